@@ -1,0 +1,116 @@
+# syntax=docker/dockerfile:1
+#
+# talos-chatops image: Node 24 runs the TypeScript sources directly (no build step),
+# next to checksum-verified talosctl and tofu binaries. See docs/deploy.md.
+#
+#   docker build \
+#     --build-arg TALOSCTL_VERSION=v1.11.6 --build-arg TALOSCTL_SHA256=<hex> \
+#     --build-arg TOFU_VERSION=1.10.7 --build-arg TOFU_SHA256=<hex> \
+#     -t registry.example.org/platform/talos-chatops:0.1.0 .
+#
+# The base image is pinned by tag. For reproducible builds pin it by digest too:
+#   --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest>
+# (`docker buildx imagetools inspect node:24-bookworm-slim` prints the digest.)
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# --- deps: production dependencies only -------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --omit=dev: the `node` devDependency only pins Node 24 on developer machines; the
+# image's own Node runs the bot. --ignore-scripts: the one production package with an
+# install script (msgpackr-extract) ships prebuilt binaries as optional packages and
+# only compiles from source when none fits, which this slim image could not do anyway.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
+
+# --- tools: talosctl and tofu, each verified against a pinned sha256 ---------------
+FROM ${NODE_IMAGE} AS tools
+# Set by BuildKit from --platform (amd64, arm64); the checksums must be for that arch.
+ARG TARGETARCH
+ARG TALOSCTL_VERSION=v1.11.6
+ARG TALOSCTL_SHA256
+# More talosctl clients, for clusters on other Talos versions: space-separated
+# `version=sha256` pairs, e.g. "v1.10.9=<hex> v1.12.11=<hex>". The bot picks the
+# client that matches the running Talos from /opt/talosctl.
+ARG TALOSCTL_EXTRA_VERSIONS=""
+ARG TOFU_VERSION=1.10.7
+ARG TOFU_SHA256
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates curl unzip tini \
+ && rm -rf /var/lib/apt/lists/*
+
+# No checksum, no binary: an empty or malformed sha256 stops the build with the
+# command that prints the right value.
+RUN set -eu; \
+    arch="${TARGETARCH:-amd64}"; \
+    for pair in "${TALOSCTL_VERSION}=${TALOSCTL_SHA256}" ${TALOSCTL_EXTRA_VERSIONS}; do \
+      version="${pair%%=*}"; sum="${pair#*=}"; \
+      if ! printf '%s' "${version}" | grep -Eqx 'v[0-9]+\.[0-9]+\.[0-9]+'; then \
+        echo "error: '${version}' is not a talosctl version such as v1.11.6" >&2; exit 1; \
+      fi; \
+      if ! printf '%s' "${sum}" | grep -Eqx '[0-9a-f]{64}'; then \
+        echo "error: no valid sha256 for talosctl ${version} (linux/${arch})." >&2; \
+        echo "  Print it with: curl -fsSL https://github.com/siderolabs/talos/releases/download/${version}/sha256sum.txt | grep ' talosctl-linux-${arch}\$'" >&2; \
+        echo "  then pass --build-arg TALOSCTL_SHA256=<hex> (or version=<hex> in TALOSCTL_EXTRA_VERSIONS). See docs/deploy.md." >&2; \
+        exit 1; \
+      fi; \
+      curl -fsSL --proto '=https' -o "/tmp/talosctl-${version}" \
+        "https://github.com/siderolabs/talos/releases/download/${version}/talosctl-linux-${arch}"; \
+      echo "${sum}  /tmp/talosctl-${version}" | sha256sum -c -; \
+      install -D -m 0755 "/tmp/talosctl-${version}" "/opt/talosctl/talosctl-${version}"; \
+      rm -f "/tmp/talosctl-${version}"; \
+    done; \
+    "/opt/talosctl/talosctl-${TALOSCTL_VERSION}" version --client
+
+RUN set -eu; \
+    arch="${TARGETARCH:-amd64}"; \
+    version="${TOFU_VERSION#v}"; \
+    if ! printf '%s' "${TOFU_SHA256}" | grep -Eqx '[0-9a-f]{64}'; then \
+      echo "error: no valid sha256 for tofu ${version} (linux/${arch})." >&2; \
+      echo "  Print it with: curl -fsSL https://github.com/opentofu/opentofu/releases/download/v${version}/tofu_${version}_SHA256SUMS | grep ' tofu_${version}_linux_${arch}.zip\$'" >&2; \
+      echo "  then pass --build-arg TOFU_SHA256=<hex>. See docs/deploy.md." >&2; \
+      exit 1; \
+    fi; \
+    curl -fsSL --proto '=https' -o /tmp/tofu.zip \
+      "https://github.com/opentofu/opentofu/releases/download/v${version}/tofu_${version}_linux_${arch}.zip"; \
+    echo "${TOFU_SHA256}  /tmp/tofu.zip" | sha256sum -c -; \
+    unzip -q /tmp/tofu.zip tofu -d /tmp/tofu; \
+    install -D -m 0755 /tmp/tofu/tofu /opt/tofu/tofu; \
+    rm -rf /tmp/tofu.zip /tmp/tofu; \
+    /opt/tofu/tofu version
+
+# --- runtime ------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+# HOME=/tmp: tofu and talosctl look for per-user files under $HOME, and /tmp is the
+# only writable place besides the mounted volumes (the root filesystem is read-only).
+ENV NODE_ENV=production \
+    HTTP_PORT=3000 \
+    TALOSCTL_BIN=/opt/talosctl \
+    TOFU_BIN=/usr/local/bin/tofu \
+    CREDENTIALS_DIR=/tmp/creds \
+    HOME=/tmp
+WORKDIR /app
+
+# tini as PID 1 forwards SIGTERM to Node (graceful shutdown) and reaps the processes
+# that tofu providers and talosctl leave behind when a step is cancelled.
+COPY --from=tools /usr/bin/tini-static /usr/bin/tini
+COPY --from=tools /opt/talosctl/ /opt/talosctl/
+COPY --from=tools /opt/tofu/tofu /usr/local/bin/tofu
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+COPY handlers ./handlers
+COPY jobs ./jobs
+
+# The code stays root-owned and read-only to the bot. /tmp/creds is for runs without
+# a volume there (docker run --read-only needs --tmpfs /tmp anyway).
+RUN install -d -m 0700 -o 10001 -g 10001 /tmp/creds
+
+USER 10001:10001
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HTTP_PORT || '3000') + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "src/main.ts"]

@@ -1,0 +1,181 @@
+import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
+import type { Queue } from 'bullmq';
+import type { ChatPort } from '../src/chat/chat-port.ts';
+import { approvalDecidedMessage, ACTION, operationRootMessage, REVIEW_ITEMS } from '../src/chat/upgrade-messages.ts';
+import type { Inventory } from '../src/config/inventory.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { Audit } from '../src/ops/audit.ts';
+import type { ClusterLock } from '../src/ops/cluster-lock.ts';
+import type { Operation } from '../src/ops/operation.ts';
+import type { OperationStore } from '../src/ops/operation-store.ts';
+import type { Authorizer } from './authorize.ts';
+import { cancelOperation } from './cancel-operation.ts';
+
+export interface ActionDeps {
+  inventory: Inventory;
+  store: OperationStore;
+  lock: ClusterLock;
+  audit: Audit;
+  chat: ChatPort;
+  opsQueue: Queue;
+  authorizer: Authorizer;
+  logger: Logger;
+  now: () => Date;
+  /** A plan older than this is stale and cannot be started, in ms. */
+  planTtlMs: number;
+  onCancelled: (op: Operation) => Promise<void>;
+}
+
+const VALUE = /^(op-[a-z0-9]{4,40})\.([a-z0-9]{4,40})$/;
+
+interface Click {
+  op: Operation;
+  nonce: string;
+  user: string;
+  say: (text: string) => Promise<void>;
+}
+
+/** Shared checks of every button: a well-formed value, an operation that exists, the right channel. */
+async function loadClick(deps: ActionDeps, body: BlockAction, action: ButtonAction, respond: RespondFn): Promise<Click | undefined> {
+  const say = async (text: string): Promise<void> => {
+    await respond({ response_type: 'ephemeral', replace_original: false, text });
+  };
+  const match = VALUE.exec(action.value ?? '');
+  if (!match) {
+    await say('That button carries no valid operation. Nothing changed.');
+    return undefined;
+  }
+  const op = await deps.store.get(match[1]!);
+  if (!op) {
+    await say(`This button belongs to operation \`${match[1]!}\`, which the bot does not know. Nothing changed.`);
+    return undefined;
+  }
+  if (body.channel?.id !== op.channel) {
+    await say(`\`${op.id}\` belongs to *${op.cluster}*; its buttons work only in <#${op.channel}>. Nothing changed.`);
+    return undefined;
+  }
+  return { op, nonce: match[2]!, user: body.user.id, say };
+}
+
+function clusterOf(deps: ActionDeps, op: Operation) {
+  const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
+  if (!cluster) throw new Error(`cluster ${op.cluster} is no longer in the inventory`);
+  return cluster;
+}
+
+async function start(deps: ActionDeps, click: Click): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  if (!(await deps.authorizer.isMember(user, cluster.operators))) return say(`Only operators of *${cluster.name}* may start \`${op.id}\`. Nothing changed.`);
+  if (op.state !== 'planned' || op.planNonce !== click.nonce) return say(`\`${op.id}\` is ${op.state}; this Start button is no longer valid. Nothing changed.`);
+  if (deps.now().getTime() - Date.parse(op.createdAt) > deps.planTtlMs) {
+    return say(`This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
+  }
+  const lock = await deps.lock.acquire(cluster.name, op.id);
+  if (!lock.ok) return say(`*${cluster.name}* is held by \`${lock.heldBy}\`; one mutating operation at a time. Nothing changed.`);
+  const startedAt = deps.now().toISOString();
+  const { op: running, changed } = await deps.store.update(op.id, (o) =>
+    o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: REVIEW_ITEMS } : undefined,
+  );
+  if (!changed) {
+    await deps.lock.release(cluster.name, op.id);
+    return say(`\`${op.id}\` was already started or cancelled by someone else. Nothing changed.`);
+  }
+  await deps.chat.update(running.channel, running.rootTs!, operationRootMessage(running));
+  await deps.audit.record(op.id, { actor: user, event: 'started', detail: `review confirmed: ${REVIEW_ITEMS.join('; ')}` });
+  await deps.opsQueue.add('talos-upgrade-run', { opId: op.id }, { jobId: `${op.id}-start`, removeOnComplete: 1000, removeOnFail: 1000 });
+}
+
+async function cancelPlan(deps: ActionDeps, click: Click): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  if (!(await deps.authorizer.isMember(user, [...cluster.operators, ...cluster.approvers]))) return say(`Only operators and approvers of *${cluster.name}* may cancel. Nothing changed.`);
+  if (op.state !== 'planned' || op.planNonce !== click.nonce) return say(`\`${op.id}\` is ${op.state}; this Cancel button is no longer valid. Use \`/talos cancel ${op.id}\`.`);
+  const result = await cancelOperation(deps, op.id, user);
+  await say(result.reply);
+}
+
+async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'stopped'): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  const approval = op.approvals.find((a) => a.nonce === click.nonce);
+  if (!approval) return say(`This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`);
+  const allowed = decision === 'approved' ? cluster.approvers : [...cluster.approvers, ...cluster.operators];
+  if (!(await deps.authorizer.isMember(user, allowed))) {
+    return say(`Only ${decision === 'approved' ? 'approvers' : 'operators and approvers'} of *${cluster.name}* may ${decision === 'approved' ? 'approve' : 'stop'} this step. Nothing changed.`);
+  }
+  if (decision === 'approved' && cluster.requireDistinctApprover && (user === op.startedBy || user === op.requestedBy)) {
+    return say(`*${cluster.name}* requires four eyes: the approver may not be the operator who requested or started \`${op.id}\`. Ask another approver. Nothing changed.`);
+  }
+  const now = deps.now();
+  const { op: after, changed } = await deps.store.update(op.id, (o) => {
+    const current = o.approvals.find((a) => a.nonce === click.nonce);
+    if (!current || current.state !== 'pending' || o.state !== 'awaiting-approval') return undefined;
+    if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
+    const approvals = o.approvals.map((a) => (a.nonce === click.nonce ? { ...a, state: decision, by: user, at: now.toISOString() } : a));
+    if (decision === 'approved') return { ...o, state: 'running', approvals };
+    return { ...o, approvals, state: 'cancelled', endedAt: now.toISOString(), cancelRequestedBy: user, reason: `stopped by <@${user}> at the approval of ${approval.step.replace('node-', '')}` };
+  });
+  if (!changed) {
+    const current = after.approvals.find((a) => a.nonce === click.nonce)!;
+    if (current.state === 'pending' && Date.parse(current.expiresAt) <= now.getTime()) return say('This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.');
+    const who = current.by ? ` by <@${current.by}>` : '';
+    return say(`This step was already ${current.state}${who}; \`${op.id}\` is ${after.state}. Nothing changed.`);
+  }
+  const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
+  const step = after.steps.find((s) => s.id === decided.step)!;
+  await deps.chat.update(after.channel, decided.messageTs, approvalDecidedMessage(after, decided, step));
+  await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(after));
+  await deps.audit.record(op.id, { actor: user, event: decision === 'approved' ? `approved ${step.node}` : `stopped at ${step.node}` });
+  if (decision === 'approved') {
+    await deps.opsQueue.add('talos-upgrade-run', { opId: op.id }, { jobId: `${op.id}-approved-${click.nonce}`, removeOnComplete: 1000, removeOnFail: 1000 });
+  } else {
+    await deps.lock.release(op.cluster, op.id);
+  }
+}
+
+async function rollback(deps: ActionDeps, click: Click): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  if (!(await deps.authorizer.isMember(user, [...cluster.operators, ...cluster.approvers]))) return say(`Only operators and approvers of *${cluster.name}* may roll back a node. Nothing changed.`);
+  const { op: after, changed } = await deps.store.update(op.id, (o) =>
+    o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed' ? { ...o, failure: { ...o.failure, rollback: 'running' } } : undefined,
+  );
+  if (!changed) return say(`This rollback was already ${after.failure?.rollback ?? 'not offered'} for \`${op.id}\`. Nothing changed.`);
+  await deps.audit.record(op.id, { actor: user, event: `rollback requested for ${after.failure!.node}` });
+  await deps.opsQueue.add('node-rollback', { opId: op.id, nonce: click.nonce, by: user }, { jobId: `${op.id}-rollback-${click.nonce}`, removeOnComplete: 1000, removeOnFail: 1000 });
+}
+
+async function rerequest(deps: ActionDeps, click: Click): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  if (!(await deps.authorizer.isMember(user, [...cluster.operators, ...cluster.approvers]))) return say(`Only operators and approvers of *${cluster.name}* may resume it. Nothing changed.`);
+  const { changed, op: after } = await deps.store.update(op.id, (o) => {
+    const latest = o.approvals.at(-1);
+    return o.state === 'paused' && latest?.nonce === click.nonce && latest.state === 'expired' ? { ...o, state: 'running' } : undefined;
+  });
+  if (!changed) return say(`\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
+  await deps.audit.record(op.id, { actor: user, event: 'approval requested again' });
+  await deps.opsQueue.add('talos-upgrade-run', { opId: op.id }, { jobId: `${op.id}-resume-${click.nonce}`, removeOnComplete: 1000, removeOnFail: 1000 });
+}
+
+/** The buttons of an operation. Each acks at once, then re-checks who clicked, where, and whether the button is still current. */
+export function registerOperationActions(app: App, deps: ActionDeps): void {
+  const handlers: [string, (click: Click) => Promise<void>][] = [
+    [ACTION.start, (c) => start(deps, c)],
+    [ACTION.cancelPlan, (c) => cancelPlan(deps, c)],
+    [ACTION.approve, (c) => decide(deps, c, 'approved')],
+    [ACTION.stop, (c) => decide(deps, c, 'stopped')],
+    [ACTION.rollback, (c) => rollback(deps, c)],
+    [ACTION.rerequest, (c) => rerequest(deps, c)],
+  ];
+  for (const [actionId, handle] of handlers) {
+    app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond }) => {
+      await ack();
+      const click = await loadClick(deps, body, action, respond);
+      if (!click) return;
+      deps.logger.info({ op: click.op.id, user: click.user, action: actionId }, 'button clicked');
+      await handle(click);
+    });
+  }
+}

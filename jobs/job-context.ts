@@ -1,0 +1,56 @@
+import type { Queue } from 'bullmq';
+import type { ChatPort } from '../src/chat/chat-port.ts';
+import type { ClusterAccess } from '../src/cluster/cluster-session.ts';
+import type { Tofu } from '../src/cluster/tofu.ts';
+import type { Config } from '../src/config/env.ts';
+import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { Audit } from '../src/ops/audit.ts';
+import type { ClusterLock } from '../src/ops/cluster-lock.ts';
+import type { OperationStore } from '../src/ops/operation-store.ts';
+import type { ImageFactory } from '../src/talos/image-factory.ts';
+
+/** What every operation job is given by the composition root. */
+export interface OpsJobDeps {
+  inventory: Inventory;
+  store: OperationStore;
+  lock: ClusterLock;
+  audit: Audit;
+  access: ClusterAccess;
+  tofu: Tofu;
+  factory: ImageFactory;
+  chat: ChatPort;
+  opsQueue: Queue;
+  logger: Logger;
+  timeouts: Config['timeouts'];
+  now: () => Date;
+}
+
+export function clusterNamed(inventory: Inventory, name: string): ClusterConfig {
+  const cluster = inventory.clusters.find((c) => c.name === name);
+  if (!cluster) throw new Error(`cluster ${name} is no longer in the inventory`);
+  return cluster;
+}
+
+/** A node step's stop: the reason an operator reads and the evidence behind it. */
+export class StepFailure extends Error {
+  readonly evidence: string[];
+  constructor(reason: string, evidence: string[] = []) {
+    super(reason);
+    this.name = 'StepFailure';
+    this.evidence = evidence;
+  }
+}
+
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('cancelled'));
+      },
+      { once: true },
+    );
+  });

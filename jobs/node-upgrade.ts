@@ -1,0 +1,138 @@
+import type { ClusterConfig } from '../src/config/inventory.ts';
+import type { ClusterSession } from '../src/cluster/cluster-session.ts';
+import { runHealthGate } from '../src/health/health-gate.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { Step } from '../src/ops/operation.ts';
+import { isFailureLine, parseProgressLine } from '../src/talos/parse-upgrade-progress.ts';
+import { checkEtcdQuorum, observeKubeNode, observeTalosVersions } from '../src/talos/observe.ts';
+import type { Talosctl } from '../src/talos/talosctl.ts';
+import type { ExecError } from '../src/exec/process-runner.ts';
+import { sleep, StepFailure, type OpsJobDeps } from './job-context.ts';
+
+export interface NodeStepContext {
+  deps: OpsJobDeps;
+  cluster: ClusterConfig;
+  session: ClusterSession;
+  talosctl: Talosctl;
+  step: Step;
+  target: string;
+  log: Logger;
+  signal?: AbortSignal;
+  /** Persists that the upgrade was requested, before talosctl is asked: a resumed job then observes instead of asking again. */
+  markIssued: (fromVersion: string) => Promise<void>;
+  progress: (detail: string) => Promise<void>;
+}
+
+/**
+ * Endpoints for a call that concerns `node`: the other control planes, so the
+ * request never travels through the node that is about to reboot (upgrades are known
+ * to hang otherwise). A single-control-plane cluster has no other.
+ */
+export function endpointsAvoiding(cluster: ClusterConfig, node: string): string[] {
+  const others = cluster.controlPlanes.filter((cp) => cp !== node);
+  return others.length > 0 ? others : cluster.controlPlanes;
+}
+
+function probeSignal(ctx: NodeStepContext): AbortSignal {
+  const timeout = AbortSignal.timeout(ctx.deps.timeouts.probeMs);
+  return ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
+}
+
+/** Waits until the node answers talosctl and Kubernetes calls it Ready, then returns the version it reports. */
+async function waitForNodeBack(ctx: NodeStepContext, node: string): Promise<string> {
+  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
+  const endpoints = endpointsAvoiding(ctx.cluster, node);
+  let last = 'no observation yet';
+  for (;;) {
+    try {
+      const version = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+      const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
+      if (version?.reachable === true && kube.ready && kube.osVersion === version.version) return version.version;
+      last = `talosctl: ${version?.reachable === true ? version.version : (version?.error ?? 'no answer')}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    if (Date.now() >= deadline) {
+      throw new StepFailure(`${node} was not back and Ready within ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s`, [`last observation: ${last}`]);
+    }
+    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+  }
+}
+
+async function waitForLonghorn(ctx: NodeStepContext): Promise<void> {
+  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
+  for (;;) {
+    const volumes = await ctx.session.kube.listLonghornVolumes(probeSignal(ctx));
+    const degraded = volumes
+      .filter((v) => ((v.status as { robustness?: string } | undefined)?.robustness ?? 'healthy') !== 'healthy')
+      .map((v) => `${(v.metadata as { name?: string } | undefined)?.name ?? '?'}: ${(v.status as { robustness?: string }).robustness}`);
+    if (degraded.length === 0) return;
+    if (Date.now() >= deadline) throw new StepFailure('Longhorn volumes are still not healthy; the next node would lose a second replica', degraded);
+    await ctx.progress(`waiting for ${degraded.length} Longhorn volume(s) to rebuild`);
+    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+  }
+}
+
+async function requireQuorum(ctx: NodeStepContext, when: string): Promise<string> {
+  const node = ctx.step.node!;
+  const check = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx), endpointsAvoiding(ctx.cluster, node));
+  if (check.status === 'failed') throw new StepFailure(`etcd quorum check ${when} ${node} failed: ${check.summary}`, check.evidence);
+  return check.summary;
+}
+
+export type NodeOutcome = { kind: 'skipped'; detail: string } | { kind: 'done'; detail: string };
+
+/**
+ * One node of the rolling upgrade, idempotent by observation: a node already on the
+ * target is recorded and skipped; a node whose upgrade was already requested (the bot
+ * crashed mid-step) is observed until it is back, never asked twice.
+ */
+export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
+  const node = ctx.step.node!;
+  const isControlPlane = ctx.step.kind === 'upgrade-control-plane';
+  const endpoints = endpointsAvoiding(ctx.cluster, node);
+
+  if (ctx.step.issuedAt === undefined) {
+    const before = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+    if (before?.reachable === true && before.version === ctx.target) {
+      return { kind: 'skipped', detail: `already on ${ctx.target}; not upgraded again` };
+    }
+    if (before?.reachable !== true) throw new StepFailure(`${node} does not answer before its upgrade`, [before?.error ?? 'no answer']);
+    if (isControlPlane) await requireQuorum(ctx, 'before');
+    await ctx.markIssued(before.version);
+    await ctx.progress(`talosctl upgrade running (${before.version} → ${ctx.target})`);
+    const lines: string[] = [];
+    try {
+      await ctx.talosctl.run(['upgrade', '--image', ctx.step.image!, '--wait', '--timeout', `${Math.round(ctx.deps.timeouts.stepMs / 1000)}s`], [node], {
+        signal: ctx.signal,
+        endpoints,
+        timeoutMs: ctx.deps.timeouts.stepMs + 30_000,
+        onStderrLine: (line) => {
+          lines.push(line);
+          if (lines.length > 40) lines.shift();
+          const progress = parseProgressLine(line);
+          ctx.log.debug({ node, line: progress?.message ?? line }, 'talosctl upgrade progress');
+          if (isFailureLine(line)) ctx.log.warn({ node, line }, 'talosctl upgrade reported a failure');
+        },
+      });
+    } catch (error) {
+      const exec = error as ExecError;
+      throw new StepFailure(`talosctl upgrade of ${node} failed: ${exec.message}`, lines.slice(-15));
+    }
+  } else {
+    await ctx.progress('upgrade was already requested before a restart; observing the node');
+  }
+
+  const version = await waitForNodeBack(ctx, node);
+  if (version !== ctx.target) {
+    throw new StepFailure(
+      `${node} came back on ${version}, not ${ctx.target}: Talos booted the previous image (a silent A/B revert; the new image probably could not boot)`,
+      [`expected ${ctx.target}, node reports ${version}`, `from version before the step: ${ctx.step.fromVersion ?? 'unknown'}`],
+    );
+  }
+  const quorum = isControlPlane ? await requireQuorum(ctx, 'after') : undefined;
+  const gate = await runHealthGate(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal });
+  if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
+  if (ctx.cluster.longhorn) await waitForLonghorn(ctx);
+  return { kind: 'done', detail: `now ${version} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed` };
+}

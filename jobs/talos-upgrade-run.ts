@@ -1,0 +1,209 @@
+import type { Job } from 'bullmq';
+import { errorText } from '../src/chat/error-text.ts';
+import { approvalRequestMessage, failureMessage, operationRootMessage, stepLabel, terraformFollowUp } from '../src/chat/upgrade-messages.ts';
+import type { ClusterSession } from '../src/cluster/cluster-session.ts';
+import { allNodes, type ClusterConfig } from '../src/config/inventory.ts';
+import { runHealthGate } from '../src/health/health-gate.ts';
+import type { Logger } from '../src/log/logger.ts';
+import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
+import { gitHead } from '../src/ops/git-head.ts';
+import { maintenanceRecordMarkdown } from '../src/ops/maintenance-record.ts';
+import type { Approval, Operation, Step } from '../src/ops/operation.ts';
+import { OperationJobData } from '../src/queue/job-schemas.ts';
+import { checkEtcdQuorum, observeTalosVersions } from '../src/talos/observe.ts';
+import type { Talosctl } from '../src/talos/talosctl.ts';
+import { clusterNamed, StepFailure, type OpsJobDeps } from './job-context.ts';
+import { endpointsAvoiding, upgradeNode } from './node-upgrade.ts';
+
+const nonce = (): string => crypto.randomUUID().replace(/-/g, '').slice(0, 12);
+
+interface RunContext {
+  deps: OpsJobDeps;
+  cluster: ClusterConfig;
+  session: ClusterSession;
+  talosctl: Talosctl;
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, patch: Partial<Step>): Promise<Operation> {
+  const { op } = await deps.store.update(opId, (o) => ({ ...o, steps: o.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s)) }));
+  return op;
+}
+
+async function refreshRoot(deps: OpsJobDeps, op: Operation): Promise<void> {
+  if (op.rootTs !== undefined) await deps.chat.update(op.channel, op.rootTs, operationRootMessage(op));
+}
+
+/** Stops the operation at the first failure: no further node, the lock kept, a rollback offered for that node only. */
+async function stopAt(ctx: RunContext, opId: string, step: Step, failure: StepFailure): Promise<void> {
+  const { deps } = ctx;
+  const now = deps.now().toISOString();
+  const { op } = await deps.store.update(opId, (o) => ({
+    ...o,
+    state: 'failed',
+    reason: failure.message,
+    endedAt: now,
+    steps: o.steps.map((s) => (s.id === step.id ? { ...s, status: 'failed', endedAt: now, detail: failure.message } : s)),
+    failure: step.node && step.issuedAt !== undefined ? { step: step.id, node: step.node, nonce: nonce(), rollback: 'offered' } : undefined,
+  }));
+  ctx.log.warn({ node: step.node, reason: failure.message }, 'operation stopped at the first failure');
+  await refreshRoot(deps, op);
+  await deps.audit.record(opId, { actor: 'bot', event: 'stopped', detail: failure.message }, failureMessage(op, op.steps.find((s) => s.id === step.id), failure.message, failure.evidence));
+}
+
+/** Asks for a person's approval before a control-plane node, with the current etcd state in the question. */
+async function requestApproval(ctx: RunContext, op: Operation, step: Step): Promise<void> {
+  const { deps } = ctx;
+  const etcd = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, ctx.signal, endpointsAvoiding(ctx.cluster, step.node!));
+  const requestedAt = deps.now();
+  const approval: Approval = {
+    step: step.id,
+    nonce: nonce(),
+    messageTs: '',
+    requestedAt: requestedAt.toISOString(),
+    expiresAt: new Date(requestedAt.getTime() + deps.timeouts.approvalTtlMs).toISOString(),
+    state: 'pending',
+  };
+  const { op: waiting } = await deps.store.update(op.id, (o) => ({ ...o, state: 'awaiting-approval', approvals: [...o.approvals, approval] }));
+  const message = approvalRequestMessage(waiting, approval, { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence });
+  const { ts } = await deps.chat.reply(op.channel, op.rootTs!, message);
+  const { op: posted } = await deps.store.update(op.id, (o) => ({ ...o, approvals: o.approvals.map((a) => (a.nonce === approval.nonce ? { ...a, messageTs: ts } : a)) }));
+  await deps.opsQueue.add('approval-expiry', { opId: op.id, nonce: approval.nonce }, { jobId: `${op.id}-expire-${approval.nonce}`, delay: deps.timeouts.approvalTtlMs, removeOnComplete: true });
+  await refreshRoot(deps, posted);
+  ctx.log.info({ node: step.node }, 'approval requested');
+}
+
+async function finish(ctx: RunContext, opId: string, step: Step): Promise<void> {
+  const { deps, cluster } = ctx;
+  const op0 = (await deps.store.get(opId))!;
+  const target = op0.target.version!;
+  const versions = await observeTalosVersions(ctx.talosctl, allNodes(cluster), ctx.signal);
+  const off = [...versions].filter(([, v]) => !v.reachable || v.version !== target).map(([n, v]) => `${n}: ${v.reachable ? v.version : v.error}`);
+  if (off.length > 0) throw new StepFailure(`not every node runs ${target}`, off);
+  const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+  if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
+  const commit = await gitHead(cluster.terraformDir);
+  const endedAt = deps.now().toISOString();
+  const { op } = await deps.store.update(opId, (o) => ({
+    ...o,
+    state: 'completed',
+    endedAt,
+    commit,
+    validation: `every node runs ${target}; health gate passed (${gate.checks.length} checks)`,
+    steps: o.steps.map((s) => (s.id === step.id ? { ...s, status: 'done', endedAt, detail: `all ${versions.size} nodes on ${target}; health gate passed` } : s)),
+  }));
+  await deps.lock.release(cluster.name, opId);
+  await refreshRoot(deps, op);
+  await deps.audit.record(opId, { actor: 'bot', event: 'completed', detail: op.validation }, terraformFollowUp(op, op.target.schematic ?? '<schematic>', cluster.installerPlatform));
+  const record = (await deps.store.get(opId))!;
+  await deps.chat.upload(op.channel, op.rootTs!, { filename: `${opId}-maintenance-record.md`, title: `Maintenance record ${opId}`, content: maintenanceRecordMarkdown(record) });
+}
+
+async function runSteps(ctx: RunContext, opId: string): Promise<void> {
+  const { deps } = ctx;
+  for (;;) {
+    const op = await deps.store.get(opId);
+    if (!op || !['running', 'awaiting-approval'].includes(op.state)) return;
+    if (op.cancelRequestedBy !== undefined) {
+      const { op: cancelled } = await deps.store.update(opId, (o) => ({ ...o, state: 'cancelled', endedAt: deps.now().toISOString(), reason: `cancelled by <@${o.cancelRequestedBy}> between steps` }));
+      await deps.lock.release(ctx.cluster.name, opId);
+      await refreshRoot(deps, cancelled);
+      await deps.audit.record(opId, { actor: op.cancelRequestedBy, event: 'cancelled between steps', detail: 'no node is mid-upgrade' });
+      return;
+    }
+    const step = op.steps.find((s) => s.status === 'pending' || s.status === 'running');
+    if (!step) return;
+
+    if (step.kind === 'upgrade-control-plane') {
+      const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
+      if (approval === undefined || approval.state === 'expired' || (approval.state === 'pending' && approval.messageTs === '')) {
+        // An expired request is asked again only after an approver's word moved the operation back to running.
+        if (approval?.state === 'expired' && op.state !== 'running') return;
+        if (approval === undefined || approval.state === 'expired') await requestApproval(ctx, op, step);
+        else {
+          // A crash between recording and posting the request: drop the unposted one, ask again.
+          await deps.store.update(opId, (o) => ({ ...o, approvals: o.approvals.filter((a) => a.nonce !== approval.nonce) }));
+          await requestApproval(ctx, (await deps.store.get(opId))!, step);
+        }
+        return;
+      }
+      if (approval.state !== 'approved') return;
+    }
+
+    const startedAt = step.startedAt ?? deps.now().toISOString();
+    let current = await patchStep(deps, opId, step.id, { status: 'running', startedAt });
+    if (current.state !== 'running') current = (await deps.store.update(opId, (o) => ({ ...o, state: 'running' }))).op;
+    await refreshRoot(deps, current);
+    if (step.startedAt === undefined) await deps.audit.record(opId, { actor: 'bot', event: `step started: ${stepLabel(step)}` });
+    const log = ctx.log.child({ node: step.node });
+    try {
+      if (step.kind === 'snapshot') {
+        if (current.snapshot === undefined) {
+          const gate = await runHealthGate(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+          if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
+          const snapshot = await takeEtcdSnapshot(ctx.talosctl, ctx.cluster, { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, now: deps.now() });
+          await deps.store.update(opId, (o) => ({ ...o, snapshot }));
+        }
+        const snap = (await deps.store.get(opId))!.snapshot!;
+        const detail = `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${ctx.cluster.snapshotDir}`;
+        const done = await patchStep(deps, opId, step.id, { status: 'done', endedAt: deps.now().toISOString(), detail });
+        await refreshRoot(deps, done);
+        await deps.audit.record(opId, { actor: 'bot', event: 'etcd snapshot taken', detail });
+        continue;
+      }
+      if (step.kind === 'verify') {
+        await finish(ctx, opId, step);
+        return;
+      }
+      const outcome = await upgradeNode({
+        deps,
+        cluster: ctx.cluster,
+        session: ctx.session,
+        talosctl: ctx.talosctl,
+        step: current.steps.find((s) => s.id === step.id)!,
+        target: current.target.version!,
+        log,
+        signal: ctx.signal,
+        markIssued: async (fromVersion) => {
+          await patchStep(deps, opId, step.id, { issuedAt: deps.now().toISOString(), fromVersion });
+        },
+        progress: async (detail) => {
+          await refreshRoot(deps, await patchStep(deps, opId, step.id, { detail }));
+        },
+      });
+      const finished = await patchStep(deps, opId, step.id, { status: outcome.kind === 'skipped' ? 'skipped' : 'done', endedAt: deps.now().toISOString(), detail: outcome.detail });
+      await refreshRoot(deps, finished);
+      await deps.audit.record(opId, { actor: 'bot', event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail });
+    } catch (error) {
+      if (error instanceof StepFailure) {
+        await stopAt(ctx, opId, (await deps.store.get(opId))!.steps.find((s) => s.id === step.id)!, error);
+        return;
+      }
+      if (ctx.signal?.aborted) throw error;
+      // Anything else (a parse error, an unexpected answer) also stops: never guess about a node.
+      await stopAt(ctx, opId, (await deps.store.get(opId))!.steps.find((s) => s.id === step.id)!, new StepFailure(errorText(error)));
+      return;
+    }
+  }
+}
+
+/**
+ * The rolling Talos upgrade, as a resumable walk over the stored plan. Each run picks
+ * up at the first unfinished step; it ends when a control plane needs an approval
+ * (the Approve button enqueues the next run), at the first failure, or when done.
+ */
+export function createTalosUpgradeRunJob(deps: OpsJobDeps) {
+  return async (job: Job, signal?: AbortSignal): Promise<void> => {
+    const { opId } = OperationJobData.parse(job.data);
+    const op = await deps.store.get(opId);
+    if (!op || !['running', 'awaiting-approval'].includes(op.state)) return;
+    const cluster = clusterNamed(deps.inventory, op.cluster);
+    const log = deps.logger.child({ op: opId, cluster: cluster.name });
+    log.info({ job: job.id }, 'operation run started');
+    await deps.access.withSession(cluster, signal, async (session) => {
+      const talosctl = await session.talosctl(op.target.fromVersion);
+      await runSteps({ deps, cluster, session, talosctl, log, signal }, opId);
+    });
+  };
+}

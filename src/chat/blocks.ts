@@ -1,0 +1,98 @@
+import type { Block } from './chat-port.ts';
+
+/** Slack's limits (Block Kit reference): section text 3000, header 150, fields 10 × 2000. */
+const SECTION_LIMIT = 3000;
+const HEADER_LIMIT = 150;
+
+export function truncate(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`;
+}
+
+export function header(text: string): Block {
+  return { type: 'header', text: { type: 'plain_text', text: truncate(text, HEADER_LIMIT), emoji: true } };
+}
+
+export function section(mrkdwn: string): Block {
+  return { type: 'section', text: { type: 'mrkdwn', text: truncate(mrkdwn, SECTION_LIMIT) } };
+}
+
+export function fields(pairs: [string, string][]): Block {
+  return {
+    type: 'section',
+    fields: pairs.slice(0, 10).map(([k, v]) => ({ type: 'mrkdwn', text: truncate(`*${k}*\n${v}`, 2000) })),
+  };
+}
+
+export function context(mrkdwn: string): Block {
+  return { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(mrkdwn, SECTION_LIMIT) }] };
+}
+
+/** Evidence as a preformatted block; long evidence keeps its head and says how much was cut. */
+export function preformatted(lines: string[]): Block {
+  const fence = '```';
+  const budget = SECTION_LIMIT - 2 * fence.length - 40;
+  let body = '';
+  let shown = 0;
+  for (const line of lines) {
+    if (body.length + line.length + 1 > budget) break;
+    body += `${line}\n`;
+    shown += 1;
+  }
+  const more = lines.length - shown;
+  return section(`${fence}${body.trimEnd()}${more > 0 ? `\n… ${more} more line(s)` : ''}${fence}`);
+}
+
+/** Characters Slack's mrkdwn treats as markup in text that came from a cluster or a person. */
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function mentionUser(user: string): string {
+  return `<@${user}>`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  return `${minutes} min ${seconds} s`;
+}
+
+/** `2026-11-29 23:51:27 UTC`: unambiguous for operators in several time zones. */
+export function formatTime(iso: string): string {
+  return `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+export interface ButtonSpec {
+  text: string;
+  actionId: string;
+  /** Carries the operation id and a nonce; never a secret. */
+  value: string;
+  style?: 'primary' | 'danger';
+  confirm?: { title: string; text: string; confirm: string; deny: string };
+}
+
+export function actions(blockId: string, buttons: ButtonSpec[]): Block {
+  return {
+    type: 'actions',
+    block_id: blockId.slice(0, 255),
+    elements: buttons.map((b) => ({
+      type: 'button',
+      action_id: b.actionId,
+      text: { type: 'plain_text', text: truncate(b.text, 75), emoji: true },
+      value: b.value,
+      ...(b.style ? { style: b.style } : {}),
+      ...(b.confirm
+        ? {
+            confirm: {
+              title: { type: 'plain_text', text: truncate(b.confirm.title, 100) },
+              text: { type: 'mrkdwn', text: truncate(b.confirm.text, 300) },
+              confirm: { type: 'plain_text', text: truncate(b.confirm.confirm, 30) },
+              deny: { type: 'plain_text', text: truncate(b.confirm.deny, 30) },
+            },
+          }
+        : {}),
+    })),
+  };
+}

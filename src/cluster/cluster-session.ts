@@ -1,0 +1,59 @@
+import type { ClusterConfig } from '../config/inventory.ts';
+import type { ProcessRunner } from '../exec/process-runner.ts';
+import { createKubeApi, type KubeApi } from '../kube/kube-api.ts';
+import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import { createTalosctl, type Talosctl } from '../talos/talosctl.ts';
+import type { TalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { withClusterCredentials, type ClusterCredentials } from './credentials.ts';
+import type { Tofu } from './tofu.ts';
+
+/** Everything a job needs to reach one cluster, alive only while the job runs. */
+export interface ClusterSession {
+  cluster: ClusterConfig;
+  credentials: ClusterCredentials;
+  kube: KubeApi;
+  /** talosctl matching `runningVersion` (when `TALOSCTL_BIN` is a directory of versioned binaries). */
+  talosctl(runningVersion?: string): Promise<Talosctl>;
+}
+
+export interface ClusterAccess {
+  withSession<T>(cluster: ClusterConfig, signal: AbortSignal | undefined, work: (session: ClusterSession) => Promise<T>): Promise<T>;
+}
+
+export interface ClusterAccessDeps {
+  runner: ProcessRunner;
+  tofu: Tofu;
+  binaries: TalosctlBinaries;
+  scrubber: SecretScrubber;
+  credentialsDir: string | undefined;
+  childEnv: Record<string, string>;
+  /** Default timeout of one talosctl call, in ms. */
+  talosctlTimeoutMs: number;
+}
+
+export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
+  return {
+    withSession(cluster, signal, work) {
+      return withClusterCredentials(
+        { tofu: deps.tofu, scrubber: deps.scrubber, baseDir: deps.credentialsDir },
+        cluster.terraformDir,
+        signal,
+        async (credentials) => {
+          const kube = createKubeApi(credentials.kubeconfig);
+          const talosctl = async (runningVersion?: string): Promise<Talosctl> => {
+            const binary = await deps.binaries.forVersion(runningVersion);
+            return createTalosctl({
+              runner: deps.runner,
+              binary: binary.path,
+              talosconfigPath: credentials.talosconfigPath,
+              endpoints: cluster.controlPlanes,
+              env: deps.childEnv,
+              timeoutMs: deps.talosctlTimeoutMs,
+            });
+          };
+          return work({ cluster, credentials, kube, talosctl });
+        },
+      );
+    },
+  };
+}

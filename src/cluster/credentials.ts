@@ -1,0 +1,51 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import type { Tofu } from './tofu.ts';
+
+export interface ClusterCredentials {
+  /** The private directory (0700) holding both files; removed when the work ends. */
+  dir: string;
+  talosconfigPath: string;
+  kubeconfigPath: string;
+  /** The kubeconfig text, for the Kubernetes client; never logged or posted. */
+  kubeconfig: string;
+}
+
+export interface CredentialDeps {
+  tofu: Tofu;
+  scrubber: SecretScrubber;
+  /** Parent directory; the OS temp dir when unset. */
+  baseDir: string | undefined;
+}
+
+/**
+ * The runbook's operator access, done for the bot: fetch the talosconfig and kubeconfig
+ * from `tofu output` into a private directory, use them, and remove them afterwards,
+ * whether the work succeeded or not.
+ */
+export async function withClusterCredentials<T>(
+  deps: CredentialDeps,
+  terraformDir: string,
+  signal: AbortSignal | undefined,
+  work: (credentials: ClusterCredentials) => Promise<T>,
+): Promise<T> {
+  const [talosconfig, kubeconfig] = await Promise.all([
+    deps.tofu.outputRaw(terraformDir, 'talosconfig', signal),
+    deps.tofu.outputRaw(terraformDir, 'talos_kubeconfig', signal),
+  ]);
+  deps.scrubber.add(talosconfig);
+  deps.scrubber.add(kubeconfig);
+  const dir = await mkdtemp(join(deps.baseDir ?? tmpdir(), 'talos-chatops-'));
+  try {
+    await chmod(dir, 0o700);
+    const talosconfigPath = join(dir, 'talosconfig');
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    await writeFile(talosconfigPath, talosconfig, { mode: 0o600 });
+    await writeFile(kubeconfigPath, kubeconfig, { mode: 0o600 });
+    return await work({ dir, talosconfigPath, kubeconfigPath, kubeconfig });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import { ConfigError, describeIssues } from './config-error.ts';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const EnvSchema = z
+  .object({
+    SLACK_BOT_TOKEN: z.string().regex(/^xoxb-/, 'must be a bot token starting with xoxb-'),
+    SLACK_APP_TOKEN: optionalString.pipe(z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional()),
+    SLACK_SIGNING_SECRET: optionalString,
+    SLACK_API_URL: optionalString.pipe(z.url().optional()),
+    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    CLUSTERS_FILE: z.string().min(1, 'must name the cluster inventory YAML file'),
+    TALOSCTL_BIN: optionalString.default('talosctl'),
+    TOFU_BIN: optionalString.default('tofu'),
+    HTTP_PORT: optionalString.default('3000').pipe(z.coerce.number<string>().int().min(0).max(65535)),
+    LOG_LEVEL: optionalString.default('info').pipe(z.enum(LOG_LEVELS)),
+    LOG_PRETTY: optionalString.pipe(z.enum(['true', 'false']).optional()),
+    IMAGE_FACTORY_URL: optionalString.default('https://factory.talos.dev').pipe(z.url()),
+    CREDENTIALS_DIR: optionalString,
+    APPROVAL_TTL_MINUTES: optionalString.default('60').pipe(z.coerce.number<string>().positive()),
+    STEP_TIMEOUT_SECONDS: optionalString.default('1800').pipe(z.coerce.number<string>().positive()),
+    PROBE_TIMEOUT_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().positive()),
+    NODE_READY_TIMEOUT_SECONDS: optionalString.default('900').pipe(z.coerce.number<string>().positive()),
+    JOB_LOCK_SECONDS: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
+    PLAN_TTL_MINUTES: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
+    POLL_INTERVAL_MS: optionalString.default('5000').pipe(z.coerce.number<string>().int().positive()),
+  })
+  .check((ctx) => {
+    if (ctx.value.SLACK_APP_TOKEN === undefined && ctx.value.SLACK_SIGNING_SECRET === undefined) {
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        path: ['SLACK_APP_TOKEN'],
+        message: 'set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode)',
+      });
+    }
+  });
+
+const HINTS: Record<string, string> = {
+  SLACK_BOT_TOKEN: 'copy "Bot User OAuth Token" from the Slack app\'s OAuth & Permissions page',
+  SLACK_APP_TOKEN: 'create an app-level token with the connections:write scope under Basic Information',
+  REDIS_URL: 'for example redis://127.0.0.1:6379',
+  CLUSTERS_FILE: 'the inventory described in the README, for example /etc/talos-chatops/clusters.yaml',
+  HTTP_PORT: 'a TCP port for /healthz, /readyz, /metrics and HTTP-mode Slack events',
+  LOG_LEVEL: `one of ${LOG_LEVELS.join(', ')}`,
+};
+
+export interface Config {
+  slack: {
+    botToken: string;
+    /** Socket Mode when set, else HTTP mode with `signingSecret`. */
+    appToken: string | undefined;
+    signingSecret: string | undefined;
+    /** Base URL of the Web API; `undefined` means https://slack.com/api/. */
+    apiUrl: string | undefined;
+  };
+  redisUrl: string;
+  clustersFile: string;
+  talosctlBin: string;
+  tofuBin: string;
+  httpPort: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+  logPretty: boolean;
+  imageFactoryUrl: string;
+  /** Parent of the per-job private credential directories; the OS temp dir when unset. */
+  credentialsDir: string | undefined;
+  /** Variables every child process gets (PATH, HOME, locale), never the bot's secrets. */
+  childEnv: Record<string, string>;
+  /** Extra variables for `tofu` only: its state-backend credentials (TF_*, AWS_*, B2_*…). */
+  tofuEnv: Record<string, string>;
+  timeouts: {
+    /** How long an approval stays valid, in ms. */
+    approvalTtlMs: number;
+    /** Upper bound of one mutating talosctl step (`upgrade --wait`, `reset`), in ms. */
+    stepMs: number;
+    /** Upper bound of one read-only probe of the health gate, in ms. */
+    probeMs: number;
+    /** How long a rebooted node may take to report Ready on the target version, in ms. */
+    nodeReadyMs: number;
+    /** Interval between observations while waiting on the cluster, in ms. */
+    pollMs: number;
+    /** How long a job's lock lasts without renewal: a crashed replica's job moves to another after this, in ms. */
+    jobLockMs: number;
+    /** A plan older than this cannot be started, in ms. */
+    planTtlMs: number;
+  };
+}
+
+/** Reads and validates the environment once, at start; nothing else reads `process.env`. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError('The environment', describeIssues(parsed.error.issues, HINTS));
+  }
+  const e = parsed.data;
+  return {
+    slack: {
+      botToken: e.SLACK_BOT_TOKEN,
+      appToken: e.SLACK_APP_TOKEN,
+      signingSecret: e.SLACK_SIGNING_SECRET,
+      apiUrl: e.SLACK_API_URL,
+    },
+    redisUrl: e.REDIS_URL,
+    clustersFile: e.CLUSTERS_FILE,
+    talosctlBin: e.TALOSCTL_BIN,
+    tofuBin: e.TOFU_BIN,
+    httpPort: e.HTTP_PORT,
+    logLevel: e.LOG_LEVEL,
+    logPretty: e.LOG_PRETTY === 'true',
+    imageFactoryUrl: e.IMAGE_FACTORY_URL,
+    credentialsDir: e.CREDENTIALS_DIR,
+    childEnv: pick(env, (k) => ['PATH', 'HOME', 'LANG', 'TZ', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].includes(k)),
+    tofuEnv: pick(env, (k) => /^(TF_|TOFU_|AWS_|B2_|ARM_|GOOGLE_|PM_|PROXMOX_VE_)/.test(k) && k !== 'TOFU_BIN'),
+    timeouts: {
+      approvalTtlMs: e.APPROVAL_TTL_MINUTES * 60_000,
+      stepMs: e.STEP_TIMEOUT_SECONDS * 1000,
+      probeMs: e.PROBE_TIMEOUT_SECONDS * 1000,
+      nodeReadyMs: e.NODE_READY_TIMEOUT_SECONDS * 1000,
+      pollMs: e.POLL_INTERVAL_MS,
+      jobLockMs: e.JOB_LOCK_SECONDS * 1000,
+      planTtlMs: e.PLAN_TTL_MINUTES * 60_000,
+    },
+  };
+}
+
+function pick(env: Record<string, string | undefined>, keep: (key: string) => boolean): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && keep(key)) out[key] = value;
+  }
+  return out;
+}

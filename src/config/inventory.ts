@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { ConfigError, describeIssues } from './config-error.ts';
+
+const SlackIdList = z.array(z.string().regex(/^[US][A-Z0-9]{2,}$/, 'must be a Slack user id (U…) or user-group id (S…)'));
+
+const Address = z.string().refine((s) => isIP(s) !== 0, { message: 'must be an IPv4 or IPv6 address' });
+
+const MaintenanceWindow = z.strictObject({
+  /** Cron expression of the window's start, e.g. `0 22 * * 2` (Tuesdays 22:00). */
+  start: z.string().min(1),
+  /** Length of the window in minutes. */
+  durationMinutes: z.number().int().positive(),
+  /** IANA time zone of `start`, e.g. `Europe/Berlin`. */
+  timeZone: z.string().min(1),
+});
+
+const ClusterSchema = z
+  .strictObject({
+    environment: z.enum(['staging', 'production']),
+    channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'must be a Slack channel id such as C0MAINTPRD'),
+    terraformDir: z.string().min(1),
+    controlPlanes: z.array(Address).min(1, 'a cluster needs at least one control-plane address'),
+    workers: z.array(Address).default([]),
+    installerPlatform: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]*$/, 'must be an Image Factory platform such as nocloud or metal')
+      .refine((p) => p !== 'installer', { message: 'name the platform (nocloud, metal…), never the generic installer' }),
+    hostLabel: z.string().min(1),
+    snapshotDir: z.string().min(1),
+    operators: SlackIdList.min(1, 'name at least one operator'),
+    approvers: SlackIdList.min(1, 'name at least one approver'),
+    defaultForChannel: z.boolean().default(false),
+    /** Kubernetes API endpoint as declared (a VIP in production); informs the readiness gates. */
+    kubernetesEndpoint: z.string().optional(),
+    /** Addresses of nodes built from the Longhorn installer (`talos_longhorn_installer_image`). */
+    longhornNodes: z.array(Address).default([]),
+    /** Whether Longhorn runs here, so upgrades wait for volumes to be healthy between nodes. */
+    longhorn: z.boolean().default(false),
+    /** The Flux path objects must be reconciled from, e.g. `./clusters/production`. */
+    fluxPath: z.string().optional(),
+    /** Four eyes: the approver of a control-plane step may not be the operator who started it. */
+    requireDistinctApprover: z.boolean().default(false),
+    maintenanceWindows: z.array(MaintenanceWindow).default([]),
+    /** Allow production operations outside the declared windows. */
+    allowOutsideWindows: z.boolean().default(false),
+  })
+  .check((ctx) => {
+    const all = [...ctx.value.controlPlanes, ...ctx.value.workers];
+    const seen = new Set<string>();
+    for (const address of all) {
+      if (seen.has(address)) {
+        ctx.issues.push({ code: 'custom', input: address, path: ['controlPlanes'], message: `address ${address} is listed twice` });
+      }
+      seen.add(address);
+    }
+    for (const address of ctx.value.longhornNodes) {
+      if (!seen.has(address)) {
+        ctx.issues.push({ code: 'custom', input: address, path: ['longhornNodes'], message: `${address} is not a node of this cluster` });
+      }
+    }
+  });
+
+const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'cluster names are lower-case letters, digits and dashes');
+
+const InventorySchema = z.strictObject({
+  clusters: z.record(ClusterName, ClusterSchema).refine((c) => Object.keys(c).length > 0, { message: 'declare at least one cluster' }),
+});
+
+export type ClusterConfig = z.infer<typeof ClusterSchema> & { name: string };
+
+export interface Inventory {
+  clusters: ClusterConfig[];
+}
+
+/** Parses and validates inventory YAML text; `source` names the file in errors. */
+export function parseInventory(text: string, source: string): Inventory {
+  let raw: unknown;
+  try {
+    // uniqueKeys rejects a cluster declared twice instead of silently keeping the last one.
+    raw = parseYaml(text, { uniqueKeys: true, prettyErrors: true });
+  } catch (error) {
+    throw new ConfigError(`The cluster inventory ${source}`, [`not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
+  }
+  const parsed = InventorySchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(`The cluster inventory ${source}`, describeIssues(parsed.error.issues));
+  }
+  const clusters = Object.entries(parsed.data.clusters).map(([name, c]) => ({ ...c, name }));
+  const problems: string[] = [];
+  const byAddress = new Map<string, string>();
+  for (const c of clusters) {
+    for (const address of [...c.controlPlanes, ...c.workers]) {
+      const other = byAddress.get(address);
+      if (other !== undefined && other !== c.name) problems.push(`clusters.${c.name}: address ${address} also belongs to ${other}`);
+      byAddress.set(address, c.name);
+    }
+  }
+  const defaults = new Map<string, string[]>();
+  for (const c of clusters.filter((x) => x.defaultForChannel)) {
+    defaults.set(c.channel, [...(defaults.get(c.channel) ?? []), c.name]);
+  }
+  for (const [channel, names] of defaults) {
+    if (names.length > 1) problems.push(`channel ${channel}: defaultForChannel is set on ${names.join(' and ')}; keep it on one`);
+  }
+  if (problems.length > 0) throw new ConfigError(`The cluster inventory ${source}`, problems);
+  return { clusters };
+}
+
+export function loadInventory(path: string): Inventory {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('CLUSTERS_FILE', [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`]);
+  }
+  return parseInventory(text, path);
+}
+
+export type ClusterResolution =
+  | { ok: true; cluster: ClusterConfig }
+  | { ok: false; reason: string };
+
+/**
+ * The cluster a command means: the named one, else the one whose channel it came from.
+ * A name that does not exist, or a channel that belongs to no cluster (or to several
+ * without a default), is refused with what to type instead.
+ */
+export function resolveCluster(inventory: Inventory, channel: string, name: string | undefined): ClusterResolution {
+  const names = inventory.clusters.map((c) => c.name).join(', ');
+  if (name !== undefined) {
+    const cluster = inventory.clusters.find((c) => c.name === name);
+    if (!cluster) return { ok: false, reason: `There is no cluster named \`${name}\`. Known clusters: ${names}.` };
+    return { ok: true, cluster };
+  }
+  const here = inventory.clusters.filter((c) => c.channel === channel);
+  if (here.length === 0) {
+    return {
+      ok: false,
+      reason: `This channel belongs to no cluster. Run the command in a cluster's maintenance channel, or name the cluster (${names}).`,
+    };
+  }
+  if (here.length === 1) return { ok: true, cluster: here[0]! };
+  const preferred = here.find((c) => c.defaultForChannel);
+  if (preferred) return { ok: true, cluster: preferred };
+  return {
+    ok: false,
+    reason: `This channel serves several clusters (${here.map((c) => c.name).join(', ')}); name the one you mean, e.g. \`/talos health ${here[0]!.name}\`.`,
+  };
+}
+
+export function allNodes(cluster: ClusterConfig): string[] {
+  return [...cluster.controlPlanes, ...cluster.workers];
+}

@@ -1,0 +1,120 @@
+import { createInterface } from 'node:readline';
+import { execa } from 'execa';
+import { OpsError } from '../errors.ts';
+import type { SecretScrubber } from '../log/secret-scrubber.ts';
+
+export interface RunOptions {
+  cwd?: string;
+  /** The complete environment of the child: nothing is inherited, so no stray credential leaks in. */
+  env?: Record<string, string>;
+  /** Kill the child after this many ms (SIGTERM, then SIGKILL 5 s later). */
+  timeoutMs: number;
+  /** Aborting it kills the child: the job's cancellation reaches the process. */
+  signal?: AbortSignal;
+  /** Exit codes that count as success; `[0]` by default (`tofu plan -detailed-exitcode` adds 2). */
+  okExitCodes?: number[];
+  onStdoutLine?: (line: string) => void;
+  onStderrLine?: (line: string) => void;
+}
+
+export interface RunResult {
+  /** The command as run, argv[0] first, for audit and tests. */
+  command: string[];
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  durationMs: number;
+}
+
+export type ExecErrorCode = 'exec-failed' | 'exec-timeout' | 'exec-cancelled' | 'exec-not-found' | 'exec-invalid-argument';
+
+/** A child process that failed; `stderr` is already free of known secrets. */
+export class ExecError extends OpsError {
+  readonly result: RunResult | undefined;
+
+  constructor(code: ExecErrorCode, message: string, result?: RunResult) {
+    super(code, message, { retryable: code === 'exec-timeout' });
+    this.name = 'ExecError';
+    this.result = result;
+  }
+}
+
+export interface CallRecord {
+  file: string;
+  args: string[];
+  durationMs: number;
+  outcome: 'ok' | ExecErrorCode;
+}
+
+export interface ProcessRunner {
+  run(file: string, args: string[], options: RunOptions): Promise<RunResult>;
+}
+
+export interface ProcessRunnerOptions {
+  scrubber: SecretScrubber;
+  /** Called after every child process, for metrics. */
+  onCall?: (call: CallRecord) => void;
+}
+
+/** Arguments come from operators through Slack: refuse anything a shell or a flag parser could misread. */
+function assertPlainArgument(arg: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(arg)) {
+    throw new ExecError('exec-invalid-argument', 'an argument contains a control character or a newline');
+  }
+}
+
+function lastLines(text: string, count: number): string {
+  return text.trim().split('\n').slice(-count).join('\n');
+}
+
+/** The only place that starts child processes: argv arrays, no shell, explicit env, timeout, cancellation. */
+export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunner {
+  const { scrubber } = options;
+  return {
+    async run(file, args, runOptions) {
+      for (const arg of args) assertPlainArgument(arg);
+      const started = performance.now();
+      const command = [file, ...args];
+      const subprocess = execa(file, args, {
+        cwd: runOptions.cwd,
+        env: runOptions.env ?? {},
+        extendEnv: false,
+        timeout: runOptions.timeoutMs,
+        cancelSignal: runOptions.signal,
+        forceKillAfterDelay: 5000,
+        reject: false,
+        stdin: 'ignore',
+        encoding: 'utf8',
+      });
+      const { onStdoutLine, onStderrLine } = runOptions;
+      if (onStdoutLine && subprocess.stdout) createInterface({ input: subprocess.stdout }).on('line', onStdoutLine);
+      if (onStderrLine && subprocess.stderr) createInterface({ input: subprocess.stderr }).on('line', onStderrLine);
+      const outcome = await subprocess;
+      const durationMs = performance.now() - started;
+      const result: RunResult = {
+        command,
+        stdout: scrubber.scrub(String(outcome.stdout ?? '')),
+        stderr: scrubber.scrub(String(outcome.stderr ?? '')),
+        exitCode: outcome.exitCode ?? -1,
+        durationMs,
+      };
+      const name = file.split('/').pop() ?? file;
+      const verb = args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ');
+      let error: ExecError | undefined;
+      if ((outcome as { code?: string }).code === 'ENOENT') {
+        error = new ExecError('exec-not-found', `${name} was not found; set its path in the environment (TALOSCTL_BIN or TOFU_BIN)`, result);
+      } else if (outcome.isCanceled) {
+        error = new ExecError('exec-cancelled', `${name} ${verb} was cancelled`, result);
+      } else if (outcome.timedOut) {
+        error = new ExecError('exec-timeout', `${name} ${verb} timed out after ${Math.round(runOptions.timeoutMs / 1000)}s`, result);
+      } else if (!(runOptions.okExitCodes ?? [0]).includes(result.exitCode)) {
+        const detail = lastLines(result.stderr || result.stdout, 3);
+        error = new ExecError('exec-failed', `${name} ${verb} exited with ${result.exitCode}${detail ? `: ${detail}` : ''}`, result);
+      }
+      options.onCall?.({ file: name, args, durationMs, outcome: error ? (error.code as ExecErrorCode) : 'ok' });
+      if (error) throw error;
+      return result;
+    },
+  };
+}

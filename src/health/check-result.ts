@@ -1,0 +1,16 @@
+/** One check of the health gate, as the runbook names it, with the evidence an operator needs. */
+export type CheckStatus = 'passed' | 'failed' | 'warning';
+
+export interface CheckResult {
+  /** Stable identifier, e.g. `etcd-status`, `nodes`, `flux`. */
+  id: string;
+  /** What was checked, for the thread reply, e.g. `etcd status (10.0.30.11, 10.0.30.12, 10.0.30.13)`. */
+  title: string;
+  status: CheckStatus;
+  /** One sentence: why it passed or the stop reason. */
+  summary: string;
+  /** Evidence lines: table rows, the unavailable node, the stalled object and its message. */
+  evidence: string[];
+  /** Wall time of the probe behind this check, in milliseconds. */
+  durationMs?: number;
+}

@@ -1,0 +1,157 @@
+import type { ClusterConfig } from '../config/inventory.ts';
+import { allNodes } from '../config/inventory.ts';
+import type { KubeApi } from '../kube/kube-api.ts';
+import type { Talosctl } from '../talos/talosctl.ts';
+import { parseTalosVersion } from '../talos/parse-version.ts';
+import { parseNodeErrors } from '../talos/parse-node-errors.ts';
+import { parseHealthOutput } from '../talos/parse-health.ts';
+import { parseServiceInfo } from '../talos/parse-service.ts';
+import { parseEtcdStatus } from '../talos/parse-etcd-status.ts';
+import type { CheckResult } from './check-result.ts';
+import { evaluateTalosVersions } from './rules/talos-version.ts';
+import { evaluateTalosHealth } from './rules/talos-health.ts';
+import { evaluateEtcdService } from './rules/etcd-service.ts';
+import { evaluateEtcdStatus } from './rules/etcd-status.ts';
+import { evaluateNodes } from './rules/nodes.ts';
+import { evaluatePods } from './rules/pods.ts';
+import { evaluateFlux } from './rules/flux.ts';
+import { evaluateDisruptionBudgets } from './rules/pdb.ts';
+import { gateVerdict } from './rules/verdict.ts';
+import { probeFailed } from './rules/probe-failure.ts';
+
+export interface GateReport {
+  cluster: string;
+  passed: boolean;
+  stopReasons: string[];
+  checks: CheckResult[];
+  /** ISO time the gate started. */
+  startedAt: string;
+  /** Wall time of the whole gate, in ms. */
+  durationMs: number;
+  /** Wall time of the slowest probe, in ms: the floor the concurrent gate can reach. */
+  slowestProbeMs: number;
+}
+
+export interface GateDeps {
+  talosctl: Talosctl;
+  kube: KubeApi;
+  /** Upper bound of each probe, in ms; a probe that runs longer is a failed check. */
+  probeTimeoutMs: number;
+  signal?: AbortSignal;
+}
+
+interface Probe {
+  id: string;
+  title: string;
+  run(signal: AbortSignal): Promise<CheckResult>;
+}
+
+/** The runbook's list, each entry one probe; they share nothing, so they run at once. */
+function probes(cluster: ClusterConfig, deps: GateDeps): Probe[] {
+  const { talosctl, kube } = deps;
+  const controlPlanes = cluster.controlPlanes;
+  const nodes = allNodes(cluster);
+  // talosctl health must give up before the probe's own deadline, so its last error is reported.
+  const healthWaitSeconds = Math.max(1, Math.floor(deps.probeTimeoutMs / 1000) - 2);
+  return [
+    {
+      id: 'talos-version',
+      title: `talosctl version (${nodes.join(', ')})`,
+      async run(signal) {
+        const result = await talosctl.run(['version'], nodes, { signal, okExitCodes: [0, 1] });
+        return evaluateTalosVersions(parseTalosVersion(result.stdout), nodes, parseNodeErrors(result.stderr));
+      },
+    },
+    {
+      id: 'talos-health',
+      title: `talosctl health (via ${controlPlanes[0]!})`,
+      async run(signal) {
+        const args = ['health', '--control-plane-nodes', controlPlanes.join(','), '--wait-timeout', `${healthWaitSeconds}s`];
+        if (cluster.workers.length > 0) args.push('--worker-nodes', cluster.workers.join(','));
+        const result = await talosctl.run(args, [controlPlanes[0]!], { signal, okExitCodes: [0, 1] });
+        return evaluateTalosHealth(parseHealthOutput(result.stderr), result.exitCode);
+      },
+    },
+    {
+      id: 'etcd-service',
+      title: `talosctl service etcd (${controlPlanes.join(', ')})`,
+      async run(signal) {
+        // One call per control plane, as the runbook writes it, so one unreachable node cannot hide the others.
+        const results = await Promise.all(
+          controlPlanes.map((node) => talosctl.run(['service', 'etcd'], [node], { signal, okExitCodes: [0, 1] })),
+        );
+        const infos = results.flatMap((r, i) =>
+          parseServiceInfo(r.stdout).map((info) => ({ ...info, node: info.node ?? controlPlanes[i] })),
+        );
+        const check = evaluateEtcdService(infos, controlPlanes);
+        const errors = results.flatMap((r, i) =>
+          r.exitCode === 0 ? [] : [`${controlPlanes[i]!}: ${r.stderr.trim().split('\n').pop() ?? 'failed'}`],
+        );
+        return errors.length === 0 ? check : { ...check, evidence: [...check.evidence, ...errors] };
+      },
+    },
+    {
+      id: 'etcd-status',
+      title: `talosctl etcd status (${controlPlanes.join(', ')})`,
+      async run(signal) {
+        const result = await talosctl.run(['etcd', 'status'], controlPlanes, { signal, okExitCodes: [0, 1] });
+        const rows = result.stdout.trim() === '' ? [] : parseEtcdStatus(result.stdout);
+        return evaluateEtcdStatus(rows, controlPlanes, parseNodeErrors(result.stderr));
+      },
+    },
+    {
+      id: 'nodes',
+      title: 'Kubernetes nodes',
+      run: async (signal) => evaluateNodes(await kube.listNodes(signal), nodes),
+    },
+    {
+      id: 'pods',
+      title: 'Kubernetes pods (all namespaces)',
+      run: async (signal) => evaluatePods(await kube.listPods(signal)),
+    },
+    {
+      id: 'flux',
+      title: 'Flux Kustomizations and HelmReleases',
+      async run(signal) {
+        const [kustomizations, helmReleases] = await Promise.all([kube.listKustomizations(signal), kube.listHelmReleases(signal)]);
+        return evaluateFlux(kustomizations, helmReleases);
+      },
+    },
+    {
+      id: 'disruption-budgets',
+      title: 'PodDisruptionBudgets',
+      run: async (signal) => evaluateDisruptionBudgets(await kube.listDisruptionBudgets(signal)),
+    },
+  ];
+}
+
+async function runProbe(probe: Probe, deps: GateDeps): Promise<CheckResult> {
+  const started = performance.now();
+  const timeout = AbortSignal.timeout(deps.probeTimeoutMs);
+  const signal = deps.signal ? AbortSignal.any([deps.signal, timeout]) : timeout;
+  try {
+    const result = await probe.run(signal);
+    return { ...result, id: probe.id, title: probe.title, durationMs: performance.now() - started };
+  } catch (error) {
+    const timedOut = timeout.aborted && !(deps.signal?.aborted ?? false);
+    const cause = timedOut ? new Error(`timed out after ${Math.round(deps.probeTimeoutMs / 1000)}s`) : error;
+    return probeFailed(probe.id, probe.title, cause, performance.now() - started);
+  }
+}
+
+/** Runs the standard health gate: every probe concurrently; a probe that errors or hangs is a failed check. */
+export async function runHealthGate(cluster: ClusterConfig, deps: GateDeps): Promise<GateReport> {
+  const startedAt = new Date().toISOString();
+  const started = performance.now();
+  const checks = await Promise.all(probes(cluster, deps).map((p) => runProbe(p, deps)));
+  const verdict = gateVerdict(checks);
+  return {
+    cluster: cluster.name,
+    passed: verdict.passed,
+    stopReasons: verdict.stopReasons,
+    checks,
+    startedAt,
+    durationMs: performance.now() - started,
+    slowestProbeMs: Math.max(...checks.map((c) => c.durationMs ?? 0)),
+  };
+}

@@ -1,0 +1,64 @@
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { CheckResult } from '../check-result.ts';
+import { limitLines, plural } from './format.ts';
+
+const ID = 'pods';
+
+/** A thread reply stays readable; the count in the summary covers the rest. */
+const MAX_EVIDENCE = 25;
+
+function containerProblem(status: V1ContainerStatus): string | undefined {
+  const waiting = status.state?.waiting?.reason;
+  if (waiting !== undefined && waiting !== '') return waiting;
+  const terminated = status.state?.terminated;
+  if (terminated !== undefined && terminated.exitCode !== 0) return terminated.reason ?? `exited ${terminated.exitCode}`;
+  return undefined;
+}
+
+/** Why a pod is not healthy, like kubectl's STATUS column; `undefined` when it is. */
+function podProblem(pod: V1Pod): string | undefined {
+  const phase = pod.status?.phase ?? 'Unknown';
+  if (phase === 'Succeeded') return undefined;
+  if (pod.metadata?.deletionTimestamp !== undefined) return 'Terminating';
+  const containers = pod.status?.containerStatuses ?? [];
+  const init = (pod.status?.initContainerStatuses ?? []).map(containerProblem).find((p) => p !== undefined);
+  const reason = init === undefined ? containers.map(containerProblem).find((p) => p !== undefined) : `Init:${init}`;
+  if (phase !== 'Running') return reason ?? pod.status?.reason ?? phase;
+  if (reason !== undefined) return reason;
+  const ready = containers.filter((c) => c.ready).length;
+  const total = pod.spec?.containers.length ?? containers.length;
+  return ready < total ? `Running but not ready (${ready}/${total})` : undefined;
+}
+
+function describe(pod: V1Pod, problem: string): string {
+  const name = `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? '<unnamed>'}`;
+  const restarts = (pod.status?.containerStatuses ?? []).reduce((sum, c) => sum + c.restartCount, 0);
+  const node = pod.spec?.nodeName;
+  return `${name}: ${problem}${restarts > 0 ? `, ${plural(restarts, 'restart')}` : ''}${node === undefined ? '' : ` on ${node}`}`;
+}
+
+/**
+ * The runbook's `kubectl get pods -A`, reported but never a stop: the runbook's stop conditions
+ * do not include pods. Passed with counts, or a warning listing pods that are neither Running and
+ * ready nor Succeeded (CrashLoopBackOff, Pending, ImagePullBackOff, …).
+ */
+export function evaluatePods(pods: V1Pod[]): CheckResult {
+  const title = 'Kubernetes pods (all namespaces)';
+  const completed = pods.filter((p) => p.status?.phase === 'Succeeded').length;
+  const unhealthy = pods.flatMap((pod) => {
+    const problem = podProblem(pod);
+    return problem === undefined ? [] : [describe(pod, problem)];
+  });
+  const running = pods.length - completed - unhealthy.length;
+  const counts = `${running} running and ready${completed > 0 ? `, ${completed} completed` : ''}`;
+  if (unhealthy.length === 0) {
+    return { id: ID, title, status: 'passed', summary: `all ${plural(pods.length, 'pod')} healthy: ${counts}`, evidence: [] };
+  }
+  return {
+    id: ID,
+    title,
+    status: 'warning',
+    summary: `${unhealthy.length} of ${plural(pods.length, 'pod')} not healthy (${counts})`,
+    evidence: limitLines(unhealthy, MAX_EVIDENCE),
+  };
+}

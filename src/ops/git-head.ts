@@ -1,0 +1,18 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** The commit a Terraform directory is checked out at, read from `.git` directly (no git binary needed); undefined when it is not a checkout. */
+export async function gitHead(dir: string): Promise<string | undefined> {
+  const read = (path: string): Promise<string | undefined> => readFile(path, 'utf8').then((t) => t.trim(), () => undefined);
+  for (let d = dir, i = 0; i < 6; i += 1, d = join(d, '..')) {
+    const head = await read(join(d, '.git', 'HEAD'));
+    if (head === undefined) continue;
+    const ref = /^ref: (.+)$/.exec(head)?.[1];
+    if (ref === undefined) return /^[0-9a-f]{40}$/.test(head) ? head : undefined;
+    const loose = await read(join(d, '.git', ref));
+    if (loose !== undefined) return loose;
+    const packed = (await read(join(d, '.git', 'packed-refs'))) ?? '';
+    return packed.split('\n').find((l) => l.endsWith(` ${ref}`))?.split(' ')[0];
+  }
+  return undefined;
+}

@@ -1,0 +1,35 @@
+import type { Operation } from './operation.ts';
+
+/** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
+export function maintenanceRecordMarkdown(op: Operation): string {
+  const lines = [
+    `# Maintenance record ${op.id}`,
+    '',
+    `- Cluster: ${op.cluster}`,
+    `- Operation: ${op.kind}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
+    `- Result: ${op.state}${op.reason ? ` (${op.reason})` : ''}`,
+    `- Commit: ${op.commit ?? 'not a git checkout'}`,
+    `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node})` : 'none'}`,
+    `- Requested by: ${op.requestedBy} at ${op.createdAt}`,
+    `- Started by: ${op.startedBy ?? '-'} at ${op.startedAt ?? '-'}`,
+    `- Ended: ${op.endedAt ?? '-'}`,
+    `- Validation: ${op.validation ?? '-'}`,
+    ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
+    '',
+    '## Plan and per-node result',
+    '',
+    '| # | step | node | image | result | detail |',
+    '|---|---|---|---|---|---|',
+    ...op.steps.map((s, i) => `| ${i + 1} | ${s.kind} | ${s.node ?? ''} | ${s.image ?? ''} | ${s.status} | ${(s.detail ?? '').replace(/\|/g, '/')} |`),
+    '',
+    '## Approvals',
+    '',
+    ...(op.approvals.length === 0 ? ['none'] : op.approvals.map((a) => `- ${a.step}: ${a.state}${a.by ? ` by ${a.by}` : ''}${a.at ? ` at ${a.at}` : ''} (requested ${a.requestedAt})`)),
+    '',
+    '## Audit trail',
+    '',
+    ...op.audit.map((e) => `${e.seq}. ${e.at} ${e.actor}: ${e.event}${e.detail ? ` (${e.detail})` : ''}`),
+    '',
+  ];
+  return lines.join('\n');
+}

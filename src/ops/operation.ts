@@ -1,0 +1,122 @@
+import { z } from 'zod';
+
+/**
+ * An operation is the unit of audit: one mutating command from plan to end. It lives
+ * in Redis, so any replica can continue it after a crash and every button click is
+ * checked against it.
+ */
+export const OperationKind = z.enum(['talos-upgrade', 'snapshot']);
+export type OperationKind = z.infer<typeof OperationKind>;
+
+export const OperationState = z.enum([
+  'preflight',
+  'refused',
+  'planned',
+  'running',
+  'awaiting-approval',
+  'paused',
+  'failed',
+  'completed',
+  'cancelled',
+]);
+export type OperationState = z.infer<typeof OperationState>;
+
+/** States in which the operation still holds its cluster's lock. */
+export const HOLDS_LOCK: readonly OperationState[] = ['running', 'awaiting-approval', 'paused', 'failed'];
+export const FINISHED: readonly OperationState[] = ['refused', 'completed', 'cancelled'];
+
+export const StepStatus = z.enum(['pending', 'running', 'done', 'skipped', 'failed']);
+export type StepStatus = z.infer<typeof StepStatus>;
+
+export const Step = z.object({
+  id: z.string(),
+  kind: z.enum(['snapshot', 'upgrade-worker', 'upgrade-control-plane', 'verify']),
+  node: z.string().optional(),
+  /** Kubernetes node name / hostname, for messages. */
+  nodeName: z.string().optional(),
+  /** Physical host from the host label, for the approval message. */
+  host: z.string().optional(),
+  image: z.string().optional(),
+  status: StepStatus,
+  /** Set once talosctl was asked to change the node: a resumed job must observe, never ask again. */
+  issuedAt: z.string().optional(),
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  detail: z.string().optional(),
+  /** Version the node reported before the step. */
+  fromVersion: z.string().optional(),
+});
+export type Step = z.infer<typeof Step>;
+
+export const Approval = z.object({
+  step: z.string(),
+  /** Changes with every approval request, so a button from an older message is recognisably stale. */
+  nonce: z.string(),
+  messageTs: z.string(),
+  requestedAt: z.string(),
+  expiresAt: z.string(),
+  state: z.enum(['pending', 'approved', 'expired', 'stopped']),
+  by: z.string().optional(),
+  at: z.string().optional(),
+});
+export type Approval = z.infer<typeof Approval>;
+
+export const AuditEntry = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  actor: z.string(),
+  event: z.string(),
+  detail: z.string().optional(),
+});
+export type AuditEntry = z.infer<typeof AuditEntry>;
+
+export const Snapshot = z.object({
+  id: z.string(),
+  path: z.string(),
+  bytes: z.number(),
+  sha256: z.string(),
+  revision: z.number(),
+  node: z.string(),
+  takenAt: z.string(),
+});
+export type Snapshot = z.infer<typeof Snapshot>;
+
+export const Operation = z.object({
+  id: z.string().regex(/^op-[a-z0-9]+$/),
+  kind: OperationKind,
+  cluster: z.string(),
+  channel: z.string(),
+  requestedBy: z.string(),
+  createdAt: z.string(),
+  state: OperationState,
+  /** Incremented on every write; the plan's buttons carry it to detect a stale plan. */
+  revision: z.number().int(),
+  target: z.object({ version: z.string().optional(), fromVersion: z.string().optional(), schematic: z.string().optional() }).default({}),
+  rootTs: z.string().optional(),
+  steps: z.array(Step).default([]),
+  approvals: z.array(Approval).default([]),
+  snapshot: Snapshot.optional(),
+  startedBy: z.string().optional(),
+  startedAt: z.string().optional(),
+  endedAt: z.string().optional(),
+  reason: z.string().optional(),
+  refusals: z.array(z.string()).default([]),
+  cancelRequestedBy: z.string().optional(),
+  commit: z.string().optional(),
+  validation: z.string().optional(),
+  audit: z.array(AuditEntry).default([]),
+  /** The Start button's nonce; a click carrying another is from a stale plan. */
+  planNonce: z.string().optional(),
+  /** Set when a node step failed: the node a Rollback button may roll back, once. */
+  failure: z
+    .object({ step: z.string(), node: z.string(), nonce: z.string(), rollback: z.enum(['offered', 'running', 'done', 'failed']) })
+    .optional(),
+  /** Review items the starter confirmed with the Start button. */
+  confirmedReview: z.array(z.string()).default([]),
+});
+export type Operation = z.infer<typeof Operation>;
+
+/** Short, unguessable, and valid as a BullMQ job id and in Slack button values. */
+export function newOperationId(): string {
+  return `op-${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`;
+}

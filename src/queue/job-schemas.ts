@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/**
+ * Queue names and one zod schema per job. Handlers build job data from these and
+ * processors re-parse `job.data`, so a job written by an older or newer replica is
+ * checked before it is trusted. Job data never holds credentials: only names, ids
+ * and versions.
+ */
+export const READ_QUEUE = 'talos-read';
+
+const SlackUser = z.string().regex(/^[UW][A-Z0-9]+$/);
+const SlackChannel = z.string().regex(/^[CGD][A-Z0-9]+$/);
+const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/);
+
+export const HealthJobData = z.strictObject({
+  cluster: ClusterName,
+  channel: SlackChannel,
+  requestedBy: SlackUser,
+  /** ISO time of the slash command. */
+  requestedAt: z.string(),
+  /** The root message, once posted, so a retried job edits it instead of posting another. */
+  rootTs: z.string().optional(),
+});
+export type HealthJobData = z.infer<typeof HealthJobData>;
+
+export type ReadJobName = 'health';
+
+/** BullMQ job ids may not contain `:`; Slack ids and trigger ids are mapped into a safe alphabet. */
+export function jobIdFor(kind: string, ...parts: string[]): string {
+  return [kind, ...parts].join('-').replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+/** Mutating operations: their state lives in the operation store, the job carries only its id. */
+export const OPS_QUEUE = 'talos-ops';
+
+export const OperationJobData = z.strictObject({
+  opId: z.string().regex(/^op-[a-z0-9]+$/),
+});
+export type OperationJobData = z.infer<typeof OperationJobData>;
+
+export const NonceJobData = z.strictObject({
+  opId: z.string().regex(/^op-[a-z0-9]+$/),
+  nonce: z.string().regex(/^[a-z0-9]+$/),
+  by: SlackUser.optional(),
+});
+export type NonceJobData = z.infer<typeof NonceJobData>;
+
+export type OpsJobName = 'talos-upgrade-preflight' | 'talos-upgrade-run' | 'approval-expiry' | 'node-rollback' | 'snapshot';

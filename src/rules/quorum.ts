@@ -1,0 +1,92 @@
+/** The arithmetic of removing one etcd member, spelled out for the operator. */
+export interface QuorumAfterRemoval {
+  /** Votes the current membership needs: ⌊members/2⌋ + 1. */
+  quorum: number;
+  /** Members left after the removal. */
+  remaining: number;
+  /** Votes the remaining membership needs. */
+  remainingQuorum: number;
+  /** Whether the removal may go ahead. */
+  ok: boolean;
+  /** The arithmetic in words, e.g. "3 members need 2 for quorum; after removal 2 remain, …". */
+  explanation: string;
+}
+
+/** The health of the membership, for removing a member from a degraded cluster. */
+export interface QuorumOptions {
+  /** Members currently healthy; defaults to all of them. */
+  healthy?: number;
+  /** Whether the member to remove is one of the healthy ones (a retired node) rather than a failed one. Default true. */
+  removingHealthy?: boolean;
+}
+
+function quorumOf(members: number): number {
+  return Math.floor(members / 2) + 1;
+}
+
+function members(count: number): string {
+  return `${count} ${count === 1 ? 'member' : 'members'}`;
+}
+
+/**
+ * Whether one control-plane (etcd) member can be removed. The runbook: never remove a control
+ * plane if the remaining members cannot retain quorum; removing the only member is disaster
+ * recovery, not a removal.
+ *
+ * @param memberCount voting etcd members now
+ */
+export function quorumAfterRemoval(memberCount: number, options: QuorumOptions = {}): QuorumAfterRemoval {
+  if (!Number.isInteger(memberCount) || memberCount < 1) {
+    throw new RangeError(`an etcd membership has at least 1 member, got ${memberCount}`);
+  }
+  const healthy = options.healthy ?? memberCount;
+  if (!Number.isInteger(healthy) || healthy < 0 || healthy > memberCount) {
+    throw new RangeError(`healthy members must be between 0 and ${memberCount}, got ${healthy}`);
+  }
+  const quorum = quorumOf(memberCount);
+  const remaining = memberCount - 1;
+  const remainingQuorum = remaining === 0 ? 0 : quorumOf(remaining);
+  const before = `${members(memberCount)} need ${quorum} for quorum`;
+  if (remaining === 0) {
+    return {
+      quorum,
+      remaining,
+      remainingQuorum,
+      ok: false,
+      explanation: `${before}; removing the only member leaves no cluster: that is etcd disaster recovery, not a node removal`,
+    };
+  }
+  if (healthy < quorum) {
+    return {
+      quorum,
+      remaining,
+      remainingQuorum,
+      ok: false,
+      explanation: `${before} but only ${healthy} ${healthy === 1 ? 'is' : 'are'} healthy: quorum is already lost; use disaster recovery`,
+    };
+  }
+  const remainingHealthy = healthy - (options.removingHealthy === false ? 0 : 1);
+  const ok = remainingHealthy >= remainingQuorum;
+  const remain = `${remaining} ${remaining === 1 ? 'remains' : 'remain'}`;
+  const healthyPart = remainingHealthy === remaining ? '' : ` (${remainingHealthy} healthy)`;
+  if (!ok) {
+    return {
+      quorum,
+      remaining,
+      remainingQuorum,
+      ok,
+      explanation: `${before}; after removal ${remain}${healthyPart}, which cannot keep quorum (${remainingQuorum} of ${remaining} needed): do not remove this member`,
+    };
+  }
+  const tolerance = remainingHealthy - remainingQuorum;
+  const [keep, tolerate] = remaining === 1 ? ['keeps', 'tolerates'] : ['keep', 'tolerate'];
+  const spare =
+    tolerance === 0 ? ` but ${tolerate} no further failure` : ` and ${tolerate} ${tolerance} more ${tolerance === 1 ? 'failure' : 'failures'}`;
+  return {
+    quorum,
+    remaining,
+    remainingQuorum,
+    ok,
+    explanation: `${before}; after removal ${remain}${healthyPart}, which ${keep} quorum (${remainingQuorum} of ${remaining})${spare}`,
+  };
+}

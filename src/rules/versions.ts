@@ -1,0 +1,196 @@
+import semver from 'semver';
+import { minorOf, supportFor, talosSupportsKubernetes, TALOS_SUPPORT_MATRIX } from '../talos/compatibility.ts';
+
+/** Longer input is refused before it is even matched. */
+const MAX_INPUT = 32;
+
+/** ASCII digits only: `\d` would accept nothing else either, but spelling it out keeps it obvious. */
+const NUMBER = '(0|[1-9][0-9]*)';
+const RELEASE = new RegExp(`^(v?)${NUMBER}\\.${NUMBER}\\.${NUMBER}$`);
+const PRERELEASE = new RegExp(`^(v?)${NUMBER}\\.${NUMBER}\\.${NUMBER}-(alpha|beta|rc)\\.${NUMBER}$`);
+
+/** An operator's version input, accepted or refused with the reason. */
+export type VersionInput<T> = ({ ok: true } & T) | { ok: false; reason: string };
+
+/** How strict a version input is. */
+export interface VersionInputOptions {
+  /** Accept `-alpha.N`, `-beta.N` and `-rc.N` suffixes. Default false. */
+  allowPrerelease?: boolean;
+}
+
+/** Shows the refused input safely: quoted, escapes visible, shortened. */
+function shown(input: unknown): string {
+  if (typeof input !== 'string') return `a ${typeof input}`;
+  const text = input.length > MAX_INPUT ? `${input.slice(0, MAX_INPUT)}…` : input;
+  return JSON.stringify(text);
+}
+
+function matchVersion(input: unknown, what: string, example: string, options: VersionInputOptions): VersionInput<{ core: string; hadLeadingV: boolean }> {
+  const expected = `expected a ${what} version like ${example} or v${example}`;
+  if (typeof input !== 'string' || input === '') return { ok: false, reason: `${shown(input)} is not a ${what} version: ${expected}` };
+  if (input.length > MAX_INPUT) return { ok: false, reason: `${shown(input)} is too long for a ${what} version: ${expected}` };
+  const release = RELEASE.exec(input);
+  if (release !== null) {
+    return { ok: true, core: `${release[2]}.${release[3]}.${release[4]}`, hadLeadingV: release[1] === 'v' };
+  }
+  const pre = PRERELEASE.exec(input);
+  if (pre !== null) {
+    if (options.allowPrerelease === true) {
+      return { ok: true, core: `${pre[2]}.${pre[3]}.${pre[4]}-${pre[5]}.${pre[6]}`, hadLeadingV: pre[1] === 'v' };
+    }
+    return { ok: false, reason: `${shown(input)} is a pre-release: ${expected}, a released version` };
+  }
+  return { ok: false, reason: `${shown(input)} is not a ${what} version: ${expected}` };
+}
+
+/**
+ * Validates a Talos version typed by an operator: `1.12.11` or `v1.12.11`, ASCII digits, nothing
+ * else (no whitespace, look-alike characters, shell syntax, or pre-release unless allowed).
+ * Returns the canonical `v1.12.11` form talosctl and the Image Factory use.
+ */
+export function parseTalosVersionInput(input: unknown, options: VersionInputOptions = {}): VersionInput<{ version: string }> {
+  const match = matchVersion(input, 'Talos', '1.12.11', options);
+  return match.ok ? { ok: true, version: `v${match.core}` } : match;
+}
+
+/**
+ * Validates a Kubernetes version typed by an operator, like {@link parseTalosVersionInput}.
+ * `version` is the talosctl form without `v` (`upgrade-k8s --to 1.34.1`); `terraform` the same
+ * with `v` (`talos_kubernetes_version`); `hadLeadingV` records what was typed.
+ */
+export function parseKubernetesVersionInput(
+  input: unknown,
+  options: VersionInputOptions = {},
+): VersionInput<{ version: string; terraform: string; hadLeadingV: boolean }> {
+  const match = matchVersion(input, 'Kubernetes', '1.34.1', options);
+  return match.ok ? { ok: true, version: match.core, terraform: `v${match.core}`, hadLeadingV: match.hadLeadingV } : match;
+}
+
+/** Why an upgrade path was refused. */
+export type UpgradePathCode =
+  | 'invalid-version'
+  | 'prerelease'
+  | 'same-version'
+  | 'downgrade'
+  | 'skips-minor'
+  | 'not-published'
+  | 'not-latest-patch'
+  | 'unsupported-version'
+  | 'host-too-old'
+  | 'talos-does-not-support-kubernetes';
+
+/** An upgrade path check: allowed as a patch or a minor step, or refused with what to do instead. */
+export type UpgradePath = { ok: true; kind: 'patch' | 'minor' } | { ok: false; code: UpgradePathCode; reason: string };
+
+function parseSemver(version: string): semver.SemVer | null {
+  return semver.parse(version.trim().replace(/^v/, ''));
+}
+
+function refuse(code: UpgradePathCode, reason: string): UpgradePath {
+  return { ok: false, code, reason };
+}
+
+/** The newest released patch of `minor` (`1.12`) in the factory list, as `v1.12.11`. */
+function latestPatch(releases: semver.SemVer[], major: number, minor: number): string | undefined {
+  const newest = releases
+    .filter((v) => v.major === major && v.minor === minor)
+    .sort(semver.rcompare)[0];
+  return newest === undefined ? undefined : `v${newest.version}`;
+}
+
+/**
+ * Checks a Talos upgrade against the runbook: one adjacent minor at a time, the latest patch of
+ * each minor, never a downgrade or the same version, only versions the Image Factory publishes,
+ * and only when the target minor accepts the running host (`upgradeFromMin`).
+ *
+ * @param running the version the cluster runs, e.g. `v1.11.6`
+ * @param target the requested version, e.g. `v1.12.11`
+ * @param factoryVersions the Image Factory's `GET /versions` list; pre-releases are ignored
+ */
+export function checkTalosUpgradePath(running: string, target: string, factoryVersions: string[]): UpgradePath {
+  const from = parseSemver(running);
+  const to = parseSemver(target);
+  if (from === null) return refuse('invalid-version', `the running Talos version ${JSON.stringify(running)} is not a version`);
+  if (to === null) return refuse('invalid-version', `the target ${JSON.stringify(target)} is not a Talos version: use the form v1.12.11`);
+  if (to.prerelease.length > 0) return refuse('prerelease', `v${to.version} is a pre-release: upgrade only to released versions`);
+  const releases = factoryVersions.map(parseSemver).filter((v): v is semver.SemVer => v !== null && v.prerelease.length === 0);
+  const cmp = semver.compare(to, from);
+  if (cmp === 0) return refuse('same-version', `the cluster already runs v${from.version}: nothing to upgrade`);
+  if (cmp < 0) {
+    return refuse(
+      'downgrade',
+      `v${to.version} is older than the running v${from.version}: Talos upgrades only move forward; to undo a failed node upgrade use talosctl rollback on that node`,
+    );
+  }
+  const nextMinor = to.major === from.major && to.minor === from.minor + 1;
+  const samePatchLine = to.major === from.major && to.minor === from.minor;
+  if (!samePatchLine && !nextMinor) {
+    const step = latestPatch(releases, from.major, from.minor + 1);
+    const first = step === undefined ? `the latest ${from.major}.${from.minor + 1}` : step;
+    return refuse(
+      'skips-minor',
+      `v${to.version} skips a minor release: upgrade to ${first} first, one adjacent minor at a time`,
+    );
+  }
+  const minor = `${to.major}.${to.minor}`;
+  const latest = latestPatch(releases, to.major, to.minor);
+  if (!releases.some((v) => semver.eq(v, to))) {
+    const instead = latest === undefined ? `the Image Factory publishes no ${minor} release yet` : `upgrade to ${latest}, the latest patch of ${minor}, instead`;
+    return refuse('not-published', `v${to.version} is not published by the Image Factory: ${instead}`);
+  }
+  if (latest !== undefined && latest !== `v${to.version}`) {
+    return refuse('not-latest-patch', `v${to.version} is not the latest patch of ${minor}: upgrade to ${latest}, the latest patch of ${minor}, instead`);
+  }
+  const support = supportFor(to.version);
+  if (support === undefined) {
+    const known = TALOS_SUPPORT_MATRIX.map((r) => r.talos).join(', ');
+    return refuse('unsupported-version', `Talos ${minor} is not in the support matrix (${known}): it cannot be checked for Kubernetes support`);
+  }
+  if (semver.lt(from, support.upgradeFromMin)) {
+    return refuse(
+      'host-too-old',
+      `v${from.version} is too old to upgrade to Talos ${minor}, which needs at least v${support.upgradeFromMin}: upgrade to the latest ${minorOf(support.upgradeFromMin)} first`,
+    );
+  }
+  return { ok: true, kind: nextMinor ? 'minor' : 'patch' };
+}
+
+/**
+ * Checks a Kubernetes upgrade against the runbook: a newer patch of the same minor or exactly
+ * the next minor, never a downgrade, and only to a version the running Talos supports.
+ *
+ * @param running the Kubernetes version the cluster runs, with or without `v`
+ * @param target the requested version, with or without `v`
+ * @param talosVersion the Talos version the cluster runs, e.g. `v1.11.6`
+ */
+export function checkKubernetesUpgradePath(running: string, target: string, talosVersion: string): UpgradePath {
+  const from = parseSemver(running);
+  const to = parseSemver(target);
+  if (from === null) return refuse('invalid-version', `the running Kubernetes version ${JSON.stringify(running)} is not a version`);
+  if (to === null) return refuse('invalid-version', `the target ${JSON.stringify(target)} is not a Kubernetes version: use the form 1.34.1`);
+  if (to.prerelease.length > 0) return refuse('prerelease', `${to.version} is a pre-release: upgrade only to released versions`);
+  const cmp = semver.compare(to, from);
+  if (cmp === 0) return refuse('same-version', `the cluster already runs Kubernetes ${from.version}: nothing to upgrade`);
+  if (cmp < 0) {
+    return refuse(
+      'downgrade',
+      `${to.version} is older than the running ${from.version}: a Kubernetes downgrade is not a normal rollback; prefer fixing forward, and if the control plane is unusable follow the tested etcd recovery path`,
+    );
+  }
+  const nextMinor = to.major === from.major && to.minor === from.minor + 1;
+  if (!nextMinor && !(to.major === from.major && to.minor === from.minor)) {
+    return refuse(
+      'skips-minor',
+      `${to.version} skips a minor release: upgrade to the latest ${from.major}.${from.minor + 1} first; Kubernetes moves one minor at a time`,
+    );
+  }
+  if (!talosSupportsKubernetes(talosVersion, to.version)) {
+    const support = supportFor(talosVersion);
+    const range = support === undefined ? 'is not in the support matrix' : `supports Kubernetes ${support.kubernetesMin} to ${support.kubernetesMax}`;
+    return refuse(
+      'talos-does-not-support-kubernetes',
+      `Talos ${talosVersion} ${range}, not ${to.major}.${to.minor}: upgrade Talos first`,
+    );
+  }
+  return { ok: true, kind: nextMinor ? 'minor' : 'patch' };
+}

@@ -1,0 +1,39 @@
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import semver from 'semver';
+import { OpsError } from '../errors.ts';
+
+/**
+ * `TALOSCTL_BIN` names one binary, or a directory of versioned ones
+ * (`talosctl-v1.11.6`, …). The runbook wants a client that matches the running Talos.
+ */
+export interface TalosctlBinaries {
+  /** The binary for a cluster running `runningVersion`; the newest one when the version is not known yet. */
+  forVersion(runningVersion: string | undefined): Promise<{ path: string; version: string | undefined }>;
+}
+
+export function createTalosctlBinaries(setting: string): TalosctlBinaries {
+  return {
+    async forVersion(runningVersion) {
+      const info = await stat(setting).catch(() => undefined);
+      if (!info?.isDirectory()) return { path: setting, version: undefined };
+      const entries = (await readdir(setting))
+        .map((name) => ({ name, version: /^talosctl-(v\d+\.\d+\.\d+)$/.exec(name)?.[1] }))
+        .filter((e): e is { name: string; version: string } => e.version !== undefined)
+        .sort((a, b) => semver.rcompare(a.version, b.version));
+      if (entries.length === 0) {
+        throw new OpsError('talosctl-missing', `${setting} holds no talosctl-vX.Y.Z binaries`, {
+          hint: 'put versioned talosctl binaries there, or point TALOSCTL_BIN at one binary',
+        });
+      }
+      if (runningVersion === undefined) return { path: join(setting, entries[0]!.name), version: entries[0]!.version };
+      const match = entries.find((e) => e.version === runningVersion);
+      if (!match) {
+        throw new OpsError('talosctl-version-mismatch', `no talosctl ${runningVersion} in ${setting}, and the client must match the running Talos`, {
+          hint: `add talosctl-${runningVersion} to ${setting}`,
+        });
+      }
+      return { path: join(setting, match.name), version: match.version };
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/** The streams of one fake CLI invocation, as the control endpoint relays them to the process. */
+
+export interface ExecIO {
+  out(text: string): void;
+  err(text: string): void;
+  /** Aborted when the CLI process goes away (killed, or its connection dropped). */
+  readonly signal: AbortSignal;
+}
+
+/** The CLI process is gone; the command stops where it is, like a killed client. */
+export class ClientGone extends Error {
+  constructor() {
+    super('client disconnected');
+  }
+}
+
+export function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new ClientGone());
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new ClientGone());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A probe that never answers: resolves only by the client going away. */
+export function never(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(new ClientGone());
+    signal.addEventListener('abort', () => reject(new ClientGone()), { once: true });
+  });
+}
+
+/** Collects output in memory, for calling handlers without a process. */
+export function bufferIO(signal: AbortSignal = new AbortController().signal): ExecIO & { stdout: string; stderr: string } {
+  const io = {
+    stdout: '',
+    stderr: '',
+    signal,
+    out(text: string) {
+      io.stdout += text;
+    },
+    err(text: string) {
+      io.stderr += text;
+    },
+  };
+  return io;
+}

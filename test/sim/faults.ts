@@ -1,0 +1,101 @@
+/**
+ * Fault injection. Every fault names nodes by address or hostname. Faults are observations layered
+ * on top of the lifecycle model: setting one never runs a sequence, so clearing it restores the
+ * cluster exactly as it was.
+ */
+import type { SimState } from './types.ts';
+
+export interface ClusterFaults {
+  /** No member has a leader: `etcd status` LEADER 0000000000000000 with `etcdserver: no leader`, etcd HEALTH Fail. */
+  etcdNoLeader?: boolean;
+  /** These members report themselves as leader while the rest agree on the real one. */
+  etcdLeaderDisagreement?: string[];
+  /** etcd service unhealthy on these nodes: HEALTH Fail with STATE `Running` or `Failed`. */
+  etcdUnhealthy?: Record<string, 'Running' | 'Failed'>;
+  /** Kubelet reports Ready=False. */
+  nodeNotReady?: string[];
+  /** spec.unschedulable with the unschedulable taint. */
+  nodeCordoned?: string[];
+  /** Network partition: talosctl gets Unavailable, Kubernetes shows Ready=Unknown, etcd members unhealthy. */
+  nodeUnreachable?: string[];
+  /** Flux objects (Kustomization or HelmRelease names) with Stalled=True and Ready=False for the current generation. */
+  fluxStalled?: string[];
+  /** Flux objects with Ready=False for the current generation, no Stalled condition (retrying). */
+  fluxNotReady?: string[];
+  /** Flux objects with spec.suspend=true and a stale Ready=True. */
+  fluxSuspended?: string[];
+  /** PodDisruptionBudgets (by name) that allow no disruption. */
+  pdbBlocked?: string[];
+  /**
+   * talosctl commands that never answer, by command path: `version`, `health`, `service`,
+   * `service etcd`, `etcd status`, `etcd members`, `etcd snapshot`, `get members`, `upgrade`, ...
+   * A key matches the command and its subcommands (`etcd` hangs every etcd command).
+   */
+  hang?: string[];
+  /** talosctl commands that fail: command path → stderr text (exit 1). */
+  fail?: Record<string, string>;
+  /** Kubernetes API path prefixes that never answer (e.g. `/api/v1/pods`). */
+  kubeHang?: string[];
+  /** Kubernetes API path prefixes that answer 500 InternalError. */
+  kubeFail?: string[];
+  /**
+   * Upgrade API rejections: node (or `*`) → gRPC error description, e.g.
+   * `error validating installer image "…": …`. Printed as `rpc error: code = Unknown desc = <text>`.
+   */
+  upgradeError?: Record<string, string>;
+  /** The new image does not boot: the node comes back on the old version after `post check passed`. */
+  upgradeSilentRevert?: string[];
+  /** After the upgrade reboot the kubelet never gets Ready. */
+  upgradeStaysNotReady?: string[];
+  /** The upgrade sequence stalls in its `upgrade` phase and never reboots. */
+  upgradeHang?: string[];
+  /** Extra downtime of an upgrade reboot: node → ms. */
+  upgradeSlow?: Record<string, number>;
+  /** `rollback` reboots the node and it never comes back. */
+  rollbackNoReturn?: string[];
+  /** The next `upgrade-k8s` run fails while updating the second kube-apiserver (consumed by that run). */
+  upgradeK8sFailOnce?: boolean;
+  /** Every `tofu output` fails with this error summary. */
+  tofuOutputFail?: string;
+  /** `tofu fmt -check` reports these files as unformatted (exit 3). */
+  tofuFmtUnformatted?: string[];
+  /** What `tofu plan` finds. Default: no changes. */
+  tofuPlan?: 'changes' | 'replace-secrets' | 'replace-vm' | 'error';
+}
+
+export type FaultName = keyof ClusterFaults;
+
+/** The typed fault API exposed as `simulator.faults`. */
+export class FaultController {
+  readonly #state: SimState;
+
+  constructor(state: SimState) {
+    this.#state = state;
+  }
+
+  /** Merges `faults` into the cluster's faults (a key set to undefined clears it). */
+  set(cluster: string, faults: ClusterFaults): void {
+    const target = this.#cluster(cluster);
+    for (const [key, value] of Object.entries(faults) as [FaultName, unknown][]) {
+      if (value === undefined) delete target.faults[key];
+      else (target.faults as Record<string, unknown>)[key] = value;
+    }
+  }
+
+  /** Clears the named faults, or all of them. */
+  clear(cluster: string, ...names: FaultName[]): void {
+    const target = this.#cluster(cluster);
+    if (names.length === 0) target.faults = {};
+    for (const name of names) delete target.faults[name];
+  }
+
+  get(cluster: string): Readonly<ClusterFaults> {
+    return this.#cluster(cluster).faults;
+  }
+
+  #cluster(name: string) {
+    const cluster = this.#state.clusters[name];
+    if (!cluster) throw new Error(`unknown simulated cluster ${JSON.stringify(name)}`);
+    return cluster;
+  }
+}

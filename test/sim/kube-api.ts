@@ -1,0 +1,276 @@
+/** One plain-HTTP Kubernetes API server per simulated cluster, with bearer-token auth. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { controlPlanes, kubeApiAvailability } from './cluster-model.ts';
+import { disruptionsAllowed, pdbsMatching, renderFlux, renderNamespace, renderNode, renderPdb, renderPod, renderVolume, type Json } from './kube-objects.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import { bare } from './versions.ts';
+import { evictPod } from './workloads.ts';
+import type { SimCluster, SimState, SimTiming } from './types.ts';
+
+interface ResourceType {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+  /** Built-in list items carry no apiVersion/kind; custom resources do. */
+  builtin: boolean;
+  list(cluster: SimCluster, now: number): Json[];
+}
+
+export interface KubeApiDeps {
+  state: SimState;
+  timing: SimTiming;
+  lifecycle: Lifecycle;
+}
+
+function types(deps: KubeApiDeps): ResourceType[] {
+  return [
+    {
+      group: '',
+      version: 'v1',
+      plural: 'nodes',
+      kind: 'Node',
+      namespaced: false,
+      builtin: true,
+      list: (c, now) => c.nodes.filter((n) => n.k8sRegistered).map((n) => renderNode(c, n, now)),
+    },
+    { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, builtin: true, list: (c) => c.kube.pods.map((p) => renderPod(c, p)) },
+    { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, builtin: true, list: (c) => c.kube.namespaces.map((n) => renderNamespace(c, n)) },
+    {
+      group: 'policy',
+      version: 'v1',
+      plural: 'poddisruptionbudgets',
+      kind: 'PodDisruptionBudget',
+      namespaced: true,
+      builtin: true,
+      list: (c, now) => c.kube.pdbs.map((p) => renderPdb(c, p, now)),
+    },
+    {
+      group: 'kustomize.toolkit.fluxcd.io',
+      version: 'v1',
+      plural: 'kustomizations',
+      kind: 'Kustomization',
+      namespaced: true,
+      builtin: false,
+      list: (c, now) => c.kube.flux.filter((f) => f.kind === 'Kustomization').map((f) => renderFlux(c, f, now)),
+    },
+    {
+      group: 'helm.toolkit.fluxcd.io',
+      version: 'v2',
+      plural: 'helmreleases',
+      kind: 'HelmRelease',
+      namespaced: true,
+      builtin: false,
+      list: (c, now) => c.kube.flux.filter((f) => f.kind === 'HelmRelease').map((f) => renderFlux(c, f, now)),
+    },
+    {
+      group: 'longhorn.io',
+      version: 'v1beta2',
+      plural: 'volumes',
+      kind: 'Volume',
+      namespaced: true,
+      builtin: false,
+      list: (c, now) => c.kube.volumes.map((v) => renderVolume(c, deps.state, v, deps.timing, now)),
+    },
+  ];
+}
+
+function status(code: number, reason: string, message: string, details: Json = {}): Json {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: code < 400 ? 'Success' : 'Failure', message, reason, details, code };
+}
+
+function send(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function field(item: Json, path: string): string | undefined {
+  let value: unknown = item;
+  for (const part of path.split('.')) value = value && typeof value === 'object' ? (value as Json)[part] : undefined;
+  return value === undefined ? undefined : String(value);
+}
+
+/** fieldSelector `a.b=c,d!=e` and labelSelector `k=v,k` (the subset clients use here). */
+function selected(item: Json, fieldSelector: string | null, labelSelector: string | null): boolean {
+  for (const term of (fieldSelector ?? '').split(',').filter(Boolean)) {
+    const m = /^([^!=]+)(!=|==|=)(.*)$/.exec(term);
+    if (!m) continue;
+    const actual = field(item, m[1] ?? '') ?? '';
+    if (m[2] === '!=' ? actual === m[3] : actual !== m[3]) return false;
+  }
+  const labels = ((item['metadata'] as Json | undefined)?.['labels'] ?? {}) as Record<string, string>;
+  for (const term of (labelSelector ?? '').split(',').filter(Boolean)) {
+    const m = /^([^!=]+)(!=|==|=)?(.*)$/.exec(term);
+    if (!m) continue;
+    const key = m[1] ?? '';
+    if (!m[2] && !(key in labels)) return false;
+    if ((m[2] === '=' || m[2] === '==') && labels[key] !== m[3]) return false;
+    if (m[2] === '!=' && labels[key] === m[3]) return false;
+  }
+  return true;
+}
+
+function nameOf(item: Json): { name: string; namespace?: string } {
+  const metadata = item['metadata'] as { name: string; namespace?: string };
+  return metadata;
+}
+
+export async function startKubeApi(deps: KubeApiDeps, clusterName: string): Promise<{ server: Server; port: number }> {
+  const resourceTypes = types(deps);
+  const server = createServer((req, res) => {
+    const cluster = deps.state.clusters[clusterName];
+    if (!cluster) {
+      req.socket.destroy();
+      return;
+    }
+    handle(cluster, deps, resourceTypes, req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceType[], req: IncomingMessage, res: ServerResponse): void {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = url.pathname;
+  // No kube-apiserver is running: the endpoint refuses the connection.
+  if (kubeApiAvailability(cluster) === 'down') {
+    req.socket.destroy();
+    return;
+  }
+  if (req.headers.authorization !== `Bearer ${cluster.credentials.token}`) {
+    send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    return;
+  }
+  if ((cluster.faults.kubeHang ?? []).some((p) => path.startsWith(p))) return;
+  if ((cluster.faults.kubeFail ?? []).some((p) => path.startsWith(p))) {
+    send(res, 500, status(500, 'InternalError', 'Internal error occurred: etcdserver: request timed out', { causes: [{ message: 'etcdserver: request timed out' }] }));
+    return;
+  }
+  const now = Date.now();
+  if (path === '/version') {
+    const version = controlPlanes(cluster)
+      .map((n) => n.components?.apiserver ?? n.kubeletVersion)
+      .sort((a, b) => bare(a).localeCompare(bare(b), undefined, { numeric: true }))[0] ?? 'v0.0.0';
+    const [major = '1', minor = '0'] = bare(version).split('.');
+    send(res, 200, {
+      major,
+      minor,
+      gitVersion: version,
+      gitCommit: '0d7d4a7ad5bd0e5a1eb4e4c2f1c6ea8fb1e5d3c1',
+      gitTreeState: 'clean',
+      buildDate: '2025-09-09T19:34:48Z',
+      goVersion: 'go1.24.6',
+      compiler: 'gc',
+      platform: 'linux/amd64',
+    });
+    return;
+  }
+  if (kubeApiAvailability(cluster) === 'no-quorum') {
+    send(res, 500, status(500, 'InternalError', 'Internal error occurred: etcdserver: request timed out'));
+    return;
+  }
+  const segments = path.split('/').filter(Boolean);
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segments[0] === 'api' && segments[1] === 'v1') {
+    group = '';
+    version = 'v1';
+    rest = segments.slice(2);
+  } else if (segments[0] === 'apis' && segments.length >= 3) {
+    group = segments[1] ?? '';
+    version = segments[2] ?? '';
+    rest = segments.slice(3);
+  } else {
+    send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
+    return;
+  }
+  let namespace: string | undefined;
+  let plural = rest[0];
+  let name = rest[1];
+  let subresource: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    plural = rest[2];
+    name = rest[3];
+    subresource = rest[4];
+  }
+  const type = resourceTypes.find((t) => t.group === group && t.version === version && t.plural === plural);
+  if (!type || (namespace !== undefined && !type.namespaced) || rest.length > (namespace ? 5 : 2)) {
+    send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
+    return;
+  }
+  const apiVersion = group ? `${group}/${version}` : version;
+  const items = type.list(cluster, now).filter((i) => namespace === undefined || nameOf(i).namespace === namespace);
+  if (name === undefined) {
+    if (req.method !== 'GET') {
+      send(res, 405, status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+      return;
+    }
+    const filtered = items.filter((i) => selected(i, url.searchParams.get('fieldSelector'), url.searchParams.get('labelSelector')));
+    send(res, 200, {
+      apiVersion,
+      kind: `${type.kind}List`,
+      metadata: { resourceVersion: String(cluster.kube.resourceVersion) },
+      items: type.builtin ? filtered : filtered.map((i) => ({ apiVersion, kind: type.kind, ...i })),
+    });
+    return;
+  }
+  const item = items.find((i) => nameOf(i).name === name);
+  const notFound = (): void => send(res, 404, status(404, 'NotFound', `${type.plural}${group ? `.${group}` : ''} ${JSON.stringify(name)} not found`, { name, ...(group ? { group } : {}), kind: type.plural }));
+  if (!item) {
+    notFound();
+    return;
+  }
+  if (subresource === 'eviction' && type.plural === 'pods' && req.method === 'POST') {
+    req.resume();
+    evict(cluster, name, namespace ?? '', res);
+    return;
+  }
+  if (subresource !== undefined) {
+    notFound();
+    return;
+  }
+  if (req.method === 'DELETE' && type.plural === 'nodes') {
+    req.resume();
+    const node = cluster.nodes.find((n) => n.hostname === name);
+    if (node) deps.lifecycle.deleteKubeNode(cluster, node);
+    cluster.kube.resourceVersion++;
+    send(res, 200, status(200, '', '', { name, kind: 'nodes', uid: (item['metadata'] as Json)['uid'] }));
+    return;
+  }
+  if (req.method !== 'GET') {
+    send(res, 405, status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'));
+    return;
+  }
+  send(res, 200, { apiVersion, kind: type.kind, ...item });
+}
+
+function evict(cluster: SimCluster, name: string, namespace: string, res: ServerResponse): void {
+  const pod = cluster.kube.pods.find((p) => p.name === name && p.namespace === namespace);
+  if (!pod) {
+    send(res, 404, status(404, 'NotFound', `pods ${JSON.stringify(name)} not found`, { name, kind: 'pods' }));
+    return;
+  }
+  const budgets = pdbsMatching(cluster, pod);
+  if (budgets.length > 1) {
+    send(res, 500, status(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.'));
+    return;
+  }
+  const budget = budgets[0];
+  if (budget && disruptionsAllowed(cluster, budget).allowed < 1) {
+    const { healthy } = disruptionsAllowed(cluster, budget);
+    send(res, 429, {
+      ...status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
+        causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${budget.name} needs ${budget.minAvailable} healthy pods and has ${healthy} currently` }],
+      }),
+    });
+    return;
+  }
+  evictPod(cluster, pod, Date.now());
+  cluster.kube.resourceVersion++;
+  send(res, 200, status(200, '', ''));
+}

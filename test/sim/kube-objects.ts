@@ -1,0 +1,358 @@
+/** Kubernetes JSON as the API server returns it, rendered from the simulator state on every read. */
+import { createHash } from 'node:crypto';
+import { isCordoned, nodeReady, type ReadyStatus } from './cluster-model.ts';
+import { uuidFrom } from './kube-seed.ts';
+import type { FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
+
+export type Json = Record<string, unknown>;
+
+export function timestamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function resourceVersion(seed: string): string {
+  return String(10_000 + (createHash('sha1').update(seed).digest().readUInt32BE(0) % 900_000));
+}
+
+function meta(cluster: SimCluster, kind: string, name: string, namespace: string | undefined, createdAt: number, extra: Json = {}): Json {
+  return {
+    name,
+    ...(namespace ? { namespace } : {}),
+    uid: uuidFrom(`${cluster.name}/${kind}/${namespace ?? ''}/${name}`),
+    resourceVersion: resourceVersion(`${cluster.name}/${kind}/${name}/${cluster.kube.resourceVersion}`),
+    creationTimestamp: timestamp(createdAt),
+    ...extra,
+  };
+}
+
+export function nodeByHostname(cluster: SimCluster, hostname: string): SimNode | undefined {
+  return cluster.nodes.find((n) => n.hostname === hostname);
+}
+
+function kernelFor(talosVersion: string): string {
+  const minor = Number(talosVersion.replace(/^v/, '').split('.')[1] ?? 0);
+  return minor >= 12 ? '6.18.2-talos' : minor === 11 ? '6.12.57-talos' : '6.12.40-talos';
+}
+
+export function renderNode(cluster: SimCluster, node: SimNode, now: number): Json {
+  const ready = nodeReady(cluster, node);
+  const hostLabel = cluster.shape.hostLabel ?? 'example.org/proxmox-host';
+  const cp = node.role === 'controlplane';
+  const taints: Json[] = [];
+  if (cp && !cluster.shape.schedulingOnControlPlanes) taints.push({ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' });
+  if (isCordoned(cluster, node)) taints.push({ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: timestamp(now - 1000) });
+  if (ready === 'Unknown') {
+    taints.push({ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule', timeAdded: timestamp(now - 1000) });
+    taints.push({ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: timestamp(now - 1000) });
+  } else if (ready === 'False') {
+    taints.push({ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule', timeAdded: timestamp(now - 1000) });
+    taints.push({ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: timestamp(now - 1000) });
+  }
+  const index = cluster.nodes.indexOf(node);
+  const heartbeat = ready === 'Unknown' ? timestamp(Math.min(now, node.bootedAt + 60_000)) : timestamp(now - 5000);
+  const pressure = (type: string, reason: string, message: string): Json => ({
+    type,
+    status: ready === 'Unknown' ? 'Unknown' : 'False',
+    lastHeartbeatTime: heartbeat,
+    lastTransitionTime: timestamp(node.bootedAt),
+    reason: ready === 'Unknown' ? 'NodeStatusUnknown' : reason,
+    message: ready === 'Unknown' ? 'Kubelet stopped posting node status.' : message,
+  });
+  const readyCondition: Record<ReadyStatus, Json> = {
+    True: { reason: 'KubeletReady', message: 'kubelet is posting ready status' },
+    False: {
+      reason: 'KubeletNotReady',
+      message: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
+    },
+    Unknown: { reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' },
+  };
+  const memory = `${node.memoryMiB * 1024}Ki`;
+  return {
+    metadata: meta(cluster, 'Node', node.hostname, undefined, cluster.createdAt + index * 60_000, {
+      labels: {
+        'beta.kubernetes.io/arch': 'amd64',
+        'beta.kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/hostname': node.hostname,
+        'kubernetes.io/os': 'linux',
+        ...(cp ? { 'node-role.kubernetes.io/control-plane': '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' } : {}),
+        [hostLabel]: node.host,
+      },
+      annotations: {
+        'node.alpha.kubernetes.io/ttl': '0',
+        'talos.dev/owned-labels': JSON.stringify([hostLabel]),
+        'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+      },
+    }),
+    spec: {
+      podCIDR: `10.244.${index}.0/24`,
+      podCIDRs: [`10.244.${index}.0/24`],
+      ...(isCordoned(cluster, node) ? { unschedulable: true } : {}),
+      ...(taints.length > 0 ? { taints } : {}),
+    },
+    status: {
+      capacity: { cpu: cp ? '4' : '8', 'ephemeral-storage': '101430960Ki', memory, pods: '110' },
+      allocatable: { cpu: cp ? '3950m' : '7950m', 'ephemeral-storage': '93478772582', memory, pods: '110' },
+      conditions: [
+        pressure('MemoryPressure', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
+        pressure('DiskPressure', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
+        pressure('PIDPressure', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'),
+        {
+          type: 'Ready',
+          status: ready,
+          lastHeartbeatTime: heartbeat,
+          lastTransitionTime: timestamp(ready === 'True' ? node.lastUpAt : now - 1000),
+          ...readyCondition[ready],
+        },
+      ],
+      addresses: [
+        { type: 'InternalIP', address: node.address },
+        { type: 'Hostname', address: node.hostname },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: {
+        machineID: createHash('md5').update(`${cluster.name}/${node.hostname}`).digest('hex'),
+        systemUUID: uuidFrom(`${cluster.name}/${node.hostname}/system`),
+        bootID: node.bootId,
+        kernelVersion: kernelFor(node.talosVersion),
+        osImage: `Talos (${node.talosVersion})`,
+        containerRuntimeVersion: 'containerd://2.1.5',
+        kubeletVersion: node.kubeletVersion,
+        kubeProxyVersion: '',
+        operatingSystem: 'linux',
+        architecture: 'amd64',
+      },
+    },
+  };
+}
+
+function podReady(cluster: SimCluster, pod: PodState): boolean {
+  const node = nodeByHostname(cluster, pod.nodeName);
+  return node !== undefined && nodeReady(cluster, node) === 'True';
+}
+
+const OWNER_API: Record<PodState['owner']['kind'], string> = {
+  ReplicaSet: 'apps/v1',
+  DaemonSet: 'apps/v1',
+  StatefulSet: 'apps/v1',
+  Node: 'v1',
+};
+
+export function renderPod(cluster: SimCluster, pod: PodState): Json {
+  const node = nodeByHostname(cluster, pod.nodeName);
+  const ready = podReady(cluster, pod);
+  const pending = pod.nodeName === '';
+  const container = pod.image.split('/').pop()?.split(':')[0] ?? 'main';
+  return {
+    metadata: meta(cluster, 'Pod', pod.name, pod.namespace, pod.createdAt, {
+      labels: pod.labels,
+      ...(pod.mirror ? { annotations: { 'kubernetes.io/config.mirror': createHash('md5').update(pod.name).digest('hex'), 'kubernetes.io/config.source': 'file' } } : {}),
+      ownerReferences: [
+        {
+          apiVersion: OWNER_API[pod.owner.kind],
+          kind: pod.owner.kind,
+          name: pod.owner.name,
+          uid: uuidFrom(`${cluster.name}/${pod.owner.kind}/${pod.owner.name}`),
+          controller: true,
+          ...(pod.owner.kind === 'Node' ? {} : { blockOwnerDeletion: true }),
+        },
+      ],
+    }),
+    spec: {
+      ...(pending ? {} : { nodeName: pod.nodeName }),
+      containers: [{ name: container, image: pod.image }],
+      restartPolicy: 'Always',
+      ...(pod.mirror ? { priorityClassName: 'system-cluster-critical', hostNetwork: true } : {}),
+    },
+    status: pending
+      ? {
+          phase: 'Pending',
+          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 1 node(s) were unschedulable.' }],
+        }
+      : {
+          phase: 'Running',
+          hostIP: node?.address,
+          podIP: pod.mirror ? node?.address : `10.244.${cluster.nodes.findIndex((n) => n.hostname === pod.nodeName)}.${10 + (pod.name.length % 200)}`,
+          startTime: timestamp(pod.createdAt),
+          conditions: [
+            { type: 'PodScheduled', status: 'True', lastTransitionTime: timestamp(pod.createdAt) },
+            { type: 'Initialized', status: 'True', lastTransitionTime: timestamp(pod.createdAt) },
+            { type: 'ContainersReady', status: ready ? 'True' : 'False', lastTransitionTime: timestamp(pod.createdAt) },
+            { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: timestamp(pod.createdAt) },
+          ],
+          containerStatuses: [
+            {
+              name: container,
+              image: pod.image,
+              imageID: `${pod.image.split(':')[0]}@sha256:${createHash('sha256').update(pod.image).digest('hex')}`,
+              ready,
+              started: ready,
+              restartCount: 0,
+              state: { running: { startedAt: timestamp(pod.createdAt) } },
+            },
+          ],
+        },
+  };
+}
+
+export function renderNamespace(cluster: SimCluster, ns: NamespaceState): Json {
+  return {
+    metadata: meta(cluster, 'Namespace', ns.name, undefined, cluster.createdAt, { labels: ns.labels }),
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
+  };
+}
+
+function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+export function pdbsMatching(cluster: SimCluster, pod: PodState): PdbState[] {
+  return cluster.kube.pdbs.filter((p) => p.namespace === pod.namespace && selects(p.selector, pod.labels));
+}
+
+export function disruptionsAllowed(cluster: SimCluster, pdb: PdbState): { allowed: number; healthy: number; expected: number } {
+  const pods = cluster.kube.pods.filter((p) => p.namespace === pdb.namespace && selects(pdb.selector, p.labels));
+  const healthy = pods.filter((p) => podReady(cluster, p)).length;
+  const blocked = (cluster.faults.pdbBlocked ?? []).includes(pdb.name);
+  const current = blocked ? Math.min(healthy, pdb.minAvailable) : healthy;
+  return { allowed: Math.max(0, current - pdb.minAvailable), healthy: current, expected: pods.length };
+}
+
+export function renderPdb(cluster: SimCluster, pdb: PdbState, now: number): Json {
+  const { allowed, healthy, expected } = disruptionsAllowed(cluster, pdb);
+  return {
+    metadata: meta(cluster, 'PodDisruptionBudget', pdb.name, pdb.namespace, cluster.createdAt, { generation: 1 }),
+    spec: { minAvailable: pdb.minAvailable, selector: { matchLabels: pdb.selector } },
+    status: {
+      observedGeneration: 1,
+      disruptionsAllowed: allowed,
+      currentHealthy: healthy,
+      desiredHealthy: pdb.minAvailable,
+      expectedPods: expected,
+      conditions: [
+        {
+          type: 'DisruptionAllowed',
+          status: allowed > 0 ? 'True' : 'False',
+          reason: allowed > 0 ? 'SufficientPods' : 'InsufficientPods',
+          message: '',
+          observedGeneration: 1,
+          lastTransitionTime: timestamp(now - 60_000),
+        },
+      ],
+    },
+  };
+}
+
+export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: number): Json {
+  const faults = cluster.faults;
+  const suspended = (faults.fluxSuspended ?? []).includes(obj.name);
+  const stalled = (faults.fluxStalled ?? []).includes(obj.name);
+  const notReady = (faults.fluxNotReady ?? []).includes(obj.name);
+  const isKs = obj.kind === 'Kustomization';
+  // Suspending is a spec change the controller never observes, so the generation moves ahead.
+  const generation = suspended ? obj.generation + 1 : obj.generation;
+  const since = timestamp(now - 120_000);
+  const condition = (type: string, status: string, reason: string, message: string): Json => ({
+    type,
+    status,
+    reason,
+    message,
+    observedGeneration: obj.generation,
+    lastTransitionTime: since,
+  });
+  const release = `${obj.namespace}/${obj.name}.v${obj.generation}`;
+  const conditions: Json[] = [];
+  if (stalled) {
+    conditions.push(
+      isKs
+        ? condition('Ready', 'False', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'")
+        : condition('Ready', 'False', 'UpgradeFailed', `Helm upgrade failed for release ${release} with chart ${obj.chart}@${obj.chartVersion}: context deadline exceeded`),
+      isKs
+        ? condition('Stalled', 'True', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'")
+        : condition('Stalled', 'True', 'RetriesExceeded', 'Failed to upgrade after 1 attempt(s)'),
+    );
+  } else if (notReady) {
+    conditions.push(
+      condition('Reconciling', 'True', 'ProgressingWithRetry', `Detecting drift for revision ${obj.revision} with a timeout of 5m0s`),
+      isKs
+        ? condition('Ready', 'False', 'BuildFailed', `kustomize build failed: accumulating resources: accumulation err='accumulating resources from 'apps': must build at directory: not a valid directory'`)
+        : condition('Ready', 'False', 'UpgradeFailed', `Helm upgrade failed for release ${release} with chart ${obj.chart}@${obj.chartVersion}: timed out waiting for the condition`),
+    );
+  } else {
+    conditions.push(
+      isKs
+        ? condition('Ready', 'True', 'ReconciliationSucceeded', `Applied revision: ${obj.revision}`)
+        : condition('Ready', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${release} with chart ${obj.chart}@${obj.chartVersion}`),
+    );
+    if (!isKs) conditions.push(condition('Released', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${release} with chart ${obj.chart}@${obj.chartVersion}`));
+  }
+  return {
+    apiVersion: isKs ? 'kustomize.toolkit.fluxcd.io/v1' : 'helm.toolkit.fluxcd.io/v2',
+    kind: obj.kind,
+    metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, { generation, finalizers: ['finalizers.fluxcd.io'] }),
+    spec: isKs
+      ? {
+          interval: '10m0s',
+          path: obj.path,
+          prune: true,
+          sourceRef: { kind: 'GitRepository', name: 'flux-system' },
+          timeout: '5m0s',
+          ...(suspended ? { suspend: true } : {}),
+        }
+      : {
+          interval: '30m0s',
+          chart: { spec: { chart: obj.chart, version: obj.chartVersion, sourceRef: { kind: 'HelmRepository', name: obj.chart, namespace: 'flux-system' } } },
+          ...(suspended ? { suspend: true } : {}),
+        },
+    status: {
+      conditions,
+      observedGeneration: obj.generation,
+      ...(isKs
+        ? { lastAppliedRevision: obj.revision, lastAttemptedRevision: obj.revision }
+        : { lastAttemptedRevision: obj.chartVersion, lastAttemptedGeneration: obj.generation }),
+      lastHandledReconcileAt: timestamp(now - 300_000),
+    },
+  };
+}
+
+function hasIscsi(state: SimState, node: SimNode): boolean {
+  return (state.schematics[node.schematic] ?? []).includes('siderolabs/iscsi-tools');
+}
+
+/** Robustness degrades while a replica's node is away and heals after the rebuild time. */
+export function volumeRobustness(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): 'healthy' | 'degraded' {
+  for (const hostname of volume.replicas) {
+    const node = nodeByHostname(cluster, hostname);
+    if (!node) return 'degraded';
+    if (nodeReady(cluster, node) !== 'True' || now - node.lastUpAt < timing.longhornRebuildMs || !hasIscsi(state, node)) return 'degraded';
+  }
+  return 'healthy';
+}
+
+export function renderVolume(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
+  const pod = cluster.kube.pods.find((p) => p.name === volume.pvcName.replace(/^data-/, ''));
+  return {
+    apiVersion: 'longhorn.io/v1beta2',
+    kind: 'Volume',
+    metadata: meta(cluster, 'Volume', volume.name, 'longhorn-system', cluster.createdAt, { generation: 2, labels: { longhornvolume: volume.name } }),
+    spec: {
+      numberOfReplicas: volume.replicas.length,
+      size: String(volume.sizeBytes),
+      frontend: 'blockdev',
+      dataLocality: 'disabled',
+      accessMode: 'rwo',
+    },
+    status: {
+      state: 'attached',
+      robustness: volumeRobustness(cluster, state, volume, timing, now),
+      currentNodeID: pod?.nodeName ?? volume.attachedTo,
+      kubernetesStatus: {
+        pvName: volume.name,
+        pvcName: volume.pvcName,
+        namespace: volume.namespace,
+        workloadsStatus: pod ? [{ podName: pod.name, podStatus: pod.nodeName ? 'Running' : 'Pending', workloadName: pod.owner.name, workloadType: pod.owner.kind }] : [],
+      },
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/** The workloads a freshly built simulated cluster runs: enough to exercise every gate. */
+import { createHash } from 'node:crypto';
+import type { ClusterShape, KubeState, PodState, SimNode } from './types.ts';
+
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** The random-looking suffixes Kubernetes controllers append, derived from a seed so runs repeat. */
+export function nameSuffix(seed: string, length = 5): string {
+  const digest = createHash('sha256').update(seed).digest();
+  let out = '';
+  for (let i = 0; i < length; i++) out += NAME_CHARS[(digest[i] ?? 0) % NAME_CHARS.length];
+  return out;
+}
+
+interface Workload {
+  namespace: string;
+  name: string;
+  replicas: number;
+  image: string;
+  labels: Record<string, string>;
+  statefulSet?: boolean;
+  /** Tolerates the control-plane taint. */
+  tolerateControlPlane?: boolean;
+}
+
+function workloads(shape: ClusterShape): Workload[] {
+  const list: Workload[] = [
+    { namespace: 'kube-system', name: 'coredns', replicas: 2, image: 'registry.k8s.io/coredns/coredns:v1.12.4', labels: { 'k8s-app': 'kube-dns' }, tolerateControlPlane: true },
+    { namespace: 'kube-system', name: 'cilium-operator', replicas: 1, image: 'quay.io/cilium/operator-generic:v1.18.4', labels: { 'io.cilium/app': 'operator' }, tolerateControlPlane: true },
+    { namespace: 'flux-system', name: 'source-controller', replicas: 1, image: 'ghcr.io/fluxcd/source-controller:v1.7.3', labels: { app: 'source-controller' } },
+    { namespace: 'flux-system', name: 'kustomize-controller', replicas: 1, image: 'ghcr.io/fluxcd/kustomize-controller:v1.7.2', labels: { app: 'kustomize-controller' } },
+    { namespace: 'flux-system', name: 'helm-controller', replicas: 1, image: 'ghcr.io/fluxcd/helm-controller:v1.4.3', labels: { app: 'helm-controller' } },
+    { namespace: 'flux-system', name: 'notification-controller', replicas: 1, image: 'ghcr.io/fluxcd/notification-controller:v1.7.4', labels: { app: 'notification-controller' } },
+    { namespace: 'apps', name: 'podinfo', replicas: 2, image: 'ghcr.io/stefanprodan/podinfo:6.9.2', labels: { app: 'podinfo' } },
+  ];
+  if (shape.longhorn) {
+    list.push({ namespace: 'apps', name: 'postgres', replicas: 3, image: 'ghcr.io/cloudnative-pg/postgresql:17.6', labels: { app: 'postgres' }, statefulSet: true });
+  }
+  return list;
+}
+
+function schedulable(node: SimNode, shape: ClusterShape, tolerateControlPlane: boolean): boolean {
+  return node.role === 'worker' || shape.schedulingOnControlPlanes || tolerateControlPlane;
+}
+
+export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: number): KubeState {
+  const pods: PodState[] = [];
+  const pod = (p: Omit<PodState, 'createdAt'>): void => {
+    pods.push({ ...p, createdAt });
+  };
+  for (const node of nodes) {
+    pod({
+      name: `cilium-${nameSuffix(`${shape.name}/cilium/${node.hostname}`)}`,
+      namespace: 'kube-system',
+      nodeName: node.hostname,
+      labels: { 'k8s-app': 'cilium' },
+      owner: { kind: 'DaemonSet', name: 'cilium' },
+      image: 'quay.io/cilium/cilium:v1.18.4',
+    });
+    if (shape.longhorn && node.longhorn) {
+      pod({
+        name: `longhorn-manager-${nameSuffix(`${shape.name}/longhorn-manager/${node.hostname}`)}`,
+        namespace: 'longhorn-system',
+        nodeName: node.hostname,
+        labels: { app: 'longhorn-manager' },
+        owner: { kind: 'DaemonSet', name: 'longhorn-manager' },
+        image: 'longhornio/longhorn-manager:v1.10.1',
+      });
+    }
+    if (node.role === 'controlplane') {
+      for (const component of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {
+        pod({
+          name: `${component}-${node.hostname}`,
+          namespace: 'kube-system',
+          nodeName: node.hostname,
+          labels: { 'k8s-app': component, tier: 'control-plane' },
+          owner: { kind: 'Node', name: node.hostname },
+          image: `registry.k8s.io/${component}:${shape.kubernetesVersion}`,
+          mirror: true,
+        });
+      }
+    }
+  }
+  let placement = 0;
+  for (const w of workloads(shape)) {
+    const candidates = nodes.filter((n) => schedulable(n, shape, w.tolerateControlPlane ?? false));
+    const replicaSet = `${w.name}-${nameSuffix(`${shape.name}/${w.name}/rs`, 10)}`;
+    for (let i = 0; i < w.replicas; i++) {
+      const node = candidates[(placement + i) % Math.max(1, candidates.length)];
+      pod({
+        name: w.statefulSet ? `${w.name}-${i + 1}` : `${replicaSet}-${nameSuffix(`${shape.name}/${w.name}/${i}`)}`,
+        namespace: w.namespace,
+        nodeName: node?.hostname ?? '',
+        labels: { ...w.labels },
+        owner: w.statefulSet ? { kind: 'StatefulSet', name: w.name } : { kind: 'ReplicaSet', name: replicaSet },
+        image: w.image,
+      });
+    }
+    placement += w.replicas;
+  }
+  const namespaceList: { name: string; labels: Record<string, string> }[] = [
+    { name: 'default', labels: {} },
+    { name: 'kube-system', labels: {} },
+    { name: 'kube-public', labels: {} },
+    { name: 'kube-node-lease', labels: {} },
+    { name: 'flux-system', labels: {} },
+    { name: 'apps', labels: {} },
+    ...(shape.longhorn
+      ? [{ name: 'longhorn-system', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } }]
+      : []),
+  ];
+  const namespaces = namespaceList.map((ns) => ({ name: ns.name, labels: { 'kubernetes.io/metadata.name': ns.name, ...ns.labels } }));
+  const revision = `main@sha1:${createHash('sha1').update(shape.name).digest('hex')}`;
+  const longhornNodes = nodes.filter((n) => n.longhorn).map((n) => n.hostname);
+  return {
+    namespaces,
+    pods,
+    pdbs: [
+      { name: 'podinfo', namespace: 'apps', minAvailable: 1, selector: { app: 'podinfo' } },
+      ...(shape.longhorn ? [{ name: 'postgres', namespace: 'apps', minAvailable: 2, selector: { app: 'postgres' } }] : []),
+    ],
+    flux: [
+      { kind: 'Kustomization', name: 'flux-system', namespace: 'flux-system', path: shape.fluxPath, generation: 1, revision },
+      { kind: 'Kustomization', name: 'apps', namespace: 'flux-system', path: `${shape.fluxPath}/apps`, generation: 3, revision },
+      { kind: 'HelmRelease', name: 'cilium', namespace: 'kube-system', chart: 'cilium', chartVersion: '1.18.4', generation: 2, revision: '1.18.4' },
+      { kind: 'HelmRelease', name: 'podinfo', namespace: 'apps', chart: 'podinfo', chartVersion: '6.9.2', generation: 1, revision: '6.9.2' },
+      ...(shape.longhorn
+        ? [{ kind: 'HelmRelease' as const, name: 'longhorn', namespace: 'longhorn-system', chart: 'longhorn', chartVersion: '1.10.1', generation: 1, revision: '1.10.1' }]
+        : []),
+    ],
+    volumes: shape.longhorn
+      ? [1, 2, 3].map((i) => ({
+          name: `pvc-${uuidFrom(`${shape.name}/postgres-${i}`)}`,
+          pvcName: `postgres-${i}`,
+          namespace: 'apps',
+          replicas: longhornNodes,
+          sizeBytes: 10 * 1024 ** 3,
+          attachedTo: pods.find((p) => p.name === `postgres-${i}`)?.nodeName ?? '',
+        }))
+      : [],
+    resourceVersion: 1000,
+  };
+}
+
+export function uuidFrom(seed: string): string {
+  const h = createHash('sha256').update(seed).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}

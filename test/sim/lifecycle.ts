@@ -1,0 +1,405 @@
+/**
+ * Server-side machine sequences: upgrade, rollback, reset and the reboots between them. They run
+ * on the simulator's clock, detached from the talosctl process that asked for them, exactly like
+ * machined keeps going after the client disconnects.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  apidReachable,
+  etcdMemberHealthy,
+  etcdMembers,
+  named,
+  namedValue,
+} from './cluster-model.ts';
+import type { Recorder } from './recorder.ts';
+import { installerPreflight, parseInstallerImage, type InstallerImage } from './versions.ts';
+import { drainNode, removePodsOf, schedulePending } from './workloads.ts';
+import type { MachineEvent, SimCluster, SimNode, SimState, SimTiming } from './types.ts';
+
+export interface UpgradeRequest {
+  image: string;
+  stage: boolean;
+  force: boolean;
+  rebootMode: 'default' | 'powercycle';
+}
+
+export interface ResetRequest {
+  graceful: boolean;
+  reboot: boolean;
+}
+
+export type Acceptance = { actorId: string } | { error: string };
+
+type Phase = readonly [phase: string, tasks: readonly string[]];
+
+const UPGRADE_PHASES: readonly Phase[] = [
+  ['drain', ['cordonAndDrainNode']],
+  ['cleanup', ['stopAllPods']],
+  ['dbus', ['stopDBus']],
+  ['stopServices', ['stopServicesEphemeral']],
+  ['unmount', ['unmountUserDisks']],
+  ['unmountBind', ['unmountPodMounts']],
+  ['unmountSystem', ['unmountEphemeralPartition']],
+  ['volumeFinalize', ['teardownLifecycle']],
+  ['upgrade', ['upgrade']],
+  ['meta', ['reloadMeta']],
+  ['kexec', ['kexecPrepare']],
+  ['stopEverything', ['stopAllServices']],
+];
+
+const CLOSED = Symbol('simulator closed');
+
+function isClosed(error: unknown): boolean {
+  return error === CLOSED;
+}
+
+export class Lifecycle {
+  readonly #state: SimState;
+  readonly #timing: SimTiming;
+  readonly #recorder: Recorder;
+  readonly #closing = new AbortController();
+  #seq = 0;
+
+  constructor(state: SimState, timing: SimTiming, recorder: Recorder) {
+    this.#state = state;
+    this.#timing = timing;
+    this.#recorder = recorder;
+  }
+
+  close(): void {
+    this.#closing.abort();
+  }
+
+  /** Resolves after `ms`, or rejects once the simulator shuts down. */
+  sleep(ms: number): Promise<void> {
+    const signal = this.#closing.signal;
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(CLOSED);
+        return;
+      }
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(CLOSED);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  publish(node: SimNode, event: Omit<MachineEvent, 'seq' | 'at'>): void {
+    node.events.push({ ...event, seq: ++this.#seq, at: Date.now() });
+  }
+
+  #spawn(work: () => Promise<void>): void {
+    work().catch((error: unknown) => {
+      if (!isClosed(error)) console.error('simulated machine sequence crashed', error);
+    });
+  }
+
+  #stage(cluster: SimCluster, node: SimNode, stage: SimNode['stage']): void {
+    node.stage = stage;
+    this.#recorder.noteControlPlanes(cluster);
+  }
+
+  #validateImage(ref: string): InstallerImage | string {
+    const image = parseInstallerImage(ref);
+    const known =
+      image &&
+      this.#state.factoryVersions.includes(image.version) &&
+      (image.schematic === undefined || this.#state.schematics[image.schematic] !== undefined);
+    if (!image || !known) {
+      return `error validating installer image ${JSON.stringify(ref)}: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found`;
+    }
+    return image;
+  }
+
+  /** The Upgrade API: validation under the upgrade mutex, then the sequence in the background. */
+  async requestUpgrade(cluster: SimCluster, node: SimNode, request: UpgradeRequest): Promise<Acceptance> {
+    const reject = (desc: string): Acceptance => {
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-rejected', detail: desc });
+      return { error: `rpc error: code = Unknown desc = ${desc}` };
+    };
+    const injected = namedValue(cluster.faults.upgradeError, node);
+    if (injected) return reject(injected);
+    if (node.stage !== 'running') return reject('failed to run sequence: locked');
+    const image = this.#validateImage(request.image);
+    if (typeof image === 'string') return reject(image);
+    if (node.role === 'controlplane' && !request.force) {
+      const holder = cluster.etcd.upgradeMutexHolder;
+      if (holder && holder !== node.address) {
+        return reject('failed to acquire upgrade mutex: mutex: Locked by another session');
+      }
+      cluster.etcd.upgradeMutexHolder = node.address;
+      try {
+        await this.sleep(this.#timing.stepMs);
+        const problem = this.#etcdUpgradeProblem(cluster);
+        if (problem) return reject(`error validating etcd for upgrade: ${problem}`);
+      } finally {
+        if (cluster.etcd.upgradeMutexHolder === node.address) delete cluster.etcd.upgradeMutexHolder;
+      }
+      if (node.stage !== 'running') return reject('failed to run sequence: locked');
+    }
+    const actorId = randomUUID();
+    this.#recorder.event({
+      cluster: cluster.name,
+      node: node.address,
+      kind: 'upgrade-start',
+      fromVersion: node.talosVersion,
+      toVersion: image.version,
+    });
+    this.#stage(cluster, node, 'upgrading');
+    this.#spawn(() => this.#runUpgrade(cluster, node, actorId, image, request));
+    return { actorId };
+  }
+
+  /** etcd.ValidateForUpgrade: a two-member cluster or any unhealthy member blocks the upgrade. */
+  #etcdUpgradeProblem(cluster: SimCluster): string | undefined {
+    const members = etcdMembers(cluster);
+    if (members.length === 2) {
+      return `etcd member count(${members.length}) is insufficient to maintain quorum if upgrade commences`;
+    }
+    for (const member of members) {
+      if (!etcdMemberHealthy(cluster, member)) {
+        return `etcd member ${member.etcdMemberId} is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded`;
+      }
+    }
+    return undefined;
+  }
+
+  async #runUpgrade(
+    cluster: SimCluster,
+    node: SimNode,
+    actorId: string,
+    image: InstallerImage,
+    request: UpgradeRequest,
+  ): Promise<void> {
+    const sequence = request.stage ? 'stageUpgrade' : 'upgrade';
+    const fromVersion = node.talosVersion;
+    const fromSchematic = node.schematic;
+    const say = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void =>
+      this.publish(node, { actorId, kind, text, ...extra });
+    say('sequence', `sequence: ${sequence} action: START`);
+    const phases = UPGRADE_PHASES.filter(([phase]) => !(phase === 'kexec' && request.rebootMode === 'powercycle'));
+    for (const [index, [phase, tasks]] of phases.entries()) {
+      await this.sleep(this.#timing.stepMs);
+      say('phase', `phase: ${phase} action: START`);
+      for (const task of tasks) {
+        say('task', `task: ${task} action: START`, { task });
+        if (task === 'stopAllServices') {
+          await this.sleep(this.#timing.stepMs);
+          await this.#rebootAfterUpgrade(cluster, node, image, fromVersion, fromSchematic);
+          return;
+        }
+        if (task === 'cordonAndDrainNode') {
+          if (!node.cordoned) {
+            node.cordoned = true;
+            node.cordonedByTalos = true;
+          }
+          drainNode(cluster, node, Date.now());
+        }
+        if (task === 'stopServicesEphemeral') {
+          node.servicesStopped = true;
+          this.#recorder.noteControlPlanes(cluster);
+        }
+        if (task === 'upgrade') {
+          if (named(cluster.faults.upgradeHang, node)) await new Promise<never>((_, reject) => this.#closing.signal.addEventListener('abort', () => reject(CLOSED)));
+          const preflight = installerPreflight(fromVersion, image.version, node.kubeletVersion);
+          if (preflight) {
+            const message = `error running phase ${index + 1} in ${sequence} sequence: task 1/1: failed, error running installer: pre-flight checks failed: ${preflight}`;
+            // talosctl's tracker prints message and code in swapped slots; reproduced on purpose.
+            say('sequence', `sequence: ${sequence} action: STOP error: [code: ${message} message: FATAL]`, { error: message });
+            this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-failed', fromVersion, toVersion: image.version, detail: preflight });
+            // The sequence already stopped every service, so machined reboots into the untouched slot.
+            await this.sleep(this.#timing.stepMs);
+            await this.#reboot(cluster, node, { version: fromVersion, schematic: fromSchematic, platformOk: true });
+            return;
+          }
+        }
+        say('task', `task: ${task} action: STOP`, { task });
+      }
+      say('phase', `phase: ${phase} action: STOP`);
+    }
+  }
+
+  async #rebootAfterUpgrade(
+    cluster: SimCluster,
+    node: SimNode,
+    image: InstallerImage,
+    fromVersion: string,
+    fromSchematic: string,
+  ): Promise<void> {
+    const reverts = named(cluster.faults.upgradeSilentRevert, node);
+    const extraDownMs = namedValue(cluster.faults.upgradeSlow, node) ?? 0;
+    const staysNotReady = named(cluster.faults.upgradeStaysNotReady, node);
+    const schematic = image.schematic ?? this.#stockSchematic();
+    if (reverts) {
+      // The new slot failed to boot; the bootloader fell back to the old one.
+      node.fallbackVersion = image.version;
+      node.fallbackSchematic = schematic;
+      await this.#reboot(cluster, node, { version: fromVersion, schematic: fromSchematic, platformOk: true, extraDownMs, staysNotReady });
+      return;
+    }
+    node.fallbackVersion = fromVersion;
+    node.fallbackSchematic = fromSchematic;
+    // A generic installer renames eth0, so the node boots but loses its configured address.
+    const platformOk = image.platform === node.platform;
+    await this.#reboot(cluster, node, { version: image.version, schematic, platformOk, extraDownMs, staysNotReady });
+  }
+
+  #stockSchematic(): string {
+    return Object.keys(this.#state.schematics).find((id) => (this.#state.schematics[id] ?? []).length === 0) ?? '';
+  }
+
+  async #reboot(
+    cluster: SimCluster,
+    node: SimNode,
+    target: { version: string; schematic: string; platformOk: boolean; extraDownMs?: number; staysNotReady?: boolean; neverReturns?: boolean },
+  ): Promise<void> {
+    node.servicesStopped = true;
+    this.#stage(cluster, node, 'rebooting');
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'reboot', fromVersion: node.talosVersion, toVersion: target.version });
+    await this.sleep(this.#timing.rebootMs + (target.extraDownMs ?? 0));
+    if (target.neverReturns) {
+      this.#stage(cluster, node, 'lost');
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'lost', detail: 'did not come back after reboot' });
+      return;
+    }
+    node.talosVersion = target.version;
+    node.schematic = target.schematic;
+    node.bootId = randomUUID();
+    node.bootedAt = Date.now();
+    node.events = [];
+    node.servicesStopped = false;
+    node.kubeletNotReady = target.staysNotReady ?? false;
+    this.#stage(cluster, node, 'booting');
+    if (!target.platformOk) {
+      this.#stage(cluster, node, 'lost');
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'lost', detail: 'network interface renamed by a generic installer' });
+      return;
+    }
+    const notReady = `[name:"nodeReady" reason:"node \\"${node.hostname}\\" is not ready"]`;
+    const boot = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void =>
+      this.publish(node, { actorId: '', kind, text, ...extra });
+    boot('status', `stage: BOOTING ready: false unmetCond: ${notReady}`, { stage: 'BOOTING', ready: false });
+    await this.sleep(this.#timing.bootMs / 2);
+    if (node.role === 'controlplane') boot('service', 'service: etcd message: Health check successful healthy: true');
+    boot('service', 'service: kubelet message: Health check successful healthy: true');
+    await this.sleep(this.#timing.bootMs / 2);
+    const ready = !node.kubeletNotReady && !named(cluster.faults.nodeNotReady, node);
+    boot('status', `stage: BOOTING ready: ${ready} unmetCond: ${ready ? '[]' : notReady}`, { stage: 'BOOTING', ready });
+    boot('task', 'task: startAllServices action: STOP', { task: 'startAllServices' });
+    boot('phase', 'phase: startEverything action: STOP');
+    boot('sequence', 'sequence: boot action: STOP');
+    node.lastUpAt = Date.now();
+    if (node.cordonedByTalos) {
+      node.cordoned = false;
+      node.cordonedByTalos = false;
+    }
+    node.k8sRegistered = true;
+    this.#stage(cluster, node, 'running');
+    schedulePending(cluster, Date.now());
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'up', toVersion: node.talosVersion });
+    boot('status', `stage: RUNNING ready: ${ready} unmetCond: ${ready ? '[]' : notReady}`, { stage: 'RUNNING', ready });
+  }
+
+  /** The Rollback API: flips the A/B entry and reboots asynchronously. Returns an error text or undefined. */
+  requestRollback(cluster: SimCluster, node: SimNode): string | undefined {
+    if (!node.fallbackVersion || !node.fallbackSchematic) {
+      return 'rpc error: code = Unknown desc = cannot rollback to previous version: no fallback entry found';
+    }
+    if (node.stage !== 'running') return 'rpc error: code = Unknown desc = failed to run sequence: locked';
+    const toVersion = node.fallbackVersion;
+    const toSchematic = node.fallbackSchematic;
+    node.fallbackVersion = node.talosVersion;
+    node.fallbackSchematic = node.schematic;
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'rollback', fromVersion: node.talosVersion, toVersion });
+    const neverReturns = named(cluster.faults.rollbackNoReturn, node);
+    this.#spawn(async () => {
+      await this.sleep(this.#timing.stepMs);
+      await this.#reboot(cluster, node, { version: toVersion, schematic: toSchematic, platformOk: true, neverReturns });
+    });
+    return undefined;
+  }
+
+  /** The Reset API: drain, leave etcd, wipe, then power off (or reboot into maintenance). */
+  async requestReset(cluster: SimCluster, node: SimNode, request: ResetRequest): Promise<Acceptance> {
+    if (node.stage !== 'running') return { error: 'rpc error: code = Unknown desc = failed to run sequence: locked' };
+    const actorId = randomUUID();
+    this.#stage(cluster, node, 'resetting');
+    this.#spawn(() => this.#runReset(cluster, node, actorId, request));
+    return { actorId };
+  }
+
+  async #runReset(cluster: SimCluster, node: SimNode, actorId: string, request: ResetRequest): Promise<void> {
+    const say = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void =>
+      this.publish(node, { actorId, kind, text, ...extra });
+    const phases: Phase[] = [
+      ...(request.graceful ? ([['drain', ['cordonAndDrainNode']]] as Phase[]) : []),
+      ['cleanup', ['stopAllPods']],
+      ['dbus', ['stopDBus']],
+      ...(request.graceful && node.role === 'controlplane' ? ([['leave', ['leaveEtcd']]] as Phase[]) : []),
+      ['preReset', ['stopServicesEphemeral']],
+      ['stopEverything', ['stopAllServices']],
+    ];
+    say('sequence', 'sequence: reset action: START');
+    for (const [index, [phase, tasks]] of phases.entries()) {
+      await this.sleep(this.#timing.stepMs);
+      say('phase', `phase: ${phase} action: START`);
+      for (const task of tasks) {
+        say('task', `task: ${task} action: START`, { task });
+        if (task === 'cordonAndDrainNode') {
+          node.cordoned = true;
+          drainNode(cluster, node, Date.now());
+        }
+        if (task === 'leaveEtcd') {
+          if (etcdMembers(cluster).length <= 1) {
+            const message = `error running phase ${index + 1} in reset sequence: task 1/1: failed, failed to leave cluster: etcdserver: re-configuration failed due to not enough started members`;
+            say('sequence', `sequence: reset action: STOP error: [code: ${message} message: FATAL]`, { error: message });
+            this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'reset-failed', detail: message });
+            this.#stage(cluster, node, 'running');
+            return;
+          }
+          node.etcdMember = false;
+        }
+        if (task === 'stopServicesEphemeral') {
+          node.servicesStopped = true;
+          this.#recorder.noteControlPlanes(cluster);
+        }
+        if (task === 'stopAllServices') {
+          await this.sleep(this.#timing.stepMs);
+          node.discoveryMember = false;
+          this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'reset', fromVersion: node.talosVersion });
+          if (!request.reboot) {
+            this.#stage(cluster, node, 'off');
+            return;
+          }
+          this.#stage(cluster, node, 'rebooting');
+          await this.sleep(this.#timing.rebootMs);
+          node.bootId = randomUUID();
+          node.events = [];
+          this.#stage(cluster, node, 'maintenance');
+          return;
+        }
+        say('task', `task: ${task} action: STOP`, { task });
+      }
+      say('phase', `phase: ${phase} action: STOP`);
+    }
+  }
+
+  /** `kubectl delete node`: pods are garbage-collected; a running kubelet registers the Node again. */
+  deleteKubeNode(cluster: SimCluster, node: SimNode): void {
+    node.k8sRegistered = false;
+    removePodsOf(cluster, node);
+    schedulePending(cluster, Date.now());
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'node-deleted' });
+    if (!apidReachable(cluster, node) || node.servicesStopped) return;
+    this.#spawn(async () => {
+      await this.sleep(this.#timing.reregisterMs);
+      if (!node.servicesStopped && (node.stage === 'running' || node.stage === 'booting')) node.k8sRegistered = true;
+    });
+  }
+}

@@ -1,0 +1,49 @@
+/** The two cluster shapes of the runbook. Tests may pass their own shapes instead. */
+import type { ClusterShape } from './types.ts';
+
+/** One control plane and one worker on PVE5, no Longhorn: the checked-in staging inventory. */
+export function stagingShape(overrides: Partial<ClusterShape> = {}): ClusterShape {
+  return {
+    name: 'staging',
+    environment: 'staging',
+    talosVersion: 'v1.11.5',
+    kubernetesVersion: 'v1.34.1',
+    nodes: [
+      { hostname: 'talos-stg-cp-1', address: '10.0.20.204', role: 'controlplane', host: 'pve5' },
+      { hostname: 'talos-stg-w-1', address: '10.0.20.205', role: 'worker', host: 'pve5' },
+    ],
+    endpoints: ['10.0.20.204'],
+    kubernetesEndpoint: 'https://10.0.20.204:6443',
+    longhorn: false,
+    schedulingOnControlPlanes: false,
+    defaultExtensions: [],
+    fluxPath: './clusters/staging',
+    installerPlatform: 'nocloud',
+    ...overrides,
+  };
+}
+
+/** Three hyperconverged control planes on three Proxmox hosts behind a VIP, with Longhorn (ADR 007/008). */
+export function productionShape(overrides: Partial<ClusterShape> = {}): ClusterShape {
+  return {
+    name: 'production',
+    environment: 'production',
+    talosVersion: 'v1.11.5',
+    kubernetesVersion: 'v1.34.1',
+    nodes: [
+      { hostname: 'talos-prd-cp-1', address: '10.0.30.11', role: 'controlplane', host: 'pve1', longhorn: true },
+      { hostname: 'talos-prd-cp-2', address: '10.0.30.12', role: 'controlplane', host: 'pve2', longhorn: true },
+      { hostname: 'talos-prd-cp-3', address: '10.0.30.13', role: 'controlplane', host: 'pve3', longhorn: true },
+    ],
+    vip: '10.0.30.10',
+    endpoints: ['10.0.30.11', '10.0.30.12', '10.0.30.13'],
+    kubernetesEndpoint: 'https://10.0.30.10:6443',
+    longhorn: true,
+    schedulingOnControlPlanes: true,
+    defaultExtensions: [],
+    longhornExtensions: ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools'],
+    fluxPath: './clusters/production',
+    installerPlatform: 'nocloud',
+    ...overrides,
+  };
+}

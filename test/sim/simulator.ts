@@ -1,0 +1,213 @@
+/**
+ * The simulated Talos estate: one in-memory state served to the fake `talosctl`/`tofu`
+ * executables, one Kubernetes API per cluster and an Image Factory, all on 127.0.0.1.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { buildCluster, findNode } from './cluster-model.ts';
+import { startControlServer } from './control-server.ts';
+import { createCredentials } from './credentials.ts';
+import { FaultController } from './faults.ts';
+import { defaultFactoryVersions, startImageFactory } from './image-factory.ts';
+import { startKubeApi } from './kube-api.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { Recorder } from './recorder.ts';
+import { schematicId } from './schematics.ts';
+import { productionShape, stagingShape } from './shapes.ts';
+import { writeWrappers, type WrapperPaths } from './wrappers.ts';
+import type { CallRecord, ClusterShape, SimCluster, SimEvent, SimNode, SimState, SimTiming } from './types.ts';
+
+export interface SimulatorOptions {
+  /** Working directory for wrappers (`bin/`), Terraform dirs (`terraform/<cluster>`) and snapshots. Created if missing. */
+  dir: string;
+  /** Secret embedded in every credential the clusters hand out. Default: a random `CANARY-…` string. */
+  canary?: string;
+  /** Cluster shapes. Default: `[stagingShape(), productionShape()]`. */
+  clusters?: ClusterShape[];
+  /** Timing knobs in milliseconds; see {@link SimTiming} for defaults. */
+  timing?: Partial<SimTiming>;
+  /** Talos versions the Image Factory lists. Default: 1.9.0 … 1.13.9 with a few pre-releases. */
+  factoryVersions?: string[];
+}
+
+export interface SimulatorEnv {
+  TALOSCTL_BIN: string;
+  TOFU_BIN: string;
+  IMAGE_FACTORY_URL: string;
+}
+
+export function defaultTiming(overrides: Partial<SimTiming> = {}): SimTiming {
+  const stepMs = overrides.stepMs ?? 10;
+  const rebootMs = overrides.rebootMs ?? 200;
+  return {
+    stepMs,
+    rebootMs,
+    bootMs: overrides.bootMs ?? stepMs * 3,
+    longhornRebuildMs: overrides.longhornRebuildMs ?? 300,
+    retryMs: overrides.retryMs ?? 50,
+    healthRetryMs: overrides.healthRetryMs ?? 25,
+    reregisterMs: overrides.reregisterMs ?? rebootMs,
+  };
+}
+
+export class Simulator {
+  readonly dir: string;
+  readonly canary: string;
+  readonly state: SimState;
+  readonly timing: SimTiming;
+  readonly faults: FaultController;
+  readonly controlUrl: string;
+  readonly imageFactoryUrl: string;
+  readonly bin: WrapperPaths;
+  readonly #recorder: Recorder;
+  readonly #lifecycle: Lifecycle;
+  readonly #servers: Server[];
+
+  constructor(init: {
+    dir: string;
+    canary: string;
+    state: SimState;
+    timing: SimTiming;
+    recorder: Recorder;
+    lifecycle: Lifecycle;
+    servers: Server[];
+    controlUrl: string;
+    imageFactoryUrl: string;
+    bin: WrapperPaths;
+  }) {
+    this.dir = init.dir;
+    this.canary = init.canary;
+    this.state = init.state;
+    this.timing = init.timing;
+    this.faults = new FaultController(init.state);
+    this.controlUrl = init.controlUrl;
+    this.imageFactoryUrl = init.imageFactoryUrl;
+    this.bin = init.bin;
+    this.#recorder = init.recorder;
+    this.#lifecycle = init.lifecycle;
+    this.#servers = init.servers;
+  }
+
+  /** Every talosctl/tofu invocation, in start order. */
+  get calls(): CallRecord[] {
+    return this.#recorder.calls;
+  }
+
+  /** Node-level lifecycle events, in order. */
+  get events(): SimEvent[] {
+    return this.#recorder.events;
+  }
+
+  /**
+   * Environment for the bot: `TALOSCTL_BIN` names the directory of versioned clients by default
+   * (`{ talosctl: 'binary' }` gives the single v1.11.6 `bin/talosctl`).
+   */
+  env(options: { talosctl?: 'versions-dir' | 'binary' } = {}): SimulatorEnv {
+    return {
+      TALOSCTL_BIN: options.talosctl === 'binary' ? this.bin.talosctl : this.bin.talosctlVersions,
+      TOFU_BIN: this.bin.tofu,
+      IMAGE_FACTORY_URL: this.imageFactoryUrl,
+    };
+  }
+
+  cluster(name: string): SimCluster {
+    const cluster = this.state.clusters[name];
+    if (!cluster) throw new Error(`unknown simulated cluster ${JSON.stringify(name)}`);
+    return cluster;
+  }
+
+  /** A node by address or hostname. */
+  node(cluster: string, ref: string): SimNode {
+    const node = findNode(this.cluster(cluster), ref);
+    if (!node) throw new Error(`cluster ${cluster} has no node ${JSON.stringify(ref)}`);
+    return node;
+  }
+
+  kubeApiUrl(cluster: string): string {
+    return `http://127.0.0.1:${this.cluster(cluster).kubeApiPort}`;
+  }
+
+  talosconfig(cluster: string): string {
+    return this.cluster(cluster).credentials.talosconfig;
+  }
+
+  kubeconfig(cluster: string): string {
+    return this.cluster(cluster).credentials.kubeconfig;
+  }
+
+  /** Upgrades the node accepted so far (by address or hostname). */
+  upgradeCount(cluster: string, node: string): number {
+    return this.#recorder.upgradeCount(cluster, this.node(cluster, node).address);
+  }
+
+  /** Most control planes out of service at the same moment since start. */
+  maxControlPlanesDownAtOnce(cluster: string): number {
+    return this.#recorder.maxControlPlanesDownAtOnce(cluster);
+  }
+
+  /** Polls until `predicate` holds; for tests waiting on background sequences. */
+  async waitFor(predicate: () => boolean, timeoutMs = 5000, description = 'condition'): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#lifecycle.close();
+    await Promise.all(
+      this.#servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+          }),
+      ),
+    );
+  }
+}
+
+export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
+  const dir = resolve(options.dir);
+  const canary = options.canary ?? `CANARY-${randomBytes(9).toString('hex')}`;
+  const shapes = options.clusters ?? [stagingShape(), productionShape()];
+  const timing = defaultTiming(options.timing);
+  const state: SimState = { clusters: {}, schematics: {}, factoryVersions: options.factoryVersions ?? defaultFactoryVersions() };
+  const recorder = new Recorder();
+  const lifecycle = new Lifecycle(state, timing, recorder);
+  const deps = { state, timing, lifecycle, recorder };
+  const servers: Server[] = [];
+  await mkdir(join(dir, 'bin'), { recursive: true });
+  state.schematics[schematicId([])] = [];
+  for (const shape of shapes) {
+    if (state.clusters[shape.name]) throw new Error(`duplicate cluster shape ${JSON.stringify(shape.name)}`);
+    const kube = await startKubeApi(deps, shape.name);
+    servers.push(kube.server);
+    const terraformDir = join(dir, 'terraform', shape.name);
+    const snapshotDir = join(dir, 'snapshots', shape.name);
+    await mkdir(terraformDir, { recursive: true });
+    await mkdir(snapshotDir, { recursive: true });
+    await writeFile(join(terraformDir, 'main.tf'), `# Terraform root of the simulated ${shape.name} cluster.\n`);
+    const credentials = createCredentials({
+      cluster: shape.name,
+      canary,
+      endpoints: shape.endpoints,
+      nodes: shape.nodes.map((n) => n.address),
+      kubeApiUrl: `http://127.0.0.1:${kube.port}`,
+    });
+    const cluster = buildCluster({ shape, terraformDir, snapshotDir, kubeApiPort: kube.port, credentials, now: Date.now() });
+    state.clusters[shape.name] = cluster;
+    state.schematics[schematicId(shape.defaultExtensions)] = [...shape.defaultExtensions].sort();
+    if (shape.longhornExtensions) state.schematics[schematicId(shape.longhornExtensions)] = [...shape.longhornExtensions].sort();
+    recorder.noteControlPlanes(cluster);
+  }
+  const control = await startControlServer(deps);
+  servers.push(control.server);
+  const factory = await startImageFactory(state);
+  servers.push(factory.server);
+  const bin = await writeWrappers(join(dir, 'bin'), control.url);
+  return new Simulator({ dir, canary, state, timing, recorder, lifecycle, servers, controlUrl: control.url, imageFactoryUrl: factory.url, bin });
+}

@@ -1,0 +1,159 @@
+/** `talosctl etcd status|members|snapshot|alarm list` (cmd/talosctl/cmd/talos/etcd.go). */
+import { createHash, randomBytes } from 'node:crypto';
+import { open, rename } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { etcdMembers, etcdService, hasQuorum, leaderSeenBy, raftIndex } from '../cluster-model.ts';
+import { wait } from '../exec-io.ts';
+import { goQuote, humanizeBytes, tabwrite } from '../go-format.ts';
+import { hasEtcdStorageColumns } from '../versions.ts';
+import type { SimNode } from '../types.ts';
+import {
+  connect,
+  controlPlaneOnly,
+  exitAfterPartial,
+  fanOut,
+  reach,
+  reportFailures,
+  requireSingleNode,
+  successes,
+  type Session,
+} from './session.ts';
+
+const ETCD_DOWN = 'rpc error: code = Unknown desc = failed to create etcd client: error building etcd client: context deadline exceeded';
+
+function etcdServing(session: Session, node: SimNode): { error: string } | undefined {
+  const notCp = controlPlaneOnly(node, 'etcd');
+  if (notCp) return notCp;
+  const service = etcdService(session.cluster, node, Date.now(), session.deps.timing);
+  if (!service || service.state !== 'Running') return { error: ETCD_DOWN };
+  return undefined;
+}
+
+function connected(session: Session): boolean {
+  const connection = connect(session);
+  if ('error' in connection) {
+    session.io.err(`${connection.error}\n`);
+    return false;
+  }
+  return true;
+}
+
+export function runEtcdStatus(session: Session): number {
+  if (!connected(session)) return 1;
+  const { cluster, io } = session;
+  const now = Date.now();
+  const results = fanOut(session, (node) => {
+    const down = etcdServing(session, node);
+    if (down) return down;
+    return node;
+  });
+  const failed = reportFailures(session, results, 'error getting status');
+  if (failed !== undefined) return failed;
+  const storageColumns = hasEtcdStorageColumns(session.clientVersion);
+  const header = ['NODE', 'MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER'];
+  const rows = [[...header, ...(storageColumns ? ['PROTOCOL', 'STORAGE'] : []), 'ERRORS']];
+  const { dbSizeBytes, dbInUseBytes } = cluster.etcd;
+  for (const [i, r] of successes(results).entries()) {
+    const leader = leaderSeenBy(cluster, r.node);
+    const errors = leader === undefined ? ['etcdserver: no leader'] : [];
+    const index = raftIndex(cluster, now) - (leader === r.node.etcdMemberId ? 0 : i % 2);
+    rows.push([
+      r.address,
+      r.node.etcdMemberId ?? '',
+      humanizeBytes(dbSizeBytes),
+      `${humanizeBytes(dbInUseBytes)} (${((dbInUseBytes / dbSizeBytes) * 100).toFixed(2)}%)`,
+      leader ?? '0000000000000000',
+      String(index),
+      String(cluster.etcd.raftTerm),
+      String(index),
+      'false',
+      ...(storageColumns ? ['3.6.5', '3.6.0'] : []),
+      errors.join(', '),
+    ]);
+  }
+  io.out(tabwrite(rows));
+  return exitAfterPartial(session, results);
+}
+
+export function runEtcdMembers(session: Session): number {
+  if (!connected(session)) return 1;
+  const { cluster, io } = session;
+  const results = fanOut(session, (node) => {
+    const down = etcdServing(session, node);
+    if (down) return down;
+    if (cluster.faults.etcdNoLeader || !hasQuorum(cluster)) return { error: 'rpc error: code = Unknown desc = etcdserver: no leader' };
+    return etcdMembers(cluster);
+  });
+  const failed = reportFailures(session, results, 'error getting members');
+  if (failed !== undefined) return failed;
+  const rows = [['NODE', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER']];
+  for (const r of successes(results)) {
+    for (const m of r.value) {
+      rows.push([r.address, m.etcdMemberId ?? '', m.hostname, `https://${m.address}:2380`, `https://${m.address}:2379`, 'false']);
+    }
+  }
+  io.out(tabwrite(rows));
+  return exitAfterPartial(session, results);
+}
+
+export function runEtcdAlarmList(session: Session): number {
+  if (!connected(session)) return 1;
+  const results = fanOut(session, (node) => etcdServing(session, node) ?? node);
+  const failed = reportFailures(session, results, 'error getting alarms');
+  if (failed !== undefined) return failed;
+  session.io.out(tabwrite([['NODE', 'MEMBER', 'ALARM']]));
+  return exitAfterPartial(session, results);
+}
+
+/**
+ * Streams a snapshot like talosctl does: into `<path>.part`, checks `size % 512 == 32` (etcd appends
+ * a sha256), then renames. A killed client leaves the `.part` file behind.
+ */
+export async function runEtcdSnapshot(session: Session): Promise<number> {
+  const { cluster, io, deps } = session;
+  if (!requireSingleNode(session, 'etcd snapshot')) return 1;
+  if (!connected(session)) return 1;
+  const address = session.nodes[0] ?? '';
+  const reached = reach(session, address);
+  if ('error' in reached) {
+    io.err(`error reading file: ${reached.error}\n`);
+    return 1;
+  }
+  const down = controlPlaneOnly(reached.node, 'etcd snapshot') ?? etcdServing(session, reached.node);
+  if (down) {
+    io.err(`error reading file: ${down.error}\n`);
+    return 1;
+  }
+  const path = session.parsed.args[0] ?? '';
+  const target = isAbsolute(path) ? path : resolve(session.cwd, path);
+  const part = `${target}.part`;
+  cluster.etcd.revisionBase += 17 + Math.floor(Math.random() * 50);
+  const revision = cluster.etcd.revisionBase + Math.floor((Date.now() - cluster.createdAt) / 5000);
+  const blocks = 3800 + (revision % 200);
+  const body = randomBytes(blocks * 512);
+  const digest = createHash('sha256').update(body).digest();
+  const file = await open(part, 'w', 0o600);
+  try {
+    const chunks = 4;
+    const chunkSize = Math.ceil(body.length / chunks);
+    for (let i = 0; i < chunks; i++) {
+      await file.write(body.subarray(i * chunkSize, (i + 1) * chunkSize));
+      await wait(Math.max(1, Math.floor(deps.timing.stepMs / 2)), io.signal);
+    }
+    await file.write(digest);
+  } finally {
+    await file.close();
+  }
+  const size = body.length + digest.length;
+  if (size % 512 !== 32) {
+    io.err(`sha256 checksum not found (size ${size})\n`);
+    return 1;
+  }
+  await rename(part, target);
+  const hash = createHash('sha256').update(String(revision)).digest('hex').slice(0, 8);
+  const totalKeys = cluster.etcd.totalKeys + (revision % 97);
+  deps.recorder.event({ cluster: cluster.name, node: reached.node.address, kind: 'snapshot', detail: target });
+  io.out(`etcd snapshot saved to ${goQuote(path)} (${size} bytes)\n`);
+  io.out(`snapshot info: hash ${hash}, revision ${revision}, total keys ${totalKeys}, total size ${cluster.etcd.dbSizeBytes}\n`);
+  return 0;
+}

@@ -1,0 +1,178 @@
+/** `talosctl get members|machinestatus|extensions` (get.go, cmd/talosctl/pkg/talos/output). */
+import { stringify } from 'yaml';
+import { isBooted, nodeReady } from '../cluster-model.ts';
+import { tabwrite } from '../go-format.ts';
+import { extensionInfo } from '../schematics.ts';
+import type { SimCluster, SimNode } from '../types.ts';
+import { connect, exitAfterPartial, fanOut, reportFailures, successes, type Session } from './session.ts';
+
+interface Resource {
+  namespace: string;
+  type: string;
+  id: string;
+  version: number;
+  owner: string;
+  created: Date;
+  updated: Date;
+  spec: Record<string, unknown>;
+  /** Values of the resource-specific print columns. */
+  columns: string[];
+}
+
+interface ResourceKind {
+  names: string[];
+  shortType: string;
+  columns: string[];
+  list(cluster: SimCluster, node: SimNode, state: Session['deps']['state']): Resource[];
+}
+
+function stageName(cluster: SimCluster, node: SimNode): { stage: string; ready: boolean } {
+  const stage = node.stage === 'upgrading' ? 'upgrading' : node.stage === 'resetting' ? 'resetting' : node.stage === 'booting' ? 'booting' : 'running';
+  const ready = stage === 'running' && nodeReady(cluster, node) === 'True';
+  return { stage, ready };
+}
+
+const KINDS: ResourceKind[] = [
+  {
+    names: ['members', 'member', 'clustermembers'],
+    shortType: 'Member',
+    columns: ['HOSTNAME', 'MACHINE TYPE', 'OS', 'ADDRESSES'],
+    list: (cluster) =>
+      cluster.nodes
+        .filter((m) => m.discoveryMember)
+        .map((m) => ({
+          namespace: 'cluster',
+          type: 'Members.cluster.talos.dev',
+          id: m.hostname,
+          version: 2 + (m.talosVersion.length % 5),
+          owner: 'cluster.MemberController',
+          created: new Date(m.bootedAt),
+          updated: new Date(m.lastUpAt),
+          spec: {
+            nodeId: m.bootId.replace(/-/g, '').slice(0, 22),
+            addresses: [m.address],
+            hostname: m.hostname,
+            machineType: m.role,
+            operatingSystem: `Talos (${m.talosVersion})`,
+            ...(m.role === 'controlplane' ? { controlPlane: { apiServerPort: 6443 } } : {}),
+          },
+          columns: [m.hostname, m.role, `Talos (${m.talosVersion})`, JSON.stringify([m.address])],
+        })),
+  },
+  {
+    names: ['machinestatus', 'machinestatuses', 'ms'],
+    shortType: 'MachineStatus',
+    columns: ['STAGE', 'READY'],
+    list: (cluster, node) => {
+      const { stage, ready } = stageName(cluster, node);
+      const unmet = ready ? [] : [{ name: 'nodeReady', reason: `node "${node.hostname}" is not ready` }];
+      return [
+        {
+          namespace: 'runtime',
+          type: 'MachineStatuses.runtime.talos.dev',
+          id: 'machine',
+          version: 21,
+          owner: 'runtime.MachineStatusController',
+          created: new Date(node.bootedAt),
+          updated: new Date(Math.max(node.bootedAt, node.lastUpAt)),
+          spec: { stage, status: { ready, unmetConditions: unmet } },
+          columns: [stage, String(ready)],
+        },
+      ];
+    },
+  },
+  {
+    names: ['extensions', 'extension', 'extensionstatus', 'extensionstatuses'],
+    shortType: 'ExtensionStatus',
+    columns: ['NAME', 'VERSION'],
+    list: (_cluster, node, state) => {
+      const official = state.schematics[node.schematic] ?? [];
+      const entries = official.map((o) => extensionInfo(o));
+      const resources = entries.map((e, i) => ({
+        namespace: 'runtime',
+        type: 'ExtensionStatuses.runtime.talos.dev',
+        id: `${String(i).padStart(3, '0')}.${e.image.replace(/[/:]/g, '-')}`,
+        version: 1,
+        owner: 'runtime.ExtensionStatusController',
+        created: new Date(node.bootedAt),
+        updated: new Date(node.bootedAt),
+        spec: {
+          image: `${String(i).padStart(3, '0')}-${e.name}.sqsh`,
+          metadata: { name: e.name, version: e.version, author: e.author, description: e.description, compatibility: { talos: { version: '>= v1.0.0' } } },
+        },
+        columns: [e.name, e.version],
+      }));
+      resources.push({
+        namespace: 'runtime',
+        type: 'ExtensionStatuses.runtime.talos.dev',
+        id: String(entries.length),
+        version: 1,
+        owner: 'runtime.ExtensionStatusController',
+        created: new Date(node.bootedAt),
+        updated: new Date(node.bootedAt),
+        spec: {
+          image: '',
+          metadata: { name: 'schematic', version: node.schematic, author: '', description: '', compatibility: { talos: { version: '' } } },
+        },
+        columns: ['schematic', node.schematic],
+      });
+      return resources;
+    },
+  },
+];
+
+function metadata(r: Resource): Record<string, unknown> {
+  return {
+    namespace: r.namespace,
+    type: r.type,
+    id: r.id,
+    version: r.version,
+    owner: r.owner,
+    phase: 'running',
+    created: r.created.toISOString().replace(/\.\d+Z$/, 'Z'),
+    updated: r.updated.toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+}
+
+export function runGet(session: Session): number {
+  const { io, parsed, cluster, deps } = session;
+  const wanted = (parsed.args[0] ?? '').toLowerCase();
+  const kind = KINDS.find((k) => k.names.includes(wanted));
+  const connection = connect(session);
+  if ('error' in connection) {
+    io.err(`${connection.error}\n`);
+    return 1;
+  }
+  if (!kind) {
+    io.err(`error resolving resource type ${JSON.stringify(parsed.args[0])}: resource ${JSON.stringify(parsed.args[0])} is not registered\n`);
+    return 1;
+  }
+  const output = parsed.str('output') ?? 'table';
+  if (!['table', 'json', 'yaml'].includes(output)) {
+    io.err(`unknown output ${JSON.stringify(output)}\n`);
+    return 1;
+  }
+  const id = parsed.args[1];
+  const results = fanOut(session, (node) => {
+    if (!isBooted(node)) return { error: 'rpc error: code = Unavailable desc = node is not running' };
+    return kind.list(cluster, node, deps.state).filter((r) => id === undefined || r.id === id);
+  });
+  const failed = reportFailures(session, results, 'error getting resources');
+  if (failed !== undefined) return failed;
+  const answered = successes(results);
+  if (output === 'table') {
+    const rows = [['NODE', 'NAMESPACE', 'TYPE', 'ID', 'VERSION', ...kind.columns]];
+    for (const r of answered) {
+      for (const res of r.value) rows.push([r.address, res.namespace, kind.shortType, res.id, String(res.version), ...res.columns]);
+    }
+    io.out(tabwrite(rows));
+  } else if (output === 'json') {
+    for (const r of answered) {
+      for (const res of r.value) io.out(`${JSON.stringify({ metadata: metadata(res), node: r.address, spec: res.spec }, null, 4)}\n`);
+    }
+  } else {
+    const docs = answered.flatMap((r) => r.value.map((res) => stringify({ node: r.address, metadata: metadata(res), spec: res.spec })));
+    io.out(docs.join('---\n'));
+  }
+  return exitAfterPartial(session, results);
+}

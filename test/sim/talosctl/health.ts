@@ -1,0 +1,208 @@
+/** `talosctl health` (cmd/talosctl/cmd/talos/health.go, pkg/cluster/check/default.go). */
+import {
+  etcdMembers,
+  etcdService,
+  hasQuorum,
+  isCordoned,
+  kubeApiAvailability,
+  kubeletService,
+  nodeReady,
+  apiserverServing,
+} from '../cluster-model.ts';
+import { wait } from '../exec-io.ts';
+import { goQuoteList, multiError, parseGoDuration } from '../go-format.ts';
+import type { SimNode } from '../types.ts';
+import { connect, reach, requireSingleNode, type Session } from './session.ts';
+
+type CheckResult = 'OK' | 'SKIP' | string;
+
+interface Check {
+  name: string;
+  run(): CheckResult;
+}
+
+function perNode(session: Session, addresses: string[], fn: (node: SimNode, address: string) => string | undefined): CheckResult {
+  const errors: string[] = [];
+  for (const address of addresses) {
+    const reached = reach(session, address);
+    const error = 'error' in reached ? reached.error : fn(reached.node, address);
+    if (error) errors.push(`${address}: ${error}`);
+  }
+  return errors.length === 0 ? 'OK' : multiError(errors);
+}
+
+function kubeError(session: Session, path: string): string | undefined {
+  const availability = kubeApiAvailability(session.cluster);
+  const endpoint = session.cluster.kubernetesEndpoint;
+  if (availability === 'down') {
+    const host = endpoint.replace(/^https?:\/\//, '');
+    return `Get "${endpoint}${path}": dial tcp ${host}: connect: connection refused`;
+  }
+  if (availability === 'no-quorum') return 'etcdserver: request timed out';
+  return undefined;
+}
+
+function checks(session: Session, controlPlanes: string[], workers: string[]): Check[] {
+  const { cluster, deps } = session;
+  const all = [...controlPlanes, ...workers];
+  const now = (): number => Date.now();
+  const k8sNodes = (): SimNode[] => cluster.nodes.filter((n) => n.k8sRegistered);
+  const staticPods = (verb: string): CheckResult => {
+    const down = kubeError(session, '/api/v1/namespaces/kube-system/pods');
+    if (down) return down;
+    const serving = cluster.nodes.filter((n) => controlPlanes.includes(n.address) && apiserverServing(cluster, n)).length;
+    if (serving === controlPlanes.length) return 'OK';
+    return `expected number of pods for kube-apiserver to be ${controlPlanes.length}, got ${serving}${verb}`;
+  };
+  return [
+    {
+      name: 'etcd to be healthy',
+      run: () =>
+        perNode(session, controlPlanes, (node) => {
+          const service = etcdService(cluster, node, now(), deps.timing);
+          if (!service) return 'service "etcd" not registered';
+          if (service.state !== 'Running') {
+            const pre = service.state === 'Preparing' ? ' Running pre state' : '';
+            return `service "etcd" not in expected state "Running": current state [${service.state}]${pre}`;
+          }
+          if (service.health === 'Fail') return `service "etcd" not healthy: ${service.lastHealthMessage ?? ''}`;
+          return undefined;
+        }),
+    },
+    {
+      name: 'etcd members to be consistent across nodes',
+      run: () =>
+        perNode(session, controlPlanes, () => (cluster.faults.etcdNoLeader || !hasQuorum(cluster) ? 'etcdserver: no leader' : undefined)),
+    },
+    {
+      name: 'etcd members to be control plane nodes',
+      run: () => {
+        const memberIps = etcdMembers(cluster).map((m) => m.address).sort();
+        const expected = [...controlPlanes].sort();
+        if (memberIps.join() === expected.join()) return 'OK';
+        return `etcd member ips ${goQuoteList(memberIps)} are not consistent with control plane ips ${goQuoteList(expected)}`;
+      },
+    },
+    { name: 'apid to be ready', run: () => perNode(session, all, () => undefined) },
+    { name: 'all nodes memory sizes', run: () => perNode(session, all, () => undefined) },
+    { name: 'all nodes disk sizes', run: () => perNode(session, all, () => undefined) },
+    { name: 'no diagnostics', run: () => 'OK' },
+    {
+      name: 'kubelet to be healthy',
+      run: () =>
+        perNode(session, all, (node) => {
+          const service = kubeletService(node, now(), deps.timing);
+          if (service.state !== 'Running') return `service "kubelet" not in expected state "Running": current state [${service.state}]`;
+          return undefined;
+        }),
+    },
+    {
+      name: 'all nodes to finish boot sequence',
+      run: () => perNode(session, all, (node) => (node.stage === 'running' ? undefined : `node is not in running state: ${node.stage}`)),
+    },
+    {
+      name: 'all k8s nodes to report',
+      run: () => {
+        const down = kubeError(session, '/api/v1/nodes');
+        if (down) return down;
+        const reported = k8sNodes().map((n) => n.address);
+        const missing = all.filter((a) => !reported.includes(a));
+        if (missing.length > 0) return `can't find expected node with IPs ${goQuoteList(missing)}`;
+        const extra = reported.filter((a) => !all.includes(a));
+        if (extra.length > 0) return `unexpected nodes with IPs ${goQuoteList(extra)}`;
+        return 'OK';
+      },
+    },
+    { name: 'all control plane static pods to be running', run: () => staticPods('') },
+    { name: 'all control plane components to be ready', run: () => staticPods(' ready') },
+    {
+      name: 'all k8s nodes to report ready',
+      run: () => {
+        const down = kubeError(session, '/api/v1/nodes');
+        if (down) return down;
+        const notReady = k8sNodes().filter((n) => nodeReady(cluster, n) !== 'True').map((n) => n.hostname);
+        return notReady.length === 0 ? 'OK' : `some nodes are not ready: [${notReady.join(' ')}]`;
+      },
+    },
+    { name: 'kube-proxy to report ready', run: () => 'SKIP' },
+    {
+      name: 'coredns to report ready',
+      run: () => {
+        const down = kubeError(session, '/api/v1/namespaces/kube-system/pods');
+        if (down) return down;
+        const ready = cluster.kube.pods.some((p) => {
+          const node = cluster.nodes.find((n) => n.hostname === p.nodeName);
+          return p.labels['k8s-app'] === 'kube-dns' && node !== undefined && nodeReady(cluster, node) === 'True';
+        });
+        return ready ? 'OK' : 'coredns is not ready: no ready pods';
+      },
+    },
+    {
+      name: 'all k8s nodes to report schedulable',
+      run: () => {
+        const down = kubeError(session, '/api/v1/nodes');
+        if (down) return down;
+        const cordoned = k8sNodes().filter((n) => isCordoned(cluster, n)).map((n) => n.hostname);
+        return cordoned.length === 0 ? 'OK' : `some nodes are not schedulable: [${cordoned.join(' ')}]`;
+      },
+    },
+  ];
+}
+
+export async function runHealth(session: Session): Promise<number> {
+  const { io, parsed, cluster, deps } = session;
+  if (!requireSingleNode(session, 'health')) return 1;
+  const timeoutText = parsed.str('wait-timeout') ?? '20m0s';
+  const waitTimeout = parseGoDuration(timeoutText);
+  if (waitTimeout === undefined) {
+    io.err(`invalid argument ${JSON.stringify(timeoutText)} for "--wait-timeout" flag: time: invalid duration ${JSON.stringify(timeoutText)}\n`);
+    return 1;
+  }
+  const serverMode = parsed.bool('server');
+  const connection = connect(session);
+  if ('error' in connection) {
+    io.err(`${connection.error}\n`);
+    return 1;
+  }
+  const address = session.nodes[0] ?? '';
+  const reached = reach(session, address);
+  if ('error' in reached) {
+    io.err(`${reached.error}\n`);
+    return 1;
+  }
+  if (serverMode && reached.node.role !== 'controlplane') {
+    io.err('rpc error: code = Unimplemented desc = cluster health check is only available on control plane nodes\n');
+    return 1;
+  }
+  let controlPlanes = parsed.list('control-plane-nodes');
+  let workers = parsed.list('worker-nodes');
+  if (controlPlanes.length === 0 && workers.length === 0) {
+    const members = cluster.nodes.filter((n) => n.discoveryMember);
+    controlPlanes = members.filter((n) => n.role === 'controlplane').map((n) => n.address);
+    workers = members.filter((n) => n.role === 'worker').map((n) => n.address);
+    io.err(`discovered nodes: ${goQuoteList([...controlPlanes, ...workers])}\n`);
+  }
+  const deadline = session.startedAt + waitTimeout;
+  for (const check of checks(session, controlPlanes, workers)) {
+    io.err(`waiting for ${check.name}: ...\n`);
+    let last: string | undefined;
+    for (;;) {
+      const result = check.run();
+      if (result === 'OK' || result === 'SKIP') {
+        io.err(`waiting for ${check.name}: ${result}\n`);
+        break;
+      }
+      if (result !== last) {
+        io.err(`waiting for ${check.name}: ${result}\n`);
+        last = result;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        io.err(serverMode ? 'rpc error: code = DeadlineExceeded desc = context deadline exceeded\n' : 'context deadline exceeded\n');
+        return 1;
+      }
+      await wait(Math.min(deps.timing.healthRetryMs, left), io.signal);
+    }
+  }
+  return 0;
+}

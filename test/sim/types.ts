@@ -1,0 +1,300 @@
+/** The simulator's state: one in-memory model that every fake endpoint reads and mutates. */
+import type { ClusterFaults } from './faults.ts';
+
+export type NodeRole = 'controlplane' | 'worker';
+
+/**
+ * Where a machine is in its lifecycle. `lost` is a node that booted but is not reachable any more
+ * (renamed NIC after a generic installer, or a rollback that never came back).
+ */
+export type MachineStage =
+  | 'running'
+  | 'booting'
+  | 'upgrading'
+  | 'rebooting'
+  | 'resetting'
+  | 'off'
+  | 'maintenance'
+  | 'lost';
+
+export interface NodeShape {
+  hostname: string;
+  address: string;
+  role: NodeRole;
+  /** Physical Proxmox host, written to the cluster's host label, e.g. `pve1`. */
+  host: string;
+  /** Longhorn node class: runs the Longhorn schematic and holds volume replicas. */
+  longhorn?: boolean;
+}
+
+export interface ClusterShape {
+  name: string;
+  environment: 'staging' | 'production';
+  /** Talos version every node runs at start, e.g. `v1.11.5`. */
+  talosVersion: string;
+  /** Kubernetes version at start, e.g. `v1.34.1`. */
+  kubernetesVersion: string;
+  nodes: NodeShape[];
+  /** Layer 2 virtual IP of the Kubernetes endpoint, when the cluster has one. */
+  vip?: string;
+  /** talosconfig endpoints. */
+  endpoints: string[];
+  /** The cluster's Kubernetes endpoint as the machine config names it. */
+  kubernetesEndpoint: string;
+  /** Longhorn installed: namespace, volumes, HelmRelease. */
+  longhorn: boolean;
+  /** Control planes carry no NoSchedule taint and run workloads. */
+  schedulingOnControlPlanes: boolean;
+  /** Official extensions of the default schematic (`talos_image_factory_schematic_id`). */
+  defaultExtensions: string[];
+  /** Official extensions of the Longhorn node class schematic. */
+  longhornExtensions?: string[];
+  /** Flux path of this cluster, e.g. `./clusters/production`. */
+  fluxPath: string;
+  /** Installer platform of the VMs. Default `nocloud`. */
+  installerPlatform?: string;
+  /** Node label naming the physical host. Default `example.org/proxmox-host`. */
+  hostLabel?: string;
+}
+
+/** One machine event as talosctl's tracker prints it (the text after `"<node>": `). */
+export interface MachineEvent {
+  seq: number;
+  at: number;
+  /** Empty for events not caused by an API call (the boot sequence). */
+  actorId: string;
+  kind: 'sequence' | 'phase' | 'task' | 'status' | 'service';
+  text: string;
+  /** For `task`: the task name, so trackers can spot `stopAllServices`. */
+  task?: string;
+  /** For `status`: machine stage and readiness. */
+  stage?: string;
+  ready?: boolean;
+  /** For a failed sequence: the error message. */
+  error?: string;
+}
+
+export interface ControlPlaneComponents {
+  apiserver: string;
+  controllerManager: string;
+  scheduler: string;
+}
+
+export interface SimNode {
+  hostname: string;
+  address: string;
+  role: NodeRole;
+  host: string;
+  longhorn: boolean;
+  /** Talos version currently booted. */
+  talosVersion: string;
+  /** The other A/B boot entry, target of `rollback`. */
+  fallbackVersion?: string;
+  fallbackSchematic?: string;
+  schematic: string;
+  platform: string;
+  kubeletVersion: string;
+  /** Static pod versions, control planes only. */
+  components?: ControlPlaneComponents;
+  stage: MachineStage;
+  bootId: string;
+  bootedAt: number;
+  /** `%016x` member id, control planes only. */
+  etcdMemberId?: string;
+  /** Listed in the etcd member list. */
+  etcdMember: boolean;
+  /** Listed in discovery (`get members`). */
+  discoveryMember: boolean;
+  /** The Kubernetes Node object exists. */
+  k8sRegistered: boolean;
+  /** spec.unschedulable. */
+  cordoned: boolean;
+  /** Cordoned by a Talos upgrade, so Talos uncordons it after boot. */
+  cordonedByTalos: boolean;
+  /** Booted but the kubelet never reports Ready (fault applied at boot). */
+  kubeletNotReady: boolean;
+  /** A running upgrade or reset sequence has stopped etcd and the kubelet. */
+  servicesStopped: boolean;
+  /** Events since the last boot: the buffer a real node loses on reboot. */
+  events: MachineEvent[];
+  /** When the node was last back up, for Longhorn rebuild. */
+  lastUpAt: number;
+  memoryMiB: number;
+  diskBytes: number;
+}
+
+export interface PodState {
+  name: string;
+  namespace: string;
+  /** Empty while Pending. */
+  nodeName: string;
+  labels: Record<string, string>;
+  owner: { kind: 'ReplicaSet' | 'DaemonSet' | 'Node' | 'StatefulSet'; name: string };
+  image: string;
+  createdAt: number;
+  /** Static pods (mirror pods) of the control plane. */
+  mirror?: boolean;
+}
+
+export interface PdbState {
+  name: string;
+  namespace: string;
+  minAvailable: number;
+  selector: Record<string, string>;
+}
+
+export interface FluxObjectState {
+  kind: 'Kustomization' | 'HelmRelease';
+  name: string;
+  namespace: string;
+  /** Kustomization path. */
+  path?: string;
+  /** HelmRelease chart and version. */
+  chart?: string;
+  chartVersion?: string;
+  generation: number;
+  revision: string;
+}
+
+export interface VolumeState {
+  name: string;
+  pvcName: string;
+  namespace: string;
+  /** Hostnames holding a replica. */
+  replicas: string[];
+  sizeBytes: number;
+  attachedTo: string;
+}
+
+export interface NamespaceState {
+  name: string;
+  labels: Record<string, string>;
+}
+
+export interface KubeState {
+  namespaces: NamespaceState[];
+  pods: PodState[];
+  pdbs: PdbState[];
+  flux: FluxObjectState[];
+  volumes: VolumeState[];
+  /** Last `resourceVersion` handed out. */
+  resourceVersion: number;
+}
+
+export interface EtcdState {
+  /** Member id of the leader, as elected. */
+  leaderId?: string;
+  raftTerm: number;
+  /** Raft index at simulator start; it grows with time. */
+  raftIndexBase: number;
+  revisionBase: number;
+  totalKeys: number;
+  dbSizeBytes: number;
+  dbInUseBytes: number;
+  /** The upgrade mutex of the Upgrade API: held while a control plane validates an upgrade. */
+  upgradeMutexHolder?: string;
+}
+
+/** Declared Terraform values: they change only when operators apply Terraform. */
+export interface TerraformState {
+  talosVersion: string;
+  kubernetesVersion: string;
+  defaultSchematic: string;
+  longhornSchematic?: string;
+  installerPlatform: string;
+}
+
+export interface SimCluster {
+  name: string;
+  environment: 'staging' | 'production';
+  shape: ClusterShape;
+  nodes: SimNode[];
+  vip?: string;
+  endpoints: string[];
+  kubernetesEndpoint: string;
+  terraformDir: string;
+  snapshotDir: string;
+  terraform: TerraformState;
+  etcd: EtcdState;
+  kube: KubeState;
+  credentials: {
+    talosconfig: string;
+    kubeconfig: string;
+    token: string;
+    /** The base64 `key` of the talosconfig context, which identifies the cluster. */
+    talosKey: string;
+  };
+  kubeApiPort: number;
+  createdAt: number;
+  faults: ClusterFaults;
+}
+
+export interface SimState {
+  clusters: Record<string, SimCluster>;
+  /** Schematic id → official extensions, shared with the Image Factory. */
+  schematics: Record<string, string[]>;
+  /** Talos versions the Image Factory knows. */
+  factoryVersions: string[];
+}
+
+export interface SimTiming {
+  /** Delay between progress steps of upgrade, reset and upgrade-k8s, in ms. Default 10. */
+  stepMs: number;
+  /** How long a rebooting node is unreachable, in ms. Default 200. */
+  rebootMs: number;
+  /** From power-on until the node is Ready, in ms. Default 3 × stepMs. */
+  bootMs: number;
+  /** Longhorn rebuild time after a node is back, in ms. Default 300. */
+  longhornRebuildMs: number;
+  /** Interval of talosctl's `unavailable, retrying...` reconnect attempts, in ms. Default 50. */
+  retryMs: number;
+  /** Interval between re-runs of a failing `talosctl health` check, in ms. Default 25. */
+  healthRetryMs: number;
+  /** Time a kubelet needs to re-register a deleted Node object of a running machine, in ms. Default rebootMs. */
+  reregisterMs: number;
+}
+
+export type CallBin = 'talosctl' | 'tofu';
+
+export interface CallRecord {
+  id: number;
+  bin: CallBin;
+  argv: string[];
+  cwd: string;
+  /** Cluster resolved from the credentials (talosctl) or the working directory (tofu). */
+  cluster?: string;
+  /** talosctl client version of the wrapper that ran. */
+  clientVersion?: string;
+  startedAt: number;
+  endedAt?: number;
+  /** Undefined while running; null when the process went away before the command finished. */
+  exitCode?: number | null;
+  /** Why the command never answered, when it hung. */
+  hung?: string;
+}
+
+export type SimEventKind =
+  | 'upgrade-start'
+  | 'upgrade-rejected'
+  | 'upgrade-failed'
+  | 'reboot'
+  | 'up'
+  | 'rollback'
+  | 'reset'
+  | 'reset-failed'
+  | 'lost'
+  | 'k8s-component-updated'
+  | 'k8s-upgraded'
+  | 'snapshot'
+  | 'node-deleted';
+
+export interface SimEvent {
+  at: number;
+  cluster: string;
+  /** Node address. */
+  node?: string;
+  kind: SimEventKind;
+  fromVersion?: string;
+  toVersion?: string;
+  detail?: string;
+}

@@ -1,0 +1,45 @@
+import type { EmulatorChannel, EmulatorOptions, EmulatorUser, EmulatorUsergroup } from './types.ts';
+
+/** Identity of the bot, fixed so tests can assert on it. */
+export const BOT_USER_ID = 'U0BOT';
+export const BOT_ID = 'B0BOT';
+
+export interface EmulatorConfig {
+  botToken: string;
+  appToken: string;
+  signingSecret: string;
+  teamId: string;
+  teamDomain: string;
+  appId: string;
+  botName: string;
+  channels: EmulatorChannel[] | undefined;
+  users: EmulatorUser[] | undefined;
+  usergroups: EmulatorUsergroup[];
+  port: number;
+  ackTimeoutMs: number;
+  /** The deprecated verification token Slack still puts in every payload. */
+  verificationToken: string;
+}
+
+export function resolveConfig(opts: EmulatorOptions = {}): EmulatorConfig {
+  return {
+    botToken: opts.botToken ?? 'xoxb-test-token',
+    appToken: opts.appToken ?? 'xapp-test-token',
+    signingSecret: opts.signingSecret ?? 'test-signing-secret',
+    teamId: opts.teamId ?? 'T0TEST',
+    teamDomain: opts.teamDomain ?? 'talos-test',
+    appId: opts.appId ?? 'A0TEST',
+    botName: opts.botName ?? 'talos',
+    channels: opts.channels,
+    users: opts.users,
+    usergroups: opts.usergroups ?? [],
+    port: opts.port ?? 0,
+    ackTimeoutMs: opts.ackTimeoutMs ?? 3000,
+    verificationToken: 'emulator-verification-token',
+  };
+}
+
+/** Author fields Slack stamps on a message posted with the bot token. */
+export function botAuthor(config: EmulatorConfig): { user: string; bot_id: string; app_id: string; team: string } {
+  return { user: BOT_USER_ID, bot_id: BOT_ID, app_id: config.appId, team: config.teamId };
+}

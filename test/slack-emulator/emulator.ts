@@ -1,0 +1,279 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ApiDeps } from './api-context.ts';
+import { type EmulatorConfig, resolveConfig } from './config.ts';
+import { Directory } from './directory.ts';
+import { Faults } from './faults.ts';
+import { FileStore } from './file-store.ts';
+import type { SigningOptions } from './http-delivery.ts';
+import { MessageStore } from './message-store.ts';
+import type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
+import { Recorder } from './recorder.ts';
+import { ResponseUrls } from './response-url.ts';
+import { type DisconnectReason, SocketModeHub } from './socket-mode.ts';
+import { renderTranscript } from './transcript.ts';
+import { TsClock } from './ts-clock.ts';
+import type {
+  AckRecord,
+  AckTimeout,
+  ApiCall,
+  DeliveryResult,
+  EmulatorOptions,
+  Ephemeral,
+  HttpDeliveryResult,
+  JsonObject,
+  Message,
+  MessageVersion,
+  ResponseUrlCall,
+  SocketFrame,
+  UploadedFile,
+} from './types.ts';
+import { handleUpload } from './uploads.ts';
+import { type EventOptions, UserActions } from './user-actions.ts';
+import { waitFor, type WaitForOptions } from './wait-for.ts';
+import { WebApi } from './web-api.ts';
+
+export interface UserMessageInput {
+  user: string;
+  channel: string;
+  text: string;
+  thread_ts?: string;
+}
+
+/** A local Slack: Web API, Socket Mode, response URLs and uploads on one HTTP server. */
+export class SlackEmulator {
+  /** Fault injection for Web API calls. */
+  readonly faults = new Faults();
+  readonly #config: EmulatorConfig;
+  readonly #server: Server;
+  readonly #recorder = new Recorder();
+  readonly #directory: Directory;
+  readonly #messages = new MessageStore(new TsClock());
+  readonly #files = new FileStore();
+  readonly #hub: SocketModeHub;
+  readonly #responses: ResponseUrls;
+  readonly #webApi: WebApi;
+  readonly #actions: UserActions;
+  #closed: Promise<void> | undefined;
+
+  constructor(opts: EmulatorOptions = {}) {
+    this.#config = resolveConfig(opts);
+    this.#directory = new Directory(this.#config);
+    this.#hub = new SocketModeHub(this.#config, this.#recorder);
+    this.#responses = new ResponseUrls(this.#config, this.#messages, this.#recorder);
+    const origin = (): string => this.origin;
+    const deps: ApiDeps = {
+      config: this.#config,
+      directory: this.#directory,
+      messages: this.#messages,
+      files: this.#files,
+      origin,
+      openSocketUrl: () => this.#hub.issueUrl(this.origin),
+    };
+    this.#webApi = new WebApi(deps, this.#recorder, this.faults);
+    this.#actions = new UserActions({ ...deps, hub: this.#hub, responses: this.#responses, recorder: this.#recorder });
+    this.#server = createServer((req, res) => {
+      this.#route(req, res).catch((error: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`emulator error: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    });
+    this.#server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => this.#hub.handleUpgrade(req, socket, head));
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#config.port, '127.0.0.1', () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  /** `http://127.0.0.1:<port>` */
+  get origin(): string {
+    const address = this.#server.address() as AddressInfo | null;
+    if (address === null) throw new Error('The Slack emulator is not listening; use startSlackEmulator()');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** Base URL for `clientOptions.slackApiUrl` / `SLACK_API_URL`. */
+  get apiUrl(): string {
+    return `${this.origin}/api/`;
+  }
+
+  get botToken(): string {
+    return this.#config.botToken;
+  }
+
+  get appToken(): string {
+    return this.#config.appToken;
+  }
+
+  get signingSecret(): string {
+    return this.#config.signingSecret;
+  }
+
+  // Recording
+
+  get apiCalls(): ApiCall[] {
+    return this.#recorder.apiCalls;
+  }
+
+  get acks(): AckRecord[] {
+    return this.#recorder.acks;
+  }
+
+  get ackTimeouts(): AckTimeout[] {
+    return this.#recorder.ackTimeouts;
+  }
+
+  get socketFrames(): SocketFrame[] {
+    return this.#recorder.socketFrames;
+  }
+
+  get responseUrlCalls(): ResponseUrlCall[] {
+    return this.#recorder.responseUrlCalls;
+  }
+
+  /** Raw bodies of every Web API request, in arrival order. */
+  rawBodies(): string[] {
+    return this.#recorder.apiCalls.map((c) => c.rawBody);
+  }
+
+  /** Everything the bot sent: request bodies (API, uploads, response URLs), socket frames, HTTP ack bodies. */
+  allTraffic(): string {
+    return this.#recorder.allTraffic();
+  }
+
+  callsTo(method: string): ApiCall[] {
+    return this.#recorder.apiCalls.filter((c) => c.method === method);
+  }
+
+  // Store readers
+
+  /** Messages shown in the channel itself (not thread replies, except broadcasts), oldest first. */
+  channelMessages(channel: string): Message[] {
+    return this.#messages.topLevel(channel);
+  }
+
+  /** Replies of the thread under `ts`, oldest first, without the parent. */
+  thread(channel: string, ts: string): Message[] {
+    return this.#messages.replies(channel, ts);
+  }
+
+  message(channel: string, ts: string): Message | undefined {
+    return this.#messages.get(channel, ts);
+  }
+
+  /** One entry per edit (`chat.update` or `replace_original`), oldest first; the original post is not included. */
+  edits(channel: string, ts: string): MessageVersion[] {
+    return this.#messages.versions(channel, ts).slice(1);
+  }
+
+  /** Every version of a message, the original post first. */
+  versions(channel: string, ts: string): MessageVersion[] {
+    return this.#messages.versions(channel, ts);
+  }
+
+  ephemerals(channel?: string, user?: string): Ephemeral[] {
+    return this.#messages.ephemerals(channel, user);
+  }
+
+  uploadedFiles(): UploadedFile[] {
+    return this.#files.completed();
+  }
+
+  transcript(channel: string): string {
+    return renderTranscript(channel, this.#messages, this.#directory);
+  }
+
+  /** Seeds a message written by a person (no event is delivered). */
+  postUserMessage(input: UserMessageInput): Message {
+    const channel = this.#directory.resolveChannel(input.channel);
+    if (channel === undefined) throw new Error(`postUserMessage: unknown channel ${input.channel}`);
+    return this.#messages.post(channel, { text: input.text, user: input.user, team: this.#config.teamId, thread_ts: input.thread_ts });
+  }
+
+  waitFor<T>(fn: () => T | undefined | null | false, opts?: WaitForOptions): Promise<T> {
+    return waitFor(fn, opts);
+  }
+
+  // Socket Mode
+
+  connectionCount(): number {
+    return this.#hub.connectionCount();
+  }
+
+  waitForConnections(n: number, timeoutMs?: number): Promise<void> {
+    return this.#hub.waitForConnections(n, timeoutMs);
+  }
+
+  disconnectAll(reason?: DisconnectReason): void {
+    this.#hub.disconnectAll(reason);
+  }
+
+  dropAllConnections(): void {
+    this.#hub.dropAllConnections();
+  }
+
+  dropNextAcks(n: number): void {
+    this.#hub.dropNextAcks(n);
+  }
+
+  // What users do
+
+  sendSlashCommand(input: SlashCommandInput): Promise<DeliveryResult> {
+    return this.#actions.sendSlashCommand(input);
+  }
+
+  clickButton(input: ButtonClickInput): Promise<DeliveryResult> {
+    return this.#actions.clickButton(input);
+  }
+
+  sendEvent(event: JsonObject, opts?: EventOptions): Promise<DeliveryResult> {
+    return this.#actions.sendEvent(event, opts);
+  }
+
+  sendSlashCommandHttp(url: string, input: SlashCommandInput & SigningOptions): Promise<HttpDeliveryResult> {
+    return this.#actions.sendSlashCommandHttp(url, input);
+  }
+
+  clickButtonHttp(url: string, input: ButtonClickInput & SigningOptions): Promise<HttpDeliveryResult> {
+    return this.#actions.clickButtonHttp(url, input);
+  }
+
+  /** Closes every socket (terminating stragglers, so no client can hold the process) and stops the server. */
+  close(): Promise<void> {
+    this.#closed ??= this.#shutdown();
+    return this.#closed;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.faults.abortDelays();
+    await this.#hub.close();
+    await new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+  }
+
+  async #route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator.invalid');
+    const [, area, name] = /^\/(api|upload|response)\/([^/]+)$/.exec(url.pathname) ?? [];
+    if (name === undefined || (req.method !== 'POST' && !(area === 'api' && req.method === 'GET'))) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    if (area === 'api') return this.#webApi.handle(req, res, name, url);
+    if (area === 'upload') return handleUpload(req, res, name, this.#files, this.#recorder);
+    return this.#responses.handle(req, res, name);
+  }
+}
+
+export async function startSlackEmulator(opts?: EmulatorOptions): Promise<SlackEmulator> {
+  const emulator = new SlackEmulator(opts);
+  await emulator.listen();
+  return emulator;
+}

@@ -1,0 +1,27 @@
+export { BOT_ID, BOT_USER_ID } from './config.ts';
+export { SlackEmulator, startSlackEmulator, type UserMessageInput } from './emulator.ts';
+export type { DelayFault, Faults, RateLimitFault, ServerErrorFault } from './faults.ts';
+export { slackSignature, type SigningOptions } from './http-delivery.ts';
+export type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
+export type { DisconnectReason } from './socket-mode.ts';
+export type { EventOptions } from './user-actions.ts';
+export type { WaitForOptions } from './wait-for.ts';
+export type {
+  AckRecord,
+  AckTimeout,
+  ApiCall,
+  DeliveryResult,
+  EmulatorChannel,
+  EmulatorOptions,
+  EmulatorUser,
+  EmulatorUsergroup,
+  Ephemeral,
+  HttpDeliveryResult,
+  JsonObject,
+  Message,
+  MessageMetadata,
+  MessageVersion,
+  ResponseUrlCall,
+  SocketFrame,
+  UploadedFile,
+} from './types.ts';

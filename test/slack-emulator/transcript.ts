@@ -1,0 +1,111 @@
+import { BOT_USER_ID } from './config.ts';
+import type { Directory } from './directory.ts';
+import type { MessageStore } from './message-store.ts';
+import { isObject } from './payloads.ts';
+import { tsToMillis } from './ts-clock.ts';
+import type { JsonObject, Message } from './types.ts';
+
+const REPLY_INDENT = '    │ ';
+const BODY_INDENT = '  ';
+
+/**
+ * Renders a channel the way an operator would read it in Slack: top-level messages in order,
+ * the current version of each (blocks shown instead of fallback text, as clients do),
+ * thread replies indented beneath their parent.
+ */
+export function renderTranscript(channel: string, messages: MessageStore, directory: Directory): string {
+  const lines = [`#${directory.channelName(channel)} (${channel})`];
+  for (const message of messages.topLevel(channel)) {
+    lines.push(...renderMessage(message, directory).map((l) => BODY_INDENT + l));
+    if (message.thread_ts !== message.ts) continue;
+    for (const reply of messages.replies(channel, message.ts)) {
+      lines.push(...renderMessage(reply, directory).map((l) => BODY_INDENT + REPLY_INDENT + l));
+    }
+  }
+  return lines.map((line) => humanize(line, directory)).join('\n');
+}
+
+function renderMessage(message: Message, directory: Directory): string[] {
+  const time = new Date(tsToMillis(message.ts)).toISOString().slice(11, 19);
+  const author = message.user ?? message.bot_id ?? 'unknown';
+  const name = author === BOT_USER_ID ? `${directory.userName(author)} (bot)` : directory.userName(author);
+  const flags = [message.edited ? '(edited)' : '', message.subtype === 'thread_broadcast' ? '(also sent to channel)' : '']
+    .filter((f) => f !== '')
+    .join(' ');
+  const body = message.blocks !== undefined && message.blocks.length > 0 ? renderBlocks(message.blocks) : splitLines(message.text);
+  for (const file of message.files ?? []) body.push(`[file: ${file.name}${file.title === file.name ? '' : ` "${file.title}"`}]`);
+  const header = `[${time}] ${name}${flags === '' ? '' : ` ${flags}`}:`;
+  const [first = '', ...rest] = body;
+  return [`${header} ${first}`.trimEnd(), ...rest.map((l) => `${' '.repeat(11)}${l}`)];
+}
+
+export function renderBlocks(blocks: JsonObject[]): string[] {
+  const lines: string[] = [];
+  for (const block of blocks) lines.push(...renderBlock(block));
+  return lines;
+}
+
+function renderBlock(block: JsonObject): string[] {
+  switch (block.type) {
+    case 'header':
+      return [`== ${textOf(block.text)} ==`];
+    case 'section': {
+      const lines = splitLines(textOf(block.text));
+      const fields = Array.isArray(block.fields) ? block.fields.map(textOf) : [];
+      if (fields.length > 0) lines.push(fields.join('  |  '));
+      if (isObject(block.accessory)) lines.push(renderElement(block.accessory));
+      return lines.filter((l) => l !== '');
+    }
+    case 'context':
+      return [(Array.isArray(block.elements) ? block.elements.map(textOf) : []).filter((t) => t !== '').join(' · ')];
+    case 'actions':
+      return [(Array.isArray(block.elements) ? block.elements.filter(isObject).map(renderElement) : []).join(' ')];
+    case 'divider':
+      return ['────────'];
+    case 'markdown':
+      return splitLines(typeof block.text === 'string' ? block.text : '');
+    case 'image':
+      return [`[image: ${typeof block.alt_text === 'string' ? block.alt_text : ''}]`];
+    case 'rich_text':
+      return splitLines(richText(block));
+    default:
+      return [`[${String(block.type)} block]`];
+  }
+}
+
+function renderElement(element: JsonObject): string {
+  if (element.type === 'button') return `[${textOf(element.text)}]`;
+  const label = textOf(element.placeholder) || textOf(element.text) || String(element.type);
+  return `[${label} ▾]`;
+}
+
+function textOf(value: unknown): string {
+  if (!isObject(value)) return '';
+  if (typeof value.text === 'string') return value.text;
+  if (value.type === 'image' && typeof value.alt_text === 'string') return `[${value.alt_text}]`;
+  return '';
+}
+
+/** Flattens rich_text elements to their visible text. */
+function richText(node: unknown): string {
+  if (!isObject(node)) return '';
+  if (typeof node.text === 'string') return node.text;
+  if (node.type === 'user' && typeof node.user_id === 'string') return `<@${node.user_id}>`;
+  if (node.type === 'link' && typeof node.url === 'string') return node.url;
+  const children = Array.isArray(node.elements) ? node.elements.map(richText) : [];
+  return children.join(node.type === 'rich_text' || node.type === 'rich_text_list' ? '\n' : '');
+}
+
+/** Turns Slack's `<@U1>`, `<#C1|ops>`, `<!subteam^S1>` and `<url|label>` markup into what a client shows. */
+function humanize(text: string, directory: Directory): string {
+  return text.replace(/<([@#!])?([^<>|]+)(?:\|([^<>]*))?>/g, (_match, sigil: string | undefined, target: string, label: string | undefined) => {
+    if (sigil === '@') return `@${directory.userName(target)}`;
+    if (sigil === '#') return `#${label ?? directory.channelName(target)}`;
+    if (sigil === '!') return `@${label ?? target.replace(/^subteam\^/, '')}`;
+    return label ?? target;
+  });
+}
+
+function splitLines(text: string): string[] {
+  return text === '' ? [] : text.split('\n');
+}

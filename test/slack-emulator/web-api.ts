@@ -1,0 +1,100 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiDeps, MethodSpec } from './api-context.ts';
+import type { Faults } from './faults.ts';
+import { chatMethods } from './methods-chat.ts';
+import { fileMethods } from './methods-files.ts';
+import { readMethods } from './methods-read.ts';
+import type { Recorder } from './recorder.ts';
+import { parseApiArgs, readRawBody } from './request-body.ts';
+import type { JsonObject } from './types.ts';
+
+const METHODS: Record<string, MethodSpec> = { ...chatMethods, ...readMethods, ...fileMethods };
+
+/** Scopes a bot of this kind is granted; WebClient reads the header for its warnings. */
+const BOT_SCOPES = 'chat:write,commands,files:write,channels:history,groups:history,users:read,usergroups:read';
+
+const STATUS_TEXT: Record<number, string> = { 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' };
+
+interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  json?: JsonObject;
+}
+
+/** `POST /api/:method`: authentication, fault injection, recording and dispatch. */
+export class WebApi {
+  readonly #deps: ApiDeps;
+  readonly #recorder: Recorder;
+  readonly #faults: Faults;
+
+  constructor(deps: ApiDeps, recorder: Recorder, faults: Faults) {
+    this.#deps = deps;
+    this.#recorder = recorder;
+    this.#faults = faults;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, method: string, url: URL): Promise<void> {
+    const raw = await readRawBody(req);
+    const rawBody = raw.toString('utf8');
+    this.#recorder.traffic(rawBody);
+    const at = Date.now();
+    let args: JsonObject;
+    try {
+      args = await parseApiArgs(raw, req.headers['content-type'], url.searchParams);
+    } catch {
+      return this.#send(res, { method, args: {}, at, rawBody }, json(200, { ok: false, error: 'invalid_json' }));
+    }
+    const fault = await this.#faults.intercept(method);
+    if (fault?.kind === 'rate_limit') {
+      const reply = json(429, { ok: false, error: 'ratelimited' });
+      reply.headers['retry-after'] = String(fault.retryAfterSec);
+      return this.#send(res, { method, args, at, rawBody }, reply);
+    }
+    if (fault?.kind === 'server_error') {
+      const text = STATUS_TEXT[fault.status] ?? 'Server Error';
+      return this.#send(res, { method, args, at, rawBody }, { status: fault.status, headers: { 'content-type': 'text/plain' }, body: text });
+    }
+    return this.#send(res, { method, args, at, rawBody }, this.#dispatch(method, args, bearer(req)));
+  }
+
+  #dispatch(method: string, args: JsonObject, headerToken: string | undefined): Reply {
+    const spec = METHODS[method];
+    if (spec === undefined) return json(200, { ok: false, error: 'unknown_method', req_method: method });
+    const token = headerToken ?? (typeof args.token === 'string' ? args.token : undefined);
+    if (token === undefined || token === '') return json(200, { ok: false, error: 'not_authed' });
+    const kind = this.#tokenKind(token);
+    if (kind === undefined) return json(200, { ok: false, error: 'invalid_auth' });
+    if (kind !== spec.token) return json(200, { ok: false, error: 'not_allowed_token_type' });
+    const reply = json(200, spec.handle(args, this.#deps));
+    if (kind === 'bot') reply.headers['x-oauth-scopes'] = BOT_SCOPES;
+    return reply;
+  }
+
+  #tokenKind(token: string): 'bot' | 'app' | undefined {
+    if (token === this.#deps.config.botToken) return 'bot';
+    if (token === this.#deps.config.appToken) return 'app';
+    return undefined;
+  }
+
+  #send(res: ServerResponse, call: { method: string; args: JsonObject; at: number; rawBody: string }, reply: Reply): void {
+    const ok = reply.json?.ok;
+    const error = reply.json?.error;
+    this.#recorder.apiCalls.push({
+      ...call,
+      status: reply.status,
+      ...(typeof ok === 'boolean' ? { ok } : {}),
+      ...(typeof error === 'string' ? { error } : {}),
+    });
+    res.writeHead(reply.status, reply.headers).end(reply.body);
+  }
+}
+
+function json(status: number, body: JsonObject): Reply {
+  return { status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body), json: body };
+}
+
+function bearer(req: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return match?.[1];
+}

@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface BotProcess {
+  /** Everything the bot wrote to stdout and stderr, across restarts. */
+  logs(): string;
+  /** Parsed JSON log lines. */
+  logLines(): Record<string, unknown>[];
+  start(): Promise<void>;
+  /** SIGTERM and wait; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL at once, as a crash would. */
+  kill(): Promise<void>;
+  running(): boolean;
+  pid(): number | undefined;
+}
+
+/** The real bot, `node src/main.ts`, as a child process with only the environment given. */
+export function botProcess(env: Record<string, string>, options: { onLine?: (line: string) => void } = {}): BotProcess {
+  let child: ChildProcess | undefined;
+  let output = '';
+  const exitOf = (proc: ChildProcess): Promise<number | null> =>
+    proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve(proc.exitCode) : new Promise((r) => proc.once('exit', (code) => r(code)));
+  return {
+    logs: () => output,
+    logLines: () =>
+      output
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => {
+          try {
+            return JSON.parse(l) as Record<string, unknown>;
+          } catch {
+            return {};
+          }
+        }),
+    async start() {
+      const proc = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = proc;
+      const collect = (chunk: Buffer): void => {
+        const text = chunk.toString('utf8');
+        output += text;
+        if (options.onLine) for (const line of text.split('\n')) if (line !== '') options.onLine(line);
+      };
+      proc.stdout?.on('data', collect);
+      proc.stderr?.on('data', collect);
+      // Ready when the bot says so, or fail fast with its own words when it exits.
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`bot did not start within 20 s:\n${output}`)), 20_000);
+        const check = (): void => {
+          if (output.includes('"msg":"bot started"')) {
+            clearTimeout(timer);
+            proc.stdout?.off('data', check);
+            resolve();
+          }
+        };
+        proc.stdout?.on('data', check);
+        proc.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`bot exited with ${code} during start:\n${output}`));
+        });
+      });
+    },
+    async stop() {
+      if (!child) return null;
+      const proc = child;
+      child = undefined;
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill('SIGTERM');
+      return exitOf(proc);
+    },
+    async kill() {
+      if (!child) return;
+      const proc = child;
+      child = undefined;
+      proc.kill('SIGKILL');
+      await exitOf(proc);
+    },
+    running: () => child !== undefined && child.exitCode === null,
+    pid: () => child?.pid,
+  };
+}
