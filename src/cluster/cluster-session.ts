@@ -12,8 +12,8 @@ export interface ClusterSession {
   cluster: ClusterConfig;
   credentials: ClusterCredentials;
   kube: KubeApi;
-  /** talosctl matching `runningVersion` (when `TALOSCTL_BIN` is a directory of versioned binaries). */
-  talosctl(runningVersion?: string): Promise<Talosctl>;
+  /** talosctl matching `runningVersion` (when `TALOSCTL_BIN` is a directory of versioned binaries); `closest` accepts the same minor. */
+  talosctl(runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl>;
 }
 
 export interface ClusterAccess {
@@ -40,8 +40,8 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
         signal,
         async (credentials) => {
           const kube = createKubeApi(credentials.kubeconfig);
-          const talosctl = async (runningVersion?: string): Promise<Talosctl> => {
-            const binary = await deps.binaries.forVersion(runningVersion);
+          const talosctl = async (runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl> => {
+            const binary = await deps.binaries.forVersion(runningVersion, options);
             return createTalosctl({
               runner: deps.runner,
               binary: binary.path,

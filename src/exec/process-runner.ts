@@ -28,7 +28,7 @@ export interface RunResult {
 
 export type ExecErrorCode = 'exec-failed' | 'exec-timeout' | 'exec-cancelled' | 'exec-not-found' | 'exec-invalid-argument';
 
-/** A child process that failed; `stderr` is already free of known secrets. */
+/** A child process that failed; its message and `stderr` are already free of known secrets. */
 export class ExecError extends OpsError {
   readonly result: RunResult | undefined;
 
@@ -94,7 +94,8 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
       const durationMs = performance.now() - started;
       const result: RunResult = {
         command,
-        stdout: scrubber.scrub(String(outcome.stdout ?? '')),
+        // stdout is data (it can be the credentials themselves, from `tofu output`); it is scrubbed where it leaves the process.
+        stdout: String(outcome.stdout ?? ''),
         stderr: scrubber.scrub(String(outcome.stderr ?? '')),
         exitCode: outcome.exitCode ?? -1,
         durationMs,
@@ -109,7 +110,7 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
       } else if (outcome.timedOut) {
         error = new ExecError('exec-timeout', `${name} ${verb} timed out after ${Math.round(runOptions.timeoutMs / 1000)}s`, result);
       } else if (!(runOptions.okExitCodes ?? [0]).includes(result.exitCode)) {
-        const detail = lastLines(result.stderr || result.stdout, 3);
+        const detail = scrubber.scrub(lastLines(result.stderr || result.stdout, 3));
         error = new ExecError('exec-failed', `${name} ${verb} exited with ${result.exitCode}${detail ? `: ${detail}` : ''}`, result);
       }
       options.onCall?.({ file: name, args, durationMs, outcome: error ? (error.code as ExecErrorCode) : 'ok' });

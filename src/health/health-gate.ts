@@ -1,6 +1,7 @@
 import type { ClusterConfig } from '../config/inventory.ts';
 import { allNodes } from '../config/inventory.ts';
 import type { KubeApi } from '../kube/kube-api.ts';
+import type { RunResult } from '../exec/process-runner.ts';
 import type { Talosctl } from '../talos/talosctl.ts';
 import { parseTalosVersion } from '../talos/parse-version.ts';
 import { parseNodeErrors } from '../talos/parse-node-errors.ts';
@@ -40,6 +41,13 @@ export interface GateDeps {
   signal?: AbortSignal;
 }
 
+/** A command that failed outright (no output at all) is a probe error, reported with its own last words. */
+function failedOutright(result: RunResult): void {
+  if (result.exitCode !== 0 && result.stdout.trim() === '') {
+    throw new Error(result.stderr.trim().split('\n').pop() || `exited with ${result.exitCode}`);
+  }
+}
+
 interface Probe {
   id: string;
   title: string;
@@ -59,6 +67,7 @@ function probes(cluster: ClusterConfig, deps: GateDeps): Probe[] {
       title: `talosctl version (${nodes.join(', ')})`,
       async run(signal) {
         const result = await talosctl.run(['version'], nodes, { signal, okExitCodes: [0, 1] });
+        if (parseNodeErrors(result.stderr).length === 0) failedOutright(result);
         return evaluateTalosVersions(parseTalosVersion(result.stdout), nodes, parseNodeErrors(result.stderr));
       },
     },
@@ -95,6 +104,7 @@ function probes(cluster: ClusterConfig, deps: GateDeps): Probe[] {
       title: `talosctl etcd status (${controlPlanes.join(', ')})`,
       async run(signal) {
         const result = await talosctl.run(['etcd', 'status'], controlPlanes, { signal, okExitCodes: [0, 1] });
+        if (parseNodeErrors(result.stderr).length === 0) failedOutright(result);
         const rows = result.stdout.trim() === '' ? [] : parseEtcdStatus(result.stdout);
         return evaluateEtcdStatus(rows, controlPlanes, parseNodeErrors(result.stderr));
       },

@@ -2,6 +2,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  Observable,
   PolicyV1Api,
   type ConfigurationOptions,
   type RequestContext,
@@ -27,16 +28,16 @@ export interface KubeApi {
   deleteNode(name: string, signal: AbortSignal): Promise<void>;
 }
 
-/** Attaches the caller's signal to the request so a hanging API server cannot stall a job. */
+/** Attaches the caller's signal (the object API takes observable-style middleware) to the request so a hanging API server cannot stall a job. */
 function withSignal(signal: AbortSignal): ConfigurationOptions {
   return {
     middleware: [
       {
         pre: (context: RequestContext) => {
           context.setSignal(signal);
-          return Promise.resolve(context);
+          return new Observable(Promise.resolve(context));
         },
-        post: (context: ResponseContext) => Promise.resolve(context),
+        post: (context: ResponseContext) => new Observable(Promise.resolve(context)),
       },
     ],
     middlewareMergeStrategy: 'append',
@@ -51,6 +52,15 @@ function isNotFound(error: unknown): boolean {
 export function createKubeApi(kubeconfig: string): KubeApi {
   const kc = new KubeConfig();
   kc.loadFromString(kubeconfig);
+  // A plain-http server has no TLS to verify; client-node refuses it unless told so.
+  if (kc.clusters.some((c) => c.server.startsWith('http://'))) {
+    kc.loadFromOptions({
+      clusters: kc.clusters.map((c) => (c.server.startsWith('http://') ? { ...c, skipTLSVerify: true } : c)),
+      users: kc.users,
+      contexts: kc.contexts,
+      currentContext: kc.currentContext,
+    });
+  }
   const core = kc.makeApiClient(CoreV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);

@@ -38,6 +38,8 @@ function secretPieces(secret: string): string[] {
   for (const token of trimmed.split(/[\s"':,]+/)) {
     if (token.length < 16) continue;
     pieces.add(token);
+    // Dotted tokens (JWTs, bootstrap tokens) leak segment by segment too.
+    for (const segment of token.split('.')) if (segment.length >= 16) pieces.add(segment);
     if (/^[A-Za-z0-9+/]+=*$/.test(token)) {
       const decoded = Buffer.from(token, 'base64').toString('utf8');
       for (const line of decoded.split(/\s+/)) {

@@ -8,13 +8,17 @@ import { OpsError } from '../errors.ts';
  * (`talosctl-v1.11.6`, …). The runbook wants a client that matches the running Talos.
  */
 export interface TalosctlBinaries {
-  /** The binary for a cluster running `runningVersion`; the newest one when the version is not known yet. */
-  forVersion(runningVersion: string | undefined): Promise<{ path: string; version: string | undefined }>;
+  /**
+   * The binary for a cluster running `runningVersion`; the newest one when the version is
+   * not known yet. With `closest`, a read-only caller takes the newest of the same minor
+   * when the exact version is missing; mutating operations insist on the exact match.
+   */
+  forVersion(runningVersion: string | undefined, options?: { closest?: boolean }): Promise<{ path: string; version: string | undefined }>;
 }
 
 export function createTalosctlBinaries(setting: string): TalosctlBinaries {
   return {
-    async forVersion(runningVersion) {
+    async forVersion(runningVersion, options = {}) {
       const info = await stat(setting).catch(() => undefined);
       if (!info?.isDirectory()) return { path: setting, version: undefined };
       const entries = (await readdir(setting))
@@ -27,7 +31,10 @@ export function createTalosctlBinaries(setting: string): TalosctlBinaries {
         });
       }
       if (runningVersion === undefined) return { path: join(setting, entries[0]!.name), version: entries[0]!.version };
-      const match = entries.find((e) => e.version === runningVersion);
+      const minor = (v: string): string => v.split('.').slice(0, 2).join('.');
+      const match =
+        entries.find((e) => e.version === runningVersion) ??
+        (options.closest === true ? (entries.find((e) => minor(e.version) === minor(runningVersion)) ?? entries[0]) : undefined);
       if (!match) {
         throw new OpsError('talosctl-version-mismatch', `no talosctl ${runningVersion} in ${setting}, and the client must match the running Talos`, {
           hint: `add talosctl-${runningVersion} to ${setting}`,

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
-import { basename, join, posix } from 'node:path';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import { describe, expect, it } from 'vitest';
@@ -135,6 +135,7 @@ const kustomization = readOne<Kustomization>('kustomization.yaml');
 const resourceFiles = kustomization.resources ?? [];
 const applied: Manifest[] = resourceFiles.flatMap((file) => readDocuments(file).map((object) => ({ file, object: object as K8sObject })));
 const secretTemplates = readDocuments('secret.example.yaml') as K8sObject[];
+const allObjects: Manifest[] = [...applied, ...secretTemplates.map((object) => ({ file: 'secret.example.yaml', object }))];
 
 function objectsOfKind(kind: string): K8sObject[] {
   return applied.filter((m) => m.object.kind === kind).map((m) => m.object);
@@ -207,9 +208,9 @@ function portsOf(rule: PolicyRule): string[] {
 
 describe('manifests/ as YAML', () => {
   it('parses every file without errors or warnings and finds a document in each', () => {
-    for (const file of yamlFiles()) {
-      expect(readDocuments(file).length, file).toBeGreaterThan(0);
-    }
+    const documentsPerFile = Object.fromEntries(yamlFiles().map((file) => [file, readDocuments(file).length > 0]));
+    expect(Object.keys(documentsPerFile).length).toBeGreaterThan(0);
+    expect(Object.entries(documentsPerFile).filter(([, found]) => !found)).toEqual([]);
   });
 
   it('accounts for every file: a resource, a generator source, an example or the Slack app manifest', () => {
@@ -220,22 +221,26 @@ describe('manifests/ as YAML', () => {
   });
 
   it('gives every Kubernetes object an apiVersion, a kind and a name, in this namespace or none', () => {
-    for (const { file, object } of [...applied, ...secretTemplates.map((object) => ({ file: 'secret.example.yaml', object }))]) {
-      expect(object.apiVersion, file).toMatch(/^([a-z0-9.-]+\/)?v\d+/);
-      expect(object.kind, file).toMatch(/^[A-Z][A-Za-z]+$/);
-      expect(object.metadata?.name, file).toMatch(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/);
-      expect([undefined, NAMESPACE]).toContain(object.metadata?.namespace);
-    }
+    const problems = allObjects.flatMap(({ file, object }) => [
+      ...(/^([a-z0-9.-]+\/)?v\d+/.test(object.apiVersion ?? '') ? [] : [`${file}: apiVersion`]),
+      ...(/^[A-Z][A-Za-z]+$/.test(object.kind ?? '') ? [] : [`${file}: kind`]),
+      ...(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(object.metadata?.name ?? '') ? [] : [`${file}: metadata.name`]),
+      ...([undefined, NAMESPACE].includes(object.metadata?.namespace) ? [] : [`${file}: namespace ${object.metadata?.namespace}`]),
+    ]);
+    expect(allObjects.length).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
   });
 
   it('uses only fields that exist on each kind (a misspelled or misplaced field is lost on the way through the API types)', () => {
     const normalise = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
-    for (const { file, object } of [...applied, ...secretTemplates.map((object) => ({ file: 'secret.example.yaml', object }))]) {
-      expect(object.apiVersion, file).toMatch(/(^|\/)v1$/);
-      const type = `V1${object.kind}`;
-      const roundTripped = ObjectSerializer.serialize(ObjectSerializer.deserialize(object, type, ''), type, '') as unknown;
-      expect(normalise(roundTripped), `${file}: ${object.kind}/${object.metadata?.name}`).toEqual(normalise(object));
-    }
+    const key = ({ file, object }: Manifest): string => `${file}: ${object.kind}/${object.metadata?.name}`;
+    // Every kind here is served at v1 of its group, so its model is V1<Kind>.
+    expect(allObjects.filter(({ object }) => !/(^|\/)v1$/.test(object.apiVersion ?? '')).map(key)).toEqual([]);
+    const roundTripped = allObjects.map((m) => {
+      const type = `V1${m.object.kind}`;
+      return [key(m), normalise(ObjectSerializer.serialize(ObjectSerializer.deserialize(m.object, type, ''), type, ''))];
+    });
+    expect(Object.fromEntries(roundTripped)).toEqual(Object.fromEntries(allObjects.map((m) => [key(m), normalise(m.object)])));
   });
 });
 
@@ -246,9 +251,7 @@ describe('kustomization.yaml', () => {
   });
 
   it('lists only existing files, each once, and never the Secret template', () => {
-    for (const file of resourceFiles) {
-      expect(statSync(join(MANIFESTS, file)).isFile(), file).toBe(true);
-    }
+    expect(resourceFiles.filter((file) => !existsSync(join(MANIFESTS, file)) || !statSync(join(MANIFESTS, file)).isFile())).toEqual([]);
     expect(new Set(resourceFiles).size).toBe(resourceFiles.length);
     expect(resourceFiles).not.toContain('secret.example.yaml');
     expect(objectsOfKind('Secret')).toEqual([]);
@@ -262,8 +265,9 @@ describe('kustomization.yaml', () => {
   });
 
   it('rewrites the bot image to a pinned registry reference', () => {
+    // The Deployment names a placeholder that images: must rewrite.
     const rewrite = (kustomization.images ?? []).find((i) => i.name === botContainer.image);
-    expect(rewrite, 'the Deployment image must be set through images:').toBeDefined();
+    expect(rewrite).toBeDefined();
     expect(rewrite!.newName).toMatch(/^[a-z0-9.-]+(:\d+)?\/[a-z0-9/._-]+$/);
     expect(rewrite!.digest ?? rewrite!.newTag).toBeDefined();
     expect(rewrite!.newTag).not.toBe('latest');
@@ -276,14 +280,15 @@ describe('the example inventory', () => {
   });
 
   it('keeps each cluster\'s Terraform and snapshot directories on writable persistent volumes of the bot', () => {
-    for (const cluster of inventory.clusters) {
-      for (const path of [cluster.terraformDir, cluster.snapshotDir]) {
-        const mount = mountFor(botContainer, path);
-        expect(mount, `${cluster.name}: ${path} is on no volume`).toBeDefined();
-        expect(mount!.readOnly ?? false, path).toBe(false);
-        expect(volumeFor(botPod, mount!.name)?.persistentVolumeClaim, path).toBeDefined();
-      }
-    }
+    const paths = inventory.clusters.flatMap((c) => [c.terraformDir, c.snapshotDir]);
+    const problems = paths.flatMap((path) => {
+      const mount = mountFor(botContainer, path);
+      if (mount === undefined) return [`${path} is on no volume`];
+      if (mount.readOnly === true) return [`${path} is read-only`];
+      return volumeFor(botPod, mount.name)?.persistentVolumeClaim === undefined ? [`${path} is not on a persistent volume`] : [];
+    });
+    expect(paths).toHaveLength(2 * inventory.clusters.length);
+    expect(problems).toEqual([]);
   });
 });
 
@@ -339,7 +344,8 @@ describe('the bot Deployment', () => {
     const secrets = (botContainer.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef] : []));
     expect(configMaps).toEqual(['talos-chatops-config']);
     const templates = secretTemplates.map((s) => s.metadata?.name);
-    for (const ref of secrets) expect(templates, `template for Secret ${ref.name}`).toContain(ref.name);
+    expect(secrets.length).toBeGreaterThan(0);
+    expect(secrets.map((ref) => ref.name).filter((name) => !templates.includes(name))).toEqual([]);
     expect(secrets.find((s) => s.name === 'talos-chatops')?.optional ?? false).toBe(false);
   });
 
@@ -364,60 +370,79 @@ describe('every workload', () => {
   });
 
   it('meets the restricted Pod Security Standard and then some', () => {
-    for (const { name, spec } of workloads) {
+    const effective = workloads.flatMap(({ name, spec }) => {
       const pod = spec.template.spec;
-      expect(pod.automountServiceAccountToken, name).toBe(false);
-      expect(pod.hostNetwork ?? false, name).toBe(false);
-      expect(pod.hostPID ?? false, name).toBe(false);
-      for (const container of [...pod.containers, ...(pod.initContainers ?? [])]) {
-        const where = `${name}/${container.name}`;
+      return [...pod.containers, ...(pod.initContainers ?? [])].map((container) => {
         const sc = container.securityContext ?? {};
-        expect(sc.runAsNonRoot ?? pod.securityContext?.runAsNonRoot, where).toBe(true);
-        expect(sc.runAsUser ?? pod.securityContext?.runAsUser, where).toBeGreaterThan(0);
-        expect(sc.readOnlyRootFilesystem, where).toBe(true);
-        expect(sc.allowPrivilegeEscalation, where).toBe(false);
-        expect(sc.privileged ?? false, where).toBe(false);
-        expect(sc.capabilities?.drop, where).toContain('ALL');
-        expect(sc.capabilities?.add ?? [], where).toEqual([]);
-        expect(sc.seccompProfile?.type ?? pod.securityContext?.seccompProfile?.type, where).toBe('RuntimeDefault');
-      }
-    }
+        return [
+          `${name}/${container.name}`,
+          {
+            automountServiceAccountToken: pod.automountServiceAccountToken,
+            hostNamespaces: (pod.hostNetwork ?? false) || (pod.hostPID ?? false),
+            runAsNonRoot: sc.runAsNonRoot ?? pod.securityContext?.runAsNonRoot,
+            nonRootUser: (sc.runAsUser ?? pod.securityContext?.runAsUser ?? 0) > 0,
+            readOnlyRootFilesystem: sc.readOnlyRootFilesystem,
+            allowPrivilegeEscalation: sc.allowPrivilegeEscalation,
+            privileged: sc.privileged ?? false,
+            dropsAll: sc.capabilities?.drop?.includes('ALL') ?? false,
+            adds: sc.capabilities?.add ?? [],
+            seccomp: sc.seccompProfile?.type ?? pod.securityContext?.seccompProfile?.type,
+          },
+        ] as const;
+      });
+    });
+    const hardened = {
+      automountServiceAccountToken: false,
+      hostNamespaces: false,
+      runAsNonRoot: true,
+      nonRootUser: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      dropsAll: true,
+      adds: [],
+      seccomp: 'RuntimeDefault',
+    };
+    expect(Object.fromEntries(effective)).toEqual(Object.fromEntries(effective.map(([where]) => [where, hardened])));
   });
 
   it('sets CPU and memory requests and limits on every container', () => {
-    for (const { name, spec } of workloads) {
-      for (const container of spec.template.spec.containers) {
-        for (const kind of ['requests', 'limits'] as const) {
-          expect(container.resources?.[kind], `${name}/${container.name} ${kind}`).toEqual(
-            expect.objectContaining({ cpu: expect.anything(), memory: expect.anything() }),
-          );
-        }
-      }
-    }
+    const resources = workloads.flatMap(({ name, spec }) =>
+      spec.template.spec.containers.map((c) => [
+        `${name}/${c.name}`,
+        { requests: Object.keys(c.resources?.requests ?? {}).sort(), limits: Object.keys(c.resources?.limits ?? {}).sort() },
+      ]),
+    );
+    const complete = { requests: ['cpu', 'memory'], limits: ['cpu', 'memory'] };
+    expect(Object.fromEntries(resources)).toEqual(Object.fromEntries(resources.map(([where]) => [where, complete])));
   });
 
   it('mounts only volumes it declares, and declares only volumes it mounts', () => {
-    for (const { name, spec } of workloads) {
+    const problems = workloads.flatMap(({ name, spec }) => {
       const pod = spec.template.spec;
       const declared = [...(pod.volumes ?? []).map((v) => v.name), ...(spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name)];
       const mounted = [...pod.containers, ...(pod.initContainers ?? [])].flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name));
-      expect(new Set(declared).size, name).toBe(declared.length);
-      for (const mount of mounted) expect(declared, `${name} mounts ${mount}`).toContain(mount);
-      for (const volume of declared) expect(mounted, `${name} declares ${volume}`).toContain(volume);
-    }
+      return [
+        ...declared.filter((v, i) => declared.indexOf(v) !== i).map((v) => `${name} declares ${v} twice`),
+        ...mounted.filter((m) => !declared.includes(m)).map((m) => `${name} mounts undeclared ${m}`),
+        ...declared.filter((v) => !mounted.includes(v)).map((v) => `${name} never mounts ${v}`),
+      ];
+    });
+    expect(problems).toEqual([]);
   });
 
   it('refers only to ConfigMaps, Secrets and claims that the manifests provide', () => {
     const configMaps = generators.map((g) => g.name);
     const claims = objectsOfKind('PersistentVolumeClaim').map((c) => c.metadata?.name);
     const secrets = secretTemplates.map((s) => s.metadata?.name);
-    for (const { name, spec } of workloads) {
-      for (const volume of spec.template.spec.volumes ?? []) {
-        if (volume.configMap) expect(configMaps, `${name}: ${volume.name}`).toContain(volume.configMap.name);
-        if (volume.secret) expect(secrets, `${name}: ${volume.name}`).toContain(volume.secret.secretName);
-        if (volume.persistentVolumeClaim) expect(claims, `${name}: ${volume.name}`).toContain(volume.persistentVolumeClaim.claimName);
-      }
-    }
+    const volumes = workloads.flatMap(({ spec }) => spec.template.spec.volumes ?? []);
+    const missing = volumes.flatMap((v) => [
+      ...(v.configMap && !configMaps.includes(v.configMap.name) ? [`ConfigMap ${v.configMap.name}`] : []),
+      ...(v.secret && !secrets.includes(v.secret.secretName) ? [`Secret ${v.secret.secretName}`] : []),
+      ...(v.persistentVolumeClaim && !claims.includes(v.persistentVolumeClaim.claimName) ? [`claim ${v.persistentVolumeClaim.claimName}`] : []),
+    ]);
+    expect(volumes.length).toBeGreaterThan(0);
+    expect(missing).toEqual([]);
   });
 });
 
@@ -454,14 +479,13 @@ describe('PodDisruptionBudgets', () => {
   });
 
   it('each select the pods of one workload in the manifests, and never block a drain at full strength', () => {
-    for (const budget of budgets) {
+    const verdicts = budgets.map((budget) => {
       const selected = workloads.filter((w) => matches(budget.spec.selector.matchLabels, w.spec.template.metadata.labels));
-      expect(selected.map((w) => w.name), budget.name).toHaveLength(1);
-      const replicas = selected[0]!.spec.replicas ?? 1;
+      const replicas = selected[0]?.spec.replicas ?? 1;
       const allowed = budget.spec.maxUnavailable ?? replicas - (budget.spec.minAvailable ?? replicas);
-      expect(Number.isInteger(allowed), budget.name).toBe(true);
-      expect(allowed, budget.name).toBeGreaterThanOrEqual(1);
-    }
+      return [budget.name, { workloads: selected.length, allowsADisruption: Number.isInteger(allowed) && allowed >= 1 }];
+    });
+    expect(Object.fromEntries(verdicts)).toEqual(Object.fromEntries(budgets.map((b) => [b.name, { workloads: 1, allowsADisruption: true }])));
   });
 });
 
@@ -500,9 +524,7 @@ describe('NetworkPolicies', () => {
     const blocks = (https[0]!.to ?? []).map((peer) => peer.ipBlock);
     expect(blocks).toHaveLength(1);
     expect(blocks[0]?.cidr).toBe('0.0.0.0/0');
-    for (const privateRange of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']) {
-      expect(blocks[0]?.except, privateRange).toContain(privateRange);
-    }
+    expect(blocks[0]?.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
   });
 
   it('let the bot reach talos apid and the Kubernetes API of every node in the example inventory', () => {
@@ -597,29 +619,26 @@ describe('committed secrets', () => {
       ['-----BEGIN', 'PRIVATE KEY-----'].join(' '),
       'ab'.repeat(32),
     ];
-    for (const sample of samples) expect(secretShapes(`value: ${sample}\n`), sample).toHaveLength(1);
+    expect(samples.map((sample) => secretShapes(`value: ${sample}\n`))).toEqual(samples.map((sample) => [sample]));
     expect(secretShapes('SLACK_BOT_TOKEN: xoxb-REPLACE-ME\n')).toEqual([]);
     expect(secretShapes(`schematic: ${[...PUBLIC_HEX][0]}\n`)).toEqual([]);
   });
 
   it('finds none in the manifests, the Dockerfile, .dockerignore or the deploy guide', () => {
     const files = [...readdirSync(MANIFESTS).map((f) => join('manifests', f)), 'Dockerfile', '.dockerignore', join('docs', 'deploy.md')];
-    for (const file of files) {
-      expect(secretShapes(readFileSync(join(ROOT, file), 'utf8')), file).toEqual([]);
-    }
+    const found = files.flatMap((file) => secretShapes(readFileSync(join(ROOT, file), 'utf8')).map((shape) => `${file}: ${shape}`));
+    expect(files.length).toBeGreaterThan(4);
+    expect(found).toEqual([]);
   });
 
   it('keeps only placeholders in the Secret templates', () => {
-    expect(secretTemplates.length).toBeGreaterThan(0);
-    for (const secret of secretTemplates) {
-      expect(secret.kind).toBe('Secret');
-      const values = [
-        ...Object.values(secret.stringData ?? {}),
-        ...Object.values(secret.data ?? {}).map((v) => Buffer.from(String(v), 'base64').toString('utf8')),
-      ];
-      expect(values.length, secret.metadata?.name).toBeGreaterThan(0);
-      for (const value of values) expect(String(value), secret.metadata?.name).toMatch(/REPLACE-ME/);
-    }
+    expect(secretTemplates.map((s) => s.kind)).toEqual(secretTemplates.map(() => 'Secret'));
+    const values = secretTemplates.flatMap((secret) => [
+      ...Object.entries(secret.stringData ?? {}).map(([k, v]) => [`${secret.metadata?.name}.${k}`, String(v)] as const),
+      ...Object.entries(secret.data ?? {}).map(([k, v]) => [`${secret.metadata?.name}.${k}`, Buffer.from(String(v), 'base64').toString('utf8')] as const),
+    ]);
+    expect(values.length).toBeGreaterThanOrEqual(secretTemplates.length);
+    expect(values.filter(([, value]) => !value.includes('REPLACE-ME')).map(([key]) => key)).toEqual([]);
   });
 });
 
@@ -635,25 +654,20 @@ describe('docs/deploy.md', () => {
   ];
 
   it('has a configuration reference covering the runtime contract, each variable one the bot reads', () => {
-    expect(reference.length).toBeGreaterThan(0);
-    for (const name of CONTRACT) {
-      expect(documented, name).toContain(name);
-      expect(envSource, `${name} in src/config/env.ts`).toMatch(new RegExp(`\\b${name}\\b`));
-    }
+    expect(guide).toContain('## Configuration reference');
+    expect(CONTRACT.filter((name) => !documented.has(name))).toEqual([]);
+    expect(CONTRACT.filter((name) => !new RegExp(`\\b${name}\\b`).test(envSource))).toEqual([]);
   });
 
   it('documents every variable the manifests set', () => {
     const slack = secretTemplates.find((s) => s.metadata?.name === 'talos-chatops')!;
-    for (const name of [...Object.keys(settings), ...Object.keys(botEnv), ...Object.keys(slack.stringData ?? {})]) {
-      expect(documented, name).toContain(name);
-    }
+    const set = [...Object.keys(settings), ...Object.keys(botEnv), ...Object.keys(slack.stringData ?? {})];
+    expect(set.length).toBeGreaterThan(10);
+    expect(set.filter((name) => !documented.has(name))).toEqual([]);
   });
 
   it('links the files it tells the operator to use', () => {
-    for (const file of ['manifests/slack-app.yaml', 'manifests/secret.example.yaml', 'manifests/clusters.example.yaml', 'manifests/kustomization.yaml']) {
-      expect(guide, file).toContain(file);
-      expect(statSync(join(ROOT, file)).isFile()).toBe(true);
-    }
-    expect(basename(botEnv.CLUSTERS_FILE!)).toBe('clusters.yaml');
+    const files = ['manifests/slack-app.yaml', 'manifests/secret.example.yaml', 'manifests/clusters.example.yaml', 'manifests/kustomization.yaml'];
+    expect(files.filter((file) => !guide.includes(file) || !existsSync(join(ROOT, file)))).toEqual([]);
   });
 });

@@ -8,15 +8,16 @@ import { request } from 'node:http';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 
-/** The talosconfig path talosctl would use: `--talosconfig`, then `TALOSCONFIG`, then `~/.talos/config`. */
+/** The talosconfig path talosctl would use: the last `--talosconfig`, then `TALOSCONFIG`, then `~/.talos/config`. */
 function talosconfigPath(argv: string[]): string {
+  let flag: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    if (arg === '--talosconfig') return argv[i + 1] ?? '';
-    if (arg.startsWith('--talosconfig=')) return arg.slice('--talosconfig='.length);
     if (arg === '--') break;
+    if (arg === '--talosconfig') flag = argv[++i] ?? '';
+    else if (arg.startsWith('--talosconfig=')) flag = arg.slice('--talosconfig='.length);
   }
-  return process.env['TALOSCONFIG'] ?? `${homedir()}/.talos/config`;
+  return flag ?? process.env['TALOSCONFIG'] ?? `${homedir()}/.talos/config`;
 }
 
 function readTalosconfig(argv: string[]): { path: string; contents?: string; error?: string } {

@@ -36,8 +36,10 @@ export function createCredentials(input: CredentialInput): ClusterCredentials {
   const fakeDer = (seed: string): string => createHash('sha512').update(seed).digest('base64');
   const ca = b64(pem('CERTIFICATE', `MIIBPzCB8qADAgECAhEA${fakeDer(`${input.cluster}-ca-${salt}`)}`));
   const crt = b64(pem('CERTIFICATE', `MIIBKjCB3aADAgECAhEA${fakeDer(`${input.cluster}-crt-${salt}`)}`));
-  // The canary sits inside the PEM body, so it is found both in the base64 and after decoding.
-  const talosKey = b64(pem('ED25519 PRIVATE KEY', `MC4CAQAwBQYDK2VwBCIEI${input.canary}${salt}`));
+  // The key is base64 of a PEM whose body holds the canary, and the canary also sits verbatim in
+  // the encoded value (between two base64 runs), so a leak of either the raw or the decoded key
+  // contains it.
+  const talosKey = `${b64(pem('ED25519 PRIVATE KEY', `MC4CAQAwBQYDK2VwBCIEI${input.canary}${salt}`))}${input.canary}${b64(salt)}`;
   const list = (items: readonly string[]): string => items.map((i) => `            - ${i}`).join('\n');
   const talosconfig =
     `context: ${input.cluster}\n` +
@@ -56,6 +58,8 @@ export function createCredentials(input: CredentialInput): ClusterCredentials {
     `clusters:\n` +
     `- name: ${input.cluster}\n` +
     `  cluster:\n` +
+    // Plain HTTP on loopback; client-node accepts an http server only with TLS verification off.
+    `    insecure-skip-tls-verify: true\n` +
     `    server: ${input.kubeApiUrl}\n` +
     `contexts:\n` +
     `- name: ${user}\n` +

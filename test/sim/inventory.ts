@@ -49,7 +49,7 @@ export async function writeInventory(sim: Simulator, options: InventoryOptions =
       operators: perCluster(options.operators, name, ['U0ALICE', 'U0BOB']),
       approvers: perCluster(options.approvers, name, ['U0CAROL']),
       defaultForChannel: options.defaultForChannel ? options.defaultForChannel.includes(name) : true,
-      ...(options.extra?.[name] ?? {}),
+      ...options.extra?.[name],
     };
   }
   const path = options.path ?? join(sim.dir, 'clusters.yaml');

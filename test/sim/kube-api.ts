@@ -90,7 +90,7 @@ function send(res: ServerResponse, code: number, body: unknown): void {
 function field(item: Json, path: string): string | undefined {
   let value: unknown = item;
   for (const part of path.split('.')) value = value && typeof value === 'object' ? (value as Json)[part] : undefined;
-  return value === undefined ? undefined : String(value);
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
 }
 
 /** fieldSelector `a.b=c,d!=e` and labelSelector `k=v,k` (the subset clients use here). */

@@ -90,6 +90,15 @@ export class Lifecycle {
     });
   }
 
+  /** A sequence step that never finishes; only shutting the simulator down ends it. */
+  #forever(): Promise<never> {
+    const signal = this.#closing.signal;
+    return new Promise((_, reject) => {
+      if (signal.aborted) reject(CLOSED);
+      signal.addEventListener('abort', () => reject(CLOSED), { once: true });
+    });
+  }
+
   publish(node: SimNode, event: Omit<MachineEvent, 'seq' | 'at'>): void {
     node.events.push({ ...event, seq: ++this.#seq, at: Date.now() });
   }
@@ -206,7 +215,7 @@ export class Lifecycle {
           this.#recorder.noteControlPlanes(cluster);
         }
         if (task === 'upgrade') {
-          if (named(cluster.faults.upgradeHang, node)) await new Promise<never>((_, reject) => this.#closing.signal.addEventListener('abort', () => reject(CLOSED)));
+          if (named(cluster.faults.upgradeHang, node)) await this.#forever();
           const preflight = installerPreflight(fromVersion, image.version, node.kubeletVersion);
           if (preflight) {
             const message = `error running phase ${index + 1} in ${sequence} sequence: task 1/1: failed, error running installer: pre-flight checks failed: ${preflight}`;

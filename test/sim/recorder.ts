@@ -24,9 +24,14 @@ export class Recorder {
     this.events.push({ at: Date.now(), ...event });
   }
 
-  /** Re-counts control planes that are not in service; call after every stage change. */
+  /**
+   * Re-counts control planes that are not in service; call after every stage change. A node reset
+   * out of the cluster no longer counts: it left etcd and discovery on purpose.
+   */
   noteControlPlanes(cluster: SimCluster): void {
-    const down = cluster.nodes.filter((n) => n.role === 'controlplane' && (n.stage !== 'running' || n.servicesStopped)).length;
+    const down = cluster.nodes.filter(
+      (n) => n.role === 'controlplane' && n.discoveryMember && (n.stage !== 'running' || n.servicesStopped),
+    ).length;
     this.#maxCpDown.set(cluster.name, Math.max(this.#maxCpDown.get(cluster.name) ?? 0, down));
   }
 

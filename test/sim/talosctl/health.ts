@@ -14,7 +14,8 @@ import { goQuoteList, multiError, parseGoDuration } from '../go-format.ts';
 import type { SimNode } from '../types.ts';
 import { connect, reach, requireSingleNode, type Session } from './session.ts';
 
-type CheckResult = 'OK' | 'SKIP' | string;
+/** `OK`, `SKIP`, or the error text of a failing check. */
+type CheckResult = string;
 
 interface Check {
   name: string;

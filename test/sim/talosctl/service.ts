@@ -22,12 +22,12 @@ function containerService(node: SimNode, id: string, status: ServiceStatus, now:
   const startedAt = boot + (id === 'etcd' ? 6000 : 3000);
   const history = [
     { state: 'Waiting', msg: id === 'etcd' ? 'Waiting for service "cri" to be "up", service "networkd" to be "up", service "timed" to be "up"' : 'Waiting for service "cri" to be "up"', at: boot + 2000 },
-    { state: 'Preparing', msg: 'Running pre state', at: boot + 5000 },
+    { state: 'Preparing', msg: 'Running pre state', at: boot + 4500 },
     { state: 'Preparing', msg: 'Creating service runner', at: boot + 5000 },
     { state: 'Running', msg: `Started task ${id} (PID ${pid(node, id)}) for container ${id}`, at: startedAt },
     { state: 'Running', msg: 'Health check successful', at: startedAt + 5000 },
   ];
-  let events = history.filter((e) => e.at <= now);
+  let events = history.filter((e) => e.at <= now && !(status.health === '?' && e.msg === 'Health check successful'));
   if (status.state === 'Preparing') events = events.filter((e) => e.state !== 'Running');
   if (status.state === 'Waiting') events = events.filter((e) => e.state === 'Waiting');
   if (status.state === 'Running' && status.health === 'Fail') {

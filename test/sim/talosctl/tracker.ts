@@ -3,7 +3,7 @@
  * `reset` with `--wait`: it watches the node's event stream, survives the reboot by reconnecting,
  * and prints every update as a `"<node>": <message>` line on stderr.
  */
-import { apidReachable } from '../cluster-model.ts';
+import { apidReachable, unavailableError } from '../cluster-model.ts';
 import { wait } from '../exec-io.ts';
 import { goQuote } from '../go-format.ts';
 import type { Acceptance } from '../lifecycle.ts';
@@ -38,14 +38,14 @@ export async function trackNode(options: TrackOptions): Promise<number> {
 
   if (!apidReachable(cluster, node)) {
     say('unavailable, retrying...');
-    const result = await options.action();
-    say('error' in result ? result.error : 'unexpected acceptance');
+    say(unavailableError(cluster, node, options.address));
     return 1;
   }
   say('waiting for actor ID');
   if (options.hangAtActorId) {
     session.call.hung = 'waiting for actor ID';
-    void options.action();
+    // The request still reaches the node and the upgrade proceeds; only the reply never arrives.
+    options.action().catch(() => undefined);
     while (!timedOut()) await wait(Math.min(pollMs * 10, Math.max(1, deadline - Date.now())), io.signal);
     say('context deadline exceeded');
     return 1;

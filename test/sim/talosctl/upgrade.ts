@@ -1,9 +1,8 @@
 /** `talosctl upgrade` legacy flow (cmd/talosctl/cmd/talos/upgrade.go) and `talosctl rollback`. */
 import { findNode } from '../cluster-model.ts';
 import { goTimeNow, parseGoDuration, tabwrite } from '../go-format.ts';
-import type { Acceptance } from '../lifecycle.ts';
 import { bare, compareVersions } from '../versions.ts';
-import { connect, exitAfterPartial, fanOut, reach, reportFailures, type Session } from './session.ts';
+import { connect, exitAfterPartial, fanOut, reach, reportFailures, successes, type NodeResult, type Session } from './session.ts';
 import { machineReady, trackNode } from './tracker.ts';
 
 const PROCESS_STARTED_AT = Date.now();
@@ -47,33 +46,31 @@ export async function runUpgrade(session: Session): Promise<number> {
   const waitForIt = parsed.bool('wait') || parsed.bool('debug');
   const connection = connect(session);
   warnVersionSkew(session);
+  // 1.13+ clients try the LifecycleService first; servers before 1.13 lack it. The new flow itself
+  // is not simulated, so these clients always end up on the legacy path.
+  if (compareVersions(clientTag, 'v1.13.0') >= 0 && session.nodes.some((a) => compareVersions(findNode(cluster, a)?.talosVersion ?? 'v0.0.0', 'v1.13.0') < 0)) {
+    io.err('New upgrade API is not available, falling back to legacy\n');
+  }
 
   if (!waitForIt) {
     if ('error' in connection) {
       io.err(`error performing upgrade: ${connection.error}\n`);
       return 1;
     }
-    const accepted: { address: string; result: Acceptance }[] = [];
+    const results: NodeResult<string>[] = [];
     for (const address of session.nodes) {
       const reached = reach(session, address);
-      accepted.push({
-        address,
-        result: 'error' in reached ? reached : await deps.lifecycle.requestUpgrade(cluster, reached.node, request),
-      });
-    }
-    const results = accepted.map(({ address, result }) => {
-      const node = findNode(cluster, address);
-      return 'error' in result || !node ? { address, error: 'error' in result ? result.error : 'unknown node' } : { address, node, value: result };
-    });
-    if (results.every((r) => 'error' in r)) {
-      const first = results[0];
-      io.err(`error performing upgrade: ${first && 'error' in first ? first.error : ''}\n`);
-      return 1;
+      if ('error' in reached) {
+        results.push({ address, error: reached.error });
+        continue;
+      }
+      const accepted = await deps.lifecycle.requestUpgrade(cluster, reached.node, request);
+      results.push('error' in accepted ? { address, error: accepted.error } : { address, node: reached.node, value: accepted.actorId });
     }
     const failed = reportFailures(session, results, 'error performing upgrade');
     if (failed !== undefined) return failed;
     const rows = [['NODE', 'ACK', 'STARTED']];
-    for (const r of results) if ('node' in r) rows.push([r.address, 'Upgrade request received', goTimeNow(new Date(), PROCESS_STARTED_AT)]);
+    for (const r of successes(results)) rows.push([r.address, 'Upgrade request received', goTimeNow(new Date(), PROCESS_STARTED_AT)]);
     io.out(tabwrite(rows));
     return exitAfterPartial(session, results);
   }

@@ -1,0 +1,83 @@
+/**
+ * The embedded demo: a private redis-server, the simulated staging and production
+ * clusters, the local Slack emulator, and the real bot as a child process. It sends
+ * the commands an operator would and prints what the channel shows.
+ */
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+
+const out = (text = ''): void => {
+  process.stdout.write(`${text}\n`);
+};
+
+function banner(title: string): void {
+  out();
+  out('═'.repeat(100));
+  out(`  ${title}`);
+  out('═'.repeat(100));
+}
+
+/** The part of the channel's transcript posted since `since` top-level messages. */
+function transcriptSince(h: Harness, channel: string, since: number): string {
+  const all = h.slack.transcript(channel).split('\n');
+  const heads = all.map((line, i) => (/^ {2}\[\d\d:\d\d:\d\d\]/.test(line) ? i : -1)).filter((i) => i >= 0);
+  const start = heads[since] ?? all.length;
+  return all.slice(start).join('\n');
+}
+
+async function healthGate(h: Harness, title: string): Promise<void> {
+  banner(title);
+  const since = h.slack.channelMessages(CHANNELS.production).length;
+  const ack = await h.command('health');
+  out(`> /talos health   (as @alice)\n  ephemeral: ${ack}`);
+  await h.slack.waitFor(
+    () => {
+      const root = h.slack.channelMessages(CHANNELS.production)[since];
+      return root && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(CHANNELS.production, root.ts).length >= 8;
+    },
+    { timeoutMs: 60_000 },
+  );
+  out(transcriptSince(h, CHANNELS.production, since));
+}
+
+async function main(): Promise<void> {
+  out('Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes), the Slack emulator and the bot…');
+  const h = await startHarness({ timing: { rebootMs: 400 } });
+  try {
+    banner('/talos help');
+    out(await h.command('help'));
+
+    banner('Refusals change nothing');
+    for (const [text, channel] of [
+      ['health qa', CHANNELS.production],
+      ['health', CHANNELS.random],
+      ['upgrade talos v1.12.11;id', CHANNELS.production],
+    ] as const) {
+      out(`> /talos ${text}   (in ${channel})\n  ephemeral: ${await h.command(text, { channel })}`);
+    }
+
+    await healthGate(h, '/talos health — the healthy production cluster');
+
+    h.sim.faults.set('production', { fluxStalled: ['apps'] });
+    await healthGate(h, '/talos health — production with a stalled Flux Kustomization (flux-system/apps)');
+    h.sim.faults.clear('production');
+
+    banner('/talos upgrade talos v1.12.11 — a full production upgrade with an approval before each control plane');
+    const since = h.slack.channelMessages(CHANNELS.production).length;
+    const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
+    out(`> /talos upgrade talos v1.12.11   (as @alice)\n  ephemeral: ${plan.ack}`);
+    out('  @alice clicks [Start]; @carol clicks [Approve] on each control-plane request as it appears');
+    await clickStart(h, plan, USERS.alice);
+    await approveUntilDone(h, plan, CHANNELS.production, USERS.carol);
+    out(transcriptSince(h, CHANNELS.production, since));
+
+    banner('/talos status');
+    out(await h.command('status'));
+    out();
+    out(`Every node now runs ${h.sim.cluster('production').nodes.map((n) => `${n.hostname}=${n.talosVersion}`).join(', ')}.`);
+  } finally {
+    await h.stop();
+  }
+}
+
+await main();

@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ClusterFaults } from '../sim/index.ts';
+import type { Message } from '../slack-emulator/index.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+
+/** The eight checks of the runbook's gate, in the order the thread lists them. */
+const CHECK_TITLES = ['talosctl version', 'talosctl health', 'talosctl service etcd', 'talosctl etcd status', 'Kubernetes nodes', 'Kubernetes pods', 'Flux', 'PodDisruptionBudgets'];
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+beforeEach(() => {
+  h.sim.faults.clear('production');
+  h.sim.faults.clear('staging');
+});
+
+interface GateRun {
+  ack: string;
+  root: Message;
+  replies: Message[];
+}
+
+/** `/talos health` through Slack, then the finished root message and its thread. */
+async function health(text = 'health', channel: string = CHANNELS.production): Promise<GateRun> {
+  const before = h.slack.channelMessages(channel).length;
+  const ack = await h.command(text, { channel });
+  const root = await h.slack.waitFor(
+    () => {
+      const latest = h.slack.channelMessages(channel).slice(before)[0];
+      if (!latest || !/Health gate (passed|failed)/.test(latest.text)) return undefined;
+      return h.slack.thread(channel, latest.ts).length === CHECK_TITLES.length ? latest : undefined;
+    },
+    { timeoutMs: 30_000, description: 'a finished health gate' },
+  );
+  return { ack, root, replies: h.slack.thread(channel, root.ts) };
+}
+
+function reply(run: GateRun, title: string): Message {
+  const found = run.replies.find((r) => r.text.includes(title));
+  if (!found) throw new Error(`no reply for ${title}: ${run.replies.map((r) => r.text).join('\n')}`);
+  return found;
+}
+
+function replyText(message: Message): string {
+  return JSON.stringify(message.blocks ?? []) + message.text;
+}
+
+async function gateWith(faults: ClusterFaults): Promise<GateRun> {
+  h.sim.faults.set('production', faults);
+  return health();
+}
+
+describe('/talos health on the healthy production cluster', () => {
+  it('acks at once, posts the verdict with who and how long, and threads one reply per check', async () => {
+    const run = await health();
+
+    expect(run.ack).toContain('Running the health gate on *production*');
+    expect(run.root.text).toMatch(/^✅ Health gate passed: production \(\d/);
+    const rootBlocks = JSON.stringify(run.root.blocks);
+    expect(rootBlocks).toContain(`<@${USERS.alice}>`);
+    expect(rootBlocks).toMatch(/Took\*\\n[\d.]+ (ms|s)/);
+    expect(run.replies.map((r) => CHECK_TITLES.findIndex((t) => r.text.includes(t)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(run.replies.every((r) => r.text.startsWith('✅') || r.text.startsWith('⚠️'))).toBe(true);
+    expect(replyText(reply(run, 'etcd status'))).toMatch(/10\.0\.30\.11.*10\.0\.30\.12.*10\.0\.30\.13/s);
+  });
+
+  it('asks every control plane for etcd status and names each node explicitly', async () => {
+    const since = h.sim.calls.length;
+    await health();
+    const calls = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
+    const etcdStatus = calls.find((c) => c.argv.includes('status'));
+    expect(etcdStatus?.argv).toEqual(expect.arrayContaining(['--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
+    const services = calls.filter((c) => c.argv[0] === 'service').map((c) => c.argv[c.argv.indexOf('--nodes') + 1]);
+    expect(services.sort((a, b) => (a ?? '').localeCompare(b ?? ''))).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    expect(calls.every((c) => c.argv.includes('--nodes') && c.argv.includes('--talosconfig'))).toBe(true);
+    expect(calls.every((c) => !c.argv.join(' ').includes('10.0.30.10'))).toBe(true);
+  });
+});
+
+describe('/talos health stops and names the cause', () => {
+  it('fails when etcd has no leader', async () => {
+    const run = await gateWith({ etcdNoLeader: true });
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    expect(reply(run, 'etcd status').text).toMatch(/^❌.*leader/i);
+  });
+
+  it('fails when members disagree on the leader', async () => {
+    const run = await gateWith({ etcdLeaderDisagreement: ['10.0.30.13'] });
+    expect(reply(run, 'etcd status').text).toMatch(/^❌.*(disagree|leader)/i);
+    expect(run.root.text).toContain('failed');
+  });
+
+  it('fails when a control-plane etcd service is unhealthy', async () => {
+    const run = await gateWith({ etcdUnhealthy: { '10.0.30.12': 'Running' } });
+    const etcd = reply(run, 'service etcd');
+    expect(etcd.text).toMatch(/^❌/);
+    expect(replyText(etcd)).toContain('10.0.30.12');
+  });
+
+  it('fails when a node is NotReady', async () => {
+    const run = await gateWith({ nodeNotReady: ['10.0.30.13'] });
+    const nodes = reply(run, 'Kubernetes nodes');
+    expect(nodes.text).toMatch(/^❌/);
+    expect(replyText(nodes)).toContain('talos-prd-cp-3');
+  });
+
+  it('fails when a node is cordoned', async () => {
+    const run = await gateWith({ nodeCordoned: ['10.0.30.11'] });
+    expect(reply(run, 'Kubernetes nodes').text).toMatch(/^❌.*cordon/i);
+  });
+
+  it('fails when a node is unreachable', async () => {
+    const run = await gateWith({ nodeUnreachable: ['10.0.30.12'] });
+    expect(run.root.text).toContain('failed');
+    expect(reply(run, 'talosctl version').text).toMatch(/^❌.*10\.0\.30\.12/);
+    expect(reply(run, 'Kubernetes nodes').text).toMatch(/^❌/);
+  });
+
+  it('fails on a stalled Kustomization and shows its message', async () => {
+    const run = await gateWith({ fluxStalled: ['apps'] });
+    const flux = reply(run, 'Flux');
+    expect(flux.text).toMatch(/^❌/);
+    expect(replyText(flux)).toMatch(/flux-system\/apps.*Stalled/);
+    expect(JSON.stringify(run.root.blocks)).toContain('Flux');
+  });
+
+  it('fails on Ready=False for a reconciled generation', async () => {
+    const run = await gateWith({ fluxNotReady: ['podinfo'] });
+    expect(reply(run, 'Flux').text).toMatch(/^❌/);
+    expect(replyText(reply(run, 'Flux'))).toContain('podinfo');
+  });
+
+  it('reports suspended Flux objects without failing on them', async () => {
+    const run = await gateWith({ fluxSuspended: ['apps'] });
+    expect(run.root.text).toContain('✅ Health gate passed');
+    expect(replyText(reply(run, 'Flux'))).toMatch(/suspend/i);
+  });
+
+  it('fails when a PodDisruptionBudget allows no disruption', async () => {
+    const run = await gateWith({ pdbBlocked: ['postgres'] });
+    const pdb = reply(run, 'PodDisruptionBudgets');
+    expect(pdb.text).toMatch(/^❌/);
+    expect(replyText(pdb)).toContain('apps/postgres');
+  });
+
+  it('reports a probe that hangs as a failed check with its timeout, not a crash', async () => {
+    const run = await gateWith({ hang: ['etcd status'] });
+    const etcd = reply(run, 'etcd status');
+    expect(etcd.text).toMatch(/^❌.*timed out after 5s/);
+    expect(reply(run, 'Kubernetes nodes').text).toMatch(/^✅/);
+    expect(h.bot.running()).toBe(true);
+  });
+
+  it('reports a probe that errors as a failed check with its error', async () => {
+    const run = await gateWith({ kubeFail: ['/apis/policy/v1'] });
+    expect(reply(run, 'PodDisruptionBudgets').text).toMatch(/^❌/);
+    expect(run.root.text).toContain('failed');
+  });
+});
+
+describe('/talos health on the staging shape', () => {
+  it('passes with its single control plane as the only etcd address', async () => {
+    const since = h.sim.calls.length;
+    const run = await health('health', CHANNELS.staging);
+    expect(run.root.text).toContain('✅ Health gate passed: staging');
+    const etcd = h.sim.calls.slice(since).find((c) => c.bin === 'talosctl' && c.argv.includes('status'));
+    expect(etcd?.argv[etcd.argv.indexOf('--nodes') + 1]).toBe('10.0.20.204');
+  });
+});
+
+describe('answers that change nothing', () => {
+  async function refusal(text: string, channel: string = CHANNELS.production): Promise<string> {
+    const posted = h.slack.channelMessages(channel).length;
+    const jobsBefore = h.sim.calls.length;
+    const ack = await h.command(text, { channel });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.slack.channelMessages(channel).length).toBe(posted);
+    expect(h.sim.calls.length).toBe(jobsBefore);
+    return ack;
+  }
+
+  it('lists the commands for /talos help', async () => {
+    const ack = await refusal('help');
+    expect(ack).toContain('/talos health [cluster]');
+    expect(ack).toContain('/talos upgrade talos <version> [cluster]');
+  });
+
+  it('refuses an unknown subcommand with the command list', async () => {
+    expect(await refusal('reboot everything')).toMatch(/`\/talos reboot` is not a command[\s\S]*\/talos help/);
+  });
+
+  it('refuses an unknown cluster and names the known ones', async () => {
+    expect(await refusal('health qa')).toContain('There is no cluster named `qa`. Known clusters: staging, production.');
+  });
+
+  it('refuses a command from a channel that belongs to no cluster', async () => {
+    expect(await refusal('health production', CHANNELS.random)).toContain('This channel belongs to no cluster');
+  });
+
+  it('refuses shell metacharacters before anything else', async () => {
+    expect(await refusal('health $(id)')).toContain('contains characters a `/talos` argument never has');
+  });
+});
+
+describe('credentials', () => {
+  it('never lets the canary from the talosconfig or kubeconfig reach Slack or the logs', async () => {
+    await health();
+    expect(h.sim.talosconfig('production')).toContain(h.sim.canary);
+    expect(h.sim.kubeconfig('production')).toContain(h.sim.canary);
+    expect(h.slack.allTraffic()).not.toContain(h.sim.canary);
+    expect(h.bot.logs()).not.toContain(h.sim.canary);
+    expect(h.bot.logs()).toContain('health gate finished');
+  });
+
+  it('blanks a credential that a failing tool echoes back', async () => {
+    const token = h.sim.cluster('production').credentials.token;
+    const run = await gateWith({ fail: { 'etcd status': `Unauthorized: bearer token ${token} rejected` } });
+    expect(reply(run, 'etcd status').text).toMatch(/^❌.*\[REDACTED\]/);
+    expect(h.slack.allTraffic()).not.toContain(h.sim.canary);
+    expect(h.bot.logs()).not.toContain(h.sim.canary);
+  });
+
+  it('removes the private credential directory after each job', async () => {
+    await health();
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(h.env.CREDENTIALS_DIR!)).toEqual([]);
+  });
+});

@@ -1,0 +1,230 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+
+const TARGET = 'v1.12.11';
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+afterEach(async () => {
+  // Each test leaves the estate as it found it: no faults, every node on the starting version, no lock.
+  for (const name of ['production', 'staging']) {
+    h.sim.faults.clear(name);
+    for (const node of h.sim.cluster(name).nodes) {
+      node.talosVersion = 'v1.11.5';
+    }
+  }
+  await h.command('status');
+});
+
+function upgradeCalls(since: number) {
+  return h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade');
+}
+
+function flag(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i < 0 ? undefined : argv[i + 1];
+}
+
+describe('Talos upgrade of production (three control planes)', () => {
+  it('plans, snapshots, asks before each control plane, upgrades one node at a time and finishes with the follow-up', async () => {
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    const planBlocks = JSON.stringify(plan.root.blocks);
+    expect(plan.root.text).toContain('Talos upgrade v1.11.5 → v1.12.11: production');
+    expect(planBlocks).toContain('release notes');
+    expect(planBlocks).toContain('"action_id":"talos-op-start"');
+    expect(upgradeCalls(since)).toEqual([]);
+
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+    expect(done.text).toContain('completed');
+
+    const calls = upgradeCalls(since);
+    expect(calls.map((c) => flag(c.argv, '--nodes'))).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    const longhornSchematic = h.sim.cluster('production').terraform.longhornSchematic;
+    for (const call of calls) {
+      expect(flag(call.argv, '--image')).toBe(`factory.talos.dev/nocloud-installer/${longhornSchematic}:${TARGET}`);
+      const node = flag(call.argv, '--nodes')!;
+      expect(flag(call.argv, '--endpoints')?.split(',')).not.toContain(node);
+      expect(call.argv).toContain('--wait');
+    }
+    for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) {
+      expect(h.sim.upgradeCount('production', node)).toBe(1);
+      expect(h.sim.node('production', node).talosVersion).toBe(TARGET);
+    }
+    expect(h.sim.maxControlPlanesDownAtOnce('production')).toBe(1);
+
+    const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
+    const approvals = thread.filter((m) => m.text.startsWith('🔐 Approval needed'));
+    expect(approvals.map((m) => /\((10\.0\.30\.\d+)/.exec(m.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^✅ Approved by <@U0CAROL> at /);
+    expect(thread.some((m) => m.text.includes('etcd snapshot taken'))).toBe(true);
+    expect(thread.some((m) => m.text.includes(`talos_version = "${TARGET}"`))).toBe(true);
+    const snapshots = readdirSync(h.sim.cluster('production').snapshotDir);
+    expect(snapshots.some((f) => /^production-\d{8}T\d{6}Z-rev\d+\.db$/.test(f))).toBe(true);
+    expect(snapshots.some((f) => f.endsWith('.part'))).toBe(false);
+    const record = h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`);
+    expect(record?.content).toContain('| 2 | upgrade-control-plane | 10.0.30.11 |');
+    expect(record?.content).toContain('Snapshot: production-');
+    expect(await h.command('status')).toContain('no operation holds it');
+  });
+});
+
+describe('Talos upgrade of staging (one control plane, one worker)', () => {
+  it('upgrades the worker first without approval, then asks before the control plane', async () => {
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const request = await waitForApprovalRequest(h, plan, CHANNELS.staging);
+    expect(request.text).toContain('10.0.20.204');
+    expect(h.sim.node('staging', '10.0.20.205').talosVersion).toBe(TARGET);
+    expect(h.sim.node('staging', '10.0.20.204').talosVersion).toBe('v1.11.5');
+    await approve(h, request, USERS.carol, CHANNELS.staging);
+    const done = await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging);
+    expect(done.text).toContain('completed');
+    const schematic = h.sim.cluster('staging').terraform.defaultSchematic;
+    expect(upgradeCalls(since).map((c) => [flag(c.argv, '--nodes'), flag(c.argv, '--image')])).toEqual([
+      ['10.0.20.205', `factory.talos.dev/nocloud-installer/${schematic}:${TARGET}`],
+      ['10.0.20.204', `factory.talos.dev/nocloud-installer/${schematic}:${TARGET}`],
+    ]);
+  });
+});
+
+describe('preflight refusals touch nothing and say what to do', () => {
+  async function refused(text: string, expected: RegExp, channel: string = CHANNELS.production): Promise<void> {
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, text, { channel });
+    expect(plan.root.text).toContain('refused');
+    expect(JSON.stringify(plan.root.blocks)).toMatch(expected);
+    expect(JSON.stringify(plan.root.blocks)).not.toContain('talos-op-start');
+    expect(upgradeCalls(since)).toEqual([]);
+  }
+
+  it('refuses skipping a minor', () => refused('upgrade talos v1.13.9', /one adjacent minor|1\.12/));
+  it('refuses a patch that is not the latest of its minor', () => refused('upgrade talos v1.12.10', /v1\.12\.11/));
+  it('refuses a downgrade', () => refused('upgrade talos v1.10.9', /downgrade|older|newer/i));
+  it('refuses a mixed cluster', async () => {
+    h.sim.node('production', '10.0.30.13').talosVersion = 'v1.11.6';
+    await refused(`upgrade talos ${TARGET}`, /mixed Talos versions/);
+  });
+  it('refuses when the health gate fails', async () => {
+    h.sim.faults.set('production', { fluxStalled: ['apps'] });
+    await refused(`upgrade talos ${TARGET}`, /health gate failed/);
+  });
+  it('refuses when the running Kubernetes is not supported by the target', async () => {
+    for (const node of h.sim.cluster('production').nodes) node.kubeletVersion = 'v1.29.4';
+    try {
+      await refused(`upgrade talos ${TARGET}`, /does not support the running Kubernetes/);
+    } finally {
+      for (const node of h.sim.cluster('production').nodes) node.kubeletVersion = 'v1.34.1';
+    }
+  });
+
+  it('refuses a malformed version at once, before any job', async () => {
+    const ack = await h.command('upgrade talos v1.12.11;id');
+    expect(ack).toContain('contains characters');
+    expect(await h.command('upgrade talos 1.x')).toContain('is not a Talos version');
+  });
+
+  it('refuses a user who is not an operator, and a command from another cluster\'s channel', async () => {
+    expect(await h.command(`upgrade talos ${TARGET}`, { user: USERS.eve })).toContain('Only operators of *production*');
+    expect(await h.command(`upgrade talos ${TARGET} production`, { channel: CHANNELS.staging })).toContain('taken only in its maintenance channel');
+  });
+});
+
+describe('approvals', () => {
+  it('ignores an unauthorized click and a repeated one, and says why', async () => {
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    const request = await waitForApprovalRequest(h, plan);
+
+    await approve(h, request, USERS.eve);
+    await approve(h, request, USERS.alice);
+    const refusals = await h.slack.waitFor(() => {
+      const list = h.slack.ephemerals().filter((e) => /Only approvers/.test(e.text));
+      return list.length >= 2 ? list : undefined;
+    });
+    expect(refusals.map((e) => e.user ?? '').sort((a, b) => a.localeCompare(b))).toEqual([USERS.alice, USERS.eve]);
+    expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
+
+    await approve(h, request, USERS.dave); // approver through the S0SRE user group
+    await h.slack.waitFor(() => /Approved by <@U0DAVE>/.test(h.slack.message(CHANNELS.production, request.ts)?.text ?? ''));
+    await approve(h, request, USERS.carol);
+    await h.slack.waitFor(() => h.slack.ephemerals().find((e) => e.user === USERS.carol && /already approved by <@U0DAVE>/.test(e.text)));
+
+    const second = await waitForApprovalRequest(h, plan);
+    expect(second.text).toContain('10.0.30.12');
+    expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(1);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled \`${plan.opId}\``);
+    await waitForRootState(h, plan, /cancelled/);
+    expect(JSON.stringify(h.slack.message(CHANNELS.production, second.ts)?.blocks)).not.toContain('talos-step-approve');
+  });
+});
+
+describe('stop at the first failure', () => {
+  it('stops on a silent revert of the second control plane, never touches the third, and offers a rollback', async () => {
+    h.sim.faults.set('production', { upgradeSilentRevert: ['10.0.30.12'] });
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+    expect(done.text).toContain('stopped at the first failure');
+    expect(h.sim.upgradeCount('production', '10.0.30.13')).toBe(0);
+    expect(h.sim.node('production', '10.0.30.13').talosVersion).toBe('v1.11.5');
+    const failure = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.startsWith('#') && m.text.includes('❌ Stopped'));
+    expect(failure?.text).toMatch(/came back on v1\.11\.5, not v1\.12\.11/);
+    expect(JSON.stringify(failure?.blocks)).toContain('talos-node-rollback');
+
+    const next = await h.command(`upgrade talos ${TARGET}`);
+    expect(next).toContain(`held by \`${plan.opId}\``);
+
+    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: failure!.ts, actionId: 'talos-node-rollback' });
+    await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => /Rollback (verified|failed)/.test(m.text)), { timeoutMs: 30_000 });
+    expect(h.sim.events.some((e) => e.kind === 'rollback' && e.node === '10.0.30.12')).toBe(true);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain('is free for the next operation');
+  });
+});
+
+describe('crash and resume', () => {
+  it('survives a kill of the bot in the middle of a node without upgrading any node twice', async () => {
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    await approve(h, await waitForApprovalRequest(h, plan));
+    const second = await h.slack.waitFor(() => {
+      const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => m.text.startsWith('🔐') && m.text.includes('10.0.30.12'));
+      return r[0];
+    }, { timeoutMs: 30_000 });
+    await approve(h, second);
+    await h.slack.waitFor(() => h.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.30.12'), { timeoutMs: 30_000 });
+    await h.bot.kill();
+    await h.bot.start();
+    const done = await approveUntilDone(h, plan);
+    expect(done.text).toContain('completed');
+    for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) expect(h.sim.upgradeCount('production', node)).toBe(1);
+    expect(h.bot.logs()).toContain('upgrade was already requested before a restart');
+  });
+});
+
+describe('/talos snapshot', () => {
+  it('writes a verified snapshot off-cluster and posts its identifier', async () => {
+    const ack = await h.command('snapshot');
+    const opId = /op-[a-z0-9]+/.exec(ack)![0];
+    const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && m.text.startsWith('✅')), { timeoutMs: 30_000 });
+    const id = /`(production-[^`]+)`/.exec(root.text)![1]!;
+    const path = join(h.sim.cluster('production').snapshotDir, `${id}.db`);
+    expect(existsSync(path)).toBe(true);
+    expect(existsSync(`${path}.part`)).toBe(false);
+    const sha = readFileSync(`${path}.sha256`, 'utf8');
+    expect(sha).toMatch(new RegExp(`^[0-9a-f]{64}  ${id}\\.db\\n$`));
+    expect(await h.command('snapshot', { user: USERS.eve })).toContain('Only operators');
+  });
+});

@@ -1,0 +1,166 @@
+import { CoreV1Api, CustomObjectsApi, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
+import { describe } from 'vitest';
+import { simTest, type SimFixture } from './sim-fixture.ts';
+
+const it = simTest({ timing: { stepMs: 4, rebootMs: 80, longhornRebuildMs: 150 } });
+
+function client(f: SimFixture, cluster: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(f.sim.kubeconfig(cluster));
+  return kc;
+}
+
+interface FluxObject {
+  metadata: { name: string; generation: number };
+  spec: { suspend?: boolean; path?: string };
+  status: { observedGeneration: number; conditions: { type: string; status: string; reason: string }[] };
+}
+
+async function flux(f: SimFixture, cluster: string, plural: 'kustomizations' | 'helmreleases'): Promise<FluxObject[]> {
+  const group = plural === 'kustomizations' ? 'kustomize.toolkit.fluxcd.io' : 'helm.toolkit.fluxcd.io';
+  const version = plural === 'kustomizations' ? 'v1' : 'v2';
+  const list = (await client(f, cluster).makeApiClient(CustomObjectsApi).listClusterCustomObject({ group, version, plural })) as { items: FluxObject[] };
+  return list.items;
+}
+
+describe.concurrent('Kubernetes API', () => {
+  it('lists nodes with roles, host labels and the Talos OS image', async ({ f, expect }) => {
+    const nodes = await client(f, 'production').makeApiClient(CoreV1Api).listNode();
+
+    expect(nodes.items.map((n) => n.metadata?.name)).toEqual(['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3']);
+    const first = nodes.items[0];
+    expect(first?.metadata?.labels).toMatchObject({
+      'kubernetes.io/hostname': 'talos-prd-cp-1',
+      'node-role.kubernetes.io/control-plane': '',
+      'example.org/proxmox-host': 'pve1',
+    });
+    expect(first?.status?.nodeInfo).toMatchObject({ osImage: 'Talos (v1.11.5)', kubeletVersion: 'v1.34.1' });
+    expect(first?.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(first?.spec?.taints).toBeUndefined();
+  });
+
+  it('answers 401 without the bearer token and 404 with a Status for unknown paths', async ({ f, expect }) => {
+    const url = f.sim.kubeApiUrl('production');
+    const anonymous = await fetch(`${url}/api/v1/nodes`);
+    const unknown = await fetch(`${url}/apis/example.org/v1/widgets`, { headers: { authorization: `Bearer ${f.sim.cluster('production').credentials.token}` } });
+
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404 });
+  });
+
+  it('shows cordoned, NotReady and unreachable nodes the way the node controller does', async ({ f, expect }) => {
+    f.sim.faults.set('production', { nodeCordoned: ['10.0.30.11'], nodeNotReady: ['talos-prd-cp-2'], nodeUnreachable: ['10.0.30.13'] });
+
+    const nodes = (await client(f, 'production').makeApiClient(CoreV1Api).listNode()).items;
+
+    const ready = nodes.map((n) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status);
+    expect(ready).toEqual(['True', 'False', 'Unknown']);
+    expect(nodes[0]?.spec?.unschedulable).toBe(true);
+    expect(nodes.map((n) => n.spec?.taints?.map((t) => `${t.key}:${t.effect}`))).toEqual([
+      ['node.kubernetes.io/unschedulable:NoSchedule'],
+      ['node.kubernetes.io/not-ready:NoSchedule', 'node.kubernetes.io/not-ready:NoExecute'],
+      ['node.kubernetes.io/unreachable:NoSchedule', 'node.kubernetes.io/unreachable:NoExecute'],
+    ]);
+  });
+
+  it('lists pods, optionally by node, and namespaces with the Longhorn Pod Security label', async ({ f, expect }) => {
+    const core = client(f, 'production').makeApiClient(CoreV1Api);
+
+    const all = await core.listPodForAllNamespaces();
+    const onCp2 = await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=talos-prd-cp-2' });
+    const namespace = await core.readNamespace({ name: 'longhorn-system' });
+
+    expect(new Set(all.items.map((p) => p.metadata?.namespace))).toEqual(new Set(['kube-system', 'flux-system', 'apps', 'longhorn-system']));
+    expect(onCp2.items.length).toBeGreaterThan(0);
+    expect(onCp2.items.every((p) => p.spec?.nodeName === 'talos-prd-cp-2')).toBe(true);
+    expect(namespace.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('privileged');
+  });
+
+  it('reports PodDisruptionBudgets, including one that allows no disruption', async ({ f, expect }) => {
+    const policy = client(f, 'production').makeApiClient(PolicyV1Api);
+
+    const healthy = await policy.listPodDisruptionBudgetForAllNamespaces();
+    f.sim.faults.set('production', { pdbBlocked: ['postgres'] });
+    const blocked = await policy.listPodDisruptionBudgetForAllNamespaces();
+
+    expect(healthy.items.map((p) => [p.metadata?.name, p.status?.disruptionsAllowed])).toEqual([
+      ['podinfo', 1],
+      ['postgres', 1],
+    ]);
+    const postgres = blocked.items.find((p) => p.metadata?.name === 'postgres');
+    expect(postgres?.status).toMatchObject({ disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 3 });
+    expect(postgres?.status?.conditions?.[0]).toMatchObject({ type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods' });
+  });
+
+  it('reports Flux objects ready, stalled for the current generation, and suspended with a stale Ready', async ({ f, expect }) => {
+    const healthy = await flux(f, 'production', 'kustomizations');
+    f.sim.faults.set('production', { fluxStalled: ['apps'], fluxSuspended: ['flux-system', 'podinfo'] });
+    const faulty = await flux(f, 'production', 'kustomizations');
+    const releases = await flux(f, 'production', 'helmreleases');
+
+    expect(healthy.map((k) => [k.metadata.name, k.spec.path, k.status.conditions[0]?.status])).toEqual([
+      ['flux-system', './clusters/production', 'True'],
+      ['apps', './clusters/production/apps', 'True'],
+    ]);
+    const apps = faulty.find((k) => k.metadata.name === 'apps');
+    expect(apps?.status.conditions.map((c) => [c.type, c.status])).toEqual([
+      ['Ready', 'False'],
+      ['Stalled', 'True'],
+    ]);
+    expect(apps?.status.observedGeneration).toBe(apps?.metadata.generation);
+    const suspended = faulty.find((k) => k.metadata.name === 'flux-system');
+    expect(suspended?.spec.suspend).toBe(true);
+    expect(suspended?.status.conditions[0]).toMatchObject({ type: 'Ready', status: 'True' });
+    expect(suspended?.status.observedGeneration).toBeLessThan(suspended?.metadata.generation ?? 0);
+    expect(releases.find((r) => r.metadata.name === 'podinfo')?.spec.suspend).toBe(true);
+    expect(releases.map((r) => r.metadata.name)).toEqual(['cilium', 'podinfo', 'longhorn']);
+  });
+
+  it('degrades Longhorn volumes while a replica node reboots and heals after the rebuild', async ({ f, expect }) => {
+    const robustness = async (): Promise<string[]> => {
+      const list = (await client(f, 'production').makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' })) as {
+        items: { status: { robustness: string } }[];
+      };
+      return list.items.map((v) => v.status.robustness);
+    };
+    const before = await robustness();
+    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+    const upgrade = f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
+    await f.sim.waitFor(() => f.sim.node('production', '10.0.30.13').stage === 'rebooting', 5000, 'the reboot');
+    const during = await robustness();
+    await upgrade;
+    await f.sim.waitFor(() => Date.now() - f.sim.node('production', '10.0.30.13').lastUpAt > f.sim.timing.longhornRebuildMs, 5000, 'the rebuild');
+    const after = await robustness();
+
+    expect(before).toEqual(['healthy', 'healthy', 'healthy']);
+    expect(during).toEqual(['degraded', 'degraded', 'degraded']);
+    expect(after).toEqual(['healthy', 'healthy', 'healthy']);
+  });
+
+  it('deletes a Node and garbage-collects its pods; a reset machine stays gone', async ({ f, expect }) => {
+    await f.talosctl('staging', ['reset', '-n', '10.0.20.205']);
+    const core = client(f, 'staging').makeApiClient(CoreV1Api);
+
+    await core.deleteNode({ name: 'talos-stg-w-1' });
+
+    const nodes = await core.listNode();
+    const pods = await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=talos-stg-w-1' });
+    expect(nodes.items.map((n) => n.metadata?.name)).toEqual(['talos-stg-cp-1']);
+    expect(pods.items).toEqual([]);
+    expect(f.sim.events.some((e) => e.kind === 'node-deleted' && e.node === '10.0.20.205')).toBe(true);
+  });
+
+  it('answers 500 or never for the probes a fault names', async ({ f, expect }) => {
+    f.sim.faults.set('production', { kubeFail: ['/apis/policy'], kubeHang: ['/apis/kustomize.toolkit.fluxcd.io'] });
+    const url = f.sim.kubeApiUrl('production');
+    const headers = { authorization: `Bearer ${f.sim.cluster('production').credentials.token}` };
+
+    const failing = await fetch(`${url}/apis/policy/v1/poddisruptionbudgets`, { headers });
+    const hanging = await fetch(`${url}/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations`, { headers, signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
+
+    expect(failing.status).toBe(500);
+    expect(hanging).toBeInstanceOf(Error);
+  });
+});

@@ -1,0 +1,240 @@
+import { describe } from 'vitest';
+import { simTest, tableRows, type SimFixture } from './sim-fixture.ts';
+
+const it = simTest();
+
+function installer(f: SimFixture, cluster: string, version: string, platform = 'nocloud'): string {
+  const tf = f.sim.cluster(cluster).terraform;
+  return `factory.talos.dev/${platform}-installer/${tf.longhornSchematic ?? tf.defaultSchematic}:${version}`;
+}
+
+describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
+  it('streams the worker upgrade on stderr while it happens and boots the node on the new version', async ({ f, expect }) => {
+    const child = f.spawnTalosctl('staging', ['upgrade', '--nodes', '10.0.20.205', '--image', installer(f, 'staging', 'v1.11.6'), '--wait']);
+    const arrivals: { at: number; text: string }[] = [];
+    child.stderr?.on('data', (chunk: Buffer) => arrivals.push({ at: Date.now(), text: chunk.toString() }));
+
+    const result = await child;
+
+    const lines = String(result.stderr).trimEnd().split('\n');
+    expect(result.exitCode).toBe(0);
+    expect(lines[0]).toBe('WARNING: 10.0.20.205: server version 1.11.5 is older than client version 1.11.6');
+    expect(lines[1]).toBe('"10.0.20.205": waiting for actor ID');
+    expect(lines[2]).toMatch(/^"10\.0\.20\.205": actor ID: [0-9a-f-]{36}$/);
+    expect(lines).toContain('"10.0.20.205": sequence: upgrade action: START');
+    expect(lines).toContain('"10.0.20.205": task: cordonAndDrainNode action: START');
+    expect(lines).toContain('"10.0.20.205": error: stopAllServices task completed');
+    expect(lines).toContain('"10.0.20.205": unavailable, retrying...');
+    expect(lines).toContain('"10.0.20.205": stage: BOOTING ready: false unmetCond: [name:"nodeReady" reason:"node \\"talos-stg-w-1\\" is not ready"]');
+    expect(lines.slice(-2)).toEqual(['"10.0.20.205": events check condition met', '"10.0.20.205": post check passed']);
+    expect(String(result.stdout)).toBe('');
+    // Progress reached the process long before it exited.
+    expect((arrivals.at(-1)?.at ?? 0) - (arrivals[0]?.at ?? 0)).toBeGreaterThan(f.sim.timing.rebootMs / 2);
+    const node = f.sim.node('staging', '10.0.20.205');
+    expect([node.talosVersion, node.fallbackVersion, node.stage, node.cordoned]).toEqual(['v1.11.6', 'v1.11.5', 'running', false]);
+    expect(f.sim.events.filter((e) => e.node === '10.0.20.205').map((e) => e.kind)).toEqual(['upgrade-start', 'reboot', 'up']);
+    expect(f.sim.upgradeCount('staging', 'talos-stg-w-1')).toBe(1);
+    const version = await f.talosctl('staging', ['version', '-n', '10.0.20.205']);
+    expect(version.stdout).toContain('\tNODE:        10.0.20.205\n\tTag:         v1.11.6\n');
+  });
+
+  it('makes the node unavailable while it reboots', async ({ f, expect }) => {
+    f.sim.timing.rebootMs = 800;
+    const child = f.spawnTalosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
+    await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.205').stage === 'rebooting', 5000, 'the reboot');
+
+    const during = await f.talosctl('staging', ['version', '-n', '10.0.20.205']);
+
+    expect(during.exitCode).toBe(1);
+    expect(during.stderr).toContain('error getting version: 1 error occurred:\n\t* 10.0.20.205: rpc error: code = Unavailable');
+    expect((await child).exitCode).toBe(0);
+  });
+
+  it('rejects a control-plane upgrade while another control plane is down (quorum check)', async ({ f, expect }) => {
+    f.sim.timing.rebootMs = 800;
+    const first = f.spawnTalosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.12', '-i', installer(f, 'production', 'v1.11.6')]);
+    await f.sim.waitFor(() => f.sim.node('production', '10.0.30.11').stage === 'rebooting', 5000, 'the first reboot');
+
+    const second = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.13', '-i', installer(f, 'production', 'v1.11.6')]);
+
+    const cp1 = f.sim.node('production', '10.0.30.11').etcdMemberId;
+    expect(second.exitCode).toBe(1);
+    expect(second.stderr).toContain(
+      `"10.0.30.12": rpc error: code = Unknown desc = error validating etcd for upgrade: etcd member ${cp1} is not healthy; all members must be healthy to perform an upgrade: context deadline exceeded\n`,
+    );
+    expect((await first).exitCode).toBe(0);
+    expect(f.sim.upgradeCount('production', '10.0.30.12')).toBe(0);
+    expect(f.sim.maxControlPlanesDownAtOnce('production')).toBe(1);
+  });
+
+  it('upgrades the only control plane through the worker while the Kubernetes API is down', async ({ f, expect }) => {
+    f.sim.timing.rebootMs = 400;
+    const child = f.spawnTalosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.205', '-i', installer(f, 'staging', 'v1.12.11')]);
+    await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.204').stage === 'rebooting', 5000, 'the reboot');
+
+    const duringReboot = await fetch(`${f.sim.kubeApiUrl('staging')}/api/v1/nodes`).catch((error: unknown) => error);
+
+    expect(duringReboot).toBeInstanceOf(Error);
+    expect((await child).exitCode).toBe(0);
+    expect(f.sim.node('staging', '10.0.20.204').talosVersion).toBe('v1.12.11');
+    expect(f.sim.calls[0]?.hung).toBeUndefined();
+  });
+
+  it('reports post check passed although the node silently reverted to the old version', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { upgradeSilentRevert: ['10.0.20.205'] });
+
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('"10.0.20.205": post check passed');
+    expect(f.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.11.5');
+  });
+
+  it('hangs at "waiting for actor ID" through the VIP, while the node upgrades anyway', async ({ f, expect }) => {
+    const result = await f.talosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.10', '-i', installer(f, 'production', 'v1.11.6')], {
+      timeoutMs: 500,
+    });
+
+    expect(result.timedOut).toBe(true);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.30.11": waiting for actor ID');
+    const call = f.sim.calls.find((c) => c.argv.includes('10.0.30.10'));
+    expect(call?.hung).toBe('waiting for actor ID');
+    await f.sim.waitFor(() => f.sim.node('production', '10.0.30.11').talosVersion === 'v1.11.6', 5000, 'the background upgrade');
+    expect(call?.exitCode).toBeNull();
+  });
+
+  it('refuses an installer image the factory does not have', async ({ f, expect }) => {
+    const image = installer(f, 'staging', 'v1.11.99');
+
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', image]);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(`"10.0.20.205": rpc error: code = Unknown desc = error validating installer image "${image}": `);
+    expect(f.sim.upgradeCount('staging', '10.0.20.205')).toBe(0);
+  });
+
+  it('fails in the installer pre-flight checks when the host is too old, then reboots on the old version', async ({ f, expect }) => {
+    f.sim.node('staging', '10.0.20.205').talosVersion = 'v1.8.4';
+
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/"10\.0\.20\.205": sequence error: .*pre-flight checks failed: host version 1\.8\.4 is too old to upgrade to Talos 1\.11\.6\n$/);
+    await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'up'), 5000, 'the recovery boot');
+    expect(f.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.8.4');
+  });
+
+  it('loses the node behind a generic installer that renames its interface', async ({ f, expect }) => {
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6', 'metal'), '--timeout', '600ms']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.20.205": context deadline exceeded');
+    expect(f.sim.node('staging', '10.0.20.205').stage).toBe('lost');
+  });
+
+  it('prints the acknowledgement table with --wait=false', async ({ f, expect }) => {
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6'), '--wait=false']);
+
+    const rows = tableRows(result.stdout);
+    expect(rows[0]).toEqual(['NODE', 'ACK', 'STARTED']);
+    expect(rows[1]?.slice(0, 2)).toEqual(['10.0.20.205', 'Upgrade request received']);
+    expect(rows[1]?.[2]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} \+0000 UTC m=\+\d+\.\d{9}$/);
+  });
+});
+
+describe.concurrent('talosctl rollback', () => {
+  it('is silent and reboots the node back onto the previous version', async ({ f, expect }) => {
+    await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
+
+    const result = await f.talosctl('staging', ['rollback', '-n', '10.0.20.205']);
+
+    expect(result).toMatchObject({ exitCode: 0, stdout: '', stderr: '' });
+    await f.sim.waitFor(() => f.sim.events.filter((e) => e.kind === 'up').length === 2, 5000, 'the rollback boot');
+    expect(f.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.11.5');
+    expect(f.sim.events.find((e) => e.kind === 'rollback')).toMatchObject({ fromVersion: 'v1.11.6', toVersion: 'v1.11.5' });
+  });
+
+  it('can leave the node down for good', async ({ f, expect }) => {
+    await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
+    f.sim.faults.set('staging', { rollbackNoReturn: ['10.0.20.205'] });
+
+    await f.talosctl('staging', ['rollback', '-n', '10.0.20.205']);
+
+    await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.205').stage === 'lost', 5000, 'the lost node');
+    const version = await f.talosctl('staging', ['version', '-n', '10.0.20.205']);
+    expect(version.exitCode).toBe(1);
+    expect(version.stderr).toContain('connect: no route to host');
+  });
+});
+
+describe.concurrent('talosctl reset', () => {
+  it('drains a worker, stops it and removes it from discovery', async ({ f, expect }) => {
+    const result = await f.talosctl('staging', ['reset', '--nodes', '10.0.20.205', '--graceful', '--reboot=false']);
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('"10.0.20.205": task: cordonAndDrainNode action: START');
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.20.205": events check condition met');
+    await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.205').stage === 'off', 5000, 'power off');
+    const members = tableRows((await f.talosctl('staging', ['get', 'members', '-n', '10.0.20.204'])).stdout);
+    expect(members.map((r) => r[3])).toEqual(['ID', 'talos-stg-cp-1']);
+  });
+
+  it('cannot gracefully remove the only etcd member', async ({ f, expect }) => {
+    const result = await f.talosctl('staging', ['reset', '-n', '10.0.20.204']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('"10.0.20.204": task: leaveEtcd action: START');
+    expect(result.stderr).toMatch(/"10\.0\.20\.204": sequence error: .*not enough started members\n$/);
+    expect(f.sim.node('staging', '10.0.20.204').etcdMember).toBe(true);
+  });
+
+  it('leaves etcd when a control plane of three is reset', async ({ f, expect }) => {
+    const result = await f.talosctl('production', ['reset', '-n', '10.0.30.13', '-e', '10.0.30.11']);
+
+    const members = tableRows((await f.talosctl('production', ['etcd', 'members', '-n', '10.0.30.11'])).stdout);
+    expect(result.exitCode).toBe(0);
+    expect(members.slice(1).map((r) => r[2])).toEqual(['talos-prd-cp-1', 'talos-prd-cp-2']);
+  });
+});
+
+describe.concurrent('upgrade faults', () => {
+  it('rejects an upgrade with an injected server error', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { upgradeError: { '*': 'failed to acquire upgrade mutex: mutex: Locked by another session' } });
+
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('"10.0.20.205": rpc error: code = Unknown desc = failed to acquire upgrade mutex: mutex: Locked by another session\n');
+    expect(f.sim.events.map((e) => e.kind)).toEqual(['upgrade-rejected']);
+  });
+
+  it('stalls in the upgrade phase until the client times out, leaving the node cordoned on the old version', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { upgradeHang: ['10.0.20.205'] });
+
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6'), '--timeout', '400ms']);
+
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(result.exitCode).toBe(1);
+    expect(lines.slice(-2)).toEqual(['"10.0.20.205": task: upgrade action: START', '"10.0.20.205": context deadline exceeded']);
+    const node = f.sim.node('staging', '10.0.20.205');
+    expect([node.stage, node.cordoned, node.talosVersion]).toEqual(['upgrading', true, 'v1.11.5']);
+  });
+
+  it('waits in vain for a node that stays NotReady after the reboot', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { upgradeStaysNotReady: ['10.0.20.205'] });
+
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6'), '--timeout', '700ms']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('"10.0.20.205": stage: RUNNING ready: false unmetCond: [name:"nodeReady" reason:"node \\"talos-stg-w-1\\" is not ready"]\n');
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.20.205": context deadline exceeded');
+    expect(f.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.11.6');
+  });
+
+  it('says a 1.13 client falls back to the legacy flow against an older server', async ({ f, expect }) => {
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')], { version: 'v1.13.9' });
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('New upgrade API is not available, falling back to legacy\n');
+  });
+});

@@ -1,0 +1,78 @@
+import type { Message } from '../slack-emulator/index.ts';
+import { CHANNELS, USERS, type Harness } from './harness.ts';
+
+export interface Plan {
+  opId: string;
+  root: Message;
+  ack: string;
+}
+
+export function opIdOf(text: string): string {
+  const id = /\b(op-[a-z0-9]+)\b/.exec(text)?.[1];
+  if (!id) throw new Error(`no operation id in ${text}`);
+  return id;
+}
+
+function hasButton(message: Message | undefined, actionId: string): boolean {
+  return JSON.stringify(message?.blocks ?? []).includes(`"action_id":"${actionId}"`);
+}
+
+/** Sends the upgrade command and waits for its root message: the plan (with Start) or the refusal. */
+export async function requestUpgrade(h: Harness, text: string, options: { user?: string; channel?: string } = {}): Promise<Plan> {
+  const channel = options.channel ?? CHANNELS.production;
+  const ack = await h.command(text, { user: options.user ?? USERS.alice, channel });
+  const opId = opIdOf(ack);
+  const root = await h.slack.waitFor(
+    () => h.slack.channelMessages(channel).find((m) => m.text.includes(opId) && /planned|refused/.test(m.text)),
+    { timeoutMs: 30_000, description: `the plan of ${opId}` },
+  );
+  return { opId, root, ack };
+}
+
+export async function clickStart(h: Harness, plan: Plan, user: string = USERS.alice, channel: string = CHANNELS.production) {
+  return h.slack.clickButton({ user, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
+}
+
+/** The newest approval request in the thread that still has its buttons. */
+export async function waitForApprovalRequest(h: Harness, plan: Plan, channel: string = CHANNELS.production, timeoutMs = 30_000): Promise<Message> {
+  return h.slack.waitFor(
+    () => h.slack.thread(channel, plan.root.ts).filter((m) => hasButton(h.slack.message(channel, m.ts), 'talos-step-approve')).at(-1),
+    { timeoutMs, description: 'an approval request' },
+  );
+}
+
+export async function approve(h: Harness, request: Message, user: string = USERS.carol, channel: string = CHANNELS.production) {
+  return h.slack.clickButton({ user, channel, messageTs: request.ts, actionId: 'talos-step-approve' });
+}
+
+/** Waits until the root message shows one of the final or waiting states. */
+export async function waitForRootState(h: Harness, plan: Plan, pattern: RegExp, channel: string = CHANNELS.production, timeoutMs = 60_000): Promise<Message> {
+  return h.slack.waitFor(
+    () => {
+      const m = h.slack.message(channel, plan.root.ts);
+      return m && pattern.test(m.text) ? m : undefined;
+    },
+    { timeoutMs, description: `root message matching ${pattern}` },
+  );
+}
+
+/** Approves every control-plane request as it comes, until the operation ends. */
+export async function approveUntilDone(h: Harness, plan: Plan, channel: string = CHANNELS.production, approver: string = USERS.carol): Promise<Message> {
+  const seen = new Set<string>();
+  for (;;) {
+    const outcome = await h.slack.waitFor(
+      () => {
+        const root = h.slack.message(channel, plan.root.ts);
+        if (root && /completed|stopped at the first failure|cancelled/.test(root.text)) return { done: root };
+        const request = h.slack.thread(channel, plan.root.ts).find((m) => !seen.has(m.ts) && hasButton(h.slack.message(channel, m.ts), 'talos-step-approve'));
+        return request ? { request } : undefined;
+      },
+      { timeoutMs: 60_000, description: 'an approval request or the end of the operation' },
+    );
+    if ('done' in outcome && outcome.done) return outcome.done;
+    if ('request' in outcome && outcome.request) {
+      seen.add(outcome.request.ts);
+      await approve(h, outcome.request, approver, channel);
+    }
+  }
+}
