@@ -1,29 +1,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness;
 
-beforeAll(async () => {
+// A fresh estate, Redis and bot per test: upgrades change the simulated clusters for good.
+beforeEach(async () => {
   h = await startHarness();
 });
 
-afterAll(async () => {
-  await h?.stop();
-});
-
 afterEach(async () => {
-  // Each test leaves the estate as it found it: no faults, every node on the starting version, no lock.
-  for (const name of ['production', 'staging']) {
-    h.sim.faults.clear(name);
-    for (const node of h.sim.cluster(name).nodes) {
-      node.talosVersion = 'v1.11.5';
-    }
-  }
-  await h.command('status');
+  await h?.stop();
 });
 
 function upgradeCalls(since: number) {
@@ -64,16 +54,17 @@ describe('Talos upgrade of production (three control planes)', () => {
     }
     expect(h.sim.maxControlPlanesDownAtOnce('production')).toBe(1);
 
+    await h.slack.waitFor(() => h.slack.uploadedFiles().length > 0);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
-    const approvals = thread.filter((m) => m.text.startsWith('🔐 Approval needed'));
-    expect(approvals.map((m) => /\((10\.0\.30\.\d+)/.exec(m.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    const approvals = thread.filter((m) => h.slack.versions(CHANNELS.production, m.ts)[0]?.text.startsWith('🔐 Approval needed'));
+    expect(approvals.map((m) => /\((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
     for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^✅ Approved by <@U0CAROL> at /);
     expect(thread.some((m) => m.text.includes('etcd snapshot taken'))).toBe(true);
     expect(thread.some((m) => m.text.includes(`talos_version = "${TARGET}"`))).toBe(true);
     const snapshots = readdirSync(h.sim.cluster('production').snapshotDir);
     expect(snapshots.some((f) => /^production-\d{8}T\d{6}Z-rev\d+\.db$/.test(f))).toBe(true);
     expect(snapshots.some((f) => f.endsWith('.part'))).toBe(false);
-    const record = h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`);
+    const record = await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`));
     expect(record?.content).toContain('| 2 | upgrade-control-plane | 10.0.30.11 |');
     expect(record?.content).toContain('Snapshot: production-');
     expect(await h.command('status')).toContain('no operation holds it');
@@ -210,7 +201,8 @@ describe('crash and resume', () => {
     const done = await approveUntilDone(h, plan);
     expect(done.text).toContain('completed');
     for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) expect(h.sim.upgradeCount('production', node)).toBe(1);
-    expect(h.bot.logs()).toContain('upgrade was already requested before a restart');
+    const rootVersions = h.slack.versions(CHANNELS.production, plan.root.ts).map((v) => v.text + JSON.stringify(v.blocks));
+    expect(rootVersions.some((v) => v.includes('upgrade was already requested before a restart'))).toBe(true);
   });
 });
 

@@ -18,7 +18,7 @@ export interface BuildClusterInput {
   now: number;
 }
 
-export function memberIdFor(cluster: string, hostname: string): string {
+function memberIdFor(cluster: string, hostname: string): string {
   return createHash('sha256').update(`${cluster}/${hostname}/etcd`).digest('hex').slice(0, 16);
 }
 
@@ -141,7 +141,7 @@ export function unavailableError(cluster: SimCluster, node: SimNode | undefined,
 }
 
 /** Milliseconds since this boot, used to walk services through their start-up states. */
-export function uptime(node: SimNode, now: number): number {
+function uptime(node: SimNode, now: number): number {
   return now - node.bootedAt;
 }
 

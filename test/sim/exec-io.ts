@@ -39,19 +39,3 @@ export function never(signal: AbortSignal): Promise<never> {
     signal.addEventListener('abort', () => reject(new ClientGone()), { once: true });
   });
 }
-
-/** Collects output in memory, for calling handlers without a process. */
-export function bufferIO(signal: AbortSignal = new AbortController().signal): ExecIO & { stdout: string; stderr: string } {
-  const io = {
-    stdout: '',
-    stderr: '',
-    signal,
-    out(text: string) {
-      io.stdout += text;
-    },
-    err(text: string) {
-      io.stderr += text;
-    },
-  };
-  return io;
-}

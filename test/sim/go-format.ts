@@ -102,11 +102,6 @@ export function humanizeBytes(bytes: number): string {
   return val < 10 ? `${val.toFixed(1)} ${suffix}` : `${val.toFixed(0)} ${suffix}`;
 }
 
-/** `%016x` of a uint64 given as a hex string or bigint. */
-export function hex16(id: bigint): string {
-  return id.toString(16).padStart(16, '0');
-}
-
 /**
  * Go's `%v` of a `time.Time` from `time.Now()`: wall clock in UTC plus the monotonic reading
  * that talosctl prints in the `STARTED` column of `upgrade --wait=false`.

@@ -10,6 +10,7 @@ export type {
   ClusterShape,
   MachineStage,
   NodeShape,
+  SelfEndpointHang,
   SimCluster,
   SimEvent,
   SimEventKind,

@@ -25,7 +25,7 @@ function meta(cluster: SimCluster, kind: string, name: string, namespace: string
   };
 }
 
-export function nodeByHostname(cluster: SimCluster, hostname: string): SimNode | undefined {
+function nodeByHostname(cluster: SimCluster, hostname: string): SimNode | undefined {
   return cluster.nodes.find((n) => n.hostname === hostname);
 }
 
@@ -321,7 +321,7 @@ function hasIscsi(state: SimState, node: SimNode): boolean {
 }
 
 /** Robustness degrades while a replica's node is away and heals after the rebuild time. */
-export function volumeRobustness(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): 'healthy' | 'degraded' {
+function volumeRobustness(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): 'healthy' | 'degraded' {
   for (const hostname of volume.replicas) {
     const node = nodeByHostname(cluster, hostname);
     if (!node) return 'degraded';

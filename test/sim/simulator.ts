@@ -17,7 +17,7 @@ import { Recorder } from './recorder.ts';
 import { schematicId } from './schematics.ts';
 import { productionShape, stagingShape } from './shapes.ts';
 import { writeWrappers, type WrapperPaths } from './wrappers.ts';
-import type { CallRecord, ClusterShape, SimCluster, SimEvent, SimNode, SimState, SimTiming } from './types.ts';
+import type { CallRecord, ClusterShape, SelfEndpointHang, SimCluster, SimEvent, SimNode, SimState, SimTiming } from './types.ts';
 
 export interface SimulatorOptions {
   /** Working directory for wrappers (`bin/`), Terraform dirs (`terraform/<cluster>`) and snapshots. Created if missing. */
@@ -30,6 +30,8 @@ export interface SimulatorOptions {
   timing?: Partial<SimTiming>;
   /** Talos versions the Image Factory lists. Default: 1.9.0 … 1.13.9 with a few pre-releases. */
   factoryVersions?: string[];
+  /** See {@link SelfEndpointHang}. Default `multi-control-plane`; changeable later through `state.behavior`. */
+  selfEndpointHang?: SelfEndpointHang;
 }
 
 export interface SimulatorEnv {
@@ -175,7 +177,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const canary = options.canary ?? `CANARY-${randomBytes(9).toString('hex')}`;
   const shapes = options.clusters ?? [stagingShape(), productionShape()];
   const timing = defaultTiming(options.timing);
-  const state: SimState = { clusters: {}, schematics: {}, factoryVersions: options.factoryVersions ?? defaultFactoryVersions() };
+  const state: SimState = {
+    clusters: {},
+    schematics: {},
+    factoryVersions: options.factoryVersions ?? defaultFactoryVersions(),
+    behavior: { selfEndpointHang: options.selfEndpointHang ?? 'multi-control-plane' },
+  };
   const recorder = new Recorder();
   const lifecycle = new Lifecycle(state, timing, recorder);
   const deps = { state, timing, lifecycle, recorder };

@@ -103,6 +103,17 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
     expect(call?.exitCode).toBeNull();
   });
 
+  it('hangs through the upgrading control plane itself when another control plane could have been the endpoint', async ({ f, expect }) => {
+    const production = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.12', '-i', installer(f, 'production', 'v1.11.6')], { timeoutMs: 400 });
+    const staging = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.11.6')]);
+    f.sim.state.behavior.selfEndpointHang = 'always';
+    const strict = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.11.6')], { timeoutMs: 400 });
+
+    expect(production.timedOut).toBe(true);
+    expect(staging.exitCode).toBe(0);
+    expect(strict.timedOut).toBe(true);
+  });
+
   it('refuses an installer image the factory does not have', async ({ f, expect }) => {
     const image = installer(f, 'staging', 'v1.11.99');
 

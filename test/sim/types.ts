@@ -229,8 +229,16 @@ export interface SimCluster {
   faults: ClusterFaults;
 }
 
+/**
+ * When `upgrade --wait` through the upgrading node itself hangs at `waiting for actor ID` (the VIP
+ * always hangs). `multi-control-plane`: only where another control plane could have been the
+ * endpoint, so a single-control-plane cluster stays upgradable.
+ */
+export type SelfEndpointHang = 'multi-control-plane' | 'always' | 'never';
+
 export interface SimState {
   clusters: Record<string, SimCluster>;
+  behavior: { selfEndpointHang: SelfEndpointHang };
   /** Schematic id → official extensions, shared with the Image Factory. */
   schematics: Record<string, string[]>;
   /** Talos versions the Image Factory knows. */

@@ -79,7 +79,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     CLUSTERS_FILE: inventoryPath,
     ...sim.env(),
     HTTP_PORT: String(httpPort),
-    LOG_LEVEL: 'debug',
+    LOG_LEVEL: 'info',
     CREDENTIALS_DIR: join(dir, 'creds'),
     PROBE_TIMEOUT_SECONDS: '5',
     STEP_TIMEOUT_SECONDS: '20',

@@ -41,8 +41,14 @@ export async function waitForApprovalRequest(h: Harness, plan: Plan, channel: st
   );
 }
 
-export async function approve(h: Harness, request: Message, user: string = USERS.carol, channel: string = CHANNELS.production) {
-  return h.slack.clickButton({ user, channel, messageTs: request.ts, actionId: 'talos-step-approve' });
+/** The value of a button as first posted, so a click on an already-edited message replays it (a stale client). */
+export function originalButtonValue(h: Harness, channel: string, ts: string, actionId: string): string | undefined {
+  const blocks = (h.slack.versions(channel, ts)[0]?.blocks ?? []) as { elements?: { action_id?: string; value?: string }[] }[];
+  return blocks.flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId)?.value;
+}
+
+export async function approve(h: Harness, request: Message, user: string = USERS.carol, channel: string = CHANNELS.production, actionId = 'talos-step-approve') {
+  return h.slack.clickButton({ user, channel, messageTs: request.ts, actionId, value: originalButtonValue(h, channel, request.ts, actionId) });
 }
 
 /** Waits until the root message shows one of the final or waiting states. */

@@ -1,5 +1,5 @@
 /** `talosctl upgrade` legacy flow (cmd/talosctl/cmd/talos/upgrade.go) and `talosctl rollback`. */
-import { findNode } from '../cluster-model.ts';
+import { controlPlanes, findNode } from '../cluster-model.ts';
 import { goTimeNow, parseGoDuration, tabwrite } from '../go-format.ts';
 import { bare, compareVersions } from '../versions.ts';
 import { connect, exitAfterPartial, fanOut, reach, reportFailures, successes, type NodeResult, type Session } from './session.ts';
@@ -84,7 +84,10 @@ export async function runUpgrade(session: Session): Promise<number> {
         io.err(`${JSON.stringify(address)}: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${address}:50000: connect: no route to host"\n`);
         return Promise.resolve(1);
       }
-      const viaItself = endpoint !== undefined && (endpoint === cluster.vip || endpoint === node.address || endpoint === node.hostname);
+      const hang = deps.state.behavior.selfEndpointHang;
+      const throughItself =
+        (endpoint === node.address || endpoint === node.hostname) &&
+        (hang === 'always' || (hang === 'multi-control-plane' && controlPlanes(cluster).length > 1));
       return trackNode({
         session,
         address,
@@ -94,7 +97,7 @@ export async function runUpgrade(session: Session): Promise<number> {
           'error' in connection ? Promise.resolve({ error: connection.error }) : deps.lifecycle.requestUpgrade(cluster, node, request),
         expected: machineReady,
         postCheck: 'boot-id-changed',
-        hangAtActorId: node.role === 'controlplane' && viaItself,
+        hangAtActorId: node.role === 'controlplane' && endpoint !== undefined && (endpoint === cluster.vip || throughItself),
       });
     }),
   );
