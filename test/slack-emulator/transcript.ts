@@ -51,8 +51,9 @@ function renderBlock(block: JsonObject): string[] {
       return [`== ${textOf(block.text)} ==`];
     case 'section': {
       const lines = splitLines(textOf(block.text));
-      const fields = Array.isArray(block.fields) ? block.fields.map(textOf) : [];
-      if (fields.length > 0) lines.push(fields.join('  |  '));
+      // A field is "*Label*\nvalue" in Slack's two-column layout; one line of "Label: value" pairs reads better here.
+      const fields = Array.isArray(block.fields) ? block.fields.map((f) => textOf(f).replace(/^\*([^*]+)\*\n/, '$1: ').replace(/\n/g, ' ')) : [];
+      if (fields.length > 0) lines.push(fields.join('  ·  '));
       if (isObject(block.accessory)) lines.push(renderElement(block.accessory));
       return lines.filter((l) => l !== '');
     }
