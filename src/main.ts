@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WebClient } from '@slack/web-api';
 import { createAuthorizer } from '../handlers/authorize.ts';
@@ -7,13 +7,9 @@ import { createSlackApp, SLACK_RETRY } from '../handlers/slack-app.ts';
 import { createSlackChat } from '../handlers/slack-chat.ts';
 import { registerTalosCommand } from '../handlers/talos-command.ts';
 import { registerOperationActions } from '../handlers/operation-actions.ts';
-import { createApprovalExpiryJob } from '../jobs/approval-expiry.ts';
 import { createHealthGateJob } from '../jobs/health-gate-job.ts';
+import { createOpsJobs } from '../jobs/index.ts';
 import type { OpsJobDeps } from '../jobs/job-context.ts';
-import { createNodeRollbackJob } from '../jobs/node-rollback.ts';
-import { createSnapshotJob } from '../jobs/snapshot-job.ts';
-import { createTalosUpgradePreflightJob } from '../jobs/talos-upgrade-preflight.ts';
-import { createTalosUpgradeRunJob } from '../jobs/talos-upgrade-run.ts';
 import { approvalDecidedMessage, operationRootMessage } from './chat/upgrade-messages.ts';
 import { createAudit } from './ops/audit.ts';
 import { createClusterLock } from './ops/cluster-lock.ts';
@@ -94,13 +90,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     now,
   };
   const healthGate = createHealthGateJob({ inventory, access, chat, logger, probeTimeoutMs: config.timeouts.probeMs });
-  const opsJobs: Record<string, (job: Job, signal?: AbortSignal) => Promise<unknown>> = {
-    'talos-upgrade-preflight': createTalosUpgradePreflightJob(opsDeps),
-    'talos-upgrade-run': createTalosUpgradeRunJob(opsDeps),
-    'approval-expiry': createApprovalExpiryJob(opsDeps),
-    'node-rollback': createNodeRollbackJob(opsDeps),
-    snapshot: createSnapshotJob(opsDeps),
-  };
+  const opsJobs = createOpsJobs(opsDeps);
   // A crashed replica's job is picked up by another once its lock lapses; resumes are many, so stalls never fail a job.
   const workerOptions = { connection: redis, autorun: false, lockDuration: config.timeouts.jobLockMs, stalledInterval: config.timeouts.jobLockMs, maxStalledCount: 1000 };
   const readWorker = new Worker(

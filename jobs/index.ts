@@ -1,0 +1,20 @@
+import type { Job } from 'bullmq';
+import { createApprovalExpiryJob } from './approval-expiry.ts';
+import type { OpsJobDeps } from './job-context.ts';
+import { createNodeRollbackJob } from './node-rollback.ts';
+import { createSnapshotJob } from './snapshot-job.ts';
+import { createTalosUpgradePreflightJob } from './talos-upgrade-preflight.ts';
+import { createTalosUpgradeRunJob } from './talos-upgrade-run.ts';
+
+export type JobProcessor = (job: Job, signal?: AbortSignal) => Promise<unknown>;
+
+/** The processors of the operations queue, by job name. */
+export function createOpsJobs(deps: OpsJobDeps): Record<string, JobProcessor> {
+  return {
+    'talos-upgrade-preflight': createTalosUpgradePreflightJob(deps),
+    'talos-upgrade-run': createTalosUpgradeRunJob(deps),
+    'approval-expiry': createApprovalExpiryJob(deps),
+    'node-rollback': createNodeRollbackJob(deps),
+    snapshot: createSnapshotJob(deps),
+  };
+}
