@@ -48,7 +48,15 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
     for (const check of report.checks) {
       await deps.chat.reply(data.channel, rootTs, checkMessage(check));
     }
-    log.info({ passed: report.passed, durationMs: Math.round(report.durationMs), slowestProbeMs: Math.round(report.slowestProbeMs) }, 'health gate finished');
+    log.info(
+      {
+        passed: report.passed,
+        durationMs: Math.round(report.durationMs),
+        slowestProbeMs: Math.round(report.slowestProbeMs),
+        sumProbeMs: Math.round(report.checks.reduce((sum, c) => sum + (c.durationMs ?? 0), 0)),
+      },
+      'health gate finished',
+    );
     return { passed: report.passed };
   };
 }

@@ -9,6 +9,7 @@ import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
+import { waitOn } from '../src/metrics/wait-clock.ts';
 
 /** What every operation job is given by the composition root. */
 export interface OpsJobDeps {
@@ -42,7 +43,11 @@ export class StepFailure extends Error {
   }
 }
 
+/** A pause while waiting on the cluster; it counts as waiting, not as the bot's own work. */
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  waitOn(() => pause(ms, signal));
+
+const pause = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener(

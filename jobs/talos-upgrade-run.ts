@@ -9,6 +9,7 @@ import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { gitHead } from '../src/ops/git-head.ts';
 import { maintenanceRecordMarkdown } from '../src/ops/maintenance-record.ts';
 import type { Approval, Operation, Step } from '../src/ops/operation.ts';
+import { measureWaits } from '../src/metrics/wait-clock.ts';
 import { OperationJobData } from '../src/queue/job-schemas.ts';
 import { checkEtcdQuorum, observeTalosVersions } from '../src/talos/observe.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
@@ -156,7 +157,7 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         await finish(ctx, opId, step);
         return;
       }
-      const outcome = await upgradeNode({
+      const measured = await measureWaits(() => upgradeNode({
         deps,
         cluster: ctx.cluster,
         session: ctx.session,
@@ -171,7 +172,12 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         progress: async (detail) => {
           await refreshRoot(deps, await patchStep(deps, opId, step.id, { detail }));
         },
-      });
+      }));
+      const outcome = measured.result;
+      log.info(
+        { step: step.id, wallMs: Math.round(measured.wallMs), waitMs: Math.round(measured.waitMs), overheadMs: Math.round(measured.wallMs - measured.waitMs), outcome: outcome.kind },
+        'node step finished',
+      );
       const finished = await patchStep(deps, opId, step.id, { status: outcome.kind === 'skipped' ? 'skipped' : 'done', endedAt: deps.now().toISOString(), detail: outcome.detail });
       await refreshRoot(deps, finished);
       await deps.audit.record(opId, { actor: 'bot', event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail });

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import { OpsError } from '../errors.ts';
+import { waitOn } from '../metrics/wait-clock.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 
 export interface RunOptions {
@@ -90,7 +91,7 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
       const { onStdoutLine, onStderrLine } = runOptions;
       if (onStdoutLine && subprocess.stdout) createInterface({ input: subprocess.stdout }).on('line', onStdoutLine);
       if (onStderrLine && subprocess.stderr) createInterface({ input: subprocess.stderr }).on('line', onStderrLine);
-      const outcome = await subprocess;
+      const outcome = await waitOn(async () => subprocess);
       const durationMs = performance.now() - started;
       const result: RunResult = {
         command,

@@ -12,6 +12,7 @@ import {
   type V1Pod,
   type V1PodDisruptionBudget,
 } from '@kubernetes/client-node';
+import { waitOn } from '../metrics/wait-clock.ts';
 
 /** A Flux or Longhorn custom object as the API returns it; rules validate the parts they read. */
 export type CustomObject = Record<string, unknown>;
@@ -50,6 +51,19 @@ function isNotFound(error: unknown): boolean {
 
 /** Builds the client from the kubeconfig that `tofu output -raw talos_kubeconfig` printed, TLS settings as given. */
 export function createKubeApi(kubeconfig: string): KubeApi {
+  return measured(createRawKubeApi(kubeconfig));
+}
+
+/** Every call counts as waiting on the cluster, for the bot's own-overhead figure. */
+function measured(api: KubeApi): KubeApi {
+  const wrapped = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(api) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+    wrapped[name] = (...args: unknown[]) => waitOn(() => fn(...args));
+  }
+  return wrapped as unknown as KubeApi;
+}
+
+function createRawKubeApi(kubeconfig: string): KubeApi {
   const kc = new KubeConfig();
   kc.loadFromString(kubeconfig);
   // A plain-http server has no TLS to verify; client-node refuses it unless told so.

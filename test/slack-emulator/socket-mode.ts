@@ -84,7 +84,7 @@ export class SocketModeHub {
     }
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.#expire(envelopeId, 'no_ack'), this.#config.ackTimeoutMs);
-      this.#pending.set(envelopeId, { type, sentAt: Date.now(), connectionId: connection.id, timer, resolve });
+      this.#pending.set(envelopeId, { type, sentAt: performance.now(), connectionId: connection.id, timer, resolve });
       this.#send(connection, envelope);
     });
   }
@@ -172,14 +172,14 @@ export class SocketModeHub {
     if (pending === undefined) {
       const expired = this.#expired.get(envelopeId);
       if (expired !== undefined) {
-        const ackedInMs = Date.now() - expired.sentAt;
+        const ackedInMs = performance.now() - expired.sentAt;
         this.#recorder.acks.push({ envelopeId, type: expired.type, payload, ackedInMs, transport: 'socket', late: true });
       }
       return;
     }
     clearTimeout(pending.timer);
     this.#pending.delete(envelopeId);
-    const ackedInMs = Date.now() - pending.sentAt;
+    const ackedInMs = performance.now() - pending.sentAt;
     this.#recorder.acks.push({ envelopeId, type: pending.type, payload, ackedInMs, transport: 'socket', late: false });
     pending.resolve({ timedOut: false, envelopeId, payload, ackedInMs, connectionId: connection.id });
   }

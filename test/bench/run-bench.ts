@@ -1,0 +1,121 @@
+/**
+ * `npm run bench`: figures as ratios against baselines measured in the same run, on
+ * this machine. Nothing here asserts; it prints a table and writes it as JSON so runs
+ * can be compared.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+import { mean, percentile, round } from './stats.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ACK_COMMANDS = Number(process.env.BENCH_ACKS ?? 1000);
+const GATES = Number(process.env.BENCH_GATES ?? 10);
+
+interface Row {
+  figure: string;
+  value: number;
+  unit: string;
+  baseline?: number;
+  ratio?: number;
+  target?: string;
+}
+const rows: Row[] = [];
+
+async function ackLatencies(h: Harness, text: string, count: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const r = await h.slack.sendSlashCommand({ user: USERS.alice, channel: CHANNELS.production, text });
+    if (!r.timedOut) out.push(r.ackedInMs);
+  }
+  return out;
+}
+
+async function rssKb(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+}
+
+async function withBareApp<T>(h: Harness, work: () => Promise<T>): Promise<T> {
+  const child = spawn(process.execPath, ['test/bench/bare-bolt-app.ts'], { cwd: ROOT, env: h.env, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => d.toString().includes('bare app started') && resolve()));
+  await h.slack.waitForConnections(1);
+  try {
+    return await work();
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+function logLines(h: Harness, msg: string): Record<string, number>[] {
+  return h.bot.logLines().filter((l) => l.msg === msg) as Record<string, number>[];
+}
+
+async function main(): Promise<void> {
+  const h = await startHarness({ deferStart: true, env: { LOG_LEVEL: 'info' } });
+  try {
+    // 1. Slash command to ack: the bare Bolt app first, then the bot, alone on the same emulator.
+    const bare = await withBareApp(h, () => ackLatencies(h, 'help', ACK_COMMANDS));
+    await h.bot.start();
+    await h.slack.waitForConnections(1);
+    const idleRss = await rssKb(h.bot.pid());
+    const help = await ackLatencies(h, 'help', ACK_COMMANDS);
+    const status = await ackLatencies(h, 'status', ACK_COMMANDS);
+    for (const [name, values] of [['/talos help', help], ['/talos status', status]] as const) {
+      rows.push({ figure: `${name} ack p50`, value: round(percentile(values, 50)), unit: 'ms', baseline: round(percentile(bare, 50)), ratio: round(percentile(values, 50) / percentile(bare, 50)), target: '≤ 1.2x' });
+      rows.push({ figure: `${name} ack p99`, value: round(percentile(values, 99)), unit: 'ms', baseline: round(percentile(bare, 99)), ratio: round(percentile(values, 99) / percentile(bare, 99)), target: '≤ 1.2x' });
+    }
+
+    // 2. Health gate wall time against its slowest probe, and against the runbook's sequential order.
+    for (let i = 0; i < GATES; i += 1) {
+      const before = h.slack.channelMessages(CHANNELS.production).length;
+      await h.command('health');
+      await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).length > before && logLines(h, 'health gate finished').length > i, { timeoutMs: 60_000 });
+    }
+    const gates = logLines(h, 'health gate finished');
+    const ratios = gates.map((g) => g.durationMs! / g.slowestProbeMs!);
+    const sequential = gates.map((g) => g.sumProbeMs! / g.slowestProbeMs!);
+    rows.push({ figure: 'health gate wall time (median)', value: percentile(gates.map((g) => g.durationMs!), 50), unit: 'ms', baseline: percentile(gates.map((g) => g.slowestProbeMs!), 50), ratio: round(percentile(ratios, 50)), target: '≤ 1.25x slowest probe' });
+    rows.push({ figure: 'runbook order run sequentially (sum of probes)', value: percentile(gates.map((g) => g.sumProbeMs!), 50), unit: 'ms', baseline: percentile(gates.map((g) => g.slowestProbeMs!), 50), ratio: round(percentile(sequential, 50)), target: 'reference' });
+
+    // 3. A production Talos upgrade: the bot's own overhead per node, Slack calls, memory while it runs.
+    const callsBefore = h.slack.apiCalls.length;
+    let peakRss = idleRss;
+    const sampler = setInterval(() => void rssKb(h.bot.pid()).then((kb) => (peakRss = Math.max(peakRss, kb || 0))), 100);
+    const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
+    await clickStart(h, plan);
+    await approveUntilDone(h, plan);
+    clearInterval(sampler);
+    const steps = logLines(h, 'node step finished');
+    rows.push({ figure: 'bot overhead per upgraded node (mean)', value: round(mean(steps.map((s) => s.overheadMs!))), unit: 'ms', target: '< 100 ms' });
+    rows.push({ figure: 'bot overhead per upgraded node (max)', value: Math.max(...steps.map((s) => s.overheadMs!)), unit: 'ms', target: '< 100 ms' });
+    rows.push({ figure: 'node step wall time (mean, mostly talosctl and the cluster)', value: round(mean(steps.map((s) => s.wallMs!))), unit: 'ms' });
+    const upgradeCalls = h.slack.apiCalls.slice(callsBefore).filter((c) => c.method.startsWith('chat.') || c.method.startsWith('files.'));
+    const stepCount = 5;
+    rows.push({ figure: 'Slack API calls per production upgrade', value: upgradeCalls.length, unit: 'calls' });
+    rows.push({ figure: 'Slack API calls per step', value: round(upgradeCalls.length / stepCount), unit: 'calls', target: 'reference' });
+    rows.push({ figure: 'resident memory, idle', value: round(idleRss / 1024, 1), unit: 'MiB' });
+    rows.push({ figure: 'resident memory, peak during the upgrade', value: round(peakRss / 1024, 1), unit: 'MiB' });
+  } finally {
+    await h.stop();
+  }
+
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const date = new Date().toISOString();
+  const table = [
+    '| figure | value | baseline | ratio | target |',
+    '|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.figure} | ${r.value} ${r.unit} | ${r.baseline === undefined ? '' : `${r.baseline} ${r.unit}`} | ${r.ratio === undefined ? '' : `${r.ratio}x`} | ${r.target ?? ''} |`),
+  ].join('\n');
+  process.stdout.write(`\nBenchmarks — ${date} — ${machine}\n\n${table}\n`);
+  await mkdir(`${ROOT}bench-results`, { recursive: true });
+  await writeFile(`${ROOT}bench-results/latest.json`, JSON.stringify({ date, machine, rows }, null, 2));
+  process.stdout.write('\nwritten to bench-results/latest.json\n');
+}
+
+await main();
