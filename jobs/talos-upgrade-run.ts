@@ -49,8 +49,9 @@ async function stopAt(ctx: RunContext, opId: string, step: Step, failure: StepFa
     failure: step.node && step.issuedAt !== undefined ? { step: step.id, node: step.node, nonce: nonce(), rollback: 'offered' } : undefined,
   }));
   ctx.log.warn({ node: step.node, reason: failure.message }, 'operation stopped at the first failure');
-  await refreshRoot(deps, op);
+  // The evidence goes into the thread before the root shows the end, so whoever sees "stopped" finds the reason there.
   await deps.audit.record(opId, { actor: 'bot', event: 'stopped', detail: failure.message }, failureMessage(op, op.steps.find((s) => s.id === step.id), failure.message, failure.evidence));
+  await refreshRoot(deps, (await deps.store.get(opId))!);
 }
 
 /** Asks for a person's approval before a control-plane node, with the current etcd state in the question. */
@@ -95,10 +96,10 @@ async function finish(ctx: RunContext, opId: string, step: Step): Promise<void> 
     steps: o.steps.map((s) => (s.id === step.id ? { ...s, status: 'done', endedAt, detail: `all ${versions.size} nodes on ${target}; health gate passed` } : s)),
   }));
   await deps.lock.release(cluster.name, opId);
-  await refreshRoot(deps, op);
   await deps.audit.record(opId, { actor: 'bot', event: 'completed', detail: op.validation }, terraformFollowUp(op, op.target.schematic ?? '<schematic>', cluster.installerPlatform));
   const record = (await deps.store.get(opId))!;
   await deps.chat.upload(op.channel, op.rootTs!, { filename: `${opId}-maintenance-record.md`, title: `Maintenance record ${opId}`, content: maintenanceRecordMarkdown(record) });
+  await refreshRoot(deps, record);
 }
 
 async function runSteps(ctx: RunContext, opId: string): Promise<void> {

@@ -102,7 +102,9 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
         durationMs,
       };
       const name = file.split('/').pop() ?? file;
-      const verb = args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ');
+      // The subcommand words only (`etcd status`, `upgrade`), never flag values such as images or paths.
+      const firstFlag = args.findIndex((a) => a.startsWith('-'));
+      const verb = (firstFlag < 0 ? args : args.slice(0, firstFlag)).slice(0, 2).join(' ');
       let error: ExecError | undefined;
       if ((outcome as { code?: string }).code === 'ENOENT') {
         error = new ExecError('exec-not-found', `${name} was not found; set its path in the environment (TALOSCTL_BIN or TOFU_BIN)`, result);
