@@ -6,7 +6,9 @@ import { allNodes } from '../src/config/inventory.ts';
 import type { ClusterSession } from '../src/cluster/cluster-session.ts';
 import { runHealthGate } from '../src/health/health-gate.ts';
 import type { Step } from '../src/ops/operation.ts';
+import { findStagingRehearsal } from '../src/ops/rehearsal.ts';
 import { OperationJobData } from '../src/queue/job-schemas.ts';
+import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import { installerImage, retagImage } from '../src/rules/installer-image.ts';
 import { upgradeOrder } from '../src/rules/upgrade-order.ts';
 import { checkTalosUpgradePath } from '../src/rules/versions.ts';
@@ -16,6 +18,7 @@ import { clusterNamed, type OpsJobDeps } from './job-context.ts';
 
 interface PlanOutcome {
   refusals: string[];
+  rehearsal?: { stagingOp?: string };
   fromVersion?: string;
   schematic?: string;
   steps: Step[];
@@ -24,6 +27,8 @@ interface PlanOutcome {
 /** Every preflight check of the runbook, collected rather than stopping at the first, so one refusal lists all that is wrong. */
 async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, target: string, session: ClusterSession, signal?: AbortSignal): Promise<PlanOutcome> {
   const refusals: string[] = [];
+  const windowRefusal = outsideWindowRefusal(cluster, deps.now());
+  if (windowRefusal !== undefined) refusals.push(windowRefusal);
   const nodes = allNodes(cluster);
   const probeSignal = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
 
@@ -106,7 +111,8 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, target: strin
     refusals.push(`cannot derive the installer image: ${errorText(error)}`);
   }
   steps.push({ id: 'verify', kind: 'verify', status: 'pending' });
-  return { refusals, fromVersion, schematic, steps };
+  const rehearsal = cluster.environment === 'production' ? { stagingOp: await findStagingRehearsal(deps.store, deps.inventory, 'talos-upgrade', target) } : undefined;
+  return { refusals, fromVersion, schematic, steps, rehearsal };
 }
 
 /** Preflight of `/talos upgrade talos`: touches nothing; posts either the refusal or the plan with Start and Cancel. */
@@ -131,6 +137,7 @@ export function createTalosUpgradePreflightJob(deps: OpsJobDeps) {
       steps: outcome.steps,
       target: { ...o.target, fromVersion: outcome.fromVersion, schematic: outcome.schematic },
       planNonce: outcome.refusals.length > 0 ? undefined : nonce,
+      rehearsal: outcome.rehearsal,
       endedAt: outcome.refusals.length > 0 ? deps.now().toISOString() : undefined,
     }));
     const message = operationRootMessage(planned);

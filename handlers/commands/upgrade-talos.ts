@@ -1,3 +1,4 @@
+import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { parseTalosVersionInput } from '../../src/rules/versions.ts';
 import { JOB_OPTIONS, lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
@@ -6,6 +7,8 @@ export const upgradeTalos: CommandHandler<'upgrade-talos'> = async (command, sla
   if (!version.ok) return { reply: `${version.reason}. Nothing was started.` };
   const resolved = await operatorCluster(deps, slack, command.cluster, 'a Talos upgrade');
   if (!resolved.ok) return { reply: resolved.reason };
+  const outside = outsideWindowRefusal(resolved.cluster, deps.now());
+  if (outside !== undefined) return { reply: `${outside} Nothing was started.` };
   const held = await lockHeldReason(deps, resolved.cluster);
   if (held !== undefined) return { reply: held };
   const op = newOperation(deps, 'talos-upgrade', resolved.cluster, slack, 'preflight', version.version);

@@ -14,6 +14,9 @@ export function maintenanceRecordMarkdown(op: Operation): string {
     `- Started by: ${op.startedBy ?? '-'} at ${op.startedAt ?? '-'}`,
     `- Ended: ${op.endedAt ?? '-'}`,
     `- Validation: ${op.validation ?? '-'}`,
+    ...(op.rehearsal !== undefined
+      ? [`- Staging rehearsal: ${op.rehearsal.stagingOp ?? (op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}` : 'none in the records')}`]
+      : []),
     ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
     '',
     '## Plan and per-node result',

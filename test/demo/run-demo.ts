@@ -62,6 +62,14 @@ async function main(): Promise<void> {
     await healthGate(h, '/talos health — production with a stalled Flux Kustomization (flux-system/apps)');
     h.sim.faults.clear('production');
 
+    banner('/talos upgrade talos v1.12.11 in staging first — the worker without approval, then the control plane after one');
+    const stagingSince = h.slack.channelMessages(CHANNELS.staging).length;
+    const rehearsal = await requestUpgrade(h, 'upgrade talos v1.12.11', { channel: CHANNELS.staging });
+    out(`> /talos upgrade talos v1.12.11   (as @alice, in #maint-staging)\n  ephemeral: ${rehearsal.ack}`);
+    await clickStart(h, rehearsal, USERS.alice, CHANNELS.staging);
+    await approveUntilDone(h, rehearsal, CHANNELS.staging, USERS.carol);
+    out(transcriptSince(h, CHANNELS.staging, stagingSince));
+
     banner('/talos upgrade talos v1.12.11 — a full production upgrade with an approval before each control plane');
     const since = h.slack.channelMessages(CHANNELS.production).length;
     const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
@@ -70,6 +78,11 @@ async function main(): Promise<void> {
     await clickStart(h, plan, USERS.alice);
     await approveUntilDone(h, plan, CHANNELS.production, USERS.carol);
     out(transcriptSince(h, CHANNELS.production, since));
+    const firstRequest = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('talos-prd-cp-1') && m.text.includes('Approved'));
+    if (firstRequest) {
+      out('\n  The first approval request as it was posted, before @carol approved it:');
+      out(`  ${h.slack.versions(CHANNELS.production, firstRequest.ts)[0]?.text ?? ''}`);
+    }
 
     banner('/talos status');
     out(await h.command('status'));

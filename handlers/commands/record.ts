@@ -1,0 +1,12 @@
+import { JOB_OPTIONS, type CommandHandler } from './command-context.ts';
+import { jobIdFor } from '../../src/queue/job-schemas.ts';
+
+export const record: CommandHandler<'record'> = async (command, slack, deps) => {
+  const op = await deps.store.get(command.op);
+  if (!op) return { reply: `There is no operation \`${command.op}\`. See \`/talos status\`.` };
+  if (op.channel !== slack.channel_id) return { reply: `\`${op.id}\` belongs to *${op.cluster}*; ask for its record in <#${op.channel}>.` };
+  return {
+    reply: `Posting the maintenance record of \`${op.id}\` in its thread.`,
+    enqueue: () => deps.readQueue.add('record', { opId: op.id, requestedBy: slack.user_id }, { ...JOB_OPTIONS, jobId: jobIdFor('record', slack.trigger_id) }),
+  };
+};

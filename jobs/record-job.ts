@@ -1,0 +1,22 @@
+import type { Job } from 'bullmq';
+import type { ChatPort } from '../src/chat/chat-port.ts';
+import { section } from '../src/chat/blocks.ts';
+import { maintenanceRecordMarkdown } from '../src/ops/maintenance-record.ts';
+import type { OperationStore } from '../src/ops/operation-store.ts';
+import { RecordJobData } from '../src/queue/job-schemas.ts';
+
+/** `/talos record <op>`: the maintenance record, summarised in the operation's thread with the full record attached as Markdown. */
+export function createRecordJob(deps: { store: OperationStore; chat: ChatPort }) {
+  return async (job: Job): Promise<void> => {
+    const { opId, requestedBy } = RecordJobData.parse(job.data);
+    const op = await deps.store.get(opId);
+    if (!op) return;
+    const snapshot = op.snapshot ? `snapshot \`${op.snapshot.id}\`` : 'no snapshot';
+    const text =
+      `📒 Maintenance record of \`${op.id}\` (${op.kind}${op.target.version ? ` to ${op.target.version}` : ''}, ${op.state}), requested by <@${requestedBy}>: ` +
+      `commit ${op.commit ?? 'n/a'}, ${snapshot}, started ${op.startedAt ?? op.createdAt}, ended ${op.endedAt ?? 'not yet'}, validation: ${op.validation ?? 'none'}.`;
+    const threadTs = op.rootTs ?? (await deps.chat.post(op.channel, { text, blocks: [section(text)] })).ts;
+    if (op.rootTs) await deps.chat.reply(op.channel, threadTs, { text, blocks: [section(text)] });
+    await deps.chat.upload(op.channel, threadTs, { filename: `${op.id}-maintenance-record.md`, title: `Maintenance record ${op.id}`, content: maintenanceRecordMarkdown(op) });
+  };
+}

@@ -1,0 +1,65 @@
+import { Cron } from 'croner';
+
+export interface MaintenanceWindow {
+  /** Cron expression of the window's start, e.g. `0 22 * * 2` for Tuesdays 22:00. */
+  start: string;
+  /** Length of the window in minutes. */
+  durationMinutes: number;
+  /** IANA time zone the cron expression is read in, e.g. `Europe/Berlin`. */
+  timeZone: string;
+}
+
+export type WindowStatus =
+  | { inside: true; endsAt: Date }
+  | { inside: false; nextStart: Date | undefined };
+
+function cron(window: MaintenanceWindow): Cron {
+  return new Cron(window.start, { timezone: window.timeZone, paused: true });
+}
+
+/** Why a declared window is unusable (a bad cron expression or time zone), or undefined when it is fine. */
+export function windowProblem(window: MaintenanceWindow): string | undefined {
+  try {
+    cron(window).nextRun(new Date());
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.split('. ')[0];
+  }
+}
+
+/** Whether `now` falls inside one of the windows, and when it ends or the next one starts. */
+export function windowStatus(windows: readonly MaintenanceWindow[], now: Date): WindowStatus {
+  let nextStart: Date | undefined;
+  for (const window of windows) {
+    const schedule = cron(window);
+    // The latest start at or before now; a start exactly now counts as inside.
+    const previous = schedule.previousRuns(1, new Date(now.getTime() + 1))[0];
+    if (previous !== undefined) {
+      const endsAt = new Date(previous.getTime() + window.durationMinutes * 60_000);
+      if (now.getTime() < endsAt.getTime()) return { inside: true, endsAt };
+    }
+    const next = schedule.nextRun(now) ?? undefined;
+    if (next !== undefined && (nextStart === undefined || next < nextStart)) nextStart = next;
+  }
+  return { inside: false, nextStart };
+}
+
+export interface WindowPolicy {
+  environment: 'staging' | 'production';
+  maintenanceWindows: readonly MaintenanceWindow[];
+  allowOutsideWindows: boolean;
+}
+
+/**
+ * The runbook promotes changes "to production during a maintenance window". A production
+ * cluster that declares windows refuses mutating operations outside them, unless its
+ * inventory allows it; staging, and a production cluster with no windows declared, are
+ * not restricted.
+ */
+export function outsideWindowRefusal(cluster: WindowPolicy, now: Date): string | undefined {
+  if (cluster.environment !== 'production' || cluster.maintenanceWindows.length === 0 || cluster.allowOutsideWindows) return undefined;
+  const status = windowStatus(cluster.maintenanceWindows, now);
+  if (status.inside) return undefined;
+  const next = status.nextStart ? ` The next window opens ${status.nextStart.toISOString().slice(0, 16).replace('T', ' ')} UTC.` : '';
+  return `Production changes are taken only inside a maintenance window, and none is open now.${next} (The inventory's allowOutsideWindows permits exceptions.)`;
+}

@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { approveUntilDone, clickStart, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
+
+const TARGET = 'v1.12.11';
+let h: Harness | undefined;
+
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+function rootBlocks(harness: Harness, ts: string): string {
+  return JSON.stringify(harness.slack.message(CHANNELS.production, ts)?.blocks ?? []);
+}
+
+describe('staging rehearsal before a production upgrade', () => {
+  it('needs an approver\'s override when staging never ran the same upgrade, and the record says so', async () => {
+    h = await startHarness();
+    const harness = h;
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+    expect(rootBlocks(harness, plan.root.ts)).toContain('No completed staging upgrade to v1.12.11');
+
+    await clickStart(harness, plan, USERS.alice, CHANNELS.production, { override: false });
+    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /must click Override/.test(e.text)));
+    await harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /Only approvers/.test(e.text)));
+    expect(await harness.command('status')).toContain('no operation holds it');
+
+    await clickStart(harness, plan);
+    await approveUntilDone(harness, plan);
+    expect(rootBlocks(harness, plan.root.ts)).toMatch(/overridden by <@U0CAROL>/);
+    const record = await harness.slack.waitFor(() => harness.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`));
+    expect(record.content).toMatch(/Staging rehearsal: none in the records; overridden by U0CAROL at /);
+  });
+
+  it('recognises a completed staging upgrade to the same version and needs no override', async () => {
+    h = await startHarness();
+    const harness = h;
+    const staging = await requestUpgrade(harness, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+    expect(JSON.stringify(harness.slack.message(CHANNELS.staging, staging.root.ts)?.blocks)).not.toContain('staging rehearsal');
+    await clickStart(harness, staging, USERS.alice, CHANNELS.staging);
+    expect((await approveUntilDone(harness, staging, CHANNELS.staging)).text).toContain('completed');
+
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+    expect(rootBlocks(harness, plan.root.ts)).toContain(`Rehearsed in staging: \`${staging.opId}\``);
+    expect(rootBlocks(harness, plan.root.ts)).not.toContain('talos-op-override');
+  });
+});
+
+describe('maintenance windows', () => {
+  function windowAt(hoursFromNow: number, durationMinutes: number) {
+    const hour = (new Date().getUTCHours() + 24 + hoursFromNow) % 24;
+    return { start: `0 ${hour} * * *`, durationMinutes, timeZone: 'UTC' };
+  }
+
+  it('refuses a production upgrade outside every declared window and says when the next opens', async () => {
+    h = await startHarness({ inventory: { extra: { production: { maintenanceWindows: [windowAt(6, 60)] } } } });
+    const since = h.sim.calls.length;
+    const reply = await h.command(`upgrade talos ${TARGET}`);
+    expect(reply).toMatch(/only inside a maintenance window[\s\S]*next window opens \d{4}-\d\d-\d\d \d\d:00 UTC/);
+    expect(h.sim.calls.length).toBe(since);
+  });
+
+  it('takes it inside a window, and staging is never restricted', async () => {
+    h = await startHarness({
+      inventory: { extra: { production: { maintenanceWindows: [windowAt(0, 120)] }, staging: { maintenanceWindows: [windowAt(6, 60)] } } },
+    });
+    expect(await h.command(`upgrade talos ${TARGET}`)).toContain('Preflight for the Talos upgrade of *production*');
+    expect(await h.command(`upgrade talos ${TARGET}`, { channel: CHANNELS.staging })).toContain('Preflight for the Talos upgrade of *staging*');
+  });
+
+  it('lets the inventory allow production changes outside the windows', async () => {
+    h = await startHarness({ inventory: { extra: { production: { maintenanceWindows: [windowAt(6, 60)], allowOutsideWindows: true } } } });
+    expect(await h.command(`upgrade talos ${TARGET}`)).toContain('Preflight for the Talos upgrade of *production*');
+  });
+});
+
+describe('/talos record', () => {
+  it('posts the maintenance record in the operation\'s thread with the Markdown attached', async () => {
+    h = await startHarness();
+    const harness = h;
+    const ack = await harness.command('snapshot');
+    const opId = /op-[a-z0-9]+/.exec(ack)![0];
+    await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.startsWith('✅') && m.text.includes(opId)));
+    expect(await harness.command(`record ${opId}`)).toContain('Posting the maintenance record');
+    const file = await harness.slack.waitFor(() => harness.slack.uploadedFiles().find((f) => f.filename === `${opId}-maintenance-record.md`));
+    expect(file.content).toContain(`# Maintenance record ${opId}`);
+    expect(file.content).toMatch(/Snapshot: production-\d{8}T\d{6}Z-rev\d+/);
+    expect(await harness.command('record op-unknown1')).toContain('There is no operation `op-unknown1`');
+    expect(await harness.command(`record ${opId}`, { channel: CHANNELS.staging })).toContain('belongs to *production*');
+  });
+});
+
+describe('plan freshness', () => {
+  it('refuses to start a plan older than PLAN_TTL_MINUTES', async () => {
+    h = await startHarness({ env: { PLAN_TTL_MINUTES: '0.01' } });
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+    await new Promise((r) => setTimeout(r, 1000));
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const harness = h;
+    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => /older than/.test(e.text)));
+    await waitForRootState(harness, plan, /planned/, CHANNELS.staging);
+    expect(harness.sim.calls.filter((c) => c.argv[0] === 'upgrade')).toEqual([]);
+  });
+});
