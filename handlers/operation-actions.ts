@@ -1,13 +1,16 @@
 import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../src/chat/chat-port.ts';
-import { approvalDecidedMessage, ACTION, operationRootMessage, REVIEW_ITEMS } from '../src/chat/upgrade-messages.ts';
+import { retriedMessage } from '../src/chat/operation-messages.ts';
+import { approvalDecidedMessage, ACTION, operationRootMessage, reviewItems } from '../src/chat/upgrade-messages.ts';
 import type { Inventory } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { Operation } from '../src/ops/operation.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
+import type { OpsJobName } from '../src/queue/job-schemas.ts';
+import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { Authorizer } from './authorize.ts';
 import { cancelOperation } from './cancel-operation.ts';
 
@@ -28,9 +31,21 @@ export interface ActionDeps {
 
 const VALUE = /^(op-[a-z0-9]{4,40})\.([a-z0-9]{4,40})$/;
 
+/**
+ * The operation a button's block names: the bot builds every block that holds buttons as
+ * `<kind>-<op>-<nonce>`. A block of another operation than the value's means the payload was
+ * put together from two messages. Whether a button of the same operation is still current is
+ * for its nonce to say.
+ */
+export function blockOperation(blockId: string | undefined): string | undefined {
+  return /^[a-z]+-(op-[a-z0-9]{4,40})-[a-z0-9]{4,40}$/.exec(blockId ?? '')?.[1];
+}
+
 interface Click {
   op: Operation;
   nonce: string;
+  /** The message that carried the button. */
+  messageTs: string | undefined;
   user: string;
   say: (text: string) => Promise<void>;
 }
@@ -54,13 +69,37 @@ async function loadClick(deps: ActionDeps, body: BlockAction, action: ButtonActi
     await say(`\`${op.id}\` belongs to *${op.cluster}*; its buttons work only in <#${op.channel}>. Nothing changed.`);
     return undefined;
   }
-  return { op, nonce: match[2]!, user: body.user.id, say };
+  if (!deps.inventory.clusters.some((c) => c.name === op.cluster)) {
+    await say(`\`${op.id}\` belongs to *${op.cluster}*, a cluster this bot does not serve. Nothing changed.`);
+    return undefined;
+  }
+  const blockOp = blockOperation(action.block_id);
+  if (blockOp !== undefined && blockOp !== op.id) {
+    await say('That button does not belong to the message it came from. Nothing changed.');
+    return undefined;
+  }
+  return { op, nonce: match[2]!, messageTs: body.message?.ts, user: body.user.id, say };
 }
 
 function clusterOf(deps: ActionDeps, op: Operation) {
   const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
   if (!cluster) throw new Error(`cluster ${op.cluster} is no longer in the inventory`);
   return cluster;
+}
+
+/** The job that walks an operation of each kind; a snapshot has no steps to walk. */
+const RUN_JOB: Record<Operation['kind'], OpsJobName | undefined> = {
+  'talos-upgrade': 'talos-upgrade-run',
+  'k8s-upgrade': 'k8s-upgrade-run',
+  'node-rollback': 'rollback-run',
+  'node-remove': 'remove-run',
+  snapshot: undefined,
+};
+
+async function enqueueRun(deps: ActionDeps, op: Operation, jobId: string): Promise<void> {
+  const name = RUN_JOB[op.kind];
+  if (name === undefined) throw new Error(`operation kind ${op.kind} has no run job`);
+  await deps.opsQueue.add(name, { opId: op.id }, { jobId, removeOnComplete: 1000, removeOnFail: 1000 });
 }
 
 async function start(deps: ActionDeps, click: Click): Promise<void> {
@@ -71,19 +110,25 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
   if (deps.now().getTime() - Date.parse(op.createdAt) > deps.planTtlMs) {
     return say(`This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
   }
+  if (op.rehearsal !== undefined && op.rehearsal.stagingOp === undefined && op.override === undefined) {
+    return say(`\`${op.id}\` has no staging rehearsal of ${op.target.version ?? 'its target'} in the records; an approver must click Override first. Nothing changed.`);
+  }
+  const windowRefusal = outsideWindowRefusal(cluster, deps.now());
+  if (windowRefusal !== undefined) return say(`${windowRefusal} Nothing changed.`);
   const lock = await deps.lock.acquire(cluster.name, op.id);
   if (!lock.ok) return say(`*${cluster.name}* is held by \`${lock.heldBy}\`; one mutating operation at a time. Nothing changed.`);
   const startedAt = deps.now().toISOString();
   const { op: running, changed } = await deps.store.update(op.id, (o) =>
-    o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: REVIEW_ITEMS } : undefined,
+    o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: reviewItems(o.kind) } : undefined,
   );
   if (!changed) {
-    await deps.lock.release(cluster.name, op.id);
+    // A second click on the same Start re-acquires the lock under the same id: the lock then belongs to the started operation.
+    if (running.startedAt === undefined) await deps.lock.release(cluster.name, op.id);
     return say(`\`${op.id}\` was already started or cancelled by someone else. Nothing changed.`);
   }
   await deps.chat.update(running.channel, running.rootTs!, operationRootMessage(running));
-  await deps.audit.record(op.id, { actor: user, event: 'started', detail: `review confirmed: ${REVIEW_ITEMS.join('; ')}` });
-  await deps.opsQueue.add('talos-upgrade-run', { opId: op.id }, { jobId: `${op.id}-start`, removeOnComplete: 1000, removeOnFail: 1000 });
+  await deps.audit.record(op.id, { actor: user, event: 'started', detail: `review confirmed: ${running.confirmedReview.join('; ')}` });
+  await enqueueRun(deps, running, `${op.id}-start`);
 }
 
 async function cancelPlan(deps: ActionDeps, click: Click): Promise<void> {
@@ -122,16 +167,14 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
     const who = current.by ? ` by <@${current.by}>` : '';
     return say(`This step was already ${current.state}${who}; \`${op.id}\` is ${after.state}. Nothing changed.`);
   }
+  // A stopped operation frees its cluster before the messages say so.
+  if (decision === 'stopped') await deps.lock.release(op.cluster, op.id);
   const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
   const step = after.steps.find((s) => s.id === decided.step)!;
   await deps.chat.update(after.channel, decided.messageTs, approvalDecidedMessage(after, decided, step));
   await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(after));
-  await deps.audit.record(op.id, { actor: user, event: decision === 'approved' ? `approved ${step.node}` : `stopped at ${step.node}` });
-  if (decision === 'approved') {
-    await deps.opsQueue.add('talos-upgrade-run', { opId: op.id }, { jobId: `${op.id}-approved-${click.nonce}`, removeOnComplete: 1000, removeOnFail: 1000 });
-  } else {
-    await deps.lock.release(op.cluster, op.id);
-  }
+  await deps.audit.record(op.id, { actor: user, event: decision === 'approved' ? `approved ${step.node ?? step.id}` : `stopped at ${step.node ?? step.id}` });
+  if (decision === 'approved') await enqueueRun(deps, after, `${op.id}-approved-${click.nonce}`);
 }
 
 async function rollback(deps: ActionDeps, click: Click): Promise<void> {
@@ -156,7 +199,27 @@ async function rerequest(deps: ActionDeps, click: Click): Promise<void> {
   });
   if (!changed) return say(`\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
   await deps.audit.record(op.id, { actor: user, event: 'approval requested again' });
-  await deps.opsQueue.add('talos-upgrade-run', { opId: op.id }, { jobId: `${op.id}-resume-${click.nonce}`, removeOnComplete: 1000, removeOnFail: 1000 });
+  await enqueueRun(deps, after, `${op.id}-resume-${click.nonce}`);
+}
+
+/** Retry of a failed step that is safe to run again: operators and approvers; the cluster's lock was never released. */
+async function retry(deps: ActionDeps, click: Click): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  if (!(await deps.authorizer.isMember(user, [...cluster.operators, ...cluster.approvers]))) return say(`Only operators and approvers of *${cluster.name}* may retry \`${op.id}\`. Nothing changed.`);
+  const at = deps.now().toISOString();
+  const { op: after, changed } = await deps.store.update(op.id, (o) => {
+    if (o.state !== 'failed' || o.retry?.nonce !== click.nonce || o.retry.state !== 'offered') return undefined;
+    const from = o.steps.findIndex((s) => s.id === o.retry!.step);
+    if (from < 0) return undefined;
+    const steps = o.steps.map((s, i) => (i < from ? s : { ...s, status: 'pending' as const, startedAt: undefined, endedAt: undefined, issuedAt: undefined, detail: undefined }));
+    return { ...o, state: 'running', reason: undefined, endedAt: undefined, retry: { ...o.retry, state: 'used' }, steps };
+  });
+  if (!changed) return say(`\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
+  if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
+  await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(after));
+  await deps.audit.record(op.id, { actor: user, event: `retry requested from ${after.retry!.step}` });
+  await enqueueRun(deps, after, `${op.id}-retry-${click.nonce}`);
 }
 
 /** The buttons of an operation. Each acks at once, then re-checks who clicked, where, and whether the button is still current. */
@@ -168,13 +231,17 @@ export function registerOperationActions(app: App, deps: ActionDeps): void {
     [ACTION.stop, (c) => decide(deps, c, 'stopped')],
     [ACTION.rollback, (c) => rollback(deps, c)],
     [ACTION.rerequest, (c) => rerequest(deps, c)],
+    // Apply and its Cancel are the approval of a Kubernetes upgrade's one gated step.
+    [ACTION.apply, (c) => decide(deps, c, 'approved')],
+    [ACTION.cancelApply, (c) => decide(deps, c, 'stopped')],
+    [ACTION.retry, (c) => retry(deps, c)],
   ];
   for (const [actionId, handle] of handlers) {
     app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond }) => {
       await ack();
       const click = await loadClick(deps, body, action, respond);
       if (!click) return;
-      deps.logger.info({ op: click.op.id, user: click.user, action: actionId }, 'button clicked');
+      deps.logger.info({ op: click.op.id, cluster: click.op.cluster, user: click.user, action: actionId }, 'button clicked');
       await handle(click);
     });
   }

@@ -1,7 +1,7 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { operationRootMessage } from '../src/chat/upgrade-messages.ts';
 import { OVERRIDE_ACTION } from '../src/chat/rehearsal-message.ts';
-import type { ActionDeps } from './operation-actions.ts';
+import { blockOperation, type ActionDeps } from './operation-actions.ts';
 
 const VALUE = /^(op-[a-z0-9]{4,40})\.([a-z0-9]{4,40})$/;
 
@@ -17,6 +17,8 @@ export function registerOverrideAction(app: App, deps: ActionDeps): void {
     const op = match ? await deps.store.get(match[1]!) : undefined;
     if (!match || !op) return void (await say('That button belongs to no operation the bot knows. Nothing changed.'));
     if (body.channel?.id !== op.channel) return void (await say(`\`${op.id}\`'s buttons work only in <#${op.channel}>. Nothing changed.`));
+    const blockOp = blockOperation(action.block_id);
+    if (blockOp !== undefined && blockOp !== op.id) return void (await say('That button does not belong to the message it came from. Nothing changed.'));
     const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
     if (!cluster || !(await deps.authorizer.isMember(body.user.id, cluster.approvers))) {
       return void (await say(`Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.`));

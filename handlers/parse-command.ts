@@ -3,6 +3,8 @@
  * everything it lets through is a plain token (a cluster name, a version, an address,
  * an operation id), so nothing an operator types can reach a child process unchecked.
  */
+import { isNodeAddress } from '../src/rules/argument-safety.ts';
+
 export type Command =
   | { kind: 'help' }
   | { kind: 'health'; cluster?: string }
@@ -36,12 +38,31 @@ export const HELP_TEXT = [
 ].join('\n');
 
 const CLUSTER = /^[a-z][a-z0-9-]{0,39}$/;
-const VERSION = /^v?\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+/** A release as the version checks take it: no leading zeros, so `v01.12.11` never stands for `v1.12.11`. */
+const VERSION = /^v?(?:0|[1-9]\d{0,2})\.(?:0|[1-9]\d{0,2})\.(?:0|[1-9]\d{0,2})$/;
 const OP_ID = /^op-[a-z0-9]{4,40}$/;
 const NODE = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]{2,39}|[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)$/;
 /** Anything outside this set is refused before parsing: shell metacharacters, quotes, unicode look-alikes. */
 const PLAIN = /^[A-Za-z0-9._:-]+$/;
 const MAX_TEXT = 200;
+/** Characters that do not show, or rearrange what follows them: control, format (zero-width, bidi), surrogate, private-use, unassigned. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/gu;
+
+function codePoint(ch: string): string {
+  return `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * A refused token as the operator can read it: invisible characters spelled as code points,
+ * followed by the first character that is not allowed, so a look-alike (Cyrillic о for o) or a
+ * zero-width space is named rather than shown as an apparently plain word.
+ */
+function describeBadToken(token: string): string {
+  const shown = token.replace(/`/g, "'").replace(INVISIBLE, (ch) => `[${codePoint(ch)}]`);
+  const first = [...token].find((ch) => !PLAIN.test(ch)) ?? '';
+  const named = /^[!-~]$/.test(first) && first !== '`' ? `\`${first}\`` : codePoint(first);
+  return `\`${shown}\` contains characters a \`/talos\` argument never has (${named})`;
+}
 
 function clusterArg(token: string | undefined): { ok: true; cluster?: string } | { ok: false; reason: string } {
   if (token === undefined) return { ok: true };
@@ -68,7 +89,7 @@ export function parseCommand(text: string): ParseResult {
   const tokens = text.trim().split(/\s+/).filter((t) => t !== '');
   const bad = tokens.find((t) => !PLAIN.test(t));
   if (bad !== undefined) {
-    return { ok: false, reason: `\`${bad.replace(/`/g, "'")}\` contains characters a \`/talos\` argument never has. Use plain names, versions and addresses; see \`/talos help\`.` };
+    return { ok: false, reason: `${describeBadToken(bad)}. Use plain names, versions and addresses; see \`/talos help\`.` };
   }
   const [sub, ...args] = tokens;
   switch (sub?.toLowerCase()) {
@@ -103,7 +124,7 @@ export function parseCommand(text: string): ParseResult {
       const [node, clusterToken, ...rest] = args;
       if (node === undefined) return { ok: false, reason: `Name the node's address, e.g. \`/talos ${kind} 10.0.30.12\`.` };
       if (rest.length > 0) return tooMany(`/talos ${kind} <node> [cluster]`);
-      if (!NODE.test(node)) return { ok: false, reason: `\`${node}\` is not a node address. Give the node's IP address as listed in the inventory.` };
+      if (!NODE.test(node) || !isNodeAddress(node)) return { ok: false, reason: `\`${node}\` is not a node address. Give the node's IP address as listed in the inventory.` };
       const cluster = clusterArg(clusterToken);
       return cluster.ok ? { ok: true, command: { kind, node, cluster: cluster.cluster } } : cluster;
     }

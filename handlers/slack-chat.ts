@@ -1,4 +1,4 @@
-import type { WebClient } from '@slack/web-api';
+import { WebClientEvent, type WebClient } from '@slack/web-api';
 import type { ChatMessage, ChatPort } from '../src/chat/chat-port.ts';
 import type { SecretScrubber } from '../src/log/secret-scrubber.ts';
 
@@ -14,31 +14,71 @@ function tsOf(response: { ts?: string }): string {
   return response.ts;
 }
 
+/**
+ * A bounded name for a failed call: Slack's own error for a platform error
+ * (`channel_not_found`), the HTTP status for an HTTP error, else the SDK's error code.
+ */
+export function slackErrorName(error: unknown): string {
+  const { code, data, statusCode } = (error ?? {}) as { code?: unknown; data?: { error?: unknown }; statusCode?: unknown };
+  if (code === 'slack_webapi_platform_error' && typeof data?.error === 'string') return data.error;
+  if (code === 'slack_webapi_http_error' && typeof statusCode === 'number') return `http_${statusCode}`;
+  if (typeof code === 'string') return code.replace(/^slack_webapi_/, '');
+  return 'unknown';
+}
+
+/** The Web API method of a request URL (`…/api/chat.postMessage`); file-upload URLs are one method. */
+export function slackMethodOf(url: string): string {
+  const last = url.split('?')[0]?.split('/').pop() ?? '';
+  return /^[a-z]+(\.[a-zA-Z]+)+$/.test(last) ? last : 'files.upload';
+}
+
+/** Counts Slack's 429 answers; the client waits out `Retry-After` and retries by itself. */
+export function onSlackRateLimited(client: WebClient, record: (method: string) => void): void {
+  client.on(WebClientEvent.RATE_LIMITED, (_retryAfterSeconds: number, request: { url?: string }) => record(slackMethodOf(request.url ?? '')));
+}
+
+export interface SlackChatHooks {
+  /** A call that failed after the client's retries, with its Web API method and `slackErrorName`. */
+  onError?: (method: string, error: string) => void;
+}
+
 /** The chat port on Slack's Web API. */
-export function createSlackChat(client: WebClient, scrubber: SecretScrubber): ChatPort {
+export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hooks: SlackChatHooks = {}): ChatPort {
+  const call = async <T>(method: string, send: () => Promise<T>): Promise<T> => {
+    try {
+      return await send();
+    } catch (error) {
+      hooks.onError?.(method, slackErrorName(error));
+      throw error;
+    }
+  };
   return {
     async post(channel, message) {
-      const response = await client.chat.postMessage({ channel, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]);
+      const response = await call('chat.postMessage', () => client.chat.postMessage({ channel, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]));
       return { ts: tsOf(response) };
     },
     async reply(channel, threadTs, message) {
-      const response = await client.chat.postMessage({ channel, thread_ts: threadTs, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]);
+      const response = await call('chat.postMessage', () =>
+        client.chat.postMessage({ channel, thread_ts: threadTs, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]),
+      );
       return { ts: tsOf(response) };
     },
     async update(channel, ts, message) {
-      await client.chat.update({ channel, ts, ...clean(scrubber, message) } as Parameters<WebClient['chat']['update']>[0]);
+      await call('chat.update', () => client.chat.update({ channel, ts, ...clean(scrubber, message) } as Parameters<WebClient['chat']['update']>[0]));
     },
     async ephemeral(channel, user, message) {
-      await client.chat.postEphemeral({ channel, user, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postEphemeral']>[0]);
+      await call('chat.postEphemeral', () => client.chat.postEphemeral({ channel, user, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postEphemeral']>[0]));
     },
     async upload(channel, threadTs, file) {
-      await client.filesUploadV2({
-        channel_id: channel,
-        thread_ts: threadTs,
-        filename: file.filename,
-        title: file.title,
-        content: scrubber.scrub(file.content),
-      });
+      await call('files.uploadV2', () =>
+        client.filesUploadV2({
+          channel_id: channel,
+          thread_ts: threadTs,
+          filename: file.filename,
+          title: file.title,
+          content: scrubber.scrub(file.content),
+        }),
+      );
     },
   };
 }

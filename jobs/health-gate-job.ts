@@ -17,6 +17,8 @@ export interface HealthGateJobDeps {
   probeTimeoutMs: number;
   /** Called with each finished gate, for metrics. */
   onReport?: (report: GateReport) => void;
+  /** Called when the gate could not run at all (credentials, talosctl client), for metrics. */
+  onGateError?: (cluster: string) => void;
 }
 
 /** `/talos health`: post a root message, run the gate, edit in the verdict, thread one reply per check. */
@@ -40,6 +42,7 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
       );
     } catch (error) {
       log.warn({ err: errorText(error) }, 'health gate could not run');
+      deps.onGateError?.(data.cluster);
       await deps.chat.update(data.channel, rootTs, gateErrorMessage(data, errorText(error)));
       return { passed: false };
     }

@@ -5,6 +5,12 @@ import { createNodeRollbackJob } from './node-rollback.ts';
 import { createSnapshotJob } from './snapshot-job.ts';
 import { createTalosUpgradePreflightJob } from './talos-upgrade-preflight.ts';
 import { createTalosUpgradeRunJob } from './talos-upgrade-run.ts';
+import { createK8sUpgradePreflightJob } from './k8s-upgrade-preflight.ts';
+import { createK8sUpgradeRunJob } from './k8s-upgrade-run.ts';
+import { createRollbackPreflightJob } from './rollback-preflight.ts';
+import { createRollbackRunJob } from './rollback-run.ts';
+import { createRemovePreflightJob } from './remove-preflight.ts';
+import { createRemoveRunJob } from './remove-run.ts';
 
 export type JobProcessor = (job: Job, signal?: AbortSignal) => Promise<unknown>;
 
@@ -16,5 +22,11 @@ export function createOpsJobs(deps: OpsJobDeps): Record<string, JobProcessor> {
     'approval-expiry': createApprovalExpiryJob(deps),
     'node-rollback': createNodeRollbackJob(deps),
     snapshot: createSnapshotJob(deps),
+    'k8s-upgrade-preflight': createK8sUpgradePreflightJob(deps),
+    'k8s-upgrade-run': createK8sUpgradeRunJob(deps),
+    'rollback-preflight': createRollbackPreflightJob(deps),
+    'rollback-run': createRollbackRunJob(deps),
+    'remove-preflight': createRemovePreflightJob(deps),
+    'remove-run': createRemoveRunJob(deps),
   };
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../src/log/logger.ts';
 import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
+import type { RunLease } from '../src/ops/run-lease.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
 import { waitOn } from '../src/metrics/wait-clock.ts';
 
@@ -16,6 +17,8 @@ export interface OpsJobDeps {
   inventory: Inventory;
   store: OperationStore;
   lock: ClusterLock;
+  /** One run of an operation at a time, across jobs and replicas. */
+  runLease: RunLease;
   audit: Audit;
   access: ClusterAccess;
   tofu: Tofu;
@@ -25,6 +28,25 @@ export interface OpsJobDeps {
   logger: Logger;
   timeouts: Config['timeouts'];
   now: () => Date;
+  /** True once the process is shutting down: operations stop between steps and resume elsewhere. */
+  draining?: () => boolean;
+}
+
+/**
+ * Thrown between steps while the process drains. The worker puts the job back in the
+ * queue, so this or another replica continues it from the stored state; no node is
+ * left mid-step.
+ */
+export class DrainCheckpoint extends Error {
+  constructor() {
+    super('the bot is shutting down; the operation continues from its next step on a running replica');
+    this.name = 'DrainCheckpoint';
+  }
+}
+
+/** Call between steps: throws `DrainCheckpoint` while draining. */
+export function checkpoint(deps: OpsJobDeps): void {
+  if (deps.draining?.() === true) throw new DrainCheckpoint();
 }
 
 export function clusterNamed(inventory: Inventory, name: string): ClusterConfig {

@@ -111,8 +111,8 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
           lines.push(line);
           if (lines.length > 40) lines.shift();
           const progress = parseProgressLine(line);
-          ctx.log.debug({ node, line: progress?.message ?? line }, 'talosctl upgrade progress');
-          if (isFailureLine(line)) ctx.log.warn({ node, line }, 'talosctl upgrade reported a failure');
+          ctx.log.debug({ line: progress?.message ?? line }, 'talosctl upgrade progress');
+          if (isFailureLine(line)) ctx.log.warn({ line }, 'talosctl upgrade reported a failure');
         },
       });
     } catch (error) {

@@ -13,6 +13,7 @@ export function createSnapshotJob(deps: OpsJobDeps) {
     const op = await deps.store.get(opId);
     if (!op || op.state !== 'running') return;
     const cluster = clusterNamed(deps.inventory, op.cluster);
+    const log = deps.logger.child({ op: opId, cluster: cluster.name });
     let rootTs = op.rootTs;
     if (rootTs === undefined) {
       const text = `⏳ etcd snapshot of ${cluster.name} requested by <@${op.requestedBy}> (${op.id})`;
@@ -25,6 +26,7 @@ export function createSnapshotJob(deps: OpsJobDeps) {
       );
       const endedAt = deps.now().toISOString();
       await deps.store.update(opId, (o) => ({ ...o, state: 'completed', snapshot, endedAt, validation: `sha256 ${snapshot.sha256}` }));
+      log.info({ snapshot: snapshot.id, node: snapshot.node, bytes: snapshot.bytes }, 'etcd snapshot taken');
       const text = `✅ etcd snapshot of ${cluster.name}: \`${snapshot.id}\` (${op.id})`;
       await deps.chat.update(op.channel, rootTs, { text, blocks: [section(text)] });
       await deps.audit.record(opId, {
@@ -33,6 +35,7 @@ export function createSnapshotJob(deps: OpsJobDeps) {
         detail: `${snapshot.id}: ${snapshot.bytes} bytes, sha256 ${snapshot.sha256}, revision ${snapshot.revision}, from ${snapshot.node}, stored at ${snapshot.path}`,
       });
     } catch (error) {
+      log.warn({ err: errorText(error) }, 'etcd snapshot failed');
       await deps.store.update(opId, (o) => ({ ...o, state: 'failed', reason: errorText(error), endedAt: deps.now().toISOString() }));
       const text = `❌ etcd snapshot of ${cluster.name} failed: ${errorText(error)} (${op.id})`;
       await deps.chat.update(op.channel, rootTs, { text, blocks: [section(text)] });

@@ -13,7 +13,7 @@ import { measureWaits } from '../src/metrics/wait-clock.ts';
 import { OperationJobData } from '../src/queue/job-schemas.ts';
 import { checkEtcdQuorum, observeTalosVersions } from '../src/talos/observe.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
-import { clusterNamed, StepFailure, type OpsJobDeps } from './job-context.ts';
+import { checkpoint, clusterNamed, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { endpointsAvoiding, upgradeNode } from './node-upgrade.ts';
 
 const nonce = (): string => crypto.randomUUID().replace(/-/g, '').slice(0, 12);
@@ -116,6 +116,7 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
     }
     const step = op.steps.find((s) => s.status === 'pending' || s.status === 'running');
     if (!step) return;
+    checkpoint(deps);
 
     if (step.kind === 'upgrade-control-plane') {
       const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
@@ -201,16 +202,19 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
  * (the Approve button enqueues the next run), at the first failure, or when done.
  */
 export function createTalosUpgradeRunJob(deps: OpsJobDeps) {
-  return async (job: Job, signal?: AbortSignal): Promise<void> => {
+  return async (job: Job, jobSignal?: AbortSignal): Promise<void> => {
     const { opId } = OperationJobData.parse(job.data);
-    const op = await deps.store.get(opId);
-    if (!op || !['running', 'awaiting-approval'].includes(op.state)) return;
-    const cluster = clusterNamed(deps.inventory, op.cluster);
-    const log = deps.logger.child({ op: opId, cluster: cluster.name });
-    log.info({ job: job.id }, 'operation run started');
-    await deps.access.withSession(cluster, signal, async (session) => {
-      const talosctl = await session.talosctl(op.target.fromVersion);
-      await runSteps({ deps, cluster, session, talosctl, log, signal }, opId);
-    });
+    // A second run of the operation (a job run again after its lock lapsed, the next click) waits here, then walks from the stored state.
+    await deps.runLease.hold(opId, async (signal) => {
+      const op = await deps.store.get(opId);
+      if (!op || !['running', 'awaiting-approval'].includes(op.state)) return;
+      const cluster = clusterNamed(deps.inventory, op.cluster);
+      const log = deps.logger.child({ op: opId, cluster: cluster.name });
+      log.info({ job: job.id }, 'operation run started');
+      await deps.access.withSession(cluster, signal, async (session) => {
+        const talosctl = await session.talosctl(op.target.fromVersion);
+        await runSteps({ deps, cluster, session, talosctl, log, signal }, opId);
+      });
+    }, jobSignal);
   };
 }

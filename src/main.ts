@@ -1,21 +1,26 @@
 import { pathToFileURL } from 'node:url';
-import { Queue, Worker } from 'bullmq';
+import { DelayedError, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WebClient } from '@slack/web-api';
 import { createAuthorizer } from '../handlers/authorize.ts';
 import { createSlackApp, SLACK_RETRY } from '../handlers/slack-app.ts';
-import { createSlackChat } from '../handlers/slack-chat.ts';
+import { createSlackChat, onSlackRateLimited } from '../handlers/slack-chat.ts';
 import { registerTalosCommand } from '../handlers/talos-command.ts';
 import { registerOperationActions } from '../handlers/operation-actions.ts';
+import { registerOverrideAction } from '../handlers/override-action.ts';
 import { createHealthGateJob } from '../jobs/health-gate-job.ts';
+import { createReadinessGatesJob } from '../jobs/readiness-gates-job.ts';
+import { createTofuPlanJob } from '../jobs/tofu-plan-job.ts';
 import { createOpsJobs } from '../jobs/index.ts';
-import type { OpsJobDeps } from '../jobs/job-context.ts';
+import { createRecordJob } from '../jobs/record-job.ts';
+import { DrainCheckpoint, type OpsJobDeps } from '../jobs/job-context.ts';
 import { approvalDecidedMessage, operationRootMessage } from './chat/upgrade-messages.ts';
 import { createAudit } from './ops/audit.ts';
 import { createClusterLock } from './ops/cluster-lock.ts';
 import { createDeliveryDedupe } from './ops/delivery-dedupe.ts';
 import type { Operation } from './ops/operation.ts';
 import { createOperationStore } from './ops/operation-store.ts';
+import { createRunLease } from './ops/run-lease.ts';
 import { createImageFactory } from './talos/image-factory.ts';
 import { createClusterAccess } from './cluster/cluster-session.ts';
 import { createTofu } from './cluster/tofu.ts';
@@ -24,6 +29,10 @@ import { loadConfig } from './config/env.ts';
 import { loadInventory } from './config/inventory.ts';
 import { createProcessRunner } from './exec/process-runner.ts';
 import { opsRoutes } from './http/ops-endpoints.ts';
+import { recordExecCall } from './metrics/exec-labels.ts';
+import { createMetrics } from './metrics/metrics.ts';
+import { recordOperationChange, waitingApprovalsByCluster } from './metrics/operation-metrics.ts';
+import { ActiveJobs, closeWorkers } from './queue/close-workers.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { SecretScrubber } from './log/secret-scrubber.ts';
 import { OPS_QUEUE, READ_QUEUE } from './queue/job-schemas.ts';
@@ -31,6 +40,9 @@ import { createTalosctlBinaries } from './talos/talosctl-binary.ts';
 
 export interface RunningBot {
   logger: Logger;
+  /** `SHUTDOWN_GRACE_SECONDS`, in ms: how long `stop()` lets running jobs finish. */
+  shutdownGraceMs: number;
+  /** Stops taking commands, lets running jobs finish within the grace period (then forces), closes Redis. */
   stop(): Promise<void>;
 }
 
@@ -49,14 +61,25 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, scrubber });
 
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  redis.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
   const readQueue = new Queue(READ_QUEUE, { connection: redis });
   const opsQueue = new Queue(OPS_QUEUE, { connection: redis });
-  const store = createOperationStore(redis);
+  // Queues share `redis`, whose errors are logged above; unheard, BullMQ prints them raw to stderr.
+  for (const queue of [readQueue, opsQueue]) queue.on('error', (error) => logger.debug({ queue: queue.name, err: error.message }, 'queue error'));
   const lock = createClusterLock(redis);
+  const metrics = createMetrics({
+    queueJobCounts: async () => {
+      const states = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
+      const [read, ops] = await Promise.all([readQueue.getJobCounts(...states), opsQueue.getJobCounts(...states)]);
+      return { [READ_QUEUE]: read, [OPS_QUEUE]: ops };
+    },
+    waitingApprovals: () => waitingApprovalsByCluster(inventory.clusters.map((c) => c.name), (cluster) => lock.holder(cluster), (id) => store.get(id)),
+  });
+  const store = createOperationStore(redis, { onChange: recordOperationChange(metrics) });
   const dedupe = createDeliveryDedupe(redis);
   const now = (): Date => new Date();
 
-  const runner = createProcessRunner({ scrubber });
+  const runner = createProcessRunner({ scrubber, onCall: recordExecCall(metrics) });
   const tofu = createTofu({ runner, bin: config.tofuBin, env: { ...config.childEnv, ...config.tofuEnv }, timeoutMs: config.timeouts.probeMs });
   const access = createClusterAccess({
     runner,
@@ -72,13 +95,17 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }),
     retryConfig: SLACK_RETRY,
   });
-  const chat = createSlackChat(slackClient, scrubber);
+  onSlackRateLimited(slackClient, (method) => metrics.slackRateLimited.inc({ method }));
+  const chat = createSlackChat(slackClient, scrubber, { onError: (method, error) => metrics.slackApiErrors.inc({ method, error }) });
 
   const audit = createAudit(store, chat, now);
+  // Set when shutdown begins; operations then stop between steps (see DrainCheckpoint).
+  let draining = false;
   const opsDeps: OpsJobDeps = {
     inventory,
     store,
     lock,
+    runLease: createRunLease(redis, { ttlMs: config.timeouts.jobLockMs }),
     audit,
     access,
     tofu,
@@ -88,30 +115,60 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     logger,
     timeouts: config.timeouts,
     now,
+    draining: () => draining,
   };
-  const healthGate = createHealthGateJob({ inventory, access, chat, logger, probeTimeoutMs: config.timeouts.probeMs });
+  const healthGate = createHealthGateJob({
+    inventory,
+    access,
+    chat,
+    logger,
+    probeTimeoutMs: config.timeouts.probeMs,
+    onReport: (report) => {
+      metrics.healthGates.inc({ cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
+      for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
+    },
+    onGateError: (cluster) => metrics.healthGates.inc({ cluster, result: 'error' }),
+  });
+  const readinessGates = createReadinessGatesJob({ inventory, access, store, chat, logger, probeTimeoutMs: config.timeouts.probeMs, now });
+  const tofuPlan = createTofuPlanJob({ inventory, tofu, chat, logger, planTimeoutMs: config.timeouts.stepMs, tempBase: config.credentialsDir });
   const opsJobs = createOpsJobs(opsDeps);
+  const recordJob = createRecordJob({ store, chat });
   // A crashed replica's job is picked up by another once its lock lapses; resumes are many, so stalls never fail a job.
   const workerOptions = { connection: redis, autorun: false, lockDuration: config.timeouts.jobLockMs, stalledInterval: config.timeouts.jobLockMs, maxStalledCount: 1000 };
+  // Shutdown waits for these processors, not for BullMQ's close (see closeWorkers).
+  const active = new ActiveJobs();
   const readWorker = new Worker(
     READ_QUEUE,
-    async (job, _token, signal) => {
+    active.wrap(async (job, _token, signal) => {
       if (job.name === 'health') return healthGate(job, signal);
+      if (job.name === 'gates') return readinessGates(job, signal);
+      if (job.name === 'plan') return tofuPlan(job, signal);
+      if (job.name === 'record') return recordJob(job);
       throw new Error(`unknown job ${job.name}`);
-    },
+    }),
     { ...workerOptions, concurrency: 8 },
   );
   const opsWorker = new Worker(
     OPS_QUEUE,
-    async (job, _token, signal) => {
+    active.wrap(async (job, token, signal) => {
       const run = opsJobs[job.name];
       if (!run) throw new Error(`unknown job ${job.name}`);
-      return run(job, signal);
-    },
+      try {
+        return await run(job, signal);
+      } catch (error) {
+        if (!(error instanceof DrainCheckpoint)) throw error;
+        // Back to the queue, not failed: the next replica to take it continues from the stored state.
+        logger.info({ job: job.id, queue: OPS_QUEUE }, 'operation checkpointed for shutdown');
+        await job.moveToDelayed(Date.now() + 500, token);
+        throw new DelayedError();
+      }
+    }),
     { ...workerOptions, concurrency: 4 },
   );
   for (const worker of [readWorker, opsWorker]) {
-    worker.on('failed', (job, error) => logger.error({ op: job?.id, err: error.message }, 'job failed'));
+    // `job`, not `op`: this line has no cluster, and every line with an operation id names its cluster.
+    worker.on('failed', (job, error) => logger.error({ job: job?.id, queue: worker.name, err: error.message }, 'job failed'));
+    worker.on('error', (error) => logger.warn({ queue: worker.name, err: error.message }, 'worker error'));
   }
   const onCancelled = async (op: Operation): Promise<void> => {
     if (op.rootTs) await chat.update(op.channel, op.rootTs, operationRootMessage(op));
@@ -122,25 +179,27 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     await audit.record(op.id, { actor: op.cancelRequestedBy ?? 'bot', event: 'cancelled', detail: op.reason });
   };
 
-  let slackConnected = false;
   const routes = opsRoutes(
     [
-      { name: 'redis', check: async () => (await redis.ping()) === 'PONG' },
-      { name: 'slack', check: () => Promise.resolve(slackConnected) },
-      { name: 'workers', check: () => Promise.resolve(readWorker.isRunning() && opsWorker.isRunning()) },
+      { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
+      { name: 'slack', check: () => Promise.resolve(slack.connected()) },
+      { name: 'workers', check: () => Promise.resolve(readWorker.isRunning() && opsWorker.isRunning() && !readWorker.isPaused() && !opsWorker.isPaused()) },
     ],
-    () => Promise.resolve(''),
+    () => metrics.registry.metrics(),
   );
-  const app = createSlackApp(config, logger, routes);
+  const slack = createSlackApp(config, logger, routes);
+  const { app } = slack;
+  onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));
   const authorizer = createAuthorizer(slackClient);
   registerTalosCommand(app, { inventory, readQueue, opsQueue, store, lock, dedupe, authorizer, logger, now, onCancelled });
-  registerOperationActions(app, { inventory, store, lock, audit, chat, opsQueue, authorizer, logger, now, planTtlMs: config.timeouts.planTtlMs, onCancelled });
+  const actionDeps = { inventory, store, lock, audit, chat, opsQueue, authorizer, logger, now, planTtlMs: config.timeouts.planTtlMs, onCancelled };
+  registerOperationActions(app, actionDeps);
+  registerOverrideAction(app, actionDeps);
   app.error(async (error) => {
     logger.error({ err: error.message, code: error.code }, 'slack listener error');
   });
 
-  await app.start();
-  slackConnected = true;
+  await slack.start();
   void readWorker.run();
   void opsWorker.run();
   logger.info({ mode: config.slack.appToken ? 'socket' : 'http', clusters: inventory.clusters.map((c) => c.name), port: config.httpPort }, 'bot started');
@@ -148,16 +207,30 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   let stopping: Promise<void> | undefined;
   return {
     logger,
+    shutdownGraceMs: config.shutdownGraceMs,
     stop() {
       stopping ??= (async () => {
-        logger.info('stopping: no new commands, letting running steps finish');
-        slackConnected = false;
-        await app.stop().catch(() => undefined);
-        await Promise.all([readWorker.close(), opsWorker.close()]);
-        await Promise.all([readQueue.close(), opsQueue.close()]);
-        await redis.quit().catch(() => undefined);
-        logger.info('stopped');
-        logger.flush();
+        draining = true;
+        logger.info({ graceSeconds: config.shutdownGraceMs / 1000 }, 'stopping: no new commands, letting running steps finish');
+        // Slack first: from here on, commands and clicks go to the other replicas.
+        await slack.stop().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack app did not stop cleanly'));
+        const running = active.count;
+        const { forced } = await closeWorkers([readWorker, opsWorker], { graceMs: config.shutdownGraceMs, active });
+        if (forced) logger.warn({ graceSeconds: config.shutdownGraceMs / 1000, jobs: active.count }, 'grace period over: running jobs left to resume on another replica');
+        else if (running > 0) logger.info({ jobs: running }, 'running jobs finished');
+        await Promise.all([readQueue.close(), opsQueue.close()]).catch(() => undefined);
+        // QUIT waits for the replies still due; with Redis away it would only queue, so just drop the connection.
+        if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+        else redis.disconnect();
+        if (forced) {
+          // Redis is closed, so an interrupted job can record nothing; this only ends its talosctl or tofu child.
+          readWorker.cancelAllJobs('shutdown');
+          opsWorker.cancelAllJobs('shutdown');
+        }
+        logger.info({ forced }, 'stopped');
+        await new Promise<void>((resolve) => {
+          logger.flush(() => resolve());
+        });
       })();
       return stopping;
     },
@@ -177,10 +250,32 @@ async function main(): Promise<void> {
   }
   const shutdown = (signal: string): void => {
     bot.logger.info({ signal }, 'shutdown requested');
-    void bot.stop().then(() => process.exit(0));
+    // Closing queues and Redis after the grace is quick; a Redis that never answers must not keep the process alive.
+    setTimeout(() => {
+      process.stderr.write('talos-chatops did not finish stopping in time; exiting\n');
+      process.exit(1);
+    }, bot.shutdownGraceMs + 15_000).unref();
+    void bot.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`talos-chatops did not stop cleanly: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  // `on`, not `once`: execa's exit hook re-raises a signal it believes nobody else handles,
+  // which kills the process mid-shutdown whenever a child (talosctl, tofu) is running.
+  let signalled = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (signalled) {
+        // A second Ctrl-C means now; a forced job resumes elsewhere like after a crash.
+        process.exit(1);
+      }
+      signalled = true;
+      shutdown(signal);
+    });
+  }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -82,5 +82,6 @@ export function newOperation(deps: CommandDeps, kind: OperationKind, cluster: Cl
     refusals: [],
     audit: [],
     confirmedReview: [],
+    notes: [],
   };
 }

@@ -2,7 +2,7 @@ import type { Operation } from '../ops/operation.ts';
 import { formatTime } from './blocks.ts';
 
 function describe(op: Operation): string {
-  const target = op.target.version ? ` → ${op.target.version}` : '';
+  const target = `${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` → ${op.target.version}` : ''}`;
   const doneSteps = op.steps.filter((s) => s.status === 'done' || s.status === 'skipped').length;
   const progress = op.steps.length > 0 ? ` · ${doneSteps}/${op.steps.length} steps` : '';
   const reason = op.reason ? ` · ${op.reason}` : '';

@@ -1,5 +1,6 @@
 import type { Approval, Operation, Step } from '../ops/operation.ts';
 import type { ChatMessage } from './chat-port.ts';
+import { rehearsalBlocks } from './rehearsal-message.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, preformatted, section } from './blocks.ts';
 
 export const ACTION = {
@@ -9,6 +10,9 @@ export const ACTION = {
   stop: 'talos-step-stop',
   rollback: 'talos-node-rollback',
   rerequest: 'talos-step-rerequest',
+  apply: 'talos-k8s-apply',
+  cancelApply: 'talos-k8s-cancel',
+  retry: 'talos-op-retry',
 } as const;
 
 /** The runbook's review items the starter confirms; the bot cannot check them itself. */
@@ -20,26 +24,63 @@ export const REVIEW_ITEMS = [
   'the exact target tested in staging',
 ];
 
+/** The runbook's review items before a Kubernetes upgrade; the dry run shows deprecated APIs, the rest is for people. */
+export const K8S_REVIEW_ITEMS = ['removed and deprecated APIs reviewed (the dry run also lists what it finds)', 'the exact target tested in staging'];
+
+/** What the starter of an operation of this kind confirms with Start. */
+export function reviewItems(kind: Operation['kind']): string[] {
+  if (kind === 'talos-upgrade') return REVIEW_ITEMS;
+  if (kind === 'k8s-upgrade') return K8S_REVIEW_ITEMS;
+  return [];
+}
+
 export function buttonValue(opId: string, nonce: string): string {
   return `${opId}.${nonce}`;
 }
 
 const STEP_ICON: Record<Step['status'], string> = { pending: '▫️', running: '⏳', done: '✅', skipped: '⏭️', failed: '❌' };
 
+function nodeRef(step: Step): string {
+  const host = step.host ? `, host ${step.host}` : '';
+  return `${step.nodeName ? `${step.nodeName} ` : ''}(${step.node ?? '?'}${host})`;
+}
+
+const FIXED_LABELS: Partial<Record<Step['kind'], string>> = {
+  snapshot: 'etcd snapshot, copied off-cluster',
+  verify: 'verify every node runs the target, final health gate',
+  'k8s-verify': 'verify every node reports the target kubelet version, final health gate',
+  'rollback-verify': 'wait for the node to come back Ready, verify the version it reports',
+  'removal-verify': 'health gate of the cluster without the removed node',
+};
+
 export function stepLabel(step: Step): string {
-  if (step.kind === 'snapshot') return 'etcd snapshot, copied off-cluster';
-  if (step.kind === 'verify') return 'verify every node runs the target, final health gate';
+  const fixed = FIXED_LABELS[step.kind];
+  if (fixed !== undefined) return fixed;
+  const cp = step.node ?? 'a healthy control plane';
+  if (step.kind === 'k8s-dry-run') return `dry run: talosctl upgrade-k8s --dry-run on ${cp}`;
+  if (step.kind === 'k8s-apply') return `upgrade: talosctl upgrade-k8s on ${cp}`;
+  if (step.kind === 'rollback-node') return `talosctl rollback of ${nodeRef(step)}`;
+  if (step.kind === 'reset-node') return `talosctl reset of ${nodeRef(step)}: drain, leave etcd, power off`;
+  if (step.kind === 'delete-node') return `delete the Kubernetes Node ${step.nodeName ?? step.node ?? '?'}`;
   const role = step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker';
   const name = step.nodeName ? `${step.nodeName} ` : '';
   const host = step.host ? `, host ${step.host}` : '';
   return `${role} ${name}(${step.node ?? '?'}${host})`;
 }
 
+const PLANNED_GATES: Partial<Record<Step['kind'], string>> = {
+  'upgrade-control-plane': ' · approval · etcd quorum before and after · health gate',
+  'upgrade-worker': ' · health gate',
+  'k8s-apply': " · an approver's Apply",
+  'rollback-node': ' · approval',
+  'reset-node': ' · approval',
+};
+
 function stepLine(step: Step, op: Operation, index: number): string {
   const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
   const waiting = approval?.state === 'pending' ? ' — awaiting approval' : '';
   const detail = step.detail ? ` — ${escapeMrkdwn(step.detail)}` : '';
-  const gate = step.kind === 'upgrade-control-plane' ? ' · approval · etcd quorum before and after · health gate' : step.kind === 'upgrade-worker' ? ' · health gate' : '';
+  const gate = PLANNED_GATES[step.kind] ?? '';
   return `${STEP_ICON[step.status]} ${index + 1}. ${escapeMrkdwn(stepLabel(step))}${op.state === 'planned' ? gate : ''}${waiting}${detail}`;
 }
 
@@ -55,10 +96,77 @@ const STATE_TEXT: Record<Operation['state'], string> = {
   cancelled: '🚫 cancelled',
 };
 
+/** What differs between the root messages of the operation kinds. */
+interface KindText {
+  title(op: Operation): string;
+  /** How the steps run, shown after "Steps". */
+  order: string;
+  /** The gates listed under a plan that waits for Start. */
+  gates: string;
+  startTitle: string;
+  /** A context line under the steps. */
+  context(op: Operation): string | undefined;
+}
+
+function nodeTitle(op: Operation): string {
+  return `${op.target.node ?? '?'}${op.target.nodeName ? ` (${op.target.nodeName})` : ''}`;
+}
+
+const snapshotNote = (op: Operation): string => (op.snapshot ? ` · snapshot \`${op.snapshot.id}\`` : '');
+
+const KIND_TEXT: Record<Operation['kind'], KindText> = {
+  'talos-upgrade': {
+    title: (op) => `Talos upgrade ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}: ${op.cluster}`,
+    order: 'workers first, then control planes, one node at a time',
+    gates:
+      'health gate before starting and after every node; etcd quorum and a single leader before and after each control plane; Longhorn volumes healthy before the next node.',
+    startTitle: 'Start the upgrade?',
+    context: (op) => {
+      const image = op.steps.find((s) => s.image)?.image;
+      return image ? `Installer image: \`${image}\`${snapshotNote(op)}` : undefined;
+    },
+  },
+  'k8s-upgrade': {
+    title: (op) => `Kubernetes upgrade ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}: ${op.cluster}`,
+    order: "snapshot, dry run, an approver's Apply, then the whole cluster at once",
+    gates:
+      'health gate before the snapshot and after the upgrade; the dry run on one healthy control plane is posted here before an approver applies; every node must then report the target kubelet version.',
+    startTitle: 'Start the Kubernetes upgrade?',
+    context: (op) => {
+      const v = op.target.version ?? '?';
+      const talos = op.target.talosVersion ? ` · Talos ${op.target.talosVersion}` : '';
+      return `Version: the CLI takes \`${v}\` (\`talosctl upgrade-k8s --to ${v}\`, no leading v); Terraform's \`talos_kubernetes_version\` takes \`v${v}\` (leading v)${talos}${snapshotNote(op)}`;
+    },
+  },
+  'node-rollback': {
+    title: (op) => `Rollback of ${nodeTitle(op)}: ${op.cluster}`,
+    order: 'after an approver approves',
+    gates: '',
+    startTitle: 'Roll back?',
+    context: (op) =>
+      `Ran ${op.target.fromVersion ?? '?'} before the rollback. Do not move the Terraform \`talos_version\` declaration until the incident is resolved; if you already changed it, revert that change before the next apply.`,
+  },
+  'node-remove': {
+    title: (op) => `Removal of ${nodeTitle(op)}: ${op.cluster}`,
+    order: 'after an approver approves',
+    gates: '',
+    startTitle: 'Remove?',
+    context: () => 'Terraform still has the node: remove its inventory entry and apply Terraform only after this operation completes.',
+  },
+  snapshot: {
+    title: (op) => `etcd snapshot: ${op.cluster}`,
+    order: 'one step',
+    gates: '',
+    startTitle: 'Start?',
+    context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
+  },
+};
+
 /** The operation's root message: the plan, and, once running, its progress edited in place. */
 export function operationRootMessage(op: Operation): ChatMessage {
-  const from = op.target.fromVersion ?? '?';
-  const title = `Talos upgrade ${from} → ${op.target.version ?? '?'}: ${op.cluster}`;
+  const kind = KIND_TEXT[op.kind];
+  const review = reviewItems(op.kind);
+  const title = kind.title(op);
   const blocks = [
     header(title),
     fields([
@@ -71,16 +179,15 @@ export function operationRootMessage(op: Operation): ChatMessage {
   if (op.state === 'refused') {
     blocks.push(section(`*Refused before touching anything:*\n${op.refusals.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
   } else {
-    blocks.push(section(`*Steps* (workers first, then control planes, one node at a time):\n${op.steps.map((s, i) => stepLine(s, op, i)).join('\n')}`));
-    const image = op.steps.find((s) => s.image)?.image;
-    if (image) blocks.push(context(`Installer image: \`${image}\`${op.snapshot ? ` · snapshot \`${op.snapshot.id}\`` : ''}`));
+    blocks.push(section(`*Steps* (${kind.order}):\n${op.steps.map((s, i) => stepLine(s, op, i)).join('\n')}`));
+    const line = kind.context(op);
+    if (line) blocks.push(context(line));
   }
+  if (op.notes.length > 0) blocks.push(context(op.notes.map((n) => escapeMrkdwn(n)).join('\n')));
+  blocks.push(...rehearsalBlocks(op));
   if (op.state === 'planned' && op.planNonce) {
     blocks.push(
-      section(
-        '*Gates:* health gate before starting and after every node; etcd quorum and a single leader before and after each control plane; Longhorn volumes healthy before the next node.\n' +
-          `*Confirm before starting (runbook):*\n${REVIEW_ITEMS.map((r) => `☐ ${r}`).join('\n')}`,
-      ),
+      section(`*Gates:* ${kind.gates}\n` + `*Confirm before starting (runbook):*\n${review.map((r) => `☐ ${r}`).join('\n')}`),
       actions(`plan-${op.id}-${op.planNonce}`, [
         {
           text: 'Start',
@@ -88,8 +195,8 @@ export function operationRootMessage(op: Operation): ChatMessage {
           value: buttonValue(op.id, op.planNonce),
           style: 'primary',
           confirm: {
-            title: 'Start the upgrade?',
-            text: `By starting you confirm: ${REVIEW_ITEMS.join('; ')}.`,
+            title: kind.startTitle,
+            text: `By starting you confirm: ${review.join('; ')}.`,
             confirm: 'Start',
             deny: 'Not yet',
           },
@@ -125,7 +232,7 @@ export function approvalRequestMessage(op: Operation, approval: Approval, ctx: A
         ['Expires', formatTime(approval.expiresAt)],
       ]),
       section(`*etcd now:* ${escapeMrkdwn(ctx.etcdSummary)}`),
-      preformatted(ctx.etcdEvidence),
+      preformatted(ctx.etcdEvidence.map(escapeMrkdwn)),
       actions(`approve-${op.id}-${approval.nonce}`, [
         { text: 'Approve', actionId: ACTION.approve, value: buttonValue(op.id, approval.nonce), style: 'primary' },
         { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
@@ -134,11 +241,18 @@ export function approvalRequestMessage(op: Operation, approval: Approval, ctx: A
   };
 }
 
+/** What an approval was asked for, in the words of its operation. */
+function approvalSubject(op: Operation, step: Step): string {
+  if (op.kind === 'k8s-upgrade') return `apply the Kubernetes upgrade to ${op.target.version ?? '?'}`;
+  if (op.kind === 'node-rollback' || op.kind === 'node-remove') return stepLabel(step);
+  return `upgrade ${stepLabel(step)}`;
+}
+
 export function approvalDecidedMessage(op: Operation, approval: Approval, step: Step): ChatMessage {
   const verb = approval.state === 'approved' ? '✅ Approved' : approval.state === 'stopped' ? '🛑 Stopped' : '⏱ Expired';
   const who = approval.by ? ` by ${mentionUser(approval.by)}` : '';
   const when = approval.at ? ` at ${formatTime(approval.at)}` : '';
-  const text = `${verb}${who}${when}: upgrade ${stepLabel(step)} (${op.id})`;
+  const text = `${verb}${who}${when}: ${approvalSubject(op, step)} (${op.id})`;
   const blocks = [section(text)];
   if (approval.state === 'expired') {
     blocks.push(
@@ -153,7 +267,7 @@ export function failureMessage(op: Operation, step: Step | undefined, reason: st
   const where = step ? ` at ${stepLabel(step)}` : '';
   const text = `❌ Stopped${where}: ${reason}. No further node was touched; the cluster stays locked to ${op.id} until an operator cancels it.`;
   const blocks = [section(escapeMrkdwn(text))];
-  if (evidence.length > 0) blocks.push(preformatted(evidence));
+  if (evidence.length > 0) blocks.push(preformatted(evidence.map(escapeMrkdwn)));
   if (op.failure && op.failure.rollback === 'offered' && step?.node) {
     blocks.push(
       actions(`rollback-${op.id}-${op.failure.nonce}`, [

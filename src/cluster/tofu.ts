@@ -12,7 +12,8 @@ export interface TofuOptions {
 export interface Tofu {
   /** `tofu output -raw <name>`: the bare value, never logged. */
   outputRaw(terraformDir: string, name: string, signal?: AbortSignal): Promise<string>;
-  run(terraformDir: string, args: string[], options?: { signal?: AbortSignal; okExitCodes?: number[] }): Promise<RunResult>;
+  /** `timeoutMs` overrides the default bound of one call, for a `plan` that refreshes every resource. */
+  run(terraformDir: string, args: string[], options?: { signal?: AbortSignal; okExitCodes?: number[]; timeoutMs?: number }): Promise<RunResult>;
 }
 
 export function createTofu(options: TofuOptions): Tofu {
@@ -20,7 +21,7 @@ export function createTofu(options: TofuOptions): Tofu {
     options.runner.run(options.bin, args, {
       cwd: terraformDir,
       env: { ...options.env, TF_IN_AUTOMATION: '1' },
-      timeoutMs: options.timeoutMs,
+      timeoutMs: runOptions.timeoutMs ?? options.timeoutMs,
       signal: runOptions.signal,
       okExitCodes: runOptions.okExitCodes,
     });

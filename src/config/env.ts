@@ -30,17 +30,22 @@ const EnvSchema = z
     JOB_LOCK_SECONDS: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
     PLAN_TTL_MINUTES: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
     POLL_INTERVAL_MS: optionalString.default('5000').pipe(z.coerce.number<string>().int().positive()),
+    SHUTDOWN_GRACE_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().min(0)),
   })
-  .check((ctx) => {
-    if (ctx.value.SLACK_APP_TOKEN === undefined && ctx.value.SLACK_SIGNING_SECRET === undefined) {
-      ctx.issues.push({
-        code: 'custom',
-        input: ctx.value,
-        path: ['SLACK_APP_TOKEN'],
-        message: 'set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode)',
-      });
-    }
-  });
+  .superRefine(
+    (value, ctx) => {
+      if (value.SLACK_APP_TOKEN === undefined && value.SLACK_SIGNING_SECRET === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          input: value,
+          path: ['SLACK_APP_TOKEN'],
+          message: 'set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode)',
+        });
+      }
+    },
+    // Runs even when other variables are bad, so one start-up error names every problem.
+    { when: (payload) => typeof payload.value === 'object' && payload.value !== null },
+  );
 
 const HINTS: Record<string, string> = {
   SLACK_BOT_TOKEN: 'copy "Bot User OAuth Token" from the Slack app\'s OAuth & Permissions page',
@@ -49,6 +54,7 @@ const HINTS: Record<string, string> = {
   CLUSTERS_FILE: 'the inventory described in the README, for example /etc/talos-chatops/clusters.yaml',
   HTTP_PORT: 'a TCP port for /healthz, /readyz, /metrics and HTTP-mode Slack events',
   LOG_LEVEL: `one of ${LOG_LEVELS.join(', ')}`,
+  SHUTDOWN_GRACE_SECONDS: 'seconds a stopping replica waits for its running jobs, e.g. 60; 0 stops at once',
 };
 
 export interface Config {
@@ -67,6 +73,12 @@ export interface Config {
   httpPort: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logPretty: boolean;
+  /**
+   * How long SIGTERM waits for running jobs before closing the workers by force, in ms
+   * (default 60 000). A forced job keeps its Redis lock until it lapses; then any
+   * replica resumes it by observation.
+   */
+  shutdownGraceMs: number;
   imageFactoryUrl: string;
   /** Parent of the per-job private credential directories; the OS temp dir when unset. */
   credentialsDir: string | undefined;
@@ -113,6 +125,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     httpPort: e.HTTP_PORT,
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY === 'true',
+    shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     imageFactoryUrl: e.IMAGE_FACTORY_URL,
     credentialsDir: e.CREDENTIALS_DIR,
     childEnv: pick(env, (k) => ['PATH', 'HOME', 'LANG', 'TZ', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].includes(k)),

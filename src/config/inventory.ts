@@ -2,11 +2,18 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { windowProblem } from '../rules/maintenance-window.ts';
 import { ConfigError, describeIssues } from './config-error.ts';
 
 const SlackIdList = z.array(z.string().regex(/^[US][A-Z0-9]{2,}$/, 'must be a Slack user id (U…) or user-group id (S…)'));
 
 const Address = z.string().refine((s) => isIP(s) !== 0, { message: 'must be an IPv4 or IPv6 address' });
+
+/** A path the bot uses as a working directory or passes to talosctl: absolute, so it never reads as a flag. */
+function absolutePath(example: string) {
+  // eslint-disable-next-line no-control-regex
+  return z.string().regex(/^\/[^\u0000-\u001f\u007f]*$/, `must be an absolute path such as ${example}, without control characters`);
+}
 
 const MaintenanceWindow = z.strictObject({
   /** Cron expression of the window's start, e.g. `0 22 * * 2` (Tuesdays 22:00). */
@@ -21,7 +28,7 @@ const ClusterSchema = z
   .strictObject({
     environment: z.enum(['staging', 'production']),
     channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'must be a Slack channel id such as C0MAINTPRD'),
-    terraformDir: z.string().min(1),
+    terraformDir: absolutePath('/srv/infra/terraform/production'),
     controlPlanes: z.array(Address).min(1, 'a cluster needs at least one control-plane address'),
     workers: z.array(Address).default([]),
     installerPlatform: z
@@ -29,7 +36,7 @@ const ClusterSchema = z
       .regex(/^[a-z0-9][a-z0-9-]*$/, 'must be an Image Factory platform such as nocloud or metal')
       .refine((p) => p !== 'installer', { message: 'name the platform (nocloud, metal…), never the generic installer' }),
     hostLabel: z.string().min(1),
-    snapshotDir: z.string().min(1),
+    snapshotDir: absolutePath('/var/backups/talos-etcd'),
     operators: SlackIdList.min(1, 'name at least one operator'),
     approvers: SlackIdList.min(1, 'name at least one approver'),
     defaultForChannel: z.boolean().default(false),
@@ -56,6 +63,10 @@ const ClusterSchema = z
       }
       seen.add(address);
     }
+    ctx.value.maintenanceWindows.forEach((window, i) => {
+      const problem = windowProblem(window);
+      if (problem !== undefined) ctx.issues.push({ code: 'custom', input: window, path: ['maintenanceWindows', i], message: problem });
+    });
     for (const address of ctx.value.longhornNodes) {
       if (!seen.has(address)) {
         ctx.issues.push({ code: 'custom', input: address, path: ['longhornNodes'], message: `${address} is not a node of this cluster` });
@@ -84,9 +95,18 @@ export function parseInventory(text: string, source: string): Inventory {
   } catch (error) {
     throw new ConfigError(`The cluster inventory ${source}`, [`not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
   }
+  if (raw === null || raw === undefined) {
+    throw new ConfigError(`The cluster inventory ${source}`, ['the file is empty: declare the clusters under a top-level `clusters:` key (see the README)']);
+  }
+  // A record drops a `__proto__` key without a word: a cluster of that name would silently vanish.
+  const rawClusters = typeof raw === 'object' ? (raw as Record<string, unknown>).clusters : undefined;
+  const hidden = typeof rawClusters === 'object' && rawClusters !== null && Object.hasOwn(rawClusters, '__proto__');
   const parsed = InventorySchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new ConfigError(`The cluster inventory ${source}`, describeIssues(parsed.error.issues));
+  if (!parsed.success || hidden) {
+    throw new ConfigError(`The cluster inventory ${source}`, [
+      ...(hidden ? ['clusters.__proto__: cluster names are lower-case letters, digits and dashes'] : []),
+      ...(parsed.success ? [] : describeIssues(parsed.error.issues, { '': 'the file must be a mapping with a top-level `clusters:` key' })),
+    ]);
   }
   const clusters = Object.entries(parsed.data.clusters).map(([name, c]) => ({ ...c, name }));
   const problems: string[] = [];

@@ -75,6 +75,11 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
   return {
     async run(file, args, runOptions) {
       for (const arg of args) assertPlainArgument(arg);
+      // execa spawns even for an already aborted signal and kills the child only afterwards:
+      // a cancelled job's next `talosctl upgrade` could reach the node before it dies.
+      if (runOptions.signal?.aborted === true) {
+        throw new ExecError('exec-cancelled', `${file.split('/').pop() ?? file} was cancelled before it started`);
+      }
       const started = performance.now();
       const command = [file, ...args];
       const subprocess = execa(file, args, {
@@ -105,16 +110,17 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
       // The subcommand words only (`etcd status`, `upgrade`), never flag values such as images or paths.
       const firstFlag = args.findIndex((a) => a.startsWith('-'));
       const verb = (firstFlag < 0 ? args : args.slice(0, firstFlag)).slice(0, 2).join(' ');
+      const what = [name, verb].filter((part) => part !== '').join(' ');
       let error: ExecError | undefined;
       if ((outcome as { code?: string }).code === 'ENOENT') {
         error = new ExecError('exec-not-found', `${name} was not found; set its path in the environment (TALOSCTL_BIN or TOFU_BIN)`, result);
       } else if (outcome.isCanceled) {
-        error = new ExecError('exec-cancelled', `${name} ${verb} was cancelled`, result);
+        error = new ExecError('exec-cancelled', `${what} was cancelled`, result);
       } else if (outcome.timedOut) {
-        error = new ExecError('exec-timeout', `${name} ${verb} timed out after ${Math.round(runOptions.timeoutMs / 1000)}s`, result);
+        error = new ExecError('exec-timeout', `${what} timed out after ${Math.round(runOptions.timeoutMs / 1000)}s`, result);
       } else if (!(runOptions.okExitCodes ?? [0]).includes(result.exitCode)) {
         const detail = scrubber.scrub(lastLines(result.stderr || result.stdout, 3));
-        error = new ExecError('exec-failed', `${name} ${verb} exited with ${result.exitCode}${detail ? `: ${detail}` : ''}`, result);
+        error = new ExecError('exec-failed', `${what} exited with ${result.exitCode}${detail ? `: ${detail}` : ''}`, result);
       }
       options.onCall?.({ file: name, args, durationMs, outcome: error ? (error.code as ExecErrorCode) : 'ok' });
       if (error) throw error;

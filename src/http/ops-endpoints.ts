@@ -11,12 +11,27 @@ export interface OpsRoute {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
+export interface OpsRoutesOptions {
+  /** A probe that has not answered within this many ms counts as failing; default 2000. */
+  probeTimeoutMs?: number;
+}
+
+/** A probe that hangs (a Redis command queued while the connection is down) fails instead of holding `/readyz`. */
+function within(check: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([check.catch(() => false), timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
  * `/healthz` answers while the process runs; `/readyz` only when every dependency
  * (Redis, the Slack connection, the workers) is usable, so an orchestrator sends
- * no traffic to a replica that cannot act on it.
+ * no traffic to a replica that cannot act on it; `/metrics` is Prometheus' text format.
  */
-export function opsRoutes(probes: ReadinessProbe[], metrics: () => Promise<string>): OpsRoute[] {
+export function opsRoutes(probes: ReadinessProbe[], metrics: () => Promise<string>, options: OpsRoutesOptions = {}): OpsRoute[] {
+  const probeTimeoutMs = options.probeTimeoutMs ?? 2000;
   return [
     {
       path: '/healthz',
@@ -29,7 +44,7 @@ export function opsRoutes(probes: ReadinessProbe[], metrics: () => Promise<strin
       path: '/readyz',
       method: 'GET',
       handler: (_req, res) => {
-        void Promise.all(probes.map(async (p) => [p.name, await p.check().catch(() => false)] as const)).then((results) => {
+        void Promise.all(probes.map(async (p) => [p.name, await within(Promise.resolve().then(() => p.check()), probeTimeoutMs)] as const)).then((results) => {
           const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
           const body = failing.length === 0 ? 'ready\n' : `not ready: ${failing.join(', ')}\n`;
           res.writeHead(failing.length === 0 ? 200 : 503, { 'content-type': 'text/plain' }).end(body);
@@ -41,7 +56,7 @@ export function opsRoutes(probes: ReadinessProbe[], metrics: () => Promise<strin
       method: 'GET',
       handler: (_req, res) => {
         void metrics().then(
-          (text) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(text),
+          (text) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }).end(text),
           () => res.writeHead(500).end(),
         );
       },

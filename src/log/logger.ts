@@ -35,7 +35,8 @@ export function createLogger(options: LoggerOptions): Logger {
   const destination =
     options.destination ??
     (options.pretty === true
-      ? pino.transport({ target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } })
+      ? // The transport's worker thread cannot see the terminal, so whether to colour is decided here.
+        pino.transport({ target: 'pino-pretty', options: { colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l' } })
       : pino.destination({ sync: false }));
   return pino(
     {

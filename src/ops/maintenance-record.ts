@@ -6,7 +6,7 @@ export function maintenanceRecordMarkdown(op: Operation): string {
     `# Maintenance record ${op.id}`,
     '',
     `- Cluster: ${op.cluster}`,
-    `- Operation: ${op.kind}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
+    `- Operation: ${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
     `- Result: ${op.state}${op.reason ? ` (${op.reason})` : ''}`,
     `- Commit: ${op.commit ?? 'not a git checkout'}`,
     `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node})` : 'none'}`,

@@ -26,7 +26,12 @@ if cjson.decode(current).revision ~= tonumber(ARGV[1]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[2])
 return 1`;
 
-export function createOperationStore(redis: Redis): OperationStore {
+export interface OperationStoreOptions {
+  /** Called after every `update` this process won, with the value before and after: where metrics see operations and steps end. */
+  onChange?: (before: Operation, after: Operation) => void;
+}
+
+export function createOperationStore(redis: Redis, options: OperationStoreOptions = {}): OperationStore {
   const get = async (id: string): Promise<Operation | undefined> => {
     const raw = await redis.get(key(id));
     return raw === null ? undefined : Operation.parse(JSON.parse(raw));
@@ -55,7 +60,14 @@ export function createOperationStore(redis: Redis): OperationStore {
         if (next === undefined) return { op: current, changed: false };
         const written = Operation.parse({ ...next, revision: current.revision + 1 });
         const result = await redis.eval(COMPARE_AND_SET, 1, key(id), String(current.revision), JSON.stringify(written));
-        if (result === 1) return { op: written, changed: true };
+        if (result === 1) {
+          try {
+            options.onChange?.(current, written);
+          } catch {
+            // The write already happened; an observer's fault must not make it look failed.
+          }
+          return { op: written, changed: true };
+        }
       }
       throw new Error(`operation ${id} is being changed too often to update`);
     },

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * in Redis, so any replica can continue it after a crash and every button click is
  * checked against it.
  */
-export const OperationKind = z.enum(['talos-upgrade', 'snapshot']);
+export const OperationKind = z.enum(['talos-upgrade', 'snapshot', 'k8s-upgrade', 'node-rollback', 'node-remove']);
 export type OperationKind = z.infer<typeof OperationKind>;
 
 export const OperationState = z.enum([
@@ -30,7 +30,20 @@ export type StepStatus = z.infer<typeof StepStatus>;
 
 export const Step = z.object({
   id: z.string(),
-  kind: z.enum(['snapshot', 'upgrade-worker', 'upgrade-control-plane', 'verify']),
+  kind: z.enum([
+    'snapshot',
+    'upgrade-worker',
+    'upgrade-control-plane',
+    'verify',
+    'k8s-dry-run',
+    'k8s-apply',
+    'k8s-verify',
+    'rollback-node',
+    'rollback-verify',
+    'reset-node',
+    'delete-node',
+    'removal-verify',
+  ]),
   node: z.string().optional(),
   /** Kubernetes node name / hostname, for messages. */
   nodeName: z.string().optional(),
@@ -91,7 +104,18 @@ export const Operation = z.object({
   state: OperationState,
   /** Incremented on every write; the plan's buttons carry it to detect a stale plan. */
   revision: z.number().int(),
-  target: z.object({ version: z.string().optional(), fromVersion: z.string().optional(), schematic: z.string().optional() }).default({}),
+  target: z
+    .object({
+      version: z.string().optional(),
+      fromVersion: z.string().optional(),
+      schematic: z.string().optional(),
+      /** The node a rollback or removal is about. */
+      node: z.string().optional(),
+      nodeName: z.string().optional(),
+      /** The Talos version the cluster ran when planned: picks the matching talosctl. */
+      talosVersion: z.string().optional(),
+    })
+    .default({}),
   rootTs: z.string().optional(),
   steps: z.array(Step).default([]),
   approvals: z.array(Approval).default([]),
@@ -111,8 +135,16 @@ export const Operation = z.object({
   failure: z
     .object({ step: z.string(), node: z.string(), nonce: z.string(), rollback: z.enum(['offered', 'running', 'done', 'failed']) })
     .optional(),
+  /** Production only: the completed staging operation to the same version, or none found. */
+  rehearsal: z.object({ stagingOp: z.string().optional() }).optional(),
+  /** An approver's explicit word to go ahead without a staging rehearsal. */
+  override: z.object({ by: z.string(), at: z.string() }).optional(),
   /** Review items the starter confirmed with the Start button. */
   confirmedReview: z.array(z.string()).default([]),
+  /** Set when a step that is safe to run again failed: the Retry button re-runs it from `step`, once per nonce. */
+  retry: z.object({ step: z.string(), nonce: z.string(), state: z.enum(['offered', 'used']) }).optional(),
+  /** What the preflight found worth showing in the plan, e.g. the quorum arithmetic of a removal. */
+  notes: z.array(z.string()).default([]),
 });
 export type Operation = z.infer<typeof Operation>;
 

@@ -23,7 +23,21 @@ export const HealthJobData = z.strictObject({
 });
 export type HealthJobData = z.infer<typeof HealthJobData>;
 
-export type ReadJobName = 'health';
+/** `/talos gates`: the same request shape as the health gate. */
+export const GatesJobData = HealthJobData;
+export type GatesJobData = HealthJobData;
+
+/** `/talos plan`: the same request shape as the health gate. */
+export const PlanJobData = HealthJobData;
+export type PlanJobData = HealthJobData;
+
+export const RecordJobData = z.strictObject({
+  opId: z.string().regex(/^op-[a-z0-9]+$/),
+  requestedBy: SlackUser,
+});
+export type RecordJobData = z.infer<typeof RecordJobData>;
+
+export type ReadJobName = 'health' | 'gates' | 'plan' | 'record';
 
 /** BullMQ job ids may not contain `:`; Slack ids and trigger ids are mapped into a safe alphabet. */
 export function jobIdFor(kind: string, ...parts: string[]): string {
@@ -45,4 +59,15 @@ export const NonceJobData = z.strictObject({
 });
 export type NonceJobData = z.infer<typeof NonceJobData>;
 
-export type OpsJobName = 'talos-upgrade-preflight' | 'talos-upgrade-run' | 'approval-expiry' | 'node-rollback' | 'snapshot';
+export type OpsJobName =
+  | 'talos-upgrade-preflight'
+  | 'talos-upgrade-run'
+  | 'approval-expiry'
+  | 'node-rollback'
+  | 'snapshot'
+  | 'k8s-upgrade-preflight'
+  | 'k8s-upgrade-run'
+  | 'rollback-preflight'
+  | 'rollback-run'
+  | 'remove-preflight'
+  | 'remove-run';

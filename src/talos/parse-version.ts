@@ -5,8 +5,8 @@ import { parseJsonStream } from './parse-json-stream.ts';
 const SOURCE = 'talosctl version';
 const JSON_SOURCE = 'talosctl version --json';
 
-/** A Talos release tag as talosctl prints it: `v1.11.0`, `v1.13.0-rc.1`, dev builds with suffixes. */
-const TAG = /^v?[0-9]+\.[0-9]+\.[0-9]+\S*$/;
+/** A Talos release tag as talosctl prints it: `v1.11.0`, `v1.13.0-rc.1`, dev builds with `git describe` suffixes. */
+const TAG = /^v?[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*$/;
 
 /** One node's answer to `talosctl version`. */
 export interface ServerVersion {

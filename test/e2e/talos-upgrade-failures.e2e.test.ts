@@ -112,6 +112,6 @@ describe('approval expiry, cancel and the plan buttons', () => {
     await waitForApprovalRequest(harness, plan);
     await harness.slack.clickButton({ user: USERS.bob, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-start', value });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.bob && /no longer valid/.test(e.text)));
-    expect(harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => m.text.includes('#2 started')).length).toBe(1);
+    expect(harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ started: review confirmed/.test(m.text)).length).toBe(1);
   });
 });

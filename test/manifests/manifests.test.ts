@@ -311,6 +311,10 @@ describe('the bot Deployment', () => {
     const stepSeconds = Number(settings.STEP_TIMEOUT_SECONDS ?? '1800');
     expect(stepSeconds).toBeGreaterThanOrEqual(1800);
     expect(botPod.terminationGracePeriodSeconds).toBeGreaterThan(stepSeconds);
+    // The bot's own bound comes first, so it still exits with 0 after forcing its workers closed.
+    const graceSeconds = Number(settings.SHUTDOWN_GRACE_SECONDS ?? '60');
+    expect(graceSeconds).toBeGreaterThan(stepSeconds);
+    expect(graceSeconds).toBeLessThan(botPod.terminationGracePeriodSeconds!);
   });
 
   it('starts with the configuration the manifests give it', () => {

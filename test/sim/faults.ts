@@ -34,6 +34,11 @@ export interface ClusterFaults {
   hang?: string[];
   /** talosctl commands that fail: command path → stderr text (exit 1). */
   fail?: Record<string, string>;
+  /**
+   * talosctl commands that print this instead of their real answer, for output the bot has never
+   * seen: command path → stdout text (exit 0), or the streams and exit code to print.
+   */
+  output?: Record<string, string | CannedOutput>;
   /** Kubernetes API path prefixes that never answer (e.g. `/api/v1/pods`). */
   kubeHang?: string[];
   /** Kubernetes API path prefixes that answer 500 InternalError. */
@@ -61,6 +66,14 @@ export interface ClusterFaults {
   tofuFmtUnformatted?: string[];
   /** What `tofu plan` finds. Default: no changes. */
   tofuPlan?: 'changes' | 'replace-secrets' | 'replace-vm' | 'error';
+}
+
+/** What a talosctl command prints under the `output` fault. */
+export interface CannedOutput {
+  stdout?: string;
+  stderr?: string;
+  /** Default 0. */
+  exitCode?: number;
 }
 
 export type FaultName = keyof ClusterFaults;

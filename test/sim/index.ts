@@ -2,7 +2,7 @@
 export { startSimulator, defaultTiming, Simulator, type SimulatorOptions, type SimulatorEnv } from './simulator.ts';
 export { stagingShape, productionShape } from './shapes.ts';
 export { writeInventory, type InventoryOptions } from './inventory.ts';
-export { FaultController, type ClusterFaults, type FaultName } from './faults.ts';
+export { FaultController, type CannedOutput, type ClusterFaults, type FaultName } from './faults.ts';
 export { CLIENT_VERSIONS, DEFAULT_CLIENT_VERSION, parseInstallerImage } from './versions.ts';
 export { EMPTY_SCHEMATIC, schematicId } from './schematics.ts';
 export type {

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface BotProcess {
+  /** The `HTTP_PORT` it serves `/healthz`, `/readyz` and `/metrics` on. */
+  readonly httpPort: number;
   /** Everything the bot wrote to stdout and stderr, across restarts. */
   logs(): string;
   /** Parsed JSON log lines. */
@@ -24,6 +26,7 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
   const exitOf = (proc: ChildProcess): Promise<number | null> =>
     proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve(proc.exitCode) : new Promise((r) => proc.once('exit', (code) => r(code)));
   return {
+    httpPort: Number(env.HTTP_PORT),
     logs: () => output,
     logLines: () =>
       output
@@ -44,13 +47,16 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
         output += text;
         if (options.onLine) for (const line of text.split('\n')) if (line !== '') options.onLine(line);
       };
+      // Only this run's output counts as its start: the log keeps earlier runs too.
+      const from = output.length;
       proc.stdout?.on('data', collect);
       proc.stderr?.on('data', collect);
       // Ready when the bot says so, or fail fast with its own words when it exits.
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`bot did not start within 20 s:\n${output}`)), 20_000);
         const check = (): void => {
-          if (output.includes('"msg":"bot started"')) {
+          // JSON, or the pretty line of LOG_PRETTY=true (`[12:00:00.000] INFO: bot started`).
+          if (/"msg":"bot started"|\bINFO: bot started/.test(output.slice(from))) {
             clearTimeout(timer);
             proc.stdout?.off('data', check);
             resolve();

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSlackEmulator, type SlackEmulator } from '../slack-emulator/index.ts';
-import { startSimulator, writeInventory, type InventoryOptions, type Simulator, type SimTiming } from '../sim/index.ts';
+import { startSimulator, writeInventory, type ClusterShape, type InventoryOptions, type Simulator, type SimTiming } from '../sim/index.ts';
 import { botProcess, type BotProcess } from './bot-process.ts';
 import { freePort, startRedisServer, type RedisServer } from './redis-server.ts';
 
@@ -19,6 +19,8 @@ export interface HarnessOptions {
   /** Extra inventory settings. */
   inventory?: InventoryOptions;
   timing?: Partial<SimTiming>;
+  /** Simulated cluster shapes; a `production` one is expected. Default: the simulator's staging and production. */
+  clusters?: ClusterShape[];
   /** Extra or overriding bot environment. */
   env?: Record<string, string>;
   /** HTTP mode instead of Socket Mode. */
@@ -39,8 +41,8 @@ export interface Harness {
   httpPort: number;
   /** Sends `/talos <text>` as `user` in `channel` and returns the ephemeral ack text. */
   command(text: string, options?: { user?: string; channel?: string }): Promise<string>;
-  /** Starts another bot process against the same Redis, emulator and simulator. */
-  secondBot(): BotProcess;
+  /** Another bot process against the same Redis, emulator and simulator, on its own free `HTTP_PORT`; the test starts it. */
+  secondBot(): Promise<BotProcess>;
   stop(): Promise<void>;
 }
 
@@ -49,7 +51,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const dir = await mkdtemp(join(tmpdir(), 'talos-chatops-e2e-'));
   const canary = options.canary ?? `CANARY-${crypto.randomUUID()}`;
   const redis = await startRedisServer(join(dir, 'redis'));
-  const sim = await startSimulator({ dir: join(dir, 'sim'), canary, timing: options.timing });
+  const sim = await startSimulator({ dir: join(dir, 'sim'), canary, timing: options.timing, clusters: options.clusters });
   const slack = await startSlackEmulator({
     channels: [
       { id: CHANNELS.production, name: 'maint-production' },
@@ -112,8 +114,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       const payload = result.payload as { text?: string } | undefined;
       return payload?.text ?? '';
     },
-    secondBot() {
-      const other = botProcess({ ...env, HTTP_PORT: '0' });
+    async secondBot() {
+      const other = botProcess({ ...env, HTTP_PORT: String(await freePort()) });
       extraBots.push(other);
       return other;
     },

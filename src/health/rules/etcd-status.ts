@@ -66,6 +66,11 @@ export function evaluateEtcdStatus(
   if (attributed.some((a) => a.node === undefined)) {
     problems.push('etcd status printed no NODE column for several nodes, so the rows cannot be attributed');
   }
+  // One row per queried node: a node printed twice means the table is not what talosctl prints.
+  const nodes = attributed.map((a) => a.node).filter((n): n is string => n !== undefined);
+  for (const node of new Set(nodes.filter((n, i) => nodes.indexOf(n) !== i))) {
+    problems.push(`etcd status printed ${node} more than once, so its table cannot be trusted`);
+  }
   const missing: string[] = [];
   for (const node of expectedControlPlanes) {
     const error = nodeErrors.find((e) => e.node === node);

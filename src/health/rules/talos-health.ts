@@ -36,6 +36,12 @@ export function evaluateTalosHealth(parsed: HealthReport, exitCode: number): Che
   if (parsed.checks.length === 0) {
     return { id: ID, title, status: 'failed', summary: 'talosctl health exited 0 without reporting any check', evidence };
   }
+  if (parsed.finalError !== undefined) {
+    // On success talosctl ends with its last check; anything after it is an error or cut-off output.
+    const tail = oneLine(parsed.finalError);
+    const shown = tail.length > 200 ? `${tail.slice(0, 200)}…` : tail;
+    return { id: ID, title, status: 'failed', summary: `talosctl health exited 0 but ended with text that is no check result, so its output cannot be trusted: ${shown}`, evidence };
+  }
   const summary = `all ${plural(ok.length + skipped.length, 'check')} passed${skipped.length > 0 ? ` (${skipped.length} skipped)` : ''}`;
   return { id: ID, title, status: 'passed', summary, evidence };
 }

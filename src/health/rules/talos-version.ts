@@ -32,7 +32,11 @@ export function evaluateTalosVersions(
   const rows: string[][] = [];
   const byTag = new Map<string, string[]>();
   for (const node of expectedNodes) {
-    const server = servers.find((s) => s.node === node);
+    const answers = servers.filter((s) => s.node === node);
+    if (answers.length > 1) {
+      problems.push(`${node} reported its Talos version ${answers.length} times (${answers.map((s) => s.tag).join(', ')}), so the output cannot be trusted`);
+    }
+    const server = answers[0];
     if (server === undefined) {
       const error = nodeErrors.find((e) => e.node === node);
       const why = error === undefined ? 'no answer' : oneLine(error.message);

@@ -104,6 +104,13 @@ export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: Si
     io.err(`${failure[1]}\n`);
     return 1;
   }
+  const canned = Object.entries(faults.output ?? {}).find(([p]) => matches(key, p))?.[1];
+  if (canned !== undefined) {
+    const { stdout = '', stderr = '', exitCode = 0 } = typeof canned === 'string' ? { stdout: canned } : canned;
+    if (stdout !== '') io.out(stdout);
+    if (stderr !== '') io.err(stderr);
+    return exitCode;
+  }
   switch (parsed.path.join(' ')) {
     case 'version':
       return runVersion(session);

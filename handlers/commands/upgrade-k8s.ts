@@ -1,0 +1,20 @@
+import { parseKubernetesVersionInput } from '../../src/rules/versions.ts';
+import { JOB_OPTIONS, lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
+
+export const upgradeK8s: CommandHandler<'upgrade-k8s'> = async (command, slack, deps) => {
+  const version = parseKubernetesVersionInput(command.version);
+  if (!version.ok) return { reply: `${version.reason}. Nothing was started.` };
+  const resolved = await operatorCluster(deps, slack, command.cluster, 'a Kubernetes upgrade');
+  if (!resolved.ok) return { reply: resolved.reason };
+  const held = await lockHeldReason(deps, resolved.cluster);
+  if (held !== undefined) return { reply: held };
+  // Stored as talosctl takes it (no leading v); the plan shows Terraform's form beside it.
+  const op = newOperation(deps, 'k8s-upgrade', resolved.cluster, slack, 'preflight', version.version);
+  return {
+    reply: `Preflight for the Kubernetes upgrade of *${resolved.cluster.name}* to ${version.version} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
+    enqueue: async () => {
+      await deps.store.create(op);
+      await deps.opsQueue.add('k8s-upgrade-preflight', { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-preflight` });
+    },
+  };
+};

@@ -1,0 +1,181 @@
+import { formatDuration } from '../src/chat/blocks.ts';
+import { errorText } from '../src/chat/error-text.ts';
+import { applyRequestMessage, deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, k8sTerraformFollowUp, upgradeProgressMessage, type UpgradeProgress } from '../src/chat/operation-messages.ts';
+import { allNodes } from '../src/config/inventory.ts';
+import type { ExecError } from '../src/exec/process-runner.ts';
+import { runHealthGate } from '../src/health/health-gate.ts';
+import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
+import type { Operation, Step } from '../src/ops/operation.ts';
+import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../src/talos/observe.ts';
+import { parseUpgradeK8sOutput } from '../src/talos/parse-upgrade-k8s.ts';
+import { sleep, StepFailure, type OpsJobDeps } from './job-context.ts';
+import { createWalkJob, patchStep, probeSignal, type Playbook, type StepResult, type WalkContext } from './operation-walk.ts';
+import { throttledUpdate } from './throttled-update.ts';
+
+/** At most one edit of the progress message per this many ms. */
+const PROGRESS_EDIT_MS = 2000;
+
+const bare = (v: string): string => v.replace(/^v/, '');
+
+/** Lines that mark where upgrade-k8s is: one per component, then the manifests. */
+const MILESTONE = /^(?:updating "?[\w.-]+"? to version "[^"]+"|updating manifests|waiting for all manifests to be applied)$/;
+
+/** The first control plane (the preferred one first) that answers talosctl and is Ready in Kubernetes. */
+async function healthyControlPlane(ctx: WalkContext, preferred?: string): Promise<string> {
+  const kubeNodes = await ctx.session.kube.listNodes(probeSignal(ctx));
+  const versions = await observeTalosVersions(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx));
+  const evidence: string[] = [];
+  for (const cp of new Set([...(preferred ? [preferred] : []), ...ctx.cluster.controlPlanes])) {
+    const v = versions.get(cp);
+    const ready = kubeNodeView(findNodeByAddress(kubeNodes, cp), ctx.cluster.hostLabel).ready;
+    if (v?.reachable === true && ready) return cp;
+    evidence.push(`${cp}: talosctl ${v?.reachable === true ? v.version : (v?.error ?? 'no answer')}; Kubernetes ${ready ? 'Ready' : 'not Ready'}`);
+  }
+  throw new StepFailure('no control plane is healthy (answers talosctl and is Ready); run /talos health', evidence);
+}
+
+function outputLines(stdout: string, stderr: string): string[] {
+  return `${stdout}${stderr}`.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1);
+}
+
+/** A failed upgrade-k8s: its own error lines first, then the end of its output. */
+function commandFailure(what: string, error: unknown): StepFailure {
+  const result = (error as ExecError).result;
+  if (result === undefined) return new StepFailure(`${what} failed: ${errorText(error)}`);
+  let errors: string[] = [];
+  try {
+    errors = parseUpgradeK8sOutput(result.stdout, result.stderr).errors;
+  } catch {
+    // Output it does not recognise: the raw lines below are the evidence.
+  }
+  const reason = errors.length > 0 ? errors.join('; ') : errorText(error);
+  return new StepFailure(`${what} failed: ${reason}`, outputLines(result.stdout, result.stderr).slice(-15));
+}
+
+async function snapshot(ctx: WalkContext, op: Operation): Promise<StepResult> {
+  const { deps, cluster } = ctx;
+  if (op.snapshot === undefined) {
+    const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+    if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
+    const taken = await takeEtcdSnapshot(ctx.talosctl, cluster, { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, now: deps.now() });
+    await deps.store.update(op.id, (o) => ({ ...o, snapshot: taken }));
+  }
+  const snap = (await deps.store.get(op.id))!.snapshot!;
+  return { event: 'etcd snapshot taken', detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${cluster.snapshotDir}` };
+}
+
+async function dryRun(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+  const { deps } = ctx;
+  const version = op.target.version!;
+  const node = await healthyControlPlane(ctx);
+  await patchStep(deps, op.id, step.id, { node });
+  let result;
+  try {
+    result = await ctx.talosctl.run(['upgrade-k8s', '--to', version, '--dry-run'], [node], { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs });
+  } catch (error) {
+    throw commandFailure('the dry run of talosctl upgrade-k8s', error);
+  }
+  const report = parseUpgradeK8sOutput(result.stdout, result.stderr);
+  const lines = outputLines(result.stdout, result.stderr);
+  let file: string | undefined;
+  if (lines.length > INLINE_OUTPUT_LINES) {
+    file = `${op.id}-upgrade-k8s-dry-run.txt`;
+    await deps.chat.upload(op.channel, op.rootTs!, { filename: file, title: `talosctl upgrade-k8s --to ${version} --dry-run (${op.id})`, content: lines.join('\n') });
+  }
+  const warnings = deprecationLines(report);
+  if (warnings.length > 0) {
+    // Kept in the plan too, so the warnings stay in sight while the Apply request waits.
+    const note = `Dry run warned about deprecated APIs: ${warnings.join('; ')}`;
+    await deps.store.update(op.id, (o) => (o.notes.includes(note) ? undefined : { ...o, notes: [...o.notes, note] }));
+  }
+  return { event: 'dry run passed', detail: dryRunSummary(report, node), message: dryRunMessage(op, report, node, { lines, file }) };
+}
+
+/**
+ * The upgrade itself, with its progress in one edited message. Unlike a node upgrade, a
+ * resumed or retried run simply runs it again: upgrade-k8s is safe to restart after a failure.
+ */
+async function apply(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+  const { deps } = ctx;
+  const version = op.target.version!;
+  const planned = op.steps.find((s) => s.kind === 'k8s-dry-run')?.node;
+  const node = await healthyControlPlane(ctx, planned);
+  await patchStep(deps, op.id, step.id, { node, issuedAt: deps.now().toISOString() });
+  const started = Date.now();
+  const progress: UpgradeProgress = { version, node, milestones: [], updated: 0, lines: 0, outcome: 'running', elapsedMs: 0 };
+  const snapshotOf = (): UpgradeProgress => ({ ...progress, milestones: [...progress.milestones], elapsedMs: Date.now() - started });
+  const { ts } = await deps.chat.reply(op.channel, op.rootTs!, upgradeProgressMessage(snapshotOf()));
+  const editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, (error) => ctx.log.warn({ err: errorText(error) }, 'progress edit failed'));
+  const onLine = (line: string): void => {
+    progress.lines += 1;
+    if (MILESTONE.test(line)) progress.milestones.push(line);
+    else if (/^ < ".+": successfully updated$/.test(line)) progress.updated += 1;
+    else return;
+    editor.set(upgradeProgressMessage(snapshotOf()));
+  };
+  try {
+    await ctx.talosctl.run(['upgrade-k8s', '--to', version], [node], {
+      signal: ctx.signal,
+      // Not the probe timeout: the whole cluster's control plane and every kubelet are updated in this one call.
+      timeoutMs: deps.timeouts.stepMs,
+      onStdoutLine: onLine,
+      onStderrLine: () => {
+        progress.lines += 1;
+      },
+    });
+  } catch (error) {
+    progress.outcome = 'failed';
+    await editor.close(upgradeProgressMessage(snapshotOf()));
+    throw commandFailure(`talosctl upgrade-k8s --to ${version} through ${node}`, error);
+  }
+  progress.outcome = 'done';
+  await editor.close(upgradeProgressMessage(snapshotOf()));
+  return {
+    event: `Kubernetes upgraded to ${version}`,
+    detail: `talosctl upgrade-k8s finished through ${node} in ${formatDuration(Date.now() - started)} (${progress.updated} component and kubelet updates)`,
+  };
+}
+
+/** Every node reports the target kubelet; the kubelet's status can lag its restart, so it is polled briefly. */
+async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
+  const { deps, cluster } = ctx;
+  const version = op.target.version!;
+  const nodes = allNodes(cluster);
+  const deadline = Date.now() + deps.timeouts.nodeReadyMs;
+  let off: string[] = [];
+  for (;;) {
+    const kubeNodes = await ctx.session.kube.listNodes(probeSignal(ctx));
+    off = nodes.flatMap((address) => {
+      const view = kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel);
+      return view.kubeletVersion !== undefined && bare(view.kubeletVersion) === version ? [] : [`${address} (${view.name ?? 'no Node'}): kubelet ${view.kubeletVersion ?? 'not reported'}`];
+    });
+    if (off.length === 0 || Date.now() >= deadline) break;
+    await sleep(deps.timeouts.pollMs, ctx.signal);
+  }
+  if (off.length > 0) throw new StepFailure(`not every node reports kubelet ${version}; Retry runs upgrade-k8s again, which is safe`, off);
+  const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+  if (!gate.passed) throw new StepFailure('the health gate after the upgrade failed', gate.stopReasons);
+  return { event: 'verified', detail: `all ${nodes.length} nodes report kubelet v${version}; health gate passed (${gate.checks.length} checks)` };
+}
+
+/** `/talos upgrade k8s` after Start: snapshot, dry run, an approver's Apply, the upgrade, verification. */
+export function k8sUpgradePlaybook(): Playbook {
+  return {
+    needsApproval: (step) => step.kind === 'k8s-apply',
+    approvalMessage: (_ctx, op, approval, step) =>
+      Promise.resolve(applyRequestMessage(op, approval, { ...step, node: op.steps.find((s) => s.kind === 'k8s-dry-run')?.node }, op.steps.find((s) => s.kind === 'k8s-dry-run')?.detail)),
+    runStep(ctx, op, step) {
+      if (step.kind === 'snapshot') return snapshot(ctx, op);
+      if (step.kind === 'k8s-dry-run') return dryRun(ctx, op, step);
+      if (step.kind === 'k8s-apply') return apply(ctx, op, step);
+      return verify(ctx, op);
+    },
+    complete: (_ctx, op) => Promise.resolve({ validation: op.steps.find((s) => s.kind === 'k8s-verify')?.detail ?? 'verified', followUp: k8sTerraformFollowUp(op) }),
+    // upgrade-k8s is safe to run again; a failed verification is fixed by running it again.
+    retryFrom: (step) => (step.kind === 'k8s-verify' ? 'apply' : step.id),
+  };
+}
+
+export function createK8sUpgradeRunJob(deps: OpsJobDeps) {
+  return createWalkJob(deps, k8sUpgradePlaybook());
+}

@@ -1,0 +1,55 @@
+import { errorText } from '../src/chat/error-text.ts';
+import type { ClusterConfig } from '../src/config/inventory.ts';
+import type { ClusterSession } from '../src/cluster/cluster-session.ts';
+import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../src/talos/observe.ts';
+import type { Talosctl } from '../src/talos/talosctl.ts';
+import { endpointsAvoiding } from './node-upgrade.ts';
+
+/** What a rollback or a removal needs to know about its node before planning. */
+export interface NodeTarget {
+  address: string;
+  role: 'control plane' | 'worker';
+  view: KubeNodeView;
+  /** talosctl matching the Talos the node runs. */
+  talosctl: Talosctl;
+  /** What the node reports to talosctl now, asked through the other control planes. */
+  version: NodeVersion | undefined;
+  refusals: string[];
+}
+
+export function roleOf(cluster: ClusterConfig, address: string): 'control plane' | 'worker' {
+  return cluster.controlPlanes.includes(address) ? 'control plane' : 'worker';
+}
+
+/** The node as Kubernetes and talosctl see it; a talosctl that does not match its Talos is a refusal, as for upgrades. */
+export async function observeNodeTarget(session: ClusterSession, cluster: ClusterConfig, address: string, probe: () => AbortSignal): Promise<NodeTarget> {
+  const refusals: string[] = [];
+  const view = kubeNodeView(findNodeByAddress(await session.kube.listNodes(probe()), address), cluster.hostLabel);
+  let talosctl: Talosctl;
+  try {
+    talosctl = await session.talosctl(view.osVersion);
+  } catch (error) {
+    refusals.push(errorText(error));
+    talosctl = await session.talosctl(view.osVersion, { closest: true });
+  }
+  const version = (await observeTalosVersions(talosctl, [address], probe(), endpointsAvoiding(cluster, address))).get(address);
+  return { address, role: roleOf(cluster, address), view, talosctl, version, refusals };
+}
+
+/** The inventory without one node: what the cluster is once that node is gone. */
+export function clusterWithout(cluster: ClusterConfig, address: string): ClusterConfig {
+  return {
+    ...cluster,
+    controlPlanes: cluster.controlPlanes.filter((a) => a !== address),
+    workers: cluster.workers.filter((a) => a !== address),
+    longhornNodes: cluster.longhornNodes.filter((a) => a !== address),
+  };
+}
+
+/** talosctl whose default endpoints are `endpoints`: the removed node is no endpoint any more. */
+export function withEndpoints(talosctl: Talosctl, endpoints: string[]): Talosctl {
+  return {
+    binary: talosctl.binary,
+    run: (args, nodes, options = {}) => talosctl.run(args, nodes, { ...options, endpoints: options.endpoints ?? endpoints }),
+  };
+}

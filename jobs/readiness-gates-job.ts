@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises';
+import type { Job } from 'bullmq';
+import type { ChatPort } from '../src/chat/chat-port.ts';
+import { errorText } from '../src/chat/error-text.ts';
+import { readinessErrorMessage, readinessGateMessage, readinessRunningMessage, readinessVerdictMessage } from '../src/chat/readiness-report.ts';
+import type { ClusterAccess, ClusterSession } from '../src/cluster/cluster-session.ts';
+import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
+import { allNodes, type ClusterConfig, type Inventory } from '../src/config/inventory.ts';
+import { sanitizeErrorText } from '../src/health/rules/probe-failure.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { OperationStore } from '../src/ops/operation-store.ts';
+import { GatesJobData } from '../src/queue/job-schemas.ts';
+import { evaluateReadiness, type ExtensionsObserved, type Observed, type ReadinessObservations, type ReadinessReport } from '../src/rules/readiness-gates.ts';
+import type { StagingRecords } from '../src/rules/readiness-manual.ts';
+import { parseNodeErrors } from '../src/talos/parse-node-errors.ts';
+import { extensionsFromGet, parseGetJson } from '../src/talos/parse-get.ts';
+import { talosconfigEndpoints } from '../src/talos/talosconfig-endpoints.ts';
+
+export interface ReadinessGatesJobDeps {
+  inventory: Inventory;
+  access: ClusterAccess;
+  store: Pick<OperationStore, 'listForCluster'>;
+  chat: ChatPort;
+  logger: Logger;
+  /** Upper bound of each probe, in ms; a probe that runs longer is a failed gate. */
+  probeTimeoutMs: number;
+  now: () => Date;
+}
+
+/** Operations of staging read for rehearsals: enough to reach back past months of snapshots. */
+const STAGING_RECORDS = 200;
+
+/** Runs one probe under its own deadline; an error or a timeout becomes the reason shown on the gates that needed it. */
+async function observe<T>(timeoutMs: number, signal: AbortSignal | undefined, probe: (signal: AbortSignal) => Promise<T>): Promise<Observed<T>> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const bound = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  // Not every probe takes a signal (a file read, the operation store), so the deadline also races it.
+  const deadline = new Promise<never>((_resolve, reject) => {
+    bound.addEventListener('abort', () => reject(bound.reason instanceof Error ? bound.reason : new Error('cancelled')), { once: true });
+  });
+  deadline.catch(() => undefined);
+  try {
+    return { ok: true, value: await Promise.race([probe(bound), deadline]) };
+  } catch (error) {
+    const timedOut = timeout.aborted && !(signal?.aborted ?? false);
+    const reason = timedOut ? `timed out after ${Math.round(timeoutMs / 1000)}s` : sanitizeErrorText(errorText(error)).split('\n')[0] ?? 'failed';
+    return { ok: false, error: reason };
+  }
+}
+
+async function readExtensions(session: ClusterSession, cluster: ClusterConfig, timeoutMs: number, signal: AbortSignal): Promise<ExtensionsObserved> {
+  const talosctl = await matchingTalosctl(session, timeoutMs, signal);
+  const result = await talosctl.run(['get', 'extensions', '-o', 'json'], allNodes(cluster), { signal, okExitCodes: [0, 1] });
+  const nodeErrors = parseNodeErrors(result.stderr);
+  if (result.stdout.trim() === '') {
+    if (result.exitCode !== 0 && nodeErrors.length === 0) throw new Error(result.stderr.trim().split('\n').pop() || `talosctl get extensions exited with ${result.exitCode}`);
+    return { extensions: [], nodeErrors };
+  }
+  return { extensions: extensionsFromGet(parseGetJson(result.stdout)), nodeErrors };
+}
+
+async function stagingRecords(deps: ReadinessGatesJobDeps): Promise<StagingRecords | undefined> {
+  const staging = deps.inventory.clusters.find((c) => c.environment === 'staging');
+  if (staging === undefined) return undefined;
+  const operations = await observe(deps.probeTimeoutMs, undefined, () => deps.store.listForCluster(staging.name, STAGING_RECORDS));
+  return { cluster: staging.name, controlPlanes: staging.controlPlanes.length, operations };
+}
+
+/** Looks at the cluster the way an operator would, every probe at once. */
+async function observeCluster(session: ClusterSession, cluster: ClusterConfig, deps: ReadinessGatesJobDeps, signal: AbortSignal | undefined): Promise<ReadinessObservations> {
+  const within = <T>(probe: (s: AbortSignal) => Promise<T>): Promise<Observed<T>> => observe(deps.probeTimeoutMs, signal, probe);
+  const [nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, staging] = await Promise.all([
+    within((s) => session.kube.listNodes(s)),
+    // Only the endpoints leave this read: the file also holds the cluster's client key.
+    within(async () => talosconfigEndpoints(await readFile(session.credentials.talosconfigPath, 'utf8'))),
+    within((s) => readExtensions(session, cluster, deps.probeTimeoutMs, s)),
+    within((s) => session.kube.getNamespace('longhorn-system', s)),
+    within((s) => session.kube.listKustomizations(s)),
+    stagingRecords(deps),
+  ]);
+  return { nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, staging };
+}
+
+/** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */
+export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
+  return async (job: Job, signal?: AbortSignal): Promise<{ ready: boolean }> => {
+    const data = GatesJobData.parse(job.data);
+    const log = deps.logger.child({ op: job.id, cluster: data.cluster });
+    const cluster = deps.inventory.clusters.find((c) => c.name === data.cluster);
+    if (!cluster) throw new Error(`cluster ${data.cluster} is no longer in the inventory`);
+
+    let rootTs = data.rootTs;
+    if (rootTs === undefined) {
+      rootTs = (await deps.chat.post(data.channel, readinessRunningMessage(data))).ts;
+      await job.updateData({ ...data, rootTs });
+    }
+    log.info({ rootTs }, 'readiness gates started');
+    let report: ReadinessReport;
+    try {
+      const observed = await deps.access.withSession(cluster, signal, (session) => observeCluster(session, cluster, deps, signal));
+      report = evaluateReadiness(cluster, observed);
+    } catch (error) {
+      log.warn({ err: errorText(error) }, 'readiness gates could not run');
+      await deps.chat.update(data.channel, rootTs, readinessErrorMessage(data, errorText(error)));
+      return { ready: false };
+    }
+    await deps.chat.update(data.channel, rootTs, readinessVerdictMessage(report, data, deps.now().toISOString()));
+    for (const gate of report.gates) {
+      await deps.chat.reply(data.channel, rootTs, readinessGateMessage(gate));
+    }
+    log.info({ ready: report.ready, ...report.counts }, 'readiness gates finished');
+    return { ready: report.ready };
+  };
+}

@@ -1,0 +1,141 @@
+import { errorText } from '../src/chat/error-text.ts';
+import { nodeApprovalMessage, removalFollowUp } from '../src/chat/operation-messages.ts';
+import { runHealthGate } from '../src/health/health-gate.ts';
+import type { Operation, Step } from '../src/ops/operation.ts';
+import { quorumAfterRemoval } from '../src/rules/quorum.ts';
+import { observeEtcdMembership, type EtcdMembership } from '../src/talos/etcd-membership.ts';
+import { findNodeByAddress, observeTalosVersions } from '../src/talos/observe.ts';
+import { sleep, StepFailure, type OpsJobDeps } from './job-context.ts';
+import { endpointsAvoiding } from './node-upgrade.ts';
+import { clusterWithout, roleOf, withEndpoints } from './node-target.ts';
+import { createWalkJob, probeSignal, patchStep, type Playbook, type StepResult, type WalkContext } from './operation-walk.ts';
+
+/** The quorum arithmetic of removing `node` now, or why a worker has none. */
+async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[]; membership?: EtcdMembership }> {
+  if (roleOf(ctx.cluster, node) === 'worker') return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
+  const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
+  const healthy = Math.min(membership.healthy.length, membership.memberCount);
+  const quorum = quorumAfterRemoval(membership.memberCount, { healthy, removingHealthy: membership.healthy.includes(node) });
+  return { ok: quorum.ok, summary: quorum.explanation, evidence: membership.evidence, membership };
+}
+
+/** Waits until the remaining members no longer list the node: a graceful reset leaves etcd before it wipes. */
+async function confirmLeftEtcd(ctx: WalkContext, node: string): Promise<void> {
+  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
+  for (;;) {
+    const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes.filter((cp) => cp !== node), node, probeSignal(ctx));
+    if (membership.isMember(node) === false) return;
+    if (Date.now() >= deadline) {
+      throw new StepFailure(
+        `${node} is still an etcd member after its reset: remove the member from another control plane (talosctl etcd remove-member) before anything else`,
+        membership.evidence,
+      );
+    }
+    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+  }
+}
+
+/** A reset requested before a restart: the node stops answering once its reset is through. */
+async function waitUntilGone(ctx: WalkContext, node: string, endpoints: string[]): Promise<void> {
+  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
+  for (;;) {
+    const seen = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+    if (seen?.reachable !== true) return;
+    if (Date.now() >= deadline) {
+      throw new StepFailure(`${node} still answers although its reset was requested before a restart: check the node, then cancel and run /talos remove again`, [`${node} runs ${seen.version}`]);
+    }
+    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+  }
+}
+
+/**
+ * The graceful reset: drain, leave etcd, wipe, power off. Requested once: a resumed job
+ * watches the node go instead of asking again.
+ */
+async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+  const node = step.node!;
+  const isControlPlane = roleOf(ctx.cluster, node) === 'control plane';
+  const endpoints = endpointsAvoiding(ctx.cluster, node);
+  let detail = `drained${isControlPlane ? ', left etcd' : ''}, wiped and powered off`;
+  if (step.issuedAt === undefined) {
+    const before = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+    if (before?.reachable !== true) {
+      throw new StepFailure(`${node} does not answer talosctl, so it cannot be reset gracefully; for a failed node follow the node replacement runbook`, [before?.error ?? 'no answer']);
+    }
+    const quorum = await quorumNow(ctx, node);
+    if (!quorum.ok) throw new StepFailure(`etcd quorum: ${quorum.summary}`, quorum.evidence);
+    await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
+    const lines: string[] = [];
+    try {
+      await ctx.talosctl.run(['reset', '--graceful', '--reboot=false'], [node], {
+        signal: ctx.signal,
+        endpoints,
+        timeoutMs: ctx.deps.timeouts.stepMs,
+        onStderrLine: (line) => {
+          lines.push(line);
+          if (lines.length > 30) lines.shift();
+        },
+      });
+    } catch (error) {
+      throw new StepFailure(`talosctl reset of ${node} failed: ${errorText(error)}`, lines.slice(-15));
+    }
+  } else {
+    await waitUntilGone(ctx, node, endpoints);
+    detail = `reset was requested before a restart; ${detail}`;
+  }
+  if (isControlPlane) await confirmLeftEtcd(ctx, node);
+  return { event: `reset ${node}`, detail };
+}
+
+async function deleteNode(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+  const node = step.node!;
+  const name = step.nodeName ?? findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), node)?.metadata?.name;
+  if (name === undefined) return { event: `no Kubernetes Node for ${node}`, detail: 'no Node carries this address; nothing to delete' };
+  await ctx.session.kube.deleteNode(name, probeSignal(ctx));
+  const still = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), node);
+  if (still !== undefined) {
+    throw new StepFailure(`the Node ${name} registered again after its deletion: its kubelet still runs, so ${node} was not reset`, [`Node ${still.metadata?.name ?? name} has ${node}`]);
+  }
+  return { event: 'Kubernetes Node deleted', detail: `Node ${name} (${node}) deleted from ${op.cluster}` };
+}
+
+/** The gate against the cluster as it now is; pods evicted by the drain may take a while to settle elsewhere. */
+async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
+  const node = step.node!;
+  const remaining = clusterWithout(ctx.cluster, node);
+  const talosctl = withEndpoints(ctx.talosctl, remaining.controlPlanes);
+  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
+  for (;;) {
+    const gate = await runHealthGate(remaining, { talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal });
+    if (gate.passed) return { event: 'verified', detail: `health gate passed without ${node} (${gate.checks.length} checks)` };
+    if (Date.now() >= deadline) throw new StepFailure(`the health gate without ${node} failed`, gate.stopReasons);
+    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+  }
+}
+
+/** `/talos remove`: an approver's word, the graceful reset, the Node deleted, the gate without it. */
+export function removePlaybook(): Playbook {
+  return {
+    needsApproval: (step) => step.kind === 'reset-node',
+    async approvalMessage(ctx, op, approval, step) {
+      const quorum = await quorumNow(ctx, step.node!);
+      const warning = `talosctl reset --graceful --reboot=false --nodes ${step.node ?? '?'} drains the node, ${roleOf(ctx.cluster, step.node!) === 'control plane' ? 'leaves etcd, ' : ''}wipes it and powers it off; then its Kubernetes Node is deleted. Only Terraform can bring it back.`;
+      return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning });
+    },
+    runStep(ctx, op, step) {
+      if (step.kind === 'reset-node') return reset(ctx, op, step);
+      if (step.kind === 'delete-node') return deleteNode(ctx, op, step);
+      return verify(ctx, step);
+    },
+    complete(ctx, op) {
+      const node = op.target.node!;
+      const gate = op.steps.find((s) => s.kind === 'removal-verify')?.detail ?? 'health gate passed';
+      return Promise.resolve({ validation: `${node} reset and its Node deleted; ${gate}`, followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node)) });
+    },
+    retryFrom: () => undefined,
+  };
+}
+
+export function createRemoveRunJob(deps: OpsJobDeps) {
+  return createWalkJob(deps, removePlaybook());
+}

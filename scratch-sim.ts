@@ -1,0 +1,16 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { startSimulator } from './test/sim/index.ts';
+const ex = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'simx-'));
+const sim = await startSimulator({ dir });
+const tc = join(dir, 'tc'); writeFileSync(tc, sim.talosconfig('production'));
+const run = async (args: string[]) => { try { const r = await ex(sim.env().TALOSCTL_BIN + '/talosctl-v1.11.6', [...args, '--talosconfig', tc, '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13'], { encoding: 'utf8' }); return 'OUT:\n' + r.stdout + 'ERR:\n' + r.stderr; } catch (e) { return 'FAIL ' + String((e as {stderr: string}).stderr) + String((e as {stdout: string}).stdout); } };
+console.log(await run(['version', '--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
+console.log(await run(['etcd', 'status', '--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
+console.log(await run(['service', 'etcd', '--nodes', '10.0.30.11']));
+console.log(await run(['health', '--control-plane-nodes', '10.0.30.11,10.0.30.12,10.0.30.13', '--wait-timeout', '3s', '--nodes', '10.0.30.11']));
+await sim.close();

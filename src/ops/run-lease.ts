@@ -1,0 +1,66 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+
+/**
+ * One walker per operation. BullMQ runs a job at least once: a job whose lock lapsed (its
+ * replica died, or Redis went away for a moment) runs again, possibly while the first run is
+ * still going, and a click can enqueue the next run before the previous one returned. Two
+ * walks of one operation would both act on its next node and both write its audit. The lease
+ * makes the second wait until the first has returned; it then walks from the stored state.
+ */
+export interface RunLease {
+  /**
+   * Runs `work` while holding the operation's lease, waiting for it first while another run
+   * holds it. `work` gets a signal that aborts when the lease was lost to another run (after
+   * Redis lost its key); `signal` aborts the wait and the work.
+   */
+  hold<T>(opId: string, work: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
+
+export interface RunLeaseOptions {
+  /** How long a lease outlives its holder, in ms: a crashed run's operation is taken up after this. */
+  ttlMs: number;
+  /** Interval between attempts while waiting, in ms. Default 100. */
+  pollMs?: number;
+}
+
+const key = (opId: string): string => `talos:op-run:${opId}`;
+
+/** Extends our lease, or takes it again when Redis lost the key (a restart after the lease's deadline); 0 when another run holds it. */
+const RENEW = `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if not holder then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0`;
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+export function createRunLease(redis: Redis, options: RunLeaseOptions): RunLease {
+  const { ttlMs, pollMs = 100 } = options;
+  return {
+    async hold(opId, work, signal) {
+      const token = crypto.randomUUID();
+      while ((await redis.set(key(opId), token, 'PX', ttlMs, 'NX')) !== 'OK') {
+        await sleep(pollMs, undefined, signal ? { signal } : undefined);
+      }
+      const lost = new AbortController();
+      const renew = setInterval(() => {
+        redis.eval(RENEW, 1, key(opId), token, String(ttlMs)).then(
+          (held) => {
+            if (held !== 1) lost.abort(new Error(`the run lease of ${opId} passed to another run`));
+          },
+          // Redis is away: the lease holds until its deadline, and the next renewal tries again.
+          () => undefined,
+        );
+      }, Math.max(50, Math.floor(ttlMs / 3)));
+      try {
+        return await work(signal ? AbortSignal.any([signal, lost.signal]) : lost.signal);
+      } finally {
+        clearInterval(renew);
+        await redis.eval(RELEASE, 1, key(opId), token).catch(() => undefined);
+      }
+    },
+  };
+}

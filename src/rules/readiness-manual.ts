@@ -1,0 +1,136 @@
+import type { Observed, ReadinessGate } from './gate-result.ts';
+
+/** What the rehearsal gate reads of an operation from the bot's store. */
+export interface RehearsalRecord {
+  id: string;
+  /** e.g. `talos-upgrade`, `k8s-upgrade`, `snapshot`. */
+  kind: string;
+  state: string;
+  createdAt: string;
+  endedAt?: string;
+}
+
+/** The bot's own records of the staging cluster, where the runbook's rehearsals happen. */
+export interface StagingRecords {
+  cluster: string;
+  /** Control-plane addresses in its inventory entry. */
+  controlPlanes: number;
+  /** Its operations, newest first. */
+  operations: Observed<RehearsalRecord[]>;
+}
+
+interface Rehearsal {
+  name: string;
+  /** The operation kind that, completed on staging, is this rehearsal. */
+  kind?: string;
+  /** The operation kind that is only the first half of this rehearsal (a snapshot before a restore). */
+  prerequisite?: { kind: string; what: string };
+}
+
+/** The runbook's staging rehearsals, in its order. */
+const REHEARSALS: Rehearsal[] = [
+  { name: 'Talos upgrade', kind: 'talos-upgrade' },
+  { name: 'Kubernetes upgrade', kind: 'k8s-upgrade' },
+  { name: 'node replacement' },
+  { name: 'etcd restore', prerequisite: { kind: 'snapshot', what: 'etcd snapshot' } },
+  { name: 'OpenBao restore' },
+  { name: 'Longhorn restore' },
+  { name: 'CloudNativePG point-in-time recovery' },
+  { name: 'representative workload restore' },
+];
+
+function when(record: RehearsalRecord): string {
+  return `${(record.endedAt ?? record.createdAt).slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+function latestCompleted(records: RehearsalRecord[], kind: string): RehearsalRecord | undefined {
+  return records.find((r) => r.kind === kind && r.state === 'completed');
+}
+
+/**
+ * The rehearsals the runbook requires on staging before production. The bot ticks off those its
+ * own records show as completed on staging; the rest, and the restores, stay with a person, so the
+ * gate is always checked by hand.
+ */
+export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGate {
+  const id = 'staging-rehearsals';
+  const title = 'Staging rehearsals';
+  const total = REHEARSALS.length;
+  if (staging === undefined) {
+    return {
+      id,
+      title,
+      status: 'manual',
+      summary: `the inventory has no staging cluster (environment: staging), so the bot has no rehearsal records: confirm all ${total} rehearsals by hand`,
+      evidence: REHEARSALS.map((r) => `☐ ${r.name}`),
+    };
+  }
+  if (!staging.operations.ok) {
+    return {
+      id,
+      title,
+      status: 'manual',
+      summary: `could not read the bot's records of ${staging.cluster} (${staging.operations.error}): confirm all ${total} rehearsals by hand`,
+      evidence: REHEARSALS.map((r) => `☐ ${r.name}`),
+    };
+  }
+  const records = staging.operations.value;
+  const done: string[] = [];
+  const evidence = REHEARSALS.map((rehearsal) => {
+    if (rehearsal.kind !== undefined) {
+      const record = latestCompleted(records, rehearsal.kind);
+      if (record === undefined) return `☐ ${rehearsal.name}: no completed ${rehearsal.kind} on ${staging.cluster} in the bot's records`;
+      done.push(rehearsal.name);
+      return `☑ ${rehearsal.name}: ${record.id} completed ${when(record)}`;
+    }
+    if (rehearsal.prerequisite !== undefined) {
+      const record = latestCompleted(records, rehearsal.prerequisite.kind);
+      if (record === undefined) return `☐ ${rehearsal.name}: check by hand (no completed ${rehearsal.prerequisite.what} on ${staging.cluster} in the bot's records)`;
+      return `◐ ${rehearsal.name}: ${rehearsal.prerequisite.what} ${record.id} completed ${when(record)}; the restore itself: check by hand`;
+    }
+    if (rehearsal.name === 'node replacement' && staging.controlPlanes < 3) {
+      return `☐ ${rehearsal.name}: check by hand. ${staging.cluster} has ${staging.controlPlanes === 1 ? 'one control plane' : `${staging.controlPlanes} control planes`}: expand it to three first, since replacing a single control plane is etcd disaster recovery, not a rolling replacement`;
+    }
+    return `☐ ${rehearsal.name}: check by hand`;
+  });
+  const summary =
+    done.length === 0
+      ? `the bot's records of ${staging.cluster} show none of the ${total} rehearsals: confirm each by hand`
+      : `the bot's records of ${staging.cluster} show ${done.length} of ${total} (${done.join(', ')}): confirm the rest by hand`;
+  return { id, title, status: 'manual', summary, evidence };
+}
+
+function manual(id: string, title: string, summary: string): ReadinessGate {
+  return { id, title, status: 'manual', summary, evidence: [] };
+}
+
+/** The runbook's gates that neither talosctl nor the Kubernetes API can show the bot. */
+export function manualGates() {
+  return {
+    longhornStorage: manual(
+      'longhorn-storage',
+      'Longhorn data disk and user volume on every node',
+      'every node has a dedicated Longhorn data disk and Talos user volume, mounted at /var/mnt/longhorn and bound into kubelet as /var/mnt/longhorn',
+    ),
+    fluxBootstrap: manual(
+      'flux-bootstrap',
+      'Production inventory, Flux instance and bootstrap inputs',
+      'a production inventory, Flux instance, deploy key and cluster path exist, with bootstrap inputs for the Flux Git source, revision and path, and one that starts the cluster with the applications suspended',
+    ),
+    outOfCluster: manual(
+      'out-of-cluster-dependencies',
+      'Recovery systems reachable without Kubernetes',
+      'Bitwarden, the Terraform state backend, B2, TrueNAS, and the credentials needed to reach them stay available when Kubernetes is down',
+    ),
+    backups: manual(
+      'backups-scheduled',
+      'Every ADR 006 backup scheduled',
+      'every backup in the ADR 006 backup table has a schedule; a Proxmox disk with backup = true is only eligible for backup, it creates no backup job',
+    ),
+    monitoring: manual(
+      'monitoring',
+      'Talos-compatible monitoring and alerts',
+      'Talos-compatible monitoring is deployed with the alerts linked from the alert runbook index',
+    ),
+  };
+}

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { OpsError } from '../errors.ts';
+
+/**
+ * One entry of `resource_changes` in `tofu show -json <plan>` (OpenTofu's JSON output format).
+ * Only what the review reads; `before`/`after` hold the resource's values, sensitive ones
+ * included, so they are never read or quoted.
+ */
+const ResourceChange = z.looseObject({
+  address: z.string().min(1),
+  mode: z.string().optional(),
+  type: z.string().min(1),
+  provider_name: z.string().optional(),
+  change: z.looseObject({ actions: z.array(z.string()).min(1) }),
+  action_reason: z.string().optional(),
+});
+
+export const PlanJson = z.looseObject({
+  format_version: z.string(),
+  resource_changes: z.array(ResourceChange).optional(),
+});
+export type PlanJson = z.infer<typeof PlanJson>;
+
+/** The action of one change; `replace` covers both orders (`delete,create` and `create,delete`). */
+export type ChangeAction = 'create' | 'read' | 'update' | 'replace' | 'delete' | 'forget' | 'no-op' | 'unknown';
+
+export interface PlannedChange {
+  address: string;
+  /** Resource type, e.g. `talos_machine_secrets`. */
+  type: string;
+  /** `Talos`, `Proxmox`, or the provider's own name. */
+  provider: string;
+  action: ChangeAction;
+  /** As tofu wrote them, e.g. `["delete","create"]`. */
+  actions: string[];
+  /** Why tofu replaces it, e.g. `replace_because_cannot_update`. */
+  reason?: string;
+}
+
+/** A change the runbook forbids in routine maintenance (`stop`) or allows only in one procedure (`caution`). */
+export interface PlanDanger {
+  level: 'stop' | 'caution';
+  address: string;
+  action: ChangeAction;
+  /** What it means and what to do, for the operator. */
+  meaning: string;
+}
+
+export interface PlanReview {
+  /** Every change other than `no-op`, in plan order. */
+  changes: PlannedChange[];
+  dangers: PlanDanger[];
+  counts: Record<Exclude<ChangeAction, 'no-op'>, number>;
+}
+
+const SOURCE = 'tofu show -json';
+
+/**
+ * Parses `tofu show -json <planfile>`.
+ *
+ * @throws {OpsError} `tofu-plan-unparseable` when the output is not a plan in the JSON format;
+ *   the message never quotes the output, which may hold sensitive values
+ */
+export function parsePlanJson(stdout: string): PlanJson {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(stdout);
+  } catch {
+    throw new OpsError('tofu-plan-unparseable', `cannot parse ${SOURCE} output: it is not JSON`, { hint: 'check that TOFU_BIN is OpenTofu 1.6 or newer' });
+  }
+  const parsed = PlanJson.safeParse(raw);
+  if (!parsed.success) {
+    const where = parsed.error.issues[0]?.path.join('.') ?? '';
+    throw new OpsError('tofu-plan-unparseable', `cannot parse ${SOURCE} output: unexpected shape${where === '' ? '' : ` at ${where}`}`, {
+      hint: 'check that TOFU_BIN is OpenTofu 1.6 or newer',
+    });
+  }
+  return parsed.data;
+}
+
+export function actionOf(actions: string[]): ChangeAction {
+  const key = actions.join(',');
+  if (key === 'delete,create' || key === 'create,delete') return 'replace';
+  if (actions.length === 1 && ['create', 'read', 'update', 'delete', 'forget', 'no-op'].includes(key)) return key as ChangeAction;
+  return 'unknown';
+}
+
+function providerOf(providerName: string | undefined, type: string): string {
+  const name = (providerName ?? '').split('/').pop() || type.split('_')[0] || type;
+  if (name === 'talos') return 'Talos';
+  if (name === 'proxmox') return 'Proxmox';
+  return name;
+}
+
+const SECRETS = 'talos_machine_secrets';
+const VM = 'proxmox_virtual_environment_vm';
+
+function dangerOf(change: PlannedChange): PlanDanger | undefined {
+  const { address, action, type } = change;
+  if (type === SECRETS && (action === 'replace' || action === 'delete')) {
+    const verb = action === 'replace' ? 'replaces' : 'destroys';
+    return { level: 'stop', address, action, meaning: `${verb} the cluster secrets: a cluster migration, not maintenance: stop and do not apply` };
+  }
+  if (type === VM && action === 'replace') {
+    return { level: 'stop', address, action, meaning: 'replaces a Talos VM, destroying the node and its disks: stop and do not apply' };
+  }
+  if (type === VM && action === 'delete') {
+    return { level: 'caution', address, action, meaning: 'destroys a Talos VM: apply only after the node was reset and its Node deleted (`/talos remove`)' };
+  }
+  return undefined;
+}
+
+/** The changes of a plan, what each does, and which of them the runbook forbids. */
+export function reviewPlan(plan: PlanJson): PlanReview {
+  const changes: PlannedChange[] = (plan.resource_changes ?? [])
+    .map((rc) => {
+      const change: PlannedChange = {
+        address: rc.address,
+        type: rc.type,
+        provider: providerOf(rc.provider_name, rc.type),
+        action: actionOf(rc.change.actions),
+        actions: rc.change.actions,
+      };
+      if (rc.action_reason !== undefined) change.reason = rc.action_reason;
+      return change;
+    })
+    .filter((c) => c.action !== 'no-op');
+  const counts: PlanReview['counts'] = { create: 0, read: 0, update: 0, replace: 0, delete: 0, forget: 0, unknown: 0 };
+  for (const change of changes) counts[change.action as keyof PlanReview['counts']] += 1;
+  const dangers = changes.map(dangerOf).filter((d): d is PlanDanger => d !== undefined);
+  return { changes, dangers, counts };
+}

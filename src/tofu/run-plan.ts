@@ -1,0 +1,99 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { errorText } from '../chat/error-text.ts';
+import type { Tofu } from '../cluster/tofu.ts';
+import { ExecError, type RunResult } from '../exec/process-runner.ts';
+import { sanitizeErrorText } from '../health/rules/probe-failure.ts';
+import { tofuErrorLines } from './diagnostics.ts';
+import { parsePlanJson, reviewPlan, type PlanReview } from './parse-plan.ts';
+
+export type FmtOutcome = { status: 'formatted' } | { status: 'unformatted'; files: string[] } | { status: 'error'; lines: string[] };
+export type ValidateOutcome = { status: 'valid' } | { status: 'invalid'; lines: string[] };
+export type PlanStepOutcome =
+  | { status: 'skipped'; because: string }
+  | { status: 'error'; lines: string[] }
+  | { status: 'planned'; review: PlanReview };
+
+/** The runbook's checks before a configuration change, in its order. */
+export interface PlanOutcome {
+  fmt: FmtOutcome;
+  validate: ValidateOutcome;
+  plan: PlanStepOutcome;
+}
+
+export interface PlanOptions {
+  signal?: AbortSignal;
+  /** Upper bound of `tofu plan`, which refreshes every resource, in ms. */
+  planTimeoutMs: number;
+  /** Parent of the private directory that holds the plan file; the OS temp dir when unset. */
+  tempBase?: string;
+}
+
+/** `tofu fmt -check` exits 3 when it lists unformatted files. */
+const FMT_UNFORMATTED = 3;
+/** `tofu plan -detailed-exitcode`: 0 no changes, 2 changes, 1 error. */
+const PLAN_OK = [0, 2];
+
+type Attempt = { ok: true; result: RunResult } | { ok: false; lines: string[] };
+
+/** A tool that failed is an outcome to report; a cancelled job is not, so it stops here. */
+async function attempt(run: () => Promise<RunResult>): Promise<Attempt> {
+  try {
+    return { ok: true, result: await run() };
+  } catch (error) {
+    if (error instanceof ExecError && error.code === 'exec-cancelled') throw error;
+    const lines = error instanceof ExecError && error.code === 'exec-failed' && error.result ? tofuErrorLines(error.result.stderr, error.result.stdout) : [errorText(error)];
+    return { ok: false, lines: lines.map(sanitizeErrorText) };
+  }
+}
+
+function nonEmptyLines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+}
+
+/**
+ * The routine configuration change, read-only: `tofu fmt -check -recursive`, `tofu validate`,
+ * `tofu plan` without the state lock into a private file, and `tofu show -json` of it. It never
+ * applies; the plan file is removed whatever happens.
+ */
+export async function runReadOnlyPlan(tofu: Tofu, terraformDir: string, options: PlanOptions): Promise<PlanOutcome> {
+  const { signal } = options;
+  const fmtRun = await attempt(() => tofu.run(terraformDir, ['fmt', '-check', '-recursive'], { signal, okExitCodes: [0, FMT_UNFORMATTED] }));
+  const fmt: FmtOutcome = !fmtRun.ok
+    ? { status: 'error', lines: fmtRun.lines }
+    : fmtRun.result.exitCode === FMT_UNFORMATTED
+      ? { status: 'unformatted', files: nonEmptyLines(fmtRun.result.stdout).map(sanitizeErrorText) }
+      : { status: 'formatted' };
+
+  const validateRun = await attempt(() => tofu.run(terraformDir, ['validate', '-no-color'], { signal }));
+  const validate: ValidateOutcome = validateRun.ok ? { status: 'valid' } : { status: 'invalid', lines: validateRun.lines };
+  if (!validateRun.ok) return { fmt, validate, plan: { status: 'skipped', because: 'the configuration is not valid' } };
+
+  // The plan file can hold sensitive values: a private directory, removed afterwards.
+  const dir = await mkdtemp(join(options.tempBase ?? tmpdir(), 'talos-chatops-plan-'));
+  try {
+    await chmod(dir, 0o700);
+    const planFile = join(dir, 'tfplan');
+    const planRun = await attempt(() =>
+      tofu.run(terraformDir, ['plan', '-detailed-exitcode', '-lock=false', '-input=false', '-no-color', `-out=${planFile}`], {
+        signal,
+        okExitCodes: PLAN_OK,
+        timeoutMs: options.planTimeoutMs,
+      }),
+    );
+    if (!planRun.ok) return { fmt, validate, plan: { status: 'error', lines: planRun.lines } };
+    const showRun = await attempt(() => tofu.run(terraformDir, ['show', '-json', planFile], { signal }));
+    if (!showRun.ok) return { fmt, validate, plan: { status: 'error', lines: showRun.lines } };
+    try {
+      return { fmt, validate, plan: { status: 'planned', review: reviewPlan(parsePlanJson(showRun.result.stdout)) } };
+    } catch (error) {
+      return { fmt, validate, plan: { status: 'error', lines: [errorText(error)] } };
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

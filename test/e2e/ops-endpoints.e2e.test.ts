@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { metricTypes, parsePrometheusText, sampleValue, type Sample } from '../support/prometheus-text.ts';
+import { approve, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+
+const TARGET = 'v1.12.11';
+
+async function get(port: number, path: string): Promise<{ status: number; type: string; body: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: response.status, type: response.headers.get('content-type') ?? '', body: await response.text() };
+}
+
+async function scrape(h: Harness): Promise<Sample[]> {
+  const response = await get(h.httpPort, '/metrics');
+  expect(response.status).toBe(200);
+  return parsePrometheusText(response.body);
+}
+
+/** `/talos health` in production, waited for until its verdict is in. */
+async function healthGate(h: Harness): Promise<void> {
+  const before = h.slack.channelMessages(CHANNELS.production).length;
+  await h.command('health');
+  await h.slack.waitFor(
+    () => {
+      const root = h.slack.channelMessages(CHANNELS.production)[before];
+      return root !== undefined && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(CHANNELS.production, root.ts).length === 8;
+    },
+    { timeoutMs: 30_000, description: 'the health gate verdict and its eight checks' },
+  );
+}
+
+describe('ops endpoints in Socket Mode', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('answers /healthz while the process runs', async () => {
+    expect(await get(h.httpPort, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
+  });
+
+  it('answers /readyz with 200 when Redis, Slack and the workers are up', async () => {
+    expect(await get(h.httpPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+  });
+
+  it('serves Prometheus text from a registry of its own', async () => {
+    const response = await get(h.httpPort, '/metrics');
+    expect(response.type).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const types = metricTypes(response.body);
+    expect(types).toMatchObject({
+      talos_chatops_operations_total: 'counter',
+      talos_chatops_step_duration_seconds: 'histogram',
+      talos_chatops_queue_jobs: 'gauge',
+      talos_chatops_waiting_approvals: 'gauge',
+      talos_chatops_exec_duration_seconds: 'histogram',
+      talos_chatops_exec_failures_total: 'counter',
+      talos_chatops_slack_api_errors_total: 'counter',
+      talos_chatops_slack_rate_limited_total: 'counter',
+      talos_chatops_health_gates_total: 'counter',
+      talos_chatops_process_cpu_user_seconds_total: 'counter',
+    });
+    const samples = parsePrometheusText(response.body);
+    expect(sampleValue(samples, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'active' })).toBe(0);
+    expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(0);
+  });
+
+  it('counts health gates, their checks, talosctl calls and Slack rate limits', async () => {
+    h.slack.faults.rateLimit({ methods: ['chat.update'], count: 1, retryAfterSec: 1 });
+    await healthGate(h);
+
+    const samples = await scrape(h);
+    expect(sampleValue(samples, 'talos_chatops_health_gates_total', { cluster: 'production', result: 'passed' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_health_checks_total', { check: 'etcd-status', status: 'passed' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'etcd status' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'service' })).toBe(3);
+    expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'tofu', subcommand: 'output' })).toBeGreaterThanOrEqual(2);
+    expect(sampleValue(samples, 'talos_chatops_slack_rate_limited_total', { method: 'chat.update' })).toBe(1);
+  });
+
+  it('counts a talosctl call that its probe timeout cut off as a failure of its subcommand', async () => {
+    h.sim.faults.set('production', { hang: ['etcd status'] });
+    try {
+      await healthGate(h);
+    } finally {
+      h.sim.faults.clear('production');
+    }
+    const samples = await scrape(h);
+    expect(sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'exec-cancelled' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_health_gates_total', { cluster: 'production', result: 'failed' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_health_checks_total', { check: 'etcd-status', status: 'failed' })).toBe(1);
+  });
+
+  it('shows an operation waiting for approval, then counts the upgrade, its steps and its talosctl upgrades', async () => {
+    const before = await scrape(h);
+    expect(sampleValue(before, 'talos_chatops_operations_total', { kind: 'talos-upgrade', result: 'completed' })).toBeUndefined();
+
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const request = await waitForApprovalRequest(h, plan, CHANNELS.staging);
+    const waiting = await scrape(h);
+    expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(1);
+    expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(0);
+
+    await approve(h, request, USERS.carol, CHANNELS.staging);
+    expect((await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging)).text).toContain('completed');
+
+    const after = await scrape(h);
+    expect(sampleValue(after, 'talos_chatops_operations_total', { kind: 'talos-upgrade', result: 'completed' })).toBe(1);
+    expect(sampleValue(after, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(0);
+    for (const kind of ['snapshot', 'upgrade-worker', 'upgrade-control-plane', 'verify']) {
+      expect([kind, sampleValue(after, 'talos_chatops_step_duration_seconds_count', { kind, status: 'done' })]).toEqual([kind, 1]);
+    }
+    expect(sampleValue(after, 'talos_chatops_step_duration_seconds_sum', { kind: 'upgrade-worker', status: 'done' })).toBeGreaterThan(0);
+    expect(sampleValue(after, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'upgrade' })).toBe(2);
+    expect(sampleValue(after, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'etcd snapshot' })).toBe(1);
+    const talosctlCalls = (samples: Sample[]): number =>
+      samples.filter((s) => s.name === 'talos_chatops_exec_duration_seconds_count' && s.labels.binary === 'talosctl').reduce((sum, s) => sum + s.value, 0);
+    expect(talosctlCalls(after)).toBeGreaterThan(talosctlCalls(before));
+    expect(sampleValue(after, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'waiting' })).toBe(0);
+  });
+
+  it('answers /readyz with 503 naming Redis while Redis is down, and 200 again once it is back', async () => {
+    await h.redis.stop();
+    const down = await get(h.httpPort, '/readyz');
+    expect(down.status).toBe(503);
+    expect(down.body).toMatch(/^not ready: .*\bredis\b/);
+    expect(down.body).not.toContain('slack');
+    expect((await get(h.httpPort, '/healthz')).status).toBe(200);
+    // Scrape-time gauges give up on a Redis that does not answer; the rest still serves.
+    expect((await get(h.httpPort, '/metrics')).status).toBe(200);
+
+    await h.redis.restart();
+    let ready = await get(h.httpPort, '/readyz');
+    for (let attempt = 0; ready.status !== 200 && attempt < 100; attempt += 1) {
+      await new Promise((r) => setTimeout(r, 200));
+      ready = await get(h.httpPort, '/readyz');
+    }
+    expect(ready).toMatchObject({ status: 200, body: 'ready\n' });
+  });
+});
+
+describe('ops endpoints in HTTP mode', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({ http: true });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('serves /healthz, /readyz and /metrics on the port that takes Slack\'s requests', async () => {
+    expect(await get(h.httpPort, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
+    expect(await get(h.httpPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
+    const metrics = await get(h.httpPort, '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metricTypes(metrics.body).talos_chatops_operations_total).toBe('counter');
+
+    const ack = await h.slack.sendSlashCommandHttp(`http://127.0.0.1:${h.httpPort}/slack/events`, { user: USERS.alice, channel: CHANNELS.production, text: 'help' });
+    expect(ack.status).toBe(200);
+    expect(ack.body).toContain('/talos health [cluster]');
+  });
+});

@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Message } from '../slack-emulator/index.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { opIdOf } from '../support/upgrade-flow.ts';
+
+/** Every gate of the runbook's production list, in the order the thread lists them. */
+const GATE_TITLES = [
+  'Three control planes on three Proxmox hosts',
+  'Scheduling allowed on control planes',
+  'Kubernetes endpoint is a virtual IP',
+  'talosctl knows every control-plane address',
+  'Every node labelled with its Proxmox host',
+  'Longhorn data disk and user volume on every node',
+  'Longhorn system extensions on every node',
+  'longhorn-system enforces privileged Pod Security',
+  'Flux reconciles the cluster path',
+  'Production inventory, Flux instance and bootstrap inputs',
+  'Recovery systems reachable without Kubernetes',
+  'Every ADR 006 backup scheduled',
+  'Staging rehearsals',
+  'Talos-compatible monitoring and alerts',
+];
+const MANUAL = [
+  'Longhorn data disk and user volume on every node',
+  'Production inventory, Flux instance and bootstrap inputs',
+  'Recovery systems reachable without Kubernetes',
+  'Every ADR 006 backup scheduled',
+  'Staging rehearsals',
+  'Talos-compatible monitoring and alerts',
+];
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({
+    inventory: {
+      extra: {
+        production: { kubernetesEndpoint: 'https://10.0.30.10:6443', fluxPath: './clusters/production' },
+        // The checked-in staging inventory: its endpoint is the control plane's own address, and it declares no Flux path.
+        staging: { kubernetesEndpoint: 'https://10.0.20.204:6443' },
+      },
+    },
+  });
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+beforeEach(() => {
+  h.sim.faults.clear('production');
+  h.sim.faults.clear('staging');
+});
+
+interface Report {
+  ack: string;
+  root: Message;
+  replies: Message[];
+}
+
+/** `/talos gates` through Slack, then the finished root message and its thread. */
+async function gates(text = 'gates', channel: string = CHANNELS.production, user: string = USERS.alice): Promise<Report> {
+  const before = h.slack.channelMessages(channel).length;
+  const ack = await h.command(text, { channel, user });
+  const root = await h.slack.waitFor(
+    () => {
+      const latest = h.slack.channelMessages(channel).slice(before)[0];
+      if (!latest || !/production-ready|could not be checked/.test(latest.text)) return undefined;
+      return h.slack.thread(channel, latest.ts).length === GATE_TITLES.length ? latest : undefined;
+    },
+    { timeoutMs: 30_000, description: 'a finished readiness report' },
+  );
+  return { ack, root, replies: h.slack.thread(channel, root.ts) };
+}
+
+function gate(report: Report, title: string): Message {
+  const found = report.replies.find((r) => r.text.includes(title));
+  if (!found) throw new Error(`no reply for ${title}: ${report.replies.map((r) => r.text).join('\n')}`);
+  return found;
+}
+
+/** What an operator sees of a reply: its blocks (evidence included) and its text. */
+function shown(message: Message): string {
+  return JSON.stringify(message.blocks ?? []) + message.text;
+}
+
+describe('/talos gates on production', () => {
+  it('passes every gate the bot can see and leaves the rest to check by hand', async () => {
+    const since = h.sim.calls.length;
+
+    const report = await gates();
+
+    expect(report.ack).toContain('Checking *production* against the runbook');
+    expect(report.root.text).toBe('✅ Production gates of production: production-ready (8 passed, 0 failed, 6 by hand)');
+    expect(report.replies.map((r) => GATE_TITLES.findIndex((t) => r.text.includes(`${t}:`)))).toEqual(GATE_TITLES.map((_, i) => i));
+    for (const title of GATE_TITLES) {
+      expect(gate(report, title).text.startsWith(MANUAL.includes(title) ? '✋' : '✅')).toBe(true);
+    }
+    expect(gate(report, 'Three control planes').text).toContain('3 control planes on 3 hosts (pve1, pve2, pve3)');
+    expect(gate(report, 'Kubernetes endpoint').text).toContain('10.0.30.10 is no node');
+    expect(shown(gate(report, 'talosctl knows'))).toContain('talosconfig endpoints: 10.0.30.11, 10.0.30.12, 10.0.30.13');
+    expect(gate(report, 'Longhorn system extensions').text).toContain('siderolabs/iscsi-tools, siderolabs/util-linux-tools on all 3 nodes');
+    expect(gate(report, 'Flux reconciles').text).toContain('2 Kustomizations reconcile from ./clusters/production');
+    // Read-only: the only talosctl call asks every node for its extensions.
+    const talosctl = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
+    expect(talosctl.map((c) => c.argv.slice(0, 4))).toEqual([['get', 'extensions', '-o', 'json']]);
+    expect(talosctl[0]?.argv).toEqual(expect.arrayContaining(['--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
+  });
+
+  it('is open to channel members who are not operators', async () => {
+    const report = await gates('gates', CHANNELS.production, USERS.eve);
+    expect(report.root.text).toContain('production-ready');
+    expect(JSON.stringify(report.root.blocks)).toContain(`<@${USERS.eve}>`);
+  });
+
+  it('posts nothing from the talosconfig but its endpoints, and removes the credentials', async () => {
+    await gates();
+    const talosconfig = h.sim.talosconfig('production');
+    // The end of the base64 CA is unique to this cluster (its start is the PEM header every CA shares).
+    const ca = /\bca: (\S+)/.exec(talosconfig)?.[1]?.slice(-48);
+    expect(ca).toHaveLength(48);
+    expect(h.slack.allTraffic()).not.toContain(ca);
+    expect(h.bot.logs()).not.toContain(ca);
+    expect(h.slack.allTraffic()).not.toContain(h.sim.canary);
+    expect(h.bot.logs()).not.toContain(h.sim.canary);
+    expect(h.bot.logs()).toContain('readiness gates finished');
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(h.env.CREDENTIALS_DIR!)).toEqual([]);
+  });
+
+  it('fails the gates whose probe could not be read instead of passing them', async () => {
+    h.sim.faults.set('production', { kubeFail: ['/api/v1/nodes'] });
+
+    const report = await gates();
+
+    expect(report.root.text).toContain('not production-ready: Three control planes on three Proxmox hosts; Scheduling allowed on control planes');
+    expect(gate(report, 'Three control planes').text).toMatch(/^❌ .*could not read the Kubernetes nodes/);
+    expect(gate(report, 'Every node labelled').text).toMatch(/^❌/);
+    // Gates that do not need the node list still report.
+    expect(gate(report, 'longhorn-system enforces').text).toMatch(/^✅/);
+    expect(h.bot.running()).toBe(true);
+  });
+
+  it('fails the extensions gate when talosctl cannot list them, and bounds a hanging call', async () => {
+    h.sim.faults.set('production', { fail: { 'get extensions': 'rpc error: code = PermissionDenied desc = not authorized' } });
+    const refused = await gates();
+    expect(gate(refused, 'Longhorn system extensions').text).toMatch(/^❌ .*could not read the system extensions: .*PermissionDenied/);
+    expect(refused.root.text).toContain('not production-ready: Longhorn system extensions on every node');
+
+    h.sim.faults.set('production', { fail: undefined, hang: ['get'] });
+    const hung = await gates();
+    expect(gate(hung, 'Longhorn system extensions').text).toContain('could not read the system extensions: timed out after 5s');
+    expect(gate(hung, 'Three control planes').text).toMatch(/^✅/);
+  });
+});
+
+describe('/talos gates on the staging shape', () => {
+  it('is not production-ready and says why', async () => {
+    const report = await gates('gates', CHANNELS.staging);
+
+    expect(report.root.text).toBe(
+      '❌ Production gates of staging: not production-ready: Three control planes on three Proxmox hosts; Scheduling allowed on control planes; ' +
+        'Kubernetes endpoint is a virtual IP; Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security ' +
+        '(2 passed, 5 failed, 7 by hand)',
+    );
+    expect(gate(report, 'Three control planes').text).toMatch(/^❌ .*1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed/);
+    expect(gate(report, 'Scheduling allowed').text).toContain('talos-stg-cp-1 is tainted node-role.kubernetes.io/control-plane:NoSchedule');
+    expect(gate(report, 'Kubernetes endpoint').text).toContain('https://10.0.20.204:6443 is the address of node talos-stg-cp-1 (10.0.20.204)');
+    expect(gate(report, 'Longhorn system extensions').text).toContain('10.0.20.204 lacks siderolabs/iscsi-tools, siderolabs/util-linux-tools');
+    expect(gate(report, 'Longhorn system extensions').text).toContain('10.0.20.205 lacks');
+    expect(gate(report, 'longhorn-system enforces').text).toContain('there is no longhorn-system namespace');
+    // No fluxPath in the staging inventory: the paths seen are listed for a person to judge.
+    const flux = gate(report, 'Flux reconciles');
+    expect(flux.text).toMatch(/^✋ .*no fluxPath.*\.\/clusters\/staging, \.\/clusters\/staging\/apps/);
+    expect(gate(report, 'Every node labelled').text).toMatch(/^✅/);
+    expect(gate(report, 'talosctl knows').text).toMatch(/^✅/);
+    expect(JSON.stringify(report.root.blocks)).toContain('Not production-ready:');
+  });
+});
+
+describe('staging rehearsals from the bot records', () => {
+  it('ticks off an etcd snapshot once one completed on staging', async () => {
+    const before = gate(await gates(), 'Staging rehearsals');
+    expect(shown(before)).toContain('☐ etcd restore: check by hand (no completed etcd snapshot on staging');
+    expect(shown(before)).toContain('☐ Talos upgrade: no completed talos-upgrade on staging');
+
+    const snapshotAck = await h.command('snapshot', { channel: CHANNELS.staging, user: USERS.alice });
+    const opId = opIdOf(snapshotAck);
+    await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.staging).find((m) => m.text.includes(opId) && m.text.startsWith('✅')), {
+      timeoutMs: 30_000,
+      description: 'the staging snapshot',
+    });
+
+    const after = gate(await gates(), 'Staging rehearsals');
+    expect(after.text).toMatch(/^✋/);
+    expect(shown(after)).toMatch(new RegExp(`◐ etcd restore: etcd snapshot ${opId} completed \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC; the restore itself: check by hand`));
+    // A snapshot is not an upgrade rehearsal.
+    expect(shown(after)).toContain('☐ Talos upgrade: no completed talos-upgrade on staging');
+    expect(shown(after)).toContain('staging has one control plane: expand it to three first');
+  });
+});
+
+describe('answers that run nothing', () => {
+  it('refuses a channel that belongs to no cluster', async () => {
+    const posted = h.slack.channelMessages(CHANNELS.random).length;
+    const calls = h.sim.calls.length;
+
+    const ack = await h.command('gates production', { channel: CHANNELS.random });
+    await new Promise((r) => setTimeout(r, 300));
+
+    expect(ack).toContain('This channel belongs to no cluster');
+    expect(h.slack.channelMessages(CHANNELS.random).length).toBe(posted);
+    expect(h.sim.calls.length).toBe(calls);
+  });
+});

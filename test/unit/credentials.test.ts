@@ -1,0 +1,159 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { withClusterCredentials, type ClusterCredentials } from '../../src/cluster/credentials.ts';
+import type { Tofu } from '../../src/cluster/tofu.ts';
+import type { RunResult } from '../../src/exec/process-runner.ts';
+import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
+
+const TALOS_KEY = 'LS0tLS1CRUdJTiBFRDI1NTE5IFBSSVZBVEUgS0VZLS0tLS0KTUM0Q0FRQXdCUVlESzJWd0JDSUVJY2FuYXJ5';
+const TALOSCONFIG = `context: production\ncontexts:\n    production:\n        endpoints:\n            - 10.0.30.11\n        key: ${TALOS_KEY}\n`;
+const KUBE_TOKEN = 'kube-token-canary-0123456789abcdef';
+const KUBECONFIG = `apiVersion: v1\nkind: Config\nusers:\n- name: admin@production\n  user:\n    token: ${KUBE_TOKEN}\n`;
+
+/** A Tofu that answers `output -raw` from a map and records what it was asked. */
+function fakeTofu(outputs: Record<string, string> = { talosconfig: TALOSCONFIG, talos_kubeconfig: KUBECONFIG }): Tofu & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    outputRaw(terraformDir, name) {
+      asked.push(`${terraformDir} ${name}`);
+      const value = outputs[name];
+      return value === undefined ? Promise.reject(new Error(`no output ${name}`)) : Promise.resolve(value);
+    },
+    run(): Promise<RunResult> {
+      return Promise.reject(new Error('not used by credentials'));
+    },
+  };
+}
+
+describe('withClusterCredentials', () => {
+  let baseDir: string;
+  beforeEach(async () => {
+    baseDir = await mkdtemp(join(tmpdir(), 'credentials-test-'));
+  });
+  afterEach(async () => {
+    await rm(baseDir, { recursive: true, force: true });
+  });
+
+  it('fetches both credentials from tofu output in the cluster directory', async () => {
+    // Arrange
+    const tofu = fakeTofu();
+
+    // Act
+    await withClusterCredentials({ tofu, scrubber: new SecretScrubber(), baseDir }, '/srv/infra/terraform/production', undefined, () =>
+      Promise.resolve(),
+    );
+
+    // Assert
+    expect([...tofu.asked].sort()).toEqual(['/srv/infra/terraform/production talos_kubeconfig', '/srv/infra/terraform/production talosconfig']);
+  });
+
+  it('writes them into a private directory (0700) as private files (0600)', async () => {
+    // Arrange
+    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+
+    // Act
+    const seen = await withClusterCredentials(deps, '/srv/tf', undefined, async (credentials) => ({
+      credentials,
+      dirMode: (await stat(credentials.dir)).mode & 0o777,
+      talosconfigMode: (await stat(credentials.talosconfigPath)).mode & 0o777,
+      kubeconfigMode: (await stat(credentials.kubeconfigPath)).mode & 0o777,
+      talosconfig: await readFile(credentials.talosconfigPath, 'utf8'),
+      kubeconfigFile: await readFile(credentials.kubeconfigPath, 'utf8'),
+      files: (await readdir(credentials.dir)).sort(),
+    }));
+
+    // Assert
+    expect(seen.dirMode).toBe(0o700);
+    expect(seen.talosconfigMode).toBe(0o600);
+    expect(seen.kubeconfigMode).toBe(0o600);
+    expect(seen.talosconfig).toBe(TALOSCONFIG);
+    expect(seen.kubeconfigFile).toBe(KUBECONFIG);
+    expect(seen.credentials.kubeconfig).toBe(KUBECONFIG);
+    expect(seen.files).toEqual(['kubeconfig', 'talosconfig']);
+    expect(dirname(seen.credentials.dir)).toBe(baseDir);
+  });
+
+  it('removes the directory after the work succeeds and returns its result', async () => {
+    // Arrange
+    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+    let used: ClusterCredentials | undefined;
+
+    // Act
+    const result = await withClusterCredentials(deps, '/srv/tf', undefined, (credentials) => {
+      used = credentials;
+      return Promise.resolve('health gate passed');
+    });
+
+    // Assert
+    expect(result).toBe('health gate passed');
+    expect(used).toBeDefined();
+    expect(existsSync(used!.dir)).toBe(false);
+    expect(await readdir(baseDir)).toEqual([]);
+  });
+
+  it('removes the directory after the work throws, and rethrows', async () => {
+    // Arrange
+    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+    let used: ClusterCredentials | undefined;
+
+    // Act
+    const outcome = withClusterCredentials(deps, '/srv/tf', undefined, (credentials) => {
+      used = credentials;
+      return Promise.reject(new Error('etcd has no leader'));
+    });
+
+    // Assert
+    await expect(outcome).rejects.toThrow('etcd has no leader');
+    expect(used).toBeDefined();
+    expect(existsSync(used!.dir)).toBe(false);
+    expect(await readdir(baseDir)).toEqual([]);
+  });
+
+  it('creates nothing when tofu cannot give the credentials', async () => {
+    // Arrange
+    const deps = { tofu: fakeTofu({ talosconfig: TALOSCONFIG }), scrubber: new SecretScrubber(), baseDir };
+    let ran = false;
+
+    // Act
+    const outcome = withClusterCredentials(deps, '/srv/tf', undefined, () => {
+      ran = true;
+      return Promise.resolve();
+    });
+
+    // Assert
+    await expect(outcome).rejects.toThrow('no output talos_kubeconfig');
+    expect(ran).toBe(false);
+    expect(await readdir(baseDir)).toEqual([]);
+  });
+
+  it('registers both credentials with the scrubber before the work runs', async () => {
+    // Arrange
+    const scrubber = new SecretScrubber();
+    const deps = { tofu: fakeTofu(), scrubber, baseDir };
+
+    // Act
+    const scrubbedDuringWork = await withClusterCredentials(deps, '/srv/tf', undefined, () =>
+      Promise.resolve(scrubber.scrub(`talosctl: bad key ${TALOS_KEY}; kubectl: token ${KUBE_TOKEN}`)),
+    );
+
+    // Assert
+    expect(scrubbedDuringWork).toBe('talosctl: bad key [REDACTED]; kubectl: token [REDACTED]');
+  });
+
+  it('gives each run its own directory', async () => {
+    // Arrange
+    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+
+    // Act
+    const dirs = await Promise.all(
+      [1, 2].map(() => withClusterCredentials(deps, '/srv/tf', undefined, (credentials) => Promise.resolve(credentials.dir))),
+    );
+
+    // Assert
+    expect(new Set(dirs).size).toBe(2);
+  });
+});

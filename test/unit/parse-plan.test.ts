@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { groupedChanges, planCounts } from '../../src/chat/plan-report.ts';
+import { OpsError } from '../../src/errors.ts';
+import { tofuDiagnostics, tofuErrorLines } from '../../src/tofu/diagnostics.ts';
+import { actionOf, parsePlanJson, reviewPlan } from '../../src/tofu/parse-plan.ts';
+
+const TALOS = 'registry.opentofu.org/siderolabs/talos';
+const PROXMOX = 'registry.opentofu.org/bpg/proxmox';
+
+function change(address: string, type: string, provider: string, actions: string[], extra: Record<string, unknown> = {}) {
+  return {
+    address,
+    mode: 'managed',
+    type,
+    name: address.split('.')[1]?.split('[')[0] ?? 'this',
+    provider_name: provider,
+    change: { actions, before: { id: 'x' }, after: { machine_secrets: 'SECRET-VALUE' }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} },
+    ...extra,
+  };
+}
+
+/** `tofu show -json <plan>` as OpenTofu 1.10 prints it, trimmed to the resource changes. */
+function show(changes: unknown[]): string {
+  return JSON.stringify({ format_version: '1.0', terraform_version: '1.10.6', planned_values: { root_module: {} }, resource_changes: changes, configuration: {}, errored: false });
+}
+
+describe('parsePlanJson', () => {
+  it('reads format_version and the resource changes', () => {
+    const plan = parsePlanJson(show([change('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['no-op'])]));
+    expect(plan.format_version).toBe('1.0');
+    expect(plan.resource_changes?.map((c) => [c.address, c.change.actions])).toEqual([['talos_machine_secrets.this', ['no-op']]]);
+  });
+
+  it('accepts a plan of an empty configuration, which has no resource_changes', () => {
+    expect(reviewPlan(parsePlanJson('{"format_version":"1.2","terraform_version":"1.10.6"}')).changes).toEqual([]);
+  });
+
+  it('refuses text that is not JSON with a stable code and no quote of the output', () => {
+    const attempt = () => parsePlanJson('Error: SECRET-VALUE');
+    expect(attempt).toThrow(OpsError);
+    expect(attempt).toThrow('cannot parse tofu show -json output: it is not JSON');
+    expect(() => attempt()).not.toThrow(/SECRET-VALUE/);
+  });
+
+  it('refuses a change without actions and names where', () => {
+    const broken = JSON.stringify({ format_version: '1.0', resource_changes: [{ address: 'a.b', type: 'a', change: { after: 'SECRET-VALUE' } }] });
+    expect(() => parsePlanJson(broken)).toThrow(/unexpected shape at resource_changes\.0\.change\.actions/);
+    expect(() => parsePlanJson(broken)).not.toThrow(/SECRET-VALUE/);
+  });
+});
+
+describe('actionOf', () => {
+  it.each([
+    [['no-op'], 'no-op'],
+    [['create'], 'create'],
+    [['read'], 'read'],
+    [['update'], 'update'],
+    [['delete'], 'delete'],
+    [['forget'], 'forget'],
+    [['delete', 'create'], 'replace'],
+    [['create', 'delete'], 'replace'],
+    [['update', 'delete'], 'unknown'],
+  ])('%j → %s', (actions, action) => {
+    expect(actionOf(actions)).toBe(action);
+  });
+});
+
+describe('reviewPlan', () => {
+  it('drops no-ops, keeps plan order and counts each action', () => {
+    const review = reviewPlan(
+      parsePlanJson(
+        show([
+          change('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['no-op']),
+          change('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['update']),
+          change('proxmox_virtual_environment_vm.talos["cp-4"]', 'proxmox_virtual_environment_vm', PROXMOX, ['create']),
+          change('data.talos_client_configuration.this', 'talos_client_configuration', TALOS, ['read'], { mode: 'data' }),
+        ]),
+      ),
+    );
+    expect(review.changes.map((c) => [c.provider, c.action, c.address])).toEqual([
+      ['Talos', 'update', 'talos_machine_configuration_apply.this["cp-1"]'],
+      ['Proxmox', 'create', 'proxmox_virtual_environment_vm.talos["cp-4"]'],
+      ['Talos', 'read', 'data.talos_client_configuration.this'],
+    ]);
+    expect(review.counts).toEqual({ create: 1, read: 1, update: 1, replace: 0, delete: 0, forget: 0, unknown: 0 });
+    expect(review.dangers).toEqual([]);
+    expect(planCounts(review)).toBe('1 to add, 1 to change, 1 to read');
+  });
+
+  it.each([
+    [['delete', 'create']],
+    [['create', 'delete']],
+  ])('stops on a replacement of the cluster secrets (%j)', (actions) => {
+    const review = reviewPlan(parsePlanJson(show([change('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, actions, { action_reason: 'replace_because_cannot_update' })])));
+    expect(review.dangers).toEqual([
+      { level: 'stop', address: 'talos_machine_secrets.this', action: 'replace', meaning: 'replaces the cluster secrets: a cluster migration, not maintenance: stop and do not apply' },
+    ]);
+    expect(review.changes[0]?.reason).toBe('replace_because_cannot_update');
+  });
+
+  it('stops on a deletion of the cluster secrets', () => {
+    const review = reviewPlan(parsePlanJson(show([change('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['delete'])])));
+    expect(review.dangers.map((d) => [d.level, d.meaning.split(':')[0]])).toEqual([['stop', 'destroys the cluster secrets']]);
+  });
+
+  it('stops on a VM replacement and only cautions on a VM deletion', () => {
+    const review = reviewPlan(
+      parsePlanJson(
+        show([
+          change('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['delete', 'create']),
+          change('proxmox_virtual_environment_vm.talos["w-9"]', 'proxmox_virtual_environment_vm', PROXMOX, ['delete']),
+          change('proxmox_virtual_environment_vm.talos["cp-2"]', 'proxmox_virtual_environment_vm', PROXMOX, ['update']),
+        ]),
+      ),
+    );
+    expect(review.dangers.map((d) => [d.level, d.address])).toEqual([
+      ['stop', 'proxmox_virtual_environment_vm.talos["cp-1"]'],
+      ['caution', 'proxmox_virtual_environment_vm.talos["w-9"]'],
+    ]);
+    expect(planCounts(review)).toBe('1 to replace, 1 to destroy, 1 to change');
+  });
+
+  it('does not flag a replacement of other resources', () => {
+    const review = reviewPlan(parsePlanJson(show([change('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['delete', 'create'])])));
+    expect(review.dangers).toEqual([]);
+  });
+});
+
+describe('groupedChanges', () => {
+  it('puts Talos, then Proxmox, then other providers, most destructive first, and marks dangers', () => {
+    const review = reviewPlan(
+      parsePlanJson(
+        show([
+          change('random_id.suffix', 'random_id', 'registry.opentofu.org/hashicorp/random', ['create']),
+          change('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['create', 'delete']),
+          change('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['update']),
+          change('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['delete', 'create']),
+        ]),
+      ),
+    );
+    expect(groupedChanges(review)).toEqual([
+      'Talos',
+      '-/+ replace  talos_machine_secrets.this 🟥 DANGER',
+      '  ~ update   talos_machine_configuration_apply.this["cp-1"]',
+      'Proxmox',
+      '+/- replace  proxmox_virtual_environment_vm.talos["cp-1"] 🟥 DANGER',
+      'random',
+      '  + create   random_id.suffix',
+    ]);
+  });
+});
+
+describe('tofuDiagnostics', () => {
+  it('reads boxed diagnostics', () => {
+    const stderr =
+      '╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        3f1c\n╵\n';
+    expect(tofuDiagnostics(stderr)).toEqual([
+      { severity: 'Error', summary: 'Error acquiring the state lock', detail: ['Error message: ConditionalCheckFailedException: The conditional request failed', 'Lock Info:', 'ID:        3f1c'] },
+    ]);
+  });
+
+  it('reads plain diagnostics and keeps warnings apart from errors', () => {
+    const stderr = '\nWarning: Deprecated attribute\n\n  on main.tf line 3\n\nError: Unsupported argument\n\n  on nodes.tf line 12, in resource "x" "y":\n';
+    expect(tofuDiagnostics(stderr).map((d) => [d.severity, d.summary])).toEqual([
+      ['Warning', 'Deprecated attribute'],
+      ['Error', 'Unsupported argument'],
+    ]);
+    expect(tofuErrorLines(stderr)).toEqual(['Error: Unsupported argument', '  on nodes.tf line 12, in resource "x" "y":']);
+  });
+
+  it('falls back to the last lines when tofu printed no diagnostic', () => {
+    expect(tofuErrorLines('', 'line 1\nline 2\n')).toEqual(['line 1', 'line 2']);
+  });
+});

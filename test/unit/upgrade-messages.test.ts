@@ -1,0 +1,284 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../src/chat/chat-port.ts';
+import {
+  ACTION,
+  approvalDecidedMessage,
+  approvalRequestMessage,
+  buttonValue,
+  failureMessage,
+  operationRootMessage,
+  REVIEW_ITEMS,
+  terraformFollowUp,
+} from '../../src/chat/upgrade-messages.ts';
+import type { Approval, Operation, OperationState, Step } from '../../src/ops/operation.ts';
+import { blockKitProblems } from '../support/block-kit-limits.ts';
+
+const LONG = 'x'.repeat(500);
+/** 200 evidence lines of 500 characters: more than any block can hold. */
+const HUGE_EVIDENCE = Array.from({ length: 200 }, (_, i) => `${i} ${LONG}`.slice(0, 500));
+
+function step(overrides: Partial<Step> = {}): Step {
+  return {
+    id: 's1',
+    kind: 'upgrade-control-plane',
+    node: '10.0.30.11',
+    nodeName: 'talos-cp-1',
+    host: 'pve-1',
+    image: 'factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1',
+    status: 'pending',
+    ...overrides,
+  };
+}
+
+function approval(overrides: Partial<Approval> = {}): Approval {
+  return {
+    step: 's1',
+    nonce: 'n0nce1',
+    messageTs: '1700000000.000100',
+    requestedAt: '2026-11-29T22:10:00.000Z',
+    expiresAt: '2026-11-29T23:10:00.000Z',
+    state: 'pending',
+    ...overrides,
+  };
+}
+
+function operation(overrides: Partial<Operation> = {}): Operation {
+  return {
+    id: 'op-1a2b3c4d5e',
+    kind: 'talos-upgrade',
+    cluster: 'production',
+    channel: 'C0MAINTPRD',
+    requestedBy: 'U0ALICE',
+    createdAt: '2026-11-29T22:00:00.000Z',
+    state: 'planned',
+    revision: 3,
+    target: { version: 'v1.12.1', fromVersion: 'v1.11.6' },
+    steps: [step({ id: 's0', kind: 'snapshot', node: undefined, nodeName: undefined, host: undefined, image: undefined }), step()],
+    approvals: [],
+    refusals: [],
+    audit: [],
+    confirmedReview: [],
+    notes: [],
+    planNonce: 'pl4nn0nce',
+    ...overrides,
+  };
+}
+
+/** An operation with everything as long and numerous as it can plausibly get. */
+function hugeOperation(state: OperationState, kind: Operation['kind'] = 'talos-upgrade'): Operation {
+  return operation({
+    kind,
+    state,
+    cluster: `c${'-x'.repeat(19)}`,
+    startedBy: 'U0BOB',
+    startedAt: '2026-11-29T22:05:00.000Z',
+    target: { version: 'v1.12.1', fromVersion: 'v1.11.6', node: '10.0.30.11', nodeName: `n${LONG}`, talosVersion: 'v1.11.6' },
+    steps: Array.from({ length: 200 }, (_, i) => step({ id: `s${i}`, nodeName: `node-${i}-${LONG}`, host: LONG, detail: LONG, status: 'failed' })),
+    approvals: Array.from({ length: 200 }, (_, i) => approval({ step: `s${i}`, nonce: `n${i}` })),
+    refusals: Array.from({ length: 200 }, () => LONG),
+    notes: Array.from({ length: 200 }, () => LONG),
+    reason: LONG.repeat(10),
+    snapshot: {
+      id: `snap-${LONG}`,
+      path: '/var/backups/talos-etcd/x.db',
+      bytes: 1,
+      sha256: 'a'.repeat(64),
+      revision: 1,
+      node: '10.0.30.11',
+      takenAt: '2026-11-29T22:01:00.000Z',
+    },
+    failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'offered' },
+  });
+}
+
+/** The mrkdwn and plain texts of every block, joined: what an operator reads. */
+function allText(message: ChatMessage): string {
+  return JSON.stringify(message.blocks);
+}
+
+describe('upgrade messages stay inside Block Kit limits', () => {
+  const states: OperationState[] = ['preflight', 'refused', 'planned', 'running', 'awaiting-approval', 'paused', 'failed', 'completed', 'cancelled'];
+  const kinds: Operation['kind'][] = ['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'snapshot'];
+
+  it.each(kinds.flatMap((kind) => states.map((state) => [kind, state] as const)))('root message of a huge %s in state %s', (kind, state) => {
+    // Act
+    const message = operationRootMessage(hugeOperation(state, kind));
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('approval request with 200 lines of etcd evidence', () => {
+    // Arrange
+    const op = hugeOperation('awaiting-approval');
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE });
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it.each(['approved', 'stopped', 'expired'] as const)('decided approval (%s)', (state) => {
+    // Arrange
+    const op = hugeOperation('running');
+
+    // Act
+    const message = approvalDecidedMessage(op, approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z' }), op.steps[0]!);
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('failure with 200 lines of evidence and a long reason', () => {
+    // Arrange
+    const op = hugeOperation('failed');
+
+    // Act
+    const message = failureMessage(op, op.steps[1], LONG.repeat(20), HUGE_EVIDENCE);
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('Terraform follow-up', () => {
+    // Act
+    const message = terraformFollowUp(hugeOperation('completed'), 'a'.repeat(64), 'nocloud');
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+});
+
+describe('operationRootMessage', () => {
+  it('offers Start and Cancel on a planned operation, carrying the plan nonce', () => {
+    // Act
+    const message = operationRootMessage(operation());
+
+    // Assert
+    const actionsBlock = message.blocks!.find((b) => b['type'] === 'actions')!;
+    expect(actionsBlock['block_id']).toBe('plan-op-1a2b3c4d5e-pl4nn0nce');
+    const buttons = actionsBlock['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([
+      [ACTION.start, 'op-1a2b3c4d5e.pl4nn0nce'],
+      [ACTION.cancelPlan, 'op-1a2b3c4d5e.pl4nn0nce'],
+    ]);
+    expect(message.text).toBe('Talos upgrade v1.11.6 → v1.12.1: production — 📝 planned — waiting for an operator to start (op-1a2b3c4d5e)');
+  });
+
+  it('lists the runbook review items the starter confirms', () => {
+    // Act
+    const message = operationRootMessage(operation());
+
+    // Assert
+    for (const item of REVIEW_ITEMS) expect(allText(message)).toContain(`☐ ${item}`);
+  });
+
+  it('offers no buttons once the operation runs', () => {
+    // Act
+    const message = operationRootMessage(operation({ state: 'running', startedBy: 'U0BOB', startedAt: '2026-11-29T22:05:00.000Z' }));
+
+    // Assert
+    expect(message.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
+    expect(allText(message)).toContain('<@U0BOB> at 2026-11-29 22:05:00 UTC');
+  });
+
+  it('escapes text from the cluster so it cannot mention the channel or forge a link', () => {
+    // Arrange
+    const op = operation({
+      state: 'failed',
+      steps: [step({ status: 'failed', detail: '<!channel> node said <https://evil.example|retry>' })],
+      reason: 'kubelet <none> & more',
+    });
+
+    // Act
+    const text = allText(operationRootMessage(op));
+
+    // Assert
+    expect(text).not.toContain('<!channel>');
+    expect(text).toContain('&lt;!channel&gt; node said &lt;https://evil.example|retry&gt;');
+    expect(text).toContain('*Reason:* kubelet &lt;none&gt; &amp; more');
+  });
+
+  it('lists the refusals of a refused operation', () => {
+    // Act
+    const message = operationRootMessage(operation({ state: 'refused', refusals: ['etcd has no leader', 'talosctl v1.11.6 is missing'] }));
+
+    // Assert
+    expect(allText(message)).toContain('*Refused before touching anything:*\\n• etcd has no leader\\n• talosctl v1.11.6 is missing');
+  });
+});
+
+describe('approval and failure messages', () => {
+  it('asks for approval naming node, host, image and expiry, with Approve and Stop', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] });
+
+    // Assert
+    expect(message.text).toBe('🔐 Approval needed: upgrade control plane talos-cp-1 (10.0.30.11, host pve-1) to v1.12.1 (op-1a2b3c4d5e)');
+    const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([
+      [ACTION.approve, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
+      [ACTION.stop, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
+    ]);
+    expect(allText(message)).toContain('2026-11-29 23:10:00 UTC');
+  });
+
+  it('escapes etcd evidence that came from the cluster', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: ['learner <none> & <!here>'] });
+
+    // Assert
+    expect(allText(message)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
+  });
+
+  it('offers a rollback of the failed node only while one is offered', () => {
+    // Arrange
+    const offered = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'offered' } });
+    const used = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'running' } });
+
+    // Act
+    const withButton = failureMessage(offered, offered.steps[1], 'node did not come back', ['no answer']);
+    const withoutButton = failureMessage(used, used.steps[1], 'node did not come back', ['no answer']);
+
+    // Assert
+    const buttons = withButton.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value'], b['text']])).toEqual([
+      [ACTION.rollback, 'op-1a2b3c4d5e.f41l', { type: 'plain_text', text: 'Roll back 10.0.30.11', emoji: true }],
+    ]);
+    expect(withoutButton.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
+    expect(withButton.text).toBe(
+      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further node was touched; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it.',
+    );
+  });
+
+  it('escapes failure evidence that came from the cluster', () => {
+    // Arrange
+    const op = operation({ state: 'failed' });
+
+    // Act
+    const message = failureMessage(op, op.steps[1], 'upgrade failed', ['rpc error: desc = <nil> & <!channel>']);
+
+    // Assert
+    expect(allText(message)).not.toContain('<!channel>');
+    expect(allText(message)).toContain('rpc error: desc = &lt;nil&gt; &amp; &lt;!channel&gt;');
+  });
+
+  it('offers to ask again after an approval expired', () => {
+    // Arrange
+    const op = operation({ state: 'paused' });
+
+    // Act
+    const message = approvalDecidedMessage(op, approval({ state: 'expired' }), op.steps[1]!);
+
+    // Assert
+    const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([[ACTION.rerequest, 'op-1a2b3c4d5e.n0nce1']]);
+  });
+});
