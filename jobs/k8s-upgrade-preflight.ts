@@ -1,3 +1,5 @@
+import { findStagingRehearsal } from '../src/ops/rehearsal.ts';
+import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import semver from 'semver';
 import { errorText } from '../src/chat/error-text.ts';
 import { allNodes, type ClusterConfig } from '../src/config/inventory.ts';
@@ -14,6 +16,8 @@ const bare = (v: string): string => v.replace(/^v/, '');
 /** Every check of the runbook's "Upgrade Kubernetes" before anything is touched, all collected. */
 async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
   const refusals: string[] = [];
+  const windowRefusal = outsideWindowRefusal(cluster, deps.now());
+  if (windowRefusal !== undefined) refusals.push(windowRefusal);
   const notes: string[] = [];
   const target = op.target.version ?? '';
   const probe = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
@@ -48,9 +52,14 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const holder = await deps.lock.holder(cluster.name);
   if (holder !== undefined) refusals.push(`operation ${holder} holds ${cluster.name}; wait for it to finish, or \`/talos cancel ${holder}\``);
 
+  const rehearsal =
+    cluster.environment === 'production' && op.target.version !== undefined
+      ? { stagingOp: await findStagingRehearsal(deps.store, deps.inventory, 'k8s-upgrade', op.target.version) }
+      : undefined;
   return {
     refusals,
     notes,
+    rehearsal,
     target: { fromVersion: running, talosVersion },
     steps: [
       { id: 'snapshot', kind: 'snapshot', status: 'pending' },

@@ -14,6 +14,8 @@ export interface PreflightOutcome {
   notes: string[];
   steps: Step[];
   target: Partial<Operation['target']>;
+  /** Production upgrades: the staging operation that rehearsed the same target, if any. */
+  rehearsal?: Operation['rehearsal'];
 }
 
 export type PreflightCheck = (cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal) => Promise<PreflightOutcome>;
@@ -52,6 +54,7 @@ export function createPreflightJob(deps: OpsJobDeps, check: PreflightCheck, onPa
       steps: outcome.steps,
       target: { ...o.target, ...outcome.target },
       planNonce: !refused && onPass.kind === 'plan' ? newNonce() : undefined,
+      rehearsal: outcome.rehearsal,
       // The operator's request is the start of these operations.
       startedBy: !refused && onPass.kind === 'run' ? o.requestedBy : o.startedBy,
       startedAt: !refused && onPass.kind === 'run' ? now : o.startedAt,

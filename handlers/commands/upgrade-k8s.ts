@@ -1,3 +1,4 @@
+import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { parseKubernetesVersionInput } from '../../src/rules/versions.ts';
 import { JOB_OPTIONS, lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
@@ -6,6 +7,8 @@ export const upgradeK8s: CommandHandler<'upgrade-k8s'> = async (command, slack, 
   if (!version.ok) return { reply: `${version.reason}. Nothing was started.` };
   const resolved = await operatorCluster(deps, slack, command.cluster, 'a Kubernetes upgrade');
   if (!resolved.ok) return { reply: resolved.reason };
+  const outside = outsideWindowRefusal(resolved.cluster, deps.now());
+  if (outside !== undefined) return { reply: `${outside} Nothing was started.` };
   const held = await lockHeldReason(deps, resolved.cluster);
   if (held !== undefined) return { reply: held };
   // Stored as talosctl takes it (no leading v); the plan shows Terraform's form beside it.

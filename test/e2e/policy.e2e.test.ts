@@ -59,6 +59,7 @@ describe('maintenance windows', () => {
     const since = h.sim.calls.length;
     const reply = await h.command(`upgrade talos ${TARGET}`);
     expect(reply).toMatch(/only inside a maintenance window[\s\S]*next window opens \d{4}-\d\d-\d\d \d\d:00 UTC/);
+    expect(await h.command('upgrade k8s 1.34.2')).toContain('only inside a maintenance window');
     expect(h.sim.calls.length).toBe(since);
   });
 
