@@ -7,10 +7,12 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { productionShape, stagingShape } from '../sim/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
 import { mean, percentile, round } from './stats.ts';
 
+const FLEET = Number(process.env.BENCH_FLEET ?? 50);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ACK_COMMANDS = Number(process.env.BENCH_ACKS ?? 1000);
 const GATES = Number(process.env.BENCH_GATES ?? 10);
@@ -52,8 +54,68 @@ async function withBareApp<T>(h: Harness, work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** CPU time the process has used so far, in ms (utime + stime from /proc, 100 ticks a second). */
+async function cpuMs(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 function logLines(h: Harness, msg: string): Record<string, number>[] {
   return h.bot.logLines().filter((l) => l.msg === msg) as Record<string, number>[];
+}
+
+/** Health gates for a fleet of simulated clusters at once, against one gate alone, on the same bot. */
+async function fleetScale(): Promise<void> {
+  const extra = Array.from({ length: FLEET - 2 }, (_, i) => i);
+  const shapes = [
+    stagingShape(),
+    productionShape(),
+    ...extra.map((i) =>
+      stagingShape({
+        name: `fleet-${i}`,
+        nodes: [
+          { hostname: `fleet-${i}-cp-1`, address: `10.1.${i}.10`, role: 'controlplane', host: 'pve9' },
+          { hostname: `fleet-${i}-w-1`, address: `10.1.${i}.11`, role: 'worker', host: 'pve9' },
+        ],
+        endpoints: [`10.1.${i}.10`],
+        kubernetesEndpoint: `https://10.1.${i}.10:6443`,
+      }),
+    ),
+  ];
+  const channelOf = (name: string): string => (name === 'staging' ? CHANNELS.staging : name === 'production' ? CHANNELS.production : `C0MAINT${name.toUpperCase().replace(/[^A-Z0-9]/g, '')}`);
+  const h = await startHarness({
+    clusters: shapes,
+    extraChannels: extra.map((i) => ({ id: channelOf(`fleet-${i}`), name: `maint-fleet-${i}` })),
+    env: { LOG_LEVEL: 'info', JOB_LOCK_SECONDS: '60', PROBE_TIMEOUT_SECONDS: '120' },
+  });
+  try {
+    const gateIn = async (channel: string): Promise<void> => {
+      const before = h.slack.channelMessages(channel).length;
+      await h.slack.sendSlashCommand({ user: USERS.alice, channel, text: 'health' });
+      await h.slack.waitFor(() => {
+        const root = h.slack.channelMessages(channel)[before];
+        return root && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(channel, root.ts).length >= 8;
+      }, { timeoutMs: 600_000, intervalMs: 50 });
+    };
+    await gateIn(CHANNELS.staging); // warm-up
+    const pid = h.bot.pid();
+    let cpu = await cpuMs(pid);
+    let started = performance.now();
+    await gateIn(CHANNELS.staging);
+    const one = performance.now() - started;
+    const oneCpu = (await cpuMs(pid)) - cpu;
+    cpu = await cpuMs(pid);
+    started = performance.now();
+    await Promise.all(shapes.map((shape) => gateIn(channelOf(shape.name))));
+    const all = performance.now() - started;
+    const fleetCpuPerGate = ((await cpuMs(pid)) - cpu) / shapes.length;
+    rows.push({ figure: `health gates for ${shapes.length} clusters at once (wall)`, value: Math.round(all), unit: 'ms', baseline: Math.round(one), ratio: round(all / one), target: '≤ 3x one gate' });
+    rows.push({ figure: 'bot CPU per gate, fleet vs alone', value: round(fleetCpuPerGate), unit: 'ms', baseline: round(oneCpu), ratio: round(fleetCpuPerGate / oneCpu), target: 'reference' });
+  } finally {
+    await h.stop();
+  }
 }
 
 async function main(): Promise<void> {
@@ -104,6 +166,8 @@ async function main(): Promise<void> {
   } finally {
     await h.stop();
   }
+
+  await fleetScale();
 
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
   const date = new Date().toISOString();

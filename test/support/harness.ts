@@ -16,6 +16,8 @@ export const USERS = {
 } as const;
 
 export interface HarnessOptions {
+  /** More Slack channels than the three default ones (for extra simulated clusters). */
+  extraChannels?: { id: string; name: string }[];
   /** Extra inventory settings. */
   inventory?: InventoryOptions;
   timing?: Partial<SimTiming>;
@@ -57,6 +59,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       { id: CHANNELS.production, name: 'maint-production' },
       { id: CHANNELS.staging, name: 'maint-staging' },
       { id: CHANNELS.random, name: 'random' },
+      ...(options.extraChannels ?? []),
     ],
     users: Object.entries(USERS).map(([name, id]) => ({ id, name })),
     usergroups: [{ id: 'S0SRE', users: [USERS.dave] }],
