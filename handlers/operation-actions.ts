@@ -9,7 +9,7 @@ import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { Operation } from '../src/ops/operation.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
-import type { OpsJobName } from '../src/queue/job-schemas.ts';
+import { RUN_JOB } from '../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { Authorizer } from './authorize.ts';
 import { cancelOperation } from './cancel-operation.ts';
@@ -87,15 +87,6 @@ function clusterOf(deps: ActionDeps, op: Operation) {
   return cluster;
 }
 
-/** The job that walks an operation of each kind; a snapshot has no steps to walk. */
-const RUN_JOB: Record<Operation['kind'], OpsJobName | undefined> = {
-  'talos-upgrade': 'talos-upgrade-run',
-  'k8s-upgrade': 'k8s-upgrade-run',
-  'node-rollback': 'rollback-run',
-  'node-remove': 'remove-run',
-  snapshot: undefined,
-};
-
 async function enqueueRun(deps: ActionDeps, op: Operation, jobId: string): Promise<void> {
   const name = RUN_JOB[op.kind];
   if (name === undefined) throw new Error(`operation kind ${op.kind} has no run job`);
@@ -126,9 +117,10 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
     if (running.startedAt === undefined) await deps.lock.release(cluster.name, op.id);
     return say(`\`${op.id}\` was already started or cancelled by someone else. Nothing changed.`);
   }
-  await deps.chat.update(running.channel, running.rootTs!, operationRootMessage(running));
+  // Recorded and queued before the root is edited: a Slack outage must not leave a started operation without its run.
   await deps.audit.record(op.id, { actor: user, event: 'started', detail: `review confirmed: ${running.confirmedReview.join('; ')}` });
   await enqueueRun(deps, running, `${op.id}-start`);
+  await deps.chat.update(running.channel, running.rootTs!, operationRootMessage(running));
 }
 
 async function cancelPlan(deps: ActionDeps, click: Click): Promise<void> {
@@ -171,10 +163,11 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
   if (decision === 'stopped') await deps.lock.release(op.cluster, op.id);
   const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
   const step = after.steps.find((s) => s.id === decided.step)!;
-  await deps.chat.update(after.channel, decided.messageTs, approvalDecidedMessage(after, decided, step));
-  await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(after));
+  // Recorded and queued before the messages are edited: a Slack outage must not leave an approved step without its run.
   await deps.audit.record(op.id, { actor: user, event: decision === 'approved' ? `approved ${step.node ?? step.id}` : `stopped at ${step.node ?? step.id}` });
   if (decision === 'approved') await enqueueRun(deps, after, `${op.id}-approved-${click.nonce}`);
+  await deps.chat.update(after.channel, decided.messageTs, approvalDecidedMessage(after, decided, step));
+  await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(after));
 }
 
 async function rollback(deps: ActionDeps, click: Click): Promise<void> {

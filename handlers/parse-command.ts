@@ -59,7 +59,7 @@ function codePoint(ch: string): string {
  */
 function describeBadToken(token: string): string {
   const shown = token.replace(/`/g, "'").replace(INVISIBLE, (ch) => `[${codePoint(ch)}]`);
-  const first = [...token].find((ch) => !PLAIN.test(ch)) ?? '';
+  const first = /[^A-Za-z0-9._:-]/u.exec(token)?.[0] ?? '';
   const named = /^[!-~]$/.test(first) && first !== '`' ? `\`${first}\`` : codePoint(first);
   return `\`${shown}\` contains characters a \`/talos\` argument never has (${named})`;
 }

@@ -40,6 +40,8 @@ export function onSlackRateLimited(client: WebClient, record: (method: string) =
 export interface SlackChatHooks {
   /** A call that failed after the client's retries, with its Web API method and `slackErrorName`. */
   onError?: (method: string, error: string) => void;
+  /** A client that never retries, for `reply(…, { once: true })`. Default: `client`, which retries. */
+  onceClient?: WebClient;
 }
 
 /** The chat port on Slack's Web API. */
@@ -57,11 +59,24 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
       const response = await call('chat.postMessage', () => client.chat.postMessage({ channel, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]));
       return { ts: tsOf(response) };
     },
-    async reply(channel, threadTs, message) {
+    async reply(channel, threadTs, message, options = {}) {
+      const sender = options.once === true ? (hooks.onceClient ?? client) : client;
       const response = await call('chat.postMessage', () =>
-        client.chat.postMessage({ channel, thread_ts: threadTs, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]),
+        sender.chat.postMessage({ channel, thread_ts: threadTs, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]),
       );
       return { ts: tsOf(response) };
+    },
+    async replies(channel, threadTs) {
+      const out: { ts: string; text: string }[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await call('conversations.replies', () => client.conversations.replies({ channel, ts: threadTs, limit: 200, ...(cursor ? { cursor } : {}) }));
+        for (const m of page.messages ?? []) {
+          if (m.ts !== undefined && m.ts !== threadTs && m.bot_id !== undefined) out.push({ ts: m.ts, text: m.text ?? '' });
+        }
+        cursor = page.response_metadata?.next_cursor || undefined;
+      } while (cursor !== undefined);
+      return out;
     },
     async update(channel, ts, message) {
       await call('chat.update', () => client.chat.update({ channel, ts, ...clean(scrubber, message) } as Parameters<WebClient['chat']['update']>[0]));

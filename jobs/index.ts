@@ -11,6 +11,7 @@ import { createRollbackPreflightJob } from './rollback-preflight.ts';
 import { createRollbackRunJob } from './rollback-run.ts';
 import { createRemovePreflightJob } from './remove-preflight.ts';
 import { createRemoveRunJob } from './remove-run.ts';
+import { createReconcileJob } from './reconcile-job.ts';
 
 export type JobProcessor = (job: Job, signal?: AbortSignal) => Promise<unknown>;
 
@@ -28,5 +29,6 @@ export function createOpsJobs(deps: OpsJobDeps): Record<string, JobProcessor> {
     'rollback-run': createRollbackRunJob(deps),
     'remove-preflight': createRemovePreflightJob(deps),
     'remove-run': createRemoveRunJob(deps),
+    'ops-reconcile': createReconcileJob(deps),
   };
 }

@@ -96,9 +96,14 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     retryConfig: SLACK_RETRY,
   });
   onSlackRateLimited(slackClient, (method) => metrics.slackRateLimited.inc({ method }));
-  const chat = createSlackChat(slackClient, scrubber, { onError: (method, error) => metrics.slackApiErrors.inc({ method, error }) });
+  // Audit replies must not be repeated blindly: Slack may have posted one before failing. The audit retries, looking at the thread first.
+  const onceClient = new WebClient(config.slack.botToken, {
+    ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }),
+    retryConfig: { retries: 0 },
+  });
+  const chat = createSlackChat(slackClient, scrubber, { onError: (method, error) => metrics.slackApiErrors.inc({ method, error }), onceClient });
 
-  const audit = createAudit(store, chat, now);
+  const audit = createAudit(store, chat, { now, logger, postLease: createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, prefix: 'talos:audit-post' }) });
   // Set when shutdown begins; operations then stop between steps (see DrainCheckpoint).
   let draining = false;
   const opsDeps: OpsJobDeps = {
@@ -202,6 +207,10 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   await slack.start();
   void readWorker.run();
   void opsWorker.run();
+  // One schedule for every replica (same id): operations left without a run get one, unposted audit replies get posted.
+  await opsQueue
+    .upsertJobScheduler('ops-reconcile', { every: Math.max(5000, 2 * config.timeouts.jobLockMs) }, { name: 'ops-reconcile', opts: { removeOnComplete: true, removeOnFail: 100 } })
+    .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'cannot schedule the operation reconciler; it is scheduled at the next start'));
   logger.info({ mode: config.slack.appToken ? 'socket' : 'http', clusters: inventory.clusters.map((c) => c.name), port: config.httpPort }, 'bot started');
 
   let stopping: Promise<void> | undefined;

@@ -34,8 +34,14 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], hints: Recor
     const hint = hints[path] ?? hints[String(issue.path[0] ?? '')];
     const shown = issue.path.map(showSegment).join('.');
     const where = shown === '' ? '' : `${shown}: `;
-    // A refused record key (a cluster name) carries the schema's own message one level down.
-    const message = issue.code === 'invalid_key' ? issue.issues.map((i) => i.message).join('; ') : issue.message;
+    // A refused record key (a cluster name) carries the schema's own message one level down;
+    // unknown keys are shown like path segments, since zod quotes them as they are.
+    const message =
+      issue.code === 'invalid_key'
+        ? issue.issues.map((i) => i.message).join('; ')
+        : issue.code === 'unrecognized_keys'
+          ? `Unrecognized key${issue.keys.length === 1 ? '' : 's'}: ${issue.keys.map((k) => (showSegment(k).startsWith('"') ? showSegment(k) : `"${k}"`)).join(', ')}`
+          : issue.message;
     return `${where}${message}${hint ? ` (${hint})` : ''}`;
   });
 }

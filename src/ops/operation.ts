@@ -80,6 +80,12 @@ export const AuditEntry = z.object({
   actor: z.string(),
   event: z.string(),
   detail: z.string().optional(),
+  /** The reply still to be posted in the thread (`#<seq> …`); dropped once it is there. */
+  post: z.object({ text: z.string(), blocks: z.array(z.record(z.string(), z.unknown())).optional() }).optional(),
+  /** The thread reply that carries the entry, once posted. */
+  ts: z.string().optional(),
+  /** A post went out without an answer (a crash, a 5xx): look in the thread before posting again. */
+  attempted: z.boolean().optional(),
 });
 export type AuditEntry = z.infer<typeof AuditEntry>;
 

@@ -15,6 +15,8 @@ export interface RunLease {
    * Redis lost its key); `signal` aborts the wait and the work.
    */
   hold<T>(opId: string, work: (signal: AbortSignal) => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Whether a run holds the operation's lease right now. */
+  held(opId: string): Promise<boolean>;
 }
 
 export interface RunLeaseOptions {
@@ -22,9 +24,9 @@ export interface RunLeaseOptions {
   ttlMs: number;
   /** Interval between attempts while waiting, in ms. Default 100. */
   pollMs?: number;
+  /** Redis key prefix, for a lease over something else of the operation. Default `talos:op-run`. */
+  prefix?: string;
 }
-
-const key = (opId: string): string => `talos:op-run:${opId}`;
 
 /** Extends our lease, or takes it again when Redis lost the key (a restart after the lease's deadline); 0 when another run holds it. */
 const RENEW = `
@@ -38,7 +40,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`;
 
 export function createRunLease(redis: Redis, options: RunLeaseOptions): RunLease {
-  const { ttlMs, pollMs = 100 } = options;
+  const { ttlMs, pollMs = 100, prefix = 'talos:op-run' } = options;
+  const key = (opId: string): string => `${prefix}:${opId}`;
   return {
     async hold(opId, work, signal) {
       const token = crypto.randomUUID();
@@ -61,6 +64,9 @@ export function createRunLease(redis: Redis, options: RunLeaseOptions): RunLease
         clearInterval(renew);
         await redis.eval(RELEASE, 1, key(opId), token).catch(() => undefined);
       }
+    },
+    async held(opId) {
+      return (await redis.exists(key(opId))) === 1;
     },
   };
 }

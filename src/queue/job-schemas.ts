@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { OperationKind } from '../ops/operation.ts';
 
 /**
  * Queue names and one zod schema per job. Handlers build job data from these and
@@ -70,4 +71,14 @@ export type OpsJobName =
   | 'rollback-preflight'
   | 'rollback-run'
   | 'remove-preflight'
-  | 'remove-run';
+  | 'remove-run'
+  | 'ops-reconcile';
+
+/** The job that walks an operation of each kind; a snapshot has no steps to walk. */
+export const RUN_JOB: Record<OperationKind, OpsJobName | undefined> = {
+  'talos-upgrade': 'talos-upgrade-run',
+  'k8s-upgrade': 'k8s-upgrade-run',
+  'node-rollback': 'rollback-run',
+  'node-remove': 'remove-run',
+  snapshot: undefined,
+};

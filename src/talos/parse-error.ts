@@ -23,7 +23,8 @@ export class ParseError extends Error {
    */
   constructor(source: string, problem: string, excerpt?: string) {
     const shown = excerpt === undefined ? undefined : shorten(excerpt);
-    super(`cannot parse ${source} output: ${problem}${shown === undefined ? '' : ` at ${JSON.stringify(shown)}`}`);
+    // One line: a problem may quote another error's multi-line message (JSON.parse points at the spot).
+    super(`cannot parse ${source} output: ${problem.replace(/\s*\n\s*/g, ' ')}${shown === undefined ? '' : ` at ${JSON.stringify(shown)}`}`);
     this.source = source;
     this.excerpt = shown;
   }

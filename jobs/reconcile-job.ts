@@ -1,0 +1,40 @@
+import type { Operation } from '../src/ops/operation.ts';
+import { RUN_JOB } from '../src/queue/job-schemas.ts';
+import type { OpsJobDeps } from './job-context.ts';
+
+/** How many of the newest operations each pass looks at. */
+const RECENT = 50;
+
+/** A run should be walking it: it is running, or waits on an approval request that was never posted. */
+function needsRun(op: Operation): boolean {
+  if (op.state === 'running') return true;
+  const latest = op.approvals.at(-1);
+  return op.state === 'awaiting-approval' && latest?.state === 'pending' && latest.messageTs === '';
+}
+
+/**
+ * Keeps every operation moving, on a schedule shared by the replicas. A run ends early when
+ * Slack or Redis fails under it, and a click's handler can die between recording the
+ * decision and queueing the run; either leaves a running operation that nothing walks, and
+ * that not even a cancel can end (a cancel only asks the walk to stop). Such an operation
+ * gets a run again; the run lease keeps it from racing one that is still going. Audit
+ * replies that could not be posted are posted here too.
+ */
+export function createReconcileJob(deps: OpsJobDeps) {
+  return async (): Promise<void> => {
+    for (const op of await deps.store.listRecent(RECENT)) {
+      if (op.audit.some((e) => e.post !== undefined && e.ts === undefined)) await deps.audit.flush(op.id);
+      const name = RUN_JOB[op.kind];
+      if (name === undefined || !needsRun(op) || (await deps.runLease.held(op.id))) continue;
+      const jobId = `${op.id}-resume`;
+      const previous = await deps.opsQueue.getJob(jobId);
+      if (previous !== undefined) {
+        // One resume at a time; a finished one makes room for the next.
+        if (!(await previous.isCompleted()) && !(await previous.isFailed())) continue;
+        await previous.remove();
+      }
+      deps.logger.warn({ op: op.id, cluster: op.cluster, state: op.state }, 'operation had no run; resuming it');
+      await deps.opsQueue.add(name, { opId: op.id }, { jobId, removeOnComplete: 1000, removeOnFail: 1000 });
+    }
+  };
+}
