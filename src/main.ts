@@ -208,7 +208,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   void readWorker.run();
   void opsWorker.run();
   // One schedule for every replica (same id): operations left without a run get one, unposted audit replies get posted.
-  await opsQueue
+  void opsQueue
     .upsertJobScheduler('ops-reconcile', { every: Math.max(5000, 2 * config.timeouts.jobLockMs) }, { name: 'ops-reconcile', opts: { removeOnComplete: true, removeOnFail: 100 } })
     .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'cannot schedule the operation reconciler; it is scheduled at the next start'));
   logger.info({ mode: config.slack.appToken ? 'socket' : 'http', clusters: inventory.clusters.map((c) => c.name), port: config.httpPort }, 'bot started');

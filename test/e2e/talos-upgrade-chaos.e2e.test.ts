@@ -4,8 +4,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest } from '../support/upgrade-flow.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest, type Plan } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 const NODES = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
@@ -23,6 +23,17 @@ function auditReplies(harness: Harness, rootTs: string): string[] {
     .map((m) => harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? '')
     .filter((t) => /^#\d+ /.test(t));
 }
+
+/** The approver's Override of the missing staging rehearsal, without Start: a fault goes in between. */
+async function override(harness: Harness, plan: Plan): Promise<void> {
+  await harness.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+  await harness.slack.waitFor(() => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])), { description: 'the override' });
+}
+
+const clickOnlyStart = (harness: Harness, plan: Plan) =>
+  harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-start' });
+
+const seqs = (replies: string[]): number[] => replies.map((t) => Number(/^#(\d+)/.exec(t)![1]));
 
 describe('a production upgrade under faults', () => {
   it('runs each node once when Redis restarts mid-node and the job whose lock lapsed runs again', async () => {
@@ -49,7 +60,42 @@ describe('a production upgrade under faults', () => {
     const requests = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => harness.slack.versions(CHANNELS.production, m.ts)[0]?.text.startsWith('🔐'));
     expect(requests.length).toBe(NODES.length);
     const replies = auditReplies(harness, plan.root.ts);
-    expect(replies.map((t) => Number(/^#(\d+)/.exec(t)![1]))).toEqual(replies.map((_, i) => i + 1));
+    expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
     for (const node of NODES) expect(replies.filter((t) => t.includes(`upgraded: control plane`) && t.includes(`${node},`)).length).toBe(1);
+  });
+
+  it('finishes, with every audit reply, when Slack fails for longer than its client retries as Start is clicked', async () => {
+    h = await startHarness();
+    const harness = h;
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+    await override(harness, plan);
+
+    // More failures than one call's retries: the root edit after Start fails for good.
+    harness.slack.faults.serverError({ count: 14, status: 503 });
+    await clickOnlyStart(harness, plan);
+    const done = await approveUntilDone(harness, plan);
+
+    expect(done.text).toContain('completed');
+    for (const node of NODES) expect(harness.sim.upgradeCount('production', node)).toBe(1);
+    const replies = auditReplies(harness, plan.root.ts);
+    expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
+    expect(replies.filter((t) => /^#\d+ started/.test(t)).length).toBe(1);
+    expect(replies.at(-1)).toMatch(/Terraform follow-up/);
+  });
+
+  it('posts an audit reply once when Slack answers 500 after it was written', async () => {
+    h = await startHarness();
+    const harness = h;
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+    await override(harness, plan);
+
+    harness.slack.faults.serverError({ count: 1, status: 500, methods: ['chat.postMessage'], afterWrite: true });
+    await clickOnlyStart(harness, plan);
+    await waitForApprovalRequest(harness, plan);
+
+    const replies = auditReplies(harness, plan.root.ts);
+    expect(harness.slack.callsTo('chat.postMessage').some((c) => c.status === 500)).toBe(true);
+    expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
+    expect(replies.filter((t) => /^#\d+ started/.test(t)).length).toBe(1);
   });
 });

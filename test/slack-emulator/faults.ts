@@ -15,6 +15,8 @@ export interface ServerErrorFault {
   /** Default 500. */
   status?: 500 | 502 | 503;
   methods?: string[];
+  /** The call takes effect (the message is posted) and only its answer is the error, as when Slack fails after writing. Default false. */
+  afterWrite?: boolean;
 }
 
 export interface DelayFault {
@@ -27,7 +29,7 @@ export interface DelayFault {
 /** The injected reply that replaces the real one, if any. */
 export type FaultReply =
   | { kind: 'rate_limit'; retryAfterSec: number }
-  | { kind: 'server_error'; status: 500 | 502 | 503 };
+  | { kind: 'server_error'; status: 500 | 502 | 503; afterWrite: boolean };
 
 interface Rule {
   methods: string[] | undefined;
@@ -45,7 +47,7 @@ export class Faults {
   }
 
   serverError(fault: ServerErrorFault = {}): void {
-    this.#add(fault.methods, fault.count ?? 1, { kind: 'server_error', status: fault.status ?? 500 });
+    this.#add(fault.methods, fault.count ?? 1, { kind: 'server_error', status: fault.status ?? 500, afterWrite: fault.afterWrite ?? false });
   }
 
   delay(fault: DelayFault): void {

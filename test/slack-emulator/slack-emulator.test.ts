@@ -307,6 +307,16 @@ describe('Web API faults', () => {
     expect(emu.callsTo('chat.update').map((c) => c.status)).toEqual([503, 503, 200]);
   });
 
+  it('answers 5xx after writing when asked, so a blind retry posts the message twice', async () => {
+    emu.faults.serverError({ count: 1, status: 500, methods: ['chat.postMessage'], afterWrite: true });
+
+    const res = await webClient(emu.botToken, 1).chat.postMessage({ channel: CHANNEL, text: 'written, then 500' });
+
+    expect(res.ok).toBe(true);
+    expect(emu.callsTo('chat.postMessage').map((c) => c.status)).toEqual([500, 200]);
+    expect(emu.channelMessages(CHANNEL).map((m) => m.text)).toEqual(['written, then 500', 'written, then 500']);
+  });
+
   it('delays calls until cleared', async () => {
     emu.faults.delay({ ms: 200, methods: ['auth.test'] });
     const started = Date.now();

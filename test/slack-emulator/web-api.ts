@@ -52,6 +52,7 @@ export class WebApi {
       return this.#send(res, { method, args, at, rawBody }, reply);
     }
     if (fault?.kind === 'server_error') {
+      if (fault.afterWrite) this.#dispatch(method, args, bearer(req));
       const text = STATUS_TEXT[fault.status] ?? 'Server Error';
       return this.#send(res, { method, args, at, rawBody }, { status: fault.status, headers: { 'content-type': 'text/plain' }, body: text });
     }

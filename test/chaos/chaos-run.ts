@@ -1,0 +1,335 @@
+/**
+ * One chaos run: a full production Talos upgrade driven as an operator and an approver would,
+ * with one fault injected at a random point, then every invariant checked. A `ChaosBench`
+ * keeps one harness (redis-server, simulator, Slack emulator, bot) for many runs and puts the
+ * estate back to its starting state between them.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { Operation } from '../../src/ops/operation.ts';
+import { schedulePending } from '../sim/workloads.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { opIdOf, originalButtonValue } from '../support/upgrade-flow.ts';
+import { CLUSTER, describeTrigger, drawFault, waitForTrigger, type ChaosContext, type ChaosTimeouts, type FaultName } from './faults.ts';
+import { checkInvariants, outcomeOf, type Outcome, type RunEvidence, type ThreadReply, type Violation } from './invariants.ts';
+import { mulberry32 } from './prng.ts';
+
+export const FROM_VERSION = 'v1.11.5';
+export const TARGET = 'v1.12.11';
+const CHANNEL = CHANNELS.production;
+const APPROVERS = [USERS.carol, USERS.dave];
+/** How long one run may take before it counts as an operation that never ended, in ms. */
+const RUN_DEADLINE_MS = 150_000;
+
+/** Bot timeouts small enough for hundreds of runs, large enough for a loaded two-core machine. */
+export const CHAOS_ENV = {
+  PROBE_TIMEOUT_SECONDS: '3',
+  STEP_TIMEOUT_SECONDS: '4',
+  NODE_READY_TIMEOUT_SECONDS: '4',
+  POLL_INTERVAL_MS: '50',
+  JOB_LOCK_SECONDS: '2',
+  SHUTDOWN_GRACE_SECONDS: '2',
+  APPROVAL_TTL_MINUTES: '30',
+} as const;
+
+const TIMEOUTS: ChaosTimeouts = {
+  probeMs: Number(CHAOS_ENV.PROBE_TIMEOUT_SECONDS) * 1000,
+  nodeReadyMs: Number(CHAOS_ENV.NODE_READY_TIMEOUT_SECONDS) * 1000,
+};
+
+export interface RunReport {
+  seed: number;
+  fault: FaultName;
+  /** Trigger and drawn parameters. */
+  plan: string;
+  opId: string | undefined;
+  outcome: Outcome;
+  /** Why the operation stopped, when it did. */
+  reason: string | undefined;
+  violations: Violation[];
+  durationMs: number;
+  /** What happened, for a failing run's report. */
+  trace: string[];
+}
+
+const hasButton = (blocks: unknown, actionId: string): boolean => JSON.stringify(blocks ?? []).includes(`"action_id":"${actionId}"`);
+
+/** One harness, reused for many runs. */
+export class ChaosBench {
+  #h: Harness | undefined;
+  #runsOnHarness = 0;
+  #schematics = new Map<string, string>();
+  readonly #runsPerHarness: number;
+
+  constructor(options: { runsPerHarness?: number } = {}) {
+    this.#runsPerHarness = options.runsPerHarness ?? 25;
+  }
+
+  /** A harness whose estate is in its starting state: fresh when the last one was used enough or could not be reset. */
+  async harness(): Promise<Harness> {
+    if (this.#h && this.#runsOnHarness >= this.#runsPerHarness) await this.close();
+    if (!this.#h) {
+      this.#h = await startHarness({ timing: { rebootMs: 80, stepMs: 5, longhornRebuildMs: 50 }, env: { ...CHAOS_ENV } });
+      this.#runsOnHarness = 0;
+      this.#schematics = new Map(this.#h.sim.cluster(CLUSTER).nodes.map((n) => [n.address, n.schematic]));
+    }
+    this.#runsOnHarness += 1;
+    return this.#h;
+  }
+
+  /** Puts the estate back after a run; a harness that cannot be put back is replaced at the next run. */
+  async reset(opId: string | undefined): Promise<void> {
+    const h = this.#h;
+    if (!h) return;
+    try {
+      await resetEstate(h, opId, this.#schematics);
+    } catch (error) {
+      process.stderr.write(`chaos: replacing the harness (${(error as Error).message})\n`);
+      await this.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    const h = this.#h;
+    this.#h = undefined;
+    if (h) await h.stop().catch(() => undefined);
+  }
+}
+
+async function readOperation(url: string, opId: string): Promise<{ op: Operation | undefined; raw: string }> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const raw = (await client.get(`talos:op:${opId}`)) ?? '';
+    return { op: raw === '' ? undefined : Operation.parse(JSON.parse(raw)), raw };
+  } catch {
+    return { op: undefined, raw: '' };
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function redisAnswers(url: string): Promise<boolean> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function lockHolder(url: string): Promise<string | undefined> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.get(`talos:lock:${CLUSTER}`)) ?? undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
+const TERMINAL = ['completed', 'failed', 'refused', 'cancelled'];
+/** Audit events that end an operation's audit. */
+const FINAL_EVENTS = ['completed', 'stopped', 'preflight refused', 'cancelled', 'cancelled between steps'];
+
+function threadOf(h: Harness, rootTs: string): ThreadReply[] {
+  return h.slack.thread(CHANNEL, rootTs).map((m) => ({ ts: m.ts, firstText: h.slack.versions(CHANNEL, m.ts)[0]?.text ?? m.text, text: m.text }));
+}
+
+const auditRepliesIn = (thread: ThreadReply[]): number => thread.filter((r) => /^#\d+ /.test(r.firstText)).length;
+
+/** Sends the command until the bot takes it (it may be down), and returns the operation id. */
+async function sendCommand(h: Harness, ctx: ChaosContext): Promise<string> {
+  for (;;) {
+    const result = await h.slack.sendSlashCommand({ user: USERS.alice, channel: CHANNEL, text: `upgrade talos ${TARGET}` });
+    const text = result.timedOut ? '' : ((result.payload as { text?: string } | undefined)?.text ?? '');
+    if (/\bop-[a-z0-9]+\b/.test(text)) return opIdOf(text);
+    ctx.note(`the command was not taken: ${text || (result.timedOut ? result.reason : 'no answer')}`);
+    if (ctx.over.aborted) throw new Error('the command was never taken');
+    await sleep(1000);
+  }
+}
+
+/**
+ * Acts as the people in the channel until the operation ends: an approver overrides the missing
+ * staging rehearsal, an operator clicks Start, an approver approves each control plane. A click
+ * that changed nothing (the bot was down, Slack lost it) is repeated after a while, as a person would.
+ */
+async function operate(h: Harness, ctx: ChaosContext, opId: string, deadline: number): Promise<{ rootTs: string | undefined; ended: boolean }> {
+  const clicks = new Map<string, number>();
+  const clickedRecently = (key: string, ms: number): boolean => Date.now() - (clicks.get(key) ?? 0) < ms;
+  let rootTs: string | undefined;
+  let lastPoll = 0;
+  while (Date.now() < deadline) {
+    if (Date.now() - lastPoll > 200) {
+      lastPoll = Date.now();
+      const { op } = await readOperation(h.redis.url, opId);
+      if (op && TERMINAL.includes(op.state)) return { rootTs: op.rootTs ?? rootTs, ended: true };
+      if (op?.rootTs) rootTs = op.rootTs;
+    }
+    rootTs ??= h.slack.channelMessages(CHANNEL).find((m) => m.text.includes(opId))?.ts;
+    const root = rootTs === undefined ? undefined : h.slack.message(CHANNEL, rootTs);
+    if (root && rootTs) {
+      // Production has no staging rehearsal in these records: an approver overrides, then an operator starts.
+      if (hasButton(root.blocks, 'talos-op-override') && !clickedRecently('override', 3000)) {
+        clicks.set('override', Date.now());
+        await h.slack.clickButton({ user: USERS.carol, channel: CHANNEL, messageTs: rootTs, actionId: 'talos-op-override' });
+      } else if (hasButton(root.blocks, 'talos-op-start') && !clickedRecently('start', 3000) && !clickedRecently('override', 400)) {
+        clicks.set('start', Date.now());
+        ctx.milestones.startAt ??= Date.now();
+        await h.slack.clickButton({ user: USERS.alice, channel: CHANNEL, messageTs: rootTs, actionId: 'talos-op-start' });
+      }
+      for (const reply of h.slack.thread(CHANNEL, rootTs)) {
+        if (!hasButton(reply.blocks, 'talos-step-approve') || clickedRecently(reply.ts, 4000)) continue;
+        if (!clicks.has(reply.ts)) ctx.milestones.approvalsClicked += 1;
+        clicks.set(reply.ts, Date.now());
+        await h.slack.clickButton({ user: USERS.carol, channel: CHANNEL, messageTs: reply.ts, actionId: 'talos-step-approve', value: originalButtonValue(h, CHANNEL, reply.ts, 'talos-step-approve') });
+      }
+    }
+    await sleep(40);
+  }
+  return { rootTs, ended: false };
+}
+
+/** One seeded run on the bench's harness. */
+export async function runChaos(bench: ChaosBench, options: { seed: number; fault?: FaultName }): Promise<RunReport> {
+  const started = Date.now();
+  const h = await bench.harness();
+  const production = h.sim.cluster(CLUSTER);
+  const nodes = production.nodes.filter((n) => n.role === 'controlplane').map((n) => n.address);
+  const rng = mulberry32(options.seed);
+  const plan = drawFault(rng, nodes, TIMEOUTS, options.fault);
+  const trace: string[] = [];
+  const over = new AbortController();
+  const ctx: ChaosContext = {
+    h,
+    eventsFrom: h.sim.events.length,
+    callsFrom: h.sim.calls.length,
+    milestones: { approvalsClicked: 0 },
+    extraBots: [],
+    over: over.signal,
+    note: (text) => trace.push(`${Date.now() - started}ms ${text}`),
+  };
+  const trafficFrom = h.slack.allTraffic().length;
+  const logsFrom = h.bot.logs().length;
+  plan.arm?.(ctx);
+  const injection = (async () => {
+    if (!(await waitForTrigger(ctx, plan.trigger))) return;
+    ctx.note(`fault ${plan.fault} strikes at ${describeTrigger(plan.trigger)}`);
+    await plan.inject(ctx);
+  })().catch((error: unknown) => ctx.note(`the fault could not be injected: ${(error as Error).message}`));
+
+  let opId: string | undefined;
+  let ended = false;
+  let rootTs: string | undefined;
+  const deadline = Date.now() + RUN_DEADLINE_MS;
+  const timer = setTimeout(() => over.abort(), RUN_DEADLINE_MS);
+  try {
+    ctx.milestones.commandAt = Date.now();
+    opId = await sendCommand(h, ctx);
+    ctx.note(`operation ${opId}`);
+    ({ rootTs, ended } = await operate(h, ctx, opId, deadline));
+  } catch (error) {
+    ctx.note(`the driver gave up: ${(error as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+    over.abort();
+  }
+  await injection;
+  await plan.clear(ctx);
+  h.sim.faults.clear(CLUSTER);
+  h.slack.faults.clear();
+  if (!(await redisAnswers(h.redis.url))) await h.redis.restart();
+  if (!h.bot.running()) await h.bot.start();
+
+  // The state is written before the entry that ends the audit: let that entry, and every reply, land before judging.
+  let record = opId ? await readOperation(h.redis.url, opId) : { op: undefined, raw: '' };
+  if (opId && rootTs) {
+    const settled = (op: Operation): boolean => op.audit.some((a) => FINAL_EVENTS.includes(a.event)) && auditRepliesIn(threadOf(h, rootTs!)) >= op.audit.length;
+    const settleBy = Date.now() + 10_000;
+    while (Date.now() < settleBy && record.op && !settled(record.op)) {
+      await sleep(100);
+      record = await readOperation(h.redis.url, opId);
+    }
+  }
+  for (const other of ctx.extraBots) await other.stop();
+  ctx.note(`run over: ${record.op?.state ?? 'no operation'}`);
+
+  const evidence: RunEvidence = {
+    cluster: CLUSTER,
+    controlPlanes: nodes,
+    target: TARGET,
+    events: h.sim.events.slice(ctx.eventsFrom),
+    op: record.op,
+    ended,
+    thread: rootTs ? threadOf(h, rootTs) : [],
+    versionsAfter: Object.fromEntries(production.nodes.map((n) => [n.address, n.talosVersion])),
+    approvers: APPROVERS,
+    canary: h.sim.canary,
+    texts: [
+      { source: 'Slack traffic', text: h.slack.allTraffic().slice(trafficFrom) },
+      { source: 'the bot log', text: h.bot.logs().slice(logsFrom) },
+      ...ctx.extraBots.map((b, i) => ({ source: `the log of bot #${i + 2}`, text: b.logs() })),
+      { source: 'the operation record in Redis', text: record.raw },
+    ],
+  };
+  const violations = checkInvariants(evidence);
+  await bench.reset(opId);
+  return {
+    seed: options.seed,
+    fault: plan.fault,
+    plan: `${describeTrigger(plan.trigger)} ${plan.detail}`,
+    opId,
+    outcome: outcomeOf(evidence),
+    reason: record.op?.reason ?? (record.op?.refusals.length ? record.op.refusals.join('; ') : undefined),
+    violations,
+    durationMs: Date.now() - started,
+    trace,
+  };
+}
+
+/**
+ * Back to the starting estate: the stopped operation cancelled (which frees the cluster), every
+ * production node on the old version, Ready, uncordoned and in service. Throws when that cannot
+ * be reached, and the bench then starts a fresh harness.
+ */
+async function resetEstate(h: Harness, opId: string | undefined, schematics: Map<string, string>): Promise<void> {
+  const cluster = h.sim.cluster(CLUSTER);
+  h.sim.faults.clear(CLUSTER);
+  if (opId) {
+    const { op } = await readOperation(h.redis.url, opId);
+    if (op && !TERMINAL.includes(op.state)) throw new Error(`${opId} is still ${op.state}`);
+    if (op && op.state === 'failed') {
+      const reply = await h.command(`cancel ${opId}`);
+      if (!reply.includes('is free for the next operation')) throw new Error(`cancel of ${opId} answered: ${reply}`);
+    }
+  }
+  const holder = await lockHolder(h.redis.url);
+  if (holder !== undefined) throw new Error(`${CLUSTER} is still held by ${holder}`);
+  // Reboots in flight finish within a fraction of a second; a stalled upgrade never does.
+  const settleBy = Date.now() + 3000;
+  while (Date.now() < settleBy && cluster.nodes.some((n) => n.stage === 'rebooting' || n.stage === 'booting')) await sleep(20);
+  for (const node of cluster.nodes) {
+    if (node.stage === 'rebooting' || node.stage === 'booting' || node.stage === 'lost' || node.stage === 'off') throw new Error(`${node.address} is ${node.stage}`);
+    node.talosVersion = FROM_VERSION;
+    node.schematic = schematics.get(node.address) ?? node.schematic;
+    delete node.fallbackVersion;
+    delete node.fallbackSchematic;
+    node.kubeletNotReady = false;
+    node.servicesStopped = false;
+    node.cordoned = false;
+    node.cordonedByTalos = false;
+    node.k8sRegistered = true;
+    if (node.stage !== 'running') {
+      node.stage = 'running';
+      node.lastUpAt = Date.now();
+    }
+  }
+  schedulePending(cluster, Date.now());
+}

@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
+import { createAudit } from '../../src/ops/audit.ts';
+import type { Operation } from '../../src/ops/operation.ts';
+import { createOperationStore, type OperationStore } from '../../src/ops/operation-store.ts';
+import { createRunLease } from '../../src/ops/run-lease.ts';
+import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+
+let redis: RedisFixture;
+
+beforeAll(async () => {
+  redis = await startRedisFixture();
+});
+
+afterAll(async () => {
+  await redis?.stop();
+});
+
+beforeEach(async () => {
+  await redis.flush();
+});
+
+const OP = 'op-1a2b3c4d5e';
+const ROOT = '1700000000.000100';
+
+function operation(overrides: Partial<Operation> = {}): Operation {
+  return {
+    id: OP,
+    kind: 'talos-upgrade',
+    cluster: 'production',
+    channel: 'C0MAINTPRD',
+    requestedBy: 'U0ALICE',
+    createdAt: '2026-11-29T22:00:00.000Z',
+    state: 'running',
+    revision: 1,
+    target: { version: 'v1.12.1' },
+    rootTs: ROOT,
+    steps: [],
+    approvals: [],
+    refusals: [],
+    audit: [],
+    confirmedReview: [],
+    notes: [],
+    ...overrides,
+  };
+}
+
+type Failure = 'before-write' | 'after-write';
+
+/** A thread in memory. `fail` makes the next posts fail, before or after Slack wrote them. */
+class FakeThread implements Pick<ChatPort, 'reply' | 'replies'> {
+  readonly posted: ThreadReply[] = [];
+  readonly sendOptions: (ReplyOptions | undefined)[] = [];
+  fail: Failure[] = [];
+  #next = 1;
+
+  reply(_channel: string, _threadTs: string, message: ChatMessage, options?: ReplyOptions): Promise<{ ts: string }> {
+    this.sendOptions.push(options);
+    const failure = this.fail.shift();
+    const ts = `1700000001.${String(this.#next++).padStart(6, '0')}`;
+    if (failure !== 'before-write') this.posted.push({ ts, text: message.text });
+    if (failure !== undefined) return Promise.reject(new Error('An HTTP protocol error occurred: statusCode = 503'));
+    return Promise.resolve({ ts });
+  }
+
+  replies(): Promise<ThreadReply[]> {
+    return Promise.resolve([...this.posted]);
+  }
+}
+
+function chatOn(thread: FakeThread): ChatPort {
+  const unused = (): Promise<never> => Promise.reject(new Error('not used by the audit'));
+  return { post: unused, update: unused, ephemeral: unused, upload: unused, reply: thread.reply.bind(thread), replies: thread.replies.bind(thread) };
+}
+
+function auditOn(store: OperationStore, thread: FakeThread) {
+  const postLease = createRunLease(redis.client(), { ttlMs: 1000, pollMs: 10, prefix: 'talos:audit-post' });
+  return createAudit(store, chatOn(thread), { postLease, attempts: 2, backoffMs: 1, now: () => new Date('2026-11-29T22:05:00.000Z') });
+}
+
+describe('the audit thread on a real Redis', () => {
+  it('numbers each entry and posts it once, in order, without the client retrying it blindly', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    await store.create(operation());
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+
+    // Act
+    await audit.record(OP, { actor: 'U0BOB', event: 'started' });
+    await audit.record(OP, { actor: 'bot', event: 'etcd snapshot taken', detail: 'production-1' });
+
+    // Assert
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 started', '#2 etcd snapshot taken: production-1']);
+    expect(thread.sendOptions).toEqual([{ once: true }, { once: true }]);
+    const stored = (await store.get(OP))!.audit;
+    expect(stored.map((e) => [e.seq, e.ts, e.post])).toEqual([
+      [1, thread.posted[0]!.ts, undefined],
+      [2, thread.posted[1]!.ts, undefined],
+    ]);
+  });
+
+  it('keeps an entry Slack refused, and posts it before the next one', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    await store.create(operation());
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+    await audit.record(OP, { actor: 'U0BOB', event: 'started' });
+
+    // Act: Slack is down for longer than one flush tries.
+    thread.fail = ['before-write', 'before-write'];
+    await audit.record(OP, { actor: 'U0CAROL', event: 'approved 10.0.30.11' });
+    const during = thread.posted.map((r) => r.text);
+    await audit.record(OP, { actor: 'bot', event: 'step started: control plane 10.0.30.11' });
+
+    // Assert
+    expect(during).toEqual(['#1 started']);
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 started', '#2 approved 10.0.30.11', '#3 step started: control plane 10.0.30.11']);
+  });
+
+  it('does not post again a reply Slack wrote before it failed', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    await store.create(operation());
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+
+    // Act
+    thread.fail = ['after-write'];
+    await audit.record(OP, { actor: 'U0BOB', event: 'started' });
+
+    // Assert
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 started']);
+    expect((await store.get(OP))!.audit[0]!.ts).toBe(thread.posted[0]!.ts);
+  });
+
+  it('after a crash, posts what was stored but never sent, and adopts what was sent but never marked', async () => {
+    // Arrange: #1 went out and the process died before marking it; #2 was stored, then the process died.
+    const store = createOperationStore(redis.client());
+    const thread = new FakeThread();
+    await thread.reply('C0MAINTPRD', ROOT, { text: '#1 started' });
+    await store.create(
+      operation({
+        audit: [
+          { seq: 1, at: '2026-11-29T22:05:00.000Z', actor: 'U0BOB', event: 'started', post: { text: '#1 started' }, attempted: true },
+          { seq: 2, at: '2026-11-29T22:06:00.000Z', actor: 'U0CAROL', event: 'approved 10.0.30.11', post: { text: '#2 approved 10.0.30.11' } },
+        ],
+      }),
+    );
+    const audit = auditOn(store, thread);
+
+    // Act
+    const flushed = await audit.flush(OP);
+
+    // Assert
+    expect(flushed).toBe(true);
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 started', '#2 approved 10.0.30.11']);
+    expect((await store.get(OP))!.audit.map((e) => e.ts)).toEqual(thread.posted.map((r) => r.ts));
+  });
+
+  it('lets one replica post at a time, so two flushing at once post nothing twice', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    await store.create(operation({ audit: [1, 2, 3].map((seq) => ({ seq, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: `e${seq}`, post: { text: `#${seq} e${seq}` } })) }));
+    const thread = new FakeThread();
+
+    // Act
+    await Promise.all([auditOn(store, thread).flush(OP), auditOn(createOperationStore(redis.client()), thread).flush(OP)]);
+
+    // Assert
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 e1', '#2 e2', '#3 e3']);
+  });
+});
