@@ -1,4 +1,4 @@
-import type { Operation } from '../src/ops/operation.ts';
+import { FINISHED, type Operation } from '../src/ops/operation.ts';
 import { RUN_JOB } from '../src/queue/job-schemas.ts';
 import type { OpsJobDeps } from './job-context.ts';
 
@@ -18,10 +18,19 @@ function needsRun(op: Operation): boolean {
  * decision and queueing the run; either leaves a running operation that nothing walks, and
  * that not even a cancel can end (a cancel only asks the walk to stop). Such an operation
  * gets a run again; the run lease keeps it from racing one that is still going. Audit
- * replies that could not be posted are posted here too.
+ * replies that could not be posted are posted here too, and a finished operation's lock is
+ * released.
  */
 export function createReconcileJob(deps: OpsJobDeps) {
   return async (): Promise<void> => {
+    // A run that died between ending its operation and releasing the cluster leaves a lock no cancel can free.
+    for (const cluster of deps.inventory.clusters) {
+      const holder = await deps.lock.holder(cluster.name);
+      const op = holder === undefined ? undefined : await deps.store.get(holder);
+      if (holder === undefined || op === undefined || !FINISHED.includes(op.state)) continue;
+      deps.logger.warn({ op: op.id, cluster: cluster.name, state: op.state }, 'releasing the lock of a finished operation');
+      await deps.lock.release(cluster.name, holder);
+    }
     for (const op of await deps.store.listRecent(RECENT)) {
       if (op.audit.some((e) => e.post !== undefined && e.ts === undefined)) await deps.audit.flush(op.id);
       const name = RUN_JOB[op.kind];

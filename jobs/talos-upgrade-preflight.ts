@@ -5,7 +5,7 @@ import type { ClusterConfig } from '../src/config/inventory.ts';
 import { allNodes } from '../src/config/inventory.ts';
 import type { ClusterSession } from '../src/cluster/cluster-session.ts';
 import { runHealthGate } from '../src/health/health-gate.ts';
-import type { Step } from '../src/ops/operation.ts';
+import type { Operation, Step } from '../src/ops/operation.ts';
 import { findStagingRehearsal } from '../src/ops/rehearsal.ts';
 import { OperationJobData } from '../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
@@ -120,7 +120,12 @@ export function createTalosUpgradePreflightJob(deps: OpsJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<void> => {
     const { opId } = OperationJobData.parse(job.data);
     const op = await deps.store.get(opId);
-    if (!op || op.state !== 'preflight') return;
+    if (!op) return;
+    // A retry (Slack failed under the last attempt) finishes what that attempt left: the root message and the entry.
+    if (op.state !== 'preflight') {
+      if ((op.state === 'planned' || op.state === 'refused') && op.audit.length === 0) await announce(deps, op);
+      return;
+    }
     const cluster = clusterNamed(deps.inventory, op.cluster);
     const target = op.target.version ?? '';
     let outcome: PlanOutcome;
@@ -140,17 +145,22 @@ export function createTalosUpgradePreflightJob(deps: OpsJobDeps) {
       rehearsal: outcome.rehearsal,
       endedAt: outcome.refusals.length > 0 ? deps.now().toISOString() : undefined,
     }));
-    const message = operationRootMessage(planned);
-    if (planned.rootTs === undefined) {
-      const { ts } = await deps.chat.post(planned.channel, message);
-      await deps.store.update(opId, (o) => ({ ...o, rootTs: ts }));
-    } else {
-      await deps.chat.update(planned.channel, planned.rootTs, message);
-    }
-    await deps.audit.record(opId, {
-      actor: 'bot',
-      event: planned.state === 'refused' ? 'preflight refused' : 'preflight passed, plan posted',
-      detail: planned.state === 'refused' ? planned.refusals.join('; ') : `${planned.steps.length} steps`,
-    });
+    await announce(deps, planned);
   };
+}
+
+/** Posts the plan or the refusal as the operation's root message, and its first audit entry. */
+async function announce(deps: OpsJobDeps, planned: Operation): Promise<void> {
+  const message = operationRootMessage(planned);
+  if (planned.rootTs === undefined) {
+    const { ts } = await deps.chat.post(planned.channel, message);
+    await deps.store.update(planned.id, (o) => ({ ...o, rootTs: ts }));
+  } else {
+    await deps.chat.update(planned.channel, planned.rootTs, message);
+  }
+  await deps.audit.record(planned.id, {
+    actor: 'bot',
+    event: planned.state === 'refused' ? 'preflight refused' : 'preflight passed, plan posted',
+    detail: planned.state === 'refused' ? planned.refusals.join('; ') : `${planned.steps.length} steps`,
+  });
 }

@@ -27,31 +27,43 @@ interface RunContext {
   signal?: AbortSignal;
 }
 
+const withStep = (o: Operation, stepId: string, patch: Partial<Step>): Operation => ({ ...o, steps: o.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s)) });
+
 async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, patch: Partial<Step>): Promise<Operation> {
-  const { op } = await deps.store.update(opId, (o) => ({ ...o, steps: o.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s)) }));
+  const { op } = await deps.store.update(opId, (o) => withStep(o, stepId, patch));
   return op;
 }
 
+/**
+ * The root message is a view of the stored operation, and the next refresh repaints it: a
+ * failed edit (Slack away longer than the client retries) is logged, never a node's failure.
+ */
 async function refreshRoot(deps: OpsJobDeps, op: Operation): Promise<void> {
-  if (op.rootTs !== undefined) await deps.chat.update(op.channel, op.rootTs, operationRootMessage(op));
+  if (op.rootTs === undefined) return;
+  await deps.chat.update(op.channel, op.rootTs, operationRootMessage(op)).catch((error: unknown) => {
+    deps.logger.warn({ op: op.id, cluster: op.cluster, err: errorText(error) }, 'root message not updated');
+  });
 }
 
 /** Stops the operation at the first failure: no further node, the lock kept, a rollback offered for that node only. */
 async function stopAt(ctx: RunContext, opId: string, step: Step, failure: StepFailure): Promise<void> {
   const { deps } = ctx;
   const now = deps.now().toISOString();
-  const { op } = await deps.store.update(opId, (o) => ({
-    ...o,
-    state: 'failed',
-    reason: failure.message,
-    endedAt: now,
-    steps: o.steps.map((s) => (s.id === step.id ? { ...s, status: 'failed', endedAt: now, detail: failure.message } : s)),
-    failure: step.node && step.issuedAt !== undefined ? { step: step.id, node: step.node, nonce: nonce(), rollback: 'offered' } : undefined,
-  }));
+  // The stop and its entry are one write; the evidence goes into the thread before the root shows the end.
+  const op = await deps.audit.record(
+    opId,
+    { actor: 'bot', event: 'stopped', detail: failure.message },
+    (o) => failureMessage(o, o.steps.find((s) => s.id === step.id), failure.message, failure.evidence),
+    (o) => ({
+      ...withStep(o, step.id, { status: 'failed', endedAt: now, detail: failure.message }),
+      state: 'failed',
+      reason: failure.message,
+      endedAt: now,
+      failure: step.node && step.issuedAt !== undefined ? { step: step.id, node: step.node, nonce: nonce(), rollback: 'offered' } : undefined,
+    }),
+  );
   ctx.log.warn({ node: step.node, reason: failure.message }, 'operation stopped at the first failure');
-  // The evidence goes into the thread before the root shows the end, so whoever sees "stopped" finds the reason there.
-  await deps.audit.record(opId, { actor: 'bot', event: 'stopped', detail: failure.message }, failureMessage(op, op.steps.find((s) => s.id === step.id), failure.message, failure.evidence));
-  await refreshRoot(deps, (await deps.store.get(opId))!);
+  await refreshRoot(deps, op);
 }
 
 /** Asks for a person's approval before a control-plane node, with the current etcd state in the question. */
@@ -87,19 +99,19 @@ async function finish(ctx: RunContext, opId: string, step: Step): Promise<void> 
   if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
   const commit = await gitHead(cluster.terraformDir);
   const endedAt = deps.now().toISOString();
-  const { op } = await deps.store.update(opId, (o) => ({
-    ...o,
-    state: 'completed',
-    endedAt,
-    commit,
-    validation: `every node runs ${target}; health gate passed (${gate.checks.length} checks)`,
-    steps: o.steps.map((s) => (s.id === step.id ? { ...s, status: 'done', endedAt, detail: `all ${versions.size} nodes on ${target}; health gate passed` } : s)),
-  }));
+  const validation = `every node runs ${target}; health gate passed (${gate.checks.length} checks)`;
+  const op = await deps.audit.record(
+    opId,
+    { actor: 'bot', event: 'completed', detail: validation },
+    (o) => terraformFollowUp(o, o.target.schematic ?? '<schematic>', cluster.installerPlatform),
+    (o) => ({ ...withStep(o, step.id, { status: 'done', endedAt, detail: `all ${versions.size} nodes on ${target}; health gate passed` }), state: 'completed', endedAt, commit, validation }),
+  );
   await deps.lock.release(cluster.name, opId);
-  await deps.audit.record(opId, { actor: 'bot', event: 'completed', detail: op.validation }, terraformFollowUp(op, op.target.schematic ?? '<schematic>', cluster.installerPlatform));
-  const record = (await deps.store.get(opId))!;
-  await deps.chat.upload(op.channel, op.rootTs!, { filename: `${opId}-maintenance-record.md`, title: `Maintenance record ${opId}`, content: maintenanceRecordMarkdown(record) });
-  await refreshRoot(deps, record);
+  // The record can be fetched again with /talos record: a failed upload must not turn a finished upgrade into a failure.
+  await deps.chat
+    .upload(op.channel, op.rootTs!, { filename: `${opId}-maintenance-record.md`, title: `Maintenance record ${opId}`, content: maintenanceRecordMarkdown(op) })
+    .catch((error: unknown) => ctx.log.warn({ err: errorText(error) }, 'maintenance record not attached'));
+  await refreshRoot(deps, op);
 }
 
 async function runSteps(ctx: RunContext, opId: string): Promise<void> {
@@ -108,10 +120,15 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
     const op = await deps.store.get(opId);
     if (!op || !['running', 'awaiting-approval'].includes(op.state)) return;
     if (op.cancelRequestedBy !== undefined) {
-      const { op: cancelled } = await deps.store.update(opId, (o) => ({ ...o, state: 'cancelled', endedAt: deps.now().toISOString(), reason: `cancelled by <@${o.cancelRequestedBy}> between steps` }));
+      const endedAt = deps.now().toISOString();
+      const cancelled = await deps.audit.record(opId, { actor: op.cancelRequestedBy, event: 'cancelled between steps', detail: 'no node is mid-upgrade' }, undefined, (o) => ({
+        ...o,
+        state: 'cancelled',
+        endedAt,
+        reason: `cancelled by <@${o.cancelRequestedBy}> between steps`,
+      }));
       await deps.lock.release(ctx.cluster.name, opId);
       await refreshRoot(deps, cancelled);
-      await deps.audit.record(opId, { actor: op.cancelRequestedBy, event: 'cancelled between steps', detail: 'no node is mid-upgrade' });
       return;
     }
     const step = op.steps.find((s) => s.status === 'pending' || s.status === 'running');
@@ -135,10 +152,13 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
     }
 
     const startedAt = step.startedAt ?? deps.now().toISOString();
-    let current = await patchStep(deps, opId, step.id, { status: 'running', startedAt });
-    if (current.state !== 'running') current = (await deps.store.update(opId, (o) => ({ ...o, state: 'running' }))).op;
+    const start = (o: Operation): Operation => ({ ...withStep(o, step.id, { status: 'running', startedAt }), state: 'running' });
+    // A step's start and its entry are one write: a run that ends in between cannot lose the entry.
+    const current =
+      step.startedAt === undefined
+        ? await deps.audit.record(opId, { actor: 'bot', event: `step started: ${stepLabel(step)}` }, undefined, start)
+        : (await deps.store.update(opId, start)).op;
     await refreshRoot(deps, current);
-    if (step.startedAt === undefined) await deps.audit.record(opId, { actor: 'bot', event: `step started: ${stepLabel(step)}` });
     const log = ctx.log.child({ node: step.node });
     try {
       if (step.kind === 'snapshot') {
@@ -150,9 +170,9 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         }
         const snap = (await deps.store.get(opId))!.snapshot!;
         const detail = `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${ctx.cluster.snapshotDir}`;
-        const done = await patchStep(deps, opId, step.id, { status: 'done', endedAt: deps.now().toISOString(), detail });
+        const endedAt = deps.now().toISOString();
+        const done = await deps.audit.record(opId, { actor: 'bot', event: 'etcd snapshot taken', detail }, undefined, (o) => withStep(o, step.id, { status: 'done', endedAt, detail }));
         await refreshRoot(deps, done);
-        await deps.audit.record(opId, { actor: 'bot', event: 'etcd snapshot taken', detail });
         continue;
       }
       if (step.kind === 'verify') {
@@ -180,9 +200,11 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         { step: step.id, wallMs: Math.round(measured.wallMs), waitMs: Math.round(measured.waitMs), overheadMs: Math.round(measured.wallMs - measured.waitMs), outcome: outcome.kind },
         'node step finished',
       );
-      const finished = await patchStep(deps, opId, step.id, { status: outcome.kind === 'skipped' ? 'skipped' : 'done', endedAt: deps.now().toISOString(), detail: outcome.detail });
+      const endedAt = deps.now().toISOString();
+      const finished = await deps.audit.record(opId, { actor: 'bot', event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail }, undefined, (o) =>
+        withStep(o, step.id, { status: outcome.kind === 'skipped' ? 'skipped' : 'done', endedAt, detail: outcome.detail }),
+      );
       await refreshRoot(deps, finished);
-      await deps.audit.record(opId, { actor: 'bot', event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail });
     } catch (error) {
       if (error instanceof StepFailure) {
         await stopAt(ctx, opId, (await deps.store.get(opId))!.steps.find((s) => s.id === step.id)!, error);

@@ -16,7 +16,8 @@ export const upgradeTalos: CommandHandler<'upgrade-talos'> = async (command, sla
     reply: `Preflight for the Talos upgrade of *${resolved.cluster.name}* to ${version.version} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
     enqueue: async () => {
       await deps.store.create(op);
-      await deps.opsQueue.add('talos-upgrade-preflight', { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-preflight` });
+      // Retried when Slack fails under it: the plan is posted once Slack answers again.
+      await deps.opsQueue.add('talos-upgrade-preflight', { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-preflight`, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
     },
   };
 };

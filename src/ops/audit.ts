@@ -13,8 +13,17 @@ export interface Audit {
   /**
    * Stores the entry, then posts every entry not yet in the thread, in order. A Slack failure
    * does not fail the caller: the entry is kept and a later `flush` posts it.
+   *
+   * @param message the reply's text and blocks, or a function of the operation as changed
+   * @param change a change of the operation written together with the entry (a step's end and
+   *   its entry), so a run that dies in between cannot leave one without the other
    */
-  record(opId: string, entry: { actor: string; event: string; detail?: string }, message?: ChatMessage): Promise<Operation>;
+  record(
+    opId: string,
+    entry: { actor: string; event: string; detail?: string },
+    message?: ChatMessage | ((op: Operation) => ChatMessage),
+    change?: (op: Operation) => Operation,
+  ): Promise<Operation>;
   /** Posts the stored entries missing from the thread, oldest first; true when none is left. */
   flush(opId: string): Promise<boolean>;
 }
@@ -94,13 +103,15 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
   const flush = (opId: string): Promise<boolean> => postLease.hold(opId, () => flushHeld(opId));
 
   return {
-    async record(opId, entry, message) {
+    async record(opId, entry, message, change) {
       const at = now().toISOString();
-      const { op } = await store.update(opId, (o) => {
+      const { op } = await store.update(opId, (current) => {
+        const o = change ? change(current) : current;
         const seq = o.audit.length + 1;
-        const text = message?.text ?? `${entry.event}${entry.detail ? `: ${entry.detail}` : ''}`;
+        const reply = typeof message === 'function' ? message(o) : message;
+        const text = reply?.text ?? `${entry.event}${entry.detail ? `: ${entry.detail}` : ''}`;
         // An operation without a root message has no thread: its audit lives in the record only.
-        const post = o.rootTs === undefined ? undefined : { text: `#${seq} ${text}`, ...(message?.blocks ? { blocks: message.blocks } : {}) };
+        const post = o.rootTs === undefined ? undefined : { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}) };
         return { ...o, audit: [...o.audit, { seq, at, ...entry, ...(post ? { post } : {}) }] };
       });
       await flush(opId);
