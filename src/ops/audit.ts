@@ -91,16 +91,17 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
     }
   };
 
-  const flushHeld = async (opId: string): Promise<boolean> => {
+  /** `lost` aborts when another process took the post lease (Redis lost it): that one posts the rest. */
+  const flushHeld = async (opId: string, lost: AbortSignal): Promise<boolean> => {
     for (;;) {
       const op = await store.get(opId);
       const entry = op?.audit.find(unposted);
       if (!op || entry === undefined) return true;
-      if (op.rootTs === undefined || !(await postWithRetries(op, op.rootTs, entry))) return false;
+      if (lost.aborted || op.rootTs === undefined || !(await postWithRetries(op, op.rootTs, entry))) return false;
     }
   };
 
-  const flush = (opId: string): Promise<boolean> => postLease.hold(opId, () => flushHeld(opId));
+  const flush = (opId: string): Promise<boolean> => postLease.hold(opId, (lost) => flushHeld(opId, lost));
 
   return {
     async record(opId, entry, message, change) {

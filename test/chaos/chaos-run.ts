@@ -50,6 +50,8 @@ export interface RunReport {
   durationMs: number;
   /** What happened, for a failing run's report. */
   trace: string[];
+  /** Why the estate could not be put back after the run, when it could not. */
+  resetProblem: string | undefined;
 }
 
 const hasButton = (blocks: unknown, actionId: string): boolean => JSON.stringify(blocks ?? []).includes(`"action_id":"${actionId}"`);
@@ -77,15 +79,16 @@ export class ChaosBench {
     return this.#h;
   }
 
-  /** Puts the estate back after a run; a harness that cannot be put back is replaced at the next run. */
-  async reset(opId: string | undefined): Promise<void> {
+  /** Puts the estate back after a run; a harness that cannot be put back is replaced at the next run, and the reason returned. */
+  async reset(opId: string | undefined): Promise<string | undefined> {
     const h = this.#h;
-    if (!h) return;
+    if (!h) return undefined;
     try {
       await resetEstate(h, opId, this.#schematics);
+      return undefined;
     } catch (error) {
-      process.stderr.write(`chaos: replacing the harness (${(error as Error).message})\n`);
       await this.close();
+      return `harness replaced: ${(error as Error).message}`;
     }
   }
 
@@ -280,7 +283,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     ],
   };
   const violations = checkInvariants(evidence);
-  await bench.reset(opId);
+  const resetProblem = await bench.reset(opId);
   return {
     seed: options.seed,
     fault: plan.fault,
@@ -291,6 +294,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     violations,
     durationMs: Date.now() - started,
     trace,
+    resetProblem,
   };
 }
 
@@ -310,7 +314,13 @@ async function resetEstate(h: Harness, opId: string | undefined, schematics: Map
       if (!reply.includes('is free for the next operation')) throw new Error(`cancel of ${opId} answered: ${reply}`);
     }
   }
-  const holder = await lockHolder(h.redis.url);
+  // A finished operation's lock, should one be left, is the bot's reconciler's to release.
+  const lockBy = Date.now() + 8000;
+  let holder = await lockHolder(h.redis.url);
+  while (holder !== undefined && Date.now() < lockBy) {
+    await sleep(100);
+    holder = await lockHolder(h.redis.url);
+  }
   if (holder !== undefined) throw new Error(`${CLUSTER} is still held by ${holder}`);
   // Reboots in flight finish within a fraction of a second; a stalled upgrade never does.
   const settleBy = Date.now() + 3000;

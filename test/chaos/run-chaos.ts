@@ -48,6 +48,7 @@ function print(report: RunReport): void {
   const line = `seed=${report.seed} fault=${report.fault} outcome=${report.outcome} violations=${report.violations.length}`;
   process.stdout.write(`${line}  [${report.plan}; ${report.opId ?? 'no op'}; ${(report.durationMs / 1000).toFixed(1)}s]\n`);
   if (report.reason !== undefined && report.outcome !== 'completed') process.stdout.write(`  stopped: ${report.reason.slice(0, 300)}\n`);
+  if (report.resetProblem !== undefined) process.stdout.write(`  note: ${report.resetProblem}\n`);
   for (const v of report.violations) process.stdout.write(`  VIOLATION ${v.invariant}: ${v.detail}\n`);
   if (report.violations.length > 0 || verbose) for (const t of report.trace) process.stdout.write(`    ${t}\n`);
 }

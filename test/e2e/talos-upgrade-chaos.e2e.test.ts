@@ -98,4 +98,20 @@ describe('a production upgrade under faults', () => {
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
     expect(replies.filter((t) => /^#\d+ started/.test(t)).length).toBe(1);
   });
+
+  it('posts the plan once Slack answers again when it failed longer than the client retries under the preflight', async () => {
+    h = await startHarness();
+    const harness = h;
+
+    // The plan's post is the first call to Slack: its retries all fail, and two more after them.
+    harness.slack.faults.serverError({ count: 8, status: 502 });
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+
+    expect(plan.root.text).toContain('planned');
+    const replies = await harness.slack.waitFor(() => {
+      const list = auditReplies(harness, plan.root.ts);
+      return list.length > 0 ? list : undefined;
+    });
+    expect(replies).toEqual(['#1 preflight passed, plan posted: 5 steps']);
+  });
 });
