@@ -98,6 +98,8 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
   const cluster = clusterOf(deps, op);
   if (!(await deps.authorizer.isMember(user, cluster.operators))) return say(`Only operators of *${cluster.name}* may start \`${op.id}\`. Nothing changed.`);
   if (op.state !== 'planned' || op.planNonce !== click.nonce) return say(`\`${op.id}\` is ${op.state}; this Start button is no longer valid. Nothing changed.`);
+  // Slack can show copies of a plan whose post it answered with a 5xx; a run starts only from the message the bot keeps up to date.
+  if (click.messageTs !== op.rootTs) return say(`This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`);
   if (deps.now().getTime() - Date.parse(op.createdAt) > deps.planTtlMs) {
     return say(`This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
   }

@@ -32,7 +32,7 @@ export function createReconcileJob(deps: OpsJobDeps) {
       await deps.lock.release(cluster.name, holder);
     }
     for (const op of await deps.store.listRecent(RECENT)) {
-      if (op.audit.some((e) => e.post !== undefined && e.ts === undefined)) await deps.audit.flush(op.id);
+      if (op.rootTs !== undefined && op.audit.some((e) => e.post !== undefined && e.ts === undefined)) await deps.audit.flush(op.id);
       const name = RUN_JOB[op.kind];
       if (name === undefined || !needsRun(op) || (await deps.runLease.held(op.id))) continue;
       const jobId = `${op.id}-resume`;

@@ -121,9 +121,9 @@ export function createTalosUpgradePreflightJob(deps: OpsJobDeps) {
     const { opId } = OperationJobData.parse(job.data);
     const op = await deps.store.get(opId);
     if (!op) return;
-    // A retry (Slack failed under the last attempt) finishes what that attempt left: the root message and the entry.
+    // A retry (Slack failed under the last attempt) posts the root message that attempt could not.
     if (op.state !== 'preflight') {
-      if ((op.state === 'planned' || op.state === 'refused') && op.audit.length === 0) await announce(deps, op);
+      if (op.rootTs === undefined) await postRoot(deps, op);
       return;
     }
     const cluster = clusterNamed(deps.inventory, op.cluster);
@@ -135,32 +135,34 @@ export function createTalosUpgradePreflightJob(deps: OpsJobDeps) {
       outcome = { refusals: [`preflight could not complete: ${errorText(error)}`], steps: [] };
     }
     const nonce = crypto.randomUUID().replace(/-/g, '').slice(0, 12);
-    const { op: planned } = await deps.store.update(opId, (o) => ({
-      ...o,
-      state: outcome.refusals.length > 0 ? 'refused' : 'planned',
-      refusals: outcome.refusals,
-      steps: outcome.steps,
-      target: { ...o.target, fromVersion: outcome.fromVersion, schematic: outcome.schematic },
-      planNonce: outcome.refusals.length > 0 ? undefined : nonce,
-      rehearsal: outcome.rehearsal,
-      endedAt: outcome.refusals.length > 0 ? deps.now().toISOString() : undefined,
-    }));
-    await announce(deps, planned);
+    const refused = outcome.refusals.length > 0;
+    // The plan and its entry are one write, so the entry is #1 even when Slack shows the plan (a 5xx after
+    // posting it) and someone starts it before the bot learned where it is; the thread gets it once it knows.
+    const planned = await deps.audit.record(
+      opId,
+      { actor: 'bot', event: refused ? 'preflight refused' : 'preflight passed, plan posted', detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps` },
+      undefined,
+      (o) => ({
+        ...o,
+        state: refused ? 'refused' : 'planned',
+        refusals: outcome.refusals,
+        steps: outcome.steps,
+        target: { ...o.target, fromVersion: outcome.fromVersion, schematic: outcome.schematic },
+        planNonce: refused ? undefined : nonce,
+        rehearsal: outcome.rehearsal,
+        endedAt: refused ? deps.now().toISOString() : undefined,
+      }),
+    );
+    if (planned.rootTs === undefined) await postRoot(deps, planned);
+    else await deps.chat.update(planned.channel, planned.rootTs, operationRootMessage(planned));
   };
 }
 
-/** Posts the plan or the refusal as the operation's root message, and its first audit entry. */
-async function announce(deps: OpsJobDeps, planned: Operation): Promise<void> {
-  const message = operationRootMessage(planned);
-  if (planned.rootTs === undefined) {
-    const { ts } = await deps.chat.post(planned.channel, message);
-    await deps.store.update(planned.id, (o) => ({ ...o, rootTs: ts }));
-  } else {
-    await deps.chat.update(planned.channel, planned.rootTs, message);
-  }
-  await deps.audit.record(planned.id, {
-    actor: 'bot',
-    event: planned.state === 'refused' ? 'preflight refused' : 'preflight passed, plan posted',
-    detail: planned.state === 'refused' ? planned.refusals.join('; ') : `${planned.steps.length} steps`,
-  });
+/** Posts the plan or the refusal as the operation's root message, then the audit entries waiting for its thread. */
+async function postRoot(deps: OpsJobDeps, op: Operation): Promise<void> {
+  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op));
+  const { op: stored } = await deps.store.update(op.id, (o) => ({ ...o, rootTs: ts }));
+  // Changed while the post was retried (an override from a copy Slack showed): show it as it is now.
+  if (stored.revision !== op.revision + 1) await deps.chat.update(stored.channel, ts, operationRootMessage(stored));
+  await deps.audit.flush(op.id);
 }

@@ -111,9 +111,9 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
         const seq = o.audit.length + 1;
         const reply = typeof message === 'function' ? message(o) : message;
         const text = reply?.text ?? `${entry.event}${entry.detail ? `: ${entry.detail}` : ''}`;
-        // An operation without a root message has no thread: its audit lives in the record only.
-        const post = o.rootTs === undefined ? undefined : { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}) };
-        return { ...o, audit: [...o.audit, { seq, at, ...entry, ...(post ? { post } : {}) }] };
+        // Kept until posted; without a root message yet, the first flush after it exists posts it.
+        const post = { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}) };
+        return { ...o, audit: [...o.audit, { seq, at, ...entry, post }] };
       });
       await flush(opId);
       return (await store.get(opId)) ?? op;

@@ -191,13 +191,15 @@ const DRAW: Record<FaultName, Draw> = {
   'slack-5xx': (rng, nodes) => {
     const count = rng.int(1, 8);
     const status = rng.pick([500, 502, 503] as const);
+    // Sometimes Slack has already done what it answers 5xx to: a blind retry would post twice.
+    const afterWrite = rng.chance(0.5);
     return {
       fault: 'slack-5xx',
       trigger: anyMoment(rng, nodes),
-      detail: `count=${count} status=${status}`,
+      detail: `count=${count} status=${status}${afterWrite ? ' after writing' : ''}`,
       async inject(ctx) {
-        ctx.h.slack.faults.serverError({ count, status });
-        ctx.note(`Slack answers the next ${count} Web API calls with ${status}`);
+        ctx.h.slack.faults.serverError({ count, status, afterWrite });
+        ctx.note(`Slack answers the next ${count} Web API calls with ${status}${afterWrite ? ', after doing them' : ''}`);
       },
       async clear(ctx) {
         ctx.h.slack.faults.clear();

@@ -3,9 +3,11 @@
  * upgrade through the fault that broke an invariant, and asserts the invariant.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest, type Plan } from '../support/upgrade-flow.ts';
+import { Operation } from '../../src/ops/operation.ts';
+import { approve, approveUntilDone, clickStart, opIdOf, requestUpgrade, waitForApprovalRequest, type Plan } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 const NODES = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
@@ -24,10 +26,31 @@ function auditReplies(harness: Harness, rootTs: string): string[] {
     .filter((t) => /^#\d+ /.test(t));
 }
 
+/** Polls the operation as stored in Redis until `predicate` holds. */
+async function waitForOperation(harness: Harness, opId: string, predicate: (op: Operation) => boolean): Promise<Operation> {
+  const client = new Redis(harness.redis.url, { maxRetriesPerRequest: 1 });
+  try {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(10)) {
+      const raw = await client.get(`talos:op:${opId}`);
+      const op = raw === null ? undefined : Operation.parse(JSON.parse(raw));
+      if (op !== undefined && predicate(op)) return op;
+    }
+    throw new Error(`${opId} did not reach the expected state in 10 s`);
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** The approver's Override of the missing staging rehearsal, without Start: a fault goes in between. */
-async function override(harness: Harness, plan: Plan): Promise<void> {
+async function override(harness: Harness, plan: Plan, options: { inAudit?: boolean } = {}): Promise<void> {
   await harness.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+  if (options.inAudit === false) {
+    // The root the click came from is not the one the bot knows: the override shows in the stored operation only.
+    await waitForOperation(harness, plan.opId, (op) => op.override !== undefined);
+    return;
+  }
   await harness.slack.waitFor(() => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])), { description: 'the override' });
+  await harness.slack.waitFor(() => auditReplies(harness, plan.root.ts).some((t) => /^#\d+ override/.test(t)), { description: 'the override in the audit' });
 }
 
 const clickOnlyStart = (harness: Harness, plan: Plan) =>
@@ -113,5 +136,29 @@ describe('a production upgrade under faults', () => {
       return list.length > 0 ? list : undefined;
     });
     expect(replies).toEqual(['#1 preflight passed, plan posted: 5 steps']);
+  });
+
+  it('starts only from the plan message it keeps when Slack posted copies while answering 5xx, and keeps the audit whole', async () => {
+    h = await startHarness();
+    const harness = h;
+
+    // The plan's post is written three times before Slack answers one: people see copies before the bot knows its message.
+    harness.slack.faults.serverError({ count: 3, status: 502, methods: ['chat.postMessage'], afterWrite: true });
+    const ack = await harness.command(`upgrade talos ${TARGET}`);
+    const opId = opIdOf(ack);
+    const copy = await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId)), { timeoutMs: 30_000, intervalMs: 5 });
+    await override(harness, { opId, root: copy, ack }, { inAudit: false });
+    await clickOnlyStart(harness, { opId, root: copy, ack });
+    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /This copy of the plan/.test(e.text)));
+    const { rootTs } = await waitForOperation(harness, opId, (op) => op.rootTs !== undefined);
+    const plan = { opId, root: harness.slack.message(CHANNELS.production, rootTs!)!, ack };
+    await clickOnlyStart(harness, plan);
+    const done = await approveUntilDone(harness, plan);
+
+    expect(done.text).toContain('completed');
+    expect(copy.ts).not.toBe(rootTs);
+    const replies = auditReplies(harness, plan.root.ts);
+    expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
+    expect(replies.slice(0, 3).map((t) => /^#\d+ ([a-z ,]+)/.exec(t)?.[1])).toEqual(['preflight passed, plan posted', 'override', 'started']);
   });
 });

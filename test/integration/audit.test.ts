@@ -159,6 +159,25 @@ describe('the audit thread on a real Redis', () => {
     expect((await store.get(OP))!.audit.map((e) => e.ts)).toEqual(thread.posted.map((r) => r.ts));
   });
 
+  it('keeps entries recorded before the root message exists, and posts them once it does', async () => {
+    // Arrange: Slack showed the plan (it answered 5xx after posting it) and someone clicked it before the bot knew its ts.
+    const store = createOperationStore(redis.client());
+    await store.create(operation({ rootTs: undefined }));
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+    await audit.record(OP, { actor: 'bot', event: 'preflight passed, plan posted' });
+    await audit.record(OP, { actor: 'U0BOB', event: 'started' });
+    const before = [...thread.posted];
+
+    // Act
+    await store.update(OP, (o) => ({ ...o, rootTs: ROOT }));
+    await audit.flush(OP);
+
+    // Assert
+    expect(before).toEqual([]);
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 preflight passed, plan posted', '#2 started']);
+  });
+
   it('lets one replica post at a time, so two flushing at once post nothing twice', async () => {
     // Arrange
     const store = createOperationStore(redis.client());
