@@ -5,7 +5,7 @@ import { retriedMessage } from '../src/chat/operation-messages.ts';
 import { approvalDecidedMessage, ACTION, operationRootMessage, reviewItems } from '../src/chat/upgrade-messages.ts';
 import type { Inventory } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
-import type { Audit } from '../src/ops/audit.ts';
+import { editCarrier, type Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { Operation } from '../src/ops/operation.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
@@ -120,7 +120,8 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
     return say(`\`${op.id}\` was already started or cancelled by someone else. Nothing changed.`);
   }
   // Recorded and queued before the root is edited: a Slack outage must not leave a started operation without its run.
-  await deps.audit.record(op.id, { actor: user, event: 'started', detail: `review confirmed: ${running.confirmedReview.join('; ')}` });
+  // The edited root says it started; the entry goes to the thread with the first step's reply.
+  await deps.audit.note(op.id, { actor: user, event: 'started', detail: `review confirmed: ${running.confirmedReview.join('; ')}` });
   await enqueueRun(deps, running, `${op.id}-start`);
   await deps.chat.update(running.channel, running.rootTs!, operationRootMessage(running));
 }
@@ -166,10 +167,15 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
   const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
   const step = after.steps.find((s) => s.id === decided.step)!;
   // Recorded and queued before the messages are edited: a Slack outage must not leave an approved step without its run.
-  await deps.audit.record(op.id, { actor: user, event: decision === 'approved' ? `approved ${step.node ?? step.id}` : `stopped at ${step.node ?? step.id}` });
+  // The edited request tells the channel; an approval's entry goes to the thread with the step's next reply.
+  const entry = { actor: user, event: decision === 'approved' ? `approved ${step.node ?? step.id}` : `stopped at ${step.node ?? step.id}` };
+  const recorded = decision === 'approved' ? await deps.audit.note(op.id, entry) : await deps.audit.record(op.id, entry);
   if (decision === 'approved') await enqueueRun(deps, after, `${op.id}-approved-${click.nonce}`);
-  await deps.chat.update(after.channel, decided.messageTs, approvalDecidedMessage(after, decided, step));
-  await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(after));
+  // A click can beat the run to storing where its request was posted: then the clicked message is the request.
+  const requestTs = decided.messageTs !== '' ? decided.messageTs : click.messageTs;
+  if (requestTs !== undefined) await deps.chat.update(after.channel, requestTs, editCarrier(recorded, requestTs, decided.seq, approvalDecidedMessage(after, decided, step)));
+  // The run repaints the root when it starts the step; a stop ends the operation here.
+  if (decision === 'stopped') await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(recorded));
 }
 
 async function rollback(deps: ActionDeps, click: Click): Promise<void> {

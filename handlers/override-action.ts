@@ -29,6 +29,7 @@ export function registerOverrideAction(app: App, deps: ActionDeps): void {
     );
     if (!changed) return void (await say(`\`${op.id}\` is ${after.state}${after.override ? `, already overridden by <@${after.override.by}>` : ''}. Nothing changed.`));
     if (after.rootTs) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
-    await deps.audit.record(op.id, { actor: body.user.id, event: 'override: no staging rehearsal', detail: `${after.target.version ?? ''} was not upgraded in staging according to the records` });
+    // The edited plan shows the override; the entry goes to the thread with the next reply.
+    await deps.audit.note(op.id, { actor: body.user.id, event: 'override: no staging rehearsal', detail: `${after.target.version ?? ''} was not upgraded in staging according to the records` });
   });
 }

@@ -134,5 +134,6 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   const gate = await runHealthGate(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal });
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
   if (ctx.cluster.longhorn) await waitForLonghorn(ctx);
-  return { kind: 'done', detail: `now ${version} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed` };
+  const resumed = ctx.step.issuedAt === undefined ? '' : 'upgrade was already requested before a restart, so it was observed, not issued again; ';
+  return { kind: 'done', detail: `${resumed}now ${version} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed` };
 }

@@ -138,21 +138,19 @@ export function createTalosUpgradePreflightJob(deps: OpsJobDeps) {
     const refused = outcome.refusals.length > 0;
     // The plan and its entry are one write, so the entry is #1 even when Slack shows the plan (a 5xx after
     // posting it) and someone starts it before the bot learned where it is; the thread gets it once it knows.
-    const planned = await deps.audit.record(
-      opId,
-      { actor: 'bot', event: refused ? 'preflight refused' : 'preflight passed, plan posted', detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps` },
-      undefined,
-      (o) => ({
-        ...o,
-        state: refused ? 'refused' : 'planned',
-        refusals: outcome.refusals,
-        steps: outcome.steps,
-        target: { ...o.target, fromVersion: outcome.fromVersion, schematic: outcome.schematic },
-        planNonce: refused ? undefined : nonce,
-        rehearsal: outcome.rehearsal,
-        endedAt: refused ? deps.now().toISOString() : undefined,
-      }),
-    );
+    const entry = { actor: 'bot', event: refused ? 'preflight refused' : 'preflight passed, plan posted', detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps` };
+    const plan = (o: Operation): Operation => ({
+      ...o,
+      state: refused ? 'refused' : 'planned',
+      refusals: outcome.refusals,
+      steps: outcome.steps,
+      target: { ...o.target, fromVersion: outcome.fromVersion, schematic: outcome.schematic },
+      planNonce: refused ? undefined : nonce,
+      rehearsal: outcome.rehearsal,
+      endedAt: refused ? deps.now().toISOString() : undefined,
+    });
+    // A refusal goes under the plan at once; a passed preflight's entry waits for the run's first reply.
+    const planned = refused ? await deps.audit.record(opId, entry, undefined, plan) : await deps.audit.note(opId, entry, plan);
     if (planned.rootTs === undefined) await postRoot(deps, planned);
     else await deps.chat.update(planned.channel, planned.rootTs, operationRootMessage(planned));
   };

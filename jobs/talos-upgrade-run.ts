@@ -66,7 +66,11 @@ async function stopAt(ctx: RunContext, opId: string, step: Step, failure: StepFa
   await refreshRoot(deps, op);
 }
 
-/** Asks for a person's approval before a control-plane node, with the current etcd state in the question. */
+/**
+ * Asks for a person's approval before a control-plane node, with the current etcd state in the
+ * question. The request is an audit entry: its reply carries the entries held since the last
+ * one (the previous node's result), so each control plane costs the thread one message.
+ */
 async function requestApproval(ctx: RunContext, op: Operation, step: Step): Promise<void> {
   const { deps } = ctx;
   const etcd = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, ctx.signal, endpointsAvoiding(ctx.cluster, step.node!));
@@ -79,13 +83,36 @@ async function requestApproval(ctx: RunContext, op: Operation, step: Step): Prom
     expiresAt: new Date(requestedAt.getTime() + deps.timeouts.approvalTtlMs).toISOString(),
     state: 'pending',
   };
-  const { op: waiting } = await deps.store.update(op.id, (o) => ({ ...o, state: 'awaiting-approval', approvals: [...o.approvals, approval] }));
-  const message = approvalRequestMessage(waiting, approval, { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence });
-  const { ts } = await deps.chat.reply(op.channel, op.rootTs!, message);
-  const { op: posted } = await deps.store.update(op.id, (o) => ({ ...o, approvals: o.approvals.map((a) => (a.nonce === approval.nonce ? { ...a, messageTs: ts } : a)) }));
-  await deps.opsQueue.add('approval-expiry', { opId: op.id, nonce: approval.nonce }, { jobId: `${op.id}-expire-${approval.nonce}`, delay: deps.timeouts.approvalTtlMs, removeOnComplete: true });
-  await refreshRoot(deps, posted);
-  ctx.log.info({ node: step.node }, 'approval requested');
+  await deps.audit.record(
+    op.id,
+    { actor: 'bot', event: `approval requested: ${step.node}`, detail: etcd.summary },
+    (o) => approvalRequestMessage(o, approval, { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence }),
+    (o) => ({ ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, seq: o.audit.length + 1 }] }),
+  );
+  await publishApproval(ctx, op.id, approval.nonce);
+}
+
+/**
+ * Waits on a click only once the request is in Slack: its message is the reply that carries its
+ * entry. Until then the run ends with an error and is run again (the reconciler looks for these).
+ */
+async function publishApproval(ctx: RunContext, opId: string, approvalNonce: string): Promise<void> {
+  const { deps } = ctx;
+  const requestOf = (o: Operation | undefined) => {
+    const approval = o?.approvals.find((a) => a.nonce === approvalNonce);
+    return { approval, ts: o?.audit.find((e) => e.seq === approval?.seq)?.ts };
+  };
+  const stored = await deps.store.get(opId);
+  let { approval, ts } = requestOf(stored);
+  if (ts === undefined) {
+    await deps.audit.flush(opId);
+    ({ approval, ts } = requestOf(await deps.store.get(opId)));
+  }
+  if (approval === undefined || ts === undefined) throw new Error('the approval request is not in Slack yet; the run is tried again');
+  const posted = ts;
+  await deps.store.update(opId, (o) => ({ ...o, approvals: o.approvals.map((a) => (a.nonce === approvalNonce ? { ...a, messageTs: posted } : a)) }));
+  await deps.opsQueue.add('approval-expiry', { opId, nonce: approvalNonce }, { jobId: `${opId}-expire-${approvalNonce}`, delay: Math.max(0, Date.parse(approval.expiresAt) - deps.now().getTime()), removeOnComplete: true });
+  ctx.log.info({ node: stored?.steps.find((s) => s.id === approval.step)?.node }, 'approval requested');
 }
 
 async function finish(ctx: RunContext, opId: string, step: Step): Promise<void> {
@@ -141,11 +168,8 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         // An expired request is asked again only after an approver's word moved the operation back to running.
         if (approval?.state === 'expired' && op.state !== 'running') return;
         if (approval === undefined || approval.state === 'expired') await requestApproval(ctx, op, step);
-        else {
-          // A crash between recording and posting the request: drop the unposted one, ask again.
-          await deps.store.update(opId, (o) => ({ ...o, approvals: o.approvals.filter((a) => a.nonce !== approval.nonce) }));
-          await requestApproval(ctx, (await deps.store.get(opId))!, step);
-        }
+        // A crash or a Slack outage between recording the request and posting it: post it now, the same request.
+        else await publishApproval(ctx, opId, approval.nonce);
         return;
       }
       if (approval.state !== 'approved') return;
@@ -154,11 +178,15 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
     const startedAt = step.startedAt ?? deps.now().toISOString();
     const start = (o: Operation): Operation => ({ ...withStep(o, step.id, { status: 'running', startedAt }), state: 'running' });
     // A step's start and its entry are one write: a run that ends in between cannot lose the entry.
+    // The edited approval request already says a control plane is starting, and the final check
+    // ends in its result: their start waits for the next reply. Other steps say so in the thread.
+    const startEntry = { actor: 'bot', event: `step started: ${stepLabel(step)}` };
     const current =
-      step.startedAt === undefined
-        ? await deps.audit.record(opId, { actor: 'bot', event: `step started: ${stepLabel(step)}` }, undefined, start)
-        : (await deps.store.update(opId, start)).op;
-    await refreshRoot(deps, current);
+      step.startedAt !== undefined
+        ? (await deps.store.update(opId, start)).op
+        : step.kind === 'upgrade-control-plane' || step.kind === 'verify'
+          ? await deps.audit.note(opId, startEntry, start)
+          : await deps.audit.record(opId, startEntry, undefined, start);
     const log = ctx.log.child({ node: step.node });
     try {
       if (step.kind === 'snapshot') {
@@ -171,8 +199,8 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         const snap = (await deps.store.get(opId))!.snapshot!;
         const detail = `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${ctx.cluster.snapshotDir}`;
         const endedAt = deps.now().toISOString();
-        const done = await deps.audit.record(opId, { actor: 'bot', event: 'etcd snapshot taken', detail }, undefined, (o) => withStep(o, step.id, { status: 'done', endedAt, detail }));
-        await refreshRoot(deps, done);
+        // Results wait for the next step's message: the thread gets one reply per step.
+        await deps.audit.note(opId, { actor: 'bot', event: 'etcd snapshot taken', detail }, (o) => withStep(o, step.id, { status: 'done', endedAt, detail }));
         continue;
       }
       if (step.kind === 'verify') {
@@ -191,8 +219,9 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         markIssued: async (fromVersion) => {
           await patchStep(deps, opId, step.id, { issuedAt: deps.now().toISOString(), fromVersion });
         },
+        // Kept for /talos status; the channel hears of the node when its step ends.
         progress: async (detail) => {
-          await refreshRoot(deps, await patchStep(deps, opId, step.id, { detail }));
+          await patchStep(deps, opId, step.id, { detail });
         },
       }));
       const outcome = measured.result;
@@ -201,10 +230,9 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         'node step finished',
       );
       const endedAt = deps.now().toISOString();
-      const finished = await deps.audit.record(opId, { actor: 'bot', event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail }, undefined, (o) =>
+      await deps.audit.note(opId, { actor: 'bot', event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail }, (o) =>
         withStep(o, step.id, { status: outcome.kind === 'skipped' ? 'skipped' : 'done', endedAt, detail: outcome.detail }),
       );
-      await refreshRoot(deps, finished);
     } catch (error) {
       if (error instanceof StepFailure) {
         await stopAt(ctx, opId, (await deps.store.get(opId))!.steps.find((s) => s.id === step.id)!, error);

@@ -1,12 +1,16 @@
 import type { Operation } from '../ops/operation.ts';
 import { formatTime } from './blocks.ts';
+import { stepLabel } from './upgrade-messages.ts';
 
 function describe(op: Operation): string {
   const target = `${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` → ${op.target.version}` : ''}`;
   const doneSteps = op.steps.filter((s) => s.status === 'done' || s.status === 'skipped').length;
   const progress = op.steps.length > 0 ? ` · ${doneSteps}/${op.steps.length} steps` : '';
   const reason = op.reason ? ` · ${op.reason}` : '';
-  return `• \`${op.id}\` ${op.kind}${target} on *${op.cluster}*: ${op.state}${progress} · requested by <@${op.requestedBy}> ${formatTime(op.createdAt)}${reason}`;
+  // The live view of a step: the root message changes only with the phase.
+  const running = op.steps.find((s) => s.status === 'running');
+  const now = running ? ` · now: ${stepLabel(running)}${running.detail ? ` (${running.detail})` : ''}` : '';
+  return `• \`${op.id}\` ${op.kind}${target} on *${op.cluster}*: ${op.state}${progress}${now} · requested by <@${op.requestedBy}> ${formatTime(op.createdAt)}${reason}`;
 }
 
 /** `/talos status`: what runs or waits now, then the latest finished operations per cluster. */

@@ -184,6 +184,8 @@ export function operationRootMessage(op: Operation): ChatMessage {
     if (line) blocks.push(context(line));
   }
   if (op.notes.length > 0) blocks.push(context(op.notes.map((n) => escapeMrkdwn(n)).join('\n')));
+  // This message changes with the phase; steps report in the thread, so a step costs Slack one or two calls.
+  if (op.state === 'running' || op.state === 'awaiting-approval') blocks.push(context(`Steps report in this thread as they end; \`/talos status\` shows the step in progress.`));
   blocks.push(...rehearsalBlocks(op));
   if (op.state === 'planned' && op.planNonce) {
     blocks.push(

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { section } from '../chat/blocks.ts';
 import type { ChatMessage, ChatPort } from '../chat/chat-port.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AuditEntry, Operation } from './operation.ts';
@@ -11,10 +12,10 @@ import type { RunLease } from './run-lease.ts';
  */
 export interface Audit {
   /**
-   * Stores the entry, then posts every entry not yet in the thread, in order. A Slack failure
+   * Stores the entry, then posts every entry not yet in the thread as one reply. A Slack failure
    * does not fail the caller: the entry is kept and a later `flush` posts it.
    *
-   * @param message the reply's text and blocks, or a function of the operation as changed
+   * @param message the entry's text and blocks, or a function of the operation as changed
    * @param change a change of the operation written together with the entry (a step's end and
    *   its entry), so a run that dies in between cannot leave one without the other
    */
@@ -24,7 +25,13 @@ export interface Audit {
     message?: ChatMessage | ((op: Operation) => ChatMessage),
     change?: (op: Operation) => Operation,
   ): Promise<Operation>;
-  /** Posts the stored entries missing from the thread, oldest first; true when none is left. */
+  /**
+   * Stores the entry without posting it: it goes to the thread in the reply of the next
+   * recorded entry. Used where another message already tells the channel (an edited approval
+   * request says the step has started), so the thread costs one Slack call per step.
+   */
+  note(opId: string, entry: { actor: string; event: string; detail?: string }, change?: (op: Operation) => Operation): Promise<Operation>;
+  /** Posts the stored entries missing from the thread, oldest first; true when none is left but noted ones. */
   flush(opId: string): Promise<boolean>;
 }
 
@@ -40,53 +47,104 @@ export interface AuditOptions {
 
 const unposted = (e: AuditEntry): boolean => e.post !== undefined && e.ts === undefined;
 
+/** Entry numbers a reply carries: each entry is a line (or block) that starts `#<seq> `. */
+export function seqsIn(text: string): number[] {
+  return [...text.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1]));
+}
+
+/** An entry as its line in the thread. */
+function entryLine(e: AuditEntry): string {
+  return `#${e.seq} ${e.event}${e.detail ? `: ${e.detail}` : ''}`;
+}
+
 /**
- * Posting is idempotent by observation, as acting on a node is: an entry whose post went out
- * without an answer (the process died, Slack failed after writing) is looked for in the thread
- * before it is posted again.
+ * The new content of a reply that carries entries, for an edit of its own entry (an approval
+ * request decided or expired): the other entries it carried stay, and it keeps its number.
+ */
+export function editCarrier(op: Operation, ts: string, ownSeq: number | undefined, message: ChatMessage): ChatMessage {
+  const others = op.audit.filter((e) => e.ts === ts && e.seq !== ownSeq).map(entryLine);
+  const own = ownSeq === undefined ? message.text : `#${ownSeq} ${message.text}`;
+  if (others.length === 0) return { ...message, text: own };
+  return { text: [...others, own].join('\n'), blocks: [...others.map(section), ...(message.blocks ?? [section(message.text)])] };
+}
+
+/** Slack shows up to 50 blocks in a message; a long backlog goes out in several replies. */
+const MAX_BLOCKS = 40;
+
+/** The entries the next reply carries: the unposted ones up to the last that is not held. */
+function nextBatch(op: Operation): AuditEntry[] {
+  const pending = op.audit.filter(unposted);
+  const last = pending.findLastIndex((e) => e.hold !== true);
+  const batch: AuditEntry[] = [];
+  let blocks = 0;
+  for (const entry of pending.slice(0, last + 1)) {
+    const size = entry.post!.blocks?.length ?? 1;
+    if (batch.length > 0 && blocks + size > MAX_BLOCKS) break;
+    batch.push(entry);
+    blocks += size;
+  }
+  return batch;
+}
+
+/** One reply for several entries: their lines as the text, their blocks (or a section each) in order. */
+export function batchMessage(entries: readonly AuditEntry[]): ChatMessage {
+  const text = entries.map((e) => e.post!.text).join('\n');
+  if (entries.length === 1) return entries[0]!.post!;
+  return { text, blocks: entries.flatMap((e) => e.post!.blocks ?? [section(e.post!.text)]) };
+}
+
+/**
+ * Posting is idempotent by observation, as acting on a node is: entries whose post went out
+ * without an answer (the process died, Slack failed after writing) are looked for in the
+ * thread before they are posted again.
  */
 export function createAudit(store: OperationStore, chat: ChatPort, options: AuditOptions): Audit {
   const { now = () => new Date(), postLease, logger, attempts = 6, backoffMs = 200 } = options;
-  const setEntry = (opId: string, seq: number, change: (e: AuditEntry) => AuditEntry) =>
-    store.update(opId, (o) => ({ ...o, audit: o.audit.map((e) => (e.seq === seq ? change(e) : e)) }));
-
-  /** Posts one entry, or adopts the reply an earlier attempt left; throws when Slack fails. */
-  const postOne = async (op: Operation, rootTs: string, entry: AuditEntry): Promise<void> => {
-    let ts: string | undefined;
-    if (entry.attempted === true) {
-      const prefix = `#${entry.seq} `;
-      ts = (await chat.replies(op.channel, rootTs)).find((r) => r.text.startsWith(prefix))?.ts;
-    }
-    if (ts === undefined) {
-      if (entry.attempted !== true) await setEntry(op.id, entry.seq, (e) => ({ ...e, attempted: true }));
-      ts = (await chat.reply(op.channel, rootTs, entry.post!, { once: true })).ts;
-    }
-    const posted = ts;
-    await setEntry(op.id, entry.seq, (e) => {
-      const done = { ...e, ts: posted };
+  const setEntries = (opId: string, seqs: readonly number[], change: (e: AuditEntry) => AuditEntry) =>
+    store.update(opId, (o) => ({ ...o, audit: o.audit.map((e) => (seqs.includes(e.seq) ? change(e) : e)) }));
+  const markPosted = (opId: string, seqs: readonly number[], ts: string) =>
+    setEntries(opId, seqs, (e) => {
+      const done = { ...e, ts };
       delete done.post;
       delete done.attempted;
+      delete done.hold;
       return done;
     });
+
+  /** Posts the next batch, or adopts the reply an earlier attempt left; throws when Slack fails. */
+  const postBatch = async (op: Operation, rootTs: string, batch: AuditEntry[]): Promise<void> => {
+    const first = batch[0]!;
+    if (first.attempted === true) {
+      const prefix = `#${first.seq} `;
+      const found = (await chat.replies(op.channel, rootTs)).find((r) => r.text.startsWith(prefix));
+      if (found !== undefined) {
+        const carried = new Set(seqsIn(found.text));
+        await markPosted(op.id, op.audit.filter((e) => unposted(e) && carried.has(e.seq)).map((e) => e.seq), found.ts);
+        return;
+      }
+    }
+    const seqs = batch.map((e) => e.seq);
+    if (batch.some((e) => e.attempted !== true)) await setEntries(op.id, seqs, (e) => ({ ...e, attempted: true }));
+    const { ts } = await chat.reply(op.channel, rootTs, batchMessage(batch), { once: true });
+    await markPosted(op.id, seqs, ts);
   };
 
-  /** Tries one entry a few times; false when Slack kept failing. */
-  const postWithRetries = async (op: Operation, rootTs: string, first: AuditEntry): Promise<boolean> => {
-    let entry = first;
+  /** Tries the next batch a few times; false when Slack kept failing. */
+  const postWithRetries = async (opId: string): Promise<boolean> => {
     for (let attempt = 1; ; attempt += 1) {
+      const op = await store.get(opId);
+      const batch = op === undefined ? [] : nextBatch(op);
+      if (op === undefined || batch.length === 0 || op.rootTs === undefined) return true;
       try {
-        await postOne(op, rootTs, entry);
+        await postBatch(op, op.rootTs, batch);
         return true;
       } catch (error) {
         if (attempt >= attempts) {
-          logger?.warn({ op: op.id, cluster: op.cluster, seq: entry.seq, err: (error as Error).message }, 'audit reply not posted; a later flush posts it');
+          logger?.warn({ op: op.id, cluster: op.cluster, seq: batch[0]!.seq, err: (error as Error).message }, 'audit reply not posted; a later flush posts it');
           return false;
         }
+        // The next try re-reads the entries: now marked attempted, they are looked for in the thread first.
         await sleep(backoffMs * 2 ** (attempt - 1));
-        // Re-read: the entry now counts as attempted, so the next try looks in the thread first.
-        const latest = (await store.get(op.id))?.audit.find((e) => e.seq === entry.seq);
-        if (latest === undefined || !unposted(latest)) return true;
-        entry = latest;
       }
     }
   };
@@ -95,28 +153,34 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
   const flushHeld = async (opId: string, lost: AbortSignal): Promise<boolean> => {
     for (;;) {
       const op = await store.get(opId);
-      const entry = op?.audit.find(unposted);
-      if (!op || entry === undefined) return true;
-      if (lost.aborted || op.rootTs === undefined || !(await postWithRetries(op, op.rootTs, entry))) return false;
+      if (!op || nextBatch(op).length === 0) return true;
+      if (lost.aborted || op.rootTs === undefined || !(await postWithRetries(opId))) return false;
     }
   };
 
   const flush = (opId: string): Promise<boolean> => postLease.hold(opId, (lost) => flushHeld(opId, lost));
 
+  const append = async (opId: string, entry: { actor: string; event: string; detail?: string }, hold: boolean, message?: ChatMessage | ((op: Operation) => ChatMessage), change?: (op: Operation) => Operation) => {
+    const at = now().toISOString();
+    return store.update(opId, (current) => {
+      const o = change ? change(current) : current;
+      const seq = o.audit.length + 1;
+      const reply = typeof message === 'function' ? message(o) : message;
+      const text = reply?.text ?? `${entry.event}${entry.detail ? `: ${entry.detail}` : ''}`;
+      // Kept until posted; without a root message yet, the first flush after it exists posts it.
+      const post = { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}) };
+      return { ...o, audit: [...o.audit, { seq, at, ...entry, post, ...(hold ? { hold } : {}) }] };
+    });
+  };
+
   return {
     async record(opId, entry, message, change) {
-      const at = now().toISOString();
-      const { op } = await store.update(opId, (current) => {
-        const o = change ? change(current) : current;
-        const seq = o.audit.length + 1;
-        const reply = typeof message === 'function' ? message(o) : message;
-        const text = reply?.text ?? `${entry.event}${entry.detail ? `: ${entry.detail}` : ''}`;
-        // Kept until posted; without a root message yet, the first flush after it exists posts it.
-        const post = { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}) };
-        return { ...o, audit: [...o.audit, { seq, at, ...entry, post }] };
-      });
+      const { op } = await append(opId, entry, false, message, change);
       await flush(opId);
       return (await store.get(opId)) ?? op;
+    },
+    async note(opId, entry, change) {
+      return (await append(opId, entry, true, undefined, change)).op;
     },
     flush,
   };

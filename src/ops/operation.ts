@@ -66,6 +66,8 @@ export const Approval = z.object({
   /** Changes with every approval request, so a button from an older message is recognisably stale. */
   nonce: z.string(),
   messageTs: z.string(),
+  /** The audit entry that asks for it: its reply is the request's message. */
+  seq: z.number().int().optional(),
   requestedAt: z.string(),
   expiresAt: z.string(),
   state: z.enum(['pending', 'approved', 'expired', 'stopped']),
@@ -86,6 +88,8 @@ export const AuditEntry = z.object({
   ts: z.string().optional(),
   /** A post went out without an answer (a crash, a 5xx): look in the thread before posting again. */
   attempted: z.boolean().optional(),
+  /** Waits for the next entry that is posted, and goes to the thread in the same reply. */
+  hold: z.boolean().optional(),
 });
 export type AuditEntry = z.infer<typeof AuditEntry>;
 

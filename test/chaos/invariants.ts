@@ -120,8 +120,6 @@ export function operationOutcome(e: RunEvidence): Violation[] {
   return fail(`the operation ended ${op.state}${op.reason ? ` (${op.reason})` : ''}`);
 }
 
-const SEQ = /^#(\d+) /;
-
 /** What the audit must show for the steps the operation went through, in this order, each once. */
 export function expectedMilestones(op: Operation): string[] {
   if (op.state === 'refused') return ['preflight refused'];
@@ -155,7 +153,8 @@ export function auditThread(e: RunEvidence): Violation[] {
   };
   const stored = op.audit.map((a) => a.seq);
   if (stored.some((seq, i) => seq !== i + 1)) v(`the stored audit is numbered ${stored.join(',')}`);
-  const posted = e.thread.map((r) => SEQ.exec(r.firstText)?.[1]).filter((s): s is string => s !== undefined).map(Number);
+  // A reply carries one entry per line, so a step costs one message: every line counts.
+  const posted = e.thread.flatMap((r) => [...r.firstText.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1])));
   const seen = new Set<number>();
   for (const [i, seq] of posted.entries()) {
     if (seen.has(seq)) v(`#${seq} is posted more than once`);

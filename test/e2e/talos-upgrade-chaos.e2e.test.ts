@@ -18,13 +18,15 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** Audit replies (`#<seq> …`) of the thread as first posted, in thread order. */
+/** Audit entries (`#<seq> …`, one per line) of the thread as first posted, in thread order. */
 function auditReplies(harness: Harness, rootTs: string): string[] {
   return harness.slack
     .thread(CHANNELS.production, rootTs)
-    .map((m) => harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? '')
+    .flatMap((m) => (harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? '').split('\n'))
     .filter((t) => /^#\d+ /.test(t));
 }
+
+const requestFor = (node: string) => new RegExp(`🔐 Approval needed: upgrade control plane \\S+ \\(${node.replace(/\./g, '\\.')}`);
 
 /** Polls the operation as stored in Redis until `predicate` holds. */
 async function waitForOperation(harness: Harness, opId: string, predicate: (op: Operation) => boolean): Promise<Operation> {
@@ -42,15 +44,13 @@ async function waitForOperation(harness: Harness, opId: string, predicate: (op: 
 }
 
 /** The approver's Override of the missing staging rehearsal, without Start: a fault goes in between. */
-async function override(harness: Harness, plan: Plan, options: { inAudit?: boolean } = {}): Promise<void> {
+async function override(harness: Harness, plan: Plan, options: { onRoot?: boolean } = {}): Promise<void> {
   await harness.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
-  if (options.inAudit === false) {
-    // The root the click came from is not the one the bot knows: the override shows in the stored operation only.
-    await waitForOperation(harness, plan.opId, (op) => op.override !== undefined);
-    return;
-  }
+  // Its audit entry goes to the thread with the run's first reply.
+  await waitForOperation(harness, plan.opId, (op) => op.override !== undefined && op.audit.some((e) => e.event.startsWith('override')));
+  // A click from a copy of the plan changes the stored operation; the root the bot keeps shows it once it is known.
+  if (options.onRoot === false) return;
   await harness.slack.waitFor(() => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])), { description: 'the override' });
-  await harness.slack.waitFor(() => auditReplies(harness, plan.root.ts).some((t) => /^#\d+ override/.test(t)), { description: 'the override in the audit' });
 }
 
 const clickOnlyStart = (harness: Harness, plan: Plan) =>
@@ -66,7 +66,7 @@ describe('a production upgrade under faults', () => {
     await clickStart(harness, plan);
     await approve(harness, await waitForApprovalRequest(harness, plan));
     const second = await harness.slack.waitFor(
-      () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.startsWith('🔐') && m.text.includes(NODES[1]!)),
+      () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => requestFor(NODES[1]!).test(m.text)),
       { timeoutMs: 30_000 },
     );
     await approve(harness, second);
@@ -80,7 +80,7 @@ describe('a production upgrade under faults', () => {
 
     expect(done.text).toContain('completed');
     for (const node of NODES) expect(harness.sim.upgradeCount('production', node)).toBe(1);
-    const requests = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => harness.slack.versions(CHANNELS.production, m.ts)[0]?.text.startsWith('🔐'));
+    const requests = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ 🔐 Approval needed/m.test(harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
     expect(requests.length).toBe(NODES.length);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
@@ -131,11 +131,14 @@ describe('a production upgrade under faults', () => {
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
 
     expect(plan.root.text).toContain('planned');
+    expect(harness.slack.channelMessages(CHANNELS.production).filter((m) => m.text.includes(plan.opId))).toHaveLength(1);
+    // The preflight's entry goes to the thread with the run's first reply.
+    await clickStart(harness, plan);
     const replies = await harness.slack.waitFor(() => {
       const list = auditReplies(harness, plan.root.ts);
       return list.length > 0 ? list : undefined;
     });
-    expect(replies).toEqual(['#1 preflight passed, plan posted: 5 steps']);
+    expect(replies[0]).toBe('#1 preflight passed, plan posted: 5 steps');
   });
 
   it('starts only from the plan message it keeps when Slack posted copies while answering 5xx, and keeps the audit whole', async () => {
@@ -147,7 +150,7 @@ describe('a production upgrade under faults', () => {
     const ack = await harness.command(`upgrade talos ${TARGET}`);
     const opId = opIdOf(ack);
     const copy = await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId)), { timeoutMs: 30_000, intervalMs: 5 });
-    await override(harness, { opId, root: copy, ack }, { inAudit: false });
+    await override(harness, { opId, root: copy, ack }, { onRoot: false });
     await clickOnlyStart(harness, { opId, root: copy, ack });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /This copy of the plan/.test(e.text)));
     const { rootTs } = await waitForOperation(harness, opId, (op) => op.rootTs !== undefined);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, clickStart, originalButtonValue, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+import { approve, approveUntilDone, auditLines, clickStart, originalButtonValue, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness | undefined;
@@ -62,7 +62,7 @@ describe('approval expiry, cancel and the plan buttons', () => {
     const first = await waitForApprovalRequest(harness, plan);
     const expired = await harness.slack.waitFor(() => {
       const m = harness.slack.message(CHANNELS.production, first.ts);
-      return m?.text.startsWith('⏱ Expired') ? m : undefined;
+      return m !== undefined && /^#\d+ ⏱ Expired/m.test(m.text) ? m : undefined;
     }, { timeoutMs: 20_000 });
     expect(JSON.stringify(expired.blocks)).toContain('talos-step-rerequest');
     await waitForRootState(harness, plan, /paused/);
@@ -112,6 +112,6 @@ describe('approval expiry, cancel and the plan buttons', () => {
     await waitForApprovalRequest(harness, plan);
     await harness.slack.clickButton({ user: USERS.bob, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-start', value });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.bob && /no longer valid/.test(e.text)));
-    expect(harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ started: review confirmed/.test(m.text)).length).toBe(1);
+    expect(auditLines(harness, plan).filter((l) => /^#\d+ started: review confirmed/.test(l))).toHaveLength(1);
   });
 });

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+import { approve, approveUntilDone, auditLines, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness;
@@ -56,9 +56,12 @@ describe('Talos upgrade of production (three control planes)', () => {
 
     await h.slack.waitFor(() => h.slack.uploadedFiles().length > 0);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
-    const approvals = thread.filter((m) => h.slack.versions(CHANNELS.production, m.ts)[0]?.text.startsWith('🔐 Approval needed'));
-    expect(approvals.map((m) => /\((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
-    for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^✅ Approved by <@U0CAROL> at /);
+    // Each request is one reply that also carries the entries since the previous one (that node's result).
+    const approvals = thread.filter((m) => /^#\d+ 🔐 Approval needed/m.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
+    expect(approvals.map((m) => /Approval needed: upgrade control plane \S+ \((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^#\d+ ✅ Approved by <@U0CAROL> at /m);
+    expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
+    expect(h.slack.message(CHANNELS.production, approvals[1]!.ts)!.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
     expect(thread.some((m) => m.text.includes('etcd snapshot taken'))).toBe(true);
     expect(thread.some((m) => m.text.includes(`talos_version = "${TARGET}"`))).toBe(true);
     const snapshots = readdirSync(h.sim.cluster('production').snapshotDir);
@@ -191,7 +194,7 @@ describe('crash and resume', () => {
     await clickStart(h, plan);
     await approve(h, await waitForApprovalRequest(h, plan));
     const second = await h.slack.waitFor(() => {
-      const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => m.text.startsWith('🔐') && m.text.includes('10.0.30.12'));
+      const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /🔐 Approval needed: upgrade control plane \S+ \(10\.0\.30\.12/.test(m.text));
       return r[0];
     }, { timeoutMs: 30_000 });
     await approve(h, second);
@@ -201,8 +204,8 @@ describe('crash and resume', () => {
     const done = await approveUntilDone(h, plan);
     expect(done.text).toContain('completed');
     for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) expect(h.sim.upgradeCount('production', node)).toBe(1);
-    const rootVersions = h.slack.versions(CHANNELS.production, plan.root.ts).map((v) => v.text + JSON.stringify(v.blocks));
-    expect(rootVersions.some((v) => v.includes('upgrade was already requested before a restart'))).toBe(true);
+    const results = auditLines(h, plan).filter((l) => /^#\d+ upgraded: /.test(l));
+    expect(results.filter((l) => l.includes('upgrade was already requested before a restart'))).toEqual([expect.stringContaining('(10.0.30.12')]);
   });
 });
 

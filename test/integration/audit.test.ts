@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
-import { createAudit } from '../../src/ops/audit.ts';
+import { createAudit, seqsIn } from '../../src/ops/audit.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../src/ops/operation-store.ts';
 import { createRunLease } from '../../src/ops/run-lease.ts';
@@ -100,7 +100,7 @@ describe('the audit thread on a real Redis', () => {
     ]);
   });
 
-  it('keeps an entry Slack refused, and posts it before the next one', async () => {
+  it('keeps an entry Slack refused, and posts it with the next one, in order', async () => {
     // Arrange
     const store = createOperationStore(redis.client());
     await store.create(operation());
@@ -116,7 +116,8 @@ describe('the audit thread on a real Redis', () => {
 
     // Assert
     expect(during).toEqual(['#1 started']);
-    expect(thread.posted.map((r) => r.text)).toEqual(['#1 started', '#2 approved 10.0.30.11', '#3 step started: control plane 10.0.30.11']);
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 started', '#2 approved 10.0.30.11\n#3 step started: control plane 10.0.30.11']);
+    expect((await store.get(OP))!.audit.map((e) => e.ts)).toEqual([thread.posted[0]!.ts, thread.posted[1]!.ts, thread.posted[1]!.ts]);
   });
 
   it('does not post again a reply Slack wrote before it failed', async () => {
@@ -175,7 +176,7 @@ describe('the audit thread on a real Redis', () => {
 
     // Assert
     expect(before).toEqual([]);
-    expect(thread.posted.map((r) => r.text)).toEqual(['#1 preflight passed, plan posted', '#2 started']);
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 preflight passed, plan posted\n#2 started']);
   });
 
   it('lets one replica post at a time, so two flushing at once post nothing twice', async () => {
@@ -188,6 +189,63 @@ describe('the audit thread on a real Redis', () => {
     await Promise.all([auditOn(store, thread).flush(OP), auditOn(createOperationStore(redis.client()), thread).flush(OP)]);
 
     // Assert
-    expect(thread.posted.map((r) => r.text)).toEqual(['#1 e1', '#2 e2', '#3 e3']);
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 e1\n#2 e2\n#3 e3']);
+  });
+
+  it('holds noted entries until the next recorded one, then posts them together in one reply', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    await store.create(operation());
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+
+    // Act
+    await audit.note(OP, { actor: 'U0CAROL', event: 'approved 10.0.30.11' });
+    await audit.note(OP, { actor: 'bot', event: 'step started: control plane 10.0.30.11' });
+    const flushedAlone = await audit.flush(OP);
+    const whileHeld = [...thread.posted];
+    await audit.record(OP, { actor: 'bot', event: 'approval requested: 10.0.30.12' }, { text: 'Approval needed', blocks: [{ type: 'actions', elements: [] }] });
+
+    // Assert
+    expect(flushedAlone).toBe(true);
+    expect(whileHeld).toEqual([]);
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 approved 10.0.30.11\n#2 step started: control plane 10.0.30.11\n#3 Approval needed']);
+    const stored = (await store.get(OP))!.audit;
+    expect(stored.map((e) => [e.ts, e.hold, e.post])).toEqual([1, 2, 3].map(() => [thread.posted[0]!.ts, undefined, undefined]));
+  });
+
+  it('adopts a batch Slack wrote before it failed, and posts only what the reply did not carry', async () => {
+    // Arrange: #1 and #2 went out together, Slack answered 503; #3 came after.
+    const store = createOperationStore(redis.client());
+    await store.create(operation());
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+    await audit.note(OP, { actor: 'bot', event: 'e1' });
+    thread.fail = ['after-write', 'before-write'];
+    await audit.record(OP, { actor: 'bot', event: 'e2' });
+    await audit.note(OP, { actor: 'bot', event: 'e3' });
+
+    // Act
+    await audit.record(OP, { actor: 'bot', event: 'e4' });
+
+    // Assert
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 e1\n#2 e2', '#3 e3\n#4 e4']);
+    expect((await store.get(OP))!.audit.map((e) => e.ts)).toEqual([0, 0, 1, 1].map((i) => thread.posted[i]!.ts));
+  });
+
+  it('splits a long backlog so that no reply carries more blocks than Slack shows', async () => {
+    // Arrange: 60 entries of one block each, stored while Slack was away.
+    const store = createOperationStore(redis.client());
+    const audit60 = Array.from({ length: 60 }, (_, i) => ({ seq: i + 1, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: `e${i + 1}`, post: { text: `#${i + 1} e${i + 1}` } }));
+    await store.create(operation({ audit: audit60 }));
+    const thread = new FakeThread();
+
+    // Act
+    const flushed = await auditOn(store, thread).flush(OP);
+
+    // Assert
+    expect(flushed).toBe(true);
+    expect(thread.posted.map((r) => r.text.split('\n').length)).toEqual([40, 20]);
+    expect(thread.posted.flatMap((r) => seqsIn(r.text))).toEqual(audit60.map((e) => e.seq));
   });
 });

@@ -71,6 +71,11 @@ export async function waitForRootState(h: Harness, plan: Plan, pattern: RegExp, 
   );
 }
 
+/** The audit entries in the operation's thread, one per line (a reply carries the entries since the previous one). */
+export function auditLines(h: Harness, plan: Plan, channel: string = CHANNELS.production): string[] {
+  return h.slack.thread(channel, plan.root.ts).flatMap((m) => m.text.split('\n')).filter((l) => /^#\d+ /.test(l));
+}
+
 /** Approves every control-plane request as it comes, until the operation ends. */
 export async function approveUntilDone(h: Harness, plan: Plan, channel: string = CHANNELS.production, approver: string = USERS.carol): Promise<Message> {
   const seen = new Set<string>();

@@ -10,6 +10,7 @@ import {
   REVIEW_ITEMS,
   terraformFollowUp,
 } from '../../src/chat/upgrade-messages.ts';
+import { statusText } from '../../src/chat/status-message.ts';
 import type { Approval, Operation, OperationState, Step } from '../../src/ops/operation.ts';
 import { blockKitProblems } from '../support/block-kit-limits.ts';
 
@@ -280,5 +281,27 @@ describe('approval and failure messages', () => {
     // Assert
     const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
     expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([[ACTION.rerequest, 'op-1a2b3c4d5e.n0nce1']]);
+  });
+});
+
+describe('/talos status', () => {
+  it('shows the step in progress with its latest detail, since the root message changes only with the phase', () => {
+    // Arrange
+    const running = operation({
+      state: 'running',
+      planNonce: undefined,
+      steps: [
+        step({ id: 's0', kind: 'snapshot', node: undefined, nodeName: undefined, host: undefined, image: undefined, status: 'done' }),
+        step({ status: 'running', detail: 'talosctl upgrade running (v1.11.6 → v1.12.1)' }),
+      ],
+    });
+
+    // Act
+    const text = statusText([{ cluster: 'production', holder: running.id, ops: [running] }]);
+
+    // Assert
+    expect(text).toContain('1/2 steps · now: control plane');
+    expect(text).toContain('(talosctl upgrade running (v1.11.6 → v1.12.1))');
+    expect(statusText([{ cluster: 'production', holder: undefined, ops: [operation({ state: 'completed', planNonce: undefined })] }])).not.toContain('now:');
   });
 });
