@@ -48,8 +48,12 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
     }
     deps.onReport?.(report);
     await deps.chat.update(data.channel, rootTs, gateVerdictMessage(report, data));
-    for (const check of report.checks) {
-      await deps.chat.reply(data.channel, rootTs, checkMessage(check));
+    // A job run again (its lock lapsed) finds the replies of the earlier run: it edits them, one per check, never a second set.
+    const earlier = data.rootTs === undefined ? [] : await deps.chat.replies(data.channel, rootTs);
+    for (const [i, check] of report.checks.entries()) {
+      const previous = earlier[i];
+      if (previous !== undefined) await deps.chat.update(data.channel, previous.ts, checkMessage(check));
+      else await deps.chat.reply(data.channel, rootTs, checkMessage(check));
     }
     log.info(
       {

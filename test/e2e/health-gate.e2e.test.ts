@@ -1,4 +1,7 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { READ_QUEUE } from '../../src/queue/job-schemas.ts';
 import type { ClusterFaults } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
@@ -69,6 +72,28 @@ describe('/talos health on the healthy production cluster', () => {
     expect(run.replies.map((r) => CHECK_TITLES.findIndex((t) => r.text.includes(t)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(run.replies.every((r) => r.text.startsWith('✅') || r.text.startsWith('⚠️'))).toBe(true);
     expect(replyText(reply(run, 'etcd status'))).toMatch(/10\.0\.30\.11.*10\.0\.30\.12.*10\.0\.30\.13/s);
+  });
+
+  it('edits the replies of an earlier run when its job runs again, so the thread keeps one reply per check', async () => {
+    const run = await health();
+    h.sim.faults.set('production', { fluxStalled: ['apps'] });
+
+    // A job whose lock lapsed runs again with the data it stored: the root message it posted.
+    const redis = new Redis(h.redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(READ_QUEUE, { connection: redis });
+    try {
+      const data = { cluster: 'production', channel: CHANNELS.production, requestedBy: USERS.alice, requestedAt: new Date().toISOString(), rootTs: run.root.ts };
+      await queue.add('health', data, { jobId: 'health-rerun-1' });
+      await h.slack.waitFor(() => /Health gate failed/.test(h.slack.message(CHANNELS.production, run.root.ts)?.text ?? ''), { timeoutMs: 30_000 });
+      await h.slack.waitFor(() => /❌/.test(h.slack.message(CHANNELS.production, reply(run, 'Flux').ts)?.text ?? ''), { timeoutMs: 10_000 });
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
+
+    const thread = h.slack.thread(CHANNELS.production, run.root.ts);
+    expect(thread.map((r) => CHECK_TITLES.findIndex((t) => r.text.includes(t)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(thread.map((r) => r.ts)).toEqual(run.replies.map((r) => r.ts));
   });
 
   it('asks every control plane for etcd status and names each node explicitly', async () => {
