@@ -169,10 +169,15 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
   // Recorded and queued before the messages are edited: a Slack outage must not leave an approved step without its run.
   // The edited request tells the channel; an approval's entry goes to the thread with the step's next reply.
   const entry = { actor: user, event: decision === 'approved' ? `approved ${step.node ?? step.id}` : `stopped at ${step.node ?? step.id}` };
-  const recorded = decision === 'approved' ? await deps.audit.note(op.id, entry) : await deps.audit.record(op.id, entry);
+  let recorded = decision === 'approved' ? await deps.audit.note(op.id, entry) : await deps.audit.record(op.id, entry);
   if (decision === 'approved') await enqueueRun(deps, after, `${op.id}-approved-${click.nonce}`);
-  // A click can beat the run to storing where its request was posted: then the clicked message is the request.
+  // A click can beat the run to learning where its request was posted (Slack wrote it, then answered 5xx): the
+  // clicked message is the request, and its entries are adopted before the edit changes the text they are found by.
   const requestTs = decided.messageTs !== '' ? decided.messageTs : click.messageTs;
+  if (decided.messageTs === '') {
+    await deps.audit.flush(op.id);
+    recorded = (await deps.store.get(op.id)) ?? recorded;
+  }
   if (requestTs !== undefined) await deps.chat.update(after.channel, requestTs, editCarrier(recorded, requestTs, decided.seq, approvalDecidedMessage(after, decided, step)));
   // The run repaints the root when it starts the step; a stop ends the operation here.
   if (decision === 'stopped') await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(recorded));

@@ -62,7 +62,9 @@ function entryLine(e: AuditEntry): string {
  * request decided or expired): the other entries it carried stay, and it keeps its number.
  */
 export function editCarrier(op: Operation, ts: string, ownSeq: number | undefined, message: ChatMessage): ChatMessage {
-  const others = op.audit.filter((e) => e.ts === ts && e.seq !== ownSeq).map(entryLine);
+  // Entries sent with it but not yet adopted (Slack wrote the reply, then answered 5xx) stay too: they are found by their lines.
+  const carried = (e: AuditEntry): boolean => e.ts === ts || (ownSeq !== undefined && e.ts === undefined && e.attempted === true && e.seq < ownSeq);
+  const others = op.audit.filter((e) => e.seq !== ownSeq && carried(e)).map(entryLine);
   const own = ownSeq === undefined ? message.text : `#${ownSeq} ${message.text}`;
   if (others.length === 0) return { ...message, text: own };
   return { text: [...others, own].join('\n'), blocks: [...others.map(section), ...(message.blocks ?? [section(message.text)])] };
@@ -115,8 +117,7 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
   const postBatch = async (op: Operation, rootTs: string, batch: AuditEntry[]): Promise<void> => {
     const first = batch[0]!;
     if (first.attempted === true) {
-      const prefix = `#${first.seq} `;
-      const found = (await chat.replies(op.channel, rootTs)).find((r) => r.text.startsWith(prefix));
+      const found = (await chat.replies(op.channel, rootTs)).find((r) => seqsIn(r.text).includes(first.seq));
       if (found !== undefined) {
         const carried = new Set(seqsIn(found.text));
         await markPosted(op.id, op.audit.filter((e) => unposted(e) && carried.has(e.seq)).map((e) => e.seq), found.ts);

@@ -164,4 +164,24 @@ describe('a production upgrade under faults', () => {
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
     expect(replies.slice(0, 3).map((t) => /^#\d+ ([a-z ,]+)/.exec(t)?.[1])).toEqual(['preflight passed, plan posted', 'override', 'started']);
   });
+
+  it('keeps each entry once when an approval request is clicked before the bot learned where Slack wrote it', async () => {
+    h = await startHarness();
+    const harness = h;
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+    await clickStart(harness, plan);
+    await approve(harness, await waitForApprovalRequest(harness, plan));
+
+    // The next post is the second request, with the first node's result: Slack writes it, then answers 500.
+    harness.slack.faults.serverError({ count: 1, status: 500, methods: ['chat.postMessage'], afterWrite: true });
+    const second = await harness.slack.waitFor(() => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => requestFor(NODES[1]!).test(m.text)), { timeoutMs: 30_000, intervalMs: 2 });
+    await approve(harness, second);
+    const done = await approveUntilDone(harness, plan);
+
+    expect(done.text).toContain('completed');
+    expect(harness.slack.callsTo('chat.postMessage').some((c) => c.status === 500)).toBe(true);
+    const replies = auditReplies(harness, plan.root.ts);
+    expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
+    expect(harness.slack.message(CHANNELS.production, second.ts)!.text).toMatch(/^#\d+ upgraded: control plane \S+ \(10\.0\.30\.11[\s\S]*✅ Approved by/m);
+  });
 });
