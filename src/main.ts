@@ -151,7 +151,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
       if (job.name === 'record') return recordJob(job);
       throw new Error(`unknown job ${job.name}`);
     }),
-    { ...workerOptions, concurrency: 8 },
+    { ...workerOptions, concurrency: config.readConcurrency },
   );
   const opsWorker = new Worker(
     OPS_QUEUE,

@@ -31,6 +31,7 @@ const EnvSchema = z
     PLAN_TTL_MINUTES: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
     POLL_INTERVAL_MS: optionalString.default('5000').pipe(z.coerce.number<string>().int().positive()),
     SHUTDOWN_GRACE_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().min(0)),
+    READ_CONCURRENCY: optionalString.default('32').pipe(z.coerce.number<string>().int().min(1).max(256)),
   })
   .superRefine(
     (value, ctx) => {
@@ -55,6 +56,7 @@ const HINTS: Record<string, string> = {
   HTTP_PORT: 'a TCP port for /healthz, /readyz, /metrics and HTTP-mode Slack events',
   LOG_LEVEL: `one of ${LOG_LEVELS.join(', ')}`,
   SHUTDOWN_GRACE_SECONDS: 'seconds a stopping replica waits for its running jobs, e.g. 60; 0 stops at once',
+  READ_CONCURRENCY: 'how many read-only jobs (health gates, gates, plans) one replica runs at once, 1 to 256',
 };
 
 export interface Config {
@@ -79,6 +81,8 @@ export interface Config {
    * replica resumes it by observation.
    */
   shutdownGraceMs: number;
+  /** Read-only jobs one replica runs at once: they mostly wait on talosctl and the clusters, so a fleet's gates overlap. */
+  readConcurrency: number;
   imageFactoryUrl: string;
   /** Parent of the per-job private credential directories; the OS temp dir when unset. */
   credentialsDir: string | undefined;
@@ -126,6 +130,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY === 'true',
     shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
+    readConcurrency: e.READ_CONCURRENCY,
     imageFactoryUrl: e.IMAGE_FACTORY_URL,
     credentialsDir: e.CREDENTIALS_DIR,
     childEnv: pick(env, (k) => ['PATH', 'HOME', 'LANG', 'TZ', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].includes(k)),

@@ -66,6 +66,7 @@ export class Simulator {
   readonly #recorder: Recorder;
   readonly #lifecycle: Lifecycle;
   readonly #servers: Server[];
+  readonly #closeLine: () => Promise<void>;
 
   constructor(init: {
     dir: string;
@@ -75,6 +76,7 @@ export class Simulator {
     recorder: Recorder;
     lifecycle: Lifecycle;
     servers: Server[];
+    closeLine: () => Promise<void>;
     controlUrl: string;
     imageFactoryUrl: string;
     bin: WrapperPaths;
@@ -90,6 +92,7 @@ export class Simulator {
     this.#recorder = init.recorder;
     this.#lifecycle = init.lifecycle;
     this.#servers = init.servers;
+    this.#closeLine = init.closeLine;
   }
 
   /** Every talosctl/tofu invocation, in start order. */
@@ -160,6 +163,7 @@ export class Simulator {
 
   async close(): Promise<void> {
     this.#lifecycle.close();
+    await this.#closeLine();
     await Promise.all(
       this.#servers.map(
         (server) =>
@@ -215,6 +219,6 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   servers.push(control.server);
   const factory = await startImageFactory(state);
   servers.push(factory.server);
-  const bin = await writeWrappers(join(dir, 'bin'), control.url);
-  return new Simulator({ dir, canary, state, timing, recorder, lifecycle, servers, controlUrl: control.url, imageFactoryUrl: factory.url, bin });
+  const bin = await writeWrappers(join(dir, 'bin'), control.linePort);
+  return new Simulator({ dir, canary, state, timing, recorder, lifecycle, servers, closeLine: control.closeLine, controlUrl: control.url, imageFactoryUrl: factory.url, bin });
 }

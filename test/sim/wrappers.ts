@@ -1,8 +1,6 @@
 /** Writes the executables the bot runs: `bin/talosctl`, `bin/tofu` and `bin/talosctl-versions/talosctl-<v>`. */
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CLIENT_VERSIONS, DEFAULT_CLIENT_VERSION } from './versions.ts';
 
 export interface WrapperPaths {
@@ -12,22 +10,30 @@ export interface WrapperPaths {
   talosctlVersions: string;
 }
 
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
- * The simulator's address travels inside the wrapper, not through the caller's environment: the
- * bot runs these with an explicit env and never passes simulator variables through.
+ * A Bash script that relays one invocation to the simulator over its line protocol (see
+ * `control-server.ts`) and replays the answer: it starts in about a millisecond, as a Go binary
+ * would. The simulator's port travels inside the script, not through the caller's environment:
+ * the bot runs these with an explicit env and never passes simulator variables through.
  */
-function script(controlUrl: string, cli: string, clientVersion: string | undefined, cacheDir: string): string {
-  const env = [
-    `TALOS_SIM_URL=${shellQuote(controlUrl)}`,
-    ...(clientVersion ? [`TALOS_SIM_CLIENT_VERSION=${shellQuote(clientVersion)}`] : []),
-    // Caches the type-stripped CLI between invocations: roughly halves each process start.
-    `NODE_COMPILE_CACHE=${shellQuote(cacheDir)}`,
-  ];
-  return `#!/bin/sh\n${env.join(' ')} exec ${shellQuote(process.execPath)} --no-warnings ${shellQuote(cli)} "$@"\n`;
+function script(port: number, bin: 'talosctl' | 'tofu', clientVersion: string): string {
+  return `#!/bin/bash
+# The simulated ${bin}${clientVersion ? ` ${clientVersion}` : ''}: forwards argv, cwd and where the talosconfig is to the simulator.
+{ exec 3<>/dev/tcp/127.0.0.1/${port}; } 2>/dev/null || { echo "${bin}: cannot reach the simulator at 127.0.0.1:${port}" >&2; exit 1; }
+printf '%s\\0' v1 ${bin} "$PWD" '${clientVersion}' "\${TALOSCONFIG+set}" "\${TALOSCONFIG-}" "\${HOME-}" "$#" "$@" >&3
+code=
+while IFS= read -r line <&3; do
+  case $line in
+    o*) printf '%s\\n' "\${line#o}" ;;
+    e*) printf '%s\\n' "\${line#e}" >&2 ;;
+    O*) printf '%s' "\${line#O}" ;;
+    E*) printf '%s' "\${line#E}" >&2 ;;
+    x*) code=\${line#x}; break ;;
+  esac
+done
+[ -n "$code" ] || { echo "${bin}: the simulator closed the connection" >&2; exit 1; }
+exit "$code"
+`;
 }
 
 async function writeExecutable(path: string, content: string): Promise<void> {
@@ -35,18 +41,14 @@ async function writeExecutable(path: string, content: string): Promise<void> {
   await chmod(path, 0o755);
 }
 
-export async function writeWrappers(binDir: string, controlUrl: string): Promise<WrapperPaths> {
-  const talosctlCli = fileURLToPath(new URL('./talosctl-cli.ts', import.meta.url));
-  const tofuCli = fileURLToPath(new URL('./tofu-cli.ts', import.meta.url));
+export async function writeWrappers(binDir: string, port: number): Promise<WrapperPaths> {
   const versionsDir = join(binDir, 'talosctl-versions');
   await mkdir(versionsDir, { recursive: true });
-  // Shared across simulators: entries are keyed by source content, so a warm cache stays valid.
-  const cacheDir = join(tmpdir(), 'talos-sim-node-compile-cache');
   const paths: WrapperPaths = { talosctl: join(binDir, 'talosctl'), tofu: join(binDir, 'tofu'), talosctlVersions: versionsDir };
-  await writeExecutable(paths.talosctl, script(controlUrl, talosctlCli, DEFAULT_CLIENT_VERSION, cacheDir));
-  await writeExecutable(paths.tofu, script(controlUrl, tofuCli, undefined, cacheDir));
+  await writeExecutable(paths.talosctl, script(port, 'talosctl', DEFAULT_CLIENT_VERSION));
+  await writeExecutable(paths.tofu, script(port, 'tofu', ''));
   for (const version of CLIENT_VERSIONS) {
-    await writeExecutable(join(versionsDir, `talosctl-${version}`), script(controlUrl, talosctlCli, version, cacheDir));
+    await writeExecutable(join(versionsDir, `talosctl-${version}`), script(port, 'talosctl', version));
   }
   return paths;
 }

@@ -157,6 +157,7 @@ describe('loadConfig: values', () => {
       logLevel: 'info',
       logPretty: false,
       shutdownGraceMs: 60_000,
+      readConcurrency: 32,
       imageFactoryUrl: 'https://factory.talos.dev',
       credentialsDir: undefined,
       childEnv: {},
@@ -185,6 +186,7 @@ describe('loadConfig: values', () => {
       PLAN_TTL_MINUTES: '5',
       POLL_INTERVAL_MS: '250',
       SHUTDOWN_GRACE_SECONDS: '0',
+      READ_CONCURRENCY: '4',
     };
 
     // Act
@@ -201,6 +203,7 @@ describe('loadConfig: values', () => {
       planTtlMs: 300_000,
     });
     expect(config.shutdownGraceMs).toBe(0);
+    expect(config.readConcurrency).toBe(4);
   });
 
   it('takes the other settings as given', () => {
@@ -244,6 +247,7 @@ describe('loadConfig: values', () => {
     ['PROBE_TIMEOUT_SECONDS', '-5', /^PROBE_TIMEOUT_SECONDS: /],
     ['POLL_INTERVAL_MS', '1.5', /^POLL_INTERVAL_MS: /],
     ['SHUTDOWN_GRACE_SECONDS', '-1', /^SHUTDOWN_GRACE_SECONDS: .*0 stops at once\)$/],
+    ['READ_CONCURRENCY', '0', /^READ_CONCURRENCY: .*1 to 256\)$/],
     ['IMAGE_FACTORY_URL', 'factory.talos.dev', /^IMAGE_FACTORY_URL: /],
   ])('refuses %s=%s with a line naming it', (name, value, line) => {
     // Act

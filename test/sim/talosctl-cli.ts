@@ -1,4 +1,0 @@
-/** The fake `talosctl` executable (started by the `bin/talosctl*` wrappers). */
-import { runCli } from './cli-client.ts';
-
-runCli('talosctl');
