@@ -10,6 +10,11 @@ export const SLACK_RETRY = { retries: 5, factor: 2, minTimeout: 200, maxTimeout:
 export interface SlackApp {
   app: App;
   start(): Promise<void>;
+  /**
+   * Stops taking commands and clicks (a draining replica), while the HTTP server keeps
+   * answering `/healthz`, `/readyz` and `/metrics` until `stop`.
+   */
+  stopIntake(): Promise<void>;
   stop(): Promise<void>;
   /** Socket Mode: the WebSocket to Slack is open. HTTP mode: the server takes Slack's requests. For `/readyz`. */
   connected(): boolean;
@@ -29,6 +34,16 @@ export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[
   const log = boltLogger(logger);
   const common = { token: config.slack.botToken, logger: log, logLevel, clientOptions };
   let running = false;
+  let intake = true;
+  /** In HTTP mode Slack's requests keep coming to the port until the orchestrator stops routing them here. */
+  const refuseWhileStopping = (app: App): void => {
+    app.use(async (args) => {
+      if (intake) return args.next();
+      if ('command' in args) return args.ack({ text: 'This replica of the bot is stopping. Nothing was done; run the command again in a moment.' });
+      if ('ack' in args && args.ack !== undefined) await args.ack();
+      if ('respond' in args) await args.respond({ response_type: 'ephemeral', replace_original: false, text: 'This replica of the bot is stopping. Nothing changed; click again in a moment.' });
+    });
+  };
 
   if (config.slack.appToken !== undefined) {
     // Built here rather than by Bolt so readiness can follow the WebSocket's own state.
@@ -55,6 +70,11 @@ export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[
         await app.start();
         running = true;
       },
+      async stopIntake() {
+        running = false;
+        // Slack sends the next command to another connection (another replica) once this socket is gone.
+        await receiver.client.disconnect();
+      },
       async stop() {
         running = false;
         await app.stop();
@@ -63,11 +83,17 @@ export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[
     };
   }
   const app = new App({ ...common, signingSecret: config.slack.signingSecret, port: config.httpPort, customRoutes: routes });
+  refuseWhileStopping(app);
   return {
     app,
     async start() {
       await app.start();
       running = true;
+    },
+    stopIntake() {
+      running = false;
+      intake = false;
+      return Promise.resolve();
     },
     async stop() {
       running = false;

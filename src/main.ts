@@ -189,6 +189,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
       { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
       { name: 'slack', check: () => Promise.resolve(slack.connected()) },
       { name: 'workers', check: () => Promise.resolve(readWorker.isRunning() && opsWorker.isRunning() && !readWorker.isPaused() && !opsWorker.isPaused()) },
+      { name: 'draining', check: () => Promise.resolve(!draining) },
     ],
     () => metrics.registry.metrics(),
   );
@@ -221,12 +222,14 @@ export async function startBot(env: Record<string, string | undefined>): Promise
       stopping ??= (async () => {
         draining = true;
         logger.info({ graceSeconds: config.shutdownGraceMs / 1000 }, 'stopping: no new commands, letting running steps finish');
-        // Slack first: from here on, commands and clicks go to the other replicas.
-        await slack.stop().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack app did not stop cleanly'));
+        // Slack first: from here on, commands and clicks go to the other replicas. The ops endpoints stay
+        // up while the running steps finish, so liveness holds and readiness says why it is out.
+        await slack.stopIntake().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack intake did not stop cleanly'));
         const running = active.count;
         const { forced } = await closeWorkers([readWorker, opsWorker], { graceMs: config.shutdownGraceMs, active });
         if (forced) logger.warn({ graceSeconds: config.shutdownGraceMs / 1000, jobs: active.count }, 'grace period over: running jobs left to resume on another replica');
         else if (running > 0) logger.info({ jobs: running }, 'running jobs finished');
+        await slack.stop().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack app did not stop cleanly'));
         await Promise.all([readQueue.close(), opsQueue.close()]).catch(() => undefined);
         // QUIT waits for the replies still due; with Redis away it would only queue, so just drop the connection.
         if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());

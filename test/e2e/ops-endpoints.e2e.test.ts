@@ -166,4 +166,25 @@ describe('ops endpoints in HTTP mode', () => {
     expect(ack.status).toBe(200);
     expect(ack.body).toContain('/talos health [cluster]');
   });
+
+  it('refuses commands that still reach a stopping replica, with what to do, and keeps its endpoints up', async () => {
+    // A gate whose probe hangs keeps a job running, so the replica drains for a while after SIGTERM.
+    h.sim.faults.set('production', { hang: ['etcd status'] });
+    const events = `http://127.0.0.1:${h.httpPort}/slack/events`;
+    const started = await h.slack.sendSlashCommandHttp(events, { user: USERS.alice, channel: CHANNELS.production, text: 'health' });
+    expect(started.body).toContain('Running the health gate');
+    await h.slack.waitFor(() => h.bot.logLines().some((l) => l.msg === 'health gate started'), { timeoutMs: 10_000 });
+    const jobsBefore = h.bot.logLines().filter((l) => l.msg === 'command enqueued').length;
+
+    const stopped = h.bot.stop();
+    for (const deadline = Date.now() + 10_000; (await get(h.httpPort, '/readyz')).status === 200 && Date.now() < deadline; );
+    const refused = await h.slack.sendSlashCommandHttp(events, { user: USERS.alice, channel: CHANNELS.production, text: 'health' });
+    const healthy = await get(h.httpPort, '/healthz');
+
+    expect(refused.status).toBe(200);
+    expect(refused.body).toContain('This replica of the bot is stopping. Nothing was done; run the command again in a moment.');
+    expect(healthy).toMatchObject({ status: 200, body: 'ok\n' });
+    expect(await stopped).toBe(0);
+    expect(h.bot.logLines().filter((l) => l.msg === 'command enqueued')).toHaveLength(jobsBefore);
+  });
 });

@@ -69,6 +69,30 @@ describe('SIGTERM during a node upgrade', () => {
   });
 });
 
+describe('the ops endpoints while draining', () => {
+  it('keep /healthz answering and /readyz naming the drain while the running step finishes', async () => {
+    await upgradeFirstNode({ timing: { rebootMs: 3000 } });
+    const get = async (path: string) => {
+      const response = await fetch(`http://127.0.0.1:${h.httpPort}${path}`);
+      return { status: response.status, body: await response.text() };
+    };
+    expect(await get('/readyz')).toEqual({ status: 200, body: 'ready\n' });
+
+    const stopped = h.bot.stop();
+    let ready = await get('/readyz');
+    for (const deadline = Date.now() + 10_000; ready.status === 200 && Date.now() < deadline; ) ready = await get('/readyz');
+    const healthy = await get('/healthz');
+    const metrics = await get('/metrics');
+
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatch(/^not ready: .*draining/);
+    expect(healthy).toEqual({ status: 200, body: 'ok\n' });
+    expect(metrics.status).toBe(200);
+    expect(h.sim.node('production', CONTROL_PLANES[0]!).talosVersion).not.toBe(TARGET);
+    expect(await stopped).toBe(0);
+  });
+});
+
 describe('draining between steps', () => {
   it('does not start the next worker after SIGTERM; the next start continues from it', async () => {
     const staging = stagingShape({
