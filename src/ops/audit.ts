@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { section } from '../chat/blocks.ts';
-import type { ChatMessage, ChatPort } from '../chat/chat-port.ts';
+import type { Block, ChatMessage, ChatPort } from '../chat/chat-port.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AuditEntry, Operation } from './operation.ts';
 import type { OperationStore } from './operation-store.ts';
@@ -65,9 +65,18 @@ export function editCarrier(op: Operation, ts: string, ownSeq: number | undefine
   // Entries sent with it but not yet adopted (Slack wrote the reply, then answered 5xx) stay too: they are found by their lines.
   const carried = (e: AuditEntry): boolean => e.ts === ts || (ownSeq !== undefined && e.ts === undefined && e.attempted === true && e.seq < ownSeq);
   const others = op.audit.filter((e) => e.seq !== ownSeq && carried(e)).map(entryLine);
+  if (ownSeq === undefined && others.length === 0) return message;
   const own = ownSeq === undefined ? message.text : `#${ownSeq} ${message.text}`;
-  if (others.length === 0) return { ...message, text: own };
-  return { text: [...others, own].join('\n'), blocks: [...others.map(section), ...(message.blocks ?? [section(message.text)])] };
+  const blocks = message.blocks ?? [section(message.text)];
+  return { text: [...others, own].join('\n'), blocks: [...others.map(section), ...(ownSeq === undefined ? blocks : numbered(blocks, ownSeq))] };
+}
+
+/** The entry's number in front of its first section's text, as the thread shows every entry. */
+function numbered(blocks: Block[], seq: number): Block[] {
+  const [first, ...rest] = blocks;
+  const text = first?.['text'] as { type?: string; text?: string } | undefined;
+  if (first?.['type'] !== 'section' || typeof text?.text !== 'string') return [section(`#${seq}`), ...blocks];
+  return [{ ...first, text: { ...text, text: `#${seq} ${text.text}` } }, ...rest];
 }
 
 /** Slack shows up to 50 blocks in a message; a long backlog goes out in several replies. */

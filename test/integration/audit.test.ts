@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
-import { createAudit, seqsIn } from '../../src/ops/audit.ts';
+import { createAudit, editCarrier, seqsIn } from '../../src/ops/audit.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../src/ops/operation-store.ts';
 import { createRunLease } from '../../src/ops/run-lease.ts';
@@ -247,5 +247,35 @@ describe('the audit thread on a real Redis', () => {
     expect(flushed).toBe(true);
     expect(thread.posted.map((r) => r.text.split('\n').length)).toEqual([40, 20]);
     expect(thread.posted.flatMap((r) => seqsIn(r.text))).toEqual(audit60.map((e) => e.seq));
+  });
+});
+
+describe('editing a reply that carries entries', () => {
+  const entry = (seq: number, extra: Partial<Operation['audit'][number]> = {}) => ({ seq, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: `e${seq}`, ...extra });
+
+  it('keeps the other entries it carried, posted or only sent, and its own number', () => {
+    // Arrange: #1 posted elsewhere; #2 posted with the request #3; #4 sent with it but not yet adopted.
+    const op = operation({ audit: [entry(1, { ts: 'T0' }), entry(2, { ts: 'T1' }), entry(3, { ts: 'T1' })] });
+    const decided = { text: '✅ Approved by <@U0CAROL>', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '✅ Approved by <@U0CAROL>' } }] };
+    const unadopted = operation({ audit: [entry(1, { ts: 'T0' }), entry(2, { attempted: true, post: { text: '#2 e2' } }), entry(3, { attempted: true, post: { text: '#3 request' } })] });
+
+    // Act
+    const edited = editCarrier(op, 'T1', 3, decided);
+    const early = editCarrier(unadopted, 'T1', 3, decided);
+
+    // Assert
+    expect(edited.text).toBe('#2 e2\n#3 ✅ Approved by <@U0CAROL>');
+    expect(edited.blocks).toEqual([
+      { type: 'section', text: { type: 'mrkdwn', text: '#2 e2' } },
+      { type: 'section', text: { type: 'mrkdwn', text: '#3 ✅ Approved by <@U0CAROL>' } },
+    ]);
+    expect(early.text).toBe('#2 e2\n#3 ✅ Approved by <@U0CAROL>');
+    expect(seqsIn(early.text)).toEqual([2, 3]);
+  });
+
+  it('leaves a message that carries no entry as it is', () => {
+    const message = { text: '⏱ Expired', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '⏱ Expired' } }] };
+
+    expect(editCarrier(operation(), 'T9', undefined, message)).toBe(message);
   });
 });
