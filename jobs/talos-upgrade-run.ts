@@ -216,8 +216,8 @@ async function runSteps(ctx: RunContext, opId: string): Promise<void> {
         target: current.target.version!,
         log,
         signal: ctx.signal,
-        markIssued: async (fromVersion) => {
-          await patchStep(deps, opId, step.id, { issuedAt: deps.now().toISOString(), fromVersion });
+        markIssued: async (fromVersion, bootId) => {
+          await patchStep(deps, opId, step.id, { issuedAt: deps.now().toISOString(), fromVersion, issuedBootId: bootId });
         },
         // Kept for /talos status; the channel hears of the node when its step ends.
         progress: async (detail) => {

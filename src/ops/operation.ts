@@ -51,8 +51,10 @@ export const Step = z.object({
   host: z.string().optional(),
   image: z.string().optional(),
   status: StepStatus,
-  /** Set once talosctl was asked to change the node: a resumed job must observe, never ask again. */
+  /** Set once talosctl was asked to change the node: a resumed job observes, and asks again only when the node shows it never got the request. */
   issuedAt: z.string().optional(),
+  /** The node's boot ID (Kubernetes `nodeInfo.bootID`) when its upgrade was requested: a node still on it has not rebooted since. */
+  issuedBootId: z.string().optional(),
   startedAt: z.string().optional(),
   endedAt: z.string().optional(),
   detail: z.string().optional(),

@@ -38,6 +38,8 @@ export interface KubeNodeView {
   osVersion: string | undefined;
   kubeletVersion: string | undefined;
   host: string | undefined;
+  /** Changes with every boot of the node. */
+  bootId: string | undefined;
 }
 
 export function kubeNodeView(node: V1Node | undefined, hostLabel: string): KubeNodeView {
@@ -49,6 +51,7 @@ export function kubeNodeView(node: V1Node | undefined, hostLabel: string): KubeN
     osVersion: /\((v[^)]+)\)/.exec(osImage)?.[1],
     kubeletVersion: node?.status?.nodeInfo?.kubeletVersion,
     host: node?.metadata?.labels?.[hostLabel],
+    bootId: node?.status?.nodeInfo?.bootID || undefined,
   };
 }
 

@@ -209,6 +209,49 @@ describe('crash and resume', () => {
   });
 });
 
+describe('crash before the request reached the node', () => {
+  it('sends the upgrade again when the node shows it never got it, and still upgrades every node once', async () => {
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    // talosctl hangs before it reaches the node: the bot has recorded the request, the node never saw it.
+    h.sim.faults.set('production', { hang: ['upgrade'] });
+    await approve(h, await waitForApprovalRequest(h, plan));
+    await h.slack.waitFor(() => h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade' && flag(c.argv, '--nodes') === '10.0.30.11'), { timeoutMs: 30_000 });
+    await h.bot.kill();
+    h.sim.faults.clear('production');
+    expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
+
+    await h.bot.start();
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('completed');
+    for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) expect(h.sim.upgradeCount('production', node)).toBe(1);
+    const results = auditLines(h, plan).filter((l) => /^#\d+ upgraded: /.test(l));
+    expect(results.filter((l) => l.includes('had not reached the node before a restart'))).toEqual([expect.stringContaining('(10.0.30.11')]);
+  });
+});
+
+describe('crash while the node validates its upgrade', () => {
+  it('does not upgrade it twice when the request sent again meets the one still running', async () => {
+    await h.stop();
+    // The first request holds the cluster's upgrade mutex for a while before the node starts upgrading.
+    h = await startHarness({ timing: { stepMs: 400, bootMs: 300 }, env: { NODE_READY_TIMEOUT_SECONDS: '60', STEP_TIMEOUT_SECONDS: '60' } });
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    await approve(h, await waitForApprovalRequest(h, plan));
+    await h.slack.waitFor(() => h.sim.cluster('production').etcd.upgradeMutexHolder === '10.0.30.11', { timeoutMs: 30_000, intervalMs: 5 });
+    await h.bot.kill();
+    await h.bot.start();
+
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('completed');
+    for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) expect(h.sim.upgradeCount('production', node)).toBe(1);
+    const first = auditLines(h, plan).find((l) => /^#\d+ upgraded: control plane \S+ \(10\.0\.30\.11/.test(l));
+    expect(first).toMatch(/before a restart/);
+  });
+});
+
 describe('/talos snapshot', () => {
   it('writes a verified snapshot off-cluster and posts its identifier', async () => {
     const ack = await h.command('snapshot');

@@ -138,8 +138,9 @@ export class Lifecycle {
     const image = this.#validateImage(request.image);
     if (typeof image === 'string') return reject(image);
     if (node.role === 'controlplane' && !request.force) {
+      // One session at a time, even a second request for the same node.
       const holder = cluster.etcd.upgradeMutexHolder;
-      if (holder && holder !== node.address) {
+      if (holder) {
         return reject('failed to acquire upgrade mutex: mutex: Locked by another session');
       }
       cluster.etcd.upgradeMutexHolder = node.address;

@@ -199,6 +199,19 @@ describe.concurrent('talosctl reset', () => {
     expect(f.sim.node('staging', '10.0.20.204').etcdMember).toBe(true);
   });
 
+  it('refuses a second request for a control plane while its first holds the upgrade mutex, and upgrades it once', async ({ f, expect }) => {
+    f.sim.timing.stepMs = 300;
+    const first = f.spawnTalosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.12', '-i', installer(f, 'production', 'v1.11.6')]);
+    await f.sim.waitFor(() => f.sim.cluster('production').etcd.upgradeMutexHolder === '10.0.30.11', 5000, 'the first request validating etcd');
+
+    const again = await f.talosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.13', '-i', installer(f, 'production', 'v1.11.6')]);
+
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toContain('failed to acquire upgrade mutex: mutex: Locked by another session');
+    expect((await first).exitCode).toBe(0);
+    expect(f.sim.upgradeCount('production', '10.0.30.11')).toBe(1);
+  });
+
   it('leaves etcd when a control plane of three is reset', async ({ f, expect }) => {
     const result = await f.talosctl('production', ['reset', '-n', '10.0.30.13', '-e', '10.0.30.11']);
 
