@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
@@ -12,7 +13,11 @@ export interface DeliveryDedupe {
 export function createDeliveryDedupe(redis: Redis, ttlSeconds = 3600): DeliveryDedupe {
   return {
     async claim(deliveryId) {
-      return (await redis.set(`talos:delivery:${deliveryId}`, '1', 'EX', ttlSeconds, 'NX')) === 'OK';
+      const key = `talos:delivery:${deliveryId}`;
+      // A token of our own: a claim whose reply was lost (Redis restarting, the client sending it again) is still ours.
+      const token = randomUUID();
+      if ((await redis.set(key, token, 'EX', ttlSeconds, 'NX')) === 'OK') return true;
+      return (await redis.get(key)) === token;
     },
   };
 }

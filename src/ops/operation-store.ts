@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { Operation } from './operation.ts';
 
@@ -17,6 +18,8 @@ export interface OperationStore {
 const key = (id: string): string => `talos:op:${id}`;
 const byCluster = (cluster: string): string => `talos:ops:${cluster}`;
 const ALL = 'talos:ops';
+/** Enough to recognise a write among those of the replicas racing it. */
+const RECENT_WRITES = 8;
 
 /** Writes only if nobody else wrote since we read: the revision is the compare value. */
 const COMPARE_AND_SET = `
@@ -53,21 +56,33 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
     },
     get,
     async update(id, mutate) {
+      const notify = (before: Operation, after: Operation): void => {
+        try {
+          options.onChange?.(before, after);
+        } catch {
+          // The write already happened; an observer's fault must not make it look failed.
+        }
+      };
+      let pending: { writeId: string; before: Operation } | undefined;
       for (let attempt = 0; attempt < 50; attempt += 1) {
         const current = await get(id);
         if (current === undefined) throw new Error(`operation ${id} does not exist`);
+        // A compare that failed because our own earlier attempt had landed (its reply was lost and ioredis
+        // sent the script again after reconnecting): the change is in, and must not be applied twice.
+        if (pending !== undefined && current.writes?.includes(pending.writeId)) {
+          notify(pending.before, current);
+          return { op: current, changed: true };
+        }
         const next = mutate(structuredClone(current));
         if (next === undefined) return { op: current, changed: false };
-        const written = Operation.parse({ ...next, revision: current.revision + 1 });
+        const writeId = randomUUID();
+        const written = Operation.parse({ ...next, revision: current.revision + 1, writes: [...(current.writes ?? []), writeId].slice(-RECENT_WRITES) });
         const result = await redis.eval(COMPARE_AND_SET, 1, key(id), String(current.revision), JSON.stringify(written));
         if (result === 1) {
-          try {
-            options.onChange?.(current, written);
-          } catch {
-            // The write already happened; an observer's fault must not make it look failed.
-          }
+          notify(current, written);
           return { op: written, changed: true };
         }
+        pending = { writeId, before: current };
       }
       throw new Error(`operation ${id} is being changed too often to update`);
     },

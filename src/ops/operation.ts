@@ -116,6 +116,11 @@ export const Operation = z.object({
   state: OperationState,
   /** Incremented on every write; the plan's buttons carry it to detect a stale plan. */
   revision: z.number().int(),
+  /**
+   * Ids of the latest writes: a write whose reply was lost (Redis restarting, the client sending
+   * it again on reconnect) finds itself here instead of applying its change twice.
+   */
+  writes: z.array(z.string()).optional(),
   target: z
     .object({
       version: z.string().optional(),

@@ -45,7 +45,8 @@ export function createRunLease(redis: Redis, options: RunLeaseOptions): RunLease
   return {
     async hold(opId, work, signal) {
       const token = crypto.randomUUID();
-      while ((await redis.set(key(opId), token, 'PX', ttlMs, 'NX')) !== 'OK') {
+      // A take whose reply was lost (the client sent it again after Redis restarted) left our own token there.
+      while ((await redis.set(key(opId), token, 'PX', ttlMs, 'NX')) !== 'OK' && (await redis.get(key(opId))) !== token) {
         await sleep(pollMs, undefined, signal ? { signal } : undefined);
       }
       const lost = new AbortController();

@@ -79,4 +79,32 @@ describe('delivery dedupe on a real Redis', () => {
     expect(ttl).toBeGreaterThan(600);
     expect(ttl).toBeLessThanOrEqual(3600);
   });
+
+  it('keeps a claim whose reply was lost and that the client sent again, so the command still runs once', async () => {
+    // Arrange: Redis restarted between setting the key and answering; ioredis sends the SET again.
+    const client = redis.client();
+    let resent = false;
+    const resending = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'set') return Reflect.get(target, prop, receiver) as unknown;
+        const set = (target.set as (...a: unknown[]) => Promise<unknown>).bind(target);
+        return async (...args: unknown[]) => {
+          if (!resent) {
+            resent = true;
+            await set(...args);
+          }
+          return set(...args);
+        };
+      },
+    });
+    const dedupe = createDeliveryDedupe(resending);
+
+    // Act
+    const first = await dedupe.claim('cmd-trigger-9');
+    const redelivered = await dedupe.claim('cmd-trigger-9');
+
+    // Assert
+    expect(resent).toBe(true);
+    expect([first, redelivered]).toEqual([true, false]);
+  });
 });

@@ -177,6 +177,40 @@ describe('operation store on a real Redis', () => {
     expect(new Set(results.map((r) => r.op.revision)).size).toBe(20);
   });
 
+  it('applies a change once when its write landed but the reply was lost and the client sent it again', async () => {
+    // Arrange: what ioredis does when Redis restarts between running the script and answering it:
+    // it sends the script again on the new connection, and that second run finds the revision moved on.
+    const client = redis.client();
+    let resent = false;
+    const resending = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop !== 'eval') return Reflect.get(target, prop, receiver) as unknown;
+        return async (...args: Parameters<typeof client.eval>) => {
+          if (resent) return target.eval(...args);
+          resent = true;
+          await target.eval(...args);
+          return target.eval(...args);
+        };
+      },
+    });
+    const store = createOperationStore(resending);
+    await store.create(operation());
+
+    // Act
+    const { op, changed } = await store.update('op-1a2b3c4d5e', (o) => ({
+      ...o,
+      audit: [...o.audit, { seq: o.audit.length + 1, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: 'step started: verify' }],
+    }));
+
+    // Assert
+    const stored = (await store.get('op-1a2b3c4d5e'))!;
+    expect(resent).toBe(true);
+    expect(changed).toBe(true);
+    expect(stored.audit.map((e) => e.event)).toEqual(['step started: verify']);
+    expect(stored.revision).toBe(2);
+    expect(op.revision).toBe(2);
+  });
+
   it('lists the operations of one cluster newest first, up to the limit', async () => {
     // Arrange
     const store = createOperationStore(redis.client());
