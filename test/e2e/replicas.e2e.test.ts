@@ -81,7 +81,7 @@ describe('two replicas', () => {
     expect(h.sim.maxControlPlanesDownAtOnce('production')).toBe(1);
     // The survivor took the operation over, by whichever comes first: BullMQ handing out the dead replica's
     // job once its lock lapsed, or the reconciler's resume once the run lease lapsed. It observed the node.
-    expect(messages(survivor, 'operation run started').map((l) => l.job)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^(${interruptedJob}|${plan.opId}-resume)$`))]));
+    expect(messages(survivor, 'operation run started').map((l) => l.job)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^(${String(interruptedJob)}|${plan.opId}-resume)$`))]));
     // The step's result in the thread says the node was observed after the restart, not asked again.
     expect(auditLines(h, plan).filter((l) => l.includes('upgrade was already requested before a restart'))).toHaveLength(1);
   });
