@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../src/chat/chat-port.ts';
@@ -93,13 +94,25 @@ async function enqueueRun(deps: ActionDeps, op: Operation, jobId: string): Promi
   await deps.opsQueue.add(name, { opId: op.id }, { jobId, removeOnComplete: 1000, removeOnFail: 1000 });
 }
 
+/** How long a click waits for the bot to store where it posted the plan (it does so as soon as Slack answers). */
+const ROOT_SETTLE_MS = 3000;
+
+/** The plan's message once the bot has stored it: a click on a fresh plan can arrive a few ms before. */
+async function rootOnceStored(deps: ActionDeps, opId: string): Promise<string | undefined> {
+  for (const deadline = Date.now() + ROOT_SETTLE_MS; Date.now() < deadline; await sleep(50)) {
+    const rootTs = (await deps.store.get(opId))?.rootTs;
+    if (rootTs !== undefined) return rootTs;
+  }
+  return undefined;
+}
+
 async function start(deps: ActionDeps, click: Click): Promise<void> {
   const { op, user, say } = click;
   const cluster = clusterOf(deps, op);
   if (!(await deps.authorizer.isMember(user, cluster.operators))) return say(`Only operators of *${cluster.name}* may start \`${op.id}\`. Nothing changed.`);
   if (op.state !== 'planned' || op.planNonce !== click.nonce) return say(`\`${op.id}\` is ${op.state}; this Start button is no longer valid. Nothing changed.`);
   // Slack can show copies of a plan whose post it answered with a 5xx; a run starts only from the message the bot keeps up to date.
-  if (click.messageTs !== op.rootTs) return say(`This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`);
+  if (click.messageTs !== (op.rootTs ?? (await rootOnceStored(deps, op.id)))) return say(`This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`);
   if (deps.now().getTime() - Date.parse(op.createdAt) > deps.planTtlMs) {
     return say(`This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
   }
