@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
+import { resendingOnce } from '../support/resending-redis.ts';
 import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
 
 let redis: RedisFixture;
@@ -82,29 +83,15 @@ describe('delivery dedupe on a real Redis', () => {
 
   it('keeps a claim whose reply was lost and that the client sent again, so the command still runs once', async () => {
     // Arrange: Redis restarted between setting the key and answering; ioredis sends the SET again.
-    const client = redis.client();
-    let resent = false;
-    const resending = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'set') return Reflect.get(target, prop, receiver) as unknown;
-        const set = (target.set as (...a: unknown[]) => Promise<unknown>).bind(target);
-        return async (...args: unknown[]) => {
-          if (!resent) {
-            resent = true;
-            await set(...args);
-          }
-          return set(...args);
-        };
-      },
-    });
-    const dedupe = createDeliveryDedupe(resending);
+    const resending = resendingOnce(redis.client(), 'set');
+    const dedupe = createDeliveryDedupe(resending.client);
 
     // Act
     const first = await dedupe.claim('cmd-trigger-9');
     const redelivered = await dedupe.claim('cmd-trigger-9');
 
     // Assert
-    expect(resent).toBe(true);
+    expect(resending.resent()).toBe(true);
     expect([first, redelivered]).toEqual([true, false]);
   });
 });

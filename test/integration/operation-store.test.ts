@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
 import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { resendingOnce } from '../support/resending-redis.ts';
 
 let redis: RedisFixture;
 
@@ -180,20 +181,8 @@ describe('operation store on a real Redis', () => {
   it('applies a change once when its write landed but the reply was lost and the client sent it again', async () => {
     // Arrange: what ioredis does when Redis restarts between running the script and answering it:
     // it sends the script again on the new connection, and that second run finds the revision moved on.
-    const client = redis.client();
-    let resent = false;
-    const resending = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'eval') return Reflect.get(target, prop, receiver) as unknown;
-        return async (...args: Parameters<typeof client.eval>) => {
-          if (resent) return target.eval(...args);
-          resent = true;
-          await target.eval(...args);
-          return target.eval(...args);
-        };
-      },
-    });
-    const store = createOperationStore(resending);
+    const resending = resendingOnce(redis.client(), 'eval');
+    const store = createOperationStore(resending.client);
     await store.create(operation());
 
     // Act
@@ -204,7 +193,7 @@ describe('operation store on a real Redis', () => {
 
     // Assert
     const stored = (await store.get('op-1a2b3c4d5e'))!;
-    expect(resent).toBe(true);
+    expect(resending.resent()).toBe(true);
     expect(changed).toBe(true);
     expect(stored.audit.map((e) => e.event)).toEqual(['step started: verify']);
     expect(stored.revision).toBe(2);

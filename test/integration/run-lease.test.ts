@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRunLease } from '../../src/ops/run-lease.ts';
+import { resendingOnce } from '../support/resending-redis.ts';
 import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
 
 let redis: RedisFixture;
@@ -114,29 +115,15 @@ describe('run lease on a real Redis', () => {
     // Arrange: the second SET (ioredis resending after Redis restarted) finds our own token there.
     const client = redis.client();
     const controller = new AbortController();
-    let resent = false;
-    const resending = new Proxy(client, {
-      get(target, prop, receiver) {
-        if (prop !== 'set') return Reflect.get(target, prop, receiver) as unknown;
-        return async (...args: unknown[]) => {
-          const set = (target.set as (...a: unknown[]) => Promise<unknown>).bind(target);
-          if (!resent) {
-            resent = true;
-            await set(...args);
-            // Were the lease to wait for itself, this ends the wait with an error.
-            setTimeout(() => controller.abort(new Error('waited for its own lease')), 50);
-          }
-          return set(...args);
-        };
-      },
-    });
-    const lease = createRunLease(resending, { ttlMs: 60_000, pollMs: 60_000 });
+    // Were the lease to wait for itself, this ends the wait with an error.
+    const resending = resendingOnce(client, 'set', () => setTimeout(() => controller.abort(new Error('waited for its own lease')), 50));
+    const lease = createRunLease(resending.client, { ttlMs: 60_000, pollMs: 60_000 });
 
     // Act
     const result = await lease.hold('op-bbbb2222', () => Promise.resolve('walked'), controller.signal);
 
     // Assert
-    expect(resent).toBe(true);
+    expect(resending.resent()).toBe(true);
     expect(result).toBe('walked');
     expect(await client.get('talos:op-run:op-bbbb2222')).toBeNull();
   });
