@@ -8,7 +8,7 @@ import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { gitHead } from '../src/ops/git-head.ts';
 import { maintenanceRecordMarkdown } from '../src/ops/maintenance-record.ts';
-import type { Approval, Operation, Step } from '../src/ops/operation.ts';
+import { withStep, type Approval, type Operation, type Step } from '../src/ops/operation.ts';
 import { OperationJobData } from '../src/queue/job-schemas.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
 import { checkpoint, clusterNamed, StepFailure, type OpsJobDeps } from './job-context.ts';
@@ -45,7 +45,7 @@ export interface Playbook {
 }
 
 export async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, patch: Partial<Step>): Promise<Operation> {
-  const { op } = await deps.store.update(opId, (o) => ({ ...o, steps: o.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s)) }));
+  const { op } = await deps.store.update(opId, (o) => withStep(o, stepId, patch));
   return op;
 }
 
@@ -66,11 +66,10 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
     const step = o.steps.find((s) => s.id === stepId);
     const from = step ? playbook.retryFrom(step) : undefined;
     return {
-      ...o,
+      ...withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message }),
       state: 'failed',
       reason: failure.message,
       endedAt: now,
-      steps: o.steps.map((s) => (s.id === stepId ? { ...s, status: 'failed', endedAt: now, detail: failure.message } : s)),
       retry: from === undefined ? undefined : { step: from, nonce: newNonce(), state: 'offered' },
     };
   });

@@ -1,3 +1,4 @@
+import { awaitsPosting } from '../src/ops/audit.ts';
 import { FINISHED, type Operation } from '../src/ops/operation.ts';
 import { RUN_JOB } from '../src/queue/job-schemas.ts';
 import type { OpsJobDeps } from './job-context.ts';
@@ -32,7 +33,7 @@ export function createReconcileJob(deps: OpsJobDeps) {
       await deps.lock.release(cluster.name, holder);
     }
     for (const op of await deps.store.listRecent(RECENT)) {
-      if (op.rootTs !== undefined && op.audit.some((e) => e.post !== undefined && e.ts === undefined)) await deps.audit.flush(op.id);
+      if (awaitsPosting(op)) await deps.audit.flush(op.id);
       const name = RUN_JOB[op.kind];
       if (name === undefined || !needsRun(op) || (await deps.runLease.held(op.id))) continue;
       const jobId = `${op.id}-resume`;

@@ -8,13 +8,14 @@ import type { Logger } from '../src/log/logger.ts';
 import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { gitHead } from '../src/ops/git-head.ts';
 import { maintenanceRecordMarkdown } from '../src/ops/maintenance-record.ts';
-import type { Approval, Operation, Step } from '../src/ops/operation.ts';
+import { withStep, type Approval, type Operation, type Step } from '../src/ops/operation.ts';
 import { measureWaits } from '../src/metrics/wait-clock.ts';
 import { OperationJobData } from '../src/queue/job-schemas.ts';
 import { checkEtcdQuorum, observeTalosVersions } from '../src/talos/observe.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
 import { checkpoint, clusterNamed, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { endpointsAvoiding, upgradeNode } from './node-upgrade.ts';
+import { patchStep } from './operation-walk.ts';
 
 const nonce = (): string => crypto.randomUUID().replace(/-/g, '').slice(0, 12);
 
@@ -25,13 +26,6 @@ interface RunContext {
   talosctl: Talosctl;
   log: Logger;
   signal?: AbortSignal;
-}
-
-const withStep = (o: Operation, stepId: string, patch: Partial<Step>): Operation => ({ ...o, steps: o.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s)) });
-
-async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, patch: Partial<Step>): Promise<Operation> {
-  const { op } = await deps.store.update(opId, (o) => withStep(o, stepId, patch));
-  return op;
 }
 
 /**

@@ -47,14 +47,24 @@ export interface AuditOptions {
 
 const unposted = (e: AuditEntry): boolean => e.post !== undefined && e.ts === undefined;
 
+/** Whether a flush would post something now: the thread exists and an entry that is not held waits for it. */
+export function awaitsPosting(op: Operation): boolean {
+  return op.rootTs !== undefined && nextBatch(op).length > 0;
+}
+
 /** Entry numbers a reply carries: each entry is a line (or block) that starts `#<seq> `. */
 export function seqsIn(text: string): number[] {
   return [...text.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1]));
 }
 
+/** What an entry says when it has no message of its own. */
+function entryText(e: { event: string; detail?: string }): string {
+  return `${e.event}${e.detail ? `: ${e.detail}` : ''}`;
+}
+
 /** An entry as its line in the thread. */
 function entryLine(e: AuditEntry): string {
-  return `#${e.seq} ${e.event}${e.detail ? `: ${e.detail}` : ''}`;
+  return `#${e.seq} ${entryText(e)}`;
 }
 
 /**
@@ -99,9 +109,8 @@ function nextBatch(op: Operation): AuditEntry[] {
 
 /** One reply for several entries: their lines as the text, their blocks (or a section each) in order. */
 export function batchMessage(entries: readonly AuditEntry[]): ChatMessage {
-  const text = entries.map((e) => e.post!.text).join('\n');
   if (entries.length === 1) return entries[0]!.post!;
-  return { text, blocks: entries.flatMap((e) => e.post!.blocks ?? [section(e.post!.text)]) };
+  return { text: entries.map((e) => e.post!.text).join('\n'), blocks: entries.flatMap((e) => e.post!.blocks ?? [section(e.post!.text)]) };
 }
 
 /**
@@ -176,7 +185,7 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
       const o = change ? change(current) : current;
       const seq = o.audit.length + 1;
       const reply = typeof message === 'function' ? message(o) : message;
-      const text = reply?.text ?? `${entry.event}${entry.detail ? `: ${entry.detail}` : ''}`;
+      const text = reply?.text ?? entryText(entry);
       // Kept until posted; without a root message yet, the first flush after it exists posts it.
       const post = { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}) };
       return { ...o, audit: [...o.audit, { seq, at, ...entry, post, ...(hold ? { hold } : {}) }] };

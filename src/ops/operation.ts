@@ -165,6 +165,11 @@ export const Operation = z.object({
 });
 export type Operation = z.infer<typeof Operation>;
 
+/** The operation with one step changed. */
+export function withStep(op: Operation, stepId: string, patch: Partial<Step>): Operation {
+  return { ...op, steps: op.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s)) };
+}
+
 /** Short, unguessable, and valid as a BullMQ job id and in Slack button values. */
 export function newOperationId(): string {
   return `op-${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`;
