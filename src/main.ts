@@ -15,7 +15,7 @@ import { createOpsJobs } from '../jobs/index.ts';
 import { createRecordJob } from '../jobs/record-job.ts';
 import { DrainCheckpoint, type OpsJobDeps } from '../jobs/job-context.ts';
 import { approvalDecidedMessage, operationRootMessage } from './chat/upgrade-messages.ts';
-import { createAudit } from './ops/audit.ts';
+import { createAudit, editCarrier } from './ops/audit.ts';
 import { createClusterLock } from './ops/cluster-lock.ts';
 import { createDeliveryDedupe } from './ops/delivery-dedupe.ts';
 import type { Operation } from './ops/operation.ts';
@@ -175,11 +175,15 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     worker.on('failed', (job, error) => logger.error({ job: job?.id, queue: worker.name, err: error.message }, 'job failed'));
     worker.on('error', (error) => logger.warn({ queue: worker.name, err: error.message }, 'worker error'));
   }
-  const onCancelled = async (op: Operation): Promise<void> => {
-    if (op.rootTs) await chat.update(op.channel, op.rootTs, operationRootMessage(op));
-    for (const approval of op.approvals.filter((a) => a.state === 'pending' && a.messageTs !== '')) {
+  const onCancelled = async (cancelled: Operation): Promise<void> => {
+    if (cancelled.rootTs) await chat.update(cancelled.channel, cancelled.rootTs, operationRootMessage(cancelled));
+    // A request can be in Slack before the run stored where: its entry's reply is the request.
+    await audit.flush(cancelled.id);
+    const op = (await store.get(cancelled.id)) ?? cancelled;
+    for (const approval of op.approvals.filter((a) => a.state === 'pending')) {
       const step = op.steps.find((s) => s.id === approval.step);
-      if (step) await chat.update(op.channel, approval.messageTs, approvalDecidedMessage(op, { ...approval, state: 'stopped', by: op.cancelRequestedBy, at: op.endedAt }, step));
+      const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts;
+      if (step && ts) await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, approvalDecidedMessage(op, { ...approval, state: 'stopped', by: op.cancelRequestedBy, at: op.endedAt }, step)));
     }
     await audit.record(op.id, { actor: op.cancelRequestedBy ?? 'bot', event: 'cancelled', detail: op.reason });
   };
