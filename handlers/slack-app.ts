@@ -2,10 +2,8 @@ import { App, LogLevel, SocketModeReceiver } from '@slack/bolt';
 import type { Config } from '../src/config/env.ts';
 import type { OpsRoute } from '../src/http/ops-endpoints.ts';
 import type { Logger } from '../src/log/logger.ts';
+import { SLACK_RETRY } from '../src/slack/slack-chat.ts';
 import { boltLogger } from './bolt-logger.ts';
-
-/** Retries for Slack calls: enough to ride out a 429 or a brief outage, bounded so a job never hangs for half an hour. */
-export const SLACK_RETRY = { retries: 5, factor: 2, minTimeout: 200, maxTimeout: 10_000 };
 
 export interface SlackApp {
   app: App;

@@ -3,8 +3,8 @@ import { DelayedError, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WebClient } from '@slack/web-api';
 import { createAuthorizer } from '../handlers/authorize.ts';
-import { createSlackApp, SLACK_RETRY } from '../handlers/slack-app.ts';
-import { createSlackChat, onSlackRateLimited } from '../handlers/slack-chat.ts';
+import { createSlackApp } from '../handlers/slack-app.ts';
+import { createSlackChat, onSlackRateLimited, SLACK_RETRY } from './slack/slack-chat.ts';
 import { registerTalosCommand } from '../handlers/talos-command.ts';
 import { registerOperationActions } from '../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../handlers/override-action.ts';
@@ -27,6 +27,7 @@ import { createTofu } from './cluster/tofu.ts';
 import { ConfigError } from './config/config-error.ts';
 import { loadConfig } from './config/env.ts';
 import { loadInventory } from './config/inventory.ts';
+import { inventoryWarnings } from './config/inventory-warnings.ts';
 import { createProcessRunner } from './exec/process-runner.ts';
 import { opsRoutes } from './http/ops-endpoints.ts';
 import { recordExecCall } from './metrics/exec-labels.ts';
@@ -59,6 +60,9 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   scrubber.add(config.slack.appToken);
   scrubber.add(config.slack.signingSecret);
   const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, scrubber });
+  for (const cluster of inventory.clusters) {
+    for (const message of inventoryWarnings({ clusters: [cluster] })) logger.warn({ cluster: cluster.name }, message);
+  }
 
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   redis.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));

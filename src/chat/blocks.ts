@@ -27,13 +27,17 @@ export function context(mrkdwn: string): Block {
   return { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(mrkdwn, SECTION_LIMIT) }] };
 }
 
-/** Evidence as a preformatted block; long evidence keeps its head and says how much was cut. */
+/**
+ * Evidence as a preformatted block; long evidence keeps its head and says how much was cut.
+ * Takes raw lines (tool output, names from a cluster) and escapes them itself.
+ */
 export function preformatted(lines: string[]): Block {
   const fence = '```';
   const budget = SECTION_LIMIT - 2 * fence.length - 40;
   let body = '';
   let shown = 0;
-  for (const line of lines) {
+  // Escaped before measuring: the budget counts what Slack receives.
+  for (const line of lines.map(escapeMrkdwn)) {
     if (body.length + line.length + 1 > budget) break;
     body += `${line}\n`;
     shown += 1;

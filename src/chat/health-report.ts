@@ -48,7 +48,7 @@ export function checkMessage(check: CheckResult): ChatMessage {
   const line = `${ICON[check.status]} *${escapeMrkdwn(check.title)}*: ${escapeMrkdwn(check.summary)}`;
   const took = check.durationMs === undefined ? '' : ` (${formatDuration(check.durationMs)})`;
   const blocks = [section(`${line}${took}`)];
-  if (check.evidence.length > 0) blocks.push(preformatted(check.evidence.map(escapeMrkdwn)));
+  if (check.evidence.length > 0) blocks.push(preformatted(check.evidence));
   return { text: `${ICON[check.status]} ${check.title}: ${check.summary}`, blocks };
 }
 

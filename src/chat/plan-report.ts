@@ -142,9 +142,9 @@ export function planChangesMessage(outcome: PlanOutcome): ChatMessage {
   return reply([head, ...lines].join('\n'), groupedChanges(review));
 }
 
-/** A thread reply: `mrkdwn` is built from escaped parts; the evidence is escaped here. */
+/** A thread reply: `mrkdwn` is built from escaped parts; `preformatted` escapes the raw evidence. */
 function reply(mrkdwn: string, evidence: string[]): ChatMessage {
   const blocks = [section(mrkdwn)];
-  if (evidence.length > 0) blocks.push(preformatted(evidence.map(escapeMrkdwn)));
+  if (evidence.length > 0) blocks.push(preformatted(evidence));
   return { text: mrkdwn, blocks };
 }

@@ -52,7 +52,7 @@ export function readinessVerdictMessage(report: ReadinessReport, request: Readin
 export function readinessGateMessage(gate: ReadinessGate): ChatMessage {
   const line = `${ICON[gate.status]} *${escapeMrkdwn(gate.title)}*: ${LABEL[gate.status]} — ${escapeMrkdwn(gate.summary)}`;
   const blocks = [section(line)];
-  if (gate.evidence.length > 0) blocks.push(preformatted(gate.evidence.map(escapeMrkdwn)));
+  if (gate.evidence.length > 0) blocks.push(preformatted(gate.evidence));
   return { text: `${ICON[gate.status]} ${gate.title}: ${LABEL[gate.status]} — ${gate.summary}`, blocks };
 }
 

@@ -234,7 +234,7 @@ export function approvalRequestMessage(op: Operation, approval: Approval, ctx: A
         ['Expires', formatTime(approval.expiresAt)],
       ]),
       section(`*etcd now:* ${escapeMrkdwn(ctx.etcdSummary)}`),
-      preformatted(ctx.etcdEvidence.map(escapeMrkdwn)),
+      preformatted(ctx.etcdEvidence),
       actions(`approve-${op.id}-${approval.nonce}`, [
         { text: 'Approve', actionId: ACTION.approve, value: buttonValue(op.id, approval.nonce), style: 'primary' },
         { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
@@ -269,7 +269,7 @@ export function failureMessage(op: Operation, step: Step | undefined, reason: st
   const where = step ? ` at ${stepLabel(step)}` : '';
   const text = `❌ Stopped${where}: ${reason}. No further node was touched; the cluster stays locked to ${op.id} until an operator cancels it.`;
   const blocks = [section(escapeMrkdwn(text))];
-  if (evidence.length > 0) blocks.push(preformatted(evidence.map(escapeMrkdwn)));
+  if (evidence.length > 0) blocks.push(preformatted(evidence));
   if (op.failure && op.failure.rollback === 'offered' && step?.node) {
     blocks.push(
       actions(`rollback-${op.id}-${op.failure.nonce}`, [

@@ -48,8 +48,11 @@ const ClusterSchema = z
     longhorn: z.boolean().default(false),
     /** The Flux path objects must be reconciled from, e.g. `./clusters/production`. */
     fluxPath: z.string().optional(),
-    /** Four eyes: the approver of a control-plane step may not be the operator who started it. */
-    requireDistinctApprover: z.boolean().default(false),
+    /**
+     * Four eyes: the approver of a control-plane step may not be the operator who requested or
+     * started it. Default: `true` in production, `false` in staging.
+     */
+    requireDistinctApprover: z.boolean().optional(),
     maintenanceWindows: z.array(MaintenanceWindow).default([]),
     /** Allow production operations outside the declared windows. */
     allowOutsideWindows: z.boolean().default(false),
@@ -72,7 +75,9 @@ const ClusterSchema = z
         ctx.issues.push({ code: 'custom', input: address, path: ['longhornNodes'], message: `${address} is not a node of this cluster` });
       }
     }
-  });
+  })
+  // A default that depends on another field: production gets four eyes unless it says otherwise.
+  .transform((c) => ({ ...c, requireDistinctApprover: c.requireDistinctApprover ?? c.environment === 'production' }));
 
 const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'cluster names are lower-case letters, digits and dashes');
 

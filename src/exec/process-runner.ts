@@ -34,7 +34,7 @@ export class ExecError extends OpsError {
   readonly result: RunResult | undefined;
 
   constructor(code: ExecErrorCode, message: string, result?: RunResult) {
-    super(code, message, { retryable: code === 'exec-timeout' });
+    super(code, message);
     this.name = 'ExecError';
     this.result = result;
   }

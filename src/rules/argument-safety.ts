@@ -16,7 +16,6 @@ const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 export class UnsafeArgumentError extends Error {
   override readonly name = 'UnsafeArgumentError';
   readonly code = 'unsafe-argument';
-  readonly retryable = false;
 }
 
 /** Why `value` is not a safe single argument, or `undefined` when it is. */

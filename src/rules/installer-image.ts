@@ -14,7 +14,6 @@ const VERSION = /^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
 export class InstallerImageError extends Error {
   override readonly name = 'InstallerImageError';
   readonly code = 'invalid-installer-image';
-  readonly retryable = false;
 }
 
 /** What identifies an Image Factory installer image. */

@@ -18,12 +18,11 @@ export function createImageFactory(baseUrl: string, timeoutMs: number): ImageFac
         response = await fetch(`${base}/versions`, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
       } catch (error) {
         throw new OpsError('factory-unreachable', `Image Factory at ${base} did not answer: ${(error as Error).message}`, {
-          retryable: true,
           hint: 'check IMAGE_FACTORY_URL and the network path to it',
         });
       }
       if (!response.ok) {
-        throw new OpsError('factory-error', `Image Factory answered ${response.status} to GET /versions`, { retryable: response.status >= 500 });
+        throw new OpsError('factory-error', `Image Factory answered ${response.status} to GET /versions`);
       }
       const parsed = Versions.safeParse(await response.json());
       if (!parsed.success) throw new OpsError('factory-error', 'Image Factory /versions did not return a list of versions');

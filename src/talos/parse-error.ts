@@ -9,8 +9,6 @@ export class ParseError extends Error {
   override readonly name = 'ParseError';
   /** Stable code for error mapping. */
   readonly code = 'TALOSCTL_OUTPUT_UNPARSEABLE';
-  /** Running the same talosctl again prints the same shape, so retrying does not help. */
-  readonly retryable = false;
   /** What was being parsed, e.g. `talosctl etcd status`. */
   readonly source: string;
   /** The offending line (or the start of the input), shortened for display. */

@@ -126,7 +126,6 @@ describe('createProcessRunner: arguments it refuses', () => {
 
     // Assert
     expect(error.code).toBe('exec-invalid-argument');
-    expect(error.retryable).toBe(false);
     expect(existsSync(marker)).toBe(false);
     expect(calls).toEqual([]);
   });
@@ -143,7 +142,6 @@ describe('createProcessRunner: failures', () => {
 
     // Assert
     expect(error.code).toBe('exec-failed');
-    expect(error.retryable).toBe(false);
     expect(error.message).toMatch(/^sh .*exited with 3: second\nthird: x509 key \[REDACTED\]\nfourth$/);
     expect(error.message).not.toContain('first');
     expect(error.result?.exitCode).toBe(3);
@@ -199,7 +197,7 @@ describe('createProcessRunner: failures', () => {
     expect(error.message).toBe('talosctl was not found; set its path in the environment (TALOSCTL_BIN or TOFU_BIN)');
   });
 
-  it('kills a child that outlives its timeout and reports a retryable exec-timeout', async () => {
+  it('kills a child that outlives its timeout and reports exec-timeout', async () => {
     // Arrange
     const { runner } = runnerWithCalls();
     const pids: number[] = [];
@@ -211,7 +209,6 @@ describe('createProcessRunner: failures', () => {
 
     // Assert
     expect(error.code).toBe('exec-timeout');
-    expect(error.retryable).toBe(true);
     expect(error.message).toMatch(/timed out after \d+s$/);
     expect(pids).toHaveLength(1);
     expect(isAlive(pids[0]!)).toBe(false);
@@ -237,7 +234,6 @@ describe('createProcessRunner: failures', () => {
 
     // Assert
     expect(error.code).toBe('exec-cancelled');
-    expect(error.retryable).toBe(false);
     expect(pids).toHaveLength(1);
     expect(isAlive(pids[0]!)).toBe(false);
   });

@@ -82,6 +82,26 @@ describe('preformatted', () => {
     expect(textOfBlock(block)).toBe('```NODE         MEMBER\n10.0.30.11   talos-cp-1```');
   });
 
+  it('escapes raw lines exactly once, so a mention or a link in tool output stays text', () => {
+    // Act
+    const block = preformatted(['pinged <@U123> and <!channel> & more', '> quoted']);
+
+    // Assert
+    expect(textOfBlock(block)).toBe('```pinged &lt;@U123&gt; and &lt;!channel&gt; &amp; more\n&gt; quoted```');
+  });
+
+  it('counts the escaped length against the section limit', () => {
+    // Arrange: each line grows from 500 to 2000 characters when escaped.
+    const lines = ['<'.repeat(500), '&'.repeat(500)];
+
+    // Act
+    const block = preformatted(lines);
+
+    // Assert
+    expect(textOfBlock(block)).toBe(`\`\`\`${'&lt;'.repeat(500)}\n… 1 more line(s)\`\`\``);
+    expect(blockKitProblems({ text: '', blocks: [block] })).toEqual([]);
+  });
+
   it('keeps the head of 200 lines of 500 characters and says how many lines were cut', () => {
     // Arrange
     const lines = evidence(200, 500);

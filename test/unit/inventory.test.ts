@@ -80,7 +80,7 @@ describe('parseInventory: valid inventories', () => {
           defaultForChannel: true,
           longhornNodes: [],
           longhorn: false,
-          requireDistinctApprover: false,
+          requireDistinctApprover: true,
           maintenanceWindows: [],
           allowOutsideWindows: false,
         },
@@ -116,6 +116,36 @@ describe('parseInventory: valid inventories', () => {
       requireDistinctApprover: true,
       maintenanceWindows: [{ start: '0 22 * * 2', durationMinutes: 120, timeZone: 'Europe/Berlin' }],
     });
+  });
+
+  it('requires four eyes in production and not in staging when the inventory does not say', () => {
+    // Arrange
+    const text = inventoryYaml(
+      clusterYaml('staging'),
+      clusterYaml('production', { environment: 'production', channel: 'C0MAINTPRD', controlPlanes: '[10.0.30.11]', workers: '' }),
+    );
+
+    // Act
+    const inventory = parseInventory(text, 'clusters.yaml');
+
+    // Assert
+    expect(inventory.clusters.map((c) => [c.name, c.requireDistinctApprover])).toEqual([
+      ['staging', false],
+      ['production', true],
+    ]);
+  });
+
+  it('keeps four eyes off in production when the inventory turns it off', () => {
+    // Arrange
+    const text = inventoryYaml(
+      clusterYaml('production', { environment: 'production', channel: 'C0MAINTPRD', controlPlanes: '[10.0.30.11]', workers: '', requireDistinctApprover: 'false' }),
+    );
+
+    // Act
+    const [cluster] = parseInventory(text, 'clusters.yaml').clusters;
+
+    // Assert
+    expect(cluster?.requireDistinctApprover).toBe(false);
   });
 
   it('lets two clusters share a channel when one of them is its default', () => {

@@ -1,6 +1,6 @@
 import { WebClient, WebClientEvent } from '@slack/web-api';
 import { describe, expect, it } from 'vitest';
-import { createSlackChat, onSlackRateLimited, slackErrorName, slackMethodOf } from '../../handlers/slack-chat.ts';
+import { createSlackChat, onSlackRateLimited, slackErrorName, slackMethodOf } from '../../src/slack/slack-chat.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 
 function platformError(error: string): Error {

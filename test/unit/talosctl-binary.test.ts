@@ -125,7 +125,6 @@ describe('createTalosctlBinaries', () => {
 
     // Assert
     expect(error.code).toBe('talosctl-version-mismatch');
-    expect(error.retryable).toBe(false);
     expect(error.message).toBe(`no talosctl v1.11.6 in ${dir}, and the client must match the running Talos`);
     expect(error.hint).toBe(`add talosctl-v1.11.6 to ${dir}`);
   });

@@ -1,6 +1,12 @@
+// The Slack Web API adapter behind the chat port: the one module under src/ besides main.ts that
+// imports the Slack SDK. The composition root builds it; jobs/ and the rest of src/ only see the port.
+// eslint-disable-next-line no-restricted-imports
 import { WebClientEvent, type WebClient } from '@slack/web-api';
-import type { ChatMessage, ChatPort } from '../src/chat/chat-port.ts';
-import type { SecretScrubber } from '../src/log/secret-scrubber.ts';
+import type { ChatMessage, ChatPort } from '../chat/chat-port.ts';
+import type { SecretScrubber } from '../log/secret-scrubber.ts';
+
+/** Retries for Slack calls: enough to ride out a 429 or a brief outage, bounded so a job never hangs for half an hour. */
+export const SLACK_RETRY = { retries: 5, factor: 2, minTimeout: 200, maxTimeout: 10_000 };
 
 /** Everything that leaves for Slack passes the scrubber first: a secret in a tool's output never reaches a channel. */
 function clean(scrubber: SecretScrubber, message: ChatMessage): { text: string; blocks?: ChatMessage['blocks'] } {

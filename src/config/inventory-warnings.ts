@@ -1,0 +1,29 @@
+import type { Inventory } from './inventory.ts';
+
+/** Slack user ids; a user-group id (`S…`) cannot be expanded to its members before Slack is reached. */
+const USER_ID = /^[UW]/;
+
+/**
+ * Settings the inventory accepts but an operator should know about at start-up: production
+ * without four eyes, and people who are both operator and approver of a cluster.
+ */
+export function inventoryWarnings(inventory: Inventory): string[] {
+  const warnings: string[] = [];
+  for (const cluster of inventory.clusters) {
+    if (cluster.environment === 'production' && !cluster.requireDistinctApprover) {
+      warnings.push(
+        `Cluster ${cluster.name} is production with requireDistinctApprover: false: approvals may then be given by the requester ` +
+          'or the operator who started the operation. Remove the line to restore four eyes.',
+      );
+    }
+    const approvers = new Set(cluster.approvers);
+    const both = [...new Set(cluster.operators)].filter((id) => USER_ID.test(id) && approvers.has(id));
+    if (both.length > 0) {
+      const effect = cluster.requireDistinctApprover
+        ? 'four eyes is on there, so such a user may approve only what others requested or started'
+        : 'four eyes is off there, so such a user can approve their own request';
+      warnings.push(`${both.join(', ')} ${both.length === 1 ? 'is' : 'are'} both operator and approver of cluster ${cluster.name}: ${effect}.`);
+    }
+  }
+  return warnings;
+}
