@@ -3,17 +3,19 @@ import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../src/chat/chat-port.ts';
 import { retriedMessage } from '../src/chat/operation-messages.ts';
-import { approvalDecidedMessage, ACTION, operationRootMessage, reviewItems } from '../src/chat/upgrade-messages.ts';
+import { ACTION, operationRootMessage, reviewItems } from '../src/chat/upgrade-messages.ts';
 import type { Inventory } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
-import { editCarrier, type Audit } from '../src/ops/audit.ts';
+import { showDecision } from '../src/ops/approval-edit.ts';
+import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
-import type { Operation } from '../src/ops/operation.ts';
+import { newOperationId, type Operation } from '../src/ops/operation.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
-import { RUN_JOB } from '../src/queue/job-schemas.ts';
+import { fourEyesRefusal, heldByWindows, retried } from '../src/ops/transitions.ts';
+import { enqueuePreflight, enqueueRun } from '../src/queue/operation-jobs.ts';
 import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { Authorizer } from './authorize.ts';
-import { cancelOperation } from './cancel-operation.ts';
+import { cancelOperation } from '../src/ops/cancel-operation.ts';
 
 export interface ActionDeps {
   inventory: Inventory;
@@ -88,12 +90,6 @@ function clusterOf(deps: ActionDeps, op: Operation) {
   return cluster;
 }
 
-async function enqueueRun(deps: ActionDeps, op: Operation, jobId: string): Promise<void> {
-  const name = RUN_JOB[op.kind];
-  if (name === undefined) throw new Error(`operation kind ${op.kind} has no run job`);
-  await deps.opsQueue.add(name, { opId: op.id }, { jobId, removeOnComplete: 1000, removeOnFail: 1000 });
-}
-
 /** How long a click waits for the bot to store where it posted the plan (it does so as soon as Slack answers). */
 const ROOT_SETTLE_MS = 3000;
 
@@ -135,8 +131,8 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
   // Recorded and queued before the root is edited: a Slack outage must not leave a started operation without its run.
   // The edited root says it started; the entry goes to the thread with the first step's reply.
   await deps.audit.note(op.id, { actor: user, event: 'started', detail: `review confirmed: ${running.confirmedReview.join('; ')}` });
-  await enqueueRun(deps, running, `${op.id}-start`);
-  await deps.chat.update(running.channel, running.rootTs!, operationRootMessage(running));
+  await enqueueRun(deps.opsQueue, op.id, 'start');
+  if (running.rootTs !== undefined) await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running));
 }
 
 async function cancelPlan(deps: ActionDeps, click: Click): Promise<void> {
@@ -157,8 +153,9 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
   if (!(await deps.authorizer.isMember(user, allowed))) {
     return say(`Only ${decision === 'approved' ? 'approvers' : 'operators and approvers'} of *${cluster.name}* may ${decision === 'approved' ? 'approve' : 'stop'} this step. Nothing changed.`);
   }
-  if (decision === 'approved' && cluster.requireDistinctApprover && (user === op.startedBy || user === op.requestedBy)) {
-    return say(`*${cluster.name}* requires four eyes: the approver may not be the operator who requested or started \`${op.id}\`. Ask another approver. Nothing changed.`);
+  if (decision === 'approved') {
+    const refusal = fourEyesRefusal(cluster, op, user, 'approve this step') ?? windowRefusalFor(deps, op, approval.step);
+    if (refusal !== undefined) return say(refusal);
   }
   const now = deps.now();
   const { op: after, changed } = await deps.store.update(op.id, (o) => {
@@ -183,62 +180,116 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
   // The edited request tells the channel; an approval's entry goes to the thread with the step's next reply.
   const entry = { actor: user, event: decision === 'approved' ? `approved ${step.node ?? step.id}` : `stopped at ${step.node ?? step.id}` };
   let recorded = decision === 'approved' ? await deps.audit.note(op.id, entry) : await deps.audit.record(op.id, entry);
-  if (decision === 'approved') await enqueueRun(deps, after, `${op.id}-approved-${click.nonce}`);
+  if (decision === 'approved') await enqueueRun(deps.opsQueue, op.id, `approved-${click.nonce}`);
   // A click can beat the run to learning where its request was posted (Slack wrote it, then answered 5xx): the
   // clicked message is the request, and its entries are adopted before the edit changes the text they are found by.
-  const requestTs = decided.messageTs !== '' ? decided.messageTs : click.messageTs;
   if (decided.messageTs === '') {
     await deps.audit.flush(op.id);
     recorded = (await deps.store.get(op.id)) ?? recorded;
   }
-  if (requestTs !== undefined) await deps.chat.update(after.channel, requestTs, editCarrier(recorded, requestTs, decided.seq, approvalDecidedMessage(after, decided, step)));
+  await showDecision(deps.chat, recorded, decided, click.messageTs);
   // The run repaints the root when it starts the step; a stop ends the operation here.
-  if (decision === 'stopped') await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(recorded));
+  if (decision === 'stopped' && recorded.rootTs !== undefined) await deps.chat.update(after.channel, recorded.rootTs, operationRootMessage(recorded));
 }
 
+/**
+ * The Rollback button of a stopped upgrade requests the same rollback as `/talos rollback`: its
+ * preflight looks at what the node runs now and at etcd quorum, takes over the upgrade's lock,
+ * and an approver decides. The click itself touches nothing.
+ */
 async function rollback(deps: ActionDeps, click: Click): Promise<void> {
   const { op, user, say } = click;
   const cluster = clusterOf(deps, op);
-  if (!(await deps.authorizer.isMember(user, [...cluster.operators, ...cluster.approvers]))) return say(`Only operators and approvers of *${cluster.name}* may roll back a node. Nothing changed.`);
+  if (!(await deps.authorizer.isMember(user, cluster.operators))) return say(`Only operators of *${cluster.name}* may request a rollback; an approver then approves it. Nothing changed.`);
+  const child = newOperationId();
   const { op: after, changed } = await deps.store.update(op.id, (o) =>
-    o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed' ? { ...o, failure: { ...o.failure, rollback: 'running' } } : undefined,
+    o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed' ? { ...o, failure: { ...o.failure, rollback: 'requested', rollbackOp: child } } : undefined,
   );
-  if (!changed) return say(`This rollback was already ${after.failure?.rollback ?? 'not offered'} for \`${op.id}\`. Nothing changed.`);
-  await deps.audit.record(op.id, { actor: user, event: `rollback requested for ${after.failure!.node}` });
-  await deps.opsQueue.add('node-rollback', { opId: op.id, nonce: click.nonce, by: user }, { jobId: `${op.id}-rollback-${click.nonce}`, removeOnComplete: 1000, removeOnFail: 1000 });
+  if (!changed || after.failure === undefined) {
+    const existing = after.failure?.rollbackOp ? ` as \`${after.failure.rollbackOp}\`` : '';
+    return say(`A rollback of this node was already requested${existing}, or \`${op.id}\` is ${after.state}. Nothing changed.`);
+  }
+  const { node, step } = after.failure;
+  await deps.store.create({
+    id: child,
+    kind: 'node-rollback',
+    cluster: op.cluster,
+    channel: op.channel,
+    requestedBy: user,
+    createdAt: deps.now().toISOString(),
+    state: 'preflight',
+    revision: 0,
+    target: { node },
+    parent: { op: op.id, step },
+    steps: [],
+    approvals: [],
+    refusals: [],
+    audit: [],
+    confirmedReview: [],
+    notes: [],
+  });
+  await enqueuePreflight(deps.opsQueue, child);
+  await deps.audit.record(op.id, { actor: user, event: `rollback of ${node} requested`, detail: `operation ${child}: preflight, then an approver's click` });
+  await say(`Requested the rollback of ${node} as \`${child}\`: its preflight checks what the node runs and etcd quorum, then an approver decides. Nothing is touched before that.`);
 }
 
 async function rerequest(deps: ActionDeps, click: Click): Promise<void> {
   const { op, user, say } = click;
   const cluster = clusterOf(deps, op);
-  if (!(await deps.authorizer.isMember(user, [...cluster.operators, ...cluster.approvers]))) return say(`Only operators and approvers of *${cluster.name}* may resume it. Nothing changed.`);
+  if (!(await deps.authorizer.isMember(user, cluster.approvers))) return say(`Only approvers of *${cluster.name}* may ask for approval again. Nothing changed.`);
   const { changed, op: after } = await deps.store.update(op.id, (o) => {
     const latest = o.approvals.at(-1);
     return o.state === 'paused' && latest?.nonce === click.nonce && latest.state === 'expired' ? { ...o, state: 'running' } : undefined;
   });
   if (!changed) return say(`\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
   await deps.audit.record(op.id, { actor: user, event: 'approval requested again' });
-  await enqueueRun(deps, after, `${op.id}-resume-${click.nonce}`);
+  await enqueueRun(deps.opsQueue, op.id, `resume-${click.nonce}`);
 }
 
-/** Retry of a failed step that is safe to run again: operators and approvers; the cluster's lock was never released. */
+/**
+ * Retry of a failed step that is safe to run again: operators and approvers; the cluster's lock was never released.
+ * A retried approval-gated step asks for a fresh approval, and the window is checked again.
+ */
 async function retry(deps: ActionDeps, click: Click): Promise<void> {
   const { op, user, say } = click;
   const cluster = clusterOf(deps, op);
   if (!(await deps.authorizer.isMember(user, [...cluster.operators, ...cluster.approvers]))) return say(`Only operators and approvers of *${cluster.name}* may retry \`${op.id}\`. Nothing changed.`);
+  const windowRefusal = op.retry === undefined ? undefined : windowRefusalFor(deps, op, op.retry.step);
+  if (windowRefusal !== undefined) return say(windowRefusal);
+  const at = deps.now().toISOString();
+  const { op: after, changed } = await deps.store.update(op.id, (o) => retried(o, click.nonce));
+  if (!changed) return say(`\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
+  await deps.audit.record(op.id, { actor: user, event: `retry requested from ${after.retry!.step}`, detail: 'approvals given before the failure are spent' });
+  await enqueueRun(deps.opsQueue, op.id, `retry-${click.nonce}`);
+  if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
+  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+}
+
+/** Production's window, checked at every approval and retry, as the engine checks it before every step. */
+function windowRefusalFor(deps: ActionDeps, op: Operation, stepId: string): string | undefined {
+  if (!heldByWindows(op.kind) || op.steps.find((s) => s.id === stepId)?.windowOverride !== undefined) return undefined;
+  const refusal = outsideWindowRefusal(clusterOf(deps, op), deps.now());
+  return refusal === undefined ? undefined : `${refusal} Click again once the window is open. Nothing changed.`;
+}
+
+/** An approver's explicit word to start the waiting step outside the window; four eyes apply, and the record says who. */
+async function overrideWindow(deps: ActionDeps, click: Click): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  if (!(await deps.authorizer.isMember(user, cluster.approvers))) return say(`Only approvers of *${cluster.name}* may start a step outside the maintenance window. Nothing changed.`);
+  const fourEyes = fourEyesRefusal(cluster, op, user, 'start it outside the window');
+  if (fourEyes !== undefined) return say(fourEyes);
   const at = deps.now().toISOString();
   const { op: after, changed } = await deps.store.update(op.id, (o) => {
-    if (o.state !== 'failed' || o.retry?.nonce !== click.nonce || o.retry.state !== 'offered') return undefined;
-    const from = o.steps.findIndex((s) => s.id === o.retry!.step);
-    if (from < 0) return undefined;
-    const steps = o.steps.map((s, i) => (i < from ? s : { ...s, status: 'pending' as const, startedAt: undefined, endedAt: undefined, issuedAt: undefined, detail: undefined }));
-    return { ...o, state: 'running', reason: undefined, endedAt: undefined, retry: { ...o.retry, state: 'used' }, steps };
+    const wait = o.windowWait;
+    if (o.state !== 'waiting-window' || wait?.nonce !== click.nonce) return undefined;
+    return { ...o, state: 'running', windowWait: undefined, steps: o.steps.map((s) => (s.id === wait.step ? { ...s, windowOverride: { by: user, at } } : s)) };
   });
-  if (!changed) return say(`\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
-  if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
-  await deps.chat.update(after.channel, after.rootTs!, operationRootMessage(after));
-  await deps.audit.record(op.id, { actor: user, event: `retry requested from ${after.retry!.step}` });
-  await enqueueRun(deps, after, `${op.id}-retry-${click.nonce}`);
+  if (!changed) return say(`\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
+  const step = after.steps.find((s) => s.windowOverride?.at === at);
+  await deps.audit.record(op.id, { actor: user, event: 'maintenance window overridden', detail: step?.node ?? step?.id });
+  await enqueueRun(deps.opsQueue, op.id, `window-override-${click.nonce}`);
+  if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, { text: `▶️ Started outside the maintenance window by <@${user}> (${op.id}).` });
 }
 
 /** The buttons of an operation. Each acks at once, then re-checks who clicked, where, and whether the button is still current. */
@@ -254,6 +305,7 @@ export function registerOperationActions(app: App, deps: ActionDeps): void {
     [ACTION.apply, (c) => decide(deps, c, 'approved')],
     [ACTION.cancelApply, (c) => decide(deps, c, 'stopped')],
     [ACTION.retry, (c) => retry(deps, c)],
+    [ACTION.windowOverride, (c) => overrideWindow(deps, c)],
   ];
   for (const [actionId, handle] of handlers) {
     app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond }) => {

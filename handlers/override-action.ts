@@ -1,6 +1,7 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { operationRootMessage } from '../src/chat/upgrade-messages.ts';
 import { OVERRIDE_ACTION } from '../src/chat/rehearsal-message.ts';
+import { fourEyesRefusal } from '../src/ops/transitions.ts';
 import { blockOperation, type ActionDeps } from './operation-actions.ts';
 
 const VALUE = /^(op-[a-z0-9]{4,40})\.([a-z0-9]{4,40})$/;
@@ -23,6 +24,8 @@ export function registerOverrideAction(app: App, deps: ActionDeps): void {
     if (!cluster || !(await deps.authorizer.isMember(body.user.id, cluster.approvers))) {
       return void (await say(`Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.`));
     }
+    const fourEyes = fourEyesRefusal(cluster, op, body.user.id, 'override the staging rehearsal');
+    if (fourEyes !== undefined) return void (await say(fourEyes));
     const at = deps.now().toISOString();
     const { op: after, changed } = await deps.store.update(op.id, (o) =>
       o.state === 'planned' && o.planNonce === match[2] && o.override === undefined && o.rehearsal?.stagingOp === undefined ? { ...o, override: { by: body.user.id, at } } : undefined,

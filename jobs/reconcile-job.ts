@@ -1,14 +1,18 @@
 import { awaitsPosting } from '../src/ops/audit.ts';
+import type { ClusterConfig } from '../src/config/inventory.ts';
 import { FINISHED, type Operation } from '../src/ops/operation.ts';
-import { RUN_JOB } from '../src/queue/job-schemas.ts';
+import { enqueueRun } from '../src/queue/operation-jobs.ts';
+import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { OpsJobDeps } from './job-context.ts';
+import { PLAYBOOKS } from './playbooks/index.ts';
 
 /** How many of the newest operations each pass looks at. */
 const RECENT = 50;
 
-/** A run should be walking it: it is running, or waits on an approval request that was never posted. */
-function needsRun(op: Operation): boolean {
+/** A run should be walking it: it is running, waits on an approval request that was never posted, or on a window that is open now. */
+function needsRun(op: Operation, cluster: ClusterConfig | undefined, now: Date): boolean {
   if (op.state === 'running') return true;
+  if (op.state === 'waiting-window') return cluster !== undefined && outsideWindowRefusal(cluster, now) === undefined;
   const latest = op.approvals.at(-1);
   return op.state === 'awaiting-approval' && latest?.state === 'pending' && latest.messageTs === '';
 }
@@ -34,8 +38,8 @@ export function createReconcileJob(deps: OpsJobDeps) {
     }
     for (const op of await deps.store.listRecent(RECENT)) {
       if (awaitsPosting(op)) await deps.audit.flush(op.id);
-      const name = RUN_JOB[op.kind];
-      if (name === undefined || !needsRun(op) || (await deps.runLease.held(op.id))) continue;
+      const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
+      if (PLAYBOOKS[op.kind] === undefined || !needsRun(op, cluster, deps.now()) || (await deps.runLease.held(op.id))) continue;
       const jobId = `${op.id}-resume`;
       const previous = await deps.opsQueue.getJob(jobId);
       if (previous !== undefined) {
@@ -44,7 +48,7 @@ export function createReconcileJob(deps: OpsJobDeps) {
         await previous.remove();
       }
       deps.logger.warn({ op: op.id, cluster: op.cluster, state: op.state }, 'operation had no run; resuming it');
-      await deps.opsQueue.add(name, { opId: op.id }, { jobId, removeOnComplete: 1000, removeOnFail: 1000 });
+      await enqueueRun(deps.opsQueue, op.id, 'resume');
     }
   };
 }

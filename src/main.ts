@@ -14,8 +14,7 @@ import { createTofuPlanJob } from '../jobs/tofu-plan-job.ts';
 import { createOpsJobs } from '../jobs/index.ts';
 import { createRecordJob } from '../jobs/record-job.ts';
 import { DrainCheckpoint, type OpsJobDeps } from '../jobs/job-context.ts';
-import { approvalDecidedMessage, operationRootMessage } from './chat/upgrade-messages.ts';
-import { createAudit, editCarrier } from './ops/audit.ts';
+import { createAudit } from './ops/audit.ts';
 import { createClusterLock } from './ops/cluster-lock.ts';
 import { createDeliveryDedupe } from './ops/delivery-dedupe.ts';
 import type { Operation } from './ops/operation.ts';
@@ -179,17 +178,9 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     worker.on('failed', (job, error) => logger.error({ job: job?.id, queue: worker.name, err: error.message }, 'job failed'));
     worker.on('error', (error) => logger.warn({ queue: worker.name, err: error.message }, 'worker error'));
   }
+  // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
   const onCancelled = async (cancelled: Operation): Promise<void> => {
-    if (cancelled.rootTs) await chat.update(cancelled.channel, cancelled.rootTs, operationRootMessage(cancelled));
-    // A request can be in Slack before the run stored where: its entry's reply is the request.
-    await audit.flush(cancelled.id);
-    const op = (await store.get(cancelled.id)) ?? cancelled;
-    for (const approval of op.approvals.filter((a) => a.state === 'pending')) {
-      const step = op.steps.find((s) => s.id === approval.step);
-      const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts;
-      if (step && ts) await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, approvalDecidedMessage(op, { ...approval, state: 'stopped', by: op.cancelRequestedBy, at: op.endedAt }, step)));
-    }
-    await audit.record(op.id, { actor: op.cancelRequestedBy ?? 'bot', event: 'cancelled', detail: op.reason });
+    await opsQueue.add('operation-cancelled', { opId: cancelled.id }, { jobId: `${cancelled.id}-cancelled`, removeOnComplete: 1000, removeOnFail: 1000, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
   };
 
   const routes = opsRoutes(

@@ -1,4 +1,4 @@
-import { cancelOperation } from '../cancel-operation.ts';
+import { cancelOperation } from '../../src/ops/cancel-operation.ts';
 import type { CommandHandler } from './command-context.ts';
 
 export const cancel: CommandHandler<'cancel'> = async (command, slack, deps) => {

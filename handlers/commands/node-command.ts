@@ -1,8 +1,8 @@
 import type { SlashCommand } from '@slack/bolt';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import type { Operation } from '../../src/ops/operation.ts';
-import type { OpsJobName } from '../../src/queue/job-schemas.ts';
-import { JOB_OPTIONS, lockHeldReason, newOperation, operatorCluster, type CommandDeps, type Outcome } from './command-context.ts';
+import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
+import { lockHeldReason, newOperation, operatorCluster, type CommandDeps, type Outcome } from './command-context.ts';
 
 interface NodeCommand {
   node: string;
@@ -10,7 +10,6 @@ interface NodeCommand {
   kind: Extract<Operation['kind'], 'node-rollback' | 'node-remove'>;
   /** For messages: "a node rollback". */
   what: string;
-  job: OpsJobName;
   /** An inventory-only refusal (no cluster access needed), or undefined. */
   refuse?: (cluster: ClusterConfig, node: string) => string | undefined;
 }
@@ -33,7 +32,7 @@ export async function nodeCommand(spec: NodeCommand, slack: SlashCommand, deps: 
     reply: `Preflight for ${spec.what} of ${spec.node} on *${cluster.name}* is running (\`${op.id}\`); the plan and the approval request, or the refusal, appear in this channel.`,
     enqueue: async () => {
       await deps.store.create(op);
-      await deps.opsQueue.add(spec.job, { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-preflight` });
+      await enqueuePreflight(deps.opsQueue, op.id);
     },
   };
 }

@@ -13,4 +13,4 @@ function lastOfItsKind(cluster: ClusterConfig, node: string): string | undefined
 }
 
 export const remove: CommandHandler<'remove'> = (command, slack, deps) =>
-  nodeCommand({ node: command.node, cluster: command.cluster, kind: 'node-remove', what: 'a node removal', job: 'remove-preflight', refuse: lastOfItsKind }, slack, deps);
+  nodeCommand({ node: command.node, cluster: command.cluster, kind: 'node-remove', what: 'a node removal', refuse: lastOfItsKind }, slack, deps);

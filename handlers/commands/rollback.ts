@@ -2,4 +2,4 @@ import type { CommandHandler } from './command-context.ts';
 import { nodeCommand } from './node-command.ts';
 
 export const rollback: CommandHandler<'rollback'> = (command, slack, deps) =>
-  nodeCommand({ node: command.node, cluster: command.cluster, kind: 'node-rollback', what: 'a node rollback', job: 'rollback-preflight' }, slack, deps);
+  nodeCommand({ node: command.node, cluster: command.cluster, kind: 'node-rollback', what: 'a node rollback' }, slack, deps);

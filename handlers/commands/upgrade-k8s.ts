@@ -1,6 +1,7 @@
 import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { parseKubernetesVersionInput } from '../../src/rules/versions.ts';
-import { JOB_OPTIONS, lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
+import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
+import { lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 export const upgradeK8s: CommandHandler<'upgrade-k8s'> = async (command, slack, deps) => {
   const version = parseKubernetesVersionInput(command.version);
@@ -17,7 +18,7 @@ export const upgradeK8s: CommandHandler<'upgrade-k8s'> = async (command, slack, 
     reply: `Preflight for the Kubernetes upgrade of *${resolved.cluster.name}* to ${version.version} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
     enqueue: async () => {
       await deps.store.create(op);
-      await deps.opsQueue.add('k8s-upgrade-preflight', { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-preflight` });
+      await enqueuePreflight(deps.opsQueue, op.id);
     },
   };
 };

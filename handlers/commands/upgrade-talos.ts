@@ -1,6 +1,7 @@
 import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { parseTalosVersionInput } from '../../src/rules/versions.ts';
-import { JOB_OPTIONS, lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
+import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
+import { lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 export const upgradeTalos: CommandHandler<'upgrade-talos'> = async (command, slack, deps) => {
   const version = parseTalosVersionInput(command.version);
@@ -16,8 +17,7 @@ export const upgradeTalos: CommandHandler<'upgrade-talos'> = async (command, sla
     reply: `Preflight for the Talos upgrade of *${resolved.cluster.name}* to ${version.version} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
     enqueue: async () => {
       await deps.store.create(op);
-      // Retried when Slack fails under it: the plan is posted once Slack answers again.
-      await deps.opsQueue.add('talos-upgrade-preflight', { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-preflight`, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
+      await enqueuePreflight(deps.opsQueue, op.id);
     },
   };
 };

@@ -2,7 +2,7 @@ import type { Approval, Operation, Step } from '../ops/operation.ts';
 import type { UpgradeK8sReport } from '../talos/parse-upgrade-k8s.ts';
 import { actions, context, escapeMrkdwn, fields, formatDuration, formatTime, mentionUser, preformatted, section } from './blocks.ts';
 import type { ChatMessage } from './chat-port.ts';
-import { ACTION, buttonValue, stepLabel } from './upgrade-messages.ts';
+import { ACTION, buttonValue } from './upgrade-messages.ts';
 
 /** Dry-run output longer than this goes into a file: a thread full of manifest lines hides the warnings. */
 export const INLINE_OUTPUT_LINES = 40;
@@ -82,31 +82,6 @@ export function upgradeProgressMessage(p: UpgradeProgress): ChatMessage {
   const text = `${icon} talosctl upgrade-k8s --to ${p.version} on ${p.node} ${state} (${formatDuration(p.elapsedMs)}, ${p.updated} update(s) done, ${p.lines} lines of output)`;
   const milestones = p.milestones.map((m, i) => `${i === p.milestones.length - 1 && p.outcome === 'running' ? '⏳' : '✔️'} ${escapeMrkdwn(m)}`);
   return { text, blocks: [section(escapeMrkdwn(text)), ...(milestones.length > 0 ? [section(milestones.join('\n'))] : [])] };
-}
-
-/** A stop of a step that is safe to run again: the error, the evidence and, while offered, a Retry button. */
-export function retryableFailureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[]): ChatMessage {
-  const where = step ? ` at ${stepLabel(step)}` : '';
-  const text = `❌ Stopped${where}: ${reason}. The cluster stays locked to ${op.id}.`;
-  const blocks = [section(escapeMrkdwn(text))];
-  if (evidence.length > 0) blocks.push(preformatted(evidence));
-  if (op.retry?.state === 'offered') {
-    const again = op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step';
-    blocks.push(
-      context(`Fix the cause, then Retry (${again}).`),
-      actions(`retry-${op.id}-${op.retry.nonce}`, [
-        {
-          text: 'Retry',
-          actionId: ACTION.retry,
-          value: buttonValue(op.id, op.retry.nonce),
-          style: 'primary',
-          confirm: { title: 'Run it again?', text: `Re-runs ${op.id} from the failed step.`, confirm: 'Retry', deny: 'Not yet' },
-        },
-      ]),
-    );
-  }
-  blocks.push(context(`\`/talos cancel ${op.id}\` releases the cluster once the incident is handled.`));
-  return { text, blocks };
 }
 
 /** The failure message once its Retry was clicked: the button goes, the record of who retried stays. */

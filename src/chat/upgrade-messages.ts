@@ -13,6 +13,7 @@ export const ACTION = {
   apply: 'talos-k8s-apply',
   cancelApply: 'talos-k8s-cancel',
   retry: 'talos-op-retry',
+  windowOverride: 'talos-window-override',
 } as const;
 
 /** The runbook's review items the starter confirms; the bot cannot check them itself. */
@@ -90,6 +91,7 @@ const STATE_TEXT: Record<Operation['state'], string> = {
   planned: '📝 planned — waiting for an operator to start',
   running: '⏳ running',
   'awaiting-approval': '⏸ waiting for approval',
+  'waiting-window': '⏸ waiting for the maintenance window',
   paused: '⏸ paused (approval expired)',
   failed: '❌ stopped at the first failure',
   completed: '✅ completed',
@@ -265,20 +267,45 @@ export function approvalDecidedMessage(op: Operation, approval: Approval, step: 
   return { text, blocks };
 }
 
+/**
+ * The stop at the first failure: the reason, the evidence, and what may follow: a Retry when the
+ * step is safe to run again, a Rollback of the node when the step asked it to change.
+ */
 export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[]): ChatMessage {
   const where = step ? ` at ${stepLabel(step)}` : '';
-  const text = `❌ Stopped${where}: ${reason}. No further node was touched; the cluster stays locked to ${op.id} until an operator cancels it.`;
+  const text = `❌ Stopped${where}: ${reason}. No further step ran; the cluster stays locked to ${op.id} until an operator cancels it.`;
   const blocks = [section(escapeMrkdwn(text))];
   if (evidence.length > 0) blocks.push(preformatted(evidence));
-  if (op.failure && op.failure.rollback === 'offered' && step?.node) {
+  if (op.retry?.state === 'offered') {
+    const again = op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step';
     blocks.push(
+      context(`Fix the cause, then Retry (${again}). A step that needs an approval asks for it again.`),
+      actions(`retry-${op.id}-${op.retry.nonce}`, [
+        {
+          text: 'Retry',
+          actionId: ACTION.retry,
+          value: buttonValue(op.id, op.retry.nonce),
+          style: 'primary',
+          confirm: { title: 'Run it again?', text: `Re-runs ${op.id} from the failed step.`, confirm: 'Retry', deny: 'Not yet' },
+        },
+      ]),
+    );
+  }
+  if (op.failure?.rollback === 'offered' && step?.node) {
+    blocks.push(
+      context('A rollback is its own operation: it checks what the node runs now and etcd quorum, then waits for an approver.'),
       actions(`rollback-${op.id}-${op.failure.nonce}`, [
         {
           text: `Roll back ${step.node}`,
           actionId: ACTION.rollback,
           value: buttonValue(op.id, op.failure.nonce),
           style: 'danger',
-          confirm: { title: 'Roll back this node?', text: `talosctl rollback --nodes ${step.node}, then wait for it and verify its version.`, confirm: 'Roll back', deny: 'Keep' },
+          confirm: {
+            title: 'Request a rollback?',
+            text: `Plans talosctl rollback --nodes ${step.node}: a preflight, then an approver's click before anything is touched.`,
+            confirm: 'Request',
+            deny: 'Keep',
+          },
         },
       ]),
     );
@@ -298,4 +325,26 @@ export function terraformFollowUp(op: Operation, schematic: string, platform: st
     '4. Run `tofu plan`: if it replaces `talos_machine_secrets` or any VM, do not continue. Apply only now that every node runs the declared version.',
   ];
   return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
+}
+
+/** A step that would start outside the maintenance window: it waits, and an approver may say go now. */
+export function windowWaitMessage(op: Operation, step: Step, nonce: string, opensAt: string | undefined): ChatMessage {
+  const when = opensAt ? `The next window opens ${formatTime(opensAt)}; the step starts then by itself.` : 'No window lies ahead in the inventory.';
+  const text = `⏸ Waiting for the maintenance window before ${stepLabel(step)} (${op.id}). ${when}`;
+  return {
+    text,
+    blocks: [
+      section(escapeMrkdwn(text)),
+      context('Nothing is touched while it waits. An approver may start the step now, outside the window; the record says who did.'),
+      actions(`window-${op.id}-${nonce}`, [
+        {
+          text: 'Start outside the window',
+          actionId: ACTION.windowOverride,
+          value: buttonValue(op.id, nonce),
+          style: 'danger',
+          confirm: { title: 'Start outside the window?', text: `Starts ${stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`, confirm: 'Start now', deny: 'Wait' },
+        },
+      ]),
+    ],
+  };
 }

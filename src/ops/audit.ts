@@ -17,20 +17,22 @@ export interface Audit {
    *
    * @param message the entry's text and blocks, or a function of the operation as changed
    * @param change a change of the operation written together with the entry (a step's end and
-   *   its entry), so a run that dies in between cannot leave one without the other
+   *   its entry), so a run that dies in between cannot leave one without the other. It returns
+   *   undefined when the operation is no longer in the state it expects (a compare-and-set):
+   *   then neither the change nor the entry is written, and the operation is returned as it is.
    */
   record(
     opId: string,
     entry: { actor: string; event: string; detail?: string },
     message?: ChatMessage | ((op: Operation) => ChatMessage),
-    change?: (op: Operation) => Operation,
+    change?: (op: Operation) => Operation | undefined,
   ): Promise<Operation>;
   /**
    * Stores the entry without posting it: it goes to the thread in the reply of the next
    * recorded entry. Used where another message already tells the channel (an edited approval
    * request says the step has started), so the thread costs one Slack call per step.
    */
-  note(opId: string, entry: { actor: string; event: string; detail?: string }, change?: (op: Operation) => Operation): Promise<Operation>;
+  note(opId: string, entry: { actor: string; event: string; detail?: string }, change?: (op: Operation) => Operation | undefined): Promise<Operation>;
   /** Posts the stored entries missing from the thread, oldest first; true when none is left but noted ones. */
   flush(opId: string): Promise<boolean>;
 }
@@ -179,10 +181,17 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
 
   const flush = (opId: string): Promise<boolean> => postLease.hold(opId, (lost) => flushHeld(opId, lost));
 
-  const append = async (opId: string, entry: { actor: string; event: string; detail?: string }, hold: boolean, message?: ChatMessage | ((op: Operation) => ChatMessage), change?: (op: Operation) => Operation) => {
+  const append = async (
+    opId: string,
+    entry: { actor: string; event: string; detail?: string },
+    hold: boolean,
+    message?: ChatMessage | ((op: Operation) => ChatMessage),
+    change?: (op: Operation) => Operation | undefined,
+  ) => {
     const at = now().toISOString();
     return store.update(opId, (current) => {
       const o = change ? change(current) : current;
+      if (o === undefined) return undefined;
       const seq = o.audit.length + 1;
       const reply = typeof message === 'function' ? message(o) : message;
       const text = reply?.text ?? entryText(entry);

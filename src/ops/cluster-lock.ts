@@ -10,12 +10,23 @@ export interface ClusterLock {
   /** Releases only if `opId` holds it. */
   release(cluster: string, opId: string): Promise<boolean>;
   holder(cluster: string): Promise<string | undefined>;
+  /**
+   * Hands the lock from `from` to `to` in one step, only while `from` holds it: a rollback
+   * requested from a stopped upgrade takes over its cluster without a moment in which it is free.
+   */
+  transfer(cluster: string, from: string, to: string): Promise<boolean>;
 }
 
 const key = (cluster: string): string => `talos:lock:${cluster}`;
 
 const RELEASE_IF_HOLDER = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+const TRANSFER_IF_HOLDER = `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[2] then return 1 end
+if holder == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
 return 0`;
 
 export function createClusterLock(redis: Redis): ClusterLock {
@@ -33,6 +44,10 @@ export function createClusterLock(redis: Redis): ClusterLock {
     },
     async holder(cluster) {
       return (await redis.get(key(cluster))) ?? undefined;
+    },
+    async transfer(cluster, from, to) {
+      // Already `to`'s: a transfer sent again after a lost reply is not a conflict.
+      return (await redis.eval(TRANSFER_IF_HOLDER, 1, key(cluster), from, to)) === 1;
     },
   };
 }

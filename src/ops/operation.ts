@@ -14,6 +14,8 @@ export const OperationState = z.enum([
   'planned',
   'running',
   'awaiting-approval',
+  /** The next step would start outside the cluster's maintenance window: it waits for the window, or an approver's override. */
+  'waiting-window',
   'paused',
   'failed',
   'completed',
@@ -21,8 +23,6 @@ export const OperationState = z.enum([
 ]);
 export type OperationState = z.infer<typeof OperationState>;
 
-/** States in which the operation still holds its cluster's lock. */
-export const HOLDS_LOCK: readonly OperationState[] = ['running', 'awaiting-approval', 'paused', 'failed'];
 export const FINISHED: readonly OperationState[] = ['refused', 'completed', 'cancelled'];
 
 export const StepStatus = z.enum(['pending', 'running', 'done', 'skipped', 'failed']);
@@ -60,6 +60,8 @@ export const Step = z.object({
   detail: z.string().optional(),
   /** Version the node reported before the step. */
   fromVersion: z.string().optional(),
+  /** An approver's explicit word to start this step outside the maintenance window. */
+  windowOverride: z.object({ by: z.string(), at: z.string() }).optional(),
 });
 export type Step = z.infer<typeof Step>;
 
@@ -72,7 +74,8 @@ export const Approval = z.object({
   seq: z.number().int().optional(),
   requestedAt: z.string(),
   expiresAt: z.string(),
-  state: z.enum(['pending', 'approved', 'expired', 'stopped']),
+  /** `spent`: the step it approved failed (or is retried), so it authorises nothing any more; the step needs a fresh approval. */
+  state: z.enum(['pending', 'approved', 'expired', 'stopped', 'spent']),
   by: z.string().optional(),
   at: z.string().optional(),
 });
@@ -148,10 +151,17 @@ export const Operation = z.object({
   audit: z.array(AuditEntry).default([]),
   /** The Start button's nonce; a click carrying another is from a stale plan. */
   planNonce: z.string().optional(),
-  /** Set when a node step failed: the node a Rollback button may roll back, once. */
+  /**
+   * Set when a step that asked a node to change failed: the node a Rollback button may roll back. A click
+   * requests a rollback operation (`rollbackOp`) that goes through the same preflight and approval as `/talos rollback`.
+   */
   failure: z
-    .object({ step: z.string(), node: z.string(), nonce: z.string(), rollback: z.enum(['offered', 'running', 'done', 'failed']) })
+    .object({ step: z.string(), node: z.string(), nonce: z.string(), rollback: z.enum(['offered', 'requested']), rollbackOp: z.string().optional() })
     .optional(),
+  /** A rollback requested from a stopped upgrade: that operation, its step, and what the node ran before it and when it was asked. */
+  parent: z.object({ op: z.string(), step: z.string() }).optional(),
+  /** Set while the operation waits for its maintenance window: the step, the override button's nonce and when the window opens. */
+  windowWait: z.object({ step: z.string(), nonce: z.string(), since: z.string(), opensAt: z.string().optional() }).optional(),
   /** Production only: the completed staging operation to the same version, or none found. */
   rehearsal: z.object({ stagingOp: z.string().optional() }).optional(),
   /** An approver's explicit word to go ahead without a staging rehearsal. */

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { OperationKind } from '../ops/operation.ts';
 
 /**
  * Queue names and one zod schema per job. Handlers build job data from these and
@@ -60,25 +59,4 @@ export const NonceJobData = z.strictObject({
 });
 export type NonceJobData = z.infer<typeof NonceJobData>;
 
-export type OpsJobName =
-  | 'talos-upgrade-preflight'
-  | 'talos-upgrade-run'
-  | 'approval-expiry'
-  | 'node-rollback'
-  | 'snapshot'
-  | 'k8s-upgrade-preflight'
-  | 'k8s-upgrade-run'
-  | 'rollback-preflight'
-  | 'rollback-run'
-  | 'remove-preflight'
-  | 'remove-run'
-  | 'ops-reconcile';
-
-/** The job that walks an operation of each kind; a snapshot has no steps to walk. */
-export const RUN_JOB: Record<OperationKind, OpsJobName | undefined> = {
-  'talos-upgrade': 'talos-upgrade-run',
-  'k8s-upgrade': 'k8s-upgrade-run',
-  'node-rollback': 'rollback-run',
-  'node-remove': 'remove-run',
-  snapshot: undefined,
-};
+export type OpsJobName = 'operation-preflight' | 'operation-run' | 'approval-expiry' | 'operation-cancelled' | 'snapshot' | 'ops-reconcile';

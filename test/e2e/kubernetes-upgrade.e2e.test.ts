@@ -172,7 +172,7 @@ describe('Apply', () => {
   it('refuses an operator or a stranger, and the four-eyes rule stops the starter from applying', async () => {
     await harness({ inventory: { operators: [USERS.alice, USERS.carol], extra: { production: { requireDistinctApprover: true } } } });
     const plan = await requestUpgrade(h, 'upgrade k8s 1.34.2', { user: USERS.carol });
-    await clickStart(h, plan, USERS.carol);
+    await clickStart(h, plan, USERS.carol, CHANNELS.production, { overrideBy: USERS.dave });
     const request = await waitForButton(plan, APPLY);
 
     await click(request, APPLY, USERS.eve);
@@ -201,7 +201,7 @@ describe('Apply', () => {
 });
 
 describe('a failed upgrade-k8s', () => {
-  it('stops with the error and a Retry button, keeps the lock, and completes when retried', async () => {
+  it('stops with the error and a Retry button, keeps the lock, and completes when retried on a fresh approval', async () => {
     await harness();
     h.sim.faults.set('production', { upgradeK8sFailOnce: true });
     const plan = await requestUpgrade(h, 'upgrade k8s 1.34.2');
@@ -221,6 +221,13 @@ describe('a failed upgrade-k8s', () => {
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toHaveLength(1);
 
     await click(failure, RETRY, USERS.alice);
+    // The approval given before the failure is spent: the retried Apply waits for an approver's word again.
+    const again = await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => hasButton(CHANNELS.production, m, APPLY)).find((m) => m.ts !== failure.ts), {
+      timeoutMs: 30_000,
+      description: 'a fresh Apply request',
+    });
+    expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toHaveLength(1);
+    await click(again, APPLY, USERS.carol);
     const done = await waitForRootState(h, plan, /completed/);
     expect(done.text).toContain('completed');
     const applies = upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'));

@@ -115,7 +115,7 @@ describe('approval', () => {
 
     await approve(h, request, USERS.alice, CHANNELS.production, 'talos-step-stop');
     await waitForRootState(h, plan, /cancelled/);
-    expect(h.slack.message(CHANNELS.production, request.ts)?.text).toMatch(/^🛑 Stopped by <@U0ALICE>/);
+    expect(h.slack.message(CHANNELS.production, request.ts)?.text).toMatch(/^(#\d+ )?🛑 Stopped by <@U0ALICE>/m);
     expect(rollbackCalls()).toEqual([]);
     expect(h.sim.node('production', '10.0.30.12').talosVersion).toBe('v1.12.11');
     expect(await h.command('status')).toContain('no operation holds it');

@@ -181,9 +181,7 @@ describe('stop at the first failure', () => {
     const next = await h.command(`upgrade talos ${TARGET}`);
     expect(next).toContain(`held by \`${plan.opId}\``);
 
-    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: failure!.ts, actionId: 'talos-node-rollback' });
-    await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => /Rollback (verified|failed)/.test(m.text)), { timeoutMs: 30_000 });
-    expect(h.sim.events.some((e) => e.kind === 'rollback' && e.node === '10.0.30.12')).toBe(true);
+    // The Rollback button's own path (a rollback operation with its approver) is covered in engine-safety.e2e.test.ts.
     expect(await h.command(`cancel ${plan.opId}`)).toContain('is free for the next operation');
   });
 });

@@ -123,4 +123,35 @@ describe('cluster lock on a real Redis', () => {
     expect(await locks[0]!.holder('production')).toBe(winners[0]);
     expect(results.filter((r) => !r.ok)).toEqual(Array.from({ length: 11 }, () => ({ ok: false, heldBy: winners[0] })));
   });
+
+  it('hands the lock from its holder to another operation, and never takes a lock another holds', async () => {
+    // Arrange
+    const lock = createClusterLock(redis.client());
+    await lock.acquire('production', 'op-upgrade01');
+
+    // Act
+    const stranger = await lock.transfer('production', 'op-other0001', 'op-rollbk01');
+    const handed = await lock.transfer('production', 'op-upgrade01', 'op-rollbk01');
+    const again = await lock.transfer('production', 'op-upgrade01', 'op-rollbk01');
+    const releasedByOld = await lock.release('production', 'op-upgrade01');
+
+    // Assert
+    expect(stranger).toBe(false);
+    expect(handed).toBe(true);
+    expect(again).toBe(true);
+    expect(releasedByOld).toBe(false);
+    expect(await lock.holder('production')).toBe('op-rollbk01');
+  });
+
+  it('does not hand over a free lock', async () => {
+    // Arrange
+    const lock = createClusterLock(redis.client());
+
+    // Act
+    const handed = await lock.transfer('production', 'op-upgrade01', 'op-rollbk01');
+
+    // Assert
+    expect(handed).toBe(false);
+    expect(await lock.holder('production')).toBeUndefined();
+  });
 });

@@ -33,10 +33,11 @@ export async function requestUpgrade(h: Harness, text: string, options: { user?:
  * Clicks Start. A production plan without a staging rehearsal in the records first needs an
  * approver's Override; `override` (default true) clicks it as an approver before starting.
  */
-export async function clickStart(h: Harness, plan: Plan, user: string = USERS.alice, channel: string = CHANNELS.production, options: { override?: boolean } = {}) {
+export async function clickStart(h: Harness, plan: Plan, user: string = USERS.alice, channel: string = CHANNELS.production, options: { override?: boolean; overrideBy?: string } = {}) {
   const root = h.slack.message(channel, plan.root.ts);
   if (options.override !== false && hasButton(root, 'talos-op-override')) {
-    await h.slack.clickButton({ user: USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+    // Four eyes: the approver who overrides is never the one who requested the operation.
+    await h.slack.clickButton({ user: options.overrideBy ?? USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-override' });
     await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(channel, plan.root.ts)?.blocks ?? [])), { description: 'the override' });
   }
   return h.slack.clickButton({ user, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });

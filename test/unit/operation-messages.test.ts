@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dryRunMessage, dryRunSummary, retryableFailureMessage, upgradeProgressMessage } from '../../src/chat/operation-messages.ts';
-import { ACTION, buttonValue, operationRootMessage } from '../../src/chat/upgrade-messages.ts';
+import { dryRunMessage, dryRunSummary, upgradeProgressMessage } from '../../src/chat/operation-messages.ts';
+import { ACTION, buttonValue, failureMessage, operationRootMessage } from '../../src/chat/upgrade-messages.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { parseUpgradeK8sOutput } from '../../src/talos/parse-upgrade-k8s.ts';
 import { blockKitProblems } from '../support/block-kit-limits.ts';
@@ -77,11 +77,11 @@ describe('dryRunMessage', () => {
   });
 });
 
-describe('retryableFailureMessage', () => {
+describe('failureMessage with a Retry', () => {
   it('carries a Retry button with the offered nonce while the retry is offered', () => {
     const op = operation({ retry: { step: 'apply', nonce: 'r3try', state: 'offered' } });
 
-    const message = retryableFailureMessage(op, op.steps[2], 'talosctl upgrade-k8s failed: context deadline exceeded', ['line 1']);
+    const message = failureMessage(op, op.steps[2], 'talosctl upgrade-k8s failed: context deadline exceeded', ['line 1']);
 
     const button = (message.blocks ?? []).flatMap((b) => (b.elements as { action_id?: string; value?: string }[] | undefined) ?? []).find((e) => e.action_id === ACTION.retry);
     expect(button?.value).toBe(buttonValue(op.id, 'r3try'));
@@ -90,7 +90,7 @@ describe('retryableFailureMessage', () => {
 
   it('has no Retry button once it was used, or when none was offered', () => {
     for (const retry of [{ step: 'apply', nonce: 'r3try', state: 'used' as const }, undefined]) {
-      const message = retryableFailureMessage(operation({ retry }), undefined, 'failed', []);
+      const message = failureMessage(operation({ retry }), undefined, 'failed', []);
       expect(JSON.stringify(message.blocks)).not.toContain(ACTION.retry);
     }
   });

@@ -242,7 +242,7 @@ describe('approval and failure messages', () => {
   it('offers a rollback of the failed node only while one is offered', () => {
     // Arrange
     const offered = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'offered' } });
-    const used = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'running' } });
+    const used = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'requested', rollbackOp: 'op-rb00000001' } });
 
     // Act
     const withButton = failureMessage(offered, offered.steps[1], 'node did not come back', ['no answer']);
@@ -255,7 +255,7 @@ describe('approval and failure messages', () => {
     ]);
     expect(withoutButton.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
     expect(withButton.text).toBe(
-      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further node was touched; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it.',
+      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it.',
     );
   });
 

@@ -1,16 +1,22 @@
-import { formatDuration } from '../src/chat/blocks.ts';
-import { errorText } from '../src/chat/error-text.ts';
-import { applyRequestMessage, deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, k8sTerraformFollowUp, upgradeProgressMessage, type UpgradeProgress } from '../src/chat/operation-messages.ts';
-import { allNodes } from '../src/config/inventory.ts';
-import type { ExecError } from '../src/exec/process-runner.ts';
-import { runHealthGate } from '../src/health/health-gate.ts';
-import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
-import type { Operation, Step } from '../src/ops/operation.ts';
-import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../src/talos/observe.ts';
-import { parseUpgradeK8sOutput } from '../src/talos/parse-upgrade-k8s.ts';
-import { sleep, StepFailure, type OpsJobDeps } from './job-context.ts';
-import { createWalkJob, patchStep, probeSignal, type Playbook, type StepResult, type WalkContext } from './operation-walk.ts';
-import { throttledUpdate } from './throttled-update.ts';
+import semver from 'semver';
+import { formatDuration } from '../../src/chat/blocks.ts';
+import { errorText } from '../../src/chat/error-text.ts';
+import { applyRequestMessage, deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, k8sTerraformFollowUp, upgradeProgressMessage, type UpgradeProgress } from '../../src/chat/operation-messages.ts';
+import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
+import type { ExecError } from '../../src/exec/process-runner.ts';
+import { runHealthGate } from '../../src/health/health-gate.ts';
+import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
+import type { Operation, Step } from '../../src/ops/operation.ts';
+import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
+import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
+import { checkKubernetesUpgradePath } from '../../src/rules/versions.ts';
+import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../src/talos/observe.ts';
+import { parseUpgradeK8sOutput } from '../../src/talos/parse-upgrade-k8s.ts';
+import { sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
+import { patchStep, probeSignal } from '../engine/walk.ts';
+import { snapshotStep } from './snapshot-step.ts';
+import { throttledUpdate } from '../throttled-update.ts';
 
 /** At most one edit of the progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -52,19 +58,7 @@ function commandFailure(what: string, error: unknown): StepFailure {
   return new StepFailure(`${what} failed: ${reason}`, outputLines(result.stdout, result.stderr).slice(-15));
 }
 
-async function snapshot(ctx: WalkContext, op: Operation): Promise<StepResult> {
-  const { deps, cluster } = ctx;
-  if (op.snapshot === undefined) {
-    const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
-    if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
-    const taken = await takeEtcdSnapshot(ctx.talosctl, cluster, { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, now: deps.now() });
-    await deps.store.update(op.id, (o) => ({ ...o, snapshot: taken }));
-  }
-  const snap = (await deps.store.get(op.id))!.snapshot!;
-  return { event: 'etcd snapshot taken', detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${cluster.snapshotDir}` };
-}
-
-async function dryRun(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+async function dryRun(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const version = op.target.version!;
   const node = await healthyControlPlane(ctx);
@@ -80,7 +74,7 @@ async function dryRun(ctx: WalkContext, op: Operation, step: Step): Promise<Step
   let file: string | undefined;
   if (lines.length > INLINE_OUTPUT_LINES) {
     file = `${op.id}-upgrade-k8s-dry-run.txt`;
-    await deps.chat.upload(op.channel, op.rootTs!, { filename: file, title: `talosctl upgrade-k8s --to ${version} --dry-run (${op.id})`, content: lines.join('\n') });
+    await deps.chat.upload(op.channel, op.rootTs, { filename: file, title: `talosctl upgrade-k8s --to ${version} --dry-run (${op.id})`, content: lines.join('\n') });
   }
   const warnings = deprecationLines(report);
   if (warnings.length > 0) {
@@ -95,7 +89,7 @@ async function dryRun(ctx: WalkContext, op: Operation, step: Step): Promise<Step
  * The upgrade itself, with its progress in one edited message. Unlike a node upgrade, a
  * resumed or retried run simply runs it again: upgrade-k8s is safe to restart after a failure.
  */
-async function apply(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const version = op.target.version!;
   const planned = op.steps.find((s) => s.kind === 'k8s-dry-run')?.node;
@@ -104,7 +98,7 @@ async function apply(ctx: WalkContext, op: Operation, step: Step): Promise<StepR
   const started = Date.now();
   const progress: UpgradeProgress = { version, node, milestones: [], updated: 0, lines: 0, outcome: 'running', elapsedMs: 0 };
   const snapshotOf = (): UpgradeProgress => ({ ...progress, milestones: [...progress.milestones], elapsedMs: Date.now() - started });
-  const { ts } = await deps.chat.reply(op.channel, op.rootTs!, upgradeProgressMessage(snapshotOf()));
+  const { ts } = await deps.chat.reply(op.channel, op.rootTs, upgradeProgressMessage(snapshotOf()));
   const editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, (error) => ctx.log.warn({ err: errorText(error) }, 'progress edit failed'));
   const onLine = (line: string): void => {
     progress.lines += 1;
@@ -158,24 +152,77 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   return { event: 'verified', detail: `all ${nodes.length} nodes report kubelet v${version}; health gate passed (${gate.checks.length} checks)` };
 }
 
-/** `/talos upgrade k8s` after Start: snapshot, dry run, an approver's Apply, the upgrade, verification. */
-export function k8sUpgradePlaybook(): Playbook {
+/** Every check of the runbook's "Upgrade Kubernetes" before anything is touched, all collected. */
+async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+  const refusals: string[] = [];
+  const windowRefusal = outsideWindowRefusal(cluster, deps.now());
+  if (windowRefusal !== undefined) refusals.push(windowRefusal);
+  const notes: string[] = [];
+  const target = op.target.version ?? '';
+  const probe = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
+
+  const kubeNodes = await session.kube.listNodes(probe());
+  const views = allNodes(cluster).map((address) => ({ address, view: kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel) }));
+  const kubelets = [...new Set(views.map((v) => v.view.kubeletVersion).filter((v): v is string => v !== undefined).map(bare))].sort(semver.compare);
+  const talos = [...new Set(views.map((v) => v.view.osVersion).filter((v): v is string => v !== undefined))];
+  // upgrade-k8s itself starts from the lowest version it finds, so the path is checked from there.
+  const running = kubelets[0];
+  if (running === undefined) refusals.push('no node reports a kubelet version, so the running Kubernetes is unknown; run /talos health');
+  if (kubelets.length > 1) notes.push(`Nodes report several kubelet versions (${kubelets.join(', ')}); upgrade-k8s starts from the lowest, ${running}.`);
+  if (talos.length === 0) refusals.push('no node reports its Talos version (osImage), so Kubernetes support cannot be checked; run /talos health');
+  if (talos.length > 1) {
+    refusals.push(`the cluster runs mixed Talos versions (${talos.join(', ')}); finish or roll back the Talos upgrade first: Talos and Kubernetes upgrades never overlap`);
+  }
+  if (running !== undefined) {
+    const reasons = new Set(talos.map((t) => checkKubernetesUpgradePath(running, target, t)).flatMap((p) => (p.ok ? [] : [p.reason])));
+    refusals.push(...reasons);
+  }
+
+  const talosVersion = talos.length === 1 ? talos[0] : undefined;
+  let talosctl;
+  try {
+    talosctl = await session.talosctl(talosVersion);
+  } catch (error) {
+    refusals.push(errorText(error));
+    talosctl = await session.talosctl(talosVersion, { closest: true });
+  }
+  const gate = await runHealthGate(cluster, { talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
+  if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
+  const holder = await deps.lock.holder(cluster.name);
+  if (holder !== undefined) refusals.push(`operation ${holder} holds ${cluster.name}; wait for it to finish, or \`/talos cancel ${holder}\``);
+
+  const rehearsal =
+    cluster.environment === 'production' && op.target.version !== undefined
+      ? { stagingOp: await findStagingRehearsal(deps.store, deps.inventory, 'k8s-upgrade', op.target.version) }
+      : undefined;
   return {
-    needsApproval: (step) => step.kind === 'k8s-apply',
-    approvalMessage: (_ctx, op, approval, step) =>
-      Promise.resolve(applyRequestMessage(op, approval, { ...step, node: op.steps.find((s) => s.kind === 'k8s-dry-run')?.node }, op.steps.find((s) => s.kind === 'k8s-dry-run')?.detail)),
-    runStep(ctx, op, step) {
-      if (step.kind === 'snapshot') return snapshot(ctx, op);
-      if (step.kind === 'k8s-dry-run') return dryRun(ctx, op, step);
-      if (step.kind === 'k8s-apply') return apply(ctx, op, step);
-      return verify(ctx, op);
-    },
-    complete: (_ctx, op) => Promise.resolve({ validation: op.steps.find((s) => s.kind === 'k8s-verify')?.detail ?? 'verified', followUp: k8sTerraformFollowUp(op) }),
-    // upgrade-k8s is safe to run again; a failed verification is fixed by running it again.
-    retryFrom: (step) => (step.kind === 'k8s-verify' ? 'apply' : step.id),
+    refusals,
+    notes,
+    rehearsal,
+    target: { fromVersion: running, talosVersion },
+    steps: [
+      { id: 'snapshot', kind: 'snapshot', status: 'pending' },
+      { id: 'dry-run', kind: 'k8s-dry-run', status: 'pending' },
+      { id: 'apply', kind: 'k8s-apply', status: 'pending' },
+      { id: 'verify', kind: 'k8s-verify', status: 'pending' },
+    ],
   };
 }
 
-export function createK8sUpgradeRunJob(deps: OpsJobDeps) {
-  return createWalkJob(deps, k8sUpgradePlaybook());
-}
+/** `/talos upgrade k8s`: a preflight and a plan; after Start the snapshot, the dry run, an approver's Apply, the upgrade, verification. */
+export const k8sUpgradePlaybook: Playbook = {
+  start: 'plan',
+  preflight,
+  needsApproval: (step) => step.kind === 'k8s-apply',
+  approvalMessage: (_ctx, op, approval, step) =>
+    Promise.resolve(applyRequestMessage(op, approval, { ...step, node: op.steps.find((s) => s.kind === 'k8s-dry-run')?.node }, op.steps.find((s) => s.kind === 'k8s-dry-run')?.detail)),
+  runStep(ctx, op, step) {
+    if (step.kind === 'snapshot') return snapshotStep(ctx, op);
+    if (step.kind === 'k8s-dry-run') return dryRun(ctx, op, step);
+    if (step.kind === 'k8s-apply') return apply(ctx, op, step);
+    return verify(ctx, op);
+  },
+  complete: (_ctx, op) => Promise.resolve({ validation: op.steps.find((s) => s.kind === 'k8s-verify')?.detail ?? 'verified', followUp: k8sTerraformFollowUp(op) }),
+  // upgrade-k8s is safe to run again; a failed verification is fixed by running it again.
+  retryFrom: (step) => (step.kind === 'k8s-verify' ? 'apply' : step.id),
+};

@@ -1,8 +1,8 @@
 import type { Job } from 'bullmq';
-import { approvalDecidedMessage, operationRootMessage } from '../src/chat/upgrade-messages.ts';
-import { editCarrier } from '../src/ops/audit.ts';
-import { NonceJobData } from '../src/queue/job-schemas.ts';
-import type { OpsJobDeps } from './job-context.ts';
+import { showDecision } from '../../src/ops/approval-edit.ts';
+import { NonceJobData } from '../../src/queue/job-schemas.ts';
+import type { OpsJobDeps } from '../job-context.ts';
+import { refreshRoot } from './root-message.ts';
 
 /**
  * Fires when an approval request outlives its time: the operation pauses (nothing is
@@ -20,9 +20,8 @@ export function createApprovalExpiryJob(deps: OpsJobDeps) {
     });
     if (!changed) return;
     const approval = op.approvals.find((a) => a.nonce === nonce)!;
-    const step = op.steps.find((s) => s.id === approval.step)!;
-    await deps.chat.update(op.channel, approval.messageTs, editCarrier(op, approval.messageTs, approval.seq, approvalDecidedMessage(op, approval, step)));
-    if (op.rootTs) await deps.chat.update(op.channel, op.rootTs, operationRootMessage(op));
-    await deps.audit.record(opId, { actor: 'bot', event: 'approval expired, operation paused', detail: step.node });
+    await showDecision(deps.chat, op, approval);
+    await refreshRoot(deps, op);
+    await deps.audit.record(opId, { actor: 'bot', event: 'approval expired, operation paused', detail: op.steps.find((s) => s.id === approval.step)?.node });
   };
 }

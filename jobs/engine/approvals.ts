@@ -1,0 +1,75 @@
+import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
+import { newNonce } from '../../src/queue/operation-jobs.ts';
+import type { Playbook, PostedOperation, WalkContext } from './playbook.ts';
+import { refreshRoot } from './root-message.ts';
+
+/**
+ * Asks for a person's approval before a gated step, with what the playbook shows of the
+ * cluster now. The request is an audit entry: its reply carries the entries held since the
+ * last one (the previous step's result), so each gated step costs the thread one message.
+ */
+async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<void> {
+  const { deps } = ctx;
+  const requestedAt = deps.now();
+  const approval: Approval = {
+    step: step.id,
+    nonce: newNonce(),
+    messageTs: '',
+    requestedAt: requestedAt.toISOString(),
+    expiresAt: new Date(requestedAt.getTime() + deps.timeouts.approvalTtlMs).toISOString(),
+    state: 'pending',
+  };
+  const message = await playbook.approvalMessage(ctx, op, approval, step);
+  const asked = await deps.audit.record(op.id, { actor: 'bot', event: `approval requested: ${step.node ?? step.id}` }, message, (o) =>
+    o.state === 'running' ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, seq: o.audit.length + 1 }] } : undefined,
+  );
+  if (asked.approvals.some((a) => a.nonce === approval.nonce)) await publishApproval(ctx, op.id, approval.nonce);
+}
+
+/**
+ * Waits on a click only once the request is in Slack: its message is the reply that carries its
+ * entry. Until then the run ends with an error and is run again (the reconciler looks for these).
+ */
+async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: string): Promise<void> {
+  const { deps } = ctx;
+  const requestOf = (o: Operation | undefined) => {
+    const approval = o?.approvals.find((a) => a.nonce === approvalNonce);
+    return { approval, ts: o?.audit.find((e) => e.seq === approval?.seq)?.ts };
+  };
+  const stored = await deps.store.get(opId);
+  let { approval, ts } = requestOf(stored);
+  if (ts === undefined) {
+    await deps.audit.flush(opId);
+    ({ approval, ts } = requestOf(await deps.store.get(opId)));
+  }
+  if (approval === undefined || ts === undefined) throw new Error('the approval request is not in Slack yet; the run is tried again');
+  const posted = ts;
+  const { op } = await deps.store.update(opId, (o) => ({ ...o, approvals: o.approvals.map((a) => (a.nonce === approvalNonce ? { ...a, messageTs: posted } : a)) }));
+  // The root says whom the operation waits for.
+  await refreshRoot(deps, op);
+  await deps.opsQueue.add(
+    'approval-expiry',
+    { opId, nonce: approvalNonce },
+    { jobId: `${opId}-expire-${approvalNonce}`, delay: Math.max(0, Date.parse(approval.expiresAt) - deps.now().getTime()), removeOnComplete: true },
+  );
+  ctx.log.info({ step: approval.step }, 'approval requested');
+}
+
+/**
+ * Where an approval-gated step stands: go on only on an approval given for this attempt of the
+ * step (one spent by a failure or a Retry authorises nothing), or end this run because a
+ * request was posted or is still open.
+ */
+export async function approvalGate(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<'go' | 'wait'> {
+  const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
+  if (approval?.state === 'approved') return 'go';
+  if (approval === undefined || approval.state === 'expired' || approval.state === 'spent') {
+    // An expired request is asked again only after an approver's word moved the operation back to running.
+    if (approval?.state === 'expired' && op.state !== 'running') return 'wait';
+    await requestApproval(ctx, playbook, op, step);
+    return 'wait';
+  }
+  // A crash or a Slack outage between recording the request and posting it: post it now, the same request.
+  if (approval.state === 'pending' && approval.messageTs === '') await publishApproval(ctx, op.id, approval.nonce);
+  return 'wait';
+}

@@ -1,0 +1,106 @@
+import type { Job } from 'bullmq';
+import { errorText } from '../../src/chat/error-text.ts';
+import { operationRootMessage } from '../../src/chat/upgrade-messages.ts';
+import type { Operation } from '../../src/ops/operation.ts';
+import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
+import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
+import type { Playbook, PreflightOutcome } from './playbook.ts';
+import { refreshRoot } from './root-message.ts';
+
+/** Posts the plan or the refusal as the operation's root message, then the audit entries waiting for its thread. */
+async function postRoot(deps: OpsJobDeps, op: Operation): Promise<void> {
+  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op));
+  const { op: stored } = await deps.store.update(op.id, (o) => (o.rootTs === undefined ? { ...o, rootTs: ts } : undefined));
+  // Changed while the post was retried (an override from a copy Slack showed, a cancel): show it as it is now.
+  if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored);
+  await deps.audit.flush(op.id);
+}
+
+/**
+ * The cluster's lock for an operation that starts with its request: taken fresh, or handed over
+ * by the operation it follows (a rollback from a stopped upgrade). Returns the refusal, or a
+ * function that gives the lock back when the operation turns out cancelled meanwhile.
+ */
+async function takeLock(deps: OpsJobDeps, cluster: string, op: Operation, from: string | undefined): Promise<{ refusal: string } | { giveBack: () => Promise<void> }> {
+  if (from !== undefined) {
+    if (await deps.lock.transfer(cluster, from, op.id)) return { giveBack: async () => void (await deps.lock.transfer(cluster, op.id, from)) };
+    return { refusal: `the lock of ${cluster} is no longer held by ${from}; run the command again` };
+  }
+  const lock = await deps.lock.acquire(cluster, op.id);
+  if (!lock.ok) return { refusal: `operation ${lock.heldBy} holds ${cluster}; wait for it to finish, or \`/talos cancel ${lock.heldBy}\`` };
+  return { giveBack: async () => void (await deps.lock.release(cluster, op.id)) };
+}
+
+/**
+ * The preflight of every operation: touches nothing; records the refusal or the plan in one
+ * write with its entry, then posts it. A plan waits for an operator's Start; an operation that
+ * starts with its request takes the lock and gets its run. The write is a compare-and-set on
+ * `preflight`: a cancel that came first stays, and the lock taken for it is given back.
+ */
+export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Record<Operation['kind'], Playbook>>>) {
+  return async (job: Job, signal?: AbortSignal): Promise<void> => {
+    const { opId } = OperationJobData.parse(job.data);
+    const op = await deps.store.get(opId);
+    if (!op) return;
+    const playbook = playbooks[op.kind];
+    if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no preflight`);
+    if (op.state !== 'preflight') {
+      // A retry (Slack failed under the last attempt) posts the root message that attempt could not, and queues its run.
+      if (op.rootTs === undefined) await postRoot(deps, op);
+      if (playbook.start === 'run' && op.state === 'running') await enqueueRun(deps.opsQueue, opId, 'run');
+      return;
+    }
+    const cluster = clusterNamed(deps.inventory, op.cluster);
+    let outcome: PreflightOutcome;
+    try {
+      outcome = await deps.access.withSession(cluster, signal, (session) => playbook.preflight(deps, cluster, op, session, signal));
+    } catch (error) {
+      outcome = { refusals: [`preflight could not complete: ${errorText(error)}`], notes: [], steps: [], target: {} };
+    }
+    let giveBack: (() => Promise<void>) | undefined;
+    if (outcome.refusals.length === 0 && playbook.start === 'run') {
+      const taken = await takeLock(deps, cluster.name, op, outcome.takesLockFrom);
+      if ('refusal' in taken) outcome.refusals.push(taken.refusal);
+      else giveBack = taken.giveBack;
+    }
+    const refused = outcome.refusals.length > 0;
+    const runsNow = !refused && playbook.start === 'run';
+    const now = deps.now().toISOString();
+    // The plan and its entry are one write, so the entry is #1 even when Slack shows the plan (a 5xx after
+    // posting it) and someone starts it before the bot learned where it is; the thread gets it once it knows.
+    const entry = { actor: 'bot', event: refused ? 'preflight refused' : 'preflight passed, plan posted', detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps` };
+    // The last attempt of the compare-and-set decides whether the plan was written.
+    let written = false;
+    const plan = (o: Operation): Operation | undefined => {
+      written = o.state === 'preflight';
+      return !written
+        ? undefined
+        : {
+            ...o,
+            state: refused ? 'refused' : runsNow ? 'running' : 'planned',
+            refusals: outcome.refusals,
+            notes: outcome.notes,
+            steps: outcome.steps,
+            target: { ...o.target, ...outcome.target },
+            planNonce: !refused && !runsNow ? newNonce() : undefined,
+            rehearsal: outcome.rehearsal,
+            // The operator's request is the start of these operations.
+            startedBy: runsNow ? o.requestedBy : o.startedBy,
+            startedAt: runsNow ? now : o.startedAt,
+            endedAt: refused ? now : undefined,
+          };
+    };
+    // A refusal goes under the plan at once; a passed preflight's entry waits for the next reply.
+    const planned = refused ? await deps.audit.record(opId, entry, undefined, plan) : await deps.audit.note(opId, entry, plan);
+    if (!written) {
+      // Not written: the operation was cancelled while its preflight ran.
+      await giveBack?.();
+      deps.logger.info({ op: opId, cluster: cluster.name, state: planned.state }, 'preflight ended on an operation that was cancelled meanwhile');
+      return;
+    }
+    if (planned.rootTs === undefined) await postRoot(deps, planned);
+    else await refreshRoot(deps, planned);
+    if (runsNow) await enqueueRun(deps.opsQueue, opId, 'run');
+  };
+}

@@ -1,0 +1,254 @@
+import type { Job } from 'bullmq';
+import { errorText } from '../../src/chat/error-text.ts';
+import { failureMessage, stepLabel, windowWaitMessage } from '../../src/chat/upgrade-messages.ts';
+import { allNodes } from '../../src/config/inventory.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import { gitHead } from '../../src/ops/git-head.ts';
+import { maintenanceRecordMarkdown } from '../../src/ops/maintenance-record.ts';
+import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
+import { cancelRefusal, heldByWindows, spendApprovals } from '../../src/ops/transitions.ts';
+import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import { outsideWindowRefusal, windowStatus } from '../../src/rules/maintenance-window.ts';
+import { checkpoint, clusterNamed, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { approvalGate } from './approvals.ts';
+import { refreshRoot } from './root-message.ts';
+import { enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
+import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
+
+/** States in which a run walks the operation. */
+const WALKING: readonly Operation['state'][] = ['running', 'awaiting-approval', 'waiting-window'];
+
+/** A version as the runbook writes it: talosctl and the Kubernetes API get nothing else. */
+const VERSION = /^v?\d{1,4}\.\d{1,4}\.\d{1,4}$/;
+
+export async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, patch: Partial<Step>): Promise<Operation> {
+  const { op } = await deps.store.update(opId, (o) => withStep(o, stepId, patch));
+  return op;
+}
+
+/** A signal bounded by the probe timeout, for one read of the cluster. */
+export function probeSignal(ctx: WalkContext): AbortSignal {
+  const timeout = AbortSignal.timeout(ctx.deps.timeouts.probeMs);
+  return ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
+}
+
+/**
+ * Stops the operation at the first failure: no further step, the lock kept, the step's approval
+ * spent, a Retry offered when the step is safe to run again and a Rollback when it changed a node.
+ * The stop and its entry are one write, and only while the operation still runs: a run that lost
+ * its lease never writes over the run that holds it now.
+ */
+async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: string, stepId: string, failure: StepFailure): Promise<void> {
+  const now = deps.now().toISOString();
+  const op = await deps.audit.record(
+    opId,
+    { actor: 'bot', event: 'stopped', detail: failure.message },
+    (o) => failureMessage(o, o.steps.find((s) => s.id === stepId), failure.message, failure.evidence),
+    (o) => {
+      const step = o.steps.find((s) => s.id === stepId);
+      if (!WALKING.includes(o.state) || step === undefined || ['done', 'skipped', 'failed'].includes(step.status)) return undefined;
+      const from = playbook.retryFrom(step);
+      const rollback = step.node !== undefined && step.issuedAt !== undefined && playbook.offersRollback?.(step) === true;
+      return {
+        ...spendApprovals(withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message }), [stepId]),
+        state: 'failed',
+        reason: failure.message,
+        endedAt: now,
+        retry: from === undefined ? undefined : { step: from, nonce: newNonce(), state: 'offered' },
+        failure: rollback ? { step: stepId, node: step.node!, nonce: newNonce(), rollback: 'offered' } : undefined,
+      };
+    },
+  );
+  if (op.state !== 'failed' || op.endedAt !== now) return;
+  log.warn({ step: stepId, node: op.steps.find((s) => s.id === stepId)?.node, reason: failure.message }, 'operation stopped at the first failure');
+  await refreshRoot(deps, op);
+}
+
+/** Anything that is not a StepFailure (a parse error, an unexpected answer) also stops: never guess about a cluster. */
+function asFailure(error: unknown, log: Logger): StepFailure {
+  if (error instanceof StepFailure) return error;
+  log.error({ err: errorText(error) }, 'step failed unexpectedly');
+  return new StepFailure(errorText(error));
+}
+
+/** Every step done: record the validation, release the cluster, post the follow-up and the maintenance record. */
+async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperation): Promise<void> {
+  const { deps, cluster } = ctx;
+  const { validation, followUp } = await playbook.complete(ctx, op);
+  const commit = await gitHead(cluster.terraformDir);
+  const endedAt = deps.now().toISOString();
+  const done = await deps.audit.record(op.id, { actor: 'bot', event: 'completed', detail: validation }, followUp, (o) =>
+    o.state === 'running' ? { ...o, state: 'completed', endedAt, commit, validation } : undefined,
+  );
+  if (done.state !== 'completed' || done.endedAt !== endedAt) return;
+  await deps.lock.release(cluster.name, op.id);
+  // The record can be fetched again with /talos record: a failed upload must not turn a finished operation into a failure.
+  await deps.chat
+    .upload(op.channel, op.rootTs, { filename: `${op.id}-maintenance-record.md`, title: `Maintenance record ${op.id}`, content: maintenanceRecordMarkdown(done) })
+    .catch((error: unknown) => ctx.log.warn({ err: errorText(error) }, 'maintenance record not attached'));
+  await refreshRoot(deps, done);
+}
+
+/** A cancel asked for while a step ran takes effect here, between steps; the cluster is free once it is recorded. */
+async function cancelBetweenSteps(ctx: WalkContext, op: Operation, by: string): Promise<void> {
+  const { deps } = ctx;
+  const endedAt = deps.now().toISOString();
+  const cancelled = await deps.audit.record(op.id, { actor: by, event: 'cancelled between steps', detail: 'no step is half done' }, undefined, (o) =>
+    WALKING.includes(o.state) ? { ...o, state: 'cancelled', endedAt, reason: `cancelled by <@${by}> between steps` } : undefined,
+  );
+  if (cancelled.state !== 'cancelled') return;
+  await deps.lock.release(ctx.cluster.name, op.id);
+  await refreshRoot(deps, cancelled);
+}
+
+/**
+ * Production's window, checked before each step starts: a step that would start outside it
+ * waits (the thread says so, with an approver's override), and a run is queued for when the
+ * window opens. Returns false when the step may start now.
+ */
+async function waitsForWindow(ctx: WalkContext, op: Operation, step: Step): Promise<boolean> {
+  const { deps, cluster } = ctx;
+  if (!heldByWindows(op.kind) || step.startedAt !== undefined || step.windowOverride !== undefined) return false;
+  const now = deps.now();
+  if (outsideWindowRefusal(cluster, now) === undefined) {
+    if (op.state !== 'waiting-window') return false;
+    await deps.audit.record(op.id, { actor: 'bot', event: 'maintenance window open', detail: stepLabel(step) }, undefined, (o) =>
+      o.state === 'waiting-window' ? { ...o, state: 'running', windowWait: undefined } : undefined,
+    );
+    return false;
+  }
+  if (op.state === 'waiting-window' && op.windowWait?.step === step.id) return true;
+  const status = windowStatus(cluster.maintenanceWindows, now);
+  const opensAt = status.inside ? undefined : status.nextStart?.toISOString();
+  const nonce = newNonce();
+  const waiting = await deps.audit.record(
+    op.id,
+    { actor: 'bot', event: `waiting for the maintenance window: ${stepLabel(step)}`, detail: opensAt ? `opens ${opensAt}` : 'no window ahead' },
+    (o) => windowWaitMessage(o, step, nonce, opensAt),
+    (o) => (o.state === 'running' ? { ...o, state: 'waiting-window', windowWait: { step: step.id, nonce, since: now.toISOString(), opensAt } } : undefined),
+  );
+  if (waiting.windowWait?.nonce !== nonce) return true;
+  ctx.log.info({ step: step.id, opensAt }, 'waiting for the maintenance window');
+  if (opensAt !== undefined) await enqueueRun(deps.opsQueue, op.id, `window-${nonce}`, Math.max(0, Date.parse(opensAt) - now.getTime()) + 1000);
+  await refreshRoot(deps, waiting);
+  return true;
+}
+
+/** What Redis gave back, checked against the inventory and the version grammar before it reaches an argv. */
+function storedFactsProblems(ctx: WalkContext, op: Operation, step: Step): string[] {
+  const nodes = allNodes(ctx.cluster);
+  const problems: string[] = [];
+  for (const node of [step.node, op.target.node]) {
+    if (node !== undefined && !nodes.includes(node)) problems.push(`${node} is not a node of ${ctx.cluster.name} in the inventory`);
+  }
+  for (const version of [op.target.version, op.target.fromVersion, op.target.talosVersion]) {
+    if (version !== undefined && !VERSION.test(version)) problems.push(`the stored version ${JSON.stringify(version)} is not a version`);
+  }
+  return problems;
+}
+
+/**
+ * Walks an operation's stored steps from the first unfinished one. A run ends when a step
+ * needs a person (the click enqueues the next run), when it waits for a window, at the first
+ * failure, or when done. Every write is a compare-and-set on the state it expects, so a
+ * cancelled or stopped operation never moves again.
+ */
+export async function walkOperation(ctx: WalkContext, opId: string, playbook: Playbook): Promise<void> {
+  const { deps } = ctx;
+  for (;;) {
+    const op = await deps.store.get(opId);
+    if (!op || !WALKING.includes(op.state) || !isPosted(op)) return;
+    const step = op.steps.find((s) => s.status === 'pending' || s.status === 'running');
+    if (!step) {
+      try {
+        await complete(ctx, playbook, op);
+      } catch (error) {
+        if (ctx.signal?.aborted) throw error;
+        await stopAt(deps, ctx.log, playbook, opId, op.steps.at(-1)?.id ?? '', asFailure(error, ctx.log));
+      }
+      return;
+    }
+    if (op.cancelRequestedBy !== undefined) {
+      const refusal = cancelRefusal(op);
+      if (refusal === undefined) return cancelBetweenSteps(ctx, op, op.cancelRequestedBy);
+      ctx.log.info({ step: step.id }, 'cancel held until the step that must finish has');
+    }
+    checkpoint(deps);
+    if (await waitsForWindow(ctx, op, step)) return;
+    if (playbook.needsApproval(step) && (await approvalGate(ctx, playbook, op, step)) === 'wait') return;
+
+    const startedAt = step.startedAt ?? deps.now().toISOString();
+    const start = (o: Operation): Operation | undefined =>
+      o.state === 'running' && o.steps.find((s) => s.id === step.id)?.status !== 'failed' ? withStep(o, step.id, { status: 'running', startedAt }) : undefined;
+    // A step's start and its entry are one write: a run that ends in between cannot lose the entry. A step
+    // that was approved is announced by its edited request; the others say so in the thread.
+    const startEntry = { actor: 'bot', event: `step started: ${stepLabel(step)}` };
+    const quiet = playbook.needsApproval(step) || playbook.quietStart?.(step) === true;
+    const started =
+      step.startedAt !== undefined
+        ? (await deps.store.update(opId, (o) => start(o))).op
+        : quiet
+          ? await deps.audit.note(opId, startEntry, start)
+          : await deps.audit.record(opId, startEntry, undefined, start);
+    const current = started.steps.find((s) => s.id === step.id);
+    if (started.state !== 'running' || current?.status !== 'running' || !isPosted(started)) return;
+
+    let result;
+    try {
+      const problems = [...storedFactsProblems(ctx, started, current), ...((await playbook.recheck?.(ctx, started, current)) ?? [])];
+      if (problems.length > 0) throw new StepFailure('what the bot stored for this step no longer matches the inventory and the rules; nothing was run', problems);
+      result = await playbook.runStep(ctx, started, current);
+    } catch (error) {
+      // A cancelled run (the job's signal, or the lease lost to another run) is never a failure: the run that holds the operation goes on.
+      if (ctx.signal?.aborted) throw error;
+      await stopAt(deps, ctx.log, playbook, opId, step.id, asFailure(error, ctx.log));
+      return;
+    }
+    const endedAt = deps.now().toISOString();
+    const status = result.status ?? 'done';
+    const finish = (o: Operation): Operation | undefined =>
+      WALKING.includes(o.state) && o.steps.find((s) => s.id === step.id)?.status === 'running' ? withStep(o, step.id, { status, endedAt, detail: result.detail }) : undefined;
+    const entry = { actor: 'bot', event: result.event, detail: result.detail };
+    // A result without a reply of its own goes out with the next one: the thread gets one reply per step.
+    if (result.message === undefined) await deps.audit.note(opId, entry, finish);
+    else await deps.audit.record(opId, entry, result.message, finish);
+  }
+}
+
+/**
+ * The run job of every operation: opens a session with the talosctl matching the Talos the
+ * operation planned against, and walks. A session that cannot open (credentials, binary)
+ * stops the operation at its next step with the reason, rather than leaving it running.
+ */
+export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Record<Operation['kind'], Playbook>>>) {
+  return async (job: Job, jobSignal?: AbortSignal): Promise<void> => {
+    const { opId } = OperationJobData.parse(job.data);
+    // A second run of the operation (a job run again after its lock lapsed, the next click) waits here, then walks from the stored state.
+    await deps.runLease.hold(
+      opId,
+      async (signal) => {
+        const op = await deps.store.get(opId);
+        if (!op || !WALKING.includes(op.state)) return;
+        const playbook = playbooks[op.kind];
+        if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no ${RUN_JOB_NAME}`);
+        const cluster = clusterNamed(deps.inventory, op.cluster);
+        const log = deps.logger.child({ op: opId, cluster: cluster.name });
+        log.info({ job: job.id }, 'operation run started');
+        try {
+          await deps.access.withSession(cluster, signal, async (session) => {
+            const talosctl = await session.talosctl(op.target.talosVersion ?? op.target.fromVersion);
+            await walkOperation({ deps, cluster, session, talosctl, log, signal }, opId, playbook);
+          });
+        } catch (error) {
+          if (signal.aborted) throw error;
+          const latest = await deps.store.get(opId);
+          const step = latest?.steps.find((s) => s.status === 'pending' || s.status === 'running');
+          if (!latest || !step || latest.state !== 'running') throw error;
+          const failure = new StepFailure(`the bot could not reach ${cluster.name}: ${errorText(error)}`);
+          await stopAt(deps, log, playbook, opId, step.id, failure);
+        }
+      },
+      jobSignal,
+    );
+  };
+}

@@ -1,0 +1,165 @@
+import { errorText } from '../../src/chat/error-text.ts';
+import { nodeApprovalMessage, rollbackFollowUp } from '../../src/chat/operation-messages.ts';
+import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
+import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
+import { runHealthGate } from '../../src/health/health-gate.ts';
+import type { Operation, Step } from '../../src/ops/operation.ts';
+import { observeEtcdMembership, quorumWhileRebooting } from '../../src/talos/etcd-membership.ts';
+import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions } from '../../src/talos/observe.ts';
+import { sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { endpointsAvoiding } from '../node-upgrade.ts';
+import { observeNodeTarget, roleOf } from '../node-target.ts';
+import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
+import { patchStep, probeSignal } from '../engine/walk.ts';
+
+async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
+  if (roleOf(ctx.cluster, node) === 'worker') return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
+  if (ctx.cluster.controlPlanes.length === 1) return { ok: true, summary: 'the only control plane: the Kubernetes API is down while it reboots', evidence: [] };
+  const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
+  const quorum = quorumWhileRebooting(membership, node);
+  return { ok: quorum.ok, summary: quorum.explanation, evidence: membership.evidence };
+}
+
+/** Issues the rollback once: a second one would flip the boot entry back to the image that failed. */
+async function rollback(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+  const node = step.node!;
+  if (step.issuedAt !== undefined) return { event: `rollback of ${node} already issued`, detail: 'issued before a restart; not issued again (a second rollback would switch back)' };
+  const endpoints = endpointsAvoiding(ctx.cluster, node);
+  const before = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+  if (before?.reachable !== true) throw new StepFailure(`${node} does not answer talosctl; a rollback needs its API`, [before?.error ?? 'no answer']);
+  const etcd = await etcdFacts(ctx, node);
+  if (!etcd.ok) throw new StepFailure(`etcd would lose quorum while ${node} reboots: ${etcd.summary}`, etcd.evidence);
+  await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString(), fromVersion: before.version });
+  try {
+    await ctx.talosctl.run(['rollback'], [node], { signal: ctx.signal, endpoints });
+  } catch (error) {
+    throw new StepFailure(`talosctl rollback of ${node} failed: ${errorText(error)}`);
+  }
+  return { event: `talosctl rollback issued on ${node}`, detail: `ran ${before.version}; rebooting into its previous image` };
+}
+
+/** rollback has no --wait: watch the node until it answers on another version and Kubernetes calls it Ready. */
+async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+  const { deps, cluster } = ctx;
+  const node = step.node!;
+  const from = op.steps.find((s) => s.kind === 'rollback-node')?.fromVersion ?? op.target.fromVersion;
+  const endpoints = endpointsAvoiding(cluster, node);
+  // The reboot is asynchronous: give the node a moment to go down before watching it come back.
+  await sleep(Math.min(deps.timeouts.pollMs * 2, 10_000), ctx.signal);
+  const deadline = Date.now() + deps.timeouts.nodeReadyMs;
+  let last = 'no observation yet';
+  let sameVersion = false;
+  for (;;) {
+    const v = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+    const kube = await observeKubeNode(ctx.session.kube, node, cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
+    if (v?.reachable === true && kube?.ready === true && v.version !== from) {
+      await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version: v.version } }));
+      const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+      if (!gate.passed) throw new StepFailure(`${node} is back on ${v.version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
+      return { event: 'rollback verified', detail: `${node} is back on ${v.version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)` };
+    }
+    sameVersion = v?.reachable === true && v.version === from;
+    last = `talosctl: ${v?.reachable === true ? v.version : (v?.error ?? 'no answer')}; Kubernetes: ${kube === undefined ? 'no answer' : kube.ready ? 'Ready' : 'not Ready'}`;
+    if (Date.now() >= deadline) break;
+    await sleep(deps.timeouts.pollMs, ctx.signal);
+  }
+  const seconds = Math.round(deps.timeouts.nodeReadyMs / 1000);
+  if (sameVersion) {
+    throw new StepFailure(`${node} still runs ${from} ${seconds} s after the rollback: it did not boot its previous image`, [`last observation: ${last}`]);
+  }
+  throw new StepFailure(`${node} did not come back within ${seconds} s after the rollback`, [
+    `last observation: ${last}`,
+    `ran ${from ?? '?'} before the rollback`,
+    `check its console${step.host ? ` on host ${step.host}` : ''}; the cluster stays locked until an operator cancels`,
+  ]);
+}
+
+/** The upgrade that last asked this node to change: what it ran before, and the boot it was asked on. */
+async function lastUpgradeOf(deps: OpsJobDeps, op: Operation, address: string): Promise<{ opId: string; step: Step } | undefined> {
+  const candidates = op.parent !== undefined ? [await deps.store.get(op.parent.op)] : await deps.store.listForCluster(op.cluster, 20);
+  for (const upgrade of candidates) {
+    if (upgrade?.kind !== 'talos-upgrade') continue;
+    const step = upgrade.steps.find((s) => s.node === address && s.issuedAt !== undefined && s.fromVersion !== undefined);
+    if (step !== undefined) return { opId: upgrade.id, step };
+  }
+  return undefined;
+}
+
+/**
+ * A rollback boots the node's other image. That is the way back only while the node runs the
+ * upgrade's image: a node that already runs what it ran before the upgrade (Talos fell back by
+ * itself, or the upgrade never took effect) would boot the failed image instead.
+ */
+function alreadyBack(address: string, running: string | undefined, bootId: string | undefined, upgrade: { opId: string; step: Step }): string | undefined {
+  const before = upgrade.step.fromVersion;
+  if (running === undefined || running !== before) return undefined;
+  if (bootId !== undefined && bootId === upgrade.step.issuedBootId) {
+    return `the upgrade of ${address} in ${upgrade.opId} never took effect: the node never rebooted and still runs ${before}, so there is nothing to roll back (a rollback would boot its other image). Cancel ${upgrade.opId} once the cause is understood`;
+  }
+  return `${address} already runs ${before}, the version it ran before ${upgrade.opId}: Talos fell back to its previous image by itself. A rollback now would boot the image that failed; nothing to roll back`;
+}
+
+async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+  const probe = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
+  const address = op.target.node!;
+  const node = await observeNodeTarget(session, cluster, address, probe);
+  const refusals = [...node.refusals];
+  const notes: string[] = [];
+  if (node.version?.reachable !== true) {
+    refusals.push(
+      `${address} does not answer talosctl (${node.version?.error ?? 'no answer'}): talosctl rollback needs its API. A node whose new image cannot boot falls back to the previous one by itself; a node that stays down needs the node replacement runbook`,
+    );
+  }
+  const running = node.version?.reachable === true ? node.version.version : node.view.osVersion;
+  const upgrade = await lastUpgradeOf(deps, op, address);
+  const back = upgrade === undefined ? undefined : alreadyBack(address, running, node.view.bootId, upgrade);
+  if (back !== undefined) refusals.push(back);
+  // A single control plane has no peers to keep quorum: its rollback, like its upgrade, takes the API down for the reboot.
+  if (node.role === 'control plane' && cluster.controlPlanes.length > 1) {
+    const quorum = quorumWhileRebooting(await observeEtcdMembership(node.talosctl, cluster.controlPlanes, address, probe()), address);
+    if (quorum.ok) notes.push(`etcd quorum: ${quorum.explanation}.`);
+    else refusals.push(`etcd quorum: ${quorum.explanation}; bring the other control planes back first`);
+  }
+  // Informational: a rollback is incident response, so a failing gate is shown, never a refusal.
+  const gate = await runHealthGate(cluster, { talosctl: node.talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
+  notes.push(gate.passed ? `Health gate before the rollback: passed (${gate.checks.length} checks).` : `Health gate before the rollback failed (shown, not blocking an incident rollback): ${gate.stopReasons.join('; ')}`);
+  const holder = await deps.lock.holder(cluster.name);
+  const parent = op.parent?.op;
+  // The lock is also what keeps two control-plane rollbacks from ever running at once; a stopped upgrade hands its lock over.
+  if (holder !== undefined && holder !== parent) refusals.push(`operation ${holder} holds ${cluster.name}; one operation (and so one rollback) at a time: wait for it, or \`/talos cancel ${holder}\``);
+  const facts = { node: address, nodeName: node.view.name, host: node.view.host };
+  return {
+    refusals,
+    notes,
+    takesLockFrom: holder !== undefined && holder === parent ? parent : undefined,
+    target: { nodeName: node.view.name, fromVersion: running, talosVersion: running },
+    steps: [
+      { id: 'rollback', kind: 'rollback-node', ...facts, status: 'pending' },
+      { id: 'verify', kind: 'rollback-verify', ...facts, status: 'pending' },
+    ],
+  };
+}
+
+/** `/talos rollback` and a stopped upgrade's Rollback button: an approver's word, talosctl rollback on that one node, then its return and the gate verified. */
+export const rollbackPlaybook: Playbook = {
+    start: 'run',
+    preflight,
+    needsApproval: (step) => step.kind === 'rollback-node',
+    async approvalMessage(ctx, op, approval, step) {
+      const etcd = await etcdFacts(ctx, step.node!);
+      const warning = `talosctl rollback --nodes ${step.node ?? '?'} switches the node to its previous Talos image and reboots it at once; its workloads restart elsewhere.`;
+      return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning });
+    },
+    runStep: (ctx, op, step) => (step.kind === 'rollback-node' ? rollback(ctx, op, step) : waitForNode(ctx, op, step)),
+    async complete(ctx, op) {
+      const node = op.target.node!;
+      const kubeNodes = await ctx.session.kube.listNodes(probeSignal(ctx));
+      const others = allNodes(ctx.cluster)
+        .filter((a) => a !== node)
+        .map((a) => `${a} ${kubeNodeView(findNodeByAddress(kubeNodes, a), ctx.cluster.hostLabel).osVersion ?? 'unknown'}`);
+      const version = op.target.version ?? '?';
+      return { validation: `${node} back on ${version} and Ready (ran ${op.target.fromVersion ?? '?'})`, followUp: rollbackFollowUp(op, node, version, others) };
+    },
+    retryFrom: () => undefined,
+};
+

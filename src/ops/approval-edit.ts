@@ -1,0 +1,16 @@
+import type { ChatPort } from '../chat/chat-port.ts';
+import { approvalDecidedMessage } from '../chat/upgrade-messages.ts';
+import { editCarrier } from './audit.ts';
+import type { Approval, Operation } from './operation.ts';
+
+/**
+ * Edits an approval request to show how it was decided (approved, stopped, expired, or ended by a
+ * cancel): its buttons go, the entries its reply carries stay. `clickedTs` is the message a click
+ * came from, for a request Slack wrote before the bot learned where (a 5xx after the write).
+ */
+export async function showDecision(chat: ChatPort, op: Operation, approval: Approval, clickedTs?: string): Promise<void> {
+  const step = op.steps.find((s) => s.id === approval.step);
+  const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
+  if (step === undefined || ts === undefined) return;
+  await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, approvalDecidedMessage(op, approval, step)));
+}

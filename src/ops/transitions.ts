@@ -1,0 +1,56 @@
+import type { ClusterConfig } from '../config/inventory.ts';
+import type { Approval, Operation } from './operation.ts';
+
+/**
+ * The rules of an operation's life that hold on every path into it (a button, a command, a
+ * run resumed after a crash): pure functions over the stored operation, so the handlers that
+ * take a click and the engine that walks the steps apply the same ones.
+ */
+
+/** Whether production's maintenance windows hold an operation's steps: a rollback, being incident response, never waits for one. */
+export function heldByWindows(kind: Operation['kind']): boolean {
+  return kind !== 'node-rollback';
+}
+
+/** Why a cancel is refused now, or undefined when the operation may be cancelled. */
+export function cancelRefusal(op: Operation): string | undefined {
+  if (op.kind !== 'node-rollback' || op.state === 'failed') return undefined;
+  const issued = op.steps.find((s) => s.kind === 'rollback-node' && s.issuedAt !== undefined);
+  const verified = op.steps.find((s) => s.kind === 'rollback-verify')?.status === 'done';
+  if (issued === undefined || verified) return undefined;
+  return (
+    `${issued.node ?? 'the node'} is rebooting into its previous image: a cancel now would free *${op.cluster}* while the node is down. ` +
+    'The rollback ends by itself once the node is back or its wait runs out; if it then failed, cancel it to release the cluster.'
+  );
+}
+
+/** The operation with every approval given for `stepIds` spent: those steps ask a person again before they run. */
+export function spendApprovals(op: Operation, stepIds: readonly string[]): Operation {
+  const approvals = op.approvals.map((a): Approval => (stepIds.includes(a.step) && a.state === 'approved' ? { ...a, state: 'spent' } : a));
+  return { ...op, approvals };
+}
+
+/**
+ * Four eyes: nobody approves, overrides or lets a window be skipped for an operation they asked
+ * for or started. On by default in production (see the inventory).
+ */
+export function fourEyesRefusal(cluster: Pick<ClusterConfig, 'name' | 'requireDistinctApprover'>, op: Operation, user: string, what: string): string | undefined {
+  if (!cluster.requireDistinctApprover || (user !== op.requestedBy && user !== op.startedBy)) return undefined;
+  return `*${cluster.name}* requires four eyes: you requested or started \`${op.id}\`, so another approver must ${what}. Nothing changed.`;
+}
+
+/**
+ * A Retry: the steps from the one it re-runs go back to pending, their approvals are spent
+ * (a retried approval-gated step needs a fresh approval), and the offer is used. Undefined
+ * when this Retry is not the current offer.
+ */
+export function retried(op: Operation, nonce: string): Operation | undefined {
+  if (op.state !== 'failed' || op.retry?.nonce !== nonce || op.retry.state !== 'offered') return undefined;
+  const from = op.steps.findIndex((s) => s.id === op.retry!.step);
+  if (from < 0) return undefined;
+  const reset = op.steps.slice(from).map((s) => s.id);
+  const steps = op.steps.map((s, i) =>
+    i < from ? s : { ...s, status: 'pending' as const, startedAt: undefined, endedAt: undefined, issuedAt: undefined, detail: undefined, windowOverride: undefined },
+  );
+  return { ...spendApprovals(op, reset), state: 'running', reason: undefined, endedAt: undefined, retry: { ...op.retry, state: 'used' }, steps };
+}

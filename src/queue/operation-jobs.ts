@@ -1,0 +1,23 @@
+import type { Queue } from 'bullmq';
+import type { OpsJobName } from './job-schemas.ts';
+
+/** The two jobs every operation runs on: the preflight that plans it and the run that walks its steps. */
+export const PREFLIGHT_JOB_NAME: OpsJobName = 'operation-preflight';
+export const RUN_JOB_NAME: OpsJobName = 'operation-run';
+
+export const newNonce = (): string => crypto.randomUUID().replace(/-/g, '').slice(0, 12);
+
+const KEEP = { removeOnComplete: 1000, removeOnFail: 1000 };
+
+/**
+ * Queues a run of the operation. `reason` makes the job id (one run per click, window or
+ * resume), so a redelivered click does not queue a second; the run lease serialises the rest.
+ */
+export async function enqueueRun(queue: Queue, opId: string, reason: string, delayMs = 0): Promise<void> {
+  await queue.add(RUN_JOB_NAME, { opId }, { ...KEEP, jobId: `${opId}-${reason}`, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+}
+
+/** Queues the preflight; it is tried again when Slack fails under it, and then posts the plan that attempt could not. */
+export async function enqueuePreflight(queue: Queue, opId: string): Promise<void> {
+  await queue.add(PREFLIGHT_JOB_NAME, { opId }, { ...KEEP, jobId: `${opId}-preflight`, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
+}

@@ -1,0 +1,104 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Message } from '../slack-emulator/index.ts';
+import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
+import { approve, approveUntilDone, clickStart, opIdOf, requestUpgrade, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+
+const TARGET = 'v1.12.11';
+let h: Harness;
+
+async function harness(options: HarnessOptions = {}): Promise<Harness> {
+  h = await startHarness(options);
+  return h;
+}
+
+afterEach(async () => {
+  await h?.stop();
+});
+
+const rollbackCalls = (node: string) => h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'rollback' && c.argv.includes(node));
+
+/** Runs a production upgrade until it stops, and returns the stop message with its Rollback button. */
+async function stoppedUpgrade(): Promise<{ plan: Plan; failure: Message }> {
+  const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+  await clickStart(h, plan);
+  const done = await approveUntilDone(h, plan);
+  expect(done.text).toContain('stopped at the first failure');
+  const failure = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped'));
+  expect(JSON.stringify(failure?.blocks)).toContain('talos-node-rollback');
+  return { plan, failure: failure! };
+}
+
+/** Clicks a stopped upgrade's Rollback button and returns the rollback operation it requested, once its root is in the channel. */
+async function requestRollbackByButton(failure: Message, user: string = USERS.bob): Promise<Plan> {
+  await h.slack.clickButton({ user, channel: CHANNELS.production, messageTs: failure.ts, actionId: 'talos-node-rollback' });
+  const ack = await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, user).find((e) => /Requested the rollback/.test(e.text)), { description: 'the rollback request' });
+  const opId = opIdOf(ack.text);
+  const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /Rollback of/.test(m.text) && !/preflight/.test(m.text)), {
+    timeoutMs: 30_000,
+    description: `the root of ${opId}`,
+  });
+  return { opId, root, ack: ack.text };
+}
+
+describe('the Rollback button of a stopped upgrade', () => {
+  it('refuses to roll back a node that already runs the version it ran before the upgrade, and touches nothing', async () => {
+    await harness();
+    h.sim.faults.set('production', { upgradeSilentRevert: ['10.0.30.12'] });
+    const { plan, failure } = await stoppedUpgrade();
+
+    const rollback = await requestRollbackByButton(failure);
+
+    const refused = await waitForRootState(h, rollback, /refused/);
+    expect(JSON.stringify(refused.blocks)).toContain('Talos fell back to its previous image by itself');
+    expect(rollbackCalls('10.0.30.12')).toEqual([]);
+    // The stopped upgrade still holds the cluster: nothing was handed over to a refused rollback.
+    expect(await h.command('status')).toContain(`locked by \`${plan.opId}\``);
+  });
+
+  it("asks an approver (never the requester), takes over the upgrade's lock, and cannot be cancelled while the node reboots", async () => {
+    await harness({ inventory: { approvers: [USERS.carol, USERS.bob, 'S0SRE'] } });
+    h.sim.faults.set('production', { upgradeStaysNotReady: ['10.0.30.11'], rollbackNoReturn: ['10.0.30.11'] });
+    const { plan, failure } = await stoppedUpgrade();
+
+    const rollback = await requestRollbackByButton(failure, USERS.bob);
+    const request = await waitForApprovalRequest(h, rollback);
+    expect(await h.command('status')).toContain(`locked by \`${rollback.opId}\``);
+    await approve(h, request, USERS.alice); // an operator, not an approver
+    await approve(h, request, USERS.bob); // an approver, but the one who asked for it
+    const refusals = await h.slack.waitFor(() => {
+      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /Only approvers|four eyes/.test(e.text));
+      return list.length >= 2 ? list : undefined;
+    });
+    expect(refusals.map((e) => [e.user, /four eyes/.test(e.text)])).toEqual(expect.arrayContaining([[USERS.alice, false], [USERS.bob, true]]));
+    expect(rollbackCalls('10.0.30.11')).toEqual([]);
+
+    await approve(h, request, USERS.carol);
+    await h.slack.waitFor(() => rollbackCalls('10.0.30.11')[0], { timeoutMs: 30_000, description: 'the talosctl rollback' });
+    expect(await h.command(`cancel ${rollback.opId}`)).toContain('cannot be cancelled now');
+    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled \`${plan.opId}\``);
+    // Cancelling the stopped upgrade frees nothing: the rollback holds the cluster while its node is down.
+    expect(await h.command('status')).toContain(`locked by \`${rollback.opId}\``);
+
+    await waitForRootState(h, rollback, /stopped at the first failure/, CHANNELS.production, 60_000);
+    expect(rollbackCalls('10.0.30.11')).toHaveLength(1);
+    expect(await h.command(`cancel ${rollback.opId}`)).toContain('is free for the next operation');
+  });
+});
+
+describe('four eyes in production by default', () => {
+  it('lets nobody override or approve an operation they asked for', async () => {
+    await harness({ inventory: { approvers: [USERS.carol, USERS.alice, 'S0SRE'] } });
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /four eyes/.test(e.text)), { description: 'the four-eyes refusal of the override' });
+    expect(JSON.stringify(h.slack.message(CHANNELS.production, plan.root.ts)?.blocks)).not.toContain('overridden by');
+
+    await clickStart(h, plan, USERS.alice, CHANNELS.production, { overrideBy: USERS.carol });
+    const request = await waitForApprovalRequest(h, plan);
+    await approve(h, request, USERS.alice);
+    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).filter((e) => /four eyes/.test(e.text))[1], { description: 'the four-eyes refusal of the approval' });
+    expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled \`${plan.opId}\``);
+  });
+});

@@ -1,0 +1,251 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Job } from 'bullmq';
+import { StepFailure } from '../../jobs/job-context.ts';
+import type { Playbook, WalkContext } from '../../jobs/engine/playbook.ts';
+import { createPreflightJob } from '../../jobs/engine/preflight.ts';
+import { walkOperation } from '../../jobs/engine/walk.ts';
+import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
+import { cancelOperation } from '../../src/ops/cancel-operation.ts';
+import type { Operation, Step } from '../../src/ops/operation.ts';
+import { retried } from '../../src/ops/transitions.ts';
+import type { Talosctl } from '../../src/talos/talosctl.ts';
+import { engineFixture, inventory, type EngineFixture } from '../support/engine-fixture.ts';
+import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+
+let redis: RedisFixture;
+let f: EngineFixture;
+
+beforeAll(async () => {
+  redis = await startRedisFixture();
+});
+
+afterAll(async () => {
+  await redis?.stop();
+});
+
+beforeEach(async () => {
+  await redis.flush();
+  f = engineFixture(redis);
+});
+
+const step = (id: string, fields: Partial<Step> = {}): Step => ({ id, kind: 'k8s-apply', status: 'pending', ...fields });
+
+/** A playbook whose steps only record that they ran; `gated` needs an approval. */
+function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
+  return {
+    start: 'plan',
+    preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [step('first'), step('gated')], target: {} }),
+    needsApproval: (s) => s.id === 'gated',
+    approvalMessage: (_ctx, op, _approval, s) => Promise.resolve({ text: `Approve ${s.id}? (${op.id})` }),
+    runStep: (_ctx, _op, s) => {
+      ran.push(s.id);
+      return Promise.resolve({ event: `ran ${s.id}`, detail: 'ok' });
+    },
+    complete: () => Promise.resolve({ validation: 'all steps ran', followUp: { text: 'follow-up' } }),
+    retryFrom: (s) => s.id,
+    ...overrides,
+  };
+}
+
+function context(signal?: AbortSignal): WalkContext {
+  const cluster = f.deps.inventory.clusters[0]!;
+  return { deps: f.deps, cluster, session: {} as ClusterSession, talosctl: {} as Talosctl, log: f.deps.logger, signal };
+}
+
+/** A running operation with its root in Slack and the cluster locked to it, as Start leaves it. */
+async function started(fields: Partial<Operation>): Promise<Operation> {
+  const op = await f.operation({ rootTs: '1700000000.000001', ...fields });
+  await f.deps.lock.acquire(op.cluster, op.id);
+  return op;
+}
+
+const stored = async (id: string): Promise<Operation> => (await f.deps.store.get(id))!;
+
+describe('the operation engine walks a playbook', () => {
+  it('finishes a step whose root-message edit failed, and completes the operation', async () => {
+    // Arrange
+    const ran: string[] = [];
+    const op = await started({ steps: [step('first')] });
+    f.chat.failing.add('update');
+
+    // Act
+    await walkOperation(context(), op.id, playbook(ran));
+
+    // Assert
+    const after = await stored(op.id);
+    expect(ran).toEqual(['first']);
+    expect(after.state).toBe('completed');
+    expect(after.steps.map((s) => s.status)).toEqual(['done']);
+    expect(await f.deps.lock.holder('production')).toBeUndefined();
+  });
+
+  it('completes an operation whose maintenance record could not be attached', async () => {
+    // Arrange
+    const op = await started({ steps: [step('first')] });
+    f.chat.failing.add('upload');
+
+    // Act
+    await walkOperation(context(), op.id, playbook([]));
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('completed');
+    expect(after.validation).toBe('all steps ran');
+    expect(f.chat.uploads).toEqual([]);
+    expect(after.audit.map((e) => e.event)).toContain('completed');
+  });
+
+  it('never records a cancelled run as a failure: a run that lost its lease leaves the step to the run that holds it', async () => {
+    // Arrange
+    const lost = new AbortController();
+    const op = await started({ steps: [step('first')] });
+    const cancelledMidStep = playbook([], {
+      runStep: () => {
+        lost.abort(new Error('the run lease was taken by another run'));
+        // What a talosctl child killed by the signal turns into inside a step.
+        return Promise.reject(new StepFailure('talosctl upgrade-k8s failed: exec-cancelled'));
+      },
+    });
+
+    // Act
+    const walking = walkOperation(context(lost.signal), op.id, cancelledMidStep);
+
+    // Assert
+    await expect(walking).rejects.toThrow('exec-cancelled');
+    const after = await stored(op.id);
+    expect(after.state).toBe('running');
+    expect(after.steps[0]!.status).toBe('running');
+    expect(after.audit.map((e) => e.event)).not.toContain('stopped');
+    expect(await f.deps.lock.holder('production')).toBe(op.id);
+  });
+
+  it('spends the approval of a step that failed, and a Retry of it asks an approver again', async () => {
+    // Arrange
+    const ran: string[] = [];
+    const op = await started({
+      state: 'running',
+      steps: [step('first', { status: 'done' }), step('gated')],
+      approvals: [{ step: 'gated', nonce: 'n1', messageTs: '1700000000.000009', requestedAt: '2026-12-01T09:59:00Z', expiresAt: '2026-12-01T10:29:00Z', state: 'approved', by: 'U0CAROL', at: '2026-12-01T09:59:30Z' }],
+    });
+    const failing = playbook(ran, { runStep: () => Promise.reject(new StepFailure('upgrade-k8s failed')) });
+
+    // Act
+    await walkOperation(context(), op.id, failing);
+    const failed = await stored(op.id);
+    const { op: retrying } = await f.deps.store.update(op.id, (o) => retried(o, failed.retry!.nonce));
+    await walkOperation(context(), op.id, playbook(ran));
+
+    // Assert
+    expect(failed.state).toBe('failed');
+    expect(failed.approvals[0]!.state).toBe('spent');
+    expect(retrying.state).toBe('running');
+    const after = await stored(op.id);
+    expect(ran).toEqual([]);
+    expect(after.state).toBe('awaiting-approval');
+    expect(after.approvals.map((a) => a.state)).toEqual(['spent', 'pending']);
+    expect(f.chat.thread(op.rootTs!).some((t) => t.includes('Approve gated?'))).toBe(true);
+  });
+
+  it('holds a step outside the maintenance window, queues a run for the opening, and runs it inside', async () => {
+    // Arrange: a window every day 22:00-02:00 UTC; it is 10:00.
+    f = engineFixture(redis, { inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n") });
+    const ran: string[] = [];
+    const op = await started({ steps: [step('first')] });
+
+    // Act
+    await walkOperation(context(), op.id, playbook(ran));
+    const waiting = await stored(op.id);
+    f.clock.now = new Date('2026-12-01T22:00:05Z');
+    await walkOperation(context(), op.id, playbook(ran));
+
+    // Assert
+    expect(waiting.state).toBe('waiting-window');
+    expect(waiting.windowWait).toMatchObject({ step: 'first', opensAt: '2026-12-01T22:00:00.000Z' });
+    const queued = f.queue.added.find((j) => j.name === 'operation-run');
+    expect(queued?.opts.delay).toBe(12 * 3600_000 + 1000);
+    expect(f.chat.thread(op.rootTs!).some((t) => t.includes('Waiting for the maintenance window'))).toBe(true);
+    expect(ran).toEqual(['first']);
+    expect((await stored(op.id)).state).toBe('completed');
+  });
+
+  it("runs a step outside the window once an approver's override is on it", async () => {
+    // Arrange
+    f = engineFixture(redis, { inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n") });
+    const ran: string[] = [];
+    const op = await started({ steps: [step('first', { windowOverride: { by: 'U0CAROL', at: '2026-12-01T09:00:00Z' } })] });
+
+    // Act
+    await walkOperation(context(), op.id, playbook(ran));
+
+    // Assert
+    expect(ran).toEqual(['first']);
+    expect((await stored(op.id)).state).toBe('completed');
+  });
+
+  it('keeps a rollback that rebooted its node running through a cancel asked for before', async () => {
+    // Arrange
+    const ran: string[] = [];
+    const op = await started({
+      kind: 'node-rollback',
+      cancelRequestedBy: 'U0BOB',
+      steps: [step('rollback', { kind: 'rollback-node', node: '10.0.30.11', status: 'done', issuedAt: '2026-12-01T09:58:00Z' }), step('verify', { kind: 'rollback-verify', node: '10.0.30.11' })],
+    });
+
+    // Act
+    const refused = await cancelOperation({ ...f.deps, onCancelled: () => Promise.resolve() }, op.id, 'U0ALICE');
+    await walkOperation(context(), op.id, playbook(ran, { needsApproval: () => false }));
+
+    // Assert
+    expect(refused.reply).toContain('cannot be cancelled now');
+    expect(ran).toEqual(['verify']);
+    expect((await stored(op.id)).state).toBe('completed');
+  });
+});
+
+describe('the preflight of every operation', () => {
+  const job = (opId: string): Job => ({ data: { opId } }) as unknown as Job;
+
+  it('leaves an operation cancelled during its preflight cancelled, with the lock given back and no run queued', async () => {
+    // Arrange
+    const op = await f.operation({ kind: 'node-remove', state: 'preflight', target: { node: '10.0.30.13' } });
+    const cancelledMeanwhile = playbook([], {
+      start: 'run',
+      async preflight() {
+        await cancelOperation({ ...f.deps, onCancelled: () => Promise.resolve() }, op.id, 'U0BOB');
+        return { refusals: [], notes: [], steps: [step('first')], target: {} };
+      },
+    });
+
+    // Act
+    await createPreflightJob(f.deps, { 'node-remove': cancelledMeanwhile })(job(op.id));
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('cancelled');
+    expect(after.steps).toEqual([]);
+    expect(await f.deps.lock.holder('production')).toBeUndefined();
+    expect(f.queue.added.filter((j) => j.name === 'operation-run')).toEqual([]);
+  });
+
+  it('posts the plan again, and queues the run, when Slack failed after the state was written', async () => {
+    // Arrange
+    const op = await f.operation({ kind: 'node-remove', state: 'preflight', target: { node: '10.0.30.13' } });
+    const pb = playbook([], { start: 'run' });
+    f.chat.failing.add('post');
+
+    // Act
+    const first = createPreflightJob(f.deps, { 'node-remove': pb })(job(op.id));
+    await expect(first).rejects.toThrow('internal_error');
+    const between = await stored(op.id);
+    f.chat.failing.delete('post');
+    await createPreflightJob(f.deps, { 'node-remove': pb })(job(op.id));
+
+    // Assert
+    expect(between.state).toBe('running');
+    expect(between.rootTs).toBeUndefined();
+    const after = await stored(op.id);
+    expect(after.rootTs).toBe(f.chat.posts[0]!.ts);
+    expect(f.queue.added.filter((j) => j.name === 'operation-run').map((j) => j.opts.jobId)).toEqual([`${op.id}-run`]);
+    expect(await f.deps.lock.holder('production')).toBe(op.id);
+  });
+});

@@ -1,0 +1,175 @@
+import type { Job, Queue } from 'bullmq';
+import type { ChatMessage, ChatPort, ThreadReply } from '../../src/chat/chat-port.ts';
+import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
+import type { Tofu } from '../../src/cluster/tofu.ts';
+import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
+import { createAudit } from '../../src/ops/audit.ts';
+import { createClusterLock } from '../../src/ops/cluster-lock.ts';
+import { newOperationId, type Operation } from '../../src/ops/operation.ts';
+import { createOperationStore } from '../../src/ops/operation-store.ts';
+import { createRunLease } from '../../src/ops/run-lease.ts';
+import type { ImageFactory } from '../../src/talos/image-factory.ts';
+import type { Talosctl } from '../../src/talos/talosctl.ts';
+import type { OpsJobDeps } from '../../jobs/job-context.ts';
+import type { RedisFixture } from './redis-fixture.ts';
+
+/** A chat port that records what the engine says, and fails the calls a test tells it to. */
+export class RecordingChat implements ChatPort {
+  readonly posts: { channel: string; threadTs?: string; ts: string; message: ChatMessage }[] = [];
+  readonly edits: { ts: string; message: ChatMessage }[] = [];
+  readonly uploads: string[] = [];
+  /** Methods that throw, as Slack does when it is away. */
+  readonly failing = new Set<'post' | 'reply' | 'update' | 'upload'>();
+  #next = 1;
+
+  #fail(method: 'post' | 'reply' | 'update' | 'upload'): void {
+    if (this.failing.has(method)) throw new Error(`An API error occurred: internal_error (${method})`);
+  }
+
+  post(channel: string, message: ChatMessage): Promise<{ ts: string }> {
+    this.#fail('post');
+    const ts = `1700000000.${String(this.#next++).padStart(6, '0')}`;
+    this.posts.push({ channel, ts, message });
+    return Promise.resolve({ ts });
+  }
+
+  reply(channel: string, threadTs: string, message: ChatMessage): Promise<{ ts: string }> {
+    this.#fail('reply');
+    const ts = `1700000000.${String(this.#next++).padStart(6, '0')}`;
+    this.posts.push({ channel, threadTs, ts, message });
+    return Promise.resolve({ ts });
+  }
+
+  replies(_channel: string, threadTs: string): Promise<ThreadReply[]> {
+    return Promise.resolve(this.posts.filter((p) => p.threadTs === threadTs).map((p) => ({ ts: p.ts, text: p.message.text })));
+  }
+
+  update(_channel: string, ts: string, message: ChatMessage): Promise<void> {
+    this.#fail('update');
+    this.edits.push({ ts, message });
+    return Promise.resolve();
+  }
+
+  ephemeral(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  upload(_channel: string, _threadTs: string, file: { filename: string }): Promise<void> {
+    this.#fail('upload');
+    this.uploads.push(file.filename);
+    return Promise.resolve();
+  }
+
+  /** Every text the thread of `rootTs` received, in order. */
+  thread(rootTs: string): string[] {
+    return this.posts.filter((p) => p.threadTs === rootTs).map((p) => p.message.text);
+  }
+}
+
+/** Records the jobs the engine queues instead of running them: the test runs what it wants, when it wants. */
+export class RecordingQueue {
+  readonly added: { name: string; data: unknown; opts: { jobId?: string; delay?: number } }[] = [];
+  add(name: string, data: unknown, opts: { jobId?: string; delay?: number } = {}): Promise<Job> {
+    this.added.push({ name, data, opts });
+    return Promise.resolve({ id: opts.jobId } as Job);
+  }
+  getJob(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+  asQueue(): Queue {
+    return this as unknown as Queue;
+  }
+}
+
+/** A cluster the test playbooks never call: reaching it is the fault a test would show. */
+const unreachable = (): never => {
+  throw new Error('this test does not reach a cluster');
+};
+const talosctl: Talosctl = { binary: 'talosctl', run: unreachable };
+const session = { kube: {}, talosctl: () => Promise.resolve(talosctl) } as unknown as ClusterSession;
+
+export function inventory(overrides = ''): Inventory {
+  return parseInventory(
+    `clusters:
+  production:
+    environment: production
+    channel: C0MAINTPRD
+    terraformDir: /srv/infra/terraform/production
+    controlPlanes: [10.0.30.11, 10.0.30.12, 10.0.30.13]
+    installerPlatform: nocloud
+    hostLabel: example.org/proxmox-host
+    snapshotDir: /var/backups/talos-etcd
+    operators: [U0ALICE, U0BOB]
+    approvers: [U0CAROL, U0DAVE]
+${overrides}`,
+    'engine-test.yaml',
+  );
+}
+
+export interface EngineFixture {
+  deps: OpsJobDeps;
+  chat: RecordingChat;
+  queue: RecordingQueue;
+  /** The clock the engine reads; tests move it. */
+  clock: { now: Date };
+  /** Stores an operation of `kind` in `state` with `steps`, ready for the engine. */
+  operation(fields: Partial<Operation>): Promise<Operation>;
+}
+
+/** The engine's real store, audit, lock and run lease on a real Redis; Slack, the queue and the cluster are fakes. */
+export function engineFixture(redis: RedisFixture, options: { inventory?: Inventory } = {}): EngineFixture {
+  const client = redis.client();
+  const store = createOperationStore(client);
+  const chat = new RecordingChat();
+  const queue = new RecordingQueue();
+  const clock = { now: new Date('2026-12-01T10:00:00Z') };
+  const now = (): Date => clock.now;
+  const logger = createLogger({ level: 'silent', pretty: false, scrubber: new SecretScrubber() });
+  const access: ClusterAccess = { withSession: (_cluster, _signal, work) => work(session) };
+  const deps: OpsJobDeps = {
+    inventory: options.inventory ?? inventory(),
+    store,
+    lock: createClusterLock(client),
+    runLease: createRunLease(client, { ttlMs: 3000 }),
+    audit: createAudit(store, chat, { now, postLease: createRunLease(client, { ttlMs: 3000, prefix: 'talos:audit-post' }), attempts: 1, backoffMs: 1 }),
+    access,
+    tofu: { outputRaw: unreachable } as unknown as Tofu,
+    factory: { versions: unreachable } as unknown as ImageFactory,
+    chat,
+    opsQueue: queue.asQueue(),
+    logger,
+    timeouts: { approvalTtlMs: 30 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
+    now,
+  };
+  return {
+    deps,
+    chat,
+    queue,
+    clock,
+    async operation(fields) {
+      const op: Operation = {
+        id: newOperationId(),
+        kind: 'k8s-upgrade',
+        cluster: 'production',
+        channel: 'C0MAINTPRD',
+        requestedBy: 'U0ALICE',
+        createdAt: clock.now.toISOString(),
+        state: 'running',
+        revision: 0,
+        target: { version: '1.34.1', talosVersion: 'v1.11.5' },
+        steps: [],
+        approvals: [],
+        refusals: [],
+        audit: [],
+        confirmedReview: [],
+        notes: [],
+        startedBy: 'U0ALICE',
+        ...fields,
+      };
+      await store.create(op);
+      return op;
+    },
+  };
+}
