@@ -1,18 +1,55 @@
 import type { App, SlashCommand } from '@slack/bolt';
-import { COMMAND_HANDLERS } from './commands/index.ts';
-import type { CommandDeps, CommandHandler, Outcome } from './commands/command-context.ts';
+import type { Logger } from '../src/log/logger.ts';
+import { COMMAND_HANDLERS, IMMEDIATE_HANDLERS } from './commands/index.ts';
+import type { CommandDeps, CommandHandler, ImmediateHandler, Outcome } from './commands/command-context.ts';
 import { parseCommand, type Command } from './parse-command.ts';
 
 export type { CommandDeps } from './commands/command-context.ts';
 
-function dispatch(command: Command, slack: SlashCommand, deps: CommandDeps): Promise<Outcome> | Outcome {
-  const handler = COMMAND_HANDLERS[command.kind] as CommandHandler<typeof command.kind> | undefined;
-  if (!handler) return { reply: `\`/talos ${command.kind.replace('-', ' ')}\` is not available in this version of the bot. See \`/talos help\`.` };
+const ENQUEUE_FAILED = 'The bot could not queue that command (its Redis is unreachable). Nothing was started; try again in a minute.';
+
+/** The command as the operator typed it (`/talos upgrade talos`), for replies about the command itself. */
+function commandName(command: Command): string {
+  return `/talos ${command.kind.replace('-', ' ')}`;
+}
+
+/** The answer of a subcommand that needs no I/O; undefined when the subcommand must read Redis or Slack first. */
+function immediateOutcome(command: Command, slack: SlashCommand, deps: CommandDeps): Outcome | undefined {
+  const immediate = IMMEDIATE_HANDLERS[command.kind] as ImmediateHandler<typeof command.kind> | undefined;
+  if (immediate) return immediate(command as never, slack, deps);
+  if (COMMAND_HANDLERS[command.kind] === undefined) return { reply: `\`${commandName(command)}\` is not available in this version of the bot. See \`/talos help\`.` };
+  return undefined;
+}
+
+function deferredOutcome(command: Command, slack: SlashCommand, deps: CommandDeps): Promise<Outcome> {
+  const handler = COMMAND_HANDLERS[command.kind] as CommandHandler<typeof command.kind>;
   return handler(command as never, slack, deps);
 }
 
+/** Claims the delivery and enqueues the outcome's job; returns what to tell the user instead of the reply when queueing failed. */
+async function enqueueOnce(outcome: Outcome, command: Command, slack: SlashCommand, deps: CommandDeps, log: Logger): Promise<string | undefined> {
+  if (outcome.enqueue === undefined) return undefined;
+  try {
+    // A redelivered command (Slack retry, second replica) is answered but never run twice.
+    if (!(await deps.dedupe.claim(`cmd-${slack.trigger_id}`))) return undefined;
+    await outcome.enqueue();
+    log.info({ kind: command.kind }, 'command enqueued');
+    return undefined;
+  } catch (error) {
+    log.error({ err: errorText(error) }, 'enqueue failed');
+    return ENQUEUE_FAILED;
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /**
- * `/talos`: parse, authorize, ack at once with an ephemeral answer, then enqueue.
+ * `/talos`: acked before any network call, so Slack's 3-second deadline holds however slowly
+ * Slack or Redis answer. A parse error, `help`, and the read-only gates answer in the ack itself;
+ * every other subcommand is acked empty, then authorizes, reads what it needs and enqueues, and
+ * its reply arrives as an ephemeral message through the command's response_url.
  * Nothing slow runs here; the jobs do the work and post to the channel.
  */
 export function registerTalosCommand(app: App, deps: CommandDeps): void {
@@ -24,17 +61,34 @@ export function registerTalosCommand(app: App, deps: CommandDeps): void {
       log.info({ reason: 'refused' }, 'command refused');
       return;
     }
-    const outcome = await dispatch(parsed.command, command, deps);
-    await ack({ text: outcome.reply });
-    if (outcome.enqueue === undefined) return;
-    try {
-      // A redelivered command (Slack retry, second replica) is answered but never run twice.
-      if (!(await deps.dedupe.claim(`cmd-${command.trigger_id}`))) return;
-      await outcome.enqueue();
-      log.info({ kind: parsed.command.kind }, 'command enqueued');
-    } catch (error) {
-      log.error({ err: (error as Error).message }, 'enqueue failed');
-      await respond({ response_type: 'ephemeral', text: 'The bot could not queue that command (its Redis is unreachable). Nothing was started; try again in a minute.' });
+    // A reply that cannot be delivered (the response_url expired or was used up) is only logged: the user can run the command again.
+    const say = (text: string): Promise<void> =>
+      respond({ response_type: 'ephemeral', text }).then(
+        () => undefined,
+        (error: unknown) => log.warn({ kind: parsed.command.kind, err: errorText(error) }, 'command reply not delivered'),
+      );
+
+    const immediate = immediateOutcome(parsed.command, command, deps);
+    if (immediate !== undefined) {
+      await ack({ text: immediate.reply });
+      const failed = await enqueueOnce(immediate, parsed.command, command, deps, log);
+      if (failed !== undefined) await say(failed);
+      return;
     }
+
+    // Empty: Slack shows nothing for an empty ack, and the reply follows within moments; a
+    // placeholder text would stay on screen as a second ephemeral beside it.
+    await ack();
+    let outcome: Outcome;
+    try {
+      outcome = await deferredOutcome(parsed.command, command, deps);
+    } catch (error) {
+      log.error({ kind: parsed.command.kind, err: errorText(error) }, 'command failed');
+      await say(
+        `The bot could not check \`${commandName(parsed.command)}\`: Slack or its Redis did not answer (its log says which). Nothing was started; see \`/talos status\` for where things stand, and run the command again in a minute.`,
+      );
+      return;
+    }
+    await say((await enqueueOnce(outcome, parsed.command, command, deps, log)) ?? outcome.reply);
   });
 }

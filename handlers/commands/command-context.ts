@@ -23,13 +23,23 @@ export interface CommandDeps {
   onCancelled: (op: Operation) => Promise<void>;
 }
 
-/** What a subcommand answers at once (ephemeral), and the work it leaves for a job. */
+/** What a subcommand answers the user (ephemeral), and the work it leaves for a job. */
 export interface Outcome {
   reply: string;
   enqueue?: () => Promise<unknown>;
 }
 
-export type CommandHandler<K extends Command['kind']> = (command: Extract<Command, { kind: K }>, slack: SlashCommand, deps: CommandDeps) => Promise<Outcome> | Outcome;
+/**
+ * A subcommand whose answer comes from its text and the inventory alone, so the answer can be
+ * the ack itself. Synchronous on purpose: a handler that needs Redis or Slack cannot be one.
+ */
+export type ImmediateHandler<K extends Command['kind']> = (command: Extract<Command, { kind: K }>, slack: SlashCommand, deps: CommandDeps) => Outcome;
+
+/**
+ * A subcommand that reads Redis or Slack (authorization, operations, locks) before it can
+ * answer. It runs after an empty ack, and its reply goes out through the response_url.
+ */
+export type CommandHandler<K extends Command['kind']> = (command: Extract<Command, { kind: K }>, slack: SlashCommand, deps: CommandDeps) => Promise<Outcome>;
 
 export type Resolved = { ok: true; cluster: ClusterConfig } | { ok: false; reason: string };
 

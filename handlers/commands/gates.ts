@@ -1,7 +1,7 @@
 import { GatesJobData, jobIdFor } from '../../src/queue/job-schemas.ts';
-import { clusterFor, JOB_OPTIONS, type CommandHandler } from './command-context.ts';
+import { clusterFor, JOB_OPTIONS, type ImmediateHandler } from './command-context.ts';
 
-export const gates: CommandHandler<'gates'> = (command, slack, deps) => {
+export const gates: ImmediateHandler<'gates'> = (command, slack, deps) => {
   const resolved = clusterFor(deps, slack, command.cluster);
   if (!resolved.ok) return { reply: resolved.reason };
   const data = GatesJobData.parse({ cluster: resolved.cluster.name, channel: slack.channel_id, requestedBy: slack.user_id, requestedAt: deps.now().toISOString() });

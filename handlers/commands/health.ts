@@ -1,7 +1,7 @@
 import { HealthJobData, jobIdFor } from '../../src/queue/job-schemas.ts';
-import { clusterFor, JOB_OPTIONS, type CommandHandler } from './command-context.ts';
+import { clusterFor, JOB_OPTIONS, type ImmediateHandler } from './command-context.ts';
 
-export const health: CommandHandler<'health'> = (command, slack, deps) => {
+export const health: ImmediateHandler<'health'> = (command, slack, deps) => {
   const resolved = clusterFor(deps, slack, command.cluster);
   if (!resolved.ok) return { reply: resolved.reason };
   const data = HealthJobData.parse({ cluster: resolved.cluster.name, channel: slack.channel_id, requestedBy: slack.user_id, requestedAt: deps.now().toISOString() });

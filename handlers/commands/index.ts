@@ -1,5 +1,5 @@
 import { HELP_TEXT, type Command } from '../parse-command.ts';
-import type { CommandHandler } from './command-context.ts';
+import type { CommandHandler, ImmediateHandler } from './command-context.ts';
 import { cancel } from './cancel.ts';
 import { record } from './record.ts';
 import { gates } from './gates.ts';
@@ -12,13 +12,18 @@ import { upgradeK8s } from './upgrade-k8s.ts';
 import { rollback } from './rollback.ts';
 import { remove } from './remove.ts';
 
-type Handlers = { [K in Command['kind']]?: CommandHandler<K> };
+type Immediate = { [K in Command['kind']]?: ImmediateHandler<K> };
+type Deferred = { [K in Command['kind']]?: CommandHandler<K> };
 
-/** One handler per subcommand; each file owns its parsing-to-job step. */
-export const COMMAND_HANDLERS: Handlers = {
+/** Subcommands answered in the ack itself: their reply needs neither Redis nor Slack. */
+export const IMMEDIATE_HANDLERS: Immediate = {
   help: () => ({ reply: HELP_TEXT }),
   health,
   gates,
+};
+
+/** Subcommands that authorize or read state first: acked empty, answered through the response_url. */
+export const COMMAND_HANDLERS: Deferred = {
   plan,
   snapshot,
   'upgrade-talos': upgradeTalos,

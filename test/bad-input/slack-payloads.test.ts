@@ -32,8 +32,10 @@ function startButton(message: Message | undefined): { value: string; blockId: st
 
 /** `/talos upgrade talos` over HTTP, then its plan with the Start button. */
 async function requestPlan(): Promise<Plan> {
-  const ack = await h.slack.sendSlashCommandHttp(url, { user: USERS.alice, channel: CHANNELS.production, text: `upgrade talos ${TARGET}` });
-  const opId = opIdOf(ack.body);
+  // The ack is empty; the reply naming the operation follows through the response_url.
+  const seen = h.slack.ephemerals(undefined, USERS.alice).length;
+  await h.slack.sendSlashCommandHttp(url, { user: USERS.alice, channel: CHANNELS.production, text: `upgrade talos ${TARGET}` });
+  const opId = opIdOf((await nextEphemeral(USERS.alice, seen)).text);
   const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /planned/.test(m.text)), {
     timeoutMs: 30_000,
     description: `the plan of ${opId}`,

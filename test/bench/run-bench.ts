@@ -8,7 +8,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { productionShape, stagingShape } from '../sim/index.ts';
-import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
 import { mean, percentile, round } from './stats.ts';
 
@@ -16,6 +16,10 @@ const FLEET = Number(process.env.BENCH_FLEET ?? 50);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ACK_COMMANDS = Number(process.env.BENCH_ACKS ?? 1000);
 const GATES = Number(process.env.BENCH_GATES ?? 10);
+/** An operator through this user group only: dave is in it, and listed nowhere by id. */
+const OPERATOR_GROUP = 'S0SRE';
+/** A documentation address (TEST-NET-1), never a node: the command is authorized, then refused, and starts nothing. */
+const NOT_A_NODE = '192.0.2.1';
 
 interface Row {
   figure: string;
@@ -27,11 +31,28 @@ interface Row {
 }
 const rows: Row[] = [];
 
-async function ackLatencies(h: Harness, text: string, count: number): Promise<number[]> {
-  const out: number[] = [];
+interface Latencies {
+  /** From delivery to ack, in ms (the emulator's `ackedInMs`). */
+  acks: number[];
+  /** From delivery to the reply the user reads: the ack when it carries text, else the response_url reply, in ms. */
+  replies: number[];
+}
+
+/**
+ * Sends `text` `count` times, one after the other. Each command's reply is awaited before the
+ * next is sent, so an ack that comes before the work is not measured against a growing backlog.
+ */
+async function ackLatencies(h: Harness, text: string, count: number, user: string = USERS.alice): Promise<Latencies> {
+  const out: Latencies = { acks: [], replies: [] };
   for (let i = 0; i < count; i += 1) {
-    const r = await h.slack.sendSlashCommand({ user: USERS.alice, channel: CHANNELS.production, text });
-    if (!r.timedOut) out.push(r.ackedInMs);
+    const sentAt = Date.now();
+    const r = await h.slack.sendSlashCommand({ user, channel: CHANNELS.production, text });
+    if (r.timedOut) continue;
+    out.acks.push(r.ackedInMs);
+    const repliedLater = r.payload.text === undefined;
+    await commandReply(h.slack, r);
+    // Sequential, so the newest response_url call is this command's reply.
+    out.replies.push(repliedLater ? (h.slack.responseUrlCalls.at(-1)?.at ?? Number.NaN) - sentAt : r.ackedInMs);
   }
   return out;
 }
@@ -131,18 +152,33 @@ async function fleetScale(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const h = await startHarness({ deferStart: true, env: { LOG_LEVEL: 'info' } });
+  const h = await startHarness({ deferStart: true, env: { LOG_LEVEL: 'info' }, inventory: { operators: [USERS.alice, USERS.bob, OPERATOR_GROUP] } });
   try {
     // 1. Slash command to ack: the bare Bolt app first, then the bot, alone on the same emulator.
-    const bare = await withBareApp(h, () => ackLatencies(h, 'help', ACK_COMMANDS));
+    const bare = (await withBareApp(h, () => ackLatencies(h, 'help', ACK_COMMANDS))).acks;
     await h.bot.start();
     await h.slack.waitForConnections(1);
     const idleRss = await rssKb(h.bot.pid());
     const help = await ackLatencies(h, 'help', ACK_COMMANDS);
     const status = await ackLatencies(h, 'status', ACK_COMMANDS);
-    for (const [name, values] of [['/talos help', help], ['/talos status', status]] as const) {
-      rows.push({ figure: `${name} ack p50`, value: round(percentile(values, 50)), unit: 'ms', baseline: round(percentile(bare, 50)), ratio: round(percentile(values, 50) / percentile(bare, 50)), target: '≤ 1.2x' });
-      rows.push({ figure: `${name} ack p99`, value: round(percentile(values, 99)), unit: 'ms', baseline: round(percentile(bare, 99)), ratio: round(percentile(values, 99) / percentile(bare, 99)), target: '≤ 1.2x' });
+    // A planned operation to cancel; after the first cancel the rest find it ended, and are acked the same way.
+    const planned = await requestUpgrade(h, 'upgrade talos v1.12.11');
+    const cancel = await ackLatencies(h, `cancel ${planned.opId}`, ACK_COMMANDS);
+    // Authorized through the group (Slack's usergroups.users.list, cached by the bot for a minute), then refused.
+    const byGroup = await ackLatencies(h, `rollback ${NOT_A_NODE}`, ACK_COMMANDS, USERS.dave);
+    const measured = [
+      ['/talos help', help],
+      ['/talos status', status],
+      ['/talos cancel op-<id>', cancel],
+      [`/talos rollback from an operator in user group ${OPERATOR_GROUP}`, byGroup],
+    ] as const;
+    for (const [name, { acks }] of measured) {
+      rows.push({ figure: `${name} ack p50`, value: round(percentile(acks, 50)), unit: 'ms', baseline: round(percentile(bare, 50)), ratio: round(percentile(acks, 50) / percentile(bare, 50)), target: '≤ 1.2x' });
+      rows.push({ figure: `${name} ack p99`, value: round(percentile(acks, 99)), unit: 'ms', baseline: round(percentile(bare, 99)), ratio: round(percentile(acks, 99) / percentile(bare, 99)), target: '≤ 1.2x' });
+    }
+    // What the user waits for: the ack's text, or the reply that follows an empty ack.
+    for (const [name, { replies }] of measured) {
+      rows.push({ figure: `${name} reply shown p50`, value: round(percentile(replies, 50)), unit: 'ms', baseline: round(percentile(bare, 50)), ratio: round(percentile(replies, 50) / percentile(bare, 50)), target: 'reference' });
     }
 
     // 2. Health gate wall time against its slowest probe, and against the runbook's sequential order.

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Operation } from '../../src/ops/operation.ts';
 import { schedulePending } from '../sim/workloads.ts';
-import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { opIdOf, originalButtonValue } from '../support/upgrade-flow.ts';
 import { CLUSTER, describeTrigger, drawFault, waitForTrigger, type ChaosContext, type ChaosTimeouts, type FaultName } from './faults.ts';
 import { checkInvariants, outcomeOf, type Outcome, type RunEvidence, type ThreadReply, type Violation } from './invariants.ts';
@@ -151,7 +151,8 @@ const auditRepliesIn = (thread: ThreadReply[]): number => thread.filter((r) => /
 async function sendCommand(h: Harness, ctx: ChaosContext): Promise<string> {
   for (;;) {
     const result = await h.slack.sendSlashCommand({ user: USERS.alice, channel: CHANNEL, text: `upgrade talos ${TARGET}` });
-    const text = result.timedOut ? '' : ((result.payload as { text?: string } | undefined)?.text ?? '');
+    // The reply naming the operation follows the empty ack through the response_url, unless the bot went down in between.
+    const text = result.timedOut ? '' : await commandReply(h.slack, result, { timeoutMs: 15_000 }).catch(() => '');
     if (/\bop-[a-z0-9]+\b/.test(text)) return opIdOf(text);
     ctx.note(`the command was not taken: ${text || (result.timedOut ? result.reason : 'no answer')}`);
     if (ctx.over.aborted) throw new Error('the command was never taken');

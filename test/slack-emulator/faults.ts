@@ -26,6 +26,60 @@ export interface DelayFault {
   methods?: string[];
 }
 
+export interface HoldFault {
+  /** Web API methods held (e.g. `usergroups.users.list`); all when omitted. */
+  methods?: string[];
+}
+
+/**
+ * Calls stopped by `Faults.hold()`: each stays unanswered until `release()`, so a test can
+ * assert what the bot did while a Slack call was outstanding, by order rather than by the clock.
+ */
+export interface HeldCalls {
+  /** Methods of the calls that reached the hold, in arrival order, those already let through included. */
+  readonly arrived: readonly string[];
+  /** Calls held right now. */
+  readonly waiting: number;
+  readonly released: boolean;
+  /** Answers every held call; later calls are no longer held. */
+  release(): void;
+}
+
+class HoldGate implements HeldCalls {
+  readonly #arrived: string[] = [];
+  readonly #open = Promise.withResolvers<void>();
+  #waiting = 0;
+  #released = false;
+
+  get arrived(): readonly string[] {
+    return this.#arrived;
+  }
+
+  get waiting(): number {
+    return this.#waiting;
+  }
+
+  get released(): boolean {
+    return this.#released;
+  }
+
+  release(): void {
+    this.#released = true;
+    this.#open.resolve();
+  }
+
+  async pass(method: string): Promise<void> {
+    if (this.#released) return;
+    this.#arrived.push(method);
+    this.#waiting += 1;
+    try {
+      await this.#open.promise;
+    } finally {
+      this.#waiting -= 1;
+    }
+  }
+}
+
 /** The injected reply that replaces the real one, if any. */
 export type FaultReply =
   | { kind: 'rate_limit'; retryAfterSec: number }
@@ -34,7 +88,7 @@ export type FaultReply =
 interface Rule {
   methods: string[] | undefined;
   remaining: number;
-  apply: { kind: 'delay'; ms: number } | FaultReply;
+  apply: { kind: 'delay'; ms: number } | { kind: 'hold'; gate: HoldGate } | FaultReply;
 }
 
 /** Fault injection for the Web API, applied in the order the rules were added. */
@@ -54,41 +108,57 @@ export class Faults {
     this.#add(fault.methods, fault.count ?? Number.POSITIVE_INFINITY, { kind: 'delay', ms: fault.ms });
   }
 
+  /** Holds matching calls unanswered until the returned handle's `release()` (or `clear()`). */
+  hold(fault: HoldFault = {}): HeldCalls {
+    const gate = new HoldGate();
+    this.#add(fault.methods, Number.POSITIVE_INFINITY, { kind: 'hold', gate });
+    return gate;
+  }
+
+  /** Drops every rule; held calls are released so that none is left hanging. */
   clear(): void {
+    this.#releaseHolds();
     this.#rules = [];
   }
 
-  /** Waits out matching delays, then returns the first matching error reply (consuming one use). */
+  /** Waits out matching holds and delays in the order they were added, then returns the first matching error reply (consuming one use). */
   async intercept(method: string): Promise<FaultReply | undefined> {
-    for (const rule of this.#take(method, 'delay')) {
+    for (const rule of this.#take(method, 'wait')) {
       if (rule.apply.kind === 'delay') await this.#sleep(rule.apply.ms);
+      if (rule.apply.kind === 'hold') await rule.apply.gate.pass(method);
     }
     const [failure] = this.#take(method, 'reply', 1);
-    if (failure === undefined || failure.apply.kind === 'delay') return undefined;
+    if (failure === undefined || failure.apply.kind === 'delay' || failure.apply.kind === 'hold') return undefined;
     return failure.apply;
   }
 
-  /** Cuts pending delays short so that closing the emulator is never held up by them. */
+  /** Cuts pending delays short and releases held calls, so that closing the emulator is never held up by them. */
   abortDelays(): void {
     for (const controller of this.#sleeps) controller.abort();
     this.#sleeps.clear();
+    this.#releaseHolds();
+  }
+
+  #releaseHolds(): void {
+    for (const rule of this.#rules) if (rule.apply.kind === 'hold') rule.apply.gate.release();
   }
 
   #add(methods: string[] | undefined, count: number, apply: Rule['apply']): void {
     this.#rules.push({ methods, remaining: count, apply });
   }
 
-  #take(method: string, which: 'delay' | 'reply', limit = Number.POSITIVE_INFINITY): Rule[] {
+  #take(method: string, which: 'wait' | 'reply', limit = Number.POSITIVE_INFINITY): Rule[] {
     const taken: Rule[] = [];
     for (const rule of this.#rules) {
       if (taken.length >= limit) break;
-      const isDelay = rule.apply.kind === 'delay';
-      if (isDelay !== (which === 'delay')) continue;
+      const waits = rule.apply.kind === 'delay' || rule.apply.kind === 'hold';
+      if (waits !== (which === 'wait')) continue;
       if (rule.methods !== undefined && !rule.methods.includes(method)) continue;
       rule.remaining -= 1;
       taken.push(rule);
     }
-    this.#rules = this.#rules.filter((r) => r.remaining > 0);
+    // A released hold has done its work: later calls go straight through.
+    this.#rules = this.#rules.filter((r) => r.remaining > 0 && !(r.apply.kind === 'hold' && r.apply.gate.released));
     return taken;
   }
 

@@ -328,6 +328,47 @@ describe('Web API faults', () => {
     await webClient().auth.test();
     expect(Date.now() - again).toBeLessThan(150);
   });
+
+  it('holds calls unanswered until released, leaving other methods alone, and lets later calls through', async () => {
+    // Arrange
+    const held = emu.faults.hold({ methods: ['usergroups.users.list'] });
+    const client = webClient();
+
+    // Act
+    const pending = client.usergroups.users.list({ usergroup: 'S0SRE' });
+    await emu.waitFor(() => held.waiting === 1, { description: 'the held call' });
+    await client.auth.test();
+    const answeredWhileHeld = emu.apiCalls.map((c) => c.method);
+    held.release();
+    const first = await pending;
+    const later = await client.usergroups.users.list({ usergroup: 'S0SRE' });
+
+    // Assert
+    expect(answeredWhileHeld).toEqual(['auth.test']);
+    expect(first).toMatchObject({ ok: true, users: [ANA, BEN] });
+    expect(later).toMatchObject({ ok: true, users: [ANA, BEN] });
+    expect(held.arrived).toEqual(['usergroups.users.list']);
+    expect(held).toMatchObject({ waiting: 0, released: true });
+    expect(emu.apiCalls.map((c) => c.method)).toEqual(['auth.test', 'usergroups.users.list', 'usergroups.users.list']);
+  });
+
+  it('holds every method when none is named, and releases held calls on clear()', async () => {
+    // Arrange
+    const held = emu.faults.hold();
+
+    // Act
+    const pending = [webClient().auth.test(), webClient().chat.postMessage({ channel: CHANNEL, text: 'held' })];
+    await emu.waitFor(() => held.waiting === 2, { description: 'both calls held' });
+    const answeredWhileHeld = emu.apiCalls.length;
+    emu.faults.clear();
+    const replies = await Promise.all(pending);
+
+    // Assert
+    expect(answeredWhileHeld).toBe(0);
+    expect([...held.arrived].sort()).toEqual(['auth.test', 'chat.postMessage']);
+    expect(replies.map((r) => r.ok)).toEqual([true, true]);
+    expect(emu.channelMessages(CHANNEL).map((m) => m.text)).toEqual(['held']);
+  });
 });
 
 describe('Web API semantics', () => {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSlackEmulator, type SlackEmulator } from '../slack-emulator/index.ts';
+import { startSlackEmulator, type DeliveryResult, type SlackEmulator } from '../slack-emulator/index.ts';
 import { startSimulator, writeInventory, type ClusterShape, type InventoryOptions, type Simulator, type SimTiming } from '../sim/index.ts';
 import { botProcess, type BotProcess } from './bot-process.ts';
 import { freePort, startRedisServer, type RedisServer } from './redis-server.ts';
@@ -41,11 +41,49 @@ export interface Harness {
   env: Record<string, string>;
   inventoryPath: string;
   httpPort: number;
-  /** Sends `/talos <text>` as `user` in `channel` and returns the ephemeral ack text. */
+  /**
+   * Sends `/talos <text>` as `user` in `channel` and returns what the user sees: the ack's text,
+   * or, when the ack is empty, the ephemeral reply that follows through the response_url.
+   */
   command(text: string, options?: { user?: string; channel?: string }): Promise<string>;
   /** Another bot process against the same Redis, emulator and simulator, on its own free `HTTP_PORT`; the test starts it. */
   secondBot(): Promise<BotProcess>;
   stop(): Promise<void>;
+}
+
+/** How long a reply may take to follow its empty ack: the bot reads Redis and Slack first, on a loaded machine. */
+const REPLY_TIMEOUT_MS = 30_000;
+
+export type AckedCommand = Extract<DeliveryResult, { timedOut: false }>;
+
+/**
+ * What the user sees for an acked slash command: the ack's text when it has one, else the
+ * ephemeral reply the bot sends afterwards through the command's response_url (polled for,
+ * since it arrives after the ack).
+ */
+export async function commandReply(slack: SlackEmulator, acked: AckedCommand, options: { timeoutMs?: number; description?: string } = {}): Promise<string> {
+  const { text } = acked.payload;
+  if (typeof text === 'string' && text !== '') return text;
+  const id = responseUrlId(slack, acked.envelopeId);
+  const what = options.description ?? `envelope ${acked.envelopeId}`;
+  const call = await slack.waitFor(() => slack.responseUrlCalls.find((c) => c.id === id), {
+    timeoutMs: options.timeoutMs ?? REPLY_TIMEOUT_MS,
+    description: `the reply to ${what} through its response_url (the ack was empty)`,
+  });
+  if (call.status !== 200) throw new Error(`the reply to ${what} was refused by the response_url with HTTP ${call.status}: ${JSON.stringify(call.body).slice(0, 300)}`);
+  return typeof call.body.text === 'string' ? call.body.text : '';
+}
+
+/** The id of the response_url that came with an envelope, read back from the frame that delivered it. */
+function responseUrlId(slack: SlackEmulator, envelopeId: string): string {
+  for (const frame of slack.socketFrames) {
+    if (frame.direction !== 'out' || !frame.data.includes(envelopeId)) continue;
+    const sent = JSON.parse(frame.data) as { envelope_id?: string; payload?: { response_url?: unknown } };
+    if (sent.envelope_id !== envelopeId || typeof sent.payload?.response_url !== 'string') continue;
+    const id = /\/response\/([^/?#]+)$/.exec(sent.payload.response_url)?.[1];
+    if (id !== undefined) return id;
+  }
+  throw new Error(`no frame delivered envelope ${envelopeId} with a response_url`);
 }
 
 /** Redis, the simulated cluster, the Slack emulator and the real bot as a child process, wired by the runtime contract. */
@@ -114,8 +152,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async command(text, { user = USERS.alice, channel = CHANNELS.production } = {}) {
       const result = await slack.sendSlashCommand({ user, channel, text });
       if (result.timedOut) throw new Error(`/talos ${text} was not acknowledged (${result.reason})`);
-      const payload = result.payload as { text?: string } | undefined;
-      return payload?.text ?? '';
+      return commandReply(slack, result, { description: `/talos ${text.slice(0, 80)}` });
     },
     async secondBot() {
       const other = botProcess({ ...env, HTTP_PORT: String(await freePort()) });
