@@ -1,6 +1,6 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
-import { operationRootMessage } from '../src/chat/upgrade-messages.ts';
-import { OVERRIDE_ACTION } from '../src/chat/rehearsal-message.ts';
+import { operationRootMessage } from '../src/chat/operation-root.ts';
+import { OVERRIDE_ACTION } from '../src/chat/buttons.ts';
 import { fourEyesRefusal } from '../src/ops/transitions.ts';
 import { blockOperation, type ActionDeps } from './operation-actions.ts';
 

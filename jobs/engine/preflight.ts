@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { errorText } from '../../src/chat/error-text.ts';
-import { operationRootMessage } from '../../src/chat/upgrade-messages.ts';
+import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { clusterNamed, type OpsJobDeps } from '../job-context.ts';

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { errorText } from '../../src/chat/error-text.ts';
-import { failureMessage, stepLabel, windowWaitMessage } from '../../src/chat/upgrade-messages.ts';
+import { stepLabel } from '../../src/chat/operation-root.ts';
+import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { allNodes } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/ops/git-head.ts';

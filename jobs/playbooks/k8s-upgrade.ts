@@ -1,7 +1,9 @@
 import semver from 'semver';
 import { formatDuration } from '../../src/chat/blocks.ts';
 import { errorText } from '../../src/chat/error-text.ts';
-import { applyRequestMessage, deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, k8sTerraformFollowUp, upgradeProgressMessage, type UpgradeProgress } from '../../src/chat/operation-messages.ts';
+import { applyRequestMessage } from '../../src/chat/approval-messages.ts';
+import { k8sTerraformFollowUp } from '../../src/chat/follow-ups.ts';
+import { deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, upgradeProgressMessage, type UpgradeProgress } from '../../src/chat/upgrade-k8s-messages.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import type { ExecError } from '../../src/exec/process-runner.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';

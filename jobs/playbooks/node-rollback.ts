@@ -1,5 +1,6 @@
 import { errorText } from '../../src/chat/error-text.ts';
-import { nodeApprovalMessage, rollbackFollowUp } from '../../src/chat/operation-messages.ts';
+import { nodeApprovalMessage } from '../../src/chat/approval-messages.ts';
+import { rollbackFollowUp } from '../../src/chat/follow-ups.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';

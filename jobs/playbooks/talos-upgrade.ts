@@ -1,5 +1,7 @@
 import { errorText } from '../../src/chat/error-text.ts';
-import { approvalRequestMessage, stepLabel, terraformFollowUp } from '../../src/chat/upgrade-messages.ts';
+import { approvalRequestMessage } from '../../src/chat/approval-messages.ts';
+import { terraformFollowUp } from '../../src/chat/follow-ups.ts';
+import { stepLabel } from '../../src/chat/operation-root.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';

@@ -1,8 +1,7 @@
 import type { Block } from './chat-port.ts';
 import { actions, context, formatTime, mentionUser, section } from './blocks.ts';
+import { OVERRIDE_ACTION } from './buttons.ts';
 import type { Operation } from '../ops/operation.ts';
-
-export const OVERRIDE_ACTION = 'talos-op-override';
 
 /** The plan's note on staging rehearsal: found, overridden, or missing with an approver's Override button. */
 export function rehearsalBlocks(op: Operation): Block[] {

@@ -1,6 +1,6 @@
 import type { Operation } from '../ops/operation.ts';
 import { formatTime } from './blocks.ts';
-import { stepLabel } from './upgrade-messages.ts';
+import { stepLabel } from './operation-root.ts';
 
 function describe(op: Operation): string {
   const target = `${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` → ${op.target.version}` : ''}`;

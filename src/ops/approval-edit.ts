@@ -1,5 +1,5 @@
 import type { ChatPort } from '../chat/chat-port.ts';
-import { approvalDecidedMessage } from '../chat/upgrade-messages.ts';
+import { approvalDecidedMessage } from '../chat/approval-messages.ts';
 import { editCarrier } from './audit.ts';
 import type { Approval, Operation } from './operation.ts';
 

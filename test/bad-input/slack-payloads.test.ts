@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTION } from '../../src/chat/upgrade-messages.ts';
-import { OVERRIDE_ACTION } from '../../src/chat/rehearsal-message.ts';
+import { ACTION, OVERRIDE_ACTION } from '../../src/chat/buttons.ts';
 import type { ButtonClickInput, Ephemeral, Message } from '../slack-emulator/index.ts';
 import { postSigned, type SigningOptions } from '../slack-emulator/http-delivery.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';

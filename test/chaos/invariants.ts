@@ -3,7 +3,7 @@
  * the simulator's events, the operation record from Redis, the Slack thread and every text
  * that left the bot. Each returns the violations it found, with enough detail to debug.
  */
-import { stepLabel } from '../../src/chat/upgrade-messages.ts';
+import { stepLabel } from '../../src/chat/operation-root.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import type { SimEvent } from '../sim/index.ts';
 

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/chat/chat-port.ts';
-import {
-  ACTION,
-  approvalDecidedMessage,
-  approvalRequestMessage,
-  buttonValue,
-  failureMessage,
-  operationRootMessage,
-  REVIEW_ITEMS,
-  terraformFollowUp,
-} from '../../src/chat/upgrade-messages.ts';
+import { approvalDecidedMessage, approvalRequestMessage } from '../../src/chat/approval-messages.ts';
+import { ACTION, buttonValue } from '../../src/chat/buttons.ts';
+import { terraformFollowUp } from '../../src/chat/follow-ups.ts';
+import { operationRootMessage, REVIEW_ITEMS } from '../../src/chat/operation-root.ts';
+import { failureMessage } from '../../src/chat/stop-messages.ts';
 import { statusText } from '../../src/chat/status-message.ts';
 import type { Approval, Operation, OperationState, Step } from '../../src/ops/operation.ts';
 import { blockKitProblems } from '../support/block-kit-limits.ts';

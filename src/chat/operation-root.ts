@@ -1,20 +1,8 @@
-import type { Approval, Operation, Step } from '../ops/operation.ts';
+import type { Operation, Step } from '../ops/operation.ts';
 import type { ChatMessage } from './chat-port.ts';
 import { rehearsalBlocks } from './rehearsal-message.ts';
-import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, preformatted, section } from './blocks.ts';
-
-export const ACTION = {
-  start: 'talos-op-start',
-  cancelPlan: 'talos-op-cancel',
-  approve: 'talos-step-approve',
-  stop: 'talos-step-stop',
-  rollback: 'talos-node-rollback',
-  rerequest: 'talos-step-rerequest',
-  apply: 'talos-k8s-apply',
-  cancelApply: 'talos-k8s-cancel',
-  retry: 'talos-op-retry',
-  windowOverride: 'talos-window-override',
-} as const;
+import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, section } from './blocks.ts';
+import { ACTION, buttonValue } from './buttons.ts';
 
 /** The runbook's review items the starter confirms; the bot cannot check them itself. */
 export const REVIEW_ITEMS = [
@@ -33,10 +21,6 @@ export function reviewItems(kind: Operation['kind']): string[] {
   if (kind === 'talos-upgrade') return REVIEW_ITEMS;
   if (kind === 'k8s-upgrade') return K8S_REVIEW_ITEMS;
   return [];
-}
-
-export function buttonValue(opId: string, nonce: string): string {
-  return `${opId}.${nonce}`;
 }
 
 const STEP_ICON: Record<Step['status'], string> = { pending: '▫️', running: '⏳', done: '✅', skipped: '⏭️', failed: '❌' };
@@ -212,139 +196,4 @@ export function operationRootMessage(op: Operation): ChatMessage {
   if (op.reason && (op.state === 'failed' || op.state === 'cancelled')) blocks.push(section(`*Reason:* ${escapeMrkdwn(op.reason)}`));
   const text = `${title} — ${STATE_TEXT[op.state]} (${op.id})`;
   return { text, blocks };
-}
-
-export interface ApprovalContext {
-  step: Step;
-  version: string;
-  etcdSummary: string;
-  etcdEvidence: string[];
-}
-
-/** The question before each control plane: which node, which host, which image, and how etcd looks now. */
-export function approvalRequestMessage(op: Operation, approval: Approval, ctx: ApprovalContext): ChatMessage {
-  const { step } = ctx;
-  const text = `🔐 Approval needed: upgrade ${stepLabel(step)} to ${ctx.version} (${op.id})`;
-  return {
-    text,
-    blocks: [
-      section(`*${escapeMrkdwn(text)}*`),
-      fields([
-        ['Node', `${step.nodeName ?? '?'} (${step.node ?? '?'})`],
-        ['Host', step.host ?? 'unknown'],
-        ['Image', `\`${step.image ?? '?'}\``],
-        ['Expires', formatTime(approval.expiresAt)],
-      ]),
-      section(`*etcd now:* ${escapeMrkdwn(ctx.etcdSummary)}`),
-      preformatted(ctx.etcdEvidence),
-      actions(`approve-${op.id}-${approval.nonce}`, [
-        { text: 'Approve', actionId: ACTION.approve, value: buttonValue(op.id, approval.nonce), style: 'primary' },
-        { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
-      ]),
-    ],
-  };
-}
-
-/** What an approval was asked for, in the words of its operation. */
-function approvalSubject(op: Operation, step: Step): string {
-  if (op.kind === 'k8s-upgrade') return `apply the Kubernetes upgrade to ${op.target.version ?? '?'}`;
-  if (op.kind === 'node-rollback' || op.kind === 'node-remove') return stepLabel(step);
-  return `upgrade ${stepLabel(step)}`;
-}
-
-export function approvalDecidedMessage(op: Operation, approval: Approval, step: Step): ChatMessage {
-  const verb = approval.state === 'approved' ? '✅ Approved' : approval.state === 'stopped' ? '🛑 Stopped' : '⏱ Expired';
-  const who = approval.by ? ` by ${mentionUser(approval.by)}` : '';
-  const when = approval.at ? ` at ${formatTime(approval.at)}` : '';
-  const text = `${verb}${who}${when}: ${approvalSubject(op, step)} (${op.id})`;
-  const blocks = [section(text)];
-  if (approval.state === 'expired') {
-    blocks.push(
-      context('The operation is paused. Nothing was touched. An approver can ask for approval again:'),
-      actions(`rerequest-${op.id}-${approval.nonce}`, [{ text: 'Request approval again', actionId: ACTION.rerequest, value: buttonValue(op.id, approval.nonce) }]),
-    );
-  }
-  return { text, blocks };
-}
-
-/**
- * The stop at the first failure: the reason, the evidence, and what may follow: a Retry when the
- * step is safe to run again, a Rollback of the node when the step asked it to change.
- */
-export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[]): ChatMessage {
-  const where = step ? ` at ${stepLabel(step)}` : '';
-  const text = `❌ Stopped${where}: ${reason}. No further step ran; the cluster stays locked to ${op.id} until an operator cancels it.`;
-  const blocks = [section(escapeMrkdwn(text))];
-  if (evidence.length > 0) blocks.push(preformatted(evidence));
-  if (op.retry?.state === 'offered') {
-    const again = op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step';
-    blocks.push(
-      context(`Fix the cause, then Retry (${again}). A step that needs an approval asks for it again.`),
-      actions(`retry-${op.id}-${op.retry.nonce}`, [
-        {
-          text: 'Retry',
-          actionId: ACTION.retry,
-          value: buttonValue(op.id, op.retry.nonce),
-          style: 'primary',
-          confirm: { title: 'Run it again?', text: `Re-runs ${op.id} from the failed step.`, confirm: 'Retry', deny: 'Not yet' },
-        },
-      ]),
-    );
-  }
-  if (op.failure?.rollback === 'offered' && step?.node) {
-    blocks.push(
-      context('A rollback is its own operation: it checks what the node runs now and etcd quorum, then waits for an approver.'),
-      actions(`rollback-${op.id}-${op.failure.nonce}`, [
-        {
-          text: `Roll back ${step.node}`,
-          actionId: ACTION.rollback,
-          value: buttonValue(op.id, op.failure.nonce),
-          style: 'danger',
-          confirm: {
-            title: 'Request a rollback?',
-            text: `Plans talosctl rollback --nodes ${step.node}: a preflight, then an approver's click before anything is touched.`,
-            confirm: 'Request',
-            deny: 'Keep',
-          },
-        },
-      ]),
-    );
-  }
-  blocks.push(context(`\`/talos cancel ${op.id}\` releases the cluster once the incident is handled.`));
-  return { text, blocks };
-}
-
-export function terraformFollowUp(op: Operation, schematic: string, platform: string): ChatMessage {
-  const v = op.target.version ?? '?';
-  const iso = `https://factory.talos.dev/image/${schematic}/${v}/${platform}-amd64.iso`;
-  const lines = [
-    `*Terraform follow-up* (runbook, after every node runs ${v}):`,
-    `1. Set \`talos_version = "${v}"\` in the ${op.cluster} inventory.`,
-    `2. Download the matching ISO and verify its checksum: ${iso}`,
-    `3. Upload it to the static Proxmox file ID every node declares (\`isos:iso/talos-${platform}-amd64.iso\`) and confirm the artifact there matches.`,
-    '4. Run `tofu plan`: if it replaces `talos_machine_secrets` or any VM, do not continue. Apply only now that every node runs the declared version.',
-  ];
-  return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
-}
-
-/** A step that would start outside the maintenance window: it waits, and an approver may say go now. */
-export function windowWaitMessage(op: Operation, step: Step, nonce: string, opensAt: string | undefined): ChatMessage {
-  const when = opensAt ? `The next window opens ${formatTime(opensAt)}; the step starts then by itself.` : 'No window lies ahead in the inventory.';
-  const text = `⏸ Waiting for the maintenance window before ${stepLabel(step)} (${op.id}). ${when}`;
-  return {
-    text,
-    blocks: [
-      section(escapeMrkdwn(text)),
-      context('Nothing is touched while it waits. An approver may start the step now, outside the window; the record says who did.'),
-      actions(`window-${op.id}-${nonce}`, [
-        {
-          text: 'Start outside the window',
-          actionId: ACTION.windowOverride,
-          value: buttonValue(op.id, nonce),
-          style: 'danger',
-          confirm: { title: 'Start outside the window?', text: `Starts ${stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`, confirm: 'Start now', deny: 'Wait' },
-        },
-      ]),
-    ],
-  };
 }

@@ -1,0 +1,48 @@
+import type { Operation } from '../ops/operation.ts';
+import type { ChatMessage } from './chat-port.ts';
+import { escapeMrkdwn, section } from './blocks.ts';
+
+export function terraformFollowUp(op: Operation, schematic: string, platform: string): ChatMessage {
+  const v = op.target.version ?? '?';
+  const iso = `https://factory.talos.dev/image/${schematic}/${v}/${platform}-amd64.iso`;
+  const lines = [
+    `*Terraform follow-up* (runbook, after every node runs ${v}):`,
+    `1. Set \`talos_version = "${v}"\` in the ${op.cluster} inventory.`,
+    `2. Download the matching ISO and verify its checksum: ${iso}`,
+    `3. Upload it to the static Proxmox file ID every node declares (\`isos:iso/talos-${platform}-amd64.iso\`) and confirm the artifact there matches.`,
+    '4. Run `tofu plan`: if it replaces `talos_machine_secrets` or any VM, do not continue. Apply only now that every node runs the declared version.',
+  ];
+  return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
+}
+
+export function k8sTerraformFollowUp(op: Operation): ChatMessage {
+  const v = op.target.version ?? '?';
+  const lines = [
+    `*Terraform follow-up* (runbook, now that every node reports ${v}):`,
+    `1. Set \`talos_kubernetes_version = "v${v}"\` in the ${op.cluster} inventory — with the leading v (the CLI took \`${v}\` without it).`,
+    '2. Run `tofu plan` and check it for accidental downgrades: no Kubernetes component may go back to an older version.',
+    '3. Apply it to remove the drift.',
+  ];
+  return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
+}
+
+export function rollbackFollowUp(op: Operation, node: string, version: string, others: string[]): ChatMessage {
+  const lines = [
+    `↩️ *${node} was rolled back:* it now runs ${version} (ran ${op.target.fromVersion ?? '?'}) and is Ready.`,
+    ...(others.length > 0 ? [`Other nodes: ${others.join('; ')}.`] : []),
+    '• Investigate the failure before trying the upgrade again.',
+    '• Do not move the Terraform `talos_version` declaration until the incident is resolved. If you already changed it, revert that change before the next apply.',
+  ];
+  return { text: lines.join('\n'), blocks: [section(escapeMrkdwn(lines.join('\n')))] };
+}
+
+export function removalFollowUp(op: Operation, node: string, role: 'control plane' | 'worker'): ChatMessage {
+  const lines = [
+    `*Next (runbook):* ${node} is reset and out of the cluster; Terraform still declares it.`,
+    `1. Remove the ${role} entry for ${node} from the ${op.cluster} \`talos_nodes\` inventory.`,
+    '2. Run `tofu plan`: it must destroy only that VM. If it replaces `talos_machine_secrets` or any other VM, stop.',
+    '3. Apply Terraform.',
+    `4. Remove ${node} from \`${role === 'worker' ? 'workers' : 'controlPlanes'}\` in this bot's cluster inventory, or every health gate will look for it.`,
+  ];
+  return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
+}

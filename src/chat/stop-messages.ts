@@ -1,0 +1,80 @@
+import type { Operation, Step } from '../ops/operation.ts';
+import type { ChatMessage } from './chat-port.ts';
+import { actions, context, escapeMrkdwn, formatTime, mentionUser, preformatted, section } from './blocks.ts';
+import { ACTION, buttonValue } from './buttons.ts';
+import { stepLabel } from './operation-root.ts';
+
+/**
+ * The stop at the first failure: the reason, the evidence, and what may follow: a Retry when the
+ * step is safe to run again, a Rollback of the node when the step asked it to change.
+ */
+export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[]): ChatMessage {
+  const where = step ? ` at ${stepLabel(step)}` : '';
+  const text = `❌ Stopped${where}: ${reason}. No further step ran; the cluster stays locked to ${op.id} until an operator cancels it.`;
+  const blocks = [section(escapeMrkdwn(text))];
+  if (evidence.length > 0) blocks.push(preformatted(evidence));
+  if (op.retry?.state === 'offered') {
+    const again = op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step';
+    blocks.push(
+      context(`Fix the cause, then Retry (${again}). A step that needs an approval asks for it again.`),
+      actions(`retry-${op.id}-${op.retry.nonce}`, [
+        {
+          text: 'Retry',
+          actionId: ACTION.retry,
+          value: buttonValue(op.id, op.retry.nonce),
+          style: 'primary',
+          confirm: { title: 'Run it again?', text: `Re-runs ${op.id} from the failed step.`, confirm: 'Retry', deny: 'Not yet' },
+        },
+      ]),
+    );
+  }
+  if (op.failure?.rollback === 'offered' && step?.node) {
+    blocks.push(
+      context('A rollback is its own operation: it checks what the node runs now and etcd quorum, then waits for an approver.'),
+      actions(`rollback-${op.id}-${op.failure.nonce}`, [
+        {
+          text: `Roll back ${step.node}`,
+          actionId: ACTION.rollback,
+          value: buttonValue(op.id, op.failure.nonce),
+          style: 'danger',
+          confirm: {
+            title: 'Request a rollback?',
+            text: `Plans talosctl rollback --nodes ${step.node}: a preflight, then an approver's click before anything is touched.`,
+            confirm: 'Request',
+            deny: 'Keep',
+          },
+        },
+      ]),
+    );
+  }
+  blocks.push(context(`\`/talos cancel ${op.id}\` releases the cluster once the incident is handled.`));
+  return { text, blocks };
+}
+
+/** The failure message once its Retry was clicked: the button goes, the record of who retried stays. */
+export function retriedMessage(op: Operation, by: string, at: string): ChatMessage {
+  const text = `🔁 Retry requested by ${mentionUser(by)} at ${formatTime(at)} (${op.id}); the failed step runs again.`;
+  return { text, blocks: [section(text)] };
+}
+
+/** A step that would start outside the maintenance window: it waits, and an approver may say go now. */
+export function windowWaitMessage(op: Operation, step: Step, nonce: string, opensAt: string | undefined): ChatMessage {
+  const when = opensAt ? `The next window opens ${formatTime(opensAt)}; the step starts then by itself.` : 'No window lies ahead in the inventory.';
+  const text = `⏸ Waiting for the maintenance window before ${stepLabel(step)} (${op.id}). ${when}`;
+  return {
+    text,
+    blocks: [
+      section(escapeMrkdwn(text)),
+      context('Nothing is touched while it waits. An approver may start the step now, outside the window; the record says who did.'),
+      actions(`window-${op.id}-${nonce}`, [
+        {
+          text: 'Start outside the window',
+          actionId: ACTION.windowOverride,
+          value: buttonValue(op.id, nonce),
+          style: 'danger',
+          confirm: { title: 'Start outside the window?', text: `Starts ${stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`, confirm: 'Start now', deny: 'Wait' },
+        },
+      ]),
+    ],
+  };
+}
