@@ -1,19 +1,15 @@
 import { pathToFileURL } from 'node:url';
-import { DelayedError, Queue, Worker } from 'bullmq';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { WebClient } from '@slack/web-api';
 import { createAuthorizer } from '../handlers/authorize.ts';
 import { createSlackApp } from '../handlers/slack-app.ts';
-import { createSlackChat, onSlackRateLimited, SLACK_RETRY } from './slack/slack-chat.ts';
+import { onSlackRateLimited } from './slack/slack-chat.ts';
+import { createSlackClients } from './slack/slack-clients.ts';
 import { registerTalosCommand } from '../handlers/talos-command.ts';
 import { registerOperationActions } from '../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../handlers/override-action.ts';
-import { createHealthGateJob } from '../jobs/health-gate-job.ts';
-import { createReadinessGatesJob } from '../jobs/readiness-gates-job.ts';
-import { createTofuPlanJob } from '../jobs/tofu-plan-job.ts';
-import { createOpsJobs } from '../jobs/index.ts';
-import { createRecordJob } from '../jobs/record-job.ts';
-import { DrainCheckpoint, type OpsJobDeps } from '../jobs/job-context.ts';
+import { createOpsJobs, createReadJobs, type ReadJobDeps } from '../jobs/index.ts';
+import { DrainCheckpoint } from '../jobs/job-context.ts';
 import { createAudit } from './ops/audit.ts';
 import { createClusterLock } from './ops/cluster-lock.ts';
 import { createDeliveryDedupe } from './ops/delivery-dedupe.ts';
@@ -32,7 +28,8 @@ import { opsRoutes } from './http/ops-endpoints.ts';
 import { recordExecCall } from './metrics/exec-labels.ts';
 import { createMetrics } from './metrics/metrics.ts';
 import { recordOperationChange, waitingApprovalsByCluster } from './metrics/operation-metrics.ts';
-import { ActiveJobs, closeWorkers } from './queue/close-workers.ts';
+import { createWorkers } from './queue/workers.ts';
+import { createShutdown } from './shutdown.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { SecretScrubber } from './log/secret-scrubber.ts';
 import { OPS_QUEUE, READ_QUEUE } from './queue/job-schemas.ts';
@@ -94,22 +91,11 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     talosctlTimeoutMs: config.timeouts.probeMs,
   });
 
-  const slackClient = new WebClient(config.slack.botToken, {
-    ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }),
-    retryConfig: SLACK_RETRY,
-  });
-  onSlackRateLimited(slackClient, (method) => metrics.slackRateLimited.inc({ method }));
-  // Audit replies must not be repeated blindly: Slack may have posted one before failing. The audit retries, looking at the thread first.
-  const onceClient = new WebClient(config.slack.botToken, {
-    ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }),
-    retryConfig: { retries: 0 },
-  });
-  const chat = createSlackChat(slackClient, scrubber, { onError: (method, error) => metrics.slackApiErrors.inc({ method, error }), onceClient });
-
+  const { client: slackClient, chat } = createSlackClients(config.slack, scrubber, metrics);
   const audit = createAudit(store, chat, { now, logger, postLease: createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, prefix: 'talos:audit-post' }) });
   // Set when shutdown begins; operations then stop between steps (see DrainCheckpoint).
   let draining = false;
-  const opsDeps: OpsJobDeps = {
+  const jobDeps: ReadJobDeps = {
     inventory,
     store,
     lock,
@@ -124,60 +110,22 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     timeouts: config.timeouts,
     now,
     draining: () => draining,
-  };
-  const healthGate = createHealthGateJob({
-    inventory,
-    access,
-    chat,
-    logger,
-    probeTimeoutMs: config.timeouts.probeMs,
+    tempBase: config.credentialsDir,
     onReport: (report) => {
       metrics.healthGates.inc({ cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
       for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
     },
     onGateError: (cluster) => metrics.healthGates.inc({ cluster, result: 'error' }),
+  };
+  const workers = createWorkers({
+    connection: redis,
+    read: createReadJobs(jobDeps),
+    ops: createOpsJobs(jobDeps),
+    jobLockMs: config.timeouts.jobLockMs,
+    readConcurrency: config.readConcurrency,
+    isCheckpoint: (error) => error instanceof DrainCheckpoint,
+    logger,
   });
-  const readinessGates = createReadinessGatesJob({ inventory, access, store, chat, logger, probeTimeoutMs: config.timeouts.probeMs, now });
-  const tofuPlan = createTofuPlanJob({ inventory, tofu, chat, logger, planTimeoutMs: config.timeouts.stepMs, tempBase: config.credentialsDir });
-  const opsJobs = createOpsJobs(opsDeps);
-  const recordJob = createRecordJob({ store, chat });
-  // A crashed replica's job is picked up by another once its lock lapses; resumes are many, so stalls never fail a job.
-  const workerOptions = { connection: redis, autorun: false, lockDuration: config.timeouts.jobLockMs, stalledInterval: config.timeouts.jobLockMs, maxStalledCount: 1000 };
-  // Shutdown waits for these processors, not for BullMQ's close (see closeWorkers).
-  const active = new ActiveJobs();
-  const readWorker = new Worker(
-    READ_QUEUE,
-    active.wrap(async (job, _token, signal) => {
-      if (job.name === 'health') return healthGate(job, signal);
-      if (job.name === 'gates') return readinessGates(job, signal);
-      if (job.name === 'plan') return tofuPlan(job, signal);
-      if (job.name === 'record') return recordJob(job);
-      throw new Error(`unknown job ${job.name}`);
-    }),
-    { ...workerOptions, concurrency: config.readConcurrency },
-  );
-  const opsWorker = new Worker(
-    OPS_QUEUE,
-    active.wrap(async (job, token, signal) => {
-      const run = opsJobs[job.name];
-      if (!run) throw new Error(`unknown job ${job.name}`);
-      try {
-        return await run(job, signal);
-      } catch (error) {
-        if (!(error instanceof DrainCheckpoint)) throw error;
-        // Back to the queue, not failed: the next replica to take it continues from the stored state.
-        logger.info({ job: job.id, queue: OPS_QUEUE }, 'operation checkpointed for shutdown');
-        await job.moveToDelayed(Date.now() + 500, token);
-        throw new DelayedError();
-      }
-    }),
-    { ...workerOptions, concurrency: 4 },
-  );
-  for (const worker of [readWorker, opsWorker]) {
-    // `job`, not `op`: this line has no cluster, and every line with an operation id names its cluster.
-    worker.on('failed', (job, error) => logger.error({ job: job?.id, queue: worker.name, err: error.message }, 'job failed'));
-    worker.on('error', (error) => logger.warn({ queue: worker.name, err: error.message }, 'worker error'));
-  }
   // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
   const onCancelled = async (cancelled: Operation): Promise<void> => {
     await opsQueue.add('operation-cancelled', { opId: cancelled.id }, { jobId: `${cancelled.id}-cancelled`, removeOnComplete: 1000, removeOnFail: 1000, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
@@ -187,7 +135,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     [
       { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
       { name: 'slack', check: () => Promise.resolve(slack.connected()) },
-      { name: 'workers', check: () => Promise.resolve(readWorker.isRunning() && opsWorker.isRunning() && !readWorker.isPaused() && !opsWorker.isPaused()) },
+      { name: 'workers', check: () => Promise.resolve([workers.read, workers.ops].every((w) => w.isRunning() && !w.isPaused())) },
       { name: 'draining', check: () => Promise.resolve(!draining) },
     ],
     () => metrics.registry.metrics(),
@@ -205,46 +153,27 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   });
 
   await slack.start();
-  void readWorker.run();
-  void opsWorker.run();
+  workers.run();
   // One schedule for every replica (same id): operations left without a run get one, unposted audit replies get posted.
   void opsQueue
     .upsertJobScheduler('ops-reconcile', { every: Math.max(5000, 2 * config.timeouts.jobLockMs) }, { name: 'ops-reconcile', opts: { removeOnComplete: true, removeOnFail: 100 } })
     .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'cannot schedule the operation reconciler; it is scheduled at the next start'));
   logger.info({ mode: config.slack.appToken ? 'socket' : 'http', clusters: inventory.clusters.map((c) => c.name), port: config.httpPort }, 'bot started');
 
-  let stopping: Promise<void> | undefined;
   return {
     logger,
     shutdownGraceMs: config.shutdownGraceMs,
-    stop() {
-      stopping ??= (async () => {
+    stop: createShutdown({
+      logger,
+      graceMs: config.shutdownGraceMs,
+      intake: slack,
+      workers,
+      queues: [readQueue, opsQueue],
+      redis,
+      onDraining: () => {
         draining = true;
-        logger.info({ graceSeconds: config.shutdownGraceMs / 1000 }, 'stopping: no new commands, letting running steps finish');
-        // Slack first: from here on, commands and clicks go to the other replicas. The ops endpoints stay
-        // up while the running steps finish, so liveness holds and readiness says why it is out.
-        await slack.stopIntake().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack intake did not stop cleanly'));
-        const running = active.count;
-        const { forced } = await closeWorkers([readWorker, opsWorker], { graceMs: config.shutdownGraceMs, active });
-        if (forced) logger.warn({ graceSeconds: config.shutdownGraceMs / 1000, jobs: active.count }, 'grace period over: running jobs left to resume on another replica');
-        else if (running > 0) logger.info({ jobs: running }, 'running jobs finished');
-        await slack.stop().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack app did not stop cleanly'));
-        await Promise.all([readQueue.close(), opsQueue.close()]).catch(() => undefined);
-        // QUIT waits for the replies still due; with Redis away it would only queue, so just drop the connection.
-        if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-        else redis.disconnect();
-        if (forced) {
-          // Redis is closed, so an interrupted job can record nothing; this only ends its talosctl or tofu child.
-          readWorker.cancelAllJobs('shutdown');
-          opsWorker.cancelAllJobs('shutdown');
-        }
-        logger.info({ forced }, 'stopped');
-        await new Promise<void>((resolve) => {
-          logger.flush(() => resolve());
-        });
-      })();
-      return stopping;
-    },
+      },
+    }),
   };
 }
 

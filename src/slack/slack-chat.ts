@@ -1,6 +1,5 @@
 // The Slack Web API adapter behind the chat port: the one module under src/ besides main.ts that
 // imports the Slack SDK. The composition root builds it; jobs/ and the rest of src/ only see the port.
-// eslint-disable-next-line no-restricted-imports
 import { WebClientEvent, type WebClient } from '@slack/web-api';
 import type { ChatMessage, ChatPort } from '../chat/chat-port.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';

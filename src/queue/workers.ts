@@ -1,0 +1,76 @@
+import { DelayedError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../log/logger.ts';
+import { ActiveJobs } from './close-workers.ts';
+import { OPS_QUEUE, READ_QUEUE } from './job-schemas.ts';
+
+export type JobProcessor = (job: Job, signal?: AbortSignal) => Promise<unknown>;
+
+export interface WorkerOptions {
+  connection: Redis;
+  /** Processors by job name, for each queue. */
+  read: Readonly<Record<string, JobProcessor>>;
+  ops: Readonly<Record<string, JobProcessor>>;
+  /** How long a job's lock lasts without renewal, in ms: a crashed replica's job moves to another after this. */
+  jobLockMs: number;
+  readConcurrency: number;
+  /** Whether a processor's error is a drain checkpoint: the job goes back to the queue, not to failed. */
+  isCheckpoint: (error: unknown) => boolean;
+  logger: Logger;
+}
+
+export interface Workers {
+  read: Worker;
+  ops: Worker;
+  /** The processors running now; shutdown waits for these, not for BullMQ's close. */
+  active: ActiveJobs;
+  run(): void;
+}
+
+function dispatch(table: Readonly<Record<string, JobProcessor>>) {
+  return (job: Job, signal?: AbortSignal): Promise<unknown> => {
+    const run = table[job.name];
+    if (!run) throw new Error(`unknown job ${job.name}`);
+    return run(job, signal);
+  };
+}
+
+/** The two workers: read-only jobs many at a time, operations a few at a time with drain checkpoints. */
+export function createWorkers(options: WorkerOptions): Workers {
+  const { connection, jobLockMs, logger } = options;
+  // A crashed replica's job is picked up by another once its lock lapses; resumes are many, so stalls never fail a job.
+  const common = { connection, autorun: false, lockDuration: jobLockMs, stalledInterval: jobLockMs, maxStalledCount: 1000 };
+  const active = new ActiveJobs();
+  const read = dispatch(options.read);
+  const ops = dispatch(options.ops);
+  const readWorker = new Worker(READ_QUEUE, active.wrap(async (job, _token, signal) => read(job, signal)), { ...common, concurrency: options.readConcurrency });
+  const opsWorker = new Worker(
+    OPS_QUEUE,
+    active.wrap(async (job, token, signal) => {
+      try {
+        return await ops(job, signal);
+      } catch (error) {
+        if (!options.isCheckpoint(error)) throw error;
+        // Back to the queue, not failed: the next replica to take it continues from the stored state.
+        logger.info({ job: job.id, queue: OPS_QUEUE }, 'operation checkpointed for shutdown');
+        await job.moveToDelayed(Date.now() + 500, token);
+        throw new DelayedError();
+      }
+    }),
+    { ...common, concurrency: 4 },
+  );
+  for (const worker of [readWorker, opsWorker]) {
+    // `job`, not `op`: this line has no cluster, and every line with an operation id names its cluster.
+    worker.on('failed', (job, error) => logger.error({ job: job?.id, queue: worker.name, err: error.message }, 'job failed'));
+    worker.on('error', (error) => logger.warn({ queue: worker.name, err: error.message }, 'worker error'));
+  }
+  return {
+    read: readWorker,
+    ops: opsWorker,
+    active,
+    run() {
+      void readWorker.run();
+      void opsWorker.run();
+    },
+  };
+}
