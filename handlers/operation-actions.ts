@@ -10,7 +10,7 @@ import type { Logger } from '../src/log/logger.ts';
 import { showDecision } from '../src/ops/approval-edit.ts';
 import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
-import { newOperationId, type Operation } from '../src/ops/operation.ts';
+import { newOperation, newOperationId, type Operation } from '../src/ops/operation.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import { fourEyesRefusal, heldByWindows, retried } from '../src/ops/transitions.ts';
 import { enqueuePreflight, enqueueRun } from '../src/queue/operation-jobs.ts';
@@ -211,24 +211,9 @@ async function rollback(deps: ActionDeps, click: Click): Promise<void> {
     return say(`A rollback of this node was already requested${existing}, or \`${op.id}\` is ${after.state}. Nothing changed.`);
   }
   const { node, step } = after.failure;
-  await deps.store.create({
-    id: child,
-    kind: 'node-rollback',
-    cluster: op.cluster,
-    channel: op.channel,
-    requestedBy: user,
-    createdAt: deps.now().toISOString(),
-    state: 'preflight',
-    revision: 0,
-    target: { node },
-    parent: { op: op.id, step },
-    steps: [],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
-  });
+  await deps.store.create(
+    newOperation({ id: child, kind: 'node-rollback', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight', target: { node }, parent: { op: op.id, step } }),
+  );
   await enqueuePreflight(deps.opsQueue, child);
   await deps.audit.record(op.id, { actor: user, event: `rollback of ${node} requested`, detail: `operation ${child}: preflight, then an approver's click` });
   await say(`Requested the rollback of ${node} as \`${child}\`: its preflight checks what the node runs and etcd quorum, then an approver decides. Nothing is touched before that.`);

@@ -65,6 +65,11 @@ export class StepFailure extends Error {
   }
 }
 
+/** Signals for one read of the cluster each: bounded by the probe timeout, and by the job's signal. */
+export function probeSignals(probeMs: number, signal?: AbortSignal): () => AbortSignal {
+  return () => (signal ? AbortSignal.any([signal, AbortSignal.timeout(probeMs)]) : AbortSignal.timeout(probeMs));
+}
+
 /** A pause while waiting on the cluster; it counts as waiting, not as the bot's own work. */
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   waitOn(() => pause(ms, signal));

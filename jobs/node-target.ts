@@ -2,6 +2,7 @@ import { errorText } from '../src/chat/error-text.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { ClusterSession } from '../src/cluster/cluster-session.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../src/talos/observe.ts';
+import type { Step } from '../src/ops/operation.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
 import { endpointsAvoiding } from './node-upgrade.ts';
 
@@ -14,6 +15,8 @@ export interface NodeTarget {
   talosctl: Talosctl;
   /** What the node reports to talosctl now, asked through the other control planes. */
   version: NodeVersion | undefined;
+  /** The Talos version it runs: as talosctl reports it, or Kubernetes when talosctl has no answer. */
+  running: string | undefined;
   refusals: string[];
 }
 
@@ -21,8 +24,12 @@ export function roleOf(cluster: ClusterConfig, address: string): 'control plane'
   return cluster.controlPlanes.includes(address) ? 'control plane' : 'worker';
 }
 
-/** The node as Kubernetes and talosctl see it; a talosctl that does not match its Talos is a refusal, as for upgrades. */
-export async function observeNodeTarget(session: ClusterSession, cluster: ClusterConfig, address: string, probe: () => AbortSignal): Promise<NodeTarget> {
+/**
+ * The node as Kubernetes and talosctl see it; a talosctl that does not match its Talos is a
+ * refusal, as for upgrades, and so is a node that does not answer: `unreachable` says why that
+ * matters for the operation.
+ */
+export async function observeNodeTarget(session: ClusterSession, cluster: ClusterConfig, address: string, probe: () => AbortSignal, unreachable: string): Promise<NodeTarget> {
   const refusals: string[] = [];
   const view = kubeNodeView(findNodeByAddress(await session.kube.listNodes(probe()), address), cluster.hostLabel);
   let talosctl: Talosctl;
@@ -33,7 +40,14 @@ export async function observeNodeTarget(session: ClusterSession, cluster: Cluste
     talosctl = await session.talosctl(view.osVersion, { closest: true });
   }
   const version = (await observeTalosVersions(talosctl, [address], probe(), endpointsAvoiding(cluster, address))).get(address);
-  return { address, role: roleOf(cluster, address), view, talosctl, version, refusals };
+  if (version?.reachable !== true) refusals.push(`${address} does not answer talosctl (${version?.error ?? 'no answer'}): ${unreachable}`);
+  const running = version?.reachable === true ? version.version : view.osVersion;
+  return { address, role: roleOf(cluster, address), view, talosctl, version, running, refusals };
+}
+
+/** The steps of an operation on one node, each carrying the node's facts for its messages. */
+export function nodeSteps(node: NodeTarget, steps: readonly (readonly [id: string, kind: Step['kind']])[]): Step[] {
+  return steps.map(([id, kind]) => ({ id, kind, node: node.address, nodeName: node.view.name, host: node.view.host, status: 'pending' as const }));
 }
 
 /** The inventory without one node: what the cluster is once that node is gone. */

@@ -4,7 +4,7 @@ import { resolveCluster, type ClusterConfig, type Inventory } from '../../src/co
 import type { Logger } from '../../src/log/logger.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { DeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
-import { newOperationId, type Operation, type OperationKind } from '../../src/ops/operation.ts';
+import { newOperation as createOperation, type Operation, type OperationKind } from '../../src/ops/operation.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import type { Authorizer } from '../authorize.ts';
 import type { Command } from '../parse-command.ts';
@@ -77,21 +77,5 @@ export async function lockHeldReason(deps: CommandDeps, cluster: ClusterConfig):
 }
 
 export function newOperation(deps: CommandDeps, kind: OperationKind, cluster: ClusterConfig, slack: SlashCommand, state: Operation['state'], version?: string): Operation {
-  return {
-    id: newOperationId(),
-    kind,
-    cluster: cluster.name,
-    channel: cluster.channel,
-    requestedBy: slack.user_id,
-    createdAt: deps.now().toISOString(),
-    state,
-    revision: 0,
-    target: version ? { version } : {},
-    steps: [],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
-  };
+  return createOperation({ kind, cluster: cluster.name, channel: cluster.channel, requestedBy: slack.user_id, createdAt: deps.now().toISOString(), state, target: version ? { version } : {} });
 }

@@ -10,7 +10,7 @@ import { withStep, type Operation, type Step } from '../../src/ops/operation.ts'
 import { cancelRefusal, heldByWindows, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal, windowStatus } from '../../src/rules/maintenance-window.ts';
-import { checkpoint, clusterNamed, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { approvalGate } from './approvals.ts';
 import { refreshRoot } from './root-message.ts';
 import { enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
@@ -241,7 +241,8 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
             await walkOperation({ deps, cluster, session, talosctl, log, signal }, opId, playbook);
           });
         } catch (error) {
-          if (signal.aborted) throw error;
+          // A drain checkpoint goes back to the queue; a cancelled run leaves the operation to the run that holds it.
+          if (signal.aborted || error instanceof DrainCheckpoint) throw error;
           const latest = await deps.store.get(opId);
           const step = latest?.steps.find((s) => s.status === 'pending' || s.status === 'running');
           if (!latest || !step || latest.state !== 'running') throw error;

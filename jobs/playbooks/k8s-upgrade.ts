@@ -14,7 +14,7 @@ import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { checkKubernetesUpgradePath } from '../../src/rules/versions.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../src/talos/observe.ts';
 import { parseUpgradeK8sOutput } from '../../src/talos/parse-upgrade-k8s.ts';
-import { sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
@@ -161,7 +161,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   if (windowRefusal !== undefined) refusals.push(windowRefusal);
   const notes: string[] = [];
   const target = op.target.version ?? '';
-  const probe = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
+  const probe = probeSignals(deps.timeouts.probeMs, signal);
 
   const kubeNodes = await session.kube.listNodes(probe());
   const views = allNodes(cluster).map((address) => ({ address, view: kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel) }));

@@ -9,9 +9,9 @@ import type { Operation, Step } from '../../src/ops/operation.ts';
 import { quorumAfterRemoval } from '../../src/rules/quorum.ts';
 import { observeEtcdMembership, type EtcdMembership } from '../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, observeTalosVersions } from '../../src/talos/observe.ts';
-import { sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { endpointsAvoiding } from '../node-upgrade.ts';
-import { clusterWithout, observeNodeTarget, roleOf, withEndpoints } from '../node-target.ts';
+import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 
@@ -120,16 +120,11 @@ async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
 
 /** The runbook's "Remove a node" checks, made while Terraform still has the node's address and credentials. */
 async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
-  const probe = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
+  const probe = probeSignals(deps.timeouts.probeMs, signal);
   const address = op.target.node!;
-  const node = await observeNodeTarget(session, cluster, address, probe);
+  const node = await observeNodeTarget(session, cluster, address, probe, 'it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook');
   const refusals = [...node.refusals];
   const notes: string[] = [];
-  if (node.version?.reachable !== true) {
-    refusals.push(
-      `${address} does not answer talosctl (${node.version?.error ?? 'no answer'}), so it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook`,
-    );
-  }
   // The last node of its kind is refused by the command itself; the arithmetic also covers a single member.
   if (node.role === 'control plane') {
     const membership = await observeEtcdMembership(node.talosctl, cluster.controlPlanes, address, probe());
@@ -145,40 +140,36 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   if (window !== undefined) refusals.push(window);
   const holder = await deps.lock.holder(cluster.name);
   if (holder !== undefined) refusals.push(`operation ${holder} holds ${cluster.name}; wait for it to finish, or \`/talos cancel ${holder}\``);
-  const facts = { node: address, nodeName: node.view.name, host: node.view.host };
-  const from = node.version?.reachable === true ? node.version.version : node.view.osVersion;
-  return {
-    refusals,
-    notes,
-    target: { nodeName: node.view.name, fromVersion: from, talosVersion: from },
-    steps: [
-      { id: 'reset', kind: 'reset-node', ...facts, status: 'pending', fromVersion: from },
-      { id: 'delete-node', kind: 'delete-node', ...facts, status: 'pending' },
-      { id: 'verify', kind: 'removal-verify', ...facts, status: 'pending' },
-    ],
-  };
+  const steps = nodeSteps(node, [
+    ['reset', 'reset-node'],
+    ['delete-node', 'delete-node'],
+    ['verify', 'removal-verify'],
+  ]);
+  // The reset step's approval shows the version the node runs.
+  steps[0]!.fromVersion = node.running;
+  return { refusals, notes, steps, target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running } };
 }
 
 /** `/talos remove`: an approver's word, the graceful reset, the Node deleted, the gate without it. */
 export const removePlaybook: Playbook = {
-    start: 'run',
-      preflight,
-    needsApproval: (step) => step.kind === 'reset-node',
-    async approvalMessage(ctx, op, approval, step) {
-      const quorum = await quorumNow(ctx, step.node!);
-      const warning = `talosctl reset --graceful --reboot=false --nodes ${step.node ?? '?'} drains the node, ${roleOf(ctx.cluster, step.node!) === 'control plane' ? 'leaves etcd, ' : ''}wipes it and powers it off; then its Kubernetes Node is deleted. Only Terraform can bring it back.`;
-      return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning });
-    },
-    runStep(ctx, op, step) {
-      if (step.kind === 'reset-node') return reset(ctx, op, step);
-      if (step.kind === 'delete-node') return deleteNode(ctx, op, step);
-      return verify(ctx, step);
-    },
-    complete(ctx, op) {
-      const node = op.target.node!;
-      const gate = op.steps.find((s) => s.kind === 'removal-verify')?.detail ?? 'health gate passed';
-      return Promise.resolve({ validation: `${node} reset and its Node deleted; ${gate}`, followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node)) });
-    },
-    retryFrom: () => undefined,
+  start: 'run',
+  preflight,
+  needsApproval: (step) => step.kind === 'reset-node',
+  async approvalMessage(ctx, op, approval, step) {
+    const quorum = await quorumNow(ctx, step.node!);
+    const warning = `talosctl reset --graceful --reboot=false --nodes ${step.node ?? '?'} drains the node, ${roleOf(ctx.cluster, step.node!) === 'control plane' ? 'leaves etcd, ' : ''}wipes it and powers it off; then its Kubernetes Node is deleted. Only Terraform can bring it back.`;
+    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning });
+  },
+  runStep(ctx, op, step) {
+    if (step.kind === 'reset-node') return reset(ctx, op, step);
+    if (step.kind === 'delete-node') return deleteNode(ctx, op, step);
+    return verify(ctx, step);
+  },
+  complete(ctx, op) {
+    const node = op.target.node!;
+    const gate = op.steps.find((s) => s.kind === 'removal-verify')?.detail ?? 'health gate passed';
+    return Promise.resolve({ validation: `${node} reset and its Node deleted; ${gate}`, followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node)) });
+  },
+  retryFrom: () => undefined,
 };
 

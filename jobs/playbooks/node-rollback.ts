@@ -7,9 +7,9 @@ import { runHealthGate } from '../../src/health/health-gate.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { observeEtcdMembership, quorumWhileRebooting } from '../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions } from '../../src/talos/observe.ts';
-import { sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { endpointsAvoiding } from '../node-upgrade.ts';
-import { observeNodeTarget, roleOf } from '../node-target.ts';
+import { nodeSteps, observeNodeTarget, roleOf } from '../node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 
@@ -101,19 +101,19 @@ function alreadyBack(address: string, running: string | undefined, bootId: strin
 }
 
 async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
-  const probe = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
+  const probe = probeSignals(deps.timeouts.probeMs, signal);
   const address = op.target.node!;
-  const node = await observeNodeTarget(session, cluster, address, probe);
+  const node = await observeNodeTarget(
+    session,
+    cluster,
+    address,
+    probe,
+    'talosctl rollback needs its API. A node whose new image cannot boot falls back to the previous one by itself; a node that stays down needs the node replacement runbook',
+  );
   const refusals = [...node.refusals];
   const notes: string[] = [];
-  if (node.version?.reachable !== true) {
-    refusals.push(
-      `${address} does not answer talosctl (${node.version?.error ?? 'no answer'}): talosctl rollback needs its API. A node whose new image cannot boot falls back to the previous one by itself; a node that stays down needs the node replacement runbook`,
-    );
-  }
-  const running = node.version?.reachable === true ? node.version.version : node.view.osVersion;
   const upgrade = await lastUpgradeOf(deps, op, address);
-  const back = upgrade === undefined ? undefined : alreadyBack(address, running, node.view.bootId, upgrade);
+  const back = upgrade === undefined ? undefined : alreadyBack(address, node.running, node.view.bootId, upgrade);
   if (back !== undefined) refusals.push(back);
   // A single control plane has no peers to keep quorum: its rollback, like its upgrade, takes the API down for the reboot.
   if (node.role === 'control plane' && cluster.controlPlanes.length > 1) {
@@ -128,39 +128,38 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const parent = op.parent?.op;
   // The lock is also what keeps two control-plane rollbacks from ever running at once; a stopped upgrade hands its lock over.
   if (holder !== undefined && holder !== parent) refusals.push(`operation ${holder} holds ${cluster.name}; one operation (and so one rollback) at a time: wait for it, or \`/talos cancel ${holder}\``);
-  const facts = { node: address, nodeName: node.view.name, host: node.view.host };
   return {
     refusals,
     notes,
     takesLockFrom: holder !== undefined && holder === parent ? parent : undefined,
-    target: { nodeName: node.view.name, fromVersion: running, talosVersion: running },
-    steps: [
-      { id: 'rollback', kind: 'rollback-node', ...facts, status: 'pending' },
-      { id: 'verify', kind: 'rollback-verify', ...facts, status: 'pending' },
-    ],
+    target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running },
+    steps: nodeSteps(node, [
+      ['rollback', 'rollback-node'],
+      ['verify', 'rollback-verify'],
+    ]),
   };
 }
 
 /** `/talos rollback` and a stopped upgrade's Rollback button: an approver's word, talosctl rollback on that one node, then its return and the gate verified. */
 export const rollbackPlaybook: Playbook = {
-    start: 'run',
-    preflight,
-    needsApproval: (step) => step.kind === 'rollback-node',
-    async approvalMessage(ctx, op, approval, step) {
-      const etcd = await etcdFacts(ctx, step.node!);
-      const warning = `talosctl rollback --nodes ${step.node ?? '?'} switches the node to its previous Talos image and reboots it at once; its workloads restart elsewhere.`;
-      return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning });
-    },
-    runStep: (ctx, op, step) => (step.kind === 'rollback-node' ? rollback(ctx, op, step) : waitForNode(ctx, op, step)),
-    async complete(ctx, op) {
-      const node = op.target.node!;
-      const kubeNodes = await ctx.session.kube.listNodes(probeSignal(ctx));
-      const others = allNodes(ctx.cluster)
-        .filter((a) => a !== node)
-        .map((a) => `${a} ${kubeNodeView(findNodeByAddress(kubeNodes, a), ctx.cluster.hostLabel).osVersion ?? 'unknown'}`);
-      const version = op.target.version ?? '?';
-      return { validation: `${node} back on ${version} and Ready (ran ${op.target.fromVersion ?? '?'})`, followUp: rollbackFollowUp(op, node, version, others) };
-    },
-    retryFrom: () => undefined,
+  start: 'run',
+  preflight,
+  needsApproval: (step) => step.kind === 'rollback-node',
+  async approvalMessage(ctx, op, approval, step) {
+    const etcd = await etcdFacts(ctx, step.node!);
+    const warning = `talosctl rollback --nodes ${step.node ?? '?'} switches the node to its previous Talos image and reboots it at once; its workloads restart elsewhere.`;
+    return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning });
+  },
+  runStep: (ctx, op, step) => (step.kind === 'rollback-node' ? rollback(ctx, op, step) : waitForNode(ctx, op, step)),
+  async complete(ctx, op) {
+    const node = op.target.node!;
+    const kubeNodes = await ctx.session.kube.listNodes(probeSignal(ctx));
+    const others = allNodes(ctx.cluster)
+      .filter((a) => a !== node)
+      .map((a) => `${a} ${kubeNodeView(findNodeByAddress(kubeNodes, a), ctx.cluster.hostLabel).osVersion ?? 'unknown'}`);
+    const version = op.target.version ?? '?';
+    return { validation: `${node} back on ${version} and Ready (ran ${op.target.fromVersion ?? '?'})`, followUp: rollbackFollowUp(op, node, version, others) };
+  },
+  retryFrom: () => undefined,
 };
 

@@ -14,7 +14,7 @@ import { upgradeOrder } from '../../src/rules/upgrade-order.ts';
 import { checkTalosUpgradePath } from '../../src/rules/versions.ts';
 import { talosSupportsKubernetes } from '../../src/talos/compatibility.ts';
 import { checkEtcdQuorum, findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../src/talos/observe.ts';
-import { StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { probeSignals, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { endpointsAvoiding, upgradeNode } from '../node-upgrade.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
@@ -40,7 +40,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const windowRefusal = outsideWindowRefusal(cluster, deps.now());
   if (windowRefusal !== undefined) refusals.push(windowRefusal);
   const nodes = allNodes(cluster);
-  const probe = (): AbortSignal => (signal ? AbortSignal.any([signal, AbortSignal.timeout(deps.timeouts.probeMs)]) : AbortSignal.timeout(deps.timeouts.probeMs));
+  const probe = probeSignals(deps.timeouts.probeMs, signal);
 
   const kubeNodes = await session.kube.listNodes(probe());
   const views = new Map(nodes.map((address) => [address, kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel)]));

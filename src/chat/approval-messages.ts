@@ -11,6 +11,19 @@ export interface ApprovalContext {
   etcdEvidence: string[];
 }
 
+/** Which node a request is about, with one fact of its own (the image, the version it runs) and when it expires. */
+function nodeFields(step: Step, approval: Approval, fact: [string, string]) {
+  return fields([['Node', `${step.nodeName ?? '?'} (${step.node ?? '?'})`], ['Host', step.host ?? 'unknown'], fact, ['Expires', formatTime(approval.expiresAt)]]);
+}
+
+/** Approve and Stop of a node's request; the block carries the operation and the request's nonce. */
+function approveOrStop(op: Operation, approval: Approval) {
+  return actions(`approve-${op.id}-${approval.nonce}`, [
+    { text: 'Approve', actionId: ACTION.approve, value: buttonValue(op.id, approval.nonce), style: 'primary' },
+    { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
+  ]);
+}
+
 /** The question before each control plane: which node, which host, which image, and how etcd looks now. */
 export function approvalRequestMessage(op: Operation, approval: Approval, ctx: ApprovalContext): ChatMessage {
   const { step } = ctx;
@@ -19,18 +32,10 @@ export function approvalRequestMessage(op: Operation, approval: Approval, ctx: A
     text,
     blocks: [
       section(`*${escapeMrkdwn(text)}*`),
-      fields([
-        ['Node', `${step.nodeName ?? '?'} (${step.node ?? '?'})`],
-        ['Host', step.host ?? 'unknown'],
-        ['Image', `\`${step.image ?? '?'}\``],
-        ['Expires', formatTime(approval.expiresAt)],
-      ]),
+      nodeFields(step, approval, ['Image', `\`${step.image ?? '?'}\``]),
       section(`*etcd now:* ${escapeMrkdwn(ctx.etcdSummary)}`),
       preformatted(ctx.etcdEvidence),
-      actions(`approve-${op.id}-${approval.nonce}`, [
-        { text: 'Approve', actionId: ACTION.approve, value: buttonValue(op.id, approval.nonce), style: 'primary' },
-        { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
-      ]),
+      approveOrStop(op, approval),
     ],
   };
 }
@@ -43,19 +48,11 @@ export function nodeApprovalMessage(op: Operation, approval: Approval, step: Ste
     text,
     blocks: [
       section(`*${escapeMrkdwn(text)}*`),
-      fields([
-        ['Node', `${step.nodeName ?? '?'} (${step.node ?? '?'})`],
-        ['Host', step.host ?? 'unknown'],
-        ['Runs', step.fromVersion ?? op.target.fromVersion ?? '?'],
-        ['Expires', formatTime(approval.expiresAt)],
-      ]),
+      nodeFields(step, approval, ['Runs', step.fromVersion ?? op.target.fromVersion ?? '?']),
       section(`*What happens:* ${escapeMrkdwn(facts.warning)}`),
       section(`*etcd now:* ${escapeMrkdwn(facts.summary)}`),
       ...(facts.evidence.length > 0 ? [preformatted(facts.evidence)] : []),
-      actions(`approve-${op.id}-${approval.nonce}`, [
-        { text: 'Approve', actionId: ACTION.approve, value: buttonValue(op.id, approval.nonce), style: 'primary' },
-        { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
-      ]),
+      approveOrStop(op, approval),
     ],
   };
 }

@@ -180,6 +180,11 @@ export function withStep(op: Operation, stepId: string, patch: Partial<Step>): O
   return { ...op, steps: op.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s)) };
 }
 
+/** A new operation as a request creates it: nothing planned, approved or recorded yet. */
+export function newOperation(fields: Pick<Operation, 'kind' | 'cluster' | 'channel' | 'requestedBy' | 'createdAt' | 'state'> & Partial<Operation>): Operation {
+  return { id: newOperationId(), revision: 0, target: {}, steps: [], approvals: [], refusals: [], audit: [], confirmedReview: [], notes: [], ...fields };
+}
+
 /** Short, unguessable, and valid as a BullMQ job id and in Slack button values. */
 export function newOperationId(): string {
   return `op-${crypto.randomUUID().replace(/-/g, '').slice(0, 10)}`;

@@ -1,7 +1,9 @@
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { productionShape, stagingShape } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
-import { approve, approveUntilDone, clickStart, opIdOf, requestUpgrade, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { approve, approveUntilDone, auditLines, clickStart, opIdOf, requestUpgrade, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness;
@@ -100,5 +102,52 @@ describe('four eyes in production by default', () => {
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).filter((e) => /four eyes/.test(e.text))[1], { description: 'the four-eyes refusal of the approval' });
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
     expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled \`${plan.opId}\``);
+  });
+});
+
+describe('Slack failing under a finished step', () => {
+  it('completes a Kubernetes upgrade whose root edits and maintenance record Slack refused: a view that failed is never a failed step', async () => {
+    await harness({ clusters: [stagingShape({ talosVersion: 'v1.12.11' }), productionShape({ talosVersion: 'v1.12.11' })] });
+    const plan = await requestUpgrade(h, 'upgrade k8s 1.35.0', { channel: CHANNELS.staging });
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const request = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => JSON.stringify(m.blocks).includes('talos-k8s-apply')), {
+      timeoutMs: 30_000,
+      description: 'the Apply request',
+    });
+    h.slack.faults.serverError({ count: 10_000, status: 500, methods: ['chat.update', 'files.getUploadURLExternal'] });
+
+    await h.slack.clickButton({ user: USERS.dave, channel: CHANNELS.staging, messageTs: request.ts, actionId: 'talos-k8s-apply' });
+    await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => /Terraform follow-up/.test(m.text)), { timeoutMs: 60_000, description: 'the follow-up' });
+    h.slack.faults.clear();
+
+    const lines = auditLines(h, plan, CHANNELS.staging);
+    expect(lines.join('\n')).toMatch(/^#\d+ verified: all 2 nodes report kubelet v1\.35\.0/m);
+    expect(lines.join('\n')).not.toMatch(/stopped/);
+    expect(h.slack.uploadedFiles().some((f) => f.filename.endsWith('-maintenance-record.md'))).toBe(false);
+    expect(await h.command('status', { channel: CHANNELS.staging })).toMatch(new RegExp(`${plan.opId}\` k8s-upgrade[^\n]*: completed`));
+  });
+});
+
+describe('Redis is a store, not the authority', () => {
+  it('stops before talosctl when the installer image read back from Redis is not the one the rules derive', async () => {
+    await harness();
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    const request = await waitForApprovalRequest(h, plan);
+    const redis = new Redis(h.redis.url);
+    const key = `talos:op:${plan.opId}`;
+    const stored = JSON.parse((await redis.get(key))!) as { steps: { id: string; image?: string }[] };
+    for (const step of stored.steps) if (step.id === 'node-10.0.30.11') step.image = 'registry.example/evil-installer:v1.12.11';
+    await redis.set(key, JSON.stringify(stored));
+    await redis.quit();
+
+    await approve(h, request, USERS.carol);
+
+    const failed = await waitForRootState(h, plan, /stopped at the first failure|completed/);
+    expect(failed.text).toContain('stopped at the first failure');
+    const stop = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped'));
+    expect(stop?.text).toContain('no longer matches the inventory and the rules');
+    expect(JSON.stringify(stop?.blocks)).toContain('registry.example/evil-installer');
+    expect(h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade')).toEqual([]);
   });
 });

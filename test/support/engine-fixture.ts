@@ -7,7 +7,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 import { createAudit } from '../../src/ops/audit.ts';
 import { createClusterLock } from '../../src/ops/cluster-lock.ts';
-import { newOperationId, type Operation } from '../../src/ops/operation.ts';
+import { newOperation, type Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
 import { createRunLease } from '../../src/ops/run-lease.ts';
 import type { ImageFactory } from '../../src/talos/image-factory.ts';
@@ -149,25 +149,17 @@ export function engineFixture(redis: RedisFixture, options: { inventory?: Invent
     queue,
     clock,
     async operation(fields) {
-      const op: Operation = {
-        id: newOperationId(),
+      const op = newOperation({
         kind: 'k8s-upgrade',
         cluster: 'production',
         channel: 'C0MAINTPRD',
         requestedBy: 'U0ALICE',
         createdAt: clock.now.toISOString(),
         state: 'running',
-        revision: 0,
         target: { version: '1.34.1', talosVersion: 'v1.11.5' },
-        steps: [],
-        approvals: [],
-        refusals: [],
-        audit: [],
-        confirmedReview: [],
-        notes: [],
         startedBy: 'U0ALICE',
         ...fields,
-      };
+      });
       await store.create(op);
       return op;
     },
