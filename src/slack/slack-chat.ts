@@ -37,6 +37,14 @@ export function slackMethodOf(url: string): string {
   return /^[a-z]+(\.[a-zA-Z]+)+$/.test(last) ? last : 'files.upload';
 }
 
+/** The event type of the metadata every keyed post carries. */
+export const POST_KEY_EVENT = 'talos_chatops_post';
+
+/** Message metadata that names a post, so it can be found again when its answer was lost. */
+function keyed(key: string | undefined): { metadata?: { event_type: string; event_payload: { key: string } } } {
+  return key === undefined ? {} : { metadata: { event_type: POST_KEY_EVENT, event_payload: { key } } };
+}
+
 /** Counts Slack's 429 answers; the client waits out `Retry-After` and retries by itself. */
 export function onSlackRateLimited(client: WebClient, record: (method: string) => void): void {
   client.on(WebClientEvent.RATE_LIMITED, (_retryAfterSeconds: number, request: { url?: string }) => record(slackMethodOf(request.url ?? '')));
@@ -60,16 +68,29 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
     }
   };
   return {
-    async post(channel, message) {
-      const response = await call('chat.postMessage', () => client.chat.postMessage({ channel, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]));
+    async post(channel, message, options = {}) {
+      const response = await call('chat.postMessage', () =>
+        client.chat.postMessage({ channel, ...clean(scrubber, message), ...keyed(options.key) } as Parameters<WebClient['chat']['postMessage']>[0]),
+      );
       return { ts: tsOf(response) };
     },
     async reply(channel, threadTs, message, options = {}) {
       const sender = options.once === true ? (hooks.onceClient ?? client) : client;
       const response = await call('chat.postMessage', () =>
-        sender.chat.postMessage({ channel, thread_ts: threadTs, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postMessage']>[0]),
+        sender.chat.postMessage({
+          channel,
+          thread_ts: threadTs,
+          ...clean(scrubber, message),
+          ...keyed(options.key),
+          ...(options.broadcast === true ? { reply_broadcast: true } : {}),
+        } as Parameters<WebClient['chat']['postMessage']>[0]),
       );
       return { ts: tsOf(response) };
+    },
+    async permalink(channel, ts) {
+      const response = await call('chat.getPermalink', () => client.chat.getPermalink({ channel, message_ts: ts }));
+      if (typeof response.permalink !== 'string') throw new Error('chat.getPermalink answered without a permalink');
+      return response.permalink;
     },
     async replies(channel, threadTs) {
       const out: { ts: string; text: string }[] = [];

@@ -70,7 +70,7 @@ class FakeThread implements Pick<ChatPort, 'reply' | 'replies'> {
 
 function chatOn(thread: FakeThread): ChatPort {
   const unused = (): Promise<never> => Promise.reject(new Error('not used by the audit'));
-  return { post: unused, update: unused, ephemeral: unused, upload: unused, reply: thread.reply.bind(thread), replies: thread.replies.bind(thread) };
+  return { post: unused, update: unused, ephemeral: unused, upload: unused, permalink: unused, reply: thread.reply.bind(thread), replies: thread.replies.bind(thread) };
 }
 
 function auditOn(store: OperationStore, thread: FakeThread) {

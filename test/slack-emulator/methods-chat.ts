@@ -72,9 +72,21 @@ function deleteMessage(args: JsonObject, deps: ApiDeps): JsonObject {
   return { ok: true, channel, ts };
 }
 
+function getPermalink(args: JsonObject, deps: ApiDeps): JsonObject {
+  const channel = deps.directory.resolveChannel(stringArg(args, 'channel') ?? '');
+  if (channel === undefined) return fail('channel_not_found');
+  const ts = stringArg(args, 'message_ts') ?? '';
+  const message = deps.messages.get(channel, ts);
+  if (message === undefined) return fail('message_not_found');
+  // Slack's form: the channel, then p and the ts without its dot; a reply adds its thread.
+  const base = `https://${deps.config.teamDomain}.slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+  return { ok: true, channel, permalink: message.thread_ts !== undefined && message.thread_ts !== ts ? `${base}?thread_ts=${message.thread_ts}&cid=${channel}` : base };
+}
+
 export const chatMethods: Record<string, MethodSpec> = {
   'chat.postMessage': { token: 'bot', handle: postMessage },
   'chat.update': { token: 'bot', handle: update },
   'chat.postEphemeral': { token: 'bot', handle: postEphemeral },
   'chat.delete': { token: 'bot', handle: deleteMessage },
+  'chat.getPermalink': { token: 'bot', handle: getPermalink },
 };

@@ -62,6 +62,10 @@ export class RecordingChat implements ChatPort {
     return Promise.resolve();
   }
 
+  permalink(channel: string, ts: string): Promise<string> {
+    return Promise.resolve(`https://example.slack.com/archives/${channel}/p${ts.replace('.', '')}`);
+  }
+
   /** Every text the thread of `rootTs` received, in order. */
   thread(rootTs: string): string[] {
     return this.posts.filter((p) => p.threadTs === rootTs).map((p) => p.message.text);
