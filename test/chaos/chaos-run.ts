@@ -6,12 +6,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { Operation } from '../../src/ops/operation.ts';
+import { loadInventory } from '../../src/config/inventory.ts';
+import type { WindowPolicy } from '../../src/rules/maintenance-window.ts';
 import { schedulePending } from '../sim/workloads.ts';
 import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { opIdOf, originalButtonValue } from '../support/upgrade-flow.ts';
-import { CLUSTER, describeTrigger, drawFault, waitForTrigger, type ChaosContext, type ChaosTimeouts, type FaultName } from './faults.ts';
-import { checkInvariants, outcomeOf, type Outcome, type RunEvidence, type ThreadReply, type Violation } from './invariants.ts';
+import { CLUSTER, describeTrigger, drawFault, judgeStrike, waitForTrigger, type ChaosContext, type ChaosTimeouts, type FaultName, type Span, type Strike } from './faults.ts';
+import { checkInvariants, outcomeOf, RecordedOperation, type Outcome, type RunEvidence, type ThreadReply, type Violation } from './invariants.ts';
 import { mulberry32 } from './prng.ts';
 
 export const FROM_VERSION = 'v1.11.5';
@@ -35,6 +36,7 @@ export const CHAOS_ENV = {
 const TIMEOUTS: ChaosTimeouts = {
   probeMs: Number(CHAOS_ENV.PROBE_TIMEOUT_SECONDS) * 1000,
   nodeReadyMs: Number(CHAOS_ENV.NODE_READY_TIMEOUT_SECONDS) * 1000,
+  pollMs: Number(CHAOS_ENV.POLL_INTERVAL_MS),
 };
 
 export interface RunReport {
@@ -42,6 +44,8 @@ export interface RunReport {
   fault: FaultName;
   /** Trigger and drawn parameters. */
   plan: string;
+  /** Whether the fault met the live operation: a run whose fault did not strike proves nothing about it. */
+  strike: Strike;
   opId: string | undefined;
   outcome: Outcome;
   /** Why the operation stopped, when it did. */
@@ -99,18 +103,48 @@ export class ChaosBench {
   }
 }
 
-async function readOperation(url: string, opId: string): Promise<{ op: Operation | undefined; raw: string }> {
+async function readOperation(url: string, opId: string): Promise<{ op: RecordedOperation | undefined; raw: string }> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
   client.on('error', () => undefined);
   try {
     await client.connect();
     const raw = (await client.get(`talos:op:${opId}`)) ?? '';
-    return { op: raw === '' ? undefined : Operation.parse(JSON.parse(raw)), raw };
+    return { op: raw === '' ? undefined : RecordedOperation.parse(JSON.parse(raw)), raw };
   } catch {
     return { op: undefined, raw: '' };
   } finally {
     client.disconnect();
   }
+}
+
+/** Every operation on the cluster created since `sinceMs`, oldest first (the store indexes them by creation time). */
+async function readOperationsSince(url: string, sinceMs: number, note: (text: string) => void): Promise<RecordedOperation[]> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const ids = await client.zrangebyscore(`talos:ops:${CLUSTER}`, sinceMs, '+inf');
+    const out: RecordedOperation[] = [];
+    for (const id of ids) {
+      const raw = await client.get(`talos:op:${id}`);
+      const parsed = raw === null ? undefined : RecordedOperation.safeParse(JSON.parse(raw));
+      if (parsed?.success) out.push(parsed.data);
+      else note(`operation ${id} could not be read: ${parsed ? parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : 'it is gone'}`);
+    }
+    return out;
+  } catch (error) {
+    note(`the operations could not be listed: ${(error as Error).message}`);
+    return [];
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** The window rules of the cluster's inventory entry, as the bot reads them. */
+function windowPolicyOf(h: Harness): WindowPolicy {
+  const cluster = loadInventory(h.inventoryPath).clusters.find((c) => c.name === CLUSTER);
+  if (!cluster) throw new Error(`the inventory ${h.inventoryPath} has no cluster ${CLUSTER}`);
+  return { environment: cluster.environment, maintenanceWindows: cluster.maintenanceWindows, allowOutsideWindows: cluster.allowOutsideWindows };
 }
 
 async function redisAnswers(url: string): Promise<boolean> {
@@ -145,7 +179,8 @@ function threadOf(h: Harness, rootTs: string): ThreadReply[] {
   return h.slack.thread(CHANNEL, rootTs).map((m) => ({ ts: m.ts, firstText: h.slack.versions(CHANNEL, m.ts)[0]?.text ?? m.text, text: m.text }));
 }
 
-const auditRepliesIn = (thread: ThreadReply[]): number => thread.filter((r) => /^#\d+ /.test(r.firstText)).length;
+/** Audit entries posted in the thread: a reply carries one per line, several when entries were held for the next one. */
+const auditEntriesIn = (thread: ThreadReply[]): number => thread.reduce((n, r) => n + [...r.firstText.matchAll(/^#\d+ /gm)].length, 0);
 
 /** Sends the command until the bot takes it (it may be down), and returns the operation id. */
 async function sendCommand(h: Harness, ctx: ChaosContext): Promise<string> {
@@ -211,6 +246,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   const plan = drawFault(rng, nodes, TIMEOUTS, options.fault);
   const trace: string[] = [];
   const over = new AbortController();
+  const injected: { from?: number; to?: number } = {};
   const ctx: ChaosContext = {
     h,
     eventsFrom: h.sim.events.length,
@@ -219,19 +255,31 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     extraBots: [],
     over: over.signal,
     note: (text) => trace.push(`${Date.now() - started}ms ${text}`),
+    tookEffect: () => {
+      injected.from ??= Date.now();
+    },
+    lifted: () => {
+      if (injected.from !== undefined) injected.to ??= Date.now();
+    },
   };
   const trafficFrom = h.slack.allTraffic().length;
+  const answersFrom = h.slack.apiCalls.length;
   const logsFrom = h.bot.logs().length;
-  plan.arm?.(ctx);
+  try {
+    await plan.arm?.(ctx);
+  } catch (error) {
+    ctx.note(`the fault could not be armed: ${(error as Error).message}`);
+  }
   const injection = (async () => {
     if (!(await waitForTrigger(ctx, plan.trigger))) return;
-    ctx.note(`fault ${plan.fault} strikes at ${describeTrigger(plan.trigger)}`);
+    ctx.note(`fault ${plan.fault} fires at ${describeTrigger(plan.trigger)}`);
     await plan.inject(ctx);
   })().catch((error: unknown) => ctx.note(`the fault could not be injected: ${(error as Error).message}`));
 
   let opId: string | undefined;
   let ended = false;
   let rootTs: string | undefined;
+  let endedSeenAt: number | undefined;
   const deadline = Date.now() + RUN_DEADLINE_MS;
   const timer = setTimeout(() => over.abort(), RUN_DEADLINE_MS);
   try {
@@ -239,6 +287,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     opId = await sendCommand(h, ctx);
     ctx.note(`operation ${opId}`);
     ({ rootTs, ended } = await operate(h, ctx, opId, deadline));
+    if (ended) endedSeenAt = Date.now();
   } catch (error) {
     ctx.note(`the driver gave up: ${(error as Error).message}`);
   } finally {
@@ -249,13 +298,14 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   await plan.clear(ctx);
   h.sim.faults.clear(CLUSTER);
   h.slack.faults.clear();
+  const clearedAt = Date.now();
   if (!(await redisAnswers(h.redis.url))) await h.redis.restart();
   if (!h.bot.running()) await h.bot.start();
 
   // The state is written before the entry that ends the audit: let that entry, and every reply, land before judging.
   let record = opId ? await readOperation(h.redis.url, opId) : { op: undefined, raw: '' };
   if (opId && rootTs) {
-    const settled = (op: Operation): boolean => op.audit.some((a) => FINAL_EVENTS.includes(a.event)) && auditRepliesIn(threadOf(h, rootTs!)) >= op.audit.length;
+    const settled = (op: RecordedOperation): boolean => op.audit.some((a) => FINAL_EVENTS.includes(a.event)) && auditEntriesIn(threadOf(h, rootTs!)) >= op.audit.length;
     const settleBy = Date.now() + 10_000;
     while (Date.now() < settleBy && record.op && !settled(record.op)) {
       await sleep(100);
@@ -265,12 +315,27 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   for (const other of ctx.extraBots) await other.stop();
   ctx.note(`run over: ${record.op?.state ?? 'no operation'}`);
 
+  const calls = h.sim.calls.slice(ctx.callsFrom);
+  const events = h.sim.events.slice(ctx.eventsFrom);
+  const live: Span | undefined = record.op ? { from: Date.parse(record.op.createdAt), to: record.op.endedAt ? Date.parse(record.op.endedAt) : (endedSeenAt ?? clearedAt) } : undefined;
+  const strike = judgeStrike(plan, {
+    live,
+    injection: injected.from === undefined ? undefined : { from: injected.from, to: injected.to ?? clearedAt },
+    calls,
+    events,
+    slackAnswers: h.slack.apiCalls.slice(answersFrom).map((a) => ({ method: a.method, status: a.status, at: a.at })),
+  });
+  ctx.note(strike.struck ? `the fault struck: ${strike.how}` : `the fault did not strike: ${strike.why}`);
+
   const evidence: RunEvidence = {
     cluster: CLUSTER,
     controlPlanes: nodes,
     target: TARGET,
-    events: h.sim.events.slice(ctx.eventsFrom),
+    events,
+    calls,
     op: record.op,
+    operations: await readOperationsSince(h.redis.url, started, (text) => ctx.note(text)),
+    inventory: windowPolicyOf(h),
     ended,
     thread: rootTs ? threadOf(h, rootTs) : [],
     versionsAfter: Object.fromEntries(production.nodes.map((n) => [n.address, n.talosVersion])),
@@ -289,6 +354,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     seed: options.seed,
     fault: plan.fault,
     plan: `${describeTrigger(plan.trigger)} ${plan.detail}`,
+    strike,
     opId,
     outcome: outcomeOf(evidence),
     reason: record.op?.reason ?? (record.op?.refusals.length ? record.op.refusals.join('; ') : undefined),

@@ -1,9 +1,12 @@
 /**
  * The fault catalogue of the chaos suite. Each fault draws its parameters and the moment it
  * strikes from the run's seeded PRNG, injects itself when that moment comes, and is cleared
- * when the run ends (or earlier, when the fault is "for a while").
+ * when the run ends (or earlier, when the fault is "for a while"). After the run each fault
+ * tells from the records whether it struck: a fault whose moment never came, or that met no
+ * live operation, proves nothing about the bot.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { CallRecord, SimEvent } from '../sim/index.ts';
 import type { BotProcess } from '../support/bot-process.ts';
 import type { Harness } from '../support/harness.ts';
 import type { Rng } from './prng.ts';
@@ -51,19 +54,48 @@ export interface ChaosContext {
   over: AbortSignal;
   /** A line for the run's trace. */
   note(text: string): void;
+  /** The fault is in force from now on (the first call counts). */
+  tookEffect(): void;
+  /** The fault is lifted now; a fault never lifted lasts until the driver clears it after the run. */
+  lifted(): void;
 }
+
+/** A stretch of time, in epoch ms, both ends inclusive. */
+export interface Span {
+  from: number;
+  to: number;
+}
+
+/** What a run's fault is judged on once the run is over. */
+export interface StrikeEvidence {
+  /** From the operation's creation to its end (or the end of the run); undefined when no operation was created. */
+  live: Span | undefined;
+  /** While the fault was in force; undefined when it never took effect (its moment never came). */
+  injection: Span | undefined;
+  /** Simulator calls of this run. */
+  calls: readonly CallRecord[];
+  /** Simulator events of this run. */
+  events: readonly SimEvent[];
+  /** Web API answers of the Slack emulator in this run. */
+  slackAnswers: readonly { method: string; status: number; at: number }[];
+}
+
+/** Whether the fault met the live operation, and how, or why not. */
+export type Strike = { struck: true; how: string } | { struck: false; why: string };
 
 export interface FaultPlan {
   fault: FaultName;
   trigger: Trigger;
   /** The drawn parameters, for the log line. */
   detail: string;
-  /** Set-up before the run begins (a node fault the simulator applies at that node's reboot). */
-  arm?(ctx: ChaosContext): void;
+  /** Set-up before the command is sent (a node fault the simulator applies at that node's reboot, a bot started ahead). */
+  arm?(ctx: ChaosContext): void | Promise<void>;
   /** Called once the trigger fires. Resolves when the fault has done its work (a restart finished). */
   inject(ctx: ChaosContext): Promise<void>;
   /** Removes whatever is left of the fault; safe to call more than once. */
   clear(ctx: ChaosContext): Promise<void>;
+  /** Whether it struck, judged from what the run recorded; called only with an injection and a live operation. */
+  strike(e: StrikeEvidence & { live: Span; injection: Span }): Strike;
 }
 
 export interface ChaosTimeouts {
@@ -71,6 +103,8 @@ export interface ChaosTimeouts {
   probeMs: number;
   /** `NODE_READY_TIMEOUT_SECONDS` of the bot, in ms. */
   nodeReadyMs: number;
+  /** `POLL_INTERVAL_MS` of the bot: a node NotReady for less may never be seen. */
+  pollMs: number;
 }
 
 export function describeTrigger(trigger: Trigger): string {
@@ -91,6 +125,12 @@ function anyMoment(rng: Rng, nodes: readonly string[]): Trigger {
     default:
       return { at: kind, node: rng.pick(nodes), delayMs: rng.int(0, 400) };
   }
+}
+
+/** A random moment before the first control plane is upgraded: for a fault that takes seconds to take effect. */
+function earlyMoment(rng: Rng): Trigger {
+  const kind = rng.pick(['command', 'start', 'approval'] as const);
+  return kind === 'approval' ? { at: kind, n: 1, delayMs: rng.int(0, 1200) } : { at: kind, delayMs: rng.int(0, 1500) };
 }
 
 /** Polls until the trigger fires; false when the run ended first. */
@@ -124,9 +164,42 @@ export async function waitForTrigger(ctx: ChaosContext, trigger: Trigger): Promi
 /** Talosctl command paths a probe-level fault picks from: every read the upgrade makes. */
 const PROBE_COMMANDS = ['version', 'etcd status', 'service etcd', 'health', 'etcd snapshot'] as const;
 
-function callsMatching(ctx: ChaosContext, path: string, since: number) {
+/** talosctl calls on the production cluster whose command path is `path`. */
+function talosctlCalls(calls: readonly CallRecord[], path: string): CallRecord[] {
   const words = path.split(' ');
-  return ctx.h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && words.every((w, i) => c.argv[i] === w));
+  return calls.filter((c) => c.bin === 'talosctl' && c.cluster === CLUSTER && words.every((w, i) => c.argv[i] === w));
+}
+
+function callsMatching(ctx: ChaosContext, path: string, since: number): CallRecord[] {
+  return talosctlCalls(ctx.h.sim.calls.slice(since), path);
+}
+
+const within = (at: number, span: Span): boolean => span.from <= at && at <= span.to;
+const overlap = (a: Span, b: Span): number => Math.min(a.to, b.to) - Math.max(a.from, b.from);
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** When `at` was, told from the operation's life: "2.1 s into the operation". */
+export function moment(at: number, live: Span): string {
+  if (at < live.from) return `${seconds(live.from - at)} before the operation existed`;
+  if (at > live.to) return `${seconds(at - live.to)} after the operation ended`;
+  return `${seconds(at - live.from)} into the operation`;
+}
+
+const methodsOf = (answers: readonly { method: string }[]): string => [...new Set(answers.map((a) => a.method))].join(', ');
+
+/** The first upgrade of `node` the simulator accepted while the operation was live, and the node coming back from it. */
+function upgradeOf(events: readonly SimEvent[], node: string, live: Span): { start: SimEvent | undefined; up: SimEvent | undefined } {
+  const mine = events.filter((ev) => ev.cluster === CLUSTER && ev.node === node);
+  const start = mine.find((ev) => ev.kind === 'upgrade-start' && within(ev.at, live));
+  const up = start && mine.find((ev) => ev.kind === 'up' && ev.at >= start.at && within(ev.at, live));
+  return { start, up };
+}
+
+/** Whether the plan's fault struck the run's operation; see {@link FaultPlan.strike}. */
+export function judgeStrike(plan: FaultPlan, e: StrikeEvidence): Strike {
+  if (e.injection === undefined) return { struck: false, why: `it never took effect (it waited for ${describeTrigger(plan.trigger)})` };
+  if (e.live === undefined) return { struck: false, why: 'there was no operation to strike (none was created, or its record could not be read)' };
+  return plan.strike({ ...e, live: e.live, injection: e.injection });
 }
 
 async function until(ctx: ChaosContext, predicate: () => boolean, maxMs: number): Promise<void> {
@@ -145,13 +218,20 @@ const DRAW: Record<FaultName, Draw> = {
       detail: `down=${downMs}ms`,
       async inject(ctx) {
         await ctx.h.bot.kill();
+        ctx.tookEffect();
         ctx.note('bot killed (SIGKILL)');
         await sleep(downMs);
         await ctx.h.bot.start();
+        ctx.lifted();
         ctx.note('bot restarted');
       },
       async clear(ctx) {
         if (!ctx.h.bot.running()) await ctx.h.bot.start();
+      },
+      // The kill itself is the fault: it must find an operation that has not ended.
+      strike: ({ live, injection }) => {
+        const when = `the bot was killed ${moment(injection.from, live)}`;
+        return within(injection.from, live) ? { struck: true, how: when } : { struck: false, why: when };
       },
     };
   },
@@ -164,13 +244,19 @@ const DRAW: Record<FaultName, Draw> = {
       detail: `down=${downMs}ms ${hard ? 'SIGKILL' : 'SIGTERM'}`,
       async inject(ctx) {
         await ctx.h.redis.stop({ hard });
+        ctx.tookEffect();
         ctx.note('redis-server stopped');
         await sleep(downMs);
         await ctx.h.redis.restart();
+        ctx.lifted();
         ctx.note('redis-server restarted from its AOF');
       },
       // The driver makes sure redis-server answers after every run.
       clear: () => Promise.resolve(),
+      strike: ({ live, injection }) => {
+        const when = `redis-server was down for ${seconds(injection.to - injection.from)} from ${moment(injection.from, live)}`;
+        return overlap(injection, live) >= 0 ? { struck: true, how: when } : { struck: false, why: when };
+      },
     };
   },
   'slack-429': (rng, nodes) => {
@@ -181,10 +267,17 @@ const DRAW: Record<FaultName, Draw> = {
       detail: `count=${count} retryAfter=1s`,
       async inject(ctx) {
         ctx.h.slack.faults.rateLimit({ count, retryAfterSec: 1 });
+        ctx.tookEffect();
         ctx.note(`Slack answers the next ${count} Web API calls with 429`);
       },
       async clear(ctx) {
         ctx.h.slack.faults.clear();
+      },
+      // Armed is not struck: only a call the bot made and Slack refused counts.
+      strike: ({ live, injection, slackAnswers }) => {
+        const refused = slackAnswers.filter((a) => a.status === 429 && within(a.at, injection) && a.at >= live.from);
+        if (refused.length === 0) return { struck: false, why: 'Slack answered no call of the operation with 429' };
+        return { struck: true, how: `Slack answered ${refused.length} call(s) with 429 (${methodsOf(refused)}), the first ${moment(refused[0]!.at, live)}` };
       },
     };
   },
@@ -199,10 +292,16 @@ const DRAW: Record<FaultName, Draw> = {
       detail: `count=${count} status=${status}${afterWrite ? ' after writing' : ''}`,
       async inject(ctx) {
         ctx.h.slack.faults.serverError({ count, status, afterWrite });
+        ctx.tookEffect();
         ctx.note(`Slack answers the next ${count} Web API calls with ${status}${afterWrite ? ', after doing them' : ''}`);
       },
       async clear(ctx) {
         ctx.h.slack.faults.clear();
+      },
+      strike: ({ live, injection, slackAnswers }) => {
+        const failed = slackAnswers.filter((a) => a.status === status && within(a.at, injection) && a.at >= live.from);
+        if (failed.length === 0) return { struck: false, why: `Slack answered no call of the operation with ${status}` };
+        return { struck: true, how: `Slack answered ${failed.length} call(s) with ${status} (${methodsOf(failed)}), the first ${moment(failed[0]!.at, live)}` };
       },
     };
   },
@@ -219,19 +318,34 @@ const DRAW: Record<FaultName, Draw> = {
       async inject(ctx) {
         if (path === 'upgrade') {
           ctx.h.sim.faults.set(CLUSTER, { upgradeHang: [node] });
+          ctx.tookEffect();
           ctx.note(`the upgrade sequence of ${node} will stall`);
           return;
         }
         since = ctx.h.sim.calls.length;
         ctx.h.sim.faults.set(CLUSTER, { hang: [path] });
+        ctx.tookEffect();
         ctx.note(`talosctl ${path} hangs`);
         // One call hangs past its timeout (the bot kills it), then the fault lifts.
         await until(ctx, () => callsMatching(ctx, path, since).some((c) => c.hung !== undefined && c.endedAt !== undefined), timeouts.probeMs * 4);
         ctx.h.sim.faults.clear(CLUSTER, 'hang');
+        ctx.lifted();
         ctx.note(`talosctl ${path} answers again`);
       },
       async clear(ctx) {
         ctx.h.sim.faults.clear(CLUSTER, 'hang', 'upgradeHang');
+      },
+      strike: ({ live, injection, calls, events }) => {
+        if (path === 'upgrade') {
+          const { start } = upgradeOf(events, node, live);
+          if (start === undefined || !within(start.at, injection)) return { struck: false, why: `${node} was not upgraded while its upgrade would stall` };
+          const rebooted = events.some((ev) => ev.cluster === CLUSTER && ev.node === node && ev.kind === 'reboot' && ev.at >= start.at);
+          if (rebooted) return { struck: false, why: `the upgrade of ${node} went through` };
+          return { struck: true, how: `the upgrade of ${node} stalled, accepted ${moment(start.at, live)}` };
+        }
+        const hung = talosctlCalls(calls, path).filter((c) => c.hung !== undefined && within(c.startedAt, injection) && within(c.startedAt, live));
+        if (hung.length === 0) return { struck: false, why: `no talosctl ${path} of the operation ran while it would hang` };
+        return { struck: true, how: `talosctl ${path} hung ${hung.length} time(s), the first ${moment(hung[0]!.startedAt, live)}` };
       },
     };
   },
@@ -251,13 +365,20 @@ const DRAW: Record<FaultName, Draw> = {
       async inject(ctx) {
         since = ctx.h.sim.calls.length;
         ctx.h.sim.faults.set(CLUSTER, { fail: { [path]: stderr } });
+        ctx.tookEffect();
         ctx.note(`talosctl ${path} exits 1`);
         await until(ctx, () => callsMatching(ctx, path, since).filter((c) => c.exitCode === 1).length >= calls, 20_000);
         ctx.h.sim.faults.clear(CLUSTER, 'fail');
+        ctx.lifted();
         ctx.note(`talosctl ${path} works again`);
       },
       async clear(ctx) {
         ctx.h.sim.faults.clear(CLUSTER, 'fail');
+      },
+      strike: ({ live, injection, calls: recorded }) => {
+        const failed = talosctlCalls(recorded, path).filter((c) => c.exitCode === 1 && within(c.startedAt, injection) && within(c.startedAt, live));
+        if (failed.length === 0) return { struck: false, why: `no talosctl ${path} of the operation ran while it would fail` };
+        return { struck: true, how: `talosctl ${path} failed ${failed.length} time(s), the first ${moment(failed[0]!.startedAt, live)}` };
       },
     };
   },
@@ -270,18 +391,33 @@ const DRAW: Record<FaultName, Draw> = {
       trigger: { at: 'node-up', node, delayMs: 0 },
       detail: recoverMs === undefined ? `${node} stays NotReady after its reboot` : `${node} NotReady for ${recoverMs}ms once back`,
       arm(ctx) {
-        if (recoverMs === undefined) ctx.h.sim.faults.set(CLUSTER, { upgradeStaysNotReady: [node] });
+        if (recoverMs !== undefined) return;
+        ctx.h.sim.faults.set(CLUSTER, { upgradeStaysNotReady: [node] });
+        ctx.tookEffect();
       },
       async inject(ctx) {
         if (recoverMs === undefined) return;
         ctx.h.sim.faults.set(CLUSTER, { nodeNotReady: [node] });
+        ctx.tookEffect();
         ctx.note(`${node} NotReady`);
         await sleep(recoverMs, undefined, { signal: ctx.over }).catch(() => undefined);
         ctx.h.sim.faults.clear(CLUSTER, 'nodeNotReady');
+        ctx.lifted();
         ctx.note(`${node} Ready again`);
       },
       async clear(ctx) {
         ctx.h.sim.faults.clear(CLUSTER, 'nodeNotReady', 'upgradeStaysNotReady');
+      },
+      strike: ({ live, injection, events }) => {
+        if (recoverMs === undefined) {
+          const { up } = upgradeOf(events, node, live);
+          if (up === undefined) return { struck: false, why: `${node} did not come back from an upgrade while the operation was live` };
+          return { struck: true, how: `${node} came back from its upgrade NotReady, ${moment(up.at, live)}` };
+        }
+        // Shorter than one poll of the bot, NotReady may never be seen.
+        const seen = overlap(injection, live);
+        if (seen < timeouts.pollMs) return { struck: false, why: `${node} was NotReady for ${seconds(Math.max(0, seen))} of the operation, less than one poll` };
+        return { struck: true, how: `${node} was NotReady for ${seconds(seen)} from ${moment(injection.from, live)}` };
       },
     };
   },
@@ -293,26 +429,46 @@ const DRAW: Record<FaultName, Draw> = {
       detail: `${node} boots the old image`,
       arm(ctx) {
         ctx.h.sim.faults.set(CLUSTER, { upgradeSilentRevert: [node] });
+        ctx.tookEffect();
       },
       inject: () => Promise.resolve(),
       async clear(ctx) {
         ctx.h.sim.faults.clear(CLUSTER, 'upgradeSilentRevert');
       },
+      strike: ({ live, events }) => {
+        const { start, up } = upgradeOf(events, node, live);
+        if (start === undefined) return { struck: false, why: `${node} was not upgraded while the operation was live` };
+        if (up === undefined) return { struck: false, why: `${node} did not come back from its upgrade while the operation was live` };
+        if (up.toVersion !== start.fromVersion) return { struck: false, why: `${node} came back on ${up.toVersion ?? 'an unknown version'}, not on its old ${start.fromVersion ?? 'version'}` };
+        return { struck: true, how: `${node} came back on ${up.toVersion} instead of ${start.toVersion ?? 'the target'}, ${moment(up.at, live)}` };
+      },
     };
   },
-  'second-bot': (rng, nodes) => ({
-    fault: 'second-bot',
-    trigger: anyMoment(rng, nodes),
-    detail: 'until the end of the run',
-    async inject(ctx) {
+  'second-bot': (rng) => {
+    // A bot takes seconds to start, longer than a simulated upgrade runs: started late it finds the upgrade over.
+    // So the second bot is either up before the command, or started at an early moment.
+    const ahead = rng.chance(0.5);
+    const start = async (ctx: ChaosContext): Promise<void> => {
       const other = await ctx.h.secondBot();
       ctx.extraBots.push(other);
       await other.start();
+      ctx.tookEffect();
       ctx.note('a second bot process is running');
-    },
-    // The driver stops the extra bots after collecting their logs.
-    clear: () => Promise.resolve(),
-  }),
+    };
+    return {
+      fault: 'second-bot',
+      trigger: ahead ? { at: 'command', delayMs: 0 } : earlyMoment(rng),
+      detail: ahead ? 'started before the command, until the end of the run' : 'until the end of the run',
+      arm: ahead ? start : undefined,
+      inject: ahead ? () => Promise.resolve() : start,
+      // The driver stops the extra bots after collecting their logs.
+      clear: () => Promise.resolve(),
+      strike: ({ live, injection }) => {
+        const when = injection.from < live.from ? 'a second bot was running before the operation existed' : `a second bot was running from ${moment(injection.from, live)}`;
+        return injection.from <= live.to ? { struck: true, how: when } : { struck: false, why: when };
+      },
+    };
+  },
 };
 
 /** The fault of a run: `fault` when given, else drawn from the seed. The draw order is fixed, so a seed always means the same plan. */

@@ -1,7 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import type { SimEvent } from '../sim/index.ts';
-import { auditThread, canaryLeak, checkInvariants, controlPlanesDownTogether, nodeUpgradedTwice, operationOutcome, upgradeWithoutApproval, type RunEvidence } from './invariants.ts';
+import type { Step } from '../../src/ops/operation.ts';
+import type { CallRecord, SimEvent } from '../sim/index.ts';
+import {
+  auditThread,
+  canaryLeak,
+  checkInvariants,
+  controlPlanesDownTogether,
+  expectedMilestones,
+  gatedCallWithoutFreshApproval,
+  nodesOf,
+  nodeUpgradedTwice,
+  operationOutcome,
+  rollbackWithoutApproval,
+  stepOutsideWindow,
+  upgradeWithoutApproval,
+  type RecordedOperation,
+  type RunEvidence,
+} from './invariants.ts';
 
 const CPS = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
 const T0 = Date.parse('2026-11-30T10:00:00Z');
@@ -12,6 +27,13 @@ function cpStep(node: string, status: Step['status'] = 'done'): Step {
 }
 
 const LABEL = (node: string): string => `control plane cp-${node.slice(-2)} (${node}, host pve1)`;
+
+let callIds = 0;
+/** A talosctl call on production as the bot makes it: command first, then the flags. */
+function talosctl(command: string, node: string, at: number): CallRecord {
+  callIds += 1;
+  return { id: callIds, bin: 'talosctl', argv: [command, '--talosconfig', '/creds/production', '--endpoints', '10.0.30.12', '--nodes', node], cwd: '/', cluster: 'production', startedAt: at, endedAt: at + 50, exitCode: 0 };
+}
 
 /** The record and thread of a clean, completed three-node upgrade. */
 function completedRun(): RunEvidence {
@@ -51,13 +73,17 @@ function completedRun(): RunEvidence {
     refusals: [],
     confirmedReview: [],
     notes: [],
-  } as unknown as Operation;
+  } as unknown as RecordedOperation;
   return {
     cluster: 'production',
     controlPlanes: CPS,
     target: 'v1.12.11',
     events,
+    // Each upgrade call comes after its node's approval and just before the node accepts the upgrade.
+    calls: CPS.map((node, i) => talosctl('upgrade', node, T0 + 1000 * (i + 1) - 20)),
     op,
+    operations: [op],
+    inventory: { environment: 'production', maintenanceWindows: [], allowOutsideWindows: false },
     ended: true,
     thread: auditEvents.map((event, i) => ({ ts: `2.${i}`, firstText: `#${i + 1} ${event}`, text: `#${i + 1} ${event}` })),
     versionsAfter: Object.fromEntries(CPS.map((n) => [n, 'v1.12.11'])),
@@ -135,5 +161,175 @@ describe('the chaos invariants', () => {
     const run = completedRun();
     const texts = [...run.texts, { source: 'Slack traffic', text: 'token: CANARY-1234' }];
     expect(canaryLeak({ ...run, texts })).toEqual([{ invariant: 'canary-leak', detail: 'the credential canary appears in Slack traffic' }]);
+  });
+
+  it('count a spent approval as the one that let its step run', () => {
+    const run = completedRun();
+    const approvals = run.op!.approvals.map((a, i) => (i === 0 ? { ...a, state: 'spent' as const } : a));
+    const steps = run.op!.steps.map((st) => (st.id === `node-${CPS[0]}` ? { ...st, status: 'failed' as const } : st));
+    const op = { ...run.op!, state: 'failed' as const, steps, approvals };
+
+    expect(expectedMilestones(op)).toContain(`approved ${CPS[0]}`);
+    expect(upgradeWithoutApproval({ ...run, op })).toEqual([]);
+  });
+});
+
+describe('the talosctl calls an approval gates', () => {
+  it('read the nodes of a call however talosctl is given them', () => {
+    expect(nodesOf(['upgrade', '--nodes', '10.0.30.11,10.0.30.12'])).toEqual(['10.0.30.11', '10.0.30.12']);
+    expect(nodesOf(['rollback', '-n', '10.0.30.11', '--nodes=10.0.30.13'])).toEqual(['10.0.30.11', '10.0.30.13']);
+    expect(nodesOf(['version', '--endpoints', '10.0.30.11'])).toEqual([]);
+  });
+
+  /** A node-rollback operation for `node` with one approval, and the evidence of a run that rolled `node` back at T0 + 10 s. */
+  function rollbackRun(node: string, approval: { state: string; at: number }): RunEvidence {
+    const run = completedRun();
+    const rollback = {
+      ...run.op!,
+      id: 'op-rb0001',
+      kind: 'node-rollback',
+      createdAt: iso(T0 + 8000),
+      target: { node },
+      steps: [{ id: 'rollback', kind: 'rollback-node', node, status: 'done', startedAt: iso(T0 + 9500) }],
+      approvals: [{ step: 'rollback', nonce: 'r1', messageTs: '7.1', requestedAt: iso(T0 + 8500), expiresAt: iso(T0 + 3_600_000), state: approval.state, by: 'U0CAROL', at: iso(approval.at) }],
+      audit: [],
+    } as unknown as RecordedOperation;
+    return { ...run, operations: [run.op!, rollback], calls: [...run.calls, talosctl('rollback', CPS[1]!, T0 + 10_000)] };
+  }
+
+  it('accept a rollback approved, or approved and spent, before the call', () => {
+    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'approved', at: T0 + 9000 }))).toEqual([]);
+    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'spent', at: T0 + 9000 }))).toEqual([]);
+  });
+
+  it('catch a rollback with no rollback operation, approved only after the call, still pending, or approved for another node', () => {
+    const bare = completedRun();
+    const unapproved = rollbackWithoutApproval({ ...bare, calls: [...bare.calls, talosctl('rollback', CPS[1]!, T0 + 10_000)] });
+    expect(unapproved).toEqual([{ invariant: 'rollback-without-approval', detail: `talosctl rollback reached ${CPS[1]} at ${iso(T0 + 10_000)} with no approved node-rollback operation before it` }]);
+    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'approved', at: T0 + 11_000 })).map((v) => v.invariant)).toEqual(['rollback-without-approval']);
+    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'pending', at: T0 + 9000 })).map((v) => v.invariant)).toEqual(['rollback-without-approval']);
+    expect(rollbackWithoutApproval(rollbackRun(CPS[2]!, { state: 'approved', at: T0 + 9000 })).map((v) => v.invariant)).toEqual(['rollback-without-approval']);
+  });
+
+  /**
+   * The first control plane's step failed at T0 + 1.5 s after its first upgrade call, and a Retry
+   * called `talosctl upgrade` on it again at T0 + 3 s; `approvals` are that step's approvals.
+   */
+  function retriedRun(approvals: { state: string; at: number }[]): RunEvidence {
+    const run = completedRun();
+    const node = CPS[0]!;
+    const stepStarted = `step started: ${LABEL(node)}`;
+    const audit = [
+      ...run.op!.audit.filter((a) => a.event === 'started'),
+      { event: stepStarted, at: T0 + 960 },
+      { event: 'stopped', at: T0 + 1500 },
+      { event: stepStarted, at: T0 + 2990 },
+      { event: `upgraded: ${LABEL(node)}`, at: T0 + 3500 },
+    ].map((a, i) => ({ seq: i + 1, actor: 'bot', event: a.event, at: typeof a.at === 'number' ? iso(a.at) : a.at }));
+    const others = run.op!.approvals.filter((a) => a.step !== `node-${node}`);
+    const mine = approvals.map((a, i) => ({ step: `node-${node}`, nonce: `m${i}`, messageTs: `8.${i}`, requestedAt: iso(T0), expiresAt: iso(T0 + 3_600_000), state: a.state, by: 'U0CAROL', at: iso(a.at) }));
+    const op = { ...run.op!, audit, approvals: [...mine, ...others] } as unknown as RecordedOperation;
+    return { ...run, op, operations: [op], calls: [...run.calls, talosctl('upgrade', node, T0 + 3000)] };
+  }
+
+  it('accept a retry that a fresh approval authorised, the first one spent', () => {
+    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'spent', at: T0 + 950 }, { state: 'approved', at: T0 + 2500 }]))).toEqual([]);
+  });
+
+  it('catch a retry that ran on the approval given before the step failed', () => {
+    const stale = `talosctl upgrade of ${CPS[0]} at ${iso(T0 + 3000)}: the latest approval (${iso(T0 + 950)}) came before node-${CPS[0]} failed at ${iso(T0 + 1500)}`;
+    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'approved', at: T0 + 950 }]))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
+    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'spent', at: T0 + 950 }]))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
+  });
+
+  /**
+   * The third control plane failed at T0 + 3.5 s and a Retry from the second one at T0 + 5 s
+   * called `talosctl upgrade` on the second again at T0 + 6 s; `second` is the approval of its retry, if any.
+   */
+  function retriedFromEarlierRun(firstState: 'approved' | 'spent', second?: number): RunEvidence {
+    const run = completedRun();
+    const [a, b] = [CPS[1]!, CPS[2]!];
+    const extra = [
+      { event: `step started: ${LABEL(b)}`, at: T0 + 2960 },
+      { event: 'stopped', at: T0 + 3500 },
+      { event: `retry requested from node-${a}`, at: T0 + 5000 },
+      { event: `step started: ${LABEL(a)}`, at: T0 + 5900 },
+    ];
+    const audit = [...run.op!.audit.slice(0, 11), ...extra.map((x, i) => ({ seq: 12 + i, actor: 'U0ALICE', event: x.event, at: iso(x.at) }))];
+    const approvals = run.op!.approvals.map((ap) => (ap.step === `node-${a}` ? { ...ap, state: firstState } : ap));
+    const fresh = second === undefined ? [] : [{ ...approvals[1]!, nonce: 'fresh', state: 'approved' as const, at: iso(second) }];
+    const op = { ...run.op!, audit, approvals: [...approvals, ...fresh] } as RecordedOperation;
+    return { ...run, op, operations: [op], calls: [...run.calls, talosctl('upgrade', a, T0 + 6000)] };
+  }
+
+  it('ask a fresh approval of every step a Retry re-runs, not only of the step that failed', () => {
+    const stale = `talosctl upgrade of ${CPS[1]} at ${iso(T0 + 6000)}: the latest approval (${iso(T0 + 1950)}) came before node-${CPS[1]} was retried from node-${CPS[1]} at ${iso(T0 + 5000)}`;
+
+    expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('spent', T0 + 5500))).toEqual([]);
+    expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('spent'))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
+    expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('approved'))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
+  });
+
+  it('catch an upgrade call with no approval before it, and one resting on an approval spent by an attempt that never failed', () => {
+    const run = completedRun();
+    const late = { ...run.op!, approvals: run.op!.approvals.map((a, i) => (i === 1 ? { ...a, at: iso(T0 + 2500) } : a)) };
+    expect(gatedCallWithoutFreshApproval({ ...run, operations: [late] })).toEqual([
+      { invariant: 'gated-call-without-fresh-approval', detail: `talosctl upgrade of ${CPS[1]} at ${iso(T0 + 1980)}: op-abc123 has no approval of node-${CPS[1]} before it` },
+    ]);
+    const spent = { ...run.op!, approvals: run.op!.approvals.map((a, i) => (i === 2 ? { ...a, state: 'spent' as const } : a)) };
+    expect(gatedCallWithoutFreshApproval({ ...run, operations: [spent] })).toEqual([
+      { invariant: 'gated-call-without-fresh-approval', detail: `talosctl upgrade of ${CPS[2]} at ${iso(T0 + 2980)}: the approval of ${iso(T0 + 2950)} is spent, and no failure or Retry of node-${CPS[2]} follows the call` },
+    ]);
+  });
+
+  it('catch an upgrade call on a control plane no operation has a step for, and leave workers alone', () => {
+    const run = completedRun();
+    const calls = [...run.calls, talosctl('upgrade', '10.0.30.21', T0 + 4000), talosctl('upgrade', CPS[0]!, T0 + 4000)];
+    expect(gatedCallWithoutFreshApproval({ ...run, calls, operations: [] }).map((v) => v.detail.split(': ')[1])).toEqual([
+      `no operation has a step node-${CPS[0]}`,
+      `no operation has a step node-${CPS[1]}`,
+      `no operation has a step node-${CPS[2]}`,
+      `no operation has a step node-${CPS[0]}`,
+    ]);
+  });
+});
+
+describe('the maintenance windows', () => {
+  // T0 is 10:00 UTC, 11:00 in Berlin.
+  const MORNING = { start: '0 9 * * *', durationMinutes: 120, timeZone: 'UTC' };
+  const BERLIN_ELEVEN = { start: '0 11 * * *', durationMinutes: 30, timeZone: 'Europe/Berlin' };
+  const NIGHT = { start: '0 22 * * *', durationMinutes: 60, timeZone: 'UTC' };
+
+  it('accept steps started inside a declared window, in its own time zone', () => {
+    const run = completedRun();
+    expect(stepOutsideWindow({ ...run, inventory: { ...run.inventory, maintenanceWindows: [NIGHT, MORNING] } })).toEqual([]);
+    expect(stepOutsideWindow({ ...run, inventory: { ...run.inventory, maintenanceWindows: [BERLIN_ELEVEN] } })).toEqual([]);
+  });
+
+  it('catch every step started outside the windows', () => {
+    const run = completedRun();
+    const violations = stepOutsideWindow({ ...run, inventory: { ...run.inventory, maintenanceWindows: [NIGHT] } });
+    expect(violations.map((v) => v.detail)).toEqual(run.op!.steps.map((s) => `op-abc123 started ${s.id} at ${iso(T0)}, outside every maintenance window, with no override`));
+  });
+
+  it('accept a step an approver overrode before it started, and no other override', () => {
+    const run = completedRun();
+    const inventory = { ...run.inventory, maintenanceWindows: [NIGHT] };
+    const overridden = (override: { by: string; at: number }): RunEvidence => {
+      const steps = run.op!.steps.map((st) => ({ ...st, windowOverride: { by: override.by, at: iso(override.at) } }));
+      return { ...run, inventory, operations: [{ ...run.op!, steps }] };
+    };
+
+    expect(stepOutsideWindow(overridden({ by: 'U0DAVE', at: T0 - 1000 }))).toEqual([]);
+    expect(stepOutsideWindow(overridden({ by: 'U0EVE', at: T0 - 1000 }))[0]?.detail).toBe(`op-abc123 started snapshot at ${iso(T0)}, outside every maintenance window, overridden by U0EVE, who is not an approver`);
+    expect(stepOutsideWindow(overridden({ by: 'U0DAVE', at: T0 + 1000 }))[0]?.detail).toBe(
+      `op-abc123 started snapshot at ${iso(T0)}, outside every maintenance window, overridden only at ${iso(T0 + 1000)}, after it started`,
+    );
+  });
+
+  it('leave alone a cluster that allows work outside its windows, and staging', () => {
+    const run = completedRun();
+    expect(stepOutsideWindow({ ...run, inventory: { environment: 'production', maintenanceWindows: [NIGHT], allowOutsideWindows: true } })).toEqual([]);
+    expect(stepOutsideWindow({ ...run, inventory: { environment: 'staging', maintenanceWindows: [NIGHT], allowOutsideWindows: false } })).toEqual([]);
   });
 });

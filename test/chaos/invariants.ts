@@ -1,16 +1,22 @@
 /**
  * The invariants every chaos run must keep, as pure functions over what the run left behind:
- * the simulator's events, the operation record from Redis, the Slack thread and every text
- * that left the bot. Each returns the violations it found, with enough detail to debug.
+ * the simulator's events and talosctl calls, the operation records from Redis, the cluster's
+ * inventory entry, the Slack thread and every text that left the bot. Each returns the
+ * violations it found, with enough detail to debug.
  */
+import { z } from 'zod';
 import { stepLabel } from '../../src/chat/operation-root.ts';
-import type { Operation } from '../../src/ops/operation.ts';
-import type { SimEvent } from '../sim/index.ts';
+import { Approval, Operation, Step } from '../../src/ops/operation.ts';
+import { windowStatus, type WindowPolicy } from '../../src/rules/maintenance-window.ts';
+import type { CallRecord, SimEvent } from '../sim/index.ts';
 
 export const INVARIANTS = [
   'node-upgraded-twice',
   'control-planes-down-together',
   'upgrade-without-approval',
+  'rollback-without-approval',
+  'gated-call-without-fresh-approval',
+  'step-outside-window',
   'operation-outcome',
   'audit-thread',
   'canary-leak',
@@ -21,6 +27,21 @@ export interface Violation {
   invariant: InvariantName;
   detail: string;
 }
+
+/**
+ * An operation as stored, read with two fields the checks need whether or not the bot's own
+ * schema has them yet: a step's `windowOverride` (an approver's word to start it outside the
+ * maintenance window) and the approval state `spent` (consumed by an attempt that then failed or was retried).
+ */
+export const RecordedStep = Step.extend({ windowOverride: z.object({ by: z.string(), at: z.string() }).optional() });
+export type RecordedStep = z.infer<typeof RecordedStep>;
+export const RecordedApproval = Approval.extend({ state: Approval.shape.state.or(z.literal('spent')) });
+export type RecordedApproval = z.infer<typeof RecordedApproval>;
+export const RecordedOperation = Operation.extend({ steps: z.array(RecordedStep).default([]), approvals: z.array(RecordedApproval).default([]) });
+export type RecordedOperation = z.infer<typeof RecordedOperation>;
+
+/** Approvals that let a gated step run: `spent` ones did too, for the attempt that consumed them. */
+const authorising = (a: RecordedApproval): a is RecordedApproval & { at: string } => (a.state === 'approved' || a.state === 'spent') && a.at !== undefined;
 
 /** A thread reply as the checker needs it: text as first posted (edits keep the `#seq` of an audit reply) and as shown now. */
 export interface ThreadReply {
@@ -35,8 +56,14 @@ export interface RunEvidence {
   target: string;
   /** Simulator events of this run only. */
   events: readonly SimEvent[];
+  /** Simulator calls (talosctl, tofu) of this run only. */
+  calls: readonly CallRecord[];
   /** The operation as stored in Redis at the end; undefined when it could not be read. */
-  op: Operation | undefined;
+  op: RecordedOperation | undefined;
+  /** Every operation on the cluster created during the run, as stored at the end (`op` among them). */
+  operations: readonly RecordedOperation[];
+  /** The cluster's inventory entry: where maintenance windows are declared. */
+  inventory: WindowPolicy;
   /** Whether the driver saw the operation end before its deadline. */
   ended: boolean;
   /** Replies of the operation's thread, oldest first. */
@@ -81,9 +108,135 @@ export function upgradeWithoutApproval(e: RunEvidence): Violation[] {
   for (const event of e.events) {
     if (event.cluster !== e.cluster || event.kind !== 'upgrade-start' || event.node === undefined || !e.controlPlanes.includes(event.node)) continue;
     const approved = (e.op?.approvals ?? []).find(
-      (a) => a.step === `node-${event.node}` && a.state === 'approved' && a.by !== undefined && e.approvers.includes(a.by) && a.at !== undefined && Date.parse(a.at) <= event.at,
+      (a) => a.step === `node-${event.node}` && authorising(a) && a.by !== undefined && e.approvers.includes(a.by) && Date.parse(a.at) <= event.at,
     );
     if (!approved) out.push({ invariant: 'upgrade-without-approval', detail: `${event.node} was upgraded at ${new Date(event.at).toISOString()} with no approval recorded before` });
+  }
+  return out;
+}
+
+/** The command path of a recorded talosctl call: the bot puts it before every flag. */
+const isTalosctl = (call: CallRecord, command: string, cluster: string): boolean => call.bin === 'talosctl' && call.cluster === cluster && call.argv[0] === command;
+
+/** The nodes a talosctl call names with `--nodes`/`-n` (comma-separated, or repeated). */
+export function nodesOf(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const [i, arg] of argv.entries()) {
+    const inline = /^(?:--nodes|-n)=(.*)$/.exec(arg);
+    const value = inline ? inline[1] : arg === '--nodes' || arg === '-n' ? argv[i + 1] : undefined;
+    if (value !== undefined) out.push(...value.split(',').filter((n) => n !== ''));
+  }
+  return out;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Every `talosctl rollback` that reached the cluster rests on a rollback operation an approver approved before the call. */
+export function rollbackWithoutApproval(e: RunEvidence): Violation[] {
+  const out: Violation[] = [];
+  for (const call of e.calls.filter((c) => isTalosctl(c, 'rollback', e.cluster))) {
+    const nodes = nodesOf(call.argv);
+    const approved = e.operations.some(
+      (op) =>
+        op.kind === 'node-rollback' &&
+        op.cluster === e.cluster &&
+        (op.target.node === undefined || nodes.includes(op.target.node)) &&
+        op.approvals.some((a) => authorising(a) && Date.parse(a.at) < call.startedAt),
+    );
+    if (!approved) out.push({ invariant: 'rollback-without-approval', detail: `talosctl rollback reached ${nodes.join(', ') || 'the cluster'} at ${iso(call.startedAt)} with no approved node-rollback operation before it` });
+  }
+  return out;
+}
+
+/** Where an attempt at a step ended: the step failed, or a Retry re-ran it. */
+export interface AttemptEnd {
+  at: number;
+  what: string;
+}
+
+/**
+ * Where attempts at a step ended, unordered: each `stopped` audit entry while it was the step
+ * last started, its own end while it is still `failed`, and each Retry from it or from an
+ * earlier step (a Retry re-runs every step from the one it names, each with a fresh approval).
+ */
+export function attemptEnds(op: RecordedOperation, stepId: string): AttemptEnd[] {
+  const index = op.steps.findIndex((s) => s.id === stepId);
+  const step = op.steps[index];
+  if (!step) return [];
+  const started = `step started: ${stepLabel(step)}`;
+  const out: AttemptEnd[] = [];
+  let current: string | undefined;
+  for (const entry of [...op.audit].sort((a, b) => a.seq - b.seq)) {
+    const retry = /^retry requested from (\S+)$/.exec(entry.event);
+    if (entry.event.startsWith('step started: ')) current = entry.event;
+    else if (entry.event === 'stopped' && current === started) out.push({ at: Date.parse(entry.at), what: 'failed' });
+    else if (retry) {
+      const from = op.steps.findIndex((s) => s.id === retry[1]);
+      if (from >= 0 && from <= index) out.push({ at: Date.parse(entry.at), what: `was retried from ${retry[1]}` });
+    }
+  }
+  if (step.status === 'failed' && step.endedAt !== undefined) out.push({ at: Date.parse(step.endedAt), what: 'failed' });
+  return out;
+}
+
+/**
+ * Every `talosctl upgrade` of a control plane was authorised by an approval of that node's step
+ * given before the call and after the step's last attempt ended (it failed, or a Retry re-ran
+ * it): an approval does not carry over to the next attempt, and a `spent` one authorised only
+ * calls of the attempt that then ended.
+ */
+export function gatedCallWithoutFreshApproval(e: RunEvidence): Violation[] {
+  const out: Violation[] = [];
+  const v = (detail: string): void => {
+    out.push({ invariant: 'gated-call-without-fresh-approval', detail });
+  };
+  for (const call of e.calls.filter((c) => isTalosctl(c, 'upgrade', e.cluster))) {
+    for (const node of nodesOf(call.argv).filter((n) => e.controlPlanes.includes(n))) {
+      const stepId = `node-${node}`;
+      const what = `talosctl upgrade of ${node} at ${iso(call.startedAt)}`;
+      const op = e.operations.filter((o) => o.cluster === e.cluster && Date.parse(o.createdAt) <= call.startedAt && o.steps.some((s) => s.id === stepId)).at(-1);
+      if (!op) {
+        v(`${what}: no operation has a step ${stepId}`);
+        continue;
+      }
+      const ends = attemptEnds(op, stepId);
+      const lastEnd = ends.filter((end) => end.at < call.startedAt).sort((a, b) => a.at - b.at).at(-1);
+      const approval = op.approvals
+        .filter(authorising)
+        .filter((a) => a.step === stepId && Date.parse(a.at) <= call.startedAt)
+        .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+        .at(-1);
+      if (!approval) v(`${what}: ${op.id} has no approval of ${stepId} before it`);
+      else if (lastEnd !== undefined && Date.parse(approval.at) <= lastEnd.at) v(`${what}: the latest approval (${approval.at}) came before ${stepId} ${lastEnd.what} at ${iso(lastEnd.at)}`);
+      else if (approval.state === 'spent' && !ends.some((end) => end.at >= call.startedAt)) v(`${what}: the approval of ${approval.at} is spent, and no failure or Retry of ${stepId} follows the call`);
+    }
+  }
+  return out;
+}
+
+/**
+ * A production cluster that declares maintenance windows (and does not allow work outside them)
+ * starts every step inside a window, unless an approver overrode the window for that step
+ * before it started.
+ */
+export function stepOutsideWindow(e: RunEvidence): Violation[] {
+  const { environment, maintenanceWindows, allowOutsideWindows } = e.inventory;
+  if (environment !== 'production' || maintenanceWindows.length === 0 || allowOutsideWindows) return [];
+  const out: Violation[] = [];
+  for (const op of e.operations.filter((o) => o.cluster === e.cluster)) {
+    for (const step of op.steps) {
+      if (step.startedAt === undefined) continue;
+      const startedAt = new Date(step.startedAt);
+      if (windowStatus(maintenanceWindows, startedAt).inside) continue;
+      const override = step.windowOverride;
+      if (override && e.approvers.includes(override.by) && Date.parse(override.at) <= startedAt.getTime()) continue;
+      const why = !override
+        ? 'with no override'
+        : !e.approvers.includes(override.by)
+          ? `overridden by ${override.by}, who is not an approver`
+          : `overridden only at ${override.at}, after it started`;
+      out.push({ invariant: 'step-outside-window', detail: `${op.id} started ${step.id} at ${step.startedAt}, outside every maintenance window, ${why}` });
+    }
   }
   return out;
 }
@@ -121,14 +274,14 @@ export function operationOutcome(e: RunEvidence): Violation[] {
 }
 
 /** What the audit must show for the steps the operation went through, in this order, each once. */
-export function expectedMilestones(op: Operation): string[] {
+export function expectedMilestones(op: RecordedOperation): string[] {
   if (op.state === 'refused') return ['preflight refused'];
   const out = ['preflight passed, plan posted'];
   if (op.startedAt === undefined) return out;
   out.push('started');
   for (const step of op.steps) {
     if (step.status === 'pending') break;
-    const approval = op.approvals.filter((a) => a.step === step.id && a.state === 'approved').at(-1);
+    const approval = op.approvals.filter((a) => a.step === step.id && authorising(a)).at(-1);
     if (step.kind === 'upgrade-control-plane' && approval !== undefined) out.push(`approved ${step.node}`);
     out.push(`step started: ${stepLabel(step)}`);
     if (step.status === 'failed') {
@@ -193,6 +346,9 @@ export function checkInvariants(e: RunEvidence): Violation[] {
     ...nodeUpgradedTwice(e),
     ...controlPlanesDownTogether(e),
     ...upgradeWithoutApproval(e),
+    ...rollbackWithoutApproval(e),
+    ...gatedCallWithoutFreshApproval(e),
+    ...stepOutsideWindow(e),
     ...operationOutcome(e),
     ...auditThread(e),
     ...canaryLeak(e),
