@@ -75,7 +75,12 @@ export class ChaosBench {
   async harness(): Promise<Harness> {
     if (this.#h && this.#runsOnHarness >= this.#runsPerHarness) await this.close();
     if (!this.#h) {
-      this.#h = await startHarness({ timing: { rebootMs: 80, stepMs: 5, longhornRebuildMs: 50 }, env: { ...CHAOS_ENV } });
+      this.#h = await startHarness({
+        timing: { rebootMs: 80, stepMs: 5, longhornRebuildMs: 50 },
+        env: { ...CHAOS_ENV },
+        // A window that is always open: the bot checks it before every step and approval, and the window invariant has steps to judge.
+        inventory: { extra: { production: { maintenanceWindows: [{ start: '0 0 * * *', durationMinutes: 1440, timeZone: 'UTC' }] } } },
+      });
       this.#runsOnHarness = 0;
       this.#schematics = new Map(this.#h.sim.cluster(CLUSTER).nodes.map((n) => [n.address, n.schematic]));
     }

@@ -151,3 +151,27 @@ describe('Redis is a store, not the authority', () => {
     expect(h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade')).toEqual([]);
   });
 });
+
+describe('a cancel during the preflight', () => {
+  it('stays cancelled: the preflight that finishes later takes no lock, asks nobody and queues no run', async () => {
+    await harness();
+    // The quorum check of the removal's preflight hangs until its probe timeout, so the cancel lands while it runs.
+    h.sim.faults.set('production', { hang: ['etcd'] });
+    const ack = await h.command('remove 10.0.30.13');
+    const opId = opIdOf(ack);
+    await h.slack.waitFor(() => h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'etcd'), { timeoutMs: 30_000, description: 'the preflight reaching etcd' });
+
+    expect(await h.command(`cancel ${opId}`)).toContain(`Cancelled \`${opId}\``);
+    await h.slack.waitFor(() => h.bot.logLines().find((l) => l['op'] === opId && l['msg'] === 'preflight ended on an operation that was cancelled meanwhile'), {
+      timeoutMs: 60_000,
+      description: 'the preflight to end',
+    });
+    h.sim.faults.set('production', {});
+
+    expect(await h.command('status')).toMatch(/\*production\* — no operation holds it/);
+    expect(h.slack.channelMessages(CHANNELS.production).filter((m) => m.text.includes(opId) && /waiting for approval|running/.test(m.text))).toEqual([]);
+    const everywhere = h.slack.channelMessages(CHANNELS.production).flatMap((m) => [m, ...h.slack.thread(CHANNELS.production, m.ts)]);
+    expect(everywhere.filter((m) => JSON.stringify(m.blocks ?? []).includes('talos-step-approve'))).toEqual([]);
+    expect(h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'reset')).toEqual([]);
+  });
+});
