@@ -1,7 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 
 /**
- * Decides whether a Slack user is in an inventory list that may hold user ids (`U…`)
+ * Decides whether a Slack user is in an inventory list that may hold user ids (`U…`, `W…`)
  * and user-group ids (`S…`). Group membership is read from Slack and cached briefly,
  * so a handler stays well under Slack's 3-second ack budget.
  */

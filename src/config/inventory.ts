@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { windowProblem } from '../rules/maintenance-window.ts';
 import { ConfigError, describeIssues } from './config-error.ts';
 
-const SlackIdList = z.array(z.string().regex(/^[US][A-Z0-9]{2,}$/, 'must be a Slack user id (U…) or user-group id (S…)'));
+/** User ids are `U…`, or `W…` in an Enterprise Grid organisation; user-group ids are `S…`. */
+const SlackIdList = z.array(z.string().regex(/^[UWS][A-Z0-9]{2,}$/, 'must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)'));
 
 const Address = z.string().refine((s) => isIP(s) !== 0, { message: 'must be an IPv4 or IPv6 address' });
 

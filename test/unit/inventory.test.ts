@@ -148,6 +148,14 @@ describe('parseInventory: valid inventories', () => {
     expect(cluster?.requireDistinctApprover).toBe(false);
   });
 
+  it('takes Enterprise Grid user ids (W…) beside workspace user ids and user groups', () => {
+    // Act
+    const inventory = parseInventory(inventoryYaml(clusterYaml('staging', { operators: '[W0ALICE, U0BOB, S0OPS]', approvers: '[W0CAROL]' })), 'clusters.yaml');
+
+    // Assert
+    expect(inventory.clusters[0]).toMatchObject({ operators: ['W0ALICE', 'U0BOB', 'S0OPS'], approvers: ['W0CAROL'] });
+  });
+
   it('lets two clusters share a channel when one of them is its default', () => {
     // Arrange
     const text = inventoryYaml(
@@ -306,8 +314,19 @@ describe('parseInventory: refusals, one readable line each', () => {
 
     // Assert
     expect(problems).toEqual([
-      'clusters.staging.operators.1: must be a Slack user id (U…) or user-group id (S…)',
-      'clusters.staging.approvers.0: must be a Slack user id (U…) or user-group id (S…)',
+      'clusters.staging.operators.1: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
+      'clusters.staging.approvers.0: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
+    ]);
+  });
+
+  it('refuses a user id of another kind, such as a bot (B…) or a channel (C…)', () => {
+    // Act
+    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { operators: '[B0BOT]', approvers: '[C0MAINTSTG]' })));
+
+    // Assert
+    expect(problems).toEqual([
+      'clusters.staging.operators.0: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
+      'clusters.staging.approvers.0: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
     ]);
   });
 
