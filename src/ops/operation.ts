@@ -78,6 +78,10 @@ export const Approval = z.object({
   state: z.enum(['pending', 'approved', 'expired', 'stopped', 'spent']),
   by: z.string().optional(),
   at: z.string().optional(),
+  /** What the request showed under its question (node, image, etcd, expiry), without its buttons: the decided request keeps it. */
+  shown: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** When the approvers were reminded that it expires soon; a request is reminded once. */
+  remindedAt: z.string().optional(),
 });
 export type Approval = z.infer<typeof Approval>;
 
@@ -87,8 +91,11 @@ export const AuditEntry = z.object({
   actor: z.string(),
   event: z.string(),
   detail: z.string().optional(),
-  /** The reply still to be posted in the thread (`#<seq> …`); dropped once it is there. */
-  post: z.object({ text: z.string(), blocks: z.array(z.record(z.string(), z.unknown())).optional() }).optional(),
+  /**
+   * The reply still to be posted in the thread (`#<seq> …`); dropped once it is there. `broadcast`: the
+   * reply also shows in the channel, where Slack notifies the people it mentions, and this entry leads it.
+   */
+  post: z.object({ text: z.string(), blocks: z.array(z.record(z.string(), z.unknown())).optional(), broadcast: z.boolean().optional() }).optional(),
   /** The thread reply that carries the entry, once posted. */
   ts: z.string().optional(),
   /** A post went out without an answer (a crash, a 5xx): look in the thread before posting again. */
@@ -156,7 +163,14 @@ export const Operation = z.object({
    * requests a rollback operation (`rollbackOp`) that goes through the same preflight and approval as `/talos rollback`.
    */
   failure: z
-    .object({ step: z.string(), node: z.string(), nonce: z.string(), rollback: z.enum(['offered', 'requested']), rollbackOp: z.string().optional() })
+    .object({
+      step: z.string(),
+      node: z.string(),
+      nonce: z.string(),
+      // An operation stored by an earlier version, whose button ran the rollback itself, reads as one whose rollback was requested.
+      rollback: z.enum(['offered', 'requested']).catch('requested'),
+      rollbackOp: z.string().optional(),
+    })
     .optional(),
   /** A rollback requested from a stopped upgrade: that operation, its step, and what the node ran before it and when it was asked. */
   parent: z.object({ op: z.string(), step: z.string() }).optional(),

@@ -52,5 +52,6 @@ export function retried(op: Operation, nonce: string): Operation | undefined {
   const steps = op.steps.map((s, i) =>
     i < from ? s : { ...s, status: 'pending' as const, startedAt: undefined, endedAt: undefined, issuedAt: undefined, detail: undefined, windowOverride: undefined },
   );
-  return { ...spendApprovals(op, reset), state: 'running', reason: undefined, endedAt: undefined, retry: { ...op.retry, state: 'used' }, steps };
+  // A Retry is a decision to go on: a cancel asked for before the failure does not end the retried run.
+  return { ...spendApprovals(op, reset), state: 'running', reason: undefined, endedAt: undefined, cancelRequestedBy: undefined, retry: { ...op.retry, state: 'used' }, steps };
 }
