@@ -31,7 +31,7 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
-      rootTs = (await deps.chat.post(data.channel, gateRunningMessage(data))).ts;
+      rootTs = (await deps.chat.post(data.channel, gateRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
       await job.updateData({ ...data, rootTs });
     }
     log.info({ rootTs }, 'health gate started');
@@ -53,7 +53,7 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
     for (const [i, check] of report.checks.entries()) {
       const previous = earlier[i];
       if (previous !== undefined) await deps.chat.update(data.channel, previous.ts, checkMessage(check));
-      else await deps.chat.reply(data.channel, rootTs, checkMessage(check));
+      else await deps.chat.reply(data.channel, rootTs, checkMessage(check), { key: `${job.id}-check-${check.id}` });
     }
     log.info(
       {

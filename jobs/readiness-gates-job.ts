@@ -91,7 +91,7 @@ export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
-      rootTs = (await deps.chat.post(data.channel, readinessRunningMessage(data))).ts;
+      rootTs = (await deps.chat.post(data.channel, readinessRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
       await job.updateData({ ...data, rootTs });
     }
     log.info({ rootTs }, 'readiness gates started');
@@ -106,7 +106,7 @@ export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
     }
     await deps.chat.update(data.channel, rootTs, readinessVerdictMessage(report, data, deps.now().toISOString()));
     for (const gate of report.gates) {
-      await deps.chat.reply(data.channel, rootTs, readinessGateMessage(gate));
+      await deps.chat.reply(data.channel, rootTs, readinessGateMessage(gate), { key: `${job.id}-gate-${gate.id}` });
     }
     log.info({ ready: report.ready, ...report.counts }, 'readiness gates finished');
     return { ready: report.ready };

@@ -15,8 +15,10 @@ export function createRecordJob(deps: { store: OperationStore; chat: ChatPort })
     const text =
       `📒 Maintenance record of \`${op.id}\` (${op.kind}${op.target.version ? ` to ${op.target.version}` : ''}, ${op.state}), requested by <@${requestedBy}>: ` +
       `commit ${op.commit ?? 'n/a'}, ${snapshot}, started ${op.startedAt ?? op.createdAt}, ended ${op.endedAt ?? 'not yet'}, validation: ${op.validation ?? 'none'}.`;
-    const threadTs = op.rootTs ?? (await deps.chat.post(op.channel, { text, blocks: [section(text)] })).ts;
-    if (op.rootTs) await deps.chat.reply(op.channel, threadTs, { text, blocks: [section(text)] });
+    // Keyed by the request: each /talos record posts its own summary, once.
+    const once = { key: `${op.id}-${job.id}`, maybeSent: job.attemptsStarted > 1 };
+    const threadTs = op.rootTs ?? (await deps.chat.post(op.channel, { text, blocks: [section(text)] }, once)).ts;
+    if (op.rootTs) await deps.chat.reply(op.channel, threadTs, { text, blocks: [section(text)] }, once);
     await deps.chat.upload(op.channel, threadTs, { filename: `${op.id}-maintenance-record.md`, title: `Maintenance record ${op.id}`, content: maintenanceRecordMarkdown(op) });
   };
 }

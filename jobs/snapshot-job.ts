@@ -17,7 +17,7 @@ export function createSnapshotJob(deps: OpsJobDeps) {
     let rootTs = op.rootTs;
     if (rootTs === undefined) {
       const text = `⏳ etcd snapshot of ${cluster.name} requested by <@${op.requestedBy}> (${op.id})`;
-      rootTs = (await deps.chat.post(op.channel, { text, blocks: [section(text)] })).ts;
+      rootTs = (await deps.chat.post(op.channel, { text, blocks: [section(text)] }, { key: `${op.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
       await deps.store.update(opId, (o) => ({ ...o, rootTs }));
     }
     try {
@@ -28,7 +28,8 @@ export function createSnapshotJob(deps: OpsJobDeps) {
       await deps.store.update(opId, (o) => ({ ...o, state: 'completed', snapshot, endedAt, validation: `sha256 ${snapshot.sha256}` }));
       log.info({ snapshot: snapshot.id, node: snapshot.node, bytes: snapshot.bytes }, 'etcd snapshot taken');
       const text = `✅ etcd snapshot of ${cluster.name}: \`${snapshot.id}\` (${op.id})`;
-      await deps.chat.update(op.channel, rootTs, { text, blocks: [section(text)] });
+      // The snapshot is taken and recorded: a Slack failure here must not turn it into a failed one.
+      await deps.chat.update(op.channel, rootTs, { text, blocks: [section(text)] }).catch((error: unknown) => log.warn({ err: errorText(error) }, 'snapshot message not updated'));
       await deps.audit.record(opId, {
         actor: 'bot',
         event: 'etcd snapshot verified',

@@ -30,7 +30,7 @@ export function createTofuPlanJob(deps: TofuPlanJobDeps) {
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
-      rootTs = (await deps.chat.post(data.channel, planRunningMessage(data))).ts;
+      rootTs = (await deps.chat.post(data.channel, planRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
       await job.updateData({ ...data, rootTs });
     }
     log.info({ rootTs }, 'tofu plan started');
@@ -44,8 +44,9 @@ export function createTofuPlanJob(deps: TofuPlanJobDeps) {
       return undefined;
     }
     await deps.chat.update(data.channel, rootTs, planResultMessage(outcome, data));
-    for (const message of [planFmtMessage(outcome), planValidateMessage(outcome), planChangesMessage(outcome)]) {
-      await deps.chat.reply(data.channel, rootTs, message);
+    const replies = { fmt: planFmtMessage(outcome), validate: planValidateMessage(outcome), changes: planChangesMessage(outcome) };
+    for (const [name, message] of Object.entries(replies)) {
+      await deps.chat.reply(data.channel, rootTs, message, { key: `${job.id}-${name}` });
     }
     const review = outcome.plan.status === 'planned' ? outcome.plan.review : undefined;
     const result = { changes: review?.changes.length ?? 0, dangers: review?.dangers.length ?? 0 };

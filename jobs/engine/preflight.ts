@@ -8,9 +8,12 @@ import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import type { Playbook, PreflightOutcome } from './playbook.ts';
 import { refreshRoot } from './root-message.ts';
 
-/** Posts the plan or the refusal as the operation's root message, then the audit entries waiting for its thread. */
-async function postRoot(deps: OpsJobDeps, op: Operation): Promise<void> {
-  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op));
+/**
+ * Posts the plan or the refusal as the operation's root message, then the audit entries waiting for
+ * its thread. `maybeSent`: an earlier attempt may have posted it before failing to store where.
+ */
+async function postRoot(deps: OpsJobDeps, op: Operation, maybeSent: boolean): Promise<void> {
+  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op), { key: `${op.id}-root`, maybeSent });
   const { op: stored } = await deps.store.update(op.id, (o) => (o.rootTs === undefined ? { ...o, rootTs: ts } : undefined));
   // Changed while the post was retried (an override from a copy Slack showed, a cancel): show it as it is now.
   if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored);
@@ -47,7 +50,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no preflight`);
     if (op.state !== 'preflight') {
       // A retry (Slack failed under the last attempt) posts the root message that attempt could not, and queues its run.
-      if (op.rootTs === undefined) await postRoot(deps, op);
+      if (op.rootTs === undefined) await postRoot(deps, op, true);
       if (playbook.start === 'run' && op.state === 'running') await enqueueRun(deps.opsQueue, opId, 'run');
       return;
     }
@@ -99,7 +102,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
       deps.logger.info({ op: opId, cluster: cluster.name, state: planned.state }, 'preflight ended on an operation that was cancelled meanwhile');
       return;
     }
-    if (planned.rootTs === undefined) await postRoot(deps, planned);
+    if (planned.rootTs === undefined) await postRoot(deps, planned, false);
     else await refreshRoot(deps, planned);
     if (runsNow) await enqueueRun(deps.opsQueue, opId, 'run');
   };

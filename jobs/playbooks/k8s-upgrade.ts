@@ -96,11 +96,13 @@ async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise
   const version = op.target.version!;
   const planned = op.steps.find((s) => s.kind === 'k8s-dry-run')?.node;
   const node = await healthyControlPlane(ctx, planned);
-  await patchStep(deps, op.id, step.id, { node, issuedAt: deps.now().toISOString() });
+  const issuedAt = deps.now().toISOString();
+  await patchStep(deps, op.id, step.id, { node, issuedAt });
   const started = Date.now();
   const progress: UpgradeProgress = { version, node, milestones: [], updated: 0, lines: 0, outcome: 'running', elapsedMs: 0 };
   const snapshotOf = (): UpgradeProgress => ({ ...progress, milestones: [...progress.milestones], elapsedMs: Date.now() - started });
-  const { ts } = await deps.chat.reply(op.channel, op.rootTs, upgradeProgressMessage(snapshotOf()));
+  // Each run of the step has its own progress message.
+  const { ts } = await deps.chat.reply(op.channel, op.rootTs, upgradeProgressMessage(snapshotOf()), { key: `${op.id}-progress-${step.id}-${Date.parse(issuedAt)}` });
   const editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, (error) => ctx.log.warn({ err: errorText(error) }, 'progress edit failed'));
   const onLine = (line: string): void => {
     progress.lines += 1;

@@ -18,6 +18,11 @@ export interface PostOptions {
    * before it is sent again. Unique per message, e.g. `<op>-root` or `<op>-<seq>`.
    */
   key?: string;
+  /**
+   * An earlier attempt of this keyed post may already be in Slack (its job runs again after a
+   * crash or a failure): it is looked for before the first send, not only after a lost answer.
+   */
+  maybeSent?: boolean;
 }
 
 export interface ReplyOptions extends PostOptions {

@@ -14,6 +14,7 @@ const EnvSchema = z
     SLACK_APP_TOKEN: optionalString.pipe(z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional()),
     SLACK_SIGNING_SECRET: optionalString,
     SLACK_API_URL: optionalString.pipe(z.url().optional()),
+    SLACK_TIMEOUT_SECONDS: optionalString.default('15').pipe(z.coerce.number<string>().positive()),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
     CLUSTERS_FILE: z.string().min(1, 'must name the cluster inventory YAML file'),
     TALOSCTL_BIN: optionalString.default('talosctl'),
@@ -67,6 +68,8 @@ export interface Config {
     signingSecret: string | undefined;
     /** Base URL of the Web API; `undefined` means https://slack.com/api/. */
     apiUrl: string | undefined;
+    /** Bound of one Web API call, in ms (default 15 000): a write whose answer never comes is looked for, then sent again. */
+    timeoutMs: number;
   };
   redisUrl: string;
   clustersFile: string;
@@ -121,6 +124,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       appToken: e.SLACK_APP_TOKEN,
       signingSecret: e.SLACK_SIGNING_SECRET,
       apiUrl: e.SLACK_API_URL,
+      timeoutMs: e.SLACK_TIMEOUT_SECONDS * 1000,
     },
     redisUrl: e.REDIS_URL,
     clustersFile: e.CLUSTERS_FILE,

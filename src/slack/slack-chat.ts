@@ -1,8 +1,9 @@
 // The Slack Web API adapter behind the chat port: the one module under src/ besides main.ts that
 // imports the Slack SDK. The composition root builds it; jobs/ and the rest of src/ only see the port.
-import { WebClientEvent, type WebClient } from '@slack/web-api';
-import type { ChatMessage, ChatPort } from '../chat/chat-port.ts';
+import { WebAPIHTTPError, WebAPIRequestError, WebClientEvent, type WebClient } from '@slack/web-api';
+import type { ChatMessage, ChatPort, ReplyOptions } from '../chat/chat-port.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import { writeOnce, type WriteOnceOptions } from './write-once.ts';
 
 /** Retries for Slack calls: enough to ride out a 429 or a brief outage, bounded so a job never hangs for half an hour. */
 export const SLACK_RETRY = { retries: 5, factor: 2, minTimeout: 200, maxTimeout: 10_000 };
@@ -53,12 +54,59 @@ export function onSlackRateLimited(client: WebClient, record: (method: string) =
 export interface SlackChatHooks {
   /** A call that failed after the client's retries, with its Web API method and `slackErrorName`. */
   onError?: (method: string, error: string) => void;
-  /** A client that never retries, for `reply(…, { once: true })`. Default: `client`, which retries. */
+  /**
+   * The client for writes that must not be repeated blindly (keyed posts, `once` replies, file
+   * shares): no retries of its own (`retryConfig: { retries: 0 }`), 429s thrown
+   * (`rejectRateLimitedCalls`), a `timeout`. Default: `client`.
+   */
   onceClient?: WebClient;
+  /** Sends a file's bytes to its upload URL. Default: the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Bound of one send of a file's bytes, in ms. Default 30 000. */
+  uploadTimeoutMs?: number;
+  /** Attempts and backoff of exactly-once writes; see `writeOnce`. */
+  writeOnce?: WriteOnceOptions;
+  /** Milliseconds since the epoch, for the look-up window. Default `Date.now`. */
+  now?: () => number;
 }
 
-/** The chat port on Slack's Web API. */
+/** How far back a write's result is looked for: its earlier attempts, those of a job run again included. */
+export const LOOKBACK_MS = 15 * 60_000;
+/** Pages read per look-up, newest first: a busy channel's last minutes, not its history. */
+const LOOKUP_PAGES = 5;
+/** Keys whose last post ended in doubt, remembered so that the next post with that key looks first. */
+const DOUBTFUL_KEYS = 1000;
+
+interface Posted {
+  ts?: string;
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+  files?: { id?: string }[];
+}
+
+const carriesKey = (key: string) => (m: Posted): boolean => m.metadata?.event_type === POST_KEY_EVENT && m.metadata.event_payload?.['key'] === key;
+
+/** Sends bytes to an upload URL (no token: the URL is the credential), throwing the SDK's errors so a lost answer reads as one. */
+async function sendBytes(fetchFn: typeof fetch, url: string, bytes: Buffer, timeoutMs: number): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetchFn(url, { method: 'POST', body: new Uint8Array(bytes), headers: { 'content-type': 'application/octet-stream' }, signal: AbortSignal.timeout(timeoutMs) });
+    await response.arrayBuffer();
+  } catch (error) {
+    throw new WebAPIRequestError(error instanceof Error ? error : new Error(String(error)));
+  }
+  if (!response.ok) throw new WebAPIHTTPError(response.status, response.statusText, Object.fromEntries(response.headers.entries()), '');
+}
+
+/**
+ * The chat port on Slack's Web API. Posts with a key are exactly once: a lost answer (5xx,
+ * timeout) is followed by a look for the key in the channel or thread, and the message found
+ * is adopted; only when none is there is the post sent again. Edits go through the retrying
+ * client: an edit repeated after a lost answer writes the same content again.
+ */
 export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hooks: SlackChatHooks = {}): ChatPort {
+  const onceClient = hooks.onceClient ?? client;
+  const now = hooks.now ?? Date.now;
+  const doubtful = new Set<string>();
   const call = async <T>(method: string, send: () => Promise<T>): Promise<T> => {
     try {
       return await send();
@@ -67,25 +115,59 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
       throw error;
     }
   };
+  const oldest = (): string => ((now() - LOOKBACK_MS) / 1000).toFixed(6);
+
+  /** The newest message of the look-up window that `matches`: top-level posts when `threadTs` is undefined, else the thread's replies. */
+  const findPosted = async (channel: string, threadTs: string | undefined, matches: (m: Posted) => boolean): Promise<string | undefined> => {
+    let cursor: string | undefined;
+    let found: string | undefined;
+    for (let page = 0; page < LOOKUP_PAGES; page += 1) {
+      const common = { channel, oldest: oldest(), include_all_metadata: true, ...(cursor ? { cursor } : {}) };
+      if (threadTs === undefined) {
+        // Newest first: the first match is the newest.
+        const history = await client.conversations.history({ ...common, limit: 100 });
+        const hit = (history.messages as Posted[] | undefined)?.find(matches);
+        if (hit?.ts !== undefined) return hit.ts;
+        cursor = history.response_metadata?.next_cursor || undefined;
+      } else {
+        // Oldest first: the last match is the newest.
+        const replies = await client.conversations.replies({ ...common, ts: threadTs, limit: 200 });
+        const hit = (replies.messages as Posted[] | undefined)?.filter((m) => m.ts !== threadTs && matches(m)).at(-1);
+        if (hit?.ts !== undefined) found = hit.ts;
+        cursor = replies.response_metadata?.next_cursor || undefined;
+      }
+      if (cursor === undefined) break;
+    }
+    return found;
+  };
+
+  const postMessage = async (args: Record<string, unknown> & { channel: string; thread_ts?: string }, options: ReplyOptions): Promise<string> => {
+    const { key } = options;
+    const send = async (sender: WebClient) => tsOf(await sender.chat.postMessage({ ...args, ...keyed(key) } as Parameters<WebClient['chat']['postMessage']>[0]));
+    // A caller that reconciles by itself (the audit): one send, a 429 waited out.
+    if (options.once === true) return writeOnce({ send: () => send(onceClient) }, hooks.writeOnce);
+    if (key === undefined) return send(client);
+    try {
+      const ts = await writeOnce(
+        { send: () => send(onceClient), find: () => findPosted(args.channel, args.thread_ts, carriesKey(key)), maybeSent: options.maybeSent === true || doubtful.has(key) },
+        hooks.writeOnce,
+      );
+      doubtful.delete(key);
+      return ts;
+    } catch (error) {
+      doubtful.add(key);
+      if (doubtful.size > DOUBTFUL_KEYS) doubtful.delete(doubtful.values().next().value!);
+      throw error;
+    }
+  };
+
   return {
     async post(channel, message, options = {}) {
-      const response = await call('chat.postMessage', () =>
-        client.chat.postMessage({ channel, ...clean(scrubber, message), ...keyed(options.key) } as Parameters<WebClient['chat']['postMessage']>[0]),
-      );
-      return { ts: tsOf(response) };
+      return { ts: await call('chat.postMessage', () => postMessage({ channel, ...clean(scrubber, message) }, options)) };
     },
     async reply(channel, threadTs, message, options = {}) {
-      const sender = options.once === true ? (hooks.onceClient ?? client) : client;
-      const response = await call('chat.postMessage', () =>
-        sender.chat.postMessage({
-          channel,
-          thread_ts: threadTs,
-          ...clean(scrubber, message),
-          ...keyed(options.key),
-          ...(options.broadcast === true ? { reply_broadcast: true } : {}),
-        } as Parameters<WebClient['chat']['postMessage']>[0]),
-      );
-      return { ts: tsOf(response) };
+      const args = { channel, thread_ts: threadTs, ...clean(scrubber, message), ...(options.broadcast === true ? { reply_broadcast: true } : {}) };
+      return { ts: await call('chat.postMessage', () => postMessage(args, options)) };
     },
     async permalink(channel, ts) {
       const response = await call('chat.getPermalink', () => client.chat.getPermalink({ channel, message_ts: ts }));
@@ -111,14 +193,23 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
       await call('chat.postEphemeral', () => client.chat.postEphemeral({ channel, user, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postEphemeral']>[0]));
     },
     async upload(channel, threadTs, file) {
-      await call('files.uploadV2', () =>
-        client.filesUploadV2({
-          channel_id: channel,
-          thread_ts: threadTs,
-          filename: file.filename,
-          title: file.title,
-          content: scrubber.scrub(file.content),
-        }),
+      // The three steps of an external upload, so that the one that shares the file (and can
+      // be applied without an answer) is sent once: reserving and sending bytes show nothing.
+      const bytes = Buffer.from(scrubber.scrub(file.content), 'utf8');
+      const reserved = await call('files.getUploadURLExternal', () => client.files.getUploadURLExternal({ filename: file.filename, length: bytes.length }));
+      const { upload_url: url, file_id: id } = reserved;
+      if (url === undefined || id === undefined) throw new Error('files.getUploadURLExternal answered without an upload URL');
+      const fetchFn = hooks.fetch ?? fetch;
+      // Sending the bytes again overwrites them: after a lost answer it is simply repeated.
+      await call('files.upload', () => writeOnce({ send: () => sendBytes(fetchFn, url, bytes, hooks.uploadTimeoutMs ?? 30_000), find: async () => undefined }, hooks.writeOnce));
+      await call('files.completeUploadExternal', () =>
+        writeOnce(
+          {
+            send: () => onceClient.files.completeUploadExternal({ files: [{ id, title: file.title }], channel_id: channel, thread_ts: threadTs }),
+            find: async () => ((await findPosted(channel, threadTs, (m) => m.files?.some((f) => f.id === id) === true)) === undefined ? undefined : { ok: true }),
+          },
+          hooks.writeOnce,
+        ),
       );
     },
   };

@@ -7,11 +7,17 @@ import { createSlackChat, onSlackRateLimited, SLACK_RETRY } from './slack-chat.t
 
 /** The Web API client (authorization lookups) and the chat port the jobs talk through. */
 export function createSlackClients(slack: Config['slack'], scrubber: SecretScrubber, metrics: Pick<Metrics, 'slackRateLimited' | 'slackApiErrors'>): { client: WebClient; chat: ChatPort } {
-  const base = slack.apiUrl === undefined ? {} : { slackApiUrl: slack.apiUrl };
+  // Every call is bounded: an answer that never comes is a lost answer, not a job hung on Slack.
+  const base = { ...(slack.apiUrl === undefined ? {} : { slackApiUrl: slack.apiUrl }), timeout: slack.timeoutMs };
   const client = new WebClient(slack.botToken, { ...base, retryConfig: SLACK_RETRY });
-  onSlackRateLimited(client, (method) => metrics.slackRateLimited.inc({ method }));
-  // Audit replies must not be repeated blindly: Slack may have posted one before failing. The audit retries, looking at the thread first.
-  const onceClient = new WebClient(slack.botToken, { ...base, retryConfig: { retries: 0 } });
-  const chat = createSlackChat(client, scrubber, { onError: (method, error) => metrics.slackApiErrors.inc({ method, error }), onceClient });
+  // Posts must not be repeated blindly: Slack may have written one before failing. The chat port
+  // sends them through this client, and looks for them before sending again.
+  const onceClient = new WebClient(slack.botToken, { ...base, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true });
+  for (const c of [client, onceClient]) onSlackRateLimited(c, (method) => metrics.slackRateLimited.inc({ method }));
+  const chat = createSlackChat(client, scrubber, {
+    onError: (method, error) => metrics.slackApiErrors.inc({ method, error }),
+    onceClient,
+    uploadTimeoutMs: Math.max(30_000, slack.timeoutMs),
+  });
   return { client, chat };
 }

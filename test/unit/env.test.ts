@@ -83,6 +83,7 @@ describe('loadConfig: Slack mode', () => {
       appToken: SOCKET_MODE.SLACK_APP_TOKEN,
       signingSecret: undefined,
       apiUrl: undefined,
+      timeoutMs: 15_000,
     });
   });
 
