@@ -122,8 +122,14 @@ export interface EngineFixture {
   operation(fields: Partial<Operation>): Promise<Operation>;
 }
 
+export interface EngineFixtureOptions {
+  inventory?: Inventory;
+  /** The cluster the engine reaches (see fake-cluster.ts); by default one that fails any call. */
+  cluster?: Pick<OpsJobDeps, 'access' | 'tofu' | 'factory'>;
+}
+
 /** The engine's real store, audit, lock and run lease on a real Redis; Slack, the queue and the cluster are fakes. */
-export function engineFixture(redis: RedisFixture, options: { inventory?: Inventory } = {}): EngineFixture {
+export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions = {}): EngineFixture {
   const client = redis.client();
   const store = createOperationStore(client);
   const chat = new RecordingChat();
@@ -138,9 +144,9 @@ export function engineFixture(redis: RedisFixture, options: { inventory?: Invent
     lock: createClusterLock(client),
     runLease: createRunLease(client, { ttlMs: 3000 }),
     audit: createAudit(store, chat, { now, postLease: createRunLease(client, { ttlMs: 3000, prefix: 'talos:audit-post' }), attempts: 1, backoffMs: 1 }),
-    access,
-    tofu: { outputRaw: unreachable } as unknown as Tofu,
-    factory: { versions: unreachable } as unknown as ImageFactory,
+    access: options.cluster?.access ?? access,
+    tofu: options.cluster?.tofu ?? ({ outputRaw: unreachable } as unknown as Tofu),
+    factory: options.cluster?.factory ?? ({ versions: unreachable } as unknown as ImageFactory),
     chat,
     opsQueue: queue.asQueue(),
     logger,
