@@ -3,10 +3,14 @@
  * upgrade through the fault that broke an invariant, and asserts the invariant.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 import { Operation } from '../../src/ops/operation.ts';
+import { OPS_QUEUE } from '../../src/queue/job-schemas.ts';
+import { RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
 import { approve, approveUntilDone, clickStart, opIdOf, requestUpgrade, waitForApprovalRequest, type Plan } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
@@ -53,6 +57,19 @@ async function override(harness: Harness, plan: Plan, options: { onRoot?: boolea
   await harness.slack.waitFor(() => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])), { description: 'the override' });
 }
 
+/** Ids of the operation's run jobs that BullMQ found stalled (their lock lapsed) and handed out again. */
+async function runsHandedOutAgain(harness: Harness, opId: string): Promise<string[]> {
+  const client = new Redis(harness.redis.url, { maxRetriesPerRequest: 1 });
+  const queue = new Queue(OPS_QUEUE, { connection: client });
+  try {
+    const jobs = await queue.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed']);
+    return jobs.filter((j) => j.name === RUN_JOB_NAME && j.id?.startsWith(`${opId}-`) === true && j.stalledCounter > 0).map((j) => j.id!);
+  } finally {
+    await queue.close();
+    client.disconnect();
+  }
+}
+
 const clickOnlyStart = (harness: Harness, plan: Plan) =>
   harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-start' });
 
@@ -72,12 +89,17 @@ describe('a production upgrade under faults', () => {
     await approve(harness, second);
     await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === NODES[1]), { timeoutMs: 30_000 });
 
-    // Longer than the job's lock: once Redis is back, BullMQ hands the still-running job out again.
+    // Down for longer than the job's lock, so the lock has lapsed when Redis is back and BullMQ hands the
+    // still-running job out again. The length of the outage is the fault itself, so here time is waited for.
+    const lockMs = Number(harness.env.JOB_LOCK_SECONDS) * 1000;
     await harness.redis.stop({ hard: true });
-    await sleep(2500);
+    await sleep(2.5 * lockMs);
     await harness.redis.restart();
     const done = await approveUntilDone(harness, plan);
+    // A run handed out again may still be going after the root says completed: count once it is done.
+    await waitForSettled(harness);
 
+    expect(await runsHandedOutAgain(harness, plan.opId)).not.toEqual([]);
     expect(done.text).toContain('completed');
     for (const node of NODES) expect(harness.sim.upgradeCount('production', node)).toBe(1);
     const requests = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ 🔐 Approval needed/m.test(harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));

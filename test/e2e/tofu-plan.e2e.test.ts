@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CallRecord, ClusterFaults } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 
 let h: Harness;
 
@@ -149,7 +150,7 @@ describe('/talos plan refusals', () => {
     const posted = h.slack.channelMessages(channel).length;
     const calls = h.sim.calls.length;
     const ack = await h.command(text, { user, channel });
-    await new Promise((r) => setTimeout(r, 300));
+    await waitForSettled(h);
     expect(h.slack.channelMessages(channel).length).toBe(posted);
     expect(h.sim.calls.length).toBe(calls);
     return ack;

@@ -566,12 +566,17 @@ describe('the Slack app manifest', () => {
     _metadata?: { major_version?: number };
     display_information?: { name?: string };
     features?: {
+      app_home?: { home_tab_enabled?: boolean; messages_tab_enabled?: boolean };
       bot_user?: { display_name?: string };
       slash_commands?: { command: string; description?: string; usage_hint?: string; url?: string }[];
       event_subscriptions?: unknown;
     };
     oauth_config?: { scopes?: { bot?: string[]; user?: string[] } };
-    settings?: { interactivity?: { is_enabled?: boolean }; socket_mode_enabled?: boolean };
+    settings?: {
+      interactivity?: { is_enabled?: boolean };
+      event_subscriptions?: { request_url?: string; bot_events?: string[]; user_events?: string[] };
+      socket_mode_enabled?: boolean;
+    };
   }
   const app = readOne<SlackManifest>('slack-app.yaml');
 
@@ -583,7 +588,7 @@ describe('the Slack app manifest', () => {
   });
 
   it('asks for exactly the scopes the bot uses, and no user scopes', () => {
-    expect([...(app.oauth_config?.scopes?.bot ?? [])].sort()).toEqual(['chat:write', 'commands', 'files:write', 'usergroups:read']);
+    expect([...(app.oauth_config?.scopes?.bot ?? [])].sort()).toEqual(['channels:history', 'chat:write', 'commands', 'files:write', 'groups:history', 'usergroups:read']);
     expect(app.oauth_config?.scopes?.user).toBeUndefined();
   });
 
@@ -595,10 +600,15 @@ describe('the Slack app manifest', () => {
     expect(talos.usage_hint).toMatch(/\bhealth\b/);
   });
 
-  it('runs in Socket Mode with interactivity for the buttons and no events to subscribe', () => {
+  it('runs in Socket Mode with interactivity for the buttons and app_home_opened as its only event, without request URLs', () => {
     expect(app.settings?.socket_mode_enabled).toBe(true);
     expect(app.settings?.interactivity?.is_enabled).toBe(true);
+    expect(app.settings?.event_subscriptions).toEqual({ bot_events: ['app_home_opened'] });
     expect(app.features?.event_subscriptions).toBeUndefined();
+  });
+
+  it('has a Home tab and no messages tab', () => {
+    expect(app.features?.app_home).toMatchObject({ home_tab_enabled: true, messages_tab_enabled: false });
   });
 });
 

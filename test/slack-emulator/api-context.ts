@@ -3,6 +3,7 @@ import type { Directory } from './directory.ts';
 import type { FileStore } from './file-store.ts';
 import type { MessageStore } from './message-store.ts';
 import type { JsonObject } from './types.ts';
+import type { ViewStore } from './view-store.ts';
 
 /** What Web API method handlers may touch. */
 export interface ApiDeps {
@@ -10,6 +11,8 @@ export interface ApiDeps {
   directory: Directory;
   messages: MessageStore;
   files: FileStore;
+  /** Home tabs published with `views.publish`. */
+  views: ViewStore;
   /** `http://127.0.0.1:<port>`, known once the server listens. */
   origin: () => string;
   /** Issues a one-use Socket Mode URL. */

@@ -41,17 +41,23 @@ export type BlockCheck =
   | { ok: true; blocks: JsonObject[] }
   | { ok: false; error: 'invalid_blocks_format' | 'invalid_blocks'; errors: string[] };
 
+export interface BlockCheckOptions {
+  /** Blocks allowed: 50 in a message (the default), 100 in a modal or a Home tab. */
+  maxBlocks?: number;
+}
+
 /**
  * Validates `blocks` as received (already JSON-decoded when it was valid JSON).
  * Error strings follow Slack's `<reason> [json-pointer:<path>]` form.
  */
-export function validateBlocks(blocks: unknown): BlockCheck {
+export function validateBlocks(blocks: unknown, options: BlockCheckOptions = {}): BlockCheck {
   if (!Array.isArray(blocks) || !blocks.every(isObject)) {
     return { ok: false, error: 'invalid_blocks_format', errors: ['must be a JSON array of objects [json-pointer:/blocks]'] };
   }
   const errors: string[] = [];
-  if (blocks.length > LIMITS.blocksPerMessage) {
-    errors.push(`no more than ${LIMITS.blocksPerMessage} items allowed [json-pointer:/blocks]`);
+  const maxBlocks = options.maxBlocks ?? LIMITS.blocksPerMessage;
+  if (blocks.length > maxBlocks) {
+    errors.push(`no more than ${maxBlocks} items allowed [json-pointer:/blocks]`);
   }
   const blockIds = new Set<string>();
   blocks.forEach((block, i) => {

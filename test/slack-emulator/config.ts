@@ -1,3 +1,4 @@
+import { readAppManifest } from './app-manifest.ts';
 import type { EmulatorChannel, EmulatorOptions, EmulatorUser, EmulatorUsergroup } from './types.ts';
 
 /** Identity of the bot, fixed so tests can assert on it. */
@@ -17,11 +18,18 @@ export interface EmulatorConfig {
   usergroups: EmulatorUsergroup[];
   port: number;
   ackTimeoutMs: number;
+  /** Bot scopes granted to the installation; tests may change them at run time. */
+  scopes: Set<string>;
+  /** Whether the app has a Home tab, so `views.publish` of a Home view is accepted. */
+  homeTabEnabled: boolean;
+  /** Bot events the app subscribes to; Slack delivers no others. */
+  botEvents: string[];
   /** The deprecated verification token Slack still puts in every payload. */
   verificationToken: string;
 }
 
 export function resolveConfig(opts: EmulatorOptions = {}): EmulatorConfig {
+  const manifest = readAppManifest();
   return {
     botToken: opts.botToken ?? 'xoxb-test-token',
     appToken: opts.appToken ?? 'xapp-test-token',
@@ -35,6 +43,9 @@ export function resolveConfig(opts: EmulatorOptions = {}): EmulatorConfig {
     usergroups: opts.usergroups ?? [],
     port: opts.port ?? 0,
     ackTimeoutMs: opts.ackTimeoutMs ?? 3000,
+    scopes: new Set(opts.scopes ?? manifest.botScopes),
+    homeTabEnabled: opts.homeTabEnabled ?? manifest.homeTabEnabled,
+    botEvents: opts.botEvents ?? manifest.botEvents,
     verificationToken: 'emulator-verification-token',
   };
 }

@@ -1,12 +1,42 @@
 import { BOT_USER_ID, type EmulatorConfig } from './config.ts';
 import type { EmulatorUser } from './types.ts';
 
+/** A public channel, a private one (`G…` or `isPrivate`) or a direct message (`D…`). */
+export type ChannelKind = 'public' | 'private' | 'im';
+
+export interface ChannelAccess {
+  id: string;
+  kind: ChannelKind;
+  /** Whether the bot user is a member, as after `/invite @bot`. */
+  botMember: boolean;
+}
+
 /** Channels, users and user groups of the emulated workspace. */
 export class Directory {
   readonly #config: EmulatorConfig;
+  /** Channels the bot is not in; every other channel has the bot as a member. */
+  readonly #botAbsent = new Set<string>();
 
   constructor(config: EmulatorConfig) {
     this.#config = config;
+    for (const channel of config.channels ?? []) if (channel.botMember === false) this.#botAbsent.add(channel.id);
+  }
+
+  /** Kind and bot membership of a channel, or undefined when the workspace has no such channel. */
+  channelAccess(ref: string): ChannelAccess | undefined {
+    const id = this.resolveChannel(ref);
+    if (id === undefined) return undefined;
+    const configured = this.#config.channels?.find((c) => c.id === id);
+    const kind: ChannelKind = configured?.isPrivate === true || id.startsWith('G') ? 'private' : id.startsWith('D') ? 'im' : 'public';
+    return { id, kind, botMember: !this.#botAbsent.has(id) };
+  }
+
+  /** The bot joins (`/invite @bot`) or leaves a channel. */
+  setBotMember(ref: string, member: boolean): void {
+    const id = this.resolveChannel(ref);
+    if (id === undefined) throw new Error(`unknown channel ${ref}`);
+    if (member) this.#botAbsent.delete(id);
+    else this.#botAbsent.add(id);
   }
 
   /**

@@ -32,6 +32,7 @@ import { handleUpload } from './uploads.ts';
 import { type EventOptions, UserActions } from './user-actions.ts';
 import { waitFor, type WaitForOptions } from './wait-for.ts';
 import { WebApi } from './web-api.ts';
+import { homeOpenedEvent, type PublishedView, ViewStore } from './view-store.ts';
 
 export interface UserMessageInput {
   user: string;
@@ -50,6 +51,7 @@ export class SlackEmulator {
   readonly #directory: Directory;
   readonly #messages = new MessageStore(new TsClock());
   readonly #files = new FileStore();
+  readonly #views = new ViewStore();
   readonly #hub: SocketModeHub;
   readonly #responses: ResponseUrls;
   readonly #webApi: WebApi;
@@ -67,6 +69,7 @@ export class SlackEmulator {
       directory: this.#directory,
       messages: this.#messages,
       files: this.#files,
+      views: this.#views,
       origin,
       openSocketUrl: () => this.#hub.issueUrl(this.origin),
     };
@@ -185,6 +188,34 @@ export class SlackEmulator {
     return this.#files.completed();
   }
 
+  /** The user's Home tab as the bot last published it (`views.publish`), if ever. */
+  homeView(user: string): JsonObject | undefined {
+    return this.#views.home(user);
+  }
+
+  /** Every Home tab publish Slack accepted, oldest first; only `user`'s when given. */
+  publishedViews(user?: string): PublishedView[] {
+    return this.#views.published(user);
+  }
+
+  // The installation
+
+  /** Bot scopes the token holds now (by default the manifest's). */
+  get scopes(): string[] {
+    return [...this.#config.scopes];
+  }
+
+  /** Replaces the token's bot scopes, as reinstalling the app with another manifest would. */
+  setScopes(scopes: string[]): void {
+    this.#config.scopes.clear();
+    for (const scope of scopes) this.#config.scopes.add(scope);
+  }
+
+  /** Someone runs `/invite @bot` in the channel (`true`) or removes the bot from it (`false`). */
+  setBotMember(channel: string, member: boolean): void {
+    this.#directory.setBotMember(channel, member);
+  }
+
   transcript(channel: string): string {
     return renderTranscript(channel, this.#messages, this.#directory);
   }
@@ -234,6 +265,21 @@ export class SlackEmulator {
 
   sendEvent(event: JsonObject, opts?: EventOptions): Promise<DeliveryResult> {
     return this.#actions.sendEvent(event, opts);
+  }
+
+  /** An Events API delivery to a bot in HTTP mode. */
+  sendEventHttp(url: string, event: JsonObject, opts?: EventOptions & SigningOptions): Promise<HttpDeliveryResult> {
+    return this.#actions.sendEventHttp(url, event, opts);
+  }
+
+  /** The user opens the app's Home tab: Slack sends `app_home_opened`, carrying the Home last published for them. */
+  openHome(user: string, opts?: EventOptions): Promise<DeliveryResult> {
+    return this.#actions.sendEvent(homeOpenedEvent(user, this.#config.botEvents, this.#views), opts);
+  }
+
+  /** `openHome` for a bot in HTTP mode. */
+  openHomeHttp(url: string, user: string, opts?: EventOptions & SigningOptions): Promise<HttpDeliveryResult> {
+    return this.#actions.sendEventHttp(url, homeOpenedEvent(user, this.#config.botEvents, this.#views), opts);
   }
 
   sendSlashCommandHttp(url: string, input: SlashCommandInput & SigningOptions): Promise<HttpDeliveryResult> {

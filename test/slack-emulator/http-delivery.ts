@@ -17,7 +17,8 @@ export function slackSignature(secret: string, timestampSec: number, body: strin
   return `v0=${digest}`;
 }
 
-export async function postSigned(url: string, body: string, secret: string, opts: SigningOptions): Promise<HttpDeliveryResult> {
+/** Posts `body` signed as Slack signs it; `headers` add to or replace the defaults (a form body). */
+export async function postSigned(url: string, body: string, secret: string, opts: SigningOptions, headers: Record<string, string> = {}): Promise<HttpDeliveryResult> {
   const now = Math.floor(Date.now() / 1000);
   const timestamp = opts.requestTimestampSec ?? (opts.staleTimestamp === true ? now - 600 : now);
   const signingSecret = opts.forgeSignature === true ? `${secret}-forged` : secret;
@@ -28,6 +29,7 @@ export async function postSigned(url: string, body: string, secret: string, opts
       'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
       'x-slack-request-timestamp': String(timestamp),
       'x-slack-signature': slackSignature(signingSecret, timestamp, body),
+      ...headers,
     },
     body,
     signal: AbortSignal.timeout(10_000),

@@ -5,6 +5,7 @@ export { slackSignature, type SigningOptions } from './http-delivery.ts';
 export type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
 export type { DisconnectReason } from './socket-mode.ts';
 export type { EventOptions } from './user-actions.ts';
+export type { PublishedView } from './view-store.ts';
 export type { WaitForOptions } from './wait-for.ts';
 export type {
   AckRecord,

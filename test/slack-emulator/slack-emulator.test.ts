@@ -461,6 +461,8 @@ describe('Web API semantics', () => {
   });
 
   it('serves users.info, usergroups.users.list and chat.postEphemeral', async () => {
+    // users.info needs users:read, which the app's manifest does not ask for.
+    emu.setScopes([...emu.scopes, 'users:read']);
     const client = webClient();
     expect((await client.users.info({ user: ANA })).user).toMatchObject({ id: ANA, name: 'ana' });
     await expect(client.users.info({ user: 'U0NOBODY' })).rejects.toMatchObject({ data: { error: 'user_not_found' } });

@@ -93,6 +93,11 @@ export class SocketModeHub {
     return this.#openConnections().length;
   }
 
+  /** Envelopes sent and neither acked nor timed out yet. */
+  unackedCount(): number {
+    return this.#pending.size;
+  }
+
   async waitForConnections(n: number, timeoutMs = 10_000): Promise<void> {
     await waitFor(() => this.connectionCount() >= n, { timeoutMs, description: `${n} Socket Mode connection(s)` });
   }

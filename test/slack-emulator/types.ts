@@ -9,6 +9,10 @@ export interface EmulatorUser {
 export interface EmulatorChannel {
   id: string;
   name: string;
+  /** A private channel (ids starting with `G` are private too): the bot sees it only as a member. */
+  isPrivate?: boolean;
+  /** Whether the bot user is in the channel. Default true; false answers as Slack does for an uninvited bot. */
+  botMember?: boolean;
 }
 
 export interface EmulatorUsergroup {
@@ -44,6 +48,15 @@ export interface EmulatorOptions {
   port?: number;
   /** How long a Socket Mode envelope waits for its ack, in ms. Default 3000 (Slack's rule). */
   ackTimeoutMs?: number;
+  /**
+   * Bot scopes the installation was granted; a method needing another answers `missing_scope`.
+   * Default: the bot scopes of `manifests/slack-app.yaml`.
+   */
+  scopes?: string[];
+  /** Whether the app has a Home tab (`views.publish` answers `not_enabled` otherwise). Default: the manifest's `features.app_home`. */
+  homeTabEnabled?: boolean;
+  /** Bot events the app subscribes to. Default: the manifest's `settings.event_subscriptions.bot_events`. */
+  botEvents?: string[];
 }
 
 export interface MessageMetadata {

@@ -53,8 +53,22 @@ export class UserActions {
   }
 
   sendEvent(event: JsonObject, opts: EventOptions = {}): Promise<DeliveryResult> {
+    return this.#deps.hub.deliver('events_api', this.#eventPayload(event), { acceptsResponsePayload: false, ...opts });
+  }
+
+  /** An Events API delivery over HTTP: the JSON `event_callback`, signed, with Slack's retry headers on a redelivery. */
+  async sendEventHttp(url: string, event: JsonObject, opts: EventOptions & SigningOptions = {}): Promise<HttpDeliveryResult> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (opts.retryAttempt !== undefined && opts.retryAttempt > 0) {
+      headers['x-slack-retry-num'] = String(opts.retryAttempt);
+      headers['x-slack-retry-reason'] = opts.retryReason ?? 'http_timeout';
+    }
+    return (await this.#postHttp(url, JSON.stringify(this.#eventPayload(event)), 'events_api', opts, headers)).result;
+  }
+
+  #eventPayload(event: JsonObject): JsonObject {
     const { config } = this.#deps;
-    const payload: JsonObject = {
+    return {
       token: config.verificationToken,
       team_id: config.teamId,
       api_app_id: config.appId,
@@ -65,7 +79,6 @@ export class UserActions {
       authorizations: [{ enterprise_id: null, team_id: config.teamId, user_id: BOT_USER_ID, is_bot: true, is_enterprise_install: false }],
       is_ext_shared_channel: false,
     };
-    return this.#deps.hub.deliver('events_api', payload, { acceptsResponsePayload: false, ...opts });
   }
 
   async sendSlashCommandHttp(url: string, input: SlashCommandInput & SigningOptions): Promise<HttpDeliveryResult> {
@@ -99,9 +112,10 @@ export class UserActions {
     body: string,
     type: EnvelopeType,
     signing: SigningOptions,
+    headers?: Record<string, string>,
   ): Promise<{ result: HttpDeliveryResult; payload: JsonObject | undefined }> {
     const startedAt = Date.now();
-    const result = await postSigned(url, body, this.#deps.config.signingSecret, signing);
+    const result = await postSigned(url, body, this.#deps.config.signingSecret, signing, headers);
     this.#deps.recorder.traffic(result.body);
     if (result.status !== 200) return { result, payload: undefined };
     const payload = parseAckBody(result.body);

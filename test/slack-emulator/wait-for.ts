@@ -9,18 +9,22 @@ export interface WaitForOptions {
   description?: string;
 }
 
+/** What a polled function returns: the value waited for, or a falsy "not yet". */
+export type Polled<T> = T | undefined | null | false;
+
 /**
  * Polls `fn` until it returns a truthy value and resolves with it. A throw counts as
  * "not yet", so `fn` may contain assertions; the last one is quoted if time runs out.
+ * `fn` may be async (a Redis read, an HTTP request): each call is awaited before the next.
  */
-export async function waitFor<T>(fn: () => T | undefined | null | false, opts: WaitForOptions = {}): Promise<T> {
+export async function waitFor<T>(fn: () => Polled<T> | Promise<Polled<T>>, opts: WaitForOptions = {}): Promise<T> {
   const { timeoutMs = 10_000, intervalMs = 20, description = 'condition' } = opts;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   let lastValue: unknown;
   for (;;) {
     try {
-      const value = fn();
+      const value = await fn();
       if (value) return value;
       lastValue = value;
       lastError = undefined;

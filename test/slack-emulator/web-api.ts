@@ -1,17 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { acceptedScope, refuseBotCall } from './access.ts';
 import type { ApiDeps, MethodSpec } from './api-context.ts';
 import type { Faults } from './faults.ts';
 import { chatMethods } from './methods-chat.ts';
 import { fileMethods } from './methods-files.ts';
 import { readMethods } from './methods-read.ts';
+import { viewMethods } from './methods-views.ts';
 import type { Recorder } from './recorder.ts';
 import { parseApiArgs, readRawBody } from './request-body.ts';
 import type { JsonObject } from './types.ts';
 
-const METHODS: Record<string, MethodSpec> = { ...chatMethods, ...readMethods, ...fileMethods };
-
-/** Scopes a bot of this kind is granted; WebClient reads the header for its warnings. */
-const BOT_SCOPES = 'chat:write,commands,files:write,channels:history,groups:history,users:read,usergroups:read';
+const METHODS: Record<string, MethodSpec> = { ...chatMethods, ...readMethods, ...fileMethods, ...viewMethods };
 
 const STATUS_TEXT: Record<number, string> = { 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' };
 
@@ -67,8 +66,14 @@ export class WebApi {
     const kind = this.#tokenKind(token);
     if (kind === undefined) return json(200, { ok: false, error: 'invalid_auth' });
     if (kind !== spec.token) return json(200, { ok: false, error: 'not_allowed_token_type' });
-    const reply = json(200, spec.handle(args, this.#deps));
-    if (kind === 'bot') reply.headers['x-oauth-scopes'] = BOT_SCOPES;
+    if (kind === 'app') return json(200, spec.handle(args, this.#deps));
+    const { directory, config } = this.#deps;
+    const refusal = refuseBotCall(method, args, { directory, scopes: config.scopes });
+    const reply = json(200, refusal ?? spec.handle(args, this.#deps));
+    // As Slack does: the token's scopes, and the scope this method accepts, on every bot-token answer.
+    reply.headers['x-oauth-scopes'] = [...config.scopes].join(',');
+    const accepted = acceptedScope(method, args, directory);
+    if (accepted !== undefined) reply.headers['x-accepted-oauth-scopes'] = accepted;
     return reply;
   }
 
