@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 import { readStringLines } from './corpus.ts';
 import { stateReader, type BotState, type StateReader } from './state.ts';
 
@@ -77,8 +78,8 @@ describe('the hostile command corpus, end to end through the bot', () => {
 
     // Assert
     expect(unclear).toEqual([]);
-    // A job enqueued by mistake would run after its ack: wait past one probe before looking.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // A job enqueued by mistake would run after its ack: look once the bot has nothing left to do.
+    await waitForSettled(h);
     const after = await observe();
     expect(after).toEqual(before);
     expect(h.bot.running()).toBe(true);

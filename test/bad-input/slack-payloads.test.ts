@@ -3,6 +3,7 @@ import { ACTION, OVERRIDE_ACTION } from '../../src/chat/buttons.ts';
 import type { ButtonClickInput, Ephemeral, Message } from '../slack-emulator/index.ts';
 import { postSigned, type SigningOptions } from '../slack-emulator/http-delivery.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 import { opIdOf } from '../support/upgrade-flow.ts';
 import { stateReader, type BotState, type StateReader } from './state.ts';
 
@@ -68,16 +69,6 @@ async function observe(plan: Plan): Promise<Observed> {
   };
 }
 
-/** Waits until the bot has finished what it was doing: two looks, a moment apart, agree. */
-async function settle(plan: Plan): Promise<void> {
-  for (let i = 0; i < 50; i += 1) {
-    const first = JSON.stringify(await observe(plan));
-    await new Promise((r) => setTimeout(r, 300));
-    if (JSON.stringify(await observe(plan)) === first) return;
-  }
-  throw new Error('the bot never settled');
-}
-
 let older: Plan;
 let current: Plan;
 
@@ -93,7 +84,7 @@ beforeAll(async () => {
   current = await requestPlan();
   await h.slack.clickButtonHttp(url, { user: USERS.carol, channel: CHANNELS.production, messageTs: current.root.ts, actionId: OVERRIDE_ACTION });
   await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(CHANNELS.production, current.root.ts)?.blocks ?? [])), { description: 'the override' });
-  await settle(current);
+  await waitForSettled(h);
 }, 120_000);
 
 afterAll(async () => {
@@ -117,7 +108,7 @@ describe('signed requests that do not verify', () => {
     // Assert
     expect(response.status).toBe(401);
     expect(h.slack.acks.length).toBe(acks);
-    await new Promise((r) => setTimeout(r, 500));
+    await waitForSettled(h);
     expect(await observe(current)).toEqual(before);
   });
 
@@ -133,7 +124,7 @@ describe('signed requests that do not verify', () => {
 
     // Assert
     expect(response.status).toBe(401);
-    await new Promise((r) => setTimeout(r, 500));
+    await waitForSettled(h);
     expect(await observe(current)).toEqual(before);
     expect((await state.operation(current.opId))?.state).toBe('planned');
   });
@@ -238,6 +229,9 @@ describe('replayed requests', () => {
     }).toString();
   }
 
+  /** Replies the bot sent through the response_url of the replayed bodies. */
+  const replies = (): number => h.slack.responseUrlCalls.filter((c) => c.id === 'replayed').length;
+
   /** Posts the same body with the same timestamp and signature `times` times, all at once. */
   async function replay(body: string, times: number): Promise<number[]> {
     const signing = { requestTimestampSec: Math.floor(Date.now() / 1000) };
@@ -256,7 +250,7 @@ describe('replayed requests', () => {
     // Assert
     expect(statuses).toEqual([200, 200, 200]);
     await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).some((m) => /Health gate (passed|failed)/.test(m.text)), { timeoutMs: 30_000 });
-    await new Promise((r) => setTimeout(r, 1_500));
+    await waitForSettled(h);
     expect(h.slack.channelMessages(CHANNELS.production).filter((m) => /Health gate/.test(m.text)).length).toBe(roots + 1);
     expect((await state.read()).jobs['talos-read']).toBe(before.jobs['talos-read']! + 1);
   });
@@ -265,12 +259,15 @@ describe('replayed requests', () => {
     // Arrange
     const before = await state.read();
     const opsBefore = await state.redis.zcard('talos:ops:production');
+    const answered = replies();
 
     // Act
     await replay(slashBody(`upgrade talos ${TARGET}`, '3333333333.4444444444.replayed0upgrade'), 3);
 
     // Assert
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Each copy is acked empty and answered through the response_url, once the bot has dealt with it.
+    await h.slack.waitFor(() => replies() >= answered + 3, { timeoutMs: 30_000, description: 'a reply to each replayed command' });
+    await waitForSettled(h);
     expect(await state.redis.zcard('talos:ops:production')).toBe(opsBefore + 1);
     expect((await state.read()).jobs['talos-ops']).toBe(before.jobs['talos-ops']! + 1);
   });
@@ -291,14 +288,17 @@ describe('replayed requests', () => {
       actions: [{ type: 'button', action_id: ACTION.start, block_id: current.blockId, value: current.value, action_ts: '1.2' }],
     };
     const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    const answered = replies();
 
     // Act
     const statuses = await replay(body, 3);
 
     // Assert
     expect(statuses).toEqual([200, 200, 200]);
-    for (let i = 0; i < 100 && (await state.operation(current.opId))?.state === 'planned'; i += 1) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1_000));
+    await h.slack.waitFor(async () => (await state.operation(current.opId))?.state !== 'planned', { description: `${current.opId} leaving planned` });
+    // The clicks that lost the race are told so through the response_url.
+    await h.slack.waitFor(() => replies() >= answered + 2, { timeoutMs: 30_000, description: 'a reply to each replayed click that did not start the plan' });
+    await waitForSettled(h);
     const starts = (await state.operation(current.opId))?.audit as { event: string }[];
     expect(starts.filter((a) => a.event === 'started')).toHaveLength(1);
     expect(await state.redis.get('talos:lock:production')).toBe(current.opId);

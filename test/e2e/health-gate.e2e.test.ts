@@ -5,6 +5,7 @@ import { READ_QUEUE } from '../../src/queue/job-schemas.ts';
 import type { ClusterFaults } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 
 /** The eight checks of the runbook's gate, in the order the thread lists them. */
 const CHECK_TITLES = ['talosctl version', 'talosctl health', 'talosctl service etcd', 'talosctl etcd status', 'Kubernetes nodes', 'Kubernetes pods', 'Flux', 'PodDisruptionBudgets'];
@@ -205,7 +206,7 @@ describe('answers that change nothing', () => {
     const posted = h.slack.channelMessages(channel).length;
     const jobsBefore = h.sim.calls.length;
     const ack = await h.command(text, { channel });
-    await new Promise((r) => setTimeout(r, 300));
+    await waitForSettled(h);
     expect(h.slack.channelMessages(channel).length).toBe(posted);
     expect(h.sim.calls.length).toBe(jobsBefore);
     return ack;

@@ -135,11 +135,13 @@ describe('ops endpoints in Socket Mode', () => {
     expect((await get(h.httpPort, '/metrics')).status).toBe(200);
 
     await h.redis.restart();
-    let ready = await get(h.httpPort, '/readyz');
-    for (let attempt = 0; ready.status !== 200 && attempt < 100; attempt += 1) {
-      await new Promise((r) => setTimeout(r, 200));
-      ready = await get(h.httpPort, '/readyz');
-    }
+    const ready = await h.slack.waitFor(
+      async () => {
+        const answer = await get(h.httpPort, '/readyz');
+        return answer.status === 200 && answer;
+      },
+      { timeoutMs: 20_000, intervalMs: 200, description: '/readyz to answer 200 once Redis is back' },
+    );
     expect(ready).toMatchObject({ status: 200, body: 'ready\n' });
   });
 });

@@ -1,5 +1,7 @@
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 import { approveUntilDone, clickStart, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
@@ -94,14 +96,29 @@ describe('/talos record', () => {
 });
 
 describe('plan freshness', () => {
+  /** When the bot created the operation, as it stored it: the plan's age counts from there. */
+  async function createdAt(harness: Harness, opId: string): Promise<number> {
+    const redis = new Redis(harness.redis.url, { maxRetriesPerRequest: 1 });
+    try {
+      const stored = JSON.parse((await redis.get(`talos:op:${opId}`)) ?? '{}') as { createdAt?: string };
+      if (stored.createdAt === undefined) throw new Error(`${opId} is not stored with its creation time`);
+      return Date.parse(stored.createdAt);
+    } finally {
+      await redis.quit();
+    }
+  }
+
   it('refuses to start a plan older than PLAN_TTL_MINUTES', async () => {
-    h = await startHarness({ env: { PLAN_TTL_MINUTES: '0.01' } });
-    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
-    await new Promise((r) => setTimeout(r, 1000));
-    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const ttlMs = 600;
+    h = await startHarness({ env: { PLAN_TTL_MINUTES: String(ttlMs / 60_000) } });
     const harness = h;
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+    const planned = await createdAt(harness, plan.opId);
+    await harness.slack.waitFor(() => Date.now() - planned > ttlMs, { description: 'the plan to outlive PLAN_TTL_MINUTES' });
+    await clickStart(harness, plan, USERS.alice, CHANNELS.staging);
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => /older than/.test(e.text)));
     await waitForRootState(harness, plan, /planned/, CHANNELS.staging);
+    await waitForSettled(harness);
     expect(harness.sim.calls.filter((c) => c.argv[0] === 'upgrade')).toEqual([]);
   });
 });

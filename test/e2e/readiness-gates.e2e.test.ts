@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 import { opIdOf } from '../support/upgrade-flow.ts';
 
 /** Every gate of the runbook's production list, in the order the thread lists them. */
@@ -206,7 +207,7 @@ describe('answers that run nothing', () => {
     const calls = h.sim.calls.length;
 
     const ack = await h.command('gates production', { channel: CHANNELS.random });
-    await new Promise((r) => setTimeout(r, 300));
+    await waitForSettled(h);
 
     expect(ack).toContain('This channel belongs to no cluster');
     expect(h.slack.channelMessages(CHANNELS.random).length).toBe(posted);

@@ -24,13 +24,14 @@ import type {
   JsonObject,
   Message,
   MessageVersion,
+  Outstanding,
   ResponseUrlCall,
   SocketFrame,
   UploadedFile,
 } from './types.ts';
 import { handleUpload } from './uploads.ts';
 import { type EventOptions, UserActions } from './user-actions.ts';
-import { waitFor, type WaitForOptions } from './wait-for.ts';
+import { type Polled, waitFor, type WaitForOptions } from './wait-for.ts';
 import { WebApi } from './web-api.ts';
 import { homeOpenedEvent, type PublishedView, ViewStore } from './view-store.ts';
 
@@ -56,6 +57,8 @@ export class SlackEmulator {
   readonly #responses: ResponseUrls;
   readonly #webApi: WebApi;
   readonly #actions: UserActions;
+  /** Requests of the bot (Web API, uploads, response URLs) not answered yet. */
+  #requestsInFlight = 0;
   #closed: Promise<void> | undefined;
 
   constructor(opts: EmulatorOptions = {}) {
@@ -76,6 +79,10 @@ export class SlackEmulator {
     this.#webApi = new WebApi(deps, this.#recorder, this.faults);
     this.#actions = new UserActions({ ...deps, hub: this.#hub, responses: this.#responses, recorder: this.#recorder });
     this.#server = createServer((req, res) => {
+      this.#requestsInFlight += 1;
+      res.once('close', () => {
+        this.#requestsInFlight -= 1;
+      });
       this.#route(req, res).catch((error: unknown) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
         res.end(`emulator error: ${error instanceof Error ? error.message : String(error)}`);
@@ -227,8 +234,13 @@ export class SlackEmulator {
     return this.#messages.post(channel, { text: input.text, user: input.user, team: this.#config.teamId, thread_ts: input.thread_ts });
   }
 
-  waitFor<T>(fn: () => T | undefined | null | false, opts?: WaitForOptions): Promise<T> {
+  waitFor<T>(fn: () => Polled<T> | Promise<Polled<T>>, opts?: WaitForOptions): Promise<T> {
     return waitFor(fn, opts);
+  }
+
+  /** What the bot still owes: acks of deliveries, its own requests in flight, replies of commands acked empty. */
+  outstanding(): Outstanding {
+    return { deliveries: this.#actions.unackedDeliveries(), requests: this.#requestsInFlight, replies: this.#actions.unansweredCommands() };
   }
 
   // Socket Mode

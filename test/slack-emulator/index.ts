@@ -22,6 +22,7 @@ export type {
   Message,
   MessageMetadata,
   MessageVersion,
+  Outstanding,
   ResponseUrlCall,
   SocketFrame,
   UploadedFile,

@@ -534,6 +534,45 @@ describe('Socket Mode protocol details', () => {
   });
 });
 
+describe('what the bot still owes', () => {
+  it('counts a delivery until its ack, then a command acked empty until its response_url is called', async () => {
+    // Arrange: a raw client that acks only when told to.
+    const { ws, frames } = await rawSocket();
+    const envelope = (): JsonObject | undefined => frames.find((f) => typeof f.envelope_id === 'string');
+
+    // Act
+    const delivered = emu.sendSlashCommand({ user: ANA, channel: CHANNEL, text: 'status' });
+    const sent = await emu.waitFor(envelope, { description: 'the envelope' });
+    const beforeAck = emu.outstanding();
+    ws.send(JSON.stringify({ envelope_id: sent.envelope_id }));
+    await delivered;
+    const afterAck = emu.outstanding();
+    const responseUrl = String((sent.payload as JsonObject).response_url);
+    await fetch(responseUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'no operations yet' }) });
+
+    // Assert
+    expect(beforeAck).toEqual({ deliveries: 1, requests: 0, replies: 0 });
+    expect(afterAck).toEqual({ deliveries: 0, requests: 0, replies: 1 });
+    expect(emu.outstanding()).toMatchObject({ deliveries: 0, replies: 0 });
+  });
+
+  it('counts a Web API request until it is answered', async () => {
+    // Arrange
+    const held = emu.faults.hold({ methods: ['chat.postMessage'] });
+
+    // Act
+    const pending = webClient().chat.postMessage({ channel: CHANNEL, text: 'held' });
+    await emu.waitFor(() => held.waiting === 1, { description: 'the held call' });
+    const whileHeld = emu.outstanding().requests;
+    held.release();
+    await pending;
+
+    // Assert
+    expect(whileHeld).toBe(1);
+    await emu.waitFor(() => emu.outstanding().requests === 0, { description: 'the answered request to count no more' });
+  });
+});
+
 describe('response_url', () => {
   it('posts in_channel replies, records ephemerals and allows five uses', async () => {
     let responseUrl = '';
@@ -618,6 +657,16 @@ describe('helpers', () => {
     expect(lines[3]?.trim()).toBe('[Approve] [Stop]');
     expect(lines[4]).toMatch(/^ {2} {4}│ \[\d\d:\d\d:\d\d\] talos \(bot\): Approved by @ana$/);
     expect(lines[5]).toMatch(/talos \(bot\): All nodes healthy$/);
+  });
+
+  it('waitFor awaits an async condition', async () => {
+    let calls = 0;
+    const value = await emu.waitFor(async () => {
+      calls += 1;
+      await Promise.resolve();
+      return calls >= 3 && calls;
+    });
+    expect(value).toBe(3);
   });
 
   it('waitFor rejects with a descriptive error', async () => {

@@ -180,6 +180,16 @@ export interface ResponseUrlCall {
   at: number;
 }
 
+/** What the emulator is still waiting for from the bot, for tests that wait until it has settled. */
+export interface Outstanding {
+  /** Slash commands, clicks and events delivered (Socket Mode or HTTP) and not yet acked or timed out. */
+  deliveries: number;
+  /** Requests of the bot to the emulator (Web API, uploads, response URLs) not yet answered. */
+  requests: number;
+  /** Slash commands acked empty whose reply has not yet come through their response_url. */
+  replies: number;
+}
+
 export interface HttpDeliveryResult {
   status: number;
   body: string;

@@ -17,6 +17,9 @@ import type { ResponseUrls } from './response-url.ts';
 import type { SocketModeHub } from './socket-mode.ts';
 import type { DeliveryResult, EnvelopeType, HttpDeliveryResult, JsonObject } from './types.ts';
 
+/** The id at the end of a response URL the emulator issued, `<origin>/response/<id>`. */
+const RESPONSE_URL_ID = /\/response\/([^/?#]+)$/;
+
 export interface EventOptions {
   /** Simulates a redelivery, as Slack does for events that were not acked in time. */
   retryAttempt?: number;
@@ -36,15 +39,31 @@ export interface UserActionDeps {
 /** What a Slack user does, delivered to the bot over Socket Mode or signed HTTP. */
 export class UserActions {
   readonly #deps: UserActionDeps;
+  /** HTTP deliveries whose response has not come back yet. */
+  #httpInFlight = 0;
+  /** Response URL ids of slash commands acked empty, so a reply is still to come through them. */
+  readonly #awaitingReply = new Set<string>();
 
   constructor(deps: UserActionDeps) {
     this.#deps = deps;
   }
 
+  /** Deliveries over either transport that are neither acked nor timed out. */
+  unackedDeliveries(): number {
+    return this.#deps.hub.unackedCount() + this.#httpInFlight;
+  }
+
+  /** Slash commands acked empty whose response_url has not been called yet. */
+  unansweredCommands(): number {
+    const answered = new Set(this.#deps.recorder.responseUrlCalls.map((c) => c.id));
+    for (const id of answered) this.#awaitingReply.delete(id);
+    return this.#awaitingReply.size;
+  }
+
   async sendSlashCommand(input: SlashCommandInput): Promise<DeliveryResult> {
     const payload = this.#commandPayload(input);
     const result = await this.#deps.hub.deliver('slash_commands', payload, { acceptsResponsePayload: true });
-    if (!result.timedOut) this.#applyCommandAck(input, result.payload);
+    if (!result.timedOut) this.#applyCommandAck(input, payload, result.payload);
     return result;
   }
 
@@ -82,9 +101,10 @@ export class UserActions {
   }
 
   async sendSlashCommandHttp(url: string, input: SlashCommandInput & SigningOptions): Promise<HttpDeliveryResult> {
-    const body = new URLSearchParams(this.#commandPayload(input)).toString();
+    const command = this.#commandPayload(input);
+    const body = new URLSearchParams(command).toString();
     const { result, payload } = await this.#postHttp(url, body, 'slash_commands', input);
-    if (payload !== undefined) this.#applyCommandAck(input, payload);
+    if (payload !== undefined) this.#applyCommandAck(input, command, payload);
     return result;
   }
 
@@ -115,7 +135,13 @@ export class UserActions {
     headers?: Record<string, string>,
   ): Promise<{ result: HttpDeliveryResult; payload: JsonObject | undefined }> {
     const startedAt = Date.now();
-    const result = await postSigned(url, body, this.#deps.config.signingSecret, signing, headers);
+    this.#httpInFlight += 1;
+    let result: HttpDeliveryResult;
+    try {
+      result = await postSigned(url, body, this.#deps.config.signingSecret, signing, headers);
+    } finally {
+      this.#httpInFlight -= 1;
+    }
     this.#deps.recorder.traffic(result.body);
     if (result.status !== 200) return { result, payload: undefined };
     const payload = parseAckBody(result.body);
@@ -130,9 +156,16 @@ export class UserActions {
     return { result, payload };
   }
 
-  /** A slash command's ack body is its reply: ephemeral unless `response_type` is `in_channel`. */
-  #applyCommandAck(input: SlashCommandInput, payload: JsonObject): void {
-    if (Object.keys(payload).length === 0) return;
+  /**
+   * A slash command's ack body is its reply: ephemeral unless `response_type` is `in_channel`.
+   * An empty ack means the reply is still to come through the command's response_url.
+   */
+  #applyCommandAck(input: SlashCommandInput, command: Record<string, string>, payload: JsonObject): void {
+    if (Object.keys(payload).length === 0) {
+      const id = RESPONSE_URL_ID.exec(command.response_url ?? '')?.[1];
+      if (id !== undefined) this.#awaitingReply.add(id);
+      return;
+    }
     const parsed = parseContent(payload);
     if (!parsed.ok) return;
     const { text, blocks } = parsed.content;
