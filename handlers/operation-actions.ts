@@ -121,17 +121,19 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
   const lock = await deps.lock.acquire(cluster.name, op.id);
   if (!lock.ok) return say(`*${cluster.name}* is held by \`${lock.heldBy}\`; one mutating operation at a time. Nothing changed.`);
   const startedAt = deps.now().toISOString();
-  const { op: running, changed } = await deps.store.update(op.id, (o) =>
-    o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: reviewItems(o.kind) } : undefined,
+  // The start and its entry are one write; the edited root says it started, the entry goes to the thread with the first step's reply.
+  const { op: running, changed } = await deps.audit.transition(
+    op.id,
+    { actor: user, event: 'started', detail: `review confirmed: ${reviewItems(op.kind).join('; ')}` },
+    (o) => (o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: reviewItems(o.kind) } : undefined),
+    { hold: true },
   );
   if (!changed) {
     // A second click on the same Start re-acquires the lock under the same id: the lock then belongs to the started operation.
     if (running.startedAt === undefined) await deps.lock.release(cluster.name, op.id);
     return say(`\`${op.id}\` was already started or cancelled by someone else. Nothing changed.`);
   }
-  // Recorded and queued before the root is edited: a Slack outage must not leave a started operation without its run.
-  // The edited root says it started; the entry goes to the thread with the first step's reply.
-  await deps.audit.note(op.id, { actor: user, event: 'started', detail: `review confirmed: ${running.confirmedReview.join('; ')}` });
+  // Queued before the root is edited: a Slack outage must not leave a started operation without its run.
   await enqueueRun(deps.opsQueue, op.id, 'start');
   if (running.rootTs !== undefined) await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running));
 }
@@ -159,28 +161,29 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
     if (refusal !== undefined) return say(refusal);
   }
   const now = deps.now();
-  const { op: after, changed } = await deps.store.update(op.id, (o) => {
+  const node = op.steps.find((s) => s.id === approval.step)?.node ?? approval.step;
+  // The decision and its entry are one write: a bot that dies right after the click cannot lose the entry.
+  const entry = { actor: user, event: decision === 'approved' ? `approved ${node}` : `stopped at ${node}` };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => {
     const current = o.approvals.find((a) => a.nonce === click.nonce);
     if (!current || current.state !== 'pending' || o.state !== 'awaiting-approval') return undefined;
     if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
     const approvals = o.approvals.map((a) => (a.nonce === click.nonce ? { ...a, state: decision, by: user, at: now.toISOString() } : a));
     if (decision === 'approved') return { ...o, state: 'running', approvals };
     return { ...o, approvals, state: 'cancelled', endedAt: now.toISOString(), cancelRequestedBy: user, reason: `stopped by <@${user}> at the approval of ${approval.step.replace('node-', '')}` };
-  });
+  }, { hold: decision === 'approved' });
   if (!changed) {
     const current = after.approvals.find((a) => a.nonce === click.nonce)!;
     if (current.state === 'pending' && Date.parse(current.expiresAt) <= now.getTime()) return say('This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.');
     const who = current.by ? ` by <@${current.by}>` : '';
     return say(`This step was already ${current.state}${who}; \`${op.id}\` is ${after.state}. Nothing changed.`);
   }
-  // A stopped operation frees its cluster before the messages say so.
+  // A stopped operation frees its cluster before its messages are edited.
   if (decision === 'stopped') await deps.lock.release(op.cluster, op.id);
   const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
-  const step = after.steps.find((s) => s.id === decided.step)!;
-  // Recorded and queued before the messages are edited: a Slack outage must not leave an approved step without its run.
-  // The edited request tells the channel; an approval's entry goes to the thread with the step's next reply.
-  const entry = { actor: user, event: decision === 'approved' ? `approved ${step.node ?? step.id}` : `stopped at ${step.node ?? step.id}` };
-  let recorded = decision === 'approved' ? await deps.audit.note(op.id, entry) : await deps.audit.record(op.id, entry);
+  let recorded = after;
+  // Queued before the messages are edited: a Slack outage must not leave an approved step without its run. The edited
+  // request tells the channel; an approval's entry goes to the thread with the step's next reply, a stop's went now.
   if (decision === 'approved') await enqueueRun(deps.opsQueue, op.id, `approved-${click.nonce}`);
   // A click can beat the run to learning where its request was posted (Slack wrote it, then answered 5xx): the
   // clicked message is the request, and its entries are adopted before the edit changes the text they are found by.
@@ -203,7 +206,8 @@ async function rollback(deps: ActionDeps, click: Click): Promise<void> {
   const cluster = clusterOf(deps, op);
   if (!(await deps.authorizer.isMember(user, cluster.operators))) return say(`Only operators of *${cluster.name}* may request a rollback; an approver then approves it. Nothing changed.`);
   const child = newOperationId();
-  const { op: after, changed } = await deps.store.update(op.id, (o) =>
+  const entry = { actor: user, event: `rollback of ${op.failure?.node ?? 'the node'} requested`, detail: `operation ${child}: preflight, then an approver's click` };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) =>
     o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed' ? { ...o, failure: { ...o.failure, rollback: 'requested', rollbackOp: child } } : undefined,
   );
   if (!changed || after.failure === undefined) {
@@ -215,7 +219,6 @@ async function rollback(deps: ActionDeps, click: Click): Promise<void> {
     newOperation({ id: child, kind: 'node-rollback', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight', target: { node }, parent: { op: op.id, step } }),
   );
   await enqueuePreflight(deps.opsQueue, child);
-  await deps.audit.record(op.id, { actor: user, event: `rollback of ${node} requested`, detail: `operation ${child}: preflight, then an approver's click` });
   await say(`Requested the rollback of ${node} as \`${child}\`: its preflight checks what the node runs and etcd quorum, then an approver decides. Nothing is touched before that.`);
 }
 
@@ -223,12 +226,11 @@ async function rerequest(deps: ActionDeps, click: Click): Promise<void> {
   const { op, user, say } = click;
   const cluster = clusterOf(deps, op);
   if (!(await deps.authorizer.isMember(user, cluster.approvers))) return say(`Only approvers of *${cluster.name}* may ask for approval again. Nothing changed.`);
-  const { changed, op: after } = await deps.store.update(op.id, (o) => {
+  const { changed, op: after } = await deps.audit.transition(op.id, { actor: user, event: 'approval requested again' }, (o) => {
     const latest = o.approvals.at(-1);
     return o.state === 'paused' && latest?.nonce === click.nonce && latest.state === 'expired' ? { ...o, state: 'running' } : undefined;
   });
   if (!changed) return say(`\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
-  await deps.audit.record(op.id, { actor: user, event: 'approval requested again' });
   await enqueueRun(deps.opsQueue, op.id, `resume-${click.nonce}`);
 }
 
@@ -243,9 +245,9 @@ async function retry(deps: ActionDeps, click: Click): Promise<void> {
   const windowRefusal = op.retry === undefined ? undefined : windowRefusalFor(deps, op, op.retry.step);
   if (windowRefusal !== undefined) return say(windowRefusal);
   const at = deps.now().toISOString();
-  const { op: after, changed } = await deps.store.update(op.id, (o) => retried(o, click.nonce));
+  const entry = { actor: user, event: `retry requested from ${op.retry?.step ?? 'the failed step'}`, detail: 'approvals given before the failure are spent' };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => retried(o, click.nonce));
   if (!changed) return say(`\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
-  await deps.audit.record(op.id, { actor: user, event: `retry requested from ${after.retry!.step}`, detail: 'approvals given before the failure are spent' });
   await enqueueRun(deps.opsQueue, op.id, `retry-${click.nonce}`);
   if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
   if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
@@ -266,14 +268,14 @@ async function overrideWindow(deps: ActionDeps, click: Click): Promise<void> {
   const fourEyes = fourEyesRefusal(cluster, op, user, 'start it outside the window');
   if (fourEyes !== undefined) return say(fourEyes);
   const at = deps.now().toISOString();
-  const { op: after, changed } = await deps.store.update(op.id, (o) => {
+  const waitingFor = op.steps.find((s) => s.id === op.windowWait?.step);
+  const entry = { actor: user, event: 'maintenance window overridden', detail: waitingFor?.node ?? waitingFor?.id };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => {
     const wait = o.windowWait;
     if (o.state !== 'waiting-window' || wait?.nonce !== click.nonce) return undefined;
     return { ...o, state: 'running', windowWait: undefined, steps: o.steps.map((s) => (s.id === wait.step ? { ...s, windowOverride: { by: user, at } } : s)) };
   });
   if (!changed) return say(`\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
-  const step = after.steps.find((s) => s.windowOverride?.at === at);
-  await deps.audit.record(op.id, { actor: user, event: 'maintenance window overridden', detail: step?.node ?? step?.id });
   await enqueueRun(deps.opsQueue, op.id, `window-override-${click.nonce}`);
   if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, { text: `▶️ Started outside the maintenance window by <@${user}> (${op.id}).` });
 }

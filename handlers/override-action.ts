@@ -27,12 +27,15 @@ export function registerOverrideAction(app: App, deps: ActionDeps): void {
     const fourEyes = fourEyesRefusal(cluster, op, body.user.id, 'override the staging rehearsal');
     if (fourEyes !== undefined) return void (await say(fourEyes));
     const at = deps.now().toISOString();
-    const { op: after, changed } = await deps.store.update(op.id, (o) =>
-      o.state === 'planned' && o.planNonce === match[2] && o.override === undefined && o.rehearsal?.stagingOp === undefined ? { ...o, override: { by: body.user.id, at } } : undefined,
+    // The override and its entry are one write; the edited plan shows it, the entry goes to the thread with the next reply.
+    const entry = { actor: body.user.id, event: 'override: no staging rehearsal', detail: `${op.target.version ?? ''} was not upgraded in staging according to the records` };
+    const { op: after, changed } = await deps.audit.transition(
+      op.id,
+      entry,
+      (o) => (o.state === 'planned' && o.planNonce === match[2] && o.override === undefined && o.rehearsal?.stagingOp === undefined ? { ...o, override: { by: body.user.id, at } } : undefined),
+      { hold: true },
     );
     if (!changed) return void (await say(`\`${op.id}\` is ${after.state}${after.override ? `, already overridden by <@${after.override.by}>` : ''}. Nothing changed.`));
     if (after.rootTs) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
-    // The edited plan shows the override; the entry goes to the thread with the next reply.
-    await deps.audit.note(op.id, { actor: body.user.id, event: 'override: no staging rehearsal', detail: `${after.target.version ?? ''} was not upgraded in staging according to the records` });
   });
 }

@@ -1,5 +1,6 @@
 import type { JobProcessor } from '../src/queue/workers.ts';
 import { createApprovalExpiryJob } from './engine/approval-expiry.ts';
+import { APPROVAL_REMINDER_JOB_NAME, createApprovalReminderJob } from './engine/approval-reminder.ts';
 import { createCancelledJob } from './engine/cancelled.ts';
 import { PREFLIGHT_JOB_NAME, RUN_JOB_NAME } from '../src/queue/operation-jobs.ts';
 import { createPreflightJob } from './engine/preflight.ts';
@@ -19,6 +20,7 @@ export function createOpsJobs(deps: OpsJobDeps): Record<string, JobProcessor> {
     [PREFLIGHT_JOB_NAME]: createPreflightJob(deps, PLAYBOOKS),
     [RUN_JOB_NAME]: createRunJob(deps, PLAYBOOKS),
     'approval-expiry': createApprovalExpiryJob(deps),
+    [APPROVAL_REMINDER_JOB_NAME]: createApprovalReminderJob(deps),
     'operation-cancelled': createCancelledJob(deps),
     snapshot: createSnapshotJob(deps),
     'ops-reconcile': createReconcileJob(deps),

@@ -1,12 +1,19 @@
+import { shownEvidence, withApprovers } from '../../src/chat/approval-messages.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
+import { approversToPage } from '../../src/ops/transitions.ts';
 import { newNonce } from '../../src/queue/operation-jobs.ts';
 import type { Playbook, PostedOperation, WalkContext } from './playbook.ts';
+import { APPROVAL_REMINDER_JOB_NAME } from './approval-reminder.ts';
 import { refreshRoot } from './root-message.ts';
 
 /**
  * Asks for a person's approval before a gated step, with what the playbook shows of the
  * cluster now. The request is an audit entry: its reply carries the entries held since the
  * last one (the previous step's result), so each gated step costs the thread one message.
+ * That reply is broadcast and mentions the approvers: Slack notifies them, and the channel
+ * shows the question. It stays one thread reply rather than a channel post of its own, so
+ * there is one message whose buttons are edited once decided, and the thread keeps the
+ * operation's history in order.
  */
 async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<void> {
   const { deps } = ctx;
@@ -19,9 +26,12 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
     expiresAt: new Date(requestedAt.getTime() + deps.timeouts.approvalTtlMs).toISOString(),
     state: 'pending',
   };
-  const message = await playbook.approvalMessage(ctx, op, approval, step);
+  const request = await playbook.approvalMessage(ctx, op, approval, step);
+  // Kept with the approval: the request, once decided, still shows what the approver saw.
+  const shown = shownEvidence(request);
+  const message = { ...withApprovers(request, approversToPage(ctx.cluster, op)), broadcast: true };
   const asked = await deps.audit.record(op.id, { actor: 'bot', event: `approval requested: ${step.node ?? step.id}` }, message, (o) =>
-    o.state === 'running' ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, seq: o.audit.length + 1 }] } : undefined,
+    o.state === 'running' ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, shown, seq: o.audit.length + 1 }] } : undefined,
   );
   if (asked.approvals.some((a) => a.nonce === approval.nonce)) await publishApproval(ctx, op.id, approval.nonce);
 }
@@ -47,11 +57,14 @@ async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: st
   const { op } = await deps.store.update(opId, (o) => ({ ...o, approvals: o.approvals.map((a) => (a.nonce === approvalNonce ? { ...a, messageTs: posted } : a)) }));
   // The root says whom the operation waits for.
   await refreshRoot(deps, op);
-  await deps.opsQueue.add(
-    'approval-expiry',
-    { opId, nonce: approvalNonce },
-    { jobId: `${opId}-expire-${approvalNonce}`, delay: Math.max(0, Date.parse(approval.expiresAt) - deps.now().getTime()), removeOnComplete: true },
-  );
+  const now = deps.now().getTime();
+  const expiresAt = Date.parse(approval.expiresAt);
+  await deps.opsQueue.add('approval-expiry', { opId, nonce: approvalNonce }, { jobId: `${opId}-expire-${approvalNonce}`, delay: Math.max(0, expiresAt - now), removeOnComplete: true });
+  // A reminder only when it falls inside the request's life: one at the moment of asking would say nothing new.
+  const remindAt = expiresAt - deps.timeouts.approvalReminderMs;
+  if (deps.timeouts.approvalReminderMs > 0 && remindAt > Date.parse(approval.requestedAt)) {
+    await deps.opsQueue.add(APPROVAL_REMINDER_JOB_NAME, { opId, nonce: approvalNonce }, { jobId: `${opId}-remind-${approvalNonce}`, delay: Math.max(0, remindAt - now), removeOnComplete: true });
+  }
   ctx.log.info({ step: approval.step }, 'approval requested');
 }
 

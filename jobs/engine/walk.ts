@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { errorText } from '../../src/chat/error-text.ts';
 import { stepLabel } from '../../src/chat/operation-root.ts';
+import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { allNodes } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -78,7 +79,7 @@ async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperatio
   const { validation, followUp } = await playbook.complete(ctx, op);
   const commit = await gitHead(cluster.terraformDir);
   const endedAt = deps.now().toISOString();
-  const done = await deps.audit.record(op.id, { actor: 'bot', event: 'completed', detail: validation }, followUp, (o) =>
+  const done = await deps.audit.record(op.id, { actor: 'bot', event: 'completed', detail: validation }, toOperator(op, followUp), (o) =>
     o.state === 'running' ? { ...o, state: 'completed', endedAt, commit, validation } : undefined,
   );
   if (done.state !== 'completed' || done.endedAt !== endedAt) return;

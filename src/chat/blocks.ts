@@ -36,8 +36,9 @@ export function preformatted(lines: string[]): Block {
   const budget = SECTION_LIMIT - 2 * fence.length - 40;
   let body = '';
   let shown = 0;
-  // Escaped before measuring: the budget counts what Slack receives.
-  for (const line of lines.map(escapeMrkdwn)) {
+  // Escaped before measuring: the budget counts what Slack receives. Slack shows date tokens raw inside
+  // code, so a time in evidence reads as its UTC fallback.
+  for (const line of lines.map((l) => escapeMrkdwn(plainTimes(l)))) {
     if (body.length + line.length + 1 > budget) break;
     body += `${line}\n`;
     shown += 1;
@@ -46,13 +47,32 @@ export function preformatted(lines: string[]): Block {
   return section(`${fence}${body.trimEnd()}${more > 0 ? `\n… ${more} more line(s)` : ''}${fence}`);
 }
 
-/** Characters Slack's mrkdwn treats as markup in text that came from a cluster or a person. */
+/**
+ * Characters Slack's mrkdwn treats as markup in text that came from a cluster or a person. A time
+ * from `formatTime` passes: in exactly that shape a token can only show a date (no link, no
+ * mention), and texts such as a window refusal carry one.
+ */
 export function escapeMrkdwn(text: string): string {
+  let out = '';
+  let from = 0;
+  for (const m of text.matchAll(DATE_TOKEN)) {
+    out += escapeAll(text.slice(from, m.index)) + m[0];
+    from = m.index + m[0].length;
+  }
+  return out + escapeAll(text.slice(from));
+}
+
+function escapeAll(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 export function mentionUser(user: string): string {
   return `<@${user}>`;
+}
+
+/** A user (`U…`, `W…`) or a user group (`S…`) as Slack notifies them: `<@U…>`, `<!subteam^S…>`. */
+export function mention(id: string): string {
+  return id.startsWith('S') ? `<!subteam^${id}>` : mentionUser(id);
 }
 
 export function formatDuration(ms: number): string {
@@ -63,9 +83,31 @@ export function formatDuration(ms: number): string {
   return `${minutes} min ${seconds} s`;
 }
 
-/** `2026-11-29 23:51:27 UTC`: unambiguous for operators in several time zones. */
-export function formatTime(iso: string): string {
-  return `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+/** What `formatTime` makes, and nothing else: `<!date^<seconds>^{date_short_pretty} {time}|<yyyy-mm-dd hh:mm> UTC>`. */
+const DATE_TOKEN = /<!date\^\d{1,12}\^\{date_short_pretty\} \{time\}\|(\d{4}-\d\d-\d\d \d\d:\d\d UTC)>/g;
+
+/**
+ * A point in time as a Slack date token: every reader sees it in their own time zone, and
+ * clients that cannot render it (notifications, exports) show the fallback `2026-11-29 23:51 UTC`.
+ * Tokens render in mrkdwn text (sections, fields, context, message text), not in code or
+ * plain_text: button labels, headers and confirm titles take `plainTime`.
+ */
+export function formatTime(time: string | Date): string {
+  const date = typeof time === 'string' ? new Date(time) : time;
+  if (Number.isNaN(date.getTime())) return String(time);
+  return `<!date^${Math.floor(date.getTime() / 1000)}^{date_short_pretty} {time}|${plainTime(date)}>`;
+}
+
+/** A point in time as plain text: `2026-11-29 23:51 UTC`. */
+export function plainTime(time: string | Date): string {
+  const date = typeof time === 'string' ? new Date(time) : time;
+  if (Number.isNaN(date.getTime())) return String(time);
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** Text with its date tokens replaced by their fallback, for places that are not mrkdwn (a file, a code block). */
+export function plainTimes(text: string): string {
+  return text.replace(DATE_TOKEN, '$1');
 }
 
 export interface ButtonSpec {

@@ -6,12 +6,15 @@ import { stepLabel } from './operation-root.ts';
 
 /**
  * The stop at the first failure: the reason, the evidence, and what may follow: a Retry when the
- * step is safe to run again, a Rollback of the node when the step asked it to change.
+ * step is safe to run again, a Rollback of the node when the step asked it to change. It mentions
+ * the operator who started the operation, who must act on it.
  */
 export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[]): ChatMessage {
   const where = step ? ` at ${stepLabel(step)}` : '';
-  const text = `❌ Stopped${where}: ${reason}. No further step ran; the cluster stays locked to ${op.id} until an operator cancels it.`;
-  const blocks = [section(escapeMrkdwn(text))];
+  const said = `❌ Stopped${where}: ${reason}. No further step ran; the cluster stays locked to ${op.id} until an operator cancels it.`;
+  const operator = mentionUser(op.startedBy ?? op.requestedBy);
+  const text = `${said} ${operator}`;
+  const blocks = [section(`${escapeMrkdwn(said)} ${operator}`)];
   if (evidence.length > 0) blocks.push(preformatted(evidence));
   if (op.retry?.state === 'offered') {
     const again = op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step';

@@ -25,6 +25,7 @@ const EnvSchema = z
     IMAGE_FACTORY_URL: optionalString.default('https://factory.talos.dev').pipe(z.url()),
     CREDENTIALS_DIR: optionalString,
     APPROVAL_TTL_MINUTES: optionalString.default('60').pipe(z.coerce.number<string>().positive()),
+    APPROVAL_REMINDER_MINUTES: optionalString.default('10').pipe(z.coerce.number<string>().min(0)),
     STEP_TIMEOUT_SECONDS: optionalString.default('1800').pipe(z.coerce.number<string>().positive()),
     PROBE_TIMEOUT_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().positive()),
     NODE_READY_TIMEOUT_SECONDS: optionalString.default('900').pipe(z.coerce.number<string>().positive()),
@@ -56,6 +57,7 @@ const HINTS: Record<string, string> = {
   CLUSTERS_FILE: 'the inventory described in the README, for example /etc/talos-chatops/clusters.yaml',
   HTTP_PORT: 'a TCP port for /healthz, /readyz, /metrics and HTTP-mode Slack events',
   LOG_LEVEL: `one of ${LOG_LEVELS.join(', ')}`,
+  APPROVAL_REMINDER_MINUTES: 'minutes before an approval request expires that its approvers are reminded, e.g. 10; 0 sends no reminder',
   SHUTDOWN_GRACE_SECONDS: 'seconds a stopping replica waits for its running jobs, e.g. 60; 0 stops at once',
   READ_CONCURRENCY: 'how many read-only jobs (health gates, gates, plans) one replica runs at once, 1 to 256',
 };
@@ -96,6 +98,8 @@ export interface Config {
   timeouts: {
     /** How long an approval stays valid, in ms. */
     approvalTtlMs: number;
+    /** How long before an unanswered request expires its approvers are reminded, in ms (default 600 000); 0 sends no reminder. */
+    approvalReminderMs: number;
     /** Upper bound of one mutating talosctl step (`upgrade --wait`, `reset`), in ms. */
     stepMs: number;
     /** Upper bound of one read-only probe of the health gate, in ms. */
@@ -141,6 +145,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     tofuEnv: pick(env, (k) => /^(TF_|TOFU_|AWS_|B2_|ARM_|GOOGLE_|PM_|PROXMOX_VE_)/.test(k) && k !== 'TOFU_BIN'),
     timeouts: {
       approvalTtlMs: e.APPROVAL_TTL_MINUTES * 60_000,
+      approvalReminderMs: e.APPROVAL_REMINDER_MINUTES * 60_000,
       stepMs: e.STEP_TIMEOUT_SECONDS * 1000,
       probeMs: e.PROBE_TIMEOUT_SECONDS * 1000,
       nodeReadyMs: e.NODE_READY_TIMEOUT_SECONDS * 1000,

@@ -7,6 +7,15 @@ import type { OperationStore } from './operation-store.ts';
 import type { RunLease } from './run-lease.ts';
 
 /**
+ * An entry's own reply. `broadcast`: the reply is also shown in the channel (`reply_broadcast`), so
+ * Slack notifies the people it mentions (an approval request's approvers), and the entry leads the
+ * reply: its first line is what a notification shows.
+ */
+export interface AuditPost extends ChatMessage {
+  broadcast?: boolean;
+}
+
+/**
  * The audit trail of an operation: each entry is numbered and stored with the
  * operation (for the maintenance record) and posted as a reply in its thread.
  */
@@ -24,7 +33,7 @@ export interface Audit {
   record(
     opId: string,
     entry: { actor: string; event: string; detail?: string },
-    message?: ChatMessage | ((op: Operation) => ChatMessage),
+    message?: AuditPost | ((op: Operation) => AuditPost),
     change?: (op: Operation) => Operation | undefined,
   ): Promise<Operation>;
   /**
@@ -33,6 +42,19 @@ export interface Audit {
    * request says the step has started), so the thread costs one Slack call per step.
    */
   note(opId: string, entry: { actor: string; event: string; detail?: string }, change?: (op: Operation) => Operation | undefined): Promise<Operation>;
+  /**
+   * A person's decision (a click) and its entry in one compare-and-set write, so a process that
+   * dies right after the decision cannot leave it without its entry. `change` returns undefined
+   * when the operation is not in the state the decision expects: then nothing is written and
+   * `changed` is false. `hold` notes the entry (it goes out with the next reply); otherwise it
+   * is posted now.
+   */
+  transition(
+    opId: string,
+    entry: { actor: string; event: string; detail?: string },
+    change: (op: Operation) => Operation | undefined,
+    options?: { hold?: boolean },
+  ): Promise<{ op: Operation; changed: boolean }>;
   /** Posts the stored entries missing from the thread, oldest first; true when none is left but noted ones. */
   flush(opId: string): Promise<boolean>;
 }
@@ -71,7 +93,8 @@ function entryLine(e: AuditEntry): string {
 
 /**
  * The new content of a reply that carries entries, for an edit of its own entry (an approval
- * request decided or expired): the other entries it carried stay, and it keeps its number.
+ * request decided or expired): it keeps its number and leads, as the request led when posted;
+ * the other entries it carried stay after it.
  */
 export function editCarrier(op: Operation, ts: string, ownSeq: number | undefined, message: ChatMessage): ChatMessage {
   // Entries sent with it but not yet adopted (Slack wrote the reply, then answered 5xx) stay too: they are found by their lines.
@@ -80,7 +103,7 @@ export function editCarrier(op: Operation, ts: string, ownSeq: number | undefine
   if (ownSeq === undefined && others.length === 0) return message;
   const own = ownSeq === undefined ? message.text : `#${ownSeq} ${message.text}`;
   const blocks = message.blocks ?? [section(message.text)];
-  return { text: [...others, own].join('\n'), blocks: [...others.map(section), ...(ownSeq === undefined ? blocks : numbered(blocks, ownSeq))] };
+  return { text: [own, ...others].join('\n'), blocks: [...(ownSeq === undefined ? blocks : numbered(blocks, ownSeq)), ...others.map(section)] };
 }
 
 /** The entry's number in front of its first section's text, as the thread shows every entry. */
@@ -109,10 +132,16 @@ function nextBatch(op: Operation): AuditEntry[] {
   return batch;
 }
 
-/** One reply for several entries: their lines as the text, their blocks (or a section each) in order. */
+/**
+ * One reply for several entries: their lines as the text, their blocks (or a section each). A
+ * broadcast entry (an approval request) leads, so the question is what the channel and a
+ * notification show first; the entries it carries follow in order. Every entry keeps its `#<seq> `
+ * line start, by which `seqsIn` finds it in any order.
+ */
 export function batchMessage(entries: readonly AuditEntry[]): ChatMessage {
-  if (entries.length === 1) return entries[0]!.post!;
-  return { text: entries.map((e) => e.post!.text).join('\n'), blocks: entries.flatMap((e) => e.post!.blocks ?? [section(e.post!.text)]) };
+  const ordered = [...entries.filter((e) => e.post!.broadcast === true), ...entries.filter((e) => e.post!.broadcast !== true)];
+  if (ordered.length === 1) return { text: ordered[0]!.post!.text, ...(ordered[0]!.post!.blocks ? { blocks: ordered[0]!.post!.blocks } : {}) };
+  return { text: ordered.map((e) => e.post!.text).join('\n'), blocks: ordered.flatMap((e) => e.post!.blocks ?? [section(e.post!.text)]) };
 }
 
 /**
@@ -146,7 +175,10 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
     }
     const seqs = batch.map((e) => e.seq);
     if (batch.some((e) => e.attempted !== true)) await setEntries(op.id, seqs, (e) => ({ ...e, attempted: true }));
-    const { ts } = await chat.reply(op.channel, rootTs, batchMessage(batch), { once: true });
+    // A broadcast shows the reply in the channel as well: one message whose buttons are edited in
+    // place, while the thread keeps the operation's history together.
+    const broadcast = batch.some((e) => e.post!.broadcast === true);
+    const { ts } = await chat.reply(op.channel, rootTs, batchMessage(batch), { once: true, ...(broadcast ? { broadcast } : {}) });
     await markPosted(op.id, seqs, ts);
   };
 
@@ -185,7 +217,7 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
     opId: string,
     entry: { actor: string; event: string; detail?: string },
     hold: boolean,
-    message?: ChatMessage | ((op: Operation) => ChatMessage),
+    message?: AuditPost | ((op: Operation) => AuditPost),
     change?: (op: Operation) => Operation | undefined,
   ) => {
     const at = now().toISOString();
@@ -196,12 +228,18 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
       const reply = typeof message === 'function' ? message(o) : message;
       const text = reply?.text ?? entryText(entry);
       // Kept until posted; without a root message yet, the first flush after it exists posts it.
-      const post = { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}) };
+      const post = { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}), ...(reply?.broadcast === true ? { broadcast: true } : {}) };
       return { ...o, audit: [...o.audit, { seq, at, ...entry, post, ...(hold ? { hold } : {}) }] };
     });
   };
 
   return {
+    async transition(opId, entry, change, options = {}) {
+      const written = await append(opId, entry, options.hold === true, undefined, change);
+      if (!written.changed || options.hold === true) return written;
+      await flush(opId);
+      return { op: (await store.get(opId)) ?? written.op, changed: true };
+    },
     async record(opId, entry, message, change) {
       const { op } = await append(opId, entry, false, message, change);
       await flush(opId);

@@ -1,3 +1,4 @@
+import { plainTimes } from '../chat/blocks.ts';
 import type { Operation } from './operation.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
@@ -7,7 +8,7 @@ export function maintenanceRecordMarkdown(op: Operation): string {
     '',
     `- Cluster: ${op.cluster}`,
     `- Operation: ${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
-    `- Result: ${op.state}${op.reason ? ` (${op.reason})` : ''}`,
+    `- Result: ${op.state}${op.reason ? ` (${plainTimes(op.reason)})` : ''}`,
     `- Commit: ${op.commit ?? 'not a git checkout'}`,
     `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node})` : 'none'}`,
     `- Requested by: ${op.requestedBy} at ${op.createdAt}`,
@@ -31,7 +32,8 @@ export function maintenanceRecordMarkdown(op: Operation): string {
     '',
     '## Audit trail',
     '',
-    ...op.audit.map((e) => `${e.seq}. ${e.at} ${e.actor}: ${e.event}${e.detail ? ` (${e.detail})` : ''}`),
+    // A file is not mrkdwn: Slack date tokens in what the thread said read as their UTC fallback here.
+    ...op.audit.map((e) => `${e.seq}. ${e.at} ${e.actor}: ${e.event}${e.detail ? ` (${plainTimes(e.detail)})` : ''}`),
     '',
   ];
   return lines.join('\n');

@@ -40,6 +40,17 @@ export function fourEyesRefusal(cluster: Pick<ClusterConfig, 'name' | 'requireDi
 }
 
 /**
+ * The approvers an approval request pages: the cluster's approvers (users and user groups), less
+ * a user four eyes keeps from approving this operation. A group is paged whole: its members are
+ * checked when one clicks.
+ */
+export function approversToPage(cluster: Pick<ClusterConfig, 'approvers' | 'requireDistinctApprover'>, op: Operation): string[] {
+  const barred = cluster.requireDistinctApprover ? [op.requestedBy, op.startedBy] : [];
+  const paged = cluster.approvers.filter((id) => !barred.includes(id));
+  return paged.length > 0 ? paged : [...cluster.approvers];
+}
+
+/**
  * A Retry: the steps from the one it re-runs go back to pending, their approvals are spent
  * (a retried approval-gated step needs a fresh approval), and the offer is used. Undefined
  * when this Retry is not the current offer.

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { formatTime } from '../chat/blocks.ts';
 
 export interface MaintenanceWindow {
   /** Cron expression of the window's start, e.g. `0 22 * * 2` for Tuesdays 22:00. */
@@ -60,6 +61,6 @@ export function outsideWindowRefusal(cluster: WindowPolicy, now: Date): string |
   if (cluster.environment !== 'production' || cluster.maintenanceWindows.length === 0 || cluster.allowOutsideWindows) return undefined;
   const status = windowStatus(cluster.maintenanceWindows, now);
   if (status.inside) return undefined;
-  const next = status.nextStart ? ` The next window opens ${status.nextStart.toISOString().slice(0, 16).replace('T', ' ')} UTC.` : '';
+  const next = status.nextStart ? ` The next window opens ${formatTime(status.nextStart)}.` : '';
   return `Production changes are taken only inside a maintenance window, and none is open now.${next} (The inventory's allowOutsideWindows permits exceptions.)`;
 }

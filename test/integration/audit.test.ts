@@ -192,6 +192,26 @@ describe('the audit thread on a real Redis', () => {
     expect(thread.posted.map((r) => r.text)).toEqual(['#1 e1\n#2 e2\n#3 e3']);
   });
 
+  it('writes a decision and its entry together, or neither when the operation is no longer in the state the decision expects', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    await store.create(operation());
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+
+    // Act
+    const first = await audit.transition(OP, { actor: 'U0CAROL', event: 'approved 10.0.30.11' }, (o) => (o.reason === undefined ? { ...o, reason: 'decided' } : undefined), { hold: true });
+    const second = await audit.transition(OP, { actor: 'U0DAVE', event: 'approved 10.0.30.11' }, (o) => (o.reason === undefined ? { ...o, reason: 'decided again' } : undefined));
+
+    // Assert
+    expect(first.changed).toBe(true);
+    expect(second.changed).toBe(false);
+    const stored = (await store.get(OP))!;
+    expect(stored.reason).toBe('decided');
+    expect(stored.audit.map((e) => [e.actor, e.event, e.hold])).toEqual([['U0CAROL', 'approved 10.0.30.11', true]]);
+    expect(thread.posted).toEqual([]);
+  });
+
   it('holds noted entries until the next recorded one, then posts them together in one reply', async () => {
     // Arrange
     const store = createOperationStore(redis.client());
@@ -212,6 +232,35 @@ describe('the audit thread on a real Redis', () => {
     expect(thread.posted.map((r) => r.text)).toEqual(['#1 approved 10.0.30.11\n#2 step started: control plane 10.0.30.11\n#3 Approval needed']);
     const stored = (await store.get(OP))!.audit;
     expect(stored.map((e) => [e.ts, e.hold, e.post])).toEqual([1, 2, 3].map(() => [thread.posted[0]!.ts, undefined, undefined]));
+  });
+
+  it('leads a broadcast reply with its own entry, so the channel and a notification show the question first', async () => {
+    // Arrange: the previous step's result waits to go out with the next reply.
+    const store = createOperationStore(redis.client());
+    await store.create(operation());
+    const thread = new FakeThread();
+    const audit = auditOn(store, thread);
+    await audit.note(OP, { actor: 'bot', event: 'upgraded: control plane 10.0.30.11' });
+
+    // Act
+    await audit.record(OP, { actor: 'bot', event: 'reminder' }, { text: 'plain reply' });
+    await audit.note(OP, { actor: 'bot', event: 'upgraded: control plane 10.0.30.12' });
+    await audit.record(
+      OP,
+      { actor: 'bot', event: 'approval requested: 10.0.30.13' },
+      { text: 'Approve 10.0.30.13? <@U0CAROL>', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '*Approve 10.0.30.13?*' } }], broadcast: true },
+    );
+
+    // Assert
+    expect(thread.posted.map((r) => r.text)).toEqual(['#1 upgraded: control plane 10.0.30.11\n#2 plain reply', '#4 Approve 10.0.30.13? <@U0CAROL>\n#3 upgraded: control plane 10.0.30.12']);
+    expect(thread.sendOptions).toEqual([{ once: true }, { once: true, broadcast: true }]);
+    expect(seqsIn(thread.posted[1]!.text)).toEqual([4, 3]);
+    expect((await store.get(OP))!.audit.map((e) => [e.seq, e.ts, e.post])).toEqual([
+      [1, thread.posted[0]!.ts, undefined],
+      [2, thread.posted[0]!.ts, undefined],
+      [3, thread.posted[1]!.ts, undefined],
+      [4, thread.posted[1]!.ts, undefined],
+    ]);
   });
 
   it('adopts a batch Slack wrote before it failed, and posts only what the reply did not carry', async () => {
@@ -253,7 +302,7 @@ describe('the audit thread on a real Redis', () => {
 describe('editing a reply that carries entries', () => {
   const entry = (seq: number, extra: Partial<Operation['audit'][number]> = {}) => ({ seq, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: `e${seq}`, ...extra });
 
-  it('keeps the other entries it carried, posted or only sent, and its own number', () => {
+  it('keeps its own number first, then the other entries it carried, posted or only sent', () => {
     // Arrange: #1 posted elsewhere; #2 posted with the request #3; #4 sent with it but not yet adopted.
     const op = operation({ audit: [entry(1, { ts: 'T0' }), entry(2, { ts: 'T1' }), entry(3, { ts: 'T1' })] });
     const decided = { text: '✅ Approved by <@U0CAROL>', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '✅ Approved by <@U0CAROL>' } }] };
@@ -264,13 +313,13 @@ describe('editing a reply that carries entries', () => {
     const early = editCarrier(unadopted, 'T1', 3, decided);
 
     // Assert
-    expect(edited.text).toBe('#2 e2\n#3 ✅ Approved by <@U0CAROL>');
+    expect(edited.text).toBe('#3 ✅ Approved by <@U0CAROL>\n#2 e2');
     expect(edited.blocks).toEqual([
-      { type: 'section', text: { type: 'mrkdwn', text: '#2 e2' } },
       { type: 'section', text: { type: 'mrkdwn', text: '#3 ✅ Approved by <@U0CAROL>' } },
+      { type: 'section', text: { type: 'mrkdwn', text: '#2 e2' } },
     ]);
-    expect(early.text).toBe('#2 e2\n#3 ✅ Approved by <@U0CAROL>');
-    expect(seqsIn(early.text)).toEqual([2, 3]);
+    expect(early.text).toBe('#3 ✅ Approved by <@U0CAROL>\n#2 e2');
+    expect(seqsIn(early.text)).toEqual([3, 2]);
   });
 
   it('leaves a message that carries no entry as it is', () => {

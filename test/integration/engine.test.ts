@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
+import { createApprovalReminderJob } from '../../jobs/engine/approval-reminder.ts';
 import { StepFailure } from '../../jobs/job-context.ts';
 import type { Playbook, WalkContext } from '../../jobs/engine/playbook.ts';
 import { createPreflightJob } from '../../jobs/engine/preflight.ts';
@@ -247,5 +248,115 @@ describe('the preflight of every operation', () => {
     expect(after.rootTs).toBe(f.chat.posts[0]!.ts);
     expect(f.queue.added.filter((j) => j.name === 'operation-run').map((j) => j.opts.jobId)).toEqual([`${op.id}-run`]);
     expect(await f.deps.lock.holder('production')).toBe(op.id);
+  });
+});
+
+describe('the engine pages the people who must act', () => {
+  /** A request as a playbook makes it: the question first, evidence under it, the buttons last. */
+  const gatedPlaybook = (ran: string[] = []) =>
+    playbook(ran, {
+      approvalMessage: (_ctx, op, _approval, s) =>
+        Promise.resolve({
+          text: `Approve ${s.id}? (${op.id})`,
+          blocks: [
+            { type: 'section', text: { type: 'mrkdwn', text: `*Approve ${s.id}?*` } },
+            { type: 'section', text: { type: 'mrkdwn', text: '*etcd now:* 3 members, one leader' } },
+            { type: 'actions', block_id: 'approve', elements: [] },
+          ],
+        }),
+    });
+  const nonceJob = (opId: string, nonce: string) => ({ data: { opId, nonce } }) as Job;
+  const remindersIn = (rootTs: string) => f.chat.posts.filter((p) => p.threadTs === rootTs && p.message.text.includes('⏰'));
+
+  it('broadcasts the approval request with its question first and the approvers mentioned, keeps what it showed, and queues a reminder', async () => {
+    // Arrange
+    const op = await started({ steps: [step('first', { status: 'done' }), step('gated')] });
+
+    // Act
+    await walkOperation(context(), op.id, gatedPlaybook());
+
+    // Assert
+    const after = await stored(op.id);
+    const approval = after.approvals[0]!;
+    const request = f.chat.posts.find((p) => p.ts === approval.messageTs)!;
+    expect(request.options).toEqual({ once: true, broadcast: true });
+    expect(request.message.text.split('\n')[0]).toBe(`#${approval.seq} Approve gated? (${op.id}) <@U0CAROL> <@U0DAVE>`);
+    expect(request.message.blocks!.slice(0, 2)).toEqual([
+      { type: 'section', text: { type: 'mrkdwn', text: '*Approve gated?*' } },
+      { type: 'context', elements: [{ type: 'mrkdwn', text: 'For <@U0CAROL> <@U0DAVE>' }] },
+    ]);
+    expect(approval.shown).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: '*etcd now:* 3 members, one leader' } }]);
+    const reminder = f.queue.added.find((j) => j.name === 'approval-reminder');
+    expect(reminder).toEqual({ name: 'approval-reminder', data: { opId: op.id, nonce: approval.nonce }, opts: expect.objectContaining({ jobId: `${op.id}-remind-${approval.nonce}`, delay: 20 * 60_000 }) });
+  });
+
+  it('pages only the approvers four eyes lets approve: not the one who started the operation', async () => {
+    // Arrange
+    const op = await started({ startedBy: 'U0CAROL', steps: [step('gated')] });
+
+    // Act
+    await walkOperation(context(), op.id, gatedPlaybook());
+
+    // Assert
+    const { messageTs } = (await stored(op.id)).approvals[0]!;
+    const request = f.chat.posts.find((p) => p.ts === messageTs)!;
+    expect(request.message.text).toMatch(/\(op-[a-z0-9]+\) <@U0DAVE>$/m);
+    expect(request.message.text).not.toContain('<@U0CAROL>');
+  });
+
+  it('reminds the approvers once, broadcast, while the request is unanswered', async () => {
+    // Arrange
+    const op = await started({ steps: [step('gated')] });
+    await walkOperation(context(), op.id, gatedPlaybook());
+    const { nonce } = (await stored(op.id)).approvals[0]!;
+    f.clock.now = new Date(f.clock.now.getTime() + 20 * 60_000);
+
+    // Act: the job runs twice (a retry after a crash).
+    await createApprovalReminderJob(f.deps)(nonceJob(op.id, nonce));
+    await createApprovalReminderJob(f.deps)(nonceJob(op.id, nonce));
+
+    // Assert
+    const reminders = remindersIn(op.rootTs!);
+    expect(reminders).toHaveLength(1);
+    expect(reminders[0]!.options).toEqual({ once: true, broadcast: true });
+    expect(reminders[0]!.message.text).toMatch(/^#\d+ ⏰ Apply the Kubernetes upgrade of production .*<https:\/\/example\.slack\.com\/archives\/C0MAINTPRD\/p\d+\|The request> expires <!date\^\d+\^.*<@U0CAROL> <@U0DAVE>$/);
+    const after = await stored(op.id);
+    expect(after.approvals[0]!.remindedAt).toBe(f.clock.now.toISOString());
+    expect(after.audit.filter((e) => e.event.startsWith('approval reminder'))).toHaveLength(1);
+  });
+
+  it('sends no reminder for a request already decided, or when reminders are off', async () => {
+    // Arrange
+    const decided = await started({ steps: [step('gated')] });
+    await walkOperation(context(), decided.id, gatedPlaybook());
+    const { nonce } = (await stored(decided.id)).approvals[0]!;
+    await f.deps.store.update(decided.id, (o) => ({ ...o, state: 'running', approvals: o.approvals.map((a) => ({ ...a, state: 'approved' as const, by: 'U0CAROL' })) }));
+    f.deps.timeouts.approvalReminderMs = 0;
+    await f.deps.lock.release('production', decided.id);
+    const quiet = await started({ rootTs: '1700000000.000103', steps: [step('gated')] });
+    f.queue.added.length = 0;
+
+    // Act
+    await createApprovalReminderJob(f.deps)(nonceJob(decided.id, nonce));
+    await walkOperation(context(), quiet.id, gatedPlaybook());
+
+    // Assert
+    expect(remindersIn(decided.rootTs!)).toEqual([]);
+    expect(f.queue.added.map((j) => j.name)).toEqual(['approval-expiry']);
+  });
+
+  it('mentions the operator who started the operation in its completion and in its failure', async () => {
+    // Arrange
+    const completing = await started({ startedBy: 'U0BOB', rootTs: '1700000000.000101', steps: [step('first')] });
+
+    // Act
+    await walkOperation(context(), completing.id, playbook([]));
+    await f.deps.lock.release('production', completing.id);
+    const failing = await started({ startedBy: 'U0BOB', rootTs: '1700000000.000102', steps: [step('first')] });
+    await walkOperation(context(), failing.id, playbook([], { runStep: () => Promise.reject(new StepFailure('upgrade-k8s failed')) }));
+
+    // Assert
+    expect(f.chat.thread(completing.rootTs!).at(-1)).toMatch(/^#\d+ <@U0BOB> follow-up$/m);
+    expect(f.chat.thread(failing.rootTs!).at(-1)).toMatch(/^#\d+ ❌ Stopped at .*upgrade-k8s failed\. .* <@U0BOB>$/);
   });
 });

@@ -1,5 +1,5 @@
 import type { Job, Queue } from 'bullmq';
-import type { ChatMessage, ChatPort, ThreadReply } from '../../src/chat/chat-port.ts';
+import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
@@ -17,7 +17,7 @@ import type { RedisFixture } from './redis-fixture.ts';
 
 /** A chat port that records what the engine says, and fails the calls a test tells it to. */
 export class RecordingChat implements ChatPort {
-  readonly posts: { channel: string; threadTs?: string; ts: string; message: ChatMessage }[] = [];
+  readonly posts: { channel: string; threadTs?: string; ts: string; message: ChatMessage; options?: ReplyOptions }[] = [];
   readonly edits: { ts: string; message: ChatMessage }[] = [];
   readonly uploads: string[] = [];
   /** Methods that throw, as Slack does when it is away. */
@@ -35,10 +35,10 @@ export class RecordingChat implements ChatPort {
     return Promise.resolve({ ts });
   }
 
-  reply(channel: string, threadTs: string, message: ChatMessage): Promise<{ ts: string }> {
+  reply(channel: string, threadTs: string, message: ChatMessage, options?: ReplyOptions): Promise<{ ts: string }> {
     this.#fail('reply');
     const ts = `1700000000.${String(this.#next++).padStart(6, '0')}`;
-    this.posts.push({ channel, threadTs, ts, message });
+    this.posts.push({ channel, threadTs, ts, message, options });
     return Promise.resolve({ ts });
   }
 
@@ -150,7 +150,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     chat,
     opsQueue: queue.asQueue(),
     logger,
-    timeouts: { approvalTtlMs: 30 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
+    timeouts: { approvalTtlMs: 30 * 60_000, approvalReminderMs: 10 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
     now,
   };
   return {

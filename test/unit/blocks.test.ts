@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { actions, context, escapeMrkdwn, fields, formatDuration, formatTime, header, mentionUser, preformatted, section, truncate } from '../../src/chat/blocks.ts';
+import { actions, context, escapeMrkdwn, fields, formatDuration, formatTime, header, mention, mentionUser, plainTime, plainTimes, preformatted, section, truncate } from '../../src/chat/blocks.ts';
 import { blockKitProblems } from '../support/block-kit-limits.ts';
 
 /** The mrkdwn text of a section or context block. */
@@ -176,8 +176,41 @@ describe('formatting helpers', () => {
     expect(formatDuration(ms)).toBe(text);
   });
 
-  it('formats an ISO time as UTC to the second', () => {
+  it('mentions users and user groups so Slack notifies them', () => {
     // Assert
-    expect(formatTime('2026-11-29T23:51:27.123Z')).toBe('2026-11-29 23:51:27 UTC');
+    expect(mention('U0CAROL')).toBe('<@U0CAROL>');
+    expect(mention('W0GRID')).toBe('<@W0GRID>');
+    expect(mention('S0SRE')).toBe('<!subteam^S0SRE>');
+  });
+
+  it('formats a point in time as a Slack date token, each reader in their own zone, with a UTC fallback', () => {
+    // Assert
+    expect(formatTime('2026-11-29T23:51:27.123Z')).toBe('<!date^1795996287^{date_short_pretty} {time}|2026-11-29 23:51 UTC>');
+    expect(formatTime(new Date('2026-12-01T06:30:00Z'))).toBe('<!date^1796106600^{date_short_pretty} {time}|2026-12-01 06:30 UTC>');
+    expect(plainTime('2026-12-01T06:30:59Z')).toBe('2026-12-01 06:30 UTC');
+  });
+
+  it('keeps a formatted time through escaping, and nothing else that looks like one', () => {
+    // Arrange
+    const time = formatTime('2026-12-01T06:30:00Z');
+    const forged = '<!date^1796106600^{date_short_pretty} {time}^https://evil.example|2026-12-01 06:30 UTC>';
+
+    // Act
+    const escaped = escapeMrkdwn(`opens ${time} <!here> & ${forged}`);
+
+    // Assert
+    expect(escaped).toBe(`opens ${time} &lt;!here&gt; &amp; ${forged.replace(/</g, '&lt;').replace(/>/g, '&gt;')}`);
+  });
+
+  it('shows a time as its fallback where Slack does not render tokens (a code block, a file)', () => {
+    // Arrange
+    const time = formatTime('2026-12-01T06:30:00Z');
+
+    // Act
+    const block = preformatted([`window opens ${time}`]);
+
+    // Assert
+    expect(plainTimes(`opens ${time}.`)).toBe('opens 2026-12-01 06:30 UTC.');
+    expect(textOfBlock(block)).toBe('```window opens 2026-12-01 06:30 UTC```');
   });
 });

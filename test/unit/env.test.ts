@@ -165,6 +165,7 @@ describe('loadConfig: values', () => {
       tofuEnv: {},
       timeouts: {
         approvalTtlMs: 3_600_000,
+        approvalReminderMs: 600_000,
         stepMs: 1_800_000,
         probeMs: 60_000,
         nodeReadyMs: 900_000,
@@ -180,6 +181,7 @@ describe('loadConfig: values', () => {
     const env = {
       ...SOCKET_MODE,
       APPROVAL_TTL_MINUTES: '15',
+      APPROVAL_REMINDER_MINUTES: '0.5',
       STEP_TIMEOUT_SECONDS: '600',
       PROBE_TIMEOUT_SECONDS: '2.5',
       NODE_READY_TIMEOUT_SECONDS: '120',
@@ -196,6 +198,7 @@ describe('loadConfig: values', () => {
     // Assert
     expect(config.timeouts).toEqual({
       approvalTtlMs: 900_000,
+      approvalReminderMs: 30_000,
       stepMs: 600_000,
       probeMs: 2500,
       nodeReadyMs: 120_000,
@@ -205,6 +208,14 @@ describe('loadConfig: values', () => {
     });
     expect(config.shutdownGraceMs).toBe(0);
     expect(config.readConcurrency).toBe(4);
+  });
+
+  it('takes APPROVAL_REMINDER_MINUTES=0 as no reminder', () => {
+    // Act
+    const config = loadConfig({ ...SOCKET_MODE, APPROVAL_REMINDER_MINUTES: '0' });
+
+    // Assert
+    expect(config.timeouts.approvalReminderMs).toBe(0);
   });
 
   it('takes the other settings as given', () => {
@@ -249,6 +260,8 @@ describe('loadConfig: values', () => {
     ['POLL_INTERVAL_MS', '1.5', /^POLL_INTERVAL_MS: /],
     ['SHUTDOWN_GRACE_SECONDS', '-1', /^SHUTDOWN_GRACE_SECONDS: .*0 stops at once\)$/],
     ['READ_CONCURRENCY', '0', /^READ_CONCURRENCY: .*1 to 256\)$/],
+    ['APPROVAL_REMINDER_MINUTES', '-1', /^APPROVAL_REMINDER_MINUTES: .*0 sends no reminder\)$/],
+    ['APPROVAL_REMINDER_MINUTES', 'soon', /^APPROVAL_REMINDER_MINUTES: /],
     ['IMAGE_FACTORY_URL', 'factory.talos.dev', /^IMAGE_FACTORY_URL: /],
   ])('refuses %s=%s with a line naming it', (name, value, line) => {
     // Act

@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/chat/chat-port.ts';
-import { approvalDecidedMessage, approvalRequestMessage } from '../../src/chat/approval-messages.ts';
+import {
+  applyRequestMessage,
+  approvalDecidedMessage,
+  approvalReminderMessage,
+  approvalRequestMessage,
+  nodeApprovalMessage,
+  shownEvidence,
+  withApprovers,
+} from '../../src/chat/approval-messages.ts';
 import { ACTION, buttonValue } from '../../src/chat/buttons.ts';
-import { terraformFollowUp } from '../../src/chat/follow-ups.ts';
+import { terraformFollowUp, toOperator } from '../../src/chat/follow-ups.ts';
 import { operationRootMessage, REVIEW_ITEMS } from '../../src/chat/operation-root.ts';
 import { failureMessage } from '../../src/chat/stop-messages.ts';
 import { statusText } from '../../src/chat/status-message.ts';
@@ -115,12 +123,13 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     expect(blockKitProblems(message)).toEqual([]);
   });
 
-  it.each(['approved', 'stopped', 'expired'] as const)('decided approval (%s)', (state) => {
+  it.each(['approved', 'stopped', 'expired'] as const)('decided approval (%s) that keeps a huge request\'s evidence', (state) => {
     // Arrange
     const op = hugeOperation('running');
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE });
 
     // Act
-    const message = approvalDecidedMessage(op, approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z' }), op.steps[0]!);
+    const message = approvalDecidedMessage(op, approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[0]!);
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -137,9 +146,23 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     expect(blockKitProblems(message)).toEqual([]);
   });
 
+  it('approval request with many approvers, and its reminder', () => {
+    // Arrange
+    const op = hugeOperation('awaiting-approval');
+    const approvers = Array.from({ length: 50 }, (_, i) => `U0APPROVER${i}`);
+
+    // Act
+    const request = withApprovers(approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG, etcdEvidence: HUGE_EVIDENCE }), approvers);
+    const reminder = approvalReminderMessage(op, approval(), op.steps[0]!, approvers, 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100');
+
+    // Assert
+    expect(blockKitProblems(request)).toEqual([]);
+    expect(blockKitProblems(reminder)).toEqual([]);
+  });
+
   it('Terraform follow-up', () => {
     // Act
-    const message = terraformFollowUp(hugeOperation('completed'), 'a'.repeat(64), 'nocloud');
+    const message = toOperator(hugeOperation('completed'), terraformFollowUp(hugeOperation('completed'), 'a'.repeat(64), 'nocloud'));
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -176,7 +199,7 @@ describe('operationRootMessage', () => {
 
     // Assert
     expect(message.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
-    expect(allText(message)).toContain('<@U0BOB> at 2026-11-29 22:05:00 UTC');
+    expect(allText(message)).toContain('<@U0BOB> at <!date^1795989900^{date_short_pretty} {time}|2026-11-29 22:05 UTC>');
   });
 
   it('escapes text from the cluster so it cannot mention the channel or forge a link', () => {
@@ -214,13 +237,107 @@ describe('approval and failure messages', () => {
     const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] });
 
     // Assert
-    expect(message.text).toBe('🔐 Approval needed: upgrade control plane talos-cp-1 (10.0.30.11, host pve-1) to v1.12.1 (op-1a2b3c4d5e)');
+    expect(message.text).toBe('🔐 Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? (op-1a2b3c4d5e)');
+    expect(message.blocks![0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*${message.text}*` } });
     const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
     expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([
       [ACTION.approve, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
       [ACTION.stop, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
     ]);
-    expect(allText(message)).toContain('2026-11-29 23:10:00 UTC');
+    expect(allText(message)).toContain('*Expires*\\n<!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC>');
+  });
+
+  it('asks for confirmation on Approve in a dialog that names the node', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] });
+
+    // Assert
+    const [approve, stop] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(approve!['confirm']).toEqual({
+      title: { type: 'plain_text', text: 'Approve talos-cp-1?' },
+      text: { type: 'mrkdwn', text: 'talosctl upgrade of control plane talos-cp-1 (10.0.30.11) on host pve-1 to v1.12.1: the node reboots into the new image; etcd must keep quorum.' },
+      confirm: { type: 'plain_text', text: 'Approve' },
+      deny: { type: 'plain_text', text: 'Not yet' },
+    });
+    expect(stop!['confirm']).toBeUndefined();
+  });
+
+  it.each([
+    ['node-rollback', '🔐 Approve the rollback of talos-cp-1 (10.0.30.11) on production? (op-1a2b3c4d5e)', 'talosctl rollback of talos-cp-1 (10.0.30.11)'],
+    ['node-remove', '🔐 Approve the reset and removal of talos-cp-1 (10.0.30.11) from production? (op-1a2b3c4d5e)', 'talosctl reset of talos-cp-1 (10.0.30.11)'],
+  ] as const)('leads a %s request with its question, and confirms Approve naming the node', (kind, question, effect) => {
+    // Arrange
+    const op = operation({ kind, state: 'awaiting-approval' });
+
+    // Act
+    const message = nodeApprovalMessage(op, approval(), op.steps[1]!, { summary: '3 members', evidence: [], warning: 'it reboots' });
+
+    // Assert
+    expect(message.text).toBe(question);
+    expect(JSON.stringify(message.blocks![0])).toContain(question);
+    const [approve] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as { confirm: { title: { text: string }; text: { text: string } } }[];
+    expect(approve!.confirm.title).toEqual({ type: 'plain_text', text: 'Approve talos-cp-1?' });
+    expect(approve!.confirm.text.text).toContain(effect);
+  });
+
+  it('leads the Kubernetes Apply request with its question', () => {
+    // Arrange
+    const op = operation({ kind: 'k8s-upgrade', state: 'awaiting-approval', target: { version: '1.34.2', fromVersion: '1.34.1' } });
+
+    // Act
+    const message = applyRequestMessage(op, approval(), step({ kind: 'k8s-apply', node: '10.0.30.11' }), 'no deprecated APIs');
+
+    // Assert
+    expect(message.text).toBe('🔐 Apply the Kubernetes upgrade of production 1.34.1 → 1.34.2? (op-1a2b3c4d5e)');
+    expect(message.blocks![0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*${message.text}*` } });
+  });
+
+  it('mentions the approvers, users and user groups, after the question', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] });
+
+    // Act
+    const paged = withApprovers(request, ['U0CAROL', 'S0SRE']);
+
+    // Assert
+    expect(paged.text).toBe(`${request.text} <@U0CAROL> <!subteam^S0SRE>`);
+    expect(paged.blocks!.slice(0, 2)).toEqual([request.blocks![0], { type: 'context', elements: [{ type: 'mrkdwn', text: 'For <@U0CAROL> <!subteam^S0SRE>' }] }]);
+    expect(paged.blocks!.slice(2)).toEqual(request.blocks!.slice(1));
+  });
+
+  it('keeps what the request showed once decided, and says who decided and when', () => {
+    // Arrange
+    const op = operation({ state: 'running' });
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] });
+
+    // Act
+    const decided = approvalDecidedMessage(op, approval({ state: 'approved', by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[1]!);
+
+    // Assert
+    expect(decided.text).toBe(
+      '✅ Approved by <@U0CAROL> at <!date^1795990800^{date_short_pretty} {time}|2026-11-29 22:20 UTC>: the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1 (op-1a2b3c4d5e)',
+    );
+    expect(decided.blocks).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: decided.text } }, ...request.blocks!.slice(1, -1)]);
+    expect(allText(decided)).toContain('*etcd now:* 3 members, leader 10.0.30.12');
+    expect(allText(decided)).toContain('376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1');
+  });
+
+  it('reminds the approvers before the request expires, with a link to it', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalReminderMessage(op, approval(), op.steps[1]!, ['U0CAROL', 'S0SRE'], 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100');
+
+    // Assert
+    expect(message.text).toBe(
+      '⏰ Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? <https://example.slack.com/archives/C0MAINTPRD/p1700000000000100|The request> expires ' +
+        '<!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC>; then `op-1a2b3c4d5e` pauses and touches nothing. <@U0CAROL> <!subteam^S0SRE>',
+    );
   });
 
   it('escapes etcd evidence that came from the cluster', () => {
@@ -250,8 +367,24 @@ describe('approval and failure messages', () => {
     ]);
     expect(withoutButton.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
     expect(withButton.text).toBe(
-      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it.',
+      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it. <@U0ALICE>',
     );
+  });
+
+  it('mentions the operator who started the operation in a failure and a completion', () => {
+    // Arrange
+    const op = operation({ state: 'failed', startedBy: 'U0BOB' });
+    const followUp = terraformFollowUp(op, 'a'.repeat(64), 'nocloud');
+
+    // Act
+    const failure = failureMessage(op, op.steps[1], 'node did not come back', []);
+    const completion = toOperator(op, followUp);
+
+    // Assert
+    expect(failure.text).toMatch(/ <@U0BOB>$/);
+    expect(JSON.stringify(failure.blocks![0])).toContain('cancels it. <@U0BOB>');
+    expect(completion.text).toBe(`<@U0BOB> ${followUp.text}`);
+    expect((completion.blocks![0] as { text: { text: string } }).text.text).toMatch(/^<@U0BOB> \*Terraform follow-up\*/);
   });
 
   it('escapes failure evidence that came from the cluster', () => {
