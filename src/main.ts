@@ -5,6 +5,10 @@ import { createAuthorizer } from '../handlers/authorize.ts';
 import { createSlackApp } from '../handlers/slack-app.ts';
 import { onSlackRateLimited } from './slack/slack-chat.ts';
 import { createSlackClients } from './slack/slack-clients.ts';
+import { createHomePublisher } from './slack/slack-home.ts';
+import { registerHomeTab } from '../handlers/home-tab.ts';
+import { createHomeRecords } from './home/home-records.ts';
+import { createHomeTab, type HomeTab } from './home/home-tab.ts';
 import { registerTalosCommand } from '../handlers/talos-command.ts';
 import { registerOperationActions } from '../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../handlers/override-action.ts';
@@ -75,7 +79,9 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     },
     waitingApprovals: () => waitingApprovalsByCluster(inventory.clusters.map((c) => c.name), (cluster) => lock.holder(cluster), (id) => store.get(id)),
   });
-  const store = createOperationStore(redis, { onChange: recordOperationChange(metrics) });
+  const recordChange = recordOperationChange(metrics);
+  let home: HomeTab | undefined;
+  const store = createOperationStore(redis, { onChange: (before, after) => (recordChange(before, after), home?.operationChanged(before, after)) });
   const dedupe = createDeliveryDedupe(redis);
   const now = (): Date => new Date();
 
@@ -92,6 +98,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   });
 
   const { client: slackClient, chat } = createSlackClients(config.slack, scrubber, metrics);
+  home = createHomeTab({ inventory, store, lock, records: createHomeRecords(redis), chat, publisher: createHomePublisher(slackClient, scrubber), now, logger });
   const audit = createAudit(store, chat, { now, logger, postLease: createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, prefix: 'talos:audit-post' }) });
   // Set when shutdown begins; operations then stop between steps (see DrainCheckpoint).
   let draining = false;
@@ -114,6 +121,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     onReport: (report) => {
       metrics.healthGates.inc({ cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
       for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
+      home?.gateFinished(report);
     },
     onGateError: (cluster) => metrics.healthGates.inc({ cluster, result: 'error' }),
   };
@@ -148,6 +156,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   const actionDeps = { inventory, store, lock, audit, chat, opsQueue, authorizer, logger, now, planTtlMs: config.timeouts.planTtlMs, onCancelled };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);
+  registerHomeTab(app, home);
   app.error(async (error) => {
     logger.error({ err: error.message, code: error.code }, 'slack listener error');
   });
@@ -172,6 +181,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
       redis,
       onDraining: () => {
         draining = true;
+        home?.close();
       },
     }),
   };

@@ -31,6 +31,13 @@ export interface GateReport {
   durationMs: number;
   /** Wall time of the slowest probe, in ms: the floor the concurrent gate can reach. */
   slowestProbeMs: number;
+  /** Versions the nodes reported, each listed once: Talos from `talosctl version`, Kubernetes from the kubelets. Empty when a probe got no answer. */
+  versions?: SeenVersions;
+}
+
+export interface SeenVersions {
+  talos: string[];
+  kubernetes: string[];
 }
 
 export interface GateDeps {
@@ -54,8 +61,8 @@ interface Probe {
   run(signal: AbortSignal): Promise<CheckResult>;
 }
 
-/** The runbook's list, each entry one probe; they share nothing, so they run at once. */
-function probes(cluster: ClusterConfig, deps: GateDeps): Probe[] {
+/** The runbook's list, each entry one probe; they share nothing, so they run at once. They note the versions they read in `seen`. */
+function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Probe[] {
   const { talosctl, kube } = deps;
   const controlPlanes = cluster.controlPlanes;
   const nodes = allNodes(cluster);
@@ -68,7 +75,9 @@ function probes(cluster: ClusterConfig, deps: GateDeps): Probe[] {
       async run(signal) {
         const result = await talosctl.run(['version'], nodes, { signal, okExitCodes: [0, 1] });
         if (parseNodeErrors(result.stderr).length === 0) failedOutright(result);
-        return evaluateTalosVersions(parseTalosVersion(result.stdout), nodes, parseNodeErrors(result.stderr));
+        const report = parseTalosVersion(result.stdout);
+        seen.talos = distinct(report.servers.map((s) => s.tag));
+        return evaluateTalosVersions(report, nodes, parseNodeErrors(result.stderr));
       },
     },
     {
@@ -112,7 +121,11 @@ function probes(cluster: ClusterConfig, deps: GateDeps): Probe[] {
     {
       id: 'nodes',
       title: 'Kubernetes nodes',
-      run: async (signal) => evaluateNodes(await kube.listNodes(signal), nodes),
+      async run(signal) {
+        const listed = await kube.listNodes(signal);
+        seen.kubernetes = distinct(listed.map((n) => n.status?.nodeInfo?.kubeletVersion ?? ''));
+        return evaluateNodes(listed, nodes);
+      },
     },
     {
       id: 'pods',
@@ -153,7 +166,8 @@ async function runProbe(probe: Probe, deps: GateDeps): Promise<CheckResult> {
 export async function runHealthGate(cluster: ClusterConfig, deps: GateDeps): Promise<GateReport> {
   const startedAt = new Date().toISOString();
   const started = performance.now();
-  const checks = await Promise.all(probes(cluster, deps).map((p) => runProbe(p, deps)));
+  const seen: SeenVersions = { talos: [], kubernetes: [] };
+  const checks = await Promise.all(probes(cluster, deps, seen).map((p) => runProbe(p, deps)));
   const verdict = gateVerdict(checks);
   return {
     cluster: cluster.name,
@@ -163,5 +177,10 @@ export async function runHealthGate(cluster: ClusterConfig, deps: GateDeps): Pro
     startedAt,
     durationMs: performance.now() - started,
     slowestProbeMs: Math.max(...checks.map((c) => c.durationMs ?? 0)),
+    versions: seen,
   };
+}
+
+function distinct(values: string[]): string[] {
+  return [...new Set(values.filter((v) => v !== ''))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 }

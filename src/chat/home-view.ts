@@ -1,0 +1,157 @@
+import type { OperationKind, OperationState } from '../ops/operation.ts';
+import { context, escapeMrkdwn, header, mentionUser, section, truncate } from './blocks.ts';
+import type { Block } from './chat-port.ts';
+
+/** Block Kit allows a Home tab 100 blocks. */
+export const HOME_MAX_BLOCKS = 100;
+/** A section field holds 2000 characters. */
+const FIELD_LIMIT = 2000;
+
+/** Versions a cluster's nodes run, and where the bot read them. */
+export interface VersionReading {
+  versions: string[];
+  /** ISO time of the reading. */
+  at: string;
+  /** `health gate`, or the operation that changed them, e.g. `op-3f2a Talos upgrade`. */
+  source: string;
+}
+
+/** The operation that holds a cluster's lock. */
+export interface HomeLock {
+  opId: string;
+  kind: OperationKind;
+  state: OperationState;
+  /** The target version or node, e.g. `v1.12.11`. */
+  target?: string;
+  /** Who started it, or who requested it when it has not started. */
+  by: string;
+  /** ISO time it started (or was requested). */
+  since: string;
+  /** Permalink of the operation's thread. */
+  link?: string;
+}
+
+export interface HomeApproval {
+  opId: string;
+  /** What the approval allows, e.g. `control plane talos-prd-cp-1 (10.0.30.11)`. */
+  what: string;
+  requestedAt: string;
+  expiresAt: string;
+  /** Permalink of the request in the operation's thread. */
+  link?: string;
+}
+
+export interface HomeGate {
+  passed: boolean;
+  /** ISO time the gate started. */
+  at: string;
+  stopReasons: string[];
+}
+
+/** What the Home shows of one cluster; everything comes from what the bot recorded, nothing is asked of the cluster. */
+export interface HomeCluster {
+  name: string;
+  environment: 'staging' | 'production';
+  channel: string;
+  talos?: VersionReading;
+  kubernetes?: VersionReading;
+  /** Absent when no operation holds the cluster. */
+  lock?: HomeLock;
+  approvals: HomeApproval[];
+  lastGate?: HomeGate;
+}
+
+/** A Home tab view, as `views.publish` takes it. */
+export interface HomeView {
+  type: 'home';
+  callback_id: string;
+  blocks: Block[];
+}
+
+/** Publishes a user's Home tab (`views.publish`). */
+export interface HomePublisher {
+  publish(user: string, view: HomeView): Promise<void>;
+}
+
+const KIND: Record<OperationKind, string> = {
+  'talos-upgrade': 'Talos upgrade',
+  'k8s-upgrade': 'Kubernetes upgrade',
+  'node-rollback': 'rollback',
+  'node-remove': 'node removal',
+  snapshot: 'etcd snapshot',
+};
+
+/**
+ * A Slack date token: each reader sees the time in their own zone; clients that cannot render
+ * it show the fallback, `2026-11-29 23:51 UTC`.
+ */
+export function slackTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const fallback = `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return `<!date^${Math.floor(date.getTime() / 1000)}^{date_short_pretty} {time}|${fallback}>`;
+}
+
+function linked(text: string, link: string | undefined): string {
+  return link === undefined ? text : `<${link}|${text}>`;
+}
+
+function versionsField(label: string, seen: VersionReading | undefined): [string, string] {
+  if (seen === undefined || seen.versions.length === 0) return [label, '_not read yet: run `/talos health`_'];
+  return [label, `${escapeMrkdwn(seen.versions.join(', '))}${seen.versions.length > 1 ? ' (mixed)' : ''}\n_${escapeMrkdwn(seen.source)}, ${slackTime(seen.at)}_`];
+}
+
+function lockField(lock: HomeLock | undefined): [string, string] {
+  if (lock === undefined) return ['Lock', 'free'];
+  const what = `${KIND[lock.kind]}${lock.target === undefined ? '' : ` ${escapeMrkdwn(lock.target)}`}`;
+  return ['Lock', `:lock: ${linked(`\`${lock.opId}\``, lock.link)} ${what}, ${lock.state}\nby ${mentionUser(lock.by)} since ${slackTime(lock.since)}`];
+}
+
+function gateField(gate: HomeGate | undefined): [string, string] {
+  if (gate === undefined) return ['Last health gate', '_none recorded_'];
+  if (gate.passed) return ['Last health gate', `✅ passed ${slackTime(gate.at)}`];
+  const reasons = gate.stopReasons.length === 0 ? '' : `\n${gate.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`;
+  return ['Last health gate', `❌ failed ${slackTime(gate.at)}${reasons}`];
+}
+
+function fieldsBlock(pairs: [string, string][]): Block {
+  return { type: 'section', fields: pairs.map(([k, v]) => ({ type: 'mrkdwn', text: truncate(`*${k}*\n${v}`, FIELD_LIMIT) })) };
+}
+
+function clusterBlocks(cluster: HomeCluster): Block[] {
+  const blocks: Block[] = [
+    { type: 'divider' },
+    section(`*${cluster.name}* · ${cluster.environment} · <#${cluster.channel}>`),
+    fieldsBlock([versionsField('Talos', cluster.talos), versionsField('Kubernetes', cluster.kubernetes), lockField(cluster.lock), gateField(cluster.lastGate)]),
+  ];
+  if (cluster.approvals.length > 0) {
+    const lines = cluster.approvals.map(
+      (a) => `• ${linked(escapeMrkdwn(a.what), a.link)} (\`${a.opId}\`), asked ${slackTime(a.requestedAt)}, expires ${slackTime(a.expiresAt)}`,
+    );
+    blocks.push(section(`*Approvals waiting*\n${lines.join('\n')}`));
+  }
+  return blocks;
+}
+
+/**
+ * The Home tab: each cluster with its environment, the versions its nodes run, who holds its
+ * lock, approvals waiting and the last health gate. Clusters that would take it past Slack's
+ * 100 blocks are named at the end instead.
+ */
+export function homeView(clusters: readonly HomeCluster[], now: Date): HomeView {
+  const blocks: Block[] = [header('Talos clusters'), context(`As of ${slackTime(now.toISOString())}. Versions and verdicts are those the bot last recorded.`)];
+  const left: string[] = [];
+  for (const [i, cluster] of clusters.entries()) {
+    const more = clusterBlocks(cluster);
+    // One block stays free for the note of what is left out, unless this is the last cluster.
+    const room = HOME_MAX_BLOCKS - blocks.length - (i === clusters.length - 1 ? 0 : 1);
+    if (left.length > 0 || more.length > room) {
+      left.push(cluster.name);
+      continue;
+    }
+    blocks.push(...more);
+  }
+  if (left.length > 0) blocks.push(context(`${left.length} more cluster(s) not shown here: ${left.join(', ')}. \`/talos status\` in their channels lists them.`));
+  if (clusters.length === 0) blocks.push(section('No clusters in the inventory.'));
+  return { type: 'home', callback_id: 'talos-home', blocks };
+}

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonObject, PublishedView } from '../slack-emulator/index.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { clickStart, requestUpgrade, waitForApprovalRequest } from '../support/upgrade-flow.ts';
+
+// The bot's Home tab against the real Bolt app, Redis, the Slack emulator (which grants exactly
+// the manifest's scopes) and the simulated estate.
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+function text(view: JsonObject | undefined): string {
+  return JSON.stringify(view?.blocks ?? []);
+}
+
+/** The first Home published for `user` after the `since`-th one that satisfies `test`. */
+function homeAfter(since: number, user: string, test: (shown: string) => boolean, description: string): Promise<PublishedView> {
+  return h.slack.waitFor(() => h.slack.publishedViews(user).slice(since).find((p) => test(text(p.view))), { timeoutMs: 30_000, description });
+}
+
+describe('the Home tab', () => {
+  it('shows both clusters when opened, then the verdict of a health gate, then the lock holder of an upgrade with a link to its thread', async () => {
+    // Act: Carol opens the bot's Home.
+    const opened = await h.slack.openHome(USERS.carol);
+    const first = await homeAfter(0, USERS.carol, (shown) => shown.includes('*production*'), 'the Home drawn on opening');
+
+    // Assert
+    expect(opened.timedOut).toBe(false);
+    expect(text(first.view)).toContain(`*production* · production · <#${CHANNELS.production}>`);
+    expect(text(first.view)).toContain(`*staging* · staging · <#${CHANNELS.staging}>`);
+    expect(text(first.view)).toContain('_none recorded_');
+    expect(h.slack.callsTo('views.publish').every((c) => c.ok === true)).toBe(true);
+
+    // Act: a health gate on production.
+    const beforeGate = h.slack.publishedViews(USERS.carol).length;
+    await h.command('health');
+    const gated = await homeAfter(beforeGate, USERS.carol, (shown) => shown.includes('✅ passed'), 'the Home with the gate verdict');
+
+    // Assert: the verdict with its time as a date token, and the versions the gate read.
+    expect(text(gated.view)).toMatch(/\*Last health gate\*\\n✅ passed <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/);
+    expect(text(gated.view)).toContain('*Talos*\\nv1.11.5\\n_health gate, <!date^');
+    expect(text(gated.view)).toContain('*Kubernetes*\\nv1.34.1\\n_health gate, <!date^');
+
+    // Act: Alice plans and starts a Talos upgrade of production.
+    const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
+    const beforeStart = h.slack.publishedViews(USERS.carol).length;
+    await clickStart(h, plan);
+    const locked = await homeAfter(beforeStart, USERS.carol, (shown) => shown.includes(`\`${plan.opId}\``), 'the Home with the lock holder');
+
+    // Assert: the holder, linked to the operation's thread in Slack's permalink form.
+    const permalink = `https://talos-test.slack.com/archives/${CHANNELS.production}/p${plan.root.ts.replace('.', '')}`;
+    expect(text(locked.view)).toContain(`:lock: <${permalink}|\`${plan.opId}\`> Talos upgrade v1.12.11`);
+    expect(text(locked.view)).toContain(`by <@${USERS.alice}>`);
+
+    // Act: the upgrade reaches its first control plane and asks for an approval.
+    const request = await waitForApprovalRequest(h, plan);
+    const asking = await homeAfter(0, USERS.carol, (shown) => shown.includes('Approvals waiting'), 'the Home with the approval waiting');
+
+    // Assert
+    expect(text(asking.view)).toContain(`<https://talos-test.slack.com/archives/${CHANNELS.production}/p${request.ts.replace('.', '')}`);
+    expect(text(asking.view)).toMatch(/expires <!date\^\d+\^/);
+    expect(h.slack.callsTo('views.publish').every((c) => c.ok === true)).toBe(true);
+    expect(h.slack.apiCalls.filter((c) => c.error === 'missing_scope')).toEqual([]);
+  });
+
+  it('is drawn only for users who opened it', () => {
+    expect(h.slack.publishedViews().every((p) => p.user === USERS.carol)).toBe(true);
+  });
+});
