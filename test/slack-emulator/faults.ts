@@ -1,4 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { JsonObject } from './types.ts';
+
+/** Picks the calls a fault applies to by their arguments, e.g. the reply that carries an approval's buttons. */
+export type CallFilter = (args: JsonObject) => boolean;
 
 export interface RateLimitFault {
   /** Calls to fail. Default 1. */
@@ -17,6 +21,20 @@ export interface ServerErrorFault {
   methods?: string[];
   /** The call takes effect (the message is posted) and only its answer is the error, as when Slack fails after writing. Default false. */
   afterWrite?: boolean;
+  /** Only calls whose arguments pass; every call of `methods` when omitted. */
+  where?: CallFilter;
+}
+
+export interface LostAnswerFault {
+  /** Calls to apply without answering. Default 1. */
+  count?: number;
+  methods?: string[];
+  /**
+   * `hang` (default): the call takes effect and its answer never comes, so the client's timeout
+   * ends it; `cut`: the call takes effect, then its connection is closed without an answer.
+   */
+  how?: 'hang' | 'cut';
+  where?: CallFilter;
 }
 
 export interface DelayFault {
@@ -83,10 +101,12 @@ class HoldGate implements HeldCalls {
 /** The injected reply that replaces the real one, if any. */
 export type FaultReply =
   | { kind: 'rate_limit'; retryAfterSec: number }
-  | { kind: 'server_error'; status: 500 | 502 | 503; afterWrite: boolean };
+  | { kind: 'server_error'; status: 500 | 502 | 503; afterWrite: boolean }
+  | { kind: 'lost_answer'; how: 'hang' | 'cut' };
 
 interface Rule {
   methods: string[] | undefined;
+  where: CallFilter | undefined;
   remaining: number;
   apply: { kind: 'delay'; ms: number } | { kind: 'hold'; gate: HoldGate } | FaultReply;
 }
@@ -101,7 +121,12 @@ export class Faults {
   }
 
   serverError(fault: ServerErrorFault = {}): void {
-    this.#add(fault.methods, fault.count ?? 1, { kind: 'server_error', status: fault.status ?? 500, afterWrite: fault.afterWrite ?? false });
+    this.#add(fault.methods, fault.count ?? 1, { kind: 'server_error', status: fault.status ?? 500, afterWrite: fault.afterWrite ?? false }, fault.where);
+  }
+
+  /** Applies matching calls and never answers them (or cuts their connection): the write is in Slack, the bot does not know. */
+  lostAnswer(fault: LostAnswerFault = {}): void {
+    this.#add(fault.methods, fault.count ?? 1, { kind: 'lost_answer', how: fault.how ?? 'hang' }, fault.where);
   }
 
   delay(fault: DelayFault): void {
@@ -122,12 +147,12 @@ export class Faults {
   }
 
   /** Waits out matching holds and delays in the order they were added, then returns the first matching error reply (consuming one use). */
-  async intercept(method: string): Promise<FaultReply | undefined> {
-    for (const rule of this.#take(method, 'wait')) {
+  async intercept(method: string, args: JsonObject = {}): Promise<FaultReply | undefined> {
+    for (const rule of this.#take(method, args, 'wait')) {
       if (rule.apply.kind === 'delay') await this.#sleep(rule.apply.ms);
       if (rule.apply.kind === 'hold') await rule.apply.gate.pass(method);
     }
-    const [failure] = this.#take(method, 'reply', 1);
+    const [failure] = this.#take(method, args, 'reply', 1);
     if (failure === undefined || failure.apply.kind === 'delay' || failure.apply.kind === 'hold') return undefined;
     return failure.apply;
   }
@@ -143,17 +168,18 @@ export class Faults {
     for (const rule of this.#rules) if (rule.apply.kind === 'hold') rule.apply.gate.release();
   }
 
-  #add(methods: string[] | undefined, count: number, apply: Rule['apply']): void {
-    this.#rules.push({ methods, remaining: count, apply });
+  #add(methods: string[] | undefined, count: number, apply: Rule['apply'], where?: CallFilter): void {
+    this.#rules.push({ methods, where, remaining: count, apply });
   }
 
-  #take(method: string, which: 'wait' | 'reply', limit = Number.POSITIVE_INFINITY): Rule[] {
+  #take(method: string, args: JsonObject, which: 'wait' | 'reply', limit = Number.POSITIVE_INFINITY): Rule[] {
     const taken: Rule[] = [];
     for (const rule of this.#rules) {
       if (taken.length >= limit) break;
       const waits = rule.apply.kind === 'delay' || rule.apply.kind === 'hold';
       if (waits !== (which === 'wait')) continue;
       if (rule.methods !== undefined && !rule.methods.includes(method)) continue;
+      if (rule.where !== undefined && !rule.where(args)) continue;
       rule.remaining -= 1;
       taken.push(rule);
     }

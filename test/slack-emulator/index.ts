@@ -1,6 +1,6 @@
 export { BOT_ID, BOT_USER_ID } from './config.ts';
 export { SlackEmulator, startSlackEmulator, type UserMessageInput } from './emulator.ts';
-export type { DelayFault, Faults, HeldCalls, HoldFault, RateLimitFault, ServerErrorFault } from './faults.ts';
+export type { CallFilter, DelayFault, Faults, HeldCalls, HoldFault, LostAnswerFault, RateLimitFault, ServerErrorFault } from './faults.ts';
 export { slackSignature, type SigningOptions } from './http-delivery.ts';
 export type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
 export type { DisconnectReason } from './socket-mode.ts';

@@ -317,6 +317,34 @@ describe('Web API faults', () => {
     expect(emu.channelMessages(CHANNEL).map((m) => m.text)).toEqual(['written, then 500', 'written, then 500']);
   });
 
+  it('applies a call and never answers it, or cuts its connection, when asked: the client times out or fails with the write done', async () => {
+    emu.faults.lostAnswer({ methods: ['chat.postMessage'], how: 'hang' });
+    emu.faults.lostAnswer({ methods: ['chat.update'], how: 'cut' });
+    const client = new WebClient(emu.botToken, { slackApiUrl: emu.apiUrl, retryConfig: { retries: 0 }, timeout: 300 });
+
+    await expect(client.chat.postMessage({ channel: CHANNEL, text: 'written, no answer' })).rejects.toMatchObject({ code: 'slack_webapi_request_error' });
+    const [posted] = emu.channelMessages(CHANNEL);
+    await expect(client.chat.update({ channel: CHANNEL, ts: posted!.ts, text: 'edited, no answer' })).rejects.toMatchObject({ code: 'slack_webapi_request_error' });
+
+    expect(emu.channelMessages(CHANNEL).map((m) => m.text)).toEqual(['edited, no answer']);
+    expect(emu.apiCalls.map((c) => [c.method, c.status])).toEqual([
+      ['chat.postMessage', 0],
+      ['chat.update', 0],
+    ]);
+  });
+
+  it('fails only the calls whose arguments match a fault', async () => {
+    emu.faults.serverError({ methods: ['chat.postMessage'], afterWrite: true, where: (args) => args.thread_ts !== undefined });
+    const client = webClient(emu.botToken, 0);
+    const { ts } = await client.chat.postMessage({ channel: CHANNEL, text: 'root' });
+
+    await expect(client.chat.postMessage({ channel: CHANNEL, thread_ts: ts!, text: 'reply' })).rejects.toThrow(/500/);
+    await client.chat.postMessage({ channel: CHANNEL, thread_ts: ts!, text: 'second reply' });
+
+    expect(emu.callsTo('chat.postMessage').map((c) => c.status)).toEqual([200, 500, 200]);
+    expect(emu.thread(CHANNEL, ts!).map((m) => m.text)).toEqual(['reply', 'second reply']);
+  });
+
   it('delays calls until cleared', async () => {
     emu.faults.delay({ ms: 200, methods: ['auth.test'] });
     const started = Date.now();

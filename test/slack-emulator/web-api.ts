@@ -44,7 +44,7 @@ export class WebApi {
     } catch {
       return this.#send(res, { method, args: {}, at, rawBody }, json(200, { ok: false, error: 'invalid_json' }));
     }
-    const fault = await this.#faults.intercept(method);
+    const fault = await this.#faults.intercept(method, args);
     if (fault?.kind === 'rate_limit') {
       const reply = json(429, { ok: false, error: 'ratelimited' });
       reply.headers['retry-after'] = String(fault.retryAfterSec);
@@ -54,6 +54,13 @@ export class WebApi {
       if (fault.afterWrite) this.#dispatch(method, args, bearer(req));
       const text = STATUS_TEXT[fault.status] ?? 'Server Error';
       return this.#send(res, { method, args, at, rawBody }, { status: fault.status, headers: { 'content-type': 'text/plain' }, body: text });
+    }
+    if (fault?.kind === 'lost_answer') {
+      this.#dispatch(method, args, bearer(req));
+      // Recorded with status 0: no answer left. A held answer ends when the client gives up (or the emulator closes).
+      this.#recorder.apiCalls.push({ method, args, at, rawBody, status: 0 });
+      if (fault.how === 'cut') req.socket.destroy();
+      return;
     }
     return this.#send(res, { method, args, at, rawBody }, this.#dispatch(method, args, bearer(req)));
   }
