@@ -1,5 +1,5 @@
 import type { OperationKind, OperationState } from '../ops/operation.ts';
-import { context, escapeMrkdwn, header, mentionUser, section, truncate } from './blocks.ts';
+import { context, escapeMrkdwn, formatTime, header, mentionUser, section, truncate } from './blocks.ts';
 import type { Block } from './chat-port.ts';
 
 /** Block Kit allows a Home tab 100 blocks. */
@@ -81,37 +81,26 @@ const KIND: Record<OperationKind, string> = {
   snapshot: 'etcd snapshot',
 };
 
-/**
- * A Slack date token: each reader sees the time in their own zone; clients that cannot render
- * it show the fallback, `2026-11-29 23:51 UTC`.
- */
-export function slackTime(iso: string): string {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  const fallback = `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  return `<!date^${Math.floor(date.getTime() / 1000)}^{date_short_pretty} {time}|${fallback}>`;
-}
-
 function linked(text: string, link: string | undefined): string {
   return link === undefined ? text : `<${link}|${text}>`;
 }
 
 function versionsField(label: string, seen: VersionReading | undefined): [string, string] {
   if (seen === undefined || seen.versions.length === 0) return [label, '_not read yet: run `/talos health`_'];
-  return [label, `${escapeMrkdwn(seen.versions.join(', '))}${seen.versions.length > 1 ? ' (mixed)' : ''}\n_${escapeMrkdwn(seen.source)}, ${slackTime(seen.at)}_`];
+  return [label, `${escapeMrkdwn(seen.versions.join(', '))}${seen.versions.length > 1 ? ' (mixed)' : ''}\n_${escapeMrkdwn(seen.source)}, ${formatTime(seen.at)}_`];
 }
 
 function lockField(lock: HomeLock | undefined): [string, string] {
   if (lock === undefined) return ['Lock', 'free'];
   const what = `${KIND[lock.kind]}${lock.target === undefined ? '' : ` ${escapeMrkdwn(lock.target)}`}`;
-  return ['Lock', `:lock: ${linked(`\`${lock.opId}\``, lock.link)} ${what}, ${lock.state}\nby ${mentionUser(lock.by)} since ${slackTime(lock.since)}`];
+  return ['Lock', `:lock: ${linked(`\`${lock.opId}\``, lock.link)} ${what}, ${lock.state}\nby ${mentionUser(lock.by)} since ${formatTime(lock.since)}`];
 }
 
 function gateField(gate: HomeGate | undefined): [string, string] {
   if (gate === undefined) return ['Last health gate', '_none recorded_'];
-  if (gate.passed) return ['Last health gate', `✅ passed ${slackTime(gate.at)}`];
+  if (gate.passed) return ['Last health gate', `✅ passed ${formatTime(gate.at)}`];
   const reasons = gate.stopReasons.length === 0 ? '' : `\n${gate.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`;
-  return ['Last health gate', `❌ failed ${slackTime(gate.at)}${reasons}`];
+  return ['Last health gate', `❌ failed ${formatTime(gate.at)}${reasons}`];
 }
 
 function fieldsBlock(pairs: [string, string][]): Block {
@@ -126,7 +115,7 @@ function clusterBlocks(cluster: HomeCluster): Block[] {
   ];
   if (cluster.approvals.length > 0) {
     const lines = cluster.approvals.map(
-      (a) => `• ${linked(escapeMrkdwn(a.what), a.link)} (\`${a.opId}\`), asked ${slackTime(a.requestedAt)}, expires ${slackTime(a.expiresAt)}`,
+      (a) => `• ${linked(escapeMrkdwn(a.what), a.link)} (\`${a.opId}\`), asked ${formatTime(a.requestedAt)}, expires ${formatTime(a.expiresAt)}`,
     );
     blocks.push(section(`*Approvals waiting*\n${lines.join('\n')}`));
   }
@@ -139,7 +128,7 @@ function clusterBlocks(cluster: HomeCluster): Block[] {
  * 100 blocks are named at the end instead.
  */
 export function homeView(clusters: readonly HomeCluster[], now: Date): HomeView {
-  const blocks: Block[] = [header('Talos clusters'), context(`As of ${slackTime(now.toISOString())}. Versions and verdicts are those the bot last recorded.`)];
+  const blocks: Block[] = [header('Talos clusters'), context(`As of ${formatTime(now)}. Versions and verdicts are those the bot last recorded.`)];
   const left: string[] = [];
   for (const [i, cluster] of clusters.entries()) {
     const more = clusterBlocks(cluster);

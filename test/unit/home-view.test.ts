@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { HOME_MAX_BLOCKS, type HomeCluster, homeView, slackTime } from '../../src/chat/home-view.ts';
+import { HOME_MAX_BLOCKS, type HomeCluster, homeView } from '../../src/chat/home-view.ts';
 import { validateBlocks } from '../slack-emulator/block-validation.ts';
 
 const NOW = new Date('2026-11-30T10:00:00.000Z');
 const LINK = 'https://talos-test.slack.com/archives/C0MAINTPRD/p1764496800000100';
 const REQUEST_LINK = 'https://talos-test.slack.com/archives/C0MAINTPRD/p1764497000000300?thread_ts=1764496800.000100&cid=C0MAINTPRD';
 
+/** A Slack date token: each reader sees the time in their own zone, with a UTC fallback to the minute. */
 function token(iso: string): string {
   const date = new Date(iso);
   return `<!date^${date.getTime() / 1000}^{date_short_pretty} {time}|${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC>`;
@@ -27,16 +28,6 @@ const staging: HomeCluster = { name: 'staging', environment: 'staging', channel:
 function text(blocks: unknown): string {
   return JSON.stringify(blocks);
 }
-
-describe('slackTime', () => {
-  it("is a date token each reader sees in their own zone, with a UTC fallback to the minute", () => {
-    // Act
-    const shown = slackTime('2026-11-29T23:51:27.412Z');
-
-    // Assert
-    expect(shown).toBe(`<!date^${Math.floor(Date.parse('2026-11-29T23:51:27.412Z') / 1000)}^{date_short_pretty} {time}|2026-11-29 23:51 UTC>`);
-  });
-});
 
 describe('homeView', () => {
   it('is a Home view with every cluster, its environment and its channel', () => {
