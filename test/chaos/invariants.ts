@@ -306,8 +306,9 @@ export function auditThread(e: RunEvidence): Violation[] {
   };
   const stored = op.audit.map((a) => a.seq);
   if (stored.some((seq, i) => seq !== i + 1)) v(`the stored audit is numbered ${stored.join(',')}`);
-  // A reply carries one entry per line, so a step costs one message: every line counts.
-  const posted = e.thread.flatMap((r) => [...r.firstText.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1])));
+  // A reply carries one entry per line, so a step costs one message: every line counts. An approval
+  // request leads the reply that carries the entries before it, so a reply's lines count in number order.
+  const posted = e.thread.flatMap((r) => [...r.firstText.matchAll(/^#(\d+) /gm)].map((m) => Number(m[1])).sort((a, b) => a - b));
   const seen = new Set<number>();
   for (const [i, seq] of posted.entries()) {
     if (seen.has(seq)) v(`#${seq} is posted more than once`);

@@ -17,9 +17,12 @@ function banner(title: string): void {
   out('═'.repeat(100));
 }
 
+/** Slack shows every time in its reader's own zone; the transcript is read from Berlin. */
+const READER_ZONE = 'Europe/Berlin';
+
 /** The part of the channel's transcript posted since `since` top-level messages. */
 function transcriptSince(h: Harness, channel: string, since: number): string {
-  const all = h.slack.transcript(channel).split('\n');
+  const all = h.slack.transcript(channel, { timeZone: READER_ZONE }).split('\n');
   const heads = all.map((line, i) => (/^ {2}\[\d\d:\d\d:\d\d\]/.test(line) ? i : -1)).filter((i) => i >= 0);
   const start = heads[since] ?? all.length;
   return all.slice(start).join('\n');
@@ -42,6 +45,7 @@ async function healthGate(h: Harness, title: string): Promise<void> {
 
 async function main(): Promise<void> {
   out('Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes), the Slack emulator and the bot…');
+  out(`Times in the transcripts are shown as a reader in ${READER_ZONE} sees them; "(also sent to channel)" marks a thread reply Slack also shows in the channel.`);
   const h = await startHarness({ timing: { rebootMs: 400 } });
   try {
     banner('/talos help');
@@ -74,7 +78,7 @@ async function main(): Promise<void> {
     const since = h.slack.channelMessages(CHANNELS.production).length;
     const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
     out(`> /talos upgrade talos v1.12.11   (as @alice)\n  ephemeral: ${plan.ack}`);
-    out('  @alice clicks [Start]; @carol clicks [Approve] on each control-plane request as it appears');
+    out('  @alice clicks [Start]; @carol (paged with the approvers) clicks [Approve] on each control-plane request as it appears, and confirms its dialog');
     await clickStart(h, plan, USERS.alice);
     await approveUntilDone(h, plan, CHANNELS.production, USERS.carol);
     out(transcriptSince(h, CHANNELS.production, since));

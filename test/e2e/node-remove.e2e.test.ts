@@ -39,7 +39,7 @@ describe('/talos remove of a control plane', () => {
     expect(plan.root.text).toContain('Removal of 10.0.30.13 (talos-prd-cp-3): production');
     expect(JSON.stringify(plan.root.blocks)).toContain('3 members need 2 for quorum; after removal 2 remain, which keep quorum (2 of 2) but tolerate no further failure');
     const request = await waitForApprovalRequest(h, plan);
-    expect(request.text).toContain('reset and remove talos-prd-cp-3 (10.0.30.13)');
+    expect(request.text).toContain('Approve the reset and removal of talos-prd-cp-3 (10.0.30.13) from production?');
     expect(resetCalls()).toEqual([]);
 
     await approve(h, request, USERS.carol);

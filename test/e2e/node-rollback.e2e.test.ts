@@ -47,7 +47,7 @@ describe('/talos rollback of a control plane', () => {
     const plan = await requestRollback('rollback 10.0.30.12');
     expect(plan.root.text).toContain('Rollback of 10.0.30.12 (talos-prd-cp-2): production');
     const request = await waitForApprovalRequest(h, plan);
-    expect(request.text).toContain('roll back talos-prd-cp-2 (10.0.30.12)');
+    expect(request.text).toContain('Approve the rollback of talos-prd-cp-2 (10.0.30.12) on production?');
     expect(JSON.stringify(request.blocks)).toContain('while 10.0.30.12 reboots 2 other healthy members remain, which keeps quorum');
     expect(rollbackCalls()).toEqual([]);
     expect(await h.command('status')).toContain(`locked by \`${plan.opId}\``);

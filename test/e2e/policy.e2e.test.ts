@@ -60,7 +60,7 @@ describe('maintenance windows', () => {
     h = await startHarness({ inventory: { extra: { production: { maintenanceWindows: [windowAt(6, 60)] } } } });
     const since = h.sim.calls.length;
     const reply = await h.command(`upgrade talos ${TARGET}`);
-    expect(reply).toMatch(/only inside a maintenance window[\s\S]*next window opens \d{4}-\d\d-\d\d \d\d:00 UTC/);
+    expect(reply).toMatch(/only inside a maintenance window[\s\S]*next window opens <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:00 UTC>/);
     expect(await h.command('upgrade k8s 1.34.2')).toContain('only inside a maintenance window');
     expect(h.sim.calls.length).toBe(since);
   });

@@ -22,15 +22,18 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** Audit entries (`#<seq> …`, one per line) of the thread as first posted, in thread order. */
+/** Audit entries (`#<seq> …`, one per line) of the thread as first posted, in thread order; a reply's own in number order (a request leads its reply). */
 function auditReplies(harness: Harness, rootTs: string): string[] {
-  return harness.slack
-    .thread(CHANNELS.production, rootTs)
-    .flatMap((m) => (harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? '').split('\n'))
-    .filter((t) => /^#\d+ /.test(t));
+  const seqOf = (line: string): number => Number(/^#(\d+) /.exec(line)![1]);
+  return harness.slack.thread(CHANNELS.production, rootTs).flatMap((m) =>
+    (harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? '')
+      .split('\n')
+      .filter((t) => /^#\d+ /.test(t))
+      .sort((a, b) => seqOf(a) - seqOf(b)),
+  );
 }
 
-const requestFor = (node: string) => new RegExp(`🔐 Approval needed: upgrade control plane \\S+ \\(${node.replace(/\./g, '\\.')}`);
+const requestFor = (node: string) => new RegExp(`🔐 Approve the upgrade of control plane \\S+ \\(${node.replace(/\./g, '\\.')}`);
 
 /** Polls the operation as stored in Redis until `predicate` holds. */
 async function waitForOperation(harness: Harness, opId: string, predicate: (op: Operation) => boolean): Promise<Operation> {
@@ -102,7 +105,7 @@ describe('a production upgrade under faults', () => {
     expect(await runsHandedOutAgain(harness, plan.opId)).not.toEqual([]);
     expect(done.text).toContain('completed');
     for (const node of NODES) expect(harness.sim.upgradeCount('production', node)).toBe(1);
-    const requests = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ 🔐 Approval needed/m.test(harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
+    const requests = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ 🔐 Approve the upgrade of /m.test(harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
     expect(requests.length).toBe(NODES.length);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
@@ -204,6 +207,6 @@ describe('a production upgrade under faults', () => {
     expect(harness.slack.callsTo('chat.postMessage').some((c) => c.status === 500)).toBe(true);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
-    expect(harness.slack.message(CHANNELS.production, second.ts)!.text).toMatch(/^#\d+ upgraded: control plane \S+ \(10\.0\.30\.11[\s\S]*✅ Approved by/m);
+    expect(harness.slack.message(CHANNELS.production, second.ts)!.text).toMatch(/^#\d+ ✅ Approved by[\s\S]*^#\d+ upgraded: control plane \S+ \(10\.0\.30\.11/m);
   });
 });

@@ -57,8 +57,8 @@ describe('Talos upgrade of production (three control planes)', () => {
     await h.slack.waitFor(() => h.slack.uploadedFiles().length > 0);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
     // Each request is one reply that also carries the entries since the previous one (that node's result).
-    const approvals = thread.filter((m) => /^#\d+ 🔐 Approval needed/m.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
-    expect(approvals.map((m) => /Approval needed: upgrade control plane \S+ \((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    const approvals = thread.filter((m) => /^#\d+ 🔐 Approve the upgrade of /m.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
+    expect(approvals.map((m) => /Approve the upgrade of control plane \S+ \((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
     for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^#\d+ ✅ Approved by <@U0CAROL> at /m);
     expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
     expect(h.slack.message(CHANNELS.production, approvals[1]!.ts)!.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
@@ -192,7 +192,7 @@ describe('crash and resume', () => {
     await clickStart(h, plan);
     await approve(h, await waitForApprovalRequest(h, plan));
     const second = await h.slack.waitFor(() => {
-      const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /🔐 Approval needed: upgrade control plane \S+ \(10\.0\.30\.12/.test(m.text));
+      const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /🔐 Approve the upgrade of control plane \S+ \(10\.0\.30\.12/.test(m.text));
       return r[0];
     }, { timeoutMs: 30_000 });
     await approve(h, second);

@@ -11,7 +11,7 @@ import type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
 import { Recorder } from './recorder.ts';
 import { ResponseUrls } from './response-url.ts';
 import { type DisconnectReason, SocketModeHub } from './socket-mode.ts';
-import { renderTranscript } from './transcript.ts';
+import { renderTranscript, type TranscriptOptions } from './transcript.ts';
 import { TsClock } from './ts-clock.ts';
 import type {
   AckRecord,
@@ -223,8 +223,9 @@ export class SlackEmulator {
     this.#directory.setBotMember(channel, member);
   }
 
-  transcript(channel: string): string {
-    return renderTranscript(channel, this.#messages, this.#directory);
+  /** The channel as a reader sees it; `options.timeZone` is the reader's zone for date tokens. */
+  transcript(channel: string, options?: TranscriptOptions): string {
+    return renderTranscript(channel, this.#messages, this.#directory, options);
   }
 
   /** Seeds a message written by a person (no event is delivered). */

@@ -687,6 +687,32 @@ describe('helpers', () => {
     expect(lines[5]).toMatch(/talos \(bot\): All nodes healthy$/);
   });
 
+  it('renders times in the reader\'s zone and a button\'s confirm dialog in the transcript', async () => {
+    const client = webClient();
+    const blocks = [
+      { type: 'section', text: { type: 'mrkdwn', text: 'Expires <!date^1796106600^{date_short_pretty} {time}|2026-12-01 06:30 UTC>' } },
+      {
+        type: 'actions',
+        elements: [
+          {
+            type: 'button',
+            action_id: 'approve',
+            text: { type: 'plain_text', text: 'Approve' },
+            confirm: { title: { type: 'plain_text', text: 'Approve cp-1?' }, text: { type: 'mrkdwn', text: 'It reboots.' }, confirm: { type: 'plain_text', text: 'Approve' }, deny: { type: 'plain_text', text: 'Not yet' } },
+          },
+        ],
+      },
+    ];
+    await client.chat.postMessage({ channel: CHANNEL, text: 'request', blocks });
+
+    const berlin = emu.transcript(CHANNEL, { timeZone: 'Europe/Berlin', now: new Date('2026-12-01T12:00:00Z') }).split('\n');
+    const tokyo = emu.transcript(CHANNEL, { timeZone: 'Asia/Tokyo', now: new Date('2026-11-20T12:00:00Z') }).split('\n');
+
+    expect(berlin[1]).toMatch(/: Expires Today 07:30$/);
+    expect(tokyo[1]).toMatch(/: Expires Dec 1, 2026 15:30$/);
+    expect(berlin.slice(2).map((l) => l.trim())).toEqual(['[Approve]', '↳ [Approve] asks first: "Approve cp-1?" It reboots. [Approve] [Not yet]']);
+  });
+
   it('waitFor awaits an async condition', async () => {
     let calls = 0;
     const value = await emu.waitFor(async () => {

@@ -8,12 +8,20 @@ import type { JsonObject, Message } from './types.ts';
 const REPLY_INDENT = '    │ ';
 const BODY_INDENT = '  ';
 
+export interface TranscriptOptions {
+  /** The reader's time zone: Slack shows each `<!date^…>` token in the zone of whoever reads it. Default UTC. */
+  timeZone?: string;
+  /** The reader's now, for `Today`/`Yesterday`/`Tomorrow` in `{date_short_pretty}`. Default the current time. */
+  now?: Date;
+}
+
 /**
  * Renders a channel the way an operator would read it in Slack: top-level messages in order,
  * the current version of each (blocks shown instead of fallback text, as clients do),
- * thread replies indented beneath their parent.
+ * thread replies indented beneath their parent, a button's confirm dialog under its buttons,
+ * and times in the reader's zone.
  */
-export function renderTranscript(channel: string, messages: MessageStore, directory: Directory): string {
+export function renderTranscript(channel: string, messages: MessageStore, directory: Directory, options: TranscriptOptions = {}): string {
   const lines = [`#${directory.channelName(channel)} (${channel})`];
   for (const message of messages.topLevel(channel)) {
     lines.push(...renderMessage(message, directory).map((l) => BODY_INDENT + l));
@@ -22,7 +30,8 @@ export function renderTranscript(channel: string, messages: MessageStore, direct
       lines.push(...renderMessage(reply, directory).map((l) => BODY_INDENT + REPLY_INDENT + l));
     }
   }
-  return lines.map((line) => humanize(line, directory)).join('\n');
+  const reader = { timeZone: options.timeZone ?? 'UTC', now: options.now ?? new Date() };
+  return lines.map((line) => humanize(line, directory, reader)).join('\n');
 }
 
 function renderMessage(message: Message, directory: Directory): string[] {
@@ -59,8 +68,14 @@ function renderBlock(block: JsonObject): string[] {
     }
     case 'context':
       return [(Array.isArray(block.elements) ? block.elements.map(textOf) : []).filter((t) => t !== '').join(' · ')];
-    case 'actions':
-      return [(Array.isArray(block.elements) ? block.elements.filter(isObject).map(renderElement) : []).join(' ')];
+    case 'actions': {
+      const elements = Array.isArray(block.elements) ? block.elements.filter(isObject) : [];
+      // What a click on such a button opens first: Slack's confirm dialog.
+      const dialogs = elements.flatMap((e) =>
+        isObject(e.confirm) ? [`  ↳ [${textOf(e.text)}] asks first: "${textOf(e.confirm.title)}" ${textOf(e.confirm.text)} [${textOf(e.confirm.confirm)}] [${textOf(e.confirm.deny)}]`] : [],
+      );
+      return [elements.map(renderElement).join(' '), ...dialogs];
+    }
     case 'divider':
       return ['────────'];
     case 'markdown':
@@ -97,14 +112,34 @@ function richText(node: unknown): string {
   return children.join(node.type === 'rich_text' || node.type === 'rich_text_list' ? '\n' : '');
 }
 
-/** Turns Slack's `<@U1>`, `<#C1|ops>`, `<!subteam^S1>` and `<url|label>` markup into what a client shows. */
-function humanize(text: string, directory: Directory): string {
-  return text.replace(/<([@#!])?([^<>|]+)(?:\|([^<>]*))?>/g, (_match, sigil: string | undefined, target: string, label: string | undefined) => {
+/** Turns Slack's `<@U1>`, `<#C1|ops>`, `<!subteam^S1>`, `<!date^…|…>` and `<url|label>` markup into what a client shows. */
+function humanize(text: string, directory: Directory, reader: { timeZone: string; now: Date }): string {
+  const dated = text.replace(/<!date\^(\d+)\^([^^|<>]+)(?:\^[^|<>]*)?\|([^<>]*)>/g, (_match, seconds: string, format: string, fallback: string) =>
+    localDate(Number(seconds), format, fallback, reader),
+  );
+  return dated.replace(/<([@#!])?([^<>|]+)(?:\|([^<>]*))?>/g, (_match, sigil: string | undefined, target: string, label: string | undefined) => {
     if (sigil === '@') return `@${directory.userName(target)}`;
     if (sigil === '#') return `#${label ?? directory.channelName(target)}`;
     if (sigil === '!') return `@${label ?? target.replace(/^subteam\^/, '')}`;
     return label ?? target;
   });
+}
+
+/**
+ * A date token as Slack shows it to a reader in `timeZone`: `{date_short_pretty}` is Today,
+ * Yesterday, Tomorrow or `Dec 1, 2026`; `{time}` is `07:30`. Other tokens keep the fallback.
+ */
+function localDate(seconds: number, format: string, fallback: string, reader: { timeZone: string; now: Date }): string {
+  const at = new Date(seconds * 1000);
+  const day = (d: Date): string => new Intl.DateTimeFormat('en-CA', { timeZone: reader.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(d);
+  const shift = (days: number): string => day(new Date(reader.now.getTime() + days * 86_400_000));
+  const pretty =
+    { [shift(0)]: 'Today', [shift(-1)]: 'Yesterday', [shift(1)]: 'Tomorrow' }[day(at)] ??
+    new Intl.DateTimeFormat('en-US', { timeZone: reader.timeZone, month: 'short', day: 'numeric', year: 'numeric' }).format(at);
+  const time = new Intl.DateTimeFormat('en-GB', { timeZone: reader.timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
+  const tokens: Record<string, string> = { '{date_short_pretty}': pretty, '{time}': time };
+  const known = format.replace(/\{[a-z_]+\}/g, (token) => tokens[token] ?? '\u0000');
+  return known.includes('\u0000') ? fallback : known;
 }
 
 function splitLines(text: string): string[] {
