@@ -3,6 +3,7 @@
  * upgrade through the fault that broke an invariant, and asserts the invariant.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type KnownBlock, WebClient } from '@slack/web-api';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -166,25 +167,32 @@ describe('a production upgrade under faults', () => {
     expect(replies[0]).toBe('#1 preflight passed, plan posted: 5 steps');
   });
 
-  it('starts only from the plan message it keeps when Slack posted copies while answering 5xx, and keeps the audit whole', async () => {
+  it('adopts the plan Slack wrote before answering 5xx, so clicks on it count, starts only from it, and keeps the audit whole', async () => {
     h = await startHarness();
     const harness = h;
 
-    // The plan's post is written three times before Slack answers one: people see copies before the bot knows its message.
-    harness.slack.faults.serverError({ count: 3, status: 502, methods: ['chat.postMessage'], afterWrite: true });
+    // The plan's post is written, then answered 502: people see it before the bot knows where it is.
+    harness.slack.faults.serverError({ count: 1, status: 502, methods: ['chat.postMessage'], afterWrite: true });
     const ack = await harness.command(`upgrade talos ${TARGET}`);
     const opId = opIdOf(ack);
-    const copy = await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId)), { timeoutMs: 30_000, intervalMs: 5 });
-    await override(harness, { opId, root: copy, ack }, { onRoot: false });
-    await clickOnlyStart(harness, { opId, root: copy, ack });
-    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /This copy of the plan/.test(e.text)));
+    const shown = await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId)), { timeoutMs: 30_000, intervalMs: 5 });
+    await override(harness, { opId, root: shown, ack }, { onRoot: false });
     const { rootTs } = await waitForOperation(harness, opId, (op) => op.rootTs !== undefined);
     const plan = { opId, root: harness.slack.message(CHANNELS.production, rootTs!)!, ack };
+    // A copy the bot never found (Slack wrote it and lost the answer, and no look-up saw it) is no plan to start from.
+    const copy = await new WebClient(harness.slack.botToken, { slackApiUrl: harness.slack.apiUrl, retryConfig: { retries: 0 } }).chat.postMessage({
+      channel: CHANNELS.production,
+      text: plan.root.text,
+      blocks: plan.root.blocks as unknown as KnownBlock[],
+    });
+    await clickOnlyStart(harness, { opId, root: harness.slack.message(CHANNELS.production, copy.ts!)!, ack });
+    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /This copy of the plan/.test(e.text)));
     await clickOnlyStart(harness, plan);
     const done = await approveUntilDone(harness, plan);
 
     expect(done.text).toContain('completed');
-    expect(copy.ts).not.toBe(rootTs);
+    expect(rootTs).toBe(shown.ts);
+    expect(harness.slack.callsTo('chat.postMessage').filter((c) => c.status === 502)).toHaveLength(1);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
     expect(replies.slice(0, 3).map((t) => /^#\d+ ([a-z ,]+)/.exec(t)?.[1])).toEqual(['preflight passed, plan posted', 'override', 'started']);
