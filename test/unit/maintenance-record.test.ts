@@ -126,6 +126,20 @@ describe('maintenanceRecordMarkdown', () => {
     );
   });
 
+  it('writes a time the thread showed as a Slack date token as its UTC fallback: a file is not mrkdwn', () => {
+    // Arrange
+    const refusal = 'none is open now. The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>.';
+    const op = completedUpgrade({ state: 'refused', reason: refusal, audit: [{ seq: 1, at: '2026-11-29T22:00:00.000Z', actor: 'bot', event: 'preflight refused', detail: refusal }] });
+
+    // Act
+    const markdown = maintenanceRecordMarkdown(op);
+
+    // Assert
+    expect(markdown).not.toContain('<!date');
+    expect(markdown).toContain('1. 2026-11-29T22:00:00.000Z bot: preflight refused (none is open now. The next window opens 2026-12-01 22:00 UTC.)');
+    expect(markdown).toContain('- Result: refused (none is open now. The next window opens 2026-12-01 22:00 UTC.)');
+  });
+
   it('says what is missing for an operation that never started', () => {
     // Arrange
     const refused = completedUpgrade({

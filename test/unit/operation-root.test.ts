@@ -12,7 +12,7 @@ import {
 import { ACTION, buttonValue } from '../../src/chat/buttons.ts';
 import { terraformFollowUp, toOperator } from '../../src/chat/follow-ups.ts';
 import { operationRootMessage, REVIEW_ITEMS } from '../../src/chat/operation-root.ts';
-import { failureMessage } from '../../src/chat/stop-messages.ts';
+import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { statusText } from '../../src/chat/status-message.ts';
 import type { Approval, Operation, OperationState, Step } from '../../src/ops/operation.ts';
 import { blockKitProblems } from '../support/block-kit-limits.ts';
@@ -219,6 +219,17 @@ describe('operationRootMessage', () => {
     expect(text).toContain('*Reason:* kubelet &lt;none&gt; &amp; more');
   });
 
+  it('shows the time in a refusal in each reader\'s zone, while escaping the rest', () => {
+    // Arrange
+    const refusal = 'none is open now. The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. <!channel>';
+
+    // Act
+    const message = operationRootMessage(operation({ state: 'refused', refusals: [refusal] }));
+
+    // Assert
+    expect(allText(message)).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. &lt;!channel&gt;');
+  });
+
   it('lists the refusals of a refused operation', () => {
     // Act
     const message = operationRootMessage(operation({ state: 'refused', refusals: ['etcd has no leader', 'talosctl v1.11.6 is missing'] }));
@@ -385,6 +396,18 @@ describe('approval and failure messages', () => {
     expect(JSON.stringify(failure.blocks![0])).toContain('cancels it. <@U0BOB>');
     expect(completion.text).toBe(`<@U0BOB> ${followUp.text}`);
     expect((completion.blocks![0] as { text: { text: string } }).text.text).toMatch(/^<@U0BOB> \*Terraform follow-up\*/);
+  });
+
+  it('says when the maintenance window opens as a date token', () => {
+    // Arrange
+    const op = operation({ state: 'waiting-window' });
+
+    // Act
+    const message = windowWaitMessage(op, op.steps[1]!, 'w1nd0w', '2026-12-01T22:00:00.000Z');
+
+    // Assert
+    expect(message.text).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>;');
+    expect(allText(message)).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>;');
   });
 
   it('escapes failure evidence that came from the cluster', () => {
