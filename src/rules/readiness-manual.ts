@@ -1,3 +1,4 @@
+import { plainTime } from '../chat/blocks.ts';
 import type { Observed, ReadinessGate } from './gate-result.ts';
 
 /** What the rehearsal gate reads of an operation from the bot's store. */
@@ -39,8 +40,9 @@ const REHEARSALS: Rehearsal[] = [
   { name: 'representative workload restore' },
 ];
 
+/** Plain UTC, not a date token: a gate's evidence is shown in a code block, where Slack does not render tokens. */
 function when(record: RehearsalRecord): string {
-  return `${(record.endedAt ?? record.createdAt).slice(0, 16).replace('T', ' ')} UTC`;
+  return plainTime(record.endedAt ?? record.createdAt);
 }
 
 function latestCompleted(records: RehearsalRecord[], kind: string): RehearsalRecord | undefined {
