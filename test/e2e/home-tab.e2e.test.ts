@@ -49,14 +49,14 @@ describe('the Home tab', () => {
     expect(text(gated.view)).toContain('*Kubernetes*\\nv1.34.1\\n_health gate, <!date^');
 
     // Act: Alice plans and starts a Talos upgrade of production.
-    const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
+    const plan = await requestUpgrade(h, 'upgrade talos v1.11.6');
     const beforeStart = h.slack.publishedViews(USERS.carol).length;
     await clickStart(h, plan);
     const locked = await homeAfter(beforeStart, USERS.carol, (shown) => shown.includes(`\`${plan.opId}\``), 'the Home with the lock holder');
 
     // Assert: the holder, linked to the operation's thread in Slack's permalink form.
     const permalink = `https://talos-test.slack.com/archives/${CHANNELS.production}/p${plan.root.ts.replace('.', '')}`;
-    expect(text(locked.view)).toContain(`:lock: <${permalink}|\`${plan.opId}\`> Talos upgrade v1.12.11`);
+    expect(text(locked.view)).toContain(`:lock: <${permalink}|\`${plan.opId}\`> Talos upgrade v1.11.6`);
     expect(text(locked.view)).toContain(`by <@${USERS.alice}>`);
 
     // Act: the upgrade reaches its first control plane and asks for an approval.

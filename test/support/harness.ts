@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSlackEmulator, type DeliveryResult, type SlackEmulator } from '../slack-emulator/index.ts';
+import { startSlackEmulator, type DeliveryResult, type EmulatorChannel, type SlackEmulator } from '../slack-emulator/index.ts';
 import { startSimulator, writeInventory, type ClusterShape, type InventoryOptions, type Simulator, type SimTiming } from '../sim/index.ts';
 import { botProcess, type BotProcess } from './bot-process.ts';
 import { freePort, startRedisServer, type RedisServer } from './redis-server.ts';
@@ -16,8 +16,8 @@ export const USERS = {
 } as const;
 
 export interface HarnessOptions {
-  /** More Slack channels than the three default ones (for extra simulated clusters). */
-  extraChannels?: { id: string; name: string }[];
+  /** More Slack channels than the three default ones (for extra simulated clusters, private channels). */
+  extraChannels?: EmulatorChannel[];
   /** Extra inventory settings. */
   inventory?: InventoryOptions;
   timing?: Partial<SimTiming>;
