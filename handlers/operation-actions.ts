@@ -17,6 +17,7 @@ import { enqueuePreflight, enqueueRun } from '../src/queue/operation-jobs.ts';
 import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { Authorizer } from './authorize.ts';
 import { cancelOperation } from '../src/ops/cancel-operation.ts';
+import { operationRefById } from '../src/ops/thread-link.ts';
 
 export interface ActionDeps {
   inventory: Inventory;
@@ -119,7 +120,7 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
   const windowRefusal = outsideWindowRefusal(cluster, deps.now());
   if (windowRefusal !== undefined) return say(`${windowRefusal} Nothing changed.`);
   const lock = await deps.lock.acquire(cluster.name, op.id);
-  if (!lock.ok) return say(`*${cluster.name}* is held by \`${lock.heldBy}\`; one mutating operation at a time. Nothing changed.`);
+  if (!lock.ok) return say(`*${cluster.name}* is held by ${await operationRefById(deps, lock.heldBy)}; one mutating operation at a time. Nothing changed.`);
   const startedAt = deps.now().toISOString();
   // The start and its entry are one write; the edited root says it started, the entry goes to the thread with the first step's reply.
   const { op: running, changed } = await deps.audit.transition(
@@ -211,7 +212,7 @@ async function rollback(deps: ActionDeps, click: Click): Promise<void> {
     o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed' ? { ...o, failure: { ...o.failure, rollback: 'requested', rollbackOp: child } } : undefined,
   );
   if (!changed || after.failure === undefined) {
-    const existing = after.failure?.rollbackOp ? ` as \`${after.failure.rollbackOp}\`` : '';
+    const existing = after.failure?.rollbackOp ? ` as ${await operationRefById(deps, after.failure.rollbackOp)}` : '';
     return say(`A rollback of this node was already requested${existing}, or \`${op.id}\` is ${after.state}. Nothing changed.`);
   }
   const { node, step } = after.failure;
@@ -219,7 +220,8 @@ async function rollback(deps: ActionDeps, click: Click): Promise<void> {
     newOperation({ id: child, kind: 'node-rollback', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight', target: { node }, parent: { op: op.id, step } }),
   );
   await enqueuePreflight(deps.opsQueue, child);
-  await say(`Requested the rollback of ${node} as \`${child}\`: its preflight checks what the node runs and etcd quorum, then an approver decides. Nothing is touched before that.`);
+  // Its plan does not exist yet: the answer says where it appears, and the plan is its message (as a command's reply does).
+  await say(`Requested the rollback of ${node} as \`${child}\`: its preflight checks what the node runs and etcd quorum, and its plan appears in this channel as a message of its own; then an approver decides. Nothing is touched before that.`);
 }
 
 async function rerequest(deps: ActionDeps, click: Click): Promise<void> {

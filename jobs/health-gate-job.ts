@@ -1,13 +1,17 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { ClusterAccess } from '../src/cluster/cluster-session.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import type { ChatPort } from '../src/chat/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { checkMessage, gateErrorMessage, gateRunningMessage, gateVerdictMessage } from '../src/chat/health-report.ts';
+import { joinedGateMessage } from '../src/chat/report-pointer.ts';
 import type { Inventory } from '../src/config/inventory.ts';
 import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
+import type { RunningGate, RunningGates } from '../src/ops/running-gate.ts';
 import { HealthJobData } from '../src/queue/job-schemas.ts';
+import { pointRequesterToReport } from './report-pointer.ts';
 
 export interface HealthGateJobDeps {
   inventory: Inventory;
@@ -19,20 +23,75 @@ export interface HealthGateJobDeps {
   onReport?: (report: GateReport) => void;
   /** Called when the gate could not run at all (credentials, talosctl client), for metrics. */
   onGateError?: (cluster: string) => void;
+  /** The gate running on each cluster, which a second request joins. */
+  runningGates: RunningGates;
 }
 
-/** `/talos health`: post a root message, run the gate, edit in the verdict, thread one reply per check. */
+/** How long a request that joins a running gate waits for that gate's message, to link to it: it is posted as the gate starts. */
+const JOIN_WAIT_MS = 3000;
+
+/**
+ * `/talos health`: one gate per cluster at a time. A request while the cluster's gate runs joins
+ * it: no second gate, and the requester is told privately where the running one reports.
+ */
 export function createHealthGateJob(deps: HealthGateJobDeps) {
-  return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean }> => {
+  const runGate = gateJob(deps);
+  return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean } | { joined: string }> => {
     const data = HealthJobData.parse(job.data);
-    const log = deps.logger.child({ op: job.id, cluster: data.cluster });
-    const cluster = deps.inventory.clusters.find((c) => c.name === data.cluster);
-    if (!cluster) throw new Error(`cluster ${data.cluster} is no longer in the inventory`);
+    const gate = { job: String(job.id), requestedBy: data.requestedBy };
+    const claim = await deps.runningGates.claim(data.cluster, gate);
+    if (!claim.ok) {
+      await joinRunningGate(deps, data, claim.running);
+      return { joined: claim.running.job };
+    }
+    try {
+      return await runGate(job, signal);
+    } finally {
+      await deps.runningGates.release(data.cluster, gate.job).catch((error: unknown) => deps.logger.warn({ op: job.id, err: errorText(error) }, 'running gate not cleared; it expires by itself'));
+    }
+  };
+}
+
+/** Tells a second requester where the running gate reports, with a link once its message exists. */
+async function joinRunningGate(deps: HealthGateJobDeps, data: HealthJobData, running: RunningGate): Promise<void> {
+  const cluster = deps.inventory.clusters.find((c) => c.name === data.cluster);
+  if (!cluster) throw new Error(`cluster ${data.cluster} is no longer in the inventory`);
+  let known = running;
+  for (const deadline = Date.now() + JOIN_WAIT_MS; known.rootTs === undefined && Date.now() < deadline; ) {
+    await sleep(100);
+    // Ended meanwhile: what was last seen of it still says where it reported.
+    known = (await deps.runningGates.get(cluster.name)) ?? known;
+  }
+  let link = known.link;
+  if (link === undefined && known.rootTs !== undefined) {
+    link = await deps.chat.permalink(cluster.channel, known.rootTs).catch(() => undefined);
+    // Kept with the gate: the next request that joins it costs Slack nothing.
+    if (link !== undefined) await deps.runningGates.note(cluster.name, known.job, { link });
+  }
+  try {
+    await deps.chat.ephemeral(data.askedIn ?? cluster.channel, data.requestedBy, joinedGateMessage(cluster.name, cluster.channel, { requestedBy: known.requestedBy, link }));
+  } catch (error) {
+    deps.logger.warn({ cluster: cluster.name, err: errorText(error) }, 'requester not told about the running gate');
+  }
+  deps.logger.info({ cluster: cluster.name, joined: known.job }, 'health gate request joined the running gate');
+}
+
+/** One gate: post a root message, run the gate, edit in the verdict, thread one reply per check. */
+function gateJob(deps: HealthGateJobDeps) {
+  return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean }> => {
+    const parsed = HealthJobData.parse(job.data);
+    const log = deps.logger.child({ op: job.id, cluster: parsed.cluster });
+    const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
+    if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);
+    // The report stays in its cluster's channel, whatever channel the job data names.
+    const data = { ...parsed, channel: cluster.channel };
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
       rootTs = (await deps.chat.post(data.channel, gateRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
       await job.updateData({ ...data, rootTs });
+      await deps.runningGates.note(cluster.name, String(job.id), { rootTs });
+      await pointRequesterToReport(deps.chat, log, data, 'health gate', rootTs);
     }
     log.info({ rootTs }, 'health gate started');
     let report: GateReport;

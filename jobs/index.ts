@@ -28,7 +28,7 @@ export function createOpsJobs(deps: OpsJobDeps): Record<string, JobProcessor> {
 }
 
 /** What the read-only jobs are given: the operation jobs' deps, where gate results go, and where plans are written. */
-export interface ReadJobDeps extends OpsJobDeps, Pick<HealthGateJobDeps, 'onReport' | 'onGateError'> {
+export interface ReadJobDeps extends OpsJobDeps, Pick<HealthGateJobDeps, 'onReport' | 'onGateError' | 'runningGates'> {
   /** Private directory under which each plan gets its own temporary directory. */
   tempBase: TofuPlanJobDeps['tempBase'];
 }
@@ -37,7 +37,7 @@ export interface ReadJobDeps extends OpsJobDeps, Pick<HealthGateJobDeps, 'onRepo
 export function createReadJobs(deps: ReadJobDeps): Record<string, JobProcessor> {
   const { inventory, access, store, chat, logger, tofu, now, timeouts } = deps;
   return {
-    health: createHealthGateJob({ inventory, access, chat, logger, probeTimeoutMs: timeouts.probeMs, onReport: deps.onReport, onGateError: deps.onGateError }),
+    health: createHealthGateJob({ inventory, access, chat, logger, probeTimeoutMs: timeouts.probeMs, onReport: deps.onReport, onGateError: deps.onGateError, runningGates: deps.runningGates }),
     gates: createReadinessGatesJob({ inventory, access, store, chat, logger, probeTimeoutMs: timeouts.probeMs, now }),
     plan: createTofuPlanJob({ inventory, tofu, chat, logger, planTimeoutMs: timeouts.stepMs, tempBase: deps.tempBase }),
     record: createRecordJob({ store, chat }),

@@ -10,6 +10,7 @@ import { sanitizeErrorText } from '../src/health/rules/probe-failure.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import { GatesJobData } from '../src/queue/job-schemas.ts';
+import { pointRequesterToReport } from './report-pointer.ts';
 import { evaluateReadiness, type ExtensionsObserved, type Observed, type ReadinessObservations, type ReadinessReport } from '../src/rules/readiness-gates.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
 import { parseNodeErrors } from '../src/talos/parse-node-errors.ts';
@@ -84,15 +85,18 @@ async function observeCluster(session: ClusterSession, cluster: ClusterConfig, d
 /** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */
 export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ ready: boolean }> => {
-    const data = GatesJobData.parse(job.data);
-    const log = deps.logger.child({ op: job.id, cluster: data.cluster });
-    const cluster = deps.inventory.clusters.find((c) => c.name === data.cluster);
-    if (!cluster) throw new Error(`cluster ${data.cluster} is no longer in the inventory`);
+    const parsed = GatesJobData.parse(job.data);
+    const log = deps.logger.child({ op: job.id, cluster: parsed.cluster });
+    const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
+    if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);
+    // The report stays in its cluster's channel, whatever channel the job data names.
+    const data = { ...parsed, channel: cluster.channel };
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
       rootTs = (await deps.chat.post(data.channel, readinessRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
       await job.updateData({ ...data, rootTs });
+      await pointRequesterToReport(deps.chat, log, data, 'readiness report', rootTs);
     }
     log.info({ rootTs }, 'readiness gates started');
     let report: ReadinessReport;

@@ -8,6 +8,7 @@ import type { Inventory } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { PlanJobData } from '../src/queue/job-schemas.ts';
 import { runReadOnlyPlan, type PlanOutcome } from '../src/tofu/run-plan.ts';
+import { pointRequesterToReport } from './report-pointer.ts';
 
 export interface TofuPlanJobDeps {
   inventory: Inventory;
@@ -23,15 +24,18 @@ export interface TofuPlanJobDeps {
 /** `/talos plan`: the runbook's fmt, validate and plan, read-only, summarised in a root message and three replies. */
 export function createTofuPlanJob(deps: TofuPlanJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ changes: number; dangers: number } | undefined> => {
-    const data = PlanJobData.parse(job.data);
-    const log = deps.logger.child({ op: job.id, cluster: data.cluster });
-    const cluster = deps.inventory.clusters.find((c) => c.name === data.cluster);
-    if (!cluster) throw new Error(`cluster ${data.cluster} is no longer in the inventory`);
+    const parsed = PlanJobData.parse(job.data);
+    const log = deps.logger.child({ op: job.id, cluster: parsed.cluster });
+    const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
+    if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);
+    // The report stays in its cluster's channel, whatever channel the job data names.
+    const data = { ...parsed, channel: cluster.channel };
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
       rootTs = (await deps.chat.post(data.channel, planRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
       await job.updateData({ ...data, rootTs });
+      await pointRequesterToReport(deps.chat, log, data, 'Terraform plan', rootTs);
     }
     log.info({ rootTs }, 'tofu plan started');
     let outcome: PlanOutcome;

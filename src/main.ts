@@ -20,6 +20,7 @@ import { createDeliveryDedupe } from './ops/delivery-dedupe.ts';
 import type { Operation } from './ops/operation.ts';
 import { createOperationStore } from './ops/operation-store.ts';
 import { createRunLease } from './ops/run-lease.ts';
+import { createRunningGates } from './ops/running-gate.ts';
 import { createImageFactory } from './talos/image-factory.ts';
 import { createClusterAccess } from './cluster/cluster-session.ts';
 import { createTofu } from './cluster/tofu.ts';
@@ -124,6 +125,8 @@ export async function startBot(env: Record<string, string | undefined>): Promise
       home?.gateFinished(report);
     },
     onGateError: (cluster) => metrics.healthGates.inc({ cluster, result: 'error' }),
+    // A gate reads its credentials, picks its talosctl and runs its probes, each within the probe timeout.
+    runningGates: createRunningGates(redis, { ttlMs: 3 * config.timeouts.probeMs + 60_000 }),
   };
   const workers = createWorkers({
     connection: redis,
@@ -152,7 +155,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   const { app } = slack;
   onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));
   const authorizer = createAuthorizer(slackClient);
-  registerTalosCommand(app, { inventory, readQueue, opsQueue, store, lock, dedupe, authorizer, logger, now, onCancelled });
+  registerTalosCommand(app, { inventory, readQueue, opsQueue, store, lock, dedupe, authorizer, chat, logger, now, onCancelled });
   const actionDeps = { inventory, store, lock, audit, chat, opsQueue, authorizer, logger, now, planTtlMs: config.timeouts.planTtlMs, onCancelled };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);

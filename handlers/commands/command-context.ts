@@ -1,11 +1,14 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { Queue } from 'bullmq';
+import type { ChatPort } from '../../src/chat/chat-port.ts';
 import { resolveCluster, type ClusterConfig, type Inventory } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { DeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
 import { newOperation as createOperation, type Operation, type OperationKind } from '../../src/ops/operation.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
+import { HealthJobData } from '../../src/queue/job-schemas.ts';
+import { operationRefById } from '../../src/ops/thread-link.ts';
 import type { Authorizer } from '../authorize.ts';
 import type { Command } from '../parse-command.ts';
 
@@ -17,6 +20,8 @@ export interface CommandDeps {
   lock: ClusterLock;
   dedupe: DeliveryDedupe;
   authorizer: Authorizer;
+  /** For links to operations' threads (`chat.getPermalink`), read after the ack. */
+  chat: ChatPort;
   logger: Logger;
   now: () => Date;
   /** Called after a cancel released a lock or stopped a plan, to refresh the operation's messages. */
@@ -55,6 +60,21 @@ export function clusterFor(deps: CommandDeps, slack: SlashCommand, name: string 
   return resolveCluster(deps.inventory, slack.channel_id, name);
 }
 
+/**
+ * A read-only report's request: the report goes to its cluster's own channel whichever channel
+ * asked (another cluster's channel sees nothing of it); the requester is told there, privately.
+ */
+export function reportRequest(deps: CommandDeps, slack: SlashCommand, cluster: ClusterConfig): HealthJobData {
+  const askedIn = slack.channel_id === cluster.channel ? {} : { askedIn: slack.channel_id };
+  return HealthJobData.parse({ cluster: cluster.name, channel: cluster.channel, ...askedIn, requestedBy: slack.user_id, requestedAt: deps.now().toISOString() });
+}
+
+/** Where the reply says a report appears: here, or in its cluster's channel with a link to follow. */
+export function reportDestination(slack: SlashCommand, cluster: ClusterConfig, what: string): string {
+  if (slack.channel_id === cluster.channel) return `${what} appears in this channel`;
+  return `${what} goes to *${cluster.name}*'s own channel <#${cluster.channel}>, and a link to it follows here`;
+}
+
 /** A mutating command is taken only from its cluster's own channel, from one of its operators. */
 export async function operatorCluster(deps: CommandDeps, slack: SlashCommand, name: string | undefined, what: string): Promise<Resolved> {
   const resolved = clusterFor(deps, slack, name);
@@ -63,19 +83,31 @@ export async function operatorCluster(deps: CommandDeps, slack: SlashCommand, na
   if (cluster.channel !== slack.channel_id) {
     return { ok: false, reason: `${what} on *${cluster.name}* is taken only in its maintenance channel <#${cluster.channel}>, so its audit thread lives there. Nothing was started.` };
   }
-  if (!(await deps.authorizer.isMember(slack.user_id, cluster.operators))) {
-    return { ok: false, reason: `Only operators of *${cluster.name}* may start ${what}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.` };
-  }
-  return resolved;
+  const refusal = await operatorRefusal(deps, slack, cluster, what);
+  return refusal === undefined ? resolved : { ok: false, reason: refusal };
+}
+
+/** Undefined when the user is one of the cluster's operators, else the refusal. */
+export async function operatorRefusal(deps: CommandDeps, slack: SlashCommand, cluster: ClusterConfig, what: string): Promise<string | undefined> {
+  if (await deps.authorizer.isMember(slack.user_id, cluster.operators)) return undefined;
+  return `Only operators of *${cluster.name}* may start ${what}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
 }
 
 /** Refuses when another operation holds the cluster: one mutating operation at a time. */
 export async function lockHeldReason(deps: CommandDeps, cluster: ClusterConfig): Promise<string | undefined> {
   const holder = await deps.lock.holder(cluster.name);
   if (holder === undefined) return undefined;
-  return `*${cluster.name}* is held by \`${holder}\`; one mutating operation at a time. See \`/talos status\`, or \`/talos cancel ${holder}\`. Nothing was started.`;
+  return `*${cluster.name}* is held by ${await operationRefById(deps, holder)}; one mutating operation at a time. See \`/talos status\`, or \`/talos cancel ${holder}\`. Nothing was started.`;
 }
 
+/**
+ * A mutating command's reply names its new operation before the operation has a message to link
+ * to: the reply is sent while the preflight is only queued. So the reply says where the plan will
+ * appear (this channel, the only one that takes the command) and the plan is the operation's own
+ * message; from then on `/talos status` and every message naming the operation link to it. A
+ * second private message with the link once the plan is posted would cost Slack two more calls
+ * per operation for a message that appears right below the command.
+ */
 export function newOperation(deps: CommandDeps, kind: OperationKind, cluster: ClusterConfig, slack: SlashCommand, state: Operation['state'], version?: string): Operation {
   return createOperation({ kind, cluster: cluster.name, channel: cluster.channel, requestedBy: slack.user_id, createdAt: deps.now().toISOString(), state, target: version ? { version } : {} });
 }

@@ -1,12 +1,14 @@
-import { HealthJobData, jobIdFor } from '../../src/queue/job-schemas.ts';
-import { clusterFor, JOB_OPTIONS, type ImmediateHandler } from './command-context.ts';
+import { jobIdFor } from '../../src/queue/job-schemas.ts';
+import { clusterFor, JOB_OPTIONS, reportDestination, reportRequest, type ImmediateHandler } from './command-context.ts';
 
 export const health: ImmediateHandler<'health'> = (command, slack, deps) => {
   const resolved = clusterFor(deps, slack, command.cluster);
   if (!resolved.ok) return { reply: resolved.reason };
-  const data = HealthJobData.parse({ cluster: resolved.cluster.name, channel: slack.channel_id, requestedBy: slack.user_id, requestedAt: deps.now().toISOString() });
+  const { cluster } = resolved;
+  const data = reportRequest(deps, slack, cluster);
   return {
-    reply: `Running the health gate on *${resolved.cluster.name}*; the verdict appears in this channel in a few seconds.`,
+    // Answered in the ack, before Redis is read: a request while the cluster's gate runs learns from the job that it joined that gate.
+    reply: `Running the health gate on *${cluster.name}*; ${reportDestination(slack, cluster, 'the verdict')} in a few seconds.`,
     // The trigger id is unique per invocation, so a redelivered command maps to the same job.
     enqueue: () => deps.readQueue.add('health', data, { ...JOB_OPTIONS, jobId: jobIdFor('health', slack.trigger_id) }),
   };

@@ -1,12 +1,15 @@
+import { operationRef } from '../../src/chat/operation-link.ts';
+import { threadLink } from '../../src/ops/thread-link.ts';
 import { JOB_OPTIONS, type CommandHandler } from './command-context.ts';
 import { jobIdFor } from '../../src/queue/job-schemas.ts';
 
 export const record: CommandHandler<'record'> = async (command, slack, deps) => {
   const op = await deps.store.get(command.op);
   if (!op) return { reply: `There is no operation \`${command.op}\`. See \`/talos status\`.` };
-  if (op.channel !== slack.channel_id) return { reply: `\`${op.id}\` belongs to *${op.cluster}*; ask for its record in <#${op.channel}>.` };
+  const ref = operationRef(op.id, await threadLink(deps, op));
+  if (op.channel !== slack.channel_id) return { reply: `${ref} belongs to *${op.cluster}*; ask for its record in <#${op.channel}>.` };
   return {
-    reply: `Posting the maintenance record of \`${op.id}\` in its thread.`,
+    reply: `Posting the maintenance record of ${ref} in its thread.`,
     enqueue: () => deps.readQueue.add('record', { opId: op.id, requestedBy: slack.user_id }, { ...JOB_OPTIONS, jobId: jobIdFor('record', slack.trigger_id) }),
   };
 };

@@ -1,11 +1,27 @@
-import { statusText } from '../../src/chat/status-message.ts';
+import { shownOperations, statusSummaryText, statusText } from '../../src/chat/status-message.ts';
+import type { Operation } from '../../src/ops/operation.ts';
+import { threadLinks } from '../../src/ops/thread-link.ts';
 import type { CommandHandler } from './command-context.ts';
 
+/**
+ * `/talos status`: in a cluster's channel, that cluster's operations, each linked to its thread.
+ * Anywhere else (a direct message, a channel of no cluster) only which operation holds each
+ * cluster, since whoever can type there may not be a member of the clusters' channels.
+ */
 export const status: CommandHandler<'status'> = async (_command, slack, deps) => {
-  const clusters = deps.inventory.clusters.filter((c) => c.channel === slack.channel_id);
-  const shown = clusters.length > 0 ? clusters : deps.inventory.clusters;
-  const byCluster = await Promise.all(
-    shown.map(async (c) => ({ cluster: c.name, holder: await deps.lock.holder(c.name), ops: await deps.store.listForCluster(c.name, 10) })),
+  const here = deps.inventory.clusters.filter((c) => c.channel === slack.channel_id);
+  if (here.length === 0) {
+    const clusters = await Promise.all(deps.inventory.clusters.map(async (c) => ({ cluster: c.name, channel: c.channel, holder: await deps.lock.holder(c.name) })));
+    const holders = await Promise.all(clusters.map(async (c) => (c.holder === undefined ? undefined : deps.store.get(c.holder))));
+    return { reply: statusSummaryText(clusters, await threadLinks(deps, holders.filter((o): o is Operation => o !== undefined))) };
+  }
+  const byCluster = await Promise.all(here.map(async (c) => ({ cluster: c.name, holder: await deps.lock.holder(c.name), ops: await deps.store.listForCluster(c.name, 10) })));
+  const linked = await Promise.all(
+    byCluster.map(async ({ holder, ops }) => {
+      const { active, recent } = shownOperations(ops);
+      const held = holder === undefined || ops.some((o) => o.id === holder) ? undefined : await deps.store.get(holder);
+      return [...active, ...recent, ...(held === undefined ? [] : [held])];
+    }),
   );
-  return { reply: statusText(byCluster) };
+  return { reply: statusText(byCluster, await threadLinks(deps, linked.flat())) };
 };

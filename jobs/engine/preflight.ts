@@ -5,6 +5,7 @@ import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
 import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
+import { heldByRefusal } from './held-by.ts';
 import type { Playbook, PreflightOutcome } from './playbook.ts';
 import { refreshRoot } from './root-message.ts';
 
@@ -31,7 +32,7 @@ async function takeLock(deps: OpsJobDeps, cluster: string, op: Operation, from: 
     return { refusal: `the lock of ${cluster} is no longer held by ${from}; run the command again` };
   }
   const lock = await deps.lock.acquire(cluster, op.id);
-  if (!lock.ok) return { refusal: `operation ${lock.heldBy} holds ${cluster}; wait for it to finish, or \`/talos cancel ${lock.heldBy}\`` };
+  if (!lock.ok) return { refusal: await heldByRefusal(deps, cluster, lock.heldBy) };
   return { giveBack: async () => void (await deps.lock.release(cluster, op.id)) };
 }
 

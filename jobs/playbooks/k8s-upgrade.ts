@@ -19,6 +19,7 @@ import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkConte
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
 import { throttledUpdate } from '../throttled-update.ts';
+import { heldByRefusal } from '../engine/held-by.ts';
 
 /** At most one edit of the progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -193,11 +194,11 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const gate = await runHealthGate(cluster, { talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
   if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
   const holder = await deps.lock.holder(cluster.name);
-  if (holder !== undefined) refusals.push(`operation ${holder} holds ${cluster.name}; wait for it to finish, or \`/talos cancel ${holder}\``);
+  if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));
 
   const rehearsal =
     cluster.environment === 'production' && op.target.version !== undefined
-      ? { stagingOp: await findStagingRehearsal(deps.store, deps.inventory, 'k8s-upgrade', op.target.version) }
+      ? await findStagingRehearsal(deps, 'k8s-upgrade', op.target.version)
       : undefined;
   return {
     refusals,

@@ -14,6 +14,7 @@ import { endpointsAvoiding } from '../node-upgrade.ts';
 import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
+import { heldByRefusal } from '../engine/held-by.ts';
 
 /** The quorum arithmetic of removing `node` now, or why a worker has none. */
 async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[]; membership?: EtcdMembership }> {
@@ -139,7 +140,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const window = outsideWindowRefusal(cluster, deps.now());
   if (window !== undefined) refusals.push(window);
   const holder = await deps.lock.holder(cluster.name);
-  if (holder !== undefined) refusals.push(`operation ${holder} holds ${cluster.name}; wait for it to finish, or \`/talos cancel ${holder}\``);
+  if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));
   const steps = nodeSteps(node, [
     ['reset', 'reset-node'],
     ['delete-node', 'delete-node'],

@@ -1,10 +1,12 @@
 import { errorText } from '../../src/chat/error-text.ts';
+import { operationRef } from '../../src/chat/operation-link.ts';
 import { nodeApprovalMessage } from '../../src/chat/approval-messages.ts';
 import { rollbackFollowUp } from '../../src/chat/follow-ups.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
+import { threadLink } from '../../src/ops/thread-link.ts';
 import { observeEtcdMembership, quorumWhileRebooting } from '../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions } from '../../src/talos/observe.ts';
 import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
@@ -12,6 +14,7 @@ import { endpointsAvoiding } from '../node-upgrade.ts';
 import { nodeSteps, observeNodeTarget, roleOf } from '../node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
+import { heldByRefusal } from '../engine/held-by.ts';
 
 async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
   if (roleOf(ctx.cluster, node) === 'worker') return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
@@ -76,12 +79,12 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
 }
 
 /** The upgrade that last asked this node to change: what it ran before, and the boot it was asked on. */
-async function lastUpgradeOf(deps: OpsJobDeps, op: Operation, address: string): Promise<{ opId: string; step: Step } | undefined> {
+async function lastUpgradeOf(deps: OpsJobDeps, op: Operation, address: string): Promise<{ opId: string; ref: string; step: Step } | undefined> {
   const candidates = op.parent !== undefined ? [await deps.store.get(op.parent.op)] : await deps.store.listForCluster(op.cluster, 20);
   for (const upgrade of candidates) {
     if (upgrade?.kind !== 'talos-upgrade') continue;
     const step = upgrade.steps.find((s) => s.node === address && s.issuedAt !== undefined && s.fromVersion !== undefined);
-    if (step !== undefined) return { opId: upgrade.id, step };
+    if (step !== undefined) return { opId: upgrade.id, ref: operationRef(upgrade.id, await threadLink(deps, upgrade)), step };
   }
   return undefined;
 }
@@ -91,13 +94,13 @@ async function lastUpgradeOf(deps: OpsJobDeps, op: Operation, address: string): 
  * upgrade's image: a node that already runs what it ran before the upgrade (Talos fell back by
  * itself, or the upgrade never took effect) would boot the failed image instead.
  */
-function alreadyBack(address: string, running: string | undefined, bootId: string | undefined, upgrade: { opId: string; step: Step }): string | undefined {
+function alreadyBack(address: string, running: string | undefined, bootId: string | undefined, upgrade: { opId: string; ref: string; step: Step }): string | undefined {
   const before = upgrade.step.fromVersion;
   if (running === undefined || running !== before) return undefined;
   if (bootId !== undefined && bootId === upgrade.step.issuedBootId) {
-    return `the upgrade of ${address} in ${upgrade.opId} never took effect: the node never rebooted and still runs ${before}, so there is nothing to roll back (a rollback would boot its other image). Cancel ${upgrade.opId} once the cause is understood`;
+    return `the upgrade of ${address} in ${upgrade.ref} never took effect: the node never rebooted and still runs ${before}, so there is nothing to roll back (a rollback would boot its other image). Cancel ${upgrade.opId} once the cause is understood`;
   }
-  return `${address} already runs ${before}, the version it ran before ${upgrade.opId}: Talos fell back to its previous image by itself. A rollback now would boot the image that failed; nothing to roll back`;
+  return `${address} already runs ${before}, the version it ran before ${upgrade.ref}: Talos fell back to its previous image by itself. A rollback now would boot the image that failed; nothing to roll back`;
 }
 
 async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
@@ -127,7 +130,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const holder = await deps.lock.holder(cluster.name);
   const parent = op.parent?.op;
   // The lock is also what keeps two control-plane rollbacks from ever running at once; a stopped upgrade hands its lock over.
-  if (holder !== undefined && holder !== parent) refusals.push(`operation ${holder} holds ${cluster.name}; one operation (and so one rollback) at a time: wait for it, or \`/talos cancel ${holder}\``);
+  if (holder !== undefined && holder !== parent) refusals.push(await heldByRefusal(deps, cluster.name, holder, 'one operation (and so one rollback) at a time: wait for it'));
   return {
     refusals,
     notes,

@@ -19,6 +19,7 @@ import { endpointsAvoiding, upgradeNode } from '../node-upgrade.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
+import { heldByRefusal } from '../engine/held-by.ts';
 
 /**
  * The installer image of every node for `target`, as the rules derive it now: the schematic
@@ -93,7 +94,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
 
   const holder = await deps.lock.holder(cluster.name);
-  if (holder !== undefined) refusals.push(`operation ${holder} holds ${cluster.name}; wait for it to finish, or \`/talos cancel ${holder}\``);
+  if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));
 
   let schematic: string | undefined;
   const steps: Step[] = [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }];
@@ -117,7 +118,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     refusals.push(`cannot derive the installer image: ${errorText(error)}`);
   }
   steps.push({ id: 'verify', kind: 'verify', status: 'pending' });
-  const rehearsal = cluster.environment === 'production' ? { stagingOp: await findStagingRehearsal(deps.store, deps.inventory, 'talos-upgrade', target) } : undefined;
+  const rehearsal = cluster.environment === 'production' ? await findStagingRehearsal(deps, 'talos-upgrade', target) : undefined;
   return { refusals, notes: [], steps, rehearsal, target: { fromVersion, talosVersion: fromVersion, schematic } };
 }
 

@@ -3,6 +3,7 @@ import type { ChatMessage } from './chat-port.ts';
 import { rehearsalBlocks } from './rehearsal-message.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, section } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
+import { escapeMrkdwnKeepingLinks } from './operation-link.ts';
 
 /** The runbook's review items the starter confirms; the bot cannot check them itself. */
 export const REVIEW_ITEMS = [
@@ -163,7 +164,8 @@ export function operationRootMessage(op: Operation): ChatMessage {
     ]),
   ];
   if (op.state === 'refused') {
-    blocks.push(section(`*Refused before touching anything:*\n${op.refusals.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
+    // A refusal may name the operation that holds the cluster, by a link to its thread.
+    blocks.push(section(`*Refused before touching anything:*\n${op.refusals.map((r) => `• ${escapeMrkdwnKeepingLinks(r)}`).join('\n')}`));
   } else {
     blocks.push(section(`*Steps* (${kind.order}):\n${op.steps.map((s, i) => stepLine(s, op, i)).join('\n')}`));
     const line = kind.context(op);

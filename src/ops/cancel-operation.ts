@@ -1,11 +1,16 @@
+import type { ChatPort } from '../chat/chat-port.ts';
+import { operationRef } from '../chat/operation-link.ts';
 import type { ClusterLock } from './cluster-lock.ts';
 import type { Operation } from './operation.ts';
 import type { OperationStore } from './operation-store.ts';
+import { operationRefById, threadLink } from './thread-link.ts';
 import { cancelRefusal } from './transitions.ts';
 
 export interface CancelDeps {
   store: OperationStore;
   lock: ClusterLock;
+  /** For the links to operations' threads in the answer. */
+  chat: Pick<ChatPort, 'permalink'>;
   now: () => Date;
   /** Called once a cancel ended a waiting operation, to show it in Slack (queued, so the caller answers first). */
   onCancelled: (op: Operation) => Promise<void>;
@@ -34,10 +39,11 @@ export async function cancelOperation(deps: CancelDeps, opId: string, by: string
     if (o.state === 'running' && o.cancelRequestedBy === undefined) return { ...o, cancelRequestedBy: by };
     return undefined;
   });
-  if (refusal !== undefined) return { reply: `\`${op.id}\` cannot be cancelled now: ${refusal} Nothing changed.` };
+  const ref = operationRef(op.id, await threadLink(deps, op));
+  if (refusal !== undefined) return { reply: `${ref} cannot be cancelled now: ${refusal} Nothing changed.` };
   if (!changed) {
-    if (op.state === 'running') return { reply: `\`${op.id}\` is already stopping after its current step.` };
-    return { reply: `\`${op.id}\` has already ended (${op.state}); nothing to cancel.` };
+    if (op.state === 'running') return { reply: `${ref} is already stopping after its current step.` };
+    return { reply: `${ref} has already ended (${op.state}); nothing to cancel.` };
   }
   if (op.state === 'cancelled') {
     // A preflight holds no lock of its own: it may have just taken (or been handed) one for the write that ends it,
@@ -46,8 +52,8 @@ export async function cancelOperation(deps: CancelDeps, opId: string, by: string
     await deps.onCancelled(op);
     // A stopped upgrade whose rollback took over its lock ends without freeing the cluster.
     const holder = await deps.lock.holder(op.cluster);
-    if (holder !== undefined && holder !== op.id) return { reply: `Cancelled \`${op.id}\`; *${op.cluster}* stays locked by \`${holder}\`.` };
-    return { reply: `Cancelled \`${op.id}\`; *${op.cluster}* is free for the next operation.` };
+    if (holder !== undefined && holder !== op.id) return { reply: `Cancelled ${ref}; *${op.cluster}* stays locked by ${await operationRefById(deps, holder)}.` };
+    return { reply: `Cancelled ${ref}; *${op.cluster}* is free for the next operation.` };
   }
-  return { reply: `\`${op.id}\` will stop after its current step; no node is left mid-upgrade. The thread will say when.` };
+  return { reply: `${ref} will stop after its current step; no node is left mid-upgrade. The thread will say when.` };
 }

@@ -1,4 +1,5 @@
 import { plainTimes } from '../chat/blocks.ts';
+import { plainLinks } from '../chat/operation-link.ts';
 import type { Operation } from './operation.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
@@ -32,8 +33,8 @@ export function maintenanceRecordMarkdown(op: Operation): string {
     '',
     '## Audit trail',
     '',
-    // A file is not mrkdwn: Slack date tokens in what the thread said read as their UTC fallback here.
-    ...op.audit.map((e) => `${e.seq}. ${e.at} ${e.actor}: ${e.event}${e.detail ? ` (${plainTimes(e.detail)})` : ''}`),
+    // A file is not mrkdwn: Slack date tokens in what the thread said read as their UTC fallback here, links as the operation's id.
+    ...op.audit.map((e) => `${e.seq}. ${e.at} ${e.actor}: ${e.event}${e.detail ? ` (${plainLinks(plainTimes(e.detail))})` : ''}`),
     '',
   ];
   return lines.join('\n');

@@ -144,6 +144,8 @@ export const Operation = z.object({
     })
     .default({}),
   rootTs: z.string().optional(),
+  /** The link to the thread of `rootTs`, asked of Slack once when first needed (see `threadLink`). */
+  permalink: z.string().optional(),
   steps: z.array(Step).default([]),
   approvals: z.array(Approval).default([]),
   snapshot: Snapshot.optional(),
@@ -176,8 +178,8 @@ export const Operation = z.object({
   parent: z.object({ op: z.string(), step: z.string() }).optional(),
   /** Set while the operation waits for its maintenance window: the step, the override button's nonce and when the window opens. */
   windowWait: z.object({ step: z.string(), nonce: z.string(), since: z.string(), opensAt: z.string().optional() }).optional(),
-  /** Production only: the completed staging operation to the same version, or none found. */
-  rehearsal: z.object({ stagingOp: z.string().optional() }).optional(),
+  /** Production only: the completed staging operation to the same version and the link to its thread, or none found. */
+  rehearsal: z.object({ stagingOp: z.string().optional(), stagingLink: z.string().optional() }).optional(),
   /** An approver's explicit word to go ahead without a staging rehearsal. */
   override: z.object({ by: z.string(), at: z.string() }).optional(),
   /** Review items the starter confirmed with the Start button. */

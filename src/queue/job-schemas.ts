@@ -14,7 +14,10 @@ const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/);
 
 export const HealthJobData = z.strictObject({
   cluster: ClusterName,
+  /** The cluster's own channel: its reports go there, wherever they were asked for. */
   channel: SlackChannel,
+  /** The channel the command came from, when it is another cluster's: the requester is told there, privately, where the report is. */
+  askedIn: SlackChannel.optional(),
   requestedBy: SlackUser,
   /** ISO time of the slash command. */
   requestedAt: z.string(),

@@ -19,7 +19,7 @@ const GUIDANCE =
 /** Control, format (zero-width, bidi), surrogate, private-use and unassigned characters: a reply holding one cannot be read as written. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/u;
 /** Replies of commands that were taken. */
-const ACCEPTED = /is running \(`op-|^Running the health gate|^Checking \*|^Taking an etcd snapshot|^Posting the maintenance record|^Running `tofu fmt`|^Cancelled `op-/;
+const ACCEPTED = /is running \(`op-|^Running the health gate|^Checking \*|^Taking an etcd snapshot|^Posting the maintenance record|^Running `tofu fmt`|^Cancelled (`op-|<https:)/;
 
 let h: Harness;
 let state: StateReader;
@@ -83,7 +83,7 @@ describe('the hostile command corpus, end to end through the bot', () => {
     const after = await observe();
     expect(after).toEqual(before);
     expect(h.bot.running()).toBe(true);
-    expect(await h.command('status', { channel: CHANNELS.random })).toMatch(/^\*staging\* — no operation holds it\n  no operations yet\n\*production\* — no operation holds it\n  no operations yet$/);
+    expect(await h.command('status', { channel: CHANNELS.random })).toMatch(/^\*staging\* \(<#C0MAINTSTG>\) — no operation holds it\n\*production\* \(<#C0MAINTPRD>\) — no operation holds it\n/);
   });
 
   it('lets no hostile text reach a talosctl or tofu command line', async () => {

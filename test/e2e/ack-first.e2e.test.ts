@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANNELS, commandReply, startHarness, USERS, type AckedCommand, type Harness } from '../support/harness.ts';
-import { requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
+import { opLink, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
 
 /** In a user group only: dave is an operator through `S0SRE`, never by his own id. */
 const GROUP = 'S0SRE';
@@ -72,7 +72,7 @@ describe('every slash command is acked before the bot calls Slack or Redis', () 
     // Assert
     expect(ack.payload).toEqual({});
     expect(answeredAtAck).toBe(answeredBefore);
-    expect(reply).toBe(`Cancelled \`${plan.opId}\`; *production* is free for the next operation.`);
+    expect(reply).toBe(`Cancelled ${opLink(plan)}; *production* is free for the next operation.`);
     await waitForRootState(h, plan, /cancelled/);
   });
 

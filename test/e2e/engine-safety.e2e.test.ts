@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { productionShape, stagingShape } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
-import { approve, approveUntilDone, auditLines, clickStart, opIdOf, requestUpgrade, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { approve, approveUntilDone, auditLines, clickStart, opIdOf, opLink, requestUpgrade, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness;
@@ -54,7 +54,7 @@ describe('the Rollback button of a stopped upgrade', () => {
     expect(JSON.stringify(refused.blocks)).toContain('Talos fell back to its previous image by itself');
     expect(rollbackCalls('10.0.30.12')).toEqual([]);
     // The stopped upgrade still holds the cluster: nothing was handed over to a refused rollback.
-    expect(await h.command('status')).toContain(`locked by \`${plan.opId}\``);
+    expect(await h.command('status')).toContain(`locked by ${opLink(plan)}`);
   });
 
   it("asks an approver (never the requester), takes over the upgrade's lock, and cannot be cancelled while the node reboots", async () => {
@@ -64,7 +64,7 @@ describe('the Rollback button of a stopped upgrade', () => {
 
     const rollback = await requestRollbackByButton(failure, USERS.bob);
     const request = await waitForApprovalRequest(h, rollback);
-    expect(await h.command('status')).toContain(`locked by \`${rollback.opId}\``);
+    expect(await h.command('status')).toContain(`locked by ${opLink(rollback)}`);
     await approve(h, request, USERS.alice); // an operator, not an approver
     await approve(h, request, USERS.bob); // an approver, but the one who asked for it
     const refusals = await h.slack.waitFor(() => {
@@ -77,9 +77,9 @@ describe('the Rollback button of a stopped upgrade', () => {
     await approve(h, request, USERS.carol);
     await h.slack.waitFor(() => rollbackCalls('10.0.30.11')[0], { timeoutMs: 30_000, description: 'the talosctl rollback' });
     expect(await h.command(`cancel ${rollback.opId}`)).toContain('cannot be cancelled now');
-    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled \`${plan.opId}\``);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled ${opLink(plan)}`);
     // Cancelling the stopped upgrade frees nothing: the rollback holds the cluster while its node is down.
-    expect(await h.command('status')).toContain(`locked by \`${rollback.opId}\``);
+    expect(await h.command('status')).toContain(`locked by ${opLink(rollback)}`);
 
     await waitForRootState(h, rollback, /stopped at the first failure/, CHANNELS.production, 60_000);
     expect(rollbackCalls('10.0.30.11')).toHaveLength(1);
@@ -101,7 +101,7 @@ describe('four eyes in production by default', () => {
     await approve(h, request, USERS.alice);
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).filter((e) => /four eyes/.test(e.text))[1], { description: 'the four-eyes refusal of the approval' });
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
-    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled \`${plan.opId}\``);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled ${opLink(plan)}`);
   });
 });
 
@@ -124,7 +124,7 @@ describe('Slack failing under a finished step', () => {
     expect(lines.join('\n')).toMatch(/^#\d+ verified: all 2 nodes report kubelet v1\.35\.0/m);
     expect(lines.join('\n')).not.toMatch(/stopped/);
     expect(h.slack.uploadedFiles().some((f) => f.filename.endsWith('-maintenance-record.md'))).toBe(false);
-    expect(await h.command('status', { channel: CHANNELS.staging })).toMatch(new RegExp(`${plan.opId}\` k8s-upgrade[^\n]*: completed`));
+    expect(await h.command('status', { channel: CHANNELS.staging })).toMatch(new RegExp(`\\|${plan.opId}> k8s-upgrade[^\n]*: completed`));
   });
 });
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
-import { approveUntilDone, clickStart, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
+import { approveUntilDone, clickStart, opLink, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness | undefined;
@@ -45,7 +45,7 @@ describe('staging rehearsal before a production upgrade', () => {
     expect((await approveUntilDone(harness, staging, CHANNELS.staging)).text).toContain('completed');
 
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
-    expect(rootBlocks(harness, plan.root.ts)).toContain(`Rehearsed in staging: \`${staging.opId}\``);
+    expect(rootBlocks(harness, plan.root.ts)).toContain(`Rehearsed in staging: ${opLink(staging, CHANNELS.staging)}`);
     expect(rootBlocks(harness, plan.root.ts)).not.toContain('talos-op-override');
   });
 });

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, auditLines, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+import { approve, approveUntilDone, auditLines, clickStart, opLink, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness;
@@ -159,7 +159,7 @@ describe('approvals', () => {
     const second = await waitForApprovalRequest(h, plan);
     expect(second.text).toContain('10.0.30.12');
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(1);
-    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled \`${plan.opId}\``);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled ${opLink(plan)}`);
     await waitForRootState(h, plan, /cancelled/);
     expect(JSON.stringify(h.slack.message(CHANNELS.production, second.ts)?.blocks)).not.toContain('talos-step-approve');
   });
@@ -179,7 +179,7 @@ describe('stop at the first failure', () => {
     expect(JSON.stringify(failure?.blocks)).toContain('talos-node-rollback');
 
     const next = await h.command(`upgrade talos ${TARGET}`);
-    expect(next).toContain(`held by \`${plan.opId}\``);
+    expect(next).toContain(`held by ${opLink(plan)}`);
 
     // The Rollback button's own path (a rollback operation with its approver) is covered in engine-safety.e2e.test.ts.
     expect(await h.command(`cancel ${plan.opId}`)).toContain('is free for the next operation');

@@ -13,6 +13,11 @@ export function opIdOf(text: string): string {
   return id;
 }
 
+/** How every message that names the operation links to its thread: Slack's permalink of its root message. */
+export function opLink(plan: Plan, channel: string = CHANNELS.production): string {
+  return `<https://talos-test.slack.com/archives/${channel}/p${plan.root.ts.replace('.', '')}|${plan.opId}>`;
+}
+
 function hasButton(message: Message | undefined, actionId: string): boolean {
   return JSON.stringify(message?.blocks ?? []).includes(`"action_id":"${actionId}"`);
 }

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Message } from '../slack-emulator/index.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
+import { clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+
+const TARGET = 'v1.12.11';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+beforeEach(() => {
+  h.sim.faults.clear('production');
+  h.sim.faults.clear('staging');
+});
+
+/** Slack's permalink of a message the bot posted in `channel`: the channel, then p and the ts without its dot. */
+function permalink(channel: string, ts: string): string {
+  return `https://talos-test.slack.com/archives/${channel}/p${ts.replace('.', '')}`;
+}
+
+/** The mrkdwn link to an operation's thread, as every message that names the operation shows it. */
+function opLink(channel: string, rootTs: string, opId: string): string {
+  return `<${permalink(channel, rootTs)}|${opId}>`;
+}
+
+/** The first message posted in `channel` after `before` messages whose text matches, once its thread has `replies` replies. */
+async function reportIn(channel: string, before: number, pattern: RegExp, replies: number, description: string): Promise<Message> {
+  return h.slack.waitFor(
+    () => {
+      const report = h.slack.channelMessages(channel).slice(before).find((m) => pattern.test(m.text));
+      return report !== undefined && h.slack.thread(channel, report.ts).length === replies ? report : undefined;
+    },
+    { timeoutMs: 30_000, description },
+  );
+}
+
+/** The private message the bot sent `user` in `channel` (not a command's reply) that matches. */
+async function whisper(channel: string, user: string, pattern: RegExp, description: string): Promise<string> {
+  const found = await h.slack.waitFor(() => h.slack.ephemerals(channel, user).find((e) => e.source === 'chat.postEphemeral' && pattern.test(e.text)), {
+    timeoutMs: 30_000,
+    description,
+  });
+  return found.text;
+}
+
+/** Everything the staging channel shows anyone: its messages, their threads, and the private messages in it. */
+function everythingShownIn(channel: string): string {
+  const messages = h.slack.channelMessages(channel);
+  const threads = messages.flatMap((m) => h.slack.thread(channel, m.ts));
+  const whispers = h.slack.ephemerals(channel);
+  return JSON.stringify([...messages, ...threads, ...whispers]);
+}
+
+describe('links to an operation', () => {
+  it("link the held-by refusal, /talos status and /talos cancel to the operation's root, asking Slack once", async () => {
+    // Arrange: a production upgrade that holds the cluster, waiting at its first approval.
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    await waitForApprovalRequest(h, plan);
+    const link = opLink(CHANNELS.production, plan.root.ts, plan.opId);
+
+    // Act
+    const refusal = await h.command(`upgrade talos ${TARGET}`);
+    const status = await h.command('status');
+    const record = await h.command(`record ${plan.opId}`);
+    const elsewhere = await h.command('status', { channel: CHANNELS.random });
+    const cancelled = await h.command(`cancel ${plan.opId}`);
+
+    // Assert
+    expect(refusal).toContain(`*production* is held by ${link}; one mutating operation at a time.`);
+    expect(status).toContain(`*production* — locked by ${link}`);
+    expect(status).toContain(`• ${link} talos-upgrade → ${TARGET} on *production*: awaiting-approval`);
+    expect(record).toBe(`Posting the maintenance record of ${link} in its thread.`);
+    expect(elsewhere).toContain(`*production* (<#${CHANNELS.production}>) — held by ${link}`);
+    expect(cancelled).toBe(`Cancelled ${link}; *production* is free for the next operation.`);
+    const asked = h.slack.callsTo('chat.getPermalink').filter((c) => c.args['message_ts'] === plan.root.ts);
+    expect(asked).toHaveLength(1);
+    await waitForRootState(h, plan, /cancelled/);
+  });
+
+  it("shows outside the clusters' channels only who holds each cluster: no targets, nodes or versions", async () => {
+    // Act
+    const elsewhere = await h.command('status', { channel: CHANNELS.random });
+
+    // Assert
+    expect(elsewhere.split('\n')).toEqual([
+      `*staging* (<#${CHANNELS.staging}>) — no operation holds it`,
+      `*production* (<#${CHANNELS.production}>) — no operation holds it`,
+      "Each cluster's operations, with their progress, are listed by `/talos status` in its own channel.",
+    ]);
+  });
+});
+
+describe("reports stay in their cluster's channel", () => {
+  it("posts production's health gate, readiness report and plan asked for in staging's channel in production's, and tells the requester there where", async () => {
+    // Arrange
+    const inProduction = h.slack.channelMessages(CHANNELS.production).length;
+    const inStaging = h.slack.channelMessages(CHANNELS.staging).length;
+
+    // Act
+    const healthAck = await h.command('health production', { channel: CHANNELS.staging });
+    const gate = await reportIn(CHANNELS.production, inProduction, /Health gate (passed|failed): production/, 8, "production's health gate in its channel");
+    const healthLink = await whisper(CHANNELS.staging, USERS.alice, /health gate of \*production\*/, 'where the health gate is');
+    const gatesAck = await h.command('gates production', { channel: CHANNELS.staging });
+    const readiness = await reportIn(CHANNELS.production, inProduction, /Production gates of production: |could not be checked on production/, 14, "production's readiness report in its channel");
+    const gatesLink = await whisper(CHANNELS.staging, USERS.alice, /readiness report of \*production\*/, 'where the readiness report is');
+    const planAck = await h.command('plan production', { channel: CHANNELS.staging });
+    const plan = await reportIn(CHANNELS.production, inProduction, /Terraform plan of production/, 3, "production's plan in its channel");
+    const planLink = await whisper(CHANNELS.staging, USERS.alice, /Terraform plan of \*production\*/, 'where the plan is');
+    await waitForSettled(h);
+
+    // Assert
+    expect(healthAck).toContain(`the verdict goes to *production*'s own channel <#${CHANNELS.production}>, and a link to it follows here`);
+    expect(gatesAck).toContain(`<#${CHANNELS.production}>`);
+    expect(planAck).toContain(`<#${CHANNELS.production}>`);
+    expect(healthLink).toContain(`<${permalink(CHANNELS.production, gate.ts)}|open it>`);
+    expect(gatesLink).toContain(`<${permalink(CHANNELS.production, readiness.ts)}|open it>`);
+    expect(planLink).toContain(`<${permalink(CHANNELS.production, plan.ts)}|open it>`);
+    expect(h.slack.channelMessages(CHANNELS.staging).length).toBe(inStaging);
+    const shown = everythingShownIn(CHANNELS.staging);
+    for (const node of h.sim.cluster('production').nodes) expect(shown).not.toContain(node.address);
+  });
+
+  it("still refuses in a channel that belongs to no cluster, and posts nothing", async () => {
+    // Arrange
+    const inProduction = h.slack.channelMessages(CHANNELS.production).length;
+
+    // Act
+    const refused = await h.command('health production', { channel: CHANNELS.random });
+    await waitForSettled(h);
+
+    // Assert
+    expect(refused).toContain('This channel belongs to no cluster');
+    expect(h.slack.channelMessages(CHANNELS.production).length).toBe(inProduction);
+    expect(h.slack.channelMessages(CHANNELS.random)).toEqual([]);
+  });
+});
+
+describe('a second /talos health while the gate runs', () => {
+  it('joins the running gate: one root message, one talosctl health, every requester told where', async () => {
+    // Arrange: `talosctl health` answers only at the probe timeout, so the gate runs for seconds.
+    h.sim.faults.set('production', { hang: ['health'] });
+    const before = h.slack.channelMessages(CHANNELS.production).length;
+    const since = h.sim.calls.length;
+    await h.command('health', { user: USERS.alice });
+    const running = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).slice(before).find((m) => m.text.startsWith('⏳ Health gate running')), {
+      description: 'the running gate',
+    });
+
+    // Act
+    await h.command('health', { user: USERS.bob });
+    await h.command('health production', { user: USERS.dave, channel: CHANNELS.staging });
+    const toBob = await whisper(CHANNELS.production, USERS.bob, /already running/, 'bob told about the running gate');
+    const toDave = await whisper(CHANNELS.staging, USERS.dave, /already running/, 'dave told about the running gate');
+    await reportIn(CHANNELS.production, before, /Health gate (passed|failed): production/, 8, 'the gate finished');
+    await waitForSettled(h);
+
+    // Assert
+    const link = `<${permalink(CHANNELS.production, running.ts)}|the running gate>`;
+    expect(toBob).toContain(`asked by <@${USERS.alice}>`);
+    expect(toBob).toContain(link);
+    expect(toDave).toContain(link);
+    expect(h.slack.channelMessages(CHANNELS.production).slice(before).map((m) => m.ts)).toEqual([running.ts]);
+    expect(h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && c.argv[0] === 'health')).toHaveLength(1);
+  });
+
+  it('runs a new gate once the last one ended', async () => {
+    // Arrange
+    const before = h.slack.channelMessages(CHANNELS.production).length;
+
+    // Act
+    await h.command('health');
+    await reportIn(CHANNELS.production, before, /Health gate passed: production/, 8, 'a fresh gate');
+
+    // Assert: bob's, from the gate before, is still the only one told about a running gate.
+    expect(h.slack.ephemerals(CHANNELS.production).filter((e) => /already running/.test(e.text))).toHaveLength(1);
+  });
+});
