@@ -84,12 +84,14 @@ async function main(): Promise<void> {
     out(transcriptSince(h, CHANNELS.production, since));
     const firstRequest = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('talos-prd-cp-1') && m.text.includes('Approved'));
     if (firstRequest) {
-      out('\n  The first approval request as it was posted, before @carol approved it:');
-      out(`  ${h.slack.versions(CHANNELS.production, firstRequest.ts)[0]?.text ?? ''}`);
+      out('\n  The first approval request as it was posted, before @carol approved it: the question first, the approvers paged, the dialog Approve opens:');
+      out(h.slack.render(CHANNELS.production, firstRequest.ts, { version: 0, timeZone: READER_ZONE }).replace(/^/gm, '    '));
+      const notification = h.slack.versions(CHANNELS.production, firstRequest.ts)[0]?.text.split('\n')[0] ?? '';
+      out(`  Its notification, which pages @carol and the S0SRE group: ${h.slack.readable(notification, { timeZone: READER_ZONE })}`);
     }
 
     banner('/talos status');
-    out(await h.command('status'));
+    out(h.slack.readable(await h.command('status'), { timeZone: READER_ZONE }));
     out();
     out(`Every node now runs ${h.sim.cluster('production').nodes.map((n) => `${n.hostname}=${n.talosVersion}`).join(', ')}.`);
   } finally {

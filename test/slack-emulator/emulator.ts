@@ -11,7 +11,7 @@ import type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
 import { Recorder } from './recorder.ts';
 import { ResponseUrls } from './response-url.ts';
 import { type DisconnectReason, SocketModeHub } from './socket-mode.ts';
-import { renderTranscript, type TranscriptOptions } from './transcript.ts';
+import { renderOne, renderText, renderTranscript, type TranscriptOptions } from './transcript.ts';
 import { TsClock } from './ts-clock.ts';
 import type {
   AckRecord,
@@ -226,6 +226,20 @@ export class SlackEmulator {
   /** The channel as a reader sees it; `options.timeZone` is the reader's zone for date tokens. */
   transcript(channel: string, options?: TranscriptOptions): string {
     return renderTranscript(channel, this.#messages, this.#directory, options);
+  }
+
+  /** One message as a reader sees it, as the transcript shows it; `version` 0 is the message as first posted (default: now). */
+  render(channel: string, ts: string, options: TranscriptOptions & { version?: number } = {}): string {
+    const message = this.#messages.get(channel, ts);
+    if (message === undefined) throw new Error(`render: no message ${ts} in ${channel}`);
+    const version = options.version === undefined ? undefined : this.#messages.versions(channel, ts)[options.version];
+    const shown = version === undefined ? message : { ...message, text: version.text, blocks: version.blocks, edited: undefined };
+    return renderOne(shown, this.#directory, options);
+  }
+
+  /** Slack markup in a text (a command's reply, say) as a reader sees it: mentions, channels, dates, links. */
+  readable(text: string, options?: TranscriptOptions): string {
+    return renderText(text, this.#directory, options);
   }
 
   /** Seeds a message written by a person (no event is delivered). */

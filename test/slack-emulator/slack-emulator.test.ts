@@ -713,6 +713,20 @@ describe('helpers', () => {
     expect(berlin.slice(2).map((l) => l.trim())).toEqual(['[Approve]', '↳ [Approve] asks first: "Approve cp-1?" It reboots. [Approve] [Not yet]']);
   });
 
+  it('renders one message as first posted, and a text\'s markup, as a reader sees them', async () => {
+    const client = webClient();
+    const posted = await client.chat.postMessage({ channel: CHANNEL, text: 'Approve cp-1? <@U0ANA>' });
+    await client.chat.update({ channel: CHANNEL, ts: String(posted.ts), text: 'Approved by <@U0ANA>' });
+
+    const first = emu.render(CHANNEL, String(posted.ts), { version: 0 });
+    const now = emu.render(CHANNEL, String(posted.ts));
+    const text = emu.readable('requested by <@U0ANA> <!date^1796106600^{date_short_pretty} {time}|2026-12-01 06:30 UTC>', { timeZone: 'Asia/Tokyo', now: new Date('2026-12-01T12:00:00Z') });
+
+    expect(first).toMatch(/talos \(bot\): Approve cp-1\? @ana$/);
+    expect(now).toMatch(/talos \(bot\) \(edited\): Approved by @ana$/);
+    expect(text).toBe('requested by @ana Today 15:30');
+  });
+
   it('waitFor awaits an async condition', async () => {
     let calls = 0;
     const value = await emu.waitFor(async () => {

@@ -30,8 +30,25 @@ export function renderTranscript(channel: string, messages: MessageStore, direct
       lines.push(...renderMessage(reply, directory).map((l) => BODY_INDENT + REPLY_INDENT + l));
     }
   }
-  const reader = { timeZone: options.timeZone ?? 'UTC', now: options.now ?? new Date() };
+  const reader = readerOf(options);
   return lines.map((line) => humanize(line, directory, reader)).join('\n');
+}
+
+/** One message (or one version of it) as the transcript shows it to the reader. */
+export function renderOne(message: Message, directory: Directory, options: TranscriptOptions = {}): string {
+  const reader = readerOf(options);
+  return renderMessage(message, directory)
+    .map((line) => humanize(line, directory, reader))
+    .join('\n');
+}
+
+/** Slack markup in a text (mentions, channels, dates, links) as a client shows it to the reader. */
+export function renderText(text: string, directory: Directory, options: TranscriptOptions = {}): string {
+  return humanize(text, directory, readerOf(options));
+}
+
+function readerOf(options: TranscriptOptions): { timeZone: string; now: Date } {
+  return { timeZone: options.timeZone ?? 'UTC', now: options.now ?? new Date() };
 }
 
 function renderMessage(message: Message, directory: Directory): string[] {
