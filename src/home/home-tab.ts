@@ -98,7 +98,8 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
       ...(target === undefined ? {} : { target }),
       by: op.startedBy ?? op.requestedBy,
       since: op.startedAt ?? op.createdAt,
-      ...(await permalink(op.channel, op.rootTs).then((link) => (link === undefined ? {} : { link }))),
+      // The operation keeps its thread's link once someone asked for it; else Slack is asked (and the answer cached).
+      ...(await (op.permalink === undefined ? permalink(op.channel, op.rootTs) : Promise.resolve(op.permalink)).then((link) => (link === undefined ? {} : { link }))),
     };
   };
 

@@ -173,6 +173,22 @@ describe('the Home tab on a real Redis', () => {
     expect(latest).toContain('by <@U0BOB>');
   });
 
+  it("links the lock holder with the thread link the operation keeps, without asking Slack again", async () => {
+    // Arrange
+    const { store, lock, publisher, permalinks } = setup();
+    await home!.opened('U0CAROL');
+    const stored = 'https://talos-test.slack.com/archives/C0MAINTPRD/p1764496800000100?kept=1';
+
+    // Act
+    const op = await runningUpgrade(store, lock);
+    await store.update(op.id, (o) => ({ ...o, permalink: stored, state: 'paused' }));
+    const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(', paused')), { description: 'a redraw of the paused operation' });
+
+    // Assert
+    expect(latest).toContain(`<${stored}|`);
+    expect(permalinks.filter((p) => p === 'C0MAINTPRD/1764496800.000100').length).toBeLessThanOrEqual(1);
+  });
+
   it('shows an approval waiting with its expiry, and a completed upgrade as the version the cluster runs', async () => {
     // Arrange
     const { store, lock, records, publisher } = setup();
