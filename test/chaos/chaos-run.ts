@@ -74,13 +74,18 @@ export class ChaosBench {
   /** A harness whose estate is in its starting state: fresh when the last one was used enough or could not be reset. */
   async harness(): Promise<Harness> {
     if (this.#h && this.#runsOnHarness >= this.#runsPerHarness) await this.close();
-    if (!this.#h) {
+    for (let attempt = 1; !this.#h; attempt += 1) {
+      // A harness that cannot start (a bot slow to start on a loaded machine) is tried again, not the end of the whole run.
       this.#h = await startHarness({
         timing: { rebootMs: 80, stepMs: 5, longhornRebuildMs: 50 },
         env: { ...CHAOS_ENV },
         // A window that is always open: the bot checks it before every step and approval, and the window invariant has steps to judge.
         inventory: { extra: { production: { maintenanceWindows: [{ start: '0 0 * * *', durationMinutes: 1440, timeZone: 'UTC' }] } } },
+      }).catch((error: unknown) => {
+        if (attempt >= 3) throw error;
+        return undefined;
       });
+      if (!this.#h) continue;
       this.#runsOnHarness = 0;
       this.#schematics = new Map(this.#h.sim.cluster(CLUSTER).nodes.map((n) => [n.address, n.schematic]));
     }

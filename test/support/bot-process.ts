@@ -53,7 +53,8 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
       proc.stderr?.on('data', collect);
       // Ready when the bot says so, or fail fast with its own words when it exits.
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`bot did not start within 20 s:\n${output}`)), 20_000);
+        // A safety net, not a measurement: generous, because a loaded CI machine can take long to start Node.
+        const timer = setTimeout(() => reject(new Error(`bot did not start within 60 s:\n${output}`)), 60_000);
         const check = (): void => {
           // JSON, or the pretty line of LOG_PRETTY=true (`[12:00:00.000] INFO: bot started`).
           if (/"msg":"bot started"|\bINFO: bot started/.test(output.slice(from))) {
