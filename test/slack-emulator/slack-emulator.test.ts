@@ -462,6 +462,21 @@ describe('Web API semantics', () => {
     for (let i = 1; i < tss.length; i += 1) expect(Number(tss[i])).toBeGreaterThan(Number(tss[i - 1]));
   });
 
+  it('gives the channel history newest first, with message metadata only when asked for it', async () => {
+    const client = webClient();
+    await client.chat.postMessage({ channel: CHANNEL, text: 'first', metadata: { event_type: 'talos_chatops_post', event_payload: { key: 'k-1' } } });
+    await client.chat.postMessage({ channel: CHANNEL, text: 'second', metadata: { event_type: 'talos_chatops_post', event_payload: { key: 'k-2' } } });
+
+    const plain = await client.conversations.history({ channel: CHANNEL });
+    const withMeta = await client.conversations.history({ channel: CHANNEL, include_all_metadata: true });
+
+    expect(plain.messages?.map((m) => [m.text, m.metadata])).toEqual([
+      ['second', undefined],
+      ['first', undefined],
+    ]);
+    expect(withMeta.messages?.map((m) => m.metadata?.event_payload)).toEqual([{ key: 'k-2' }, { key: 'k-1' }]);
+  });
+
   it('keeps blocks and metadata on chat.update unless they are replaced, and reads threads back', async () => {
     const client = webClient();
     const posted = await client.chat.postMessage({
