@@ -1,6 +1,7 @@
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { ClusterSession } from '../src/cluster/cluster-session.ts';
-import { runHealthGate } from '../src/health/health-gate.ts';
+import { runFinalVerification } from '../src/health/final-verification.ts';
+import { unhealthyVolumes } from '../src/health/rules/longhorn.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { Step } from '../src/ops/operation.ts';
 import { isFailureLine, parseProgressLine } from '../src/talos/parse-upgrade-progress.ts';
@@ -64,16 +65,21 @@ async function waitForNodeBack(ctx: NodeStepContext, node: string, bootIdBefore:
   }
 }
 
-async function waitForLonghorn(ctx: NodeStepContext): Promise<void> {
+/**
+ * Waits until every Longhorn volume is healthy, so draining a node never takes a second replica
+ * of a volume away. A detached volume (robustness `unknown`) is not degraded. Skipped where the
+ * cluster has no Longhorn (its CRDs do not answer) or the inventory turns the check off.
+ */
+async function waitForLonghorn(ctx: NodeStepContext, when: string): Promise<void> {
+  if (ctx.cluster.longhorn === false) return;
   const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
   for (;;) {
     const volumes = await ctx.session.kube.listLonghornVolumes(probeSignal(ctx));
-    const degraded = volumes
-      .filter((v) => ((v.status as { robustness?: string } | undefined)?.robustness ?? 'healthy') !== 'healthy')
-      .map((v) => `${(v.metadata as { name?: string } | undefined)?.name ?? '?'}: ${(v.status as { robustness?: string }).robustness}`);
-    if (degraded.length === 0) return;
-    if (Date.now() >= deadline) throw new StepFailure('Longhorn volumes are still not healthy; the next node would lose a second replica', degraded);
-    await ctx.progress(`waiting for ${degraded.length} Longhorn volume(s) to rebuild`);
+    if (volumes === undefined) return;
+    const waiting = unhealthyVolumes(volumes);
+    if (waiting.length === 0) return;
+    if (Date.now() >= deadline) throw new StepFailure(`Longhorn volumes are still not healthy ${when}; draining a node now could take a second replica`, waiting);
+    await ctx.progress(`waiting for ${waiting.length} Longhorn volume(s) to be healthy ${when}`);
     await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
   }
 }
@@ -154,6 +160,7 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     }
     if (before?.reachable !== true) throw new StepFailure(`${node} does not answer before its upgrade`, [before?.error ?? 'no answer']);
     if (isControlPlane) await requireQuorum(ctx, 'before');
+    await waitForLonghorn(ctx, `before ${node}`);
     const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
     bootIdBefore = kube.bootId;
     await ctx.markIssued(before.version, bootIdBefore);
@@ -175,8 +182,12 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     );
   }
   const quorum = isControlPlane ? await requireQuorum(ctx, 'after') : undefined;
-  const gate = await runHealthGate(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal });
+  const gate = await runFinalVerification(
+    ctx.cluster,
+    { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] },
+    { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs },
+  );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
-  if (ctx.cluster.longhorn) await waitForLonghorn(ctx);
-  return { kind: 'done', detail: `${resumed}now ${version} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed` };
+  await waitForLonghorn(ctx, `after ${node}`);
+  return { kind: 'done', detail: `${resumed}now ${version} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready` };
 }

@@ -5,6 +5,7 @@ import { stepLabel } from '../../src/chat/operation-root.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
+import { runFinalVerification } from '../../src/health/final-verification.ts';
 import { measureWaits } from '../../src/metrics/wait-clock.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
@@ -153,15 +154,15 @@ async function nodeStep(ctx: WalkContext, op: Operation, step: Step): Promise<St
   return { event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail, status: outcome.kind === 'skipped' ? 'skipped' : 'done' };
 }
 
-/** The runbook's final verification: every node on the target, then the health gate. */
+/** The runbook's final verification: every node on the target, then the gate with Cilium, Flux and pods ready. */
 async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   const target = op.target.version!;
   const versions = await observeTalosVersions(ctx.talosctl, allNodes(ctx.cluster), ctx.signal);
   const off = [...versions].filter(([, v]) => !v.reachable || v.version !== target).map(([n, v]) => `${n}: ${v.reachable ? v.version : v.error}`);
   if (off.length > 0) throw new StepFailure(`not every node runs ${target}`, off);
-  const gate = await runHealthGate(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal });
+  const gate = await runFinalVerification(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }, { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs });
   if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
-  return { event: 'verified', detail: `every node runs ${target}; health gate passed (${gate.checks.length} checks)` };
+  return { event: 'verified', detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)` };
 }
 
 /** `/talos upgrade talos` after Start: snapshot, workers, then control planes one at a time with an approval each, then the final check. */

@@ -29,6 +29,7 @@ const EnvSchema = z
     STEP_TIMEOUT_SECONDS: optionalString.default('1800').pipe(z.coerce.number<string>().positive()),
     PROBE_TIMEOUT_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().positive()),
     NODE_READY_TIMEOUT_SECONDS: optionalString.default('900').pipe(z.coerce.number<string>().positive()),
+    SETTLE_SECONDS: optionalString.default('300').pipe(z.coerce.number<string>().min(0)),
     JOB_LOCK_SECONDS: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
     PLAN_TTL_MINUTES: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
     POLL_INTERVAL_MS: optionalString.default('5000').pipe(z.coerce.number<string>().int().positive()),
@@ -60,6 +61,7 @@ const HINTS: Record<string, string> = {
   APPROVAL_REMINDER_MINUTES: 'minutes before an approval request expires that its approvers are reminded, e.g. 10; 0 sends no reminder',
   SHUTDOWN_GRACE_SECONDS: 'seconds a stopping replica waits for its running jobs, e.g. 60; 0 stops at once',
   READ_CONCURRENCY: 'how many read-only jobs (health gates, gates, plans) one replica runs at once, 1 to 256',
+  SETTLE_SECONDS: 'seconds the final verification waits for pods, Cilium and Flux to be ready, e.g. 300',
 };
 
 export interface Config {
@@ -106,6 +108,11 @@ export interface Config {
     probeMs: number;
     /** How long a rebooted node may take to report Ready on the target version, in ms. */
     nodeReadyMs: number;
+    /**
+     * The settle window of the final verification, after each node and at the end, in ms (default
+     * 300 000): pods, Cilium and Flux still not ready after it stop the operation.
+     */
+    settleMs: number;
     /** Interval between observations while waiting on the cluster, in ms. */
     pollMs: number;
     /** How long a job's lock lasts without renewal: a crashed replica's job moves to another after this, in ms. */
@@ -149,6 +156,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       stepMs: e.STEP_TIMEOUT_SECONDS * 1000,
       probeMs: e.PROBE_TIMEOUT_SECONDS * 1000,
       nodeReadyMs: e.NODE_READY_TIMEOUT_SECONDS * 1000,
+      settleMs: e.SETTLE_SECONDS * 1000,
       pollMs: e.POLL_INTERVAL_MS,
       jobLockMs: e.JOB_LOCK_SECONDS * 1000,
       planTtlMs: e.PLAN_TTL_MINUTES * 60_000,

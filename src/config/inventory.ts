@@ -45,8 +45,13 @@ const ClusterSchema = z
     kubernetesEndpoint: z.string().optional(),
     /** Addresses of nodes built from the Longhorn installer (`talos_longhorn_installer_image`). */
     longhornNodes: z.array(Address).default([]),
-    /** Whether Longhorn runs here, so upgrades wait for volumes to be healthy between nodes. */
-    longhorn: z.boolean().default(false),
+    /**
+     * The Longhorn volume check of an upgrade (volumes healthy before and after each node). It runs
+     * wherever the cluster has Longhorn, which the bot tells from its CRDs; `false` turns it off.
+     */
+    longhorn: z.boolean().optional(),
+    /** How long a Flux object may report Ready=False before the gate counts it as stalled, in minutes (default 10). */
+    fluxStallMinutes: z.number().positive().default(10),
     /** The Flux path objects must be reconciled from, e.g. `./clusters/production`. */
     fluxPath: z.string().optional(),
     /**

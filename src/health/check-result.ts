@@ -13,4 +13,9 @@ export interface CheckResult {
   evidence: string[];
   /** Wall time of the probe behind this check, in milliseconds. */
   durationMs?: number;
+  /**
+   * A failure that waiting may clear (pods starting, Cilium agents coming up, Flux reconciling):
+   * the final verification waits for these, up to its settle window, before it stops.
+   */
+  settling?: boolean;
 }

@@ -16,7 +16,7 @@ import { evaluateEtcdStatus } from './rules/etcd-status.ts';
 import { evaluateNodes } from './rules/nodes.ts';
 import { evaluatePods } from './rules/pods.ts';
 import { evaluateFlux } from './rules/flux.ts';
-import { evaluateDisruptionBudgets } from './rules/pdb.ts';
+import { checkCilium, checkDisruptionBudgets } from './cluster-checks.ts';
 import { gateVerdict } from './rules/verdict.ts';
 import { probeFailed } from './rules/probe-failure.ts';
 
@@ -46,6 +46,17 @@ export interface GateDeps {
   /** Upper bound of each probe, in ms; a probe that runs longer is a failed check. */
   probeTimeoutMs: number;
   signal?: AbortSignal;
+  /**
+   * Addresses of the nodes the operation will drain: disruption budgets are judged for the pods on
+   * these. Default: every node of the cluster (the gate on its own, before and after an operation).
+   */
+  drainNodes?: readonly string[];
+  /**
+   * `final`: the runbook's final verification on top of the gate ("Cilium is healthy, Flux is
+   * ready, and application probes pass"): a Cilium check, and Flux objects and pods must be ready.
+   * Default `standard`.
+   */
+  mode?: 'standard' | 'final';
 }
 
 /** A command that failed outright (no output at all) is a probe error, reported with its own last words. */
@@ -130,21 +141,22 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
     {
       id: 'pods',
       title: 'Kubernetes pods (all namespaces)',
-      run: async (signal) => evaluatePods(await kube.listPods(signal)),
+      run: async (signal) => evaluatePods(await kube.listPods(signal), { mode: deps.mode }),
     },
     {
       id: 'flux',
       title: 'Flux Kustomizations and HelmReleases',
       async run(signal) {
         const [kustomizations, helmReleases] = await Promise.all([kube.listKustomizations(signal), kube.listHelmReleases(signal)]);
-        return evaluateFlux(kustomizations, helmReleases);
+        return evaluateFlux(kustomizations, helmReleases, { stallMs: cluster.fluxStallMinutes * 60_000, mode: deps.mode });
       },
     },
     {
       id: 'disruption-budgets',
-      title: 'PodDisruptionBudgets',
-      run: async (signal) => evaluateDisruptionBudgets(await kube.listDisruptionBudgets(signal)),
+      title: deps.drainNodes === undefined ? 'PodDisruptionBudgets' : `PodDisruptionBudgets (drain of ${deps.drainNodes.join(', ')})`,
+      run: (signal) => checkDisruptionBudgets(kube, deps.drainNodes ?? nodes, signal),
     },
+    ...(deps.mode === 'final' ? [{ id: 'cilium', title: 'Cilium agent and operator', run: (signal: AbortSignal) => checkCilium(kube, signal) }] : []),
   ];
 }
 

@@ -1,4 +1,5 @@
 import {
+  AppsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -7,6 +8,8 @@ import {
   type ConfigurationOptions,
   type RequestContext,
   type ResponseContext,
+  type V1DaemonSet,
+  type V1Deployment,
   type V1Namespace,
   type V1Node,
   type V1Pod,
@@ -24,7 +27,16 @@ export interface KubeApi {
   listDisruptionBudgets(signal: AbortSignal): Promise<V1PodDisruptionBudget[]>;
   listKustomizations(signal: AbortSignal): Promise<CustomObject[]>;
   listHelmReleases(signal: AbortSignal): Promise<CustomObject[]>;
-  listLonghornVolumes(signal: AbortSignal): Promise<CustomObject[]>;
+  /** `volumes.longhorn.io`; `undefined` when the cluster has no such resource (Longhorn is not installed). */
+  listLonghornVolumes(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `replicas.longhorn.io`; `undefined` without Longhorn. */
+  listLonghornReplicas(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `settings.longhorn.io` (e.g. `node-drain-policy`); `undefined` without Longhorn. */
+  listLonghornSettings(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** One DaemonSet; `undefined` when it does not exist. */
+  getDaemonSet(namespace: string, name: string, signal: AbortSignal): Promise<V1DaemonSet | undefined>;
+  /** One Deployment; `undefined` when it does not exist. */
+  getDeployment(namespace: string, name: string, signal: AbortSignal): Promise<V1Deployment | undefined>;
   getNamespace(name: string, signal: AbortSignal): Promise<V1Namespace | undefined>;
   deleteNode(name: string, signal: AbortSignal): Promise<void>;
 }
@@ -47,6 +59,16 @@ function withSignal(signal: AbortSignal): ConfigurationOptions {
 
 function isNotFound(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: number }).code === 404;
+}
+
+/** The answer, or `undefined` where the API has no such object or resource type (404). */
+async function orUndefined<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }
 
 /** Builds the client from the kubeconfig that `tofu output -raw talos_kubeconfig` printed, TLS settings as given. */
@@ -78,6 +100,7 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
   const core = kc.makeApiClient(CoreV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const apps = kc.makeApiClient(AppsV1Api);
   const listCustom = async (group: string, version: string, plural: string, signal: AbortSignal): Promise<CustomObject[]> => {
     const list = (await custom.listClusterCustomObject({ group, version, plural }, withSignal(signal))) as { items?: CustomObject[] };
     return list.items ?? [];
@@ -94,15 +117,12 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
     },
     listKustomizations: (signal) => listCustom('kustomize.toolkit.fluxcd.io', 'v1', 'kustomizations', signal),
     listHelmReleases: (signal) => listCustom('helm.toolkit.fluxcd.io', 'v2', 'helmreleases', signal),
-    listLonghornVolumes: (signal) => listCustom('longhorn.io', 'v1beta2', 'volumes', signal),
-    async getNamespace(name, signal) {
-      try {
-        return await core.readNamespace({ name }, withSignal(signal));
-      } catch (error) {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      }
-    },
+    listLonghornVolumes: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'volumes', signal)),
+    listLonghornReplicas: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'replicas', signal)),
+    listLonghornSettings: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'settings', signal)),
+    getDaemonSet: (namespace, name, signal) => orUndefined(apps.readNamespacedDaemonSet({ namespace, name }, withSignal(signal))),
+    getDeployment: (namespace, name, signal) => orUndefined(apps.readNamespacedDeployment({ namespace, name }, withSignal(signal))),
+    getNamespace: (name, signal) => orUndefined(core.readNamespace({ name }, withSignal(signal))),
     async deleteNode(name, signal) {
       try {
         await core.deleteNode({ name }, withSignal(signal));

@@ -20,12 +20,30 @@ export interface ClusterFaults {
   nodeUnreachable?: string[];
   /** Flux objects (Kustomization or HelmRelease names) with Stalled=True and Ready=False for the current generation. */
   fluxStalled?: string[];
-  /** Flux objects with Ready=False for the current generation, no Stalled condition (retrying). */
+  /**
+   * Flux objects with Ready=False for the current generation since an hour ago, no Stalled
+   * condition: the controller keeps retrying (Reconciling=True, ProgressingWithRetry).
+   */
   fluxNotReady?: string[];
+  /** Like `fluxNotReady`, but Ready turned False half a minute ago: a failure still inside any sensible stall window. */
+  fluxFailingRecently?: string[];
+  /** Flux objects being reconciled right now: Reconciling=True and Ready=Unknown, both with reason Progressing. */
+  fluxReconciling?: string[];
   /** Flux objects with spec.suspend=true and a stale Ready=True. */
   fluxSuspended?: string[];
   /** PodDisruptionBudgets (by name) that allow no disruption. */
   pdbBlocked?: string[];
+  /**
+   * Workloads (Deployment, StatefulSet or DaemonSet name, e.g. `podinfo`, `cilium-operator`)
+   * whose pods run but fail their readiness probe.
+   */
+  podsNotReady?: string[];
+  /** Nodes whose Cilium agent (DaemonSet `kube-system/cilium`) is not ready. */
+  ciliumAgentNotReady?: string[];
+  /** Longhorn's `node-drain-policy` setting, instead of the default `block-if-contains-last-replica`. */
+  longhornDrainPolicy?: string;
+  /** Longhorn replicas that failed: PVC name (e.g. `postgres-1`) → nodes whose replica of that volume failed. */
+  longhornReplicaFailed?: Record<string, string[]>;
   /**
    * talosctl commands that never answer, by command path: `version`, `health`, `service`,
    * `service etcd`, `etcd status`, `etcd members`, `etcd snapshot`, `get members`, `upgrade`, ...
@@ -58,10 +76,17 @@ export interface ClusterFaults {
   upgradeSlow?: Record<string, number>;
   /** `rollback` reboots the node and it never comes back. */
   rollbackNoReturn?: string[];
+  /**
+   * Nodes that, while rebooting, do not answer at all rather than refusing connections: a talosctl
+   * call whose only endpoints are such nodes waits until the caller gives up (talos#11830).
+   */
+  silentWhileRebooting?: string[];
   /** The next `upgrade-k8s` run fails while updating the second kube-apiserver (consumed by that run). */
   upgradeK8sFailOnce?: boolean;
   /** Every `tofu output` fails with this error summary. */
   tofuOutputFail?: string;
+  /** Output name → the value `tofu output` gives instead of the one derived from the model (e.g. a generic installer image). */
+  tofuOutputs?: Record<string, string>;
   /** `tofu fmt -check` reports these files as unformatted (exit 3). */
   tofuFmtUnformatted?: string[];
   /** What `tofu plan` finds. Default: no changes. */

@@ -1,5 +1,6 @@
-import { CoreV1Api, CustomObjectsApi, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PolicyV1Api } from '@kubernetes/client-node';
 import { describe } from 'vitest';
+import { instanceManagerName } from './kube-seed.ts';
 import { simTest, type SimFixture } from './sim-fixture.ts';
 
 const it = simTest({ timing: { stepMs: 4, rebootMs: 80, longhornRebuildMs: 150 } });
@@ -88,7 +89,11 @@ describe.concurrent('Kubernetes API', () => {
     expect(healthy.items.map((p) => [p.metadata?.name, p.status?.disruptionsAllowed])).toEqual([
       ['podinfo', 1],
       ['postgres', 1],
+      ...['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'].map((n) => [instanceManagerName('production', n), 0]),
     ]);
+    const im = healthy.items.find((p) => p.metadata?.namespace === 'longhorn-system');
+    expect(im?.spec?.selector?.matchLabels).toMatchObject({ 'longhorn.io/component': 'instance-manager', 'longhorn.io/node': 'talos-prd-cp-1' });
+    expect(im?.status).toMatchObject({ disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 });
     const postgres = blocked.items.find((p) => p.metadata?.name === 'postgres');
     expect(postgres?.status).toMatchObject({ disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 3 });
     expect(postgres?.status?.conditions?.[0]).toMatchObject({ type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods' });
@@ -134,9 +139,92 @@ describe.concurrent('Kubernetes API', () => {
     await f.sim.waitFor(() => Date.now() - f.sim.node('production', '10.0.30.13').lastUpAt > f.sim.timing.longhornRebuildMs, 5000, 'the rebuild');
     const after = await robustness();
 
-    expect(before).toEqual(['healthy', 'healthy', 'healthy']);
-    expect(during).toEqual(['degraded', 'degraded', 'degraded']);
-    expect(after).toEqual(['healthy', 'healthy', 'healthy']);
+    // The fourth volume is detached: Longhorn cannot know its health, and says `unknown`.
+    expect(before).toEqual(['healthy', 'healthy', 'healthy', 'unknown']);
+    expect(during).toEqual(['degraded', 'degraded', 'degraded', 'unknown']);
+    expect(after).toEqual(['healthy', 'healthy', 'healthy', 'unknown']);
+    // Longhorn lifted the node's instance-manager budget for the drain and put it back after the boot.
+    const budget = `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`;
+    expect(f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.node, e.detail?.split(' ')[0]])).toEqual([
+      ['longhorn-pdb-deleted', '10.0.30.13', budget],
+      ['longhorn-pdb-created', '10.0.30.13', budget],
+    ]);
+  });
+
+  it('keeps the instance-manager budget through the drain when the node holds the last healthy replica', async ({ f, expect }) => {
+    f.sim.faults.set('production', { longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] } });
+    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+
+    await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
+
+    const kinds = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.detail]);
+    expect(kinds).toEqual([['drain-blocked', `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`]]);
+  });
+
+  it('lifts the budget whatever the replicas under node-drain-policy always-allow, while a workload budget at 0 refuses its eviction', async ({ f, expect }) => {
+    f.sim.faults.set('production', { longhornDrainPolicy: 'always-allow', longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] }, pdbBlocked: ['postgres'] });
+    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+
+    await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
+
+    const events = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.detail?.split(' ')[0]]);
+    const budget = `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`;
+    expect(events).toEqual([
+      ['longhorn-pdb-deleted', budget],
+      ['drain-blocked', 'apps/postgres'],
+      ['longhorn-pdb-created', budget],
+    ]);
+    expect(f.sim.cluster('production').kube.pods.find((p) => p.name === 'postgres-3')?.nodeName).toBe('talos-prd-cp-3');
+  });
+
+  it('lists replicas per node and the node-drain-policy setting; a cluster without Longhorn answers 404 for them', async ({ f, expect }) => {
+    const custom = client(f, 'production').makeApiClient(CustomObjectsApi);
+    f.sim.faults.set('production', { longhornReplicaFailed: { 'postgres-2': ['10.0.30.12'] } });
+
+    const replicas = (await custom.listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'replicas' })) as {
+      items: { spec: { nodeID: string; volumeName: string; healthyAt: string; failedAt: string; desireState: string }; status: { currentState: string } }[];
+    };
+    const settings = (await custom.listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'settings' })) as { items: { metadata: { name: string }; value: string }[] };
+    const staging = await client(f, 'staging').makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' }).catch((e: unknown) => e);
+
+    expect(replicas.items).toHaveLength(12);
+    expect(new Set(replicas.items.map((r) => r.spec.nodeID))).toEqual(new Set(['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3']));
+    const failed = replicas.items.filter((r) => r.spec.failedAt !== '');
+    expect(failed.map((r) => [r.spec.nodeID, r.status.currentState])).toEqual([['talos-prd-cp-2', 'error']]);
+    expect(replicas.items.filter((r) => r.spec.desireState === 'stopped').map((r) => r.status.currentState)).toEqual(['stopped', 'stopped', 'stopped']);
+    expect(settings.items.find((s) => s.metadata.name === 'node-drain-policy')?.value).toBe('block-if-contains-last-replica');
+    expect((staging as { code?: number }).code).toBe(404);
+  });
+
+  it('renders the Cilium agent DaemonSet and operator Deployment from their pods, and their faults', async ({ f, expect }) => {
+    const apps = client(f, 'production').makeApiClient(AppsV1Api);
+
+    const healthyAgent = await apps.readNamespacedDaemonSet({ namespace: 'kube-system', name: 'cilium' });
+    const healthyOperator = await apps.readNamespacedDeployment({ namespace: 'kube-system', name: 'cilium-operator' });
+    f.sim.faults.set('production', { ciliumAgentNotReady: ['10.0.30.12'], podsNotReady: ['cilium-operator'] });
+    const agent = await apps.readNamespacedDaemonSet({ namespace: 'kube-system', name: 'cilium' });
+    const operator = await apps.readNamespacedDeployment({ namespace: 'kube-system', name: 'cilium-operator' });
+
+    expect(healthyAgent.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, numberAvailable: 3, updatedNumberScheduled: 3 });
+    expect(healthyOperator.status?.conditions?.find((c) => c.type === 'Available')?.status).toBe('True');
+    expect(agent.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 2, numberUnavailable: 1 });
+    expect(operator.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable' });
+  });
+
+  it('shows a Flux object still reconciling, and one failing only recently', async ({ f, expect }) => {
+    f.sim.faults.set('production', { fluxReconciling: ['apps'], fluxFailingRecently: ['flux-system'] });
+
+    const objects = await flux(f, 'production', 'kustomizations');
+
+    const apps = objects.find((k) => k.metadata.name === 'apps');
+    expect(apps?.status.conditions.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ['Reconciling', 'True', 'Progressing'],
+      ['Ready', 'Unknown', 'Progressing'],
+    ]);
+    const recent = objects.find((k) => k.metadata.name === 'flux-system') as unknown as { status: { conditions: { type: string; status: string; lastTransitionTime: string }[] } };
+    const ready = recent.status.conditions.find((c) => c.type === 'Ready');
+    expect(ready?.status).toBe('False');
+    expect(Date.now() - Date.parse(ready!.lastTransitionTime)).toBeLessThan(60_000);
   });
 
   it('deletes a Node and garbage-collects its pods; a reset machine stays gone', async ({ f, expect }) => {

@@ -2,7 +2,21 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { controlPlanes, kubeApiAvailability } from './cluster-model.ts';
-import { disruptionsAllowed, pdbsMatching, renderFlux, renderNamespace, renderNode, renderPdb, renderPod, renderVolume, type Json } from './kube-objects.ts';
+import {
+  disruptionsAllowed,
+  pdbsMatching,
+  renderDaemonSets,
+  renderDeployments,
+  renderFlux,
+  renderNamespace,
+  renderNode,
+  renderPdb,
+  renderPod,
+  renderReplicas,
+  renderSettings,
+  renderVolume,
+  type Json,
+} from './kube-objects.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { bare } from './versions.ts';
 import { evictPod } from './workloads.ts';
@@ -16,6 +30,8 @@ interface ResourceType {
   namespaced: boolean;
   /** Built-in list items carry no apiVersion/kind; custom resources do. */
   builtin: boolean;
+  /** Whether the cluster serves this type (its CRD is installed); default always. */
+  served?: (cluster: SimCluster) => boolean;
   list(cluster: SimCluster, now: number): Json[];
 }
 
@@ -65,6 +81,9 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: false,
       list: (c, now) => c.kube.flux.filter((f) => f.kind === 'HelmRelease').map((f) => renderFlux(c, f, now)),
     },
+    { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true, builtin: true, list: (c) => renderDaemonSets(c) },
+    { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true, builtin: true, list: (c, now) => renderDeployments(c, now) },
+    // Longhorn's CRDs exist only where Longhorn is installed; elsewhere the API answers 404.
     {
       group: 'longhorn.io',
       version: 'v1beta2',
@@ -72,8 +91,20 @@ function types(deps: KubeApiDeps): ResourceType[] {
       kind: 'Volume',
       namespaced: true,
       builtin: false,
+      served: (c) => c.shape.longhorn,
       list: (c, now) => c.kube.volumes.map((v) => renderVolume(c, deps.state, v, deps.timing, now)),
     },
+    {
+      group: 'longhorn.io',
+      version: 'v1beta2',
+      plural: 'replicas',
+      kind: 'Replica',
+      namespaced: true,
+      builtin: false,
+      served: (c) => c.shape.longhorn,
+      list: (c, now) => c.kube.volumes.flatMap((v) => renderReplicas(c, deps.state, v, deps.timing, now)),
+    },
+    { group: 'longhorn.io', version: 'v1beta2', plural: 'settings', kind: 'Setting', namespaced: true, builtin: false, served: (c) => c.shape.longhorn, list: (c) => renderSettings(c) },
   ];
 }
 
@@ -198,7 +229,7 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
     name = rest[3];
     subresource = rest[4];
   }
-  const type = resourceTypes.find((t) => t.group === group && t.version === version && t.plural === plural);
+  const type = resourceTypes.find((t) => t.group === group && t.version === version && t.plural === plural && (t.served?.(cluster) ?? true));
   if (!type || (namespace !== undefined && !type.namespaced) || rest.length > (namespace ? 5 : 2)) {
     send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
     return;

@@ -1,7 +1,8 @@
 /** Kubernetes JSON as the API server returns it, rendered from the simulator state on every read. */
 import { createHash } from 'node:crypto';
-import { isCordoned, nodeReady, type ReadyStatus } from './cluster-model.ts';
-import { uuidFrom } from './kube-seed.ts';
+import { isCordoned, named, nodeReady, type ReadyStatus } from './cluster-model.ts';
+import { nameSuffix, uuidFrom } from './kube-seed.ts';
+import { drainPolicy, replicaView, volumeView } from './longhorn.ts';
 import type { FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
 export type Json = Record<string, unknown>;
@@ -126,9 +127,20 @@ export function renderNode(cluster: SimCluster, node: SimNode, now: number): Jso
   };
 }
 
+/** The Deployment, StatefulSet or DaemonSet a pod belongs to: a ReplicaSet's name less its hash. */
+export function workloadOf(pod: PodState): string {
+  return pod.owner.kind === 'ReplicaSet' ? pod.owner.name.replace(/-[a-z0-9]{10}$/, '') : pod.owner.name;
+}
+
+/** A pod whose readiness probe fails by a fault: `podsNotReady` names its workload, `ciliumAgentNotReady` its node. */
+function probeFails(cluster: SimCluster, pod: PodState, node: SimNode): boolean {
+  if ((cluster.faults.podsNotReady ?? []).includes(workloadOf(pod))) return true;
+  return pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium' && named(cluster.faults.ciliumAgentNotReady, node);
+}
+
 function podReady(cluster: SimCluster, pod: PodState): boolean {
   const node = nodeByHostname(cluster, pod.nodeName);
-  return node !== undefined && nodeReady(cluster, node) === 'True';
+  return node !== undefined && nodeReady(cluster, node) === 'True' && !probeFails(cluster, pod, node);
 }
 
 const OWNER_API: Record<PodState['owner']['kind'], string> = {
@@ -136,6 +148,7 @@ const OWNER_API: Record<PodState['owner']['kind'], string> = {
   DaemonSet: 'apps/v1',
   StatefulSet: 'apps/v1',
   Node: 'v1',
+  InstanceManager: 'longhorn.io/v1beta2',
 };
 
 export function renderPod(cluster: SimCluster, pod: PodState): Json {
@@ -248,11 +261,16 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
   const faults = cluster.faults;
   const suspended = (faults.fluxSuspended ?? []).includes(obj.name);
   const stalled = (faults.fluxStalled ?? []).includes(obj.name);
-  const notReady = (faults.fluxNotReady ?? []).includes(obj.name);
+  const failingRecently = (faults.fluxFailingRecently ?? []).includes(obj.name);
+  const notReady = failingRecently || (faults.fluxNotReady ?? []).includes(obj.name);
+  const reconciling = (faults.fluxReconciling ?? []).includes(obj.name);
   const isKs = obj.kind === 'Kustomization';
-  // Suspending is a spec change the controller never observes, so the generation moves ahead.
-  const generation = suspended ? obj.generation + 1 : obj.generation;
-  const since = timestamp(now - 120_000);
+  // Suspending is a spec change the controller never observes, and a reconciliation in progress
+  // works on a spec it has not finished with, so the generation moves ahead of the observed one.
+  const generation = suspended || reconciling ? obj.generation + 1 : obj.generation;
+  // A condition's lastTransitionTime moves only when its status changes: a failure retried for an
+  // hour keeps the time of the first failure.
+  const since = timestamp(now - (failingRecently ? 30_000 : notReady ? 3_600_000 : reconciling ? 5_000 : 120_000));
   const condition = (type: string, status: string, reason: string, message: string): Json => ({
     type,
     status,
@@ -271,6 +289,12 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
       isKs
         ? condition('Stalled', 'True', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'")
         : condition('Stalled', 'True', 'RetriesExceeded', 'Failed to upgrade after 1 attempt(s)'),
+    );
+  } else if (reconciling) {
+    // fluxcd/pkg runtime/reconcile ProgressiveStatus: Reconciling=True and Ready=Unknown, both Progressing.
+    conditions.push(
+      condition('Reconciling', 'True', 'Progressing', 'Reconciliation in progress'),
+      condition('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress'),
     );
   } else if (notReady) {
     conditions.push(
@@ -316,22 +340,9 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
   };
 }
 
-function hasIscsi(state: SimState, node: SimNode): boolean {
-  return (state.schematics[node.schematic] ?? []).includes('siderolabs/iscsi-tools');
-}
-
-/** Robustness degrades while a replica's node is away and heals after the rebuild time. */
-function volumeRobustness(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): 'healthy' | 'degraded' {
-  for (const hostname of volume.replicas) {
-    const node = nodeByHostname(cluster, hostname);
-    if (!node) return 'degraded';
-    if (nodeReady(cluster, node) !== 'True' || now - node.lastUpAt < timing.longhornRebuildMs || !hasIscsi(state, node)) return 'degraded';
-  }
-  return 'healthy';
-}
-
 export function renderVolume(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
   const pod = cluster.kube.pods.find((p) => p.name === volume.pvcName.replace(/^data-/, ''));
+  const view = volumeView(cluster, state, volume, timing, now);
   return {
     apiVersion: 'longhorn.io/v1beta2',
     kind: 'Volume',
@@ -344,9 +355,9 @@ export function renderVolume(cluster: SimCluster, state: SimState, volume: Volum
       accessMode: 'rwo',
     },
     status: {
-      state: 'attached',
-      robustness: volumeRobustness(cluster, state, volume, timing, now),
-      currentNodeID: pod?.nodeName ?? volume.attachedTo,
+      state: view.state,
+      robustness: view.robustness,
+      currentNodeID: volume.detached ? '' : (pod?.nodeName ?? volume.attachedTo),
       kubernetesStatus: {
         pvName: volume.name,
         pvcName: volume.pvcName,
@@ -355,4 +366,100 @@ export function renderVolume(cluster: SimCluster, state: SimState, volume: Volum
       },
     },
   };
+}
+
+/** One `replicas.longhorn.io` object per node holding a replica of the volume. */
+export function renderReplicas(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json[] {
+  return volume.replicas.map((hostname) => {
+    const replica = replicaView(cluster, state, volume, hostname, timing, now);
+    const name = `${volume.name}-r-${nameSuffix(`${volume.name}/${hostname}`, 8)}`;
+    return {
+      apiVersion: 'longhorn.io/v1beta2',
+      kind: 'Replica',
+      metadata: meta(cluster, 'Replica', name, 'longhorn-system', cluster.createdAt, { labels: { longhornnode: hostname, longhornvolume: volume.name } }),
+      spec: {
+        nodeID: hostname,
+        volumeName: volume.name,
+        volumeSize: String(volume.sizeBytes),
+        desireState: replica.desireState,
+        healthyAt: replica.healthyAt === undefined ? '' : timestamp(replica.healthyAt),
+        failedAt: replica.failedAt === undefined ? '' : timestamp(replica.failedAt),
+        dataEngine: 'v1',
+      },
+      status: { currentState: replica.currentState, ownerID: hostname },
+    };
+  });
+}
+
+/** `settings.longhorn.io`: the value sits at the top level of the object, next to `metadata`. */
+export function renderSettings(cluster: SimCluster): Json[] {
+  const settings: Record<string, string> = { ...cluster.kube.longhornSettings, 'node-drain-policy': drainPolicy(cluster) };
+  return Object.entries(settings).map(([name, value]) => ({
+    apiVersion: 'longhorn.io/v1beta2',
+    kind: 'Setting',
+    metadata: meta(cluster, 'Setting', name, 'longhorn-system', cluster.createdAt),
+    value,
+    status: { applied: true },
+  }));
+}
+
+/** DaemonSets from their pods: one pod per node it runs on, ready when the pod is. */
+export function renderDaemonSets(cluster: SimCluster): Json[] {
+  const groups = new Map<string, PodState[]>();
+  for (const pod of cluster.kube.pods.filter((p) => p.owner.kind === 'DaemonSet')) {
+    const key = `${pod.namespace}/${pod.owner.name}`;
+    groups.set(key, [...(groups.get(key) ?? []), pod]);
+  }
+  return [...groups.values()].map((pods) => {
+    const { namespace, owner, labels } = pods[0]!;
+    const ready = pods.filter((p) => podReady(cluster, p)).length;
+    return {
+      metadata: meta(cluster, 'DaemonSet', owner.name, namespace, cluster.createdAt, { generation: 1, labels }),
+      spec: { selector: { matchLabels: labels }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } } },
+      status: {
+        observedGeneration: 1,
+        desiredNumberScheduled: pods.length,
+        currentNumberScheduled: pods.length,
+        updatedNumberScheduled: pods.length,
+        numberReady: ready,
+        numberAvailable: ready,
+        ...(ready < pods.length ? { numberUnavailable: pods.length - ready } : {}),
+        numberMisscheduled: 0,
+      },
+    };
+  });
+}
+
+/** Deployments from the pods of their ReplicaSets; Available as the deployment controller sets it (maxUnavailable 25%). */
+export function renderDeployments(cluster: SimCluster, now: number): Json[] {
+  const groups = new Map<string, PodState[]>();
+  for (const pod of cluster.kube.pods.filter((p) => p.owner.kind === 'ReplicaSet')) {
+    const key = `${pod.namespace}/${workloadOf(pod)}`;
+    groups.set(key, [...(groups.get(key) ?? []), pod]);
+  }
+  return [...groups.values()].map((pods) => {
+    const { namespace, labels } = pods[0]!;
+    const name = workloadOf(pods[0]!);
+    const ready = pods.filter((p) => podReady(cluster, p)).length;
+    const available = ready >= pods.length - Math.floor(pods.length / 4);
+    const since = timestamp(now - 60_000);
+    return {
+      metadata: meta(cluster, 'Deployment', name, namespace, cluster.createdAt, { generation: 1, labels }),
+      spec: { replicas: pods.length, selector: { matchLabels: labels } },
+      status: {
+        observedGeneration: 1,
+        replicas: pods.length,
+        updatedReplicas: pods.length,
+        readyReplicas: ready,
+        availableReplicas: ready,
+        ...(ready < pods.length ? { unavailableReplicas: pods.length - ready } : {}),
+        conditions: [
+          available
+            ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: since, lastTransitionTime: since }
+            : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.', lastUpdateTime: since, lastTransitionTime: since },
+          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${pods[0]!.owner.name}" has successfully progressed.`, lastUpdateTime: since, lastTransitionTime: since },
+        ],
+      },
+    };
+  });
 }

@@ -1,6 +1,30 @@
 /** The workloads a freshly built simulated cluster runs: enough to exercise every gate. */
 import { createHash } from 'node:crypto';
-import type { ClusterShape, KubeState, PodState, SimNode } from './types.ts';
+import type { ClusterShape, KubeState, PdbState, PodState, SimNode, VolumeState } from './types.ts';
+
+const INSTANCE_MANAGER_IMAGE = 'longhornio/longhorn-instance-manager:v1.10.1';
+
+/** Longhorn names an instance manager `instance-manager-<32 hex>` from its node, image and data engine (longhorn-manager `types.GetInstanceManagerName`). */
+export function instanceManagerName(cluster: string, hostname: string): string {
+  return `instance-manager-${createHash('md5').update(`${cluster}/${hostname}${INSTANCE_MANAGER_IMAGE}v1`).digest('hex')}`;
+}
+
+/** The labels of an instance manager pod, which its budget selects (longhorn-manager `types.GetInstanceManagerLabels`). */
+export function instanceManagerLabels(hostname: string): Record<string, string> {
+  return {
+    'longhorn.io/component': 'instance-manager',
+    'longhorn.io/data-engine': 'v1',
+    'longhorn.io/instance-manager-image': `imi-${createHash('sha256').update(INSTANCE_MANAGER_IMAGE).digest('hex').slice(0, 8)}`,
+    'longhorn.io/instance-manager-type': 'aio',
+    'longhorn.io/managed-by': 'longhorn-manager',
+    'longhorn.io/node': hostname,
+  };
+}
+
+/** The budget Longhorn keeps for a running instance manager: same name, `minAvailable: 1` (reference/cluster-facts.md, Longhorn). */
+export function instanceManagerPdb(cluster: string, hostname: string): PdbState {
+  return { name: instanceManagerName(cluster, hostname), namespace: 'longhorn-system', minAvailable: 1, selector: instanceManagerLabels(hostname), longhornNode: hostname };
+}
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -66,6 +90,14 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
         owner: { kind: 'DaemonSet', name: 'longhorn-manager' },
         image: 'longhornio/longhorn-manager:v1.10.1',
       });
+      pod({
+        name: instanceManagerName(shape.name, node.hostname),
+        namespace: 'longhorn-system',
+        nodeName: node.hostname,
+        labels: instanceManagerLabels(node.hostname),
+        owner: { kind: 'InstanceManager', name: instanceManagerName(shape.name, node.hostname) },
+        image: INSTANCE_MANAGER_IMAGE,
+      });
     }
     if (node.role === 'controlplane') {
       for (const component of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {
@@ -118,6 +150,7 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
     pdbs: [
       { name: 'podinfo', namespace: 'apps', minAvailable: 1, selector: { app: 'podinfo' } },
       ...(shape.longhorn ? [{ name: 'postgres', namespace: 'apps', minAvailable: 2, selector: { app: 'postgres' } }] : []),
+      ...(shape.longhorn ? longhornNodes.map((hostname) => instanceManagerPdb(shape.name, hostname)) : []),
     ],
     flux: [
       { kind: 'Kustomization', name: 'flux-system', namespace: 'flux-system', path: shape.fluxPath, generation: 1, revision },
@@ -129,15 +162,19 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
         : []),
     ],
     volumes: shape.longhorn
-      ? [1, 2, 3].map((i) => ({
+      ? [1, 2, 3].map((i): VolumeState => ({
           name: `pvc-${uuidFrom(`${shape.name}/postgres-${i}`)}`,
           pvcName: `postgres-${i}`,
           namespace: 'apps',
           replicas: longhornNodes,
           sizeBytes: 10 * 1024 ** 3,
           attachedTo: pods.find((p) => p.name === `postgres-${i}`)?.nodeName ?? '',
-        }))
+        })).concat([
+          // A volume no workload mounts right now (a scaled-down archive): real clusters have some.
+          { name: `pvc-${uuidFrom(`${shape.name}/archive`)}`, pvcName: 'archive', namespace: 'apps', replicas: longhornNodes, sizeBytes: 50 * 1024 ** 3, attachedTo: '', detached: true },
+        ])
       : [],
+    longhornSettings: shape.longhorn ? { 'node-drain-policy': 'block-if-contains-last-replica' } : {},
     resourceVersion: 1000,
   };
 }

@@ -13,6 +13,7 @@ import {
 } from './cluster-model.ts';
 import type { Recorder } from './recorder.ts';
 import { installerPreflight, parseInstallerImage, type InstallerImage } from './versions.ts';
+import { longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
 import { drainNode, removePodsOf, schedulePending } from './workloads.ts';
 import type { MachineEvent, SimCluster, SimNode, SimState, SimTiming } from './types.ts';
 
@@ -166,6 +167,12 @@ export class Lifecycle {
     return { actorId };
   }
 
+  /** The drain of a cordoned node, with Longhorn deciding about its budget once the workloads are gone; refusals are recorded. */
+  #drain(cluster: SimCluster, node: SimNode): void {
+    const refused = drainNode(cluster, node, Date.now(), () => longhornOnDrain(cluster, this.#state, this.#timing, node, this.#recorder, Date.now()));
+    for (const budget of refused) this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'drain-blocked', detail: budget });
+  }
+
   /** etcd.ValidateForUpgrade: a two-member cluster or any unhealthy member blocks the upgrade. */
   #etcdUpgradeProblem(cluster: SimCluster): string | undefined {
     const members = etcdMembers(cluster);
@@ -209,7 +216,7 @@ export class Lifecycle {
             node.cordoned = true;
             node.cordonedByTalos = true;
           }
-          drainNode(cluster, node, Date.now());
+          this.#drain(cluster, node);
         }
         if (task === 'stopServicesEphemeral') {
           node.servicesStopped = true;
@@ -310,6 +317,7 @@ export class Lifecycle {
       node.cordonedByTalos = false;
     }
     node.k8sRegistered = true;
+    if (!node.cordoned) longhornOnSchedulable(cluster, node, this.#recorder);
     this.#stage(cluster, node, 'running');
     schedulePending(cluster, Date.now());
     this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'up', toVersion: node.talosVersion });
@@ -363,7 +371,7 @@ export class Lifecycle {
         say('task', `task: ${task} action: START`, { task });
         if (task === 'cordonAndDrainNode') {
           node.cordoned = true;
-          drainNode(cluster, node, Date.now());
+          this.#drain(cluster, node);
         }
         if (task === 'leaveEtcd') {
           if (etcdMembers(cluster).length <= 1) {

@@ -129,7 +129,8 @@ export interface PodState {
   /** Empty while Pending. */
   nodeName: string;
   labels: Record<string, string>;
-  owner: { kind: 'ReplicaSet' | 'DaemonSet' | 'Node' | 'StatefulSet'; name: string };
+  /** `InstanceManager`: Longhorn's instance manager, bound to its node like a DaemonSet pod. */
+  owner: { kind: 'ReplicaSet' | 'DaemonSet' | 'Node' | 'StatefulSet' | 'InstanceManager'; name: string };
   image: string;
   createdAt: number;
   /** Static pods (mirror pods) of the control plane. */
@@ -141,6 +142,8 @@ export interface PdbState {
   namespace: string;
   minAvailable: number;
   selector: Record<string, string>;
+  /** Longhorn's budget for the instance manager of this node (hostname): Longhorn deletes and recreates it. */
+  longhornNode?: string;
 }
 
 export interface FluxObjectState {
@@ -164,6 +167,8 @@ export interface VolumeState {
   replicas: string[];
   sizeBytes: number;
   attachedTo: string;
+  /** No workload uses it: Longhorn keeps it detached, its replicas stopped, robustness `unknown`. */
+  detached?: boolean;
 }
 
 export interface NamespaceState {
@@ -177,6 +182,8 @@ export interface KubeState {
   pdbs: PdbState[];
   flux: FluxObjectState[];
   volumes: VolumeState[];
+  /** Longhorn's settings (`settings.longhorn.io`) by name, e.g. `node-drain-policy`; empty without Longhorn. */
+  longhornSettings: Record<string, string>;
   /** Last `resourceVersion` handed out. */
   resourceVersion: number;
 }
@@ -294,7 +301,13 @@ export type SimEventKind =
   | 'k8s-component-updated'
   | 'k8s-upgraded'
   | 'snapshot'
-  | 'node-deleted';
+  | 'node-deleted'
+  /** A drain could not evict a pod: `detail` names the budget that refused. */
+  | 'drain-blocked'
+  /** Longhorn deleted a node's instance-manager budget during its drain (`detail`: the budget). */
+  | 'longhorn-pdb-deleted'
+  /** Longhorn recreated it once the node was schedulable again. */
+  | 'longhorn-pdb-created';
 
 export interface SimEvent {
   at: number;

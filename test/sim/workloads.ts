@@ -1,5 +1,6 @@
 /** Pod placement during drains and boots, so PDB and pod views follow the nodes. */
 import { isCordoned, nodeReady } from './cluster-model.ts';
+import { disruptionsAllowed, pdbsMatching } from './kube-objects.ts';
 import { nameSuffix } from './kube-seed.ts';
 import type { PodState, SimCluster, SimNode } from './types.ts';
 
@@ -11,8 +12,15 @@ function tolerates(cluster: SimCluster, pod: PodState, node: SimNode): boolean {
   return CONTROL_PLANE_TOLERANT.has(workload);
 }
 
+/** Pods a controller recreates elsewhere. DaemonSet, static and Longhorn instance-manager pods belong to their node. */
 function evictable(pod: PodState): boolean {
-  return !pod.mirror && pod.owner.kind !== 'DaemonSet' && pod.owner.kind !== 'Node';
+  return !pod.mirror && pod.owner.kind !== 'DaemonSet' && pod.owner.kind !== 'Node' && pod.owner.kind !== 'InstanceManager';
+}
+
+/** The budget that refuses this pod's eviction now, if any (`ns/name`). */
+function refusingBudget(cluster: SimCluster, pod: PodState): string | undefined {
+  const budget = pdbsMatching(cluster, pod).find((b) => disruptionsAllowed(cluster, b).allowed < 1);
+  return budget === undefined ? undefined : `${budget.namespace}/${budget.name}`;
 }
 
 function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefined): SimNode | undefined {
@@ -23,15 +31,34 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
     .sort((a, b) => load(a) - load(b))[0];
 }
 
-/** Evicts what a drain evicts; controllers recreate each pod elsewhere, or leave it Pending. */
-export function drainNode(cluster: SimCluster, node: SimNode, now: number): void {
-  for (const pod of cluster.kube.pods) {
-    if (pod.nodeName !== node.hostname || !evictable(pod)) continue;
+/**
+ * Evicts what a drain evicts, through the budgets: controllers recreate each evicted pod elsewhere,
+ * or leave it Pending. Talos skips DaemonSet and static pods. A pod whose budget refuses stays
+ * (Talos retries until its drain timeout, then stops the pods anyway). Once the workloads are
+ * gone, `afterWorkloads` runs (Longhorn decides about its budget then), and the instance-manager
+ * pods are evicted only if their budget lets them. Returns the budgets that refused (`ns/name`).
+ */
+export function drainNode(cluster: SimCluster, node: SimNode, now: number, afterWorkloads?: () => void): string[] {
+  const refused = new Set<string>();
+  const onNode = (): PodState[] => cluster.kube.pods.filter((p) => p.nodeName === node.hostname);
+  for (const pod of onNode().filter(evictable)) {
+    const budget = refusingBudget(cluster, pod);
+    if (budget !== undefined) {
+      refused.add(budget);
+      continue;
+    }
     const target = pickNode(cluster, pod, node);
     if (pod.owner.kind === 'ReplicaSet') pod.name = `${pod.owner.name}-${nameSuffix(`${pod.name}/${now}`)}`;
     pod.nodeName = target?.hostname ?? '';
     pod.createdAt = now;
   }
+  afterWorkloads?.();
+  // An evicted instance manager stops with its node; Longhorn starts it again when the node is back.
+  for (const pod of onNode().filter((p) => p.owner.kind === 'InstanceManager')) {
+    const budget = refusingBudget(cluster, pod);
+    if (budget !== undefined) refused.add(budget);
+  }
+  return [...refused];
 }
 
 /** Binds Pending pods once a node can take them. */
@@ -49,6 +76,8 @@ export function schedulePending(cluster: SimCluster, now: number): void {
 /** Garbage collection of the pods bound to a deleted Node. */
 export function removePodsOf(cluster: SimCluster, node: SimNode): void {
   cluster.kube.pods = cluster.kube.pods.filter((p) => p.nodeName !== node.hostname || evictable(p));
+  // Longhorn deletes the budget of an instance manager that no longer exists.
+  cluster.kube.pdbs = cluster.kube.pdbs.filter((p) => p.longhornNode !== node.hostname);
   for (const pod of cluster.kube.pods) if (pod.nodeName === node.hostname) pod.nodeName = '';
 }
 

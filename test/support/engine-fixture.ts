@@ -150,7 +150,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     chat,
     opsQueue: queue.asQueue(),
     logger,
-    timeouts: { approvalTtlMs: 30 * 60_000, approvalReminderMs: 10 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
+    timeouts: { approvalTtlMs: 30 * 60_000, approvalReminderMs: 10 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, settleMs: 2000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
     now,
   };
   return {

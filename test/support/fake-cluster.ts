@@ -6,7 +6,7 @@
  * starts and nothing listens on a port.
  */
 import { basename } from 'node:path';
-import type { V1Namespace, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Deployment, V1Namespace, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { createTofu, type Tofu } from '../../src/cluster/tofu.ts';
@@ -19,7 +19,7 @@ import { buildCluster, findNode, kubeApiAvailability } from '../sim/cluster-mode
 import { createCredentials } from '../sim/credentials.ts';
 import { ClientGone, type ExecIO } from '../sim/exec-io.ts';
 import { defaultFactoryVersions } from '../sim/image-factory.ts';
-import { renderFlux, renderNamespace, renderNode, renderPdb, renderPod, renderVolume, type Json } from '../sim/kube-objects.ts';
+import { renderDaemonSets, renderDeployments, renderFlux, renderNamespace, renderNode, renderPdb, renderPod, renderReplicas, renderSettings, renderVolume, type Json } from '../sim/kube-objects.ts';
 import { Lifecycle } from '../sim/lifecycle.ts';
 import { Recorder } from '../sim/recorder.ts';
 import { schematicId } from '../sim/schematics.ts';
@@ -212,7 +212,26 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     },
     async listLonghornVolumes() {
       served();
+      if (!model.shape.longhorn) return undefined;
       return customObjects('longhorn.io/v1beta2', 'Volume', model.kube.volumes.map((v) => renderVolume(model, state, v, timing, Date.now())));
+    },
+    async listLonghornReplicas() {
+      served();
+      return model.shape.longhorn ? model.kube.volumes.flatMap((v) => renderReplicas(model, state, v, timing, Date.now())) : undefined;
+    },
+    async listLonghornSettings() {
+      served();
+      return model.shape.longhorn ? renderSettings(model) : undefined;
+    },
+    async getDaemonSet(namespace, name) {
+      served();
+      const found = renderDaemonSets(model).find((d) => (d.metadata as Json).namespace === namespace && (d.metadata as Json).name === name);
+      return found === undefined ? undefined : deserialize<V1DaemonSet>(found, 'V1DaemonSet');
+    },
+    async getDeployment(namespace, name) {
+      served();
+      const found = renderDeployments(model, Date.now()).find((d) => (d.metadata as Json).namespace === namespace && (d.metadata as Json).name === name);
+      return found === undefined ? undefined : deserialize<V1Deployment>(found, 'V1Deployment');
     },
     async getNamespace(name) {
       served();

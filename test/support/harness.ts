@@ -107,7 +107,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     approvers: [USERS.carol, 'S0SRE'],
     ...options.inventory,
     extra: {
-      production: { longhorn: true, longhornNodes: production.nodes.map((n) => n.address), ...options.inventory?.extra?.production },
+      production: { longhornNodes: production.nodes.map((n) => n.address), ...options.inventory?.extra?.production },
       ...(options.inventory?.extra?.staging ? { staging: options.inventory.extra.staging } : {}),
     },
   });
@@ -127,6 +127,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     PROBE_TIMEOUT_SECONDS: '5',
     STEP_TIMEOUT_SECONDS: '20',
     NODE_READY_TIMEOUT_SECONDS: '8',
+    SETTLE_SECONDS: '3',
     POLL_INTERVAL_MS: '100',
     JOB_LOCK_SECONDS: '3',
     APPROVAL_TTL_MINUTES: '30',

@@ -19,6 +19,7 @@ function cluster(overrides: Partial<ClusterConfig> = {}): ClusterConfig {
     defaultForChannel: false,
     longhornNodes: [],
     longhorn: false,
+    fluxStallMinutes: 10,
     requireDistinctApprover: true,
     maintenanceWindows: [],
     allowOutsideWindows: false,

@@ -79,7 +79,7 @@ describe('parseInventory: valid inventories', () => {
           approvers: ['U0CAROL'],
           defaultForChannel: true,
           longhornNodes: [],
-          longhorn: false,
+          fluxStallMinutes: 10,
           requireDistinctApprover: true,
           maintenanceWindows: [],
           allowOutsideWindows: false,
@@ -93,7 +93,8 @@ describe('parseInventory: valid inventories', () => {
     const text = inventoryYaml(
       clusterYaml('staging', {
         workers: '[10.0.20.21, "fd00::21"]',
-        longhorn: 'true',
+        longhorn: 'false',
+        fluxStallMinutes: '30',
         longhornNodes: '[10.0.20.21]',
         kubernetesEndpoint: 'https://10.0.20.10:6443',
         fluxPath: './clusters/staging',
@@ -109,7 +110,8 @@ describe('parseInventory: valid inventories', () => {
     expect(cluster).toMatchObject({
       name: 'staging',
       workers: ['10.0.20.21', 'fd00::21'],
-      longhorn: true,
+      longhorn: false,
+      fluxStallMinutes: 30,
       longhornNodes: ['10.0.20.21'],
       kubernetesEndpoint: 'https://10.0.20.10:6443',
       fluxPath: './clusters/staging',

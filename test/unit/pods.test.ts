@@ -73,4 +73,23 @@ describe('evaluatePods', () => {
     expect(result.evidence).toHaveLength(26);
     expect(result.evidence[25]).toBe('… and 5 more');
   });
+  describe('in final mode (application probes pass)', () => {
+    it('fails as settling on a running pod that is not ready, naming it', () => {
+      const pods = [pod('apps', 'podinfo-1', 'Running', [container(false)]), pod('apps', 'podinfo-2', 'Running')];
+
+      const result = evaluatePods(pods, { mode: 'final' });
+
+      expect([result.status, result.settling, result.summary]).toEqual(['failed', true, '1 of 2 pods not ready: apps/podinfo-1: Running but not ready (0/1) on talos-w-1']);
+    });
+
+    it('passes when every pod is ready or completed', () => {
+      expect(evaluatePods([pod('apps', 'podinfo-1', 'Running'), pod('jobs', 'backup-1', 'Succeeded')], { mode: 'final' }).status).toBe('passed');
+    });
+
+    it('only warns about a pod that already ended: nothing will make it ready', () => {
+      const ended = pod('jobs', 'backup-1', 'Failed', [container(false, { state: { terminated: { exitCode: 1, reason: 'Error' } } })]);
+
+      expect(evaluatePods([ended, pod('apps', 'podinfo-1', 'Running')], { mode: 'final' }).status).toBe('warning');
+    });
+  });
 });

@@ -39,6 +39,18 @@ export type FluxObject = z.infer<typeof FluxObject>;
 
 type Verdict = { kind: 'ok' } | { kind: 'suspended' } | { kind: 'stalled' | 'note'; text: string };
 
+/** How long Ready=False may last before Flux counts as stalled, in ms, when the caller names no window. */
+export const DEFAULT_FLUX_STALL_MS = 10 * 60_000;
+
+export interface FluxOptions {
+  /** Milliseconds since the epoch; default `Date.now()`. */
+  now?: number;
+  /** How long Ready=False may last (from its `lastTransitionTime`) before the object counts as stalled, in ms. Default 10 minutes. */
+  stallMs?: number;
+  /** `final`: every object that is not suspended must be Ready (the runbook's final verification). Default `standard`. */
+  mode?: 'standard' | 'final';
+}
+
 function condition(object: FluxObject, type: string): FluxCondition | undefined {
   return object.status?.conditions?.find((c) => c.type === type);
 }
@@ -48,26 +60,38 @@ function describeCondition(c: FluxCondition): string {
   return `${c.type}=${c.status}${detail === '' ? '' : ` (${detail})`}`;
 }
 
+function duration(ms: number): string {
+  if (ms < 120_000) return `${Math.max(0, Math.round(ms / 1000))} s`;
+  if (ms < 2 * 3_600_000) return `${Math.round(ms / 60_000)} min`;
+  return `${Math.round(ms / 3_600_000)} h`;
+}
+
 /**
- * Suspended objects keep their old conditions, so they are never judged. Otherwise stalled means
- * Stalled=True, Ready=False on the reconciled generation, or Reconciling with
- * ProgressingWithRetry; in-progress states are notes.
+ * Suspended objects keep their old conditions, so they are never judged. Stalled means
+ * Stalled=True, or Ready=False for longer than the stall window (a condition's
+ * lastTransitionTime moves only when its status changes). An object still reconciling
+ * (Reconciling=True, Ready Unknown, or Ready=False within the window while Flux retries) is a note.
  */
-function judge(object: FluxObject): Verdict {
+function judge(object: FluxObject, now: number, stallMs: number): Verdict {
   if (object.spec?.suspend === true) return { kind: 'suspended' };
   const stalled = condition(object, 'Stalled');
   if (stalled?.status === 'True') return { kind: 'stalled', text: describeCondition(stalled) };
-  const reconciling = condition(object, 'Reconciling');
-  if (reconciling?.status === 'True' && reconciling.reason === 'ProgressingWithRetry') {
-    return { kind: 'stalled', text: describeCondition(reconciling) };
-  }
   const ready = condition(object, 'Ready');
   if (ready === undefined) return { kind: 'note', text: 'no Ready condition yet (not reconciled)' };
   if (ready.status === 'True') return { kind: 'ok' };
   const generation = object.metadata.generation;
   const observed = object.status?.observedGeneration;
+  const reconciling = condition(object, 'Reconciling')?.status === 'True' ? 'reconciling, ' : '';
   if (ready.status === 'False') {
-    if (generation !== undefined && observed === generation) return { kind: 'stalled', text: describeCondition(ready) };
+    const since = ready.lastTransitionTime === undefined ? Number.NaN : Date.parse(ready.lastTransitionTime);
+    if (Number.isNaN(since)) {
+      // Without a transition time the age is unknown: a failure on the reconciled generation counts as stalled.
+      if (generation !== undefined && observed === generation) return { kind: 'stalled', text: describeCondition(ready) };
+    } else if (now - since >= stallMs) {
+      return { kind: 'stalled', text: `${describeCondition(ready)} for ${duration(now - since)} (stall window ${duration(stallMs)})` };
+    } else {
+      return { kind: 'note', text: `${describeCondition(ready)} for ${duration(now - since)}; ${reconciling}stalled if it lasts ${duration(stallMs)}` };
+    }
     return {
       kind: 'note',
       text: `${describeCondition(ready)} on an earlier generation; generation ${generation ?? '?'} not reconciled yet (observed ${observed ?? 'none'})`,
@@ -81,27 +105,30 @@ interface Judged {
   verdict: Verdict;
 }
 
-function judgeAll(kind: string, objects: readonly unknown[]): Judged[] {
+function judgeAll(kind: string, objects: readonly unknown[], now: number, stallMs: number): Judged[] {
   return objects.map((raw, index) => {
     const parsed = FluxObject.safeParse(raw);
     if (!parsed.success) {
       return { label: `${kind} #${index + 1}`, verdict: { kind: 'stalled', text: 'unreadable object (no metadata.name)' } };
     }
     const { name, namespace } = parsed.data.metadata;
-    return { label: `${kind} ${namespace ?? 'default'}/${name}`, verdict: judge(parsed.data) };
+    return { label: `${kind} ${namespace ?? 'default'}/${name}`, verdict: judge(parsed.data, now, stallMs) };
   });
 }
 
 /**
  * The runbook's `kubectl get kustomizations,helmreleases -A` verdict. Failed when an object is
- * stalled: Stalled=True, Ready=False with `status.observedGeneration == metadata.generation`, or
- * Reconciling with reason ProgressingWithRetry. Suspended objects are listed ("suspended: not
- * evaluated") but never fail; Ready=Unknown or a newer generation not yet reconciled is a
- * warning. Accepts the raw API objects; each is read through {@link FluxObject}.
+ * stalled: Stalled=True, or Ready=False for longer than `stallMs`. Suspended objects are listed
+ * ("suspended: not evaluated") but never fail; an object still reconciling is a warning. In
+ * `final` mode every object that is not suspended must be Ready: one still reconciling fails as
+ * `settling` (waiting may clear it), a stalled one fails outright. Accepts the raw API objects;
+ * each is read through {@link FluxObject}.
  */
-export function evaluateFlux(kustomizations: readonly unknown[], helmReleases: readonly unknown[]): CheckResult {
+export function evaluateFlux(kustomizations: readonly unknown[], helmReleases: readonly unknown[], options: FluxOptions = {}): CheckResult {
   const title = 'Flux Kustomizations and HelmReleases';
-  const judged = [...judgeAll('Kustomization', kustomizations), ...judgeAll('HelmRelease', helmReleases)];
+  const now = options.now ?? Date.now();
+  const stallMs = options.stallMs ?? DEFAULT_FLUX_STALL_MS;
+  const judged = [...judgeAll('Kustomization', kustomizations, now, stallMs), ...judgeAll('HelmRelease', helmReleases, now, stallMs)];
   const stalled: string[] = [];
   const notes: string[] = [];
   const suspended: string[] = [];
@@ -113,6 +140,9 @@ export function evaluateFlux(kustomizations: readonly unknown[], helmReleases: r
   const evidence = [...stalled, ...notes, ...suspended];
   if (stalled.length > 0) {
     return { id: ID, title, status: 'failed', summary: `Flux is stalled: ${joinProblems(stalled)}`, evidence };
+  }
+  if (notes.length > 0 && options.mode === 'final') {
+    return { id: ID, title, status: 'failed', settling: true, summary: `Flux is not ready: ${joinProblems(notes)}`, evidence };
   }
   if (notes.length > 0) {
     return { id: ID, title, status: 'warning', summary: `Flux is not fully reconciled: ${joinProblems(notes)}`, evidence };

@@ -1,8 +1,19 @@
-import type { V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1LabelSelector, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { CheckResult } from '../check-result.ts';
 import { joinProblems, plural } from './format.ts';
+import { judgeInstanceManagerBudget, type LonghornView } from './longhorn.ts';
 
 const ID = 'disruption-budgets';
+
+/** What the budgets are judged against: the nodes the operation will drain and what runs there. */
+export interface DrainView {
+  /** The nodes the operation will drain, by Kubernetes name, each with the address the inventory knows it by. */
+  drain: readonly { name: string; address: string }[];
+  pods: readonly V1Pod[];
+  nodes: readonly V1Node[];
+  /** Longhorn's volumes, replicas and drain policy; `undefined` where Longhorn is not installed. */
+  longhorn?: LonghornView;
+}
 
 function nameOf(pdb: V1PodDisruptionBudget): string {
   return `${pdb.metadata?.namespace ?? 'default'}/${pdb.metadata?.name ?? '<unnamed>'}`;
@@ -28,32 +39,109 @@ function staleness(pdb: V1PodDisruptionBudget): string | undefined {
   return undefined;
 }
 
+/** Label-selector semantics of policy/v1: an empty selector selects every pod of the namespace. */
+export function selects(selector: V1LabelSelector | undefined, labels: Record<string, string>): boolean {
+  if (selector === undefined) return false;
+  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  return (
+    byLabel &&
+    (selector.matchExpressions ?? []).every((e) => {
+      const value = labels[e.key];
+      switch (e.operator) {
+        case 'In':
+          return value !== undefined && (e.values ?? []).includes(value);
+        case 'NotIn':
+          return value === undefined || !(e.values ?? []).includes(value);
+        case 'Exists':
+          return value !== undefined;
+        case 'DoesNotExist':
+          return value === undefined;
+        default:
+          return false;
+      }
+    })
+  );
+}
+
 /**
- * Whether critical workloads can tolerate a drain. Failed when a PodDisruptionBudget allows no
- * disruption while it expects pods (a drain would block on it); a stale status or a
- * `DisruptionAllowed` condition in SyncFailed is a warning. Evidence names each budget as
- * `PDB ns/name: disruptionsAllowed=0 (currentHealthy 1 / desiredHealthy 1)`.
+ * Pods a Talos drain evicts: it skips mirror pods, DaemonSet pods and pods without a controller,
+ * and a finished pod holds nothing up.
  */
-export function evaluateDisruptionBudgets(pdbs: V1PodDisruptionBudget[]): CheckResult {
+function drained(pod: V1Pod): boolean {
+  if (pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined) return false;
+  const controller = pod.metadata?.ownerReferences?.find((o) => o.controller === true);
+  if (controller === undefined || controller.kind === 'DaemonSet') return false;
+  const phase = pod.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+/** Longhorn's own budget for an instance manager, and the node it protects. */
+export function instanceManagerNode(pdb: V1PodDisruptionBudget): string | undefined {
+  const labels = pdb.spec?.selector?.matchLabels ?? {};
+  return labels['longhorn.io/component'] === 'instance-manager' ? labels['longhorn.io/node'] : undefined;
+}
+
+function ready(node: V1Node): boolean {
+  return node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+}
+
+/**
+ * Whether the drains of the operation can proceed through every PodDisruptionBudget. Longhorn's
+ * instance-manager budgets allow no disruption at rest by design; they are judged by Longhorn's
+ * rule ({@link judgeInstanceManagerBudget}) for each node to drain. Any other budget that allows
+ * no disruption fails the check when it selects a pod the drain evicts on a node to drain, and is
+ * a warning otherwise. A stale status or a `DisruptionAllowed` condition in SyncFailed is a
+ * warning. Failed evidence names the budget and the node:
+ * `PDB apps/web: disruptionsAllowed=0 (…) and apps/web-0 runs on talos-prd-cp-1 (10.0.30.11): draining that node would block`.
+ */
+export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[], view: DrainView): CheckResult {
   const title = 'PodDisruptionBudgets';
+  const drainNames = new Map(view.drain.map((d) => [d.name, `${d.name} (${d.address})`]));
   const blocking: string[] = [];
   const notes: string[] = [];
+  const longhornLines: string[] = [];
+  const protectedNodes = new Set(pdbs.map(instanceManagerNode).filter((n): n is string => n !== undefined));
+  const protectedNode = (name: string): boolean => {
+    const node = view.nodes.find((n) => n.metadata?.name === name);
+    return node !== undefined && ready(node) && node.spec?.unschedulable !== true && protectedNodes.has(name);
+  };
+  let longhornBudgets = 0;
   for (const pdb of pdbs) {
     const status = pdb.status;
-    if (status?.disruptionsAllowed === 0 && (status.expectedPods ?? 0) > 0) {
-      blocking.push(`PDB ${nameOf(pdb)}: ${counts(pdb)}`);
-    }
     const stale = staleness(pdb);
     if (stale !== undefined) notes.push(`PDB ${nameOf(pdb)}: ${stale}`);
     const sync = status?.conditions?.find((c) => c.type === 'DisruptionAllowed' && c.reason === 'SyncFailed');
     if (sync !== undefined) notes.push(`PDB ${nameOf(pdb)}: SyncFailed${sync.message ? `: ${sync.message}` : ''}`);
+    const imNode = instanceManagerNode(pdb);
+    if (imNode !== undefined && view.longhorn !== undefined) {
+      longhornBudgets += 1;
+      const label = drainNames.get(imNode);
+      if (label === undefined) continue;
+      const judged = judgeInstanceManagerBudget(imNode, view.longhorn, protectedNode);
+      const line = `PDB ${nameOf(pdb)} (Longhorn's instance manager on ${label}): ${judged.text}`;
+      if (judged.level === 'block') blocking.push(`${line}: draining that node would block`);
+      else if (judged.level === 'wait') notes.push(line);
+      else longhornLines.push(line);
+      continue;
+    }
+    if (status?.disruptionsAllowed !== 0 || (status.expectedPods ?? 0) === 0) continue;
+    const namespace = pdb.metadata?.namespace;
+    const held = view.pods.filter((p) => p.metadata?.namespace === namespace && drainNames.has(p.spec?.nodeName ?? '') && drained(p) && selects(pdb.spec?.selector, p.metadata?.labels ?? {}));
+    if (held.length === 0) {
+      notes.push(`PDB ${nameOf(pdb)}: ${counts(pdb)}, but none of its pods runs on a node this operation drains`);
+      continue;
+    }
+    const where = [...new Set(held.map((p) => p.spec!.nodeName!))].map((n) => drainNames.get(n)!);
+    const pods = held.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ');
+    blocking.push(`PDB ${nameOf(pdb)}: ${counts(pdb)} and ${pods} ${held.length === 1 ? 'runs' : 'run'} on ${where.join(', ')}: draining ${where.length === 1 ? 'that node' : 'those nodes'} would block`);
   }
-  const evidence = [...blocking, ...notes];
+  const evidence = [...blocking, ...notes, ...longhornLines];
   if (blocking.length > 0) {
-    const names = blocking.length === 1 ? 'a PodDisruptionBudget allows' : `${blocking.length} PodDisruptionBudgets allow`;
-    return { id: ID, title, status: 'failed', summary: `${names} no disruption, so a drain would block: ${joinProblems(blocking)}`, evidence };
+    const names = blocking.length === 1 ? 'a PodDisruptionBudget would block' : `${blocking.length} PodDisruptionBudgets would block`;
+    return { id: ID, title, status: 'failed', summary: `${names} the drain: ${joinProblems(blocking)}`, evidence };
   }
   if (notes.length > 0) return { id: ID, title, status: 'warning', summary: joinProblems(notes), evidence };
-  const summary = pdbs.length === 0 ? 'no PodDisruptionBudgets' : `${plural(pdbs.length, 'PodDisruptionBudget')}, all allow a disruption`;
+  const longhorn = longhornBudgets > 0 ? `; ${plural(longhornBudgets, "Longhorn instance-manager budget")} judged by Longhorn's node-drain-policy ${view.longhorn?.drainPolicy ?? ''}` : '';
+  const summary = pdbs.length === 0 ? 'no PodDisruptionBudgets' : `${plural(pdbs.length, 'PodDisruptionBudget')}, none blocks the drain${longhorn}`;
   return { id: ID, title, status: 'passed', summary, evidence };
 }

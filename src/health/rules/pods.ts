@@ -38,21 +38,36 @@ function describe(pod: V1Pod, problem: string): string {
 }
 
 /**
- * The runbook's `kubectl get pods -A`, reported but never a stop: the runbook's stop conditions
- * do not include pods. Passed with counts, or a warning listing pods that are neither Running and
- * ready nor Succeeded (CrashLoopBackOff, Pending, ImagePullBackOff, …).
+ * The runbook's `kubectl get pods -A`. In the standard gate it is reported but never a stop (the
+ * runbook's stop conditions do not include pods): passed with counts, or a warning listing pods
+ * that are neither Running and ready nor Succeeded (CrashLoopBackOff, Pending, ImagePullBackOff, …).
+ * In `final` mode (the runbook's "application probes pass") a pod that is not ready fails the
+ * check as `settling`, so the final verification waits for it up to its settle window; a pod that
+ * already ended (phase Failed) stays a warning, as nothing will make it ready.
  */
-export function evaluatePods(pods: V1Pod[]): CheckResult {
+export function evaluatePods(pods: V1Pod[], options: { mode?: 'standard' | 'final' } = {}): CheckResult {
   const title = 'Kubernetes pods (all namespaces)';
   const completed = pods.filter((p) => p.status?.phase === 'Succeeded').length;
-  const unhealthy = pods.flatMap((pod) => {
+  const judged = pods.flatMap((pod) => {
     const problem = podProblem(pod);
-    return problem === undefined ? [] : [describe(pod, problem)];
+    return problem === undefined ? [] : [{ line: describe(pod, problem), ended: pod.status?.phase === 'Failed' }];
   });
+  const unhealthy = judged.map((j) => j.line);
   const running = pods.length - completed - unhealthy.length;
   const counts = `${running} running and ready${completed > 0 ? `, ${completed} completed` : ''}`;
   if (unhealthy.length === 0) {
     return { id: ID, title, status: 'passed', summary: `all ${plural(pods.length, 'pod')} healthy: ${counts}`, evidence: [] };
+  }
+  const notReady = judged.filter((j) => !j.ended).map((j) => j.line);
+  if (options.mode === 'final' && notReady.length > 0) {
+    return {
+      id: ID,
+      title,
+      status: 'failed',
+      settling: true,
+      summary: `${notReady.length} of ${plural(pods.length, 'pod')} not ready: ${limitLines(notReady, 3).join('; ')}`,
+      evidence: limitLines(unhealthy, MAX_EVIDENCE),
+    };
   }
   return {
     id: ID,

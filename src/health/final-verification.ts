@@ -1,0 +1,48 @@
+import type { ClusterConfig } from '../config/inventory.ts';
+import { runHealthGate, type GateDeps, type GateReport } from './health-gate.ts';
+
+export interface SettleOptions {
+  /** How long failures that waiting may clear (`settling` checks) get to clear, in ms. */
+  settleMs: number;
+  /** Interval between runs while waiting, in ms. */
+  pollMs: number;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The runbook's final verification ("Cilium is healthy, Flux is ready, and application probes
+ * pass"), after each node and at the end: the gate in `final` mode, run again every `pollMs`
+ * while the only failures are ones waiting may clear (pods starting, Cilium agents coming up, Flux
+ * reconciling), for at most `settleMs`. A failure waiting cannot clear stops at once; what is
+ * still settling when the window ends stops with the window named.
+ */
+export async function runFinalVerification(cluster: ClusterConfig, deps: Omit<GateDeps, 'mode'>, settle: SettleOptions): Promise<GateReport> {
+  const deadline = Date.now() + settle.settleMs;
+  for (;;) {
+    const report = await runHealthGate(cluster, { ...deps, mode: 'final' });
+    const failed = report.checks.filter((c) => c.status === 'failed');
+    if (report.passed || failed.some((c) => c.settling !== true)) return report;
+    if (Date.now() + settle.pollMs > deadline) {
+      const window = `${Math.round(settle.settleMs / 1000)} s`;
+      return { ...report, stopReasons: failed.map((c) => `still not ready after the ${window} settle window: ${c.summary}`) };
+    }
+    await sleep(settle.pollMs, deps.signal);
+  }
+}
