@@ -60,7 +60,11 @@ async function main(): Promise<void> {
       out(`> /talos ${text}   (in ${channel})\n  ephemeral: ${await h.command(text, { channel })}`);
     }
 
-    await healthGate(h, '/talos health — the healthy production cluster');
+    await healthGate(h, "/talos health — the healthy production cluster: Longhorn (its instance-manager budgets at 0, judged by Longhorn's drain policy), Cilium, Flux");
+
+    h.sim.faults.set('production', { pdbBlocked: ['postgres'] });
+    await healthGate(h, "/talos health — production with a workload's PodDisruptionBudget at 0 (apps/postgres): the drain of its nodes would block");
+    h.sim.faults.clear('production');
 
     h.sim.faults.set('production', { fluxStalled: ['apps'] });
     await healthGate(h, '/talos health — production with a stalled Flux Kustomization (flux-system/apps)');
