@@ -31,16 +31,22 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * pass"), after each node and at the end: the gate in `final` mode, run again every `pollMs`
  * while the only failures are ones waiting may clear (pods starting, Cilium agents coming up, Flux
  * reconciling), for at most `settleMs`. A failure waiting cannot clear stops at once; what is
- * still settling when the window ends stops with the window named.
+ * still settling when the window ends stops with the window named. `gate` runs one health gate
+ * (default {@link runHealthGate}; tests pass a scripted one).
  */
-export async function runFinalVerification(cluster: ClusterConfig, deps: Omit<GateDeps, 'mode'>, settle: SettleOptions): Promise<GateReport> {
+export async function runFinalVerification(
+  cluster: ClusterConfig,
+  deps: Omit<GateDeps, 'mode'>,
+  settle: SettleOptions,
+  gate: (cluster: ClusterConfig, deps: GateDeps) => Promise<GateReport> = runHealthGate,
+): Promise<GateReport> {
   const deadline = Date.now() + settle.settleMs;
   for (;;) {
-    const report = await runHealthGate(cluster, { ...deps, mode: 'final' });
+    const report = await gate(cluster, { ...deps, mode: 'final' });
     const failed = report.checks.filter((c) => c.status === 'failed');
     if (report.passed || failed.some((c) => c.settling !== true)) return report;
     if (Date.now() + settle.pollMs > deadline) {
-      const window = `${Math.round(settle.settleMs / 1000)} s`;
+      const window = settle.settleMs < 1000 ? `${settle.settleMs} ms` : `${Math.round(settle.settleMs / 1000)} s`;
       return { ...report, stopReasons: failed.map((c) => `still not ready after the ${window} settle window: ${c.summary}`) };
     }
     await sleep(settle.pollMs, deps.signal);
