@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, opIdOf, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { approve, opIdOf, opLink, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 let h: Harness;
 
@@ -100,7 +100,7 @@ describe('refusals', () => {
   it('refuses while another operation holds the cluster', async () => {
     const first = await requestRemoval('remove 10.0.30.13');
     await waitForApprovalRequest(h, first);
-    expect(await h.command('remove 10.0.30.12')).toContain(`held by \`${first.opId}\``);
+    expect(await h.command('remove 10.0.30.12')).toContain(`held by ${opLink(first)}`);
     expect(resetCalls()).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, opIdOf, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { approve, opIdOf, opLink, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 let h: Harness;
 
@@ -50,7 +50,7 @@ describe('/talos rollback of a control plane', () => {
     expect(request.text).toContain('Approve the rollback of talos-prd-cp-2 (10.0.30.12) on production?');
     expect(JSON.stringify(request.blocks)).toContain('while 10.0.30.12 reboots 2 other healthy members remain, which keeps quorum');
     expect(rollbackCalls()).toEqual([]);
-    expect(await h.command('status')).toContain(`locked by \`${plan.opId}\``);
+    expect(await h.command('status')).toContain(`locked by ${opLink(plan)}`);
 
     await approve(h, request, USERS.carol);
     const done = await waitForRootState(h, plan, /completed|stopped/);
@@ -84,7 +84,7 @@ describe('refusals', () => {
     upgradedWithFallback('10.0.30.13', 'v1.12.11', 'v1.11.5');
     const first = await requestRollback('rollback 10.0.30.12');
     await waitForApprovalRequest(h, first);
-    expect(await h.command('rollback 10.0.30.13')).toContain(`held by \`${first.opId}\``);
+    expect(await h.command('rollback 10.0.30.13')).toContain(`held by ${opLink(first)}`);
     expect(rollbackCalls()).toEqual([]);
   });
 
@@ -136,7 +136,7 @@ describe('a node that does not come back', () => {
     expect(failure.text).toContain('10.0.30.12 did not come back within 8 s after the rollback');
     expect(JSON.stringify(failure.blocks)).toMatch(/last observation: talosctl: .*no route to host.*Kubernetes: not Ready/);
     expect(JSON.stringify(failure.blocks)).not.toContain('talos-op-retry');
-    expect(await h.command('status')).toContain(`locked by \`${plan.opId}\``);
+    expect(await h.command('status')).toContain(`locked by ${opLink(plan)}`);
     expect(await h.command(`cancel ${plan.opId}`)).toContain('is free for the next operation');
   });
 });
