@@ -15,7 +15,7 @@ import { CLUSTER, describeTrigger, drawFault, judgeStrike, waitForTrigger, type 
 import { checkInvariants, outcomeOf, RecordedOperation, type Outcome, type RunEvidence, type ThreadReply, type Violation } from './invariants.ts';
 import { mulberry32 } from './prng.ts';
 
-export const FROM_VERSION = 'v1.11.5';
+export const FROM_VERSION = 'v1.11.6';
 export const TARGET = 'v1.12.11';
 const CHANNEL = CHANNELS.production;
 const APPROVERS = [USERS.carol, USERS.dave];

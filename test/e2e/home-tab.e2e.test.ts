@@ -45,18 +45,18 @@ describe('the Home tab', () => {
 
     // Assert: the verdict with its time as a date token, and the versions the gate read.
     expect(text(gated.view)).toMatch(/\*Last health gate\*\\n✅ passed <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/);
-    expect(text(gated.view)).toContain('*Talos*\\nv1.11.5\\n_health gate, <!date^');
+    expect(text(gated.view)).toContain('*Talos*\\nv1.11.6\\n_health gate, <!date^');
     expect(text(gated.view)).toContain('*Kubernetes*\\nv1.34.1\\n_health gate, <!date^');
 
     // Act: Alice plans and starts a Talos upgrade of production.
-    const plan = await requestUpgrade(h, 'upgrade talos v1.11.6');
+    const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
     const beforeStart = h.slack.publishedViews(USERS.carol).length;
     await clickStart(h, plan);
     const locked = await homeAfter(beforeStart, USERS.carol, (shown) => shown.includes(`\`${plan.opId}\``), 'the Home with the lock holder');
 
     // Assert: the holder, linked to the operation's thread in Slack's permalink form.
     const permalink = `https://talos-test.slack.com/archives/${CHANNELS.production}/p${plan.root.ts.replace('.', '')}`;
-    expect(text(locked.view)).toContain(`:lock: <${permalink}|\`${plan.opId}\`> Talos upgrade v1.11.6`);
+    expect(text(locked.view)).toContain(`:lock: <${permalink}|\`${plan.opId}\`> Talos upgrade v1.12.11`);
     expect(text(locked.view)).toContain(`by <@${USERS.alice}>`);
 
     // Act: the upgrade reaches its first control plane and asks for an approval.

@@ -149,7 +149,7 @@ describe('refusals touch nothing and say what to do', () => {
 
   it('refuses a version the running Talos does not support', async () => {
     await harness();
-    await refused('upgrade k8s 1.35.0', /Talos v1\.11\.5 supports Kubernetes 1\.29 to 1\.34, not 1\.35: upgrade Talos first/);
+    await refused('upgrade k8s 1.35.0', /Talos v1\.11\.6 supports Kubernetes 1\.29 to 1\.34, not 1\.35: upgrade Talos first/);
   });
 
   it('refuses when the health gate fails', async () => {

@@ -9,7 +9,7 @@ import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.
 import { approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest } from '../support/upgrade-flow.ts';
 
 // A patch of the minor the simulated clusters run: a plan the version rules accept however they evolve.
-const TARGET = 'v1.11.6';
+const TARGET = 'v1.12.11';
 const APPROVERS = '<@U0CAROL> <!subteam^S0SRE>';
 const DATE_TOKEN = /<!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/;
 let h: Harness | undefined;

@@ -35,7 +35,7 @@ describe.concurrent('Kubernetes API', () => {
       'node-role.kubernetes.io/control-plane': '',
       'example.org/proxmox-host': 'pve1',
     });
-    expect(first?.status?.nodeInfo).toMatchObject({ osImage: 'Talos (v1.11.5)', kubeletVersion: 'v1.34.1' });
+    expect(first?.status?.nodeInfo).toMatchObject({ osImage: 'Talos (v1.11.6)', kubeletVersion: 'v1.34.1' });
     expect(first?.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     expect(first?.spec?.taints).toBeUndefined();
   });

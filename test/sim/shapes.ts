@@ -6,7 +6,7 @@ export function stagingShape(overrides: Partial<ClusterShape> = {}): ClusterShap
   return {
     name: 'staging',
     environment: 'staging',
-    talosVersion: 'v1.11.5',
+    talosVersion: 'v1.11.6',
     kubernetesVersion: 'v1.34.1',
     nodes: [
       { hostname: 'talos-stg-cp-1', address: '10.0.20.204', role: 'controlplane', host: 'pve5' },
@@ -28,7 +28,7 @@ export function productionShape(overrides: Partial<ClusterShape> = {}): ClusterS
   return {
     name: 'production',
     environment: 'production',
-    talosVersion: 'v1.11.5',
+    talosVersion: 'v1.11.6',
     kubernetesVersion: 'v1.34.1',
     nodes: [
       { hostname: 'talos-prd-cp-1', address: '10.0.30.11', role: 'controlplane', host: 'pve1', longhorn: true },

@@ -14,9 +14,9 @@ describe.concurrent('talosctl version', () => {
     const result = await f.talosctl('production', ['version', '--nodes', '10.0.30.11,10.0.30.12']);
 
     const client = buildInfo('v1.11.6');
-    const server = buildInfo('v1.11.5');
+    const server = buildInfo('v1.11.6');
     const serverBlock = (node: string): string =>
-      `\tNODE:        ${node}\n\tTag:         v1.11.5\n\tSHA:         ${server.sha}\n\tBuilt:       \n\tGo version:  ${server.goVersion}\n\tOS/Arch:     linux/amd64\n\tEnabled:     RBAC\n`;
+      `\tNODE:        ${node}\n\tTag:         v1.11.6\n\tSHA:         ${server.sha}\n\tBuilt:       \n\tGo version:  ${server.goVersion}\n\tOS/Arch:     linux/amd64\n\tEnabled:     RBAC\n`;
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(
@@ -213,7 +213,7 @@ describe.concurrent('talosctl get', () => {
     const status = tableRows((await f.talosctl('staging', ['get', 'machinestatus', '-n', '10.0.20.205'])).stdout);
 
     expect(members[0]).toEqual(['NODE', 'NAMESPACE', 'TYPE', 'ID', 'VERSION', 'HOSTNAME', 'MACHINE TYPE', 'OS', 'ADDRESSES']);
-    expect(members[2]?.slice(5)).toEqual(['talos-stg-w-1', 'worker', 'Talos (v1.11.5)', '["10.0.20.205"]']);
+    expect(members[2]?.slice(5)).toEqual(['talos-stg-w-1', 'worker', 'Talos (v1.11.6)', '["10.0.20.205"]']);
     expect(status[1]).toEqual(['10.0.20.205', 'runtime', 'MachineStatus', 'machine', '21', 'running', 'true']);
   });
 });

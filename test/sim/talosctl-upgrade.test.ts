@@ -1,7 +1,9 @@
 import { describe } from 'vitest';
 import { simTest, tableRows, type SimFixture } from './sim-fixture.ts';
+import { productionShape, stagingShape } from './shapes.ts';
 
-const it = simTest();
+// An estate one patch behind (v1.11.5), so the default v1.11.6 client upgrades it and warns of the skew.
+const it = simTest({ clusters: [stagingShape({ talosVersion: 'v1.11.5' }), productionShape({ talosVersion: 'v1.11.5' })] });
 
 function installer(f: SimFixture, cluster: string, version: string, platform = 'nocloud'): string {
   const tf = f.sim.cluster(cluster).terraform;
@@ -54,6 +56,24 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
     expect(during.exitCode).toBe(1);
     expect(during.stderr).toContain('error getting version: 1 error occurred:\n\t* 10.0.20.205: rpc error: code = Unavailable');
     expect((await child).exitCode).toBe(0);
+  });
+
+  it('leaves a call through a rebooting node that does not answer hanging until the client gives up, where a refusing one fails at once', async ({ f, expect }) => {
+    f.sim.timing.rebootMs = 2000;
+    const request = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.11.6'), '--wait=false']);
+    await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.204').stage === 'rebooting', 5000, 'the reboot');
+    f.sim.faults.set('staging', { silentWhileRebooting: ['10.0.20.204'] });
+
+    const silent = await f.talosctl('staging', ['version', '-n', '10.0.20.204', '-e', '10.0.20.204'], { timeoutMs: 300 });
+    f.sim.faults.set('staging', { silentWhileRebooting: undefined });
+    const refusing = await f.talosctl('staging', ['version', '-n', '10.0.20.204', '-e', '10.0.20.204'], { timeoutMs: 1000 });
+
+    expect(request.exitCode).toBe(0);
+    expect(silent.timedOut).toBe(true);
+    expect(f.sim.calls.find((c) => c.argv.includes('version') && c.hung !== undefined)?.hung).toBe('every endpoint is a rebooting node that does not answer');
+    expect(refusing.timedOut).toBe(false);
+    expect(refusing.exitCode).toBe(1);
+    expect(refusing.stderr).toContain('connect: connection refused');
   });
 
   it('rejects a control-plane upgrade while another control plane is down (quorum check)', async ({ f, expect }) => {

@@ -25,9 +25,20 @@ describe.concurrent('tofu output', () => {
     const staging = await f.tofu('staging', ['output', '-raw', 'talos_longhorn_installer_image']);
 
     expect(schematic.stdout).toMatch(/^[0-9a-f]{64}$/);
-    expect(longhorn.stdout).toBe(`factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.5`);
+    expect(longhorn.stdout).toBe(`factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`);
     expect(staging.exitCode).toBe(1);
     expect(staging.stderr).toContain('│ Error: Output "talos_longhorn_installer_image" not found\n');
+  });
+
+  it('gives an output the test set in place of the derived one', async ({ f, expect }) => {
+    const generic = `factory.talos.dev/installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+    f.sim.faults.set('production', { tofuOutputs: { talos_longhorn_installer_image: generic } });
+
+    const longhorn = await f.tofu('production', ['output', '-raw', 'talos_longhorn_installer_image']);
+    const schematic = await f.tofu('production', ['output', '-raw', 'talos_image_factory_schematic_id']);
+
+    expect(longhorn.stdout).toBe(generic);
+    expect(schematic.stdout).toBe(f.sim.cluster('production').terraform.defaultSchematic);
   });
 
   it('prints every output as JSON with sensitivity and type', async ({ f, expect }) => {
@@ -35,7 +46,7 @@ describe.concurrent('tofu output', () => {
 
     const outputs = JSON.parse(result.stdout) as Record<string, { sensitive: boolean; type: string; value: string }>;
     expect(outputs['talosconfig']).toEqual({ sensitive: true, type: 'string', value: f.sim.talosconfig('staging') });
-    expect(outputs['talos_version']).toEqual({ sensitive: false, type: 'string', value: 'v1.11.5' });
+    expect(outputs['talos_version']).toEqual({ sensitive: false, type: 'string', value: 'v1.11.6' });
     expect(result.stdout).toMatch(/^\{\n {2}"talos_image_factory_schematic_id": \{\n {4}"sensitive": false,/);
   });
 

@@ -42,6 +42,7 @@ function outputs(cluster: SimCluster): Record<string, Output> {
   if (tf.longhornSchematic) {
     list['talos_longhorn_installer_image'] = { sensitive: false, value: installer(tf.longhornSchematic) };
   }
+  for (const [name, value] of Object.entries(cluster.faults.tofuOutputs ?? {})) list[name] = { sensitive: list[name]?.sensitive ?? false, value };
   return Object.fromEntries(Object.entries(list).sort(([a], [b]) => a.localeCompare(b)));
 }
 

@@ -21,7 +21,7 @@ describe.concurrent('talosctl upgrade-k8s', () => {
     const result = await f.talosctl('production', ['upgrade-k8s', '-n', '10.0.30.11', '--to', '1.35.0', '--dry-run']);
 
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toBe('compatibility check failed on node "10.0.30.11": version of Kubernetes 1.35.0 is too new to be used with Talos 1.11.5\n');
+    expect(result.stderr).toBe('compatibility check failed on node "10.0.30.11": version of Kubernetes 1.35.0 is too new to be used with Talos 1.11.6\n');
   });
 
   it('prints the plan on stdout and changes nothing with --dry-run', async ({ f, expect }) => {

@@ -41,6 +41,11 @@ export interface FakeClusterOptions {
   terraformDir: string;
   /** Simulator timing in ms; short by default, so a reboot takes about a tenth of a second. */
   timing?: Partial<SimTiming>;
+  /**
+   * The version of the one talosctl binary `TALOSCTL_BIN` names, e.g. `v1.11.6`: every session gets
+   * it whatever the cluster runs. Default: a directory of versioned binaries, the matching one picked.
+   */
+  talosctlBinary?: string;
 }
 
 export interface FakeCluster {
@@ -60,6 +65,8 @@ export interface FakeCluster {
   talosctlCalls(command: string): string[][];
   /** Stops the machine sequences still running (a reboot the test did not wait for). */
   close(): void;
+  /** Makes a schematic of these official extensions known to the Image Factory, as a Terraform apply would; returns its ID. */
+  declareSchematic(extensions: string[]): string;
 }
 
 /** The inventory of the cluster `shape` describes, with the operators and approvers of the engine fixture. */
@@ -125,7 +132,8 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     canary: 'CANARY-fake-cluster-0042',
     endpoints: shape.endpoints,
     nodes: shape.nodes.map((n) => n.address),
-    kubeApiUrl: 'http://127.0.0.1:1',
+    // Nothing connects to it here (the Kubernetes API is in-process), so it is the endpoint Terraform would write.
+    kubeApiUrl: shape.kubernetesEndpoint,
   });
   const model = buildCluster({ shape, terraformDir: options.terraformDir, snapshotDir: options.terraformDir, kubeApiPort: 1, credentials, now: Date.now() });
   state.clusters[shape.name] = model;
@@ -255,7 +263,7 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
         kube,
         talosctl: (running, talosctlOptions): Promise<Talosctl> => {
           try {
-            const version = clientFor(running, talosctlOptions?.closest === true);
+            const version = options.talosctlBinary ?? clientFor(running, talosctlOptions?.closest === true);
             return Promise.resolve(
               createTalosctl({ runner, binary: `${TALOSCTL_DIR}/talosctl-${version}`, talosconfigPath: TALOSCONFIG, endpoints: cluster.controlPlanes, env: {}, timeoutMs: 20_000 }),
             );
@@ -296,5 +304,10 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       return recorder.calls.filter((c) => c.bin === 'talosctl' && words.every((w, i) => c.argv[i] === w)).map((c) => [...c.argv]);
     },
     close: () => lifecycle.close(),
+    declareSchematic(extensions) {
+      const id = schematicId(extensions);
+      state.schematics[id] = [...extensions].sort();
+      return id;
+    },
   };
 }

@@ -1,4 +1,5 @@
 /** Entry point of a simulated talosctl invocation: parse, authenticate, apply faults, dispatch. */
+import { apidReachable, findNode, named } from '../cluster-model.ts';
 import { authenticate, CredentialError, type TalosContext } from '../credentials.ts';
 import { never, type ExecIO } from '../exec-io.ts';
 import type { CallRecord } from '../types.ts';
@@ -33,6 +34,16 @@ export function commandKey(parsed: ParsedArgs): string {
 
 function matches(key: string, pattern: string): boolean {
   return key === pattern || key.startsWith(`${pattern} `);
+}
+
+/** Every endpoint of the call is a node that is down and silent (no refusal comes back): the dial never completes. */
+function throughSilentNodes(session: Session): boolean {
+  const silent = session.cluster.faults.silentWhileRebooting ?? [];
+  if (silent.length === 0) return false;
+  return session.endpoints.every((endpoint) => {
+    const node = findNode(session.cluster, endpoint);
+    return node !== undefined && named(silent, node) && !apidReachable(session.cluster, node);
+  });
 }
 
 export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: SimDeps, call: CallRecord): Promise<number> {
@@ -95,6 +106,10 @@ export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: Si
     startedAt: call.startedAt,
   };
   const faults = context.cluster.faults;
+  if (throughSilentNodes(session)) {
+    call.hung = 'every endpoint is a rebooting node that does not answer';
+    return never(io.signal);
+  }
   if ((faults.hang ?? []).some((p) => matches(key, p))) {
     call.hung = `fault: ${key}`;
     return never(io.signal);
