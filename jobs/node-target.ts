@@ -1,16 +1,19 @@
-import { errorText } from '../src/chat/error-text.ts';
+import type { V1Node } from '@kubernetes/client-node';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { ClusterSession } from '../src/cluster/cluster-session.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../src/talos/observe.ts';
 import type { Step } from '../src/ops/operation.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
 import { endpointsAvoiding } from './node-upgrade.ts';
+import { talosctlClientCheck, talosctlFor } from './talosctl-client.ts';
 
 /** What a rollback or a removal needs to know about its node before planning. */
 export interface NodeTarget {
   address: string;
   role: 'control plane' | 'worker';
   view: KubeNodeView;
+  /** Every Kubernetes Node, as listed for this observation. */
+  kubeNodes: V1Node[];
   /** talosctl matching the Talos the node runs. */
   talosctl: Talosctl;
   /** What the node reports to talosctl now, asked through the other control planes. */
@@ -25,24 +28,25 @@ export function roleOf(cluster: ClusterConfig, address: string): 'control plane'
 }
 
 /**
- * The node as Kubernetes and talosctl see it; a talosctl that does not match its Talos is a
- * refusal, as for upgrades, and so is a node that does not answer: `unreachable` says why that
- * matters for the operation.
+ * The node as Kubernetes and talosctl see it; a talosctl that does not match its Talos (a
+ * missing binary, or a client of another version) is a refusal, as for upgrades, and so is a
+ * node that does not answer: `unreachable` says why that matters for the operation.
  */
 export async function observeNodeTarget(session: ClusterSession, cluster: ClusterConfig, address: string, probe: () => AbortSignal, unreachable: string): Promise<NodeTarget> {
   const refusals: string[] = [];
-  const view = kubeNodeView(findNodeByAddress(await session.kube.listNodes(probe()), address), cluster.hostLabel);
-  let talosctl: Talosctl;
-  try {
-    talosctl = await session.talosctl(view.osVersion);
-  } catch (error) {
-    refusals.push(errorText(error));
-    talosctl = await session.talosctl(view.osVersion, { closest: true });
-  }
+  const kubeNodes = await session.kube.listNodes(probe());
+  const view = kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel);
+  const chosen = await talosctlFor(session, view.osVersion);
+  const talosctl = chosen.talosctl;
+  if (chosen.refusal !== undefined) refusals.push(chosen.refusal);
   const version = (await observeTalosVersions(talosctl, [address], probe(), endpointsAvoiding(cluster, address))).get(address);
   if (version?.reachable !== true) refusals.push(`${address} does not answer talosctl (${version?.error ?? 'no answer'}): ${unreachable}`);
   const running = version?.reachable === true ? version.version : view.osVersion;
-  return { address, role: roleOf(cluster, address), view, talosctl, version, running, refusals };
+  if (chosen.refusal === undefined) {
+    const client = await talosctlClientCheck(talosctl, running, probe(), address);
+    if (client !== undefined) refusals.push(client);
+  }
+  return { address, role: roleOf(cluster, address), view, kubeNodes, talosctl, version, running, refusals };
 }
 
 /** The steps of an operation on one node, each carrying the node's facts for its messages. */

@@ -5,9 +5,10 @@ import { unhealthyVolumes } from '../src/health/rules/longhorn.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { Step } from '../src/ops/operation.ts';
 import { isFailureLine, parseProgressLine } from '../src/talos/parse-upgrade-progress.ts';
-import { checkEtcdQuorum, observeKubeNode, observeTalosVersions } from '../src/talos/observe.ts';
+import { checkEtcdQuorum, observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../src/talos/observe.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
 import type { ExecError } from '../src/exec/process-runner.ts';
+import { schematicOfImage } from './installer-images.ts';
 import { sleep, StepFailure, type OpsJobDeps } from './job-context.ts';
 
 export interface NodeStepContext {
@@ -17,6 +18,11 @@ export interface NodeStepContext {
   talosctl: Talosctl;
   step: Step;
   target: string;
+  /**
+   * The target is the version the node runs: a re-install with the step's image, so a node on
+   * that version is skipped only when it also runs the image's schematic. Default false.
+   */
+  reinstall?: boolean;
   log: Logger;
   signal?: AbortSignal;
   /** Persists that the upgrade was requested, before talosctl is asked: a resumed job then observes instead of asking again. */
@@ -34,6 +40,11 @@ export function endpointsAvoiding(cluster: ClusterConfig, node: string): string[
   return others.length > 0 ? others : cluster.controlPlanes;
 }
 
+/** Whether talosctl can reach `node` through another control plane while it reboots; the only control plane cannot. */
+export function hasOtherEndpoint(cluster: ClusterConfig, node: string): boolean {
+  return cluster.controlPlanes.some((cp) => cp !== node);
+}
+
 function probeSignal(ctx: NodeStepContext): AbortSignal {
   const timeout = AbortSignal.timeout(ctx.deps.timeouts.probeMs);
   return ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
@@ -49,14 +60,18 @@ async function waitForNodeBack(ctx: NodeStepContext, node: string, bootIdBefore:
   const endpoints = endpointsAvoiding(ctx.cluster, node);
   let last = 'no observation yet';
   for (;;) {
+    // Bounded, and "not back yet" on a refused or timed-out call: through its only endpoint a rebooting node may not answer at all.
+    const version = await pollTalosVersion(ctx.talosctl, node, { probeMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, endpoints });
+    const seen = `talosctl: ${version.reachable ? version.version : version.error}`;
     try {
-      const version = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
       const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
       const rebooted = bootIdBefore === undefined || kube.bootId !== bootIdBefore;
-      if (rebooted && version?.reachable === true && kube.ready && kube.osVersion === version.version) return version.version;
-      last = `talosctl: ${version?.reachable === true ? version.version : (version?.error ?? 'no answer')}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}`;
+      if (rebooted && version.reachable && kube.ready && kube.osVersion === version.version) return version.version;
+      last = `${seen}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}`;
     } catch (error) {
-      last = (error as Error).message;
+      // The only control plane's reboot takes the Kubernetes API down with it.
+      if (ctx.signal?.aborted === true) throw error;
+      last = `${seen}; Kubernetes: no answer (${(error as Error).message})`;
     }
     if (Date.now() >= deadline) {
       throw new StepFailure(`${node} was not back and Ready within ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s`, [`last observation: ${last}`]);
@@ -93,22 +108,38 @@ async function requireQuorum(ctx: NodeStepContext, when: string): Promise<string
 
 export type NodeOutcome = { kind: 'skipped'; detail: string } | { kind: 'done'; detail: string };
 
+/** The schematic of the step's installer image: what a re-installed node must run. */
+function expectedSchematic(ctx: NodeStepContext): string | undefined {
+  return schematicOfImage(ctx.step.image);
+}
+
+/** The schematic the node runs, through the other control planes. */
+async function runningSchematic(ctx: NodeStepContext, node: string): Promise<{ schematic: string | undefined }> {
+  const seen = (await observeNodeImages(ctx.talosctl, [node], probeSignal(ctx), endpointsAvoiding(ctx.cluster, node))).get(node);
+  if (seen?.reachable !== true) throw new StepFailure(`${node} does not answer talosctl get extensions, so its schematic cannot be read`, [seen?.error ?? 'no answer']);
+  return { schematic: seen.schematic };
+}
+
 /** Talos refuses a second upgrade while one runs on the node (its sequence or the cluster's upgrade mutex is taken). */
 const ALREADY_RUNNING = /failed to run sequence: locked|failed to acquire upgrade mutex/;
 
 /**
  * Asks talosctl to upgrade the node and waits for it (`--wait`). With `inFlight`, a refusal
  * because an upgrade already runs there is not a failure: that upgrade is the one to observe.
+ * The only control plane is its own endpoint: a `--wait` through a rebooting node can hang
+ * (talos#11830), so its upgrade is only asked for (`--wait=false`) and the step polls it back.
  */
 async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, inFlight: boolean): Promise<void> {
   const node = ctx.step.node!;
-  await ctx.progress(`talosctl upgrade running (${fromVersion} → ${ctx.target})`);
+  await ctx.progress(`talosctl upgrade running (${fromVersion} → ${ctx.target}${ctx.reinstall === true ? ', a re-install' : ''})`);
   const lines: string[] = [];
+  const waits = hasOtherEndpoint(ctx.cluster, node);
+  const wait = waits ? ['--wait', '--timeout', `${Math.round(ctx.deps.timeouts.stepMs / 1000)}s`] : ['--wait=false'];
   try {
-    await ctx.talosctl.run(['upgrade', '--image', ctx.step.image!, '--wait', '--timeout', `${Math.round(ctx.deps.timeouts.stepMs / 1000)}s`], [node], {
+    await ctx.talosctl.run(['upgrade', '--image', ctx.step.image!, ...wait], [node], {
       signal: ctx.signal,
       endpoints: endpointsAvoiding(ctx.cluster, node),
-      timeoutMs: ctx.deps.timeouts.stepMs + 30_000,
+      timeoutMs: waits ? ctx.deps.timeouts.stepMs + 30_000 : ctx.deps.timeouts.probeMs,
       onStderrLine: (line) => {
         lines.push(line);
         if (lines.length > 40) lines.shift();
@@ -156,7 +187,9 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   if (ctx.step.issuedAt === undefined) {
     const before = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
     if (before?.reachable === true && before.version === ctx.target) {
-      return { kind: 'skipped', detail: `already on ${ctx.target}; not upgraded again` };
+      if (ctx.reinstall !== true) return { kind: 'skipped', detail: `already on ${ctx.target}; not upgraded again` };
+      const image = await runningSchematic(ctx, node);
+      if (image.schematic === expectedSchematic(ctx)) return { kind: 'skipped', detail: `already runs ${ctx.target} with schematic ${image.schematic}; not re-installed` };
     }
     if (before?.reachable !== true) throw new StepFailure(`${node} does not answer before its upgrade`, [before?.error ?? 'no answer']);
     if (isControlPlane) await requireQuorum(ctx, 'before');
@@ -181,6 +214,18 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
       [`expected ${ctx.target}, node reports ${version}`, `from version before the step: ${ctx.step.fromVersion ?? 'unknown'}`],
     );
   }
+  let reinstalled = '';
+  if (ctx.reinstall === true) {
+    // Same version either way: only the schematic tells the new image from the previous one.
+    const image = await runningSchematic(ctx, node);
+    const expected = expectedSchematic(ctx);
+    if (image.schematic !== expected) {
+      throw new StepFailure(`${node} came back on ${version} without the new image's schematic: Talos booted the previous image (a silent A/B revert)`, [
+        `expected schematic ${expected ?? '?'} (${ctx.step.image ?? '?'}), node runs ${image.schematic ?? 'none'}`,
+      ]);
+    }
+    reinstalled = ` with schematic ${expected}`;
+  }
   const quorum = isControlPlane ? await requireQuorum(ctx, 'after') : undefined;
   const gate = await runFinalVerification(
     ctx.cluster,
@@ -189,5 +234,5 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
   await waitForLonghorn(ctx, `after ${node}`);
-  return { kind: 'done', detail: `${resumed}now ${version} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready` };
+  return { kind: 'done', detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready` };
 }

@@ -19,6 +19,7 @@ import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkConte
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
 import { throttledUpdate } from '../throttled-update.ts';
+import { talosctlClientCheck, talosctlFor } from '../talosctl-client.ts';
 import { heldByRefusal } from '../engine/held-by.ts';
 
 /** At most one edit of the progress message per this many ms. */
@@ -184,13 +185,10 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   }
 
   const talosVersion = talos.length === 1 ? talos[0] : undefined;
-  let talosctl;
-  try {
-    talosctl = await session.talosctl(talosVersion);
-  } catch (error) {
-    refusals.push(errorText(error));
-    talosctl = await session.talosctl(talosVersion, { closest: true });
-  }
+  const chosen = await talosctlFor(session, talosVersion);
+  const talosctl = chosen.talosctl;
+  const client = chosen.refusal ?? (await talosctlClientCheck(talosctl, talosVersion, probe()));
+  if (client !== undefined) refusals.push(client);
   const gate = await runHealthGate(cluster, { talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
   if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
   const holder = await deps.lock.holder(cluster.name);

@@ -7,8 +7,9 @@ import { runHealthGate } from '../../src/health/health-gate.ts';
 import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { quorumAfterRemoval } from '../../src/rules/quorum.ts';
+import { workloadCapacityAfterRemoval } from '../../src/rules/workload-nodes.ts';
 import { observeEtcdMembership, type EtcdMembership } from '../../src/talos/etcd-membership.ts';
-import { findNodeByAddress, observeTalosVersions } from '../../src/talos/observe.ts';
+import { checkEtcdQuorum, findNodeByAddress, observeTalosVersions } from '../../src/talos/observe.ts';
 import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { endpointsAvoiding } from '../node-upgrade.ts';
 import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../node-target.ts';
@@ -16,9 +17,12 @@ import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../eng
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { heldByRefusal } from '../engine/held-by.ts';
 
-/** The quorum arithmetic of removing `node` now, or why a worker has none. */
+/** The quorum arithmetic of removing `node` now; for a worker, which is no etcd member, the quorum etcd holds now. */
 async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[]; membership?: EtcdMembership }> {
-  if (roleOf(ctx.cluster, node) === 'worker') return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
+  if (roleOf(ctx.cluster, node) === 'worker') {
+    const etcd = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx));
+    return { ok: true, summary: `${etcd.summary}; a worker is not an etcd member, so its removal leaves quorum as it is`, evidence: etcd.evidence };
+  }
   const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
   const healthy = Math.min(membership.healthy.length, membership.memberCount);
   const quorum = quorumAfterRemoval(membership.memberCount, { healthy, removingHealthy: membership.healthy.includes(node) });
@@ -68,8 +72,12 @@ async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepR
     if (before?.reachable !== true) {
       throw new StepFailure(`${node} does not answer talosctl, so it cannot be reset gracefully; for a failed node follow the node replacement runbook`, [before?.error ?? 'no answer']);
     }
+    // Quorum and the gate as they are when the approval was given, not as the plan saw them.
     const quorum = await quorumNow(ctx, node);
     if (!quorum.ok) throw new StepFailure(`etcd quorum: ${quorum.summary}`, quorum.evidence);
+    const gate = await runHealthGate(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] });
+    if (!gate.passed) throw new StepFailure(`the health gate failed before the reset of ${node}; nothing was reset`, gate.stopReasons);
+    detail = `checked when approved: etcd ${quorum.summary}; health gate passed (${gate.checks.length} checks); then ${detail}`;
     await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
     const lines: string[] = [];
     try {
@@ -126,7 +134,11 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const node = await observeNodeTarget(session, cluster, address, probe, 'it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook');
   const refusals = [...node.refusals];
   const notes: string[] = [];
-  // The last node of its kind is refused by the command itself; the arithmetic also covers a single member.
+  // Workloads need a node to go to: a control plane without the NoSchedule taint takes them as a worker does.
+  const capacity = workloadCapacityAfterRemoval(node.kubeNodes, address);
+  if (capacity.refusal !== undefined) refusals.push(capacity.refusal);
+  if (capacity.note !== undefined) notes.push(capacity.note);
+  // The only control plane is refused by the command itself; the arithmetic also covers a single member.
   if (node.role === 'control plane') {
     const membership = await observeEtcdMembership(node.talosctl, cluster.controlPlanes, address, probe());
     const healthy = Math.min(membership.healthy.length, membership.memberCount);

@@ -8,7 +8,7 @@ import { runHealthGate } from '../../src/health/health-gate.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { threadLink } from '../../src/ops/thread-link.ts';
 import { observeEtcdMembership, quorumWhileRebooting } from '../../src/talos/etcd-membership.ts';
-import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions } from '../../src/talos/observe.ts';
+import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../src/talos/observe.ts';
 import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { endpointsAvoiding } from '../node-upgrade.ts';
 import { nodeSteps, observeNodeTarget, roleOf } from '../node-target.ts';
@@ -54,16 +54,17 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
   let last = 'no observation yet';
   let sameVersion = false;
   for (;;) {
-    const v = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+    // Bounded, and "not back yet" on a refused or timed-out call: the only control plane is its own endpoint while it reboots.
+    const v = await pollTalosVersion(ctx.talosctl, node, { probeMs: deps.timeouts.probeMs, signal: ctx.signal, endpoints });
     const kube = await observeKubeNode(ctx.session.kube, node, cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
-    if (v?.reachable === true && kube?.ready === true && v.version !== from) {
+    if (v.reachable && kube?.ready === true && v.version !== from) {
       await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version: v.version } }));
       const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
       if (!gate.passed) throw new StepFailure(`${node} is back on ${v.version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
       return { event: 'rollback verified', detail: `${node} is back on ${v.version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)` };
     }
-    sameVersion = v?.reachable === true && v.version === from;
-    last = `talosctl: ${v?.reachable === true ? v.version : (v?.error ?? 'no answer')}; Kubernetes: ${kube === undefined ? 'no answer' : kube.ready ? 'Ready' : 'not Ready'}`;
+    sameVersion = v.reachable && v.version === from;
+    last = `talosctl: ${v.reachable ? v.version : v.error}; Kubernetes: ${kube === undefined ? 'no answer' : kube.ready ? 'Ready' : 'not Ready'}`;
     if (Date.now() >= deadline) break;
     await sleep(deps.timeouts.pollMs, ctx.signal);
   }
@@ -119,6 +120,13 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const back = upgrade === undefined ? undefined : alreadyBack(address, node.running, node.view.bootId, upgrade);
   if (back !== undefined) refusals.push(back);
   // A single control plane has no peers to keep quorum: its rollback, like its upgrade, takes the API down for the reboot.
+  if (node.role === 'control plane' && cluster.controlPlanes.length === 1) {
+    const seconds = (ms: number): number => Math.round(ms / 1000);
+    notes.push(
+      `${address} is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down. ` +
+        `The bot polls the node, each poll bounded by ${seconds(deps.timeouts.probeMs)} s, and counts a refused or timed-out call as not back yet until ${seconds(deps.timeouts.nodeReadyMs)} s have passed.`,
+    );
+  }
   if (node.role === 'control plane' && cluster.controlPlanes.length > 1) {
     const quorum = quorumWhileRebooting(await observeEtcdMembership(node.talosctl, cluster.controlPlanes, address, probe()), address);
     if (quorum.ok) notes.push(`etcd quorum: ${quorum.explanation}.`);

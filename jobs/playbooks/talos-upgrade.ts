@@ -9,30 +9,35 @@ import { runFinalVerification } from '../../src/health/final-verification.ts';
 import { measureWaits } from '../../src/metrics/wait-clock.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
-import { installerImage, retagImage } from '../../src/rules/installer-image.ts';
 import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { upgradeOrder } from '../../src/rules/upgrade-order.ts';
 import { checkTalosUpgradePath } from '../../src/rules/versions.ts';
 import { talosSupportsKubernetes } from '../../src/talos/compatibility.ts';
-import { checkEtcdQuorum, findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../src/talos/observe.ts';
+import { checkEtcdQuorum, findNodeByAddress, kubeNodeView, observeNodeImages, observeTalosVersions } from '../../src/talos/observe.ts';
 import { probeSignals, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import { endpointsAvoiding, upgradeNode } from '../node-upgrade.ts';
+import { deriveInstallerImages, imageChanges, schematicOfImage, type InstallerImages } from '../installer-images.ts';
+import { endpointsAvoiding, hasOtherEndpoint, upgradeNode } from '../node-upgrade.ts';
+import { talosctlClientCheck, talosctlFor } from '../talosctl-client.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
 import { heldByRefusal } from '../engine/held-by.ts';
 
-/**
- * The installer image of every node for `target`, as the rules derive it now: the schematic
- * from Terraform with the cluster's platform, and the Longhorn node class's own installer
- * output retagged. The plan stores it; each node step derives it again before talosctl sees it.
- */
-async function installerImages(deps: OpsJobDeps, cluster: ClusterConfig, target: string, signal?: AbortSignal): Promise<{ schematic: string; imageOf: (address: string) => string }> {
-  const schematic = (await deps.tofu.outputRaw(cluster.terraformDir, 'talos_image_factory_schematic_id', signal)).trim();
-  const image = installerImage({ platform: cluster.installerPlatform, schematic, version: target });
-  const longhornImage =
-    cluster.longhornNodes.length > 0 ? retagImage((await deps.tofu.outputRaw(cluster.terraformDir, 'talos_longhorn_installer_image', signal)).trim(), target) : undefined;
-  return { schematic, imageOf: (address) => (cluster.longhornNodes.includes(address) && longhornImage ? longhornImage : image) };
+/** A request for the version the cluster already runs: a rolling re-install with the images Terraform declares now. */
+export function isReinstall(op: Operation): boolean {
+  return op.target.version !== undefined && op.target.version === op.target.fromVersion;
+}
+
+/** What the plan says about a cluster whose only control plane reboots: talosctl has no other endpoint. */
+function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): string | undefined {
+  const [only] = cluster.controlPlanes;
+  if (only === undefined || hasOtherEndpoint(cluster, only)) return undefined;
+  const seconds = (ms: number): number => Math.round(ms / 1000);
+  return (
+    `${only} is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down. ` +
+    `Its upgrade is asked for without waiting on the connection (talosctl upgrade --wait=false; a --wait through the rebooting node can hang, talos#11830), ` +
+    `then the bot polls the node, each poll bounded by ${seconds(deps.timeouts.probeMs)} s, and counts a refused or timed-out call as not back yet until ${seconds(deps.timeouts.nodeReadyMs)} s have passed.`
+  );
 }
 
 /** Every preflight check of the runbook, collected rather than stopping at the first, so one refusal lists all that is wrong. */
@@ -50,13 +55,9 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const running = reported.size === 1 ? [...reported][0] : undefined;
 
   // The client must match the running Talos; with a directory of binaries the bot picks it.
-  let talosctl;
-  try {
-    talosctl = await session.talosctl(running);
-  } catch (error) {
-    refusals.push(errorText(error));
-    talosctl = await session.talosctl();
-  }
+  const chosen = await talosctlFor(session, running);
+  const talosctl = chosen.talosctl;
+  if (chosen.refusal !== undefined) refusals.push(chosen.refusal);
   const versions = await observeTalosVersions(talosctl, nodes, probe());
   const byVersion = new Map<string, string[]>();
   for (const [node, v] of versions) {
@@ -71,19 +72,38 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     refusals.push(`the cluster runs mixed Talos versions (${mix}); finish or roll back the previous upgrade first, so every node runs one version`);
   }
   const fromVersion = byVersion.size === 1 ? [...byVersion.keys()][0] : running;
-  if (talosctl.binary !== undefined && fromVersion !== undefined) {
-    const client = await talosctl.run(['version', '--client'], [], { signal: probe() }).catch(() => undefined);
-    const tag = /Tag:\s+(\S+)/.exec(client?.stdout ?? '')?.[1];
-    if (tag !== undefined && tag !== fromVersion) {
-      refusals.push(`talosctl is ${tag} but the cluster runs ${fromVersion}; the runbook needs a matching client: install talosctl ${fromVersion} (or put talosctl-${fromVersion} in the TALOSCTL_BIN directory)`);
-    }
+  if (chosen.refusal === undefined) {
+    const client = await talosctlClientCheck(talosctl, fromVersion, probe());
+    if (client !== undefined) refusals.push(client);
   }
 
-  const factoryVersions = await deps.factory.versions(probe());
-  if (fromVersion !== undefined) {
-    const path = checkTalosUpgradePath(fromVersion, target, factoryVersions);
-    if (!path.ok) refusals.push(path.reason);
+  // What each node runs and the image the rules give it now: a request for the running version re-installs the nodes whose image changed.
+  const notes: string[] = [];
+  let images: InstallerImages | undefined;
+  try {
+    images = await deriveInstallerImages(deps, cluster, talosctl, nodes, target, probe());
+    refusals.push(...images.refusals);
+  } catch (error) {
+    refusals.push(`cannot derive the installer image: ${errorText(error)}`);
   }
+  const changes = images === undefined ? [] : imageChanges(images);
+  const factoryVersions = await deps.factory.versions(probe());
+  const path = fromVersion === undefined ? undefined : checkTalosUpgradePath(fromVersion, target, factoryVersions, { imageChanges: changes });
+  if (path !== undefined && !path.ok) refusals.push(path.reason);
+  const reinstall = path?.ok === true && path.kind === 'reinstall';
+  if (reinstall && images !== undefined) {
+    const what = changes.map((node) => {
+      const n = images.byNode.get(node)!;
+      const from = n.running.reachable ? (n.running.schematic ?? 'no schematic') : '?';
+      return `${node} (${n.nodeClass.class} class: ${n.nodeClass.because}) from schematic ${from} to ${n.schematic}`;
+    });
+    notes.push(`A re-install on ${target}, the version every node runs: only the installer image changes, on ${what.join('; ')}. Each node reboots into it, with the same approvals as an upgrade.`);
+  }
+  for (const [node, n] of images?.byNode ?? []) {
+    if (n.nodeClass.class === 'longhorn' && !cluster.longhornNodes.includes(node)) notes.push(`${node} gets the Longhorn installer although longhornNodes does not list it: it ${n.nodeClass.because}.`);
+  }
+  const alone = singleControlPlaneNote(deps, cluster);
+  if (alone !== undefined) notes.push(alone);
   const kubelets = new Set([...views.values()].map((v) => v.kubeletVersion).filter((v): v is string => v !== undefined));
   for (const k8s of kubelets) {
     if (!talosSupportsKubernetes(target, k8s)) {
@@ -97,30 +117,27 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const holder = await deps.lock.holder(cluster.name);
   if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));
 
-  let schematic: string | undefined;
   const steps: Step[] = [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }];
-  try {
-    const images = await installerImages(deps, cluster, target, signal);
-    schematic = images.schematic;
-    const ordered = upgradeOrder(nodes.map((address) => ({ address, role: cluster.controlPlanes.includes(address) ? ('controlplane' as const) : ('worker' as const) })));
-    for (const node of ordered) {
-      const view = views.get(node.address);
-      steps.push({
-        id: `node-${node.address}`,
-        kind: node.role === 'controlplane' ? 'upgrade-control-plane' : 'upgrade-worker',
-        node: node.address,
-        nodeName: view?.name,
-        host: view?.host,
-        image: images.imageOf(node.address),
-        status: 'pending',
-      });
-    }
-  } catch (error) {
-    refusals.push(`cannot derive the installer image: ${errorText(error)}`);
+  // A re-install touches only the nodes whose image changed; an upgrade, every node.
+  const touched = reinstall ? nodes.filter((address) => changes.includes(address)) : nodes;
+  const ordered = upgradeOrder(touched.map((address) => ({ address, role: cluster.controlPlanes.includes(address) ? ('controlplane' as const) : ('worker' as const) })));
+  for (const node of ordered) {
+    const view = views.get(node.address);
+    const image = images?.byNode.get(node.address)?.image;
+    if (image === undefined) continue;
+    steps.push({
+      id: `node-${node.address}`,
+      kind: node.role === 'controlplane' ? 'upgrade-control-plane' : 'upgrade-worker',
+      node: node.address,
+      nodeName: view?.name,
+      host: view?.host,
+      image,
+      status: 'pending',
+    });
   }
   steps.push({ id: 'verify', kind: 'verify', status: 'pending' });
   const rehearsal = cluster.environment === 'production' ? await findStagingRehearsal(deps, 'talos-upgrade', target) : undefined;
-  return { refusals, notes: [], steps, rehearsal, target: { fromVersion, talosVersion: fromVersion, schematic } };
+  return { refusals, notes, steps, rehearsal, target: { fromVersion, talosVersion: fromVersion, schematic: images?.schematic } };
 }
 
 /** One node, idempotent by observation; the bot's own time per node is logged for the benchmark. */
@@ -135,6 +152,7 @@ async function nodeStep(ctx: WalkContext, op: Operation, step: Step): Promise<St
       talosctl: ctx.talosctl,
       step,
       target: op.target.version!,
+      reinstall: isReinstall(op),
       log,
       signal: ctx.signal,
       markIssued: async (fromVersion, bootId) => {
@@ -151,7 +169,8 @@ async function nodeStep(ctx: WalkContext, op: Operation, step: Step): Promise<St
     { step: step.id, wallMs: Math.round(measured.wallMs), waitMs: Math.round(measured.waitMs), overheadMs: Math.round(measured.wallMs - measured.waitMs), outcome: outcome.kind },
     'node step finished',
   );
-  return { event: `${outcome.kind === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`, detail: outcome.detail, status: outcome.kind === 'skipped' ? 'skipped' : 'done' };
+  const done = isReinstall(op) ? 're-installed' : 'upgraded';
+  return { event: `${outcome.kind === 'skipped' ? 'skipped' : done}: ${stepLabel(step)}`, detail: outcome.detail, status: outcome.kind === 'skipped' ? 'skipped' : 'done' };
 }
 
 /** The runbook's final verification: every node on the target, then the gate with Cilium, Flux and pods ready. */
@@ -160,6 +179,18 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   const versions = await observeTalosVersions(ctx.talosctl, allNodes(ctx.cluster), ctx.signal);
   const off = [...versions].filter(([, v]) => !v.reachable || v.version !== target).map(([n, v]) => `${n}: ${v.reachable ? v.version : v.error}`);
   if (off.length > 0) throw new StepFailure(`not every node runs ${target}`, off);
+  if (isReinstall(op)) {
+    // A re-install keeps the version, so only the schematic shows that it took effect.
+    const nodeSteps = op.steps.filter((s) => s.node !== undefined && s.image !== undefined);
+    const running = await observeNodeImages(ctx.talosctl, nodeSteps.map((s) => s.node!), ctx.signal);
+    const stale = nodeSteps.flatMap((s) => {
+      const seen = running.get(s.node!);
+      const expected = schematicOfImage(s.image);
+      if (seen?.reachable === true && seen.schematic === expected) return [];
+      return [`${s.node!}: ${seen?.reachable === true ? `schematic ${seen.schematic ?? 'none'}` : (seen?.error ?? 'no answer')}, expected ${expected ?? s.image!}`];
+    });
+    if (stale.length > 0) throw new StepFailure('not every re-installed node runs the schematic of its new installer image', stale);
+  }
   const gate = await runFinalVerification(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }, { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs });
   if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
   return { event: 'verified', detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)` };
@@ -176,8 +207,9 @@ export const talosUpgradePlaybook: Playbook = {
   },
   async recheck(ctx, op, step) {
     if (step.image === undefined || step.node === undefined || step.issuedAt !== undefined) return [];
-    const { imageOf } = await installerImages(ctx.deps, ctx.cluster, op.target.version!, probeSignal(ctx));
-    const expected = imageOf(step.node);
+    const images = await deriveInstallerImages(ctx.deps, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, probeSignal(ctx));
+    const expected = images.byNode.get(step.node)?.image;
+    if (expected === undefined) return [`stored installer image ${step.image}`, ...images.refusals];
     return expected === step.image ? [] : [`stored installer image ${step.image}`, `the rules derive ${expected} for ${step.node} now; plan the upgrade again`];
   },
   runStep(ctx, op, step) {

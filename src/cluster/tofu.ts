@@ -33,3 +33,15 @@ export function createTofu(options: TofuOptions): Tofu {
     },
   };
 }
+
+/**
+ * `tofu output -raw <name>` for an output a configuration may not declare (the Longhorn node
+ * class's installer): undefined when tofu says the output is not found; any other failure throws.
+ */
+export async function optionalOutputRaw(tofu: Tofu, terraformDir: string, name: string, signal?: AbortSignal): Promise<string | undefined> {
+  const result = await tofu.run(terraformDir, ['output', '-raw', name], { signal, okExitCodes: [0, 1] });
+  if (result.exitCode === 0) return result.stdout;
+  if (result.stderr.includes(`Output "${name}" not found`)) return undefined;
+  const detail = result.stderr.replace(/[│╷╵]/g, ' ').replace(/\s+/g, ' ').trim();
+  throw new Error(`tofu output -raw ${name} exited with ${result.exitCode}${detail ? `: ${detail}` : ''}`);
+}

@@ -77,3 +77,88 @@ export function retagImage(image: string, version: string): string {
   }
   return `${repository}:${version}`;
 }
+
+/** An Image Factory installer reference, read back into its parts. */
+export interface FactoryInstaller {
+  /** `nocloud`, `metal`…; undefined for the generic `installer` image. */
+  platform: string | undefined;
+  secureboot: boolean;
+  schematic: string;
+  /** The tag, when the reference has one. */
+  version: string | undefined;
+}
+
+const FACTORY_INSTALLER = /^factory\.talos\.dev\/(?:([a-z0-9]+(?:-[a-z0-9]+)*)-)?installer(-secureboot)?\/([0-9a-f]{64})(?::([^:/@\s]+))?$/;
+
+/** Reads `factory.talos.dev/[<platform>-]installer[-secureboot]/<schematic>[:<tag>]`; undefined for any other reference. */
+export function readFactoryInstaller(image: string): FactoryInstaller | undefined {
+  const match = FACTORY_INSTALLER.exec(image.trim());
+  if (match === null) return undefined;
+  return { platform: match[1], secureboot: match[2] !== undefined, schematic: match[3]!, version: match[4] };
+}
+
+/**
+ * Checks an installer image Terraform outputs for a node class (`talos_longhorn_installer_image`)
+ * before the bot retags it: it must be the Image Factory's installer for the cluster's platform.
+ * The generic `installer` image can rename eth0 to ens18 on these VMs and cut them off the network.
+ *
+ * @param output the Terraform output's name, for the message
+ * @returns the schematic the image carries
+ * @throws {InstallerImageError} for a generic installer, another platform's, or a reference that
+ *   is not an Image Factory installer
+ */
+export function checkTerraformInstaller(image: string, platform: string, output: string): { schematic: string } {
+  const expected = `${FACTORY_REGISTRY}/${platform}-installer/<schematic>:<version>`;
+  const read = readFactoryInstaller(image);
+  if (read === undefined) {
+    const generic = /(^|\/)installer(-secureboot)?(:|\/|@|$)/.test(image.trim()) && !/-installer/.test(image);
+    const what = generic ? 'the generic installer, which can rename eth0 and cut the node off the network' : 'not an Image Factory installer';
+    throw new InstallerImageError(`${output} is ${JSON.stringify(image.trim())}, ${what}: Terraform must output ${expected}`);
+  }
+  if (read.platform === undefined) {
+    throw new InstallerImageError(
+      `${output} is ${JSON.stringify(image.trim())}, the generic Image Factory installer (factory.talos.dev/installer/…), which can rename eth0 and cut the node off the network: Terraform must output ${expected}`,
+    );
+  }
+  if (read.platform !== platform) {
+    throw new InstallerImageError(
+      `${output} is a ${read.platform}-installer image, but the nodes of this cluster install ${platform}-installer: Terraform must output ${expected}`,
+    );
+  }
+  return { schematic: read.schematic };
+}
+
+/** The system extensions that make a node of the Longhorn node class (ADR 008). */
+export const LONGHORN_EXTENSIONS: readonly string[] = ['iscsi-tools', 'util-linux-tools'];
+
+/** What decides which Terraform installer output a node gets. */
+export interface NodeClassInput {
+  /** Listed in the inventory's `longhornNodes`. */
+  listed: boolean;
+  /** What the node runs (`talosctl get extensions`): its schematic, when it lists one, and its extensions' names. */
+  running: { schematic: string | undefined; extensions: string[] } | undefined;
+  /** The schematic of Terraform's Longhorn installer output, when Terraform has one. */
+  longhornSchematic: string | undefined;
+}
+
+export interface NodeClass {
+  class: 'longhorn' | 'default';
+  /** Why, for the plan: what was observed or declared. */
+  because: string;
+}
+
+/**
+ * A node's installer class, from what it runs as much as from what the inventory lists: a node
+ * that runs the Longhorn schematic or any of Longhorn's extensions keeps the Longhorn installer
+ * (the default image would remove them and break its volumes), and so does a node the inventory
+ * lists (that is how one joins the class).
+ */
+export function nodeInstallerClass(input: NodeClassInput): NodeClass {
+  const { running, longhornSchematic } = input;
+  if (running?.schematic !== undefined && running.schematic === longhornSchematic) return { class: 'longhorn', because: 'runs the Longhorn schematic' };
+  const names = (running?.extensions ?? []).map((e) => e.split('/').pop()!);
+  const longhorn = LONGHORN_EXTENSIONS.filter((e) => names.includes(e));
+  if (longhorn.length > 0) return { class: 'longhorn', because: `runs ${longhorn.join(', ')}` };
+  if (input.listed) return { class: 'longhorn', because: 'listed in longhornNodes' };
+  return { class: 'default', because: running === undefined ? 'its extensions are unknown' : 'runs no Longhorn extension' };
+}

@@ -75,12 +75,16 @@ export type UpgradePathCode =
   | 'skips-minor'
   | 'not-published'
   | 'not-latest-patch'
+  | 'running-not-latest-patch'
   | 'unsupported-version'
   | 'host-too-old'
   | 'talos-does-not-support-kubernetes';
 
-/** An upgrade path check: allowed as a patch or a minor step, or refused with what to do instead. */
-export type UpgradePath = { ok: true; kind: 'patch' | 'minor' } | { ok: false; code: UpgradePathCode; reason: string };
+/**
+ * An upgrade path check: allowed as a patch or a minor step, or as a re-install on the running
+ * version (new installer images, same version), or refused with what to do instead.
+ */
+export type UpgradePath = { ok: true; kind: 'patch' | 'minor' | 'reinstall' } | { ok: false; code: UpgradePathCode; reason: string };
 
 function parseSemver(version: string): semver.SemVer | null {
   return semver.parse(version.trim().replace(/^v/, ''));
@@ -98,16 +102,28 @@ function latestPatch(releases: semver.SemVer[], major: number, minor: number): s
   return newest === undefined ? undefined : `v${newest.version}`;
 }
 
+/** Options of {@link checkTalosUpgradePath}. */
+export interface TalosUpgradePathOptions {
+  /**
+   * For a target equal to the running version: the nodes whose installer image, as the rules
+   * derive it now, differs from what they run (another schematic). Non-empty makes the request a
+   * re-install of those nodes; empty or absent, there is nothing to do. Default none.
+   */
+  imageChanges?: string[];
+}
+
 /**
  * Checks a Talos upgrade against the runbook: one adjacent minor at a time, the latest patch of
- * each minor, never a downgrade or the same version, only versions the Image Factory publishes,
- * and only when the target minor accepts the running host (`upgradeFromMin`).
+ * each minor (the one the cluster leaves included), never a downgrade, only versions the Image
+ * Factory publishes, and only when the target minor accepts the running host (`upgradeFromMin`).
+ * The running version itself is a re-install when some node's installer image changed (a
+ * same-version extension or schematic change), and nothing to do otherwise.
  *
  * @param running the version the cluster runs, e.g. `v1.11.6`
  * @param target the requested version, e.g. `v1.12.11`
  * @param factoryVersions the Image Factory's `GET /versions` list; pre-releases are ignored
  */
-export function checkTalosUpgradePath(running: string, target: string, factoryVersions: string[]): UpgradePath {
+export function checkTalosUpgradePath(running: string, target: string, factoryVersions: string[], options: TalosUpgradePathOptions = {}): UpgradePath {
   const from = parseSemver(running);
   const to = parseSemver(target);
   if (from === null) return refuse('invalid-version', `the running Talos version ${JSON.stringify(running)} is not a version`);
@@ -115,7 +131,16 @@ export function checkTalosUpgradePath(running: string, target: string, factoryVe
   if (to.prerelease.length > 0) return refuse('prerelease', `v${to.version} is a pre-release: upgrade only to released versions`);
   const releases = factoryVersions.map(parseSemver).filter((v): v is semver.SemVer => v !== null && v.prerelease.length === 0);
   const cmp = semver.compare(to, from);
-  if (cmp === 0) return refuse('same-version', `the cluster already runs v${from.version}: nothing to upgrade`);
+  if (cmp === 0) {
+    const changes = options.imageChanges ?? [];
+    if (changes.length === 0) {
+      return refuse('same-version', `the cluster already runs v${from.version} with that schematic on every node: nothing to upgrade or re-install`);
+    }
+    if (!releases.some((v) => semver.eq(v, to))) {
+      return refuse('not-published', `v${to.version} is not published by the Image Factory, so its installer images cannot be pulled for a re-install`);
+    }
+    return { ok: true, kind: 'reinstall' };
+  }
   if (cmp < 0) {
     return refuse(
       'downgrade',
@@ -140,6 +165,14 @@ export function checkTalosUpgradePath(running: string, target: string, factoryVe
   }
   if (latest !== undefined && latest !== `v${to.version}`) {
     return refuse('not-latest-patch', `v${to.version} is not the latest patch of ${minor}: upgrade to ${latest}, the latest patch of ${minor}, instead`);
+  }
+  const runningLatest = latestPatch(releases, from.major, from.minor);
+  if (nextMinor && runningLatest !== undefined && semver.lt(from, runningLatest.slice(1))) {
+    const runningMinor = `${from.major}.${from.minor}`;
+    return refuse(
+      'running-not-latest-patch',
+      `the cluster runs v${from.version}, not ${runningLatest}, the latest patch of ${runningMinor}: patch first, as an operation of its own (\`/talos upgrade talos ${runningLatest}\`), then upgrade to v${to.version}; the runbook takes the latest patch of each minor before the next minor`,
+    );
   }
   const support = supportFor(to.version);
   if (support === undefined) {
@@ -193,4 +226,21 @@ export function checkKubernetesUpgradePath(running: string, target: string, talo
     );
   }
   return { ok: true, kind: nextMinor ? 'minor' : 'patch' };
+}
+
+/**
+ * The runbook's "use a talosctl client that matches the currently running Talos version", for
+ * every operation that runs talosctl: the refusal when the client's own tag is another version,
+ * else undefined.
+ *
+ * @param client the tag `talosctl version --client` prints, e.g. `v1.11.6`
+ * @param running the Talos version the nodes to be touched run
+ * @param where who runs `running`, for the message; default `the cluster`
+ */
+export function talosctlClientRefusal(client: string, running: string, where = 'the cluster'): string | undefined {
+  const ours = parseSemver(client);
+  const theirs = parseSemver(running);
+  if (ours !== null && theirs !== null && semver.eq(ours, theirs)) return undefined;
+  const wanted = theirs === null ? running : `v${theirs.version}`;
+  return `talosctl is ${client} but ${where} runs ${running}; the runbook needs a matching client: install talosctl ${wanted} (or put talosctl-${wanted} in the TALOSCTL_BIN directory)`;
 }

@@ -1,6 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeApi } from '../kube/kube-api.ts';
 import { parseEtcdStatus } from './parse-etcd-status.ts';
+import { extensionsFromGet, parseGetJson, schematicsFromGet } from './parse-get.ts';
 import { parseNodeErrors } from './parse-node-errors.ts';
 import { parseTalosVersion } from './parse-version.ts';
 import type { Talosctl } from './talosctl.ts';
@@ -23,6 +24,64 @@ export async function observeTalosVersions(talosctl: Talosctl, nodes: string[], 
   }
   for (const node of nodes) {
     if (!out.has(node)) out.set(node, { reachable: false, error: result.stderr.trim().split('\n').pop() || 'no answer' });
+  }
+  return out;
+}
+
+/**
+ * One poll of a node that may be rebooting: its version, never a hang and never a throw for a
+ * node that does not answer. The call is bounded by `probeMs` (through an endpoint that is itself
+ * rebooting talosctl can wait on a connection for a long time, talos#11830), and a refused
+ * connection, a timeout or an unreadable answer all mean "not back yet". Only a cancel of `signal`
+ * (the job's) is thrown.
+ */
+export async function pollTalosVersion(talosctl: Talosctl, node: string, options: { probeMs: number; signal?: AbortSignal; endpoints?: string[] }): Promise<NodeVersion> {
+  const timeout = AbortSignal.timeout(options.probeMs);
+  const bound = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  try {
+    const result = await talosctl.run(['version'], [node], { signal: bound, timeoutMs: options.probeMs, okExitCodes: [0, 1], endpoints: options.endpoints });
+    const report = result.stdout.trim() === '' ? { servers: [] } : parseTalosVersion(result.stdout);
+    const server = report.servers.find((s) => s.node === node) ?? (report.servers.length === 1 ? report.servers[0] : undefined);
+    if (server !== undefined) return { reachable: true, version: server.tag };
+    const error = parseNodeErrors(result.stderr).find((e) => e.node === node)?.message;
+    return { reachable: false, error: error ?? (result.stderr.trim().split('\n').pop() || 'no answer') };
+  } catch (error) {
+    if (options.signal?.aborted === true) throw error;
+    if (timeout.aborted) return { reachable: false, error: `no answer within ${Math.round(options.probeMs / 1000)} s` };
+    return { reachable: false, error: (error as Error).message };
+  }
+}
+
+/** What a node's Talos image carries: its Image Factory schematic (undefined when it lists none) and its system extensions. */
+export type NodeImage = { reachable: true; schematic: string | undefined; extensions: string[] } | { reachable: false; error: string };
+
+/**
+ * `talosctl get extensions -o json` on `nodes`: each node's schematic (the `schematic`
+ * pseudo-extension factory-built nodes list) and its system extensions, by name.
+ */
+export async function observeNodeImages(talosctl: Talosctl, nodes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<Map<string, NodeImage>> {
+  const result = await talosctl.run(['get', 'extensions', '-o', 'json'], nodes, { signal, okExitCodes: [0, 1], endpoints });
+  const items = result.stdout.trim() === '' ? [] : parseGetJson(result.stdout);
+  const nodeOf = (n: string | undefined): string | undefined => n ?? (nodes.length === 1 ? nodes[0] : undefined);
+  const out = new Map<string, NodeImage>();
+  const errors = parseNodeErrors(result.stderr);
+  for (const node of nodes) {
+    const failure = errors.find((e) => e.node === node);
+    if (failure !== undefined) {
+      out.set(node, { reachable: false, error: failure.message });
+      continue;
+    }
+    const answered = items.some((i) => nodeOf(i.node) === node);
+    if (!answered && result.exitCode !== 0) {
+      out.set(node, { reachable: false, error: result.stderr.trim().split('\n').pop() || 'no answer' });
+      continue;
+    }
+    const own = items.filter((i) => nodeOf(i.node) === node);
+    out.set(node, {
+      reachable: true,
+      schematic: schematicsFromGet(own)[0]?.schematic,
+      extensions: extensionsFromGet(own).map((e) => e.name),
+    });
   }
   return out;
 }

@@ -68,14 +68,22 @@ describe('/talos remove of a control plane', () => {
 });
 
 describe('refusals', () => {
-  it('refuses the only control plane (disaster recovery), the last worker, an unknown node and a stranger, before any job', async () => {
+  it('refuses the only control plane (disaster recovery), an unknown node and a stranger, before any job', async () => {
     expect(await h.command('remove 10.0.20.204', { channel: CHANNELS.staging })).toContain(
       'is the only control plane of *staging*: removing it leaves no etcd member, which is disaster recovery, not a node removal. Follow the disaster-recovery runbook',
     );
-    expect(await h.command('remove 10.0.20.205', { channel: CHANNELS.staging })).toContain('is the last worker of *staging*');
     expect(await h.command('remove 10.0.30.14')).toContain('Known addresses: 10.0.30.11, 10.0.30.12, 10.0.30.13');
     expect(await h.command('remove 10.0.30.13', { user: USERS.eve })).toContain('Only operators of *production*');
     expect(h.sim.calls.filter((c) => c.bin === 'talosctl')).toEqual([]);
+  });
+
+  it("refuses staging's last worker while its only control plane keeps the NoSchedule taint, naming the node and the taint", async () => {
+    const plan = await requestRemoval('remove 10.0.20.205', CHANNELS.staging);
+    expect(plan.root.text).toContain('refused');
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      'removing talos-stg-w-1 (10.0.20.205) would leave no node that accepts workloads: talos-stg-cp-1 (control plane) is tainted node-role.kubernetes.io/control-plane:NoSchedule',
+    );
+    expect(resetCalls()).toEqual([]);
   });
 
   it('refuses when the remaining members could not keep quorum, with the arithmetic', async () => {
@@ -106,6 +114,22 @@ describe('refusals', () => {
 });
 
 describe('approval', () => {
+  it('shows the quorum as it is when asked, and checks quorum and the gate again once approved: a gate failed by then stops before the reset', async () => {
+    const plan = await requestRemoval('remove 10.0.30.13');
+    const request = await waitForApprovalRequest(h, plan);
+    expect(JSON.stringify(request.blocks)).toContain('3 members need 2 for quorum; after removal 2 remain, which keep quorum (2 of 2) but tolerate no further failure');
+    h.sim.faults.set('production', { fluxStalled: ['apps'] });
+
+    await approve(h, request, USERS.carol);
+    const done = await waitForRootState(h, plan, /completed|stopped/);
+
+    expect(done.text).toContain('stopped');
+    const stop = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped'));
+    expect(stop?.text).toContain('the health gate failed before the reset of 10.0.30.13; nothing was reset');
+    expect(resetCalls()).toEqual([]);
+    expect(h.sim.node('production', '10.0.30.13').etcdMember).toBe(true);
+  });
+
   it('ignores a click by an operator or a stranger; nothing is reset', async () => {
     const plan = await requestRemoval('remove 10.0.30.13');
     const request = await waitForApprovalRequest(h, plan);

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { schematicId } from '../sim/schematics.ts';
 import { approve, approveUntilDone, auditLines, clickStart, opLink, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
@@ -30,7 +31,7 @@ describe('Talos upgrade of production (three control planes)', () => {
     const since = h.sim.calls.length;
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
     const planBlocks = JSON.stringify(plan.root.blocks);
-    expect(plan.root.text).toContain('Talos upgrade v1.11.5 → v1.12.11: production');
+    expect(plan.root.text).toContain('Talos upgrade v1.11.6 → v1.12.11: production');
     expect(planBlocks).toContain('release notes');
     expect(planBlocks).toContain('"action_id":"talos-op-start"');
     expect(upgradeCalls(since)).toEqual([]);
@@ -82,7 +83,7 @@ describe('Talos upgrade of staging (one control plane, one worker)', () => {
     const request = await waitForApprovalRequest(h, plan, CHANNELS.staging);
     expect(request.text).toContain('10.0.20.204');
     expect(h.sim.node('staging', '10.0.20.205').talosVersion).toBe(TARGET);
-    expect(h.sim.node('staging', '10.0.20.204').talosVersion).toBe('v1.11.5');
+    expect(h.sim.node('staging', '10.0.20.204').talosVersion).toBe('v1.11.6');
     await approve(h, request, USERS.carol, CHANNELS.staging);
     const done = await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging);
     expect(done.text).toContain('completed');
@@ -108,7 +109,7 @@ describe('preflight refusals touch nothing and say what to do', () => {
   it('refuses a patch that is not the latest of its minor', () => refused('upgrade talos v1.12.10', /v1\.12\.11/));
   it('refuses a downgrade', () => refused('upgrade talos v1.10.9', /downgrade|older|newer/i));
   it('refuses a mixed cluster', async () => {
-    h.sim.node('production', '10.0.30.13').talosVersion = 'v1.11.6';
+    h.sim.node('production', '10.0.30.13').talosVersion = 'v1.11.5';
     await refused(`upgrade talos ${TARGET}`, /mixed Talos versions/);
   });
   it('refuses when the health gate fails', async () => {
@@ -133,6 +134,55 @@ describe('preflight refusals touch nothing and say what to do', () => {
   it('refuses a user who is not an operator, and a command from another cluster\'s channel', async () => {
     expect(await h.command(`upgrade talos ${TARGET}`, { user: USERS.eve })).toContain('Only operators of *production*');
     expect(await h.command(`upgrade talos ${TARGET} production`, { channel: CHANNELS.staging })).toContain('taken only in its maintenance channel');
+  });
+});
+
+describe('the version rules: the latest patch of each minor, and a same-version schematic change', () => {
+  it('refuses a minor upgrade from an older patch of the running minor, and names the patch to run first as an operation of its own', async () => {
+    for (const node of h.sim.cluster('production').nodes) node.talosVersion = 'v1.11.5';
+    const since = h.sim.calls.length;
+
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    expect(plan.root.text).toContain('refused');
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      'the cluster runs v1.11.5, not v1.11.6, the latest patch of 1.11: patch first, as an operation of its own (`/talos upgrade talos v1.11.6`), then upgrade to v1.12.11',
+    );
+    expect(upgradeCalls(since)).toEqual([]);
+  });
+
+  it('refuses the running version when no node would change, and re-installs staging with the schematic Terraform now declares', async () => {
+    const refused = await requestUpgrade(h, 'upgrade talos v1.11.6', { channel: CHANNELS.staging });
+    expect(refused.root.text).toContain('refused');
+    expect(JSON.stringify(refused.root.blocks)).toContain('the cluster already runs v1.11.6 with that schematic on every node: nothing to upgrade or re-install');
+
+    // Terraform now declares qemu-guest-agent in the default schematic.
+    const declared = schematicId(['siderolabs/qemu-guest-agent']);
+    h.sim.state.schematics[declared] = ['siderolabs/qemu-guest-agent'];
+    h.sim.cluster('staging').terraform.defaultSchematic = declared;
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, 'upgrade talos v1.11.6', { channel: CHANNELS.staging });
+    const planBlocks = JSON.stringify(plan.root.blocks);
+    expect(planBlocks).toContain('A re-install on v1.11.6, the version every node runs: only the installer image changes');
+    expect(planBlocks).toContain('10.0.20.204 is the only control plane: while it reboots, talosctl has no other endpoint');
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const request = await waitForApprovalRequest(h, plan, CHANNELS.staging);
+    await approve(h, request, USERS.carol, CHANNELS.staging);
+    const done = await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging);
+
+    expect(done.text).toContain('completed');
+    const image = `factory.talos.dev/nocloud-installer/${declared}:v1.11.6`;
+    // The worker is waited on through the control plane; the only control plane is only asked, then polled back.
+    expect(upgradeCalls(since).map((c) => [flag(c.argv, '--nodes'), flag(c.argv, '--image'), c.argv.includes('--wait')])).toEqual([
+      ['10.0.20.205', image, true],
+      ['10.0.20.204', image, false],
+    ]);
+    for (const address of ['10.0.20.204', '10.0.20.205']) {
+      const node = h.sim.node('staging', address);
+      expect([address, node.talosVersion, node.schematic]).toEqual([address, 'v1.11.6', declared]);
+    }
+    const thread = h.slack.thread(CHANNELS.staging, plan.root.ts).map((m) => h.slack.versions(CHANNELS.staging, m.ts)[0]?.text ?? m.text);
+    expect(thread.some((text) => /re-installed: worker talos-stg-w-1/.test(text))).toBe(true);
   });
 });
 
@@ -174,9 +224,9 @@ describe('stop at the first failure', () => {
     const done = await approveUntilDone(h, plan);
     expect(done.text).toContain('stopped at the first failure');
     expect(h.sim.upgradeCount('production', '10.0.30.13')).toBe(0);
-    expect(h.sim.node('production', '10.0.30.13').talosVersion).toBe('v1.11.5');
+    expect(h.sim.node('production', '10.0.30.13').talosVersion).toBe('v1.11.6');
     const failure = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.startsWith('#') && m.text.includes('❌ Stopped'));
-    expect(failure?.text).toMatch(/came back on v1\.11\.5, not v1\.12\.11/);
+    expect(failure?.text).toMatch(/came back on v1\.11\.6, not v1\.12\.11/);
     expect(JSON.stringify(failure?.blocks)).toContain('talos-node-rollback');
 
     const next = await h.command(`upgrade talos ${TARGET}`);

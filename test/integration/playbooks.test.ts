@@ -15,7 +15,8 @@ import { parseEtcdStatus } from '../../src/talos/parse-etcd-status.ts';
 import { parseServiceInfo } from '../../src/talos/parse-service.ts';
 import { parseTalosVersion } from '../../src/talos/parse-version.ts';
 import { schematicId } from '../sim/schematics.ts';
-import { productionShape } from '../sim/shapes.ts';
+import { productionShape, stagingShape } from '../sim/shapes.ts';
+import type { ClusterShape } from '../sim/types.ts';
 import { engineFixture, type EngineFixture } from '../support/engine-fixture.ts';
 import { fakeCluster, inventoryOf, TALOSCONFIG, type FakeCluster } from '../support/fake-cluster.ts';
 import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
@@ -58,14 +59,21 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The engine on another cluster than the default one: `other`, with `options` for its fake cluster. */
+function onCluster(other: ClusterShape, options: { talosctlBinary?: string; timing?: { rebootMs?: number } } = {}): void {
+  cluster.close();
+  cluster = fakeCluster({ shape: other, terraformDir: TERRAFORM_DIR, ...options });
+  f = engineFixture(redis, { inventory: inventoryOf(other, { terraformDir: TERRAFORM_DIR, snapshotDir: join(dir, 'snapshots') }), cluster });
+}
+
 const job = (opId: string): Job => ({ id: `job-${opId}`, data: { opId } }) as unknown as Job;
 const preflight = (opId: string): Promise<void> => createPreflightJob(f.deps, PLAYBOOKS)(job(opId));
 const run = (opId: string): Promise<void> => createRunJob(f.deps, PLAYBOOKS)(job(opId));
 const stored = async (id: string): Promise<Operation> => (await f.deps.store.get(id))!;
 
 /** What the Start button does once its checks passed: the lock, then the plan becomes a run. */
-async function start(opId: string): Promise<void> {
-  expect((await f.deps.lock.acquire('production', opId)).ok).toBe(true);
+async function start(opId: string, clusterName = 'production'): Promise<void> {
+  expect((await f.deps.lock.acquire(clusterName, opId)).ok).toBe(true);
   await f.deps.store.update(opId, (o) => (o.state === 'planned' ? { ...o, state: 'running', startedBy: 'U0ALICE', startedAt: f.clock.now.toISOString(), planNonce: undefined } : undefined));
 }
 
@@ -393,5 +401,359 @@ describe('a node removal', () => {
     expect(cluster.events.filter((e) => e.kind === 'node-deleted').map((e) => e.node)).toEqual(['10.0.30.21']);
     expect(cluster.node('10.0.30.21').k8sRegistered).toBe(false);
     expect(await f.deps.lock.holder('production')).toBeUndefined();
+  });
+});
+
+describe('the version rules of the runbook', () => {
+  it('refuses a minor upgrade from a patch that is not the latest of the running minor, and says to patch first as an operation of its own', async () => {
+    // Arrange: every node runs v1.11.5; the Image Factory lists v1.11.6.
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.12.11' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toContain(
+      'the cluster runs v1.11.5, not v1.11.6, the latest patch of 1.11: patch first, as an operation of its own (`/talos upgrade talos v1.11.6`), then upgrade to v1.12.11; the runbook takes the latest patch of each minor before the next minor',
+    );
+  });
+
+  it('plans the same minor upgrade from the latest patch of the running minor', async () => {
+    // Arrange
+    for (const node of cluster.model.nodes) node.talosVersion = 'v1.11.6';
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.12.11' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.refusals).toEqual([]);
+    expect(after.state).toBe('planned');
+    expect(after.target).toMatchObject({ version: 'v1.12.11', fromVersion: 'v1.11.6' });
+  });
+
+  const clientChecked = [
+    { kind: 'talos-upgrade' as const, target: { version: 'v1.11.6' }, where: 'the cluster' },
+    { kind: 'k8s-upgrade' as const, target: { version: '1.34.2' }, where: 'the cluster' },
+    { kind: 'node-rollback' as const, target: { node: '10.0.30.12' }, where: '10.0.30.12' },
+    { kind: 'node-remove' as const, target: { node: '10.0.30.21' }, where: '10.0.30.21' },
+  ];
+
+  it.each(clientChecked)('refuses a $kind when the one talosctl binary is another version than the running Talos', async ({ kind, target, where }) => {
+    // Arrange: TALOSCTL_BIN names one talosctl, v1.11.6; the cluster runs v1.11.5.
+    onCluster(shape, { talosctlBinary: 'v1.11.6' });
+    const op = await f.operation({ kind, state: 'preflight', target });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toContain(
+      `talosctl is v1.11.6 but ${where} runs v1.11.5; the runbook needs a matching client: install talosctl v1.11.5 (or put talosctl-v1.11.5 in the TALOSCTL_BIN directory)`,
+    );
+    expect(cluster.talosctlCalls('version --client')).not.toEqual([]);
+  });
+
+  it.each(clientChecked)('takes a $kind when the one talosctl binary matches the running Talos', async ({ kind, target }) => {
+    // Arrange
+    onCluster(shape, { talosctlBinary: 'v1.11.5' });
+    const op = await f.operation({ kind, state: 'preflight', target });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.refusals).toEqual([]);
+    expect(['planned', 'running']).toContain(after.state);
+    expect(cluster.talosctlCalls('version --client')).not.toEqual([]);
+  });
+});
+
+describe('a re-install on the running version', () => {
+  const image = (schematic: string): string => `factory.talos.dev/nocloud-installer/${schematic}:v1.11.5`;
+
+  it('is refused when every node already runs the schematic the rules derive', async () => {
+    // Arrange
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.5' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toEqual(['the cluster already runs v1.11.5 with that schematic on every node: nothing to upgrade or re-install']);
+  });
+
+  it('re-installs only the nodes whose schematic Terraform changed, the control plane after an approval, and checks the schematic each runs', async () => {
+    // Arrange: Terraform now declares qemu-guest-agent; two control planes already run it.
+    const declared = cluster.declareSchematic(['siderolabs/qemu-guest-agent']);
+    const before = cluster.model.terraform.defaultSchematic;
+    cluster.model.terraform.defaultSchematic = declared;
+    for (const cp of ['10.0.30.11', '10.0.30.12']) cluster.node(cp).schematic = declared;
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.5' } });
+
+    // Act
+    await preflight(op.id);
+    const planned = await stored(op.id);
+    await start(op.id);
+    await run(op.id);
+    const waiting = await stored(op.id);
+    await approve(op.id);
+    await run(op.id);
+
+    // Assert
+    expect(planned.state).toBe('planned');
+    expect(planned.steps.map((s) => [s.id, s.kind, s.image])).toEqual([
+      ['snapshot', 'snapshot', undefined],
+      ['node-10.0.30.21', 'upgrade-worker', image(declared)],
+      ['node-10.0.30.13', 'upgrade-control-plane', image(declared)],
+      ['verify', 'verify', undefined],
+    ]);
+    expect(planned.notes).toEqual([
+      `A re-install on v1.11.5, the version every node runs: only the installer image changes, on 10.0.30.13 (default class: runs no Longhorn extension) from schematic ${before} to ${declared}; ` +
+        `10.0.30.21 (default class: runs no Longhorn extension) from schematic ${before} to ${declared}. Each node reboots into it, with the same approvals as an upgrade.`,
+    ]);
+    expect(waiting.state).toBe('awaiting-approval');
+    expect(waiting.approvals.map((a) => [a.step, a.state])).toEqual([['node-10.0.30.13', 'pending']]);
+    expect(waiting.steps.find((s) => s.id === 'node-10.0.30.21')).toMatchObject({ status: 'done', fromVersion: 'v1.11.5' });
+    const after = await stored(op.id);
+    expect(after.state).toBe('completed');
+    expect(after.audit.map((e) => e.event)).toEqual(expect.arrayContaining(['re-installed: worker talos-prd-w-1 (10.0.30.21, host pve1)', 're-installed: control plane talos-prd-cp-3 (10.0.30.13, host pve3)']));
+    expect(cluster.talosctlCalls('upgrade').map((c) => [c[2], c[c.indexOf('--nodes') + 1]])).toEqual([
+      [image(declared), '10.0.30.21'],
+      [image(declared), '10.0.30.13'],
+    ]);
+    expect(cluster.events.filter((e) => e.kind === 'upgrade-start').map((e) => [e.node, e.fromVersion, e.toVersion])).toEqual([
+      ['10.0.30.21', 'v1.11.5', 'v1.11.5'],
+      ['10.0.30.13', 'v1.11.5', 'v1.11.5'],
+    ]);
+    for (const node of cluster.model.nodes) expect([node.address, node.talosVersion, node.schematic]).toEqual([node.address, 'v1.11.5', declared]);
+  });
+
+  it('skips a node that already runs the new schematic when its step comes, without talosctl upgrade', async () => {
+    // Arrange: planned for the worker only; someone re-installed it by hand before the run.
+    const declared = cluster.declareSchematic(['siderolabs/qemu-guest-agent']);
+    cluster.model.terraform.defaultSchematic = declared;
+    for (const cp of cluster.model.nodes.filter((n) => n.role === 'controlplane')) cp.schematic = declared;
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.5' } });
+    await preflight(op.id);
+    await start(op.id);
+    cluster.node('10.0.30.21').schematic = declared;
+
+    // Act
+    await run(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('completed');
+    expect(after.steps.find((s) => s.id === 'node-10.0.30.21')).toMatchObject({ status: 'skipped', detail: `already runs v1.11.5 with schematic ${declared}; not re-installed` });
+    expect(cluster.talosctlCalls('upgrade')).toEqual([]);
+  });
+
+  it('stops when the node comes back on the version but without the new schematic (a silent A/B revert)', async () => {
+    // Arrange
+    const declared = cluster.declareSchematic(['siderolabs/qemu-guest-agent']);
+    const before = cluster.model.terraform.defaultSchematic;
+    cluster.model.terraform.defaultSchematic = declared;
+    for (const cp of cluster.model.nodes.filter((n) => n.role === 'controlplane')) cp.schematic = declared;
+    cluster.model.faults.upgradeSilentRevert = ['10.0.30.21'];
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.5' } });
+    await preflight(op.id);
+    await start(op.id);
+
+    // Act
+    await run(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('failed');
+    expect(after.reason).toBe('10.0.30.21 came back on v1.11.5 without the new image\'s schematic: Talos booted the previous image (a silent A/B revert)');
+    expect(stopMessage(after)).toContain(`expected schematic ${declared} (${image(declared)}), node runs ${before}`);
+    expect(after.failure).toMatchObject({ node: '10.0.30.21', rollback: 'offered' });
+  });
+});
+
+describe('the Longhorn node class', () => {
+  // Longhorn's three control planes run its schematic; the inventory lists no longhornNodes.
+  const longhornShape = productionShape();
+
+  it("gives each node the installer of the class it runs, from Terraform's Longhorn output, although the inventory lists none", async () => {
+    // Arrange
+    onCluster(longhornShape);
+    for (const node of cluster.model.nodes) node.talosVersion = 'v1.11.6';
+    const longhorn = cluster.model.terraform.longhornSchematic!;
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.12.11' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.refusals).toEqual([]);
+    expect(after.steps.filter((s) => s.node !== undefined).map((s) => [s.node, s.image])).toEqual(
+      ['10.0.30.11', '10.0.30.12', '10.0.30.13'].map((node) => [node, `factory.talos.dev/nocloud-installer/${longhorn}:v1.12.11`]),
+    );
+    expect(after.notes).toContain('10.0.30.11 gets the Longhorn installer although longhornNodes does not list it: it runs the Longhorn schematic.');
+  });
+
+  it('refuses a Longhorn installer output that is the generic installer', async () => {
+    // Arrange
+    onCluster(longhornShape);
+    for (const node of cluster.model.nodes) node.talosVersion = 'v1.11.6';
+    const longhorn = cluster.model.terraform.longhornSchematic!;
+    cluster.model.faults.tofuOutputs = { talos_longhorn_installer_image: `factory.talos.dev/installer/${longhorn}:v1.11.6` };
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.12.11' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toContain(
+      `cannot derive the installer image: talos_longhorn_installer_image is "factory.talos.dev/installer/${longhorn}:v1.11.6", the generic Image Factory installer (factory.talos.dev/installer/…), which can rename eth0 and cut the node off the network: Terraform must output factory.talos.dev/nocloud-installer/<schematic>:<version>`,
+    );
+    expect(after.steps.filter((s) => s.image !== undefined)).toEqual([]);
+  });
+
+  it('refuses a node that runs Longhorn extensions when Terraform outputs no Longhorn installer', async () => {
+    // Arrange: the default cluster has no Longhorn output; its worker runs iscsi-tools.
+    cluster.node('10.0.30.21').schematic = cluster.declareSchematic(['siderolabs/iscsi-tools']);
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.6' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toContain(
+      '10.0.30.21 runs iscsi-tools, so it is of the Longhorn node class, but Terraform outputs no talos_longhorn_installer_image: the default installer would drop its Longhorn extensions',
+    );
+  });
+});
+
+describe('one control plane', () => {
+  it('says in the plan that talosctl has no other endpoint, and polls the rebooting node back through itself without hanging', async () => {
+    // Arrange: while it reboots, the only control plane does not answer at all (no refused connection).
+    onCluster(stagingShape(), { timing: { rebootMs: 600 } });
+    f.deps.timeouts.probeMs = 1000;
+    cluster.model.faults.silentWhileRebooting = ['10.0.20.204'];
+    const op = await f.operation({ kind: 'talos-upgrade', cluster: 'staging', state: 'preflight', target: { version: 'v1.11.6' } });
+
+    // Act
+    await preflight(op.id);
+    const planned = await stored(op.id);
+    await start(op.id, 'staging');
+    await run(op.id);
+    await approve(op.id);
+    await run(op.id);
+
+    // Assert
+    expect(planned.notes).toContainEqual(expect.stringContaining('10.0.20.204 is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down.'));
+    const after = await stored(op.id);
+    expect(after.state).toBe('completed');
+    const upgrades = cluster.talosctlCalls('upgrade');
+    // The worker goes through the control plane and is waited on; the control plane is only asked.
+    expect(upgrades.map((c) => [c[c.indexOf('--nodes') + 1], c.includes('--wait'), c.includes('--wait=false')])).toEqual([
+      ['10.0.20.205', true, false],
+      ['10.0.20.204', false, true],
+    ]);
+    const hung = cluster.calls.filter((c) => c.hung !== undefined);
+    expect(hung.length).toBeGreaterThan(0);
+    for (const call of hung) expect(call.endedAt! - call.startedAt).toBeLessThan(3000);
+    expect(cluster.node('10.0.20.204').talosVersion).toBe('v1.11.6');
+  });
+
+  it('stops at the node-ready deadline when the only control plane does not come back, with the last bounded poll', async () => {
+    // Arrange: its reboot takes a minute; the bot gives a node two seconds.
+    onCluster(stagingShape());
+    f.deps.timeouts.probeMs = 500;
+    f.deps.timeouts.nodeReadyMs = 2000;
+    cluster.model.faults.silentWhileRebooting = ['10.0.20.204'];
+    cluster.model.faults.upgradeSlow = { '10.0.20.204': 60_000 };
+    const op = await f.operation({ kind: 'talos-upgrade', cluster: 'staging', state: 'preflight', target: { version: 'v1.11.6' } });
+    await preflight(op.id);
+    await start(op.id, 'staging');
+    await run(op.id);
+    await approve(op.id);
+    const startedAt = Date.now();
+
+    // Act
+    await run(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('failed');
+    expect(after.reason).toBe('10.0.20.204 was not back and Ready within 2 s');
+    expect(stopMessage(after)).toContain('talosctl: no answer within 1 s');
+    expect(Date.now() - startedAt).toBeLessThan(6000);
+  });
+});
+
+describe('removing a node that takes workloads', () => {
+  it('refuses the last worker when the only control plane keeps its NoSchedule taint, naming the node and the taint', async () => {
+    // Arrange
+    onCluster(stagingShape());
+    const op = await f.operation({ kind: 'node-remove', cluster: 'staging', state: 'preflight', target: { node: '10.0.20.205' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toContain(
+      'removing talos-stg-w-1 (10.0.20.205) would leave no node that accepts workloads: talos-stg-cp-1 (control plane) is tainted node-role.kubernetes.io/control-plane:NoSchedule. ' +
+        'Add a worker first (a new `talos_nodes` entry, then apply Terraform), or let the control planes take workloads (`allowSchedulingOnControlPlanes: true`), then remove this one',
+    );
+    expect(cluster.talosctlCalls('reset')).toEqual([]);
+  });
+
+  it('takes the last worker when the control planes accept workloads, and says where they go', async () => {
+    // Arrange: the default cluster's control planes carry no NoSchedule taint.
+    const op = await f.operation({ kind: 'node-remove', state: 'preflight', target: { node: '10.0.30.21' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.refusals).toEqual([]);
+    expect(after.state).toBe('running');
+    expect(after.notes).toContain(
+      'Workloads of talos-prd-w-1 move to talos-prd-cp-1 (control plane), talos-prd-cp-2 (control plane), talos-prd-cp-3 (control plane) (talos-prd-cp-1, talos-prd-cp-2, talos-prd-cp-3: control planes without the node-role.kubernetes.io/control-plane:NoSchedule taint).',
+    );
+  });
+
+  it('shows the current quorum in the approval request, and stops before talosctl reset when the health gate fails by the time it is approved', async () => {
+    // Arrange: planned on a healthy cluster; a Flux Kustomization stalls before an approver clicks.
+    const op = await f.operation({ kind: 'node-remove', state: 'preflight', target: { node: '10.0.30.21' } });
+    await preflight(op.id);
+    await run(op.id);
+    const waiting = await stored(op.id);
+    const request = f.chat.posts.find((p) => p.threadTs === waiting.rootTs && p.message.text.includes('Approve'));
+    const kustomization = cluster.model.kube.flux.find((o) => o.kind === 'Kustomization')!.name;
+    cluster.model.faults.fluxStalled = [kustomization];
+    await approve(op.id);
+
+    // Act
+    await run(op.id);
+
+    // Assert
+    expect(texts(request?.message.blocks ?? []).join('\n')).toMatch(/etcd now:.*a worker is not an etcd member, so its removal leaves quorum as it is/);
+    const after = await stored(op.id);
+    expect(after.state).toBe('failed');
+    expect(after.reason).toBe('the health gate failed before the reset of 10.0.30.21; nothing was reset');
+    expect(stopMessage(after)).toContain(kustomization);
+    expect(cluster.talosctlCalls('reset')).toEqual([]);
+    expect(cluster.node('10.0.30.21').k8sRegistered).toBe(true);
   });
 });

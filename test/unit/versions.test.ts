@@ -4,6 +4,7 @@ import {
   checkTalosUpgradePath,
   parseKubernetesVersionInput,
   parseTalosVersionInput,
+  talosctlClientRefusal,
 } from '../../src/rules/versions.ts';
 
 /** An Image Factory `/versions` excerpt: latest patches 1.10.9, 1.11.6, 1.12.11, 1.13.9, with pre-releases. */
@@ -87,9 +88,26 @@ describe('checkTalosUpgradePath', () => {
     expect(checkTalosUpgradePath('v1.12.10', 'v1.12.11', FACTORY)).toEqual({ ok: true, kind: 'patch' });
   });
 
-  it('allows the latest patch of the next minor', () => {
+  it('allows the latest patch of the next minor from the latest patch of the running one', () => {
     expect(checkTalosUpgradePath('v1.11.6', 'v1.12.11', FACTORY)).toEqual({ ok: true, kind: 'minor' });
-    expect(checkTalosUpgradePath('1.11.5', '1.12.11', FACTORY)).toEqual({ ok: true, kind: 'minor' });
+    expect(checkTalosUpgradePath('1.11.6', '1.12.11', FACTORY)).toEqual({ ok: true, kind: 'minor' });
+  });
+
+  it('refuses a minor jump from a patch that is not the latest of the running minor, with the patch as an operation of its own', () => {
+    expect(checkTalosUpgradePath('v1.11.5', 'v1.12.11', FACTORY)).toEqual({
+      ok: false,
+      code: 'running-not-latest-patch',
+      reason:
+        'the cluster runs v1.11.5, not v1.11.6, the latest patch of 1.11: patch first, as an operation of its own (`/talos upgrade talos v1.11.6`), then upgrade to v1.12.11; the runbook takes the latest patch of each minor before the next minor',
+    });
+  });
+
+  it('allows the patch that a minor jump from an older patch asks for first', () => {
+    expect(checkTalosUpgradePath('v1.11.5', 'v1.11.6', FACTORY)).toEqual({ ok: true, kind: 'patch' });
+  });
+
+  it('does not hold a minor jump to a running patch the factory does not list', () => {
+    expect(checkTalosUpgradePath('v1.11.7', 'v1.12.11', FACTORY)).toEqual({ ok: true, kind: 'minor' });
   });
 
   it('refuses an older patch of the target minor and names the latest', () => {
@@ -113,7 +131,22 @@ describe('checkTalosUpgradePath', () => {
     expect(checkTalosUpgradePath('v1.12.11', 'v1.12.11', FACTORY)).toEqual({
       ok: false,
       code: 'same-version',
-      reason: 'the cluster already runs v1.12.11: nothing to upgrade',
+      reason: 'the cluster already runs v1.12.11 with that schematic on every node: nothing to upgrade or re-install',
+    });
+  });
+
+  it('takes the running version as a re-install when some node needs another installer image, and refuses it when none does', () => {
+    expect(checkTalosUpgradePath('v1.11.6', 'v1.11.6', FACTORY, { imageChanges: ['10.0.30.21'] })).toEqual({ ok: true, kind: 'reinstall' });
+    // An older patch may be re-installed too: an extension change does not move the version.
+    expect(checkTalosUpgradePath('v1.11.5', '1.11.5', FACTORY, { imageChanges: ['10.0.30.21'] })).toEqual({ ok: true, kind: 'reinstall' });
+    expect(checkTalosUpgradePath('v1.11.6', 'v1.11.6', FACTORY, { imageChanges: [] })).toEqual(expect.objectContaining({ ok: false, code: 'same-version' }));
+  });
+
+  it('refuses a re-install on a version the factory does not publish', () => {
+    expect(checkTalosUpgradePath('v1.11.7', 'v1.11.7', FACTORY, { imageChanges: ['10.0.30.21'] })).toEqual({
+      ok: false,
+      code: 'not-published',
+      reason: 'v1.11.7 is not published by the Image Factory, so its installer images cannot be pulled for a re-install',
     });
   });
 
@@ -180,5 +213,19 @@ describe('checkKubernetesUpgradePath', () => {
 
   it('refuses the same version', () => {
     expect(checkKubernetesUpgradePath('1.34.1', 'v1.34.1', 'v1.11.6')).toEqual(expect.objectContaining({ ok: false, code: 'same-version' }));
+  });
+});
+
+describe('talosctlClientRefusal', () => {
+  it('accepts a client of the running version, with or without v', () => {
+    expect(talosctlClientRefusal('v1.11.6', 'v1.11.6')).toBeUndefined();
+    expect(talosctlClientRefusal('v1.11.6', '1.11.6')).toBeUndefined();
+  });
+
+  it('refuses a client of another version and names the one to install', () => {
+    expect(talosctlClientRefusal('v1.11.6', 'v1.12.11', '10.0.30.12')).toBe(
+      'talosctl is v1.11.6 but 10.0.30.12 runs v1.12.11; the runbook needs a matching client: install talosctl v1.12.11 (or put talosctl-v1.12.11 in the TALOSCTL_BIN directory)',
+    );
+    expect(talosctlClientRefusal('v1.12.11', 'v1.11.6')).toContain('but the cluster runs v1.11.6');
   });
 });
