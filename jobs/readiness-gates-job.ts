@@ -4,6 +4,7 @@ import type { ChatPort } from '../src/chat/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { readinessErrorMessage, readinessGateMessage, readinessRunningMessage, readinessVerdictMessage } from '../src/chat/readiness-report.ts';
 import type { ClusterAccess, ClusterSession } from '../src/cluster/cluster-session.ts';
+import { kubeconfigServer } from '../src/cluster/credentials.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import { allNodes, type ClusterConfig, type Inventory } from '../src/config/inventory.ts';
 import { sanitizeErrorText } from '../src/health/rules/probe-failure.ts';
@@ -79,7 +80,9 @@ async function observeCluster(session: ClusterSession, cluster: ClusterConfig, d
     within((s) => session.kube.listKustomizations(s)),
     stagingRecords(deps),
   ]);
-  return { nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, staging };
+  // Only the server leaves the kubeconfig: the endpoint as the cluster really is.
+  const server = await within(() => Promise.resolve(kubeconfigServer(session.credentials.kubeconfig)));
+  return { nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, staging, kubeconfigServer: server };
 }
 
 /** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */

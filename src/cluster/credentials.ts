@@ -1,3 +1,4 @@
+import { KubeConfig } from '@kubernetes/client-node';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,4 +49,19 @@ export async function withClusterCredentials<T>(
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The API server of the kubeconfig's current context (`clusters[].cluster.server`), e.g.
+ * `https://10.0.30.10:6443`: what the cluster's Kubernetes endpoint really is. Only this value
+ * leaves the file; an unreadable kubeconfig is reported without its text.
+ */
+export function kubeconfigServer(kubeconfig: string): string | undefined {
+  const config = new KubeConfig();
+  try {
+    config.loadFromString(kubeconfig);
+  } catch {
+    throw new Error('the kubeconfig of tofu output -raw talos_kubeconfig cannot be read as a kubeconfig');
+  }
+  return config.getCurrentCluster()?.server;
 }

@@ -24,6 +24,11 @@ export interface ReadinessObservations {
   nodes: Observed<V1Node[]>;
   /** The endpoints of the current context of the cluster's talosconfig. */
   talosEndpoints: Observed<string[]>;
+  /**
+   * The server of the current context of the kubeconfig Terraform outputs (`talos_kubeconfig`),
+   * `undefined` when it names none. Absent: not observed, the inventory's declaration is judged.
+   */
+  kubeconfigServer?: Observed<string | undefined>;
   extensions: Observed<ExtensionsObserved>;
   /** The `longhorn-system` namespace; `undefined` when it does not exist. */
   longhornNamespace: Observed<V1Namespace | undefined>;
@@ -158,31 +163,83 @@ export function endpointHost(endpoint: string): string | undefined {
   }
 }
 
+/** A host the bot reaches only through a local tunnel or proxy: it does not show the cluster's endpoint. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** The Kubernetes endpoint to judge: the kubeconfig's server when it shows one, else the inventory's declaration. */
+interface JudgedEndpoint {
+  endpoint: string;
+  host: string | undefined;
+  /** For messages: where the endpoint was read. */
+  source: string;
+  /** Read from the kubeconfig's server rather than the inventory. */
+  observed: boolean;
+  evidence: string[];
+  /** The inventory declares another endpoint than the kubeconfig uses. */
+  disagreement?: string;
+}
+
+function judgedEndpoint(cluster: ReadinessCluster, server: Observed<string | undefined> | undefined): JudgedEndpoint | undefined {
+  const declared = cluster.kubernetesEndpoint;
+  const evidence: string[] = [];
+  if (server !== undefined && !server.ok) evidence.push(`kubeconfig server unknown (${server.error}); the inventory's declaration is judged`);
+  const observed = server?.ok === true ? server.value : undefined;
+  const observedHost = observed === undefined ? undefined : endpointHost(observed);
+  if (observed !== undefined && observedHost !== undefined && isLoopback(observedHost)) {
+    evidence.push(`kubeconfig server: ${observed} (a local tunnel or proxy, which does not show the cluster's endpoint)`);
+  } else if (observed !== undefined) {
+    evidence.push(`kubeconfig server (tofu output -raw talos_kubeconfig): ${observed}`);
+    const declaredHost = declared === undefined ? undefined : endpointHost(declared);
+    const disagreement =
+      declared !== undefined && declaredHost !== observedHost
+        ? `the inventory's kubernetesEndpoint ${declared} is not the server of the kubeconfig Terraform outputs (${observed}): correct kubernetesEndpoint in the inventory`
+        : undefined;
+    if (declared !== undefined) evidence.push(`inventory kubernetesEndpoint: ${declared}`);
+    return { endpoint: observed, host: observedHost, source: 'the server of the kubeconfig Terraform outputs', observed: true, evidence, disagreement };
+  }
+  if (declared === undefined) return undefined;
+  evidence.push(`kubernetesEndpoint: ${declared}`);
+  return { endpoint: declared, host: endpointHost(declared), source: "the inventory's kubernetesEndpoint", observed: false, evidence };
+}
+
+/** The virtual IP the cluster's Kubernetes endpoint names, when it names one: the kubeconfig's server, else the inventory's. */
+function endpointVip(cluster: ReadinessCluster, server: Observed<string | undefined> | undefined): string | undefined {
+  const judged = judgedEndpoint(cluster, server);
+  return judged?.host !== undefined && isIP(judged.host) !== 0 ? judged.host : undefined;
+}
+
 /**
  * The Kubernetes endpoint must be a Talos Layer 2 virtual IP, not a node's address: with a node
- * address the API goes down with that node.
+ * address the API goes down with that node. The endpoint judged is the server of the kubeconfig
+ * Terraform outputs, as the cluster really is; the inventory's `kubernetesEndpoint` only when
+ * that shows none (not observed, or reached through a local tunnel), and it must agree.
  */
-export function kubernetesEndpointGate(cluster: ReadinessCluster, nodes: Observed<V1Node[]>): ReadinessGate {
+export function kubernetesEndpointGate(cluster: ReadinessCluster, nodes: Observed<V1Node[]>, kubeconfigServer?: Observed<string | undefined>): ReadinessGate {
   const id = 'kubernetes-endpoint';
   const title = 'Kubernetes endpoint is a virtual IP';
-  const endpoint = cluster.kubernetesEndpoint;
-  if (endpoint === undefined) {
+  const judged = judgedEndpoint(cluster, kubeconfigServer);
+  if (judged === undefined) {
     return {
       id,
       title,
       status: 'manual',
-      summary: `the inventory declares no kubernetesEndpoint for ${cluster.name}: confirm that the Kubernetes endpoint is a Talos Layer 2 virtual IP, or add kubernetesEndpoint to the inventory so the bot can check it`,
-      evidence: [],
+      summary: `the inventory declares no kubernetesEndpoint for ${cluster.name}, and the kubeconfig Terraform outputs does not show it: confirm that the Kubernetes endpoint is a Talos Layer 2 virtual IP, or add kubernetesEndpoint to the inventory so the bot can check it`,
+      evidence: kubeconfigServer === undefined ? [] : [kubeconfigServer.ok ? `kubeconfig server: ${kubeconfigServer.value ?? '<none>'}` : `kubeconfig server unknown (${kubeconfigServer.error})`],
     };
   }
-  const host = endpointHost(endpoint);
+  const { endpoint, host, source } = judged;
+  // Named only when it is not the inventory, so the usual case reads as before.
+  const from = judged.observed ? ` (${source})` : '';
   if (host === undefined) {
-    return { id, title, status: 'failed', summary: `the inventory's kubernetesEndpoint \`${endpoint}\` is not a URL such as https://10.0.30.10:6443; correct it`, evidence: [] };
+    const what = judged.observed ? `the kubeconfig server \`${endpoint}\`` : `the inventory's kubernetesEndpoint \`${endpoint}\``;
+    return { id, title, status: 'failed', summary: `${what} is not a URL such as https://10.0.30.10:6443; correct it`, evidence: judged.observed ? judged.evidence : [] };
   }
   const owners = new Map<string, string>();
   for (const address of [...cluster.controlPlanes, ...cluster.workers]) owners.set(address, address);
   if (nodes.ok) for (const node of nodes.value) for (const address of nodeAddresses(node)) owners.set(address, `${nodeName(node)} (${address})`);
-  const evidence = [`kubernetesEndpoint: ${endpoint}`, `node addresses: ${list([...owners.keys()].sort())}`];
+  const evidence = [...judged.evidence, `node addresses: ${list([...owners.keys()].sort())}`];
   if (!nodes.ok) evidence.push(`Kubernetes node addresses unknown (${nodes.error}); compared with the inventory only`);
   const owner = owners.get(host);
   if (owner !== undefined) {
@@ -190,14 +247,15 @@ export function kubernetesEndpointGate(cluster: ReadinessCluster, nodes: Observe
       id,
       title,
       status: 'failed',
-      summary: `${endpoint} is the address of node ${owner}: the API goes down with that node. Use a Talos Layer 2 virtual IP as the Kubernetes endpoint`,
+      summary: `${endpoint}${from} is the address of node ${owner}: the API goes down with that node. Use a Talos Layer 2 virtual IP as the Kubernetes endpoint`,
       evidence,
     };
   }
+  if (judged.disagreement !== undefined) return { id, title, status: 'failed', summary: `${endpoint} is no node's address, but ${judged.disagreement}`, evidence };
   if (isIP(host) === 0) {
-    return { id, title, status: 'manual', summary: `${endpoint} names the host ${host}: confirm that it resolves to the virtual IP, not to a node address`, evidence };
+    return { id, title, status: 'manual', summary: `${endpoint}${from} names the host ${host}: confirm that it resolves to the virtual IP, not to a node address`, evidence };
   }
-  return { id, title, status: 'passed', summary: `${endpoint}: ${host} is no node's address, a virtual IP`, evidence };
+  return { id, title, status: 'passed', summary: `${endpoint}${from}: ${host} is no node's address, a virtual IP`, evidence };
 }
 
 /** `10.0.30.11`, `10.0.30.11:50000`, `[fd00::11]:50000` → the address. */
@@ -206,7 +264,7 @@ function endpointAddress(endpoint: string): string {
 }
 
 /** The virtual IP depends on etcd quorum, so talosctl must know every control-plane address itself. */
-export function talosEndpointsGate(cluster: ReadinessCluster, endpoints: Observed<string[]>, nodes: Observed<V1Node[]>): ReadinessGate {
+export function talosEndpointsGate(cluster: ReadinessCluster, endpoints: Observed<string[]>, nodes: Observed<V1Node[]>, kubeconfigServer?: Observed<string | undefined>): ReadinessGate {
   const id = 'talosctl-endpoints';
   const title = 'talosctl knows every control-plane address';
   if (!endpoints.ok) return unreadable(id, title, 'the talosconfig endpoints', endpoints.error);
@@ -215,7 +273,7 @@ export function talosEndpointsGate(cluster: ReadinessCluster, endpoints: Observe
   if (nodes.ok) for (const node of nodes.value.filter(isControlPlane)) for (const address of nodeAddresses(node)) required.add(address);
   const missing = [...required].filter((address) => !known.has(address)).sort();
   const evidence = [`talosconfig endpoints: ${endpoints.value.length > 0 ? list(endpoints.value) : '<none>'}`, `control-plane addresses: ${list([...required].sort())}`];
-  const vip = cluster.kubernetesEndpoint === undefined ? undefined : endpointHost(cluster.kubernetesEndpoint);
+  const vip = endpointVip(cluster, kubeconfigServer);
   if (vip !== undefined && known.has(vip) && !required.has(vip)) {
     evidence.push(`also lists the virtual IP ${vip}, which is unreachable when etcd loses quorum`);
   }
@@ -369,8 +427,8 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
   const gates: ReadinessGate[] = [
     controlPlaneTopologyGate(cluster, observed.nodes),
     controlPlaneSchedulingGate(observed.nodes),
-    kubernetesEndpointGate(cluster, observed.nodes),
-    talosEndpointsGate(cluster, observed.talosEndpoints, observed.nodes),
+    kubernetesEndpointGate(cluster, observed.nodes, observed.kubeconfigServer),
+    talosEndpointsGate(cluster, observed.talosEndpoints, observed.nodes, observed.kubeconfigServer),
     hostLabelGate(cluster, observed.nodes),
     manual.longhornStorage,
     longhornExtensionsGate(cluster, observed.extensions),

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { withClusterCredentials, type ClusterCredentials } from '../../src/cluster/credentials.ts';
+import { kubeconfigServer, withClusterCredentials, type ClusterCredentials } from '../../src/cluster/credentials.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import type { RunResult } from '../../src/exec/process-runner.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
@@ -155,5 +155,33 @@ describe('withClusterCredentials', () => {
 
     // Assert
     expect(new Set(dirs).size).toBe(2);
+  });
+});
+
+describe('kubeconfigServer', () => {
+  const kubeconfig = (server: string): string =>
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: production\n  cluster:\n    server: ${server}\n    certificate-authority-data: Y2E=\n` +
+    `contexts:\n- name: admin@production\n  context:\n    cluster: production\n    user: admin@production\ncurrent-context: admin@production\n` +
+    `users:\n- name: admin@production\n  user:\n    token: ${KUBE_TOKEN}\n`;
+
+  it("gives the server of the current context's cluster", () => {
+    expect(kubeconfigServer(kubeconfig('https://10.0.30.10:6443'))).toBe('https://10.0.30.10:6443');
+  });
+
+  it('names no server when the current context has no cluster', () => {
+    expect(kubeconfigServer(KUBECONFIG)).toBeUndefined();
+  });
+
+  it('reports an unreadable kubeconfig without a word of its text', () => {
+    // client-node's own error would name the broken entry; the bot's names nothing of the file.
+    const broken = `clusters:\n- name: ${KUBE_TOKEN}\n  cluster: {}\n`;
+    let error: Error | undefined;
+    try {
+      kubeconfigServer(broken);
+    } catch (caught) {
+      error = caught as Error;
+    }
+    expect(error?.message).toBe('the kubeconfig of tofu output -raw talos_kubeconfig cannot be read as a kubeconfig');
+    expect(error?.message).not.toContain(KUBE_TOKEN);
   });
 });

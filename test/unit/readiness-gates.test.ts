@@ -161,6 +161,56 @@ describe('kubernetesEndpointGate', () => {
   });
 });
 
+describe('kubernetesEndpointGate with the kubeconfig Terraform outputs', () => {
+  it("judges the kubeconfig's server, not the inventory: a node address fails even when the inventory declares a virtual IP", () => {
+    const gate = kubernetesEndpointGate(PRODUCTION, ok(THREE), ok('https://10.0.30.11:6443'));
+    expect(gate.status).toBe('failed');
+    expect(gate.summary).toBe(
+      'https://10.0.30.11:6443 (the server of the kubeconfig Terraform outputs) is the address of node cp-1 (10.0.30.11): the API goes down with that node. Use a Talos Layer 2 virtual IP as the Kubernetes endpoint',
+    );
+    expect(gate.evidence).toEqual([
+      'kubeconfig server (tofu output -raw talos_kubeconfig): https://10.0.30.11:6443',
+      'inventory kubernetesEndpoint: https://10.0.30.10:6443',
+      'node addresses: 10.0.30.11, 10.0.30.12, 10.0.30.13',
+    ]);
+  });
+
+  it('passes a virtual IP the kubeconfig uses although the inventory declares none', () => {
+    const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: undefined }, ok(THREE), ok('https://10.0.30.10:6443'));
+    expect(gate.status).toBe('passed');
+    expect(gate.summary).toBe("https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is no node's address, a virtual IP");
+  });
+
+  it('fails an inventory that declares another endpoint than the kubeconfig uses', () => {
+    const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: 'https://10.0.30.9:6443' }, ok(THREE), ok('https://10.0.30.10:6443'));
+    expect(gate.status).toBe('failed');
+    expect(gate.summary).toContain(
+      "the inventory's kubernetesEndpoint https://10.0.30.9:6443 is not the server of the kubeconfig Terraform outputs (https://10.0.30.10:6443): correct kubernetesEndpoint in the inventory",
+    );
+  });
+
+  it('judges the inventory when the kubeconfig reaches the API through a local tunnel, or cannot be read', () => {
+    const tunnel = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: 'https://10.0.30.12:6443' }, ok(THREE), ok('http://127.0.0.1:41234'));
+    expect(tunnel.status).toBe('failed');
+    expect(tunnel.summary).toMatch(/^https:\/\/10\.0\.30\.12:6443 is the address of node cp-2/);
+    expect(tunnel.evidence[0]).toBe("kubeconfig server: http://127.0.0.1:41234 (a local tunnel or proxy, which does not show the cluster's endpoint)");
+    const unreadable = kubernetesEndpointGate(PRODUCTION, ok(THREE), failed('not a kubeconfig'));
+    expect(unreadable.status).toBe('passed');
+    expect(unreadable.evidence[0]).toBe("kubeconfig server unknown (not a kubeconfig); the inventory's declaration is judged");
+  });
+
+  it('leaves it to a person when neither shows the endpoint', () => {
+    const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: undefined }, ok(THREE), ok(undefined));
+    expect(gate.status).toBe('manual');
+    expect(gate.evidence).toEqual(['kubeconfig server: <none>']);
+  });
+
+  it('gives the talosctl endpoints gate the virtual IP the kubeconfig uses', () => {
+    const gate = talosEndpointsGate({ ...PRODUCTION, kubernetesEndpoint: undefined }, ok(['10.0.30.10', '10.0.30.11', '10.0.30.12', '10.0.30.13']), ok(THREE), ok('https://10.0.30.10:6443'));
+    expect(gate.evidence).toContain('also lists the virtual IP 10.0.30.10, which is unreachable when etcd loses quorum');
+  });
+});
+
 describe('talosEndpointsGate', () => {
   it('passes when every control-plane address is an endpoint, ports allowed', () => {
     const gate = talosEndpointsGate(PRODUCTION, ok(['10.0.30.11:50000', '10.0.30.12', '10.0.30.13']), ok(THREE));
