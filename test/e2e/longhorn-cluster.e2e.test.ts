@@ -21,18 +21,18 @@ interface GateRun {
   replies: Message[];
 }
 
-async function health(h: Harness): Promise<GateRun> {
-  const before = h.slack.channelMessages(CHANNELS.production).length;
-  await h.command('health');
+async function health(h: Harness, channel: string = CHANNELS.production): Promise<GateRun> {
+  const before = h.slack.channelMessages(channel).length;
+  await h.command('health', { channel });
   const root = await h.slack.waitFor(
     () => {
-      const latest = h.slack.channelMessages(CHANNELS.production).slice(before)[0];
+      const latest = h.slack.channelMessages(channel).slice(before)[0];
       if (!latest || !/Health gate (passed|failed)/.test(latest.text)) return undefined;
-      return h.slack.thread(CHANNELS.production, latest.ts).length === CHECKS ? latest : undefined;
+      return h.slack.thread(channel, latest.ts).length === CHECKS ? latest : undefined;
     },
     { timeoutMs: 30_000, description: 'a finished health gate' },
   );
-  return { root, replies: h.slack.thread(CHANNELS.production, root.ts) };
+  return { root, replies: h.slack.thread(channel, root.ts) };
 }
 
 function replyText(run: GateRun, title: string): string {
@@ -111,6 +111,13 @@ describe('the health gate on a Longhorn cluster', () => {
     expect(flux).toMatch(/^⚠️/);
     expect(flux).toContain('flux-system/apps');
     expect(flux).toContain('apps/podinfo');
+  });
+
+  it('warns, without stopping, where a budget has more pods on one node than it lets go (staging: one schedulable worker)', async () => {
+    const run = await health(h, CHANNELS.staging);
+
+    expect(run.root.text).toContain('✅ Health gate passed: staging');
+    expect(replyText(run, 'PodDisruptionBudgets')).toMatch(/^⚠️.*PDB apps\/podinfo: allows 1 disruption but 2 of its pods run on talos-stg-w-1 \(10\.0\.20\.205\)/);
   });
 
   it('refuses an upgrade whose drain a workload budget would block, naming the node, and touches nothing', async () => {

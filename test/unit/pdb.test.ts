@@ -105,6 +105,17 @@ describe('evaluateDisruptionBudgets', () => {
     expect(result.status).toBe('warning');
   });
 
+  it('warns when more pods of a budget run on one node to drain than it lets go', () => {
+    const pods = [pod('apps', 'web-0', 'talos-prd-cp-1', { app: 'web' }), pod('apps', 'web-1', 'talos-prd-cp-1', { app: 'web' }), pod('apps', 'web-2', 'talos-prd-cp-2', { app: 'web' })];
+
+    const result = evaluateDisruptionBudgets([pdb('apps', 'web', HEALTHY)], view(NODES, pods));
+
+    expect([result.status, result.evidence]).toEqual([
+      'warning',
+      ['PDB apps/web: allows 1 disruption but 2 of its pods run on talos-prd-cp-1 (10.0.30.11): that drain waits until replacements are ready on other nodes'],
+    ]);
+  });
+
   it('ignores a budget that expects no pods', () => {
     const empty = pdb('apps', 'idle', { currentHealthy: 0, desiredHealthy: 1, disruptionsAllowed: 0, expectedPods: 0, observedGeneration: 1 });
 

@@ -124,9 +124,18 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
       else longhornLines.push(line);
       continue;
     }
-    if (status?.disruptionsAllowed !== 0 || (status.expectedPods ?? 0) === 0) continue;
     const namespace = pdb.metadata?.namespace;
     const held = view.pods.filter((p) => p.metadata?.namespace === namespace && drainNames.has(p.spec?.nodeName ?? '') && drained(p) && selects(pdb.spec?.selector, p.metadata?.labels ?? {}));
+    const allowed = status?.disruptionsAllowed;
+    if (allowed !== undefined && allowed > 0) {
+      // More of its pods on one node than it lets go: that drain waits for replacements to be ready elsewhere.
+      for (const [node, label] of drainNames) {
+        const here = held.filter((p) => p.spec?.nodeName === node).length;
+        if (here > allowed) notes.push(`PDB ${nameOf(pdb)}: allows ${allowed} disruption${allowed === 1 ? '' : 's'} but ${here} of its pods run on ${label}: that drain waits until replacements are ready on other nodes`);
+      }
+      continue;
+    }
+    if (status?.disruptionsAllowed !== 0 || (status.expectedPods ?? 0) === 0) continue;
     if (held.length === 0) {
       notes.push(`PDB ${nameOf(pdb)}: ${counts(pdb)}, but none of its pods runs on a node this operation drains`);
       continue;
