@@ -25,12 +25,37 @@ function messages(bot: BotProcess, msg: string): Record<string, unknown>[] {
 }
 
 describe('two replicas', () => {
-  it('handle each of 20 /talos health commands exactly once', async () => {
+  it('handle each of 20 /talos health commands exactly once: each runs a gate or joins the one running', async () => {
     // Sixteen gates at once starve two CPUs of the test machine for seconds; a lock that
     // outlives that keeps this test about deliveries, not about stalled-job recovery.
     await startTwoReplicas({ JOB_LOCK_SECONDS: '30' });
     const acks = await Promise.all(Array.from({ length: 20 }, () => h.command('health')));
     expect(acks.every((a) => a.includes('Running the health gate on *production*'))).toBe(true);
+
+    // Each delivery reached one replica: the two together enqueued exactly 20 jobs, and both took some.
+    const enqueued = await h.slack.waitFor(
+      () => {
+        const counts = [h.bot, second].map((b) => messages(b, 'command enqueued').length);
+        return counts[0]! + counts[1]! >= 20 ? counts : undefined;
+      },
+      { timeoutMs: 60_000, description: '20 enqueued commands' },
+    );
+    expect(enqueued[0]! + enqueued[1]!).toBe(20);
+    expect(enqueued.every((n) => n > 0)).toBe(true);
+    // Each job ran a gate or joined the one running for the cluster, exactly once: 20 in all.
+    const handled = (): { gates: unknown[]; joined: number } => ({
+      gates: [h.bot, second].flatMap((b) => messages(b, 'health gate started').map((l) => l.op)),
+      joined: [h.bot, second].map((b) => messages(b, 'health gate request joined the running gate').length).reduce((a, b) => a + b, 0),
+    });
+    const { gates, joined } = await h.slack.waitFor(
+      () => {
+        const now = handled();
+        return now.gates.length + now.joined >= 20 ? now : undefined;
+      },
+      { timeoutMs: 110_000, description: '20 handled health requests' },
+    );
+    expect(gates.length + joined).toBe(20);
+    expect(new Set(gates).size).toBe(gates.length);
 
     // Finished: a verdict with its eight checks, or (when the loaded machine made `tofu output` time out) "could not run".
     const finished = (ts: string, text: string): boolean =>
@@ -38,21 +63,13 @@ describe('two replicas', () => {
     const roots = await h.slack.waitFor(
       () => {
         const all = h.slack.channelMessages(CHANNELS.production);
-        return all.length >= 20 && all.every((m) => finished(m.ts, m.text)) ? all : undefined;
+        return all.length >= gates.length && all.every((m) => finished(m.ts, m.text)) ? all : undefined;
       },
-      { timeoutMs: 110_000, description: '20 finished health gates' },
+      { timeoutMs: 110_000, description: 'every gate finished' },
     );
-
-    expect(roots).toHaveLength(20);
-    // No gate ran twice: a second run would have threaded its checks again under the same root.
+    // One root per gate that ran, and no gate ran twice: a second run would have threaded its checks again under the same root.
+    expect(roots).toHaveLength(gates.length);
     expect(roots.map((m) => h.slack.thread(CHANNELS.production, m.ts).length).filter((n) => n !== 0 && n !== 8)).toEqual([]);
-    // Each delivery reached one replica: the two together enqueued exactly 20 jobs, and both took some.
-    const enqueued = [h.bot, second].map((b) => messages(b, 'command enqueued').length);
-    expect(enqueued[0]! + enqueued[1]!).toBe(20);
-    expect(enqueued.every((n) => n > 0)).toBe(true);
-    const gates = [h.bot, second].flatMap((b) => messages(b, 'health gate started').map((l) => l.op));
-    expect(new Set(gates).size).toBe(20);
-    expect(gates).toHaveLength(20);
   }, 120_000);
 
   it('resume an upgrade on the other replica when the one running a node dies, without doing any node twice', async () => {
