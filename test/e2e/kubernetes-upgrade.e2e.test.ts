@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { productionShape, stagingShape } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
-import { clickStart, originalButtonValue, requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { clickStart, opLink, originalButtonValue, requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 const APPLY = 'talos-k8s-apply';
 const RETRY = 'talos-op-retry';
@@ -163,7 +163,7 @@ describe('refusals touch nothing and say what to do', () => {
     const first = await requestUpgrade(h, 'upgrade k8s 1.34.2');
     await clickStart(h, first);
     await waitForButton(first, APPLY);
-    expect(await h.command('upgrade k8s 1.34.3')).toContain(`held by \`${first.opId}\``);
+    expect(await h.command('upgrade k8s 1.34.3')).toContain(`held by ${opLink(first)}`);
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toEqual([]);
   });
 });
@@ -194,7 +194,7 @@ describe('Apply', () => {
 
     await click(request, 'talos-k8s-cancel', USERS.alice);
     await waitForRootState(h, plan, /cancelled/);
-    expect(JSON.stringify(h.slack.message(CHANNELS.production, request.ts)?.blocks)).not.toContain(APPLY);
+    await h.slack.waitFor(() => !JSON.stringify(h.slack.message(CHANNELS.production, request.ts)?.blocks).includes(APPLY), { description: 'the Apply request without its buttons' });
     expect(await h.command('status')).toContain('no operation holds it');
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toEqual([]);
   });
@@ -213,8 +213,8 @@ describe('a failed upgrade-k8s', () => {
     const failure = await waitForButton(plan, RETRY);
     expect(failure.text).toContain('failed updating service "kube-apiserver"');
     expect(failure.text).toContain('config version mismatch');
-    expect(await h.command('status')).toContain(`locked by \`${plan.opId}\``);
-    expect(await h.command('upgrade k8s 1.34.2')).toContain(`held by \`${plan.opId}\``);
+    expect(await h.command('status')).toContain(`locked by ${opLink(plan)}`);
+    expect(await h.command('upgrade k8s 1.34.2')).toContain(`held by ${opLink(plan)}`);
 
     await click(failure, RETRY, USERS.eve);
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.eve).find((e) => /Only operators and approvers/.test(e.text)));
