@@ -53,13 +53,18 @@ export function preformatted(lines: string[]): Block {
  * mention), and texts such as a window refusal carry one.
  */
 export function escapeMrkdwn(text: string): string {
+  return escapeAround(text, DATE_TOKEN, escapeAll);
+}
+
+/** `escape` applied to the text between the matches of `keep` (a global pattern); the matches stay as they are. */
+export function escapeAround(text: string, keep: RegExp, escape: (part: string) => string): string {
   let out = '';
   let from = 0;
-  for (const m of text.matchAll(DATE_TOKEN)) {
-    out += escapeAll(text.slice(from, m.index)) + m[0];
+  for (const m of text.matchAll(keep)) {
+    out += escape(text.slice(from, m.index)) + m[0];
     from = m.index + m[0].length;
   }
-  return out + escapeAll(text.slice(from));
+  return out + escape(text.slice(from));
 }
 
 function escapeAll(text: string): string {

@@ -1,4 +1,4 @@
-import { escapeMrkdwn } from './blocks.ts';
+import { escapeAround, escapeMrkdwn } from './blocks.ts';
 
 /**
  * An operation as a message names it: a link to its thread (`<url|op-…>`) once the link is
@@ -20,13 +20,7 @@ const OPERATION_LINK = /<https:\/\/[a-z0-9.-]+\.slack\.com\/archives\/[A-Z0-9]+\
  * operation that holds the cluster): the links stay links, everything else is escaped.
  */
 export function escapeMrkdwnKeepingLinks(text: string): string {
-  let out = '';
-  let from = 0;
-  for (const m of text.matchAll(OPERATION_LINK)) {
-    out += escapeMrkdwn(text.slice(from, m.index)) + m[0];
-    from = m.index + m[0].length;
-  }
-  return out + escapeMrkdwn(text.slice(from));
+  return escapeAround(text, OPERATION_LINK, escapeMrkdwn);
 }
 
 /** Links to operations as the bare operation id, for places that are not mrkdwn (a Markdown file). */
