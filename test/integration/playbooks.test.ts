@@ -21,8 +21,9 @@ import { engineFixture, type EngineFixture } from '../support/engine-fixture.ts'
 import { fakeCluster, inventoryOf, TALOSCONFIG, type FakeCluster } from '../support/fake-cluster.ts';
 import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
 
-// Three control planes and a worker; no Longhorn, so a node step does not wait for volume rebuilds.
+// Three control planes and a worker on v1.11.5 (the patch before the latest); no Longhorn, so a node step does not wait for volume rebuilds.
 const shape = productionShape({
+  talosVersion: 'v1.11.5',
   longhorn: false,
   longhornExtensions: undefined,
   nodes: [
@@ -643,7 +644,7 @@ describe('the Longhorn node class', () => {
 describe('one control plane', () => {
   it('says in the plan that talosctl has no other endpoint, and polls the rebooting node back through itself without hanging', async () => {
     // Arrange: while it reboots, the only control plane does not answer at all (no refused connection).
-    onCluster(stagingShape(), { timing: { rebootMs: 600 } });
+    onCluster(stagingShape({ talosVersion: 'v1.11.5' }), { timing: { rebootMs: 600 } });
     f.deps.timeouts.probeMs = 1000;
     cluster.model.faults.silentWhileRebooting = ['10.0.20.204'];
     const op = await f.operation({ kind: 'talos-upgrade', cluster: 'staging', state: 'preflight', target: { version: 'v1.11.6' } });
@@ -674,7 +675,7 @@ describe('one control plane', () => {
 
   it('stops at the node-ready deadline when the only control plane does not come back, with the last bounded poll', async () => {
     // Arrange: its reboot takes a minute; the bot gives a node two seconds.
-    onCluster(stagingShape());
+    onCluster(stagingShape({ talosVersion: 'v1.11.5' }));
     f.deps.timeouts.probeMs = 500;
     f.deps.timeouts.nodeReadyMs = 2000;
     cluster.model.faults.silentWhileRebooting = ['10.0.20.204'];
