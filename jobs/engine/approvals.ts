@@ -65,7 +65,7 @@ async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: st
   if (deps.timeouts.approvalReminderMs > 0 && remindAt > Date.parse(approval.requestedAt)) {
     await deps.opsQueue.add(APPROVAL_REMINDER_JOB_NAME, { opId, nonce: approvalNonce }, { jobId: `${opId}-remind-${approvalNonce}`, delay: Math.max(0, remindAt - now), removeOnComplete: true });
   }
-  ctx.log.info({ step: approval.step }, 'approval requested');
+  ctx.log.info({ step: approval.step, node: op.steps.find((s) => s.id === approval.step)?.node }, 'approval requested');
 }
 
 /**
