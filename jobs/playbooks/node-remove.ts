@@ -146,7 +146,8 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     if (quorum.ok) notes.push(`etcd quorum: ${quorum.explanation}.`);
     else refusals.push(`etcd quorum: ${quorum.explanation}`);
   }
-  const gate = await runHealthGate(cluster, { talosctl: node.talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
+  // Disruption budgets are judged by the drain this removal does: the one node's.
+  const gate = await runHealthGate(cluster, { talosctl: node.talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal, drainNodes: [address] });
   if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
   // A removal is a planned change, so production's maintenance windows apply (a rollback, being incident response, is exempt).
   const window = outsideWindowRefusal(cluster, deps.now());

@@ -211,7 +211,8 @@ async function main(): Promise<void> {
     // The rest belong to the operation: the plan, Start and Override, the end, the maintenance record's upload.
     const inThread = upgradeCalls.filter((c) => (c.method === 'chat.postMessage' && c.args.thread_ts === plan.root.ts) || (c.method === 'chat.update' && c.args.ts !== plan.root.ts));
     rows.push({ figure: `Slack API calls per production upgrade (${stepCount} steps, 3 approvals)`, value: upgradeCalls.length, unit: 'calls' });
-    rows.push({ figure: 'Slack API calls per step, in its thread', value: round(inThread.length / stepCount), unit: 'calls', target: '≤ 2 per step' });
+    // No budget: readability comes first, and Slack's real limit is about one message a second per channel (the busiest-second row).
+    rows.push({ figure: 'Slack API calls per step, in its thread', value: round(inThread.length / stepCount), unit: 'calls', target: 'reference' });
     rows.push({ figure: 'Slack API calls per operation, outside the steps', value: upgradeCalls.length - inThread.length, unit: 'calls', target: 'reference' });
     rows.push({ figure: 'Slack API calls per step, all calls averaged', value: round(upgradeCalls.length / stepCount), unit: 'calls', target: 'reference' });
     const posts = upgradeCalls.filter((c) => c.method === 'chat.postMessage').map((c) => c.at);
