@@ -42,17 +42,26 @@ export function probeSignal(ctx: WalkContext): AbortSignal {
  */
 async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: string, stepId: string, failure: StepFailure): Promise<void> {
   const now = deps.now().toISOString();
+  // A failure before the step began (its approval request could not read etcd, the session did not open) stops the
+  // operation before that step: it stays pending, nothing of it ran, so a Retry of it is always safe.
+  const before = (step: Step): boolean => step.status === 'pending' && step.startedAt === undefined;
   const op = await deps.audit.record(
     opId,
     { actor: 'bot', event: 'stopped', detail: failure.message },
-    (o) => failureMessage(o, o.steps.find((s) => s.id === stepId), failure.message, failure.evidence),
+    (o) => {
+      const step = o.steps.find((s) => s.id === stepId);
+      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${stepLabel(step)}, which did not start)`, failure.evidence);
+      return failureMessage(o, step, failure.message, failure.evidence);
+    },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
       if (!WALKING.includes(o.state) || step === undefined || ['done', 'skipped', 'failed'].includes(step.status)) return undefined;
-      const from = playbook.retryFrom(step);
-      const rollback = step.node !== undefined && step.issuedAt !== undefined && playbook.offersRollback?.(step) === true;
+      const notStarted = before(step);
+      const from = notStarted ? step.id : playbook.retryFrom(step);
+      const rollback = !notStarted && step.node !== undefined && step.issuedAt !== undefined && playbook.offersRollback?.(step) === true;
+      const stopped = notStarted ? o : withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message });
       return {
-        ...spendApprovals(withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message }), [stepId]),
+        ...spendApprovals(stopped, [stepId]),
         state: 'failed',
         reason: failure.message,
         endedAt: now,

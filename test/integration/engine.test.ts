@@ -147,6 +147,31 @@ describe('the operation engine walks a playbook', () => {
     expect(f.chat.thread(op.rootTs!).some((t) => t.includes('Approve gated?'))).toBe(true);
   });
 
+  it('stops before a step whose approval request could not be made, leaving the step unstarted and offering a Retry of it', async () => {
+    // Arrange: the request's evidence (etcd state) cannot be read.
+    const ran: string[] = [];
+    const op = await started({ steps: [step('first', { status: 'done' }), step('gated')] });
+    const unreadable = playbook(ran, { approvalMessage: () => Promise.reject(new Error('talosctl etcd status timed out after 3s')) });
+
+    // Act
+    await expect(walkOperation(context(), op.id, unreadable)).rejects.toThrow('timed out');
+    const { createRunJob } = await import('../../jobs/engine/walk.ts');
+    await createRunJob(f.deps, { 'k8s-upgrade': unreadable })({ id: 'job-1', data: { opId: op.id } } as unknown as Job);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('failed');
+    expect(after.steps.map((s) => [s.id, s.status, s.startedAt])).toEqual([
+      ['first', 'done', undefined],
+      ['gated', 'pending', undefined],
+    ]);
+    expect(after.retry).toMatchObject({ step: 'gated', state: 'offered' });
+    expect(after.failure).toBeUndefined();
+    expect(after.audit.filter((e) => e.event.startsWith('step started'))).toEqual([]);
+    expect(f.chat.thread(op.rootTs!).some((t) => t.includes('before') && t.includes('which did not start'))).toBe(true);
+    expect(ran).toEqual([]);
+  });
+
   it('holds a step outside the maintenance window, queues a run for the opening, and runs it inside', async () => {
     // Arrange: a window every day 22:00-02:00 UTC; it is 10:00.
     f = engineFixture(redis, { inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n") });
