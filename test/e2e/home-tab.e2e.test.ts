@@ -61,10 +61,12 @@ describe('the Home tab', () => {
 
     // Act: the upgrade reaches its first control plane and asks for an approval.
     const request = await waitForApprovalRequest(h, plan);
-    const asking = await homeAfter(0, USERS.carol, (shown) => shown.includes('Approvals waiting'), 'the Home with the approval waiting');
+    // The request is drawn once it is in Slack with its link; an earlier redraw (the request stored, not yet posted) shows it unlinked.
+    const requestLink = `<https://talos-test.slack.com/archives/${CHANNELS.production}/p${request.ts.replace('.', '')}`;
+    const asking = await homeAfter(0, USERS.carol, (shown) => shown.includes('Approvals waiting') && shown.includes(requestLink), 'the Home with the approval waiting');
 
     // Assert
-    expect(text(asking.view)).toContain(`<https://talos-test.slack.com/archives/${CHANNELS.production}/p${request.ts.replace('.', '')}`);
+    expect(text(asking.view)).toContain(requestLink);
     expect(text(asking.view)).toMatch(/expires <!date\^\d+\^/);
     expect(h.slack.callsTo('views.publish').every((c) => c.ok === true)).toBe(true);
     expect(h.slack.apiCalls.filter((c) => c.error === 'missing_scope')).toEqual([]);
