@@ -3,7 +3,7 @@ import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../src/chat/chat-port.ts';
 import { retriedMessage } from '../src/chat/stop-messages.ts';
-import { ACTION } from '../src/chat/buttons.ts';
+import { ACTION, PLAN_AGAIN_NONCE } from '../src/chat/buttons.ts';
 import { operationRootMessage, reviewItems } from '../src/chat/operation-root.ts';
 import type { Inventory } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
@@ -12,8 +12,8 @@ import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import { newOperation, newOperationId, type Operation } from '../src/ops/operation.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
-import { fourEyesRefusal, heldByWindows, retried } from '../src/ops/transitions.ts';
-import { enqueuePreflight, enqueueRun } from '../src/queue/operation-jobs.ts';
+import { fourEyesRefusal, heldByWindows, retried, startedByApprovers } from '../src/ops/transitions.ts';
+import { enqueueEnded, enqueuePreflight, enqueueRun } from '../src/queue/operation-jobs.ts';
 import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { Authorizer } from './authorize.ts';
 import { cancelOperation } from '../src/ops/cancel-operation.ts';
@@ -107,15 +107,22 @@ async function rootOnceStored(deps: ActionDeps, opId: string): Promise<string | 
 async function start(deps: ActionDeps, click: Click): Promise<void> {
   const { op, user, say } = click;
   const cluster = clusterOf(deps, op);
-  if (!(await deps.authorizer.isMember(user, cluster.operators))) return say(`Only operators of *${cluster.name}* may start \`${op.id}\`. Nothing changed.`);
-  if (op.state !== 'planned' || op.planNonce !== click.nonce) return say(`\`${op.id}\` is ${op.state}; this Start button is no longer valid. Nothing changed.`);
+  const byApprovers = startedByApprovers(op.kind);
+  const verb = byApprovers ? 'apply' : 'start';
+  if (!(await deps.authorizer.isMember(user, byApprovers ? cluster.approvers : cluster.operators))) {
+    return say(`Only ${byApprovers ? 'approvers' : 'operators'} of *${cluster.name}* may ${verb} \`${op.id}\`. Nothing changed.`);
+  }
+  if (op.state !== 'planned' || op.planNonce !== click.nonce) return say(`\`${op.id}\` is ${op.state}; this ${byApprovers ? 'Apply' : 'Start'} button is no longer valid. Nothing changed.`);
+  const fourEyes = byApprovers ? fourEyesRefusal(cluster, op, user, 'apply it') : undefined;
+  if (fourEyes !== undefined) return say(fourEyes);
   // Slack can show copies of a plan whose post it answered with a 5xx; a run starts only from the message the bot keeps up to date.
   if (click.messageTs !== (op.rootTs ?? (await rootOnceStored(deps, op.id)))) return say(`This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`);
   if (deps.now().getTime() - Date.parse(op.createdAt) > deps.planTtlMs) {
     return say(`This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
   }
   if (op.rehearsal !== undefined && op.rehearsal.stagingOp === undefined && op.override === undefined) {
-    return say(`\`${op.id}\` has no staging rehearsal of ${op.target.version ?? 'its target'} in the records; an approver must click Override first. Nothing changed.`);
+    const what = op.kind === 'terraform-apply' ? `no apply of commit ${op.terraform?.commit?.slice(0, 12) ?? '?'} in staging with its gate passed` : `no staging rehearsal of ${op.target.version ?? 'its target'}`;
+    return say(`\`${op.id}\` has ${what} in the records; an approver must click Override first. Nothing changed.`);
   }
   const windowRefusal = outsideWindowRefusal(cluster, deps.now());
   if (windowRefusal !== undefined) return say(`${windowRefusal} Nothing changed.`);
@@ -179,8 +186,11 @@ async function decide(deps: ActionDeps, click: Click, decision: 'approved' | 'st
     const who = current.by ? ` by <@${current.by}>` : '';
     return say(`This step was already ${current.state}${who}; \`${op.id}\` is ${after.state}. Nothing changed.`);
   }
-  // A stopped operation frees its cluster before its messages are edited.
-  if (decision === 'stopped') await deps.lock.release(op.cluster, op.id);
+  // A stopped operation frees its cluster before its messages are edited, and gets its record.
+  if (decision === 'stopped') {
+    await deps.lock.release(op.cluster, op.id);
+    await enqueueEnded(deps.opsQueue, after);
+  }
   const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
   let recorded = after;
   // Queued before the messages are edited: a Slack outage must not leave an approved step without its run. The edited
@@ -282,6 +292,23 @@ async function overrideWindow(deps: ActionDeps, click: Click): Promise<void> {
   if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, { text: `▶️ Started outside the maintenance window by <@${user}> (${op.id}).` });
 }
 
+/** A refused, stopped or expired Terraform change planned again, by an operator: a new operation with its own review. */
+async function planAgain(deps: ActionDeps, click: Click): Promise<void> {
+  const { op, user, say } = click;
+  const cluster = clusterOf(deps, op);
+  if (op.kind !== 'terraform-apply' || click.nonce !== PLAN_AGAIN_NONCE) return say('That button does not plan anything. Nothing changed.');
+  if (!(await deps.authorizer.isMember(user, cluster.operators))) return say(`Only operators of *${cluster.name}* may ask for a Terraform plan. Nothing changed.`);
+  const child = newOperationId();
+  const { op: after, changed } = await deps.audit.transition(op.id, { actor: user, event: 'planned again', detail: `operation ${child}` }, (o) =>
+    ['refused', 'failed', 'cancelled'].includes(o.state) && o.replannedAs === undefined ? { ...o, replannedAs: child } : undefined,
+  );
+  if (!changed) return say(after.replannedAs ? `\`${op.id}\` was already planned again as \`${after.replannedAs}\`. Nothing changed.` : `\`${op.id}\` is ${after.state}; plan again once it has ended. Nothing changed.`);
+  await deps.store.create(newOperation({ id: child, kind: 'terraform-apply', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight' }));
+  await enqueuePreflight(deps.opsQueue, child);
+  await say(`Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`);
+  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+}
+
 /** The buttons of an operation. Each acks at once, then re-checks who clicked, where, and whether the button is still current. */
 export function registerOperationActions(app: App, deps: ActionDeps): void {
   const handlers: [string, (click: Click) => Promise<void>][] = [
@@ -296,6 +323,7 @@ export function registerOperationActions(app: App, deps: ActionDeps): void {
     [ACTION.cancelApply, (c) => decide(deps, c, 'stopped')],
     [ACTION.retry, (c) => retry(deps, c)],
     [ACTION.windowOverride, (c) => overrideWindow(deps, c)],
+    [ACTION.planAgain, (c) => planAgain(deps, c)],
   ];
   for (const [actionId, handle] of handlers) {
     app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond }) => {

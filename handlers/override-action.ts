@@ -28,7 +28,8 @@ export function registerOverrideAction(app: App, deps: ActionDeps): void {
     if (fourEyes !== undefined) return void (await say(fourEyes));
     const at = deps.now().toISOString();
     // The override and its entry are one write; the edited plan shows it, the entry goes to the thread with the next reply.
-    const entry = { actor: body.user.id, event: 'override: no staging rehearsal', detail: `${op.target.version ?? ''} was not upgraded in staging according to the records` };
+    const detail = op.kind === 'terraform-apply' ? `commit ${op.terraform?.commit ?? '?'} was not applied in staging according to the records` : `${op.target.version ?? ''} was not upgraded in staging according to the records`;
+    const entry = { actor: body.user.id, event: 'override: no staging rehearsal', detail };
     const { op: after, changed } = await deps.audit.transition(
       op.id,
       entry,

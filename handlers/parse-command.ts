@@ -25,7 +25,7 @@ export const HELP_TEXT = [
   '*`/talos` commands* (the cluster defaults to this channel\'s cluster):',
   '• `/talos health [cluster]` — run the standard health gate',
   '• `/talos gates [cluster]` — production-readiness report',
-  '• `/talos plan [cluster]` — read-only `tofu fmt`/`validate`/`plan` summary',
+  '• `/talos plan [cluster]` — `tofu fmt`/`validate`/`plan`, kept for review; an approver applies it exactly as planned (staging first, then production)',
   '• `/talos snapshot [cluster]` — etcd snapshot copied off-cluster (operators)',
   '• `/talos upgrade talos <version> [cluster]` — rolling Talos upgrade with approvals (operators)',
   '• `/talos upgrade k8s <version> [cluster]` — Kubernetes upgrade, dry run first (operators)',

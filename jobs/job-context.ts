@@ -10,6 +10,7 @@ import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { RunLease } from '../src/ops/run-lease.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
+import type { WorkingTreeReader } from '../src/tofu/working-tree.ts';
 import { waitOn } from '../src/metrics/wait-clock.ts';
 
 /** What every operation job is given by the composition root. */
@@ -28,6 +29,10 @@ export interface OpsJobDeps {
   logger: Logger;
   timeouts: Config['timeouts'];
   now: () => Date;
+  /** Whether a Terraform directory is at a commit with nothing uncommitted. */
+  git: WorkingTreeReader;
+  /** Where reviewed plans wait for their Apply, one private directory per operation. */
+  planDir: string;
   /** True once the process is shutting down: operations stop between steps and resume elsewhere. */
   draining?: () => boolean;
 }

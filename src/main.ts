@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -24,6 +26,7 @@ import { createRunningGates } from './ops/running-gate.ts';
 import { createImageFactory } from './talos/image-factory.ts';
 import { createClusterAccess } from './cluster/cluster-session.ts';
 import { createTofu } from './cluster/tofu.ts';
+import { createWorkingTreeReader } from './tofu/working-tree.ts';
 import { ConfigError } from './config/config-error.ts';
 import { loadConfig } from './config/env.ts';
 import { loadInventory } from './config/inventory.ts';
@@ -118,7 +121,8 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     timeouts: config.timeouts,
     now,
     draining: () => draining,
-    tempBase: config.credentialsDir,
+    git: createWorkingTreeReader(runner, { bin: config.gitBin, env: config.childEnv, timeoutMs: config.timeouts.probeMs }),
+    planDir: config.planDir ?? join(config.credentialsDir ?? tmpdir(), 'talos-chatops-plans'),
     onReport: (report) => {
       metrics.healthGates.inc({ cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
       for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });

@@ -1,16 +1,21 @@
-import { jobIdFor } from '../../src/queue/job-schemas.ts';
-import { clusterFor, JOB_OPTIONS, operatorRefusal, reportDestination, reportRequest, type CommandHandler } from './command-context.ts';
+import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
+import { newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
+/**
+ * `/talos plan`: the runbook's routine configuration change. The plan is kept, reviewed in the
+ * cluster's channel, and applied exactly as saved only after an approver's Apply; so, like any
+ * mutating command, it is taken only in the cluster's own channel, from one of its operators.
+ */
 export const plan: CommandHandler<'plan'> = async (command, slack, deps) => {
-  const resolved = clusterFor(deps, slack, command.cluster);
+  const resolved = await operatorCluster(deps, slack, command.cluster, 'a Terraform plan');
   if (!resolved.ok) return { reply: resolved.reason };
   const { cluster } = resolved;
-  // Read-only, yet it reads Terraform state: only the cluster's operators. Its summary goes to the cluster's own channel.
-  const refusal = await operatorRefusal(deps, slack, cluster, 'a Terraform plan');
-  if (refusal !== undefined) return { reply: refusal };
-  const data = reportRequest(deps, slack, cluster);
+  const op = newOperation(deps, 'terraform-apply', cluster, slack, 'preflight');
   return {
-    reply: `Running \`tofu fmt\`, \`validate\` and \`plan\` for *${cluster.name}* (read-only: nothing is applied); ${reportDestination(slack, cluster, 'the summary')}.`,
-    enqueue: () => deps.readQueue.add('plan', data, { ...JOB_OPTIONS, jobId: jobIdFor('plan', slack.trigger_id) }),
+    reply: `Running \`tofu fmt\`, \`validate\` and \`plan\` for *${cluster.name}* (\`${op.id}\`); the plan appears in this channel. Nothing is applied before an approver clicks Apply on it.`,
+    enqueue: async () => {
+      await deps.store.create(op);
+      await enqueuePreflight(deps.opsQueue, op.id);
+    },
   };
 };

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { showDecision } from '../../src/ops/approval-edit.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import { enqueueEnded } from '../../src/queue/operation-jobs.ts';
 import type { OpsJobDeps } from '../job-context.ts';
 import { refreshRoot } from './root-message.ts';
 
@@ -22,5 +23,6 @@ export function createCancelledJob(deps: OpsJobDeps) {
       await showDecision(deps.chat, op, { ...approval, state: 'stopped', by: op.cancelRequestedBy, at: op.endedAt });
     }
     if (!op.audit.some((e) => e.event === 'cancelled')) await deps.audit.record(opId, { actor: op.cancelRequestedBy ?? 'bot', event: 'cancelled', detail: op.reason });
+    await enqueueEnded(deps.opsQueue, op);
   };
 }

@@ -47,6 +47,8 @@ export interface PreflightOutcome {
    * from a stopped upgrade); otherwise the lock must be free.
    */
   takesLockFrom?: string;
+  /** A Terraform change: the reviewed plan it applies. */
+  terraform?: Operation['terraform'];
 }
 
 /**
@@ -80,6 +82,12 @@ export interface Playbook {
   retryFrom(step: Step): string | undefined;
   /** Whether a failure of `step` offers a rollback of its node: it asked the node to change. */
   offersRollback?(step: Step): boolean;
+  /** After the root message (plan or refusal) is posted: what goes under it in the thread (a reviewed plan's full text). */
+  posted?(deps: OpsJobDeps, op: PostedOperation): Promise<void>;
+  /** Once the operation has ended (completed, failed, cancelled, refused, expired): give back what it kept on disk. */
+  ended?(deps: OpsJobDeps, op: Operation): Promise<void>;
+  /** What the maintenance record adds for this kind (a Terraform apply's plan text). */
+  recordAppendix?(deps: OpsJobDeps, op: Operation): Promise<string | undefined>;
   /** Steps whose start another message already tells (the final check ends in its result): their entry waits for the next reply. */
   quietStart?(step: Step): boolean;
 }

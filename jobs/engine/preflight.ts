@@ -6,7 +6,8 @@ import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
 import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { heldByRefusal } from './held-by.ts';
-import type { Playbook, PreflightOutcome } from './playbook.ts';
+import { isPosted, type Playbook, type PreflightOutcome } from './playbook.ts';
+import { enqueuePlanExpiry } from './plan-expiry.ts';
 import { refreshRoot } from './root-message.ts';
 
 /**
@@ -89,6 +90,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
             target: { ...o.target, ...outcome.target },
             planNonce: !refused && !runsNow ? newNonce() : undefined,
             rehearsal: outcome.rehearsal,
+            ...(outcome.terraform ? { terraform: outcome.terraform } : {}),
             // The operator's request is the start of these operations.
             startedBy: runsNow ? o.requestedBy : o.startedBy,
             startedAt: runsNow ? now : o.startedAt,
@@ -105,6 +107,11 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     }
     if (planned.rootTs === undefined) await postRoot(deps, planned, false);
     else await refreshRoot(deps, planned);
+    const posted = await deps.store.get(opId);
+    if (posted !== undefined && isPosted(posted)) await playbook.posted?.(deps, posted);
+    if (refused) await playbook.ended?.(deps, planned);
+    // A plan waits for its Start only so long: then it expires, and its buttons with it.
+    if (planned.state === 'planned') await enqueuePlanExpiry(deps, planned);
     if (runsNow) await enqueueRun(deps.opsQueue, opId, 'run');
   };
 }

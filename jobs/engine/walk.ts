@@ -6,7 +6,6 @@ import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.
 import { allNodes } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/ops/git-head.ts';
-import { maintenanceRecordMarkdown } from '../../src/ops/maintenance-record.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
 import { cancelRefusal, heldByWindows, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
@@ -14,7 +13,7 @@ import { outsideWindowRefusal, windowStatus } from '../../src/rules/maintenance-
 import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { approvalGate } from './approvals.ts';
 import { refreshRoot } from './root-message.ts';
-import { enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
+import { enqueueEnded, enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
 
 /** States in which a run walks the operation. */
@@ -73,6 +72,7 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
   if (op.state !== 'failed' || op.endedAt !== now) return;
   log.warn({ step: stepId, node: op.steps.find((s) => s.id === stepId)?.node, reason: failure.message }, 'operation stopped at the first failure');
   await refreshRoot(deps, op);
+  await enqueueEnded(deps.opsQueue, op);
 }
 
 /** Anything that is not a StepFailure (a parse error, an unexpected answer) also stops: never guess about a cluster. */
@@ -93,10 +93,8 @@ async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperatio
   );
   if (done.state !== 'completed' || done.endedAt !== endedAt) return;
   await deps.lock.release(cluster.name, op.id);
-  // The record can be fetched again with /talos record: a failed upload must not turn a finished operation into a failure.
-  await deps.chat
-    .upload(op.channel, op.rootTs, { filename: `${op.id}-maintenance-record.md`, title: `Maintenance record ${op.id}`, content: maintenanceRecordMarkdown(done) })
-    .catch((error: unknown) => ctx.log.warn({ err: errorText(error) }, 'maintenance record not attached'));
+  // The record is a job of its own: a failed upload must not turn a finished operation into a failure.
+  await enqueueEnded(deps.opsQueue, done);
   await refreshRoot(deps, done);
 }
 
@@ -110,6 +108,7 @@ async function cancelBetweenSteps(ctx: WalkContext, op: Operation, by: string): 
   if (cancelled.state !== 'cancelled') return;
   await deps.lock.release(ctx.cluster.name, op.id);
   await refreshRoot(deps, cancelled);
+  await enqueueEnded(deps.opsQueue, cancelled);
 }
 
 /**

@@ -4,6 +4,7 @@ import { k8sUpgradePlaybook } from './k8s-upgrade.ts';
 import { removePlaybook } from './node-remove.ts';
 import { rollbackPlaybook } from './node-rollback.ts';
 import { talosUpgradePlaybook } from './talos-upgrade.ts';
+import { terraformApplyPlaybook } from './terraform-apply.ts';
 
 /** Every operation the engine runs, by kind. A new runbook procedure is one more playbook here. */
 export const PLAYBOOKS: Readonly<Partial<Record<Operation['kind'], Playbook>>> = {
@@ -11,4 +12,5 @@ export const PLAYBOOKS: Readonly<Partial<Record<Operation['kind'], Playbook>>> =
   'k8s-upgrade': k8sUpgradePlaybook,
   'node-rollback': rollbackPlaybook,
   'node-remove': removePlaybook,
+  'terraform-apply': terraformApplyPlaybook,
 };

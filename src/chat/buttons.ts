@@ -10,6 +10,7 @@ export const ACTION = {
   cancelApply: 'talos-k8s-cancel',
   retry: 'talos-op-retry',
   windowOverride: 'talos-window-override',
+  planAgain: 'talos-plan-again',
 } as const;
 
 /** The approver's override of a missing staging rehearsal, on the plan of an operation. */
@@ -19,3 +20,6 @@ export const OVERRIDE_ACTION = 'talos-op-override';
 export function buttonValue(opId: string, nonce: string): string {
   return `${opId}.${nonce}`;
 }
+
+/** The nonce of a Plan again button: one per operation, whose first click is the one that counts. */
+export const PLAN_AGAIN_NONCE = 'replan';

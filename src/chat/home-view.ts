@@ -79,6 +79,7 @@ const KIND: Record<OperationKind, string> = {
   'node-rollback': 'rollback',
   'node-remove': 'node removal',
   snapshot: 'etcd snapshot',
+  'terraform-apply': 'Terraform change',
 };
 
 function linked(text: string, link: string | undefined): string {

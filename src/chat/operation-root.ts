@@ -1,8 +1,9 @@
 import type { Operation, Step } from '../ops/operation.ts';
 import type { ChatMessage } from './chat-port.ts';
 import { rehearsalBlocks } from './rehearsal-message.ts';
-import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, section } from './blocks.ts';
-import { ACTION, buttonValue } from './buttons.ts';
+import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, preformatted, section } from './blocks.ts';
+import type { Block } from './chat-port.ts';
+import { ACTION, buttonValue, PLAN_AGAIN_NONCE } from './buttons.ts';
 import { escapeMrkdwnKeepingLinks } from './operation-link.ts';
 
 /** The runbook's review items the starter confirms; the bot cannot check them itself. */
@@ -85,6 +86,12 @@ const STATE_TEXT: Record<Operation['state'], string> = {
 
 /** What differs between the root messages of the operation kinds. */
 interface KindText {
+  /** Who clicks Start (labelled `startLabel`): operators, or for a Terraform change an approver. */
+  startLabel?: string;
+  /** The state of a plan that waits for its Start, when it is not an operator's. */
+  plannedText?: string;
+  /** Blocks after the title's fields: what a reviewer needs before the steps. */
+  details?(op: Operation): Block[];
   title(op: Operation): string;
   /** How the steps run, shown after "Steps". */
   order: string;
@@ -140,6 +147,16 @@ const KIND_TEXT: Record<Operation['kind'], KindText> = {
     startTitle: 'Remove?',
     context: () => 'Terraform still has the node: remove its inventory entry and apply Terraform only after this operation completes.',
   },
+  'terraform-apply': {
+    title: (op) => `Terraform change: ${op.cluster}${op.terraform ? ` (${op.terraform.summary})` : ''}`,
+    order: "after an approver's Apply: snapshot, `tofu apply` of exactly this plan, new nodes watched until they join, the health gate",
+    gates: 'the apply runs the saved plan file only (never a fresh plan); production needs the same commit applied to staging with its gate passed; new control planes must become voting etcd members under one leader.',
+    startTitle: 'Apply this plan?',
+    startLabel: 'Apply',
+    plannedText: "📝 planned — waiting for an approver's Apply",
+    details: terraformDetails,
+    context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
+  },
   snapshot: {
     title: (op) => `etcd snapshot: ${op.cluster}`,
     order: 'one step',
@@ -148,6 +165,32 @@ const KIND_TEXT: Record<Operation['kind'], KindText> = {
     context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
   },
 };
+
+/** A Terraform change that was refused, stopped or expired offers a fresh plan, once. */
+export function planAgainBlocks(op: Operation): Block[] {
+  if (op.kind !== 'terraform-apply' || !['refused', 'failed', 'cancelled'].includes(op.state)) return [];
+  if (op.replannedAs !== undefined) return [context(`Planned again as \`${op.replannedAs}\`.`)];
+  return [actions(`replan-${op.id}-${PLAN_AGAIN_NONCE}`, [{ text: 'Plan again', actionId: ACTION.planAgain, value: buttonValue(op.id, PLAN_AGAIN_NONCE) }])];
+}
+
+function stateText(op: Operation): string {
+  return op.state === 'planned' ? (KIND_TEXT[op.kind].plannedText ?? STATE_TEXT.planned) : STATE_TEXT[op.state];
+}
+
+/** Changes listed in the plan message; the full plan is attached in the thread. */
+const LISTED_CHANGES = 30;
+
+/** A Terraform change's plan: the commit and the plan's hash, then every change, as the reviewer inspects it. */
+function terraformDetails(op: Operation): Block[] {
+  const tf = op.terraform;
+  if (tf === undefined) return [];
+  const commit = tf.commit ? `\`${tf.commit.slice(0, 12)}\`${tf.dirty ? ' with uncommitted changes' : ''}` : 'not a git checkout';
+  const blocks: Block[] = [fields([['Terraform commit', commit], ['Plan', `${escapeMrkdwn(tf.summary)}${tf.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`]])];
+  const listed = tf.changes.slice(0, LISTED_CHANGES).map((c) => `${c.action.padEnd(8)} ${c.address}`);
+  if (tf.changes.length > LISTED_CHANGES) listed.push(`… and ${tf.changes.length - LISTED_CHANGES} more in the attached plan`);
+  if (listed.length > 0) blocks.push(preformatted(listed));
+  return blocks;
+}
 
 /** The operation's root message: the plan, and, once running, its progress edited in place. */
 export function operationRootMessage(op: Operation): ChatMessage {
@@ -158,10 +201,11 @@ export function operationRootMessage(op: Operation): ChatMessage {
     header(title),
     fields([
       ['Operation', `\`${op.id}\``],
-      ['State', STATE_TEXT[op.state]],
+      ['State', stateText(op)],
       ['Requested by', mentionUser(op.requestedBy)],
       ['Started by', op.startedBy ? `${mentionUser(op.startedBy)} at ${formatTime(op.startedAt ?? op.createdAt)}` : '—'],
     ]),
+    ...(kind.details?.(op) ?? []),
   ];
   if (op.state === 'refused') {
     // A refusal may name the operation that holds the cluster, by a link to its thread.
@@ -176,18 +220,19 @@ export function operationRootMessage(op: Operation): ChatMessage {
   if (op.state === 'running' || op.state === 'awaiting-approval') blocks.push(context(`Steps report in this thread as they end; \`/talos status\` shows the step in progress.`));
   blocks.push(...rehearsalBlocks(op));
   if (op.state === 'planned' && op.planNonce) {
+    const confirm = review.length > 0 ? `*Confirm before starting (runbook):*\n${review.map((r) => `☐ ${r}`).join('\n')}` : '';
     blocks.push(
-      section(`*Gates:* ${kind.gates}\n` + `*Confirm before starting (runbook):*\n${review.map((r) => `☐ ${r}`).join('\n')}`),
+      section(`*Gates:* ${kind.gates}\n${confirm}`.trimEnd()),
       actions(`plan-${op.id}-${op.planNonce}`, [
         {
-          text: 'Start',
+          text: kind.startLabel ?? 'Start',
           actionId: ACTION.start,
           value: buttonValue(op.id, op.planNonce),
           style: 'primary',
           confirm: {
             title: kind.startTitle,
-            text: `By starting you confirm: ${review.join('; ')}.`,
-            confirm: 'Start',
+            text: review.length > 0 ? `By starting you confirm: ${review.join('; ')}.` : `This applies the reviewed plan to ${op.cluster} exactly as shown.`,
+            confirm: kind.startLabel ?? 'Start',
             deny: 'Not yet',
           },
         },
@@ -196,6 +241,7 @@ export function operationRootMessage(op: Operation): ChatMessage {
     );
   }
   if (op.reason && (op.state === 'failed' || op.state === 'cancelled')) blocks.push(section(`*Reason:* ${escapeMrkdwn(op.reason)}`));
-  const text = `${title} — ${STATE_TEXT[op.state]} (${op.id})`;
+  blocks.push(...planAgainBlocks(op));
+  const text = `${title} — ${stateText(op)} (${op.id})`;
   return { text, blocks };
 }

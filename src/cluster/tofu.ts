@@ -13,7 +13,11 @@ export interface Tofu {
   /** `tofu output -raw <name>`: the bare value, never logged. */
   outputRaw(terraformDir: string, name: string, signal?: AbortSignal): Promise<string>;
   /** `timeoutMs` overrides the default bound of one call, for a `plan` that refreshes every resource. */
-  run(terraformDir: string, args: string[], options?: { signal?: AbortSignal; okExitCodes?: number[]; timeoutMs?: number }): Promise<RunResult>;
+  run(
+    terraformDir: string,
+    args: string[],
+    options?: { signal?: AbortSignal; okExitCodes?: number[]; timeoutMs?: number; onStdoutLine?: (line: string) => void; onStderrLine?: (line: string) => void },
+  ): Promise<RunResult>;
 }
 
 export function createTofu(options: TofuOptions): Tofu {
@@ -24,6 +28,8 @@ export function createTofu(options: TofuOptions): Tofu {
       timeoutMs: runOptions.timeoutMs ?? options.timeoutMs,
       signal: runOptions.signal,
       okExitCodes: runOptions.okExitCodes,
+      onStdoutLine: runOptions.onStdoutLine,
+      onStderrLine: runOptions.onStderrLine,
     });
   return {
     run,

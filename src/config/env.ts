@@ -19,6 +19,8 @@ const EnvSchema = z
     CLUSTERS_FILE: z.string().min(1, 'must name the cluster inventory YAML file'),
     TALOSCTL_BIN: optionalString.default('talosctl'),
     TOFU_BIN: optionalString.default('tofu'),
+    GIT_BIN: optionalString.default('git'),
+    PLAN_DIR: optionalString,
     HTTP_PORT: optionalString.default('3000').pipe(z.coerce.number<string>().int().min(0).max(65535)),
     LOG_LEVEL: optionalString.default('info').pipe(z.enum(LOG_LEVELS)),
     LOG_PRETTY: optionalString.pipe(z.enum(['true', 'false']).optional()),
@@ -79,6 +81,13 @@ export interface Config {
   clustersFile: string;
   talosctlBin: string;
   tofuBin: string;
+  /** `git`, asked whether a Terraform directory has uncommitted changes. */
+  gitBin: string;
+  /**
+   * Where reviewed plans wait for their Apply, one private directory per operation. With two
+   * replicas it must be a volume both mount, or an Apply run by the other replica asks for a new plan.
+   */
+  planDir: string | undefined;
   httpPort: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logPretty: boolean;
@@ -141,6 +150,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     clustersFile: e.CLUSTERS_FILE,
     talosctlBin: e.TALOSCTL_BIN,
     tofuBin: e.TOFU_BIN,
+    gitBin: e.GIT_BIN,
+    planDir: e.PLAN_DIR,
     httpPort: e.HTTP_PORT,
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY === 'true',

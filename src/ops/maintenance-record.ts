@@ -3,14 +3,14 @@ import { plainLinks } from '../chat/operation-link.ts';
 import type { Operation } from './operation.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
-export function maintenanceRecordMarkdown(op: Operation): string {
+export function maintenanceRecordMarkdown(op: Operation, appendix?: string): string {
   const lines = [
     `# Maintenance record ${op.id}`,
     '',
     `- Cluster: ${op.cluster}`,
     `- Operation: ${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
     `- Result: ${op.state}${op.reason ? ` (${plainTimes(op.reason)})` : ''}`,
-    `- Commit: ${op.commit ?? 'not a git checkout'}`,
+    `- Commit: ${op.commit ?? op.terraform?.commit ?? (op.state === 'completed' ? 'not a git checkout' : 'not recorded (the operation did not complete)')}`,
     `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node})` : 'none'}`,
     `- Requested by: ${op.requestedBy} at ${op.createdAt}`,
     `- Started by: ${op.startedBy ?? '-'} at ${op.startedAt ?? '-'}`,
@@ -20,6 +20,7 @@ export function maintenanceRecordMarkdown(op: Operation): string {
       ? [`- Staging rehearsal: ${op.rehearsal.stagingOp ?? (op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}` : 'none in the records')}`]
       : []),
     ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
+    ...terraformLines(op),
     '',
     '## Plan and per-node result',
     '',
@@ -36,6 +37,18 @@ export function maintenanceRecordMarkdown(op: Operation): string {
     // A file is not mrkdwn: Slack date tokens in what the thread said read as their UTC fallback here, links as the operation's id.
     ...op.audit.map((e) => `${e.seq}. ${e.at} ${e.actor}: ${e.event}${e.detail ? ` (${plainLinks(plainTimes(e.detail))})` : ''}`),
     '',
+    ...(appendix === undefined ? [] : ['## Terraform plan as reviewed (tofu show)', '', '```', appendix.trimEnd(), '```', '']),
   ];
   return lines.join('\n');
+}
+
+/** A Terraform change: the commit, the plan's summary and hash, what it changed, and the staging apply it was promoted from. */
+function terraformLines(op: Operation): string[] {
+  const tf = op.terraform;
+  if (tf === undefined) return [];
+  return [
+    `- Terraform plan: ${tf.summary}; sha256 ${tf.planSha256 ?? 'none (not kept)'}${tf.dirty ? '; the working tree had uncommitted changes' : ''}`,
+    ...(tf.changes.length > 0 ? [`- Terraform changes: ${tf.changes.map((c) => `${c.action} ${c.address}`).join('; ')}`] : []),
+    ...(op.rehearsal?.stagingOp !== undefined ? [`- Applied to staging first: ${op.rehearsal.stagingOp} by ${op.rehearsal.appliedBy ?? '?'} at ${op.rehearsal.appliedAt ?? '?'}, gate passed`] : []),
+  ];
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * in Redis, so any replica can continue it after a crash and every button click is
  * checked against it.
  */
-export const OperationKind = z.enum(['talos-upgrade', 'snapshot', 'k8s-upgrade', 'node-rollback', 'node-remove']);
+export const OperationKind = z.enum(['talos-upgrade', 'snapshot', 'k8s-upgrade', 'node-rollback', 'node-remove', 'terraform-apply']);
 export type OperationKind = z.infer<typeof OperationKind>;
 
 export const OperationState = z.enum([
@@ -43,6 +43,9 @@ export const Step = z.object({
     'reset-node',
     'delete-node',
     'removal-verify',
+    'tofu-apply',
+    'node-join',
+    'apply-gate',
   ]),
   node: z.string().optional(),
   /** Kubernetes node name / hostname, for messages. */
@@ -116,6 +119,31 @@ export const Snapshot = z.object({
 });
 export type Snapshot = z.infer<typeof Snapshot>;
 
+/** One change of a reviewed plan: its address and action, never its values (they can be sensitive). */
+export const PlanChange = z.object({ address: z.string(), action: z.string() });
+
+/**
+ * What the bot keeps of a reviewed Terraform plan. The plan file itself holds sensitive values
+ * and stays on disk in a private directory; Redis keeps only its hash, to prove at apply time
+ * that the file is the one reviewed.
+ */
+export const TerraformPlan = z.object({
+  /** The git commit of the Terraform directory the plan was made from. */
+  commit: z.string().optional(),
+  /** The working tree had uncommitted changes: the plan may be shown, never applied. */
+  dirty: z.boolean(),
+  /** sha256 of the saved plan file. */
+  planSha256: z.string().optional(),
+  /** `2 to add, 1 to change`, or `no changes`. */
+  summary: z.string(),
+  changes: z.array(PlanChange).default([]),
+  /** Hostnames of the VMs the plan creates: nodes to watch join. */
+  adds: z.array(z.string()).default([]),
+  /** `talos_version` as the plan moves it, from `output_changes`. */
+  talosVersion: z.object({ from: z.string().optional(), to: z.string() }).optional(),
+});
+export type TerraformPlan = z.infer<typeof TerraformPlan>;
+
 export const Operation = z.object({
   id: z.string().regex(/^op-[a-z0-9]+$/),
   kind: OperationKind,
@@ -178,10 +206,22 @@ export const Operation = z.object({
   parent: z.object({ op: z.string(), step: z.string() }).optional(),
   /** Set while the operation waits for its maintenance window: the step, the override button's nonce and when the window opens. */
   windowWait: z.object({ step: z.string(), nonce: z.string(), since: z.string(), opensAt: z.string().optional() }).optional(),
-  /** Production only: the completed staging operation to the same version and the link to its thread, or none found. */
-  rehearsal: z.object({ stagingOp: z.string().optional(), stagingLink: z.string().optional() }).optional(),
+  /** Production only: the completed staging operation to the same version (or of the same Terraform commit) and the link to its thread, or none found. */
+  rehearsal: z
+    .object({
+      stagingOp: z.string().optional(),
+      stagingLink: z.string().optional(),
+      /** Who applied the same Terraform change in staging, and when it ended with its gate passed. */
+      appliedBy: z.string().optional(),
+      appliedAt: z.string().optional(),
+    })
+    .optional(),
+  /** A Terraform change: the reviewed plan, what it changes, and how it relates to earlier operations. */
+  terraform: TerraformPlan.optional(),
   /** An approver's explicit word to go ahead without a staging rehearsal. */
   override: z.object({ by: z.string(), at: z.string() }).optional(),
+  /** A Terraform change whose refusal or failure was answered with a new plan: that operation. */
+  replannedAs: z.string().optional(),
   /** Review items the starter confirmed with the Start button. */
   confirmedReview: z.array(z.string()).default([]),
   /** Set when a step that is safe to run again failed: the Retry button re-runs it from `step`, once per nonce. */

@@ -66,3 +66,11 @@ export function retried(op: Operation, nonce: string): Operation | undefined {
   // A Retry is a decision to go on: a cancel asked for before the failure does not end the retried run.
   return { ...spendApprovals(op, reset), state: 'running', reason: undefined, endedAt: undefined, cancelRequestedBy: undefined, retry: { ...op.retry, state: 'used' }, steps };
 }
+
+/**
+ * Who clicks an operation's Start. A Terraform change's Start is its Apply: the approver's
+ * decision on a plan an operator asked for, so approvers click it and four eyes hold.
+ */
+export function startedByApprovers(kind: Operation['kind']): boolean {
+  return kind === 'terraform-apply';
+}

@@ -62,4 +62,13 @@ export const NonceJobData = z.strictObject({
 });
 export type NonceJobData = z.infer<typeof NonceJobData>;
 
-export type OpsJobName = 'operation-preflight' | 'operation-run' | 'approval-expiry' | 'approval-reminder' | 'operation-cancelled' | 'snapshot' | 'ops-reconcile';
+export type OpsJobName =
+  | 'operation-preflight'
+  | 'operation-run'
+  | 'approval-expiry'
+  | 'approval-reminder'
+  | 'operation-cancelled'
+  | 'operation-ended'
+  | 'plan-expiry'
+  | 'snapshot'
+  | 'ops-reconcile';

@@ -21,3 +21,14 @@ export async function enqueueRun(queue: Queue, opId: string, reason: string, del
 export async function enqueuePreflight(queue: Queue, opId: string): Promise<void> {
   await queue.add(PREFLIGHT_JOB_NAME, { opId }, { ...KEEP, jobId: `${opId}-preflight`, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
 }
+
+export const ENDED_JOB_NAME: OpsJobName = 'operation-ended';
+export const PLAN_EXPIRY_JOB_NAME: OpsJobName = 'plan-expiry';
+
+/**
+ * Queues what follows the end of an operation (its maintenance record, giving back what it kept
+ * on disk): once per state it ended in, so a stop and the cancel after it each leave a record.
+ */
+export async function enqueueEnded(queue: Queue, op: { id: string; state: string }): Promise<void> {
+  await queue.add(ENDED_JOB_NAME, { opId: op.id }, { ...KEEP, jobId: `${op.id}-ended-${op.state}`, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
+}

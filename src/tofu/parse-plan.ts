@@ -13,11 +13,23 @@ const ResourceChange = z.looseObject({
   provider_name: z.string().optional(),
   change: z.looseObject({ actions: z.array(z.string()).min(1) }),
   action_reason: z.string().optional(),
+  /** The `for_each` key or `count` index: a VM's hostname in the runbook's configuration. */
+  index: z.union([z.string(), z.number()]).optional(),
+});
+
+/** One entry of `output_changes`: only a non-sensitive string output's values are ever read. */
+const OutputChange = z.looseObject({
+  actions: z.array(z.string()).min(1),
+  before: z.unknown().optional(),
+  after: z.unknown().optional(),
+  before_sensitive: z.unknown().optional(),
+  after_sensitive: z.unknown().optional(),
 });
 
 export const PlanJson = z.looseObject({
   format_version: z.string(),
   resource_changes: z.array(ResourceChange).optional(),
+  output_changes: z.record(z.string(), OutputChange).optional(),
 });
 export type PlanJson = z.infer<typeof PlanJson>;
 
@@ -35,6 +47,8 @@ export interface PlannedChange {
   actions: string[];
   /** Why tofu replaces it, e.g. `replace_because_cannot_update`. */
   reason?: string;
+  /** The `for_each` key, e.g. a VM's hostname. */
+  key?: string;
 }
 
 /** A change the runbook forbids in routine maintenance (`stop`) or allows only in one procedure (`caution`). */
@@ -51,6 +65,8 @@ export interface PlanReview {
   changes: PlannedChange[];
   dangers: PlanDanger[];
   counts: Record<Exclude<ChangeAction, 'no-op'>, number>;
+  /** `talos_version` as the plan moves it (`output_changes`), when it does. */
+  talosVersion?: { from?: string; to: string };
 }
 
 const SOURCE = 'tofu show -json';
@@ -122,11 +138,27 @@ export function reviewPlan(plan: PlanJson): PlanReview {
         actions: rc.change.actions,
       };
       if (rc.action_reason !== undefined) change.reason = rc.action_reason;
+      const key = rc.index ?? /\["([^"]+)"\]$/.exec(rc.address)?.[1];
+      if (key !== undefined) change.key = String(key);
       return change;
     })
     .filter((c) => c.action !== 'no-op');
   const counts: PlanReview['counts'] = { create: 0, read: 0, update: 0, replace: 0, delete: 0, forget: 0, unknown: 0 };
   for (const change of changes) counts[change.action as keyof PlanReview['counts']] += 1;
   const dangers = changes.map(dangerOf).filter((d): d is PlanDanger => d !== undefined);
-  return { changes, dangers, counts };
+  const talosVersion = outputMove(plan, 'talos_version');
+  return { changes, dangers, counts, ...(talosVersion ? { talosVersion } : {}) };
+}
+
+/** How a plan moves a string output that is not sensitive; undefined when it does not move it. */
+function outputMove(plan: PlanJson, name: string): { from?: string; to: string } | undefined {
+  const change = plan.output_changes?.[name];
+  if (change === undefined || change.actions.join() === 'no-op') return undefined;
+  if (change.before_sensitive === true || change.after_sensitive === true || typeof change.after !== 'string') return undefined;
+  return typeof change.before === 'string' ? { from: change.before, to: change.after } : { to: change.after };
+}
+
+/** Hostnames (the `for_each` keys) of the Talos VMs a plan acts on with `action`. */
+export function vmKeys(review: PlanReview, action: ChangeAction): string[] {
+  return review.changes.filter((c) => c.type === VM && c.action === action && c.key !== undefined).map((c) => c.key!);
 }

@@ -1,4 +1,6 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorText } from '../chat/error-text.ts';
@@ -20,6 +22,8 @@ export interface PlanOutcome {
   fmt: FmtOutcome;
   validate: ValidateOutcome;
   plan: PlanStepOutcome;
+  /** Set when the plan was kept (`saveTo`) and planned. */
+  saved?: SavedPlan;
 }
 
 export interface PlanOptions {
@@ -28,6 +32,20 @@ export interface PlanOptions {
   planTimeoutMs: number;
   /** Parent of the private directory that holds the plan file; the OS temp dir when unset. */
   tempBase?: string;
+  /**
+   * A private directory (created 0700) to keep the plan in, for a later `tofu apply` of exactly
+   * this plan: the plan is taken with the state lock, and `tfplan` and its human text `tfplan.txt`
+   * stay there. Without it the plan is read-only and removed.
+   */
+  saveTo?: string;
+}
+
+/** A plan kept for apply: where the file is and its hash, to prove at apply time it is the one reviewed. */
+export interface SavedPlan {
+  file: string;
+  sha256: string;
+  /** `tofu show -no-color` of the plan: what a person reviews, sensitive values shown as `(sensitive value)`. */
+  textFile: string;
 }
 
 /** `tofu fmt -check` exits 3 when it lists unformatted files. */
@@ -60,7 +78,7 @@ function nonEmptyLines(text: string): string[] {
  * `tofu plan` without the state lock into a private file, and `tofu show -json` of it. It never
  * applies; the plan file is removed whatever happens.
  */
-export async function runReadOnlyPlan(tofu: Tofu, terraformDir: string, options: PlanOptions): Promise<PlanOutcome> {
+export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOptions): Promise<PlanOutcome> {
   const { signal } = options;
   const fmtRun = await attempt(() => tofu.run(terraformDir, ['fmt', '-check', '-recursive'], { signal, okExitCodes: [0, FMT_UNFORMATTED] }));
   const fmt: FmtOutcome = !fmtRun.ok
@@ -73,13 +91,17 @@ export async function runReadOnlyPlan(tofu: Tofu, terraformDir: string, options:
   const validate: ValidateOutcome = validateRun.ok ? { status: 'valid' } : { status: 'invalid', lines: validateRun.lines };
   if (!validateRun.ok) return { fmt, validate, plan: { status: 'skipped', because: 'the configuration is not valid' } };
 
-  // The plan file can hold sensitive values: a private directory, removed afterwards.
-  const dir = await mkdtemp(join(options.tempBase ?? tmpdir(), 'talos-chatops-plan-'));
+  // The plan file can hold sensitive values: a private directory, removed afterwards unless kept for apply.
+  const dir = options.saveTo ?? (await mkdtemp(join(options.tempBase ?? tmpdir(), 'talos-chatops-plan-')));
+  let kept = false;
   try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     await chmod(dir, 0o700);
     const planFile = join(dir, 'tfplan');
+    // A plan kept for apply is taken under the state lock, as tofu's own workflow does; a read-only one never locks.
+    const lock = options.saveTo === undefined ? ['-lock=false'] : [];
     const planRun = await attempt(() =>
-      tofu.run(terraformDir, ['plan', '-detailed-exitcode', '-lock=false', '-input=false', '-no-color', `-out=${planFile}`], {
+      tofu.run(terraformDir, ['plan', '-detailed-exitcode', ...lock, '-input=false', '-no-color', `-out=${planFile}`], {
         signal,
         okExitCodes: PLAN_OK,
         timeoutMs: options.planTimeoutMs,
@@ -88,12 +110,27 @@ export async function runReadOnlyPlan(tofu: Tofu, terraformDir: string, options:
     if (!planRun.ok) return { fmt, validate, plan: { status: 'error', lines: planRun.lines } };
     const showRun = await attempt(() => tofu.run(terraformDir, ['show', '-json', planFile], { signal }));
     if (!showRun.ok) return { fmt, validate, plan: { status: 'error', lines: showRun.lines } };
+    let review: PlanReview;
     try {
-      return { fmt, validate, plan: { status: 'planned', review: reviewPlan(parsePlanJson(showRun.result.stdout)) } };
+      review = reviewPlan(parsePlanJson(showRun.result.stdout));
     } catch (error) {
       return { fmt, validate, plan: { status: 'error', lines: [errorText(error)] } };
     }
+    if (options.saveTo === undefined) return { fmt, validate, plan: { status: 'planned', review } };
+    const textRun = await attempt(() => tofu.run(terraformDir, ['show', '-no-color', planFile], { signal }));
+    if (!textRun.ok) return { fmt, validate, plan: { status: 'error', lines: textRun.lines } };
+    const textFile = join(dir, 'tfplan.txt');
+    await writeFile(textFile, textRun.result.stdout, { mode: 0o600 });
+    kept = true;
+    return { fmt, validate, plan: { status: 'planned', review }, saved: { file: planFile, sha256: await fileSha256(planFile), textFile } };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (!kept) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** sha256 of a file, streamed. */
+export async function fileSha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }

@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import type { Job, Queue } from 'bullmq';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
@@ -125,7 +127,7 @@ export interface EngineFixture {
 export interface EngineFixtureOptions {
   inventory?: Inventory;
   /** The cluster the engine reaches (see fake-cluster.ts); by default one that fails any call. */
-  cluster?: Pick<OpsJobDeps, 'access' | 'tofu' | 'factory'>;
+  cluster?: Pick<OpsJobDeps, 'access' | 'tofu' | 'factory'> & Partial<Pick<OpsJobDeps, 'git' | 'planDir'>>;
 }
 
 /** The engine's real store, audit, lock and run lease on a real Redis; Slack, the queue and the cluster are fakes. */
@@ -147,6 +149,8 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     access: options.cluster?.access ?? access,
     tofu: options.cluster?.tofu ?? ({ outputRaw: unreachable } as unknown as Tofu),
     factory: options.cluster?.factory ?? ({ versions: unreachable } as unknown as ImageFactory),
+    git: options.cluster?.git ?? { read: unreachable },
+    planDir: options.cluster?.planDir ?? join(tmpdir(), `engine-plans-${crypto.randomUUID()}`),
     chat,
     opsQueue: queue.asQueue(),
     logger,

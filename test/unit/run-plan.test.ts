@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import { ExecError, type RunResult } from '../../src/exec/process-runner.ts';
-import { runReadOnlyPlan } from '../../src/tofu/run-plan.ts';
+import { runPlan } from '../../src/tofu/run-plan.ts';
 
 type Answer = { exitCode: number; stdout?: string; stderr?: string } | ExecError;
 
@@ -42,7 +42,7 @@ afterEach(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-describe('runReadOnlyPlan', () => {
+describe('runPlan', () => {
   it('plans into a private file, reads it with show -json and removes it', async () => {
     const calls: Call[] = [];
     let mode = 0;
@@ -51,7 +51,7 @@ describe('runReadOnlyPlan', () => {
       mode = (await stat(dirname(file))).mode & 0o777;
     });
 
-    const outcome = await runReadOnlyPlan(tofu, '/srv/terraform/production', { planTimeoutMs: 1_800_000, tempBase: base });
+    const outcome = await runPlan(tofu, '/srv/terraform/production', { planTimeoutMs: 1_800_000, tempBase: base });
 
     expect(outcome).toEqual({ fmt: { status: 'formatted' }, validate: { status: 'valid' }, plan: { status: 'planned', review: expect.objectContaining({ changes: [] }) } });
     const planFile = calls[2]!.args.at(-1)!.slice('-out='.length);
@@ -70,7 +70,7 @@ describe('runReadOnlyPlan', () => {
   it('lists unformatted files from fmt exit 3 and goes on', async () => {
     const calls: Call[] = [];
     const tofu = fakeTofu({ fmt: { exitCode: 3, stdout: 'main.tf\nnodes.tf\n' }, show: { exitCode: 0, stdout: NO_CHANGES } }, calls);
-    const outcome = await runReadOnlyPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
+    const outcome = await runPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
     expect(outcome.fmt).toEqual({ status: 'unformatted', files: ['main.tf', 'nodes.tf'] });
     expect(outcome.plan.status).toBe('planned');
   });
@@ -79,7 +79,7 @@ describe('runReadOnlyPlan', () => {
     const calls: Call[] = [];
     const stderr = '\nError: Unsupported argument\n\n  on nodes.tf line 12:\n';
     const tofu = fakeTofu({ validate: { exitCode: 1, stderr } }, calls);
-    const outcome = await runReadOnlyPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
+    const outcome = await runPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
     expect(outcome.validate).toEqual({ status: 'invalid', lines: ['Error: Unsupported argument', 'on nodes.tf line 12:'] });
     expect(outcome.plan).toEqual({ status: 'skipped', because: 'the configuration is not valid' });
     expect(calls.map((c) => c.args[0])).toEqual(['fmt', 'validate']);
@@ -88,7 +88,7 @@ describe('runReadOnlyPlan', () => {
   it('reports a plan error and removes the plan directory', async () => {
     const calls: Call[] = [];
     const tofu = fakeTofu({ plan: { exitCode: 1, stderr: '╷\n│ Error: Error acquiring the state lock\n╵\n' } }, calls);
-    const outcome = await runReadOnlyPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
+    const outcome = await runPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
     expect(outcome.plan).toEqual({ status: 'error', lines: ['Error: Error acquiring the state lock'] });
     expect(calls.map((c) => c.args[0])).toEqual(['fmt', 'validate', 'plan']);
     expect(await readdir(base)).toEqual([]);
@@ -96,13 +96,13 @@ describe('runReadOnlyPlan', () => {
 
   it('reports unparseable show output as a plan error', async () => {
     const tofu = fakeTofu({ show: { exitCode: 0, stdout: 'not json' } }, []);
-    const outcome = await runReadOnlyPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
+    const outcome = await runPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
     expect(outcome.plan).toEqual({ status: 'error', lines: ['cannot parse tofu show -json output: it is not JSON. Check that TOFU_BIN is OpenTofu 1.6 or newer.'] });
   });
 
   it('stops on a cancelled job instead of reporting it, and still removes the plan directory', async () => {
     const tofu = fakeTofu({ plan: new ExecError('exec-cancelled', 'tofu plan was cancelled') }, []);
-    await expect(runReadOnlyPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base })).rejects.toThrow('tofu plan was cancelled');
+    await expect(runPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base })).rejects.toThrow('tofu plan was cancelled');
     expect(await readdir(base)).toEqual([]);
   });
 });

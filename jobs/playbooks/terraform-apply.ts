@@ -1,0 +1,289 @@
+import { access, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { V1Node } from '@kubernetes/client-node';
+import { errorText } from '../../src/chat/error-text.ts';
+import { applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from '../../src/chat/terraform-messages.ts';
+import { approversToPage } from '../../src/ops/transitions.ts';
+import { planCounts } from '../../src/chat/plan-report.ts';
+import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
+import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
+import { ExecError } from '../../src/exec/process-runner.ts';
+import { runHealthGate } from '../../src/health/health-gate.ts';
+import type { Operation, Step } from '../../src/ops/operation.ts';
+import { threadLink } from '../../src/ops/thread-link.ts';
+import { judgeTerraformChange } from '../../src/rules/terraform-change.ts';
+import { checkEtcdQuorum, observeTalosVersions } from '../../src/talos/observe.ts';
+import { parseEtcdMembers } from '../../src/talos/parse-etcd-members.ts';
+import type { Talosctl } from '../../src/talos/talosctl.ts';
+import { tofuErrorLines } from '../../src/tofu/diagnostics.ts';
+import { parsePlanJson, reviewPlan, vmKeys } from '../../src/tofu/parse-plan.ts';
+import { fileSha256, runPlan } from '../../src/tofu/run-plan.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
+import { patchStep, probeSignal } from '../engine/walk.ts';
+import { throttledUpdate } from '../throttled-update.ts';
+import { snapshotStep } from './snapshot-step.ts';
+
+/** At most one edit of the apply's progress message per this many ms. */
+const PROGRESS_EDIT_MS = 2000;
+/** A VM's hostname as the runbook's `talos_nodes` keys it: nothing else reaches the Kubernetes API or a message. */
+const HOSTNAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
+
+/** The private directory that keeps an operation's reviewed plan until its Apply. */
+export function planDirOf(deps: Pick<OpsJobDeps, 'planDir'>, opId: string): string {
+  return join(deps.planDir, opId);
+}
+
+const NEW_PLAN = 'Run `/talos plan` again for a fresh plan.';
+
+/** Whether etcd settled after the last join: no learner left, and every member reports the same leader. */
+async function etcdSettled(talosctl: Talosctl, cluster: ClusterConfig, probe: () => AbortSignal): Promise<{ ok: boolean; evidence: string[] }> {
+  const status = await checkEtcdQuorum(talosctl, cluster.controlPlanes, probe());
+  const members = await talosctl.run(['etcd', 'members'], [cluster.controlPlanes[0]!], { signal: probe(), okExitCodes: [0, 1] });
+  const learners = members.stdout.trim() === '' ? [] : parseEtcdMembers(members.stdout).filter((m) => m.learner === true);
+  const evidence = [...(status.status === 'passed' ? [] : [status.summary, ...status.evidence]), ...learners.map((m) => `${m.hostname} is still a learner, not a voting member`)];
+  return { ok: status.status === 'passed' && learners.length === 0, evidence };
+}
+
+/** The runbook's "Change machine configuration" before anything is applied: plan, keep it, and judge it. */
+async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+  const probe = probeSignals(deps.timeouts.probeMs, signal);
+  const dir = planDirOf(deps, op.id);
+  const tree = await deps.git.read(cluster.terraformDir, probe());
+  const outcome = await runPlan(deps.tofu, cluster.terraformDir, { signal, planTimeoutMs: deps.timeouts.stepMs, saveTo: dir });
+  const review = outcome.plan.status === 'planned' ? outcome.plan.review : undefined;
+  const talosctl = await session.talosctl();
+  const history = await deps.store.listForCluster(cluster.name, 500);
+  const removals = history.flatMap((o) => (o.kind === 'node-remove' && o.state === 'completed' && o.target.nodeName !== undefined ? [{ op: o.id, nodeName: o.target.nodeName }] : []));
+  const runningTalos = new Map<string, string | { unknown: string }>();
+  let upgrade: { op: string; version: string } | undefined;
+  if (review?.talosVersion !== undefined) {
+    const versions = await observeTalosVersions(talosctl, allNodes(cluster), probe());
+    for (const node of allNodes(cluster)) {
+      const v = versions.get(node);
+      runningTalos.set(node, v?.reachable === true ? v.version : { unknown: v?.error ?? 'no answer' });
+    }
+    const to = review.talosVersion.to;
+    const done = history.find((o) => o.kind === 'talos-upgrade' && o.state === 'completed' && o.target.version === to);
+    if (done !== undefined) upgrade = { op: done.id, version: to };
+  }
+  const adds = review === undefined ? [] : vmKeys(review, 'create');
+  const settled = adds.length > 0 ? await etcdSettled(talosctl, cluster, probe) : undefined;
+  const judged = judgeTerraformChange({ cluster: cluster.name, outcome, tree, removals, runningTalos, upgrade, etcdSettled: settled });
+  for (const name of adds) if (!HOSTNAME.test(name)) judged.refusals.push(`the plan creates a VM keyed ${JSON.stringify(name)}, which is not a hostname the bot can watch join`);
+
+  const rehearsal = cluster.environment === 'production' && tree.commit !== undefined ? await stagingApplyOf(deps, tree.commit) : undefined;
+  const terraform: Operation['terraform'] = {
+    commit: tree.commit,
+    dirty: (tree.uncommitted?.length ?? 0) > 0,
+    planSha256: outcome.saved?.sha256,
+    summary: review ? planCounts(review) : outcome.plan.status === 'error' ? 'tofu plan failed' : 'not planned',
+    changes: review?.changes.map((c) => ({ address: c.address, action: c.action })) ?? [],
+    adds,
+    ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
+  };
+  return {
+    refusals: judged.refusals,
+    notes: judged.notes,
+    rehearsal,
+    terraform,
+    target: {},
+    steps: [
+      { id: 'snapshot', kind: 'snapshot', status: 'pending' },
+      { id: 'apply', kind: 'tofu-apply', status: 'pending' },
+      ...adds.map((name): Step => ({ id: `join-${name}`, kind: 'node-join', nodeName: name, status: 'pending' })),
+      { id: 'gate', kind: 'apply-gate', status: 'pending' },
+    ],
+  };
+}
+
+/**
+ * The runbook promotes "the same reviewed change": the staging operation that applied the same
+ * Terraform commit and passed staging's gate (it completed), with who applied it and when.
+ */
+async function stagingApplyOf(deps: OpsJobDeps, commit: string): Promise<NonNullable<Operation['rehearsal']>> {
+  for (const staging of deps.inventory.clusters.filter((c) => c.environment === 'staging')) {
+    const ops = await deps.store.listForCluster(staging.name, 500);
+    const done = ops.find((o) => o.kind === 'terraform-apply' && o.state === 'completed' && o.terraform?.commit === commit);
+    if (done === undefined) continue;
+    const link = await threadLink(deps, done);
+    return { stagingOp: done.id, ...(link ? { stagingLink: link } : {}), ...(done.startedBy ? { appliedBy: done.startedBy } : {}), ...(done.endedAt ? { appliedAt: done.endedAt } : {}) };
+  }
+  return {};
+}
+
+/**
+ * What Redis says was reviewed is checked against what is on disk and in git before anything runs:
+ * the plan file with the reviewed hash, the tree at the reviewed commit with nothing uncommitted,
+ * and the plan, read again, still free of anything the runbook forbids.
+ */
+async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Promise<void> {
+  const { deps, cluster } = ctx;
+  const tf = op.terraform;
+  if (tf?.planSha256 === undefined || tf.commit === undefined) throw new StepFailure(`the operation holds no reviewed plan; nothing was applied. ${NEW_PLAN}`);
+  const present = await access(file).then(() => true, () => false);
+  if (!present) throw new StepFailure(`the reviewed plan file is gone (it expired, or this replica does not share PLAN_DIR with the one that planned); nothing was applied. ${NEW_PLAN}`);
+  const sha = await fileSha256(file);
+  if (sha !== tf.planSha256) throw new StepFailure(`the plan file on disk is not the reviewed one (sha256 ${sha.slice(0, 12)}…, reviewed ${tf.planSha256.slice(0, 12)}…); nothing was applied. ${NEW_PLAN}`);
+  const tree = await deps.git.read(cluster.terraformDir, probeSignal(ctx));
+  if (tree.commit !== tf.commit) throw new StepFailure(`the Terraform directory moved from the reviewed commit ${tf.commit.slice(0, 12)} to ${tree.commit?.slice(0, 12) ?? 'no commit'}; nothing was applied. ${NEW_PLAN}`);
+  if (tree.uncommitted === undefined || tree.uncommitted.length > 0) {
+    throw new StepFailure(`the Terraform working tree ${tree.uncommitted === undefined ? 'could not be checked' : `has uncommitted changes (${tree.uncommitted.slice(0, 5).join(', ')})`}; nothing was applied. ${NEW_PLAN}`);
+  }
+  const shown = await deps.tofu.run(cluster.terraformDir, ['show', '-json', file], { signal: probeSignal(ctx) });
+  const stops = reviewPlan(parsePlanJson(shown.stdout)).dangers.filter((d) => d.level === 'stop');
+  if (stops.length > 0) throw new StepFailure(`the plan file ${stops.map((d) => `${d.meaning} (${d.address})`).join('; ')}; nothing was applied. ${NEW_PLAN}`);
+}
+
+function failureOf(error: unknown): StepFailure {
+  const result = error instanceof ExecError ? error.result : undefined;
+  const output = result ? `${result.stdout}\n${result.stderr}` : '';
+  if (/Saved plan is stale/.test(output)) {
+    return new StepFailure(`tofu refused the saved plan as stale: the Terraform state changed after it was planned, so nothing was applied. ${NEW_PLAN}`, tofuErrorLines(result!.stderr, result!.stdout));
+  }
+  const lines = result ? tofuErrorLines(result.stderr, result.stdout) : [errorText(error)];
+  return new StepFailure(`tofu apply failed: ${lines[0] ?? errorText(error)}. What it applied before the error stays applied; nothing is reverted automatically. ${NEW_PLAN} to see what is left`, lines.slice(0, 15));
+}
+
+/** `tofu apply <the reviewed plan file>`: never a fresh plan, never `-auto-approve`; its output in one edited message, the full log attached. */
+async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {
+  const { deps, cluster } = ctx;
+  // A saved plan is applied once: a run resumed after a crash mid-apply cannot tell what tofu did, so it stops rather than guess.
+  if (step.issuedAt !== undefined) {
+    throw new StepFailure(`the bot stopped while \`tofu apply\` ran (started ${step.issuedAt}), so what it applied is unknown; a reviewed plan is never applied twice. ${NEW_PLAN} to see what is left`);
+  }
+  const dir = planDirOf(deps, op.id);
+  const file = join(dir, 'tfplan');
+  await checkReviewed(ctx, op, file);
+  const issuedAt = deps.now().toISOString();
+  await patchStep(deps, op.id, step.id, { issuedAt });
+  const started = Date.now();
+  const progress: ApplyProgress = { cluster: cluster.name, outcome: 'running', lines: [], elapsedMs: 0 };
+  const view = (): ApplyProgress => ({ ...progress, lines: [...progress.lines], elapsedMs: Date.now() - started });
+  const { ts } = await deps.chat.reply(op.channel, op.rootTs, applyProgressMessage(view()), { key: `${op.id}-apply-${Date.parse(issuedAt)}` });
+  const editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, (error) => ctx.log.warn({ err: errorText(error) }, 'apply progress edit failed'));
+  const onLine = (line: string): void => {
+    progress.lines.push(line);
+    if (line.startsWith('Apply complete!')) progress.summary = line;
+    editor.set(applyProgressMessage(view()));
+  };
+  const attachLog = (): Promise<void> =>
+    deps.chat
+      .upload(op.channel, op.rootTs, { filename: `${op.id}-tofu-apply.log`, title: `tofu apply of ${op.id} on ${cluster.name}`, content: progress.lines.join('\n') })
+      .catch((error: unknown) => ctx.log.warn({ err: errorText(error) }, 'apply log not attached'));
+  try {
+    await deps.tofu.run(cluster.terraformDir, ['apply', '-input=false', '-no-color', file], { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, onStdoutLine: onLine, onStderrLine: onLine });
+  } catch (error) {
+    if (ctx.signal?.aborted) throw error;
+    progress.outcome = 'failed';
+    await editor.close(applyProgressMessage(view()));
+    await attachLog();
+    throw failureOf(error);
+  } finally {
+    // Applied or refused, a saved plan is spent; its text stays for the record until the operation ends.
+    await rm(file, { force: true });
+  }
+  progress.outcome = 'done';
+  await editor.close(applyProgressMessage(view()));
+  await attachLog();
+  return { event: 'tofu apply finished', detail: `${progress.summary ?? 'applied'} (commit ${op.terraform?.commit?.slice(0, 12) ?? '?'}, plan sha256 ${op.terraform?.planSha256?.slice(0, 12) ?? '?'}…)` };
+}
+
+function internalIp(node: V1Node): string | undefined {
+  return node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+}
+
+/** Where a new node stands: Ready in Kubernetes, and for a control plane a voting etcd member under one leader. */
+async function joinState(ctx: WalkContext, name: string): Promise<{ joined: boolean; evidence: string[]; role: string; address?: string }> {
+  const { cluster } = ctx;
+  const node = (await ctx.session.kube.listNodes(probeSignal(ctx))).find((n) => n.metadata?.name === name);
+  if (node === undefined) return { joined: false, evidence: [`${name}: no Kubernetes Node yet`], role: 'node' };
+  const controlPlane = node.metadata?.labels?.[CONTROL_PLANE_LABEL] !== undefined;
+  const role = controlPlane ? 'control plane' : 'worker';
+  const address = internalIp(node);
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  const evidence = [`${name} (${address ?? 'no InternalIP'}): Kubernetes ${ready ? 'Ready' : 'not Ready'}`];
+  if (!controlPlane) return { joined: ready, evidence, role, address };
+  const members = await ctx.talosctl.run(['etcd', 'members'], [cluster.controlPlanes[0]!], { signal: probeSignal(ctx), okExitCodes: [0, 1] });
+  const member = members.stdout.trim() === '' ? undefined : parseEtcdMembers(members.stdout).find((m) => m.hostname === name);
+  evidence.push(member === undefined ? `${name}: not an etcd member yet` : member.learner === true ? `${name}: etcd learner, not yet a voting member` : `${name}: voting etcd member`);
+  const voting = member !== undefined && member.learner !== true;
+  const leader = address === undefined ? undefined : await checkEtcdQuorum(ctx.talosctl, [...cluster.controlPlanes, address], probeSignal(ctx));
+  if (leader !== undefined) evidence.push(`etcd status: ${leader.summary}`);
+  return { joined: ready && voting && leader?.status === 'passed', evidence, role, address };
+}
+
+/** A node the apply added, watched until it joined; the bot never runs `talosctl bootstrap` for it (the runbook forbids it). */
+async function watchJoin(ctx: WalkContext, step: Step): Promise<StepResult> {
+  const { deps } = ctx;
+  const name = step.nodeName ?? '';
+  const deadline = Date.now() + deps.timeouts.nodeReadyMs;
+  for (;;) {
+    const state = await joinState(ctx, name);
+    if (state.joined) {
+      const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}`;
+      return { event: `${name} joined`, detail };
+    }
+    if (Date.now() >= deadline) {
+      throw new StepFailure(`${name} did not join within ${Math.round(deps.timeouts.nodeReadyMs / 60_000)} min; nothing was reverted. Look at the node's console and \`talosctl dmesg\`; Retry watches again`, state.evidence);
+    }
+    await sleep(deps.timeouts.pollMs, ctx.signal);
+  }
+}
+
+/** The standard health gate after the apply; a failure stops with its evidence and reverts nothing. */
+async function gateAfterApply(ctx: WalkContext): Promise<StepResult> {
+  const { deps, cluster } = ctx;
+  const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+  if (!gate.passed) {
+    throw new StepFailure(
+      'the health gate after the apply failed; nothing was reverted automatically. Fix forward with a new reviewed change (plan, staging, then production), or follow the runbook\'s recovery; Retry runs the gate again',
+      gate.stopReasons,
+    );
+  }
+  return { event: 'health gate passed', detail: `health gate passed after the apply (${gate.checks.length} checks)` };
+}
+
+/** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */
+export const terraformApplyPlaybook: Playbook = {
+  start: 'plan',
+  preflight,
+  // The Apply on the plan is the approver's decision: no step asks again.
+  needsApproval: () => false,
+  approvalMessage: () => Promise.reject(new Error('a Terraform change asks for its approval on the plan itself')),
+  recheck: (_ctx, _op, step) => Promise.resolve(step.kind === 'node-join' && !HOSTNAME.test(step.nodeName ?? '') ? [`${JSON.stringify(step.nodeName)} is not a hostname`] : []),
+  runStep(ctx, op, step) {
+    if (step.kind === 'snapshot') return snapshotStep(ctx, op);
+    if (step.kind === 'tofu-apply') return applyPlan(ctx, op, step);
+    if (step.kind === 'node-join') return watchJoin(ctx, step);
+    return gateAfterApply(ctx);
+  },
+  complete(ctx, op) {
+    const production = ctx.deps.inventory.clusters.filter((c) => c.environment === 'production');
+    const joined = op.steps.filter((s) => s.kind === 'node-join').map((s) => s.detail ?? s.nodeName ?? '');
+    const gate = op.steps.find((s) => s.kind === 'apply-gate')?.detail ?? 'health gate passed';
+    return Promise.resolve({ validation: gate, followUp: terraformFollowUpMessage(op, ctx.cluster, production, joined) });
+  },
+  // Never the apply: a saved plan is spent once applied or refused. Watching and gating are safe to repeat.
+  retryFrom: (step) => (step.kind === 'tofu-apply' ? undefined : step.id),
+  async posted(deps, op) {
+    const text = join(planDirOf(deps, op.id), 'tfplan.txt');
+    const content = await readFile(text, 'utf8').catch(() => undefined);
+    if (content !== undefined) {
+      await deps.chat
+        .upload(op.channel, op.rootTs, { filename: `${op.id}-tofu-plan.txt`, title: `tofu show of the plan of ${op.id} (${op.cluster})`, content })
+        .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'plan text not attached'));
+    }
+    if (op.state !== 'planned') return;
+    const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
+    if (cluster === undefined) return;
+    const expiresAt = new Date(Date.parse(op.createdAt) + deps.timeouts.planTtlMs).toISOString();
+    const request = { ...applyReviewRequest(op, approversToPage(cluster, op), expiresAt, cluster.requireDistinctApprover), broadcast: true };
+    await deps.audit.record(op.id, { actor: 'bot', event: 'apply offered to approvers', detail: `until ${expiresAt}` }, request);
+  },
+  async ended(deps, op) {
+    await rm(planDirOf(deps, op.id), { recursive: true, force: true });
+  },
+  recordAppendix: (deps, op) => readFile(join(planDirOf(deps, op.id), 'tfplan.txt'), 'utf8').catch(() => undefined),
+};

@@ -1,0 +1,56 @@
+import type { ClusterConfig } from '../config/inventory.ts';
+import type { Operation } from '../ops/operation.ts';
+import type { ChatMessage } from './chat-port.ts';
+import { context, escapeMrkdwn, formatDuration, formatTime, mention, mentionUser, preformatted, section } from './blocks.ts';
+
+/** Lines of `tofu apply` output shown in the thread; the full log is attached. */
+export const APPLY_TAIL_LINES = 15;
+
+export interface ApplyProgress {
+  cluster: string;
+  outcome: 'running' | 'done' | 'failed';
+  lines: string[];
+  elapsedMs: number;
+  /** `Apply complete! Resources: …`, once tofu printed it. */
+  summary?: string;
+}
+
+/** The one thread message `tofu apply` reports in, edited as it goes: the newest lines, trimmed. */
+export function applyProgressMessage(progress: ApplyProgress): ChatMessage {
+  const head =
+    progress.outcome === 'running'
+      ? `⏳ *tofu apply* of the reviewed plan on ${escapeMrkdwn(progress.cluster)} is running (${formatDuration(progress.elapsedMs)})`
+      : progress.outcome === 'done'
+        ? `✅ *tofu apply* finished on ${escapeMrkdwn(progress.cluster)} in ${formatDuration(progress.elapsedMs)}${progress.summary ? `: ${escapeMrkdwn(progress.summary)}` : ''}`
+        : `❌ *tofu apply* failed on ${escapeMrkdwn(progress.cluster)} after ${formatDuration(progress.elapsedMs)}; nothing is reverted automatically`;
+  const tail = progress.lines.slice(-APPLY_TAIL_LINES);
+  const trimmed = progress.lines.length > tail.length ? `Last ${tail.length} of ${progress.lines.length} lines; the full log is attached when it ends.` : undefined;
+  const blocks = [section(head)];
+  if (tail.length > 0) blocks.push(preformatted(tail));
+  if (trimmed !== undefined) blocks.push(context(trimmed));
+  return { text: head, blocks };
+}
+
+/** After a Terraform change: the promotion, and the inventory entries new nodes need. */
+export function terraformFollowUpMessage(op: Operation, cluster: ClusterConfig, production: ClusterConfig[], joined: string[]): ChatMessage {
+  const lines = [`*Applied* commit \`${op.terraform?.commit?.slice(0, 12) ?? '?'}\` to ${cluster.name}; the health gate passed.`];
+  if (cluster.environment === 'staging' && production.length > 0) {
+    lines.push(`Next (runbook): promote the same change to production in a maintenance window: run \`/talos plan\` in ${production.map((p) => `<#${p.channel}>`).join(', ')}. A plan of this commit there is marked as applied to staging, with this gate.`);
+  }
+  for (const node of joined) lines.push(`${escapeMrkdwn(node)}. Add it to \`controlPlanes\` or \`workers\` of ${cluster.name} in this bot's inventory, so every health gate checks it.`);
+  const text = lines.join('\n');
+  return { text, blocks: [section(text)] };
+}
+
+/**
+ * The call to review a plan that may be applied, broadcast so the approvers it names are
+ * notified: what it changes, where it stands on promotion, and until when Apply is offered.
+ */
+export function applyReviewRequest(op: Operation, approvers: readonly string[], expiresAt: string, fourEyes: boolean): ChatMessage {
+  const mentions = approvers.map(mention).join(' ');
+  const staging = op.rehearsal?.stagingOp !== undefined;
+  const promotion = op.rehearsal === undefined ? '' : staging ? ' It was applied to staging first, gate passed.' : ' It was not applied to staging first: an approver must click Override before Apply.';
+  const eyes = fourEyes ? ` Four eyes: ${mentionUser(op.requestedBy)} asked for it, so another approver applies it.` : '';
+  const text = `${mentions} Review the Terraform plan of *${escapeMrkdwn(op.cluster)}* above (${escapeMrkdwn(op.terraform?.summary ?? '')}; full plan attached) and click *Apply* on it if it is right.${promotion}${eyes} Apply is offered until ${formatTime(expiresAt)}.`;
+  return { text, blocks: [section(text)] };
+}

@@ -1,0 +1,81 @@
+import type { PlanOutcome } from '../tofu/run-plan.ts';
+import { vmKeys } from '../tofu/parse-plan.ts';
+import type { WorkingTree } from '../tofu/working-tree.ts';
+
+/** What the bot knows around a reviewed plan, to judge whether the runbook lets it be applied. */
+export interface ChangeFacts {
+  cluster: string;
+  outcome: PlanOutcome;
+  tree: WorkingTree;
+  /** Completed `/talos remove` operations of this cluster: the node's hostname and the operation. */
+  removals: { op: string; nodeName: string }[];
+  /** The Talos version each node runs now (address → version, or why it is unknown). */
+  runningTalos: Map<string, string | { unknown: string }>;
+  /** The completed Talos upgrade of this cluster to the version the plan declares, if the plan moves it. */
+  upgrade?: { op: string; version: string };
+  /** Only when the plan adds a node: whether the cluster settled after the last join (no learner, one leader). */
+  etcdSettled?: { ok: boolean; evidence: string[] };
+}
+
+export interface ChangeJudgement {
+  /** Each reason the plan is never offered for Apply; empty when it may be. */
+  refusals: string[];
+  /** What the plan means, for the reviewer: follow-ups of earlier operations. */
+  notes: string[];
+}
+
+const NEW_PLAN = 'fix it, commit, and run `/talos plan` again';
+
+/**
+ * The runbook's "Change machine configuration" as rules over one plan: a formatted and valid
+ * configuration, a committed tree (a reviewed change is a commit), something to apply, no
+ * replacement of the cluster secrets or of a VM, a destroyed VM only after its node was removed,
+ * `talos_version` moved only once every node runs it, and no new node while etcd still settles.
+ */
+export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
+  const { outcome, tree } = facts;
+  const refusals: string[] = [];
+  const notes: string[] = [];
+  if (outcome.fmt.status === 'unformatted') refusals.push(`tofu fmt: ${outcome.fmt.files.length} file(s) are not formatted; run \`tofu fmt -recursive\`, commit, and plan again`);
+  if (outcome.fmt.status === 'error') refusals.push(`tofu fmt -check could not run: ${outcome.fmt.lines[0] ?? 'no error message'}`);
+  if (outcome.validate.status === 'invalid') refusals.push(`tofu validate: ${outcome.validate.lines[0] ?? 'the configuration is not valid'}; ${NEW_PLAN}`);
+  if (outcome.plan.status === 'error') refusals.push(`tofu plan failed: ${outcome.plan.lines[0] ?? 'no error message'}; nothing can be applied`);
+  if (outcome.plan.status === 'skipped') refusals.push(`tofu plan did not run: ${outcome.plan.because}`);
+
+  if (tree.commit === undefined) refusals.push(`${tree.unknownBecause ?? 'the Terraform directory is not a git checkout'}: only a committed change can be applied, so this plan is shown but never applied`);
+  else if (tree.uncommitted === undefined) refusals.push(`whether the Terraform tree has uncommitted changes is unknown (${tree.unknownBecause ?? 'git did not answer'}), so this plan is shown but never applied`);
+  else if (tree.uncommitted.length > 0) {
+    const files = tree.uncommitted.slice(0, 5).join(', ') + (tree.uncommitted.length > 5 ? `, and ${tree.uncommitted.length - 5} more` : '');
+    refusals.push(`the Terraform working tree has uncommitted changes (${files}): a reviewed change is a commit, so this plan is shown but never applied; commit or discard them and plan again`);
+  }
+  if (outcome.plan.status !== 'planned') return { refusals, notes };
+
+  const { review } = outcome.plan;
+  if (review.changes.length === 0) refusals.push('the plan changes nothing: the infrastructure matches the configuration, so there is nothing to apply');
+  for (const danger of review.dangers.filter((d) => d.level === 'stop')) refusals.push(`\`${danger.address}\` ${danger.meaning}`);
+
+  for (const hostname of vmKeys(review, 'delete')) {
+    const removal = facts.removals.find((r) => r.nodeName === hostname);
+    if (removal === undefined) refusals.push(`the plan destroys the VM of ${hostname}, which no \`/talos remove\` of ${facts.cluster} reset and drained: remove the node with \`/talos remove\` first, then plan again`);
+    else notes.push(`Destroying the VM of ${hostname} is the expected follow-up of its removal ${removal.op}.`);
+  }
+
+  if (review.talosVersion !== undefined) {
+    const declared = review.talosVersion.to;
+    const behind = [...facts.runningTalos].flatMap(([node, running]) =>
+      typeof running === 'string' ? (running === declared ? [] : [`${node} runs ${running}`]) : [`${node}: ${running.unknown}`],
+    );
+    if (behind.length > 0) {
+      refusals.push(`the plan declares talos_version ${declared}: apply only after every node already runs the declared Talos version (${behind.join('; ')})`);
+    } else if (facts.upgrade !== undefined) {
+      notes.push(`This is the Terraform follow-up of the Talos upgrade ${facts.upgrade.op}: talos_version moves from ${review.talosVersion.from ?? '?'} to ${declared}, which every node already runs.`);
+    } else notes.push(`talos_version moves to ${declared}, which every node already runs.`);
+  }
+
+  const adds = vmKeys(review, 'create');
+  if (adds.length > 1) refusals.push(`the plan adds ${adds.length} nodes (${adds.join(', ')}) at once: add one node per change, and wait for it to join before the next`);
+  if (adds.length > 0 && facts.etcdSettled !== undefined && !facts.etcdSettled.ok) {
+    refusals.push(`Before you add another node, wait for all members to report the same leader (and no learner to remain): ${facts.etcdSettled.evidence.join('; ')}`);
+  }
+  return { refusals, notes };
+}
