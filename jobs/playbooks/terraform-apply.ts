@@ -4,7 +4,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { errorText } from '../../src/chat/error-text.ts';
 import { applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from '../../src/chat/terraform-messages.ts';
 import { approversToPage } from '../../src/ops/transitions.ts';
-import { planCounts } from '../../src/chat/plan-report.ts';
+import { groupedChanges, planCounts } from '../../src/chat/plan-report.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { ExecError } from '../../src/exec/process-runner.ts';
@@ -80,6 +80,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     planSha256: outcome.saved?.sha256,
     summary: review ? planCounts(review) : outcome.plan.status === 'error' ? 'tofu plan failed' : 'not planned',
     changes: review?.changes.map((c) => ({ address: c.address, action: c.action })) ?? [],
+    listing: review ? groupedChanges(review) : [],
     adds,
     ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
   };

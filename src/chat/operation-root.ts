@@ -186,8 +186,8 @@ function terraformDetails(op: Operation): Block[] {
   if (tf === undefined) return [];
   const commit = tf.commit ? `\`${tf.commit.slice(0, 12)}\`${tf.dirty ? ' with uncommitted changes' : ''}` : 'not a git checkout';
   const blocks: Block[] = [fields([['Terraform commit', commit], ['Plan', `${escapeMrkdwn(tf.summary)}${tf.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`]])];
-  const listed = tf.changes.slice(0, LISTED_CHANGES).map((c) => `${c.action.padEnd(8)} ${c.address}`);
-  if (tf.changes.length > LISTED_CHANGES) listed.push(`… and ${tf.changes.length - LISTED_CHANGES} more in the attached plan`);
+  const listed = tf.listing.slice(0, LISTED_CHANGES);
+  if (tf.listing.length > LISTED_CHANGES) listed.push(`… and ${tf.listing.length - LISTED_CHANGES} more lines in the attached plan`);
   if (listed.length > 0) blocks.push(preformatted(listed));
   return blocks;
 }

@@ -137,6 +137,8 @@ export const TerraformPlan = z.object({
   /** `2 to add, 1 to change`, or `no changes`. */
   summary: z.string(),
   changes: z.array(PlanChange).default([]),
+  /** The changes as the reviewer reads them: grouped by provider (Talos and Proxmox first), most destructive first, dangers marked. */
+  listing: z.array(z.string()).default([]),
   /** Hostnames of the VMs the plan creates: nodes to watch join. */
   adds: z.array(z.string()).default([]),
   /** `talos_version` as the plan moves it, from `output_changes`. */

@@ -102,7 +102,6 @@ describe('read-only reports', () => {
   describe.each([
     { command: 'health', replies: 8, reply: '-check-etcd-status' },
     { command: 'gates', replies: undefined, reply: '-gate-' },
-    { command: 'plan', replies: 3, reply: '-changes' },
   ])('/talos $command', ({ command, replies: expected, reply }) => {
     let baseline: number;
 

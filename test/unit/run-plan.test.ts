@@ -67,6 +67,27 @@ describe('runPlan', () => {
     expect(await readdir(base)).toEqual([]);
   });
 
+  it('keeps a plan for apply: taken under the state lock, in the private directory asked for, with its hash and its text', async () => {
+    const calls: Call[] = [];
+    const keep = join(base, 'plans', 'op-abc123');
+    const tofu = fakeTofu({ plan: { exitCode: 2 }, show: { exitCode: 0, stdout: NO_CHANGES } }, calls, async (file) => writeFile(file, 'the saved plan'));
+
+    const outcome = await runPlan(tofu, '/tf', { planTimeoutMs: 1000, saveTo: keep });
+
+    expect(calls.map((c) => c.args.join(' '))).toEqual([
+      'fmt -check -recursive',
+      'validate -no-color',
+      `plan -detailed-exitcode -input=false -no-color -out=${join(keep, 'tfplan')}`,
+      `show -json ${join(keep, 'tfplan')}`,
+      `show -no-color ${join(keep, 'tfplan')}`,
+    ]);
+    // sha256 of "the saved plan"
+    expect(outcome.saved).toEqual({ file: join(keep, 'tfplan'), sha256: 'e6de090512496da25e7e0136d2156e523b9decf61c8bc732847d7f62661ec4d7', textFile: join(keep, 'tfplan.txt') });
+    expect((await stat(keep)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(keep, 'tfplan.txt'))).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(keep, 'tfplan'))).toBe(true);
+  });
+
   it('lists unformatted files from fmt exit 3 and goes on', async () => {
     const calls: Call[] = [];
     const tofu = fakeTofu({ fmt: { exitCode: 3, stdout: 'main.tf\nnodes.tf\n' }, show: { exitCode: 0, stdout: NO_CHANGES } }, calls);
