@@ -132,7 +132,7 @@ async function start(deps: ActionDeps, click: Click): Promise<void> {
   // The start and its entry are one write; the edited root says it started, the entry goes to the thread with the first step's reply.
   const { op: running, changed } = await deps.audit.transition(
     op.id,
-    { actor: user, event: 'started', detail: `review confirmed: ${reviewItems(op.kind).join('; ')}` },
+    { actor: user, event: startedByApprovers(op.kind) ? 'applied' : 'started', ...(reviewItems(op.kind).length > 0 ? { detail: `review confirmed: ${reviewItems(op.kind).join('; ')}` } : {}) },
     (o) => (o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: reviewItems(o.kind) } : undefined),
     { hold: true },
   );

@@ -1,0 +1,305 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Message } from '../slack-emulator/index.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
+import { requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+
+// The runbook's "Change machine configuration" from Slack: a reviewed plan applied in staging, the same commit
+// promoted to production, refusals that change nothing, and a new control plane watched until it votes.
+
+let h: Harness;
+
+beforeAll(async () => {
+  // A join is watched for at most this long: the stuck-learner case waits for it to run out.
+  h = await startHarness({ env: { NODE_READY_TIMEOUT_SECONDS: '4', POLL_INTERVAL_MS: '100' } });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const APPLY = 'talos-op-start';
+
+function hasButton(message: Message | undefined, actionId: string): boolean {
+  return JSON.stringify(message?.blocks ?? []).includes(`"action_id":"${actionId}"`);
+}
+
+/** `/talos plan` in a cluster's channel, as @alice: the root message once planned or refused. */
+async function plan(channel: string): Promise<Plan> {
+  return requestUpgrade(h, 'plan', { channel });
+}
+
+async function click(p: Plan, user: string, channel: string, actionId = APPLY): Promise<void> {
+  await h.slack.clickButton({ user, channel, messageTs: p.root.ts, actionId });
+}
+
+async function whisperTo(user: string, channel: string, pattern: RegExp): Promise<string> {
+  const found = await h.slack.waitFor(() => h.slack.ephemerals(channel, user).find((e) => pattern.test(e.text)), { description: `a reply to ${user} matching ${pattern}` });
+  return found.text;
+}
+
+function applies(cluster: string) {
+  return h.sim.calls.filter((c) => c.bin === 'tofu' && c.cluster === cluster && c.argv[0] === 'apply');
+}
+
+function recordOf(opId: string, state = 'completed') {
+  return h.slack.uploadedFiles().find((f) => f.filename === `${opId}-maintenance-record.md` && f.title.includes(state));
+}
+
+describe('a routine change: staging first, then the same commit in production', () => {
+  let stagingOp: string;
+  let commit: string;
+
+  it('plans in staging, refuses Apply from the requester and from non-approvers, applies exactly the saved plan on an approver\'s click, then gates', async () => {
+    // Arrange: one reviewed change for both clusters, committed once.
+    await h.sim.terraform.changePatch('staging');
+    await h.sim.terraform.changePatch('production');
+    commit = await h.sim.terraform.commit('Talos patch: sysctl for both clusters');
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    stagingOp = p.opId;
+    const planned = await waitForRootState(h, p, /waiting for an approver's Apply/, CHANNELS.staging);
+    await click(p, USERS.alice, CHANNELS.staging);
+    const requester = await whisperTo(USERS.alice, CHANNELS.staging, /Only approvers/);
+    await click(p, USERS.eve, CHANNELS.staging);
+    const stranger = await whisperTo(USERS.eve, CHANNELS.staging, /Only approvers/);
+    expect(applies('staging')).toEqual([]);
+    await click(p, USERS.carol, CHANNELS.staging);
+    const done = await waitForRootState(h, p, /completed|stopped|cancelled/, CHANNELS.staging, 90_000);
+    await waitForSettled(h);
+
+    // Assert
+    expect(JSON.stringify(planned.blocks)).toContain(commit.slice(0, 12));
+    expect(hasButton(planned, APPLY)).toBe(true);
+    const request = h.slack.thread(CHANNELS.staging, p.root.ts).find((m) => /click \*Apply\*/.test(m.text));
+    expect(request?.text).toContain('<@U0CAROL>');
+    expect(requester).toContain('Only approvers of *staging* may apply');
+    expect(stranger).toContain('Only approvers');
+    expect(done.text).toContain('completed');
+    const [apply, ...more] = applies('staging');
+    expect(more).toEqual([]);
+    expect(apply?.argv.slice(0, 3)).toEqual(['apply', '-input=false', '-no-color']);
+    expect(apply?.argv.at(-1)).toMatch(/tfplan$/);
+    expect(h.sim.calls.some((c) => c.bin === 'tofu' && c.argv.includes('-auto-approve'))).toBe(false);
+    const thread = h.slack.thread(CHANNELS.staging, p.root.ts);
+    expect(thread.some((m) => /tofu apply\* finished on staging/.test(m.text))).toBe(true);
+    expect(h.slack.uploadedFiles().some((f) => f.filename === `${p.opId}-tofu-apply.log` && /Apply complete!/.test(f.content))).toBe(true);
+    expect(h.slack.uploadedFiles().some((f) => f.filename === `${p.opId}-tofu-plan.txt`)).toBe(true);
+    const record = recordOf(p.opId);
+    expect(record?.content).toContain(`- Commit: ${commit}`);
+    expect(record?.content).toMatch(/- Terraform plan: \d+ to change; sha256 [0-9a-f]{64}/);
+    expect(record?.content).toMatch(/- Snapshot: staging-.+\.db/);
+    expect(record?.content).toMatch(/- Validation: health gate passed after the apply/);
+    expect(record?.content).toContain('## Terraform plan as reviewed (tofu show)');
+  }, 120_000);
+
+  it('refuses production without the staging apply, then promotes the same commit once staging passed its gate', async () => {
+    // Act: the production plan names the staging apply of the same commit.
+    const p = await plan(CHANNELS.production);
+    const planned = await waitForRootState(h, p, /waiting for an approver's Apply/);
+    await click(p, USERS.alice, CHANNELS.production);
+    const fourEyes = await whisperTo(USERS.alice, CHANNELS.production, /Only approvers/);
+    await click(p, USERS.carol, CHANNELS.production);
+    const done = await waitForRootState(h, p, /completed|stopped|cancelled/, CHANNELS.production, 90_000);
+    await waitForSettled(h);
+
+    // Assert
+    const shown = JSON.stringify(planned.blocks);
+    expect(shown).toContain(`applied to staging by <@${USERS.carol}>`);
+    expect(shown).toContain('gate passed');
+    expect(shown).toContain(stagingOp);
+    expect(hasButton(planned, 'talos-op-override')).toBe(false);
+    expect(fourEyes).toContain('Only approvers');
+    expect(done.text).toContain('completed');
+    expect(applies('production')).toHaveLength(1);
+    expect(recordOf(p.opId)?.content).toContain(`Applied to staging first: ${stagingOp} by ${USERS.carol}`);
+  }, 120_000);
+
+  it('refuses production Apply for a commit staging never applied until an approver overrides', async () => {
+    // Arrange: a new commit that only production's inputs change.
+    await h.sim.terraform.changePatch('production');
+    await h.sim.terraform.commit('production only');
+    const before = applies('production').length;
+
+    // Act
+    const p = await plan(CHANNELS.production);
+    const planned = await waitForRootState(h, p, /waiting for an approver's Apply/);
+    await click(p, USERS.carol, CHANNELS.production);
+    const refused = await whisperTo(USERS.carol, CHANNELS.production, /Override first/);
+    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: p.root.ts, actionId: 'talos-op-cancel' });
+    await waitForRootState(h, p, /cancelled/);
+    await waitForSettled(h);
+
+    // Assert
+    expect(JSON.stringify(planned.blocks)).toContain('was not applied to staging with its gate passed');
+    expect(hasButton(planned, 'talos-op-override')).toBe(true);
+    expect(refused).toContain('no apply of commit');
+    expect(applies('production')).toHaveLength(before);
+  }, 60_000);
+});
+
+describe('bad input changes nothing', () => {
+  it('never offers a plan that replaces the cluster secrets, and offers a new plan instead', async () => {
+    // Arrange
+    await h.sim.terraform.replaceSecrets('staging');
+    await h.sim.terraform.commit('replace the secrets (a migration)');
+    const before = applies('staging').length;
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    const refused = await waitForRootState(h, p, /refused/, CHANNELS.staging);
+    await click(p, USERS.carol, CHANNELS.staging);
+    const stale = await whisperTo(USERS.carol, CHANNELS.staging, /no longer valid/);
+    await waitForSettled(h);
+
+    // Assert
+    expect(JSON.stringify(refused.blocks)).toContain('cluster migration');
+    expect(hasButton(refused, APPLY)).toBe(false);
+    expect(hasButton(refused, 'talos-plan-again')).toBe(true);
+    expect(stale).toContain('Nothing changed');
+    expect(applies('staging')).toHaveLength(before);
+    expect(h.sim.events.some((e) => e.kind === 'secrets-replaced')).toBe(false);
+
+    // Undo the declared change for the next tests.
+    await h.sim.terraform.declare('staging', (inputs) => {
+      inputs.secrets_generation -= 1;
+    });
+    await h.sim.terraform.commit('keep the secrets');
+  }, 60_000);
+
+  it('shows a plan from a tree with uncommitted changes but never offers it', async () => {
+    // Arrange
+    await h.sim.terraform.changePatch('staging');
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    const refused = await waitForRootState(h, p, /refused/, CHANNELS.staging);
+    await waitForSettled(h);
+
+    // Assert
+    const shown = JSON.stringify(refused.blocks);
+    expect(shown).toContain('uncommitted changes');
+    expect(shown).toContain('cluster.auto.tfvars.json');
+    expect(hasButton(refused, APPLY)).toBe(false);
+    await h.sim.terraform.commit('the patch, committed');
+  }, 60_000);
+
+  it('refuses a plan tofu calls stale and applies nothing; Plan again gives a fresh one', async () => {
+    // Arrange
+    const p = await plan(CHANNELS.staging);
+    await waitForRootState(h, p, /waiting for an approver's Apply/, CHANNELS.staging);
+    h.sim.terraform.touchState('staging');
+    const serial = h.sim.terraform.serial('staging');
+
+    // Act
+    await click(p, USERS.carol, CHANNELS.staging);
+    const stopped = await waitForRootState(h, p, /stopped|completed/, CHANNELS.staging, 60_000);
+    await h.slack.clickButton({ user: USERS.bob, channel: CHANNELS.staging, messageTs: p.root.ts, actionId: 'talos-plan-again' });
+    const again = await whisperTo(USERS.bob, CHANNELS.staging, /Planning again as/);
+    await h.slack.clickButton({ user: USERS.bob, channel: CHANNELS.staging, messageTs: p.root.ts, actionId: 'talos-plan-again' });
+    const twice = await whisperTo(USERS.bob, CHANNELS.staging, /already planned again/);
+    await waitForSettled(h);
+
+    // Assert
+    expect(stopped.text).toContain('stopped at the first failure');
+    expect(JSON.stringify(h.slack.message(CHANNELS.staging, p.root.ts)?.blocks)).toContain('stale');
+    expect(h.sim.terraform.serial('staging')).toBe(serial);
+    expect(again).toMatch(/op-[a-z0-9]+/);
+    expect(twice).toContain('Nothing changed');
+    expect(recordOf(p.opId, 'failed')?.content).toContain('- Result: failed');
+    // The stopped change holds the cluster until it is cancelled.
+    await h.command(`cancel ${p.opId}`, { channel: CHANNELS.staging });
+    await waitForRootState(h, p, /cancelled/, CHANNELS.staging);
+    await waitForSettled(h);
+    const fresh = h.slack.channelMessages(CHANNELS.staging).find((m) => m.text.includes(/op-[a-z0-9]+/.exec(again)![0]));
+    expect(fresh?.text).toMatch(/Terraform change: staging/);
+  }, 90_000);
+});
+
+describe('adding a control plane', () => {
+  it('watches an added control plane until it is a voting etcd member under one leader, and never bootstraps it', async () => {
+    // Arrange
+    await h.sim.terraform.addNode('staging', { hostname: 'talos-stg-cp-2', address: '10.0.20.12', role: 'controlplane', host: 'pve1' });
+    await h.sim.terraform.commit('add talos-stg-cp-2');
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    const planned = await waitForRootState(h, p, /waiting for an approver's Apply/, CHANNELS.staging);
+    await click(p, USERS.carol, CHANNELS.staging);
+    const done = await waitForRootState(h, p, /completed|stopped/, CHANNELS.staging, 90_000);
+    await waitForSettled(h);
+
+    // Assert
+    expect(JSON.stringify(planned.blocks)).toContain('talos-stg-cp-2');
+    expect(done.text).toContain('completed');
+    const thread = h.slack.thread(CHANNELS.staging, p.root.ts).map((m) => m.text).join('\n');
+    expect(thread).toMatch(/talos-stg-cp-2 \(10\.0\.20\.12\) joined as a control plane/);
+    expect(thread).toContain('voting etcd member');
+    expect(thread).toContain("add it to `controlPlanes` or `workers` of staging in this bot's inventory".replace('add it', 'Add it'));
+    expect(h.sim.calls.some((c) => c.bin === 'talosctl' && c.argv.includes('bootstrap'))).toBe(false);
+  }, 120_000);
+
+  it('stops when a new member stays a learner, refuses another add until every member reports the same leader, and a Retry sees it vote', async () => {
+    // Arrange: the next control plane's etcd member is never promoted.
+    h.sim.faults.set('staging', { etcdLearnerStuck: ['talos-stg-cp-3'] });
+    await h.sim.terraform.addNode('staging', { hostname: 'talos-stg-cp-3', address: '10.0.20.13', role: 'controlplane', host: 'pve1' });
+    await h.sim.terraform.commit('add talos-stg-cp-3');
+    const first = await plan(CHANNELS.staging);
+    await waitForRootState(h, first, /waiting for an approver's Apply/, CHANNELS.staging);
+
+    // Act: the watch runs out while the member is a learner; then another add is planned.
+    await click(first, USERS.carol, CHANNELS.staging);
+    const stopped = await waitForRootState(h, first, /stopped|completed/, CHANNELS.staging, 90_000);
+    await h.sim.terraform.addNode('staging', { hostname: 'talos-stg-w-2', address: '10.0.20.22', role: 'worker', host: 'pve1' });
+    await h.sim.terraform.commit('add talos-stg-w-2');
+    const second = await plan(CHANNELS.staging);
+    const refused = await waitForRootState(h, second, /refused/, CHANNELS.staging);
+    // Act: once the member is promoted, a Retry of the watch sees it vote.
+    h.sim.faults.clear('staging', 'etcdLearnerStuck');
+    const retry = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, first.root.ts).find((m) => hasButton(h.slack.message(CHANNELS.staging, m.ts), 'talos-op-retry')), { description: 'the Retry offer' });
+    await h.slack.clickButton({ user: USERS.bob, channel: CHANNELS.staging, messageTs: retry.ts, actionId: 'talos-op-retry' });
+    const done = await waitForRootState(h, first, /completed/, CHANNELS.staging, 90_000);
+    await waitForSettled(h);
+
+    // Assert
+    expect(stopped.text).toContain('stopped at the first failure');
+    expect(JSON.stringify(h.slack.thread(CHANNELS.staging, first.root.ts).map((m) => m.blocks))).toContain('etcd learner, not yet a voting member');
+    expect(JSON.stringify(refused.blocks)).toContain('Before you add another node, wait for all members to report the same leader');
+    expect(hasButton(refused, APPLY)).toBe(false);
+    expect(done.text).toContain('completed');
+    expect(applies('staging').filter((c) => c.argv.at(-1)?.includes(first.opId))).toHaveLength(1);
+    expect(h.sim.calls.some((c) => c.bin === 'talosctl' && c.argv.includes('bootstrap'))).toBe(false);
+  }, 180_000);
+});
+
+describe('a production window', () => {
+  let w: Harness;
+
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('refuses an Apply clicked outside the maintenance window and applies nothing', async () => {
+    // Arrange: production's only window opens six hours from now; the change was applied in staging already.
+    const opensAt = new Date(Date.now() + 6 * 3600_000);
+    const window = { start: `${opensAt.getUTCMinutes()} ${opensAt.getUTCHours()} * * *`, durationMinutes: 60, timeZone: 'UTC' };
+    w = await startHarness({ inventory: { extra: { production: { maintenanceWindows: [window] } } } });
+    await w.sim.terraform.changePatch('production');
+    await w.sim.terraform.commit('production patch');
+    const p = await requestUpgrade(w, 'plan', { channel: CHANNELS.production });
+    await waitForRootState(w, p, /waiting for an approver's Apply/);
+
+    // Act: an approver overrides the missing staging apply, then clicks Apply outside the window.
+    await w.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: p.root.ts, actionId: 'talos-op-override' });
+    await w.slack.waitFor(() => /overridden by/.test(JSON.stringify(w.slack.message(CHANNELS.production, p.root.ts)?.blocks ?? [])), { description: 'the override' });
+    await w.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: p.root.ts, actionId: APPLY });
+    const refused = await w.slack.waitFor(() => w.slack.ephemerals(CHANNELS.production, USERS.carol).find((e) => /window/.test(e.text)), { description: 'the window refusal' });
+    await waitForSettled(w);
+
+    // Assert
+    expect(refused.text).toContain('Nothing changed');
+    expect(w.slack.message(CHANNELS.production, p.root.ts)?.text).toContain("waiting for an approver's Apply");
+    expect(w.sim.calls.filter((c) => c.bin === 'tofu' && c.argv[0] === 'apply')).toEqual([]);
+  }, 120_000);
+});
