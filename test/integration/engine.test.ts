@@ -4,6 +4,8 @@ import { createApprovalReminderJob } from '../../jobs/engine/approval-reminder.t
 import { StepFailure } from '../../jobs/job-context.ts';
 import type { Playbook, WalkContext } from '../../jobs/engine/playbook.ts';
 import { createPreflightJob } from '../../jobs/engine/preflight.ts';
+import { createEndedJob } from '../../jobs/engine/ended.ts';
+import { createPlanExpiryJob } from '../../jobs/engine/plan-expiry.ts';
 import { walkOperation } from '../../jobs/engine/walk.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { cancelOperation } from '../../src/ops/cancel-operation.ts';
@@ -62,6 +64,16 @@ async function started(fields: Partial<Operation>): Promise<Operation> {
 
 const stored = async (id: string): Promise<Operation> => (await f.deps.store.get(id))!;
 
+const ranEnded = new Set<unknown>();
+
+/** Runs the jobs queued when `opId` ended and not run yet, as the worker would. */
+async function runEnded(opId: string, book: Playbook): Promise<void> {
+  for (const job of f.queue.added.filter((j) => j.name === 'operation-ended' && (j.data as { opId: string }).opId === opId && !ranEnded.has(j))) {
+    ranEnded.add(job);
+    await createEndedJob(f.deps, { 'k8s-upgrade': book })({ data: job.data } as Job);
+  }
+}
+
 describe('the operation engine walks a playbook', () => {
   it('finishes a step whose root-message edit failed, and completes the operation', async () => {
     // Arrange
@@ -87,6 +99,7 @@ describe('the operation engine walks a playbook', () => {
 
     // Act
     await walkOperation(context(), op.id, playbook([]));
+    await runEnded(op.id, playbook([]));
 
     // Assert
     const after = await stored(op.id);
@@ -383,5 +396,68 @@ describe('the engine pages the people who must act', () => {
     // Assert
     expect(f.chat.thread(completing.rootTs!).at(-1)).toMatch(/^#\d+ <@U0BOB> follow-up$/m);
     expect(f.chat.thread(failing.rootTs!).at(-1)).toMatch(/^#\d+ ❌ Stopped at .*upgrade-k8s failed\. .* <@U0BOB>$/);
+  });
+});
+
+describe('the end of an operation', () => {
+  it('attaches the maintenance record whatever the ending, and gives back what the playbook kept only once it is final', async () => {
+    // Arrange: one operation completes, one stops at a failure, then is cancelled.
+    const released: string[] = [];
+    const book = playbook([], { ended: (_deps, op) => Promise.resolve(void released.push(`${op.id}:${op.state}`)) });
+    const failing = playbook([], { runStep: () => Promise.reject(new StepFailure('the apply failed')) });
+    const ok = await started({ kind: 'k8s-upgrade', steps: [step('first')], startedAt: '2026-12-01T09:59:00.000Z', startedBy: 'U0ALICE' });
+    const bad = await started({ kind: 'k8s-upgrade', cluster: 'production', steps: [step('first')], startedAt: '2026-12-01T09:59:00.000Z', startedBy: 'U0ALICE' });
+
+    // Act
+    await walkOperation(context(), ok.id, book);
+    await runEnded(ok.id, book);
+    await f.deps.lock.release('production', ok.id);
+    await f.deps.lock.acquire('production', bad.id);
+    await walkOperation(context(), bad.id, failing);
+    await runEnded(bad.id, book);
+    const afterFailure = [...released];
+    await cancelOperation({ ...f.deps, onCancelled: () => Promise.resolve() }, bad.id, 'U0BOB');
+    await f.deps.opsQueue.add('operation-ended', { opId: bad.id }, { jobId: `${bad.id}-ended-cancelled` });
+    await runEnded(bad.id, book);
+
+    // Assert
+    const titles = f.chat.files.filter((file) => file.filename.endsWith('-maintenance-record.md')).map((file) => file.title);
+    expect(titles).toEqual([`Maintenance record ${ok.id} (completed)`, `Maintenance record ${bad.id} (failed)`, `Maintenance record ${bad.id} (cancelled)`]);
+    expect(f.chat.files.find((file) => file.title.includes('(failed)'))?.content).toContain('- Result: failed (the apply failed)');
+    expect(afterFailure).toEqual([`${ok.id}:completed`]);
+    expect(released).toContain(`${bad.id}:cancelled`);
+    expect(f.queue.added.filter((j) => j.name === 'operation-ended').map((j) => j.opts.jobId)).toEqual([`${ok.id}-ended-completed`, `${bad.id}-ended-failed`, `${bad.id}-ended-cancelled`]);
+  });
+
+  it('attaches no record for an operation that never started', async () => {
+    // Arrange
+    const op = await f.operation({ rootTs: '1700000000.000001', state: 'cancelled', endedAt: '2026-12-01T10:00:00.000Z' });
+
+    // Act
+    await createEndedJob(f.deps, {})({ data: { opId: op.id } } as Job);
+
+    // Assert
+    expect(f.chat.uploads).toEqual([]);
+  });
+
+  it('expires a plan nobody started within PLAN_TTL_MINUTES: its buttons go and it ends, and a younger plan stays', async () => {
+    // Arrange
+    const ttl = f.deps.timeouts.planTtlMs;
+    const old = await f.operation({ rootTs: '1700000000.000001', state: 'planned', planNonce: 'nonce1234', createdAt: new Date(f.clock.now.getTime() - ttl - 1).toISOString() });
+    const young = await f.operation({ rootTs: '1700000000.000002', state: 'planned', planNonce: 'nonce5678', createdAt: new Date(f.clock.now.getTime() - ttl + 60_000).toISOString() });
+
+    // Act
+    await createPlanExpiryJob(f.deps)({ data: { opId: old.id } } as Job);
+    await createPlanExpiryJob(f.deps)({ data: { opId: young.id } } as Job);
+
+    // Assert
+    const expired = await stored(old.id);
+    expect(expired.state).toBe('cancelled');
+    expect(expired.planNonce).toBeUndefined();
+    expect(expired.reason).toContain('the plan expired');
+    expect(expired.audit.map((e) => e.event)).toContain('plan expired');
+    expect(JSON.stringify(f.chat.edits.find((e) => e.ts === old.rootTs)?.message.blocks)).not.toContain('talos-op-start');
+    expect(f.queue.added.map((j) => j.opts.jobId)).toContain(`${old.id}-ended-cancelled`);
+    expect((await stored(young.id)).state).toBe('planned');
   });
 });

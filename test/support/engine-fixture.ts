@@ -22,6 +22,8 @@ export class RecordingChat implements ChatPort {
   readonly posts: { channel: string; threadTs?: string; ts: string; message: ChatMessage; options?: ReplyOptions }[] = [];
   readonly edits: { ts: string; message: ChatMessage }[] = [];
   readonly uploads: string[] = [];
+  /** Every file attached, with its title and content. */
+  readonly files: { filename: string; title: string; content: string }[] = [];
   /** Methods that throw, as Slack does when it is away. */
   readonly failing = new Set<'post' | 'reply' | 'update' | 'upload'>();
   #next = 1;
@@ -58,9 +60,10 @@ export class RecordingChat implements ChatPort {
     return Promise.resolve();
   }
 
-  upload(_channel: string, _threadTs: string, file: { filename: string }): Promise<void> {
+  upload(_channel: string, _threadTs: string, file: { filename: string; title: string; content: string }): Promise<void> {
     this.#fail('upload');
     this.uploads.push(file.filename);
+    this.files.push(file);
     return Promise.resolve();
   }
 
