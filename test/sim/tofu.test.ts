@@ -91,7 +91,7 @@ describe.concurrent('tofu checks and plans', () => {
     expect(plan.exitCode).toBe(2);
     expect(plan.stdout).toContain('  # talos_machine_secrets.this must be replaced\n');
     const json = JSON.parse(show.stdout) as { format_version: string; resource_changes: { address: string; change: { actions: string[] } }[] };
-    expect(json.format_version).toBe('1.0');
+    expect(json.format_version).toBe('1.2');
     expect(json.resource_changes.find((c) => c.address === 'talos_machine_secrets.this')?.change.actions).toEqual(['delete', 'create']);
     expect(json.resource_changes.filter((c) => c.change.actions.join() === 'no-op').length).toBeGreaterThan(3);
     expect(existsSync(join(f.sim.cluster('production').terraformDir, 'review.tfplan'))).toBe(true);
