@@ -96,7 +96,7 @@ export interface ClusterFaults {
   tofuPlan?: 'changes' | 'replace-secrets' | 'replace-vm' | 'error';
   /** `tofu apply` fails after its first resource with this error summary; the state is still written (serial + 1). */
   tofuApplyFail?: string;
-  /** New control planes (hostnames) that join etcd as learners and are never promoted. */
+  /** New control planes (hostnames) that join etcd as learners and are not promoted while this is set. */
   etcdLearnerStuck?: string[];
   /** New nodes (hostnames) whose kubelet registers but never reports Ready. */
   newNodeNeverReady?: string[];

@@ -47,7 +47,8 @@ function heading(change: PlannedChange): string {
 function attributeLines(change: PlannedChange): string[] {
   const before = change.before ?? {};
   const after = change.after ?? {};
-  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  // A new object's id is assigned by the provider: it shows as unknown.
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after), 'id'])].sort();
   const rows: [symbol: string, key: string, value: string][] = [];
   let hidden = 0;
   for (const key of keys) {
