@@ -6,7 +6,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { seedKube } from './kube-seed.ts';
 import { schematicId } from './schematics.ts';
-import type { ClusterShape, SimCluster, SimNode, SimTiming } from './types.ts';
+import { assignIds, desiredResources, inputsFromShape } from './terraform-resources.ts';
+import type { ClusterShape, NodeShape, SimCluster, SimNode, SimTiming } from './types.ts';
 import type { ClusterCredentials } from './credentials.ts';
 
 export interface BuildClusterInput {
@@ -18,39 +19,50 @@ export interface BuildClusterInput {
   now: number;
 }
 
-function memberIdFor(cluster: string, hostname: string): string {
-  return createHash('sha256').update(`${cluster}/${hostname}/etcd`).digest('hex').slice(0, 16);
+/** etcd member ids are random; derived here so runs repeat. `incarnation` tells a rejoined machine from its predecessor. */
+export function memberIdFor(cluster: string, hostname: string, incarnation = 0): string {
+  return createHash('sha256').update(`${cluster}/${hostname}/etcd${incarnation === 0 ? '' : `/${incarnation}`}`).digest('hex').slice(0, 16);
 }
 
-export function buildCluster(input: BuildClusterInput): SimCluster {
-  const { shape, now } = input;
-  const platform = shape.installerPlatform ?? 'nocloud';
-  const defaultSchematic = schematicId(shape.defaultExtensions);
-  const longhornSchematic = shape.longhorn ? schematicId(shape.longhornExtensions ?? []) : undefined;
-  // Machines booted a while ago, at slightly different times, like a real fleet.
-  const nodes: SimNode[] = shape.nodes.map((n, i) => ({
+export interface BuildNodeInput {
+  cluster: string;
+  node: NodeShape;
+  /** Runs the Longhorn node class. */
+  longhorn: boolean;
+  talosVersion: string;
+  kubernetesVersion: string;
+  schematic: string;
+  platform: string;
+  bootedAt: number;
+  lastUpAt: number;
+}
+
+/** A machine that is up and a member of everything its role joins, as the fleet is at start. */
+export function buildNode(input: BuildNodeInput): SimNode {
+  const { node: n } = input;
+  return {
     hostname: n.hostname,
     address: n.address,
     role: n.role,
     host: n.host,
-    longhorn: shape.longhorn && (n.longhorn ?? false),
-    talosVersion: shape.talosVersion,
-    schematic: shape.longhorn && n.longhorn && longhornSchematic ? longhornSchematic : defaultSchematic,
-    platform,
-    kubeletVersion: shape.kubernetesVersion,
+    longhorn: input.longhorn,
+    talosVersion: input.talosVersion,
+    schematic: input.schematic,
+    platform: input.platform,
+    kubeletVersion: input.kubernetesVersion,
     ...(n.role === 'controlplane'
       ? {
           components: {
-            apiserver: shape.kubernetesVersion,
-            controllerManager: shape.kubernetesVersion,
-            scheduler: shape.kubernetesVersion,
+            apiserver: input.kubernetesVersion,
+            controllerManager: input.kubernetesVersion,
+            scheduler: input.kubernetesVersion,
           },
-          etcdMemberId: memberIdFor(shape.name, n.hostname),
+          etcdMemberId: memberIdFor(input.cluster, n.hostname),
         }
       : {}),
     stage: 'running',
     bootId: randomUUID(),
-    bootedAt: now - (3 * 86_400_000 + i * 317_000),
+    bootedAt: input.bootedAt,
     etcdMember: n.role === 'controlplane',
     discoveryMember: true,
     k8sRegistered: true,
@@ -59,10 +71,36 @@ export function buildCluster(input: BuildClusterInput): SimCluster {
     kubeletNotReady: false,
     servicesStopped: false,
     events: [],
-    lastUpAt: now - 3 * 86_400_000,
+    lastUpAt: input.lastUpAt,
     memoryMiB: n.role === 'controlplane' ? 16_384 : 8_192,
     diskBytes: 107_374_182_400,
-  }));
+  };
+}
+
+export function buildCluster(input: BuildClusterInput): SimCluster {
+  const { shape, now } = input;
+  const platform = shape.installerPlatform ?? 'nocloud';
+  const defaultSchematic = schematicId(shape.defaultExtensions);
+  const longhornSchematic = shape.longhorn ? schematicId(shape.longhornExtensions ?? []) : undefined;
+  // Machines booted a while ago, at slightly different times, like a real fleet.
+  const nodes: SimNode[] = shape.nodes.map((n, i) => {
+    const longhorn = shape.longhorn && (n.longhorn ?? false);
+    return buildNode({
+      cluster: shape.name,
+      node: n,
+      longhorn,
+      talosVersion: shape.talosVersion,
+      kubernetesVersion: shape.kubernetesVersion,
+      schematic: longhorn && longhornSchematic ? longhornSchematic : defaultSchematic,
+      platform,
+      bootedAt: now - (3 * 86_400_000 + i * 317_000),
+      lastUpAt: now - 3 * 86_400_000,
+    });
+  });
+  // The state was last applied from exactly these inputs, so a first plan finds no changes.
+  const applied = inputsFromShape(shape);
+  const resources = desiredResources(shape.name, applied, defaultSchematic);
+  assignIds(resources);
   const firstCp = nodes.find((n) => n.role === 'controlplane');
   return {
     name: shape.name,
@@ -80,6 +118,8 @@ export function buildCluster(input: BuildClusterInput): SimCluster {
       defaultSchematic,
       ...(longhornSchematic ? { longhornSchematic } : {}),
       installerPlatform: platform,
+      applied,
+      state: { lineage: randomUUID(), serial: 4, resources },
     },
     etcd: {
       ...(firstCp?.etcdMemberId ? { leaderId: firstCp.etcdMemberId } : {}),
@@ -183,9 +223,14 @@ export function etcdMembers(cluster: SimCluster): SimNode[] {
   return cluster.nodes.filter((n) => n.role === 'controlplane' && n.etcdMember);
 }
 
-/** A majority of members is up: the cluster can elect a leader and serve writes. */
+/** Members that vote: a learner is not counted in quorum and cannot lead (reference/talos-facts.md, etcd learners). */
+export function etcdVoters(cluster: SimCluster): SimNode[] {
+  return etcdMembers(cluster).filter((n) => !n.etcdLearner);
+}
+
+/** A majority of voting members is up: the cluster can elect a leader and serve writes. */
 export function hasQuorum(cluster: SimCluster): boolean {
-  const members = etcdMembers(cluster);
+  const members = etcdVoters(cluster);
   const healthy = members.filter((m) => etcdMemberHealthy(cluster, m)).length;
   return members.length > 0 && healthy > members.length / 2;
 }
@@ -193,7 +238,7 @@ export function hasQuorum(cluster: SimCluster): boolean {
 /** Re-elects a leader when the current one is gone, bumping the raft term like a real election. */
 export function electedLeader(cluster: SimCluster): string | undefined {
   if (!hasQuorum(cluster)) return undefined;
-  const members = etcdMembers(cluster);
+  const members = etcdVoters(cluster);
   const current = members.find((m) => m.etcdMemberId === cluster.etcd.leaderId);
   if (current && etcdMemberHealthy(cluster, current)) return current.etcdMemberId;
   const next = members.find((m) => etcdMemberHealthy(cluster, m));

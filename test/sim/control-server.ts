@@ -40,7 +40,7 @@ async function runExec(request: ExecRequest, io: ExecIO, deps: SimDeps, aborted:
             deps,
             call,
           )
-        : await runTofu({ argv: request.argv, cwd: request.cwd }, io, deps.state, call);
+        : await runTofu({ argv: request.argv, cwd: request.cwd }, io, deps.state, call, deps);
   } catch (error) {
     if (error instanceof ClientGone) code = null;
     else {
@@ -57,20 +57,30 @@ async function runExec(request: ExecRequest, io: ExecIO, deps: SimDeps, aborted:
  * The wire of the fake executables, small enough for a shell script (a Go `talosctl` starts in
  * milliseconds; a Node.js client would not): the request is NUL-separated fields (`v1`, bin,
  * cwd, client version, whether TALOSCONFIG is set, its value, HOME, argc, argv...); the answer
- * is lines `o<text>`/`e<text>` (a line of stdout/stderr), `O`/`E` (a last part without newline)
- * and `x<code>`. A closed socket is a killed client.
+ * is lines `o<text>`/`e<text>` (a line of stdout/stderr), `O`/`E` (a part without newline),
+ * `r` (read a line of stdin and send it back as `a<line>`, or `z` at end of input) and `x<code>`.
+ * A closed socket is a killed client.
  */
 function serveLine(socket: Socket, deps: SimDeps): void {
   let buffered = Buffer.alloc(0);
   let started = false;
   const controller = new AbortController();
   let finished = false;
+  // After the request, the client sends only stdin answers: `a<line>` or `z` (end of input).
+  let answers = '';
+  const waiting: ((line: string | undefined) => void)[] = [];
   socket.on('close', () => {
     if (!finished) controller.abort();
   });
   socket.on('error', () => undefined);
   socket.on('data', (chunk: Buffer) => {
-    if (started) return;
+    if (started) {
+      answers += chunk.toString('utf8');
+      const lines = answers.split('\n');
+      answers = lines.pop()!;
+      for (const line of lines) waiting.shift()?.(line.startsWith('a') ? line.slice(1) : undefined);
+      return;
+    }
     buffered = Buffer.concat([buffered, chunk]);
     const fields = buffered.toString('utf8').split('\0');
     fields.pop(); // the part after the last NUL is incomplete
@@ -96,12 +106,27 @@ function serveLine(socket: Socket, deps: SimDeps): void {
       pending[kind] = lines.pop()!;
       if (lines.length > 0) socket.write(lines.map((l) => `${kind}${l}\n`).join(''));
     };
-    const io: ExecIO = { out: (t) => write('o', t), err: (t) => write('e', t), signal: controller.signal };
+    const flushPartial = (): string => {
+      const tail = (['o', 'e'] as const).filter((k) => pending[k] !== '').map((k) => `${k.toUpperCase()}${pending[k]}\n`).join('');
+      pending.o = '';
+      pending.e = '';
+      return tail;
+    };
+    const readLine = (): Promise<string | undefined> =>
+      new Promise((resolve) => {
+        if (socket.destroyed) {
+          resolve(undefined);
+          return;
+        }
+        // A prompt ends without a newline; the client prints it before it reads.
+        waiting.push(resolve);
+        socket.write(`${flushPartial()}r\n`);
+      });
+    const io: ExecIO = { out: (t) => write('o', t), err: (t) => write('e', t), signal: controller.signal, readLine };
     void runExec(request, io, deps, () => controller.signal.aborted).then((code) => {
       finished = true;
       if (code === null || socket.destroyed) return;
-      const tail = (['o', 'e'] as const).filter((k) => pending[k] !== '').map((k) => `${k.toUpperCase()}${pending[k]}\n`).join('');
-      socket.end(`${tail}x${code}\n`);
+      socket.end(`${flushPartial()}x${code}\n`);
     });
   });
 }

@@ -5,6 +5,12 @@ export interface ExecIO {
   err(text: string): void;
   /** Aborted when the CLI process goes away (killed, or its connection dropped). */
   readonly signal: AbortSignal;
+  /**
+   * Reads one line from the CLI process's stdin, as an interactive prompt does: undefined at end of
+   * input. It waits as long as the caller keeps stdin open without writing. Absent where the
+   * transport carries no stdin, which reads as end of input.
+   */
+  readLine?(): Promise<string | undefined>;
 }
 
 /** The CLI process is gone; the command stops where it is, like a killed client. */

@@ -89,8 +89,17 @@ export interface ClusterFaults {
   tofuOutputs?: Record<string, string>;
   /** `tofu fmt -check` reports these files as unformatted (exit 3). */
   tofuFmtUnformatted?: string[];
-  /** What `tofu plan` finds. Default: no changes. */
+  /**
+   * What `tofu plan` finds on top of the difference between the declared inputs and the state.
+   * Default: only that difference (none at start).
+   */
   tofuPlan?: 'changes' | 'replace-secrets' | 'replace-vm' | 'error';
+  /** `tofu apply` fails after its first resource with this error summary; the state is still written (serial + 1). */
+  tofuApplyFail?: string;
+  /** New control planes (hostnames) that join etcd as learners and are not promoted while this is set. */
+  etcdLearnerStuck?: string[];
+  /** New nodes (hostnames) whose kubelet registers but never reports Ready. */
+  newNodeNeverReady?: string[];
 }
 
 /** What a talosctl command prints under the `output` fault. */

@@ -67,52 +67,60 @@ function schedulable(node: SimNode, shape: ClusterShape, tolerateControlPlane: b
   return node.role === 'worker' || shape.schedulingOnControlPlanes || tolerateControlPlane;
 }
 
+/** The pods that belong to one node: its DaemonSet pods, Longhorn's instance manager and, on a control plane, the static pods. */
+export function nodePods(shape: ClusterShape, node: SimNode, createdAt: number): PodState[] {
+  const pods: PodState[] = [];
+  const pod = (p: Omit<PodState, 'createdAt'>): void => {
+    pods.push({ ...p, createdAt });
+  };
+  pod({
+    name: `cilium-${nameSuffix(`${shape.name}/cilium/${node.hostname}`)}`,
+    namespace: 'kube-system',
+    nodeName: node.hostname,
+    labels: { 'k8s-app': 'cilium' },
+    owner: { kind: 'DaemonSet', name: 'cilium' },
+    image: 'quay.io/cilium/cilium:v1.18.4',
+  });
+  if (shape.longhorn && node.longhorn) {
+    pod({
+      name: `longhorn-manager-${nameSuffix(`${shape.name}/longhorn-manager/${node.hostname}`)}`,
+      namespace: 'longhorn-system',
+      nodeName: node.hostname,
+      labels: { app: 'longhorn-manager' },
+      owner: { kind: 'DaemonSet', name: 'longhorn-manager' },
+      image: 'longhornio/longhorn-manager:v1.10.1',
+    });
+    pod({
+      name: instanceManagerName(shape.name, node.hostname),
+      namespace: 'longhorn-system',
+      nodeName: node.hostname,
+      labels: instanceManagerLabels(node.hostname),
+      owner: { kind: 'InstanceManager', name: instanceManagerName(shape.name, node.hostname) },
+      image: INSTANCE_MANAGER_IMAGE,
+    });
+  }
+  if (node.role === 'controlplane') {
+    for (const component of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {
+      pod({
+        name: `${component}-${node.hostname}`,
+        namespace: 'kube-system',
+        nodeName: node.hostname,
+        labels: { 'k8s-app': component, tier: 'control-plane' },
+        owner: { kind: 'Node', name: node.hostname },
+        image: `registry.k8s.io/${component}:${shape.kubernetesVersion}`,
+        mirror: true,
+      });
+    }
+  }
+  return pods;
+}
+
 export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: number): KubeState {
   const pods: PodState[] = [];
   const pod = (p: Omit<PodState, 'createdAt'>): void => {
     pods.push({ ...p, createdAt });
   };
-  for (const node of nodes) {
-    pod({
-      name: `cilium-${nameSuffix(`${shape.name}/cilium/${node.hostname}`)}`,
-      namespace: 'kube-system',
-      nodeName: node.hostname,
-      labels: { 'k8s-app': 'cilium' },
-      owner: { kind: 'DaemonSet', name: 'cilium' },
-      image: 'quay.io/cilium/cilium:v1.18.4',
-    });
-    if (shape.longhorn && node.longhorn) {
-      pod({
-        name: `longhorn-manager-${nameSuffix(`${shape.name}/longhorn-manager/${node.hostname}`)}`,
-        namespace: 'longhorn-system',
-        nodeName: node.hostname,
-        labels: { app: 'longhorn-manager' },
-        owner: { kind: 'DaemonSet', name: 'longhorn-manager' },
-        image: 'longhornio/longhorn-manager:v1.10.1',
-      });
-      pod({
-        name: instanceManagerName(shape.name, node.hostname),
-        namespace: 'longhorn-system',
-        nodeName: node.hostname,
-        labels: instanceManagerLabels(node.hostname),
-        owner: { kind: 'InstanceManager', name: instanceManagerName(shape.name, node.hostname) },
-        image: INSTANCE_MANAGER_IMAGE,
-      });
-    }
-    if (node.role === 'controlplane') {
-      for (const component of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {
-        pod({
-          name: `${component}-${node.hostname}`,
-          namespace: 'kube-system',
-          nodeName: node.hostname,
-          labels: { 'k8s-app': component, tier: 'control-plane' },
-          owner: { kind: 'Node', name: node.hostname },
-          image: `registry.k8s.io/${component}:${shape.kubernetesVersion}`,
-          mirror: true,
-        });
-      }
-    }
-  }
+  for (const node of nodes) pods.push(...nodePods(shape, node, createdAt));
   let placement = 0;
   for (const w of workloads(shape)) {
     const candidates = nodes.filter((n) => schedulable(n, shape, w.tolerateControlPlane ?? false));

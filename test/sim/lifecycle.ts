@@ -8,11 +8,14 @@ import {
   apidReachable,
   etcdMemberHealthy,
   etcdMembers,
+  etcdVoters,
+  memberIdFor,
   named,
   namedValue,
 } from './cluster-model.ts';
 import type { Recorder } from './recorder.ts';
 import { installerPreflight, parseInstallerImage, type InstallerImage } from './versions.ts';
+import { nodePods } from './kube-seed.ts';
 import { longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
 import { drainNode, removePodsOf, schedulePending } from './workloads.ts';
 import type { MachineEvent, SimCluster, SimNode, SimState, SimTiming } from './types.ts';
@@ -175,7 +178,7 @@ export class Lifecycle {
 
   /** etcd.ValidateForUpgrade: a two-member cluster or any unhealthy member blocks the upgrade. */
   #etcdUpgradeProblem(cluster: SimCluster): string | undefined {
-    const members = etcdMembers(cluster);
+    const members = etcdVoters(cluster);
     if (members.length === 2) {
       return `etcd member count(${members.length}) is insufficient to maintain quorum if upgrade commences`;
     }
@@ -405,6 +408,91 @@ export class Lifecycle {
         say('task', `task: ${task} action: STOP`, { task });
       }
       say('phase', `phase: ${phase} action: STOP`);
+    }
+  }
+
+  /**
+   * A VM Terraform just created (or recreated): it boots the ISO into maintenance mode and waits
+   * for its machine configuration, outside etcd, discovery and Kubernetes.
+   */
+  freshMachine(cluster: SimCluster, node: SimNode): void {
+    node.stage = 'maintenance';
+    node.bootId = randomUUID();
+    node.bootedAt = Date.now();
+    node.events = [];
+    node.etcdMember = false;
+    node.etcdLearner = false;
+    node.discoveryMember = false;
+    node.k8sRegistered = false;
+    node.servicesStopped = false;
+    node.cordoned = false;
+    node.cordonedByTalos = false;
+    delete node.fallbackVersion;
+    delete node.fallbackSchematic;
+    delete node.vmDestroyed;
+    removePodsOf(cluster, node);
+  }
+
+  /**
+   * The machine configuration reached a machine in maintenance mode: it installs, boots and joins
+   * without `talosctl bootstrap`. A control plane joins etcd as a learner and Talos promotes it
+   * once it caught up (reference/talos-facts.md, etcd learners); the kubelet registers the Node
+   * NotReady, then Ready.
+   */
+  joinNode(cluster: SimCluster, node: SimNode): void {
+    if (node.stage !== 'maintenance') return;
+    this.#stage(cluster, node, 'booting');
+    node.bootId = randomUUID();
+    node.bootedAt = Date.now();
+    node.discoveryMember = true;
+    node.kubeletNotReady = named(cluster.faults.newNodeNeverReady, node);
+    this.#spawn(async () => {
+      const boot = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void => this.publish(node, { actorId: '', kind, text, ...extra });
+      boot('status', `stage: BOOTING ready: false unmetCond: [name:"nodeReady" reason:"node \\"${node.hostname}\\" is not ready"]`, { stage: 'BOOTING', ready: false });
+      await this.sleep(this.#timing.bootMs / 2);
+      if (node.role === 'controlplane') {
+        // Each incarnation of a machine is a new etcd member with an id of its own.
+        const incarnation = this.#recorder.events.filter((e) => e.cluster === cluster.name && e.node === node.address && e.kind === 'etcd-learner-added').length;
+        node.etcdMemberId = memberIdFor(cluster.name, node.hostname, incarnation + 1);
+        node.etcdMember = true;
+        node.etcdLearner = true;
+        this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-added', detail: node.etcdMemberId });
+        boot('service', 'service: etcd message: Health check successful healthy: true');
+        this.#spawn(() => this.#promoteLearner(cluster, node, node.bootId));
+      }
+      node.k8sRegistered = true;
+      cluster.kube.pods.push(...nodePods(cluster.shape, node, Date.now()));
+      boot('service', 'service: kubelet message: Health check successful healthy: true');
+      await this.sleep(this.#timing.bootMs / 2);
+      node.lastUpAt = Date.now();
+      this.#stage(cluster, node, 'running');
+      longhornOnSchedulable(cluster, node, this.#recorder);
+      schedulePending(cluster, Date.now());
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'up', toVersion: node.talosVersion });
+      boot('status', `stage: RUNNING ready: ${!node.kubeletNotReady} unmetCond: []`, { stage: 'RUNNING', ready: !node.kubeletNotReady });
+    });
+  }
+
+  /** Talos keeps trying to promote the learner; a stuck one (the fault) is promoted once the fault clears. */
+  async #promoteLearner(cluster: SimCluster, node: SimNode, bootId: string): Promise<void> {
+    await this.sleep(this.#timing.learnerPromoteMs);
+    while (named(cluster.faults.etcdLearnerStuck, node)) await this.sleep(this.#timing.stepMs);
+    if (node.bootId !== bootId || !node.etcdMember || !node.etcdLearner) return;
+    node.etcdLearner = false;
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-promoted', detail: node.etcdMemberId ?? '' });
+  }
+
+  /**
+   * Terraform destroyed the VM. A node that was reset and deleted first leaves no trace; otherwise
+   * its Node object goes Unknown and its etcd member stays, as in reality.
+   */
+  destroyVm(cluster: SimCluster, node: SimNode): void {
+    node.vmDestroyed = true;
+    node.servicesStopped = true;
+    this.#stage(cluster, node, 'off');
+    if (!node.k8sRegistered && !node.etcdMember) {
+      cluster.nodes.splice(cluster.nodes.indexOf(node), 1);
+      removePodsOf(cluster, node);
     }
   }
 

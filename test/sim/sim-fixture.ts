@@ -22,7 +22,10 @@ export interface SimFixture {
   talosctl(cluster: string, args: string[], options?: { version?: string; timeoutMs?: number; cwd?: string }): Promise<RunResult>;
   /** Starts talosctl without waiting, for streaming and kill tests. */
   spawnTalosctl(cluster: string, args: string[]): ResultPromise;
-  tofu(cluster: string, args: string[]): Promise<RunResult>;
+  /** Runs `bin/tofu` in the cluster's Terraform directory; stdin is empty (end of input) unless `input` is given. */
+  tofu(cluster: string, args: string[], options?: { input?: string }): Promise<RunResult>;
+  /** Starts tofu without waiting, for streaming tests. */
+  spawnTofu(cluster: string, args: string[]): ResultPromise;
   close(): Promise<void>;
 }
 
@@ -62,7 +65,7 @@ export async function simFixture(options: Partial<SimulatorOptions> = {}): Promi
         env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
         cwd: dir,
       }),
-    tofu: (cluster, args) =>
+    tofu: (cluster, args, opts = {}) =>
       settle(
         execa(sim.bin.tofu, args, {
           reject: false,
@@ -70,8 +73,18 @@ export async function simFixture(options: Partial<SimulatorOptions> = {}): Promi
           extendEnv: false,
           env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
           cwd: sim.cluster(cluster).terraformDir,
+          input: opts.input ?? '',
         }),
       ),
+    spawnTofu: (cluster, args) =>
+      execa(sim.bin.tofu, args, {
+        reject: false,
+        stripFinalNewline: false,
+        extendEnv: false,
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+        cwd: sim.cluster(cluster).terraformDir,
+        input: '',
+      }),
     async close() {
       await sim.close();
       await rm(dir, { recursive: true, force: true });

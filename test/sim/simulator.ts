@@ -15,6 +15,7 @@ import { startKubeApi } from './kube-api.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { Recorder } from './recorder.ts';
 import { schematicId } from './schematics.ts';
+import { SimTerraform } from './terraform.ts';
 import { productionShape, stagingShape } from './shapes.ts';
 import { writeWrappers, type WrapperPaths } from './wrappers.ts';
 import type { CallRecord, ClusterShape, SelfEndpointHang, SimCluster, SimEvent, SimNode, SimState, SimTiming } from './types.ts';
@@ -51,6 +52,7 @@ export function defaultTiming(overrides: Partial<SimTiming> = {}): SimTiming {
     retryMs: overrides.retryMs ?? 50,
     healthRetryMs: overrides.healthRetryMs ?? 25,
     reregisterMs: overrides.reregisterMs ?? rebootMs,
+    learnerPromoteMs: overrides.learnerPromoteMs ?? stepMs * 4,
   };
 }
 
@@ -63,6 +65,8 @@ export class Simulator {
   readonly controlUrl: string;
   readonly imageFactoryUrl: string;
   readonly bin: WrapperPaths;
+  /** The Terraform repository (`<dir>/terraform`, a git repository) and each cluster's state. */
+  readonly terraform: SimTerraform;
   readonly #recorder: Recorder;
   readonly #lifecycle: Lifecycle;
   readonly #servers: Server[];
@@ -80,6 +84,7 @@ export class Simulator {
     controlUrl: string;
     imageFactoryUrl: string;
     bin: WrapperPaths;
+    terraform: SimTerraform;
   }) {
     this.dir = init.dir;
     this.canary = init.canary;
@@ -89,6 +94,7 @@ export class Simulator {
     this.controlUrl = init.controlUrl;
     this.imageFactoryUrl = init.imageFactoryUrl;
     this.bin = init.bin;
+    this.terraform = init.terraform;
     this.#recorder = init.recorder;
     this.#lifecycle = init.lifecycle;
     this.#servers = init.servers;
@@ -215,10 +221,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     if (shape.longhornExtensions) state.schematics[schematicId(shape.longhornExtensions)] = [...shape.longhornExtensions].sort();
     recorder.noteControlPlanes(cluster);
   }
+  const terraform = new SimTerraform(join(dir, 'terraform'), state);
+  await terraform.init();
   const control = await startControlServer(deps);
   servers.push(control.server);
   const factory = await startImageFactory(state);
   servers.push(factory.server);
   const bin = await writeWrappers(join(dir, 'bin'), control.linePort);
-  return new Simulator({ dir, canary, state, timing, recorder, lifecycle, servers, closeLine: () => control.closeLine(), controlUrl: control.url, imageFactoryUrl: factory.url, bin });
+  return new Simulator({ dir, canary, state, timing, recorder, lifecycle, servers, closeLine: () => control.closeLine(), controlUrl: control.url, imageFactoryUrl: factory.url, bin, terraform });
 }

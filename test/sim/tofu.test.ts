@@ -1,7 +1,11 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe } from 'vitest';
-import { simTest } from './sim-fixture.ts';
+import { parseEtcdMembers } from '../../src/talos/parse-etcd-members.ts';
+import { parseEtcdStatus } from '../../src/talos/parse-etcd-status.ts';
+import { nodeReady } from './cluster-model.ts';
+import { simTest, type RunResult, type SimFixture } from './sim-fixture.ts';
 
 const it = simTest();
 
@@ -91,7 +95,7 @@ describe.concurrent('tofu checks and plans', () => {
     expect(plan.exitCode).toBe(2);
     expect(plan.stdout).toContain('  # talos_machine_secrets.this must be replaced\n');
     const json = JSON.parse(show.stdout) as { format_version: string; resource_changes: { address: string; change: { actions: string[] } }[] };
-    expect(json.format_version).toBe('1.0');
+    expect(json.format_version).toBe('1.2');
     expect(json.resource_changes.find((c) => c.address === 'talos_machine_secrets.this')?.change.actions).toEqual(['delete', 'create']);
     expect(json.resource_changes.filter((c) => c.change.actions.join() === 'no-op').length).toBeGreaterThan(3);
     expect(existsSync(join(f.sim.cluster('production').terraformDir, 'review.tfplan'))).toBe(true);
@@ -123,5 +127,313 @@ describe.concurrent('Image Factory', () => {
     expect((await iso.arrayBuffer()).byteLength).toBeGreaterThan(0);
     expect(checksum.status).toBe(402);
     expect(unknown.status).toBe(404);
+  });
+});
+
+interface ShownPlan {
+  format_version: string;
+  variables: Record<string, { value: unknown }>;
+  resource_changes: { address: string; type: string; change: { actions: string[]; before: unknown; after: unknown }; action_reason?: string }[];
+  output_changes: Record<string, { actions: string[]; before?: unknown; after?: unknown; before_sensitive: boolean; after_sensitive: boolean }>;
+}
+
+/** Plans with `-out` and shows the saved plan as JSON; returns both runs. */
+async function planAndShow(f: SimFixture, cluster: string): Promise<{ plan: RunResult; json: ShownPlan; show: RunResult }> {
+  const plan = await f.tofu(cluster, ['plan', '-detailed-exitcode', '-input=false', '-no-color', '-out=review.tfplan']);
+  const show = await f.tofu(cluster, ['show', '-json', 'review.tfplan']);
+  return { plan, json: JSON.parse(show.stdout) as ShownPlan, show };
+}
+
+function acting(json: ShownPlan): Record<string, string> {
+  return Object.fromEntries(json.resource_changes.filter((c) => c.change.actions.join() !== 'no-op').map((c) => [c.address, [c.change.actions.join(','), c.action_reason].filter(Boolean).join(' ')]));
+}
+
+const NEW_CP = { hostname: 'talos-prd-cp-4', address: '10.0.30.14', role: 'controlplane', host: 'pve4', longhorn: true } as const;
+
+describe.concurrent('tofu plan of declared changes', () => {
+  it('creates the VM and the machine configuration of an added node', async ({ f, expect }) => {
+    await f.sim.terraform.addNode('production', NEW_CP);
+
+    const { plan, json } = await planAndShow(f, 'production');
+
+    expect(plan.exitCode).toBe(2);
+    expect(plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-prd-cp-4"] will be created\n  + resource "proxmox_virtual_environment_vm" "talos" {\n');
+    expect(plan.stdout).toContain('      + id         = (known after apply)\n');
+    expect(plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-prd-cp-4"] will be created\n');
+    expect(plan.stdout).toContain('\nPlan: 2 to add, 0 to change, 0 to destroy.\n');
+    expect(plan.stdout).toContain('Saved the plan to: review.tfplan\n');
+    expect(acting(json)).toEqual({
+      'proxmox_virtual_environment_vm.talos["talos-prd-cp-4"]': 'create',
+      'talos_machine_configuration_apply.this["talos-prd-cp-4"]': 'create',
+    });
+    expect(json.variables['talos_nodes']?.value).toMatchObject({ 'talos-prd-cp-4': { address: '10.0.30.14', role: 'controlplane' } });
+  });
+
+  it('destroys the VM and the machine configuration of a removed node', async ({ f, expect }) => {
+    await f.sim.terraform.removeNode('staging', 'talos-stg-w-1');
+
+    const { plan, json } = await planAndShow(f, 'staging');
+
+    expect(plan.exitCode).toBe(2);
+    expect(plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-stg-w-1"] will be destroyed\n  # (because key ["talos-stg-w-1"] is not in for_each map)\n  - resource');
+    expect(plan.stdout).toContain('\nPlan: 0 to add, 0 to change, 2 to destroy.\n');
+    expect(acting(json)).toEqual({
+      'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]': 'delete delete_because_each_key',
+      'talos_machine_configuration_apply.this["talos-stg-w-1"]': 'delete delete_because_each_key',
+    });
+  });
+
+  it('updates every machine configuration and the version outputs for a new Talos version, never printing credentials', async ({ f, expect }) => {
+    await f.sim.terraform.setTalosVersion('production', 'v1.12.11');
+
+    const { plan, json, show } = await planAndShow(f, 'production');
+    const human = await f.tofu('production', ['show', '-no-color', 'review.tfplan']);
+
+    expect(plan.exitCode).toBe(2);
+    expect(json.format_version).toBe('1.2');
+    expect(acting(json)).toEqual({
+      'talos_machine_configuration_apply.this["talos-prd-cp-1"]': 'update',
+      'talos_machine_configuration_apply.this["talos-prd-cp-2"]': 'update',
+      'talos_machine_configuration_apply.this["talos-prd-cp-3"]': 'update',
+    });
+    expect(json.output_changes['talos_version']).toEqual({ actions: ['update'], before: 'v1.11.6', after: 'v1.12.11', after_unknown: false, before_sensitive: false, after_sensitive: false });
+    expect(json.output_changes['talosconfig']).toEqual({ actions: ['no-op'], after_unknown: false, before_sensitive: true, after_sensitive: true });
+    expect(json.variables['talos_version']).toEqual({ value: 'v1.12.11' });
+    expect(plan.stdout).toContain('        id            = "machine_configuration_apply"\n      ~ talos_version = "v1.11.6" -> "v1.12.11"\n        # (5 unchanged attributes hidden)\n    }\n');
+    expect(plan.stdout).toContain('\nChanges to Outputs:\n');
+    // Output names are padded to the longest one, talos_image_factory_schematic_id.
+    expect(plan.stdout).toContain(`  ~ ${'talos_version'.padEnd(32)} = "v1.11.6" -> "v1.12.11"\n`);
+    expect(human.stdout).toBe(plan.stdout.slice(plan.stdout.indexOf('\nOpenTofu used'), plan.stdout.indexOf('\n───')));
+    expect(show.stdout + plan.stdout).not.toContain(f.sim.canary);
+  });
+
+  it('updates every machine configuration in place for a patch change', async ({ f, expect }) => {
+    await f.sim.terraform.changePatch('staging');
+
+    const { plan, json } = await planAndShow(f, 'staging');
+
+    expect(plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-stg-w-1"] will be updated in-place\n  ~ resource "talos_machine_configuration_apply" "this" {\n');
+    expect(plan.stdout).toContain('\nPlan: 0 to add, 2 to change, 0 to destroy.\n');
+    expect(acting(json)).toEqual({
+      'talos_machine_configuration_apply.this["talos-stg-cp-1"]': 'update',
+      'talos_machine_configuration_apply.this["talos-stg-w-1"]': 'update',
+    });
+    expect(Object.values(json.output_changes).every((o) => o.actions.join() === 'no-op')).toBe(true);
+  });
+
+  it('replaces the cluster secrets, and a VM with its machine configuration', async ({ f, expect }) => {
+    await f.sim.terraform.replaceSecrets('staging');
+    await f.sim.terraform.replaceVm('production', 'talos-prd-cp-2');
+
+    const secrets = await planAndShow(f, 'staging');
+    const vm = await planAndShow(f, 'production');
+
+    expect(acting(secrets.json)).toMatchObject({ 'talos_machine_secrets.this': 'delete,create replace_because_cannot_update' });
+    expect(secrets.plan.stdout).toContain('  # talos_machine_secrets.this must be replaced\n-/+ resource "talos_machine_secrets" "this" {\n      ~ generation = 1 -> 2 # forces replacement\n');
+    expect(secrets.json.output_changes['talos_kubeconfig']).toEqual({ actions: ['update'], after_unknown: false, before_sensitive: true, after_sensitive: true });
+    expect(secrets.plan.stdout).toContain(`  ~ ${'talos_kubeconfig'.padEnd(32)} = (sensitive value)\n`);
+    expect(acting(vm.json)).toEqual({
+      'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]': 'delete,create replace_because_cannot_update',
+      'talos_machine_configuration_apply.this["talos-prd-cp-2"]': 'delete,create replace_by_triggers',
+    });
+    expect(vm.plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-prd-cp-2"] will be replaced due to changes in replace_triggered_by\n');
+  });
+
+  it('writes a plan file that only the simulator reads', async ({ f, expect }) => {
+    await f.tofu('staging', ['plan', '-out=review.tfplan']);
+
+    const file = await readFile(join(f.sim.cluster('staging').terraformDir, 'review.tfplan'), 'utf8');
+
+    expect(() => JSON.parse(file) as unknown).toThrow();
+    expect(file).not.toContain(f.sim.canary);
+    expect((await f.tofu('staging', ['show', '-json', 'missing.tfplan'])).exitCode).toBe(1);
+  });
+});
+
+const slowBoot = simTest({ timing: { stepMs: 4, rebootMs: 80, bootMs: 160, learnerPromoteMs: 240 } });
+
+describe.concurrent('tofu apply', () => {
+  slowBoot('applies a saved plan that adds a control plane: it joins etcd as a learner, then votes', async ({ f, expect }) => {
+    // Held as a learner until the test has looked, then released.
+    f.sim.faults.set('production', { etcdLearnerStuck: ['talos-prd-cp-4'] });
+    await f.sim.terraform.addNode('production', NEW_CP);
+    await f.sim.terraform.commit('production: add talos-prd-cp-4');
+    await f.tofu('production', ['plan', '-input=false', '-out=review.tfplan']);
+    const serial = f.sim.terraform.serial('production');
+    const cluster = f.sim.cluster('production');
+    const readiness: string[] = [];
+    const child = f.spawnTofu('production', ['apply', '-input=false', '-no-color', '-lock-timeout=5m', 'review.tfplan']);
+    let runningWhenFirstLine: boolean | undefined;
+    child.stdout?.once('data', () => {
+      runningWhenFirstLine = f.sim.calls.at(-1)?.endedAt === undefined;
+    });
+
+    const applied = await child;
+    await f.sim.waitFor(() => {
+      const node = cluster.nodes.find((n) => n.hostname === 'talos-prd-cp-4');
+      if (node?.k8sRegistered) readiness.push(nodeReady(cluster, node));
+      return node?.stage === 'running';
+    }, 5000, 'the new node running');
+    const asLearner = await f.talosctl('production', ['etcd', 'members', '--nodes', '10.0.30.11']);
+    const status = await f.talosctl('production', ['etcd', 'status', '--nodes', '10.0.30.14']);
+    f.sim.faults.clear('production', 'etcdLearnerStuck');
+    await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'etcd-learner-promoted'), 5000, 'the learner promoted');
+    const asVoter = await f.talosctl('production', ['etcd', 'members', '--nodes', '10.0.30.11']);
+
+    expect(applied.exitCode).toBe(0);
+    expect(runningWhenFirstLine).toBe(true);
+    const expected =
+      'proxmox_virtual_environment_vm.talos["talos-prd-cp-4"]: Creating...\n' +
+        'proxmox_virtual_environment_vm.talos["talos-prd-cp-4"]: Creation complete after 2m14s [id=103]\n' +
+        'talos_machine_configuration_apply.this["talos-prd-cp-4"]: Creating...\n' +
+        'talos_machine_configuration_apply.this["talos-prd-cp-4"]: Creation complete after 1s [id=machine_configuration_apply]\n' +
+        '\nApply complete! Resources: 2 added, 0 changed, 0 destroyed.\n\nOutputs:\n\n' +
+        `talos_image_factory_schematic_id = ${JSON.stringify(cluster.terraform.defaultSchematic)}\n`;
+    expect(String(applied.stdout).slice(0, expected.length)).toBe(expected);
+    expect(String(applied.stdout)).toContain('talosconfig = <sensitive>\n');
+    expect(String(applied.stdout)).not.toContain(f.sim.canary);
+    expect(f.sim.terraform.serial('production')).toBe(serial + 1);
+    expect(f.sim.events.filter((e) => e.kind === 'tofu-apply').map((e) => e.detail)).toEqual(['2 added, 0 changed, 0 destroyed']);
+    expect(readiness[0]).toBe('False');
+    expect(readiness.at(-1)).toBe('True');
+    const learner = parseEtcdMembers(asLearner.stdout).find((m) => m.hostname === 'talos-prd-cp-4');
+    expect(learner).toMatchObject({ learner: true, peerUrls: ['https://10.0.30.14:2380'] });
+    expect(parseEtcdStatus(status.stdout)[0]).toMatchObject({ node: '10.0.30.14', learner: true });
+    expect(parseEtcdMembers(asVoter.stdout).map((m) => [m.hostname, m.learner])).toEqual([
+      ['talos-prd-cp-1', false],
+      ['talos-prd-cp-2', false],
+      ['talos-prd-cp-3', false],
+      ['talos-prd-cp-4', false],
+    ]);
+  });
+
+  it('refuses a saved plan once another apply changed the state', async ({ f, expect }) => {
+    await f.sim.terraform.changePatch('staging');
+    await f.tofu('staging', ['plan', '-out=review.tfplan']);
+    f.sim.terraform.touchState('staging');
+    const serial = f.sim.terraform.serial('staging');
+
+    const result = await f.tofu('staging', ['apply', '-input=false', '-no-color', 'review.tfplan']);
+
+    expect(result).toMatchObject({ exitCode: 1, stdout: '' });
+    expect(result.stderr).toBe(
+      '╷\n│ Error: Saved plan is stale\n│ \n│ The given plan file can no longer be applied because the state was changed by another operation after the plan was created.\n╵\n',
+    );
+    expect(f.sim.terraform.serial('staging')).toBe(serial);
+    expect(f.sim.events.some((e) => e.kind === 'tofu-apply')).toBe(false);
+  });
+
+  it('asks for approval without a saved plan, and -input=false does not skip it', async ({ f, expect }) => {
+    await f.sim.terraform.removeNode('staging', 'talos-stg-w-1');
+
+    const eof = await f.tofu('staging', ['apply', '-input=false', '-no-color']);
+    const declined = await f.tofu('staging', ['apply', '-no-color'], { input: 'no\n' });
+
+    expect(eof.exitCode).toBe(1);
+    expect(eof.stdout).toContain("\nPlan: 0 to add, 0 to change, 2 to destroy.\n\nDo you want to perform these actions?\n  OpenTofu will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ");
+    expect(eof.stderr).toBe('╷\n│ Error: error asking for approval: EOF\n│ \n│ \n╵\n');
+    expect(declined).toMatchObject({ exitCode: 1 });
+    expect(declined.stdout).toMatch(/Enter a value: \nApply cancelled\.\n$/);
+    expect(f.sim.cluster('staging').nodes.map((n) => n.hostname)).toEqual(['talos-stg-cp-1', 'talos-stg-w-1']);
+    expect(f.sim.events.some((e) => e.kind === 'tofu-apply' || e.kind === 'vm-destroyed')).toBe(false);
+  });
+
+  it('applies the working tree with -auto-approve, which the recorder shows', async ({ f, expect }) => {
+    await f.sim.terraform.changePatch('staging');
+    const serial = f.sim.terraform.serial('staging');
+
+    const result = await f.tofu('staging', ['apply', '-auto-approve', '-input=false', '-no-color']);
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('talos_machine_configuration_apply.this["talos-stg-cp-1"]: Modifying... [id=machine_configuration_apply]\n');
+    expect(result.stdout).toContain('\nApply complete! Resources: 0 added, 2 changed, 0 destroyed.\n');
+    expect(f.sim.terraform.serial('staging')).toBe(serial + 1);
+    expect(f.sim.cluster('staging').terraform.applied.talos_config_patch_revision).toBe(2);
+    expect(f.sim.calls.filter((c) => c.bin === 'tofu' && c.argv.includes('-auto-approve')).map((c) => c.cluster)).toEqual(['staging']);
+    expect((await f.tofu('staging', ['plan', '-detailed-exitcode'])).exitCode).toBe(0);
+  });
+
+  it('stops after the first resource when the apply fails, with the state written', async ({ f, expect }) => {
+    await f.sim.terraform.changePatch('staging');
+    await f.tofu('staging', ['plan', '-out=review.tfplan']);
+    f.sim.faults.set('staging', { tofuApplyFail: 'failed to apply configuration: rpc error: code = Unavailable desc = connection refused' });
+    const serial = f.sim.terraform.serial('staging');
+
+    const result = await f.tofu('staging', ['apply', '-input=false', '-no-color', 'review.tfplan']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout.match(/Modifications complete/g)).toHaveLength(1);
+    expect(result.stdout).not.toContain('Apply complete!');
+    expect(result.stderr).toMatch(/^╷\n│ Error: failed to apply configuration: rpc error: code = Unavailable desc = connection refused\n│ \n│ {3}with talos_machine_configuration_apply\.this\["talos-stg-w-1"\],\n│ {3}on main\.tf line \d+, in resource "talos_machine_configuration_apply" "this":\n/);
+    expect(f.sim.terraform.serial('staging')).toBe(serial + 1);
+    expect(f.sim.events.find((e) => e.kind === 'tofu-apply')?.detail).toMatch(/^failed after 1 of 2: /);
+    expect((await f.tofu('staging', ['apply', '-input=false', 'review.tfplan'])).stderr).toContain('│ Error: Saved plan is stale\n');
+  });
+
+  it('destroys the VM of a removed node: without a reset first its Node and etcd member stay', async ({ f, expect }) => {
+    await f.sim.terraform.removeNode('production', 'talos-prd-cp-3');
+    await f.tofu('production', ['plan', '-out=review.tfplan']);
+    const cluster = f.sim.cluster('production');
+
+    const result = await f.tofu('production', ['apply', '-input=false', 'review.tfplan']);
+    const members = await f.talosctl('production', ['etcd', 'members', '--nodes', '10.0.30.11']);
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.indexOf('talos_machine_configuration_apply.this["talos-prd-cp-3"]: Destroying...')).toBeLessThan(result.stdout.indexOf('proxmox_virtual_environment_vm.talos["talos-prd-cp-3"]: Destroying... [id=102]'));
+    expect(result.stdout).toContain('proxmox_virtual_environment_vm.talos["talos-prd-cp-3"]: Destruction complete after 6s\n');
+    const node = f.sim.node('production', 'talos-prd-cp-3');
+    expect(node).toMatchObject({ vmDestroyed: true, stage: 'off', k8sRegistered: true, etcdMember: true });
+    expect(nodeReady(cluster, node)).toBe('Unknown');
+    expect(parseEtcdMembers(members.stdout).map((m) => m.hostname)).toContain('talos-prd-cp-3');
+    expect(f.sim.events.filter((e) => e.kind === 'vm-destroyed').map((e) => e.node)).toEqual(['10.0.30.13']);
+  });
+
+  it('leaves no trace of a node that was reset and deleted before its VM was destroyed', async ({ f, expect }) => {
+    const worker = f.sim.node('staging', 'talos-stg-w-1');
+    Object.assign(worker, { stage: 'off', discoveryMember: false, k8sRegistered: false, servicesStopped: true });
+    await f.sim.terraform.removeNode('staging', 'talos-stg-w-1');
+    await f.tofu('staging', ['plan', '-out=review.tfplan']);
+
+    const result = await f.tofu('staging', ['apply', '-input=false', 'review.tfplan']);
+
+    expect(result.exitCode).toBe(0);
+    expect(f.sim.cluster('staging').nodes.map((n) => n.hostname)).toEqual(['talos-stg-cp-1']);
+  });
+
+  slowBoot('records a replaced VM and replaced secrets, and a fresh machine rejoins', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { tofuPlan: 'replace-vm' });
+    await f.sim.terraform.replaceSecrets('staging');
+    await f.tofu('staging', ['plan', '-out=review.tfplan']);
+    const before = f.sim.node('staging', 'talos-stg-cp-1').bootId;
+
+    const result = await f.tofu('staging', ['apply', '-input=false', 'review.tfplan']);
+    await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'up' && e.node === '10.0.20.204'), 5000, 'the replaced machine up');
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('talos_machine_secrets.this: Destroying... [id=machine_secrets]\n');
+    expect(f.sim.events.filter((e) => e.kind === 'secrets-replaced' || e.kind === 'vm-replaced').map((e) => [e.kind, e.detail])).toEqual([
+      ['secrets-replaced', 'talos_machine_secrets.this'],
+      ['vm-replaced', 'proxmox_virtual_environment_vm.talos["talos-stg-cp-1"]'],
+    ]);
+    expect(f.sim.node('staging', 'talos-stg-cp-1').bootId).not.toBe(before);
+  });
+
+  slowBoot('keeps a stuck learner and a node that never gets Ready as the faults say', async ({ f, expect }) => {
+    f.sim.faults.set('production', { etcdLearnerStuck: ['talos-prd-cp-4'], newNodeNeverReady: ['talos-prd-cp-4'] });
+    await f.sim.terraform.addNode('production', NEW_CP);
+    await f.tofu('production', ['plan', '-out=review.tfplan']);
+    const cluster = f.sim.cluster('production');
+
+    await f.tofu('production', ['apply', '-input=false', 'review.tfplan']);
+    await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'up' && e.node === '10.0.30.14'), 5000, 'the new node up');
+    // Long past the promotion delay.
+    await new Promise((r) => setTimeout(r, f.sim.timing.learnerPromoteMs * 2));
+    const members = await f.talosctl('production', ['etcd', 'members', '--nodes', '10.0.30.12']);
+
+    const node = f.sim.node('production', 'talos-prd-cp-4');
+    expect(node.etcdLearner).toBe(true);
+    expect(nodeReady(cluster, node)).toBe('False');
+    expect(parseEtcdMembers(members.stdout).find((m) => m.hostname === 'talos-prd-cp-4')?.learner).toBe(true);
+    expect(f.sim.events.some((e) => e.kind === 'etcd-learner-promoted')).toBe(false);
   });
 });

@@ -1,7 +1,10 @@
-/** A fake `tofu` for the cluster's Terraform directory: outputs, fmt, validate, plan and show (section 7). */
-import { readFile, writeFile } from 'node:fs/promises';
+/** A fake `tofu` for the cluster's Terraform directory: outputs, fmt, validate, plan, show and apply (reference/tofu-facts.md). */
 import { isAbsolute, resolve } from 'node:path';
 import type { ExecIO } from './exec-io.ts';
+import { readDeclaredInputs } from './terraform.ts';
+import { applyPlan, type ApplyRuntime } from './tofu-apply.ts';
+import { computePlan, outputValues, planHasChanges, readPlanFile, TOFU_VERSION, writePlanFile, type SimPlan } from './tofu-plan.ts';
+import { diagnostic, planText, showJson } from './tofu-render.ts';
 import type { CallRecord, SimCluster, SimState } from './types.ts';
 
 export interface TofuRequest {
@@ -9,123 +12,10 @@ export interface TofuRequest {
   cwd: string;
 }
 
-const TOFU_VERSION = '1.10.6';
 const PROVIDERS: Record<string, string> = {
   'registry.opentofu.org/bpg/proxmox': '0.84.1',
   'registry.opentofu.org/siderolabs/talos': '0.9.0',
 };
-
-function diagnostic(severity: 'Error' | 'Warning', summary: string, detail: string): string {
-  const body = detail
-    .split('\n')
-    .map((l) => (l === '' ? '│ ' : `│ ${l}`))
-    .join('\n');
-  return `╷\n│ ${severity}: ${summary}\n│ \n${body}\n╵\n`;
-}
-
-interface Output {
-  sensitive: boolean;
-  value: string;
-}
-
-function outputs(cluster: SimCluster): Record<string, Output> {
-  const tf = cluster.terraform;
-  const installer = (schematic: string): string => `factory.talos.dev/${tf.installerPlatform}-installer/${schematic}:${tf.talosVersion}`;
-  const list: Record<string, Output> = {
-    talos_image_factory_schematic_id: { sensitive: false, value: tf.defaultSchematic },
-    talos_installer_image: { sensitive: false, value: installer(tf.defaultSchematic) },
-    talos_kubeconfig: { sensitive: true, value: cluster.credentials.kubeconfig },
-    talos_kubernetes_version: { sensitive: false, value: tf.kubernetesVersion },
-    talos_version: { sensitive: false, value: tf.talosVersion },
-    talosconfig: { sensitive: true, value: cluster.credentials.talosconfig },
-  };
-  if (tf.longhornSchematic) {
-    list['talos_longhorn_installer_image'] = { sensitive: false, value: installer(tf.longhornSchematic) };
-  }
-  for (const [name, value] of Object.entries(cluster.faults.tofuOutputs ?? {})) list[name] = { sensitive: list[name]?.sensitive ?? false, value };
-  return Object.fromEntries(Object.entries(list).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-interface ResourceChange {
-  address: string;
-  type: string;
-  name: string;
-  index?: string;
-  provider: string;
-  actions: string[];
-}
-
-function planChanges(cluster: SimCluster): ResourceChange[] {
-  const talos = 'registry.opentofu.org/siderolabs/talos';
-  const proxmox = 'registry.opentofu.org/bpg/proxmox';
-  const fault = cluster.faults.tofuPlan;
-  const first = cluster.nodes[0]?.hostname;
-  const list: ResourceChange[] = [
-    { address: 'talos_machine_secrets.this', type: 'talos_machine_secrets', name: 'this', provider: talos, actions: fault === 'replace-secrets' ? ['delete', 'create'] : ['no-op'] },
-    { address: 'talos_image_factory_schematic.this', type: 'talos_image_factory_schematic', name: 'this', provider: talos, actions: ['no-op'] },
-  ];
-  for (const node of cluster.nodes) {
-    const replaceVm = fault === 'replace-vm' && node.hostname === first;
-    const update = fault === 'changes' && node.hostname === first;
-    list.push(
-      { address: `proxmox_virtual_environment_vm.talos["${node.hostname}"]`, type: 'proxmox_virtual_environment_vm', name: 'talos', index: node.hostname, provider: proxmox, actions: replaceVm ? ['delete', 'create'] : ['no-op'] },
-      { address: `talos_machine_configuration_apply.this["${node.hostname}"]`, type: 'talos_machine_configuration_apply', name: 'this', index: node.hostname, provider: talos, actions: update ? ['update'] : ['no-op'] },
-    );
-  }
-  list.push({ address: 'talos_cluster_kubeconfig.this', type: 'talos_cluster_kubeconfig', name: 'this', provider: talos, actions: ['no-op'] });
-  return list;
-}
-
-function planText(changes: ResourceChange[]): string {
-  const acting = changes.filter((c) => c.actions.join() !== 'no-op');
-  if (acting.length === 0) {
-    return (
-      '\nNo changes. Your infrastructure matches the configuration.\n\n' +
-      'OpenTofu has compared your real infrastructure against your configuration\nand found no differences, so no changes are needed.\n'
-    );
-  }
-  const symbols = new Set(acting.map((c) => (c.actions.length === 2 ? '-/+ destroy and then create replacement' : '  ~ update in-place')));
-  let add = 0;
-  let change = 0;
-  let destroy = 0;
-  const blocks = acting.map((c) => {
-    const replace = c.actions.length === 2;
-    if (replace) {
-      add++;
-      destroy++;
-    } else change++;
-    const head = `  # ${c.address} ${replace ? 'must be replaced' : 'will be updated in-place'}\n`;
-    const block = `${replace ? '-/+' : '  ~'} resource "${c.type}" "${c.name}" {\n      ~ id = "${c.index ?? c.name}" -> (known after apply)${replace ? ' # forces replacement' : ''}\n        # (3 unchanged attributes hidden)\n    }\n`;
-    return head + block;
-  });
-  return (
-    '\nOpenTofu used the selected providers to generate the following execution\nplan. Resource actions are indicated with the following symbols:\n' +
-    [...symbols].map((s) => `${s}\n`).join('') +
-    '\nOpenTofu will perform the following actions:\n\n' +
-    blocks.join('\n') +
-    `\nPlan: ${add} to add, ${change} to change, ${destroy} to destroy.\n`
-  );
-}
-
-function showJson(changes: ResourceChange[]): string {
-  return JSON.stringify({
-    format_version: '1.0',
-    terraform_version: TOFU_VERSION,
-    planned_values: { root_module: {} },
-    resource_changes: changes.map((c) => ({
-      address: c.address,
-      mode: 'managed',
-      type: c.type,
-      name: c.name,
-      ...(c.index ? { index: c.index } : {}),
-      provider_name: c.provider,
-      change: { actions: c.actions, before: {}, after: {}, after_unknown: {}, before_sensitive: {}, after_sensitive: {} },
-      ...(c.actions.length === 2 ? { action_reason: 'replace_because_cannot_update' } : {}),
-    })),
-    configuration: {},
-    errored: false,
-  });
-}
 
 function option(args: string[], name: string): string | boolean | undefined {
   for (const a of args) {
@@ -135,7 +25,11 @@ function option(args: string[], name: string): string | boolean | undefined {
   return undefined;
 }
 
-export async function runTofu(request: TofuRequest, io: ExecIO, state: SimState, call: CallRecord): Promise<number> {
+/**
+ * Runs one tofu invocation. `runtime` (the simulator's clock, machine lifecycle and recorder) is
+ * what `apply` needs to change the machines; without it apply fails as if tofu could not reach them.
+ */
+export async function runTofu(request: TofuRequest, io: ExecIO, state: SimState, call: CallRecord, runtime?: ApplyRuntime): Promise<number> {
   const chdir = request.argv.find((a) => a.startsWith('-chdir='));
   const cwd = chdir ? resolve(request.cwd, chdir.slice('-chdir='.length)) : request.cwd;
   const argv = request.argv.filter((a) => a !== chdir);
@@ -173,6 +67,8 @@ export async function runTofu(request: TofuRequest, io: ExecIO, state: SimState,
       return plan(cluster, cwd, rest, io);
     case 'show':
       return show(cwd, rest, args, io);
+    case 'apply':
+      return apply(cluster, cwd, rest, args, io, runtime);
     default:
       io.err(`${command === undefined ? '' : `OpenTofu has no command named "${command}".\n\n`}Usage: tofu [global options] <subcommand> [args]\n`);
       return 1;
@@ -185,7 +81,7 @@ function output(cluster: SimCluster | undefined, rest: string[], args: string[],
     io.err(diagnostic('Error', cluster.faults.tofuOutputFail, 'OpenTofu failed to load the state needed to read outputs.'));
     return 1;
   }
-  const all = cluster ? outputs(cluster) : {};
+  const all = cluster ? outputValues(cluster) : {};
   if (name === undefined) {
     if (Object.keys(all).length === 0) {
       io.err(diagnostic('Warning', 'No outputs found', 'The state file either has no outputs defined, or all the defined outputs\nare empty. Please define an output in your configuration with the `output`\nkeyword and run `tofu refresh` for it to become available.'));
@@ -216,6 +112,22 @@ function output(cluster: SimCluster | undefined, rest: string[], args: string[],
   return 0;
 }
 
+/** The declared inputs of the working tree, or a diagnostic when the file cannot be read. */
+function declaredOrFail(cluster: SimCluster, io: ExecIO): ReturnType<typeof readDeclaredInputs> | undefined {
+  try {
+    return readDeclaredInputs(cluster);
+  } catch {
+    io.err(diagnostic('Error', 'Failed to read variables file', 'Given variables file cluster.auto.tfvars.json does not exist.'));
+    return undefined;
+  }
+}
+
+function refreshing(cluster: SimCluster, io: ExecIO): void {
+  for (const r of Object.values(cluster.terraform.state.resources)) {
+    if (r.type === 'proxmox_virtual_environment_vm') io.out(`${r.address}: Refreshing state... [id=${String(r.attributes['id'])}]\n`);
+  }
+}
+
 async function plan(cluster: SimCluster | undefined, cwd: string, rest: string[], io: ExecIO): Promise<number> {
   if (!cluster) {
     io.err(diagnostic('Error', 'No configuration files', 'Plan requires configuration to be present. Planning without a configuration\nwould mark everything for destruction, which is normally not what is desired.'));
@@ -225,17 +137,17 @@ async function plan(cluster: SimCluster | undefined, cwd: string, rest: string[]
     io.err(diagnostic('Error', 'Error acquiring the state lock', 'Error message: ConditionalCheckFailedException: The conditional request failed\nLock Info:\n  ID:        3f1c9a8e-5d2b-4c4e-9a1f-2b7e6c0d9e11\n  Operation: OperationTypeApply'));
     return 1;
   }
-  const changes = planChanges(cluster);
-  for (const node of cluster.nodes) io.out(`proxmox_virtual_environment_vm.talos["${node.hostname}"]: Refreshing state... [id=${100 + cluster.nodes.indexOf(node)}]\n`);
-  io.out(planText(changes));
+  const inputs = declaredOrFail(cluster, io);
+  if (!inputs) return 1;
+  const planned = computePlan(cluster, inputs);
+  refreshing(cluster, io);
+  io.out(planText(planned));
   const out = option(rest, 'out');
   if (typeof out === 'string') {
-    const path = isAbsolute(out) ? out : resolve(cwd, out);
-    await writeFile(path, JSON.stringify({ simulatedTofuPlan: 1, cluster: cluster.name, changes }), { mode: 0o600 });
-    io.out(`\n─────────────────────────────────────────────────────────────────────────────\n\nSaved the plan to: ${out}\n\nTo perform exactly these actions, run the following command to apply:\n    tofu apply "${out}"\n`);
+    await writePlanFile(isAbsolute(out) ? out : resolve(cwd, out), planned);
+    io.out(`\n─────────────────────────────────────────────────────────────────────────────\n\nSaved the plan to: ${out}\n\nTo perform exactly these actions, run the following command to apply:\n    tofu apply ${JSON.stringify(out)}\n`);
   }
-  const changed = changes.some((c) => c.actions.join() !== 'no-op');
-  return changed && option(rest, 'detailed-exitcode') ? 2 : 0;
+  return planHasChanges(planned) && option(rest, 'detailed-exitcode') ? 2 : 0;
 }
 
 async function show(cwd: string, rest: string[], args: string[], io: ExecIO): Promise<number> {
@@ -244,15 +156,68 @@ async function show(cwd: string, rest: string[], args: string[], io: ExecIO): Pr
     io.out('No state.\n');
     return 0;
   }
-  let changes: ResourceChange[];
-  try {
-    const parsed = JSON.parse(await readFile(isAbsolute(file) ? file : resolve(cwd, file), 'utf8')) as { changes: ResourceChange[] };
-    changes = parsed.changes;
-  } catch {
+  const saved = await readPlanFile(isAbsolute(file) ? file : resolve(cwd, file));
+  if (!saved) {
     io.err(diagnostic('Error', 'Failed to read the given file as a state or plan file', `State read error: Error loading statefile: open ${file}: no such file or directory`));
     return 1;
   }
-  if (option(rest, 'json')) io.out(`${showJson(changes)}\n`);
-  else io.out(planText(changes));
+  if (option(rest, 'json')) io.out(`${showJson(saved)}\n`);
+  else io.out(planText(saved));
   return 0;
+}
+
+/** The approval prompt of an apply without a saved plan (UIInput, non-colour). */
+const APPROVAL_PROMPT = "\nDo you want to perform these actions?\n  OpenTofu will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ";
+
+async function apply(cluster: SimCluster | undefined, cwd: string, rest: string[], args: string[], io: ExecIO, runtime: ApplyRuntime | undefined): Promise<number> {
+  const file = args[0];
+  if (!cluster) {
+    io.err(diagnostic('Error', 'No configuration files', "Apply requires configuration to be present. Applying without a configuration would mark everything for destruction, which is normally not what is desired. If you would like to destroy everything, run 'tofu destroy' instead."));
+    return 1;
+  }
+  if (!runtime) {
+    io.err(diagnostic('Error', 'Failed to load plugin schemas', 'Error while loading schemas for plugin components: the simulator runs apply only with its machine lifecycle.'));
+    return 1;
+  }
+  let planned: SimPlan;
+  if (file !== undefined) {
+    const saved = await readPlanFile(isAbsolute(file) ? file : resolve(cwd, file));
+    if (!saved) {
+      io.err(diagnostic('Error', `Failed to load ${JSON.stringify(file)} as a plan file`, `Error: stat ${file}: no such file or directory`));
+      return 1;
+    }
+    const state = cluster.terraform.state;
+    if (saved.cluster !== cluster.name || saved.lineage !== state.lineage) {
+      io.err(diagnostic('Error', 'Saved plan does not match the given state', 'The given plan file can not be applied because it was created from a different state lineage.'));
+      return 1;
+    }
+    if (saved.serial !== state.serial) {
+      io.err(diagnostic('Error', 'Saved plan is stale', 'The given plan file can no longer be applied because the state was changed by another operation after the plan was created.'));
+      return 1;
+    }
+    // A saved plan is the approval: tofu prints no plan and asks nothing.
+    planned = saved;
+  } else {
+    const inputs = declaredOrFail(cluster, io);
+    if (!inputs) return 1;
+    planned = computePlan(cluster, inputs);
+    refreshing(cluster, io);
+    io.out(planText(planned));
+    // -input=false does not skip the approval: only a saved plan or -auto-approve does.
+    if (planHasChanges(planned) && !option(rest, 'auto-approve')) {
+      io.out(APPROVAL_PROMPT);
+      const answer = io.readLine ? await io.readLine() : undefined;
+      if (answer === undefined) {
+        io.err(diagnostic('Error', 'error asking for approval: EOF', ''));
+        return 1;
+      }
+      io.out('\n');
+      if (answer.trim() !== 'yes') {
+        io.out('Apply cancelled.\n');
+        return 1;
+      }
+    }
+    io.out('\n');
+  }
+  return applyPlan(cluster, planned, io, runtime);
 }

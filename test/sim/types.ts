@@ -121,6 +121,10 @@ export interface SimNode {
   lastUpAt: number;
   memoryMiB: number;
   diskBytes: number;
+  /** A non-voting etcd member that is still catching up; Talos promotes it (control planes only). */
+  etcdLearner?: boolean;
+  /** Terraform destroyed the VM: the machine is gone, its Node and etcd member stay until someone removes them. */
+  vmDestroyed?: boolean;
 }
 
 export interface PodState {
@@ -202,6 +206,48 @@ export interface EtcdState {
   upgradeMutexHolder?: string;
 }
 
+/** One entry of `talos_nodes` in `cluster.auto.tfvars.json`, keyed by hostname. */
+export interface DeclaredNode {
+  address: string;
+  role: NodeRole;
+  /** Physical Proxmox host. */
+  host: string;
+  longhorn: boolean;
+  /** Bumped to recreate this VM (a change that forces replacement). */
+  vm_generation: number;
+}
+
+/** The declared inputs of one cluster, as `terraform/<cluster>/cluster.auto.tfvars.json` holds them. */
+export interface DeclaredInputs {
+  talos_version: string;
+  talos_kubernetes_version: string;
+  /** Revision of the Talos machine-config patches every node applies. */
+  talos_config_patch_revision: number;
+  /** Bumped to regenerate `talos_machine_secrets` (a cluster migration, never maintenance). */
+  talos_secrets_generation: number;
+  talos_nodes: Record<string, DeclaredNode>;
+}
+
+/** One resource instance in the Terraform state (or in a plan's desired state). */
+export interface ResourceInstance {
+  address: string;
+  type: string;
+  name: string;
+  /** for_each key. */
+  index?: string;
+  provider: string;
+  /** Attribute values; `generation` forces replacement, the rest update in place. */
+  attributes: Record<string, string | number | boolean>;
+}
+
+/** The Terraform state of one cluster: what the last apply left behind. */
+export interface TofuState {
+  lineage: string;
+  /** Bumped by every apply that writes the state, partial ones included. */
+  serial: number;
+  resources: Record<string, ResourceInstance>;
+}
+
 /** Declared Terraform values: they change only when operators apply Terraform. */
 export interface TerraformState {
   talosVersion: string;
@@ -209,6 +255,9 @@ export interface TerraformState {
   defaultSchematic: string;
   longhornSchematic?: string;
   installerPlatform: string;
+  /** The inputs the state was last applied from. */
+  applied: DeclaredInputs;
+  state: TofuState;
 }
 
 export interface SimCluster {
@@ -267,6 +316,8 @@ export interface SimTiming {
   healthRetryMs: number;
   /** Time a kubelet needs to re-register a deleted Node object of a running machine, in ms. Default rebootMs. */
   reregisterMs: number;
+  /** From a new control plane joining etcd as a learner until Talos promotes it to a voter, in ms. Default 4 × stepMs. */
+  learnerPromoteMs: number;
 }
 
 export type CallBin = 'talosctl' | 'tofu';
@@ -307,7 +358,18 @@ export type SimEventKind =
   /** Longhorn deleted a node's instance-manager budget during its drain (`detail`: the budget). */
   | 'longhorn-pdb-deleted'
   /** Longhorn recreated it once the node was schedulable again. */
-  | 'longhorn-pdb-created';
+  | 'longhorn-pdb-created'
+  /** A `tofu apply` wrote the state (`detail`: `N added, N changed, N destroyed`, or the failure). */
+  | 'tofu-apply'
+  /** An apply replaced `talos_machine_secrets`: a cluster migration. */
+  | 'secrets-replaced'
+  /** An apply created, replaced or destroyed a node's VM. */
+  | 'vm-created'
+  | 'vm-replaced'
+  | 'vm-destroyed'
+  /** A control plane joined etcd as a learner, and later was promoted to a voting member. */
+  | 'etcd-learner-added'
+  | 'etcd-learner-promoted';
 
 export interface SimEvent {
   at: number;

@@ -28,6 +28,7 @@ while IFS= read -r line <&3; do
     e*) printf '%s\\n' "\${line#e}" >&2 ;;
     O*) printf '%s' "\${line#O}" ;;
     E*) printf '%s' "\${line#E}" >&2 ;;
+    r) if IFS= read -r answer; then printf 'a%s\\n' "$answer" >&3; else printf 'z\\n' >&3; fi ;;
     x*) code=\${line#x}; break ;;
   esac
 done

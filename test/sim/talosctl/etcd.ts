@@ -66,7 +66,8 @@ export function runEtcdStatus(session: Session): number {
       String(index),
       String(cluster.etcd.raftTerm),
       String(index),
-      'false',
+      // A learner reports itself as one until Talos promotes it (etcd StatusResponse.isLearner).
+      String(r.node.etcdLearner === true),
       ...(storageColumns ? ['3.6.5', '3.6.0'] : []),
       errors.join(', '),
     ]);
@@ -89,7 +90,7 @@ export function runEtcdMembers(session: Session): number {
   const rows = [['NODE', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER']];
   for (const r of successes(results)) {
     for (const m of r.value) {
-      rows.push([r.address, m.etcdMemberId ?? '', m.hostname, `https://${m.address}:2380`, `https://${m.address}:2379`, 'false']);
+      rows.push([r.address, m.etcdMemberId ?? '', m.hostname, `https://${m.address}:2380`, `https://${m.address}:2379`, String(m.etcdLearner === true)]);
     }
   }
   io.out(tabwrite(rows));

@@ -1,0 +1,147 @@
+/**
+ * The Terraform configuration of a simulated cluster, reduced to what `tofu plan` compares: the
+ * resource instances the declared inputs ask for, and the difference to the state. Resource
+ * names follow the runbook (`proxmox_virtual_environment_vm.talos[<host>]`,
+ * `talos_machine_configuration_apply.this[<host>]`, `talos_machine_secrets.this`).
+ */
+import type { ClusterShape, DeclaredInputs, ResourceInstance } from './types.ts';
+
+export const TALOS_PROVIDER = 'registry.opentofu.org/siderolabs/talos';
+export const PROXMOX_PROVIDER = 'registry.opentofu.org/bpg/proxmox';
+
+/** Attributes the providers mark "forces replacement": changing one deletes and recreates the object. */
+const REPLACING_ATTRIBUTES = new Set(['generation']);
+
+/** One entry of a plan's `resource_changes` (reference/tofu-facts.md, JSON plan). */
+export interface PlannedChange {
+  address: string;
+  type: string;
+  name: string;
+  index?: string;
+  provider: string;
+  /** `["no-op"]`, `["create"]`, `["update"]`, `["delete"]` or `["delete","create"]`. */
+  actions: string[];
+  /** `replace_because_cannot_update`, `replace_by_triggers`, `delete_because_each_key`. */
+  actionReason?: string;
+  before: Record<string, string | number | boolean> | null;
+  after: Record<string, string | number | boolean> | null;
+}
+
+/** The declared inputs that describe a cluster shape exactly as it was built. */
+export function inputsFromShape(shape: ClusterShape): DeclaredInputs {
+  return {
+    talos_version: shape.talosVersion,
+    talos_kubernetes_version: shape.kubernetesVersion,
+    talos_config_patch_revision: 1,
+    talos_secrets_generation: 1,
+    talos_nodes: Object.fromEntries(
+      shape.nodes.map((n) => [n.hostname, { address: n.address, role: n.role, host: n.host, longhorn: shape.longhorn && (n.longhorn ?? false), vm_generation: 1 }]),
+    ),
+  };
+}
+
+function instance(type: string, name: string, provider: string, attributes: ResourceInstance['attributes'], index?: string): ResourceInstance {
+  return { address: `${type}.${name}${index === undefined ? '' : `[${JSON.stringify(index)}]`}`, type, name, ...(index === undefined ? {} : { index }), provider, attributes };
+}
+
+/** The resource instances a configuration applied with `inputs` consists of (without provider-assigned ids). */
+export function desiredResources(cluster: string, inputs: DeclaredInputs, schematic: string): Record<string, ResourceInstance> {
+  const list: ResourceInstance[] = [
+    instance('talos_machine_secrets', 'this', TALOS_PROVIDER, { generation: inputs.talos_secrets_generation }),
+    instance('talos_image_factory_schematic', 'this', TALOS_PROVIDER, { schematic }),
+    instance('talos_cluster_kubeconfig', 'this', TALOS_PROVIDER, { cluster, secrets_generation: inputs.talos_secrets_generation }),
+  ];
+  for (const [hostname, node] of Object.entries(inputs.talos_nodes)) {
+    list.push(
+      instance('proxmox_virtual_environment_vm', 'talos', PROXMOX_PROVIDER, { name: hostname, node_name: node.host, address: node.address, role: node.role, longhorn: node.longhorn, generation: node.vm_generation }, hostname),
+      instance(
+        'talos_machine_configuration_apply',
+        'this',
+        TALOS_PROVIDER,
+        {
+          node: node.address,
+          machine_type: node.role,
+          talos_version: inputs.talos_version,
+          kubernetes_version: inputs.talos_kubernetes_version,
+          config_patch_revision: inputs.talos_config_patch_revision,
+          secrets_generation: inputs.talos_secrets_generation,
+        },
+        hostname,
+      ),
+    );
+  }
+  return Object.fromEntries(list.map((r) => [r.address, r]));
+}
+
+/** Provider-assigned ids, as the state records them after a create. */
+export function assignIds(resources: Record<string, ResourceInstance>, taken: Record<string, ResourceInstance> = {}): void {
+  let nextVmId = Math.max(99, ...Object.values(taken).map((r) => Number(r.attributes['id'] ?? 0)).filter((n) => Number.isFinite(n))) + 1;
+  for (const r of Object.values(resources)) {
+    if (r.attributes['id'] !== undefined) continue;
+    if (r.type === 'proxmox_virtual_environment_vm') r.attributes['id'] = String(nextVmId++);
+    else if (r.type === 'talos_machine_secrets') r.attributes['id'] = 'machine_secrets';
+    else if (r.type === 'talos_machine_configuration_apply') r.attributes['id'] = 'machine_configuration_apply';
+    else if (r.type === 'talos_image_factory_schematic') r.attributes['id'] = String(r.attributes['schematic']);
+    else r.attributes['id'] = String(r.attributes['cluster'] ?? r.name);
+  }
+}
+
+function differs(before: ResourceInstance, after: ResourceInstance): { replace: boolean; update: boolean } {
+  let replace = false;
+  let update = false;
+  for (const [key, value] of Object.entries(after.attributes)) {
+    if (before.attributes[key] === value) continue;
+    if (REPLACING_ATTRIBUTES.has(key)) replace = true;
+    else update = true;
+  }
+  return { replace, update };
+}
+
+/**
+ * The resource changes from `applied` to `desired`, sorted by address as OpenTofu sorts them. A
+ * configuration apply is replaced with its VM (`replace_triggered_by`), so a new VM gets its
+ * machine configuration again.
+ */
+export function diffResources(applied: Record<string, ResourceInstance>, desired: Record<string, ResourceInstance>): PlannedChange[] {
+  const changes: PlannedChange[] = [];
+  const replacedVms = new Set<string>();
+  const base = (r: ResourceInstance): Omit<PlannedChange, 'actions' | 'before' | 'after'> => ({
+    address: r.address,
+    type: r.type,
+    name: r.name,
+    ...(r.index === undefined ? {} : { index: r.index }),
+    provider: r.provider,
+  });
+  for (const want of Object.values(desired)) {
+    const have = applied[want.address];
+    if (!have) {
+      changes.push({ ...base(want), actions: ['create'], before: null, after: { ...want.attributes } });
+      continue;
+    }
+    const after = { ...have.attributes, ...want.attributes };
+    const { replace, update } = differs(have, want);
+    if (replace) {
+      if (want.type === 'proxmox_virtual_environment_vm' && want.index !== undefined) replacedVms.add(want.index);
+      delete after['id'];
+      changes.push({ ...base(want), actions: ['delete', 'create'], actionReason: 'replace_because_cannot_update', before: { ...have.attributes }, after });
+    } else {
+      changes.push({ ...base(want), actions: [update ? 'update' : 'no-op'], before: { ...have.attributes }, after });
+    }
+  }
+  for (const have of Object.values(applied)) {
+    if (desired[have.address]) continue;
+    changes.push({ ...base(have), actions: ['delete'], actionReason: have.index === undefined ? 'delete_because_no_resource_config' : 'delete_because_each_key', before: { ...have.attributes }, after: null });
+  }
+  for (const change of changes) {
+    if (change.type !== 'talos_machine_configuration_apply' || change.index === undefined || !replacedVms.has(change.index)) continue;
+    if (change.actions[0] === 'create' || change.actions[0] === 'delete') continue;
+    change.actions = ['delete', 'create'];
+    change.actionReason = 'replace_by_triggers';
+  }
+  return changes.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+}
+
+/** Whether a change does anything. */
+export function acts(change: PlannedChange): boolean {
+  return change.actions.join() !== 'no-op';
+}

@@ -1,0 +1,172 @@
+/**
+ * `tofu apply` of a plan against a simulated cluster: the progress lines, the summary and the
+ * outputs tofu prints, and what the applied changes do to the machines (VMs created and
+ * destroyed, configurations applied, nodes joining), on the simulator's clock.
+ */
+import { buildNode } from './cluster-model.ts';
+import { wait, type ExecIO } from './exec-io.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import type { Recorder } from './recorder.ts';
+import { acts, assignIds, type PlannedChange } from './terraform-resources.ts';
+import { outputValues, planHasChanges, type SimPlan } from './tofu-plan.ts';
+import { changeCounts, diagnostic } from './tofu-render.ts';
+import type { ResourceInstance, SimCluster, SimNode, SimTiming } from './types.ts';
+
+export interface ApplyRuntime {
+  timing: SimTiming;
+  lifecycle: Lifecycle;
+  recorder: Recorder;
+}
+
+/** Dependency order: secrets and schematic, then VMs, then the configuration applied to them, then the kubeconfig. */
+const RANK: Record<string, number> = {
+  talos_machine_secrets: 0,
+  talos_image_factory_schematic: 1,
+  proxmox_virtual_environment_vm: 2,
+  talos_machine_configuration_apply: 3,
+  talos_cluster_kubeconfig: 4,
+};
+
+/** Destroys run first, dependents before what they depend on; then creates and updates in dependency order. */
+function applyOrder(changes: PlannedChange[]): PlannedChange[] {
+  const rank = (c: PlannedChange): number => RANK[c.type] ?? 5;
+  const destroys = changes.filter((c) => c.actions.join() === 'delete').sort((a, b) => rank(b) - rank(a));
+  const rest = changes.filter((c) => acts(c) && c.actions.join() !== 'delete').sort((a, b) => rank(a) - rank(b));
+  return [...destroys, ...rest];
+}
+
+/** Seconds a resource type's operation reports, as real providers take about that long. */
+function seconds(change: PlannedChange, phase: 'create' | 'update' | 'delete'): string {
+  if (change.type === 'proxmox_virtual_environment_vm') return phase === 'delete' ? '6s' : '2m14s';
+  if (change.type === 'talos_machine_configuration_apply') return phase === 'delete' ? '0s' : '1s';
+  return '0s';
+}
+
+function nodeFor(cluster: SimCluster, change: PlannedChange): SimNode | undefined {
+  return change.index === undefined ? undefined : cluster.nodes.find((n) => n.hostname === change.index);
+}
+
+/** A VM Terraform created: a machine in maintenance mode, waiting for its configuration. */
+function createMachine(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runtime: ApplyRuntime): void {
+  const hostname = change.index ?? '';
+  const declared = plan.variables.talos_nodes[hostname];
+  if (!declared) return;
+  const stale = cluster.nodes.findIndex((n) => n.hostname === hostname || n.address === declared.address);
+  if (stale >= 0) cluster.nodes.splice(stale, 1);
+  const tf = cluster.terraform;
+  const longhorn = cluster.shape.longhorn && declared.longhorn;
+  const node = buildNode({
+    cluster: cluster.name,
+    node: { hostname, address: declared.address, role: declared.role, host: declared.host, longhorn },
+    longhorn,
+    talosVersion: plan.variables.talos_version,
+    kubernetesVersion: plan.variables.talos_kubernetes_version,
+    schematic: longhorn && tf.longhornSchematic ? tf.longhornSchematic : tf.defaultSchematic,
+    platform: tf.installerPlatform,
+    bootedAt: Date.now(),
+    lastUpAt: Date.now(),
+  });
+  cluster.nodes.push(node);
+  runtime.lifecycle.freshMachine(cluster, node);
+  runtime.recorder.event({ cluster: cluster.name, node: node.address, kind: 'vm-created', detail: hostname });
+}
+
+/** What one applied change does to the machines. */
+function effect(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runtime: ApplyRuntime, phase: 'create' | 'update' | 'delete'): void {
+  const node = nodeFor(cluster, change);
+  const event = (kind: 'secrets-replaced' | 'vm-replaced' | 'vm-destroyed'): void =>
+    runtime.recorder.event({ cluster: cluster.name, ...(node ? { node: node.address } : {}), kind, detail: change.address });
+  if (change.type === 'talos_machine_secrets' && phase === 'create') event('secrets-replaced');
+  if (change.type === 'proxmox_virtual_environment_vm') {
+    if (phase === 'delete' && node && change.actions.length === 1) {
+      event('vm-destroyed');
+      runtime.lifecycle.destroyVm(cluster, node);
+    } else if (phase === 'create' && change.actions.length === 2 && node) {
+      event('vm-replaced');
+      runtime.lifecycle.freshMachine(cluster, node);
+    } else if (phase === 'create') createMachine(cluster, change, plan, runtime);
+  }
+  // The Talos provider applies the configuration to a machine that waits for it; deleting the resource only forgets it.
+  if (change.type === 'talos_machine_configuration_apply' && phase !== 'delete' && node) runtime.lifecycle.joinNode(cluster, node);
+}
+
+/** Records the change in the state, as tofu persists each finished resource. */
+function record(cluster: SimCluster, change: PlannedChange, phase: 'create' | 'update' | 'delete'): string | undefined {
+  const resources = cluster.terraform.state.resources;
+  if (phase === 'delete') {
+    const id = resources[change.address]?.attributes['id'];
+    delete resources[change.address];
+    return id === undefined ? undefined : String(id);
+  }
+  const previous = resources[change.address];
+  const next: ResourceInstance = {
+    address: change.address,
+    type: change.type,
+    name: change.name,
+    ...(change.index === undefined ? {} : { index: change.index }),
+    provider: change.provider,
+    attributes: { ...change.after },
+  };
+  if (phase === 'update' && previous?.attributes['id'] !== undefined) next.attributes['id'] = previous.attributes['id'];
+  else delete next.attributes['id'];
+  assignIds({ [next.address]: next }, resources);
+  resources[next.address] = next;
+  return String(next.attributes['id']);
+}
+
+/** The resource a failure is reported on, with the configuration line tofu quotes. */
+function failure(change: PlannedChange, summary: string): string {
+  const line = 10 + (RANK[change.type] ?? 5) * 12;
+  return diagnostic(
+    'Error',
+    summary,
+    `  with ${change.address},\n  on main.tf line ${line}, in resource "${change.type}" "${change.name}":\n${String(line).padStart(4)}: resource "${change.type}" "${change.name}" {\n`,
+  );
+}
+
+/**
+ * Applies `plan` to the cluster and prints what tofu prints. The state is written (serial + 1)
+ * whenever anything was applied, a partial apply included. Returns the exit code.
+ */
+export async function applyPlan(cluster: SimCluster, plan: SimPlan, io: ExecIO, runtime: ApplyRuntime): Promise<number> {
+  const { recorder, timing } = runtime;
+  const steps = applyOrder(plan.changes);
+  const failAfterFirst = cluster.faults.tofuApplyFail;
+  let done = 0;
+  for (const change of steps) {
+    if (failAfterFirst !== undefined && done === 1) {
+      cluster.terraform.state.serial += 1;
+      recorder.event({ cluster: cluster.name, kind: 'tofu-apply', detail: `failed after 1 of ${steps.length}: ${failAfterFirst}` });
+      io.err(failure(change, failAfterFirst));
+      return 1;
+    }
+    const phases: ('create' | 'update' | 'delete')[] = change.actions.length === 2 ? ['delete', 'create'] : [change.actions[0] === 'update' ? 'update' : change.actions[0] === 'delete' ? 'delete' : 'create'];
+    for (const phase of phases) {
+      const id = cluster.terraform.state.resources[change.address]?.attributes['id'];
+      if (phase === 'delete') io.out(`${change.address}: Destroying... [id=${String(id)}]\n`);
+      else if (phase === 'update') io.out(`${change.address}: Modifying... [id=${String(id)}]\n`);
+      else io.out(`${change.address}: Creating...\n`);
+      await wait(timing.stepMs, io.signal);
+      const newId = record(cluster, change, phase);
+      effect(cluster, change, plan, runtime, phase);
+      if (phase === 'delete') io.out(`${change.address}: Destruction complete after ${seconds(change, phase)}\n`);
+      else if (phase === 'update') io.out(`${change.address}: Modifications complete after ${seconds(change, phase)} [id=${newId ?? ''}]\n`);
+      else io.out(`${change.address}: Creation complete after ${seconds(change, phase)} [id=${newId ?? ''}]\n`);
+    }
+    done++;
+  }
+  const tf = cluster.terraform;
+  // The state manager writes only a state that changed; a no-op apply leaves the serial alone.
+  if (planHasChanges(plan)) tf.state.serial += 1;
+  tf.applied = structuredClone(plan.variables);
+  tf.talosVersion = plan.variables.talos_version;
+  tf.kubernetesVersion = plan.variables.talos_kubernetes_version;
+  const { add, change, destroy } = changeCounts(plan.changes);
+  const summary = `${add} added, ${change} changed, ${destroy} destroyed`;
+  recorder.event({ cluster: cluster.name, kind: 'tofu-apply', detail: summary });
+  const outputs = Object.entries(outputValues(cluster))
+    .map(([name, o]) => `${name} = ${o.sensitive ? '<sensitive>' : JSON.stringify(o.value)}\n`)
+    .join('');
+  io.out(`\nApply complete! Resources: ${summary}.\n\nOutputs:\n\n${outputs}`);
+  return 0;
+}
