@@ -223,7 +223,7 @@ export function etcdMembers(cluster: SimCluster): SimNode[] {
   return cluster.nodes.filter((n) => n.role === 'controlplane' && n.etcdMember);
 }
 
-/** Members that vote: a learner is not counted in quorum and cannot lead (reference/talos-facts.md, etcd learners). */
+/** Members that vote: a learner is not counted in quorum and cannot lead (reference/tofu-facts.md, Talos etcd learners). */
 export function etcdVoters(cluster: SimCluster): SimNode[] {
   return etcdMembers(cluster).filter((n) => !n.etcdLearner);
 }

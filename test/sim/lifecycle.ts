@@ -436,7 +436,7 @@ export class Lifecycle {
   /**
    * The machine configuration reached a machine in maintenance mode: it installs, boots and joins
    * without `talosctl bootstrap`. A control plane joins etcd as a learner and Talos promotes it
-   * once it caught up (reference/talos-facts.md, etcd learners); the kubelet registers the Node
+   * once it caught up (reference/tofu-facts.md, Talos etcd learners); the kubelet registers the Node
    * NotReady, then Ready.
    */
   joinNode(cluster: SimCluster, node: SimNode): void {
