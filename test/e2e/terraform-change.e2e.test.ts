@@ -163,7 +163,7 @@ describe('bad input changes nothing', () => {
 
     // Undo the declared change for the next tests.
     await h.sim.terraform.declare('staging', (inputs) => {
-      inputs.secrets_generation -= 1;
+      inputs.talos_secrets_generation -= 1;
     });
     await h.sim.terraform.commit('keep the secrets');
   }, 60_000);
