@@ -32,10 +32,10 @@ import { loadConfig } from './config/env.ts';
 import { loadInventory } from './config/inventory.ts';
 import { inventoryWarnings } from './config/inventory-warnings.ts';
 import { createProcessRunner } from './exec/process-runner.ts';
-import { opsRoutes } from './http/ops-endpoints.ts';
+import { opsRoutes, runProbes, type ReadinessProbe } from './http/ops-endpoints.ts';
 import { recordExecCall } from './metrics/exec-labels.ts';
-import { createMetrics } from './metrics/metrics.ts';
-import { recordOperationChange, waitingApprovalsByCluster } from './metrics/operation-metrics.ts';
+import { createMetrics, sharedRead } from './metrics/metrics.ts';
+import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from './metrics/operation-metrics.ts';
 import { createWorkers } from './queue/workers.ts';
 import { createShutdown } from './shutdown.ts';
 import { createLogger, type Logger } from './log/logger.ts';
@@ -75,13 +75,19 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   // Queues share `redis`, whose errors are logged above; unheard, BullMQ prints them raw to stderr.
   for (const queue of [readQueue, opsQueue]) queue.on('error', (error) => logger.debug({ queue: queue.name, err: error.message }, 'queue error'));
   const lock = createClusterLock(redis);
+  const clusterNames = inventory.clusters.map((c) => c.name);
+  const clusterHolds = sharedRead(() => readClusterHolds(clusterNames, (cluster) => lock.holder(cluster), (id) => store.get(id)));
+  // Filled once the probes' subjects (Slack, the workers) exist; the `ready` gauge reads them at scrape time.
+  let probes: ReadinessProbe[] = [];
   const metrics = createMetrics({
     queueJobCounts: async () => {
       const states = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
       const [read, ops] = await Promise.all([readQueue.getJobCounts(...states), opsQueue.getJobCounts(...states)]);
       return { [READ_QUEUE]: read, [OPS_QUEUE]: ops };
     },
-    waitingApprovals: () => waitingApprovalsByCluster(inventory.clusters.map((c) => c.name), (cluster) => lock.holder(cluster), (id) => store.get(id)),
+    waitingApprovals: async () => waitingApprovalCounts(clusterNames, await clusterHolds()),
+    clusterHolds,
+    readiness: () => runProbes(probes, 2000),
   });
   const recordChange = recordOperationChange(metrics);
   let home: HomeTab | undefined;
@@ -146,15 +152,13 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     await opsQueue.add('operation-cancelled', { opId: cancelled.id }, { jobId: `${cancelled.id}-cancelled`, removeOnComplete: 1000, removeOnFail: 1000, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
   };
 
-  const routes = opsRoutes(
-    [
-      { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
-      { name: 'slack', check: () => Promise.resolve(slack.connected()) },
-      { name: 'workers', check: () => Promise.resolve([workers.read, workers.ops].every((w) => w.isRunning() && !w.isPaused())) },
-      { name: 'draining', check: () => Promise.resolve(!draining) },
-    ],
-    () => metrics.registry.metrics(),
-  );
+  probes = [
+    { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
+    { name: 'slack', check: () => Promise.resolve(slack.connected()) },
+    { name: 'workers', check: () => Promise.resolve([workers.read, workers.ops].every((w) => w.isRunning() && !w.isPaused())) },
+    { name: 'draining', check: () => Promise.resolve(!draining) },
+  ];
+  const routes = opsRoutes(probes, () => metrics.registry.metrics());
   const slack = createSlackApp(config, logger, routes);
   const { app } = slack;
   onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));

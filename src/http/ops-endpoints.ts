@@ -25,6 +25,12 @@ function within(check: Promise<boolean>, ms: number): Promise<boolean> {
   return Promise.race([check.catch(() => false), timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Every probe at once, each failing when it throws or has not answered within `timeoutMs`; `/readyz` and the `ready` gauge share it. */
+export async function runProbes(probes: ReadinessProbe[], timeoutMs: number): Promise<Record<string, boolean>> {
+  const results = await Promise.all(probes.map(async (p) => [p.name, await within(Promise.resolve().then(() => p.check()), timeoutMs)] as const));
+  return Object.fromEntries(results);
+}
+
 /**
  * `/healthz` answers while the process runs; `/readyz` only when every dependency
  * (Redis, the Slack connection, the workers) is usable, so an orchestrator sends
@@ -44,8 +50,10 @@ export function opsRoutes(probes: ReadinessProbe[], metrics: () => Promise<strin
       path: '/readyz',
       method: 'GET',
       handler: (_req, res) => {
-        void Promise.all(probes.map(async (p) => [p.name, await within(Promise.resolve().then(() => p.check()), probeTimeoutMs)] as const)).then((results) => {
-          const failing = results.filter(([, ok]) => !ok).map(([name]) => name);
+        void runProbes(probes, probeTimeoutMs).then((results) => {
+          const failing = Object.entries(results)
+            .filter(([, ok]) => !ok)
+            .map(([name]) => name);
           const body = failing.length === 0 ? 'ready\n' : `not ready: ${failing.join(', ')}\n`;
           res.writeHead(failing.length === 0 ? 200 : 503, { 'content-type': 'text/plain' }).end(body);
         });

@@ -6,19 +6,38 @@ export interface MetricSources {
   queueJobCounts?: () => Promise<Record<string, Record<string, number>>>;
   /** Operations in `awaiting-approval`, by cluster. */
   waitingApprovals?: () => Promise<Record<string, number>>;
+  /** The operation holding each locked cluster, for the lock and approval age gauges. */
+  clusterHolds?: () => Promise<ClusterHold[]>;
+  /** The result of each `/readyz` probe, by probe name. */
+  readiness?: () => Promise<Record<string, boolean>>;
   /** Upper bound of one source read during a scrape, in ms; default 2000. */
   sourceTimeoutMs?: number;
+}
+
+/** A locked cluster and what its lock holder is doing, as the scrape-time gauges show it. */
+export interface ClusterHold {
+  cluster: string;
+  kind: string;
+  /** The holding operation's state (`running`, `awaiting-approval`, `failed`, …). */
+  state: string;
+  /** When the holder took the cluster (it started, or it was requested when it starts with its request), in Unix seconds. */
+  lockedSince: number;
+  /** The oldest approval request the holder waits on, in Unix seconds; only while it is `awaiting-approval`. */
+  approvalRequestedAt?: number;
 }
 
 /** The bot's instruments; handed out one at a time by the composition root, never imported by jobs. */
 export interface Metrics {
   registry: Registry;
-  /** Operations that ended, by kind and result (`completed`, `failed`, `cancelled`, `refused`). */
-  operations: Counter<'kind' | 'result'>;
+  /** Operations that ended, by cluster, kind and result (`completed`, `failed`, `cancelled`, `refused`). */
+  operations: Counter<'cluster' | 'kind' | 'result'>;
   /** Wall time of a finished step (start to end, restarts included), by step kind and final status. */
   stepDuration: Histogram<'kind' | 'status'>;
   queueJobs: Gauge<'queue' | 'state'>;
   waitingApprovals: Gauge<'cluster'>;
+  clusterLocked: Gauge<'cluster' | 'kind' | 'state'>;
+  approvalRequested: Gauge<'cluster'>;
+  readiness: Gauge<'probe'>;
   /** Every talosctl and tofu child process, by binary and subcommand. */
   execDuration: Histogram<'binary' | 'subcommand'>;
   execFailures: Counter<'binary' | 'subcommand' | 'code'>;
@@ -36,6 +55,20 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Callers that come while a read is in flight share it: prom-client collects every gauge of a scrape
+ * at once, so gauges fed by one source (the locks) cost Redis one read per scrape, not one per gauge.
+ */
+export function sharedRead<T>(read: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => {
+    inFlight ??= read().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
 }
 
 /**
@@ -77,12 +110,57 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     },
   });
 
+  const readHolds = (): Promise<ClusterHold[] | undefined> =>
+    sources.clusterHolds ? withTimeout(sources.clusterHolds(), sourceTimeoutMs).catch(() => undefined) : Promise.resolve(undefined);
+
+  // Timestamps rather than ages: Prometheus computes the age with `time()`, so it keeps growing between scrapes
+  // and a rule needs no knowledge of the scrape interval. The labels are bounded by the inventory: one holder per cluster.
+  const clusterLocked = new Gauge({
+    name: `${PREFIX}cluster_locked_since_timestamp_seconds`,
+    help: 'When the operation holding each locked cluster took it, in Unix seconds, by cluster and the holder\'s kind and state; absent for a free cluster.',
+    labelNames: ['cluster', 'kind', 'state'] as const,
+    registers,
+    async collect() {
+      if (!sources.clusterHolds) return;
+      this.reset();
+      for (const hold of (await readHolds()) ?? []) this.set({ cluster: hold.cluster, kind: hold.kind, state: hold.state }, hold.lockedSince);
+    },
+  });
+
+  const approvalRequested = new Gauge({
+    name: `${PREFIX}approval_requested_timestamp_seconds`,
+    help: 'When the oldest approval request still unanswered was posted, in Unix seconds, by cluster; absent when none waits.',
+    labelNames: ['cluster'] as const,
+    registers,
+    async collect() {
+      if (!sources.clusterHolds) return;
+      this.reset();
+      for (const hold of (await readHolds()) ?? []) {
+        if (hold.approvalRequestedAt !== undefined) this.set({ cluster: hold.cluster }, hold.approvalRequestedAt);
+      }
+    },
+  });
+
+  const readiness = new Gauge({
+    name: `${PREFIX}ready`,
+    help: 'Whether each readiness probe of /readyz passes (1) or not (0), by probe.',
+    labelNames: ['probe'] as const,
+    registers,
+    async collect() {
+      if (!sources.readiness) return;
+      this.reset();
+      // The probes bound themselves (a hung one reads as failing, as on /readyz): the margin lets such a probe show as 0 instead of dropping every series.
+      const results = await withTimeout(sources.readiness(), sourceTimeoutMs + 500).catch(() => undefined);
+      for (const [probe, ok] of Object.entries(results ?? {})) this.set({ probe }, ok ? 1 : 0);
+    },
+  });
+
   return {
     registry,
     operations: new Counter({
       name: `${PREFIX}operations_total`,
-      help: 'Operations that ended, by kind and result.',
-      labelNames: ['kind', 'result'] as const,
+      help: 'Operations that ended, by cluster, kind and result.',
+      labelNames: ['cluster', 'kind', 'result'] as const,
       registers,
     }),
     stepDuration: new Histogram({
@@ -95,6 +173,9 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     }),
     queueJobs,
     waitingApprovals,
+    clusterLocked,
+    approvalRequested,
+    readiness,
     execDuration: new Histogram({
       name: `${PREFIX}exec_duration_seconds`,
       help: 'Duration of talosctl and tofu calls, by binary and subcommand.',

@@ -67,6 +67,12 @@ describe('ops endpoints in Socket Mode', () => {
     const samples = parsePrometheusText(response.body);
     expect(sampleValue(samples, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'active' })).toBe(0);
     expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(0);
+    expect(samples.filter((s) => s.name === 'talos_chatops_ready').map((s) => [s.labels.probe, s.value])).toEqual([
+      ['redis', 1],
+      ['slack', 1],
+      ['workers', 1],
+      ['draining', 1],
+    ]);
   });
 
   it('counts health gates, their checks, talosctl calls and Slack rate limits', async () => {
@@ -96,8 +102,9 @@ describe('ops endpoints in Socket Mode', () => {
   });
 
   it('shows an operation waiting for approval, then counts the upgrade, its steps and its talosctl upgrades', async () => {
+    const testStarted = Date.now() / 1000;
     const before = await scrape(h);
-    expect(sampleValue(before, 'talos_chatops_operations_total', { kind: 'talos-upgrade', result: 'completed' })).toBeUndefined();
+    expect(sampleValue(before, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' })).toBeUndefined();
 
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
@@ -105,12 +112,20 @@ describe('ops endpoints in Socket Mode', () => {
     const waiting = await scrape(h);
     expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(1);
     expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(0);
+    // The lock dates from the Start click and the request from its posting: both within this test's run.
+    const locked = sampleValue(waiting, 'talos_chatops_cluster_locked_since_timestamp_seconds', { cluster: 'staging', kind: 'talos-upgrade', state: 'awaiting-approval' });
+    const requested = sampleValue(waiting, 'talos_chatops_approval_requested_timestamp_seconds', { cluster: 'staging' });
+    expect(locked).toBeGreaterThan(testStarted);
+    expect(requested).toBeGreaterThanOrEqual(locked!);
+    expect(requested).toBeLessThanOrEqual(Date.now() / 1000);
+    expect(waiting.filter((s) => s.name.startsWith('talos_chatops_cluster_locked') && s.labels.cluster === 'production')).toEqual([]);
 
     await approve(h, request, USERS.carol, CHANNELS.staging);
     expect((await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging)).text).toContain('completed');
 
     const after = await scrape(h);
-    expect(sampleValue(after, 'talos_chatops_operations_total', { kind: 'talos-upgrade', result: 'completed' })).toBe(1);
+    expect(sampleValue(after, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' })).toBe(1);
+    expect(after.filter((s) => s.name === 'talos_chatops_cluster_locked_since_timestamp_seconds' || s.name === 'talos_chatops_approval_requested_timestamp_seconds')).toEqual([]);
     expect(sampleValue(after, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(0);
     for (const kind of ['snapshot', 'upgrade-worker', 'upgrade-control-plane', 'verify']) {
       expect([kind, sampleValue(after, 'talos_chatops_step_duration_seconds_count', { kind, status: 'done' })]).toEqual([kind, 1]);
@@ -131,8 +146,11 @@ describe('ops endpoints in Socket Mode', () => {
     expect(down.body).toMatch(/^not ready: .*\bredis\b/);
     expect(down.body).not.toContain('slack');
     expect((await get(h.httpPort, '/healthz')).status).toBe(200);
-    // Scrape-time gauges give up on a Redis that does not answer; the rest still serves.
-    expect((await get(h.httpPort, '/metrics')).status).toBe(200);
+    // Scrape-time gauges give up on a Redis that does not answer; the rest still serves, the readiness of Redis as 0.
+    const metrics = await get(h.httpPort, '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(sampleValue(parsePrometheusText(metrics.body), 'talos_chatops_ready', { probe: 'redis' })).toBe(0);
+    expect(sampleValue(parsePrometheusText(metrics.body), 'talos_chatops_ready', { probe: 'slack' })).toBe(1);
 
     await h.redis.restart();
     const ready = await h.slack.waitFor(

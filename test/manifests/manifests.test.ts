@@ -639,7 +639,8 @@ describe('committed secrets', () => {
   });
 
   it('finds none in the manifests, the Dockerfile, .dockerignore or the deploy guide', () => {
-    const files = [...readdirSync(MANIFESTS).map((f) => join('manifests', f)), 'Dockerfile', '.dockerignore', join('docs', 'deploy.md')];
+    const manifests = readdirSync(MANIFESTS, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    const files = [...manifests.map((e) => join(e.parentPath, e.name).slice(ROOT.length)), 'Dockerfile', '.dockerignore', join('docs', 'deploy.md')];
     const found = files.flatMap((file) => secretShapes(readFileSync(join(ROOT, file), 'utf8')).map((shape) => `${file}: ${shape}`));
     expect(files.length).toBeGreaterThan(4);
     expect(found).toEqual([]);

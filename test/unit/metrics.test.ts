@@ -1,8 +1,8 @@
 import { register as globalRegistry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { execLabels, recordExecCall } from '../../src/metrics/exec-labels.ts';
-import { createMetrics } from '../../src/metrics/metrics.ts';
-import { recordOperationChange, waitingApprovalsByCluster } from '../../src/metrics/operation-metrics.ts';
+import { createMetrics, sharedRead } from '../../src/metrics/metrics.ts';
+import { readClusterHolds, recordOperationChange, waitingApprovalsByCluster } from '../../src/metrics/operation-metrics.ts';
 import { Operation, type Step } from '../../src/ops/operation.ts';
 import { parsePrometheusText, sampleValue, type Sample } from '../support/prometheus-text.ts';
 
@@ -32,10 +32,10 @@ describe('createMetrics', () => {
     const first = createMetrics();
     const second = createMetrics();
 
-    first.operations.inc({ kind: 'snapshot', result: 'completed' });
+    first.operations.inc({ cluster: 'production', kind: 'snapshot', result: 'completed' });
 
-    expect(sampleValue(await scrape(first), 'talos_chatops_operations_total', { kind: 'snapshot', result: 'completed' })).toBe(1);
-    expect(sampleValue(await scrape(second), 'talos_chatops_operations_total', { kind: 'snapshot', result: 'completed' })).toBeUndefined();
+    expect(sampleValue(await scrape(first), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' })).toBe(1);
+    expect(sampleValue(await scrape(second), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' })).toBeUndefined();
     expect(globalRegistry.getSingleMetric('talos_chatops_operations_total')).toBeUndefined();
   });
 
@@ -71,6 +71,73 @@ describe('createMetrics', () => {
 
     expect(samples.filter((s) => s.name === 'talos_chatops_queue_jobs' || s.name === 'talos_chatops_waiting_approvals')).toEqual([]);
     expect(samples.some((s) => s.name === 'talos_chatops_process_cpu_user_seconds_total')).toBe(true);
+  });
+
+  it('shows each held cluster\'s lock time and its oldest unanswered approval request at scrape time', async () => {
+    let holds = [
+      { cluster: 'production', kind: 'talos-upgrade', state: 'awaiting-approval', lockedSince: 1_700_000_000, approvalRequestedAt: 1_700_000_600 },
+      { cluster: 'staging', kind: 'k8s-upgrade', state: 'failed', lockedSince: 1_700_001_000 },
+    ];
+    const metrics = createMetrics({ clusterHolds: () => Promise.resolve(holds) });
+
+    const first = await scrape(metrics);
+    holds = [];
+    const second = await scrape(metrics);
+
+    expect(sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', { cluster: 'production', kind: 'talos-upgrade', state: 'awaiting-approval' })).toBe(1_700_000_000);
+    expect(sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', { cluster: 'staging', kind: 'k8s-upgrade', state: 'failed' })).toBe(1_700_001_000);
+    expect(first.filter((s) => s.name === 'talos_chatops_approval_requested_timestamp_seconds')).toEqual([
+      { name: 'talos_chatops_approval_requested_timestamp_seconds', labels: { cluster: 'production' }, value: 1_700_000_600 },
+    ]);
+    expect(second.filter((s) => s.name.startsWith('talos_chatops_cluster_locked') || s.name.startsWith('talos_chatops_approval_requested'))).toEqual([]);
+  });
+
+  it('shows every readiness probe as 1 or 0, and drops them when the probes cannot be read', async () => {
+    let results: Promise<Record<string, boolean>> = Promise.resolve({ redis: true, slack: false });
+    const metrics = createMetrics({ readiness: () => results, sourceTimeoutMs: 20 });
+
+    const first = await scrape(metrics);
+    results = Promise.reject(new Error('probe runner failed'));
+    const second = await scrape(metrics);
+
+    expect(first.filter((s) => s.name === 'talos_chatops_ready')).toEqual([
+      { name: 'talos_chatops_ready', labels: { probe: 'redis' }, value: 1 },
+      { name: 'talos_chatops_ready', labels: { probe: 'slack' }, value: 0 },
+    ]);
+    expect(second.filter((s) => s.name === 'talos_chatops_ready')).toEqual([]);
+  });
+});
+
+describe('sharedRead', () => {
+  it('gives callers that come while a read is in flight that one read, and reads again afterwards', async () => {
+    let reads = 0;
+    let finish: (value: number) => void = () => undefined;
+    const read = sharedRead(() => {
+      reads += 1;
+      return new Promise<number>((resolve) => {
+        finish = resolve;
+      });
+    });
+
+    const together = [read(), read(), read()];
+    finish(7);
+    const values = await Promise.all(together);
+    const later = read();
+    finish(8);
+
+    expect(values).toEqual([7, 7, 7]);
+    expect(await later).toBe(8);
+    expect(reads).toBe(2);
+  });
+
+  it('lets the next caller read again after a failed read', async () => {
+    let fail = true;
+    const read = sharedRead(() => (fail ? Promise.reject(new Error('Connection is closed')) : Promise.resolve('ok')));
+
+    await expect(read()).rejects.toThrow('Connection is closed');
+    fail = false;
+
+    expect(await read()).toBe('ok');
   });
 });
 
@@ -119,9 +186,9 @@ describe('recordOperationChange', () => {
     record(running, operation({ state: 'awaiting-approval' }));
 
     const samples = await scrape(metrics);
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { kind: 'talos-upgrade', result: 'failed' })).toBe(1);
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { kind: 'talos-upgrade', result: 'cancelled' })).toBeUndefined();
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { kind: 'snapshot', result: 'refused' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'failed' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'cancelled' })).toBeUndefined();
+    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'refused' })).toBe(1);
     expect(samples.filter((s) => s.name === 'talos_chatops_operations_total')).toHaveLength(2);
   });
 
@@ -157,5 +224,31 @@ describe('waitingApprovalsByCluster', () => {
     );
 
     expect(counts).toEqual({ production: 1, staging: 0, lab: 0 });
+  });
+});
+
+describe('readClusterHolds', () => {
+  it('dates each lock from its holder\'s start, or its request when it has not started, and finds its oldest pending approval', async () => {
+    const approval = (requestedAt: string, state: 'pending' | 'approved' | 'expired') => ({ step: 's', nonce: 'n', messageTs: '1.2', requestedAt, expiresAt: requestedAt, state });
+    const ops = new Map([
+      [
+        'op-a',
+        operation({
+          id: 'op-a',
+          state: 'awaiting-approval',
+          startedAt: '2025-01-01T10:05:00.000Z',
+          approvals: [approval('2025-01-01T10:20:00.000Z', 'approved'), approval('2025-01-01T10:40:00.000Z', 'pending'), approval('2025-01-01T10:30:00.000Z', 'pending')],
+        }),
+      ],
+      ['op-b', operation({ id: 'op-b', kind: 'node-rollback', cluster: 'staging', state: 'paused', approvals: [approval('2025-01-01T10:10:00.000Z', 'expired')] })],
+    ]);
+    const holders: Record<string, string> = { production: 'op-a', staging: 'op-b', lab: 'op-gone' };
+
+    const holds = await readClusterHolds(['production', 'staging', 'lab', 'free'], (cluster) => Promise.resolve(holders[cluster]), (id) => Promise.resolve(ops.get(id)));
+
+    expect(holds).toEqual([
+      { cluster: 'production', kind: 'talos-upgrade', state: 'awaiting-approval', lockedSince: Date.parse('2025-01-01T10:05:00.000Z') / 1000, approvalRequestedAt: Date.parse('2025-01-01T10:30:00.000Z') / 1000 },
+      { cluster: 'staging', kind: 'node-rollback', state: 'paused', lockedSince: Date.parse('2025-01-01T10:00:00.000Z') / 1000 },
+    ]);
   });
 });
