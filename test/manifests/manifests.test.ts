@@ -813,8 +813,12 @@ describe('docs/deploy.md', () => {
 
   it('says how Redis stays safe: a password, noeviction with maxmemory, and TLS with rediss://', () => {
     for (const phrase of ['requirepass', 'maxmemory-policy noeviction', 'maxmemory', 'rediss://', 'NODE_EXTRA_CA_CERTS']) expect(guide).toContain(phrase);
-    // The Docker recipe runs Redis with a password too.
-    const docker = guide.slice(guide.indexOf('docker run -d --name talos-redis'));
-    expect(docker.slice(0, docker.indexOf('```'))).toMatch(/--requirepass|requirepass/);
+    // The Docker recipe runs Redis with a password too, publishes no port and never turns protection off.
+    const recipe = guide.slice(guide.indexOf('## 13.'), guide.indexOf('## Configuration reference'));
+    const redisRun = recipe.slice(recipe.indexOf('docker run -d --name talos-redis'), recipe.indexOf('docker run -d --name talos-chatops'));
+    expect(recipe).toContain(`printf 'requirepass "%s"`);
+    expect(redisRun).toContain('--include');
+    expect(redisRun).toMatch(/--maxmemory-policy noeviction/);
+    expect(redisRun).not.toMatch(/\s-p\s|--publish|protected-mode no/);
   });
 });
