@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -245,6 +245,22 @@ describe('manifests/ as YAML', () => {
     const documentsPerFile = Object.fromEntries(yamlFiles().map((file) => [file, readDocuments(file).length > 0]));
     expect(Object.keys(documentsPerFile).length).toBeGreaterThan(10);
     expect(Object.entries(documentsPerFile).filter(([, found]) => !found)).toEqual([]);
+  });
+
+  it('accounts for every file: used by a kustomization, or the Slack app, the Secret templates or the Flux objects', () => {
+    interface Kustomization { resources?: string[]; components?: string[]; configMapGenerator?: { files?: string[] }[] }
+    const kustomizations = yamlFiles().filter((f) => posix.basename(f) === 'kustomization.yaml');
+    const used = new Set(kustomizations.flatMap((file) => {
+      const k = readOne<Kustomization>(file);
+      const dir = posix.dirname(file);
+      const entries = [...(k.resources ?? []), ...(k.configMapGenerator ?? []).flatMap((g) => (g.files ?? []).map((f) => f.split('=').at(-1)!))];
+      return entries.map((entry) => posix.normalize(posix.join(dir, entry)));
+    }));
+    const known = new Set(['slack-app.yaml', 'secret.example.yaml', 'flux/talos-chatops.yaml']);
+    const files = readdirSync(MANIFESTS, { recursive: true, encoding: 'utf8' }).filter((f) => !statSync(join(MANIFESTS, f)).isDirectory());
+    const strays = files.filter((f) => !known.has(f) && !used.has(f) && posix.basename(f) !== 'kustomization.yaml' && !f.startsWith('flux/site/'));
+    expect(files.length).toBeGreaterThan(15);
+    expect(strays).toEqual([]);
   });
 
   it('has an overlay directory for every overlay checked here, and checks every overlay directory', () => {
