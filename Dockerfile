@@ -1,17 +1,20 @@
-# syntax=docker/dockerfile:1
-#
 # talos-chatops image: Node 24 runs the TypeScript sources directly (no build step),
 # next to checksum-verified talosctl and tofu binaries. See docs/deploy.md.
 #
-#   docker build \
-#     --build-arg TALOSCTL_VERSION=v1.11.6 --build-arg TALOSCTL_SHA256=<hex> \
-#     --build-arg TOFU_VERSION=1.10.7 --build-arg TOFU_SHA256=<hex> \
-#     -t registry.example.org/platform/talos-chatops:0.1.0 .
+#   docker buildx build --platform linux/amd64,linux/arm64 \
+#     --build-arg TALOSCTL_VERSION=v1.11.6 --build-arg TALOSCTL_SHA256="amd64:<hex>,arm64:<hex>" \
+#     --build-arg TOFU_VERSION=1.10.7 --build-arg TOFU_SHA256="amd64:<hex>,arm64:<hex>" \
+#     -t registry.example.org/platform/talos-chatops:0.1.0 --push .
 #
-# The base image is pinned by tag. For reproducible builds pin it by digest too:
-#   --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest>
-# (`docker buildx imagetools inspect node:24-bookworm-slim` prints the digest.)
-ARG NODE_IMAGE=node:24-bookworm-slim
+# The base image is pinned by the digest of its multi-arch index, so every build of a
+# commit starts from the same bytes on both architectures. The tag beside it is for
+# the reader; the digest wins. To move to a newer Node 24 (a monthly chore, and at
+# once for a Node security release), print the index digest of the new tag and put
+# both here:
+#   docker buildx imagetools inspect node:24-bookworm-slim
+# (the "Digest:" of the top-level index, with "MediaType: ...image.index..."; never
+# the digest of one platform's manifest, which would break the other architecture).
+ARG NODE_IMAGE=node:24.18.0-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
 
 # --- deps: production dependencies only -------------------------------------------
 FROM ${NODE_IMAGE} AS deps
@@ -26,13 +29,15 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 
 # --- tools: talosctl and tofu, each verified against a pinned sha256 ---------------
 FROM ${NODE_IMAGE} AS tools
-# Set by BuildKit from --platform (amd64, arm64); the checksums must be for that arch.
+# Set by BuildKit from --platform (amd64, arm64). Each checksum is either one hex
+# value (a build for one platform) or one per architecture, "amd64:<hex>,arm64:<hex>",
+# for a multi-platform build.
 ARG TARGETARCH
 ARG TALOSCTL_VERSION=v1.11.6
 ARG TALOSCTL_SHA256
 # More talosctl clients, for clusters on other Talos versions: space-separated
-# `version=sha256` pairs, e.g. "v1.10.9=<hex> v1.12.11=<hex>". The bot picks the
-# client that matches the running Talos from /opt/talosctl.
+# `version=sha256` pairs, e.g. "v1.10.9=<hex> v1.12.11=amd64:<hex>,arm64:<hex>". The
+# bot picks the client that matches the running Talos from /opt/talosctl.
 ARG TALOSCTL_EXTRA_VERSIONS=""
 ARG TOFU_VERSION=1.10.7
 ARG TOFU_SHA256
@@ -47,13 +52,14 @@ RUN set -eu; \
     arch="${TARGETARCH:-amd64}"; \
     for pair in "${TALOSCTL_VERSION}=${TALOSCTL_SHA256}" ${TALOSCTL_EXTRA_VERSIONS}; do \
       version="${pair%%=*}"; sum="${pair#*=}"; \
+      case "${sum}" in *:*) sum="$(printf '%s' "${sum}" | tr ',' '\n' | sed -n "s/^${arch}://p")" ;; esac; \
       if ! printf '%s' "${version}" | grep -Eqx 'v[0-9]+\.[0-9]+\.[0-9]+'; then \
         echo "error: '${version}' is not a talosctl version such as v1.11.6" >&2; exit 1; \
       fi; \
       if ! printf '%s' "${sum}" | grep -Eqx '[0-9a-f]{64}'; then \
         echo "error: no valid sha256 for talosctl ${version} (linux/${arch})." >&2; \
         echo "  Print it with: curl -fsSL https://github.com/siderolabs/talos/releases/download/${version}/sha256sum.txt | grep ' talosctl-linux-${arch}\$'" >&2; \
-        echo "  then pass --build-arg TALOSCTL_SHA256=<hex> (or version=<hex> in TALOSCTL_EXTRA_VERSIONS). See docs/deploy.md." >&2; \
+        echo "  then pass --build-arg TALOSCTL_SHA256=<hex>, or ${arch}:<hex> among the architectures (version=<hex> in TALOSCTL_EXTRA_VERSIONS). See docs/deploy.md." >&2; \
         exit 1; \
       fi; \
       curl -fsSL --proto '=https' -o "/tmp/talosctl-${version}" \
@@ -67,15 +73,17 @@ RUN set -eu; \
 RUN set -eu; \
     arch="${TARGETARCH:-amd64}"; \
     version="${TOFU_VERSION#v}"; \
-    if ! printf '%s' "${TOFU_SHA256}" | grep -Eqx '[0-9a-f]{64}'; then \
+    sum="${TOFU_SHA256}"; \
+    case "${sum}" in *:*) sum="$(printf '%s' "${sum}" | tr ',' '\n' | sed -n "s/^${arch}://p")" ;; esac; \
+    if ! printf '%s' "${sum}" | grep -Eqx '[0-9a-f]{64}'; then \
       echo "error: no valid sha256 for tofu ${version} (linux/${arch})." >&2; \
       echo "  Print it with: curl -fsSL https://github.com/opentofu/opentofu/releases/download/v${version}/tofu_${version}_SHA256SUMS | grep ' tofu_${version}_linux_${arch}.zip\$'" >&2; \
-      echo "  then pass --build-arg TOFU_SHA256=<hex>. See docs/deploy.md." >&2; \
+      echo "  then pass --build-arg TOFU_SHA256=<hex>, or ${arch}:<hex> among the architectures. See docs/deploy.md." >&2; \
       exit 1; \
     fi; \
     curl -fsSL --proto '=https' -o /tmp/tofu.zip \
       "https://github.com/opentofu/opentofu/releases/download/v${version}/tofu_${version}_linux_${arch}.zip"; \
-    echo "${TOFU_SHA256}  /tmp/tofu.zip" | sha256sum -c -; \
+    echo "${sum}  /tmp/tofu.zip" | sha256sum -c -; \
     unzip -q /tmp/tofu.zip tofu -d /tmp/tofu; \
     install -D -m 0755 /tmp/tofu/tofu /opt/tofu/tofu; \
     rm -rf /tmp/tofu.zip /tmp/tofu; \
@@ -83,6 +91,11 @@ RUN set -eu; \
 
 # --- runtime ------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
+# No package manager at run time: npm, npx, corepack and yarn go (dependencies were
+# installed in the deps stage), so nothing in the running container can fetch and
+# run code from a registry, and their own dependencies need no security updates here.
+RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx \
+      /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*
 # HOME=/tmp: tofu and talosctl look for per-user files under $HOME, and /tmp is the
 # only writable place besides the mounted volumes (the root filesystem is read-only).
 ENV NODE_ENV=production \

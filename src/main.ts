@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { connectRedis } from './queue/redis-connection.ts';
 import { createAuthorizer } from '../handlers/authorize.ts';
 import { createSlackApp } from '../handlers/slack-app.ts';
 import { onSlackRateLimited } from './slack/slack-chat.ts';
@@ -68,7 +68,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     for (const message of inventoryWarnings({ clusters: [cluster] })) logger.warn({ cluster: cluster.name }, message);
   }
 
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const redis = connectRedis(config.redisUrl);
   redis.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
   const readQueue = new Queue(READ_QUEUE, { connection: redis });
   const opsQueue = new Queue(OPS_QUEUE, { connection: redis });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,7 +89,8 @@ function runs(stage: Stage): string[] {
   return stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
 }
 
-const dockerfile = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+const dockerfileText = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+const dockerfile = parseDockerfile(dockerfileText);
 const stage = (name: string): Stage => {
   const found = dockerfile.stages.find((s) => s.name === name);
   if (found === undefined) throw new Error(`no stage named ${name}`);
@@ -108,7 +110,7 @@ interface BotDeployment {
     };
   };
 }
-const deployment = parseYaml(readFileSync(join(ROOT, 'manifests', 'deployment.yaml'), 'utf8')) as BotDeployment;
+const deployment = parseYaml(readFileSync(join(ROOT, 'manifests', 'base', 'deployment.yaml'), 'utf8')) as BotDeployment;
 const botContainer = deployment.spec.template.spec.containers.find((c) => c.name === 'bot')!;
 const botEnv = new Map((botContainer.env ?? []).map((e) => [e.name, e.value]));
 
@@ -136,9 +138,59 @@ describe('Dockerfile', () => {
     expect(final.name).not.toBe('tools');
   });
 
-  it('runs on the official Node 24 image, pinned by tag or digest', () => {
-    expect(final.from).toMatch(/^node:24(\.\d+)*(-[a-z0-9-]+)?(@sha256:[0-9a-f]{64})?$/);
+  it('runs on the official Node 24 image, every stage pinned by digest', () => {
+    expect(final.from).toMatch(/^node:24(\.\d+)*(-[a-z0-9-]+)?@sha256:[0-9a-f]{64}$/);
     expect(deps.from).toBe(final.from);
+    const stageNames = new Set(dockerfile.stages.flatMap((s) => (s.name ? [s.name] : [])));
+    const unpinned = dockerfile.stages.filter((s) => !stageNames.has(s.from) && !/@sha256:[0-9a-f]{64}$/.test(s.from)).map((s) => `${s.name ?? '?'}: ${s.from}`);
+    expect(unpinned).toEqual([]);
+    // A BuildKit frontend named in a syntax directive is an image too.
+    const directives = dockerfileText.split('\n').filter((line) => /^#\s*syntax\s*=/i.test(line));
+    expect(directives.filter((line) => !/@sha256:[0-9a-f]{64}\s*$/.test(line))).toEqual([]);
+  });
+
+  it('says how to refresh the pinned digest: the multi-arch index digest from docker buildx imagetools inspect', () => {
+    const guide = readFileSync(join(ROOT, 'docs', 'deploy.md'), 'utf8');
+    for (const text of [dockerfileText, guide]) expect(text).toContain('docker buildx imagetools inspect node:24-bookworm-slim');
+    expect(dockerfileText).toMatch(/index/);
+  });
+
+  it('leaves no package manager in the runtime image, and never calls one after removing it', () => {
+    const removal = runs(final).find((r) => /\brm -rf\b/.test(r) && r.includes('/usr/local/bin/npm')) ?? '';
+    const removed = ['/usr/local/lib/node_modules', '/usr/local/bin/npm', '/usr/local/bin/npx', '/usr/local/bin/corepack', '/usr/local/bin/yarn'];
+    expect(removed.filter((path) => !removal.split(/\s+/).includes(path))).toEqual([]);
+    // Nothing in the runtime stage runs npm, npx, corepack or yarn, nor brings them back.
+    const manager = /\b(npm|npx|corepack|yarn|yarnpkg)\b/;
+    const uses = final.instructions
+      .filter((i) => ['RUN', 'CMD', 'ENTRYPOINT', 'HEALTHCHECK'].includes(i.keyword) && manager.test(i.keyword === 'RUN' ? i.args.replace(removal, '') : i.args))
+      .map((i) => `${i.keyword} ${i.args}`);
+    expect(uses).toEqual([]);
+    const copied = final.instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args.split(/\s+/).at(-1)!);
+    expect(copied.filter((target) => target.startsWith('/usr/local/lib') || /\/(npm|npx|corepack)$/.test(target))).toEqual([]);
+  });
+
+  it('builds for amd64 and arm64: each download is for the target architecture, with its own checksum', () => {
+    expect(dockerfile.stages.filter((s) => /--platform/.test(s.from))).toEqual([]);
+    const downloads = runs(tools).filter((r) => r.includes('sha256sum -c'));
+    expect(downloads).toHaveLength(2);
+    for (const run of downloads) {
+      expect(run).toContain('arch="${TARGETARCH:-amd64}"');
+      // "amd64:<hex>,arm64:<hex>" picks the checksum of the architecture being built.
+      expect(run).toContain('sed -n "s/^${arch}://p"');
+    }
+    const guide = readFileSync(join(ROOT, 'docs', 'deploy.md'), 'utf8');
+    expect(guide).toContain('docker buildx build --platform linux/amd64,linux/arm64');
+  });
+
+  it('picks the checksum of the target architecture from a per-architecture list, or takes a single one as it is', () => {
+    const run = runs(tools).find((r) => r.includes('TOFU_SHA256'))!;
+    const pick = /case "\$\{sum\}" in [^;]*;; esac;/.exec(run)![0];
+    const hex = (c: string) => c.repeat(64);
+    const picked = (arch: string, sum: string) => execFileSync('sh', ['-c', `arch="$1"; sum="$2"; ${pick} printf '%s' "$sum"`, 'sh', arch, sum], { encoding: 'utf8' });
+    expect(picked('arm64', `amd64:${hex('a')},arm64:${hex('b')}`)).toBe(hex('b'));
+    expect(picked('amd64', `amd64:${hex('a')},arm64:${hex('b')}`)).toBe(hex('a'));
+    expect(picked('riscv64', `amd64:${hex('a')},arm64:${hex('b')}`)).toBe('');
+    expect(picked('arm64', hex('c'))).toBe(hex('c'));
   });
 
   it('runs as a numeric non-root user, the one the Deployment runs as', () => {

@@ -7,9 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/env.ts';
 import { parseInventory } from '../../src/config/inventory.ts';
+import { findRenderer, render, renderFluxSite } from './kustomize.ts';
 
-// Static checks of the deployment artefacts: every manifest is read as YAML and
-// checked against the runtime contract and against the other manifests.
+// Static checks of the deployment artefacts. Every overlay is rendered with
+// kustomize, as Flux renders it, and each render is checked against the runtime
+// contract, against itself (selectors, references) and against the Secret templates
+// the operator fills in.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MANIFESTS = join(ROOT, 'manifests');
@@ -22,12 +25,14 @@ interface K8sObject {
   kind?: string;
   metadata?: { name?: string; namespace?: string; labels?: Labels };
   spec?: unknown;
-  data?: Record<string, unknown>;
-  stringData?: Record<string, unknown>;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
 }
 
 interface Probe {
   httpGet?: { path?: string; port?: number | string };
+  exec?: { command?: string[] };
+  tcpSocket?: { port?: number | string };
 }
 
 interface SecurityContext {
@@ -40,15 +45,23 @@ interface SecurityContext {
   seccompProfile?: { type?: string };
 }
 
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; configMapKeyRef?: { name: string; key: string } };
+}
+
 interface Container {
   name: string;
   image?: string;
+  command?: string[];
   args?: string[];
   ports?: { name?: string; containerPort: number }[];
-  env?: { name: string; value?: string }[];
+  env?: EnvVar[];
   envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string; optional?: boolean } }[];
   readinessProbe?: Probe;
   livenessProbe?: Probe;
+  startupProbe?: Probe;
   resources?: { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
   securityContext?: SecurityContext;
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
@@ -68,6 +81,7 @@ interface PodSpec {
   volumes?: Volume[];
   securityContext?: SecurityContext;
   automountServiceAccountToken?: boolean;
+  serviceAccountName?: string;
   terminationGracePeriodSeconds?: number;
   hostNetwork?: boolean;
   hostPID?: boolean;
@@ -75,9 +89,10 @@ interface PodSpec {
 
 interface WorkloadSpec {
   replicas?: number;
+  strategy?: { type?: string; rollingUpdate?: { maxUnavailable?: number; maxSurge?: number } };
   selector: { matchLabels: Labels };
   template: { metadata: { labels: Labels }; spec: PodSpec };
-  volumeClaimTemplates?: { metadata: { name: string } }[];
+  volumeClaimTemplates?: { metadata: { name: string }; spec: { accessModes?: string[] } }[];
 }
 
 interface PolicyPeer {
@@ -99,20 +114,9 @@ interface NetworkPolicySpec {
   egress?: PolicyRule[];
 }
 
-interface Kustomization {
-  namespace?: string;
-  resources?: string[];
-  configMapGenerator?: { name: string; files?: string[]; literals?: string[] }[];
-  images?: { name: string; newName?: string; newTag?: string; digest?: string }[];
-}
-
-interface Manifest {
-  file: string;
-  object: K8sObject;
-}
-
+/** Every YAML file under manifests/, as a path relative to it. */
 function yamlFiles(): string[] {
-  return readdirSync(MANIFESTS)
+  return readdirSync(MANIFESTS, { recursive: true, encoding: 'utf8' })
     .filter((f) => /\.ya?ml$/.test(f))
     .sort();
 }
@@ -131,43 +135,10 @@ function readOne<T>(file: string): T {
   return documents[0] as T;
 }
 
-const kustomization = readOne<Kustomization>('kustomization.yaml');
-const resourceFiles = kustomization.resources ?? [];
-const applied: Manifest[] = resourceFiles.flatMap((file) => readDocuments(file).map((object) => ({ file, object: object as K8sObject })));
 const secretTemplates = readDocuments('secret.example.yaml') as K8sObject[];
-const allObjects: Manifest[] = [...applied, ...secretTemplates.map((object) => ({ file: 'secret.example.yaml', object }))];
-
-function objectsOfKind(kind: string): K8sObject[] {
-  return applied.filter((m) => m.object.kind === kind).map((m) => m.object);
-}
-
-function named(kind: string, name: string): K8sObject {
-  const found = objectsOfKind(kind).find((o) => o.metadata?.name === name);
-  if (found === undefined) throw new Error(`no ${kind} named ${name} in the kustomization's resources`);
-  return found;
-}
-
-const workloads = [...objectsOfKind('Deployment'), ...objectsOfKind('StatefulSet')].map((o) => ({
-  kind: o.kind!,
-  name: o.metadata!.name!,
-  spec: o.spec as WorkloadSpec,
-}));
-const bot = named('Deployment', 'talos-chatops').spec as WorkloadSpec;
-const botPod = bot.template.spec;
-const botContainer = botPod.containers.find((c) => c.name === 'bot')!;
-const redis = named('StatefulSet', 'redis').spec as WorkloadSpec;
-const redisContainer = redis.template.spec.containers[0]!;
-
-const generators = kustomization.configMapGenerator ?? [];
-const settings = Object.fromEntries(
-  (generators.find((g) => g.name === 'talos-chatops-config')?.literals ?? []).map((literal) => {
-    const at = literal.indexOf('=');
-    return [literal.slice(0, at), literal.slice(at + 1)];
-  }),
-);
-const botEnv = Object.fromEntries((botContainer.env ?? []).map((e) => [e.name, e.value ?? '']));
-const inventoryText = readFileSync(join(MANIFESTS, 'clusters.example.yaml'), 'utf8');
-const inventory = parseInventory(inventoryText, 'manifests/clusters.example.yaml');
+const templateKeys = (name: string): Record<string, string> => secretTemplates.find((s) => s.metadata?.name === name)?.stringData ?? {};
+const INVENTORY_EXAMPLE = join(MANIFESTS, 'base', 'clusters.example.yaml');
+const inventory = parseInventory(readFileSync(INVENTORY_EXAMPLE, 'utf8'), 'manifests/base/clusters.example.yaml');
 
 function matches(selector: Labels | undefined, labels: Labels): boolean {
   return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
@@ -206,174 +177,275 @@ function portsOf(rule: PolicyRule): string[] {
   return (rule.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}/${p.port}`);
 }
 
+/** A rendered overlay, with the objects the checks below look at. */
+function analyse(objects: K8sObject[]) {
+  const ofKind = (kind: string): K8sObject[] => objects.filter((o) => o.kind === kind);
+  const named = (kind: string, name: string): K8sObject => {
+    const object = ofKind(kind).find((o) => o.metadata?.name === name);
+    if (object === undefined) throw new Error(`no ${kind} named ${name} in the render`);
+    return object;
+  };
+  const workloads = [...ofKind('Deployment'), ...ofKind('StatefulSet')].map((o) => ({ kind: o.kind!, name: o.metadata!.name!, spec: o.spec as WorkloadSpec }));
+  const bot = named('Deployment', 'talos-chatops').spec as WorkloadSpec;
+  const botPod = bot.template.spec;
+  const botContainer = botPod.containers.find((c) => c.name === 'bot')!;
+  const redisObject = ofKind('StatefulSet').find((o) => o.metadata?.name === 'redis');
+  const redis = redisObject?.spec as WorkloadSpec | undefined;
+  const configMap = (name: string): Record<string, string> | undefined => ofKind('ConfigMap').find((c) => c.metadata?.name === name)?.data;
+  const botConfigMaps = (botContainer.envFrom ?? []).flatMap((e) => (e.configMapRef ? [e.configMapRef.name] : []));
+  const settings: Record<string, string> = Object.assign({}, ...botConfigMaps.map((name) => configMap(name) ?? {}));
+  const botEnv = Object.fromEntries((botContainer.env ?? []).map((e) => [e.name, e]));
+  /** The environment the bot starts with once the operator filled in the Secret templates: env wins over envFrom. */
+  const environment = (): Record<string, string> => {
+    const fromSecrets = (botContainer.envFrom ?? []).flatMap((e) => (e.secretRef ? [templateKeys(e.secretRef.name)] : []));
+    const direct = (botContainer.env ?? []).map((e) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? templateKeys(e.valueFrom.secretKeyRef.name)[e.valueFrom.secretKeyRef.key] : undefined)]);
+    return Object.assign({}, settings, ...fromSecrets, Object.fromEntries(direct.filter(([, v]) => v !== undefined))) as Record<string, string>;
+  };
+  const policies = ofKind('NetworkPolicy').map((o) => ({ name: o.metadata!.name!, spec: o.spec as NetworkPolicySpec }));
+  return { objects, ofKind, named, workloads, bot, botPod, botContainer, redis, configMap, settings, botEnv, environment, policies };
+}
+
+type Render = ReturnType<typeof analyse>;
+
+/** Each way to deploy, and the Slack mode and Redis it must come out with. */
+const OVERLAYS = [
+  { name: 'socket-mode', mode: 'socket', inClusterRedis: true, replicas: 2 },
+  { name: 'http-mode', mode: 'http', inClusterRedis: true, replicas: 2 },
+  { name: 'external-redis', mode: 'socket', inClusterRedis: false, replicas: 2 },
+  { name: 'single-replica', mode: 'socket', inClusterRedis: true, replicas: 1 },
+  // The Flux example: the site overlay over socket-mode, built from the artifact Flux assembles.
+  { name: 'flux site', mode: 'socket', inClusterRedis: true, replicas: 2 },
+] as const;
+type Overlay = (typeof OVERLAYS)[number];
+
+const renders = new Map<string, Render>();
+function rendered(overlay: Overlay): Render {
+  let result = renders.get(overlay.name);
+  if (result === undefined) {
+    const objects = overlay.name === 'flux site' ? renderFluxSite(MANIFESTS, INVENTORY_EXAMPLE) : render(join(MANIFESTS, 'overlays', overlay.name));
+    result = analyse(objects as K8sObject[]);
+    renders.set(overlay.name, result);
+  }
+  return result;
+}
+
+/** Environment variables the bot reads: every name in the schema of src/config/env.ts, and tofu's prefixes. */
+const envSource = readFileSync(join(ROOT, 'src', 'config', 'env.ts'), 'utf8');
+const SCHEMA_NAMES = new Set([...envSource.matchAll(/^\s{4}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!));
+const TOFU_PREFIX = /^(TF_|TOFU_|AWS_|B2_|ARM_|GOOGLE_|PM_|PROXMOX_VE_)/;
+
+describe('the renderer', () => {
+  it('is kustomize v5, as Flux builds with (CI installs it; without it these tests fail, never skip)', () => {
+    expect(findRenderer().version).toMatch(/^v([5-9]|\d{2,})\./);
+  });
+});
+
 describe('manifests/ as YAML', () => {
   it('parses every file without errors or warnings and finds a document in each', () => {
     const documentsPerFile = Object.fromEntries(yamlFiles().map((file) => [file, readDocuments(file).length > 0]));
-    expect(Object.keys(documentsPerFile).length).toBeGreaterThan(0);
+    expect(Object.keys(documentsPerFile).length).toBeGreaterThan(10);
     expect(Object.entries(documentsPerFile).filter(([, found]) => !found)).toEqual([]);
   });
 
-  it('accounts for every file: a resource, a generator source, an example or the Slack app manifest', () => {
-    const generatorSources = generators.flatMap((g) => (g.files ?? []).map((f) => f.split('=').at(-1)!));
-    const known = new Set(['kustomization.yaml', 'slack-app.yaml', ...resourceFiles, ...generatorSources]);
-    const strays = yamlFiles().filter((f) => !known.has(f) && !f.endsWith('.example.yaml'));
+  it('accounts for every file: used by a kustomization, or the Slack app, the Secret templates or the Flux objects', () => {
+    interface Kustomization { resources?: string[]; components?: string[]; configMapGenerator?: { files?: string[] }[] }
+    const kustomizations = yamlFiles().filter((f) => posix.basename(f) === 'kustomization.yaml');
+    const used = new Set(kustomizations.flatMap((file) => {
+      const k = readOne<Kustomization>(file);
+      const dir = posix.dirname(file);
+      const entries = [...(k.resources ?? []), ...(k.configMapGenerator ?? []).flatMap((g) => (g.files ?? []).map((f) => f.split('=').at(-1)!))];
+      return entries.map((entry) => posix.normalize(posix.join(dir, entry)));
+    }));
+    const known = new Set(['slack-app.yaml', 'secret.example.yaml', 'flux/talos-chatops.yaml']);
+    const files = readdirSync(MANIFESTS, { recursive: true, encoding: 'utf8' }).filter((f) => !statSync(join(MANIFESTS, f)).isDirectory());
+    const strays = files.filter((f) => !known.has(f) && !used.has(f) && posix.basename(f) !== 'kustomization.yaml' && !f.startsWith('flux/site/'));
+    expect(files.length).toBeGreaterThan(15);
     expect(strays).toEqual([]);
   });
 
-  it('gives every Kubernetes object an apiVersion, a kind and a name, in this namespace or none', () => {
-    const problems = allObjects.flatMap(({ file, object }) => [
-      ...(/^([a-z0-9.-]+\/)?v\d+/.test(object.apiVersion ?? '') ? [] : [`${file}: apiVersion`]),
-      ...(/^[A-Z][A-Za-z]+$/.test(object.kind ?? '') ? [] : [`${file}: kind`]),
-      ...(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(object.metadata?.name ?? '') ? [] : [`${file}: metadata.name`]),
-      ...([undefined, NAMESPACE].includes(object.metadata?.namespace) ? [] : [`${file}: namespace ${object.metadata?.namespace}`]),
-    ]);
-    expect(allObjects.length).toBeGreaterThan(0);
-    expect(problems).toEqual([]);
+  it('has an overlay directory for every overlay checked here, and checks every overlay directory', () => {
+    const directories = readdirSync(join(MANIFESTS, 'overlays')).sort();
+    expect(directories).toEqual(OVERLAYS.filter((o) => o.name !== 'flux site').map((o) => o.name).sort());
+  });
+});
+
+describe.each(OVERLAYS)('the $name render', (overlay) => {
+  it('puts every namespaced object into the talos-chatops namespace, which it creates', () => {
+    const r = rendered(overlay);
+    expect(r.ofKind('Namespace').map((n) => n.metadata?.name)).toEqual([NAMESPACE]);
+    const elsewhere = r.objects.filter((o) => o.kind !== 'Namespace' && o.metadata?.namespace !== NAMESPACE).map((o) => `${o.kind}/${o.metadata?.name}`);
+    expect(elsewhere).toEqual([]);
+  });
+
+  it('labels every object as part of talos-chatops, and never holds a Secret (the operator creates them)', () => {
+    const r = rendered(overlay);
+    expect(r.objects.filter((o) => o.metadata?.labels?.['app.kubernetes.io/part-of'] !== 'talos-chatops').map((o) => `${o.kind}/${o.metadata?.name}`)).toEqual([]);
+    expect(r.ofKind('Secret')).toEqual([]);
   });
 
   it('uses only fields that exist on each kind (a misspelled or misplaced field is lost on the way through the API types)', () => {
+    const r = rendered(overlay);
     const normalise = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
-    const key = ({ file, object }: Manifest): string => `${file}: ${object.kind}/${object.metadata?.name}`;
-    // Every kind here is served at v1 of its group, so its model is V1<Kind>.
-    expect(allObjects.filter(({ object }) => !/(^|\/)v1$/.test(object.apiVersion ?? '')).map(key)).toEqual([]);
-    const roundTripped = allObjects.map((m) => {
-      const type = `V1${m.object.kind}`;
-      return [key(m), normalise(ObjectSerializer.serialize(ObjectSerializer.deserialize(m.object, type, ''), type, ''))];
-    });
-    expect(Object.fromEntries(roundTripped)).toEqual(Object.fromEntries(allObjects.map((m) => [key(m), normalise(m.object)])));
-  });
-});
-
-describe('kustomization.yaml', () => {
-  it('deploys into the talos-chatops namespace, which it also creates', () => {
-    expect(kustomization.namespace).toBe(NAMESPACE);
-    expect(objectsOfKind('Namespace').map((n) => n.metadata?.name)).toEqual([NAMESPACE]);
+    const key = (o: K8sObject): string => `${o.kind}/${o.metadata?.name}`;
+    expect(r.objects.filter((o) => !/(^|\/)v1$/.test(o.apiVersion ?? '')).map(key)).toEqual([]);
+    const roundTripped = r.objects.map((o) => [key(o), normalise(ObjectSerializer.serialize(ObjectSerializer.deserialize(o, `V1${o.kind}`, ''), `V1${o.kind}`, ''))]);
+    expect(Object.fromEntries(roundTripped)).toEqual(Object.fromEntries(r.objects.map((o) => [key(o), normalise(o)])));
   });
 
-  it('lists only existing files, each once, and never the Secret template', () => {
-    expect(resourceFiles.filter((file) => !existsSync(join(MANIFESTS, file)) || !statSync(join(MANIFESTS, file)).isFile())).toEqual([]);
-    expect(new Set(resourceFiles).size).toBe(resourceFiles.length);
-    expect(resourceFiles).not.toContain('secret.example.yaml');
-    expect(objectsOfKind('Secret')).toEqual([]);
-  });
-
-  it('generates the inventory ConfigMap from an existing file', () => {
-    const inventoryGenerator = generators.find((g) => g.name === 'talos-chatops-inventory');
-    expect(inventoryGenerator?.files).toHaveLength(1);
-    const source = inventoryGenerator!.files![0]!.split('=').at(-1)!;
-    expect(statSync(join(MANIFESTS, source)).isFile()).toBe(true);
-  });
-
-  it('rewrites the bot image to a pinned registry reference', () => {
-    // The Deployment names a placeholder that images: must rewrite.
-    const rewrite = (kustomization.images ?? []).find((i) => i.name === botContainer.image);
-    expect(rewrite).toBeDefined();
-    expect(rewrite!.newName).toMatch(/^[a-z0-9.-]+(:\d+)?\/[a-z0-9/._-]+$/);
-    expect(rewrite!.digest ?? rewrite!.newTag).toBeDefined();
-    expect(rewrite!.newTag).not.toBe('latest');
-  });
-});
-
-describe('the example inventory', () => {
-  it('is valid for the bot', () => {
-    expect(inventory.clusters.map((c) => c.name).sort()).toEqual(['production', 'staging']);
-  });
-
-  it('keeps each cluster\'s Terraform and snapshot directories on writable persistent volumes of the bot', () => {
-    const paths = inventory.clusters.flatMap((c) => [c.terraformDir, c.snapshotDir]);
-    const problems = paths.flatMap((path) => {
-      const mount = mountFor(botContainer, path);
-      if (mount === undefined) return [`${path} is on no volume`];
-      if (mount.readOnly === true) return [`${path} is read-only`];
-      return volumeFor(botPod, mount.name)?.persistentVolumeClaim === undefined ? [`${path} is not on a persistent volume`] : [];
-    });
-    expect(paths).toHaveLength(2 * inventory.clusters.length);
+  it('selects its own pods: every workload\'s selector its template, every Service, budget and policy a workload', () => {
+    const r = rendered(overlay);
+    const templates = r.workloads.map((w) => w.spec.template.metadata.labels);
+    const selecting = (selector: Labels | undefined): number => templates.filter((labels) => matches(selector, labels)).length;
+    const problems = [
+      ...r.workloads.filter((w) => !matches(w.spec.selector.matchLabels, w.spec.template.metadata.labels)).map((w) => `${w.name}: selector`),
+      ...r.workloads.filter((w) => r.workloads.filter((other) => matches(w.spec.selector.matchLabels, other.spec.template.metadata.labels)).length !== 1).map((w) => `${w.name}: selector overlaps`),
+      ...r.ofKind('Service').filter((s) => selecting((s.spec as { selector?: Labels }).selector) !== 1).map((s) => `Service/${s.metadata?.name}`),
+      ...r.ofKind('PodDisruptionBudget').filter((b) => selecting((b.spec as { selector: { matchLabels: Labels } }).selector.matchLabels) !== 1).map((b) => `PDB/${b.metadata?.name}`),
+      ...r.policies.filter((p) => Object.keys(p.spec.podSelector.matchLabels ?? {}).length > 0 && selecting(p.spec.podSelector.matchLabels) !== 1).map((p) => `NetworkPolicy/${p.name}`),
+    ];
+    expect(r.workloads.length).toBeGreaterThan(0);
     expect(problems).toEqual([]);
   });
-});
 
-describe('the bot Deployment', () => {
-  it('runs two replicas against one Redis and rolls over without dropping below them', () => {
-    expect(bot.replicas).toBe(2);
-    const strategy = (named('Deployment', 'talos-chatops').spec as { strategy?: { rollingUpdate?: { maxUnavailable?: number } } }).strategy;
-    expect(strategy?.rollingUpdate?.maxUnavailable).toBe(0);
-    expect(matches(bot.selector.matchLabels, bot.template.metadata.labels)).toBe(true);
+  it('finds the workloads it should: the bot, and Redis only where it runs in the cluster', () => {
+    const r = rendered(overlay);
+    const expected = ['Deployment/talos-chatops', ...(overlay.inClusterRedis ? ['StatefulSet/redis'] : [])];
+    expect(r.workloads.map((w) => `${w.kind}/${w.name}`).sort()).toEqual(expected);
   });
 
-  it('is ready on /readyz and alive on /healthz, on its named http port 3000', () => {
+  it('runs the bot with ready on /readyz, alive on /healthz and started on /healthz, on its named http port 3000', () => {
+    const { botContainer, botEnv } = rendered(overlay);
     expect(botContainer.ports).toContainEqual(expect.objectContaining({ name: 'http', containerPort: 3000 }));
     expect(botContainer.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
     expect(botContainer.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
-    expect(botEnv.HTTP_PORT).toBe('3000');
+    expect(botContainer.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(botEnv.HTTP_PORT?.value).toBe('3000');
+  });
+
+  it('starts the bot in the Slack mode of the overlay, with the configuration the manifests and the filled-in Secrets give it', () => {
+    const r = rendered(overlay);
+    const config = loadConfig(r.environment());
+    expect(config.slack.appToken === undefined ? 'http' : 'socket').toBe(overlay.mode);
+    expect(config.clustersFile).toBe('/etc/talos-chatops/clusters.yaml');
+    expect(config.redisUrl).toMatch(/^rediss?:\/\/[^@/]*:[^@/]+@/);
+    expect(config.timeouts.stepMs / 1000).toBeLessThan(r.botPod.terminationGracePeriodSeconds!);
+  });
+
+  it('sets only environment variables the bot reads', () => {
+    const r = rendered(overlay);
+    const names = Object.keys(r.environment());
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.filter((name) => !SCHEMA_NAMES.has(name) && !TOFU_PREFIX.test(name))).toEqual([]);
+  });
+
+  it('keeps credentials out of the ConfigMaps and the pod spec: REDIS_URL and tokens come from Secrets', () => {
+    const r = rendered(overlay);
+    const inConfigMaps = r.ofKind('ConfigMap').flatMap((c) => Object.keys(c.data ?? {}).filter((k) => /TOKEN|SECRET|PASSWORD|REDIS_URL/.test(k)));
+    expect(inConfigMaps).toEqual([]);
+    expect(r.botEnv.REDIS_URL?.valueFrom?.secretKeyRef).toEqual({ name: 'talos-chatops-redis', key: 'REDIS_URL' });
+    const literal = r.workloads.flatMap((w) => w.spec.template.spec.containers.flatMap((c) => (c.env ?? []).filter((e) => /TOKEN|SECRET|PASSWORD|URL$/.test(e.name) && e.value !== undefined && e.value !== '')));
+    expect(literal.filter((e) => e.name !== 'IMAGE_FACTORY_URL')).toEqual([]);
+  });
+
+  it('refers only to Secrets and keys the templates define, and to ConfigMaps, keys and claims the render holds', () => {
+    const r = rendered(overlay);
+    const configMaps = new Set(r.ofKind('ConfigMap').map((c) => c.metadata!.name!));
+    const claims = new Set(r.ofKind('PersistentVolumeClaim').map((c) => c.metadata!.name!));
+    const secrets = new Set(secretTemplates.map((s) => s.metadata!.name!));
+    const missing = r.workloads.flatMap(({ name, spec }) => {
+      const pod = spec.template.spec;
+      const containers = [...pod.containers, ...(pod.initContainers ?? [])];
+      return [
+        ...containers.flatMap((c) => (c.envFrom ?? []).flatMap((e) => [
+          ...(e.configMapRef && !configMaps.has(e.configMapRef.name) ? [`${name}: ConfigMap ${e.configMapRef.name}`] : []),
+          ...(e.secretRef && !secrets.has(e.secretRef.name) ? [`${name}: Secret ${e.secretRef.name}`] : []),
+        ])),
+        ...containers.flatMap((c) => (c.env ?? []).flatMap((e) => {
+          const ref = e.valueFrom?.secretKeyRef;
+          return ref && !(ref.key in templateKeys(ref.name)) ? [`${name}: Secret ${ref.name} key ${ref.key}`] : [];
+        })),
+        ...(pod.volumes ?? []).flatMap((v) => [
+          ...(v.configMap && !configMaps.has(v.configMap.name) ? [`${name}: ConfigMap ${v.configMap.name}`] : []),
+          ...(v.secret && !secrets.has(v.secret.secretName) ? [`${name}: Secret ${v.secret.secretName}`] : []),
+          ...(v.persistentVolumeClaim && !claims.has(v.persistentVolumeClaim.claimName) ? [`${name}: claim ${v.persistentVolumeClaim.claimName}`] : []),
+        ]),
+      ];
+    });
+    expect(missing).toEqual([]);
+    const slack = (r.botContainer.envFrom ?? []).find((e) => e.secretRef?.name === 'talos-chatops');
+    expect(slack?.secretRef?.optional ?? false).toBe(false);
+    expect(r.ofKind('ServiceAccount').map((s) => s.metadata?.name)).toContain(r.botPod.serviceAccountName);
+  });
+
+  it('finds the inventory where the ConfigMap is mounted, and keeps each cluster\'s directories on writable persistent volumes', () => {
+    const { botContainer, botPod, botEnv, configMap } = rendered(overlay);
+    const clustersFile = botEnv.CLUSTERS_FILE!.value!;
+    const mount = mountFor(botContainer, clustersFile)!;
+    expect(mount.readOnly).toBe(true);
+    const source = volumeFor(botPod, mount.name)?.configMap?.name ?? '';
+    expect(source).toMatch(/^talos-chatops-inventory-[a-z0-9]+$/);
+    const text = configMap(source)?.[posix.relative(mount.mountPath, clustersFile)];
+    expect(parseInventory(text ?? '', 'inventory').clusters.length).toBeGreaterThan(0);
+    const paths = inventory.clusters.flatMap((c) => [c.terraformDir, c.snapshotDir]);
+    const problems = paths.flatMap((path) => {
+      const m = mountFor(botContainer, path);
+      if (m === undefined) return [`${path} is on no volume`];
+      if (m.readOnly === true) return [`${path} is read-only`];
+      return volumeFor(botPod, m.name)?.persistentVolumeClaim === undefined ? [`${path} is not on a persistent volume`] : [];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('runs the replicas of the overlay on volumes they can share: ReadWriteMany for two, ReadWriteOnce and Recreate for one', () => {
+    const { bot, botPod, ofKind } = rendered(overlay);
+    expect(bot.replicas).toBe(overlay.replicas);
+    const claimed = new Set((botPod.volumes ?? []).flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : [])));
+    const modes = ofKind('PersistentVolumeClaim').filter((c) => claimed.has(c.metadata!.name!)).map((c) => (c.spec as { accessModes: string[] }).accessModes);
+    expect(modes.length).toBeGreaterThan(0);
+    // Two replicas share ReadWriteMany volumes, so the rollout keeps both up; one replica on
+    // ReadWriteOnce volumes is recreated, since a surge pod on another node could never attach them.
+    const expected = overlay.replicas > 1
+      ? { modes: ['ReadWriteMany'], strategy: { type: 'RollingUpdate', maxUnavailable: 0 } }
+      : { modes: ['ReadWriteOnce'], strategy: { type: 'Recreate', maxUnavailable: undefined } };
+    expect(modes).toEqual(modes.map(() => expected.modes));
+    expect({ type: bot.strategy?.type, maxUnavailable: bot.strategy?.rollingUpdate?.maxUnavailable }).toEqual(expected.strategy);
   });
 
   it('gives a stopping replica longer than the longest step to finish it', () => {
+    const { settings, botPod } = rendered(overlay);
     const stepSeconds = Number(settings.STEP_TIMEOUT_SECONDS ?? '1800');
     expect(stepSeconds).toBeGreaterThanOrEqual(1800);
     expect(botPod.terminationGracePeriodSeconds).toBeGreaterThan(stepSeconds);
-    // The bot's own bound comes first, so it still exits with 0 after forcing its workers closed.
     const graceSeconds = Number(settings.SHUTDOWN_GRACE_SECONDS ?? '60');
     expect(graceSeconds).toBeGreaterThan(stepSeconds);
     expect(graceSeconds).toBeLessThan(botPod.terminationGracePeriodSeconds!);
   });
 
-  it('starts with the configuration the manifests give it', () => {
-    const slack = secretTemplates.find((s) => s.metadata?.name === 'talos-chatops')!;
-    const env = { ...settings, ...(slack.stringData as Record<string, string>), ...botEnv };
-    const config = loadConfig(env);
-    expect(config.slack.appToken).toBeDefined();
-    expect(config.clustersFile).toBe('/etc/talos-chatops/clusters.yaml');
-    expect(config.timeouts.stepMs / 1000).toBeLessThan(botPod.terminationGracePeriodSeconds!);
-  });
-
-  it('finds the inventory where the ConfigMap is mounted', () => {
-    const mount = mountFor(botContainer, botEnv.CLUSTERS_FILE!);
-    expect(mount?.readOnly).toBe(true);
-    expect(volumeFor(botPod, mount!.name)?.configMap?.name).toBe('talos-chatops-inventory');
-    const generated = generators.find((g) => g.name === 'talos-chatops-inventory')!.files![0]!;
-    expect(generated.split('=')[0]).toBe(posix.relative(mount!.mountPath, botEnv.CLUSTERS_FILE!));
-  });
-
   it('keeps credentials in memory and every other write on a volume, since the root filesystem is read-only', () => {
-    const credentials = mountFor(botContainer, botEnv.CREDENTIALS_DIR!);
-    expect(credentials?.mountPath).toBe(botEnv.CREDENTIALS_DIR);
+    const { botContainer, botPod, botEnv } = rendered(overlay);
+    const credentialsDir = botEnv.CREDENTIALS_DIR!.value!;
+    const credentials = mountFor(botContainer, credentialsDir);
+    expect(credentials?.mountPath).toBe(credentialsDir);
     expect(volumeFor(botPod, credentials!.name)?.emptyDir?.medium).toBe('Memory');
     const tmp = mountFor(botContainer, '/tmp/some-file');
     expect(tmp?.mountPath).toBe('/tmp');
     expect(volumeFor(botPod, tmp!.name)?.emptyDir).toBeDefined();
   });
 
-  it('takes its settings from the generated ConfigMap and the operator\'s Secrets', () => {
-    const configMaps = (botContainer.envFrom ?? []).flatMap((e) => (e.configMapRef ? [e.configMapRef.name] : []));
-    const secrets = (botContainer.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef] : []));
-    expect(configMaps).toEqual(['talos-chatops-config']);
-    const templates = secretTemplates.map((s) => s.metadata?.name);
-    expect(secrets.length).toBeGreaterThan(0);
-    expect(secrets.map((ref) => ref.name).filter((name) => !templates.includes(name))).toEqual([]);
-    expect(secrets.find((s) => s.name === 'talos-chatops')?.optional ?? false).toBe(false);
+  it('never lets the bot talk to the cluster it runs in', () => {
+    const r = rendered(overlay);
+    expect(r.botPod.automountServiceAccountToken).toBe(false);
+    expect(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding'].flatMap((kind) => r.ofKind(kind))).toEqual([]);
   });
 
-  it('never talks to the cluster it runs in', () => {
-    expect(botPod.automountServiceAccountToken).toBe(false);
-    expect(objectsOfKind('Role')).toEqual([]);
-    expect(objectsOfKind('ClusterRole')).toEqual([]);
-    expect(objectsOfKind('RoleBinding')).toEqual([]);
-    expect(objectsOfKind('ClusterRoleBinding')).toEqual([]);
+  it('rewrites the bot image to a pinned registry reference', () => {
+    const image = rendered(overlay).botContainer.image ?? '';
+    expect(image).toMatch(/^[a-z0-9.-]+(:\d+)?\/[a-z0-9/._-]+(:[\w.-]+|@sha256:[0-9a-f]{64})$/);
+    expect(image).not.toMatch(/:latest$/);
   });
 
-  it('is reachable through a Service on the http port', () => {
-    const service = named('Service', 'talos-chatops').spec as { selector: Labels; ports: { port: number; targetPort: string }[] };
-    expect(matches(service.selector, bot.template.metadata.labels)).toBe(true);
-    expect(service.ports).toContainEqual(expect.objectContaining({ port: 3000, targetPort: 'http' }));
-  });
-});
-
-describe('every workload', () => {
-  it('is found', () => {
-    expect(workloads.map((w) => `${w.kind}/${w.name}`).sort()).toEqual(['Deployment/talos-chatops', 'StatefulSet/redis']);
-  });
-
-  it('meets the restricted Pod Security Standard and then some', () => {
+  it('meets the restricted Pod Security Standard and then some, in every container', () => {
+    const { workloads } = rendered(overlay);
     const effective = workloads.flatMap(({ name, spec }) => {
       const pod = spec.template.spec;
       return [...pod.containers, ...(pod.initContainers ?? [])].map((container) => {
@@ -410,18 +482,19 @@ describe('every workload', () => {
     expect(Object.fromEntries(effective)).toEqual(Object.fromEntries(effective.map(([where]) => [where, hardened])));
   });
 
-  it('sets CPU and memory requests and limits on every container', () => {
-    const resources = workloads.flatMap(({ name, spec }) =>
-      spec.template.spec.containers.map((c) => [
-        `${name}/${c.name}`,
-        { requests: Object.keys(c.resources?.requests ?? {}).sort(), limits: Object.keys(c.resources?.limits ?? {}).sort() },
-      ]),
-    );
+  it('sets CPU and memory requests and limits on every container, and pins every image', () => {
+    const { workloads } = rendered(overlay);
+    const containers = workloads.flatMap(({ name, spec }) => spec.template.spec.containers.map((c) => [`${name}/${c.name}`, c] as const));
+    const resources = containers.map(([where, c]) => [where, { requests: Object.keys(c.resources?.requests ?? {}).sort(), limits: Object.keys(c.resources?.limits ?? {}).sort() }]);
     const complete = { requests: ['cpu', 'memory'], limits: ['cpu', 'memory'] };
     expect(Object.fromEntries(resources)).toEqual(Object.fromEntries(resources.map(([where]) => [where, complete])));
+    // The bot's tag is the operator's release; everything else is pinned by digest.
+    const unpinned = containers.filter(([where, c]) => where !== 'talos-chatops/bot' && !/@sha256:[0-9a-f]{64}$/.test(c.image ?? '')).map(([where]) => where);
+    expect(unpinned).toEqual([]);
   });
 
   it('mounts only volumes it declares, and declares only volumes it mounts', () => {
+    const { workloads } = rendered(overlay);
     const problems = workloads.flatMap(({ name, spec }) => {
       const pod = spec.template.spec;
       const declared = [...(pod.volumes ?? []).map((v) => v.name), ...(spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name)];
@@ -435,129 +508,194 @@ describe('every workload', () => {
     expect(problems).toEqual([]);
   });
 
-  it('refers only to ConfigMaps, Secrets and claims that the manifests provide', () => {
-    const configMaps = generators.map((g) => g.name);
-    const claims = objectsOfKind('PersistentVolumeClaim').map((c) => c.metadata?.name);
-    const secrets = secretTemplates.map((s) => s.metadata?.name);
-    const volumes = workloads.flatMap(({ spec }) => spec.template.spec.volumes ?? []);
-    const missing = volumes.flatMap((v) => [
-      ...(v.configMap && !configMaps.includes(v.configMap.name) ? [`ConfigMap ${v.configMap.name}`] : []),
-      ...(v.secret && !secrets.includes(v.secret.secretName) ? [`Secret ${v.secret.secretName}`] : []),
-      ...(v.persistentVolumeClaim && !claims.includes(v.persistentVolumeClaim.claimName) ? [`claim ${v.persistentVolumeClaim.claimName}`] : []),
-    ]);
-    expect(volumes.length).toBeGreaterThan(0);
-    expect(missing).toEqual([]);
-  });
-});
-
-describe('Redis', () => {
-  it('keeps an append-only file on its own persistent volume', () => {
-    const args = (redisContainer.args ?? []).join(' ');
-    expect(args).toMatch(/--appendonly\s+yes\b/);
-    const data = (redisContainer.volumeMounts ?? []).find((m) => m.mountPath === '/data');
-    expect(redis.volumeClaimTemplates?.map((t) => t.metadata.name)).toContain(data?.name);
-  });
-
-  it('never evicts keys, which BullMQ needs', () => {
-    expect((redisContainer.args ?? []).join(' ')).toMatch(/--maxmemory-policy\s+noeviction\b/);
-  });
-
-  it('is what REDIS_URL points at', () => {
-    const url = new URL(settings.REDIS_URL!);
-    const service = named('Service', url.hostname.split('.')[0]!).spec as { selector: Labels; ports: { port: number }[] };
-    expect(matches(service.selector, redis.template.metadata.labels)).toBe(true);
-    expect(service.ports.map((p) => p.port)).toContain(Number(url.port || '6379'));
-    // A fully qualified name must name this namespace: redis.talos-chatops.svc…
-    expect(url.hostname.split('.')[1] ?? NAMESPACE).toBe(NAMESPACE);
-  });
-});
-
-describe('PodDisruptionBudgets', () => {
-  const budgets = objectsOfKind('PodDisruptionBudget').map((o) => ({
-    name: o.metadata!.name!,
-    spec: o.spec as { minAvailable?: number; maxUnavailable?: number; selector: { matchLabels: Labels } },
-  }));
-
-  it('exist for the bot and for Redis', () => {
-    expect(budgets.map((b) => b.name).sort()).toEqual(['redis', 'talos-chatops']);
-  });
-
-  it('each select the pods of one workload in the manifests, and never block a drain at full strength', () => {
+  it('has a disruption budget per workload that never blocks a drain at full strength', () => {
+    const r = rendered(overlay);
+    const budgets = r.ofKind('PodDisruptionBudget').map((o) => ({ name: o.metadata!.name!, spec: o.spec as { minAvailable?: number; maxUnavailable?: number; selector: { matchLabels: Labels } } }));
+    expect(budgets.map((b) => b.name).sort()).toEqual(overlay.inClusterRedis ? ['redis', 'talos-chatops'] : ['talos-chatops']);
     const verdicts = budgets.map((budget) => {
-      const selected = workloads.filter((w) => matches(budget.spec.selector.matchLabels, w.spec.template.metadata.labels));
+      const selected = r.workloads.filter((w) => matches(budget.spec.selector.matchLabels, w.spec.template.metadata.labels));
       const replicas = selected[0]?.spec.replicas ?? 1;
       const allowed = budget.spec.maxUnavailable ?? replicas - (budget.spec.minAvailable ?? replicas);
       return [budget.name, { workloads: selected.length, allowsADisruption: Number.isInteger(allowed) && allowed >= 1 }];
     });
     expect(Object.fromEntries(verdicts)).toEqual(Object.fromEntries(budgets.map((b) => [b.name, { workloads: 1, allowsADisruption: true }])));
   });
-});
 
-describe('NetworkPolicies', () => {
-  const policies = objectsOfKind('NetworkPolicy').map((o) => ({ name: o.metadata!.name!, spec: o.spec as NetworkPolicySpec }));
-  const covering = (labels: Labels) => policies.filter((p) => matches(p.spec.podSelector.matchLabels, labels));
-  const botPolicies = covering(bot.template.metadata.labels);
-  const botEgress = botPolicies.flatMap((p) => p.spec.egress ?? []);
-  const botIngress = botPolicies.flatMap((p) => p.spec.ingress ?? []);
-
-  it('isolate the bot pods in both directions', () => {
-    const types = new Set(botPolicies.flatMap((p) => p.spec.policyTypes ?? []));
-    expect(types).toEqual(new Set(['Ingress', 'Egress']));
+  it('is reachable through a Service on the http port, and in HTTP mode from Slack only at /slack/events', () => {
+    const r = rendered(overlay);
+    const service = r.named('Service', 'talos-chatops').spec as { selector: Labels; ports: { port: number; targetPort: string }[] };
+    expect(matches(service.selector, r.bot.template.metadata.labels)).toBe(true);
+    expect(service.ports).toContainEqual(expect.objectContaining({ port: 3000, targetPort: 'http' }));
+    const paths = r.ofKind('Ingress').flatMap((i) => (i.spec as { rules: { http: { paths: { path: string; pathType: string; backend: { service: { name: string; port: { name: string } } } }[] } }[] }).rules.flatMap((rule) => rule.http.paths));
+    const expected = overlay.mode === 'http' ? [{ path: '/slack/events', pathType: 'Exact', backend: { service: { name: 'talos-chatops', port: { name: 'http' } } } }] : [];
+    expect(paths).toEqual(expected);
   });
 
-  it('let in only the bot\'s HTTP port', () => {
-    expect(botIngress.length).toBeGreaterThan(0);
-    for (const rule of botIngress) expect(portsOf(rule)).toEqual(['TCP/3000']);
-  });
+  describe('NetworkPolicies', () => {
+    const covering = (r: Render, labels: Labels) => r.policies.filter((p) => matches(p.spec.podSelector.matchLabels, labels));
+    const botRules = (r: Render, direction: 'egress' | 'ingress') => covering(r, r.bot.template.metadata.labels).flatMap((p) => p.spec[direction] ?? []);
 
-  it('name the ports of every egress rule of the bot', () => {
-    for (const rule of botEgress) expect(portsOf(rule).length).toBeGreaterThan(0);
-  });
+    it('isolate the bot pods in both directions and let in only the bot\'s HTTP port', () => {
+      const r = rendered(overlay);
+      expect(new Set(covering(r, r.bot.template.metadata.labels).flatMap((p) => p.spec.policyTypes ?? []))).toEqual(new Set(['Ingress', 'Egress']));
+      const ingress = botRules(r, 'ingress');
+      expect(ingress.length).toBeGreaterThan(0);
+      for (const rule of ingress) expect(portsOf(rule)).toEqual(['TCP/3000']);
+      for (const rule of botRules(r, 'egress')) expect(portsOf(rule).length).toBeGreaterThan(0);
+    });
 
-  it('let the bot reach Redis and cluster DNS', () => {
-    const toRedis = botEgress.filter((r) => (r.to ?? []).some((peer) => peer.podSelector && matches(peer.podSelector.matchLabels, redis.template.metadata.labels)));
-    expect(toRedis.flatMap(portsOf)).toContain('TCP/6379');
-    const toDns = botEgress.filter((r) => (r.to ?? []).some((peer) => peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns'));
-    expect(toDns.flatMap(portsOf)).toEqual(expect.arrayContaining(['UDP/53', 'TCP/53']));
-  });
+    it('let the bot reach its Redis and cluster DNS', () => {
+      const r = rendered(overlay);
+      const egress = botRules(r, 'egress');
+      const toRedis = overlay.inClusterRedis
+        ? egress.filter((rule) => (rule.to ?? []).some((peer) => peer.podSelector && matches(peer.podSelector.matchLabels, r.redis!.template.metadata.labels)))
+        : egress.filter((rule) => (rule.to ?? []).some((peer) => peer.ipBlock !== undefined) && portsOf(rule).some((p) => p === 'TCP/6379' || p === 'TCP/6380'));
+      expect(toRedis.flatMap(portsOf)).toContain('TCP/6379');
+      const toDns = egress.filter((rule) => (rule.to ?? []).some((peer) => peer.podSelector?.matchLabels?.['k8s-app'] === 'kube-dns'));
+      expect(toDns.flatMap(portsOf)).toEqual(expect.arrayContaining(['UDP/53', 'TCP/53']));
+    });
 
-  it('let the bot reach HTTPS on public addresses only', () => {
-    const https = botEgress.filter((r) => portsOf(r).includes('TCP/443'));
-    expect(https).toHaveLength(1);
-    expect(portsOf(https[0]!)).toEqual(['TCP/443']);
-    const blocks = (https[0]!.to ?? []).map((peer) => peer.ipBlock);
-    expect(blocks).toHaveLength(1);
-    expect(blocks[0]?.cidr).toBe('0.0.0.0/0');
-    expect(blocks[0]?.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
-  });
+    it('let the bot reach HTTPS on public addresses only', () => {
+      const https = botRules(rendered(overlay), 'egress').filter((rule) => portsOf(rule).includes('TCP/443'));
+      expect(https).toHaveLength(1);
+      expect(portsOf(https[0]!)).toEqual(['TCP/443']);
+      const blocks = (https[0]!.to ?? []).map((peer) => peer.ipBlock);
+      expect(blocks).toHaveLength(1);
+      expect(blocks[0]?.cidr).toBe('0.0.0.0/0');
+      expect(blocks[0]?.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
+    });
 
-  it('let the bot reach talos apid and the Kubernetes API of every node in the example inventory', () => {
-    for (const port of ['TCP/50000', 'TCP/6443']) {
-      const cidrs = botEgress.filter((r) => portsOf(r).includes(port)).flatMap((r) => (r.to ?? []).flatMap((peer) => (peer.ipBlock ? [peer.ipBlock.cidr] : [])));
-      for (const cluster of inventory.clusters) {
-        for (const address of [...cluster.controlPlanes, ...cluster.workers]) {
-          expect(isIPv4(address)).toBe(true);
-          expect(cidrs.some((cidr) => within(address, cidr)), `${port} to ${cluster.name} ${address}`).toBe(true);
+    it('let the bot reach talos apid and the Kubernetes API of every node in the example inventory', () => {
+      const egress = botRules(rendered(overlay), 'egress');
+      for (const port of ['TCP/50000', 'TCP/6443']) {
+        const cidrs = egress.filter((rule) => portsOf(rule).includes(port)).flatMap((rule) => (rule.to ?? []).flatMap((peer) => (peer.ipBlock ? [peer.ipBlock.cidr] : [])));
+        for (const cluster of inventory.clusters) {
+          for (const address of [...cluster.controlPlanes, ...cluster.workers]) {
+            expect(isIPv4(address)).toBe(true);
+            expect(cidrs.some((cidr) => within(address, cidr)), `${port} to ${cluster.name} ${address}`).toBe(true);
+          }
         }
       }
-    }
+    });
+
+    it('let only the bot into Redis, and Redis out to nowhere', () => {
+      const r = rendered(overlay);
+      // Without a Redis in the namespace no policy may admit anyone to one.
+      const redisLabels = r.redis?.template.metadata.labels ?? { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/component': 'queue' };
+      const redisPolicies = covering(r, redisLabels).filter((p) => Object.keys(p.spec.podSelector.matchLabels ?? {}).length > 0);
+      expect(redisPolicies.length > 0).toBe(overlay.inClusterRedis);
+      const ingress = redisPolicies.flatMap((p) => p.spec.ingress ?? []);
+      for (const rule of ingress) {
+        expect(portsOf(rule)).toEqual(['TCP/6379']);
+        expect(rule.from?.length).toBeGreaterThan(0);
+        for (const peer of rule.from ?? []) {
+          expect(peer.ipBlock).toBeUndefined();
+          expect(peer.namespaceSelector).toBeUndefined();
+          expect(peer.podSelector?.matchLabels).toEqual(r.bot.selector.matchLabels);
+        }
+      }
+      expect(new Set(redisPolicies.flatMap((p) => p.spec.policyTypes ?? []))).toEqual(new Set(overlay.inClusterRedis ? ['Ingress', 'Egress'] : []));
+      expect(redisPolicies.flatMap((p) => p.spec.egress ?? [])).toEqual([]);
+    });
+  });
+});
+
+describe.each(OVERLAYS.filter((o) => o.inClusterRedis))('the in-cluster Redis of $name', (overlay) => {
+  const redisOf = (r: Render) => {
+    const container = r.redis!.template.spec.containers[0]!;
+    const configName = volumeFor(r.redis!.template.spec, (container.volumeMounts ?? []).find((m) => m.mountPath === '/etc/redis')!.name)!.configMap!.name;
+    const conf = r.configMap(configName)?.['redis.conf'] ?? '';
+    const directives = new Map(conf.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')).map((l) => [l.split(/\s+/)[0]!, l.split(/\s+/).slice(1).join(' ')]));
+    return { container, conf, directives };
+  };
+
+  it('starts from its config file and keeps an append-only file on its own persistent volume', () => {
+    const r = rendered(overlay);
+    const { container, directives } = redisOf(r);
+    expect(container.args?.join(' ')).toMatch(/exec redis-server \/etc\/redis\/redis\.conf$/);
+    expect(directives.get('appendonly')).toBe('yes');
+    expect(directives.get('dir')).toBe('/data');
+    const data = (container.volumeMounts ?? []).find((m) => m.mountPath === '/data');
+    const template = r.redis!.volumeClaimTemplates?.find((t) => t.metadata.name === data?.name);
+    expect(template?.spec.accessModes).toEqual(['ReadWriteOnce']);
   });
 
-  it('let only the bot into Redis, and Redis out to nowhere', () => {
-    const redisPolicies = covering(redis.template.metadata.labels);
-    const ingress = redisPolicies.flatMap((p) => p.spec.ingress ?? []);
-    expect(ingress.length).toBeGreaterThan(0);
-    for (const rule of ingress) {
-      expect(portsOf(rule)).toEqual(['TCP/6379']);
-      expect(rule.from?.length).toBeGreaterThan(0);
-      for (const peer of rule.from ?? []) {
-        expect(peer.ipBlock).toBeUndefined();
-        expect(peer.namespaceSelector).toBeUndefined();
-        expect(peer.podSelector?.matchLabels).toEqual(bot.selector.matchLabels);
-      }
-    }
-    expect(new Set(redisPolicies.flatMap((p) => p.spec.policyTypes ?? []))).toEqual(new Set(['Ingress', 'Egress']));
-    expect(redisPolicies.flatMap((p) => p.spec.egress ?? [])).toEqual([]);
+  it('never evicts keys, which BullMQ needs, and is bounded in memory below its container limit', () => {
+    const { container, directives } = redisOf(rendered(overlay));
+    expect(directives.get('maxmemory-policy')).toBe('noeviction');
+    const maxmemory = /^(\d+)mb$/.exec(directives.get('maxmemory') ?? '');
+    expect(maxmemory).not.toBeNull();
+    const limit = /^(\d+)Mi$/.exec(JSON.stringify(container.resources?.limits?.memory ?? '').replaceAll('"', ''));
+    expect(Number(maxmemory![1])).toBeLessThan(Number(limit?.[1] ?? 0));
+  });
+
+  it('requires the password from the Secret, written to a memory volume it includes, never on a command line', () => {
+    const r = rendered(overlay);
+    const { container, directives } = redisOf(r);
+    expect(container.env).toContainEqual({ name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: 'talos-chatops-redis', key: 'REDIS_PASSWORD' } } });
+    expect(directives.get('include')).toBe('/run/redis/auth.conf');
+    expect(directives.has('requirepass')).toBe(false);
+    const run = mountFor(container, '/run/redis/auth.conf');
+    expect(volumeFor(r.redis!.template.spec, run!.name)?.emptyDir?.medium).toBe('Memory');
+    expect(container.args?.join(' ')).toContain('requirepass "%s"');
+    expect([...(container.command ?? []), ...(container.args ?? [])].join(' ')).not.toMatch(/--requirepass|\$\(REDIS_PASSWORD\)/);
+    // The probe authenticates through the environment too.
+    expect(container.readinessProbe?.exec?.command?.join(' ')).toContain('REDISCLI_AUTH="$REDIS_PASSWORD"');
+  });
+
+  it('is what the REDIS_URL of the Secret template points at, with the same password', () => {
+    const r = rendered(overlay);
+    const url = new URL(templateKeys('talos-chatops-redis').REDIS_URL!);
+    const service = r.named('Service', url.hostname.split('.')[0]!).spec as { selector: Labels; ports: { port: number }[] };
+    expect(matches(service.selector, r.redis!.template.metadata.labels)).toBe(true);
+    expect(service.ports.map((p) => p.port)).toContain(Number(url.port || '6379'));
+    expect(url.hostname.split('.')[1] ?? NAMESPACE).toBe(NAMESPACE);
+    expect(decodeURIComponent(url.password)).toBe(templateKeys('talos-chatops-redis').REDIS_PASSWORD);
+  });
+});
+
+describe('the Flux example', () => {
+  interface FluxObject extends K8sObject {
+    spec: {
+      url?: string;
+      ref?: { tag?: string; branch?: string };
+      include?: { repository: { name: string }; fromPath?: string; toPath?: string }[];
+      sourceRef?: { kind: string; name: string };
+      path?: string;
+      prune?: boolean;
+      wait?: boolean;
+    };
+  }
+  const flux = readDocuments('flux/talos-chatops.yaml') as FluxObject[];
+  const sources = flux.filter((o) => o.kind === 'GitRepository');
+  const syncs = flux.filter((o) => o.kind === 'Kustomization');
+
+  it('uses the GA Flux APIs', () => {
+    expect(sources.map((s) => s.apiVersion)).toEqual(['source.toolkit.fluxcd.io/v1', 'source.toolkit.fluxcd.io/v1']);
+    expect(syncs.map((s) => s.apiVersion)).toEqual(['kustomize.toolkit.fluxcd.io/v1']);
+  });
+
+  it('pins the project\'s manifests to a release and includes them where the site overlay looks for them', () => {
+    const release = sources.find((s) => s.spec.include === undefined)!;
+    expect(release.spec.ref?.tag).toMatch(/^v\d+\.\d+\.\d+$/);
+    const site = sources.find((s) => s.spec.include !== undefined)!;
+    expect(site.spec.include).toEqual([{ repository: { name: release.metadata!.name! }, fromPath: 'manifests', toPath: 'vendor/talos-chatops' }]);
+    const sync = syncs[0]!;
+    expect(sync.spec.sourceRef).toEqual({ kind: 'GitRepository', name: site.metadata!.name });
+    expect(sync.spec.path).toBe('./apps/talos-chatops');
+    expect(sync.spec).toMatchObject({ prune: true, wait: true });
+    // The site overlay's path to the included overlays, seen from apps/talos-chatops.
+    const siteOverlay = readOne<{ resources: string[] }>('flux/site/kustomization.yaml');
+    const base = siteOverlay.resources.map((r) => posix.normalize(posix.join('apps/talos-chatops', r)));
+    expect(base.every((r) => r.startsWith('vendor/talos-chatops/overlays/') && existsSync(join(MANIFESTS, r.slice('vendor/talos-chatops/'.length))))).toBe(true);
+  });
+
+  it('replaces the example inventory with the operator\'s', () => {
+    const r = rendered(OVERLAYS.find((o) => o.name === 'flux site')!);
+    const inventories = r.ofKind('ConfigMap').filter((c) => c.metadata!.name!.startsWith('talos-chatops-inventory'));
+    expect(inventories).toHaveLength(1);
+    expect(r.botContainer.image).toBe('registry.example.org/platform/talos-chatops:0.1.0');
+    expect(r.ofKind('PersistentVolumeClaim').map((c) => (c.spec as { storageClassName?: string }).storageClassName)).toEqual(['nfs', 'nfs']);
   });
 });
 
@@ -622,7 +760,8 @@ describe('committed secrets', () => {
       ...text.matchAll(/xapp-1-[A-Za-z0-9-]*/g),
       ...text.matchAll(/-----BEGIN[A-Z ]*-----/g),
     ].map((m) => m[0]);
-    const hex = [...text.matchAll(/(?<![0-9a-fA-F])[0-9a-fA-F]{64}(?![0-9a-fA-F])/g)].map((m) => m[0]).filter((h) => !PUBLIC_HEX.has(h.toLowerCase()));
+    // An image digest (`@sha256:<hex>`) is public, not a secret.
+    const hex = [...text.matchAll(/(?<![0-9a-fA-F]|sha256:)[0-9a-fA-F]{64}(?![0-9a-fA-F])/g)].map((m) => m[0]).filter((h) => !PUBLIC_HEX.has(h.toLowerCase()));
     return [...found, ...hex];
   }
 
@@ -636,11 +775,11 @@ describe('committed secrets', () => {
     expect(samples.map((sample) => secretShapes(`value: ${sample}\n`))).toEqual(samples.map((sample) => [sample]));
     expect(secretShapes('SLACK_BOT_TOKEN: xoxb-REPLACE-ME\n')).toEqual([]);
     expect(secretShapes(`schematic: ${[...PUBLIC_HEX][0]}\n`)).toEqual([]);
+    expect(secretShapes(`image: redis@sha256:${'ab'.repeat(32)}\n`)).toEqual([]);
   });
 
   it('finds none in the manifests, the Dockerfile, .dockerignore or the deploy guide', () => {
-    const manifests = readdirSync(MANIFESTS, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
-    const files = [...manifests.map((e) => join(e.parentPath, e.name).slice(ROOT.length)), 'Dockerfile', '.dockerignore', join('docs', 'deploy.md')];
+    const files = [...readdirSync(MANIFESTS, { recursive: true, encoding: 'utf8' }).filter((f) => /\.(ya?ml|conf)$/.test(f)).map((f) => join('manifests', f)), 'Dockerfile', '.dockerignore', join('docs', 'deploy.md')];
     const found = files.flatMap((file) => secretShapes(readFileSync(join(ROOT, file), 'utf8')).map((shape) => `${file}: ${shape}`));
     expect(files.length).toBeGreaterThan(4);
     expect(found).toEqual([]);
@@ -661,7 +800,6 @@ describe('docs/deploy.md', () => {
   const guide = readFileSync(join(ROOT, 'docs', 'deploy.md'), 'utf8');
   const reference = guide.slice(guide.indexOf('## Configuration reference'));
   const documented = new Set([...reference.matchAll(/^\|\s*`([A-Z][A-Z0-9_]*)`/gm)].map((m) => m[1]!));
-  const envSource = readFileSync(join(ROOT, 'src', 'config', 'env.ts'), 'utf8');
   const CONTRACT = [
     'SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_API_URL', 'REDIS_URL', 'CLUSTERS_FILE',
     'TALOSCTL_BIN', 'TOFU_BIN', 'HTTP_PORT', 'LOG_LEVEL', 'LOG_PRETTY', 'IMAGE_FACTORY_URL', 'CREDENTIALS_DIR',
@@ -671,18 +809,32 @@ describe('docs/deploy.md', () => {
   it('has a configuration reference covering the runtime contract, each variable one the bot reads', () => {
     expect(guide).toContain('## Configuration reference');
     expect(CONTRACT.filter((name) => !documented.has(name))).toEqual([]);
-    expect(CONTRACT.filter((name) => !new RegExp(`\\b${name}\\b`).test(envSource))).toEqual([]);
+    expect(CONTRACT.filter((name) => !SCHEMA_NAMES.has(name))).toEqual([]);
   });
 
   it('documents every variable the manifests set', () => {
-    const slack = secretTemplates.find((s) => s.metadata?.name === 'talos-chatops')!;
-    const set = [...Object.keys(settings), ...Object.keys(botEnv), ...Object.keys(slack.stringData ?? {})];
-    expect(set.length).toBeGreaterThan(10);
-    expect(set.filter((name) => !documented.has(name))).toEqual([]);
+    const set = new Set(OVERLAYS.flatMap((o) => Object.keys(rendered(o).environment())));
+    expect(set.size).toBeGreaterThan(10);
+    expect([...set].filter((name) => !documented.has(name) && !TOFU_PREFIX.test(name))).toEqual([]);
   });
 
-  it('links the files it tells the operator to use', () => {
-    const files = ['manifests/slack-app.yaml', 'manifests/secret.example.yaml', 'manifests/clusters.example.yaml', 'manifests/kustomization.yaml'];
+  it('links the files it tells the operator to use, and names every overlay', () => {
+    const files = [
+      'manifests/slack-app.yaml', 'manifests/secret.example.yaml', 'manifests/base/clusters.example.yaml', 'manifests/base/kustomization.yaml',
+      'manifests/flux/talos-chatops.yaml', 'manifests/flux/site/kustomization.yaml',
+      ...OVERLAYS.filter((o) => o.name !== 'flux site').map((o) => `manifests/overlays/${o.name}`),
+    ];
     expect(files.filter((file) => !guide.includes(file) || !existsSync(join(ROOT, file)))).toEqual([]);
+  });
+
+  it('says how Redis stays safe: a password, noeviction with maxmemory, and TLS with rediss://', () => {
+    for (const phrase of ['requirepass', 'maxmemory-policy noeviction', 'maxmemory', 'rediss://', 'NODE_EXTRA_CA_CERTS']) expect(guide).toContain(phrase);
+    // The Docker recipe runs Redis with a password too, publishes no port and never turns protection off.
+    const recipe = guide.slice(guide.indexOf('## 13.'), guide.indexOf('## Configuration reference'));
+    const redisRun = recipe.slice(recipe.indexOf('docker run -d --name talos-redis'), recipe.indexOf('docker run -d --name talos-chatops'));
+    expect(recipe).toContain(`printf 'requirepass "%s"`);
+    expect(redisRun).toContain('--include');
+    expect(redisRun).toMatch(/--maxmemory-policy noeviction/);
+    expect(redisRun).not.toMatch(/\s-p\s|--publish|protected-mode no/);
   });
 });
