@@ -36,9 +36,9 @@ interface DashboardPanel {
 
 const read = <T>(path: string): T => parse(readFileSync(path, 'utf8')) as T;
 const kustomization = read<Kustomization>(join(MONITORING, 'kustomization.yaml'));
-const base = read<Kustomization>(join(MANIFESTS, 'kustomization.yaml'));
+const base = read<Kustomization>(join(MANIFESTS, 'base', 'kustomization.yaml'));
 const serviceMonitor = read<ServiceMonitor>(join(MONITORING, 'servicemonitor.yaml'));
-const service = read<Service>(join(MANIFESTS, 'service.yaml'));
+const service = read<Service>(join(MANIFESTS, 'base', 'service.yaml'));
 const dashboardGenerator = kustomization.configMapGenerator?.find((g) => g.name === 'talos-chatops-dashboard');
 const dashboardFile = (dashboardGenerator?.files ?? [])[0]?.split('=').at(-1) ?? '';
 
