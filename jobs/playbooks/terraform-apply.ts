@@ -216,13 +216,14 @@ async function joinState(ctx: WalkContext, name: string): Promise<{ joined: bool
 }
 
 /** A node the apply added, watched until it joined; the bot never runs `talosctl bootstrap` for it (the runbook forbids it). */
-async function watchJoin(ctx: WalkContext, step: Step): Promise<StepResult> {
+async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const name = step.nodeName ?? '';
   const deadline = Date.now() + deps.timeouts.nodeReadyMs;
   for (;;) {
     const state = await joinState(ctx, name);
-    if (state.joined) {
+    if (state.joined && state.address !== undefined) {
+      await patchStep(deps, op.id, step.id, { joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' } });
       const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}`;
       return { event: `${name} joined`, detail };
     }
@@ -234,8 +235,15 @@ async function watchJoin(ctx: WalkContext, step: Step): Promise<StepResult> {
 }
 
 /** The standard health gate after the apply; a failure stops with its evidence and reverts nothing. */
-async function gateAfterApply(ctx: WalkContext): Promise<StepResult> {
-  const { deps, cluster } = ctx;
+async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResult> {
+  const { deps } = ctx;
+  // The cluster as it is now: the nodes the apply added count, though the inventory does not list them yet.
+  const joined = op.steps.flatMap((s) => (s.joined === undefined ? [] : [s.joined]));
+  const cluster: ClusterConfig = {
+    ...ctx.cluster,
+    controlPlanes: [...ctx.cluster.controlPlanes, ...joined.filter((j) => j.role === 'controlplane').map((j) => j.address)],
+    workers: [...ctx.cluster.workers, ...joined.filter((j) => j.role === 'worker').map((j) => j.address)],
+  };
   const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
   if (!gate.passed) {
     throw new StepFailure(
@@ -243,7 +251,8 @@ async function gateAfterApply(ctx: WalkContext): Promise<StepResult> {
       gate.stopReasons,
     );
   }
-  return { event: 'health gate passed', detail: `health gate passed after the apply (${gate.checks.length} checks)` };
+  const counted = joined.length > 0 ? `, counting ${joined.map((j) => j.address).join(', ')}` : '';
+  return { event: 'health gate passed', detail: `health gate passed after the apply (${gate.checks.length} checks${counted})` };
 }
 
 /** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */
@@ -257,8 +266,8 @@ export const terraformApplyPlaybook: Playbook = {
   runStep(ctx, op, step) {
     if (step.kind === 'snapshot') return snapshotStep(ctx, op);
     if (step.kind === 'tofu-apply') return applyPlan(ctx, op, step);
-    if (step.kind === 'node-join') return watchJoin(ctx, step);
-    return gateAfterApply(ctx);
+    if (step.kind === 'node-join') return watchJoin(ctx, op, step);
+    return gateAfterApply(ctx, op);
   },
   complete(ctx, op) {
     const production = ctx.deps.inventory.clusters.filter((c) => c.environment === 'production');

@@ -38,6 +38,8 @@ const FIXED_LABELS: Partial<Record<Step['kind'], string>> = {
   'k8s-verify': 'verify every node reports the target kubelet version, final health gate',
   'rollback-verify': 'wait for the node to come back Ready, verify the version it reports',
   'removal-verify': 'health gate of the cluster without the removed node',
+  'tofu-apply': '`tofu apply` of exactly the reviewed plan file',
+  'apply-gate': 'health gate after the apply, new nodes included',
 };
 
 export function stepLabel(step: Step): string {
@@ -49,6 +51,7 @@ export function stepLabel(step: Step): string {
   if (step.kind === 'rollback-node') return `talosctl rollback of ${nodeRef(step)}`;
   if (step.kind === 'reset-node') return `talosctl reset of ${nodeRef(step)}: drain, leave etcd, power off`;
   if (step.kind === 'delete-node') return `delete the Kubernetes Node ${step.nodeName ?? step.node ?? '?'}`;
+  if (step.kind === 'node-join') return `watch ${step.nodeName ?? '?'} join: Node Ready; a control plane a voting etcd member under one leader`;
   const role = step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker';
   const name = step.nodeName ? `${step.nodeName} ` : '';
   const host = step.host ? `, host ${step.host}` : '';

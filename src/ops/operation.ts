@@ -63,6 +63,8 @@ export const Step = z.object({
   detail: z.string().optional(),
   /** Version the node reported before the step. */
   fromVersion: z.string().optional(),
+  /** A node a Terraform apply added, once it joined: its address and role, for the gate that follows. */
+  joined: z.object({ address: z.string(), role: z.enum(['controlplane', 'worker']) }).optional(),
   /** An approver's explicit word to start this step outside the maintenance window. */
   windowOverride: z.object({ by: z.string(), at: z.string() }).optional(),
 });
