@@ -81,7 +81,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const notes: string[] = [];
   let images: InstallerImages | undefined;
   try {
-    images = await deriveInstallerImages(deps, cluster, talosctl, nodes, target, probe());
+    images = await deriveInstallerImages(session.outputs, cluster, talosctl, nodes, target, probe());
     refusals.push(...images.refusals);
   } catch (error) {
     refusals.push(`cannot derive the installer image: ${errorText(error)}`);
@@ -207,7 +207,7 @@ export const talosUpgradePlaybook: Playbook = {
   },
   async recheck(ctx, op, step) {
     if (step.image === undefined || step.node === undefined || step.issuedAt !== undefined) return [];
-    const images = await deriveInstallerImages(ctx.deps, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, probeSignal(ctx));
+    const images = await deriveInstallerImages(ctx.session.outputs, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, probeSignal(ctx));
     const expected = images.byNode.get(step.node)?.image;
     if (expected === undefined) return [`stored installer image ${step.image}`, ...images.refusals];
     return expected === step.image ? [] : [`stored installer image ${step.image}`, `the rules derive ${expected} for ${step.node} now; plan the upgrade again`];

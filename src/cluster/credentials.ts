@@ -2,8 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SecretScrubber } from '../log/secret-scrubber.ts';
-import type { Tofu } from './tofu.ts';
+import type { TerraformOutputs } from './terraform-outputs.ts';
 
 export interface ClusterCredentials {
   /** The private directory (0700) holding both files; removed when the work ends. */
@@ -15,11 +14,14 @@ export interface ClusterCredentials {
 }
 
 export interface CredentialDeps {
-  tofu: Tofu;
-  scrubber: SecretScrubber;
+  /** The cluster's Terraform outputs; reading them registers the credentials with the scrubber. */
+  outputs: TerraformOutputs;
   /** Parent directory; the OS temp dir when unset. */
   baseDir: string | undefined;
 }
+
+/** The name of every per-job credential directory starts with this; the start-up sweep looks for nothing else. */
+export const CREDENTIALS_DIR_PREFIX = 'talos-chatops-';
 
 /**
  * The runbook's operator access, done for the bot: fetch the talosconfig and kubeconfig
@@ -28,17 +30,11 @@ export interface CredentialDeps {
  */
 export async function withClusterCredentials<T>(
   deps: CredentialDeps,
-  terraformDir: string,
   signal: AbortSignal | undefined,
   work: (credentials: ClusterCredentials) => Promise<T>,
 ): Promise<T> {
-  const [talosconfig, kubeconfig] = await Promise.all([
-    deps.tofu.outputRaw(terraformDir, 'talosconfig', signal),
-    deps.tofu.outputRaw(terraformDir, 'talos_kubeconfig', signal),
-  ]);
-  deps.scrubber.add(talosconfig);
-  deps.scrubber.add(kubeconfig);
-  const dir = await mkdtemp(join(deps.baseDir ?? tmpdir(), 'talos-chatops-'));
+  const [talosconfig, kubeconfig] = await Promise.all([deps.outputs.required('talosconfig', signal), deps.outputs.required('kubeconfig', signal)]);
+  const dir = await mkdtemp(join(deps.baseDir ?? tmpdir(), CREDENTIALS_DIR_PREFIX));
   try {
     await chmod(dir, 0o700);
     const talosconfigPath = join(dir, 'talosconfig');
