@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makePrivateDir } from './private-dir.ts';
 import type { TerraformOutputs } from './terraform-outputs.ts';
 
 export interface ClusterCredentials {
@@ -20,9 +20,6 @@ export interface CredentialDeps {
   baseDir: string | undefined;
 }
 
-/** The name of every per-job credential directory starts with this; the start-up sweep looks for nothing else. */
-export const CREDENTIALS_DIR_PREFIX = 'talos-chatops-';
-
 /**
  * The runbook's operator access, done for the bot: fetch the talosconfig and kubeconfig
  * from `tofu output` into a private directory, use them, and remove them afterwards,
@@ -34,9 +31,8 @@ export async function withClusterCredentials<T>(
   work: (credentials: ClusterCredentials) => Promise<T>,
 ): Promise<T> {
   const [talosconfig, kubeconfig] = await Promise.all([deps.outputs.required('talosconfig', signal), deps.outputs.required('kubeconfig', signal)]);
-  const dir = await mkdtemp(join(deps.baseDir ?? tmpdir(), CREDENTIALS_DIR_PREFIX));
+  const dir = await makePrivateDir(deps.baseDir, 'talos-chatops-');
   try {
-    await chmod(dir, 0o700);
     const talosconfigPath = join(dir, 'talosconfig');
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(talosconfigPath, talosconfig, { mode: 0o600 });

@@ -1,7 +1,7 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorText } from '../chat/error-text.ts';
+import { makePrivateDir } from '../cluster/private-dir.ts';
 import type { Tofu } from '../cluster/tofu.ts';
 import { ExecError, type RunResult } from '../exec/process-runner.ts';
 import { sanitizeErrorText } from '../health/rules/probe-failure.ts';
@@ -74,9 +74,8 @@ export async function runReadOnlyPlan(tofu: Tofu, terraformDir: string, options:
   if (!validateRun.ok) return { fmt, validate, plan: { status: 'skipped', because: 'the configuration is not valid' } };
 
   // The plan file can hold sensitive values: a private directory, removed afterwards.
-  const dir = await mkdtemp(join(options.tempBase ?? tmpdir(), 'talos-chatops-plan-'));
+  const dir = await makePrivateDir(options.tempBase, 'talos-chatops-plan-');
   try {
-    await chmod(dir, 0o700);
     const planFile = join(dir, 'tfplan');
     const planRun = await attempt(() =>
       tofu.run(terraformDir, ['plan', '-detailed-exitcode', '-lock=false', '-input=false', '-no-color', `-out=${planFile}`], {

@@ -77,7 +77,7 @@ describe('withClusterCredentials', () => {
     expect(seen.talosconfig).toBe(TALOSCONFIG);
     expect(seen.kubeconfigFile).toBe(KUBECONFIG);
     expect(seen.credentials.kubeconfig).toBe(KUBECONFIG);
-    expect(seen.files).toEqual(['kubeconfig', 'talosconfig']);
+    expect(seen.files).toEqual(['.owner', 'kubeconfig', 'talosconfig']);
     expect(dirname(seen.credentials.dir)).toBe(baseDir);
   });
 
