@@ -38,6 +38,7 @@ export async function deriveInstallerImages(
   nodes: string[],
   target: string,
   signal?: AbortSignal,
+  registry?: string,
 ): Promise<InstallerImages> {
   const [schematicOutput, longhornOutput, running] = await Promise.all([
     outputs.required('schematicId', signal),
@@ -46,7 +47,7 @@ export async function deriveInstallerImages(
   ]);
   const schematic = schematicOutput.trim();
   const longhornName = outputs.name('longhornInstaller');
-  const image = installerImage({ platform: cluster.installerPlatform, schematic, version: target });
+  const image = installerImage({ platform: cluster.installerPlatform, schematic, version: target, registry });
   const longhorn =
     longhornOutput === undefined || longhornOutput.trim() === ''
       ? undefined

@@ -15,7 +15,7 @@ import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
 import { ExecError, type ProcessRunner, type RunResult } from '../../src/exec/process-runner.ts';
 import type { KubeApi } from '../../src/kube/kube-api.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
-import type { ImageFactory } from '../../src/talos/image-factory.ts';
+import { createImageFactory, type ImageFactory } from '../../src/talos/image-factory.ts';
 import { createTalosctl, type Talosctl } from '../../src/talos/talosctl.ts';
 import { buildCluster, findNode, kubeApiAvailability } from '../sim/cluster-model.ts';
 import { createCredentials } from '../sim/credentials.ts';
@@ -296,7 +296,11 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     },
     access,
     tofu,
-    factory: { versions: () => Promise.resolve([...state.factoryVersions]) },
+    factory: {
+      ...createImageFactory('https://factory.talos.dev', 1000),
+      versions: () => Promise.resolve([...state.factoryVersions]),
+      isoSha256: () => Promise.resolve({ ok: false, reason: 'the fake cluster serves no ISO' }),
+    },
     get calls() {
       return recorder.calls;
     },
