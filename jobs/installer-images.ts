@@ -1,11 +1,8 @@
-import { optionalOutputRaw } from '../src/cluster/tofu.ts';
+import type { TerraformOutputs } from '../src/cluster/terraform-outputs.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import { checkTerraformInstaller, installerImage, nodeInstallerClass, readFactoryInstaller, retagImage, type NodeClass } from '../src/rules/installer-image.ts';
 import { observeNodeImages, type NodeImage } from '../src/talos/observe.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
-import type { OpsJobDeps } from './job-context.ts';
-
-const LONGHORN_OUTPUT = 'talos_longhorn_installer_image';
 
 /** One node's installer image for a target, as the rules derive it now, and what decided it. */
 export interface NodeInstaller {
@@ -18,7 +15,7 @@ export interface NodeInstaller {
 }
 
 export interface InstallerImages {
-  /** The default schematic, `tofu output -raw talos_image_factory_schematic_id`. */
+  /** The default schematic, Terraform's `talos_image_factory_schematic_id` (or the inventory's rename). */
   schematic: string;
   byNode: Map<string, NodeInstaller>;
   /** Nodes whose image cannot be chosen safely, and why. */
@@ -35,25 +32,27 @@ export interface InstallerImages {
  * @throws {InstallerImageError} when Terraform's outputs cannot make an installer image
  */
 export async function deriveInstallerImages(
-  deps: Pick<OpsJobDeps, 'tofu'>,
+  outputs: TerraformOutputs,
   cluster: ClusterConfig,
   talosctl: Talosctl,
   nodes: string[],
   target: string,
   signal?: AbortSignal,
+  registry?: string,
 ): Promise<InstallerImages> {
   const [schematicOutput, longhornOutput, running] = await Promise.all([
-    deps.tofu.outputRaw(cluster.terraformDir, 'talos_image_factory_schematic_id', signal),
-    optionalOutputRaw(deps.tofu, cluster.terraformDir, LONGHORN_OUTPUT, signal),
+    outputs.required('schematicId', signal),
+    outputs.optional('longhornInstaller', signal),
     observeNodeImages(talosctl, nodes, signal),
   ]);
   const schematic = schematicOutput.trim();
-  const image = installerImage({ platform: cluster.installerPlatform, schematic, version: target });
+  const longhornName = outputs.name('longhornInstaller');
+  const image = installerImage({ platform: cluster.installerPlatform, schematic, version: target, registry });
   const longhorn =
     longhornOutput === undefined || longhornOutput.trim() === ''
       ? undefined
       : {
-          schematic: checkTerraformInstaller(longhornOutput, cluster.installerPlatform, LONGHORN_OUTPUT).schematic,
+          schematic: checkTerraformInstaller(longhornOutput, cluster.installerPlatform, longhornName).schematic,
           image: retagImage(longhornOutput.trim(), target),
         };
   const byNode = new Map<string, NodeInstaller>();
@@ -67,7 +66,7 @@ export async function deriveInstallerImages(
     const nodeClass = nodeInstallerClass({ listed: cluster.longhornNodes.includes(node), running: observed, longhornSchematic: longhorn?.schematic });
     if (nodeClass.class === 'longhorn' && longhorn === undefined) {
       refusals.push(
-        `${node} ${nodeClass.because}, so it is of the Longhorn node class, but Terraform outputs no ${LONGHORN_OUTPUT}: the default installer would drop its Longhorn extensions`,
+        `${node} ${nodeClass.because}, so it is of the Longhorn node class, but Terraform outputs no ${longhornName}: the default installer would drop its Longhorn extensions`,
       );
       continue;
     }

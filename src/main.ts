@@ -25,12 +25,14 @@ import { createRunLease } from './ops/run-lease.ts';
 import { createRunningGates } from './ops/running-gate.ts';
 import { createImageFactory } from './talos/image-factory.ts';
 import { createClusterAccess } from './cluster/cluster-session.ts';
+import { sweepPrivateDirs } from './cluster/private-dir.ts';
 import { createTofu } from './cluster/tofu.ts';
 import { createWorkingTreeReader } from './tofu/working-tree.ts';
 import { ConfigError } from './config/config-error.ts';
 import { loadConfig } from './config/env.ts';
 import { loadInventory } from './config/inventory.ts';
 import { inventoryWarnings } from './config/inventory-warnings.ts';
+import { probeRedisAccess, redisAccessRule } from './config/redis-password-check.ts';
 import { createProcessRunner } from './exec/process-runner.ts';
 import { opsRoutes, runProbes, type ReadinessProbe } from './http/ops-endpoints.ts';
 import { recordExecCall } from './metrics/exec-labels.ts';
@@ -39,9 +41,13 @@ import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from '
 import { createWorkers } from './queue/workers.ts';
 import { createShutdown } from './shutdown.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { redisPassword, secretEnvValues } from './log/process-secrets.ts';
 import { SecretScrubber } from './log/secret-scrubber.ts';
 import { OPS_QUEUE, READ_QUEUE } from './queue/job-schemas.ts';
 import { createTalosctlBinaries } from './talos/talosctl-binary.ts';
+
+/** How long start-up waits for Redis to answer the password check: it may be starting beside the bot. */
+const REDIS_PROBE_TIMEOUT_MS = 30_000;
 
 export interface RunningBot {
   logger: Logger;
@@ -63,10 +69,21 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   scrubber.add(config.slack.botToken);
   scrubber.add(config.slack.appToken);
   scrubber.add(config.slack.signingSecret);
+  scrubber.add(redisPassword(config.redisUrl));
+  for (const value of secretEnvValues(config.tofuEnv)) scrubber.add(value);
   const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, scrubber });
   for (const cluster of inventory.clusters) {
     for (const message of inventoryWarnings({ clusters: [cluster] })) logger.warn({ cluster: cluster.name }, message);
   }
+  const productionClusters = inventory.clusters.filter((c) => c.environment === 'production').map((c) => c.name);
+  if (productionClusters.length > 0) {
+    const access = await probeRedisAccess(config.redisUrl, REDIS_PROBE_TIMEOUT_MS);
+    const warning = redisAccessRule(access, { url: config.redisUrl, productionClusters, allowInsecure: config.allowInsecureRedis });
+    if (warning !== undefined) logger.warn({ clusters: productionClusters }, warning);
+  }
+  // A killed replica's credential and plan directories would otherwise stay on disk for good.
+  const swept = await sweepPrivateDirs(config.credentialsDir);
+  if (swept > 0) logger.info({ removed: swept }, 'private directories of an ended process removed');
 
   const redis = connectRedis(config.redisUrl);
   redis.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
@@ -91,7 +108,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   });
   const recordChange = recordOperationChange(metrics);
   let home: HomeTab | undefined;
-  const store = createOperationStore(redis, { onChange: (before, after) => (recordChange(before, after), home?.operationChanged(before, after)) });
+  const store = createOperationStore(redis, { onChange: (before, after) => (recordChange(before, after), home?.operationChanged(before, after)), scrub: (text) => scrubber.scrub(text) });
   const dedupe = createDeliveryDedupe(redis);
   const now = (): Date => new Date();
 
@@ -146,6 +163,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     readConcurrency: config.readConcurrency,
     isCheckpoint: (error) => error instanceof DrainCheckpoint,
     logger,
+    scrub: (text) => scrubber.scrub(text),
   });
   // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
   const onCancelled = async (cancelled: Operation): Promise<void> => {

@@ -1,6 +1,5 @@
 import { errorText } from '../../src/chat/error-text.ts';
 import { approvalRequestMessage } from '../../src/chat/approval-messages.ts';
-import { terraformFollowUp } from '../../src/chat/follow-ups.ts';
 import { stepLabel } from '../../src/chat/operation-root.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
@@ -21,6 +20,7 @@ import { talosctlClientCheck, talosctlFor } from '../talosctl-client.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
+import { talosUpgradeFollowUp } from '../talos-follow-up.ts';
 import { heldByRefusal } from '../engine/held-by.ts';
 
 /** A request for the version the cluster already runs: a rolling re-install with the images Terraform declares now. */
@@ -81,7 +81,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const notes: string[] = [];
   let images: InstallerImages | undefined;
   try {
-    images = await deriveInstallerImages(deps, cluster, talosctl, nodes, target, probe());
+    images = await deriveInstallerImages(session.outputs, cluster, talosctl, nodes, target, probe(), deps.factory.registry);
     refusals.push(...images.refusals);
   } catch (error) {
     refusals.push(`cannot derive the installer image: ${errorText(error)}`);
@@ -207,7 +207,7 @@ export const talosUpgradePlaybook: Playbook = {
   },
   async recheck(ctx, op, step) {
     if (step.image === undefined || step.node === undefined || step.issuedAt !== undefined) return [];
-    const images = await deriveInstallerImages(ctx.deps, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, probeSignal(ctx));
+    const images = await deriveInstallerImages(ctx.session.outputs, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, probeSignal(ctx), ctx.deps.factory.registry);
     const expected = images.byNode.get(step.node)?.image;
     if (expected === undefined) return [`stored installer image ${step.image}`, ...images.refusals];
     return expected === step.image ? [] : [`stored installer image ${step.image}`, `the rules derive ${expected} for ${step.node} now; plan the upgrade again`];
@@ -217,11 +217,10 @@ export const talosUpgradePlaybook: Playbook = {
     if (step.kind === 'verify') return verify(ctx, op);
     return nodeStep(ctx, op, step);
   },
-  complete: (ctx, op) =>
-    Promise.resolve({
-      validation: op.steps.find((s) => s.kind === 'verify')?.detail ?? 'verified',
-      followUp: terraformFollowUp(op, op.target.schematic ?? '<schematic>', ctx.cluster.installerPlatform),
-    }),
+  complete: async (ctx, op) => ({
+    validation: op.steps.find((s) => s.kind === 'verify')?.detail ?? 'verified',
+    followUp: await talosUpgradeFollowUp(ctx, op),
+  }),
   // A node step is never blindly run again: the node may be half-way, and a rollback is the way back.
   retryFrom: () => undefined,
   offersRollback: (step) => step.kind === 'upgrade-control-plane' || step.kind === 'upgrade-worker',

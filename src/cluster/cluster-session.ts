@@ -5,12 +5,15 @@ import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import { createTalosctl, type Talosctl } from '../talos/talosctl.ts';
 import type { TalosctlBinaries } from '../talos/talosctl-binary.ts';
 import { withClusterCredentials, type ClusterCredentials } from './credentials.ts';
+import { terraformOutputs, type TerraformOutputs } from './terraform-outputs.ts';
 import type { Tofu } from './tofu.ts';
 
 /** Everything a job needs to reach one cluster, alive only while the job runs. */
 export interface ClusterSession {
   cluster: ClusterConfig;
   credentials: ClusterCredentials;
+  /** The cluster's Terraform outputs, read once for the whole job (`tofu output -json`). */
+  outputs: TerraformOutputs;
   kube: KubeApi;
   /** talosctl matching `runningVersion` (when `TALOSCTL_BIN` is a directory of versioned binaries); `closest` accepts the same minor. */
   talosctl(runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl>;
@@ -34,9 +37,9 @@ export interface ClusterAccessDeps {
 export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
   return {
     withSession(cluster, signal, work) {
+      const outputs = terraformOutputs({ tofu: deps.tofu, scrubber: deps.scrubber }, cluster);
       return withClusterCredentials(
-        { tofu: deps.tofu, scrubber: deps.scrubber, baseDir: deps.credentialsDir },
-        cluster.terraformDir,
+        { outputs, baseDir: deps.credentialsDir },
         signal,
         async (credentials) => {
           const kube = createKubeApi(credentials.kubeconfig);
@@ -51,7 +54,7 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
               timeoutMs: deps.talosctlTimeoutMs,
             });
           };
-          return work({ cluster, credentials, kube, talosctl });
+          return work({ cluster, credentials, outputs, kube, talosctl });
         },
       );
     },

@@ -1,9 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SecretScrubber } from '../log/secret-scrubber.ts';
-import type { Tofu } from './tofu.ts';
+import { makePrivateDir } from './private-dir.ts';
+import type { TerraformOutputs } from './terraform-outputs.ts';
 
 export interface ClusterCredentials {
   /** The private directory (0700) holding both files; removed when the work ends. */
@@ -15,8 +14,8 @@ export interface ClusterCredentials {
 }
 
 export interface CredentialDeps {
-  tofu: Tofu;
-  scrubber: SecretScrubber;
+  /** The cluster's Terraform outputs; reading them registers the credentials with the scrubber. */
+  outputs: TerraformOutputs;
   /** Parent directory; the OS temp dir when unset. */
   baseDir: string | undefined;
 }
@@ -28,19 +27,12 @@ export interface CredentialDeps {
  */
 export async function withClusterCredentials<T>(
   deps: CredentialDeps,
-  terraformDir: string,
   signal: AbortSignal | undefined,
   work: (credentials: ClusterCredentials) => Promise<T>,
 ): Promise<T> {
-  const [talosconfig, kubeconfig] = await Promise.all([
-    deps.tofu.outputRaw(terraformDir, 'talosconfig', signal),
-    deps.tofu.outputRaw(terraformDir, 'talos_kubeconfig', signal),
-  ]);
-  deps.scrubber.add(talosconfig);
-  deps.scrubber.add(kubeconfig);
-  const dir = await mkdtemp(join(deps.baseDir ?? tmpdir(), 'talos-chatops-'));
+  const [talosconfig, kubeconfig] = await Promise.all([deps.outputs.required('talosconfig', signal), deps.outputs.required('kubeconfig', signal)]);
+  const dir = await makePrivateDir(deps.baseDir, 'talos-chatops-');
   try {
-    await chmod(dir, 0o700);
     const talosconfigPath = join(dir, 'talosconfig');
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(talosconfigPath, talosconfig, { mode: 0o600 });

@@ -16,7 +16,14 @@ export interface Tofu {
   run(
     terraformDir: string,
     args: string[],
-    options?: { signal?: AbortSignal; okExitCodes?: number[]; timeoutMs?: number; onStdoutLine?: (line: string) => void; onStderrLine?: (line: string) => void },
+    options?: {
+      signal?: AbortSignal;
+      okExitCodes?: number[];
+      timeoutMs?: number;
+      secretOutput?: boolean;
+      onStdoutLine?: (line: string) => void;
+      onStderrLine?: (line: string) => void;
+    },
   ): Promise<RunResult>;
 }
 
@@ -30,24 +37,13 @@ export function createTofu(options: TofuOptions): Tofu {
       okExitCodes: runOptions.okExitCodes,
       onStdoutLine: runOptions.onStdoutLine,
       onStderrLine: runOptions.onStderrLine,
+      secretOutput: runOptions.secretOutput,
     });
   return {
     run,
     async outputRaw(terraformDir, name, signal) {
-      const result = await run(terraformDir, ['output', '-raw', name], { signal });
+      const result = await run(terraformDir, ['output', '-raw', name], { signal, secretOutput: true });
       return result.stdout;
     },
   };
-}
-
-/**
- * `tofu output -raw <name>` for an output a configuration may not declare (the Longhorn node
- * class's installer): undefined when tofu says the output is not found; any other failure throws.
- */
-export async function optionalOutputRaw(tofu: Tofu, terraformDir: string, name: string, signal?: AbortSignal): Promise<string | undefined> {
-  const result = await tofu.run(terraformDir, ['output', '-raw', name], { signal, okExitCodes: [0, 1] });
-  if (result.exitCode === 0) return result.stdout;
-  if (result.stderr.includes(`Output "${name}" not found`)) return undefined;
-  const detail = result.stderr.replace(/[│╷╵]/g, ' ').replace(/\s+/g, ' ').trim();
-  throw new Error(`tofu output -raw ${name} exited with ${result.exitCode}${detail ? `: ${detail}` : ''}`);
 }

@@ -16,6 +16,7 @@ const EnvSchema = z
     SLACK_API_URL: optionalString.pipe(z.url().optional()),
     SLACK_TIMEOUT_SECONDS: optionalString.default('15').pipe(z.coerce.number<string>().positive()),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
+    ALLOW_INSECURE_REDIS: optionalString.pipe(z.enum(['true', 'false']).optional()),
     CLUSTERS_FILE: z.string().min(1, 'must name the cluster inventory YAML file'),
     TALOSCTL_BIN: optionalString.default('talosctl'),
     TOFU_BIN: optionalString.default('tofu'),
@@ -78,6 +79,8 @@ export interface Config {
     timeoutMs: number;
   };
   redisUrl: string;
+  /** `ALLOW_INSECURE_REDIS=true`: accept a Redis that needs no password although the inventory has production clusters (warned at every start). */
+  allowInsecureRedis: boolean;
   clustersFile: string;
   talosctlBin: string;
   tofuBin: string;
@@ -147,6 +150,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: e.SLACK_TIMEOUT_SECONDS * 1000,
     },
     redisUrl: e.REDIS_URL,
+    allowInsecureRedis: e.ALLOW_INSECURE_REDIS === 'true',
     clustersFile: e.CLUSTERS_FILE,
     talosctlBin: e.TALOSCTL_BIN,
     tofuBin: e.TOFU_BIN,

@@ -25,6 +25,20 @@ const MaintenanceWindow = z.strictObject({
   timeZone: z.string().min(1),
 });
 
+/** A Terraform output name as the configuration declares it. */
+const OutputName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'must be a Terraform output name such as talosconfig');
+
+/**
+ * The names of the Terraform outputs the bot reads, when this cluster's configuration calls them
+ * otherwise; each defaults to the name in `DEFAULT_OUTPUT_NAMES` (src/cluster/terraform-outputs.ts).
+ */
+const TerraformOutputNames = z.strictObject({
+  talosconfig: OutputName.optional(),
+  kubeconfig: OutputName.optional(),
+  schematicId: OutputName.optional(),
+  longhornInstaller: OutputName.optional(),
+});
+
 const ClusterSchema = z
   .strictObject({
     environment: z.enum(['staging', 'production']),
@@ -62,6 +76,7 @@ const ClusterSchema = z
     maintenanceWindows: z.array(MaintenanceWindow).default([]),
     /** Allow production operations outside the declared windows. */
     allowOutsideWindows: z.boolean().default(false),
+    terraformOutputs: TerraformOutputNames.optional(),
   })
   .check((ctx) => {
     const all = [...ctx.value.controlPlanes, ...ctx.value.workers];

@@ -14,6 +14,13 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Exit codes that count as success; `[0]` by default (`tofu plan -detailed-exitcode` adds 2). */
   okExitCodes?: number[];
+  /**
+   * stdout is the secret itself (`tofu output`): it is returned as printed, and must be registered
+   * with the scrubber by the caller. Otherwise stdout, like stderr, is scrubbed before anything
+   * (a parser, a truncation, a Slack message) sees it. Default false.
+   */
+  secretOutput?: boolean;
+  /** Streamed lines are scrubbed first, like the buffered output. */
   onStdoutLine?: (line: string) => void;
   onStderrLine?: (line: string) => void;
 }
@@ -27,7 +34,7 @@ export interface RunResult {
   durationMs: number;
 }
 
-export type ExecErrorCode = 'exec-failed' | 'exec-timeout' | 'exec-cancelled' | 'exec-not-found' | 'exec-invalid-argument';
+export type ExecErrorCode = 'exec-failed' | 'exec-timeout' | 'exec-cancelled' | 'exec-not-found' | 'exec-invalid-argument' | 'exec-output-too-large';
 
 /** A child process that failed; its message and `stderr` are already free of known secrets. */
 export class ExecError extends OpsError {
@@ -55,7 +62,15 @@ export interface ProcessRunnerOptions {
   scrubber: SecretScrubber;
   /** Called after every child process, for metrics. */
   onCall?: (call: CallRecord) => void;
+  /**
+   * Most characters a child may print on stdout, and separately on stderr, before it is killed
+   * (default {@link DEFAULT_MAX_OUTPUT}, 16 MiB): a runaway tool cannot fill the bot's memory.
+   */
+  maxOutputChars?: number;
 }
+
+/** 16 Mi characters: far above a `tofu plan` of a large estate or a verbose `talosctl` call. */
+export const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
 
 /** Arguments come from operators through Slack: refuse anything a shell or a flag parser could misread. */
 function assertPlainArgument(arg: string): void {
@@ -72,6 +87,7 @@ function lastLines(text: string, count: number): string {
 /** The only place that starts child processes: argv arrays, no shell, explicit env, timeout, cancellation. */
 export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunner {
   const { scrubber } = options;
+  const maxOutput = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT;
   return {
     async run(file, args, runOptions) {
       for (const arg of args) assertPlainArgument(arg);
@@ -92,16 +108,17 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
         reject: false,
         stdin: 'ignore',
         encoding: 'utf8',
+        maxBuffer: maxOutput,
       });
       const { onStdoutLine, onStderrLine } = runOptions;
-      if (onStdoutLine && subprocess.stdout) createInterface({ input: subprocess.stdout }).on('line', onStdoutLine);
-      if (onStderrLine && subprocess.stderr) createInterface({ input: subprocess.stderr }).on('line', onStderrLine);
+      if (onStdoutLine && subprocess.stdout) createInterface({ input: subprocess.stdout }).on('line', (line) => onStdoutLine(scrubber.scrub(line)));
+      if (onStderrLine && subprocess.stderr) createInterface({ input: subprocess.stderr }).on('line', (line) => onStderrLine(scrubber.scrub(line)));
       const outcome = await waitOn(async () => subprocess);
       const durationMs = performance.now() - started;
       const result: RunResult = {
         command,
-        // stdout is data (it can be the credentials themselves, from `tofu output`); it is scrubbed where it leaves the process.
-        stdout: String(outcome.stdout ?? ''),
+        // Scrubbed here, before any parser or truncation cuts a secret into pieces; `tofu output` is the secret itself.
+        stdout: runOptions.secretOutput === true ? String(outcome.stdout ?? '') : scrubber.scrub(String(outcome.stdout ?? '')),
         stderr: scrubber.scrub(String(outcome.stderr ?? '')),
         exitCode: outcome.exitCode ?? -1,
         durationMs,
@@ -114,6 +131,12 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
       let error: ExecError | undefined;
       if ((outcome as { code?: string }).code === 'ENOENT') {
         error = new ExecError('exec-not-found', `${name} was not found; set its path in the environment (TALOSCTL_BIN or TOFU_BIN)`, result);
+      } else if (outcome.isMaxBuffer) {
+        error = new ExecError(
+          'exec-output-too-large',
+          `${what} printed more than ${maxOutput} characters on one stream and was stopped: narrow what it is asked for, or look for a tool writing in a loop`,
+          result,
+        );
       } else if (outcome.isCanceled) {
         error = new ExecError('exec-cancelled', `${what} was cancelled`, result);
       } else if (outcome.timedOut) {

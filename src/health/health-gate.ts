@@ -105,17 +105,24 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
       id: 'etcd-service',
       title: `talosctl service etcd (${controlPlanes.join(', ')})`,
       async run(signal) {
-        // One call per control plane, as the runbook writes it, so one unreachable node cannot hide the others.
-        const results = await Promise.all(
-          controlPlanes.map((node) => talosctl.run(['service', 'etcd'], [node], { signal, okExitCodes: [0, 1] })),
-        );
-        const infos = results.flatMap((r, i) =>
-          parseServiceInfo(r.stdout).map((info) => ({ ...info, node: info.node ?? controlPlanes[i] })),
-        );
+        // One call for every control plane: each reply names its node, and an unreachable node is an error of its own.
+        const merged = await talosctl.run(['service', 'etcd'], controlPlanes, { signal, okExitCodes: [0, 1] });
+        const mergedInfos = parseServiceInfo(merged.stdout);
+        const attributed = controlPlanes.length === 1 || mergedInfos.every((info) => info.node !== undefined);
+        // Without NODE lines (a talosctl ≤1.13 talking to the node it uses as endpoint) the replies
+        // cannot be told apart: one call per control plane, as the runbook writes it.
+        const results = attributed
+          ? [merged]
+          : await Promise.all(controlPlanes.map((node) => talosctl.run(['service', 'etcd'], [node], { signal, okExitCodes: [0, 1] })));
+        const nodesOf = (i: number): string[] => (attributed ? controlPlanes : [controlPlanes[i]!]);
+        const infos = results.flatMap((r, i) => parseServiceInfo(r.stdout).map((info) => ({ ...info, node: info.node ?? (nodesOf(i).length === 1 ? nodesOf(i)[0] : undefined) })));
         const check = evaluateEtcdService(infos, controlPlanes);
-        const errors = results.flatMap((r, i) =>
-          r.exitCode === 0 ? [] : [`${controlPlanes[i]!}: ${r.stderr.trim().split('\n').pop() ?? 'failed'}`],
-        );
+        const errors = results.flatMap((r, i) => {
+          if (r.exitCode === 0 && r.stderr.trim() === '') return [];
+          const byNode = parseNodeErrors(r.stderr).map((e) => `${e.node}: ${e.message}`);
+          if (byNode.length > 0) return byNode;
+          return r.exitCode === 0 ? [] : nodesOf(i).map((node) => `${node}: ${r.stderr.trim().split('\n').pop() ?? 'failed'}`);
+        });
         return errors.length === 0 ? check : { ...check, evidence: [...check.evidence, ...errors] };
       },
     },

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { scrubValues } from '../log/secret-scrubber.ts';
 import { Operation } from './operation.ts';
 
 export interface OperationStore {
@@ -32,9 +33,12 @@ return 1`;
 export interface OperationStoreOptions {
   /** Called after every `update` this process won, with the value before and after: where metrics see operations and steps end. */
   onChange?: (before: Operation, after: Operation) => void;
+  /** Blanks secrets out of every text of an operation before it is written (its audit, step details, stop reasons quote tool output). */
+  scrub?: (text: string) => string;
 }
 
 export function createOperationStore(redis: Redis, options: OperationStoreOptions = {}): OperationStore {
+  const clean = (op: Operation): Operation => (options.scrub ? scrubValues(op, options.scrub) : op);
   const get = async (id: string): Promise<Operation | undefined> => {
     const raw = await redis.get(key(id));
     return raw === null ? undefined : Operation.parse(JSON.parse(raw));
@@ -49,7 +53,7 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
       const score = Date.parse(op.createdAt);
       await redis
         .multi()
-        .set(key(op.id), JSON.stringify(Operation.parse(op)), 'NX')
+        .set(key(op.id), JSON.stringify(clean(Operation.parse(op))), 'NX')
         .zadd(byCluster(op.cluster), score, op.id)
         .zadd(ALL, score, op.id)
         .exec();
@@ -76,7 +80,7 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
         const next = mutate(structuredClone(current));
         if (next === undefined) return { op: current, changed: false };
         const writeId = randomUUID();
-        const written = Operation.parse({ ...next, revision: current.revision + 1, writes: [...(current.writes ?? []), writeId].slice(-RECENT_WRITES) });
+        const written = clean(Operation.parse({ ...next, revision: current.revision + 1, writes: [...(current.writes ?? []), writeId].slice(-RECENT_WRITES) }));
         const result = await redis.eval(COMPARE_AND_SET, 1, key(id), String(current.revision), JSON.stringify(written));
         if (result === 1) {
           notify(current, written);

@@ -1,6 +1,7 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log/logger.ts';
+import { scrubError } from '../log/secret-scrubber.ts';
 import { ActiveJobs } from './close-workers.ts';
 import { OPS_QUEUE, READ_QUEUE } from './job-schemas.ts';
 
@@ -17,6 +18,8 @@ export interface WorkerOptions {
   /** Whether a processor's error is a drain checkpoint: the job goes back to the queue, not to failed. */
   isCheckpoint: (error: unknown) => boolean;
   logger: Logger;
+  /** Blanks secrets out of a failed job's error before BullMQ stores its message and stack in Redis. */
+  scrub?: (text: string) => string;
 }
 
 export interface Workers {
@@ -27,11 +30,15 @@ export interface Workers {
   run(): void;
 }
 
-function dispatch(table: Readonly<Record<string, JobProcessor>>) {
-  return (job: Job, signal?: AbortSignal): Promise<unknown> => {
+function dispatch(table: Readonly<Record<string, JobProcessor>>, scrub: (text: string) => string) {
+  return async (job: Job, signal?: AbortSignal): Promise<unknown> => {
     const run = table[job.name];
     if (!run) throw new Error(`unknown job ${job.name}`);
-    return run(job, signal);
+    try {
+      return await run(job, signal);
+    } catch (error) {
+      throw scrubError(error, scrub);
+    }
   };
 }
 
@@ -41,8 +48,9 @@ export function createWorkers(options: WorkerOptions): Workers {
   // A crashed replica's job is picked up by another once its lock lapses; resumes are many, so stalls never fail a job.
   const common = { connection, autorun: false, lockDuration: jobLockMs, stalledInterval: jobLockMs, maxStalledCount: 1000 };
   const active = new ActiveJobs();
-  const read = dispatch(options.read);
-  const ops = dispatch(options.ops);
+  const scrub = options.scrub ?? ((text: string): string => text);
+  const read = dispatch(options.read, scrub);
+  const ops = dispatch(options.ops, scrub);
   const readWorker = new Worker(READ_QUEUE, active.wrap(async (job, _token, signal) => read(job, signal)), { ...common, concurrency: options.readConcurrency });
   const opsWorker = new Worker(
     OPS_QUEUE,

@@ -1,6 +1,6 @@
 import semver from 'semver';
 
-/** The Image Factory host that serves installer images. */
+/** The public Image Factory's registry host; a self-hosted factory serves its own (see `installerRegistry`). */
 export const FACTORY_REGISTRY = 'factory.talos.dev';
 
 /** The platform-specific installer (`<platform>-installer`) exists from Talos 1.10 on. */
@@ -24,6 +24,8 @@ export interface InstallerImageInput {
   schematic: string;
   /** Target Talos version, `vX.Y.Z`. */
   version: string;
+  /** The Image Factory registry host; default {@link FACTORY_REGISTRY}. */
+  registry?: string;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface InstallerImageInput {
  * @throws {InstallerImageError} for a missing or generic platform, a malformed schematic or
  *   version, or a version older than the platform installers
  */
-export function installerImage({ platform, schematic, version }: InstallerImageInput): string {
+export function installerImage({ platform, schematic, version, registry = FACTORY_REGISTRY }: InstallerImageInput): string {
   if (platform === '' || platform === 'installer') {
     throw new InstallerImageError(
       'the installer platform is required (e.g. nocloud): the generic installer can rename eth0 and cut the node off the network',
@@ -53,7 +55,7 @@ export function installerImage({ platform, schematic, version }: InstallerImageI
   if (semver.lt(version.slice(1), PLATFORM_INSTALLER_SINCE)) {
     throw new InstallerImageError(`${platform}-installer images exist from Talos v${PLATFORM_INSTALLER_SINCE}; ${version} is older`);
   }
-  return `${FACTORY_REGISTRY}/${platform}-installer/${schematic}:${version}`;
+  return `${registry}/${platform}-installer/${schematic}:${version}`;
 }
 
 /**
@@ -88,9 +90,10 @@ export interface FactoryInstaller {
   version: string | undefined;
 }
 
-const FACTORY_INSTALLER = /^factory\.talos\.dev\/(?:([a-z0-9]+(?:-[a-z0-9]+)*)-)?installer(-secureboot)?\/([0-9a-f]{64})(?::([^:/@\s]+))?$/;
+/** Any registry host (factory.talos.dev, or a self-hosted Image Factory such as `factory.example.org:5000`). */
+const FACTORY_INSTALLER = /^[a-z0-9.-]+(?::[0-9]+)?\/(?:([a-z0-9]+(?:-[a-z0-9]+)*)-)?installer(-secureboot)?\/([0-9a-f]{64})(?::([^:/@\s]+))?$/;
 
-/** Reads `factory.talos.dev/[<platform>-]installer[-secureboot]/<schematic>[:<tag>]`; undefined for any other reference. */
+/** Reads `<factory host>/[<platform>-]installer[-secureboot]/<schematic>[:<tag>]`; undefined for any other reference. */
 export function readFactoryInstaller(image: string): FactoryInstaller | undefined {
   const match = FACTORY_INSTALLER.exec(image.trim());
   if (match === null) return undefined;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorText } from '../chat/error-text.ts';
+import { makePrivateDir } from '../cluster/private-dir.ts';
 import type { Tofu } from '../cluster/tofu.ts';
 import { ExecError, type RunResult } from '../exec/process-runner.ts';
 import { sanitizeErrorText } from '../health/rules/probe-failure.ts';
@@ -92,7 +92,7 @@ export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOpt
   if (!validateRun.ok) return { fmt, validate, plan: { status: 'skipped', because: 'the configuration is not valid' } };
 
   // The plan file can hold sensitive values: a private directory, removed afterwards unless kept for apply.
-  const dir = options.saveTo ?? (await mkdtemp(join(options.tempBase ?? tmpdir(), 'talos-chatops-plan-')));
+  const dir = options.saveTo ?? (await makePrivateDir(options.tempBase, 'talos-chatops-plan-'));
   let kept = false;
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });

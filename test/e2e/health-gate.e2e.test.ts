@@ -103,8 +103,9 @@ describe('/talos health on the healthy production cluster', () => {
     const calls = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
     const etcdStatus = calls.find((c) => c.argv.includes('status'));
     expect(etcdStatus?.argv).toEqual(expect.arrayContaining(['--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
+    // One call asks every control plane for its etcd service; each reply names its node.
     const services = calls.filter((c) => c.argv[0] === 'service').map((c) => c.argv[c.argv.indexOf('--nodes') + 1]);
-    expect(services.sort((a, b) => (a ?? '').localeCompare(b ?? ''))).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    expect(services).toEqual(['10.0.30.11,10.0.30.12,10.0.30.13']);
     expect(calls.every((c) => c.argv.includes('--nodes') && c.argv.includes('--talosconfig'))).toBe(true);
     expect(calls.every((c) => !c.argv.join(' ').includes('10.0.30.10'))).toBe(true);
   });
@@ -147,6 +148,10 @@ describe('/talos health stops and names the cause', () => {
     expect(run.root.text).toContain('failed');
     expect(reply(run, 'talosctl version').text).toMatch(/^❌.*10\.0\.30\.12/);
     expect(reply(run, 'Kubernetes nodes').text).toMatch(/^❌/);
+    // The merged etcd service call still gives the unreachable node its own evidence, and the others theirs.
+    const etcd = replyText(reply(run, 'service etcd'));
+    expect(etcd).toMatch(/10\.0\.30\.12: .*(rpc error|connection|unreachable|refused)/i);
+    expect(etcd).toContain('10.0.30.11');
   });
 
   it('fails on a stalled Kustomization and shows its message', async () => {

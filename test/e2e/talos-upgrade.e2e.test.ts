@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { assetChunks } from '../sim/image-factory.ts';
 import { schematicId } from '../sim/schematics.ts';
 import { approve, approveUntilDone, auditLines, clickStart, opLink, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
 
@@ -19,6 +21,13 @@ afterEach(async () => {
 
 function upgradeCalls(since: number) {
   return h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade');
+}
+
+/** The sha256 of the ISO the simulated Image Factory serves, computed here from its bytes. */
+function isoSha256(schematic: string, version: string, asset: string): string {
+  const hash = createHash('sha256');
+  for (const chunk of assetChunks(schematic, version, asset)) hash.update(chunk);
+  return hash.digest('hex');
 }
 
 function flag(argv: string[], name: string): string | undefined {
@@ -65,6 +74,12 @@ describe('Talos upgrade of production (three control planes)', () => {
     expect(h.slack.message(CHANNELS.production, approvals[1]!.ts)!.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
     expect(thread.some((m) => m.text.includes('etcd snapshot taken'))).toBe(true);
     expect(thread.some((m) => m.text.includes(`talos_version = "${TARGET}"`))).toBe(true);
+    // The follow-up's ISO comes from IMAGE_FACTORY_URL, for the nodes' architecture, with the sha256 of the bytes served.
+    const schematic = h.sim.cluster('production').terraform.defaultSchematic;
+    const followUp = thread.find((m) => m.text.includes('Terraform follow-up'))?.text ?? '';
+    expect(followUp).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-amd64.iso`);
+    expect(followUp).toContain(`sha256 \`${isoSha256(schematic, TARGET, 'nocloud-amd64.iso')}\` (${64 * 64 * 1024} bytes`);
+    expect(followUp).toContain('`isos:iso/talos-nocloud-amd64.iso`');
     const snapshots = readdirSync(h.sim.cluster('production').snapshotDir);
     expect(snapshots.some((f) => /^production-\d{8}T\d{6}Z-rev\d+\.db$/.test(f))).toBe(true);
     expect(snapshots.some((f) => f.endsWith('.part'))).toBe(false);
@@ -77,6 +92,8 @@ describe('Talos upgrade of production (three control planes)', () => {
 
 describe('Talos upgrade of staging (one control plane, one worker)', () => {
   it('upgrades the worker first without approval, then asks before the control plane', async () => {
+    // These nodes are arm64 machines: the follow-up's ISO is theirs.
+    for (const node of h.sim.cluster('staging').nodes) node.arch = 'arm64';
     const since = h.sim.calls.length;
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
@@ -92,6 +109,28 @@ describe('Talos upgrade of staging (one control plane, one worker)', () => {
       ['10.0.20.205', `factory.talos.dev/nocloud-installer/${schematic}:${TARGET}`],
       ['10.0.20.204', `factory.talos.dev/nocloud-installer/${schematic}:${TARGET}`],
     ]);
+    const followUp = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => m.text.includes('Terraform follow-up')));
+    expect(followUp?.text).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-arm64.iso`);
+    expect(followUp?.text).toContain(`sha256 \`${isoSha256(schematic, TARGET, 'nocloud-arm64.iso')}\``);
+  });
+
+  it('says why the checksum is missing when Image Factory does not serve the ISO, and completes all the same', async () => {
+    // Arrange
+    const schematic = h.sim.cluster('staging').terraform.defaultSchematic;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await approve(h, await waitForApprovalRequest(h, plan, CHANNELS.staging), USERS.carol, CHANNELS.staging);
+
+    // Act: once the last node has pulled its installer, the factory forgets the schematic (a 404 for its ISO)
+    await h.slack.waitFor(() => (h.sim.upgradeCount('staging', '10.0.20.204') === 1 ? true : undefined));
+    delete h.sim.state.schematics[schematic];
+    const done = await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging);
+
+    // Assert
+    expect(done.text).toContain('completed');
+    const followUp = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => m.text.includes('Terraform follow-up')));
+    expect(followUp?.text).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-amd64.iso`);
+    expect(followUp?.text).toContain('the checksum could not be computed (Image Factory answered 404 Not Found): compute it from the download yourself');
   });
 });
 

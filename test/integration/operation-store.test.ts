@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
+import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
 import { resendingOnce } from '../support/resending-redis.ts';
 
@@ -233,5 +234,25 @@ describe('operation store on a real Redis', () => {
       ['op-stag0001', 'staging'],
       ['op-prod0001', 'production'],
     ]);
+  });
+});
+
+describe('operation store: secrets', () => {
+  it('blanks a registered secret out of every text of an operation before it reaches Redis', async () => {
+    // Arrange
+    const canary = 'storeCanary-7f3a9c2e1b0d4f6a8e5c3b1d9f7a2e4c';
+    const scrubber = new SecretScrubber();
+    scrubber.add(canary);
+    const client = redis.client();
+    const store = createOperationStore(client, { scrub: (text) => scrubber.scrub(text) });
+    await store.create(operation({ notes: [`talosctl said: key ${canary}`] }));
+
+    // Act: a step's failure quotes a tool that printed a fragment of the secret
+    await store.update('op-1a2b3c4d5e', (op) => ({ ...op, refusals: [`stderr: …${canary.slice(10)}`] }));
+    const raw = await client.get('talos:op:op-1a2b3c4d5e');
+
+    // Assert
+    expect(raw).not.toContain(canary.slice(10, 26));
+    expect(await store.get('op-1a2b3c4d5e')).toMatchObject({ notes: ['talosctl said: key [REDACTED]'], refusals: ['stderr: …[REDACTED]'] });
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createProcessRunner, ExecError, type CallRecord } from '../../src/exec/process-runner.ts';
+import { secretEnvValues } from '../../src/log/process-secrets.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 
 /**
@@ -303,5 +304,61 @@ describe('createProcessRunner: streaming and metrics', () => {
 
     // Assert
     expect(calls.map((c) => c.outcome)).toEqual(['exec-timeout']);
+  });
+});
+
+describe('process runner: secrets and bounds', () => {
+  it('scrubs stdout before anyone parses or truncates it, and the streamed lines too', async () => {
+    // Arrange
+    const { runner } = runnerWithCalls();
+    const lines: string[] = [];
+
+    // Act
+    const result = await runner.run(SH, ['-c', `echo "token ${CANARY} end"`], { timeoutMs: 10_000, onStdoutLine: (line) => lines.push(line) });
+    const cut = result.stdout.slice(0, 'token '.length + 20);
+
+    // Assert: the cut falls where the secret was, and no part of it is there to cut
+    expect(result.stdout).toBe('token [REDACTED] end\n'.trimEnd());
+    expect(cut).not.toContain(CANARY.slice(0, 16));
+    expect(lines).toEqual(['token [REDACTED] end']);
+  });
+
+  it("gives a tool's stdout as printed when it is the secret itself (tofu output)", async () => {
+    // Arrange
+    const { runner } = runnerWithCalls();
+
+    // Act
+    const result = await runner.run(SH, ['-c', `printf %s "${CANARY}"`], { timeoutMs: 10_000, secretOutput: true });
+
+    // Assert
+    expect(result.stdout).toBe(CANARY);
+  });
+
+  it("blanks the secrets of tofu's environment wherever the child prints them", async () => {
+    // Arrange: the bot registers the secret variables of tofu's environment at start
+    const scrubber = new SecretScrubber();
+    const tofuEnv = { TF_VAR_proxmox_api_token: 'root@pam!bot=8c1f2d3e-canary-4a5b-9c8d-7e6f5a4b3c2d', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYcanaryKEY', AWS_REGION: 'eu-central-1' };
+    for (const value of secretEnvValues(tofuEnv)) scrubber.add(value);
+    const runner = createProcessRunner({ scrubber });
+    const script = 'echo "provider: $TF_VAR_proxmox_api_token"; echo "backend: $AWS_SECRET_ACCESS_KEY in $AWS_REGION" >&2; exit 1';
+
+    // Act
+    const error = await execErrorOf(runner.run(SH, ['-c', script], { timeoutMs: 10_000, env: tofuEnv }));
+
+    // Assert
+    expect(error.result?.stdout).toBe('provider: [REDACTED]');
+    expect(error.message).toBe('sh exited with 1: backend: [REDACTED] in eu-central-1');
+  });
+
+  it('stops a child that prints more than the bound, naming the command, the bound and what to do', async () => {
+    // Arrange
+    const runner = createProcessRunner({ scrubber: new SecretScrubber(), maxOutputChars: 64 * 1024 });
+
+    // Act
+    const error = await execErrorOf(runner.run(SH, ['-c', 'while :; do echo flooding-the-bot; done'], { timeoutMs: 30_000 }));
+
+    // Assert
+    expect(error.code).toBe('exec-output-too-large');
+    expect(error.message).toBe('sh printed more than 65536 characters on one stream and was stopped: narrow what it is asked for, or look for a tool writing in a loop');
   });
 });

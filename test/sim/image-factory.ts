@@ -21,7 +21,26 @@ export function defaultFactoryVersions(): string[] {
   ];
 }
 
-const ASSET_PATHS = /^(metal|nocloud|aws|gcp)-amd64(-secureboot)?\.(iso|raw\.xz|raw\.tar\.gz)$|^(kernel-amd64|initramfs-amd64\.xz|cmdline-metal-amd64|installer-amd64\.tar)$/;
+const ASSET_PATHS = /^(metal|nocloud|aws|gcp)-(amd64|arm64)(-secureboot)?\.(iso|raw\.xz|raw\.tar\.gz)$|^(kernel-(amd64|arm64)|initramfs-(amd64|arm64)\.xz|cmdline-metal-(amd64|arm64)|installer-(amd64|arm64)\.tar)$/;
+
+/** An ISO is served as this many chunks of {@link CHUNK} bytes: large enough that a client must stream it. */
+const ISO_CHUNKS = 64;
+const CHUNK = 64 * 1024;
+
+/**
+ * Deterministic bytes of an asset, chunk by chunk, so a checksum computed once stays valid: each
+ * chunk repeats the sha256 of the asset's path and the chunk's index; the first begins with a header.
+ */
+export function* assetChunks(schematic: string, version: string, asset: string): Generator<Buffer> {
+  const count = asset.endsWith('.iso') ? ISO_CHUNKS : 1;
+  for (let index = 0; index < count; index++) {
+    const seed = createHash('sha256').update(`${schematic}/${version}/${asset}#${index}`).digest();
+    const chunk = Buffer.alloc(CHUNK);
+    for (let i = 0; i < chunk.length; i += seed.length) seed.copy(chunk, i);
+    if (index === 0) chunk.write(`TALOS ${version} ${schematic}\n`, 0);
+    yield chunk;
+  }
+}
 
 function text(res: ServerResponse, code: number, body: string, type = 'text/plain; charset=utf-8'): void {
   res.writeHead(code, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
@@ -91,17 +110,21 @@ async function handle(state: SimState, req: IncomingMessage, res: ServerResponse
       text(res, 404, 'not found');
       return;
     }
-    // Deterministic bytes per asset, so a checksum computed once stays valid.
-    const seed = createHash('sha256').update(`${schematic}/${version}/${asset}`).digest();
-    const body = Buffer.alloc(64 * 1024);
-    for (let i = 0; i < body.length; i += seed.length) seed.copy(body, i);
-    body.write(`TALOS ${version} ${schematic}\n`, 0);
+    const chunks = [...assetChunks(schematic, version, asset)];
     res.writeHead(200, {
       'content-type': 'application/octet-stream',
-      'content-length': body.length,
+      'content-length': chunks.length * CHUNK,
       'content-disposition': `attachment; filename=${asset}`,
     });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    // Chunk by chunk, waiting for the client to drain each, as a large download arrives.
+    for (const chunk of chunks) {
+      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+    }
+    res.end();
     return;
   }
   text(res, 404, 'not found');

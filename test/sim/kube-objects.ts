@@ -71,9 +71,9 @@ export function renderNode(cluster: SimCluster, node: SimNode, now: number): Jso
   return {
     metadata: meta(cluster, 'Node', node.hostname, undefined, cluster.createdAt + index * 60_000, {
       labels: {
-        'beta.kubernetes.io/arch': 'amd64',
+        'beta.kubernetes.io/arch': node.arch ?? 'amd64',
         'beta.kubernetes.io/os': 'linux',
-        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/arch': node.arch ?? 'amd64',
         'kubernetes.io/hostname': node.hostname,
         'kubernetes.io/os': 'linux',
         ...(cp ? { 'node-role.kubernetes.io/control-plane': '', 'node.kubernetes.io/exclude-from-external-load-balancers': '' } : {}),
@@ -121,7 +121,7 @@ export function renderNode(cluster: SimCluster, node: SimNode, now: number): Jso
         kubeletVersion: node.kubeletVersion,
         kubeProxyVersion: '',
         operatingSystem: 'linux',
-        architecture: 'amd64',
+        architecture: node.arch ?? 'amd64',
       },
     },
   };

@@ -93,6 +93,8 @@ export interface SimNode {
   fallbackSchematic?: string;
   schematic: string;
   platform: string;
+  /** The machine's GOARCH as the kubelet reports it (`status.nodeInfo.architecture`); default `amd64`. */
+  arch?: string;
   kubeletVersion: string;
   /** Static pod versions, control planes only. */
   components?: ControlPlaneComponents;

@@ -9,11 +9,13 @@ import { basename } from 'node:path';
 import type { V1DaemonSet, V1Deployment, V1Namespace, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
+import { terraformOutputs } from '../../src/cluster/terraform-outputs.ts';
 import { createTofu, type Tofu } from '../../src/cluster/tofu.ts';
 import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
 import { ExecError, type ProcessRunner, type RunResult } from '../../src/exec/process-runner.ts';
 import type { KubeApi } from '../../src/kube/kube-api.ts';
-import type { ImageFactory } from '../../src/talos/image-factory.ts';
+import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
+import { createImageFactory, type ImageFactory } from '../../src/talos/image-factory.ts';
 import { createTalosctl, type Talosctl } from '../../src/talos/talosctl.ts';
 import { buildCluster, findNode, kubeApiAvailability } from '../sim/cluster-model.ts';
 import { createCredentials } from '../sim/credentials.ts';
@@ -254,12 +256,14 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     },
   };
 
+  const tofu = createTofu({ runner, bin: '/usr/local/bin/tofu', env: {}, timeoutMs: 20_000 });
   const access: ClusterAccess = {
     withSession(cluster, _signal, work) {
       if (cluster.name !== model.name) throw new Error(`the fake cluster is ${model.name}, not ${cluster.name}`);
       const session: ClusterSession = {
         cluster,
         credentials: { dir: '/run/talos-chatops/session', talosconfigPath: TALOSCONFIG, kubeconfigPath: '/run/talos-chatops/session/kubeconfig', kubeconfig: credentials.kubeconfig },
+        outputs: terraformOutputs({ tofu, scrubber: new SecretScrubber() }, cluster),
         kube,
         talosctl: (running, talosctlOptions): Promise<Talosctl> => {
           try {
@@ -291,8 +295,12 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       n.talosVersion = running;
     },
     access,
-    tofu: createTofu({ runner, bin: '/usr/local/bin/tofu', env: {}, timeoutMs: 20_000 }),
-    factory: { versions: () => Promise.resolve([...state.factoryVersions]) },
+    tofu,
+    factory: {
+      ...createImageFactory('https://factory.talos.dev', 1000),
+      versions: () => Promise.resolve([...state.factoryVersions]),
+      isoSha256: () => Promise.resolve({ ok: false, reason: 'the fake cluster serves no ISO' }),
+    },
     get calls() {
       return recorder.calls;
     },

@@ -1,12 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 
 import { Redis } from 'ioredis';
 
 export interface RedisServer {
+  /** With the password when the server has one: `redis://:<password>@127.0.0.1:<port>`. */
   url: string;
   port: number;
+  /** The server's password; undefined for a server that lets anyone in. */
+  password: string | undefined;
   /** Stops the server (SIGTERM, or SIGKILL when `hard`), keeping its data directory. */
   stop(options?: { hard?: boolean }): Promise<void>;
   /** Starts it again on the same port and data directory (AOF replays what was written). */
@@ -42,16 +46,22 @@ async function waitForPing(url: string): Promise<void> {
   }
 }
 
-/** A private `redis-server` on a free port with AOF persistence, as production runs it. */
-export async function startRedisServer(dir: string): Promise<RedisServer> {
+export interface RedisServerOptions {
+  /** `false` runs a server without a password; by default it gets a random one, as deployments have. */
+  password?: string | false;
+}
+
+/** A private `redis-server` on a free port with AOF persistence and a password, as production runs it. */
+export async function startRedisServer(dir: string, options: RedisServerOptions = {}): Promise<RedisServer> {
   await mkdir(dir, { recursive: true });
   const port = await freePort();
-  const url = `redis://127.0.0.1:${port}`;
+  const password = options.password === false ? undefined : (options.password ?? randomBytes(16).toString('hex'));
+  const url = password === undefined ? `redis://127.0.0.1:${port}` : `redis://:${password}@127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--protected-mode', 'no'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--protected-mode', 'no', ...(password === undefined ? [] : ['--requirepass', password])],
       { stdio: 'ignore' },
     );
     child.on('error', (error) => {
@@ -68,6 +78,6 @@ export async function startRedisServer(dir: string): Promise<RedisServer> {
     await exited;
   };
   await launch();
-  return { url, port, stop, restart: async () => { await stop(); await launch(); } };
+  return { url, port, password, stop, restart: async () => { await stop(); await launch(); } };
 }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { kubeconfigServer, withClusterCredentials, type ClusterCredentials } from '../../src/cluster/credentials.ts';
+import { terraformOutputs, type TerraformOutputs } from '../../src/cluster/terraform-outputs.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import type { RunResult } from '../../src/exec/process-runner.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
@@ -13,20 +14,25 @@ const TALOSCONFIG = `context: production\ncontexts:\n    production:\n        en
 const KUBE_TOKEN = 'kube-token-canary-0123456789abcdef';
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nusers:\n- name: admin@production\n  user:\n    token: ${KUBE_TOKEN}\n`;
 
-/** A Tofu that answers `output -raw` from a map and records what it was asked. */
+/** A Tofu that answers `output -json` from a map and records what it was asked. */
 function fakeTofu(outputs: Record<string, string> = { talosconfig: TALOSCONFIG, talos_kubeconfig: KUBECONFIG }): Tofu & { asked: string[] } {
   const asked: string[] = [];
   return {
     asked,
-    outputRaw(terraformDir, name) {
-      asked.push(`${terraformDir} ${name}`);
-      const value = outputs[name];
-      return value === undefined ? Promise.reject(new Error(`no output ${name}`)) : Promise.resolve(value);
+    outputRaw() {
+      return Promise.reject(new Error('credentials are read with output -json'));
     },
-    run(): Promise<RunResult> {
-      return Promise.reject(new Error('not used by credentials'));
+    run(terraformDir, args): Promise<RunResult> {
+      asked.push(`${terraformDir} ${args.join(' ')}`);
+      const json = Object.fromEntries(Object.entries(outputs).map(([name, value]) => [name, { sensitive: true, type: 'string', value }]));
+      return Promise.resolve({ command: ['tofu', ...args], stdout: JSON.stringify(json), stderr: '', exitCode: 0, durationMs: 1 });
     },
   };
+}
+
+/** What withClusterCredentials needs, reading from `tofu` in `terraformDir`. */
+function depsFor(tofu: Tofu, baseDir: string, scrubber = new SecretScrubber(), terraformDir = '/srv/tf'): { outputs: TerraformOutputs; baseDir: string } {
+  return { outputs: terraformOutputs({ tofu, scrubber }, { terraformDir }), baseDir };
 }
 
 describe('withClusterCredentials', () => {
@@ -38,25 +44,23 @@ describe('withClusterCredentials', () => {
     await rm(baseDir, { recursive: true, force: true });
   });
 
-  it('fetches both credentials from tofu output in the cluster directory', async () => {
+  it('fetches both credentials with one tofu output -json in the cluster directory', async () => {
     // Arrange
     const tofu = fakeTofu();
 
     // Act
-    await withClusterCredentials({ tofu, scrubber: new SecretScrubber(), baseDir }, '/srv/infra/terraform/production', undefined, () =>
-      Promise.resolve(),
-    );
+    await withClusterCredentials(depsFor(tofu, baseDir, new SecretScrubber(), '/srv/infra/terraform/production'), undefined, () => Promise.resolve());
 
-    // Assert
-    expect([...tofu.asked].sort()).toEqual(['/srv/infra/terraform/production talos_kubeconfig', '/srv/infra/terraform/production talosconfig']);
+    // Assert: one call reads both
+    expect(tofu.asked).toEqual(['/srv/infra/terraform/production output -json']);
   });
 
   it('writes them into a private directory (0700) as private files (0600)', async () => {
     // Arrange
-    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+    const deps = depsFor(fakeTofu(), baseDir);
 
     // Act
-    const seen = await withClusterCredentials(deps, '/srv/tf', undefined, async (credentials) => ({
+    const seen = await withClusterCredentials(deps, undefined, async (credentials) => ({
       credentials,
       dirMode: (await stat(credentials.dir)).mode & 0o777,
       talosconfigMode: (await stat(credentials.talosconfigPath)).mode & 0o777,
@@ -73,17 +77,17 @@ describe('withClusterCredentials', () => {
     expect(seen.talosconfig).toBe(TALOSCONFIG);
     expect(seen.kubeconfigFile).toBe(KUBECONFIG);
     expect(seen.credentials.kubeconfig).toBe(KUBECONFIG);
-    expect(seen.files).toEqual(['kubeconfig', 'talosconfig']);
+    expect(seen.files).toEqual(['.owner', 'kubeconfig', 'talosconfig']);
     expect(dirname(seen.credentials.dir)).toBe(baseDir);
   });
 
   it('removes the directory after the work succeeds and returns its result', async () => {
     // Arrange
-    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+    const deps = depsFor(fakeTofu(), baseDir);
     let used: ClusterCredentials | undefined;
 
     // Act
-    const result = await withClusterCredentials(deps, '/srv/tf', undefined, (credentials) => {
+    const result = await withClusterCredentials(deps, undefined, (credentials) => {
       used = credentials;
       return Promise.resolve('health gate passed');
     });
@@ -97,11 +101,11 @@ describe('withClusterCredentials', () => {
 
   it('removes the directory after the work throws, and rethrows', async () => {
     // Arrange
-    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+    const deps = depsFor(fakeTofu(), baseDir);
     let used: ClusterCredentials | undefined;
 
     // Act
-    const outcome = withClusterCredentials(deps, '/srv/tf', undefined, (credentials) => {
+    const outcome = withClusterCredentials(deps, undefined, (credentials) => {
       used = credentials;
       return Promise.reject(new Error('etcd has no leader'));
     });
@@ -115,17 +119,17 @@ describe('withClusterCredentials', () => {
 
   it('creates nothing when tofu cannot give the credentials', async () => {
     // Arrange
-    const deps = { tofu: fakeTofu({ talosconfig: TALOSCONFIG }), scrubber: new SecretScrubber(), baseDir };
+    const deps = depsFor(fakeTofu({ talosconfig: TALOSCONFIG }), baseDir);
     let ran = false;
 
     // Act
-    const outcome = withClusterCredentials(deps, '/srv/tf', undefined, () => {
+    const outcome = withClusterCredentials(deps, undefined, () => {
       ran = true;
       return Promise.resolve();
     });
 
     // Assert
-    await expect(outcome).rejects.toThrow('no output talos_kubeconfig');
+    await expect(outcome).rejects.toThrow('Terraform in /srv/tf has no output "talos_kubeconfig" (the kubeconfig the bot reads): declare it and run tofu apply, or set terraformOutputs.kubeconfig in the inventory to the name this configuration uses');
     expect(ran).toBe(false);
     expect(await readdir(baseDir)).toEqual([]);
   });
@@ -133,10 +137,10 @@ describe('withClusterCredentials', () => {
   it('registers both credentials with the scrubber before the work runs', async () => {
     // Arrange
     const scrubber = new SecretScrubber();
-    const deps = { tofu: fakeTofu(), scrubber, baseDir };
+    const deps = depsFor(fakeTofu(), baseDir, scrubber);
 
     // Act
-    const scrubbedDuringWork = await withClusterCredentials(deps, '/srv/tf', undefined, () =>
+    const scrubbedDuringWork = await withClusterCredentials(deps, undefined, () =>
       Promise.resolve(scrubber.scrub(`talosctl: bad key ${TALOS_KEY}; kubectl: token ${KUBE_TOKEN}`)),
     );
 
@@ -146,11 +150,11 @@ describe('withClusterCredentials', () => {
 
   it('gives each run its own directory', async () => {
     // Arrange
-    const deps = { tofu: fakeTofu(), scrubber: new SecretScrubber(), baseDir };
+    const deps = depsFor(fakeTofu(), baseDir);
 
     // Act
     const dirs = await Promise.all(
-      [1, 2].map(() => withClusterCredentials(deps, '/srv/tf', undefined, (credentials) => Promise.resolve(credentials.dir))),
+      [1, 2].map(() => withClusterCredentials(deps, undefined, (credentials) => Promise.resolve(credentials.dir))),
     );
 
     // Assert

@@ -151,6 +151,7 @@ describe('loadConfig: values', () => {
     expect(config).toEqual({
       slack: expect.any(Object),
       redisUrl: 'redis://127.0.0.1:6379',
+      allowInsecureRedis: false,
       clustersFile: '/etc/talos-chatops/clusters.yaml',
       talosctlBin: 'talosctl',
       tofuBin: 'tofu',

@@ -162,7 +162,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
 
   it('Terraform follow-up', () => {
     // Act
-    const message = toOperator(hugeOperation('completed'), terraformFollowUp(hugeOperation('completed'), 'a'.repeat(64), 'nocloud'));
+    const message = toOperator(hugeOperation('completed'), terraformFollowUp(hugeOperation('completed'), { schematic: 'a'.repeat(64), platform: 'nocloud', isos: [{ arch: 'amd64', url: `https://factory.talos.dev/image/${'a'.repeat(64)}/v1.12.1/nocloud-amd64.iso`, checksum: { ok: true, sha256: 'b'.repeat(64), bytes: 1 } }] }));
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -385,7 +385,7 @@ describe('approval and failure messages', () => {
   it('mentions the operator who started the operation in a failure and a completion', () => {
     // Arrange
     const op = operation({ state: 'failed', startedBy: 'U0BOB' });
-    const followUp = terraformFollowUp(op, 'a'.repeat(64), 'nocloud');
+    const followUp = terraformFollowUp(op, { schematic: 'a'.repeat(64), platform: 'nocloud', isos: [] });
 
     // Act
     const failure = failureMessage(op, op.steps[1], 'node did not come back', []);

@@ -176,3 +176,75 @@ describe('what the scrubber leaves readable', () => {
     expect(out).toBe('context homelab-production uses certificate-authority-data and token [REDACTED]');
   });
 });
+
+describe('SecretScrubber: fragments', () => {
+  const CANARY = 'canaryTok3n-9f8e7d6c5b4a39281706f5e4d3c2b1a0-ZZ';
+
+  it('blanks a secret cut by a truncation, down to 16 characters of it', () => {
+    // Arrange
+    const scrubber = new SecretScrubber();
+    scrubber.add(CANARY);
+    const cut = `error: auth ${CANARY.slice(0, 16)}…`;
+
+    // Act
+    const text = scrubber.scrub(cut);
+
+    // Assert
+    expect(text).toBe('error: auth [REDACTED]…');
+  });
+
+  it('blanks the tail of a secret that starts a text, and each piece of a secret split across lines', () => {
+    // Arrange
+    const scrubber = new SecretScrubber();
+    scrubber.add(CANARY);
+    const split = `${CANARY.slice(20)} and\n${CANARY.slice(0, 20)}\n${CANARY.slice(20)}`;
+
+    // Act
+    const text = scrubber.scrub(split);
+
+    // Assert
+    expect(text).toBe('[REDACTED] and\n[REDACTED]\n[REDACTED]');
+  });
+
+  it('leaves a run of 15 characters of a secret, which is too short to tell from ordinary text', () => {
+    // Arrange
+    const scrubber = new SecretScrubber();
+    scrubber.add(CANARY);
+
+    // Act
+    const text = scrubber.scrub(`x ${CANARY.slice(3, 18)} y`);
+
+    // Assert
+    expect(text).toBe(`x ${CANARY.slice(3, 18)} y`);
+  });
+
+  it('blanks two secrets that touch as one run, and a short password whole', () => {
+    // Arrange
+    const scrubber = new SecretScrubber();
+    scrubber.add(CANARY);
+    scrubber.add('anotherSecretValue0123456789');
+    scrubber.add('pw-1234567');
+
+    // Act
+    const text = scrubber.scrub(`${CANARY}anotherSecretValue0123456789 redis pw-1234567.`);
+
+    // Assert
+    expect(text).toBe('[REDACTED] redis [REDACTED].');
+  });
+
+  it('finds a fragment anywhere in a large output, in one pass', () => {
+    // Arrange: 4 MiB of tool output with the canary's middle buried near the end
+    const scrubber = new SecretScrubber();
+    for (let i = 0; i < 50; i++) scrubber.add(`registered-secret-${i}-0123456789abcdefghij`);
+    scrubber.add(CANARY);
+    const filler = 'NAMESPACE   NAME   READY   STATUS   RESTARTS   AGE\n'.repeat(80_000);
+    const text = `${filler}leaked ${CANARY.slice(5, 30)} here\n${filler.slice(0, 100)}`;
+
+    // Act
+    const scrubbed = scrubber.scrub(text);
+
+    // Assert
+    expect(scrubbed.length).toBe(text.length - 25 + '[REDACTED]'.length);
+    expect(scrubbed).toContain('leaked [REDACTED] here');
+  });
+});
