@@ -15,18 +15,17 @@ export function cronProblem(pattern: string, timezone: string | undefined): stri
   }
 }
 
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** An IANA zone name Intl knows, e.g. `Europe/Berlin`. */
-const TimeZone = z.string().refine(
-  (tz) => {
-    try {
-      new Intl.DateTimeFormat('en', { timeZone: tz });
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be an IANA time zone such as Europe/Berlin or UTC' },
-);
+const TimeZone = z.string().refine(isTimeZone, { message: 'must be an IANA time zone such as Europe/Berlin or UTC' });
 
 /** `HH:MM`, 24-hour clock. */
 const ClockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, e.g. 08:00');
@@ -64,7 +63,8 @@ export const ClusterSchedules = z
     for (const name of ['healthGate', 'snapshot'] as const) {
       const schedule = ctx.value[name];
       if (schedule === undefined) continue;
-      const problem = cronProblem(schedule.cron, schedule.timezone);
+      // A bad zone is reported on its own line; the pattern is then judged in UTC.
+      const problem = cronProblem(schedule.cron, isTimeZone(schedule.timezone) ? schedule.timezone : undefined);
       if (problem !== undefined) ctx.issues.push({ code: 'custom', input: schedule.cron, path: [name, 'cron'], message: `not a usable cron pattern: ${problem}` });
     }
   });
