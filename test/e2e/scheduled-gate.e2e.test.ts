@@ -1,3 +1,5 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
@@ -7,7 +9,14 @@ let redis: Redis;
 
 beforeAll(async () => {
   // A gate every second: the scheduler's ticks come quickly, and the test counts them instead of waiting on the clock.
-  h = await startHarness({ inventory: { extra: { production: { schedules: { healthGate: { cron: '* * * * * *' } } } } } });
+  h = await startHarness({
+    inventory: {
+      extra: {
+        production: { schedules: { healthGate: { cron: '* * * * * *' } } },
+        staging: { schedules: { snapshot: { cron: '* * * * * *', keepLast: 2 } } },
+      },
+    },
+  });
   redis = new Redis(h.redis.url, { maxRetriesPerRequest: null });
 });
 
@@ -55,5 +64,39 @@ describe('the scheduled health gate of production, through the real bot', () => 
     expect(await nextPost(3)).toMatch(/^✅ Scheduled health gate of production passes again \(failing on .*nodes.* since /);
     await gatesRun(2);
     expect(scheduledPosts()).toHaveLength(3);
+  });
+});
+
+describe('scheduled etcd snapshots of staging, through the real bot', () => {
+  it('takes one on every tick, keeps the newest two with their checksums, records each pruning in the day thread, and touches no other file', async () => {
+    // Arrange: files the bot did not write, beside the ones it will.
+    const dir = h.sim.cluster('staging').snapshotDir;
+    await mkdir(dir, { recursive: true });
+    const foreign = ['operator-copy.db', 'staging-20200101T000000Z-rev1.db.part', 'staging-old-backup.db', 'production-20200101T000000Z-rev1.db'];
+    for (const f of foreign) await writeFile(join(dir, f), 'not a snapshot of the schedule');
+
+    // Act: wait for the thread to record a few snapshots.
+    const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.staging).find((m) => m.text.startsWith('🗄️ Scheduled etcd snapshots of staging')), {
+      timeoutMs: 30_000,
+      description: 'the day thread of scheduled snapshots',
+    });
+    const replies = await h.slack.waitFor(
+      () => {
+        const done = h.slack.thread(CHANNELS.staging, root.ts).filter((r) => r.text.startsWith('✅ etcd snapshot'));
+        return done.length >= 4 ? done : undefined;
+      },
+      { timeoutMs: 30_000, description: 'four scheduled snapshots' },
+    );
+
+    // Assert
+    expect(replies[0]!.text).toMatch(/^✅ etcd snapshot `staging-\d{8}T\d{6}Z-rev\d+` .*; nothing pruned \(keepLast 2; 1 kept\)\.$/);
+    expect(replies.slice(2).every((r) => /; pruned 1 \(keepLast 2; 2 kept\): `staging-\d{8}T\d{6}Z-rev\d+\.db`\.$/.test(r.text))).toBe(true);
+    // The thread holds one message in the channel per day, and nothing else of the schedule.
+    expect(h.slack.channelMessages(CHANNELS.staging).filter((m) => m.text.includes('snapshot'))).toHaveLength(1);
+    const files = await readdir(dir);
+    const ours = files.filter((f) => /^staging-\d{8}T\d{6}Z-rev\d+\.db(\.sha256)?$/.test(f));
+    expect(ours.filter((f) => f.endsWith('.db')).length).toBeLessThanOrEqual(2);
+    for (const db of ours.filter((f) => f.endsWith('.db'))) expect(files).toContain(`${db}.sha256`);
+    expect(files).toEqual(expect.arrayContaining(foreign));
   });
 });
