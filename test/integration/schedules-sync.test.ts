@@ -49,7 +49,7 @@ describe('job schedulers from the inventory, on a real Redis', () => {
 
       // Assert
       const read = await q.read.getJobSchedulers(0, -1);
-      expect(read.map((s) => [s.key, s.pattern, s.tz]).sort()).toEqual([
+      expect(read.map((s) => [s.key, s.pattern, s.tz]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
         ['sched-gate-production', '* * * * * *', 'Europe/Berlin'],
         ['sched-summary-production', '0 8 * * *', 'Europe/Berlin'],
       ]);
