@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import type { JobProcessor } from '../src/queue/workers.ts';
 import { createApprovalExpiryJob } from './engine/approval-expiry.ts';
 import { APPROVAL_REMINDER_JOB_NAME, createApprovalReminderJob } from './engine/approval-reminder.ts';
@@ -56,6 +57,9 @@ export interface ScheduledJobDeps extends ReadJobDeps {
   redis: ScheduledSnapshotJobDeps['redis'];
   /** `OPERATION_RETENTION_DAYS`, in ms. */
   retentionMs: number;
+  /** `JOB_RETENTION_DAYS`, in ms, and the read-only queue, whose finished jobs the retention sweep removes with the operations queue's. */
+  jobRetentionMs: number;
+  readQueue: Queue;
 }
 
 /** The processors of the scheduled jobs, by queue and job name: gates and summaries read, snapshots and the retention sweep on the operations queue. */
@@ -78,7 +82,7 @@ export function createScheduledJobs(deps: ScheduledJobDeps): { read: Record<stri
     },
     ops: {
       [SCHEDULED_SNAPSHOT_JOB_NAME]: createScheduledSnapshotJob(deps),
-      [RETENTION_SWEEP_JOB_NAME]: createRetentionSweepJob({ ...deps, retentionMs: deps.retentionMs }),
+      [RETENTION_SWEEP_JOB_NAME]: createRetentionSweepJob({ ...deps, queues: [deps.readQueue, deps.opsQueue] }),
     },
   };
 }

@@ -140,6 +140,8 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     gateState,
     redis,
     retentionMs: config.retention.operationMs,
+    jobRetentionMs: config.retention.jobSeconds * 1000,
+    readQueue,
   };
   const scheduled = createScheduledJobs(jobDeps);
   const workers = createWorkers({

@@ -1,4 +1,5 @@
-import type { Job } from 'bullmq';
+import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRecordJob } from '../../jobs/record-job.ts';
 import { createRetentionSweepJob } from '../../jobs/retention-sweep-job.ts';
@@ -112,6 +113,36 @@ describe('retention of operations on a real Redis', () => {
     // Assert
     expect(chat.thread('1600000000.000100')).toEqual([expect.stringContaining(`📒 Maintenance record of \`${old.id}\` (talos-upgrade to v1.12.1, completed)`)]);
     expect(chat.uploads).toEqual([`${old.id}-maintenance-record.md`]);
+  });
+});
+
+describe('retention of queue jobs', () => {
+  it('removes finished jobs past their retention from a queue where no other job finishes to trigger it', async () => {
+    // Arrange: three jobs finished and kept (by count only, as a quiet queue keeps them).
+    const connection = new Redis(redis.server.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(`quiet-${crypto.randomUUID()}`, { connection });
+    const listening = new Redis(redis.server.url, { maxRetriesPerRequest: null });
+    const events = new QueueEvents(queue.name, { connection: listening });
+    const worker = new Worker(queue.name, () => Promise.resolve('done'), { connection, removeOnComplete: { count: 1000 } });
+    try {
+      await events.waitUntilReady();
+      for (const n of [1, 2, 3]) await (await queue.add('record', { n })).waitUntilFinished(events);
+      const store = createOperationStore(redis.client(), { retentionMs: RETENTION });
+      const sweep = createRetentionSweepJob({ store, lock: createClusterLock(redis.client()), logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), now: () => NOW, retentionMs: RETENTION, queues: [queue], jobRetentionMs: 0 });
+
+      // Act
+      const { cleaned } = await sweep();
+
+      // Assert
+      expect(cleaned).toBe(3);
+      expect(await queue.getJobCounts('completed')).toEqual({ completed: 0 });
+    } finally {
+      await worker.close();
+      await events.close();
+      await queue.close();
+      connection.disconnect();
+      listening.disconnect();
+    }
   });
 });
 
