@@ -138,7 +138,10 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
               gone.push(id);
               continue;
             }
-            const op = Operation.parse(JSON.parse(raw));
+            // One that this version cannot read is left as it is: the sweep never guesses what it may delete.
+            const parsed = Operation.safeParse(JSON.parse(raw));
+            if (!parsed.success) continue;
+            const op = parsed.data;
             if (op.state !== 'failed' || op.endedAt === undefined || Date.parse(op.endedAt) >= cutoff.getTime() || (await keep(op))) continue;
             // Only while it is still that failed operation: a Retry or a cancel in between wins.
             if ((await redis.eval(DELETE_IF_REVISION, 1, key(id), String(op.revision))) === 1) {
