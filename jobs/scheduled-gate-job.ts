@@ -8,7 +8,7 @@ import type { GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { SCHEDULED_GATE, type RunningGates } from '../src/ops/running-gate.ts';
 import type { ScheduledGateState } from '../src/ops/scheduled-gate-state.ts';
-import { ScheduledJobData } from '../src/queue/job-schemas.ts';
+import { ScheduledJobData } from '../src/queue/schedules.ts';
 import { errorVerdict, verdictChange, verdictOf, type GateVerdict } from '../src/rules/gate-verdict-change.ts';
 
 export const SCHEDULED_GATE_JOB_NAME = 'scheduled-gate';

@@ -6,7 +6,7 @@ import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { pruneSnapshots } from '../src/ops/snapshot-pruning.ts';
-import { ScheduledJobData } from '../src/queue/job-schemas.ts';
+import { ScheduledJobData } from '../src/queue/schedules.ts';
 import type { OpsJobDeps } from './job-context.ts';
 
 export const SCHEDULED_SNAPSHOT_JOB_NAME = 'scheduled-snapshot';

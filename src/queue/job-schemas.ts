@@ -63,9 +63,3 @@ export const NonceJobData = z.strictObject({
 export type NonceJobData = z.infer<typeof NonceJobData>;
 
 export type OpsJobName = 'operation-preflight' | 'operation-run' | 'approval-expiry' | 'approval-reminder' | 'operation-cancelled' | 'snapshot' | 'ops-reconcile';
-
-/** A cluster's scheduled job (gate, daily summary, snapshot): the schedule's cluster is all it carries. */
-export const ScheduledJobData = z.strictObject({
-  cluster: ClusterName,
-});
-export type ScheduledJobData = z.infer<typeof ScheduledJobData>;

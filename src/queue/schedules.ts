@@ -1,6 +1,13 @@
 import type { Queue } from 'bullmq';
+import { z } from 'zod';
 import type { Inventory } from '../config/inventory.ts';
 import { dailySummaryCron } from '../config/schedules.ts';
+
+/** A cluster's scheduled job (gate, daily summary, snapshot): the schedule's cluster is all it carries. */
+export const ScheduledJobData = z.strictObject({
+  cluster: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/),
+});
+export type ScheduledJobData = z.infer<typeof ScheduledJobData>;
 
 /** Every scheduler the inventory declares has an id with this prefix; any other with it is left over and removed. */
 const PREFIX = 'sched-';
