@@ -6,10 +6,10 @@ import type { ChatPort } from '../src/chat/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { checkMessage, gateErrorMessage, gateRunningMessage, gateVerdictMessage } from '../src/chat/health-report.ts';
 import { joinedGateMessage } from '../src/chat/report-pointer.ts';
-import type { Inventory } from '../src/config/inventory.ts';
+import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
-import type { RunningGate, RunningGates } from '../src/ops/running-gate.ts';
+import { SCHEDULED_GATE, type RunningGate, type RunningGates } from '../src/ops/running-gate.ts';
 import { HealthJobData } from '../src/queue/job-schemas.ts';
 import { pointRequesterToReport } from './report-pointer.ts';
 
@@ -27,6 +27,17 @@ export interface HealthGateJobDeps {
   runningGates: RunningGates;
 }
 
+/** How often a request polls for a scheduled gate of its cluster to end, in ms. */
+const SCHEDULED_POLL_MS = 200;
+
+/** The standard health gate on `cluster`: credentials, the matching talosctl, every probe at once. */
+export function standardGate(access: ClusterAccess, probeTimeoutMs: number) {
+  return (cluster: ClusterConfig, signal?: AbortSignal): Promise<GateReport> =>
+    access.withSession(cluster, signal, async (session) =>
+      runHealthGate(cluster, { talosctl: await matchingTalosctl(session, probeTimeoutMs, signal), kube: session.kube, probeTimeoutMs, signal }),
+    );
+}
+
 /** How long a request that joins a running gate waits for that gate's message, to link to it: it is posted as the gate starts. */
 const JOIN_WAIT_MS = 3000;
 
@@ -39,7 +50,13 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean } | { joined: string }> => {
     const data = HealthJobData.parse(job.data);
     const gate = { job: String(job.id), requestedBy: data.requestedBy };
-    const claim = await deps.runningGates.claim(data.cluster, gate);
+    let claim = await deps.runningGates.claim(data.cluster, gate);
+    // A scheduled gate reports only a changed verdict, so joining it would leave the requester without a report:
+    // the request waits for it to end (a gate is bounded by its probes), then runs its own. Never two at once.
+    for (const deadline = Date.now() + 3 * deps.probeTimeoutMs + 60_000; !claim.ok && claim.running.requestedBy === SCHEDULED_GATE && Date.now() < deadline; ) {
+      await sleep(SCHEDULED_POLL_MS, undefined, { signal });
+      claim = await deps.runningGates.claim(data.cluster, gate);
+    }
     if (!claim.ok) {
       await joinRunningGate(deps, data, claim.running);
       return { joined: claim.running.job };
@@ -96,9 +113,7 @@ function gateJob(deps: HealthGateJobDeps) {
     log.info({ rootTs }, 'health gate started');
     let report: GateReport;
     try {
-      report = await deps.access.withSession(cluster, signal, async (session) =>
-        runHealthGate(cluster, { talosctl: await matchingTalosctl(session, deps.probeTimeoutMs, signal), kube: session.kube, probeTimeoutMs: deps.probeTimeoutMs, signal }),
-      );
+      report = await standardGate(deps.access, deps.probeTimeoutMs)(cluster, signal);
     } catch (error) {
       log.warn({ err: errorText(error) }, 'health gate could not run');
       deps.onGateError?.(data.cluster);

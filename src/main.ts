@@ -14,7 +14,11 @@ import { createHomeTab, type HomeTab } from './home/home-tab.ts';
 import { registerTalosCommand } from '../handlers/talos-command.ts';
 import { registerOperationActions } from '../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../handlers/override-action.ts';
-import { createOpsJobs, createReadJobs, type ReadJobDeps } from '../jobs/index.ts';
+import { createOpsJobs, createReadJobs, createScheduledJobs, type ScheduledJobDeps } from '../jobs/index.ts';
+import { RETENTION_SWEEP_JOB_NAME } from '../jobs/retention-sweep-job.ts';
+import { createRecordExporter } from './ops/record-export.ts';
+import { createScheduledGateState } from './ops/scheduled-gate-state.ts';
+import { gateSchedulerCluster, syncSchedules } from './queue/schedules.ts';
 import { DrainCheckpoint } from '../jobs/job-context.ts';
 import { createAudit } from './ops/audit.ts';
 import { createClusterLock } from './ops/cluster-lock.ts';
@@ -108,9 +112,16 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   });
   const recordChange = recordOperationChange(metrics);
   let home: HomeTab | undefined;
-  const store = createOperationStore(redis, { onChange: (before, after) => (recordChange(before, after), home?.operationChanged(before, after)), scrub: (text) => scrubber.scrub(text) });
-  const dedupe = createDeliveryDedupe(redis);
   const now = (): Date => new Date();
+  // Every path that ends an operation writes it through the store, so its record is exported here, once, by the writer that ended it.
+  const exporter = config.recordExportDir === undefined ? undefined : createRecordExporter({ dir: config.recordExportDir, now, logger });
+  const store = createOperationStore(redis, {
+    onChange: (before, after) => (recordChange(before, after), home?.operationChanged(before, after), exporter?.operationChanged(before, after)),
+    retentionMs: config.retention.operationMs,
+    scrub: (text) => scrubber.scrub(text),
+  });
+  const dedupe = createDeliveryDedupe(redis, config.retention.dedupeSeconds);
+  const gateState = createScheduledGateState(redis);
 
   const runner = createProcessRunner({ scrubber, onCall: recordExecCall(metrics) });
   const tofu = createTofu({ runner, bin: config.tofuBin, env: { ...config.childEnv, ...config.tofuEnv }, timeoutMs: config.timeouts.probeMs });
@@ -129,7 +140,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   const audit = createAudit(store, chat, { now, logger, postLease: createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, prefix: 'talos:audit-post' }) });
   // Set when shutdown begins; operations then stop between steps (see DrainCheckpoint).
   let draining = false;
-  const jobDeps: ReadJobDeps = {
+  const jobDeps: ScheduledJobDeps = {
     inventory,
     store,
     lock,
@@ -154,11 +165,18 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     onGateError: (cluster) => metrics.healthGates.inc({ cluster, result: 'error' }),
     // A gate reads its credentials, picks its talosctl and runs its probes, each within the probe timeout.
     runningGates: createRunningGates(redis, { ttlMs: 3 * config.timeouts.probeMs + 60_000 }),
+    gateState,
+    redis,
+    retentionMs: config.retention.operationMs,
+    jobRetentionMs: config.retention.jobSeconds * 1000,
+    readQueue,
   };
+  const scheduled = createScheduledJobs(jobDeps);
   const workers = createWorkers({
     connection: redis,
-    read: createReadJobs(jobDeps),
-    ops: createOpsJobs(jobDeps),
+    read: { ...createReadJobs(jobDeps), ...scheduled.read },
+    ops: { ...createOpsJobs(jobDeps), ...scheduled.ops },
+    keepJobs: { age: config.retention.jobSeconds, count: 1000 },
     jobLockMs: config.timeouts.jobLockMs,
     readConcurrency: config.readConcurrency,
     isCheckpoint: (error) => error instanceof DrainCheckpoint,
@@ -167,7 +185,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   });
   // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
   const onCancelled = async (cancelled: Operation): Promise<void> => {
-    await opsQueue.add('operation-cancelled', { opId: cancelled.id }, { jobId: `${cancelled.id}-cancelled`, removeOnComplete: 1000, removeOnFail: 1000, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
+    await opsQueue.add('operation-cancelled', { opId: cancelled.id }, { jobId: `${cancelled.id}-cancelled`, attempts: 6, backoff: { type: 'exponential', delay: 1000 } });
   };
 
   probes = [
@@ -196,6 +214,16 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   void opsQueue
     .upsertJobScheduler('ops-reconcile', { every: Math.max(5000, 2 * config.timeouts.jobLockMs) }, { name: 'ops-reconcile', opts: { removeOnComplete: true, removeOnFail: 100 } })
     .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'cannot schedule the operation reconciler; it is scheduled at the next start'));
+  // The retention sweep trims the operation indexes; the keys themselves expire by their TTL.
+  void opsQueue
+    .upsertJobScheduler(RETENTION_SWEEP_JOB_NAME, { every: 3_600_000 }, { name: RETENTION_SWEEP_JOB_NAME, opts: { removeOnComplete: true, removeOnFail: 100 } })
+    .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'cannot schedule the retention sweep; it is scheduled at the next start'));
+  void syncSchedules({ read: readQueue, ops: opsQueue }, inventory)
+    .then(async ({ upserted, removed }) => {
+      for (const cluster of removed.map(gateSchedulerCluster)) if (cluster !== undefined) await gateState.forget(cluster);
+      logger.info({ schedules: upserted, removed }, 'cluster schedules in place');
+    })
+    .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'cannot schedule the clusters\' gates and snapshots; they are scheduled at the next start'));
   logger.info({ mode: config.slack.appToken ? 'socket' : 'http', clusters: inventory.clusters.map((c) => c.name), port: config.httpPort }, 'bot started');
 
   return {

@@ -38,6 +38,10 @@ const EnvSchema = z
     POLL_INTERVAL_MS: optionalString.default('5000').pipe(z.coerce.number<string>().int().positive()),
     SHUTDOWN_GRACE_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().min(0)),
     READ_CONCURRENCY: optionalString.default('32').pipe(z.coerce.number<string>().int().min(1).max(256)),
+    OPERATION_RETENTION_DAYS: optionalString.default('400').pipe(z.coerce.number<string>().positive()),
+    DEDUPE_RETENTION_MINUTES: optionalString.default('60').pipe(z.coerce.number<string>().min(10)),
+    JOB_RETENTION_DAYS: optionalString.default('7').pipe(z.coerce.number<string>().positive()),
+    RECORD_EXPORT_DIR: optionalString.pipe(z.string().regex(/^\//, 'must be an absolute path').optional()),
   })
   .superRefine(
     (value, ctx) => {
@@ -65,6 +69,10 @@ const HINTS: Record<string, string> = {
   SHUTDOWN_GRACE_SECONDS: 'seconds a stopping replica waits for its running jobs, e.g. 60; 0 stops at once',
   READ_CONCURRENCY: 'how many read-only jobs (health gates, gates, plans) one replica runs at once, 1 to 256',
   SETTLE_SECONDS: 'seconds the final verification waits for pods, Cilium and Flux to be ready, e.g. 300',
+  OPERATION_RETENTION_DAYS: 'days a finished operation (its audit trail and maintenance record) is kept, e.g. 400',
+  DEDUPE_RETENTION_MINUTES: 'minutes a Slack delivery id is remembered; Slack retries for about 5, so at least 10',
+  JOB_RETENTION_DAYS: 'days finished queue jobs are kept for inspection, e.g. 7',
+  RECORD_EXPORT_DIR: 'a directory on a volume for the JSON maintenance records, e.g. /var/lib/talos-chatops/records',
 };
 
 export interface Config {
@@ -105,6 +113,21 @@ export interface Config {
   imageFactoryUrl: string;
   /** Parent of the per-job private credential directories; the OS temp dir when unset. */
   credentialsDir: string | undefined;
+  /** How long what the bot stores is kept once it is done with it. */
+  retention: {
+    /**
+     * A finished operation (completed, refused, cancelled; failed once it holds no cluster) with its
+     * audit trail, in ms (default 400 days): its key expires this long after it ended, and the
+     * indexes that list it are trimmed by the retention sweep. Running and waiting ones never expire.
+     */
+    operationMs: number;
+    /** How long a Slack delivery id is remembered against redelivery, in seconds (default 3600). */
+    dedupeSeconds: number;
+    /** How long finished BullMQ jobs are kept, in seconds (default 7 days; also at most 1000 per queue). */
+    jobSeconds: number;
+  };
+  /** Where each operation's maintenance record is written as JSON when it ends; unset: not exported. */
+  recordExportDir: string | undefined;
   /** Variables every child process gets (PATH, HOME, locale), never the bot's secrets. */
   childEnv: Record<string, string>;
   /** Extra variables for `tofu` only: its state-backend credentials (TF_*, AWS_*, B2_*…). */
@@ -163,6 +186,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     readConcurrency: e.READ_CONCURRENCY,
     imageFactoryUrl: e.IMAGE_FACTORY_URL,
     credentialsDir: e.CREDENTIALS_DIR,
+    retention: {
+      operationMs: e.OPERATION_RETENTION_DAYS * 86_400_000,
+      dedupeSeconds: Math.round(e.DEDUPE_RETENTION_MINUTES * 60),
+      jobSeconds: Math.round(e.JOB_RETENTION_DAYS * 86_400),
+    },
+    recordExportDir: e.RECORD_EXPORT_DIR,
     childEnv: pick(env, (k) => ['PATH', 'HOME', 'LANG', 'TZ', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].includes(k)),
     tofuEnv: pick(env, (k) => /^(TF_|TOFU_|AWS_|B2_|ARM_|GOOGLE_|PM_|PROXMOX_VE_)/.test(k) && k !== 'TOFU_BIN'),
     timeouts: {

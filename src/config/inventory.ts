@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { windowProblem } from '../rules/maintenance-window.ts';
 import { ConfigError, describeIssues } from './config-error.ts';
+import { ClusterSchedules } from './schedules.ts';
 
 /** User ids are `U…`, or `W…` in an Enterprise Grid organisation; user-group ids are `S…`. */
 const SlackIdList = z.array(z.string().regex(/^[UWS][A-Z0-9]{2,}$/, 'must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)'));
@@ -77,6 +78,8 @@ const ClusterSchema = z
     /** Allow production operations outside the declared windows. */
     allowOutsideWindows: z.boolean().default(false),
     terraformOutputs: TerraformOutputNames.optional(),
+    /** The health gate and etcd snapshots on a cron schedule (see schedules.ts). */
+    schedules: ClusterSchedules.optional(),
   })
   .check((ctx) => {
     const all = [...ctx.value.controlPlanes, ...ctx.value.workers];

@@ -1,5 +1,8 @@
 import type { Redis } from 'ioredis';
 
+/** `requestedBy` of a gate the cluster's schedule started: it posts only when its verdict changes. */
+export const SCHEDULED_GATE = 'schedule';
+
 /** The health gate that runs on a cluster now. */
 export interface RunningGate {
   /** Its job's id. */

@@ -7,7 +7,8 @@ export const RUN_JOB_NAME: OpsJobName = 'operation-run';
 
 export const newNonce = (): string => crypto.randomUUID().replace(/-/g, '').slice(0, 12);
 
-const KEEP = { removeOnComplete: 1000, removeOnFail: 1000 };
+/** Finished jobs are kept as the workers' retention says (`JOB_RETENTION_DAYS`, at most 1000 per queue). */
+const KEEP = {};
 
 /**
  * Queues a run of the operation. `reason` makes the job id (one run per click, window or

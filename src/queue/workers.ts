@@ -20,6 +20,11 @@ export interface WorkerOptions {
   logger: Logger;
   /** Blanks secrets out of a failed job's error before BullMQ stores its message and stack in Redis. */
   scrub?: (text: string) => string;
+  /**
+   * How long finished jobs are kept (`JOB_RETENTION_DAYS`, age in seconds) and how many at most per
+   * queue; applies to every job that does not say otherwise. Default: 1000, without an age.
+   */
+  keepJobs?: { age?: number; count: number };
 }
 
 export interface Workers {
@@ -46,7 +51,8 @@ function dispatch(table: Readonly<Record<string, JobProcessor>>, scrub: (text: s
 export function createWorkers(options: WorkerOptions): Workers {
   const { connection, jobLockMs, logger } = options;
   // A crashed replica's job is picked up by another once its lock lapses; resumes are many, so stalls never fail a job.
-  const common = { connection, autorun: false, lockDuration: jobLockMs, stalledInterval: jobLockMs, maxStalledCount: 1000 };
+  const keep = options.keepJobs ?? { count: 1000 };
+  const common = { connection, autorun: false, lockDuration: jobLockMs, stalledInterval: jobLockMs, maxStalledCount: 1000, removeOnComplete: keep, removeOnFail: keep };
   const active = new ActiveJobs();
   const scrub = options.scrub ?? ((text: string): string => text);
   const read = dispatch(options.read, scrub);

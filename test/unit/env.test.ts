@@ -164,6 +164,8 @@ describe('loadConfig: values', () => {
       credentialsDir: undefined,
       childEnv: {},
       tofuEnv: {},
+      retention: { operationMs: 400 * 86_400_000, dedupeSeconds: 3600, jobSeconds: 7 * 86_400 },
+      recordExportDir: undefined,
       timeouts: {
         approvalTtlMs: 3_600_000,
         approvalReminderMs: 600_000,
@@ -251,6 +253,13 @@ describe('loadConfig: values', () => {
     });
   });
 
+  it('takes the retention periods and the record export directory', () => {
+    const config = loadConfig({ ...SOCKET_MODE, OPERATION_RETENTION_DAYS: '730', DEDUPE_RETENTION_MINUTES: '15', JOB_RETENTION_DAYS: '0.5', RECORD_EXPORT_DIR: '/var/lib/talos-chatops/records' });
+
+    expect(config.retention).toEqual({ operationMs: 730 * 86_400_000, dedupeSeconds: 900, jobSeconds: 43_200 });
+    expect(config.recordExportDir).toBe('/var/lib/talos-chatops/records');
+  });
+
   it.each([
     ['HTTP_PORT', 'http', /^HTTP_PORT: .*\(a TCP port/],
     ['HTTP_PORT', '70000', /^HTTP_PORT: /],
@@ -266,6 +275,10 @@ describe('loadConfig: values', () => {
     ['APPROVAL_REMINDER_MINUTES', '-1', /^APPROVAL_REMINDER_MINUTES: .*0 sends no reminder\)$/],
     ['APPROVAL_REMINDER_MINUTES', 'soon', /^APPROVAL_REMINDER_MINUTES: /],
     ['IMAGE_FACTORY_URL', 'factory.talos.dev', /^IMAGE_FACTORY_URL: /],
+    ['OPERATION_RETENTION_DAYS', '0', /^OPERATION_RETENTION_DAYS: .*e\.g\. 400\)$/],
+    ['DEDUPE_RETENTION_MINUTES', '5', /^DEDUPE_RETENTION_MINUTES: .*at least 10\)$/],
+    ['JOB_RETENTION_DAYS', 'a week', /^JOB_RETENTION_DAYS: /],
+    ['RECORD_EXPORT_DIR', 'records', /^RECORD_EXPORT_DIR: must be an absolute path/],
   ])('refuses %s=%s with a line naming it', (name, value, line) => {
     // Act
     const problems = problemsOf({ ...SOCKET_MODE, [name]: value });

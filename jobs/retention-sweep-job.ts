@@ -1,0 +1,43 @@
+import type { Queue } from 'bullmq';
+import type { ClusterLock } from '../src/ops/cluster-lock.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { OperationStore } from '../src/ops/operation-store.ts';
+
+export const RETENTION_SWEEP_JOB_NAME = 'retention-sweep';
+
+export interface RetentionSweepDeps {
+  store: OperationStore;
+  lock: ClusterLock;
+  logger: Logger;
+  now: () => Date;
+  /** `OPERATION_RETENTION_DAYS`, in ms. */
+  retentionMs: number;
+  /** The queues whose finished jobs older than `jobRetentionMs` are removed. */
+  queues?: Pick<Queue, 'clean' | 'name'>[];
+  /** `JOB_RETENTION_DAYS`, in ms. */
+  jobRetentionMs?: number;
+}
+
+/** Finished jobs removed per queue, state and sweep: the next sweep takes the rest. */
+const CLEAN_LIMIT = 5000;
+
+/**
+ * Keeps Redis bounded: finished operations expire by their own TTL (set when they end); this
+ * trims the indexes that listed them, and ends the life of failed operations that no longer
+ * hold their cluster (a failed one that holds it waits for an operator, however old).
+ */
+export function createRetentionSweepJob(deps: RetentionSweepDeps) {
+  return async (): Promise<{ dropped: number; cleaned: number }> => {
+    const cutoff = new Date(deps.now().getTime() - deps.retentionMs);
+    const dropped = await deps.store.sweep(cutoff, async (op) => (await deps.lock.holder(op.cluster)) === op.id);
+    if (dropped.length > 0) deps.logger.info({ dropped: dropped.length, cutoff: cutoff.toISOString() }, 'retention sweep dropped expired operations from the indexes');
+    // BullMQ applies a job's age limit only when another job of its queue finishes; a quiet queue is cleaned here.
+    let cleaned = 0;
+    if (deps.jobRetentionMs !== undefined) {
+      for (const queue of deps.queues ?? []) {
+        for (const state of ['completed', 'failed'] as const) cleaned += (await queue.clean(deps.jobRetentionMs, CLEAN_LIMIT, state)).length;
+      }
+    }
+    return { dropped: dropped.length, cleaned };
+  };
+}

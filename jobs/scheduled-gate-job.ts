@@ -1,0 +1,94 @@
+import type { Job } from 'bullmq';
+import type { ChatPort } from '../src/chat/chat-port.ts';
+import { errorText } from '../src/chat/error-text.ts';
+import { checkMessage } from '../src/chat/health-report.ts';
+import { scheduledGateChangeMessage, scheduledGateSummaryMessage } from '../src/chat/schedule-messages.ts';
+import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
+import type { GateReport } from '../src/health/health-gate.ts';
+import type { Logger } from '../src/log/logger.ts';
+import { SCHEDULED_GATE, type RunningGates } from '../src/ops/running-gate.ts';
+import type { ScheduledGateState } from '../src/ops/scheduled-gate-state.ts';
+import { ScheduledJobData } from '../src/queue/schedules.ts';
+import { errorVerdict, verdictChange, verdictOf, type GateVerdict } from '../src/rules/gate-verdict-change.ts';
+
+export const SCHEDULED_GATE_JOB_NAME = 'scheduled-gate';
+export const GATE_SUMMARY_JOB_NAME = 'scheduled-gate-summary';
+
+export interface ScheduledGateJobDeps {
+  inventory: Inventory;
+  chat: ChatPort;
+  logger: Logger;
+  now: () => Date;
+  /** The standard health gate, as `/talos health` runs it. */
+  runGate: (cluster: ClusterConfig, signal?: AbortSignal) => Promise<GateReport>;
+  /** The running-gate join: one gate per cluster at a time, requested or scheduled. */
+  runningGates: RunningGates;
+  state: ScheduledGateState;
+  onReport?: (report: GateReport) => void;
+  onGateError?: (cluster: string) => void;
+}
+
+export type ScheduledGateResult = { skipped: 'not-in-inventory' | 'gate-running' } | { passed: boolean; posted: boolean };
+
+/**
+ * A cluster's scheduled health gate: the standard gate, which speaks in the channel only when its
+ * verdict changes (the first verdict, pass→fail, fail→pass, another set of failing checks). While
+ * any gate of the cluster runs, the tick is skipped: the next one comes soon enough, and a request
+ * never waits on two gates.
+ */
+export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
+  return async (job: Job, signal?: AbortSignal): Promise<ScheduledGateResult> => {
+    const { cluster: name } = ScheduledJobData.parse(job.data);
+    const log = deps.logger.child({ op: job.id, cluster: name });
+    const cluster = deps.inventory.clusters.find((c) => c.name === name);
+    // A schedule of a cluster that left the inventory is removed at the next start; until then it does nothing.
+    if (cluster?.schedules?.healthGate === undefined) return { skipped: 'not-in-inventory' };
+    const gate = { job: String(job.id), requestedBy: SCHEDULED_GATE };
+    const claim = await deps.runningGates.claim(name, gate);
+    if (!claim.ok) {
+      log.info({ running: claim.running.job }, 'scheduled health gate skipped: a gate runs on the cluster');
+      return { skipped: 'gate-running' };
+    }
+    try {
+      let next: { verdict: GateVerdict; report?: GateReport; error?: string };
+      try {
+        const report = await deps.runGate(cluster, signal);
+        deps.onReport?.(report);
+        next = { verdict: verdictOf(report), report };
+      } catch (error) {
+        deps.onGateError?.(name);
+        next = { verdict: errorVerdict(), error: errorText(error) };
+      }
+      const previous = await deps.state.last(name);
+      const change = verdictChange(previous?.verdict, next.verdict);
+      const at = deps.now().toISOString();
+      if (change !== undefined) {
+        // Keyed by the tick's job: a run taken over after a crash adopts the post instead of repeating it.
+        const once = { maybeSent: job.attemptsStarted > 1 };
+        const { ts } = await deps.chat.post(cluster.channel, scheduledGateChangeMessage(name, change, next, previous), { key: `${job.id}-change`, ...once });
+        for (const check of next.report?.checks ?? []) {
+          await deps.chat.reply(cluster.channel, ts, checkMessage(check), { key: `${job.id}-check-${check.id}`, ...once });
+        }
+      }
+      await deps.state.save(name, { verdict: next.verdict, changedAt: change === undefined ? previous!.changedAt : at, lastRunAt: at });
+      await deps.state.countRun(name, next.verdict.passed);
+      log.info({ passed: next.verdict.passed, failing: next.verdict.failing, change: change ?? 'none' }, 'scheduled health gate finished');
+      return { passed: next.verdict.passed, posted: change !== undefined };
+    } finally {
+      await deps.runningGates.release(name, gate.job).catch((error: unknown) => log.warn({ err: errorText(error) }, 'running gate not cleared; it expires by itself'));
+    }
+  };
+}
+
+/** The daily summary of a cluster's scheduled gates: the verdict, when it last changed, and the runs since the last summary. */
+export function createGateSummaryJob(deps: Pick<ScheduledGateJobDeps, 'inventory' | 'chat' | 'logger' | 'state'>) {
+  return async (job: Job): Promise<void> => {
+    const { cluster: name } = ScheduledJobData.parse(job.data);
+    const cluster = deps.inventory.clusters.find((c) => c.name === name);
+    if (cluster?.schedules?.healthGate?.dailySummary === undefined) return;
+    const last = await deps.state.last(name);
+    const counts = await deps.state.takeCounts(name);
+    await deps.chat.post(cluster.channel, scheduledGateSummaryMessage(name, last, counts), { key: `${job.id}-summary`, maybeSent: job.attemptsStarted > 1 });
+    deps.logger.info({ cluster: name, ...counts }, 'daily health summary posted');
+  };
+}

@@ -1,0 +1,78 @@
+import type { GateReport } from '../health/health-gate.ts';
+import type { SnapshotPruning } from '../rules/snapshot-retention.ts';
+import type { GateVerdict, verdictChange } from '../rules/gate-verdict-change.ts';
+import type { Snapshot } from '../ops/operation.ts';
+import type { ChatMessage } from './chat-port.ts';
+import { context, escapeMrkdwn, formatTime, section } from './blocks.ts';
+
+type Change = NonNullable<ReturnType<typeof verdictChange>>;
+
+const checkList = (ids: readonly string[]): string => (ids.length === 0 ? 'none' : ids.join(', '));
+
+/**
+ * A scheduled gate's verdict changed (or is the first one): the new verdict leads, then what it
+ * was and since when; the checks follow in the thread, as for `/talos health`.
+ */
+export function scheduledGateChangeMessage(
+  cluster: string,
+  change: Change,
+  next: { verdict: GateVerdict; report?: GateReport; error?: string },
+  previous: { verdict: GateVerdict; changedAt: string } | undefined,
+): ChatMessage {
+  const icon = next.verdict.passed ? '✅' : '❌';
+  const was = previous === undefined ? '' : ` (${previous.verdict.passed ? 'passing' : `failing on ${checkList(previous.verdict.failing)}`} since ${formatTime(previous.changedAt)})`;
+  const headline =
+    next.error !== undefined
+      ? `${icon} Scheduled health gate could not run on ${cluster}: ${next.error}`
+      : change === 'first'
+        ? `${icon} Scheduled health gate of ${cluster} ${next.verdict.passed ? 'passes' : 'fails'}`
+        : change === 'recovered'
+          ? `${icon} Scheduled health gate of ${cluster} passes again`
+          : change === 'failing'
+            ? `${icon} Scheduled health gate of ${cluster} now fails`
+            : `${icon} Scheduled health gate of ${cluster} still fails, on other checks now`;
+  const stops = next.report !== undefined && !next.report.passed ? ` Stop: ${next.report.stopReasons.join('; ')}` : '';
+  const text = `${headline}${was}.${stops}`;
+  const blocks = [section(escapeMrkdwn(headline) + was)];
+  if (stops !== '') blocks.push(section(`*Stop:*\n${next.report!.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
+  blocks.push(
+    context(
+      change === 'first'
+        ? 'Scheduled gates post here only when the verdict changes.' + (next.report ? ' One reply per check in the thread.' : '')
+        : `Failing checks: ${checkList(next.verdict.failing)}.` + (next.report ? ' One reply per check in the thread.' : ''),
+    ),
+  );
+  return { text, blocks };
+}
+
+/** The daily summary: the verdict, its last change, and how many scheduled gates ran since the last summary. */
+export function scheduledGateSummaryMessage(cluster: string, last: { verdict: GateVerdict; changedAt: string; lastRunAt: string } | undefined, counts: { runs: number; failed: number }): ChatMessage {
+  const verdict =
+    last === undefined
+      ? 'no scheduled gate has run yet'
+      : `${last.verdict.passed ? '✅ passing' : `❌ failing on ${checkList(last.verdict.failing)}`} since ${formatTime(last.changedAt)}, last run ${formatTime(last.lastRunAt)}`;
+  const text = `📋 Daily health summary of ${cluster}: ${verdict}; ${counts.runs} scheduled gate${counts.runs === 1 ? '' : 's'} since the last summary, ${counts.failed} failed.`;
+  return { text, blocks: [section(text)] };
+}
+
+/** The root of a day's thread of scheduled snapshots: one per cluster and day keeps the channel quiet. */
+export function snapshotThreadMessage(cluster: string, day: string): ChatMessage {
+  const text = `🗄️ Scheduled etcd snapshots of ${cluster} on ${day} (UTC): each snapshot and each pruning is recorded in this thread.`;
+  return { text, blocks: [section(text)] };
+}
+
+/** A scheduled snapshot taken, with what retention pruned and why. */
+export function scheduledSnapshotMessage(snapshot: Snapshot, pruning: SnapshotPruning): ChatMessage {
+  const taken = `✅ etcd snapshot \`${snapshot.id}\` (${snapshot.bytes} bytes, sha256 ${snapshot.sha256.slice(0, 16)}…, revision ${snapshot.revision}, from ${snapshot.node})`;
+  const pruned =
+    pruning.pruned.length === 0
+      ? `nothing pruned (${pruning.rule}; ${pruning.kept.length} kept)`
+      : `pruned ${pruning.pruned.length} (${pruning.rule}; ${pruning.kept.length} kept): ${pruning.pruned.map((p) => `\`${p.file}\``).join(', ')}`;
+  const text = `${taken}; ${pruned}.`;
+  return { text, blocks: [section(text)] };
+}
+
+export function scheduledSnapshotFailedMessage(cluster: string, reason: string): ChatMessage {
+  const text = `❌ Scheduled etcd snapshot of ${cluster} failed: ${reason}. Nothing was pruned.`;
+  return { text, blocks: [section(escapeMrkdwn(text))] };
+}

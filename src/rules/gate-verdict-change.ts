@@ -1,0 +1,34 @@
+import type { GateReport } from '../health/health-gate.ts';
+
+/** What a scheduled gate compares between runs: pass or fail, and which checks failed. */
+export interface GateVerdict {
+  passed: boolean;
+  /** Ids of the failed checks, sorted; `gate-error` when the gate could not run at all. */
+  failing: string[];
+}
+
+/** The check id a gate that could not run (credentials, talosctl) counts as failing. */
+export const GATE_ERROR = 'gate-error';
+
+export function verdictOf(report: GateReport): GateVerdict {
+  const failing = report.checks.filter((c) => c.status === 'failed').map((c) => c.id);
+  return { passed: report.passed, failing: [...new Set(failing)].sort() };
+}
+
+/** A gate that could not run is a failure of its own kind, the same on every run, whatever the error text. */
+export function errorVerdict(): GateVerdict {
+  return { passed: false, failing: [GATE_ERROR] };
+}
+
+/**
+ * The change a scheduled gate reports, or undefined when there is nothing to say: the first
+ * verdict ever, pass→fail, fail→pass, or another set of failing checks. Warnings never count:
+ * they come and go with the cluster's normal churn.
+ */
+export function verdictChange(previous: GateVerdict | undefined, next: GateVerdict): 'first' | 'failing' | 'recovered' | 'changed' | undefined {
+  if (previous === undefined) return 'first';
+  if (previous.passed && !next.passed) return 'failing';
+  if (!previous.passed && next.passed) return 'recovered';
+  if (previous.failing.join(',') !== next.failing.join(',')) return 'changed';
+  return undefined;
+}
