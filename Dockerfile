@@ -91,6 +91,12 @@ RUN set -eu; \
 
 # --- runtime ------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
+# git: a Terraform plan is offered for Apply only from a committed tree (`git status --porcelain`).
+# The checkout is mounted, often owned by another uid, so git is told to trust it system-wide.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git \
+ && rm -rf /var/lib/apt/lists/* \
+ && git config --system --add safe.directory '*'
 # No package manager at run time: npm, npx, corepack and yarn go (dependencies were
 # installed in the deps stage), so nothing in the running container can fetch and
 # run code from a registry, and their own dependencies need no security updates here.
@@ -102,6 +108,8 @@ ENV NODE_ENV=production \
     HTTP_PORT=3000 \
     TALOSCTL_BIN=/opt/talosctl \
     TOFU_BIN=/usr/local/bin/tofu \
+    GIT_BIN=/usr/bin/git \
+    PLAN_DIR=/tmp/creds/plans \
     CREDENTIALS_DIR=/tmp/creds \
     HOME=/tmp
 WORKDIR /app

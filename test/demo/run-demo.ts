@@ -43,6 +43,21 @@ async function healthGate(h: Harness, title: string): Promise<void> {
   out(transcriptSince(h, CHANNELS.production, since));
 }
 
+/** `/talos plan` in a cluster's channel; an approver clicks Apply on the plan, and the change runs to its end. */
+async function terraformChange(h: Harness, channel: string, title: string, apply: boolean): Promise<void> {
+  banner(title);
+  const since = h.slack.channelMessages(channel).length;
+  const plan = await requestUpgrade(h, 'plan', { channel });
+  out(`> /talos plan   (as @alice)\n  ephemeral: ${plan.ack}`);
+  const planned = await h.slack.waitFor(() => h.slack.message(channel, plan.root.ts), { description: 'the plan' });
+  if (apply && /waiting for an approver's Apply/.test(planned.text)) {
+    out("  @carol (an approver, paged in the thread) reviews the plan and clicks [Apply]");
+    await h.slack.clickButton({ user: USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
+    await h.slack.waitFor(() => /completed|stopped|cancelled/.test(h.slack.message(channel, plan.root.ts)?.text ?? '') || undefined, { timeoutMs: 90_000, description: 'the end of the change' });
+  }
+  out(transcriptSince(h, channel, since));
+}
+
 async function main(): Promise<void> {
   out('Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes), the Slack emulator and the bot…');
   out(`Times in the transcripts are shown as a reader in ${READER_ZONE} sees them; "(also sent to channel)" marks a thread reply Slack also shows in the channel.`);
@@ -70,6 +85,13 @@ async function main(): Promise<void> {
     await healthGate(h, '/talos health — production with a stalled Flux Kustomization (flux-system/apps)');
     h.sim.faults.clear('production');
 
+    // One reviewed commit changes a Talos patch in both clusters' inputs.
+    await h.sim.terraform.changePatch('staging');
+    await h.sim.terraform.changePatch('production');
+    await h.sim.terraform.commit('Talos patch: kubelet log rotation in staging and production');
+    await terraformChange(h, CHANNELS.staging, '/talos plan in staging — a routine Terraform change: plan, an approver\'s Apply of exactly that plan, the health gate', true);
+    await terraformChange(h, CHANNELS.production, '/talos plan in production — the same commit promoted: it was applied to staging and passed its gate', true);
+
     banner('/talos upgrade talos v1.12.11 in staging first — the worker without approval, then the control plane after one');
     const stagingSince = h.slack.channelMessages(CHANNELS.staging).length;
     const rehearsal = await requestUpgrade(h, 'upgrade talos v1.12.11', { channel: CHANNELS.staging });
@@ -93,6 +115,11 @@ async function main(): Promise<void> {
       const notification = h.slack.versions(CHANNELS.production, firstRequest.ts)[0]?.text.split('\n')[0] ?? '';
       out(`  Its notification, which pages @carol and the S0SRE group: ${h.slack.readable(notification, { timeZone: READER_ZONE })}`);
     }
+
+    // The runbook's Terraform follow-up of the upgrade: talos_version moves to what every node now runs.
+    await h.sim.terraform.setTalosVersion('production', 'v1.12.11');
+    await h.sim.terraform.commit('talos_version: v1.12.11 in production');
+    await terraformChange(h, CHANNELS.production, '/talos plan in production — the Talos upgrade\'s Terraform follow-up, labelled as such (not applied here)', false);
 
     banner('/talos status');
     out(h.slack.readable(await h.command('status'), { timeZone: READER_ZONE }));

@@ -1,24 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
 import { createAudit, editCarrier, seqsIn } from '../../src/ops/audit.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../src/ops/operation-store.ts';
 import { createRunLease } from '../../src/ops/run-lease.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 const OP = 'op-1a2b3c4d5e';
 const ROOT = '1700000000.000100';

@@ -1,29 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMetrics, sharedRead, type Metrics } from '../../src/metrics/metrics.ts';
 import { readClusterHolds, waitingApprovalCounts } from '../../src/metrics/operation-metrics.ts';
 import { createClusterLock, type ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { Approval, Operation } from '../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../src/ops/operation-store.ts';
 import { parsePrometheusText, sampleValue, type Sample } from '../support/prometheus-text.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
 // The lock and approval gauges as the composition root wires them: read from a real Redis at scrape time.
 
 const CLUSTERS = ['production', 'staging'];
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 function operation(overrides: Partial<Operation>): Operation {
   return {

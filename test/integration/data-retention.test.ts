@@ -1,6 +1,6 @@
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRecordJob } from '../../jobs/record-job.ts';
 import { createRetentionSweepJob } from '../../jobs/retention-sweep-job.ts';
 import { createLogger } from '../../src/log/logger.ts';
@@ -10,21 +10,9 @@ import { createDeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
 import { newOperation, type Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
 import { RecordingChat } from '../support/engine-fixture.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 const DAY = 86_400_000;
 const RETENTION = 400 * DAY;

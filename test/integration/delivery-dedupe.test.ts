@@ -1,21 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
 import { resendingOnce } from '../support/resending-redis.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 describe('delivery dedupe on a real Redis', () => {
   it('lets the first delivery of an id through and ignores the redeliveries', async () => {

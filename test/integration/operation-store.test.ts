@@ -1,23 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 import { resendingOnce } from '../support/resending-redis.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 /** A planned Talos upgrade, as the preflight stores it. */
 function operation(overrides: Partial<Operation> = {}): Operation {

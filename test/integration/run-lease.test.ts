@@ -1,22 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRunLease } from '../../src/ops/run-lease.ts';
 import { resendingOnce } from '../support/resending-redis.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 describe('run lease on a real Redis', () => {
   it('lets a second run of an operation start only after the first returned, across replicas', async () => {

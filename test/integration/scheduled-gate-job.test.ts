@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGateSummaryJob, createScheduledGateJob } from '../../jobs/scheduled-gate-job.ts';
 import type { CheckResult } from '../../src/health/check-result.ts';
 import type { GateReport } from '../../src/health/health-gate.ts';
@@ -8,21 +8,9 @@ import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 import { createRunningGates } from '../../src/ops/running-gate.ts';
 import { createScheduledGateState } from '../../src/ops/scheduled-gate-state.ts';
 import { inventory, RecordingChat } from '../support/engine-fixture.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 const SCHEDULED = inventory(`    schedules:
       healthGate: { cron: "*/15 * * * *", dailySummary: "08:00" }`);

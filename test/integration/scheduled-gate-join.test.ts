@@ -1,26 +1,14 @@
 import type { Job } from 'bullmq';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHealthGateJob } from '../../jobs/health-gate-job.ts';
 import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 import { createRunningGates, SCHEDULED_GATE } from '../../src/ops/running-gate.ts';
 import { inventory, RecordingChat } from '../support/engine-fixture.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 describe('a requested health gate while the scheduled one runs', () => {
   it('waits for the scheduled gate to end, then runs and reports its own: never two at once, never a silent join', async () => {

@@ -1,22 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
 import { operationRefById, threadLink } from '../../src/ops/thread-link.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
-
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
-beforeEach(async () => {
-  await redis.flush();
-});
+const redis = useRedisFixture();
 
 function operation(overrides: Partial<Operation> = {}): Operation {
   return {

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,5 +36,34 @@ export async function startRedisFixture(): Promise<RedisFixture> {
       await server.stop();
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * The Redis fixture of a test file: one private redis-server started before its tests, emptied
+ * before each, stopped after all. The returned fixture stands for the one started then.
+ */
+export function useRedisFixture(): RedisFixture {
+  let started: RedisFixture | undefined;
+  const fixture = (): RedisFixture => {
+    if (started === undefined) throw new Error('the Redis fixture is used before its beforeAll ran');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startRedisFixture();
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  beforeEach(async () => {
+    await started?.flush();
+  });
+  return {
+    get server() {
+      return fixture().server;
+    },
+    client: () => fixture().client(),
+    flush: () => fixture().flush(),
+    stop: () => fixture().stop(),
   };
 }
