@@ -1,12 +1,13 @@
 /** What the bot keeps in Redis, read directly, so a test can prove an input changed nothing. */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { RETENTION_SWEEP_JOB_NAME } from '../../jobs/retention-sweep-job.ts';
 import { OPS_QUEUE, READ_QUEUE } from '../../src/queue/job-schemas.ts';
 
 export interface BotState {
   /** Every `talos:` key (operations, their indexes, cluster locks) with its serialized value; delivery markers are left out. */
   keys: Record<string, string>;
-  /** Jobs in each queue, over every state, except the scheduled reconciler. */
+  /** Jobs in each queue, over every state, except the ones the bot schedules for itself. */
   jobs: Record<string, number>;
 }
 
@@ -17,6 +18,9 @@ export interface StateReader {
   redis: Redis;
   close(): Promise<void>;
 }
+
+/** Jobs the bot schedules for itself. */
+const SCHEDULED = ['ops-reconcile', RETENTION_SWEEP_JOB_NAME];
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
 
@@ -31,9 +35,9 @@ export function stateReader(url: string): StateReader {
       for (const name of names) keys[name] = (await redis.dumpBuffer(name))?.toString('hex') ?? '';
       const jobs: Record<string, number> = {};
       for (const queue of queues) {
-        // The operation reconciler is a scheduled job that comes and goes on its own; only work a command queued counts.
+        // The reconciler and the retention sweep are scheduled jobs that come and go on their own; only work a command queued counts.
         const all = await queue.getJobs([...JOB_STATES]);
-        jobs[queue.name] = all.filter((job) => job.name !== 'ops-reconcile').length;
+        jobs[queue.name] = all.filter((job) => !SCHEDULED.includes(job.name)).length;
       }
       return { keys, jobs };
     },

@@ -155,6 +155,8 @@ describe('loadConfig: values', () => {
       clustersFile: '/etc/talos-chatops/clusters.yaml',
       talosctlBin: 'talosctl',
       tofuBin: 'tofu',
+      gitBin: 'git',
+      planDir: undefined,
       httpPort: 3000,
       logLevel: 'info',
       logPretty: false,
