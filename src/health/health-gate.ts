@@ -57,6 +57,8 @@ export interface GateDeps {
    * Default `standard`.
    */
   mode?: 'standard' | 'final';
+  /** Only the checks with these ids (a settling check polled again); default every check. */
+  only?: readonly string[];
 }
 
 /** A command that failed outright (no output at all) is a probe error, reported with its own last words. */
@@ -186,7 +188,8 @@ export async function runHealthGate(cluster: ClusterConfig, deps: GateDeps): Pro
   const startedAt = new Date().toISOString();
   const started = performance.now();
   const seen: SeenVersions = { talos: [], kubernetes: [] };
-  const checks = await Promise.all(probes(cluster, deps, seen).map((p) => runProbe(p, deps)));
+  const chosen = probes(cluster, deps, seen).filter((p) => deps.only === undefined || deps.only.includes(p.id));
+  const checks = await Promise.all(chosen.map((p) => runProbe(p, deps)));
   const verdict = gateVerdict(checks);
   return {
     cluster: cluster.name,

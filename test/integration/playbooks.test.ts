@@ -118,6 +118,24 @@ async function failedUpgrade(node: string, issuedBootId: string): Promise<Operat
 }
 
 describe('the fake cluster', () => {
+  it('runs only the checks asked for, forking no talosctl for Kubernetes-only checks', async () => {
+    // Arrange
+    const config = f.deps.inventory.clusters[0]!;
+    const before = cluster.calls.length;
+
+    // Act
+    const gate = await f.deps.access.withSession(config, undefined, async (session) =>
+      runHealthGate(config, { talosctl: await session.talosctl('v1.11.5'), kube: session.kube, probeTimeoutMs: 5000, mode: 'final', only: ['pods', 'cilium'] }),
+    );
+
+    // Assert
+    expect(gate.checks.map((c) => [c.id, c.status])).toEqual([
+      ['pods', 'passed'],
+      ['cilium', 'passed'],
+    ]);
+    expect(cluster.calls.slice(before).filter((c) => c.bin === 'talosctl')).toEqual([]);
+  });
+
   it('answers in the formats the bot parses: every probe of the health gate passes on a healthy cluster', async () => {
     // Arrange
     const config = f.deps.inventory.clusters[0]!;
