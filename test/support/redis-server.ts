@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -17,16 +18,41 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether `port` can be listened on now, on every address (the bot listens on `::`). */
+function available(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
   });
+}
+
+/** The kernel's range of ephemeral ports: the local ports of outgoing connections come from it. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low !== undefined && high !== undefined && low > 0) return [low, high];
+  } catch {
+    // Not Linux: the IANA range.
+  }
+  return [49152, 65535];
+}
+
+/**
+ * A port free now, chosen below the ephemeral range: a process restarted on the same port (the
+ * bot after a kill, redis-server after a restart) must not find it taken by the local end of some
+ * outgoing connection, which an ephemeral port could be.
+ */
+export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const from = 10_000;
+  const to = Math.max(from + 1000, low - 1);
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const port = from + Math.floor(Math.random() * (to - from));
+    if (await available(port)) return port;
+  }
+  throw new Error(`no free port between ${from} and ${to}`);
 }
 
 async function waitForPing(url: string): Promise<void> {
