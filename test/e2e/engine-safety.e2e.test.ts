@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { productionShape, stagingShape } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
+import { waitForSettled } from '../support/settled.ts';
 import { approve, approveUntilDone, auditLines, clickStart, opIdOf, opLink, requestUpgrade, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
@@ -134,6 +135,8 @@ describe('Redis is a store, not the authority', () => {
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
     await clickStart(h, plan);
     const request = await waitForApprovalRequest(h, plan);
+    // Tampered only once the bot has nothing in flight: a write of its own begun before would otherwise write over the tamper.
+    await waitForSettled(h);
     const redis = new Redis(h.redis.url);
     const key = `talos:op:${plan.opId}`;
     const stored = JSON.parse((await redis.get(key))!) as { steps: { id: string; image?: string }[] };
