@@ -36,10 +36,12 @@ async function requestPlan(): Promise<Plan> {
   const seen = h.slack.ephemerals(undefined, USERS.alice).length;
   await h.slack.sendSlashCommandHttp(url, { user: USERS.alice, channel: CHANNELS.production, text: `upgrade talos ${TARGET}` });
   const opId = opIdOf((await nextEphemeral(USERS.alice, seen)).text);
-  const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /planned/.test(m.text)), {
-    timeoutMs: 30_000,
+  // The preflight runs the whole health gate; on a loaded machine that can take a while.
+  const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /planned|refused/.test(m.text)), {
+    timeoutMs: 90_000,
     description: `the plan of ${opId}`,
   });
+  if (!/planned/.test(root.text)) throw new Error(`the preflight of ${opId} refused: ${JSON.stringify(root.blocks)}`);
   const button = startButton(root);
   if (button === undefined) throw new Error(`the plan of ${opId} has no Start button`);
   return { opId, root, ...button };
@@ -85,7 +87,7 @@ beforeAll(async () => {
   await h.slack.clickButtonHttp(url, { user: USERS.carol, channel: CHANNELS.production, messageTs: current.root.ts, actionId: OVERRIDE_ACTION });
   await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(CHANNELS.production, current.root.ts)?.blocks ?? [])), { description: 'the override' });
   await waitForSettled(h);
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await state?.close();
