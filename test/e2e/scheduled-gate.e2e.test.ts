@@ -95,14 +95,20 @@ describe('scheduled etcd snapshots of staging, through the real bot', () => {
     expect(replies.every((r) => /\(keepLast 2; [12] kept\)/.test(r.text))).toBe(true);
     // The thread holds one message in the channel per day, and nothing else of the schedule.
     expect(h.slack.channelMessages(CHANNELS.staging).filter((m) => m.text.includes('snapshot'))).toHaveLength(1);
-    const files = await readdir(dir);
-    const ours = files.filter((f) => /^staging-\d{8}T\d{6}Z-rev\d+\.db(\.sha256)?$/.test(f));
-    // The schedule goes on ticking: besides the newest two, a tick may be writing its snapshot right now (it prunes when it ends).
-    expect(ours.filter((f) => f.endsWith('.db')).length).toBeLessThanOrEqual(3);
+    // The schedule goes on ticking: the directory is judged between two ticks, when the last one has pruned and written its checksum.
+    const ownFiles = (names: string[]): string[] => names.filter((f) => /^staging-\d{8}T\d{6}Z-rev\d+\.db(\.sha256)?$/.test(f));
+    const between = (names: string[]): boolean => {
+      const dbs = ownFiles(names).filter((f) => f.endsWith('.db'));
+      return dbs.length <= 2 && dbs.every((db) => names.includes(`${db}.sha256`));
+    };
+    let files = await readdir(dir);
+    for (const deadline = Date.now() + 20_000; !between(files) && Date.now() < deadline; files = await readdir(dir)) await new Promise((r) => setTimeout(r, 20));
+    const ours = ownFiles(files);
+    expect(ours.filter((f) => f.endsWith('.db')).length).toBeLessThanOrEqual(2);
+    for (const db of ours.filter((f) => f.endsWith('.db'))) expect(files).toContain(`${db}.sha256`);
     const pruned = replies.flatMap((r) => [...r.text.matchAll(/`(staging-\d{8}T\d{6}Z-rev\d+\.db)`/g)].map((m) => m[1]!));
     expect(pruned.length).toBeGreaterThanOrEqual(2);
     for (const gone of pruned) expect(files).not.toContain(gone);
-    for (const db of ours.filter((f) => f.endsWith('.db'))) expect(files).toContain(`${db}.sha256`);
     expect(files).toEqual(expect.arrayContaining(foreign));
   });
 });
