@@ -10,7 +10,7 @@ import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { ExecError } from '../../src/exec/process-runner.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
-import { threadLink } from '../../src/ops/thread-link.ts';
+import { findStagingOperation } from '../../src/ops/rehearsal.ts';
 import { judgeTerraformChange } from '../../src/rules/terraform-change.ts';
 import { checkEtcdQuorum, observeTalosVersions } from '../../src/talos/observe.ts';
 import { parseEtcdMembers } from '../../src/talos/parse-etcd-members.ts';
@@ -73,7 +73,9 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const judged = judgeTerraformChange({ cluster: cluster.name, outcome, tree, removals, runningTalos, upgrade, etcdSettled: settled });
   for (const name of adds) if (!HOSTNAME.test(name)) judged.refusals.push(`the plan creates a VM keyed ${JSON.stringify(name)}, which is not a hostname the bot can watch join`);
 
-  const rehearsal = cluster.environment === 'production' && tree.commit !== undefined ? await stagingApplyOf(deps, tree.commit) : undefined;
+  const commit = tree.commit;
+  // The runbook promotes "the same reviewed change": a staging apply of the same commit that passed staging's gate (it completed).
+  const rehearsal = cluster.environment === 'production' && commit !== undefined ? await findStagingOperation(deps, 'terraform-apply', (o) => o.terraform?.commit === commit) : undefined;
   const terraform: Operation['terraform'] = {
     commit: tree.commit,
     dirty: (tree.uncommitted?.length ?? 0) > 0,
@@ -97,21 +99,6 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
       { id: 'gate', kind: 'apply-gate', status: 'pending' },
     ],
   };
-}
-
-/**
- * The runbook promotes "the same reviewed change": the staging operation that applied the same
- * Terraform commit and passed staging's gate (it completed), with who applied it and when.
- */
-async function stagingApplyOf(deps: OpsJobDeps, commit: string): Promise<NonNullable<Operation['rehearsal']>> {
-  for (const staging of deps.inventory.clusters.filter((c) => c.environment === 'staging')) {
-    const ops = await deps.store.listForCluster(staging.name, 500);
-    const done = ops.find((o) => o.kind === 'terraform-apply' && o.state === 'completed' && o.terraform?.commit === commit);
-    if (done === undefined) continue;
-    const link = await threadLink(deps, done);
-    return { stagingOp: done.id, ...(link ? { stagingLink: link } : {}), ...(done.startedBy ? { appliedBy: done.startedBy } : {}), ...(done.endedAt ? { appliedAt: done.endedAt } : {}) };
-  }
-  return {};
 }
 
 /**

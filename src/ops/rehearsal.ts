@@ -1,24 +1,28 @@
 import type { Inventory } from '../config/inventory.ts';
-import type { OperationKind } from './operation.ts';
+import type { Operation, OperationKind } from './operation.ts';
 import type { OperationStore } from './operation-store.ts';
 import { threadLink, type ThreadLinkDeps } from './thread-link.ts';
 
+type RehearsalDeps = ThreadLinkDeps & { store: OperationStore; inventory: Inventory };
+
 /**
- * The runbook tests "the exact target in staging" first. The bot's own records show
- * whether a staging upgrade of the same kind to the same version completed: that
- * operation and the link to its thread, or nothing when there is none.
+ * The runbook does everything in staging first. The bot's own records show whether a staging
+ * operation of `kind` that `matches` completed: that operation, the link to its thread, and who
+ * started it and when it ended; nothing when there is none.
  */
-export async function findStagingRehearsal(
-  deps: ThreadLinkDeps & { store: OperationStore; inventory: Inventory },
-  kind: OperationKind,
-  version: string,
-): Promise<{ stagingOp?: string; stagingLink?: string }> {
+export async function findStagingOperation(deps: RehearsalDeps, kind: OperationKind, matches: (op: Operation) => boolean): Promise<NonNullable<Operation['rehearsal']>> {
   for (const staging of deps.inventory.clusters.filter((c) => c.environment === 'staging')) {
     const ops = await deps.store.listForCluster(staging.name, 500);
-    const done = ops.find((o) => o.kind === kind && o.state === 'completed' && o.target.version === version);
+    const done = ops.find((o) => o.kind === kind && o.state === 'completed' && matches(o));
     if (done === undefined) continue;
     const link = await threadLink(deps, done);
-    return link === undefined ? { stagingOp: done.id } : { stagingOp: done.id, stagingLink: link };
+    return { stagingOp: done.id, ...(link ? { stagingLink: link } : {}), ...(done.startedBy ? { appliedBy: done.startedBy } : {}), ...(done.endedAt ? { appliedAt: done.endedAt } : {}) };
   }
   return {};
+}
+
+/** The runbook tests "the exact target in staging" first: a completed staging upgrade of the same kind to the same version. */
+export async function findStagingRehearsal(deps: RehearsalDeps, kind: OperationKind, version: string): Promise<{ stagingOp?: string; stagingLink?: string }> {
+  const { stagingOp, stagingLink } = await findStagingOperation(deps, kind, (o) => o.target.version === version);
+  return { ...(stagingOp ? { stagingOp } : {}), ...(stagingLink ? { stagingLink } : {}) };
 }

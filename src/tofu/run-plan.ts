@@ -92,11 +92,9 @@ export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOpt
   if (!validateRun.ok) return { fmt, validate, plan: { status: 'skipped', because: 'the configuration is not valid' } };
 
   // The plan file can hold sensitive values: a private directory, removed afterwards unless kept for apply.
-  const dir = options.saveTo ?? (await makePrivateDir(options.tempBase, 'talos-chatops-plan-'));
+  const dir = options.saveTo === undefined ? await makePrivateDir(options.tempBase, 'talos-chatops-plan-') : await keptPlanDir(options.saveTo);
   let kept = false;
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await chmod(dir, 0o700);
     const planFile = join(dir, 'tfplan');
     // A plan kept for apply is taken under the state lock, as tofu's own workflow does; a read-only one never locks.
     const lock = options.saveTo === undefined ? ['-lock=false'] : [];
@@ -126,6 +124,13 @@ export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOpt
   } finally {
     if (!kept) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The directory a plan kept for apply goes to, private (0700) whatever the umask made of it and its parents. */
+async function keptPlanDir(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  return dir;
 }
 
 /** sha256 of a file, streamed. */
