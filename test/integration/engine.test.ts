@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
 import { createApprovalReminderJob } from '../../jobs/engine/approval-reminder.ts';
 import { StepFailure } from '../../jobs/job-context.ts';
@@ -13,21 +13,12 @@ import type { Operation, Step } from '../../src/ops/operation.ts';
 import { retried } from '../../src/ops/transitions.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
 import { engineFixture, inventory, type EngineFixture } from '../support/engine-fixture.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
+const redis = useRedisFixture();
 let f: EngineFixture;
 
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
 beforeEach(async () => {
-  await redis.flush();
   f = engineFixture(redis);
 });
 

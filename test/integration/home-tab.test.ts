@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { HomePublisher, HomeView } from '../../src/chat/home-view.ts';
 import { parseInventory } from '../../src/config/inventory.ts';
 import type { GateReport } from '../../src/health/health-gate.ts';
@@ -10,7 +10,7 @@ import { createClusterLock } from '../../src/ops/cluster-lock.ts';
 import { newOperation, type Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
 import { waitFor } from '../slack-emulator/wait-for.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
 const INVENTORY = parseInventory(
   `clusters:
@@ -38,19 +38,10 @@ const INVENTORY = parseInventory(
   'clusters.yaml',
 );
 
-let redis: RedisFixture;
+const redis = useRedisFixture();
 let home: HomeTab | undefined;
 
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
 beforeEach(async () => {
-  await redis.flush();
 });
 
 afterEach(() => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Job } from 'bullmq';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPreflightJob } from '../../jobs/engine/preflight.ts';
 import { createRunJob } from '../../jobs/engine/walk.ts';
 import { PLAYBOOKS } from '../../jobs/playbooks/index.ts';
@@ -19,7 +19,7 @@ import { productionShape, stagingShape } from '../sim/shapes.ts';
 import type { ClusterShape } from '../sim/types.ts';
 import { engineFixture, type EngineFixture } from '../support/engine-fixture.ts';
 import { fakeCluster, inventoryOf, TALOSCONFIG, type FakeCluster } from '../support/fake-cluster.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
 // Three control planes and a worker on v1.11.5 (the patch before the latest); no Longhorn, so a node step does not wait for volume rebuilds.
 const shape = productionShape({
@@ -35,21 +35,12 @@ const shape = productionShape({
 });
 const TERRAFORM_DIR = '/srv/infra/terraform/production';
 
-let redis: RedisFixture;
+const redis = useRedisFixture();
 let f: EngineFixture;
 let cluster: FakeCluster;
 let dir: string;
 
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
 beforeEach(async () => {
-  await redis.flush();
   dir = await mkdtemp(join(tmpdir(), 'talos-playbooks-'));
   cluster = fakeCluster({ shape, terraformDir: TERRAFORM_DIR });
   f = engineFixture(redis, { inventory: inventoryOf(shape, { terraformDir: TERRAFORM_DIR, snapshotDir: join(dir, 'snapshots') }), cluster });

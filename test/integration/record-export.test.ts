@@ -1,27 +1,18 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 import { newOperation, type Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
 import { createRecordExporter, maintenanceRecordJson, RECORD_SCHEMA } from '../../src/ops/record-export.ts';
-import { startRedisFixture, type RedisFixture } from '../support/redis-fixture.ts';
+import { useRedisFixture } from '../support/redis-fixture.ts';
 
-let redis: RedisFixture;
+const redis = useRedisFixture();
 let dir: string;
 
-beforeAll(async () => {
-  redis = await startRedisFixture();
-});
-
-afterAll(async () => {
-  await redis?.stop();
-});
-
 beforeEach(async () => {
-  await redis.flush();
   dir = join(await mkdtemp(join(tmpdir(), 'records-')), 'records');
 });
 
