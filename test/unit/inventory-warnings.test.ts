@@ -18,6 +18,7 @@ function cluster(overrides: Partial<ClusterConfig> = {}): ClusterConfig {
     approvers: ['U0CAROL'],
     defaultForChannel: false,
     longhornNodes: [],
+    defaultClassNodes: [],
     longhorn: false,
     fluxStallMinutes: 10,
     requireDistinctApprover: true,
