@@ -212,7 +212,7 @@ function ignoredRecordNote(nodes: string[]): string {
 function nodeClassNote(images: InstallerImages): string {
   const label = (c: string): string => (c === 'longhorn' ? 'Longhorn' : 'default');
   const lines = [...images.byNode].map(([node, n]) => `${node}: ${label(n.nodeClass.class)} (${n.nodeClass.because})`);
-  return `Installer class of each node, from the schematic it runs: ${lines.join('; ')}.`;
+  return `Installer class of each node, and why: ${lines.join('; ')}.`;
 }
 
 /**
