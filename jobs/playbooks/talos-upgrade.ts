@@ -255,7 +255,8 @@ export const talosUpgradePlaybook: Playbook = {
     return nodeStep(ctx, op, step);
   },
   complete: async (ctx, op) => {
-    await recordNodeClasses(ctx.deps, op);
+    // The record is evidence for later plans, not part of this upgrade: a Redis error costs the evidence, not the completion.
+    await recordNodeClasses(ctx.deps, op).catch((error: unknown) => ctx.log.warn({ err: error }, 'could not record the node classes'));
     return {
       validation: op.steps.find((s) => s.kind === 'verify')?.detail ?? 'verified',
       followUp: await talosUpgradeFollowUp(ctx, op),
