@@ -48,6 +48,17 @@ describe('inventoryWarnings', () => {
     ]);
   });
 
+  it('warns that control planes listed in longhornNodes still take the default installer', () => {
+    // Act
+    const warnings = inventoryWarnings({ clusters: [cluster({ controlPlanes: ['10.0.30.11', '10.0.30.12'], workers: ['10.0.30.21'], longhornNodes: ['10.0.30.11', '10.0.30.21'] })] });
+
+    // Assert
+    expect(warnings).toEqual([
+      'Cluster production lists control plane 10.0.30.11 in longhornNodes: the runbook gives the Longhorn installer to Longhorn workers only, ' +
+        'so the bot upgrades control planes with the default schematic. Remove it from longhornNodes.',
+    ]);
+  });
+
   it('names a user who is both operator and approver: with four eyes they approve only what others requested', () => {
     // Act
     const warnings = inventoryWarnings({ clusters: [cluster({ operators: ['U0ALICE', 'U0CAROL'], approvers: ['U0CAROL', 'S0SRE'] })] });
