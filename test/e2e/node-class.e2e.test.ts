@@ -54,6 +54,38 @@ describe("a production Talos upgrade on the runbook's design", () => {
     ]);
     for (const node of h.sim.cluster('production').nodes) expect([node.address, node.talosVersion, node.schematic]).toEqual([node.address, TARGET, before[node.address]]);
   });
+
+  it('re-installs a Longhorn worker left on the old Longhorn schematic by a Terraform change, by the class the bot recorded at its upgrade', async () => {
+    // Arrange: the inventory declares no class, so only the bot's record can place the worker once its schematic is stale.
+    h = await startHarness({ clusters: withWorkers(LONGHORN_WORKER), inventory: { extra: { production: { longhornNodes: [] } } } });
+    const tf = h.sim.cluster('production').terraform;
+    const first = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, first);
+    expect((await approveUntilDone(h, first)).text).toContain('completed');
+    const oldLonghorn = tf.longhornSchematic;
+    // Terraform adds an extension to the Longhorn workers' schematic.
+    const extensions = ['siderolabs/intel-ucode', 'siderolabs/iscsi-tools', 'siderolabs/qemu-guest-agent', 'siderolabs/util-linux-tools'];
+    const newLonghorn = schematicId(extensions);
+    h.sim.state.schematics[newLonghorn] = [...extensions].sort();
+    tf.longhornSchematic = newLonghorn;
+    const since = h.sim.calls.length;
+
+    // Act: the same-version extension change
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    // Assert
+    expect(JSON.stringify(plan.root.blocks)).toContain(`10.0.30.21: Longhorn (runs schematic ${oldLonghorn}, neither output's; the bot recorded it in the longhorn class when ${first.opId} completed)`);
+    expect(done.text).toContain('completed');
+    expect(upgradeCalls(h, since)).toEqual([['10.0.30.21', `factory.talos.dev/nocloud-installer/${newLonghorn}:${TARGET}`]]);
+    expect(h.sim.cluster('production').nodes.map((n) => [n.address, n.schematic])).toEqual([
+      ['10.0.30.11', tf.defaultSchematic],
+      ['10.0.30.12', tf.defaultSchematic],
+      ['10.0.30.13', tf.defaultSchematic],
+      ['10.0.30.21', newLonghorn],
+    ]);
+  });
 });
 
 describe('a production Talos upgrade refuses a node whose installer it cannot choose', () => {
