@@ -1,6 +1,16 @@
 import type { TerraformOutputs } from '../src/cluster/terraform-outputs.ts';
-import type { ClusterConfig } from '../src/config/inventory.ts';
-import { checkTerraformInstaller, installerImage, nodeInstallerClass, readFactoryInstaller, retagImage, type NodeClass } from '../src/rules/installer-image.ts';
+import { allNodes, type ClusterConfig } from '../src/config/inventory.ts';
+import type { RecordedNodeClass } from '../src/ops/node-class-record.ts';
+import {
+  checkTerraformInstaller,
+  installerImage,
+  nodeInstallerClass,
+  readFactoryInstaller,
+  retagImage,
+  type ClassSchematics,
+  type NodeClass,
+  type NodeClassName,
+} from '../src/rules/installer-image.ts';
 import { observeNodeImages, type NodeImage } from '../src/talos/observe.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
 
@@ -22,12 +32,24 @@ export interface InstallerImages {
   refusals: string[];
 }
 
+/** What the bot knows of the nodes besides what they run: its record of their classes, and the request. */
+export interface ClassEvidence {
+  /** The class recorded for each node when its last operation completed (see `NodeClassRecord`). */
+  recorded: Map<string, RecordedNodeClass>;
+  /** The version the cluster runs now, when it runs one. */
+  runningVersion: string | undefined;
+}
+
+const withV = (version: string | undefined): string | undefined => (version === undefined || version === '' ? undefined : version.startsWith('v') ? version : `v${version}`);
+
 /**
  * The installer image of each of `nodes` for `target`: the schematic from Terraform with the
  * cluster's platform, or, for the Longhorn node class, Terraform's Longhorn installer output
  * (checked to be the platform installer, never the generic one) with only its tag changed. A
- * node's class comes from what it runs (`talosctl get extensions`: the Longhorn schematic or
- * Longhorn's extensions) as well as from the inventory's `longhornNodes`.
+ * node's class comes from the schematic it runs (`talosctl get extensions`: the `schematic`
+ * pseudo-extension), then from the bot's record and the inventory (`nodeInstallerClass`);
+ * every node of the cluster is read, since whether the cluster has a Longhorn node is evidence
+ * too.
  *
  * @throws {InstallerImageError} when Terraform's outputs cannot make an installer image
  */
@@ -37,13 +59,15 @@ export async function deriveInstallerImages(
   talosctl: Talosctl,
   nodes: string[],
   target: string,
+  evidence: ClassEvidence,
   signal?: AbortSignal,
   registry?: string,
 ): Promise<InstallerImages> {
+  const everyNode = allNodes(cluster);
   const [schematicOutput, longhornOutput, running] = await Promise.all([
     outputs.required('schematicId', signal),
     outputs.optional('longhornInstaller', signal),
-    observeNodeImages(talosctl, nodes, signal),
+    observeNodeImages(talosctl, everyNode, signal),
   ]);
   const schematic = schematicOutput.trim();
   const longhornName = outputs.name('longhornInstaller');
@@ -55,6 +79,20 @@ export async function deriveInstallerImages(
           schematic: checkTerraformInstaller(longhornOutput, cluster.installerPlatform, longhornName).schematic,
           image: retagImage(longhornOutput.trim(), target),
         };
+  const classOutputs: ClassSchematics = {
+    default: { schematic, output: outputs.name('schematicId') },
+    longhorn: longhorn === undefined ? undefined : { schematic: longhorn.schematic, output: longhornName },
+  };
+  const declaredOf = (node: string): NodeClassName | undefined =>
+    cluster.longhornNodes.includes(node) ? 'longhorn' : cluster.defaultClassNodes.includes(node) ? 'default' : undefined;
+  // A node that cannot be read might be of the Longhorn class: it counts as one, so the default is never guessed past it.
+  const longhornLike = (node: string): boolean => {
+    const seen = running.get(node);
+    if (seen === undefined || !seen.reachable) return true;
+    const runsLonghorn = longhorn !== undefined && seen.schematic === longhorn.schematic && seen.schematic !== schematic;
+    return runsLonghorn || declaredOf(node) === 'longhorn' || evidence.recorded.get(node)?.class === 'longhorn';
+  };
+  const runningVersion = withV(evidence.runningVersion);
   const byNode = new Map<string, NodeInstaller>();
   const refusals: string[] = [];
   for (const node of nodes) {
@@ -63,11 +101,24 @@ export async function deriveInstallerImages(
       refusals.push(`${node} does not answer talosctl get extensions (${observed.error}), so its node class and the installer it needs cannot be read`);
       continue;
     }
-    const nodeClass = nodeInstallerClass({ listed: cluster.longhornNodes.includes(node), running: observed, longhornSchematic: longhorn?.schematic });
+    const recorded = evidence.recorded.get(node);
+    const verdict = nodeInstallerClass({
+      role: cluster.controlPlanes.includes(node) ? 'controlplane' : 'worker',
+      running: observed.schematic,
+      outputs: classOutputs,
+      recorded: recorded === undefined ? undefined : { class: recorded.class, op: recorded.op },
+      declared: declaredOf(node),
+      clusterHasLonghorn: everyNode.some((other) => other !== node && longhornLike(other)),
+      sameVersion: runningVersion !== undefined && runningVersion === withV(target),
+      runningVersion,
+    });
+    if (!verdict.ok) {
+      refusals.push(`${node} ${verdict.reason}`);
+      continue;
+    }
+    const nodeClass: NodeClass = { class: verdict.class, because: verdict.because };
     if (nodeClass.class === 'longhorn' && longhorn === undefined) {
-      refusals.push(
-        `${node} ${nodeClass.because}, so it is of the Longhorn node class, but Terraform outputs no ${longhornName}: the default installer would drop its Longhorn extensions`,
-      );
+      refusals.push(`${node} is of the Longhorn node class (it ${nodeClass.because}), but Terraform outputs no ${longhornName}: its installer cannot be chosen`);
       continue;
     }
     const chosen = nodeClass.class === 'longhorn' && longhorn !== undefined ? longhorn : { image, schematic };

@@ -7,6 +7,7 @@ import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { Audit } from '../src/ops/audit.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
+import type { NodeClassRecord } from '../src/ops/node-class-record.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { RunLease } from '../src/ops/run-lease.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
@@ -21,6 +22,8 @@ export interface OpsJobDeps {
   /** One run of an operation at a time, across jobs and replicas. */
   runLease: RunLease;
   audit: Audit;
+  /** Each node's installer class as the last completed operation left it (evidence for a node on an old schematic). */
+  nodeClasses: NodeClassRecord;
   access: ClusterAccess;
   tofu: Tofu;
   factory: ImageFactory;

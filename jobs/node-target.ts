@@ -61,6 +61,7 @@ export function clusterWithout(cluster: ClusterConfig, address: string): Cluster
     controlPlanes: cluster.controlPlanes.filter((a) => a !== address),
     workers: cluster.workers.filter((a) => a !== address),
     longhornNodes: cluster.longhornNodes.filter((a) => a !== address),
+    defaultClassNodes: cluster.defaultClassNodes.filter((a) => a !== address),
   };
 }
 

@@ -23,6 +23,7 @@ import { DrainCheckpoint } from '../jobs/job-context.ts';
 import { createAudit } from './ops/audit.ts';
 import { createClusterLock } from './ops/cluster-lock.ts';
 import { createDeliveryDedupe } from './ops/delivery-dedupe.ts';
+import { createNodeClassRecord } from './ops/node-class-record.ts';
 import type { Operation } from './ops/operation.ts';
 import { createOperationStore } from './ops/operation-store.ts';
 import { createRunLease } from './ops/run-lease.ts';
@@ -146,6 +147,7 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     lock,
     runLease: createRunLease(redis, { ttlMs: config.timeouts.jobLockMs }),
     audit,
+    nodeClasses: createNodeClassRecord(redis),
     access,
     tofu,
     factory: createImageFactory(config.imageFactoryUrl, config.timeouts.probeMs),

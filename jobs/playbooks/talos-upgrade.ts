@@ -7,6 +7,7 @@ import { runHealthGate } from '../../src/health/health-gate.ts';
 import { runFinalVerification } from '../../src/health/final-verification.ts';
 import { measureWaits } from '../../src/metrics/wait-clock.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
+import type { RecordedNodeClass, RecordedNodeClasses } from '../../src/ops/node-class-record.ts';
 import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
 import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { upgradeOrder } from '../../src/rules/upgrade-order.ts';
@@ -81,7 +82,9 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const notes: string[] = [];
   let images: InstallerImages | undefined;
   try {
-    images = await deriveInstallerImages(session.outputs, cluster, talosctl, nodes, target, probe(), deps.factory.registry);
+    const recorded = await recordedClasses(deps, cluster);
+    if (recorded.ignored.length > 0) notes.push(ignoredRecordNote(recorded.ignored));
+    images = await deriveInstallerImages(session.outputs, cluster, talosctl, nodes, target, { recorded: recorded.byNode, runningVersion: fromVersion }, probe(), deps.factory.registry);
     refusals.push(...images.refusals);
   } catch (error) {
     refusals.push(`cannot derive the installer image: ${errorText(error)}`);
@@ -95,13 +98,11 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     const what = changes.map((node) => {
       const n = images.byNode.get(node)!;
       const from = n.running.reachable ? (n.running.schematic ?? 'no schematic') : '?';
-      return `${node} (${n.nodeClass.class} class: ${n.nodeClass.because}) from schematic ${from} to ${n.schematic}`;
+      return `${node} (${n.nodeClass.class} class) from schematic ${from} to ${n.schematic}`;
     });
     notes.push(`A re-install on ${target}, the version every node runs: only the installer image changes, on ${what.join('; ')}. Each node reboots into it, with the same approvals as an upgrade.`);
   }
-  for (const [node, n] of images?.byNode ?? []) {
-    if (n.nodeClass.class === 'longhorn' && !cluster.longhornNodes.includes(node)) notes.push(`${node} gets the Longhorn installer although longhornNodes does not list it: it ${n.nodeClass.because}.`);
-  }
+  if (images !== undefined && images.byNode.size > 0) notes.push(nodeClassNote(images));
   const alone = singleControlPlaneNote(deps, cluster);
   if (alone !== undefined) notes.push(alone);
   const kubelets = new Set([...views.values()].map((v) => v.kubeletVersion).filter((v): v is string => v !== undefined));
@@ -196,6 +197,40 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   return { event: 'verified', detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)` };
 }
 
+/** The bot's record of the node classes; entries that do not parse are logged and left out. */
+async function recordedClasses(deps: OpsJobDeps, cluster: ClusterConfig): Promise<RecordedNodeClasses> {
+  const recorded = await deps.nodeClasses.read(cluster.name);
+  if (recorded.ignored.length > 0) deps.logger.warn({ cluster: cluster.name, nodes: recorded.ignored }, 'ignored node class records that are not the bot\'s');
+  return recorded;
+}
+
+function ignoredRecordNote(nodes: string[]): string {
+  return `The bot's record of the node class of ${nodes.join(', ')} is not one it writes (edited or corrupt), so it was ignored: those nodes' classes come from what they run and the inventory.`;
+}
+
+/** The plan's line on each node's installer class and why: the class decides the schematic the node keeps. */
+function nodeClassNote(images: InstallerImages): string {
+  const label = (c: string): string => (c === 'longhorn' ? 'Longhorn' : 'default');
+  const lines = [...images.byNode].map(([node, n]) => `${node}: ${label(n.nodeClass.class)} (${n.nodeClass.because})`);
+  return `Installer class of each node, and why: ${lines.join('; ')}.`;
+}
+
+/**
+ * At completion, each node the operation installed keeps its class in the bot's record: the
+ * class of the image it installed, Terraform's default schematic or the Longhorn output's.
+ */
+async function recordNodeClasses(deps: OpsJobDeps, op: Operation): Promise<void> {
+  const entries = new Map<string, RecordedNodeClass>();
+  const at = deps.now().toISOString();
+  for (const step of op.steps) {
+    if (step.node === undefined || step.image === undefined || (step.status !== 'done' && step.status !== 'skipped')) continue;
+    const schematic = schematicOfImage(step.image);
+    if (schematic === undefined) continue;
+    entries.set(step.node, { class: schematic === op.target.schematic ? 'default' : 'longhorn', schematic, op: op.id, at });
+  }
+  await deps.nodeClasses.write(op.cluster, entries);
+}
+
 /** `/talos upgrade talos` after Start: snapshot, workers, then control planes one at a time with an approval each, then the final check. */
 export const talosUpgradePlaybook: Playbook = {
   start: 'plan',
@@ -207,7 +242,9 @@ export const talosUpgradePlaybook: Playbook = {
   },
   async recheck(ctx, op, step) {
     if (step.image === undefined || step.node === undefined || step.issuedAt !== undefined) return [];
-    const images = await deriveInstallerImages(ctx.session.outputs, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, probeSignal(ctx), ctx.deps.factory.registry);
+    const recorded = await recordedClasses(ctx.deps, ctx.cluster);
+    const evidence = { recorded: recorded.byNode, runningVersion: op.target.fromVersion };
+    const images = await deriveInstallerImages(ctx.session.outputs, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, evidence, probeSignal(ctx), ctx.deps.factory.registry);
     const expected = images.byNode.get(step.node)?.image;
     if (expected === undefined) return [`stored installer image ${step.image}`, ...images.refusals];
     return expected === step.image ? [] : [`stored installer image ${step.image}`, `the rules derive ${expected} for ${step.node} now; plan the upgrade again`];
@@ -217,10 +254,14 @@ export const talosUpgradePlaybook: Playbook = {
     if (step.kind === 'verify') return verify(ctx, op);
     return nodeStep(ctx, op, step);
   },
-  complete: async (ctx, op) => ({
-    validation: op.steps.find((s) => s.kind === 'verify')?.detail ?? 'verified',
-    followUp: await talosUpgradeFollowUp(ctx, op),
-  }),
+  complete: async (ctx, op) => {
+    // The record is evidence for later plans, not part of this upgrade: a Redis error costs the evidence, not the completion.
+    await recordNodeClasses(ctx.deps, op).catch((error: unknown) => ctx.log.warn({ err: error }, 'could not record the node classes'));
+    return {
+      validation: op.steps.find((s) => s.kind === 'verify')?.detail ?? 'verified',
+      followUp: await talosUpgradeFollowUp(ctx, op),
+    };
+  },
   // A node step is never blindly run again: the node may be half-way, and a rollback is the way back.
   retryFrom: () => undefined,
   offersRollback: (step) => step.kind === 'upgrade-control-plane' || step.kind === 'upgrade-worker',

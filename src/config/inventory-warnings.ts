@@ -5,7 +5,8 @@ const USER_ID = /^[UW]/;
 
 /**
  * Settings the inventory accepts but an operator should know about at start-up: production
- * without four eyes, and people who are both operator and approver of a cluster.
+ * without four eyes, people who are both operator and approver of a cluster, and control planes
+ * listed as Longhorn nodes (which the node class does not follow).
  */
 export function inventoryWarnings(inventory: Inventory): string[] {
   const warnings: string[] = [];
@@ -14,6 +15,13 @@ export function inventoryWarnings(inventory: Inventory): string[] {
       warnings.push(
         `Cluster ${cluster.name} is production with requireDistinctApprover: false: approvals may then be given by the requester ` +
           'or the operator who started the operation. Remove the line to restore four eyes.',
+      );
+    }
+    const listedControlPlanes = cluster.longhornNodes.filter((address) => cluster.controlPlanes.includes(address));
+    if (listedControlPlanes.length > 0) {
+      warnings.push(
+        `Cluster ${cluster.name} lists control plane${listedControlPlanes.length === 1 ? '' : 's'} ${listedControlPlanes.join(', ')} in longhornNodes: the runbook gives the Longhorn installer ` +
+          `to Longhorn workers only, so the bot upgrades control planes with the default schematic. Remove ${listedControlPlanes.length === 1 ? 'it' : 'them'} from longhornNodes.`,
       );
     }
     const approvers = new Set(cluster.approvers);

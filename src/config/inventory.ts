@@ -61,6 +61,11 @@ const ClusterSchema = z
     /** Addresses of nodes built from the Longhorn installer (`talos_longhorn_installer_image`). */
     longhornNodes: z.array(Address).default([]),
     /**
+     * Workers of the default installer class (`talos_image_factory_schematic_id`), declared for a
+     * worker whose running schematic is neither output's and that the bot has no record of.
+     */
+    defaultClassNodes: z.array(Address).default([]),
+    /**
      * The Longhorn volume check of an upgrade (volumes healthy before and after each node). It runs
      * wherever the cluster has Longhorn, which the bot tells from its CRDs; `false` turns it off.
      */
@@ -97,6 +102,13 @@ const ClusterSchema = z
     for (const address of ctx.value.longhornNodes) {
       if (!seen.has(address)) {
         ctx.issues.push({ code: 'custom', input: address, path: ['longhornNodes'], message: `${address} is not a node of this cluster` });
+      }
+    }
+    for (const address of ctx.value.defaultClassNodes) {
+      if (!seen.has(address)) {
+        ctx.issues.push({ code: 'custom', input: address, path: ['defaultClassNodes'], message: `${address} is not a node of this cluster` });
+      } else if (ctx.value.longhornNodes.includes(address)) {
+        ctx.issues.push({ code: 'custom', input: address, path: ['defaultClassNodes'], message: `${address} is also in longhornNodes: a node is of one installer class` });
       }
     }
   })

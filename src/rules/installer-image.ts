@@ -131,37 +131,93 @@ export function checkTerraformInstaller(image: string, platform: string, output:
   return { schematic: read.schematic };
 }
 
-/** The system extensions that make a node of the Longhorn node class (ADR 008). */
-export const LONGHORN_EXTENSIONS: readonly string[] = ['iscsi-tools', 'util-linux-tools'];
+/** The two installer classes: Terraform's default schematic, or its Longhorn installer output. */
+export type NodeClassName = 'default' | 'longhorn';
 
-/** What decides which Terraform installer output a node gets. */
+/** Terraform's two installer outputs, as a node class's evidence compares them. */
+export interface ClassSchematics {
+  /** `talos_image_factory_schematic_id` (or the inventory's rename of it). */
+  default: { schematic: string; output: string };
+  /** The schematic inside `talos_longhorn_installer_image`; undefined when Terraform outputs none. */
+  longhorn: { schematic: string; output: string } | undefined;
+}
+
+/** Everything that may decide a node's installer class. Extensions are not part of it: every node's image carries Longhorn's. */
 export interface NodeClassInput {
-  /** Listed in the inventory's `longhornNodes`. */
-  listed: boolean;
-  /** What the node runs (`talosctl get extensions`): its schematic, when it lists one, and its extensions' names. */
-  running: { schematic: string | undefined; extensions: string[] } | undefined;
-  /** The schematic of Terraform's Longhorn installer output, when Terraform has one. */
-  longhornSchematic: string | undefined;
+  role: 'controlplane' | 'worker';
+  /** The schematic the node runs (its `schematic` pseudo-extension); undefined when it lists none. */
+  running: string | undefined;
+  outputs: ClassSchematics;
+  /** The class the bot recorded for the node when its last operation completed, and that operation. */
+  recorded: { class: NodeClassName; op: string } | undefined;
+  /** The inventory's declaration: `longhornNodes` or `defaultClassNodes`. */
+  declared: NodeClassName | undefined;
+  /** Some other node of the cluster runs the Longhorn schematic, or is declared or recorded in the Longhorn class (or cannot be read). */
+  clusterHasLonghorn: boolean;
+  /** The request keeps the running version: a same-version extension change, which may move a node to its class's schematic. */
+  sameVersion: boolean;
+  /** The version the cluster runs, for the refusal's next step. */
+  runningVersion: string | undefined;
 }
 
 export interface NodeClass {
-  class: 'longhorn' | 'default';
-  /** Why, for the plan: what was observed or declared. */
+  class: NodeClassName;
+  /** Why, for the plan: what was observed, recorded or declared. */
   because: string;
 }
 
+export type NodeClassVerdict = ({ ok: true } & NodeClass) | { ok: false; reason: string };
+
+const short = (schematic: string | undefined): string => (schematic === undefined ? 'no schematic (an image not built by the Image Factory)' : `schematic ${schematic}`);
+
 /**
- * A node's installer class, from what it runs as much as from what the inventory lists: a node
- * that runs the Longhorn schematic or any of Longhorn's extensions keeps the Longhorn installer
- * (the default image would remove them and break its volumes), and so does a node the inventory
- * lists (that is how one joins the class).
+ * A node's installer class, from the schematic it runs: the runbook gives
+ * `talos_longhorn_installer_image` to Longhorn workers only, so a control plane is of the
+ * default class, and a worker is of the class whose schematic it runs. Extensions decide
+ * nothing: the runbook's production design puts iscsi-tools and util-linux-tools into every
+ * node's image. A worker that runs neither output's schematic (Terraform changed one and the
+ * node still runs the old) is placed by evidence, in order: the class recorded at its last
+ * completed operation, the inventory's declaration, and the default class when the cluster has
+ * no Longhorn node at all. Anything else is refused rather than guessed: the wrong installer
+ * changes a node's schematic in the middle of an upgrade.
  */
-export function nodeInstallerClass(input: NodeClassInput): NodeClass {
-  const { running, longhornSchematic } = input;
-  if (running?.schematic !== undefined && running.schematic === longhornSchematic) return { class: 'longhorn', because: 'runs the Longhorn schematic' };
-  const names = (running?.extensions ?? []).map((e) => e.split('/').pop()!);
-  const longhorn = LONGHORN_EXTENSIONS.filter((e) => names.includes(e));
-  if (longhorn.length > 0) return { class: 'longhorn', because: `runs ${longhorn.join(', ')}` };
-  if (input.listed) return { class: 'longhorn', because: 'listed in longhornNodes' };
-  return { class: 'default', because: running === undefined ? 'its extensions are unknown' : 'runs no Longhorn extension' };
+export function nodeInstallerClass(input: NodeClassInput): NodeClassVerdict {
+  const { running, outputs, recorded, declared } = input;
+  const longhorn = outputs.longhorn;
+  const runsDefault = running !== undefined && running === outputs.default.schematic;
+  const runsLonghorn = running !== undefined && longhorn !== undefined && running === longhorn.schematic && !runsDefault;
+  if (input.role === 'controlplane') {
+    const listed = declared === 'longhorn' ? '; longhornNodes lists it, which a control plane does not follow' : '';
+    if (!runsLonghorn) {
+      const why = runsDefault ? 'a control plane, on the default schematic' : 'a control plane: the runbook gives the Longhorn installer to Longhorn workers only';
+      return { ok: true, class: 'default', because: `${why}${listed}` };
+    }
+    if (input.sameVersion) {
+      return { ok: true, class: 'default', because: `a control plane that runs the Longhorn schematic: this same-version change moves it to the default schematic${listed}` };
+    }
+    const again = input.runningVersion === undefined ? 'a re-install on the running version' : `\`/talos upgrade talos ${input.runningVersion}\``;
+    return {
+      ok: false,
+      reason:
+        `is a control plane and runs the Longhorn schematic ${longhorn!.schematic} (${longhorn!.output}), but the runbook gives the Longhorn installer to Longhorn workers only, ` +
+        `so a control plane takes the default schematic ${outputs.default.schematic} (${outputs.default.output}). Moving it is a same-version extension change, not part of a version upgrade: ` +
+        `ask for it as such (${again}), then upgrade`,
+    };
+  }
+  const otherwise = (cls: NodeClassName): string =>
+    declared !== undefined && declared !== cls ? `; the inventory declares it ${declared === 'longhorn' ? 'in longhornNodes' : 'in defaultClassNodes'}, but the schematic it runs decides` : '';
+  if (runsDefault) return { ok: true, class: 'default', because: `runs the default schematic (${outputs.default.output})${otherwise('default')}` };
+  if (runsLonghorn) return { ok: true, class: 'longhorn', because: `runs the Longhorn schematic (${longhorn!.output})${otherwise('longhorn')}` };
+  const neither = `runs ${short(running)}, neither output's`;
+  if (recorded !== undefined) return { ok: true, class: recorded.class, because: `${neither}; the bot recorded it in the ${recorded.class} class when ${recorded.op} completed` };
+  if (declared !== undefined) return { ok: true, class: declared, because: `${neither}; the inventory declares it (${declared === 'longhorn' ? 'longhornNodes' : 'defaultClassNodes'})` };
+  if (!input.clusterHasLonghorn) return { ok: true, class: 'default', because: `${neither}; no node of the cluster runs or is declared in the Longhorn class` };
+  const longhornText = longhorn === undefined ? 'and Terraform outputs no Longhorn installer' : `nor the Longhorn schematic ${longhorn.schematic} (${longhorn.output})`;
+  return {
+    ok: false,
+    reason:
+      `is a worker that runs ${short(running)}, neither the default schematic ${outputs.default.schematic} (${outputs.default.output}) ${longhornText}; ` +
+      'the bot has recorded no class for it and the inventory declares none, while the cluster has Longhorn nodes, so its installer cannot be chosen safely. ' +
+      'Declare its class in the inventory: add it to longhornNodes if it is a Longhorn worker, or to defaultClassNodes if it is not, then plan again',
+  };
 }

@@ -51,9 +51,10 @@ describe('Talos upgrade of production (three control planes)', () => {
 
     const calls = upgradeCalls(since);
     expect(calls.map((c) => flag(c.argv, '--nodes'))).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
-    const longhornSchematic = h.sim.cluster('production').terraform.longhornSchematic;
+    // The runbook's design: the control planes run the default schematic, which carries Longhorn's extensions, and keep it.
+    const defaultSchematic = h.sim.cluster('production').terraform.defaultSchematic;
     for (const call of calls) {
-      expect(flag(call.argv, '--image')).toBe(`factory.talos.dev/nocloud-installer/${longhornSchematic}:${TARGET}`);
+      expect(flag(call.argv, '--image')).toBe(`factory.talos.dev/nocloud-installer/${defaultSchematic}:${TARGET}`);
       const node = flag(call.argv, '--nodes')!;
       expect(flag(call.argv, '--endpoints')?.split(',')).not.toContain(node);
       expect(call.argv).toContain('--wait');
@@ -61,6 +62,7 @@ describe('Talos upgrade of production (three control planes)', () => {
     for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) {
       expect(h.sim.upgradeCount('production', node)).toBe(1);
       expect(h.sim.node('production', node).talosVersion).toBe(TARGET);
+      expect(h.sim.node('production', node).schematic).toBe(defaultSchematic);
     }
     expect(h.sim.maxControlPlanesDownAtOnce('production')).toBe(1);
 

@@ -527,8 +527,11 @@ describe('a re-install on the running version', () => {
       ['verify', 'verify', undefined],
     ]);
     expect(planned.notes).toEqual([
-      `A re-install on v1.11.5, the version every node runs: only the installer image changes, on 10.0.30.13 (default class: runs no Longhorn extension) from schematic ${before} to ${declared}; ` +
-        `10.0.30.21 (default class: runs no Longhorn extension) from schematic ${before} to ${declared}. Each node reboots into it, with the same approvals as an upgrade.`,
+      `A re-install on v1.11.5, the version every node runs: only the installer image changes, on 10.0.30.13 (default class) from schematic ${before} to ${declared}; ` +
+        `10.0.30.21 (default class) from schematic ${before} to ${declared}. Each node reboots into it, with the same approvals as an upgrade.`,
+      'Installer class of each node, and why: 10.0.30.11: default (a control plane, on the default schematic); 10.0.30.12: default (a control plane, on the default schematic); ' +
+        '10.0.30.13: default (a control plane: the runbook gives the Longhorn installer to Longhorn workers only); ' +
+        `10.0.30.21: default (runs schematic ${before}, neither output's; no node of the cluster runs or is declared in the Longhorn class).`,
     ]);
     expect(waiting.state).toBe('awaiting-approval');
     expect(waiting.approvals.map((a) => [a.step, a.state])).toEqual([['node-10.0.30.13', 'pending']]);
@@ -545,6 +548,12 @@ describe('a re-install on the running version', () => {
       ['10.0.30.13', 'v1.11.5', 'v1.11.5'],
     ]);
     for (const node of cluster.model.nodes) expect([node.address, node.talosVersion, node.schematic]).toEqual([node.address, 'v1.11.5', declared]);
+    // The completed operation records the class of each node it installed, for a later Terraform change of a schematic.
+    const recorded = await f.deps.nodeClasses.read('production');
+    expect(Object.fromEntries([...recorded.byNode].map(([node, r]) => [node, [r.class, r.schematic, r.op]]))).toEqual({
+      '10.0.30.13': ['default', declared, op.id],
+      '10.0.30.21': ['default', declared, op.id],
+    });
   });
 
   it('skips a node that already runs the new schematic when its step comes, without talosctl upgrade', async () => {
@@ -591,41 +600,141 @@ describe('a re-install on the running version', () => {
 });
 
 describe('the Longhorn node class', () => {
-  // Longhorn's three control planes run its schematic; the inventory lists no longhornNodes.
-  const longhornShape = productionShape();
+  // The runbook's design: three control planes on the default schematic (which carries iscsi-tools and
+  // util-linux-tools), plus a Longhorn worker built from talos_longhorn_installer_image and a default worker.
+  const longhornShape = productionShape({
+    nodes: [
+      ...productionShape().nodes,
+      { hostname: 'talos-prd-w-1', address: '10.0.30.21', role: 'worker', host: 'pve1', longhorn: true, installer: 'longhorn' },
+      { hostname: 'talos-prd-w-2', address: '10.0.30.22', role: 'worker', host: 'pve2' },
+    ],
+  });
+  const installer = (schematic: string, version = 'v1.12.11'): string => `factory.talos.dev/nocloud-installer/${schematic}:${version}`;
+  const OLD = schematicId(['siderolabs/iscsi-tools']);
 
-  it("gives each node the installer of the class it runs, from Terraform's Longhorn output, although the inventory lists none", async () => {
-    // Arrange
+  /** The Longhorn estate on v1.11.6, ready for an upgrade to v1.12.11. */
+  function onLonghornCluster(): { defaultSchematic: string; longhorn: string } {
     onCluster(longhornShape);
     for (const node of cluster.model.nodes) node.talosVersion = 'v1.11.6';
-    const longhorn = cluster.model.terraform.longhornSchematic!;
-    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.12.11' } });
+    return { defaultSchematic: cluster.model.terraform.defaultSchematic, longhorn: cluster.model.terraform.longhornSchematic! };
+  }
+
+  async function planned(version = 'v1.12.11'): Promise<Operation> {
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version } });
+    await preflight(op.id);
+    return stored(op.id);
+  }
+
+  it('gives each node the installer of the schematic it runs: the control planes keep the default one, though it carries Longhorn\'s extensions', async () => {
+    // Arrange
+    const { defaultSchematic, longhorn } = onLonghornCluster();
 
     // Act
-    await preflight(op.id);
+    const after = await planned();
 
     // Assert
-    const after = await stored(op.id);
     expect(after.refusals).toEqual([]);
-    expect(after.steps.filter((s) => s.node !== undefined).map((s) => [s.node, s.image])).toEqual(
-      ['10.0.30.11', '10.0.30.12', '10.0.30.13'].map((node) => [node, `factory.talos.dev/nocloud-installer/${longhorn}:v1.12.11`]),
+    expect(after.steps.filter((s) => s.node !== undefined).map((s) => [s.node, s.image])).toEqual([
+      ['10.0.30.21', installer(longhorn)],
+      ['10.0.30.22', installer(defaultSchematic)],
+      ['10.0.30.11', installer(defaultSchematic)],
+      ['10.0.30.12', installer(defaultSchematic)],
+      ['10.0.30.13', installer(defaultSchematic)],
+    ]);
+    expect(after.notes).toContain(
+      'Installer class of each node, and why: 10.0.30.11: default (a control plane, on the default schematic); 10.0.30.12: default (a control plane, on the default schematic); ' +
+        '10.0.30.13: default (a control plane, on the default schematic); 10.0.30.21: Longhorn (runs the Longhorn schematic (talos_longhorn_installer_image)); ' +
+        '10.0.30.22: default (runs the default schematic (talos_image_factory_schematic_id)).',
     );
-    expect(after.notes).toContain('10.0.30.11 gets the Longhorn installer although longhornNodes does not list it: it runs the Longhorn schematic.');
+  });
+
+  it('refuses a version upgrade while a control plane runs the Longhorn schematic, and moves it to the default one when asked for on the running version', async () => {
+    // Arrange
+    const { defaultSchematic, longhorn } = onLonghornCluster();
+    cluster.node('10.0.30.12').schematic = longhorn;
+
+    // Act
+    const upgrade = await planned();
+    const reinstall = await planned('v1.11.6');
+
+    // Assert
+    expect(upgrade.state).toBe('refused');
+    expect(upgrade.refusals).toEqual([
+      `10.0.30.12 is a control plane and runs the Longhorn schematic ${longhorn} (talos_longhorn_installer_image), but the runbook gives the Longhorn installer to Longhorn workers only, ` +
+        `so a control plane takes the default schematic ${defaultSchematic} (talos_image_factory_schematic_id). Moving it is a same-version extension change, not part of a version upgrade: ` +
+        'ask for it as such (`/talos upgrade talos v1.11.6`), then upgrade',
+    ]);
+    expect(reinstall.refusals).toEqual([]);
+    expect(reinstall.steps.filter((s) => s.node !== undefined).map((s) => [s.node, s.image])).toEqual([['10.0.30.12', installer(defaultSchematic, 'v1.11.6')]]);
+    expect(reinstall.notes).toContain(
+      `A re-install on v1.11.6, the version every node runs: only the installer image changes, on 10.0.30.12 (default class) from schematic ${longhorn} to ${defaultSchematic}. Each node reboots into it, with the same approvals as an upgrade.`,
+    );
+  });
+
+  it('refuses a worker on neither schematic with no evidence, naming the three schematics and how to declare its class', async () => {
+    // Arrange: Terraform changed a schematic; the worker still runs one that neither output names.
+    const { defaultSchematic, longhorn } = onLonghornCluster();
+    cluster.node('10.0.30.22').schematic = cluster.declareSchematic(['siderolabs/iscsi-tools']);
+
+    // Act
+    const after = await planned();
+
+    // Assert
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toEqual([
+      `10.0.30.22 is a worker that runs schematic ${OLD}, neither the default schematic ${defaultSchematic} (talos_image_factory_schematic_id) nor the Longhorn schematic ${longhorn} (talos_longhorn_installer_image); ` +
+        'the bot has recorded no class for it and the inventory declares none, while the cluster has Longhorn nodes, so its installer cannot be chosen safely. ' +
+        'Declare its class in the inventory: add it to longhornNodes if it is a Longhorn worker, or to defaultClassNodes if it is not, then plan again',
+    ]);
+    expect(after.steps.find((s) => s.node === '10.0.30.22')).toBeUndefined();
+  });
+
+  it('places a worker on neither schematic by the class recorded at its last completed operation, before the inventory', async () => {
+    // Arrange
+    const { longhorn } = onLonghornCluster();
+    cluster.node('10.0.30.21').schematic = cluster.declareSchematic(['siderolabs/iscsi-tools']);
+    f.deps.inventory.clusters[0]!.defaultClassNodes = ['10.0.30.21'];
+    await f.deps.nodeClasses.write('production', new Map([['10.0.30.21', { class: 'longhorn', schematic: OLD, op: 'op-earlier', at: '2026-11-01T10:00:00.000Z' }]]));
+
+    // Act
+    const after = await planned();
+
+    // Assert
+    expect(after.refusals).toEqual([]);
+    expect(after.steps.find((s) => s.node === '10.0.30.21')?.image).toBe(installer(longhorn));
+    expect(after.notes.find((n) => n.startsWith('Installer class'))).toContain(`10.0.30.21: Longhorn (runs schematic ${OLD}, neither output's; the bot recorded it in the longhorn class when op-earlier completed)`);
+  });
+
+  it('ignores a record that is not the bot\'s, says so, and then takes the inventory\'s declaration', async () => {
+    // Arrange: someone wrote the record by hand.
+    const { defaultSchematic } = onLonghornCluster();
+    cluster.node('10.0.30.21').schematic = OLD;
+    cluster.node('10.0.30.22').schematic = OLD;
+    f.deps.inventory.clusters[0]!.longhornNodes = ['10.0.30.21'];
+    f.deps.inventory.clusters[0]!.defaultClassNodes = ['10.0.30.22'];
+    await redis.client().hset('talos:node-class:production', '10.0.30.22', JSON.stringify({ class: 'longhorn', schematic: 'not-a-schematic', op: 'x', at: 'yesterday' }));
+
+    // Act
+    const after = await planned();
+
+    // Assert
+    expect(after.refusals).toEqual([]);
+    expect(after.notes).toContain(
+      "The bot's record of the node class of 10.0.30.22 is not one it writes (edited or corrupt), so it was ignored: those nodes' classes come from what they run and the inventory.",
+    );
+    expect(after.steps.find((s) => s.node === '10.0.30.22')?.image).toBe(installer(defaultSchematic));
+    expect(after.notes.find((n) => n.startsWith('Installer class'))).toContain(`10.0.30.21: Longhorn (runs schematic ${OLD}, neither output's; the inventory declares it (longhornNodes))`);
   });
 
   it('refuses a Longhorn installer output that is the generic installer', async () => {
     // Arrange
-    onCluster(longhornShape);
-    for (const node of cluster.model.nodes) node.talosVersion = 'v1.11.6';
-    const longhorn = cluster.model.terraform.longhornSchematic!;
+    const { longhorn } = onLonghornCluster();
     cluster.model.faults.tofuOutputs = { talos_longhorn_installer_image: `factory.talos.dev/installer/${longhorn}:v1.11.6` };
-    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.12.11' } });
 
     // Act
-    await preflight(op.id);
+    const after = await planned();
 
     // Assert
-    const after = await stored(op.id);
     expect(after.state).toBe('refused');
     expect(after.refusals).toContain(
       `cannot derive the installer image: talos_longhorn_installer_image is "factory.talos.dev/installer/${longhorn}:v1.11.6", the generic Image Factory installer (factory.talos.dev/installer/…), which can rename eth0 and cut the node off the network: Terraform must output factory.talos.dev/nocloud-installer/<schematic>:<version>`,
@@ -633,9 +742,23 @@ describe('the Longhorn node class', () => {
     expect(after.steps.filter((s) => s.image !== undefined)).toEqual([]);
   });
 
-  it('refuses a node that runs Longhorn extensions when Terraform outputs no Longhorn installer', async () => {
-    // Arrange: the default cluster has no Longhorn output; its worker runs iscsi-tools.
-    cluster.node('10.0.30.21').schematic = cluster.declareSchematic(['siderolabs/iscsi-tools']);
+  it("gives the default installer to a worker that runs Longhorn's extensions on the default schematic, in a cluster without a Longhorn output", async () => {
+    // Arrange: every node of the default cluster runs the default schematic, which carries iscsi-tools and util-linux-tools.
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.6' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.refusals).toEqual([]);
+    expect(after.steps.find((s) => s.node === '10.0.30.21')?.image).toBe(`factory.talos.dev/nocloud-installer/${cluster.model.terraform.defaultSchematic}:v1.11.6`);
+  });
+
+  it('refuses a worker declared a Longhorn worker when Terraform outputs no Longhorn installer', async () => {
+    // Arrange
+    cluster.node('10.0.30.21').schematic = OLD;
+    f.deps.inventory.clusters[0]!.longhornNodes = ['10.0.30.21'];
     const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.6' } });
 
     // Act
@@ -645,7 +768,7 @@ describe('the Longhorn node class', () => {
     const after = await stored(op.id);
     expect(after.state).toBe('refused');
     expect(after.refusals).toContain(
-      '10.0.30.21 runs iscsi-tools, so it is of the Longhorn node class, but Terraform outputs no talos_longhorn_installer_image: the default installer would drop its Longhorn extensions',
+      `10.0.30.21 is of the Longhorn node class (it runs schematic ${OLD}, neither output's; the inventory declares it (longhornNodes)), but Terraform outputs no talos_longhorn_installer_image: its installer cannot be chosen`,
     );
   });
 });

@@ -91,7 +91,8 @@ export function buildCluster(input: BuildClusterInput): SimCluster {
       longhorn,
       talosVersion: shape.talosVersion,
       kubernetesVersion: shape.kubernetesVersion,
-      schematic: longhorn && longhornSchematic ? longhornSchematic : defaultSchematic,
+      // The schematic follows the installer the node was built from, not whether it stores Longhorn data.
+      schematic: n.installer === 'longhorn' && longhornSchematic ? longhornSchematic : defaultSchematic,
       platform,
       bootedAt: now - (3 * 86_400_000 + i * 317_000),
       lastUpAt: now - 3 * 86_400_000,

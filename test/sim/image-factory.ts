@@ -93,7 +93,7 @@ async function handle(state: SimState, req: IncomingMessage, res: ServerResponse
       text(res, 404, 'version not found');
       return;
     }
-    const official = ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools', 'siderolabs/qemu-guest-agent'].map((o) => {
+    const official = ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools', 'siderolabs/qemu-guest-agent', 'siderolabs/intel-ucode'].map((o) => {
       const info = extensionInfo(o);
       return { name: o, ref: info.image, digest: `sha256:${createHash('sha256').update(info.image).digest('hex')}`, author: info.author, description: info.description };
     });

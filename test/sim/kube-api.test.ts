@@ -131,7 +131,7 @@ describe.concurrent('Kubernetes API', () => {
       return list.items.map((v) => v.status.robustness);
     };
     const before = await robustness();
-    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.defaultSchematic}:v1.11.6`;
     const upgrade = f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
     await f.sim.waitFor(() => f.sim.node('production', '10.0.30.13').stage === 'rebooting', 5000, 'the reboot');
     const during = await robustness();
@@ -153,7 +153,7 @@ describe.concurrent('Kubernetes API', () => {
 
   it('keeps the instance-manager budget through the drain when the node holds the last healthy replica', async ({ f, expect }) => {
     f.sim.faults.set('production', { longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] } });
-    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.defaultSchematic}:v1.11.6`;
 
     await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
 
@@ -163,7 +163,7 @@ describe.concurrent('Kubernetes API', () => {
 
   it('lifts the budget whatever the replicas under node-drain-policy always-allow, while a workload budget at 0 refuses its eviction', async ({ f, expect }) => {
     f.sim.faults.set('production', { longhornDrainPolicy: 'always-allow', longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] }, pdbBlocked: ['postgres'] });
-    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.defaultSchematic}:v1.11.6`;
 
     await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
 

@@ -34,6 +34,11 @@ const KNOWN: Record<string, Omit<ExtensionInfo, 'name' | 'image'>> = {
     author: 'Sidero Labs',
     description: 'This system extension provides util-linux tools.',
   },
+  'siderolabs/intel-ucode': {
+    version: '20250812',
+    author: 'Sidero Labs',
+    description: 'This system extension provides Intel microcode binaries.',
+  },
   'siderolabs/qemu-guest-agent': {
     version: '10.0.2',
     author: 'Markus Reiter',

@@ -23,7 +23,14 @@ export function stagingShape(overrides: Partial<ClusterShape> = {}): ClusterShap
   };
 }
 
-/** Three hyperconverged control planes on three Proxmox hosts behind a VIP, with Longhorn (ADR 007/008). */
+/**
+ * Three hyperconverged control planes on three Proxmox hosts behind a VIP, with Longhorn (ADR
+ * 007/008). The runbook's production gates build every node's image with iscsi-tools and
+ * util-linux-tools, so the default schematic carries both; every node holds Longhorn replicas.
+ * The Longhorn installer output (`talos_longhorn_installer_image`) is for Longhorn workers only:
+ * its schematic is another one (here the default's extensions plus the guest agent), and a
+ * test adds such a worker with `installer: 'longhorn'`.
+ */
 export function productionShape(overrides: Partial<ClusterShape> = {}): ClusterShape {
   return {
     name: 'production',
@@ -40,8 +47,8 @@ export function productionShape(overrides: Partial<ClusterShape> = {}): ClusterS
     kubernetesEndpoint: 'https://10.0.30.10:6443',
     longhorn: true,
     schedulingOnControlPlanes: true,
-    defaultExtensions: [],
-    longhornExtensions: ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools'],
+    defaultExtensions: ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools'],
+    longhornExtensions: ['siderolabs/iscsi-tools', 'siderolabs/qemu-guest-agent', 'siderolabs/util-linux-tools'],
     fluxPath: './clusters/production',
     installerPlatform: 'nocloud',
     ...overrides,

@@ -196,15 +196,21 @@ describe.concurrent('talosctl service', () => {
 
 describe.concurrent('talosctl get', () => {
   it('lists extensions with the schematic entry, as a table and as concatenated JSON objects', async ({ f, expect }) => {
-    const schematic = f.sim.cluster('production').terraform.longhornSchematic;
+    const schematic = f.sim.cluster('production').terraform.defaultSchematic;
     const table = tableRows((await f.talosctl('production', ['get', 'extensions', '-n', '10.0.30.11'])).stdout);
     const json = (await f.talosctl('production', ['get', 'extensions', '-n', '10.0.30.11', '-o', 'json'])).stdout;
 
+    // The runbook's design: the default schematic every control plane runs carries both Longhorn extensions.
     expect(table[0]).toEqual(['NODE', 'NAMESPACE', 'TYPE', 'ID', 'VERSION', 'NAME', 'VERSION']);
-    expect(table.slice(1).map((r) => r[5])).toEqual(['iscsi-tools', 'util-linux-tools', 'schematic']);
+    expect(table.slice(1).map((r) => [r[3], r[5]])).toEqual([
+      ['0', 'iscsi-tools'],
+      ['1', 'util-linux-tools'],
+      ['2', 'schematic'],
+    ]);
     expect(table.at(-1)?.[6]).toBe(schematic);
-    const objects = json.split(/\n(?=\{)/).map((o) => JSON.parse(o) as { node: string; spec: { metadata: { name: string } } });
+    const objects = json.split(/\n(?=\{)/).map((o) => JSON.parse(o) as { node: string; spec: { image: string; metadata: { name: string; version: string; author: string } } });
     expect(objects.map((o) => o.spec.metadata.name)).toEqual(['iscsi-tools', 'util-linux-tools', 'schematic']);
+    expect(objects.at(-1)?.spec).toMatchObject({ image: '2.sqsh', metadata: { name: 'schematic', version: schematic, author: 'Image Factory (https://factory.talos.dev)' } });
     expect(json).toMatch(/^\{\n {4}"metadata": \{/);
   });
 

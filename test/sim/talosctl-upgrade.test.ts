@@ -7,7 +7,7 @@ const it = simTest({ clusters: [stagingShape({ talosVersion: 'v1.11.5' }), produ
 
 function installer(f: SimFixture, cluster: string, version: string, platform = 'nocloud'): string {
   const tf = f.sim.cluster(cluster).terraform;
-  return `factory.talos.dev/${platform}-installer/${tf.longhornSchematic ?? tf.defaultSchematic}:${version}`;
+  return `factory.talos.dev/${platform}-installer/${tf.defaultSchematic}:${version}`;
 }
 
 describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {

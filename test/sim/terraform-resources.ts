@@ -35,7 +35,10 @@ export function inputsFromShape(shape: ClusterShape): DeclaredInputs {
     talos_config_patch_revision: 1,
     talos_secrets_generation: 1,
     talos_nodes: Object.fromEntries(
-      shape.nodes.map((n) => [n.hostname, { address: n.address, role: n.role, host: n.host, longhorn: shape.longhorn && (n.longhorn ?? false), vm_generation: 1 }]),
+      shape.nodes.map((n) => [
+        n.hostname,
+        { address: n.address, role: n.role, host: n.host, longhorn: shape.longhorn && (n.longhorn ?? false), ...(n.installer === 'longhorn' ? { longhorn_installer: true } : {}), vm_generation: 1 },
+      ]),
     ),
   };
 }

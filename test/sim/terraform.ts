@@ -101,7 +101,14 @@ export class SimTerraform {
   addNode(cluster: string, node: NodeShape): Promise<void> {
     return this.declare(cluster, (inputs) => {
       if (inputs.talos_nodes[node.hostname]) throw new Error(`${cluster} already declares ${node.hostname}`);
-      inputs.talos_nodes[node.hostname] = { address: node.address, role: node.role, host: node.host, longhorn: node.longhorn ?? false, vm_generation: 1 };
+      inputs.talos_nodes[node.hostname] = {
+        address: node.address,
+        role: node.role,
+        host: node.host,
+        longhorn: node.longhorn ?? false,
+        ...(node.installer === 'longhorn' ? { longhorn_installer: true } : {}),
+        vm_generation: 1,
+      };
     });
   }
 

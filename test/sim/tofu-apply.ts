@@ -61,7 +61,8 @@ function createMachine(cluster: SimCluster, change: PlannedChange, plan: SimPlan
     longhorn,
     talosVersion: plan.variables.talos_version,
     kubernetesVersion: plan.variables.talos_kubernetes_version,
-    schematic: longhorn && tf.longhornSchematic ? tf.longhornSchematic : tf.defaultSchematic,
+    // A new machine boots the image of the installer Terraform builds it from.
+    schematic: declared.longhorn_installer === true && tf.longhornSchematic ? tf.longhornSchematic : tf.defaultSchematic,
     platform: tf.installerPlatform,
     bootedAt: Date.now(),
     lastUpAt: Date.now(),

@@ -23,8 +23,14 @@ export interface NodeShape {
   role: NodeRole;
   /** Physical Proxmox host, written to the cluster's host label, e.g. `pve1`. */
   host: string;
-  /** Longhorn node class: runs the Longhorn schematic and holds volume replicas. */
+  /** A Longhorn storage node: it holds volume replicas (the runbook's design gives every node a Longhorn disk). */
   longhorn?: boolean;
+  /**
+   * The Terraform installer the node was built from: `longhorn` for a Longhorn worker, which
+   * runs the schematic of `talos_longhorn_installer_image` (the runbook gives it to Longhorn
+   * workers only). Default `default`, Terraform's `talos_image_factory_schematic_id`.
+   */
+  installer?: 'default' | 'longhorn';
 }
 
 export interface ClusterShape {
@@ -215,6 +221,8 @@ export interface DeclaredNode {
   /** Physical Proxmox host. */
   host: string;
   longhorn: boolean;
+  /** Built from `talos_longhorn_installer_image` (a Longhorn worker); absent: the default schematic. */
+  longhorn_installer?: boolean;
   /** Bumped to recreate this VM (a change that forces replacement). */
   vm_generation: number;
 }

@@ -8,6 +8,7 @@ import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 import { createAudit } from '../../src/ops/audit.ts';
+import { createNodeClassRecord } from '../../src/ops/node-class-record.ts';
 import { createClusterLock } from '../../src/ops/cluster-lock.ts';
 import { newOperation, type Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
@@ -149,6 +150,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     lock: createClusterLock(client),
     runLease: createRunLease(client, { ttlMs: 3000 }),
     audit: createAudit(store, chat, { now, postLease: createRunLease(client, { ttlMs: 3000, prefix: 'talos:audit-post' }), attempts: 1, backoffMs: 1 }),
+    nodeClasses: createNodeClassRecord(client),
     access: options.cluster?.access ?? access,
     tofu: options.cluster?.tofu ?? ({ outputRaw: unreachable } as unknown as Tofu),
     factory: options.cluster?.factory ?? ({ versions: unreachable } as unknown as ImageFactory),

@@ -107,7 +107,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     approvers: [USERS.carol, 'S0SRE'],
     ...options.inventory,
     extra: {
-      production: { longhornNodes: production.nodes.map((n) => n.address), ...options.inventory?.extra?.production },
+      // The Longhorn workers, as an operator declares them: the nodes built from the Longhorn installer.
+      production: { longhornNodes: production.nodes.filter((n) => n.schematic === production.terraform.longhornSchematic).map((n) => n.address), ...options.inventory?.extra?.production },
       ...(options.inventory?.extra?.staging ? { staging: options.inventory.extra.staging } : {}),
     },
   });

@@ -4,6 +4,7 @@ import {
   InstallerImageError,
   installerImage,
   nodeInstallerClass,
+  type NodeClassInput,
   readFactoryInstaller,
   retagImage,
 } from '../../src/rules/installer-image.ts';
@@ -104,25 +105,94 @@ describe('checkTerraformInstaller', () => {
 });
 
 describe('nodeInstallerClass', () => {
-  const input = { listed: false, running: { schematic: SCHEMATIC, extensions: [] as string[] }, longhornSchematic: LONGHORN };
+  const OLD = 'c'.repeat(64);
+  const outputs = {
+    default: { schematic: SCHEMATIC, output: 'talos_image_factory_schematic_id' },
+    longhorn: { schematic: LONGHORN, output: 'talos_longhorn_installer_image' },
+  };
+  const worker: NodeClassInput = {
+    role: 'worker',
+    running: SCHEMATIC,
+    outputs,
+    recorded: undefined,
+    declared: undefined,
+    clusterHasLonghorn: true,
+    sameVersion: false,
+    runningVersion: 'v1.11.6',
+  };
+  const controlPlane: NodeClassInput = { ...worker, role: 'controlplane' };
 
-  it('puts a node that runs the Longhorn schematic in the Longhorn class, listed or not', () => {
-    expect(nodeInstallerClass({ ...input, running: { schematic: LONGHORN, extensions: ['iscsi-tools'] } })).toEqual({ class: 'longhorn', because: 'runs the Longhorn schematic' });
+  it('keeps a control plane on the default class, whatever the inventory lists', () => {
+    expect(nodeInstallerClass(controlPlane)).toEqual({ ok: true, class: 'default', because: 'a control plane, on the default schematic' });
+    expect(nodeInstallerClass({ ...controlPlane, declared: 'longhorn' })).toEqual({
+      ok: true,
+      class: 'default',
+      because: 'a control plane, on the default schematic; longhornNodes lists it, which a control plane does not follow',
+    });
+    expect(nodeInstallerClass({ ...controlPlane, running: OLD, recorded: { class: 'longhorn', op: 'op-1' } })).toMatchObject({ ok: true, class: 'default' });
   });
 
-  it("keeps a node that runs one of Longhorn's extensions in the Longhorn class, whatever its schematic", () => {
-    expect(nodeInstallerClass({ ...input, running: { schematic: 'b'.repeat(64), extensions: ['util-linux-tools', 'qemu-guest-agent'] } })).toEqual({
-      class: 'longhorn',
-      because: 'runs util-linux-tools',
+  it('refuses to upgrade a control plane that runs the Longhorn schematic, and asks for the same-version change', () => {
+    expect(nodeInstallerClass({ ...controlPlane, running: LONGHORN })).toEqual({
+      ok: false,
+      reason:
+        `is a control plane and runs the Longhorn schematic ${LONGHORN} (talos_longhorn_installer_image), but the runbook gives the Longhorn installer to Longhorn workers only, ` +
+        `so a control plane takes the default schematic ${SCHEMATIC} (talos_image_factory_schematic_id). Moving it is a same-version extension change, not part of a version upgrade: ` +
+        'ask for it as such (`/talos upgrade talos v1.11.6`), then upgrade',
     });
   });
 
-  it('takes a node the inventory lists into the Longhorn class', () => {
-    expect(nodeInstallerClass({ ...input, listed: true })).toEqual({ class: 'longhorn', because: 'listed in longhornNodes' });
+  it('moves a control plane off the Longhorn schematic when the request is that same-version change', () => {
+    expect(nodeInstallerClass({ ...controlPlane, running: LONGHORN, sameVersion: true })).toEqual({
+      ok: true,
+      class: 'default',
+      because: 'a control plane that runs the Longhorn schematic: this same-version change moves it to the default schematic',
+    });
   });
 
-  it('gives the default installer to a node that runs no Longhorn extension and is not listed', () => {
-    expect(nodeInstallerClass(input)).toEqual({ class: 'default', because: 'runs no Longhorn extension' });
-    expect(nodeInstallerClass({ ...input, longhornSchematic: undefined })).toEqual({ class: 'default', because: 'runs no Longhorn extension' });
+  it('lets the schematic a worker runs decide, over the record and the inventory', () => {
+    expect(nodeInstallerClass({ ...worker, running: LONGHORN, recorded: { class: 'default', op: 'op-1' } })).toEqual({
+      ok: true,
+      class: 'longhorn',
+      because: 'runs the Longhorn schematic (talos_longhorn_installer_image)',
+    });
+    expect(nodeInstallerClass({ ...worker, declared: 'longhorn' })).toEqual({
+      ok: true,
+      class: 'default',
+      because: 'runs the default schematic (talos_image_factory_schematic_id); the inventory declares it in longhornNodes, but the schematic it runs decides',
+    });
+  });
+
+  it('puts a worker that runs both schematics (Terraform outputs the same one twice) in the default class', () => {
+    const same = { ...outputs, longhorn: { schematic: SCHEMATIC, output: 'talos_longhorn_installer_image' } };
+    expect(nodeInstallerClass({ ...worker, outputs: same })).toMatchObject({ ok: true, class: 'default' });
+    expect(nodeInstallerClass({ ...controlPlane, outputs: same })).toMatchObject({ ok: true, class: 'default' });
+  });
+
+  it('places a worker on neither schematic by the record first, then the inventory, then a cluster without Longhorn', () => {
+    const stale = { ...worker, running: OLD };
+    expect(nodeInstallerClass({ ...stale, recorded: { class: 'longhorn', op: 'op-7' }, declared: 'default' })).toEqual({
+      ok: true,
+      class: 'longhorn',
+      because: `runs schematic ${OLD}, neither output's; the bot recorded it in the longhorn class when op-7 completed`,
+    });
+    expect(nodeInstallerClass({ ...stale, declared: 'longhorn' })).toEqual({ ok: true, class: 'longhorn', because: `runs schematic ${OLD}, neither output's; the inventory declares it (longhornNodes)` });
+    expect(nodeInstallerClass({ ...stale, declared: 'default' })).toEqual({ ok: true, class: 'default', because: `runs schematic ${OLD}, neither output's; the inventory declares it (defaultClassNodes)` });
+    expect(nodeInstallerClass({ ...stale, clusterHasLonghorn: false })).toEqual({
+      ok: true,
+      class: 'default',
+      because: `runs schematic ${OLD}, neither output's; no node of the cluster runs or is declared in the Longhorn class`,
+    });
+  });
+
+  it('refuses a worker on neither schematic with no evidence in a cluster with Longhorn nodes, naming all three schematics', () => {
+    expect(nodeInstallerClass({ ...worker, running: OLD })).toEqual({
+      ok: false,
+      reason:
+        `is a worker that runs schematic ${OLD}, neither the default schematic ${SCHEMATIC} (talos_image_factory_schematic_id) nor the Longhorn schematic ${LONGHORN} (talos_longhorn_installer_image); ` +
+        'the bot has recorded no class for it and the inventory declares none, while the cluster has Longhorn nodes, so its installer cannot be chosen safely. ' +
+        'Declare its class in the inventory: add it to longhornNodes if it is a Longhorn worker, or to defaultClassNodes if it is not, then plan again',
+    });
+    expect(nodeInstallerClass({ ...worker, running: undefined })).toMatchObject({ ok: false, reason: expect.stringContaining('runs no schematic (an image not built by the Image Factory)') });
   });
 });

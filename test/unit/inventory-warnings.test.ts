@@ -18,6 +18,7 @@ function cluster(overrides: Partial<ClusterConfig> = {}): ClusterConfig {
     approvers: ['U0CAROL'],
     defaultForChannel: false,
     longhornNodes: [],
+    defaultClassNodes: [],
     longhorn: false,
     fluxStallMinutes: 10,
     requireDistinctApprover: true,
@@ -44,6 +45,17 @@ describe('inventoryWarnings', () => {
     expect(warnings).toEqual([
       'Cluster production is production with requireDistinctApprover: false: approvals may then be given by the requester ' +
         'or the operator who started the operation. Remove the line to restore four eyes.',
+    ]);
+  });
+
+  it('warns that control planes listed in longhornNodes still take the default installer', () => {
+    // Act
+    const warnings = inventoryWarnings({ clusters: [cluster({ controlPlanes: ['10.0.30.11', '10.0.30.12'], workers: ['10.0.30.21'], longhornNodes: ['10.0.30.11', '10.0.30.21'] })] });
+
+    // Assert
+    expect(warnings).toEqual([
+      'Cluster production lists control plane 10.0.30.11 in longhornNodes: the runbook gives the Longhorn installer to Longhorn workers only, ' +
+        'so the bot upgrades control planes with the default schematic. Remove it from longhornNodes.',
     ]);
   });
 

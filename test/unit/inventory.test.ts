@@ -79,6 +79,7 @@ describe('parseInventory: valid inventories', () => {
           approvers: ['U0CAROL'],
           defaultForChannel: true,
           longhornNodes: [],
+          defaultClassNodes: [],
           fluxStallMinutes: 10,
           requireDistinctApprover: true,
           maintenanceWindows: [],
@@ -357,6 +358,17 @@ describe('parseInventory: refusals, one readable line each', () => {
 
     // Assert
     expect(problems).toEqual(['clusters.staging.longhornNodes: 10.0.30.21 is not a node of this cluster']);
+  });
+
+  it('refuses a default-class node that is no node of the cluster or is also a Longhorn node', () => {
+    // Act
+    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { longhornNodes: '[10.0.20.21]', defaultClassNodes: '[10.0.20.21, 10.0.30.21]' })));
+
+    // Assert
+    expect(problems).toEqual([
+      'clusters.staging.defaultClassNodes: 10.0.20.21 is also in longhornNodes: a node is of one installer class',
+      'clusters.staging.defaultClassNodes: 10.0.30.21 is not a node of this cluster',
+    ]);
   });
 
   it('refuses an unknown environment', () => {

@@ -85,37 +85,42 @@ const KINDS: ResourceKind[] = [
     names: ['extensions', 'extension', 'extensionstatus', 'extensionstatuses'],
     shortType: 'ExtensionStatus',
     columns: ['NAME', 'VERSION'],
+    // The imager extracts the image's extensions into directories named by their index (siderolabs/talos v1.13.9,
+    // pkg/imager/imager.go: strconv.Itoa(j)) and compresses each to `<index>.sqsh` (pkg/imager/extensions/extensions.go);
+    // machined's ExtensionStatusController names each status after its layer, the `.sqsh` trimmed
+    // (internal/app/machined/pkg/controllers/runtime/extension_status.go). Image Factory appends its `schematic`
+    // virtual extension after the official ones, whatever they are, with the schematic ID as its version
+    // (siderolabs/image-factory v1.5.0, internal/profile/profile.go and internal/artifacts/schematic.go).
     list: (_cluster, node, state) => {
       const official = state.schematics[node.schematic] ?? [];
       const entries = official.map((o) => extensionInfo(o));
-      const resources = entries.map((e, i) => ({
+      const status = (i: number, metadata: Record<string, unknown>, columns: string[]): Resource => ({
         namespace: 'runtime',
         type: 'ExtensionStatuses.runtime.talos.dev',
-        id: `${String(i).padStart(3, '0')}.${e.image.replace(/[/:]/g, '-')}`,
+        id: String(i),
         version: 1,
         owner: 'runtime.ExtensionStatusController',
         created: new Date(node.bootedAt),
         updated: new Date(node.bootedAt),
-        spec: {
-          image: `${String(i).padStart(3, '0')}-${e.name}.sqsh`,
-          metadata: { name: e.name, version: e.version, author: e.author, description: e.description, compatibility: { talos: { version: '>= v1.0.0' } } },
-        },
-        columns: [e.name, e.version],
-      }));
-      resources.push({
-        namespace: 'runtime',
-        type: 'ExtensionStatuses.runtime.talos.dev',
-        id: String(entries.length),
-        version: 1,
-        owner: 'runtime.ExtensionStatusController',
-        created: new Date(node.bootedAt),
-        updated: new Date(node.bootedAt),
-        spec: {
-          image: '',
-          metadata: { name: 'schematic', version: node.schematic, author: '', description: '', compatibility: { talos: { version: '' } } },
-        },
-        columns: ['schematic', node.schematic],
+        spec: { image: `${i}.sqsh`, metadata },
+        columns,
       });
+      const resources = entries.map((e, i) =>
+        status(i, { name: e.name, version: e.version, author: e.author, description: e.description, compatibility: { talos: { version: '>= v1.0.0' } } }, [e.name, e.version]),
+      );
+      resources.push(
+        status(
+          entries.length,
+          {
+            name: 'schematic',
+            version: node.schematic,
+            author: 'Image Factory (https://factory.talos.dev)',
+            description: 'Virtual extension which specifies the schematic of the image built with schematic.',
+            compatibility: { talos: { version: '>= 1.0.0' } },
+          },
+          ['schematic', node.schematic],
+        ),
+      );
       return resources;
     },
   },

@@ -1,7 +1,7 @@
 /** `talosctl service [id]` (cmd/talosctl/cmd/talos/services.go, formatters.RenderServicesInfo). */
 import { etcdService, kubeletService, type ServiceStatus } from '../cluster-model.ts';
 import { formatGoDuration, tabwrite } from '../go-format.ts';
-import type { SimCluster, SimNode, SimTiming } from '../types.ts';
+import type { SimCluster, SimNode, SimState, SimTiming } from '../types.ts';
 import { connect, exitAfterPartial, fanOut, reportFailures, successes, type Session } from './session.ts';
 
 interface ServiceView {
@@ -44,7 +44,7 @@ function containerService(node: SimNode, id: string, status: ServiceStatus, now:
   return { id, status, events: events.sort((a, b) => b.at - a.at) };
 }
 
-function servicesOf(cluster: SimCluster, node: SimNode, now: number, timing: SimTiming): ServiceView[] {
+function servicesOf(cluster: SimCluster, node: SimNode, now: number, timing: SimTiming, schematics: SimState['schematics']): ServiceView[] {
   const ok: ServiceStatus = { state: 'Running', health: 'OK' };
   const noCheck: ServiceStatus = { state: 'Running', health: '?' };
   const list: ServiceView[] = [
@@ -59,7 +59,8 @@ function servicesOf(cluster: SimCluster, node: SimNode, now: number, timing: Sim
   ];
   const etcd = etcdService(cluster, node, now, timing);
   if (etcd) list.push(containerService(node, 'etcd', etcd, now), containerService(node, 'trustd', ok, now));
-  if ((cluster.shape.longhornExtensions ?? []).length > 0 && node.longhorn) {
+  // The iscsi-tools extension runs iscsid as the extension service ext-iscsid, on every node whose image carries it.
+  if ((schematics[node.schematic] ?? []).includes('siderolabs/iscsi-tools')) {
     list.push(containerService(node, 'ext-iscsid', noCheck, now));
   }
   return list.sort((a, b) => a.id.localeCompare(b.id));
@@ -74,7 +75,7 @@ export function runService(session: Session): number {
   }
   const now = Date.now();
   const [id, action] = parsed.args;
-  const results = fanOut(session, (node) => servicesOf(cluster, node, now, deps.timing));
+  const results = fanOut(session, (node) => servicesOf(cluster, node, now, deps.timing, deps.state.schematics));
   if (id === undefined) {
     const failed = reportFailures(session, results, 'error listing services');
     if (failed !== undefined) return failed;
