@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { isCordoned, named, nodeReady, type ReadyStatus } from './cluster-model.ts';
 import { nameSuffix, uuidFrom } from './kube-seed.ts';
-import { drainPolicy, replicaView, volumeView } from './longhorn.ts';
+import { attachedNode, drainPolicy, replicaView, volumePod, volumeView } from './longhorn.ts';
 import type { FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
 export type Json = Record<string, unknown>;
@@ -138,7 +138,7 @@ function probeFails(cluster: SimCluster, pod: PodState, node: SimNode): boolean 
   return pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium' && named(cluster.faults.ciliumAgentNotReady, node);
 }
 
-function podReady(cluster: SimCluster, pod: PodState): boolean {
+export function podReady(cluster: SimCluster, pod: PodState): boolean {
   const node = nodeByHostname(cluster, pod.nodeName);
   return node !== undefined && nodeReady(cluster, node) === 'True' && !probeFails(cluster, pod, node);
 }
@@ -149,6 +149,7 @@ const OWNER_API: Record<PodState['owner']['kind'], string> = {
   StatefulSet: 'apps/v1',
   Node: 'v1',
   InstanceManager: 'longhorn.io/v1beta2',
+  Cluster: 'postgresql.cnpg.io/v1',
 };
 
 export function renderPod(cluster: SimCluster, pod: PodState): Json {
@@ -341,7 +342,7 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
 }
 
 export function renderVolume(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
-  const pod = cluster.kube.pods.find((p) => p.name === volume.pvcName.replace(/^data-/, ''));
+  const pod = volumePod(cluster, volume);
   const view = volumeView(cluster, state, volume, timing, now);
   return {
     apiVersion: 'longhorn.io/v1beta2',
@@ -357,7 +358,7 @@ export function renderVolume(cluster: SimCluster, state: SimState, volume: Volum
     status: {
       state: view.state,
       robustness: view.robustness,
-      currentNodeID: volume.detached ? '' : (pod?.nodeName ?? volume.attachedTo),
+      currentNodeID: attachedNode(cluster, volume),
       kubernetesStatus: {
         pvName: volume.name,
         pvcName: volume.pvcName,

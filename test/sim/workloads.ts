@@ -1,4 +1,5 @@
 /** Pod placement during drains and boots, so PDB and pod views follow the nodes. */
+import { cnpgOnCordon } from './cnpg.ts';
 import { isCordoned, nodeReady } from './cluster-model.ts';
 import { disruptionsAllowed, pdbsMatching } from './kube-objects.ts';
 import { nameSuffix } from './kube-seed.ts';
@@ -40,6 +41,8 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
  */
 export function drainNode(cluster: SimCluster, node: SimNode, now: number, afterWorkloads?: () => void): string[] {
   const refused = new Set<string>();
+  // CloudNativePG sees the cordon before the evictions and switches its primaries over.
+  cnpgOnCordon(cluster, node, now);
   const onNode = (): PodState[] => cluster.kube.pods.filter((p) => p.nodeName === node.hostname);
   for (const pod of onNode().filter(evictable)) {
     const budget = refusingBudget(cluster, pod);
