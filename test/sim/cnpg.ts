@@ -90,6 +90,20 @@ export function cnpgOnCordon(cluster: SimCluster, node: SimNode, now: number): v
   }
 }
 
+/**
+ * The pod anti-affinity CloudNativePG gives its instances (pkg/specs/pods.go `CreateAffinitySection`,
+ * topology `kubernetes.io/hostname`): a node already running an instance of the same Cluster is
+ * avoided (`preferred`, the default) or ruled out (`required`). 0 for any other pod or node.
+ */
+export function cnpgAntiAffinity(cluster: SimCluster, pod: PodState, node: SimNode): 0 | 1 | 2 {
+  if (pod.owner.kind !== 'Cluster') return 0;
+  const c = (cluster.kube.cnpg ?? []).find((x) => x.name === pod.owner.name && x.namespace === pod.namespace);
+  if (c === undefined) return 0;
+  const taken = instancesOf(cluster, c).some((p) => p !== pod && p.nodeName === node.hostname);
+  if (!taken) return 0;
+  return c.podAntiAffinityType === 'required' ? 2 : 1;
+}
+
 /** A `postgresql.cnpg.io/v1` Cluster as the operator reports it. */
 export function renderCnpgCluster(cluster: SimCluster, c: CnpgClusterState, now: number): Json {
   const pods = instancesOf(cluster, c);
@@ -107,7 +121,14 @@ export function renderCnpgCluster(cluster: SimCluster, c: CnpgClusterState, now:
       creationTimestamp: timestamp(cluster.createdAt),
       generation: 1,
     },
-    spec: { instances: c.instances, imageName: IMAGE, enablePDB: true, primaryUpdateStrategy: 'unsupervised', storage: { size: '10Gi' } },
+    spec: {
+      instances: c.instances,
+      imageName: IMAGE,
+      enablePDB: true,
+      primaryUpdateStrategy: 'unsupervised',
+      affinity: { enablePodAntiAffinity: true, podAntiAffinityType: c.podAntiAffinityType ?? 'preferred', topologyKey: 'kubernetes.io/hostname' },
+      storage: { size: '10Gi' },
+    },
     status: {
       instances: pods.length,
       readyInstances: ready.length,

@@ -50,7 +50,13 @@ export interface ClusterShape {
   /** Official extensions of the Longhorn node class schematic. */
   longhornExtensions?: string[];
   /** CloudNativePG Clusters (`postgresql.cnpg.io/v1`) the cluster runs, with the budgets CloudNativePG creates. */
-  cnpg?: { name: string; namespace: string; instances: number }[];
+  cnpg?: {
+    name: string;
+    namespace: string;
+    instances: number;
+    /** `spec.affinity.podAntiAffinityType`: `preferred` (CloudNativePG's default) or `required`, one instance per node. */
+    podAntiAffinityType?: 'preferred' | 'required';
+  }[];
   /** Flux path of this cluster, e.g. `./clusters/production`. */
   fluxPath: string;
   /** Installer platform of the VMs. Default `nocloud`. */
@@ -205,6 +211,7 @@ export interface CnpgClusterState {
   name: string;
   namespace: string;
   instances: number;
+  podAntiAffinityType?: 'preferred' | 'required';
   /** Pod name of the current primary, e.g. `db-1`. */
   currentPrimary: string;
   switchovers: { from: string; to: string; node: string; at: number }[];

@@ -1,5 +1,5 @@
 /** Pod placement during drains and boots, so PDB and pod views follow the nodes. */
-import { cnpgOnCordon } from './cnpg.ts';
+import { cnpgAntiAffinity, cnpgOnCordon } from './cnpg.ts';
 import { isCordoned, nodeReady } from './cluster-model.ts';
 import { disruptionsAllowed, pdbsMatching } from './kube-objects.ts';
 import { nameSuffix } from './kube-seed.ts';
@@ -28,8 +28,8 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
   const load = (n: SimNode): number => cluster.kube.pods.filter((p) => p.nodeName === n.hostname).length;
   return cluster.nodes
     .filter((n) => n !== exclude && n.k8sRegistered && nodeReady(cluster, n) === 'True' && !isCordoned(cluster, n))
-    .filter((n) => tolerates(cluster, pod, n))
-    .sort((a, b) => load(a) - load(b))[0];
+    .filter((n) => tolerates(cluster, pod, n) && cnpgAntiAffinity(cluster, pod, n) < 2)
+    .sort((a, b) => cnpgAntiAffinity(cluster, pod, a) - cnpgAntiAffinity(cluster, pod, b) || load(a) - load(b))[0];
 }
 
 /**

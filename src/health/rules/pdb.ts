@@ -115,6 +115,8 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
   const blocking: string[] = [];
   const notes: string[] = [];
   const longhornLines: string[] = [];
+  // What the drains will do on the way: switchovers and Longhorn's rebuilds, for the plan.
+  const announce: string[] = [];
   const protectedNodes = new Set(pdbs.map(instanceManagerNode).filter((n): n is string => n !== undefined));
   const protectedNode = (name: string): boolean => {
     const node = view.nodes.find((n) => n.metadata?.name === name);
@@ -154,7 +156,10 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
       const judged = judgeInstanceManagerBudget(imNode, view.longhorn, { protectedNode, removes: removes(imNode) }, longhornNodes);
       const line = `PDB ${nameOf(pdb)} (Longhorn's instance manager on ${label}): ${judged.text}`;
       if (judged.level === 'block') blocking.push(`${line}: draining that node would block`);
-      else if (judged.level === 'wait') notes.push(line);
+      else if (judged.level === 'wait') {
+        notes.push(line);
+        announce.push(`${label}: ${judged.text}.`);
+      }
       else longhornLines.push(line);
       continue;
     }
@@ -168,7 +173,10 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
         if (judged === undefined) continue;
         const line = `PDB ${nameOf(pdb)} (CloudNativePG primary, on ${label}): ${judged.text}`;
         if (judged.level === 'block') blocking.push(`${line}: draining that node would block`);
-        else longhornLines.push(line);
+        else {
+          longhornLines.push(line);
+          announce.push(`${judged.text.replace(/^the/, 'The')}.`);
+        }
       }
       continue;
     }
@@ -198,10 +206,11 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
     const names = blocking.length === 1 ? 'a PodDisruptionBudget would block' : `${blocking.length} PodDisruptionBudgets would block`;
     return { id: ID, title, status: 'failed', summary: `${names} the drain: ${joinProblems(blocking)}`, evidence };
   }
-  if (notes.length > 0) return { id: ID, title, status: 'warning', summary: joinProblems(notes), evidence };
+  const said = announce.length > 0 ? { announce } : {};
+  if (notes.length > 0) return { id: ID, title, status: 'warning', summary: joinProblems(notes), evidence, ...said };
   const longhorn = longhornBudgets > 0 ? `; ${plural(longhornBudgets, "Longhorn instance-manager budget")} judged by Longhorn's node-drain-policy ${view.longhorn?.drainPolicy ?? ''}` : '';
   const moves = longhornLines.filter((l) => l.includes('CloudNativePG primary'));
   const cnpgText = cnpgBudgets > 0 ? `; ${plural(cnpgBudgets, 'CloudNativePG primary budget')} judged by CloudNativePG's switchover${moves.length > 0 ? ` (${moves.map((l) => l.replace(/^.*?: (the primary of .*?) when (.*?) drains.*$/, '$1 when $2 drains')).join('; ')})` : ''}` : '';
   const summary = pdbs.length === 0 ? 'no PodDisruptionBudgets' : `${plural(pdbs.length, 'PodDisruptionBudget')}, none blocks the drain${longhorn}${cnpgText}`;
-  return { id: ID, title, status: 'passed', summary, evidence };
+  return { id: ID, title, status: 'passed', summary, evidence, ...said };
 }
