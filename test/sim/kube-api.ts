@@ -1,10 +1,10 @@
 /** One plain-HTTP Kubernetes API server per simulated cluster, with bearer-token auth. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { renderCnpgCluster } from './cnpg.ts';
 import type { AddressInfo } from 'node:net';
 import { controlPlanes, kubeApiAvailability } from './cluster-model.ts';
 import {
   disruptionsAllowed,
+  renderCnpgCluster,
   pdbsMatching,
   renderDaemonSets,
   renderDeployments,

@@ -2,8 +2,10 @@
 import { createHash } from 'node:crypto';
 import { isCordoned, named, nodeReady, type ReadyStatus } from './cluster-model.ts';
 import { nameSuffix, uuidFrom } from './kube-seed.ts';
+import { CNPG_IMAGE } from './cnpg-seed.ts';
+import { instancesOf } from './cnpg.ts';
 import { attachedNode, drainPolicy, replicaView, volumePod, volumeView } from './longhorn.ts';
-import type { FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
+import type { CnpgClusterState, FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -463,4 +465,51 @@ export function renderDeployments(cluster: SimCluster, now: number): Json[] {
       },
     };
   });
+}
+
+/** A `postgresql.cnpg.io/v1` Cluster as the operator reports it. */
+export function renderCnpgCluster(cluster: SimCluster, c: CnpgClusterState, now: number): Json {
+  const pods = instancesOf(cluster, c);
+  const ready = pods.filter((p) => podReady(cluster, p));
+  const healthy = ready.length === c.instances;
+  const last = c.switchovers.at(-1);
+  return {
+    apiVersion: 'postgresql.cnpg.io/v1',
+    kind: 'Cluster',
+    metadata: {
+      name: c.name,
+      namespace: c.namespace,
+      uid: uuidFrom(`${cluster.name}/Cluster/${c.namespace}/${c.name}`),
+      resourceVersion: String(10_000 + (createHash('sha1').update(`${c.name}/${cluster.kube.resourceVersion}`).digest().readUInt32BE(0) % 900_000)),
+      creationTimestamp: timestamp(cluster.createdAt),
+      generation: 1,
+    },
+    spec: {
+      instances: c.instances,
+      imageName: CNPG_IMAGE,
+      enablePDB: true,
+      primaryUpdateStrategy: 'unsupervised',
+      affinity: { enablePodAntiAffinity: true, podAntiAffinityType: c.podAntiAffinityType ?? 'preferred', topologyKey: 'kubernetes.io/hostname' },
+      storage: { size: '10Gi' },
+    },
+    status: {
+      instances: pods.length,
+      readyInstances: ready.length,
+      currentPrimary: c.currentPrimary,
+      targetPrimary: c.currentPrimary,
+      ...(last ? { currentPrimaryTimestamp: timestamp(last.at), targetPrimaryTimestamp: timestamp(last.at) } : {}),
+      phase: healthy ? 'Cluster in healthy state' : 'Waiting for the instances to become active',
+      instancesStatus: { healthy: ready.map((p) => p.name), ...(healthy ? {} : { failed: pods.filter((p) => !ready.includes(p)).map((p) => p.name) }) },
+      instanceNames: pods.map((p) => p.name),
+      conditions: [
+        {
+          type: 'Ready',
+          status: healthy ? 'True' : 'False',
+          reason: healthy ? 'ClusterIsReady' : 'ClusterIsNotReady',
+          message: healthy ? 'Cluster is Ready' : 'Cluster Is Not Ready',
+          lastTransitionTime: timestamp(now - 60_000),
+        },
+      ],
+    },
+  };
 }

@@ -1,6 +1,6 @@
 /** The workloads a freshly built simulated cluster runs: enough to exercise every gate. */
 import { createHash } from 'node:crypto';
-import { cnpgBudgets, seedCnpgClusters, seedCnpgPods } from './cnpg.ts';
+import { cnpgBudgets, seedCnpgClusters, seedCnpgPods } from './cnpg-seed.ts';
 import type { ClusterShape, KubeState, PdbState, PodState, SimNode, VolumeState } from './types.ts';
 
 const INSTANCE_MANAGER_IMAGE = 'longhornio/longhorn-instance-manager:v1.10.1';

@@ -1,7 +1,7 @@
 /** Pod placement during drains and boots, so PDB and pod views follow the nodes. */
 import { cnpgAntiAffinity, cnpgOnCordon } from './cnpg.ts';
 import { isCordoned, nodeReady } from './cluster-model.ts';
-import { disruptionsAllowed, pdbsMatching } from './kube-objects.ts';
+import { disruptionsAllowed, pdbsMatching, podReady } from './kube-objects.ts';
 import { nameSuffix } from './kube-seed.ts';
 import type { PodState, SimCluster, SimNode } from './types.ts';
 
@@ -42,7 +42,7 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
 export function drainNode(cluster: SimCluster, node: SimNode, now: number, afterWorkloads?: () => void): string[] {
   const refused = new Set<string>();
   // CloudNativePG sees the cordon before the evictions and switches its primaries over.
-  cnpgOnCordon(cluster, node, now);
+  cnpgOnCordon(cluster, node, now, podReady);
   const onNode = (): PodState[] => cluster.kube.pods.filter((p) => p.nodeName === node.hostname);
   for (const pod of onNode().filter(evictable)) {
     const budget = refusingBudget(cluster, pod);

@@ -269,7 +269,11 @@ describe("Longhorn's instance-manager budgets", () => {
 });
 
 /** A node on Talos 1.13: its upgrade drains from talosctl. */
-const TALOS_113 = (name: string): V1Node => ({ ...node(name), status: { ...node(name).status, nodeInfo: { osImage: 'Talos (v1.13.9)' } as V1NodeSystemInfo } });
+function TALOS_113(name: string): V1Node {
+  const n = node(name);
+  n.status!.nodeInfo = { osImage: 'Talos (v1.13.9)' } as V1NodeSystemInfo;
+  return n;
+}
 
 describe('pods without a controller', () => {
   const bare: V1Pod = { metadata: { namespace: 'apps', name: 'debug-shell', labels: {} }, spec: { nodeName: 'talos-prd-cp-1', containers: [] }, status: { phase: 'Running' } };
@@ -291,7 +295,7 @@ describe('pods without a controller', () => {
 
   it('count against their budget on a Talos ≥ 1.13 drain', () => {
     const nodes = [TALOS_113('talos-prd-cp-1'), node('talos-prd-cp-2'), node('talos-prd-cp-3')];
-    const held = { ...bare, metadata: { ...bare.metadata, labels: { app: 'debug-shell' } } };
+    const held: V1Pod = { metadata: { namespace: 'apps', name: 'debug-shell', labels: { app: 'debug-shell' } }, spec: { nodeName: 'talos-prd-cp-1', containers: [] }, status: { phase: 'Running' } };
 
     const result = evaluateDisruptionBudgets([pdb('apps', 'debug-shell', AT_ZERO)], view(['talos-prd-cp-1'], [held], { nodes }));
 
@@ -299,12 +303,12 @@ describe('pods without a controller', () => {
   });
 });
 
-const CNPG_PRIMARY = (cluster: string): V1PodDisruptionBudget =>
-  ({ ...pdb('apps', `${cluster}-primary`, AT_ZERO, { matchLabels: { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': 'primary' } }) });
+const CNPG_PRIMARY = (cluster: string): V1PodDisruptionBudget => pdb('apps', `${cluster}-primary`, AT_ZERO, { matchLabels: { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': 'primary' } });
 
 function instance(cluster: string, n: number, nodeName: string, role: 'primary' | 'replica', ready = true): V1Pod {
   const p = pod('apps', `${cluster}-${n}`, nodeName, { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': role, role }, 'Cluster');
-  return { ...p, status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] } };
+  p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] };
+  return p;
 }
 
 describe("CloudNativePG's primary budget", () => {
