@@ -277,3 +277,36 @@ describe("Longhorn's eviction and attachments, and CloudNativePG, through an upg
     expect(upgradeCalls(h, since)).toEqual([]);
   });
 });
+
+describe('a pod without a controller on a node to drain', () => {
+  let h: Harness;
+
+  // Staging stays below Talos 1.13 (the node drains itself and skips such pods); production runs 1.13,
+  // whose upgrade drains from talosctl with the kubectl drain library and Force.
+  beforeAll(async () => {
+    h = await startHarness({ clusters: [stagingShape({ talosVersion: 'v1.11.6' }), productionShape({ talosVersion: 'v1.13.9' })] });
+    for (const [cluster, node] of [['staging', 'talos-stg-w-1'], ['production', 'talos-prd-cp-2']] as const) {
+      h.sim.cluster(cluster).kube.pods.push({ name: 'debug-shell', namespace: 'apps', nodeName: node, labels: { run: 'debug-shell' }, owner: { kind: 'None', name: '' }, image: 'busybox:1.37', createdAt: Date.now() });
+    }
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('stops the gate on Talos 1.13, where the drain deletes it for good, naming the pod and the node', async () => {
+    const run = await health(h);
+
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    const pdb = replyText(run, 'PodDisruptionBudgets');
+    expect(pdb).toMatch(/^❌/);
+    expect(pdb).toContain('pod apps/debug-shell on talos-prd-cp-2 (10.0.30.12) has no controller: the Talos ≥ 1.13 drain deletes it and nothing recreates it');
+  });
+
+  it('lets the gate pass below Talos 1.13, where the drain skips it', async () => {
+    const run = await health(h, CHANNELS.staging);
+
+    expect(run.root.text).toContain('✅ Health gate passed: staging');
+    expect(replyText(run, 'PodDisruptionBudgets')).not.toContain('debug-shell');
+  });
+});

@@ -152,6 +152,7 @@ const OWNER_API: Record<PodState['owner']['kind'], string> = {
   Node: 'v1',
   InstanceManager: 'longhorn.io/v1beta2',
   Cluster: 'postgresql.cnpg.io/v1',
+  None: '',
 };
 
 export function renderPod(cluster: SimCluster, pod: PodState): Json {
@@ -163,16 +164,19 @@ export function renderPod(cluster: SimCluster, pod: PodState): Json {
     metadata: meta(cluster, 'Pod', pod.name, pod.namespace, pod.createdAt, {
       labels: pod.labels,
       ...(pod.mirror ? { annotations: { 'kubernetes.io/config.mirror': createHash('md5').update(pod.name).digest('hex'), 'kubernetes.io/config.source': 'file' } } : {}),
-      ownerReferences: [
-        {
-          apiVersion: OWNER_API[pod.owner.kind],
-          kind: pod.owner.kind,
-          name: pod.owner.name,
-          uid: uuidFrom(`${cluster.name}/${pod.owner.kind}/${pod.owner.name}`),
-          controller: true,
-          ...(pod.owner.kind === 'Node' ? {} : { blockOwnerDeletion: true }),
-        },
-      ],
+      ownerReferences:
+        pod.owner.kind === 'None'
+          ? undefined
+          : [
+              {
+                apiVersion: OWNER_API[pod.owner.kind],
+                kind: pod.owner.kind,
+                name: pod.owner.name,
+                uid: uuidFrom(`${cluster.name}/${pod.owner.kind}/${pod.owner.name}`),
+                controller: true,
+                ...(pod.owner.kind === 'Node' ? {} : { blockOwnerDeletion: true }),
+              },
+            ],
     }),
     spec: {
       ...(pending ? {} : { nodeName: pod.nodeName }),

@@ -144,8 +144,11 @@ export interface PodState {
   nodeName: string;
   labels: Record<string, string>;
   /** `InstanceManager`: Longhorn's instance manager, bound to its node like a DaemonSet pod. */
-  /** `Cluster`: a CloudNativePG instance, owned by its `postgresql.cnpg.io/v1` Cluster. */
-  owner: { kind: 'ReplicaSet' | 'DaemonSet' | 'Node' | 'StatefulSet' | 'InstanceManager' | 'Cluster'; name: string };
+  /**
+   * `Cluster`: a CloudNativePG instance, owned by its `postgresql.cnpg.io/v1` Cluster. `None`: a
+   * pod created on its own (no owner references): nothing recreates it once it is deleted.
+   */
+  owner: { kind: 'ReplicaSet' | 'DaemonSet' | 'Node' | 'StatefulSet' | 'InstanceManager' | 'Cluster' | 'None'; name: string };
   image: string;
   createdAt: number;
   /** Static pods (mirror pods) of the control plane. */

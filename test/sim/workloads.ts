@@ -13,9 +13,13 @@ function tolerates(cluster: SimCluster, pod: PodState, node: SimNode): boolean {
   return CONTROL_PLANE_TOLERANT.has(workload);
 }
 
-/** Pods a controller recreates elsewhere. DaemonSet, static and Longhorn instance-manager pods belong to their node. */
+/**
+ * Pods a controller recreates elsewhere. DaemonSet, static and Longhorn instance-manager pods belong
+ * to their node; a pod without a controller is skipped by the drain inside the node (Talos < 1.13)
+ * and started again by the kubelet after the reboot.
+ */
 function evictable(pod: PodState): boolean {
-  return !pod.mirror && pod.owner.kind !== 'DaemonSet' && pod.owner.kind !== 'Node' && pod.owner.kind !== 'InstanceManager';
+  return !pod.mirror && pod.owner.kind !== 'DaemonSet' && pod.owner.kind !== 'Node' && pod.owner.kind !== 'InstanceManager' && pod.owner.kind !== 'None';
 }
 
 /** The budget that refuses this pod's eviction now, if any (`ns/name`). */
@@ -86,6 +90,11 @@ export function removePodsOf(cluster: SimCluster, node: SimNode): void {
 
 /** A successful Eviction: the owner recreates the pod on another node (or leaves it Pending). */
 export function evictPod(cluster: SimCluster, pod: PodState, now: number): void {
+  // An evicted pod without a controller is deleted, and nothing creates it again.
+  if (pod.owner.kind === 'None') {
+    cluster.kube.pods = cluster.kube.pods.filter((p) => p !== pod);
+    return;
+  }
   const current = cluster.nodes.find((n) => n.hostname === pod.nodeName);
   if (!evictable(pod)) return;
   const target = pickNode(cluster, pod, current);
