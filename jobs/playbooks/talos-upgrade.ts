@@ -114,6 +114,8 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 
   const gate = await runHealthGate(cluster, { talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
   if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
+  // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.
+  else notes.push(...gate.checks.flatMap((c) => c.announce ?? []));
 
   const holder = await deps.lock.holder(cluster.name);
   if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));

@@ -18,4 +18,6 @@ export interface CheckResult {
    * the final verification waits for these, up to its settle window, before it stops.
    */
   settling?: boolean;
+  /** What the operation will do to the cluster that the operator should hear of in the plan, e.g. `the primary of apps/db moves to db-2 …`. */
+  announce?: string[];
 }

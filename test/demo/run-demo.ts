@@ -3,6 +3,7 @@
  * clusters, the local Slack emulator, and the real bot as a child process. It sends
  * the commands an operator would and prints what the channel shows.
  */
+import { productionShape, stagingShape } from '../sim/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
 
@@ -59,9 +60,12 @@ async function terraformChange(h: Harness, channel: string, title: string, apply
 }
 
 async function main(): Promise<void> {
-  out('Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes), the Slack emulator and the bot…');
+  out('Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes with Longhorn and a three-instance CloudNativePG database, apps/db), the Slack emulator and the bot…');
   out(`Times in the transcripts are shown as a reader in ${READER_ZONE} sees them; "(also sent to channel)" marks a thread reply Slack also shows in the channel.`);
-  const h = await startHarness({ timing: { rebootMs: 400 } });
+  // Production runs a CloudNativePG database, as the runbook's production gates expect: its primary
+  // budget allows no disruption, and the gate judges it by CloudNativePG's switchover.
+  const clusters = [stagingShape(), productionShape({ cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }] })];
+  const h = await startHarness({ timing: { rebootMs: 400 }, clusters });
   try {
     banner('/talos help');
     out(await h.command('help'));

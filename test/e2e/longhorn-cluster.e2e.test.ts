@@ -196,3 +196,117 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
     expect(thread).toContain('Cilium is not healthy: agent ready on 2 of 3 nodes');
   });
 });
+
+describe("Longhorn's eviction and attachments, and CloudNativePG, through an upgrade", () => {
+  let h: Harness;
+
+  // Production runs a three-instance CloudNativePG database beside Longhorn; a fresh estate per test.
+  beforeEach(async () => {
+    h = await startHarness({ clusters: [CLUSTERS[0]!, productionShape({ talosVersion: 'v1.11.6', cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }] })] });
+  });
+
+  afterEach(async () => {
+    await h?.stop();
+  });
+
+  it('under block-for-eviction plans the wait for Longhorn to rebuild the replicas, and completes with every replica moved and nothing blocked', async () => {
+    h.sim.faults.set('production', { longhornDrainPolicy: 'block-for-eviction' });
+    const cluster = h.sim.cluster('production');
+    // Two replicas per volume, so Longhorn has a node to rebuild each evicted replica on.
+    for (const volume of cluster.kube.volumes) volume.replicas = ['talos-prd-cp-1', 'talos-prd-cp-2'];
+    const since = h.sim.calls.length;
+
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    expect(plan.root.text).toContain('planned');
+    expect(JSON.stringify(plan.root.blocks)).toContain('node-drain-policy block-for-eviction: the drain waits while Longhorn rebuilds');
+
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('completed');
+    expect(upgradeCalls(h, since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    expect(h.sim.events.filter((e) => e.kind === 'drain-blocked').map((e) => [e.node, e.detail])).toEqual([]);
+    expect(h.sim.events.filter((e) => e.kind === 'longhorn-replica-evicted').length).toBeGreaterThan(0);
+  });
+
+  it('refuses an upgrade where a DaemonSet pod keeps a Longhorn volume attached, naming the volume, and touches nothing', async () => {
+    const cluster = h.sim.cluster('production');
+    cluster.kube.pods.push({ name: 'log-shipper-q7x2m', namespace: 'apps', nodeName: 'talos-prd-cp-2', labels: { app: 'log-shipper' }, owner: { kind: 'DaemonSet', name: 'log-shipper' }, image: 'fluent/fluent-bit:4.0', createdAt: Date.now() });
+    cluster.kube.volumes.push({ name: 'pvc-logs-2', pvcName: 'logs-talos-prd-cp-2', namespace: 'apps', replicas: ['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'], sizeBytes: 1024 ** 3, attachedTo: 'talos-prd-cp-2', podName: 'log-shipper-q7x2m' });
+    const since = h.sim.calls.length;
+
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    expect(plan.root.text).toContain('refused');
+    expect(JSON.stringify(plan.root.blocks)).toContain('pvc-logs-2 (apps/logs-talos-prd-cp-2) stays attached to apps/log-shipper-q7x2m, which the drain does not evict');
+    expect(upgradeCalls(h, since)).toEqual([]);
+  });
+
+  it('passes the gate with the primary budget at 0, announces the switchover, and completes with the primary moved off each node before its drain', async () => {
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    expect(plan.root.text).toContain('planned');
+    expect(JSON.stringify(plan.root.blocks)).toContain('The primary of apps/db moves to db-2 (on talos-prd-cp-2) when talos-prd-cp-1 drains');
+
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('completed');
+    expect(upgradeCalls(h, since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    expect(h.sim.events.filter((e) => e.kind === 'drain-blocked').map((e) => [e.node, e.detail])).toEqual([]);
+    const db = h.sim.cluster('production').kube.cnpg?.[0];
+    // Where a drain found the primary on its node, CloudNativePG first moved it to a ready replica
+    // elsewhere (db-1, back on the upgraded talos-prd-cp-1, when talos-prd-cp-2 drained); by the
+    // drain of talos-prd-cp-3 the primary ran on another node.
+    expect(db?.switchovers.map((s) => [s.from, s.to, s.node])).toEqual([
+      ['db-1', 'db-2', 'talos-prd-cp-1'],
+      ['db-2', 'db-1', 'talos-prd-cp-2'],
+    ]);
+  });
+
+  it('refuses an upgrade of a cluster with a single-instance CloudNativePG database, naming it', async () => {
+    await h.stop();
+    h = await startHarness({ clusters: [CLUSTERS[0]!, productionShape({ talosVersion: 'v1.11.6', cnpg: [{ name: 'solo', namespace: 'apps', instances: 1 }] })] });
+    const since = h.sim.calls.length;
+
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    expect(plan.root.text).toContain('refused');
+    expect(JSON.stringify(plan.root.blocks)).toContain('apps/solo is a single-instance CloudNativePG Cluster');
+    expect(upgradeCalls(h, since)).toEqual([]);
+  });
+});
+
+describe('a pod without a controller on a node to drain', () => {
+  let h: Harness;
+
+  // Staging stays below Talos 1.13 (the node drains itself and skips such pods); production runs 1.13,
+  // whose upgrade drains from talosctl with the kubectl drain library and Force.
+  beforeAll(async () => {
+    h = await startHarness({ clusters: [stagingShape({ talosVersion: 'v1.11.6' }), productionShape({ talosVersion: 'v1.13.9' })] });
+    for (const [cluster, node] of [['staging', 'talos-stg-w-1'], ['production', 'talos-prd-cp-2']] as const) {
+      h.sim.cluster(cluster).kube.pods.push({ name: 'debug-shell', namespace: 'apps', nodeName: node, labels: { run: 'debug-shell' }, owner: { kind: 'None', name: '' }, image: 'busybox:1.37', createdAt: Date.now() });
+    }
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('stops the gate on Talos 1.13, where the drain deletes it for good, naming the pod and the node', async () => {
+    const run = await health(h);
+
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    const pdb = replyText(run, 'PodDisruptionBudgets');
+    expect(pdb).toMatch(/^❌/);
+    expect(pdb).toContain('pod apps/debug-shell on talos-prd-cp-2 (10.0.30.12) has no controller: the Talos ≥ 1.13 drain deletes it and nothing recreates it');
+  });
+
+  it('lets the gate pass below Talos 1.13, where the drain skips it', async () => {
+    const run = await health(h, CHANNELS.staging);
+
+    expect(run.root.text).toContain('✅ Health gate passed: staging');
+    expect(replyText(run, 'PodDisruptionBudgets')).not.toContain('debug-shell');
+  });
+});

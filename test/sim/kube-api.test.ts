@@ -161,7 +161,7 @@ describe.concurrent('Kubernetes API', () => {
     expect(kinds).toEqual([['drain-blocked', `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`]]);
   });
 
-  it('lifts the budget whatever the replicas under node-drain-policy always-allow, while a workload budget at 0 refuses its eviction', async ({ f, expect }) => {
+  it('keeps the budget even under node-drain-policy always-allow while a workload budget at 0 keeps its pod, and so its volume, on the node', async ({ f, expect }) => {
     f.sim.faults.set('production', { longhornDrainPolicy: 'always-allow', longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] }, pdbBlocked: ['postgres'] });
     const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.defaultSchematic}:v1.11.6`;
 
@@ -169,12 +169,48 @@ describe.concurrent('Kubernetes API', () => {
 
     const events = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.detail?.split(' ')[0]]);
     const budget = `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`;
+    // canDeleteInstanceManagerPDB waits for every volume attached on the node to detach before it looks at the policy.
     expect(events).toEqual([
-      ['longhorn-pdb-deleted', budget],
       ['drain-blocked', 'apps/postgres'],
-      ['longhorn-pdb-created', budget],
+      ['drain-blocked', budget],
     ]);
     expect(f.sim.cluster('production').kube.pods.find((p) => p.name === 'postgres-3')?.nodeName).toBe('talos-prd-cp-3');
+  });
+
+  it('lifts the budget under always-allow once the workloads are gone, whatever the replicas', async ({ f, expect }) => {
+    f.sim.faults.set('production', { longhornDrainPolicy: 'always-allow', longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] } });
+    const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
+
+    await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
+
+    const events = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => e.kind);
+    expect(events).toEqual(['longhorn-pdb-deleted', 'longhorn-pdb-created']);
+  });
+
+  it('under block-for-eviction rebuilds the replicas of a cordoned node elsewhere, then lifts its budget', async ({ f, expect }) => {
+    f.sim.faults.set('production', { longhornDrainPolicy: 'block-for-eviction' });
+    const cluster = f.sim.cluster('production');
+    for (const volume of cluster.kube.volumes) volume.replicas = ['talos-prd-cp-2', 'talos-prd-cp-3'];
+    const image = `factory.talos.dev/nocloud-installer/${cluster.terraform.longhornSchematic}:v1.11.6`;
+
+    await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
+
+    const events = f.sim.events.filter((e) => e.kind.startsWith('longhorn-') || e.kind === 'drain-blocked').map((e) => e.kind);
+    expect(events.filter((k) => k === 'longhorn-replica-evicted')).toHaveLength(cluster.kube.volumes.length);
+    expect(events.slice(-2)).toEqual(['longhorn-pdb-deleted', 'longhorn-pdb-created']);
+    expect(cluster.kube.volumes.every((v) => !v.replicas.includes('talos-prd-cp-3') && v.replicas.includes('talos-prd-cp-1'))).toBe(true);
+  });
+
+  it('keeps the budget of a node where a DaemonSet pod keeps a volume attached, though its replicas are healthy elsewhere', async ({ f, expect }) => {
+    const cluster = f.sim.cluster('production');
+    cluster.kube.pods.push({ name: 'log-shipper-q7x2m', namespace: 'apps', nodeName: 'talos-prd-cp-3', labels: { app: 'log-shipper' }, owner: { kind: 'DaemonSet', name: 'log-shipper' }, image: 'fluent/fluent-bit:4.0', createdAt: Date.now() });
+    cluster.kube.volumes.push({ name: 'pvc-logs-3', pvcName: 'logs-talos-prd-cp-3', namespace: 'apps', replicas: ['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'], sizeBytes: 1024 ** 3, attachedTo: 'talos-prd-cp-3', podName: 'log-shipper-q7x2m' });
+    const image = `factory.talos.dev/nocloud-installer/${cluster.terraform.longhornSchematic}:v1.11.6`;
+
+    await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
+
+    const events = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.detail]);
+    expect(events).toEqual([['drain-blocked', `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`]]);
   });
 
   it('lists replicas per node and the node-drain-policy setting; a cluster without Longhorn answers 404 for them', async ({ f, expect }) => {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { controlPlanes, kubeApiAvailability } from './cluster-model.ts';
 import {
   disruptionsAllowed,
+  renderCnpgCluster,
   pdbsMatching,
   renderDaemonSets,
   renderDeployments,
@@ -103,6 +104,17 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: false,
       served: (c) => c.shape.longhorn,
       list: (c, now) => c.kube.volumes.flatMap((v) => renderReplicas(c, deps.state, v, deps.timing, now)),
+    },
+    // CloudNativePG's CRD exists where the cluster runs a CloudNativePG database.
+    {
+      group: 'postgresql.cnpg.io',
+      version: 'v1',
+      plural: 'clusters',
+      kind: 'Cluster',
+      namespaced: true,
+      builtin: false,
+      served: (c) => (c.shape.cnpg ?? []).length > 0,
+      list: (c, now) => (c.kube.cnpg ?? []).map((db) => renderCnpgCluster(c, db, now)),
     },
     { group: 'longhorn.io', version: 'v1beta2', plural: 'settings', kind: 'Setting', namespaced: true, builtin: false, served: (c) => c.shape.longhorn, list: (c) => renderSettings(c) },
   ];

@@ -2,8 +2,10 @@
 import { createHash } from 'node:crypto';
 import { isCordoned, named, nodeReady, type ReadyStatus } from './cluster-model.ts';
 import { nameSuffix, uuidFrom } from './kube-seed.ts';
-import { drainPolicy, replicaView, volumeView } from './longhorn.ts';
-import type { FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
+import { CNPG_IMAGE } from './cnpg-seed.ts';
+import { instancesOf } from './cnpg.ts';
+import { attachedNode, drainPolicy, replicaView, volumePod, volumeView } from './longhorn.ts';
+import type { CnpgClusterState, FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -138,7 +140,7 @@ function probeFails(cluster: SimCluster, pod: PodState, node: SimNode): boolean 
   return pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium' && named(cluster.faults.ciliumAgentNotReady, node);
 }
 
-function podReady(cluster: SimCluster, pod: PodState): boolean {
+export function podReady(cluster: SimCluster, pod: PodState): boolean {
   const node = nodeByHostname(cluster, pod.nodeName);
   return node !== undefined && nodeReady(cluster, node) === 'True' && !probeFails(cluster, pod, node);
 }
@@ -149,6 +151,8 @@ const OWNER_API: Record<PodState['owner']['kind'], string> = {
   StatefulSet: 'apps/v1',
   Node: 'v1',
   InstanceManager: 'longhorn.io/v1beta2',
+  Cluster: 'postgresql.cnpg.io/v1',
+  None: '',
 };
 
 export function renderPod(cluster: SimCluster, pod: PodState): Json {
@@ -160,16 +164,19 @@ export function renderPod(cluster: SimCluster, pod: PodState): Json {
     metadata: meta(cluster, 'Pod', pod.name, pod.namespace, pod.createdAt, {
       labels: pod.labels,
       ...(pod.mirror ? { annotations: { 'kubernetes.io/config.mirror': createHash('md5').update(pod.name).digest('hex'), 'kubernetes.io/config.source': 'file' } } : {}),
-      ownerReferences: [
-        {
-          apiVersion: OWNER_API[pod.owner.kind],
-          kind: pod.owner.kind,
-          name: pod.owner.name,
-          uid: uuidFrom(`${cluster.name}/${pod.owner.kind}/${pod.owner.name}`),
-          controller: true,
-          ...(pod.owner.kind === 'Node' ? {} : { blockOwnerDeletion: true }),
-        },
-      ],
+      ownerReferences:
+        pod.owner.kind === 'None'
+          ? undefined
+          : [
+              {
+                apiVersion: OWNER_API[pod.owner.kind],
+                kind: pod.owner.kind,
+                name: pod.owner.name,
+                uid: uuidFrom(`${cluster.name}/${pod.owner.kind}/${pod.owner.name}`),
+                controller: true,
+                ...(pod.owner.kind === 'Node' ? {} : { blockOwnerDeletion: true }),
+              },
+            ],
     }),
     spec: {
       ...(pending ? {} : { nodeName: pod.nodeName }),
@@ -341,7 +348,7 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
 }
 
 export function renderVolume(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
-  const pod = cluster.kube.pods.find((p) => p.name === volume.pvcName.replace(/^data-/, ''));
+  const pod = volumePod(cluster, volume);
   const view = volumeView(cluster, state, volume, timing, now);
   return {
     apiVersion: 'longhorn.io/v1beta2',
@@ -357,7 +364,7 @@ export function renderVolume(cluster: SimCluster, state: SimState, volume: Volum
     status: {
       state: view.state,
       robustness: view.robustness,
-      currentNodeID: volume.detached ? '' : (pod?.nodeName ?? volume.attachedTo),
+      currentNodeID: attachedNode(cluster, volume),
       kubernetesStatus: {
         pvName: volume.name,
         pvcName: volume.pvcName,
@@ -462,4 +469,51 @@ export function renderDeployments(cluster: SimCluster, now: number): Json[] {
       },
     };
   });
+}
+
+/** A `postgresql.cnpg.io/v1` Cluster as the operator reports it. */
+export function renderCnpgCluster(cluster: SimCluster, c: CnpgClusterState, now: number): Json {
+  const pods = instancesOf(cluster, c);
+  const ready = pods.filter((p) => podReady(cluster, p));
+  const healthy = ready.length === c.instances;
+  const last = c.switchovers.at(-1);
+  return {
+    apiVersion: 'postgresql.cnpg.io/v1',
+    kind: 'Cluster',
+    metadata: {
+      name: c.name,
+      namespace: c.namespace,
+      uid: uuidFrom(`${cluster.name}/Cluster/${c.namespace}/${c.name}`),
+      resourceVersion: String(10_000 + (createHash('sha1').update(`${c.name}/${cluster.kube.resourceVersion}`).digest().readUInt32BE(0) % 900_000)),
+      creationTimestamp: timestamp(cluster.createdAt),
+      generation: 1,
+    },
+    spec: {
+      instances: c.instances,
+      imageName: CNPG_IMAGE,
+      enablePDB: true,
+      primaryUpdateStrategy: 'unsupervised',
+      affinity: { enablePodAntiAffinity: true, podAntiAffinityType: c.podAntiAffinityType ?? 'preferred', topologyKey: 'kubernetes.io/hostname' },
+      storage: { size: '10Gi' },
+    },
+    status: {
+      instances: pods.length,
+      readyInstances: ready.length,
+      currentPrimary: c.currentPrimary,
+      targetPrimary: c.currentPrimary,
+      ...(last ? { currentPrimaryTimestamp: timestamp(last.at), targetPrimaryTimestamp: timestamp(last.at) } : {}),
+      phase: healthy ? 'Cluster in healthy state' : 'Waiting for the instances to become active',
+      instancesStatus: { healthy: ready.map((p) => p.name), ...(healthy ? {} : { failed: pods.filter((p) => !ready.includes(p)).map((p) => p.name) }) },
+      instanceNames: pods.map((p) => p.name),
+      conditions: [
+        {
+          type: 'Ready',
+          status: healthy ? 'True' : 'False',
+          reason: healthy ? 'ClusterIsReady' : 'ClusterIsNotReady',
+          message: healthy ? 'Cluster is Ready' : 'Cluster Is Not Ready',
+          lastTransitionTime: timestamp(now - 60_000),
+        },
+      ],
+    },
+  };
 }

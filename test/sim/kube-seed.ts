@@ -1,5 +1,6 @@
 /** The workloads a freshly built simulated cluster runs: enough to exercise every gate. */
 import { createHash } from 'node:crypto';
+import { cnpgBudgets, seedCnpgClusters, seedCnpgPods } from './cnpg-seed.ts';
 import type { ClusterShape, KubeState, PdbState, PodState, SimNode, VolumeState } from './types.ts';
 
 const INSTANCE_MANAGER_IMAGE = 'longhornio/longhorn-instance-manager:v1.10.1';
@@ -138,6 +139,7 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
     }
     placement += w.replicas;
   }
+  pods.push(...seedCnpgPods(shape, nodes, createdAt));
   const namespaceList: { name: string; labels: Record<string, string> }[] = [
     { name: 'default', labels: {} },
     { name: 'kube-system', labels: {} },
@@ -159,6 +161,7 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
       { name: 'podinfo', namespace: 'apps', minAvailable: 1, selector: { app: 'podinfo' } },
       ...(shape.longhorn ? [{ name: 'postgres', namespace: 'apps', minAvailable: 2, selector: { app: 'postgres' } }] : []),
       ...(shape.longhorn ? longhornNodes.map((hostname) => instanceManagerPdb(shape.name, hostname)) : []),
+      ...cnpgBudgets(shape),
     ],
     flux: [
       { kind: 'Kustomization', name: 'flux-system', namespace: 'flux-system', path: shape.fluxPath, generation: 1, revision },
@@ -183,6 +186,7 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
         ])
       : [],
     longhornSettings: shape.longhorn ? { 'node-drain-policy': 'block-if-contains-last-replica' } : {},
+    cnpg: seedCnpgClusters(shape),
     resourceVersion: 1000,
   };
 }

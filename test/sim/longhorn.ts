@@ -7,7 +7,7 @@
 import { isCordoned, named, nodeReady } from './cluster-model.ts';
 import { instanceManagerPdb } from './kube-seed.ts';
 import type { Recorder } from './recorder.ts';
-import type { SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
+import type { PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
 export const DEFAULT_DRAIN_POLICY = 'block-if-contains-last-replica';
 
@@ -61,6 +61,18 @@ export function volumeView(cluster: SimCluster, state: SimState, volume: VolumeS
   return { state: 'attached', robustness };
 }
 
+/** The pod that mounts the volume's claim, if one exists. */
+export function volumePod(cluster: SimCluster, volume: VolumeState): PodState | undefined {
+  const name = volume.podName ?? volume.pvcName.replace(/^data-/, '');
+  return cluster.kube.pods.find((p) => p.name === name && p.namespace === volume.namespace);
+}
+
+/** Where the volume's engine runs (`status.currentNodeID`): with its pod, or where it was attached by hand; nowhere when detached. */
+export function attachedNode(cluster: SimCluster, volume: VolumeState): string {
+  if (volume.detached) return '';
+  return volumePod(cluster, volume)?.nodeName ?? volume.attachedTo;
+}
+
 export function drainPolicy(cluster: SimCluster): string {
   return cluster.faults.longhornDrainPolicy ?? cluster.kube.longhornSettings['node-drain-policy'] ?? DEFAULT_DRAIN_POLICY;
 }
@@ -77,6 +89,10 @@ function hasInstanceManagerPdb(cluster: SimCluster, hostname: string): boolean {
  */
 export function longhornAllowsDrain(cluster: SimCluster, state: SimState, timing: SimTiming, node: SimNode, now: number): { allowed: boolean; reason: string } {
   const policy = drainPolicy(cluster);
+  // areAllVolumesDetachedFromNode (controller/instance_manager_controller.go, v1.10.2): an engine
+  // still running on the node keeps the budget under every policy.
+  const attached = cluster.kube.volumes.filter((v) => attachedNode(cluster, v) === node.hostname);
+  if (attached.length > 0) return { allowed: false, reason: `some volumes are still attached: ${attached.map((v) => v.name).join(', ')}` };
   if (policy === 'always-allow') return { allowed: true, reason: policy };
   const onNode = cluster.kube.volumes.flatMap((volume) =>
     volume.replicas.filter((h) => h === node.hostname).map(() => ({ volume, replica: replicaView(cluster, state, volume, node.hostname, timing, now) })),
@@ -96,10 +112,42 @@ export function longhornAllowsDrain(cluster: SimCluster, state: SimState, timing
   return { allowed: true, reason: policy };
 }
 
-/** A cordoned node's drain: Longhorn deletes the node's instance-manager budget when its policy allows. */
+/**
+ * controller/node_controller.go `shouldEvictReplica` (v1.10.2) on a cordoned node:
+ * `block-for-eviction` evicts every replica there, `block-for-eviction-if-contains-last-replica`
+ * each one without a healthy replica on another node under budget. Longhorn rebuilds an evicted
+ * replica on another schedulable Longhorn node that holds none of the volume (replica-soft-anti-affinity
+ * off, the default) and removes the old one; with no such node the replica stays and so does the
+ * budget. The rebuild happens while the drain waits: the simulated drain is one step, so the new
+ * replica is healthy when the drain looks again.
+ */
+function evictReplicas(cluster: SimCluster, state: SimState, timing: SimTiming, node: SimNode, recorder: Recorder, now: number): void {
+  const policy = drainPolicy(cluster);
+  if (policy !== 'block-for-eviction' && policy !== 'block-for-eviction-if-contains-last-replica') return;
+  for (const volume of cluster.kube.volumes) {
+    if (!volume.replicas.includes(node.hostname)) continue;
+    if (policy === 'block-for-eviction-if-contains-last-replica') {
+      const covered = volume.replicas.some((h) => {
+        const other = byHostname(cluster, h);
+        return h !== node.hostname && other !== undefined && !isCordoned(cluster, other) && hasInstanceManagerPdb(cluster, h) && isHealthyReplica(replicaView(cluster, state, volume, h, timing, now));
+      });
+      if (covered) continue;
+    }
+    const target = cluster.nodes.find(
+      (n) => n.longhorn && n !== node && !volume.replicas.includes(n.hostname) && !isCordoned(cluster, n) && nodeReady(cluster, n) === 'True' && hasInstanceManagerPdb(cluster, n.hostname),
+    );
+    if (target === undefined) continue;
+    volume.replicas = volume.replicas.map((h) => (h === node.hostname ? target.hostname : h));
+    cluster.kube.resourceVersion++;
+    recorder.event({ cluster: cluster.name, node: node.address, kind: 'longhorn-replica-evicted', detail: `${volume.name} → ${target.hostname}` });
+  }
+}
+
+/** A cordoned node's drain: Longhorn evicts replicas where its policy says so, then deletes the node's instance-manager budget when its policy allows. */
 export function longhornOnDrain(cluster: SimCluster, state: SimState, timing: SimTiming, node: SimNode, recorder: Recorder, now: number): void {
   const pdb = cluster.kube.pdbs.find((p) => p.longhornNode === node.hostname);
   if (pdb === undefined) return;
+  evictReplicas(cluster, state, timing, node, recorder, now);
   const verdict = longhornAllowsDrain(cluster, state, timing, node, now);
   if (!verdict.allowed) return;
   cluster.kube.pdbs = cluster.kube.pdbs.filter((p) => p !== pdb);

@@ -55,6 +55,14 @@ export interface ClusterShape {
   defaultExtensions: string[];
   /** Official extensions of the Longhorn node class schematic. */
   longhornExtensions?: string[];
+  /** CloudNativePG Clusters (`postgresql.cnpg.io/v1`) the cluster runs, with the budgets CloudNativePG creates. */
+  cnpg?: {
+    name: string;
+    namespace: string;
+    instances: number;
+    /** `spec.affinity.podAntiAffinityType`: `preferred` (CloudNativePG's default) or `required`, one instance per node. */
+    podAntiAffinityType?: 'preferred' | 'required';
+  }[];
   /** Flux path of this cluster, e.g. `./clusters/production`. */
   fluxPath: string;
   /** Installer platform of the VMs. Default `nocloud`. */
@@ -142,7 +150,11 @@ export interface PodState {
   nodeName: string;
   labels: Record<string, string>;
   /** `InstanceManager`: Longhorn's instance manager, bound to its node like a DaemonSet pod. */
-  owner: { kind: 'ReplicaSet' | 'DaemonSet' | 'Node' | 'StatefulSet' | 'InstanceManager'; name: string };
+  /**
+   * `Cluster`: a CloudNativePG instance, owned by its `postgresql.cnpg.io/v1` Cluster. `None`: a
+   * pod created on its own (no owner references): nothing recreates it once it is deleted.
+   */
+  owner: { kind: 'ReplicaSet' | 'DaemonSet' | 'Node' | 'StatefulSet' | 'InstanceManager' | 'Cluster' | 'None'; name: string };
   image: string;
   createdAt: number;
   /** Static pods (mirror pods) of the control plane. */
@@ -181,6 +193,8 @@ export interface VolumeState {
   attachedTo: string;
   /** No workload uses it: Longhorn keeps it detached, its replicas stopped, robustness `unknown`. */
   detached?: boolean;
+  /** The pod that mounts its claim (`namespace` is the volume's); default: the claim name without `data-`. */
+  podName?: string;
 }
 
 export interface NamespaceState {
@@ -196,8 +210,20 @@ export interface KubeState {
   volumes: VolumeState[];
   /** Longhorn's settings (`settings.longhorn.io`) by name, e.g. `node-drain-policy`; empty without Longhorn. */
   longhornSettings: Record<string, string>;
+  /** CloudNativePG Clusters: which instance is the primary, and the switchovers the operator made. */
+  cnpg?: CnpgClusterState[];
   /** Last `resourceVersion` handed out. */
   resourceVersion: number;
+}
+
+export interface CnpgClusterState {
+  name: string;
+  namespace: string;
+  instances: number;
+  podAntiAffinityType?: 'preferred' | 'required';
+  /** Pod name of the current primary, e.g. `db-1`. */
+  currentPrimary: string;
+  switchovers: { from: string; to: string; node: string; at: number }[];
 }
 
 export interface EtcdState {
@@ -367,6 +393,8 @@ export type SimEventKind =
   | 'drain-blocked'
   /** Longhorn deleted a node's instance-manager budget during its drain (`detail`: the budget). */
   | 'longhorn-pdb-deleted'
+  /** Longhorn rebuilt a replica of a cordoned node on another node (`detail`: `<volume> → <node>`). */
+  | 'longhorn-replica-evicted'
   /** Longhorn recreated it once the node was schedulable again. */
   | 'longhorn-pdb-created'
   /** A `tofu apply` wrote the state (`detail`: `N added, N changed, N destroyed`, or the failure). */

@@ -1,6 +1,7 @@
 /** Pod placement during drains and boots, so PDB and pod views follow the nodes. */
+import { cnpgAntiAffinity, cnpgOnCordon } from './cnpg.ts';
 import { isCordoned, nodeReady } from './cluster-model.ts';
-import { disruptionsAllowed, pdbsMatching } from './kube-objects.ts';
+import { disruptionsAllowed, pdbsMatching, podReady } from './kube-objects.ts';
 import { nameSuffix } from './kube-seed.ts';
 import type { PodState, SimCluster, SimNode } from './types.ts';
 
@@ -12,9 +13,13 @@ function tolerates(cluster: SimCluster, pod: PodState, node: SimNode): boolean {
   return CONTROL_PLANE_TOLERANT.has(workload);
 }
 
-/** Pods a controller recreates elsewhere. DaemonSet, static and Longhorn instance-manager pods belong to their node. */
+/**
+ * Pods a controller recreates elsewhere. DaemonSet, static and Longhorn instance-manager pods belong
+ * to their node; a pod without a controller is skipped by the drain inside the node (Talos < 1.13)
+ * and started again by the kubelet after the reboot.
+ */
 function evictable(pod: PodState): boolean {
-  return !pod.mirror && pod.owner.kind !== 'DaemonSet' && pod.owner.kind !== 'Node' && pod.owner.kind !== 'InstanceManager';
+  return !pod.mirror && pod.owner.kind !== 'DaemonSet' && pod.owner.kind !== 'Node' && pod.owner.kind !== 'InstanceManager' && pod.owner.kind !== 'None';
 }
 
 /** The budget that refuses this pod's eviction now, if any (`ns/name`). */
@@ -27,8 +32,8 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
   const load = (n: SimNode): number => cluster.kube.pods.filter((p) => p.nodeName === n.hostname).length;
   return cluster.nodes
     .filter((n) => n !== exclude && n.k8sRegistered && nodeReady(cluster, n) === 'True' && !isCordoned(cluster, n))
-    .filter((n) => tolerates(cluster, pod, n))
-    .sort((a, b) => load(a) - load(b))[0];
+    .filter((n) => tolerates(cluster, pod, n) && cnpgAntiAffinity(cluster, pod, n) < 2)
+    .sort((a, b) => cnpgAntiAffinity(cluster, pod, a) - cnpgAntiAffinity(cluster, pod, b) || load(a) - load(b))[0];
 }
 
 /**
@@ -40,6 +45,8 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
  */
 export function drainNode(cluster: SimCluster, node: SimNode, now: number, afterWorkloads?: () => void): string[] {
   const refused = new Set<string>();
+  // CloudNativePG sees the cordon before the evictions and switches its primaries over.
+  cnpgOnCordon(cluster, node, now, podReady);
   const onNode = (): PodState[] => cluster.kube.pods.filter((p) => p.nodeName === node.hostname);
   for (const pod of onNode().filter(evictable)) {
     const budget = refusingBudget(cluster, pod);
@@ -83,6 +90,11 @@ export function removePodsOf(cluster: SimCluster, node: SimNode): void {
 
 /** A successful Eviction: the owner recreates the pod on another node (or leaves it Pending). */
 export function evictPod(cluster: SimCluster, pod: PodState, now: number): void {
+  // An evicted pod without a controller is deleted, and nothing creates it again.
+  if (pod.owner.kind === 'None') {
+    cluster.kube.pods = cluster.kube.pods.filter((p) => p !== pod);
+    return;
+  }
   const current = cluster.nodes.find((n) => n.hostname === pod.nodeName);
   if (!evictable(pod)) return;
   const target = pickNode(cluster, pod, current);

@@ -1,4 +1,4 @@
-import type { V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1Node, V1NodeSystemInfo, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { LonghornReplica, LonghornView } from '../../src/health/rules/longhorn.ts';
 import { evaluateDisruptionBudgets, selects, type DrainView } from '../../src/health/rules/pdb.ts';
@@ -202,11 +202,57 @@ describe("Longhorn's instance-manager budgets", () => {
     expect(evaluateDisruptionBudgets(IM_BUDGETS, view(NODES, [], { longhorn: longhorn(replicas, 'always-allow') })).status).toBe('passed');
   });
 
-  it('warn under block-for-eviction that the drain waits for Longhorn to move the replicas', () => {
-    const result = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(THREE_REPLICAS, 'block-for-eviction') }));
+  it('warn under block-for-eviction that the drain waits while Longhorn rebuilds the replicas elsewhere, without refusing', () => {
+    const twoReplicas = [replica('pvc-1', 'talos-prd-cp-1'), replica('pvc-1', 'talos-prd-cp-2')];
+    const result = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(twoReplicas, 'block-for-eviction') }));
 
     expect(result.status).toBe('warning');
-    expect(result.summary).toContain('the drain waits while Longhorn moves the 1 replica on talos-prd-cp-1 to other nodes');
+    expect(result.summary).toContain('node-drain-policy block-for-eviction: the drain waits while Longhorn rebuilds the 1 replica on talos-prd-cp-1 on other nodes');
+  });
+
+  it('warn under block-for-eviction-if-contains-last-replica where the node holds the last healthy replica: Longhorn moves it', () => {
+    const replicas = [replica('pvc-1', 'talos-prd-cp-1'), replica('pvc-1', 'talos-prd-cp-2', { failed: true })];
+
+    const result = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(replicas, 'block-for-eviction-if-contains-last-replica') }));
+
+    expect(result.status).toBe('warning');
+    expect(result.summary).toContain('the drain waits while Longhorn rebuilds');
+    // With a healthy replica elsewhere nothing is evicted, and nothing waits.
+    expect(evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(THREE_REPLICAS, 'block-for-eviction-if-contains-last-replica') })).status).toBe('passed');
+  });
+
+  it('fail under block-for-eviction where every other Longhorn node already holds a replica of the volume: the eviction never finishes', () => {
+    const result = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(THREE_REPLICAS, 'block-for-eviction') }));
+
+    expect(result.status).toBe('failed');
+    expect(result.evidence[0]).toContain('Longhorn must move the replica of pvc-1 (apps/postgres-1) off talos-prd-cp-1 first, but every other schedulable Longhorn node already holds one');
+    // replica-soft-anti-affinity lets Longhorn put a second replica on a node.
+    const soft = { ...longhorn(THREE_REPLICAS, 'block-for-eviction'), softAntiAffinity: true };
+    expect(evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: soft })).status).toBe('warning');
+  });
+
+  it('fail, under every policy, where a volume stays attached on the node: used by a DaemonSet pod, or attached with no pod', () => {
+    const attached = (podName?: string): LonghornView => ({
+      ...longhorn(THREE_REPLICAS, 'always-allow'),
+      volumes: [
+        {
+          metadata: { name: 'pvc-1' },
+          status: { state: 'attached', robustness: 'healthy', currentNodeID: 'talos-prd-cp-1', kubernetesStatus: { namespace: 'apps', pvcName: 'logs', workloadsStatus: podName ? [{ podName }] : [] } },
+        },
+      ],
+    });
+    const shipper = pod('apps', 'log-shipper-x1', 'talos-prd-cp-1', { app: 'log-shipper' }, 'DaemonSet');
+    const web = pod('apps', 'web-1', 'talos-prd-cp-1', { app: 'web' }, 'StatefulSet');
+
+    const daemon = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [shipper], { longhorn: attached('log-shipper-x1') }));
+    const manual = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: attached() }));
+    const evicted = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [web], { longhorn: attached('web-1') }));
+
+    expect(daemon.status).toBe('failed');
+    expect(daemon.evidence[0]).toContain('pvc-1 (apps/logs) stays attached to apps/log-shipper-x1, which the drain does not evict');
+    expect(manual.status).toBe('failed');
+    expect(manual.evidence[0]).toContain('pvc-1 (apps/logs) is attached on talos-prd-cp-1 with no pod there that the drain evicts');
+    expect(evicted.status).toBe('passed');
   });
 
   it('ignore a replica that never started', () => {
@@ -219,6 +265,82 @@ describe("Longhorn's instance-manager budgets", () => {
     const im = pod('longhorn-system', 'instance-manager-1', 'talos-prd-cp-1', IM_LABELS('talos-prd-cp-1'), 'InstanceManager');
 
     expect(evaluateDisruptionBudgets(IM_BUDGETS, view(NODES, [im])).status).toBe('failed');
+  });
+});
+
+/** A node on Talos 1.13: its upgrade drains from talosctl. */
+function TALOS_113(name: string): V1Node {
+  const n = node(name);
+  n.status!.nodeInfo = { osImage: 'Talos (v1.13.9)' } as V1NodeSystemInfo;
+  return n;
+}
+
+describe('pods without a controller', () => {
+  const bare: V1Pod = { metadata: { namespace: 'apps', name: 'debug-shell', labels: {} }, spec: { nodeName: 'talos-prd-cp-1', containers: [] }, status: { phase: 'Running' } };
+
+  it('are skipped by the drain inside a node below Talos 1.13', () => {
+    expect(evaluateDisruptionBudgets([], view(['talos-prd-cp-1'], [bare])).status).toBe('passed');
+  });
+
+  it('refuse a drain by talosctl (Talos ≥ 1.13), which deletes them for good, naming the pod and the node', () => {
+    const nodes = [TALOS_113('talos-prd-cp-1'), node('talos-prd-cp-2'), node('talos-prd-cp-3')];
+
+    const result = evaluateDisruptionBudgets([], view(['talos-prd-cp-1'], [bare], { nodes }));
+
+    expect(result.status).toBe('failed');
+    expect(result.evidence[0]).toBe(
+      'pod apps/debug-shell on talos-prd-cp-1 (10.0.30.11) has no controller: the Talos ≥ 1.13 drain deletes it and nothing recreates it. Move it under a Deployment or StatefulSet, or delete it yourself, then retry',
+    );
+  });
+
+  it('count against their budget on a Talos ≥ 1.13 drain', () => {
+    const nodes = [TALOS_113('talos-prd-cp-1'), node('talos-prd-cp-2'), node('talos-prd-cp-3')];
+    const held: V1Pod = { metadata: { namespace: 'apps', name: 'debug-shell', labels: { app: 'debug-shell' } }, spec: { nodeName: 'talos-prd-cp-1', containers: [] }, status: { phase: 'Running' } };
+
+    const result = evaluateDisruptionBudgets([pdb('apps', 'debug-shell', AT_ZERO)], view(['talos-prd-cp-1'], [held], { nodes }));
+
+    expect(result.evidence.some((e) => e.startsWith('PDB apps/debug-shell: disruptionsAllowed=0'))).toBe(true);
+  });
+});
+
+const CNPG_PRIMARY = (cluster: string): V1PodDisruptionBudget => pdb('apps', `${cluster}-primary`, AT_ZERO, { matchLabels: { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': 'primary' } });
+
+function instance(cluster: string, n: number, nodeName: string, role: 'primary' | 'replica', ready = true): V1Pod {
+  const p = pod('apps', `${cluster}-${n}`, nodeName, { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': role, role }, 'Cluster');
+  p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] };
+  return p;
+}
+
+describe("CloudNativePG's primary budget", () => {
+  it('passes with a ready replica on another schedulable node, saying where the primary moves', () => {
+    const pods = [instance('db', 1, 'talos-prd-cp-1', 'primary'), instance('db', 2, 'talos-prd-cp-2', 'replica')];
+
+    const result = evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], pods));
+
+    expect(result.status).toBe('passed');
+    expect(result.summary).toContain('the primary of apps/db moves to db-2 (on talos-prd-cp-2) when talos-prd-cp-1 drains');
+  });
+
+  it('passes with nothing to say when the primary runs on no node to drain', () => {
+    const pods = [instance('db', 1, 'talos-prd-cp-2', 'primary'), instance('db', 2, 'talos-prd-cp-3', 'replica')];
+
+    expect(evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], pods)).status).toBe('passed');
+  });
+
+  it('fails for a single-instance Cluster, naming it', () => {
+    const result = evaluateDisruptionBudgets([CNPG_PRIMARY('solo')], view(['talos-prd-cp-1'], [instance('solo', 1, 'talos-prd-cp-1', 'primary')]));
+
+    expect(result.status).toBe('failed');
+    expect(result.summary).toContain('apps/solo is a single-instance CloudNativePG Cluster and its primary solo-1 runs on talos-prd-cp-1');
+  });
+
+  it('fails when no replica is ready on another schedulable node', () => {
+    const notReady = [instance('db', 1, 'talos-prd-cp-1', 'primary'), instance('db', 2, 'talos-prd-cp-2', 'replica', false)];
+    const cordoned = [instance('db', 1, 'talos-prd-cp-1', 'primary'), instance('db', 2, 'talos-prd-cp-2', 'replica')];
+    const nodes = [node('talos-prd-cp-1'), node('talos-prd-cp-2', { cordoned: true }), node('talos-prd-cp-3')];
+
+    expect(evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], notReady)).summary).toContain('not every instance is ready (db-2)');
+    expect(evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], cordoned, { nodes })).summary).toContain('no ready replica runs on another schedulable node');
   });
 });
 

@@ -15,7 +15,16 @@ export const LonghornVolume = z.object({
     .object({
       state: z.string().optional(),
       robustness: z.string().optional(),
-      kubernetesStatus: z.object({ pvcName: z.string().optional(), namespace: z.string().optional() }).optional(),
+      /** The node the volume's engine runs on while attached; empty when detached. */
+      currentNodeID: z.string().optional(),
+      kubernetesStatus: z
+        .object({
+          pvcName: z.string().optional(),
+          namespace: z.string().optional(),
+          /** The pods that use the volume's claim, as Longhorn reports them. */
+          workloadsStatus: z.array(z.object({ podName: z.string().optional() })).nullish(),
+        })
+        .optional(),
     })
     .optional(),
 });
@@ -44,6 +53,8 @@ export interface LonghornView {
   replicas: LonghornReplica[];
   /** The `node-drain-policy` setting in force. */
   drainPolicy: string;
+  /** `replica-soft-anti-affinity`: a replica may be scheduled on a node that already holds one of its volume. */
+  softAntiAffinity?: boolean;
 }
 
 /** Reads the raw API lists into a view; an object that does not parse is left out, and named in `unreadable`. */
@@ -56,12 +67,15 @@ export function longhornView(volumes: readonly unknown[], replicas: readonly unk
       unreadable.push(`${kind} #${i + 1}`);
       return [];
     });
-  const policy = parse(LonghornSetting, 'setting', settings).find((s) => s.metadata.name === 'node-drain-policy')?.value;
+  const parsed = parse(LonghornSetting, 'setting', settings);
+  const policy = parsed.find((s) => s.metadata.name === 'node-drain-policy')?.value;
+  const soft = parsed.find((s) => s.metadata.name === 'replica-soft-anti-affinity')?.value === 'true';
   return {
     view: {
       volumes: parse(LonghornVolume, 'volume', volumes),
       replicas: parse(LonghornReplica, 'replica', replicas),
       drainPolicy: policy === undefined || policy === '' ? DEFAULT_DRAIN_POLICY : policy,
+      softAntiAffinity: soft,
     },
     unreadable,
   };
@@ -102,36 +116,99 @@ function neverStarted(replica: LonghornReplica): boolean {
 
 export type BudgetJudgement = { level: 'ok' | 'wait' | 'block'; text: string };
 
+/** What the drain does to the nodes and pods around a Longhorn node, as the disruption-budget rule knows it. */
+export interface DrainContext {
+  /** A node Longhorn may keep or put a replica on: Ready, schedulable, its instance manager under budget. */
+  protectedNode: (name: string) => boolean;
+  /**
+   * Whether the drain of the node removes this pod (`namespace`, `name`); `undefined` when the pod
+   * is not on the node. A pod the drain leaves in place keeps its volumes attached.
+   */
+  removes: (namespace: string, name: string) => boolean | undefined;
+}
+
+const EVICTION_POLICIES = new Set(['block-for-eviction', 'block-for-eviction-if-contains-last-replica']);
+
 /**
- * Whether Longhorn will lift the instance-manager budget of `node` when the node is drained, under
- * the policy in force: `always-allow` always does; otherwise every volume with a replica there
- * (a running one, under `allow-if-replica-is-stopped`) needs a healthy replica on another node
- * that `protectedNode` accepts (Ready, schedulable, its own instance manager still under budget).
- * Under `block-for-eviction` the drain also waits while Longhorn moves every replica off the node.
+ * Volumes attached on `node` that the drain does not detach. longhorn-manager
+ * (controller/instance_manager_controller.go `canDeleteInstanceManagerPDB`, v1.10.2) keeps the
+ * budget until every volume attached there has detached, whatever the policy: a volume used by a
+ * pod the drain leaves (a DaemonSet pod, a static pod) or attached with no pod (by hand, or by
+ * another attacher) keeps it for good.
  */
-export function judgeInstanceManagerBudget(node: string, view: LonghornView, protectedNode: (name: string) => boolean): BudgetJudgement {
+function staysAttached(node: string, view: LonghornView, context: DrainContext): string[] {
+  return view.volumes.flatMap((volume) => {
+    const status = volume.status;
+    if (status?.currentNodeID !== node || status.state === 'detached') return [];
+    const namespace = status.kubernetesStatus?.namespace ?? '';
+    const pods = (status.kubernetesStatus?.workloadsStatus ?? []).flatMap((w) => (w.podName ? [w.podName] : []));
+    const here = pods.filter((pod) => context.removes(namespace, pod) !== undefined);
+    const kept = here.filter((pod) => context.removes(namespace, pod) === false);
+    const label = volumeLabel(volume.metadata.name, [volume]);
+    if (kept.length > 0) return [`${label} stays attached to ${kept.map((p) => `${namespace}/${p}`).join(', ')}, which the drain does not evict`];
+    if (here.length === 0) return [`${label} is attached on ${node} with no pod there that the drain evicts (attached by hand or by another attacher)`];
+    return [];
+  });
+}
+
+/**
+ * Where Longhorn can rebuild a replica it evicts from `node`: another Longhorn node that takes
+ * replicas and, unless `replica-soft-anti-affinity` is on, holds none of the volume yet.
+ */
+function evictionTarget(node: string, volume: string, view: LonghornView, context: DrainContext, candidates: readonly string[]): string | undefined {
+  const holders = new Set(view.replicas.filter((r) => r.spec.volumeName === volume).map((r) => r.spec.nodeID));
+  return candidates.find((c) => c !== node && context.protectedNode(c) && (view.softAntiAffinity === true || !holders.has(c)));
+}
+
+/**
+ * Whether Longhorn will lift the instance-manager budget of `node` when the node is drained, the
+ * way longhorn-manager v1.10.2 decides it (controller/instance_manager_controller.go
+ * `canDeleteInstanceManagerPDB`, controller/node_controller.go `shouldEvictReplica`):
+ * - a volume still attached on the node once the drain has evicted what it evicts blocks, under every policy;
+ * - `always-allow` lets go;
+ * - `block-for-eviction` evicts every replica of the node and `block-for-eviction-if-contains-last-replica`
+ *   each one without a healthy replica elsewhere: Longhorn rebuilds them on other nodes, and the
+ *   drain waits for that. A replica with nowhere to go is never evicted, and blocks;
+ * - otherwise every replica there (a running one, under `allow-if-replica-is-stopped`) needs a
+ *   healthy replica on another node that `protectedNode` accepts.
+ * `longhornNodes` are the nodes with an instance-manager budget, where Longhorn puts replicas.
+ */
+export function judgeInstanceManagerBudget(node: string, view: LonghornView, context: DrainContext, longhornNodes: readonly string[] = []): BudgetJudgement {
   const policy = view.drainPolicy;
+  const attached = staysAttached(node, view, context);
+  if (attached.length > 0) {
+    return { level: 'block', text: `${attached.join('; ')}; Longhorn keeps this budget until every volume attached on ${node} has detached` };
+  }
   if (policy === 'always-allow') {
     return { level: 'ok', text: `node-drain-policy always-allow: Longhorn lifts it during the drain without looking at replicas` };
   }
   const onNode = view.replicas.filter((r) => r.spec.nodeID === node);
   const considered = policy === 'allow-if-replica-is-stopped' ? onNode.filter((r) => !stopped(r)) : onNode;
-  const last = new Set<string>();
+  const last = new Map<string, string>();
   for (const replica of considered) {
     if (neverStarted(replica)) continue;
     const elsewhere = view.replicas.some(
-      (other) => other.spec.volumeName === replica.spec.volumeName && other.spec.nodeID !== undefined && other.spec.nodeID !== node && healthy(other) && protectedNode(other.spec.nodeID),
+      (other) => other.spec.volumeName === replica.spec.volumeName && other.spec.nodeID !== undefined && other.spec.nodeID !== node && healthy(other) && context.protectedNode(other.spec.nodeID),
     );
-    if (!elsewhere) last.add(volumeLabel(replica.spec.volumeName, view.volumes));
+    if (!elsewhere) last.set(replica.spec.volumeName, volumeLabel(replica.spec.volumeName, view.volumes));
   }
-  if (last.size > 0) {
-    const volumes = [...last].join(', ');
-    return { level: 'block', text: `${node} holds the last healthy replica of ${volumes}; under node-drain-policy ${policy} Longhorn keeps this budget` };
+  if (EVICTION_POLICIES.has(policy)) {
+    const evicted = policy === 'block-for-eviction' ? [...new Set(onNode.map((r) => r.spec.volumeName))] : [...last.keys()];
+    const stuck = evicted.filter((v) => evictionTarget(node, v, view, context, longhornNodes) === undefined).map((v) => volumeLabel(v, view.volumes));
+    if (stuck.length > 0) {
+      const why = view.softAntiAffinity === true ? 'no other schedulable Longhorn node' : 'every other schedulable Longhorn node already holds one of its replicas (replica-soft-anti-affinity is off)';
+      return { level: 'block', text: `under node-drain-policy ${policy} Longhorn must move the replica of ${stuck.join(', ')} off ${node} first, but ${why}: the drain would wait for good` };
+    }
+    if (evicted.length > 0) {
+      return {
+        level: 'wait',
+        text: `node-drain-policy ${policy}: the drain waits while Longhorn rebuilds the ${plural(evicted.length, 'replica')} on ${node} on other nodes (about one rebuild of each volume), then lifts it`,
+      };
+    }
+  } else if (last.size > 0) {
+    return { level: 'block', text: `${node} holds the last healthy replica of ${[...last.values()].join(', ')}; under node-drain-policy ${policy} Longhorn keeps this budget` };
   }
   const volumes = new Set(onNode.map((r) => r.spec.volumeName)).size;
-  if (policy === 'block-for-eviction' && onNode.length > 0) {
-    return { level: 'wait', text: `node-drain-policy block-for-eviction: the drain waits while Longhorn moves the ${plural(onNode.length, 'replica')} on ${node} to other nodes` };
-  }
   const what =
     volumes === 0
       ? `${node} holds no replica`

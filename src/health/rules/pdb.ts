@@ -1,6 +1,7 @@
 import type { V1LabelSelector, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { CheckResult } from '../check-result.ts';
 import { joinProblems, plural } from './format.ts';
+import { cnpgPrimaryBudgetCluster, judgeCnpgPrimary } from './cnpg.ts';
 import { judgeInstanceManagerBudget, type LonghornView } from './longhorn.ts';
 
 const ID = 'disruption-budgets';
@@ -63,16 +64,30 @@ export function selects(selector: V1LabelSelector | undefined, labels: Record<st
   );
 }
 
+function unmanaged(pod: V1Pod): boolean {
+  return pod.metadata?.annotations?.['kubernetes.io/config.mirror'] === undefined && pod.metadata?.ownerReferences?.find((o) => o.controller === true) === undefined;
+}
+
 /**
- * Pods a Talos drain evicts: it skips mirror pods, DaemonSet pods and pods without a controller,
- * and a finished pod holds nothing up.
+ * Pods a Talos drain evicts: both drains skip mirror pods and DaemonSet pods, and a finished pod
+ * holds nothing up. Pods without a controller are skipped by the drain inside the node (Talos
+ * < 1.13), and evicted by talosctl's own drain (Talos ≥ 1.13: cmd/talosctl/pkg/talos/nodedrain/nodedrain.go
+ * at v1.13.9 runs the kubectl drain library with `Force: true`), so nothing brings them back.
  */
-function drained(pod: V1Pod): boolean {
+function drained(pod: V1Pod, clientSide: boolean): boolean {
   if (pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined) return false;
   const controller = pod.metadata?.ownerReferences?.find((o) => o.controller === true);
-  if (controller === undefined || controller.kind === 'DaemonSet') return false;
+  if (controller === undefined ? !clientSide : controller.kind === 'DaemonSet') return false;
   const phase = pod.status?.phase;
   return phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+/** Talos ≥ 1.13 on the node: its upgrade drains from talosctl, which deletes pods without a controller. */
+export function drainsClientSide(node: V1Node | undefined): boolean {
+  const match = /Talos \(v?(\d+)\.(\d+)/.exec(node?.status?.nodeInfo?.osImage ?? '');
+  if (match === null) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > 1 || (major === 1 && minor >= 13);
 }
 
 /** Longhorn's own budget for an instance manager, and the node it protects. */
@@ -100,12 +115,33 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
   const blocking: string[] = [];
   const notes: string[] = [];
   const longhornLines: string[] = [];
+  // What the drains will do on the way: switchovers and Longhorn's rebuilds, for the plan.
+  const announce: string[] = [];
   const protectedNodes = new Set(pdbs.map(instanceManagerNode).filter((n): n is string => n !== undefined));
   const protectedNode = (name: string): boolean => {
     const node = view.nodes.find((n) => n.metadata?.name === name);
     return node !== undefined && ready(node) && node.spec?.unschedulable !== true && protectedNodes.has(name);
   };
+  const nodeOf = (name: string): V1Node | undefined => view.nodes.find((n) => n.metadata?.name === name);
+  const clientSide = (name: string): boolean => drainsClientSide(nodeOf(name));
+  const removes = (drainNode: string) => (namespace: string, name: string): boolean | undefined => {
+    const pod = view.pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name && p.spec?.nodeName === drainNode);
+    return pod === undefined ? undefined : drained(pod, clientSide(drainNode));
+  };
+  // A pod without a controller on a node talosctl drains is deleted and never comes back: the
+  // operator moves or recreates it under a controller first (kubectl drain refuses it without --force too).
+  for (const [node, label] of drainNames) {
+    if (!clientSide(node)) continue;
+    const bare = view.pods.filter((p) => p.spec?.nodeName === node && unmanaged(p) && drained(p, true));
+    for (const pod of bare) {
+      blocking.push(
+        `pod ${pod.metadata?.namespace}/${pod.metadata?.name} on ${label} has no controller: the Talos ≥ 1.13 drain deletes it and nothing recreates it. Move it under a Deployment or StatefulSet, or delete it yourself, then retry`,
+      );
+    }
+  }
+  const longhornNodes = [...protectedNodes];
   let longhornBudgets = 0;
+  let cnpgBudgets = 0;
   for (const pdb of pdbs) {
     const status = pdb.status;
     const stale = staleness(pdb);
@@ -117,15 +153,36 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
       longhornBudgets += 1;
       const label = drainNames.get(imNode);
       if (label === undefined) continue;
-      const judged = judgeInstanceManagerBudget(imNode, view.longhorn, protectedNode);
+      const judged = judgeInstanceManagerBudget(imNode, view.longhorn, { protectedNode, removes: removes(imNode) }, longhornNodes);
       const line = `PDB ${nameOf(pdb)} (Longhorn's instance manager on ${label}): ${judged.text}`;
       if (judged.level === 'block') blocking.push(`${line}: draining that node would block`);
-      else if (judged.level === 'wait') notes.push(line);
+      else if (judged.level === 'wait') {
+        notes.push(line);
+        announce.push(`${label}: ${judged.text}.`);
+      }
       else longhornLines.push(line);
       continue;
     }
     const namespace = pdb.metadata?.namespace;
-    const held = view.pods.filter((p) => p.metadata?.namespace === namespace && drainNames.has(p.spec?.nodeName ?? '') && drained(p) && selects(pdb.spec?.selector, p.metadata?.labels ?? {}));
+    const cnpg = cnpgPrimaryBudgetCluster(pdb);
+    if (cnpg !== undefined && stale === undefined) {
+      // CloudNativePG's primary budget allows no disruption by design: judged by CloudNativePG's switchover rule.
+      cnpgBudgets += 1;
+      for (const [node, label] of drainNames) {
+        const judged = judgeCnpgPrimary(namespace ?? 'default', cnpg, node, view.pods, view.nodes);
+        if (judged === undefined) continue;
+        const line = `PDB ${nameOf(pdb)} (CloudNativePG primary, on ${label}): ${judged.text}`;
+        if (judged.level === 'block') blocking.push(`${line}: draining that node would block`);
+        else {
+          longhornLines.push(line);
+          announce.push(`${judged.text.replace(/^the/, 'The')}.`);
+        }
+      }
+      continue;
+    }
+    const held = view.pods.filter(
+      (p) => p.metadata?.namespace === namespace && drainNames.has(p.spec?.nodeName ?? '') && drained(p, clientSide(p.spec?.nodeName ?? '')) && selects(pdb.spec?.selector, p.metadata?.labels ?? {}),
+    );
     const allowed = status?.disruptionsAllowed;
     if (allowed !== undefined && allowed > 0) {
       // More of its pods on one node than it lets go: that drain waits for replacements to be ready elsewhere.
@@ -149,8 +206,11 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
     const names = blocking.length === 1 ? 'a PodDisruptionBudget would block' : `${blocking.length} PodDisruptionBudgets would block`;
     return { id: ID, title, status: 'failed', summary: `${names} the drain: ${joinProblems(blocking)}`, evidence };
   }
-  if (notes.length > 0) return { id: ID, title, status: 'warning', summary: joinProblems(notes), evidence };
+  const said = announce.length > 0 ? { announce } : {};
+  if (notes.length > 0) return { id: ID, title, status: 'warning', summary: joinProblems(notes), evidence, ...said };
   const longhorn = longhornBudgets > 0 ? `; ${plural(longhornBudgets, "Longhorn instance-manager budget")} judged by Longhorn's node-drain-policy ${view.longhorn?.drainPolicy ?? ''}` : '';
-  const summary = pdbs.length === 0 ? 'no PodDisruptionBudgets' : `${plural(pdbs.length, 'PodDisruptionBudget')}, none blocks the drain${longhorn}`;
-  return { id: ID, title, status: 'passed', summary, evidence };
+  const moves = longhornLines.filter((l) => l.includes('CloudNativePG primary'));
+  const cnpgText = cnpgBudgets > 0 ? `; ${plural(cnpgBudgets, 'CloudNativePG primary budget')} judged by CloudNativePG's switchover${moves.length > 0 ? ` (${moves.map((l) => l.replace(/^.*?: (the primary of .*?) when (.*?) drains.*$/, '$1 when $2 drains')).join('; ')})` : ''}` : '';
+  const summary = pdbs.length === 0 ? 'no PodDisruptionBudgets' : `${plural(pdbs.length, 'PodDisruptionBudget')}, none blocks the drain${longhorn}${cnpgText}`;
+  return { id: ID, title, status: 'passed', summary, evidence, ...said };
 }
