@@ -70,6 +70,7 @@ describe('a Socket Mode outage during a production Talos upgrade', () => {
       // A click while the socket is down reaches no connection, as in Slack.
       const lostClick = await approve(h, second);
       await outage.over;
+      if (!h.bot.running()) throw new Error(`the bot process ended during the outage:\n${h.bot.logs().slice(-2000)}`);
       await h.slack.waitForConnections(1, 60_000);
       const done = await approveUntilDone(h, plan);
       const ready = await h.slack.waitFor(
