@@ -62,7 +62,7 @@ const REASON_HINTS: Partial<Record<DisconnectReason, string>> = {
 export function connectError(error: unknown): string {
   const e = error as { code?: unknown; data?: { error?: unknown }; statusCode?: unknown } | undefined;
   if (e?.code === 'slack_webapi_platform_error' && typeof e.data?.error === 'string') return e.data.error;
-  if (e?.code === 'slack_webapi_http_error') return `http_${String(e.statusCode ?? 'error')}`;
+  if (e?.code === 'slack_webapi_http_error') return typeof e.statusCode === 'number' ? `http_${e.statusCode}` : 'http_error';
   if (e?.code === 'slack_webapi_request_error') return 'unreachable';
   if (e?.code === 'slack_socketmode_websocket_error') return 'websocket';
   if (e === undefined) return 'closed';

@@ -60,7 +60,7 @@ export interface RunningBot {
   /** Stops taking commands, lets running jobs finish within the grace period (then forces), closes Redis. */
   stop(): Promise<void>;
   /** Logs and counts a promise rejection nothing handled; the process carries on (its jobs may be running talosctl or tofu). */
-  unhandledRejection(reason: unknown): void;
+  unhandledRejection: (reason: unknown) => void;
 }
 
 /**
@@ -268,7 +268,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  onRejection = bot.unhandledRejection;
+  onRejection = (reason) => bot.unhandledRejection(reason);
   const shutdown = (signal: string): void => {
     bot.logger.info({ signal }, 'shutdown requested');
     // Closing queues and Redis after the grace is quick; a Redis that never answers must not keep the process alive.
