@@ -130,7 +130,11 @@ export class SocketModeHub {
     await waitFor(() => this.connectionCount() >= n, { timeoutMs, description: `${n} Socket Mode connection(s)` });
   }
 
-  /** Sends Slack's `disconnect` frame; the SDK closes and reconnects through `apps.connections.open`. */
+  /**
+   * Sends Slack's `disconnect` frame. @slack/socket-mode (src/SocketModeClient.ts, `onWebSocketMessage`,
+   * tag @slack/socket-mode@3.0.0) closes the socket on every reason alike; what happens next is the
+   * client's to decide (test/sim/reference/slack-socket-mode.md).
+   */
   disconnectAll(reason: DisconnectReason = 'refresh_requested'): void {
     for (const connection of this.#openConnections()) this.#sendDisconnect(connection, reason);
   }

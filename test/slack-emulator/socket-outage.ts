@@ -8,6 +8,7 @@
  *   connection reaches fetch; that becomes a `WebAPIRequestError`.
  * @slack/socket-mode (src/SocketModeClient.ts `retrieveWSSURL`, tag @slack/socket-mode@3.0.0, and
  * the installed 3.1.0) treats both as unrecoverable once the WebClient's retries are spent.
+ * Notes: test/sim/reference/slack-socket-mode.md.
  */
 
 export type OutageKind = 'http_503' | 'unreachable';
