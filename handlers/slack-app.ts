@@ -4,6 +4,10 @@ import type { OpsRoute } from '../src/http/ops-endpoints.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { SLACK_RETRY } from '../src/slack/slack-chat.ts';
 import { boltLogger } from './bolt-logger.ts';
+import { type SocketModeLifecycle, SocketSupervisor, type SocketSupervisorOptions } from './socket-supervisor.ts';
+
+/** What the Socket Mode connection reports, for the metrics. */
+export type SocketEvents = Pick<SocketSupervisorOptions, 'onDisconnect' | 'onConnectFailure' | 'onConnectedChange'>;
 
 export interface SlackApp {
   app: App;
@@ -22,10 +26,10 @@ export interface SlackApp {
  * The Bolt app: Socket Mode when an app token is configured, else HTTP mode with
  * signature verification. Either way the ops endpoints share `HTTP_PORT`.
  */
-export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[]): SlackApp {
+export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[], socketEvents: SocketEvents = {}): SlackApp {
   const clientOptions = {
     ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }),
-    // Set explicitly: Socket Mode would otherwise give listener clients 100 retries.
+    // Set explicitly for the listeners' client (not the socket's): the SDK's own default is 10 retries over about 30 minutes.
     retryConfig: SLACK_RETRY,
   };
   const logLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? LogLevel.DEBUG : LogLevel.INFO;
@@ -44,40 +48,45 @@ export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[
   };
 
   if (config.slack.appToken !== undefined) {
-    // Built here rather than by Bolt so readiness can follow the WebSocket's own state.
+    // Built here rather than by Bolt so the bot, not the SDK, keeps the connection up (see SocketSupervisor).
     const receiver = new SocketModeReceiver({
       appToken: config.slack.appToken,
       logger: log,
       logLevel,
-      installerOptions: { port: config.httpPort, clientOptions },
+      autoReconnectEnabled: false,
+      installerOptions: {
+        port: config.httpPort,
+        // `apps.connections.open` only: one bounded try per attempt; the supervisor's loop is the retry budget, and it has no end.
+        clientOptions: { ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }), retryConfig: { retries: 0 }, timeout: config.slack.timeoutMs },
+      },
       customRoutes: routes,
     });
-    let socketOpen = false;
-    receiver.client.on('connected', () => {
-      socketOpen = true;
-    });
-    for (const state of ['disconnecting', 'disconnected', 'reconnecting']) {
-      receiver.client.on(state, () => {
-        socketOpen = false;
-      });
-    }
     const app = new App({ ...common, receiver });
+    const supervisor = new SocketSupervisor({
+      client: receiver.client as unknown as SocketModeLifecycle,
+      // The first attempt through Bolt, which also opens HTTP_PORT; the later ones reconnect the client only.
+      connect: (attempt) => (attempt === 1 ? app.start() : receiver.client.start()),
+      logger: logger.child({ component: 'slack-socket' }),
+      maxDelayMs: config.slack.reconnectMaxMs,
+      ...socketEvents,
+    });
     return {
       app,
       async start() {
-        await app.start();
+        await supervisor.start();
         running = true;
       },
       async stopIntake() {
         running = false;
         // Slack sends the next command to another connection (another replica) once this socket is gone.
-        await receiver.client.disconnect();
+        await supervisor.stop();
       },
       async stop() {
         running = false;
+        await supervisor.stop();
         await app.stop();
       },
-      connected: () => running && socketOpen,
+      connected: () => running && supervisor.connected(),
     };
   }
   const app = new App({ ...common, signingSecret: config.slack.signingSecret, port: config.httpPort, customRoutes: routes });

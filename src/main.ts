@@ -60,6 +60,8 @@ export interface RunningBot {
   shutdownGraceMs: number;
   /** Stops taking commands, lets running jobs finish within the grace period (then forces), closes Redis. */
   stop(): Promise<void>;
+  /** Logs and counts a promise rejection nothing handled; the process carries on (its jobs may be running talosctl or tofu). */
+  unhandledRejection: (reason: unknown) => void;
 }
 
 /**
@@ -197,7 +199,11 @@ export async function startBot(env: Record<string, string | undefined>): Promise
     { name: 'draining', check: () => Promise.resolve(!draining) },
   ];
   const routes = opsRoutes(probes, () => metrics.registry.metrics());
-  const slack = createSlackApp(config, logger, routes);
+  const slack = createSlackApp(config, logger, routes, {
+    onDisconnect: (reason) => metrics.slackSocketDisconnects.inc({ reason }),
+    onConnectFailure: (error) => metrics.slackSocketConnectFailures.inc({ error }),
+    onConnectedChange: (connected) => metrics.slackSocketConnected.set(connected ? 1 : 0),
+  });
   const { app } = slack;
   onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));
   const authorizer = createAuthorizer(slackClient);
@@ -231,6 +237,10 @@ export async function startBot(env: Record<string, string | undefined>): Promise
   return {
     logger,
     shutdownGraceMs: config.shutdownGraceMs,
+    unhandledRejection: (reason) => {
+      metrics.unhandledRejections.inc();
+      logger.error({ err: reason instanceof Error ? reason.message : String(reason), stack: reason instanceof Error ? reason.stack : undefined }, 'unhandled promise rejection; the bot carries on');
+    },
     stop: createShutdown({
       logger,
       graceMs: config.shutdownGraceMs,
@@ -247,6 +257,9 @@ export async function startBot(env: Record<string, string | undefined>): Promise
 }
 
 async function main(): Promise<void> {
+  // Node ends the process on an unhandled rejection by default, and with it every talosctl or tofu child of a running job.
+  let onRejection = (reason: unknown): void => void process.stderr.write(`talos-chatops: unhandled promise rejection while starting: ${String(reason)}\n`);
+  process.on('unhandledRejection', (reason) => onRejection(reason));
   let bot: RunningBot;
   try {
     bot = await startBot(process.env);
@@ -257,6 +270,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  onRejection = (reason) => bot.unhandledRejection(reason);
   const shutdown = (signal: string): void => {
     bot.logger.info({ signal }, 'shutdown requested');
     // Closing queues and Redis after the grace is quick; a Redis that never answers must not keep the process alive.

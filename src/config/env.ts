@@ -15,6 +15,7 @@ const EnvSchema = z
     SLACK_SIGNING_SECRET: optionalString,
     SLACK_API_URL: optionalString.pipe(z.url().optional()),
     SLACK_TIMEOUT_SECONDS: optionalString.default('15').pipe(z.coerce.number<string>().positive()),
+    SLACK_RECONNECT_MAX_SECONDS: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
     REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
     ALLOW_INSECURE_REDIS: optionalString.pipe(z.enum(['true', 'false']).optional()),
     CLUSTERS_FILE: z.string().min(1, 'must name the cluster inventory YAML file'),
@@ -85,6 +86,8 @@ export interface Config {
     apiUrl: string | undefined;
     /** Bound of one Web API call, in ms (default 15 000): a write whose answer never comes is looked for, then sent again. */
     timeoutMs: number;
+    /** Socket Mode: the longest wait between two attempts to reconnect, in ms (default 30 000). The bot never stops trying. */
+    reconnectMaxMs: number;
   };
   redisUrl: string;
   /** `ALLOW_INSECURE_REDIS=true`: accept a Redis that needs no password although the inventory has production clusters (warned at every start). */
@@ -171,6 +174,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       signingSecret: e.SLACK_SIGNING_SECRET,
       apiUrl: e.SLACK_API_URL,
       timeoutMs: e.SLACK_TIMEOUT_SECONDS * 1000,
+      reconnectMaxMs: e.SLACK_RECONNECT_MAX_SECONDS * 1000,
     },
     redisUrl: e.REDIS_URL,
     allowInsecureRedis: e.ALLOW_INSECURE_REDIS === 'true',

@@ -43,6 +43,14 @@ export interface Metrics {
   execFailures: Counter<'binary' | 'subcommand' | 'code'>;
   slackApiErrors: Counter<'method' | 'error'>;
   slackRateLimited: Counter<'method'>;
+  /** Socket Mode connections that ended, by Slack's `disconnect` reason (`closed`: the socket went without one). */
+  slackSocketDisconnects: Counter<'reason'>;
+  /** Attempts to open the Socket Mode connection that failed, by error (`http_503`, `unreachable`, a Slack error code). */
+  slackSocketConnectFailures: Counter<'error'>;
+  /** Socket Mode: 1 while the WebSocket to Slack is open, 0 while the bot is reconnecting. */
+  slackSocketConnected: Gauge;
+  /** Promise rejections nothing handled: each is a bug, logged and counted, and never ends the process. */
+  unhandledRejections: Counter;
   healthGates: Counter<'cluster' | 'result'>;
   healthChecks: Counter<'check' | 'status'>;
 }
@@ -199,6 +207,28 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
       name: `${PREFIX}slack_rate_limited_total`,
       help: 'Slack Web API answers of 429 (rate limited), by method.',
       labelNames: ['method'] as const,
+      registers,
+    }),
+    slackSocketDisconnects: new Counter({
+      name: `${PREFIX}slack_socket_disconnects_total`,
+      help: 'Socket Mode connections to Slack that ended, by the reason Slack gave (closed: the socket went without one).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    slackSocketConnectFailures: new Counter({
+      name: `${PREFIX}slack_socket_connect_failures_total`,
+      help: 'Failed attempts to open the Socket Mode connection to Slack, by error; the bot keeps trying.',
+      labelNames: ['error'] as const,
+      registers,
+    }),
+    slackSocketConnected: new Gauge({
+      name: `${PREFIX}slack_socket_connected`,
+      help: 'Socket Mode: whether the WebSocket to Slack is open (1) or the bot is reconnecting (0).',
+      registers,
+    }),
+    unhandledRejections: new Counter({
+      name: `${PREFIX}unhandled_rejections_total`,
+      help: 'Promise rejections that nothing handled; logged, and the process carries on.',
       registers,
     }),
     healthGates: new Counter({

@@ -31,6 +31,8 @@ export const CHAOS_ENV = {
   JOB_LOCK_SECONDS: '2',
   SHUTDOWN_GRACE_SECONDS: '2',
   APPROVAL_TTL_MINUTES: '30',
+  // Reconnects after a Slack outage come within seconds, so an outage costs a run little more than its length.
+  SLACK_RECONNECT_MAX_SECONDS: '3',
 } as const;
 
 const TIMEOUTS: ChaosTimeouts = {
@@ -271,10 +273,12 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     lifted: () => {
       if (injected.from !== undefined) injected.to ??= Date.now();
     },
+    readyWhileSlackAway: [],
   };
   const trafficFrom = h.slack.allTraffic().length;
   const answersFrom = h.slack.apiCalls.length;
   const logsFrom = h.bot.logs().length;
+  const exitsFrom = h.bot.exits();
   try {
     await plan.arm?.(ctx);
   } catch (error) {
@@ -357,6 +361,8 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
       ...ctx.extraBots.map((b, i) => ({ source: `the log of bot #${i + 2}`, text: b.logs() })),
       { source: 'the operation record in Redis', text: record.raw },
     ],
+    botExits: h.bot.exits() - exitsFrom,
+    readyWhileSlackAway: ctx.readyWhileSlackAway,
   };
   const violations = checkInvariants(evidence);
   const resetProblem = await bench.reset(opId);

@@ -128,4 +128,24 @@ describe('whether a fault struck', () => {
     expect(struck(plan, evidence())).toBe(true);
     expect(struck(plan, evidence({ injection: { from: T0 + 61_000, to: T0 + 70_000 } }))).toBe(false);
   });
+
+  it("counts a Slack outage only when the bot's attempts to reconnect failed while the operation was live", () => {
+    const plan = planOf('slack-unreachable');
+    const open = (at: number, status: number) => ({ method: 'apps.connections.open', status, at });
+
+    expect(judgeStrike(plan, evidence({ slackAnswers: [open(T0 + 1500, 503), open(T0 + 2500, 0)] }))).toEqual({
+      struck: true,
+      how: "Slack's Socket Mode was away for 2.0 s; 2 attempt(s) to reconnect failed, the first 1.5 s into the operation",
+    });
+    expect(struck(plan, evidence({ slackAnswers: [open(T0 + 1500, 200)] }))).toBe(false);
+    expect(struck(plan, evidence({ slackAnswers: [{ method: 'chat.postMessage', status: 503, at: T0 + 1500 }] }))).toBe(false);
+  });
+
+  it("draws Slack outages clearly longer than the bot's old Socket Mode retry budget (about 11 s)", () => {
+    for (let seed = 1; seed <= 50; seed += 1) {
+      const plan = drawFault(mulberry32(seed), CPS, TIMEOUTS, 'slack-unreachable');
+      const forMs = Number(/for=(\d+)ms/.exec(plan.detail)?.[1]);
+      expect(forMs).toBeGreaterThanOrEqual(15_000);
+    }
+  });
 });

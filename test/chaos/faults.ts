@@ -8,6 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallRecord, SimEvent } from '../sim/index.ts';
 import type { BotProcess } from '../support/bot-process.ts';
+import type { SocketOutage } from '../slack-emulator/index.ts';
 import type { Harness } from '../support/harness.ts';
 import type { Rng } from './prng.ts';
 
@@ -21,6 +22,7 @@ export const FAULT_NAMES = [
   'node-not-ready',
   'silent-revert',
   'second-bot',
+  'slack-unreachable',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 
@@ -58,6 +60,8 @@ export interface ChaosContext {
   tookEffect(): void;
   /** The fault is lifted now; a fault never lifted lasts until the driver clears it after the run. */
   lifted(): void;
+  /** `/readyz` answers a fault took while Slack was away from the bot, for the invariants. */
+  readyWhileSlackAway: { at: number; status: number }[];
 }
 
 /** A stretch of time, in epoch ms, both ends inclusive. */
@@ -208,6 +212,55 @@ async function until(ctx: ChaosContext, predicate: () => boolean, maxMs: number)
 }
 
 type Draw = (rng: Rng, nodes: readonly string[], timeouts: ChaosTimeouts) => FaultPlan;
+
+/** The bot's `/readyz` status now; 0 when it does not answer (it is down). */
+async function readyzStatus(ctx: ChaosContext): Promise<number> {
+  try {
+    return (await fetch(`http://127.0.0.1:${ctx.h.bot.httpPort}/readyz`, { signal: AbortSignal.timeout(3000) })).status;
+  } catch {
+    return 0;
+  }
+}
+
+/** The old Socket Mode retry budget of the bot (the SDK's 5 s delay, then about 6 s of retries): outages run clearly past it. */
+const OLD_SLACK_BUDGET_MS = 11_200;
+
+/** Slack's Socket Mode away for a while: the socket cut, `apps.connections.open` failing until the outage ends. */
+const slackUnreachable: Draw = (rng, nodes) => {
+  const how = rng.pick(['http_503', 'unreachable'] as const);
+  const forMs = rng.int(OLD_SLACK_BUDGET_MS + 4000, 45_000);
+  let outage: SocketOutage | undefined;
+  return {
+    fault: 'slack-unreachable',
+    trigger: anyMoment(rng, nodes),
+    detail: `for=${forMs}ms how=${how}`,
+    async inject(ctx) {
+      outage = ctx.h.slack.socketOutage({ how, forMs });
+      ctx.tookEffect();
+      ctx.note(`Slack's Socket Mode unreachable for ${seconds(forMs)} (apps.connections.open: ${how})`);
+      // Once the bot has tried to reconnect it knows Slack is away: from then on it must say it is not ready.
+      while (outage.endedAt === undefined && !ctx.over.aborted) {
+        if (outage.failedOpens > 0 && ctx.h.slack.connectionCount() === 0) {
+          const status = await readyzStatus(ctx);
+          if (outage.endedAt === undefined && status !== 0) ctx.readyWhileSlackAway.push({ at: Date.now(), status });
+        }
+        await sleep(250);
+      }
+      outage.end();
+      ctx.lifted();
+      ctx.note(`Slack's Socket Mode is back after ${outage.failedOpens} failed apps.connections.open`);
+    },
+    async clear() {
+      outage?.end();
+    },
+    strike: ({ live, injection, slackAnswers }) => {
+      const failed = slackAnswers.filter((a) => a.method === 'apps.connections.open' && a.status !== 200 && within(a.at, injection) && within(a.at, live));
+      if (failed.length === 0) return { struck: false, why: 'the bot tried no connection to Slack while the operation was live and Slack was away' };
+      return { struck: true, how: `Slack's Socket Mode was away for ${seconds(injection.to - injection.from)}; ${failed.length} attempt(s) to reconnect failed, the first ${moment(failed[0]!.at, live)}` };
+    },
+  };
+};
+
 
 const DRAW: Record<FaultName, Draw> = {
   'bot-kill': (rng, nodes) => {
@@ -469,6 +522,7 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
+  'slack-unreachable': slackUnreachable,
 };
 
 /** The fault of a run: `fault` when given, else drawn from the seed. The draw order is fixed, so a seed always means the same plan. */

@@ -3,6 +3,7 @@ import type { Step } from '../../src/ops/operation.ts';
 import type { CallRecord, SimEvent } from '../sim/index.ts';
 import {
   auditThread,
+  botProcessEnded,
   canaryLeak,
   checkInvariants,
   controlPlanesDownTogether,
@@ -11,6 +12,7 @@ import {
   nodesOf,
   nodeUpgradedTwice,
   operationOutcome,
+  readyWithoutSlack,
   rollbackWithoutApproval,
   stepOutsideWindow,
   upgradeWithoutApproval,
@@ -331,5 +333,20 @@ describe('the maintenance windows', () => {
     const run = completedRun();
     expect(stepOutsideWindow({ ...run, inventory: { environment: 'production', maintenanceWindows: [NIGHT], allowOutsideWindows: true } })).toEqual([]);
     expect(stepOutsideWindow({ ...run, inventory: { environment: 'staging', maintenanceWindows: [NIGHT], allowOutsideWindows: false } })).toEqual([]);
+  });
+});
+
+describe('the bot process and its readiness', () => {
+  it('finds a bot process that ended by itself', () => {
+    expect(botProcessEnded({ ...completedRun(), botExits: 0 })).toEqual([]);
+    expect(botProcessEnded({ ...completedRun(), botExits: 1 })).toEqual([{ invariant: 'bot-process-ended', detail: 'the bot process ended by itself 1 time(s) during the run' }]);
+  });
+
+  it('finds /readyz saying ready while Slack was away', () => {
+    expect(readyWithoutSlack({ ...completedRun(), readyWhileSlackAway: [{ at: T0, status: 503 }] })).toEqual([]);
+    expect(readyWithoutSlack({ ...completedRun(), readyWhileSlackAway: [{ at: T0, status: 503 }, { at: T0 + 250, status: 200 }] })).toEqual([
+      { invariant: 'ready-without-slack', detail: `/readyz answered 200 at ${iso(T0 + 250)}, while Slack's Socket Mode was away and the bot had no connection` },
+    ]);
+    expect(checkInvariants({ ...completedRun(), botExits: 2 }).map((v) => v.invariant)).toContain('bot-process-ended');
   });
 });

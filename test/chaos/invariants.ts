@@ -20,6 +20,8 @@ export const INVARIANTS = [
   'operation-outcome',
   'audit-thread',
   'canary-leak',
+  'bot-process-ended',
+  'ready-without-slack',
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
@@ -75,6 +77,10 @@ export interface RunEvidence {
   canary: string;
   /** Every text that left the bot or was stored by it during the run, by where it was found. */
   texts: readonly { source: string; text: string }[];
+  /** Times the bot process ended by itself during the run (not stopped or killed by the driver or a fault). */
+  botExits?: number;
+  /** `/readyz` answers taken while Slack's Socket Mode was away and the bot had already tried to reconnect. */
+  readyWhileSlackAway?: readonly { at: number; status: number }[];
 }
 
 export function nodeUpgradedTwice(e: RunEvidence): Violation[] {
@@ -342,8 +348,24 @@ export function canaryLeak(e: RunEvidence): Violation[] {
     .map((t) => ({ invariant: 'canary-leak', detail: `the credential canary appears in ${t.source}` }));
 }
 
+/** Nothing but a stop or a kill ends the bot: an outage of Slack or Redis is waited out, with any talosctl or tofu child still running. */
+export function botProcessEnded(e: RunEvidence): Violation[] {
+  const exits = e.botExits ?? 0;
+  return exits === 0 ? [] : [{ invariant: 'bot-process-ended', detail: `the bot process ended by itself ${exits} time(s) during the run` }];
+}
+
+/** A bot without its Slack connection takes no commands, so `/readyz` says not ready while Slack is away. */
+export function readyWithoutSlack(e: RunEvidence): Violation[] {
+  return (e.readyWhileSlackAway ?? [])
+    .filter((sample) => sample.status === 200)
+    .slice(0, 1)
+    .map((sample) => ({ invariant: 'ready-without-slack', detail: `/readyz answered 200 at ${iso(sample.at)}, while Slack's Socket Mode was away and the bot had no connection` }));
+}
+
 export function checkInvariants(e: RunEvidence): Violation[] {
   return [
+    ...botProcessEnded(e),
+    ...readyWithoutSlack(e),
     ...nodeUpgradedTwice(e),
     ...controlPlanesDownTogether(e),
     ...upgradeWithoutApproval(e),

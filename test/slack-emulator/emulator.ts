@@ -11,6 +11,7 @@ import type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
 import { Recorder } from './recorder.ts';
 import { ResponseUrls } from './response-url.ts';
 import { type DisconnectReason, SocketModeHub } from './socket-mode.ts';
+import type { OutageOptions, SocketOutage } from './socket-outage.ts';
 import { renderOne, renderText, renderTranscript, type TranscriptOptions } from './transcript.ts';
 import { TsClock } from './ts-clock.ts';
 import type {
@@ -76,7 +77,7 @@ export class SlackEmulator {
       origin,
       openSocketUrl: () => this.#hub.issueUrl(this.origin),
     };
-    this.#webApi = new WebApi(deps, this.#recorder, this.faults);
+    this.#webApi = new WebApi(deps, this.#recorder, this.faults, () => this.#hub.outage);
     this.#actions = new UserActions({ ...deps, hub: this.#hub, responses: this.#responses, recorder: this.#recorder });
     this.#server = createServer((req, res) => {
       this.#requestsInFlight += 1;
@@ -278,6 +279,15 @@ export class SlackEmulator {
 
   dropNextAcks(n: number): void {
     this.#hub.dropNextAcks(n);
+  }
+
+  /**
+   * Socket Mode unreachable for a while: the open sockets are cut, and `apps.connections.open`
+   * fails (HTTP 503, or no answer) and no WebSocket opens until the outage ends. The rest of
+   * the Web API keeps answering; `faults` covers that.
+   */
+  socketOutage(options?: OutageOptions): SocketOutage {
+    return this.#hub.startOutage(options);
   }
 
   // What users do

@@ -4,6 +4,7 @@ export type { CallFilter, DelayFault, Faults, HeldCalls, HoldFault, LostAnswerFa
 export { slackSignature, type SigningOptions } from './http-delivery.ts';
 export type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
 export type { DisconnectReason } from './socket-mode.ts';
+export type { OutageKind, OutageOptions, SocketOutage } from './socket-outage.ts';
 export type { EventOptions } from './user-actions.ts';
 export type { PublishedView } from './view-store.ts';
 export type { WaitForOptions } from './wait-for.ts';

@@ -577,6 +577,55 @@ describe('Socket Mode protocol details', () => {
   });
 });
 
+describe('Socket Mode unreachable for a while', () => {
+  it('answers apps.connections.open with 503, cuts the open sockets and refuses an issued URL, until the outage ends', async () => {
+    const { ws } = await rawSocket();
+    const issued = await api('apps.connections.open', {}, emu.appToken);
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+
+    const outage = emu.socketOutage({ how: 'http_503' });
+    const during = await webClient(emu.appToken).apps.connections.open().catch((e: unknown) => e as { code: string; statusCode: number });
+    const late = new WebSocket(String(issued.url));
+    const refused = await new Promise<string>((resolve) => late.once('error', (e) => resolve(e.message)));
+    outage.end();
+    const after = await api('apps.connections.open', {}, emu.appToken);
+
+    expect(await closed).toBe(1006);
+    expect(during).toMatchObject({ code: 'slack_webapi_http_error', statusCode: 503 });
+    expect(refused).toMatch(/socket hang up|ECONNRESET/);
+    expect(after).toMatchObject({ ok: true, url: expect.stringContaining('/link/') });
+    expect({ failedOpens: outage.failedOpens, refusedUpgrades: outage.refusedUpgrades, over: outage.endedAt !== undefined }).toEqual({ failedOpens: 1, refusedUpgrades: 1, over: true });
+  });
+
+  it('leaves apps.connections.open without an answer when unreachable, which the WebClient reports as a request error', async () => {
+    const outage = emu.socketOutage({ how: 'unreachable' });
+    const during = await webClient(emu.appToken).apps.connections.open().catch((e: unknown) => e as { code: string });
+    const otherMethods = await api('auth.test', {});
+    outage.end();
+
+    expect(during).toMatchObject({ code: 'slack_webapi_request_error' });
+    expect(otherMethods).toMatchObject({ ok: true });
+    expect(emu.callsTo('apps.connections.open').map((c) => c.status)).toEqual([0]);
+  });
+
+  it('ends by itself after forMs', async () => {
+    const outage = emu.socketOutage({ forMs: 50 });
+    await outage.over;
+
+    expect(await api('apps.connections.open', {}, emu.appToken)).toMatchObject({ ok: true });
+  });
+
+  it('closes the socket itself after a disconnect frame, whatever the client does', async () => {
+    const { ws, frames } = await rawSocket();
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+
+    emu.disconnectAll('link_disabled');
+
+    expect(await closed).toBe(1000);
+    expect(frames.at(-1)).toMatchObject({ type: 'disconnect', reason: 'link_disabled' });
+  });
+});
+
 describe('what the bot still owes', () => {
   it('counts a delivery until its ack, then a command acked empty until its response_url is called', async () => {
     // Arrange: a raw client that acks only when told to.

@@ -5,12 +5,18 @@ import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { EmulatorConfig } from './config.ts';
 import type { Recorder } from './recorder.ts';
 import type { AckTimeoutReason, DeliveryResult, EnvelopeType, JsonObject } from './types.ts';
+import { Outage, type OutageOptions, type SocketOutage } from './socket-outage.ts';
 import { waitFor } from './wait-for.ts';
 
 /** Slack allows an app ten simultaneous Socket Mode connections. */
 const MAX_CONNECTIONS = 10;
 /** How long close() lets a client finish the close handshake before cutting the socket. */
 const CLOSE_GRACE_MS = 250;
+/**
+ * After a `disconnect` frame Slack closes the connection itself: a client that ignores the frame
+ * loses the socket anyway. How long it is left open (Slack's own grace is not documented).
+ */
+const DISCONNECT_GRACE_MS = 1000;
 
 export type DisconnectReason = 'warning' | 'refresh_requested' | 'link_disabled' | 'too_many_websockets';
 
@@ -46,6 +52,7 @@ export class SocketModeHub {
   #nextConnectionId = 1;
   #roundRobin = 0;
   #acksToDrop = 0;
+  #outage: Outage | undefined;
 
   constructor(config: EmulatorConfig, recorder: Recorder) {
     this.#config = config;
@@ -60,7 +67,28 @@ export class SocketModeHub {
     return `${wsOrigin}/link/?ticket=${ticket}&app_id=${this.#config.appId}`;
   }
 
+  /** The outage in force, if any: `apps.connections.open` fails while it lasts. */
+  get outage(): Outage | undefined {
+    return this.#outage?.active === true ? this.#outage : undefined;
+  }
+
+  /** Socket Mode becomes unreachable (see {@link Outage}); the open sockets are cut unless told otherwise. */
+  startOutage(options: OutageOptions = {}): SocketOutage {
+    this.#outage?.end();
+    const outage = new Outage(options);
+    this.#outage = outage;
+    if (options.dropSockets ?? true) this.dropAllConnections();
+    return outage;
+  }
+
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const outage = this.outage;
+    if (outage !== undefined) {
+      // The link host is away too: the connection is cut, with no HTTP answer.
+      outage.refusedUpgrades += 1;
+      socket.destroy();
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://emulator.invalid');
     const ticket = url.searchParams.get('ticket') ?? '';
     if (url.pathname !== '/link/' || !this.#tickets.delete(ticket)) {
@@ -102,7 +130,11 @@ export class SocketModeHub {
     await waitFor(() => this.connectionCount() >= n, { timeoutMs, description: `${n} Socket Mode connection(s)` });
   }
 
-  /** Sends Slack's `disconnect` frame; the SDK closes and reconnects through `apps.connections.open`. */
+  /**
+   * Sends Slack's `disconnect` frame. @slack/socket-mode (src/SocketModeClient.ts, `onWebSocketMessage`,
+   * tag @slack/socket-mode@3.0.0) closes the socket on every reason alike; what happens next is the
+   * client's to decide (test/sim/reference/slack-socket-mode.md).
+   */
   disconnectAll(reason: DisconnectReason = 'refresh_requested'): void {
     for (const connection of this.#openConnections()) this.#sendDisconnect(connection, reason);
   }
@@ -138,7 +170,6 @@ export class SocketModeHub {
     ws.on('error', () => ws.terminate());
     if (this.connectionCount() >= MAX_CONNECTIONS) {
       this.#sendDisconnect(connection, 'too_many_websockets');
-      setTimeout(() => ws.terminate(), 1000).unref();
       return;
     }
     this.#connections.push(connection);
@@ -218,6 +249,11 @@ export class SocketModeHub {
 
   #sendDisconnect(connection: Connection, reason: DisconnectReason): void {
     this.#send(connection, { type: 'disconnect', reason, debug_info: { host: `applink-${connection.id}` } });
+    // Slack does not wait for the client to go: the socket closes after a grace, whatever the client does.
+    setTimeout(() => {
+      if (connection.ws.readyState === connection.ws.OPEN) connection.ws.close(1000, reason);
+      setTimeout(() => connection.ws.terminate(), CLOSE_GRACE_MS).unref();
+    }, DISCONNECT_GRACE_MS).unref();
   }
 
   #send(connection: Connection, frame: JsonObject): void {

@@ -7,6 +7,7 @@ import { fileMethods } from './methods-files.ts';
 import { readMethods } from './methods-read.ts';
 import { viewMethods } from './methods-views.ts';
 import type { Recorder } from './recorder.ts';
+import type { Outage } from './socket-outage.ts';
 import { parseApiArgs, readRawBody } from './request-body.ts';
 import type { JsonObject } from './types.ts';
 
@@ -26,11 +27,13 @@ export class WebApi {
   readonly #deps: ApiDeps;
   readonly #recorder: Recorder;
   readonly #faults: Faults;
+  readonly #outage: () => Outage | undefined;
 
-  constructor(deps: ApiDeps, recorder: Recorder, faults: Faults) {
+  constructor(deps: ApiDeps, recorder: Recorder, faults: Faults, outage: () => Outage | undefined = () => undefined) {
     this.#deps = deps;
     this.#recorder = recorder;
     this.#faults = faults;
+    this.#outage = outage;
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, method: string, url: URL): Promise<void> {
@@ -43,6 +46,15 @@ export class WebApi {
       args = await parseApiArgs(raw, req.headers['content-type'], url.searchParams);
     } catch {
       return this.#send(res, { method, args: {}, at, rawBody }, json(200, { ok: false, error: 'invalid_json' }));
+    }
+    const outage = method === 'apps.connections.open' ? this.#outage() : undefined;
+    if (outage !== undefined) {
+      outage.failedOpens += 1;
+      if (outage.how === 'http_503') return this.#send(res, { method, args, at, rawBody }, { status: 503, headers: { 'content-type': 'text/plain' }, body: STATUS_TEXT[503]! });
+      // No answer at all: the client's fetch fails as on a refused or reset connection.
+      this.#recorder.apiCalls.push({ method, args, at, rawBody, status: 0 });
+      req.socket.destroy();
+      return;
     }
     const fault = await this.#faults.intercept(method, args);
     if (fault?.kind === 'rate_limit') {

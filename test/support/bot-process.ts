@@ -17,12 +17,15 @@ export interface BotProcess {
   kill(): Promise<void>;
   running(): boolean;
   pid(): number | undefined;
+  /** Times the process ended by itself (a crash, an exit), not through `stop` or `kill`, across restarts. */
+  exits(): number;
 }
 
 /** The real bot, `node src/main.ts`, as a child process with only the environment given. */
 export function botProcess(env: Record<string, string>, options: { onLine?: (line: string) => void } = {}): BotProcess {
   let child: ChildProcess | undefined;
   let output = '';
+  let exits = 0;
   const exitOf = (proc: ChildProcess): Promise<number | null> =>
     proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve(proc.exitCode) : new Promise((r) => proc.once('exit', (code) => r(code)));
   return {
@@ -42,6 +45,10 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
     async start() {
       const proc = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
       child = proc;
+      // `stop` and `kill` let go of the child first: an exit of the child still held is one nobody asked for.
+      proc.once('exit', () => {
+        if (child === proc) exits += 1;
+      });
       const collect = (chunk: Buffer): void => {
         const text = chunk.toString('utf8');
         output += text;
@@ -87,5 +94,6 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
     },
     running: () => child !== undefined && child.exitCode === null,
     pid: () => child?.pid,
+    exits: () => exits,
   };
 }

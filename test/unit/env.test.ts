@@ -84,7 +84,13 @@ describe('loadConfig: Slack mode', () => {
       signingSecret: undefined,
       apiUrl: undefined,
       timeoutMs: 15_000,
+      reconnectMaxMs: 30_000,
     });
+  });
+
+  it('takes the longest wait between Socket Mode reconnects in seconds, and refuses one that is not positive', () => {
+    expect(loadConfig({ ...SOCKET_MODE, SLACK_RECONNECT_MAX_SECONDS: '5' }).slack.reconnectMaxMs).toBe(5000);
+    expect(() => loadConfig({ ...SOCKET_MODE, SLACK_RECONNECT_MAX_SECONDS: '0' })).toThrow(/SLACK_RECONNECT_MAX_SECONDS/);
   });
 
   it('is HTTP mode with a signing secret and no app token', () => {
