@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { isCordoned, named, nodeReady, type ReadyStatus } from './cluster-model.ts';
 import { nameSuffix, uuidFrom } from './kube-seed.ts';
 import { drainPolicy, replicaView, volumeView } from './longhorn.ts';
-import type { FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
+import type { NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -15,7 +15,7 @@ function resourceVersion(seed: string): string {
   return String(10_000 + (createHash('sha1').update(seed).digest().readUInt32BE(0) % 900_000));
 }
 
-function meta(cluster: SimCluster, kind: string, name: string, namespace: string | undefined, createdAt: number, extra: Json = {}): Json {
+export function meta(cluster: SimCluster, kind: string, name: string, namespace: string | undefined, createdAt: number, extra: Json = {}): Json {
   return {
     name,
     ...(namespace ? { namespace } : {}),
@@ -257,88 +257,6 @@ export function renderPdb(cluster: SimCluster, pdb: PdbState, now: number): Json
   };
 }
 
-export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: number): Json {
-  const faults = cluster.faults;
-  const suspended = (faults.fluxSuspended ?? []).includes(obj.name);
-  const stalled = (faults.fluxStalled ?? []).includes(obj.name);
-  const failingRecently = (faults.fluxFailingRecently ?? []).includes(obj.name);
-  const notReady = failingRecently || (faults.fluxNotReady ?? []).includes(obj.name);
-  const reconciling = (faults.fluxReconciling ?? []).includes(obj.name);
-  const isKs = obj.kind === 'Kustomization';
-  // Suspending is a spec change the controller never observes, and a reconciliation in progress
-  // works on a spec it has not finished with, so the generation moves ahead of the observed one.
-  const generation = suspended || reconciling ? obj.generation + 1 : obj.generation;
-  // A condition's lastTransitionTime moves only when its status changes: a failure retried for an
-  // hour keeps the time of the first failure.
-  const since = timestamp(now - (failingRecently ? 30_000 : notReady ? 3_600_000 : reconciling ? 5_000 : 120_000));
-  const condition = (type: string, status: string, reason: string, message: string): Json => ({
-    type,
-    status,
-    reason,
-    message,
-    observedGeneration: obj.generation,
-    lastTransitionTime: since,
-  });
-  const release = `${obj.namespace}/${obj.name}.v${obj.generation}`;
-  const conditions: Json[] = [];
-  if (stalled) {
-    conditions.push(
-      isKs
-        ? condition('Ready', 'False', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'")
-        : condition('Ready', 'False', 'UpgradeFailed', `Helm upgrade failed for release ${release} with chart ${obj.chart}@${obj.chartVersion}: context deadline exceeded`),
-      isKs
-        ? condition('Stalled', 'True', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'")
-        : condition('Stalled', 'True', 'RetriesExceeded', 'Failed to upgrade after 1 attempt(s)'),
-    );
-  } else if (reconciling) {
-    // fluxcd/pkg runtime/reconcile ProgressiveStatus: Reconciling=True and Ready=Unknown, both Progressing.
-    conditions.push(
-      condition('Reconciling', 'True', 'Progressing', 'Reconciliation in progress'),
-      condition('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress'),
-    );
-  } else if (notReady) {
-    conditions.push(
-      condition('Reconciling', 'True', 'ProgressingWithRetry', `Detecting drift for revision ${obj.revision} with a timeout of 5m0s`),
-      isKs
-        ? condition('Ready', 'False', 'BuildFailed', `kustomize build failed: accumulating resources: accumulation err='accumulating resources from 'apps': must build at directory: not a valid directory'`)
-        : condition('Ready', 'False', 'UpgradeFailed', `Helm upgrade failed for release ${release} with chart ${obj.chart}@${obj.chartVersion}: timed out waiting for the condition`),
-    );
-  } else {
-    conditions.push(
-      isKs
-        ? condition('Ready', 'True', 'ReconciliationSucceeded', `Applied revision: ${obj.revision}`)
-        : condition('Ready', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${release} with chart ${obj.chart}@${obj.chartVersion}`),
-    );
-    if (!isKs) conditions.push(condition('Released', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${release} with chart ${obj.chart}@${obj.chartVersion}`));
-  }
-  return {
-    apiVersion: isKs ? 'kustomize.toolkit.fluxcd.io/v1' : 'helm.toolkit.fluxcd.io/v2',
-    kind: obj.kind,
-    metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, { generation, finalizers: ['finalizers.fluxcd.io'] }),
-    spec: isKs
-      ? {
-          interval: '10m0s',
-          path: obj.path,
-          prune: true,
-          sourceRef: { kind: 'GitRepository', name: 'flux-system' },
-          timeout: '5m0s',
-          ...(suspended ? { suspend: true } : {}),
-        }
-      : {
-          interval: '30m0s',
-          chart: { spec: { chart: obj.chart, version: obj.chartVersion, sourceRef: { kind: 'HelmRepository', name: obj.chart, namespace: 'flux-system' } } },
-          ...(suspended ? { suspend: true } : {}),
-        },
-    status: {
-      conditions,
-      observedGeneration: obj.generation,
-      ...(isKs
-        ? { lastAppliedRevision: obj.revision, lastAttemptedRevision: obj.revision }
-        : { lastAttemptedRevision: obj.chartVersion, lastAttemptedGeneration: obj.generation }),
-      lastHandledReconcileAt: timestamp(now - 300_000),
-    },
-  };
-}
 
 export function renderVolume(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
   const pod = cluster.kube.pods.find((p) => p.name === volume.pvcName.replace(/^data-/, ''));

@@ -148,6 +148,20 @@ describe('evaluateFlux', () => {
     expect([late.status, late.evidence]).toEqual(['failed', ['Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied for 20 min (window 15 min)']]);
   });
 
+  it('fails a HelmRelease caught at the start of a retry by its failure count', () => {
+    const release = FluxObject.parse({
+      metadata: { name: 'podinfo', namespace: 'apps', generation: 2 },
+      status: {
+        failures: 3,
+        conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: "Running 'upgrade' action with timeout of 5m0s", lastTransitionTime: ago(2_000) }],
+      },
+    });
+
+    expect(evaluateFlux([], [release], { now: NOW }).evidence).toEqual([
+      "HelmRelease apps/podinfo: 3 failed attempts at the desired state; Ready=Unknown (Progressing: Running 'upgrade' action with timeout of 5m0s)",
+    ]);
+  });
+
   it('only warns on a new revision being applied for the first time, with no failed attempt', () => {
     const applying = flux('apps', {
       lastAttemptedRevision: 'main@sha1:ffff',

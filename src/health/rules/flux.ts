@@ -46,6 +46,11 @@ export const FluxObject = z.object({
       /** Kustomizations only; a HelmRelease records what it applied in its release history instead. */
       lastAppliedRevision: z.string().optional(),
       history: z.array(FluxSnapshot).optional(),
+      /**
+       * HelmRelease: failures against the latest desired state, reset by a successful
+       * reconciliation (helm-controller v1.6.3 api/v2/helmrelease_types.go).
+       */
+      failures: z.number().optional(),
     })
     .optional(),
 });
@@ -121,6 +126,7 @@ function attemptsOf(object: FluxObject, revision: string, ready: FluxCondition |
  * - Stalled=True;
  * - Ready=False with a failure reason (anything but the waiting reasons above);
  * - Reconciling=True with reason ProgressingWithRetry (the controller retries a failed attempt);
+ * - a HelmRelease whose `status.failures` is above zero (reset only by a success);
  * - or `lastAttemptedRevision` differs from `lastAppliedRevision` and the controller's own record
  *   shows a failed attempt at it, or its first attempt at that revision is older than `stallMs`.
  *   A one-shot gate cannot remember when it first saw the mismatch, so its age is the earliest
@@ -138,6 +144,11 @@ function judge(object: FluxObject, now: number, stallMs: number): Verdict {
   if (ready?.status === 'False' && !WAITING_REASONS.has(ready.reason ?? '')) return { kind: 'failing', text: describeCondition(ready) };
   if (reconciling?.status === 'True' && reconciling.reason === 'ProgressingWithRetry') {
     return { kind: 'failing', text: `${describeCondition(reconciling)}; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}` };
+  }
+  const failures = object.status?.failures ?? 0;
+  if (failures > 0) {
+    // A HelmRelease caught at the start of a retry reads Ready=Unknown; its failure count still tells.
+    return { kind: 'failing', text: `${failures} failed attempt${failures === 1 ? '' : 's'} at the desired state; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}` };
   }
   const attempted = object.status?.lastAttemptedRevision;
   const applied = object.status?.lastAppliedRevision;
