@@ -162,16 +162,38 @@ describe('/talos health stops and names the cause', () => {
     expect(JSON.stringify(run.root.blocks)).toContain('Flux');
   });
 
-  it('fails on Ready=False for a reconciled generation', async () => {
+  it('fails on a Kustomization whose Ready=False turned half a minute ago: every retry restamps the transition', async () => {
+    const run = await gateWith({ fluxFailingRecently: ['apps'] });
+    const flux = reply(run, 'Flux');
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    expect(flux.text).toMatch(/^❌/);
+    expect(replyText(flux)).toContain('Kustomization flux-system/apps: Ready=False (HealthCheckFailed');
+  });
+
+  it('fails on a HelmRelease failing for an hour, read between retries with a fresh transition', async () => {
     const run = await gateWith({ fluxNotReady: ['podinfo'] });
     expect(reply(run, 'Flux').text).toMatch(/^❌/);
-    expect(replyText(reply(run, 'Flux'))).toContain('podinfo');
+    expect(replyText(reply(run, 'Flux'))).toContain('HelmRelease apps/podinfo: Ready=False (UpgradeFailed');
+  });
+
+  it('fails on a Kustomization caught at the start of a retry, by its revisions and history', async () => {
+    const run = await gateWith({ fluxRetrying: ['apps'] });
+    const flux = replyText(reply(run, 'Flux'));
+    expect(reply(run, 'Flux').text).toMatch(/^❌/);
+    expect(flux).toMatch(/Kustomization flux-system\/apps: revision main@sha1:[0-9a-f]+ attempted, .* applied: the last attempt failed \(HealthCheckFailed\), failing since 60 min ago/);
+  });
+
+  it('only warns on a Kustomization applying a new revision for the first time', async () => {
+    const run = await gateWith({ fluxReconciling: ['apps'] });
+    expect(run.root.text).toContain('✅ Health gate passed: production');
+    expect(reply(run, 'Flux').text).toMatch(/^⚠️/);
+    expect(replyText(reply(run, 'Flux'))).toMatch(/flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/);
   });
 
   it('reports suspended Flux objects without failing on them', async () => {
     const run = await gateWith({ fluxSuspended: ['apps'] });
     expect(run.root.text).toContain('✅ Health gate passed');
-    expect(replyText(reply(run, 'Flux'))).toMatch(/suspend/i);
+    expect(replyText(reply(run, 'Flux'))).toContain('Kustomization flux-system/apps: suspended: not evaluated');
   });
 
   it('fails when a PodDisruptionBudget allows no disruption', async () => {

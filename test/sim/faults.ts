@@ -51,6 +51,8 @@ export interface ClusterFaults {
   podsNotReady?: string[];
   /** Nodes whose Cilium agent (DaemonSet `kube-system/cilium`) is not ready. */
   ciliumAgentNotReady?: string[];
+  /** Nodes whose Cilium Envoy pod (DaemonSet `kube-system/cilium-envoy`, Cilium ≥ 1.16) is not ready. */
+  ciliumEnvoyNotReady?: string[];
   /** Longhorn's `node-drain-policy` setting, instead of the default `block-if-contains-last-replica`. */
   longhornDrainPolicy?: string;
   /** Longhorn replicas that failed: PVC name (e.g. `postgres-1`) → nodes whose replica of that volume failed. */

@@ -220,6 +220,19 @@ describe.concurrent('Kubernetes API', () => {
     expect(operator.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable' });
   });
 
+  it("runs Cilium 1.18's envoy DaemonSet on every node, labelled k8s-app=cilium-envoy", async ({ f, expect }) => {
+    const apps = client(f, 'production').makeApiClient(AppsV1Api);
+
+    const healthy = await apps.readNamespacedDaemonSet({ namespace: 'kube-system', name: 'cilium-envoy' });
+    f.sim.faults.set('production', { ciliumEnvoyNotReady: ['10.0.30.12'] });
+    const faulty = await apps.readNamespacedDaemonSet({ namespace: 'kube-system', name: 'cilium-envoy' });
+    const listed = await apps.listNamespacedDaemonSet({ namespace: 'kube-system', labelSelector: 'k8s-app=cilium-envoy' });
+
+    expect(healthy.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3 });
+    expect(faulty.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 2, numberUnavailable: 1 });
+    expect(listed.items.map((d) => d.metadata?.name)).toEqual(['cilium-envoy']);
+  });
+
   it('shows a first apply in progress, and failures with a fresh Ready transition between retries and at the start of one', async ({ f, expect }) => {
     f.sim.faults.set('production', { fluxReconciling: ['apps'], fluxNotReady: ['flux-system'] });
     const progressing = await flux(f, 'production', 'kustomizations');

@@ -132,9 +132,10 @@ export function workloadOf(pod: PodState): string {
   return pod.owner.kind === 'ReplicaSet' ? pod.owner.name.replace(/-[a-z0-9]{10}$/, '') : pod.owner.name;
 }
 
-/** A pod whose readiness probe fails by a fault: `podsNotReady` names its workload, `ciliumAgentNotReady` its node. */
+/** A pod whose readiness probe fails by a fault: `podsNotReady` names its workload, `ciliumAgentNotReady` and `ciliumEnvoyNotReady` its node. */
 function probeFails(cluster: SimCluster, pod: PodState, node: SimNode): boolean {
   if ((cluster.faults.podsNotReady ?? []).includes(workloadOf(pod))) return true;
+  if (pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium-envoy' && named(cluster.faults.ciliumEnvoyNotReady, node)) return true;
   return pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium' && named(cluster.faults.ciliumAgentNotReady, node);
 }
 
@@ -333,7 +334,11 @@ export function renderDaemonSets(cluster: SimCluster): Json[] {
     const ready = pods.filter((p) => podReady(cluster, p)).length;
     return {
       metadata: meta(cluster, 'DaemonSet', owner.name, namespace, cluster.createdAt, { generation: 1, labels }),
-      spec: { selector: { matchLabels: labels }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } } },
+      spec: {
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: owner.name === 'cilium' ? 'cilium-agent' : owner.name, image: pods[0]!.image }] } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+      },
       status: {
         observedGeneration: 1,
         desiredNumberScheduled: pods.length,
