@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { READ_QUEUE } from '../../src/queue/job-schemas.ts';
 import type { ClusterFaults } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
@@ -284,5 +284,43 @@ describe('credentials', () => {
     await health();
     const { readdir } = await import('node:fs/promises');
     expect(await readdir(h.env.CREDENTIALS_DIR!)).toEqual([]);
+  });
+});
+
+describe('/talos health on a Talos 1.13 cluster whose CNI is Cilium (Talos installed none)', () => {
+  let versions: Map<string, string>;
+
+  beforeEach(() => {
+    const nodes = h.sim.cluster('production').nodes;
+    versions = new Map(nodes.map((n) => [n.address, n.talosVersion]));
+    for (const node of nodes) node.talosVersion = 'v1.13.9';
+  });
+
+  afterEach(() => {
+    for (const node of h.sim.cluster('production').nodes) node.talosVersion = versions.get(node.address) ?? node.talosVersion;
+  });
+
+  it('passes, saying which checks Talos skipped and that the gate judged them itself', async () => {
+    const run = await health();
+
+    expect(run.root.text).toContain('✅ Health gate passed: production');
+    const talos = replyText(reply(run, 'talosctl health'));
+    expect(talos).toContain('skipped: all k8s nodes to report ready, kube-proxy to report ready, coredns to report ready');
+    expect(talos).toContain('through Kubernetes: CoreDNS ready');
+  });
+
+  it('fails when CoreDNS is not ready, although talosctl health skipped CoreDNS and exited 0', async () => {
+    const run = await gateWith({ podsNotReady: ['coredns'] });
+
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    expect(reply(run, 'talosctl health').text).toMatch(/^❌.*CoreDNS is not ready: CoreDNS ready on 0 of 2 pods/);
+  });
+
+  it('fails on a NotReady node through its own Kubernetes check, although Talos skipped node readiness', async () => {
+    const run = await gateWith({ nodeNotReady: ['10.0.30.13'] });
+
+    expect(reply(run, 'talosctl health').text).toMatch(/^✅/);
+    expect(reply(run, 'Kubernetes nodes').text).toMatch(/^❌/);
+    expect(run.root.text).toContain('❌ Health gate failed: production');
   });
 });

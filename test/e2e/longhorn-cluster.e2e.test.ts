@@ -177,8 +177,9 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
   });
 
   it('stops after the first node when pods stay not ready past the settle window', async () => {
-    // CoreDNS has no budget, so the gate before the upgrade lets it through; only readiness catches it.
-    h.sim.faults.set('production', { podsNotReady: ['coredns'] });
+    // notification-controller has no budget and no check of its own (talosctl health judges CoreDNS),
+    // so the gate before the upgrade lets it through; only readiness catches it.
+    h.sim.faults.set('production', { podsNotReady: ['notification-controller'] });
     const since = h.sim.calls.length;
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
 
@@ -189,7 +190,7 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text + JSON.stringify(m.blocks ?? [])).join('\n');
     expect(thread).toContain('the health gate after 10.0.30.11 failed');
-    expect(thread).toMatch(/still not ready after the 3 s settle window: .*kube-system\/coredns-/);
+    expect(thread).toMatch(/still not ready after the 3 s settle window: .*flux-system\/notification-controller-/);
   });
 
   it('stops after the first node when a Cilium agent is not ready', async () => {

@@ -139,7 +139,7 @@ function probeFails(cluster: SimCluster, pod: PodState, node: SimNode): boolean 
   return pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium' && named(cluster.faults.ciliumAgentNotReady, node);
 }
 
-function podReady(cluster: SimCluster, pod: PodState): boolean {
+export function podReady(cluster: SimCluster, pod: PodState): boolean {
   const node = nodeByHostname(cluster, pod.nodeName);
   return node !== undefined && nodeReady(cluster, node) === 'True' && !probeFails(cluster, pod, node);
 }

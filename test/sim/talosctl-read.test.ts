@@ -244,6 +244,15 @@ describe.concurrent('talosctl health', () => {
     expect(result.stderr.endsWith('healthcheck error: rpc error: code = DeadlineExceeded desc = context deadline exceeded\n')).toBe(true);
   });
 
+  it('waits for every CoreDNS pod to be ready on a server before 1.13, as K8sPodReadyAssertion does', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { podsNotReady: ['coredns'] });
+
+    const result = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--wait-timeout', '300ms']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('waiting for coredns to report ready: no ready pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"\n');
+  });
+
   it('prints the discovered nodes only when it discovered them, when run on the client', async ({ f, expect }) => {
     const named = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--server=false', '--control-plane-nodes', '10.0.20.204', '--worker-nodes', '10.0.20.205', '--wait-timeout', '5s']);
 

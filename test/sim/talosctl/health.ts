@@ -14,6 +14,7 @@ import {
   apiserverServing,
 } from '../cluster-model.ts';
 import { wait } from '../exec-io.ts';
+import { podReady } from '../kube-objects.ts';
 import { goQuoteList, multiError, parseGoDuration } from '../go-format.ts';
 import type { SimNode } from '../types.ts';
 import { compareVersions, isMultiplexingClient } from '../versions.ts';
@@ -149,11 +150,12 @@ function checks(session: Session, server: SimNode, controlPlanes: string[], work
         if (cniSkip) return 'SKIP';
         const down = kubeError(session, '/api/v1/namespaces/kube-system/pods');
         if (down) return down;
-        const ready = cluster.kube.pods.some((p) => {
-          const node = cluster.nodes.find((n) => n.hostname === p.nodeName);
-          return p.labels['k8s-app'] === 'kube-dns' && node !== undefined && nodeReady(cluster, node) === 'True';
-        });
-        return ready ? 'OK' : 'coredns is not ready: no ready pods';
+        // K8sPodReadyAssertion (pkg/cluster/check/kubernetes.go): every CoreDNS pod ready, by its Ready condition.
+        const pods = cluster.kube.pods.filter((p) => p.namespace === 'kube-system' && p.labels['k8s-app'] === 'kube-dns');
+        if (pods.length === 0) return 'no pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"';
+        const notReady = pods.filter((p) => !podReady(cluster, p)).map((p) => p.name);
+        if (notReady.length === pods.length) return 'no ready pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"';
+        return notReady.length === 0 ? 'OK' : `some pods are not ready: [${notReady.join(' ')}]`;
       },
     },
     {
