@@ -65,10 +65,14 @@ describe('evaluateCilium', () => {
 
   describe('the envoy DaemonSet of Cilium ≥ 1.16', () => {
     function envoy(ready: number, desired = 3): V1DaemonSet {
-      return { ...agent(ready, desired), metadata: { namespace: 'kube-system', name: 'cilium-envoy', generation: 1, labels: { 'k8s-app': 'cilium-envoy' } } };
+      const set = agent(ready, desired);
+      set.metadata = { namespace: 'kube-system', name: 'cilium-envoy', generation: 1, labels: { 'k8s-app': 'cilium-envoy' } };
+      return set;
     }
     function agentAt(version: string): V1DaemonSet {
-      return { ...agent(3), spec: { selector: {}, template: { spec: { containers: [{ name: 'cilium-agent', image: `quay.io/cilium/cilium:v${version}@sha256:0a1b` }] } } } };
+      const set = agent(3);
+      set.spec = { selector: {}, template: { spec: { containers: [{ name: 'cilium-agent', image: `quay.io/cilium/cilium:v${version}@sha256:0a1b` }] } } };
+      return set;
     }
 
     it('passes when envoy is ready on every node too', () => {
