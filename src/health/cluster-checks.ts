@@ -2,7 +2,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { KubeApi } from '../kube/kube-api.ts';
 import { findNodeByAddress } from '../talos/observe.ts';
 import type { CheckResult } from './check-result.ts';
-import { CILIUM_AGENT, CILIUM_OPERATOR, evaluateCilium } from './rules/cilium.ts';
+import { CILIUM_AGENT, CILIUM_ENVOY, CILIUM_OPERATOR, evaluateCilium } from './rules/cilium.ts';
 import { longhornView, type LonghornView } from './rules/longhorn.ts';
 import { evaluateDisruptionBudgets, instanceManagerNode } from './rules/pdb.ts';
 
@@ -34,12 +34,13 @@ export async function checkDisruptionBudgets(kube: KubeApi, drainNodes: readonly
   return evaluateDisruptionBudgets(pdbs, { drain: drainTargets(nodes, drainNodes), pods, nodes, longhorn });
 }
 
-/** The final verification's Cilium check: the agent DaemonSet, the operator Deployment and the node count. */
+/** The final verification's Cilium check: the agent and envoy DaemonSets, the operator Deployment and the node count. */
 export async function checkCilium(kube: KubeApi, signal: AbortSignal): Promise<CheckResult> {
-  const [agent, operator, nodes] = await Promise.all([
+  const [agent, operator, envoy, nodes] = await Promise.all([
     kube.getDaemonSet(CILIUM_AGENT.namespace, CILIUM_AGENT.name, signal),
     kube.getDeployment(CILIUM_OPERATOR.namespace, CILIUM_OPERATOR.name, signal),
+    kube.getDaemonSet(CILIUM_ENVOY.namespace, CILIUM_ENVOY.name, signal),
     kube.listNodes(signal),
   ]);
-  return evaluateCilium(agent, operator, nodes.length);
+  return evaluateCilium(agent, operator, nodes.length, envoy);
 }

@@ -10,7 +10,7 @@ import { parseServiceInfo } from '../talos/parse-service.ts';
 import { parseEtcdStatus } from '../talos/parse-etcd-status.ts';
 import type { CheckResult } from './check-result.ts';
 import { evaluateTalosVersions } from './rules/talos-version.ts';
-import { evaluateTalosHealth } from './rules/talos-health.ts';
+import { evaluateTalosHealth, skippedCoreDns } from './rules/talos-health.ts';
 import { evaluateEtcdService } from './rules/etcd-service.ts';
 import { evaluateEtcdStatus } from './rules/etcd-status.ts';
 import { evaluateNodes } from './rules/nodes.ts';
@@ -100,7 +100,10 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
         const args = ['health', '--control-plane-nodes', controlPlanes.join(','), '--wait-timeout', `${healthWaitSeconds}s`];
         if (cluster.workers.length > 0) args.push('--worker-nodes', cluster.workers.join(','));
         const result = await talosctl.run(args, [controlPlanes[0]!], { signal, okExitCodes: [0, 1] });
-        return evaluateTalosHealth(parseHealthOutput(result.stderr), result.exitCode);
+        const parsed = parseHealthOutput(result.stderr);
+        // From 1.13, without a CNI installed by Talos, talosctl skips CoreDNS: ask Kubernetes instead.
+        const pods = skippedCoreDns(parsed) ? await kube.listPods(signal) : undefined;
+        return evaluateTalosHealth(parsed, result.exitCode, pods === undefined ? {} : { pods });
       },
     },
     {

@@ -20,9 +20,21 @@ export interface HealthReport {
   discoveredNodes?: string[];
   /** In the order talosctl first reported them. */
   checks: HealthCheck[];
-  /** Text after the last check, i.e. the error talosctl exited with (`rpc error: … DeadlineExceeded …`). */
+  /** Text after the last check, i.e. the error talosctl exited with (`healthcheck error: rpc error: … DeadlineExceeded …`). */
   finalError?: string;
+  /** The gRPC code of the final error (`DeadlineExceeded` when `--wait-timeout` ran out), when it is an rpc error. */
+  finalErrorCode?: string;
+  /** The final error less talosctl's `healthcheck error: ` (≤ 1.13 in server mode) and the `rpc error: code = … desc = ` wrapper. */
+  finalErrorCause?: string;
 }
+
+/**
+ * Server mode (the default) through apid's one-to-many proxy, as a ≤ 1.13 client with `--nodes`
+ * runs it: the server's error arrives in the message metadata and health.go prints
+ * `healthcheck error: <error>`; the 1.14 client prints the stream's error as it is
+ * (siderolabs/talos cmd/talosctl/cmd/talos/health.go at v1.13.9 and v1.14.0-rc.1).
+ */
+const FINAL_ERROR = /^(?:error: )?(?:healthcheck error: )?(?:rpc error: code = (\w+) desc = )?([\s\S]*)$/;
 
 const CHECK_LINE = /^waiting for (.+?): (.*)$/;
 const DISCOVERED = /^discovered nodes: (.*)$/;
@@ -98,7 +110,12 @@ export function parseHealthOutput(stderr: string): HealthReport {
     if (line.startsWith('WARNING:')) continue;
     trailing.push(line);
   }
-  if (trailing.length > 0) report.finalError = trailing.join('\n');
+  if (trailing.length > 0) {
+    report.finalError = trailing.join('\n');
+    const [, code, cause] = FINAL_ERROR.exec(report.finalError) ?? [];
+    if (code !== undefined) report.finalErrorCode = code;
+    if (cause !== undefined && cause !== report.finalError) report.finalErrorCause = cause;
+  }
   if (report.checks.length === 0 && report.discoveredNodes === undefined && report.finalError === undefined) {
     throw new ParseError(SOURCE, 'no health check lines', stderr.trim());
   }

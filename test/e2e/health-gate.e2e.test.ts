@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { READ_QUEUE } from '../../src/queue/job-schemas.ts';
 import type { ClusterFaults } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
@@ -162,16 +162,38 @@ describe('/talos health stops and names the cause', () => {
     expect(JSON.stringify(run.root.blocks)).toContain('Flux');
   });
 
-  it('fails on Ready=False for a reconciled generation', async () => {
+  it('fails on a Kustomization whose Ready=False turned half a minute ago: every retry restamps the transition', async () => {
+    const run = await gateWith({ fluxFailingRecently: ['apps'] });
+    const flux = reply(run, 'Flux');
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    expect(flux.text).toMatch(/^❌/);
+    expect(replyText(flux)).toContain('Kustomization flux-system/apps: Ready=False (HealthCheckFailed');
+  });
+
+  it('fails on a HelmRelease failing for an hour, read between retries with a fresh transition', async () => {
     const run = await gateWith({ fluxNotReady: ['podinfo'] });
     expect(reply(run, 'Flux').text).toMatch(/^❌/);
-    expect(replyText(reply(run, 'Flux'))).toContain('podinfo');
+    expect(replyText(reply(run, 'Flux'))).toContain('HelmRelease apps/podinfo: Ready=False (UpgradeFailed');
+  });
+
+  it('fails on a Kustomization caught at the start of a retry, by its revisions and history', async () => {
+    const run = await gateWith({ fluxRetrying: ['apps'] });
+    const flux = replyText(reply(run, 'Flux'));
+    expect(reply(run, 'Flux').text).toMatch(/^❌/);
+    expect(flux).toMatch(/Kustomization flux-system\/apps: revision main@sha1:[0-9a-f]+ attempted, .* applied: the last attempt failed \(HealthCheckFailed\), failing since 60 min ago/);
+  });
+
+  it('only warns on a Kustomization applying a new revision for the first time', async () => {
+    const run = await gateWith({ fluxReconciling: ['apps'] });
+    expect(run.root.text).toContain('✅ Health gate passed: production');
+    expect(reply(run, 'Flux').text).toMatch(/^⚠️/);
+    expect(replyText(reply(run, 'Flux'))).toMatch(/flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/);
   });
 
   it('reports suspended Flux objects without failing on them', async () => {
     const run = await gateWith({ fluxSuspended: ['apps'] });
     expect(run.root.text).toContain('✅ Health gate passed');
-    expect(replyText(reply(run, 'Flux'))).toMatch(/suspend/i);
+    expect(replyText(reply(run, 'Flux'))).toContain('Kustomization flux-system/apps: suspended: not evaluated');
   });
 
   it('fails when a PodDisruptionBudget allows no disruption', async () => {
@@ -262,5 +284,43 @@ describe('credentials', () => {
     await health();
     const { readdir } = await import('node:fs/promises');
     expect(await readdir(h.env.CREDENTIALS_DIR!)).toEqual([]);
+  });
+});
+
+describe('/talos health on a Talos 1.13 cluster whose CNI is Cilium (Talos installed none)', () => {
+  let versions: Map<string, string>;
+
+  beforeEach(() => {
+    const nodes = h.sim.cluster('production').nodes;
+    versions = new Map(nodes.map((n) => [n.address, n.talosVersion]));
+    for (const node of nodes) node.talosVersion = 'v1.13.9';
+  });
+
+  afterEach(() => {
+    for (const node of h.sim.cluster('production').nodes) node.talosVersion = versions.get(node.address) ?? node.talosVersion;
+  });
+
+  it('passes, saying which checks Talos skipped and that the gate judged them itself', async () => {
+    const run = await health();
+
+    expect(run.root.text).toContain('✅ Health gate passed: production');
+    const talos = replyText(reply(run, 'talosctl health'));
+    expect(talos).toContain('skipped: all k8s nodes to report ready, kube-proxy to report ready, coredns to report ready');
+    expect(talos).toContain('through Kubernetes: CoreDNS ready');
+  });
+
+  it('fails when CoreDNS is not ready, although talosctl health skipped CoreDNS and exited 0', async () => {
+    const run = await gateWith({ podsNotReady: ['coredns'] });
+
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    expect(reply(run, 'talosctl health').text).toMatch(/^❌.*CoreDNS is not ready: CoreDNS ready on 0 of 2 pods/);
+  });
+
+  it('fails on a NotReady node through its own Kubernetes check, although Talos skipped node readiness', async () => {
+    const run = await gateWith({ nodeNotReady: ['10.0.30.13'] });
+
+    expect(reply(run, 'talosctl health').text).toMatch(/^✅/);
+    expect(reply(run, 'Kubernetes nodes').text).toMatch(/^❌/);
+    expect(run.root.text).toContain('❌ Health gate failed: production');
   });
 });

@@ -103,14 +103,24 @@ describe('the health gate on a Longhorn cluster', () => {
     expect(replyText(run, 'PodDisruptionBudgets')).toMatch(/^✅/);
   });
 
-  it('does not call Flux stalled while it reconciles, or while a failure is younger than the stall window', async () => {
+  it('stops on a Flux object that failed its last attempt even though its Ready transition is seconds old, and only warns on one applying for the first time', async () => {
     const run = await gateWith({ fluxReconciling: ['apps'], fluxFailingRecently: ['podinfo'] });
+
+    expect(run.root.text).toContain('❌ Health gate failed: production');
+    const flux = replyText(run, 'Flux');
+    expect(flux).toMatch(/^❌/);
+    expect(flux).toContain('HelmRelease apps/podinfo: Ready=False (UpgradeFailed');
+    expect(flux).toMatch(/Kustomization flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/);
+  });
+
+  it('does not call Flux failing while it only applies a new revision', async () => {
+    const run = await gateWith({ fluxReconciling: ['apps', 'longhorn'] });
 
     expect(run.root.text).toContain('✅ Health gate passed: production');
     const flux = replyText(run, 'Flux');
     expect(flux).toMatch(/^⚠️/);
     expect(flux).toContain('flux-system/apps');
-    expect(flux).toContain('apps/podinfo');
+    expect(flux).toContain('longhorn-system/longhorn');
   });
 
   it('warns, without stopping, where a budget has more pods on one node than it lets go (staging: one schedulable worker)', async () => {
@@ -167,8 +177,9 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
   });
 
   it('stops after the first node when pods stay not ready past the settle window', async () => {
-    // CoreDNS has no budget, so the gate before the upgrade lets it through; only readiness catches it.
-    h.sim.faults.set('production', { podsNotReady: ['coredns'] });
+    // notification-controller has no budget and no check of its own (talosctl health judges CoreDNS),
+    // so the gate before the upgrade lets it through; only readiness catches it.
+    h.sim.faults.set('production', { podsNotReady: ['notification-controller'] });
     const since = h.sim.calls.length;
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
 
@@ -179,7 +190,7 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text + JSON.stringify(m.blocks ?? [])).join('\n');
     expect(thread).toContain('the health gate after 10.0.30.11 failed');
-    expect(thread).toMatch(/still not ready after the 3 s settle window: .*kube-system\/coredns-/);
+    expect(thread).toMatch(/still not ready after the 3 s settle window: .*flux-system\/notification-controller-/);
   });
 
   it('stops after the first node when a Cilium agent is not ready', async () => {
@@ -194,6 +205,20 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text + JSON.stringify(m.blocks ?? [])).join('\n');
     expect(thread).toContain('Cilium is not healthy: agent ready on 2 of 3 nodes');
+  });
+
+  it("stops after the first node when Cilium 1.18's envoy DaemonSet is not ready on a node", async () => {
+    h.sim.faults.set('production', { ciliumEnvoyNotReady: ['10.0.30.12'] });
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('stopped');
+    expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
+    const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text + JSON.stringify(m.blocks ?? [])).join('\n');
+    expect(thread).toContain('Cilium is not healthy: envoy ready on 2 of 3 nodes');
   });
 });
 

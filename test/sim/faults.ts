@@ -18,18 +18,29 @@ export interface ClusterFaults {
   nodeCordoned?: string[];
   /** Network partition: talosctl gets Unavailable, Kubernetes shows Ready=Unknown, etcd members unhealthy. */
   nodeUnreachable?: string[];
-  /** Flux objects (Kustomization or HelmRelease names) with Stalled=True and Ready=False for the current generation. */
+  /**
+   * Flux objects (Kustomization or HelmRelease names) that gave up: a Kustomization Stalled=True
+   * AccessDenied, a HelmRelease Stalled=True RetriesExceeded after its one default attempt.
+   */
   fluxStalled?: string[];
   /**
-   * Flux objects with Ready=False for the current generation since an hour ago, no Stalled
-   * condition: the controller keeps retrying (Reconciling=True, ProgressingWithRetry).
+   * Flux objects failing for an hour, read between two retries: Ready=False with the failure's
+   * reason and Reconciling=True ProgressingWithRetry, both stamped when the last attempt failed
+   * (40 s ago: every retry flips Ready, so the transition is always fresh); a Kustomization's new
+   * revision attempted and not applied, with the failure in its history.
    */
   fluxNotReady?: string[];
-  /** Like `fluxNotReady`, but Ready turned False half a minute ago: a failure still inside any sensible stall window. */
+  /** Like `fluxNotReady`, but the first attempt failed half a minute ago. */
   fluxFailingRecently?: string[];
-  /** Flux objects being reconciled right now: Reconciling=True and Ready=Unknown, both with reason Progressing. */
+  /**
+   * Flux objects failing for an hour, read at the start of a retry: Ready=Unknown "Reconciliation
+   * in progress" and Reconciling=True Progressing, seconds old; only the revisions, the history
+   * (Kustomization) or the failure count (HelmRelease) tell of the failed attempts.
+   */
+  fluxRetrying?: string[];
+  /** Flux objects applying a new revision for the first time, with no failed attempt: Reconciling=True and Ready=Unknown, both Progressing. */
   fluxReconciling?: string[];
-  /** Flux objects with spec.suspend=true and a stale Ready=True. */
+  /** Flux objects with spec.suspend=true and a stale Ready=True: the controller skips them. */
   fluxSuspended?: string[];
   /** PodDisruptionBudgets (by name) that allow no disruption. */
   pdbBlocked?: string[];
@@ -40,6 +51,8 @@ export interface ClusterFaults {
   podsNotReady?: string[];
   /** Nodes whose Cilium agent (DaemonSet `kube-system/cilium`) is not ready. */
   ciliumAgentNotReady?: string[];
+  /** Nodes whose Cilium Envoy pod (DaemonSet `kube-system/cilium-envoy`, Cilium ≥ 1.16) is not ready. */
+  ciliumEnvoyNotReady?: string[];
   /** Longhorn's `node-drain-policy` setting, instead of the default `block-if-contains-last-replica`. */
   longhornDrainPolicy?: string;
   /** Longhorn replicas that failed: PVC name (e.g. `postgres-1`) → nodes whose replica of that volume failed. */

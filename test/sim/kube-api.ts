@@ -8,7 +8,6 @@ import {
   pdbsMatching,
   renderDaemonSets,
   renderDeployments,
-  renderFlux,
   renderNamespace,
   renderNode,
   renderPdb,
@@ -18,6 +17,7 @@ import {
   renderVolume,
   type Json,
 } from './kube-objects.ts';
+import { renderFlux } from './flux-objects.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { bare } from './versions.ts';
 import { evictPod } from './workloads.ts';

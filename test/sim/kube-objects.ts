@@ -5,7 +5,7 @@ import { nameSuffix, uuidFrom } from './kube-seed.ts';
 import { CNPG_IMAGE } from './cnpg-seed.ts';
 import { instancesOf } from './cnpg.ts';
 import { attachedNode, drainPolicy, replicaView, volumePod, volumeView } from './longhorn.ts';
-import type { CnpgClusterState, FluxObjectState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
+import type { CnpgClusterState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -17,7 +17,7 @@ function resourceVersion(seed: string): string {
   return String(10_000 + (createHash('sha1').update(seed).digest().readUInt32BE(0) % 900_000));
 }
 
-function meta(cluster: SimCluster, kind: string, name: string, namespace: string | undefined, createdAt: number, extra: Json = {}): Json {
+export function meta(cluster: SimCluster, kind: string, name: string, namespace: string | undefined, createdAt: number, extra: Json = {}): Json {
   return {
     name,
     ...(namespace ? { namespace } : {}),
@@ -134,9 +134,10 @@ export function workloadOf(pod: PodState): string {
   return pod.owner.kind === 'ReplicaSet' ? pod.owner.name.replace(/-[a-z0-9]{10}$/, '') : pod.owner.name;
 }
 
-/** A pod whose readiness probe fails by a fault: `podsNotReady` names its workload, `ciliumAgentNotReady` its node. */
+/** A pod whose readiness probe fails by a fault: `podsNotReady` names its workload, `ciliumAgentNotReady` and `ciliumEnvoyNotReady` its node. */
 function probeFails(cluster: SimCluster, pod: PodState, node: SimNode): boolean {
   if ((cluster.faults.podsNotReady ?? []).includes(workloadOf(pod))) return true;
+  if (pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium-envoy' && named(cluster.faults.ciliumEnvoyNotReady, node)) return true;
   return pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium' && named(cluster.faults.ciliumAgentNotReady, node);
 }
 
@@ -264,88 +265,6 @@ export function renderPdb(cluster: SimCluster, pdb: PdbState, now: number): Json
   };
 }
 
-export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: number): Json {
-  const faults = cluster.faults;
-  const suspended = (faults.fluxSuspended ?? []).includes(obj.name);
-  const stalled = (faults.fluxStalled ?? []).includes(obj.name);
-  const failingRecently = (faults.fluxFailingRecently ?? []).includes(obj.name);
-  const notReady = failingRecently || (faults.fluxNotReady ?? []).includes(obj.name);
-  const reconciling = (faults.fluxReconciling ?? []).includes(obj.name);
-  const isKs = obj.kind === 'Kustomization';
-  // Suspending is a spec change the controller never observes, and a reconciliation in progress
-  // works on a spec it has not finished with, so the generation moves ahead of the observed one.
-  const generation = suspended || reconciling ? obj.generation + 1 : obj.generation;
-  // A condition's lastTransitionTime moves only when its status changes: a failure retried for an
-  // hour keeps the time of the first failure.
-  const since = timestamp(now - (failingRecently ? 30_000 : notReady ? 3_600_000 : reconciling ? 5_000 : 120_000));
-  const condition = (type: string, status: string, reason: string, message: string): Json => ({
-    type,
-    status,
-    reason,
-    message,
-    observedGeneration: obj.generation,
-    lastTransitionTime: since,
-  });
-  const release = `${obj.namespace}/${obj.name}.v${obj.generation}`;
-  const conditions: Json[] = [];
-  if (stalled) {
-    conditions.push(
-      isKs
-        ? condition('Ready', 'False', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'")
-        : condition('Ready', 'False', 'UpgradeFailed', `Helm upgrade failed for release ${release} with chart ${obj.chart}@${obj.chartVersion}: context deadline exceeded`),
-      isKs
-        ? condition('Stalled', 'True', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'")
-        : condition('Stalled', 'True', 'RetriesExceeded', 'Failed to upgrade after 1 attempt(s)'),
-    );
-  } else if (reconciling) {
-    // fluxcd/pkg runtime/reconcile ProgressiveStatus: Reconciling=True and Ready=Unknown, both Progressing.
-    conditions.push(
-      condition('Reconciling', 'True', 'Progressing', 'Reconciliation in progress'),
-      condition('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress'),
-    );
-  } else if (notReady) {
-    conditions.push(
-      condition('Reconciling', 'True', 'ProgressingWithRetry', `Detecting drift for revision ${obj.revision} with a timeout of 5m0s`),
-      isKs
-        ? condition('Ready', 'False', 'BuildFailed', `kustomize build failed: accumulating resources: accumulation err='accumulating resources from 'apps': must build at directory: not a valid directory'`)
-        : condition('Ready', 'False', 'UpgradeFailed', `Helm upgrade failed for release ${release} with chart ${obj.chart}@${obj.chartVersion}: timed out waiting for the condition`),
-    );
-  } else {
-    conditions.push(
-      isKs
-        ? condition('Ready', 'True', 'ReconciliationSucceeded', `Applied revision: ${obj.revision}`)
-        : condition('Ready', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${release} with chart ${obj.chart}@${obj.chartVersion}`),
-    );
-    if (!isKs) conditions.push(condition('Released', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${release} with chart ${obj.chart}@${obj.chartVersion}`));
-  }
-  return {
-    apiVersion: isKs ? 'kustomize.toolkit.fluxcd.io/v1' : 'helm.toolkit.fluxcd.io/v2',
-    kind: obj.kind,
-    metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, { generation, finalizers: ['finalizers.fluxcd.io'] }),
-    spec: isKs
-      ? {
-          interval: '10m0s',
-          path: obj.path,
-          prune: true,
-          sourceRef: { kind: 'GitRepository', name: 'flux-system' },
-          timeout: '5m0s',
-          ...(suspended ? { suspend: true } : {}),
-        }
-      : {
-          interval: '30m0s',
-          chart: { spec: { chart: obj.chart, version: obj.chartVersion, sourceRef: { kind: 'HelmRepository', name: obj.chart, namespace: 'flux-system' } } },
-          ...(suspended ? { suspend: true } : {}),
-        },
-    status: {
-      conditions,
-      observedGeneration: obj.generation,
-      ...(isKs
-        ? { lastAppliedRevision: obj.revision, lastAttemptedRevision: obj.revision }
-        : { lastAttemptedRevision: obj.chartVersion, lastAttemptedGeneration: obj.generation }),
-      lastHandledReconcileAt: timestamp(now - 300_000),
-    },
-  };
-}
 
 export function renderVolume(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
   const pod = volumePod(cluster, volume);
@@ -422,7 +341,11 @@ export function renderDaemonSets(cluster: SimCluster): Json[] {
     const ready = pods.filter((p) => podReady(cluster, p)).length;
     return {
       metadata: meta(cluster, 'DaemonSet', owner.name, namespace, cluster.createdAt, { generation: 1, labels }),
-      spec: { selector: { matchLabels: labels }, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } } },
+      spec: {
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: owner.name === 'cilium' ? 'cilium-agent' : owner.name, image: pods[0]!.image }] } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+      },
       status: {
         observedGeneration: 1,
         desiredNumberScheduled: pods.length,

@@ -68,6 +68,15 @@ function schedulable(node: SimNode, shape: ClusterShape, tolerateControlPlane: b
   return node.role === 'worker' || shape.schedulingOnControlPlanes || tolerateControlPlane;
 }
 
+/** The Cilium release the simulated clusters run (its agent, operator and HelmRelease). */
+const CILIUM_VERSION = '1.18.4';
+
+/** Whether a Cilium release's chart runs Envoy as a separate DaemonSet (from 1.16). */
+function ciliumRunsEnvoyDaemonSet(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 1 || (major === 1 && minor >= 16);
+}
+
 /** The pods that belong to one node: its DaemonSet pods, Longhorn's instance manager and, on a control plane, the static pods. */
 export function nodePods(shape: ClusterShape, node: SimNode, createdAt: number): PodState[] {
   const pods: PodState[] = [];
@@ -80,8 +89,20 @@ export function nodePods(shape: ClusterShape, node: SimNode, createdAt: number):
     nodeName: node.hostname,
     labels: { 'k8s-app': 'cilium' },
     owner: { kind: 'DaemonSet', name: 'cilium' },
-    image: 'quay.io/cilium/cilium:v1.18.4',
+    image: `quay.io/cilium/cilium:v${CILIUM_VERSION}`,
   });
+  // cilium/cilium install/kubernetes (chart ≥ 1.16): `envoy.enabled` defaults to true, so Envoy
+  // runs as its own DaemonSet kube-system/cilium-envoy (label k8s-app=cilium-envoy) on every node.
+  if (ciliumRunsEnvoyDaemonSet(CILIUM_VERSION)) {
+    pod({
+      name: `cilium-envoy-${nameSuffix(`${shape.name}/cilium-envoy/${node.hostname}`)}`,
+      namespace: 'kube-system',
+      nodeName: node.hostname,
+      labels: { 'k8s-app': 'cilium-envoy' },
+      owner: { kind: 'DaemonSet', name: 'cilium-envoy' },
+      image: 'quay.io/cilium/cilium-envoy:v1.34.10',
+    });
+  }
   if (shape.longhorn && node.longhorn) {
     pod({
       name: `longhorn-manager-${nameSuffix(`${shape.name}/longhorn-manager/${node.hostname}`)}`,

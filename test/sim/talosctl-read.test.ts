@@ -236,7 +236,7 @@ describe.concurrent('talosctl health', () => {
     expect(lines).toContain('waiting for kube-proxy to report ready: SKIP');
   });
 
-  it('keeps reporting a failing check until --wait-timeout, then fails with the deadline error', async ({ f, expect }) => {
+  it('keeps reporting a failing check until --wait-timeout, then fails with the deadline error as a 1.13 or older client prints it', async ({ f, expect }) => {
     f.sim.faults.set('staging', { nodeNotReady: ['talos-stg-w-1'] });
     const started = Date.now();
 
@@ -244,9 +244,37 @@ describe.concurrent('talosctl health', () => {
 
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).not.toContain('discovered nodes');
+    // The server sends its node list first even when the client named the nodes (v1alpha1_cluster.go).
+    expect(result.stderr.startsWith('discovered nodes: ["10.0.20.204" "10.0.20.205"]\n')).toBe(true);
     expect(result.stderr).toContain('waiting for all k8s nodes to report ready: some nodes are not ready: [talos-stg-w-1]\n');
-    expect(result.stderr.endsWith('rpc error: code = DeadlineExceeded desc = context deadline exceeded\n')).toBe(true);
+    expect(result.stderr.endsWith('healthcheck error: rpc error: code = DeadlineExceeded desc = context deadline exceeded\n')).toBe(true);
+  });
+
+  it('waits for every CoreDNS pod to be ready on a server before 1.13, as K8sPodReadyAssertion does', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { podsNotReady: ['coredns'] });
+
+    const result = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--wait-timeout', '300ms']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('waiting for coredns to report ready: no ready pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"\n');
+  });
+
+  it('prints the discovered nodes only when it discovered them, when run on the client', async ({ f, expect }) => {
+    const named = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--server=false', '--control-plane-nodes', '10.0.20.204', '--worker-nodes', '10.0.20.205', '--wait-timeout', '5s']);
+
+    expect(named.exitCode).toBe(0);
+    expect(named.stderr).not.toContain('discovered nodes');
+  });
+
+  it('skips node readiness and CoreDNS on a 1.13 server whose Talos installed no CNI, even with a node not ready', async ({ f, expect }) => {
+    for (const node of f.sim.cluster('staging').nodes) node.talosVersion = 'v1.13.9';
+    f.sim.faults.set('staging', { nodeNotReady: ['talos-stg-w-1'] });
+
+    const result = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--wait-timeout', '5s'], { version: 'v1.13.9' });
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('waiting for all k8s nodes to report ready: SKIP\n');
+    expect(result.stderr).toContain('waiting for coredns to report ready: SKIP\n');
   });
 });
 

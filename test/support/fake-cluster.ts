@@ -21,7 +21,8 @@ import { buildCluster, findNode, kubeApiAvailability } from '../sim/cluster-mode
 import { createCredentials } from '../sim/credentials.ts';
 import { ClientGone, type ExecIO } from '../sim/exec-io.ts';
 import { defaultFactoryVersions } from '../sim/image-factory.ts';
-import { renderDaemonSets, renderDeployments, renderFlux, renderNamespace, renderNode, renderPdb, renderPod, renderReplicas, renderSettings, renderVolume, type Json } from '../sim/kube-objects.ts';
+import { renderDaemonSets, renderDeployments, renderNamespace, renderNode, renderPdb, renderPod, renderReplicas, renderSettings, renderVolume, type Json } from '../sim/kube-objects.ts';
+import { renderFlux } from '../sim/flux-objects.ts';
 import { Lifecycle } from '../sim/lifecycle.ts';
 import { Recorder } from '../sim/recorder.ts';
 import { schematicId } from '../sim/schematics.ts';

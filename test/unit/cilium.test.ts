@@ -62,4 +62,37 @@ describe('evaluateCilium', () => {
 
     expect([result.status, result.settling, result.evidence]).toEqual(['failed', undefined, ['no agent DaemonSet kube-system/cilium', 'no operator Deployment kube-system/cilium-operator']]);
   });
+
+  describe('the envoy DaemonSet of Cilium ≥ 1.16', () => {
+    function envoy(ready: number, desired = 3): V1DaemonSet {
+      const set = agent(ready, desired);
+      set.metadata = { namespace: 'kube-system', name: 'cilium-envoy', generation: 1, labels: { 'k8s-app': 'cilium-envoy' } };
+      return set;
+    }
+    function agentAt(version: string): V1DaemonSet {
+      const set = agent(3);
+      set.spec = { selector: {}, template: { spec: { containers: [{ name: 'cilium-agent', image: `quay.io/cilium/cilium:v${version}@sha256:0a1b` }] } } };
+      return set;
+    }
+
+    it('passes when envoy is ready on every node too', () => {
+      const result = evaluateCilium(agentAt('1.18.4'), operator(true), 3, envoy(3));
+
+      expect([result.status, result.summary]).toEqual(['passed', 'Cilium agent ready on all 3 nodes; operator available; envoy ready on all nodes']);
+      expect(result.evidence).toContain('envoy kube-system/cilium-envoy: 3 ready of 3 desired');
+    });
+
+    it('fails, as settling, when envoy is not ready on a node', () => {
+      const result = evaluateCilium(agentAt('1.18.4'), operator(true), 3, envoy(2));
+
+      expect([result.status, result.settling, result.summary]).toEqual(['failed', true, 'Cilium is not healthy: envoy ready on 2 of 3 nodes']);
+    });
+
+    it('says where Envoy runs inside the agent instead of failing', () => {
+      expect(evaluateCilium(agentAt('1.18.4'), operator(true), 3).evidence).toContain(
+        'no kube-system/cilium-envoy DaemonSet: Envoy runs inside the agent (envoy.enabled=false)',
+      );
+      expect(evaluateCilium(agentAt('1.15.9'), operator(true), 3).evidence).toHaveLength(2);
+    });
+  });
 });

@@ -61,7 +61,44 @@ describe('parseHealthOutput', () => {
         },
       ],
       finalError: 'rpc error: code = DeadlineExceeded desc = context deadline exceeded',
+      finalErrorCode: 'DeadlineExceeded',
+      finalErrorCause: 'context deadline exceeded',
     });
+  });
+
+  it('reads server-mode output of a 1.13 server with CNI none: the discovered nodes, SKIP lines and the healthcheck prefix', () => {
+    // As talosctl 1.13.9 prints it with --nodes: the server's node list always, its error in the message metadata.
+    const stderr = [
+      'discovered nodes: ["10.0.30.11" "10.0.30.12" "10.0.30.13"]',
+      'waiting for etcd to be healthy: ...',
+      'waiting for etcd to be healthy: OK',
+      'waiting for all k8s nodes to report ready: ...',
+      'waiting for all k8s nodes to report ready: SKIP',
+      'waiting for kube-proxy to report ready: ...',
+      'waiting for kube-proxy to report ready: SKIP',
+      'waiting for coredns to report ready: ...',
+      'waiting for coredns to report ready: SKIP',
+      'waiting for all k8s nodes to report schedulable: ...',
+      'waiting for all k8s nodes to report schedulable: some nodes are not schedulable: [talos-prd-cp-2]',
+      'healthcheck error: rpc error: code = DeadlineExceeded desc = context deadline exceeded',
+      '',
+    ].join('\n');
+
+    const report = parseHealthOutput(stderr);
+
+    expect(report.discoveredNodes).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    expect(report.checks.map((c) => [c.name, c.result])).toEqual([
+      ['etcd to be healthy', 'OK'],
+      ['all k8s nodes to report ready', 'SKIP'],
+      ['kube-proxy to report ready', 'SKIP'],
+      ['coredns to report ready', 'SKIP'],
+      ['all k8s nodes to report schedulable', 'pending'],
+    ]);
+    expect([report.finalError, report.finalErrorCode, report.finalErrorCause]).toEqual([
+      'healthcheck error: rpc error: code = DeadlineExceeded desc = context deadline exceeded',
+      'DeadlineExceeded',
+      'context deadline exceeded',
+    ]);
   });
 
   it('keeps the latest interim error when a check reports several', () => {
@@ -82,7 +119,12 @@ describe('parseHealthOutput', () => {
   it('takes a whole-command error without checks as the final error', () => {
     const stderr = 'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.0.20.204:50000: connect: connection refused"\n';
 
-    expect(parseHealthOutput(stderr)).toEqual({ checks: [], finalError: stderr.trim() });
+    expect(parseHealthOutput(stderr)).toEqual({
+      checks: [],
+      finalError: stderr.trim(),
+      finalErrorCode: 'Unavailable',
+      finalErrorCause: 'connection error: desc = "transport: Error while dialing: dial tcp 10.0.20.204:50000: connect: connection refused"',
+    });
   });
 
   it('ignores version-skew warnings and terminal colours', () => {

@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { evaluateTalosHealth } from '../../src/health/rules/talos-health.ts';
 import type { HealthReport } from '../../src/talos/parse-health.ts';
@@ -58,4 +59,55 @@ describe('evaluateTalosHealth', () => {
   it('fails on exit 0 without any check', () => {
     expect(evaluateTalosHealth({ checks: [], discoveredNodes: [] }, 0).status).toBe('failed');
   });
+
+  describe('on a 1.13 server whose Talos installed no CNI', () => {
+    const skipped: HealthReport = {
+      discoveredNodes: ['10.0.30.11'],
+      checks: [
+        { name: 'etcd to be healthy', result: 'OK' },
+        { name: 'all k8s nodes to report ready', result: 'SKIP' },
+        { name: 'kube-proxy to report ready', result: 'SKIP' },
+        { name: 'coredns to report ready', result: 'SKIP' },
+        { name: 'all k8s nodes to report schedulable', result: 'OK' },
+      ],
+    };
+    const dns = (ready: boolean, name: string): V1Pod => ({
+      metadata: { namespace: 'kube-system', name, labels: { 'k8s-app': 'kube-dns' } },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+    });
+
+    it('judges CoreDNS itself through Kubernetes, since Talos skipped it', () => {
+      const result = evaluateTalosHealth(skipped, 0, { pods: [dns(true, 'coredns-1'), dns(false, 'coredns-2')] });
+
+      expect([result.status, result.summary]).toEqual(['failed', 'talosctl health skipped its CoreDNS check, and CoreDNS is not ready: CoreDNS ready on 1 of 2 pods']);
+      expect(result.evidence).toContain('Talos skipped "all k8s nodes to report ready" (no CNI installed by Talos): node readiness is judged by the Kubernetes nodes check');
+    });
+
+    it('passes when CoreDNS is ready on every pod', () => {
+      const result = evaluateTalosHealth(skipped, 0, { pods: [dns(true, 'coredns-1'), dns(true, 'coredns-2')] });
+
+      expect(result.status).toBe('passed');
+      expect(result.evidence).toContain('Talos skipped "coredns to report ready" (no CNI installed by Talos); through Kubernetes: CoreDNS ready');
+    });
+
+    it('fails where no CoreDNS pod exists', () => {
+      expect(evaluateTalosHealth(skipped, 0, { pods: [] }).summary).toBe(
+        'talosctl health skipped its CoreDNS check, and CoreDNS is not ready: no CoreDNS pod (kube-system, k8s-app=kube-dns)',
+      );
+    });
+  });
+
+  it('names the wait timeout when the final error is the deadline, whatever the healthcheck prefix', () => {
+    const parsed: HealthReport = {
+      checks: [{ name: 'all k8s nodes to report schedulable', result: 'pending', lastError: 'some nodes are not schedulable: [talos-prd-cp-2]' }],
+      finalError: 'healthcheck error: rpc error: code = DeadlineExceeded desc = context deadline exceeded',
+      finalErrorCode: 'DeadlineExceeded',
+      finalErrorCause: 'context deadline exceeded',
+    };
+
+    expect(evaluateTalosHealth(parsed, 1).summary).toBe(
+      'talosctl health failed waiting for all k8s nodes to report schedulable: some nodes are not schedulable: [talos-prd-cp-2] (its --wait-timeout ran out)',
+    );
+  });
 });
+

@@ -15,12 +15,12 @@ describe('gateVerdict', () => {
     const results = [
       check('etcd-status', 'failed', 'etcd has no leader on 10.0.20.205'),
       check('pods', 'warning', '2 pods not healthy'),
-      check('flux', 'failed', 'Flux is stalled: Kustomization flux-system/apps: Stalled=True'),
+      check('flux', 'failed', 'Flux is failing: Kustomization flux-system/apps: Stalled=True'),
     ];
 
     expect(gateVerdict(results)).toEqual({
       passed: false,
-      stopReasons: ['etcd has no leader on 10.0.20.205', 'Flux is stalled: Kustomization flux-system/apps: Stalled=True'],
+      stopReasons: ['etcd has no leader on 10.0.20.205', 'Flux is failing: Kustomization flux-system/apps: Stalled=True'],
     });
   });
 

@@ -14,6 +14,16 @@ export const FluxCondition = z.object({
 });
 export type FluxCondition = z.infer<typeof FluxCondition>;
 
+/** One entry of a Kustomization's `status.history` (fluxcd/pkg apis/meta history.go): stamped once per digest and status. */
+export const FluxSnapshot = z.object({
+  digest: z.string().optional(),
+  firstReconciled: z.string().optional(),
+  lastReconciled: z.string().optional(),
+  lastReconciledStatus: z.string().optional(),
+  metadata: z.record(z.string(), z.string()).optional(),
+});
+export type FluxSnapshot = z.infer<typeof FluxSnapshot>;
+
 /** The parts of a Kustomization or HelmRelease that the Flux verdict reads. */
 export const FluxObject = z.object({
   kind: z.string().optional(),
@@ -32,24 +42,49 @@ export const FluxObject = z.object({
     .object({
       conditions: z.array(FluxCondition).optional(),
       observedGeneration: z.number().optional(),
+      lastAttemptedRevision: z.string().optional(),
+      /** Kustomizations only; a HelmRelease records what it applied in its release history instead. */
+      lastAppliedRevision: z.string().optional(),
+      history: z.array(FluxSnapshot).optional(),
+      /**
+       * HelmRelease: failures against the latest desired state, reset by a successful
+       * reconciliation (helm-controller v1.6.3 api/v2/helmrelease_types.go).
+       */
+      failures: z.number().optional(),
     })
     .optional(),
 });
 export type FluxObject = z.infer<typeof FluxObject>;
 
-type Verdict = { kind: 'ok' } | { kind: 'suspended' } | { kind: 'stalled' | 'note'; text: string };
+type Verdict = { kind: 'ok' } | { kind: 'suspended' } | { kind: 'failing' | 'note'; text: string };
 
-/** How long Ready=False may last before Flux counts as stalled, in ms, when the caller names no window. */
+/** How long a revision may stay attempted but not applied before Flux counts as failing, in ms, when the caller names no window. */
 export const DEFAULT_FLUX_STALL_MS = 10 * 60_000;
 
 export interface FluxOptions {
   /** Milliseconds since the epoch; default `Date.now()`. */
   now?: number;
-  /** How long Ready=False may last (from its `lastTransitionTime`) before the object counts as stalled, in ms. Default 10 minutes. */
+  /**
+   * How long `lastAttemptedRevision` may differ from `lastAppliedRevision` before the object counts
+   * as failing, in ms (measured from the controller's own record of the attempt, see {@link judge}). Default 10 minutes.
+   */
   stallMs?: number;
   /** `final`: every object that is not suspended must be Ready (the runbook's final verification). Default `standard`. */
   mode?: 'standard' | 'final';
 }
+
+/**
+ * Ready=False reasons that mean "waiting", not "failed": the object itself has not failed an attempt.
+ * DependencyNotReady (fluxcd/pkg apis/meta conditions.go) waits for another object, which is judged
+ * on its own; HealthCheckCanceled means a newer reconciliation superseded this one
+ * (kustomize-controller v1.9.4 internal/controller/kustomization_controller.go). Every other reason
+ * a controller writes on Ready=False (BuildFailed, ReconciliationFailed, HealthCheckFailed,
+ * PruneFailed, ArtifactFailed, InstallFailed, UpgradeFailed, RollbackSucceeded, ...) is a failure.
+ */
+const WAITING_REASONS = new Set(['DependencyNotReady', 'HealthCheckCanceled', 'Progressing']);
+
+/** The snapshot status kustomize-controller records for a successful apply. */
+const SUCCEEDED = 'ReconciliationSucceeded';
 
 function condition(object: FluxObject, type: string): FluxCondition | undefined {
   return object.status?.conditions?.find((c) => c.type === type);
@@ -67,36 +102,71 @@ function duration(ms: number): string {
 }
 
 /**
- * Suspended objects keep their old conditions, so they are never judged. Stalled means
- * Stalled=True, or Ready=False for longer than the stall window (a condition's
- * lastTransitionTime moves only when its status changes). An object still reconciling
- * (Reconciling=True, Ready Unknown, or Ready=False within the window while Flux retries) is a note.
+ * The earliest controller-written time that proves `revision` has been attempted and not applied
+ * since: a `status.history` snapshot of it (stamped `firstReconciled` once per digest and status,
+ * fluxcd/pkg apis/meta history.go), or the start of the attempt in progress (Ready=Unknown keeps
+ * its time for the whole attempt). Restamping only makes these younger than the truth, so the
+ * window can fire late, never early. Also returns a snapshot of a failed attempt at it, if any.
+ */
+function attemptsOf(object: FluxObject, revision: string, ready: FluxCondition | undefined): { since?: number; failed?: FluxSnapshot } {
+  const snapshots = (object.status?.history ?? []).filter((s) => s.metadata?.['revision'] === revision);
+  const times = [...snapshots.map((s) => s.firstReconciled), ...(ready?.status === 'Unknown' ? [ready.lastTransitionTime] : [])]
+    .map((t) => Date.parse(t ?? ''))
+    .filter((t) => !Number.isNaN(t));
+  const failed = snapshots.find((s) => s.lastReconciledStatus !== undefined && s.lastReconciledStatus !== SUCCEEDED);
+  return { ...(times.length > 0 ? { since: Math.min(...times) } : {}), ...(failed !== undefined ? { failed } : {}) };
+}
+
+/**
+ * How the controllers report a failing object (kustomize-controller v1.9.4 and helm-controller
+ * v1.6.3): every retry starts by setting Ready=Unknown "Reconciliation in progress", and fluxcd/pkg's
+ * condition setter stamps a new lastTransitionTime whenever status, reason or message change. So
+ * the age of Ready=False says nothing about how long an object has been failing, and it is never read.
+ * An object is failing when:
+ * - Stalled=True;
+ * - Ready=False with a failure reason (anything but the waiting reasons above);
+ * - Reconciling=True with reason ProgressingWithRetry (the controller retries a failed attempt);
+ * - a HelmRelease whose `status.failures` is above zero (reset only by a success);
+ * - or `lastAttemptedRevision` differs from `lastAppliedRevision` and the controller's own record
+ *   shows a failed attempt at it, or its first attempt at that revision is older than `stallMs`.
+ *   A one-shot gate cannot remember when it first saw the mismatch, so its age is the earliest
+ *   controller-written time that proves it (see {@link attemptsOf}); a mismatch younger than that
+ *   is a warning while the object progresses, and its Ready=False between retries fails it anyway.
+ * An object progressing without a failed attempt is a note ("still reconciling").
  */
 function judge(object: FluxObject, now: number, stallMs: number): Verdict {
   if (object.spec?.suspend === true) return { kind: 'suspended' };
   const stalled = condition(object, 'Stalled');
-  if (stalled?.status === 'True') return { kind: 'stalled', text: describeCondition(stalled) };
+  if (stalled?.status === 'True') return { kind: 'failing', text: describeCondition(stalled) };
   const ready = condition(object, 'Ready');
-  if (ready === undefined) return { kind: 'note', text: 'no Ready condition yet (not reconciled)' };
-  if (ready.status === 'True') return { kind: 'ok' };
-  const generation = object.metadata.generation;
-  const observed = object.status?.observedGeneration;
-  const reconciling = condition(object, 'Reconciling')?.status === 'True' ? 'reconciling, ' : '';
-  if (ready.status === 'False') {
-    const since = ready.lastTransitionTime === undefined ? Number.NaN : Date.parse(ready.lastTransitionTime);
-    if (Number.isNaN(since)) {
-      // Without a transition time the age is unknown: a failure on the reconciled generation counts as stalled.
-      if (generation !== undefined && observed === generation) return { kind: 'stalled', text: describeCondition(ready) };
-    } else if (now - since >= stallMs) {
-      return { kind: 'stalled', text: `${describeCondition(ready)} for ${duration(now - since)} (stall window ${duration(stallMs)})` };
-    } else {
-      return { kind: 'note', text: `${describeCondition(ready)} for ${duration(now - since)}; ${reconciling}stalled if it lasts ${duration(stallMs)}` };
-    }
-    return {
-      kind: 'note',
-      text: `${describeCondition(ready)} on an earlier generation; generation ${generation ?? '?'} not reconciled yet (observed ${observed ?? 'none'})`,
-    };
+  const reconciling = condition(object, 'Reconciling');
+  if (ready?.status === 'True') return { kind: 'ok' };
+  if (ready?.status === 'False' && !WAITING_REASONS.has(ready.reason ?? '')) return { kind: 'failing', text: describeCondition(ready) };
+  if (reconciling?.status === 'True' && reconciling.reason === 'ProgressingWithRetry') {
+    return { kind: 'failing', text: `${describeCondition(reconciling)}; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}` };
   }
+  const failures = object.status?.failures ?? 0;
+  if (failures > 0) {
+    // A HelmRelease caught at the start of a retry reads Ready=Unknown; its failure count still tells.
+    return { kind: 'failing', text: `${failures} failed attempt${failures === 1 ? '' : 's'} at the desired state; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}` };
+  }
+  const attempted = object.status?.lastAttemptedRevision;
+  const applied = object.status?.lastAppliedRevision;
+  // Only Kustomizations report lastAppliedRevision; a HelmRelease without it is judged by its conditions.
+  if (attempted !== undefined && attempted !== '' && applied !== undefined && attempted !== applied) {
+    const { since, failed } = attemptsOf(object, attempted, ready);
+    const mismatch = `revision ${attempted} attempted, ${applied === '' ? 'none' : applied} applied`;
+    if (failed !== undefined) {
+      const at = since === undefined ? '' : `, failing since ${duration(now - since)} ago`;
+      return { kind: 'failing', text: `${mismatch}: the last attempt failed (${failed.lastReconciledStatus ?? 'failed'})${at}` };
+    }
+    if (since !== undefined && now - since >= stallMs) {
+      return { kind: 'failing', text: `${mismatch} for ${duration(now - since)} (window ${duration(stallMs)})` };
+    }
+    const age = since === undefined ? 'no recorded attempt yet' : `attempted for ${duration(now - since)}`;
+    return { kind: 'note', text: `${mismatch}, ${age}; reconciliation in progress` };
+  }
+  if (ready === undefined) return { kind: 'note', text: 'no Ready condition yet (not reconciled)' };
   return { kind: 'note', text: `${describeCondition(ready)}: reconciliation in progress` };
 }
 
@@ -109,7 +179,7 @@ function judgeAll(kind: string, objects: readonly unknown[], now: number, stallM
   return objects.map((raw, index) => {
     const parsed = FluxObject.safeParse(raw);
     if (!parsed.success) {
-      return { label: `${kind} #${index + 1}`, verdict: { kind: 'stalled', text: 'unreadable object (no metadata.name)' } };
+      return { label: `${kind} #${index + 1}`, verdict: { kind: 'failing', text: 'unreadable object (no metadata.name)' } };
     }
     const { name, namespace } = parsed.data.metadata;
     return { label: `${kind} ${namespace ?? 'default'}/${name}`, verdict: judge(parsed.data, now, stallMs) };
@@ -118,28 +188,28 @@ function judgeAll(kind: string, objects: readonly unknown[], now: number, stallM
 
 /**
  * The runbook's `kubectl get kustomizations,helmreleases -A` verdict. Failed when an object is
- * stalled: Stalled=True, or Ready=False for longer than `stallMs`. Suspended objects are listed
- * ("suspended: not evaluated") but never fail; an object still reconciling is a warning. In
- * `final` mode every object that is not suspended must be Ready: one still reconciling fails as
- * `settling` (waiting may clear it), a stalled one fails outright. Accepts the raw API objects;
- * each is read through {@link FluxObject}.
+ * failing as its controller reports it (see {@link judge}). Suspended objects are listed
+ * ("suspended: not evaluated") but never fail; an object progressing without a failed attempt is a
+ * warning. In `final` mode every object that is not suspended must be Ready: one still reconciling
+ * fails as `settling` (waiting may clear it), a failing one fails outright. Accepts the raw API
+ * objects; each is read through {@link FluxObject}.
  */
 export function evaluateFlux(kustomizations: readonly unknown[], helmReleases: readonly unknown[], options: FluxOptions = {}): CheckResult {
   const title = 'Flux Kustomizations and HelmReleases';
   const now = options.now ?? Date.now();
   const stallMs = options.stallMs ?? DEFAULT_FLUX_STALL_MS;
   const judged = [...judgeAll('Kustomization', kustomizations, now, stallMs), ...judgeAll('HelmRelease', helmReleases, now, stallMs)];
-  const stalled: string[] = [];
+  const failing: string[] = [];
   const notes: string[] = [];
   const suspended: string[] = [];
   for (const { label, verdict } of judged) {
-    if (verdict.kind === 'stalled') stalled.push(`${label}: ${verdict.text}`);
+    if (verdict.kind === 'failing') failing.push(`${label}: ${verdict.text}`);
     else if (verdict.kind === 'note') notes.push(`${label}: ${verdict.text}`);
     else if (verdict.kind === 'suspended') suspended.push(`${label}: suspended: not evaluated`);
   }
-  const evidence = [...stalled, ...notes, ...suspended];
-  if (stalled.length > 0) {
-    return { id: ID, title, status: 'failed', summary: `Flux is stalled: ${joinProblems(stalled)}`, evidence };
+  const evidence = [...failing, ...notes, ...suspended];
+  if (failing.length > 0) {
+    return { id: ID, title, status: 'failed', summary: `Flux is failing: ${joinProblems(failing)}`, evidence };
   }
   if (notes.length > 0 && options.mode === 'final') {
     return { id: ID, title, status: 'failed', settling: true, summary: `Flux is not ready: ${joinProblems(notes)}`, evidence };

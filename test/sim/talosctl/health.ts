@@ -1,4 +1,8 @@
-/** `talosctl health` (cmd/talosctl/cmd/talos/health.go, pkg/cluster/check/default.go). */
+/**
+ * `talosctl health` (siderolabs/talos cmd/talosctl/cmd/talos/health.go, pkg/cluster/check/default.go,
+ * internal/app/machined/internal/server/v1alpha1/v1alpha1_cluster.go at v1.12.9, v1.13.9 and
+ * v1.14.0-rc.1). See test/sim/reference/flux-health-cilium.md.
+ */
 import {
   etcdMembers,
   etcdService,
@@ -10,8 +14,10 @@ import {
   apiserverServing,
 } from '../cluster-model.ts';
 import { wait } from '../exec-io.ts';
+import { podReady } from '../kube-objects.ts';
 import { goQuoteList, multiError, parseGoDuration } from '../go-format.ts';
 import type { SimNode } from '../types.ts';
+import { compareVersions, isMultiplexingClient } from '../versions.ts';
 import { connect, reach, requireSingleNode, type Session } from './session.ts';
 
 /** `OK`, `SKIP`, or the error text of a failing check. */
@@ -43,8 +49,19 @@ function kubeError(session: Session, path: string): string | undefined {
   return undefined;
 }
 
-function checks(session: Session, controlPlanes: string[], workers: string[]): Check[] {
+/**
+ * The simulated clusters follow the runbook's design: Cilium is installed by Flux, so the Talos
+ * machine config says `cluster.network.cni.name: none`. From 1.13 the server's checks read that
+ * (`cniDisabledStatus` in pkg/cluster/check/default.go) and skip "all k8s nodes to report ready"
+ * and "coredns to report ready": neither can pass before a CNI that Talos did not install is up.
+ */
+function skipsWithoutCni(server: SimNode): boolean {
+  return compareVersions(server.talosVersion, '1.13.0-alpha.0') >= 0;
+}
+
+function checks(session: Session, server: SimNode, controlPlanes: string[], workers: string[]): Check[] {
   const { cluster, deps } = session;
+  const cniSkip = skipsWithoutCni(server);
   const all = [...controlPlanes, ...workers];
   const now = (): number => Date.now();
   const k8sNodes = (): SimNode[] => cluster.nodes.filter((n) => n.k8sRegistered);
@@ -119,6 +136,7 @@ function checks(session: Session, controlPlanes: string[], workers: string[]): C
     {
       name: 'all k8s nodes to report ready',
       run: () => {
+        if (cniSkip) return 'SKIP';
         const down = kubeError(session, '/api/v1/nodes');
         if (down) return down;
         const notReady = k8sNodes().filter((n) => nodeReady(cluster, n) !== 'True').map((n) => n.hostname);
@@ -129,13 +147,15 @@ function checks(session: Session, controlPlanes: string[], workers: string[]): C
     {
       name: 'coredns to report ready',
       run: () => {
+        if (cniSkip) return 'SKIP';
         const down = kubeError(session, '/api/v1/namespaces/kube-system/pods');
         if (down) return down;
-        const ready = cluster.kube.pods.some((p) => {
-          const node = cluster.nodes.find((n) => n.hostname === p.nodeName);
-          return p.labels['k8s-app'] === 'kube-dns' && node !== undefined && nodeReady(cluster, node) === 'True';
-        });
-        return ready ? 'OK' : 'coredns is not ready: no ready pods';
+        // K8sPodReadyAssertion (pkg/cluster/check/kubernetes.go): every CoreDNS pod ready, by its Ready condition.
+        const pods = cluster.kube.pods.filter((p) => p.namespace === 'kube-system' && p.labels['k8s-app'] === 'kube-dns');
+        if (pods.length === 0) return 'no pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"';
+        const notReady = pods.filter((p) => !podReady(cluster, p)).map((p) => p.name);
+        if (notReady.length === pods.length) return 'no ready pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"';
+        return notReady.length === 0 ? 'OK' : `some pods are not ready: [${notReady.join(' ')}]`;
       },
     },
     {
@@ -177,14 +197,17 @@ export async function runHealth(session: Session): Promise<number> {
   }
   let controlPlanes = parsed.list('control-plane-nodes');
   let workers = parsed.list('worker-nodes');
-  if (controlPlanes.length === 0 && workers.length === 0) {
+  const explicit = controlPlanes.length > 0 || workers.length > 0;
+  if (!explicit) {
     const members = cluster.nodes.filter((n) => n.discoveryMember);
     controlPlanes = members.filter((n) => n.role === 'controlplane').map((n) => n.address);
     workers = members.filter((n) => n.role === 'worker').map((n) => n.address);
-    io.err(`discovered nodes: ${goQuoteList([...controlPlanes, ...workers])}\n`);
   }
+  // The server sends `discovered nodes: %q` first, explicit lists or not (v1alpha1_cluster.go);
+  // the client prints it only when it discovered the nodes itself.
+  if (serverMode || !explicit) io.err(`discovered nodes: ${goQuoteList([...controlPlanes, ...workers])}\n`);
   const deadline = session.startedAt + waitTimeout;
-  for (const check of checks(session, controlPlanes, workers)) {
+  for (const check of checks(session, reached.node, controlPlanes, workers)) {
     io.err(`waiting for ${check.name}: ...\n`);
     let last: string | undefined;
     for (;;) {
@@ -199,7 +222,11 @@ export async function runHealth(session: Session): Promise<number> {
       }
       const left = deadline - Date.now();
       if (left <= 0) {
-        io.err(serverMode ? 'rpc error: code = DeadlineExceeded desc = context deadline exceeded\n' : 'context deadline exceeded\n');
+        // Server mode through apid's one-to-many proxy (a 1.13 or older client with --nodes): the
+        // server's error comes back in the message metadata, and health.go wraps it as
+        // `healthcheck error: %s`. The 1.14 client reads the stream error as it is.
+        const rpc = 'rpc error: code = DeadlineExceeded desc = context deadline exceeded';
+        io.err(serverMode ? (isMultiplexingClient(session.clientVersion) ? `${rpc}\n` : `healthcheck error: ${rpc}\n`) : 'context deadline exceeded\n');
         return 1;
       }
       await wait(Math.min(deps.timing.healthRetryMs, left), io.signal);
