@@ -94,6 +94,11 @@ export interface ClusterFaults {
    * Default: only that difference (none at start).
    */
   tofuPlan?: 'changes' | 'replace-secrets' | 'replace-vm' | 'error';
+  /**
+   * Resource address → the actions `tofu show -json` writes for it instead, e.g. `["Archive"]`: what a
+   * newer OpenTofu's plan may hold (jsonplan `actionString` passes an unknown Action's name through).
+   */
+  tofuPlanActions?: Record<string, string[]>;
   /** `tofu apply` fails after its first resource with this error summary; the state is still written (serial + 1). */
   tofuApplyFail?: string;
   /** New control planes (hostnames) that join etcd as learners and are not promoted while this is set. */
