@@ -119,6 +119,30 @@ describe('Kubernetes minor upgrade on Talos 1.12 (staging: one control plane, on
   });
 });
 
+describe('a dry run that finds APIs the target removes', () => {
+  it('stops before the Apply request, lists the removed resources and says what to do; nothing is upgraded', async () => {
+    // Arrange: Kubernetes 1.32 removes resource.k8s.io/v1alpha3 PodSchedulingContexts (go-kubernetes upgrade/checks.go), and staging still stores two.
+    await harness({ clusters: [stagingShape({ kubernetesVersion: 'v1.31.4' }), productionShape()] });
+    h.sim.faults.set('staging', { k8sStoredResources: { 'podschedulingcontexts.v1alpha3.resource.k8s.io': 2 } });
+
+    // Act
+    const plan = await requestUpgrade(h, 'upgrade k8s 1.32.0', { channel: CHANNELS.staging });
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const stopped = await waitForRootState(h, plan, /stopped at the first failure|waiting for approval|completed/, CHANNELS.staging);
+    const failure = await waitForButton(plan, RETRY, CHANNELS.staging);
+
+    // Assert
+    expect(stopped.text).toContain('stopped at the first failure');
+    const shown = JSON.stringify(h.slack.message(CHANNELS.staging, failure.ts)?.blocks ?? []);
+    expect(shown).toContain('the cluster still stores objects in API versions that Kubernetes 1.32.0 removes (podschedulingcontexts.v1alpha3.resource.k8s.io: 2)');
+    expect(shown).toContain('Nothing was changed');
+    expect(shown).toContain('podschedulingcontexts.v1alpha3.resource.k8s.io: 2 object(s) stored in this removed API version');
+    expect(h.slack.thread(CHANNELS.staging, plan.root.ts).some((m) => hasButton(CHANNELS.staging, m, APPLY))).toBe(false);
+    expect(upgradeK8sCalls().map((c) => c.argv.includes('--dry-run'))).toEqual([true]);
+    expect(kubelets('staging')).toEqual(['v1.31.4', 'v1.31.4']);
+  });
+});
+
 describe('refusals touch nothing and say what to do', () => {
   async function refused(text: string, expected: RegExp): Promise<void> {
     const plan = await requestUpgrade(h, text);
