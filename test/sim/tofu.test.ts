@@ -480,6 +480,29 @@ describe.concurrent('tofu apply', () => {
     expect(f.sim.node('staging', 'talos-stg-cp-1').bootId).not.toBe(before);
   });
 
+  it('forgets the old secrets without destroying them, and creates the new VM before destroying the deposed one', async ({ f, expect }) => {
+    await f.sim.terraform.setLifecycle('staging', 'talos_machine_secrets.this', { destroy: false });
+    await f.sim.terraform.replaceSecrets('staging');
+    await f.sim.terraform.setLifecycle('staging', 'proxmox_virtual_environment_vm.talos', { create_before_destroy: true });
+    await f.sim.terraform.replaceVm('staging', 'talos-stg-w-1');
+    await f.tofu('staging', ['plan', '-out=review.tfplan']);
+    const oldSecrets = f.sim.cluster('staging').terraform.state.resources['talos_machine_secrets.this']?.attributes['machine_secrets'];
+
+    const result = await f.tofu('staging', ['apply', '-input=false', 'review.tfplan']);
+
+    expect(result.exitCode).toBe(0);
+    // A forget prints nothing (views/hook_ui.go has no case for it): the secrets are only created anew.
+    expect(result.stdout).not.toContain('talos_machine_secrets.this: Destroying');
+    expect(result.stdout).toContain('talos_machine_secrets.this: Creating...\n');
+    const vm = 'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]';
+    expect(result.stdout.indexOf(`${vm}: Creating...`)).toBeLessThan(result.stdout.indexOf(`${vm} (deposed object `));
+    expect(result.stdout).toMatch(/proxmox_virtual_environment_vm\.talos\["talos-stg-w-1"\] \(deposed object [0-9a-f]{8}\): Destroying\.\.\. \[id=\d+\]\n/);
+    const state = f.sim.cluster('staging').terraform.state.resources;
+    expect(state[vm]).toBeDefined();
+    expect(state['talos_machine_secrets.this']?.attributes['machine_secrets']).not.toBe(oldSecrets);
+    expect(f.sim.events.some((e) => e.kind === 'vm-destroyed')).toBe(false);
+  });
+
   slowBoot('keeps a stuck learner and a node that never gets Ready as the faults say', async ({ f, expect }) => {
     f.sim.faults.set('production', { etcdLearnerStuck: ['talos-prd-cp-4'], newNodeNeverReady: ['talos-prd-cp-4'] });
     await f.sim.terraform.addNode('production', NEW_CP);
