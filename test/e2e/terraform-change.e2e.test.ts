@@ -318,12 +318,17 @@ describe('sensitive values of the plan', () => {
     expect(done.text).toContain('completed');
     const planFile = `${p.opId}-tofu-plan.txt`;
     expect(h.slack.uploadedFiles().some((f) => f.filename === planFile && f.content.includes('Plan: 0 to add'))).toBe(true);
+    const stored = await redisContents(h.redis.url);
+    const written = await redisAppendOnlyFiles(join(h.dir, 'redis'));
+    // What is searched holds the operation, so an empty read cannot pass for a clean one.
+    expect(stored).toContain(p.opId);
+    expect(written).toContain(p.opId);
     for (const canary of [h.sim.secretsCanary, h.sim.canary]) {
       expect(h.slack.allTraffic()).not.toContain(canary);
       expect(h.slack.uploadedFiles().filter((f) => f.content.includes(canary)).map((f) => f.filename)).toEqual([]);
       expect(h.bot.logs()).not.toContain(canary);
-      expect(await redisContents(h.redis.url)).not.toContain(canary);
-      expect(await redisAppendOnlyFiles(join(h.dir, 'redis'))).not.toContain(canary);
+      expect(stored).not.toContain(canary);
+      expect(written).not.toContain(canary);
     }
   }, 120_000);
 });
