@@ -3,7 +3,7 @@ import { formatDuration } from '../../src/chat/blocks.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import { applyRequestMessage } from '../../src/chat/approval-messages.ts';
 import { k8sTerraformFollowUp } from '../../src/chat/follow-ups.ts';
-import { deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, upgradeProgressMessage, type UpgradeProgress } from '../../src/chat/upgrade-k8s-messages.ts';
+import { deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, removedFindingsReason, removedLines, upgradeProgressMessage, type UpgradeProgress } from '../../src/chat/upgrade-k8s-messages.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import type { ExecError } from '../../src/exec/process-runner.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
@@ -49,15 +49,19 @@ function outputLines(stdout: string, stderr: string): string[] {
 }
 
 /** A failed upgrade-k8s: its own error lines first, then the end of its output. */
-function commandFailure(what: string, error: unknown): StepFailure {
+function commandFailure(what: string, version: string, error: unknown): StepFailure {
   const result = (error as ExecError).result;
   if (result === undefined) return new StepFailure(`${what} failed: ${errorText(error)}`);
-  let errors: string[] = [];
+  let report: ReturnType<typeof parseUpgradeK8sOutput> | undefined;
   try {
-    errors = parseUpgradeK8sOutput(result.stdout, result.stderr).errors;
+    report = parseUpgradeK8sOutput(result.stdout, result.stderr);
   } catch {
     // Output it does not recognise: the raw lines below are the evidence.
   }
+  // go-kubernetes upgrade/checks.go: removed APIs or flags fail the run, a dry run included, with tables as the error.
+  const removed = report === undefined ? undefined : removedFindingsReason(what, version, report);
+  if (removed !== undefined && report !== undefined) return new StepFailure(removed, removedLines(report));
+  const errors = report?.errors ?? [];
   const reason = errors.length > 0 ? errors.join('; ') : errorText(error);
   return new StepFailure(`${what} failed: ${reason}`, outputLines(result.stdout, result.stderr).slice(-15));
 }
@@ -71,7 +75,7 @@ async function dryRun(ctx: WalkContext, op: PostedOperation, step: Step): Promis
   try {
     result = await ctx.talosctl.run(['upgrade-k8s', '--to', version, '--dry-run'], [node], { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs });
   } catch (error) {
-    throw commandFailure('the dry run of talosctl upgrade-k8s', error);
+    throw commandFailure('the dry run of talosctl upgrade-k8s', version, error);
   }
   const report = parseUpgradeK8sOutput(result.stdout, result.stderr);
   const lines = outputLines(result.stdout, result.stderr);
@@ -126,7 +130,7 @@ async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise
   } catch (error) {
     progress.outcome = 'failed';
     await editor.close(upgradeProgressMessage(snapshotOf()));
-    throw commandFailure(`talosctl upgrade-k8s --to ${version} through ${node}`, error);
+    throw commandFailure(`talosctl upgrade-k8s --to ${version} through ${node}`, version, error);
   }
   progress.outcome = 'done';
   await editor.close(upgradeProgressMessage(snapshotOf()));

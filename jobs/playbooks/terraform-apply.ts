@@ -16,7 +16,8 @@ import { checkEtcdQuorum, observeTalosVersions } from '../../src/talos/observe.t
 import { parseEtcdMembers } from '../../src/talos/parse-etcd-members.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
 import { tofuErrorLines } from '../../src/tofu/diagnostics.ts';
-import { parsePlanJson, reviewPlan, vmKeys } from '../../src/tofu/parse-plan.ts';
+import { reviewPlan, vmKeys } from '../../src/tofu/parse-plan.ts';
+import { showPlanJson } from '../../src/tofu/show-plan.ts';
 import { fileSha256, runPlan } from '../../src/tofu/run-plan.ts';
 import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
@@ -119,8 +120,7 @@ async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Pro
   if (tree.uncommitted === undefined || tree.uncommitted.length > 0) {
     throw new StepFailure(`the Terraform working tree ${tree.uncommitted === undefined ? 'could not be checked' : `has uncommitted changes (${tree.uncommitted.slice(0, 5).join(', ')})`}; nothing was applied. ${NEW_PLAN}`);
   }
-  const shown = await deps.tofu.run(cluster.terraformDir, ['show', '-json', file], { signal: probeSignal(ctx) });
-  const stops = reviewPlan(parsePlanJson(shown.stdout)).dangers.filter((d) => d.level === 'stop');
+  const stops = reviewPlan(await showPlanJson(deps.tofu, cluster.terraformDir, file, probeSignal(ctx))).dangers.filter((d) => d.level === 'stop');
   if (stops.length > 0) throw new StepFailure(`the plan file ${stops.map((d) => `${d.meaning} (${d.address})`).join('; ')}; nothing was applied. ${NEW_PLAN}`);
 }
 

@@ -1,15 +1,16 @@
 import type { ChangeAction, PlannedChange, PlanReview } from '../tofu/parse-plan.ts';
 
-const SYMBOL: Record<ChangeAction, string> = { create: '+', read: '<=', update: '~', replace: '-/+', delete: '-', forget: '.', 'no-op': ' ', unknown: '?' };
-const ACTION_ORDER: ChangeAction[] = ['replace', 'delete', 'create', 'update', 'read', 'forget', 'unknown'];
+const SYMBOL: Record<ChangeAction, string> = { create: '+', read: '<=', update: '~', replace: '-/+', 'forget-replace': './+', delete: '-', forget: '.', 'no-op': ' ', unknown: '?' };
+const ACTION_ORDER: ChangeAction[] = ['unknown', 'replace', 'forget-replace', 'delete', 'create', 'update', 'read', 'forget'];
 const COUNT_WORDS: [ChangeAction, string][] = [
+  ['unknown', 'unrecognised'],
   ['replace', 'to replace'],
+  ['forget-replace', 'to forget and create again'],
   ['delete', 'to destroy'],
   ['create', 'to add'],
   ['update', 'to change'],
   ['read', 'to read'],
   ['forget', 'to forget'],
-  ['unknown', 'unrecognised'],
 ];
 const DANGER = '🟥';
 

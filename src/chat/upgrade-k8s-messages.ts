@@ -11,6 +11,26 @@ export function deprecationLines(report: UpgradeK8sReport): string[] {
   return [...report.deprecationWarnings, ...report.deprecatedResources.map((r) => `${r.resource}: ${r.count}`)];
 }
 
+/** What upgrade-k8s's pre-upgrade checks found that the target removes, one line each, or an empty list. */
+export function removedLines(report: UpgradeK8sReport): string[] {
+  return [
+    ...report.removed.resources.map((r) => `${r.resource}: ${r.count} object(s) stored in this removed API version`),
+    ...report.removed.items.map((i) => `${i.node}: ${i.component} runs with the removed ${i.kind} ${i.name}`),
+  ];
+}
+
+/**
+ * Why an upgrade-k8s run that found removed APIs or flags stopped, and what to do: it refuses
+ * them even in a dry run, so nothing was changed.
+ */
+export function removedFindingsReason(what: string, version: string, report: UpgradeK8sReport): string | undefined {
+  const parts: string[] = [];
+  if (report.removed.resources.length > 0) parts.push(`the cluster still stores objects in API versions that Kubernetes ${version} removes (${report.removed.resources.map((r) => `${r.resource}: ${r.count}`).join(', ')})`);
+  if (report.removed.items.length > 0) parts.push(`components run with ${report.removed.items.length} flag(s) that Kubernetes ${version} removes (${report.removed.items.map((i) => `${i.name} on ${i.component} of ${i.node}`).join(', ')})`);
+  if (parts.length === 0) return undefined;
+  return `${what} refused the upgrade: ${parts.join('; and ')}. Nothing was changed. Migrate those objects to a served API version and drop those flags from the machine configuration (Terraform), then Retry`;
+}
+
 /** One sentence summing up a dry run, also kept as the step's detail. */
 export function dryRunSummary(report: UpgradeK8sReport, node: string): string {
   const components = report.components.map((c) => c.name).join(', ') || 'none';

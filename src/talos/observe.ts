@@ -58,30 +58,50 @@ export type NodeImage = { reachable: true; schematic: string | undefined; extens
 /**
  * `talosctl get extensions -o json` on `nodes`: each node's schematic (the `schematic`
  * pseudo-extension factory-built nodes list) and its system extensions, by name.
+ *
+ * A node is blamed only on evidence that names it. Up to 1.13 talosctl resolves the resource on the
+ * first node (that node down fails the whole call with empty stdout) and lists the other nodes'
+ * failures without their names, exit 1 (cmd/talosctl/pkg/talos/helpers/resources.go and
+ * cmd/talosctl/cmd/talos/get.go, v1.13.9). So after a failed call, every node that neither answered
+ * nor was named is asked on its own, one at a time, before anything is said about it.
  */
 export async function observeNodeImages(talosctl: Talosctl, nodes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<Map<string, NodeImage>> {
-  const result = await talosctl.run(['get', 'extensions', '-o', 'json'], nodes, { signal, okExitCodes: [0, 1], endpoints });
+  const ask = (some: string[]): ReturnType<Talosctl['run']> => talosctl.run(['get', 'extensions', '-o', 'json'], some, { signal, okExitCodes: [0, 1], endpoints });
+  const result = await ask(nodes);
+  const out = new Map<string, NodeImage>();
+  const doubtful: string[] = [];
+  for (const [node, image] of readNodeImages(result, nodes)) {
+    if (image === undefined) doubtful.push(node);
+    else out.set(node, image);
+  }
+  for (const node of doubtful) {
+    const alone = await ask([node]);
+    out.set(node, readNodeImages(alone, [node]).get(node) ?? { reachable: false, error: lastLine(alone.stderr) });
+  }
+  return new Map(nodes.map((n) => [n, out.get(n)!]));
+}
+
+function lastLine(stderr: string): string {
+  return stderr.trim().split('\n').pop() || 'no answer';
+}
+
+/**
+ * What one `get extensions -o json` call says of each node: its image when it answered (or the call
+ * succeeded), its error when talosctl named it, and undefined when the call failed without saying
+ * which node failed.
+ */
+function readNodeImages(result: { stdout: string; stderr: string; exitCode: number }, nodes: string[]): Map<string, NodeImage | undefined> {
   const items = result.stdout.trim() === '' ? [] : parseGetJson(result.stdout);
   const nodeOf = (n: string | undefined): string | undefined => n ?? (nodes.length === 1 ? nodes[0] : undefined);
-  const out = new Map<string, NodeImage>();
   const errors = parseNodeErrors(result.stderr);
+  const out = new Map<string, NodeImage | undefined>();
   for (const node of nodes) {
     const failure = errors.find((e) => e.node === node);
-    if (failure !== undefined) {
-      out.set(node, { reachable: false, error: failure.message });
-      continue;
-    }
-    const answered = items.some((i) => nodeOf(i.node) === node);
-    if (!answered && result.exitCode !== 0) {
-      out.set(node, { reachable: false, error: result.stderr.trim().split('\n').pop() || 'no answer' });
-      continue;
-    }
     const own = items.filter((i) => nodeOf(i.node) === node);
-    out.set(node, {
-      reachable: true,
-      schematic: schematicsFromGet(own)[0]?.schematic,
-      extensions: extensionsFromGet(own).map((e) => e.name),
-    });
+    if (failure !== undefined) out.set(node, { reachable: false, error: failure.message });
+    else if (own.length > 0 || result.exitCode === 0) out.set(node, { reachable: true, schematic: schematicsFromGet(own)[0]?.schematic, extensions: extensionsFromGet(own).map((e) => e.name) });
+    else if (nodes.length === 1) out.set(node, { reachable: false, error: lastLine(result.stderr) });
+    else out.set(node, undefined);
   }
   return out;
 }

@@ -10,6 +10,23 @@ export interface DeprecatedResource {
   count: number;
 }
 
+/** A row of the `REMOVED RESOURCE  COUNT` table: objects stored in an API version the target removes. */
+export interface RemovedResource {
+  /** e.g. `podschedulingcontexts.v1alpha3.resource.k8s.io`. */
+  resource: string;
+  count: number;
+}
+
+/** A row of a `NODE  COMPONENT  REMOVED FLAG` (or `REMOVED FEATURE GATE`, `REMOVED ADMISSION PLUGIN`) table. */
+export interface RemovedItem {
+  node: string;
+  /** e.g. `kube-apiserver`, `kubelet`. */
+  component: string;
+  kind: 'flag' | 'feature gate' | 'admission plugin';
+  /** The flag, feature gate or plugin name, e.g. `cloud-config`. */
+  name: string;
+}
+
 /** One `updating "<component>" to version "<v>"` section. */
 export interface ComponentUpdate {
   /** e.g. `kube-apiserver`, `kube-proxy`, `kubelet`. */
@@ -35,6 +52,11 @@ export interface UpgradeK8sReport {
   deprecationWarnings: string[];
   deprecatedResources: DeprecatedResource[];
   components: ComponentUpdate[];
+  /**
+   * What the pre-upgrade checks found (siderolabs/go-kubernetes upgrade/checks.go): objects of removed
+   * API versions and removed flags. Any of them makes upgrade-k8s fail, `--dry-run` included.
+   */
+  removed: { resources: RemovedResource[]; items: RemovedItem[] };
   /** Whether talosctl reported changes skipped in dry-run. */
   dryRun: boolean;
   /** Error lines: stderr (the command's error) and error lines on stdout. */
@@ -52,7 +74,10 @@ const UPDATE_FROM = /^ > update ([\w.-]+): (\S+) -> (\S+)$/;
 const STDOUT_ERROR = /^(?:unsupported upgrade path |compatibility check failed|failed |error[: ])/;
 /** Other lines upgrade-k8s prints: checks, waits, per-node and per-manifest steps. */
 const OTHER_PROGRESS = /^(?:checking |waiting |updating | [<>] )/;
-const DRY_RUN = /(?:skipped in dry-run|dry run, change skipped|apply skipped in dry run)$/;
+const DRY_RUN = /(?:skipped in dry-run|dry run, change skipped|apply skipped in dry run|^updating manifests \(dry run\))$/;
+/** The headers of `ComponentRemovedItemsError` (go-kubernetes upgrade/checks.go): one tabwriter, cells 3 spaces apart. */
+const REMOVED_RESOURCE_HEADER = /^REMOVED RESOURCE {2,}COUNT\s*$/;
+const REMOVED_ITEM_HEADER = /^NODE {2,}COMPONENT {2,}REMOVED (FLAG|FEATURE GATE|ADMISSION PLUGIN)\s*$/;
 
 /** `" > "<node>": <msg>` or ` < "<node>": <msg>`. */
 function nodeStep(line: string): { arrow: '>' | '<'; node: string; message: string } | undefined {
@@ -63,12 +88,39 @@ function nodeStep(line: string): { arrow: '>' | '<'; node: string; message: stri
   return { arrow, node: quoted.value, message: line.slice(quoted.end + 2) };
 }
 
-/** stderr holds the command's error (and maybe usage, which is not an error line). */
-function stderrErrors(stderr: string): string[] {
+/**
+ * stderr holds the command's error (and maybe usage, which is not an error line). The removed-items
+ * error is its tables alone, each headed by a blank line: their rows are findings, not error lines.
+ */
+function stderrErrors(stderr: string, removed: UpgradeK8sReport['removed']): string[] {
   const errors: string[] = [];
+  let table: 'resources' | RemovedItem['kind'] | undefined;
   for (const line of splitLines(stderr)) {
     if (line.startsWith('Usage:')) break;
-    if (line.trim() === '' || line.startsWith('WARNING:')) continue;
+    if (line.trim() === '') {
+      table = undefined;
+      continue;
+    }
+    if (REMOVED_RESOURCE_HEADER.test(line)) {
+      table = 'resources';
+      continue;
+    }
+    const itemHeader = REMOVED_ITEM_HEADER.exec(line);
+    if (itemHeader !== null) {
+      table = (itemHeader[1] ?? 'FLAG').toLowerCase() as RemovedItem['kind'];
+      continue;
+    }
+    const cells = line.trim().split(/ {2,}/);
+    if (table === 'resources' && cells.length === 2 && /^[0-9]+$/.test(cells[1] ?? '')) {
+      removed.resources.push({ resource: cells[0] ?? '', count: Number(cells[1]) });
+      continue;
+    }
+    if (table !== undefined && table !== 'resources' && cells.length === 3) {
+      removed.items.push({ node: cells[0] ?? '', component: cells[1] ?? '', kind: table, name: cells[2] ?? '' });
+      continue;
+    }
+    table = undefined;
+    if (line.startsWith('WARNING:')) continue;
     errors.push(line.trim());
   }
   return errors;
@@ -90,6 +142,7 @@ export function parseUpgradeK8sOutput(stdout: string, stderr = ''): UpgradeK8sRe
     deprecationWarnings: [],
     deprecatedResources: [],
     components: [],
+    removed: { resources: [], items: [] },
     dryRun: false,
     errors: [],
   };
@@ -129,7 +182,7 @@ export function parseUpgradeK8sOutput(stdout: string, stderr = ''): UpgradeK8sRe
       component = { name: match[1] ?? '', toVersion: match[2] ?? '', nodes: [], updated: [], fromVersions: [] };
       report.components.push(component);
       report.toVersion ??= component.toVersion;
-    } else if (line === 'updating manifests') {
+    } else if (line === 'updating manifests' || line === 'updating manifests (dry run)') {
       component = undefined;
     } else if ((match = UPDATE_FROM.exec(line)) !== null) {
       const from = match[2] ?? '';
@@ -150,8 +203,8 @@ export function parseUpgradeK8sOutput(stdout: string, stderr = ''): UpgradeK8sRe
   }
   const target = report.toVersion ?? checkedVersion ?? warnedVersion;
   if (target !== undefined) report.toVersion = target;
-  report.errors.push(...stderrErrors(stderr));
-  if (!recognised && report.errors.length === 0) {
+  report.errors.push(...stderrErrors(stderr, report.removed));
+  if (!recognised && report.errors.length === 0 && report.removed.resources.length === 0 && report.removed.items.length === 0) {
     throw new ParseError(SOURCE, 'neither stdout nor stderr holds any upgrade-k8s output', stdout.trim() || stderr.trim());
   }
   return report;

@@ -33,8 +33,13 @@ export const PlanJson = z.looseObject({
 });
 export type PlanJson = z.infer<typeof PlanJson>;
 
-/** The action of one change; `replace` covers both orders (`delete,create` and `create,delete`). */
-export type ChangeAction = 'create' | 'read' | 'update' | 'replace' | 'delete' | 'forget' | 'no-op' | 'unknown';
+/**
+ * The action of one change. `replace` covers both orders (`delete,create` and `create,delete`, the
+ * latter under create_before_destroy); `forget-replace` is `forget,create`, a replacement under
+ * `lifecycle.destroy = false` (OpenTofu ≥ 1.12) that leaves the old object in place, out of the
+ * state. `unknown` is any other list, which the bot never applies.
+ */
+export type ChangeAction = 'create' | 'read' | 'update' | 'replace' | 'forget-replace' | 'delete' | 'forget' | 'no-op' | 'unknown';
 
 export interface PlannedChange {
   address: string;
@@ -91,12 +96,21 @@ export function parsePlanJson(stdout: string): PlanJson {
       hint: 'check that TOFU_BIN is OpenTofu 1.6 or newer',
     });
   }
+  // The format's major version changes only with incompatible changes (jsonplan `FormatVersion`): a plan in another one is not read at all.
+  const major = parsed.data.format_version.split('.')[0];
+  if (major !== '1') {
+    throw new OpsError('tofu-plan-unparseable', `cannot read ${SOURCE} output: its format_version ${JSON.stringify(parsed.data.format_version.slice(0, 20))} is not 1.x, the one the bot reads`, {
+      hint: 'use an OpenTofu whose JSON plan format is 1.x, or update the bot',
+    });
+  }
   return parsed.data;
 }
 
+/** The action lists of opentofu internal/command/jsonplan/plan.go (`actionString`, v1.12.6); anything else is `unknown`. */
 export function actionOf(actions: string[]): ChangeAction {
   const key = actions.join(',');
   if (key === 'delete,create' || key === 'create,delete') return 'replace';
+  if (key === 'forget,create') return 'forget-replace';
   if (actions.length === 1 && ['create', 'read', 'update', 'delete', 'forget', 'no-op'].includes(key)) return key as ChangeAction;
   return 'unknown';
 }
@@ -111,17 +125,38 @@ function providerOf(providerName: string | undefined, type: string): string {
 const SECRETS = 'talos_machine_secrets';
 const VM = 'proxmox_virtual_environment_vm';
 
+const SECRETS_MEANING: Partial<Record<ChangeAction, string>> = {
+  replace: 'replaces the cluster secrets: a cluster migration, not maintenance: stop and do not apply',
+  'forget-replace': 'forgets the cluster secrets and generates new ones (a replacement under `lifecycle.destroy = false`): a cluster migration, not maintenance: stop and do not apply',
+  delete: 'destroys the cluster secrets: a cluster migration, not maintenance: stop and do not apply',
+  forget: 'removes the cluster secrets from the Terraform state, which holds the only copy Terraform has; the next plan would generate new ones: stop and do not apply',
+};
+
 function dangerOf(change: PlannedChange): PlanDanger | undefined {
   const { address, action, type } = change;
-  if (type === SECRETS && (action === 'replace' || action === 'delete')) {
-    const verb = action === 'replace' ? 'replaces' : 'destroys';
-    return { level: 'stop', address, action, meaning: `${verb} the cluster secrets: a cluster migration, not maintenance: stop and do not apply` };
+  if (action === 'unknown') {
+    // A newer OpenTofu may write actions this bot has never seen (jsonplan `actionString` passes an unknown one through): what applying it does is unknown.
+    const meaning = `has the action ${JSON.stringify(change.actions)}, which the bot does not recognise, so it cannot tell what applying it does: stop and do not apply; review the plan by hand, and check that TOFU_BIN is an OpenTofu release the bot knows`;
+    return { level: 'stop', address, action, meaning };
   }
+  const secrets = type === SECRETS ? SECRETS_MEANING[action] : undefined;
+  if (secrets !== undefined) return { level: 'stop', address, action, meaning: secrets };
   if (type === VM && action === 'replace') {
     return { level: 'stop', address, action, meaning: 'replaces a Talos VM, destroying the node and its disks: stop and do not apply' };
   }
+  if (type === VM && action === 'forget-replace') {
+    return {
+      level: 'stop',
+      address,
+      action,
+      meaning: 'replaces a Talos VM under `lifecycle.destroy = false`: a second VM with the node\'s address is created and the old one keeps running, out of Terraform\'s state: stop and do not apply',
+    };
+  }
   if (type === VM && action === 'delete') {
     return { level: 'caution', address, action, meaning: 'destroys a Talos VM: apply only after the node was reset and its Node deleted (`/talos remove`)' };
+  }
+  if (type === VM && action === 'forget') {
+    return { level: 'caution', address, action, meaning: 'removes a Talos VM from the Terraform state without destroying it: the machine keeps running, and Terraform no longer manages it' };
   }
   return undefined;
 }
@@ -143,7 +178,7 @@ export function reviewPlan(plan: PlanJson): PlanReview {
       return change;
     })
     .filter((c) => c.action !== 'no-op');
-  const counts: PlanReview['counts'] = { create: 0, read: 0, update: 0, replace: 0, delete: 0, forget: 0, unknown: 0 };
+  const counts: PlanReview['counts'] = { create: 0, read: 0, update: 0, replace: 0, 'forget-replace': 0, delete: 0, forget: 0, unknown: 0 };
   for (const change of changes) counts[change.action as keyof PlanReview['counts']] += 1;
   const dangers = changes.map(dangerOf).filter((d): d is PlanDanger => d !== undefined);
   const talosVersion = outputMove(plan, 'talos_version');

@@ -8,7 +8,8 @@ import type { Tofu } from '../cluster/tofu.ts';
 import { ExecError, type RunResult } from '../exec/process-runner.ts';
 import { sanitizeErrorText } from '../health/rules/probe-failure.ts';
 import { tofuErrorLines } from './diagnostics.ts';
-import { parsePlanJson, reviewPlan, type PlanReview } from './parse-plan.ts';
+import { reviewPlan, type PlanReview } from './parse-plan.ts';
+import { showPlanJson } from './show-plan.ts';
 
 export type FmtOutcome = { status: 'formatted' } | { status: 'unformatted'; files: string[] } | { status: 'error'; lines: string[] };
 export type ValidateOutcome = { status: 'valid' } | { status: 'invalid'; lines: string[] };
@@ -75,7 +76,8 @@ function nonEmptyLines(text: string): string[] {
 
 /**
  * The routine configuration change, read-only: `tofu fmt -check -recursive`, `tofu validate`,
- * `tofu plan` without the state lock into a private file, and `tofu show -json` of it. It never
+ * `tofu plan` without the state lock into a private file, and `tofu show -json` of it (read, never
+ * kept: it holds sensitive values in plain text). It never
  * applies; the plan file is removed whatever happens.
  */
 export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOptions): Promise<PlanOutcome> {
@@ -106,12 +108,12 @@ export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOpt
       }),
     );
     if (!planRun.ok) return { fmt, validate, plan: { status: 'error', lines: planRun.lines } };
-    const showRun = await attempt(() => tofu.run(terraformDir, ['show', '-json', planFile], { signal }));
-    if (!showRun.ok) return { fmt, validate, plan: { status: 'error', lines: showRun.lines } };
     let review: PlanReview;
     try {
-      review = reviewPlan(parsePlanJson(showRun.result.stdout));
+      // Its stdout holds sensitive values in plain text: read here, never kept, quoted or attached.
+      review = reviewPlan(await showPlanJson(tofu, terraformDir, planFile, signal));
     } catch (error) {
+      if (error instanceof ExecError && error.code === 'exec-cancelled') throw error;
       return { fmt, validate, plan: { status: 'error', lines: [errorText(error)] } };
     }
     if (options.saveTo === undefined) return { fmt, validate, plan: { status: 'planned', review } };

@@ -111,7 +111,7 @@ describe('Slack failing under a finished step', () => {
     await harness({ clusters: [stagingShape({ talosVersion: 'v1.12.11' }), productionShape({ talosVersion: 'v1.12.11' })] });
     const plan = await requestUpgrade(h, 'upgrade k8s 1.35.0', { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
-    const request = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => JSON.stringify(m.blocks).includes('talos-k8s-apply')), {
+    const request = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => JSON.stringify(m.blocks ?? []).includes('talos-k8s-apply')), {
       timeoutMs: 30_000,
       description: 'the Apply request',
     });

@@ -97,15 +97,19 @@ describe('Kubernetes patch upgrade of production (three control planes)', () => 
 });
 
 describe('Kubernetes minor upgrade on Talos 1.12 (staging: one control plane, one worker)', () => {
-  it('accepts the version with a leading v, posts a short dry run inline and moves every kubelet to 1.35.0', async () => {
+  it('accepts the version with a leading v, posts the dry run and moves every kubelet to 1.35.0', async () => {
     await harness({ clusters: [stagingShape({ talosVersion: 'v1.12.11' }), productionShape({ talosVersion: 'v1.12.11' })] });
     const plan = await requestUpgrade(h, 'upgrade k8s v1.35.0', { channel: CHANNELS.staging });
     expect(plan.root.text).toContain('Kubernetes upgrade 1.34.1 → 1.35.0: staging');
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
     const request = await waitForButton(plan, APPLY, CHANNELS.staging);
     const dryRun = h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => m.text.includes('📋 Dry run'))!;
-    expect(JSON.stringify(dryRun.blocks)).toContain('discovered worker nodes');
-    expect(h.slack.uploadedFiles().some((f) => f.filename.endsWith('-upgrade-k8s-dry-run.txt'))).toBe(false);
+    // With the compatibility lines and the kube-proxy section talosctl always prints, even this two-node dry run
+    // passes the inline limit (INLINE_OUTPUT_LINES): it is attached, and the message says so.
+    const file = h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-upgrade-k8s-dry-run.txt`);
+    expect(file?.content).toContain('discovered worker nodes ["10.0.20.205"]');
+    expect(file?.content).toContain('updating kube-proxy to version "1.35.0"');
+    expect(JSON.stringify(dryRun.blocks)).toContain(`attached as \`${plan.opId}-upgrade-k8s-dry-run.txt\``);
 
     await click(request, APPLY, USERS.dave, CHANNELS.staging); // approver through the S0SRE user group
     const done = await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging);
@@ -116,6 +120,30 @@ describe('Kubernetes minor upgrade on Talos 1.12 (staging: one control plane, on
     ]);
     expect(kubelets('staging')).toEqual(['v1.35.0', 'v1.35.0']);
     expect(h.sim.node('staging', '10.0.20.204').components?.apiserver).toBe('v1.35.0');
+  });
+});
+
+describe('a dry run that finds APIs the target removes', () => {
+  it('stops before the Apply request, lists the removed resources and says what to do; nothing is upgraded', async () => {
+    // Arrange: Kubernetes 1.32 removes resource.k8s.io/v1alpha3 PodSchedulingContexts (go-kubernetes upgrade/checks.go), and staging still stores two.
+    await harness({ clusters: [stagingShape({ kubernetesVersion: 'v1.31.4' }), productionShape()] });
+    h.sim.faults.set('staging', { k8sStoredResources: { 'podschedulingcontexts.v1alpha3.resource.k8s.io': 2 } });
+
+    // Act
+    const plan = await requestUpgrade(h, 'upgrade k8s 1.32.0', { channel: CHANNELS.staging });
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    const stopped = await waitForRootState(h, plan, /stopped at the first failure|waiting for approval|completed/, CHANNELS.staging);
+    const failure = await waitForButton(plan, RETRY, CHANNELS.staging);
+
+    // Assert
+    expect(stopped.text).toContain('stopped at the first failure');
+    const shown = JSON.stringify(h.slack.message(CHANNELS.staging, failure.ts)?.blocks ?? []);
+    expect(shown).toContain('the cluster still stores objects in API versions that Kubernetes 1.32.0 removes (podschedulingcontexts.v1alpha3.resource.k8s.io: 2)');
+    expect(shown).toContain('Nothing was changed');
+    expect(shown).toContain('podschedulingcontexts.v1alpha3.resource.k8s.io: 2 object(s) stored in this removed API version');
+    expect(h.slack.thread(CHANNELS.staging, plan.root.ts).some((m) => hasButton(CHANNELS.staging, m, APPLY))).toBe(false);
+    expect(upgradeK8sCalls().map((c) => c.argv.includes('--dry-run'))).toEqual([true]);
+    expect(kubelets('staging')).toEqual(['v1.31.4', 'v1.31.4']);
   });
 });
 

@@ -1,3 +1,6 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
@@ -11,7 +14,8 @@ let h: Harness;
 
 beforeAll(async () => {
   // A join is watched for at most this long: the stuck-learner case waits for it to run out.
-  h = await startHarness({ env: { NODE_READY_TIMEOUT_SECONDS: '4', POLL_INTERVAL_MS: '100' } });
+  // Debug logs: the sensitive-values test proves nothing of a plan reaches even those.
+  h = await startHarness({ env: { NODE_READY_TIMEOUT_SECONDS: '4', POLL_INTERVAL_MS: '100', LOG_LEVEL: 'debug' } });
 }, 120_000);
 
 afterAll(async () => {
@@ -40,6 +44,40 @@ async function whisperTo(user: string, channel: string, pattern: RegExp): Promis
 
 function applies(cluster: string) {
   return h.sim.calls.filter((c) => c.bin === 'tofu' && c.cluster === cluster && c.argv[0] === 'apply');
+}
+
+/** A text as it sits inside the JSON of Block Kit blocks (quotes escaped). */
+function inBlocks(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+/** Every value in Redis, whatever its type, as text. */
+async function redisContents(url: string): Promise<string> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const parts: string[] = [];
+    for (const key of await redis.keys('*')) {
+      const type = await redis.type(key);
+      if (type === 'string') parts.push(key, (await redis.get(key)) ?? '');
+      else if (type === 'hash') parts.push(key, JSON.stringify(await redis.hgetall(key)));
+      else if (type === 'list') parts.push(key, JSON.stringify(await redis.lrange(key, 0, -1)));
+      else if (type === 'set') parts.push(key, JSON.stringify(await redis.smembers(key)));
+      else if (type === 'zset') parts.push(key, JSON.stringify(await redis.zrange(key, '0', '-1')));
+      else if (type === 'stream') parts.push(key, JSON.stringify(await redis.xrange(key, '-', '+')));
+      else parts.push(key, `<${type}>`);
+    }
+    return parts.join('\n');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Everything Redis ever wrote to its append-only files: keys since deleted or expired included. */
+async function redisAppendOnlyFiles(dir: string): Promise<string> {
+  const aof = join(dir, 'appendonlydir');
+  const names = await readdir(aof).catch(() => [] as string[]);
+  const texts = await Promise.all(names.map((n) => readFile(join(aof, n), 'latin1')));
+  return texts.join('\n');
 }
 
 function recordOf(opId: string, state = 'completed') {
@@ -164,6 +202,53 @@ describe('bad input changes nothing', () => {
     expect(h.sim.events.some((e) => e.kind === 'secrets-replaced')).toBe(false);
   }, 60_000);
 
+  it('never offers a plan that forgets the cluster secrets and creates new ones (lifecycle.destroy = false), as a replacement', async () => {
+    // Arrange: OpenTofu 1.12 plans this replacement as ["forget","create"].
+    await h.sim.terraform.setLifecycle('staging', 'talos_machine_secrets.this', { destroy: false });
+    await h.sim.terraform.replaceSecrets('staging');
+    await h.sim.terraform.commit('new secrets, keeping the old object');
+    const before = applies('staging').length;
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    const refused = await waitForRootState(h, p, /refused/, CHANNELS.staging);
+    await waitForSettled(h);
+    await h.sim.terraform.declare('staging', (inputs) => {
+      inputs.talos_secrets_generation -= 1;
+      delete inputs.lifecycle;
+    });
+    await h.sim.terraform.commit('keep the secrets');
+
+    // Assert
+    const shown = JSON.stringify(refused.blocks);
+    expect(shown).toContain('`talos_machine_secrets.this` forgets the cluster secrets and generates new ones');
+    expect(shown).toContain('cluster migration');
+    expect(hasButton(refused, APPLY)).toBe(false);
+    expect(hasButton(refused, 'talos-plan-again')).toBe(true);
+    expect(applies('staging')).toHaveLength(before);
+    expect(h.sim.events.some((e) => e.kind === 'secrets-replaced')).toBe(false);
+  }, 60_000);
+
+  it('never offers a plan holding an action it does not recognise, and names the resource and the action', async () => {
+    // Arrange: a plan as a newer OpenTofu might write it.
+    const address = 'talos_machine_configuration_apply.this["talos-stg-w-1"]';
+    h.sim.faults.set('staging', { tofuPlanActions: { [address]: ['Archive'] } });
+    const before = applies('staging').length;
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    const refused = await waitForRootState(h, p, /refused/, CHANNELS.staging);
+    await waitForSettled(h);
+    h.sim.faults.clear('staging', 'tofuPlanActions');
+
+    // Assert
+    const shown = JSON.stringify(refused.blocks);
+    expect(shown).toContain(inBlocks(`\`${address}\` has the action ["Archive"], which the bot does not recognise`));
+    expect(shown).not.toContain('the plan changes nothing');
+    expect(hasButton(refused, APPLY)).toBe(false);
+    expect(applies('staging')).toHaveLength(before);
+  }, 60_000);
+
   it('shows a plan from a tree with uncommitted changes but never offers it', async () => {
     // Arrange
     await h.sim.terraform.changePatch('staging');
@@ -212,6 +297,40 @@ describe('bad input changes nothing', () => {
     const fresh = h.slack.channelMessages(CHANNELS.staging).find((m) => m.text.includes(/op-[a-z0-9]+/.exec(again)![0]));
     expect(fresh?.text).toMatch(/Terraform change: staging/);
   }, 90_000);
+});
+
+describe('sensitive values of the plan', () => {
+  it('never reach Slack, the logs or Redis through /talos plan and Apply, though tofu show -json prints them in plain text', async () => {
+    // Arrange: a committed patch; the plan's JSON carries the secrets canary (talos_machine_secrets) and the canary (the credentials outputs).
+    await h.sim.terraform.changePatch('staging');
+    await h.sim.terraform.commit('a patch, for the secrets check');
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    await waitForRootState(h, p, /waiting for an approver's Apply/, CHANNELS.staging);
+    await click(p, USERS.carol, CHANNELS.staging);
+    const done = await waitForRootState(h, p, /completed|stopped|cancelled/, CHANNELS.staging, 90_000);
+    await waitForSettled(h);
+
+    // Assert: the values were there to leak, in what the bot read from tofu show -json.
+    const shown = h.sim.calls.filter((c) => c.bin === 'tofu' && c.cluster === 'staging' && c.argv[0] === 'show' && c.argv.includes('-json'));
+    expect(shown.length).toBeGreaterThanOrEqual(2);
+    expect(done.text).toContain('completed');
+    const planFile = `${p.opId}-tofu-plan.txt`;
+    expect(h.slack.uploadedFiles().some((f) => f.filename === planFile && f.content.includes('Plan: 0 to add'))).toBe(true);
+    const stored = await redisContents(h.redis.url);
+    const written = await redisAppendOnlyFiles(join(h.dir, 'redis'));
+    // What is searched holds the operation, so an empty read cannot pass for a clean one.
+    expect(stored).toContain(p.opId);
+    expect(written).toContain(p.opId);
+    for (const canary of [h.sim.secretsCanary, h.sim.canary]) {
+      expect(h.slack.allTraffic()).not.toContain(canary);
+      expect(h.slack.uploadedFiles().filter((f) => f.content.includes(canary)).map((f) => f.filename)).toEqual([]);
+      expect(h.bot.logs()).not.toContain(canary);
+      expect(stored).not.toContain(canary);
+      expect(written).not.toContain(canary);
+    }
+  }, 120_000);
 });
 
 describe('adding a control plane', () => {

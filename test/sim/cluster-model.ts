@@ -101,7 +101,7 @@ export function buildCluster(input: BuildClusterInput): SimCluster {
   // The state was last applied from exactly these inputs, so a first plan finds no changes.
   const applied = inputsFromShape(shape);
   const resources = desiredResources(shape.name, applied, defaultSchematic);
-  assignIds(resources);
+  assignIds(resources, {}, { machineSecrets: input.credentials.machineSecrets, kubeconfig: input.credentials.kubeconfig });
   const firstCp = nodes.find((n) => n.role === 'controlplane');
   return {
     name: shape.name,

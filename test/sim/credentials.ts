@@ -20,11 +20,19 @@ export interface ClusterCredentials {
   kubeconfig: string;
   token: string;
   talosKey: string;
+  /**
+   * The cluster secrets `talos_machine_secrets` keeps in the state (sensitive attributes, never a
+   * `tofu output`): they carry the secrets canary, so a test can prove that what `tofu show -json`
+   * prints in plain text goes nowhere.
+   */
+  machineSecrets: string;
 }
 
 export interface CredentialInput {
   cluster: string;
   canary: string;
+  /** Carried only by the sensitive attributes of the plan (default: `canary`). */
+  secretsCanary?: string;
   endpoints: readonly string[];
   nodes: readonly string[];
   kubeApiUrl: string;
@@ -73,7 +81,8 @@ export function createCredentials(input: CredentialInput): ClusterCredentials {
     `  user:\n` +
     `    token: ${token}\n` +
     `preferences: {}\n`;
-  return { talosconfig, kubeconfig, token, talosKey };
+  const machineSecrets = `cluster-id-${b64(`${input.cluster}-${salt}`)} secret-${input.secretsCanary ?? input.canary} bootstrap-token-${salt.slice(0, 6)}`;
+  return { talosconfig, kubeconfig, token, talosKey, machineSecrets };
 }
 
 export interface TalosContext {

@@ -94,6 +94,13 @@ export interface ClusterFaults {
    * call whose only endpoints are such nodes waits until the caller gives up (talos#11830).
    */
   silentWhileRebooting?: string[];
+  /**
+   * Objects stored in the cluster per API resource (`resource.version.group`, e.g.
+   * `podschedulingcontexts.v1alpha3.resource.k8s.io`): upgrade-k8s's checks count those the target removes.
+   */
+  k8sStoredResources?: Record<string, number>;
+  /** Flags (without `--`) each node's Kubernetes components run with: node → component → flags. */
+  k8sComponentFlags?: Record<string, Partial<Record<string, string[]>>>;
   /** The next `upgrade-k8s` run fails while updating the second kube-apiserver (consumed by that run). */
   upgradeK8sFailOnce?: boolean;
   /** Every `tofu output` fails with this error summary. */
@@ -107,6 +114,11 @@ export interface ClusterFaults {
    * Default: only that difference (none at start).
    */
   tofuPlan?: 'changes' | 'replace-secrets' | 'replace-vm' | 'error';
+  /**
+   * Resource address → the actions `tofu show -json` writes for it instead, e.g. `["Archive"]`: what a
+   * newer OpenTofu's plan may hold (jsonplan `actionString` passes an unknown Action's name through).
+   */
+  tofuPlanActions?: Record<string, string[]>;
   /** `tofu apply` fails after its first resource with this error summary; the state is still written (serial + 1). */
   tofuApplyFail?: string;
   /** New control planes (hostnames) that join etcd as learners and are not promoted while this is set. */

@@ -25,6 +25,12 @@ export interface SimulatorOptions {
   dir: string;
   /** Secret embedded in every credential the clusters hand out. Default: a random `CANARY-…` string. */
   canary?: string;
+  /**
+   * Secret embedded only in the sensitive values of the Terraform state (`talos_machine_secrets`),
+   * which `tofu show -json` prints in plain text and `tofu output` never gives. Default: a random
+   * `SECRETS-CANARY-…` string.
+   */
+  secretsCanary?: string;
   /** Cluster shapes. Default: `[stagingShape(), productionShape()]`. */
   clusters?: ClusterShape[];
   /** Timing knobs in milliseconds; see {@link SimTiming} for defaults. */
@@ -59,6 +65,8 @@ export function defaultTiming(overrides: Partial<SimTiming> = {}): SimTiming {
 export class Simulator {
   readonly dir: string;
   readonly canary: string;
+  /** See {@link SimulatorOptions.secretsCanary}. */
+  readonly secretsCanary: string;
   readonly state: SimState;
   readonly timing: SimTiming;
   readonly faults: FaultController;
@@ -75,6 +83,7 @@ export class Simulator {
   constructor(init: {
     dir: string;
     canary: string;
+    secretsCanary: string;
     state: SimState;
     timing: SimTiming;
     recorder: Recorder;
@@ -88,6 +97,7 @@ export class Simulator {
   }) {
     this.dir = init.dir;
     this.canary = init.canary;
+    this.secretsCanary = init.secretsCanary;
     this.state = init.state;
     this.timing = init.timing;
     this.faults = new FaultController(init.state);
@@ -185,6 +195,7 @@ export class Simulator {
 export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
   const dir = resolve(options.dir);
   const canary = options.canary ?? `CANARY-${randomBytes(9).toString('hex')}`;
+  const secretsCanary = options.secretsCanary ?? `SECRETS-CANARY-${randomBytes(9).toString('hex')}`;
   const shapes = options.clusters ?? [stagingShape(), productionShape()];
   const timing = defaultTiming(options.timing);
   const state: SimState = {
@@ -211,6 +222,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const credentials = createCredentials({
       cluster: shape.name,
       canary,
+      secretsCanary,
       endpoints: shape.endpoints,
       nodes: shape.nodes.map((n) => n.address),
       kubeApiUrl: `http://127.0.0.1:${kube.port}`,
@@ -228,5 +240,5 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const factory = await startImageFactory(state);
   servers.push(factory.server);
   const bin = await writeWrappers(join(dir, 'bin'), control.linePort);
-  return new Simulator({ dir, canary, state, timing, recorder, lifecycle, servers, closeLine: () => control.closeLine(), controlUrl: control.url, imageFactoryUrl: factory.url, bin, terraform });
+  return new Simulator({ dir, canary, secretsCanary, state, timing, recorder, lifecycle, servers, closeLine: () => control.closeLine(), controlUrl: control.url, imageFactoryUrl: factory.url, bin, terraform });
 }

@@ -214,6 +214,28 @@ describe.concurrent('talosctl get', () => {
     expect(json).toMatch(/^\{\n {4}"metadata": \{/);
   });
 
+  it('on several nodes (client ≤ 1.13) lists a failed node\'s error without its name and exits 1', async ({ f, expect }) => {
+    f.sim.faults.set('production', { nodeUnreachable: ['10.0.30.12'] });
+
+    const result = await f.talosctl('production', ['get', 'extensions', '-n', '10.0.30.11,10.0.30.12,10.0.30.13', '-o', 'json']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^1 error occurred:\n\t\* rpc error: code = Unavailable desc = [^\n]+\n\n\n$/);
+    expect(result.stderr).not.toMatch(/\* 10\.0\.30\.12: /);
+    const nodes = result.stdout.split(/\n(?=\{)/).map((o) => (JSON.parse(o) as { node: string }).node);
+    expect([...new Set(nodes)]).toEqual(['10.0.30.11', '10.0.30.13']);
+  });
+
+  it('on several nodes (client ≤ 1.13) fails with empty stdout when the first node is down: the resource is resolved there', async ({ f, expect }) => {
+    f.sim.faults.set('production', { nodeUnreachable: ['10.0.30.11'] });
+
+    const result = await f.talosctl('production', ['get', 'extensions', '-n', '10.0.30.11,10.0.30.12', '-o', 'json']);
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^rpc error: code = Unavailable desc = /);
+  });
+
   it('reports members and machine status', async ({ f, expect }) => {
     const members = tableRows((await f.talosctl('staging', ['get', 'members', '-n', '10.0.20.204'])).stdout);
     const status = tableRows((await f.talosctl('staging', ['get', 'machinestatus', '-n', '10.0.20.205'])).stdout);

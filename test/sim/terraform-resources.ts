@@ -4,13 +4,29 @@
  * names follow the runbook (`proxmox_virtual_environment_vm.talos[<host>]`,
  * `talos_machine_configuration_apply.this[<host>]`, `talos_machine_secrets.this`).
  */
-import type { ClusterShape, DeclaredInputs, ResourceInstance } from './types.ts';
+import type { ClusterShape, DeclaredInputs, ResourceInstance, ResourceLifecycle } from './types.ts';
 
 export const TALOS_PROVIDER = 'registry.opentofu.org/siderolabs/talos';
 export const PROXMOX_PROVIDER = 'registry.opentofu.org/bpg/proxmox';
 
 /** Attributes the providers mark "forces replacement": changing one deletes and recreates the object. */
 const REPLACING_ATTRIBUTES = new Set(['generation']);
+
+/**
+ * Attributes the providers' schemas mark sensitive (siderolabs/talos: `machine_secrets` and
+ * `client_configuration` of `talos_machine_secrets`, `kubeconfig_raw` of `talos_cluster_kubeconfig`).
+ * The human plan shows them as `(sensitive value)`; `tofu show -json` prints them in plain text.
+ */
+export const SENSITIVE_ATTRIBUTES = new Set(['machine_secrets', 'client_configuration', 'kubeconfig_raw']);
+
+/** Attributes the provider computes when it creates the object: unknown in the plan of a create. */
+const COMPUTED_ATTRIBUTES = ['id', ...SENSITIVE_ATTRIBUTES];
+
+/** The values a cluster's providers generate: its secrets and its kubeconfig. */
+export interface GeneratedValues {
+  machineSecrets: string;
+  kubeconfig: string;
+}
 
 /** One entry of a plan's `resource_changes` (reference/tofu-facts.md, JSON plan). */
 export interface PlannedChange {
@@ -19,9 +35,14 @@ export interface PlannedChange {
   name: string;
   index?: string;
   provider: string;
-  /** `["no-op"]`, `["create"]`, `["update"]`, `["delete"]` or `["delete","create"]`. */
+  /**
+   * As opentofu internal/command/jsonplan/plan.go (`actionString`, v1.12.6) writes them: `["no-op"]`,
+   * `["create"]`, `["update"]`, `["delete"]`, `["delete","create"]`, `["create","delete"]`
+   * (create_before_destroy), `["forget"]` and `["forget","create"]` (a replacement under
+   * `lifecycle.destroy = false`).
+   */
   actions: string[];
-  /** `replace_because_cannot_update`, `replace_by_triggers`, `delete_because_each_key`. */
+  /** `replace_because_cannot_update`, `replace_by_triggers`, `delete_because_each_key`, `forgot_because_lifecycle_destroy_in_config`. */
   actionReason?: string;
   before: Record<string, string | number | boolean> | null;
   after: Record<string, string | number | boolean> | null;
@@ -76,10 +97,15 @@ export function desiredResources(cluster: string, inputs: DeclaredInputs, schema
   return Object.fromEntries(list.map((r) => [r.address, r]));
 }
 
-/** Provider-assigned ids, as the state records them after a create. */
-export function assignIds(resources: Record<string, ResourceInstance>, taken: Record<string, ResourceInstance> = {}): void {
+/** Provider-assigned ids and generated values, as the state records them after a create. */
+export function assignIds(resources: Record<string, ResourceInstance>, taken: Record<string, ResourceInstance> = {}, generated?: GeneratedValues): void {
   let nextVmId = Math.max(99, ...Object.values(taken).map((r) => Number(r.attributes['id'] ?? 0)).filter((n) => Number.isFinite(n))) + 1;
   for (const r of Object.values(resources)) {
+    if (generated !== undefined && r.type === 'talos_machine_secrets' && r.attributes['machine_secrets'] === undefined) {
+      r.attributes['machine_secrets'] = `${generated.machineSecrets} generation-${String(r.attributes['generation'])}`;
+      r.attributes['client_configuration'] = `ca-key-${generated.machineSecrets.slice(-24)}-${String(r.attributes['generation'])}`;
+    }
+    if (generated !== undefined && r.type === 'talos_cluster_kubeconfig' && r.attributes['kubeconfig_raw'] === undefined) r.attributes['kubeconfig_raw'] = generated.kubeconfig;
     if (r.attributes['id'] !== undefined) continue;
     if (r.type === 'proxmox_virtual_environment_vm') r.attributes['id'] = String(nextVmId++);
     else if (r.type === 'talos_machine_secrets') r.attributes['id'] = 'machine_secrets';
@@ -100,12 +126,35 @@ function differs(before: ResourceInstance, after: ResourceInstance): { replace: 
   return { replace, update };
 }
 
+/** `type.name` of a resource instance: the block its `lifecycle` is declared in. */
+function blockOf(r: { type: string; name: string }): string {
+  return `${r.type}.${r.name}`;
+}
+
+/**
+ * The actions of a replacement under the resource's lifecycle, as opentofu
+ * internal/tofu/node_resource_abstract_instance.go (v1.12.6, `plan`) decides them: create_before_destroy
+ * gives CreateThenDelete, otherwise DeleteThenCreate; then, with `lifecycle.destroy = false`, any
+ * replacement becomes ForgetThenCreate (the old object stays, only forgotten).
+ */
+function replaceActions(lifecycle: ResourceLifecycle | undefined): string[] {
+  if (lifecycle?.destroy === false) return ['forget', 'create'];
+  return lifecycle?.create_before_destroy === true ? ['create', 'delete'] : ['delete', 'create'];
+}
+
+/** Drops what the provider computes again on create: unknown in the plan, so absent from `after`. */
+function withoutComputed(attributes: ResourceInstance['attributes']): ResourceInstance['attributes'] {
+  const after = { ...attributes };
+  for (const key of COMPUTED_ATTRIBUTES) delete after[key];
+  return after;
+}
+
 /**
  * The resource changes from `applied` to `desired`, sorted by address as OpenTofu sorts them. A
  * configuration apply is replaced with its VM (`replace_triggered_by`), so a new VM gets its
- * machine configuration again.
+ * machine configuration again. `lifecycle` holds the configuration's lifecycle blocks.
  */
-export function diffResources(applied: Record<string, ResourceInstance>, desired: Record<string, ResourceInstance>): PlannedChange[] {
+export function diffResources(applied: Record<string, ResourceInstance>, desired: Record<string, ResourceInstance>, lifecycle: Record<string, ResourceLifecycle> = {}): PlannedChange[] {
   const changes: PlannedChange[] = [];
   const replacedVms = new Set<string>();
   const base = (r: ResourceInstance): Omit<PlannedChange, 'actions' | 'before' | 'after'> => ({
@@ -118,30 +167,41 @@ export function diffResources(applied: Record<string, ResourceInstance>, desired
   for (const want of Object.values(desired)) {
     const have = applied[want.address];
     if (!have) {
-      changes.push({ ...base(want), actions: ['create'], before: null, after: { ...want.attributes } });
+      changes.push({ ...base(want), actions: ['create'], before: null, after: withoutComputed(want.attributes) });
       continue;
     }
     const after = { ...have.attributes, ...want.attributes };
     const { replace, update } = differs(have, want);
     if (replace) {
       if (want.type === 'proxmox_virtual_environment_vm' && want.index !== undefined) replacedVms.add(want.index);
-      delete after['id'];
-      changes.push({ ...base(want), actions: ['delete', 'create'], actionReason: 'replace_because_cannot_update', before: { ...have.attributes }, after });
+      changes.push({ ...base(want), actions: replaceActions(lifecycle[blockOf(want)]), actionReason: 'replace_because_cannot_update', before: { ...have.attributes }, after: withoutComputed(after) });
     } else {
       changes.push({ ...base(want), actions: [update ? 'update' : 'no-op'], before: { ...have.attributes }, after });
     }
   }
   for (const have of Object.values(applied)) {
     if (desired[have.address]) continue;
+    // internal/tofu/node_resource_plan_orphan.go (v1.12.6): an instance whose for_each key is gone, in a
+    // block with `lifecycle.destroy = false`, is forgotten instead of destroyed.
+    if (have.index !== undefined && lifecycle[blockOf(have)]?.destroy === false) {
+      changes.push({ ...base(have), actions: ['forget'], actionReason: 'forgot_because_lifecycle_destroy_in_config', before: { ...have.attributes }, after: null });
+      continue;
+    }
     changes.push({ ...base(have), actions: ['delete'], actionReason: have.index === undefined ? 'delete_because_no_resource_config' : 'delete_because_each_key', before: { ...have.attributes }, after: null });
   }
   for (const change of changes) {
     if (change.type !== 'talos_machine_configuration_apply' || change.index === undefined || !replacedVms.has(change.index)) continue;
-    if (change.actions[0] === 'create' || change.actions[0] === 'delete') continue;
-    change.actions = ['delete', 'create'];
+    if (change.actions.length === 2 || change.actions[0] === 'create' || change.actions[0] === 'delete') continue;
+    change.actions = replaceActions(lifecycle[blockOf(change)]);
     change.actionReason = 'replace_by_triggers';
+    change.after = withoutComputed(change.after ?? {});
   }
   return changes.sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+}
+
+/** Whether a change replaces its object (`delete,create`, `create,delete` or `forget,create`). */
+export function isReplacement(change: { actions: string[] }): boolean {
+  return change.actions.length === 2;
 }
 
 /** Whether a change does anything. */

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { DeclaredInputs, NodeShape, SimCluster, SimState } from './types.ts';
+import type { DeclaredInputs, NodeShape, ResourceLifecycle, SimCluster, SimState } from './types.ts';
 
 /** The file each cluster root reads its declared inputs from (OpenTofu loads `*.auto.tfvars.json` by itself). */
 export const DECLARED_INPUTS_FILE = 'cluster.auto.tfvars.json';
@@ -151,6 +151,17 @@ export class SimTerraform {
       const node = inputs.talos_nodes[hostname];
       if (!node) throw new Error(`${cluster} declares no node ${hostname}`);
       node.vm_generation += 1;
+    });
+  }
+
+  /**
+   * Declares a resource block's `lifecycle` (`type.name`, e.g. `talos_machine_secrets.this`): with
+   * `destroy: false` a replacement plans as `["forget","create"]`, with `create_before_destroy` as
+   * `["create","delete"]`.
+   */
+  setLifecycle(cluster: string, block: string, lifecycle: ResourceLifecycle): Promise<void> {
+    return this.declare(cluster, (inputs) => {
+      inputs.lifecycle = { ...inputs.lifecycle, [block]: lifecycle };
     });
   }
 

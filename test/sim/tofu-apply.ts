@@ -7,7 +7,7 @@ import { buildNode } from './cluster-model.ts';
 import { wait, type ExecIO } from './exec-io.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import type { Recorder } from './recorder.ts';
-import { acts, assignIds, type PlannedChange } from './terraform-resources.ts';
+import { acts, assignIds, isReplacement, type PlannedChange } from './terraform-resources.ts';
 import { outputValues, planHasChanges, type SimPlan } from './tofu-plan.ts';
 import { changeCounts, diagnostic } from './tofu-render.ts';
 import type { ResourceInstance, SimCluster, SimNode, SimTiming } from './types.ts';
@@ -33,6 +33,22 @@ function applyOrder(changes: PlannedChange[]): PlannedChange[] {
   const destroys = changes.filter((c) => c.actions.join() === 'delete').sort((a, b) => rank(b) - rank(a));
   const rest = changes.filter((c) => acts(c) && c.actions.join() !== 'delete').sort((a, b) => rank(a) - rank(b));
   return [...destroys, ...rest];
+}
+
+/**
+ * What applying a change does, in order: a replacement is destroy-then-create, create-then-destroy
+ * (`create_before_destroy`: the old object is deposed, then destroyed) or forget-then-create (the old
+ * object stays where it is and only leaves the state).
+ */
+type Phase = 'create' | 'update' | 'delete' | 'delete-deposed' | 'forget';
+
+function phasesOf(change: PlannedChange): Phase[] {
+  const key = change.actions.join();
+  if (key === 'create,delete') return ['create', 'delete-deposed'];
+  if (key === 'forget,create') return ['forget', 'create'];
+  if (key === 'delete,create') return ['delete', 'create'];
+  if (key === 'forget') return ['forget'];
+  return [change.actions[0] === 'update' ? 'update' : change.actions[0] === 'delete' ? 'delete' : 'create'];
 }
 
 /** Seconds a resource type's operation reports, as real providers take about that long. */
@@ -73,7 +89,7 @@ function createMachine(cluster: SimCluster, change: PlannedChange, plan: SimPlan
 }
 
 /** What one applied change does to the machines. */
-function effect(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runtime: ApplyRuntime, phase: 'create' | 'update' | 'delete'): void {
+function effect(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runtime: ApplyRuntime, phase: Phase): void {
   const node = nodeFor(cluster, change);
   const event = (kind: 'secrets-replaced' | 'vm-replaced' | 'vm-destroyed'): void =>
     runtime.recorder.event({ cluster: cluster.name, ...(node ? { node: node.address } : {}), kind, detail: change.address });
@@ -82,19 +98,22 @@ function effect(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runti
     if (phase === 'delete' && node && change.actions.length === 1) {
       event('vm-destroyed');
       runtime.lifecycle.destroyVm(cluster, node);
-    } else if (phase === 'create' && change.actions.length === 2 && node) {
+    } else if (phase === 'create' && isReplacement(change) && node) {
+      // Under forget-then-create the old VM keeps running beside the new one; the simulator models only the new machine.
       event('vm-replaced');
       runtime.lifecycle.freshMachine(cluster, node);
     } else if (phase === 'create') createMachine(cluster, change, plan, runtime);
   }
   // The Talos provider applies the configuration to a machine that waits for it; deleting the resource only forgets it.
-  if (change.type === 'talos_machine_configuration_apply' && phase !== 'delete' && node) runtime.lifecycle.joinNode(cluster, node);
+  if (change.type === 'talos_machine_configuration_apply' && (phase === 'create' || phase === 'update') && node) runtime.lifecycle.joinNode(cluster, node);
 }
 
 /** Records the change in the state, as tofu persists each finished resource. */
-function record(cluster: SimCluster, change: PlannedChange, phase: 'create' | 'update' | 'delete'): string | undefined {
+function record(cluster: SimCluster, change: PlannedChange, phase: Phase, deposedId?: string): string | undefined {
   const resources = cluster.terraform.state.resources;
-  if (phase === 'delete') {
+  // The deposed object of a create-before-destroy is no longer in the state's current slot.
+  if (phase === 'delete-deposed') return deposedId;
+  if (phase === 'delete' || phase === 'forget') {
     const id = resources[change.address]?.attributes['id'];
     delete resources[change.address];
     return id === undefined ? undefined : String(id);
@@ -110,9 +129,16 @@ function record(cluster: SimCluster, change: PlannedChange, phase: 'create' | 'u
   };
   if (phase === 'update' && previous?.attributes['id'] !== undefined) next.attributes['id'] = previous.attributes['id'];
   else delete next.attributes['id'];
-  assignIds({ [next.address]: next }, resources);
+  assignIds({ [next.address]: next }, resources, { machineSecrets: cluster.credentials.machineSecrets, kubeconfig: cluster.credentials.kubeconfig });
   resources[next.address] = next;
   return String(next.attributes['id']);
+}
+
+/** The eight hex digits tofu names a deposed object with, stable per address here. */
+function deposedKey(change: PlannedChange): string {
+  let hash = 0;
+  for (const ch of change.address) hash = (Math.imul(hash, 31) + ch.charCodeAt(0)) >>> 0;
+  return hash.toString(16).padStart(8, '0').slice(-8);
 }
 
 /** The resource a failure is reported on, with the configuration line tofu quotes. */
@@ -141,16 +167,22 @@ export async function applyPlan(cluster: SimCluster, plan: SimPlan, io: ExecIO, 
       io.err(failure(change, failAfterFirst));
       return 1;
     }
-    const phases: ('create' | 'update' | 'delete')[] = change.actions.length === 2 ? ['delete', 'create'] : [change.actions[0] === 'update' ? 'update' : change.actions[0] === 'delete' ? 'delete' : 'create'];
-    for (const phase of phases) {
-      const id = cluster.terraform.state.resources[change.address]?.attributes['id'];
-      if (phase === 'delete') io.out(`${change.address}: Destroying... [id=${String(id)}]\n`);
+    const priorId = cluster.terraform.state.resources[change.address]?.attributes['id'];
+    for (const phase of phasesOf(change)) {
+      const id = phase === 'delete-deposed' ? priorId : cluster.terraform.state.resources[change.address]?.attributes['id'];
+      // views/hook_ui.go (v1.12.6): a deposed object is named with its key; a forget prints nothing.
+      const shown = phase === 'delete-deposed' ? `${change.address} (deposed object ${deposedKey(change)})` : change.address;
+      if (phase === 'forget') {
+        record(cluster, change, phase);
+        continue;
+      }
+      if (phase === 'delete' || phase === 'delete-deposed') io.out(`${shown}: Destroying... [id=${String(id)}]\n`);
       else if (phase === 'update') io.out(`${change.address}: Modifying... [id=${String(id)}]\n`);
       else io.out(`${change.address}: Creating...\n`);
       await wait(timing.stepMs, io.signal);
-      const newId = record(cluster, change, phase);
+      const newId = record(cluster, change, phase, id === undefined ? undefined : String(id));
       effect(cluster, change, plan, runtime, phase);
-      if (phase === 'delete') io.out(`${change.address}: Destruction complete after ${seconds(change, phase)}\n`);
+      if (phase === 'delete' || phase === 'delete-deposed') io.out(`${shown}: Destruction complete after ${seconds(change, 'delete')}\n`);
       else if (phase === 'update') io.out(`${change.address}: Modifications complete after ${seconds(change, phase)} [id=${newId ?? ''}]\n`);
       else io.out(`${change.address}: Creation complete after ${seconds(change, phase)} [id=${newId ?? ''}]\n`);
     }

@@ -7,14 +7,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { acts, desiredResources, diffResources, type PlannedChange } from './terraform-resources.ts';
 import type { DeclaredInputs, SimCluster } from './types.ts';
 
-export const TOFU_VERSION = '1.10.6';
+/** The OpenTofu release simulated: `["forget","create"]` exists from v1.12.0. */
+export const TOFU_VERSION = '1.12.6';
 
 export interface OutputValue {
   sensitive: boolean;
   value: string;
 }
 
-/** One entry of a plan's `output_changes`; a sensitive output's values are never carried. */
+/** One entry of a plan's `output_changes`; a sensitive output's values are carried too, as tofu keeps them. */
 export interface OutputChange {
   actions: string[];
   sensitive: boolean;
@@ -67,12 +68,18 @@ function layerFault(cluster: SimCluster, changes: PlannedChange[]): void {
   if (fault === 'replace-secrets') force(find('talos_machine_secrets.this'), ['delete', 'create'], 'replace_because_cannot_update');
   if (fault === 'replace-vm' && first) force(find(`proxmox_virtual_environment_vm.talos[${JSON.stringify(first)}]`), ['delete', 'create'], 'replace_because_cannot_update');
   if (fault === 'changes' && first) force(find(`talos_machine_configuration_apply.this[${JSON.stringify(first)}]`), ['update']);
+  // What a newer OpenTofu may write: jsonplan's `actionString` (plan.go, v1.12.6) passes an Action it has no
+  // case for through as its Go name, so a plan can hold actions no reader of today knows.
+  for (const [address, actions] of Object.entries(cluster.faults.tofuPlanActions ?? {})) {
+    const change = find(address);
+    if (change) change.actions = [...actions];
+  }
 }
 
 /** The plan from the cluster's state to `inputs`. */
 export function computePlan(cluster: SimCluster, inputs: DeclaredInputs): SimPlan {
   const { state, applied } = cluster.terraform;
-  const changes = diffResources(state.resources, desiredResources(cluster.name, inputs, cluster.terraform.defaultSchematic));
+  const changes = diffResources(state.resources, desiredResources(cluster.name, inputs, cluster.terraform.defaultSchematic), inputs.lifecycle);
   layerFault(cluster, changes);
   const before = outputValues(cluster);
   const after = outputValues(cluster, { talos: inputs.talos_version, kubernetes: inputs.talos_kubernetes_version });
@@ -81,8 +88,8 @@ export function computePlan(cluster: SimCluster, inputs: DeclaredInputs): SimPla
   for (const [name, value] of Object.entries(after)) {
     const was = before[name];
     if (value.sensitive) {
-      // Credentials derive from the secrets: they change only with them, and are never shown.
-      outputChanges[name] = { actions: [secretsChange ? 'update' : 'no-op'], sensitive: true };
+      // Credentials derive from the secrets: they change only with them, and are known only after the apply then.
+      outputChanges[name] = { actions: [secretsChange ? 'update' : 'no-op'], sensitive: true, ...(was ? { before: was.value } : {}), ...(secretsChange ? {} : { after: value.value }) };
       continue;
     }
     outputChanges[name] = { actions: [was === undefined ? 'create' : was.value === value.value ? 'no-op' : 'update'], sensitive: false, ...(was ? { before: was.value } : {}), after: value.value };

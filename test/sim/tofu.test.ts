@@ -133,7 +133,7 @@ describe.concurrent('Image Factory', () => {
 interface ShownPlan {
   format_version: string;
   variables: Record<string, { value: unknown }>;
-  resource_changes: { address: string; type: string; change: { actions: string[]; before: unknown; after: unknown }; action_reason?: string }[];
+  resource_changes: { address: string; type: string; change: { actions: string[]; before: unknown; after: unknown; before_sensitive?: unknown; after_sensitive?: unknown }; action_reason?: string }[];
   output_changes: Record<string, { actions: string[]; before?: unknown; after?: unknown; before_sensitive: boolean; after_sensitive: boolean }>;
 }
 
@@ -197,14 +197,20 @@ describe.concurrent('tofu plan of declared changes', () => {
       'talos_machine_configuration_apply.this["talos-prd-cp-3"]': 'update',
     });
     expect(json.output_changes['talos_version']).toEqual({ actions: ['update'], before: 'v1.11.6', after: 'v1.12.11', after_unknown: false, before_sensitive: false, after_sensitive: false });
-    expect(json.output_changes['talosconfig']).toEqual({ actions: ['no-op'], after_unknown: false, before_sensitive: true, after_sensitive: true });
+    // jsonplan MarshalOutputChanges (v1.12.6): a sensitive output's values in plain text, only flagged sensitive.
+    const talosconfig = f.sim.talosconfig('production');
+    expect(json.output_changes['talosconfig']).toEqual({ actions: ['no-op'], before: talosconfig, after: talosconfig, after_unknown: false, before_sensitive: true, after_sensitive: true });
     expect(json.variables['talos_version']).toEqual({ value: 'v1.12.11' });
     expect(plan.stdout).toContain('        id            = "machine_configuration_apply"\n      ~ talos_version = "v1.11.6" -> "v1.12.11"\n        # (5 unchanged attributes hidden)\n    }\n');
     expect(plan.stdout).toContain('\nChanges to Outputs:\n');
     // Output names are padded to the longest one, talos_image_factory_schematic_id.
     expect(plan.stdout).toContain(`  ~ ${'talos_version'.padEnd(32)} = "v1.11.6" -> "v1.12.11"\n`);
     expect(human.stdout).toBe(plan.stdout.slice(plan.stdout.indexOf('\nOpenTofu used'), plan.stdout.indexOf('\n───')));
-    expect(show.stdout + plan.stdout).not.toContain(f.sim.canary);
+    // The human plan never prints a sensitive value; the JSON plan holds them all.
+    expect(human.stdout + plan.stdout).not.toContain(f.sim.canary);
+    expect(human.stdout + plan.stdout).not.toContain(f.sim.secretsCanary);
+    expect(show.stdout).toContain(f.sim.canary);
+    expect(show.stdout).toContain(f.sim.secretsCanary);
   });
 
   it('updates every machine configuration in place for a patch change', async ({ f, expect }) => {
@@ -229,14 +235,70 @@ describe.concurrent('tofu plan of declared changes', () => {
     const vm = await planAndShow(f, 'production');
 
     expect(acting(secrets.json)).toMatchObject({ 'talos_machine_secrets.this': 'delete,create replace_because_cannot_update' });
-    expect(secrets.plan.stdout).toContain('  # talos_machine_secrets.this must be replaced\n-/+ resource "talos_machine_secrets" "this" {\n      ~ generation = 1 -> 2 # forces replacement\n');
-    expect(secrets.json.output_changes['talos_kubeconfig']).toEqual({ actions: ['update'], after_unknown: false, before_sensitive: true, after_sensitive: true });
+    expect(secrets.plan.stdout).toContain(
+      '  # talos_machine_secrets.this must be replaced\n-/+ resource "talos_machine_secrets" "this" {\n      ~ client_configuration = (sensitive value)\n      ~ generation           = 1 -> 2 # forces replacement\n',
+    );
+    expect(secrets.json.output_changes['talos_kubeconfig']).toEqual({ actions: ['update'], before: f.sim.kubeconfig('staging'), after: null, after_unknown: true, before_sensitive: true, after_sensitive: true });
     expect(secrets.plan.stdout).toContain(`  ~ ${'talos_kubeconfig'.padEnd(32)} = (sensitive value)\n`);
     expect(acting(vm.json)).toEqual({
       'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]': 'delete,create replace_because_cannot_update',
       'talos_machine_configuration_apply.this["talos-prd-cp-2"]': 'delete,create replace_by_triggers',
     });
     expect(vm.plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-prd-cp-2"] will be replaced due to changes in replace_triggered_by\n');
+  });
+
+  it('forgets and recreates under lifecycle.destroy = false, and creates before destroying under create_before_destroy (OpenTofu 1.12)', async ({ f, expect }) => {
+    await f.sim.terraform.setLifecycle('staging', 'talos_machine_secrets.this', { destroy: false });
+    await f.sim.terraform.replaceSecrets('staging');
+    await f.sim.terraform.setLifecycle('production', 'proxmox_virtual_environment_vm.talos', { create_before_destroy: true });
+    await f.sim.terraform.replaceVm('production', 'talos-prd-cp-2');
+
+    const secrets = await planAndShow(f, 'staging');
+    const vm = await planAndShow(f, 'production');
+
+    expect(acting(secrets.json)).toMatchObject({ 'talos_machine_secrets.this': 'forget,create replace_because_cannot_update' });
+    expect(secrets.plan.stdout).toContain('./+ forget and then create replacement\n');
+    expect(secrets.plan.stdout).toContain('  # talos_machine_secrets.this must be replaced - older instance will not be destroyed (lifecycle.destroy = false)\n  ./+ resource "talos_machine_secrets" "this" {\n');
+    // A forget-then-create adds and forgets; it destroys nothing.
+    expect(secrets.plan.stdout).toMatch(/\nPlan: \d+ to add, \d+ to change, 0 to destroy, 1 to forget\.\n/);
+    expect(acting(vm.json)).toMatchObject({ 'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]': 'create,delete replace_because_cannot_update' });
+    expect(vm.plan.stdout).toContain('+/- create replacement and then destroy\n');
+    expect(vm.plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-prd-cp-2"] must be replaced\n+/- resource');
+  });
+
+  it('forgets a removed instance of a block with lifecycle.destroy = false instead of destroying it', async ({ f, expect }) => {
+    await f.sim.terraform.setLifecycle('staging', 'proxmox_virtual_environment_vm.talos', { destroy: false });
+    await f.sim.terraform.removeNode('staging', 'talos-stg-w-1');
+
+    const { plan, json } = await planAndShow(f, 'staging');
+
+    expect(acting(json)).toEqual({
+      'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]': 'forget forgot_because_lifecycle_destroy_in_config',
+      'talos_machine_configuration_apply.this["talos-stg-w-1"]': 'delete delete_because_each_key',
+    });
+    expect(plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-stg-w-1"] will be removed from the OpenTofu state but will not be destroyed \n (because lifecycle.destroy = false is set in the configuration)\n');
+    expect(plan.stdout).toContain('\nPlan: 0 to add, 0 to change, 1 to destroy, 1 to forget.\n');
+  });
+
+  it('holds sensitive attributes in plain text in the JSON plan, marked only by before_sensitive/after_sensitive, and never in the human plan', async ({ f, expect }) => {
+    await f.sim.terraform.changePatch('staging');
+
+    const { plan, json } = await planAndShow(f, 'staging');
+
+    const secrets = json.resource_changes.find((c) => c.address === 'talos_machine_secrets.this');
+    expect(secrets?.change.actions).toEqual(['no-op']);
+    expect(JSON.stringify(secrets?.change.before)).toContain(f.sim.secretsCanary);
+    expect(secrets?.change).toMatchObject({ before_sensitive: { client_configuration: true, machine_secrets: true }, after_sensitive: { client_configuration: true, machine_secrets: true } });
+    expect(JSON.stringify(json.resource_changes.find((c) => c.type === 'talos_cluster_kubeconfig')?.change.before)).toContain(f.sim.canary);
+    expect(plan.stdout).not.toContain(f.sim.secretsCanary);
+  });
+
+  it('passes an action it has no case for through as its name, as a newer OpenTofu does', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { tofuPlanActions: { 'talos_machine_secrets.this': ['Archive'] } });
+
+    const { json } = await planAndShow(f, 'staging');
+
+    expect(acting(json)).toEqual({ 'talos_machine_secrets.this': 'Archive' });
   });
 
   it('writes a plan file that only the simulator reads', async ({ f, expect }) => {
@@ -416,6 +478,29 @@ describe.concurrent('tofu apply', () => {
       ['vm-replaced', 'proxmox_virtual_environment_vm.talos["talos-stg-cp-1"]'],
     ]);
     expect(f.sim.node('staging', 'talos-stg-cp-1').bootId).not.toBe(before);
+  });
+
+  it('forgets the old secrets without destroying them, and creates the new VM before destroying the deposed one', async ({ f, expect }) => {
+    await f.sim.terraform.setLifecycle('staging', 'talos_machine_secrets.this', { destroy: false });
+    await f.sim.terraform.replaceSecrets('staging');
+    await f.sim.terraform.setLifecycle('staging', 'proxmox_virtual_environment_vm.talos', { create_before_destroy: true });
+    await f.sim.terraform.replaceVm('staging', 'talos-stg-w-1');
+    await f.tofu('staging', ['plan', '-out=review.tfplan']);
+    const oldSecrets = f.sim.cluster('staging').terraform.state.resources['talos_machine_secrets.this']?.attributes['machine_secrets'];
+
+    const result = await f.tofu('staging', ['apply', '-input=false', 'review.tfplan']);
+
+    expect(result.exitCode).toBe(0);
+    // A forget prints nothing (views/hook_ui.go has no case for it): the secrets are only created anew.
+    expect(result.stdout).not.toContain('talos_machine_secrets.this: Destroying');
+    expect(result.stdout).toContain('talos_machine_secrets.this: Creating...\n');
+    const vm = 'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]';
+    expect(result.stdout.indexOf(`${vm}: Creating...`)).toBeLessThan(result.stdout.indexOf(`${vm} (deposed object `));
+    expect(result.stdout).toMatch(/proxmox_virtual_environment_vm\.talos\["talos-stg-w-1"\] \(deposed object [0-9a-f]{8}\): Destroying\.\.\. \[id=\d+\]\n/);
+    const state = f.sim.cluster('staging').terraform.state.resources;
+    expect(state[vm]).toBeDefined();
+    expect(state['talos_machine_secrets.this']?.attributes['machine_secrets']).not.toBe(oldSecrets);
+    expect(f.sim.events.some((e) => e.kind === 'vm-destroyed')).toBe(false);
   });
 
   slowBoot('keeps a stuck learner and a node that never gets Ready as the faults say', async ({ f, expect }) => {

@@ -262,6 +262,20 @@ export interface DeclaredInputs {
   /** Bumped to regenerate `talos_machine_secrets` (a cluster migration, never maintenance). */
   talos_secrets_generation: number;
   talos_nodes: Record<string, DeclaredNode>;
+  /**
+   * The `lifecycle` blocks of the configuration, keyed by resource (`type.name`, e.g.
+   * `talos_machine_secrets.this`): `create_before_destroy` makes a replacement `["create","delete"]`,
+   * `destroy = false` (OpenTofu ≥ 1.12) makes it `["forget","create"]` and a removed instance
+   * `["forget"]`. Absent: tofu's defaults.
+   */
+  lifecycle?: Record<string, ResourceLifecycle>;
+}
+
+/** One resource's `lifecycle` block, as far as the plan's actions depend on it. */
+export interface ResourceLifecycle {
+  create_before_destroy?: boolean;
+  /** `false` keeps the real object when tofu would destroy it: it is only removed from the state. */
+  destroy?: boolean;
 }
 
 /** One resource instance in the Terraform state (or in a plan's desired state). */
@@ -315,6 +329,8 @@ export interface SimCluster {
     token: string;
     /** The base64 `key` of the talosconfig context, which identifies the cluster. */
     talosKey: string;
+    /** What `talos_machine_secrets` holds (sensitive): it carries the secrets canary. */
+    machineSecrets: string;
   };
   kubeApiPort: number;
   createdAt: number;

@@ -59,7 +59,10 @@ describe('actionOf', () => {
     [['forget'], 'forget'],
     [['delete', 'create'], 'replace'],
     [['create', 'delete'], 'replace'],
+    [['forget', 'create'], 'forget-replace'],
     [['update', 'delete'], 'unknown'],
+    [['create', 'forget'], 'unknown'],
+    [['Archive'], 'unknown'],
   ])('%j → %s', (actions, action) => {
     expect(actionOf(actions)).toBe(action);
   });
@@ -82,7 +85,7 @@ describe('reviewPlan', () => {
       ['Proxmox', 'create', 'proxmox_virtual_environment_vm.talos["cp-4"]'],
       ['Talos', 'read', 'data.talos_client_configuration.this'],
     ]);
-    expect(review.counts).toEqual({ create: 1, read: 1, update: 1, replace: 0, delete: 0, forget: 0, unknown: 0 });
+    expect(review.counts).toEqual({ create: 1, read: 1, update: 1, replace: 0, 'forget-replace': 0, delete: 0, forget: 0, unknown: 0 });
     expect(review.dangers).toEqual([]);
     expect(planCounts(review)).toBe('1 to add, 1 to change, 1 to read');
   });
@@ -123,6 +126,71 @@ describe('reviewPlan', () => {
   it('does not flag a replacement of other resources', () => {
     const review = reviewPlan(parsePlanJson(show([change('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['delete', 'create'])])));
     expect(review.dangers).toEqual([]);
+  });
+});
+
+describe('the actions of OpenTofu 1.12 (jsonplan actionString)', () => {
+  /** A `tofu show -json` as the simulator records OpenTofu 1.12.6 writing it, sensitive values in plain text. */
+  const recorded = (address: string, type: string, provider: string, actions: string[], reason = 'replace_because_cannot_update') =>
+    JSON.stringify({
+      format_version: '1.2',
+      terraform_version: '1.12.6',
+      resource_changes: [
+        {
+          address,
+          mode: 'managed',
+          type,
+          name: 'this',
+          provider_name: provider,
+          change: {
+            actions,
+            before: { generation: 1, id: 'machine_secrets', machine_secrets: 'SECRET-VALUE', client_configuration: 'SECRET-CA' },
+            after: { generation: 2 },
+            after_unknown: { id: true, machine_secrets: true, client_configuration: true },
+            before_sensitive: { client_configuration: true, machine_secrets: true },
+            after_sensitive: { client_configuration: true, machine_secrets: true },
+          },
+          action_reason: reason,
+        },
+      ],
+      output_changes: { talosconfig: { actions: ['no-op'], before: 'SECRET-CONFIG', after: 'SECRET-CONFIG', after_unknown: false, before_sensitive: true, after_sensitive: true } },
+    });
+
+  it('stops on a forget-and-create of the cluster secrets, as on a replacement', () => {
+    const review = reviewPlan(parsePlanJson(recorded('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget', 'create'])));
+    expect(review.dangers).toEqual([expect.objectContaining({ level: 'stop', address: 'talos_machine_secrets.this', action: 'forget-replace' })]);
+    expect(review.dangers[0]?.meaning).toContain('a cluster migration, not maintenance');
+    expect(planCounts(review)).toBe('1 to forget and create again');
+    expect(groupedChanges(review)).toEqual(['Talos', './+ forget-replace talos_machine_secrets.this (replace_because_cannot_update) 🟥 DANGER']);
+  });
+
+  it('stops on a forget-and-create of a VM, which leaves the old one running', () => {
+    const review = reviewPlan(parsePlanJson(recorded('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget', 'create'])));
+    expect(review.dangers.map((d) => [d.level, d.action])).toEqual([['stop', 'forget-replace']]);
+    expect(review.dangers[0]?.meaning).toContain('the old one keeps running');
+  });
+
+  it('stops on forgetting the cluster secrets, and only cautions on forgetting a VM', () => {
+    const secrets = reviewPlan(parsePlanJson(recorded('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget'], 'forgot_because_lifecycle_destroy_in_config')));
+    const vm = reviewPlan(parsePlanJson(recorded('proxmox_virtual_environment_vm.talos["w-9"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget'], 'forgot_because_lifecycle_destroy_in_config')));
+    expect(secrets.dangers.map((d) => [d.level, d.action])).toEqual([['stop', 'forget']]);
+    expect(vm.dangers.map((d) => [d.level, d.action])).toEqual([['caution', 'forget']]);
+  });
+
+  it('stops on an action it does not recognise, naming the resource and the action', () => {
+    const review = reviewPlan(parsePlanJson(recorded('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['Archive'])));
+    expect(review.dangers).toEqual([expect.objectContaining({ level: 'stop', address: 'talos_machine_configuration_apply.this["cp-1"]', action: 'unknown' })]);
+    expect(review.dangers[0]?.meaning).toContain('["Archive"], which the bot does not recognise');
+    expect(groupedChanges(review)[1]).toContain('Archive');
+  });
+
+  it('keeps no sensitive value of the plan in what it returns', () => {
+    const review = reviewPlan(parsePlanJson(recorded('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget', 'create'])));
+    expect(JSON.stringify(review)).not.toMatch(/SECRET/);
+  });
+
+  it('refuses a plan in a JSON format of another major version', () => {
+    expect(() => parsePlanJson('{"format_version":"2.0","resource_changes":[]}')).toThrow(/format_version "2.0" is not 1.x/);
   });
 });
 

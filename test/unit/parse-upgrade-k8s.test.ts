@@ -56,6 +56,7 @@ describe('parseUpgradeK8sOutput', () => {
         { name: 'kube-proxy', toVersion: '1.34.0', nodes: [], updated: [], fromVersions: [] },
         { name: 'kubelet', toVersion: '1.34.0', nodes: ['172.20.0.5'], updated: [], fromVersions: ['v1.33.4'] },
       ],
+      removed: { resources: [], items: [] },
       dryRun: true,
       errors: [],
     });
@@ -104,6 +105,56 @@ updating "kube-apiserver" to version "1.34.0"
     expect(parseUpgradeK8sOutput('', stderr).errors).toEqual([
       'compatibility check failed on node "10.0.30.11": version of Kubernetes 1.35.0 is too new to be used with Talos 1.11.6',
     ]);
+  });
+
+  it('reads the REMOVED RESOURCE table a dry run fails with, as findings and not error lines', () => {
+    // go-kubernetes upgrade/checks.go ComponentRemovedItemsError.Error(), printed by talosctl on stderr.
+    const stdout = 'automatically detected the lowest Kubernetes version 1.31.4\ndiscovered controlplane nodes ["10.0.30.11"]\nchecking for removed Kubernetes component flags\nchecking for removed Kubernetes API resource versions\n';
+    const stderr = '\nREMOVED RESOURCE                                 COUNT   \npodschedulingcontexts.v1alpha3.resource.k8s.io   2       \n\n';
+
+    const report = parseUpgradeK8sOutput(stdout, stderr);
+
+    expect(report.removed).toEqual({ resources: [{ resource: 'podschedulingcontexts.v1alpha3.resource.k8s.io', count: 2 }], items: [] });
+    expect(report.errors).toEqual([]);
+  });
+
+  it('reads the removed-flag and removed-feature-gate tables with their nodes', () => {
+    const stderr = [
+      '',
+      'NODE         COMPONENT                 REMOVED FEATURE GATE',
+      '10.0.30.11   kube-controller-manager   AppArmor',
+      '',
+      'NODE         COMPONENT        REMOVED FLAG',
+      '10.0.30.12   kube-apiserver   cloud-config',
+      '',
+      '',
+    ].join('\n');
+
+    expect(parseUpgradeK8sOutput('', stderr).removed.items).toEqual([
+      { node: '10.0.30.11', component: 'kube-controller-manager', kind: 'feature gate', name: 'AppArmor' },
+      { node: '10.0.30.12', component: 'kube-apiserver', kind: 'flag', name: 'cloud-config' },
+    ]);
+  });
+
+  it('reads a 1.13 dry run: the kube-proxy section, server-side apply of the manifests and node-first compatibility errors', () => {
+    const stdout = [
+      'discovered controlplane nodes ["10.0.20.204"]',
+      '> "10.0.20.204": Talos version 1.13.9 is compatible with Kubernetes version 1.35.0',
+      'updating kube-proxy to version "1.35.0"',
+      ' > "10.0.20.204": starting update',
+      ' > skipped in dry-run',
+      'updating manifests (dry run)',
+      ' < configured Deployment/kube-system/coredns',
+      '--- a/apps/v1/Deployment/kube-system/coredns',
+      '',
+    ].join('\n');
+
+    const report = parseUpgradeK8sOutput(stdout);
+    const compat = parseUpgradeK8sOutput('', 'node "10.0.20.205": version of Kubernetes 1.35.0 is too new to be used with Talos 1.11.6\n');
+
+    expect(report.dryRun).toBe(true);
+    expect(report.components.map((c) => [c.name, c.nodes])).toEqual([['kube-proxy', ['10.0.20.204']]]);
+    expect(compat.errors).toEqual(['node "10.0.20.205": version of Kubernetes 1.35.0 is too new to be used with Talos 1.11.6']);
   });
 
   it('reports a component failure printed on stdout', () => {

@@ -43,6 +43,16 @@ afterEach(async () => {
 });
 
 describe('runPlan', () => {
+  it('never quotes the stdout of a failed tofu show -json, which holds sensitive values in plain text', async () => {
+    const secretJson = JSON.stringify({ format_version: '1.2', output_changes: { talosconfig: { actions: ['no-op'], before: 'SECRET-TALOSCONFIG', after: 'SECRET-TALOSCONFIG' } } });
+    const tofu = fakeTofu({ plan: { exitCode: 2 }, show: { exitCode: 1, stdout: secretJson, stderr: '' } }, []);
+
+    const outcome = await runPlan(tofu, '/srv/terraform/production', { planTimeoutMs: 1_800_000, tempBase: base });
+
+    expect(outcome.plan).toEqual({ status: 'error', lines: [expect.stringContaining('tofu show -json of the saved plan failed (exit 1)')] });
+    expect(JSON.stringify(outcome)).not.toContain('SECRET');
+  });
+
   it('plans into a private file, reads it with show -json and removes it', async () => {
     const calls: Call[] = [];
     let mode = 0;

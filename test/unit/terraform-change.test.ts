@@ -47,6 +47,21 @@ describe('judgeTerraformChange', () => {
     expect(judgeTerraformChange(facts({ outcome: outcome([]) })).refusals).toEqual([expect.stringContaining('nothing to apply')]);
   });
 
+  it('refuses a forget-and-create of the cluster secrets or of a VM, and any action it does not recognise, naming resource and action', () => {
+    const secrets = judgeTerraformChange(facts({ outcome: outcome([rc('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget', 'create'])]) }));
+    expect(secrets.refusals).toEqual([expect.stringMatching(/^`talos_machine_secrets\.this` forgets the cluster secrets .*cluster migration/)]);
+    const vm = judgeTerraformChange(facts({ outcome: outcome([rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget', 'create'], 'cp-1')]) }));
+    expect(vm.refusals).toEqual([expect.stringContaining('replaces a Talos VM under `lifecycle.destroy = false`')]);
+    const unknown = judgeTerraformChange(facts({ outcome: outcome([update, rc('talos_cluster_kubeconfig.this', 'talos_cluster_kubeconfig', TALOS, ['Archive'])]) }));
+    expect(unknown.refusals).toEqual([expect.stringMatching(/^`talos_cluster_kubeconfig\.this` has the action \["Archive"\], which the bot does not recognise/)]);
+  });
+
+  it('applies a create-before-destroy replacement of another resource, and refuses one of a VM', () => {
+    expect(judgeTerraformChange(facts({ outcome: outcome([rc('talos_image_factory_schematic.this', 'talos_image_factory_schematic', TALOS, ['create', 'delete'])]) })).refusals).toEqual([]);
+    const vm = judgeTerraformChange(facts({ outcome: outcome([rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['create', 'delete'], 'cp-1')]) }));
+    expect(vm.refusals).toEqual([expect.stringContaining('replaces a Talos VM')]);
+  });
+
   it('labels the deletion of a removed node\'s VM as its follow-up, and refuses one nobody removed', () => {
     const deleteVm = rc('proxmox_virtual_environment_vm.talos["w-2"]', 'proxmox_virtual_environment_vm', PROXMOX, ['delete'], 'w-2');
     const removed = judgeTerraformChange(facts({ outcome: outcome([deleteVm]), removals: [{ op: 'op-remove1', nodeName: 'w-2' }] }));

@@ -1,7 +1,8 @@
 /** `talosctl get members|machinestatus|extensions` (get.go, cmd/talosctl/pkg/talos/output). */
 import { stringify } from 'yaml';
 import { isBooted, nodeReady } from '../cluster-model.ts';
-import { tabwrite } from '../go-format.ts';
+import { multiError, tabwrite } from '../go-format.ts';
+import { isMultiplexingClient } from '../versions.ts';
 import { extensionInfo } from '../schematics.ts';
 import type { SimCluster, SimNode } from '../types.ts';
 import { connect, exitAfterPartial, fanOut, reportFailures, successes, type Session } from './session.ts';
@@ -162,8 +163,21 @@ export function runGet(session: Session): number {
     if (!isBooted(node)) return { error: 'rpc error: code = Unavailable desc = node is not running' };
     return kind.list(cluster, node, deps.state).filter((r) => id === undefined || r.id === id);
   });
-  const failed = reportFailures(session, results, 'error getting resources');
-  if (failed !== undefined) return failed;
+  let unattributed: string[] = [];
+  if (isMultiplexingClient(session.clientVersion)) {
+    const failed = reportFailures(session, results, 'error getting resources');
+    if (failed !== undefined) return failed;
+  } else {
+    // cmd/talosctl/pkg/talos/helpers/resources.go (ForEachResource, v1.13.9): the resource definition is resolved on
+    // the first node, so that node down fails the whole command before anything is printed; then each node is asked
+    // on its own (client.WithNode), and get.go collects their errors in a multierror without the node's name.
+    const first = results[0];
+    if (first !== undefined && 'error' in first) {
+      io.err(`${first.error}\n`);
+      return 1;
+    }
+    unattributed = results.flatMap((r) => ('error' in r ? [r.error] : []));
+  }
   const answered = successes(results);
   if (output === 'table') {
     const rows = [['NODE', 'NAMESPACE', 'TYPE', 'ID', 'VERSION', ...kind.columns]];
@@ -178,6 +192,11 @@ export function runGet(session: Session): number {
   } else {
     const docs = answered.flatMap((r) => r.value.map((res) => stringify({ node: r.address, metadata: metadata(res), spec: res.spec })));
     io.out(docs.join('---\n'));
+  }
+  if (unattributed.length > 0) {
+    // main.go prints the error with Fprintln: one more newline after multierror's own blank line.
+    io.err(`${multiError(unattributed)}\n`);
+    return 1;
   }
   return exitAfterPartial(session, results);
 }
