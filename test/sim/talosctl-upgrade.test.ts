@@ -302,7 +302,8 @@ describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleServi
     expect(lines[0]).toMatch(/^10\.0\.30\.12: pulled image factory\.talos\.dev\/nocloud-installer\/[0-9a-f]+@sha256:[0-9a-f]{64}$/);
     expect(lines[1]).toMatch(/^10\.0\.30\.12: \d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d running Talos installer v1\.13\.9$/);
     const order = ['10.0.30.12: Exit code: 0', '10.0.30.12: upgrade completed', 'talos-prd-cp-2: cordoning node', 'talos-prd-cp-2: node cordoned', 'talos-prd-cp-2: draining node', 'talos-prd-cp-2: node drained', '"10.0.30.12": sequence: reboot action: START', '"10.0.30.12": error: reboot sequence completed', '"10.0.30.12": error: stopAllServices task completed', '"10.0.30.12": post check passed', 'talos-prd-cp-2: waiting for node to become Ready', 'talos-prd-cp-2: uncordoning node', 'talos-prd-cp-2: node uncordoned'];
-    expect(order.map((l) => lines.indexOf(l))).toEqual([...order.map((l) => lines.indexOf(l))].sort((a, b) => a - b));
+    const positions = order.map((l) => lines.indexOf(l));
+    expect(positions).toEqual(positions.toSorted((a, b) => a - b));
     expect(order.every((l) => lines.includes(l))).toBe(true);
     expect(lines).not.toContain('New upgrade API is not available, falling back to legacy');
     const node = f.sim.node('production', '10.0.30.12');
