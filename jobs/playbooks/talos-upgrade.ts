@@ -35,7 +35,8 @@ function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): strin
   const seconds = (ms: number): number => Math.round(ms / 1000);
   return (
     `${only} is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down. ` +
-    `Its upgrade is asked for without waiting on the connection (talosctl upgrade --wait=false; a --wait through the rebooting node can hang, talos#11830), ` +
+    `Its upgrade is asked for without waiting on the connection (talosctl upgrade --wait=false; a --wait through the rebooting node can hang, talos#11830; ` +
+    `from Talos 1.13 also --drain=false, since talosctl's own drain forces --wait: its pods stop with the reboot, undrained), ` +
     `then the bot polls the node, each poll bounded by ${seconds(deps.timeouts.probeMs)} s, and counts a refused or timed-out call as not back yet until ${seconds(deps.timeouts.nodeReadyMs)} s have passed.`
   );
 }
@@ -222,7 +223,8 @@ export const talosUpgradePlaybook: Playbook = {
     followUp: await talosUpgradeFollowUp(ctx, op),
   }),
   // A node step is never blindly run again: the node may be half-way, and a rollback is the way back.
-  retryFrom: () => undefined,
+  // Only a stop that says a Retry is safe (a drain that timed out, a refusal before anything was touched) offers one.
+  retryFrom: (step, failure) => (failure?.options.retry !== undefined && step.node !== undefined ? step.id : undefined),
   offersRollback: (step) => step.kind === 'upgrade-control-plane' || step.kind === 'upgrade-worker',
   quietStart: (step) => step.kind === 'verify',
 };
