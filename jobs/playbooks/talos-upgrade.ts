@@ -17,7 +17,8 @@ import { probeSignals, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { deriveInstallerImages, imageChanges, schematicOfImage, type InstallerImages } from '../installer-images.ts';
 import { endpointsAvoiding, hasOtherEndpoint, upgradeNode } from '../node-upgrade.ts';
 import { talosctlClientCheck, talosctlFor } from '../talosctl-client.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
+import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
+import { nodeStepProgress } from '../node-step-progress.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
 import { talosUpgradeFollowUp } from '../talos-follow-up.ts';
@@ -142,10 +143,12 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 }
 
 /** One node, idempotent by observation; the bot's own time per node is logged for the benchmark. */
-async function nodeStep(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const log = ctx.log.child({ node: step.node });
-  const measured = await measureWaits(() =>
+  // talosctl's progress (pull, install, drain, reboot) in a reply of its own while the node upgrades.
+  const live = nodeStepProgress(deps, op, step, log);
+  const run = (): ReturnType<typeof upgradeNode> =>
     upgradeNode({
       deps,
       cluster: ctx.cluster,
@@ -159,12 +162,20 @@ async function nodeStep(ctx: WalkContext, op: Operation, step: Step): Promise<St
       markIssued: async (fromVersion, bootId) => {
         await patchStep(deps, op.id, step.id, { issuedAt: deps.now().toISOString(), fromVersion, issuedBootId: bootId });
       },
-      // Kept for /talos status; the channel hears of the node when its step ends.
+      // Kept for /talos status, and shown in the step's progress reply as it happens.
       progress: async (detail) => {
+        live.show(detail);
         await patchStep(deps, op.id, step.id, { detail });
       },
-    }),
-  );
+    });
+  let measured;
+  try {
+    measured = await measureWaits(run);
+  } catch (error) {
+    await live.close('stopped');
+    throw error;
+  }
+  await live.close('done');
   const outcome = measured.result;
   log.info(
     { step: step.id, wallMs: Math.round(measured.wallMs), waitMs: Math.round(measured.waitMs), overheadMs: Math.round(measured.wallMs - measured.waitMs), outcome: outcome.kind },
