@@ -13,8 +13,8 @@ const PROGRESS_EDIT_MS = 2000;
 export interface NodeStepProgress {
   /** The newest progress (pull, install, drain, reboot …): posted at the first, then edited. */
   show(detail: string): void;
-  /** The last state of the reply once the step has ended; waits for every edit. */
-  close(outcome: 'done' | 'stopped'): Promise<void>;
+  /** The last state of the reply once the step has ended (`detail`: its result, when done); waits for every edit. */
+  close(outcome: 'done' | 'stopped', detail?: string): Promise<void>;
 }
 
 function render(step: Step, detail: string, state: 'running' | 'done' | 'stopped'): ChatMessage {
@@ -49,9 +49,9 @@ export function nodeStepProgress(deps: OpsJobDeps, op: { id: string; channel: st
         })
         .catch(warn);
     },
-    async close(outcome) {
+    async close(outcome, detail) {
       await opening;
-      if (editor !== undefined && latest !== undefined) await editor.close(render(step, latest, outcome));
+      if (editor !== undefined && latest !== undefined) await editor.close(render(step, detail ?? latest, outcome));
     },
   };
 }

@@ -175,8 +175,8 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
     await live.close('stopped');
     throw error;
   }
-  await live.close('done');
   const outcome = measured.result;
+  await live.close('done', outcome.detail);
   log.info(
     { step: step.id, wallMs: Math.round(measured.wallMs), waitMs: Math.round(measured.waitMs), overheadMs: Math.round(measured.wallMs - measured.waitMs), outcome: outcome.kind },
     'node step finished',
