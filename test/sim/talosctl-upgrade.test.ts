@@ -379,3 +379,16 @@ describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleServi
     expect(old.stderr).toContain('unknown flag: --drain');
   });
 });
+
+describe.concurrent('talosctl upgrade --no-reboot (v1.13.7+)', () => {
+  it113('installs the image and returns: no drain, no reboot, the node keeps running its version', async ({ f, expect }) => {
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--no-reboot'], { version: 'v1.13.9' });
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('10.0.20.205: upgrade completed\n');
+    expect(result.stderr).not.toContain('cordoning node');
+    expect(result.stderr).not.toContain('actor ID');
+    const node = f.sim.node('staging', '10.0.20.205');
+    expect([node.talosVersion, node.cordoned, f.sim.installedNotBooted('staging', '10.0.20.205')]).toEqual(['v1.13.8', false, 'v1.13.9']);
+  });
+});
