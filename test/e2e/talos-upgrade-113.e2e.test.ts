@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest } from '../support/upgrade-flow.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { approve, approveUntilDone, clickStart, originalButtonValue, requestUpgrade, waitForApprovalRequest } from '../support/upgrade-flow.ts';
 import { productionShape, stagingShape } from '../sim/shapes.ts';
 
 // Talos 1.13 nodes with a matching 1.13 client: talosctl upgrade takes the LifecycleService path
@@ -87,6 +87,21 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
     expect(upgradeCalls(harness)).toHaveLength(1);
     expect(harness.sim.upgradeCount('production', '10.0.30.12')).toBe(0);
     expect(harness.sim.upgradeCount('production', '10.0.30.13')).toBe(0);
+
+    // The budget fixed, Retry installs and drains again after a fresh approval, and the node ends upgraded and schedulable.
+    budget!.minAvailable = 1;
+    await harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: stop.ts, actionId: 'talos-op-retry', value: originalButtonValue(harness, CHANNELS.production, stop.ts, 'talos-op-retry') });
+    const again = await harness.slack.waitFor(
+      () => harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => m.ts !== request.ts && /"action_id":"talos-step-approve"/.test(JSON.stringify(m.blocks ?? []))).at(0),
+      { timeoutMs: 30_000, description: 'the approval asked again' },
+    );
+    await approve(harness, again);
+    await harness.slack.waitFor(() => harness.sim.node('production', '10.0.30.11').talosVersion === TARGET && !harness.sim.node('production', '10.0.30.11').cordoned, {
+      timeoutMs: 30_000,
+      description: 'the node upgraded and uncordoned',
+    });
+    expect(harness.sim.upgradeCount('production', '10.0.30.11')).toBe(2);
+    expect(harness.sim.installedNotBooted('production', '10.0.30.11')).toBeUndefined();
   });
 
   it('refuses a control-plane step of a two-member etcd, since nothing on the 1.13 path would', async () => {
