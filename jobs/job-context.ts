@@ -63,13 +63,26 @@ export function clusterNamed(inventory: Inventory, name: string): ClusterConfig 
   return cluster;
 }
 
+/** What a stop knows beyond its reason. */
+export interface StepFailureOptions {
+  /**
+   * A Retry of this step is safe, and what it does, shown beside the Retry button (e.g. "runs the
+   * upgrade again: …"). Default: undefined, and the playbook's `retryFrom` decides alone.
+   */
+  retry?: string;
+  /** The node still runs what it ran before the step, so a rollback has nothing to undo. Default false. */
+  nodeUnchanged?: boolean;
+}
+
 /** A node step's stop: the reason an operator reads and the evidence behind it. */
 export class StepFailure extends Error {
   readonly evidence: string[];
-  constructor(reason: string, evidence: string[] = []) {
+  readonly options: StepFailureOptions;
+  constructor(reason: string, evidence: string[] = [], options: StepFailureOptions = {}) {
     super(reason);
     this.name = 'StepFailure';
     this.evidence = evidence;
+    this.options = options;
   }
 }
 

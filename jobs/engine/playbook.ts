@@ -1,3 +1,4 @@
+import type { StepFailure } from '../job-context.ts';
 import type { ChatMessage } from '../../src/chat/chat-port.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
@@ -78,8 +79,8 @@ export interface Playbook {
   runStep(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult>;
   /** After the last step: the validation for the record and the follow-up for the thread. */
   complete(ctx: WalkContext, op: PostedOperation): Promise<{ validation: string; followUp: ChatMessage }>;
-  /** The step a Retry re-runs from after `step` failed; undefined when running it again is not safe. */
-  retryFrom(step: Step): string | undefined;
+  /** The step a Retry re-runs from after `step` failed (with `failure`); undefined when running it again is not safe. */
+  retryFrom(step: Step, failure?: StepFailure): string | undefined;
   /** Whether a failure of `step` offers a rollback of its node: it asked the node to change. */
   offersRollback?(step: Step): boolean;
   /** After the root message (plan or refusal) is posted: what goes under it in the thread (a reviewed plan's full text). */

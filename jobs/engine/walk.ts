@@ -50,14 +50,15 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
       if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${stepLabel(step)}, which did not start)`, failure.evidence);
-      return failureMessage(o, step, failure.message, failure.evidence);
+      return failureMessage(o, step, failure.message, failure.evidence, failure.options.retry);
     },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
       if (!WALKING.includes(o.state) || step === undefined || ['done', 'skipped', 'failed'].includes(step.status)) return undefined;
       const notStarted = before(step);
-      const from = notStarted ? step.id : playbook.retryFrom(step);
-      const rollback = !notStarted && step.node !== undefined && step.issuedAt !== undefined && playbook.offersRollback?.(step) === true;
+      const from = notStarted ? step.id : playbook.retryFrom(step, failure);
+      const rollback =
+        !notStarted && step.node !== undefined && step.issuedAt !== undefined && failure.options.nodeUnchanged !== true && playbook.offersRollback?.(step) === true;
       const stopped = notStarted ? o : withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message });
       return {
         ...spendApprovals(stopped, [stepId]),

@@ -18,7 +18,8 @@ import { probeSignals, StepFailure, type OpsJobDeps } from '../job-context.ts';
 import { deriveInstallerImages, imageChanges, schematicOfImage, type InstallerImages } from '../installer-images.ts';
 import { endpointsAvoiding, hasOtherEndpoint, upgradeNode } from '../node-upgrade.ts';
 import { talosctlClientCheck, talosctlFor } from '../talosctl-client.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
+import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
+import { nodeStepProgress } from '../node-step-progress.ts';
 import { patchStep, probeSignal } from '../engine/walk.ts';
 import { snapshotStep } from './snapshot-step.ts';
 import { talosUpgradeFollowUp } from '../talos-follow-up.ts';
@@ -36,7 +37,8 @@ function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): strin
   const seconds = (ms: number): number => Math.round(ms / 1000);
   return (
     `${only} is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down. ` +
-    `Its upgrade is asked for without waiting on the connection (talosctl upgrade --wait=false; a --wait through the rebooting node can hang, talos#11830), ` +
+    `Its upgrade is asked for without waiting on the connection (talosctl upgrade --wait=false; a --wait through the rebooting node can hang, talos#11830; ` +
+    `from Talos 1.13 also --drain=false, since talosctl's own drain forces --wait: its pods stop with the reboot, undrained), ` +
     `then the bot polls the node, each poll bounded by ${seconds(deps.timeouts.probeMs)} s, and counts a refused or timed-out call as not back yet until ${seconds(deps.timeouts.nodeReadyMs)} s have passed.`
   );
 }
@@ -144,10 +146,12 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 }
 
 /** One node, idempotent by observation; the bot's own time per node is logged for the benchmark. */
-async function nodeStep(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const log = ctx.log.child({ node: step.node });
-  const measured = await measureWaits(() =>
+  // talosctl's progress (pull, install, drain, reboot) in a reply of its own while the node upgrades.
+  const live = nodeStepProgress(deps, op, step, log);
+  const run = (): ReturnType<typeof upgradeNode> =>
     upgradeNode({
       deps,
       cluster: ctx.cluster,
@@ -161,13 +165,21 @@ async function nodeStep(ctx: WalkContext, op: Operation, step: Step): Promise<St
       markIssued: async (fromVersion, bootId) => {
         await patchStep(deps, op.id, step.id, { issuedAt: deps.now().toISOString(), fromVersion, issuedBootId: bootId });
       },
-      // Kept for /talos status; the channel hears of the node when its step ends.
+      // Kept for /talos status, and shown in the step's progress reply as it happens.
       progress: async (detail) => {
+        live.show(detail);
         await patchStep(deps, op.id, step.id, { detail });
       },
-    }),
-  );
+    });
+  let measured;
+  try {
+    measured = await measureWaits(run);
+  } catch (error) {
+    await live.close('stopped');
+    throw error;
+  }
   const outcome = measured.result;
+  await live.close('done', outcome.detail);
   log.info(
     { step: step.id, wallMs: Math.round(measured.wallMs), waitMs: Math.round(measured.waitMs), overheadMs: Math.round(measured.wallMs - measured.waitMs), outcome: outcome.kind },
     'node step finished',
@@ -265,7 +277,8 @@ export const talosUpgradePlaybook: Playbook = {
     };
   },
   // A node step is never blindly run again: the node may be half-way, and a rollback is the way back.
-  retryFrom: () => undefined,
+  // Only a stop that says a Retry is safe (a drain that timed out, a refusal before anything was touched) offers one.
+  retryFrom: (step, failure) => (failure?.options.retry !== undefined && step.node !== undefined ? step.id : undefined),
   offersRollback: (step) => step.kind === 'upgrade-control-plane' || step.kind === 'upgrade-worker',
   quietStart: (step) => step.kind === 'verify',
 };

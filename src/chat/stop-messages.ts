@@ -9,7 +9,7 @@ import { stepLabel } from './operation-root.ts';
  * step is safe to run again, a Rollback of the node when the step asked it to change. It mentions
  * the operator who started the operation, who must act on it.
  */
-export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[]): ChatMessage {
+export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[], retryNote?: string): ChatMessage {
   const where = step ? ` at ${stepLabel(step)}` : '';
   const said = `❌ Stopped${where}: ${reason}. No further step ran; the cluster stays locked to ${op.id} until an operator cancels it.`;
   const operator = mentionUser(op.startedBy ?? op.requestedBy);
@@ -17,7 +17,7 @@ export function failureMessage(op: Operation, step: Step | undefined, reason: st
   const blocks = [section(`${escapeMrkdwn(said)} ${operator}`)];
   if (evidence.length > 0) blocks.push(preformatted(evidence));
   if (op.retry?.state === 'offered') {
-    const again = op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step';
+    const again = retryNote ?? (op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step');
     blocks.push(
       context(`Fix the cause, then Retry (${again}). A step that needs an approval asks for it again.`),
       actions(`retry-${op.id}-${op.retry.nonce}`, [

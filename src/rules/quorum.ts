@@ -90,3 +90,33 @@ export function quorumAfterRemoval(memberCount: number, options: QuorumOptions =
     explanation: `${before}; after removal ${remain}${healthyPart}, which ${keep} quorum (${remainingQuorum} of ${remaining})${spare}`,
   };
 }
+
+/** Whether etcd keeps quorum while one member reboots, spelled out. */
+export interface QuorumWhileDown {
+  ok: boolean;
+  /** e.g. "2 members need 2 for quorum; while 10.0.30.12 reboots 1 other healthy member remains, which cannot keep quorum". */
+  explanation: string;
+}
+
+/**
+ * Whether one control plane may reboot (an upgrade, a rollback): the other healthy voting members
+ * must still be a majority of all of them. On Talos ≥ 1.13 nothing else checks this: the
+ * LifecycleService upgrade has no etcd validation (internal/app/lifecycle/lifecycle.go v1.13.9),
+ * so a two-member etcd, which loses quorum when either reboots, is refused here. The only member of
+ * a single-control-plane cluster is the exception the runbook accepts: etcd and the Kubernetes
+ * API are down while it reboots, and the plan says so.
+ *
+ * @param memberCount voting etcd members now
+ * @param healthyOthers healthy voting members other than the one that reboots
+ * @param onlyControlPlane the node is the cluster's only control plane
+ */
+export function quorumWhileRebooting(memberCount: number, healthyOthers: number, node: string, onlyControlPlane = false): QuorumWhileDown {
+  const quorum = quorumOf(memberCount);
+  const head = `${members(memberCount)} need ${quorum} for quorum`;
+  if (memberCount === 1 && onlyControlPlane) {
+    return { ok: true, explanation: `${head}; ${node} is the only member and the only control plane: etcd and the Kubernetes API are down while it reboots` };
+  }
+  const ok = healthyOthers >= quorum;
+  const remain = `${healthyOthers} other healthy ${healthyOthers === 1 ? 'member remains' : 'members remain'}`;
+  return { ok, explanation: `${head}; while ${node} reboots ${remain}, which ${ok ? 'keeps' : 'cannot keep'} quorum` };
+}

@@ -82,11 +82,18 @@ export function isLegacyFallback(line: string): boolean {
   return line.includes('New upgrade API is not available, falling back to legacy');
 }
 
+/**
+ * The tracker ends its event watch on these with an expected error and watches on, printing it as
+ * `error: …` (cmd/talosctl/pkg/talos/action/node.go v1.13.9): routine in every upgrade and reboot.
+ */
+const ROUTINE_ERRORS = new Set(['error: stopAllServices task completed', 'error: reboot sequence completed']);
+
 const FAILURE_PATTERNS: readonly RegExp[] = [
   /^sequence error: /,
   / action: \S+ error: /,
   /^error\b/,
   /^rpc error: /,
+  /\brpc error: code = /,
   /\bupgrade failed with exit code [0-9]+/,
 ];
 
@@ -98,6 +105,7 @@ const FAILURE_PATTERNS: readonly RegExp[] = [
  */
 export function isFailureLine(line: string): boolean {
   const message = messageOf(line);
+  if (ROUTINE_ERRORS.has(message)) return false;
   return FAILURE_PATTERNS.some((p) => p.test(message) || p.test(line.trim()));
 }
 
@@ -116,4 +124,67 @@ export function parseMachineStage(message: string): MachineStage | undefined {
   const match = /^stage: (\S+) ready: (true|false)\b/.exec(message);
   if (match === null) return undefined;
   return { stage: match[1] ?? '', ready: match[2] === 'true' };
+}
+
+/**
+ * What one line of `talosctl upgrade` tells a person, in a few words, or undefined for the lines
+ * that add nothing (each installer log line, each event of the boot). The ≥ 1.13 flow
+ * (cmd/talosctl/cmd/talos/upgrade.go v1.13.9) prints `<node>: pulled image …`, the installer's
+ * output and `<node>: upgrade completed`, then `<node name>: cordoning node` … `node drained`, the
+ * reboot's tracker lines, and `<node name>: node uncordoned`; the legacy flow its phases.
+ */
+export function upgradeMilestone(line: string): string | undefined {
+  const parsed = parseProgressLine(line);
+  if (parsed === undefined) return isLegacyFallback(line) ? 'the node has no LifecycleService: talosctl falls back to the legacy upgrade' : undefined;
+  const { node, message } = parsed;
+  if (message.startsWith('pulled image ')) return `${node}: installer image pulled`;
+  if (/^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d running Talos installer /.test(message)) return `${node}: installer running`;
+  if (message === 'upgrade completed') return `${node}: new image installed (not booted yet)`;
+  if (/^upgrade failed with exit code \d+$/.test(message)) return `${node}: the installer ${message.replace('upgrade failed', 'failed')}`;
+  if (message === 'cordoning node' || message === 'node cordoned' || message === 'draining node' || message === 'node drained') return `${node}: ${message}`;
+  const eviction = /^(evicting|evicted|deleting) pod (\S+)$/.exec(message);
+  if (eviction) return `${node}: ${eviction[1]} pod ${eviction[2]}`;
+  if (message === 'waiting for node to become Ready' || message === 'node uncordoned') return `${node}: ${message}`;
+  if (message.startsWith('actor ID: ')) return `${node}: request accepted`;
+  if (message === 'unavailable, retrying...') return `${node}: rebooting`;
+  if (message === 'post check passed') return `${node}: rebooted`;
+  const task = parseTaskEvent(message);
+  if (task?.kind === 'phase' && task.action === 'START') return `${node}: phase ${task.name}`;
+  if (task?.kind === 'sequence' && task.error !== undefined) return `${node}: sequence ${task.name} failed`;
+  return undefined;
+}
+
+/** A pod the drain could not evict before its timeout. */
+export interface BlockedPod {
+  namespace: string;
+  name: string;
+}
+
+/** The client-side drain of the ≥ 1.13 flow failed: talosctl stopped before the reboot. */
+export interface DrainFailure {
+  /** The Kubernetes node name. */
+  node: string;
+  /** The pods whose eviction never went through, when the error names them. */
+  pods: BlockedPod[];
+  /** The drain timeout as talosctl printed it (`5m0s`), when it timed out. */
+  timeout?: string;
+  /** The error as printed. */
+  text: string;
+}
+
+/**
+ * Reads `error draining node "<name>": …` (drainNodes, cmd/talosctl/cmd/talos/drain.go v1.13.9,
+ * wrapping kubectl's drain errors: `error when evicting pods/"<pod>" -n "<ns>": global timeout
+ * reached: 5m0s`, several as `[a, b]`). Returns undefined for any other line.
+ */
+export function parseDrainFailure(line: string): DrainFailure | undefined {
+  const text = line.trim();
+  const head = /^error draining node "([^"]+)": /.exec(text);
+  if (head === null) return undefined;
+  const pods: BlockedPod[] = [];
+  for (const match of text.matchAll(/pods\/"([^"]+)" -n "([^"]+)"/g)) pods.push({ name: match[1] ?? '', namespace: match[2] ?? '' });
+  const timeout = /global timeout reached: (\S+?)\]?$/.exec(text)?.[1] ?? /global timeout reached: ([0-9a-zµ.]+)/.exec(text)?.[1];
+  const failure: DrainFailure = { node: head[1] ?? '', pods, text };
+  if (timeout !== undefined) failure.timeout = timeout;
+  return failure;
 }

@@ -3,7 +3,7 @@
  * on the simulator's clock, detached from the talosctl process that asked for them, exactly like
  * machined keeps going after the client disconnects.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   apidReachable,
   etcdMemberHealthy,
@@ -18,6 +18,7 @@ import { installerPreflight, parseInstallerImage, type InstallerImage } from './
 import { nodePods } from './kube-seed.ts';
 import { longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
 import { drainNode, removePodsOf, schedulePending } from './workloads.ts';
+import { isCordoned, nodeReady } from './cluster-model.ts';
 import type { MachineEvent, SimCluster, SimNode, SimState, SimTiming } from './types.ts';
 
 export interface UpgradeRequest {
@@ -51,7 +52,33 @@ const UPGRADE_PHASES: readonly Phase[] = [
   ['stopEverything', ['stopAllServices']],
 ];
 
+/**
+ * The reboot sequence (internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_sequencer.go v1.13.9,
+ * `Reboot` with `stopAllPhaselist`), task names from v1alpha1_sequencer_tasks.go. It has no drain:
+ * on the ≥ 1.13 upgrade path the client drains before it asks for the reboot.
+ */
+const REBOOT_PHASES: readonly Phase[] = [
+  ['cleanup', ['stopAllPods']],
+  ['dbus', ['stopDBus']],
+  ['stopServices', ['stopServicesForUpgrade']],
+  ['umount', ['unmountPodMounts']],
+  ['unmountBind', ['unmountSystemDiskBindMounts']],
+  ['unmountSystem', ['unmountEphemeralPartition']],
+  ['volumeFinalize', ['teardownLifecycle']],
+  ['kexec', ['kexecPrepare']],
+  ['stopEverything', ['stopAllServices']],
+];
+
+/** Result of one LifecycleService.Upgrade stream: the installer's exit code, or the gRPC error. */
+export type InstallResult = { exitCode: number } | { error: string };
+
 const CLOSED = Symbol('simulator closed');
+
+/** Go's `log` prefix, `2006/01/02 15:04:05` in UTC. */
+function goLogTime(now: Date): string {
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${now.getUTCFullYear()}/${two(now.getUTCMonth() + 1)}/${two(now.getUTCDate())} ${two(now.getUTCHours())}:${two(now.getUTCMinutes())}:${two(now.getUTCSeconds())}`;
+}
 
 function isClosed(error: unknown): boolean {
   return error === CLOSED;
@@ -63,6 +90,10 @@ export class Lifecycle {
   readonly #recorder: Recorder;
   readonly #closing = new AbortController();
   #seq = 0;
+  /** Nodes whose LifecycleService lock is held: an installer runs there (internal/app/lifecycle/lifecycle.go v1.13.9). */
+  readonly #installing = new Set<SimNode>();
+  /** An image LifecycleService.Upgrade installed and made the boot default, not booted yet: the next reboot boots it. */
+  readonly #installed = new WeakMap<SimNode, InstallerImage>();
 
   constructor(state: SimState, timing: SimTiming, recorder: Recorder) {
     this.#state = state;
@@ -118,16 +149,173 @@ export class Lifecycle {
     this.#recorder.noteControlPlanes(cluster);
   }
 
-  #validateImage(ref: string): InstallerImage | string {
+  #knownImage(ref: string): InstallerImage | undefined {
     const image = parseInstallerImage(ref);
     const known =
       image &&
       this.#state.factoryVersions.includes(image.version) &&
       (image.schematic === undefined || this.#state.schematics[image.schematic] !== undefined);
-    if (!image || !known) {
-      return `error validating installer image ${JSON.stringify(ref)}: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found`;
+    return known ? image : undefined;
+  }
+
+  #validateImage(ref: string): InstallerImage | string {
+    return this.#knownImage(ref) ?? `error validating installer image ${JSON.stringify(ref)}: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found`;
+  }
+
+  /**
+   * ImageService.Pull (internal/app/images/images.go v1.13.9): the reference pinned to its digest,
+   * as `name@sha256:…` (a tag is dropped), or NotFound at once.
+   */
+  pullImage(ref: string): { name: string } | { error: string } {
+    if (this.#knownImage(ref) === undefined) {
+      return { error: `rpc error: code = NotFound desc = error pulling image: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found` };
     }
-    return image;
+    const name = ref.replace(/:[^:/@]+$/, '');
+    return { name: `${name}@sha256:${createHash('sha256').update(ref).digest('hex')}` };
+  }
+
+  /**
+   * LifecycleService.Upgrade (internal/app/lifecycle/lifecycle.go v1.13.9): the per-node lock, then
+   * the installer container, its output streamed line by line, and its exit code. No etcd check and
+   * no upgrade mutex: nothing here refuses an upgrade that would lose quorum. A successful install
+   * makes the new image the boot default; the node keeps running until something reboots it.
+   */
+  async installUpgrade(cluster: SimCluster, node: SimNode, ref: string, send: (message: string) => void): Promise<InstallResult> {
+    if (this.#installing.has(node)) return { error: 'rpc error: code = FailedPrecondition desc = another installation/upgrade is already in progress' };
+    const injected = namedValue(cluster.faults.upgradeError, node);
+    if (injected) {
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-rejected', detail: injected });
+      return { error: `rpc error: code = Internal desc = upgrade failed: ${injected}` };
+    }
+    const image = this.#knownImage(ref);
+    if (image === undefined) {
+      return { error: `rpc error: code = Internal desc = upgrade failed: installer image ${JSON.stringify(ref)} not found in containerd store: not found` };
+    }
+    this.#installing.add(node);
+    try {
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-start', fromVersion: node.talosVersion, toVersion: image.version });
+      // The installer logs through Go's log package (cmd/installer, pkg/install/preflight.go v1.13.9).
+      const log = (text: string): void => send(`${goLogTime(new Date())} ${text}\n`);
+      await this.sleep(this.#timing.stepMs);
+      log(`running Talos installer ${image.version}`);
+      log('running pre-flight checks');
+      log(`host Talos version: ${node.talosVersion}`);
+      if (named(cluster.faults.upgradeHang, node)) await this.#forever();
+      const preflight = installerPreflight(node.talosVersion, image.version, node.kubeletVersion);
+      if (preflight) {
+        send(`pre-flight checks failed: ${preflight}\n`);
+        this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-failed', fromVersion: node.talosVersion, toVersion: image.version, detail: preflight });
+        return { exitCode: 1 };
+      }
+      log('all pre-flight checks successful');
+      await this.sleep(this.#timing.stepMs);
+      log(`installation of ${image.version} complete`);
+      this.#installed.set(node, image);
+      return { exitCode: 0 };
+    } finally {
+      this.#installing.delete(node);
+    }
+  }
+
+  /** The image installed and not booted yet, if any. */
+  installedNotBooted(node: SimNode): InstallerImage | undefined {
+    return this.#installed.get(node);
+  }
+
+  /**
+   * The drain talosctl ≥ 1.13 runs itself (cmd/talosctl/pkg/talos/nodedrain/nodedrain.go v1.13.9,
+   * kubectl's drain library k8s.io/kubectl v0.36 pkg/drain/drain.go): cordon, then evictions
+   * through the budgets, each refused one retried until the timeout. DaemonSet and mirror pods
+   * are left (IgnoreAllDaemonSets). A timeout returns the kubectl error and leaves the node
+   * cordoned; nothing uncordons it. Reports each step as `<node name>: <message>`.
+   */
+  async clientDrain(cluster: SimCluster, node: SimNode, timeoutMs: number, timeoutText: string, report: (message: string) => void): Promise<string | undefined> {
+    const started = Date.now();
+    report('cordoning node');
+    node.cordoned = true;
+    node.cordonedByTalos = false;
+    report('node cordoned');
+    report('draining node');
+    const asked = new Set<string>();
+    const blocked = new Map<string, string>();
+    for (;;) {
+      blocked.clear();
+      drainNode(cluster, node, Date.now(), () => longhornOnDrain(cluster, this.#state, this.#timing, node, this.#recorder, Date.now()), {
+        onEviction: (pod, refusedBy) => {
+          const id = `${pod.namespace}/${pod.name}`;
+          // Started again on every retry; the reporter prints a line only when it differs from the last.
+          if (!asked.has(id)) report(`evicting pod ${id}`);
+          asked.add(id);
+          if (refusedBy === undefined) report(`evicted pod ${id}`);
+          else blocked.set(id, refusedBy);
+        },
+      });
+      if (blocked.size === 0) {
+        report('node drained');
+        return undefined;
+      }
+      if (Date.now() - started >= timeoutMs) break;
+      await this.sleep(Math.max(2, Math.min(this.#timing.stepMs, 20)));
+    }
+    for (const budget of new Set(blocked.values())) this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'drain-blocked', detail: budget });
+    const errors = [...blocked.keys()].map((id) => {
+      const [namespace, name] = id.split('/');
+      return `error when evicting pods/${JSON.stringify(name)} -n ${JSON.stringify(namespace)}: global timeout reached: ${timeoutText}`;
+    });
+    // utilerrors.NewAggregate: one error as itself, several as `[a, b]`.
+    const aggregate = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
+    return `error draining node ${JSON.stringify(node.hostname)}: ${aggregate}`;
+  }
+
+  /** `nodedrain.Uncordon`: the node schedulable again, and what follows from that (Longhorn's budget, Pending pods). */
+  uncordon(cluster: SimCluster, node: SimNode): void {
+    node.cordoned = false;
+    node.cordonedByTalos = false;
+    if (!isCordoned(cluster, node)) longhornOnSchedulable(cluster, node, this.#recorder);
+    schedulePending(cluster, Date.now());
+  }
+
+  /** Whether Kubernetes reports the node Ready (nodedrain.WaitForNodeReady). */
+  kubeReady(cluster: SimCluster, node: SimNode): boolean {
+    return node.k8sRegistered && nodeReady(cluster, node) === 'True';
+  }
+
+  /**
+   * The Reboot API (v1alpha1_server.go v1.13.9): the reboot sequence in the background under an
+   * actor ID. A node with an installed, not yet booted image boots it (its boot default).
+   */
+  requestReboot(cluster: SimCluster, node: SimNode): Acceptance {
+    if (node.stage !== 'running') return { error: 'rpc error: code = Unknown desc = failed to run sequence: locked' };
+    const actorId = randomUUID();
+    this.#stage(cluster, node, 'upgrading');
+    this.#spawn(async () => {
+      const say = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void => this.publish(node, { actorId, kind, text, ...extra });
+      const fromVersion = node.talosVersion;
+      const fromSchematic = node.schematic;
+      say('sequence', 'sequence: reboot action: START');
+      for (const [phase, tasks] of REBOOT_PHASES) {
+        await this.sleep(this.#timing.stepMs);
+        say('phase', `phase: ${phase} action: START`);
+        for (const task of tasks) {
+          say('task', `task: ${task} action: START`, { task });
+          if (task === 'stopServicesForUpgrade') {
+            node.servicesStopped = true;
+            this.#recorder.noteControlPlanes(cluster);
+          }
+          if (task === 'stopAllServices') {
+            await this.sleep(this.#timing.stepMs);
+            const image = this.#installed.get(node);
+            this.#installed.delete(node);
+            if (image) await this.#rebootAfterUpgrade(cluster, node, image, fromVersion, fromSchematic);
+            else await this.#reboot(cluster, node, { version: fromVersion, schematic: fromSchematic, platformOk: true });
+            return;
+          }
+          say('task', `task: ${task} action: STOP`, { task });
+        }
+        say('phase', `phase: ${phase} action: STOP`);
+      }
+    });
+    return { actorId };
   }
 
   /** The Upgrade API: validation under the upgrade mutex, then the sequence in the background. */

@@ -21,7 +21,7 @@ export interface SimFixture {
   /** Runs `bin/talosctl` (or `talosctl-<version>`) with `--talosconfig` of `cluster` prepended. */
   talosctl(cluster: string, args: string[], options?: { version?: string; timeoutMs?: number; cwd?: string }): Promise<RunResult>;
   /** Starts talosctl without waiting, for streaming and kill tests. */
-  spawnTalosctl(cluster: string, args: string[]): ResultPromise;
+  spawnTalosctl(cluster: string, args: string[], options?: { version?: string }): ResultPromise;
   /** Runs `bin/tofu` in the cluster's Terraform directory; stdin is empty (end of input) unless `input` is given. */
   tofu(cluster: string, args: string[], options?: { input?: string }): Promise<RunResult>;
   /** Starts tofu without waiting, for streaming tests. */
@@ -57,8 +57,8 @@ export async function simFixture(options: Partial<SimulatorOptions> = {}): Promi
           ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
         }),
       ),
-    spawnTalosctl: (cluster, args) =>
-      execa(sim.bin.talosctl, ['--talosconfig', talosconfig[cluster] ?? '', ...args], {
+    spawnTalosctl: (cluster, args, opts = {}) =>
+      execa(binFor(opts.version), ['--talosconfig', talosconfig[cluster] ?? '', ...args], {
         reject: false,
         stripFinalNewline: false,
         extendEnv: false,

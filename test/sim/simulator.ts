@@ -159,6 +159,11 @@ export class Simulator {
   }
 
   /** Upgrades the node accepted so far (by address or hostname). */
+  /** The version of an image an upgrade installed on the node that it has not booted yet (a ≥ 1.13 drain that timed out). */
+  installedNotBooted(cluster: string, node: string): string | undefined {
+    return this.#lifecycle.installedNotBooted(this.node(cluster, node))?.version;
+  }
+
   upgradeCount(cluster: string, node: string): number {
     return this.#recorder.upgradeCount(cluster, this.node(cluster, node).address);
   }

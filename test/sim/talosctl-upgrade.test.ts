@@ -288,3 +288,107 @@ describe.concurrent('upgrade faults', () => {
     expect(result.stderr).toContain('New upgrade API is not available, falling back to legacy\n');
   });
 });
+
+// Nodes on 1.13 with a matching client: talosctl upgrade.go v1.13.9 takes the LifecycleService path.
+const it113 = simTest({ clusters: [stagingShape({ talosVersion: 'v1.13.8' }), productionShape({ talosVersion: 'v1.13.8' })] });
+
+describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleService flow)', () => {
+  it113('pulls, installs, drains itself, reboots, waits and uncordons, all on stderr', async ({ f, expect }) => {
+    const result = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.11', '-i', installer(f, 'production', 'v1.13.9')], { version: 'v1.13.9' });
+
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('');
+    expect(lines[0]).toMatch(/^10\.0\.30\.12: pulled image factory\.talos\.dev\/nocloud-installer\/[0-9a-f]+@sha256:[0-9a-f]{64}$/);
+    expect(lines[1]).toMatch(/^10\.0\.30\.12: \d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d running Talos installer v1\.13\.9$/);
+    const order = ['10.0.30.12: Exit code: 0', '10.0.30.12: upgrade completed', 'talos-prd-cp-2: cordoning node', 'talos-prd-cp-2: node cordoned', 'talos-prd-cp-2: draining node', 'talos-prd-cp-2: node drained', '"10.0.30.12": sequence: reboot action: START', '"10.0.30.12": error: reboot sequence completed', '"10.0.30.12": error: stopAllServices task completed', '"10.0.30.12": post check passed', 'talos-prd-cp-2: waiting for node to become Ready', 'talos-prd-cp-2: uncordoning node', 'talos-prd-cp-2: node uncordoned'];
+    const positions = order.map((l) => lines.indexOf(l));
+    expect(positions).toEqual(positions.toSorted((a, b) => a - b));
+    expect(order.every((l) => lines.includes(l))).toBe(true);
+    expect(lines).not.toContain('New upgrade API is not available, falling back to legacy');
+    const node = f.sim.node('production', '10.0.30.12');
+    expect([node.talosVersion, node.fallbackVersion, node.stage, node.cordoned]).toEqual(['v1.13.9', 'v1.13.8', 'running', false]);
+    expect(f.sim.upgradeCount('production', 'talos-prd-cp-2')).toBe(1);
+  });
+
+  it113('ignores --wait=false while --drain is on, and with --drain=false --wait=false only asks for the reboot', async ({ f, expect }) => {
+    // Without podinfo's budget, whose second pod has nowhere to go on this estate, the drain passes.
+    f.sim.cluster('staging').kube.pdbs = [];
+    const drainedAgain = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--wait=false'], { version: 'v1.13.9' });
+
+    expect(drainedAgain.exitCode).toBe(0);
+    expect(drainedAgain.stderr).toContain('talos-stg-w-1: draining node\n');
+    expect(drainedAgain.stderr).toContain('"10.0.20.205": post check passed\n');
+
+    const asked = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.13.9'), '--drain=false', '--wait=false'], { version: 'v1.13.9' });
+
+    expect(asked.exitCode).toBe(0);
+    expect(asked.stderr).toContain('10.0.20.204: upgrade completed\n');
+    expect(asked.stderr).not.toContain('cordoning node');
+    expect(asked.stderr).not.toContain('actor ID');
+    await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.204').talosVersion === 'v1.13.9' && f.sim.node('staging', '10.0.20.204').stage === 'running', 10_000, 'the reboot');
+    expect(f.sim.node('staging', '10.0.20.204').cordoned).toBe(false);
+  });
+
+  it113('stops at a drain that times out: cordoned, the new image installed and not booted', async ({ f, expect }) => {
+    // podinfo's second pod has nowhere to go (the control plane is tainted) and its budget keeps one: eviction never passes.
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--drain-timeout', '300ms'], { version: 'v1.13.9' });
+
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('10.0.20.205: upgrade completed\n');
+    expect(result.stderr).toMatch(/talos-stg-w-1: evicting pod apps\/podinfo-[a-z0-9]+-[a-z0-9]+\n/);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/^error draining node "talos-stg-w-1": error when evicting pods\/"podinfo-[a-z0-9-]+" -n "apps": global timeout reached: 300ms$/);
+    expect(result.stderr).not.toContain('actor ID');
+    const node = f.sim.node('staging', '10.0.20.205');
+    expect([node.talosVersion, node.stage, node.cordoned]).toEqual(['v1.13.8', 'running', true]);
+    expect(f.sim.installedNotBooted('staging', '10.0.20.205')).toBe('v1.13.9');
+    expect(f.sim.events.filter((e) => e.node === '10.0.20.205' && e.kind === 'drain-blocked').map((e) => e.detail)).toEqual(['apps/podinfo']);
+  });
+
+  it113('has no etcd check: a control plane upgrades while another member is unhealthy, without a refusal', async ({ f, expect }) => {
+    f.sim.faults.set('production', { etcdUnhealthy: { 'talos-prd-cp-3': 'Failed' } });
+    const result = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.11', '-i', installer(f, 'production', 'v1.13.9'), '--drain=false'], { version: 'v1.13.9' });
+
+    expect(result.stderr).not.toContain('error validating etcd for upgrade');
+    expect(result.stderr).not.toContain('upgrade mutex');
+    expect(result.stderr).toContain('10.0.30.12: upgrade completed\n');
+  });
+
+  it113('refuses a second upgrade of a node whose installer runs, with FailedPrecondition', async ({ f, expect }) => {
+    f.sim.faults.set('staging', { upgradeHang: ['10.0.20.205'] });
+    const first = f.spawnTalosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9')], { version: 'v1.13.9' });
+    await f.sim.waitFor(() => f.sim.upgradeCount('staging', 'talos-stg-w-1') === 1, 5000, 'the first installer');
+
+    const second = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9')], { version: 'v1.13.9' });
+    first.kill();
+
+    expect(second.exitCode).toBe(1);
+    expect(second.stderr.trimEnd().split('\n').at(-1)).toBe(
+      'error during upgrade: error from node 10.0.20.205: rpc error: code = FailedPrecondition desc = another installation/upgrade is already in progress',
+    );
+    await first.catch(() => undefined);
+  });
+
+  it113('takes the legacy path with --legacy, and a 1.12 client does not know --drain', async ({ f, expect }) => {
+    const legacy = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--legacy'], { version: 'v1.13.9' });
+    const old = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--drain=false'], { version: 'v1.12.11' });
+
+    expect(legacy.stderr).toContain('WARNING: Forcing use of legacy upgrade method.');
+    expect(legacy.stderr).toContain('"10.0.20.205": task: cordonAndDrainNode action: START');
+    expect(old.exitCode).toBe(1);
+    expect(old.stderr).toContain('unknown flag: --drain');
+  });
+});
+
+describe.concurrent('talosctl upgrade --no-reboot (v1.13.7+)', () => {
+  it113('installs the image and returns: no drain, no reboot, the node keeps running its version', async ({ f, expect }) => {
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--no-reboot'], { version: 'v1.13.9' });
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('10.0.20.205: upgrade completed\n');
+    expect(result.stderr).not.toContain('cordoning node');
+    expect(result.stderr).not.toContain('actor ID');
+    const node = f.sim.node('staging', '10.0.20.205');
+    expect([node.talosVersion, node.cordoned, f.sim.installedNotBooted('staging', '10.0.20.205')]).toEqual(['v1.13.8', false, 'v1.13.9']);
+  });
+});

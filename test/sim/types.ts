@@ -370,6 +370,11 @@ export interface SimTiming {
   reregisterMs: number;
   /** From a new control plane joining etcd as a learner until Talos promotes it to a voter, in ms. Default 4 × stepMs. */
   learnerPromoteMs: number;
+  /**
+   * What talosctl's default `--drain-timeout` (5m0s, cmd/talosctl/pkg/talos/nodedrain/nodedrain.go v1.13.9)
+   * lasts in simulated time, in ms. Default 30 × stepMs. An explicit `--drain-timeout` is taken literally.
+   */
+  drainTimeoutMs?: number;
 }
 
 export type CallBin = 'talosctl' | 'tofu';

@@ -3,7 +3,7 @@ import semver from 'semver';
 import { minorOf, supportFor, talosSupportsKubernetes } from '../../src/talos/compatibility.ts';
 
 /** The talosctl clients the simulator ships as `bin/talosctl-versions/talosctl-<v>`. */
-export const CLIENT_VERSIONS = ['v1.10.9', 'v1.11.5', 'v1.11.6', 'v1.12.11', 'v1.13.9'] as const;
+export const CLIENT_VERSIONS = ['v1.10.9', 'v1.11.5', 'v1.11.6', 'v1.12.11', 'v1.13.8', 'v1.13.9'] as const;
 /** The client behind `bin/talosctl`. */
 export const DEFAULT_CLIENT_VERSION = 'v1.11.6';
 

@@ -43,13 +43,14 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
  * gone, `afterWorkloads` runs (Longhorn decides about its budget then), and the instance-manager
  * pods are evicted only if their budget lets them. Returns the budgets that refused (`ns/name`).
  */
-export function drainNode(cluster: SimCluster, node: SimNode, now: number, afterWorkloads?: () => void): string[] {
+export function drainNode(cluster: SimCluster, node: SimNode, now: number, afterWorkloads?: () => void, options: DrainOptions = {}): string[] {
   const refused = new Set<string>();
   // CloudNativePG sees the cordon before the evictions and switches its primaries over.
   cnpgOnCordon(cluster, node, now, podReady);
   const onNode = (): PodState[] => cluster.kube.pods.filter((p) => p.nodeName === node.hostname);
   for (const pod of onNode().filter(evictable)) {
     const budget = refusingBudget(cluster, pod);
+    options.onEviction?.(pod, budget);
     if (budget !== undefined) {
       refused.add(budget);
       continue;
@@ -63,9 +64,21 @@ export function drainNode(cluster: SimCluster, node: SimNode, now: number, after
   // An evicted instance manager stops with its node; Longhorn starts it again when the node is back.
   for (const pod of onNode().filter((p) => p.owner.kind === 'InstanceManager')) {
     const budget = refusingBudget(cluster, pod);
-    if (budget !== undefined) refused.add(budget);
+    if (budget !== undefined) {
+      options.onEviction?.(pod, budget);
+      refused.add(budget);
+    }
   }
   return [...refused];
+}
+
+/** How a caller watches a drain. */
+export interface DrainOptions {
+  /**
+   * Called for each pod the drain asks to evict, before it moves, with the budget (`ns/name`) that
+   * refused it, if one did: talosctl ≥ 1.13 reports each eviction (nodedrain.go). Default: none.
+   */
+  onEviction?: (pod: PodState, refusedBy: string | undefined) => void;
 }
 
 /** Binds Pending pods once a node can take them. */

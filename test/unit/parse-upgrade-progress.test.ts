@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  parseDrainFailure,
+  upgradeMilestone,
   isFailureLine,
   isLegacyFallback,
   isPostCheckPassed,
@@ -102,5 +106,63 @@ describe('parseTaskEvent and parseMachineStage', () => {
     expect(parseMachineStage('stage: RUNNING ready: true unmetCond: []')).toEqual({ stage: 'RUNNING', ready: true });
     expect(parseMachineStage('stage: BOOTING ready: false unmetCond: [name:"nodeReady"]')).toEqual({ stage: 'BOOTING', ready: false });
     expect(parseMachineStage('post check passed')).toBeUndefined();
+  });
+});
+
+describe('the ≥ 1.13 LifecycleService flow (cmd/talosctl/cmd/talos/upgrade.go v1.13.9)', () => {
+  const run = (name: string): string[] => readFileSync(join(import.meta.dirname, '../corpus/talosctl/samples', name), 'utf8').trimEnd().split('\n');
+
+  it('names each phase a person cares about: pull, install, drain, reboot, uncordon', () => {
+    const milestones = run('upgrade-lifecycle.txt').map(upgradeMilestone).filter((m) => m !== undefined);
+
+    expect(milestones).toEqual([
+      '10.0.30.12: installer image pulled',
+      '10.0.30.12: installer running',
+      '10.0.30.12: new image installed (not booted yet)',
+      'talos-prd-cp-2: cordoning node',
+      'talos-prd-cp-2: node cordoned',
+      'talos-prd-cp-2: draining node',
+      'talos-prd-cp-2: evicting pod apps/podinfo-5d8f9c7b6a-x2k9q',
+      'talos-prd-cp-2: evicted pod apps/podinfo-5d8f9c7b6a-x2k9q',
+      'talos-prd-cp-2: node drained',
+      '10.0.30.12: request accepted',
+      '10.0.30.12: phase cleanup',
+      '10.0.30.12: rebooting',
+      '10.0.30.12: rebooted',
+      'talos-prd-cp-2: waiting for node to become Ready',
+      'talos-prd-cp-2: node uncordoned',
+    ]);
+  });
+
+  it('does not take the routine "task completed" lines of the tracker for failures', () => {
+    expect(run('upgrade-lifecycle.txt').filter(isFailureLine)).toEqual([]);
+    expect(isFailureLine('"10.0.30.12": error: stopAllServices task completed')).toBe(false);
+    expect(isFailureLine('"10.0.30.12": error: reboot sequence completed')).toBe(false);
+  });
+
+  it('reads a drain that timed out: the node, the pod that blocked it and the timeout', () => {
+    const last = run('upgrade-lifecycle-drain-timeout.txt').at(-1) ?? '';
+
+    expect(parseDrainFailure(last)).toEqual({
+      node: 'talos-stg-w-1',
+      pods: [{ namespace: 'apps', name: 'podinfo-5d8f9c7b6a-7mwq4' }],
+      timeout: '5m0s',
+      text: last,
+    });
+    expect(isFailureLine(last)).toBe(true);
+  });
+
+  it('reads several blocked pods (kubectl aggregates them as [a, b]) and ignores other lines', () => {
+    const line =
+      'error draining node "talos-prd-cp-1": [error when evicting pods/"db-1" -n "apps": global timeout reached: 5m0s, error when evicting pods/"web-7d9c-abcde" -n "web": global timeout reached: 5m0s]';
+
+    expect(parseDrainFailure(line)).toMatchObject({ node: 'talos-prd-cp-1', pods: [{ namespace: 'apps', name: 'db-1' }, { namespace: 'web', name: 'web-7d9c-abcde' }], timeout: '5m0s' });
+    expect(parseDrainFailure('talos-stg-w-1: draining node')).toBeUndefined();
+  });
+
+  it('flags the per-node lock of the LifecycleService as a failure line', () => {
+    expect(
+      isFailureLine('error during upgrade: error from node 10.0.30.12: rpc error: code = FailedPrecondition desc = another installation/upgrade is already in progress'),
+    ).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quorumAfterRemoval } from '../../src/rules/quorum.ts';
+import { quorumAfterRemoval, quorumWhileRebooting } from '../../src/rules/quorum.ts';
 
 describe('quorumAfterRemoval', () => {
   it('allows removing one of three and spells out the arithmetic', () => {
@@ -51,5 +51,27 @@ describe('quorumAfterRemoval', () => {
     expect(() => quorumAfterRemoval(0)).toThrow(RangeError);
     expect(() => quorumAfterRemoval(2.5)).toThrow(RangeError);
     expect(() => quorumAfterRemoval(3, { healthy: 4 })).toThrow(RangeError);
+  });
+});
+
+describe('quorumWhileRebooting', () => {
+  it('refuses rebooting either member of a two-member etcd: the one left is not a majority', () => {
+    expect(quorumWhileRebooting(2, 1, '10.0.30.11')).toEqual({
+      ok: false,
+      explanation: '2 members need 2 for quorum; while 10.0.30.11 reboots 1 other healthy member remains, which cannot keep quorum',
+    });
+  });
+
+  it('allows one of three when the other two are healthy, and refuses it when one of them is not', () => {
+    expect(quorumWhileRebooting(3, 2, '10.0.30.12').ok).toBe(true);
+    expect(quorumWhileRebooting(3, 1, '10.0.30.12').ok).toBe(false);
+  });
+
+  it('accepts the only member only as the cluster\'s only control plane, and says the API goes down', () => {
+    expect(quorumWhileRebooting(1, 0, '10.0.20.204', true)).toEqual({
+      ok: true,
+      explanation: '1 member need 1 for quorum; 10.0.20.204 is the only member and the only control plane: etcd and the Kubernetes API are down while it reboots',
+    });
+    expect(quorumWhileRebooting(1, 0, '10.0.20.204', false).ok).toBe(false);
   });
 });

@@ -109,6 +109,12 @@ const ROOT: CommandSpec = {
         str('reboot-mode', 'select the reboot mode during upgrade. Mode "powercycle" bypasses kexec. Valid values are: ["default" "powercycle"].', 'm', 'default'),
         bool('preserve', 'preserve data', 'p'),
         bool('insecure', 'upgrade using the insecure (encrypted with no auth) maintenance service'),
+        // From v1.13 (v1.13.7 for --no-reboot); older clients refuse them (test/sim/talosctl/upgrade.ts).
+        bool('drain', 'drain the Kubernetes node before rebooting (cordon + evict pods)', undefined, 'true'),
+        str('drain-timeout', 'timeout for draining the Kubernetes node', undefined, '5m0s'),
+        bool('legacy', 'force use of legacy upgrade method'),
+        bool('no-reboot', 'do not reboot the node after upgrade (skip reboot and drain)'),
+        str('progress', 'output mode for upgrade progress. Values: [AUTO PLAIN]', undefined, 'AUTO'),
       ],
       args: { min: 0, max: 0 },
     },

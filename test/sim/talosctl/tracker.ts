@@ -97,7 +97,10 @@ export async function trackNode(options: TrackOptions): Promise<number> {
       }
       if (event.actorId !== actor) continue;
       say(event.text);
+      // node.go v1.13.9 handleEvent ends the watch with retry.ExpectedErrorf on these two; the retry loop
+      // prints it as `error: …` (StatusError) and watches on. Routine, not a failure.
       if (event.kind === 'task' && event.task === 'stopAllServices') say('error: stopAllServices task completed');
+      if (event.kind === 'sequence' && event.text.startsWith('sequence: reboot ')) say('error: reboot sequence completed');
       if (event.kind === 'sequence' && event.error) {
         say(`sequence error: ${event.error}`);
         return 1;

@@ -1,0 +1,57 @@
+import type { ChatMessage } from '../src/chat/chat-port.ts';
+import { escapeMrkdwn, section } from '../src/chat/blocks.ts';
+import { stepLabel } from '../src/chat/operation-root.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { Step } from '../src/ops/operation.ts';
+import type { OpsJobDeps } from './job-context.ts';
+import { throttledUpdate, type ThrottledUpdate } from './throttled-update.ts';
+
+/** Minimum time between two edits of a node step's progress reply, in ms. */
+const PROGRESS_EDIT_MS = 2000;
+
+/** A node step's live progress in its own thread reply. */
+export interface NodeStepProgress {
+  /** The newest progress (pull, install, drain, reboot …): posted at the first, then edited. */
+  show(detail: string): void;
+  /** The last state of the reply once the step has ended (`detail`: its result, when done); waits for every edit. */
+  close(outcome: 'done' | 'stopped', detail?: string): Promise<void>;
+}
+
+function render(step: Step, detail: string, state: 'running' | 'done' | 'stopped'): ChatMessage {
+  const icon = state === 'running' ? '⏳' : state === 'done' ? '✅' : '⏹';
+  const text = `${icon} ${stepLabel(step)}: ${detail}${state === 'stopped' ? ' (the step stopped; see the reply below)' : ''}`;
+  return { text, blocks: [section(escapeMrkdwn(text))] };
+}
+
+/**
+ * One reply per run of the step, keyed by its start, so a resumed step edits the same reply and
+ * never posts a second one. Best effort: a failed post or edit is logged, never fails the upgrade.
+ */
+export function nodeStepProgress(deps: OpsJobDeps, op: { id: string; channel: string; rootTs: string }, step: Step, log: Logger): NodeStepProgress {
+  const key = `${op.id}-progress-${step.id}-${Date.parse(step.startedAt ?? deps.now().toISOString())}`;
+  const warn = (error: unknown): void => log.warn({ err: (error as Error).message }, 'node progress reply failed');
+  let latest: string | undefined;
+  let editor: ThrottledUpdate | undefined;
+  let opening: Promise<void> | undefined;
+  return {
+    show(detail) {
+      latest = detail;
+      if (editor !== undefined) {
+        editor.set(render(step, detail, 'running'));
+        return;
+      }
+      if (opening !== undefined) return;
+      opening = deps.chat
+        .reply(op.channel, op.rootTs, render(step, detail, 'running'), { key })
+        .then(({ ts }) => {
+          editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, warn);
+          if (latest !== undefined && latest !== detail) editor.set(render(step, latest, 'running'));
+        })
+        .catch(warn);
+    },
+    async close(outcome, detail) {
+      await opening;
+      if (editor !== undefined && latest !== undefined) await editor.close(render(step, detail ?? latest, outcome));
+    },
+  };
+}
