@@ -50,15 +50,31 @@ async function observe<T>(timeoutMs: number, signal: AbortSignal | undefined, pr
   }
 }
 
+/**
+ * Every node's extensions. talosctl up to 1.13 resolves a resource on the first node and lists the
+ * other nodes' failures without their names (cmd/talosctl/pkg/talos/helpers/resources.go, get.go at
+ * v1.13.9): after a failed read of all of them, each node is asked alone before one is blamed.
+ * Only when every node fails alone is the probe itself unreadable.
+ */
 async function readExtensions(session: ClusterSession, cluster: ClusterConfig, timeoutMs: number, signal: AbortSignal): Promise<ExtensionsObserved> {
   const talosctl = await matchingTalosctl(session, timeoutMs, signal);
-  const result = await talosctl.run(['get', 'extensions', '-o', 'json'], allNodes(cluster), { signal, okExitCodes: [0, 1] });
-  const nodeErrors = parseNodeErrors(result.stderr);
-  if (result.stdout.trim() === '') {
-    if (result.exitCode !== 0 && nodeErrors.length === 0) throw new Error(result.stderr.trim().split('\n').pop() || `talosctl get extensions exited with ${result.exitCode}`);
-    return { extensions: [], nodeErrors };
-  }
-  return { extensions: extensionsFromGet(parseGetJson(result.stdout)), nodeErrors };
+  const ask = (nodes: string[]): ReturnType<typeof talosctl.run> => talosctl.run(['get', 'extensions', '-o', 'json'], nodes, { signal, okExitCodes: [0, 1] });
+  const nodes = allNodes(cluster);
+  const all = await ask(nodes);
+  if (all.exitCode === 0) return { extensions: extensionsFromGet(parseGetJson(all.stdout)), nodeErrors: [] };
+  const alone = await Promise.all(nodes.map(async (node) => ({ node, result: await ask([node]) })));
+  const failed = alone.filter((a) => a.result.exitCode !== 0);
+  if (failed.length === nodes.length) throw new Error(lastLine(failed[0]!.result.stderr) ?? `talosctl get extensions exited with ${failed[0]!.result.exitCode}`);
+  return {
+    extensions: alone
+      .filter((a) => a.result.exitCode === 0)
+      .flatMap((a) => extensionsFromGet(parseGetJson(a.result.stdout)).map((e) => ({ ...e, node: e.node ?? a.node }))),
+    nodeErrors: failed.map((f) => ({ node: f.node, message: parseNodeErrors(f.result.stderr)[0]?.message ?? lastLine(f.result.stderr) ?? `exited with ${f.result.exitCode}` })),
+  };
+}
+
+function lastLine(stderr: string): string | undefined {
+  return stderr.trim().split('\n').pop() || undefined;
 }
 
 async function stagingRecords(deps: ReadinessGatesJobDeps): Promise<StagingRecords | undefined> {

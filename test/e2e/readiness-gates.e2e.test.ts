@@ -153,6 +153,24 @@ describe('/talos gates on production', () => {
     expect(gate(hung, 'Longhorn system extensions').text).toContain('could not read the system extensions: timed out after 5s');
     expect(gate(hung, 'Three control planes').text).toMatch(/^✅/);
   });
+
+  it('names only the node that is down when it is the first one asked, after asking each node alone', async () => {
+    // talosctl ≤ 1.13 prints nothing at all for a multi-node read whose first node is down.
+    h.sim.faults.set('production', { nodeUnreachable: ['10.0.30.11'] });
+    const since = h.sim.calls.length;
+
+    const report = await gates();
+    h.sim.faults.clear('production', 'nodeUnreachable');
+
+    const text = gate(report, 'Longhorn system extensions').text;
+    expect(text).toMatch(/^❌ /);
+    expect(text).toContain('10.0.30.11 did not answer');
+    expect(text).not.toContain('10.0.30.12 did not answer');
+    expect(text).not.toContain('10.0.30.13 did not answer');
+    expect(text).not.toContain('could not read the system extensions');
+    const asked = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && c.argv[0] === 'get').map((c) => c.argv[c.argv.indexOf('--nodes') + 1]);
+    expect(asked).toEqual(expect.arrayContaining(['10.0.30.11,10.0.30.12,10.0.30.13', '10.0.30.11', '10.0.30.12', '10.0.30.13']));
+  });
 });
 
 describe('/talos gates on the staging shape', () => {
