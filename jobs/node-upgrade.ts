@@ -7,6 +7,7 @@ import type { Step } from '../src/ops/operation.ts';
 import { isFailureLine, parseDrainFailure, parseProgressLine, upgradeMilestone, type DrainFailure } from '../src/talos/parse-upgrade-progress.ts';
 import { observeEtcdMembership } from '../src/talos/etcd-membership.ts';
 import { quorumWhileRebooting } from '../src/rules/quorum.ts';
+import { upgradesThroughLifecycleService } from '../src/talos/upgrade-flow.ts';
 import { checkEtcdQuorum, observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../src/talos/observe.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
 import type { ExecError } from '../src/exec/process-runner.ts';
@@ -143,12 +144,6 @@ async function runningSchematic(ctx: NodeStepContext, node: string): Promise<{ s
 const LEGACY_RUNNING = /failed to run sequence: locked|failed to acquire upgrade mutex/;
 const INSTALLER_RUNNING = /another installation\/upgrade is already in progress/;
 
-/** The ≥ 1.13 client runs the LifecycleService flow against a ≥ 1.13 node; the client matches the node. */
-function lifecycleFlow(fromVersion: string): boolean {
-  const [major = 0, minor = 0] = fromVersion.replace(/^v/, '').split('.').map(Number);
-  return major > 1 || (major === 1 && minor >= 13);
-}
-
 /** What the lines of one `talosctl upgrade` run showed. */
 interface RunSeen {
   installed: boolean;
@@ -187,7 +182,8 @@ async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, inFlight:
   const node = ctx.step.node!;
   await ctx.progress(`talosctl upgrade running (${fromVersion} → ${ctx.target}${ctx.reinstall === true ? ', a re-install' : ''})`);
   const waits = hasOtherEndpoint(ctx.cluster, node);
-  const newFlow = lifecycleFlow(fromVersion);
+  // The client matches the node, so the node's version decides the path.
+  const newFlow = upgradesThroughLifecycleService(fromVersion);
   const wait = waits ? ['--wait', '--timeout', `${Math.round(ctx.deps.timeouts.stepMs / 1000)}s`] : ['--wait=false', ...(newFlow ? ['--drain=false'] : [])];
   const deadline = Date.now() + ctx.deps.timeouts.stepMs;
   for (;;) {

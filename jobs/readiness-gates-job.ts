@@ -14,8 +14,8 @@ import { GatesJobData } from '../src/queue/job-schemas.ts';
 import { pointRequesterToReport } from './report-pointer.ts';
 import { evaluateReadiness, type ExtensionsObserved, type Observed, type ReadinessObservations, type ReadinessReport } from '../src/rules/readiness-gates.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
-import { parseNodeErrors } from '../src/talos/parse-node-errors.ts';
-import { extensionsFromGet, parseGetJson } from '../src/talos/parse-get.ts';
+import { extensionsFromGet } from '../src/talos/parse-get.ts';
+import { getOnEachNode } from '../src/talos/observe.ts';
 import { talosconfigEndpoints } from '../src/talos/talosconfig-endpoints.ts';
 
 export interface ReadinessGatesJobDeps {
@@ -51,30 +51,19 @@ async function observe<T>(timeoutMs: number, signal: AbortSignal | undefined, pr
 }
 
 /**
- * Every node's extensions. talosctl up to 1.13 resolves a resource on the first node and lists the
- * other nodes' failures without their names (cmd/talosctl/pkg/talos/helpers/resources.go, get.go at
- * v1.13.9): after a failed read of all of them, each node is asked alone before one is blamed.
- * Only when every node fails alone is the probe itself unreadable.
+ * Every node's extensions, each node's answer apart ({@link getOnEachNode}: a failed read of all of
+ * them is asked again node by node before one is blamed). Only when no node answers is the probe
+ * itself unreadable.
  */
 async function readExtensions(session: ClusterSession, cluster: ClusterConfig, timeoutMs: number, signal: AbortSignal): Promise<ExtensionsObserved> {
   const talosctl = await matchingTalosctl(session, timeoutMs, signal);
-  const ask = (nodes: string[]): ReturnType<typeof talosctl.run> => talosctl.run(['get', 'extensions', '-o', 'json'], nodes, { signal, okExitCodes: [0, 1] });
-  const nodes = allNodes(cluster);
-  const all = await ask(nodes);
-  if (all.exitCode === 0) return { extensions: extensionsFromGet(parseGetJson(all.stdout)), nodeErrors: [] };
-  const alone = await Promise.all(nodes.map(async (node) => ({ node, result: await ask([node]) })));
-  const failed = alone.filter((a) => a.result.exitCode !== 0);
-  if (failed.length === nodes.length) throw new Error(lastLine(failed[0]!.result.stderr) ?? `talosctl get extensions exited with ${failed[0]!.result.exitCode}`);
+  const reads = [...(await getOnEachNode(talosctl, 'extensions', allNodes(cluster), { signal }))];
+  const failed = reads.flatMap(([node, read]) => (read.reachable ? [] : [{ node, message: read.error }]));
+  if (failed.length === reads.length) throw new Error(failed[0]?.message ?? 'talosctl get extensions answered for no node');
   return {
-    extensions: alone
-      .filter((a) => a.result.exitCode === 0)
-      .flatMap((a) => extensionsFromGet(parseGetJson(a.result.stdout)).map((e) => ({ ...e, node: e.node ?? a.node }))),
-    nodeErrors: failed.map((f) => ({ node: f.node, message: parseNodeErrors(f.result.stderr)[0]?.message ?? lastLine(f.result.stderr) ?? `exited with ${f.result.exitCode}` })),
+    extensions: reads.flatMap(([node, read]) => (read.reachable ? extensionsFromGet(read.items).map((e) => ({ ...e, node: e.node ?? node })) : [])),
+    nodeErrors: failed,
   };
-}
-
-function lastLine(stderr: string): string | undefined {
-  return stderr.trim().split('\n').pop() || undefined;
 }
 
 async function stagingRecords(deps: ReadinessGatesJobDeps): Promise<StagingRecords | undefined> {

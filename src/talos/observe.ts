@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeApi } from '../kube/kube-api.ts';
 import { parseEtcdStatus } from './parse-etcd-status.ts';
-import { extensionsFromGet, parseGetJson, schematicsFromGet } from './parse-get.ts';
+import { extensionsFromGet, parseGetJson, schematicsFromGet, type GetItem } from './parse-get.ts';
 import { parseNodeErrors } from './parse-node-errors.ts';
 import { parseTalosVersion } from './parse-version.ts';
 import type { Talosctl } from './talosctl.ts';
@@ -52,12 +52,11 @@ export async function pollTalosVersion(talosctl: Talosctl, node: string, options
   }
 }
 
-/** What a node's Talos image carries: its Image Factory schematic (undefined when it lists none) and its system extensions. */
-export type NodeImage = { reachable: true; schematic: string | undefined; extensions: string[] } | { reachable: false; error: string };
+/** What one node answered to a `talosctl get … -o json`: its resources, or why it did not answer. */
+export type NodeGet = { reachable: true; items: GetItem[] } | { reachable: false; error: string };
 
 /**
- * `talosctl get extensions -o json` on `nodes`: each node's schematic (the `schematic`
- * pseudo-extension factory-built nodes list) and its system extensions, by name.
+ * `talosctl get <resource> -o json` on `nodes`, each node's answer apart.
  *
  * A node is blamed only on evidence that names it. Up to 1.13 talosctl resolves the resource on the
  * first node (that node down fails the whole call with empty stdout) and lists the other nodes'
@@ -65,20 +64,37 @@ export type NodeImage = { reachable: true; schematic: string | undefined; extens
  * cmd/talosctl/cmd/talos/get.go, v1.13.9). So after a failed call, every node that neither answered
  * nor was named is asked on its own, one at a time, before anything is said about it.
  */
-export async function observeNodeImages(talosctl: Talosctl, nodes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<Map<string, NodeImage>> {
-  const ask = (some: string[]): ReturnType<Talosctl['run']> => talosctl.run(['get', 'extensions', '-o', 'json'], some, { signal, okExitCodes: [0, 1], endpoints });
+export async function getOnEachNode(talosctl: Talosctl, resource: string, nodes: string[], options: { signal?: AbortSignal; endpoints?: string[] } = {}): Promise<Map<string, NodeGet>> {
+  const ask = (some: string[]): ReturnType<Talosctl['run']> => talosctl.run(['get', resource, '-o', 'json'], some, { signal: options.signal, okExitCodes: [0, 1], endpoints: options.endpoints });
   const result = await ask(nodes);
-  const out = new Map<string, NodeImage>();
+  const out = new Map<string, NodeGet>();
   const doubtful: string[] = [];
-  for (const [node, image] of readNodeImages(result, nodes)) {
-    if (image === undefined) doubtful.push(node);
-    else out.set(node, image);
+  for (const [node, read] of readEachNode(result, nodes)) {
+    if (read === undefined) doubtful.push(node);
+    else out.set(node, read);
   }
   for (const node of doubtful) {
     const alone = await ask([node]);
-    out.set(node, readNodeImages(alone, [node]).get(node) ?? { reachable: false, error: lastLine(alone.stderr) });
+    out.set(node, readEachNode(alone, [node]).get(node) ?? { reachable: false, error: lastLine(alone.stderr) });
   }
   return new Map(nodes.map((n) => [n, out.get(n)!]));
+}
+
+/** What a node's Talos image carries: its Image Factory schematic (undefined when it lists none) and its system extensions. */
+export type NodeImage = { reachable: true; schematic: string | undefined; extensions: string[] } | { reachable: false; error: string };
+
+/**
+ * `talosctl get extensions -o json` on `nodes` ({@link getOnEachNode}): each node's schematic (the
+ * `schematic` pseudo-extension factory-built nodes list) and its system extensions, by name.
+ */
+export async function observeNodeImages(talosctl: Talosctl, nodes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<Map<string, NodeImage>> {
+  const reads = await getOnEachNode(talosctl, 'extensions', nodes, { signal, endpoints });
+  return new Map(
+    [...reads].map(([node, read]): [string, NodeImage] => [
+      node,
+      read.reachable ? { reachable: true, schematic: schematicsFromGet(read.items)[0]?.schematic, extensions: extensionsFromGet(read.items).map((e) => e.name) } : read,
+    ]),
+  );
 }
 
 function lastLine(stderr: string): string {
@@ -86,20 +102,20 @@ function lastLine(stderr: string): string {
 }
 
 /**
- * What one `get extensions -o json` call says of each node: its image when it answered (or the call
+ * What one `get … -o json` call says of each node: its resources when it answered (or the call
  * succeeded), its error when talosctl named it, and undefined when the call failed without saying
  * which node failed.
  */
-function readNodeImages(result: { stdout: string; stderr: string; exitCode: number }, nodes: string[]): Map<string, NodeImage | undefined> {
+function readEachNode(result: { stdout: string; stderr: string; exitCode: number }, nodes: string[]): Map<string, NodeGet | undefined> {
   const items = result.stdout.trim() === '' ? [] : parseGetJson(result.stdout);
   const nodeOf = (n: string | undefined): string | undefined => n ?? (nodes.length === 1 ? nodes[0] : undefined);
   const errors = parseNodeErrors(result.stderr);
-  const out = new Map<string, NodeImage | undefined>();
+  const out = new Map<string, NodeGet | undefined>();
   for (const node of nodes) {
     const failure = errors.find((e) => e.node === node);
     const own = items.filter((i) => nodeOf(i.node) === node);
     if (failure !== undefined) out.set(node, { reachable: false, error: failure.message });
-    else if (own.length > 0 || result.exitCode === 0) out.set(node, { reachable: true, schematic: schematicsFromGet(own)[0]?.schematic, extensions: extensionsFromGet(own).map((e) => e.name) });
+    else if (own.length > 0 || result.exitCode === 0) out.set(node, { reachable: true, items: own });
     else if (nodes.length === 1) out.set(node, { reachable: false, error: lastLine(result.stderr) });
     else out.set(node, undefined);
   }

@@ -3,6 +3,7 @@ import type { CheckResult } from '../check-result.ts';
 import { joinProblems, plural } from './format.ts';
 import { cnpgPrimaryBudgetCluster, judgeCnpgPrimary } from './cnpg.ts';
 import { judgeInstanceManagerBudget, type LonghornView } from './longhorn.ts';
+import { upgradesThroughLifecycleService } from '../../talos/upgrade-flow.ts';
 
 const ID = 'disruption-budgets';
 
@@ -84,10 +85,8 @@ function drained(pod: V1Pod, clientSide: boolean): boolean {
 
 /** Talos ≥ 1.13 on the node: its upgrade drains from talosctl, which deletes pods without a controller. */
 export function drainsClientSide(node: V1Node | undefined): boolean {
-  const match = /Talos \(v?(\d+)\.(\d+)/.exec(node?.status?.nodeInfo?.osImage ?? '');
-  if (match === null) return false;
-  const [major, minor] = [Number(match[1]), Number(match[2])];
-  return major > 1 || (major === 1 && minor >= 13);
+  const version = /Talos \((v?\d+\.\d+[^)]*)\)/.exec(node?.status?.nodeInfo?.osImage ?? '')?.[1];
+  return version !== undefined && upgradesThroughLifecycleService(version);
 }
 
 /** Longhorn's own budget for an instance manager, and the node it protects. */
