@@ -8,41 +8,174 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-const EnvSchema = z
+/**
+ * Every variable the bot reads, each with its meaning and unit in `.describe()`: docs/configuration.md is
+ * generated from these texts and the defaults below (`npm run docs:config`).
+ */
+export const EnvSchema = z
   .object({
-    SLACK_BOT_TOKEN: z.string().regex(/^xoxb-/, 'must be a bot token starting with xoxb-'),
-    SLACK_APP_TOKEN: optionalString.pipe(z.string().regex(/^xapp-/, 'must be an app-level token starting with xapp-').optional()),
-    SLACK_SIGNING_SECRET: optionalString,
-    SLACK_API_URL: optionalString.pipe(z.url().optional()),
-    SLACK_TIMEOUT_SECONDS: optionalString.default('15').pipe(z.coerce.number<string>().positive()),
-    SLACK_RECONNECT_MAX_SECONDS: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL'),
-    ALLOW_INSECURE_REDIS: optionalString.pipe(z.enum(['true', 'false']).optional()),
-    CLUSTERS_FILE: z.string().min(1, 'must name the cluster inventory YAML file'),
-    TALOSCTL_BIN: optionalString.default('talosctl'),
-    TOFU_BIN: optionalString.default('tofu'),
-    GIT_BIN: optionalString.default('git'),
-    PLAN_DIR: optionalString,
-    HTTP_PORT: optionalString.default('3000').pipe(z.coerce.number<string>().int().min(0).max(65535)),
-    LOG_LEVEL: optionalString.default('info').pipe(z.enum(LOG_LEVELS)),
-    LOG_PRETTY: optionalString.pipe(z.enum(['true', 'false']).optional()),
-    IMAGE_FACTORY_URL: optionalString.default('https://factory.talos.dev').pipe(z.url()),
-    CREDENTIALS_DIR: optionalString,
-    APPROVAL_TTL_MINUTES: optionalString.default('60').pipe(z.coerce.number<string>().positive()),
-    APPROVAL_REMINDER_MINUTES: optionalString.default('10').pipe(z.coerce.number<string>().min(0)),
-    STEP_TIMEOUT_SECONDS: optionalString.default('1800').pipe(z.coerce.number<string>().positive()),
-    PROBE_TIMEOUT_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().positive()),
-    NODE_READY_TIMEOUT_SECONDS: optionalString.default('900').pipe(z.coerce.number<string>().positive()),
-    SETTLE_SECONDS: optionalString.default('300').pipe(z.coerce.number<string>().min(0)),
-    JOB_LOCK_SECONDS: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
-    PLAN_TTL_MINUTES: optionalString.default('30').pipe(z.coerce.number<string>().positive()),
-    POLL_INTERVAL_MS: optionalString.default('5000').pipe(z.coerce.number<string>().int().positive()),
-    SHUTDOWN_GRACE_SECONDS: optionalString.default('60').pipe(z.coerce.number<string>().min(0)),
-    READ_CONCURRENCY: optionalString.default('32').pipe(z.coerce.number<string>().int().min(1).max(256)),
-    OPERATION_RETENTION_DAYS: optionalString.default('400').pipe(z.coerce.number<string>().positive()),
-    DEDUPE_RETENTION_MINUTES: optionalString.default('60').pipe(z.coerce.number<string>().min(10)),
-    JOB_RETENTION_DAYS: optionalString.default('7').pipe(z.coerce.number<string>().positive()),
-    RECORD_EXPORT_DIR: optionalString.pipe(z.string().regex(/^\//, 'must be an absolute path').optional()),
+    SLACK_BOT_TOKEN: z
+      .string()
+      .regex(/^xoxb-/, 'must be a bot token starting with xoxb-')
+      .describe("Bot User OAuth Token (`xoxb-…`), from the Slack app's OAuth & Permissions page."),
+    SLACK_APP_TOKEN: optionalString
+      .pipe(
+        z
+          .string()
+          .regex(/^xapp-/, 'must be an app-level token starting with xapp-')
+          .optional(),
+      )
+      .describe(
+        'App-level token with the `connections:write` scope (`xapp-…`). When set, the bot uses Socket Mode. One of `SLACK_APP_TOKEN` and `SLACK_SIGNING_SECRET` is required.',
+      ),
+    SLACK_SIGNING_SECRET: optionalString.describe(
+      "The Slack app's signing secret: HTTP mode, used only when `SLACK_APP_TOKEN` is unset. Slack then posts commands, clicks and events to `/slack/events` on `HTTP_PORT`, and the bot checks each request's signature.",
+    ),
+    SLACK_API_URL: optionalString
+      .pipe(z.url().optional())
+      .describe('Base URL of the Slack Web API, for a proxy or a test double. Unset: `https://slack.com/api/`.'),
+    SLACK_TIMEOUT_SECONDS: optionalString
+      .default('15')
+      .pipe(z.coerce.number<string>().positive())
+      .describe('Bound of one Web API call, in seconds. A post whose answer never came is looked for by its key before it is sent again.'),
+    SLACK_RECONNECT_MAX_SECONDS: optionalString
+      .default('30')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        'Socket Mode: the longest wait between two attempts to reconnect, in seconds. The bot keeps trying for as long as Slack is away; `/readyz` says `not ready: slack` meanwhile.',
+      ),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .describe(
+        "`redis://:<password>@host:6379`, `redis://<user>:<password>@…` for an ACL user, or `rediss://…` for TLS (a private CA through Node's `NODE_EXTRA_CA_CERTS`).",
+      ),
+    ALLOW_INSECURE_REDIS: optionalString
+      .pipe(z.enum(['true', 'false']).optional())
+      .describe(
+        '`true` or `false` (unset: `false`). With a production cluster in the inventory, the bot refuses to start against a Redis that lets a client without a password run commands (it asks the server, whatever the URL says). `true` accepts such a Redis, with a warning at every start.',
+      ),
+    CLUSTERS_FILE: z
+      .string()
+      .min(1, 'must name the cluster inventory YAML file')
+      .describe('Path of the cluster inventory, a YAML file (docs/configuring.md describes it).'),
+    TALOSCTL_BIN: optionalString
+      .default('talosctl')
+      .describe(
+        'The `talosctl` binary (a name looked up on `PATH`, or a path), or a directory of `talosctl-vX.Y.Z` binaries: the bot then runs the one that matches the Talos version a cluster runs.',
+      ),
+    TOFU_BIN: optionalString.default('tofu').describe('The OpenTofu binary, a name looked up on `PATH` or a path.'),
+    GIT_BIN: optionalString
+      .default('git')
+      .describe(
+        "The `git` binary, asked `git status --porcelain` in a cluster's Terraform directory: a plan from a tree with uncommitted changes is shown, never offered for Apply.",
+      ),
+    PLAN_DIR: optionalString.describe(
+      'Where reviewed Terraform plans wait for their Apply, one private (0700) directory per operation, removed when the operation ends. With two replicas, a volume both mount, or an Apply run by the other replica asks for a new plan. Unset: `talos-chatops-plans` under `CREDENTIALS_DIR` (or the OS temp dir).',
+    ),
+    HTTP_PORT: optionalString
+      .default('3000')
+      .pipe(z.coerce.number<string>().int().min(0).max(65535))
+      .describe('TCP port, 0 to 65535, of `/healthz`, `/readyz`, `/metrics`, and in HTTP mode `/slack/events`.'),
+    LOG_LEVEL: optionalString
+      .default('info')
+      .pipe(z.enum(LOG_LEVELS))
+      .describe(`pino level: ${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}.`),
+    LOG_PRETTY: optionalString
+      .pipe(z.enum(['true', 'false']).optional())
+      .describe(
+        '`true` for human-readable logs (needs the dev dependency `pino-pretty`, which the image does not have). Unset or `false`: one JSON object per line.',
+      ),
+    IMAGE_FACTORY_URL: optionalString
+      .default('https://factory.talos.dev')
+      .pipe(z.url())
+      .describe(
+        "Image Factory: its `GET /versions` lists the Talos releases, and the Terraform follow-up's ISO (`/image/<schematic>/<version>/<platform>-<arch>.iso`) and its sha256 come from it. An `https` URL also names the registry host of the installer images (a self-hosted factory serves both on one host); a plain `http` URL is taken for a mirror of the API only, and the installers stay on `factory.talos.dev`.",
+      ),
+    CREDENTIALS_DIR: optionalString.describe(
+      "Parent of the private (0700) directories that hold a job's talosconfig and kubeconfig, or a saved plan; must be writable. Directories a killed process left are removed at the next start. Unset: the OS temp dir.",
+    ),
+    APPROVAL_TTL_MINUTES: optionalString
+      .default('60')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        'How long an approval request stays valid, in minutes. An unanswered one then expires: the operation pauses, touches nothing, and an approver can ask again.',
+      ),
+    APPROVAL_REMINDER_MINUTES: optionalString
+      .default('10')
+      .pipe(z.coerce.number<string>().min(0))
+      .describe(
+        'How long before an unanswered approval request expires its approvers are mentioned again, in minutes; `0` sends no reminder.',
+      ),
+    STEP_TIMEOUT_SECONDS: optionalString
+      .default('1800')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        "Upper bound of one long step, in seconds: `talosctl upgrade --wait`, `talosctl reset`, `talosctl upgrade-k8s`, an etcd snapshot, `tofu plan` and `tofu apply`. Keep it below `SHUTDOWN_GRACE_SECONDS` and the pod's `terminationGracePeriodSeconds`.",
+      ),
+    PROBE_TIMEOUT_SECONDS: optionalString
+      .default('60')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        'Upper bound of one read-only call, in seconds: each probe of the health gate, each poll of a rebooting node, each `tofu` call other than plan and apply, `git status`, and each Image Factory request.',
+      ),
+    NODE_READY_TIMEOUT_SECONDS: optionalString
+      .default('900')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        'How long a rebooted node may take to be back and Ready on the target version, in seconds; also how long a VM a Terraform apply created may take to join.',
+      ),
+    SETTLE_SECONDS: optionalString
+      .default('300')
+      .pipe(z.coerce.number<string>().min(0))
+      .describe(
+        "The settle window of a Talos upgrade's final verification, after each node and at the end, in seconds: pods, Cilium and Flux still not ready after it stop the upgrade.",
+      ),
+    JOB_LOCK_SECONDS: optionalString
+      .default('30')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        "How long a job's lock lasts without renewal, in seconds: a crashed replica's job moves to another after this. An operation left without a run is picked up again every `2 × JOB_LOCK_SECONDS` (at least 5 s).",
+      ),
+    PLAN_TTL_MINUTES: optionalString
+      .default('30')
+      .pipe(z.coerce.number<string>().positive())
+      .describe('A plan older than this, in minutes, cannot be started: it expires, its buttons go, and a Terraform plan file is removed.'),
+    POLL_INTERVAL_MS: optionalString
+      .default('5000')
+      .pipe(z.coerce.number<string>().int().positive())
+      .describe('Interval between observations while waiting on a cluster, in milliseconds.'),
+    SHUTDOWN_GRACE_SECONDS: optionalString
+      .default('60')
+      .pipe(z.coerce.number<string>().min(0))
+      .describe(
+        "On `SIGTERM`, how long the bot waits for its running jobs before it closes the workers by force and exits, in seconds; `0` stops at once. A forced job resumes on another replica once its lock lapses. Keep it above `STEP_TIMEOUT_SECONDS` and below the pod's `terminationGracePeriodSeconds`.",
+      ),
+    READ_CONCURRENCY: optionalString
+      .default('32')
+      .pipe(z.coerce.number<string>().int().min(1).max(256))
+      .describe(
+        'Read-only jobs (health gates, `gates`, `plan`) one replica runs at once, 1 to 256. They mostly wait on talosctl and the clusters; each runs a few `talosctl` processes and holds one Kubernetes client.',
+      ),
+    OPERATION_RETENTION_DAYS: optionalString
+      .default('400')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        'How long a finished operation (completed, refused, cancelled; a failed one once it no longer holds its cluster) is kept after it ended, with its audit trail and maintenance record, in days. Running and waiting operations never expire.',
+      ),
+    DEDUPE_RETENTION_MINUTES: optionalString
+      .default('60')
+      .pipe(z.coerce.number<string>().min(10))
+      .describe('How long a Slack delivery id is remembered against redelivery, in minutes; at least 10 (Slack retries for about 5).'),
+    JOB_RETENTION_DAYS: optionalString
+      .default('7')
+      .pipe(z.coerce.number<string>().positive())
+      .describe('How long finished queue jobs are kept for inspection, in days (and at most 1000 per queue).'),
+    RECORD_EXPORT_DIR: optionalString
+      .pipe(z.string().regex(/^\//, 'must be an absolute path').optional())
+      .describe(
+        "An absolute path, a directory on a persistent volume (the image's root filesystem is read-only): each operation's maintenance record is written there as `<op>.json` when the operation ends. Unset: not exported.",
+      ),
   })
   .superRefine(
     (value, ctx) => {
