@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Job } from 'bullmq';
 import type { ClusterAccess } from '../src/cluster/cluster-session.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
@@ -10,7 +9,9 @@ import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { SCHEDULED_GATE, type RunningGate, type RunningGates } from '../src/ops/running-gate.ts';
+import { parseJobData } from '../src/queue/job-data.ts';
 import { HealthJobData } from '../src/queue/job-schemas.ts';
+import { pollUntil, type Clock } from '../src/time/clock.ts';
 import { pointRequesterToReport } from './report-pointer.ts';
 
 export interface HealthGateJobDeps {
@@ -25,6 +26,7 @@ export interface HealthGateJobDeps {
   onGateError?: (cluster: string) => void;
   /** The gate running on each cluster, which a second request joins. */
   runningGates: RunningGates;
+  clock: Clock;
 }
 
 /** How often a request polls for a scheduled gate of its cluster to end, in ms. */
@@ -48,15 +50,15 @@ const JOIN_WAIT_MS = 3000;
 export function createHealthGateJob(deps: HealthGateJobDeps) {
   const runGate = gateJob(deps);
   return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean } | { joined: string }> => {
-    const data = HealthJobData.parse(job.data);
+    const data = parseJobData(HealthJobData, job);
     const gate = { job: String(job.id), requestedBy: data.requestedBy };
     let claim = await deps.runningGates.claim(data.cluster, gate);
     // A scheduled gate reports only a changed verdict, so joining it would leave the requester without a report:
     // the request waits for it to end (a gate is bounded by its probes), then runs its own. Never two at once.
-    for (const deadline = Date.now() + 3 * deps.probeTimeoutMs + 60_000; !claim.ok && claim.running.requestedBy === SCHEDULED_GATE && Date.now() < deadline; ) {
-      await sleep(SCHEDULED_POLL_MS, undefined, { signal });
-      claim = await deps.runningGates.claim(data.cluster, gate);
-    }
+    await pollUntil(deps.clock, { timeoutMs: 3 * deps.probeTimeoutMs + 60_000, intervalMs: SCHEDULED_POLL_MS, ...(signal ? { signal } : {}) }, async (attempt) => {
+      if (attempt > 1) claim = await deps.runningGates.claim(data.cluster, gate);
+      return !claim.ok && claim.running.requestedBy === SCHEDULED_GATE ? { done: false, pending: claim.running.job } : { done: true, value: undefined };
+    });
     if (!claim.ok) {
       await joinRunningGate(deps, data, claim.running);
       return { joined: claim.running.job };
@@ -74,11 +76,11 @@ async function joinRunningGate(deps: HealthGateJobDeps, data: HealthJobData, run
   const cluster = deps.inventory.clusters.find((c) => c.name === data.cluster);
   if (!cluster) throw new Error(`cluster ${data.cluster} is no longer in the inventory`);
   let known = running;
-  for (const deadline = Date.now() + JOIN_WAIT_MS; known.rootTs === undefined && Date.now() < deadline; ) {
-    await sleep(100);
+  await pollUntil(deps.clock, { timeoutMs: JOIN_WAIT_MS, intervalMs: 100 }, async (attempt) => {
     // Ended meanwhile: what was last seen of it still says where it reported.
-    known = (await deps.runningGates.get(cluster.name)) ?? known;
-  }
+    if (attempt > 1) known = (await deps.runningGates.get(cluster.name)) ?? known;
+    return known.rootTs === undefined ? { done: false, pending: 'the gate has no message yet' } : { done: true, value: undefined };
+  });
   let link = known.link;
   if (link === undefined && known.rootTs !== undefined) {
     link = await deps.chat.permalink(cluster.channel, known.rootTs).catch(() => undefined);
@@ -96,7 +98,7 @@ async function joinRunningGate(deps: HealthGateJobDeps, data: HealthJobData, run
 /** One gate: post a root message, run the gate, edit in the verdict, thread one reply per check. */
 function gateJob(deps: HealthGateJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean }> => {
-    const parsed = HealthJobData.parse(job.data);
+    const parsed = parseJobData(HealthJobData, job);
     const log = deps.logger.child({ op: job.id, cluster: parsed.cluster });
     const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
     if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);

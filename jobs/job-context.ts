@@ -12,6 +12,8 @@ import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { RunLease } from '../src/ops/run-lease.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
 import type { WorkingTreeReader } from '../src/tofu/working-tree.ts';
+import type { Clock } from '../src/time/clock.ts';
+import { BotError } from '../src/errors.ts';
 import { waitOn } from '../src/metrics/wait-clock.ts';
 
 /** What every operation job is given by the composition root. */
@@ -31,6 +33,9 @@ export interface OpsJobDeps {
   opsQueue: Queue;
   logger: Logger;
   timeouts: Config['timeouts'];
+  /** Every deadline, wait and timestamp of a job. */
+  clock: Clock;
+  /** `clock.now`, for the steps that only read the time. */
   now: () => Date;
   /** Whether a Terraform directory is at a commit with nothing uncommitted. */
   git: WorkingTreeReader;
@@ -45,9 +50,9 @@ export interface OpsJobDeps {
  * queue, so this or another replica continues it from the stored state; no node is
  * left mid-step.
  */
-export class DrainCheckpoint extends Error {
+export class DrainCheckpoint extends BotError {
   constructor() {
-    super('the bot is shutting down; the operation continues from its next step on a running replica');
+    super('drain-checkpoint', 'the bot is shutting down; the operation continues from its next step on a running replica');
     this.name = 'DrainCheckpoint';
   }
 }
@@ -75,11 +80,11 @@ export interface StepFailureOptions {
 }
 
 /** A node step's stop: the reason an operator reads and the evidence behind it. */
-export class StepFailure extends Error {
+export class StepFailure extends BotError {
   readonly evidence: string[];
   readonly options: StepFailureOptions;
   constructor(reason: string, evidence: string[] = [], options: StepFailureOptions = {}) {
-    super(reason);
+    super('step-failed', reason);
     this.name = 'StepFailure';
     this.evidence = evidence;
     this.options = options;

@@ -10,7 +10,9 @@ import { allNodes, type ClusterConfig, type Inventory } from '../src/config/inve
 import { sanitizeErrorText } from '../src/health/rules/probe-failure.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
+import { parseJobData } from '../src/queue/job-data.ts';
 import { GatesJobData } from '../src/queue/job-schemas.ts';
+import type { Clock } from '../src/time/clock.ts';
 import { pointRequesterToReport } from './report-pointer.ts';
 import { evaluateReadiness, type ExtensionsObserved, type Observed, type ReadinessObservations, type ReadinessReport } from '../src/rules/readiness-gates.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
@@ -26,7 +28,7 @@ export interface ReadinessGatesJobDeps {
   logger: Logger;
   /** Upper bound of each probe, in ms; a probe that runs longer is a failed gate. */
   probeTimeoutMs: number;
-  now: () => Date;
+  clock: Pick<Clock, 'now'>;
 }
 
 /** Operations of staging read for rehearsals: enough to reach back past months of snapshots. */
@@ -93,7 +95,7 @@ async function observeCluster(session: ClusterSession, cluster: ClusterConfig, d
 /** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */
 export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ ready: boolean }> => {
-    const parsed = GatesJobData.parse(job.data);
+    const parsed = parseJobData(GatesJobData, job);
     const log = deps.logger.child({ op: job.id, cluster: parsed.cluster });
     const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
     if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);
@@ -116,7 +118,7 @@ export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
       await deps.chat.update(data.channel, rootTs, readinessErrorMessage(data, errorText(error)));
       return { ready: false };
     }
-    await deps.chat.update(data.channel, rootTs, readinessVerdictMessage(report, data, deps.now().toISOString()));
+    await deps.chat.update(data.channel, rootTs, readinessVerdictMessage(report, data, deps.clock.now().toISOString()));
     for (const gate of report.gates) {
       await deps.chat.reply(data.channel, rootTs, readinessGateMessage(gate), { key: `${job.id}-gate-${gate.id}` });
     }

@@ -1,7 +1,7 @@
 import { awaitsPosting } from '../src/ops/audit.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import { FINISHED, type Operation } from '../src/ops/operation.ts';
-import { enqueueRun } from '../src/queue/operation-jobs.ts';
+import { enqueueRun, runJobId } from '../src/queue/jobs.ts';
 import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import { PLAYBOOKS } from './playbooks/index.ts';
@@ -26,7 +26,9 @@ function needsRun(op: Operation, cluster: ClusterConfig | undefined, now: Date):
  * replies that could not be posted are posted here too, and a finished operation's lock is
  * released.
  */
-export function createReconcileJob(deps: OpsJobDeps) {
+export type ReconcileJobDeps = Pick<OpsJobDeps, 'inventory' | 'store' | 'lock' | 'audit' | 'runLease' | 'opsQueue' | 'logger' | 'clock'>;
+
+export function createReconcileJob(deps: ReconcileJobDeps) {
   return async (): Promise<void> => {
     // A run that died between ending its operation and releasing the cluster leaves a lock no cancel can free.
     for (const cluster of deps.inventory.clusters) {
@@ -39,8 +41,8 @@ export function createReconcileJob(deps: OpsJobDeps) {
     for (const op of await deps.store.listRecent(RECENT)) {
       if (awaitsPosting(op)) await deps.audit.flush(op.id);
       const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
-      if (PLAYBOOKS[op.kind] === undefined || !needsRun(op, cluster, deps.now()) || (await deps.runLease.held(op.id))) continue;
-      const jobId = `${op.id}-resume`;
+      if (PLAYBOOKS[op.kind] === undefined || !needsRun(op, cluster, deps.clock.now()) || (await deps.runLease.held(op.id))) continue;
+      const jobId = runJobId(op.id, 'resume');
       const previous = await deps.opsQueue.getJob(jobId);
       if (previous !== undefined) {
         // One resume at a time; a finished one makes room for the next.

@@ -3,12 +3,18 @@ import type { ChatPort } from '../src/chat/chat-port.ts';
 import { formatTime, section } from '../src/chat/blocks.ts';
 import { maintenanceRecordMarkdown } from '../src/ops/maintenance-record.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
+import { parseJobData } from '../src/queue/job-data.ts';
 import { RecordJobData } from '../src/queue/job-schemas.ts';
 
+export interface RecordJobDeps {
+  store: Pick<OperationStore, 'get'>;
+  chat: ChatPort;
+}
+
 /** `/talos record <op>`: the maintenance record, summarised in the operation's thread with the full record attached as Markdown. */
-export function createRecordJob(deps: { store: OperationStore; chat: ChatPort }) {
+export function createRecordJob(deps: RecordJobDeps) {
   return async (job: Job): Promise<void> => {
-    const { opId, requestedBy } = RecordJobData.parse(job.data);
+    const { opId, requestedBy } = parseJobData(RecordJobData, job);
     const op = await deps.store.get(opId);
     if (!op) return;
     const snapshot = op.snapshot ? `snapshot \`${op.snapshot.id}\`` : 'no snapshot';

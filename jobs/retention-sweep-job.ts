@@ -2,14 +2,13 @@ import type { Queue } from 'bullmq';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
-
-export const RETENTION_SWEEP_JOB_NAME = 'retention-sweep';
+import type { Clock } from '../src/time/clock.ts';
 
 export interface RetentionSweepDeps {
-  store: OperationStore;
-  lock: ClusterLock;
+  store: Pick<OperationStore, 'sweep'>;
+  lock: Pick<ClusterLock, 'holder'>;
   logger: Logger;
-  now: () => Date;
+  clock: Pick<Clock, 'now'>;
   /** `OPERATION_RETENTION_DAYS`, in ms. */
   retentionMs: number;
   /** The queues whose finished jobs older than `jobRetentionMs` are removed. */
@@ -28,7 +27,7 @@ const CLEAN_LIMIT = 5000;
  */
 export function createRetentionSweepJob(deps: RetentionSweepDeps) {
   return async (): Promise<{ dropped: number; cleaned: number }> => {
-    const cutoff = new Date(deps.now().getTime() - deps.retentionMs);
+    const cutoff = new Date(deps.clock.now().getTime() - deps.retentionMs);
     const dropped = await deps.store.sweep(cutoff, async (op) => (await deps.lock.holder(op.cluster)) === op.id);
     if (dropped.length > 0) deps.logger.info({ dropped: dropped.length, cutoff: cutoff.toISOString() }, 'retention sweep dropped expired operations from the indexes');
     // BullMQ applies a job's age limit only when another job of its queue finishes; a quiet queue is cleaned here.

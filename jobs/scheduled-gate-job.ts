@@ -8,17 +8,16 @@ import type { GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { SCHEDULED_GATE, type RunningGates } from '../src/ops/running-gate.ts';
 import type { ScheduledGateState } from '../src/ops/scheduled-gate-state.ts';
-import { ScheduledJobData } from '../src/queue/schedules.ts';
+import { parseJobData } from '../src/queue/job-data.ts';
+import { ScheduledJobData } from '../src/queue/job-schemas.ts';
+import type { Clock } from '../src/time/clock.ts';
 import { errorVerdict, verdictChange, verdictOf, type GateVerdict } from '../src/rules/gate-verdict-change.ts';
-
-export const SCHEDULED_GATE_JOB_NAME = 'scheduled-gate';
-export const GATE_SUMMARY_JOB_NAME = 'scheduled-gate-summary';
 
 export interface ScheduledGateJobDeps {
   inventory: Inventory;
   chat: ChatPort;
   logger: Logger;
-  now: () => Date;
+  clock: Pick<Clock, 'now'>;
   /** The standard health gate, as `/talos health` runs it. */
   runGate: (cluster: ClusterConfig, signal?: AbortSignal) => Promise<GateReport>;
   /** The running-gate join: one gate per cluster at a time, requested or scheduled. */
@@ -38,7 +37,7 @@ export type ScheduledGateResult = { skipped: 'not-in-inventory' | 'gate-running'
  */
 export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<ScheduledGateResult> => {
-    const { cluster: name } = ScheduledJobData.parse(job.data);
+    const { cluster: name } = parseJobData(ScheduledJobData, job);
     const log = deps.logger.child({ op: job.id, cluster: name });
     const cluster = deps.inventory.clusters.find((c) => c.name === name);
     // A schedule of a cluster that left the inventory is removed at the next start; until then it does nothing.
@@ -61,7 +60,7 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
       }
       const previous = await deps.state.last(name);
       const change = verdictChange(previous?.verdict, next.verdict);
-      const at = deps.now().toISOString();
+      const at = deps.clock.now().toISOString();
       if (change !== undefined) {
         // Keyed by the tick's job: a run taken over after a crash adopts the post instead of repeating it.
         const once = { maybeSent: job.attemptsStarted > 1 };
@@ -83,7 +82,7 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
 /** The daily summary of a cluster's scheduled gates: the verdict, when it last changed, and the runs since the last summary. */
 export function createGateSummaryJob(deps: Pick<ScheduledGateJobDeps, 'inventory' | 'chat' | 'logger' | 'state'>) {
   return async (job: Job): Promise<void> => {
-    const { cluster: name } = ScheduledJobData.parse(job.data);
+    const { cluster: name } = parseJobData(ScheduledJobData, job);
     const cluster = deps.inventory.clusters.find((c) => c.name === name);
     if (cluster?.schedules?.healthGate?.dailySummary === undefined) return;
     const last = await deps.state.last(name);

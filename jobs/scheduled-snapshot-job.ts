@@ -6,12 +6,11 @@ import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { pruneSnapshots } from '../src/ops/snapshot-pruning.ts';
-import { ScheduledJobData } from '../src/queue/schedules.ts';
+import { parseJobData } from '../src/queue/job-data.ts';
+import { ScheduledJobData } from '../src/queue/job-schemas.ts';
 import type { OpsJobDeps } from './job-context.ts';
 
-export const SCHEDULED_SNAPSHOT_JOB_NAME = 'scheduled-snapshot';
-
-export interface ScheduledSnapshotJobDeps extends Pick<OpsJobDeps, 'inventory' | 'access' | 'chat' | 'logger' | 'timeouts' | 'now'> {
+export interface ScheduledSnapshotJobDeps extends Pick<OpsJobDeps, 'inventory' | 'access' | 'chat' | 'logger' | 'timeouts' | 'clock'> {
   /** Where the day's thread of each cluster is remembered, and the run that holds a cluster's scheduled snapshot. */
   redis: Redis;
 }
@@ -40,7 +39,7 @@ async function dayThread(deps: ScheduledSnapshotJobDeps, cluster: ClusterConfig,
  */
 export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<ScheduledSnapshotResult> => {
-    const { cluster: name } = ScheduledJobData.parse(job.data);
+    const { cluster: name } = parseJobData(ScheduledJobData, job);
     const log = deps.logger.child({ op: job.id, cluster: name });
     const cluster = deps.inventory.clusters.find((c) => c.name === name);
     const schedule = cluster?.schedules?.snapshot;
@@ -52,7 +51,7 @@ export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
       return { skipped: 'snapshot-running' };
     }
     try {
-      const now = deps.now();
+      const now = deps.clock.now();
       const thread = await dayThread(deps, cluster, now.toISOString().slice(0, 10));
       const once = { key: `${holder}-snapshot`, maybeSent: job.attemptsStarted > 1 };
       let snapshot;
@@ -66,7 +65,7 @@ export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
         return { failed: errorText(error) };
       }
       // Pruned only after a verified snapshot: retention never leaves fewer good snapshots than it found.
-      const pruning = await pruneSnapshots(name, cluster.snapshotDir, schedule, deps.now());
+      const pruning = await pruneSnapshots(name, cluster.snapshotDir, schedule, deps.clock.now());
       log.info(
         { snapshot: snapshot.id, bytes: snapshot.bytes, rule: pruning.rule, kept: pruning.kept.length, pruned: pruning.pruned.map((p) => ({ file: p.file, reason: p.reason })) },
         pruning.pruned.length === 0 ? 'scheduled etcd snapshot taken' : 'scheduled etcd snapshot taken and old snapshots pruned',

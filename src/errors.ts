@@ -1,16 +1,85 @@
 /**
- * An error with a stable `code` for mapping it to what an operator reads, and an optional
- * `hint` saying what to do next.
+ * Every stable error code the bot raises, and whether the same work, tried again unchanged, may
+ * succeed. Logs, metrics and tests match on these codes, so a code is never renamed; a new
+ * failure gets a new code here.
  */
-export class OpsError extends Error {
-  readonly code: string;
+export const ERROR_CODES = {
+  /** A setting or the inventory is wrong: nothing changes until an operator fixes it. */
+  'config-invalid': { retryable: false },
+  /** A job's data does not match its schema: the job fails at once, without retries. */
+  'job-data-invalid': { retryable: false },
+  /** The process drains between two steps: the operation continues on a running replica. */
+  'drain-checkpoint': { retryable: true },
+  /** A step stopped with a reason for the operator, who decides between Retry and a rollback. */
+  'step-failed': { retryable: false },
+  'exec-failed': { retryable: false },
+  'exec-timeout': { retryable: true },
+  'exec-cancelled': { retryable: false },
+  'exec-not-found': { retryable: false },
+  'exec-invalid-argument': { retryable: false },
+  'exec-output-too-large': { retryable: false },
+  TALOSCTL_OUTPUT_UNPARSEABLE: { retryable: false },
+  'invalid-installer-image': { retryable: false },
+  'unsafe-argument': { retryable: false },
+  'snapshot-no-healthy-member': { retryable: true },
+  'snapshot-incomplete': { retryable: true },
+  'factory-unreachable': { retryable: true },
+  'factory-error': { retryable: false },
+  'talosctl-missing': { retryable: false },
+  'talosctl-version-mismatch': { retryable: false },
+  'tofu-plan-unparseable': { retryable: false },
+  'tofu-show-failed': { retryable: true },
+} as const satisfies Record<string, { retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** What every error of the bot's own carries, whatever class it needs to be (BullMQ's `UnrecoverableError`, for one). */
+export interface CodedError {
+  readonly code: ErrorCode;
+  /** Whether the same work tried again unchanged may succeed; from {@link ERROR_CODES}. */
+  readonly retryable: boolean;
+}
+
+/** The base of the bot's errors: a stable `code`, and whether trying again may help. */
+export class BotError extends Error implements CodedError {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'BotError';
+    this.code = code;
+    this.retryable = ERROR_CODES[code].retryable;
+  }
+}
+
+/**
+ * An error with a `hint` saying what the operator should do next, shown under the error in
+ * Slack (see `errorText`).
+ */
+export class OpsError extends BotError {
   /** What the operator should do next; shown under the error in Slack. */
   readonly hint: string | undefined;
 
-  constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
+  constructor(code: ErrorCode, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super(code, message, options);
     this.name = 'OpsError';
-    this.code = code;
     this.hint = options.hint;
   }
+}
+
+function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/** The stable code of one of the bot's errors; undefined for any other error (a library's, a bug). */
+export function errorCode(error: unknown): ErrorCode | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return error instanceof Error && isErrorCode(code) ? code : undefined;
+}
+
+/** Whether trying the same work again may succeed: as its code says, and true for an error without one (Redis or Slack away). */
+export function isRetryable(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === undefined ? true : ERROR_CODES[code].retryable;
 }

@@ -48,9 +48,6 @@ export type CommandHandler<K extends Command['kind']> = (command: Extract<Comman
 
 export type Resolved = { ok: true; cluster: ClusterConfig } | { ok: false; reason: string };
 
-/** Finished jobs are kept as the workers' retention says (`JOB_RETENTION_DAYS`, at most 1000 per queue). */
-export const JOB_OPTIONS = {};
-
 /** The cluster a read-only command means; refused from a channel that belongs to no cluster. */
 export function clusterFor(deps: CommandDeps, slack: SlashCommand, name: string | undefined): Resolved {
   const owns = deps.inventory.clusters.some((c) => c.channel === slack.channel_id);

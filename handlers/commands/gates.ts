@@ -1,5 +1,5 @@
-import { jobIdFor } from '../../src/queue/job-schemas.ts';
-import { clusterFor, JOB_OPTIONS, reportDestination, reportRequest, type ImmediateHandler } from './command-context.ts';
+import { enqueueGates } from '../../src/queue/jobs.ts';
+import { clusterFor, reportDestination, reportRequest, type ImmediateHandler } from './command-context.ts';
 
 export const gates: ImmediateHandler<'gates'> = (command, slack, deps) => {
   const resolved = clusterFor(deps, slack, command.cluster);
@@ -9,6 +9,6 @@ export const gates: ImmediateHandler<'gates'> = (command, slack, deps) => {
   return {
     reply: `Checking *${cluster.name}* against the runbook's production gates; ${reportDestination(slack, cluster, 'the report')} in a few seconds.`,
     // The trigger id is unique per invocation, so a redelivered command maps to the same job.
-    enqueue: () => deps.readQueue.add('gates', data, { ...JOB_OPTIONS, jobId: jobIdFor('gates', slack.trigger_id) }),
+    enqueue: () => enqueueGates(deps.readQueue, data, slack.trigger_id),
   };
 };

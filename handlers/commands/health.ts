@@ -1,5 +1,5 @@
-import { jobIdFor } from '../../src/queue/job-schemas.ts';
-import { clusterFor, JOB_OPTIONS, reportDestination, reportRequest, type ImmediateHandler } from './command-context.ts';
+import { enqueueHealth } from '../../src/queue/jobs.ts';
+import { clusterFor, reportDestination, reportRequest, type ImmediateHandler } from './command-context.ts';
 
 export const health: ImmediateHandler<'health'> = (command, slack, deps) => {
   const resolved = clusterFor(deps, slack, command.cluster);
@@ -10,6 +10,6 @@ export const health: ImmediateHandler<'health'> = (command, slack, deps) => {
     // Answered in the ack, before Redis is read: a request while the cluster's gate runs learns from the job that it joined that gate.
     reply: `Running the health gate on *${cluster.name}*; ${reportDestination(slack, cluster, 'the verdict')} in a few seconds.`,
     // The trigger id is unique per invocation, so a redelivered command maps to the same job.
-    enqueue: () => deps.readQueue.add('health', data, { ...JOB_OPTIONS, jobId: jobIdFor('health', slack.trigger_id) }),
+    enqueue: () => enqueueHealth(deps.readQueue, data, slack.trigger_id),
   };
 };

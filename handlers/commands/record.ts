@@ -1,7 +1,7 @@
 import { operationRef } from '../../src/chat/operation-link.ts';
 import { threadLink } from '../../src/ops/thread-link.ts';
-import { JOB_OPTIONS, type CommandHandler } from './command-context.ts';
-import { jobIdFor } from '../../src/queue/job-schemas.ts';
+import type { CommandHandler } from './command-context.ts';
+import { enqueueRecord } from '../../src/queue/jobs.ts';
 
 export const record: CommandHandler<'record'> = async (command, slack, deps) => {
   const op = await deps.store.get(command.op);
@@ -10,6 +10,6 @@ export const record: CommandHandler<'record'> = async (command, slack, deps) => 
   if (op.channel !== slack.channel_id) return { reply: `${ref} belongs to *${op.cluster}*; ask for its record in <#${op.channel}>.` };
   return {
     reply: `Posting the maintenance record of ${ref} in its thread.`,
-    enqueue: () => deps.readQueue.add('record', { opId: op.id, requestedBy: slack.user_id }, { ...JOB_OPTIONS, jobId: jobIdFor('record', slack.trigger_id) }),
+    enqueue: () => enqueueRecord(deps.readQueue, { opId: op.id, requestedBy: slack.user_id }, slack.trigger_id),
   };
 };

@@ -1,4 +1,5 @@
-import { JOB_OPTIONS, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
+import { enqueueSnapshot } from '../../src/queue/jobs.ts';
+import { newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 export const snapshot: CommandHandler<'snapshot'> = async (command, slack, deps) => {
   const resolved = await operatorCluster(deps, slack, command.cluster, 'an etcd snapshot');
@@ -8,7 +9,7 @@ export const snapshot: CommandHandler<'snapshot'> = async (command, slack, deps)
     reply: `Taking an etcd snapshot of *${resolved.cluster.name}* (\`${op.id}\`).`,
     enqueue: async () => {
       await deps.store.create(op);
-      await deps.opsQueue.add('snapshot', { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-snapshot` });
+      await enqueueSnapshot(deps.opsQueue, op.id);
     },
   };
 };

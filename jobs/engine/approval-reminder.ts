@@ -5,7 +5,6 @@ import { approversToPage } from '../../src/ops/transitions.ts';
 import { NonceJobData } from '../../src/queue/job-schemas.ts';
 import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
 
-export const APPROVAL_REMINDER_JOB_NAME = 'approval-reminder';
 
 /** Whether the request still waits for a person: pending, its operation waiting on it, not yet expired or reminded. */
 function unanswered(op: Operation, nonce: string, now: Date): boolean {

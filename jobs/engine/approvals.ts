@@ -1,9 +1,8 @@
 import { shownEvidence, withApprovers } from '../../src/chat/approval-messages.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import { approversToPage } from '../../src/ops/transitions.ts';
-import { newNonce } from '../../src/queue/operation-jobs.ts';
+import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../src/queue/jobs.ts';
 import type { Playbook, PostedOperation, WalkContext } from './playbook.ts';
-import { APPROVAL_REMINDER_JOB_NAME } from './approval-reminder.ts';
 import { refreshRoot } from './root-message.ts';
 
 /**
@@ -59,11 +58,11 @@ async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: st
   await refreshRoot(deps, op);
   const now = deps.now().getTime();
   const expiresAt = Date.parse(approval.expiresAt);
-  await deps.opsQueue.add('approval-expiry', { opId, nonce: approvalNonce }, { jobId: `${opId}-expire-${approvalNonce}`, delay: Math.max(0, expiresAt - now), removeOnComplete: true });
+  await enqueueApprovalExpiry(deps.opsQueue, opId, approvalNonce, Math.max(0, expiresAt - now));
   // A reminder only when it falls inside the request's life: one at the moment of asking would say nothing new.
   const remindAt = expiresAt - deps.timeouts.approvalReminderMs;
   if (deps.timeouts.approvalReminderMs > 0 && remindAt > Date.parse(approval.requestedAt)) {
-    await deps.opsQueue.add(APPROVAL_REMINDER_JOB_NAME, { opId, nonce: approvalNonce }, { jobId: `${opId}-remind-${approvalNonce}`, delay: Math.max(0, remindAt - now), removeOnComplete: true });
+    await enqueueApprovalReminder(deps.opsQueue, opId, approvalNonce, Math.max(0, remindAt - now));
   }
   ctx.log.info({ step: approval.step, node: op.steps.find((s) => s.id === approval.step)?.node }, 'approval requested');
 }

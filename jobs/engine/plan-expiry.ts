@@ -1,14 +1,14 @@
 import type { Job } from 'bullmq';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
-import { enqueueEnded, PLAN_EXPIRY_JOB_NAME } from '../../src/queue/operation-jobs.ts';
+import { enqueueEnded, enqueuePlanExpiry as queuePlanExpiry } from '../../src/queue/jobs.ts';
 import type { OpsJobDeps } from '../job-context.ts';
 import { refreshRoot } from './root-message.ts';
 
 /** Queues the end of a plan's offer: PLAN_TTL_MINUTES after it was made. */
 export async function enqueuePlanExpiry(deps: Pick<OpsJobDeps, 'opsQueue' | 'timeouts' | 'now'>, op: Operation): Promise<void> {
   const delay = Math.max(0, Date.parse(op.createdAt) + deps.timeouts.planTtlMs - deps.now().getTime());
-  await deps.opsQueue.add(PLAN_EXPIRY_JOB_NAME, { opId: op.id }, { jobId: `${op.id}-plan-expiry`, delay: delay + 1000, removeOnComplete: 1000, removeOnFail: 1000 });
+  await queuePlanExpiry(deps.opsQueue, op.id, delay + 1000);
 }
 
 /**

@@ -1,12 +1,12 @@
 import type { z } from 'zod';
+import { BotError } from '../errors.ts';
 
 /** A start-up error that names every bad setting and how to fix it. */
-export class ConfigError extends Error {
-  readonly code = 'config-invalid';
+export class ConfigError extends BotError {
   readonly problems: string[];
 
   constructor(source: string, problems: string[]) {
-    super(`${source} is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super('config-invalid', `${source} is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
     this.problems = problems;
   }

@@ -1,46 +1,7 @@
-import { Redis } from 'ioredis';
 import { ConfigError } from './config-error.ts';
 
-/** What the Redis server says about clients without a password. */
+/** What the Redis server says about clients without a password (see `probeRedisAccess`). */
 export type RedisAccess = 'password-required' | 'open';
-
-/**
- * Asks the server itself whether a client without credentials may run a command: a URL without a
- * password says nothing about the server, and a URL with one is accepted by a server that has none
- * (it only answers `AUTH` with "called without any password configured for the default user").
- * Retries a server that does not answer yet until `timeoutMs` (it may be starting beside the bot).
- */
-export async function probeRedisAccess(url: string, timeoutMs: number): Promise<RedisAccess> {
-  const anonymous = new URL(url);
-  anonymous.username = '';
-  anonymous.password = '';
-  const deadline = Date.now() + timeoutMs;
-  let lastError = 'no answer';
-  for (;;) {
-    const client = new Redis(anonymous.toString(), { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: Math.min(5000, timeoutMs), enableOfflineQueue: false, enableReadyCheck: false });
-    // The refusal can come as the answer to the client's own handshake (HELLO), which ioredis reports as an event.
-    const refusals: string[] = [];
-    client.on('error', (error: Error) => refusals.push(error.message));
-    try {
-      await client.connect();
-      await client.ping();
-      return 'open';
-    } catch (error) {
-      const messages = [...refusals, (error as Error).message];
-      // NOAUTH (requirepass), NOPERM (an ACL default user without rights), WRONGPASS: the server wants credentials.
-      if (messages.some((m) => /^(NOAUTH|NOPERM|WRONGPASS)\b/.test(m))) return 'password-required';
-      lastError = messages[0] ?? 'no answer';
-    } finally {
-      client.disconnect();
-    }
-    if (Date.now() >= deadline) {
-      throw new ConfigError('REDIS_URL', [
-        `the Redis at ${anonymous.host} did not answer within ${Math.round(timeoutMs / 1000)} s (${lastError}), so whether it requires a password cannot be checked: start it, or fix the host and port`,
-      ]);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
 
 /**
  * The start-up rule: with a production cluster in the inventory, a Redis that lets anyone in holds

@@ -1,4 +1,6 @@
+import type { CheckResult } from './check-result.ts';
 import type { ClusterConfig } from '../config/inventory.ts';
+import { pollUntil, systemClock, type Clock } from '../time/clock.ts';
 import { runHealthGate, type GateDeps, type GateReport } from './health-gate.ts';
 
 export interface SettleOptions {
@@ -6,24 +8,8 @@ export interface SettleOptions {
   settleMs: number;
   /** Interval between runs while waiting, in ms. */
   pollMs: number;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  /** The clock the window is measured on. Default the system's. */
+  clock?: Clock;
 }
 
 /**
@@ -42,22 +28,25 @@ export async function runFinalVerification(
   settle: SettleOptions,
   gate: (cluster: ClusterConfig, deps: GateDeps) => Promise<GateReport> = runHealthGate,
 ): Promise<GateReport> {
-  const deadline = Date.now() + settle.settleMs;
+  const clock = settle.clock ?? systemClock;
+  const deadline = clock.now().getTime() + settle.settleMs;
   const window = settle.settleMs < 1000 ? `${settle.settleMs} ms` : `${Math.round(settle.settleMs / 1000)} s`;
+  const settling = (failed: CheckResult[]): boolean => failed.length > 0 && failed.every((c) => c.settling === true);
   for (;;) {
     const report = await gate(cluster, { ...deps, mode: 'final' });
     let failed = report.checks.filter((c) => c.status === 'failed');
     if (report.passed || failed.some((c) => c.settling !== true)) return report;
-    // Poll the settling checks alone until they pass, a failure that waiting cannot clear appears, or the window ends.
-    while (failed.length > 0 && failed.every((c) => c.settling === true)) {
-      if (Date.now() + settle.pollMs > deadline) {
-        const latest = new Map(failed.map((c) => [c.id, c]));
-        const checks = report.checks.map((c) => latest.get(c.id) ?? c);
-        return { ...report, passed: false, checks, stopReasons: failed.map((c) => `still not ready after the ${window} settle window: ${c.summary}`) };
-      }
-      await sleep(settle.pollMs, deps.signal);
-      const polled = await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) });
-      failed = polled.checks.filter((c) => c.status === 'failed');
+    // Poll the settling checks alone until they pass, a failure that waiting cannot clear appears, or the window ends;
+    // a poll that would end past the window is not started.
+    const timeoutMs = Math.max(0, deadline - settle.pollMs + 1 - clock.now().getTime());
+    const polled = await pollUntil(clock, { timeoutMs, intervalMs: settle.pollMs, ...(deps.signal ? { signal: deps.signal } : {}) }, async (attempt) => {
+      if (attempt > 1) failed = (await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) })).checks.filter((c) => c.status === 'failed');
+      return settling(failed) ? { done: false, pending: failed.map((c) => c.id).join(', ') } : { done: true, value: undefined };
+    });
+    if (!polled.ok) {
+      const latest = new Map(failed.map((c) => [c.id, c]));
+      const checks = report.checks.map((c) => latest.get(c.id) ?? c);
+      return { ...report, passed: false, checks, stopReasons: failed.map((c) => `still not ready after the ${window} settle window: ${c.summary}`) };
     }
   }
 }

@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { section } from '../chat/blocks.ts';
 import type { Block, ChatMessage, ChatPort } from '../chat/chat-port.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AuditEntry, Operation } from './operation.ts';
 import type { OperationStore } from './operation-store.ts';
 import type { RunLease } from './run-lease.ts';
+import { systemClock, type Clock } from '../time/clock.ts';
 
 /**
  * An entry's own reply. `broadcast`: the reply is also shown in the channel (`reply_broadcast`), so
@@ -60,7 +60,8 @@ export interface Audit {
 }
 
 export interface AuditOptions {
-  now?: () => Date;
+  /** Timestamps of the entries and the pauses between attempts. Default the system's clock. */
+  clock?: Clock;
   /** Lets one process at a time post an operation's entries, so replies keep their order and none is posted twice. */
   postLease: RunLease;
   logger?: Logger;
@@ -150,7 +151,7 @@ export function batchMessage(entries: readonly AuditEntry[]): ChatMessage {
  * thread before they are posted again.
  */
 export function createAudit(store: OperationStore, chat: ChatPort, options: AuditOptions): Audit {
-  const { now = () => new Date(), postLease, logger, attempts = 6, backoffMs = 200 } = options;
+  const { clock = systemClock, postLease, logger, attempts = 6, backoffMs = 200 } = options;
   const setEntries = (opId: string, seqs: readonly number[], change: (e: AuditEntry) => AuditEntry) =>
     store.update(opId, (o) => ({ ...o, audit: o.audit.map((e) => (seqs.includes(e.seq) ? change(e) : e)) }));
   const markPosted = (opId: string, seqs: readonly number[], ts: string) =>
@@ -197,7 +198,7 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
           return false;
         }
         // The next try re-reads the entries: now marked attempted, they are looked for in the thread first.
-        await sleep(backoffMs * 2 ** (attempt - 1));
+        await clock.sleep(backoffMs * 2 ** (attempt - 1));
       }
     }
   };
@@ -220,7 +221,7 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
     message?: AuditPost | ((op: Operation) => AuditPost),
     change?: (op: Operation) => Operation | undefined,
   ) => {
-    const at = now().toISOString();
+    const at = clock.now().toISOString();
     return store.update(opId, (current) => {
       const o = change ? change(current) : current;
       if (o === undefined) return undefined;

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { pollUntil, systemClock, type Clock } from '../time/clock.ts';
 
 /**
  * One walker per operation. BullMQ runs a job at least once: a job whose lock lapsed (its
@@ -26,6 +26,8 @@ export interface RunLeaseOptions {
   pollMs?: number;
   /** Redis key prefix, for a lease over something else of the operation. Default `talos:op-run`. */
   prefix?: string;
+  /** Paces the wait for a held lease. Default the system's clock. */
+  clock?: Clock;
 }
 
 /** Extends our lease, or takes it again when Redis lost the key (a restart after the lease's deadline); 0 when another run holds it. */
@@ -40,15 +42,17 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`;
 
 export function createRunLease(redis: Redis, options: RunLeaseOptions): RunLease {
-  const { ttlMs, pollMs = 100, prefix = 'talos:op-run' } = options;
+  const { ttlMs, pollMs = 100, prefix = 'talos:op-run', clock = systemClock } = options;
   const key = (opId: string): string => `${prefix}:${opId}`;
   return {
     async hold(opId, work, signal) {
       const token = crypto.randomUUID();
       // A take whose reply was lost (the client sent it again after Redis restarted) left our own token there.
-      while ((await redis.set(key(opId), token, 'PX', ttlMs, 'NX')) !== 'OK' && (await redis.get(key(opId))) !== token) {
-        await sleep(pollMs, undefined, signal ? { signal } : undefined);
-      }
+      const taken = async (): Promise<boolean> => (await redis.set(key(opId), token, 'PX', ttlMs, 'NX')) === 'OK' || (await redis.get(key(opId))) === token;
+      // No bound of its own: the holder's run ends, or its lease lapses `ttlMs` after it died; `signal` ends the wait sooner.
+      await pollUntil(clock, { timeoutMs: Number.POSITIVE_INFINITY, intervalMs: pollMs, ...(signal ? { signal } : {}) }, async () =>
+        (await taken()) ? { done: true, value: undefined } : { done: false, pending: 'another run holds the lease' },
+      );
       const lost = new AbortController();
       const renew = setInterval(() => {
         redis.eval(RENEW, 1, key(opId), token, String(ttlMs)).then(

@@ -40,12 +40,14 @@ export const RecordJobData = z.strictObject({
 });
 export type RecordJobData = z.infer<typeof RecordJobData>;
 
-export type ReadJobName = 'health' | 'gates' | 'plan' | 'record';
+/** A cluster's scheduled job (gate, daily summary, snapshot): the schedule's cluster is all it carries. */
+export const ScheduledJobData = z.strictObject({
+  cluster: ClusterName,
+});
+export type ScheduledJobData = z.infer<typeof ScheduledJobData>;
 
-/** BullMQ job ids may not contain `:`; Slack ids and trigger ids are mapped into a safe alphabet. */
-export function jobIdFor(kind: string, ...parts: string[]): string {
-  return [kind, ...parts].join('-').replace(/[^A-Za-z0-9_.-]/g, '_');
-}
+/** A job that carries nothing (the reconciler, the retention sweep): whatever a scheduler gives it is ignored. */
+export const NoJobData = z.object({});
 
 /** Mutating operations: their state lives in the operation store, the job carries only its id. */
 export const OPS_QUEUE = 'talos-ops';
@@ -62,13 +64,31 @@ export const NonceJobData = z.strictObject({
 });
 export type NonceJobData = z.infer<typeof NonceJobData>;
 
-export type OpsJobName =
-  | 'operation-preflight'
-  | 'operation-run'
-  | 'approval-expiry'
-  | 'approval-reminder'
-  | 'operation-cancelled'
-  | 'operation-ended'
-  | 'plan-expiry'
-  | 'snapshot'
-  | 'ops-reconcile';
+/** The read-only queue's jobs, each with the schema of its data. */
+export const READ_JOB_DATA = {
+  health: HealthJobData,
+  gates: GatesJobData,
+  record: RecordJobData,
+  'scheduled-gate': ScheduledJobData,
+  'scheduled-gate-summary': ScheduledJobData,
+} as const;
+export type ReadJobName = keyof typeof READ_JOB_DATA;
+
+/** The operations queue's jobs, each with the schema of its data. */
+export const OPS_JOB_DATA = {
+  'operation-preflight': OperationJobData,
+  'operation-run': OperationJobData,
+  'approval-expiry': NonceJobData,
+  'approval-reminder': NonceJobData,
+  'operation-cancelled': OperationJobData,
+  'operation-ended': OperationJobData,
+  'plan-expiry': OperationJobData,
+  snapshot: OperationJobData,
+  'scheduled-snapshot': ScheduledJobData,
+  'ops-reconcile': NoJobData,
+  'retention-sweep': NoJobData,
+} as const;
+export type OpsJobName = keyof typeof OPS_JOB_DATA;
+
+/** The data a job of `name` carries, on either queue. */
+export type JobData<N extends ReadJobName | OpsJobName> = N extends ReadJobName ? z.infer<(typeof READ_JOB_DATA)[N]> : N extends OpsJobName ? z.infer<(typeof OPS_JOB_DATA)[N]> : never;

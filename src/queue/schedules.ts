@@ -1,13 +1,7 @@
 import type { Queue } from 'bullmq';
-import { z } from 'zod';
 import type { Inventory } from '../config/inventory.ts';
 import { dailySummaryCron } from '../config/schedules.ts';
-
-/** A cluster's scheduled job (gate, daily summary, snapshot): the schedule's cluster is all it carries. */
-export const ScheduledJobData = z.strictObject({
-  cluster: z.string().regex(/^[a-z][a-z0-9-]{0,39}$/),
-});
-export type ScheduledJobData = z.infer<typeof ScheduledJobData>;
+import { GATE_SUMMARY_JOB_NAME, SCHEDULED_GATE_JOB_NAME, SCHEDULED_JOB_OPTIONS, SCHEDULED_SNAPSHOT_JOB_NAME } from './jobs.ts';
 
 /** Every scheduler the inventory declares has an id with this prefix; any other with it is left over and removed. */
 const PREFIX = 'sched-';
@@ -29,14 +23,14 @@ export function desiredSchedules(inventory: Inventory): ScheduleSpec[] {
   for (const c of inventory.clusters) {
     const gate = c.schedules?.healthGate;
     if (gate !== undefined) {
-      specs.push({ queue: 'read', id: `${PREFIX}gate-${c.name}`, name: 'scheduled-gate', cluster: c.name, pattern: gate.cron, tz: gate.timezone });
+      specs.push({ queue: 'read', id: `${PREFIX}gate-${c.name}`, name: SCHEDULED_GATE_JOB_NAME, cluster: c.name, pattern: gate.cron, tz: gate.timezone });
       if (gate.dailySummary !== undefined) {
-        specs.push({ queue: 'read', id: `${PREFIX}summary-${c.name}`, name: 'scheduled-gate-summary', cluster: c.name, pattern: dailySummaryCron(gate.dailySummary), tz: gate.timezone });
+        specs.push({ queue: 'read', id: `${PREFIX}summary-${c.name}`, name: GATE_SUMMARY_JOB_NAME, cluster: c.name, pattern: dailySummaryCron(gate.dailySummary), tz: gate.timezone });
       }
     }
     const snapshot = c.schedules?.snapshot;
     if (snapshot !== undefined) {
-      specs.push({ queue: 'ops', id: `${PREFIX}snapshot-${c.name}`, name: 'scheduled-snapshot', cluster: c.name, pattern: snapshot.cron, tz: snapshot.timezone });
+      specs.push({ queue: 'ops', id: `${PREFIX}snapshot-${c.name}`, name: SCHEDULED_SNAPSHOT_JOB_NAME, cluster: c.name, pattern: snapshot.cron, tz: snapshot.timezone });
     }
   }
   return specs;
@@ -60,8 +54,7 @@ export async function syncSchedules(queues: { read: Queue; ops: Queue }, invento
     await queues[spec.queue].upsertJobScheduler(
       spec.id,
       { pattern: spec.pattern, tz: spec.tz },
-      // A scheduled job that failed is kept a while for inspection; the next tick does not wait for it.
-      { name: spec.name, data: { cluster: spec.cluster }, opts: { removeOnComplete: true, removeOnFail: 100 } },
+      { name: spec.name, data: { cluster: spec.cluster }, opts: SCHEDULED_JOB_OPTIONS },
     );
   }
   const removed: string[] = [];

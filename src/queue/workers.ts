@@ -1,17 +1,19 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
 import type { Logger } from '../log/logger.ts';
 import { scrubError } from '../log/secret-scrubber.ts';
 import { ActiveJobs } from './close-workers.ts';
-import { OPS_QUEUE, READ_QUEUE } from './job-schemas.ts';
+import { parseJobData } from './job-data.ts';
+import { OPS_JOB_DATA, OPS_QUEUE, READ_JOB_DATA, READ_QUEUE, type OpsJobName, type ReadJobName } from './job-schemas.ts';
 
 export type JobProcessor = (job: Job, signal?: AbortSignal) => Promise<unknown>;
 
 export interface WorkerOptions {
   connection: Redis;
-  /** Processors by job name, for each queue. */
-  read: Readonly<Record<string, JobProcessor>>;
-  ops: Readonly<Record<string, JobProcessor>>;
+  /** Processors by job name, for each queue: one for every job the queue takes. */
+  read: Readonly<Record<ReadJobName, JobProcessor>>;
+  ops: Readonly<Record<OpsJobName, JobProcessor>>;
   /** How long a job's lock lasts without renewal, in ms: a crashed replica's job moves to another after this. */
   jobLockMs: number;
   readConcurrency: number;
@@ -35,11 +37,17 @@ export interface Workers {
   run(): void;
 }
 
-function dispatch(table: Readonly<Record<string, JobProcessor>>, scrub: (text: string) => string) {
+/**
+ * Runs the job's processor once its data matches the job's schema: a job with bad data fails at
+ * once, without retries ({@link JobDataError}), before any processor trusts it.
+ */
+function dispatch<N extends string>(table: Readonly<Record<N, JobProcessor>>, schemas: Readonly<Record<N, z.ZodType>>, scrub: (text: string) => string) {
   return async (job: Job, signal?: AbortSignal): Promise<unknown> => {
-    const run = table[job.name];
+    const name = job.name as N;
+    const run = Object.hasOwn(table, name) ? table[name] : undefined;
     if (!run) throw new Error(`unknown job ${job.name}`);
     try {
+      parseJobData(schemas[name], job);
       return await run(job, signal);
     } catch (error) {
       throw scrubError(error, scrub);
@@ -55,8 +63,8 @@ export function createWorkers(options: WorkerOptions): Workers {
   const common = { connection, autorun: false, lockDuration: jobLockMs, stalledInterval: jobLockMs, maxStalledCount: 1000, removeOnComplete: keep, removeOnFail: keep };
   const active = new ActiveJobs();
   const scrub = options.scrub ?? ((text: string): string => text);
-  const read = dispatch(options.read, scrub);
-  const ops = dispatch(options.ops, scrub);
+  const read = dispatch(options.read, READ_JOB_DATA, scrub);
+  const ops = dispatch(options.ops, OPS_JOB_DATA, scrub);
   const readWorker = new Worker(READ_QUEUE, active.wrap(async (job, _token, signal) => read(job, signal)), { ...common, concurrency: options.readConcurrency });
   const opsWorker = new Worker(
     OPS_QUEUE,

@@ -1,4 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
+import { BotError } from '../errors.ts';
 
 /** Longer than any address, version, image reference or path the bot passes. */
 const MAX_TOKEN = 512;
@@ -13,9 +14,12 @@ const SAFE_TOKEN = /^[A-Za-z0-9._:/@+=,%-]+$/;
 const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 /** An argument refused before it reaches a command line. */
-export class UnsafeArgumentError extends Error {
+export class UnsafeArgumentError extends BotError {
   override readonly name = 'UnsafeArgumentError';
-  readonly code = 'unsafe-argument';
+
+  constructor(message: string) {
+    super('unsafe-argument', message);
+  }
 }
 
 /** Why `value` is not a safe single argument, or `undefined` when it is. */

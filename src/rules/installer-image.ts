@@ -1,4 +1,5 @@
 import semver from 'semver';
+import { BotError } from '../errors.ts';
 
 /** The public Image Factory's registry host; a self-hosted factory serves its own (see `installerRegistry`). */
 export const FACTORY_REGISTRY = 'factory.talos.dev';
@@ -11,9 +12,12 @@ const SCHEMATIC = /^[0-9a-f]{64}$/;
 const VERSION = /^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
 
 /** An installer image that cannot be built as asked. */
-export class InstallerImageError extends Error {
+export class InstallerImageError extends BotError {
   override readonly name = 'InstallerImageError';
-  readonly code = 'invalid-installer-image';
+
+  constructor(message: string) {
+    super('invalid-installer-image', message);
+  }
 }
 
 /** What identifies an Image Factory installer image. */

@@ -1,3 +1,5 @@
+import { BotError } from '../errors.ts';
+
 /** How much of the offending input a {@link ParseError} message quotes. */
 const EXCERPT_CHARS = 120;
 
@@ -5,10 +7,8 @@ const EXCERPT_CHARS = 120;
  * Thrown when talosctl output does not have the shape its parser expects: empty, truncated or
  * unrecognised text. Callers turn it into a failed check; it must never be read as a pass.
  */
-export class ParseError extends Error {
+export class ParseError extends BotError {
   override readonly name = 'ParseError';
-  /** Stable code for error mapping. */
-  readonly code = 'TALOSCTL_OUTPUT_UNPARSEABLE';
   /** What was being parsed, e.g. `talosctl etcd status`. */
   readonly source: string;
   /** The offending line (or the start of the input), shortened for display. */
@@ -22,7 +22,7 @@ export class ParseError extends Error {
   constructor(source: string, problem: string, excerpt?: string) {
     const shown = excerpt === undefined ? undefined : shorten(excerpt);
     // One line: a problem may quote another error's multi-line message (JSON.parse points at the spot).
-    super(`cannot parse ${source} output: ${problem.replace(/\s*\n\s*/g, ' ')}${shown === undefined ? '' : ` at ${JSON.stringify(shown)}`}`);
+    super('TALOSCTL_OUTPUT_UNPARSEABLE', `cannot parse ${source} output: ${problem.replace(/\s*\n\s*/g, ' ')}${shown === undefined ? '' : ` at ${JSON.stringify(shown)}`}`);
     this.source = source;
     this.excerpt = shown;
   }

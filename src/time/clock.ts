@@ -1,5 +1,3 @@
-import { setTimeout as sleepFor } from 'node:timers/promises';
-
 /**
  * The time as the bot reads it. Injected from the composition root, so every deadline, wait and
  * timestamp follows one clock: the system's in production, a test's where a test needs one.
@@ -12,9 +10,23 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => new Date(),
-  sleep: async (ms, signal) => {
-    await sleepFor(ms, undefined, signal === undefined ? undefined : { signal });
-  },
+  // Not node:timers/promises: that rejects with its own AbortError, and callers report the signal's reason (a cancel, a lost lease).
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        reject(signal!.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
 };
 
 /** One look at what a wait waits for: done with its value, or still pending with what was seen. */

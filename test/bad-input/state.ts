@@ -1,8 +1,8 @@
 /** What the bot keeps in Redis, read directly, so a test can prove an input changed nothing. */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { RETENTION_SWEEP_JOB_NAME } from '../../jobs/retention-sweep-job.ts';
 import { OPS_QUEUE, READ_QUEUE } from '../../src/queue/job-schemas.ts';
+import { RECONCILE_JOB_NAME, RETENTION_SWEEP_JOB_NAME } from '../../src/queue/jobs.ts';
 
 export interface BotState {
   /** Every `talos:` key (operations, their indexes, cluster locks) with its serialized value; delivery markers are left out. */
@@ -20,7 +20,7 @@ export interface StateReader {
 }
 
 /** Jobs the bot schedules for itself. */
-const SCHEDULED = ['ops-reconcile', RETENTION_SWEEP_JOB_NAME];
+const SCHEDULED: string[] = [RECONCILE_JOB_NAME, RETENTION_SWEEP_JOB_NAME];
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
 

@@ -5,6 +5,7 @@ import type { Operation } from '../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../src/ops/operation-store.ts';
 import { createRunLease } from '../../src/ops/run-lease.ts';
 import { useRedisFixture } from '../support/redis-fixture.ts';
+import { systemClock } from '../../src/time/clock.ts';
 
 const redis = useRedisFixture();
 
@@ -63,7 +64,7 @@ function chatOn(thread: FakeThread): ChatPort {
 
 function auditOn(store: OperationStore, thread: FakeThread) {
   const postLease = createRunLease(redis.client(), { ttlMs: 1000, pollMs: 10, prefix: 'talos:audit-post' });
-  return createAudit(store, chatOn(thread), { postLease, attempts: 2, backoffMs: 1, now: () => new Date('2026-11-29T22:05:00.000Z') });
+  return createAudit(store, chatOn(thread), { postLease, attempts: 2, backoffMs: 1, clock: { ...systemClock, now: () => new Date('2026-11-29T22:05:00.000Z') } });
 }
 
 describe('the audit thread on a real Redis', () => {

@@ -44,7 +44,7 @@ describe('retention of operations on a real Redis', () => {
     const failedReleased = op({ state: 'failed', createdAt: ago(600), endedAt: ago(599) });
     for (const o of [recent, running, waiting, failedHolding, failedReleased]) await store.create(o);
     await lock.acquire('production', failedHolding.id);
-    const sweep = createRetentionSweepJob({ store, lock, logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), now: () => NOW, retentionMs: RETENTION });
+    const sweep = createRetentionSweepJob({ store, lock, logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), clock: { now: () => NOW }, retentionMs: RETENTION });
 
     // Act
     const { dropped } = await sweep();
@@ -116,7 +116,7 @@ describe('retention of queue jobs', () => {
       await events.waitUntilReady();
       for (const n of [1, 2, 3]) await (await queue.add('record', { n })).waitUntilFinished(events);
       const store = createOperationStore(redis.client(), { retentionMs: RETENTION });
-      const sweep = createRetentionSweepJob({ store, lock: createClusterLock(redis.client()), logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), now: () => NOW, retentionMs: RETENTION, queues: [queue], jobRetentionMs: 0 });
+      const sweep = createRetentionSweepJob({ store, lock: createClusterLock(redis.client()), logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), clock: { now: () => NOW }, retentionMs: RETENTION, queues: [queue], jobRetentionMs: 0 });
 
       // Act
       const { cleaned } = await sweep();

@@ -45,7 +45,7 @@ ${kubernetesEndpoint === undefined ? '' : `    kubernetesEndpoint: ${kubernetesE
     chat,
     logger: createLogger({ level: 'silent', pretty: false, scrubber: new SecretScrubber() }),
     probeTimeoutMs: 5000,
-    now: () => new Date('2026-12-01T10:00:00Z'),
+    clock: { now: () => new Date('2026-12-01T10:00:00Z') },
   });
   const data = { cluster: shape.name, channel: 'C0MAINTPRD', requestedBy: 'U0ALICE', requestedAt: '2026-12-01T10:00:00Z' };
   await job({ id: 'gates-1', data, attemptsStarted: 1, updateData: () => Promise.resolve() } as unknown as Job);

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeRedisAccess } from '../../src/config/redis-password-check.ts';
+import { probeRedisAccess } from '../../src/queue/redis-access-probe.ts';
 import { botProcess } from '../support/bot-process.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 

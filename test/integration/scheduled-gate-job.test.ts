@@ -29,7 +29,7 @@ function fixture() {
   let next: GateReport | Error = report([]);
   let clock = new Date('2026-12-01T08:00:00.000Z');
   const logger = createLogger({ level: 'silent', scrubber: new SecretScrubber() });
-  const deps = { inventory: SCHEDULED, chat, logger, state, runningGates, now: () => clock, runGate: () => (next instanceof Error ? Promise.reject(next) : Promise.resolve(next)) };
+  const deps = { inventory: SCHEDULED, chat, logger, state, runningGates, clock: { now: () => clock }, runGate: () => (next instanceof Error ? Promise.reject(next) : Promise.resolve(next)) };
   const gate = createScheduledGateJob(deps);
   let tick = 0;
   return {

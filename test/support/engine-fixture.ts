@@ -16,6 +16,7 @@ import { createRunLease } from '../../src/ops/run-lease.ts';
 import type { ImageFactory } from '../../src/talos/image-factory.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
 import type { OpsJobDeps } from '../../jobs/job-context.ts';
+import { systemClock, type Clock } from '../../src/time/clock.ts';
 import type { RedisFixture } from './redis-fixture.ts';
 
 /** A chat port that records what the engine says, and fails the calls a test tells it to. */
@@ -142,6 +143,8 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
   const queue = new RecordingQueue();
   const clock = { now: new Date('2026-12-01T10:00:00Z') };
   const now = (): Date => clock.now;
+  // Waits pass in real time; the time read is the test's.
+  const engineClock: Clock = { now, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
   const logger = createLogger({ level: 'silent', pretty: false, scrubber: new SecretScrubber() });
   const access: ClusterAccess = { withSession: (_cluster, _signal, work) => work(session) };
   const deps: OpsJobDeps = {
@@ -149,7 +152,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     store,
     lock: createClusterLock(client),
     runLease: createRunLease(client, { ttlMs: 3000 }),
-    audit: createAudit(store, chat, { now, postLease: createRunLease(client, { ttlMs: 3000, prefix: 'talos:audit-post' }), attempts: 1, backoffMs: 1 }),
+    audit: createAudit(store, chat, { clock: engineClock, postLease: createRunLease(client, { ttlMs: 3000, prefix: 'talos:audit-post' }), attempts: 1, backoffMs: 1 }),
     nodeClasses: createNodeClassRecord(client),
     access: options.cluster?.access ?? access,
     tofu: options.cluster?.tofu ?? ({ outputRaw: unreachable } as unknown as Tofu),
@@ -160,6 +163,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     opsQueue: queue.asQueue(),
     logger,
     timeouts: { approvalTtlMs: 30 * 60_000, approvalReminderMs: 10 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, settleMs: 2000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
+    clock: engineClock,
     now,
   };
   return {

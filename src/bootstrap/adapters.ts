@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { WebClient } from '@slack/web-api';
+import type { ChatPort } from '../chat/chat-port.ts';
+import { createClusterAccess, type ClusterAccess } from '../cluster/cluster-session.ts';
+import { createTofu, type Tofu } from '../cluster/tofu.ts';
+import { createProcessRunner } from '../exec/process-runner.ts';
+import { recordExecCall } from '../metrics/exec-labels.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { createSlackClients } from '../slack/slack-clients.ts';
+import { createImageFactory, type ImageFactory } from '../talos/image-factory.ts';
+import { createTalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { createWorkingTreeReader, type WorkingTreeReader } from '../tofu/working-tree.ts';
+import type { Infrastructure } from './infrastructure.ts';
+
+/** The outside world: the clusters (talosctl, Kubernetes, tofu, git), the Image Factory and Slack's Web API. */
+export interface Adapters {
+  access: ClusterAccess;
+  tofu: Tofu;
+  factory: ImageFactory;
+  git: WorkingTreeReader;
+  /** Where reviewed plans wait for their Apply, one private directory per operation. */
+  planDir: string;
+  chat: ChatPort;
+  slackClient: WebClient;
+}
+
+export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>, metrics: Metrics): Adapters {
+  const { config, scrubber } = infra;
+  const runner = createProcessRunner({ scrubber, onCall: recordExecCall(metrics) });
+  const tofu = createTofu({ runner, bin: config.tofuBin, env: { ...config.childEnv, ...config.tofuEnv }, timeoutMs: config.timeouts.probeMs });
+  const access = createClusterAccess({
+    runner,
+    tofu,
+    binaries: createTalosctlBinaries(config.talosctlBin),
+    scrubber,
+    credentialsDir: config.credentialsDir,
+    childEnv: config.childEnv,
+    talosctlTimeoutMs: config.timeouts.probeMs,
+  });
+  const { client: slackClient, chat } = createSlackClients(config.slack, scrubber, metrics);
+  return {
+    access,
+    tofu,
+    factory: createImageFactory(config.imageFactoryUrl, config.timeouts.probeMs),
+    git: createWorkingTreeReader(runner, { bin: config.gitBin, env: config.childEnv, timeoutMs: config.timeouts.probeMs }),
+    planDir: config.planDir ?? join(config.credentialsDir ?? tmpdir(), 'talos-chatops-plans'),
+    chat,
+    slackClient,
+  };
+}

@@ -1,0 +1,73 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../config/env.ts';
+import { loadInventory, type Inventory } from '../config/inventory.ts';
+import { inventoryWarnings } from '../config/inventory-warnings.ts';
+import { redisAccessRule } from '../config/redis-password-check.ts';
+import { sweepPrivateDirs } from '../cluster/private-dir.ts';
+import { createLogger, type Logger } from '../log/logger.ts';
+import { redisPassword, secretEnvValues } from '../log/process-secrets.ts';
+import { SecretScrubber } from '../log/secret-scrubber.ts';
+import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
+import { probeRedisAccess } from '../queue/redis-access-probe.ts';
+import { connectRedis } from '../queue/redis-connection.ts';
+import { systemClock, type Clock } from '../time/clock.ts';
+import type { StartOverrides } from './start-overrides.ts';
+
+/** How long start-up waits for Redis to answer the password check: it may be starting beside the bot. */
+const REDIS_PROBE_TIMEOUT_MS = 30_000;
+
+/** What everything else is built on: settings, the clock, the scrubbed logger, Redis and the two queues. */
+export interface Infrastructure {
+  config: Config;
+  inventory: Inventory;
+  clock: Clock;
+  scrubber: SecretScrubber;
+  logger: Logger;
+  redis: Redis;
+  queues: { read: Queue; ops: Queue };
+}
+
+/** The scrubber knows every credential the process holds before the first line is logged. */
+function scrubberFor(config: Config): SecretScrubber {
+  const scrubber = new SecretScrubber();
+  for (const secret of [config.slack.botToken, config.slack.appToken, config.slack.signingSecret, redisPassword(config.redisUrl)]) scrubber.add(secret);
+  for (const value of secretEnvValues(config.tofuEnv)) scrubber.add(value);
+  return scrubber;
+}
+
+/** With a production cluster in the inventory, an open Redis is refused (or accepted with a warning at every start). */
+async function checkRedisAccess(config: Config, inventory: Inventory, logger: Logger, clock: Clock): Promise<void> {
+  const productionClusters = inventory.clusters.filter((c) => c.environment === 'production').map((c) => c.name);
+  if (productionClusters.length === 0) return;
+  const access = await probeRedisAccess(config.redisUrl, REDIS_PROBE_TIMEOUT_MS, clock);
+  const warning = redisAccessRule(access, { url: config.redisUrl, productionClusters, allowInsecure: config.allowInsecureRedis });
+  if (warning !== undefined) logger.warn({ clusters: productionClusters }, warning);
+}
+
+/**
+ * Reads the environment (the only place that does) and the inventory, then connects.
+ *
+ * @throws {ConfigError} for a bad setting, inventory or Redis: the message names each and its fix
+ */
+export async function buildInfrastructure(env: Record<string, string | undefined>, overrides: StartOverrides): Promise<Infrastructure> {
+  const config = loadConfig(env);
+  const inventory = loadInventory(config.clustersFile);
+  const clock = overrides.clock ?? systemClock;
+  const scrubber = scrubberFor(config);
+  const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, scrubber, ...(overrides.logDestination ? { destination: overrides.logDestination } : {}) });
+  for (const cluster of inventory.clusters) {
+    for (const message of inventoryWarnings({ clusters: [cluster] })) logger.warn({ cluster: cluster.name }, message);
+  }
+  await checkRedisAccess(config, inventory, logger, clock);
+  // A killed replica's credential and plan directories would otherwise stay on disk for good.
+  const swept = await sweepPrivateDirs(config.credentialsDir);
+  if (swept > 0) logger.info({ removed: swept }, 'private directories of an ended process removed');
+
+  const redis = connectRedis(config.redisUrl);
+  redis.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
+  const queues = { read: new Queue(READ_QUEUE, { connection: redis }), ops: new Queue(OPS_QUEUE, { connection: redis }) };
+  // Queues share `redis`, whose errors are logged above; unheard, BullMQ prints them raw to stderr.
+  for (const queue of [queues.read, queues.ops]) queue.on('error', (error) => logger.debug({ queue: queue.name, err: error.message }, 'queue error'));
+  return { config, inventory, clock, scrubber, logger, redis, queues };
+}

@@ -1,0 +1,33 @@
+import type { ReadinessProbe } from '../http/ops-endpoints.ts';
+import { runProbes } from '../http/ops-endpoints.ts';
+import { createMetrics, sharedRead, type Metrics } from '../metrics/metrics.ts';
+import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from '../metrics/operation-metrics.ts';
+import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
+import type { Infrastructure } from './infrastructure.ts';
+import type { OperationRecords } from './operation-records.ts';
+
+/** The metrics, and the readiness probes the `ready` gauge and `/readyz` read at scrape time. */
+export interface Observability {
+  metrics: Metrics;
+  /** Empty until the probes' subjects (Slack, the workers) exist: see `readinessProbes` in main. */
+  probes: ReadinessProbe[];
+}
+
+export function buildMetrics(infra: Pick<Infrastructure, 'inventory' | 'queues'>, records: Pick<OperationRecords, 'lock' | 'store' | 'events'>): Observability {
+  const { read, ops } = infra.queues;
+  const clusterNames = infra.inventory.clusters.map((c) => c.name);
+  const clusterHolds = sharedRead(() => readClusterHolds(clusterNames, (cluster) => records.lock.holder(cluster), (id) => records.store.get(id)));
+  const probes: ReadinessProbe[] = [];
+  const metrics = createMetrics({
+    queueJobCounts: async () => {
+      const states = ['waiting', 'active', 'delayed', 'prioritized', 'failed'] as const;
+      const [readCounts, opsCounts] = await Promise.all([read.getJobCounts(...states), ops.getJobCounts(...states)]);
+      return { [READ_QUEUE]: readCounts, [OPS_QUEUE]: opsCounts };
+    },
+    waitingApprovals: async () => waitingApprovalCounts(clusterNames, await clusterHolds()),
+    clusterHolds,
+    readiness: () => runProbes(probes, 2000),
+  });
+  records.events.on(recordOperationChange(metrics));
+  return { metrics, probes };
+}

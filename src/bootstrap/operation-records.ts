@@ -1,0 +1,45 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/env.ts';
+import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import { createClusterLock, type ClusterLock } from '../ops/cluster-lock.ts';
+import { createDeliveryDedupe, type DeliveryDedupe } from '../ops/delivery-dedupe.ts';
+import { createNodeClassRecord, type NodeClassRecord } from '../ops/node-class-record.ts';
+import { createOperationEvents, type OperationEvents } from '../ops/operation-events.ts';
+import { createOperationStore, type OperationStore } from '../ops/operation-store.ts';
+import { createRunLease, type RunLease } from '../ops/run-lease.ts';
+import { createRunningGates, type RunningGates } from '../ops/running-gate.ts';
+import { createScheduledGateState, type ScheduledGateState } from '../ops/scheduled-gate-state.ts';
+import type { Clock } from '../time/clock.ts';
+
+/** What the bot keeps in Redis about operations, gates and deliveries, and the events of every operation write. */
+export interface OperationRecords {
+  events: OperationEvents;
+  store: OperationStore;
+  lock: ClusterLock;
+  dedupe: DeliveryDedupe;
+  /** One run of an operation at a time, across jobs and replicas. */
+  runLease: RunLease;
+  /** One process at a time posts an operation's audit replies. */
+  auditPostLease: RunLease;
+  nodeClasses: NodeClassRecord;
+  runningGates: RunningGates;
+  gateState: ScheduledGateState;
+}
+
+export function buildOperationRecords(parts: { config: Config; redis: Redis; scrubber: SecretScrubber; clock: Clock }): OperationRecords {
+  const { config, redis, scrubber, clock } = parts;
+  const events = createOperationEvents();
+  const lease = (prefix?: string): RunLease => createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, clock, ...(prefix ? { prefix } : {}) });
+  return {
+    events,
+    store: createOperationStore(redis, { onChange: (before, after) => events.emit(before, after), retentionMs: config.retention.operationMs, scrub: (text) => scrubber.scrub(text) }),
+    lock: createClusterLock(redis),
+    dedupe: createDeliveryDedupe(redis, config.retention.dedupeSeconds),
+    runLease: lease(),
+    auditPostLease: lease('talos:audit-post'),
+    nodeClasses: createNodeClassRecord(redis),
+    // A gate reads its credentials, picks its talosctl and runs its probes, each within the probe timeout.
+    runningGates: createRunningGates(redis, { ttlMs: 3 * config.timeouts.probeMs + 60_000 }),
+    gateState: createScheduledGateState(redis),
+  };
+}

@@ -1,0 +1,46 @@
+import { createHomeRecords } from '../home/home-records.ts';
+import { createHomeTab, type HomeTab } from '../home/home-tab.ts';
+import { createAudit, type Audit } from '../ops/audit.ts';
+import { createRecordExporter } from '../ops/record-export.ts';
+import { createHomePublisher } from '../slack/slack-home.ts';
+import type { Adapters } from './adapters.ts';
+import type { Infrastructure } from './infrastructure.ts';
+import type { OperationRecords } from './operation-records.ts';
+
+/** Set once shutdown begins: operations then stop between steps (see `DrainCheckpoint`) and resume on a running replica. */
+export interface Drain {
+  draining(): boolean;
+  begin(): void;
+}
+
+/** The services every operation goes through: its audit thread, the Home tab, the exported records, the drain. */
+export interface OperationsCore {
+  audit: Audit;
+  home: HomeTab;
+  drain: Drain;
+}
+
+function createDrain(): Drain {
+  const state = { draining: false };
+  return {
+    draining: () => state.draining,
+    begin: () => {
+      state.draining = true;
+    },
+  };
+}
+
+export function buildOperationsCore(infra: Infrastructure, records: OperationRecords, adapters: Pick<Adapters, 'chat' | 'slackClient'>): OperationsCore {
+  const { config, inventory, redis, scrubber, logger, clock } = infra;
+  const { store, lock, events } = records;
+  const now = (): Date => clock.now();
+  const home = createHomeTab({ inventory, store, lock, records: createHomeRecords(redis), chat: adapters.chat, publisher: createHomePublisher(adapters.slackClient, scrubber), now, logger });
+  events.on((before, after) => home.operationChanged(before, after));
+  // Every path that ends an operation writes it through the store, so its record is exported here, once, by the writer that ended it.
+  if (config.recordExportDir !== undefined) {
+    const exporter = createRecordExporter({ dir: config.recordExportDir, now, logger });
+    events.on((before, after) => exporter.operationChanged(before, after));
+  }
+  const audit = createAudit(store, adapters.chat, { clock, logger, postLease: records.auditPostLease });
+  return { audit, home, drain: createDrain() };
+}

@@ -1,0 +1,53 @@
+import { createAuthorizer } from '../../handlers/authorize.ts';
+import { registerHomeTab } from '../../handlers/home-tab.ts';
+import { registerOperationActions } from '../../handlers/operation-actions.ts';
+import { registerOverrideAction } from '../../handlers/override-action.ts';
+import { createSlackApp, type SlackApp } from '../../handlers/slack-app.ts';
+import { registerTalosCommand } from '../../handlers/talos-command.ts';
+import type { OpsRoute } from '../http/ops-endpoints.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { Operation } from '../ops/operation.ts';
+import { enqueueCancelled } from '../queue/jobs.ts';
+import { onSlackRateLimited } from '../slack/slack-chat.ts';
+import type { Adapters } from './adapters.ts';
+import type { Infrastructure } from './infrastructure.ts';
+import type { OperationRecords } from './operation-records.ts';
+import type { OperationsCore } from './operations-core.ts';
+
+export interface IntakeParts {
+  infra: Infrastructure;
+  records: OperationRecords;
+  adapters: Adapters;
+  core: OperationsCore;
+  metrics: Metrics;
+  /** `/healthz`, `/readyz` and `/metrics`, served beside Slack's events. */
+  routes: OpsRoute[];
+}
+
+/** The Bolt app with `/talos`, the buttons and the Home tab: the only way commands come in. */
+export function buildSlackIntake(parts: IntakeParts): SlackApp {
+  const { infra, records, adapters, core, metrics } = parts;
+  const { config, inventory, logger, clock, queues } = infra;
+  const { store, lock, dedupe } = records;
+  const { chat } = adapters;
+  const now = (): Date => clock.now();
+  const slack = createSlackApp(config, logger, parts.routes, {
+    onDisconnect: (reason) => metrics.slackSocketDisconnects.inc({ reason }),
+    onConnectFailure: (error) => metrics.slackSocketConnectFailures.inc({ error }),
+    onConnectedChange: (connected) => metrics.slackSocketConnected.set(connected ? 1 : 0),
+  });
+  const { app } = slack;
+  onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));
+  const authorizer = createAuthorizer(adapters.slackClient);
+  // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
+  const onCancelled = (cancelled: Operation): Promise<void> => enqueueCancelled(queues.ops, cancelled.id);
+  registerTalosCommand(app, { inventory, readQueue: queues.read, opsQueue: queues.ops, store, lock, dedupe, authorizer, chat, logger, now, onCancelled });
+  const actionDeps = { inventory, store, lock, audit: core.audit, chat, opsQueue: queues.ops, authorizer, logger, now, planTtlMs: config.timeouts.planTtlMs, onCancelled };
+  registerOperationActions(app, actionDeps);
+  registerOverrideAction(app, actionDeps);
+  registerHomeTab(app, core.home);
+  app.error(async (error) => {
+    logger.error({ err: error.message, code: error.code }, 'slack listener error');
+  });
+  return slack;
+}
