@@ -4,7 +4,7 @@ import type { ClusterSession } from '../src/cluster/cluster-session.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../src/talos/observe.ts';
 import type { Step } from '../src/ops/operation.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
-import { endpointsAvoiding } from './node-upgrade.ts';
+import { endpointsAvoiding } from './node-endpoints.ts';
 import { talosctlClientCheck, talosctlFor } from './talosctl-client.ts';
 
 /** What a rollback or a removal needs to know about its node before planning. */

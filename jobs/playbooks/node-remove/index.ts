@@ -1,21 +1,21 @@
-import { errorText } from '../../src/chat/error-text.ts';
-import { nodeApprovalMessage } from '../../src/chat/approval-messages.ts';
-import { removalFollowUp } from '../../src/chat/follow-ups.ts';
-import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import type { ClusterConfig } from '../../src/config/inventory.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import { quorumAfterRemoval } from '../../src/rules/quorum.ts';
-import { workloadCapacityAfterRemoval } from '../../src/rules/workload-nodes.ts';
-import { observeEtcdMembership, type EtcdMembership } from '../../src/talos/etcd-membership.ts';
-import { checkEtcdQuorum, findNodeByAddress, observeTalosVersions } from '../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import { endpointsAvoiding } from '../node-upgrade.ts';
-import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../node-target.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
-import { patchStep, probeSignal } from '../engine/walk.ts';
-import { heldByRefusal } from '../engine/held-by.ts';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { removalFollowUp } from './messages.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import { runHealthGate } from '../../../src/health/health-gate.ts';
+import { outsideWindowRefusal } from '../../../src/rules/maintenance-window.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { quorumAfterRemoval } from '../../../src/rules/quorum.ts';
+import { workloadCapacityAfterRemoval } from '../../../src/rules/workload-nodes.ts';
+import { observeEtcdMembership, type EtcdMembership } from '../../../src/talos/etcd-membership.ts';
+import { checkEtcdQuorum, findNodeByAddress, observeTalosVersions } from '../../../src/talos/observe.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { endpointsAvoiding } from '../../node-endpoints.ts';
+import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../../node-target.ts';
+import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { heldByRefusal } from '../../engine/held-by.ts';
 
 /** The quorum arithmetic of removing `node` now; for a worker, which is no etcd member, the quorum etcd holds now. */
 async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[]; membership?: EtcdMembership }> {

@@ -1,20 +1,20 @@
-import { errorText } from '../../src/chat/error-text.ts';
-import { operationRef } from '../../src/chat/operation-link.ts';
-import { nodeApprovalMessage } from '../../src/chat/approval-messages.ts';
-import { rollbackFollowUp } from '../../src/chat/follow-ups.ts';
-import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import { threadLink } from '../../src/ops/thread-link.ts';
-import { observeEtcdMembership, quorumWhileRebooting } from '../../src/talos/etcd-membership.ts';
-import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import { endpointsAvoiding } from '../node-upgrade.ts';
-import { nodeSteps, observeNodeTarget, roleOf } from '../node-target.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
-import { patchStep, probeSignal } from '../engine/walk.ts';
-import { heldByRefusal } from '../engine/held-by.ts';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { operationRef } from '../../../src/chat/operation-link.ts';
+import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { rollbackFollowUp } from './messages.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { runHealthGate } from '../../../src/health/health-gate.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { threadLink } from '../../../src/ops/thread-link.ts';
+import { observeEtcdMembership, quorumWhileRebooting } from '../../../src/talos/etcd-membership.ts';
+import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { endpointsAvoiding } from '../../node-endpoints.ts';
+import { nodeSteps, observeNodeTarget, roleOf } from '../../node-target.ts';
+import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { heldByRefusal } from '../../engine/held-by.ts';
 
 async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
   if (roleOf(ctx.cluster, node) === 'worker') return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
