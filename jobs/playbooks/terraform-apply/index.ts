@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { access, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
@@ -244,6 +245,18 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
 
 /** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */
 export const terraformApplyPlaybook: Playbook = {
+  command: {
+    name: 'plan',
+    words: ['plan'],
+    argument: { kind: 'none' },
+    help: '`tofu fmt`/`validate`/`plan`, kept for review; an approver applies it exactly as planned (staging first, then production)',
+  },
+  // Its Start is its Apply: the approver's decision on a plan an operator asked for, so four eyes hold.
+  startedBy: 'approvers',
+  heldByWindows: true,
+  reviewItems: [],
+  data: z.undefined(),
+  checks: {},
   start: 'plan',
   preflight,
   // The Apply on the plan is the approver's decision: no step asks again.
