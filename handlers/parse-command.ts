@@ -3,6 +3,8 @@
  * everything it lets through is a plain token (a cluster name, a version, an address,
  * an operation id), so nothing an operator types can reach a child process unchecked.
  */
+import type { PlaybookCommand } from '../jobs/engine/playbook.ts';
+import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
 import { isNodeAddress } from '../src/rules/argument-safety.ts';
 
 export type Command =
@@ -19,23 +21,33 @@ export type Command =
   | { kind: 'cancel'; op: string }
   | { kind: 'record'; op: string };
 
+/** The commands a playbook declares (see `PLAYBOOK_COMMANDS`). */
+type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record'>;
+
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 
-export const HELP_TEXT = [
-  '*`/talos` commands* (the cluster defaults to this channel\'s cluster):',
-  '• `/talos health [cluster]` — run the standard health gate',
-  '• `/talos gates [cluster]` — production-readiness report',
-  '• `/talos plan [cluster]` — `tofu fmt`/`validate`/`plan`, kept for review; an approver applies it exactly as planned (staging first, then production)',
-  '• `/talos snapshot [cluster]` — etcd snapshot copied off-cluster (operators)',
-  '• `/talos upgrade talos <version> [cluster]` — rolling Talos upgrade with approvals (operators)',
-  '• `/talos upgrade k8s <version> [cluster]` — Kubernetes upgrade, dry run first (operators)',
-  '• `/talos rollback <node> [cluster]` — roll one node back (operators, approval)',
-  '• `/talos remove <node> [cluster]` — remove a node (operators, approval)',
-  '• `/talos status` — running and recent operations',
-  '• `/talos cancel <op>` — stop an operation between steps',
-  '• `/talos record <op>` — the maintenance record of an operation',
-  '• `/talos help` — this list',
-].join('\n');
+/** A playbook command's usage: `/talos upgrade talos <version> [cluster]`. `said` is the last word as the operator typed it. */
+export function usage(command: PlaybookCommand, said = command.words.at(-1)): string {
+  const words = [...command.words.slice(0, -1), said].join(' ');
+  const argument = command.argument.kind === 'none' ? '' : ` <${command.argument.kind}>`;
+  return `/talos ${words}${argument} [cluster]`;
+}
+
+/** `/talos help`: the read commands, each playbook's line from its declaration, then the commands about operations. */
+export function helpText(commands: readonly PlaybookCommand[]): string {
+  return [
+    '*`/talos` commands* (the cluster defaults to this channel\'s cluster):',
+    '• `/talos health [cluster]` — run the standard health gate',
+    '• `/talos gates [cluster]` — production-readiness report',
+    ...commands.map((c) => `• \`${usage(c)}\` — ${c.help}`),
+    '• `/talos status` — running and recent operations',
+    '• `/talos cancel <op>` — stop an operation between steps',
+    '• `/talos record <op>` — the maintenance record of an operation',
+    '• `/talos help` — this list',
+  ].join('\n');
+}
+
+export const HELP_TEXT = helpText(PLAYBOOK_COMMANDS);
 
 const CLUSTER = /^[a-z][a-z0-9-]{0,39}$/;
 /** A release as the version checks take it: no leading zeros, so `v01.12.11` never stands for `v1.12.11`. */
@@ -84,6 +96,47 @@ function tooMany(usage: string): ParseResult {
   return { ok: false, reason: `Too many arguments. Usage: \`${usage}\`.` };
 }
 
+/**
+ * A playbook's command, by its declared grammar: the words, then a version, a node or nothing,
+ * then the optional cluster. Undefined when no playbook takes `sub`.
+ */
+function parsePlaybookCommand(commands: readonly PlaybookCommand[], sub: string, args: string[]): ParseResult | undefined {
+  const first = sub.toLowerCase();
+  const group = commands.filter((c) => c.words[0] === first);
+  if (group.length === 0) return undefined;
+  let rest = args;
+  let command = group[0]!;
+  let said = first;
+  if (command.words.length > 1) {
+    // Two words (`upgrade talos`): the second says which.
+    said = rest[0]?.toLowerCase() ?? '';
+    const chosen = group.find((c) => c.words[1] === said || (c.aliases ?? []).includes(said));
+    if (chosen === undefined) return { ok: false, reason: `Say what to ${first}: ${group.map((c) => `\`${usage(c)}\``).join(' or ')}.` };
+    command = chosen;
+    rest = rest.slice(1);
+  }
+  const { argument } = command;
+  const kind = command.name as PlaybookCommandKind;
+  if (argument.kind === 'none') {
+    if (rest.length > 1) return tooMany(usage(command, said));
+    const cluster = clusterArg(rest[0]);
+    return cluster.ok ? { ok: true, command: { kind, cluster: cluster.cluster } as Command } : cluster;
+  }
+  const [value, clusterToken, ...extra] = rest;
+  if (argument.kind === 'version') {
+    if (extra.length > 0) return tooMany(usage(command, said));
+    const version = versionArg(value, argument.what, argument.example);
+    if (!version.ok) return version;
+    const cluster = clusterArg(clusterToken);
+    return cluster.ok ? { ok: true, command: { kind, version: version.version, cluster: cluster.cluster } as Command } : cluster;
+  }
+  if (value === undefined) return { ok: false, reason: `Name the node's address, e.g. \`/talos ${said} 10.0.30.12\`.` };
+  if (extra.length > 0) return tooMany(usage(command, said));
+  if (!NODE.test(value) || !isNodeAddress(value)) return { ok: false, reason: `\`${value}\` is not a node address. Give the node's IP address as listed in the inventory.` };
+  const cluster = clusterArg(clusterToken);
+  return cluster.ok ? { ok: true, command: { kind, node: value, cluster: cluster.cluster } as Command } : cluster;
+}
+
 export function parseCommand(text: string): ParseResult {
   if (text.length > MAX_TEXT) return { ok: false, reason: `That command is ${text.length} characters long; \`/talos\` commands are short. Try \`/talos help\`.` };
   const tokens = text.trim().split(/\s+/).filter((t) => t !== '');
@@ -97,36 +150,11 @@ export function parseCommand(text: string): ParseResult {
     case 'help':
       return { ok: true, command: { kind: 'help' } };
     case 'health':
-    case 'gates':
-    case 'plan':
-    case 'snapshot': {
-      const kind = sub.toLowerCase() as 'health' | 'gates' | 'plan' | 'snapshot';
+    case 'gates': {
+      const kind = sub.toLowerCase() as 'health' | 'gates';
       if (args.length > 1) return tooMany(`/talos ${kind} [cluster]`);
       const cluster = clusterArg(args[0]);
       return cluster.ok ? { ok: true, command: { kind, cluster: cluster.cluster } } : cluster;
-    }
-    case 'upgrade': {
-      const [what, versionToken, clusterToken, ...rest] = args;
-      const target = what?.toLowerCase();
-      if (target !== 'talos' && target !== 'k8s' && target !== 'kubernetes') {
-        return { ok: false, reason: 'Say what to upgrade: `/talos upgrade talos <version> [cluster]` or `/talos upgrade k8s <version> [cluster]`.' };
-      }
-      const kind = target === 'talos' ? 'upgrade-talos' : 'upgrade-k8s';
-      if (rest.length > 0) return tooMany(`/talos upgrade ${target} <version> [cluster]`);
-      const version = versionArg(versionToken, target === 'talos' ? 'Talos' : 'Kubernetes', target === 'talos' ? 'v1.12.11' : '1.35.0');
-      if (!version.ok) return version;
-      const cluster = clusterArg(clusterToken);
-      return cluster.ok ? { ok: true, command: { kind, version: version.version, cluster: cluster.cluster } } : cluster;
-    }
-    case 'rollback':
-    case 'remove': {
-      const kind = sub.toLowerCase() as 'rollback' | 'remove';
-      const [node, clusterToken, ...rest] = args;
-      if (node === undefined) return { ok: false, reason: `Name the node's address, e.g. \`/talos ${kind} 10.0.30.12\`.` };
-      if (rest.length > 0) return tooMany(`/talos ${kind} <node> [cluster]`);
-      if (!NODE.test(node) || !isNodeAddress(node)) return { ok: false, reason: `\`${node}\` is not a node address. Give the node's IP address as listed in the inventory.` };
-      const cluster = clusterArg(clusterToken);
-      return cluster.ok ? { ok: true, command: { kind, node, cluster: cluster.cluster } } : cluster;
     }
     case 'status':
       if (args.length > 0) return tooMany('/talos status');
@@ -141,6 +169,6 @@ export function parseCommand(text: string): ParseResult {
       return { ok: true, command: { kind, op } };
     }
     default:
-      return { ok: false, reason: `\`/talos ${sub}\` is not a command.\n${HELP_TEXT}` };
+      return parsePlaybookCommand(PLAYBOOK_COMMANDS, sub ?? '', args) ?? { ok: false, reason: `\`/talos ${sub}\` is not a command.\n${HELP_TEXT}` };
   }
 }

@@ -4,8 +4,9 @@ import type { ClusterSession } from '../src/cluster/cluster-session.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../src/talos/observe.ts';
 import type { Step } from '../src/ops/operation.ts';
 import type { Talosctl } from '../src/talos/talosctl.ts';
-import { endpointsAvoiding } from './node-upgrade.ts';
-import { talosctlClientCheck, talosctlFor } from './talosctl-client.ts';
+import { endpointsAvoiding } from './node-endpoints.ts';
+import type { CommonCheckInput } from './engine/playbook.ts';
+import { talosctlFor } from './talosctl-client.ts';
 
 /** What a rollback or a removal needs to know about its node before planning. */
 export interface NodeTarget {
@@ -21,6 +22,8 @@ export interface NodeTarget {
   /** The Talos version it runs: as talosctl reports it, or Kubernetes when talosctl has no answer. */
   running: string | undefined;
   refusals: string[];
+  /** What the engine's talosctl client check and health gate need: the client chosen for the node, and what it runs. */
+  common: CommonCheckInput;
 }
 
 export function roleOf(cluster: ClusterConfig, address: string): 'control plane' | 'worker' {
@@ -28,9 +31,10 @@ export function roleOf(cluster: ClusterConfig, address: string): 'control plane'
 }
 
 /**
- * The node as Kubernetes and talosctl see it; a talosctl that does not match its Talos (a
- * missing binary, or a client of another version) is a refusal, as for upgrades, and so is a
- * node that does not answer: `unreachable` says why that matters for the operation.
+ * The node as Kubernetes and talosctl see it; a node that does not answer is a refusal:
+ * `unreachable` says why that matters for the operation. The client chosen for the node goes to
+ * the engine's talosctl client check (a missing binary, or a client of another version, is a
+ * refusal, as for upgrades).
  */
 export async function observeNodeTarget(session: ClusterSession, cluster: ClusterConfig, address: string, probe: () => AbortSignal, unreachable: string): Promise<NodeTarget> {
   const refusals: string[] = [];
@@ -38,15 +42,10 @@ export async function observeNodeTarget(session: ClusterSession, cluster: Cluste
   const view = kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel);
   const chosen = await talosctlFor(session, view.osVersion);
   const talosctl = chosen.talosctl;
-  if (chosen.refusal !== undefined) refusals.push(chosen.refusal);
   const version = (await observeTalosVersions(talosctl, [address], probe(), endpointsAvoiding(cluster, address))).get(address);
   if (version?.reachable !== true) refusals.push(`${address} does not answer talosctl (${version?.error ?? 'no answer'}): ${unreachable}`);
   const running = version?.reachable === true ? version.version : view.osVersion;
-  if (chosen.refusal === undefined) {
-    const client = await talosctlClientCheck(talosctl, running, probe(), address);
-    if (client !== undefined) refusals.push(client);
-  }
-  return { address, role: roleOf(cluster, address), view, kubeNodes, talosctl, version, running, refusals };
+  return { address, role: roleOf(cluster, address), view, kubeNodes, talosctl, version, running, refusals, common: { talosctl, clientRefusal: chosen.refusal, running, where: address } };
 }
 
 /** The steps of an operation on one node, each carrying the node's facts for its messages. */

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { StepFailure } from '../job-context.ts';
 import type { ChatMessage } from '../../src/chat/chat-port.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
@@ -5,6 +6,7 @@ import type { ClusterConfig } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
+import type { PreflightChecks } from './preflight-checks.ts';
 import type { OpsJobDeps } from '../job-context.ts';
 
 /** An operation whose root message is in Slack: the thread every step reports in exists. */
@@ -50,6 +52,44 @@ export interface PreflightOutcome {
   takesLockFrom?: string;
   /** A Terraform change: the reviewed plan it applies. */
   terraform?: Operation['terraform'];
+  /**
+   * What the engine's common checks need from this preflight (see `Playbook.checks`): the talosctl
+   * the reads used, the Talos version it must match, and the operation allowed to hand its lock over.
+   */
+  common?: CommonCheckInput;
+}
+
+/** What a playbook's preflight hands the engine for the common checks it declared. */
+export interface CommonCheckInput {
+  /** The talosctl the preflight chose; the health gate runs with it. */
+  talosctl?: Talosctl;
+  /** Why no talosctl of the nodes' version is at hand (the closest one served the reads): then the client is not checked. */
+  clientRefusal?: string;
+  /** The Talos version the client must match; undefined leaves the client unchecked. */
+  running?: string;
+  /** Who runs `running`, for the client refusal, e.g. a node's address; default the cluster. */
+  where?: string;
+  /** Nodes the operation drains, whose disruption budgets the health gate judges. */
+  drainNodes?: string[];
+  /** The operation that may hand its cluster lock over to this one (a stopped upgrade's rollback). */
+  lockFrom?: string;
+}
+
+/**
+ * A playbook's command: `/talos <words…> <argument> [cluster]`. The parser and the help text are
+ * built from these, so a playbook's grammar is written once.
+ */
+export interface PlaybookCommand {
+  /** The command's kind as the handlers dispatch it, e.g. `upgrade-talos`. */
+  name: string;
+  /** The subcommand words, e.g. `['upgrade', 'talos']`. */
+  words: readonly string[];
+  /** Other spellings of the last word, e.g. `kubernetes` for `k8s`. */
+  aliases?: readonly string[];
+  /** What follows the words before the optional cluster. */
+  argument: { kind: 'none' } | { kind: 'node' } | { kind: 'version'; /** e.g. `Talos` */ what: string; /** e.g. `v1.12.11` */ example: string };
+  /** The help line after the usage, e.g. `rolling Talos upgrade with approvals (operators)`. */
+  help: string;
 }
 
 /**
@@ -57,7 +97,19 @@ export interface PreflightOutcome {
  * approvals, windows, locks, cancel and drain checkpoints, the audit, the root message, the
  * stop at the first failure, Retry and Rollback offers, completion and the maintenance record.
  */
-export interface Playbook {
+export interface Playbook<Data = unknown> {
+  /** Its command grammar and help line. */
+  command: PlaybookCommand;
+  /** Who clicks its Start: operators, or (a Terraform change's Apply) approvers, with four eyes. */
+  startedBy: 'operators' | 'approvers';
+  /** Whether production's maintenance windows hold its steps (a rollback, being incident response, is never held). */
+  heldByWindows: boolean;
+  /** The runbook's items the starter confirms with Start; the bot cannot check them itself. */
+  reviewItems: readonly string[];
+  /** Its private data on the operation (`op.data`), validated when the playbook reads it. */
+  data: z.ZodType<Data>;
+  /** The common refusals the engine's preflight adds after the playbook's own. */
+  checks: PreflightChecks;
   /**
    * What a passed preflight becomes: a plan that waits for an operator's Start, or (where the
    * operator's request is the start, as for a rollback) a run that takes the lock at once.

@@ -7,6 +7,7 @@ import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
 import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { heldByRefusal } from './held-by.ts';
 import { isPosted, type Playbook, type PreflightOutcome } from './playbook.ts';
+import { runCommonChecks } from './preflight-checks.ts';
 import { enqueuePlanExpiry } from './plan-expiry.ts';
 import { refreshRoot } from './root-message.ts';
 
@@ -59,7 +60,12 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     const cluster = clusterNamed(deps.inventory, op.cluster);
     let outcome: PreflightOutcome;
     try {
-      outcome = await deps.access.withSession(cluster, signal, (session) => playbook.preflight(deps, cluster, op, session, signal));
+      outcome = await deps.access.withSession(cluster, signal, async (session) => {
+        const own = await playbook.preflight(deps, cluster, op, session, signal);
+        // The refusals every playbook that declares them shares, after its own and in the same words.
+        const common = await runCommonChecks(deps, cluster, session, playbook.checks, own.common ?? {}, signal);
+        return { ...own, refusals: [...own.refusals, ...common.refusals], notes: [...own.notes, ...common.notes], takesLockFrom: own.takesLockFrom ?? common.takesLockFrom };
+      });
     } catch (error) {
       outcome = { refusals: [`preflight could not complete: ${errorText(error)}`], notes: [], steps: [], target: {} };
     }

@@ -7,7 +7,7 @@ import { allNodes } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/ops/git-head.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
-import { cancelRefusal, heldByWindows, spendApprovals } from '../../src/ops/transitions.ts';
+import { cancelRefusal, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal, windowStatus } from '../../src/rules/maintenance-window.ts';
 import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from '../job-context.ts';
@@ -117,9 +117,9 @@ async function cancelBetweenSteps(ctx: WalkContext, op: Operation, by: string): 
  * waits (the thread says so, with an approver's override), and a run is queued for when the
  * window opens. Returns false when the step may start now.
  */
-async function waitsForWindow(ctx: WalkContext, op: Operation, step: Step): Promise<boolean> {
+async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operation, step: Step): Promise<boolean> {
   const { deps, cluster } = ctx;
-  if (!heldByWindows(op.kind) || step.startedAt !== undefined || step.windowOverride !== undefined) return false;
+  if (!playbook.heldByWindows || step.startedAt !== undefined || step.windowOverride !== undefined) return false;
   const now = deps.now();
   if (outsideWindowRefusal(cluster, now) === undefined) {
     if (op.state !== 'waiting-window') return false;
@@ -185,7 +185,7 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
       ctx.log.info({ step: step.id }, 'cancel held until the step that must finish has');
     }
     checkpoint(deps);
-    if (await waitsForWindow(ctx, op, step)) return;
+    if (await waitsForWindow(ctx, playbook, op, step)) return;
     if (playbook.needsApproval(step) && (await approvalGate(ctx, playbook, op, step)) === 'wait') return;
 
     const startedAt = step.startedAt ?? deps.now().toISOString();

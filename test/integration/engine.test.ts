@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
 import { createApprovalReminderJob } from '../../jobs/engine/approval-reminder.ts';
@@ -27,6 +28,12 @@ const step = (id: string, fields: Partial<Step> = {}): Step => ({ id, kind: 'k8s
 /** A playbook whose steps only record that they ran; `gated` needs an approval. */
 function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
   return {
+    command: { name: 'test', words: ['test'], argument: { kind: 'none' }, help: 'a test playbook' },
+    startedBy: 'operators',
+    heldByWindows: true,
+    reviewItems: [],
+    data: z.unknown(),
+    checks: {},
     start: 'plan',
     preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [step('first'), step('gated')], target: {} }),
     needsApproval: (s) => s.id === 'gated',

@@ -10,7 +10,8 @@ import {
   withApprovers,
 } from '../../src/chat/approval-messages.ts';
 import { ACTION, buttonValue } from '../../src/chat/buttons.ts';
-import { terraformFollowUp, toOperator } from '../../src/chat/follow-ups.ts';
+import { toOperator } from '../../src/chat/follow-ups.ts';
+import { terraformFollowUp } from '../../jobs/playbooks/talos-upgrade/messages.ts';
 import { operationRootMessage, REVIEW_ITEMS } from '../../src/chat/operation-root.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { statusText } from '../../src/chat/status-message.ts';

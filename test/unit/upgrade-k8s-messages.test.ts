@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ACTION, buttonValue } from '../../src/chat/buttons.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import { failureMessage } from '../../src/chat/stop-messages.ts';
-import { dryRunMessage, dryRunSummary, upgradeProgressMessage } from '../../src/chat/upgrade-k8s-messages.ts';
+import { dryRunMessage, dryRunSummary, upgradeProgressMessage } from '../../jobs/playbooks/k8s-upgrade/messages.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { parseUpgradeK8sOutput } from '../../src/talos/parse-upgrade-k8s.ts';
 import { blockKitProblems } from '../support/block-kit-limits.ts';

@@ -1,7 +1,7 @@
-import type { ClusterConfig } from '../config/inventory.ts';
-import type { Operation } from '../ops/operation.ts';
-import type { ChatMessage } from './chat-port.ts';
-import { context, escapeMrkdwn, formatDuration, formatTime, mention, mentionUser, preformatted, section } from './blocks.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import { context, escapeMrkdwn, formatDuration, formatTime, mention, mentionUser, preformatted, section } from '../../../src/chat/blocks.ts';
 
 /** Lines of `tofu apply` output shown in the thread; the full log is attached. */
 export const APPLY_TAIL_LINES = 15;

@@ -1,20 +1,20 @@
-import { errorText } from '../../src/chat/error-text.ts';
-import { operationRef } from '../../src/chat/operation-link.ts';
-import { nodeApprovalMessage } from '../../src/chat/approval-messages.ts';
-import { rollbackFollowUp } from '../../src/chat/follow-ups.ts';
-import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import { threadLink } from '../../src/ops/thread-link.ts';
-import { observeEtcdMembership, quorumWhileRebooting } from '../../src/talos/etcd-membership.ts';
-import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import { endpointsAvoiding } from '../node-upgrade.ts';
-import { nodeSteps, observeNodeTarget, roleOf } from '../node-target.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
-import { patchStep, probeSignal } from '../engine/walk.ts';
-import { heldByRefusal } from '../engine/held-by.ts';
+import { z } from 'zod';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { operationRef } from '../../../src/chat/operation-link.ts';
+import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { rollbackFollowUp } from './messages.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { runHealthGate } from '../../../src/health/health-gate.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { threadLink } from '../../../src/ops/thread-link.ts';
+import { observeEtcdMembership, quorumWhileRebooting } from '../../../src/talos/etcd-membership.ts';
+import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { endpointsAvoiding } from '../../node-endpoints.ts';
+import { nodeSteps, observeNodeTarget, roleOf } from '../../node-target.ts';
+import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal } from '../../engine/walk.ts';
 
 async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
   if (roleOf(ctx.cluster, node) === 'worker') return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
@@ -135,14 +135,10 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   // Informational: a rollback is incident response, so a failing gate is shown, never a refusal.
   const gate = await runHealthGate(cluster, { talosctl: node.talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
   notes.push(gate.passed ? `Health gate before the rollback: passed (${gate.checks.length} checks).` : `Health gate before the rollback failed (shown, not blocking an incident rollback): ${gate.stopReasons.join('; ')}`);
-  const holder = await deps.lock.holder(cluster.name);
-  const parent = op.parent?.op;
-  // The lock is also what keeps two control-plane rollbacks from ever running at once; a stopped upgrade hands its lock over.
-  if (holder !== undefined && holder !== parent) refusals.push(await heldByRefusal(deps, cluster.name, holder, 'one operation (and so one rollback) at a time: wait for it'));
   return {
     refusals,
     notes,
-    takesLockFrom: holder !== undefined && holder === parent ? parent : undefined,
+    common: { ...node.common, lockFrom: op.parent?.op },
     target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running },
     steps: nodeSteps(node, [
       ['rollback', 'rollback-node'],
@@ -153,6 +149,14 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 
 /** `/talos rollback` and a stopped upgrade's Rollback button: an approver's word, talosctl rollback on that one node, then its return and the gate verified. */
 export const rollbackPlaybook: Playbook = {
+  command: { name: 'rollback', words: ['rollback'], argument: { kind: 'node' }, help: 'roll one node back (operators, approval)' },
+  startedBy: 'operators',
+  // Incident response never waits for a maintenance window.
+  heldByWindows: false,
+  reviewItems: [],
+  data: z.undefined(),
+  // Its health gate is informational (in its own preflight): a rollback is incident response.
+  checks: { talosctlClient: true, lockFree: { wait: 'one operation (and so one rollback) at a time: wait for it' } },
   start: 'run',
   preflight,
   needsApproval: (step) => step.kind === 'rollback-node',

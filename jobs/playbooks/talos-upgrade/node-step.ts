@@ -1,18 +1,19 @@
-import type { ClusterConfig } from '../src/config/inventory.ts';
-import type { ClusterSession } from '../src/cluster/cluster-session.ts';
-import { runFinalVerification } from '../src/health/final-verification.ts';
-import { unhealthyVolumes } from '../src/health/rules/longhorn.ts';
-import type { Logger } from '../src/log/logger.ts';
-import type { Step } from '../src/ops/operation.ts';
-import { isFailureLine, parseDrainFailure, parseProgressLine, upgradeMilestone, type DrainFailure } from '../src/talos/parse-upgrade-progress.ts';
-import { observeEtcdMembership } from '../src/talos/etcd-membership.ts';
-import { quorumWhileRebooting } from '../src/rules/quorum.ts';
-import { upgradesThroughLifecycleService } from '../src/talos/upgrade-flow.ts';
-import { checkEtcdQuorum, observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../src/talos/observe.ts';
-import type { Talosctl } from '../src/talos/talosctl.ts';
-import type { ExecError } from '../src/exec/process-runner.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import { runFinalVerification } from '../../../src/health/final-verification.ts';
+import { unhealthyVolumes } from '../../../src/health/rules/longhorn.ts';
+import type { Logger } from '../../../src/log/logger.ts';
+import type { Step } from '../../../src/ops/operation.ts';
+import { isFailureLine, parseDrainFailure, parseProgressLine, upgradeMilestone, type DrainFailure } from '../../../src/talos/parse-upgrade-progress.ts';
+import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
+import { quorumWhileRebooting } from '../../../src/rules/quorum.ts';
+import { upgradesThroughLifecycleService } from '../../../src/talos/upgrade-flow.ts';
+import { checkEtcdQuorum, observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
+import type { Talosctl } from '../../../src/talos/talosctl.ts';
+import type { ExecError } from '../../../src/exec/process-runner.ts';
+import { endpointsAvoiding, hasOtherEndpoint } from '../../node-endpoints.ts';
 import { schematicOfImage } from './installer-images.ts';
-import { sleep, StepFailure, type OpsJobDeps } from './job-context.ts';
+import { sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
 
 export interface NodeStepContext {
   deps: OpsJobDeps;
@@ -31,21 +32,6 @@ export interface NodeStepContext {
   /** Persists that the upgrade was requested, before talosctl is asked: a resumed job then observes instead of asking again. */
   markIssued: (fromVersion: string, bootId: string | undefined) => Promise<void>;
   progress: (detail: string) => Promise<void>;
-}
-
-/**
- * Endpoints for a call that concerns `node`: the other control planes, so the
- * request never travels through the node that is about to reboot (upgrades are known
- * to hang otherwise). A single-control-plane cluster has no other.
- */
-export function endpointsAvoiding(cluster: ClusterConfig, node: string): string[] {
-  const others = cluster.controlPlanes.filter((cp) => cp !== node);
-  return others.length > 0 ? others : cluster.controlPlanes;
-}
-
-/** Whether talosctl can reach `node` through another control plane while it reboots; the only control plane cannot. */
-export function hasOtherEndpoint(cluster: ClusterConfig, node: string): boolean {
-  return cluster.controlPlanes.some((cp) => cp !== node);
 }
 
 function probeSignal(ctx: NodeStepContext): AbortSignal {

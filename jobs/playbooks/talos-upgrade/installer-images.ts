@@ -1,6 +1,6 @@
-import type { TerraformOutputs } from '../src/cluster/terraform-outputs.ts';
-import { allNodes, type ClusterConfig } from '../src/config/inventory.ts';
-import type { RecordedNodeClass } from '../src/ops/node-class-record.ts';
+import type { TerraformOutputs } from '../../../src/cluster/terraform-outputs.ts';
+import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import type { RecordedNodeClass } from '../../../src/ops/node-class-record.ts';
 import {
   checkTerraformInstaller,
   installerImage,
@@ -10,9 +10,9 @@ import {
   type ClassSchematics,
   type NodeClass,
   type NodeClassName,
-} from '../src/rules/installer-image.ts';
-import { observeNodeImages, type NodeImage } from '../src/talos/observe.ts';
-import type { Talosctl } from '../src/talos/talosctl.ts';
+} from '../../../src/rules/installer-image.ts';
+import { observeNodeImages, type NodeImage } from '../../../src/talos/observe.ts';
+import type { Talosctl } from '../../../src/talos/talosctl.ts';
 
 /** One node's installer image for a target, as the rules derive it now, and what decided it. */
 export interface NodeInstaller {

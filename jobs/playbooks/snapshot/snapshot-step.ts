@@ -1,8 +1,8 @@
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import { takeEtcdSnapshot } from '../../src/ops/etcd-snapshot.ts';
-import type { Operation } from '../../src/ops/operation.ts';
-import { StepFailure } from '../job-context.ts';
-import type { StepResult, WalkContext } from '../engine/playbook.ts';
+import { runHealthGate } from '../../../src/health/health-gate.ts';
+import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import { StepFailure } from '../../job-context.ts';
+import type { StepResult, WalkContext } from '../../engine/playbook.ts';
 
 /**
  * The runbook's first step of an upgrade: the health gate, then an etcd snapshot copied

@@ -1,29 +1,30 @@
+import { z } from 'zod';
 import { access, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
-import { errorText } from '../../src/chat/error-text.ts';
-import { applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from '../../src/chat/terraform-messages.ts';
-import { approversToPage } from '../../src/ops/transitions.ts';
-import { groupedChanges, planCounts } from '../../src/chat/plan-report.ts';
-import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
-import { ExecError } from '../../src/exec/process-runner.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import { findStagingOperation } from '../../src/ops/rehearsal.ts';
-import { judgeTerraformChange } from '../../src/rules/terraform-change.ts';
-import { checkEtcdQuorum, observeTalosVersions } from '../../src/talos/observe.ts';
-import { parseEtcdMembers } from '../../src/talos/parse-etcd-members.ts';
-import type { Talosctl } from '../../src/talos/talosctl.ts';
-import { tofuErrorLines } from '../../src/tofu/diagnostics.ts';
-import { reviewPlan, vmKeys } from '../../src/tofu/parse-plan.ts';
-import { showPlanJson } from '../../src/tofu/show-plan.ts';
-import { fileSha256, runPlan } from '../../src/tofu/run-plan.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
-import { patchStep, probeSignal } from '../engine/walk.ts';
-import { throttledUpdate } from '../throttled-update.ts';
-import { snapshotStep } from './snapshot-step.ts';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from './messages.ts';
+import { approversToPage } from '../../../src/ops/transitions.ts';
+import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { ExecError } from '../../../src/exec/process-runner.ts';
+import { runHealthGate } from '../../../src/health/health-gate.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
+import { judgeTerraformChange } from '../../../src/rules/terraform-change.ts';
+import { checkEtcdQuorum, observeTalosVersions } from '../../../src/talos/observe.ts';
+import { parseEtcdMembers } from '../../../src/talos/parse-etcd-members.ts';
+import type { Talosctl } from '../../../src/talos/talosctl.ts';
+import { tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
+import { reviewPlan, vmKeys } from '../../../src/tofu/parse-plan.ts';
+import { showPlanJson } from '../../../src/tofu/show-plan.ts';
+import { fileSha256, runPlan } from '../../../src/tofu/run-plan.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { throttledUpdate } from '../../throttled-update.ts';
+import { snapshotStep } from '../snapshot/snapshot-step.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -244,6 +245,18 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
 
 /** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */
 export const terraformApplyPlaybook: Playbook = {
+  command: {
+    name: 'plan',
+    words: ['plan'],
+    argument: { kind: 'none' },
+    help: '`tofu fmt`/`validate`/`plan`, kept for review; an approver applies it exactly as planned (staging first, then production)',
+  },
+  // Its Start is its Apply: the approver's decision on a plan an operator asked for, so four eyes hold.
+  startedBy: 'approvers',
+  heldByWindows: true,
+  reviewItems: [],
+  data: z.undefined(),
+  checks: {},
   start: 'plan',
   preflight,
   // The Apply on the plan is the approver's decision: no step asks again.

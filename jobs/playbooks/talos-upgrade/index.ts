@@ -1,29 +1,28 @@
-import { errorText } from '../../src/chat/error-text.ts';
-import { approvalRequestMessage } from '../../src/chat/approval-messages.ts';
-import { stepLabel } from '../../src/chat/operation-root.ts';
-import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import { runFinalVerification } from '../../src/health/final-verification.ts';
-import { measureWaits } from '../../src/metrics/wait-clock.ts';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import type { RecordedNodeClass, RecordedNodeClasses } from '../../src/ops/node-class-record.ts';
-import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
-import { upgradeOrder } from '../../src/rules/upgrade-order.ts';
-import { checkTalosUpgradePath } from '../../src/rules/versions.ts';
-import { talosSupportsKubernetes } from '../../src/talos/compatibility.ts';
-import { checkEtcdQuorum, findNodeByAddress, kubeNodeView, observeNodeImages, observeTalosVersions } from '../../src/talos/observe.ts';
-import { probeSignals, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import { deriveInstallerImages, imageChanges, schematicOfImage, type InstallerImages } from '../installer-images.ts';
-import { endpointsAvoiding, hasOtherEndpoint, upgradeNode } from '../node-upgrade.ts';
-import { talosctlClientCheck, talosctlFor } from '../talosctl-client.ts';
-import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
-import { nodeStepProgress } from '../node-step-progress.ts';
-import { patchStep, probeSignal } from '../engine/walk.ts';
-import { snapshotStep } from './snapshot-step.ts';
-import { talosUpgradeFollowUp } from '../talos-follow-up.ts';
-import { heldByRefusal } from '../engine/held-by.ts';
+import { z } from 'zod';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { approvalRequestMessage } from '../../../src/chat/approval-messages.ts';
+import { REVIEW_ITEMS, stepLabel } from '../../../src/chat/operation-root.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { runFinalVerification } from '../../../src/health/final-verification.ts';
+import { measureWaits } from '../../../src/metrics/wait-clock.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import type { RecordedNodeClass, RecordedNodeClasses } from '../../../src/ops/node-class-record.ts';
+import { findStagingRehearsal } from '../../../src/ops/rehearsal.ts';
+import { upgradeOrder } from '../../../src/rules/upgrade-order.ts';
+import { checkTalosUpgradePath } from '../../../src/rules/versions.ts';
+import { talosSupportsKubernetes } from '../../../src/talos/compatibility.ts';
+import { checkEtcdQuorum, findNodeByAddress, kubeNodeView, observeNodeImages, observeTalosVersions } from '../../../src/talos/observe.ts';
+import { probeSignals, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { deriveInstallerImages, imageChanges, schematicOfImage, type InstallerImages } from './installer-images.ts';
+import { endpointsAvoiding, hasOtherEndpoint } from '../../node-endpoints.ts';
+import { upgradeNode } from './node-step.ts';
+import { talosctlFor } from '../../talosctl-client.ts';
+import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { nodeStepProgress } from '../../node-step-progress.ts';
+import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { snapshotStep } from '../snapshot/snapshot-step.ts';
+import { talosUpgradeFollowUp } from './follow-up.ts';
 
 /** A request for the version the cluster already runs: a rolling re-install with the images Terraform declares now. */
 export function isReinstall(op: Operation): boolean {
@@ -47,8 +46,6 @@ function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): strin
 async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
   const target = op.target.version ?? '';
   const refusals: string[] = [];
-  const windowRefusal = outsideWindowRefusal(cluster, deps.now());
-  if (windowRefusal !== undefined) refusals.push(windowRefusal);
   const nodes = allNodes(cluster);
   const probe = probeSignals(deps.timeouts.probeMs, signal);
 
@@ -60,7 +57,6 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   // The client must match the running Talos; with a directory of binaries the bot picks it.
   const chosen = await talosctlFor(session, running);
   const talosctl = chosen.talosctl;
-  if (chosen.refusal !== undefined) refusals.push(chosen.refusal);
   const versions = await observeTalosVersions(talosctl, nodes, probe());
   const byVersion = new Map<string, string[]>();
   for (const [node, v] of versions) {
@@ -75,10 +71,6 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     refusals.push(`the cluster runs mixed Talos versions (${mix}); finish or roll back the previous upgrade first, so every node runs one version`);
   }
   const fromVersion = byVersion.size === 1 ? [...byVersion.keys()][0] : running;
-  if (chosen.refusal === undefined) {
-    const client = await talosctlClientCheck(talosctl, fromVersion, probe());
-    if (client !== undefined) refusals.push(client);
-  }
 
   // What each node runs and the image the rules give it now: a request for the running version re-installs the nodes whose image changed.
   const notes: string[] = [];
@@ -114,14 +106,6 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     }
   }
 
-  const gate = await runHealthGate(cluster, { talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
-  if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
-  // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.
-  else notes.push(...gate.checks.flatMap((c) => c.announce ?? []));
-
-  const holder = await deps.lock.holder(cluster.name);
-  if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));
-
   const steps: Step[] = [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }];
   // A re-install touches only the nodes whose image changed; an upgrade, every node.
   const touched = reinstall ? nodes.filter((address) => changes.includes(address)) : nodes;
@@ -142,7 +126,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   }
   steps.push({ id: 'verify', kind: 'verify', status: 'pending' });
   const rehearsal = cluster.environment === 'production' ? await findStagingRehearsal(deps, 'talos-upgrade', target) : undefined;
-  return { refusals, notes, steps, rehearsal, target: { fromVersion, talosVersion: fromVersion, schematic: images?.schematic } };
+  return { refusals, notes, steps, rehearsal, target: { fromVersion, talosVersion: fromVersion, schematic: images?.schematic }, common: { talosctl, clientRefusal: chosen.refusal, running: fromVersion } };
 }
 
 /** One node, idempotent by observation; the bot's own time per node is logged for the benchmark. */
@@ -247,6 +231,12 @@ async function recordNodeClasses(deps: OpsJobDeps, op: Operation): Promise<void>
 
 /** `/talos upgrade talos` after Start: snapshot, workers, then control planes one at a time with an approval each, then the final check. */
 export const talosUpgradePlaybook: Playbook = {
+  command: { name: 'upgrade-talos', words: ['upgrade', 'talos'], argument: { kind: 'version', what: 'Talos', example: 'v1.12.11' }, help: 'rolling Talos upgrade with approvals (operators)' },
+  startedBy: 'operators',
+  heldByWindows: true,
+  reviewItems: REVIEW_ITEMS,
+  data: z.undefined(),
+  checks: { talosctlClient: true, healthGate: { announce: true }, window: true, lockFree: {} },
   start: 'plan',
   preflight,
   needsApproval: (step) => step.kind === 'upgrade-control-plane',

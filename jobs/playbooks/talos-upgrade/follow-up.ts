@@ -1,11 +1,11 @@
-import { errorText } from '../src/chat/error-text.ts';
-import { terraformFollowUp, type FollowUpIso } from '../src/chat/follow-ups.ts';
-import type { ChatMessage } from '../src/chat/chat-port.ts';
-import { allNodes } from '../src/config/inventory.ts';
-import type { Operation } from '../src/ops/operation.ts';
-import { findNodeByAddress } from '../src/talos/observe.ts';
-import type { WalkContext } from './engine/playbook.ts';
-import { probeSignal } from './engine/walk.ts';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { terraformFollowUp, type FollowUpIso } from './messages.ts';
+import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import { allNodes } from '../../../src/config/inventory.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import { findNodeByAddress } from '../../../src/talos/observe.ts';
+import type { WalkContext } from '../../engine/playbook.ts';
+import { probeSignal } from '../../engine/walk.ts';
 
 /**
  * The nodes' architectures as Kubernetes reports them (`status.nodeInfo.architecture`, the

@@ -1,26 +1,25 @@
+import { z } from 'zod';
+import { K8S_REVIEW_ITEMS } from '../../../src/chat/operation-root.ts';
 import semver from 'semver';
-import { formatDuration } from '../../src/chat/blocks.ts';
-import { errorText } from '../../src/chat/error-text.ts';
-import { applyRequestMessage } from '../../src/chat/approval-messages.ts';
-import { k8sTerraformFollowUp } from '../../src/chat/follow-ups.ts';
-import { deprecationLines, dryRunMessage, dryRunSummary, INLINE_OUTPUT_LINES, removedFindingsReason, removedLines, upgradeProgressMessage, type UpgradeProgress } from '../../src/chat/upgrade-k8s-messages.ts';
-import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
-import type { ExecError } from '../../src/exec/process-runner.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
-import { checkKubernetesUpgradePath } from '../../src/rules/versions.ts';
-import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../src/talos/observe.ts';
-import { parseUpgradeK8sOutput } from '../../src/talos/parse-upgrade-k8s.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
-import { patchStep, probeSignal } from '../engine/walk.ts';
-import { snapshotStep } from './snapshot-step.ts';
-import { throttledUpdate } from '../throttled-update.ts';
-import { talosctlClientCheck, talosctlFor } from '../talosctl-client.ts';
-import { heldByRefusal } from '../engine/held-by.ts';
+import { formatDuration } from '../../../src/chat/blocks.ts';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { applyRequestMessage } from '../../../src/chat/approval-messages.ts';
+import { deprecationLines, dryRunMessage, k8sTerraformFollowUp, dryRunSummary, INLINE_OUTPUT_LINES, removedFindingsReason, removedLines, upgradeProgressMessage, type UpgradeProgress } from './messages.ts';
+import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import type { ExecError } from '../../../src/exec/process-runner.ts';
+import { runHealthGate } from '../../../src/health/health-gate.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { findStagingRehearsal } from '../../../src/ops/rehearsal.ts';
+import { checkKubernetesUpgradePath } from '../../../src/rules/versions.ts';
+import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
+import { parseUpgradeK8sOutput } from '../../../src/talos/parse-upgrade-k8s.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { snapshotStep } from '../snapshot/snapshot-step.ts';
+import { throttledUpdate } from '../../throttled-update.ts';
+import { talosctlFor } from '../../talosctl-client.ts';
 
 /** At most one edit of the progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -165,8 +164,6 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
 /** Every check of the runbook's "Upgrade Kubernetes" before anything is touched, all collected. */
 async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
   const refusals: string[] = [];
-  const windowRefusal = outsideWindowRefusal(cluster, deps.now());
-  if (windowRefusal !== undefined) refusals.push(windowRefusal);
   const notes: string[] = [];
   const target = op.target.version ?? '';
   const probe = probeSignals(deps.timeouts.probeMs, signal);
@@ -190,13 +187,6 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 
   const talosVersion = talos.length === 1 ? talos[0] : undefined;
   const chosen = await talosctlFor(session, talosVersion);
-  const talosctl = chosen.talosctl;
-  const client = chosen.refusal ?? (await talosctlClientCheck(talosctl, talosVersion, probe()));
-  if (client !== undefined) refusals.push(client);
-  const gate = await runHealthGate(cluster, { talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
-  if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
-  const holder = await deps.lock.holder(cluster.name);
-  if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));
 
   const rehearsal =
     cluster.environment === 'production' && op.target.version !== undefined
@@ -207,6 +197,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     notes,
     rehearsal,
     target: { fromVersion: running, talosVersion },
+    common: { talosctl: chosen.talosctl, clientRefusal: chosen.refusal, running: talosVersion },
     steps: [
       { id: 'snapshot', kind: 'snapshot', status: 'pending' },
       { id: 'dry-run', kind: 'k8s-dry-run', status: 'pending' },
@@ -218,6 +209,12 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 
 /** `/talos upgrade k8s`: a preflight and a plan; after Start the snapshot, the dry run, an approver's Apply, the upgrade, verification. */
 export const k8sUpgradePlaybook: Playbook = {
+  command: { name: 'upgrade-k8s', words: ['upgrade', 'k8s'], aliases: ['kubernetes'], argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0' }, help: 'Kubernetes upgrade, dry run first (operators)' },
+  startedBy: 'operators',
+  heldByWindows: true,
+  reviewItems: K8S_REVIEW_ITEMS,
+  data: z.undefined(),
+  checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
   preflight,
   needsApproval: (step) => step.kind === 'k8s-apply',

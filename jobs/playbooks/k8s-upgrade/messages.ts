@@ -1,7 +1,7 @@
-import type { Operation } from '../ops/operation.ts';
-import type { UpgradeK8sReport } from '../talos/parse-upgrade-k8s.ts';
-import { context, escapeMrkdwn, formatDuration, preformatted, section } from './blocks.ts';
-import type { ChatMessage } from './chat-port.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import type { UpgradeK8sReport } from '../../../src/talos/parse-upgrade-k8s.ts';
+import { context, escapeMrkdwn, formatDuration, preformatted, section } from '../../../src/chat/blocks.ts';
+import type { ChatMessage } from '../../../src/chat/chat-port.ts';
 
 /** Dry-run output longer than this goes into a file: a thread full of manifest lines hides the warnings. */
 export const INLINE_OUTPUT_LINES = 40;
@@ -72,4 +72,16 @@ export function upgradeProgressMessage(p: UpgradeProgress): ChatMessage {
   const text = `${icon} talosctl upgrade-k8s --to ${p.version} on ${p.node} ${state} (${formatDuration(p.elapsedMs)}, ${p.updated} update(s) done, ${p.lines} lines of output)`;
   const milestones = p.milestones.map((m, i) => `${i === p.milestones.length - 1 && p.outcome === 'running' ? '⏳' : '✔️'} ${escapeMrkdwn(m)}`);
   return { text, blocks: [section(escapeMrkdwn(text)), ...(milestones.length > 0 ? [section(milestones.join('\n'))] : [])] };
+}
+
+/** The runbook's Terraform follow-up of a Kubernetes upgrade: the declaration with its leading v, then a plan checked for downgrades. */
+export function k8sTerraformFollowUp(op: Operation): ChatMessage {
+  const v = op.target.version ?? '?';
+  const lines = [
+    `*Terraform follow-up* (runbook, now that every node reports ${v}):`,
+    `1. Set \`talos_kubernetes_version = "v${v}"\` in the ${op.cluster} inventory — with the leading v (the CLI took \`${v}\` without it).`,
+    '2. Run `tofu plan` and check it for accidental downgrades: no Kubernetes component may go back to an older version.',
+    '3. Apply it to remove the drift.',
+  ];
+  return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
 }

@@ -1,21 +1,20 @@
-import { errorText } from '../../src/chat/error-text.ts';
-import { nodeApprovalMessage } from '../../src/chat/approval-messages.ts';
-import { removalFollowUp } from '../../src/chat/follow-ups.ts';
-import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import type { ClusterConfig } from '../../src/config/inventory.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
-import type { Operation, Step } from '../../src/ops/operation.ts';
-import { quorumAfterRemoval } from '../../src/rules/quorum.ts';
-import { workloadCapacityAfterRemoval } from '../../src/rules/workload-nodes.ts';
-import { observeEtcdMembership, type EtcdMembership } from '../../src/talos/etcd-membership.ts';
-import { checkEtcdQuorum, findNodeByAddress, observeTalosVersions } from '../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import { endpointsAvoiding } from '../node-upgrade.ts';
-import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../node-target.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../engine/playbook.ts';
-import { patchStep, probeSignal } from '../engine/walk.ts';
-import { heldByRefusal } from '../engine/held-by.ts';
+import { z } from 'zod';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { removalFollowUp } from './messages.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import { runHealthGate } from '../../../src/health/health-gate.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { quorumAfterRemoval } from '../../../src/rules/quorum.ts';
+import { workloadCapacityAfterRemoval } from '../../../src/rules/workload-nodes.ts';
+import { observeEtcdMembership, type EtcdMembership } from '../../../src/talos/etcd-membership.ts';
+import { checkEtcdQuorum, findNodeByAddress, observeTalosVersions } from '../../../src/talos/observe.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { endpointsAvoiding } from '../../node-endpoints.ts';
+import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../../node-target.ts';
+import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal } from '../../engine/walk.ts';
 
 /** The quorum arithmetic of removing `node` now; for a worker, which is no etcd member, the quorum etcd holds now. */
 async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[]; membership?: EtcdMembership }> {
@@ -146,14 +145,6 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     if (quorum.ok) notes.push(`etcd quorum: ${quorum.explanation}.`);
     else refusals.push(`etcd quorum: ${quorum.explanation}`);
   }
-  // Disruption budgets are judged by the drain this removal does: the one node's.
-  const gate = await runHealthGate(cluster, { talosctl: node.talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal, drainNodes: [address] });
-  if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
-  // A removal is a planned change, so production's maintenance windows apply (a rollback, being incident response, is exempt).
-  const window = outsideWindowRefusal(cluster, deps.now());
-  if (window !== undefined) refusals.push(window);
-  const holder = await deps.lock.holder(cluster.name);
-  if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder));
   const steps = nodeSteps(node, [
     ['reset', 'reset-node'],
     ['delete-node', 'delete-node'],
@@ -161,11 +152,19 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   ]);
   // The reset step's approval shows the version the node runs.
   steps[0]!.fromVersion = node.running;
-  return { refusals, notes, steps, target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running } };
+  // Disruption budgets are judged by the drain this removal does: the one node's.
+  return { refusals, notes, steps, target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running }, common: { ...node.common, drainNodes: [address] } };
 }
 
 /** `/talos remove`: an approver's word, the graceful reset, the Node deleted, the gate without it. */
 export const removePlaybook: Playbook = {
+  command: { name: 'remove', words: ['remove'], argument: { kind: 'node' }, help: 'remove a node (operators, approval)' },
+  startedBy: 'operators',
+  heldByWindows: true,
+  reviewItems: [],
+  data: z.undefined(),
+  // A removal is a planned change, so production's maintenance windows apply (a rollback, being incident response, is exempt).
+  checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'run',
   preflight,
   needsApproval: (step) => step.kind === 'reset-node',

@@ -1,0 +1,36 @@
+import type { Operation } from '../../../src/ops/operation.ts';
+import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { IsoChecksum } from '../../../src/talos/image-factory.ts';
+import { section } from '../../../src/chat/blocks.ts';
+
+/** One ISO the Terraform follow-up names: its URL, the nodes' architecture, and what its checksum came to. */
+export interface FollowUpIso {
+  arch: string;
+  url: string;
+  checksum: IsoChecksum;
+}
+
+/**
+ * The runbook's Terraform follow-up of a Talos upgrade: the version to declare, the ISO of the
+ * schematic for the nodes' architecture with the sha256 of what Image Factory served (or why it
+ * could not be computed), the static Proxmox file to compare it with, and the plan's red lines.
+ */
+export function terraformFollowUp(op: Operation, input: { schematic: string; platform: string; isos: FollowUpIso[] }): ChatMessage {
+  const v = op.target.version ?? '?';
+  const { platform, schematic } = input;
+  const isoLines = input.isos.map(({ arch, url, checksum }) =>
+    checksum.ok
+      ? `   • ${arch}: ${url}\n     sha256 \`${checksum.sha256}\` (${checksum.bytes} bytes, as Image Factory served it to the bot)`
+      : `   • ${arch}: ${url}\n     the checksum could not be computed (${checksum.reason}): compute it from the download yourself`,
+  );
+  const files = input.isos.map(({ arch }) => `\`isos:iso/talos-${platform}-${arch}.iso\``).join(', ');
+  const lines = [
+    `*Terraform follow-up* (runbook, after every node runs ${v}):`,
+    `1. Set \`talos_version = "${v}"\` in the ${op.cluster} inventory.`,
+    `2. The matching ISO of schematic \`${schematic}\`, for the nodes' architecture:`,
+    ...isoLines,
+    `3. Upload it to the static Proxmox file ID every node declares (${files}) and confirm the sha256 of the file there is the one above.`,
+    '4. Run `tofu plan`: if it replaces `talos_machine_secrets` or any VM, do not continue. Apply only now that every node runs the declared version.',
+  ];
+  return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
+}
