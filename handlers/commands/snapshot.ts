@@ -1,4 +1,4 @@
-import { JOB_OPTIONS, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
+import { newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 export const snapshot: CommandHandler<'snapshot'> = async (command, slack, deps) => {
   const resolved = await operatorCluster(deps, slack, command.cluster, 'an etcd snapshot');
@@ -6,9 +6,6 @@ export const snapshot: CommandHandler<'snapshot'> = async (command, slack, deps)
   const op = newOperation(deps, 'snapshot', resolved.cluster, slack, 'running');
   return {
     reply: `Taking an etcd snapshot of *${resolved.cluster.name}* (\`${op.id}\`).`,
-    enqueue: async () => {
-      await deps.store.create(op);
-      await deps.opsQueue.add('snapshot', { opId: op.id }, { ...JOB_OPTIONS, jobId: `${op.id}-snapshot` });
-    },
+    enqueue: () => deps.lifecycle.request(op),
   };
 };

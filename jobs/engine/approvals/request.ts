@@ -1,10 +1,11 @@
-import { shownEvidence, withApprovers } from '../../src/chat/approval-messages.ts';
-import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
-import { approversToPage } from '../../src/ops/transitions.ts';
-import { newNonce } from '../../src/queue/operation-jobs.ts';
-import type { Playbook, PostedOperation, WalkContext } from './playbook.ts';
-import { APPROVAL_REMINDER_JOB_NAME } from './approval-reminder.ts';
-import { refreshRoot } from './root-message.ts';
+import { shownEvidence, withApprovers } from '../../../src/chat/approval-messages.ts';
+import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
+import { newNonce } from '../../../src/queue/operation-jobs.ts';
+import type { Playbook, PostedOperation, WalkContext } from '../playbook.ts';
+import { refreshRoot } from '../root-message.ts';
+import { approversToPage } from './four-eyes.ts';
+import { APPROVAL_EXPIRY_JOB_NAME } from './expire.ts';
+import { APPROVAL_REMINDER_JOB_NAME } from './remind.ts';
 
 /**
  * Asks for a person's approval before a gated step, with what the playbook shows of the
@@ -59,7 +60,7 @@ async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: st
   await refreshRoot(deps, op);
   const now = deps.now().getTime();
   const expiresAt = Date.parse(approval.expiresAt);
-  await deps.opsQueue.add('approval-expiry', { opId, nonce: approvalNonce }, { jobId: `${opId}-expire-${approvalNonce}`, delay: Math.max(0, expiresAt - now), removeOnComplete: true });
+  await deps.opsQueue.add(APPROVAL_EXPIRY_JOB_NAME, { opId, nonce: approvalNonce }, { jobId: `${opId}-expire-${approvalNonce}`, delay: Math.max(0, expiresAt - now), removeOnComplete: true });
   // A reminder only when it falls inside the request's life: one at the moment of asking would say nothing new.
   const remindAt = expiresAt - deps.timeouts.approvalReminderMs;
   if (deps.timeouts.approvalReminderMs > 0 && remindAt > Date.parse(approval.requestedAt)) {
