@@ -68,13 +68,13 @@ export async function reply(result: MoveResult, say: Say): Promise<void> {
 }
 
 interface Button {
-  /** What the button itself must name before anyone's permission is asked: it is part of reading the click. */
-  names?: (click: OperationClick) => string | undefined;
+  /** The refusal when the button names nothing of its operation; part of reading the click, so asked before who clicked. */
+  unknownTarget?: (click: OperationClick) => string | undefined;
   move: (lifecycle: Lifecycle, click: OperationClick) => Promise<MoveResult>;
 }
 
 const approvalButton = (decision: 'approved' | 'stopped'): Button => ({
-  names: ({ op, nonce }) => (op.approvals.some((a) => a.nonce === nonce) ? undefined : `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`),
+  unknownTarget: ({ op, nonce }) => (op.approvals.some((a) => a.nonce === nonce) ? undefined : `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`),
   move: (lifecycle, click) => lifecycle.decide(click, decision),
 });
 
@@ -91,7 +91,7 @@ const BUTTONS: Readonly<Record<string, Button>> = {
   [ACTION.retry]: { move: (lifecycle, click) => lifecycle.retry(click) },
   [ACTION.windowOverride]: { move: (lifecycle, click) => lifecycle.overrideWindow(click) },
   [ACTION.planAgain]: {
-    names: ({ op, nonce }) => (op.kind !== 'terraform-apply' || nonce !== PLAN_AGAIN_NONCE ? 'That button does not plan anything. Nothing changed.' : undefined),
+    unknownTarget: ({ op, nonce }) => (op.kind !== 'terraform-apply' || nonce !== PLAN_AGAIN_NONCE ? 'That button does not plan anything. Nothing changed.' : undefined),
     move: (lifecycle, click) => lifecycle.planAgain(click),
   },
 };
@@ -105,8 +105,8 @@ export function registerOperationActions(app: App, deps: ActionDeps): void {
       const click = await loadClick(deps, body, action, say);
       if (!click) return;
       deps.logger.info({ op: click.op.id, cluster: click.op.cluster, user: click.user, action: actionId }, 'button clicked');
-      const unnamed = button.names?.(click);
-      if (unnamed !== undefined) return say(unnamed);
+      const unknown = button.unknownTarget?.(click);
+      if (unknown !== undefined) return say(unknown);
       const cluster = deps.inventory.clusters.find((c) => c.name === click.op.cluster);
       const refusal = await clickRefusal(deps.authorizer, deps.lifecycle.policy, cluster, actionId, click.op, click.user);
       if (refusal !== undefined) return say(refusal);
