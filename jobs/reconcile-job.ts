@@ -1,6 +1,7 @@
 import { awaitsPosting } from '../src/ops/audit.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
-import { FINISHED, type Operation } from '../src/ops/operation.ts';
+import type { Operation } from '../src/ops/operation.ts';
+import { FINISHED } from '../src/ops/state-machine.ts';
 import { enqueueRun, runJobId } from '../src/queue/jobs.ts';
 import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
 import type { OpsJobDeps } from './job-context.ts';

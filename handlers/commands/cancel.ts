@@ -1,4 +1,3 @@
-import { cancelOperation } from '../../src/ops/cancel-operation.ts';
 import { operationRef } from '../../src/chat/operation-link.ts';
 import { threadLink } from '../../src/ops/thread-link.ts';
 import type { CommandHandler } from './command-context.ts';
@@ -11,5 +10,6 @@ export const cancel: CommandHandler<'cancel'> = async (command, slack, deps) => 
   if (!(await deps.authorizer.isMember(slack.user_id, [...cluster.operators, ...cluster.approvers]))) {
     return { reply: `Only operators and approvers of *${cluster.name}* may cancel its operations.` };
   }
-  return { reply: (await cancelOperation(deps, op.id, slack.user_id)).reply };
+  const result = await deps.lifecycle.cancel(op.id, slack.user_id);
+  return { reply: result.ok ? (result.reply ?? '') : result.message };
 };

@@ -9,13 +9,13 @@ import { newOperation as createOperation, type Operation, type OperationKind } f
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import { HealthJobData } from '../../src/queue/job-schemas.ts';
 import { operationRefById } from '../../src/ops/thread-link.ts';
+import type { Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
 import type { Authorizer } from '../authorize.ts';
 import type { Command } from '../parse-command.ts';
 
 export interface CommandDeps {
   inventory: Inventory;
   readQueue: Queue;
-  opsQueue: Queue;
   store: OperationStore;
   lock: ClusterLock;
   dedupe: DeliveryDedupe;
@@ -24,8 +24,8 @@ export interface CommandDeps {
   chat: ChatPort;
   logger: Logger;
   now: () => Date;
-  /** Called after a cancel released a lock or stopped a plan, to refresh the operation's messages. */
-  onCancelled: (op: Operation) => Promise<void>;
+  /** Stores a command's operation and queues its first job; cancels. */
+  lifecycle: Pick<Lifecycle, 'request' | 'cancel'>;
 }
 
 /** What a subcommand answers the user (ephemeral), and the work it leaves for a job. */

@@ -1,7 +1,6 @@
 import type { SlashCommand } from '@slack/bolt';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import type { Operation } from '../../src/ops/operation.ts';
-import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
 import { lockHeldReason, newOperation, operatorCluster, type CommandDeps, type Outcome } from './command-context.ts';
 
 interface NodeCommand {
@@ -30,9 +29,6 @@ export async function nodeCommand(spec: NodeCommand, slack: SlashCommand, deps: 
   const op: Operation = { ...created, target: { node: spec.node } };
   return {
     reply: `Preflight for ${spec.what} of ${spec.node} on *${cluster.name}* is running (\`${op.id}\`); the plan and the approval request, or the refusal, appear in this channel.`,
-    enqueue: async () => {
-      await deps.store.create(op);
-      await enqueuePreflight(deps.opsQueue, op.id);
-    },
+    enqueue: () => deps.lifecycle.request(op),
   };
 }

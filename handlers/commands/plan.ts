@@ -1,4 +1,3 @@
-import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
 import { newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 /**
@@ -13,9 +12,6 @@ export const plan: CommandHandler<'plan'> = async (command, slack, deps) => {
   const op = newOperation(deps, 'terraform-apply', cluster, slack, 'preflight');
   return {
     reply: `Running \`tofu fmt\`, \`validate\` and \`plan\` for *${cluster.name}* (\`${op.id}\`); the plan appears in this channel. Nothing is applied before an approver clicks Apply on it.`,
-    enqueue: async () => {
-      await deps.store.create(op);
-      await enqueuePreflight(deps.opsQueue, op.id);
-    },
+    enqueue: () => deps.lifecycle.request(op),
   };
 };

@@ -1,4 +1,3 @@
-import { enqueueSnapshot } from '../../src/queue/jobs.ts';
 import { newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 export const snapshot: CommandHandler<'snapshot'> = async (command, slack, deps) => {
@@ -7,9 +6,6 @@ export const snapshot: CommandHandler<'snapshot'> = async (command, slack, deps)
   const op = newOperation(deps, 'snapshot', resolved.cluster, slack, 'running');
   return {
     reply: `Taking an etcd snapshot of *${resolved.cluster.name}* (\`${op.id}\`).`,
-    enqueue: async () => {
-      await deps.store.create(op);
-      await enqueueSnapshot(deps.opsQueue, op.id);
-    },
+    enqueue: () => deps.lifecycle.request(op),
   };
 };

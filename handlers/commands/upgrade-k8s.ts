@@ -1,6 +1,5 @@
 import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { parseKubernetesVersionInput } from '../../src/rules/versions.ts';
-import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
 import { lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 export const upgradeK8s: CommandHandler<'upgrade-k8s'> = async (command, slack, deps) => {
@@ -16,9 +15,6 @@ export const upgradeK8s: CommandHandler<'upgrade-k8s'> = async (command, slack, 
   const op = newOperation(deps, 'k8s-upgrade', resolved.cluster, slack, 'preflight', version.version);
   return {
     reply: `Preflight for the Kubernetes upgrade of *${resolved.cluster.name}* to ${version.version} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
-    enqueue: async () => {
-      await deps.store.create(op);
-      await enqueuePreflight(deps.opsQueue, op.id);
-    },
+    enqueue: () => deps.lifecycle.request(op),
   };
 };

@@ -1,6 +1,5 @@
 import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
 import { parseTalosVersionInput } from '../../src/rules/versions.ts';
-import { enqueuePreflight } from '../../src/queue/operation-jobs.ts';
 import { lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 
 export const upgradeTalos: CommandHandler<'upgrade-talos'> = async (command, slack, deps) => {
@@ -15,9 +14,6 @@ export const upgradeTalos: CommandHandler<'upgrade-talos'> = async (command, sla
   const op = newOperation(deps, 'talos-upgrade', resolved.cluster, slack, 'preflight', version.version);
   return {
     reply: `Preflight for the Talos upgrade of *${resolved.cluster.name}* to ${version.version} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
-    enqueue: async () => {
-      await deps.store.create(op);
-      await enqueuePreflight(deps.opsQueue, op.id);
-    },
+    enqueue: () => deps.lifecycle.request(op),
   };
 };

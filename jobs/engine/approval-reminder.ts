@@ -1,40 +1,14 @@
 import type { Job } from 'bullmq';
-import { approvalReminderMessage } from '../../src/chat/approval-messages.ts';
-import type { Operation } from '../../src/ops/operation.ts';
-import { approversToPage } from '../../src/ops/transitions.ts';
 import { NonceJobData } from '../../src/queue/job-schemas.ts';
-import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from '../job-context.ts';
+import { remindApprovers } from './approvals/remind.ts';
 
+export { APPROVAL_REMINDER_JOB_NAME } from './approvals/remind.ts';
 
-/** Whether the request still waits for a person: pending, its operation waiting on it, not yet expired or reminded. */
-function unanswered(op: Operation, nonce: string, now: Date): boolean {
-  const approval = op.approvals.find((a) => a.nonce === nonce);
-  return approval?.state === 'pending' && op.state === 'awaiting-approval' && approval.remindedAt === undefined && Date.parse(approval.expiresAt) > now.getTime();
-}
-
-/**
- * Fires `APPROVAL_REMINDER_MINUTES` before a request expires: if nobody answered it yet, one
- * reply in its thread, broadcast to the channel, mentions the approvers again. The reminder and
- * its mark on the approval are one write, so a job run twice reminds once.
- */
+/** The job queued with an approval request, for its reminder before it expires (see `remindApprovers`). */
 export function createApprovalReminderJob(deps: OpsJobDeps) {
   return async (job: Job): Promise<void> => {
     const { opId, nonce } = NonceJobData.parse(job.data);
-    const now = deps.now();
-    const op = await deps.store.get(opId);
-    if (op === undefined || !unanswered(op, nonce, now)) return;
-    const approval = op.approvals.find((a) => a.nonce === nonce)!;
-    const step = op.steps.find((s) => s.id === approval.step);
-    if (step === undefined) return;
-    const cluster = clusterNamed(deps.inventory, op.cluster);
-    // A link helps the channel find the request; without one the reminder still says where it is.
-    const link = approval.messageTs === '' ? undefined : await deps.chat.permalink(op.channel, approval.messageTs).catch(() => undefined);
-    await deps.audit.record(
-      opId,
-      { actor: 'bot', event: `approval reminder: ${step.node ?? step.id}`, detail: `expires ${approval.expiresAt}` },
-      (o) => ({ ...approvalReminderMessage(o, approval, step, approversToPage(cluster, o), link), broadcast: true }),
-      (o) =>
-        unanswered(o, nonce, now) ? { ...o, approvals: o.approvals.map((a) => (a.nonce === nonce ? { ...a, remindedAt: now.toISOString() } : a)) } : undefined,
-    );
+    await remindApprovers(deps, opId, nonce);
   };
 }

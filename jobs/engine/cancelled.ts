@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { showDecision } from '../../src/ops/approval-edit.ts';
+import { showDecision } from './approvals/edit.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { enqueueEnded } from '../../src/queue/operation-jobs.ts';
 import type { OpsJobDeps } from '../job-context.ts';

@@ -1,13 +1,12 @@
 import type { Job } from 'bullmq';
 import { errorText } from '../../src/chat/error-text.ts';
 import { maintenanceRecordMarkdown } from '../../src/ops/maintenance-record.ts';
+import { FINISHED } from '../../src/ops/state-machine.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import type { OpsJobDeps } from '../job-context.ts';
 import type { Playbook } from './playbook.ts';
 
-/** States an operation can end in after it started; a stopped one can still be retried, so it keeps what it holds. */
-const FINAL: readonly Operation['state'][] = ['completed', 'cancelled', 'refused'];
 
 /**
  * After an operation ended (completed, stopped, cancelled, expired): its maintenance record in
@@ -20,12 +19,13 @@ export function createEndedJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Rec
     const op = await deps.store.get(opId);
     if (op === undefined) return;
     const playbook = playbooks[op.kind];
-    if (op.startedAt !== undefined && op.rootTs !== undefined && [...FINAL, 'failed'].includes(op.state)) {
+    if (op.startedAt !== undefined && op.rootTs !== undefined && [...FINISHED, 'failed'].includes(op.state)) {
       const appendix = await playbook?.recordAppendix?.(deps, op);
       await deps.chat
         .upload(op.channel, op.rootTs, { filename: `${op.id}-maintenance-record.md`, title: `Maintenance record ${op.id} (${op.state})`, content: maintenanceRecordMarkdown(op, appendix) })
         .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'maintenance record not attached'));
     }
-    if (FINAL.includes(op.state)) await playbook?.ended?.(deps, op);
+    // A stopped one can still be retried, so it keeps what it holds.
+    if (FINISHED.includes(op.state)) await playbook?.ended?.(deps, op);
   };
 }

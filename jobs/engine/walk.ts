@@ -7,17 +7,16 @@ import { allNodes } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/ops/git-head.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
+import { WALKING } from '../../src/ops/state-machine.ts';
 import { cancelRefusal, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal, windowStatus } from '../../src/rules/maintenance-window.ts';
 import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from '../job-context.ts';
-import { approvalGate } from './approvals.ts';
+import { approvalGate } from './approvals/request.ts';
 import { refreshRoot } from './root-message.ts';
 import { enqueueEnded, enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
 
-/** States in which a run walks the operation. */
-const WALKING: readonly Operation['state'][] = ['running', 'awaiting-approval', 'waiting-window'];
 
 /** A version as the runbook writes it: talosctl and the Kubernetes API get nothing else. */
 const VERSION = /^v?\d{1,4}\.\d{1,4}\.\d{1,4}$/;

@@ -1,7 +1,10 @@
 import { createHomeRecords } from '../home/home-records.ts';
 import { createHomeTab, type HomeTab } from '../home/home-tab.ts';
+import { createLifecycle, type Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
 import { createAudit, type Audit } from '../ops/audit.ts';
+import type { Operation } from '../ops/operation.ts';
 import { createRecordExporter } from '../ops/record-export.ts';
+import { enqueueCancelled } from '../queue/jobs.ts';
 import { createHomePublisher } from '../slack/slack-home.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
@@ -18,6 +21,8 @@ export interface OperationsCore {
   audit: Audit;
   home: HomeTab;
   drain: Drain;
+  /** The one service that moves an operation between states on a person's request. */
+  lifecycle: Lifecycle;
 }
 
 function createDrain(): Drain {
@@ -42,5 +47,8 @@ export function buildOperationsCore(infra: Infrastructure, records: OperationRec
     events.on((before, after) => exporter.operationChanged(before, after));
   }
   const audit = createAudit(store, adapters.chat, { clock, logger, postLease: records.auditPostLease });
-  return { audit, home, drain: createDrain() };
+  // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
+  const onCancelled = (cancelled: Operation): Promise<void> => enqueueCancelled(infra.queues.ops, cancelled.id);
+  const lifecycle = createLifecycle({ inventory, store, lock, audit, chat: adapters.chat, opsQueue: infra.queues.ops, now, clock, planTtlMs: config.timeouts.planTtlMs, onCancelled });
+  return { audit, home, drain: createDrain(), lifecycle };
 }

@@ -6,8 +6,6 @@ import { createSlackApp, type SlackApp } from '../../handlers/slack-app.ts';
 import { registerTalosCommand } from '../../handlers/talos-command.ts';
 import type { OpsRoute } from '../http/ops-endpoints.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import type { Operation } from '../ops/operation.ts';
-import { enqueueCancelled } from '../queue/jobs.ts';
 import { onSlackRateLimited } from '../slack/slack-chat.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
@@ -39,10 +37,9 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
   const { app } = slack;
   onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));
   const authorizer = createAuthorizer(adapters.slackClient);
-  // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
-  const onCancelled = (cancelled: Operation): Promise<void> => enqueueCancelled(queues.ops, cancelled.id);
-  registerTalosCommand(app, { inventory, readQueue: queues.read, opsQueue: queues.ops, store, lock, dedupe, authorizer, chat, logger, now, onCancelled });
-  const actionDeps = { inventory, store, lock, audit: core.audit, chat, opsQueue: queues.ops, authorizer, logger, now, planTtlMs: config.timeouts.planTtlMs, onCancelled };
+  const { lifecycle } = core;
+  registerTalosCommand(app, { inventory, readQueue: queues.read, store, lock, dedupe, authorizer, chat, logger, now, lifecycle });
+  const actionDeps = { inventory, store, authorizer, logger, lifecycle };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);
   registerHomeTab(app, core.home);

@@ -1,4 +1,5 @@
 import type { Operation } from '../ops/operation.ts';
+import { ACTIVE } from '../ops/state-machine.ts';
 import { formatTime } from './blocks.ts';
 import { operationRef } from './operation-link.ts';
 import { stepLabel } from './operation-root.ts';
@@ -18,8 +19,6 @@ function describe(op: Operation, links: OperationLinks): string {
   const now = running ? ` · now: ${stepLabel(running)}${running.detail ? ` (${running.detail})` : ''}` : '';
   return `• ${operationRef(op.id, links.get(op.id))} ${op.kind}${target} on *${op.cluster}*: ${op.state}${progress}${now} · requested by <@${op.requestedBy}> ${formatTime(op.createdAt)}${reason}`;
 }
-
-const ACTIVE: readonly Operation['state'][] = ['preflight', 'planned', 'running', 'awaiting-approval', 'waiting-window', 'paused', 'failed'];
 
 /** What `/talos status` lists of a cluster: what runs or waits now, then the five latest finished. */
 export function shownOperations(ops: readonly Operation[]): { active: Operation[]; recent: Operation[] } {

@@ -5,7 +5,8 @@ import type { ClusterConfig, Inventory } from '../config/inventory.ts';
 import type { GateReport } from '../health/health-gate.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ClusterLock } from '../ops/cluster-lock.ts';
-import { FINISHED, type Operation } from '../ops/operation.ts';
+import type { Operation } from '../ops/operation.ts';
+import { FINISHED } from '../ops/state-machine.ts';
 import type { OperationStore } from '../ops/operation-store.ts';
 import type { HomeRecords } from './home-records.ts';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { scrubValues } from '../log/secret-scrubber.ts';
-import { FINISHED, Operation } from './operation.ts';
+import { Operation } from './operation.ts';
+import { canTransition, FINISHED, ForbiddenTransition } from './state-machine.ts';
 
 export interface OperationStore {
   create(op: Operation): Promise<void>;
@@ -9,6 +10,7 @@ export interface OperationStore {
   /**
    * Reads, changes and writes an operation atomically (optimistic: retried when another
    * replica wrote in between). `mutate` returns the new value, or `undefined` to leave it.
+   * Throws `ForbiddenTransition` (nothing written) for a change of state the state machine does not allow.
    */
   update(id: string, mutate: (op: Operation) => Operation | undefined): Promise<{ op: Operation; changed: boolean }>;
   /** Newest first. */
@@ -30,8 +32,8 @@ const RECENT_WRITES = 8;
 
 /**
  * Writes only if nobody else wrote since we read: the revision is the compare value. ARGV[3] is
- * when the operation expires (ms since the epoch), or 0: every write sets it anew, so an
- * operation that runs again (a Retry) loses the expiry it had while it was finished.
+ * when the operation expires (ms since the epoch), or 0: every write sets it anew, so a
+ * finished operation's later writes (an audit reply posted after its end) keep its expiry.
  */
 const COMPARE_AND_SET = `
 local current = redis.call('GET', KEYS[1])
@@ -112,6 +114,7 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
         }
         const next = mutate(structuredClone(current));
         if (next === undefined) return { op: current, changed: false };
+        if (!canTransition(current.state, next.state)) throw new ForbiddenTransition(id, current.state, next.state);
         const writeId = randomUUID();
         const written = clean(Operation.parse({ ...next, revision: current.revision + 1, writes: [...(current.writes ?? []), writeId].slice(-RECENT_WRITES) }));
         const result = await redis.eval(COMPARE_AND_SET, 1, key(id), String(current.revision), JSON.stringify(written), String(expiresAt(written)));

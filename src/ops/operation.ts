@@ -23,8 +23,6 @@ export const OperationState = z.enum([
 ]);
 export type OperationState = z.infer<typeof OperationState>;
 
-export const FINISHED: readonly OperationState[] = ['refused', 'completed', 'cancelled'];
-
 export const StepStatus = z.enum(['pending', 'running', 'done', 'skipped', 'failed']);
 export type StepStatus = z.infer<typeof StepStatus>;
 

@@ -59,7 +59,7 @@ describe('retention of operations on a real Redis', () => {
     expect(await client.pexpiretime(`talos:op:${recent.id}`)).toBe(Date.parse(recent.endedAt!) + RETENTION);
   });
 
-  it('gives a finished operation an expiry at its end plus the retention, and takes it away when a Retry makes it run again', async () => {
+  it('gives a finished operation an expiry at its end plus the retention, and none to a stopped one a Retry makes run again', async () => {
     // Arrange
     const client = redis.client();
     const store = createOperationStore(client, { retentionMs: RETENTION });
@@ -67,14 +67,16 @@ describe('retention of operations on a real Redis', () => {
     await store.create(failed);
 
     // Act
-    await store.update(failed.id, (o) => ({ ...o, state: 'cancelled', endedAt: ago(1) }));
-    const finished = await client.pexpiretime(`talos:op:${failed.id}`);
+    const stopped = await client.pexpiretime(`talos:op:${failed.id}`);
     await store.update(failed.id, (o) => ({ ...o, state: 'running', endedAt: undefined }));
     const retried = await client.pexpiretime(`talos:op:${failed.id}`);
+    await store.update(failed.id, (o) => ({ ...o, state: 'cancelled', endedAt: ago(1) }));
+    const finished = await client.pexpiretime(`talos:op:${failed.id}`);
 
     // Assert
-    expect(finished).toBe(Date.parse(ago(1)) + RETENTION);
+    expect(stopped).toBe(-1);
     expect(retried).toBe(-1);
+    expect(finished).toBe(Date.parse(ago(1)) + RETENTION);
   });
 
   it('keeps every write of a finished operation under the same expiry (an audit reply posted after the end)', async () => {

@@ -9,7 +9,6 @@ import { createEndedJob } from '../../jobs/engine/ended.ts';
 import { createPlanExpiryJob } from '../../jobs/engine/plan-expiry.ts';
 import { walkOperation } from '../../jobs/engine/walk.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import { cancelOperation } from '../../src/ops/cancel-operation.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { retried } from '../../src/ops/transitions.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
@@ -229,11 +228,11 @@ describe('the operation engine walks a playbook', () => {
     });
 
     // Act
-    const refused = await cancelOperation({ ...f.deps, onCancelled: () => Promise.resolve() }, op.id, 'U0ALICE');
+    const refused = await f.lifecycle().cancel(op.id, 'U0ALICE');
     await walkOperation(context(), op.id, playbook(ran, { needsApproval: () => false }));
 
     // Assert
-    expect(refused.reply).toContain('cannot be cancelled now');
+    expect(refused).toMatchObject({ ok: false, code: 'not-cancellable', message: expect.stringContaining('cannot be cancelled now') });
     expect(ran).toEqual(['verify']);
     expect((await stored(op.id)).state).toBe('completed');
   });
@@ -248,7 +247,7 @@ describe('the preflight of every operation', () => {
     const cancelledMeanwhile = playbook([], {
       start: 'run',
       async preflight() {
-        await cancelOperation({ ...f.deps, onCancelled: () => Promise.resolve() }, op.id, 'U0BOB');
+        await f.lifecycle().cancel(op.id, 'U0BOB');
         return { refusals: [], notes: [], steps: [step('first')], target: {} };
       },
     });
@@ -414,7 +413,7 @@ describe('the end of an operation', () => {
     await walkOperation(context(), bad.id, failing);
     await runEnded(bad.id, book);
     const afterFailure = [...released];
-    await cancelOperation({ ...f.deps, onCancelled: () => Promise.resolve() }, bad.id, 'U0BOB');
+    await f.lifecycle().cancel(bad.id, 'U0BOB');
     await f.deps.opsQueue.add('operation-ended', { opId: bad.id }, { jobId: `${bad.id}-ended-cancelled` });
     await runEnded(bad.id, book);
 

@@ -172,7 +172,9 @@ describe('the Home tab on a real Redis', () => {
 
     // Act
     const op = await runningUpgrade(store, lock);
-    await store.update(op.id, (o) => ({ ...o, permalink: stored, state: 'paused' }));
+    // Paused the way an operation pauses: its approval request expired.
+    await store.update(op.id, (o) => ({ ...o, permalink: stored, state: 'awaiting-approval' }));
+    await store.update(op.id, (o) => ({ ...o, state: 'paused' }));
     const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(', paused')), { description: 'a redraw of the paused operation' });
 
     // Assert
@@ -196,7 +198,8 @@ describe('the Home tab on a real Redis', () => {
       approvals: [{ step: 's2', nonce: 'n1', messageTs: '1764496900.000200', requestedAt: new Date().toISOString(), expiresAt, state: 'pending' }],
     }));
     const asking = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes('Approvals waiting')), { description: 'the approval on the Home' });
-    await store.update(op.id, (o) => ({ ...o, state: 'completed', endedAt: new Date().toISOString(), approvals: o.approvals.map((a) => ({ ...a, state: 'approved' as const })) }));
+    await store.update(op.id, (o) => ({ ...o, state: 'running', approvals: o.approvals.map((a) => ({ ...a, state: 'approved' as const })) }));
+    await store.update(op.id, (o) => ({ ...o, state: 'completed', endedAt: new Date().toISOString() }));
     await lock.release('production', op.id);
     const done = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(`Talos upgrade ${op.id}`)), { description: 'the upgrade as the latest version' });
 
@@ -254,7 +257,7 @@ describe('the Home tab on a real Redis', () => {
     const op = await runningUpgrade(store, lock);
 
     // Act: a burst of visible changes, each after the previous redraw was scheduled.
-    for (const state of ['paused', 'running', 'failed'] as const) {
+    for (const state of ['waiting-window', 'running', 'failed'] as const) {
       await store.update(op.id, (o) => ({ ...o, state }));
       await new Promise((r) => setTimeout(r, 30));
     }

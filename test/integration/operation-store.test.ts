@@ -244,3 +244,33 @@ describe('operation store: secrets', () => {
     expect(await store.get('op-1a2b3c4d5e')).toMatchObject({ notes: ['talosctl said: key [REDACTED]'], refusals: ['stderr: …[REDACTED]'] });
   });
 });
+
+describe('the state machine in the operation store', () => {
+  it('refuses a write that makes a move the machine does not allow, and writes nothing', async () => {
+    // Arrange
+    const changes: Operation[] = [];
+    const store = createOperationStore(redis.client(), { onChange: (_before, after) => changes.push(after) });
+    await store.create(operation({ state: 'cancelled', endedAt: '2026-11-29T22:10:00.000Z' }));
+
+    // Act
+    const write = store.update('op-1a2b3c4d5e', (o) => ({ ...o, state: 'running', startedBy: 'U0BOB' }));
+
+    // Assert
+    await expect(write).rejects.toMatchObject({ code: 'forbidden-transition', from: 'cancelled', to: 'running' });
+    expect(await store.get('op-1a2b3c4d5e')).toMatchObject({ state: 'cancelled', revision: 1 });
+    expect(changes).toEqual([]);
+  });
+
+  it('lets a write that keeps the state through, as every step and audit write does', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    await store.create(operation({ state: 'completed' }));
+
+    // Act
+    const { op, changed } = await store.update('op-1a2b3c4d5e', (o) => ({ ...o, permalink: 'https://example.slack.com/archives/C0MAINTPRD/p1' }));
+
+    // Assert
+    expect(changed).toBe(true);
+    expect(op).toMatchObject({ state: 'completed', revision: 2 });
+  });
+});

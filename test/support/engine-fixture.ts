@@ -12,6 +12,7 @@ import { createNodeClassRecord } from '../../src/ops/node-class-record.ts';
 import { createClusterLock } from '../../src/ops/cluster-lock.ts';
 import { newOperation, type Operation } from '../../src/ops/operation.ts';
 import { createOperationStore } from '../../src/ops/operation-store.ts';
+import { createLifecycle, type Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
 import { createRunLease } from '../../src/ops/run-lease.ts';
 import type { ImageFactory } from '../../src/talos/image-factory.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
@@ -127,6 +128,8 @@ export interface EngineFixture {
   clock: { now: Date };
   /** Stores an operation of `kind` in `state` with `steps`, ready for the engine. */
   operation(fields: Partial<Operation>): Promise<Operation>;
+  /** The lifecycle service on the same store, audit, lock and queue; `cancelled` records what a cancel hands on to Slack. */
+  lifecycle(options?: { cancelled?: Operation[] }): Lifecycle;
 }
 
 export interface EngineFixtureOptions {
@@ -171,6 +174,23 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     chat,
     queue,
     clock,
+    lifecycle: (options = {}) =>
+      createLifecycle({
+        ...deps,
+        planTtlMs: deps.timeouts.planTtlMs,
+        onCancelled: (op) => {
+          options.cancelled?.push(op);
+          return Promise.resolve();
+        },
+        // A wait moves the test's clock instead of taking time.
+        clock: {
+          now,
+          sleep: (ms) => {
+            clock.now = new Date(clock.now.getTime() + ms);
+            return Promise.resolve();
+          },
+        },
+      }),
     async operation(fields) {
       const op = newOperation({
         kind: 'k8s-upgrade',

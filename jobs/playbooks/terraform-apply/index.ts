@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from './messages.ts';
-import { approversToPage } from '../../../src/ops/transitions.ts';
+import { approversToPage } from '../../engine/approvals/four-eyes.ts';
 import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';

@@ -1,7 +1,7 @@
-import type { ChatPort } from '../chat/chat-port.ts';
-import { approvalDecidedMessage } from '../chat/approval-messages.ts';
-import { editCarrier } from './audit.ts';
-import type { Approval, Operation } from './operation.ts';
+import type { ChatPort } from '../../../src/chat/chat-port.ts';
+import { approvalDecidedMessage } from '../../../src/chat/approval-messages.ts';
+import { editCarrier } from '../../../src/ops/audit.ts';
+import type { Approval, Operation } from '../../../src/ops/operation.ts';
 
 /**
  * Edits an approval request to show how it was decided (approved, stopped, expired, or ended by a

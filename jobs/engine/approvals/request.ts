@@ -1,9 +1,9 @@
-import { shownEvidence, withApprovers } from '../../src/chat/approval-messages.ts';
-import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
-import { approversToPage } from '../../src/ops/transitions.ts';
-import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../src/queue/jobs.ts';
-import type { Playbook, PostedOperation, WalkContext } from './playbook.ts';
-import { refreshRoot } from './root-message.ts';
+import { shownEvidence, withApprovers } from '../../../src/chat/approval-messages.ts';
+import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
+import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../../src/queue/jobs.ts';
+import type { Playbook, PostedOperation, WalkContext } from '../playbook.ts';
+import { refreshRoot } from '../root-message.ts';
+import { approversToPage } from './four-eyes.ts';
 
 /**
  * Asks for a person's approval before a gated step, with what the playbook shows of the

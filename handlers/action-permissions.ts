@@ -1,0 +1,62 @@
+import type { ClusterConfig } from '../src/config/inventory.ts';
+import type { Operation } from '../src/ops/operation.ts';
+import { ACTION, OVERRIDE_ACTION } from '../src/chat/buttons.ts';
+import type { LifecyclePolicy } from '../jobs/engine/lifecycle/deps.ts';
+import type { Authorizer } from './authorize.ts';
+
+/** Who of a cluster's inventory may click a button. */
+export type Who = 'operators' | 'approvers' | 'operators-or-approvers';
+
+export interface Permission {
+  /** Fixed, or decided by the operation's kind (a Terraform change's Start is an approver's Apply). */
+  who: Who | ((op: Operation, policy: LifecyclePolicy) => Who);
+  /** What someone else who clicks is told. */
+  refusal: (op: Operation, policy: LifecyclePolicy) => string;
+}
+
+const starters = (op: Operation, policy: LifecyclePolicy): Who => (policy.startedByApprovers(op.kind) ? 'approvers' : 'operators');
+
+/** Who may click what, for every button of an operation; the lifecycle then decides whether the click is still current. */
+export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
+  [ACTION.start]: {
+    who: starters,
+    refusal: (op, policy) => `Only ${starters(op, policy)} of *${op.cluster}* may ${policy.startedByApprovers(op.kind) ? 'apply' : 'start'} \`${op.id}\`. Nothing changed.`,
+  },
+  [ACTION.cancelPlan]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may cancel. Nothing changed.` },
+  [ACTION.approve]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may approve this step. Nothing changed.` },
+  [ACTION.stop]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.` },
+  // Apply and its Cancel are the approval of a Kubernetes upgrade's one gated step.
+  [ACTION.apply]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may approve this step. Nothing changed.` },
+  [ACTION.cancelApply]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.` },
+  [ACTION.rollback]: { who: 'operators', refusal: (op) => `Only operators of *${op.cluster}* may request a rollback; an approver then approves it. Nothing changed.` },
+  [ACTION.rerequest]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may ask for approval again. Nothing changed.` },
+  [ACTION.retry]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may retry \`${op.id}\`. Nothing changed.` },
+  [ACTION.windowOverride]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may start a step outside the maintenance window. Nothing changed.` },
+  [ACTION.planAgain]: { who: 'operators', refusal: (op) => `Only operators of *${op.cluster}* may ask for a Terraform plan. Nothing changed.` },
+  [OVERRIDE_ACTION]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.` },
+};
+
+function members(cluster: ClusterConfig, who: Who): string[] {
+  if (who === 'operators') return cluster.operators;
+  if (who === 'approvers') return cluster.approvers;
+  return [...cluster.operators, ...cluster.approvers];
+}
+
+/**
+ * Undefined when `user` may click `actionId` on `op`, else the refusal. A cluster that left the
+ * inventory lets nobody click.
+ */
+export async function clickRefusal(
+  authorizer: Authorizer,
+  policy: LifecyclePolicy,
+  cluster: ClusterConfig | undefined,
+  actionId: string,
+  op: Operation,
+  user: string,
+): Promise<string | undefined> {
+  const permission = ACTION_PERMISSIONS[actionId];
+  if (permission === undefined) throw new Error(`button ${actionId} has no permission declared`);
+  const who = typeof permission.who === 'function' ? permission.who(op, policy) : permission.who;
+  if (cluster !== undefined && (await authorizer.isMember(user, members(cluster, who)))) return undefined;
+  return permission.refusal(op, policy);
+}

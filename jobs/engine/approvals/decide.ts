@@ -1,0 +1,77 @@
+import { operationRootMessage } from '../../../src/chat/operation-root.ts';
+import { enqueueEnded, enqueueRun } from '../../../src/queue/operation-jobs.ts';
+import { clusterOf, refused, type MoveDeps, type MoveResult } from '../lifecycle/deps.ts';
+import type { OperationClick } from '../lifecycle/start.ts';
+import { windowRefusalFor } from '../lifecycle/window.ts';
+import { showDecision } from './edit.ts';
+import { fourEyesRefusal } from './four-eyes.ts';
+
+/**
+ * A person's answer to an approval request (Approve or Stop; a Kubernetes upgrade's Apply or
+ * Cancel). An approval is refused under four eyes and outside the window. The decision and its
+ * entry are one write; an approval queues the step's run, a stop ends the operation, frees its
+ * cluster and queues its record; then the request shows the decision.
+ */
+export async function decideApproval(deps: MoveDeps, click: OperationClick, decision: 'approved' | 'stopped'): Promise<MoveResult> {
+  const { op, user } = click;
+  const approval = op.approvals.find((a) => a.nonce === click.nonce);
+  if (!approval) return refused('stale', `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`);
+  if (decision === 'approved') {
+    const fourEyes = fourEyesRefusal(clusterOf(deps, op), op, user, 'approve this step');
+    if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
+    const windowRefusal = windowRefusalFor(deps, op, approval.step);
+    if (windowRefusal !== undefined) return refused('window', windowRefusal);
+  }
+  const now = deps.now();
+  const node = op.steps.find((s) => s.id === approval.step)?.node ?? approval.step;
+  // The decision and its entry are one write: a bot that dies right after the click cannot lose the entry.
+  const entry = { actor: user, event: decision === 'approved' ? `approved ${node}` : `stopped at ${node}` };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => {
+    const current = o.approvals.find((a) => a.nonce === click.nonce);
+    if (!current || current.state !== 'pending' || o.state !== 'awaiting-approval') return undefined;
+    if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
+    const approvals = o.approvals.map((a) => (a.nonce === click.nonce ? { ...a, state: decision, by: user, at: now.toISOString() } : a));
+    if (decision === 'approved') return { ...o, state: 'running', approvals };
+    return { ...o, approvals, state: 'cancelled', endedAt: now.toISOString(), cancelRequestedBy: user, reason: `stopped by <@${user}> at the approval of ${approval.step.replace('node-', '')}` };
+  }, { hold: decision === 'approved' });
+  if (!changed) {
+    const current = after.approvals.find((a) => a.nonce === click.nonce)!;
+    if (current.state === 'pending' && Date.parse(current.expiresAt) <= now.getTime()) {
+      return refused('approval-expired', 'This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.');
+    }
+    const who = current.by ? ` by <@${current.by}>` : '';
+    return refused('already', `This step was already ${current.state}${who}; \`${op.id}\` is ${after.state}. Nothing changed.`);
+  }
+  // A stopped operation frees its cluster before its messages are edited, and gets its record.
+  if (decision === 'stopped') {
+    await deps.lock.release(op.cluster, op.id);
+    await enqueueEnded(deps.opsQueue, after);
+  }
+  const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
+  let recorded = after;
+  // Queued before the messages are edited: a Slack outage must not leave an approved step without its run. The edited
+  // request tells the channel; an approval's entry goes to the thread with the step's next reply, a stop's went now.
+  if (decision === 'approved') await enqueueRun(deps.opsQueue, op.id, `approved-${click.nonce}`);
+  // A click can beat the run to learning where its request was posted (Slack wrote it, then answered 5xx): the
+  // clicked message is the request, and its entries are adopted before the edit changes the text they are found by.
+  if (decided.messageTs === '') {
+    await deps.audit.flush(op.id);
+    recorded = (await deps.store.get(op.id)) ?? recorded;
+  }
+  await showDecision(deps.chat, recorded, decided, click.messageTs);
+  // The run repaints the root when it starts the step; a stop ends the operation here.
+  if (decision === 'stopped' && recorded.rootTs !== undefined) await deps.chat.update(after.channel, recorded.rootTs, operationRootMessage(recorded));
+  return { ok: true, op: recorded };
+}
+
+/** An approver asks again after a request expired: the paused operation runs, and its run posts a fresh request. */
+export async function rerequestApproval(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
+  const { op, user } = click;
+  const { changed, op: after } = await deps.audit.transition(op.id, { actor: user, event: 'approval requested again' }, (o) => {
+    const latest = o.approvals.at(-1);
+    return o.state === 'paused' && latest?.nonce === click.nonce && latest.state === 'expired' ? { ...o, state: 'running' } : undefined;
+  });
+  if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
+  await enqueueRun(deps.opsQueue, op.id, `resume-${click.nonce}`);
+  return { ok: true, op: after };
+}

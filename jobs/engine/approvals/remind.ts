@@ -1,0 +1,35 @@
+import { approvalReminderMessage } from '../../../src/chat/approval-messages.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import { clusterNamed, type OpsJobDeps } from '../../job-context.ts';
+import { approversToPage } from './four-eyes.ts';
+
+export const APPROVAL_REMINDER_JOB_NAME = 'approval-reminder';
+
+/** Whether the request still waits for a person: pending, its operation waiting on it, not yet expired or reminded. */
+function unanswered(op: Operation, nonce: string, now: Date): boolean {
+  const approval = op.approvals.find((a) => a.nonce === nonce);
+  return approval?.state === 'pending' && op.state === 'awaiting-approval' && approval.remindedAt === undefined && Date.parse(approval.expiresAt) > now.getTime();
+}
+
+/**
+ * `APPROVAL_REMINDER_MINUTES` before a request expires: if nobody answered it yet, one reply in
+ * its thread, broadcast to the channel, mentions the approvers again. The reminder and its mark
+ * on the approval are one write, so a job run twice reminds once.
+ */
+export async function remindApprovers(deps: Pick<OpsJobDeps, 'store' | 'audit' | 'chat' | 'inventory' | 'now'>, opId: string, nonce: string): Promise<void> {
+  const now = deps.now();
+  const op = await deps.store.get(opId);
+  if (op === undefined || !unanswered(op, nonce, now)) return;
+  const approval = op.approvals.find((a) => a.nonce === nonce)!;
+  const step = op.steps.find((s) => s.id === approval.step);
+  if (step === undefined) return;
+  const cluster = clusterNamed(deps.inventory, op.cluster);
+  // A link helps the channel find the request; without one the reminder still says where it is.
+  const link = approval.messageTs === '' ? undefined : await deps.chat.permalink(op.channel, approval.messageTs).catch(() => undefined);
+  await deps.audit.record(
+    opId,
+    { actor: 'bot', event: `approval reminder: ${step.node ?? step.id}`, detail: `expires ${approval.expiresAt}` },
+    (o) => ({ ...approvalReminderMessage(o, approval, step, approversToPage(cluster, o), link), broadcast: true }),
+    (o) => (unanswered(o, nonce, now) ? { ...o, approvals: o.approvals.map((a) => (a.nonce === nonce ? { ...a, remindedAt: now.toISOString() } : a)) } : undefined),
+  );
+}

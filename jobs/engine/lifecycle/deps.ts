@@ -1,0 +1,83 @@
+import type { Queue } from 'bullmq';
+import type { ChatPort } from '../../../src/chat/chat-port.ts';
+import { reviewItems } from '../../../src/chat/operation-root.ts';
+import type { Inventory } from '../../../src/config/inventory.ts';
+import type { Audit } from '../../../src/ops/audit.ts';
+import type { ClusterLock } from '../../../src/ops/cluster-lock.ts';
+import type { Operation, OperationKind } from '../../../src/ops/operation.ts';
+import type { OperationStore } from '../../../src/ops/operation-store.ts';
+import { heldByWindows, startedByApprovers } from '../../../src/ops/transitions.ts';
+import type { Clock } from '../../../src/time/clock.ts';
+
+/**
+ * What an operation's kind decides about its moves. Every such question the lifecycle asks goes
+ * through this one object, so the answers can come from each playbook's own declaration.
+ */
+export interface LifecyclePolicy {
+  /** Approvers click the Start (a Terraform change's Apply); four eyes then hold. Otherwise operators. */
+  startedByApprovers(kind: OperationKind): boolean;
+  /** Production's maintenance windows hold its steps. */
+  heldByWindows(kind: OperationKind): boolean;
+  /** What the starter confirms with Start. */
+  reviewItems(kind: OperationKind): string[];
+}
+
+/** The policy as the rules and the plan messages state it today. */
+export const KIND_POLICY: LifecyclePolicy = { startedByApprovers, heldByWindows, reviewItems };
+
+export interface LifecycleDeps {
+  inventory: Inventory;
+  store: OperationStore;
+  lock: ClusterLock;
+  audit: Audit;
+  /** The messages a move edits (the root, the clicked request) and the links in its answers. */
+  chat: ChatPort;
+  opsQueue: Queue;
+  now: () => Date;
+  /** A plan older than this is stale and cannot be started, in ms. */
+  planTtlMs: number;
+  /** Called once a cancel ended a waiting operation, to show it in Slack (queued, so the caller answers first). */
+  onCancelled: (op: Operation) => Promise<void>;
+  /** Default `KIND_POLICY`. */
+  policy?: LifecyclePolicy;
+  /** For the short wait of a Start on a plan whose message is not stored yet. Default the system clock. */
+  clock?: Clock;
+}
+
+/** The deps with their defaults filled in, as the moves take them. */
+export type MoveDeps = Required<LifecycleDeps>;
+
+/** Why a move did not happen: the click or command came too late, from the wrong person or at the wrong time. */
+export type RefusalCode =
+  /** The button or the request no longer matches the operation's state. */
+  | 'stale'
+  /** The move was already made (by this click redelivered, or by someone else). */
+  | 'already'
+  | 'four-eyes'
+  | 'window'
+  /** Another operation holds the cluster. */
+  | 'locked'
+  /** A Start from a copy of the plan Slack showed, not the message the bot keeps. */
+  | 'not-kept-copy'
+  | 'plan-expired'
+  /** A production change with no staging rehearsal and no override. */
+  | 'no-rehearsal'
+  | 'approval-expired'
+  /** A cancel that would free the cluster while a node is down. */
+  | 'not-cancellable';
+
+/**
+ * What a move did: the operation after it, what to tell the person, and what the caller does once
+ * it has told them (a message edit); or why nothing changed, with the text to tell them.
+ */
+export type MoveResult = { ok: true; op: Operation; reply?: string; followUp?: () => Promise<void> } | { ok: false; code: RefusalCode; message: string };
+
+export function refused(code: RefusalCode, message: string): MoveResult {
+  return { ok: false, code, message };
+}
+
+export function clusterOf(deps: Pick<LifecycleDeps, 'inventory'>, op: Operation) {
+  const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
+  if (!cluster) throw new Error(`cluster ${op.cluster} is no longer in the inventory`);
+  return cluster;
+}

@@ -1,0 +1,54 @@
+import type { Operation } from '../../../src/ops/operation.ts';
+import { systemClock } from '../../../src/time/clock.ts';
+import { decideApproval, rerequestApproval } from '../approvals/decide.ts';
+import { cancel, cancelPlan } from './cancel.ts';
+import { KIND_POLICY, type LifecycleDeps, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
+import { planAgain, requestRollback, retry, overrideWindow } from './recover.ts';
+import { request } from './request.ts';
+import { overrideRehearsal, start, type OperationClick } from './start.ts';
+
+/**
+ * The one place that moves an operation between states on a person's word. Each move is a
+ * compare-and-set with its audit entry, then its queued job, the lock, and the message edits
+ * that follow. The engine's own moves (a step's end, a stop, an expiry) stay in its jobs; the
+ * store refuses any move the state machine does not allow, whoever makes it.
+ */
+export interface Lifecycle {
+  /** What the operation's kind decides (who starts it, whether windows hold it): for the handlers' authorization too. */
+  readonly policy: LifecyclePolicy;
+  /** A command's new operation stored and its first job queued. */
+  request(op: Operation): Promise<void>;
+  /** A plan's Start, or a Terraform change's Apply. */
+  start(click: OperationClick): Promise<MoveResult>;
+  /** An approval request answered: Approve or Stop (a Kubernetes upgrade's Apply or Cancel). */
+  decide(click: OperationClick, decision: 'approved' | 'stopped'): Promise<MoveResult>;
+  /** A paused operation whose request expired asks for approval again. */
+  rerequestApproval(click: OperationClick): Promise<MoveResult>;
+  retry(click: OperationClick): Promise<MoveResult>;
+  overrideWindow(click: OperationClick): Promise<MoveResult>;
+  overrideRehearsal(click: OperationClick): Promise<MoveResult>;
+  requestRollback(click: OperationClick): Promise<MoveResult>;
+  planAgain(click: OperationClick): Promise<MoveResult>;
+  /** `/talos cancel`: ends a waiting operation now, or asks a running one to stop between steps. */
+  cancel(opId: string, by: string): Promise<MoveResult>;
+  /** A plan's Cancel button: the same cancel, while the plan it came with is still offered. */
+  cancelPlan(click: OperationClick): Promise<MoveResult>;
+}
+
+export function createLifecycle(options: LifecycleDeps): Lifecycle {
+  const deps: MoveDeps = { ...options, policy: options.policy ?? KIND_POLICY, clock: options.clock ?? systemClock };
+  return {
+    policy: deps.policy,
+    request: (op) => request(deps, op),
+    start: (click) => start(deps, click),
+    decide: (click, decision) => decideApproval(deps, click, decision),
+    rerequestApproval: (click) => rerequestApproval(deps, click),
+    retry: (click) => retry(deps, click),
+    overrideWindow: (click) => overrideWindow(deps, click),
+    overrideRehearsal: (click) => overrideRehearsal(deps, click),
+    requestRollback: (click) => requestRollback(deps, click),
+    planAgain: (click) => planAgain(deps, click),
+    cancel: (opId, by) => cancel(deps, opId, by),
+    cancelPlan: (click) => cancelPlan(deps, click),
+  };
+}

@@ -1,0 +1,95 @@
+import { operationRootMessage } from '../../../src/chat/operation-root.ts';
+import { retriedMessage } from '../../../src/chat/stop-messages.ts';
+import { newOperation, newOperationId } from '../../../src/ops/operation.ts';
+import { ENDED_UNDONE } from '../../../src/ops/state-machine.ts';
+import { operationRefById } from '../../../src/ops/thread-link.ts';
+import { retried } from '../../../src/ops/transitions.ts';
+import { enqueuePreflight, enqueueRun } from '../../../src/queue/operation-jobs.ts';
+import { fourEyesRefusal } from '../approvals/four-eyes.ts';
+import { clusterOf, refused, type MoveDeps, type MoveResult } from './deps.ts';
+import type { OperationClick } from './start.ts';
+import { windowRefusalFor } from './window.ts';
+
+/**
+ * Retry of a failed step that is safe to run again; the cluster's lock was never released. A
+ * retried approval-gated step asks for a fresh approval, and the window is checked again.
+ */
+export async function retry(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
+  const { op, user } = click;
+  const windowRefusal = op.retry === undefined ? undefined : windowRefusalFor(deps, op, op.retry.step);
+  if (windowRefusal !== undefined) return refused('window', windowRefusal);
+  const at = deps.now().toISOString();
+  const entry = { actor: user, event: `retry requested from ${op.retry?.step ?? 'the failed step'}`, detail: 'approvals given before the failure are spent' };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => retried(o, click.nonce));
+  if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
+  await enqueueRun(deps.opsQueue, op.id, `retry-${click.nonce}`);
+  if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
+  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+  return { ok: true, op: after };
+}
+
+/** An approver's explicit word to start the waiting step outside the window; four eyes apply, and the record says who. */
+export async function overrideWindow(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
+  const { op, user } = click;
+  const fourEyes = fourEyesRefusal(clusterOf(deps, op), op, user, 'start it outside the window');
+  if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
+  const at = deps.now().toISOString();
+  const waitingFor = op.steps.find((s) => s.id === op.windowWait?.step);
+  const entry = { actor: user, event: 'maintenance window overridden', detail: waitingFor?.node ?? waitingFor?.id };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => {
+    const wait = o.windowWait;
+    if (o.state !== 'waiting-window' || wait?.nonce !== click.nonce) return undefined;
+    return { ...o, state: 'running', windowWait: undefined, steps: o.steps.map((s) => (s.id === wait.step ? { ...s, windowOverride: { by: user, at } } : s)) };
+  });
+  if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
+  await enqueueRun(deps.opsQueue, op.id, `window-override-${click.nonce}`);
+  if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, { text: `▶️ Started outside the maintenance window by <@${user}> (${op.id}).` });
+  return { ok: true, op: after };
+}
+
+/**
+ * The Rollback button of a stopped upgrade requests the same rollback as `/talos rollback`: its
+ * preflight looks at what the node runs now and at etcd quorum, takes over the upgrade's lock,
+ * and an approver decides. The click itself touches nothing.
+ */
+export async function requestRollback(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
+  const { op, user } = click;
+  const child = newOperationId();
+  const entry = { actor: user, event: `rollback of ${op.failure?.node ?? 'the node'} requested`, detail: `operation ${child}: preflight, then an approver's click` };
+  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) =>
+    o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed' ? { ...o, failure: { ...o.failure, rollback: 'requested', rollbackOp: child } } : undefined,
+  );
+  if (!changed || after.failure === undefined) {
+    const existing = after.failure?.rollbackOp ? ` as ${await operationRefById(deps, after.failure.rollbackOp)}` : '';
+    return refused('already', `A rollback of this node was already requested${existing}, or \`${op.id}\` is ${after.state}. Nothing changed.`);
+  }
+  const { node, step } = after.failure;
+  await deps.store.create(
+    newOperation({ id: child, kind: 'node-rollback', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight', target: { node }, parent: { op: op.id, step } }),
+  );
+  await enqueuePreflight(deps.opsQueue, child);
+  // Its plan does not exist yet: the answer says where it appears, and the plan is its message (as a command's reply does).
+  const reply = `Requested the rollback of ${node} as \`${child}\`: its preflight checks what the node runs and etcd quorum, and its plan appears in this channel as a message of its own; then an approver decides. Nothing is touched before that.`;
+  return { ok: true, op: after, reply };
+}
+
+/** A refused, stopped or expired Terraform change planned again, by an operator: a new operation with its own review. */
+export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
+  const { op, user } = click;
+  const child = newOperationId();
+  const { op: after, changed } = await deps.audit.transition(op.id, { actor: user, event: 'planned again', detail: `operation ${child}` }, (o) =>
+    ENDED_UNDONE.includes(o.state) && o.replannedAs === undefined ? { ...o, replannedAs: child } : undefined,
+  );
+  if (!changed) {
+    if (after.replannedAs) return refused('already', `\`${op.id}\` was already planned again as \`${after.replannedAs}\`. Nothing changed.`);
+    return refused('stale', `\`${op.id}\` is ${after.state}; plan again once it has ended. Nothing changed.`);
+  }
+  await deps.store.create(newOperation({ id: child, kind: 'terraform-apply', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight' }));
+  await enqueuePreflight(deps.opsQueue, child);
+  const reply = `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`;
+  // The answer first: the plan's message gets its new look after the person learned where the new plan appears.
+  const followUp = async (): Promise<void> => {
+    if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+  };
+  return { ok: true, op: after, reply, followUp };
+}

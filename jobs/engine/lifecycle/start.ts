@@ -1,0 +1,97 @@
+import { operationRootMessage } from '../../../src/chat/operation-root.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import { operationRefById } from '../../../src/ops/thread-link.ts';
+import { enqueueRun } from '../../../src/queue/operation-jobs.ts';
+import { outsideWindowRefusal } from '../../../src/rules/maintenance-window.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { fourEyesRefusal } from '../approvals/four-eyes.ts';
+import { clusterOf, refused, type MoveDeps, type MoveResult } from './deps.ts';
+
+/** What a click on an operation's button carries: the operation as loaded, the button's nonce, who clicked, and the message it came from. */
+export interface OperationClick {
+  op: Operation;
+  nonce: string;
+  user: string;
+  messageTs: string | undefined;
+}
+
+/** How long a click waits for the bot to store where it posted the plan (it does so as soon as Slack answers). */
+const ROOT_SETTLE_MS = 3000;
+
+/** The plan's message once the bot has stored it: a click on a fresh plan can arrive a few ms before. */
+async function rootOnceStored(deps: MoveDeps, opId: string): Promise<string | undefined> {
+  const seen = await pollUntil(deps.clock, { timeoutMs: ROOT_SETTLE_MS, intervalMs: 50 }, async () => {
+    const rootTs = (await deps.store.get(opId))?.rootTs;
+    return rootTs === undefined ? { done: false, pending: 'the plan message is not stored yet' } : { done: true, value: rootTs };
+  });
+  return seen.ok ? seen.value : undefined;
+}
+
+/**
+ * Start (a Terraform change's Apply): the plan becomes a run. Refused for a stale button, four
+ * eyes on an Apply, a copy of the plan, an old plan, a missing rehearsal, a closed window or a
+ * held cluster. The lock, the start and its entry, then the run is queued and the root repainted.
+ */
+export async function start(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
+  const { op, user } = click;
+  const cluster = clusterOf(deps, op);
+  const byApprovers = deps.policy.startedByApprovers(op.kind);
+  if (op.state !== 'planned' || op.planNonce !== click.nonce) return refused('stale', `\`${op.id}\` is ${op.state}; this ${byApprovers ? 'Apply' : 'Start'} button is no longer valid. Nothing changed.`);
+  const fourEyes = byApprovers ? fourEyesRefusal(cluster, op, user, 'apply it') : undefined;
+  if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
+  // Slack can show copies of a plan whose post it answered with a 5xx; a run starts only from the message the bot keeps up to date.
+  if (click.messageTs !== (op.rootTs ?? (await rootOnceStored(deps, op.id)))) {
+    return refused('not-kept-copy', `This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`);
+  }
+  if (deps.now().getTime() - Date.parse(op.createdAt) > deps.planTtlMs) {
+    return refused('plan-expired', `This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
+  }
+  if (op.rehearsal !== undefined && op.rehearsal.stagingOp === undefined && op.override === undefined) {
+    const what = op.kind === 'terraform-apply' ? `no apply of commit ${op.terraform?.commit?.slice(0, 12) ?? '?'} in staging with its gate passed` : `no staging rehearsal of ${op.target.version ?? 'its target'}`;
+    return refused('no-rehearsal', `\`${op.id}\` has ${what} in the records; an approver must click Override first. Nothing changed.`);
+  }
+  const windowRefusal = outsideWindowRefusal(cluster, deps.now());
+  if (windowRefusal !== undefined) return refused('window', `${windowRefusal} Nothing changed.`);
+  const lock = await deps.lock.acquire(cluster.name, op.id);
+  if (!lock.ok) return refused('locked', `*${cluster.name}* is held by ${await operationRefById(deps, lock.heldBy)}; one mutating operation at a time. Nothing changed.`);
+  const startedAt = deps.now().toISOString();
+  const review = deps.policy.reviewItems(op.kind);
+  // The start and its entry are one write; the edited root says it started, the entry goes to the thread with the first step's reply.
+  const { op: running, changed } = await deps.audit.transition(
+    op.id,
+    { actor: user, event: byApprovers ? 'applied' : 'started', ...(review.length > 0 ? { detail: `review confirmed: ${review.join('; ')}` } : {}) },
+    (o) => (o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: deps.policy.reviewItems(o.kind) } : undefined),
+    { hold: true },
+  );
+  if (!changed) {
+    // A second click on the same Start re-acquires the lock under the same id: the lock then belongs to the started operation.
+    if (running.startedAt === undefined) await deps.lock.release(cluster.name, op.id);
+    return refused('already', `\`${op.id}\` was already started or cancelled by someone else. Nothing changed.`);
+  }
+  // Queued before the root is edited: a Slack outage must not leave a started operation without its run.
+  await enqueueRun(deps.opsQueue, op.id, 'start');
+  if (running.rootTs !== undefined) await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running));
+  return { ok: true, op: running };
+}
+
+/**
+ * An approver's explicit word to start a production change that has no staging rehearsal in the
+ * records. It only unlocks Start; the record says who overrode and when.
+ */
+export async function overrideRehearsal(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
+  const { op, user } = click;
+  const fourEyes = fourEyesRefusal(clusterOf(deps, op), op, user, 'override the staging rehearsal');
+  if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
+  const at = deps.now().toISOString();
+  // The override and its entry are one write; the edited plan shows it, the entry goes to the thread with the next reply.
+  const detail = op.kind === 'terraform-apply' ? `commit ${op.terraform?.commit ?? '?'} was not applied in staging according to the records` : `${op.target.version ?? ''} was not upgraded in staging according to the records`;
+  const { op: after, changed } = await deps.audit.transition(
+    op.id,
+    { actor: user, event: 'override: no staging rehearsal', detail },
+    (o) => (o.state === 'planned' && o.planNonce === click.nonce && o.override === undefined && o.rehearsal?.stagingOp === undefined ? { ...o, override: { by: user, at } } : undefined),
+    { hold: true },
+  );
+  if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}${after.override ? `, already overridden by <@${after.override.by}>` : ''}. Nothing changed.`);
+  if (after.rootTs) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+  return { ok: true, op: after };
+}
