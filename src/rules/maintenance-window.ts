@@ -1,38 +1,15 @@
-import { Cron } from 'croner';
 import { formatTime } from '../chat/blocks.ts';
-
-export interface MaintenanceWindow {
-  /** Cron expression of the window's start, e.g. `0 22 * * 2` for Tuesdays 22:00. */
-  start: string;
-  /** Length of the window in minutes. */
-  durationMinutes: number;
-  /** IANA time zone the cron expression is read in, e.g. `Europe/Berlin`. */
-  timeZone: string;
-}
+import { windowSchedule, type MaintenanceWindow } from '../config/maintenance-window.ts';
 
 export type WindowStatus =
   | { inside: true; endsAt: Date }
   | { inside: false; nextStart: Date | undefined };
 
-function cron(window: MaintenanceWindow): Cron {
-  return new Cron(window.start, { timezone: window.timeZone, paused: true });
-}
-
-/** Why a declared window is unusable (a bad cron expression or time zone), or undefined when it is fine. */
-export function windowProblem(window: MaintenanceWindow): string | undefined {
-  try {
-    cron(window).nextRun(new Date());
-    return undefined;
-  } catch (error) {
-    return (error as Error).message.split('. ')[0];
-  }
-}
-
 /** Whether `now` falls inside one of the windows, and when it ends or the next one starts. */
 export function windowStatus(windows: readonly MaintenanceWindow[], now: Date): WindowStatus {
   let nextStart: Date | undefined;
   for (const window of windows) {
-    const schedule = cron(window);
+    const schedule = windowSchedule(window);
     // The latest start at or before now; a start exactly now counts as inside.
     const previous = schedule.previousRuns(1, new Date(now.getTime() + 1))[0];
     if (previous !== undefined) {
