@@ -42,7 +42,7 @@ import { createProcessRunner } from './exec/process-runner.ts';
 import { opsRoutes, runProbes, type ReadinessProbe } from './http/ops-endpoints.ts';
 import { recordExecCall } from './metrics/exec-labels.ts';
 import { createMetrics, sharedRead } from './metrics/metrics.ts';
-import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from './metrics/operation-metrics.ts';
+import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from './ops/operation-metrics.ts';
 import { createWorkers } from './queue/workers.ts';
 import { createShutdown } from './shutdown.ts';
 import { createLogger, type Logger } from './log/logger.ts';
