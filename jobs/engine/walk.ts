@@ -5,7 +5,7 @@ import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { allNodes } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
-import { gitHead } from '../../src/ops/git-head.ts';
+import { gitHead } from '../../src/tofu/git-head.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
 import { cancelRefusal, heldByWindows, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
