@@ -14,7 +14,7 @@ import { newOperation, newOperationId, type Operation } from '../src/ops/operati
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import { fourEyesRefusal, heldByWindows, retried, startedByApprovers } from '../src/ops/transitions.ts';
 import { enqueueEnded, enqueuePreflight, enqueueRun } from '../src/queue/operation-jobs.ts';
-import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../src/chat/window-refusal.ts';
 import type { Authorizer } from './authorize.ts';
 import { cancelOperation } from '../src/ops/cancel-operation.ts';
 import { operationRefById } from '../src/ops/thread-link.ts';

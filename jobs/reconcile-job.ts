@@ -2,7 +2,7 @@ import { awaitsPosting } from '../src/ops/audit.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import { FINISHED, type Operation } from '../src/ops/operation.ts';
 import { enqueueRun } from '../src/queue/operation-jobs.ts';
-import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../src/chat/window-refusal.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import { PLAYBOOKS } from './playbooks/index.ts';
 

@@ -10,7 +10,7 @@ import { runHealthGate } from '../../src/health/health-gate.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { checkKubernetesUpgradePath } from '../../src/rules/versions.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../src/talos/observe.ts';
 import { parseUpgradeK8sOutput } from '../../src/talos/parse-upgrade-k8s.ts';

@@ -4,7 +4,7 @@ import { removalFollowUp } from '../../src/chat/follow-ups.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { quorumAfterRemoval } from '../../src/rules/quorum.ts';
 import { workloadCapacityAfterRemoval } from '../../src/rules/workload-nodes.ts';

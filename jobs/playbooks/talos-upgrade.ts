@@ -9,7 +9,7 @@ import { measureWaits } from '../../src/metrics/wait-clock.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import type { RecordedNodeClass, RecordedNodeClasses } from '../../src/ops/node-class-record.ts';
 import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { upgradeOrder } from '../../src/rules/upgrade-order.ts';
 import { checkTalosUpgradePath } from '../../src/rules/versions.ts';
 import { talosSupportsKubernetes } from '../../src/talos/compatibility.ts';

@@ -1,4 +1,3 @@
-import { formatTime } from '../chat/blocks.ts';
 import { windowSchedule, type MaintenanceWindow } from '../config/maintenance-window.ts';
 
 export type WindowStatus =
@@ -28,16 +27,19 @@ export interface WindowPolicy {
   allowOutsideWindows: boolean;
 }
 
+/** Why a production change is refused now: no window is open, and when the next one opens (undefined when none will). */
+export interface OutsideWindow {
+  nextStart: Date | undefined;
+}
+
 /**
  * The runbook promotes changes "to production during a maintenance window". A production
  * cluster that declares windows refuses mutating operations outside them, unless its
  * inventory allows it; staging, and a production cluster with no windows declared, are
- * not restricted.
+ * not restricted. The sentence an operator reads is the presenter's (src/chat/window-refusal.ts).
  */
-export function outsideWindowRefusal(cluster: WindowPolicy, now: Date): string | undefined {
+export function outsideWindow(cluster: WindowPolicy, now: Date): OutsideWindow | undefined {
   if (cluster.environment !== 'production' || cluster.maintenanceWindows.length === 0 || cluster.allowOutsideWindows) return undefined;
   const status = windowStatus(cluster.maintenanceWindows, now);
-  if (status.inside) return undefined;
-  const next = status.nextStart ? ` The next window opens ${formatTime(status.nextStart)}.` : '';
-  return `Production changes are taken only inside a maintenance window, and none is open now.${next} (The inventory's allowOutsideWindows permits exceptions.)`;
+  return status.inside ? undefined : { nextStart: status.nextStart };
 }
