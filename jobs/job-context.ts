@@ -12,7 +12,7 @@ import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { RunLease } from '../src/ops/run-lease.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
 import type { WorkingTreeReader } from '../src/tofu/working-tree.ts';
-import { waitOn } from '../src/metrics/wait-clock.ts';
+import { waitOn } from '../src/time/wait-clock.ts';
 
 /** What every operation job is given by the composition root. */
 export interface OpsJobDeps {

@@ -5,7 +5,7 @@ import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
 import { runFinalVerification } from '../../src/health/final-verification.ts';
-import { measureWaits } from '../../src/metrics/wait-clock.ts';
+import { measureWaits } from '../../src/time/wait-clock.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import type { RecordedNodeClass, RecordedNodeClasses } from '../../src/ops/node-class-record.ts';
 import { findStagingRehearsal } from '../../src/ops/rehearsal.ts';
