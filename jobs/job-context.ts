@@ -14,7 +14,7 @@ import type { ImageFactory } from '../src/talos/image-factory.ts';
 import type { WorkingTreeReader } from '../src/tofu/working-tree.ts';
 import type { Clock } from '../src/time/clock.ts';
 import { BotError } from '../src/errors.ts';
-import { waitOn } from '../src/metrics/wait-clock.ts';
+import { waitOn } from '../src/time/wait-clock.ts';
 
 /** What every operation job is given by the composition root. */
 export interface OpsJobDeps {

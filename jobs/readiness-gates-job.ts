@@ -7,7 +7,7 @@ import type { ClusterAccess, ClusterSession } from '../src/cluster/cluster-sessi
 import { kubeconfigServer } from '../src/cluster/credentials.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import { allNodes, type ClusterConfig, type Inventory } from '../src/config/inventory.ts';
-import { sanitizeErrorText } from '../src/health/rules/probe-failure.ts';
+import { sanitizeErrorText } from '../src/exec/sanitize-error-text.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import { parseJobData } from '../src/queue/job-data.ts';

@@ -3,7 +3,7 @@ import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Operation } from '../src/ops/operation.ts';
 import { FINISHED } from '../src/ops/state-machine.ts';
 import { enqueueRun, runJobId } from '../src/queue/jobs.ts';
-import { outsideWindowRefusal } from '../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../src/chat/window-refusal.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import { PLAYBOOKS } from './playbooks/index.ts';
 

@@ -83,3 +83,20 @@ export function isRetryable(error: unknown): boolean {
   const code = errorCode(error);
   return code === undefined ? true : ERROR_CODES[code].retryable;
 }
+
+/**
+ * The one place an error becomes the sentence an operator reads: what happened, then what to do.
+ * Plain text, no markup, so it sits with the error class here: an adapter can put it in the data
+ * it returns (a plan step's error lines), and a presenter quotes it (src/chat/error-text.ts).
+ */
+export function errorText(error: unknown): string {
+  if (error instanceof OpsError) {
+    return error.hint ? `${error.message}. ${capitalize(error.hint)}.` : error.message;
+  }
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,4 +1,4 @@
-import { outsideWindowRefusal } from '../../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { parseTalosVersionInput } from '../../src/rules/versions.ts';
 import { lockHeldReason, newOperation, operatorCluster, type CommandHandler } from './command-context.ts';
 

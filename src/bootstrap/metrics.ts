@@ -1,7 +1,7 @@
 import type { ReadinessProbe } from '../http/ops-endpoints.ts';
 import { runProbes } from '../http/ops-endpoints.ts';
 import { createMetrics, sharedRead, type Metrics } from '../metrics/metrics.ts';
-import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from '../metrics/operation-metrics.ts';
+import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from '../ops/operation-metrics.ts';
 import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import type { OperationRecords } from './operation-records.ts';

@@ -1,4 +1,7 @@
+import { plainTime } from '../time/plain-time.ts';
 import type { Block } from './chat-port.ts';
+
+export { plainTime };
 
 /** Slack's limits (Block Kit reference): section text 3000, header 150, fields 10 × 2000. */
 const SECTION_LIMIT = 3000;
@@ -101,13 +104,6 @@ export function formatTime(time: string | Date): string {
   const date = typeof time === 'string' ? new Date(time) : time;
   if (Number.isNaN(date.getTime())) return String(time);
   return `<!date^${Math.floor(date.getTime() / 1000)}^{date_short_pretty} {time}|${plainTime(date)}>`;
-}
-
-/** A point in time as plain text: `2026-11-29 23:51 UTC`. */
-export function plainTime(time: string | Date): string {
-  const date = typeof time === 'string' ? new Date(time) : time;
-  if (Number.isNaN(date.getTime())) return String(time);
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
 /** Text with its date tokens replaced by their fallback, for places that are not mrkdwn (a file, a code block). */

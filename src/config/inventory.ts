@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { windowProblem } from '../rules/maintenance-window.ts';
 import { ConfigError, describeIssues } from './config-error.ts';
+import { windowProblem } from './maintenance-window.ts';
 import { ClusterSchedules } from './schedules.ts';
 
 /** User ids are `U…`, or `W…` in an Enterprise Grid organisation; user-group ids are `S…`. */

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import { OpsError } from '../errors.ts';
-import { waitOn } from '../metrics/wait-clock.ts';
+import { waitOn } from '../time/wait-clock.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 
 export interface RunOptions {

@@ -15,7 +15,7 @@ import {
   type V1Pod,
   type V1PodDisruptionBudget,
 } from '@kubernetes/client-node';
-import { waitOn } from '../metrics/wait-clock.ts';
+import { waitOn } from '../time/wait-clock.ts';
 
 /** A Flux or Longhorn custom object as the API returns it; rules validate the parts they read. */
 export type CustomObject = Record<string, unknown>;

@@ -1,8 +1,6 @@
 import semver from 'semver';
 import { BotError } from '../errors.ts';
-
-/** The public Image Factory's registry host; a self-hosted factory serves its own (see `installerRegistry`). */
-export const FACTORY_REGISTRY = 'factory.talos.dev';
+import { FACTORY_REGISTRY } from '../talos/image-factory.ts';
 
 /** The platform-specific installer (`<platform>-installer`) exists from Talos 1.10 on. */
 const PLATFORM_INSTALLER_SINCE = '1.10.0';

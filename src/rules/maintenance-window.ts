@@ -1,38 +1,14 @@
-import { Cron } from 'croner';
-import { formatTime } from '../chat/blocks.ts';
-
-export interface MaintenanceWindow {
-  /** Cron expression of the window's start, e.g. `0 22 * * 2` for Tuesdays 22:00. */
-  start: string;
-  /** Length of the window in minutes. */
-  durationMinutes: number;
-  /** IANA time zone the cron expression is read in, e.g. `Europe/Berlin`. */
-  timeZone: string;
-}
+import { windowSchedule, type MaintenanceWindow } from '../config/maintenance-window.ts';
 
 export type WindowStatus =
   | { inside: true; endsAt: Date }
   | { inside: false; nextStart: Date | undefined };
 
-function cron(window: MaintenanceWindow): Cron {
-  return new Cron(window.start, { timezone: window.timeZone, paused: true });
-}
-
-/** Why a declared window is unusable (a bad cron expression or time zone), or undefined when it is fine. */
-export function windowProblem(window: MaintenanceWindow): string | undefined {
-  try {
-    cron(window).nextRun(new Date());
-    return undefined;
-  } catch (error) {
-    return (error as Error).message.split('. ')[0];
-  }
-}
-
 /** Whether `now` falls inside one of the windows, and when it ends or the next one starts. */
 export function windowStatus(windows: readonly MaintenanceWindow[], now: Date): WindowStatus {
   let nextStart: Date | undefined;
   for (const window of windows) {
-    const schedule = cron(window);
+    const schedule = windowSchedule(window);
     // The latest start at or before now; a start exactly now counts as inside.
     const previous = schedule.previousRuns(1, new Date(now.getTime() + 1))[0];
     if (previous !== undefined) {
@@ -51,16 +27,19 @@ export interface WindowPolicy {
   allowOutsideWindows: boolean;
 }
 
+/** Why a production change is refused now: no window is open, and when the next one opens (undefined when none will). */
+export interface OutsideWindow {
+  nextStart: Date | undefined;
+}
+
 /**
  * The runbook promotes changes "to production during a maintenance window". A production
  * cluster that declares windows refuses mutating operations outside them, unless its
  * inventory allows it; staging, and a production cluster with no windows declared, are
- * not restricted.
+ * not restricted. The sentence an operator reads is the presenter's (src/chat/window-refusal.ts).
  */
-export function outsideWindowRefusal(cluster: WindowPolicy, now: Date): string | undefined {
+export function outsideWindow(cluster: WindowPolicy, now: Date): OutsideWindow | undefined {
   if (cluster.environment !== 'production' || cluster.maintenanceWindows.length === 0 || cluster.allowOutsideWindows) return undefined;
   const status = windowStatus(cluster.maintenanceWindows, now);
-  if (status.inside) return undefined;
-  const next = status.nextStart ? ` The next window opens ${formatTime(status.nextStart)}.` : '';
-  return `Production changes are taken only inside a maintenance window, and none is open now.${next} (The inventory's allowOutsideWindows permits exceptions.)`;
+  return status.inside ? undefined : { nextStart: status.nextStart };
 }

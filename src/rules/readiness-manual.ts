@@ -1,4 +1,4 @@
-import { plainTime } from '../chat/blocks.ts';
+import { plainTime } from '../time/plain-time.ts';
 import type { Observed, ReadinessGate } from './gate-result.ts';
 
 /** What the rehearsal gate reads of an operation from the bot's store. */

@@ -1,9 +1,14 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { OpsError } from '../errors.ts';
-import { FACTORY_REGISTRY } from '../rules/installer-image.ts';
 
 const Versions = z.array(z.string());
+
+/**
+ * The public Image Factory's registry host. A fact of the service, like its API's paths, so it
+ * lives with the adapter; the installer-image rules (src/rules/installer-image.ts) read it here.
+ */
+export const FACTORY_REGISTRY = 'factory.talos.dev';
 
 /** What the ISO's checksum came to: the sha256 of the bytes Image Factory served, or why there is none. */
 export type IsoChecksum = { ok: true; sha256: string; bytes: number } | { ok: false; reason: string };
@@ -80,7 +85,9 @@ export function createImageFactory(baseUrl: string, timeoutMs: number, options: 
  * HTTP API and its registry on the same host, so a self-hosted factory at
  * `https://factory.example.org` gives `factory.example.org/<platform>-installer/…`. Only an
  * https URL counts: the nodes pull installers over TLS, and a plain-http URL is a proxy or mirror
- * of the API for the bot alone, so installers keep coming from factory.talos.dev.
+ * of the API for the bot alone, so installers keep coming from factory.talos.dev. It is where this
+ * factory's installers come from, reported as {@link ImageFactory.registry}; which installer a node
+ * takes is the rules' (src/rules/installer-image.ts).
  */
 export function installerRegistry(imageFactoryUrl: string): string {
   const url = new URL(imageFactoryUrl);

@@ -1,12 +1,10 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { KubeApi } from '../kube/kube-api.ts';
-import { parseEtcdStatus } from './parse-etcd-status.ts';
+import { parseEtcdStatus, type EtcdStatusRow } from './parse-etcd-status.ts';
 import { extensionsFromGet, parseGetJson, schematicsFromGet, type GetItem } from './parse-get.ts';
-import { parseNodeErrors } from './parse-node-errors.ts';
+import { parseNodeErrors, type NodeError } from './parse-node-errors.ts';
 import { parseTalosVersion } from './parse-version.ts';
 import type { Talosctl } from './talosctl.ts';
-import { evaluateEtcdStatus } from '../health/rules/etcd-status.ts';
-import type { CheckResult } from '../health/check-result.ts';
 
 /** What one node reports right now: its Talos version, or why it did not answer. */
 export type NodeVersion = { reachable: true; version: string } | { reachable: false; error: string };
@@ -154,9 +152,14 @@ export async function observeKubeNode(kube: KubeApi, address: string, hostLabel:
   return kubeNodeView(findNodeByAddress(await kube.listNodes(signal), address), hostLabel);
 }
 
-/** etcd quorum and a single agreed leader across every control plane, as the gate judges it. */
-export async function checkEtcdQuorum(talosctl: Talosctl, controlPlanes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<CheckResult> {
+/** What `talosctl etcd status` showed: a row per member that answered, and the errors talosctl attributed to nodes. */
+export interface EtcdStatusObservation {
+  rows: EtcdStatusRow[];
+  nodeErrors: NodeError[];
+}
+
+/** `talosctl etcd status` on `controlPlanes`, read; the verdict on it is the health gate's (src/health/etcd-quorum-check.ts). */
+export async function observeEtcdStatus(talosctl: Talosctl, controlPlanes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<EtcdStatusObservation> {
   const result = await talosctl.run(['etcd', 'status'], controlPlanes, { signal, okExitCodes: [0, 1], endpoints });
-  const rows = result.stdout.trim() === '' ? [] : parseEtcdStatus(result.stdout);
-  return evaluateEtcdStatus(rows, controlPlanes, parseNodeErrors(result.stderr));
+  return { rows: result.stdout.trim() === '' ? [] : parseEtcdStatus(result.stdout), nodeErrors: parseNodeErrors(result.stderr) };
 }

@@ -1,7 +1,7 @@
 import type { Tofu } from '../cluster/tofu.ts';
 import { OpsError } from '../errors.ts';
 import { ExecError } from '../exec/process-runner.ts';
-import { sanitizeErrorText } from '../health/rules/probe-failure.ts';
+import { sanitizeErrorText } from '../exec/sanitize-error-text.ts';
 import { tofuErrorLines } from './diagnostics.ts';
 import { parsePlanJson, type PlanJson } from './parse-plan.ts';
 

@@ -1,5 +1,5 @@
 import type { ProcessRunner } from '../exec/process-runner.ts';
-import { gitHead } from '../ops/git-head.ts';
+import { gitHead } from './git-head.ts';
 
 /** Where a Terraform directory's working tree stands: the commit it is at, and whether anything in it is not committed. */
 export interface WorkingTree {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics, sharedRead, type Metrics } from '../../src/metrics/metrics.ts';
-import { readClusterHolds, waitingApprovalCounts } from '../../src/metrics/operation-metrics.ts';
+import { readClusterHolds, waitingApprovalCounts } from '../../src/ops/operation-metrics.ts';
 import { createClusterLock, type ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { Approval, Operation } from '../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../src/ops/operation-store.ts';

@@ -2,7 +2,7 @@ import { register as globalRegistry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { execLabels, recordExecCall } from '../../src/metrics/exec-labels.ts';
 import { createMetrics, sharedRead } from '../../src/metrics/metrics.ts';
-import { readClusterHolds, recordOperationChange, waitingApprovalsByCluster } from '../../src/metrics/operation-metrics.ts';
+import { readClusterHolds, recordOperationChange, waitingApprovalsByCluster } from '../../src/ops/operation-metrics.ts';
 import { Operation, type Step } from '../../src/ops/operation.ts';
 import { parsePrometheusText, sampleValue, type Sample } from '../support/prometheus-text.ts';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { probeFailed, sanitizeErrorText } from '../../src/health/rules/probe-failure.ts';
+import { sanitizeErrorText } from '../../src/exec/sanitize-error-text.ts';
+import { probeFailed } from '../../src/health/rules/probe-failure.ts';
 
 const TITLE = 'talosctl etcd status (10.0.30.11)';
 

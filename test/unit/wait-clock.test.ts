@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { measureWaits, waitOn, WaitClock } from '../../src/metrics/wait-clock.ts';
+import { measureWaits, waitOn, WaitClock } from '../../src/time/wait-clock.ts';
 
 /**
  * The clock reads `performance.now()`; with it faked, durations are exact and the tests

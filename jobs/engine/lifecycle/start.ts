@@ -2,7 +2,7 @@ import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { operationRefById } from '../../../src/ops/thread-link.ts';
 import { enqueueRun } from '../../../src/queue/operation-jobs.ts';
-import { outsideWindowRefusal } from '../../../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { fourEyesRefusal } from '../approvals/four-eyes.ts';
 import { clusterOf, refused, type MoveDeps, type MoveResult } from './deps.ts';

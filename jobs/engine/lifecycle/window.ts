@@ -1,5 +1,5 @@
 import type { Operation } from '../../../src/ops/operation.ts';
-import { outsideWindowRefusal } from '../../../src/rules/maintenance-window.ts';
+import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { clusterOf, type MoveDeps } from './deps.ts';
 
 /** Production's window, checked at every approval and retry, as the engine checks it before every step. */

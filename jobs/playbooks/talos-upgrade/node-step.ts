@@ -8,7 +8,8 @@ import { isFailureLine, parseDrainFailure, parseProgressLine, upgradeMilestone, 
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { quorumWhileRebooting } from '../../../src/rules/quorum.ts';
 import { upgradesThroughLifecycleService } from '../../../src/talos/upgrade-flow.ts';
-import { checkEtcdQuorum, observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
+import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
+import { observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import type { ExecError } from '../../../src/exec/process-runner.ts';
 import { endpointsAvoiding, hasOtherEndpoint } from '../../node-endpoints.ts';

@@ -1,5 +1,5 @@
-import type { Operation, OperationState } from '../ops/operation.ts';
-import type { ClusterHold, Metrics } from './metrics.ts';
+import type { ClusterHold, Metrics } from '../metrics/metrics.ts';
+import type { Operation, OperationState } from './operation.ts';
 
 /** States in which an operation has come to an end; `failed` may later become `cancelled`, which is not a second end. */
 const ENDED: readonly OperationState[] = ['refused', 'completed', 'failed', 'cancelled'];

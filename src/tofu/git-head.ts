@@ -1,7 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** The commit a Terraform directory is checked out at, read from `.git` directly (no git binary needed); undefined when it is not a checkout. */
+/**
+ * The commit a Terraform directory is checked out at, read from `.git` directly (no git binary
+ * needed); undefined when it is not a checkout. It reads the checkout as it is, like the working
+ * tree's status (working-tree.ts), so it sits with the Terraform adapter; operations compare it.
+ */
 export async function gitHead(dir: string): Promise<string | undefined> {
   const read = (path: string): Promise<string | undefined> => readFile(path, 'utf8').then((t) => t.trim(), () => undefined);
   for (let d = dir, i = 0; i < 6; i += 1, d = join(d, '..')) {
