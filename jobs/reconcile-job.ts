@@ -4,7 +4,7 @@ import type { Operation } from '../src/ops/operation.ts';
 import { FINISHED } from '../src/ops/state-machine.ts';
 import { enqueueRun, runJobId } from '../src/queue/jobs.ts';
 import { outsideWindowRefusal } from '../src/chat/window-refusal.ts';
-import type { OpsJobDeps } from './job-context.ts';
+import type { OpsJobDeps } from './engine/job-context.ts';
 import { PLAYBOOKS } from './playbooks/index.ts';
 
 /** How many of the newest operations each pass looks at. */

@@ -8,7 +8,7 @@ import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { pruneSnapshots } from '../src/ops/snapshot-pruning.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { ScheduledJobData } from '../src/queue/job-schemas.ts';
-import type { OpsJobDeps } from './job-context.ts';
+import type { OpsJobDeps } from './engine/job-context.ts';
 
 export interface ScheduledSnapshotJobDeps extends Pick<OpsJobDeps, 'inventory' | 'access' | 'chat' | 'logger' | 'timeouts' | 'clock'> {
   /** Where the day's thread of each cluster is remembered, and the run that holds a cluster's scheduled snapshot. */

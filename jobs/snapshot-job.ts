@@ -4,7 +4,7 @@ import { errorText } from '../src/chat/error-text.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { OperationJobData } from '../src/queue/job-schemas.ts';
-import { clusterNamed, type OpsJobDeps } from './job-context.ts';
+import { clusterNamed, type OpsJobDeps } from './engine/job-context.ts';
 
 /** `/talos snapshot`: an etcd snapshot copied off-cluster, verified, its identifier posted and recorded. */
 export function createSnapshotJob(deps: OpsJobDeps) {

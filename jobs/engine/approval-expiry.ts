@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { NonceJobData } from '../../src/queue/job-schemas.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 import { expireApproval } from './approvals/expire.ts';
 
 /** The job queued with every approval request, for when it expires (see `expireApproval`). */

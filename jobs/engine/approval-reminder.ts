@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { NonceJobData } from '../../src/queue/job-schemas.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 import { remindApprovers } from './approvals/remind.ts';
 
 export { APPROVAL_REMINDER_JOB_NAME } from './approvals/remind.ts';

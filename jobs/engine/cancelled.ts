@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import { showDecision } from './approvals/edit.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { enqueueEnded } from '../../src/queue/operation-jobs.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 import { refreshRoot } from './root-message.ts';
 
 /**

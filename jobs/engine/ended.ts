@@ -4,7 +4,7 @@ import { maintenanceRecordMarkdown } from '../../src/ops/maintenance-record.ts';
 import { FINISHED } from '../../src/ops/state-machine.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 import type { Playbook } from './playbook.ts';
 
 

@@ -1,5 +1,5 @@
 import { operationRefById } from '../../src/ops/thread-link.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 
 /**
  * A preflight's refusal while another operation holds the cluster, naming the holder with a

@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { enqueueEnded, enqueuePlanExpiry as queuePlanExpiry } from '../../src/queue/jobs.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 import { refreshRoot } from './root-message.ts';
 
 /** Queues the end of a plan's offer: PLAN_TTL_MINUTES after it was made. */

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { StepFailure } from '../job-context.ts';
+import type { StepFailure } from './job-context.ts';
 import type { ChatMessage } from '../../src/chat/chat-port.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
@@ -7,7 +7,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
 import type { PreflightChecks } from './preflight-checks.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 
 /** An operation whose root message is in Slack: the thread every step reports in exists. */
 export type PostedOperation = Operation & { rootTs: string };

@@ -2,8 +2,8 @@ import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
-import { probeSignals, type OpsJobDeps } from '../job-context.ts';
-import { talosctlClientCheck } from '../talosctl-client.ts';
+import { probeSignals, type OpsJobDeps } from './job-context.ts';
+import { talosctlClientCheck } from './talosctl-client.ts';
 import { heldByRefusal } from './held-by.ts';
 import type { CommonCheckInput } from './playbook.ts';
 

@@ -3,7 +3,7 @@ import { errorText } from '../../src/chat/error-text.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
-import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
+import { clusterNamed, type OpsJobDeps } from './job-context.ts';
 import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { heldByRefusal } from './held-by.ts';
 import { isPosted, type Playbook, type PreflightOutcome } from './playbook.ts';

@@ -1,7 +1,7 @@
 import { errorText } from '../../src/chat/error-text.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import type { Operation } from '../../src/ops/operation.ts';
-import type { OpsJobDeps } from '../job-context.ts';
+import type { OpsJobDeps } from './job-context.ts';
 
 /**
  * The root message is a view of the stored operation, and the next refresh repaints it: a

@@ -12,7 +12,7 @@ import { cancelRefusal, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
-import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from '../job-context.ts';
+import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { refreshRoot } from './root-message.ts';
 import { enqueueEnded, enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';

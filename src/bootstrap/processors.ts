@@ -6,7 +6,7 @@ import { createPlanExpiryJob } from '../../jobs/engine/plan-expiry.ts';
 import { createPreflightJob } from '../../jobs/engine/preflight.ts';
 import { createRunJob } from '../../jobs/engine/walk.ts';
 import { createHealthGateJob, standardGate } from '../../jobs/health-gate-job.ts';
-import type { OpsJobDeps } from '../../jobs/job-context.ts';
+import type { OpsJobDeps } from '../../jobs/engine/job-context.ts';
 import { PLAYBOOKS } from '../../jobs/playbooks/index.ts';
 import { createReadinessGatesJob } from '../../jobs/readiness-gates-job.ts';
 import { createReconcileJob } from '../../jobs/reconcile-job.ts';

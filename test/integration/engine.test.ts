@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
 import { createApprovalReminderJob } from '../../jobs/engine/approval-reminder.ts';
-import { StepFailure } from '../../jobs/job-context.ts';
+import { StepFailure } from '../../jobs/engine/job-context.ts';
 import type { Playbook, WalkContext } from '../../jobs/engine/playbook.ts';
 import { createPreflightJob } from '../../jobs/engine/preflight.ts';
 import { createEndedJob } from '../../jobs/engine/ended.ts';

@@ -16,7 +16,7 @@ import { createLifecycle, type Lifecycle } from '../../jobs/engine/lifecycle/lif
 import { createRunLease } from '../../src/ops/run-lease.ts';
 import type { ImageFactory } from '../../src/talos/image-factory.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
-import type { OpsJobDeps } from '../../jobs/job-context.ts';
+import type { OpsJobDeps } from '../../jobs/engine/job-context.ts';
 import { systemClock, type Clock } from '../../src/time/clock.ts';
 import type { RedisFixture } from './redis-fixture.ts';
 

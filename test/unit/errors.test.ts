@@ -1,6 +1,6 @@
 import { UnrecoverableError } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { StepFailure, DrainCheckpoint } from '../../jobs/job-context.ts';
+import { StepFailure, DrainCheckpoint } from '../../jobs/engine/job-context.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { BotError, ERROR_CODES, errorCode, isRetryable, OpsError } from '../../src/errors.ts';
 import { ExecError } from '../../src/exec/process-runner.ts';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ChatMessage } from '../../src/chat/chat-port.ts';
-import { throttledUpdate } from '../../jobs/throttled-update.ts';
+import { throttledUpdate } from '../../jobs/playbooks/shared/throttled-update.ts';
 
 const text = (t: string): ChatMessage => ({ text: t });
 

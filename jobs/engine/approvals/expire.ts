@@ -1,4 +1,4 @@
-import type { OpsJobDeps } from '../../job-context.ts';
+import type { OpsJobDeps } from '../job-context.ts';
 import { refreshRoot } from '../root-message.ts';
 import { showDecision } from './edit.ts';
 

@@ -1,6 +1,6 @@
 import { approvalReminderMessage } from '../../../src/chat/approval-messages.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { clusterNamed, type OpsJobDeps } from '../../job-context.ts';
+import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
 import { approversToPage } from './four-eyes.ts';
 
 export const APPROVAL_REMINDER_JOB_NAME = 'approval-reminder';

@@ -14,12 +14,12 @@ import { findStagingRehearsal } from '../../../src/ops/rehearsal.ts';
 import { checkKubernetesUpgradePath } from '../../../src/rules/versions.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { parseUpgradeK8sOutput } from '../../../src/talos/parse-upgrade-k8s.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
-import { throttledUpdate } from '../../throttled-update.ts';
-import { talosctlFor } from '../../talosctl-client.ts';
+import { throttledUpdate } from '../shared/throttled-update.ts';
+import { talosctlFor } from '../../engine/talosctl-client.ts';
 
 /** At most one edit of the progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;

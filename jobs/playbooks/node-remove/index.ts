@@ -11,9 +11,9 @@ import { workloadCapacityAfterRemoval } from '../../../src/rules/workload-nodes.
 import { observeEtcdMembership, type EtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { findNodeByAddress, observeTalosVersions } from '../../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
-import { endpointsAvoiding } from '../../node-endpoints.ts';
-import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../../node-target.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { endpointsAvoiding } from '../shared/node-endpoints.ts';
+import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../shared/node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 

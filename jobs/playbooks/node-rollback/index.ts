@@ -10,9 +10,9 @@ import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { threadLink } from '../../../src/ops/thread-link.ts';
 import { observeEtcdMembership, quorumWhileRebooting } from '../../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
-import { endpointsAvoiding } from '../../node-endpoints.ts';
-import { nodeSteps, observeNodeTarget, roleOf } from '../../node-target.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { endpointsAvoiding } from '../shared/node-endpoints.ts';
+import { nodeSteps, observeNodeTarget, roleOf } from '../shared/node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 

@@ -1,7 +1,7 @@
 import { runHealthGate } from '../../../src/health/health-gate.ts';
 import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { StepFailure } from '../../job-context.ts';
+import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
 
 /**

@@ -12,9 +12,9 @@ import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import type { ExecError } from '../../../src/exec/process-runner.ts';
-import { endpointsAvoiding, hasOtherEndpoint } from '../../node-endpoints.ts';
+import { endpointsAvoiding, hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import { schematicOfImage } from './installer-images.ts';
-import { sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 
 export interface NodeStepContext {
   deps: OpsJobDeps;

@@ -21,10 +21,10 @@ import { tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
 import { reviewPlan, vmKeys } from '../../../src/tofu/parse-plan.ts';
 import { showPlanJson } from '../../../src/tofu/show-plan.ts';
 import { fileSha256, runPlan } from '../../../src/tofu/run-plan.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../job-context.ts';
+import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
-import { throttledUpdate } from '../../throttled-update.ts';
+import { throttledUpdate } from '../shared/throttled-update.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/chat/chat-port.ts';
 
 export interface ThrottledUpdate {
   /** The newest state; sent at once, or when the interval since the last edit has passed. */

@@ -1,12 +1,12 @@
 import type { V1Node } from '@kubernetes/client-node';
-import type { ClusterConfig } from '../src/config/inventory.ts';
-import type { ClusterSession } from '../src/cluster/cluster-session.ts';
-import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../src/talos/observe.ts';
-import type { Step } from '../src/ops/operation.ts';
-import type { Talosctl } from '../src/talos/talosctl.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../../../src/talos/observe.ts';
+import type { Step } from '../../../src/ops/operation.ts';
+import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { endpointsAvoiding } from './node-endpoints.ts';
-import type { CommonCheckInput } from './engine/playbook.ts';
-import { talosctlFor } from './talosctl-client.ts';
+import type { CommonCheckInput } from '../../engine/playbook.ts';
+import { talosctlFor } from '../../engine/talosctl-client.ts';
 
 /** What a rollback or a removal needs to know about its node before planning. */
 export interface NodeTarget {

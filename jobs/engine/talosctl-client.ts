@@ -1,8 +1,8 @@
-import { errorText } from '../src/chat/error-text.ts';
-import type { ClusterSession } from '../src/cluster/cluster-session.ts';
-import { talosctlClientRefusal } from '../src/rules/versions.ts';
-import { parseTalosVersion } from '../src/talos/parse-version.ts';
-import type { Talosctl } from '../src/talos/talosctl.ts';
+import { errorText } from '../../src/chat/error-text.ts';
+import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
+import { talosctlClientRefusal } from '../../src/rules/versions.ts';
+import { parseTalosVersion } from '../../src/talos/parse-version.ts';
+import type { Talosctl } from '../../src/talos/talosctl.ts';
 
 /**
  * talosctl for an operation on nodes that run `running`. With `TALOSCTL_BIN` a directory, the

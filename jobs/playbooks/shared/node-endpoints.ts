@@ -1,4 +1,4 @@
-import type { ClusterConfig } from '../src/config/inventory.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
 
 /**
  * Endpoints for a call that concerns `node`: the other control planes, so the

@@ -1,20 +1,20 @@
 import type { Queue } from 'bullmq';
-import type { ChatPort } from '../src/chat/chat-port.ts';
-import type { ClusterAccess } from '../src/cluster/cluster-session.ts';
-import type { Tofu } from '../src/cluster/tofu.ts';
-import type { Config } from '../src/config/env.ts';
-import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
-import type { Logger } from '../src/log/logger.ts';
-import type { Audit } from '../src/ops/audit.ts';
-import type { ClusterLock } from '../src/ops/cluster-lock.ts';
-import type { NodeClassRecord } from '../src/ops/node-class-record.ts';
-import type { OperationStore } from '../src/ops/operation-store.ts';
-import type { RunLease } from '../src/ops/run-lease.ts';
-import type { ImageFactory } from '../src/talos/image-factory.ts';
-import type { WorkingTreeReader } from '../src/tofu/working-tree.ts';
-import type { Clock } from '../src/time/clock.ts';
-import { BotError } from '../src/errors.ts';
-import { waitOn } from '../src/time/wait-clock.ts';
+import type { ChatPort } from '../../src/chat/chat-port.ts';
+import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
+import type { Tofu } from '../../src/cluster/tofu.ts';
+import type { Config } from '../../src/config/env.ts';
+import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import type { Audit } from '../../src/ops/audit.ts';
+import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
+import type { NodeClassRecord } from '../../src/ops/node-class-record.ts';
+import type { OperationStore } from '../../src/ops/operation-store.ts';
+import type { RunLease } from '../../src/ops/run-lease.ts';
+import type { ImageFactory } from '../../src/talos/image-factory.ts';
+import type { WorkingTreeReader } from '../../src/tofu/working-tree.ts';
+import type { Clock } from '../../src/time/clock.ts';
+import { BotError } from '../../src/errors.ts';
+import { waitOn } from '../../src/time/wait-clock.ts';
 
 /** What every operation job is given by the composition root. */
 export interface OpsJobDeps {

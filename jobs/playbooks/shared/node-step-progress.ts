@@ -1,9 +1,9 @@
-import type { ChatMessage } from '../src/chat/chat-port.ts';
-import { escapeMrkdwn, section } from '../src/chat/blocks.ts';
-import { stepLabel } from '../src/chat/operation-root.ts';
-import type { Logger } from '../src/log/logger.ts';
-import type { Step } from '../src/ops/operation.ts';
-import type { OpsJobDeps } from './job-context.ts';
+import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import { escapeMrkdwn, section } from '../../../src/chat/blocks.ts';
+import { stepLabel } from '../../../src/chat/operation-root.ts';
+import type { Logger } from '../../../src/log/logger.ts';
+import type { Step } from '../../../src/ops/operation.ts';
+import type { OpsJobDeps } from '../../engine/job-context.ts';
 import { throttledUpdate, type ThrottledUpdate } from './throttled-update.ts';
 
 /** Minimum time between two edits of a node step's progress reply, in ms. */
