@@ -2,7 +2,9 @@ import type { Job } from 'bullmq';
 import { showDecision } from './approvals/edit.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { enqueueEnded } from '../../src/queue/operation-jobs.ts';
+import type { Operation } from '../../src/ops/operation.ts';
 import type { OpsJobDeps } from './job-context.ts';
+import type { Playbook } from './playbook.ts';
 import { refreshRoot } from './root-message.ts';
 
 /**
@@ -10,12 +12,12 @@ import { refreshRoot } from './root-message.ts';
  * the root shows it, every open request loses its buttons, and the thread records who
  * cancelled. Run as a job, so the command answers first and a Slack outage is retried.
  */
-export function createCancelledJob(deps: OpsJobDeps) {
+export function createCancelledJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Record<Operation['kind'], Playbook>>>) {
   return async (job: Job): Promise<void> => {
     const { opId } = OperationJobData.parse(job.data);
     const cancelled = await deps.store.get(opId);
     if (cancelled?.state !== 'cancelled') return;
-    await refreshRoot(deps, cancelled);
+    await refreshRoot(deps, cancelled, playbooks[cancelled.kind]);
     // A request can be in Slack before the run stored where: its entry's reply is the request.
     await deps.audit.flush(opId);
     const op = (await deps.store.get(opId)) ?? cancelled;

@@ -115,6 +115,17 @@ export interface Playbook<Data = unknown> {
    * operator's request is the start, as for a rollback) a run that takes the lock at once.
    */
   start: 'plan' | 'run';
+  /**
+   * Whether it holds the cluster's lock from its start until it ends: `cluster` for whatever
+   * changes the cluster; `none` for work that changes nothing in it (an etcd snapshot), which
+   * then also runs while another operation holds the cluster (a stopped upgrade before its rollback).
+   */
+  lock: 'none' | 'cluster';
+  /**
+   * The root message's text (what notifications and the channel list show) where this kind's
+   * differs from the common `<title> — <state> (<id>)`; undefined keeps the common one.
+   */
+  rootText?(op: Operation): string | undefined;
   /** Every check before anything is touched; refusals are collected, not stopped at the first. */
   preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome>;
   /** Whether a person approves `step` before it runs. */

@@ -1,6 +1,5 @@
 import type { Job } from 'bullmq';
 import { errorText } from '../../src/chat/error-text.ts';
-import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { clusterNamed, type OpsJobDeps } from './job-context.ts';
@@ -9,17 +8,17 @@ import { heldByRefusal } from './held-by.ts';
 import { isPosted, type Playbook, type PreflightOutcome } from './playbook.ts';
 import { runCommonChecks } from './preflight-checks.ts';
 import { enqueuePlanExpiry } from './plan-expiry.ts';
-import { refreshRoot } from './root-message.ts';
+import { refreshRoot, rootMessage } from './root-message.ts';
 
 /**
  * Posts the plan or the refusal as the operation's root message, then the audit entries waiting for
  * its thread. `maybeSent`: an earlier attempt may have posted it before failing to store where.
  */
-async function postRoot(deps: OpsJobDeps, op: Operation, maybeSent: boolean): Promise<void> {
-  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op), { key: `${op.id}-root`, maybeSent });
+async function postRoot(deps: OpsJobDeps, playbook: Playbook, op: Operation, maybeSent: boolean): Promise<void> {
+  const { ts } = await deps.chat.post(op.channel, rootMessage(op, playbook), { key: `${op.id}-root`, maybeSent });
   const { op: stored } = await deps.store.update(op.id, (o) => (o.rootTs === undefined ? { ...o, rootTs: ts } : undefined));
   // Changed while the post was retried (an override from a copy Slack showed, a cancel): show it as it is now.
-  if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored);
+  if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored, playbook);
   await deps.audit.flush(op.id);
 }
 
@@ -41,7 +40,7 @@ async function takeLock(deps: OpsJobDeps, cluster: string, op: Operation, from: 
 /**
  * The preflight of every operation: touches nothing; records the refusal or the plan in one
  * write with its entry, then posts it. A plan waits for an operator's Start; an operation that
- * starts with its request takes the lock and gets its run. The write is a compare-and-set on
+ * starts with its request takes the lock (if its playbook holds one) and gets its run. The write is a compare-and-set on
  * `preflight`: a cancel that came first stays, and the lock taken for it is given back.
  */
 export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Record<Operation['kind'], Playbook>>>) {
@@ -53,7 +52,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no preflight`);
     if (op.state !== 'preflight') {
       // A retry (Slack failed under the last attempt) posts the root message that attempt could not, and queues its run.
-      if (op.rootTs === undefined) await postRoot(deps, op, true);
+      if (op.rootTs === undefined) await postRoot(deps, playbook, op, true);
       if (playbook.start === 'run' && op.state === 'running') await enqueueRun(deps.opsQueue, opId, 'run');
       return;
     }
@@ -70,7 +69,8 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
       outcome = { refusals: [`preflight could not complete: ${errorText(error)}`], notes: [], steps: [], target: {} };
     }
     let giveBack: (() => Promise<void>) | undefined;
-    if (outcome.refusals.length === 0 && playbook.start === 'run') {
+    // A playbook that holds no lock (a snapshot) starts without one, whoever holds the cluster.
+    if (outcome.refusals.length === 0 && playbook.start === 'run' && playbook.lock === 'cluster') {
       const taken = await takeLock(deps, cluster.name, op, outcome.takesLockFrom);
       if ('refusal' in taken) outcome.refusals.push(taken.refusal);
       else giveBack = taken.giveBack;
@@ -111,8 +111,8 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
       deps.logger.info({ op: opId, cluster: cluster.name, state: planned.state }, 'preflight ended on an operation that was cancelled meanwhile');
       return;
     }
-    if (planned.rootTs === undefined) await postRoot(deps, planned, false);
-    else await refreshRoot(deps, planned);
+    if (planned.rootTs === undefined) await postRoot(deps, playbook, planned, false);
+    else await refreshRoot(deps, planned, playbook);
     const posted = await deps.store.get(opId);
     if (posted !== undefined && isPosted(posted)) await playbook.posted?.(deps, posted);
     if (refused) await playbook.ended?.(deps, planned);

@@ -34,7 +34,8 @@ export function probeSignal(ctx: WalkContext): AbortSignal {
 }
 
 /**
- * Stops the operation at the first failure: no further step, the lock kept, the step's approval
+ * Stops the operation at the first failure: no further step, the lock kept (a playbook that holds
+ * none, such as a snapshot, leaves the cluster as free as it was), the step's approval
  * spent, a Retry offered when the step is safe to run again and a Rollback when it changed a node.
  * The stop and its entry are one write, and only while the operation still runs: a run that lost
  * its lease never writes over the run that holds it now.
@@ -49,8 +50,9 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
     { actor: 'bot', event: 'stopped', detail: failure.message },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
-      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${stepLabel(step)}, which did not start)`, failure.evidence);
-      return failureMessage(o, step, failure.message, failure.evidence, failure.options.retry);
+      const holdsLock = playbook.lock === 'cluster';
+      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${stepLabel(step)}, which did not start)`, failure.evidence, undefined, holdsLock);
+      return failureMessage(o, step, failure.message, failure.evidence, failure.options.retry, holdsLock);
     },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
@@ -72,7 +74,7 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
   );
   if (op.state !== 'failed' || op.endedAt !== now) return;
   log.warn({ step: stepId, node: op.steps.find((s) => s.id === stepId)?.node, reason: failure.message }, 'operation stopped at the first failure');
-  await refreshRoot(deps, op);
+  await refreshRoot(deps, op, playbook);
   await enqueueEnded(deps.opsQueue, op);
 }
 
@@ -93,22 +95,22 @@ async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperatio
     o.state === 'running' ? { ...o, state: 'completed', endedAt, commit, validation } : undefined,
   );
   if (done.state !== 'completed' || done.endedAt !== endedAt) return;
-  await deps.lock.release(cluster.name, op.id);
+  if (playbook.lock === 'cluster') await deps.lock.release(cluster.name, op.id);
   // The record is a job of its own: a failed upload must not turn a finished operation into a failure.
   await enqueueEnded(deps.opsQueue, done);
-  await refreshRoot(deps, done);
+  await refreshRoot(deps, done, playbook);
 }
 
 /** A cancel asked for while a step ran takes effect here, between steps; the cluster is free once it is recorded. */
-async function cancelBetweenSteps(ctx: WalkContext, op: Operation, by: string): Promise<void> {
+async function cancelBetweenSteps(ctx: WalkContext, playbook: Playbook, op: Operation, by: string): Promise<void> {
   const { deps } = ctx;
   const endedAt = deps.now().toISOString();
   const cancelled = await deps.audit.record(op.id, { actor: by, event: 'cancelled between steps', detail: 'no step is half done' }, undefined, (o) =>
     WALKING.includes(o.state) ? { ...o, state: 'cancelled', endedAt, reason: `cancelled by <@${by}> between steps` } : undefined,
   );
   if (cancelled.state !== 'cancelled') return;
-  await deps.lock.release(ctx.cluster.name, op.id);
-  await refreshRoot(deps, cancelled);
+  if (playbook.lock === 'cluster') await deps.lock.release(ctx.cluster.name, op.id);
+  await refreshRoot(deps, cancelled, playbook);
   await enqueueEnded(deps.opsQueue, cancelled);
 }
 
@@ -141,7 +143,7 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   if (waiting.windowWait?.nonce !== nonce) return true;
   ctx.log.info({ step: step.id, opensAt }, 'waiting for the maintenance window');
   if (opensAt !== undefined) await enqueueRun(deps.opsQueue, op.id, `window-${nonce}`, Math.max(0, Date.parse(opensAt) - now.getTime()) + 1000);
-  await refreshRoot(deps, waiting);
+  await refreshRoot(deps, waiting, playbook);
   return true;
 }
 
@@ -181,7 +183,7 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
     }
     if (op.cancelRequestedBy !== undefined) {
       const refusal = cancelRefusal(op);
-      if (refusal === undefined) return cancelBetweenSteps(ctx, op, op.cancelRequestedBy);
+      if (refusal === undefined) return cancelBetweenSteps(ctx, playbook, op, op.cancelRequestedBy);
       ctx.log.info({ step: step.id }, 'cancel held until the step that must finish has');
     }
     checkpoint(deps);

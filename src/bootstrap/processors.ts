@@ -4,6 +4,7 @@ import { createCancelledJob } from '../../jobs/engine/cancelled.ts';
 import { createEndedJob } from '../../jobs/engine/ended.ts';
 import { createPlanExpiryJob } from '../../jobs/engine/plan-expiry.ts';
 import { createPreflightJob } from '../../jobs/engine/preflight.ts';
+import { createRetiredSnapshotJob } from '../../jobs/engine/retired-snapshot-job.ts';
 import { createRunJob } from '../../jobs/engine/walk.ts';
 import { createHealthGateJob, standardGate } from '../../jobs/health-gate-job.ts';
 import type { OpsJobDeps } from '../../jobs/engine/job-context.ts';
@@ -14,7 +15,6 @@ import { createRecordJob } from '../../jobs/record-job.ts';
 import { createRetentionSweepJob } from '../../jobs/retention-sweep-job.ts';
 import { createGateSummaryJob, createScheduledGateJob } from '../../jobs/scheduled-gate-job.ts';
 import { createScheduledSnapshotJob } from '../../jobs/scheduled-snapshot-job.ts';
-import { createSnapshotJob } from '../../jobs/snapshot-job.ts';
 import type { GateReport } from '../health/health-gate.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { OpsJobName, ReadJobName } from '../queue/job-schemas.ts';
@@ -74,10 +74,11 @@ export function buildProcessors(parts: ProcessorParts): Processors {
       'operation-run': createRunJob(engine, PLAYBOOKS),
       'approval-expiry': createApprovalExpiryJob(engine),
       'approval-reminder': createApprovalReminderJob(engine),
-      'operation-cancelled': createCancelledJob(engine),
+      'operation-cancelled': createCancelledJob(engine, PLAYBOOKS),
       'operation-ended': createEndedJob(engine, PLAYBOOKS),
       'plan-expiry': createPlanExpiryJob(engine),
-      snapshot: createSnapshotJob(engine),
+      // Retired: a snapshot queued by the previous version, ended with its reason.
+      snapshot: createRetiredSnapshotJob(engine, PLAYBOOKS.snapshot),
       'ops-reconcile': createReconcileJob({ inventory, store, lock, audit: core.audit, runLease: records.runLease, opsQueue: queues.ops, logger, clock }),
       'scheduled-snapshot': createScheduledSnapshotJob({ inventory, access, chat, logger, timeouts: config.timeouts, clock, redis: infra.redis }),
       'retention-sweep': createRetentionSweepJob({

@@ -9,9 +9,11 @@ import { stepLabel } from './operation-root.ts';
  * step is safe to run again, a Rollback of the node when the step asked it to change. It mentions
  * the operator who started the operation, who must act on it.
  */
-export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[], retryNote?: string): ChatMessage {
+export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[], retryNote?: string, holdsLock = true): ChatMessage {
   const where = step ? ` at ${stepLabel(step)}` : '';
-  const said = `❌ Stopped${where}: ${reason}. No further step ran; the cluster stays locked to ${op.id} until an operator cancels it.`;
+  // An operation that holds no lock (a snapshot) leaves the cluster as free as it found it.
+  const lock = holdsLock ? `the cluster stays locked to ${op.id} until an operator cancels it` : `${op.id} held no lock on ${op.cluster}`;
+  const said = `❌ Stopped${where}: ${reason}. No further step ran; ${lock}.`;
   const operator = mentionUser(op.startedBy ?? op.requestedBy);
   const text = `${said} ${operator}`;
   const blocks = [section(`${escapeMrkdwn(said)} ${operator}`)];

@@ -6,11 +6,12 @@ import type { OperationState } from './operation.ts';
  * take an operation somewhere its life does not go. A write that keeps the state is no move.
  */
 export const TRANSITIONS: Readonly<Record<OperationState, readonly OperationState[]>> = {
-  // The preflight's verdict; a run-at-once operation (a rollback) starts with its request; a cancel may come first.
+  // The preflight's verdict; a run-at-once operation (a rollback, a snapshot) starts with its request; a cancel may come first.
   preflight: ['refused', 'planned', 'running', 'cancelled'],
   // Start (or Apply); a cancel, or the plan expiring.
   planned: ['running', 'cancelled'],
   // An approval asked, a window waited for, the first failure, the last step done, a cancel between steps.
+  // A snapshot's run goes only to `failed`, `completed` or `cancelled`: it asks no approval and no window holds it.
   running: ['awaiting-approval', 'waiting-window', 'failed', 'completed', 'cancelled'],
   // Approved; the request expired; the walk stopped (its stop is guarded by the walking states); stopped or cancelled.
   'awaiting-approval': ['running', 'paused', 'failed', 'cancelled'],
@@ -18,15 +19,15 @@ export const TRANSITIONS: Readonly<Record<OperationState, readonly OperationStat
   'waiting-window': ['running', 'failed', 'cancelled'],
   // An approver asked for approval again; a cancel.
   paused: ['running', 'cancelled'],
-  // Retry; a cancel once the failure was handled.
+  // Retry; a cancel once the failure was handled (a failed snapshot offers no Retry: it is only cancelled).
   failed: ['running', 'cancelled'],
   refused: [],
   completed: [],
   cancelled: [],
 };
 
-/** The states an operation is created in: a request's preflight, or a run that needs no plan (a snapshot). */
-export const INITIAL: readonly OperationState[] = ['preflight', 'running'];
+/** The state an operation is created in: its request's preflight, which plans it or starts its run. */
+export const INITIAL: readonly OperationState[] = ['preflight'];
 
 /** Nothing runs: a cancel ends the operation at once (a running one is asked to stop between steps instead). */
 export const WAITING: readonly OperationState[] = ['preflight', 'planned', 'awaiting-approval', 'waiting-window', 'paused', 'failed'];
@@ -34,7 +35,10 @@ export const WAITING: readonly OperationState[] = ['preflight', 'planned', 'awai
 /** A run walks the operation's steps. */
 export const WALKING: readonly OperationState[] = ['running', 'awaiting-approval', 'waiting-window'];
 
-/** The operation holds its cluster's lock: from its start until it ends; a stopped one keeps it for a Retry or a Rollback. */
+/**
+ * The operation holds its cluster's lock: from its start until it ends; a stopped one keeps it for a Retry or a Rollback.
+ * Only for the kinds whose playbook holds one: a snapshot never does.
+ */
 export const HOLDING_LOCK: readonly OperationState[] = ['running', 'awaiting-approval', 'waiting-window', 'paused', 'failed'];
 
 /** The operation has ended for good: it never moves again, and retention may let it go. */

@@ -83,6 +83,10 @@ export const OPS_JOB_DATA = {
   'operation-cancelled': OperationJobData,
   'operation-ended': OperationJobData,
   'plan-expiry': OperationJobData,
+  /**
+   * Retired: the previous version's `/talos snapshot` job, which a snapshot now replaces with its
+   * preflight and run. Its processor ends an operation such a job left behind; nothing queues it.
+   */
   snapshot: OperationJobData,
   'scheduled-snapshot': ScheduledJobData,
   'ops-reconcile': NoJobData,

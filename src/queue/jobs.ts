@@ -14,7 +14,6 @@ export const PLAN_EXPIRY_JOB_NAME = 'plan-expiry' satisfies OpsJobName;
 export const APPROVAL_EXPIRY_JOB_NAME = 'approval-expiry' satisfies OpsJobName;
 export const APPROVAL_REMINDER_JOB_NAME = 'approval-reminder' satisfies OpsJobName;
 export const CANCELLED_JOB_NAME = 'operation-cancelled' satisfies OpsJobName;
-export const SNAPSHOT_JOB_NAME = 'snapshot' satisfies OpsJobName;
 export const RECONCILE_JOB_NAME = 'ops-reconcile' satisfies OpsJobName;
 export const RETENTION_SWEEP_JOB_NAME = 'retention-sweep' satisfies OpsJobName;
 export const SCHEDULED_SNAPSHOT_JOB_NAME = 'scheduled-snapshot' satisfies OpsJobName;
@@ -90,11 +89,6 @@ export async function enqueueEnded(queue: Queue, op: { id: string; state: string
 /** The messages of a cancelled operation are edited by this job, so the command or click that cancelled answers first. */
 export async function enqueueCancelled(queue: Queue, opId: string): Promise<void> {
   await addOps(queue, CANCELLED_JOB_NAME, { opId }, { jobId: `${opId}-cancelled`, ...PERSISTENT });
-}
-
-/** `/talos snapshot`: the operation's one snapshot job. */
-export async function enqueueSnapshot(queue: Queue, opId: string): Promise<void> {
-  await addOps(queue, SNAPSHOT_JOB_NAME, { opId }, { ...KEEP, jobId: `${opId}-snapshot` });
 }
 
 /** The end of a plan's offer, `delayMs` from now; kept like other finished jobs, at most 1000. */

@@ -1,4 +1,4 @@
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../log/logger.ts';
@@ -45,7 +45,8 @@ function dispatch<N extends string>(table: Readonly<Record<N, JobProcessor>>, sc
   return async (job: Job, signal?: AbortSignal): Promise<unknown> => {
     const name = job.name as N;
     const run = Object.hasOwn(table, name) ? table[name] : undefined;
-    if (!run) throw new Error(`unknown job ${job.name}`);
+    // A name no processor takes (left in Redis by another version) fails at once: retrying cannot help.
+    if (!run) throw new UnrecoverableError(`unknown job ${job.name}`);
     try {
       parseJobData(schemas[name], job);
       return await run(job, signal);

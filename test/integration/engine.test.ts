@@ -34,6 +34,7 @@ function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
     data: z.unknown(),
     checks: {},
     start: 'plan',
+    lock: 'cluster',
     preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [step('first'), step('gated')], target: {} }),
     needsApproval: (s) => s.id === 'gated',
     approvalMessage: (_ctx, op, _approval, s) => Promise.resolve({ text: `Approve ${s.id}? (${op.id})` }),

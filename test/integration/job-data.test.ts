@@ -38,6 +38,29 @@ function failedForGood(workers: Workers, jobId: string): Promise<Job> {
 }
 
 describe('job data checked by the workers, on a real Redis', () => {
+  it('fails a job of a name no processor takes (left by another version) at once, without retries', async () => {
+    // Arrange
+    const { workers, ran } = workersRunning(() => Promise.resolve('ran'));
+    const queue = new Queue(OPS_QUEUE, { connection: redis.client() });
+    try {
+      const failed = failedForGood(workers, 'retired-name');
+
+      // Act
+      await queue.add('no-such-job', { opId: 'op-abc123' }, { jobId: 'retired-name', attempts: 6, backoff: { type: 'fixed', delay: 10 } });
+      const job = await failed;
+
+      // Assert
+      expect(job.attemptsMade).toBe(1);
+      expect(await queue.getJobState('retired-name')).toBe('failed');
+      expect(job.failedReason).toBe('unknown job no-such-job');
+      expect(ran).toEqual([]);
+    } finally {
+      await workers.read.close(true);
+      await workers.ops.close(true);
+      await queue.close();
+    }
+  });
+
   it('fails a job whose data does not match its schema at once, without retries and without running its processor', async () => {
     // Arrange
     const { workers, ran } = workersRunning(() => Promise.resolve('ran'));

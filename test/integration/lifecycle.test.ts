@@ -65,16 +65,28 @@ describe('lifecycle.request', () => {
     expect(f.queue.added.map((j) => [j.name, j.opts.jobId])).toEqual([['operation-preflight', 'op-request001-preflight']]);
   });
 
-  it('stores a snapshot running and queues the snapshot itself', async () => {
+  it('stores a snapshot in preflight and queues its preflight, as every other kind', async () => {
     // Arrange
-    const op = { ...(await planned()), id: 'op-request002', kind: 'snapshot' as const, state: 'running' as const };
+    const op = { ...(await planned()), id: 'op-request002', kind: 'snapshot' as const, state: 'preflight' as const, planNonce: undefined };
 
     // Act
     await lifecycle.request(op);
 
     // Assert
-    expect((await stored(op.id)).state).toBe('running');
-    expect(f.queue.added.map((j) => [j.name, j.opts.jobId])).toEqual([['snapshot', 'op-request002-snapshot']]);
+    expect((await stored(op.id)).state).toBe('preflight');
+    expect(f.queue.added.map((j) => [j.name, j.opts.jobId])).toEqual([['operation-preflight', 'op-request002-preflight']]);
+  });
+
+  it('refuses a snapshot created running, as the previous version stored it, storing nothing', async () => {
+    // Arrange
+    const op = { ...(await planned()), id: 'op-request004', kind: 'snapshot' as const, state: 'running' as const, planNonce: undefined };
+
+    // Act
+    const outcome = lifecycle.request(op);
+
+    // Assert
+    await expect(outcome).rejects.toThrow('cannot be requested in state running');
+    expect(await f.deps.store.get(op.id)).toBeUndefined();
   });
 
   it('refuses an operation in a state no request starts in, storing nothing', async () => {

@@ -14,7 +14,16 @@ describe('the playbook registry', () => {
 
     // Assert
     expect(Object.keys(incomplete)).not.toContain('node-remove');
-    expect(Object.keys(PLAYBOOKS).sort()).toEqual(['k8s-upgrade', 'node-remove', 'node-rollback', 'talos-upgrade', 'terraform-apply']);
+    expect(Object.keys(PLAYBOOKS).sort()).toEqual(['k8s-upgrade', 'node-remove', 'node-rollback', 'snapshot', 'talos-upgrade', 'terraform-apply']);
+  });
+
+  it('declares which playbooks hold the cluster: all but the snapshot, which changes nothing in it', () => {
+    // Act
+    const lockless = (Object.keys(PLAYBOOKS) as EngineKind[]).filter((kind) => PLAYBOOKS[kind].lock === 'none');
+
+    // Assert
+    expect(lockless).toEqual(['snapshot']);
+    expect(PLAYBOOKS.snapshot).toMatchObject({ start: 'run', heldByWindows: false, startedBy: 'operators', reviewItems: [] });
   });
 
   it('declares one command per playbook, each listed in the help', () => {

@@ -216,6 +216,7 @@ export const k8sUpgradePlaybook: Playbook = {
   data: z.undefined(),
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
+  lock: 'cluster',
   preflight,
   needsApproval: (step) => step.kind === 'k8s-apply',
   approvalMessage: (_ctx, op, approval, step) =>

@@ -167,6 +167,7 @@ export const removePlaybook: Playbook = {
   // A removal is a planned change, so production's maintenance windows apply (a rollback, being incident response, is exempt).
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'run',
+  lock: 'cluster',
   preflight,
   needsApproval: (step) => step.kind === 'reset-node',
   async approvalMessage(ctx, op, approval, step) {

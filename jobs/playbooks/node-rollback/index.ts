@@ -158,6 +158,7 @@ export const rollbackPlaybook: Playbook = {
   // Its health gate is informational (in its own preflight): a rollback is incident response.
   checks: { talosctlClient: true, lockFree: { wait: 'one operation (and so one rollback) at a time: wait for it' } },
   start: 'run',
+  lock: 'cluster',
   preflight,
   needsApproval: (step) => step.kind === 'rollback-node',
   async approvalMessage(ctx, op, approval, step) {

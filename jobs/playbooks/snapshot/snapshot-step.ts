@@ -1,8 +1,24 @@
 import { runHealthGate } from '../../../src/health/health-gate.ts';
 import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
-import type { Operation } from '../../../src/ops/operation.ts';
+import type { Operation, Snapshot } from '../../../src/ops/operation.ts';
+import { WALKING } from '../../../src/ops/state-machine.ts';
+import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
+
+/**
+ * The operation's etcd snapshot, copied off-cluster with `talosctl` and verified, then stored on
+ * the operation. Taken once: a resumed run finds it stored and returns it. The write is a
+ * compare-and-set on a walking operation, so a run that lost its operation stores nothing.
+ */
+export async function operationSnapshot(ctx: WalkContext, op: Operation, talosctl: Talosctl): Promise<Snapshot> {
+  const { deps, cluster } = ctx;
+  if (op.snapshot !== undefined) return op.snapshot;
+  const taken = await takeEtcdSnapshot(talosctl, cluster, { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, now: deps.now() });
+  const { op: stored } = await deps.store.update(op.id, (o) => (WALKING.includes(o.state) && o.snapshot === undefined ? { ...o, snapshot: taken } : undefined));
+  if (stored.snapshot === undefined) throw new StepFailure(`the snapshot ${taken.id} was taken, but ${op.id} is ${stored.state} and no longer records it`);
+  return stored.snapshot;
+}
 
 /**
  * The runbook's first step of an upgrade: the health gate, then an etcd snapshot copied
@@ -13,9 +29,7 @@ export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<Ste
   if (op.snapshot === undefined) {
     const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
-    const taken = await takeEtcdSnapshot(ctx.talosctl, cluster, { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, now: deps.now() });
-    await deps.store.update(op.id, (o) => ({ ...o, snapshot: taken }));
   }
-  const snap = (await deps.store.get(op.id))!.snapshot!;
+  const snap = await operationSnapshot(ctx, op, ctx.talosctl);
   return { event: 'etcd snapshot taken', detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${cluster.snapshotDir}` };
 }

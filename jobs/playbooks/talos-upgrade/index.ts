@@ -239,6 +239,7 @@ export const talosUpgradePlaybook: Playbook = {
   data: z.undefined(),
   checks: { talosctlClient: true, healthGate: { announce: true }, window: true, lockFree: {} },
   start: 'plan',
+  lock: 'cluster',
   preflight,
   needsApproval: (step) => step.kind === 'upgrade-control-plane',
   async approvalMessage(ctx, op, approval, step) {

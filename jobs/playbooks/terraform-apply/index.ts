@@ -259,6 +259,7 @@ export const terraformApplyPlaybook: Playbook = {
   data: z.undefined(),
   checks: {},
   start: 'plan',
+  lock: 'cluster',
   preflight,
   // The Apply on the plan is the approver's decision: no step asks again.
   needsApproval: () => false,
