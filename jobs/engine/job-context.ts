@@ -14,7 +14,6 @@ import type { ImageFactory } from '../../src/talos/image-factory.ts';
 import type { WorkingTreeReader } from '../../src/tofu/working-tree.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import { BotError } from '../../src/errors.ts';
-import { waitOn } from '../../src/time/wait-clock.ts';
 
 /** What every operation job is given by the composition root. */
 export interface OpsJobDeps {
@@ -95,20 +94,3 @@ export class StepFailure extends BotError {
 export function probeSignals(probeMs: number, signal?: AbortSignal): () => AbortSignal {
   return () => (signal ? AbortSignal.any([signal, AbortSignal.timeout(probeMs)]) : AbortSignal.timeout(probeMs));
 }
-
-/** A pause while waiting on the cluster; it counts as waiting, not as the bot's own work. */
-export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  waitOn(() => pause(ms, signal));
-
-const pause = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason instanceof Error ? signal.reason : new Error('cancelled'));
-      },
-      { once: true },
-    );
-  });

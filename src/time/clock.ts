@@ -1,3 +1,5 @@
+import { waitOn } from './wait-clock.ts';
+
 /**
  * The time as the bot reads it. Injected from the composition root, so every deadline, wait and
  * timestamp follows one clock: the system's in production, a test's where a test needs one.
@@ -59,6 +61,7 @@ export async function pollUntil<T>(clock: Clock, options: PollOptions, look: (at
     if (seen.done) return { ok: true, value: seen.value, elapsedMs };
     if (elapsedMs >= options.timeoutMs) return { ok: false, pending: seen.pending, elapsedMs };
     await options.onPending?.(seen.pending, elapsedMs);
-    await clock.sleep(options.intervalMs, options.signal);
+    // A pause while waiting on the world outside: it counts as waiting, not as the bot's own work.
+    await waitOn(() => clock.sleep(options.intervalMs, options.signal));
   }
 }

@@ -166,7 +166,8 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     opsQueue: queue.asQueue(),
     logger,
     timeouts: { approvalTtlMs: 30 * 60_000, approvalReminderMs: 10 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, settleMs: 2000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
-    clock: engineClock,
+    // A step's waits and their bounds run against the simulated cluster in real time; the times it records (`now`) are the test's.
+    clock: systemClock,
     now,
   };
   return {

@@ -14,11 +14,13 @@ import { findStagingRehearsal } from '../../../src/ops/rehearsal.ts';
 import { checkKubernetesUpgradePath } from '../../../src/rules/versions.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { parseUpgradeK8sOutput } from '../../../src/talos/parse-upgrade-k8s.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
-import { throttledUpdate } from '../shared/throttled-update.ts';
+import { clusterWait } from '../shared/cluster-wait.ts';
+import { startProgressReply } from '../shared/progress-reply.ts';
 import { talosctlFor } from '../../engine/talosctl-client.ts';
 
 /** At most one edit of the progress message per this many ms. */
@@ -103,18 +105,23 @@ async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise
   const node = await healthyControlPlane(ctx, planned);
   const issuedAt = deps.now().toISOString();
   await patchStep(deps, op.id, step.id, { node, issuedAt });
-  const started = Date.now();
+  const started = deps.clock.now().getTime();
   const progress: UpgradeProgress = { version, node, milestones: [], updated: 0, lines: 0, outcome: 'running', elapsedMs: 0 };
-  const snapshotOf = (): UpgradeProgress => ({ ...progress, milestones: [...progress.milestones], elapsedMs: Date.now() - started });
+  const snapshotOf = (): UpgradeProgress => ({ ...progress, milestones: [...progress.milestones], elapsedMs: deps.clock.now().getTime() - started });
   // Each run of the step has its own progress message.
-  const { ts } = await deps.chat.reply(op.channel, op.rootTs, upgradeProgressMessage(snapshotOf()), { key: `${op.id}-progress-${step.id}-${Date.parse(issuedAt)}` });
-  const editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, (error) => ctx.log.warn({ err: errorText(error) }, 'progress edit failed'));
+  const reply = startProgressReply(deps, op, {
+    key: `${op.id}-progress-${step.id}-${Date.parse(issuedAt)}`,
+    render: upgradeProgressMessage,
+    minIntervalMs: PROGRESS_EDIT_MS,
+    onError: (error) => ctx.log.warn({ err: errorText(error) }, 'progress edit failed'),
+  });
+  await reply.open(snapshotOf());
   const onLine = (line: string): void => {
     progress.lines += 1;
     if (MILESTONE.test(line)) progress.milestones.push(line);
     else if (/^ < ".+": successfully updated$/.test(line)) progress.updated += 1;
     else return;
-    editor.set(upgradeProgressMessage(snapshotOf()));
+    reply.update(snapshotOf());
   };
   try {
     await ctx.talosctl.run(['upgrade-k8s', '--to', version], [node], {
@@ -128,14 +135,14 @@ async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise
     });
   } catch (error) {
     progress.outcome = 'failed';
-    await editor.close(upgradeProgressMessage(snapshotOf()));
+    await reply.finish(snapshotOf());
     throw commandFailure(`talosctl upgrade-k8s --to ${version} through ${node}`, version, error);
   }
   progress.outcome = 'done';
-  await editor.close(upgradeProgressMessage(snapshotOf()));
+  await reply.finish(snapshotOf());
   return {
     event: `Kubernetes upgraded to ${version}`,
-    detail: `talosctl upgrade-k8s finished through ${node} in ${formatDuration(Date.now() - started)} (${progress.updated} component and kubelet updates)`,
+    detail: `talosctl upgrade-k8s finished through ${node} in ${formatDuration(deps.clock.now().getTime() - started)} (${progress.updated} component and kubelet updates)`,
   };
 }
 
@@ -144,17 +151,15 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   const { deps, cluster } = ctx;
   const version = op.target.version!;
   const nodes = allNodes(cluster);
-  const deadline = Date.now() + deps.timeouts.nodeReadyMs;
   let off: string[] = [];
-  for (;;) {
+  await pollUntil(deps.clock, clusterWait(deps, ctx.signal), async () => {
     const kubeNodes = await ctx.session.kube.listNodes(probeSignal(ctx));
     off = nodes.flatMap((address) => {
       const view = kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel);
       return view.kubeletVersion !== undefined && bare(view.kubeletVersion) === version ? [] : [`${address} (${view.name ?? 'no Node'}): kubelet ${view.kubeletVersion ?? 'not reported'}`];
     });
-    if (off.length === 0 || Date.now() >= deadline) break;
-    await sleep(deps.timeouts.pollMs, ctx.signal);
-  }
+    return off.length === 0 ? { done: true, value: undefined } : { done: false, pending: off.join('; ') };
+  });
   if (off.length > 0) throw new StepFailure(`not every node reports kubelet ${version}; Retry runs upgrade-k8s again, which is safe`, off);
   const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
   if (!gate.passed) throw new StepFailure('the health gate after the upgrade failed', gate.stopReasons);

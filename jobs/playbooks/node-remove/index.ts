@@ -11,7 +11,9 @@ import { workloadCapacityAfterRemoval } from '../../../src/rules/workload-nodes.
 import { observeEtcdMembership, type EtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { findNodeByAddress, observeTalosVersions } from '../../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../shared/node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
@@ -31,30 +33,28 @@ async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean;
 
 /** Waits until the remaining members no longer list the node: a graceful reset leaves etcd before it wipes. */
 async function confirmLeftEtcd(ctx: WalkContext, node: string): Promise<void> {
-  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
-  for (;;) {
+  let evidence: string[] = [];
+  const left = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
     const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes.filter((cp) => cp !== node), node, probeSignal(ctx));
-    if (membership.isMember(node) === false) return;
-    if (Date.now() >= deadline) {
-      throw new StepFailure(
-        `${node} is still an etcd member after its reset: remove the member from another control plane (talosctl etcd remove-member) before anything else`,
-        membership.evidence,
-      );
-    }
-    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+    evidence = membership.evidence;
+    return membership.isMember(node) === false ? { done: true, value: undefined } : { done: false, pending: `${node} is still an etcd member` };
+  });
+  if (!left.ok) {
+    throw new StepFailure(
+      `${node} is still an etcd member after its reset: remove the member from another control plane (talosctl etcd remove-member) before anything else`,
+      evidence,
+    );
   }
 }
 
 /** A reset requested before a restart: the node stops answering once its reset is through. */
 async function waitUntilGone(ctx: WalkContext, node: string, endpoints: string[]): Promise<void> {
-  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
-  for (;;) {
+  const gone = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
     const seen = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
-    if (seen?.reachable !== true) return;
-    if (Date.now() >= deadline) {
-      throw new StepFailure(`${node} still answers although its reset was requested before a restart: check the node, then cancel and run /talos remove again`, [`${node} runs ${seen.version}`]);
-    }
-    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+    return seen?.reachable !== true ? { done: true, value: undefined } : { done: false, pending: `${node} runs ${seen.version}` };
+  });
+  if (!gone.ok) {
+    throw new StepFailure(`${node} still answers although its reset was requested before a restart: check the node, then cancel and run /talos remove again`, [gone.pending]);
   }
 }
 
@@ -118,13 +118,14 @@ async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
   const node = step.node!;
   const remaining = clusterWithout(ctx.cluster, node);
   const talosctl = withEndpoints(ctx.talosctl, remaining.controlPlanes);
-  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
-  for (;;) {
+  let stopReasons: string[] = [];
+  const verified = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
     const gate = await runHealthGate(remaining, { talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal });
-    if (gate.passed) return { event: 'verified', detail: `health gate passed without ${node} (${gate.checks.length} checks)` };
-    if (Date.now() >= deadline) throw new StepFailure(`the health gate without ${node} failed`, gate.stopReasons);
-    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
-  }
+    stopReasons = gate.stopReasons;
+    return gate.passed ? { done: true, value: gate.checks.length } : { done: false, pending: gate.stopReasons.join('; ') };
+  });
+  if (!verified.ok) throw new StepFailure(`the health gate without ${node} failed`, stopReasons);
+  return { event: 'verified', detail: `health gate passed without ${node} (${verified.value} checks)` };
 }
 
 /** The runbook's "Remove a node" checks, made while Terraform still has the node's address and credentials. */

@@ -10,7 +10,9 @@ import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { threadLink } from '../../../src/ops/thread-link.ts';
 import { observeEtcdMembership, quorumWhileRebooting } from '../../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { nodeSteps, observeNodeTarget, roleOf } from '../shared/node-target.ts';
 import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
@@ -49,25 +51,24 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
   const from = op.steps.find((s) => s.kind === 'rollback-node')?.fromVersion ?? op.target.fromVersion;
   const endpoints = endpointsAvoiding(cluster, node);
   // The reboot is asynchronous: give the node a moment to go down before watching it come back.
-  await sleep(Math.min(deps.timeouts.pollMs * 2, 10_000), ctx.signal);
-  const deadline = Date.now() + deps.timeouts.nodeReadyMs;
-  let last = 'no observation yet';
+  await deps.clock.sleep(Math.min(deps.timeouts.pollMs * 2, 10_000), ctx.signal);
   let sameVersion = false;
-  for (;;) {
+  const back = await pollUntil(deps.clock, clusterWait(deps, ctx.signal), async () => {
     // Bounded, and "not back yet" on a refused or timed-out call: the only control plane is its own endpoint while it reboots.
     const v = await pollTalosVersion(ctx.talosctl, node, { probeMs: deps.timeouts.probeMs, signal: ctx.signal, endpoints });
     const kube = await observeKubeNode(ctx.session.kube, node, cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
-    if (v.reachable && kube?.ready === true && v.version !== from) {
-      await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version: v.version } }));
-      const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
-      if (!gate.passed) throw new StepFailure(`${node} is back on ${v.version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
-      return { event: 'rollback verified', detail: `${node} is back on ${v.version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)` };
-    }
+    if (v.reachable && kube?.ready === true && v.version !== from) return { done: true, value: v.version };
     sameVersion = v.reachable && v.version === from;
-    last = `talosctl: ${v.reachable ? v.version : v.error}; Kubernetes: ${kube === undefined ? 'no answer' : kube.ready ? 'Ready' : 'not Ready'}`;
-    if (Date.now() >= deadline) break;
-    await sleep(deps.timeouts.pollMs, ctx.signal);
+    return { done: false, pending: `talosctl: ${v.reachable ? v.version : v.error}; Kubernetes: ${kube === undefined ? 'no answer' : kube.ready ? 'Ready' : 'not Ready'}` };
+  });
+  if (back.ok) {
+    const version = back.value;
+    await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version } }));
+    const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+    if (!gate.passed) throw new StepFailure(`${node} is back on ${version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
+    return { event: 'rollback verified', detail: `${node} is back on ${version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)` };
   }
+  const last = back.pending;
   const seconds = Math.round(deps.timeouts.nodeReadyMs / 1000);
   if (sameVersion) {
     throw new StepFailure(`${node} still runs ${from} ${seconds} s after the rollback: it did not boot its previous image`, [`last observation: ${last}`]);

@@ -4,7 +4,7 @@ import { stepLabel } from '../../../src/chat/operation-root.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import type { OpsJobDeps } from '../../engine/job-context.ts';
-import { throttledUpdate, type ThrottledUpdate } from './throttled-update.ts';
+import { startProgressReply } from './progress-reply.ts';
 
 /** Minimum time between two edits of a node step's progress reply, in ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -17,7 +17,13 @@ export interface NodeStepProgress {
   close(outcome: 'done' | 'stopped', detail?: string): Promise<void>;
 }
 
-function render(step: Step, detail: string, state: 'running' | 'done' | 'stopped'): ChatMessage {
+/** What the reply shows: the newest detail, and whether the step still runs. */
+interface Shown {
+  detail: string;
+  state: 'running' | 'done' | 'stopped';
+}
+
+function render(step: Step, detail: string, state: Shown['state']): ChatMessage {
   const icon = state === 'running' ? '⏳' : state === 'done' ? '✅' : '⏹';
   const text = `${icon} ${stepLabel(step)}: ${detail}${state === 'stopped' ? ' (the step stopped; see the reply below)' : ''}`;
   return { text, blocks: [section(escapeMrkdwn(text))] };
@@ -29,29 +35,21 @@ function render(step: Step, detail: string, state: 'running' | 'done' | 'stopped
  */
 export function nodeStepProgress(deps: OpsJobDeps, op: { id: string; channel: string; rootTs: string }, step: Step, log: Logger): NodeStepProgress {
   const key = `${op.id}-progress-${step.id}-${Date.parse(step.startedAt ?? deps.now().toISOString())}`;
-  const warn = (error: unknown): void => log.warn({ err: (error as Error).message }, 'node progress reply failed');
+  const reply = startProgressReply<Shown>(deps, op, {
+    key,
+    render: (shown) => render(step, shown.detail, shown.state),
+    minIntervalMs: PROGRESS_EDIT_MS,
+    onError: (error) => log.warn({ err: (error as Error).message }, 'node progress reply failed'),
+  });
   let latest: string | undefined;
-  let editor: ThrottledUpdate | undefined;
-  let opening: Promise<void> | undefined;
   return {
     show(detail) {
       latest = detail;
-      if (editor !== undefined) {
-        editor.set(render(step, detail, 'running'));
-        return;
-      }
-      if (opening !== undefined) return;
-      opening = deps.chat
-        .reply(op.channel, op.rootTs, render(step, detail, 'running'), { key })
-        .then(({ ts }) => {
-          editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, warn);
-          if (latest !== undefined && latest !== detail) editor.set(render(step, latest, 'running'));
-        })
-        .catch(warn);
+      reply.update({ detail, state: 'running' });
     },
     async close(outcome, detail) {
-      await opening;
-      if (editor !== undefined && latest !== undefined) await editor.close(render(step, detail ?? latest, outcome));
+      // Nothing shown, nothing posted: there is no reply to close.
+      if (latest !== undefined) await reply.finish({ detail: detail ?? latest, state: outcome });
     },
   };
 }

@@ -191,7 +191,7 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
     });
     if (stale.length > 0) throw new StepFailure('not every re-installed node runs the schematic of its new installer image', stale);
   }
-  const gate = await runFinalVerification(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }, { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs });
+  const gate = await runFinalVerification(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }, { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock });
   if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
   return { event: 'verified', detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)` };
 }

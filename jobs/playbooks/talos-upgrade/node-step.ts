@@ -12,9 +12,11 @@ import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { observeKubeNode, observeNodeImages, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import type { ExecError } from '../../../src/exec/process-runner.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding, hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import { schematicOfImage } from './installer-images.ts';
-import { sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 
 export interface NodeStepContext {
   deps: OpsJobDeps;
@@ -46,28 +48,26 @@ function probeSignal(ctx: NodeStepContext): AbortSignal {
  * keeps a node that is still staging its upgrade from being read as one that came back unchanged.
  */
 async function waitForNodeBack(ctx: NodeStepContext, node: string, bootIdBefore: string | undefined): Promise<string> {
-  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
   const endpoints = endpointsAvoiding(ctx.cluster, node);
-  let last = 'no observation yet';
-  for (;;) {
+  const back = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
     // Bounded, and "not back yet" on a refused or timed-out call: through its only endpoint a rebooting node may not answer at all.
     const version = await pollTalosVersion(ctx.talosctl, node, { probeMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, endpoints });
     const seen = `talosctl: ${version.reachable ? version.version : version.error}`;
     try {
       const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
       const rebooted = bootIdBefore === undefined || kube.bootId !== bootIdBefore;
-      if (rebooted && version.reachable && kube.ready && kube.osVersion === version.version) return version.version;
-      last = `${seen}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}`;
+      if (rebooted && version.reachable && kube.ready && kube.osVersion === version.version) return { done: true, value: version.version };
+      return { done: false, pending: `${seen}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}` };
     } catch (error) {
       // The only control plane's reboot takes the Kubernetes API down with it.
       if (ctx.signal?.aborted === true) throw error;
-      last = `${seen}; Kubernetes: no answer (${(error as Error).message})`;
+      return { done: false, pending: `${seen}; Kubernetes: no answer (${(error as Error).message})` };
     }
-    if (Date.now() >= deadline) {
-      throw new StepFailure(`${node} was not back and Ready within ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s`, [`last observation: ${last}`]);
-    }
-    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
+  });
+  if (!back.ok) {
+    throw new StepFailure(`${node} was not back and Ready within ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s`, [`last observation: ${back.pending}`]);
   }
+  return back.value;
 }
 
 /**
@@ -77,16 +77,17 @@ async function waitForNodeBack(ctx: NodeStepContext, node: string, bootIdBefore:
  */
 async function waitForLonghorn(ctx: NodeStepContext, when: string): Promise<void> {
   if (ctx.cluster.longhorn === false) return;
-  const deadline = Date.now() + ctx.deps.timeouts.nodeReadyMs;
-  for (;;) {
-    const volumes = await ctx.session.kube.listLonghornVolumes(probeSignal(ctx));
-    if (volumes === undefined) return;
-    const waiting = unhealthyVolumes(volumes);
-    if (waiting.length === 0) return;
-    if (Date.now() >= deadline) throw new StepFailure(`Longhorn volumes are still not healthy ${when}; draining a node now could take a second replica`, waiting);
-    await ctx.progress(`waiting for ${waiting.length} Longhorn volume(s) to be healthy ${when}`);
-    await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
-  }
+  let waiting: string[] = [];
+  const healthy = await pollUntil(
+    ctx.deps.clock,
+    { ...clusterWait(ctx.deps, ctx.signal), onPending: (pending) => ctx.progress(pending) },
+    async () => {
+      const volumes = await ctx.session.kube.listLonghornVolumes(probeSignal(ctx));
+      waiting = volumes === undefined ? [] : unhealthyVolumes(volumes);
+      return waiting.length === 0 ? { done: true, value: undefined } : { done: false, pending: `waiting for ${waiting.length} Longhorn volume(s) to be healthy ${when}` };
+    },
+  );
+  if (!healthy.ok) throw new StepFailure(`Longhorn volumes are still not healthy ${when}; draining a node now could take a second replica`, waiting);
 }
 
 async function requireQuorum(ctx: NodeStepContext, when: string): Promise<string> {
@@ -172,9 +173,12 @@ async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, inFlight:
   // The client matches the node, so the node's version decides the path.
   const newFlow = upgradesThroughLifecycleService(fromVersion);
   const wait = waits ? ['--wait', '--timeout', `${Math.round(ctx.deps.timeouts.stepMs / 1000)}s`] : ['--wait=false', ...(newFlow ? ['--drain=false'] : [])];
-  const deadline = Date.now() + ctx.deps.timeouts.stepMs;
-  for (;;) {
+  let lastLines: string[] = [];
+  // Our own earlier request's installer, whose talosctl died with the bot, is waited for within the step's bound, then asked again.
+  const onPending = (): void => ctx.log.info({ node }, 'an installer from the earlier request still runs on the node; asking again once it has finished');
+  const sent = await pollUntil(ctx.deps.clock, { ...clusterWait(ctx.deps, ctx.signal, ctx.deps.timeouts.stepMs), onPending }, async () => {
     const lines: string[] = [];
+    lastLines = lines;
     const seen: RunSeen = { installed: false, cordoned: false };
     let lastMilestone = '';
     try {
@@ -200,31 +204,33 @@ async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, inFlight:
           }
         },
       });
-      return;
+      return { done: true, value: undefined };
     } catch (error) {
       const exec = error as ExecError;
       const said = [exec.message, ...lines];
       if (seen.drain !== undefined && seen.installed) throw drainStop(ctx, fromVersion, seen, lines);
       if (inFlight && said.some((l) => LEGACY_RUNNING.test(l))) {
         ctx.log.info({ node }, 'an upgrade already runs on the node; observing it');
-        return;
+        return { done: true, value: undefined };
       }
       if (said.some((l) => INSTALLER_RUNNING.test(l))) {
-        if (inFlight && Date.now() < deadline) {
-          // Our own earlier request's installer, whose talosctl died with the bot: wait for it, then ask again.
-          ctx.log.info({ node }, 'an installer from the earlier request still runs on the node; asking again once it has finished');
-          await sleep(ctx.deps.timeouts.pollMs, ctx.signal);
-          continue;
-        }
-        throw new StepFailure(
-          `another installation or upgrade is already in progress on ${node} (Talos refused a second one), so the bot did not touch it: someone else's talosctl upgrade runs there`,
-          lines.slice(-10),
-          { retry: `Retry looks at ${node} first: once that upgrade has finished, a node already on ${ctx.target} is recorded and skipped`, nodeUnchanged: true },
-        );
+        if (inFlight) return { done: false, pending: 'an installer from the earlier request still runs' };
+        throw anotherUpgradeRuns(ctx, lines);
       }
       throw new StepFailure(`talosctl upgrade of ${node} failed: ${exec.message}`, lines.slice(-15));
     }
-  }
+  });
+  if (!sent.ok) throw anotherUpgradeRuns(ctx, lastLines);
+}
+
+/** Talos refused the upgrade because an installer already runs on the node, one the bot cannot call its own. */
+function anotherUpgradeRuns(ctx: NodeStepContext, lines: string[]): StepFailure {
+  const node = ctx.step.node!;
+  return new StepFailure(
+    `another installation or upgrade is already in progress on ${node} (Talos refused a second one), so the bot did not touch it: someone else's talosctl upgrade runs there`,
+    lines.slice(-10),
+    { retry: `Retry looks at ${node} first: once that upgrade has finished, a node already on ${ctx.target} is recorded and skipped`, nodeUnchanged: true },
+  );
 }
 
 /**
@@ -299,7 +305,7 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   const gate = await runFinalVerification(
     ctx.cluster,
     { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] },
-    { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs },
+    { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock },
   );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
   await waitForLonghorn(ctx, `after ${node}`);

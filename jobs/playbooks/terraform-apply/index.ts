@@ -21,10 +21,12 @@ import { tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
 import { reviewPlan, vmKeys } from '../../../src/tofu/parse-plan.ts';
 import { showPlanJson } from '../../../src/tofu/show-plan.ts';
 import { fileSha256, runPlan } from '../../../src/tofu/run-plan.ts';
-import { probeSignals, sleep, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
-import { throttledUpdate } from '../shared/throttled-update.ts';
+import { clusterWait } from '../shared/cluster-wait.ts';
+import { startProgressReply } from '../shared/progress-reply.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
@@ -148,15 +150,20 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   await checkReviewed(ctx, op, file);
   const issuedAt = deps.now().toISOString();
   await patchStep(deps, op.id, step.id, { issuedAt });
-  const started = Date.now();
+  const started = deps.clock.now().getTime();
   const progress: ApplyProgress = { cluster: cluster.name, outcome: 'running', lines: [], elapsedMs: 0 };
-  const view = (): ApplyProgress => ({ ...progress, lines: [...progress.lines], elapsedMs: Date.now() - started });
-  const { ts } = await deps.chat.reply(op.channel, op.rootTs, applyProgressMessage(view()), { key: `${op.id}-apply-${Date.parse(issuedAt)}` });
-  const editor = throttledUpdate((m) => deps.chat.update(op.channel, ts, m), PROGRESS_EDIT_MS, (error) => ctx.log.warn({ err: errorText(error) }, 'apply progress edit failed'));
+  const view = (): ApplyProgress => ({ ...progress, lines: [...progress.lines], elapsedMs: deps.clock.now().getTime() - started });
+  const reply = startProgressReply(deps, op, {
+    key: `${op.id}-apply-${Date.parse(issuedAt)}`,
+    render: applyProgressMessage,
+    minIntervalMs: PROGRESS_EDIT_MS,
+    onError: (error) => ctx.log.warn({ err: errorText(error) }, 'apply progress edit failed'),
+  });
+  await reply.open(view());
   const onLine = (line: string): void => {
     progress.lines.push(line);
     if (line.startsWith('Apply complete!')) progress.summary = line;
-    editor.set(applyProgressMessage(view()));
+    reply.update(view());
   };
   const attachLog = (): Promise<void> =>
     deps.chat
@@ -167,7 +174,7 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   } catch (error) {
     if (ctx.signal?.aborted) throw error;
     progress.outcome = 'failed';
-    await editor.close(applyProgressMessage(view()));
+    await reply.finish(view());
     await attachLog();
     throw failureOf(error);
   } finally {
@@ -175,7 +182,7 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
     await rm(file, { force: true });
   }
   progress.outcome = 'done';
-  await editor.close(applyProgressMessage(view()));
+  await reply.finish(view());
   await attachLog();
   return { event: 'tofu apply finished', detail: `${progress.summary ?? 'applied'} (commit ${op.terraform?.commit?.slice(0, 12) ?? '?'}, plan sha256 ${op.terraform?.planSha256?.slice(0, 12) ?? '?'}…)` };
 }
@@ -208,19 +215,19 @@ async function joinState(ctx: WalkContext, name: string): Promise<{ joined: bool
 async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const name = step.nodeName ?? '';
-  const deadline = Date.now() + deps.timeouts.nodeReadyMs;
-  for (;;) {
+  let evidence: string[] = [];
+  const joined = await pollUntil(deps.clock, clusterWait(deps, ctx.signal), async () => {
     const state = await joinState(ctx, name);
-    if (state.joined && state.address !== undefined) {
-      await patchStep(deps, op.id, step.id, { joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' } });
-      const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}`;
-      return { event: `${name} joined`, detail };
-    }
-    if (Date.now() >= deadline) {
-      throw new StepFailure(`${name} did not join within ${Math.round(deps.timeouts.nodeReadyMs / 60_000)} min; nothing was reverted. Look at the node's console and \`talosctl dmesg\`; Retry watches again`, state.evidence);
-    }
-    await sleep(deps.timeouts.pollMs, ctx.signal);
+    evidence = state.evidence;
+    return state.joined && state.address !== undefined ? { done: true, value: { ...state, address: state.address } } : { done: false, pending: state.evidence.join('; ') };
+  });
+  if (!joined.ok) {
+    throw new StepFailure(`${name} did not join within ${Math.round(deps.timeouts.nodeReadyMs / 60_000)} min; nothing was reverted. Look at the node's console and \`talosctl dmesg\`; Retry watches again`, evidence);
   }
+  const state = joined.value;
+  await patchStep(deps, op.id, step.id, { joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' } });
+  const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}`;
+  return { event: `${name} joined`, detail };
 }
 
 /** The standard health gate after the apply; a failure stops with its evidence and reverts nothing. */
