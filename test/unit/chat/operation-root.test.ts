@@ -1,0 +1,459 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import {
+  applyRequestMessage,
+  approvalDecidedMessage,
+  approvalReminderMessage,
+  approvalRequestMessage,
+  nodeApprovalMessage,
+  shownEvidence,
+  withApprovers,
+} from '../../../src/chat/approval-messages.ts';
+import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
+import { toOperator } from '../../../src/chat/follow-ups.ts';
+import { terraformFollowUp } from '../../../jobs/playbooks/talos-upgrade/messages.ts';
+import { operationRootMessage, REVIEW_ITEMS } from '../../../src/chat/operation-root.ts';
+import { failureMessage, windowWaitMessage } from '../../../src/chat/stop-messages.ts';
+import { statusText } from '../../../src/chat/status-message.ts';
+import type { Approval, Operation, OperationState, Step } from '../../../src/ops/operation.ts';
+import { blockKitProblems } from '../../support/block-kit-limits.ts';
+
+const LONG = 'x'.repeat(500);
+/** 200 evidence lines of 500 characters: more than any block can hold. */
+const HUGE_EVIDENCE = Array.from({ length: 200 }, (_, i) => `${i} ${LONG}`.slice(0, 500));
+
+function step(overrides: Partial<Step> = {}): Step {
+  return {
+    id: 's1',
+    kind: 'upgrade-control-plane',
+    node: '10.0.30.11',
+    nodeName: 'talos-cp-1',
+    host: 'pve-1',
+    image: 'factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1',
+    status: 'pending',
+    ...overrides,
+  };
+}
+
+function approval(overrides: Partial<Approval> = {}): Approval {
+  return {
+    step: 's1',
+    nonce: 'n0nce1',
+    messageTs: '1700000000.000100',
+    requestedAt: '2026-11-29T22:10:00.000Z',
+    expiresAt: '2026-11-29T23:10:00.000Z',
+    state: 'pending',
+    ...overrides,
+  };
+}
+
+function operation(overrides: Partial<Operation> = {}): Operation {
+  return {
+    id: 'op-1a2b3c4d5e',
+    kind: 'talos-upgrade',
+    cluster: 'production',
+    channel: 'C0MAINTPRD',
+    requestedBy: 'U0ALICE',
+    createdAt: '2026-11-29T22:00:00.000Z',
+    state: 'planned',
+    revision: 3,
+    target: { version: 'v1.12.1', fromVersion: 'v1.11.6' },
+    steps: [step({ id: 's0', kind: 'snapshot', node: undefined, nodeName: undefined, host: undefined, image: undefined }), step()],
+    approvals: [],
+    refusals: [],
+    audit: [],
+    confirmedReview: [],
+    notes: [],
+    planNonce: 'pl4nn0nce',
+    ...overrides,
+  };
+}
+
+/** An operation with everything as long and numerous as it can plausibly get. */
+function hugeOperation(state: OperationState, kind: Operation['kind'] = 'talos-upgrade'): Operation {
+  return operation({
+    kind,
+    state,
+    cluster: `c${'-x'.repeat(19)}`,
+    startedBy: 'U0BOB',
+    startedAt: '2026-11-29T22:05:00.000Z',
+    target: { version: 'v1.12.1', fromVersion: 'v1.11.6', node: '10.0.30.11', nodeName: `n${LONG}`, talosVersion: 'v1.11.6' },
+    steps: Array.from({ length: 200 }, (_, i) => step({ id: `s${i}`, nodeName: `node-${i}-${LONG}`, host: LONG, detail: LONG, status: 'failed' })),
+    approvals: Array.from({ length: 200 }, (_, i) => approval({ step: `s${i}`, nonce: `n${i}` })),
+    refusals: Array.from({ length: 200 }, () => LONG),
+    notes: Array.from({ length: 200 }, () => LONG),
+    reason: LONG.repeat(10),
+    snapshot: {
+      id: `snap-${LONG}`,
+      path: '/var/backups/talos-etcd/x.db',
+      bytes: 1,
+      sha256: 'a'.repeat(64),
+      revision: 1,
+      node: '10.0.30.11',
+      takenAt: '2026-11-29T22:01:00.000Z',
+    },
+    failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'offered' },
+  });
+}
+
+/** The mrkdwn and plain texts of every block, joined: what an operator reads. */
+function allText(message: ChatMessage): string {
+  return JSON.stringify(message.blocks);
+}
+
+describe('upgrade messages stay inside Block Kit limits', () => {
+  const states: OperationState[] = ['preflight', 'refused', 'planned', 'running', 'awaiting-approval', 'paused', 'failed', 'completed', 'cancelled'];
+  const kinds: Operation['kind'][] = ['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'snapshot'];
+
+  it.each(kinds.flatMap((kind) => states.map((state) => [kind, state] as const)))('root message of a huge %s in state %s', (kind, state) => {
+    // Act
+    const message = operationRootMessage(hugeOperation(state, kind));
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('approval request with 200 lines of etcd evidence', () => {
+    // Arrange
+    const op = hugeOperation('awaiting-approval');
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE });
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it.each(['approved', 'stopped', 'expired'] as const)('decided approval (%s) that keeps a huge request\'s evidence', (state) => {
+    // Arrange
+    const op = hugeOperation('running');
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE });
+
+    // Act
+    const message = approvalDecidedMessage(op, approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[0]!);
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('failure with 200 lines of evidence and a long reason', () => {
+    // Arrange
+    const op = hugeOperation('failed');
+
+    // Act
+    const message = failureMessage(op, op.steps[1], LONG.repeat(20), HUGE_EVIDENCE);
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('approval request with many approvers, and its reminder', () => {
+    // Arrange
+    const op = hugeOperation('awaiting-approval');
+    const approvers = Array.from({ length: 50 }, (_, i) => `U0APPROVER${i}`);
+
+    // Act
+    const request = withApprovers(approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG, etcdEvidence: HUGE_EVIDENCE }), approvers);
+    const reminder = approvalReminderMessage(op, approval(), op.steps[0]!, approvers, 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100');
+
+    // Assert
+    expect(blockKitProblems(request)).toEqual([]);
+    expect(blockKitProblems(reminder)).toEqual([]);
+  });
+
+  it('Terraform follow-up', () => {
+    // Act
+    const message = toOperator(hugeOperation('completed'), terraformFollowUp(hugeOperation('completed'), { schematic: 'a'.repeat(64), platform: 'nocloud', isos: [{ arch: 'amd64', url: `https://factory.talos.dev/image/${'a'.repeat(64)}/v1.12.1/nocloud-amd64.iso`, checksum: { ok: true, sha256: 'b'.repeat(64), bytes: 1 } }] }));
+
+    // Assert
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+});
+
+describe('operationRootMessage', () => {
+  it('offers Start and Cancel on a planned operation, carrying the plan nonce', () => {
+    // Act
+    const message = operationRootMessage(operation());
+
+    // Assert
+    const actionsBlock = message.blocks!.find((b) => b['type'] === 'actions')!;
+    expect(actionsBlock['block_id']).toBe('plan-op-1a2b3c4d5e-pl4nn0nce');
+    const buttons = actionsBlock['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([
+      [ACTION.start, 'op-1a2b3c4d5e.pl4nn0nce'],
+      [ACTION.cancelPlan, 'op-1a2b3c4d5e.pl4nn0nce'],
+    ]);
+    expect(message.text).toBe('Talos upgrade v1.11.6 → v1.12.1: production — 📝 planned — waiting for an operator to start (op-1a2b3c4d5e)');
+  });
+
+  it('lists the runbook review items the starter confirms', () => {
+    // Act
+    const message = operationRootMessage(operation());
+
+    // Assert
+    for (const item of REVIEW_ITEMS) expect(allText(message)).toContain(`☐ ${item}`);
+  });
+
+  it('offers no buttons once the operation runs', () => {
+    // Act
+    const message = operationRootMessage(operation({ state: 'running', startedBy: 'U0BOB', startedAt: '2026-11-29T22:05:00.000Z' }));
+
+    // Assert
+    expect(message.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
+    expect(allText(message)).toContain('<@U0BOB> at <!date^1795989900^{date_short_pretty} {time}|2026-11-29 22:05 UTC>');
+  });
+
+  it('escapes text from the cluster so it cannot mention the channel or forge a link', () => {
+    // Arrange
+    const op = operation({
+      state: 'failed',
+      steps: [step({ status: 'failed', detail: '<!channel> node said <https://evil.example|retry>' })],
+      reason: 'kubelet <none> & more',
+    });
+
+    // Act
+    const text = allText(operationRootMessage(op));
+
+    // Assert
+    expect(text).not.toContain('<!channel>');
+    expect(text).toContain('&lt;!channel&gt; node said &lt;https://evil.example|retry&gt;');
+    expect(text).toContain('*Reason:* kubelet &lt;none&gt; &amp; more');
+  });
+
+  it('shows the time in a refusal in each reader\'s zone, while escaping the rest', () => {
+    // Arrange
+    const refusal = 'none is open now. The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. <!channel>';
+
+    // Act
+    const message = operationRootMessage(operation({ state: 'refused', refusals: [refusal] }));
+
+    // Assert
+    expect(allText(message)).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. &lt;!channel&gt;');
+  });
+
+  it('lists the refusals of a refused operation', () => {
+    // Act
+    const message = operationRootMessage(operation({ state: 'refused', refusals: ['etcd has no leader', 'talosctl v1.11.6 is missing'] }));
+
+    // Assert
+    expect(allText(message)).toContain('*Refused before touching anything:*\\n• etcd has no leader\\n• talosctl v1.11.6 is missing');
+  });
+});
+
+describe('approval and failure messages', () => {
+  it('asks for approval naming node, host, image and expiry, with Approve and Stop', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] });
+
+    // Assert
+    expect(message.text).toBe('🔐 Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? (op-1a2b3c4d5e)');
+    expect(message.blocks![0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*${message.text}*` } });
+    const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([
+      [ACTION.approve, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
+      [ACTION.stop, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
+    ]);
+    expect(allText(message)).toContain('*Expires*\\n<!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC>');
+  });
+
+  it('asks for confirmation on Approve in a dialog that names the node', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] });
+
+    // Assert
+    const [approve, stop] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(approve!['confirm']).toEqual({
+      title: { type: 'plain_text', text: 'Approve talos-cp-1?' },
+      text: { type: 'mrkdwn', text: 'talosctl upgrade of control plane talos-cp-1 (10.0.30.11) on host pve-1 to v1.12.1: the node reboots into the new image; etcd must keep quorum.' },
+      confirm: { type: 'plain_text', text: 'Approve' },
+      deny: { type: 'plain_text', text: 'Not yet' },
+    });
+    expect(stop!['confirm']).toBeUndefined();
+  });
+
+  it.each([
+    ['node-rollback', '🔐 Approve the rollback of talos-cp-1 (10.0.30.11) on production? (op-1a2b3c4d5e)', 'talosctl rollback of talos-cp-1 (10.0.30.11)'],
+    ['node-remove', '🔐 Approve the reset and removal of talos-cp-1 (10.0.30.11) from production? (op-1a2b3c4d5e)', 'talosctl reset of talos-cp-1 (10.0.30.11)'],
+  ] as const)('leads a %s request with its question, and confirms Approve naming the node', (kind, question, effect) => {
+    // Arrange
+    const op = operation({ kind, state: 'awaiting-approval' });
+
+    // Act
+    const message = nodeApprovalMessage(op, approval(), op.steps[1]!, { summary: '3 members', evidence: [], warning: 'it reboots' });
+
+    // Assert
+    expect(message.text).toBe(question);
+    expect(JSON.stringify(message.blocks![0])).toContain(question);
+    const [approve] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as { confirm: { title: { text: string }; text: { text: string } } }[];
+    expect(approve!.confirm.title).toEqual({ type: 'plain_text', text: 'Approve talos-cp-1?' });
+    expect(approve!.confirm.text.text).toContain(effect);
+  });
+
+  it('leads the Kubernetes Apply request with its question', () => {
+    // Arrange
+    const op = operation({ kind: 'k8s-upgrade', state: 'awaiting-approval', target: { version: '1.34.2', fromVersion: '1.34.1' } });
+
+    // Act
+    const message = applyRequestMessage(op, approval(), step({ kind: 'k8s-apply', node: '10.0.30.11' }), 'no deprecated APIs');
+
+    // Assert
+    expect(message.text).toBe('🔐 Apply the Kubernetes upgrade of production 1.34.1 → 1.34.2? (op-1a2b3c4d5e)');
+    expect(message.blocks![0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*${message.text}*` } });
+  });
+
+  it('mentions the approvers, users and user groups, after the question', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] });
+
+    // Act
+    const paged = withApprovers(request, ['U0CAROL', 'S0SRE']);
+
+    // Assert
+    expect(paged.text).toBe(`${request.text} <@U0CAROL> <!subteam^S0SRE>`);
+    expect(paged.blocks!.slice(0, 2)).toEqual([request.blocks![0], { type: 'context', elements: [{ type: 'mrkdwn', text: 'For <@U0CAROL> <!subteam^S0SRE>' }] }]);
+    expect(paged.blocks!.slice(2)).toEqual(request.blocks!.slice(1));
+  });
+
+  it('keeps what the request showed once decided, and says who decided and when', () => {
+    // Arrange
+    const op = operation({ state: 'running' });
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] });
+
+    // Act
+    const decided = approvalDecidedMessage(op, approval({ state: 'approved', by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[1]!);
+
+    // Assert
+    expect(decided.text).toBe(
+      '✅ Approved by <@U0CAROL> at <!date^1795990800^{date_short_pretty} {time}|2026-11-29 22:20 UTC>: the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1 (op-1a2b3c4d5e)',
+    );
+    expect(decided.blocks).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: decided.text } }, ...request.blocks!.slice(1, -1)]);
+    expect(allText(decided)).toContain('*etcd now:* 3 members, leader 10.0.30.12');
+    expect(allText(decided)).toContain('376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1');
+  });
+
+  it('reminds the approvers before the request expires, with a link to it', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalReminderMessage(op, approval(), op.steps[1]!, ['U0CAROL', 'S0SRE'], 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100');
+
+    // Assert
+    expect(message.text).toBe(
+      '⏰ Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? <https://example.slack.com/archives/C0MAINTPRD/p1700000000000100|The request> expires ' +
+        '<!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC>; then `op-1a2b3c4d5e` pauses and touches nothing. <@U0CAROL> <!subteam^S0SRE>',
+    );
+  });
+
+  it('escapes etcd evidence that came from the cluster', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: ['learner <none> & <!here>'] });
+
+    // Assert
+    expect(allText(message)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
+  });
+
+  it('offers a rollback of the failed node only while one is offered', () => {
+    // Arrange
+    const offered = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'offered' } });
+    const used = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'requested', rollbackOp: 'op-rb00000001' } });
+
+    // Act
+    const withButton = failureMessage(offered, offered.steps[1], 'node did not come back', ['no answer']);
+    const withoutButton = failureMessage(used, used.steps[1], 'node did not come back', ['no answer']);
+
+    // Assert
+    const buttons = withButton.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value'], b['text']])).toEqual([
+      [ACTION.rollback, 'op-1a2b3c4d5e.f41l', { type: 'plain_text', text: 'Roll back 10.0.30.11', emoji: true }],
+    ]);
+    expect(withoutButton.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
+    expect(withButton.text).toBe(
+      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it. <@U0ALICE>',
+    );
+  });
+
+  it('mentions the operator who started the operation in a failure and a completion', () => {
+    // Arrange
+    const op = operation({ state: 'failed', startedBy: 'U0BOB' });
+    const followUp = terraformFollowUp(op, { schematic: 'a'.repeat(64), platform: 'nocloud', isos: [] });
+
+    // Act
+    const failure = failureMessage(op, op.steps[1], 'node did not come back', []);
+    const completion = toOperator(op, followUp);
+
+    // Assert
+    expect(failure.text).toMatch(/ <@U0BOB>$/);
+    expect(JSON.stringify(failure.blocks![0])).toContain('cancels it. <@U0BOB>');
+    expect(completion.text).toBe(`<@U0BOB> ${followUp.text}`);
+    expect((completion.blocks![0] as { text: { text: string } }).text.text).toMatch(/^<@U0BOB> \*Terraform follow-up\*/);
+  });
+
+  it('says when the maintenance window opens as a date token', () => {
+    // Arrange
+    const op = operation({ state: 'waiting-window' });
+
+    // Act
+    const message = windowWaitMessage(op, op.steps[1]!, 'w1nd0w', '2026-12-01T22:00:00.000Z');
+
+    // Assert
+    expect(message.text).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>;');
+    expect(allText(message)).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>;');
+  });
+
+  it('escapes failure evidence that came from the cluster', () => {
+    // Arrange
+    const op = operation({ state: 'failed' });
+
+    // Act
+    const message = failureMessage(op, op.steps[1], 'upgrade failed', ['rpc error: desc = <nil> & <!channel>']);
+
+    // Assert
+    expect(allText(message)).not.toContain('<!channel>');
+    expect(allText(message)).toContain('rpc error: desc = &lt;nil&gt; &amp; &lt;!channel&gt;');
+  });
+
+  it('offers to ask again after an approval expired', () => {
+    // Arrange
+    const op = operation({ state: 'paused' });
+
+    // Act
+    const message = approvalDecidedMessage(op, approval({ state: 'expired' }), op.steps[1]!);
+
+    // Assert
+    const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
+    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([[ACTION.rerequest, 'op-1a2b3c4d5e.n0nce1']]);
+  });
+});
+
+describe('/talos status', () => {
+  it('shows the step in progress with its latest detail, since the root message changes only with the phase', () => {
+    // Arrange
+    const running = operation({
+      state: 'running',
+      planNonce: undefined,
+      steps: [
+        step({ id: 's0', kind: 'snapshot', node: undefined, nodeName: undefined, host: undefined, image: undefined, status: 'done' }),
+        step({ status: 'running', detail: 'talosctl upgrade running (v1.11.6 → v1.12.1)' }),
+      ],
+    });
+
+    // Act
+    const text = statusText([{ cluster: 'production', holder: running.id, ops: [running] }]);
+
+    // Assert
+    expect(text).toContain('1/2 steps · now: control plane');
+    expect(text).toContain('(talosctl upgrade running (v1.11.6 → v1.12.1))');
+    expect(statusText([{ cluster: 'production', holder: undefined, ops: [operation({ state: 'completed', planNonce: undefined })] }])).not.toContain('now:');
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { Playbook, PlaybookCommand } from '../../../../jobs/engine/playbook.ts';
+import { PLAYBOOK_COMMANDS, PLAYBOOKS, type EngineKind } from '../../../../jobs/playbooks/index.ts';
+import { helpText, parseCommand, usage } from '../../../../handlers/parse-command.ts';
+
+describe('the playbook registry', () => {
+  it('is a complete record: a kind without its playbook fails the type check', () => {
+    // Arrange
+    const { 'node-remove': _removed, ...missingOne } = PLAYBOOKS;
+
+    // Act
+    // @ts-expect-error node-remove has no playbook, so this is no registry
+    const incomplete: Record<EngineKind, Playbook> = missingOne;
+
+    // Assert
+    expect(Object.keys(incomplete)).not.toContain('node-remove');
+    expect(Object.keys(PLAYBOOKS).sort()).toEqual(['k8s-upgrade', 'node-remove', 'node-rollback', 'snapshot', 'talos-upgrade', 'terraform-apply']);
+  });
+
+  it('declares which playbooks hold the cluster: all but the snapshot, which changes nothing in it', () => {
+    // Act
+    const lockless = (Object.keys(PLAYBOOKS) as EngineKind[]).filter((kind) => PLAYBOOKS[kind].lock === 'none');
+
+    // Assert
+    expect(lockless).toEqual(['snapshot']);
+    expect(PLAYBOOKS.snapshot).toMatchObject({ start: 'run', heldByWindows: false, startedBy: 'operators', reviewItems: [] });
+  });
+
+  it('declares one command per playbook, each listed in the help', () => {
+    // Act
+    const names = PLAYBOOK_COMMANDS.map((c) => c.name);
+
+    // Assert
+    expect(names).toEqual(['plan', 'snapshot', 'upgrade-talos', 'upgrade-k8s', 'rollback', 'remove']);
+    for (const kind of Object.keys(PLAYBOOKS) as EngineKind[]) expect(names).toContain(PLAYBOOKS[kind].command.name);
+  });
+});
+
+describe('the grammar and the help come from the declarations', () => {
+  const drain: PlaybookCommand = { name: 'remove', words: ['drain', 'node'], aliases: ['host'], argument: { kind: 'node' }, help: 'drain one node (operators)' };
+
+  it('lists a declared command with its usage and help line', () => {
+    // Act
+    const help = helpText([drain]);
+
+    // Assert
+    expect(help).toContain('• `/talos drain node <node> [cluster]` — drain one node (operators)');
+    expect(usage(drain, 'host')).toBe('/talos drain host <node> [cluster]');
+  });
+
+  it('parses every declared command by its own grammar', () => {
+    // Act
+    const parsed = PLAYBOOK_COMMANDS.map((c) => {
+      const argument = c.argument.kind === 'version' ? ` ${c.argument.example}` : c.argument.kind === 'node' ? ' 10.0.30.12' : '';
+      return parseCommand(`${c.words.join(' ')}${argument} staging`);
+    });
+
+    // Assert
+    expect(parsed.map((r) => (r.ok ? r.command.kind : r.reason))).toEqual(PLAYBOOK_COMMANDS.map((c) => c.name));
+  });
+
+  it('names every declared usage when the second word is missing', () => {
+    // Act
+    const result = parseCommand('upgrade');
+
+    // Assert
+    const upgrades = PLAYBOOK_COMMANDS.filter((c) => c.words[0] === 'upgrade').map((c) => `\`${usage(c)}\``);
+    expect(result).toEqual({ ok: false, reason: `Say what to upgrade: ${upgrades.join(' or ')}.` });
+  });
+});
