@@ -6,6 +6,7 @@ import { createOperationStore, type OperationStore } from '../../../src/ops/oper
 import { createRunLease } from '../../../src/ops/run-lease.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
 import { systemClock } from '../../../src/time/clock.ts';
+import { anOperation } from '../../support/builders.ts';
 
 const redis = useRedisFixture();
 
@@ -13,25 +14,13 @@ const OP = 'op-1a2b3c4d5e';
 const ROOT = '1700000000.000100';
 
 function operation(overrides: Partial<Operation> = {}): Operation {
-  return {
+  return anOperation({
     id: OP,
-    kind: 'talos-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
     state: 'running',
-    revision: 1,
     target: { version: 'v1.12.1' },
     rootTs: ROOT,
-    steps: [],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
     ...overrides,
-  };
+  });
 }
 
 type Failure = 'before-write' | 'after-write';

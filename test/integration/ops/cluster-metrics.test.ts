@@ -6,6 +6,7 @@ import type { Approval, Operation } from '../../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../../src/ops/operation-store.ts';
 import { parsePrometheusText, sampleValue, type Sample } from '../../support/prometheus-text.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
+import { anOperation } from '../../support/builders.ts';
 
 // The lock and approval gauges as the composition root wires them: read from a real Redis at scrape time.
 
@@ -14,24 +15,10 @@ const CLUSTERS = ['production', 'staging'];
 const redis = useRedisFixture();
 
 function operation(overrides: Partial<Operation>): Operation {
-  return {
-    id: 'op-1a2b3c4d5e',
-    kind: 'talos-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
+  return anOperation({
     state: 'running',
-    revision: 1,
-    target: { version: 'v1.12.1', fromVersion: 'v1.11.6' },
-    steps: [],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
     ...overrides,
-  };
+  });
 }
 
 const pending = (requestedAt: string): Approval => ({ step: 'cp-1', nonce: 'n1', messageTs: '1700000000.000100', requestedAt, expiresAt: '2026-11-29T23:30:00.000Z', state: 'pending' });

@@ -4,29 +4,16 @@ import { createOperationStore } from '../../../src/ops/operation-store.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
 import { resendingOnce } from '../../support/resending-redis.ts';
+import { anOperation } from '../../support/builders.ts';
 
 const redis = useRedisFixture();
 
 /** A planned Talos upgrade, as the preflight stores it. */
 function operation(overrides: Partial<Operation> = {}): Operation {
-  return {
-    id: 'op-1a2b3c4d5e',
-    kind: 'talos-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
-    state: 'planned',
-    revision: 1,
-    target: { version: 'v1.12.1', fromVersion: 'v1.11.6' },
+  return anOperation({
     steps: [{ id: 's1', kind: 'upgrade-worker', node: '10.0.30.21', status: 'pending' }],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
     ...overrides,
-  };
+  });
 }
 
 describe('operation store on a real Redis', () => {

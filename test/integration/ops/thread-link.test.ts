@@ -3,29 +3,16 @@ import type { Operation } from '../../../src/ops/operation.ts';
 import { createOperationStore } from '../../../src/ops/operation-store.ts';
 import { operationRefById, threadLink } from '../../../src/ops/thread-link.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
+import { anOperation } from '../../support/builders.ts';
 
 const redis = useRedisFixture();
 
 function operation(overrides: Partial<Operation> = {}): Operation {
-  return {
-    id: 'op-1a2b3c4d5e',
-    kind: 'talos-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
-    state: 'planned',
-    revision: 1,
+  return anOperation({
     target: { version: 'v1.12.1' },
     rootTs: '1700000000.000100',
-    steps: [],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
     ...overrides,
-  };
+  });
 }
 
 /** A chat port that answers `chat.getPermalink` in Slack's form and counts the calls. */

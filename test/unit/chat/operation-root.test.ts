@@ -17,6 +17,7 @@ import { failureMessage, windowWaitMessage } from '../../../src/chat/stop-messag
 import { statusText } from '../../../src/chat/status-message.ts';
 import type { Approval, Operation, OperationState, Step } from '../../../src/ops/operation.ts';
 import { blockKitProblems } from '../../support/block-kit-limits.ts';
+import { anOperation } from '../../support/builders.ts';
 
 const LONG = 'x'.repeat(500);
 /** 200 evidence lines of 500 characters: more than any block can hold. */
@@ -48,25 +49,12 @@ function approval(overrides: Partial<Approval> = {}): Approval {
 }
 
 function operation(overrides: Partial<Operation> = {}): Operation {
-  return {
-    id: 'op-1a2b3c4d5e',
-    kind: 'talos-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
-    state: 'planned',
+  return anOperation({
     revision: 3,
-    target: { version: 'v1.12.1', fromVersion: 'v1.11.6' },
     steps: [step({ id: 's0', kind: 'snapshot', node: undefined, nodeName: undefined, host: undefined, image: undefined }), step()],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
     planNonce: 'pl4nn0nce',
     ...overrides,
-  };
+  });
 }
 
 /** An operation with everything as long and numerous as it can plausibly get. */

@@ -3,28 +3,17 @@ import { escapeMrkdwnKeepingLinks, operationRef, plainLinks } from '../../../src
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import { statusSummaryText, statusText } from '../../../src/chat/status-message.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
+import { anOperation } from '../../support/builders.ts';
 
 const LINK = 'https://talos-test.slack.com/archives/C0MAINTPRD/p1700000000000100';
 
 function operation(overrides: Partial<Operation> = {}): Operation {
-  return {
-    id: 'op-1a2b3c4d5e',
-    kind: 'talos-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
+  return anOperation({
     state: 'running',
     revision: 3,
-    target: { version: 'v1.12.1', fromVersion: 'v1.11.6' },
     steps: [{ id: 'node-10.0.30.11', kind: 'upgrade-control-plane', node: '10.0.30.11', status: 'running' }],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
     ...overrides,
-  };
+  });
 }
 
 describe('operationRef', () => {

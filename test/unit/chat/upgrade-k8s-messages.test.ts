@@ -6,6 +6,7 @@ import { dryRunMessage, dryRunSummary, upgradeProgressMessage } from '../../../j
 import type { Operation } from '../../../src/ops/operation.ts';
 import { parseUpgradeK8sOutput } from '../../../src/talos/parse-upgrade-k8s.ts';
 import { blockKitProblems } from '../../support/block-kit-limits.ts';
+import { anOperation } from '../../support/builders.ts';
 
 /** `talosctl upgrade-k8s --to 1.34.0 --dry-run` with the deprecation warning, shaped like the docs' recorded run. */
 const DRY_RUN = `WARNING: found resources which are going to be deprecated/migrated in the version 1.34.0
@@ -24,13 +25,8 @@ updating "kube-apiserver" to version "1.34.0"
 `;
 
 function operation(overrides: Partial<Operation> = {}): Operation {
-  return {
-    id: 'op-1a2b3c4d5e',
+  return anOperation({
     kind: 'k8s-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
     state: 'failed',
     revision: 3,
     target: { version: '1.34.0', fromVersion: '1.33.4', talosVersion: 'v1.11.6' },
@@ -40,13 +36,8 @@ function operation(overrides: Partial<Operation> = {}): Operation {
       { id: 'apply', kind: 'k8s-apply', node: '172.20.0.2', status: 'failed' },
       { id: 'verify', kind: 'k8s-verify', status: 'pending' },
     ],
-    approvals: [],
-    refusals: [],
-    audit: [],
-    confirmedReview: [],
-    notes: [],
     ...overrides,
-  };
+  });
 }
 
 describe('dryRunMessage', () => {

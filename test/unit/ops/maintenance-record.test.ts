@@ -1,21 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { maintenanceRecordMarkdown } from '../../../src/ops/maintenance-record.ts';
+import { anOperation } from '../../support/builders.ts';
 
 const IMAGE = 'factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1';
 
 /** A completed production Talos upgrade of one worker and one control plane. */
 function completedUpgrade(overrides: Partial<Operation> = {}): Operation {
-  return {
-    id: 'op-1a2b3c4d5e',
-    kind: 'talos-upgrade',
-    cluster: 'production',
-    channel: 'C0MAINTPRD',
-    requestedBy: 'U0ALICE',
-    createdAt: '2026-11-29T22:00:00.000Z',
+  return anOperation({
     state: 'completed',
     revision: 42,
-    target: { version: 'v1.12.1', fromVersion: 'v1.11.6' },
     steps: [
       { id: 's0', kind: 'snapshot', status: 'done', detail: 'snapshot etcd-20261129-2201.db, 18874368 bytes' },
       { id: 's1', kind: 'upgrade-worker', node: '10.0.30.21', image: IMAGE, status: 'done', detail: 'v1.11.6 → v1.12.1 | Ready' },
@@ -46,7 +40,6 @@ function completedUpgrade(overrides: Partial<Operation> = {}): Operation {
     startedBy: 'U0BOB',
     startedAt: '2026-11-29T22:05:00.000Z',
     endedAt: '2026-11-29T22:40:00.000Z',
-    refusals: [],
     commit: '9fceb02d0ae598e95dc970b74767f19372d61af8',
     validation: 'health gate passed after the last node',
     audit: [
@@ -55,9 +48,8 @@ function completedUpgrade(overrides: Partial<Operation> = {}): Operation {
       { seq: 3, at: '2026-11-29T22:21:00.000Z', actor: 'U0CAROL', event: 'approved', detail: 'control plane 10.0.30.11' },
     ],
     confirmedReview: ['Talos release notes reviewed', 'the exact target tested in staging'],
-    notes: [],
     ...overrides,
-  };
+  });
 }
 
 describe('maintenanceRecordMarkdown', () => {
