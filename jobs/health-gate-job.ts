@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { ClusterAccess } from '../src/cluster/cluster-session.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
-import type { ChatPort } from '../src/chat/chat-port.ts';
+import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { checkMessage, gateErrorMessage, gateRunningMessage, gateVerdictMessage } from '../src/chat/health-report.ts';
 import { joinedGateMessage } from '../src/chat/report-pointer.ts';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Job } from 'bullmq';
-import type { ChatPort } from '../src/chat/chat-port.ts';
+import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { readinessErrorMessage, readinessGateMessage, readinessRunningMessage, readinessVerdictMessage } from '../src/chat/readiness-report.ts';
 import type { ClusterAccess, ClusterSession } from '../src/cluster/cluster-session.ts';

@@ -1,4 +1,4 @@
-import { awaitsPosting } from '../src/ops/audit.ts';
+import { awaitsPosting } from './engine/audit.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Operation } from '../src/ops/operation.ts';
 import { FINISHED } from '../src/ops/state-machine.ts';

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
-import type { ChatPort } from '../src/chat/chat-port.ts';
+import type { ChatPort } from '../src/port/chat-port.ts';
 import { formatTime, section } from '../src/chat/blocks.ts';
-import { maintenanceRecordMarkdown } from '../src/ops/maintenance-record.ts';
+import { maintenanceRecordMarkdown } from '../src/chat/maintenance-record.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { RecordJobData } from '../src/queue/job-schemas.ts';

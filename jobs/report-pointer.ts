@@ -1,4 +1,4 @@
-import type { ChatPort } from '../src/chat/chat-port.ts';
+import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { reportPointerMessage, type ReportKind } from '../src/chat/report-pointer.ts';
 import type { Logger } from '../src/log/logger.ts';

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { ChatPort } from '../src/chat/chat-port.ts';
+import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { checkMessage } from '../src/chat/health-report.ts';
 import { scheduledGateChangeMessage, scheduledGateSummaryMessage } from '../src/chat/schedule-messages.ts';

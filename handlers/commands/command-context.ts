@@ -1,6 +1,6 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { Queue } from 'bullmq';
-import type { ChatPort } from '../../src/chat/chat-port.ts';
+import type { ChatPort } from '../../src/port/chat-port.ts';
 import { resolveCluster, type ClusterConfig, type Inventory } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
@@ -8,7 +8,7 @@ import type { DeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
 import { newOperation as createOperation, type Operation, type OperationKind } from '../../src/ops/operation.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import { HealthJobData } from '../../src/queue/job-schemas.ts';
-import { operationRefById } from '../../src/ops/thread-link.ts';
+import { operationRefById } from '../../src/chat/operation-link.ts';
 import type { Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
 import type { Authorizer } from '../authorize.ts';
 import type { Command } from '../parse-command.ts';

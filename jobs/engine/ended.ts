@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { errorText } from '../../src/chat/error-text.ts';
-import { maintenanceRecordMarkdown } from '../../src/ops/maintenance-record.ts';
+import { maintenanceRecordMarkdown } from '../../src/chat/maintenance-record.ts';
 import { FINISHED } from '../../src/ops/state-machine.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';

@@ -1,4 +1,4 @@
-import { operationRefById } from '../../src/ops/thread-link.ts';
+import { operationRefById } from '../../src/chat/operation-link.ts';
 import type { OpsJobDeps } from './job-context.ts';
 
 /**

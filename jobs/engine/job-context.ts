@@ -1,11 +1,11 @@
 import type { Queue } from 'bullmq';
-import type { ChatPort } from '../../src/chat/chat-port.ts';
+import type { ChatPort } from '../../src/port/chat-port.ts';
 import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import type { Config } from '../../src/config/env.ts';
 import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
-import type { Audit } from '../../src/ops/audit.ts';
+import type { Audit } from './audit.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { NodeClassRecord } from '../../src/ops/node-class-record.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { StepFailure } from './job-context.ts';
-import type { ChatMessage } from '../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../src/port/chat-port.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';

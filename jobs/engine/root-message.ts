@@ -1,5 +1,5 @@
 import { errorText } from '../../src/chat/error-text.ts';
-import type { ChatMessage } from '../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../src/port/chat-port.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import type { OpsJobDeps } from './job-context.ts';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { WebClient } from '@slack/web-api';
-import type { ChatPort } from '../chat/chat-port.ts';
+import type { ChatPort } from '../port/chat-port.ts';
 import { createClusterAccess, type ClusterAccess } from '../cluster/cluster-session.ts';
 import { createTofu, type Tofu } from '../cluster/tofu.ts';
 import { createProcessRunner } from '../exec/process-runner.ts';

@@ -1,7 +1,7 @@
 import { createHomeRecords } from '../home/home-records.ts';
 import { createHomeTab, type HomeTab } from '../home/home-tab.ts';
 import { createLifecycle, type Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
-import { createAudit, type Audit } from '../ops/audit.ts';
+import { createAudit, type Audit } from '../../jobs/engine/audit.ts';
 import type { Operation } from '../ops/operation.ts';
 import { createRecordExporter } from '../ops/record-export.ts';
 import { enqueueCancelled } from '../queue/jobs.ts';

@@ -1,5 +1,5 @@
 import type { Approval, Operation, Step } from '../ops/operation.ts';
-import type { Block, ChatMessage } from './chat-port.ts';
+import type { Block, ChatMessage } from '../port/chat-port.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, mention, mentionUser, preformatted, section, type ButtonSpec } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 

@@ -1,5 +1,5 @@
 import { plainTime } from '../time/plain-time.ts';
-import type { Block } from './chat-port.ts';
+import type { Block } from '../port/chat-port.ts';
 
 export { plainTime };
 

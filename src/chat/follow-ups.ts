@@ -1,5 +1,5 @@
 import type { Operation } from '../ops/operation.ts';
-import type { ChatMessage } from './chat-port.ts';
+import type { ChatMessage } from '../port/chat-port.ts';
 import { escapeMrkdwn, mentionUser, section } from './blocks.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { GateReport } from '../health/health-gate.ts';
 import type { CheckResult, CheckStatus } from '../health/check-result.ts';
-import type { ChatMessage } from './chat-port.ts';
+import type { ChatMessage } from '../port/chat-port.ts';
 import { context, escapeMrkdwn, fields, formatDuration, formatTime, header, mentionUser, preformatted, section } from './blocks.ts';
 
 const ICON: Record<CheckStatus, string> = { passed: '✅', failed: '❌', warning: '⚠️' };

@@ -1,4 +1,5 @@
 import { escapeAround, escapeMrkdwn } from './blocks.ts';
+import { threadLink, type ThreadLinkDeps } from '../ops/thread-link.ts';
 
 /**
  * An operation as a message names it: a link to its thread (`<url|op-…>`) once the link is
@@ -26,4 +27,10 @@ export function escapeMrkdwnKeepingLinks(text: string): string {
 /** Links to operations as the bare operation id, for places that are not mrkdwn (a Markdown file). */
 export function plainLinks(text: string): string {
   return text.replace(OPERATION_LINK, '$1');
+}
+
+/** An operation known only by its id (a lock's holder), as a message names it: linked when it has a thread. */
+export async function operationRefById(deps: ThreadLinkDeps, id: string): Promise<string> {
+  const op = await deps.store.get(id).catch(() => undefined);
+  return operationRef(id, op === undefined ? undefined : await threadLink(deps, op));
 }

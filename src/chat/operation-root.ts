@@ -1,8 +1,8 @@
 import type { Operation, Step } from '../ops/operation.ts';
-import type { ChatMessage } from './chat-port.ts';
+import type { ChatMessage } from '../port/chat-port.ts';
 import { rehearsalBlocks } from './rehearsal-message.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, preformatted, section } from './blocks.ts';
-import type { Block } from './chat-port.ts';
+import type { Block } from '../port/chat-port.ts';
 import { ACTION, buttonValue, PLAN_AGAIN_NONCE } from './buttons.ts';
 import { escapeMrkdwnKeepingLinks } from './operation-link.ts';
 

@@ -1,5 +1,5 @@
 import type { GateStatus, ReadinessGate, ReadinessReport } from '../rules/readiness-gates.ts';
-import type { ChatMessage } from './chat-port.ts';
+import type { ChatMessage } from '../port/chat-port.ts';
 import { context, escapeMrkdwn, fields, formatTime, header, mentionUser, preformatted, section } from './blocks.ts';
 
 const ICON: Record<GateStatus, string> = { passed: '✅', failed: '❌', manual: '✋' };

@@ -1,4 +1,4 @@
-import type { Block } from './chat-port.ts';
+import type { Block } from '../port/chat-port.ts';
 import { actions, context, formatTime, mentionUser, section } from './blocks.ts';
 import { OVERRIDE_ACTION } from './buttons.ts';
 import { operationRef } from './operation-link.ts';

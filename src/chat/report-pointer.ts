@@ -1,4 +1,4 @@
-import type { ChatMessage } from './chat-port.ts';
+import type { ChatMessage } from '../port/chat-port.ts';
 import { mentionUser, section } from './blocks.ts';
 
 /** The read-only reports a command can ask for from another cluster's channel. */

@@ -2,7 +2,7 @@ import type { GateReport } from '../health/health-gate.ts';
 import type { SnapshotPruning } from '../rules/snapshot-retention.ts';
 import type { GateVerdict, verdictChange } from '../rules/gate-verdict-change.ts';
 import type { Snapshot } from '../ops/operation.ts';
-import type { ChatMessage } from './chat-port.ts';
+import type { ChatMessage } from '../port/chat-port.ts';
 import { context, escapeMrkdwn, formatTime, section } from './blocks.ts';
 
 type Change = NonNullable<ReturnType<typeof verdictChange>>;

@@ -1,5 +1,5 @@
 import type { Operation, Step } from '../ops/operation.ts';
-import type { ChatMessage } from './chat-port.ts';
+import type { ChatMessage } from '../port/chat-port.ts';
 import { actions, context, escapeMrkdwn, formatTime, mentionUser, preformatted, section } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import { stepLabel } from './operation-root.ts';

@@ -1,5 +1,5 @@
-import type { ChatPort } from '../chat/chat-port.ts';
-import { type HomeApproval, type HomeCluster, type HomeLock, type HomePublisher, type HomeView, homeView, type VersionReading } from '../chat/home-view.ts';
+import type { ChatPort } from '../port/chat-port.ts';
+import { type HomeApproval, type HomeCluster, type HomeLock, type HomePublisher, type HomeView, homeView, type VersionReading } from './home-view.ts';
 import { stepLabel } from '../chat/operation-root.ts';
 import type { ClusterConfig, Inventory } from '../config/inventory.ts';
 import type { GateReport } from '../health/health-gate.ts';

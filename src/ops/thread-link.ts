@@ -1,5 +1,4 @@
-import type { ChatPort } from '../chat/chat-port.ts';
-import { operationRef } from '../chat/operation-link.ts';
+import type { ChatPort } from '../port/chat-port.ts';
 import type { Operation } from './operation.ts';
 import type { OperationStore } from './operation-store.ts';
 
@@ -33,10 +32,4 @@ export async function threadLink(deps: ThreadLinkDeps, op: Operation): Promise<s
 export async function threadLinks(deps: ThreadLinkDeps, ops: readonly Operation[]): Promise<Map<string, string>> {
   const links = await Promise.all(ops.map(async (op) => [op.id, await threadLink(deps, op)] as const));
   return new Map(links.filter((entry): entry is readonly [string, string] => entry[1] !== undefined));
-}
-
-/** An operation known only by its id (a lock's holder), as a message names it: linked when it has a thread. */
-export async function operationRefById(deps: ThreadLinkDeps, id: string): Promise<string> {
-  const op = await deps.store.get(id).catch(() => undefined);
-  return operationRef(id, op === undefined ? undefined : await threadLink(deps, op));
 }

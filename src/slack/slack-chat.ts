@@ -1,7 +1,7 @@
 // The Slack Web API adapter behind the chat port: the one module under src/ besides main.ts that
 // imports the Slack SDK. The composition root builds it; jobs/ and the rest of src/ only see the port.
 import { WebAPIHTTPError, WebAPIRequestError, WebClientEvent, type WebClient } from '@slack/web-api';
-import type { ChatMessage, ChatPort, ReplyOptions } from '../chat/chat-port.ts';
+import type { ChatMessage, ChatPort, ReplyOptions } from '../port/chat-port.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import { writeOnce, type WriteOnceOptions } from './write-once.ts';
 

@@ -1,5 +1,5 @@
 import { WebClient } from '@slack/web-api';
-import type { ChatPort } from '../chat/chat-port.ts';
+import type { ChatPort } from '../port/chat-port.ts';
 import type { Config } from '../config/env.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import type { Metrics } from '../metrics/metrics.ts';

@@ -1,7 +1,7 @@
 // The Home tab's publisher on Slack's Web API: `views.publish` needs no scope beyond the bot
 // token, only the app's Home tab (features.app_home.home_tab_enabled in the manifest).
 import type { WebClient } from '@slack/web-api';
-import type { HomePublisher } from '../chat/home-view.ts';
+import type { HomePublisher } from '../port/home-publisher.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 
 export function createHomePublisher(client: WebClient, scrubber: SecretScrubber): HomePublisher {

@@ -1,4 +1,4 @@
-import type { Block, ChatMessage } from '../../src/chat/chat-port.ts';
+import type { Block, ChatMessage } from '../../src/port/chat-port.ts';
 
 /**
  * Slack's Block Kit limits (https://docs.slack.dev/reference/block-kit/blocks): a message past

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Job, Queue } from 'bullmq';
-import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
+import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/port/chat-port.ts';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
-import { createAudit } from '../../src/ops/audit.ts';
+import { createAudit } from '../../jobs/engine/audit.ts';
 import { createNodeClassRecord } from '../../src/ops/node-class-record.ts';
 import { createClusterLock } from '../../src/ops/cluster-lock.ts';
 import { newOperation, type Operation } from '../../src/ops/operation.ts';

@@ -1,6 +1,6 @@
-import type { ChatPort } from '../../../src/chat/chat-port.ts';
+import type { ChatPort } from '../../../src/port/chat-port.ts';
 import { approvalDecidedMessage } from '../../../src/chat/approval-messages.ts';
-import { editCarrier } from '../../../src/ops/audit.ts';
+import { editCarrier } from '../audit.ts';
 import type { Approval, Operation } from '../../../src/ops/operation.ts';
 
 /**

@@ -1,7 +1,8 @@
 import { operationRef } from '../../../src/chat/operation-link.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { WAITING } from '../../../src/ops/state-machine.ts';
-import { operationRefById, threadLink } from '../../../src/ops/thread-link.ts';
+import { threadLink } from '../../../src/ops/thread-link.ts';
+import { operationRefById } from '../../../src/chat/operation-link.ts';
 import { cancelRefusal } from '../../../src/ops/transitions.ts';
 import { refused, type MoveDeps, type MoveResult } from './deps.ts';
 import type { OperationClick } from './start.ts';

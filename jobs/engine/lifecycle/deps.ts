@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
-import type { ChatPort } from '../../../src/chat/chat-port.ts';
+import type { ChatPort } from '../../../src/port/chat-port.ts';
 import { reviewItems } from '../../../src/chat/operation-root.ts';
 import type { Inventory } from '../../../src/config/inventory.ts';
-import type { Audit } from '../../../src/ops/audit.ts';
+import type { Audit } from '../audit.ts';
 import type { ClusterLock } from '../../../src/ops/cluster-lock.ts';
 import type { Operation, OperationKind } from '../../../src/ops/operation.ts';
 import type { OperationStore } from '../../../src/ops/operation-store.ts';

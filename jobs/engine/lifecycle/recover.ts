@@ -2,7 +2,7 @@ import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import { retriedMessage } from '../../../src/chat/stop-messages.ts';
 import { newOperation, newOperationId } from '../../../src/ops/operation.ts';
 import { ENDED_UNDONE } from '../../../src/ops/state-machine.ts';
-import { operationRefById } from '../../../src/ops/thread-link.ts';
+import { operationRefById } from '../../../src/chat/operation-link.ts';
 import { retried } from '../../../src/ops/transitions.ts';
 import { enqueuePreflight, enqueueRun } from '../../../src/queue/operation-jobs.ts';
 import { fourEyesRefusal } from '../approvals/four-eyes.ts';

@@ -1,6 +1,6 @@
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { operationRefById } from '../../../src/ops/thread-link.ts';
+import { operationRefById } from '../../../src/chat/operation-link.ts';
 import { enqueueRun } from '../../../src/queue/operation-jobs.ts';
 import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { pollUntil } from '../../../src/time/clock.ts';

@@ -1,7 +1,7 @@
 import type { Operation } from '../../../src/ops/operation.ts';
 import type { UpgradeK8sReport } from '../../../src/talos/parse-upgrade-k8s.ts';
 import { context, escapeMrkdwn, formatDuration, preformatted, section } from '../../../src/chat/blocks.ts';
-import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/port/chat-port.ts';
 
 /** Dry-run output longer than this goes into a file: a thread full of manifest lines hides the warnings. */
 export const INLINE_OUTPUT_LINES = 40;

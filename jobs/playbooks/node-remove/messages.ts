@@ -1,5 +1,5 @@
 import type { Operation } from '../../../src/ops/operation.ts';
-import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { section } from '../../../src/chat/blocks.ts';
 
 /** The runbook's steps after a removal: Terraform and the bot's inventory still have the node. */

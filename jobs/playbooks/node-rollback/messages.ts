@@ -1,5 +1,5 @@
 import type { Operation } from '../../../src/ops/operation.ts';
-import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { escapeMrkdwn, section } from '../../../src/chat/blocks.ts';
 
 /** What the thread says once a node is back on its previous image: what it runs, and what not to do until the incident is resolved. */

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { escapeMrkdwn, section } from '../../../src/chat/blocks.ts';
 import { stepLabel } from '../../../src/chat/operation-root.ts';
 import type { Logger } from '../../../src/log/logger.ts';

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatPort } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage, ChatPort } from '../../../src/port/chat-port.ts';
 import type { Clock } from '../../../src/time/clock.ts';
 
 /** Where a progress reply goes, and how it is drawn and paced. */

@@ -1,6 +1,6 @@
 import { errorText } from '../../../src/chat/error-text.ts';
 import { terraformFollowUp, type FollowUpIso } from './messages.ts';
-import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { allNodes } from '../../../src/config/inventory.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { findNodeByAddress } from '../../../src/talos/observe.ts';

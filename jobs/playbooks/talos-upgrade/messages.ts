@@ -1,5 +1,5 @@
 import type { Operation } from '../../../src/ops/operation.ts';
-import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import type { IsoChecksum } from '../../../src/talos/image-factory.ts';
 import { section } from '../../../src/chat/blocks.ts';
 

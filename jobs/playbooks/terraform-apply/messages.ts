@@ -1,6 +1,6 @@
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import type { ChatMessage } from '../../../src/chat/chat-port.ts';
+import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { context, escapeMrkdwn, formatDuration, formatTime, mention, mentionUser, preformatted, section } from '../../../src/chat/blocks.ts';
 
 /** Lines of `tofu apply` output shown in the thread; the full log is attached. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { HomePublisher, HomeView } from '../../../src/chat/home-view.ts';
+import type { HomePublisher, HomeView } from '../../../src/home/home-view.ts';
 import { parseInventory } from '../../../src/config/inventory.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
 import { createHomeRecords, type GateRecord } from '../../../src/home/home-records.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../../src/chat/chat-port.ts';
-import { createAudit, editCarrier, seqsIn } from '../../../src/ops/audit.ts';
+import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../../src/port/chat-port.ts';
+import { createAudit, editCarrier, seqsIn } from '../../../jobs/engine/audit.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { createOperationStore, type OperationStore } from '../../../src/ops/operation-store.ts';
 import { createRunLease } from '../../../src/ops/run-lease.ts';

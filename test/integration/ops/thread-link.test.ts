@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { createOperationStore } from '../../../src/ops/operation-store.ts';
-import { operationRefById, threadLink } from '../../../src/ops/thread-link.ts';
+import { threadLink } from '../../../src/ops/thread-link.ts';
+import { operationRefById } from '../../../src/chat/operation-link.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
 import { anOperation } from '../../support/builders.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOME_MAX_BLOCKS, type HomeCluster, homeView } from '../../../src/chat/home-view.ts';
+import { HOME_MAX_BLOCKS, type HomeCluster, homeView } from '../../../src/home/home-view.ts';
 import { validateBlocks } from '../../slack-emulator/block-validation.ts';
 
 const NOW = new Date('2026-11-30T10:00:00.000Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { maintenanceRecordMarkdown } from '../../../src/ops/maintenance-record.ts';
+import { maintenanceRecordMarkdown } from '../../../src/chat/maintenance-record.ts';
 import { anOperation } from '../../support/builders.ts';
 
 const IMAGE = 'factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1';

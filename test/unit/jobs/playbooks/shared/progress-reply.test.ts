@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ChatPort } from '../../../../../src/chat/chat-port.ts';
+import type { ChatMessage, ChatPort } from '../../../../../src/port/chat-port.ts';
 import type { Clock } from '../../../../../src/time/clock.ts';
 import { startProgressReply } from '../../../../../jobs/playbooks/shared/progress-reply.ts';
 

@@ -1,6 +1,9 @@
 import type { OperationKind, OperationState } from '../ops/operation.ts';
-import { context, escapeMrkdwn, formatTime, header, mentionUser, section, truncate } from './blocks.ts';
-import type { Block } from './chat-port.ts';
+import { context, escapeMrkdwn, formatTime, header, mentionUser, section, truncate } from '../chat/blocks.ts';
+import type { Block } from '../port/chat-port.ts';
+import type { HomeView } from '../port/home-publisher.ts';
+
+export type { HomePublisher, HomeView } from '../port/home-publisher.ts';
 
 /** Block Kit allows a Home tab 100 blocks. */
 export const HOME_MAX_BLOCKS = 100;
@@ -62,16 +65,7 @@ export interface HomeCluster {
 }
 
 /** A Home tab view, as `views.publish` takes it. */
-export interface HomeView {
-  type: 'home';
-  callback_id: string;
-  blocks: Block[];
-}
 
-/** Publishes a user's Home tab (`views.publish`). */
-export interface HomePublisher {
-  publish(user: string, view: HomeView): Promise<void>;
-}
 
 const KIND: Record<OperationKind, string> = {
   'talos-upgrade': 'Talos upgrade',

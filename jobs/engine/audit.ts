@@ -1,10 +1,10 @@
-import { section } from '../chat/blocks.ts';
-import type { Block, ChatMessage, ChatPort } from '../chat/chat-port.ts';
-import type { Logger } from '../log/logger.ts';
-import type { AuditEntry, Operation } from './operation.ts';
-import type { OperationStore } from './operation-store.ts';
-import type { RunLease } from './run-lease.ts';
-import { systemClock, type Clock } from '../time/clock.ts';
+import { section } from '../../src/chat/blocks.ts';
+import type { Block, ChatMessage, ChatPort } from '../../src/port/chat-port.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import type { AuditEntry, Operation } from '../../src/ops/operation.ts';
+import type { OperationStore } from '../../src/ops/operation-store.ts';
+import type { RunLease } from '../../src/ops/run-lease.ts';
+import { systemClock, type Clock } from '../../src/time/clock.ts';
 
 /**
  * An entry's own reply. `broadcast`: the reply is also shown in the channel (`reply_broadcast`), so

@@ -1,6 +1,6 @@
-import { plainTimes } from '../chat/blocks.ts';
-import { plainLinks } from '../chat/operation-link.ts';
-import type { Operation } from './operation.ts';
+import { plainTimes } from './blocks.ts';
+import { plainLinks } from './operation-link.ts';
+import type { Operation } from '../ops/operation.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
 export function maintenanceRecordMarkdown(op: Operation, appendix?: string): string {
