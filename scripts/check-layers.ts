@@ -46,8 +46,6 @@ export const ALLOWED: readonly Edge[] = [
   { from: 'src/slack/slack-chat.ts', to: 'src/chat/chat-port.ts' },
   { from: 'src/slack/slack-clients.ts', to: 'src/chat/chat-port.ts' },
   { from: 'src/slack/slack-home.ts', to: 'src/chat/home-view.ts' },
-  // The reconciler looks up playbooks by operation kind.
-  { from: 'jobs/reconcile-job.ts', to: 'jobs/playbooks/index.ts' },
 ];
 
 /** The folders whose files are checked; each of their files must belong to a layer. */

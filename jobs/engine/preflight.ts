@@ -16,7 +16,7 @@ import { refreshRoot } from './root-message.ts';
  * its thread. `maybeSent`: an earlier attempt may have posted it before failing to store where.
  */
 async function postRoot(deps: OpsJobDeps, op: Operation, maybeSent: boolean): Promise<void> {
-  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op), { key: `${op.id}-root`, maybeSent });
+  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op, deps.presentations(op.kind)), { key: `${op.id}-root`, maybeSent });
   const { op: stored } = await deps.store.update(op.id, (o) => (o.rootTs === undefined ? { ...o, rootTs: ts } : undefined));
   // Changed while the post was retried (an override from a copy Slack showed, a cancel): show it as it is now.
   if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored);

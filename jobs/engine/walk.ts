@@ -1,6 +1,5 @@
 import type { Job } from 'bullmq';
 import { errorText } from '../../src/chat/error-text.ts';
-import { stepLabel } from '../../src/chat/operation-root.ts';
 import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { allNodes } from '../../src/config/inventory.ts';
@@ -49,8 +48,8 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
     { actor: 'bot', event: 'stopped', detail: failure.message },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
-      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${stepLabel(step)}, which did not start)`, failure.evidence);
-      return failureMessage(o, step, failure.message, failure.evidence, failure.options.retry);
+      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${playbook.texts.stepLabel(step)}, which did not start)`, failure.evidence, playbook.texts);
+      return failureMessage(o, step, failure.message, failure.evidence, playbook.texts, failure.options.retry);
     },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
@@ -123,7 +122,7 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   const now = deps.now();
   if (outsideWindowRefusal(cluster, now) === undefined) {
     if (op.state !== 'waiting-window') return false;
-    await deps.audit.record(op.id, { actor: 'bot', event: 'maintenance window open', detail: stepLabel(step) }, undefined, (o) =>
+    await deps.audit.record(op.id, { actor: 'bot', event: 'maintenance window open', detail: playbook.texts.stepLabel(step) }, undefined, (o) =>
       o.state === 'waiting-window' ? { ...o, state: 'running', windowWait: undefined } : undefined,
     );
     return false;
@@ -134,8 +133,8 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   const nonce = newNonce();
   const waiting = await deps.audit.record(
     op.id,
-    { actor: 'bot', event: `waiting for the maintenance window: ${stepLabel(step)}`, detail: opensAt ? `opens ${opensAt}` : 'no window ahead' },
-    (o) => windowWaitMessage(o, step, nonce, opensAt),
+    { actor: 'bot', event: `waiting for the maintenance window: ${playbook.texts.stepLabel(step)}`, detail: opensAt ? `opens ${opensAt}` : 'no window ahead' },
+    (o) => windowWaitMessage(o, step, nonce, opensAt, playbook.texts),
     (o) => (o.state === 'running' ? { ...o, state: 'waiting-window', windowWait: { step: step.id, nonce, since: now.toISOString(), opensAt } } : undefined),
   );
   if (waiting.windowWait?.nonce !== nonce) return true;
@@ -180,7 +179,7 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
       return;
     }
     if (op.cancelRequestedBy !== undefined) {
-      const refusal = cancelRefusal(op);
+      const refusal = cancelRefusal(op, (o) => playbook.cancelRefusal?.(o));
       if (refusal === undefined) return cancelBetweenSteps(ctx, op, op.cancelRequestedBy);
       ctx.log.info({ step: step.id }, 'cancel held until the step that must finish has');
     }
@@ -193,7 +192,7 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
       o.state === 'running' && o.steps.find((s) => s.id === step.id)?.status !== 'failed' ? withStep(o, step.id, { status: 'running', startedAt }) : undefined;
     // A step's start and its entry are one write: a run that ends in between cannot lose the entry. A step
     // that was approved is announced by its edited request; the others say so in the thread.
-    const startEntry = { actor: 'bot', event: `step started: ${stepLabel(step)}` };
+    const startEntry = { actor: 'bot', event: `step started: ${playbook.texts.stepLabel(step)}` };
     const quiet = playbook.needsApproval(step) || playbook.quietStart?.(step) === true;
     const started =
       step.startedAt !== undefined

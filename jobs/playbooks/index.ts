@@ -1,9 +1,12 @@
+import type { Presentation } from '../../src/chat/presentation.ts';
 import type { OperationKind } from '../../src/ops/operation.ts';
+import type { LifecyclePolicy } from '../engine/lifecycle/deps.ts';
 import type { Playbook, PlaybookCommand } from '../engine/playbook.ts';
 import { k8sUpgradePlaybook } from './k8s-upgrade/index.ts';
 import { removePlaybook } from './node-remove/index.ts';
 import { rollbackPlaybook } from './node-rollback/index.ts';
 import { snapshotCommand } from './snapshot/command.ts';
+import { snapshotTexts } from './snapshot/texts.ts';
 import { talosUpgradePlaybook } from './talos-upgrade/index.ts';
 import { terraformApplyPlaybook } from './terraform-apply/index.ts';
 
@@ -23,6 +26,38 @@ export const PLAYBOOKS: Readonly<Record<EngineKind, Playbook>> & EngineLookup = 
   'k8s-upgrade': k8sUpgradePlaybook,
   'node-rollback': rollbackPlaybook,
   'node-remove': removePlaybook,
+};
+
+/** The playbook of a stored operation's kind, or undefined when no playbook runs it. */
+export function playbookOf(kind: string): Playbook | undefined {
+  return Object.hasOwn(PLAYBOOKS, kind) ? PLAYBOOKS[kind as EngineKind] : undefined;
+}
+
+/**
+ * How every operation kind reads in Slack: each playbook's texts, and the snapshot's, whose own
+ * job still takes it. A complete record, so no kind is presented without its texts.
+ */
+export const PRESENTATIONS: Readonly<Record<OperationKind, Presentation>> = {
+  ...(Object.fromEntries(Object.entries(PLAYBOOKS).map(([kind, playbook]) => [kind, playbook.texts])) as Record<EngineKind, Presentation>),
+  snapshot: snapshotTexts,
+};
+
+/** The presentation of a stored operation's kind; a kind nothing presents is a programming error. */
+export function presentationOf(kind: string): Presentation {
+  if (!Object.hasOwn(PRESENTATIONS, kind)) throw new Error(`operation kind ${kind} has no presentation`);
+  return PRESENTATIONS[kind as OperationKind];
+}
+
+/**
+ * The lifecycle's answers, from each playbook's declaration. A kind without a playbook (the
+ * snapshot) is started by operators, held by windows, and confirms nothing.
+ */
+export const KIND_POLICY: LifecyclePolicy = {
+  startedByApprovers: (kind) => playbookOf(kind)?.startedBy === 'approvers',
+  heldByWindows: (kind) => playbookOf(kind)?.heldByWindows ?? true,
+  reviewItems: (kind) => [...presentationOf(kind).reviewItems],
+  cancelRefusal: (op) => playbookOf(op.kind)?.cancelRefusal?.(op),
+  presentation: presentationOf,
 };
 
 /** The mutating commands, in the order `/talos help` lists them: the parser and the help text are built from these. */

@@ -5,7 +5,7 @@
  * violations it found, with enough detail to debug.
  */
 import { z } from 'zod';
-import { stepLabel } from '../../src/chat/operation-root.ts';
+import { talosUpgradeStepLabel as stepLabel } from '../../jobs/playbooks/talos-upgrade/texts.ts';
 import { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import { windowStatus, type WindowPolicy } from '../../src/rules/maintenance-window.ts';
 import type { CallRecord, SimEvent } from '../sim/index.ts';

@@ -8,6 +8,8 @@ import { createPreflightJob } from '../../jobs/engine/preflight.ts';
 import { createEndedJob } from '../../jobs/engine/ended.ts';
 import { createPlanExpiryJob } from '../../jobs/engine/plan-expiry.ts';
 import { walkOperation } from '../../jobs/engine/walk.ts';
+import { k8sUpgradeTexts } from '../../jobs/playbooks/k8s-upgrade/texts.ts';
+import { rollbackCancelRefusal } from '../../jobs/playbooks/node-rollback/texts.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Operation, Step } from '../../src/ops/operation.ts';
 import { retried } from '../../src/ops/transitions.ts';
@@ -30,7 +32,7 @@ function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
     command: { name: 'test', words: ['test'], argument: { kind: 'none' }, help: 'a test playbook' },
     startedBy: 'operators',
     heldByWindows: true,
-    reviewItems: [],
+    texts: k8sUpgradeTexts,
     data: z.unknown(),
     checks: {},
     start: 'plan',
@@ -229,7 +231,8 @@ describe('the operation engine walks a playbook', () => {
 
     // Act
     const refused = await f.lifecycle().cancel(op.id, 'U0ALICE');
-    await walkOperation(context(), op.id, playbook(ran, { needsApproval: () => false }));
+    // The rollback's own refusal, as its playbook declares it.
+    await walkOperation(context(), op.id, playbook(ran, { needsApproval: () => false, cancelRefusal: rollbackCancelRefusal }));
 
     // Assert
     expect(refused).toMatchObject({ ok: false, code: 'not-cancellable', message: expect.stringContaining('cannot be cancelled now') });

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { KIND_POLICY, playbookOf, presentationOf } from '../../jobs/playbooks/index.ts';
 import { tmpdir } from 'node:os';
 import type { Job, Queue } from 'bullmq';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/chat/chat-port.ts';
@@ -168,6 +169,8 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     timeouts: { approvalTtlMs: 30 * 60_000, approvalReminderMs: 10 * 60_000, stepMs: 20_000, probeMs: 5000, nodeReadyMs: 8000, settleMs: 2000, pollMs: 50, jobLockMs: 3000, planTtlMs: 60 * 60_000 },
     clock: engineClock,
     now,
+    playbooks: playbookOf,
+    presentations: presentationOf,
   };
   return {
     deps,
@@ -178,6 +181,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
       createLifecycle({
         ...deps,
         planTtlMs: deps.timeouts.planTtlMs,
+        policy: KIND_POLICY,
         onCancelled: (op) => {
           options.cancelled?.push(op);
           return Promise.resolve();

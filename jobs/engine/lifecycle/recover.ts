@@ -24,7 +24,7 @@ export async function retry(deps: MoveDeps, click: OperationClick): Promise<Move
   if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
   await enqueueRun(deps.opsQueue, op.id, `retry-${click.nonce}`);
   if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
-  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   return { ok: true, op: after };
 }
 
@@ -89,7 +89,7 @@ export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<
   const reply = `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`;
   // The answer first: the plan's message gets its new look after the person learned where the new plan appears.
   const followUp = async (): Promise<void> => {
-    if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+    if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   };
   return { ok: true, op: after, reply, followUp };
 }

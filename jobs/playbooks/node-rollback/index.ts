@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { operationRef } from '../../../src/chat/operation-link.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { nodeRollbackTexts, rollbackCancelRefusal } from './texts.ts';
 import { rollbackFollowUp } from './messages.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
@@ -153,7 +154,8 @@ export const rollbackPlaybook: Playbook = {
   startedBy: 'operators',
   // Incident response never waits for a maintenance window.
   heldByWindows: false,
-  reviewItems: [],
+  texts: nodeRollbackTexts,
+  cancelRefusal: rollbackCancelRefusal,
   data: z.undefined(),
   // Its health gate is informational (in its own preflight): a rollback is incident response.
   checks: { talosctlClient: true, lockFree: { wait: 'one operation (and so one rollback) at a time: wait for it' } },
@@ -163,7 +165,7 @@ export const rollbackPlaybook: Playbook = {
   async approvalMessage(ctx, op, approval, step) {
     const etcd = await etcdFacts(ctx, step.node!);
     const warning = `talosctl rollback --nodes ${step.node ?? '?'} switches the node to its previous Talos image and reboots it at once; its workloads restart elsewhere.`;
-    return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning });
+    return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning }, nodeRollbackTexts);
   },
   runStep: (ctx, op, step) => (step.kind === 'rollback-node' ? rollback(ctx, op, step) : waitForNode(ctx, op, step)),
   async complete(ctx, op) {

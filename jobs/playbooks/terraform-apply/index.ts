@@ -26,6 +26,7 @@ import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkConte
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 import { throttledUpdate } from '../shared/throttled-update.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
+import { terraformApplyTexts } from './texts.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -255,7 +256,7 @@ export const terraformApplyPlaybook: Playbook = {
   // Its Start is its Apply: the approver's decision on a plan an operator asked for, so four eyes hold.
   startedBy: 'approvers',
   heldByWindows: true,
-  reviewItems: [],
+  texts: terraformApplyTexts,
   data: z.undefined(),
   checks: {},
   start: 'plan',

@@ -1,0 +1,13 @@
+import type { Presentation } from '../../../src/chat/presentation.ts';
+import { SNAPSHOT_LABEL } from '../shared/step-texts.ts';
+
+/** How an etcd snapshot reads in Slack. */
+export const snapshotTexts: Presentation = {
+  title: (op) => `etcd snapshot: ${op.cluster}`,
+  order: 'one step',
+  gates: '',
+  startTitle: 'Start?',
+  reviewItems: [],
+  context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
+  stepLabel: () => SNAPSHOT_LABEL,
+};
