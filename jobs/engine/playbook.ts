@@ -51,8 +51,8 @@ export interface PreflightOutcome {
    * from a stopped upgrade); otherwise the lock must be free.
    */
   takesLockFrom?: string;
-  /** A Terraform change: the reviewed plan it applies. */
-  terraform?: Operation['terraform'];
+  /** The playbook's own fields for the operation's `data` (a Terraform change's reviewed plan). */
+  data?: Record<string, unknown>;
   /**
    * What the engine's common checks need from this preflight (see `Playbook.checks`): the talosctl
    * the reads used, the Talos version it must match, and the operation allowed to hand its lock over.

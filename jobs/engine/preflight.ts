@@ -96,7 +96,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
             target: { ...o.target, ...outcome.target },
             planNonce: !refused && !runsNow ? newNonce() : undefined,
             rehearsal: outcome.rehearsal,
-            ...(outcome.terraform ? { terraform: outcome.terraform } : {}),
+            ...(outcome.data ? { data: { ...o.data, ...outcome.data } } : {}),
             // The operator's request is the start of these operations.
             startedBy: runsNow ? o.requestedBy : o.startedBy,
             startedAt: runsNow ? now : o.startedAt,

@@ -6,6 +6,7 @@ import type { Presentation, RehearsalWording } from '../../../src/chat/presentat
 import { overrideButton } from '../../../src/chat/rehearsal-message.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { SNAPSHOT_LABEL } from '../shared/step-texts.ts';
+import { terraformData } from './data.ts';
 
 /** The steps of a Terraform change: a snapshot, the apply, each new node's join, the gate. */
 export type TerraformApplyStepKind = 'snapshot' | 'tofu-apply' | 'node-join' | 'apply-gate';
@@ -15,7 +16,7 @@ const LISTED_CHANGES = 30;
 
 /** A Terraform change's plan: the commit and the plan's hash, then every change, as the reviewer inspects it. */
 function terraformDetails(op: Operation): Block[] {
-  const tf = op.terraform;
+  const tf = terraformData(op).terraform;
   if (tf === undefined) return [];
   const commit = tf.commit ? `\`${tf.commit.slice(0, 12)}\`${tf.dirty ? ' with uncommitted changes' : ''}` : 'not a git checkout';
   const blocks: Block[] = [fields([['Terraform commit', commit], ['Plan', `${escapeMrkdwn(tf.summary)}${tf.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`]])];
@@ -28,7 +29,8 @@ function terraformDetails(op: Operation): Block[] {
 /** A Terraform change that was refused, stopped or expired offers a fresh plan, once. */
 export function planAgainBlocks(op: Operation): Block[] {
   if (!['refused', 'failed', 'cancelled'].includes(op.state)) return [];
-  if (op.replannedAs !== undefined) return [context(`Planned again as \`${op.replannedAs}\`.`)];
+  const { replannedAs } = terraformData(op);
+  if (replannedAs !== undefined) return [context(`Planned again as \`${replannedAs}\`.`)];
   return [actions(`replan-${op.id}-${PLAN_AGAIN_NONCE}`, [{ text: 'Plan again', actionId: ACTION.planAgain, value: buttonValue(op.id, PLAN_AGAIN_NONCE) }])];
 }
 
@@ -40,7 +42,7 @@ export function terraformApplyStepLabel(step: Step): string {
   return 'health gate after the apply, new nodes included';
 }
 
-const commitOf = (op: Operation): string => op.terraform?.commit?.slice(0, 12) ?? '?';
+const commitOf = (op: Operation): string => terraformData(op).terraform?.commit?.slice(0, 12) ?? '?';
 
 /** A production Terraform change's rehearsal: the same commit applied to staging (by whom, when, gate passed), overridden, or missing. */
 const PROMOTION: RehearsalWording = {
@@ -60,12 +62,15 @@ const PROMOTION: RehearsalWording = {
     ];
   },
   missing: (op) => `no apply of commit ${commitOf(op)} in staging with its gate passed`,
-  overridden: (op) => `commit ${op.terraform?.commit ?? '?'} was not applied in staging according to the records`,
+  overridden: (op) => `commit ${terraformData(op).terraform?.commit ?? '?'} was not applied in staging according to the records`,
 };
 
 /** How a Terraform change reads in Slack. */
 export const terraformApplyTexts: Presentation = {
-  title: (op) => `Terraform change: ${op.cluster}${op.terraform ? ` (${op.terraform.summary})` : ''}`,
+  title: (op) => {
+    const tf = terraformData(op).terraform;
+    return `Terraform change: ${op.cluster}${tf ? ` (${tf.summary})` : ''}`;
+  },
   order: "after an approver's Apply: snapshot, `tofu apply` of exactly this plan, new nodes watched until they join, the health gate",
   gates: 'the apply runs the saved plan file only (never a fresh plan); production needs the same commit applied to staging with its gate passed; new control planes must become voting etcd members under one leader.',
   startTitle: 'Apply this plan?',
