@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import type { Operation } from '../../src/ops/operation.ts';
@@ -50,7 +51,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     const op = await deps.store.get(opId);
     if (!op) return;
     const playbook = playbooks[op.kind];
-    if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no preflight`);
+    if (playbook === undefined) throw new UnknownKindError(op.id, op.kind);
     if (op.state !== 'preflight') {
       // A retry (Slack failed under the last attempt) posts the root message that attempt could not, and queues its run.
       if (op.rootTs === undefined) await postRoot(deps, op, true);

@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
@@ -14,7 +15,7 @@ import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { refreshRoot } from './root-message.ts';
-import { enqueueEnded, enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
+import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
 
 
@@ -240,7 +241,7 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
         const op = await deps.store.get(opId);
         if (!op || !WALKING.includes(op.state)) return;
         const playbook = playbooks[op.kind];
-        if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no ${RUN_JOB_NAME}`);
+        if (playbook === undefined) throw new UnknownKindError(op.id, op.kind);
         const cluster = clusterNamed(deps.inventory, op.cluster);
         const log = deps.logger.child({ op: opId, cluster: cluster.name });
         log.info({ job: job.id }, 'operation run started');

@@ -1,5 +1,4 @@
 import type { Presentation } from '../../src/chat/presentation.ts';
-import type { OperationKind } from '../../src/ops/operation.ts';
 import type { LifecyclePolicy } from '../engine/lifecycle/deps.ts';
 import type { Playbook, PlaybookCommand } from '../engine/playbook.ts';
 import { k8sUpgradePlaybook } from './k8s-upgrade/index.ts';
@@ -10,23 +9,23 @@ import { snapshotTexts } from './snapshot/texts.ts';
 import { talosUpgradePlaybook } from './talos-upgrade/index.ts';
 import { terraformApplyPlaybook } from './terraform-apply/index.ts';
 
-/** The kinds the engine runs: every operation kind but `snapshot`, which its own job still takes. */
-export type EngineKind = Exclude<OperationKind, 'snapshot'>;
-
-/** Looked up by any stored operation's kind: undefined for `snapshot`. */
-type EngineLookup = Readonly<Partial<Record<OperationKind, Playbook>>>;
-
 /**
- * Every operation the engine runs, by kind. A complete record: a kind without its playbook fails
- * the type check. A new runbook procedure is its folder and one line here.
+ * Every operation the engine runs, by kind: the keys are the kinds. A new runbook procedure is its
+ * folder and one line here.
  */
-export const PLAYBOOKS: Readonly<Record<EngineKind, Playbook>> & EngineLookup = {
+export const PLAYBOOKS = {
   'terraform-apply': terraformApplyPlaybook,
   'talos-upgrade': talosUpgradePlaybook,
   'k8s-upgrade': k8sUpgradePlaybook,
   'node-rollback': rollbackPlaybook,
   'node-remove': removePlaybook,
-};
+} as const satisfies Readonly<Record<string, Playbook>>;
+
+/** The kinds the engine runs: every key of the registry. */
+export type EngineKind = keyof typeof PLAYBOOKS;
+
+/** Every operation kind: the engine's, and `snapshot`, which its own job still takes. */
+export type OperationKind = EngineKind | 'snapshot';
 
 /** The playbook of a stored operation's kind, or undefined when no playbook runs it. */
 export function playbookOf(kind: string): Playbook | undefined {

@@ -7,6 +7,8 @@ import type { Block } from './chat-port.ts';
  * builders here take it as a parameter, so no presenter switches on the operation's kind.
  */
 export interface Presentation {
+  /** What an operation of the kind is, e.g. `Talos upgrade` (the Home tab's lock). */
+  name: string;
   /** The root message's header, e.g. `Talos upgrade v1.11.6 → v1.12.1: production`. */
   title(op: Operation): string;
   /** How the steps run, shown after "Steps". */

@@ -96,7 +96,7 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
     const target = op.target.version ?? op.target.nodeName ?? op.target.node;
     return {
       opId: op.id,
-      kind: op.kind,
+      what: deps.presentations(op.kind).name,
       state: op.state,
       ...(target === undefined ? {} : { target }),
       by: op.startedBy ?? op.requestedBy,

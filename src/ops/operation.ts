@@ -5,8 +5,12 @@ import { z } from 'zod';
  * in Redis, so any replica can continue it after a crash and every button click is
  * checked against it.
  */
-export const OperationKind = z.enum(['talos-upgrade', 'snapshot', 'k8s-upgrade', 'node-rollback', 'node-remove', 'terraform-apply']);
-export type OperationKind = z.infer<typeof OperationKind>;
+/**
+ * How an operation kind and a step kind are spelled: lower-case words joined by dashes, e.g.
+ * `talos-upgrade`, `upgrade-worker`. Which kinds exist is the playbook registry's to say, so a new
+ * playbook names its kinds in its own folder; the engine refuses an operation of a kind no playbook runs.
+ */
+export const KIND_NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 export const OperationState = z.enum([
   'preflight',
@@ -28,23 +32,8 @@ export type StepStatus = z.infer<typeof StepStatus>;
 
 export const Step = z.object({
   id: z.string(),
-  kind: z.enum([
-    'snapshot',
-    'upgrade-worker',
-    'upgrade-control-plane',
-    'verify',
-    'k8s-dry-run',
-    'k8s-apply',
-    'k8s-verify',
-    'rollback-node',
-    'rollback-verify',
-    'reset-node',
-    'delete-node',
-    'removal-verify',
-    'tofu-apply',
-    'node-join',
-    'apply-gate',
-  ]),
+  /** The step's kind, one of its playbook's (e.g. `upgrade-worker`). */
+  kind: z.string().regex(KIND_NAME),
   node: z.string().optional(),
   /** Kubernetes node name / hostname, for messages. */
   nodeName: z.string().optional(),
@@ -166,7 +155,8 @@ function movedIntoData(stored: unknown): unknown {
 /** The operation's fields, without the reading of earlier versions' records (see `Operation`). */
 export const OperationFields = z.object({
   id: z.string().regex(/^op-[a-z0-9]+$/),
-  kind: OperationKind,
+  /** The operation's kind: the key of its playbook in the registry (e.g. `talos-upgrade`). */
+  kind: z.string().regex(KIND_NAME),
   cluster: z.string(),
   channel: z.string(),
   requestedBy: z.string(),

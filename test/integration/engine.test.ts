@@ -461,3 +461,25 @@ describe('the end of an operation', () => {
     expect((await stored(young.id)).state).toBe('planned');
   });
 });
+
+describe('an operation of a kind no playbook runs', () => {
+  const job = (opId: string): Job => ({ id: 'job-1', name: 'operation-run', data: { opId } }) as unknown as Job;
+
+  it('fails its preflight and its run at once, with the reason, and changes nothing', async () => {
+    // Arrange: a kind a newer version might store, and this one has no playbook for.
+    const { createRunJob } = await import('../../jobs/engine/walk.ts');
+    const planned = await f.operation({ kind: 'cluster-reboot', state: 'preflight' });
+    const running = await f.operation({ kind: 'cluster-reboot', state: 'running', steps: [step('first')] });
+
+    // Act
+    const preflight = createPreflightJob(f.deps, { 'k8s-upgrade': playbook([]) })(job(planned.id));
+    const run = createRunJob(f.deps, { 'k8s-upgrade': playbook([]) })(job(running.id));
+
+    // Assert
+    await expect(preflight).rejects.toMatchObject({ name: 'UnknownKindError', code: 'kind-unknown', message: expect.stringContaining('kind cluster-reboot, which no playbook runs') });
+    await expect(run).rejects.toMatchObject({ name: 'UnknownKindError', code: 'kind-unknown' });
+    expect(await stored(planned.id)).toEqual(planned);
+    expect(await stored(running.id)).toEqual(running);
+    expect([...f.chat.posts, ...f.chat.edits]).toEqual([]);
+  });
+});

@@ -9,6 +9,7 @@ import { newOperation, type Approval, type Operation } from '../../src/ops/opera
 
 /** A kind no presenter knows: everything it shows comes from this declaration. */
 const FAKE: Presentation = {
+  name: 'fake procedure',
   title: (op) => `Fake procedure on ${op.cluster}`,
   order: 'fake order',
   gates: 'fake gates',

@@ -20,6 +20,7 @@ export function k8sUpgradeStepLabel(step: Step): string {
 
 /** How a Kubernetes upgrade reads in Slack. */
 export const k8sUpgradeTexts: Presentation = {
+  name: 'Kubernetes upgrade',
   title: (op) => `Kubernetes upgrade ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}: ${op.cluster}`,
   order: "snapshot, dry run, an approver's Apply, then the whole cluster at once",
   gates:

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { operationRef } from '../../../src/chat/operation-link.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';

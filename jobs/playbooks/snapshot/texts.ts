@@ -3,6 +3,7 @@ import { SNAPSHOT_LABEL } from '../shared/step-texts.ts';
 
 /** How an etcd snapshot reads in Slack. */
 export const snapshotTexts: Presentation = {
+  name: 'etcd snapshot',
   title: (op) => `etcd snapshot: ${op.cluster}`,
   order: 'one step',
   gates: '',

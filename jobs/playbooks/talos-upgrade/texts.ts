@@ -31,6 +31,7 @@ const PLANNED_GATES: Partial<Record<TalosUpgradeStepKind, string>> = {
 
 /** How a Talos upgrade reads in Slack. */
 export const talosUpgradeTexts: Presentation = {
+  name: 'Talos upgrade',
   title: (op) => `Talos upgrade ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}: ${op.cluster}`,
   order: 'workers first, then control planes, one node at a time',
   gates:

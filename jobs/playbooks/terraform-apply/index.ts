@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { access, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';

@@ -67,6 +67,7 @@ const PROMOTION: RehearsalWording = {
 
 /** How a Terraform change reads in Slack. */
 export const terraformApplyTexts: Presentation = {
+  name: 'Terraform change',
   title: (op) => {
     const tf = terraformData(op).terraform;
     return `Terraform change: ${op.cluster}${tf ? ` (${tf.summary})` : ''}`;
