@@ -26,7 +26,7 @@ function needsRun(op: Operation, cluster: ClusterConfig | undefined, now: Date):
  * replies that could not be posted are posted here too, and a finished operation's lock is
  * released.
  */
-export type ReconcileJobDeps = Pick<OpsJobDeps, 'inventory' | 'store' | 'lock' | 'audit' | 'runLease' | 'opsQueue' | 'logger' | 'clock'>;
+export type ReconcileJobDeps = Pick<OpsJobDeps, 'inventory' | 'store' | 'lock' | 'audit' | 'runLease' | 'opsQueue' | 'logger' | 'clock' | 'playbooks'>;
 
 export function createReconcileJob(deps: ReconcileJobDeps) {
   return async (): Promise<void> => {
@@ -41,7 +41,7 @@ export function createReconcileJob(deps: ReconcileJobDeps) {
     for (const op of await deps.store.listRecent(RECENT)) {
       if (awaitsPosting(op)) await deps.audit.flush(op.id);
       const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
-      if (!needsRun(op, cluster, deps.clock.now()) || (await deps.runLease.held(op.id))) continue;
+      if (deps.playbooks(op.kind) === undefined || !needsRun(op, cluster, deps.clock.now()) || (await deps.runLease.held(op.id))) continue;
       const jobId = runJobId(op.id, 'resume');
       const previous = await deps.opsQueue.getJob(jobId);
       if (previous !== undefined) {

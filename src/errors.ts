@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   'job-data-invalid': { retryable: false },
   /** The process drains between two steps: the operation continues on a running replica. */
   'drain-checkpoint': { retryable: true },
+  /** A stored operation of a kind no playbook runs (written by another version, or by hand): its job fails, nothing changes. */
+  'kind-unknown': { retryable: false },
   /** A step stopped with a reason for the operator, who decides between Retry and a rollback. */
   'step-failed': { retryable: false },
   'exec-failed': { retryable: false },

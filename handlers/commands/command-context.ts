@@ -5,7 +5,8 @@ import { resolveCluster, type ClusterConfig, type Inventory } from '../../src/co
 import type { Logger } from '../../src/log/logger.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { DeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
-import { newOperation as createOperation, type Operation, type OperationKind } from '../../src/ops/operation.ts';
+import { newOperation as createOperation, type Operation } from '../../src/ops/operation.ts';
+import type { OperationKind } from '../../jobs/playbooks/index.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import { HealthJobData } from '../../src/queue/job-schemas.ts';
 import { operationRefById } from '../../src/chat/operation-link.ts';

@@ -1,4 +1,5 @@
 import type { SlashCommand } from '@slack/bolt';
+import type { OperationKind } from '../../jobs/playbooks/index.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { lockHeldReason, newOperation, operatorCluster, type CommandDeps, type Outcome } from './command-context.ts';
@@ -6,7 +7,7 @@ import { lockHeldReason, newOperation, operatorCluster, type CommandDeps, type O
 interface NodeCommand {
   node: string;
   cluster?: string;
-  kind: Extract<Operation['kind'], 'node-rollback' | 'node-remove'>;
+  kind: Extract<OperationKind, 'node-rollback' | 'node-remove'>;
   /** For messages: "a node rollback". */
   what: string;
   /** An inventory-only refusal (no cluster access needed), or undefined. */

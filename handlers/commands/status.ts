@@ -1,6 +1,7 @@
 import { shownOperations, statusSummaryText, statusText } from '../../src/chat/status-message.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { threadLinks } from '../../src/ops/thread-link.ts';
+import { presentationOf } from '../../jobs/playbooks/index.ts';
 import type { CommandHandler } from './command-context.ts';
 
 /**
@@ -23,5 +24,5 @@ export const status: CommandHandler<'status'> = async (_command, slack, deps) =>
       return [...active, ...recent, ...(held === undefined ? [] : [held])];
     }),
   );
-  return { reply: statusText(byCluster, await threadLinks(deps, linked.flat())) };
+  return { reply: statusText(byCluster, presentationOf, await threadLinks(deps, linked.flat())) };
 };

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../../src/port/chat-port.ts';
+import type { PresentationLookup } from '../../src/chat/presentation.ts';
 import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import type { Config } from '../../src/config/env.ts';
@@ -14,6 +15,7 @@ import type { ImageFactory } from '../../src/talos/image-factory.ts';
 import type { WorkingTreeReader } from '../../src/tofu/working-tree.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import { BotError } from '../../src/errors.ts';
+import type { Playbook } from './playbook.ts';
 
 /** What every operation job is given by the composition root. */
 export interface OpsJobDeps {
@@ -40,6 +42,10 @@ export interface OpsJobDeps {
   git: WorkingTreeReader;
   /** Where reviewed plans wait for their Apply, one private directory per operation. */
   planDir: string;
+  /** The playbook that runs a stored operation's kind; undefined for a kind no playbook runs. */
+  playbooks: (kind: string) => Playbook | undefined;
+  /** How every operation kind's messages read (its root message, step labels, approval questions). */
+  presentations: PresentationLookup;
   /** True once the process is shutting down: operations stop between steps and resume elsewhere. */
   draining?: () => boolean;
 }

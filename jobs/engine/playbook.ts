@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { StepFailure } from './job-context.ts';
 import type { ChatMessage } from '../../src/port/chat-port.ts';
+import type { Presentation } from '../../src/chat/presentation.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -50,8 +51,8 @@ export interface PreflightOutcome {
    * from a stopped upgrade); otherwise the lock must be free.
    */
   takesLockFrom?: string;
-  /** A Terraform change: the reviewed plan it applies. */
-  terraform?: Operation['terraform'];
+  /** The playbook's own fields for the operation's `data` (a Terraform change's reviewed plan). */
+  data?: Record<string, unknown>;
   /**
    * What the engine's common checks need from this preflight (see `Playbook.checks`): the talosctl
    * the reads used, the Talos version it must match, and the operation allowed to hand its lock over.
@@ -104,8 +105,8 @@ export interface Playbook<Data = unknown> {
   startedBy: 'operators' | 'approvers';
   /** Whether production's maintenance windows hold its steps (a rollback, being incident response, is never held). */
   heldByWindows: boolean;
-  /** The runbook's items the starter confirms with Start; the bot cannot check them itself. */
-  reviewItems: readonly string[];
+  /** How its operations read in Slack: titles, step labels, approval questions, the review items the starter confirms. */
+  texts: Presentation;
   /** Its private data on the operation (`op.data`), validated when the playbook reads it. */
   data: z.ZodType<Data>;
   /** The common refusals the engine's preflight adds after the playbook's own. */
@@ -152,6 +153,8 @@ export interface Playbook<Data = unknown> {
   ended?(deps: OpsJobDeps, op: Operation): Promise<void>;
   /** What the maintenance record adds for this kind (a Terraform apply's plan text). */
   recordAppendix?(deps: OpsJobDeps, op: Operation): Promise<string | undefined>;
+  /** Why a cancel is refused now (a node mid-reboot the cancel would leave unwatched); undefined when it may be cancelled. */
+  cancelRefusal?(op: Operation): string | undefined;
   /** Steps whose start another message already tells (the final check ends in its result): their entry waits for the next reply. */
   quietStart?(step: Step): boolean;
 }

@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
@@ -8,17 +9,18 @@ import { heldByRefusal } from './held-by.ts';
 import { isPosted, type Playbook, type PreflightOutcome } from './playbook.ts';
 import { runCommonChecks } from './preflight-checks.ts';
 import { enqueuePlanExpiry } from './plan-expiry.ts';
-import { refreshRoot, rootMessage } from './root-message.ts';
+import { operationRootMessage } from '../../src/chat/operation-root.ts';
+import { refreshRoot } from './root-message.ts';
 
 /**
  * Posts the plan or the refusal as the operation's root message, then the audit entries waiting for
  * its thread. `maybeSent`: an earlier attempt may have posted it before failing to store where.
  */
-async function postRoot(deps: OpsJobDeps, playbook: Playbook, op: Operation, maybeSent: boolean): Promise<void> {
-  const { ts } = await deps.chat.post(op.channel, rootMessage(op, playbook), { key: `${op.id}-root`, maybeSent });
+async function postRoot(deps: OpsJobDeps, op: Operation, maybeSent: boolean): Promise<void> {
+  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op, deps.presentations(op.kind)), { key: `${op.id}-root`, maybeSent });
   const { op: stored } = await deps.store.update(op.id, (o) => (o.rootTs === undefined ? { ...o, rootTs: ts } : undefined));
   // Changed while the post was retried (an override from a copy Slack showed, a cancel): show it as it is now.
-  if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored, playbook);
+  if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored);
   await deps.audit.flush(op.id);
 }
 
@@ -49,10 +51,10 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     const op = await deps.store.get(opId);
     if (!op) return;
     const playbook = playbooks[op.kind];
-    if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no preflight`);
+    if (playbook === undefined) throw new UnknownKindError(op.id, op.kind);
     if (op.state !== 'preflight') {
       // A retry (Slack failed under the last attempt) posts the root message that attempt could not, and queues its run.
-      if (op.rootTs === undefined) await postRoot(deps, playbook, op, true);
+      if (op.rootTs === undefined) await postRoot(deps, op, true);
       if (playbook.start === 'run' && op.state === 'running') await enqueueRun(deps.opsQueue, opId, 'run');
       return;
     }
@@ -96,7 +98,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
             target: { ...o.target, ...outcome.target },
             planNonce: !refused && !runsNow ? newNonce() : undefined,
             rehearsal: outcome.rehearsal,
-            ...(outcome.terraform ? { terraform: outcome.terraform } : {}),
+            ...(outcome.data ? { data: { ...o.data, ...outcome.data } } : {}),
             // The operator's request is the start of these operations.
             startedBy: runsNow ? o.requestedBy : o.startedBy,
             startedAt: runsNow ? now : o.startedAt,
@@ -111,8 +113,8 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
       deps.logger.info({ op: opId, cluster: cluster.name, state: planned.state }, 'preflight ended on an operation that was cancelled meanwhile');
       return;
     }
-    if (planned.rootTs === undefined) await postRoot(deps, playbook, planned, false);
-    else await refreshRoot(deps, planned, playbook);
+    if (planned.rootTs === undefined) await postRoot(deps, planned, false);
+    else await refreshRoot(deps, planned);
     const posted = await deps.store.get(opId);
     if (posted !== undefined && isPosted(posted)) await playbook.posted?.(deps, posted);
     if (refused) await playbook.ended?.(deps, planned);

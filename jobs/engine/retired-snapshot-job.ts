@@ -2,8 +2,8 @@ import type { Job } from 'bullmq';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import type { OpsJobDeps } from './job-context.ts';
-import type { Playbook } from './playbook.ts';
-import { refreshRoot, rootMessage } from './root-message.ts';
+import { operationRootMessage } from '../../src/chat/operation-root.ts';
+import { refreshRoot } from './root-message.ts';
 
 /** Why such a snapshot ends failed: what the operator reads in its root message and thread. */
 export const RETIRED_SNAPSHOT_REASON = 'the bot was updated before this snapshot was taken, and nothing was taken: run /talos snapshot again';
@@ -14,7 +14,7 @@ export const RETIRED_SNAPSHOT_REASON = 'the bot was updated before this snapshot
  * was created running with no steps, which no run can walk: it ends failed, with the reason in
  * its root message and thread, in one compare-and-set on that shape, so any other is left as it is.
  */
-export function createRetiredSnapshotJob(deps: OpsJobDeps, snapshot: Pick<Playbook, 'rootText'>) {
+export function createRetiredSnapshotJob(deps: OpsJobDeps) {
   return async (job: Job): Promise<void> => {
     const { opId } = OperationJobData.parse(job.data);
     const now = deps.now().toISOString();
@@ -26,9 +26,9 @@ export function createRetiredSnapshotJob(deps: OpsJobDeps, snapshot: Pick<Playbo
     });
     if (!written) return;
     deps.logger.warn({ op: opId, cluster: failed.cluster }, 'snapshot of the previous version ended failed');
-    if (failed.rootTs !== undefined) await refreshRoot(deps, failed, snapshot);
+    if (failed.rootTs !== undefined) await refreshRoot(deps, failed);
     else {
-      const { ts } = await deps.chat.post(failed.channel, rootMessage(failed, snapshot), { key: `${opId}-root`, maybeSent: true });
+      const { ts } = await deps.chat.post(failed.channel, operationRootMessage(failed, deps.presentations(failed.kind)), { key: `${opId}-root`, maybeSent: true });
       await deps.store.update(opId, (o) => (o.rootTs === undefined ? { ...o, rootTs: ts } : undefined));
     }
     await deps.audit.flush(opId);

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
+import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
-import { stepLabel } from '../../src/chat/operation-root.ts';
 import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { allNodes } from '../../src/config/inventory.ts';
@@ -15,7 +15,7 @@ import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { refreshRoot } from './root-message.ts';
-import { enqueueEnded, enqueueRun, newNonce, RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
+import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
 
 
@@ -51,8 +51,8 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
       const holdsLock = playbook.lock === 'cluster';
-      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${stepLabel(step)}, which did not start)`, failure.evidence, undefined, holdsLock);
-      return failureMessage(o, step, failure.message, failure.evidence, failure.options.retry, holdsLock);
+      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${playbook.texts.stepLabel(step)}, which did not start)`, failure.evidence, playbook.texts, undefined, holdsLock);
+      return failureMessage(o, step, failure.message, failure.evidence, playbook.texts, failure.options.retry, holdsLock);
     },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
@@ -74,7 +74,7 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
   );
   if (op.state !== 'failed' || op.endedAt !== now) return;
   log.warn({ step: stepId, node: op.steps.find((s) => s.id === stepId)?.node, reason: failure.message }, 'operation stopped at the first failure');
-  await refreshRoot(deps, op, playbook);
+  await refreshRoot(deps, op);
   await enqueueEnded(deps.opsQueue, op);
 }
 
@@ -98,7 +98,7 @@ async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperatio
   if (playbook.lock === 'cluster') await deps.lock.release(cluster.name, op.id);
   // The record is a job of its own: a failed upload must not turn a finished operation into a failure.
   await enqueueEnded(deps.opsQueue, done);
-  await refreshRoot(deps, done, playbook);
+  await refreshRoot(deps, done);
 }
 
 /** A cancel asked for while a step ran takes effect here, between steps; the cluster is free once it is recorded. */
@@ -110,7 +110,7 @@ async function cancelBetweenSteps(ctx: WalkContext, playbook: Playbook, op: Oper
   );
   if (cancelled.state !== 'cancelled') return;
   if (playbook.lock === 'cluster') await deps.lock.release(ctx.cluster.name, op.id);
-  await refreshRoot(deps, cancelled, playbook);
+  await refreshRoot(deps, cancelled);
   await enqueueEnded(deps.opsQueue, cancelled);
 }
 
@@ -125,7 +125,7 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   const now = deps.now();
   if (outsideWindowRefusal(cluster, now) === undefined) {
     if (op.state !== 'waiting-window') return false;
-    await deps.audit.record(op.id, { actor: 'bot', event: 'maintenance window open', detail: stepLabel(step) }, undefined, (o) =>
+    await deps.audit.record(op.id, { actor: 'bot', event: 'maintenance window open', detail: playbook.texts.stepLabel(step) }, undefined, (o) =>
       o.state === 'waiting-window' ? { ...o, state: 'running', windowWait: undefined } : undefined,
     );
     return false;
@@ -136,14 +136,14 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   const nonce = newNonce();
   const waiting = await deps.audit.record(
     op.id,
-    { actor: 'bot', event: `waiting for the maintenance window: ${stepLabel(step)}`, detail: opensAt ? `opens ${opensAt}` : 'no window ahead' },
-    (o) => windowWaitMessage(o, step, nonce, opensAt),
+    { actor: 'bot', event: `waiting for the maintenance window: ${playbook.texts.stepLabel(step)}`, detail: opensAt ? `opens ${opensAt}` : 'no window ahead' },
+    (o) => windowWaitMessage(o, step, nonce, opensAt, playbook.texts),
     (o) => (o.state === 'running' ? { ...o, state: 'waiting-window', windowWait: { step: step.id, nonce, since: now.toISOString(), opensAt } } : undefined),
   );
   if (waiting.windowWait?.nonce !== nonce) return true;
   ctx.log.info({ step: step.id, opensAt }, 'waiting for the maintenance window');
   if (opensAt !== undefined) await enqueueRun(deps.opsQueue, op.id, `window-${nonce}`, Math.max(0, Date.parse(opensAt) - now.getTime()) + 1000);
-  await refreshRoot(deps, waiting, playbook);
+  await refreshRoot(deps, waiting);
   return true;
 }
 
@@ -182,7 +182,7 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
       return;
     }
     if (op.cancelRequestedBy !== undefined) {
-      const refusal = cancelRefusal(op);
+      const refusal = cancelRefusal(op, (o) => playbook.cancelRefusal?.(o));
       if (refusal === undefined) return cancelBetweenSteps(ctx, playbook, op, op.cancelRequestedBy);
       ctx.log.info({ step: step.id }, 'cancel held until the step that must finish has');
     }
@@ -195,7 +195,7 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
       o.state === 'running' && o.steps.find((s) => s.id === step.id)?.status !== 'failed' ? withStep(o, step.id, { status: 'running', startedAt }) : undefined;
     // A step's start and its entry are one write: a run that ends in between cannot lose the entry. A step
     // that was approved is announced by its edited request; the others say so in the thread.
-    const startEntry = { actor: 'bot', event: `step started: ${stepLabel(step)}` };
+    const startEntry = { actor: 'bot', event: `step started: ${playbook.texts.stepLabel(step)}` };
     const quiet = playbook.needsApproval(step) || playbook.quietStart?.(step) === true;
     const started =
       step.startedAt !== undefined
@@ -243,7 +243,7 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
         const op = await deps.store.get(opId);
         if (!op || !WALKING.includes(op.state)) return;
         const playbook = playbooks[op.kind];
-        if (playbook === undefined) throw new Error(`operation kind ${op.kind} has no ${RUN_JOB_NAME}`);
+        if (playbook === undefined) throw new UnknownKindError(op.id, op.kind);
         const cluster = clusterNamed(deps.inventory, op.cluster);
         const log = deps.logger.child({ op: opId, cluster: cluster.name });
         log.info({ job: job.id }, 'operation run started');

@@ -8,7 +8,7 @@ import { createRetiredSnapshotJob } from '../../jobs/engine/retired-snapshot-job
 import { createRunJob } from '../../jobs/engine/walk.ts';
 import { createHealthGateJob, standardGate } from '../../jobs/health-gate-job.ts';
 import type { OpsJobDeps } from '../../jobs/engine/job-context.ts';
-import { PLAYBOOKS } from '../../jobs/playbooks/index.ts';
+import { PLAYBOOKS, playbookOf, presentationOf } from '../../jobs/playbooks/index.ts';
 import { createReadinessGatesJob } from '../../jobs/readiness-gates-job.ts';
 import { createReconcileJob } from '../../jobs/reconcile-job.ts';
 import { createRecordJob } from '../../jobs/record-job.ts';
@@ -44,7 +44,7 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
   const { store, lock, runLease, nodeClasses } = records;
   const { access, tofu, factory, chat, git, planDir } = adapters;
   const now = (): Date => clock.now();
-  return { inventory, store, lock, runLease, audit: core.audit, nodeClasses, access, tofu, factory, chat, opsQueue: queues.ops, logger, timeouts: config.timeouts, clock, now, git, planDir, draining: () => core.drain.draining() };
+  return { inventory, store, lock, runLease, audit: core.audit, nodeClasses, access, tofu, factory, chat, opsQueue: queues.ops, logger, timeouts: config.timeouts, clock, now, git, planDir, draining: () => core.drain.draining(), playbooks: playbookOf, presentations: presentationOf };
 }
 
 /** Every job's processor, by queue and name, each built with its own narrow dependencies. */
@@ -74,12 +74,12 @@ export function buildProcessors(parts: ProcessorParts): Processors {
       'operation-run': createRunJob(engine, PLAYBOOKS),
       'approval-expiry': createApprovalExpiryJob(engine),
       'approval-reminder': createApprovalReminderJob(engine),
-      'operation-cancelled': createCancelledJob(engine, PLAYBOOKS),
+      'operation-cancelled': createCancelledJob(engine),
       'operation-ended': createEndedJob(engine, PLAYBOOKS),
       'plan-expiry': createPlanExpiryJob(engine),
       // Retired: a snapshot queued by the previous version, ended with its reason.
-      snapshot: createRetiredSnapshotJob(engine, PLAYBOOKS.snapshot),
-      'ops-reconcile': createReconcileJob({ inventory, store, lock, audit: core.audit, runLease: records.runLease, opsQueue: queues.ops, logger, clock }),
+      snapshot: createRetiredSnapshotJob(engine),
+      'ops-reconcile': createReconcileJob({ inventory, store, lock, audit: core.audit, runLease: records.runLease, opsQueue: queues.ops, logger, clock, playbooks: playbookOf }),
       'scheduled-snapshot': createScheduledSnapshotJob({ inventory, access, chat, logger, timeouts: config.timeouts, clock, redis: infra.redis }),
       'retention-sweep': createRetentionSweepJob({
         store,

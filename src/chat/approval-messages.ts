@@ -2,6 +2,7 @@ import type { Approval, Operation, Step } from '../ops/operation.ts';
 import type { Block, ChatMessage } from '../port/chat-port.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, mention, mentionUser, preformatted, section, type ButtonSpec } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
+import type { Presentation } from './presentation.ts';
 
 export interface ApprovalContext {
   step: Step;
@@ -16,25 +17,22 @@ function nodeRef(step: Step): string {
 }
 
 /**
- * What an approval is asked for, in the words of its operation: `the upgrade of control plane
- * talos-cp-2 (10.0.30.12) to v1.12.1`, `the Kubernetes upgrade of production 1.34.1 → 1.34.2`.
+ * What an approval is asked for, in the words of its operation's kind: `the upgrade of control plane
+ * talos-cp-2 (10.0.30.12) to v1.12.1`, `the Kubernetes upgrade of production 1.34.1 → 1.34.2`. A kind
+ * that declares no approval wording names the step.
  */
-export function approvalSubject(op: Operation, step: Step): string {
-  if (op.kind === 'k8s-upgrade') return `the Kubernetes upgrade of ${op.cluster} ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}`;
-  if (op.kind === 'node-rollback') return `the rollback of ${nodeRef(step)} on ${op.cluster}`;
-  if (op.kind === 'node-remove') return `the reset and removal of ${nodeRef(step)} from ${op.cluster}`;
-  const role = step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker';
-  return `the upgrade of ${role} ${nodeRef(step)} to ${op.target.version ?? '?'}`;
+export function approvalSubject(op: Operation, step: Step, presentation: Presentation): string {
+  return presentation.approval?.subject(op, step) ?? `${presentation.stepLabel(step)} on ${op.cluster}`;
 }
 
 /** The question a request asks, first in its notification and its blocks: `Approve the upgrade of … to v1.12.1?` */
-export function approvalQuestion(op: Operation, step: Step): string {
-  return `${op.kind === 'k8s-upgrade' ? 'Apply' : 'Approve'} ${approvalSubject(op, step)}?`;
+export function approvalQuestion(op: Operation, step: Step, presentation: Presentation): string {
+  return `${presentation.approval?.verb ?? 'Approve'} ${approvalSubject(op, step, presentation)}?`;
 }
 
 /** The request's first line: the question, then the operation it belongs to. */
-function questionLine(op: Operation, step: Step): string {
-  return `🔐 ${approvalQuestion(op, step)} (${op.id})`;
+function questionLine(op: Operation, step: Step, presentation: Presentation): string {
+  return `🔐 ${approvalQuestion(op, step, presentation)} (${op.id})`;
 }
 
 /** Which node a request is about, with one fact of its own (the image, the version it runs) and when it expires. */
@@ -65,9 +63,9 @@ function confirmTitle(step: Step): string {
 }
 
 /** The question before each control plane: which node, which host, which image, and how etcd looks now. */
-export function approvalRequestMessage(op: Operation, approval: Approval, ctx: ApprovalContext): ChatMessage {
+export function approvalRequestMessage(op: Operation, approval: Approval, ctx: ApprovalContext, presentation: Presentation): ChatMessage {
   const { step } = ctx;
-  const text = questionLine(op, step);
+  const text = questionLine(op, step, presentation);
   const role = step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker';
   const host = step.host ? ` on host ${step.host}` : '';
   return {
@@ -87,13 +85,17 @@ export function approvalRequestMessage(op: Operation, approval: Approval, ctx: A
   };
 }
 
+/** What a node's approval request shows: etcd now, what happens, and the effect the confirm dialog names. */
+export interface NodeApprovalFacts {
+  summary: string;
+  evidence: string[];
+  warning: string;
+}
+
 /** The question before a rollback or a removal: which node, where, and how etcd looks now. */
-export function nodeApprovalMessage(op: Operation, approval: Approval, step: Step, facts: { summary: string; evidence: string[]; warning: string }): ChatMessage {
-  const text = questionLine(op, step);
-  const effect =
-    op.kind === 'node-remove'
-      ? `talosctl reset of ${nodeRef(step)}: it leaves the cluster, is wiped and powered off; only Terraform brings it back.`
-      : `talosctl rollback of ${nodeRef(step)}: it reboots into its previous Talos image at once.`;
+export function nodeApprovalMessage(op: Operation, approval: Approval, step: Step, facts: NodeApprovalFacts, presentation: Presentation): ChatMessage {
+  const text = questionLine(op, step, presentation);
+  const effect = presentation.approval?.effect?.(step) ?? approvalSubject(op, step, presentation);
   return {
     text,
     blocks: [
@@ -108,9 +110,9 @@ export function nodeApprovalMessage(op: Operation, approval: Approval, step: Ste
 }
 
 /** The question before the real upgrade-k8s run: an approver applies what the dry run showed. */
-export function applyRequestMessage(op: Operation, approval: Approval, step: Step, dryRun: string | undefined): ChatMessage {
+export function applyRequestMessage(op: Operation, approval: Approval, step: Step, dryRun: string | undefined, presentation: Presentation): ChatMessage {
   const v = op.target.version ?? '?';
-  const text = questionLine(op, step);
+  const text = questionLine(op, step, presentation);
   return {
     text,
     blocks: [
@@ -157,19 +159,19 @@ export function withApprovers(request: ChatMessage, approvers: readonly string[]
 }
 
 /** An unanswered request shortly before it expires: the approvers are called again, in the channel. */
-export function approvalReminderMessage(op: Operation, approval: Approval, step: Step, approvers: readonly string[], link: string | undefined): ChatMessage {
+export function approvalReminderMessage(op: Operation, approval: Approval, step: Step, approvers: readonly string[], link: string | undefined, presentation: Presentation): ChatMessage {
   const mentions = approvers.map(mention).join(' ');
   const request = link ? `<${link}|The request>` : 'The request in this thread';
-  const text = `⏰ ${escapeMrkdwn(approvalQuestion(op, step))} ${request} expires ${formatTime(approval.expiresAt)}; then \`${op.id}\` pauses and touches nothing. ${mentions}`;
+  const text = `⏰ ${escapeMrkdwn(approvalQuestion(op, step, presentation))} ${request} expires ${formatTime(approval.expiresAt)}; then \`${op.id}\` pauses and touches nothing. ${mentions}`;
   return { text, blocks: [section(text)] };
 }
 
 /** A request once decided: who decided and when, above the evidence it showed (node, image, etcd, expiry). */
-export function approvalDecidedMessage(op: Operation, approval: Approval, step: Step): ChatMessage {
+export function approvalDecidedMessage(op: Operation, approval: Approval, step: Step, presentation: Presentation): ChatMessage {
   const verb = approval.state === 'approved' ? '✅ Approved' : approval.state === 'stopped' ? '🛑 Stopped' : '⏱ Expired';
   const who = approval.by ? ` by ${mentionUser(approval.by)}` : '';
   const when = approval.at ? ` at ${formatTime(approval.at)}` : '';
-  const text = `${verb}${who}${when}: ${escapeMrkdwn(approvalSubject(op, step))} (${op.id})`;
+  const text = `${verb}${who}${when}: ${escapeMrkdwn(approvalSubject(op, step, presentation))} (${op.id})`;
   const blocks = [section(text), ...(approval.shown ?? [])];
   if (approval.state === 'expired') {
     blocks.push(

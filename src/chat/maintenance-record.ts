@@ -1,6 +1,6 @@
 import { plainTimes } from './blocks.ts';
 import { plainLinks } from './operation-link.ts';
-import type { Operation } from '../ops/operation.ts';
+import { TerraformPlan, type Operation } from '../ops/operation.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
 export function maintenanceRecordMarkdown(op: Operation, appendix?: string): string {
@@ -10,7 +10,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     `- Cluster: ${op.cluster}`,
     `- Operation: ${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
     `- Result: ${op.state}${op.reason ? ` (${plainTimes(op.reason)})` : ''}`,
-    `- Commit: ${op.commit ?? op.terraform?.commit ?? (op.state === 'completed' ? 'not a git checkout' : 'not recorded (the operation did not complete)')}`,
+    `- Commit: ${op.commit ?? terraformPlanOf(op)?.commit ?? (op.state === 'completed' ? 'not a git checkout' : 'not recorded (the operation did not complete)')}`,
     `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node})` : 'none'}`,
     `- Requested by: ${op.requestedBy} at ${op.createdAt}`,
     `- Started by: ${op.startedBy ?? '-'} at ${op.startedAt ?? '-'}`,
@@ -43,8 +43,17 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
 }
 
 /** A Terraform change: the commit, the plan's summary and hash, what it changed, and the staging apply it was promoted from. */
+/**
+ * A Terraform change's reviewed plan, kept in its operation's `data`: the record shows the plan of
+ * whatever operation carries one, read leniently (a record is written for any operation).
+ */
+function terraformPlanOf(op: Operation): TerraformPlan | undefined {
+  const parsed = TerraformPlan.safeParse(op.data?.['terraform']);
+  return parsed.success ? parsed.data : undefined;
+}
+
 function terraformLines(op: Operation): string[] {
-  const tf = op.terraform;
+  const tf = terraformPlanOf(op);
   if (tf === undefined) return [];
   return [
     `- Terraform plan: ${tf.summary}; sha256 ${tf.planSha256 ?? 'none (not kept)'}${tf.dirty ? '; the working tree had uncommitted changes' : ''}`,

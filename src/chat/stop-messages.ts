@@ -2,15 +2,15 @@ import type { Operation, Step } from '../ops/operation.ts';
 import type { ChatMessage } from '../port/chat-port.ts';
 import { actions, context, escapeMrkdwn, formatTime, mentionUser, preformatted, section } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
-import { stepLabel } from './operation-root.ts';
+import type { Presentation } from './presentation.ts';
 
 /**
  * The stop at the first failure: the reason, the evidence, and what may follow: a Retry when the
  * step is safe to run again, a Rollback of the node when the step asked it to change. It mentions
  * the operator who started the operation, who must act on it.
  */
-export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[], retryNote?: string, holdsLock = true): ChatMessage {
-  const where = step ? ` at ${stepLabel(step)}` : '';
+export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[], presentation: Presentation, retryNote?: string, holdsLock = true): ChatMessage {
+  const where = step ? ` at ${presentation.stepLabel(step)}` : '';
   // An operation that holds no lock (a snapshot) leaves the cluster as free as it found it.
   const lock = holdsLock ? `the cluster stays locked to ${op.id} until an operator cancels it` : `${op.id} held no lock on ${op.cluster}`;
   const said = `❌ Stopped${where}: ${reason}. No further step ran; ${lock}.`;
@@ -63,9 +63,9 @@ export function retriedMessage(op: Operation, by: string, at: string): ChatMessa
 }
 
 /** A step that would start outside the maintenance window: it waits, and an approver may say go now. */
-export function windowWaitMessage(op: Operation, step: Step, nonce: string, opensAt: string | undefined): ChatMessage {
+export function windowWaitMessage(op: Operation, step: Step, nonce: string, opensAt: string | undefined, presentation: Presentation): ChatMessage {
   const when = opensAt ? `The next window opens ${formatTime(opensAt)}; the step starts then by itself.` : 'No window lies ahead in the inventory.';
-  const text = `⏸ Waiting for the maintenance window before ${stepLabel(step)} (${op.id}). ${when}`;
+  const text = `⏸ Waiting for the maintenance window before ${presentation.stepLabel(step)} (${op.id}). ${when}`;
   return {
     text,
     blocks: [
@@ -77,7 +77,7 @@ export function windowWaitMessage(op: Operation, step: Step, nonce: string, open
           actionId: ACTION.windowOverride,
           value: buttonValue(op.id, nonce),
           style: 'danger',
-          confirm: { title: 'Start outside the window?', text: `Starts ${stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`, confirm: 'Start now', deny: 'Wait' },
+          confirm: { title: 'Start outside the window?', text: `Starts ${presentation.stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`, confirm: 'Start now', deny: 'Wait' },
         },
       ]),
     ],

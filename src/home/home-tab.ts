@@ -1,6 +1,6 @@
 import type { ChatPort } from '../port/chat-port.ts';
 import { type HomeApproval, type HomeCluster, type HomeLock, type HomePublisher, type HomeView, homeView, type VersionReading } from './home-view.ts';
-import { stepLabel } from '../chat/operation-root.ts';
+import type { PresentationLookup } from '../chat/presentation.ts';
 import type { ClusterConfig, Inventory } from '../config/inventory.ts';
 import type { GateReport } from '../health/health-gate.ts';
 import type { Logger } from '../log/logger.ts';
@@ -24,6 +24,8 @@ export interface HomeTabDeps {
   publisher: HomePublisher;
   now: () => Date;
   logger: Logger;
+  /** How every kind's steps are named. */
+  presentations: PresentationLookup;
   /** Least time between two publishes of one user's Home, in ms. Default 3000. */
   throttleMs?: number;
   /** How long after a change the Home is drawn, so a burst of changes makes one publish, in ms. Default 500. */
@@ -94,7 +96,7 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
     const target = op.target.version ?? op.target.nodeName ?? op.target.node;
     return {
       opId: op.id,
-      kind: op.kind,
+      what: deps.presentations(op.kind).name,
       state: op.state,
       ...(target === undefined ? {} : { target }),
       by: op.startedBy ?? op.requestedBy,
@@ -111,7 +113,7 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
       pending.map(async ({ op, a }) => {
         const step = op.steps.find((s) => s.id === a.step);
         const link = await permalink(op.channel, a.messageTs);
-        return { opId: op.id, what: step === undefined ? a.step : stepLabel(step), requestedAt: a.requestedAt, expiresAt: a.expiresAt, ...(link === undefined ? {} : { link }) };
+        return { opId: op.id, what: step === undefined ? a.step : deps.presentations(op.kind).stepLabel(step), requestedAt: a.requestedAt, expiresAt: a.expiresAt, ...(link === undefined ? {} : { link }) };
       }),
     );
   };

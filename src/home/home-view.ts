@@ -1,4 +1,4 @@
-import type { OperationKind, OperationState } from '../ops/operation.ts';
+import type { OperationState } from '../ops/operation.ts';
 import { context, escapeMrkdwn, formatTime, header, mentionUser, section, truncate } from '../chat/blocks.ts';
 import type { Block } from '../port/chat-port.ts';
 import type { HomeView } from '../port/home-publisher.ts';
@@ -22,7 +22,8 @@ export interface VersionReading {
 /** The operation that holds a cluster's lock. */
 export interface HomeLock {
   opId: string;
-  kind: OperationKind;
+  /** What the operation is, in its kind's words, e.g. `Talos upgrade`. */
+  what: string;
   state: OperationState;
   /** The target version or node, e.g. `v1.12.11`. */
   target?: string;
@@ -67,15 +68,6 @@ export interface HomeCluster {
 /** A Home tab view, as `views.publish` takes it. */
 
 
-const KIND: Record<OperationKind, string> = {
-  'talos-upgrade': 'Talos upgrade',
-  'k8s-upgrade': 'Kubernetes upgrade',
-  'node-rollback': 'rollback',
-  'node-remove': 'node removal',
-  snapshot: 'etcd snapshot',
-  'terraform-apply': 'Terraform change',
-};
-
 function linked(text: string, link: string | undefined): string {
   return link === undefined ? text : `<${link}|${text}>`;
 }
@@ -87,7 +79,7 @@ function versionsField(label: string, seen: VersionReading | undefined): [string
 
 function lockField(lock: HomeLock | undefined): [string, string] {
   if (lock === undefined) return ['Lock', 'free'];
-  const what = `${KIND[lock.kind]}${lock.target === undefined ? '' : ` ${escapeMrkdwn(lock.target)}`}`;
+  const what = `${escapeMrkdwn(lock.what)}${lock.target === undefined ? '' : ` ${escapeMrkdwn(lock.target)}`}`;
   return ['Lock', `:lock: ${linked(`\`${lock.opId}\``, lock.link)} ${what}, ${lock.state}\nby ${mentionUser(lock.by)} since ${formatTime(lock.since)}`];
 }
 

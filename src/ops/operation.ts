@@ -5,8 +5,12 @@ import { z } from 'zod';
  * in Redis, so any replica can continue it after a crash and every button click is
  * checked against it.
  */
-export const OperationKind = z.enum(['talos-upgrade', 'snapshot', 'k8s-upgrade', 'node-rollback', 'node-remove', 'terraform-apply']);
-export type OperationKind = z.infer<typeof OperationKind>;
+/**
+ * How an operation kind and a step kind are spelled: lower-case words joined by dashes, e.g.
+ * `talos-upgrade`, `upgrade-worker`. Which kinds exist is the playbook registry's to say, so a new
+ * playbook names its kinds in its own folder; the engine refuses an operation of a kind no playbook runs.
+ */
+export const KIND_NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 export const OperationState = z.enum([
   'preflight',
@@ -28,23 +32,8 @@ export type StepStatus = z.infer<typeof StepStatus>;
 
 export const Step = z.object({
   id: z.string(),
-  kind: z.enum([
-    'snapshot',
-    'upgrade-worker',
-    'upgrade-control-plane',
-    'verify',
-    'k8s-dry-run',
-    'k8s-apply',
-    'k8s-verify',
-    'rollback-node',
-    'rollback-verify',
-    'reset-node',
-    'delete-node',
-    'removal-verify',
-    'tofu-apply',
-    'node-join',
-    'apply-gate',
-  ]),
+  /** The step's kind, one of its playbook's (e.g. `upgrade-worker`). */
+  kind: z.string().regex(KIND_NAME),
   node: z.string().optional(),
   /** Kubernetes node name / hostname, for messages. */
   nodeName: z.string().optional(),
@@ -146,9 +135,28 @@ export const TerraformPlan = z.object({
 });
 export type TerraformPlan = z.infer<typeof TerraformPlan>;
 
-export const Operation = z.object({
+/**
+ * Fields an earlier version kept at the top of the operation that are now its playbook's own
+ * (`data`): a Terraform change's plan and its replan, a rollback's parent.
+ */
+const MOVED_INTO_DATA = ['terraform', 'replannedAs', 'parent'] as const;
+
+/** An operation as an earlier version stored it, with its playbook's fields moved into `data`; anything else as it is. */
+function movedIntoData(stored: unknown): unknown {
+  if (typeof stored !== 'object' || stored === null) return stored;
+  const record = stored as Record<string, unknown>;
+  const moved = MOVED_INTO_DATA.filter((field) => record[field] !== undefined);
+  if (moved.length === 0) return stored;
+  const rest = Object.fromEntries(Object.entries(record).filter(([field]) => !(MOVED_INTO_DATA as readonly string[]).includes(field)));
+  const data = typeof record['data'] === 'object' && record['data'] !== null ? (record['data'] as Record<string, unknown>) : {};
+  return { ...rest, data: { ...Object.fromEntries(moved.map((field) => [field, record[field]])), ...data } };
+}
+
+/** The operation's fields, without the reading of earlier versions' records (see `Operation`). */
+export const OperationFields = z.object({
   id: z.string().regex(/^op-[a-z0-9]+$/),
-  kind: OperationKind,
+  /** The operation's kind: the key of its playbook in the registry (e.g. `talos-upgrade`). */
+  kind: z.string().regex(KIND_NAME),
   cluster: z.string(),
   channel: z.string(),
   requestedBy: z.string(),
@@ -204,8 +212,6 @@ export const Operation = z.object({
       rollbackOp: z.string().optional(),
     })
     .optional(),
-  /** A rollback requested from a stopped upgrade: that operation, its step, and what the node ran before it and when it was asked. */
-  parent: z.object({ op: z.string(), step: z.string() }).optional(),
   /** Set while the operation waits for its maintenance window: the step, the override button's nonce and when the window opens. */
   windowWait: z.object({ step: z.string(), nonce: z.string(), since: z.string(), opensAt: z.string().optional() }).optional(),
   /** Production only: the completed staging operation to the same version (or of the same Terraform commit) and the link to its thread, or none found. */
@@ -218,20 +224,21 @@ export const Operation = z.object({
       appliedAt: z.string().optional(),
     })
     .optional(),
-  /** A Terraform change: the reviewed plan, what it changes, and how it relates to earlier operations. */
-  terraform: TerraformPlan.optional(),
   /** An approver's explicit word to go ahead without a staging rehearsal. */
   override: z.object({ by: z.string(), at: z.string() }).optional(),
-  /** A Terraform change whose refusal or failure was answered with a new plan: that operation. */
-  replannedAs: z.string().optional(),
   /** Review items the starter confirmed with the Start button. */
   confirmedReview: z.array(z.string()).default([]),
   /** Set when a step that is safe to run again failed: the Retry button re-runs it from `step`, once per nonce. */
   retry: z.object({ step: z.string(), nonce: z.string(), state: z.enum(['offered', 'used']) }).optional(),
   /** What the preflight found worth showing in the plan, e.g. the quorum arithmetic of a removal. */
   notes: z.array(z.string()).default([]),
+  /** The playbook's own fields (a Terraform change's plan, a rollback's parent), typed by its `data` schema when it reads them. */
+  data: z.record(z.string(), z.unknown()).optional(),
 });
-export type Operation = z.infer<typeof Operation>;
+
+/** A stored operation; one an earlier version stored reads with its playbook's fields moved into `data`. */
+export const Operation = z.preprocess(movedIntoData, OperationFields);
+export type Operation = z.infer<typeof OperationFields>;
 
 /** The operation with one step changed. */
 export function withStep(op: Operation, stepId: string, patch: Partial<Step>): Operation {

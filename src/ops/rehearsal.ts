@@ -1,5 +1,5 @@
 import type { Inventory } from '../config/inventory.ts';
-import type { Operation, OperationKind } from './operation.ts';
+import type { Operation } from './operation.ts';
 import type { OperationStore } from './operation-store.ts';
 import { threadLink, type ThreadLinkDeps } from './thread-link.ts';
 
@@ -10,7 +10,7 @@ type RehearsalDeps = ThreadLinkDeps & { store: OperationStore; inventory: Invent
  * operation of `kind` that `matches` completed: that operation, the link to its thread, and who
  * started it and when it ended; nothing when there is none.
  */
-export async function findStagingOperation(deps: RehearsalDeps, kind: OperationKind, matches: (op: Operation) => boolean): Promise<NonNullable<Operation['rehearsal']>> {
+export async function findStagingOperation(deps: RehearsalDeps, kind: string, matches: (op: Operation) => boolean): Promise<NonNullable<Operation['rehearsal']>> {
   for (const staging of deps.inventory.clusters.filter((c) => c.environment === 'staging')) {
     const ops = await deps.store.listForCluster(staging.name, 500);
     const done = ops.find((o) => o.kind === kind && o.state === 'completed' && matches(o));
@@ -22,7 +22,7 @@ export async function findStagingOperation(deps: RehearsalDeps, kind: OperationK
 }
 
 /** The runbook tests "the exact target in staging" first: a completed staging upgrade of the same kind to the same version. */
-export async function findStagingRehearsal(deps: RehearsalDeps, kind: OperationKind, version: string): Promise<{ stagingOp?: string; stagingLink?: string }> {
+export async function findStagingRehearsal(deps: RehearsalDeps, kind: string, version: string): Promise<{ stagingOp?: string; stagingLink?: string }> {
   const { stagingOp, stagingLink } = await findStagingOperation(deps, kind, (o) => o.target.version === version);
   return { ...(stagingOp ? { stagingOp } : {}), ...(stagingLink ? { stagingLink } : {}) };
 }

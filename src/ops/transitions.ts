@@ -6,21 +6,13 @@ import type { Approval, Operation } from './operation.ts';
  * take a click and the engine that walks the steps apply the same ones.
  */
 
-/** Whether production's maintenance windows hold an operation's steps: a rollback, being incident response, never waits for one. */
-export function heldByWindows(kind: Operation['kind']): boolean {
-  return kind !== 'node-rollback';
-}
-
-/** Why a cancel is refused now, or undefined when the operation may be cancelled. */
-export function cancelRefusal(op: Operation): string | undefined {
-  if (op.kind !== 'node-rollback' || op.state === 'failed') return undefined;
-  const issued = op.steps.find((s) => s.kind === 'rollback-node' && s.issuedAt !== undefined);
-  const verified = op.steps.find((s) => s.kind === 'rollback-verify')?.status === 'done';
-  if (issued === undefined || verified) return undefined;
-  return (
-    `${issued.node ?? 'the node'} is rebooting into its previous image: a cancel now would free *${op.cluster}* while the node is down. ` +
-    'The rollback ends by itself once the node is back or its wait runs out; if it then failed, cancel it to release the cluster.'
-  );
+/**
+ * Why a cancel is refused now, or undefined when the operation may be cancelled: the kind's own
+ * refusal (`kindRefusal`, e.g. a rollback whose node is rebooting), never once the operation failed.
+ */
+export function cancelRefusal(op: Operation, kindRefusal: ((op: Operation) => string | undefined) | undefined): string | undefined {
+  if (op.state === 'failed') return undefined;
+  return kindRefusal?.(op);
 }
 
 /** The operation with every approval given for `stepIds` spent: those steps ask a person again before they run. */
@@ -44,12 +36,4 @@ export function retried(op: Operation, nonce: string): Operation | undefined {
   );
   // A Retry is a decision to go on: a cancel asked for before the failure does not end the retried run.
   return { ...spendApprovals(op, reset), state: 'running', reason: undefined, endedAt: undefined, cancelRequestedBy: undefined, retry: { ...op.retry, state: 'used' }, steps };
-}
-
-/**
- * Who clicks an operation's Start. A Terraform change's Start is its Apply: the approver's
- * decision on a plan an operator asked for, so approvers click it and four eyes hold.
- */
-export function startedByApprovers(kind: Operation['kind']): boolean {
-  return kind === 'terraform-apply';
 }

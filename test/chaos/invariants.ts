@@ -5,8 +5,8 @@
  * violations it found, with enough detail to debug.
  */
 import { z } from 'zod';
-import { stepLabel } from '../../src/chat/operation-root.ts';
-import { Approval, Operation, Step } from '../../src/ops/operation.ts';
+import { talosUpgradeStepLabel as stepLabel } from '../../jobs/playbooks/talos-upgrade/texts.ts';
+import { Approval, OperationFields, Step } from '../../src/ops/operation.ts';
 import { windowStatus, type WindowPolicy } from '../../src/rules/maintenance-window.ts';
 import type { CallRecord, SimEvent } from '../sim/index.ts';
 
@@ -39,7 +39,7 @@ export const RecordedStep = Step.extend({ windowOverride: z.object({ by: z.strin
 export type RecordedStep = z.infer<typeof RecordedStep>;
 export const RecordedApproval = Approval.extend({ state: Approval.shape.state.or(z.literal('spent')) });
 export type RecordedApproval = z.infer<typeof RecordedApproval>;
-export const RecordedOperation = Operation.extend({ steps: z.array(RecordedStep).default([]), approvals: z.array(RecordedApproval).default([]) });
+export const RecordedOperation = OperationFields.extend({ steps: z.array(RecordedStep).default([]), approvals: z.array(RecordedApproval).default([]) });
 export type RecordedOperation = z.infer<typeof RecordedOperation>;
 
 /** Approvals that let a gated step run: `spent` ones did too, for the attempt that consumed them. */

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { KIND_POLICY, playbookOf, presentationOf } from '../../jobs/playbooks/index.ts';
 import { tmpdir } from 'node:os';
 import type { Job, Queue } from 'bullmq';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/port/chat-port.ts';
@@ -169,6 +170,8 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     // A step's waits and their bounds run against the simulated cluster in real time; the times it records (`now`) are the test's.
     clock: systemClock,
     now,
+    playbooks: playbookOf,
+    presentations: presentationOf,
   };
   return {
     deps,
@@ -179,6 +182,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
       createLifecycle({
         ...deps,
         planTtlMs: deps.timeouts.planTtlMs,
+        policy: KIND_POLICY,
         onCancelled: (op) => {
           options.cancelled?.push(op);
           return Promise.resolve();

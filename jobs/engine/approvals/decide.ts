@@ -58,9 +58,9 @@ export async function decideApproval(deps: MoveDeps, click: OperationClick, deci
     await deps.audit.flush(op.id);
     recorded = (await deps.store.get(op.id)) ?? recorded;
   }
-  await showDecision(deps.chat, recorded, decided, click.messageTs);
+  await showDecision(deps.chat, recorded, decided, deps.policy.presentation(recorded.kind), click.messageTs);
   // The run repaints the root when it starts the step; a stop ends the operation here.
-  if (decision === 'stopped' && recorded.rootTs !== undefined) await deps.chat.update(after.channel, recorded.rootTs, operationRootMessage(recorded));
+  if (decision === 'stopped' && recorded.rootTs !== undefined) await deps.chat.update(after.channel, recorded.rootTs, operationRootMessage(recorded, deps.policy.presentation(recorded.kind)));
   return { ok: true, op: recorded };
 }
 

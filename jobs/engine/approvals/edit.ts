@@ -1,4 +1,5 @@
 import type { ChatPort } from '../../../src/port/chat-port.ts';
+import type { Presentation } from '../../../src/chat/presentation.ts';
 import { approvalDecidedMessage } from '../../../src/chat/approval-messages.ts';
 import { editCarrier } from '../audit.ts';
 import type { Approval, Operation } from '../../../src/ops/operation.ts';
@@ -8,9 +9,9 @@ import type { Approval, Operation } from '../../../src/ops/operation.ts';
  * cancel): its buttons go, the entries its reply carries stay. `clickedTs` is the message a click
  * came from, for a request Slack wrote before the bot learned where (a 5xx after the write).
  */
-export async function showDecision(chat: ChatPort, op: Operation, approval: Approval, clickedTs?: string): Promise<void> {
+export async function showDecision(chat: ChatPort, op: Operation, approval: Approval, presentation: Presentation, clickedTs?: string): Promise<void> {
   const step = op.steps.find((s) => s.id === approval.step);
   const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
   if (step === undefined || ts === undefined) return;
-  await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, approvalDecidedMessage(op, approval, step)));
+  await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, approvalDecidedMessage(op, approval, step, presentation)));
 }

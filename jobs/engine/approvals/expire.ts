@@ -9,7 +9,7 @@ export const APPROVAL_EXPIRY_JOB_NAME = 'approval-expiry';
  * request is marked expired and loses its buttons, and an approver can ask again. Only a request
  * still pending past its expiry, on an operation still waiting on it, expires.
  */
-export async function expireApproval(deps: Pick<OpsJobDeps, 'store' | 'audit' | 'chat' | 'logger' | 'now'>, opId: string, nonce: string): Promise<void> {
+export async function expireApproval(deps: Pick<OpsJobDeps, 'store' | 'audit' | 'chat' | 'logger' | 'now' | 'presentations'>, opId: string, nonce: string): Promise<void> {
   const now = deps.now();
   const { op, changed } = await deps.store.update(opId, (o) => {
     const approval = o.approvals.find((a) => a.nonce === nonce);
@@ -19,7 +19,7 @@ export async function expireApproval(deps: Pick<OpsJobDeps, 'store' | 'audit' | 
   });
   if (!changed) return;
   const approval = op.approvals.find((a) => a.nonce === nonce)!;
-  await showDecision(deps.chat, op, approval);
+  await showDecision(deps.chat, op, approval, deps.presentations(op.kind));
   await refreshRoot(deps, op);
   await deps.audit.record(opId, { actor: 'bot', event: 'approval expired, operation paused', detail: op.steps.find((s) => s.id === approval.step)?.node });
 }

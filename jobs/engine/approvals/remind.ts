@@ -16,7 +16,7 @@ function unanswered(op: Operation, nonce: string, now: Date): boolean {
  * its thread, broadcast to the channel, mentions the approvers again. The reminder and its mark
  * on the approval are one write, so a job run twice reminds once.
  */
-export async function remindApprovers(deps: Pick<OpsJobDeps, 'store' | 'audit' | 'chat' | 'inventory' | 'now'>, opId: string, nonce: string): Promise<void> {
+export async function remindApprovers(deps: Pick<OpsJobDeps, 'store' | 'audit' | 'chat' | 'inventory' | 'now' | 'presentations'>, opId: string, nonce: string): Promise<void> {
   const now = deps.now();
   const op = await deps.store.get(opId);
   if (op === undefined || !unanswered(op, nonce, now)) return;
@@ -29,7 +29,7 @@ export async function remindApprovers(deps: Pick<OpsJobDeps, 'store' | 'audit' |
   await deps.audit.record(
     opId,
     { actor: 'bot', event: `approval reminder: ${step.node ?? step.id}`, detail: `expires ${approval.expiresAt}` },
-    (o) => ({ ...approvalReminderMessage(o, approval, step, approversToPage(cluster, o), link), broadcast: true }),
+    (o) => ({ ...approvalReminderMessage(o, approval, step, approversToPage(cluster, o), link, deps.presentations(o.kind)), broadcast: true }),
     (o) => (unanswered(o, nonce, now) ? { ...o, approvals: o.approvals.map((a) => (a.nonce === nonce ? { ...a, remindedAt: now.toISOString() } : a)) } : undefined),
   );
 }

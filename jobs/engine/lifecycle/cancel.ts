@@ -19,7 +19,7 @@ export async function cancel(deps: MoveDeps, opId: string, by: string): Promise<
   let was: Operation['state'] | undefined;
   const { op, changed } = await deps.store.update(opId, (o) => {
     was = o.state;
-    refusal = cancelRefusal(o);
+    refusal = cancelRefusal(o, (op) => deps.policy.cancelRefusal(op));
     if (refusal !== undefined) return undefined;
     if (WAITING.includes(o.state)) {
       return { ...o, state: 'cancelled', cancelRequestedBy: by, endedAt: now, reason: `cancelled by <@${by}>${o.state === 'failed' ? ' after the failure was handled' : ''}` };

@@ -1,12 +1,11 @@
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../../../src/port/chat-port.ts';
-import { reviewItems } from '../../../src/chat/operation-root.ts';
 import type { Inventory } from '../../../src/config/inventory.ts';
 import type { Audit } from '../audit.ts';
 import type { ClusterLock } from '../../../src/ops/cluster-lock.ts';
-import type { Operation, OperationKind } from '../../../src/ops/operation.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import type { PresentationLookup } from '../../../src/chat/presentation.ts';
 import type { OperationStore } from '../../../src/ops/operation-store.ts';
-import { heldByWindows, startedByApprovers } from '../../../src/ops/transitions.ts';
 import type { Clock } from '../../../src/time/clock.ts';
 
 /**
@@ -15,15 +14,16 @@ import type { Clock } from '../../../src/time/clock.ts';
  */
 export interface LifecyclePolicy {
   /** Approvers click the Start (a Terraform change's Apply); four eyes then hold. Otherwise operators. */
-  startedByApprovers(kind: OperationKind): boolean;
+  startedByApprovers(kind: string): boolean;
   /** Production's maintenance windows hold its steps. */
-  heldByWindows(kind: OperationKind): boolean;
+  heldByWindows(kind: string): boolean;
   /** What the starter confirms with Start. */
-  reviewItems(kind: OperationKind): string[];
+  reviewItems(kind: string): string[];
+  /** Why the kind refuses a cancel now (a node mid-reboot), before the rules common to every kind. */
+  cancelRefusal(op: Operation): string | undefined;
+  /** How the kind's messages read (the root message a move edits). */
+  presentation: PresentationLookup;
 }
-
-/** The policy as the rules and the plan messages state it today. */
-export const KIND_POLICY: LifecyclePolicy = { startedByApprovers, heldByWindows, reviewItems };
 
 export interface LifecycleDeps {
   inventory: Inventory;
@@ -38,8 +38,8 @@ export interface LifecycleDeps {
   planTtlMs: number;
   /** Called once a cancel ended a waiting operation, to show it in Slack (queued, so the caller answers first). */
   onCancelled: (op: Operation) => Promise<void>;
-  /** Default `KIND_POLICY`. */
-  policy?: LifecyclePolicy;
+  /** The kinds' answers, from the playbook registry (see the composition root). */
+  policy: LifecyclePolicy;
   /** For the short wait of a Start on a plan whose message is not stored yet. Default the system clock. */
   clock?: Clock;
 }

@@ -2,7 +2,7 @@ import type { Operation } from '../../../src/ops/operation.ts';
 import { systemClock } from '../../../src/time/clock.ts';
 import { decideApproval, rerequestApproval } from '../approvals/decide.ts';
 import { cancel, cancelPlan } from './cancel.ts';
-import { KIND_POLICY, type LifecycleDeps, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
+import { type LifecycleDeps, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
 import { planAgain, requestRollback, retry, overrideWindow } from './recover.ts';
 import { request } from './request.ts';
 import { overrideRehearsal, start, type OperationClick } from './start.ts';
@@ -36,7 +36,7 @@ export interface Lifecycle {
 }
 
 export function createLifecycle(options: LifecycleDeps): Lifecycle {
-  const deps: MoveDeps = { ...options, policy: options.policy ?? KIND_POLICY, clock: options.clock ?? systemClock };
+  const deps: MoveDeps = { ...options, clock: options.clock ?? systemClock };
   return {
     policy: deps.policy,
     request: (op) => request(deps, op),

@@ -1,6 +1,6 @@
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import { retriedMessage } from '../../../src/chat/stop-messages.ts';
-import { newOperation, newOperationId } from '../../../src/ops/operation.ts';
+import { newOperation, newOperationId, type Operation } from '../../../src/ops/operation.ts';
 import { ENDED_UNDONE } from '../../../src/ops/state-machine.ts';
 import { operationRefById } from '../../../src/chat/operation-link.ts';
 import { retried } from '../../../src/ops/transitions.ts';
@@ -24,7 +24,7 @@ export async function retry(deps: MoveDeps, click: OperationClick): Promise<Move
   if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
   await enqueueRun(deps.opsQueue, op.id, `retry-${click.nonce}`);
   if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
-  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   return { ok: true, op: after };
 }
 
@@ -65,7 +65,7 @@ export async function requestRollback(deps: MoveDeps, click: OperationClick): Pr
   }
   const { node, step } = after.failure;
   await deps.store.create(
-    newOperation({ id: child, kind: 'node-rollback', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight', target: { node }, parent: { op: op.id, step } }),
+    newOperation({ id: child, kind: 'node-rollback', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight', target: { node }, data: { parent: { op: op.id, step } } }),
   );
   await enqueuePreflight(deps.opsQueue, child);
   // Its plan does not exist yet: the answer says where it appears, and the plan is its message (as a command's reply does).
@@ -73,15 +73,22 @@ export async function requestRollback(deps: MoveDeps, click: OperationClick): Pr
   return { ok: true, op: after, reply };
 }
 
+/** The operation a Terraform change was planned again as (its `data.replannedAs`), if any. */
+function replannedAs(op: Operation): string | undefined {
+  const again = op.data?.['replannedAs'];
+  return typeof again === 'string' ? again : undefined;
+}
+
 /** A refused, stopped or expired Terraform change planned again, by an operator: a new operation with its own review. */
 export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
   const child = newOperationId();
   const { op: after, changed } = await deps.audit.transition(op.id, { actor: user, event: 'planned again', detail: `operation ${child}` }, (o) =>
-    ENDED_UNDONE.includes(o.state) && o.replannedAs === undefined ? { ...o, replannedAs: child } : undefined,
+    ENDED_UNDONE.includes(o.state) && replannedAs(o) === undefined ? { ...o, data: { ...o.data, replannedAs: child } } : undefined,
   );
   if (!changed) {
-    if (after.replannedAs) return refused('already', `\`${op.id}\` was already planned again as \`${after.replannedAs}\`. Nothing changed.`);
+    const again = replannedAs(after);
+    if (again !== undefined) return refused('already', `\`${op.id}\` was already planned again as \`${again}\`. Nothing changed.`);
     return refused('stale', `\`${op.id}\` is ${after.state}; plan again once it has ended. Nothing changed.`);
   }
   await deps.store.create(newOperation({ id: child, kind: 'terraform-apply', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight' }));
@@ -89,7 +96,7 @@ export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<
   const reply = `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`;
   // The answer first: the plan's message gets its new look after the person learned where the new plan appears.
   const followUp = async (): Promise<void> => {
-    if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+    if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   };
   return { ok: true, op: after, reply, followUp };
 }

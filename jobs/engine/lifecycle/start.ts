@@ -47,7 +47,7 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
     return refused('plan-expired', `This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
   }
   if (op.rehearsal !== undefined && op.rehearsal.stagingOp === undefined && op.override === undefined) {
-    const what = op.kind === 'terraform-apply' ? `no apply of commit ${op.terraform?.commit?.slice(0, 12) ?? '?'} in staging with its gate passed` : `no staging rehearsal of ${op.target.version ?? 'its target'}`;
+    const what = deps.policy.presentation(op.kind).rehearsal?.missing(op) ?? 'no staging rehearsal';
     return refused('no-rehearsal', `\`${op.id}\` has ${what} in the records; an approver must click Override first. Nothing changed.`);
   }
   const windowRefusal = outsideWindowRefusal(cluster, deps.now());
@@ -70,7 +70,7 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   }
   // Queued before the root is edited: a Slack outage must not leave a started operation without its run.
   await enqueueRun(deps.opsQueue, op.id, 'start');
-  if (running.rootTs !== undefined) await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running));
+  if (running.rootTs !== undefined) await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running, deps.policy.presentation(running.kind)));
   return { ok: true, op: running };
 }
 
@@ -84,7 +84,7 @@ export async function overrideRehearsal(deps: MoveDeps, click: OperationClick): 
   if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
   const at = deps.now().toISOString();
   // The override and its entry are one write; the edited plan shows it, the entry goes to the thread with the next reply.
-  const detail = op.kind === 'terraform-apply' ? `commit ${op.terraform?.commit ?? '?'} was not applied in staging according to the records` : `${op.target.version ?? ''} was not upgraded in staging according to the records`;
+  const detail = deps.policy.presentation(op.kind).rehearsal?.overridden(op) ?? 'no staging rehearsal in the records';
   const { op: after, changed } = await deps.audit.transition(
     op.id,
     { actor: user, event: 'override: no staging rehearsal', detail },
@@ -92,6 +92,6 @@ export async function overrideRehearsal(deps: MoveDeps, click: OperationClick): 
     { hold: true },
   );
   if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}${after.override ? `, already overridden by <@${after.override.by}>` : ''}. Nothing changed.`);
-  if (after.rootTs) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after));
+  if (after.rootTs) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   return { ok: true, op: after };
 }

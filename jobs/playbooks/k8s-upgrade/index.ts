@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { K8S_REVIEW_ITEMS } from '../../../src/chat/operation-root.ts';
+import { k8sUpgradeTexts } from './texts.ts';
 import semver from 'semver';
 import { formatDuration } from '../../../src/chat/blocks.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
@@ -217,7 +217,7 @@ export const k8sUpgradePlaybook: Playbook = {
   command: { name: 'upgrade-k8s', words: ['upgrade', 'k8s'], aliases: ['kubernetes'], argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0' }, help: 'Kubernetes upgrade, dry run first (operators)' },
   startedBy: 'operators',
   heldByWindows: true,
-  reviewItems: K8S_REVIEW_ITEMS,
+  texts: k8sUpgradeTexts,
   data: z.undefined(),
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
@@ -225,7 +225,7 @@ export const k8sUpgradePlaybook: Playbook = {
   preflight,
   needsApproval: (step) => step.kind === 'k8s-apply',
   approvalMessage: (_ctx, op, approval, step) =>
-    Promise.resolve(applyRequestMessage(op, approval, { ...step, node: op.steps.find((s) => s.kind === 'k8s-dry-run')?.node }, op.steps.find((s) => s.kind === 'k8s-dry-run')?.detail)),
+    Promise.resolve(applyRequestMessage(op, approval, { ...step, node: op.steps.find((s) => s.kind === 'k8s-dry-run')?.node }, op.steps.find((s) => s.kind === 'k8s-dry-run')?.detail, k8sUpgradeTexts)),
   runStep(ctx, op, step) {
     if (step.kind === 'snapshot') return snapshotStep(ctx, op);
     if (step.kind === 'k8s-dry-run') return dryRun(ctx, op, step);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { nodeRemoveTexts } from './texts.ts';
 import { removalFollowUp } from './messages.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
@@ -163,7 +164,7 @@ export const removePlaybook: Playbook = {
   command: { name: 'remove', words: ['remove'], argument: { kind: 'node' }, help: 'remove a node (operators, approval)' },
   startedBy: 'operators',
   heldByWindows: true,
-  reviewItems: [],
+  texts: nodeRemoveTexts,
   data: z.undefined(),
   // A removal is a planned change, so production's maintenance windows apply (a rollback, being incident response, is exempt).
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
@@ -174,7 +175,7 @@ export const removePlaybook: Playbook = {
   async approvalMessage(ctx, op, approval, step) {
     const quorum = await quorumNow(ctx, step.node!);
     const warning = `talosctl reset --graceful --reboot=false --nodes ${step.node ?? '?'} drains the node, ${roleOf(ctx.cluster, step.node!) === 'control plane' ? 'leaves etcd, ' : ''}wipes it and powers it off; then its Kubernetes Node is deleted. Only Terraform can bring it back.`;
-    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning });
+    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning }, nodeRemoveTexts);
   },
   runStep(ctx, op, step) {
     if (step.kind === 'reset-node') return reset(ctx, op, step);

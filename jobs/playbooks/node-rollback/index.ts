@@ -1,7 +1,8 @@
-import { z } from 'zod';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { operationRef } from '../../../src/chat/operation-link.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { nodeRollbackTexts, rollbackCancelRefusal } from './texts.ts';
+import { NodeRollbackData, rollbackData } from './data.ts';
 import { rollbackFollowUp } from './messages.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
@@ -82,7 +83,8 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
 
 /** The upgrade that last asked this node to change: what it ran before, and the boot it was asked on. */
 async function lastUpgradeOf(deps: OpsJobDeps, op: Operation, address: string): Promise<{ opId: string; ref: string; step: Step } | undefined> {
-  const candidates = op.parent !== undefined ? [await deps.store.get(op.parent.op)] : await deps.store.listForCluster(op.cluster, 20);
+  const { parent } = rollbackData(op);
+  const candidates = parent !== undefined ? [await deps.store.get(parent.op)] : await deps.store.listForCluster(op.cluster, 20);
   for (const upgrade of candidates) {
     if (upgrade?.kind !== 'talos-upgrade') continue;
     const step = upgrade.steps.find((s) => s.node === address && s.issuedAt !== undefined && s.fromVersion !== undefined);
@@ -139,7 +141,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   return {
     refusals,
     notes,
-    common: { ...node.common, lockFrom: op.parent?.op },
+    common: { ...node.common, lockFrom: rollbackData(op).parent?.op },
     target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running },
     steps: nodeSteps(node, [
       ['rollback', 'rollback-node'],
@@ -154,8 +156,9 @@ export const rollbackPlaybook: Playbook = {
   startedBy: 'operators',
   // Incident response never waits for a maintenance window.
   heldByWindows: false,
-  reviewItems: [],
-  data: z.undefined(),
+  texts: nodeRollbackTexts,
+  cancelRefusal: rollbackCancelRefusal,
+  data: NodeRollbackData,
   // Its health gate is informational (in its own preflight): a rollback is incident response.
   checks: { talosctlClient: true, lockFree: { wait: 'one operation (and so one rollback) at a time: wait for it' } },
   start: 'run',
@@ -165,7 +168,7 @@ export const rollbackPlaybook: Playbook = {
   async approvalMessage(ctx, op, approval, step) {
     const etcd = await etcdFacts(ctx, step.node!);
     const warning = `talosctl rollback --nodes ${step.node ?? '?'} switches the node to its previous Talos image and reboots it at once; its workloads restart elsewhere.`;
-    return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning });
+    return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning }, nodeRollbackTexts);
   },
   runStep: (ctx, op, step) => (step.kind === 'rollback-node' ? rollback(ctx, op, step) : waitForNode(ctx, op, step)),
   async complete(ctx, op) {

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { escapeMrkdwn, section } from '../../../src/chat/blocks.ts';
-import { stepLabel } from '../../../src/chat/operation-root.ts';
+import { talosUpgradeStepLabel as stepLabel } from '../talos-upgrade/texts.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import type { OpsJobDeps } from '../../engine/job-context.ts';

@@ -5,7 +5,7 @@ import type { Step } from '../../../src/ops/operation.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { Playbook } from '../../engine/playbook.ts';
 import { snapshotCommand } from './command.ts';
-import { snapshotRootText } from './root-text.ts';
+import { snapshotTexts } from './texts.ts';
 import { operationSnapshot } from './snapshot-step.ts';
 
 /** Its one step: the snapshot taken, copied off-cluster and verified. */
@@ -20,12 +20,11 @@ export const snapshotPlaybook: Playbook = {
   command: snapshotCommand,
   startedBy: 'operators',
   heldByWindows: false,
-  reviewItems: [],
+  texts: snapshotTexts,
   data: z.undefined(),
   checks: {},
   start: 'run',
   lock: 'none',
-  rootText: snapshotRootText,
   preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [...STEPS], target: {} }),
   needsApproval: () => false,
   approvalMessage: () => Promise.reject(new Error('an etcd snapshot asks no approval')),

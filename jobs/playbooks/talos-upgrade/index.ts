@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { approvalRequestMessage } from '../../../src/chat/approval-messages.ts';
-import { REVIEW_ITEMS, stepLabel } from '../../../src/chat/operation-root.ts';
+import { talosUpgradeStepLabel as stepLabel, talosUpgradeTexts } from './texts.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
@@ -235,7 +235,7 @@ export const talosUpgradePlaybook: Playbook = {
   command: { name: 'upgrade-talos', words: ['upgrade', 'talos'], argument: { kind: 'version', what: 'Talos', example: 'v1.12.11' }, help: 'rolling Talos upgrade with approvals (operators)' },
   startedBy: 'operators',
   heldByWindows: true,
-  reviewItems: REVIEW_ITEMS,
+  texts: talosUpgradeTexts,
   data: z.undefined(),
   checks: { talosctlClient: true, healthGate: { announce: true }, window: true, lockFree: {} },
   start: 'plan',
@@ -244,7 +244,7 @@ export const talosUpgradePlaybook: Playbook = {
   needsApproval: (step) => step.kind === 'upgrade-control-plane',
   async approvalMessage(ctx, op, approval, step) {
     const etcd = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, ctx.signal, endpointsAvoiding(ctx.cluster, step.node!));
-    return approvalRequestMessage(op, approval, { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence });
+    return approvalRequestMessage(op, approval, { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence }, talosUpgradeTexts);
   },
   async recheck(ctx, op, step) {
     if (step.image === undefined || step.node === undefined || step.issuedAt !== undefined) return [];

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { access, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
@@ -10,7 +9,7 @@ import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import { ExecError } from '../../../src/exec/process-runner.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
-import type { Operation, Step } from '../../../src/ops/operation.ts';
+import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
 import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
 import { judgeTerraformChange } from '../../../src/rules/terraform-change.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
@@ -28,6 +27,8 @@ import { patchStep, probeSignal } from '../../engine/walk.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
+import { terraformApplyTexts } from './texts.ts';
+import { terraformData, TerraformApplyData } from './data.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -80,8 +81,8 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 
   const commit = tree.commit;
   // The runbook promotes "the same reviewed change": a staging apply of the same commit that passed staging's gate (it completed).
-  const rehearsal = cluster.environment === 'production' && commit !== undefined ? await findStagingOperation(deps, 'terraform-apply', (o) => o.terraform?.commit === commit) : undefined;
-  const terraform: Operation['terraform'] = {
+  const rehearsal = cluster.environment === 'production' && commit !== undefined ? await findStagingOperation(deps, 'terraform-apply', (o) => terraformData(o).terraform?.commit === commit) : undefined;
+  const terraform: TerraformPlan = {
     commit: tree.commit,
     dirty: (tree.uncommitted?.length ?? 0) > 0,
     planSha256: outcome.saved?.sha256,
@@ -95,7 +96,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
     refusals: judged.refusals,
     notes: judged.notes,
     rehearsal,
-    terraform,
+    data: { terraform } satisfies TerraformApplyData,
     target: {},
     steps: [
       { id: 'snapshot', kind: 'snapshot', status: 'pending' },
@@ -113,7 +114,7 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
  */
 async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Promise<void> {
   const { deps, cluster } = ctx;
-  const tf = op.terraform;
+  const tf = terraformData(op).terraform;
   if (tf?.planSha256 === undefined || tf.commit === undefined) throw new StepFailure(`the operation holds no reviewed plan; nothing was applied. ${NEW_PLAN}`);
   const present = await access(file).then(() => true, () => false);
   if (!present) throw new StepFailure(`the reviewed plan file is gone (it expired, or this replica does not share PLAN_DIR with the one that planned); nothing was applied. ${NEW_PLAN}`);
@@ -184,7 +185,7 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   progress.outcome = 'done';
   await reply.finish(view());
   await attachLog();
-  return { event: 'tofu apply finished', detail: `${progress.summary ?? 'applied'} (commit ${op.terraform?.commit?.slice(0, 12) ?? '?'}, plan sha256 ${op.terraform?.planSha256?.slice(0, 12) ?? '?'}…)` };
+  return { event: 'tofu apply finished', detail: `${progress.summary ?? 'applied'} (commit ${terraformData(op).terraform?.commit?.slice(0, 12) ?? '?'}, plan sha256 ${terraformData(op).terraform?.planSha256?.slice(0, 12) ?? '?'}…)` };
 }
 
 function internalIp(node: V1Node): string | undefined {
@@ -262,8 +263,8 @@ export const terraformApplyPlaybook: Playbook = {
   // Its Start is its Apply: the approver's decision on a plan an operator asked for, so four eyes hold.
   startedBy: 'approvers',
   heldByWindows: true,
-  reviewItems: [],
-  data: z.undefined(),
+  texts: terraformApplyTexts,
+  data: TerraformApplyData,
   checks: {},
   start: 'plan',
   lock: 'cluster',

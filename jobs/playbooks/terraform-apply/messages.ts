@@ -1,4 +1,5 @@
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import { terraformData } from './data.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { context, escapeMrkdwn, formatDuration, formatTime, mention, mentionUser, preformatted, section } from '../../../src/chat/blocks.ts';
@@ -33,7 +34,7 @@ export function applyProgressMessage(progress: ApplyProgress): ChatMessage {
 
 /** After a Terraform change: the promotion, and the inventory entries new nodes need. */
 export function terraformFollowUpMessage(op: Operation, cluster: ClusterConfig, production: ClusterConfig[], joined: string[]): ChatMessage {
-  const lines = [`*Applied* commit \`${op.terraform?.commit?.slice(0, 12) ?? '?'}\` to ${cluster.name}; the health gate passed.`];
+  const lines = [`*Applied* commit \`${terraformData(op).terraform?.commit?.slice(0, 12) ?? '?'}\` to ${cluster.name}; the health gate passed.`];
   if (cluster.environment === 'staging' && production.length > 0) {
     lines.push(`Next (runbook): promote the same change to production in a maintenance window: run \`/talos plan\` in ${production.map((p) => `<#${p.channel}>`).join(', ')}. A plan of this commit there is marked as applied to staging, with this gate.`);
   }
@@ -51,6 +52,6 @@ export function applyReviewRequest(op: Operation, approvers: readonly string[], 
   const staging = op.rehearsal?.stagingOp !== undefined;
   const promotion = op.rehearsal === undefined ? '' : staging ? ' It was applied to staging first, gate passed.' : ' It was not applied to staging first: an approver must click Override before Apply.';
   const eyes = fourEyes ? ` Four eyes: ${mentionUser(op.requestedBy)} asked for it, so another approver applies it.` : '';
-  const text = `${mentions} Review the Terraform plan of *${escapeMrkdwn(op.cluster)}* above (${escapeMrkdwn(op.terraform?.summary ?? '')}; full plan attached) and click *Apply* on it if it is right.${promotion}${eyes} Apply is offered until ${formatTime(expiresAt)}.`;
+  const text = `${mentions} Review the Terraform plan of *${escapeMrkdwn(op.cluster)}* above (${escapeMrkdwn(terraformData(op).terraform?.summary ?? '')}; full plan attached) and click *Apply* on it if it is right.${promotion}${eyes} Apply is offered until ${formatTime(expiresAt)}.`;
   return { text, blocks: [section(text)] };
 }

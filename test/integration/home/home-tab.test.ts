@@ -4,6 +4,7 @@ import { parseInventory } from '../../../src/config/inventory.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
 import { createHomeRecords, type GateRecord } from '../../../src/home/home-records.ts';
 import { createHomeTab, type HomeTab } from '../../../src/home/home-tab.ts';
+import { presentationOf } from '../../../jobs/playbooks/index.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 import { createClusterLock } from '../../../src/ops/cluster-lock.ts';
@@ -85,6 +86,7 @@ function setup(options: { throttleMs?: number; settleMs?: number; now?: () => Da
       },
     },
     publisher,
+    presentations: presentationOf,
     now: options.now ?? (() => new Date()),
     logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
     throttleMs: options.throttleMs ?? 50,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { createOperationStore } from '../../../src/ops/operation-store.ts';
+import { terraformData } from '../../../jobs/playbooks/terraform-apply/data.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
 import { resendingOnce } from '../../support/resending-redis.ts';
@@ -28,6 +29,39 @@ describe('operation store on a real Redis', () => {
 
     // Assert
     expect(read).toEqual(op);
+  });
+
+  it('reads an operation an earlier version stored with its playbook fields at the top, those fields moved into data', async () => {
+    // Arrange
+    const client = redis.client();
+    const store = createOperationStore(client);
+    const terraform = { commit: 'c0ffee', dirty: false, planSha256: 'ab12', summary: '1 to add', changes: [{ address: 'proxmox_vm.w2', action: 'create' }], listing: ['+ proxmox_vm.w2'], adds: ['talos-w-2'] };
+    const earlier = { ...operation({ kind: 'terraform-apply', state: 'failed' }), terraform, replannedAs: 'op-0next00000' };
+    const rollback = { ...operation({ id: 'op-0rollback0', kind: 'node-rollback' }), parent: { op: 'op-1a2b3c4d5e', step: 's1' } };
+    await client.set('talos:op:op-1a2b3c4d5e', JSON.stringify(earlier));
+    await client.set('talos:op:op-0rollback0', JSON.stringify(rollback));
+
+    // Act
+    const read = await store.get('op-1a2b3c4d5e');
+    const child = await store.get('op-0rollback0');
+
+    // Assert
+    expect(read).toEqual({ ...operation({ kind: 'terraform-apply', state: 'failed' }), data: { terraform, replannedAs: 'op-0next00000' } });
+    expect(read).not.toHaveProperty('terraform');
+    expect(child?.data).toEqual({ parent: { op: 'op-1a2b3c4d5e', step: 's1' } });
+    expect(terraformData(read!).terraform?.commit).toBe('c0ffee');
+  });
+
+  it('keeps the data of an operation stored in the current shape as it is', async () => {
+    // Arrange
+    const store = createOperationStore(redis.client());
+    const op = operation({ kind: 'node-rollback', data: { parent: { op: 'op-0parent000', step: 's2' } } });
+
+    // Act
+    await store.create(op);
+
+    // Assert
+    expect(await store.get(op.id)).toEqual(op);
   });
 
   it('answers undefined for an operation that does not exist', async () => {

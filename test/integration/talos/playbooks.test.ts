@@ -180,7 +180,7 @@ describe('a rollback of a node', () => {
     const node = cluster.node('10.0.30.12');
     if (rebooted) cluster.runsWithFallback('10.0.30.12', 'v1.11.5', 'v1.11.6');
     const upgrade = await failedUpgrade('10.0.30.12', rebooted ? randomUUID() : node.bootId);
-    const op = await f.operation({ kind: 'node-rollback', state: 'preflight', target: { node: '10.0.30.12' }, parent: { op: upgrade.id, step: 'node-10.0.30.12' } });
+    const op = await f.operation({ kind: 'node-rollback', state: 'preflight', target: { node: '10.0.30.12' }, data: { parent: { op: upgrade.id, step: 'node-10.0.30.12' } } });
 
     // Act
     await preflight(op.id);
@@ -200,7 +200,7 @@ describe('a rollback of a node', () => {
     const bootBeforeUpgrade = randomUUID();
     cluster.runsWithFallback('10.0.30.12', 'v1.11.6', 'v1.11.5');
     const upgrade = await failedUpgrade('10.0.30.12', bootBeforeUpgrade);
-    const op = await f.operation({ kind: 'node-rollback', state: 'preflight', target: { node: '10.0.30.12' }, parent: { op: upgrade.id, step: 'node-10.0.30.12' } });
+    const op = await f.operation({ kind: 'node-rollback', state: 'preflight', target: { node: '10.0.30.12' }, data: { parent: { op: upgrade.id, step: 'node-10.0.30.12' } } });
 
     // Act
     await preflight(op.id);

@@ -18,7 +18,7 @@ const production: HomeCluster = {
   channel: 'C0MAINTPRD',
   talos: { versions: ['v1.11.5'], at: '2026-11-30T09:40:00.000Z', source: 'health gate' },
   kubernetes: { versions: ['v1.34.1'], at: '2026-11-30T09:40:00.000Z', source: 'health gate' },
-  lock: { opId: 'op-1a2b3c4d5e', kind: 'talos-upgrade', state: 'awaiting-approval', target: 'v1.12.11', by: 'U0ALICE', since: '2026-11-30T09:45:00.000Z', link: LINK },
+  lock: { opId: 'op-1a2b3c4d5e', what: 'Talos upgrade', state: 'awaiting-approval', target: 'v1.12.11', by: 'U0ALICE', since: '2026-11-30T09:45:00.000Z', link: LINK },
   approvals: [{ opId: 'op-1a2b3c4d5e', what: 'control plane talos-prd-cp-1 (10.0.30.11)', requestedAt: '2026-11-30T09:50:00.000Z', expiresAt: '2026-11-30T10:20:00.000Z', link: REQUEST_LINK }],
   lastGate: { passed: true, at: '2026-11-30T09:40:00.000Z', stopReasons: [] },
 };

@@ -12,7 +12,10 @@ import {
 import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
 import { toOperator } from '../../../src/chat/follow-ups.ts';
 import { terraformFollowUp } from '../../../jobs/playbooks/talos-upgrade/messages.ts';
-import { operationRootMessage, REVIEW_ITEMS } from '../../../src/chat/operation-root.ts';
+import { operationRootMessage } from '../../../src/chat/operation-root.ts';
+import { presentationOf } from '../../../jobs/playbooks/index.ts';
+import { k8sUpgradeTexts } from '../../../jobs/playbooks/k8s-upgrade/texts.ts';
+import { REVIEW_ITEMS, talosUpgradeTexts } from '../../../jobs/playbooks/talos-upgrade/texts.ts';
 import { failureMessage, windowWaitMessage } from '../../../src/chat/stop-messages.ts';
 import { statusText } from '../../../src/chat/status-message.ts';
 import type { Approval, Operation, OperationState, Step } from '../../../src/ops/operation.ts';
@@ -95,7 +98,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
 
   it.each(kinds.flatMap((kind) => states.map((state) => [kind, state] as const)))('root message of a huge %s in state %s', (kind, state) => {
     // Act
-    const message = operationRootMessage(hugeOperation(state, kind));
+    const message = operationRootMessage(hugeOperation(state, kind), presentationOf(kind));
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -106,7 +109,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     const op = hugeOperation('awaiting-approval');
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE });
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE }, talosUpgradeTexts);
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -115,10 +118,10 @@ describe('upgrade messages stay inside Block Kit limits', () => {
   it.each(['approved', 'stopped', 'expired'] as const)('decided approval (%s) that keeps a huge request\'s evidence', (state) => {
     // Arrange
     const op = hugeOperation('running');
-    const request = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE });
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE }, talosUpgradeTexts);
 
     // Act
-    const message = approvalDecidedMessage(op, approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[0]!);
+    const message = approvalDecidedMessage(op, approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[0]!, presentationOf(op.kind));
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -129,7 +132,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     const op = hugeOperation('failed');
 
     // Act
-    const message = failureMessage(op, op.steps[1], LONG.repeat(20), HUGE_EVIDENCE);
+    const message = failureMessage(op, op.steps[1], LONG.repeat(20), HUGE_EVIDENCE, presentationOf(op.kind));
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -141,8 +144,8 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     const approvers = Array.from({ length: 50 }, (_, i) => `U0APPROVER${i}`);
 
     // Act
-    const request = withApprovers(approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG, etcdEvidence: HUGE_EVIDENCE }), approvers);
-    const reminder = approvalReminderMessage(op, approval(), op.steps[0]!, approvers, 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100');
+    const request = withApprovers(approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG, etcdEvidence: HUGE_EVIDENCE }, talosUpgradeTexts), approvers);
+    const reminder = approvalReminderMessage(op, approval(), op.steps[0]!, approvers, 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100', presentationOf(op.kind));
 
     // Assert
     expect(blockKitProblems(request)).toEqual([]);
@@ -161,7 +164,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
 describe('operationRootMessage', () => {
   it('offers Start and Cancel on a planned operation, carrying the plan nonce', () => {
     // Act
-    const message = operationRootMessage(operation());
+    const message = operationRootMessage(operation(), talosUpgradeTexts);
 
     // Assert
     const actionsBlock = message.blocks!.find((b) => b['type'] === 'actions')!;
@@ -176,7 +179,7 @@ describe('operationRootMessage', () => {
 
   it('lists the runbook review items the starter confirms', () => {
     // Act
-    const message = operationRootMessage(operation());
+    const message = operationRootMessage(operation(), talosUpgradeTexts);
 
     // Assert
     for (const item of REVIEW_ITEMS) expect(allText(message)).toContain(`☐ ${item}`);
@@ -184,7 +187,7 @@ describe('operationRootMessage', () => {
 
   it('offers no buttons once the operation runs', () => {
     // Act
-    const message = operationRootMessage(operation({ state: 'running', startedBy: 'U0BOB', startedAt: '2026-11-29T22:05:00.000Z' }));
+    const message = operationRootMessage(operation({ state: 'running', startedBy: 'U0BOB', startedAt: '2026-11-29T22:05:00.000Z' }), talosUpgradeTexts);
 
     // Assert
     expect(message.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
@@ -200,7 +203,7 @@ describe('operationRootMessage', () => {
     });
 
     // Act
-    const text = allText(operationRootMessage(op));
+    const text = allText(operationRootMessage(op, presentationOf(op.kind)));
 
     // Assert
     expect(text).not.toContain('<!channel>');
@@ -213,7 +216,7 @@ describe('operationRootMessage', () => {
     const refusal = 'none is open now. The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. <!channel>';
 
     // Act
-    const message = operationRootMessage(operation({ state: 'refused', refusals: [refusal] }));
+    const message = operationRootMessage(operation({ state: 'refused', refusals: [refusal] }), talosUpgradeTexts);
 
     // Assert
     expect(allText(message)).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. &lt;!channel&gt;');
@@ -221,7 +224,7 @@ describe('operationRootMessage', () => {
 
   it('lists the refusals of a refused operation', () => {
     // Act
-    const message = operationRootMessage(operation({ state: 'refused', refusals: ['etcd has no leader', 'talosctl v1.11.6 is missing'] }));
+    const message = operationRootMessage(operation({ state: 'refused', refusals: ['etcd has no leader', 'talosctl v1.11.6 is missing'] }), talosUpgradeTexts);
 
     // Assert
     expect(allText(message)).toContain('*Refused before touching anything:*\\n• etcd has no leader\\n• talosctl v1.11.6 is missing');
@@ -234,7 +237,7 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] });
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] }, talosUpgradeTexts);
 
     // Assert
     expect(message.text).toBe('🔐 Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? (op-1a2b3c4d5e)');
@@ -252,7 +255,7 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] });
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] }, talosUpgradeTexts);
 
     // Assert
     const [approve, stop] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
@@ -273,7 +276,7 @@ describe('approval and failure messages', () => {
     const op = operation({ kind, state: 'awaiting-approval' });
 
     // Act
-    const message = nodeApprovalMessage(op, approval(), op.steps[1]!, { summary: '3 members', evidence: [], warning: 'it reboots' });
+    const message = nodeApprovalMessage(op, approval(), op.steps[1]!, { summary: '3 members', evidence: [], warning: 'it reboots' }, presentationOf(op.kind));
 
     // Assert
     expect(message.text).toBe(question);
@@ -288,7 +291,7 @@ describe('approval and failure messages', () => {
     const op = operation({ kind: 'k8s-upgrade', state: 'awaiting-approval', target: { version: '1.34.2', fromVersion: '1.34.1' } });
 
     // Act
-    const message = applyRequestMessage(op, approval(), step({ kind: 'k8s-apply', node: '10.0.30.11' }), 'no deprecated APIs');
+    const message = applyRequestMessage(op, approval(), step({ kind: 'k8s-apply', node: '10.0.30.11' }), 'no deprecated APIs', k8sUpgradeTexts);
 
     // Assert
     expect(message.text).toBe('🔐 Apply the Kubernetes upgrade of production 1.34.1 → 1.34.2? (op-1a2b3c4d5e)');
@@ -298,7 +301,7 @@ describe('approval and failure messages', () => {
   it('mentions the approvers, users and user groups, after the question', () => {
     // Arrange
     const op = operation({ state: 'awaiting-approval' });
-    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] });
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] }, talosUpgradeTexts);
 
     // Act
     const paged = withApprovers(request, ['U0CAROL', 'S0SRE']);
@@ -312,10 +315,10 @@ describe('approval and failure messages', () => {
   it('keeps what the request showed once decided, and says who decided and when', () => {
     // Arrange
     const op = operation({ state: 'running' });
-    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] });
+    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] }, talosUpgradeTexts);
 
     // Act
-    const decided = approvalDecidedMessage(op, approval({ state: 'approved', by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[1]!);
+    const decided = approvalDecidedMessage(op, approval({ state: 'approved', by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[1]!, presentationOf(op.kind));
 
     // Assert
     expect(decided.text).toBe(
@@ -331,7 +334,7 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalReminderMessage(op, approval(), op.steps[1]!, ['U0CAROL', 'S0SRE'], 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100');
+    const message = approvalReminderMessage(op, approval(), op.steps[1]!, ['U0CAROL', 'S0SRE'], 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100', presentationOf(op.kind));
 
     // Assert
     expect(message.text).toBe(
@@ -345,7 +348,7 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: ['learner <none> & <!here>'] });
+    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: ['learner <none> & <!here>'] }, talosUpgradeTexts);
 
     // Assert
     expect(allText(message)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
@@ -357,8 +360,8 @@ describe('approval and failure messages', () => {
     const used = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'requested', rollbackOp: 'op-rb00000001' } });
 
     // Act
-    const withButton = failureMessage(offered, offered.steps[1], 'node did not come back', ['no answer']);
-    const withoutButton = failureMessage(used, used.steps[1], 'node did not come back', ['no answer']);
+    const withButton = failureMessage(offered, offered.steps[1], 'node did not come back', ['no answer'], presentationOf(offered.kind));
+    const withoutButton = failureMessage(used, used.steps[1], 'node did not come back', ['no answer'], presentationOf(used.kind));
 
     // Assert
     const buttons = withButton.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
@@ -377,7 +380,7 @@ describe('approval and failure messages', () => {
     const followUp = terraformFollowUp(op, { schematic: 'a'.repeat(64), platform: 'nocloud', isos: [] });
 
     // Act
-    const failure = failureMessage(op, op.steps[1], 'node did not come back', []);
+    const failure = failureMessage(op, op.steps[1], 'node did not come back', [], presentationOf(op.kind));
     const completion = toOperator(op, followUp);
 
     // Assert
@@ -392,7 +395,7 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'waiting-window' });
 
     // Act
-    const message = windowWaitMessage(op, op.steps[1]!, 'w1nd0w', '2026-12-01T22:00:00.000Z');
+    const message = windowWaitMessage(op, op.steps[1]!, 'w1nd0w', '2026-12-01T22:00:00.000Z', presentationOf(op.kind));
 
     // Assert
     expect(message.text).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>;');
@@ -404,7 +407,7 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'failed' });
 
     // Act
-    const message = failureMessage(op, op.steps[1], 'upgrade failed', ['rpc error: desc = <nil> & <!channel>']);
+    const message = failureMessage(op, op.steps[1], 'upgrade failed', ['rpc error: desc = <nil> & <!channel>'], presentationOf(op.kind));
 
     // Assert
     expect(allText(message)).not.toContain('<!channel>');
@@ -416,7 +419,7 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'paused' });
 
     // Act
-    const message = approvalDecidedMessage(op, approval({ state: 'expired' }), op.steps[1]!);
+    const message = approvalDecidedMessage(op, approval({ state: 'expired' }), op.steps[1]!, presentationOf(op.kind));
 
     // Assert
     const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
@@ -437,11 +440,11 @@ describe('/talos status', () => {
     });
 
     // Act
-    const text = statusText([{ cluster: 'production', holder: running.id, ops: [running] }]);
+    const text = statusText([{ cluster: 'production', holder: running.id, ops: [running] }], presentationOf);
 
     // Assert
     expect(text).toContain('1/2 steps · now: control plane');
     expect(text).toContain('(talosctl upgrade running (v1.11.6 → v1.12.1))');
-    expect(statusText([{ cluster: 'production', holder: undefined, ops: [operation({ state: 'completed', planNonce: undefined })] }])).not.toContain('now:');
+    expect(statusText([{ cluster: 'production', holder: undefined, ops: [operation({ state: 'completed', planNonce: undefined })] }], presentationOf)).not.toContain('now:');
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { escapeMrkdwnKeepingLinks, operationRef, plainLinks } from '../../../src/chat/operation-link.ts';
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import { statusSummaryText, statusText } from '../../../src/chat/status-message.ts';
+import { presentationOf } from '../../../jobs/playbooks/index.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { anOperation } from '../../support/builders.ts';
 
@@ -49,7 +50,7 @@ describe('escapeMrkdwnKeepingLinks', () => {
     const op = operation({ state: 'refused', refusals: [`operation <${LINK}|op-aaaa1111> holds production; wait for it to finish, or \`/talos cancel op-aaaa1111\``] });
 
     // Act
-    const blocks = JSON.stringify(operationRootMessage(op).blocks);
+    const blocks = JSON.stringify(operationRootMessage(op, presentationOf(op.kind)).blocks);
 
     // Assert
     expect(blocks).toContain(`operation <${LINK}|op-aaaa1111> holds production`);
@@ -64,7 +65,7 @@ describe('/talos status', () => {
     const links = new Map([[running.id, LINK]]);
 
     // Act
-    const text = statusText([{ cluster: 'production', holder: running.id, ops: [running, done] }], links);
+    const text = statusText([{ cluster: 'production', holder: running.id, ops: [running, done] }], presentationOf, links);
 
     // Assert
     expect(text.split('\n')).toEqual([
@@ -77,7 +78,7 @@ describe('/talos status', () => {
 
   it('lists an operation waiting for its window with the running ones', () => {
     const waiting = operation({ state: 'waiting-window' });
-    expect(statusText([{ cluster: 'production', holder: waiting.id, ops: [waiting] }]).split('\n')[1]).toMatch(/^• `op-1a2b3c4d5e` .*: waiting-window/);
+    expect(statusText([{ cluster: 'production', holder: waiting.id, ops: [waiting] }], presentationOf).split('\n')[1]).toMatch(/^• `op-1a2b3c4d5e` .*: waiting-window/);
   });
 
   it("outside the clusters' channels shows only who holds each cluster, and where its channel is", () => {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { presentationOf } from '../../../jobs/playbooks/index.ts';
+import { k8sUpgradeTexts } from '../../../jobs/playbooks/k8s-upgrade/texts.ts';
 import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import { failureMessage } from '../../../src/chat/stop-messages.ts';
@@ -74,7 +76,7 @@ describe('failureMessage with a Retry', () => {
   it('carries a Retry button with the offered nonce while the retry is offered', () => {
     const op = operation({ retry: { step: 'apply', nonce: 'r3try', state: 'offered' } });
 
-    const message = failureMessage(op, op.steps[2], 'talosctl upgrade-k8s failed: context deadline exceeded', ['line 1']);
+    const message = failureMessage(op, op.steps[2], 'talosctl upgrade-k8s failed: context deadline exceeded', ['line 1'], presentationOf(op.kind));
 
     const button = (message.blocks ?? []).flatMap((b) => (b.elements as { action_id?: string; value?: string }[] | undefined) ?? []).find((e) => e.action_id === ACTION.retry);
     expect(button?.value).toBe(buttonValue(op.id, 'r3try'));
@@ -83,7 +85,7 @@ describe('failureMessage with a Retry', () => {
 
   it('has no Retry button once it was used, or when none was offered', () => {
     for (const retry of [{ step: 'apply', nonce: 'r3try', state: 'used' as const }, undefined]) {
-      const message = failureMessage(operation({ retry }), undefined, 'failed', []);
+      const message = failureMessage(operation({ retry }), undefined, 'failed', [], k8sUpgradeTexts);
       expect(JSON.stringify(message.blocks)).not.toContain(ACTION.retry);
     }
   });
@@ -108,7 +110,7 @@ describe('upgradeProgressMessage', () => {
 
 describe('operationRootMessage of a Kubernetes upgrade', () => {
   it('names both version forms: the CLI without v, Terraform with it', () => {
-    const message = operationRootMessage(operation({ state: 'planned', planNonce: 'pl4n' }));
+    const message = operationRootMessage(operation({ state: 'planned', planNonce: 'pl4n' }), k8sUpgradeTexts);
 
     expect(message.text).toContain('Kubernetes upgrade 1.33.4 → 1.34.0: production');
     const blocks = JSON.stringify(message.blocks);

@@ -8,6 +8,8 @@ import { createPreflightJob } from '../../../../jobs/engine/preflight.ts';
 import { createEndedJob } from '../../../../jobs/engine/ended.ts';
 import { createPlanExpiryJob } from '../../../../jobs/engine/plan-expiry.ts';
 import { walkOperation } from '../../../../jobs/engine/walk.ts';
+import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
+import { rollbackCancelRefusal } from '../../../../jobs/playbooks/node-rollback/texts.ts';
 import type { ClusterSession } from '../../../../src/cluster/cluster-session.ts';
 import type { Operation, Step } from '../../../../src/ops/operation.ts';
 import { retried } from '../../../../src/ops/transitions.ts';
@@ -30,7 +32,7 @@ function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
     command: { name: 'test', words: ['test'], argument: { kind: 'none' }, help: 'a test playbook' },
     startedBy: 'operators',
     heldByWindows: true,
-    reviewItems: [],
+    texts: k8sUpgradeTexts,
     data: z.unknown(),
     checks: {},
     start: 'plan',
@@ -230,7 +232,8 @@ describe('the operation engine walks a playbook', () => {
 
     // Act
     const refused = await f.lifecycle().cancel(op.id, 'U0ALICE');
-    await walkOperation(context(), op.id, playbook(ran, { needsApproval: () => false }));
+    // The rollback's own refusal, as its playbook declares it.
+    await walkOperation(context(), op.id, playbook(ran, { needsApproval: () => false, cancelRefusal: rollbackCancelRefusal }));
 
     // Assert
     expect(refused).toMatchObject({ ok: false, code: 'not-cancellable', message: expect.stringContaining('cannot be cancelled now') });
@@ -457,5 +460,27 @@ describe('the end of an operation', () => {
     expect(JSON.stringify(f.chat.edits.find((e) => e.ts === old.rootTs)?.message.blocks)).not.toContain('talos-op-start');
     expect(f.queue.added.map((j) => j.opts.jobId)).toContain(`${old.id}-ended-cancelled`);
     expect((await stored(young.id)).state).toBe('planned');
+  });
+});
+
+describe('an operation of a kind no playbook runs', () => {
+  const job = (opId: string): Job => ({ id: 'job-1', name: 'operation-run', data: { opId } }) as unknown as Job;
+
+  it('fails its preflight and its run at once, with the reason, and changes nothing', async () => {
+    // Arrange: a kind a newer version might store, and this one has no playbook for.
+    const { createRunJob } = await import('../../../../jobs/engine/walk.ts');
+    const planned = await f.operation({ kind: 'cluster-reboot', state: 'preflight' });
+    const running = await f.operation({ kind: 'cluster-reboot', state: 'running', steps: [step('first')] });
+
+    // Act
+    const preflight = createPreflightJob(f.deps, { 'k8s-upgrade': playbook([]) })(job(planned.id));
+    const run = createRunJob(f.deps, { 'k8s-upgrade': playbook([]) })(job(running.id));
+
+    // Assert
+    await expect(preflight).rejects.toMatchObject({ name: 'UnknownKindError', code: 'kind-unknown', message: expect.stringContaining('kind cluster-reboot, which no playbook runs') });
+    await expect(run).rejects.toMatchObject({ name: 'UnknownKindError', code: 'kind-unknown' });
+    expect(await stored(planned.id)).toEqual(planned);
+    expect(await stored(running.id)).toEqual(running);
+    expect([...f.chat.posts, ...f.chat.edits]).toEqual([]);
   });
 });

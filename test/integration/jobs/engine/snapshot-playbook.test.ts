@@ -124,7 +124,7 @@ describe('the snapshot playbook', () => {
 
     // Act
     await createPreflightJob(f.deps, PLAYBOOKS)(job(op.id));
-    await createCancelledJob(f.deps, PLAYBOOKS)(job(op.id));
+    await createCancelledJob(f.deps)(job(op.id));
 
     // Assert
     expect(cancel.ok).toBe(true);
@@ -142,7 +142,7 @@ describe('the retired snapshot job', () => {
     const op = await f.operation({ kind: 'snapshot', state: 'running', target: {}, steps: [], rootTs: '1700000000.000009' });
 
     // Act
-    await createRetiredSnapshotJob(f.deps, PLAYBOOKS.snapshot)(job(op.id));
+    await createRetiredSnapshotJob(f.deps)(job(op.id));
 
     // Assert
     const after = await stored(op.id);
@@ -157,7 +157,7 @@ describe('the retired snapshot job', () => {
     const op = await f.operation({ kind: 'snapshot', state: 'running', target: {}, steps: [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }], rootTs: '1700000000.000009' });
 
     // Act
-    await createRetiredSnapshotJob(f.deps, PLAYBOOKS.snapshot)(job(op.id));
+    await createRetiredSnapshotJob(f.deps)(job(op.id));
 
     // Assert
     expect((await stored(op.id)).state).toBe('running');

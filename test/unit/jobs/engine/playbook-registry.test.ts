@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Playbook, PlaybookCommand } from '../../../../jobs/engine/playbook.ts';
 import { PLAYBOOK_COMMANDS, PLAYBOOKS, type EngineKind } from '../../../../jobs/playbooks/index.ts';
 import { helpText, parseCommand, usage } from '../../../../handlers/parse-command.ts';
+import { Operation } from '../../../../src/ops/operation.ts';
 
 describe('the playbook registry', () => {
   it('is a complete record: a kind without its playbook fails the type check', () => {
@@ -23,7 +24,7 @@ describe('the playbook registry', () => {
 
     // Assert
     expect(lockless).toEqual(['snapshot']);
-    expect(PLAYBOOKS.snapshot).toMatchObject({ start: 'run', heldByWindows: false, startedBy: 'operators', reviewItems: [] });
+    expect(PLAYBOOKS.snapshot).toMatchObject({ start: 'run', heldByWindows: false, startedBy: 'operators', texts: { reviewItems: [] } });
   });
 
   it('declares one command per playbook, each listed in the help', () => {
@@ -33,6 +34,24 @@ describe('the playbook registry', () => {
     // Assert
     expect(names).toEqual(['plan', 'snapshot', 'upgrade-talos', 'upgrade-k8s', 'rollback', 'remove']);
     for (const kind of Object.keys(PLAYBOOKS) as EngineKind[]) expect(names).toContain(PLAYBOOKS[kind].command.name);
+  });
+});
+
+describe('operation kinds are names, not a list the stored operation keeps', () => {
+  const stored = (kind: string, stepKind = 'upgrade-worker') =>
+    Operation.safeParse({ id: 'op-1a2b3c4d5e', kind, cluster: 'staging', channel: 'C0MAINTSTG', requestedBy: 'U0ALICE', createdAt: '2026-12-01T10:00:00.000Z', state: 'planned', revision: 1, steps: [{ id: 's1', kind: stepKind, status: 'pending' }] });
+
+  it('stores a kind no playbook runs yet, as long as it is spelled as a kind', () => {
+    // Assert
+    expect(stored('cluster-reboot', 'reboot-node').success).toBe(true);
+    expect(stored('k8s-upgrade', 'k8s-dry-run').success).toBe(true);
+  });
+
+  it('refuses a kind or a step kind that is not a dash-separated lower-case name', () => {
+    // Assert
+    expect(stored('Talos Upgrade').success).toBe(false);
+    expect(stored('talos-upgrade', 'upgrade_worker').success).toBe(false);
+    expect(stored('').success).toBe(false);
   });
 });
 

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { terraformData } from '../../../../../jobs/playbooks/terraform-apply/data.ts';
 import type { Lifecycle } from '../../../../../jobs/engine/lifecycle/lifecycle.ts';
 import type { OperationClick } from '../../../../../jobs/engine/lifecycle/start.ts';
 import type { Approval, Operation, Step } from '../../../../../src/ops/operation.ts';
@@ -425,7 +426,7 @@ describe('lifecycle.requestRollback', () => {
     expect(again).toMatchObject({ ok: false, code: 'already', message: expect.stringContaining(child) });
     expect(after).toMatchObject({ state: 'failed', failure: { rollback: 'requested' } });
     expect(events(after)).toEqual(['rollback of 10.0.30.11 requested']);
-    expect(await stored(child)).toMatchObject({ kind: 'node-rollback', state: 'preflight', requestedBy: 'U0ALICE', target: { node: '10.0.30.11' }, parent: { op: op.id, step: 's1' } });
+    expect(await stored(child)).toMatchObject({ kind: 'node-rollback', state: 'preflight', requestedBy: 'U0ALICE', target: { node: '10.0.30.11' }, data: { parent: { op: op.id, step: 's1' } } });
     expect(await holder()).toBe(op.id);
     expect(jobIds()).toEqual([`${child}-preflight`]);
   });
@@ -444,7 +445,7 @@ describe('lifecycle.planAgain', () => {
 
     // Assert
     const after = await stored(op.id);
-    const child = after.replannedAs!;
+    const child = terraformData(after).replannedAs!;
     expect(result).toMatchObject({ ok: true, reply: expect.stringContaining(`Planning again as \`${child}\``) });
     expect(again).toMatchObject({ ok: false, code: 'already' });
     expect(after.state).toBe('refused');

@@ -1,0 +1,49 @@
+import type { Presentation } from '../../../src/chat/presentation.ts';
+import { UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
+import type { Step } from '../../../src/ops/operation.ts';
+import { nodeRef, nodeWithHost, SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
+
+/** The steps of a Talos upgrade: a snapshot, each node (workers first), the final check. */
+export type TalosUpgradeStepKind = 'snapshot' | 'upgrade-worker' | 'upgrade-control-plane' | 'verify';
+
+/** The runbook's review items the starter confirms; the bot cannot check them itself. */
+export const REVIEW_ITEMS = [
+  'Talos release notes reviewed',
+  'support matrix checked (Talos ⇄ Kubernetes)',
+  'Cilium compatibility checked',
+  'system-extension compatibility checked',
+  'the exact target tested in staging',
+];
+
+const role = (step: Step): string => (step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker');
+
+/** A Talos upgrade's step: `etcd snapshot, …`, `control plane talos-cp-1 (10.0.30.11, host pve-1)`. */
+export function talosUpgradeStepLabel(step: Step): string {
+  if (step.kind === 'snapshot') return SNAPSHOT_LABEL;
+  if (step.kind === 'verify') return 'verify every node runs the target, final health gate';
+  return `${role(step)} ${nodeWithHost(step)}`;
+}
+
+const PLANNED_GATES: Partial<Record<TalosUpgradeStepKind, string>> = {
+  'upgrade-control-plane': ' · approval · etcd quorum before and after · health gate',
+  'upgrade-worker': ' · health gate',
+};
+
+/** How a Talos upgrade reads in Slack. */
+export const talosUpgradeTexts: Presentation = {
+  name: 'Talos upgrade',
+  title: (op) => `Talos upgrade ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}: ${op.cluster}`,
+  order: 'workers first, then control planes, one node at a time',
+  gates:
+    'health gate before starting and after every node; etcd quorum and a single leader before and after each control plane; Longhorn volumes healthy before the next node.',
+  startTitle: 'Start the upgrade?',
+  reviewItems: REVIEW_ITEMS,
+  context: (op) => {
+    const image = op.steps.find((s) => s.image)?.image;
+    return image ? `Installer image: \`${image}\`${snapshotNote(op)}` : undefined;
+  },
+  stepLabel: talosUpgradeStepLabel,
+  plannedGates: (step) => PLANNED_GATES[step.kind as TalosUpgradeStepKind],
+  approval: { verb: 'Approve', subject: (op, step) => `the upgrade of ${role(step)} ${nodeRef(step)} to ${op.target.version ?? '?'}` },
+  rehearsal: UPGRADE_REHEARSAL,
+};

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { TerraformPlan, type Operation } from '../../../src/ops/operation.ts';
+
+/** A Terraform change's own fields on its operation (`op.data`). */
+export const TerraformApplyData = z.object({
+  /** The reviewed plan, what it changes, and how it relates to earlier operations. */
+  terraform: TerraformPlan.optional(),
+  /** The operation that planned this change again after its refusal or failure. */
+  replannedAs: z.string().optional(),
+});
+export type TerraformApplyData = z.infer<typeof TerraformApplyData>;
+
+/** A Terraform change's fields, read and checked from the stored operation. */
+export function terraformData(op: Pick<Operation, 'data'>): TerraformApplyData {
+  return TerraformApplyData.parse(op.data ?? {});
+}
