@@ -20,20 +20,48 @@ const starters = (op: Operation, policy: LifecyclePolicy): Who => (policy.starte
 export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
   [ACTION.start]: {
     who: starters,
-    refusal: (op, policy) => `Only ${starters(op, policy)} of *${op.cluster}* may ${policy.startedByApprovers(op.kind) ? 'apply' : 'start'} \`${op.id}\`. Nothing changed.`,
+    refusal: (op, policy) =>
+      `Only ${starters(op, policy)} of *${op.cluster}* may ${policy.startedByApprovers(op.kind) ? 'apply' : 'start'} \`${op.id}\`. Nothing changed.`,
   },
-  [ACTION.cancelPlan]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may cancel. Nothing changed.` },
+  [ACTION.cancelPlan]: {
+    who: 'operators-or-approvers',
+    refusal: (op) => `Only operators and approvers of *${op.cluster}* may cancel. Nothing changed.`,
+  },
   [ACTION.approve]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may approve this step. Nothing changed.` },
-  [ACTION.stop]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.` },
+  [ACTION.stop]: {
+    who: 'operators-or-approvers',
+    refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.`,
+  },
   // Apply and its Cancel are the approval of a Kubernetes upgrade's one gated step.
   [ACTION.apply]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may approve this step. Nothing changed.` },
-  [ACTION.cancelApply]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.` },
-  [ACTION.rollback]: { who: 'operators', refusal: (op) => `Only operators of *${op.cluster}* may request a rollback; an approver then approves it. Nothing changed.` },
-  [ACTION.rerequest]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may ask for approval again. Nothing changed.` },
-  [ACTION.retry]: { who: 'operators-or-approvers', refusal: (op) => `Only operators and approvers of *${op.cluster}* may retry \`${op.id}\`. Nothing changed.` },
-  [ACTION.windowOverride]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may start a step outside the maintenance window. Nothing changed.` },
-  [ACTION.planAgain]: { who: 'operators', refusal: (op) => `Only operators of *${op.cluster}* may ask for a Terraform plan. Nothing changed.` },
-  [OVERRIDE_ACTION]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.` },
+  [ACTION.cancelApply]: {
+    who: 'operators-or-approvers',
+    refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.`,
+  },
+  [ACTION.rollback]: {
+    who: 'operators',
+    refusal: (op) => `Only operators of *${op.cluster}* may request a rollback; an approver then approves it. Nothing changed.`,
+  },
+  [ACTION.rerequest]: {
+    who: 'approvers',
+    refusal: (op) => `Only approvers of *${op.cluster}* may ask for approval again. Nothing changed.`,
+  },
+  [ACTION.retry]: {
+    who: 'operators-or-approvers',
+    refusal: (op) => `Only operators and approvers of *${op.cluster}* may retry \`${op.id}\`. Nothing changed.`,
+  },
+  [ACTION.windowOverride]: {
+    who: 'approvers',
+    refusal: (op) => `Only approvers of *${op.cluster}* may start a step outside the maintenance window. Nothing changed.`,
+  },
+  [ACTION.planAgain]: {
+    who: 'operators',
+    refusal: (op) => `Only operators of *${op.cluster}* may ask for a Terraform plan. Nothing changed.`,
+  },
+  [OVERRIDE_ACTION]: {
+    who: 'approvers',
+    refusal: (op) => `Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.`,
+  },
 };
 
 function members(cluster: ClusterConfig, who: Who): string[] {

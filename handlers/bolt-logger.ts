@@ -5,7 +5,8 @@ import type { Logger } from '../src/log/logger.ts';
 export function boltLogger(logger: Logger): BoltLogger {
   const log = logger.child({ component: 'bolt' });
   let level = LogLevel.INFO;
-  const text = (msg: unknown[]): string => msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ');
+  const text = (msg: unknown[]): string =>
+    msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ');
   return {
     debug: (...msg) => log.debug(text(msg)),
     info: (...msg) => log.info(text(msg)),

@@ -74,7 +74,10 @@ interface Button {
 }
 
 const approvalButton = (decision: 'approved' | 'stopped'): Button => ({
-  unknownTarget: ({ op, nonce }) => (op.approvals.some((a) => a.nonce === nonce) ? undefined : `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`),
+  unknownTarget: ({ op, nonce }) =>
+    op.approvals.some((a) => a.nonce === nonce)
+      ? undefined
+      : `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`,
   move: (lifecycle, click) => lifecycle.decide(click, decision),
 });
 
@@ -91,7 +94,8 @@ const BUTTONS: Readonly<Record<string, Button>> = {
   [ACTION.retry]: { move: (lifecycle, click) => lifecycle.retry(click) },
   [ACTION.windowOverride]: { move: (lifecycle, click) => lifecycle.overrideWindow(click) },
   [ACTION.planAgain]: {
-    unknownTarget: ({ op, nonce }) => (op.kind !== 'terraform-apply' || nonce !== PLAN_AGAIN_NONCE ? 'That button does not plan anything. Nothing changed.' : undefined),
+    unknownTarget: ({ op, nonce }) =>
+      op.kind !== 'terraform-apply' || nonce !== PLAN_AGAIN_NONCE ? 'That button does not plan anything. Nothing changed.' : undefined,
     move: (lifecycle, click) => lifecycle.planAgain(click),
   },
 };

@@ -36,7 +36,7 @@ export function usage(command: PlaybookCommand, said = command.words.at(-1)): st
 /** `/talos help`: the read commands, each playbook's line from its declaration, then the commands about operations. */
 export function helpText(commands: readonly PlaybookCommand[]): string {
   return [
-    '*`/talos` commands* (the cluster defaults to this channel\'s cluster):',
+    "*`/talos` commands* (the cluster defaults to this channel's cluster):",
     '• `/talos health [cluster]` — run the standard health gate',
     '• `/talos gates [cluster]` — production-readiness report',
     ...commands.map((c) => `• \`${usage(c)}\` — ${c.help}`),
@@ -79,15 +79,25 @@ function describeBadToken(token: string): string {
 function clusterArg(token: string | undefined): { ok: true; cluster?: string } | { ok: false; reason: string } {
   if (token === undefined) return { ok: true };
   if (!CLUSTER.test(token)) {
-    return { ok: false, reason: `\`${token}\` is not a cluster name. Cluster names are lower-case letters, digits and dashes, e.g. \`production\`.` };
+    return {
+      ok: false,
+      reason: `\`${token}\` is not a cluster name. Cluster names are lower-case letters, digits and dashes, e.g. \`production\`.`,
+    };
   }
   return { ok: true, cluster: token };
 }
 
-function versionArg(token: string | undefined, what: string, example: string): { ok: true; version: string } | { ok: false; reason: string } {
+function versionArg(
+  token: string | undefined,
+  what: string,
+  example: string,
+): { ok: true; version: string } | { ok: false; reason: string } {
   if (token === undefined) return { ok: false, reason: `Name the target ${what} version, e.g. \`${example}\`.` };
   if (!VERSION.test(token)) {
-    return { ok: false, reason: `\`${token}\` is not a ${what} version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. \`${example}\`.` };
+    return {
+      ok: false,
+      reason: `\`${token}\` is not a ${what} version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. \`${example}\`.`,
+    };
   }
   return { ok: true, version: token.startsWith('v') ? token : `v${token}` };
 }
@@ -132,14 +142,19 @@ function parsePlaybookCommand(commands: readonly PlaybookCommand[], sub: string,
   }
   if (value === undefined) return { ok: false, reason: `Name the node's address, e.g. \`/talos ${said} 10.0.30.12\`.` };
   if (extra.length > 0) return tooMany(usage(command, said));
-  if (!NODE.test(value) || !isNodeAddress(value)) return { ok: false, reason: `\`${value}\` is not a node address. Give the node's IP address as listed in the inventory.` };
+  if (!NODE.test(value) || !isNodeAddress(value))
+    return { ok: false, reason: `\`${value}\` is not a node address. Give the node's IP address as listed in the inventory.` };
   const cluster = clusterArg(clusterToken);
   return cluster.ok ? { ok: true, command: { kind, node: value, cluster: cluster.cluster } as Command } : cluster;
 }
 
 export function parseCommand(text: string): ParseResult {
-  if (text.length > MAX_TEXT) return { ok: false, reason: `That command is ${text.length} characters long; \`/talos\` commands are short. Try \`/talos help\`.` };
-  const tokens = text.trim().split(/\s+/).filter((t) => t !== '');
+  if (text.length > MAX_TEXT)
+    return { ok: false, reason: `That command is ${text.length} characters long; \`/talos\` commands are short. Try \`/talos help\`.` };
+  const tokens = text
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t !== '');
   const bad = tokens.find((t) => !PLAIN.test(t));
   if (bad !== undefined) {
     return { ok: false, reason: `${describeBadToken(bad)}. Use plain names, versions and addresses; see \`/talos help\`.` };
@@ -163,12 +178,19 @@ export function parseCommand(text: string): ParseResult {
     case 'record': {
       const kind = sub.toLowerCase() as 'cancel' | 'record';
       const [op, ...rest] = args;
-      if (op === undefined) return { ok: false, reason: `Name the operation, e.g. \`/talos ${kind} op-1a2b3c4d\` (see \`/talos status\`).` };
+      if (op === undefined)
+        return { ok: false, reason: `Name the operation, e.g. \`/talos ${kind} op-1a2b3c4d\` (see \`/talos status\`).` };
       if (rest.length > 0) return tooMany(`/talos ${kind} <op>`);
-      if (!OP_ID.test(op)) return { ok: false, reason: `\`${op}\` is not an operation id; ids look like \`op-1a2b3c4d\` (see \`/talos status\`).` };
+      if (!OP_ID.test(op))
+        return { ok: false, reason: `\`${op}\` is not an operation id; ids look like \`op-1a2b3c4d\` (see \`/talos status\`).` };
       return { ok: true, command: { kind, op } };
     }
     default:
-      return parsePlaybookCommand(PLAYBOOK_COMMANDS, sub ?? '', args) ?? { ok: false, reason: `\`/talos ${sub}\` is not a command.\n${HELP_TEXT}` };
+      return (
+        parsePlaybookCommand(PLAYBOOK_COMMANDS, sub ?? '', args) ?? {
+          ok: false,
+          reason: `\`/talos ${sub}\` is not a command.\n${HELP_TEXT}`,
+        }
+      );
   }
 }

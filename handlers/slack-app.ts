@@ -41,9 +41,15 @@ export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[
   const refuseWhileStopping = (app: App): void => {
     app.use(async (args) => {
       if (intake) return args.next();
-      if ('command' in args) return args.ack({ text: 'This replica of the bot is stopping. Nothing was done; run the command again in a moment.' });
+      if ('command' in args)
+        return args.ack({ text: 'This replica of the bot is stopping. Nothing was done; run the command again in a moment.' });
       if ('ack' in args && args.ack !== undefined) await args.ack();
-      if ('respond' in args) await args.respond({ response_type: 'ephemeral', replace_original: false, text: 'This replica of the bot is stopping. Nothing changed; click again in a moment.' });
+      if ('respond' in args)
+        await args.respond({
+          response_type: 'ephemeral',
+          replace_original: false,
+          text: 'This replica of the bot is stopping. Nothing changed; click again in a moment.',
+        });
     });
   };
 
@@ -57,7 +63,11 @@ export function createSlackApp(config: Config, logger: Logger, routes: OpsRoute[
       installerOptions: {
         port: config.httpPort,
         // `apps.connections.open` only: one bounded try per attempt; the supervisor's loop is the retry budget, and it has no end.
-        clientOptions: { ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }), retryConfig: { retries: 0 }, timeout: config.slack.timeoutMs },
+        clientOptions: {
+          ...(config.slack.apiUrl === undefined ? {} : { slackApiUrl: config.slack.apiUrl }),
+          retryConfig: { retries: 0 },
+          timeout: config.slack.timeoutMs,
+        },
       },
       customRoutes: routes,
     });

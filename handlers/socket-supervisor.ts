@@ -55,7 +55,8 @@ const REASONS: ReadonlySet<string> = new Set(['warning', 'refresh_requested', 'l
 /** What an operator is told about a disconnect reason. */
 const REASON_HINTS: Partial<Record<DisconnectReason, string>> = {
   link_disabled: 'Socket Mode is turned off for this Slack app: turn it on again in the app settings (Socket Mode); the bot keeps trying',
-  too_many_websockets: 'the app has more Socket Mode connections than Slack allows (10): look for extra replicas or old processes with the same app token',
+  too_many_websockets:
+    'the app has more Socket Mode connections than Slack allows (10): look for extra replicas or old processes with the same app token',
 };
 
 /** A short, stable name for why an attempt failed: the Web API error code, or the Slack error. */
@@ -127,7 +128,6 @@ export class SocketSupervisor {
     await this.#o.client.disconnect().catch(() => undefined);
   }
 
-
   async #run(first: PromiseWithResolvers<void>): Promise<void> {
     const { logger } = this.#o;
     while (!this.#stopping) {
@@ -146,14 +146,21 @@ export class SocketSupervisor {
       } catch (error) {
         const code = connectError(error);
         if (attempt === 1 && TOKEN_ERRORS.has(code)) {
-          first.reject(new ConfigError('SLACK_APP_TOKEN', [`Slack refused the app-level token (${code}): give the xapp- token of this app, with the connections:write scope`]));
+          first.reject(
+            new ConfigError('SLACK_APP_TOKEN', [
+              `Slack refused the app-level token (${code}): give the xapp- token of this app, with the connections:write scope`,
+            ]),
+          );
           return;
         }
         if (this.#stopping) break;
         this.#o.onConnectFailure?.(code);
         this.#failures += 1;
         const level = TOKEN_ERRORS.has(code) ? 'error' : 'warn';
-        logger[level]({ attempt, failedAttempts: this.#failures, error: code }, 'slack socket cannot connect; operations in flight carry on, commands wait until it is back');
+        logger[level](
+          { attempt, failedAttempts: this.#failures, error: code },
+          'slack socket cannot connect; operations in flight carry on, commands wait until it is back',
+        );
         first.resolve();
       }
       if (this.#stopping) break;
@@ -164,7 +171,10 @@ export class SocketSupervisor {
         const routine = !TROUBLE.has(reason) && lasted >= this.#o.stableMs;
         this.#failures = routine ? 0 : this.#failures + 1;
         const hint = REASON_HINTS[reason];
-        logger[hint === undefined ? 'warn' : 'error']({ reason, connectedMs: lasted, ...(hint ? { hint } : {}) }, 'slack socket disconnected; reconnecting');
+        logger[hint === undefined ? 'warn' : 'error'](
+          { reason, connectedMs: lasted, ...(hint ? { hint } : {}) },
+          'slack socket disconnected; reconnecting',
+        );
       }
       await this.#pause(this.#delay());
     }

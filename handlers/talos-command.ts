@@ -17,7 +17,8 @@ function commandName(command: Command): string {
 function immediateOutcome(command: Command, slack: SlashCommand, deps: CommandDeps): Outcome | undefined {
   const immediate = IMMEDIATE_HANDLERS[command.kind] as ImmediateHandler<typeof command.kind> | undefined;
   if (immediate) return immediate(command as never, slack, deps);
-  if (COMMAND_HANDLERS[command.kind] === undefined) return { reply: `\`${commandName(command)}\` is not available in this version of the bot. See \`/talos help\`.` };
+  if (COMMAND_HANDLERS[command.kind] === undefined)
+    return { reply: `\`${commandName(command)}\` is not available in this version of the bot. See \`/talos help\`.` };
   return undefined;
 }
 
@@ -27,7 +28,13 @@ function deferredOutcome(command: Command, slack: SlashCommand, deps: CommandDep
 }
 
 /** Claims the delivery and enqueues the outcome's job; returns what to tell the user instead of the reply when queueing failed. */
-async function enqueueOnce(outcome: Outcome, command: Command, slack: SlashCommand, deps: CommandDeps, log: Logger): Promise<string | undefined> {
+async function enqueueOnce(
+  outcome: Outcome,
+  command: Command,
+  slack: SlashCommand,
+  deps: CommandDeps,
+  log: Logger,
+): Promise<string | undefined> {
   if (outcome.enqueue === undefined) return undefined;
   try {
     // A redelivered command (Slack retry, second replica) is answered but never run twice.

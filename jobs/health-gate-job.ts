@@ -36,7 +36,12 @@ const SCHEDULED_POLL_MS = 200;
 export function standardGate(access: ClusterAccess, probeTimeoutMs: number) {
   return (cluster: ClusterConfig, signal?: AbortSignal): Promise<GateReport> =>
     access.withSession(cluster, signal, async (session) =>
-      runHealthGate(cluster, { talosctl: await matchingTalosctl(session, probeTimeoutMs, signal), kube: session.kube, probeTimeoutMs, signal }),
+      runHealthGate(cluster, {
+        talosctl: await matchingTalosctl(session, probeTimeoutMs, signal),
+        kube: session.kube,
+        probeTimeoutMs,
+        signal,
+      }),
     );
 }
 
@@ -55,10 +60,16 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
     let claim = await deps.runningGates.claim(data.cluster, gate);
     // A scheduled gate reports only a changed verdict, so joining it would leave the requester without a report:
     // the request waits for it to end (a gate is bounded by its probes), then runs its own. Never two at once.
-    await pollUntil(deps.clock, { timeoutMs: 3 * deps.probeTimeoutMs + 60_000, intervalMs: SCHEDULED_POLL_MS, ...(signal ? { signal } : {}) }, async (attempt) => {
-      if (attempt > 1) claim = await deps.runningGates.claim(data.cluster, gate);
-      return !claim.ok && claim.running.requestedBy === SCHEDULED_GATE ? { done: false, pending: claim.running.job } : { done: true, value: undefined };
-    });
+    await pollUntil(
+      deps.clock,
+      { timeoutMs: 3 * deps.probeTimeoutMs + 60_000, intervalMs: SCHEDULED_POLL_MS, ...(signal ? { signal } : {}) },
+      async (attempt) => {
+        if (attempt > 1) claim = await deps.runningGates.claim(data.cluster, gate);
+        return !claim.ok && claim.running.requestedBy === SCHEDULED_GATE
+          ? { done: false, pending: claim.running.job }
+          : { done: true, value: undefined };
+      },
+    );
     if (!claim.ok) {
       await joinRunningGate(deps, data, claim.running);
       return { joined: claim.running.job };
@@ -66,7 +77,11 @@ export function createHealthGateJob(deps: HealthGateJobDeps) {
     try {
       return await runGate(job, signal);
     } finally {
-      await deps.runningGates.release(data.cluster, gate.job).catch((error: unknown) => deps.logger.warn({ op: job.id, err: errorText(error) }, 'running gate not cleared; it expires by itself'));
+      await deps.runningGates
+        .release(data.cluster, gate.job)
+        .catch((error: unknown) =>
+          deps.logger.warn({ op: job.id, err: errorText(error) }, 'running gate not cleared; it expires by itself'),
+        );
     }
   };
 }
@@ -88,7 +103,11 @@ async function joinRunningGate(deps: HealthGateJobDeps, data: HealthJobData, run
     if (link !== undefined) await deps.runningGates.note(cluster.name, known.job, { link });
   }
   try {
-    await deps.chat.ephemeral(data.askedIn ?? cluster.channel, data.requestedBy, joinedGateMessage(cluster.name, cluster.channel, { requestedBy: known.requestedBy, link }));
+    await deps.chat.ephemeral(
+      data.askedIn ?? cluster.channel,
+      data.requestedBy,
+      joinedGateMessage(cluster.name, cluster.channel, { requestedBy: known.requestedBy, link }),
+    );
   } catch (error) {
     deps.logger.warn({ cluster: cluster.name, err: errorText(error) }, 'requester not told about the running gate');
   }
@@ -107,7 +126,8 @@ function gateJob(deps: HealthGateJobDeps) {
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
-      rootTs = (await deps.chat.post(data.channel, gateRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
+      rootTs = (await deps.chat.post(data.channel, gateRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 }))
+        .ts;
       await job.updateData({ ...data, rootTs });
       await deps.runningGates.note(cluster.name, String(job.id), { rootTs });
       await pointRequesterToReport(deps.chat, log, data, 'health gate', rootTs);

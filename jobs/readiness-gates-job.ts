@@ -2,7 +2,12 @@ import { readFile } from 'node:fs/promises';
 import type { Job } from 'bullmq';
 import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
-import { readinessErrorMessage, readinessGateMessage, readinessRunningMessage, readinessVerdictMessage } from '../src/chat/readiness-report.ts';
+import {
+  readinessErrorMessage,
+  readinessGateMessage,
+  readinessRunningMessage,
+  readinessVerdictMessage,
+} from '../src/chat/readiness-report.ts';
 import type { ClusterAccess, ClusterSession } from '../src/cluster/cluster-session.ts';
 import { kubeconfigServer } from '../src/cluster/credentials.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
@@ -14,7 +19,13 @@ import { parseJobData } from '../src/queue/job-data.ts';
 import { GatesJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
 import { pointRequesterToReport } from './report-pointer.ts';
-import { evaluateReadiness, type ExtensionsObserved, type Observed, type ReadinessObservations, type ReadinessReport } from '../src/rules/readiness-gates.ts';
+import {
+  evaluateReadiness,
+  type ExtensionsObserved,
+  type Observed,
+  type ReadinessObservations,
+  type ReadinessReport,
+} from '../src/rules/readiness-gates.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
 import { extensionsFromGet } from '../src/talos/parse-get.ts';
 import { getOnEachNode } from '../src/talos/observe.ts';
@@ -35,7 +46,11 @@ export interface ReadinessGatesJobDeps {
 const STAGING_RECORDS = 200;
 
 /** Runs one probe under its own deadline; an error or a timeout becomes the reason shown on the gates that needed it. */
-async function observe<T>(timeoutMs: number, signal: AbortSignal | undefined, probe: (signal: AbortSignal) => Promise<T>): Promise<Observed<T>> {
+async function observe<T>(
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  probe: (signal: AbortSignal) => Promise<T>,
+): Promise<Observed<T>> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const bound = signal ? AbortSignal.any([signal, timeout]) : timeout;
   // Not every probe takes a signal (a file read, the operation store), so the deadline also races it.
@@ -47,7 +62,9 @@ async function observe<T>(timeoutMs: number, signal: AbortSignal | undefined, pr
     return { ok: true, value: await Promise.race([probe(bound), deadline]) };
   } catch (error) {
     const timedOut = timeout.aborted && !(signal?.aborted ?? false);
-    const reason = timedOut ? `timed out after ${Math.round(timeoutMs / 1000)}s` : sanitizeErrorText(errorText(error)).split('\n')[0] ?? 'failed';
+    const reason = timedOut
+      ? `timed out after ${Math.round(timeoutMs / 1000)}s`
+      : (sanitizeErrorText(errorText(error)).split('\n')[0] ?? 'failed');
     return { ok: false, error: reason };
   }
 }
@@ -57,13 +74,20 @@ async function observe<T>(timeoutMs: number, signal: AbortSignal | undefined, pr
  * them is asked again node by node before one is blamed). Only when no node answers is the probe
  * itself unreadable.
  */
-async function readExtensions(session: ClusterSession, cluster: ClusterConfig, timeoutMs: number, signal: AbortSignal): Promise<ExtensionsObserved> {
+async function readExtensions(
+  session: ClusterSession,
+  cluster: ClusterConfig,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<ExtensionsObserved> {
   const talosctl = await matchingTalosctl(session, timeoutMs, signal);
   const reads = [...(await getOnEachNode(talosctl, 'extensions', allNodes(cluster), { signal }))];
   const failed = reads.flatMap(([node, read]) => (read.reachable ? [] : [{ node, message: read.error }]));
   if (failed.length === reads.length) throw new Error(failed[0]?.message ?? 'talosctl get extensions answered for no node');
   return {
-    extensions: reads.flatMap(([node, read]) => (read.reachable ? extensionsFromGet(read.items).map((e) => ({ ...e, node: e.node ?? node })) : [])),
+    extensions: reads.flatMap(([node, read]) =>
+      read.reachable ? extensionsFromGet(read.items).map((e) => ({ ...e, node: e.node ?? node })) : [],
+    ),
     nodeErrors: failed,
   };
 }
@@ -76,7 +100,12 @@ async function stagingRecords(deps: ReadinessGatesJobDeps): Promise<StagingRecor
 }
 
 /** Looks at the cluster the way an operator would, every probe at once. */
-async function observeCluster(session: ClusterSession, cluster: ClusterConfig, deps: ReadinessGatesJobDeps, signal: AbortSignal | undefined): Promise<ReadinessObservations> {
+async function observeCluster(
+  session: ClusterSession,
+  cluster: ClusterConfig,
+  deps: ReadinessGatesJobDeps,
+  signal: AbortSignal | undefined,
+): Promise<ReadinessObservations> {
   const within = <T>(probe: (s: AbortSignal) => Promise<T>): Promise<Observed<T>> => observe(deps.probeTimeoutMs, signal, probe);
   const [nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, staging] = await Promise.all([
     within((s) => session.kube.listNodes(s)),
@@ -104,7 +133,9 @@ export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {
-      rootTs = (await deps.chat.post(data.channel, readinessRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })).ts;
+      rootTs = (
+        await deps.chat.post(data.channel, readinessRunningMessage(data), { key: `${job.id}-root`, maybeSent: job.attemptsStarted > 1 })
+      ).ts;
       await job.updateData({ ...data, rootTs });
       await pointRequesterToReport(deps.chat, log, data, 'readiness report', rootTs);
     }

@@ -26,7 +26,10 @@ function needsRun(op: Operation, cluster: ClusterConfig | undefined, now: Date):
  * replies that could not be posted are posted here too, and a finished operation's lock is
  * released.
  */
-export type ReconcileJobDeps = Pick<OpsJobDeps, 'inventory' | 'store' | 'lock' | 'audit' | 'runLease' | 'opsQueue' | 'logger' | 'clock' | 'playbooks'>;
+export type ReconcileJobDeps = Pick<
+  OpsJobDeps,
+  'inventory' | 'store' | 'lock' | 'audit' | 'runLease' | 'opsQueue' | 'logger' | 'clock' | 'playbooks'
+>;
 
 export function createReconcileJob(deps: ReconcileJobDeps) {
   return async (): Promise<void> => {

@@ -25,6 +25,10 @@ export function createRecordJob(deps: RecordJobDeps) {
     const once = { key: `${op.id}-${job.id}`, maybeSent: job.attemptsStarted > 1 };
     const threadTs = op.rootTs ?? (await deps.chat.post(op.channel, { text, blocks: [section(text)] }, once)).ts;
     if (op.rootTs) await deps.chat.reply(op.channel, threadTs, { text, blocks: [section(text)] }, once);
-    await deps.chat.upload(op.channel, threadTs, { filename: `${op.id}-maintenance-record.md`, title: `Maintenance record ${op.id}`, content: maintenanceRecordMarkdown(op) });
+    await deps.chat.upload(op.channel, threadTs, {
+      filename: `${op.id}-maintenance-record.md`,
+      title: `Maintenance record ${op.id}`,
+      content: maintenanceRecordMarkdown(op),
+    });
   };
 }

@@ -9,7 +9,13 @@ import type { HealthJobData } from '../src/queue/job-schemas.ts';
  * another cluster's channel, the requester learns there, privately, where it is, with a link.
  * A failure here is only logged: the report itself is posted.
  */
-export async function pointRequesterToReport(chat: Pick<ChatPort, 'permalink' | 'ephemeral'>, log: Logger, data: HealthJobData, kind: ReportKind, rootTs: string): Promise<void> {
+export async function pointRequesterToReport(
+  chat: Pick<ChatPort, 'permalink' | 'ephemeral'>,
+  log: Logger,
+  data: HealthJobData,
+  kind: ReportKind,
+  rootTs: string,
+): Promise<void> {
   if (data.askedIn === undefined || data.askedIn === data.channel) return;
   const link = await chat.permalink(data.channel, rootTs).catch(() => undefined);
   try {

@@ -29,12 +29,17 @@ export function createRetentionSweepJob(deps: RetentionSweepDeps) {
   return async (): Promise<{ dropped: number; cleaned: number }> => {
     const cutoff = new Date(deps.clock.now().getTime() - deps.retentionMs);
     const dropped = await deps.store.sweep(cutoff, async (op) => (await deps.lock.holder(op.cluster)) === op.id);
-    if (dropped.length > 0) deps.logger.info({ dropped: dropped.length, cutoff: cutoff.toISOString() }, 'retention sweep dropped expired operations from the indexes');
+    if (dropped.length > 0)
+      deps.logger.info(
+        { dropped: dropped.length, cutoff: cutoff.toISOString() },
+        'retention sweep dropped expired operations from the indexes',
+      );
     // BullMQ applies a job's age limit only when another job of its queue finishes; a quiet queue is cleaned here.
     let cleaned = 0;
     if (deps.jobRetentionMs !== undefined) {
       for (const queue of deps.queues ?? []) {
-        for (const state of ['completed', 'failed'] as const) cleaned += (await queue.clean(deps.jobRetentionMs, CLEAN_LIMIT, state)).length;
+        for (const state of ['completed', 'failed'] as const)
+          cleaned += (await queue.clean(deps.jobRetentionMs, CLEAN_LIMIT, state)).length;
       }
     }
     return { dropped: dropped.length, cleaned };

@@ -64,7 +64,10 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
       if (change !== undefined) {
         // Keyed by the tick's job: a run taken over after a crash adopts the post instead of repeating it.
         const once = { maybeSent: job.attemptsStarted > 1 };
-        const { ts } = await deps.chat.post(cluster.channel, scheduledGateChangeMessage(name, change, next, previous), { key: `${job.id}-change`, ...once });
+        const { ts } = await deps.chat.post(cluster.channel, scheduledGateChangeMessage(name, change, next, previous), {
+          key: `${job.id}-change`,
+          ...once,
+        });
         for (const check of next.report?.checks ?? []) {
           await deps.chat.reply(cluster.channel, ts, checkMessage(check), { key: `${job.id}-check-${check.id}`, ...once });
         }
@@ -74,7 +77,9 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
       log.info({ passed: next.verdict.passed, failing: next.verdict.failing, change: change ?? 'none' }, 'scheduled health gate finished');
       return { passed: next.verdict.passed, posted: change !== undefined };
     } finally {
-      await deps.runningGates.release(name, gate.job).catch((error: unknown) => log.warn({ err: errorText(error) }, 'running gate not cleared; it expires by itself'));
+      await deps.runningGates
+        .release(name, gate.job)
+        .catch((error: unknown) => log.warn({ err: errorText(error) }, 'running gate not cleared; it expires by itself'));
     }
   };
 }
@@ -87,7 +92,10 @@ export function createGateSummaryJob(deps: Pick<ScheduledGateJobDeps, 'inventory
     if (cluster?.schedules?.healthGate?.dailySummary === undefined) return;
     const last = await deps.state.last(name);
     const counts = await deps.state.takeCounts(name);
-    await deps.chat.post(cluster.channel, scheduledGateSummaryMessage(name, last, counts), { key: `${job.id}-summary`, maybeSent: job.attemptsStarted > 1 });
+    await deps.chat.post(cluster.channel, scheduledGateSummaryMessage(name, last, counts), {
+      key: `${job.id}-summary`,
+      maybeSent: job.attemptsStarted > 1,
+    });
     deps.logger.info({ cluster: name, ...counts }, 'daily health summary posted');
   };
 }

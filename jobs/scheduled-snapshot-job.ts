@@ -15,7 +15,8 @@ export interface ScheduledSnapshotJobDeps extends Pick<OpsJobDeps, 'inventory' |
   redis: Redis;
 }
 
-export type ScheduledSnapshotResult = { skipped: 'not-in-inventory' | 'snapshot-running' } | { snapshot: string; pruned: string[] } | { failed: string };
+export type ScheduledSnapshotResult =
+  { skipped: 'not-in-inventory' | 'snapshot-running' } | { snapshot: string; pruned: string[] } | { failed: string };
 
 const threadKey = (cluster: string, day: string): string => `talos:schedule:snapshot-thread:${cluster}:${day}`;
 const runKey = (cluster: string): string => `talos:schedule:snapshot-run:${cluster}`;
@@ -24,7 +25,10 @@ const runKey = (cluster: string): string => `talos:schedule:snapshot-run:${clust
 async function dayThread(deps: ScheduledSnapshotJobDeps, cluster: ClusterConfig, day: string): Promise<string> {
   const known = await deps.redis.get(threadKey(cluster.name, day));
   if (known !== null) return known;
-  const { ts } = await deps.chat.post(cluster.channel, snapshotThreadMessage(cluster.name, day), { key: `snapshots-${cluster.name}-${day}`, maybeSent: true });
+  const { ts } = await deps.chat.post(cluster.channel, snapshotThreadMessage(cluster.name, day), {
+    key: `snapshots-${cluster.name}-${day}`,
+    maybeSent: true,
+  });
   // Two days: the thread of a day outlives the day, and the key never outlives the need.
   await deps.redis.set(threadKey(cluster.name, day), ts, 'EX', 2 * 86_400);
   return ts;
@@ -57,17 +61,30 @@ export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
       let snapshot;
       try {
         snapshot = await deps.access.withSession(cluster, signal, async (session) =>
-          takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), cluster, { signal, timeoutMs: deps.timeouts.stepMs, now }),
+          takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), cluster, {
+            signal,
+            timeoutMs: deps.timeouts.stepMs,
+            now,
+          }),
         );
       } catch (error) {
         log.warn({ err: errorText(error) }, 'scheduled etcd snapshot failed');
-        await deps.chat.reply(cluster.channel, thread, scheduledSnapshotFailedMessage(name, errorText(error)), { ...once, broadcast: true });
+        await deps.chat.reply(cluster.channel, thread, scheduledSnapshotFailedMessage(name, errorText(error)), {
+          ...once,
+          broadcast: true,
+        });
         return { failed: errorText(error) };
       }
       // Pruned only after a verified snapshot: retention never leaves fewer good snapshots than it found.
       const pruning = await pruneSnapshots(name, cluster.snapshotDir, schedule, deps.clock.now());
       log.info(
-        { snapshot: snapshot.id, bytes: snapshot.bytes, rule: pruning.rule, kept: pruning.kept.length, pruned: pruning.pruned.map((p) => ({ file: p.file, reason: p.reason })) },
+        {
+          snapshot: snapshot.id,
+          bytes: snapshot.bytes,
+          rule: pruning.rule,
+          kept: pruning.kept.length,
+          pruned: pruning.pruned.map((p) => ({ file: p.file, reason: p.reason })),
+        },
         pruning.pruned.length === 0 ? 'scheduled etcd snapshot taken' : 'scheduled etcd snapshot taken and old snapshots pruned',
       );
       await deps.chat.reply(cluster.channel, thread, scheduledSnapshotMessage(snapshot, pruning), once);

@@ -91,11 +91,13 @@ function readImports(root: string): { files: string[]; edges: Edge[] } {
   const edges = files.flatMap((file) => {
     const text = readFileSync(file, 'utf8');
     const specifiers = IMPORT_PATTERNS.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[1]!));
-    return [...new Set(specifiers)]
-      .filter((s) => s.startsWith('./') || s.startsWith('../'))
-      .map((s) => ({ from: posix(relative(root, file)), to: posix(relative(root, resolve(dirname(file), s))) }))
-      // Outside the checked folders (package.json, test support) is not a layer question.
-      .filter((e) => ROOTS.some((dir) => e.to.startsWith(`${dir}/`)));
+    return (
+      [...new Set(specifiers)]
+        .filter((s) => s.startsWith('./') || s.startsWith('../'))
+        .map((s) => ({ from: posix(relative(root, file)), to: posix(relative(root, resolve(dirname(file), s))) }))
+        // Outside the checked folders (package.json, test support) is not a layer question.
+        .filter((e) => ROOTS.some((dir) => e.to.startsWith(`${dir}/`)))
+    );
   });
   return { files: files.map((f) => posix(relative(root, f))), edges };
 }
@@ -156,26 +158,25 @@ function folderComponents(graph: FolderGraph): string[][] {
 /** Folder cycles: each set of folders that import one another in a ring, with one import for each step of it. */
 function folderCycles(edges: Edge[]): string[] {
   const graph = folderGraph(edges);
-  return folderComponents(graph)
-    .map((component) => {
-      // The shortest way round from the component's first folder back to it, breadth first.
-      const start = [...component].sort()[0]!;
-      const cameFrom = new Map<string, string>();
-      const queue = [start];
-      while (queue.length > 0 && !cameFrom.has(start)) {
-        const node = queue.shift()!;
-        for (const next of graph.get(node)?.keys() ?? []) {
-          if (!component.includes(next) || cameFrom.has(next)) continue;
-          cameFrom.set(next, node);
-          queue.push(next);
-        }
+  return folderComponents(graph).map((component) => {
+    // The shortest way round from the component's first folder back to it, breadth first.
+    const start = [...component].sort()[0]!;
+    const cameFrom = new Map<string, string>();
+    const queue = [start];
+    while (queue.length > 0 && !cameFrom.has(start)) {
+      const node = queue.shift()!;
+      for (const next of graph.get(node)?.keys() ?? []) {
+        if (!component.includes(next) || cameFrom.has(next)) continue;
+        cameFrom.set(next, node);
+        queue.push(next);
       }
-      const loop = [start];
-      for (let node = cameFrom.get(start)!; node !== start; node = cameFrom.get(node)!) loop.unshift(node);
-      loop.unshift(start);
-      const steps = loop.slice(1).map((to, i) => graph.get(loop[i]!)!.get(to)!);
-      return `folder cycle: ${loop.join(' → ')} (${steps.map((e) => `${e.from} imports ${e.to}`).join('; ')})`;
-    });
+    }
+    const loop = [start];
+    for (let node = cameFrom.get(start)!; node !== start; node = cameFrom.get(node)!) loop.unshift(node);
+    loop.unshift(start);
+    const steps = loop.slice(1).map((to, i) => graph.get(loop[i]!)!.get(to)!);
+    return `folder cycle: ${loop.join(' → ')} (${steps.map((e) => `${e.from} imports ${e.to}`).join('; ')})`;
+  });
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -206,7 +207,9 @@ export function lintOverrides(config: { rules: Record<string, Json>; overrides?:
   const exempt = (config.overrides ?? []).filter((o) => o.rules['no-restricted-imports'] === 'off').flatMap((o) => o.files);
   const covered = (path: string): boolean =>
     exempt.some((glob) => glob === path || glob === filesGlob(path) || (glob.endsWith('/**') && path.startsWith(glob.slice(0, -2))));
-  const waiting = new Set(allowed.filter((e) => (unitOf(e.to)?.layer ?? -1) > (unitOf(e.from)?.layer ?? -1)).map((e) => unitOf(e.from)?.path));
+  const waiting = new Set(
+    allowed.filter((e) => (unitOf(e.to)?.layer ?? -1) > (unitOf(e.from)?.layer ?? -1)).map((e) => unitOf(e.from)?.path),
+  );
   return LAYERS.slice(0, -1).flatMap((layer, index) => {
     const above = LAYERS.slice(index + 1);
     const paths = layer.paths.filter((path) => !waiting.has(path));
@@ -226,11 +229,17 @@ export function lintOverrides(config: { rules: Record<string, Json>; overrides?:
 
 function isLayerOverride(override: Override): boolean {
   const rule = override.rules['no-restricted-imports'];
-  return Array.isArray(rule) && ((rule[1] as { patterns?: Pattern[] } | undefined)?.patterns ?? []).some((p) => p.message.startsWith(LINT_MESSAGE_PREFIX));
+  return (
+    Array.isArray(rule) &&
+    ((rule[1] as { patterns?: Pattern[] } | undefined)?.patterns ?? []).some((p) => p.message.startsWith(LINT_MESSAGE_PREFIX))
+  );
 }
 
 /** The lint config with its layer overrides generated anew, after the other overrides. */
-export function withLayerOverrides<T extends { rules: Record<string, Json>; overrides?: Override[] }>(config: T, allowed: readonly Edge[]): Omit<T, 'overrides'> & { overrides: Override[] } {
+export function withLayerOverrides<T extends { rules: Record<string, Json>; overrides?: Override[] }>(
+  config: T,
+  allowed: readonly Edge[],
+): Omit<T, 'overrides'> & { overrides: Override[] } {
   const others = (config.overrides ?? []).filter((o) => !isLayerOverride(o));
   return { ...config, overrides: [...others, ...lintOverrides({ ...config, overrides: others }, allowed)] };
 }
@@ -260,17 +269,24 @@ export function checkLayers({ root, allowed, lintConfig }: LayerCheck): string[]
     if (upward(edge) && !isAllowed(edge)) problems.push(`back-up import: ${withLayer(edge.from)} imports ${withLayer(edge.to)}`);
   }
   const components = folderComponents(folderGraph(edges));
-  const inCycle = (e: Edge): boolean => components.some((c) => c.includes(unitOf(e.from)?.path ?? '') && c.includes(unitOf(e.to)?.path ?? '') && unitOf(e.from) !== unitOf(e.to));
+  const inCycle = (e: Edge): boolean =>
+    components.some(
+      (c) => c.includes(unitOf(e.from)?.path ?? '') && c.includes(unitOf(e.to)?.path ?? '') && unitOf(e.from) !== unitOf(e.to),
+    );
   for (const entry of allowed) {
     if (!edges.some((e) => e.from === entry.from && e.to === entry.to && (upward(e) || inCycle(e)))) {
-      problems.push(`allowed import ${entry.from} → ${entry.to} no longer runs up the layers or closes a folder cycle: remove it from ALLOWED`);
+      problems.push(
+        `allowed import ${entry.from} → ${entry.to} no longer runs up the layers or closes a folder cycle: remove it from ALLOWED`,
+      );
     }
   }
   problems.push(...folderCycles(edges.filter((e) => !isAllowed(e))));
   if (lintConfig !== undefined) {
     const config = JSON.parse(readFileSync(lintConfig, 'utf8')) as { rules: Record<string, Json>; overrides?: Override[] };
     if (JSON.stringify(withLayerOverrides(config, allowed)) !== JSON.stringify(config)) {
-      problems.push(`${relative(root, lintConfig)}: its layer overrides are not the ones LAYERS and ALLOWED give: run \`node scripts/check-layers.ts --write-lint\``);
+      problems.push(
+        `${relative(root, lintConfig)}: its layer overrides are not the ones LAYERS and ALLOWED give: run \`node scripts/check-layers.ts --write-lint\``,
+      );
     }
   }
   return problems;

@@ -12,6 +12,8 @@ import { ConfigError } from './config/config-error.ts';
 import { opsRoutes } from './http/ops-endpoints.ts';
 import type { Logger } from './log/logger.ts';
 import { createShutdown } from './shutdown.ts';
+import { exitOnStartError, stopOnSignals } from './bootstrap/process-signals.ts';
+import { unhandledRejectionReporter } from './bootstrap/metrics.ts';
 
 export interface RunningBot {
   logger: Logger;
@@ -48,46 +50,34 @@ export async function startBot(env: Record<string, string | undefined>, override
   await slack.start();
   workers.run();
   startSchedules({ config, inventory: infra.inventory, logger, queues, gateState: records.gateState });
-  logger.info({ mode: config.slack.appToken ? 'socket' : 'http', clusters: infra.inventory.clusters.map((c) => c.name), port: config.httpPort }, 'bot started');
+  logger.info(
+    { mode: config.slack.appToken ? 'socket' : 'http', clusters: infra.inventory.clusters.map((c) => c.name), port: config.httpPort },
+    'bot started',
+  );
   return {
     logger,
     shutdownGraceMs: config.shutdownGraceMs,
-    unhandledRejection: (reason) => {
-      metrics.unhandledRejections.inc();
-      logger.error({ err: reason instanceof Error ? reason.message : String(reason), stack: reason instanceof Error ? reason.stack : undefined }, 'unhandled promise rejection; the bot carries on');
-    },
-    stop: createShutdown({ logger, graceMs: config.shutdownGraceMs, intake: slack, workers, queues: [queues.read, queues.ops], redis, onDraining: () => (core.drain.begin(), core.home.close()) }),
+    unhandledRejection: unhandledRejectionReporter(metrics, logger),
+    stop: createShutdown({
+      logger,
+      graceMs: config.shutdownGraceMs,
+      intake: slack,
+      workers,
+      queues: [queues.read, queues.ops],
+      redis,
+      onDraining: () => (core.drain.begin(), core.home.close()),
+    }),
   };
 }
 
 async function main(): Promise<void> {
   // Node ends the process on an unhandled rejection by default, and with it every talosctl or tofu child of a running job.
-  let onRejection = (reason: unknown): void => void process.stderr.write(`talos-chatops: unhandled promise rejection while starting: ${String(reason)}\n`);
+  let onRejection = (reason: unknown): void =>
+    void process.stderr.write(`talos-chatops: unhandled promise rejection while starting: ${String(reason)}\n`);
   process.on('unhandledRejection', (reason) => onRejection(reason));
-  const bot = await startBot(process.env).catch((error: unknown) => {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`talos-chatops cannot start. ${error.message}\n`);
-    return process.exit(2);
-  });
+  const bot = await startBot(process.env).catch(exitOnStartError((error) => error instanceof ConfigError));
   onRejection = (reason) => bot.unhandledRejection(reason);
-  // `on`, not `once`: execa's exit hook re-raises a signal it believes nobody else handles,
-  // which kills the process mid-shutdown whenever a child (talosctl, tofu) is running.
-  let signalled = false;
-  const exit = (code: number, message?: string): never => {
-    if (message !== undefined) process.stderr.write(`talos-chatops ${message}\n`);
-    return process.exit(code);
-  };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      // A second Ctrl-C means now; a forced job resumes elsewhere like after a crash.
-      if (signalled) exit(1);
-      signalled = true;
-      bot.logger.info({ signal }, 'shutdown requested');
-      // Closing queues and Redis after the grace is quick; a Redis that never answers must not keep the process alive.
-      setTimeout(() => exit(1, 'did not finish stopping in time; exiting'), bot.shutdownGraceMs + 15_000).unref();
-      void bot.stop().then(() => exit(0), (error: unknown) => exit(1, `did not stop cleanly: ${(error as Error).message}`));
-    });
-  }
+  stopOnSignals(bot);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -30,10 +30,16 @@ export function createShutdown(parts: ShutdownParts): () => Promise<void> {
       logger.info({ graceSeconds: graceMs / 1000 }, 'stopping: no new commands, letting running steps finish');
       // Slack first: from here on, commands and clicks go to the other replicas. The ops endpoints stay
       // up while the running steps finish, so liveness holds and readiness says why it is out.
-      await intake.stopIntake().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack intake did not stop cleanly'));
+      await intake
+        .stopIntake()
+        .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack intake did not stop cleanly'));
       const running = workers.active.count;
       const { forced } = await closeWorkers([workers.read, workers.ops], { graceMs, active: workers.active });
-      if (forced) logger.warn({ graceSeconds: graceMs / 1000, jobs: workers.active.count }, 'grace period over: running jobs left to resume on another replica');
+      if (forced)
+        logger.warn(
+          { graceSeconds: graceMs / 1000, jobs: workers.active.count },
+          'grace period over: running jobs left to resume on another replica',
+        );
       else if (running > 0) logger.info({ jobs: running }, 'running jobs finished');
       await intake.stop().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'slack app did not stop cleanly'));
       await Promise.all(queues.map((q) => q.close())).catch(() => undefined);

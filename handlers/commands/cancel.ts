@@ -6,7 +6,8 @@ export const cancel: CommandHandler<'cancel'> = async (command, slack, deps) => 
   const op = await deps.store.get(command.op);
   if (!op) return { reply: `There is no operation \`${command.op}\`. See \`/talos status\`.` };
   const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
-  if (!cluster || cluster.channel !== slack.channel_id) return { reply: `${operationRef(op.id, await threadLink(deps, op))} belongs to *${op.cluster}*; cancel it in <#${op.channel}>.` };
+  if (!cluster || cluster.channel !== slack.channel_id)
+    return { reply: `${operationRef(op.id, await threadLink(deps, op))} belongs to *${op.cluster}*; cancel it in <#${op.channel}>.` };
   if (!(await deps.authorizer.isMember(slack.user_id, [...cluster.operators, ...cluster.approvers]))) {
     return { reply: `Only operators and approvers of *${cluster.name}* may cancel its operations.` };
   }

@@ -39,13 +39,21 @@ export interface Outcome {
  * A subcommand whose answer comes from its text and the inventory alone, so the answer can be
  * the ack itself. Synchronous on purpose: a handler that needs Redis or Slack cannot be one.
  */
-export type ImmediateHandler<K extends Command['kind']> = (command: Extract<Command, { kind: K }>, slack: SlashCommand, deps: CommandDeps) => Outcome;
+export type ImmediateHandler<K extends Command['kind']> = (
+  command: Extract<Command, { kind: K }>,
+  slack: SlashCommand,
+  deps: CommandDeps,
+) => Outcome;
 
 /**
  * A subcommand that reads Redis or Slack (authorization, operations, locks) before it can
  * answer. It runs after an empty ack, and its reply goes out through the response_url.
  */
-export type CommandHandler<K extends Command['kind']> = (command: Extract<Command, { kind: K }>, slack: SlashCommand, deps: CommandDeps) => Promise<Outcome>;
+export type CommandHandler<K extends Command['kind']> = (
+  command: Extract<Command, { kind: K }>,
+  slack: SlashCommand,
+  deps: CommandDeps,
+) => Promise<Outcome>;
 
 export type Resolved = { ok: true; cluster: ClusterConfig } | { ok: false; reason: string };
 
@@ -54,7 +62,10 @@ export function clusterFor(deps: CommandDeps, slack: SlashCommand, name: string 
   const owns = deps.inventory.clusters.some((c) => c.channel === slack.channel_id);
   if (!owns) {
     const names = deps.inventory.clusters.map((c) => `${c.name} (<#${c.channel}>)`).join(', ');
-    return { ok: false, reason: `This channel belongs to no cluster, so \`/talos\` does nothing here. Use a maintenance channel: ${names}.` };
+    return {
+      ok: false,
+      reason: `This channel belongs to no cluster, so \`/talos\` does nothing here. Use a maintenance channel: ${names}.`,
+    };
   }
   return resolveCluster(deps.inventory, slack.channel_id, name);
 }
@@ -65,7 +76,13 @@ export function clusterFor(deps: CommandDeps, slack: SlashCommand, name: string 
  */
 export function reportRequest(deps: CommandDeps, slack: SlashCommand, cluster: ClusterConfig): HealthJobData {
   const askedIn = slack.channel_id === cluster.channel ? {} : { askedIn: slack.channel_id };
-  return HealthJobData.parse({ cluster: cluster.name, channel: cluster.channel, ...askedIn, requestedBy: slack.user_id, requestedAt: deps.now().toISOString() });
+  return HealthJobData.parse({
+    cluster: cluster.name,
+    channel: cluster.channel,
+    ...askedIn,
+    requestedBy: slack.user_id,
+    requestedAt: deps.now().toISOString(),
+  });
 }
 
 /** Where the reply says a report appears: here, or in its cluster's channel with a link to follow. */
@@ -80,14 +97,22 @@ export async function operatorCluster(deps: CommandDeps, slack: SlashCommand, na
   if (!resolved.ok) return resolved;
   const { cluster } = resolved;
   if (cluster.channel !== slack.channel_id) {
-    return { ok: false, reason: `${what} on *${cluster.name}* is taken only in its maintenance channel <#${cluster.channel}>, so its audit thread lives there. Nothing was started.` };
+    return {
+      ok: false,
+      reason: `${what} on *${cluster.name}* is taken only in its maintenance channel <#${cluster.channel}>, so its audit thread lives there. Nothing was started.`,
+    };
   }
   const refusal = await operatorRefusal(deps, slack, cluster, what);
   return refusal === undefined ? resolved : { ok: false, reason: refusal };
 }
 
 /** Undefined when the user is one of the cluster's operators, else the refusal. */
-export async function operatorRefusal(deps: CommandDeps, slack: SlashCommand, cluster: ClusterConfig, what: string): Promise<string | undefined> {
+export async function operatorRefusal(
+  deps: CommandDeps,
+  slack: SlashCommand,
+  cluster: ClusterConfig,
+  what: string,
+): Promise<string | undefined> {
   if (await deps.authorizer.isMember(slack.user_id, cluster.operators)) return undefined;
   return `Only operators of *${cluster.name}* may start ${what}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
 }
@@ -107,6 +132,21 @@ export async function lockHeldReason(deps: CommandDeps, cluster: ClusterConfig):
  * second private message with the link once the plan is posted would cost Slack two more calls
  * per operation for a message that appears right below the command.
  */
-export function newOperation(deps: CommandDeps, kind: OperationKind, cluster: ClusterConfig, slack: SlashCommand, state: Operation['state'], version?: string): Operation {
-  return createOperation({ kind, cluster: cluster.name, channel: cluster.channel, requestedBy: slack.user_id, createdAt: deps.now().toISOString(), state, target: version ? { version } : {} });
+export function newOperation(
+  deps: CommandDeps,
+  kind: OperationKind,
+  cluster: ClusterConfig,
+  slack: SlashCommand,
+  state: Operation['state'],
+  version?: string,
+): Operation {
+  return createOperation({
+    kind,
+    cluster: cluster.name,
+    channel: cluster.channel,
+    requestedBy: slack.user_id,
+    createdAt: deps.now().toISOString(),
+    state,
+    target: version ? { version } : {},
+  });
 }

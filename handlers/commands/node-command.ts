@@ -20,7 +20,9 @@ export async function nodeCommand(spec: NodeCommand, slack: SlashCommand, deps: 
   if (!resolved.ok) return { reply: resolved.reason };
   const { cluster } = resolved;
   if (!allNodes(cluster).includes(spec.node)) {
-    return { reply: `${spec.node} is not a node of *${cluster.name}*. Known addresses: ${allNodes(cluster).join(', ')}. Nothing was started.` };
+    return {
+      reply: `${spec.node} is not a node of *${cluster.name}*. Known addresses: ${allNodes(cluster).join(', ')}. Nothing was started.`,
+    };
   }
   const refusal = spec.refuse?.(cluster, spec.node);
   if (refusal !== undefined) return { reply: `${refusal} Nothing was started.` };

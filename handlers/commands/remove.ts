@@ -13,4 +13,8 @@ function onlyControlPlane(cluster: ClusterConfig, node: string): string | undefi
 }
 
 export const remove: CommandHandler<'remove'> = (command, slack, deps) =>
-  nodeCommand({ node: command.node, cluster: command.cluster, kind: 'node-remove', what: 'a node removal', refuse: onlyControlPlane }, slack, deps);
+  nodeCommand(
+    { node: command.node, cluster: command.cluster, kind: 'node-remove', what: 'a node removal', refuse: onlyControlPlane },
+    slack,
+    deps,
+  );

@@ -12,11 +12,23 @@ import type { CommandHandler } from './command-context.ts';
 export const status: CommandHandler<'status'> = async (_command, slack, deps) => {
   const here = deps.inventory.clusters.filter((c) => c.channel === slack.channel_id);
   if (here.length === 0) {
-    const clusters = await Promise.all(deps.inventory.clusters.map(async (c) => ({ cluster: c.name, channel: c.channel, holder: await deps.lock.holder(c.name) })));
+    const clusters = await Promise.all(
+      deps.inventory.clusters.map(async (c) => ({ cluster: c.name, channel: c.channel, holder: await deps.lock.holder(c.name) })),
+    );
     const holders = await Promise.all(clusters.map(async (c) => (c.holder === undefined ? undefined : deps.store.get(c.holder))));
-    return { reply: statusSummaryText(clusters, await threadLinks(deps, holders.filter((o): o is Operation => o !== undefined))) };
+    return {
+      reply: statusSummaryText(
+        clusters,
+        await threadLinks(
+          deps,
+          holders.filter((o): o is Operation => o !== undefined),
+        ),
+      ),
+    };
   }
-  const byCluster = await Promise.all(here.map(async (c) => ({ cluster: c.name, holder: await deps.lock.holder(c.name), ops: await deps.store.listForCluster(c.name, 10) })));
+  const byCluster = await Promise.all(
+    here.map(async (c) => ({ cluster: c.name, holder: await deps.lock.holder(c.name), ops: await deps.store.listForCluster(c.name, 10) })),
+  );
   const linked = await Promise.all(
     byCluster.map(async ({ holder, ops }) => {
       const { active, recent } = shownOperations(ops);

@@ -41,7 +41,11 @@ export interface Audit {
    * recorded entry. Used where another message already tells the channel (an edited approval
    * request says the step has started), so the thread costs one Slack call per step.
    */
-  note(opId: string, entry: { actor: string; event: string; detail?: string }, change?: (op: Operation) => Operation | undefined): Promise<Operation>;
+  note(
+    opId: string,
+    entry: { actor: string; event: string; detail?: string },
+    change?: (op: Operation) => Operation | undefined,
+  ): Promise<Operation>;
   /**
    * A person's decision (a click) and its entry in one compare-and-set write, so a process that
    * dies right after the decision cannot leave it without its entry. `change` returns undefined
@@ -99,12 +103,16 @@ function entryLine(e: AuditEntry): string {
  */
 export function editCarrier(op: Operation, ts: string, ownSeq: number | undefined, message: ChatMessage): ChatMessage {
   // Entries sent with it but not yet adopted (Slack wrote the reply, then answered 5xx) stay too: they are found by their lines.
-  const carried = (e: AuditEntry): boolean => e.ts === ts || (ownSeq !== undefined && e.ts === undefined && e.attempted === true && e.seq < ownSeq);
+  const carried = (e: AuditEntry): boolean =>
+    e.ts === ts || (ownSeq !== undefined && e.ts === undefined && e.attempted === true && e.seq < ownSeq);
   const others = op.audit.filter((e) => e.seq !== ownSeq && carried(e)).map(entryLine);
   if (ownSeq === undefined && others.length === 0) return message;
   const own = ownSeq === undefined ? message.text : `#${ownSeq} ${message.text}`;
   const blocks = message.blocks ?? [section(message.text)];
-  return { text: [own, ...others].join('\n'), blocks: [...(ownSeq === undefined ? blocks : numbered(blocks, ownSeq)), ...others.map(section)] };
+  return {
+    text: [own, ...others].join('\n'),
+    blocks: [...(ownSeq === undefined ? blocks : numbered(blocks, ownSeq)), ...others.map(section)],
+  };
 }
 
 /** The entry's number in front of its first section's text, as the thread shows every entry. */
@@ -141,7 +149,8 @@ function nextBatch(op: Operation): AuditEntry[] {
  */
 export function batchMessage(entries: readonly AuditEntry[]): ChatMessage {
   const ordered = [...entries.filter((e) => e.post!.broadcast === true), ...entries.filter((e) => e.post!.broadcast !== true)];
-  if (ordered.length === 1) return { text: ordered[0]!.post!.text, ...(ordered[0]!.post!.blocks ? { blocks: ordered[0]!.post!.blocks } : {}) };
+  if (ordered.length === 1)
+    return { text: ordered[0]!.post!.text, ...(ordered[0]!.post!.blocks ? { blocks: ordered[0]!.post!.blocks } : {}) };
   return { text: ordered.map((e) => e.post!.text).join('\n'), blocks: ordered.flatMap((e) => e.post!.blocks ?? [section(e.post!.text)]) };
 }
 
@@ -170,7 +179,11 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
       const found = (await chat.replies(op.channel, rootTs)).find((r) => seqsIn(r.text).includes(first.seq));
       if (found !== undefined) {
         const carried = new Set(seqsIn(found.text));
-        await markPosted(op.id, op.audit.filter((e) => unposted(e) && carried.has(e.seq)).map((e) => e.seq), found.ts);
+        await markPosted(
+          op.id,
+          op.audit.filter((e) => unposted(e) && carried.has(e.seq)).map((e) => e.seq),
+          found.ts,
+        );
         return;
       }
     }
@@ -194,7 +207,10 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
         return true;
       } catch (error) {
         if (attempt >= attempts) {
-          logger?.warn({ op: op.id, cluster: op.cluster, seq: batch[0]!.seq, err: (error as Error).message }, 'audit reply not posted; a later flush posts it');
+          logger?.warn(
+            { op: op.id, cluster: op.cluster, seq: batch[0]!.seq, err: (error as Error).message },
+            'audit reply not posted; a later flush posts it',
+          );
           return false;
         }
         // The next try re-reads the entries: now marked attempted, they are looked for in the thread first.
@@ -229,7 +245,11 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
       const reply = typeof message === 'function' ? message(o) : message;
       const text = reply?.text ?? entryText(entry);
       // Kept until posted; without a root message yet, the first flush after it exists posts it.
-      const post = { text: `#${seq} ${text}`, ...(reply?.blocks ? { blocks: reply.blocks } : {}), ...(reply?.broadcast === true ? { broadcast: true } : {}) };
+      const post = {
+        text: `#${seq} ${text}`,
+        ...(reply?.blocks ? { blocks: reply.blocks } : {}),
+        ...(reply?.broadcast === true ? { broadcast: true } : {}),
+      };
       return { ...o, audit: [...o.audit, { seq, at, ...entry, post, ...(hold ? { hold } : {}) }] };
     });
   };

@@ -20,9 +20,15 @@ export function createCancelledJob(deps: OpsJobDeps) {
     await deps.audit.flush(opId);
     const op = (await deps.store.get(opId)) ?? cancelled;
     for (const approval of op.approvals.filter((a) => a.state === 'pending')) {
-      await showDecision(deps.chat, op, { ...approval, state: 'stopped', by: op.cancelRequestedBy, at: op.endedAt }, deps.presentations(op.kind));
+      await showDecision(
+        deps.chat,
+        op,
+        { ...approval, state: 'stopped', by: op.cancelRequestedBy, at: op.endedAt },
+        deps.presentations(op.kind),
+      );
     }
-    if (!op.audit.some((e) => e.event === 'cancelled')) await deps.audit.record(opId, { actor: op.cancelRequestedBy ?? 'bot', event: 'cancelled', detail: op.reason });
+    if (!op.audit.some((e) => e.event === 'cancelled'))
+      await deps.audit.record(opId, { actor: op.cancelRequestedBy ?? 'bot', event: 'cancelled', detail: op.reason });
     await enqueueEnded(deps.opsQueue, op);
   };
 }

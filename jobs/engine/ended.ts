@@ -7,7 +7,6 @@ import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import type { Playbook } from './playbook.ts';
 
-
 /**
  * After an operation ended (completed, stopped, cancelled, expired): its maintenance record in
  * its thread, whatever the ending, for every operation that started; then the playbook gives
@@ -22,7 +21,11 @@ export function createEndedJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Rec
     if (op.startedAt !== undefined && op.rootTs !== undefined && [...FINISHED, 'failed'].includes(op.state)) {
       const appendix = await playbook?.recordAppendix?.(deps, op);
       await deps.chat
-        .upload(op.channel, op.rootTs, { filename: `${op.id}-maintenance-record.md`, title: `Maintenance record ${op.id} (${op.state})`, content: maintenanceRecordMarkdown(op, appendix) })
+        .upload(op.channel, op.rootTs, {
+          filename: `${op.id}-maintenance-record.md`,
+          title: `Maintenance record ${op.id} (${op.state})`,
+          content: maintenanceRecordMarkdown(op, appendix),
+        })
         .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'maintenance record not attached'));
     }
     // A stopped one can still be retried, so it keeps what it holds.

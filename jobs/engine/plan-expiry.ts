@@ -22,8 +22,14 @@ export function createPlanExpiryJob(deps: OpsJobDeps) {
     const now = deps.now();
     const minutes = Math.round(deps.timeouts.planTtlMs / 60_000);
     const reason = `the plan expired: nobody started it within ${minutes} minutes; run the command again for a fresh plan`;
-    const expired = await deps.audit.record(opId, { actor: 'bot', event: 'plan expired', detail: `not started within ${minutes} minutes` }, undefined, (o) =>
-      o.state === 'planned' && Date.parse(o.createdAt) + deps.timeouts.planTtlMs <= now.getTime() ? { ...o, state: 'cancelled', planNonce: undefined, endedAt: now.toISOString(), reason } : undefined,
+    const expired = await deps.audit.record(
+      opId,
+      { actor: 'bot', event: 'plan expired', detail: `not started within ${minutes} minutes` },
+      undefined,
+      (o) =>
+        o.state === 'planned' && Date.parse(o.createdAt) + deps.timeouts.planTtlMs <= now.getTime()
+          ? { ...o, state: 'cancelled', planNonce: undefined, endedAt: now.toISOString(), reason }
+          : undefined,
     );
     if (expired.state !== 'cancelled' || expired.endedAt !== now.toISOString()) return;
     await refreshRoot(deps, expired);

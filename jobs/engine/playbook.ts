@@ -88,7 +88,8 @@ export interface PlaybookCommand {
   /** Other spellings of the last word, e.g. `kubernetes` for `k8s`. */
   aliases?: readonly string[];
   /** What follows the words before the optional cluster. */
-  argument: { kind: 'none' } | { kind: 'node' } | { kind: 'version'; /** e.g. `Talos` */ what: string; /** e.g. `v1.12.11` */ example: string };
+  argument:
+    { kind: 'none' } | { kind: 'node' } | { kind: 'version'; /** e.g. `Talos` */ what: string; /** e.g. `v1.12.11` */ example: string };
   /** The help line after the usage, e.g. `rolling Talos upgrade with approvals (operators)`. */
   help: string;
 }
@@ -128,7 +129,13 @@ export interface Playbook<Data = unknown> {
    */
   rootText?(op: Operation): string | undefined;
   /** Every check before anything is touched; refusals are collected, not stopped at the first. */
-  preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome>;
+  preflight(
+    deps: OpsJobDeps,
+    cluster: ClusterConfig,
+    op: Operation,
+    session: ClusterSession,
+    signal?: AbortSignal,
+  ): Promise<PreflightOutcome>;
   /** Whether a person approves `step` before it runs. */
   needsApproval(step: Step): boolean;
   /** The approval request, with what the approver needs to see now (etcd state, the image). */

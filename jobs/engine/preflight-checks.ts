@@ -48,7 +48,13 @@ export async function runCommonChecks(
     if (client !== undefined) refusals.push(client);
   }
   if (checks.healthGate !== undefined) {
-    const gate = await runHealthGate(cluster, { talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal, ...(input.drainNodes ? { drainNodes: input.drainNodes } : {}) });
+    const gate = await runHealthGate(cluster, {
+      talosctl,
+      kube: session.kube,
+      probeTimeoutMs: deps.timeouts.probeMs,
+      signal,
+      ...(input.drainNodes ? { drainNodes: input.drainNodes } : {}),
+    });
     if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
     // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.
     else if (checks.healthGate.announce === true) notes.push(...gate.checks.flatMap((c) => c.announce ?? []));

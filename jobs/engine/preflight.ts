@@ -17,7 +17,10 @@ import { refreshRoot } from './root-message.ts';
  * its thread. `maybeSent`: an earlier attempt may have posted it before failing to store where.
  */
 async function postRoot(deps: OpsJobDeps, op: Operation, maybeSent: boolean): Promise<void> {
-  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op, deps.presentations(op.kind)), { key: `${op.id}-root`, maybeSent });
+  const { ts } = await deps.chat.post(op.channel, operationRootMessage(op, deps.presentations(op.kind)), {
+    key: `${op.id}-root`,
+    maybeSent,
+  });
   const { op: stored } = await deps.store.update(op.id, (o) => (o.rootTs === undefined ? { ...o, rootTs: ts } : undefined));
   // Changed while the post was retried (an override from a copy Slack showed, a cancel): show it as it is now.
   if (stored.revision !== op.revision + 1) await refreshRoot(deps, stored);
@@ -29,9 +32,15 @@ async function postRoot(deps: OpsJobDeps, op: Operation, maybeSent: boolean): Pr
  * by the operation it follows (a rollback from a stopped upgrade). Returns the refusal, or a
  * function that gives the lock back when the operation turns out cancelled meanwhile.
  */
-async function takeLock(deps: OpsJobDeps, cluster: string, op: Operation, from: string | undefined): Promise<{ refusal: string } | { giveBack: () => Promise<void> }> {
+async function takeLock(
+  deps: OpsJobDeps,
+  cluster: string,
+  op: Operation,
+  from: string | undefined,
+): Promise<{ refusal: string } | { giveBack: () => Promise<void> }> {
   if (from !== undefined) {
-    if (await deps.lock.transfer(cluster, from, op.id)) return { giveBack: async () => void (await deps.lock.transfer(cluster, op.id, from)) };
+    if (await deps.lock.transfer(cluster, from, op.id))
+      return { giveBack: async () => void (await deps.lock.transfer(cluster, op.id, from)) };
     return { refusal: `the lock of ${cluster} is no longer held by ${from}; run the command again` };
   }
   const lock = await deps.lock.acquire(cluster, op.id);
@@ -65,7 +74,12 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
         const own = await playbook.preflight(deps, cluster, op, session, signal);
         // The refusals every playbook that declares them shares, after its own and in the same words.
         const common = await runCommonChecks(deps, cluster, session, playbook.checks, own.common ?? {}, signal);
-        return { ...own, refusals: [...own.refusals, ...common.refusals], notes: [...own.notes, ...common.notes], takesLockFrom: own.takesLockFrom ?? common.takesLockFrom };
+        return {
+          ...own,
+          refusals: [...own.refusals, ...common.refusals],
+          notes: [...own.notes, ...common.notes],
+          takesLockFrom: own.takesLockFrom ?? common.takesLockFrom,
+        };
       });
     } catch (error) {
       outcome = { refusals: [`preflight could not complete: ${errorText(error)}`], notes: [], steps: [], target: {} };
@@ -82,7 +96,11 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     const now = deps.now().toISOString();
     // The plan and its entry are one write, so the entry is #1 even when Slack shows the plan (a 5xx after
     // posting it) and someone starts it before the bot learned where it is; the thread gets it once it knows.
-    const entry = { actor: 'bot', event: refused ? 'preflight refused' : 'preflight passed, plan posted', detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps` };
+    const entry = {
+      actor: 'bot',
+      event: refused ? 'preflight refused' : 'preflight passed, plan posted',
+      detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps`,
+    };
     // The last attempt of the compare-and-set decides whether the plan was written.
     let written = false;
     const plan = (o: Operation): Operation | undefined => {
@@ -110,7 +128,10 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     if (!written) {
       // Not written: the operation was cancelled while its preflight ran.
       await giveBack?.();
-      deps.logger.info({ op: opId, cluster: cluster.name, state: planned.state }, 'preflight ended on an operation that was cancelled meanwhile');
+      deps.logger.info(
+        { op: opId, cluster: cluster.name, state: planned.state },
+        'preflight ended on an operation that was cancelled meanwhile',
+      );
       return;
     }
     if (planned.rootTs === undefined) await postRoot(deps, planned, false);

@@ -25,7 +25,12 @@ export async function talosctlFor(session: ClusterSession, running: string | und
  *
  * @param where who runs `running`, for the message, e.g. `10.0.30.12`; default the cluster
  */
-export async function talosctlClientCheck(talosctl: Talosctl, running: string | undefined, signal: AbortSignal, where?: string): Promise<string | undefined> {
+export async function talosctlClientCheck(
+  talosctl: Talosctl,
+  running: string | undefined,
+  signal: AbortSignal,
+  where?: string,
+): Promise<string | undefined> {
   if (running === undefined) return undefined;
   let tag: string | undefined;
   try {
@@ -34,6 +39,7 @@ export async function talosctlClientCheck(talosctl: Talosctl, running: string | 
   } catch (error) {
     return `talosctl version --client failed (${errorText(error)}), so the client cannot be checked against ${running}: check TALOSCTL_BIN`;
   }
-  if (tag === undefined) return `talosctl version --client named no client version, so the client cannot be checked against ${running}: check TALOSCTL_BIN`;
+  if (tag === undefined)
+    return `talosctl version --client named no client version, so the client cannot be checked against ${running}: check TALOSCTL_BIN`;
   return talosctlClientRefusal(tag, running, where);
 }

@@ -18,7 +18,6 @@ import { refreshRoot } from './root-message.ts';
 import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
 
-
 /** A version as the runbook writes it: talosctl and the Kubernetes API get nothing else. */
 const VERSION = /^v?\d{1,4}\.\d{1,4}\.\d{1,4}$/;
 
@@ -40,7 +39,14 @@ export function probeSignal(ctx: WalkContext): AbortSignal {
  * The stop and its entry are one write, and only while the operation still runs: a run that lost
  * its lease never writes over the run that holds it now.
  */
-async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: string, stepId: string, failure: StepFailure): Promise<void> {
+async function stopAt(
+  deps: OpsJobDeps,
+  log: Logger,
+  playbook: Playbook,
+  opId: string,
+  stepId: string,
+  failure: StepFailure,
+): Promise<void> {
   const now = deps.now().toISOString();
   // A failure before the step began (its approval request could not read etcd, the session did not open) stops the
   // operation before that step: it stays pending, nothing of it ran, so a Retry of it is always safe.
@@ -51,7 +57,16 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
       const holdsLock = playbook.lock === 'cluster';
-      if (step !== undefined && before(step)) return failureMessage(o, undefined, `${failure.message} (before ${playbook.texts.stepLabel(step)}, which did not start)`, failure.evidence, playbook.texts, undefined, holdsLock);
+      if (step !== undefined && before(step))
+        return failureMessage(
+          o,
+          undefined,
+          `${failure.message} (before ${playbook.texts.stepLabel(step)}, which did not start)`,
+          failure.evidence,
+          playbook.texts,
+          undefined,
+          holdsLock,
+        );
       return failureMessage(o, step, failure.message, failure.evidence, playbook.texts, failure.options.retry, holdsLock);
     },
     (o) => {
@@ -60,7 +75,11 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
       const notStarted = before(step);
       const from = notStarted ? step.id : playbook.retryFrom(step, failure);
       const rollback =
-        !notStarted && step.node !== undefined && step.issuedAt !== undefined && failure.options.nodeUnchanged !== true && playbook.offersRollback?.(step) === true;
+        !notStarted &&
+        step.node !== undefined &&
+        step.issuedAt !== undefined &&
+        failure.options.nodeUnchanged !== true &&
+        playbook.offersRollback?.(step) === true;
       const stopped = notStarted ? o : withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message });
       return {
         ...spendApprovals(stopped, [stepId]),
@@ -73,7 +92,10 @@ async function stopAt(deps: OpsJobDeps, log: Logger, playbook: Playbook, opId: s
     },
   );
   if (op.state !== 'failed' || op.endedAt !== now) return;
-  log.warn({ step: stepId, node: op.steps.find((s) => s.id === stepId)?.node, reason: failure.message }, 'operation stopped at the first failure');
+  log.warn(
+    { step: stepId, node: op.steps.find((s) => s.id === stepId)?.node, reason: failure.message },
+    'operation stopped at the first failure',
+  );
   await refreshRoot(deps, op);
   await enqueueEnded(deps.opsQueue, op);
 }
@@ -105,8 +127,11 @@ async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperatio
 async function cancelBetweenSteps(ctx: WalkContext, playbook: Playbook, op: Operation, by: string): Promise<void> {
   const { deps } = ctx;
   const endedAt = deps.now().toISOString();
-  const cancelled = await deps.audit.record(op.id, { actor: by, event: 'cancelled between steps', detail: 'no step is half done' }, undefined, (o) =>
-    WALKING.includes(o.state) ? { ...o, state: 'cancelled', endedAt, reason: `cancelled by <@${by}> between steps` } : undefined,
+  const cancelled = await deps.audit.record(
+    op.id,
+    { actor: by, event: 'cancelled between steps', detail: 'no step is half done' },
+    undefined,
+    (o) => (WALKING.includes(o.state) ? { ...o, state: 'cancelled', endedAt, reason: `cancelled by <@${by}> between steps` } : undefined),
   );
   if (cancelled.state !== 'cancelled') return;
   if (playbook.lock === 'cluster') await deps.lock.release(ctx.cluster.name, op.id);
@@ -125,8 +150,11 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   const now = deps.now();
   if (outsideWindowRefusal(cluster, now) === undefined) {
     if (op.state !== 'waiting-window') return false;
-    await deps.audit.record(op.id, { actor: 'bot', event: 'maintenance window open', detail: playbook.texts.stepLabel(step) }, undefined, (o) =>
-      o.state === 'waiting-window' ? { ...o, state: 'running', windowWait: undefined } : undefined,
+    await deps.audit.record(
+      op.id,
+      { actor: 'bot', event: 'maintenance window open', detail: playbook.texts.stepLabel(step) },
+      undefined,
+      (o) => (o.state === 'waiting-window' ? { ...o, state: 'running', windowWait: undefined } : undefined),
     );
     return false;
   }
@@ -136,13 +164,21 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   const nonce = newNonce();
   const waiting = await deps.audit.record(
     op.id,
-    { actor: 'bot', event: `waiting for the maintenance window: ${playbook.texts.stepLabel(step)}`, detail: opensAt ? `opens ${opensAt}` : 'no window ahead' },
+    {
+      actor: 'bot',
+      event: `waiting for the maintenance window: ${playbook.texts.stepLabel(step)}`,
+      detail: opensAt ? `opens ${opensAt}` : 'no window ahead',
+    },
     (o) => windowWaitMessage(o, step, nonce, opensAt, playbook.texts),
-    (o) => (o.state === 'running' ? { ...o, state: 'waiting-window', windowWait: { step: step.id, nonce, since: now.toISOString(), opensAt } } : undefined),
+    (o) =>
+      o.state === 'running'
+        ? { ...o, state: 'waiting-window', windowWait: { step: step.id, nonce, since: now.toISOString(), opensAt } }
+        : undefined,
   );
   if (waiting.windowWait?.nonce !== nonce) return true;
   ctx.log.info({ step: step.id, opensAt }, 'waiting for the maintenance window');
-  if (opensAt !== undefined) await enqueueRun(deps.opsQueue, op.id, `window-${nonce}`, Math.max(0, Date.parse(opensAt) - now.getTime()) + 1000);
+  if (opensAt !== undefined)
+    await enqueueRun(deps.opsQueue, op.id, `window-${nonce}`, Math.max(0, Date.parse(opensAt) - now.getTime()) + 1000);
   await refreshRoot(deps, waiting);
   return true;
 }
@@ -192,7 +228,9 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
 
     const startedAt = step.startedAt ?? deps.now().toISOString();
     const start = (o: Operation): Operation | undefined =>
-      o.state === 'running' && o.steps.find((s) => s.id === step.id)?.status !== 'failed' ? withStep(o, step.id, { status: 'running', startedAt }) : undefined;
+      o.state === 'running' && o.steps.find((s) => s.id === step.id)?.status !== 'failed'
+        ? withStep(o, step.id, { status: 'running', startedAt })
+        : undefined;
     // A step's start and its entry are one write: a run that ends in between cannot lose the entry. A step
     // that was approved is announced by its edited request; the others say so in the thread.
     const startEntry = { actor: 'bot', event: `step started: ${playbook.texts.stepLabel(step)}` };
@@ -209,7 +247,8 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
     let result;
     try {
       const problems = [...storedFactsProblems(ctx, started, current), ...((await playbook.recheck?.(ctx, started, current)) ?? [])];
-      if (problems.length > 0) throw new StepFailure('what the bot stored for this step no longer matches the inventory and the rules; nothing was run', problems);
+      if (problems.length > 0)
+        throw new StepFailure('what the bot stored for this step no longer matches the inventory and the rules; nothing was run', problems);
       result = await playbook.runStep(ctx, started, current);
     } catch (error) {
       // A cancelled run (the job's signal, or the lease lost to another run) is never a failure: the run that holds the operation goes on.
@@ -220,7 +259,9 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
     const endedAt = deps.now().toISOString();
     const status = result.status ?? 'done';
     const finish = (o: Operation): Operation | undefined =>
-      WALKING.includes(o.state) && o.steps.find((s) => s.id === step.id)?.status === 'running' ? withStep(o, step.id, { status, endedAt, detail: result.detail }) : undefined;
+      WALKING.includes(o.state) && o.steps.find((s) => s.id === step.id)?.status === 'running'
+        ? withStep(o, step.id, { status, endedAt, detail: result.detail })
+        : undefined;
     const entry = { actor: 'bot', event: result.event, detail: result.detail };
     // A result without a reply of its own goes out with the next one: the thread gets one reply per step.
     if (result.message === undefined) await deps.audit.note(opId, entry, finish);

@@ -53,4 +53,6 @@ export const KIND_POLICY: LifecyclePolicy = {
 };
 
 /** The mutating commands, in the order `/talos help` lists them: the parser and the help text are built from these. */
-export const PLAYBOOK_COMMANDS: readonly PlaybookCommand[] = (['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove'] as const).map((k) => PLAYBOOKS[k].command);
+export const PLAYBOOK_COMMANDS: readonly PlaybookCommand[] = (
+  ['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove'] as const
+).map((k) => PLAYBOOKS[k].command);

@@ -28,7 +28,12 @@ export interface Adapters {
 export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>, metrics: Metrics): Adapters {
   const { config, scrubber } = infra;
   const runner = createProcessRunner({ scrubber, onCall: recordExecCall(metrics) });
-  const tofu = createTofu({ runner, bin: config.tofuBin, env: { ...config.childEnv, ...config.tofuEnv }, timeoutMs: config.timeouts.probeMs });
+  const tofu = createTofu({
+    runner,
+    bin: config.tofuBin,
+    env: { ...config.childEnv, ...config.tofuEnv },
+    timeoutMs: config.timeouts.probeMs,
+  });
   const access = createClusterAccess({
     runner,
     tofu,

@@ -31,7 +31,8 @@ export interface Infrastructure {
 /** The scrubber knows every credential the process holds before the first line is logged. */
 function scrubberFor(config: Config): SecretScrubber {
   const scrubber = new SecretScrubber();
-  for (const secret of [config.slack.botToken, config.slack.appToken, config.slack.signingSecret, redisPassword(config.redisUrl)]) scrubber.add(secret);
+  for (const secret of [config.slack.botToken, config.slack.appToken, config.slack.signingSecret, redisPassword(config.redisUrl)])
+    scrubber.add(secret);
   for (const value of secretEnvValues(config.tofuEnv)) scrubber.add(value);
   return scrubber;
 }
@@ -55,7 +56,12 @@ export async function buildInfrastructure(env: Record<string, string | undefined
   const inventory = loadInventory(config.clustersFile);
   const clock = overrides.clock ?? systemClock;
   const scrubber = scrubberFor(config);
-  const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, scrubber, ...(overrides.logDestination ? { destination: overrides.logDestination } : {}) });
+  const logger = createLogger({
+    level: config.logLevel,
+    pretty: config.logPretty,
+    scrubber,
+    ...(overrides.logDestination ? { destination: overrides.logDestination } : {}),
+  });
   for (const cluster of inventory.clusters) {
     for (const message of inventoryWarnings({ clusters: [cluster] })) logger.warn({ cluster: cluster.name }, message);
   }
@@ -68,6 +74,7 @@ export async function buildInfrastructure(env: Record<string, string | undefined
   redis.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
   const queues = { read: new Queue(READ_QUEUE, { connection: redis }), ops: new Queue(OPS_QUEUE, { connection: redis }) };
   // Queues share `redis`, whose errors are logged above; unheard, BullMQ prints them raw to stderr.
-  for (const queue of [queues.read, queues.ops]) queue.on('error', (error) => logger.debug({ queue: queue.name, err: error.message }, 'queue error'));
+  for (const queue of [queues.read, queues.ops])
+    queue.on('error', (error) => logger.debug({ queue: queue.name, err: error.message }, 'queue error'));
   return { config, inventory, clock, scrubber, logger, redis, queues };
 }

@@ -1,4 +1,5 @@
 import type { ReadinessProbe } from '../http/ops-endpoints.ts';
+import type { Logger } from '../log/logger.ts';
 import { runProbes } from '../http/ops-endpoints.ts';
 import { createMetrics, sharedRead, type Metrics } from '../metrics/metrics.ts';
 import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from '../ops/operation-metrics.ts';
@@ -13,10 +14,19 @@ export interface Observability {
   probes: ReadinessProbe[];
 }
 
-export function buildMetrics(infra: Pick<Infrastructure, 'inventory' | 'queues'>, records: Pick<OperationRecords, 'lock' | 'store' | 'events'>): Observability {
+export function buildMetrics(
+  infra: Pick<Infrastructure, 'inventory' | 'queues'>,
+  records: Pick<OperationRecords, 'lock' | 'store' | 'events'>,
+): Observability {
   const { read, ops } = infra.queues;
   const clusterNames = infra.inventory.clusters.map((c) => c.name);
-  const clusterHolds = sharedRead(() => readClusterHolds(clusterNames, (cluster) => records.lock.holder(cluster), (id) => records.store.get(id)));
+  const clusterHolds = sharedRead(() =>
+    readClusterHolds(
+      clusterNames,
+      (cluster) => records.lock.holder(cluster),
+      (id) => records.store.get(id),
+    ),
+  );
   const probes: ReadinessProbe[] = [];
   const metrics = createMetrics({
     queueJobCounts: async () => {
@@ -30,4 +40,13 @@ export function buildMetrics(infra: Pick<Infrastructure, 'inventory' | 'queues'>
   });
   records.events.on(recordOperationChange(metrics));
   return { metrics, probes };
+}
+
+/** Logs and counts a promise rejection nothing handled; the process carries on (its jobs may be running talosctl or tofu). */
+export function unhandledRejectionReporter(metrics: Pick<Metrics, 'unhandledRejections'>, logger: Logger): (reason: unknown) => void {
+  return (reason) => {
+    metrics.unhandledRejections.inc();
+    const err = reason instanceof Error ? reason.message : String(reason);
+    logger.error({ err, stack: reason instanceof Error ? reason.stack : undefined }, 'unhandled promise rejection; the bot carries on');
+  };
 }

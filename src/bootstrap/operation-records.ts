@@ -29,10 +29,15 @@ export interface OperationRecords {
 export function buildOperationRecords(parts: { config: Config; redis: Redis; scrubber: SecretScrubber; clock: Clock }): OperationRecords {
   const { config, redis, scrubber, clock } = parts;
   const events = createOperationEvents();
-  const lease = (prefix?: string): RunLease => createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, clock, ...(prefix ? { prefix } : {}) });
+  const lease = (prefix?: string): RunLease =>
+    createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, clock, ...(prefix ? { prefix } : {}) });
   return {
     events,
-    store: createOperationStore(redis, { onChange: (before, after) => events.emit(before, after), retentionMs: config.retention.operationMs, scrub: (text) => scrubber.scrub(text) }),
+    store: createOperationStore(redis, {
+      onChange: (before, after) => events.emit(before, after),
+      retentionMs: config.retention.operationMs,
+      scrub: (text) => scrubber.scrub(text),
+    }),
     lock: createClusterLock(redis),
     dedupe: createDeliveryDedupe(redis, config.retention.dedupeSeconds),
     runLease: lease(),

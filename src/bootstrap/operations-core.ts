@@ -36,11 +36,25 @@ function createDrain(): Drain {
   };
 }
 
-export function buildOperationsCore(infra: Infrastructure, records: OperationRecords, adapters: Pick<Adapters, 'chat' | 'slackClient'>): OperationsCore {
+export function buildOperationsCore(
+  infra: Infrastructure,
+  records: OperationRecords,
+  adapters: Pick<Adapters, 'chat' | 'slackClient'>,
+): OperationsCore {
   const { config, inventory, redis, scrubber, logger, clock } = infra;
   const { store, lock, events } = records;
   const now = (): Date => clock.now();
-  const home = createHomeTab({ inventory, store, lock, records: createHomeRecords(redis), chat: adapters.chat, publisher: createHomePublisher(adapters.slackClient, scrubber), now, logger, presentations: presentationOf });
+  const home = createHomeTab({
+    inventory,
+    store,
+    lock,
+    records: createHomeRecords(redis),
+    chat: adapters.chat,
+    publisher: createHomePublisher(adapters.slackClient, scrubber),
+    now,
+    logger,
+    presentations: presentationOf,
+  });
   events.on((before, after) => home.operationChanged(before, after));
   // Every path that ends an operation writes it through the store, so its record is exported here, once, by the writer that ended it.
   if (config.recordExportDir !== undefined) {
@@ -50,6 +64,18 @@ export function buildOperationsCore(infra: Infrastructure, records: OperationRec
   const audit = createAudit(store, adapters.chat, { clock, logger, postLease: records.auditPostLease });
   // The messages of a cancelled operation are edited by a job, so the command or click that cancelled answers first.
   const onCancelled = (cancelled: Operation): Promise<void> => enqueueCancelled(infra.queues.ops, cancelled.id);
-  const lifecycle = createLifecycle({ inventory, store, lock, audit, chat: adapters.chat, opsQueue: infra.queues.ops, now, clock, planTtlMs: config.timeouts.planTtlMs, onCancelled, policy: KIND_POLICY });
+  const lifecycle = createLifecycle({
+    inventory,
+    store,
+    lock,
+    audit,
+    chat: adapters.chat,
+    opsQueue: infra.queues.ops,
+    now,
+    clock,
+    planTtlMs: config.timeouts.planTtlMs,
+    onCancelled,
+    policy: KIND_POLICY,
+  });
   return { audit, home, drain: createDrain(), lifecycle };
 }

@@ -44,7 +44,28 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
   const { store, lock, runLease, nodeClasses } = records;
   const { access, tofu, factory, chat, git, planDir } = adapters;
   const now = (): Date => clock.now();
-  return { inventory, store, lock, runLease, audit: core.audit, nodeClasses, access, tofu, factory, chat, opsQueue: queues.ops, logger, timeouts: config.timeouts, clock, now, git, planDir, draining: () => core.drain.draining(), playbooks: playbookOf, presentations: presentationOf };
+  return {
+    inventory,
+    store,
+    lock,
+    runLease,
+    audit: core.audit,
+    nodeClasses,
+    access,
+    tofu,
+    factory,
+    chat,
+    opsQueue: queues.ops,
+    logger,
+    timeouts: config.timeouts,
+    clock,
+    now,
+    git,
+    planDir,
+    draining: () => core.drain.draining(),
+    playbooks: playbookOf,
+    presentations: presentationOf,
+  };
 }
 
 /** Every job's processor, by queue and name, each built with its own narrow dependencies. */
@@ -66,7 +87,17 @@ export function buildProcessors(parts: ProcessorParts): Processors {
       health: createHealthGateJob({ inventory, access, chat, logger, probeTimeoutMs, onReport, onGateError, runningGates, clock }),
       gates: createReadinessGatesJob({ inventory, access, store, chat, logger, probeTimeoutMs, clock }),
       record: createRecordJob({ store, chat }),
-      'scheduled-gate': createScheduledGateJob({ inventory, chat, logger, clock, state: records.gateState, runGate: standardGate(access, probeTimeoutMs), runningGates, onReport, onGateError }),
+      'scheduled-gate': createScheduledGateJob({
+        inventory,
+        chat,
+        logger,
+        clock,
+        state: records.gateState,
+        runGate: standardGate(access, probeTimeoutMs),
+        runningGates,
+        onReport,
+        onGateError,
+      }),
       'scheduled-gate-summary': createGateSummaryJob({ inventory, chat, logger, state: records.gateState }),
     },
     ops: {
@@ -79,8 +110,26 @@ export function buildProcessors(parts: ProcessorParts): Processors {
       'plan-expiry': createPlanExpiryJob(engine),
       // Retired: a snapshot queued by the previous version, ended with its reason.
       snapshot: createRetiredSnapshotJob(engine),
-      'ops-reconcile': createReconcileJob({ inventory, store, lock, audit: core.audit, runLease: records.runLease, opsQueue: queues.ops, logger, clock, playbooks: playbookOf }),
-      'scheduled-snapshot': createScheduledSnapshotJob({ inventory, access, chat, logger, timeouts: config.timeouts, clock, redis: infra.redis }),
+      'ops-reconcile': createReconcileJob({
+        inventory,
+        store,
+        lock,
+        audit: core.audit,
+        runLease: records.runLease,
+        opsQueue: queues.ops,
+        logger,
+        clock,
+        playbooks: playbookOf,
+      }),
+      'scheduled-snapshot': createScheduledSnapshotJob({
+        inventory,
+        access,
+        chat,
+        logger,
+        timeouts: config.timeouts,
+        clock,
+        redis: infra.redis,
+      }),
       'retention-sweep': createRetentionSweepJob({
         store,
         lock,

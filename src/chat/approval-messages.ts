@@ -1,6 +1,17 @@
 import type { Approval, Operation, Step } from '../ops/operation.ts';
 import type { Block, ChatMessage } from '../port/chat-port.ts';
-import { actions, context, escapeMrkdwn, fields, formatTime, mention, mentionUser, preformatted, section, type ButtonSpec } from './blocks.ts';
+import {
+  actions,
+  context,
+  escapeMrkdwn,
+  fields,
+  formatTime,
+  mention,
+  mentionUser,
+  preformatted,
+  section,
+  type ButtonSpec,
+} from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
 
@@ -77,7 +88,9 @@ export function approvalRequestMessage(op: Operation, approval: Approval, ctx: A
       preformatted(ctx.etcdEvidence),
       approveOrStop(op, approval, {
         title: confirmTitle(step),
-        text: escapeMrkdwn(`talosctl upgrade of ${role} ${nodeRef(step)}${host} to ${ctx.version}: the node reboots into the new image; etcd must keep quorum.`),
+        text: escapeMrkdwn(
+          `talosctl upgrade of ${role} ${nodeRef(step)}${host} to ${ctx.version}: the node reboots into the new image; etcd must keep quorum.`,
+        ),
         confirm: 'Approve',
         deny: 'Not yet',
       }),
@@ -93,7 +106,13 @@ export interface NodeApprovalFacts {
 }
 
 /** The question before a rollback or a removal: which node, where, and how etcd looks now. */
-export function nodeApprovalMessage(op: Operation, approval: Approval, step: Step, facts: NodeApprovalFacts, presentation: Presentation): ChatMessage {
+export function nodeApprovalMessage(
+  op: Operation,
+  approval: Approval,
+  step: Step,
+  facts: NodeApprovalFacts,
+  presentation: Presentation,
+): ChatMessage {
   const text = questionLine(op, step, presentation);
   const effect = presentation.approval?.effect?.(step) ?? approvalSubject(op, step, presentation);
   return {
@@ -110,14 +129,22 @@ export function nodeApprovalMessage(op: Operation, approval: Approval, step: Ste
 }
 
 /** The question before the real upgrade-k8s run: an approver applies what the dry run showed. */
-export function applyRequestMessage(op: Operation, approval: Approval, step: Step, dryRun: string | undefined, presentation: Presentation): ChatMessage {
+export function applyRequestMessage(
+  op: Operation,
+  approval: Approval,
+  step: Step,
+  dryRun: string | undefined,
+  presentation: Presentation,
+): ChatMessage {
   const v = op.target.version ?? '?';
   const text = questionLine(op, step, presentation);
   return {
     text,
     blocks: [
       section(`*${escapeMrkdwn(text)}*`),
-      section(`\`talosctl upgrade-k8s --to ${v}\` through ${escapeMrkdwn(step.node ?? 'a healthy control plane')} upgrades the whole cluster.`),
+      section(
+        `\`talosctl upgrade-k8s --to ${v}\` through ${escapeMrkdwn(step.node ?? 'a healthy control plane')} upgrades the whole cluster.`,
+      ),
       fields([
         ['From', op.target.fromVersion ?? '?'],
         ['To', `${v} (Terraform: \`v${v}\`)`],
@@ -131,7 +158,12 @@ export function applyRequestMessage(op: Operation, approval: Approval, step: Ste
           actionId: ACTION.apply,
           value: buttonValue(op.id, approval.nonce),
           style: 'primary',
-          confirm: { title: 'Upgrade Kubernetes?', text: `talosctl upgrade-k8s --to ${v}: every control-plane component and kubelet of ${op.cluster}.`, confirm: 'Apply', deny: 'Not yet' },
+          confirm: {
+            title: 'Upgrade Kubernetes?',
+            text: `talosctl upgrade-k8s --to ${v}: every control-plane component and kubelet of ${op.cluster}.`,
+            confirm: 'Apply',
+            deny: 'Not yet',
+          },
         },
         { text: 'Cancel', actionId: ACTION.cancelApply, value: buttonValue(op.id, approval.nonce) },
       ]),
@@ -159,7 +191,14 @@ export function withApprovers(request: ChatMessage, approvers: readonly string[]
 }
 
 /** An unanswered request shortly before it expires: the approvers are called again, in the channel. */
-export function approvalReminderMessage(op: Operation, approval: Approval, step: Step, approvers: readonly string[], link: string | undefined, presentation: Presentation): ChatMessage {
+export function approvalReminderMessage(
+  op: Operation,
+  approval: Approval,
+  step: Step,
+  approvers: readonly string[],
+  link: string | undefined,
+  presentation: Presentation,
+): ChatMessage {
   const mentions = approvers.map(mention).join(' ');
   const request = link ? `<${link}|The request>` : 'The request in this thread';
   const text = `⏰ ${escapeMrkdwn(approvalQuestion(op, step, presentation))} ${request} expires ${formatTime(approval.expiresAt)}; then \`${op.id}\` pauses and touches nothing. ${mentions}`;
@@ -176,7 +215,9 @@ export function approvalDecidedMessage(op: Operation, approval: Approval, step: 
   if (approval.state === 'expired') {
     blocks.push(
       context('The operation is paused. Nothing was touched. An approver can ask for approval again:'),
-      actions(`rerequest-${op.id}-${approval.nonce}`, [{ text: 'Request approval again', actionId: ACTION.rerequest, value: buttonValue(op.id, approval.nonce) }]),
+      actions(`rerequest-${op.id}-${approval.nonce}`, [
+        { text: 'Request approval again', actionId: ACTION.rerequest, value: buttonValue(op.id, approval.nonce) },
+      ]),
     );
   }
   return { text, blocks };

@@ -10,6 +10,9 @@ export function toOperator(op: Operation, followUp: ChatMessage): ChatMessage {
   const operator = mentionUser(op.startedBy ?? op.requestedBy);
   const [first, ...rest] = followUp.blocks ?? [section(escapeMrkdwn(followUp.text))];
   const text = first?.['text'] as { type?: string; text?: string } | undefined;
-  const addressed = first?.['type'] === 'section' && typeof text?.text === 'string' ? [{ ...first, text: { ...text, text: `${operator} ${text.text}` } }] : [section(operator), ...(first ? [first] : [])];
+  const addressed =
+    first?.['type'] === 'section' && typeof text?.text === 'string'
+      ? [{ ...first, text: { ...text, text: `${operator} ${text.text}` } }]
+      : [section(operator), ...(first ? [first] : [])];
   return { text: `${operator} ${followUp.text}`, blocks: [...addressed, ...rest] };
 }

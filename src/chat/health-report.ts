@@ -33,9 +33,7 @@ export function gateVerdictMessage(report: GateReport, request: GateRequest): Ch
   if (!report.passed) {
     blocks.push(section(`*Stop:*\n${report.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
   }
-  blocks.push(
-    context(`${counts.passed} passed · ${counts.warning} warning · ${counts.failed} failed — one reply per check in the thread`),
-  );
+  blocks.push(context(`${counts.passed} passed · ${counts.warning} warning · ${counts.failed} failed — one reply per check in the thread`));
   const reasons = report.passed ? '' : ` Stop: ${report.stopReasons.join('; ')}`;
   return { text: `${title} (${formatDuration(report.durationMs)}).${reasons}`, blocks };
 }

@@ -17,7 +17,9 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     `- Ended: ${op.endedAt ?? '-'}`,
     `- Validation: ${op.validation ?? '-'}`,
     ...(op.rehearsal !== undefined
-      ? [`- Staging rehearsal: ${op.rehearsal.stagingOp ?? (op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}` : 'none in the records')}`]
+      ? [
+          `- Staging rehearsal: ${op.rehearsal.stagingOp ?? (op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}` : 'none in the records')}`,
+        ]
       : []),
     ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
     ...terraformLines(op),
@@ -26,11 +28,17 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     '',
     '| # | step | node | image | result | detail |',
     '|---|---|---|---|---|---|',
-    ...op.steps.map((s, i) => `| ${i + 1} | ${s.kind} | ${s.node ?? ''} | ${s.image ?? ''} | ${s.status} | ${(s.detail ?? '').replace(/\|/g, '/')} |`),
+    ...op.steps.map(
+      (s, i) => `| ${i + 1} | ${s.kind} | ${s.node ?? ''} | ${s.image ?? ''} | ${s.status} | ${(s.detail ?? '').replace(/\|/g, '/')} |`,
+    ),
     '',
     '## Approvals',
     '',
-    ...(op.approvals.length === 0 ? ['none'] : op.approvals.map((a) => `- ${a.step}: ${a.state}${a.by ? ` by ${a.by}` : ''}${a.at ? ` at ${a.at}` : ''} (requested ${a.requestedAt})`)),
+    ...(op.approvals.length === 0
+      ? ['none']
+      : op.approvals.map(
+          (a) => `- ${a.step}: ${a.state}${a.by ? ` by ${a.by}` : ''}${a.at ? ` at ${a.at}` : ''} (requested ${a.requestedAt})`,
+        )),
     '',
     '## Audit trail',
     '',
@@ -58,6 +66,10 @@ function terraformLines(op: Operation): string[] {
   return [
     `- Terraform plan: ${tf.summary}; sha256 ${tf.planSha256 ?? 'none (not kept)'}${tf.dirty ? '; the working tree had uncommitted changes' : ''}`,
     ...(tf.changes.length > 0 ? [`- Terraform changes: ${tf.changes.map((c) => `${c.action} ${c.address}`).join('; ')}`] : []),
-    ...(op.rehearsal?.stagingOp !== undefined ? [`- Applied to staging first: ${op.rehearsal.stagingOp} by ${op.rehearsal.appliedBy ?? '?'} at ${op.rehearsal.appliedAt ?? '?'}, gate passed`] : []),
+    ...(op.rehearsal?.stagingOp !== undefined
+      ? [
+          `- Applied to staging first: ${op.rehearsal.stagingOp} by ${op.rehearsal.appliedBy ?? '?'} at ${op.rehearsal.appliedAt ?? '?'}, gate passed`,
+        ]
+      : []),
   ];
 }

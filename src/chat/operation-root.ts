@@ -58,7 +58,8 @@ export function operationRootMessage(op: Operation, presentation: Presentation):
   }
   if (op.notes.length > 0) blocks.push(context(op.notes.map((n) => escapeMrkdwn(n)).join('\n')));
   // This message changes with the phase; steps report in the thread, so a step costs Slack one or two calls.
-  if (op.state === 'running' || op.state === 'awaiting-approval') blocks.push(context(`Steps report in this thread as they end; \`/talos status\` shows the step in progress.`));
+  if (op.state === 'running' || op.state === 'awaiting-approval')
+    blocks.push(context(`Steps report in this thread as they end; \`/talos status\` shows the step in progress.`));
   blocks.push(...rehearsalBlocks(op, presentation.rehearsal));
   if (op.state === 'planned' && op.planNonce) {
     const confirm = review.length > 0 ? `*Confirm before starting (runbook):*\n${review.map((r) => `☐ ${r}`).join('\n')}` : '';
@@ -72,7 +73,10 @@ export function operationRootMessage(op: Operation, presentation: Presentation):
           style: 'primary',
           confirm: {
             title: kind.startTitle,
-            text: review.length > 0 ? `By starting you confirm: ${review.join('; ')}.` : `This applies the reviewed plan to ${op.cluster} exactly as shown.`,
+            text:
+              review.length > 0
+                ? `By starting you confirm: ${review.join('; ')}.`
+                : `This applies the reviewed plan to ${op.cluster} exactly as shown.`,
             confirm: kind.startLabel ?? 'Start',
             deny: 'Not yet',
           },

@@ -1,6 +1,16 @@
 import type { ChangeAction, PlannedChange, PlanReview } from '../tofu/parse-plan.ts';
 
-const SYMBOL: Record<ChangeAction, string> = { create: '+', read: '<=', update: '~', replace: '-/+', 'forget-replace': './+', delete: '-', forget: '.', 'no-op': ' ', unknown: '?' };
+const SYMBOL: Record<ChangeAction, string> = {
+  create: '+',
+  read: '<=',
+  update: '~',
+  replace: '-/+',
+  'forget-replace': './+',
+  delete: '-',
+  forget: '.',
+  'no-op': ' ',
+  unknown: '?',
+};
 const ACTION_ORDER: ChangeAction[] = ['unknown', 'replace', 'forget-replace', 'delete', 'create', 'update', 'read', 'forget'];
 const COUNT_WORDS: [ChangeAction, string][] = [
   ['unknown', 'unrecognised'],

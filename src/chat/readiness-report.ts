@@ -38,7 +38,9 @@ export function readinessVerdictMessage(report: ReadinessReport, request: Readin
   ];
   const failed = report.gates.filter((g) => g.status === 'failed');
   if (failed.length > 0) {
-    blocks.push(section(`*Not production-ready:*\n${failed.map((g) => `• *${escapeMrkdwn(g.title)}*: ${escapeMrkdwn(g.summary)}`).join('\n')}`));
+    blocks.push(
+      section(`*Not production-ready:*\n${failed.map((g) => `• *${escapeMrkdwn(g.title)}*: ${escapeMrkdwn(g.summary)}`).join('\n')}`),
+    );
   }
   const byHand = report.counts.manual;
   const next = report.ready

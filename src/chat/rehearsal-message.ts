@@ -14,19 +14,32 @@ export function rehearsalBlocks(op: Operation, wording: RehearsalWording | undef
 /** The Override button under a plan that lacks its rehearsal, while it waits for Start. */
 export function overrideButton(op: Operation, text: string): Block[] {
   if (op.state !== 'planned' || !op.planNonce) return [];
-  return [actions(`override-${op.id}-${op.planNonce}`, [{ text, actionId: OVERRIDE_ACTION, value: `${op.id}.${op.planNonce}`, style: 'danger' }])];
+  return [
+    actions(`override-${op.id}-${op.planNonce}`, [{ text, actionId: OVERRIDE_ACTION, value: `${op.id}.${op.planNonce}`, style: 'danger' }]),
+  ];
 }
 
 /** An upgrade's rehearsal: a completed staging upgrade to the same version, found, overridden, or missing with an approver's Override button. */
 export const UPGRADE_REHEARSAL: RehearsalWording = {
   blocks(op, rehearsal) {
     const version = op.target.version ?? '?';
-    if (rehearsal.stagingOp !== undefined) return [context(`Rehearsed in staging: ${operationRef(rehearsal.stagingOp, rehearsal.stagingLink)} completed the same upgrade to ${version}.`)];
+    if (rehearsal.stagingOp !== undefined)
+      return [
+        context(
+          `Rehearsed in staging: ${operationRef(rehearsal.stagingOp, rehearsal.stagingLink)} completed the same upgrade to ${version}.`,
+        ),
+      ];
     if (op.override !== undefined) {
-      return [context(`⚠️ No staging rehearsal of ${version} in the records; overridden by ${mentionUser(op.override.by)} at ${formatTime(op.override.at)}.`)];
+      return [
+        context(
+          `⚠️ No staging rehearsal of ${version} in the records; overridden by ${mentionUser(op.override.by)} at ${formatTime(op.override.at)}.`,
+        ),
+      ];
     }
     return [
-      section(`⚠️ *No completed staging upgrade to ${version} in the bot's records.* The runbook tests the exact target in staging first. An approver must override before this plan can start.`),
+      section(
+        `⚠️ *No completed staging upgrade to ${version} in the bot's records.* The runbook tests the exact target in staging first. An approver must override before this plan can start.`,
+      ),
       ...overrideButton(op, 'Override: no staging rehearsal'),
     ];
   },

@@ -20,7 +20,10 @@ export function scheduledGateChangeMessage(
   previous: { verdict: GateVerdict; changedAt: string } | undefined,
 ): ChatMessage {
   const icon = next.verdict.passed ? '✅' : '❌';
-  const was = previous === undefined ? '' : ` (${previous.verdict.passed ? 'passing' : `failing on ${checkList(previous.verdict.failing)}`} since ${formatTime(previous.changedAt)})`;
+  const was =
+    previous === undefined
+      ? ''
+      : ` (${previous.verdict.passed ? 'passing' : `failing on ${checkList(previous.verdict.failing)}`} since ${formatTime(previous.changedAt)})`;
   const headline =
     next.error !== undefined
       ? `${icon} Scheduled health gate could not run on ${cluster}: ${next.error}`
@@ -46,7 +49,11 @@ export function scheduledGateChangeMessage(
 }
 
 /** The daily summary: the verdict, its last change, and how many scheduled gates ran since the last summary. */
-export function scheduledGateSummaryMessage(cluster: string, last: { verdict: GateVerdict; changedAt: string; lastRunAt: string } | undefined, counts: { runs: number; failed: number }): ChatMessage {
+export function scheduledGateSummaryMessage(
+  cluster: string,
+  last: { verdict: GateVerdict; changedAt: string; lastRunAt: string } | undefined,
+  counts: { runs: number; failed: number },
+): ChatMessage {
   const verdict =
     last === undefined
       ? 'no scheduled gate has run yet'

@@ -27,7 +27,11 @@ export function shownOperations(ops: readonly Operation[]): { active: Operation[
 }
 
 /** `/talos status` in a cluster's channel: what runs or waits now, then the latest finished operations, each linked to its thread. */
-export function statusText(byCluster: { cluster: string; holder: string | undefined; ops: Operation[] }[], presentations: PresentationLookup, links: OperationLinks = NO_LINKS): string {
+export function statusText(
+  byCluster: { cluster: string; holder: string | undefined; ops: Operation[] }[],
+  presentations: PresentationLookup,
+  links: OperationLinks = NO_LINKS,
+): string {
   const lines: string[] = [];
   for (const { cluster, holder, ops } of byCluster) {
     lines.push(`*${cluster}* — ${holder ? `locked by ${operationRef(holder, links.get(holder))}` : 'no operation holds it'}`);
@@ -44,7 +48,13 @@ export function statusText(byCluster: { cluster: string; holder: string | undefi
  * whether an operation holds each cluster, linked to its thread, and where the cluster's channel
  * is. Targets, nodes, versions and reasons stay in each cluster's own channel.
  */
-export function statusSummaryText(clusters: { cluster: string; channel: string; holder: string | undefined }[], links: OperationLinks = NO_LINKS): string {
-  const lines = clusters.map(({ cluster, channel, holder }) => `*${cluster}* (<#${channel}>) — ${holder ? `held by ${operationRef(holder, links.get(holder))}` : 'no operation holds it'}`);
-  return [...lines, 'Each cluster\'s operations, with their progress, are listed by `/talos status` in its own channel.'].join('\n');
+export function statusSummaryText(
+  clusters: { cluster: string; channel: string; holder: string | undefined }[],
+  links: OperationLinks = NO_LINKS,
+): string {
+  const lines = clusters.map(
+    ({ cluster, channel, holder }) =>
+      `*${cluster}* (<#${channel}>) — ${holder ? `held by ${operationRef(holder, links.get(holder))}` : 'no operation holds it'}`,
+  );
+  return [...lines, "Each cluster's operations, with their progress, are listed by `/talos status` in its own channel."].join('\n');
 }

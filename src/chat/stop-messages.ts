@@ -9,7 +9,15 @@ import type { Presentation } from './presentation.ts';
  * step is safe to run again, a Rollback of the node when the step asked it to change. It mentions
  * the operator who started the operation, who must act on it.
  */
-export function failureMessage(op: Operation, step: Step | undefined, reason: string, evidence: string[], presentation: Presentation, retryNote?: string, holdsLock = true): ChatMessage {
+export function failureMessage(
+  op: Operation,
+  step: Step | undefined,
+  reason: string,
+  evidence: string[],
+  presentation: Presentation,
+  retryNote?: string,
+  holdsLock = true,
+): ChatMessage {
   const where = step ? ` at ${presentation.stepLabel(step)}` : '';
   // An operation that holds no lock (a snapshot) leaves the cluster as free as it found it.
   const lock = holdsLock ? `the cluster stays locked to ${op.id} until an operator cancels it` : `${op.id} held no lock on ${op.cluster}`;
@@ -19,7 +27,9 @@ export function failureMessage(op: Operation, step: Step | undefined, reason: st
   const blocks = [section(`${escapeMrkdwn(said)} ${operator}`)];
   if (evidence.length > 0) blocks.push(preformatted(evidence));
   if (op.retry?.state === 'offered') {
-    const again = retryNote ?? (op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step');
+    const again =
+      retryNote ??
+      (op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step');
     blocks.push(
       context(`Fix the cause, then Retry (${again}). A step that needs an approval asks for it again.`),
       actions(`retry-${op.id}-${op.retry.nonce}`, [
@@ -63,8 +73,16 @@ export function retriedMessage(op: Operation, by: string, at: string): ChatMessa
 }
 
 /** A step that would start outside the maintenance window: it waits, and an approver may say go now. */
-export function windowWaitMessage(op: Operation, step: Step, nonce: string, opensAt: string | undefined, presentation: Presentation): ChatMessage {
-  const when = opensAt ? `The next window opens ${formatTime(opensAt)}; the step starts then by itself.` : 'No window lies ahead in the inventory.';
+export function windowWaitMessage(
+  op: Operation,
+  step: Step,
+  nonce: string,
+  opensAt: string | undefined,
+  presentation: Presentation,
+): ChatMessage {
+  const when = opensAt
+    ? `The next window opens ${formatTime(opensAt)}; the step starts then by itself.`
+    : 'No window lies ahead in the inventory.';
   const text = `⏸ Waiting for the maintenance window before ${presentation.stepLabel(step)} (${op.id}). ${when}`;
   return {
     text,
@@ -77,7 +95,12 @@ export function windowWaitMessage(op: Operation, step: Step, nonce: string, open
           actionId: ACTION.windowOverride,
           value: buttonValue(op.id, nonce),
           style: 'danger',
-          confirm: { title: 'Start outside the window?', text: `Starts ${presentation.stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`, confirm: 'Start now', deny: 'Wait' },
+          confirm: {
+            title: 'Start outside the window?',
+            text: `Starts ${presentation.stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`,
+            confirm: 'Start now',
+            deny: 'Wait',
+          },
         },
       ]),
     ],

@@ -38,25 +38,21 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
   return {
     withSession(cluster, signal, work) {
       const outputs = terraformOutputs({ tofu: deps.tofu, scrubber: deps.scrubber }, cluster);
-      return withClusterCredentials(
-        { outputs, baseDir: deps.credentialsDir },
-        signal,
-        async (credentials) => {
-          const kube = createKubeApi(credentials.kubeconfig);
-          const talosctl = async (runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl> => {
-            const binary = await deps.binaries.forVersion(runningVersion, options);
-            return createTalosctl({
-              runner: deps.runner,
-              binary: binary.path,
-              talosconfigPath: credentials.talosconfigPath,
-              endpoints: cluster.controlPlanes,
-              env: deps.childEnv,
-              timeoutMs: deps.talosctlTimeoutMs,
-            });
-          };
-          return work({ cluster, credentials, outputs, kube, talosctl });
-        },
-      );
+      return withClusterCredentials({ outputs, baseDir: deps.credentialsDir }, signal, async (credentials) => {
+        const kube = createKubeApi(credentials.kubeconfig);
+        const talosctl = async (runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl> => {
+          const binary = await deps.binaries.forVersion(runningVersion, options);
+          return createTalosctl({
+            runner: deps.runner,
+            binary: binary.path,
+            talosconfigPath: credentials.talosconfigPath,
+            endpoints: cluster.controlPlanes,
+            env: deps.childEnv,
+            timeoutMs: deps.talosctlTimeoutMs,
+          });
+        };
+        return work({ cluster, credentials, outputs, kube, talosctl });
+      });
     },
   };
 }

@@ -30,7 +30,10 @@ export async function withClusterCredentials<T>(
   signal: AbortSignal | undefined,
   work: (credentials: ClusterCredentials) => Promise<T>,
 ): Promise<T> {
-  const [talosconfig, kubeconfig] = await Promise.all([deps.outputs.required('talosconfig', signal), deps.outputs.required('kubeconfig', signal)]);
+  const [talosconfig, kubeconfig] = await Promise.all([
+    deps.outputs.required('talosconfig', signal),
+    deps.outputs.required('kubeconfig', signal),
+  ]);
   const dir = await makePrivateDir(deps.baseDir, 'talos-chatops-');
   try {
     const talosconfigPath = join(dir, 'talosconfig');

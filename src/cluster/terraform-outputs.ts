@@ -46,7 +46,10 @@ export interface TerraformOutputsDeps {
  * this object, never in Redis or on disk; every sensitive output and both credentials are
  * registered with the scrubber as soon as they are read.
  */
-export function terraformOutputs(deps: TerraformOutputsDeps, cluster: { terraformDir: string; terraformOutputs?: OutputNames }): TerraformOutputs {
+export function terraformOutputs(
+  deps: TerraformOutputsDeps,
+  cluster: { terraformDir: string; terraformOutputs?: OutputNames },
+): TerraformOutputs {
   const names = { ...DEFAULT_OUTPUT_NAMES, ...cluster.terraformOutputs };
   const credentialNames = new Set(CREDENTIAL_ROLES.map((role) => names[role]));
   let read: Promise<Map<string, string>> | undefined;

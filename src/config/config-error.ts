@@ -23,7 +23,10 @@ const MAX_SEGMENT = 60;
 function showSegment(segment: PropertyKey): string {
   const text = String(segment);
   if (/^[A-Za-z0-9_-]+$/.test(text) && text.length <= MAX_SEGMENT) return text;
-  const quoted = JSON.stringify(text.slice(0, MAX_SEGMENT)).replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const quoted = JSON.stringify(text.slice(0, MAX_SEGMENT)).replace(
+    /[^\x20-\x7e]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return text.length > MAX_SEGMENT ? `${quoted}…` : quoted;
 }
 

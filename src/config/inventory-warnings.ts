@@ -30,7 +30,9 @@ export function inventoryWarnings(inventory: Inventory): string[] {
       const effect = cluster.requireDistinctApprover
         ? 'four eyes is on there, so such a user may approve only what others requested or started'
         : 'four eyes is off there, so such a user can approve their own request';
-      warnings.push(`${both.join(', ')} ${both.length === 1 ? 'is' : 'are'} both operator and approver of cluster ${cluster.name}: ${effect}.`);
+      warnings.push(
+        `${both.join(', ')} ${both.length === 1 ? 'is' : 'are'} both operator and approver of cluster ${cluster.name}: ${effect}.`,
+      );
     }
   }
   return warnings;

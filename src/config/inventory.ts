@@ -7,7 +7,9 @@ import { windowProblem } from './maintenance-window.ts';
 import { ClusterSchedules } from './schedules.ts';
 
 /** User ids are `U…`, or `W…` in an Enterprise Grid organisation; user-group ids are `S…`. */
-const SlackIdList = z.array(z.string().regex(/^[UWS][A-Z0-9]{2,}$/, 'must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)'));
+const SlackIdList = z.array(
+  z.string().regex(/^[UWS][A-Z0-9]{2,}$/, 'must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)'),
+);
 
 const Address = z.string().refine((s) => isIP(s) !== 0, { message: 'must be an IPv4 or IPv6 address' });
 
@@ -106,9 +108,19 @@ const ClusterSchema = z
     }
     for (const address of ctx.value.defaultClassNodes) {
       if (!seen.has(address)) {
-        ctx.issues.push({ code: 'custom', input: address, path: ['defaultClassNodes'], message: `${address} is not a node of this cluster` });
+        ctx.issues.push({
+          code: 'custom',
+          input: address,
+          path: ['defaultClassNodes'],
+          message: `${address} is not a node of this cluster`,
+        });
       } else if (ctx.value.longhornNodes.includes(address)) {
-        ctx.issues.push({ code: 'custom', input: address, path: ['defaultClassNodes'], message: `${address} is also in longhornNodes: a node is of one installer class` });
+        ctx.issues.push({
+          code: 'custom',
+          input: address,
+          path: ['defaultClassNodes'],
+          message: `${address} is also in longhornNodes: a node is of one installer class`,
+        });
       }
     }
   })
@@ -137,7 +149,9 @@ export function parseInventory(text: string, source: string): Inventory {
     throw new ConfigError(`The cluster inventory ${source}`, [`not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
   }
   if (raw === null || raw === undefined) {
-    throw new ConfigError(`The cluster inventory ${source}`, ['the file is empty: declare the clusters under a top-level `clusters:` key (see the README)']);
+    throw new ConfigError(`The cluster inventory ${source}`, [
+      'the file is empty: declare the clusters under a top-level `clusters:` key (see the README)',
+    ]);
   }
   // A record drops a `__proto__` key without a word: a cluster of that name would silently vanish.
   const rawClusters = typeof raw === 'object' ? (raw as Record<string, unknown>).clusters : undefined;
@@ -180,9 +194,7 @@ export function loadInventory(path: string): Inventory {
   return parseInventory(text, path);
 }
 
-export type ClusterResolution =
-  | { ok: true; cluster: ClusterConfig }
-  | { ok: false; reason: string };
+export type ClusterResolution = { ok: true; cluster: ClusterConfig } | { ok: false; reason: string };
 
 /**
  * The cluster a command means: the named one, else the one whose channel it came from.

@@ -11,7 +11,10 @@ export type RedisAccess = 'password-required' | 'open';
  * @returns a warning to log at every start when an open Redis is accepted; undefined otherwise
  * @throws {ConfigError} for an open Redis without the explicit acceptance
  */
-export function redisAccessRule(access: RedisAccess, input: { url: string; productionClusters: string[]; allowInsecure: boolean }): string | undefined {
+export function redisAccessRule(
+  access: RedisAccess,
+  input: { url: string; productionClusters: string[]; allowInsecure: boolean },
+): string | undefined {
   if (access === 'password-required' || input.productionClusters.length === 0) return undefined;
   const url = new URL(input.url);
   const why =
@@ -19,7 +22,8 @@ export function redisAccessRule(access: RedisAccess, input: { url: string; produ
       ? `the Redis at ${url.host} answers clients without a password`
       : `REDIS_URL carries a password, but the Redis at ${url.host} has none configured and answers anyone without it`;
   const clusters = input.productionClusters.join(', ');
-  if (input.allowInsecure) return `${why}; ALLOW_INSECURE_REDIS=true accepts that for the production clusters ${clusters}: anyone who reaches it can forge approvals and operations`;
+  if (input.allowInsecure)
+    return `${why}; ALLOW_INSECURE_REDIS=true accepts that for the production clusters ${clusters}: anyone who reaches it can forge approvals and operations`;
   throw new ConfigError('REDIS_URL', [
     `${why}, and the inventory has production clusters (${clusters}) whose operations, approvals and locks it would hold: ` +
       'set a password on the server (requirepass, or an ACL user) and put it in REDIS_URL as redis://:<password>@host:port (rediss:// for TLS), ' +

@@ -65,7 +65,8 @@ export const ClusterSchedules = z
       if (schedule === undefined) continue;
       // A bad zone is reported on its own line; the pattern is then judged in UTC.
       const problem = cronProblem(schedule.cron, isTimeZone(schedule.timezone) ? schedule.timezone : undefined);
-      if (problem !== undefined) ctx.issues.push({ code: 'custom', input: schedule.cron, path: [name, 'cron'], message: `not a usable cron pattern: ${problem}` });
+      if (problem !== undefined)
+        ctx.issues.push({ code: 'custom', input: schedule.cron, path: [name, 'cron'], message: `not a usable cron pattern: ${problem}` });
     }
   });
 export type ClusterSchedules = z.infer<typeof ClusterSchedules>;

@@ -34,7 +34,8 @@ export interface RunResult {
   durationMs: number;
 }
 
-export type ExecErrorCode = 'exec-failed' | 'exec-timeout' | 'exec-cancelled' | 'exec-not-found' | 'exec-invalid-argument' | 'exec-output-too-large';
+export type ExecErrorCode =
+  'exec-failed' | 'exec-timeout' | 'exec-cancelled' | 'exec-not-found' | 'exec-invalid-argument' | 'exec-output-too-large';
 
 /** A child process that failed; its message and `stderr` are already free of known secrets. */
 export class ExecError extends OpsError {
@@ -111,8 +112,10 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
         maxBuffer: maxOutput,
       });
       const { onStdoutLine, onStderrLine } = runOptions;
-      if (onStdoutLine && subprocess.stdout) createInterface({ input: subprocess.stdout }).on('line', (line) => onStdoutLine(scrubber.scrub(line)));
-      if (onStderrLine && subprocess.stderr) createInterface({ input: subprocess.stderr }).on('line', (line) => onStderrLine(scrubber.scrub(line)));
+      if (onStdoutLine && subprocess.stdout)
+        createInterface({ input: subprocess.stdout }).on('line', (line) => onStdoutLine(scrubber.scrub(line)));
+      if (onStderrLine && subprocess.stderr)
+        createInterface({ input: subprocess.stderr }).on('line', (line) => onStderrLine(scrubber.scrub(line)));
       const outcome = await waitOn(async () => subprocess);
       const durationMs = performance.now() - started;
       const result: RunResult = {
@@ -130,7 +133,11 @@ export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunne
       const what = [name, verb].filter((part) => part !== '').join(' ');
       let error: ExecError | undefined;
       if ((outcome as { code?: string }).code === 'ENOENT') {
-        error = new ExecError('exec-not-found', `${name} was not found; set its path in the environment (TALOSCTL_BIN or TOFU_BIN)`, result);
+        error = new ExecError(
+          'exec-not-found',
+          `${name} was not found; set its path in the environment (TALOSCTL_BIN or TOFU_BIN)`,
+          result,
+        );
       } else if (outcome.isMaxBuffer) {
         error = new ExecError(
           'exec-output-too-large',

@@ -8,7 +8,11 @@ import { evaluateDisruptionBudgets, instanceManagerNode } from './rules/pdb.ts';
 
 /** Longhorn's objects, when its CRDs answer; `undefined` where Longhorn is not installed. */
 export async function readLonghorn(kube: KubeApi, signal: AbortSignal): Promise<LonghornView | undefined> {
-  const [volumes, replicas, settings] = await Promise.all([kube.listLonghornVolumes(signal), kube.listLonghornReplicas(signal), kube.listLonghornSettings(signal)]);
+  const [volumes, replicas, settings] = await Promise.all([
+    kube.listLonghornVolumes(signal),
+    kube.listLonghornReplicas(signal),
+    kube.listLonghornSettings(signal),
+  ]);
   if (volumes === undefined || replicas === undefined) return undefined;
   const { view, unreadable } = longhornView(volumes, replicas, settings ?? []);
   // A replica the rule cannot read could be the last healthy one: refuse rather than guess.

@@ -39,14 +39,26 @@ export async function runFinalVerification(
     // Poll the settling checks alone until they pass, a failure that waiting cannot clear appears, or the window ends;
     // a poll that would end past the window is not started.
     const timeoutMs = Math.max(0, deadline - settle.pollMs + 1 - clock.now().getTime());
-    const polled = await pollUntil(clock, { timeoutMs, intervalMs: settle.pollMs, ...(deps.signal ? { signal: deps.signal } : {}) }, async (attempt) => {
-      if (attempt > 1) failed = (await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) })).checks.filter((c) => c.status === 'failed');
-      return settling(failed) ? { done: false, pending: failed.map((c) => c.id).join(', ') } : { done: true, value: undefined };
-    });
+    const polled = await pollUntil(
+      clock,
+      { timeoutMs, intervalMs: settle.pollMs, ...(deps.signal ? { signal: deps.signal } : {}) },
+      async (attempt) => {
+        if (attempt > 1)
+          failed = (await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) })).checks.filter(
+            (c) => c.status === 'failed',
+          );
+        return settling(failed) ? { done: false, pending: failed.map((c) => c.id).join(', ') } : { done: true, value: undefined };
+      },
+    );
     if (!polled.ok) {
       const latest = new Map(failed.map((c) => [c.id, c]));
       const checks = report.checks.map((c) => latest.get(c.id) ?? c);
-      return { ...report, passed: false, checks, stopReasons: failed.map((c) => `still not ready after the ${window} settle window: ${c.summary}`) };
+      return {
+        ...report,
+        passed: false,
+        checks,
+        stopReasons: failed.map((c) => `still not ready after the ${window} settle window: ${c.summary}`),
+      };
     }
   }
 }

@@ -120,7 +120,9 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
           ? [merged]
           : await Promise.all(controlPlanes.map((node) => talosctl.run(['service', 'etcd'], [node], { signal, okExitCodes: [0, 1] })));
         const nodesOf = (i: number): string[] => (attributed ? controlPlanes : [controlPlanes[i]!]);
-        const infos = results.flatMap((r, i) => parseServiceInfo(r.stdout).map((info) => ({ ...info, node: info.node ?? (nodesOf(i).length === 1 ? nodesOf(i)[0] : undefined) })));
+        const infos = results.flatMap((r, i) =>
+          parseServiceInfo(r.stdout).map((info) => ({ ...info, node: info.node ?? (nodesOf(i).length === 1 ? nodesOf(i)[0] : undefined) })),
+        );
         const check = evaluateEtcdService(infos, controlPlanes);
         const errors = results.flatMap((r, i) => {
           if (r.exitCode === 0 && r.stderr.trim() === '') return [];
@@ -168,7 +170,9 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
       title: deps.drainNodes === undefined ? 'PodDisruptionBudgets' : `PodDisruptionBudgets (drain of ${deps.drainNodes.join(', ')})`,
       run: (signal) => checkDisruptionBudgets(kube, deps.drainNodes ?? nodes, signal),
     },
-    ...(deps.mode === 'final' ? [{ id: 'cilium', title: 'Cilium agent and operator', run: (signal: AbortSignal) => checkCilium(kube, signal) }] : []),
+    ...(deps.mode === 'final'
+      ? [{ id: 'cilium', title: 'Cilium agent and operator', run: (signal: AbortSignal) => checkCilium(kube, signal) }]
+      : []),
   ];
 }
 

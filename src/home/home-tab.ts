@@ -1,5 +1,13 @@
 import type { ChatPort } from '../port/chat-port.ts';
-import { type HomeApproval, type HomeCluster, type HomeLock, type HomePublisher, type HomeView, homeView, type VersionReading } from './home-view.ts';
+import {
+  type HomeApproval,
+  type HomeCluster,
+  type HomeLock,
+  type HomePublisher,
+  type HomeView,
+  homeView,
+  type VersionReading,
+} from './home-view.ts';
 import type { PresentationLookup } from '../chat/presentation.ts';
 import type { ClusterConfig, Inventory } from '../config/inventory.ts';
 import type { GateReport } from '../health/health-gate.ts';
@@ -46,7 +54,11 @@ export interface HomeTab {
 
 /** What a viewer sees change: the state, the thread to link to, the approvals waiting. */
 function visible(op: Operation): string {
-  return JSON.stringify([op.state, op.rootTs, op.approvals.filter((a) => a.state === 'pending').map((a) => [a.step, a.messageTs, a.expiresAt])]);
+  return JSON.stringify([
+    op.state,
+    op.rootTs,
+    op.approvals.filter((a) => a.state === 'pending').map((a) => [a.step, a.messageTs, a.expiresAt]),
+  ]);
 }
 
 function withV(version: string): string {
@@ -102,27 +114,43 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
       by: op.startedBy ?? op.requestedBy,
       since: op.startedAt ?? op.createdAt,
       // The operation keeps its thread's link once someone asked for it; else Slack is asked (and the answer cached).
-      ...(await (op.permalink === undefined ? permalink(op.channel, op.rootTs) : Promise.resolve(op.permalink)).then((link) => (link === undefined ? {} : { link }))),
+      ...(await (op.permalink === undefined ? permalink(op.channel, op.rootTs) : Promise.resolve(op.permalink)).then((link) =>
+        link === undefined ? {} : { link },
+      )),
     };
   };
 
   const approvalsOf = async (ops: Operation[], now: Date): Promise<HomeApproval[]> => {
     const waitingOps = ops.filter((o) => !FINISHED.includes(o.state));
-    const pending = waitingOps.flatMap((op) => op.approvals.filter((a) => a.state === 'pending' && Date.parse(a.expiresAt) > now.getTime()).map((a) => ({ op, a })));
+    const pending = waitingOps.flatMap((op) =>
+      op.approvals.filter((a) => a.state === 'pending' && Date.parse(a.expiresAt) > now.getTime()).map((a) => ({ op, a })),
+    );
     return Promise.all(
       pending.map(async ({ op, a }) => {
         const step = op.steps.find((s) => s.id === a.step);
         const link = await permalink(op.channel, a.messageTs);
-        return { opId: op.id, what: step === undefined ? a.step : deps.presentations(op.kind).stepLabel(step), requestedAt: a.requestedAt, expiresAt: a.expiresAt, ...(link === undefined ? {} : { link }) };
+        return {
+          opId: op.id,
+          what: step === undefined ? a.step : deps.presentations(op.kind).stepLabel(step),
+          requestedAt: a.requestedAt,
+          expiresAt: a.expiresAt,
+          ...(link === undefined ? {} : { link }),
+        };
       }),
     );
   };
 
   const clusterState = async (cluster: ClusterConfig, now: Date): Promise<HomeCluster> => {
-    const [holder, gate, ops] = await Promise.all([deps.lock.holder(cluster.name), deps.records.lastGate(cluster.name), deps.store.listForCluster(cluster.name, RECENT_OPERATIONS)]);
+    const [holder, gate, ops] = await Promise.all([
+      deps.lock.holder(cluster.name),
+      deps.records.lastGate(cluster.name),
+      deps.store.listForCluster(cluster.name, RECENT_OPERATIONS),
+    ]);
     const holderOp = holder === undefined ? undefined : (ops.find((o) => o.id === holder) ?? (await deps.store.get(holder)));
-    const gateTalos: VersionReading | undefined = gate && gate.talos.length > 0 ? { versions: gate.talos, at: gate.at, source: 'health gate' } : undefined;
-    const gateKubernetes: VersionReading | undefined = gate && gate.kubernetes.length > 0 ? { versions: gate.kubernetes, at: gate.at, source: 'health gate' } : undefined;
+    const gateTalos: VersionReading | undefined =
+      gate && gate.talos.length > 0 ? { versions: gate.talos, at: gate.at, source: 'health gate' } : undefined;
+    const gateKubernetes: VersionReading | undefined =
+      gate && gate.kubernetes.length > 0 ? { versions: gate.kubernetes, at: gate.at, source: 'health gate' } : undefined;
     const talos = newer(gateTalos, upgradeReading(ops, 'talos-upgrade', 'Talos upgrade'));
     const kubernetes = newer(gateKubernetes, upgradeReading(ops, 'k8s-upgrade', 'Kubernetes upgrade'));
     return {
@@ -212,7 +240,9 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
           talos: report.versions?.talos ?? [],
           kubernetes: report.versions?.kubernetes ?? [],
         })
-        .then(refresh, (error: unknown) => deps.logger.warn({ cluster: report.cluster, err: (error as Error).message }, 'health gate not recorded for the home tab'));
+        .then(refresh, (error: unknown) =>
+          deps.logger.warn({ cluster: report.cluster, err: (error as Error).message }, 'health gate not recorded for the home tab'),
+        );
     },
     close() {
       closed = true;

@@ -67,20 +67,25 @@ export interface HomeCluster {
 
 /** A Home tab view, as `views.publish` takes it. */
 
-
 function linked(text: string, link: string | undefined): string {
   return link === undefined ? text : `<${link}|${text}>`;
 }
 
 function versionsField(label: string, seen: VersionReading | undefined): [string, string] {
   if (seen === undefined || seen.versions.length === 0) return [label, '_not read yet: run `/talos health`_'];
-  return [label, `${escapeMrkdwn(seen.versions.join(', '))}${seen.versions.length > 1 ? ' (mixed)' : ''}\n_${escapeMrkdwn(seen.source)}, ${formatTime(seen.at)}_`];
+  return [
+    label,
+    `${escapeMrkdwn(seen.versions.join(', '))}${seen.versions.length > 1 ? ' (mixed)' : ''}\n_${escapeMrkdwn(seen.source)}, ${formatTime(seen.at)}_`,
+  ];
 }
 
 function lockField(lock: HomeLock | undefined): [string, string] {
   if (lock === undefined) return ['Lock', 'free'];
   const what = `${escapeMrkdwn(lock.what)}${lock.target === undefined ? '' : ` ${escapeMrkdwn(lock.target)}`}`;
-  return ['Lock', `:lock: ${linked(`\`${lock.opId}\``, lock.link)} ${what}, ${lock.state}\nby ${mentionUser(lock.by)} since ${formatTime(lock.since)}`];
+  return [
+    'Lock',
+    `:lock: ${linked(`\`${lock.opId}\``, lock.link)} ${what}, ${lock.state}\nby ${mentionUser(lock.by)} since ${formatTime(lock.since)}`,
+  ];
 }
 
 function gateField(gate: HomeGate | undefined): [string, string] {
@@ -98,11 +103,17 @@ function clusterBlocks(cluster: HomeCluster): Block[] {
   const blocks: Block[] = [
     { type: 'divider' },
     section(`*${cluster.name}* · ${cluster.environment} · <#${cluster.channel}>`),
-    fieldsBlock([versionsField('Talos', cluster.talos), versionsField('Kubernetes', cluster.kubernetes), lockField(cluster.lock), gateField(cluster.lastGate)]),
+    fieldsBlock([
+      versionsField('Talos', cluster.talos),
+      versionsField('Kubernetes', cluster.kubernetes),
+      lockField(cluster.lock),
+      gateField(cluster.lastGate),
+    ]),
   ];
   if (cluster.approvals.length > 0) {
     const lines = cluster.approvals.map(
-      (a) => `• ${linked(escapeMrkdwn(a.what), a.link)} (\`${a.opId}\`), asked ${formatTime(a.requestedAt)}, expires ${formatTime(a.expiresAt)}`,
+      (a) =>
+        `• ${linked(escapeMrkdwn(a.what), a.link)} (\`${a.opId}\`), asked ${formatTime(a.requestedAt)}, expires ${formatTime(a.expiresAt)}`,
     );
     blocks.push(section(`*Approvals waiting*\n${lines.join('\n')}`));
   }
@@ -115,7 +126,10 @@ function clusterBlocks(cluster: HomeCluster): Block[] {
  * 100 blocks are named at the end instead.
  */
 export function homeView(clusters: readonly HomeCluster[], now: Date): HomeView {
-  const blocks: Block[] = [header('Talos clusters'), context(`As of ${formatTime(now)}. Versions and verdicts are those the bot last recorded.`)];
+  const blocks: Block[] = [
+    header('Talos clusters'),
+    context(`As of ${formatTime(now)}. Versions and verdicts are those the bot last recorded.`),
+  ];
   const left: string[] = [];
   for (const [i, cluster] of clusters.entries()) {
     const more = clusterBlocks(cluster);
@@ -127,7 +141,10 @@ export function homeView(clusters: readonly HomeCluster[], now: Date): HomeView 
     }
     blocks.push(...more);
   }
-  if (left.length > 0) blocks.push(context(`${left.length} more cluster(s) not shown here: ${left.join(', ')}. \`/talos status\` in their channels lists them.`));
+  if (left.length > 0)
+    blocks.push(
+      context(`${left.length} more cluster(s) not shown here: ${left.join(', ')}. \`/talos status\` in their channels lists them.`),
+    );
   if (clusters.length === 0) blocks.push(section('No clusters in the inventory.'));
   return { type: 'home', callback_id: 'talos-home', blocks };
 }

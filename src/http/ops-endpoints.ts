@@ -27,7 +27,18 @@ function within(check: Promise<boolean>, ms: number): Promise<boolean> {
 
 /** Every probe at once, each failing when it throws or has not answered within `timeoutMs`; `/readyz` and the `ready` gauge share it. */
 export async function runProbes(probes: ReadinessProbe[], timeoutMs: number): Promise<Record<string, boolean>> {
-  const results = await Promise.all(probes.map(async (p) => [p.name, await within(Promise.resolve().then(() => p.check()), timeoutMs)] as const));
+  const results = await Promise.all(
+    probes.map(
+      async (p) =>
+        [
+          p.name,
+          await within(
+            Promise.resolve().then(() => p.check()),
+            timeoutMs,
+          ),
+        ] as const,
+    ),
+  );
   return Object.fromEntries(results);
 }
 

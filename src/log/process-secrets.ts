@@ -10,10 +10,19 @@
  * TF_HTTP_, which carry provider inputs and backend passwords). Case does not matter:
  * `TF_VAR_proxmox_api_token` counts.
  */
-const SECRET_NAME = /TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|^AWS_|^ARM_|^GOOGLE_|^PM_API|^PROXMOX_|^B2_|^TF_VAR_|^TF_TOKEN_|^TF_HTTP_/i;
+const SECRET_NAME =
+  /TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|AUTH|^AWS_|^ARM_|^GOOGLE_|^PM_API|^PROXMOX_|^B2_|^TF_VAR_|^TF_TOKEN_|^TF_HTTP_/i;
 
 /** Variables of those families that name a place, never a credential: blanking them would only hide where tofu ran. */
-const NOT_SECRET = new Set(['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'ARM_ENVIRONMENT', 'GOOGLE_REGION', 'GOOGLE_ZONE', 'TF_IN_AUTOMATION']);
+const NOT_SECRET = new Set([
+  'AWS_REGION',
+  'AWS_DEFAULT_REGION',
+  'AWS_PROFILE',
+  'ARM_ENVIRONMENT',
+  'GOOGLE_REGION',
+  'GOOGLE_ZONE',
+  'TF_IN_AUTOMATION',
+]);
 
 /** Whether a variable of a child's environment (tofu's provider and backend settings) is a secret. */
 export function isSecretVariable(name: string): boolean {

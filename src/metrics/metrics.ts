@@ -125,13 +125,14 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   // and a rule needs no knowledge of the scrape interval. The labels are bounded by the inventory: one holder per cluster.
   const clusterLocked = new Gauge({
     name: `${PREFIX}cluster_locked_since_timestamp_seconds`,
-    help: 'When the operation holding each locked cluster took it, in Unix seconds, by cluster and the holder\'s kind and state; absent for a free cluster.',
+    help: "When the operation holding each locked cluster took it, in Unix seconds, by cluster and the holder's kind and state; absent for a free cluster.",
     labelNames: ['cluster', 'kind', 'state'] as const,
     registers,
     async collect() {
       if (!sources.clusterHolds) return;
       this.reset();
-      for (const hold of (await readHolds()) ?? []) this.set({ cluster: hold.cluster, kind: hold.kind, state: hold.state }, hold.lockedSince);
+      for (const hold of (await readHolds()) ?? [])
+        this.set({ cluster: hold.cluster, kind: hold.kind, state: hold.state }, hold.lockedSince);
     },
   });
 

@@ -15,18 +15,27 @@ async function sha256Of(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** `20261129T235127Z`: sorts by time and is safe in a file name. */
 function stamp(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 /** A control plane whose etcd answers without errors and knows a leader; the snapshot source. */
 async function healthyControlPlane(talosctl: Talosctl, cluster: ClusterConfig, signal?: AbortSignal): Promise<string> {
   const result = await talosctl.run(['etcd', 'status'], cluster.controlPlanes, { signal, okExitCodes: [0, 1] });
   const rows = result.stdout.trim() === '' ? [] : parseEtcdStatus(result.stdout);
-  const healthy = rows.find((r, i) => r.errors.length === 0 && !/^0+$/.test(r.leader) && (r.node ?? cluster.controlPlanes[i]) !== undefined);
+  const healthy = rows.find(
+    (r, i) => r.errors.length === 0 && !/^0+$/.test(r.leader) && (r.node ?? cluster.controlPlanes[i]) !== undefined,
+  );
   const node = healthy?.node ?? (healthy ? cluster.controlPlanes[rows.indexOf(healthy)] : undefined);
   if (node === undefined) {
     throw new OpsError('snapshot-no-healthy-member', 'no control plane has a healthy etcd member to snapshot', {
@@ -42,7 +51,11 @@ async function healthyControlPlane(talosctl: Talosctl, cluster: ClusterConfig, s
  * name carrying cluster, time and revision; then it is verified (complete, no `.part`
  * left, size as reported) and its sha256 recorded beside it.
  */
-export async function takeEtcdSnapshot(talosctl: Talosctl, cluster: ClusterConfig, options: { signal?: AbortSignal; timeoutMs: number; now?: Date }): Promise<Snapshot> {
+export async function takeEtcdSnapshot(
+  talosctl: Talosctl,
+  cluster: ClusterConfig,
+  options: { signal?: AbortSignal; timeoutMs: number; now?: Date },
+): Promise<Snapshot> {
   const node = await healthyControlPlane(talosctl, cluster, options.signal);
   await mkdir(cluster.snapshotDir, { recursive: true, mode: 0o700 });
   const takenAt = options.now ?? new Date();
@@ -51,7 +64,9 @@ export async function takeEtcdSnapshot(talosctl: Talosctl, cluster: ClusterConfi
   const result = await talosctl.run(['etcd', 'snapshot', partialPath], [node], { signal: options.signal, timeoutMs: options.timeoutMs });
   const report = parseSnapshotOutput(result.stdout);
   if (await exists(`${partialPath}.part`)) {
-    throw new OpsError('snapshot-incomplete', `the snapshot ${basename(partialPath)} was left as a .part file`, { hint: 'take the snapshot again' });
+    throw new OpsError('snapshot-incomplete', `the snapshot ${basename(partialPath)} was left as a .part file`, {
+      hint: 'take the snapshot again',
+    });
   }
   const id = `${base}-rev${report.revision}`;
   const path = join(cluster.snapshotDir, `${id}.db`);
@@ -59,7 +74,9 @@ export async function takeEtcdSnapshot(talosctl: Talosctl, cluster: ClusterConfi
   await chmod(path, 0o600);
   const size = (await stat(path)).size;
   if (size !== report.bytes || size === 0) {
-    throw new OpsError('snapshot-incomplete', `the snapshot is ${size} bytes but talosctl reported ${report.bytes}`, { hint: 'take the snapshot again' });
+    throw new OpsError('snapshot-incomplete', `the snapshot is ${size} bytes but talosctl reported ${report.bytes}`, {
+      hint: 'take the snapshot again',
+    });
   }
   const sha256 = await sha256Of(path);
   await writeFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`, { mode: 0o600 });

@@ -9,7 +9,9 @@ const STEP_ENDED = new Set(['done', 'skipped', 'failed']);
  * The operation store's change hook. A change is seen only by the replica whose write
  * won, so each end and each step is counted once across replicas.
  */
-export function recordOperationChange(metrics: Pick<Metrics, 'operations' | 'stepDuration'>): (before: Operation, after: Operation) => void {
+export function recordOperationChange(
+  metrics: Pick<Metrics, 'operations' | 'stepDuration'>,
+): (before: Operation, after: Operation) => void {
   return (before, after) => {
     if (!ENDED.includes(before.state) && ENDED.includes(after.state)) {
       metrics.operations.inc({ cluster: after.cluster, kind: after.kind, result: after.state });
@@ -47,7 +49,8 @@ export async function readClusterHolds(
       // A plan-first operation takes the lock at Start; one that starts with its request, at its preflight.
       const lockedSince = unixSeconds(op?.startedAt ?? op?.createdAt);
       if (op === undefined || lockedSince === undefined) return undefined;
-      const pending = op.state === 'awaiting-approval' ? op.approvals.filter((a) => a.state === 'pending').map((a) => unixSeconds(a.requestedAt)) : [];
+      const pending =
+        op.state === 'awaiting-approval' ? op.approvals.filter((a) => a.state === 'pending').map((a) => unixSeconds(a.requestedAt)) : [];
       const requested = pending.filter((t): t is number => t !== undefined);
       return {
         cluster,
@@ -63,7 +66,9 @@ export async function readClusterHolds(
 
 /** Operations waiting for an approver, by cluster, every cluster of the inventory named (0 when free). */
 export function waitingApprovalCounts(clusters: string[], holds: ClusterHold[]): Record<string, number> {
-  return Object.fromEntries(clusters.map((cluster) => [cluster, holds.some((h) => h.cluster === cluster && h.state === 'awaiting-approval') ? 1 : 0]));
+  return Object.fromEntries(
+    clusters.map((cluster) => [cluster, holds.some((h) => h.cluster === cluster && h.state === 'awaiting-approval') ? 1 : 0]),
+  );
 }
 
 /** Operations waiting for an approver, by cluster, for the scrape-time gauge: each cluster's lock names its one operation. */

@@ -88,10 +88,7 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
       const write = redis.multi();
       if (expiry > 0) write.set(key(op.id), value, 'PXAT', expiry, 'NX');
       else write.set(key(op.id), value, 'NX');
-      await write
-        .zadd(byCluster(op.cluster), score, op.id)
-        .zadd(ALL, score, op.id)
-        .exec();
+      await write.zadd(byCluster(op.cluster), score, op.id).zadd(ALL, score, op.id).exec();
     },
     get,
     async update(id, mutate) {
@@ -116,8 +113,17 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
         if (next === undefined) return { op: current, changed: false };
         if (!canTransition(current.state, next.state)) throw new ForbiddenTransition(id, current.state, next.state);
         const writeId = randomUUID();
-        const written = clean(Operation.parse({ ...next, revision: current.revision + 1, writes: [...(current.writes ?? []), writeId].slice(-RECENT_WRITES) }));
-        const result = await redis.eval(COMPARE_AND_SET, 1, key(id), String(current.revision), JSON.stringify(written), String(expiresAt(written)));
+        const written = clean(
+          Operation.parse({ ...next, revision: current.revision + 1, writes: [...(current.writes ?? []), writeId].slice(-RECENT_WRITES) }),
+        );
+        const result = await redis.eval(
+          COMPARE_AND_SET,
+          1,
+          key(id),
+          String(current.revision),
+          JSON.stringify(written),
+          String(expiresAt(written)),
+        );
         if (result === 1) {
           notify(current, written);
           return { op: written, changed: true };
@@ -149,7 +155,8 @@ export function createOperationStore(redis: Redis, options: OperationStoreOption
             const parsed = Operation.safeParse(JSON.parse(raw));
             if (!parsed.success) continue;
             const op = parsed.data;
-            if (op.state !== 'failed' || op.endedAt === undefined || Date.parse(op.endedAt) >= cutoff.getTime() || (await keep(op))) continue;
+            if (op.state !== 'failed' || op.endedAt === undefined || Date.parse(op.endedAt) >= cutoff.getTime() || (await keep(op)))
+              continue;
             // Only while it is still that failed operation: a Retry or a cancel in between wins.
             if ((await redis.eval(DELETE_IF_REVISION, 1, key(id), String(op.revision))) === 1) {
               await redis.zrem(byCluster(op.cluster), id);

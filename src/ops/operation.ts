@@ -87,7 +87,9 @@ export const AuditEntry = z.object({
    * The reply still to be posted in the thread (`#<seq> …`); dropped once it is there. `broadcast`: the
    * reply also shows in the channel, where Slack notifies the people it mentions, and this entry leads it.
    */
-  post: z.object({ text: z.string(), blocks: z.array(z.record(z.string(), z.unknown())).optional(), broadcast: z.boolean().optional() }).optional(),
+  post: z
+    .object({ text: z.string(), blocks: z.array(z.record(z.string(), z.unknown())).optional(), broadcast: z.boolean().optional() })
+    .optional(),
   /** The thread reply that carries the entry, once posted. */
   ts: z.string().optional(),
   /** A post went out without an answer (a crash, a 5xx): look in the thread before posting again. */
@@ -246,8 +248,21 @@ export function withStep(op: Operation, stepId: string, patch: Partial<Step>): O
 }
 
 /** A new operation as a request creates it: nothing planned, approved or recorded yet. */
-export function newOperation(fields: Pick<Operation, 'kind' | 'cluster' | 'channel' | 'requestedBy' | 'createdAt' | 'state'> & Partial<Operation>): Operation {
-  return { id: newOperationId(), revision: 0, target: {}, steps: [], approvals: [], refusals: [], audit: [], confirmedReview: [], notes: [], ...fields };
+export function newOperation(
+  fields: Pick<Operation, 'kind' | 'cluster' | 'channel' | 'requestedBy' | 'createdAt' | 'state'> & Partial<Operation>,
+): Operation {
+  return {
+    id: newOperationId(),
+    revision: 0,
+    target: {},
+    steps: [],
+    approvals: [],
+    refusals: [],
+    audit: [],
+    confirmedReview: [],
+    notes: [],
+    ...fields,
+  };
 }
 
 /** Short, unguessable, and valid as a BullMQ job id and in Slack button values. */

@@ -94,7 +94,8 @@ export function createRecordExporter(options: RecordExporterOptions): RecordExpo
       if (!justEnded(before, after)) return;
       write(after).then(
         (path) => logger.info({ op: after.id, cluster: after.cluster, state: after.state, path }, 'maintenance record exported'),
-        (error: unknown) => logger.error({ op: after.id, cluster: after.cluster, err: (error as Error).message }, 'maintenance record not exported'),
+        (error: unknown) =>
+          logger.error({ op: after.id, cluster: after.cluster, err: (error as Error).message }, 'maintenance record not exported'),
       );
     },
   };

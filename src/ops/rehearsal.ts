@@ -10,19 +10,32 @@ type RehearsalDeps = ThreadLinkDeps & { store: OperationStore; inventory: Invent
  * operation of `kind` that `matches` completed: that operation, the link to its thread, and who
  * started it and when it ended; nothing when there is none.
  */
-export async function findStagingOperation(deps: RehearsalDeps, kind: string, matches: (op: Operation) => boolean): Promise<NonNullable<Operation['rehearsal']>> {
+export async function findStagingOperation(
+  deps: RehearsalDeps,
+  kind: string,
+  matches: (op: Operation) => boolean,
+): Promise<NonNullable<Operation['rehearsal']>> {
   for (const staging of deps.inventory.clusters.filter((c) => c.environment === 'staging')) {
     const ops = await deps.store.listForCluster(staging.name, 500);
     const done = ops.find((o) => o.kind === kind && o.state === 'completed' && matches(o));
     if (done === undefined) continue;
     const link = await threadLink(deps, done);
-    return { stagingOp: done.id, ...(link ? { stagingLink: link } : {}), ...(done.startedBy ? { appliedBy: done.startedBy } : {}), ...(done.endedAt ? { appliedAt: done.endedAt } : {}) };
+    return {
+      stagingOp: done.id,
+      ...(link ? { stagingLink: link } : {}),
+      ...(done.startedBy ? { appliedBy: done.startedBy } : {}),
+      ...(done.endedAt ? { appliedAt: done.endedAt } : {}),
+    };
   }
   return {};
 }
 
 /** The runbook tests "the exact target in staging" first: a completed staging upgrade of the same kind to the same version. */
-export async function findStagingRehearsal(deps: RehearsalDeps, kind: string, version: string): Promise<{ stagingOp?: string; stagingLink?: string }> {
+export async function findStagingRehearsal(
+  deps: RehearsalDeps,
+  kind: string,
+  version: string,
+): Promise<{ stagingOp?: string; stagingLink?: string }> {
   const { stagingOp, stagingLink } = await findStagingOperation(deps, kind, (o) => o.target.version === version);
   return { ...(stagingOp ? { stagingOp } : {}), ...(stagingLink ? { stagingLink } : {}) };
 }

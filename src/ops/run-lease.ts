@@ -48,21 +48,25 @@ export function createRunLease(redis: Redis, options: RunLeaseOptions): RunLease
     async hold(opId, work, signal) {
       const token = crypto.randomUUID();
       // A take whose reply was lost (the client sent it again after Redis restarted) left our own token there.
-      const taken = async (): Promise<boolean> => (await redis.set(key(opId), token, 'PX', ttlMs, 'NX')) === 'OK' || (await redis.get(key(opId))) === token;
+      const taken = async (): Promise<boolean> =>
+        (await redis.set(key(opId), token, 'PX', ttlMs, 'NX')) === 'OK' || (await redis.get(key(opId))) === token;
       // No bound of its own: the holder's run ends, or its lease lapses `ttlMs` after it died; `signal` ends the wait sooner.
       await pollUntil(clock, { timeoutMs: Number.POSITIVE_INFINITY, intervalMs: pollMs, ...(signal ? { signal } : {}) }, async () =>
         (await taken()) ? { done: true, value: undefined } : { done: false, pending: 'another run holds the lease' },
       );
       const lost = new AbortController();
-      const renew = setInterval(() => {
-        redis.eval(RENEW, 1, key(opId), token, String(ttlMs)).then(
-          (held) => {
-            if (held !== 1) lost.abort(new Error(`the run lease of ${opId} passed to another run`));
-          },
-          // Redis is away: the lease holds until its deadline, and the next renewal tries again.
-          () => undefined,
-        );
-      }, Math.max(50, Math.floor(ttlMs / 3)));
+      const renew = setInterval(
+        () => {
+          redis.eval(RENEW, 1, key(opId), token, String(ttlMs)).then(
+            (held) => {
+              if (held !== 1) lost.abort(new Error(`the run lease of ${opId} passed to another run`));
+            },
+            // Redis is away: the lease holds until its deadline, and the next renewal tries again.
+            () => undefined,
+          );
+        },
+        Math.max(50, Math.floor(ttlMs / 3)),
+      );
       try {
         return await work(signal ? AbortSignal.any([signal, lost.signal]) : lost.signal);
       } finally {

@@ -78,7 +78,10 @@ export function createRunningGates(redis: Redis, options: RunningGatesOptions): 
   const ttl = String(Math.max(1, Math.round(options.ttlMs)));
   return {
     async claim(cluster, gate) {
-      const running = parse((await redis.eval(CLAIM, 1, key(cluster), gate.job, JSON.stringify({ job: gate.job, requestedBy: gate.requestedBy }), ttl)) as string | null);
+      const running = parse(
+        (await redis.eval(CLAIM, 1, key(cluster), gate.job, JSON.stringify({ job: gate.job, requestedBy: gate.requestedBy }), ttl)) as
+          string | null,
+      );
       return running === undefined ? { ok: true } : { ok: false, running };
     },
     async note(cluster, job, patch) {

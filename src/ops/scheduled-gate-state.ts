@@ -34,7 +34,8 @@ export function createScheduledGateState(redis: Redis): ScheduledGateState {
       const raw = await redis.get(verdictKey(cluster));
       if (raw === null) return undefined;
       const value = JSON.parse(raw) as Partial<StoredVerdict>;
-      if (typeof value.verdict?.passed !== 'boolean' || !Array.isArray(value.verdict.failing) || typeof value.changedAt !== 'string') return undefined;
+      if (typeof value.verdict?.passed !== 'boolean' || !Array.isArray(value.verdict.failing) || typeof value.changedAt !== 'string')
+        return undefined;
       return { verdict: value.verdict, changedAt: value.changedAt, lastRunAt: value.lastRunAt ?? value.changedAt };
     },
     async save(cluster, stored) {

@@ -45,7 +45,15 @@ export const HOLDING_LOCK: readonly OperationState[] = ['running', 'awaiting-app
 export const FINISHED: readonly OperationState[] = ['refused', 'completed', 'cancelled'];
 
 /** Not finished: running, or waiting for a person, a window or its plan's Start. */
-export const ACTIVE: readonly OperationState[] = ['preflight', 'planned', 'running', 'awaiting-approval', 'waiting-window', 'paused', 'failed'];
+export const ACTIVE: readonly OperationState[] = [
+  'preflight',
+  'planned',
+  'running',
+  'awaiting-approval',
+  'waiting-window',
+  'paused',
+  'failed',
+];
 
 /** Ended without completing: a Terraform change in one of these may be planned again. */
 export const ENDED_UNDONE: readonly OperationState[] = ['refused', 'failed', 'cancelled'];

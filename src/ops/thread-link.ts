@@ -24,7 +24,9 @@ export async function threadLink(deps: ThreadLinkDeps, op: Operation): Promise<s
     return undefined;
   }
   // A lost write costs the next reader one more call, nothing else.
-  await deps.store.update(op.id, (o) => (o.permalink === undefined && o.rootTs === rootTs ? { ...o, permalink: link } : undefined)).catch(() => undefined);
+  await deps.store
+    .update(op.id, (o) => (o.permalink === undefined && o.rootTs === rootTs ? { ...o, permalink: link } : undefined))
+    .catch(() => undefined);
   return link;
 }
 

@@ -32,8 +32,26 @@ export function retried(op: Operation, nonce: string): Operation | undefined {
   if (from < 0) return undefined;
   const reset = op.steps.slice(from).map((s) => s.id);
   const steps = op.steps.map((s, i) =>
-    i < from ? s : { ...s, status: 'pending' as const, startedAt: undefined, endedAt: undefined, issuedAt: undefined, detail: undefined, windowOverride: undefined },
+    i < from
+      ? s
+      : {
+          ...s,
+          status: 'pending' as const,
+          startedAt: undefined,
+          endedAt: undefined,
+          issuedAt: undefined,
+          detail: undefined,
+          windowOverride: undefined,
+        },
   );
   // A Retry is a decision to go on: a cancel asked for before the failure does not end the retried run.
-  return { ...spendApprovals(op, reset), state: 'running', reason: undefined, endedAt: undefined, cancelRequestedBy: undefined, retry: { ...op.retry, state: 'used' }, steps };
+  return {
+    ...spendApprovals(op, reset),
+    state: 'running',
+    reason: undefined,
+    endedAt: undefined,
+    cancelRequestedBy: undefined,
+    retry: { ...op.retry, state: 'used' },
+    steps,
+  };
 }

@@ -13,7 +13,9 @@ export class JobDataError extends UnrecoverableError implements CodedError {
 
   constructor(job: Pick<Job, 'name' | 'id'>, issues: readonly z.core.$ZodIssue[]) {
     const where = issues.map((i) => `${i.path.map(String).join('.') || '(data)'}: ${i.message}`).join('; ');
-    super(`job ${job.name}${job.id === undefined ? '' : ` ${job.id}`} has data that does not match its schema (${where}); it is not tried again`);
+    super(
+      `job ${job.name}${job.id === undefined ? '' : ` ${job.id}`} has data that does not match its schema (${where}); it is not tried again`,
+    );
     this.name = 'JobDataError';
   }
 }

@@ -95,4 +95,8 @@ export const OPS_JOB_DATA = {
 export type OpsJobName = keyof typeof OPS_JOB_DATA;
 
 /** The data a job of `name` carries, on either queue. */
-export type JobData<N extends ReadJobName | OpsJobName> = N extends ReadJobName ? z.infer<(typeof READ_JOB_DATA)[N]> : N extends OpsJobName ? z.infer<(typeof OPS_JOB_DATA)[N]> : never;
+export type JobData<N extends ReadJobName | OpsJobName> = N extends ReadJobName
+  ? z.infer<(typeof READ_JOB_DATA)[N]>
+  : N extends OpsJobName
+    ? z.infer<(typeof OPS_JOB_DATA)[N]>
+    : never;

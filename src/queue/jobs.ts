@@ -93,17 +93,32 @@ export async function enqueueCancelled(queue: Queue, opId: string): Promise<void
 
 /** The end of a plan's offer, `delayMs` from now; kept like other finished jobs, at most 1000. */
 export async function enqueuePlanExpiry(queue: Queue, opId: string, delayMs: number): Promise<void> {
-  await addOps(queue, PLAN_EXPIRY_JOB_NAME, { opId }, { jobId: `${opId}-plan-expiry`, delay: delayMs, removeOnComplete: 1000, removeOnFail: 1000 });
+  await addOps(
+    queue,
+    PLAN_EXPIRY_JOB_NAME,
+    { opId },
+    { jobId: `${opId}-plan-expiry`, delay: delayMs, removeOnComplete: 1000, removeOnFail: 1000 },
+  );
 }
 
 /** The end of one approval request (its nonce), `delayMs` from now. */
 export async function enqueueApprovalExpiry(queue: Queue, opId: string, nonce: string, delayMs: number): Promise<void> {
-  await addOps(queue, APPROVAL_EXPIRY_JOB_NAME, { opId, nonce }, { jobId: `${opId}-expire-${nonce}`, delay: delayMs, removeOnComplete: true });
+  await addOps(
+    queue,
+    APPROVAL_EXPIRY_JOB_NAME,
+    { opId, nonce },
+    { jobId: `${opId}-expire-${nonce}`, delay: delayMs, removeOnComplete: true },
+  );
 }
 
 /** The reminder of one approval request (its nonce), `delayMs` from now. */
 export async function enqueueApprovalReminder(queue: Queue, opId: string, nonce: string, delayMs: number): Promise<void> {
-  await addOps(queue, APPROVAL_REMINDER_JOB_NAME, { opId, nonce }, { jobId: `${opId}-remind-${nonce}`, delay: delayMs, removeOnComplete: true });
+  await addOps(
+    queue,
+    APPROVAL_REMINDER_JOB_NAME,
+    { opId, nonce },
+    { jobId: `${opId}-remind-${nonce}`, delay: delayMs, removeOnComplete: true },
+  );
 }
 
 /**
@@ -117,5 +132,9 @@ export async function scheduleReconcile(queue: Queue, everyMs: number): Promise<
 
 /** The hourly retention sweep, one schedule for every replica: it trims the operation indexes; the keys themselves expire by their TTL. */
 export async function scheduleRetentionSweep(queue: Queue): Promise<void> {
-  await queue.upsertJobScheduler(RETENTION_SWEEP_JOB_NAME, { every: 3_600_000 }, { name: RETENTION_SWEEP_JOB_NAME, opts: SCHEDULED_JOB_OPTIONS });
+  await queue.upsertJobScheduler(
+    RETENTION_SWEEP_JOB_NAME,
+    { every: 3_600_000 },
+    { name: RETENTION_SWEEP_JOB_NAME, opts: SCHEDULED_JOB_OPTIONS },
+  );
 }

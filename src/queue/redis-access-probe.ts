@@ -8,7 +8,14 @@ const RETRY_MS = 500;
 
 /** One anonymous connection: what the server says, or the error that says it did not answer. */
 async function askAnonymously(url: string, timeoutMs: number): Promise<{ access: RedisAccess } | { error: string }> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: Math.min(5000, timeoutMs), enableOfflineQueue: false, enableReadyCheck: false });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: Math.min(5000, timeoutMs),
+    enableOfflineQueue: false,
+    enableReadyCheck: false,
+  });
   // The refusal can come as the answer to the client's own handshake (HELLO), which ioredis reports as an event.
   const refusals: string[] = [];
   client.on('error', (error: Error) => refusals.push(error.message));

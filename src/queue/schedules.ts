@@ -23,14 +23,35 @@ export function desiredSchedules(inventory: Inventory): ScheduleSpec[] {
   for (const c of inventory.clusters) {
     const gate = c.schedules?.healthGate;
     if (gate !== undefined) {
-      specs.push({ queue: 'read', id: `${PREFIX}gate-${c.name}`, name: SCHEDULED_GATE_JOB_NAME, cluster: c.name, pattern: gate.cron, tz: gate.timezone });
+      specs.push({
+        queue: 'read',
+        id: `${PREFIX}gate-${c.name}`,
+        name: SCHEDULED_GATE_JOB_NAME,
+        cluster: c.name,
+        pattern: gate.cron,
+        tz: gate.timezone,
+      });
       if (gate.dailySummary !== undefined) {
-        specs.push({ queue: 'read', id: `${PREFIX}summary-${c.name}`, name: GATE_SUMMARY_JOB_NAME, cluster: c.name, pattern: dailySummaryCron(gate.dailySummary), tz: gate.timezone });
+        specs.push({
+          queue: 'read',
+          id: `${PREFIX}summary-${c.name}`,
+          name: GATE_SUMMARY_JOB_NAME,
+          cluster: c.name,
+          pattern: dailySummaryCron(gate.dailySummary),
+          tz: gate.timezone,
+        });
       }
     }
     const snapshot = c.schedules?.snapshot;
     if (snapshot !== undefined) {
-      specs.push({ queue: 'ops', id: `${PREFIX}snapshot-${c.name}`, name: SCHEDULED_SNAPSHOT_JOB_NAME, cluster: c.name, pattern: snapshot.cron, tz: snapshot.timezone });
+      specs.push({
+        queue: 'ops',
+        id: `${PREFIX}snapshot-${c.name}`,
+        name: SCHEDULED_SNAPSHOT_JOB_NAME,
+        cluster: c.name,
+        pattern: snapshot.cron,
+        tz: snapshot.timezone,
+      });
     }
   }
   return specs;

@@ -41,7 +41,11 @@ export interface Workers {
  * Runs the job's processor once its data matches the job's schema: a job with bad data fails at
  * once, without retries ({@link JobDataError}), before any processor trusts it.
  */
-function dispatch<N extends string>(table: Readonly<Record<N, JobProcessor>>, schemas: Readonly<Record<N, z.ZodType>>, scrub: (text: string) => string) {
+function dispatch<N extends string>(
+  table: Readonly<Record<N, JobProcessor>>,
+  schemas: Readonly<Record<N, z.ZodType>>,
+  scrub: (text: string) => string,
+) {
   return async (job: Job, signal?: AbortSignal): Promise<unknown> => {
     const name = job.name as N;
     const run = Object.hasOwn(table, name) ? table[name] : undefined;
@@ -61,12 +65,24 @@ export function createWorkers(options: WorkerOptions): Workers {
   const { connection, jobLockMs, logger } = options;
   // A crashed replica's job is picked up by another once its lock lapses; resumes are many, so stalls never fail a job.
   const keep = options.keepJobs ?? { count: 1000 };
-  const common = { connection, autorun: false, lockDuration: jobLockMs, stalledInterval: jobLockMs, maxStalledCount: 1000, removeOnComplete: keep, removeOnFail: keep };
+  const common = {
+    connection,
+    autorun: false,
+    lockDuration: jobLockMs,
+    stalledInterval: jobLockMs,
+    maxStalledCount: 1000,
+    removeOnComplete: keep,
+    removeOnFail: keep,
+  };
   const active = new ActiveJobs();
   const scrub = options.scrub ?? ((text: string): string => text);
   const read = dispatch(options.read, READ_JOB_DATA, scrub);
   const ops = dispatch(options.ops, OPS_JOB_DATA, scrub);
-  const readWorker = new Worker(READ_QUEUE, active.wrap(async (job, _token, signal) => read(job, signal)), { ...common, concurrency: options.readConcurrency });
+  const readWorker = new Worker(
+    READ_QUEUE,
+    active.wrap(async (job, _token, signal) => read(job, signal)),
+    { ...common, concurrency: options.readConcurrency },
+  );
   const opsWorker = new Worker(
     OPS_QUEUE,
     active.wrap(async (job, token, signal) => {

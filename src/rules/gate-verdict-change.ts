@@ -25,7 +25,10 @@ export function errorVerdict(): GateVerdict {
  * verdict ever, pass→fail, fail→pass, or another set of failing checks. Warnings never count:
  * they come and go with the cluster's normal churn.
  */
-export function verdictChange(previous: GateVerdict | undefined, next: GateVerdict): 'first' | 'failing' | 'recovered' | 'changed' | undefined {
+export function verdictChange(
+  previous: GateVerdict | undefined,
+  next: GateVerdict,
+): 'first' | 'failing' | 'recovered' | 'changed' | undefined {
   if (previous === undefined) return 'first';
   if (previous.passed && !next.passed) return 'failing';
   if (!previous.passed && next.passed) return 'recovered';

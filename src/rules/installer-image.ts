@@ -48,12 +48,15 @@ export function installerImage({ platform, schematic, version, registry = FACTOR
     throw new InstallerImageError(`pass the platform alone (e.g. nocloud), not an image name: ${JSON.stringify(platform)}`);
   }
   if (!PLATFORM.test(platform)) {
-    throw new InstallerImageError(`${JSON.stringify(platform)} is not a Talos platform: use lower-case letters, digits and dashes, e.g. nocloud`);
+    throw new InstallerImageError(
+      `${JSON.stringify(platform)} is not a Talos platform: use lower-case letters, digits and dashes, e.g. nocloud`,
+    );
   }
   if (!SCHEMATIC.test(schematic)) {
     throw new InstallerImageError(`${JSON.stringify(schematic)} is not an Image Factory schematic ID: expected 64 lower-case hex digits`);
   }
-  if (!VERSION.test(version)) throw new InstallerImageError(`${JSON.stringify(version)} is not a Talos version: expected the form v1.12.11`);
+  if (!VERSION.test(version))
+    throw new InstallerImageError(`${JSON.stringify(version)} is not a Talos version: expected the form v1.12.11`);
   if (semver.lt(version.slice(1), PLATFORM_INSTALLER_SINCE)) {
     throw new InstallerImageError(`${platform}-installer images exist from Talos v${PLATFORM_INSTALLER_SINCE}; ${version} is older`);
   }
@@ -69,9 +72,12 @@ export function installerImage({ platform, schematic, version, registry = FACTOR
  *   that is not `vX.Y.Z`
  */
 export function retagImage(image: string, version: string): string {
-  if (!VERSION.test(version)) throw new InstallerImageError(`${JSON.stringify(version)} is not a Talos version: expected the form v1.12.11`);
+  if (!VERSION.test(version))
+    throw new InstallerImageError(`${JSON.stringify(version)} is not a Talos version: expected the form v1.12.11`);
   if (image.includes('@')) {
-    throw new InstallerImageError(`${JSON.stringify(image)} is pinned by digest: retagging it would leave the digest pointing at the old version`);
+    throw new InstallerImageError(
+      `${JSON.stringify(image)} is pinned by digest: retagging it would leave the digest pointing at the old version`,
+    );
   }
   const lastSlash = image.lastIndexOf('/');
   const colon = image.indexOf(':', lastSlash + 1);
@@ -93,7 +99,8 @@ export interface FactoryInstaller {
 }
 
 /** Any registry host (factory.talos.dev, or a self-hosted Image Factory such as `factory.example.org:5000`). */
-const FACTORY_INSTALLER = /^[a-z0-9.-]+(?::[0-9]+)?\/(?:([a-z0-9]+(?:-[a-z0-9]+)*)-)?installer(-secureboot)?\/([0-9a-f]{64})(?::([^:/@\s]+))?$/;
+const FACTORY_INSTALLER =
+  /^[a-z0-9.-]+(?::[0-9]+)?\/(?:([a-z0-9]+(?:-[a-z0-9]+)*)-)?installer(-secureboot)?\/([0-9a-f]{64})(?::([^:/@\s]+))?$/;
 
 /** Reads `<factory host>/[<platform>-]installer[-secureboot]/<schematic>[:<tag>]`; undefined for any other reference. */
 export function readFactoryInstaller(image: string): FactoryInstaller | undefined {
@@ -117,7 +124,9 @@ export function checkTerraformInstaller(image: string, platform: string, output:
   const read = readFactoryInstaller(image);
   if (read === undefined) {
     const generic = /(^|\/)installer(-secureboot)?(:|\/|@|$)/.test(image.trim()) && !/-installer/.test(image);
-    const what = generic ? 'the generic installer, which can rename eth0 and cut the node off the network' : 'not an Image Factory installer';
+    const what = generic
+      ? 'the generic installer, which can rename eth0 and cut the node off the network'
+      : 'not an Image Factory installer';
     throw new InstallerImageError(`${output} is ${JSON.stringify(image.trim())}, ${what}: Terraform must output ${expected}`);
   }
   if (read.platform === undefined) {
@@ -170,7 +179,8 @@ export interface NodeClass {
 
 export type NodeClassVerdict = ({ ok: true } & NodeClass) | { ok: false; reason: string };
 
-const short = (schematic: string | undefined): string => (schematic === undefined ? 'no schematic (an image not built by the Image Factory)' : `schematic ${schematic}`);
+const short = (schematic: string | undefined): string =>
+  schematic === undefined ? 'no schematic (an image not built by the Image Factory)' : `schematic ${schematic}`;
 
 /**
  * A node's installer class, from the schematic it runs: the runbook gives
@@ -191,13 +201,20 @@ export function nodeInstallerClass(input: NodeClassInput): NodeClassVerdict {
   if (input.role === 'controlplane') {
     const listed = declared === 'longhorn' ? '; longhornNodes lists it, which a control plane does not follow' : '';
     if (!runsLonghorn) {
-      const why = runsDefault ? 'a control plane, on the default schematic' : 'a control plane: the runbook gives the Longhorn installer to Longhorn workers only';
+      const why = runsDefault
+        ? 'a control plane, on the default schematic'
+        : 'a control plane: the runbook gives the Longhorn installer to Longhorn workers only';
       return { ok: true, class: 'default', because: `${why}${listed}` };
     }
     if (input.sameVersion) {
-      return { ok: true, class: 'default', because: `a control plane that runs the Longhorn schematic: this same-version change moves it to the default schematic${listed}` };
+      return {
+        ok: true,
+        class: 'default',
+        because: `a control plane that runs the Longhorn schematic: this same-version change moves it to the default schematic${listed}`,
+      };
     }
-    const again = input.runningVersion === undefined ? 'a re-install on the running version' : `\`/talos upgrade talos ${input.runningVersion}\``;
+    const again =
+      input.runningVersion === undefined ? 'a re-install on the running version' : `\`/talos upgrade talos ${input.runningVersion}\``;
     return {
       ok: false,
       reason:
@@ -207,14 +224,32 @@ export function nodeInstallerClass(input: NodeClassInput): NodeClassVerdict {
     };
   }
   const otherwise = (cls: NodeClassName): string =>
-    declared !== undefined && declared !== cls ? `; the inventory declares it ${declared === 'longhorn' ? 'in longhornNodes' : 'in defaultClassNodes'}, but the schematic it runs decides` : '';
-  if (runsDefault) return { ok: true, class: 'default', because: `runs the default schematic (${outputs.default.output})${otherwise('default')}` };
-  if (runsLonghorn) return { ok: true, class: 'longhorn', because: `runs the Longhorn schematic (${longhorn!.output})${otherwise('longhorn')}` };
+    declared !== undefined && declared !== cls
+      ? `; the inventory declares it ${declared === 'longhorn' ? 'in longhornNodes' : 'in defaultClassNodes'}, but the schematic it runs decides`
+      : '';
+  if (runsDefault)
+    return { ok: true, class: 'default', because: `runs the default schematic (${outputs.default.output})${otherwise('default')}` };
+  if (runsLonghorn)
+    return { ok: true, class: 'longhorn', because: `runs the Longhorn schematic (${longhorn!.output})${otherwise('longhorn')}` };
   const neither = `runs ${short(running)}, neither output's`;
-  if (recorded !== undefined) return { ok: true, class: recorded.class, because: `${neither}; the bot recorded it in the ${recorded.class} class when ${recorded.op} completed` };
-  if (declared !== undefined) return { ok: true, class: declared, because: `${neither}; the inventory declares it (${declared === 'longhorn' ? 'longhornNodes' : 'defaultClassNodes'})` };
-  if (!input.clusterHasLonghorn) return { ok: true, class: 'default', because: `${neither}; no node of the cluster runs or is declared in the Longhorn class` };
-  const longhornText = longhorn === undefined ? 'and Terraform outputs no Longhorn installer' : `nor the Longhorn schematic ${longhorn.schematic} (${longhorn.output})`;
+  if (recorded !== undefined)
+    return {
+      ok: true,
+      class: recorded.class,
+      because: `${neither}; the bot recorded it in the ${recorded.class} class when ${recorded.op} completed`,
+    };
+  if (declared !== undefined)
+    return {
+      ok: true,
+      class: declared,
+      because: `${neither}; the inventory declares it (${declared === 'longhorn' ? 'longhornNodes' : 'defaultClassNodes'})`,
+    };
+  if (!input.clusterHasLonghorn)
+    return { ok: true, class: 'default', because: `${neither}; no node of the cluster runs or is declared in the Longhorn class` };
+  const longhornText =
+    longhorn === undefined
+      ? 'and Terraform outputs no Longhorn installer'
+      : `nor the Longhorn schematic ${longhorn.schematic} (${longhorn.output})`;
   return {
     ok: false,
     reason:

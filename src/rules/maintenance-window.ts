@@ -1,8 +1,6 @@
 import { windowSchedule, type MaintenanceWindow } from '../config/maintenance-window.ts';
 
-export type WindowStatus =
-  | { inside: true; endsAt: Date }
-  | { inside: false; nextStart: Date | undefined };
+export type WindowStatus = { inside: true; endsAt: Date } | { inside: false; nextStart: Date | undefined };
 
 /** Whether `now` falls inside one of the windows, and when it ends or the next one starts. */
 export function windowStatus(windows: readonly MaintenanceWindow[], now: Date): WindowStatus {

@@ -81,7 +81,9 @@ export function quorumAfterRemoval(memberCount: number, options: QuorumOptions =
   const tolerance = remainingHealthy - remainingQuorum;
   const [keep, tolerate] = remaining === 1 ? ['keeps', 'tolerates'] : ['keep', 'tolerate'];
   const spare =
-    tolerance === 0 ? ` but ${tolerate} no further failure` : ` and ${tolerate} ${tolerance} more ${tolerance === 1 ? 'failure' : 'failures'}`;
+    tolerance === 0
+      ? ` but ${tolerate} no further failure`
+      : ` and ${tolerate} ${tolerance} more ${tolerance === 1 ? 'failure' : 'failures'}`;
   return {
     quorum,
     remaining,
@@ -114,7 +116,10 @@ export function quorumWhileRebooting(memberCount: number, healthyOthers: number,
   const quorum = quorumOf(memberCount);
   const head = `${members(memberCount)} need ${quorum} for quorum`;
   if (memberCount === 1 && onlyControlPlane) {
-    return { ok: true, explanation: `${head}; ${node} is the only member and the only control plane: etcd and the Kubernetes API are down while it reboots` };
+    return {
+      ok: true,
+      explanation: `${head}; ${node} is the only member and the only control plane: etcd and the Kubernetes API are down while it reboots`,
+    };
   }
   const ok = healthyOthers >= quorum;
   const remain = `${healthyOthers} other healthy ${healthyOthers === 1 ? 'member remains' : 'members remain'}`;

@@ -99,7 +99,8 @@ export function controlPlaneTopologyGate(cluster: ReadinessCluster, nodes: Obser
   const controlPlanes = nodes.value.filter(isControlPlane);
   const workers = nodes.value.filter((n) => !isControlPlane(n));
   const evidence = nodes.value.map(
-    (n) => `${nodeName(n)}  ${isControlPlane(n) ? 'control-plane' : 'worker'}  ${internalIp(n) ?? '<no address>'}  ${cluster.hostLabel}=${hostOf(n, cluster.hostLabel) ?? '<unset>'}`,
+    (n) =>
+      `${nodeName(n)}  ${isControlPlane(n) ? 'control-plane' : 'worker'}  ${internalIp(n) ?? '<no address>'}  ${cluster.hostLabel}=${hostOf(n, cluster.hostLabel) ?? '<unset>'}`,
   );
   const problems: string[] = [];
   if (controlPlanes.length < CONTROL_PLANES_NEEDED) {
@@ -118,14 +119,27 @@ export function controlPlaneTopologyGate(cluster: ReadinessCluster, nodes: Obser
   for (const [host, names] of byHost) {
     if (names.length > 1) problems.push(`${list(names)} share the host ${host}`);
   }
-  if (unlabelled.length > 0) problems.push(`${list(unlabelled)} ${unlabelled.length === 1 ? 'has' : 'have'} no ${cluster.hostLabel} label, so the host is unknown`);
+  if (unlabelled.length > 0)
+    problems.push(`${list(unlabelled)} ${unlabelled.length === 1 ? 'has' : 'have'} no ${cluster.hostLabel} label, so the host is unknown`);
   if (workers.length > 0) evidence.push(`${count(workers.length, 'dedicated worker')}: add workers only when CPU or memory runs short`);
   const hosts = [...byHost.keys()].sort();
   if (problems.length > 0) {
     const shape = `${count(controlPlanes.length, 'control plane')} on ${count(hosts.length, 'host')}${hosts.length > 0 ? ` (${list(hosts)})` : ''}`;
-    return { id, title, status: 'failed', summary: `${shape}: ${problems.join('; ')}. Run three control-plane nodes on three different Proxmox hosts (ADR 007)`, evidence };
+    return {
+      id,
+      title,
+      status: 'failed',
+      summary: `${shape}: ${problems.join('; ')}. Run three control-plane nodes on three different Proxmox hosts (ADR 007)`,
+      evidence,
+    };
   }
-  return { id, title, status: 'passed', summary: `${count(controlPlanes.length, 'control plane')} on ${count(hosts.length, 'host')} (${list(hosts)})`, evidence };
+  return {
+    id,
+    title,
+    status: 'passed',
+    summary: `${count(controlPlanes.length, 'control plane')} on ${count(hosts.length, 'host')} (${list(hosts)})`,
+    evidence,
+  };
 }
 
 /** Hyperconverged nodes run workloads: `allowSchedulingOnControlPlanes: true` leaves no NoSchedule taint. */
@@ -145,9 +159,21 @@ export function controlPlaneSchedulingGate(nodes: Observed<V1Node[]>): Readiness
     return `${nodeName(node)}  taints: ${taints.length > 0 ? list(taints) : '<none>'}`;
   });
   if (tainted.length > 0) {
-    return { id, title, status: 'failed', summary: `${tainted.join('; ')}. Set allowSchedulingOnControlPlanes: true in the machine configuration`, evidence };
+    return {
+      id,
+      title,
+      status: 'failed',
+      summary: `${tainted.join('; ')}. Set allowSchedulingOnControlPlanes: true in the machine configuration`,
+      evidence,
+    };
   }
-  return { id, title, status: 'passed', summary: `workloads may run on all ${count(controlPlanes.length, 'control plane')}: no control-plane NoSchedule taint`, evidence };
+  return {
+    id,
+    title,
+    status: 'passed',
+    summary: `workloads may run on all ${count(controlPlanes.length, 'control plane')}: no control-plane NoSchedule taint`,
+    evidence,
+  };
 }
 
 /** The host of an endpoint such as `https://10.0.30.10:6443`, `10.0.30.10:6443` or `[fd00::10]:6443`. */
@@ -184,7 +210,8 @@ interface JudgedEndpoint {
 function judgedEndpoint(cluster: ReadinessCluster, server: Observed<string | undefined> | undefined): JudgedEndpoint | undefined {
   const declared = cluster.kubernetesEndpoint;
   const evidence: string[] = [];
-  if (server !== undefined && !server.ok) evidence.push(`kubeconfig server unknown (${server.error}); the inventory's declaration is judged`);
+  if (server !== undefined && !server.ok)
+    evidence.push(`kubeconfig server unknown (${server.error}); the inventory's declaration is judged`);
   const observed = server?.ok === true ? server.value : undefined;
   const observedHost = observed === undefined ? undefined : endpointHost(observed);
   if (observed !== undefined && observedHost !== undefined && isLoopback(observedHost)) {
@@ -197,7 +224,14 @@ function judgedEndpoint(cluster: ReadinessCluster, server: Observed<string | und
         ? `the inventory's kubernetesEndpoint ${declared} is not the server of the kubeconfig Terraform outputs (${observed}): correct kubernetesEndpoint in the inventory`
         : undefined;
     if (declared !== undefined) evidence.push(`inventory kubernetesEndpoint: ${declared}`);
-    return { endpoint: observed, host: observedHost, source: 'the server of the kubeconfig Terraform outputs', observed: true, evidence, disagreement };
+    return {
+      endpoint: observed,
+      host: observedHost,
+      source: 'the server of the kubeconfig Terraform outputs',
+      observed: true,
+      evidence,
+      disagreement,
+    };
   }
   if (declared === undefined) return undefined;
   evidence.push(`kubernetesEndpoint: ${declared}`);
@@ -216,7 +250,11 @@ function endpointVip(cluster: ReadinessCluster, server: Observed<string | undefi
  * Terraform outputs, as the cluster really is; the inventory's `kubernetesEndpoint` only when
  * that shows none (not observed, or reached through a local tunnel), and it must agree.
  */
-export function kubernetesEndpointGate(cluster: ReadinessCluster, nodes: Observed<V1Node[]>, kubeconfigServer?: Observed<string | undefined>): ReadinessGate {
+export function kubernetesEndpointGate(
+  cluster: ReadinessCluster,
+  nodes: Observed<V1Node[]>,
+  kubeconfigServer?: Observed<string | undefined>,
+): ReadinessGate {
   const id = 'kubernetes-endpoint';
   const title = 'Kubernetes endpoint is a virtual IP';
   const judged = judgedEndpoint(cluster, kubeconfigServer);
@@ -226,7 +264,14 @@ export function kubernetesEndpointGate(cluster: ReadinessCluster, nodes: Observe
       title,
       status: 'manual',
       summary: `the inventory declares no kubernetesEndpoint for ${cluster.name}, and the kubeconfig Terraform outputs does not show it: confirm that the Kubernetes endpoint is a Talos Layer 2 virtual IP, or add kubernetesEndpoint to the inventory so the bot can check it`,
-      evidence: kubeconfigServer === undefined ? [] : [kubeconfigServer.ok ? `kubeconfig server: ${kubeconfigServer.value ?? '<none>'}` : `kubeconfig server unknown (${kubeconfigServer.error})`],
+      evidence:
+        kubeconfigServer === undefined
+          ? []
+          : [
+              kubeconfigServer.ok
+                ? `kubeconfig server: ${kubeconfigServer.value ?? '<none>'}`
+                : `kubeconfig server unknown (${kubeconfigServer.error})`,
+            ],
     };
   }
   const { endpoint, host, source } = judged;
@@ -234,11 +279,18 @@ export function kubernetesEndpointGate(cluster: ReadinessCluster, nodes: Observe
   const from = judged.observed ? ` (${source})` : '';
   if (host === undefined) {
     const what = judged.observed ? `the kubeconfig server \`${endpoint}\`` : `the inventory's kubernetesEndpoint \`${endpoint}\``;
-    return { id, title, status: 'failed', summary: `${what} is not a URL such as https://10.0.30.10:6443; correct it`, evidence: judged.observed ? judged.evidence : [] };
+    return {
+      id,
+      title,
+      status: 'failed',
+      summary: `${what} is not a URL such as https://10.0.30.10:6443; correct it`,
+      evidence: judged.observed ? judged.evidence : [],
+    };
   }
   const owners = new Map<string, string>();
   for (const address of [...cluster.controlPlanes, ...cluster.workers]) owners.set(address, address);
-  if (nodes.ok) for (const node of nodes.value) for (const address of nodeAddresses(node)) owners.set(address, `${nodeName(node)} (${address})`);
+  if (nodes.ok)
+    for (const node of nodes.value) for (const address of nodeAddresses(node)) owners.set(address, `${nodeName(node)} (${address})`);
   const evidence = [...judged.evidence, `node addresses: ${list([...owners.keys()].sort())}`];
   if (!nodes.ok) evidence.push(`Kubernetes node addresses unknown (${nodes.error}); compared with the inventory only`);
   const owner = owners.get(host);
@@ -251,9 +303,16 @@ export function kubernetesEndpointGate(cluster: ReadinessCluster, nodes: Observe
       evidence,
     };
   }
-  if (judged.disagreement !== undefined) return { id, title, status: 'failed', summary: `${endpoint} is no node's address, but ${judged.disagreement}`, evidence };
+  if (judged.disagreement !== undefined)
+    return { id, title, status: 'failed', summary: `${endpoint} is no node's address, but ${judged.disagreement}`, evidence };
   if (isIP(host) === 0) {
-    return { id, title, status: 'manual', summary: `${endpoint}${from} names the host ${host}: confirm that it resolves to the virtual IP, not to a node address`, evidence };
+    return {
+      id,
+      title,
+      status: 'manual',
+      summary: `${endpoint}${from} names the host ${host}: confirm that it resolves to the virtual IP, not to a node address`,
+      evidence,
+    };
   }
   return { id, title, status: 'passed', summary: `${endpoint}${from}: ${host} is no node's address, a virtual IP`, evidence };
 }
@@ -264,7 +323,12 @@ function endpointAddress(endpoint: string): string {
 }
 
 /** The virtual IP depends on etcd quorum, so talosctl must know every control-plane address itself. */
-export function talosEndpointsGate(cluster: ReadinessCluster, endpoints: Observed<string[]>, nodes: Observed<V1Node[]>, kubeconfigServer?: Observed<string | undefined>): ReadinessGate {
+export function talosEndpointsGate(
+  cluster: ReadinessCluster,
+  endpoints: Observed<string[]>,
+  nodes: Observed<V1Node[]>,
+  kubeconfigServer?: Observed<string | undefined>,
+): ReadinessGate {
   const id = 'talosctl-endpoints';
   const title = 'talosctl knows every control-plane address';
   if (!endpoints.ok) return unreadable(id, title, 'the talosconfig endpoints', endpoints.error);
@@ -272,7 +336,10 @@ export function talosEndpointsGate(cluster: ReadinessCluster, endpoints: Observe
   const required = new Set(cluster.controlPlanes);
   if (nodes.ok) for (const node of nodes.value.filter(isControlPlane)) for (const address of nodeAddresses(node)) required.add(address);
   const missing = [...required].filter((address) => !known.has(address)).sort();
-  const evidence = [`talosconfig endpoints: ${endpoints.value.length > 0 ? list(endpoints.value) : '<none>'}`, `control-plane addresses: ${list([...required].sort())}`];
+  const evidence = [
+    `talosconfig endpoints: ${endpoints.value.length > 0 ? list(endpoints.value) : '<none>'}`,
+    `control-plane addresses: ${list([...required].sort())}`,
+  ];
   const vip = endpointVip(cluster, kubeconfigServer);
   if (vip !== undefined && known.has(vip) && !required.has(vip)) {
     evidence.push(`also lists the virtual IP ${vip}, which is unreachable when etcd loses quorum`);
@@ -299,10 +366,22 @@ export function hostLabelGate(cluster: ReadinessCluster, nodes: Observed<V1Node[
   const evidence = nodes.value.map((n) => `${nodeName(n)}  ${cluster.hostLabel}=${hostOf(n, cluster.hostLabel) ?? '<unset>'}`);
   const unlabelled = nodes.value.filter((n) => hostOf(n, cluster.hostLabel) === undefined).map(nodeName);
   if (unlabelled.length > 0) {
-    return { id, title, status: 'failed', summary: `${list(unlabelled)} ${unlabelled.length === 1 ? 'lacks' : 'lack'} the ${cluster.hostLabel} label: add it through machine.nodeLabels`, evidence };
+    return {
+      id,
+      title,
+      status: 'failed',
+      summary: `${list(unlabelled)} ${unlabelled.length === 1 ? 'lacks' : 'lack'} the ${cluster.hostLabel} label: add it through machine.nodeLabels`,
+      evidence,
+    };
   }
   const hosts = [...new Set(nodes.value.map((n) => hostOf(n, cluster.hostLabel)!))].sort();
-  return { id, title, status: 'passed', summary: `${count(nodes.value.length, 'node')} carry ${cluster.hostLabel} (${list(hosts)})`, evidence };
+  return {
+    id,
+    title,
+    status: 'passed',
+    summary: `${count(nodes.value.length, 'node')} carry ${cluster.hostLabel} (${list(hosts)})`,
+    evidence,
+  };
 }
 
 function hasExtension(extensions: ExtensionInfo[], official: string): boolean {
@@ -311,10 +390,7 @@ function hasExtension(extensions: ExtensionInfo[], official: string): boolean {
 }
 
 /** Longhorn needs iSCSI and util-linux tools in the Talos image of every node (ADR 008). */
-export function longhornExtensionsGate(
-  cluster: ReadinessCluster,
-  observed: Observed<ExtensionsObserved>,
-): ReadinessGate {
+export function longhornExtensionsGate(cluster: ReadinessCluster, observed: Observed<ExtensionsObserved>): ReadinessGate {
   const id = 'longhorn-extensions';
   const title = 'Longhorn system extensions on every node';
   if (!observed.ok) return unreadable(id, title, 'the system extensions', observed.error);
@@ -336,7 +412,13 @@ export function longhornExtensionsGate(
     if (missing.length > 0) problems.push(`${node} lacks ${list(missing)}`);
   }
   if (problems.length > 0) {
-    return { id, title, status: 'failed', summary: `${problems.join('; ')}. Build the Talos image with ${list(LONGHORN_EXTENSIONS)}`, evidence };
+    return {
+      id,
+      title,
+      status: 'failed',
+      summary: `${problems.join('; ')}. Build the Talos image with ${list(LONGHORN_EXTENSIONS)}`,
+      evidence,
+    };
   }
   return { id, title, status: 'passed', summary: `${list(LONGHORN_EXTENSIONS)} on all ${count(nodes.length, 'node')}`, evidence };
 }
@@ -394,7 +476,13 @@ export function fluxPathGate(cluster: ReadinessCluster, kustomizations: Observed
     return [{ label: `${metadata.namespace ?? 'default'}/${metadata.name}`, path: spec?.path ?? './' }];
   });
   if (seen.length === 0) {
-    return { id, title, status: 'failed', summary: `${cluster.name} has no Flux Kustomizations: bootstrap Flux with the cluster's path`, evidence: [] };
+    return {
+      id,
+      title,
+      status: 'failed',
+      summary: `${cluster.name} has no Flux Kustomizations: bootstrap Flux with the cluster's path`,
+      evidence: [],
+    };
   }
   const evidence = seen.map((k) => `${k.label}  ${k.path}`);
   const paths = [...new Set(seen.map((k) => k.path))].sort();

@@ -87,7 +87,8 @@ export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGat
     }
     if (rehearsal.prerequisite !== undefined) {
       const record = latestCompleted(records, rehearsal.prerequisite.kind);
-      if (record === undefined) return `☐ ${rehearsal.name}: check by hand (no completed ${rehearsal.prerequisite.what} on ${staging.cluster} in the bot's records)`;
+      if (record === undefined)
+        return `☐ ${rehearsal.name}: check by hand (no completed ${rehearsal.prerequisite.what} on ${staging.cluster} in the bot's records)`;
       return `◐ ${rehearsal.name}: ${rehearsal.prerequisite.what} ${record.id} completed ${when(record)}; the restore itself: check by hand`;
     }
     if (rehearsal.name === 'node replacement' && staging.controlPlanes < 3) {

@@ -36,7 +36,9 @@ export function parseSnapshotName(cluster: string, file: string): SnapshotFile |
 }
 
 export function describeRule(rule: RetentionRule): string {
-  return [rule.keepLast === undefined ? '' : `keepLast ${rule.keepLast}`, rule.keepDays === undefined ? '' : `keepDays ${rule.keepDays}`].filter(Boolean).join(', ');
+  return [rule.keepLast === undefined ? '' : `keepLast ${rule.keepLast}`, rule.keepDays === undefined ? '' : `keepDays ${rule.keepDays}`]
+    .filter(Boolean)
+    .join(', ');
 }
 
 /**

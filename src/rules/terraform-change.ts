@@ -36,27 +36,43 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
   const { outcome, tree } = facts;
   const refusals: string[] = [];
   const notes: string[] = [];
-  if (outcome.fmt.status === 'unformatted') refusals.push(`tofu fmt: ${outcome.fmt.files.length} file(s) are not formatted; run \`tofu fmt -recursive\`, commit, and plan again`);
+  if (outcome.fmt.status === 'unformatted')
+    refusals.push(`tofu fmt: ${outcome.fmt.files.length} file(s) are not formatted; run \`tofu fmt -recursive\`, commit, and plan again`);
   if (outcome.fmt.status === 'error') refusals.push(`tofu fmt -check could not run: ${outcome.fmt.lines[0] ?? 'no error message'}`);
-  if (outcome.validate.status === 'invalid') refusals.push(`tofu validate: ${outcome.validate.lines[0] ?? 'the configuration is not valid'}; ${NEW_PLAN}`);
-  if (outcome.plan.status === 'error') refusals.push(`tofu plan failed: ${outcome.plan.lines[0] ?? 'no error message'}; nothing can be applied`);
+  if (outcome.validate.status === 'invalid')
+    refusals.push(`tofu validate: ${outcome.validate.lines[0] ?? 'the configuration is not valid'}; ${NEW_PLAN}`);
+  if (outcome.plan.status === 'error')
+    refusals.push(`tofu plan failed: ${outcome.plan.lines[0] ?? 'no error message'}; nothing can be applied`);
   if (outcome.plan.status === 'skipped') refusals.push(`tofu plan did not run: ${outcome.plan.because}`);
 
-  if (tree.commit === undefined) refusals.push(`${tree.unknownBecause ?? 'the Terraform directory is not a git checkout'}: only a committed change can be applied, so this plan is shown but never applied`);
-  else if (tree.uncommitted === undefined) refusals.push(`whether the Terraform tree has uncommitted changes is unknown (${tree.unknownBecause ?? 'git did not answer'}), so this plan is shown but never applied`);
+  if (tree.commit === undefined)
+    refusals.push(
+      `${tree.unknownBecause ?? 'the Terraform directory is not a git checkout'}: only a committed change can be applied, so this plan is shown but never applied`,
+    );
+  else if (tree.uncommitted === undefined)
+    refusals.push(
+      `whether the Terraform tree has uncommitted changes is unknown (${tree.unknownBecause ?? 'git did not answer'}), so this plan is shown but never applied`,
+    );
   else if (tree.uncommitted.length > 0) {
-    const files = tree.uncommitted.slice(0, 5).join(', ') + (tree.uncommitted.length > 5 ? `, and ${tree.uncommitted.length - 5} more` : '');
-    refusals.push(`the Terraform working tree has uncommitted changes (${files}): a reviewed change is a commit, so this plan is shown but never applied; commit or discard them and plan again`);
+    const files =
+      tree.uncommitted.slice(0, 5).join(', ') + (tree.uncommitted.length > 5 ? `, and ${tree.uncommitted.length - 5} more` : '');
+    refusals.push(
+      `the Terraform working tree has uncommitted changes (${files}): a reviewed change is a commit, so this plan is shown but never applied; commit or discard them and plan again`,
+    );
   }
   if (outcome.plan.status !== 'planned') return { refusals, notes };
 
   const { review } = outcome.plan;
-  if (review.changes.length === 0) refusals.push('the plan changes nothing: the infrastructure matches the configuration, so there is nothing to apply');
+  if (review.changes.length === 0)
+    refusals.push('the plan changes nothing: the infrastructure matches the configuration, so there is nothing to apply');
   for (const danger of review.dangers.filter((d) => d.level === 'stop')) refusals.push(`\`${danger.address}\` ${danger.meaning}`);
 
   for (const hostname of vmKeys(review, 'delete')) {
     const removal = facts.removals.find((r) => r.nodeName === hostname);
-    if (removal === undefined) refusals.push(`the plan destroys the VM of ${hostname}, which no \`/talos remove\` of ${facts.cluster} reset and drained: remove the node with \`/talos remove\` first, then plan again`);
+    if (removal === undefined)
+      refusals.push(
+        `the plan destroys the VM of ${hostname}, which no \`/talos remove\` of ${facts.cluster} reset and drained: remove the node with \`/talos remove\` first, then plan again`,
+      );
     else notes.push(`Destroying the VM of ${hostname} is the expected follow-up of its removal ${removal.op}.`);
   }
 
@@ -66,16 +82,25 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
       typeof running === 'string' ? (running === declared ? [] : [`${node} runs ${running}`]) : [`${node}: ${running.unknown}`],
     );
     if (behind.length > 0) {
-      refusals.push(`the plan declares talos_version ${declared}: apply only after every node already runs the declared Talos version (${behind.join('; ')})`);
+      refusals.push(
+        `the plan declares talos_version ${declared}: apply only after every node already runs the declared Talos version (${behind.join('; ')})`,
+      );
     } else if (facts.upgrade !== undefined) {
-      notes.push(`This is the Terraform follow-up of the Talos upgrade ${facts.upgrade.op}: talos_version moves from ${review.talosVersion.from ?? '?'} to ${declared}, which every node already runs.`);
+      notes.push(
+        `This is the Terraform follow-up of the Talos upgrade ${facts.upgrade.op}: talos_version moves from ${review.talosVersion.from ?? '?'} to ${declared}, which every node already runs.`,
+      );
     } else notes.push(`talos_version moves to ${declared}, which every node already runs.`);
   }
 
   const adds = vmKeys(review, 'create');
-  if (adds.length > 1) refusals.push(`the plan adds ${adds.length} nodes (${adds.join(', ')}) at once: add one node per change, and wait for it to join before the next`);
+  if (adds.length > 1)
+    refusals.push(
+      `the plan adds ${adds.length} nodes (${adds.join(', ')}) at once: add one node per change, and wait for it to join before the next`,
+    );
   if (adds.length > 0 && facts.etcdSettled !== undefined && !facts.etcdSettled.ok) {
-    refusals.push(`Before you add another node, wait for all members to report the same leader (and no learner to remain): ${facts.etcdSettled.evidence.join('; ')}`);
+    refusals.push(
+      `Before you add another node, wait for all members to report the same leader (and no learner to remain): ${facts.etcdSettled.evidence.join('; ')}`,
+    );
   }
   return { refusals, notes };
 }

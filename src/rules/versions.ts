@@ -25,7 +25,12 @@ function shown(input: unknown): string {
   return JSON.stringify(text);
 }
 
-function matchVersion(input: unknown, what: string, example: string, options: VersionInputOptions): VersionInput<{ core: string; hadLeadingV: boolean }> {
+function matchVersion(
+  input: unknown,
+  what: string,
+  example: string,
+  options: VersionInputOptions,
+): VersionInput<{ core: string; hadLeadingV: boolean }> {
   const expected = `expected a ${what} version like ${example} or v${example}`;
   if (typeof input !== 'string' || input === '') return { ok: false, reason: `${shown(input)} is not a ${what} version: ${expected}` };
   if (input.length > MAX_INPUT) return { ok: false, reason: `${shown(input)} is too long for a ${what} version: ${expected}` };
@@ -96,9 +101,7 @@ function refuse(code: UpgradePathCode, reason: string): UpgradePath {
 
 /** The newest released patch of `minor` (`1.12`) in the factory list, as `v1.12.11`. */
 function latestPatch(releases: semver.SemVer[], major: number, minor: number): string | undefined {
-  const newest = releases
-    .filter((v) => v.major === major && v.minor === minor)
-    .sort(semver.rcompare)[0];
+  const newest = releases.filter((v) => v.major === major && v.minor === minor).sort(semver.rcompare)[0];
   return newest === undefined ? undefined : `v${newest.version}`;
 }
 
@@ -123,7 +126,12 @@ export interface TalosUpgradePathOptions {
  * @param target the requested version, e.g. `v1.12.11`
  * @param factoryVersions the Image Factory's `GET /versions` list; pre-releases are ignored
  */
-export function checkTalosUpgradePath(running: string, target: string, factoryVersions: string[], options: TalosUpgradePathOptions = {}): UpgradePath {
+export function checkTalosUpgradePath(
+  running: string,
+  target: string,
+  factoryVersions: string[],
+  options: TalosUpgradePathOptions = {},
+): UpgradePath {
   const from = parseSemver(running);
   const to = parseSemver(target);
   if (from === null) return refuse('invalid-version', `the running Talos version ${JSON.stringify(running)} is not a version`);
@@ -134,10 +142,16 @@ export function checkTalosUpgradePath(running: string, target: string, factoryVe
   if (cmp === 0) {
     const changes = options.imageChanges ?? [];
     if (changes.length === 0) {
-      return refuse('same-version', `the cluster already runs v${from.version} with that schematic on every node: nothing to upgrade or re-install`);
+      return refuse(
+        'same-version',
+        `the cluster already runs v${from.version} with that schematic on every node: nothing to upgrade or re-install`,
+      );
     }
     if (!releases.some((v) => semver.eq(v, to))) {
-      return refuse('not-published', `v${to.version} is not published by the Image Factory, so its installer images cannot be pulled for a re-install`);
+      return refuse(
+        'not-published',
+        `v${to.version} is not published by the Image Factory, so its installer images cannot be pulled for a re-install`,
+      );
     }
     return { ok: true, kind: 'reinstall' };
   }
@@ -152,19 +166,22 @@ export function checkTalosUpgradePath(running: string, target: string, factoryVe
   if (!samePatchLine && !nextMinor) {
     const step = latestPatch(releases, from.major, from.minor + 1);
     const first = step === undefined ? `the latest ${from.major}.${from.minor + 1}` : step;
-    return refuse(
-      'skips-minor',
-      `v${to.version} skips a minor release: upgrade to ${first} first, one adjacent minor at a time`,
-    );
+    return refuse('skips-minor', `v${to.version} skips a minor release: upgrade to ${first} first, one adjacent minor at a time`);
   }
   const minor = `${to.major}.${to.minor}`;
   const latest = latestPatch(releases, to.major, to.minor);
   if (!releases.some((v) => semver.eq(v, to))) {
-    const instead = latest === undefined ? `the Image Factory publishes no ${minor} release yet` : `upgrade to ${latest}, the latest patch of ${minor}, instead`;
+    const instead =
+      latest === undefined
+        ? `the Image Factory publishes no ${minor} release yet`
+        : `upgrade to ${latest}, the latest patch of ${minor}, instead`;
     return refuse('not-published', `v${to.version} is not published by the Image Factory: ${instead}`);
   }
   if (latest !== undefined && latest !== `v${to.version}`) {
-    return refuse('not-latest-patch', `v${to.version} is not the latest patch of ${minor}: upgrade to ${latest}, the latest patch of ${minor}, instead`);
+    return refuse(
+      'not-latest-patch',
+      `v${to.version} is not the latest patch of ${minor}: upgrade to ${latest}, the latest patch of ${minor}, instead`,
+    );
   }
   const runningLatest = latestPatch(releases, from.major, from.minor);
   if (nextMinor && runningLatest !== undefined && semver.lt(from, runningLatest.slice(1))) {
@@ -177,7 +194,10 @@ export function checkTalosUpgradePath(running: string, target: string, factoryVe
   const support = supportFor(to.version);
   if (support === undefined) {
     const known = TALOS_SUPPORT_MATRIX.map((r) => r.talos).join(', ');
-    return refuse('unsupported-version', `Talos ${minor} is not in the support matrix (${known}): it cannot be checked for Kubernetes support`);
+    return refuse(
+      'unsupported-version',
+      `Talos ${minor} is not in the support matrix (${known}): it cannot be checked for Kubernetes support`,
+    );
   }
   if (semver.lt(from, support.upgradeFromMin)) {
     return refuse(
@@ -200,7 +220,8 @@ export function checkKubernetesUpgradePath(running: string, target: string, talo
   const from = parseSemver(running);
   const to = parseSemver(target);
   if (from === null) return refuse('invalid-version', `the running Kubernetes version ${JSON.stringify(running)} is not a version`);
-  if (to === null) return refuse('invalid-version', `the target ${JSON.stringify(target)} is not a Kubernetes version: use the form 1.34.1`);
+  if (to === null)
+    return refuse('invalid-version', `the target ${JSON.stringify(target)} is not a Kubernetes version: use the form 1.34.1`);
   if (to.prerelease.length > 0) return refuse('prerelease', `${to.version} is a pre-release: upgrade only to released versions`);
   const cmp = semver.compare(to, from);
   if (cmp === 0) return refuse('same-version', `the cluster already runs Kubernetes ${from.version}: nothing to upgrade`);
@@ -219,11 +240,9 @@ export function checkKubernetesUpgradePath(running: string, target: string, talo
   }
   if (!talosSupportsKubernetes(talosVersion, to.version)) {
     const support = supportFor(talosVersion);
-    const range = support === undefined ? 'is not in the support matrix' : `supports Kubernetes ${support.kubernetesMin} to ${support.kubernetesMax}`;
-    return refuse(
-      'talos-does-not-support-kubernetes',
-      `Talos ${talosVersion} ${range}, not ${to.major}.${to.minor}: upgrade Talos first`,
-    );
+    const range =
+      support === undefined ? 'is not in the support matrix' : `supports Kubernetes ${support.kubernetesMin} to ${support.kubernetesMax}`;
+    return refuse('talos-does-not-support-kubernetes', `Talos ${talosVersion} ${range}, not ${to.major}.${to.minor}: upgrade Talos first`);
   }
   return { ok: true, kind: nextMinor ? 'minor' : 'patch' };
 }

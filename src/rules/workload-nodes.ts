@@ -54,7 +54,10 @@ export function workloadCapacityAfterRemoval(nodes: V1Node[], address: string): 
   const accepting = remaining.filter((n) => n.accepts);
   if (accepting.length > 0) {
     const cps = accepting.filter((n) => n.controlPlane);
-    const why = cps.length > 0 ? ` (${cps.map((n) => n.name).join(', ')}: control plane${cps.length > 1 ? 's' : ''} without the node-role.kubernetes.io/control-plane:NoSchedule taint)` : '';
+    const why =
+      cps.length > 0
+        ? ` (${cps.map((n) => n.name).join(', ')}: control plane${cps.length > 1 ? 's' : ''} without the node-role.kubernetes.io/control-plane:NoSchedule taint)`
+        : '';
     return { note: `Workloads of ${leaving.name} move to ${accepting.map(describe).join(', ')}${why}.` };
   }
   const blocked = remaining.map((n) => `${describe(n)} is tainted ${n.blockedBy.join(', ')}`);

@@ -48,7 +48,9 @@ function keyed(key: string | undefined): { metadata?: { event_type: string; even
 
 /** Counts Slack's 429 answers; the client waits out `Retry-After` and retries by itself. */
 export function onSlackRateLimited(client: WebClient, record: (method: string) => void): void {
-  client.on(WebClientEvent.RATE_LIMITED, (_retryAfterSeconds: number, request: { url?: string }) => record(slackMethodOf(request.url ?? '')));
+  client.on(WebClientEvent.RATE_LIMITED, (_retryAfterSeconds: number, request: { url?: string }) =>
+    record(slackMethodOf(request.url ?? '')),
+  );
 }
 
 export interface SlackChatHooks {
@@ -83,13 +85,21 @@ interface Posted {
   files?: { id?: string }[];
 }
 
-const carriesKey = (key: string) => (m: Posted): boolean => m.metadata?.event_type === POST_KEY_EVENT && m.metadata.event_payload?.['key'] === key;
+const carriesKey =
+  (key: string) =>
+  (m: Posted): boolean =>
+    m.metadata?.event_type === POST_KEY_EVENT && m.metadata.event_payload?.['key'] === key;
 
 /** Sends bytes to an upload URL (no token: the URL is the credential), throwing the SDK's errors so a lost answer reads as one. */
 async function sendBytes(fetchFn: typeof fetch, url: string, bytes: Buffer, timeoutMs: number): Promise<void> {
   let response: Response;
   try {
-    response = await fetchFn(url, { method: 'POST', body: new Uint8Array(bytes), headers: { 'content-type': 'application/octet-stream' }, signal: AbortSignal.timeout(timeoutMs) });
+    response = await fetchFn(url, {
+      method: 'POST',
+      body: new Uint8Array(bytes),
+      headers: { 'content-type': 'application/octet-stream' },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     await response.arrayBuffer();
   } catch (error) {
     throw new WebAPIRequestError(error instanceof Error ? error : new Error(String(error)));
@@ -118,7 +128,11 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
   const oldest = (): string => ((now() - LOOKBACK_MS) / 1000).toFixed(6);
 
   /** The newest message of the look-up window that `matches`: top-level posts when `threadTs` is undefined, else the thread's replies. */
-  const findPosted = async (channel: string, threadTs: string | undefined, matches: (m: Posted) => boolean): Promise<string | undefined> => {
+  const findPosted = async (
+    channel: string,
+    threadTs: string | undefined,
+    matches: (m: Posted) => boolean,
+  ): Promise<string | undefined> => {
     let cursor: string | undefined;
     let found: string | undefined;
     for (let page = 0; page < LOOKUP_PAGES; page += 1) {
@@ -141,15 +155,23 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
     return found;
   };
 
-  const postMessage = async (args: Record<string, unknown> & { channel: string; thread_ts?: string }, options: ReplyOptions): Promise<string> => {
+  const postMessage = async (
+    args: Record<string, unknown> & { channel: string; thread_ts?: string },
+    options: ReplyOptions,
+  ): Promise<string> => {
     const { key } = options;
-    const send = async (sender: WebClient) => tsOf(await sender.chat.postMessage({ ...args, ...keyed(key) } as Parameters<WebClient['chat']['postMessage']>[0]));
+    const send = async (sender: WebClient) =>
+      tsOf(await sender.chat.postMessage({ ...args, ...keyed(key) } as Parameters<WebClient['chat']['postMessage']>[0]));
     // A caller that reconciles by itself (the audit): one send, a 429 waited out.
     if (options.once === true) return writeOnce({ send: () => send(onceClient) }, hooks.writeOnce);
     if (key === undefined) return send(client);
     try {
       const ts = await writeOnce(
-        { send: () => send(onceClient), find: () => findPosted(args.channel, args.thread_ts, carriesKey(key)), maybeSent: options.maybeSent === true || doubtful.has(key) },
+        {
+          send: () => send(onceClient),
+          find: () => findPosted(args.channel, args.thread_ts, carriesKey(key)),
+          maybeSent: options.maybeSent === true || doubtful.has(key),
+        },
         hooks.writeOnce,
       );
       doubtful.delete(key);
@@ -166,7 +188,12 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
       return { ts: await call('chat.postMessage', () => postMessage({ channel, ...clean(scrubber, message) }, options)) };
     },
     async reply(channel, threadTs, message, options = {}) {
-      const args = { channel, thread_ts: threadTs, ...clean(scrubber, message), ...(options.broadcast === true ? { reply_broadcast: true } : {}) };
+      const args = {
+        channel,
+        thread_ts: threadTs,
+        ...clean(scrubber, message),
+        ...(options.broadcast === true ? { reply_broadcast: true } : {}),
+      };
       return { ts: await call('chat.postMessage', () => postMessage(args, options)) };
     },
     async permalink(channel, ts) {
@@ -178,7 +205,9 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
       const out: { ts: string; text: string }[] = [];
       let cursor: string | undefined;
       do {
-        const page = await call('conversations.replies', () => client.conversations.replies({ channel, ts: threadTs, limit: 200, ...(cursor ? { cursor } : {}) }));
+        const page = await call('conversations.replies', () =>
+          client.conversations.replies({ channel, ts: threadTs, limit: 200, ...(cursor ? { cursor } : {}) }),
+        );
         for (const m of page.messages ?? []) {
           if (m.ts !== undefined && m.ts !== threadTs && m.bot_id !== undefined) out.push({ ts: m.ts, text: m.text ?? '' });
         }
@@ -187,26 +216,41 @@ export function createSlackChat(client: WebClient, scrubber: SecretScrubber, hoo
       return out;
     },
     async update(channel, ts, message) {
-      await call('chat.update', () => client.chat.update({ channel, ts, ...clean(scrubber, message) } as Parameters<WebClient['chat']['update']>[0]));
+      await call('chat.update', () =>
+        client.chat.update({ channel, ts, ...clean(scrubber, message) } as Parameters<WebClient['chat']['update']>[0]),
+      );
     },
     async ephemeral(channel, user, message) {
-      await call('chat.postEphemeral', () => client.chat.postEphemeral({ channel, user, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postEphemeral']>[0]));
+      await call('chat.postEphemeral', () =>
+        client.chat.postEphemeral({ channel, user, ...clean(scrubber, message) } as Parameters<WebClient['chat']['postEphemeral']>[0]),
+      );
     },
     async upload(channel, threadTs, file) {
       // The three steps of an external upload, so that the one that shares the file (and can
       // be applied without an answer) is sent once: reserving and sending bytes show nothing.
       const bytes = Buffer.from(scrubber.scrub(file.content), 'utf8');
-      const reserved = await call('files.getUploadURLExternal', () => client.files.getUploadURLExternal({ filename: file.filename, length: bytes.length }));
+      const reserved = await call('files.getUploadURLExternal', () =>
+        client.files.getUploadURLExternal({ filename: file.filename, length: bytes.length }),
+      );
       const { upload_url: url, file_id: id } = reserved;
       if (url === undefined || id === undefined) throw new Error('files.getUploadURLExternal answered without an upload URL');
       const fetchFn = hooks.fetch ?? fetch;
       // Sending the bytes again overwrites them: after a lost answer it is simply repeated.
-      await call('files.upload', () => writeOnce({ send: () => sendBytes(fetchFn, url, bytes, hooks.uploadTimeoutMs ?? 30_000), find: async () => undefined }, hooks.writeOnce));
+      await call('files.upload', () =>
+        writeOnce(
+          { send: () => sendBytes(fetchFn, url, bytes, hooks.uploadTimeoutMs ?? 30_000), find: async () => undefined },
+          hooks.writeOnce,
+        ),
+      );
       await call('files.completeUploadExternal', () =>
         writeOnce(
           {
-            send: () => onceClient.files.completeUploadExternal({ files: [{ id, title: file.title }], channel_id: channel, thread_ts: threadTs }),
-            find: async () => ((await findPosted(channel, threadTs, (m) => m.files?.some((f) => f.id === id) === true)) === undefined ? undefined : { ok: true }),
+            send: () =>
+              onceClient.files.completeUploadExternal({ files: [{ id, title: file.title }], channel_id: channel, thread_ts: threadTs }),
+            find: async () =>
+              (await findPosted(channel, threadTs, (m) => m.files?.some((f) => f.id === id) === true)) === undefined
+                ? undefined
+                : { ok: true },
           },
           hooks.writeOnce,
         ),

@@ -6,7 +6,11 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { createSlackChat, onSlackRateLimited, SLACK_RETRY } from './slack-chat.ts';
 
 /** The Web API client (authorization lookups) and the chat port the jobs talk through. */
-export function createSlackClients(slack: Config['slack'], scrubber: SecretScrubber, metrics: Pick<Metrics, 'slackRateLimited' | 'slackApiErrors'>): { client: WebClient; chat: ChatPort } {
+export function createSlackClients(
+  slack: Config['slack'],
+  scrubber: SecretScrubber,
+  metrics: Pick<Metrics, 'slackRateLimited' | 'slackApiErrors'>,
+): { client: WebClient; chat: ChatPort } {
   // Every call is bounded: an answer that never comes is a lost answer, not a job hung on Slack.
   const base = { ...(slack.apiUrl === undefined ? {} : { slackApiUrl: slack.apiUrl }), timeout: slack.timeoutMs };
   const client = new WebClient(slack.botToken, { ...base, retryConfig: SLACK_RETRY });

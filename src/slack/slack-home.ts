@@ -8,7 +8,9 @@ export function createHomePublisher(client: WebClient, scrubber: SecretScrubber)
   return {
     async publish(user, view) {
       // Stop reasons quote cluster output: everything that leaves for Slack passes the scrubber.
-      const blocks = JSON.parse(scrubber.scrub(JSON.stringify(view.blocks))) as Parameters<WebClient['views']['publish']>[0]['view']['blocks'];
+      const blocks = JSON.parse(scrubber.scrub(JSON.stringify(view.blocks))) as Parameters<
+        WebClient['views']['publish']
+      >[0]['view']['blocks'];
       await client.views.publish({ user_id: user, view: { type: 'home', callback_id: view.callback_id, blocks } });
     },
   };

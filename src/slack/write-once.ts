@@ -10,9 +10,11 @@ export type WriteOutcome = { kind: 'refused' } | { kind: 'limited'; retryAfterMs
 
 export function writeOutcome(error: unknown): WriteOutcome {
   const { code, statusCode, retryAfter } = (error ?? {}) as { code?: unknown; statusCode?: unknown; retryAfter?: unknown };
-  if (code === 'slack_webapi_rate_limited_error') return { kind: 'limited', retryAfterMs: (typeof retryAfter === 'number' ? retryAfter : 1) * 1000 };
+  if (code === 'slack_webapi_rate_limited_error')
+    return { kind: 'limited', retryAfterMs: (typeof retryAfter === 'number' ? retryAfter : 1) * 1000 };
   // A 408 or 5xx may come from a proxy or from Slack after the write; other 4xx are refusals.
-  if (code === 'slack_webapi_http_error') return typeof statusCode === 'number' && (statusCode >= 500 || statusCode === 408) ? { kind: 'lost' } : { kind: 'refused' };
+  if (code === 'slack_webapi_http_error')
+    return typeof statusCode === 'number' && (statusCode >= 500 || statusCode === 408) ? { kind: 'lost' } : { kind: 'refused' };
   // No answer at all: a timeout, a reset or refused connection, a DNS failure.
   if (code === 'slack_webapi_request_error') return { kind: 'lost' };
   return { kind: 'refused' };
@@ -51,7 +53,14 @@ export interface WriteOnce<T> {
  * send landed (the look-up itself failing): it tries the look-up again, then throws.
  */
 export async function writeOnce<T>(write: WriteOnce<T>, options: WriteOnceOptions = {}): Promise<T> {
-  const { attempts = 5, backoffMs = 250, maxBackoffMs = 5000, rateLimits = 10, maxRetryAfterMs = 60_000, sleep: pause = (ms: number) => sleep(ms) } = options;
+  const {
+    attempts = 5,
+    backoffMs = 250,
+    maxBackoffMs = 5000,
+    rateLimits = 10,
+    maxRetryAfterMs = 60_000,
+    sleep: pause = (ms: number) => sleep(ms),
+  } = options;
   let uncertain = write.maybeSent === true && write.find !== undefined;
   let failures = 0;
   let limited = 0;

@@ -18,14 +18,22 @@ export interface EtcdMembership {
 const NO_LEADER = /^0+$/;
 
 function peerHost(url: string): string {
-  return url.replace(/^\w+:\/\//, '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  return url
+    .replace(/^\w+:\/\//, '')
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '');
 }
 
 /**
  * Reads etcd's membership and health through the control planes other than `avoid` (the node
  * about to reboot or leave), so the answer does not depend on that node.
  */
-export async function observeEtcdMembership(talosctl: Talosctl, controlPlanes: string[], avoid: string, signal?: AbortSignal): Promise<EtcdMembership> {
+export async function observeEtcdMembership(
+  talosctl: Talosctl,
+  controlPlanes: string[],
+  avoid: string,
+  signal?: AbortSignal,
+): Promise<EtcdMembership> {
   const others = controlPlanes.filter((cp) => cp !== avoid);
   const endpoints = others.length > 0 ? others : controlPlanes;
   const evidence: string[] = [];
@@ -53,7 +61,10 @@ export async function observeEtcdMembership(talosctl: Talosctl, controlPlanes: s
     } catch {
       // An unreadable answer leaves the inventory as the count; the evidence says so.
     }
-    if (peers === undefined) evidence.push(`etcd members via ${asked}: ${members.stderr.trim().split('\n').pop() || 'no answer'}; counting the inventory's ${controlPlanes.length} control planes`);
+    if (peers === undefined)
+      evidence.push(
+        `etcd members via ${asked}: ${members.stderr.trim().split('\n').pop() || 'no answer'}; counting the inventory's ${controlPlanes.length} control planes`,
+      );
   }
   return {
     memberCount: peers?.length ?? controlPlanes.length,

@@ -74,7 +74,13 @@ export function createImageFactory(baseUrl: string, timeoutMs: number, options: 
         return { ok: true, sha256: hash.digest('hex'), bytes };
       } catch (error) {
         const name = (error as Error).name;
-        return { ok: false, reason: name === 'TimeoutError' ? `the download took longer than ${Math.round(downloadTimeoutMs / 1000)} s` : `the download failed: ${(error as Error).message}` };
+        return {
+          ok: false,
+          reason:
+            name === 'TimeoutError'
+              ? `the download took longer than ${Math.round(downloadTimeoutMs / 1000)} s`
+              : `the download failed: ${(error as Error).message}`,
+        };
       }
     },
   };

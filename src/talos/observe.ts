@@ -9,7 +9,12 @@ import type { Talosctl } from './talosctl.ts';
 /** What one node reports right now: its Talos version, or why it did not answer. */
 export type NodeVersion = { reachable: true; version: string } | { reachable: false; error: string };
 
-export async function observeTalosVersions(talosctl: Talosctl, nodes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<Map<string, NodeVersion>> {
+export async function observeTalosVersions(
+  talosctl: Talosctl,
+  nodes: string[],
+  signal?: AbortSignal,
+  endpoints?: string[],
+): Promise<Map<string, NodeVersion>> {
   const result = await talosctl.run(['version'], nodes, { signal, okExitCodes: [0, 1], endpoints });
   const out = new Map<string, NodeVersion>();
   const report = result.stdout.trim() === '' ? { servers: [] } : parseTalosVersion(result.stdout);
@@ -33,11 +38,20 @@ export async function observeTalosVersions(talosctl: Talosctl, nodes: string[], 
  * connection, a timeout or an unreadable answer all mean "not back yet". Only a cancel of `signal`
  * (the job's) is thrown.
  */
-export async function pollTalosVersion(talosctl: Talosctl, node: string, options: { probeMs: number; signal?: AbortSignal; endpoints?: string[] }): Promise<NodeVersion> {
+export async function pollTalosVersion(
+  talosctl: Talosctl,
+  node: string,
+  options: { probeMs: number; signal?: AbortSignal; endpoints?: string[] },
+): Promise<NodeVersion> {
   const timeout = AbortSignal.timeout(options.probeMs);
   const bound = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   try {
-    const result = await talosctl.run(['version'], [node], { signal: bound, timeoutMs: options.probeMs, okExitCodes: [0, 1], endpoints: options.endpoints });
+    const result = await talosctl.run(['version'], [node], {
+      signal: bound,
+      timeoutMs: options.probeMs,
+      okExitCodes: [0, 1],
+      endpoints: options.endpoints,
+    });
     const report = result.stdout.trim() === '' ? { servers: [] } : parseTalosVersion(result.stdout);
     const server = report.servers.find((s) => s.node === node) ?? (report.servers.length === 1 ? report.servers[0] : undefined);
     if (server !== undefined) return { reachable: true, version: server.tag };
@@ -62,8 +76,14 @@ export type NodeGet = { reachable: true; items: GetItem[] } | { reachable: false
  * cmd/talosctl/cmd/talos/get.go, v1.13.9). So after a failed call, every node that neither answered
  * nor was named is asked on its own, one at a time, before anything is said about it.
  */
-export async function getOnEachNode(talosctl: Talosctl, resource: string, nodes: string[], options: { signal?: AbortSignal; endpoints?: string[] } = {}): Promise<Map<string, NodeGet>> {
-  const ask = (some: string[]): ReturnType<Talosctl['run']> => talosctl.run(['get', resource, '-o', 'json'], some, { signal: options.signal, okExitCodes: [0, 1], endpoints: options.endpoints });
+export async function getOnEachNode(
+  talosctl: Talosctl,
+  resource: string,
+  nodes: string[],
+  options: { signal?: AbortSignal; endpoints?: string[] } = {},
+): Promise<Map<string, NodeGet>> {
+  const ask = (some: string[]): ReturnType<Talosctl['run']> =>
+    talosctl.run(['get', resource, '-o', 'json'], some, { signal: options.signal, okExitCodes: [0, 1], endpoints: options.endpoints });
   const result = await ask(nodes);
   const out = new Map<string, NodeGet>();
   const doubtful: string[] = [];
@@ -85,12 +105,23 @@ export type NodeImage = { reachable: true; schematic: string | undefined; extens
  * `talosctl get extensions -o json` on `nodes` ({@link getOnEachNode}): each node's schematic (the
  * `schematic` pseudo-extension factory-built nodes list) and its system extensions, by name.
  */
-export async function observeNodeImages(talosctl: Talosctl, nodes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<Map<string, NodeImage>> {
+export async function observeNodeImages(
+  talosctl: Talosctl,
+  nodes: string[],
+  signal?: AbortSignal,
+  endpoints?: string[],
+): Promise<Map<string, NodeImage>> {
   const reads = await getOnEachNode(talosctl, 'extensions', nodes, { signal, endpoints });
   return new Map(
     [...reads].map(([node, read]): [string, NodeImage] => [
       node,
-      read.reachable ? { reachable: true, schematic: schematicsFromGet(read.items)[0]?.schematic, extensions: extensionsFromGet(read.items).map((e) => e.name) } : read,
+      read.reachable
+        ? {
+            reachable: true,
+            schematic: schematicsFromGet(read.items)[0]?.schematic,
+            extensions: extensionsFromGet(read.items).map((e) => e.name),
+          }
+        : read,
     ]),
   );
 }
@@ -159,7 +190,12 @@ export interface EtcdStatusObservation {
 }
 
 /** `talosctl etcd status` on `controlPlanes`, read; the verdict on it is the health gate's (src/health/etcd-quorum-check.ts). */
-export async function observeEtcdStatus(talosctl: Talosctl, controlPlanes: string[], signal?: AbortSignal, endpoints?: string[]): Promise<EtcdStatusObservation> {
+export async function observeEtcdStatus(
+  talosctl: Talosctl,
+  controlPlanes: string[],
+  signal?: AbortSignal,
+  endpoints?: string[],
+): Promise<EtcdStatusObservation> {
   const result = await talosctl.run(['etcd', 'status'], controlPlanes, { signal, okExitCodes: [0, 1], endpoints });
   return { rows: result.stdout.trim() === '' ? [] : parseEtcdStatus(result.stdout), nodeErrors: parseNodeErrors(result.stderr) };
 }

@@ -22,7 +22,10 @@ export class ParseError extends BotError {
   constructor(source: string, problem: string, excerpt?: string) {
     const shown = excerpt === undefined ? undefined : shorten(excerpt);
     // One line: a problem may quote another error's multi-line message (JSON.parse points at the spot).
-    super('TALOSCTL_OUTPUT_UNPARSEABLE', `cannot parse ${source} output: ${problem.replace(/\s*\n\s*/g, ' ')}${shown === undefined ? '' : ` at ${JSON.stringify(shown)}`}`);
+    super(
+      'TALOSCTL_OUTPUT_UNPARSEABLE',
+      `cannot parse ${source} output: ${problem.replace(/\s*\n\s*/g, ' ')}${shown === undefined ? '' : ` at ${JSON.stringify(shown)}`}`,
+    );
     this.source = source;
     this.excerpt = shown;
   }

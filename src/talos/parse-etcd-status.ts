@@ -6,17 +6,7 @@ const SOURCE = 'talosctl etcd status';
 /** etcd member IDs: `%016x` since the IDs were zero-padded, unpadded hex before. */
 const MEMBER_ID = /^[0-9a-f]{1,16}$/;
 
-const REQUIRED = [
-  'MEMBER',
-  'DB SIZE',
-  'IN USE',
-  'LEADER',
-  'RAFT INDEX',
-  'RAFT TERM',
-  'RAFT APPLIED INDEX',
-  'LEARNER',
-  'ERRORS',
-] as const;
+const REQUIRED = ['MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER', 'ERRORS'] as const;
 
 /** One row of `talosctl etcd status`: the status one node's etcd member reports. */
 export interface EtcdStatusRow {

@@ -45,7 +45,7 @@ const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 /** Every Go-quoted string in `text`, for the variants of the discovered-nodes line. */
 function quotedStrings(text: string): string[] {
   const found: string[] = [];
-  for (let i = text.indexOf('"'); i !== -1; ) {
+  for (let i = text.indexOf('"'); i !== -1;) {
     const read = readGoQuoted(text, i);
     if (read === undefined) break;
     found.push(read.value);

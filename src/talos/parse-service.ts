@@ -87,7 +87,11 @@ function finish(block: Block): ServiceInfo {
     throw new ParseError(SOURCE, 'the last event has no "(… ago)" age: the output is truncated', block.pendingEvent);
   }
   const where = block.node === undefined ? '' : ` for node ${block.node}`;
-  for (const [key, value] of [['ID', block.id], ['STATE', block.state], ['HEALTH', block.health]] as const) {
+  for (const [key, value] of [
+    ['ID', block.id],
+    ['STATE', block.state],
+    ['HEALTH', block.health],
+  ] as const) {
     if (value === undefined || value === '') throw new ParseError(SOURCE, `the block${where} has no ${key} line`);
   }
   const info: ServiceInfo = {

@@ -135,13 +135,15 @@ export function parseMachineStage(message: string): MachineStage | undefined {
  */
 export function upgradeMilestone(line: string): string | undefined {
   const parsed = parseProgressLine(line);
-  if (parsed === undefined) return isLegacyFallback(line) ? 'the node has no LifecycleService: talosctl falls back to the legacy upgrade' : undefined;
+  if (parsed === undefined)
+    return isLegacyFallback(line) ? 'the node has no LifecycleService: talosctl falls back to the legacy upgrade' : undefined;
   const { node, message } = parsed;
   if (message.startsWith('pulled image ')) return `${node}: installer image pulled`;
   if (/^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d running Talos installer /.test(message)) return `${node}: installer running`;
   if (message === 'upgrade completed') return `${node}: new image installed (not booted yet)`;
   if (/^upgrade failed with exit code \d+$/.test(message)) return `${node}: the installer ${message.replace('upgrade failed', 'failed')}`;
-  if (message === 'cordoning node' || message === 'node cordoned' || message === 'draining node' || message === 'node drained') return `${node}: ${message}`;
+  if (message === 'cordoning node' || message === 'node cordoned' || message === 'draining node' || message === 'node drained')
+    return `${node}: ${message}`;
   const eviction = /^(evicting|evicted|deleting) pod (\S+)$/.exec(message);
   if (eviction) return `${node}: ${eviction[1]} pod ${eviction[2]}`;
   if (message === 'waiting for node to become Ready' || message === 'node uncordoned') return `${node}: ${message}`;

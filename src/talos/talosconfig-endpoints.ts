@@ -21,11 +21,15 @@ export function talosconfigEndpoints(text: string): string[] {
   }
   const parsed = Talosconfig.safeParse(doc);
   if (!parsed.success) {
-    throw new Error('the talosconfig from `tofu output -raw talosconfig` names no current context with its contexts; check the Terraform output');
+    throw new Error(
+      'the talosconfig from `tofu output -raw talosconfig` names no current context with its contexts; check the Terraform output',
+    );
   }
   const current = parsed.data.contexts[parsed.data.context];
   if (current === undefined) {
-    throw new Error('the current context of the talosconfig from `tofu output -raw talosconfig` is not among its contexts; check the Terraform output');
+    throw new Error(
+      'the current context of the talosconfig from `tofu output -raw talosconfig` is not among its contexts; check the Terraform output',
+    );
   }
   return current.endpoints ?? [];
 }

@@ -36,9 +36,13 @@ export function createTalosctlBinaries(setting: string): TalosctlBinaries {
         entries.find((e) => e.version === runningVersion) ??
         (options.closest === true ? (entries.find((e) => minor(e.version) === minor(runningVersion)) ?? entries[0]) : undefined);
       if (!match) {
-        throw new OpsError('talosctl-version-mismatch', `no talosctl ${runningVersion} in ${setting}, and the client must match the running Talos`, {
-          hint: `add talosctl-${runningVersion} to ${setting}`,
-        });
+        throw new OpsError(
+          'talosctl-version-mismatch',
+          `no talosctl ${runningVersion} in ${setting}, and the client must match the running Talos`,
+          {
+            hint: `add talosctl-${runningVersion} to ${setting}`,
+          },
+        );
       }
       return { path: join(setting, match.name), version: match.version };
     },

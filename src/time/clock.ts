@@ -52,7 +52,11 @@ export interface PollOptions {
  * immediate and one look always follows the bound's start, so a zero bound still observes once.
  * An aborted signal rejects, as the sleep between looks does.
  */
-export async function pollUntil<T>(clock: Clock, options: PollOptions, look: (attempt: number) => Promise<PollObservation<T>>): Promise<PollOutcome<T>> {
+export async function pollUntil<T>(
+  clock: Clock,
+  options: PollOptions,
+  look: (attempt: number) => Promise<PollObservation<T>>,
+): Promise<PollOutcome<T>> {
   const started = clock.now().getTime();
   for (let attempt = 1; ; attempt++) {
     options.signal?.throwIfAborted();

@@ -7,7 +7,11 @@ import { join } from 'node:path';
  * tree's status (working-tree.ts), so it sits with the Terraform adapter; operations compare it.
  */
 export async function gitHead(dir: string): Promise<string | undefined> {
-  const read = (path: string): Promise<string | undefined> => readFile(path, 'utf8').then((t) => t.trim(), () => undefined);
+  const read = (path: string): Promise<string | undefined> =>
+    readFile(path, 'utf8').then(
+      (t) => t.trim(),
+      () => undefined,
+    );
   for (let d = dir, i = 0; i < 6; i += 1, d = join(d, '..')) {
     const head = await read(join(d, '.git', 'HEAD'));
     if (head === undefined) continue;
@@ -16,7 +20,10 @@ export async function gitHead(dir: string): Promise<string | undefined> {
     const loose = await read(join(d, '.git', ref));
     if (loose !== undefined) return loose;
     const packed = (await read(join(d, '.git', 'packed-refs'))) ?? '';
-    return packed.split('\n').find((l) => l.endsWith(` ${ref}`))?.split(' ')[0];
+    return packed
+      .split('\n')
+      .find((l) => l.endsWith(` ${ref}`))
+      ?.split(' ')[0];
   }
   return undefined;
 }

@@ -87,7 +87,9 @@ export function parsePlanJson(stdout: string): PlanJson {
   try {
     raw = JSON.parse(stdout);
   } catch {
-    throw new OpsError('tofu-plan-unparseable', `cannot parse ${SOURCE} output: it is not JSON`, { hint: 'check that TOFU_BIN is OpenTofu 1.6 or newer' });
+    throw new OpsError('tofu-plan-unparseable', `cannot parse ${SOURCE} output: it is not JSON`, {
+      hint: 'check that TOFU_BIN is OpenTofu 1.6 or newer',
+    });
   }
   const parsed = PlanJson.safeParse(raw);
   if (!parsed.success) {
@@ -99,9 +101,13 @@ export function parsePlanJson(stdout: string): PlanJson {
   // The format's major version changes only with incompatible changes (jsonplan `FormatVersion`): a plan in another one is not read at all.
   const major = parsed.data.format_version.split('.')[0];
   if (major !== '1') {
-    throw new OpsError('tofu-plan-unparseable', `cannot read ${SOURCE} output: its format_version ${JSON.stringify(parsed.data.format_version.slice(0, 20))} is not 1.x, the one the bot reads`, {
-      hint: 'use an OpenTofu whose JSON plan format is 1.x, or update the bot',
-    });
+    throw new OpsError(
+      'tofu-plan-unparseable',
+      `cannot read ${SOURCE} output: its format_version ${JSON.stringify(parsed.data.format_version.slice(0, 20))} is not 1.x, the one the bot reads`,
+      {
+        hint: 'use an OpenTofu whose JSON plan format is 1.x, or update the bot',
+      },
+    );
   }
   return parsed.data;
 }
@@ -127,9 +133,11 @@ const VM = 'proxmox_virtual_environment_vm';
 
 const SECRETS_MEANING: Partial<Record<ChangeAction, string>> = {
   replace: 'replaces the cluster secrets: a cluster migration, not maintenance: stop and do not apply',
-  'forget-replace': 'forgets the cluster secrets and generates new ones (a replacement under `lifecycle.destroy = false`): a cluster migration, not maintenance: stop and do not apply',
+  'forget-replace':
+    'forgets the cluster secrets and generates new ones (a replacement under `lifecycle.destroy = false`): a cluster migration, not maintenance: stop and do not apply',
   delete: 'destroys the cluster secrets: a cluster migration, not maintenance: stop and do not apply',
-  forget: 'removes the cluster secrets from the Terraform state, which holds the only copy Terraform has; the next plan would generate new ones: stop and do not apply',
+  forget:
+    'removes the cluster secrets from the Terraform state, which holds the only copy Terraform has; the next plan would generate new ones: stop and do not apply',
 };
 
 function dangerOf(change: PlannedChange): PlanDanger | undefined {
@@ -149,14 +157,26 @@ function dangerOf(change: PlannedChange): PlanDanger | undefined {
       level: 'stop',
       address,
       action,
-      meaning: 'replaces a Talos VM under `lifecycle.destroy = false`: a second VM with the node\'s address is created and the old one keeps running, out of Terraform\'s state: stop and do not apply',
+      meaning:
+        "replaces a Talos VM under `lifecycle.destroy = false`: a second VM with the node's address is created and the old one keeps running, out of Terraform's state: stop and do not apply",
     };
   }
   if (type === VM && action === 'delete') {
-    return { level: 'caution', address, action, meaning: 'destroys a Talos VM: apply only after the node was reset and its Node deleted (`/talos remove`)' };
+    return {
+      level: 'caution',
+      address,
+      action,
+      meaning: 'destroys a Talos VM: apply only after the node was reset and its Node deleted (`/talos remove`)',
+    };
   }
   if (type === VM && action === 'forget') {
-    return { level: 'caution', address, action, meaning: 'removes a Talos VM from the Terraform state without destroying it: the machine keeps running, and Terraform no longer manages it' };
+    return {
+      level: 'caution',
+      address,
+      action,
+      meaning:
+        'removes a Talos VM from the Terraform state without destroying it: the machine keeps running, and Terraform no longer manages it',
+    };
   }
   return undefined;
 }

@@ -14,9 +14,7 @@ import { showPlanJson } from './show-plan.ts';
 export type FmtOutcome = { status: 'formatted' } | { status: 'unformatted'; files: string[] } | { status: 'error'; lines: string[] };
 export type ValidateOutcome = { status: 'valid' } | { status: 'invalid'; lines: string[] };
 export type PlanStepOutcome =
-  | { status: 'skipped'; because: string }
-  | { status: 'error'; lines: string[] }
-  | { status: 'planned'; review: PlanReview };
+  { status: 'skipped'; because: string } | { status: 'error'; lines: string[] } | { status: 'planned'; review: PlanReview };
 
 /** The runbook's checks before a configuration change, in its order. */
 export interface PlanOutcome {
@@ -62,7 +60,10 @@ async function attempt(run: () => Promise<RunResult>): Promise<Attempt> {
     return { ok: true, result: await run() };
   } catch (error) {
     if (error instanceof ExecError && error.code === 'exec-cancelled') throw error;
-    const lines = error instanceof ExecError && error.code === 'exec-failed' && error.result ? tofuErrorLines(error.result.stderr, error.result.stdout) : [errorText(error)];
+    const lines =
+      error instanceof ExecError && error.code === 'exec-failed' && error.result
+        ? tofuErrorLines(error.result.stderr, error.result.stdout)
+        : [errorText(error)];
     return { ok: false, lines: lines.map(sanitizeErrorText) };
   }
 }
@@ -82,7 +83,9 @@ function nonEmptyLines(text: string): string[] {
  */
 export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOptions): Promise<PlanOutcome> {
   const { signal } = options;
-  const fmtRun = await attempt(() => tofu.run(terraformDir, ['fmt', '-check', '-recursive'], { signal, okExitCodes: [0, FMT_UNFORMATTED] }));
+  const fmtRun = await attempt(() =>
+    tofu.run(terraformDir, ['fmt', '-check', '-recursive'], { signal, okExitCodes: [0, FMT_UNFORMATTED] }),
+  );
   const fmt: FmtOutcome = !fmtRun.ok
     ? { status: 'error', lines: fmtRun.lines }
     : fmtRun.result.exitCode === FMT_UNFORMATTED
@@ -94,7 +97,8 @@ export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOpt
   if (!validateRun.ok) return { fmt, validate, plan: { status: 'skipped', because: 'the configuration is not valid' } };
 
   // The plan file can hold sensitive values: a private directory, removed afterwards unless kept for apply.
-  const dir = options.saveTo === undefined ? await makePrivateDir(options.tempBase, 'talos-chatops-plan-') : await keptPlanDir(options.saveTo);
+  const dir =
+    options.saveTo === undefined ? await makePrivateDir(options.tempBase, 'talos-chatops-plan-') : await keptPlanDir(options.saveTo);
   let kept = false;
   try {
     const planFile = join(dir, 'tfplan');

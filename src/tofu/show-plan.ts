@@ -25,7 +25,9 @@ export async function showPlanJson(tofu: Tofu, terraformDir: string, planFile: s
     const exit = error.result === undefined ? error.code : `exit ${error.result.exitCode}`;
     const lines = error.code === 'exec-failed' && error.result !== undefined ? tofuErrorLines(error.result.stderr) : [];
     const because = lines.length > 0 ? `: ${lines.map(sanitizeErrorText).join(' ')}` : '';
-    throw new OpsError('tofu-show-failed', `tofu show -json of the saved plan failed (${exit})${because}`, { hint: 'run `/talos plan` again; if it fails again, run `tofu show` of a plan by hand' });
+    throw new OpsError('tofu-show-failed', `tofu show -json of the saved plan failed (${exit})${because}`, {
+      hint: 'run `/talos plan` again; if it fails again, run `tofu show` of a plan by hand',
+    });
   }
   return parsePlanJson(stdout);
 }

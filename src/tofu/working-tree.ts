@@ -20,7 +20,10 @@ export interface WorkingTreeReader {
  * the directory (only there: staging and production may share one repository). A reviewed
  * change is a commit; a tree with anything else can be planned and shown, never applied.
  */
-export function createWorkingTreeReader(runner: ProcessRunner, options: { bin: string; env: Record<string, string>; timeoutMs: number }): WorkingTreeReader {
+export function createWorkingTreeReader(
+  runner: ProcessRunner,
+  options: { bin: string; env: Record<string, string>; timeoutMs: number },
+): WorkingTreeReader {
   return {
     async read(dir, signal) {
       const commit = await gitHead(dir);
@@ -38,7 +41,11 @@ export function createWorkingTreeReader(runner: ProcessRunner, options: { bin: s
           .filter((l) => l !== '');
         return { commit, uncommitted };
       } catch (error) {
-        return { commit, uncommitted: undefined, unknownBecause: `git status could not run: ${error instanceof Error ? error.message : String(error)}` };
+        return {
+          commit,
+          uncommitted: undefined,
+          unknownBecause: `git status could not run: ${error instanceof Error ? error.message : String(error)}`,
+        };
       }
     },
   };

@@ -19,7 +19,8 @@ const GUIDANCE =
 /** Control, format (zero-width, bidi), surrogate, private-use and unassigned characters: a reply holding one cannot be read as written. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/u;
 /** Replies of commands that were taken. */
-const ACCEPTED = /is running \(`op-|^Running the health gate|^Checking \*|^Taking an etcd snapshot|^Posting the maintenance record|^Running `tofu fmt`|^Cancelled (`op-|<https:)/;
+const ACCEPTED =
+  /is running \(`op-|^Running the health gate|^Checking \*|^Taking an etcd snapshot|^Posting the maintenance record|^Running `tofu fmt`|^Cancelled (`op-|<https:)/;
 
 let h: Harness;
 let state: StateReader;
@@ -56,7 +57,8 @@ async function unclearRefusals(user: string, channel: string): Promise<{ text: s
   const unclear: { text: string; reply: string }[] = [];
   for (const text of HOSTILE) {
     const reply = await h.command(text, { user, channel });
-    if (reply === '' || ACCEPTED.test(reply) || !GUIDANCE.test(reply) || INVISIBLE.test(reply.replaceAll('\n', ''))) unclear.push({ text: text.slice(0, 80), reply: reply.slice(0, 200) });
+    if (reply === '' || ACCEPTED.test(reply) || !GUIDANCE.test(reply) || INVISIBLE.test(reply.replaceAll('\n', '')))
+      unclear.push({ text: text.slice(0, 80), reply: reply.slice(0, 200) });
   }
   return unclear;
 }
@@ -67,7 +69,7 @@ describe('the hostile command corpus, end to end through the bot', () => {
   });
 
   it.each([
-    ['an operator in the cluster\'s own channel', USERS.alice, CHANNELS.production],
+    ["an operator in the cluster's own channel", USERS.alice, CHANNELS.production],
     ['a user of no list in a channel of no cluster', USERS.eve, CHANNELS.random],
   ])('refuses every text from %s, saying what to do, and changes nothing', async (_, user, channel) => {
     // Arrange
@@ -83,7 +85,9 @@ describe('the hostile command corpus, end to end through the bot', () => {
     const after = await observe();
     expect(after).toEqual(before);
     expect(h.bot.running()).toBe(true);
-    expect(await h.command('status', { channel: CHANNELS.random })).toMatch(/^\*staging\* \(<#C0MAINTSTG>\) — no operation holds it\n\*production\* \(<#C0MAINTPRD>\) — no operation holds it\n/);
+    expect(await h.command('status', { channel: CHANNELS.random })).toMatch(
+      /^\*staging\* \(<#C0MAINTSTG>\) — no operation holds it\n\*production\* \(<#C0MAINTPRD>\) — no operation holds it\n/,
+    );
   });
 
   it('lets no hostile text reach a talosctl or tofu command line', async () => {
@@ -91,10 +95,15 @@ describe('the hostile command corpus, end to end through the bot', () => {
     const since = h.sim.calls.length;
     const reply = await h.command('health');
     expect(reply).toContain('Running the health gate on *production*');
-    await h.slack.waitFor(() => h.sim.calls.length > since + 3 && h.slack.channelMessages(CHANNELS.production).some((m) => /Health gate (passed|failed)/.test(m.text)), {
-      timeoutMs: 30_000,
-      description: 'the health gate of the real command',
-    });
+    await h.slack.waitFor(
+      () =>
+        h.sim.calls.length > since + 3 &&
+        h.slack.channelMessages(CHANNELS.production).some((m) => /Health gate (passed|failed)/.test(m.text)),
+      {
+        timeoutMs: 30_000,
+        description: 'the health gate of the real command',
+      },
+    );
 
     // Act
     const argv = h.sim.calls.flatMap((c) => c.argv);
@@ -103,7 +112,10 @@ describe('the hostile command corpus, end to end through the bot', () => {
     const foreign = tokens.filter((t) => t.length >= 3 && !/^[A-Za-z0-9._:/-]+$/.test(t));
     const ownFlags = new Set(argv.filter((a) => a.startsWith('-')));
     const flags = tokens.filter((t) => t.startsWith('-') && !ownFlags.has(t));
-    const leaked = argv.filter((arg) => HOSTILE.some((t) => t.trim().length > 3 && arg.includes(t.trim())) || foreign.some((t) => arg.includes(t)) || flags.includes(arg));
+    const leaked = argv.filter(
+      (arg) =>
+        HOSTILE.some((t) => t.trim().length > 3 && arg.includes(t.trim())) || foreign.some((t) => arg.includes(t)) || flags.includes(arg),
+    );
 
     // Assert
     expect(argv.length).toBeGreaterThan(0);

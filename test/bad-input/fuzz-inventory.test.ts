@@ -10,17 +10,74 @@ const RUNS = 500;
 
 /** Keys of the inventory, prototype names, and odd ones. */
 const key = fc.oneof(
-  fc.constantFrom('clusters', 'production', 'staging', 'edge-1', 'environment', 'channel', 'terraformDir', 'controlPlanes', 'workers', 'installerPlatform'),
-  fc.constantFrom('hostLabel', 'snapshotDir', 'operators', 'approvers', 'defaultForChannel', 'kubernetesEndpoint', 'longhornNodes', 'longhorn', 'fluxPath'),
+  fc.constantFrom(
+    'clusters',
+    'production',
+    'staging',
+    'edge-1',
+    'environment',
+    'channel',
+    'terraformDir',
+    'controlPlanes',
+    'workers',
+    'installerPlatform',
+  ),
+  fc.constantFrom(
+    'hostLabel',
+    'snapshotDir',
+    'operators',
+    'approvers',
+    'defaultForChannel',
+    'kubernetesEndpoint',
+    'longhornNodes',
+    'longhorn',
+    'fluxPath',
+  ),
   fc.constantFrom('requireDistinctApprover', 'maintenanceWindows', 'allowOutsideWindows', 'start', 'durationMinutes', 'timeZone'),
-  fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '<<', '', ' ', 'Production', 'prod\nuction', 'pr\u043eduction'),
+  fc.constantFrom(
+    '__proto__',
+    'constructor',
+    'prototype',
+    'toString',
+    'hasOwnProperty',
+    '<<',
+    '',
+    ' ',
+    'Production',
+    'prod\nuction',
+    'pr\u043eduction',
+  ),
   fc.string({ maxLength: 12 }),
 );
 
 /** Values an inventory holds, and values of the wrong kind. */
 const leaf = fc.oneof(
-  fc.constantFrom('production', 'staging', 'C0MAINTPRD', '#maint', 'U0ALICE', 'S0SRE', 'alice', 'nocloud', 'installer', '/srv/infra/terraform/production', 'backups', '--force'),
-  fc.constantFrom('10.0.30.11', '10.0.30.12', 'fd00::11', '10.0.30.11 --force', '$(id)', '10.0.30.11\n10.0.30.12', '999.1.1.1', '0 22 * * 2', 'Europe/Berlin', 'Mars/Olympus'),
+  fc.constantFrom(
+    'production',
+    'staging',
+    'C0MAINTPRD',
+    '#maint',
+    'U0ALICE',
+    'S0SRE',
+    'alice',
+    'nocloud',
+    'installer',
+    '/srv/infra/terraform/production',
+    'backups',
+    '--force',
+  ),
+  fc.constantFrom(
+    '10.0.30.11',
+    '10.0.30.12',
+    'fd00::11',
+    '10.0.30.11 --force',
+    '$(id)',
+    '10.0.30.11\n10.0.30.12',
+    '999.1.1.1',
+    '0 22 * * 2',
+    'Europe/Berlin',
+    'Mars/Olympus',
+  ),
   fc.ipV4(),
   fc.string({ maxLength: 20 }),
   fc.integer(),
@@ -42,7 +99,10 @@ const { tree } = fc.letrec<{ tree: unknown }>((tie) => ({
 const VALID = parseYaml(VALID_INVENTORY) as { clusters: Record<string, Record<string, unknown>> };
 
 /** One change to the valid inventory: a field dropped, retyped or replaced, a cluster copied or renamed. */
-type Edit = { kind: 'drop'; cluster: string; field: string } | { kind: 'set'; cluster: string; field: string; value: unknown } | { kind: 'copy'; cluster: string; as: string };
+type Edit =
+  | { kind: 'drop'; cluster: string; field: string }
+  | { kind: 'set'; cluster: string; field: string; value: unknown }
+  | { kind: 'copy'; cluster: string; as: string };
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ kind: fc.constant('drop' as const), cluster: fc.constantFrom('production', 'staging'), field: key }),
   fc.record({ kind: fc.constant('set' as const), cluster: fc.constantFrom('production', 'staging'), field: key, value: tree }),
@@ -56,7 +116,8 @@ function applyEdits(edits: Edit[]): unknown {
     if (cluster === undefined) continue;
     if (e.kind === 'drop') delete cluster[e.field];
     if (e.kind === 'set') Object.defineProperty(cluster, e.field, { value: e.value, enumerable: true, writable: true, configurable: true });
-    if (e.kind === 'copy') Object.defineProperty(doc.clusters, e.as, { value: structuredClone(cluster), enumerable: true, writable: true, configurable: true });
+    if (e.kind === 'copy')
+      Object.defineProperty(doc.clusters, e.as, { value: structuredClone(cluster), enumerable: true, writable: true, configurable: true });
   }
   return doc;
 }

@@ -9,7 +9,24 @@ const RUNS = 1000;
 
 /** Words a `/talos` command is made of, odd address and version forms, and fragments of attacks. */
 const token = fc.oneof(
-  fc.constantFrom('health', 'gates', 'plan', 'snapshot', 'upgrade', 'talos', 'k8s', 'kubernetes', 'rollback', 'remove', 'status', 'cancel', 'record', 'help', 'HEALTH', 'Upgrade'),
+  fc.constantFrom(
+    'health',
+    'gates',
+    'plan',
+    'snapshot',
+    'upgrade',
+    'talos',
+    'k8s',
+    'kubernetes',
+    'rollback',
+    'remove',
+    'status',
+    'cancel',
+    'record',
+    'help',
+    'HEALTH',
+    'Upgrade',
+  ),
   fc.constantFrom('production', 'staging', 'edge-1', '__proto__', 'constructor', 'op-1a2b3c4d', 'op-', 'worker-3', 'localhost'),
   fc.stringMatching(/^v?[0-9]{1,4}(\.[0-9]{1,4}){0,4}$/),
   fc.ipV4(),
@@ -17,13 +34,26 @@ const token = fc.oneof(
   fc.ipV6(),
   fc.domain(),
   fc.constantFrom('--force', '-n', '--nodes=10.0.0.2', '$(id)', '`id`', ';', '|', '&&', '>', '"', "'", '*', '../', '%eth0', ':50000'),
-  fc.constantFrom('１', '\u0432', '\u043e', '\u2174', '\u066b', '\u2024', '\u200b', '\u200d', '\u202e', '\ufeff', '\u0000', '\u001b[31m', '\ud800', '\u0338'),
+  fc.constantFrom(
+    '１',
+    '\u0432',
+    '\u043e',
+    '\u2174',
+    '\u066b',
+    '\u2024',
+    '\u200b',
+    '\u200d',
+    '\u202e',
+    '\ufeff',
+    '\u0000',
+    '\u001b[31m',
+    '\ud800',
+    '\u0338',
+  ),
   fc.string({ maxLength: 8 }),
 );
 const separator = fc.constantFrom(' ', '  ', '\t', '\n', '\r\n', '\u00a0', '\u2028', '\u3000', '');
-const commandLike = fc
-  .array(fc.tuple(token, separator), { maxLength: 8 })
-  .map((parts) => parts.map(([t, s]) => `${t}${s}`).join(''));
+const commandLike = fc.array(fc.tuple(token, separator), { maxLength: 8 }).map((parts) => parts.map(([t, s]) => `${t}${s}`).join(''));
 const mutatedCorpus = fc
   .tuple(fc.constantFrom(...readStringLines('commands.txt')), fc.nat(), token)
   .map(([text, at, insert]) => `${text.slice(0, at % (text.length + 1))}${insert}${text.slice(at % (text.length + 1))}`);
@@ -41,9 +71,11 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/u;
 function strictProblem(command: Command): string | undefined {
   for (const [key, value] of Object.entries(command) as [string, unknown][]) {
     if (key === 'kind' || value === undefined) continue;
-    if (typeof value !== 'string' || !isSafeToken(value) || !/^[A-Za-z0-9._:-]+$/.test(value)) return `${key} ${JSON.stringify(value)} is not a plain token`;
+    if (typeof value !== 'string' || !isSafeToken(value) || !/^[A-Za-z0-9._:-]+$/.test(value))
+      return `${key} ${JSON.stringify(value)} is not a plain token`;
   }
-  if ('cluster' in command && command.cluster !== undefined && !/^[a-z][a-z0-9-]{0,39}$/.test(command.cluster)) return `cluster ${command.cluster}`;
+  if ('cluster' in command && command.cluster !== undefined && !/^[a-z][a-z0-9-]{0,39}$/.test(command.cluster))
+    return `cluster ${command.cluster}`;
   if (command.kind === 'upgrade-talos') {
     const canonical = parseTalosVersionInput(command.version);
     if (!canonical.ok || canonical.version !== command.version) return `Talos version ${command.version}`;
@@ -110,7 +142,11 @@ describe('parseCommand under fuzzing', () => {
 describe('parseCommand on the findings of the fuzzer', () => {
   it.each([
     ['a zero-width joiner', 'health production\u200d', '`production[U+200D]` contains characters a `/talos` argument never has (U+200D).'],
-    ['a right-to-left override', 'upgrade talos v1.12.11\u202e', '`v1.12.11[U+202E]` contains characters a `/talos` argument never has (U+202E).'],
+    [
+      'a right-to-left override',
+      'upgrade talos v1.12.11\u202e',
+      '`v1.12.11[U+202E]` contains characters a `/talos` argument never has (U+202E).',
+    ],
     ['a Cyrillic o', 'health pr\u043eduction', '`pr\u043eduction` contains characters a `/talos` argument never has (U+043E).'],
     ['a NUL', 'health\u0000', '`health[U+0000]` contains characters a `/talos` argument never has (U+0000).'],
     ['a semicolon', 'rollback 10.0.30.11;id', '`10.0.30.11;id` contains characters a `/talos` argument never has (`;`).'],

@@ -46,22 +46,33 @@ interface Parser {
 }
 
 const progressLines = (text: string): unknown =>
-  text.split('\n').map((line) => [
-    parseProgressLine(line),
-    isPostCheckPassed(line),
-    isUpgradeCompleted(line),
-    isWaitingForActorId(line),
-    isUnavailableLine(line),
-    isLegacyFallback(line),
-    isFailureLine(line),
-    parseTaskEvent(line),
-    parseMachineStage(line),
-  ]);
-const goQuoted = (text: string): unknown => [readGoQuoted(text), readGoQuoted(text, text.indexOf('"')), unquoteGo(text), parseGoQuotedList(text)];
+  text
+    .split('\n')
+    .map((line) => [
+      parseProgressLine(line),
+      isPostCheckPassed(line),
+      isUpgradeCompleted(line),
+      isWaitingForActorId(line),
+      isUnavailableLine(line),
+      isLegacyFallback(line),
+      isFailureLine(line),
+      parseTaskEvent(line),
+      parseMachineStage(line),
+    ]);
+const goQuoted = (text: string): unknown => [
+  readGoQuoted(text),
+  readGoQuoted(text, text.indexOf('"')),
+  unquoteGo(text),
+  parseGoQuotedList(text),
+];
 
 /** Every parser of `src/talos/parse-*.ts`, with the real output it is written for. */
 const PARSERS: Parser[] = [
-  { name: 'parseTable', parse: (t) => parseTable(t), samples: [sample('etcd-status.txt'), sample('etcd-members.txt'), sample('service-list.txt')] },
+  {
+    name: 'parseTable',
+    parse: (t) => parseTable(t),
+    samples: [sample('etcd-status.txt'), sample('etcd-members.txt'), sample('service-list.txt')],
+  },
   { name: 'parseTableRows', parse: (t) => parseTableRows(t), samples: [sample('etcd-status-1.10-nospace.txt')] },
   { name: 'parseEtcdStatus', parse: parseEtcdStatus, samples: [sample('etcd-status.txt'), sample('etcd-status-1.10-nospace.txt')] },
   { name: 'parseEtcdMembers', parse: parseEtcdMembers, samples: [sample('etcd-members.txt')] },
@@ -70,17 +81,30 @@ const PARSERS: Parser[] = [
   { name: 'parseServiceList', parse: parseServiceList, samples: [sample('service-list.txt')] },
   { name: 'parseTalosVersion', parse: parseTalosVersion, samples: [sample('version.txt')] },
   { name: 'parseTalosVersionJson', parse: parseTalosVersionJson, samples: [sample('version.json')] },
-  { name: 'parseJsonStream', parse: (t) => parseJsonStream(t, 'talosctl get -o json'), samples: [sample('get-extensions.json'), sample('version.json')] },
+  {
+    name: 'parseJsonStream',
+    parse: (t) => parseJsonStream(t, 'talosctl get -o json'),
+    samples: [sample('get-extensions.json'), sample('version.json')],
+  },
   { name: 'parseGetJson', parse: parseGetJson, samples: [sample('get-extensions.json'), sample('get-machinestatus.json')] },
   { name: 'extensionsFromGet', parse: (t) => extensionsFromGet(parseGetJson(t)), samples: [sample('get-extensions.json')] },
   { name: 'schematicsFromGet', parse: (t) => schematicsFromGet(parseGetJson(t)), samples: [sample('get-extensions.json')] },
   { name: 'machineStatusesFromGet', parse: (t) => machineStatusesFromGet(parseGetJson(t)), samples: [sample('get-machinestatus.json')] },
   { name: 'parseHealthOutput', parse: parseHealthOutput, samples: [sample('health.txt'), sample('health-failed.txt')] },
   { name: 'parseUpgradeK8sOutput (stdout)', parse: (t) => parseUpgradeK8sOutput(t), samples: [sample('upgrade-k8s-dry-run.txt')] },
-  { name: 'parseUpgradeK8sOutput (stderr)', parse: (t) => parseUpgradeK8sOutput('', t), samples: ['unsupported upgrade path 1.32->1.34 (the version skew is too large)\n'] },
+  {
+    name: 'parseUpgradeK8sOutput (stderr)',
+    parse: (t) => parseUpgradeK8sOutput('', t),
+    samples: ['unsupported upgrade path 1.32->1.34 (the version skew is too large)\n'],
+  },
   { name: 'parseNodeErrors', parse: parseNodeErrors, samples: [sample('node-errors.txt')], total: true },
   { name: 'upgrade progress lines', parse: progressLines, samples: [sample('upgrade-progress.txt')], total: true },
-  { name: 'Go-quoted strings', parse: goQuoted, samples: ['"10.0.0.5": phase: drain', '["172.20.0.2" "172.20.0.3"]', '"a\\tb\\u00e9\\x41\\101"'], total: true },
+  {
+    name: 'Go-quoted strings',
+    parse: goQuoted,
+    samples: ['"10.0.0.5": phase: drain', '["172.20.0.2" "172.20.0.3"]', '"a\\tb\\u00e9\\x41\\101"'],
+    total: true,
+  },
 ];
 
 /** The outcome of one parse: a value, a ParseError, or anything else (a crash). */
@@ -108,11 +132,73 @@ function expectCleanFailure(parser: Parser, text: string): void {
 const outputLike = fc
   .array(
     fc.oneof(
-      fc.constantFrom('NODE', 'MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER', 'ERRORS', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS'),
-      fc.constantFrom('SERVICE', 'STATE', 'HEALTH', 'LAST CHANGE', 'LAST EVENT', 'EVENTS', 'LAST HEALTH MESSAGE', 'Client:', 'Server:', '\tNODE:', '\tTag:', 'Talos'),
-      fc.constantFrom('waiting for etcd to be healthy: ', 'OK', 'SKIP', '...', 'discovered nodes: ', 'WARNING: ', '1 error occurred:', '\t* ', 'error from node ', 'rpc error: code = Unavailable desc = '),
-      fc.constantFrom('etcd snapshot saved to ', 'snapshot info: hash ', '(3m21s ago)', '[Running]: ', 'updating "kube-apiserver" to version ', ' > ', ' < ', 'automatically detected the lowest Kubernetes version '),
-      fc.constantFrom('10.0.30.11', 'ecebb05b59a776f1', '0000000000000000', 'v1.11.5', '1.34.0', 'false', 'true', '21 MB', '6.0 MB (29.08%)', '53391', '-1', '1e9', 'NaN'),
+      fc.constantFrom(
+        'NODE',
+        'MEMBER',
+        'DB SIZE',
+        'IN USE',
+        'LEADER',
+        'RAFT INDEX',
+        'RAFT TERM',
+        'RAFT APPLIED INDEX',
+        'LEARNER',
+        'ERRORS',
+        'ID',
+        'HOSTNAME',
+        'PEER URLS',
+        'CLIENT URLS',
+      ),
+      fc.constantFrom(
+        'SERVICE',
+        'STATE',
+        'HEALTH',
+        'LAST CHANGE',
+        'LAST EVENT',
+        'EVENTS',
+        'LAST HEALTH MESSAGE',
+        'Client:',
+        'Server:',
+        '\tNODE:',
+        '\tTag:',
+        'Talos',
+      ),
+      fc.constantFrom(
+        'waiting for etcd to be healthy: ',
+        'OK',
+        'SKIP',
+        '...',
+        'discovered nodes: ',
+        'WARNING: ',
+        '1 error occurred:',
+        '\t* ',
+        'error from node ',
+        'rpc error: code = Unavailable desc = ',
+      ),
+      fc.constantFrom(
+        'etcd snapshot saved to ',
+        'snapshot info: hash ',
+        '(3m21s ago)',
+        '[Running]: ',
+        'updating "kube-apiserver" to version ',
+        ' > ',
+        ' < ',
+        'automatically detected the lowest Kubernetes version ',
+      ),
+      fc.constantFrom(
+        '10.0.30.11',
+        'ecebb05b59a776f1',
+        '0000000000000000',
+        'v1.11.5',
+        '1.34.0',
+        'false',
+        'true',
+        '21 MB',
+        '6.0 MB (29.08%)',
+        '53391',
+        '-1',
+        '1e9',
+        'NaN',
+      ),
       fc.constantFrom('{', '}', '[', ']', '"', '\\', ':', ',', '{"node":"10.0.0.2","metadata":{"id":"x"},"spec":{}}', '\\u00', '\\x4'),
       fc.constantFrom('   ', '  ', ' ', '\n', '\t', '\r\n', '\r', '\u0000', '\u001b[32m', '\u00a0', '\u2028'),
       fc.string({ maxLength: 12 }),
@@ -142,10 +228,17 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({
     kind: fc.constant('insert' as const),
     at: fc.nat(),
-    text: fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('   ', '\n', '\t', 'false', '0000000000000000', '"', '\\', '{', '}', ']', ': ', '\u0000', '\u00a0', 'ＭＢ', '%')),
+    text: fc.oneof(
+      fc.string({ maxLength: 6 }),
+      fc.constantFrom('   ', '\n', '\t', 'false', '0000000000000000', '"', '\\', '{', '}', ']', ': ', '\u0000', '\u00a0', 'ＭＢ', '%'),
+    ),
   }),
   // Words inserted at the same place on every line: a column talosctl never printed, not aligned.
-  fc.record({ kind: fc.constant('insert-words' as const), at: fc.nat({ max: 200 }), text: fc.constantFrom('X   ', 'EXTRA   ', ' y', '   1   2', 'ERRORS   ') }),
+  fc.record({
+    kind: fc.constant('insert-words' as const),
+    at: fc.nat({ max: 200 }),
+    text: fc.constantFrom('X   ', 'EXTRA   ', ' y', '   1   2', 'ERRORS   '),
+  }),
   fc.record({ kind: fc.constant('squeeze-spaces' as const), to: fc.constantFrom(' ', '  ', '\t') }),
   fc.record({ kind: fc.constant('line-endings' as const), to: fc.constantFrom('\r\n', '\r', '\n\n') }),
   fc.record({ kind: fc.constant('replace-line' as const), line: fc.nat(), text: fc.string({ maxLength: 40 }) }),
@@ -158,7 +251,11 @@ function applyMutation(text: string, m: Mutation): string {
     case 'truncate':
       return text.slice(0, m.at % (text.length + 1));
     case 'duplicate-line':
-      return [...lines.slice(0, pick(m.line) + 1), ...Array<string>(m.times).fill(lines[pick(m.line)] ?? ''), ...lines.slice(pick(m.line) + 1)].join('\n');
+      return [
+        ...lines.slice(0, pick(m.line) + 1),
+        ...Array<string>(m.times).fill(lines[pick(m.line)] ?? ''),
+        ...lines.slice(pick(m.line) + 1),
+      ].join('\n');
     case 'delete-line':
       return lines.filter((_, i) => i !== pick(m.line)).join('\n');
     case 'swap-lines': {
@@ -183,30 +280,38 @@ function applyMutation(text: string, m: Mutation): string {
 }
 
 const mutated = (samples: string[]): fc.Arbitrary<string> =>
-  fc.tuple(fc.constantFrom(...samples), fc.array(mutation, { minLength: 1, maxLength: 3 })).map(([text, ms]) => ms.reduce(applyMutation, text));
+  fc
+    .tuple(fc.constantFrom(...samples), fc.array(mutation, { minLength: 1, maxLength: 3 }))
+    .map(([text, ms]) => ms.reduce(applyMutation, text));
 
 describe('every talosctl output parser', () => {
   it.each(PARSERS.map((p) => [p.name, p] as const))('%s parses its real samples', (_, parser: Parser) => {
     for (const text of parser.samples) expect(attempt(parser.parse, text)).toMatchObject({ ok: true });
   });
 
-  it.each(PARSERS.map((p) => [p.name, p] as const))('%s fails on arbitrary text only with a ParseError that says what it could not parse', (_, parser: Parser) => {
-    fc.assert(
-      fc.property(anyText, (text) => {
-        expectCleanFailure(parser, text);
-      }),
-      { numRuns: RUNS },
-    );
-  });
+  it.each(PARSERS.map((p) => [p.name, p] as const))(
+    '%s fails on arbitrary text only with a ParseError that says what it could not parse',
+    (_, parser: Parser) => {
+      fc.assert(
+        fc.property(anyText, (text) => {
+          expectCleanFailure(parser, text);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+  );
 
-  it.each(PARSERS.map((p) => [p.name, p] as const))('%s fails on mutations of real output (truncated, duplicated lines, inserted columns) only with a ParseError', (_, parser: Parser) => {
-    fc.assert(
-      fc.property(mutated(parser.samples), (text) => {
-        expectCleanFailure(parser, text);
-      }),
-      { numRuns: RUNS },
-    );
-  });
+  it.each(PARSERS.map((p) => [p.name, p] as const))(
+    '%s fails on mutations of real output (truncated, duplicated lines, inserted columns) only with a ParseError',
+    (_, parser: Parser) => {
+      fc.assert(
+        fc.property(mutated(parser.samples), (text) => {
+          expectCleanFailure(parser, text);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+  );
 });
 
 /** The three control planes of the etcd-status sample. */
@@ -244,7 +349,7 @@ describe('the etcd verdict on output it has never seen', () => {
     );
   });
 
-  it('says the leader is agreed for a mutated table only when every node\'s member, leader, learner and errors are intact', () => {
+  it("says the leader is agreed for a mutated table only when every node's member, leader, learner and errors are intact", () => {
     fc.assert(
       fc.property(mutated([sample('etcd-status.txt')]), (text) => {
         const verdict = etcdVerdict(text);

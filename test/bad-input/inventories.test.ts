@@ -28,18 +28,21 @@ describe('the bad-inventory corpus through loadInventory', () => {
     expect(parseInventory(VALID_INVENTORY, 'valid.yaml').clusters.map((c) => c.name)).toEqual(['staging', 'production']);
   });
 
-  it.each(INVENTORIES.map((f) => [f.name, f] as const))('%s is refused with a ConfigError naming the file and the problem', (_, file: CorpusFile) => {
-    // Act
-    const error = loadError(file.path);
+  it.each(INVENTORIES.map((f) => [f.name, f] as const))(
+    '%s is refused with a ConfigError naming the file and the problem',
+    (_, file: CorpusFile) => {
+      // Act
+      const error = loadError(file.path);
 
-    // Assert
-    expect(error).toBeInstanceOf(ConfigError);
-    const message = (error as ConfigError).message;
-    expect(message).toContain(`The cluster inventory ${file.path} is invalid:`);
-    expect(message).toContain(expectation(file));
-    // One line per problem: nothing from the file can add lines of its own.
-    expect((error as ConfigError).problems.every((p) => !p.includes('\n') && p.length <= 300)).toBe(true);
-  });
+      // Assert
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as ConfigError).message;
+      expect(message).toContain(`The cluster inventory ${file.path} is invalid:`);
+      expect(message).toContain(expectation(file));
+      // One line per problem: nothing from the file can add lines of its own.
+      expect((error as ConfigError).problems.every((p) => !p.includes('\n') && p.length <= 300)).toBe(true);
+    },
+  );
 
   it.each([
     ['a missing file', '/nonexistent/clusters.yaml', 'cannot read /nonexistent/clusters.yaml: ENOENT'],
@@ -118,6 +121,10 @@ describe('the bad-inventory corpus through the real bot', () => {
     const outcome = outcomes.get(missing());
 
     // Assert
-    expect(outcome).toEqual({ started: false, code: 2, output: `talos-chatops cannot start. CLUSTERS_FILE is invalid:\n  - cannot read ${missing()}: ENOENT\n` });
+    expect(outcome).toEqual({
+      started: false,
+      code: 2,
+      output: `talos-chatops cannot start. CLUSTERS_FILE is invalid:\n  - cannot read ${missing()}: ENOENT\n`,
+    });
   });
 });

@@ -37,10 +37,13 @@ async function requestPlan(): Promise<Plan> {
   await h.slack.sendSlashCommandHttp(url, { user: USERS.alice, channel: CHANNELS.production, text: `upgrade talos ${TARGET}` });
   const opId = opIdOf((await nextEphemeral(USERS.alice, seen)).text);
   // The preflight runs the whole health gate; on a loaded machine that can take a while.
-  const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /planned|refused/.test(m.text)), {
-    timeoutMs: 90_000,
-    description: `the plan of ${opId}`,
-  });
+  const root = await h.slack.waitFor(
+    () => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /planned|refused/.test(m.text)),
+    {
+      timeoutMs: 90_000,
+      description: `the plan of ${opId}`,
+    },
+  );
   if (!/planned/.test(root.text)) throw new Error(`the preflight of ${opId} refused: ${JSON.stringify(root.blocks)}`);
   const button = startButton(root);
   if (button === undefined) throw new Error(`the plan of ${opId} has no Start button`);
@@ -49,10 +52,17 @@ async function requestPlan(): Promise<Plan> {
 
 /** The next ephemeral that `user` gets through a response URL after `seen` of them. */
 function nextEphemeral(user: string, seen: number): Promise<Ephemeral> {
-  return h.slack.waitFor(() => h.slack.ephemerals(undefined, user).slice(seen).find((e) => e.source === 'response_url'), {
-    timeoutMs: 10_000,
-    description: `an ephemeral answer to ${user}`,
-  });
+  return h.slack.waitFor(
+    () =>
+      h.slack
+        .ephemerals(undefined, user)
+        .slice(seen)
+        .find((e) => e.source === 'response_url'),
+    {
+      timeoutMs: 10_000,
+      description: `an ephemeral answer to ${user}`,
+    },
+  );
 }
 
 interface Observed {
@@ -81,11 +91,25 @@ beforeAll(async () => {
   // An older plan, cancelled, and the current one, which an approver has cleared to start:
   // from here only the checks under test stand between a click and a running upgrade.
   older = await requestPlan();
-  await h.slack.clickButtonHttp(url, { user: USERS.alice, channel: CHANNELS.production, messageTs: older.root.ts, actionId: ACTION.cancelPlan });
-  await h.slack.waitFor(() => /cancelled/.test(h.slack.message(CHANNELS.production, older.root.ts)?.text ?? ''), { description: 'the older plan cancelled' });
+  await h.slack.clickButtonHttp(url, {
+    user: USERS.alice,
+    channel: CHANNELS.production,
+    messageTs: older.root.ts,
+    actionId: ACTION.cancelPlan,
+  });
+  await h.slack.waitFor(() => /cancelled/.test(h.slack.message(CHANNELS.production, older.root.ts)?.text ?? ''), {
+    description: 'the older plan cancelled',
+  });
   current = await requestPlan();
-  await h.slack.clickButtonHttp(url, { user: USERS.carol, channel: CHANNELS.production, messageTs: current.root.ts, actionId: OVERRIDE_ACTION });
-  await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(CHANNELS.production, current.root.ts)?.blocks ?? [])), { description: 'the override' });
+  await h.slack.clickButtonHttp(url, {
+    user: USERS.carol,
+    channel: CHANNELS.production,
+    messageTs: current.root.ts,
+    actionId: OVERRIDE_ACTION,
+  });
+  await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(CHANNELS.production, current.root.ts)?.blocks ?? [])), {
+    description: 'the override',
+  });
   await waitForSettled(h);
 }, 240_000);
 
@@ -105,7 +129,12 @@ describe('signed requests that do not verify', () => {
     const acks = h.slack.acks.length;
 
     // Act
-    const response = await h.slack.sendSlashCommandHttp(url, { user: USERS.alice, channel: CHANNELS.production, text: 'health', ...signing });
+    const response = await h.slack.sendSlashCommandHttp(url, {
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      text: 'health',
+      ...signing,
+    });
 
     // Assert
     expect(response.status).toBe(401);
@@ -122,7 +151,13 @@ describe('signed requests that do not verify', () => {
     const before = await observe(current);
 
     // Act
-    const response = await h.slack.clickButtonHttp(url, { user: USERS.alice, channel: CHANNELS.production, messageTs: current.root.ts, actionId: ACTION.start, ...signing });
+    const response = await h.slack.clickButtonHttp(url, {
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: current.root.ts,
+      actionId: ACTION.start,
+      ...signing,
+    });
 
     // Assert
     expect(response.status).toBe(401);
@@ -138,7 +173,13 @@ describe('buttons that do not belong to their operation, channel or message', ()
     const user = input.user ?? USERS.alice;
     const before = await observe(current);
     const seen = h.slack.ephemerals(undefined, user).length;
-    const response = await h.slack.clickButtonHttp(url, { user, channel: CHANNELS.production, messageTs: current.root.ts, actionId: ACTION.start, ...input });
+    const response = await h.slack.clickButtonHttp(url, {
+      user,
+      channel: CHANNELS.production,
+      messageTs: current.root.ts,
+      actionId: ACTION.start,
+      ...input,
+    });
     expect(response.status).toBe(200);
     const reply = await nextEphemeral(user, seen);
     expect(await observe(current)).toEqual(before);
@@ -148,16 +189,18 @@ describe('buttons that do not belong to their operation, channel or message', ()
   }
 
   it('refuses a button of an operation the bot does not know', async () => {
-    expect(await refusedClick({ value: 'op-zzzzzzzz.abcd1234' })).toBe('This button belongs to operation `op-zzzzzzzz`, which the bot does not know. Nothing changed.');
+    expect(await refusedClick({ value: 'op-zzzzzzzz.abcd1234' })).toBe(
+      'This button belongs to operation `op-zzzzzzzz`, which the bot does not know. Nothing changed.',
+    );
   });
 
-  it('refuses the Start button clicked in another cluster\'s channel', async () => {
+  it("refuses the Start button clicked in another cluster's channel", async () => {
     expect(await refusedClick({ channel: CHANNELS.staging, value: current.value })).toBe(
       `\`${current.opId}\` belongs to *production*; its buttons work only in <#${CHANNELS.production}>. Nothing changed.`,
     );
   });
 
-  it('refuses the Override button clicked in another cluster\'s channel', async () => {
+  it("refuses the Override button clicked in another cluster's channel", async () => {
     const reply = await refusedClick({ user: USERS.carol, channel: CHANNELS.staging, actionId: OVERRIDE_ACTION, value: current.value });
     expect(reply).toBe(`\`${current.opId}\`'s buttons work only in <#${CHANNELS.production}>. Nothing changed.`);
   });
@@ -182,7 +225,11 @@ describe('buttons that do not belong to their operation, channel or message', ()
     ['the nonce of the older plan', () => `${current.opId}.${older.value.split('.')[1]!}`],
     ['a look-alike nonce', () => current.value.replace(/[a-f]/, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0))],
   ])('refuses a Start value with %s as no longer valid', async (_, value) => {
-    expect(await refusedClick({ value: value() })).toMatch(new RegExp(`^(\`${current.opId}\` is planned; this Start button is no longer valid|That button carries no valid operation)\\. Nothing changed\\.$`));
+    expect(await refusedClick({ value: value() })).toMatch(
+      new RegExp(
+        `^(\`${current.opId}\` is planned; this Start button is no longer valid|That button carries no valid operation)\\. Nothing changed\\.$`,
+      ),
+    );
   });
 
   it.each([
@@ -197,7 +244,9 @@ describe('buttons that do not belong to their operation, channel or message', ()
   });
 
   it('refuses an Override value that is 3000 characters', async () => {
-    expect(await refusedClick({ user: USERS.carol, actionId: OVERRIDE_ACTION, value: 'x'.repeat(3_000) })).toBe('That button belongs to no operation the bot knows. Nothing changed.');
+    expect(await refusedClick({ user: USERS.carol, actionId: OVERRIDE_ACTION, value: 'x'.repeat(3_000) })).toBe(
+      'That button belongs to no operation the bot knows. Nothing changed.',
+    );
   });
 
   it('refuses the current Start value sent with the block of the older plan', async () => {
@@ -251,7 +300,9 @@ describe('replayed requests', () => {
 
     // Assert
     expect(statuses).toEqual([200, 200, 200]);
-    await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).some((m) => /Health gate (passed|failed)/.test(m.text)), { timeoutMs: 30_000 });
+    await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).some((m) => /Health gate (passed|failed)/.test(m.text)), {
+      timeoutMs: 30_000,
+    });
     await waitForSettled(h);
     expect(h.slack.channelMessages(CHANNELS.production).filter((m) => /Health gate/.test(m.text)).length).toBe(roots + 1);
     expect((await state.read()).jobs['talos-read']).toBe(before.jobs['talos-read']! + 1);
@@ -298,9 +349,14 @@ describe('replayed requests', () => {
 
     // Assert
     expect(statuses).toEqual([200, 200, 200]);
-    await h.slack.waitFor(async () => (await state.operation(current.opId))?.state !== 'planned', { description: `${current.opId} leaving planned` });
+    await h.slack.waitFor(async () => (await state.operation(current.opId))?.state !== 'planned', {
+      description: `${current.opId} leaving planned`,
+    });
     // The clicks that lost the race are told so through the response_url.
-    await h.slack.waitFor(() => replies() >= answered + 2, { timeoutMs: 30_000, description: 'a reply to each replayed click that did not start the plan' });
+    await h.slack.waitFor(() => replies() >= answered + 2, {
+      timeoutMs: 30_000,
+      description: 'a reply to each replayed click that did not start the plan',
+    });
     await waitForSettled(h);
     const starts = (await state.operation(current.opId))?.audit as { event: string }[];
     expect(starts.filter((a) => a.event === 'started')).toHaveLength(1);

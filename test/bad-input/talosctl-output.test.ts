@@ -62,7 +62,9 @@ async function gate(): Promise<{ root: Message; replies: Message[] }> {
   const root = await h.slack.waitFor(
     () => {
       const latest = h.slack.channelMessages(CHANNELS.production)[before];
-      return latest && /Health gate (passed|failed)/.test(latest.text) && h.slack.thread(CHANNELS.production, latest.ts).length === CHECKS ? latest : undefined;
+      return latest && /Health gate (passed|failed)/.test(latest.text) && h.slack.thread(CHANNELS.production, latest.ts).length === CHECKS
+        ? latest
+        : undefined;
     },
     { timeoutMs: 30_000, description: 'a finished health gate' },
   );
@@ -99,29 +101,35 @@ describe('talosctl output the bot has never seen, through the health gate', () =
     expect(root.text).toMatch(/^✅ Health gate passed: production/);
   });
 
-  it.each(CASES.filter((c) => c.expect === 'fail').map((c) => [c.name, c] as const))('%s is a failed check with a sentence, never a pass or a crash', (_, c: Case) => {
-    // Arrange
-    const outcome = outcomes.get(c.name);
+  it.each(CASES.filter((c) => c.expect === 'fail').map((c) => [c.name, c] as const))(
+    '%s is a failed check with a sentence, never a pass or a crash',
+    (_, c: Case) => {
+      // Arrange
+      const outcome = outcomes.get(c.name);
 
-    // Assert
-    expect(outcome?.running).toBe(true);
-    const text = outcome?.reply?.text ?? '';
-    const failed = new RegExp(`^❌ ${PROBES[c.probe].title} \\([^)]*\\): `);
-    expect(text.slice(0, 300)).toMatch(failed);
-    const summary = text.replace(failed, '');
-    expect(summary).toMatch(/^[\w"(`].*[a-z]{3,} [a-z]{2,}/s);
-    expect(summary.length).toBeLessThan(700);
-    expect(summary).not.toMatch(/^\s+at /m);
-    expect(JSON.stringify(outcome?.reply?.blocks ?? []).length).toBeLessThan(12_000);
-    expect(outcome?.root.text).toMatch(/^❌ Health gate failed: production/);
-  });
+      // Assert
+      expect(outcome?.running).toBe(true);
+      const text = outcome?.reply?.text ?? '';
+      const failed = new RegExp(`^❌ ${PROBES[c.probe].title} \\([^)]*\\): `);
+      expect(text.slice(0, 300)).toMatch(failed);
+      const summary = text.replace(failed, '');
+      expect(summary).toMatch(/^[\w"(`].*[a-z]{3,} [a-z]{2,}/s);
+      expect(summary.length).toBeLessThan(700);
+      expect(summary).not.toMatch(/^\s+at /m);
+      expect(JSON.stringify(outcome?.reply?.blocks ?? []).length).toBeLessThan(12_000);
+      expect(outcome?.root.text).toMatch(/^❌ Health gate failed: production/);
+    },
+  );
 
-  it.each(CASES.filter((c) => c.expect === 'pass').map((c) => [c.name, c] as const))('%s is a variation talosctl may print, and passes', (_, c: Case) => {
-    // Arrange
-    const outcome = outcomes.get(c.name);
+  it.each(CASES.filter((c) => c.expect === 'pass').map((c) => [c.name, c] as const))(
+    '%s is a variation talosctl may print, and passes',
+    (_, c: Case) => {
+      // Arrange
+      const outcome = outcomes.get(c.name);
 
-    // Assert
-    expect(outcome?.running).toBe(true);
-    expect(outcome?.reply?.text).toMatch(new RegExp(`^✅ ${PROBES[c.probe].title} \\(`));
-  });
+      // Assert
+      expect(outcome?.running).toBe(true);
+      expect(outcome?.reply?.text).toMatch(new RegExp(`^✅ ${PROBES[c.probe].title} \\(`));
+    },
+  );
 });

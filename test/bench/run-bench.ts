@@ -112,7 +112,12 @@ async function fleetScale(): Promise<void> {
       }),
     ),
   ];
-  const channelOf = (name: string): string => (name === 'staging' ? CHANNELS.staging : name === 'production' ? CHANNELS.production : `C0MAINT${name.toUpperCase().replace(/[^A-Z0-9]/g, '')}`);
+  const channelOf = (name: string): string =>
+    name === 'staging'
+      ? CHANNELS.staging
+      : name === 'production'
+        ? CHANNELS.production
+        : `C0MAINT${name.toUpperCase().replace(/[^A-Z0-9]/g, '')}`;
   const h = await startHarness({
     clusters: shapes,
     extraChannels: extra.map((i) => ({ id: channelOf(`fleet-${i}`), name: `maint-fleet-${i}` })),
@@ -122,10 +127,13 @@ async function fleetScale(): Promise<void> {
     const gateIn = async (channel: string): Promise<void> => {
       const before = h.slack.channelMessages(channel).length;
       await h.slack.sendSlashCommand({ user: USERS.alice, channel, text: 'health' });
-      await h.slack.waitFor(() => {
-        const root = h.slack.channelMessages(channel)[before];
-        return root && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(channel, root.ts).length >= 8;
-      }, { timeoutMs: 600_000, intervalMs: 50 });
+      await h.slack.waitFor(
+        () => {
+          const root = h.slack.channelMessages(channel)[before];
+          return root && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(channel, root.ts).length >= 8;
+        },
+        { timeoutMs: 600_000, intervalMs: 50 },
+      );
     };
     await gateIn(CHANNELS.staging); // warm-up
     const pid = h.bot.pid();
@@ -148,17 +156,49 @@ async function fleetScale(): Promise<void> {
     const fleetChildrenPerGate = (h.sim.calls.length - calls) / shapes.length;
     // The bot, its talosctl and tofu children, the simulator and the emulator share this machine's cores.
     const floor = ((await everything()) - cpuBefore) / cpus().length;
-    rows.push({ figure: `health gates for ${shapes.length} clusters at once (wall)`, value: Math.round(all), unit: 'ms', baseline: Math.round(one), ratio: round(all / one), target: '≤ 3x one gate' });
-    rows.push({ figure: `the same ${shapes.length} gates against all the CPU they used spread over ${cpus().length} cores`, value: Math.round(all), unit: 'ms', baseline: Math.round(floor), ratio: round(all / floor), target: 'reference' });
-    rows.push({ figure: 'bot CPU per gate, fleet vs alone', value: round(fleetCpuPerGate), unit: 'ms', baseline: round(oneCpu), ratio: round(fleetCpuPerGate / oneCpu), target: '≤ 20 ms' });
-    rows.push({ figure: 'child processes per gate (talosctl, tofu), fleet vs alone', value: round(fleetChildrenPerGate, 1), unit: 'processes', baseline: oneChildren, ratio: round(fleetChildrenPerGate / oneChildren), target: 'reference' });
+    rows.push({
+      figure: `health gates for ${shapes.length} clusters at once (wall)`,
+      value: Math.round(all),
+      unit: 'ms',
+      baseline: Math.round(one),
+      ratio: round(all / one),
+      target: '≤ 3x one gate',
+    });
+    rows.push({
+      figure: `the same ${shapes.length} gates against all the CPU they used spread over ${cpus().length} cores`,
+      value: Math.round(all),
+      unit: 'ms',
+      baseline: Math.round(floor),
+      ratio: round(all / floor),
+      target: 'reference',
+    });
+    rows.push({
+      figure: 'bot CPU per gate, fleet vs alone',
+      value: round(fleetCpuPerGate),
+      unit: 'ms',
+      baseline: round(oneCpu),
+      ratio: round(fleetCpuPerGate / oneCpu),
+      target: '≤ 20 ms',
+    });
+    rows.push({
+      figure: 'child processes per gate (talosctl, tofu), fleet vs alone',
+      value: round(fleetChildrenPerGate, 1),
+      unit: 'processes',
+      baseline: oneChildren,
+      ratio: round(fleetChildrenPerGate / oneChildren),
+      target: 'reference',
+    });
   } finally {
     await h.stop();
   }
 }
 
 async function main(): Promise<void> {
-  const h = await startHarness({ deferStart: true, env: { LOG_LEVEL: 'info' }, inventory: { operators: [USERS.alice, USERS.bob, OPERATOR_GROUP] } });
+  const h = await startHarness({
+    deferStart: true,
+    env: { LOG_LEVEL: 'info' },
+    inventory: { operators: [USERS.alice, USERS.bob, OPERATOR_GROUP] },
+  });
   try {
     // 1. Slash command to ack: the bare Bolt app first, then the bot, alone on the same emulator.
     const bare = (await withBareApp(h, () => ackLatencies(h, 'help', ACK_COMMANDS))).acks;
@@ -179,25 +219,75 @@ async function main(): Promise<void> {
       [`/talos rollback from an operator in user group ${OPERATOR_GROUP}`, byGroup],
     ] as const;
     for (const [name, { acks }] of measured) {
-      rows.push({ figure: `${name} ack p50`, value: round(percentile(acks, 50)), unit: 'ms', baseline: round(percentile(bare, 50)), ratio: round(percentile(acks, 50) / percentile(bare, 50)), target: '≤ 1.2x' });
-      rows.push({ figure: `${name} ack p99`, value: round(percentile(acks, 99)), unit: 'ms', baseline: round(percentile(bare, 99)), ratio: round(percentile(acks, 99) / percentile(bare, 99)), target: '≤ 1.2x' });
+      rows.push({
+        figure: `${name} ack p50`,
+        value: round(percentile(acks, 50)),
+        unit: 'ms',
+        baseline: round(percentile(bare, 50)),
+        ratio: round(percentile(acks, 50) / percentile(bare, 50)),
+        target: '≤ 1.2x',
+      });
+      rows.push({
+        figure: `${name} ack p99`,
+        value: round(percentile(acks, 99)),
+        unit: 'ms',
+        baseline: round(percentile(bare, 99)),
+        ratio: round(percentile(acks, 99) / percentile(bare, 99)),
+        target: '≤ 1.2x',
+      });
     }
     // What the user waits for: the ack's text, or the reply that follows an empty ack.
     for (const [name, { replies }] of measured) {
-      rows.push({ figure: `${name} reply shown p50`, value: round(percentile(replies, 50)), unit: 'ms', baseline: round(percentile(bare, 50)), ratio: round(percentile(replies, 50) / percentile(bare, 50)), target: 'reference' });
+      rows.push({
+        figure: `${name} reply shown p50`,
+        value: round(percentile(replies, 50)),
+        unit: 'ms',
+        baseline: round(percentile(bare, 50)),
+        ratio: round(percentile(replies, 50) / percentile(bare, 50)),
+        target: 'reference',
+      });
     }
 
     // 2. Health gate wall time against its slowest probe, and against the runbook's sequential order.
     for (let i = 0; i < GATES; i += 1) {
       const before = h.slack.channelMessages(CHANNELS.production).length;
       await h.command('health');
-      await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).length > before && logLines(h, 'health gate finished').length > i, { timeoutMs: 60_000 });
+      await h.slack.waitFor(
+        () => h.slack.channelMessages(CHANNELS.production).length > before && logLines(h, 'health gate finished').length > i,
+        { timeoutMs: 60_000 },
+      );
     }
     const gates = logLines(h, 'health gate finished');
     const ratios = gates.map((g) => g.durationMs! / g.slowestProbeMs!);
     const sequential = gates.map((g) => g.sumProbeMs! / g.slowestProbeMs!);
-    rows.push({ figure: 'health gate wall time (median)', value: percentile(gates.map((g) => g.durationMs!), 50), unit: 'ms', baseline: percentile(gates.map((g) => g.slowestProbeMs!), 50), ratio: round(percentile(ratios, 50)), target: '≤ 1.25x slowest probe' });
-    rows.push({ figure: 'runbook order run sequentially (sum of probes)', value: percentile(gates.map((g) => g.sumProbeMs!), 50), unit: 'ms', baseline: percentile(gates.map((g) => g.slowestProbeMs!), 50), ratio: round(percentile(sequential, 50)), target: 'reference' });
+    rows.push({
+      figure: 'health gate wall time (median)',
+      value: percentile(
+        gates.map((g) => g.durationMs!),
+        50,
+      ),
+      unit: 'ms',
+      baseline: percentile(
+        gates.map((g) => g.slowestProbeMs!),
+        50,
+      ),
+      ratio: round(percentile(ratios, 50)),
+      target: '≤ 1.25x slowest probe',
+    });
+    rows.push({
+      figure: 'runbook order run sequentially (sum of probes)',
+      value: percentile(
+        gates.map((g) => g.sumProbeMs!),
+        50,
+      ),
+      unit: 'ms',
+      baseline: percentile(
+        gates.map((g) => g.slowestProbeMs!),
+        50,
+      ),
+      ratio: round(percentile(sequential, 50)),
+      target: 'reference',
+    });
 
     // 3. A production Talos upgrade: the bot's own overhead per node, Slack calls, memory while it runs.
     const callsBefore = h.slack.apiCalls.length;
@@ -207,26 +297,78 @@ async function main(): Promise<void> {
     await clickStart(h, plan);
     await approveUntilDone(h, plan);
     // The maintenance record is attached by a job of its own once the operation ended: its calls count too.
-    await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`), { timeoutMs: 30_000, description: 'the maintenance record' });
+    await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`), {
+      timeoutMs: 30_000,
+      description: 'the maintenance record',
+    });
     clearInterval(sampler);
     const steps = logLines(h, 'node step finished');
-    rows.push({ figure: 'bot overhead per upgraded node (mean)', value: round(mean(steps.map((s) => s.overheadMs!))), unit: 'ms', target: '< 100 ms' });
-    rows.push({ figure: 'bot overhead per upgraded node (max)', value: Math.max(...steps.map((s) => s.overheadMs!)), unit: 'ms', target: '< 100 ms' });
-    rows.push({ figure: 'node step wall time (mean, mostly talosctl and the cluster)', value: round(mean(steps.map((s) => s.wallMs!))), unit: 'ms' });
+    rows.push({
+      figure: 'bot overhead per upgraded node (mean)',
+      value: round(mean(steps.map((s) => s.overheadMs!))),
+      unit: 'ms',
+      target: '< 100 ms',
+    });
+    rows.push({
+      figure: 'bot overhead per upgraded node (max)',
+      value: Math.max(...steps.map((s) => s.overheadMs!)),
+      unit: 'ms',
+      target: '< 100 ms',
+    });
+    rows.push({
+      figure: 'node step wall time (mean, mostly talosctl and the cluster)',
+      value: round(mean(steps.map((s) => s.wallMs!))),
+      unit: 'ms',
+    });
     const upgradeCalls = h.slack.apiCalls.slice(callsBefore).filter((c) => c.method.startsWith('chat.') || c.method.startsWith('files.'));
-    const stepCount = Number(/plan posted: (\d+) steps/.exec(h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text).join('\n'))?.[1] ?? Number.NaN);
+    const stepCount = Number(
+      /plan posted: (\d+) steps/.exec(
+        h.slack
+          .thread(CHANNELS.production, plan.root.ts)
+          .map((m) => m.text)
+          .join('\n'),
+      )?.[1] ?? Number.NaN,
+    );
     // A step's calls are in its thread: its reply (an approval request is one) and the edit of a decided request.
     // The rest belong to the operation: the plan, Start and Override, the end, the maintenance record's upload.
-    const inThread = upgradeCalls.filter((c) => (c.method === 'chat.postMessage' && c.args.thread_ts === plan.root.ts) || (c.method === 'chat.update' && c.args.ts !== plan.root.ts));
-    rows.push({ figure: `Slack API calls per production upgrade (${stepCount} steps, 3 approvals)`, value: upgradeCalls.length, unit: 'calls' });
+    const inThread = upgradeCalls.filter(
+      (c) =>
+        (c.method === 'chat.postMessage' && c.args.thread_ts === plan.root.ts) ||
+        (c.method === 'chat.update' && c.args.ts !== plan.root.ts),
+    );
+    rows.push({
+      figure: `Slack API calls per production upgrade (${stepCount} steps, 3 approvals)`,
+      value: upgradeCalls.length,
+      unit: 'calls',
+    });
     // No budget: readability comes first, and Slack's real limit is about one message a second per channel (the busiest-second row).
-    rows.push({ figure: 'Slack API calls per step, in its thread', value: round(inThread.length / stepCount), unit: 'calls', target: 'reference' });
-    rows.push({ figure: 'Slack API calls per operation, outside the steps', value: upgradeCalls.length - inThread.length, unit: 'calls', target: 'reference' });
-    rows.push({ figure: 'Slack API calls per step, all calls averaged', value: round(upgradeCalls.length / stepCount), unit: 'calls', target: 'reference' });
+    rows.push({
+      figure: 'Slack API calls per step, in its thread',
+      value: round(inThread.length / stepCount),
+      unit: 'calls',
+      target: 'reference',
+    });
+    rows.push({
+      figure: 'Slack API calls per operation, outside the steps',
+      value: upgradeCalls.length - inThread.length,
+      unit: 'calls',
+      target: 'reference',
+    });
+    rows.push({
+      figure: 'Slack API calls per step, all calls averaged',
+      value: round(upgradeCalls.length / stepCount),
+      unit: 'calls',
+      target: 'reference',
+    });
     const posts = upgradeCalls.filter((c) => c.method === 'chat.postMessage').map((c) => c.at);
     const busiest = Math.max(...posts.map((at) => posts.filter((t) => t >= at && t < at + 1000).length));
     // Slack lets an app post about one message a second to a channel, with short bursts.
-    rows.push({ figure: 'messages posted to the channel in its busiest second (simulated nodes reboot in about 1 s)', value: busiest, unit: 'messages', target: '≈ 1/s, bursts allowed' });
+    rows.push({
+      figure: 'messages posted to the channel in its busiest second (simulated nodes reboot in about 1 s)',
+      value: busiest,
+      unit: 'messages',
+      target: '≈ 1/s, bursts allowed',
+    });
     rows.push({ figure: 'resident memory, idle', value: round(idleRss / 1024, 1), unit: 'MiB' });
     rows.push({ figure: 'resident memory, peak during the upgrade', value: round(peakRss / 1024, 1), unit: 'MiB' });
   } finally {
@@ -240,7 +382,10 @@ async function main(): Promise<void> {
   const table = [
     '| figure | value | baseline | ratio | target |',
     '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.figure} | ${r.value} ${r.unit} | ${r.baseline === undefined ? '' : `${r.baseline} ${r.unit}`} | ${r.ratio === undefined ? '' : `${r.ratio}x`} | ${r.target ?? ''} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.figure} | ${r.value} ${r.unit} | ${r.baseline === undefined ? '' : `${r.baseline} ${r.unit}`} | ${r.ratio === undefined ? '' : `${r.ratio}x`} | ${r.target ?? ''} |`,
+    ),
   ].join('\n');
   process.stdout.write(`\nBenchmarks — ${date} — ${machine}\n\n${table}\n`);
   await mkdir(`${ROOT}bench-results`, { recursive: true });

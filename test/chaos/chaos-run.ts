@@ -11,8 +11,27 @@ import type { WindowPolicy } from '../../src/rules/maintenance-window.ts';
 import { schedulePending } from '../sim/workloads.ts';
 import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { opIdOf, originalButtonValue } from '../support/upgrade-flow.ts';
-import { CLUSTER, describeTrigger, drawFault, judgeStrike, waitForTrigger, type ChaosContext, type ChaosTimeouts, type FaultName, type Span, type Strike } from './faults.ts';
-import { checkInvariants, outcomeOf, RecordedOperation, type Outcome, type RunEvidence, type ThreadReply, type Violation } from './invariants.ts';
+import {
+  CLUSTER,
+  describeTrigger,
+  drawFault,
+  judgeStrike,
+  waitForTrigger,
+  type ChaosContext,
+  type ChaosTimeouts,
+  type FaultName,
+  type Span,
+  type Strike,
+} from './faults.ts';
+import {
+  checkInvariants,
+  outcomeOf,
+  RecordedOperation,
+  type Outcome,
+  type RunEvidence,
+  type ThreadReply,
+  type Violation,
+} from './invariants.ts';
 import { mulberry32 } from './prng.ts';
 
 export const FROM_VERSION = 'v1.11.6';
@@ -141,7 +160,10 @@ async function readOperationsSince(url: string, sinceMs: number, note: (text: st
       const raw = await client.get(`talos:op:${id}`);
       const parsed = raw === null ? undefined : RecordedOperation.safeParse(JSON.parse(raw));
       if (parsed?.success) out.push(parsed.data);
-      else note(`operation ${id} could not be read: ${parsed ? parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : 'it is gone'}`);
+      else
+        note(
+          `operation ${id} could not be read: ${parsed ? parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : 'it is gone'}`,
+        );
     }
     return out;
   } catch (error) {
@@ -156,7 +178,11 @@ async function readOperationsSince(url: string, sinceMs: number, note: (text: st
 function windowPolicyOf(h: Harness): WindowPolicy {
   const cluster = loadInventory(h.inventoryPath).clusters.find((c) => c.name === CLUSTER);
   if (!cluster) throw new Error(`the inventory ${h.inventoryPath} has no cluster ${CLUSTER}`);
-  return { environment: cluster.environment, maintenanceWindows: cluster.maintenanceWindows, allowOutsideWindows: cluster.allowOutsideWindows };
+  return {
+    environment: cluster.environment,
+    maintenanceWindows: cluster.maintenanceWindows,
+    allowOutsideWindows: cluster.allowOutsideWindows,
+  };
 }
 
 async function redisAnswers(url: string): Promise<boolean> {
@@ -188,7 +214,9 @@ const TERMINAL = ['completed', 'failed', 'refused', 'cancelled'];
 const FINAL_EVENTS = ['completed', 'stopped', 'preflight refused', 'cancelled', 'cancelled between steps'];
 
 function threadOf(h: Harness, rootTs: string): ThreadReply[] {
-  return h.slack.thread(CHANNEL, rootTs).map((m) => ({ ts: m.ts, firstText: h.slack.versions(CHANNEL, m.ts)[0]?.text ?? m.text, text: m.text }));
+  return h.slack
+    .thread(CHANNEL, rootTs)
+    .map((m) => ({ ts: m.ts, firstText: h.slack.versions(CHANNEL, m.ts)[0]?.text ?? m.text, text: m.text }));
 }
 
 /** Audit entries posted in the thread: a reply carries one per line, several when entries were held for the next one. */
@@ -212,7 +240,12 @@ async function sendCommand(h: Harness, ctx: ChaosContext): Promise<string> {
  * staging rehearsal, an operator clicks Start, an approver approves each control plane. A click
  * that changed nothing (the bot was down, Slack lost it) is repeated after a while, as a person would.
  */
-async function operate(h: Harness, ctx: ChaosContext, opId: string, deadline: number): Promise<{ rootTs: string | undefined; ended: boolean }> {
+async function operate(
+  h: Harness,
+  ctx: ChaosContext,
+  opId: string,
+  deadline: number,
+): Promise<{ rootTs: string | undefined; ended: boolean }> {
   const clicks = new Map<string, number>();
   const clickedRecently = (key: string, ms: number): boolean => Date.now() - (clicks.get(key) ?? 0) < ms;
   let rootTs: string | undefined;
@@ -240,7 +273,13 @@ async function operate(h: Harness, ctx: ChaosContext, opId: string, deadline: nu
         if (!hasButton(reply.blocks, 'talos-step-approve') || clickedRecently(reply.ts, 4000)) continue;
         if (!clicks.has(reply.ts)) ctx.milestones.approvalsClicked += 1;
         clicks.set(reply.ts, Date.now());
-        await h.slack.clickButton({ user: USERS.carol, channel: CHANNEL, messageTs: reply.ts, actionId: 'talos-step-approve', value: originalButtonValue(h, CHANNEL, reply.ts, 'talos-step-approve') });
+        await h.slack.clickButton({
+          user: USERS.carol,
+          channel: CHANNEL,
+          messageTs: reply.ts,
+          actionId: 'talos-step-approve',
+          value: originalButtonValue(h, CHANNEL, reply.ts, 'talos-step-approve'),
+        });
       }
     }
     await sleep(40);
@@ -319,7 +358,8 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   // The state is written before the entry that ends the audit: let that entry, and every reply, land before judging.
   let record = opId ? await readOperation(h.redis.url, opId) : { op: undefined, raw: '' };
   if (opId && rootTs) {
-    const settled = (op: RecordedOperation): boolean => op.audit.some((a) => FINAL_EVENTS.includes(a.event)) && auditEntriesIn(threadOf(h, rootTs!)) >= op.audit.length;
+    const settled = (op: RecordedOperation): boolean =>
+      op.audit.some((a) => FINAL_EVENTS.includes(a.event)) && auditEntriesIn(threadOf(h, rootTs!)) >= op.audit.length;
     const settleBy = Date.now() + 10_000;
     while (Date.now() < settleBy && record.op && !settled(record.op)) {
       await sleep(100);
@@ -331,7 +371,9 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
 
   const calls = h.sim.calls.slice(ctx.callsFrom);
   const events = h.sim.events.slice(ctx.eventsFrom);
-  const live: Span | undefined = record.op ? { from: Date.parse(record.op.createdAt), to: record.op.endedAt ? Date.parse(record.op.endedAt) : (endedSeenAt ?? clearedAt) } : undefined;
+  const live: Span | undefined = record.op
+    ? { from: Date.parse(record.op.createdAt), to: record.op.endedAt ? Date.parse(record.op.endedAt) : (endedSeenAt ?? clearedAt) }
+    : undefined;
   const strike = judgeStrike(plan, {
     live,
     injection: injected.from === undefined ? undefined : { from: injected.from, to: injected.to ?? clearedAt },
@@ -409,7 +451,8 @@ async function resetEstate(h: Harness, opId: string | undefined, schematics: Map
   const settleBy = Date.now() + 3000;
   while (Date.now() < settleBy && cluster.nodes.some((n) => n.stage === 'rebooting' || n.stage === 'booting')) await sleep(20);
   for (const node of cluster.nodes) {
-    if (node.stage === 'rebooting' || node.stage === 'booting' || node.stage === 'lost' || node.stage === 'off') throw new Error(`${node.address} is ${node.stage}`);
+    if (node.stage === 'rebooting' || node.stage === 'booting' || node.stage === 'lost' || node.stage === 'off')
+      throw new Error(`${node.address} is ${node.stage}`);
     node.talosVersion = FROM_VERSION;
     node.schematic = schematics.get(node.address) ?? node.schematic;
     delete node.fallbackVersion;

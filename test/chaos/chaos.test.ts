@@ -22,8 +22,15 @@ describe('a production Talos upgrade keeps its invariants under each kind of fau
       const last = reports.at(-1)!;
 
       const broken = reports.filter((r) => r.violations.length > 0);
-      expect({ violations: broken.flatMap((r) => r.violations), traces: broken.map((r) => r.trace) }).toEqual({ violations: [], traces: [] });
-      expect({ fault: last.fault, strike: last.strike, tried: reports.map((r) => (r.strike.struck ? r.strike.how : r.strike.why)) }).toEqual({
+      expect({ violations: broken.flatMap((r) => r.violations), traces: broken.map((r) => r.trace) }).toEqual({
+        violations: [],
+        traces: [],
+      });
+      expect({
+        fault: last.fault,
+        strike: last.strike,
+        tried: reports.map((r) => (r.strike.struck ? r.strike.how : r.strike.why)),
+      }).toEqual({
         fault,
         strike: { struck: true, how: expect.any(String) },
         tried: expect.any(Array),

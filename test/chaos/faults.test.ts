@@ -24,7 +24,17 @@ function evidence(overrides: Partial<StrikeEvidence> = {}): StrikeEvidence {
 }
 
 function call(argv: string[], at: number, result: Partial<CallRecord> = {}): CallRecord {
-  return { id: at, bin: 'talosctl', argv: [...argv, '--nodes', CPS[0]!], cwd: '/', cluster: 'production', startedAt: at, endedAt: at + 10, exitCode: 0, ...result };
+  return {
+    id: at,
+    bin: 'talosctl',
+    argv: [...argv, '--nodes', CPS[0]!],
+    cwd: '/',
+    cluster: 'production',
+    startedAt: at,
+    endedAt: at + 10,
+    exitCode: 0,
+    ...result,
+  };
 }
 
 function event(kind: SimEvent['kind'], node: string, at: number, versions: { fromVersion?: string; toVersion?: string } = {}): SimEvent {
@@ -37,7 +47,10 @@ describe('whether a fault struck', () => {
   it('says a fault whose moment never came, or that found no operation, did not strike', () => {
     const plan = planOf('bot-kill');
 
-    expect(judgeStrike(plan, evidence({ injection: undefined }))).toEqual({ struck: false, why: expect.stringMatching(/^it never took effect \(it waited for /) });
+    expect(judgeStrike(plan, evidence({ injection: undefined }))).toEqual({
+      struck: false,
+      why: expect.stringMatching(/^it never took effect \(it waited for /),
+    });
     expect(judgeStrike(plan, evidence({ live: undefined })).struck).toBe(false);
   });
 
@@ -51,7 +64,10 @@ describe('whether a fault struck', () => {
     const plan = planOf('bot-kill');
 
     expect(judgeStrike(plan, evidence())).toEqual({ struck: true, how: 'the bot was killed 1.0 s into the operation' });
-    expect(judgeStrike(plan, evidence({ injection: { from: T0 + 61_000, to: T0 + 62_000 } }))).toEqual({ struck: false, why: 'the bot was killed 1.0 s after the operation ended' });
+    expect(judgeStrike(plan, evidence({ injection: { from: T0 + 61_000, to: T0 + 62_000 } }))).toEqual({
+      struck: false,
+      why: 'the bot was killed 1.0 s after the operation ended',
+    });
   });
 
   it('counts a Redis outage that overlaps the operation', () => {
@@ -81,7 +97,9 @@ describe('whether a fault struck', () => {
     const upgrade = planOf('talosctl-hang', /stalls/);
     const node = /of (\S+) stalls/.exec(upgrade.detail)![1]!;
 
-    expect(struck(probe, evidence({ calls: [call(['etcd', 'status'], T0 + 1500, { hung: 'fault: etcd status', exitCode: null })] }))).toBe(true);
+    expect(struck(probe, evidence({ calls: [call(['etcd', 'status'], T0 + 1500, { hung: 'fault: etcd status', exitCode: null })] }))).toBe(
+      true,
+    );
     expect(struck(probe, evidence({ calls: [call(['etcd', 'status'], T0 + 1500)] }))).toBe(false);
     expect(struck(probe, evidence({ calls: [call(['version'], T0 + 1500, { hung: 'fault: version' })] }))).toBe(false);
     expect(struck(upgrade, evidence({ events: [event('upgrade-start', node, T0 + 1500)] }))).toBe(true);
@@ -92,7 +110,10 @@ describe('whether a fault struck', () => {
   it('counts a talosctl failure only when a call failed while the fault was in force', () => {
     const plan = planOf('talosctl-fail', /path="health"/);
 
-    expect(judgeStrike(plan, evidence({ calls: [call(['health'], T0 + 2000, { exitCode: 1 })] }))).toEqual({ struck: true, how: 'talosctl health failed 1 time(s), the first 2.0 s into the operation' });
+    expect(judgeStrike(plan, evidence({ calls: [call(['health'], T0 + 2000, { exitCode: 1 })] }))).toEqual({
+      struck: true,
+      how: 'talosctl health failed 1 time(s), the first 2.0 s into the operation',
+    });
     expect(struck(plan, evidence({ calls: [call(['health'], T0 + 4000, { exitCode: 1 })] }))).toBe(false);
     expect(struck(plan, evidence({ calls: [call(['health'], T0 + 2000)] }))).toBe(false);
   });
@@ -102,7 +123,9 @@ describe('whether a fault struck', () => {
     const staysNode = stays.detail.split(' ')[0]!;
     const transient = planOf('node-not-ready', /NotReady for \d+ms/);
 
-    expect(struck(stays, evidence({ events: [event('upgrade-start', staysNode, T0 + 1500), event('up', staysNode, T0 + 2000)] }))).toBe(true);
+    expect(struck(stays, evidence({ events: [event('upgrade-start', staysNode, T0 + 1500), event('up', staysNode, T0 + 2000)] }))).toBe(
+      true,
+    );
     expect(struck(stays, evidence({ events: [event('up', staysNode, T0 + 2000)] }))).toBe(false);
     expect(struck(transient, evidence())).toBe(true);
     expect(struck(transient, evidence({ injection: { from: T0 + 1000, to: T0 + 1010 } }))).toBe(false);

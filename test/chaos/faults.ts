@@ -112,7 +112,12 @@ export interface ChaosTimeouts {
 }
 
 export function describeTrigger(trigger: Trigger): string {
-  const where = trigger.at === 'approval' ? `approval#${trigger.n}` : trigger.at === 'upgrade-start' || trigger.at === 'node-up' ? `${trigger.at}(${trigger.node})` : trigger.at;
+  const where =
+    trigger.at === 'approval'
+      ? `approval#${trigger.n}`
+      : trigger.at === 'upgrade-start' || trigger.at === 'node-up'
+        ? `${trigger.at}(${trigger.node})`
+        : trigger.at;
   return `${where}+${trigger.delayMs}ms`;
 }
 
@@ -202,7 +207,8 @@ function upgradeOf(events: readonly SimEvent[], node: string, live: Span): { sta
 /** Whether the plan's fault struck the run's operation; see {@link FaultPlan.strike}. */
 export function judgeStrike(plan: FaultPlan, e: StrikeEvidence): Strike {
   if (e.injection === undefined) return { struck: false, why: `it never took effect (it waited for ${describeTrigger(plan.trigger)})` };
-  if (e.live === undefined) return { struck: false, why: 'there was no operation to strike (none was created, or its record could not be read)' };
+  if (e.live === undefined)
+    return { struck: false, why: 'there was no operation to strike (none was created, or its record could not be read)' };
   return plan.strike({ ...e, live: e.live, injection: e.injection });
 }
 
@@ -254,13 +260,18 @@ const slackUnreachable: Draw = (rng, nodes) => {
       outage?.end();
     },
     strike: ({ live, injection, slackAnswers }) => {
-      const failed = slackAnswers.filter((a) => a.method === 'apps.connections.open' && a.status !== 200 && within(a.at, injection) && within(a.at, live));
-      if (failed.length === 0) return { struck: false, why: 'the bot tried no connection to Slack while the operation was live and Slack was away' };
-      return { struck: true, how: `Slack's Socket Mode was away for ${seconds(injection.to - injection.from)}; ${failed.length} attempt(s) to reconnect failed, the first ${moment(failed[0]!.at, live)}` };
+      const failed = slackAnswers.filter(
+        (a) => a.method === 'apps.connections.open' && a.status !== 200 && within(a.at, injection) && within(a.at, live),
+      );
+      if (failed.length === 0)
+        return { struck: false, why: 'the bot tried no connection to Slack while the operation was live and Slack was away' };
+      return {
+        struck: true,
+        how: `Slack's Socket Mode was away for ${seconds(injection.to - injection.from)}; ${failed.length} attempt(s) to reconnect failed, the first ${moment(failed[0]!.at, live)}`,
+      };
     },
   };
 };
-
 
 const DRAW: Record<FaultName, Draw> = {
   'bot-kill': (rng, nodes) => {
@@ -330,7 +341,10 @@ const DRAW: Record<FaultName, Draw> = {
       strike: ({ live, injection, slackAnswers }) => {
         const refused = slackAnswers.filter((a) => a.status === 429 && within(a.at, injection) && a.at >= live.from);
         if (refused.length === 0) return { struck: false, why: 'Slack answered no call of the operation with 429' };
-        return { struck: true, how: `Slack answered ${refused.length} call(s) with 429 (${methodsOf(refused)}), the first ${moment(refused[0]!.at, live)}` };
+        return {
+          struck: true,
+          how: `Slack answered ${refused.length} call(s) with 429 (${methodsOf(refused)}), the first ${moment(refused[0]!.at, live)}`,
+        };
       },
     };
   },
@@ -354,7 +368,10 @@ const DRAW: Record<FaultName, Draw> = {
       strike: ({ live, injection, slackAnswers }) => {
         const failed = slackAnswers.filter((a) => a.status === status && within(a.at, injection) && a.at >= live.from);
         if (failed.length === 0) return { struck: false, why: `Slack answered no call of the operation with ${status}` };
-        return { struck: true, how: `Slack answered ${failed.length} call(s) with ${status} (${methodsOf(failed)}), the first ${moment(failed[0]!.at, live)}` };
+        return {
+          struck: true,
+          how: `Slack answered ${failed.length} call(s) with ${status} (${methodsOf(failed)}), the first ${moment(failed[0]!.at, live)}`,
+        };
       },
     };
   },
@@ -380,7 +397,11 @@ const DRAW: Record<FaultName, Draw> = {
         ctx.tookEffect();
         ctx.note(`talosctl ${path} hangs`);
         // One call hangs past its timeout (the bot kills it), then the fault lifts.
-        await until(ctx, () => callsMatching(ctx, path, since).some((c) => c.hung !== undefined && c.endedAt !== undefined), timeouts.probeMs * 4);
+        await until(
+          ctx,
+          () => callsMatching(ctx, path, since).some((c) => c.hung !== undefined && c.endedAt !== undefined),
+          timeouts.probeMs * 4,
+        );
         ctx.h.sim.faults.clear(CLUSTER, 'hang');
         ctx.lifted();
         ctx.note(`talosctl ${path} answers again`);
@@ -391,12 +412,15 @@ const DRAW: Record<FaultName, Draw> = {
       strike: ({ live, injection, calls, events }) => {
         if (path === 'upgrade') {
           const { start } = upgradeOf(events, node, live);
-          if (start === undefined || !within(start.at, injection)) return { struck: false, why: `${node} was not upgraded while its upgrade would stall` };
+          if (start === undefined || !within(start.at, injection))
+            return { struck: false, why: `${node} was not upgraded while its upgrade would stall` };
           const rebooted = events.some((ev) => ev.cluster === CLUSTER && ev.node === node && ev.kind === 'reboot' && ev.at >= start.at);
           if (rebooted) return { struck: false, why: `the upgrade of ${node} went through` };
           return { struck: true, how: `the upgrade of ${node} stalled, accepted ${moment(start.at, live)}` };
         }
-        const hung = talosctlCalls(calls, path).filter((c) => c.hung !== undefined && within(c.startedAt, injection) && within(c.startedAt, live));
+        const hung = talosctlCalls(calls, path).filter(
+          (c) => c.hung !== undefined && within(c.startedAt, injection) && within(c.startedAt, live),
+        );
         if (hung.length === 0) return { struck: false, why: `no talosctl ${path} of the operation ran while it would hang` };
         return { struck: true, how: `talosctl ${path} hung ${hung.length} time(s), the first ${moment(hung[0]!.startedAt, live)}` };
       },
@@ -429,7 +453,9 @@ const DRAW: Record<FaultName, Draw> = {
         ctx.h.sim.faults.clear(CLUSTER, 'fail');
       },
       strike: ({ live, injection, calls: recorded }) => {
-        const failed = talosctlCalls(recorded, path).filter((c) => c.exitCode === 1 && within(c.startedAt, injection) && within(c.startedAt, live));
+        const failed = talosctlCalls(recorded, path).filter(
+          (c) => c.exitCode === 1 && within(c.startedAt, injection) && within(c.startedAt, live),
+        );
         if (failed.length === 0) return { struck: false, why: `no talosctl ${path} of the operation ran while it would fail` };
         return { struck: true, how: `talosctl ${path} failed ${failed.length} time(s), the first ${moment(failed[0]!.startedAt, live)}` };
       },
@@ -469,7 +495,8 @@ const DRAW: Record<FaultName, Draw> = {
         }
         // Shorter than one poll of the bot, NotReady may never be seen.
         const seen = overlap(injection, live);
-        if (seen < timeouts.pollMs) return { struck: false, why: `${node} was NotReady for ${seconds(Math.max(0, seen))} of the operation, less than one poll` };
+        if (seen < timeouts.pollMs)
+          return { struck: false, why: `${node} was NotReady for ${seconds(Math.max(0, seen))} of the operation, less than one poll` };
         return { struck: true, how: `${node} was NotReady for ${seconds(seen)} from ${moment(injection.from, live)}` };
       },
     };
@@ -492,8 +519,15 @@ const DRAW: Record<FaultName, Draw> = {
         const { start, up } = upgradeOf(events, node, live);
         if (start === undefined) return { struck: false, why: `${node} was not upgraded while the operation was live` };
         if (up === undefined) return { struck: false, why: `${node} did not come back from its upgrade while the operation was live` };
-        if (up.toVersion !== start.fromVersion) return { struck: false, why: `${node} came back on ${up.toVersion ?? 'an unknown version'}, not on its old ${start.fromVersion ?? 'version'}` };
-        return { struck: true, how: `${node} came back on ${up.toVersion} instead of ${start.toVersion ?? 'the target'}, ${moment(up.at, live)}` };
+        if (up.toVersion !== start.fromVersion)
+          return {
+            struck: false,
+            why: `${node} came back on ${up.toVersion ?? 'an unknown version'}, not on its old ${start.fromVersion ?? 'version'}`,
+          };
+        return {
+          struck: true,
+          how: `${node} came back on ${up.toVersion} instead of ${start.toVersion ?? 'the target'}, ${moment(up.at, live)}`,
+        };
       },
     };
   },
@@ -517,7 +551,10 @@ const DRAW: Record<FaultName, Draw> = {
       // The driver stops the extra bots after collecting their logs.
       clear: () => Promise.resolve(),
       strike: ({ live, injection }) => {
-        const when = injection.from < live.from ? 'a second bot was running before the operation existed' : `a second bot was running from ${moment(injection.from, live)}`;
+        const when =
+          injection.from < live.from
+            ? 'a second bot was running before the operation existed'
+            : `a second bot was running from ${moment(injection.from, live)}`;
         return injection.from <= live.to ? { struck: true, how: when } : { struck: false, why: when };
       },
     };

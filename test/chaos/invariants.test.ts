@@ -25,7 +25,15 @@ const T0 = Date.parse('2026-11-30T10:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 function cpStep(node: string, status: Step['status'] = 'done'): Step {
-  return { id: `node-${node}`, kind: 'upgrade-control-plane', node, nodeName: `cp-${node.slice(-2)}`, host: 'pve1', status, startedAt: iso(T0) };
+  return {
+    id: `node-${node}`,
+    kind: 'upgrade-control-plane',
+    node,
+    nodeName: `cp-${node.slice(-2)}`,
+    host: 'pve1',
+    status,
+    startedAt: iso(T0),
+  };
 }
 
 const LABEL = (node: string): string => `control plane cp-${node.slice(-2)} (${node}, host pve1)`;
@@ -34,7 +42,16 @@ let callIds = 0;
 /** A talosctl call on production as the bot makes it: command first, then the flags. */
 function talosctl(command: string, node: string, at: number): CallRecord {
   callIds += 1;
-  return { id: callIds, bin: 'talosctl', argv: [command, '--talosconfig', '/creds/production', '--endpoints', '10.0.30.12', '--nodes', node], cwd: '/', cluster: 'production', startedAt: at, endedAt: at + 50, exitCode: 0 };
+  return {
+    id: callIds,
+    bin: 'talosctl',
+    argv: [command, '--talosconfig', '/creds/production', '--endpoints', '10.0.30.12', '--nodes', node],
+    cwd: '/',
+    cluster: 'production',
+    startedAt: at,
+    endedAt: at + 50,
+    exitCode: 0,
+  };
 }
 
 /** The record and thread of a clean, completed three-node upgrade. */
@@ -70,7 +87,16 @@ function completedRun(): RunEvidence {
       ...CPS.map((n) => cpStep(n)),
       { id: 'verify', kind: 'verify', status: 'done', startedAt: iso(T0) },
     ],
-    approvals: CPS.map((node, i) => ({ step: `node-${node}`, nonce: `n${i}`, messageTs: `1.${i}`, requestedAt: iso(T0), expiresAt: iso(T0 + 3_600_000), state: 'approved', by: 'U0CAROL', at: iso(T0 + 1000 * (i + 1) - 50) })),
+    approvals: CPS.map((node, i) => ({
+      step: `node-${node}`,
+      nonce: `n${i}`,
+      messageTs: `1.${i}`,
+      requestedAt: iso(T0),
+      expiresAt: iso(T0 + 3_600_000),
+      state: 'approved',
+      by: 'U0CAROL',
+      at: iso(T0 + 1000 * (i + 1) - 50),
+    })),
     audit: auditEvents.map((event, i) => ({ seq: i + 1, at: iso(T0), actor: 'bot', event })),
     refusals: [],
     confirmedReview: [],
@@ -103,7 +129,9 @@ describe('the chaos invariants', () => {
   it('catch a node upgraded twice', () => {
     const run = completedRun();
     const events = [...run.events, { at: T0 + 5000, cluster: 'production', node: CPS[1]!, kind: 'upgrade-start' as const }];
-    expect(nodeUpgradedTwice({ ...run, events })).toEqual([{ invariant: 'node-upgraded-twice', detail: '10.0.30.12 was upgraded 2 times' }]);
+    expect(nodeUpgradedTwice({ ...run, events })).toEqual([
+      { invariant: 'node-upgraded-twice', detail: '10.0.30.12 was upgraded 2 times' },
+    ]);
   });
 
   it('catch two control planes out of service at once', () => {
@@ -128,10 +156,18 @@ describe('the chaos invariants', () => {
     const run = completedRun();
     const reason = '10.0.30.12 came back on v1.11.5, not v1.12.11';
     const op = { ...run.op!, state: 'failed' as const, reason };
-    const stopped = { ...run, op, thread: [...run.thread, { ts: '3.0', firstText: `#20 ❌ Stopped at x: ${reason}.`, text: `#20 ❌ Stopped at x: ${reason}.` }] };
+    const stopped = {
+      ...run,
+      op,
+      thread: [...run.thread, { ts: '3.0', firstText: `#20 ❌ Stopped at x: ${reason}.`, text: `#20 ❌ Stopped at x: ${reason}.` }],
+    };
     expect(operationOutcome(stopped)).toEqual([]);
-    expect(operationOutcome({ ...run, op })).toEqual([{ invariant: 'operation-outcome', detail: `stopped (${reason}), but the reason is not in its thread` }]);
-    expect(operationOutcome({ ...run, ended: false, op: { ...run.op!, state: 'running' } })).toEqual([{ invariant: 'operation-outcome', detail: 'the operation did not end: it is running' }]);
+    expect(operationOutcome({ ...run, op })).toEqual([
+      { invariant: 'operation-outcome', detail: `stopped (${reason}), but the reason is not in its thread` },
+    ]);
+    expect(operationOutcome({ ...run, ended: false, op: { ...run.op!, state: 'running' } })).toEqual([
+      { invariant: 'operation-outcome', detail: 'the operation did not end: it is running' },
+    ]);
   });
 
   it('reject a completed operation that left a node on the old version', () => {
@@ -144,19 +180,29 @@ describe('the chaos invariants', () => {
   it('catch a duplicated, a missing and a reordered audit reply', () => {
     const run = completedRun();
     const [a, b, c, ...rest] = run.thread;
-    expect(auditThread({ ...run, thread: [a!, b!, b!, c!, ...rest] })).toEqual([{ invariant: 'audit-thread', detail: '#2 is posted more than once' }]);
-    expect(auditThread({ ...run, thread: [a!, c!, ...rest] })).toEqual([{ invariant: 'audit-thread', detail: '#2 of 16 never reached the thread' }]);
-    expect(auditThread({ ...run, thread: [a!, c!, b!, ...rest] })).toEqual([{ invariant: 'audit-thread', detail: '#2 is posted after #3' }]);
+    expect(auditThread({ ...run, thread: [a!, b!, b!, c!, ...rest] })).toEqual([
+      { invariant: 'audit-thread', detail: '#2 is posted more than once' },
+    ]);
+    expect(auditThread({ ...run, thread: [a!, c!, ...rest] })).toEqual([
+      { invariant: 'audit-thread', detail: '#2 of 16 never reached the thread' },
+    ]);
+    expect(auditThread({ ...run, thread: [a!, c!, b!, ...rest] })).toEqual([
+      { invariant: 'audit-thread', detail: '#2 is posted after #3' },
+    ]);
   });
 
   it('catch a step missing from the audit, or recorded twice', () => {
     const run = completedRun();
     const without = run.op!.audit.filter((e) => e.event !== `upgraded: ${LABEL(CPS[1]!)}`).map((e, i) => ({ ...e, seq: i + 1 }));
     const thread = without.map((e) => ({ ts: `4.${e.seq}`, firstText: `#${e.seq} ${e.event}`, text: `#${e.seq} ${e.event}` }));
-    expect(auditThread({ ...run, op: { ...run.op!, audit: without }, thread })).toEqual([{ invariant: 'audit-thread', detail: `the audit has no "upgraded: ${LABEL(CPS[1]!)}"` }]);
+    expect(auditThread({ ...run, op: { ...run.op!, audit: without }, thread })).toEqual([
+      { invariant: 'audit-thread', detail: `the audit has no "upgraded: ${LABEL(CPS[1]!)}"` },
+    ]);
     const twice = [...run.op!.audit, { seq: 17, at: iso(T0), actor: 'bot', event: 'started' }];
     const thread17 = [...run.thread, { ts: '5.0', firstText: '#17 started', text: '#17 started' }];
-    expect(auditThread({ ...run, op: { ...run.op!, audit: twice }, thread: thread17 })).toEqual([{ invariant: 'audit-thread', detail: 'the audit has "started" 2 times' }]);
+    expect(auditThread({ ...run, op: { ...run.op!, audit: twice }, thread: thread17 })).toEqual([
+      { invariant: 'audit-thread', detail: 'the audit has "started" 2 times' },
+    ]);
   });
 
   it('catch the credential canary wherever it shows up', () => {
@@ -193,7 +239,18 @@ describe('the talosctl calls an approval gates', () => {
       createdAt: iso(T0 + 8000),
       target: { node },
       steps: [{ id: 'rollback', kind: 'rollback-node', node, status: 'done', startedAt: iso(T0 + 9500) }],
-      approvals: [{ step: 'rollback', nonce: 'r1', messageTs: '7.1', requestedAt: iso(T0 + 8500), expiresAt: iso(T0 + 3_600_000), state: approval.state, by: 'U0CAROL', at: iso(approval.at) }],
+      approvals: [
+        {
+          step: 'rollback',
+          nonce: 'r1',
+          messageTs: '7.1',
+          requestedAt: iso(T0 + 8500),
+          expiresAt: iso(T0 + 3_600_000),
+          state: approval.state,
+          by: 'U0CAROL',
+          at: iso(approval.at),
+        },
+      ],
       audit: [],
     } as unknown as RecordedOperation;
     return { ...run, operations: [run.op!, rollback], calls: [...run.calls, talosctl('rollback', CPS[1]!, T0 + 10_000)] };
@@ -207,10 +264,21 @@ describe('the talosctl calls an approval gates', () => {
   it('catch a rollback with no rollback operation, approved only after the call, still pending, or approved for another node', () => {
     const bare = completedRun();
     const unapproved = rollbackWithoutApproval({ ...bare, calls: [...bare.calls, talosctl('rollback', CPS[1]!, T0 + 10_000)] });
-    expect(unapproved).toEqual([{ invariant: 'rollback-without-approval', detail: `talosctl rollback reached ${CPS[1]} at ${iso(T0 + 10_000)} with no approved node-rollback operation before it` }]);
-    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'approved', at: T0 + 11_000 })).map((v) => v.invariant)).toEqual(['rollback-without-approval']);
-    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'pending', at: T0 + 9000 })).map((v) => v.invariant)).toEqual(['rollback-without-approval']);
-    expect(rollbackWithoutApproval(rollbackRun(CPS[2]!, { state: 'approved', at: T0 + 9000 })).map((v) => v.invariant)).toEqual(['rollback-without-approval']);
+    expect(unapproved).toEqual([
+      {
+        invariant: 'rollback-without-approval',
+        detail: `talosctl rollback reached ${CPS[1]} at ${iso(T0 + 10_000)} with no approved node-rollback operation before it`,
+      },
+    ]);
+    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'approved', at: T0 + 11_000 })).map((v) => v.invariant)).toEqual([
+      'rollback-without-approval',
+    ]);
+    expect(rollbackWithoutApproval(rollbackRun(CPS[1]!, { state: 'pending', at: T0 + 9000 })).map((v) => v.invariant)).toEqual([
+      'rollback-without-approval',
+    ]);
+    expect(rollbackWithoutApproval(rollbackRun(CPS[2]!, { state: 'approved', at: T0 + 9000 })).map((v) => v.invariant)).toEqual([
+      'rollback-without-approval',
+    ]);
   });
 
   /**
@@ -229,19 +297,39 @@ describe('the talosctl calls an approval gates', () => {
       { event: `upgraded: ${LABEL(node)}`, at: T0 + 3500 },
     ].map((a, i) => ({ seq: i + 1, actor: 'bot', event: a.event, at: typeof a.at === 'number' ? iso(a.at) : a.at }));
     const others = run.op!.approvals.filter((a) => a.step !== `node-${node}`);
-    const mine = approvals.map((a, i) => ({ step: `node-${node}`, nonce: `m${i}`, messageTs: `8.${i}`, requestedAt: iso(T0), expiresAt: iso(T0 + 3_600_000), state: a.state, by: 'U0CAROL', at: iso(a.at) }));
+    const mine = approvals.map((a, i) => ({
+      step: `node-${node}`,
+      nonce: `m${i}`,
+      messageTs: `8.${i}`,
+      requestedAt: iso(T0),
+      expiresAt: iso(T0 + 3_600_000),
+      state: a.state,
+      by: 'U0CAROL',
+      at: iso(a.at),
+    }));
     const op = { ...run.op!, audit, approvals: [...mine, ...others] } as unknown as RecordedOperation;
     return { ...run, op, operations: [op], calls: [...run.calls, talosctl('upgrade', node, T0 + 3000)] };
   }
 
   it('accept a retry that a fresh approval authorised, the first one spent', () => {
-    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'spent', at: T0 + 950 }, { state: 'approved', at: T0 + 2500 }]))).toEqual([]);
+    expect(
+      gatedCallWithoutFreshApproval(
+        retriedRun([
+          { state: 'spent', at: T0 + 950 },
+          { state: 'approved', at: T0 + 2500 },
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('catch a retry that ran on the approval given before the step failed', () => {
     const stale = `talosctl upgrade of ${CPS[0]} at ${iso(T0 + 3000)}: the latest approval (${iso(T0 + 950)}) came before node-${CPS[0]} failed at ${iso(T0 + 1500)}`;
-    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'approved', at: T0 + 950 }]))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
-    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'spent', at: T0 + 950 }]))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
+    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'approved', at: T0 + 950 }]))).toEqual([
+      { invariant: 'gated-call-without-fresh-approval', detail: stale },
+    ]);
+    expect(gatedCallWithoutFreshApproval(retriedRun([{ state: 'spent', at: T0 + 950 }]))).toEqual([
+      { invariant: 'gated-call-without-fresh-approval', detail: stale },
+    ]);
   });
 
   /**
@@ -257,7 +345,10 @@ describe('the talosctl calls an approval gates', () => {
       { event: `retry requested from node-${a}`, at: T0 + 5000 },
       { event: `step started: ${LABEL(a)}`, at: T0 + 5900 },
     ];
-    const audit = [...run.op!.audit.slice(0, 11), ...extra.map((x, i) => ({ seq: 12 + i, actor: 'U0ALICE', event: x.event, at: iso(x.at) }))];
+    const audit = [
+      ...run.op!.audit.slice(0, 11),
+      ...extra.map((x, i) => ({ seq: 12 + i, actor: 'U0ALICE', event: x.event, at: iso(x.at) })),
+    ];
     const approvals = run.op!.approvals.map((ap) => (ap.step === `node-${a}` ? { ...ap, state: firstState } : ap));
     const fresh = second === undefined ? [] : [{ ...approvals[1]!, nonce: 'fresh', state: 'approved' as const, at: iso(second) }];
     const op = { ...run.op!, audit, approvals: [...approvals, ...fresh] } as RecordedOperation;
@@ -268,19 +359,29 @@ describe('the talosctl calls an approval gates', () => {
     const stale = `talosctl upgrade of ${CPS[1]} at ${iso(T0 + 6000)}: the latest approval (${iso(T0 + 1950)}) came before node-${CPS[1]} was retried from node-${CPS[1]} at ${iso(T0 + 5000)}`;
 
     expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('spent', T0 + 5500))).toEqual([]);
-    expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('spent'))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
-    expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('approved'))).toEqual([{ invariant: 'gated-call-without-fresh-approval', detail: stale }]);
+    expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('spent'))).toEqual([
+      { invariant: 'gated-call-without-fresh-approval', detail: stale },
+    ]);
+    expect(gatedCallWithoutFreshApproval(retriedFromEarlierRun('approved'))).toEqual([
+      { invariant: 'gated-call-without-fresh-approval', detail: stale },
+    ]);
   });
 
   it('catch an upgrade call with no approval before it, and one resting on an approval spent by an attempt that never failed', () => {
     const run = completedRun();
     const late = { ...run.op!, approvals: run.op!.approvals.map((a, i) => (i === 1 ? { ...a, at: iso(T0 + 2500) } : a)) };
     expect(gatedCallWithoutFreshApproval({ ...run, operations: [late] })).toEqual([
-      { invariant: 'gated-call-without-fresh-approval', detail: `talosctl upgrade of ${CPS[1]} at ${iso(T0 + 1980)}: op-abc123 has no approval of node-${CPS[1]} before it` },
+      {
+        invariant: 'gated-call-without-fresh-approval',
+        detail: `talosctl upgrade of ${CPS[1]} at ${iso(T0 + 1980)}: op-abc123 has no approval of node-${CPS[1]} before it`,
+      },
     ]);
     const spent = { ...run.op!, approvals: run.op!.approvals.map((a, i) => (i === 2 ? { ...a, state: 'spent' as const } : a)) };
     expect(gatedCallWithoutFreshApproval({ ...run, operations: [spent] })).toEqual([
-      { invariant: 'gated-call-without-fresh-approval', detail: `talosctl upgrade of ${CPS[2]} at ${iso(T0 + 2980)}: the approval of ${iso(T0 + 2950)} is spent, and no failure or Retry of node-${CPS[2]} follows the call` },
+      {
+        invariant: 'gated-call-without-fresh-approval',
+        detail: `talosctl upgrade of ${CPS[2]} at ${iso(T0 + 2980)}: the approval of ${iso(T0 + 2950)} is spent, and no failure or Retry of node-${CPS[2]} follows the call`,
+      },
     ]);
   });
 
@@ -311,7 +412,9 @@ describe('the maintenance windows', () => {
   it('catch every step started outside the windows', () => {
     const run = completedRun();
     const violations = stepOutsideWindow({ ...run, inventory: { ...run.inventory, maintenanceWindows: [NIGHT] } });
-    expect(violations.map((v) => v.detail)).toEqual(run.op!.steps.map((s) => `op-abc123 started ${s.id} at ${iso(T0)}, outside every maintenance window, with no override`));
+    expect(violations.map((v) => v.detail)).toEqual(
+      run.op!.steps.map((s) => `op-abc123 started ${s.id} at ${iso(T0)}, outside every maintenance window, with no override`),
+    );
   });
 
   it('accept a step an approver overrode before it started, and no other override', () => {
@@ -323,7 +426,9 @@ describe('the maintenance windows', () => {
     };
 
     expect(stepOutsideWindow(overridden({ by: 'U0DAVE', at: T0 - 1000 }))).toEqual([]);
-    expect(stepOutsideWindow(overridden({ by: 'U0EVE', at: T0 - 1000 }))[0]?.detail).toBe(`op-abc123 started snapshot at ${iso(T0)}, outside every maintenance window, overridden by U0EVE, who is not an approver`);
+    expect(stepOutsideWindow(overridden({ by: 'U0EVE', at: T0 - 1000 }))[0]?.detail).toBe(
+      `op-abc123 started snapshot at ${iso(T0)}, outside every maintenance window, overridden by U0EVE, who is not an approver`,
+    );
     expect(stepOutsideWindow(overridden({ by: 'U0DAVE', at: T0 + 1000 }))[0]?.detail).toBe(
       `op-abc123 started snapshot at ${iso(T0)}, outside every maintenance window, overridden only at ${iso(T0 + 1000)}, after it started`,
     );
@@ -331,21 +436,38 @@ describe('the maintenance windows', () => {
 
   it('leave alone a cluster that allows work outside its windows, and staging', () => {
     const run = completedRun();
-    expect(stepOutsideWindow({ ...run, inventory: { environment: 'production', maintenanceWindows: [NIGHT], allowOutsideWindows: true } })).toEqual([]);
-    expect(stepOutsideWindow({ ...run, inventory: { environment: 'staging', maintenanceWindows: [NIGHT], allowOutsideWindows: false } })).toEqual([]);
+    expect(
+      stepOutsideWindow({ ...run, inventory: { environment: 'production', maintenanceWindows: [NIGHT], allowOutsideWindows: true } }),
+    ).toEqual([]);
+    expect(
+      stepOutsideWindow({ ...run, inventory: { environment: 'staging', maintenanceWindows: [NIGHT], allowOutsideWindows: false } }),
+    ).toEqual([]);
   });
 });
 
 describe('the bot process and its readiness', () => {
   it('finds a bot process that ended by itself', () => {
     expect(botProcessEnded({ ...completedRun(), botExits: 0 })).toEqual([]);
-    expect(botProcessEnded({ ...completedRun(), botExits: 1 })).toEqual([{ invariant: 'bot-process-ended', detail: 'the bot process ended by itself 1 time(s) during the run' }]);
+    expect(botProcessEnded({ ...completedRun(), botExits: 1 })).toEqual([
+      { invariant: 'bot-process-ended', detail: 'the bot process ended by itself 1 time(s) during the run' },
+    ]);
   });
 
   it('finds /readyz saying ready while Slack was away', () => {
     expect(readyWithoutSlack({ ...completedRun(), readyWhileSlackAway: [{ at: T0, status: 503 }] })).toEqual([]);
-    expect(readyWithoutSlack({ ...completedRun(), readyWhileSlackAway: [{ at: T0, status: 503 }, { at: T0 + 250, status: 200 }] })).toEqual([
-      { invariant: 'ready-without-slack', detail: `/readyz answered 200 at ${iso(T0 + 250)}, while Slack's Socket Mode was away and the bot had no connection` },
+    expect(
+      readyWithoutSlack({
+        ...completedRun(),
+        readyWhileSlackAway: [
+          { at: T0, status: 503 },
+          { at: T0 + 250, status: 200 },
+        ],
+      }),
+    ).toEqual([
+      {
+        invariant: 'ready-without-slack',
+        detail: `/readyz answered 200 at ${iso(T0 + 250)}, while Slack's Socket Mode was away and the bot had no connection`,
+      },
     ]);
     expect(checkInvariants({ ...completedRun(), botExits: 2 }).map((v) => v.invariant)).toContain('bot-process-ended');
   });

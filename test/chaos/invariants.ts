@@ -39,11 +39,15 @@ export const RecordedStep = Step.extend({ windowOverride: z.object({ by: z.strin
 export type RecordedStep = z.infer<typeof RecordedStep>;
 export const RecordedApproval = Approval.extend({ state: Approval.shape.state.or(z.literal('spent')) });
 export type RecordedApproval = z.infer<typeof RecordedApproval>;
-export const RecordedOperation = OperationFields.extend({ steps: z.array(RecordedStep).default([]), approvals: z.array(RecordedApproval).default([]) });
+export const RecordedOperation = OperationFields.extend({
+  steps: z.array(RecordedStep).default([]),
+  approvals: z.array(RecordedApproval).default([]),
+});
 export type RecordedOperation = z.infer<typeof RecordedOperation>;
 
 /** Approvals that let a gated step run: `spent` ones did too, for the attempt that consumed them. */
-const authorising = (a: RecordedApproval): a is RecordedApproval & { at: string } => (a.state === 'approved' || a.state === 'spent') && a.at !== undefined;
+const authorising = (a: RecordedApproval): a is RecordedApproval & { at: string } =>
+  (a.state === 'approved' || a.state === 'spent') && a.at !== undefined;
 
 /** A thread reply as the checker needs it: text as first posted (edits keep the `#seq` of an audit reply) and as shown now. */
 export interface ThreadReply {
@@ -105,24 +109,40 @@ export function controlPlanesDownTogether(e: RunEvidence): Violation[] {
     if (down.size > worst.count) worst = { count: down.size, at: event.at, nodes: [...down] };
   }
   if (worst.count <= 1) return [];
-  return [{ invariant: 'control-planes-down-together', detail: `${worst.count} control planes down at once (${worst.nodes.join(', ')}) at ${new Date(worst.at).toISOString()}` }];
+  return [
+    {
+      invariant: 'control-planes-down-together',
+      detail: `${worst.count} control planes down at once (${worst.nodes.join(', ')}) at ${new Date(worst.at).toISOString()}`,
+    },
+  ];
 }
 
 /** Every upgrade the simulator accepted was preceded by an approval of that node's step, recorded in the operation by an approver. */
 export function upgradeWithoutApproval(e: RunEvidence): Violation[] {
   const out: Violation[] = [];
   for (const event of e.events) {
-    if (event.cluster !== e.cluster || event.kind !== 'upgrade-start' || event.node === undefined || !e.controlPlanes.includes(event.node)) continue;
+    if (event.cluster !== e.cluster || event.kind !== 'upgrade-start' || event.node === undefined || !e.controlPlanes.includes(event.node))
+      continue;
     const approved = (e.op?.approvals ?? []).find(
-      (a) => a.step === `node-${event.node}` && authorising(a) && a.by !== undefined && e.approvers.includes(a.by) && Date.parse(a.at) <= event.at,
+      (a) =>
+        a.step === `node-${event.node}` &&
+        authorising(a) &&
+        a.by !== undefined &&
+        e.approvers.includes(a.by) &&
+        Date.parse(a.at) <= event.at,
     );
-    if (!approved) out.push({ invariant: 'upgrade-without-approval', detail: `${event.node} was upgraded at ${new Date(event.at).toISOString()} with no approval recorded before` });
+    if (!approved)
+      out.push({
+        invariant: 'upgrade-without-approval',
+        detail: `${event.node} was upgraded at ${new Date(event.at).toISOString()} with no approval recorded before`,
+      });
   }
   return out;
 }
 
 /** The command path of a recorded talosctl call: the bot puts it before every flag. */
-const isTalosctl = (call: CallRecord, command: string, cluster: string): boolean => call.bin === 'talosctl' && call.cluster === cluster && call.argv[0] === command;
+const isTalosctl = (call: CallRecord, command: string, cluster: string): boolean =>
+  call.bin === 'talosctl' && call.cluster === cluster && call.argv[0] === command;
 
 /** The nodes a talosctl call names with `--nodes`/`-n` (comma-separated, or repeated). */
 export function nodesOf(argv: readonly string[]): string[] {
@@ -149,7 +169,11 @@ export function rollbackWithoutApproval(e: RunEvidence): Violation[] {
         (op.target.node === undefined || nodes.includes(op.target.node)) &&
         op.approvals.some((a) => authorising(a) && Date.parse(a.at) < call.startedAt),
     );
-    if (!approved) out.push({ invariant: 'rollback-without-approval', detail: `talosctl rollback reached ${nodes.join(', ') || 'the cluster'} at ${iso(call.startedAt)} with no approved node-rollback operation before it` });
+    if (!approved)
+      out.push({
+        invariant: 'rollback-without-approval',
+        detail: `talosctl rollback reached ${nodes.join(', ') || 'the cluster'} at ${iso(call.startedAt)} with no approved node-rollback operation before it`,
+      });
   }
   return out;
 }
@@ -200,21 +224,28 @@ export function gatedCallWithoutFreshApproval(e: RunEvidence): Violation[] {
     for (const node of nodesOf(call.argv).filter((n) => e.controlPlanes.includes(n))) {
       const stepId = `node-${node}`;
       const what = `talosctl upgrade of ${node} at ${iso(call.startedAt)}`;
-      const op = e.operations.filter((o) => o.cluster === e.cluster && Date.parse(o.createdAt) <= call.startedAt && o.steps.some((s) => s.id === stepId)).at(-1);
+      const op = e.operations
+        .filter((o) => o.cluster === e.cluster && Date.parse(o.createdAt) <= call.startedAt && o.steps.some((s) => s.id === stepId))
+        .at(-1);
       if (!op) {
         v(`${what}: no operation has a step ${stepId}`);
         continue;
       }
       const ends = attemptEnds(op, stepId);
-      const lastEnd = ends.filter((end) => end.at < call.startedAt).sort((a, b) => a.at - b.at).at(-1);
+      const lastEnd = ends
+        .filter((end) => end.at < call.startedAt)
+        .sort((a, b) => a.at - b.at)
+        .at(-1);
       const approval = op.approvals
         .filter(authorising)
         .filter((a) => a.step === stepId && Date.parse(a.at) <= call.startedAt)
         .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
         .at(-1);
       if (!approval) v(`${what}: ${op.id} has no approval of ${stepId} before it`);
-      else if (lastEnd !== undefined && Date.parse(approval.at) <= lastEnd.at) v(`${what}: the latest approval (${approval.at}) came before ${stepId} ${lastEnd.what} at ${iso(lastEnd.at)}`);
-      else if (approval.state === 'spent' && !ends.some((end) => end.at >= call.startedAt)) v(`${what}: the approval of ${approval.at} is spent, and no failure or Retry of ${stepId} follows the call`);
+      else if (lastEnd !== undefined && Date.parse(approval.at) <= lastEnd.at)
+        v(`${what}: the latest approval (${approval.at}) came before ${stepId} ${lastEnd.what} at ${iso(lastEnd.at)}`);
+      else if (approval.state === 'spent' && !ends.some((end) => end.at >= call.startedAt))
+        v(`${what}: the approval of ${approval.at} is spent, and no failure or Retry of ${stepId} follows the call`);
     }
   }
   return out;
@@ -241,7 +272,10 @@ export function stepOutsideWindow(e: RunEvidence): Violation[] {
         : !e.approvers.includes(override.by)
           ? `overridden by ${override.by}, who is not an approver`
           : `overridden only at ${override.at}, after it started`;
-      out.push({ invariant: 'step-outside-window', detail: `${op.id} started ${step.id} at ${step.startedAt}, outside every maintenance window, ${why}` });
+      out.push({
+        invariant: 'step-outside-window',
+        detail: `${op.id} started ${step.id} at ${step.startedAt}, outside every maintenance window, ${why}`,
+      });
     }
   }
   return out;
@@ -268,7 +302,8 @@ export function operationOutcome(e: RunEvidence): Violation[] {
   }
   if (op.state === 'failed') {
     if (!op.reason) return fail('stopped without a reason');
-    if (!e.thread.some((r) => r.text.includes('❌ Stopped') && r.text.includes(op.reason!))) return fail(`stopped (${op.reason}), but the reason is not in its thread`);
+    if (!e.thread.some((r) => r.text.includes('❌ Stopped') && r.text.includes(op.reason!)))
+      return fail(`stopped (${op.reason}), but the reason is not in its thread`);
     return [];
   }
   if (op.state === 'refused') {
@@ -359,7 +394,10 @@ export function readyWithoutSlack(e: RunEvidence): Violation[] {
   return (e.readyWhileSlackAway ?? [])
     .filter((sample) => sample.status === 200)
     .slice(0, 1)
-    .map((sample) => ({ invariant: 'ready-without-slack', detail: `/readyz answered 200 at ${iso(sample.at)}, while Slack's Socket Mode was away and the bot had no connection` }));
+    .map((sample) => ({
+      invariant: 'ready-without-slack',
+      detail: `/readyz answered 200 at ${iso(sample.at)}, while Slack's Socket Mode was away and the bot had no connection`,
+    }));
 }
 
 export function checkInvariants(e: RunEvidence): Violation[] {

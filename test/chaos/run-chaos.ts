@@ -44,7 +44,9 @@ if (only !== undefined && !FAULT_NAMES.includes(only)) {
   process.exit(2);
 }
 
-process.stdout.write(`chaos: ${runs} runs whose fault strikes (at most ${maxRuns} runs) from CHAOS_SEED=${baseSeed}${only ? ` (only ${only})` : ''} on ${lanes} harness lane(s)\n`);
+process.stdout.write(
+  `chaos: ${runs} runs whose fault strikes (at most ${maxRuns} runs) from CHAOS_SEED=${baseSeed}${only ? ` (only ${only})` : ''} on ${lanes} harness lane(s)\n`,
+);
 const started = Date.now();
 const tally = new Tally({ wanted: runs, maxRuns });
 
@@ -76,6 +78,8 @@ await Promise.all(Array.from({ length: lanes }, () => lane()));
 const seconds = (Date.now() - started) / 1000;
 const { reports } = tally;
 process.stdout.write(formatSummary(tally, { wanted: runs, maxRuns, only }));
-process.stdout.write(`${reports.length} runs in ${Math.floor(seconds / 60)}m${Math.round(seconds % 60)}s (${(seconds / Math.max(1, reports.length)).toFixed(1)}s per run)\n`);
+process.stdout.write(
+  `${reports.length} runs in ${Math.floor(seconds / 60)}m${Math.round(seconds % 60)}s (${(seconds / Math.max(1, reports.length)).toFixed(1)}s per run)\n`,
+);
 const violations = reports.reduce((n, r) => n + r.violations.length, 0);
 process.exit(violations > 0 ? 1 : tally.short ? 3 : 0);

@@ -8,7 +8,9 @@ function report(fault: FaultName, struck: boolean, extra: Partial<RunReport> = {
     seed: 1,
     fault,
     plan: 'start+10ms down=100ms',
-    strike: struck ? { struck: true, how: 'the bot was killed 1.0 s into the operation' } : { struck: false, why: 'the bot was killed 2.0 s after the operation ended' },
+    strike: struck
+      ? { struck: true, how: 'the bot was killed 1.0 s into the operation' }
+      : { struck: false, why: 'the bot was killed 2.0 s after the operation ended' },
     opId: 'op-abc123',
     outcome: 'completed',
     reason: undefined,
@@ -52,8 +54,22 @@ describe('the tally of chaos runs', () => {
       report('slack-429', false),
     ]);
 
-    expect(rows.find((r) => r.fault === 'bot-kill')).toEqual({ fault: 'bot-kill', struck: 2, completed: 1, stopped: 1, notStruck: 1, violations: 1 });
-    expect(rows.find((r) => r.fault === 'slack-429')).toEqual({ fault: 'slack-429', struck: 0, completed: 0, stopped: 0, notStruck: 1, violations: 0 });
+    expect(rows.find((r) => r.fault === 'bot-kill')).toEqual({
+      fault: 'bot-kill',
+      struck: 2,
+      completed: 1,
+      stopped: 1,
+      notStruck: 1,
+      violations: 1,
+    });
+    expect(rows.find((r) => r.fault === 'slack-429')).toEqual({
+      fault: 'slack-429',
+      struck: 0,
+      completed: 0,
+      stopped: 0,
+      notStruck: 1,
+      violations: 0,
+    });
     expect(rows.at(-1)).toEqual({ fault: 'total', struck: 2, completed: 1, stopped: 1, notStruck: 2, violations: 1 });
   });
 
@@ -75,7 +91,9 @@ describe('the tally of chaos runs', () => {
       'bot-kill        1       1          0        1           0',
       'total           1       1          0        1           0',
     ]);
-    expect(summary).toContain('1 run(s) whose fault struck count toward CHAOS_RUNS=1; 1 run(s) whose fault did not strike were not counted');
+    expect(summary).toContain(
+      '1 run(s) whose fault struck count toward CHAOS_RUNS=1; 1 run(s) whose fault did not strike were not counted',
+    );
     expect(summary.some((l) => l.startsWith('SHORT'))).toBe(false);
   });
 });

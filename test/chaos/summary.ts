@@ -72,7 +72,15 @@ export function summarize(reports: readonly RunReport[]): SummaryRow[] {
       violations: mine.reduce((n, r) => n + r.violations.length, 0),
     };
   };
-  return [...FAULT_NAMES.map((fault) => row(fault, reports.filter((r) => r.fault === fault))), row('total', reports)];
+  return [
+    ...FAULT_NAMES.map((fault) =>
+      row(
+        fault,
+        reports.filter((r) => r.fault === fault),
+      ),
+    ),
+    row('total', reports),
+  ];
 }
 
 /** One run as printed while the series goes on; its trace when it broke an invariant or when `verbose`. */
@@ -94,14 +102,23 @@ export function formatSummary(tally: Tally, options: { wanted: number; maxRuns: 
   const pad = (s: string | number, n: number): string => String(s).padEnd(n);
   const rows = summarize(reports).filter((r) => options.only === undefined || r.fault === options.only || r.fault === 'total');
   const out = [`\n${pad('fault', 16)}${pad('struck', 8)}${pad('completed', 11)}${pad('stopped', 9)}${pad('not-struck', 12)}violations`];
-  for (const r of rows) out.push(`${pad(r.fault, 16)}${pad(r.struck, 8)}${pad(r.completed, 11)}${pad(r.stopped, 9)}${pad(r.notStruck, 12)}${r.violations}`);
+  for (const r of rows)
+    out.push(`${pad(r.fault, 16)}${pad(r.struck, 8)}${pad(r.completed, 11)}${pad(r.stopped, 9)}${pad(r.notStruck, 12)}${r.violations}`);
   out.push('(completed and stopped count the runs whose fault struck; violations count every run)');
   const notStruck = reports.length - tally.struck;
-  out.push(`${tally.struck} run(s) whose fault struck count toward CHAOS_RUNS=${options.wanted}; ${notStruck} run(s) whose fault did not strike were not counted`);
-  if (tally.short) out.push(`SHORT: only ${tally.struck} of ${options.wanted} runs had their fault strike within CHAOS_MAX_RUNS=${options.maxRuns} runs`);
+  out.push(
+    `${tally.struck} run(s) whose fault struck count toward CHAOS_RUNS=${options.wanted}; ${notStruck} run(s) whose fault did not strike were not counted`,
+  );
+  if (tally.short)
+    out.push(`SHORT: only ${tally.struck} of ${options.wanted} runs had their fault strike within CHAOS_MAX_RUNS=${options.maxRuns} runs`);
   const violations = reports.flatMap((r) => r.violations);
-  out.push(`violations by invariant: ${INVARIANTS.map((name) => `${name}=${violations.filter((v) => v.invariant === name).length}`).join(' ')}`);
+  out.push(
+    `violations by invariant: ${INVARIANTS.map((name) => `${name}=${violations.filter((v) => v.invariant === name).length}`).join(' ')}`,
+  );
   const failing = reports.filter((r) => r.violations.length > 0).map((r) => r.seed);
-  if (failing.length > 0) out.push(`replay a failing run with CHAOS_SEED=<seed> CHAOS_RUNS=1${options.only ? ` CHAOS_FAULT=${options.only}` : ''}; failing seeds: ${failing.join(' ')}`);
+  if (failing.length > 0)
+    out.push(
+      `replay a failing run with CHAOS_SEED=<seed> CHAOS_RUNS=1${options.only ? ` CHAOS_FAULT=${options.only}` : ''}; failing seeds: ${failing.join(' ')}`,
+    );
   return `${out.join('\n')}\n`;
 }

@@ -52,19 +52,29 @@ async function terraformChange(h: Harness, channel: string, title: string, apply
   out(`> /talos plan   (as @alice)\n  ephemeral: ${plan.ack}`);
   const planned = await h.slack.waitFor(() => h.slack.message(channel, plan.root.ts), { description: 'the plan' });
   if (apply && /waiting for an approver's Apply/.test(planned.text)) {
-    out("  @carol (an approver, paged in the thread) reviews the plan and clicks [Apply]");
+    out('  @carol (an approver, paged in the thread) reviews the plan and clicks [Apply]');
     await h.slack.clickButton({ user: USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
-    await h.slack.waitFor(() => /completed|stopped|cancelled/.test(h.slack.message(channel, plan.root.ts)?.text ?? '') || undefined, { timeoutMs: 90_000, description: 'the end of the change' });
+    await h.slack.waitFor(() => /completed|stopped|cancelled/.test(h.slack.message(channel, plan.root.ts)?.text ?? '') || undefined, {
+      timeoutMs: 90_000,
+      description: 'the end of the change',
+    });
   }
   out(transcriptSince(h, channel, since));
 }
 
 async function main(): Promise<void> {
-  out('Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes with Longhorn and a three-instance CloudNativePG database, apps/db), the Slack emulator and the bot…');
-  out(`Times in the transcripts are shown as a reader in ${READER_ZONE} sees them; "(also sent to channel)" marks a thread reply Slack also shows in the channel.`);
+  out(
+    'Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes with Longhorn and a three-instance CloudNativePG database, apps/db), the Slack emulator and the bot…',
+  );
+  out(
+    `Times in the transcripts are shown as a reader in ${READER_ZONE} sees them; "(also sent to channel)" marks a thread reply Slack also shows in the channel.`,
+  );
   // Production runs a CloudNativePG database, as the runbook's production gates expect: its primary
   // budget allows no disruption, and the gate judges it by CloudNativePG's switchover.
-  const clusters = [stagingShape(), productionShape({ cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }] })];
+  const clusters = [
+    stagingShape(),
+    productionShape({ cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }] }),
+  ];
   const h = await startHarness({ timing: { rebootMs: 400 }, clusters });
   try {
     banner('/talos help');
@@ -79,10 +89,16 @@ async function main(): Promise<void> {
       out(`> /talos ${text}   (in ${channel})\n  ephemeral: ${await h.command(text, { channel })}`);
     }
 
-    await healthGate(h, "/talos health — the healthy production cluster: Longhorn (its instance-manager budgets at 0, judged by Longhorn's drain policy), Cilium, Flux");
+    await healthGate(
+      h,
+      "/talos health — the healthy production cluster: Longhorn (its instance-manager budgets at 0, judged by Longhorn's drain policy), Cilium, Flux",
+    );
 
     h.sim.faults.set('production', { pdbBlocked: ['postgres'] });
-    await healthGate(h, "/talos health — production with a workload's PodDisruptionBudget at 0 (apps/postgres): the drain of its nodes would block");
+    await healthGate(
+      h,
+      "/talos health — production with a workload's PodDisruptionBudget at 0 (apps/postgres): the drain of its nodes would block",
+    );
     h.sim.faults.clear('production');
 
     h.sim.faults.set('production', { fluxStalled: ['apps'] });
@@ -93,8 +109,18 @@ async function main(): Promise<void> {
     await h.sim.terraform.changePatch('staging');
     await h.sim.terraform.changePatch('production');
     await h.sim.terraform.commit('Talos patch: kubelet log rotation in staging and production');
-    await terraformChange(h, CHANNELS.staging, '/talos plan in staging — a routine Terraform change: plan, an approver\'s Apply of exactly that plan, the health gate', true);
-    await terraformChange(h, CHANNELS.production, '/talos plan in production — the same commit promoted: it was applied to staging and passed its gate', true);
+    await terraformChange(
+      h,
+      CHANNELS.staging,
+      "/talos plan in staging — a routine Terraform change: plan, an approver's Apply of exactly that plan, the health gate",
+      true,
+    );
+    await terraformChange(
+      h,
+      CHANNELS.production,
+      '/talos plan in production — the same commit promoted: it was applied to staging and passed its gate',
+      true,
+    );
 
     banner('/talos upgrade talos v1.12.11 in staging first — the worker without approval, then the control plane after one');
     const stagingSince = h.slack.channelMessages(CHANNELS.staging).length;
@@ -108,13 +134,19 @@ async function main(): Promise<void> {
     const since = h.slack.channelMessages(CHANNELS.production).length;
     const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
     out(`> /talos upgrade talos v1.12.11   (as @alice)\n  ephemeral: ${plan.ack}`);
-    out('  @alice clicks [Start]; @carol (paged with the approvers) clicks [Approve] on each control-plane request as it appears, and confirms its dialog');
+    out(
+      '  @alice clicks [Start]; @carol (paged with the approvers) clicks [Approve] on each control-plane request as it appears, and confirms its dialog',
+    );
     await clickStart(h, plan, USERS.alice);
     await approveUntilDone(h, plan, CHANNELS.production, USERS.carol);
     out(transcriptSince(h, CHANNELS.production, since));
-    const firstRequest = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('talos-prd-cp-1') && m.text.includes('Approved'));
+    const firstRequest = h.slack
+      .thread(CHANNELS.production, plan.root.ts)
+      .find((m) => m.text.includes('talos-prd-cp-1') && m.text.includes('Approved'));
     if (firstRequest) {
-      out('\n  The first approval request as it was posted, before @carol approved it: the question first, the approvers paged, the dialog Approve opens:');
+      out(
+        '\n  The first approval request as it was posted, before @carol approved it: the question first, the approvers paged, the dialog Approve opens:',
+      );
       out(h.slack.render(CHANNELS.production, firstRequest.ts, { version: 0, timeZone: READER_ZONE }).replace(/^/gm, '    '));
       const notification = h.slack.versions(CHANNELS.production, firstRequest.ts)[0]?.text.split('\n')[0] ?? '';
       out(`  Its notification, which pages @carol and the S0SRE group: ${h.slack.readable(notification, { timeZone: READER_ZONE })}`);
@@ -123,12 +155,22 @@ async function main(): Promise<void> {
     // The runbook's Terraform follow-up of the upgrade: talos_version moves to what every node now runs.
     await h.sim.terraform.setTalosVersion('production', 'v1.12.11');
     await h.sim.terraform.commit('talos_version: v1.12.11 in production');
-    await terraformChange(h, CHANNELS.production, '/talos plan in production — the Talos upgrade\'s Terraform follow-up, labelled as such (not applied here)', false);
+    await terraformChange(
+      h,
+      CHANNELS.production,
+      "/talos plan in production — the Talos upgrade's Terraform follow-up, labelled as such (not applied here)",
+      false,
+    );
 
     banner('/talos status');
     out(h.slack.readable(await h.command('status'), { timeZone: READER_ZONE }));
     out();
-    out(`Every node now runs ${h.sim.cluster('production').nodes.map((n) => `${n.hostname}=${n.talosVersion}`).join(', ')}.`);
+    out(
+      `Every node now runs ${h.sim
+        .cluster('production')
+        .nodes.map((n) => `${n.hostname}=${n.talosVersion}`)
+        .join(', ')}.`,
+    );
   } finally {
     await h.stop();
   }

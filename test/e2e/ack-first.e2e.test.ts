@@ -65,7 +65,10 @@ describe('every slash command is acked before the bot calls Slack or Redis', () 
     const ack = await acked(`cancel ${plan.opId}`, USERS.alice);
     const answeredAtAck = h.slack.apiCalls.length;
     // The cancel edits the operation's messages and flushes its audit; those calls reach Slack only after the ack.
-    await h.slack.waitFor(() => held.arrived.some((m) => m.startsWith('chat.')), { timeoutMs: 10_000, description: 'the cancel calling Slack' });
+    await h.slack.waitFor(() => held.arrived.some((m) => m.startsWith('chat.')), {
+      timeoutMs: 10_000,
+      description: 'the cancel calling Slack',
+    });
     held.release();
     const reply = await commandReply(h.slack, ack);
 

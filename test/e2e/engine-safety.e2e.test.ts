@@ -4,7 +4,18 @@ import { productionShape, stagingShape } from '../sim/index.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
-import { approve, approveUntilDone, auditLines, clickStart, opIdOf, opLink, requestUpgrade, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  approveUntilDone,
+  auditLines,
+  clickStart,
+  opIdOf,
+  opLink,
+  requestUpgrade,
+  waitForApprovalRequest,
+  waitForRootState,
+  type Plan,
+} from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness;
@@ -18,7 +29,8 @@ afterEach(async () => {
   await h?.stop();
 });
 
-const rollbackCalls = (node: string) => h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'rollback' && c.argv.includes(node));
+const rollbackCalls = (node: string) =>
+  h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'rollback' && c.argv.includes(node));
 
 /** Runs a production upgrade until it stops, and returns the stop message with its Rollback button. */
 async function stoppedUpgrade(): Promise<{ plan: Plan; failure: Message }> {
@@ -34,12 +46,21 @@ async function stoppedUpgrade(): Promise<{ plan: Plan; failure: Message }> {
 /** Clicks a stopped upgrade's Rollback button and returns the rollback operation it requested, once its root is in the channel. */
 async function requestRollbackByButton(failure: Message, user: string = USERS.bob): Promise<Plan> {
   await h.slack.clickButton({ user, channel: CHANNELS.production, messageTs: failure.ts, actionId: 'talos-node-rollback' });
-  const ack = await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, user).find((e) => /Requested the rollback/.test(e.text)), { description: 'the rollback request' });
+  const ack = await h.slack.waitFor(
+    () => h.slack.ephemerals(CHANNELS.production, user).find((e) => /Requested the rollback/.test(e.text)),
+    { description: 'the rollback request' },
+  );
   const opId = opIdOf(ack.text);
-  const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /Rollback of/.test(m.text) && !/preflight/.test(m.text)), {
-    timeoutMs: 30_000,
-    description: `the root of ${opId}`,
-  });
+  const root = await h.slack.waitFor(
+    () =>
+      h.slack
+        .channelMessages(CHANNELS.production)
+        .find((m) => m.text.includes(opId) && /Rollback of/.test(m.text) && !/preflight/.test(m.text)),
+    {
+      timeoutMs: 30_000,
+      description: `the root of ${opId}`,
+    },
+  );
   return { opId, root, ack: ack.text };
 }
 
@@ -72,7 +93,12 @@ describe('the Rollback button of a stopped upgrade', () => {
       const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /Only approvers|four eyes/.test(e.text));
       return list.length >= 2 ? list : undefined;
     });
-    expect(refusals.map((e) => [e.user, /four eyes/.test(e.text)])).toEqual(expect.arrayContaining([[USERS.alice, false], [USERS.bob, true]]));
+    expect(refusals.map((e) => [e.user, /four eyes/.test(e.text)])).toEqual(
+      expect.arrayContaining([
+        [USERS.alice, false],
+        [USERS.bob, true],
+      ]),
+    );
     expect(rollbackCalls('10.0.30.11')).toEqual([]);
 
     await approve(h, request, USERS.carol);
@@ -94,13 +120,17 @@ describe('four eyes in production by default', () => {
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
 
     await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
-    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /four eyes/.test(e.text)), { description: 'the four-eyes refusal of the override' });
+    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /four eyes/.test(e.text)), {
+      description: 'the four-eyes refusal of the override',
+    });
     expect(JSON.stringify(h.slack.message(CHANNELS.production, plan.root.ts)?.blocks)).not.toContain('overridden by');
 
     await clickStart(h, plan, USERS.alice, CHANNELS.production, { overrideBy: USERS.carol });
     const request = await waitForApprovalRequest(h, plan);
     await approve(h, request, USERS.alice);
-    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).filter((e) => /four eyes/.test(e.text))[1], { description: 'the four-eyes refusal of the approval' });
+    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).filter((e) => /four eyes/.test(e.text))[1], {
+      description: 'the four-eyes refusal of the approval',
+    });
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
     expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled ${opLink(plan)}`);
   });
@@ -111,14 +141,20 @@ describe('Slack failing under a finished step', () => {
     await harness({ clusters: [stagingShape({ talosVersion: 'v1.12.11' }), productionShape({ talosVersion: 'v1.12.11' })] });
     const plan = await requestUpgrade(h, 'upgrade k8s 1.35.0', { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
-    const request = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => JSON.stringify(m.blocks ?? []).includes('talos-k8s-apply')), {
-      timeoutMs: 30_000,
-      description: 'the Apply request',
-    });
+    const request = await h.slack.waitFor(
+      () => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => JSON.stringify(m.blocks ?? []).includes('talos-k8s-apply')),
+      {
+        timeoutMs: 30_000,
+        description: 'the Apply request',
+      },
+    );
     h.slack.faults.serverError({ count: 10_000, status: 500, methods: ['chat.update', 'files.getUploadURLExternal'] });
 
     await h.slack.clickButton({ user: USERS.dave, channel: CHANNELS.staging, messageTs: request.ts, actionId: 'talos-k8s-apply' });
-    await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => /Terraform follow-up/.test(m.text)), { timeoutMs: 60_000, description: 'the follow-up' });
+    await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => /Terraform follow-up/.test(m.text)), {
+      timeoutMs: 60_000,
+      description: 'the follow-up',
+    });
     h.slack.faults.clear();
 
     const lines = auditLines(h, plan, CHANNELS.staging);
@@ -162,17 +198,25 @@ describe('a cancel during the preflight', () => {
     h.sim.faults.set('production', { hang: ['etcd'] });
     const ack = await h.command('remove 10.0.30.13');
     const opId = opIdOf(ack);
-    await h.slack.waitFor(() => h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'etcd'), { timeoutMs: 30_000, description: 'the preflight reaching etcd' });
+    await h.slack.waitFor(() => h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'etcd'), {
+      timeoutMs: 30_000,
+      description: 'the preflight reaching etcd',
+    });
 
     expect(await h.command(`cancel ${opId}`)).toContain(`Cancelled \`${opId}\``);
-    await h.slack.waitFor(() => h.bot.logLines().find((l) => l['op'] === opId && l['msg'] === 'preflight ended on an operation that was cancelled meanwhile'), {
-      timeoutMs: 60_000,
-      description: 'the preflight to end',
-    });
+    await h.slack.waitFor(
+      () => h.bot.logLines().find((l) => l['op'] === opId && l['msg'] === 'preflight ended on an operation that was cancelled meanwhile'),
+      {
+        timeoutMs: 60_000,
+        description: 'the preflight to end',
+      },
+    );
     h.sim.faults.set('production', {});
 
     expect(await h.command('status')).toMatch(/\*production\* — no operation holds it/);
-    expect(h.slack.channelMessages(CHANNELS.production).filter((m) => m.text.includes(opId) && /waiting for approval|running/.test(m.text))).toEqual([]);
+    expect(
+      h.slack.channelMessages(CHANNELS.production).filter((m) => m.text.includes(opId) && /waiting for approval|running/.test(m.text)),
+    ).toEqual([]);
     const everywhere = h.slack.channelMessages(CHANNELS.production).flatMap((m) => [m, ...h.slack.thread(CHANNELS.production, m.ts)]);
     expect(everywhere.filter((m) => JSON.stringify(m.blocks ?? []).includes('talos-step-approve'))).toEqual([]);
     expect(h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'reset')).toEqual([]);

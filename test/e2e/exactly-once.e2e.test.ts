@@ -90,7 +90,10 @@ describe('read-only reports', () => {
   async function run(command: string): Promise<{ posts: Message[]; root: Message; replies: Message[] }> {
     const before = new Set(h.slack.channelMessages(CHANNEL).map((m) => m.ts));
     await h.command(command);
-    await h.slack.waitFor(() => h.slack.channelMessages(CHANNEL).some((m) => !before.has(m.ts)), { timeoutMs: 30_000, description: `the root of /talos ${command}` });
+    await h.slack.waitFor(() => h.slack.channelMessages(CHANNEL).some((m) => !before.has(m.ts)), {
+      timeoutMs: 30_000,
+      description: `the root of /talos ${command}`,
+    });
     await readJobsDone();
     const posts = h.slack.channelMessages(CHANNEL).filter((m) => !before.has(m.ts));
     const root = posts[0]!;
@@ -118,24 +121,27 @@ describe('read-only reports', () => {
     it.each([
       { root: 'error', edit: 'error', reply: 'hang' },
       { root: 'hang', edit: 'cut', reply: 'error' },
-    ] as const)('posts its root and replies once, and edits in its verdict, when the root post meets $root, the edit $edit and a reply $reply', async (how) => {
-      const faults = new Injected(h);
-      const names = [
-        faults.add('root post', 'chat.postMessage', how.root, (args) => args.thread_ts === undefined && root(args)),
-        faults.add('verdict edit', 'chat.update', how.edit, (args) => keyOf(faults.edited(args))?.endsWith('-root') === true),
-        faults.add('reply', 'chat.postMessage', how.reply, (args) => keyOfArgs(args)?.includes(reply) === true),
-      ];
+    ] as const)(
+      'posts its root and replies once, and edits in its verdict, when the root post meets $root, the edit $edit and a reply $reply',
+      async (how) => {
+        const faults = new Injected(h);
+        const names = [
+          faults.add('root post', 'chat.postMessage', how.root, (args) => args.thread_ts === undefined && root(args)),
+          faults.add('verdict edit', 'chat.update', how.edit, (args) => keyOf(faults.edited(args))?.endsWith('-root') === true),
+          faults.add('reply', 'chat.postMessage', how.reply, (args) => keyOfArgs(args)?.includes(reply) === true),
+        ];
 
-      const report = await run(command);
+        const report = await run(command);
 
-      expect([...faults.hit].sort()).toEqual([...names].sort());
-      expect(report.posts).toHaveLength(1);
-      expect(report.root.edited).toBeDefined();
-      expect(report.replies).toHaveLength(baseline);
-      const keys = report.replies.map(keyOf);
-      expect(new Set(keys).size).toBe(baseline);
-      expect(keys.filter((k) => k?.includes(reply))).toHaveLength(reply === '-gate-' ? baseline : 1);
-    });
+        expect([...faults.hit].sort()).toEqual([...names].sort());
+        expect(report.posts).toHaveLength(1);
+        expect(report.root.edited).toBeDefined();
+        expect(report.replies).toHaveLength(baseline);
+        const keys = report.replies.map(keyOf);
+        expect(new Set(keys).size).toBe(baseline);
+        expect(keys.filter((k) => k?.includes(reply))).toHaveLength(reply === '-gate-' ? baseline : 1);
+      },
+    );
   });
 });
 
@@ -172,25 +178,38 @@ describe('an operation: Kubernetes upgrade of production', () => {
       const names = [
         faults.add('plan (root)', 'chat.postMessage', a, (args) => /^op-[a-z0-9]+-root$/.test(keyOfArgs(args) ?? '')),
         faults.add('root edit', 'chat.update', b, (args) => /^op-[a-z0-9]+-root$/.test(keyOf(faults.edited(args)) ?? '')),
-        faults.add('first audit reply', 'chat.postMessage', c, (args) => args.thread_ts !== undefined && /^#\d+ /.test(String(args.text)) && !carriesApply(args.blocks)),
+        faults.add(
+          'first audit reply',
+          'chat.postMessage',
+          c,
+          (args) => args.thread_ts !== undefined && /^#\d+ /.test(String(args.text)) && !carriesApply(args.blocks),
+        ),
         faults.add('approval request', 'chat.postMessage', a, (args) => carriesApply(args.blocks)),
         faults.add('approval decided (edit)', 'chat.update', b, (args) => carriesApply(faults.edited(args)?.blocks)),
         faults.add('progress reply', 'chat.postMessage', c, (args) => keyOfArgs(args)?.includes('-progress-') === true),
         faults.add('progress edit', 'chat.update', a, (args) => keyOf(faults.edited(args))?.includes('-progress-') === true),
         faults.add('dry-run upload', 'files.completeUploadExternal', b, (args) => JSON.stringify(args.files ?? '').includes('--dry-run')),
-        faults.add('maintenance record upload', 'files.completeUploadExternal', c, (args) => JSON.stringify(args.files ?? '').includes('Maintenance record')),
+        faults.add('maintenance record upload', 'files.completeUploadExternal', c, (args) =>
+          JSON.stringify(args.files ?? '').includes('Maintenance record'),
+        ),
       ];
 
       const plan = await requestUpgrade(harness, 'upgrade k8s 1.34.2');
       await clickStart(harness, plan);
-      const request = await harness.slack.waitFor(() => harness.slack.thread(CHANNEL, plan.root.ts).find((m) => carriesApply(harness.slack.message(CHANNEL, m.ts)?.blocks)), {
-        timeoutMs: 60_000,
-        description: 'the approval request',
-      });
+      const request = await harness.slack.waitFor(
+        () => harness.slack.thread(CHANNEL, plan.root.ts).find((m) => carriesApply(harness.slack.message(CHANNEL, m.ts)?.blocks)),
+        {
+          timeoutMs: 60_000,
+          description: 'the approval request',
+        },
+      );
       await harness.slack.clickButton({ user: USERS.carol, channel: CHANNEL, messageTs: request.ts, actionId: APPLY });
       const done = await waitForRootState(harness, plan, /completed|stopped|cancelled/, CHANNEL, 90_000);
       const record = `${plan.opId}-maintenance-record.md`;
-      await harness.slack.waitFor(() => harness.slack.uploadedFiles().some((f) => f.filename === record), { timeoutMs: 30_000, description: 'the maintenance record' });
+      await harness.slack.waitFor(() => harness.slack.uploadedFiles().some((f) => f.filename === record), {
+        timeoutMs: 30_000,
+        description: 'the maintenance record',
+      });
 
       expect(done.text).toContain('completed');
       expect([...faults.hit].sort()).toEqual([...names].sort());

@@ -8,7 +8,16 @@ import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.
 import { waitForSettled } from '../support/settled.ts';
 
 /** The eight checks of the runbook's gate, in the order the thread lists them. */
-const CHECK_TITLES = ['talosctl version', 'talosctl health', 'talosctl service etcd', 'talosctl etcd status', 'Kubernetes nodes', 'Kubernetes pods', 'Flux', 'PodDisruptionBudgets'];
+const CHECK_TITLES = [
+  'talosctl version',
+  'talosctl health',
+  'talosctl service etcd',
+  'talosctl etcd status',
+  'Kubernetes nodes',
+  'Kubernetes pods',
+  'Flux',
+  'PodDisruptionBudgets',
+];
 
 let h: Harness;
 
@@ -83,10 +92,20 @@ describe('/talos health on the healthy production cluster', () => {
     const redis = new Redis(h.redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue(READ_QUEUE, { connection: redis });
     try {
-      const data = { cluster: 'production', channel: CHANNELS.production, requestedBy: USERS.alice, requestedAt: new Date().toISOString(), rootTs: run.root.ts };
+      const data = {
+        cluster: 'production',
+        channel: CHANNELS.production,
+        requestedBy: USERS.alice,
+        requestedAt: new Date().toISOString(),
+        rootTs: run.root.ts,
+      };
       await queue.add('health', data, { jobId: 'health-rerun-1' });
-      await h.slack.waitFor(() => /Health gate failed/.test(h.slack.message(CHANNELS.production, run.root.ts)?.text ?? ''), { timeoutMs: 30_000 });
-      await h.slack.waitFor(() => /❌/.test(h.slack.message(CHANNELS.production, reply(run, 'Flux').ts)?.text ?? ''), { timeoutMs: 10_000 });
+      await h.slack.waitFor(() => /Health gate failed/.test(h.slack.message(CHANNELS.production, run.root.ts)?.text ?? ''), {
+        timeoutMs: 30_000,
+      });
+      await h.slack.waitFor(() => /❌/.test(h.slack.message(CHANNELS.production, reply(run, 'Flux').ts)?.text ?? ''), {
+        timeoutMs: 10_000,
+      });
     } finally {
       await queue.close();
       redis.disconnect();
@@ -180,14 +199,18 @@ describe('/talos health stops and names the cause', () => {
     const run = await gateWith({ fluxRetrying: ['apps'] });
     const flux = replyText(reply(run, 'Flux'));
     expect(reply(run, 'Flux').text).toMatch(/^❌/);
-    expect(flux).toMatch(/Kustomization flux-system\/apps: revision main@sha1:[0-9a-f]+ attempted, .* applied: the last attempt failed \(HealthCheckFailed\), failing since 60 min ago/);
+    expect(flux).toMatch(
+      /Kustomization flux-system\/apps: revision main@sha1:[0-9a-f]+ attempted, .* applied: the last attempt failed \(HealthCheckFailed\), failing since 60 min ago/,
+    );
   });
 
   it('only warns on a Kustomization applying a new revision for the first time', async () => {
     const run = await gateWith({ fluxReconciling: ['apps'] });
     expect(run.root.text).toContain('✅ Health gate passed: production');
     expect(reply(run, 'Flux').text).toMatch(/^⚠️/);
-    expect(replyText(reply(run, 'Flux'))).toMatch(/flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/);
+    expect(replyText(reply(run, 'Flux'))).toMatch(
+      /flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/,
+    );
   });
 
   it('reports suspended Flux objects without failing on them', async () => {

@@ -22,7 +22,14 @@ function text(view: JsonObject | undefined): string {
 
 /** The first Home published for `user` after the `since`-th one that satisfies `test`. */
 function homeAfter(since: number, user: string, test: (shown: string) => boolean, description: string): Promise<PublishedView> {
-  return h.slack.waitFor(() => h.slack.publishedViews(user).slice(since).find((p) => test(text(p.view))), { timeoutMs: 30_000, description });
+  return h.slack.waitFor(
+    () =>
+      h.slack
+        .publishedViews(user)
+        .slice(since)
+        .find((p) => test(text(p.view))),
+    { timeoutMs: 30_000, description },
+  );
 }
 
 describe('the Home tab', () => {
@@ -44,7 +51,9 @@ describe('the Home tab', () => {
     const gated = await homeAfter(beforeGate, USERS.carol, (shown) => shown.includes('✅ passed'), 'the Home with the gate verdict');
 
     // Assert: the verdict with its time as a date token, and the versions the gate read.
-    expect(text(gated.view)).toMatch(/\*Last health gate\*\\n✅ passed <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/);
+    expect(text(gated.view)).toMatch(
+      /\*Last health gate\*\\n✅ passed <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/,
+    );
     expect(text(gated.view)).toContain('*Talos*\\nv1.11.6\\n_health gate, <!date^');
     expect(text(gated.view)).toContain('*Kubernetes*\\nv1.34.1\\n_health gate, <!date^');
 
@@ -52,7 +61,12 @@ describe('the Home tab', () => {
     const plan = await requestUpgrade(h, 'upgrade talos v1.12.11');
     const beforeStart = h.slack.publishedViews(USERS.carol).length;
     await clickStart(h, plan);
-    const locked = await homeAfter(beforeStart, USERS.carol, (shown) => shown.includes(`\`${plan.opId}\``), 'the Home with the lock holder');
+    const locked = await homeAfter(
+      beforeStart,
+      USERS.carol,
+      (shown) => shown.includes(`\`${plan.opId}\``),
+      'the Home with the lock holder',
+    );
 
     // Assert: the holder, linked to the operation's thread in Slack's permalink form.
     const permalink = `https://talos-test.slack.com/archives/${CHANNELS.production}/p${plan.root.ts.replace('.', '')}`;
@@ -63,7 +77,12 @@ describe('the Home tab', () => {
     const request = await waitForApprovalRequest(h, plan);
     // The request is drawn once it is in Slack with its link; an earlier redraw (the request stored, not yet posted) shows it unlinked.
     const requestLink = `<https://talos-test.slack.com/archives/${CHANNELS.production}/p${request.ts.replace('.', '')}`;
-    const asking = await homeAfter(0, USERS.carol, (shown) => shown.includes('Approvals waiting') && shown.includes(requestLink), 'the Home with the approval waiting');
+    const asking = await homeAfter(
+      0,
+      USERS.carol,
+      (shown) => shown.includes('Approvals waiting') && shown.includes(requestLink),
+      'the Home with the approval waiting',
+    );
 
     // Assert
     expect(text(asking.view)).toContain(requestLink);

@@ -32,7 +32,10 @@ function hasButton(channel: string, message: Message, actionId: string): boolean
 }
 
 async function waitForButton(plan: Plan, actionId: string, channel: string = CHANNELS.production): Promise<Message> {
-  return h.slack.waitFor(() => h.slack.thread(channel, plan.root.ts).find((m) => hasButton(channel, m, actionId)), { timeoutMs: 30_000, description: `a ${actionId} button` });
+  return h.slack.waitFor(() => h.slack.thread(channel, plan.root.ts).find((m) => hasButton(channel, m, actionId)), {
+    timeoutMs: 30_000,
+    description: `a ${actionId} button`,
+  });
 }
 
 async function click(message: Message, actionId: string, user: string, channel: string = CHANNELS.production) {
@@ -44,7 +47,7 @@ function kubelets(cluster: string): string[] {
 }
 
 describe('Kubernetes patch upgrade of production (three control planes)', () => {
-  it('plans, snapshots, posts the dry run as a file, applies on an approver\'s word and finishes with the Terraform follow-up', async () => {
+  it("plans, snapshots, posts the dry run as a file, applies on an approver's word and finishes with the Terraform follow-up", async () => {
     await harness();
     const plan = await requestUpgrade(h, 'upgrade k8s 1.34.2');
     expect(plan.root.text).toContain('Kubernetes upgrade 1.34.1 → 1.34.2: production');
@@ -58,7 +61,18 @@ describe('Kubernetes patch upgrade of production (three control planes)', () => 
     const request = await waitForButton(plan, APPLY);
     const dryRuns = upgradeK8sCalls();
     expect(dryRuns.map(argvOf)).toEqual([
-      ['upgrade-k8s', '--to', '1.34.2', '--dry-run', '--talosconfig', '<talosconfig>', '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13', '--nodes', '10.0.30.11'],
+      [
+        'upgrade-k8s',
+        '--to',
+        '1.34.2',
+        '--dry-run',
+        '--talosconfig',
+        '<talosconfig>',
+        '--endpoints',
+        '10.0.30.11,10.0.30.12,10.0.30.13',
+        '--nodes',
+        '10.0.30.11',
+      ],
     ]);
     expect(kubelets('production')).toEqual(['v1.34.1', 'v1.34.1', 'v1.34.1']);
     const dryRunFile = h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-upgrade-k8s-dry-run.txt`);
@@ -75,7 +89,17 @@ describe('Kubernetes patch upgrade of production (three control planes)', () => 
     const done = await waitForRootState(h, plan, /completed|stopped|cancelled/);
     expect(done.text).toContain('completed');
     expect(upgradeK8sCalls().slice(1).map(argvOf)).toEqual([
-      ['upgrade-k8s', '--to', '1.34.2', '--talosconfig', '<talosconfig>', '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13', '--nodes', '10.0.30.11'],
+      [
+        'upgrade-k8s',
+        '--to',
+        '1.34.2',
+        '--talosconfig',
+        '<talosconfig>',
+        '--endpoints',
+        '10.0.30.11,10.0.30.12,10.0.30.13',
+        '--nodes',
+        '10.0.30.11',
+      ],
     ]);
     expect(kubelets('production')).toEqual(['v1.34.2', 'v1.34.2', 'v1.34.2']);
     expect(h.sim.events.filter((e) => e.kind === 'k8s-upgraded').map((e) => e.toVersion)).toEqual(['v1.34.2']);
@@ -138,7 +162,9 @@ describe('a dry run that finds APIs the target removes', () => {
     // Assert
     expect(stopped.text).toContain('stopped at the first failure');
     const shown = JSON.stringify(h.slack.message(CHANNELS.staging, failure.ts)?.blocks ?? []);
-    expect(shown).toContain('the cluster still stores objects in API versions that Kubernetes 1.32.0 removes (podschedulingcontexts.v1alpha3.resource.k8s.io: 2)');
+    expect(shown).toContain(
+      'the cluster still stores objects in API versions that Kubernetes 1.32.0 removes (podschedulingcontexts.v1alpha3.resource.k8s.io: 2)',
+    );
     expect(shown).toContain('Nothing was changed');
     expect(shown).toContain('podschedulingcontexts.v1alpha3.resource.k8s.io: 2 object(s) stored in this removed API version');
     expect(h.slack.thread(CHANNELS.staging, plan.root.ts).some((m) => hasButton(CHANNELS.staging, m, APPLY))).toBe(false);
@@ -170,7 +196,7 @@ describe('refusals touch nothing and say what to do', () => {
     await refused('upgrade k8s 1.36.0', /skips a minor release: upgrade to the latest 1\.35 first/);
   });
 
-  it('refuses a downgrade with the runbook\'s advice', async () => {
+  it("refuses a downgrade with the runbook's advice", async () => {
     await harness();
     await refused('upgrade k8s 1.33.5', /prefer fixing forward.*tested etcd recovery path/);
   });
@@ -222,7 +248,9 @@ describe('Apply', () => {
 
     await click(request, 'talos-k8s-cancel', USERS.alice);
     await waitForRootState(h, plan, /cancelled/);
-    await h.slack.waitFor(() => !JSON.stringify(h.slack.message(CHANNELS.production, request.ts)?.blocks).includes(APPLY), { description: 'the Apply request without its buttons' });
+    await h.slack.waitFor(() => !JSON.stringify(h.slack.message(CHANNELS.production, request.ts)?.blocks).includes(APPLY), {
+      description: 'the Apply request without its buttons',
+    });
     expect(await h.command('status')).toContain('no operation holds it');
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toEqual([]);
   });
@@ -245,15 +273,24 @@ describe('a failed upgrade-k8s', () => {
     expect(await h.command('upgrade k8s 1.34.2')).toContain(`held by ${opLink(plan)}`);
 
     await click(failure, RETRY, USERS.eve);
-    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.eve).find((e) => /Only operators and approvers/.test(e.text)));
+    await h.slack.waitFor(() =>
+      h.slack.ephemerals(CHANNELS.production, USERS.eve).find((e) => /Only operators and approvers/.test(e.text)),
+    );
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toHaveLength(1);
 
     await click(failure, RETRY, USERS.alice);
     // The approval given before the failure is spent: the retried Apply waits for an approver's word again.
-    const again = await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => hasButton(CHANNELS.production, m, APPLY)).find((m) => m.ts !== failure.ts), {
-      timeoutMs: 30_000,
-      description: 'a fresh Apply request',
-    });
+    const again = await h.slack.waitFor(
+      () =>
+        h.slack
+          .thread(CHANNELS.production, plan.root.ts)
+          .filter((m) => hasButton(CHANNELS.production, m, APPLY))
+          .find((m) => m.ts !== failure.ts),
+      {
+        timeoutMs: 30_000,
+        description: 'a fresh Apply request',
+      },
+    );
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toHaveLength(1);
     await click(again, APPLY, USERS.carol);
     const done = await waitForRootState(h, plan, /completed/);
@@ -264,7 +301,13 @@ describe('a failed upgrade-k8s', () => {
     expect(kubelets('production')).toEqual(['v1.34.2', 'v1.34.2', 'v1.34.2']);
     expect(h.slack.message(CHANNELS.production, failure.ts)?.text).toMatch(/Retry requested by <@U0ALICE>/);
     // The same Retry again, from a client that still shows the old message: used once, refused now.
-    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: failure.ts, actionId: RETRY, value: originalButtonValue(h, CHANNELS.production, failure.ts, RETRY) });
+    await h.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: failure.ts,
+      actionId: RETRY,
+      value: originalButtonValue(h, CHANNELS.production, failure.ts, RETRY),
+    });
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /no longer valid/.test(e.text)));
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toHaveLength(2);
   });

@@ -35,7 +35,10 @@ function opLink(channel: string, rootTs: string, opId: string): string {
 async function reportIn(channel: string, before: number, pattern: RegExp, replies: number, description: string): Promise<Message> {
   return h.slack.waitFor(
     () => {
-      const report = h.slack.channelMessages(channel).slice(before).find((m) => pattern.test(m.text));
+      const report = h.slack
+        .channelMessages(channel)
+        .slice(before)
+        .find((m) => pattern.test(m.text));
       return report !== undefined && h.slack.thread(channel, report.ts).length === replies ? report : undefined;
     },
     { timeoutMs: 30_000, description },
@@ -44,10 +47,13 @@ async function reportIn(channel: string, before: number, pattern: RegExp, replie
 
 /** The private message the bot sent `user` in `channel` (not a command's reply) that matches. */
 async function whisper(channel: string, user: string, pattern: RegExp, description: string): Promise<string> {
-  const found = await h.slack.waitFor(() => h.slack.ephemerals(channel, user).find((e) => e.source === 'chat.postEphemeral' && pattern.test(e.text)), {
-    timeoutMs: 30_000,
-    description,
-  });
+  const found = await h.slack.waitFor(
+    () => h.slack.ephemerals(channel, user).find((e) => e.source === 'chat.postEphemeral' && pattern.test(e.text)),
+    {
+      timeoutMs: 30_000,
+      description,
+    },
+  );
   return found.text;
 }
 
@@ -107,10 +113,22 @@ describe("reports stay in their cluster's channel", () => {
 
     // Act
     const healthAck = await h.command('health production', { channel: CHANNELS.staging });
-    const gate = await reportIn(CHANNELS.production, inProduction, /Health gate (passed|failed): production/, 8, "production's health gate in its channel");
+    const gate = await reportIn(
+      CHANNELS.production,
+      inProduction,
+      /Health gate (passed|failed): production/,
+      8,
+      "production's health gate in its channel",
+    );
     const healthLink = await whisper(CHANNELS.staging, USERS.alice, /health gate of \*production\*/, 'where the health gate is');
     const gatesAck = await h.command('gates production', { channel: CHANNELS.staging });
-    const readiness = await reportIn(CHANNELS.production, inProduction, /Production gates of production: |could not be checked on production/, 14, "production's readiness report in its channel");
+    const readiness = await reportIn(
+      CHANNELS.production,
+      inProduction,
+      /Production gates of production: |could not be checked on production/,
+      14,
+      "production's readiness report in its channel",
+    );
     const gatesLink = await whisper(CHANNELS.staging, USERS.alice, /readiness report of \*production\*/, 'where the readiness report is');
     const planAck = await h.command('plan production', { channel: CHANNELS.staging });
     await waitForSettled(h);
@@ -127,7 +145,7 @@ describe("reports stay in their cluster's channel", () => {
     for (const node of h.sim.cluster('production').nodes) expect(shown).not.toContain(node.address);
   });
 
-  it("still refuses in a channel that belongs to no cluster, and posts nothing", async () => {
+  it('still refuses in a channel that belongs to no cluster, and posts nothing', async () => {
     // Arrange
     const inProduction = h.slack.channelMessages(CHANNELS.production).length;
 
@@ -149,9 +167,16 @@ describe('a second /talos health while the gate runs', () => {
     const before = h.slack.channelMessages(CHANNELS.production).length;
     const since = h.sim.calls.length;
     await h.command('health', { user: USERS.alice });
-    const running = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).slice(before).find((m) => m.text.startsWith('⏳ Health gate running')), {
-      description: 'the running gate',
-    });
+    const running = await h.slack.waitFor(
+      () =>
+        h.slack
+          .channelMessages(CHANNELS.production)
+          .slice(before)
+          .find((m) => m.text.startsWith('⏳ Health gate running')),
+      {
+        description: 'the running gate',
+      },
+    );
 
     // Act
     await h.command('health', { user: USERS.bob });
@@ -166,7 +191,12 @@ describe('a second /talos health while the gate runs', () => {
     expect(toBob).toContain(`asked by <@${USERS.alice}>`);
     expect(toBob).toContain(link);
     expect(toDave).toContain(link);
-    expect(h.slack.channelMessages(CHANNELS.production).slice(before).map((m) => m.ts)).toEqual([running.ts]);
+    expect(
+      h.slack
+        .channelMessages(CHANNELS.production)
+        .slice(before)
+        .map((m) => m.ts),
+    ).toEqual([running.ts]);
     expect(h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && c.argv[0] === 'health')).toHaveLength(1);
   });
 

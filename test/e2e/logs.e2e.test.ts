@@ -20,11 +20,16 @@ describe('JSON logs', () => {
     const withOp = lines.filter((l) => l.op === plan.opId);
     expect(withOp.length).toBeGreaterThan(10);
     expect(withOp.filter((l) => l.cluster !== 'staging')).toEqual([]);
-    const nodeLines = withOp.filter((l) => ['talosctl upgrade progress', 'node step finished', 'approval requested'].includes(String(l.msg)));
+    const nodeLines = withOp.filter((l) =>
+      ['talosctl upgrade progress', 'node step finished', 'approval requested'].includes(String(l.msg)),
+    );
     expect(nodeLines.length).toBeGreaterThan(2);
     expect(nodeLines.filter((l) => !['10.0.20.204', '10.0.20.205'].includes(String(l.node)))).toEqual([]);
     // Every line of the bot is JSON, the same fields in every line.
-    const text = h.bot.logs().split('\n').filter((l) => l !== '');
+    const text = h.bot
+      .logs()
+      .split('\n')
+      .filter((l) => l !== '');
     expect(text.filter((l) => !l.startsWith('{'))).toEqual([]);
   });
 });
@@ -34,7 +39,9 @@ describe('LOG_PRETTY=true', () => {
     h = await startHarness({ env: { LOG_PRETTY: 'true' } });
     expect((await fetch(`http://127.0.0.1:${h.httpPort}/healthz`)).status).toBe(200);
     await h.command('health');
-    await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => /Health gate (passed|failed)/.test(m.text)), { timeoutMs: 30_000 });
+    await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => /Health gate (passed|failed)/.test(m.text)), {
+      timeoutMs: 30_000,
+    });
 
     expect(await h.bot.stop()).toBe(0);
 

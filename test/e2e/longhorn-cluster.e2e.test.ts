@@ -98,7 +98,10 @@ describe('the health gate on a Longhorn cluster', () => {
   });
 
   it('lets the same replicas pass under node-drain-policy always-allow', async () => {
-    const run = await gateWith({ longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] }, longhornDrainPolicy: 'always-allow' });
+    const run = await gateWith({
+      longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] },
+      longhornDrainPolicy: 'always-allow',
+    });
 
     expect(replyText(run, 'PodDisruptionBudgets')).toMatch(/^✅/);
   });
@@ -110,7 +113,9 @@ describe('the health gate on a Longhorn cluster', () => {
     const flux = replyText(run, 'Flux');
     expect(flux).toMatch(/^❌/);
     expect(flux).toContain('HelmRelease apps/podinfo: Ready=False (UpgradeFailed');
-    expect(flux).toMatch(/Kustomization flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/);
+    expect(flux).toMatch(
+      /Kustomization flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/,
+    );
   });
 
   it('does not call Flux failing while it only applies a new revision', async () => {
@@ -127,7 +132,9 @@ describe('the health gate on a Longhorn cluster', () => {
     const run = await health(h, CHANNELS.staging);
 
     expect(run.root.text).toContain('✅ Health gate passed: staging');
-    expect(replyText(run, 'PodDisruptionBudgets')).toMatch(/^⚠️.*PDB apps\/podinfo: allows 1 disruption but 2 of its pods run on talos-stg-w-1 \(10\.0\.20\.205\)/);
+    expect(replyText(run, 'PodDisruptionBudgets')).toMatch(
+      /^⚠️.*PDB apps\/podinfo: allows 1 disruption but 2 of its pods run on talos-stg-w-1 \(10\.0\.20\.205\)/,
+    );
   });
 
   it('refuses an upgrade whose drain a workload budget would block, naming the node, and touches nothing', async () => {
@@ -164,14 +171,19 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
 
     expect(done.text).toContain('completed');
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
-    const longhorn = h.sim.events.filter((e) => e.kind === 'longhorn-pdb-deleted' || e.kind === 'longhorn-pdb-created' || e.kind === 'drain-blocked');
+    const longhorn = h.sim.events.filter(
+      (e) => e.kind === 'longhorn-pdb-deleted' || e.kind === 'longhorn-pdb-created' || e.kind === 'drain-blocked',
+    );
     expect(longhorn.map((e) => [e.kind, e.node])).toEqual(
       ['10.0.30.11', '10.0.30.12', '10.0.30.13'].flatMap((node) => [
         ['longhorn-pdb-deleted', node],
         ['longhorn-pdb-created', node],
       ]),
     );
-    const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text).join('\n');
+    const thread = h.slack
+      .thread(CHANNELS.production, plan.root.ts)
+      .map((m) => m.text)
+      .join('\n');
     expect(thread).toContain('health gate passed with Cilium, Flux and pods ready');
     expect(thread).toContain('Cilium healthy, Flux ready, pods ready');
   });
@@ -188,7 +200,10 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
 
     expect(done.text).toContain('stopped');
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
-    const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text + JSON.stringify(m.blocks ?? [])).join('\n');
+    const thread = h.slack
+      .thread(CHANNELS.production, plan.root.ts)
+      .map((m) => m.text + JSON.stringify(m.blocks ?? []))
+      .join('\n');
     expect(thread).toContain('the health gate after 10.0.30.11 failed');
     expect(thread).toMatch(/still not ready after the 3 s settle window: .*flux-system\/notification-controller-/);
   });
@@ -203,7 +218,10 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
 
     expect(done.text).toContain('stopped');
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
-    const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text + JSON.stringify(m.blocks ?? [])).join('\n');
+    const thread = h.slack
+      .thread(CHANNELS.production, plan.root.ts)
+      .map((m) => m.text + JSON.stringify(m.blocks ?? []))
+      .join('\n');
     expect(thread).toContain('Cilium is not healthy: agent ready on 2 of 3 nodes');
   });
 
@@ -217,7 +235,10 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
 
     expect(done.text).toContain('stopped');
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
-    const thread = h.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text + JSON.stringify(m.blocks ?? [])).join('\n');
+    const thread = h.slack
+      .thread(CHANNELS.production, plan.root.ts)
+      .map((m) => m.text + JSON.stringify(m.blocks ?? []))
+      .join('\n');
     expect(thread).toContain('Cilium is not healthy: envoy ready on 2 of 3 nodes');
   });
 });
@@ -227,7 +248,15 @@ describe("Longhorn's eviction and attachments, and CloudNativePG, through an upg
 
   // Production runs a three-instance CloudNativePG database beside Longhorn; a fresh estate per test.
   beforeEach(async () => {
-    h = await startHarness({ clusters: [CLUSTERS[0]!, productionShape({ talosVersion: 'v1.11.6', cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }] })] });
+    h = await startHarness({
+      clusters: [
+        CLUSTERS[0]!,
+        productionShape({
+          talosVersion: 'v1.11.6',
+          cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }],
+        }),
+      ],
+    });
   });
 
   afterEach(async () => {
@@ -256,14 +285,32 @@ describe("Longhorn's eviction and attachments, and CloudNativePG, through an upg
 
   it('refuses an upgrade where a DaemonSet pod keeps a Longhorn volume attached, naming the volume, and touches nothing', async () => {
     const cluster = h.sim.cluster('production');
-    cluster.kube.pods.push({ name: 'log-shipper-q7x2m', namespace: 'apps', nodeName: 'talos-prd-cp-2', labels: { app: 'log-shipper' }, owner: { kind: 'DaemonSet', name: 'log-shipper' }, image: 'fluent/fluent-bit:4.0', createdAt: Date.now() });
-    cluster.kube.volumes.push({ name: 'pvc-logs-2', pvcName: 'logs-talos-prd-cp-2', namespace: 'apps', replicas: ['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'], sizeBytes: 1024 ** 3, attachedTo: 'talos-prd-cp-2', podName: 'log-shipper-q7x2m' });
+    cluster.kube.pods.push({
+      name: 'log-shipper-q7x2m',
+      namespace: 'apps',
+      nodeName: 'talos-prd-cp-2',
+      labels: { app: 'log-shipper' },
+      owner: { kind: 'DaemonSet', name: 'log-shipper' },
+      image: 'fluent/fluent-bit:4.0',
+      createdAt: Date.now(),
+    });
+    cluster.kube.volumes.push({
+      name: 'pvc-logs-2',
+      pvcName: 'logs-talos-prd-cp-2',
+      namespace: 'apps',
+      replicas: ['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'],
+      sizeBytes: 1024 ** 3,
+      attachedTo: 'talos-prd-cp-2',
+      podName: 'log-shipper-q7x2m',
+    });
     const since = h.sim.calls.length;
 
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
 
     expect(plan.root.text).toContain('refused');
-    expect(JSON.stringify(plan.root.blocks)).toContain('pvc-logs-2 (apps/logs-talos-prd-cp-2) stays attached to apps/log-shipper-q7x2m, which the drain does not evict');
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      'pvc-logs-2 (apps/logs-talos-prd-cp-2) stays attached to apps/log-shipper-q7x2m, which the drain does not evict',
+    );
     expect(upgradeCalls(h, since)).toEqual([]);
   });
 
@@ -272,7 +319,9 @@ describe("Longhorn's eviction and attachments, and CloudNativePG, through an upg
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
 
     expect(plan.root.text).toContain('planned');
-    expect(JSON.stringify(plan.root.blocks)).toContain('The primary of apps/db moves to db-2 (on talos-prd-cp-2) when talos-prd-cp-1 drains');
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      'The primary of apps/db moves to db-2 (on talos-prd-cp-2) when talos-prd-cp-1 drains',
+    );
 
     await clickStart(h, plan);
     const done = await approveUntilDone(h, plan);
@@ -292,7 +341,9 @@ describe("Longhorn's eviction and attachments, and CloudNativePG, through an upg
 
   it('refuses an upgrade of a cluster with a single-instance CloudNativePG database, naming it', async () => {
     await h.stop();
-    h = await startHarness({ clusters: [CLUSTERS[0]!, productionShape({ talosVersion: 'v1.11.6', cnpg: [{ name: 'solo', namespace: 'apps', instances: 1 }] })] });
+    h = await startHarness({
+      clusters: [CLUSTERS[0]!, productionShape({ talosVersion: 'v1.11.6', cnpg: [{ name: 'solo', namespace: 'apps', instances: 1 }] })],
+    });
     const since = h.sim.calls.length;
 
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
@@ -310,8 +361,19 @@ describe('a pod without a controller on a node to drain', () => {
   // whose upgrade drains from talosctl with the kubectl drain library and Force.
   beforeAll(async () => {
     h = await startHarness({ clusters: [stagingShape({ talosVersion: 'v1.11.6' }), productionShape({ talosVersion: 'v1.13.9' })] });
-    for (const [cluster, node] of [['staging', 'talos-stg-w-1'], ['production', 'talos-prd-cp-2']] as const) {
-      h.sim.cluster(cluster).kube.pods.push({ name: 'debug-shell', namespace: 'apps', nodeName: node, labels: { run: 'debug-shell' }, owner: { kind: 'None', name: '' }, image: 'busybox:1.37', createdAt: Date.now() });
+    for (const [cluster, node] of [
+      ['staging', 'talos-stg-w-1'],
+      ['production', 'talos-prd-cp-2'],
+    ] as const) {
+      h.sim.cluster(cluster).kube.pods.push({
+        name: 'debug-shell',
+        namespace: 'apps',
+        nodeName: node,
+        labels: { run: 'debug-shell' },
+        owner: { kind: 'None', name: '' },
+        image: 'busybox:1.37',
+        createdAt: Date.now(),
+      });
     }
   });
 
@@ -325,7 +387,9 @@ describe('a pod without a controller on a node to drain', () => {
     expect(run.root.text).toContain('❌ Health gate failed: production');
     const pdb = replyText(run, 'PodDisruptionBudgets');
     expect(pdb).toMatch(/^❌/);
-    expect(pdb).toContain('pod apps/debug-shell on talos-prd-cp-2 (10.0.30.12) has no controller: the Talos ≥ 1.13 drain deletes it and nothing recreates it');
+    expect(pdb).toContain(
+      'pod apps/debug-shell on talos-prd-cp-2 (10.0.30.12) has no controller: the Talos ≥ 1.13 drain deletes it and nothing recreates it',
+    );
   });
 
   it('lets the gate pass below Talos 1.13, where the drain skips it', async () => {

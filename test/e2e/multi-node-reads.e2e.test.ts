@@ -34,8 +34,12 @@ describe('a read of several nodes with one of them down', () => {
     expect(shown).toContain('10.0.30.11 does not answer talosctl get extensions');
     expect(shown).not.toContain('10.0.30.12 does not answer talosctl get extensions');
     expect(shown).not.toContain('10.0.30.13 does not answer talosctl get extensions');
-    const reads = h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'get' && c.argv[1] === 'extensions' && c.cluster === 'production');
+    const reads = h.sim.calls.filter(
+      (c) => c.bin === 'talosctl' && c.argv[0] === 'get' && c.argv[1] === 'extensions' && c.cluster === 'production',
+    );
     // The failed read of all three, then each node on its own.
-    expect(reads.map((c) => c.argv[c.argv.indexOf('--nodes') + 1])).toEqual(expect.arrayContaining(['10.0.30.11,10.0.30.12,10.0.30.13', '10.0.30.11', '10.0.30.12', '10.0.30.13']));
+    expect(reads.map((c) => c.argv[c.argv.indexOf('--nodes') + 1])).toEqual(
+      expect.arrayContaining(['10.0.30.11,10.0.30.12,10.0.30.13', '10.0.30.11', '10.0.30.12', '10.0.30.13']),
+    );
   }, 120_000);
 });

@@ -9,9 +9,19 @@ let h: Harness | undefined;
 
 // The runbook's production design: three hyperconverged control planes on the default schematic (which carries
 // iscsi-tools and util-linux-tools), and a Longhorn worker built from talos_longhorn_installer_image.
-const LONGHORN_WORKER = { hostname: 'talos-prd-w-1', address: '10.0.30.21', role: 'worker', host: 'pve1', longhorn: true, installer: 'longhorn' } as const;
+const LONGHORN_WORKER = {
+  hostname: 'talos-prd-w-1',
+  address: '10.0.30.21',
+  role: 'worker',
+  host: 'pve1',
+  longhorn: true,
+  installer: 'longhorn',
+} as const;
 const DEFAULT_WORKER = { hostname: 'talos-prd-w-2', address: '10.0.30.22', role: 'worker', host: 'pve2' } as const;
-const withWorkers = (...workers: (typeof LONGHORN_WORKER | typeof DEFAULT_WORKER)[]) => [stagingShape(), productionShape({ nodes: [...productionShape().nodes, ...workers] })];
+const withWorkers = (...workers: (typeof LONGHORN_WORKER | typeof DEFAULT_WORKER)[]) => [
+  stagingShape(),
+  productionShape({ nodes: [...productionShape().nodes, ...workers] }),
+];
 
 afterEach(async () => {
   await h?.stop();
@@ -40,7 +50,12 @@ describe("a production Talos upgrade on the runbook's design", () => {
     const done = await approveUntilDone(h, plan);
 
     // Assert
-    expect(before).toEqual({ '10.0.30.11': tf.defaultSchematic, '10.0.30.12': tf.defaultSchematic, '10.0.30.13': tf.defaultSchematic, '10.0.30.21': tf.longhornSchematic });
+    expect(before).toEqual({
+      '10.0.30.11': tf.defaultSchematic,
+      '10.0.30.12': tf.defaultSchematic,
+      '10.0.30.13': tf.defaultSchematic,
+      '10.0.30.21': tf.longhornSchematic,
+    });
     const blocks = JSON.stringify(plan.root.blocks);
     expect(blocks).toContain('10.0.30.11: default (a control plane, on the default schematic)');
     expect(blocks).toContain('10.0.30.21: Longhorn (runs the Longhorn schematic (talos_longhorn_installer_image))');
@@ -52,7 +67,8 @@ describe("a production Talos upgrade on the runbook's design", () => {
       ['10.0.30.12', installer(tf.defaultSchematic)],
       ['10.0.30.13', installer(tf.defaultSchematic)],
     ]);
-    for (const node of h.sim.cluster('production').nodes) expect([node.address, node.talosVersion, node.schematic]).toEqual([node.address, TARGET, before[node.address]]);
+    for (const node of h.sim.cluster('production').nodes)
+      expect([node.address, node.talosVersion, node.schematic]).toEqual([node.address, TARGET, before[node.address]]);
   });
 
   it('re-installs a Longhorn worker left on the old Longhorn schematic by a Terraform change, by the class the bot recorded at its upgrade', async () => {
@@ -76,7 +92,9 @@ describe("a production Talos upgrade on the runbook's design", () => {
     const done = await approveUntilDone(h, plan);
 
     // Assert
-    expect(JSON.stringify(plan.root.blocks)).toContain(`10.0.30.21: Longhorn (runs schematic ${oldLonghorn}, neither output's; the bot recorded it in the longhorn class when ${first.opId} completed)`);
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      `10.0.30.21: Longhorn (runs schematic ${oldLonghorn}, neither output's; the bot recorded it in the longhorn class when ${first.opId} completed)`,
+    );
     expect(done.text).toContain('completed');
     expect(upgradeCalls(h, since)).toEqual([['10.0.30.21', `factory.talos.dev/nocloud-installer/${newLonghorn}:${TARGET}`]]);
     expect(h.sim.cluster('production').nodes.map((n) => [n.address, n.schematic])).toEqual([
@@ -102,13 +120,15 @@ describe('a production Talos upgrade refuses a node whose installer it cannot ch
     // Assert
     const blocks = JSON.stringify(plan.root.blocks);
     expect(plan.root.text).toContain('refused');
-    expect(blocks).toContain(`10.0.30.12 is a control plane and runs the Longhorn schematic ${tf.longhornSchematic} (talos_longhorn_installer_image)`);
+    expect(blocks).toContain(
+      `10.0.30.12 is a control plane and runs the Longhorn schematic ${tf.longhornSchematic} (talos_longhorn_installer_image)`,
+    );
     expect(blocks).toContain('ask for it as such (`/talos upgrade talos v1.11.6`)');
     expect(blocks).not.toContain('talos-op-start');
     expect(upgradeCalls(h, since)).toEqual([]);
   });
 
-  it('refuses a worker that runs neither output\'s schematic when the bot has no evidence of its class', async () => {
+  it("refuses a worker that runs neither output's schematic when the bot has no evidence of its class", async () => {
     // Arrange: Terraform changed the default schematic; one worker still runs one neither output names.
     h = await startHarness({ clusters: withWorkers(LONGHORN_WORKER, DEFAULT_WORKER) });
     const stale = schematicId(['siderolabs/iscsi-tools']);

@@ -26,10 +26,13 @@ function argvOf(call: { argv: string[] }): string[] {
 async function requestRemoval(text: string, channel: string = CHANNELS.production): Promise<Plan> {
   const ack = await h.command(text, { channel });
   const opId = opIdOf(ack);
-  const root = await h.slack.waitFor(() => h.slack.channelMessages(channel).find((m) => m.text.includes(opId) && /Removal of/.test(m.text)), {
-    timeoutMs: 30_000,
-    description: `the plan of ${opId}`,
-  });
+  const root = await h.slack.waitFor(
+    () => h.slack.channelMessages(channel).find((m) => m.text.includes(opId) && /Removal of/.test(m.text)),
+    {
+      timeoutMs: 30_000,
+      description: `the plan of ${opId}`,
+    },
+  );
   return { opId, root, ack };
 }
 
@@ -37,7 +40,9 @@ describe('/talos remove of a control plane', () => {
   it('checks quorum, asks an approver, resets gracefully through the others, deletes the Node and gates without it', async () => {
     const plan = await requestRemoval('remove 10.0.30.13');
     expect(plan.root.text).toContain('Removal of 10.0.30.13 (talos-prd-cp-3): production');
-    expect(JSON.stringify(plan.root.blocks)).toContain('3 members need 2 for quorum; after removal 2 remain, which keep quorum (2 of 2) but tolerate no further failure');
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      '3 members need 2 for quorum; after removal 2 remain, which keep quorum (2 of 2) but tolerate no further failure',
+    );
     const request = await waitForApprovalRequest(h, plan);
     expect(request.text).toContain('Approve the reset and removal of talos-prd-cp-3 (10.0.30.13) from production?');
     expect(resetCalls()).toEqual([]);
@@ -46,11 +51,24 @@ describe('/talos remove of a control plane', () => {
     const done = await waitForRootState(h, plan, /completed|stopped/);
     expect(done.text).toContain('completed');
     expect(resetCalls().map(argvOf)).toEqual([
-      ['reset', '--graceful', '--reboot=false', '--talosconfig', '<talosconfig>', '--endpoints', '10.0.30.11,10.0.30.12', '--nodes', '10.0.30.13'],
+      [
+        'reset',
+        '--graceful',
+        '--reboot=false',
+        '--talosconfig',
+        '<talosconfig>',
+        '--endpoints',
+        '10.0.30.11,10.0.30.12',
+        '--nodes',
+        '10.0.30.13',
+      ],
     ]);
     const node = h.sim.node('production', '10.0.30.13');
     expect([node.etcdMember, node.k8sRegistered, node.stage]).toEqual([false, false, 'off']);
-    expect(h.sim.events.filter((e) => e.node === '10.0.30.13' && ['reset', 'node-deleted'].includes(e.kind)).map((e) => e.kind)).toEqual(['reset', 'node-deleted']);
+    expect(h.sim.events.filter((e) => e.node === '10.0.30.13' && ['reset', 'node-deleted'].includes(e.kind)).map((e) => e.kind)).toEqual([
+      'reset',
+      'node-deleted',
+    ]);
     // The gate after the removal runs against the two remaining control planes only.
     const lastHealth = h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'health').at(-1)!;
     expect(lastHealth.argv[lastHealth.argv.indexOf('--control-plane-nodes') + 1]).toBe('10.0.30.11,10.0.30.12');
@@ -117,7 +135,9 @@ describe('approval', () => {
   it('shows the quorum as it is when asked, and checks quorum and the gate again once approved: a gate failed by then stops before the reset', async () => {
     const plan = await requestRemoval('remove 10.0.30.13');
     const request = await waitForApprovalRequest(h, plan);
-    expect(JSON.stringify(request.blocks)).toContain('3 members need 2 for quorum; after removal 2 remain, which keep quorum (2 of 2) but tolerate no further failure');
+    expect(JSON.stringify(request.blocks)).toContain(
+      '3 members need 2 for quorum; after removal 2 remain, which keep quorum (2 of 2) but tolerate no further failure',
+    );
     h.sim.faults.set('production', { fluxStalled: ['apps'] });
 
     await approve(h, request, USERS.carol);

@@ -35,7 +35,10 @@ async function requestRollback(text: string, user: string = USERS.alice): Promis
   const ack = await h.command(text, { user });
   const opId = opIdOf(ack);
   const root = await h.slack.waitFor(
-    () => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /Rollback of/.test(m.text) && !/preflight/.test(m.text)),
+    () =>
+      h.slack
+        .channelMessages(CHANNELS.production)
+        .find((m) => m.text.includes(opId) && /Rollback of/.test(m.text) && !/preflight/.test(m.text)),
     { timeoutMs: 30_000, description: `the plan of ${opId}` },
   );
   return { opId, root, ack };
@@ -55,9 +58,13 @@ describe('/talos rollback of a control plane', () => {
     await approve(h, request, USERS.carol);
     const done = await waitForRootState(h, plan, /completed|stopped/);
     expect(done.text).toContain('completed');
-    expect(rollbackCalls().map(argvOf)).toEqual([['rollback', '--talosconfig', '<talosconfig>', '--endpoints', '10.0.30.11,10.0.30.13', '--nodes', '10.0.30.12']]);
+    expect(rollbackCalls().map(argvOf)).toEqual([
+      ['rollback', '--talosconfig', '<talosconfig>', '--endpoints', '10.0.30.11,10.0.30.13', '--nodes', '10.0.30.12'],
+    ]);
     expect(h.sim.node('production', '10.0.30.12').talosVersion).toBe('v1.11.5');
-    expect(h.sim.events.filter((e) => e.kind === 'rollback').map((e) => [e.node, e.fromVersion, e.toVersion])).toEqual([['10.0.30.12', 'v1.12.11', 'v1.11.5']]);
+    expect(h.sim.events.filter((e) => e.kind === 'rollback').map((e) => [e.node, e.fromVersion, e.toVersion])).toEqual([
+      ['10.0.30.12', 'v1.12.11', 'v1.11.5'],
+    ]);
 
     // The maintenance record is the operation's last post: the thread is complete once it is there.
     const record = await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`));
@@ -73,7 +80,9 @@ describe('/talos rollback of a control plane', () => {
 
 describe('refusals', () => {
   it('refuses an unknown node with the known addresses, and a user who is not an operator', async () => {
-    expect(await h.command('rollback 10.0.30.99')).toContain('10.0.30.99 is not a node of *production*. Known addresses: 10.0.30.11, 10.0.30.12, 10.0.30.13');
+    expect(await h.command('rollback 10.0.30.99')).toContain(
+      '10.0.30.99 is not a node of *production*. Known addresses: 10.0.30.11, 10.0.30.12, 10.0.30.13',
+    );
     expect(await h.command('rollback 10.0.30.12', { user: USERS.eve })).toContain('Only operators of *production*');
     expect(await h.command('rollback 10.0.20.204')).toContain('Known addresses');
     expect(h.sim.calls.filter((c) => c.bin === 'talosctl')).toEqual([]);
@@ -93,7 +102,9 @@ describe('refusals', () => {
     h.sim.faults.set('production', { etcdUnhealthy: { '10.0.30.13': 'Failed' } });
     const plan = await requestRollback('rollback 10.0.30.12');
     expect(plan.root.text).toContain('refused');
-    expect(JSON.stringify(plan.root.blocks)).toContain('3 members need 2 for quorum; while 10.0.30.12 reboots 1 other healthy member remains, which cannot keep quorum');
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      '3 members need 2 for quorum; while 10.0.30.12 reboots 1 other healthy member remains, which cannot keep quorum',
+    );
     expect(rollbackCalls()).toEqual([]);
     expect(await h.command('status')).toContain('no operation holds it');
   });
@@ -132,7 +143,9 @@ describe('a node that does not come back', () => {
     const failed = await waitForRootState(h, plan, /stopped at the first failure|completed/, CHANNELS.production, 60_000);
     expect(failed.text).toContain('stopped at the first failure');
     expect(rollbackCalls()).toHaveLength(1);
-    const failure = await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')));
+    const failure = await h.slack.waitFor(() =>
+      h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')),
+    );
     expect(failure.text).toContain('10.0.30.12 did not come back within 8 s after the rollback');
     expect(JSON.stringify(failure.blocks)).toMatch(/last observation: talosctl: .*no route to host.*Kubernetes: not Ready/);
     expect(JSON.stringify(failure.blocks)).not.toContain('talos-op-retry');

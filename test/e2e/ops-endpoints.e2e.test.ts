@@ -23,7 +23,9 @@ async function healthGate(h: Harness): Promise<void> {
   await h.slack.waitFor(
     () => {
       const root = h.slack.channelMessages(CHANNELS.production)[before];
-      return root !== undefined && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(CHANNELS.production, root.ts).length === 8;
+      return (
+        root !== undefined && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(CHANNELS.production, root.ts).length === 8
+      );
     },
     { timeoutMs: 30_000, description: 'the health gate verdict and its eight checks' },
   );
@@ -98,7 +100,9 @@ describe('ops endpoints in Socket Mode', () => {
       h.sim.faults.clear('production');
     }
     const samples = await scrape(h);
-    expect(sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'exec-cancelled' })).toBe(1);
+    expect(
+      sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'exec-cancelled' }),
+    ).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_health_gates_total', { cluster: 'production', result: 'failed' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_health_checks_total', { check: 'etcd-status', status: 'failed' })).toBe(1);
   });
@@ -106,7 +110,9 @@ describe('ops endpoints in Socket Mode', () => {
   it('shows an operation waiting for approval, then counts the upgrade, its steps and its talosctl upgrades', async () => {
     const testStarted = Date.now() / 1000;
     const before = await scrape(h);
-    expect(sampleValue(before, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' })).toBeUndefined();
+    expect(
+      sampleValue(before, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' }),
+    ).toBeUndefined();
 
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
@@ -115,7 +121,11 @@ describe('ops endpoints in Socket Mode', () => {
     expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(1);
     expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(0);
     // The lock dates from the Start click and the request from its posting: both within this test's run.
-    const locked = sampleValue(waiting, 'talos_chatops_cluster_locked_since_timestamp_seconds', { cluster: 'staging', kind: 'talos-upgrade', state: 'awaiting-approval' });
+    const locked = sampleValue(waiting, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
+      cluster: 'staging',
+      kind: 'talos-upgrade',
+      state: 'awaiting-approval',
+    });
     const requested = sampleValue(waiting, 'talos_chatops_approval_requested_timestamp_seconds', { cluster: 'staging' });
     expect(locked).toBeGreaterThan(testStarted);
     expect(requested).toBeGreaterThanOrEqual(locked!);
@@ -126,8 +136,16 @@ describe('ops endpoints in Socket Mode', () => {
     expect((await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging)).text).toContain('completed');
 
     const after = await scrape(h);
-    expect(sampleValue(after, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' })).toBe(1);
-    expect(after.filter((s) => s.name === 'talos_chatops_cluster_locked_since_timestamp_seconds' || s.name === 'talos_chatops_approval_requested_timestamp_seconds')).toEqual([]);
+    expect(sampleValue(after, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' })).toBe(
+      1,
+    );
+    expect(
+      after.filter(
+        (s) =>
+          s.name === 'talos_chatops_cluster_locked_since_timestamp_seconds' ||
+          s.name === 'talos_chatops_approval_requested_timestamp_seconds',
+      ),
+    ).toEqual([]);
     expect(sampleValue(after, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(0);
     for (const kind of ['snapshot', 'upgrade-worker', 'upgrade-control-plane', 'verify']) {
       expect([kind, sampleValue(after, 'talos_chatops_step_duration_seconds_count', { kind, status: 'done' })]).toEqual([kind, 1]);
@@ -136,7 +154,9 @@ describe('ops endpoints in Socket Mode', () => {
     expect(sampleValue(after, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'upgrade' })).toBe(2);
     expect(sampleValue(after, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'etcd snapshot' })).toBe(1);
     const talosctlCalls = (samples: Sample[]): number =>
-      samples.filter((s) => s.name === 'talos_chatops_exec_duration_seconds_count' && s.labels.binary === 'talosctl').reduce((sum, s) => sum + s.value, 0);
+      samples
+        .filter((s) => s.name === 'talos_chatops_exec_duration_seconds_count' && s.labels.binary === 'talosctl')
+        .reduce((sum, s) => sum + s.value, 0);
     expect(talosctlCalls(after)).toBeGreaterThan(talosctlCalls(before));
     expect(sampleValue(after, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'waiting' })).toBe(0);
   });
@@ -177,14 +197,18 @@ describe('ops endpoints in HTTP mode', () => {
     await h?.stop();
   });
 
-  it('serves /healthz, /readyz and /metrics on the port that takes Slack\'s requests', async () => {
+  it("serves /healthz, /readyz and /metrics on the port that takes Slack's requests", async () => {
     expect(await get(h.httpPort, '/healthz')).toMatchObject({ status: 200, body: 'ok\n' });
     expect(await get(h.httpPort, '/readyz')).toMatchObject({ status: 200, body: 'ready\n' });
     const metrics = await get(h.httpPort, '/metrics');
     expect(metrics.status).toBe(200);
     expect(metricTypes(metrics.body).talos_chatops_operations_total).toBe('counter');
 
-    const ack = await h.slack.sendSlashCommandHttp(`http://127.0.0.1:${h.httpPort}/slack/events`, { user: USERS.alice, channel: CHANNELS.production, text: 'help' });
+    const ack = await h.slack.sendSlashCommandHttp(`http://127.0.0.1:${h.httpPort}/slack/events`, {
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      text: 'help',
+    });
     expect(ack.status).toBe(200);
     expect(ack.body).toContain('/talos health [cluster]');
   });
@@ -199,7 +223,7 @@ describe('ops endpoints in HTTP mode', () => {
     const jobsBefore = h.bot.logLines().filter((l) => l.msg === 'command enqueued').length;
 
     const stopped = h.bot.stop();
-    for (const deadline = Date.now() + 10_000; (await get(h.httpPort, '/readyz')).status === 200 && Date.now() < deadline; );
+    for (const deadline = Date.now() + 10_000; (await get(h.httpPort, '/readyz')).status === 200 && Date.now() < deadline;);
     const refused = await h.slack.sendSlashCommandHttp(events, { user: USERS.alice, channel: CHANNELS.production, text: 'health' });
     const healthy = await get(h.httpPort, '/healthz');
 

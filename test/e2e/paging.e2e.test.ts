@@ -41,7 +41,9 @@ describe('paging the people who must act', () => {
     // The request is one thread reply, also shown in the channel, where Slack notifies the people it mentions.
     expect(request.subtype).toBe('thread_broadcast');
     expect(harness.slack.channelMessages(CHANNELS.production).map((m) => m.ts)).toContain(request.ts);
-    expect(posted.text.split('\n')[0]).toBe(`#${/^#(\d+) /.exec(posted.text)![1]} 🔐 Approve the upgrade of control plane talos-prd-cp-1 (10.0.30.11) to ${TARGET}? (${plan.opId}) ${APPROVERS}`);
+    expect(posted.text.split('\n')[0]).toBe(
+      `#${/^#(\d+) /.exec(posted.text)![1]} 🔐 Approve the upgrade of control plane talos-prd-cp-1 (10.0.30.11) to ${TARGET}? (${plan.opId}) ${APPROVERS}`,
+    );
     expect(JSON.stringify(posted.blocks)).toContain(`For ${APPROVERS}`);
     expect(JSON.stringify(posted.blocks)).toMatch(new RegExp(`\\*Expires\\*\\\\n${DATE_TOKEN.source}`));
     const approveButton = buttonOf(request, 'talos-step-approve');
@@ -53,12 +55,18 @@ describe('paging the people who must act', () => {
     expect(done.text).toContain('completed');
     // Decided, the request keeps what the approver saw and says who approved it and when.
     const decided = harness.slack.message(CHANNELS.production, request.ts)!;
-    expect(decided.text).toMatch(new RegExp(`^#\\d+ ✅ Approved by <@U0CAROL> at ${DATE_TOKEN.source}: the upgrade of control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11\\)`));
+    expect(decided.text).toMatch(
+      new RegExp(
+        `^#\\d+ ✅ Approved by <@U0CAROL> at ${DATE_TOKEN.source}: the upgrade of control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11\\)`,
+      ),
+    );
     for (const evidence of ['*etcd now:*', '*Image*', '*Expires*']) expect(JSON.stringify(decided.blocks)).toContain(evidence);
     expect(buttonOf(decided, 'talos-step-approve')).toBeUndefined();
     const thread = harness.slack.thread(CHANNELS.production, plan.root.ts);
     expect(thread.some((m) => /^#\d+ <@U0ALICE> \*Terraform follow-up\*/m.test(m.text))).toBe(true);
-    expect(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks)).toMatch(new RegExp(`<@U0ALICE> at ${DATE_TOKEN.source}`));
+    expect(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks)).toMatch(
+      new RegExp(`<@U0ALICE> at ${DATE_TOKEN.source}`),
+    );
   });
 
   it('mentions the operator who started the operation when it stops at a failure', async () => {
@@ -71,7 +79,9 @@ describe('paging the people who must act', () => {
 
     expect(done.text).toContain('stopped at the first failure');
     const failure = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped'));
-    expect(failure?.text).toMatch(/❌ Stopped at control plane talos-prd-cp-1 \(10\.0\.30\.11[\s\S]* until an operator cancels it\. <@U0BOB>$/);
+    expect(failure?.text).toMatch(
+      /❌ Stopped at control plane talos-prd-cp-1 \(10\.0\.30\.11[\s\S]* until an operator cancels it\. <@U0BOB>$/,
+    );
   });
 
   it('reminds the approvers once, in the channel, before an unanswered request expires', async () => {
@@ -85,11 +95,18 @@ describe('paging the people who must act', () => {
 
     const reminder = await harness.slack.waitFor(() => reminders()[0], { timeoutMs: 20_000, intervalMs: 20, description: 'the reminder' });
     const requestWhenReminded = harness.slack.message(CHANNELS.production, request.ts)!.text;
-    await harness.slack.waitFor(() => /^#\d+ ⏱ Expired/m.test(harness.slack.message(CHANNELS.production, request.ts)?.text ?? ''), { timeoutMs: 20_000, description: 'the expiry' });
+    await harness.slack.waitFor(() => /^#\d+ ⏱ Expired/m.test(harness.slack.message(CHANNELS.production, request.ts)?.text ?? ''), {
+      timeoutMs: 20_000,
+      description: 'the expiry',
+    });
 
     expect(requestWhenReminded).not.toMatch(/Expired/);
     expect(reminder.subtype).toBe('thread_broadcast');
-    expect(reminder.text).toMatch(new RegExp(`^#\\d+ ⏰ Approve the upgrade of control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11\\) to ${TARGET.replace(/\./g, '\\.')}\\? <[^|>]+\\|The request> expires`));
+    expect(reminder.text).toMatch(
+      new RegExp(
+        `^#\\d+ ⏰ Approve the upgrade of control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11\\) to ${TARGET.replace(/\./g, '\\.')}\\? <[^|>]+\\|The request> expires`,
+      ),
+    );
     expect(reminder.text).toMatch(DATE_TOKEN);
     expect(reminder.text.endsWith(APPROVERS)).toBe(true);
     expect(reminders()).toHaveLength(1);

@@ -17,7 +17,7 @@ function rootBlocks(harness: Harness, ts: string): string {
 }
 
 describe('staging rehearsal before a production upgrade', () => {
-  it('needs an approver\'s override when staging never ran the same upgrade, and the record says so', async () => {
+  it("needs an approver's override when staging never ran the same upgrade, and the record says so", async () => {
     h = await startHarness();
     const harness = h;
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
@@ -25,14 +25,21 @@ describe('staging rehearsal before a production upgrade', () => {
 
     await clickStart(harness, plan, USERS.alice, CHANNELS.production, { override: false });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /must click Override/.test(e.text)));
-    await harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+    await harness.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: 'talos-op-override',
+    });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /Only approvers/.test(e.text)));
     expect(await harness.command('status')).toContain('no operation holds it');
 
     await clickStart(harness, plan);
     await approveUntilDone(harness, plan);
     expect(rootBlocks(harness, plan.root.ts)).toMatch(/overridden by <@U0CAROL>/);
-    const record = await harness.slack.waitFor(() => harness.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`));
+    const record = await harness.slack.waitFor(() =>
+      harness.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`),
+    );
     expect(record.content).toMatch(/Staging rehearsal: none in the records; overridden by U0CAROL at /);
   });
 
@@ -60,7 +67,9 @@ describe('maintenance windows', () => {
     h = await startHarness({ inventory: { extra: { production: { maintenanceWindows: [windowAt(6, 60)] } } } });
     const since = h.sim.calls.length;
     const reply = await h.command(`upgrade talos ${TARGET}`);
-    expect(reply).toMatch(/only inside a maintenance window[\s\S]*next window opens <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:00 UTC>/);
+    expect(reply).toMatch(
+      /only inside a maintenance window[\s\S]*next window opens <!date\^\d+\^\{date_short_pretty\} \{time\}\|\d{4}-\d\d-\d\d \d\d:00 UTC>/,
+    );
     expect(await h.command('upgrade k8s 1.34.2')).toContain('only inside a maintenance window');
     expect(h.sim.calls.length).toBe(since);
   });
@@ -70,7 +79,9 @@ describe('maintenance windows', () => {
       inventory: { extra: { production: { maintenanceWindows: [windowAt(0, 120)] }, staging: { maintenanceWindows: [windowAt(6, 60)] } } },
     });
     expect(await h.command(`upgrade talos ${TARGET}`)).toContain('Preflight for the Talos upgrade of *production*');
-    expect(await h.command(`upgrade talos ${TARGET}`, { channel: CHANNELS.staging })).toContain('Preflight for the Talos upgrade of *staging*');
+    expect(await h.command(`upgrade talos ${TARGET}`, { channel: CHANNELS.staging })).toContain(
+      'Preflight for the Talos upgrade of *staging*',
+    );
   });
 
   it('lets the inventory allow production changes outside the windows', async () => {
@@ -80,14 +91,18 @@ describe('maintenance windows', () => {
 });
 
 describe('/talos record', () => {
-  it('posts the maintenance record in the operation\'s thread with the Markdown attached', async () => {
+  it("posts the maintenance record in the operation's thread with the Markdown attached", async () => {
     h = await startHarness();
     const harness = h;
     const ack = await harness.command('snapshot');
     const opId = /op-[a-z0-9]+/.exec(ack)![0];
-    await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.startsWith('✅') && m.text.includes(opId)));
+    await harness.slack.waitFor(() =>
+      harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.startsWith('✅') && m.text.includes(opId)),
+    );
     expect(await harness.command(`record ${opId}`)).toContain('Posting the maintenance record');
-    const file = await harness.slack.waitFor(() => harness.slack.uploadedFiles().find((f) => f.filename === `${opId}-maintenance-record.md`));
+    const file = await harness.slack.waitFor(() =>
+      harness.slack.uploadedFiles().find((f) => f.filename === `${opId}-maintenance-record.md`),
+    );
     expect(file.content).toContain(`# Maintenance record ${opId}`);
     expect(file.content).toMatch(/Snapshot: production-\d{8}T\d{6}Z-rev\d+/);
     expect(await harness.command('record op-unknown1')).toContain('There is no operation `op-unknown1`');

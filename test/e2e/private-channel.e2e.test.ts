@@ -47,7 +47,10 @@ describe('a private maintenance channel', () => {
     const plan = await requestUpgrade(h, 'upgrade talos v1.12.11', { channel: PRIVATE });
     await clickStart(h, plan, USERS.alice, PRIVATE);
     const done = await approveUntilDone(h, plan, PRIVATE);
-    const record = await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.channel === PRIVATE), { timeoutMs: 30_000, description: 'the maintenance record' });
+    const record = await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.channel === PRIVATE), {
+      timeoutMs: 30_000,
+      description: 'the maintenance record',
+    });
 
     // Assert
     expect(gate.text).toContain('Health gate passed: staging');

@@ -134,7 +134,9 @@ describe('/talos gates on production', () => {
 
     const report = await gates();
 
-    expect(report.root.text).toContain('not production-ready: Three control planes on three Proxmox hosts; Scheduling allowed on control planes');
+    expect(report.root.text).toContain(
+      'not production-ready: Three control planes on three Proxmox hosts; Scheduling allowed on control planes',
+    );
     expect(gate(report, 'Three control planes').text).toMatch(/^❌ .*could not read the Kubernetes nodes/);
     expect(gate(report, 'Every node labelled').text).toMatch(/^❌/);
     // Gates that do not need the node list still report.
@@ -168,7 +170,10 @@ describe('/talos gates on production', () => {
     expect(text).not.toContain('10.0.30.12 did not answer');
     expect(text).not.toContain('10.0.30.13 did not answer');
     expect(text).not.toContain('could not read the system extensions');
-    const asked = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && c.argv[0] === 'get').map((c) => c.argv[c.argv.indexOf('--nodes') + 1]);
+    const asked = h.sim.calls
+      .slice(since)
+      .filter((c) => c.bin === 'talosctl' && c.argv[0] === 'get')
+      .map((c) => c.argv[c.argv.indexOf('--nodes') + 1]);
     expect(asked).toEqual(expect.arrayContaining(['10.0.30.11,10.0.30.12,10.0.30.13', '10.0.30.11', '10.0.30.12', '10.0.30.13']));
   });
 });
@@ -182,10 +187,16 @@ describe('/talos gates on the staging shape', () => {
         'Kubernetes endpoint is a virtual IP; Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security ' +
         '(2 passed, 5 failed, 7 by hand)',
     );
-    expect(gate(report, 'Three control planes').text).toMatch(/^❌ .*1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed/);
+    expect(gate(report, 'Three control planes').text).toMatch(
+      /^❌ .*1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed/,
+    );
     expect(gate(report, 'Scheduling allowed').text).toContain('talos-stg-cp-1 is tainted node-role.kubernetes.io/control-plane:NoSchedule');
-    expect(gate(report, 'Kubernetes endpoint').text).toContain('https://10.0.20.204:6443 is the address of node talos-stg-cp-1 (10.0.20.204)');
-    expect(gate(report, 'Longhorn system extensions').text).toContain('10.0.20.204 lacks siderolabs/iscsi-tools, siderolabs/util-linux-tools');
+    expect(gate(report, 'Kubernetes endpoint').text).toContain(
+      'https://10.0.20.204:6443 is the address of node talos-stg-cp-1 (10.0.20.204)',
+    );
+    expect(gate(report, 'Longhorn system extensions').text).toContain(
+      '10.0.20.204 lacks siderolabs/iscsi-tools, siderolabs/util-linux-tools',
+    );
     expect(gate(report, 'Longhorn system extensions').text).toContain('10.0.20.205 lacks');
     expect(gate(report, 'longhorn-system enforces').text).toContain('there is no longhorn-system namespace');
     // No fluxPath in the staging inventory: the paths seen are listed for a person to judge.
@@ -212,7 +223,11 @@ describe('staging rehearsals from the bot records', () => {
 
     const after = gate(await gates(), 'Staging rehearsals');
     expect(after.text).toMatch(/^✋/);
-    expect(shown(after)).toMatch(new RegExp(`◐ etcd restore: etcd snapshot ${opId} completed \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC; the restore itself: check by hand`));
+    expect(shown(after)).toMatch(
+      new RegExp(
+        `◐ etcd restore: etcd snapshot ${opId} completed \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC; the restore itself: check by hand`,
+      ),
+    );
     // A snapshot is not an upgrade rehearsal.
     expect(shown(after)).toContain('☐ Talos upgrade: no completed talos-upgrade on staging');
     expect(shown(after)).toContain('staging has one control plane: expand it to three first');

@@ -59,7 +59,8 @@ describe('two replicas', () => {
 
     // Finished: a verdict with its eight checks, or (when the loaded machine made `tofu output` time out) "could not run".
     const finished = (ts: string, text: string): boolean =>
-      (/Health gate (passed|failed)/.test(text) && h.slack.thread(CHANNELS.production, ts).length >= 8) || /Health gate could not run/.test(text);
+      (/Health gate (passed|failed)/.test(text) && h.slack.thread(CHANNELS.production, ts).length >= 8) ||
+      /Health gate could not run/.test(text);
     const roots = await h.slack.waitFor(
       () => {
         const all = h.slack.channelMessages(CHANNELS.production);
@@ -98,7 +99,9 @@ describe('two replicas', () => {
     expect(h.sim.maxControlPlanesDownAtOnce('production')).toBe(1);
     // The survivor took the operation over, by whichever comes first: BullMQ handing out the dead replica's
     // job once its lock lapsed, or the reconciler's resume once the run lease lapsed. It observed the node.
-    expect(messages(survivor, 'operation run started').map((l) => l.job)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^(${String(interruptedJob)}|${plan.opId}-resume)$`))]));
+    expect(messages(survivor, 'operation run started').map((l) => l.job)).toEqual(
+      expect.arrayContaining([expect.stringMatching(new RegExp(`^(${String(interruptedJob)}|${plan.opId}-resume)$`))]),
+    );
     // The step's result in the thread says the node was observed after the restart, not asked again.
     expect(auditLines(h, plan).filter((l) => l.includes('upgrade was already requested before a restart'))).toHaveLength(1);
   });

@@ -36,7 +36,11 @@ async function gatesRun(more: number): Promise<void> {
   for (let seen = await runs(); seen < target; seen = await runs()) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
-const scheduledPosts = (): string[] => h.slack.channelMessages(CHANNELS.production).map((m) => m.text).filter((t) => t.includes('Scheduled health gate'));
+const scheduledPosts = (): string[] =>
+  h.slack
+    .channelMessages(CHANNELS.production)
+    .map((m) => m.text)
+    .filter((t) => t.includes('Scheduled health gate'));
 
 async function nextPost(count: number): Promise<string> {
   return h.slack.waitFor(() => scheduledPosts()[count - 1], { timeoutMs: 30_000, description: `scheduled gate post #${count}` });
@@ -53,7 +57,10 @@ describe('the scheduled health gate of production, through the real bot', () => 
     h.sim.faults.set('production', { nodeNotReady: ['10.0.30.13'] });
     expect(await nextPost(2)).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*\)\. Stop: /);
     const failing = h.slack.channelMessages(CHANNELS.production).find((m) => m.text === scheduledPosts()[1])!;
-    await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, failing.ts).find((r) => r.text.startsWith('❌ Kubernetes nodes')), { timeoutMs: 10_000, description: 'the failed check in the thread' });
+    await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, failing.ts).find((r) => r.text.startsWith('❌ Kubernetes nodes')), {
+      timeoutMs: 10_000,
+      description: 'the failed check in the thread',
+    });
 
     // Still failing the same way: nothing new.
     await gatesRun(3);
@@ -72,14 +79,22 @@ describe('scheduled etcd snapshots of staging, through the real bot', () => {
     // Arrange: files the bot did not write, beside the ones it will.
     const dir = h.sim.cluster('staging').snapshotDir;
     await mkdir(dir, { recursive: true });
-    const foreign = ['operator-copy.db', 'staging-20200101T000000Z-rev1.db.part', 'staging-old-backup.db', 'production-20200101T000000Z-rev1.db'];
+    const foreign = [
+      'operator-copy.db',
+      'staging-20200101T000000Z-rev1.db.part',
+      'staging-old-backup.db',
+      'production-20200101T000000Z-rev1.db',
+    ];
     for (const f of foreign) await writeFile(join(dir, f), 'not a snapshot of the schedule');
 
     // Act: wait for the thread to record a few snapshots.
-    const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.staging).find((m) => m.text.startsWith('🗄️ Scheduled etcd snapshots of staging')), {
-      timeoutMs: 30_000,
-      description: 'the day thread of scheduled snapshots',
-    });
+    const root = await h.slack.waitFor(
+      () => h.slack.channelMessages(CHANNELS.staging).find((m) => m.text.startsWith('🗄️ Scheduled etcd snapshots of staging')),
+      {
+        timeoutMs: 30_000,
+        description: 'the day thread of scheduled snapshots',
+      },
+    );
     const replies = await h.slack.waitFor(
       () => {
         const done = h.slack.thread(CHANNELS.staging, root.ts).filter((r) => r.text.startsWith('✅ etcd snapshot'));
@@ -102,7 +117,8 @@ describe('scheduled etcd snapshots of staging, through the real bot', () => {
       return dbs.length <= 2 && dbs.every((db) => names.includes(`${db}.sha256`));
     };
     let files = await readdir(dir);
-    for (const deadline = Date.now() + 20_000; !between(files) && Date.now() < deadline; files = await readdir(dir)) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 20_000; !between(files) && Date.now() < deadline; files = await readdir(dir))
+      await new Promise((r) => setTimeout(r, 20));
     const ours = ownFiles(files);
     expect(ours.filter((f) => f.endsWith('.db')).length).toBeLessThanOrEqual(2);
     for (const db of ours.filter((f) => f.endsWith('.db'))) expect(files).toContain(`${db}.sha256`);

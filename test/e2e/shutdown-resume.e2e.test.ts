@@ -80,7 +80,7 @@ describe('the ops endpoints while draining', () => {
 
     const stopped = h.bot.stop();
     let ready = await get('/readyz');
-    for (const deadline = Date.now() + 10_000; ready.status === 200 && Date.now() < deadline; ) ready = await get('/readyz');
+    for (const deadline = Date.now() + 10_000; ready.status === 200 && Date.now() < deadline;) ready = await get('/readyz');
     const healthy = await get('/healthz');
     const metrics = await get('/metrics');
 
@@ -106,7 +106,9 @@ describe('draining between steps', () => {
     try {
       const plan = await requestUpgrade(harness, 'upgrade talos v1.12.11', { channel: CHANNELS.staging });
       await clickStart(harness, plan, USERS.alice, CHANNELS.staging);
-      await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.20.205'), { timeoutMs: 20_000 });
+      await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.20.205'), {
+        timeoutMs: 20_000,
+      });
       expect(await harness.bot.stop()).toBe(0);
       // The first worker finished its step before the process exited; the second was never touched.
       expect(harness.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.12.11');

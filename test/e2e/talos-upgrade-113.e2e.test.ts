@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, clickStart, originalButtonValue, requestUpgrade, waitForApprovalRequest } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  approveUntilDone,
+  clickStart,
+  originalButtonValue,
+  requestUpgrade,
+  waitForApprovalRequest,
+} from '../support/upgrade-flow.ts';
 import { productionShape, stagingShape } from '../sim/shapes.ts';
 
 // Talos 1.13 nodes with a matching 1.13 client: talosctl upgrade takes the LifecycleService path
@@ -15,7 +22,10 @@ afterEach(async () => {
 });
 
 function thread(harness: Harness, channel: string, rootTs: string): string {
-  return harness.slack.thread(channel, rootTs).map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`).join('\n');
+  return harness.slack
+    .thread(channel, rootTs)
+    .map((m) => `${m.text}${JSON.stringify(m.blocks ?? [])}`)
+    .join('\n');
 }
 
 function upgradeCalls(harness: Harness): string[][] {
@@ -68,9 +78,16 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
 
     await approve(harness, request);
     const stop = await harness.slack
-      .waitFor(() => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')), { timeoutMs: 40_000, description: 'the stop' })
+      .waitFor(() => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')), {
+        timeoutMs: 40_000,
+        description: 'the stop',
+      })
       .catch((error: unknown) => {
-        console.log(thread(harness, CHANNELS.production, plan.root.ts), JSON.stringify(harness.sim.calls.filter((c) => c.argv.includes('upgrade'))), JSON.stringify(harness.sim.events));
+        console.log(
+          thread(harness, CHANNELS.production, plan.root.ts),
+          JSON.stringify(harness.sim.calls.filter((c) => c.argv.includes('upgrade'))),
+          JSON.stringify(harness.sim.events),
+        );
         throw error;
       });
 
@@ -90,16 +107,29 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
 
     // The budget fixed, Retry installs and drains again after a fresh approval, and the node ends upgraded and schedulable.
     budget!.minAvailable = 1;
-    await harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: stop.ts, actionId: 'talos-op-retry', value: originalButtonValue(harness, CHANNELS.production, stop.ts, 'talos-op-retry') });
+    await harness.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: stop.ts,
+      actionId: 'talos-op-retry',
+      value: originalButtonValue(harness, CHANNELS.production, stop.ts, 'talos-op-retry'),
+    });
     const again = await harness.slack.waitFor(
-      () => harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => m.ts !== request.ts && /"action_id":"talos-step-approve"/.test(JSON.stringify(m.blocks ?? []))).at(0),
+      () =>
+        harness.slack
+          .thread(CHANNELS.production, plan.root.ts)
+          .filter((m) => m.ts !== request.ts && /"action_id":"talos-step-approve"/.test(JSON.stringify(m.blocks ?? [])))
+          .at(0),
       { timeoutMs: 30_000, description: 'the approval asked again' },
     );
     await approve(harness, again);
-    await harness.slack.waitFor(() => harness.sim.node('production', '10.0.30.11').talosVersion === TARGET && !harness.sim.node('production', '10.0.30.11').cordoned, {
-      timeoutMs: 30_000,
-      description: 'the node upgraded and uncordoned',
-    });
+    await harness.slack.waitFor(
+      () => harness.sim.node('production', '10.0.30.11').talosVersion === TARGET && !harness.sim.node('production', '10.0.30.11').cordoned,
+      {
+        timeoutMs: 30_000,
+        description: 'the node upgraded and uncordoned',
+      },
+    );
     expect(harness.sim.upgradeCount('production', '10.0.30.11')).toBe(2);
     expect(harness.sim.installedNotBooted('production', '10.0.30.11')).toBeUndefined();
   });
@@ -107,19 +137,27 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
   it('refuses a control-plane step of a two-member etcd, since nothing on the 1.13 path would', async () => {
     const [cp1, cp2] = productionShape().nodes;
     h = await startHarness({
-      clusters: [stagingShape({ talosVersion: FROM }), productionShape({ talosVersion: FROM, nodes: [cp1!, cp2!], endpoints: ['10.0.30.11', '10.0.30.12'] })],
+      clusters: [
+        stagingShape({ talosVersion: FROM }),
+        productionShape({ talosVersion: FROM, nodes: [cp1!, cp2!], endpoints: ['10.0.30.11', '10.0.30.12'] }),
+      ],
     });
     const harness = h;
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
     await clickStart(harness, plan);
     await approve(harness, await waitForApprovalRequest(harness, plan));
 
-    const stop = await harness.slack.waitFor(() => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')), {
-      timeoutMs: 60_000,
-      description: 'the stop',
-    });
+    const stop = await harness.slack.waitFor(
+      () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')),
+      {
+        timeoutMs: 60_000,
+        description: 'the stop',
+      },
+    );
 
-    expect(stop.text).toContain('etcd would lose quorum while 10.0.30.11 reboots, so it was not touched: 2 members need 2 for quorum; while 10.0.30.11 reboots 1 other healthy member remains, which cannot keep quorum');
+    expect(stop.text).toContain(
+      'etcd would lose quorum while 10.0.30.11 reboots, so it was not touched: 2 members need 2 for quorum; while 10.0.30.11 reboots 1 other healthy member remains, which cannot keep quorum',
+    );
     expect(upgradeCalls(harness)).toEqual([]);
     expect(harness.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
     expect(harness.sim.upgradeCount('production', '10.0.30.12')).toBe(0);
@@ -128,7 +166,10 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
   it('asks the only control plane for its upgrade with --drain=false and --wait=false, then polls it back', async () => {
     const [cp] = stagingShape().nodes;
     h = await startHarness({
-      clusters: [stagingShape({ talosVersion: FROM, nodes: [cp!], schedulingOnControlPlanes: true }), productionShape({ talosVersion: FROM })],
+      clusters: [
+        stagingShape({ talosVersion: FROM, nodes: [cp!], schedulingOnControlPlanes: true }),
+        productionShape({ talosVersion: FROM }),
+      ],
     });
     const harness = h;
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });

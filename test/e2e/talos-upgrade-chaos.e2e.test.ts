@@ -12,7 +12,15 @@ import { waitForSettled } from '../support/settled.ts';
 import { Operation } from '../../src/ops/operation.ts';
 import { OPS_QUEUE } from '../../src/queue/job-schemas.ts';
 import { RUN_JOB_NAME } from '../../src/queue/operation-jobs.ts';
-import { approve, approveUntilDone, clickStart, opIdOf, requestUpgrade, waitForApprovalRequest, type Plan } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  approveUntilDone,
+  clickStart,
+  opIdOf,
+  requestUpgrade,
+  waitForApprovalRequest,
+  type Plan,
+} from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 const NODES = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
@@ -53,12 +61,20 @@ async function waitForOperation(harness: Harness, opId: string, predicate: (op: 
 
 /** The approver's Override of the missing staging rehearsal, without Start: a fault goes in between. */
 async function override(harness: Harness, plan: Plan, options: { onRoot?: boolean } = {}): Promise<void> {
-  await harness.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+  await harness.slack.clickButton({
+    user: USERS.carol,
+    channel: CHANNELS.production,
+    messageTs: plan.root.ts,
+    actionId: 'talos-op-override',
+  });
   // Its audit entry goes to the thread with the run's first reply.
   await waitForOperation(harness, plan.opId, (op) => op.override !== undefined && op.audit.some((e) => e.event.startsWith('override')));
   // A click from a copy of the plan changes the stored operation; the root the bot keeps shows it once it is known.
   if (options.onRoot === false) return;
-  await harness.slack.waitFor(() => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])), { description: 'the override' });
+  await harness.slack.waitFor(
+    () => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])),
+    { description: 'the override' },
+  );
 }
 
 /** Ids of the operation's run jobs that BullMQ found stalled (their lock lapsed) and handed out again. */
@@ -91,7 +107,9 @@ describe('a production upgrade under faults', () => {
       { timeoutMs: 30_000 },
     );
     await approve(harness, second);
-    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === NODES[1]), { timeoutMs: 30_000 });
+    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === NODES[1]), {
+      timeoutMs: 30_000,
+    });
 
     // Down for longer than the job's lock, so the lock has lapsed when Redis is back and BullMQ hands the
     // still-running job out again. The length of the outage is the fault itself, so here time is waited for.
@@ -106,7 +124,9 @@ describe('a production upgrade under faults', () => {
     expect(await runsHandedOutAgain(harness, plan.opId)).not.toEqual([]);
     expect(done.text).toContain('completed');
     for (const node of NODES) expect(harness.sim.upgradeCount('production', node)).toBe(1);
-    const requests = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ 🔐 Approve the upgrade of /m.test(harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
+    const requests = harness.slack
+      .thread(CHANNELS.production, plan.root.ts)
+      .filter((m) => /^#\d+ 🔐 Approve the upgrade of /m.test(harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
     expect(requests.length).toBe(NODES.length);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
@@ -175,18 +195,26 @@ describe('a production upgrade under faults', () => {
     harness.slack.faults.serverError({ count: 1, status: 502, methods: ['chat.postMessage'], afterWrite: true });
     const ack = await harness.command(`upgrade talos ${TARGET}`);
     const opId = opIdOf(ack);
-    const shown = await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId)), { timeoutMs: 30_000, intervalMs: 5 });
+    const shown = await harness.slack.waitFor(() => harness.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId)), {
+      timeoutMs: 30_000,
+      intervalMs: 5,
+    });
     await override(harness, { opId, root: shown, ack }, { onRoot: false });
     const { rootTs } = await waitForOperation(harness, opId, (op) => op.rootTs !== undefined);
     const plan = { opId, root: harness.slack.message(CHANNELS.production, rootTs!)!, ack };
     // A copy the bot never found (Slack wrote it and lost the answer, and no look-up saw it) is no plan to start from.
-    const copy = await new WebClient(harness.slack.botToken, { slackApiUrl: harness.slack.apiUrl, retryConfig: { retries: 0 } }).chat.postMessage({
+    const copy = await new WebClient(harness.slack.botToken, {
+      slackApiUrl: harness.slack.apiUrl,
+      retryConfig: { retries: 0 },
+    }).chat.postMessage({
       channel: CHANNELS.production,
       text: plan.root.text,
       blocks: plan.root.blocks as unknown as KnownBlock[],
     });
     await clickOnlyStart(harness, { opId, root: harness.slack.message(CHANNELS.production, copy.ts!)!, ack });
-    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /This copy of the plan/.test(e.text)));
+    await harness.slack.waitFor(() =>
+      harness.slack.ephemerals().find((e) => e.user === USERS.alice && /This copy of the plan/.test(e.text)),
+    );
     await clickOnlyStart(harness, plan);
     const done = await approveUntilDone(harness, plan);
 
@@ -195,7 +223,11 @@ describe('a production upgrade under faults', () => {
     expect(harness.slack.callsTo('chat.postMessage').filter((c) => c.status === 502)).toHaveLength(1);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
-    expect(replies.slice(0, 3).map((t) => /^#\d+ ([a-z ,]+)/.exec(t)?.[1])).toEqual(['preflight passed, plan posted', 'override', 'started']);
+    expect(replies.slice(0, 3).map((t) => /^#\d+ ([a-z ,]+)/.exec(t)?.[1])).toEqual([
+      'preflight passed, plan posted',
+      'override',
+      'started',
+    ]);
   });
 
   it('keeps each entry once when an approval request is clicked before the bot learned where Slack wrote it', async () => {
@@ -207,7 +239,10 @@ describe('a production upgrade under faults', () => {
 
     // The next post is the second request, with the first node's result: Slack writes it, then answers 500.
     harness.slack.faults.serverError({ count: 1, status: 500, methods: ['chat.postMessage'], afterWrite: true });
-    const second = await harness.slack.waitFor(() => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => requestFor(NODES[1]!).test(m.text)), { timeoutMs: 30_000, intervalMs: 2 });
+    const second = await harness.slack.waitFor(
+      () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => requestFor(NODES[1]!).test(m.text)),
+      { timeoutMs: 30_000, intervalMs: 2 },
+    );
     await approve(harness, second);
     const done = await approveUntilDone(harness, plan);
 
@@ -215,6 +250,8 @@ describe('a production upgrade under faults', () => {
     expect(harness.slack.callsTo('chat.postMessage').some((c) => c.status === 500)).toBe(true);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
-    expect(harness.slack.message(CHANNELS.production, second.ts)!.text).toMatch(/^#\d+ ✅ Approved by[\s\S]*^#\d+ upgraded: control plane \S+ \(10\.0\.30\.11/m);
+    expect(harness.slack.message(CHANNELS.production, second.ts)!.text).toMatch(
+      /^#\d+ ✅ Approved by[\s\S]*^#\d+ upgraded: control plane \S+ \(10\.0\.30\.11/m,
+    );
   });
 });

@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approve, approveUntilDone, auditLines, clickStart, originalButtonValue, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  approveUntilDone,
+  auditLines,
+  clickStart,
+  originalButtonValue,
+  requestUpgrade,
+  waitForApprovalRequest,
+  waitForRootState,
+} from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness | undefined;
@@ -35,7 +44,9 @@ describe('the upgrade stops at the first failure of a node', () => {
     await clickStart(h, plan);
     const done = await approveUntilDone(h, plan);
     expect(done.text).toContain('stopped at the first failure');
-    expect(failureReply(h, plan.root.ts)).toMatch(/talosctl upgrade of 10\.0\.30\.11 failed[\s\S]*is not ready[\s\S]*context deadline exceeded/);
+    expect(failureReply(h, plan.root.ts)).toMatch(
+      /talosctl upgrade of 10\.0\.30\.11 failed[\s\S]*is not ready[\s\S]*context deadline exceeded/,
+    );
     expect(h.sim.upgradeCount('production', '10.0.30.12')).toBe(0);
   });
 
@@ -60,10 +71,13 @@ describe('approval expiry, cancel and the plan buttons', () => {
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
     await clickStart(harness, plan);
     const first = await waitForApprovalRequest(harness, plan);
-    const expired = await harness.slack.waitFor(() => {
-      const m = harness.slack.message(CHANNELS.production, first.ts);
-      return m !== undefined && /^#\d+ ⏱ Expired/m.test(m.text) ? m : undefined;
-    }, { timeoutMs: 20_000 });
+    const expired = await harness.slack.waitFor(
+      () => {
+        const m = harness.slack.message(CHANNELS.production, first.ts);
+        return m !== undefined && /^#\d+ ⏱ Expired/m.test(m.text) ? m : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
     expect(JSON.stringify(expired.blocks)).toContain('talos-step-rerequest');
     await waitForRootState(harness, plan, /paused/);
 
@@ -71,9 +85,16 @@ describe('approval expiry, cancel and the plan buttons', () => {
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.carol && /expired/i.test(e.text)));
     expect(harness.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
 
-    await harness.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: first.ts, actionId: 'talos-step-rerequest' });
+    await harness.slack.clickButton({
+      user: USERS.carol,
+      channel: CHANNELS.production,
+      messageTs: first.ts,
+      actionId: 'talos-step-rerequest',
+    });
     const again = await harness.slack.waitFor(() =>
-      harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.ts !== first.ts && /"action_id":"talos-step-approve"/.test(JSON.stringify(m.blocks ?? []))),
+      harness.slack
+        .thread(CHANNELS.production, plan.root.ts)
+        .find((m) => m.ts !== first.ts && /"action_id":"talos-step-approve"/.test(JSON.stringify(m.blocks ?? []))),
     );
     await approve(harness, again);
     await harness.slack.waitFor(() => harness.sim.upgradeCount('production', '10.0.30.11') === 1, { timeoutMs: 20_000 });
@@ -86,7 +107,9 @@ describe('approval expiry, cancel and the plan buttons', () => {
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
     await clickStart(harness, plan);
     await approve(harness, await waitForApprovalRequest(harness, plan));
-    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.30.11'), { timeoutMs: 20_000 });
+    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.30.11'), {
+      timeoutMs: 20_000,
+    });
     expect(await harness.command(`cancel ${plan.opId}`)).toContain('will stop after its current step');
     const root = await waitForRootState(harness, plan, /cancelled/);
     expect(root.text).toContain('cancelled');
@@ -102,15 +125,33 @@ describe('approval expiry, cancel and the plan buttons', () => {
     await clickStart(harness, plan, USERS.carol);
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.carol && /Only operators/.test(e.text)));
     const value = originalButtonValue(harness, CHANNELS.production, plan.root.ts, 'talos-op-start')!;
-    await harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-start', value: `${value.split('.')[0]}.000000000000` });
+    await harness.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: 'talos-op-start',
+      value: `${value.split('.')[0]}.000000000000`,
+    });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /no longer valid/.test(e.text)));
-    await harness.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-start', value: 'op-doesnotexist.abcdef' });
+    await harness.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: 'talos-op-start',
+      value: 'op-doesnotexist.abcdef',
+    });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => /does not know/.test(e.text)));
     expect(await harness.command('status')).toContain('no operation holds it');
 
     await clickStart(harness, plan);
     await waitForApprovalRequest(harness, plan);
-    await harness.slack.clickButton({ user: USERS.bob, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-start', value });
+    await harness.slack.clickButton({
+      user: USERS.bob,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: 'talos-op-start',
+      value,
+    });
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.bob && /no longer valid/.test(e.text)));
     expect(auditLines(harness, plan).filter((l) => /^#\d+ started: review confirmed/.test(l))).toHaveLength(1);
   });

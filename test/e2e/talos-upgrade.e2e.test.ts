@@ -5,7 +5,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { assetChunks } from '../sim/image-factory.ts';
 import { schematicId } from '../sim/schematics.ts';
-import { approve, approveUntilDone, auditLines, clickStart, opLink, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  approveUntilDone,
+  auditLines,
+  clickStart,
+  opLink,
+  requestUpgrade,
+  waitForApprovalRequest,
+  waitForRootState,
+} from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 let h: Harness;
@@ -69,11 +78,22 @@ describe('Talos upgrade of production (three control planes)', () => {
     await h.slack.waitFor(() => h.slack.uploadedFiles().length > 0);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
     // Each request is one reply that also carries the entries since the previous one (that node's result).
-    const approvals = thread.filter((m) => /^#\d+ 🔐 Approve the upgrade of /m.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
-    expect(approvals.map((m) => /Approve the upgrade of control plane \S+ \((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1])).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    const approvals = thread.filter((m) =>
+      /^#\d+ 🔐 Approve the upgrade of /m.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''),
+    );
+    expect(
+      approvals.map(
+        (m) =>
+          /Approve the upgrade of control plane \S+ \((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1],
+      ),
+    ).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
     for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^#\d+ ✅ Approved by <@U0CAROL> at /m);
-    expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
-    expect(h.slack.message(CHANNELS.production, approvals[1]!.ts)!.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
+    expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).toMatch(
+      /^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m,
+    );
+    expect(h.slack.message(CHANNELS.production, approvals[1]!.ts)!.text).toMatch(
+      /^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m,
+    );
     expect(thread.some((m) => m.text.includes('etcd snapshot taken'))).toBe(true);
     expect(thread.some((m) => m.text.includes(`talos_version = "${TARGET}"`))).toBe(true);
     // The follow-up's ISO comes from IMAGE_FACTORY_URL, for the nodes' architecture, with the sha256 of the bytes served.
@@ -111,7 +131,9 @@ describe('Talos upgrade of staging (one control plane, one worker)', () => {
       ['10.0.20.205', `factory.talos.dev/nocloud-installer/${schematic}:${TARGET}`],
       ['10.0.20.204', `factory.talos.dev/nocloud-installer/${schematic}:${TARGET}`],
     ]);
-    const followUp = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => m.text.includes('Terraform follow-up')));
+    const followUp = await h.slack.waitFor(() =>
+      h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => m.text.includes('Terraform follow-up')),
+    );
     expect(followUp?.text).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-arm64.iso`);
     expect(followUp?.text).toContain(`sha256 \`${isoSha256(schematic, TARGET, 'nocloud-arm64.iso')}\``);
   });
@@ -130,9 +152,13 @@ describe('Talos upgrade of staging (one control plane, one worker)', () => {
 
     // Assert
     expect(done.text).toContain('completed');
-    const followUp = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => m.text.includes('Terraform follow-up')));
+    const followUp = await h.slack.waitFor(() =>
+      h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => m.text.includes('Terraform follow-up')),
+    );
     expect(followUp?.text).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-amd64.iso`);
-    expect(followUp?.text).toContain('the checksum could not be computed (Image Factory answered 404 Not Found): compute it from the download yourself');
+    expect(followUp?.text).toContain(
+      'the checksum could not be computed (Image Factory answered 404 Not Found): compute it from the download yourself',
+    );
   });
 });
 
@@ -172,9 +198,11 @@ describe('preflight refusals touch nothing and say what to do', () => {
     expect(await h.command('upgrade talos 1.x')).toContain('is not a Talos version');
   });
 
-  it('refuses a user who is not an operator, and a command from another cluster\'s channel', async () => {
+  it("refuses a user who is not an operator, and a command from another cluster's channel", async () => {
     expect(await h.command(`upgrade talos ${TARGET}`, { user: USERS.eve })).toContain('Only operators of *production*');
-    expect(await h.command(`upgrade talos ${TARGET} production`, { channel: CHANNELS.staging })).toContain('taken only in its maintenance channel');
+    expect(await h.command(`upgrade talos ${TARGET} production`, { channel: CHANNELS.staging })).toContain(
+      'taken only in its maintenance channel',
+    );
   });
 });
 
@@ -195,7 +223,9 @@ describe('the version rules: the latest patch of each minor, and a same-version 
   it('refuses the running version when no node would change, and re-installs staging with the schematic Terraform now declares', async () => {
     const refused = await requestUpgrade(h, 'upgrade talos v1.11.6', { channel: CHANNELS.staging });
     expect(refused.root.text).toContain('refused');
-    expect(JSON.stringify(refused.root.blocks)).toContain('the cluster already runs v1.11.6 with that schematic on every node: nothing to upgrade or re-install');
+    expect(JSON.stringify(refused.root.blocks)).toContain(
+      'the cluster already runs v1.11.6 with that schematic on every node: nothing to upgrade or re-install',
+    );
 
     // Terraform now declares qemu-guest-agent in the default schematic.
     const declared = schematicId(['siderolabs/qemu-guest-agent']);
@@ -253,7 +283,9 @@ describe('approvals', () => {
     expect(await h.command(`cancel ${plan.opId}`)).toContain(`Cancelled ${opLink(plan)}`);
     await waitForRootState(h, plan, /cancelled/);
     // The root shows the cancel first; the open request loses its buttons right after.
-    await h.slack.waitFor(() => !JSON.stringify(h.slack.message(CHANNELS.production, second.ts)?.blocks).includes('talos-step-approve'), { description: 'the open request without its buttons' });
+    await h.slack.waitFor(() => !JSON.stringify(h.slack.message(CHANNELS.production, second.ts)?.blocks).includes('talos-step-approve'), {
+      description: 'the open request without its buttons',
+    });
   });
 });
 
@@ -283,10 +315,15 @@ describe('crash and resume', () => {
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
     await clickStart(h, plan);
     await approve(h, await waitForApprovalRequest(h, plan));
-    const second = await h.slack.waitFor(() => {
-      const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /🔐 Approve the upgrade of control plane \S+ \(10\.0\.30\.12/.test(m.text));
-      return r[0];
-    }, { timeoutMs: 30_000 });
+    const second = await h.slack.waitFor(
+      () => {
+        const r = h.slack
+          .thread(CHANNELS.production, plan.root.ts)
+          .filter((m) => /🔐 Approve the upgrade of control plane \S+ \(10\.0\.30\.12/.test(m.text));
+        return r[0];
+      },
+      { timeoutMs: 30_000 },
+    );
     await approve(h, second);
     await h.slack.waitFor(() => h.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.30.12'), { timeoutMs: 30_000 });
     await h.bot.kill();
@@ -295,7 +332,9 @@ describe('crash and resume', () => {
     expect(done.text).toContain('completed');
     for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) expect(h.sim.upgradeCount('production', node)).toBe(1);
     const results = auditLines(h, plan).filter((l) => /^#\d+ upgraded: /.test(l));
-    expect(results.filter((l) => l.includes('upgrade was already requested before a restart'))).toEqual([expect.stringContaining('(10.0.30.12')]);
+    expect(results.filter((l) => l.includes('upgrade was already requested before a restart'))).toEqual([
+      expect.stringContaining('(10.0.30.12'),
+    ]);
   });
 });
 
@@ -306,7 +345,10 @@ describe('crash before the request reached the node', () => {
     // talosctl hangs before it reaches the node: the bot has recorded the request, the node never saw it.
     h.sim.faults.set('production', { hang: ['upgrade'] });
     await approve(h, await waitForApprovalRequest(h, plan));
-    await h.slack.waitFor(() => h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade' && flag(c.argv, '--nodes') === '10.0.30.11'), { timeoutMs: 30_000 });
+    await h.slack.waitFor(
+      () => h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade' && flag(c.argv, '--nodes') === '10.0.30.11'),
+      { timeoutMs: 30_000 },
+    );
     await h.bot.kill();
     h.sim.faults.clear('production');
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
@@ -317,7 +359,9 @@ describe('crash before the request reached the node', () => {
     expect(done.text).toContain('completed');
     for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13']) expect(h.sim.upgradeCount('production', node)).toBe(1);
     const results = auditLines(h, plan).filter((l) => /^#\d+ upgraded: /.test(l));
-    expect(results.filter((l) => l.includes('had not reached the node before a restart'))).toEqual([expect.stringContaining('(10.0.30.11')]);
+    expect(results.filter((l) => l.includes('had not reached the node before a restart'))).toEqual([
+      expect.stringContaining('(10.0.30.11'),
+    ]);
   });
 });
 
@@ -346,7 +390,10 @@ describe('/talos snapshot', () => {
   it('writes a verified snapshot off-cluster and posts its identifier', async () => {
     const ack = await h.command('snapshot');
     const opId = /op-[a-z0-9]+/.exec(ack)![0];
-    const root = await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && m.text.startsWith('✅')), { timeoutMs: 30_000 });
+    const root = await h.slack.waitFor(
+      () => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && m.text.startsWith('✅')),
+      { timeoutMs: 30_000 },
+    );
     const id = /`(production-[^`]+)`/.exec(root.text)![1]!;
     const path = join(h.sim.cluster('production').snapshotDir, `${id}.db`);
     expect(existsSync(path)).toBe(true);

@@ -38,7 +38,9 @@ async function click(p: Plan, user: string, channel: string, actionId = APPLY): 
 }
 
 async function whisperTo(user: string, channel: string, pattern: RegExp): Promise<string> {
-  const found = await h.slack.waitFor(() => h.slack.ephemerals(channel, user).find((e) => pattern.test(e.text)), { description: `a reply to ${user} matching ${pattern}` });
+  const found = await h.slack.waitFor(() => h.slack.ephemerals(channel, user).find((e) => pattern.test(e.text)), {
+    description: `a reply to ${user} matching ${pattern}`,
+  });
   return found.text;
 }
 
@@ -88,7 +90,7 @@ describe('a routine change: staging first, then the same commit in production', 
   let stagingOp: string;
   let commit: string;
 
-  it('plans in staging, refuses Apply from the requester and from non-approvers, applies exactly the saved plan on an approver\'s click, then gates', async () => {
+  it("plans in staging, refuses Apply from the requester and from non-approvers, applies exactly the saved plan on an approver's click, then gates", async () => {
     // Arrange: one reviewed change for both clusters, committed once.
     await h.sim.terraform.changePatch('staging');
     await h.sim.terraform.changePatch('production');
@@ -279,7 +281,13 @@ describe('bad input changes nothing', () => {
     await h.slack.clickButton({ user: USERS.bob, channel: CHANNELS.staging, messageTs: p.root.ts, actionId: 'talos-plan-again' });
     const again = await whisperTo(USERS.bob, CHANNELS.staging, /Planning again as/);
     // A stale client clicks the button it still shows.
-    await h.slack.clickButton({ user: USERS.bob, channel: CHANNELS.staging, messageTs: p.root.ts, actionId: 'talos-plan-again', value: `${p.opId}.replan` });
+    await h.slack.clickButton({
+      user: USERS.bob,
+      channel: CHANNELS.staging,
+      messageTs: p.root.ts,
+      actionId: 'talos-plan-again',
+      value: `${p.opId}.replan`,
+    });
     const twice = await whisperTo(USERS.bob, CHANNELS.staging, /already planned again/);
     await waitForSettled(h);
 
@@ -313,7 +321,9 @@ describe('sensitive values of the plan', () => {
     await waitForSettled(h);
 
     // Assert: the values were there to leak, in what the bot read from tofu show -json.
-    const shown = h.sim.calls.filter((c) => c.bin === 'tofu' && c.cluster === 'staging' && c.argv[0] === 'show' && c.argv.includes('-json'));
+    const shown = h.sim.calls.filter(
+      (c) => c.bin === 'tofu' && c.cluster === 'staging' && c.argv[0] === 'show' && c.argv.includes('-json'),
+    );
     expect(shown.length).toBeGreaterThanOrEqual(2);
     expect(done.text).toContain('completed');
     const planFile = `${p.opId}-tofu-plan.txt`;
@@ -325,7 +335,12 @@ describe('sensitive values of the plan', () => {
     expect(written).toContain(p.opId);
     for (const canary of [h.sim.secretsCanary, h.sim.canary]) {
       expect(h.slack.allTraffic()).not.toContain(canary);
-      expect(h.slack.uploadedFiles().filter((f) => f.content.includes(canary)).map((f) => f.filename)).toEqual([]);
+      expect(
+        h.slack
+          .uploadedFiles()
+          .filter((f) => f.content.includes(canary))
+          .map((f) => f.filename),
+      ).toEqual([]);
       expect(h.bot.logs()).not.toContain(canary);
       expect(stored).not.toContain(canary);
       expect(written).not.toContain(canary);
@@ -351,7 +366,11 @@ describe('adding a control plane', () => {
     const refused = await waitForRootState(h, second, /refused/, CHANNELS.staging);
     // Act: once the member is promoted, a Retry of the watch sees it vote, and the gate counts it.
     h.sim.faults.clear('staging', 'etcdLearnerStuck');
-    const retry = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, first.root.ts).find((m) => hasButton(h.slack.message(CHANNELS.staging, m.ts), 'talos-op-retry')), { description: 'the Retry offer' });
+    const retry = await h.slack.waitFor(
+      () =>
+        h.slack.thread(CHANNELS.staging, first.root.ts).find((m) => hasButton(h.slack.message(CHANNELS.staging, m.ts), 'talos-op-retry')),
+      { description: 'the Retry offer' },
+    );
     await h.slack.clickButton({ user: USERS.bob, channel: CHANNELS.staging, messageTs: retry.ts, actionId: 'talos-op-retry' });
     const done = await waitForRootState(h, first, /completed/, CHANNELS.staging, 90_000);
     await waitForSettled(h);
@@ -361,7 +380,9 @@ describe('adding a control plane', () => {
     expect(stopped.text).toContain('stopped at the first failure');
     const thread = h.slack.thread(CHANNELS.staging, first.root.ts);
     // The stop as it was posted, before the Retry edited it: the evidence names the learner.
-    expect(JSON.stringify(h.slack.versions(CHANNELS.staging, retry.ts)[0]?.blocks)).toContain('talos-stg-cp-2: etcd learner, not yet a voting member');
+    expect(JSON.stringify(h.slack.versions(CHANNELS.staging, retry.ts)[0]?.blocks)).toContain(
+      'talos-stg-cp-2: etcd learner, not yet a voting member',
+    );
     expect(JSON.stringify(refused.blocks)).toContain('Before you add another node, wait for all members to report the same leader');
     expect(hasButton(refused, APPLY)).toBe(false);
     expect(done.text).toContain('completed');
@@ -394,9 +415,13 @@ describe('a production window', () => {
 
     // Act: an approver overrides the missing staging apply, then clicks Apply outside the window.
     await w.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: p.root.ts, actionId: 'talos-op-override' });
-    await w.slack.waitFor(() => /overridden by/.test(JSON.stringify(w.slack.message(CHANNELS.production, p.root.ts)?.blocks ?? [])), { description: 'the override' });
+    await w.slack.waitFor(() => /overridden by/.test(JSON.stringify(w.slack.message(CHANNELS.production, p.root.ts)?.blocks ?? [])), {
+      description: 'the override',
+    });
     await w.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: p.root.ts, actionId: APPLY });
-    const refused = await w.slack.waitFor(() => w.slack.ephemerals(CHANNELS.production, USERS.carol).find((e) => /window/.test(e.text)), { description: 'the window refusal' });
+    const refused = await w.slack.waitFor(() => w.slack.ephemerals(CHANNELS.production, USERS.carol).find((e) => /window/.test(e.text)), {
+      description: 'the window refusal',
+    });
     await waitForSettled(w);
 
     // Assert

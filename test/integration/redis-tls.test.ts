@@ -48,14 +48,49 @@ beforeAll(async () => {
   openssl(['req', '-x509', ...curve, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=talos-chatops test CA']);
   openssl(['req', ...curve, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext']);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+  ]);
   port = await freePort();
   server = spawn(
     'redis-server',
     [
-      '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1 -::1',
-      '--tls-cert-file', join(dir, 'server.pem'), '--tls-key-file', join(dir, 'server.key'), '--tls-ca-cert-file', join(dir, 'ca.pem'),
-      '--tls-auth-clients', 'no', '--requirepass', PASSWORD, '--save', '', '--appendonly', 'no', '--dir', dir,
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1 -::1',
+      '--tls-cert-file',
+      join(dir, 'server.pem'),
+      '--tls-key-file',
+      join(dir, 'server.key'),
+      '--tls-ca-cert-file',
+      join(dir, 'ca.pem'),
+      '--tls-auth-clients',
+      'no',
+      '--requirepass',
+      PASSWORD,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
     ],
     { stdio: 'ignore' },
   );

@@ -21,7 +21,11 @@ const OTHER_EXPORTERS: Record<string, string> = {
 /** Every name the bot's registry exports; a histogram exports its series as _bucket, _sum and _count. */
 async function exportedNames(): Promise<Set<string>> {
   const metrics = await createMetrics().registry.getMetricsAsJSON();
-  return new Set(metrics.flatMap((m) => (String(m.type) === 'histogram' ? ['_bucket', '_sum', '_count'].map((suffix) => `${m.name}${suffix}`) : [m.name])));
+  return new Set(
+    metrics.flatMap((m) =>
+      String(m.type) === 'histogram' ? ['_bucket', '_sum', '_count'].map((suffix) => `${m.name}${suffix}`) : [m.name],
+    ),
+  );
 }
 
 /**
@@ -61,12 +65,16 @@ interface Dashboard {
   templating: { list: { name: string; type: string; query?: string | { query?: string } }[] };
 }
 
-const rule = parse(readFileSync(join(MONITORING, 'prometheus-rule.yaml'), 'utf8')) as { spec: { groups: { rules: { alert?: string; expr: string }[] }[] } };
+const rule = parse(readFileSync(join(MONITORING, 'prometheus-rule.yaml'), 'utf8')) as {
+  spec: { groups: { rules: { alert?: string; expr: string }[] }[] };
+};
 const dashboard = JSON.parse(readFileSync(join(MONITORING, 'dashboards', 'talos-chatops.json'), 'utf8')) as Dashboard;
 
 const ruleExpressions = rule.spec.groups.flatMap((g) => g.rules).map((r) => ({ where: `rule ${r.alert}`, expr: r.expr }));
 const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
-const panelExpressions = panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel ${p.title}`, expr: withoutGrafanaVariables(t.expr ?? '') })));
+const panelExpressions = panels.flatMap((p) =>
+  (p.targets ?? []).map((t) => ({ where: `panel ${p.title}`, expr: withoutGrafanaVariables(t.expr ?? '') })),
+);
 // A query variable's `label_values(metric, label)` is Grafana's, not PromQL: its metric is checked on its own.
 const variableMetrics = dashboard.templating.list.flatMap((v) => {
   const query = typeof v.query === 'string' ? v.query : (v.query?.query ?? '');
@@ -76,7 +84,8 @@ const variableMetrics = dashboard.templating.list.flatMap((v) => {
 
 describe('metricNames', () => {
   it('finds the metrics of selectors, ranges and offsets, not functions, labels or aggregations', () => {
-    const expr = 'time() - min by (cluster) (a_total{result="failed"} unless a_total offset 15m) or histogram_quantile(0.9, sum by (le) (rate(b_bucket[5m]))) > on (job) group_left up';
+    const expr =
+      'time() - min by (cluster) (a_total{result="failed"} unless a_total offset 15m) or histogram_quantile(0.9, sum by (le) (rate(b_bucket[5m]))) > on (job) group_left up';
 
     expect(metricNames(expr)).toEqual(['a_total', 'a_total', 'b_bucket', 'up']);
   });

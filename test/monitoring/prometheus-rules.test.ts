@@ -126,9 +126,15 @@ describe('manifests/monitoring/prometheus-rule.yaml', () => {
 
   it('uses in its annotations only labels its firing alerts carry', () => {
     const missing = alerts.flatMap((a) => {
-      const used = [...Object.values(a.annotations ?? {}).join('\n').matchAll(/\$labels\.([a-zA-Z_]\w*)/g)].map((m) => m[1]!);
+      const used = [
+        ...Object.values(a.annotations ?? {})
+          .join('\n')
+          .matchAll(/\$labels\.([a-zA-Z_]\w*)/g),
+      ].map((m) => m[1]!);
       const fired = alertCases.filter((c) => c.alertname === a.alert).flatMap((c) => c.exp_alerts.map((e) => e.exp_labels ?? {}));
-      return [...new Set(used)].filter((label) => fired.some((labels) => !(label in labels))).map((label) => `${a.alert}: $labels.${label}`);
+      return [...new Set(used)]
+        .filter((label) => fired.some((labels) => !(label in labels)))
+        .map((label) => `${a.alert}: $labels.${label}`);
     });
     expect(missing).toEqual([]);
   });

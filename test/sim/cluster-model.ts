@@ -21,7 +21,10 @@ export interface BuildClusterInput {
 
 /** etcd member ids are random; derived here so runs repeat. `incarnation` tells a rejoined machine from its predecessor. */
 export function memberIdFor(cluster: string, hostname: string, incarnation = 0): string {
-  return createHash('sha256').update(`${cluster}/${hostname}/etcd${incarnation === 0 ? '' : `/${incarnation}`}`).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(`${cluster}/${hostname}/etcd${incarnation === 0 ? '' : `/${incarnation}`}`)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export interface BuildNodeInput {
@@ -175,9 +178,10 @@ export function apidReachable(cluster: SimCluster, node: SimNode): boolean {
 
 /** gRPC Unavailable text for a node apid cannot reach, as the proxying endpoint reports it. */
 export function unavailableError(cluster: SimCluster, node: SimNode | undefined, address: string): string {
-  const reason = node && (node.stage === 'rebooting' || node.stage === 'maintenance') && !isPartitioned(cluster, node)
-    ? 'connection refused'
-    : 'no route to host';
+  const reason =
+    node && (node.stage === 'rebooting' || node.stage === 'maintenance') && !isPartitioned(cluster, node)
+      ? 'connection refused'
+      : 'no route to host';
   return `rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${address}:50000: connect: ${reason}"`;
 }
 

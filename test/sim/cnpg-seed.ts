@@ -46,6 +46,15 @@ export function seedCnpgClusters(shape: ClusterShape): CnpgClusterState[] {
 export function cnpgBudgets(shape: ClusterShape): PdbState[] {
   return (shape.cnpg ?? []).flatMap((c) => [
     { name: `${c.name}-primary`, namespace: c.namespace, minAvailable: 1, selector: { [CLUSTER_LABEL]: c.name, [ROLE_LABEL]: 'primary' } },
-    ...(c.instances >= 3 ? [{ name: c.name, namespace: c.namespace, minAvailable: c.instances - 2, selector: { [CLUSTER_LABEL]: c.name, [ROLE_LABEL]: 'replica' } }] : []),
+    ...(c.instances >= 3
+      ? [
+          {
+            name: c.name,
+            namespace: c.namespace,
+            minAvailable: c.instances - 2,
+            selector: { [CLUSTER_LABEL]: c.name, [ROLE_LABEL]: 'replica' },
+          },
+        ]
+      : []),
   ]);
 }

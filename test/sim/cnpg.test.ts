@@ -5,7 +5,15 @@ import { productionShape, stagingShape } from './shapes.ts';
 
 const it = simTest({
   timing: { stepMs: 4, rebootMs: 80 },
-  clusters: [stagingShape(), productionShape({ cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }, { name: 'solo', namespace: 'apps', instances: 1 }] })],
+  clusters: [
+    stagingShape(),
+    productionShape({
+      cnpg: [
+        { name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' },
+        { name: 'solo', namespace: 'apps', instances: 1 },
+      ],
+    }),
+  ],
 });
 
 function client(f: SimFixture): KubeConfig {
@@ -19,9 +27,14 @@ function image(f: SimFixture): string {
 }
 
 describe.concurrent('CloudNativePG', () => {
-  it('serves its Clusters and the budgets it creates: <name>-primary for every Cluster, <name> for the replicas from three instances', async ({ f, expect }) => {
+  it('serves its Clusters and the budgets it creates: <name>-primary for every Cluster, <name> for the replicas from three instances', async ({
+    f,
+    expect,
+  }) => {
     const kc = client(f);
-    const clusters = (await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'postgresql.cnpg.io', version: 'v1', plural: 'clusters' })) as {
+    const clusters = (await kc
+      .makeApiClient(CustomObjectsApi)
+      .listClusterCustomObject({ group: 'postgresql.cnpg.io', version: 'v1', plural: 'clusters' })) as {
       items: { metadata: { name: string }; spec: { instances: number }; status: { currentPrimary: string; readyInstances: number } }[];
     };
     const pdbs = await kc.makeApiClient(PolicyV1Api).listNamespacedPodDisruptionBudget({ namespace: 'apps' });
@@ -31,14 +44,23 @@ describe.concurrent('CloudNativePG', () => {
       ['solo', 1, 'solo-1', 1],
     ]);
     const byName = new Map(pdbs.items.map((p) => [p.metadata?.name, p]));
-    expect(byName.get('db-primary')?.spec).toMatchObject({ minAvailable: 1, selector: { matchLabels: { 'cnpg.io/cluster': 'db', 'cnpg.io/instanceRole': 'primary' } } });
+    expect(byName.get('db-primary')?.spec).toMatchObject({
+      minAvailable: 1,
+      selector: { matchLabels: { 'cnpg.io/cluster': 'db', 'cnpg.io/instanceRole': 'primary' } },
+    });
     expect(byName.get('db-primary')?.status).toMatchObject({ disruptionsAllowed: 0, expectedPods: 1 });
-    expect(byName.get('db')?.spec).toMatchObject({ minAvailable: 1, selector: { matchLabels: { 'cnpg.io/cluster': 'db', 'cnpg.io/instanceRole': 'replica' } } });
+    expect(byName.get('db')?.spec).toMatchObject({
+      minAvailable: 1,
+      selector: { matchLabels: { 'cnpg.io/cluster': 'db', 'cnpg.io/instanceRole': 'replica' } },
+    });
     expect(byName.get('solo-primary')?.status).toMatchObject({ disruptionsAllowed: 0, expectedPods: 1 });
     expect(byName.has('solo')).toBe(false);
   });
 
-  it("switches the primary over to a ready replica elsewhere when the primary's node is drained, so the drain evicts the old primary", async ({ f, expect }) => {
+  it("switches the primary over to a ready replica elsewhere when the primary's node is drained, so the drain evicts the old primary", async ({
+    f,
+    expect,
+  }) => {
     const cluster = f.sim.cluster('production');
     cluster.kube.cnpg = cluster.kube.cnpg?.filter((c) => c.name === 'db');
     cluster.kube.pods = cluster.kube.pods.filter((p) => !p.name.startsWith('solo-'));

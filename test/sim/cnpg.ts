@@ -24,7 +24,12 @@ function setRole(pod: PodState, role: 'primary' | 'replica'): void {
  * the primary budget keeps the primary where it is. Runs when a drain starts, the node cordoned;
  * `podReady` is the pod readiness the API reports.
  */
-export function cnpgOnCordon(cluster: SimCluster, node: SimNode, now: number, podReady: (cluster: SimCluster, pod: PodState) => boolean): void {
+export function cnpgOnCordon(
+  cluster: SimCluster,
+  node: SimNode,
+  now: number,
+  podReady: (cluster: SimCluster, pod: PodState) => boolean,
+): void {
   for (const c of cluster.kube.cnpg ?? []) {
     const pods = instancesOf(cluster, c);
     const primary = pods.find((p) => p.name === c.currentPrimary);

@@ -35,7 +35,12 @@ async function runExec(request: ExecRequest, io: ExecIO, deps: SimDeps, aborted:
     code =
       request.bin === 'talosctl'
         ? await runTalosctl(
-            { argv: request.argv, cwd: request.cwd, clientVersion: clientVersion ?? DEFAULT_CLIENT_VERSION, talosconfig: request.talosconfig ?? { path: '' } },
+            {
+              argv: request.argv,
+              cwd: request.cwd,
+              clientVersion: clientVersion ?? DEFAULT_CLIENT_VERSION,
+              talosconfig: request.talosconfig ?? { path: '' },
+            },
             io,
             deps,
             call,
@@ -88,14 +93,28 @@ function serveLine(socket: Socket, deps: SimDeps): void {
     const argc = Number(fields[7]);
     if (fields.length < 8 + argc) return;
     started = true;
-    const [, bin, cwd, clientVersion, talosconfigSet, talosconfigEnv, home] = fields as [string, 'talosctl' | 'tofu', string, string, string, string, string];
+    const [, bin, cwd, clientVersion, talosconfigSet, talosconfigEnv, home] = fields as [
+      string,
+      'talosctl' | 'tofu',
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const argv = fields.slice(8, 8 + argc);
     const request: ExecRequest = {
       bin,
       argv,
       cwd,
       ...(bin === 'talosctl'
-        ? { clientVersion: clientVersion || undefined, talosconfig: readTalosconfig(talosconfigPath(argv, { HOME: home, ...(talosconfigSet === 'set' ? { TALOSCONFIG: talosconfigEnv } : {}) }), cwd) }
+        ? {
+            clientVersion: clientVersion || undefined,
+            talosconfig: readTalosconfig(
+              talosconfigPath(argv, { HOME: home, ...(talosconfigSet === 'set' ? { TALOSCONFIG: talosconfigEnv } : {}) }),
+              cwd,
+            ),
+          }
         : {}),
     };
     const pending: Record<'o' | 'e', string> = { o: '', e: '' };
@@ -107,7 +126,10 @@ function serveLine(socket: Socket, deps: SimDeps): void {
       if (lines.length > 0) socket.write(lines.map((l) => `${kind}${l}\n`).join(''));
     };
     const flushPartial = (): string => {
-      const tail = (['o', 'e'] as const).filter((k) => pending[k] !== '').map((k) => `${k.toUpperCase()}${pending[k]}\n`).join('');
+      const tail = (['o', 'e'] as const)
+        .filter((k) => pending[k] !== '')
+        .map((k) => `${k.toUpperCase()}${pending[k]}\n`)
+        .join('');
       pending.o = '';
       pending.e = '';
       return tail;
@@ -176,5 +198,10 @@ export async function startControlServer(deps: SimDeps): Promise<ControlServer> 
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, linePort: (lineServer.address() as AddressInfo).port, closeLine };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    linePort: (lineServer.address() as AddressInfo).port,
+    closeLine,
+  };
 }

@@ -99,11 +99,7 @@ const HANDSHAKE_FAILURE =
   'tls: failed to verify certificate: x509: certificate signed by unknown authority"';
 
 /** Finds the cluster whose client key the talosconfig carries, as mutual TLS would. */
-export function authenticate(
-  clusters: Iterable<SimCluster>,
-  talosconfig: string,
-  contextOverride: string | undefined,
-): TalosContext {
+export function authenticate(clusters: Iterable<SimCluster>, talosconfig: string, contextOverride: string | undefined): TalosContext {
   let doc: unknown;
   try {
     doc = parse(talosconfig);

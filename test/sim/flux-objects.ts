@@ -99,8 +99,20 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
         break;
       case 'stalled':
         conditions.push(
-          condition('Ready', 'False', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'", failingSince),
-          condition('Stalled', 'True', 'AccessDenied', "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'", failingSince),
+          condition(
+            'Ready',
+            'False',
+            'AccessDenied',
+            "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'",
+            failingSince,
+          ),
+          condition(
+            'Stalled',
+            'True',
+            'AccessDenied',
+            "cross-namespace references are not allowed: can't access 'GitRepository/infra/flux-system'",
+            failingSince,
+          ),
         );
         break;
       case 'failed':
@@ -119,7 +131,13 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
         break;
       case 'progressing':
         conditions.push(
-          condition('Reconciling', 'True', 'Progressing', `Detecting drift for revision ${attempted} with a timeout of ${TIMEOUT}`, now - 1_000),
+          condition(
+            'Reconciling',
+            'True',
+            'Progressing',
+            `Detecting drift for revision ${attempted} with a timeout of ${TIMEOUT}`,
+            now - 1_000,
+          ),
           condition('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress', now - 5_000),
         );
         break;
@@ -179,7 +197,10 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
     case 'ready':
     case 'suspended': {
       const ok = `Helm upgrade succeeded for release ${obj.namespace}/${obj.name}.v${obj.generation} with chart ${obj.chart}@${applied}`;
-      conditions.push(condition('Ready', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR), condition('Released', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR));
+      conditions.push(
+        condition('Ready', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR),
+        condition('Released', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR),
+      );
       break;
     }
     case 'stalled':
@@ -209,7 +230,10 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
       );
       break;
     case 'progressing':
-      conditions.push(condition('Reconciling', 'True', 'Progressing', running, now - 5_000), condition('Ready', 'Unknown', 'Progressing', running, now - 5_000));
+      conditions.push(
+        condition('Reconciling', 'True', 'Progressing', running, now - 5_000),
+        condition('Ready', 'Unknown', 'Progressing', running, now - 5_000),
+      );
       break;
   }
   const retrying = phase === 'failed' || phase === 'retrying';
@@ -219,7 +243,9 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
     metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, { generation, finalizers: ['finalizers.fluxcd.io'] }),
     spec: {
       interval: '30m0s',
-      chart: { spec: { chart: obj.chart, version: attempted, sourceRef: { kind: 'HelmRepository', name: obj.chart, namespace: 'flux-system' } } },
+      chart: {
+        spec: { chart: obj.chart, version: attempted, sourceRef: { kind: 'HelmRepository', name: obj.chart, namespace: 'flux-system' } },
+      },
       ...(retrying ? { upgrade: { remediation: { retries: -1 } } } : {}),
       ...(phase === 'suspended' ? { suspend: true } : {}),
     },

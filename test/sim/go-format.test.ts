@@ -3,9 +3,12 @@ import { formatGoDuration, humanizeBytes, parseGoDuration, tabwrite } from './go
 
 describe('Go formatting helpers', () => {
   it('pads every tab-terminated cell by three spaces over the column block, leaving the last cell unpadded', () => {
-    expect(tabwrite([['NODE', 'ID', 'LEARNER'], ['10.0.0.1', '2ba6e48b8cf1a0c1', 'false']])).toBe(
-      'NODE       ID                 LEARNER\n10.0.0.1   2ba6e48b8cf1a0c1   false\n',
-    );
+    expect(
+      tabwrite([
+        ['NODE', 'ID', 'LEARNER'],
+        ['10.0.0.1', '2ba6e48b8cf1a0c1', 'false'],
+      ]),
+    ).toBe('NODE       ID                 LEARNER\n10.0.0.1   2ba6e48b8cf1a0c1   false\n');
   });
 
   it('aligns a column only across consecutive rows that have it', () => {

@@ -6,7 +6,10 @@ import { simTest } from './sim-fixture.ts';
 const it = simTest();
 
 describe.concurrent('simulated Image Factory ISOs', () => {
-  it('serves the ISO of a known schematic and version for each architecture, in many chunks, with deterministic bytes', async ({ f, expect }) => {
+  it('serves the ISO of a known schematic and version for each architecture, in many chunks, with deterministic bytes', async ({
+    f,
+    expect,
+  }) => {
     // Arrange
     const schematic = f.sim.cluster('production').terraform.defaultSchematic;
 

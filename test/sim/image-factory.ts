@@ -21,7 +21,8 @@ export function defaultFactoryVersions(): string[] {
   ];
 }
 
-const ASSET_PATHS = /^(metal|nocloud|aws|gcp)-(amd64|arm64)(-secureboot)?\.(iso|raw\.xz|raw\.tar\.gz)$|^(kernel-(amd64|arm64)|initramfs-(amd64|arm64)\.xz|cmdline-metal-(amd64|arm64)|installer-(amd64|arm64)\.tar)$/;
+const ASSET_PATHS =
+  /^(metal|nocloud|aws|gcp)-(amd64|arm64)(-secureboot)?\.(iso|raw\.xz|raw\.tar\.gz)$|^(kernel-(amd64|arm64)|initramfs-(amd64|arm64)\.xz|cmdline-metal-(amd64|arm64)|installer-(amd64|arm64)\.tar)$/;
 
 /** An ISO is served as this many chunks of {@link CHUNK} bytes: large enough that a client must stream it. */
 const ISO_CHUNKS = 64;
@@ -93,10 +94,18 @@ async function handle(state: SimState, req: IncomingMessage, res: ServerResponse
       text(res, 404, 'version not found');
       return;
     }
-    const official = ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools', 'siderolabs/qemu-guest-agent', 'siderolabs/intel-ucode'].map((o) => {
-      const info = extensionInfo(o);
-      return { name: o, ref: info.image, digest: `sha256:${createHash('sha256').update(info.image).digest('hex')}`, author: info.author, description: info.description };
-    });
+    const official = ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools', 'siderolabs/qemu-guest-agent', 'siderolabs/intel-ucode'].map(
+      (o) => {
+        const info = extensionInfo(o);
+        return {
+          name: o,
+          ref: info.image,
+          digest: `sha256:${createHash('sha256').update(info.image).digest('hex')}`,
+          author: info.author,
+          description: info.description,
+        };
+      },
+    );
     text(res, 200, JSON.stringify(official), 'application/json');
     return;
   }

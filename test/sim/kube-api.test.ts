@@ -27,7 +27,9 @@ interface FluxObject {
 async function flux(f: SimFixture, cluster: string, plural: 'kustomizations' | 'helmreleases'): Promise<FluxObject[]> {
   const group = plural === 'kustomizations' ? 'kustomize.toolkit.fluxcd.io' : 'helm.toolkit.fluxcd.io';
   const version = plural === 'kustomizations' ? 'v1' : 'v2';
-  const list = (await client(f, cluster).makeApiClient(CustomObjectsApi).listClusterCustomObject({ group, version, plural })) as { items: FluxObject[] };
+  const list = (await client(f, cluster).makeApiClient(CustomObjectsApi).listClusterCustomObject({ group, version, plural })) as {
+    items: FluxObject[];
+  };
   return list.items;
 }
 
@@ -50,7 +52,9 @@ describe.concurrent('Kubernetes API', () => {
   it('answers 401 without the bearer token and 404 with a Status for unknown paths', async ({ f, expect }) => {
     const url = f.sim.kubeApiUrl('production');
     const anonymous = await fetch(`${url}/api/v1/nodes`);
-    const unknown = await fetch(`${url}/apis/example.org/v1/widgets`, { headers: { authorization: `Bearer ${f.sim.cluster('production').credentials.token}` } });
+    const unknown = await fetch(`${url}/apis/example.org/v1/widgets`, {
+      headers: { authorization: `Bearer ${f.sim.cluster('production').credentials.token}` },
+    });
 
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
@@ -80,7 +84,9 @@ describe.concurrent('Kubernetes API', () => {
     const onCp2 = await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=talos-prd-cp-2' });
     const namespace = await core.readNamespace({ name: 'longhorn-system' });
 
-    expect(new Set(all.items.map((p) => p.metadata?.namespace))).toEqual(new Set(['kube-system', 'flux-system', 'apps', 'longhorn-system']));
+    expect(new Set(all.items.map((p) => p.metadata?.namespace))).toEqual(
+      new Set(['kube-system', 'flux-system', 'apps', 'longhorn-system']),
+    );
     expect(onCp2.items.length).toBeGreaterThan(0);
     expect(onCp2.items.every((p) => p.spec?.nodeName === 'talos-prd-cp-2')).toBe(true);
     expect(namespace.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('privileged');
@@ -99,7 +105,10 @@ describe.concurrent('Kubernetes API', () => {
       ...['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'].map((n) => [instanceManagerName('production', n), 0]),
     ]);
     const im = healthy.items.find((p) => p.metadata?.namespace === 'longhorn-system');
-    expect(im?.spec?.selector?.matchLabels).toMatchObject({ 'longhorn.io/component': 'instance-manager', 'longhorn.io/node': 'talos-prd-cp-1' });
+    expect(im?.spec?.selector?.matchLabels).toMatchObject({
+      'longhorn.io/component': 'instance-manager',
+      'longhorn.io/node': 'talos-prd-cp-1',
+    });
     expect(im?.status).toMatchObject({ disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1, expectedPods: 1 });
     const postgres = blocked.items.find((p) => p.metadata?.name === 'postgres');
     expect(postgres?.status).toMatchObject({ disruptionsAllowed: 0, currentHealthy: 2, desiredHealthy: 2, expectedPods: 3 });
@@ -134,7 +143,9 @@ describe.concurrent('Kubernetes API', () => {
 
   it('degrades Longhorn volumes while a replica node reboots and heals after the rebuild', async ({ f, expect }) => {
     const robustness = async (): Promise<string[]> => {
-      const list = (await client(f, 'production').makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' })) as {
+      const list = (await client(f, 'production')
+        .makeApiClient(CustomObjectsApi)
+        .listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' })) as {
         items: { status: { robustness: string } }[];
       };
       return list.items.map((v) => v.status.robustness);
@@ -145,7 +156,11 @@ describe.concurrent('Kubernetes API', () => {
     await f.sim.waitFor(() => f.sim.node('production', '10.0.30.13').stage === 'rebooting', 5000, 'the reboot');
     const during = await robustness();
     await upgrade;
-    await f.sim.waitFor(() => Date.now() - f.sim.node('production', '10.0.30.13').lastUpAt > f.sim.timing.longhornRebuildMs, 5000, 'the rebuild');
+    await f.sim.waitFor(
+      () => Date.now() - f.sim.node('production', '10.0.30.13').lastUpAt > f.sim.timing.longhornRebuildMs,
+      5000,
+      'the rebuild',
+    );
     const after = await robustness();
 
     // The fourth volume is detached: Longhorn cannot know its health, and says `unknown`.
@@ -154,7 +169,11 @@ describe.concurrent('Kubernetes API', () => {
     expect(after).toEqual(['healthy', 'healthy', 'healthy', 'unknown']);
     // Longhorn lifted the node's instance-manager budget for the drain and put it back after the boot.
     const budget = `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`;
-    expect(f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.node, e.detail?.split(' ')[0]])).toEqual([
+    expect(
+      f.sim.events
+        .filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked')
+        .map((e) => [e.kind, e.node, e.detail?.split(' ')[0]]),
+    ).toEqual([
       ['longhorn-pdb-deleted', '10.0.30.13', budget],
       ['longhorn-pdb-created', '10.0.30.13', budget],
     ]);
@@ -166,17 +185,28 @@ describe.concurrent('Kubernetes API', () => {
 
     await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
 
-    const kinds = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.detail]);
+    const kinds = f.sim.events
+      .filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked')
+      .map((e) => [e.kind, e.detail]);
     expect(kinds).toEqual([['drain-blocked', `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`]]);
   });
 
-  it('keeps the budget even under node-drain-policy always-allow while a workload budget at 0 keeps its pod, and so its volume, on the node', async ({ f, expect }) => {
-    f.sim.faults.set('production', { longhornDrainPolicy: 'always-allow', longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] }, pdbBlocked: ['postgres'] });
+  it('keeps the budget even under node-drain-policy always-allow while a workload budget at 0 keeps its pod, and so its volume, on the node', async ({
+    f,
+    expect,
+  }) => {
+    f.sim.faults.set('production', {
+      longhornDrainPolicy: 'always-allow',
+      longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] },
+      pdbBlocked: ['postgres'],
+    });
     const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.defaultSchematic}:v1.11.6`;
 
     await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
 
-    const events = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.detail?.split(' ')[0]]);
+    const events = f.sim.events
+      .filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked')
+      .map((e) => [e.kind, e.detail?.split(' ')[0]]);
     const budget = `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`;
     // canDeleteInstanceManagerPDB waits for every volume attached on the node to detach before it looks at the policy.
     expect(events).toEqual([
@@ -187,7 +217,10 @@ describe.concurrent('Kubernetes API', () => {
   });
 
   it('lifts the budget under always-allow once the workloads are gone, whatever the replicas', async ({ f, expect }) => {
-    f.sim.faults.set('production', { longhornDrainPolicy: 'always-allow', longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] } });
+    f.sim.faults.set('production', {
+      longhornDrainPolicy: 'always-allow',
+      longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] },
+    });
     const image = `factory.talos.dev/nocloud-installer/${f.sim.cluster('production').terraform.longhornSchematic}:v1.11.6`;
 
     await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
@@ -210,33 +243,69 @@ describe.concurrent('Kubernetes API', () => {
     expect(cluster.kube.volumes.every((v) => !v.replicas.includes('talos-prd-cp-3') && v.replicas.includes('talos-prd-cp-1'))).toBe(true);
   });
 
-  it('keeps the budget of a node where a DaemonSet pod keeps a volume attached, though its replicas are healthy elsewhere', async ({ f, expect }) => {
+  it('keeps the budget of a node where a DaemonSet pod keeps a volume attached, though its replicas are healthy elsewhere', async ({
+    f,
+    expect,
+  }) => {
     const cluster = f.sim.cluster('production');
-    cluster.kube.pods.push({ name: 'log-shipper-q7x2m', namespace: 'apps', nodeName: 'talos-prd-cp-3', labels: { app: 'log-shipper' }, owner: { kind: 'DaemonSet', name: 'log-shipper' }, image: 'fluent/fluent-bit:4.0', createdAt: Date.now() });
-    cluster.kube.volumes.push({ name: 'pvc-logs-3', pvcName: 'logs-talos-prd-cp-3', namespace: 'apps', replicas: ['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'], sizeBytes: 1024 ** 3, attachedTo: 'talos-prd-cp-3', podName: 'log-shipper-q7x2m' });
+    cluster.kube.pods.push({
+      name: 'log-shipper-q7x2m',
+      namespace: 'apps',
+      nodeName: 'talos-prd-cp-3',
+      labels: { app: 'log-shipper' },
+      owner: { kind: 'DaemonSet', name: 'log-shipper' },
+      image: 'fluent/fluent-bit:4.0',
+      createdAt: Date.now(),
+    });
+    cluster.kube.volumes.push({
+      name: 'pvc-logs-3',
+      pvcName: 'logs-talos-prd-cp-3',
+      namespace: 'apps',
+      replicas: ['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'],
+      sizeBytes: 1024 ** 3,
+      attachedTo: 'talos-prd-cp-3',
+      podName: 'log-shipper-q7x2m',
+    });
     const image = `factory.talos.dev/nocloud-installer/${cluster.terraform.longhornSchematic}:v1.11.6`;
 
     await f.talosctl('production', ['upgrade', '-n', '10.0.30.13', '-e', '10.0.30.11', '-i', image]);
 
-    const events = f.sim.events.filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked').map((e) => [e.kind, e.detail]);
+    const events = f.sim.events
+      .filter((e) => e.kind.startsWith('longhorn-pdb') || e.kind === 'drain-blocked')
+      .map((e) => [e.kind, e.detail]);
     expect(events).toEqual([['drain-blocked', `longhorn-system/${instanceManagerName('production', 'talos-prd-cp-3')}`]]);
   });
 
-  it('lists replicas per node and the node-drain-policy setting; a cluster without Longhorn answers 404 for them', async ({ f, expect }) => {
+  it('lists replicas per node and the node-drain-policy setting; a cluster without Longhorn answers 404 for them', async ({
+    f,
+    expect,
+  }) => {
     const custom = client(f, 'production').makeApiClient(CustomObjectsApi);
     f.sim.faults.set('production', { longhornReplicaFailed: { 'postgres-2': ['10.0.30.12'] } });
 
     const replicas = (await custom.listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'replicas' })) as {
-      items: { spec: { nodeID: string; volumeName: string; healthyAt: string; failedAt: string; desireState: string }; status: { currentState: string } }[];
+      items: {
+        spec: { nodeID: string; volumeName: string; healthyAt: string; failedAt: string; desireState: string };
+        status: { currentState: string };
+      }[];
     };
-    const settings = (await custom.listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'settings' })) as { items: { metadata: { name: string }; value: string }[] };
-    const staging = await client(f, 'staging').makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' }).catch((e: unknown) => e);
+    const settings = (await custom.listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'settings' })) as {
+      items: { metadata: { name: string }; value: string }[];
+    };
+    const staging = await client(f, 'staging')
+      .makeApiClient(CustomObjectsApi)
+      .listClusterCustomObject({ group: 'longhorn.io', version: 'v1beta2', plural: 'volumes' })
+      .catch((e: unknown) => e);
 
     expect(replicas.items).toHaveLength(12);
     expect(new Set(replicas.items.map((r) => r.spec.nodeID))).toEqual(new Set(['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3']));
     const failed = replicas.items.filter((r) => r.spec.failedAt !== '');
     expect(failed.map((r) => [r.spec.nodeID, r.status.currentState])).toEqual([['talos-prd-cp-2', 'error']]);
-    expect(replicas.items.filter((r) => r.spec.desireState === 'stopped').map((r) => r.status.currentState)).toEqual(['stopped', 'stopped', 'stopped']);
+    expect(replicas.items.filter((r) => r.spec.desireState === 'stopped').map((r) => r.status.currentState)).toEqual([
+      'stopped',
+      'stopped',
+      'stopped',
+    ]);
     expect(settings.items.find((s) => s.metadata.name === 'node-drain-policy')?.value).toBe('block-if-contains-last-replica');
     expect((staging as { code?: number }).code).toBe(404);
   });
@@ -253,7 +322,10 @@ describe.concurrent('Kubernetes API', () => {
     expect(healthyAgent.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 3, numberAvailable: 3, updatedNumberScheduled: 3 });
     expect(healthyOperator.status?.conditions?.find((c) => c.type === 'Available')?.status).toBe('True');
     expect(agent.status).toMatchObject({ desiredNumberScheduled: 3, numberReady: 2, numberUnavailable: 1 });
-    expect(operator.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({ status: 'False', reason: 'MinimumReplicasUnavailable' });
+    expect(operator.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'MinimumReplicasUnavailable',
+    });
   });
 
   it("runs Cilium 1.18's envoy DaemonSet on every node, labelled k8s-app=cilium-envoy", async ({ f, expect }) => {
@@ -269,7 +341,10 @@ describe.concurrent('Kubernetes API', () => {
     expect(listed.items.map((d) => d.metadata?.name)).toEqual(['cilium-envoy']);
   });
 
-  it('shows a first apply in progress, and failures with a fresh Ready transition between retries and at the start of one', async ({ f, expect }) => {
+  it('shows a first apply in progress, and failures with a fresh Ready transition between retries and at the start of one', async ({
+    f,
+    expect,
+  }) => {
     f.sim.faults.set('production', { fluxReconciling: ['apps'], fluxNotReady: ['flux-system'] });
     const progressing = await flux(f, 'production', 'kustomizations');
     f.sim.faults.clear('production');
@@ -294,14 +369,27 @@ describe.concurrent('Kubernetes API', () => {
     ]);
     expect(age(failed.status.conditions.find((c) => c.type === 'Ready')!)).toBeLessThan(120_000);
     expect(failed.status.observedGeneration).toBe(failed.metadata.generation);
-    expect(failed.status.history?.[0]).toMatchObject({ lastReconciledStatus: 'HealthCheckFailed', metadata: { revision: failed.status.lastAttemptedRevision } });
+    expect(failed.status.history?.[0]).toMatchObject({
+      lastReconciledStatus: 'HealthCheckFailed',
+      metadata: { revision: failed.status.lastAttemptedRevision },
+    });
     expect(Date.now() - Date.parse(failed.status.history![0]!.firstReconciled)).toBeGreaterThanOrEqual(3_600_000);
 
     const retry = retrying.find((k) => k.metadata.name === 'flux-system')!;
     expect(retry.status.conditions.map((c) => [c.type, c.status, c.reason, c.message])).toEqual([
-      ['Reconciling', 'True', 'Progressing', `Running health checks for revision ${retry.status.lastAttemptedRevision} with a timeout of 5m0s`],
+      [
+        'Reconciling',
+        'True',
+        'Progressing',
+        `Running health checks for revision ${retry.status.lastAttemptedRevision} with a timeout of 5m0s`,
+      ],
       ['Ready', 'Unknown', 'Progressing', 'Reconciliation in progress'],
-      ['Healthy', 'Unknown', 'Progressing', `Running health checks for revision ${retry.status.lastAttemptedRevision} with a timeout of 5m0s`],
+      [
+        'Healthy',
+        'Unknown',
+        'Progressing',
+        `Running health checks for revision ${retry.status.lastAttemptedRevision} with a timeout of 5m0s`,
+      ],
     ]);
     expect(age(retry.status.conditions.find((c) => c.type === 'Ready')!)).toBeLessThan(60_000);
   });
@@ -346,7 +434,10 @@ describe.concurrent('Kubernetes API', () => {
     const headers = { authorization: `Bearer ${f.sim.cluster('production').credentials.token}` };
 
     const failing = await fetch(`${url}/apis/policy/v1/poddisruptionbudgets`, { headers });
-    const hanging = await fetch(`${url}/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations`, { headers, signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
+    const hanging = await fetch(`${url}/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations`, {
+      headers,
+      signal: AbortSignal.timeout(200),
+    }).catch((e: unknown) => e);
 
     expect(failing.status).toBe(500);
     expect(hanging).toBeInstanceOf(Error);

@@ -53,8 +53,24 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: true,
       list: (c, now) => c.nodes.filter((n) => n.k8sRegistered).map((n) => renderNode(c, n, now)),
     },
-    { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true, builtin: true, list: (c) => c.kube.pods.map((p) => renderPod(c, p)) },
-    { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, builtin: true, list: (c) => c.kube.namespaces.map((n) => renderNamespace(c, n)) },
+    {
+      group: '',
+      version: 'v1',
+      plural: 'pods',
+      kind: 'Pod',
+      namespaced: true,
+      builtin: true,
+      list: (c) => c.kube.pods.map((p) => renderPod(c, p)),
+    },
+    {
+      group: '',
+      version: 'v1',
+      plural: 'namespaces',
+      kind: 'Namespace',
+      namespaced: false,
+      builtin: true,
+      list: (c) => c.kube.namespaces.map((n) => renderNamespace(c, n)),
+    },
     {
       group: 'policy',
       version: 'v1',
@@ -82,8 +98,24 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: false,
       list: (c, now) => c.kube.flux.filter((f) => f.kind === 'HelmRelease').map((f) => renderFlux(c, f, now)),
     },
-    { group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', namespaced: true, builtin: true, list: (c) => renderDaemonSets(c) },
-    { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', namespaced: true, builtin: true, list: (c, now) => renderDeployments(c, now) },
+    {
+      group: 'apps',
+      version: 'v1',
+      plural: 'daemonsets',
+      kind: 'DaemonSet',
+      namespaced: true,
+      builtin: true,
+      list: (c) => renderDaemonSets(c),
+    },
+    {
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
+      kind: 'Deployment',
+      namespaced: true,
+      builtin: true,
+      list: (c, now) => renderDeployments(c, now),
+    },
     // Longhorn's CRDs exist only where Longhorn is installed; elsewhere the API answers 404.
     {
       group: 'longhorn.io',
@@ -116,7 +148,16 @@ function types(deps: KubeApiDeps): ResourceType[] {
       served: (c) => (c.shape.cnpg ?? []).length > 0,
       list: (c, now) => (c.kube.cnpg ?? []).map((db) => renderCnpgCluster(c, db, now)),
     },
-    { group: 'longhorn.io', version: 'v1beta2', plural: 'settings', kind: 'Setting', namespaced: true, builtin: false, served: (c) => c.shape.longhorn, list: (c) => renderSettings(c) },
+    {
+      group: 'longhorn.io',
+      version: 'v1beta2',
+      plural: 'settings',
+      kind: 'Setting',
+      namespaced: true,
+      builtin: false,
+      served: (c) => c.shape.longhorn,
+      list: (c) => renderSettings(c),
+    },
   ];
 }
 
@@ -189,14 +230,21 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
   }
   if ((cluster.faults.kubeHang ?? []).some((p) => path.startsWith(p))) return;
   if ((cluster.faults.kubeFail ?? []).some((p) => path.startsWith(p))) {
-    send(res, 500, status(500, 'InternalError', 'Internal error occurred: etcdserver: request timed out', { causes: [{ message: 'etcdserver: request timed out' }] }));
+    send(
+      res,
+      500,
+      status(500, 'InternalError', 'Internal error occurred: etcdserver: request timed out', {
+        causes: [{ message: 'etcdserver: request timed out' }],
+      }),
+    );
     return;
   }
   const now = Date.now();
   if (path === '/version') {
-    const version = controlPlanes(cluster)
-      .map((n) => n.components?.apiserver ?? n.kubeletVersion)
-      .sort((a, b) => bare(a).localeCompare(bare(b), undefined, { numeric: true }))[0] ?? 'v0.0.0';
+    const version =
+      controlPlanes(cluster)
+        .map((n) => n.components?.apiserver ?? n.kubeletVersion)
+        .sort((a, b) => bare(a).localeCompare(bare(b), undefined, { numeric: true }))[0] ?? 'v0.0.0';
     const [major = '1', minor = '0'] = bare(version).split('.');
     send(res, 200, {
       major,
@@ -241,7 +289,9 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
     name = rest[3];
     subresource = rest[4];
   }
-  const type = resourceTypes.find((t) => t.group === group && t.version === version && t.plural === plural && (t.served?.(cluster) ?? true));
+  const type = resourceTypes.find(
+    (t) => t.group === group && t.version === version && t.plural === plural && (t.served?.(cluster) ?? true),
+  );
   if (!type || (namespace !== undefined && !type.namespaced) || rest.length > (namespace ? 5 : 2)) {
     send(res, 404, status(404, 'NotFound', 'the server could not find the requested resource'));
     return;
@@ -263,7 +313,16 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
     return;
   }
   const item = items.find((i) => nameOf(i).name === name);
-  const notFound = (): void => send(res, 404, status(404, 'NotFound', `${type.plural}${group ? `.${group}` : ''} ${JSON.stringify(name)} not found`, { name, ...(group ? { group } : {}), kind: type.plural }));
+  const notFound = (): void =>
+    send(
+      res,
+      404,
+      status(404, 'NotFound', `${type.plural}${group ? `.${group}` : ''} ${JSON.stringify(name)} not found`, {
+        name,
+        ...(group ? { group } : {}),
+        kind: type.plural,
+      }),
+    );
   if (!item) {
     notFound();
     return;
@@ -300,7 +359,11 @@ function evict(cluster: SimCluster, name: string, namespace: string, res: Server
   }
   const budgets = pdbsMatching(cluster, pod);
   if (budgets.length > 1) {
-    send(res, 500, status(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.'));
+    send(
+      res,
+      500,
+      status(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.'),
+    );
     return;
   }
   const budget = budgets[0];
@@ -308,7 +371,12 @@ function evict(cluster: SimCluster, name: string, namespace: string, res: Server
     const { healthy } = disruptionsAllowed(cluster, budget);
     send(res, 429, {
       ...status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
-        causes: [{ reason: 'DisruptionBudget', message: `The disruption budget ${budget.name} needs ${budget.minAvailable} healthy pods and has ${healthy} currently` }],
+        causes: [
+          {
+            reason: 'DisruptionBudget',
+            message: `The disruption budget ${budget.name} needs ${budget.minAvailable} healthy pods and has ${healthy} currently`,
+          },
+        ],
       }),
     });
     return;

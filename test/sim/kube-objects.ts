@@ -5,7 +5,17 @@ import { nameSuffix, uuidFrom } from './kube-seed.ts';
 import { CNPG_IMAGE } from './cnpg-seed.ts';
 import { instancesOf } from './cnpg.ts';
 import { attachedNode, drainPolicy, replicaView, volumePod, volumeView } from './longhorn.ts';
-import type { CnpgClusterState, NamespaceState, PdbState, PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
+import type {
+  CnpgClusterState,
+  NamespaceState,
+  PdbState,
+  PodState,
+  SimCluster,
+  SimNode,
+  SimState,
+  SimTiming,
+  VolumeState,
+} from './types.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -17,7 +27,14 @@ function resourceVersion(seed: string): string {
   return String(10_000 + (createHash('sha1').update(seed).digest().readUInt32BE(0) % 900_000));
 }
 
-export function meta(cluster: SimCluster, kind: string, name: string, namespace: string | undefined, createdAt: number, extra: Json = {}): Json {
+export function meta(
+  cluster: SimCluster,
+  kind: string,
+  name: string,
+  namespace: string | undefined,
+  createdAt: number,
+  extra: Json = {},
+): Json {
   return {
     name,
     ...(namespace ? { namespace } : {}),
@@ -43,7 +60,8 @@ export function renderNode(cluster: SimCluster, node: SimNode, now: number): Jso
   const cp = node.role === 'controlplane';
   const taints: Json[] = [];
   if (cp && !cluster.shape.schedulingOnControlPlanes) taints.push({ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' });
-  if (isCordoned(cluster, node)) taints.push({ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: timestamp(now - 1000) });
+  if (isCordoned(cluster, node))
+    taints.push({ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule', timeAdded: timestamp(now - 1000) });
   if (ready === 'Unknown') {
     taints.push({ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule', timeAdded: timestamp(now - 1000) });
     taints.push({ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute', timeAdded: timestamp(now - 1000) });
@@ -65,7 +83,8 @@ export function renderNode(cluster: SimCluster, node: SimNode, now: number): Jso
     True: { reason: 'KubeletReady', message: 'kubelet is posting ready status' },
     False: {
       reason: 'KubeletNotReady',
-      message: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
+      message:
+        'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
     },
     Unknown: { reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.' },
   };
@@ -164,7 +183,14 @@ export function renderPod(cluster: SimCluster, pod: PodState): Json {
   return {
     metadata: meta(cluster, 'Pod', pod.name, pod.namespace, pod.createdAt, {
       labels: pod.labels,
-      ...(pod.mirror ? { annotations: { 'kubernetes.io/config.mirror': createHash('md5').update(pod.name).digest('hex'), 'kubernetes.io/config.source': 'file' } } : {}),
+      ...(pod.mirror
+        ? {
+            annotations: {
+              'kubernetes.io/config.mirror': createHash('md5').update(pod.name).digest('hex'),
+              'kubernetes.io/config.source': 'file',
+            },
+          }
+        : {}),
       ownerReferences:
         pod.owner.kind === 'None'
           ? undefined
@@ -188,12 +214,21 @@ export function renderPod(cluster: SimCluster, pod: PodState): Json {
     status: pending
       ? {
           phase: 'Pending',
-          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 1 node(s) were unschedulable.' }],
+          conditions: [
+            {
+              type: 'PodScheduled',
+              status: 'False',
+              reason: 'Unschedulable',
+              message: '0/3 nodes are available: 1 node(s) were unschedulable.',
+            },
+          ],
         }
       : {
           phase: 'Running',
           hostIP: node?.address,
-          podIP: pod.mirror ? node?.address : `10.244.${cluster.nodes.findIndex((n) => n.hostname === pod.nodeName)}.${10 + (pod.name.length % 200)}`,
+          podIP: pod.mirror
+            ? node?.address
+            : `10.244.${cluster.nodes.findIndex((n) => n.hostname === pod.nodeName)}.${10 + (pod.name.length % 200)}`,
           startTime: timestamp(pod.createdAt),
           conditions: [
             { type: 'PodScheduled', status: 'True', lastTransitionTime: timestamp(pod.createdAt) },
@@ -265,14 +300,16 @@ export function renderPdb(cluster: SimCluster, pdb: PdbState, now: number): Json
   };
 }
 
-
 export function renderVolume(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
   const pod = volumePod(cluster, volume);
   const view = volumeView(cluster, state, volume, timing, now);
   return {
     apiVersion: 'longhorn.io/v1beta2',
     kind: 'Volume',
-    metadata: meta(cluster, 'Volume', volume.name, 'longhorn-system', cluster.createdAt, { generation: 2, labels: { longhornvolume: volume.name } }),
+    metadata: meta(cluster, 'Volume', volume.name, 'longhorn-system', cluster.createdAt, {
+      generation: 2,
+      labels: { longhornvolume: volume.name },
+    }),
     spec: {
       numberOfReplicas: volume.replicas.length,
       size: String(volume.sizeBytes),
@@ -288,7 +325,16 @@ export function renderVolume(cluster: SimCluster, state: SimState, volume: Volum
         pvName: volume.name,
         pvcName: volume.pvcName,
         namespace: volume.namespace,
-        workloadsStatus: pod ? [{ podName: pod.name, podStatus: pod.nodeName ? 'Running' : 'Pending', workloadName: pod.owner.name, workloadType: pod.owner.kind }] : [],
+        workloadsStatus: pod
+          ? [
+              {
+                podName: pod.name,
+                podStatus: pod.nodeName ? 'Running' : 'Pending',
+                workloadName: pod.owner.name,
+                workloadType: pod.owner.kind,
+              },
+            ]
+          : [],
       },
     },
   };
@@ -302,7 +348,9 @@ export function renderReplicas(cluster: SimCluster, state: SimState, volume: Vol
     return {
       apiVersion: 'longhorn.io/v1beta2',
       kind: 'Replica',
-      metadata: meta(cluster, 'Replica', name, 'longhorn-system', cluster.createdAt, { labels: { longhornnode: hostname, longhornvolume: volume.name } }),
+      metadata: meta(cluster, 'Replica', name, 'longhorn-system', cluster.createdAt, {
+        labels: { longhornnode: hostname, longhornvolume: volume.name },
+      }),
       spec: {
         nodeID: hostname,
         volumeName: volume.name,
@@ -343,7 +391,10 @@ export function renderDaemonSets(cluster: SimCluster): Json[] {
       metadata: meta(cluster, 'DaemonSet', owner.name, namespace, cluster.createdAt, { generation: 1, labels }),
       spec: {
         selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: owner.name === 'cilium' ? 'cilium-agent' : owner.name, image: pods[0]!.image }] } },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: owner.name === 'cilium' ? 'cilium-agent' : owner.name, image: pods[0]!.image }] },
+        },
         updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
       },
       status: {
@@ -385,9 +436,30 @@ export function renderDeployments(cluster: SimCluster, now: number): Json[] {
         ...(ready < pods.length ? { unavailableReplicas: pods.length - ready } : {}),
         conditions: [
           available
-            ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: since, lastTransitionTime: since }
-            : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.', lastUpdateTime: since, lastTransitionTime: since },
-          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${pods[0]!.owner.name}" has successfully progressed.`, lastUpdateTime: since, lastTransitionTime: since },
+            ? {
+                type: 'Available',
+                status: 'True',
+                reason: 'MinimumReplicasAvailable',
+                message: 'Deployment has minimum availability.',
+                lastUpdateTime: since,
+                lastTransitionTime: since,
+              }
+            : {
+                type: 'Available',
+                status: 'False',
+                reason: 'MinimumReplicasUnavailable',
+                message: 'Deployment does not have minimum availability.',
+                lastUpdateTime: since,
+                lastTransitionTime: since,
+              },
+          {
+            type: 'Progressing',
+            status: 'True',
+            reason: 'NewReplicaSetAvailable',
+            message: `ReplicaSet "${pods[0]!.owner.name}" has successfully progressed.`,
+            lastUpdateTime: since,
+            lastTransitionTime: since,
+          },
         ],
       },
     };
@@ -407,7 +479,9 @@ export function renderCnpgCluster(cluster: SimCluster, c: CnpgClusterState, now:
       name: c.name,
       namespace: c.namespace,
       uid: uuidFrom(`${cluster.name}/Cluster/${c.namespace}/${c.name}`),
-      resourceVersion: String(10_000 + (createHash('sha1').update(`${c.name}/${cluster.kube.resourceVersion}`).digest().readUInt32BE(0) % 900_000)),
+      resourceVersion: String(
+        10_000 + (createHash('sha1').update(`${c.name}/${cluster.kube.resourceVersion}`).digest().readUInt32BE(0) % 900_000),
+      ),
       creationTimestamp: timestamp(cluster.createdAt),
       generation: 1,
     },
@@ -416,7 +490,11 @@ export function renderCnpgCluster(cluster: SimCluster, c: CnpgClusterState, now:
       imageName: CNPG_IMAGE,
       enablePDB: true,
       primaryUpdateStrategy: 'unsupervised',
-      affinity: { enablePodAntiAffinity: true, podAntiAffinityType: c.podAntiAffinityType ?? 'preferred', topologyKey: 'kubernetes.io/hostname' },
+      affinity: {
+        enablePodAntiAffinity: true,
+        podAntiAffinityType: c.podAntiAffinityType ?? 'preferred',
+        topologyKey: 'kubernetes.io/hostname',
+      },
       storage: { size: '10Gi' },
     },
     status: {
@@ -426,7 +504,10 @@ export function renderCnpgCluster(cluster: SimCluster, c: CnpgClusterState, now:
       targetPrimary: c.currentPrimary,
       ...(last ? { currentPrimaryTimestamp: timestamp(last.at), targetPrimaryTimestamp: timestamp(last.at) } : {}),
       phase: healthy ? 'Cluster in healthy state' : 'Waiting for the instances to become active',
-      instancesStatus: { healthy: ready.map((p) => p.name), ...(healthy ? {} : { failed: pods.filter((p) => !ready.includes(p)).map((p) => p.name) }) },
+      instancesStatus: {
+        healthy: ready.map((p) => p.name),
+        ...(healthy ? {} : { failed: pods.filter((p) => !ready.includes(p)).map((p) => p.name) }),
+      },
       instanceNames: pods.map((p) => p.name),
       conditions: [
         {

@@ -24,7 +24,13 @@ export function instanceManagerLabels(hostname: string): Record<string, string> 
 
 /** The budget Longhorn keeps for a running instance manager: same name, `minAvailable: 1` (reference/cluster-facts.md, Longhorn). */
 export function instanceManagerPdb(cluster: string, hostname: string): PdbState {
-  return { name: instanceManagerName(cluster, hostname), namespace: 'longhorn-system', minAvailable: 1, selector: instanceManagerLabels(hostname), longhornNode: hostname };
+  return {
+    name: instanceManagerName(cluster, hostname),
+    namespace: 'longhorn-system',
+    minAvailable: 1,
+    selector: instanceManagerLabels(hostname),
+    longhornNode: hostname,
+  };
 }
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
@@ -50,16 +56,61 @@ interface Workload {
 
 function workloads(shape: ClusterShape): Workload[] {
   const list: Workload[] = [
-    { namespace: 'kube-system', name: 'coredns', replicas: 2, image: 'registry.k8s.io/coredns/coredns:v1.12.4', labels: { 'k8s-app': 'kube-dns' }, tolerateControlPlane: true },
-    { namespace: 'kube-system', name: 'cilium-operator', replicas: 1, image: 'quay.io/cilium/operator-generic:v1.18.4', labels: { 'io.cilium/app': 'operator' }, tolerateControlPlane: true },
-    { namespace: 'flux-system', name: 'source-controller', replicas: 1, image: 'ghcr.io/fluxcd/source-controller:v1.7.3', labels: { app: 'source-controller' } },
-    { namespace: 'flux-system', name: 'kustomize-controller', replicas: 1, image: 'ghcr.io/fluxcd/kustomize-controller:v1.7.2', labels: { app: 'kustomize-controller' } },
-    { namespace: 'flux-system', name: 'helm-controller', replicas: 1, image: 'ghcr.io/fluxcd/helm-controller:v1.4.3', labels: { app: 'helm-controller' } },
-    { namespace: 'flux-system', name: 'notification-controller', replicas: 1, image: 'ghcr.io/fluxcd/notification-controller:v1.7.4', labels: { app: 'notification-controller' } },
+    {
+      namespace: 'kube-system',
+      name: 'coredns',
+      replicas: 2,
+      image: 'registry.k8s.io/coredns/coredns:v1.12.4',
+      labels: { 'k8s-app': 'kube-dns' },
+      tolerateControlPlane: true,
+    },
+    {
+      namespace: 'kube-system',
+      name: 'cilium-operator',
+      replicas: 1,
+      image: 'quay.io/cilium/operator-generic:v1.18.4',
+      labels: { 'io.cilium/app': 'operator' },
+      tolerateControlPlane: true,
+    },
+    {
+      namespace: 'flux-system',
+      name: 'source-controller',
+      replicas: 1,
+      image: 'ghcr.io/fluxcd/source-controller:v1.7.3',
+      labels: { app: 'source-controller' },
+    },
+    {
+      namespace: 'flux-system',
+      name: 'kustomize-controller',
+      replicas: 1,
+      image: 'ghcr.io/fluxcd/kustomize-controller:v1.7.2',
+      labels: { app: 'kustomize-controller' },
+    },
+    {
+      namespace: 'flux-system',
+      name: 'helm-controller',
+      replicas: 1,
+      image: 'ghcr.io/fluxcd/helm-controller:v1.4.3',
+      labels: { app: 'helm-controller' },
+    },
+    {
+      namespace: 'flux-system',
+      name: 'notification-controller',
+      replicas: 1,
+      image: 'ghcr.io/fluxcd/notification-controller:v1.7.4',
+      labels: { app: 'notification-controller' },
+    },
     { namespace: 'apps', name: 'podinfo', replicas: 2, image: 'ghcr.io/stefanprodan/podinfo:6.9.2', labels: { app: 'podinfo' } },
   ];
   if (shape.longhorn) {
-    list.push({ namespace: 'apps', name: 'postgres', replicas: 3, image: 'ghcr.io/cloudnative-pg/postgresql:17.6', labels: { app: 'postgres' }, statefulSet: true });
+    list.push({
+      namespace: 'apps',
+      name: 'postgres',
+      replicas: 3,
+      image: 'ghcr.io/cloudnative-pg/postgresql:17.6',
+      labels: { app: 'postgres' },
+      statefulSet: true,
+    });
   }
   return list;
 }
@@ -168,9 +219,7 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
     { name: 'kube-node-lease', labels: {} },
     { name: 'flux-system', labels: {} },
     { name: 'apps', labels: {} },
-    ...(shape.longhorn
-      ? [{ name: 'longhorn-system', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } }]
-      : []),
+    ...(shape.longhorn ? [{ name: 'longhorn-system', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } }] : []),
   ];
   const namespaces = namespaceList.map((ns) => ({ name: ns.name, labels: { 'kubernetes.io/metadata.name': ns.name, ...ns.labels } }));
   const revision = `main@sha1:${createHash('sha1').update(shape.name).digest('hex')}`;
@@ -187,24 +236,60 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
     flux: [
       { kind: 'Kustomization', name: 'flux-system', namespace: 'flux-system', path: shape.fluxPath, generation: 1, revision },
       { kind: 'Kustomization', name: 'apps', namespace: 'flux-system', path: `${shape.fluxPath}/apps`, generation: 3, revision },
-      { kind: 'HelmRelease', name: 'cilium', namespace: 'kube-system', chart: 'cilium', chartVersion: '1.18.4', generation: 2, revision: '1.18.4' },
-      { kind: 'HelmRelease', name: 'podinfo', namespace: 'apps', chart: 'podinfo', chartVersion: '6.9.2', generation: 1, revision: '6.9.2' },
+      {
+        kind: 'HelmRelease',
+        name: 'cilium',
+        namespace: 'kube-system',
+        chart: 'cilium',
+        chartVersion: '1.18.4',
+        generation: 2,
+        revision: '1.18.4',
+      },
+      {
+        kind: 'HelmRelease',
+        name: 'podinfo',
+        namespace: 'apps',
+        chart: 'podinfo',
+        chartVersion: '6.9.2',
+        generation: 1,
+        revision: '6.9.2',
+      },
       ...(shape.longhorn
-        ? [{ kind: 'HelmRelease' as const, name: 'longhorn', namespace: 'longhorn-system', chart: 'longhorn', chartVersion: '1.10.1', generation: 1, revision: '1.10.1' }]
+        ? [
+            {
+              kind: 'HelmRelease' as const,
+              name: 'longhorn',
+              namespace: 'longhorn-system',
+              chart: 'longhorn',
+              chartVersion: '1.10.1',
+              generation: 1,
+              revision: '1.10.1',
+            },
+          ]
         : []),
     ],
     volumes: shape.longhorn
-      ? [1, 2, 3].map((i): VolumeState => ({
-          name: `pvc-${uuidFrom(`${shape.name}/postgres-${i}`)}`,
-          pvcName: `postgres-${i}`,
-          namespace: 'apps',
-          replicas: longhornNodes,
-          sizeBytes: 10 * 1024 ** 3,
-          attachedTo: pods.find((p) => p.name === `postgres-${i}`)?.nodeName ?? '',
-        })).concat([
-          // A volume no workload mounts right now (a scaled-down archive): real clusters have some.
-          { name: `pvc-${uuidFrom(`${shape.name}/archive`)}`, pvcName: 'archive', namespace: 'apps', replicas: longhornNodes, sizeBytes: 50 * 1024 ** 3, attachedTo: '', detached: true },
-        ])
+      ? [1, 2, 3]
+          .map((i): VolumeState => ({
+            name: `pvc-${uuidFrom(`${shape.name}/postgres-${i}`)}`,
+            pvcName: `postgres-${i}`,
+            namespace: 'apps',
+            replicas: longhornNodes,
+            sizeBytes: 10 * 1024 ** 3,
+            attachedTo: pods.find((p) => p.name === `postgres-${i}`)?.nodeName ?? '',
+          }))
+          .concat([
+            // A volume no workload mounts right now (a scaled-down archive): real clusters have some.
+            {
+              name: `pvc-${uuidFrom(`${shape.name}/archive`)}`,
+              pvcName: 'archive',
+              namespace: 'apps',
+              replicas: longhornNodes,
+              sizeBytes: 50 * 1024 ** 3,
+              attachedTo: '',
+              detached: true,
+            },
+          ])
       : [],
     longhornSettings: shape.longhorn ? { 'node-drain-policy': 'block-if-contains-last-replica' } : {},
     cnpg: seedCnpgClusters(shape),

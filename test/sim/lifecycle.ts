@@ -4,15 +4,7 @@
  * machined keeps going after the client disconnects.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  apidReachable,
-  etcdMemberHealthy,
-  etcdMembers,
-  etcdVoters,
-  memberIdFor,
-  named,
-  namedValue,
-} from './cluster-model.ts';
+import { apidReachable, etcdMemberHealthy, etcdMembers, etcdVoters, memberIdFor, named, namedValue } from './cluster-model.ts';
 import type { Recorder } from './recorder.ts';
 import { installerPreflight, parseInstallerImage, type InstallerImage } from './versions.ts';
 import { nodePods } from './kube-seed.ts';
@@ -159,7 +151,10 @@ export class Lifecycle {
   }
 
   #validateImage(ref: string): InstallerImage | string {
-    return this.#knownImage(ref) ?? `error validating installer image ${JSON.stringify(ref)}: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found`;
+    return (
+      this.#knownImage(ref) ??
+      `error validating installer image ${JSON.stringify(ref)}: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found`
+    );
   }
 
   /**
@@ -168,7 +163,9 @@ export class Lifecycle {
    */
   pullImage(ref: string): { name: string } | { error: string } {
     if (this.#knownImage(ref) === undefined) {
-      return { error: `rpc error: code = NotFound desc = error pulling image: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found` };
+      return {
+        error: `rpc error: code = NotFound desc = error pulling image: failed to resolve reference ${JSON.stringify(ref)}: ${ref}: not found`,
+      };
     }
     const name = ref.replace(/:[^:/@]+$/, '');
     return { name: `${name}@sha256:${createHash('sha256').update(ref).digest('hex')}` };
@@ -181,7 +178,8 @@ export class Lifecycle {
    * makes the new image the boot default; the node keeps running until something reboots it.
    */
   async installUpgrade(cluster: SimCluster, node: SimNode, ref: string, send: (message: string) => void): Promise<InstallResult> {
-    if (this.#installing.has(node)) return { error: 'rpc error: code = FailedPrecondition desc = another installation/upgrade is already in progress' };
+    if (this.#installing.has(node))
+      return { error: 'rpc error: code = FailedPrecondition desc = another installation/upgrade is already in progress' };
     const injected = namedValue(cluster.faults.upgradeError, node);
     if (injected) {
       this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-rejected', detail: injected });
@@ -189,11 +187,19 @@ export class Lifecycle {
     }
     const image = this.#knownImage(ref);
     if (image === undefined) {
-      return { error: `rpc error: code = Internal desc = upgrade failed: installer image ${JSON.stringify(ref)} not found in containerd store: not found` };
+      return {
+        error: `rpc error: code = Internal desc = upgrade failed: installer image ${JSON.stringify(ref)} not found in containerd store: not found`,
+      };
     }
     this.#installing.add(node);
     try {
-      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-start', fromVersion: node.talosVersion, toVersion: image.version });
+      this.#recorder.event({
+        cluster: cluster.name,
+        node: node.address,
+        kind: 'upgrade-start',
+        fromVersion: node.talosVersion,
+        toVersion: image.version,
+      });
       // The installer logs through Go's log package (cmd/installer, pkg/install/preflight.go v1.13.9).
       const log = (text: string): void => send(`${goLogTime(new Date())} ${text}\n`);
       await this.sleep(this.#timing.stepMs);
@@ -204,7 +210,14 @@ export class Lifecycle {
       const preflight = installerPreflight(node.talosVersion, image.version, node.kubeletVersion);
       if (preflight) {
         send(`pre-flight checks failed: ${preflight}\n`);
-        this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-failed', fromVersion: node.talosVersion, toVersion: image.version, detail: preflight });
+        this.#recorder.event({
+          cluster: cluster.name,
+          node: node.address,
+          kind: 'upgrade-failed',
+          fromVersion: node.talosVersion,
+          toVersion: image.version,
+          detail: preflight,
+        });
         return { exitCode: 1 };
       }
       log('all pre-flight checks successful');
@@ -229,7 +242,13 @@ export class Lifecycle {
    * are left (IgnoreAllDaemonSets). A timeout returns the kubectl error and leaves the node
    * cordoned; nothing uncordons it. Reports each step as `<node name>: <message>`.
    */
-  async clientDrain(cluster: SimCluster, node: SimNode, timeoutMs: number, timeoutText: string, report: (message: string) => void): Promise<string | undefined> {
+  async clientDrain(
+    cluster: SimCluster,
+    node: SimNode,
+    timeoutMs: number,
+    timeoutText: string,
+    report: (message: string) => void,
+  ): Promise<string | undefined> {
     const started = Date.now();
     report('cordoning node');
     node.cordoned = true;
@@ -257,7 +276,8 @@ export class Lifecycle {
       if (Date.now() - started >= timeoutMs) break;
       await this.sleep(Math.max(2, Math.min(this.#timing.stepMs, 20)));
     }
-    for (const budget of new Set(blocked.values())) this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'drain-blocked', detail: budget });
+    for (const budget of new Set(blocked.values()))
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'drain-blocked', detail: budget });
     const errors = [...blocked.keys()].map((id) => {
       const [namespace, name] = id.split('/');
       return `error when evicting pods/${JSON.stringify(name)} -n ${JSON.stringify(namespace)}: global timeout reached: ${timeoutText}`;
@@ -289,7 +309,8 @@ export class Lifecycle {
     const actorId = randomUUID();
     this.#stage(cluster, node, 'upgrading');
     this.#spawn(async () => {
-      const say = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void => this.publish(node, { actorId, kind, text, ...extra });
+      const say = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void =>
+        this.publish(node, { actorId, kind, text, ...extra });
       const fromVersion = node.talosVersion;
       const fromSchematic = node.schematic;
       say('sequence', 'sequence: reboot action: START');
@@ -360,8 +381,11 @@ export class Lifecycle {
 
   /** The drain of a cordoned node, with Longhorn deciding about its budget once the workloads are gone; refusals are recorded. */
   #drain(cluster: SimCluster, node: SimNode): void {
-    const refused = drainNode(cluster, node, Date.now(), () => longhornOnDrain(cluster, this.#state, this.#timing, node, this.#recorder, Date.now()));
-    for (const budget of refused) this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'drain-blocked', detail: budget });
+    const refused = drainNode(cluster, node, Date.now(), () =>
+      longhornOnDrain(cluster, this.#state, this.#timing, node, this.#recorder, Date.now()),
+    );
+    for (const budget of refused)
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'drain-blocked', detail: budget });
   }
 
   /** etcd.ValidateForUpgrade: a two-member cluster or any unhealthy member blocks the upgrade. */
@@ -378,13 +402,7 @@ export class Lifecycle {
     return undefined;
   }
 
-  async #runUpgrade(
-    cluster: SimCluster,
-    node: SimNode,
-    actorId: string,
-    image: InstallerImage,
-    request: UpgradeRequest,
-  ): Promise<void> {
+  async #runUpgrade(cluster: SimCluster, node: SimNode, actorId: string, image: InstallerImage, request: UpgradeRequest): Promise<void> {
     const sequence = request.stage ? 'stageUpgrade' : 'upgrade';
     const fromVersion = node.talosVersion;
     const fromSchematic = node.schematic;
@@ -420,7 +438,14 @@ export class Lifecycle {
             const message = `error running phase ${index + 1} in ${sequence} sequence: task 1/1: failed, error running installer: pre-flight checks failed: ${preflight}`;
             // talosctl's tracker prints message and code in swapped slots; reproduced on purpose.
             say('sequence', `sequence: ${sequence} action: STOP error: [code: ${message} message: FATAL]`, { error: message });
-            this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'upgrade-failed', fromVersion, toVersion: image.version, detail: preflight });
+            this.#recorder.event({
+              cluster: cluster.name,
+              node: node.address,
+              kind: 'upgrade-failed',
+              fromVersion,
+              toVersion: image.version,
+              detail: preflight,
+            });
             // The sequence already stopped every service, so machined reboots into the untouched slot.
             await this.sleep(this.#timing.stepMs);
             await this.#reboot(cluster, node, { version: fromVersion, schematic: fromSchematic, platformOk: true });
@@ -465,11 +490,24 @@ export class Lifecycle {
   async #reboot(
     cluster: SimCluster,
     node: SimNode,
-    target: { version: string; schematic: string; platformOk: boolean; extraDownMs?: number; staysNotReady?: boolean; neverReturns?: boolean },
+    target: {
+      version: string;
+      schematic: string;
+      platformOk: boolean;
+      extraDownMs?: number;
+      staysNotReady?: boolean;
+      neverReturns?: boolean;
+    },
   ): Promise<void> {
     node.servicesStopped = true;
     this.#stage(cluster, node, 'rebooting');
-    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'reboot', fromVersion: node.talosVersion, toVersion: target.version });
+    this.#recorder.event({
+      cluster: cluster.name,
+      node: node.address,
+      kind: 'reboot',
+      fromVersion: node.talosVersion,
+      toVersion: target.version,
+    });
     await this.sleep(this.#timing.rebootMs + (target.extraDownMs ?? 0));
     if (target.neverReturns) {
       this.#stage(cluster, node, 'lost');
@@ -486,7 +524,12 @@ export class Lifecycle {
     this.#stage(cluster, node, 'booting');
     if (!target.platformOk) {
       this.#stage(cluster, node, 'lost');
-      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'lost', detail: 'network interface renamed by a generic installer' });
+      this.#recorder.event({
+        cluster: cluster.name,
+        node: node.address,
+        kind: 'lost',
+        detail: 'network interface renamed by a generic installer',
+      });
       return;
     }
     const notReady = `[name:"nodeReady" reason:"node \\"${node.hostname}\\" is not ready"]`;
@@ -635,12 +678,18 @@ export class Lifecycle {
     node.discoveryMember = true;
     node.kubeletNotReady = named(cluster.faults.newNodeNeverReady, node);
     this.#spawn(async () => {
-      const boot = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void => this.publish(node, { actorId: '', kind, text, ...extra });
-      boot('status', `stage: BOOTING ready: false unmetCond: [name:"nodeReady" reason:"node \\"${node.hostname}\\" is not ready"]`, { stage: 'BOOTING', ready: false });
+      const boot = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void =>
+        this.publish(node, { actorId: '', kind, text, ...extra });
+      boot('status', `stage: BOOTING ready: false unmetCond: [name:"nodeReady" reason:"node \\"${node.hostname}\\" is not ready"]`, {
+        stage: 'BOOTING',
+        ready: false,
+      });
       await this.sleep(this.#timing.bootMs / 2);
       if (node.role === 'controlplane') {
         // Each incarnation of a machine is a new etcd member with an id of its own.
-        const incarnation = this.#recorder.events.filter((e) => e.cluster === cluster.name && e.node === node.address && e.kind === 'etcd-learner-added').length;
+        const incarnation = this.#recorder.events.filter(
+          (e) => e.cluster === cluster.name && e.node === node.address && e.kind === 'etcd-learner-added',
+        ).length;
         node.etcdMemberId = memberIdFor(cluster.name, node.hostname, incarnation + 1);
         node.etcdMember = true;
         node.etcdLearner = true;

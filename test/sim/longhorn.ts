@@ -35,16 +35,26 @@ function hasIscsi(state: SimState, node: SimNode): boolean {
  * for `longhornRebuildMs` after the node is back, healthy after that. A detached volume's replicas
  * are stopped and keep their health.
  */
-export function replicaView(cluster: SimCluster, state: SimState, volume: VolumeState, hostname: string, timing: SimTiming, now: number): ReplicaView {
+export function replicaView(
+  cluster: SimCluster,
+  state: SimState,
+  volume: VolumeState,
+  hostname: string,
+  timing: SimTiming,
+  now: number,
+): ReplicaView {
   const node = byHostname(cluster, hostname);
   const desireState = volume.detached ? 'stopped' : 'running';
   const failedByFault = node !== undefined && named(cluster.faults.longhornReplicaFailed?.[volume.pvcName], node);
   const since = cluster.createdAt;
-  if (node === undefined || failedByFault) return { nodeID: hostname, healthyAt: since, failedAt: now - 60_000, desireState, currentState: 'error' };
+  if (node === undefined || failedByFault)
+    return { nodeID: hostname, healthyAt: since, failedAt: now - 60_000, desireState, currentState: 'error' };
   if (volume.detached) return { nodeID: hostname, healthyAt: since, failedAt: undefined, desireState, currentState: 'stopped' };
-  if (nodeReady(cluster, node) !== 'True') return { nodeID: hostname, healthyAt: since, failedAt: node.lastUpAt, desireState, currentState: 'error' };
+  if (nodeReady(cluster, node) !== 'True')
+    return { nodeID: hostname, healthyAt: since, failedAt: node.lastUpAt, desireState, currentState: 'error' };
   const rebuiltAt = node.lastUpAt + timing.longhornRebuildMs;
-  if (now < rebuiltAt || !hasIscsi(state, node)) return { nodeID: hostname, healthyAt: undefined, failedAt: undefined, desireState, currentState: 'running' };
+  if (now < rebuiltAt || !hasIscsi(state, node))
+    return { nodeID: hostname, healthyAt: undefined, failedAt: undefined, desireState, currentState: 'running' };
   return { nodeID: hostname, healthyAt: Math.max(since, rebuiltAt), failedAt: undefined, desireState, currentState: 'running' };
 }
 
@@ -53,7 +63,13 @@ export function isHealthyReplica(replica: ReplicaView): boolean {
 }
 
 /** Volume state and robustness: a detached volume is `unknown` (longhorn/longhorn#8139), not degraded. */
-export function volumeView(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): { state: 'attached' | 'detached'; robustness: 'healthy' | 'degraded' | 'faulted' | 'unknown' } {
+export function volumeView(
+  cluster: SimCluster,
+  state: SimState,
+  volume: VolumeState,
+  timing: SimTiming,
+  now: number,
+): { state: 'attached' | 'detached'; robustness: 'healthy' | 'degraded' | 'faulted' | 'unknown' } {
   if (volume.detached) return { state: 'detached', robustness: 'unknown' };
   const replicas = volume.replicas.map((h) => replicaView(cluster, state, volume, h, timing, now));
   const healthy = replicas.filter((r) => isHealthyReplica(r) && r.currentState === 'running').length;
@@ -87,7 +103,13 @@ function hasInstanceManagerPdb(cluster: SimCluster, hostname: string): boolean {
  * under `block-for-eviction`) needs a healthy replica of its volume on another schedulable node
  * whose instance manager is still protected by its budget. A replica that never started does not count.
  */
-export function longhornAllowsDrain(cluster: SimCluster, state: SimState, timing: SimTiming, node: SimNode, now: number): { allowed: boolean; reason: string } {
+export function longhornAllowsDrain(
+  cluster: SimCluster,
+  state: SimState,
+  timing: SimTiming,
+  node: SimNode,
+  now: number,
+): { allowed: boolean; reason: string } {
   const policy = drainPolicy(cluster);
   // areAllVolumesDetachedFromNode (controller/instance_manager_controller.go, v1.10.2): an engine
   // still running on the node keeps the budget under every policy.
@@ -95,19 +117,31 @@ export function longhornAllowsDrain(cluster: SimCluster, state: SimState, timing
   if (attached.length > 0) return { allowed: false, reason: `some volumes are still attached: ${attached.map((v) => v.name).join(', ')}` };
   if (policy === 'always-allow') return { allowed: true, reason: policy };
   const onNode = cluster.kube.volumes.flatMap((volume) =>
-    volume.replicas.filter((h) => h === node.hostname).map(() => ({ volume, replica: replicaView(cluster, state, volume, node.hostname, timing, now) })),
+    volume.replicas
+      .filter((h) => h === node.hostname)
+      .map(() => ({ volume, replica: replicaView(cluster, state, volume, node.hostname, timing, now) })),
   );
-  if (policy === 'block-for-eviction' && onNode.length > 0) return { allowed: false, reason: `${policy}: ${onNode.length} replicas still on ${node.hostname}` };
-  const targets = policy === 'allow-if-replica-is-stopped' ? onNode.filter(({ replica }) => replica.desireState !== 'stopped' || replica.currentState !== 'stopped') : onNode;
+  if (policy === 'block-for-eviction' && onNode.length > 0)
+    return { allowed: false, reason: `${policy}: ${onNode.length} replicas still on ${node.hostname}` };
+  const targets =
+    policy === 'allow-if-replica-is-stopped'
+      ? onNode.filter(({ replica }) => replica.desireState !== 'stopped' || replica.currentState !== 'stopped')
+      : onNode;
   for (const { volume, replica } of targets) {
     const elsewhere = volume.replicas
       .filter((h) => h !== node.hostname)
       .some((h) => {
         const other = byHostname(cluster, h);
-        return other !== undefined && !isCordoned(cluster, other) && hasInstanceManagerPdb(cluster, h) && isHealthyReplica(replicaView(cluster, state, volume, h, timing, now));
+        return (
+          other !== undefined &&
+          !isCordoned(cluster, other) &&
+          hasInstanceManagerPdb(cluster, h) &&
+          isHealthyReplica(replicaView(cluster, state, volume, h, timing, now))
+        );
       });
     const neverStarted = replica.healthyAt === undefined && replica.failedAt === undefined;
-    if (!elsewhere && !neverStarted) return { allowed: false, reason: `${policy}: ${node.hostname} holds the last healthy replica of ${volume.name}` };
+    if (!elsewhere && !neverStarted)
+      return { allowed: false, reason: `${policy}: ${node.hostname} holds the last healthy replica of ${volume.name}` };
   }
   return { allowed: true, reason: policy };
 }
@@ -129,22 +163,46 @@ function evictReplicas(cluster: SimCluster, state: SimState, timing: SimTiming, 
     if (policy === 'block-for-eviction-if-contains-last-replica') {
       const covered = volume.replicas.some((h) => {
         const other = byHostname(cluster, h);
-        return h !== node.hostname && other !== undefined && !isCordoned(cluster, other) && hasInstanceManagerPdb(cluster, h) && isHealthyReplica(replicaView(cluster, state, volume, h, timing, now));
+        return (
+          h !== node.hostname &&
+          other !== undefined &&
+          !isCordoned(cluster, other) &&
+          hasInstanceManagerPdb(cluster, h) &&
+          isHealthyReplica(replicaView(cluster, state, volume, h, timing, now))
+        );
       });
       if (covered) continue;
     }
     const target = cluster.nodes.find(
-      (n) => n.longhorn && n !== node && !volume.replicas.includes(n.hostname) && !isCordoned(cluster, n) && nodeReady(cluster, n) === 'True' && hasInstanceManagerPdb(cluster, n.hostname),
+      (n) =>
+        n.longhorn &&
+        n !== node &&
+        !volume.replicas.includes(n.hostname) &&
+        !isCordoned(cluster, n) &&
+        nodeReady(cluster, n) === 'True' &&
+        hasInstanceManagerPdb(cluster, n.hostname),
     );
     if (target === undefined) continue;
     volume.replicas = volume.replicas.map((h) => (h === node.hostname ? target.hostname : h));
     cluster.kube.resourceVersion++;
-    recorder.event({ cluster: cluster.name, node: node.address, kind: 'longhorn-replica-evicted', detail: `${volume.name} → ${target.hostname}` });
+    recorder.event({
+      cluster: cluster.name,
+      node: node.address,
+      kind: 'longhorn-replica-evicted',
+      detail: `${volume.name} → ${target.hostname}`,
+    });
   }
 }
 
 /** A cordoned node's drain: Longhorn evicts replicas where its policy says so, then deletes the node's instance-manager budget when its policy allows. */
-export function longhornOnDrain(cluster: SimCluster, state: SimState, timing: SimTiming, node: SimNode, recorder: Recorder, now: number): void {
+export function longhornOnDrain(
+  cluster: SimCluster,
+  state: SimState,
+  timing: SimTiming,
+  node: SimNode,
+  recorder: Recorder,
+  now: number,
+): void {
   const pdb = cluster.kube.pdbs.find((p) => p.longhornNode === node.hostname);
   if (pdb === undefined) return;
   evictReplicas(cluster, state, timing, node, recorder, now);
@@ -152,7 +210,12 @@ export function longhornOnDrain(cluster: SimCluster, state: SimState, timing: Si
   if (!verdict.allowed) return;
   cluster.kube.pdbs = cluster.kube.pdbs.filter((p) => p !== pdb);
   cluster.kube.resourceVersion++;
-  recorder.event({ cluster: cluster.name, node: node.address, kind: 'longhorn-pdb-deleted', detail: `${pdb.namespace}/${pdb.name} (${verdict.reason})` });
+  recorder.event({
+    cluster: cluster.name,
+    node: node.address,
+    kind: 'longhorn-pdb-deleted',
+    detail: `${pdb.namespace}/${pdb.name} (${verdict.reason})`,
+  });
 }
 
 /** A Longhorn node schedulable again with its instance manager running: Longhorn protects it with a budget again. */

@@ -3,11 +3,21 @@ import { simTest, tableRows } from './sim-fixture.ts';
 import { schematicId } from './schematics.ts';
 import { productionShape } from './shapes.ts';
 
-const LONGHORN_WORKER = { hostname: 'talos-prd-w-1', address: '10.0.30.21', role: 'worker', host: 'pve1', longhorn: true, installer: 'longhorn' } as const;
+const LONGHORN_WORKER = {
+  hostname: 'talos-prd-w-1',
+  address: '10.0.30.21',
+  role: 'worker',
+  host: 'pve1',
+  longhorn: true,
+  installer: 'longhorn',
+} as const;
 const it = simTest({ clusters: [productionShape({ nodes: [...productionShape().nodes, LONGHORN_WORKER] })] });
 
 describe.concurrent("the runbook's production design", () => {
-  it('builds every node with iscsi-tools and util-linux-tools, and gives the Longhorn schematic to the Longhorn worker only', async ({ f, expect }) => {
+  it('builds every node with iscsi-tools and util-linux-tools, and gives the Longhorn schematic to the Longhorn worker only', async ({
+    f,
+    expect,
+  }) => {
     // Act
     const tf = f.sim.cluster('production').terraform;
     const outputs = JSON.parse((await f.tofu('production', ['output', '-json'])).stdout) as Record<string, { value: string }>;
@@ -41,8 +51,21 @@ describe.concurrent("the runbook's production design", () => {
 
   it("boots a node Terraform adds as a Longhorn worker on the Longhorn installer's schematic", async ({ f, expect }) => {
     // Arrange
-    await f.sim.terraform.addNode('production', { hostname: 'talos-prd-w-2', address: '10.0.30.22', role: 'worker', host: 'pve2', longhorn: true, installer: 'longhorn' });
-    await f.sim.terraform.addNode('production', { hostname: 'talos-prd-w-3', address: '10.0.30.23', role: 'worker', host: 'pve3', longhorn: true });
+    await f.sim.terraform.addNode('production', {
+      hostname: 'talos-prd-w-2',
+      address: '10.0.30.22',
+      role: 'worker',
+      host: 'pve2',
+      longhorn: true,
+      installer: 'longhorn',
+    });
+    await f.sim.terraform.addNode('production', {
+      hostname: 'talos-prd-w-3',
+      address: '10.0.30.23',
+      role: 'worker',
+      host: 'pve3',
+      longhorn: true,
+    });
 
     // Act
     const plan = await f.tofu('production', ['plan', '-input=false', '-no-color', '-out=add.tfplan']);

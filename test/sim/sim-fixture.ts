@@ -31,7 +31,12 @@ export interface SimFixture {
 
 export async function simFixture(options: Partial<SimulatorOptions> = {}): Promise<SimFixture> {
   const dir = await mkdtemp(join(tmpdir(), 'talos-sim-test-'));
-  const sim = await startSimulator({ dir: join(dir, 'sim'), canary: 'CANARY-sim-test-0042', timing: { stepMs: 4, rebootMs: 80 }, ...options });
+  const sim = await startSimulator({
+    dir: join(dir, 'sim'),
+    canary: 'CANARY-sim-test-0042',
+    timing: { stepMs: 4, rebootMs: 80 },
+    ...options,
+  });
   const talosconfig: Record<string, string> = {};
   for (const name of Object.keys(sim.state.clusters)) {
     talosconfig[name] = join(dir, `talosconfig-${name}`);

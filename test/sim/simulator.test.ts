@@ -60,7 +60,12 @@ describe('the runtime contract', () => {
       approvers: ['U0CAROL', 'S0SRE'],
       defaultForChannel: true,
     });
-    expect(clusters['staging']).toMatchObject({ channel: 'C0MAINTSTG', workers: ['10.0.20.205'], approvers: ['U0CAROL'], defaultForChannel: false });
+    expect(clusters['staging']).toMatchObject({
+      channel: 'C0MAINTSTG',
+      workers: ['10.0.20.205'],
+      approvers: ['U0CAROL'],
+      defaultForChannel: false,
+    });
   });
 
   it('records each invocation with its cluster, times and exit code', async () => {
@@ -91,6 +96,11 @@ describe('the runtime contract', () => {
 
     expect(result.exit).toBe(1);
     expect(result.stderr).toMatch(/^error from node 10\.0\.30\.12: rpc error: code = Unavailable /);
-    expect(result.stdout.split('\n').filter(Boolean).map((l) => l.split(/ {2,}/)[0])).toEqual(['NODE', '10.0.30.11']);
+    expect(
+      result.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(/ {2,}/)[0]),
+    ).toEqual(['NODE', '10.0.30.11']);
   });
 });

@@ -245,5 +245,19 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const factory = await startImageFactory(state);
   servers.push(factory.server);
   const bin = await writeWrappers(join(dir, 'bin'), control.linePort);
-  return new Simulator({ dir, canary, secretsCanary, state, timing, recorder, lifecycle, servers, closeLine: () => control.closeLine(), controlUrl: control.url, imageFactoryUrl: factory.url, bin, terraform });
+  return new Simulator({
+    dir,
+    canary,
+    secretsCanary,
+    state,
+    timing,
+    recorder,
+    lifecycle,
+    servers,
+    closeLine: () => control.closeLine(),
+    controlUrl: control.url,
+    imageFactoryUrl: factory.url,
+    bin,
+    terraform,
+  });
 }

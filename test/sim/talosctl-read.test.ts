@@ -81,7 +81,20 @@ describe.concurrent('talosctl etcd', () => {
 
     const [header, ...rows] = tableRows(result.stdout);
     expect(result.exitCode).toBe(0);
-    expect(header).toEqual(['NODE', 'MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER', 'PROTOCOL', 'STORAGE', 'ERRORS']);
+    expect(header).toEqual([
+      'NODE',
+      'MEMBER',
+      'DB SIZE',
+      'IN USE',
+      'LEADER',
+      'RAFT INDEX',
+      'RAFT TERM',
+      'RAFT APPLIED INDEX',
+      'LEARNER',
+      'PROTOCOL',
+      'STORAGE',
+      'ERRORS',
+    ]);
     expect(rows.map((r) => r[0])).toEqual(PRD);
     for (const row of rows) {
       expect(row[1]).toMatch(/^[0-9a-f]{16}$/);
@@ -96,7 +109,18 @@ describe.concurrent('talosctl etcd', () => {
   it('drops PROTOCOL and STORAGE for a 1.10 client', async ({ f, expect }) => {
     const result = await f.talosctl('staging', ['etcd', 'status', '-n', '10.0.20.204'], { version: 'v1.10.9' });
 
-    expect(tableRows(result.stdout)[0]).toEqual(['NODE', 'MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER', 'ERRORS']);
+    expect(tableRows(result.stdout)[0]).toEqual([
+      'NODE',
+      'MEMBER',
+      'DB SIZE',
+      'IN USE',
+      'LEADER',
+      'RAFT INDEX',
+      'RAFT TERM',
+      'RAFT APPLIED INDEX',
+      'LEARNER',
+      'ERRORS',
+    ]);
   });
 
   it('shows no leader, and a member that disagrees, as each member sees it', async ({ f, expect }) => {
@@ -176,7 +200,9 @@ describe.concurrent('talosctl service', () => {
 
     const result = await f.talosctl('production', ['service', 'etcd', '-n', '10.0.30.12']);
 
-    expect(result.stdout).toContain('STATE                 Running\nHEALTH                Fail\nLAST HEALTH MESSAGE   context deadline exceeded\n');
+    expect(result.stdout).toContain(
+      'STATE                 Running\nHEALTH                Fail\nLAST HEALTH MESSAGE   context deadline exceeded\n',
+    );
   });
 
   it('says etcd is not registered on a worker', async ({ f, expect }) => {
@@ -208,13 +234,18 @@ describe.concurrent('talosctl get', () => {
       ['2', 'schematic'],
     ]);
     expect(table.at(-1)?.[6]).toBe(schematic);
-    const objects = json.split(/\n(?=\{)/).map((o) => JSON.parse(o) as { node: string; spec: { image: string; metadata: { name: string; version: string; author: string } } });
+    const objects = json
+      .split(/\n(?=\{)/)
+      .map((o) => JSON.parse(o) as { node: string; spec: { image: string; metadata: { name: string; version: string; author: string } } });
     expect(objects.map((o) => o.spec.metadata.name)).toEqual(['iscsi-tools', 'util-linux-tools', 'schematic']);
-    expect(objects.at(-1)?.spec).toMatchObject({ image: '2.sqsh', metadata: { name: 'schematic', version: schematic, author: 'Image Factory (https://factory.talos.dev)' } });
+    expect(objects.at(-1)?.spec).toMatchObject({
+      image: '2.sqsh',
+      metadata: { name: 'schematic', version: schematic, author: 'Image Factory (https://factory.talos.dev)' },
+    });
     expect(json).toMatch(/^\{\n {4}"metadata": \{/);
   });
 
-  it('on several nodes (client ≤ 1.13) lists a failed node\'s error without its name and exits 1', async ({ f, expect }) => {
+  it("on several nodes (client ≤ 1.13) lists a failed node's error without its name and exits 1", async ({ f, expect }) => {
     f.sim.faults.set('production', { nodeUnreachable: ['10.0.30.12'] });
 
     const result = await f.talosctl('production', ['get', 'extensions', '-n', '10.0.30.11,10.0.30.12,10.0.30.13', '-o', 'json']);
@@ -226,7 +257,10 @@ describe.concurrent('talosctl get', () => {
     expect([...new Set(nodes)]).toEqual(['10.0.30.11', '10.0.30.13']);
   });
 
-  it('on several nodes (client ≤ 1.13) fails with empty stdout when the first node is down: the resource is resolved there', async ({ f, expect }) => {
+  it('on several nodes (client ≤ 1.13) fails with empty stdout when the first node is down: the resource is resolved there', async ({
+    f,
+    expect,
+  }) => {
     f.sim.faults.set('production', { nodeUnreachable: ['10.0.30.11'] });
 
     const result = await f.talosctl('production', ['get', 'extensions', '-n', '10.0.30.11,10.0.30.12', '-o', 'json']);
@@ -258,11 +292,24 @@ describe.concurrent('talosctl health', () => {
     expect(lines).toContain('waiting for kube-proxy to report ready: SKIP');
   });
 
-  it('keeps reporting a failing check until --wait-timeout, then fails with the deadline error as a 1.13 or older client prints it', async ({ f, expect }) => {
+  it('keeps reporting a failing check until --wait-timeout, then fails with the deadline error as a 1.13 or older client prints it', async ({
+    f,
+    expect,
+  }) => {
     f.sim.faults.set('staging', { nodeNotReady: ['talos-stg-w-1'] });
     const started = Date.now();
 
-    const result = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--control-plane-nodes', '10.0.20.204', '--worker-nodes', '10.0.20.205', '--wait-timeout', '400ms']);
+    const result = await f.talosctl('staging', [
+      'health',
+      '-n',
+      '10.0.20.204',
+      '--control-plane-nodes',
+      '10.0.20.204',
+      '--worker-nodes',
+      '10.0.20.205',
+      '--wait-timeout',
+      '400ms',
+    ]);
 
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);
     expect(result.exitCode).toBe(1);
@@ -278,17 +325,33 @@ describe.concurrent('talosctl health', () => {
     const result = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--wait-timeout', '300ms']);
 
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toContain('waiting for coredns to report ready: no ready pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"\n');
+    expect(result.stderr).toContain(
+      'waiting for coredns to report ready: no ready pods found for namespace "kube-system" and label selector "k8s-app=kube-dns"\n',
+    );
   });
 
   it('prints the discovered nodes only when it discovered them, when run on the client', async ({ f, expect }) => {
-    const named = await f.talosctl('staging', ['health', '-n', '10.0.20.204', '--server=false', '--control-plane-nodes', '10.0.20.204', '--worker-nodes', '10.0.20.205', '--wait-timeout', '5s']);
+    const named = await f.talosctl('staging', [
+      'health',
+      '-n',
+      '10.0.20.204',
+      '--server=false',
+      '--control-plane-nodes',
+      '10.0.20.204',
+      '--worker-nodes',
+      '10.0.20.205',
+      '--wait-timeout',
+      '5s',
+    ]);
 
     expect(named.exitCode).toBe(0);
     expect(named.stderr).not.toContain('discovered nodes');
   });
 
-  it('skips node readiness and CoreDNS on a 1.13 server whose Talos installed no CNI, even with a node not ready', async ({ f, expect }) => {
+  it('skips node readiness and CoreDNS on a 1.13 server whose Talos installed no CNI, even with a node not ready', async ({
+    f,
+    expect,
+  }) => {
     for (const node of f.sim.cluster('staging').nodes) node.talosVersion = 'v1.13.9';
     f.sim.faults.set('staging', { nodeNotReady: ['talos-stg-w-1'] });
 

@@ -12,7 +12,14 @@ function installer(f: SimFixture, cluster: string, version: string, platform = '
 
 describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
   it('streams the worker upgrade on stderr while it happens and boots the node on the new version', async ({ f, expect }) => {
-    const child = f.spawnTalosctl('staging', ['upgrade', '--nodes', '10.0.20.205', '--image', installer(f, 'staging', 'v1.11.6'), '--wait']);
+    const child = f.spawnTalosctl('staging', [
+      'upgrade',
+      '--nodes',
+      '10.0.20.205',
+      '--image',
+      installer(f, 'staging', 'v1.11.6'),
+      '--wait',
+    ]);
     const arrivals: { at: number; text: string }[] = [];
     child.stderr?.on('data', (chunk: Buffer) => arrivals.push({ at: Date.now(), text: chunk.toString() }));
 
@@ -27,7 +34,9 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
     expect(lines).toContain('"10.0.20.205": task: cordonAndDrainNode action: START');
     expect(lines).toContain('"10.0.20.205": error: stopAllServices task completed');
     expect(lines).toContain('"10.0.20.205": unavailable, retrying...');
-    expect(lines).toContain('"10.0.20.205": stage: BOOTING ready: false unmetCond: [name:"nodeReady" reason:"node \\"talos-stg-w-1\\" is not ready"]');
+    expect(lines).toContain(
+      '"10.0.20.205": stage: BOOTING ready: false unmetCond: [name:"nodeReady" reason:"node \\"talos-stg-w-1\\" is not ready"]',
+    );
     expect(lines.slice(-2)).toEqual(['"10.0.20.205": events check condition met', '"10.0.20.205": post check passed']);
     expect(String(result.stdout)).toBe('');
     // Progress reached the process long before it exited.
@@ -58,9 +67,21 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
     expect((await child).exitCode).toBe(0);
   });
 
-  it('leaves a call through a rebooting node that does not answer hanging until the client gives up, where a refusing one fails at once', async ({ f, expect }) => {
+  it('leaves a call through a rebooting node that does not answer hanging until the client gives up, where a refusing one fails at once', async ({
+    f,
+    expect,
+  }) => {
     f.sim.timing.rebootMs = 2000;
-    const request = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.11.6'), '--wait=false']);
+    const request = await f.talosctl('staging', [
+      'upgrade',
+      '-n',
+      '10.0.20.204',
+      '-e',
+      '10.0.20.204',
+      '-i',
+      installer(f, 'staging', 'v1.11.6'),
+      '--wait=false',
+    ]);
     await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.204').stage === 'rebooting', 5000, 'the reboot');
     f.sim.faults.set('staging', { silentWhileRebooting: ['10.0.20.204'] });
 
@@ -70,7 +91,9 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
 
     expect(request.exitCode).toBe(0);
     expect(silent.timedOut).toBe(true);
-    expect(f.sim.calls.find((c) => c.argv.includes('version') && c.hung !== undefined)?.hung).toBe('every endpoint is a rebooting node that does not answer');
+    expect(f.sim.calls.find((c) => c.argv.includes('version') && c.hung !== undefined)?.hung).toBe(
+      'every endpoint is a rebooting node that does not answer',
+    );
     expect(refusing.timedOut).toBe(false);
     expect(refusing.exitCode).toBe(1);
     expect(refusing.stderr).toContain('connect: connection refused');
@@ -78,10 +101,26 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
 
   it('rejects a control-plane upgrade while another control plane is down (quorum check)', async ({ f, expect }) => {
     f.sim.timing.rebootMs = 800;
-    const first = f.spawnTalosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.12', '-i', installer(f, 'production', 'v1.11.6')]);
+    const first = f.spawnTalosctl('production', [
+      'upgrade',
+      '-n',
+      '10.0.30.11',
+      '-e',
+      '10.0.30.12',
+      '-i',
+      installer(f, 'production', 'v1.11.6'),
+    ]);
     await f.sim.waitFor(() => f.sim.node('production', '10.0.30.11').stage === 'rebooting', 5000, 'the first reboot');
 
-    const second = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.13', '-i', installer(f, 'production', 'v1.11.6')]);
+    const second = await f.talosctl('production', [
+      'upgrade',
+      '-n',
+      '10.0.30.12',
+      '-e',
+      '10.0.30.13',
+      '-i',
+      installer(f, 'production', 'v1.11.6'),
+    ]);
 
     const cp1 = f.sim.node('production', '10.0.30.11').etcdMemberId;
     expect(second.exitCode).toBe(1);
@@ -95,7 +134,15 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
 
   it('upgrades the only control plane through the worker while the Kubernetes API is down', async ({ f, expect }) => {
     f.sim.timing.rebootMs = 400;
-    const child = f.spawnTalosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.205', '-i', installer(f, 'staging', 'v1.12.11')]);
+    const child = f.spawnTalosctl('staging', [
+      'upgrade',
+      '-n',
+      '10.0.20.204',
+      '-e',
+      '10.0.20.205',
+      '-i',
+      installer(f, 'staging', 'v1.12.11'),
+    ]);
     await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.204').stage === 'rebooting', 5000, 'the reboot');
 
     const duringReboot = await fetch(`${f.sim.kubeApiUrl('staging')}/api/v1/nodes`).catch((error: unknown) => error);
@@ -117,9 +164,13 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
   });
 
   it('hangs at "waiting for actor ID" through the VIP, while the node upgrades anyway', async ({ f, expect }) => {
-    const result = await f.talosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.10', '-i', installer(f, 'production', 'v1.11.6')], {
-      timeoutMs: 500,
-    });
+    const result = await f.talosctl(
+      'production',
+      ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.10', '-i', installer(f, 'production', 'v1.11.6')],
+      {
+        timeoutMs: 500,
+      },
+    );
 
     expect(result.timedOut).toBe(true);
     expect(result.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.30.11": waiting for actor ID');
@@ -130,10 +181,26 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
   });
 
   it('hangs through the upgrading control plane itself when another control plane could have been the endpoint', async ({ f, expect }) => {
-    const production = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.12', '-i', installer(f, 'production', 'v1.11.6')], { timeoutMs: 400 });
-    const staging = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.11.6')]);
+    const production = await f.talosctl(
+      'production',
+      ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.12', '-i', installer(f, 'production', 'v1.11.6')],
+      { timeoutMs: 400 },
+    );
+    const staging = await f.talosctl('staging', [
+      'upgrade',
+      '-n',
+      '10.0.20.204',
+      '-e',
+      '10.0.20.204',
+      '-i',
+      installer(f, 'staging', 'v1.11.6'),
+    ]);
     f.sim.state.behavior.selfEndpointHang = 'always';
-    const strict = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.11.6')], { timeoutMs: 400 });
+    const strict = await f.talosctl(
+      'staging',
+      ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.11.6')],
+      { timeoutMs: 400 },
+    );
 
     expect(production.timedOut).toBe(true);
     expect(staging.exitCode).toBe(0);
@@ -156,13 +223,23 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
     const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
 
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(/"10\.0\.20\.205": sequence error: .*pre-flight checks failed: host version 1\.8\.4 is too old to upgrade to Talos 1\.11\.6\n$/);
+    expect(result.stderr).toMatch(
+      /"10\.0\.20\.205": sequence error: .*pre-flight checks failed: host version 1\.8\.4 is too old to upgrade to Talos 1\.11\.6\n$/,
+    );
     await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'up'), 5000, 'the recovery boot');
     expect(f.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.8.4');
   });
 
   it('loses the node behind a generic installer that renames its interface', async ({ f, expect }) => {
-    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6', 'metal'), '--timeout', '600ms']);
+    const result = await f.talosctl('staging', [
+      'upgrade',
+      '-n',
+      '10.0.20.205',
+      '-i',
+      installer(f, 'staging', 'v1.11.6', 'metal'),
+      '--timeout',
+      '600ms',
+    ]);
 
     expect(result.exitCode).toBe(1);
     expect(result.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.20.205": context deadline exceeded');
@@ -225,12 +302,35 @@ describe.concurrent('talosctl reset', () => {
     expect(f.sim.node('staging', '10.0.20.204').etcdMember).toBe(true);
   });
 
-  it('refuses a second request for a control plane while its first holds the upgrade mutex, and upgrades it once', async ({ f, expect }) => {
+  it('refuses a second request for a control plane while its first holds the upgrade mutex, and upgrades it once', async ({
+    f,
+    expect,
+  }) => {
     f.sim.timing.stepMs = 300;
-    const first = f.spawnTalosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.12', '-i', installer(f, 'production', 'v1.11.6')]);
-    await f.sim.waitFor(() => f.sim.cluster('production').etcd.upgradeMutexHolder === '10.0.30.11', 5000, 'the first request validating etcd');
+    const first = f.spawnTalosctl('production', [
+      'upgrade',
+      '-n',
+      '10.0.30.11',
+      '-e',
+      '10.0.30.12',
+      '-i',
+      installer(f, 'production', 'v1.11.6'),
+    ]);
+    await f.sim.waitFor(
+      () => f.sim.cluster('production').etcd.upgradeMutexHolder === '10.0.30.11',
+      5000,
+      'the first request validating etcd',
+    );
 
-    const again = await f.talosctl('production', ['upgrade', '-n', '10.0.30.11', '-e', '10.0.30.13', '-i', installer(f, 'production', 'v1.11.6')]);
+    const again = await f.talosctl('production', [
+      'upgrade',
+      '-n',
+      '10.0.30.11',
+      '-e',
+      '10.0.30.13',
+      '-i',
+      installer(f, 'production', 'v1.11.6'),
+    ]);
 
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toContain('failed to acquire upgrade mutex: mutex: Locked by another session');
@@ -254,14 +354,24 @@ describe.concurrent('upgrade faults', () => {
     const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
 
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toContain('"10.0.20.205": rpc error: code = Unknown desc = failed to acquire upgrade mutex: mutex: Locked by another session\n');
+    expect(result.stderr).toContain(
+      '"10.0.20.205": rpc error: code = Unknown desc = failed to acquire upgrade mutex: mutex: Locked by another session\n',
+    );
     expect(f.sim.events.map((e) => e.kind)).toEqual(['upgrade-rejected']);
   });
 
   it('stalls in the upgrade phase until the client times out, leaving the node cordoned on the old version', async ({ f, expect }) => {
     f.sim.faults.set('staging', { upgradeHang: ['10.0.20.205'] });
 
-    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6'), '--timeout', '400ms']);
+    const result = await f.talosctl('staging', [
+      'upgrade',
+      '-n',
+      '10.0.20.205',
+      '-i',
+      installer(f, 'staging', 'v1.11.6'),
+      '--timeout',
+      '400ms',
+    ]);
 
     const lines = result.stderr.trimEnd().split('\n');
     expect(result.exitCode).toBe(1);
@@ -273,16 +383,28 @@ describe.concurrent('upgrade faults', () => {
   it('waits in vain for a node that stays NotReady after the reboot', async ({ f, expect }) => {
     f.sim.faults.set('staging', { upgradeStaysNotReady: ['10.0.20.205'] });
 
-    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6'), '--timeout', '700ms']);
+    const result = await f.talosctl('staging', [
+      'upgrade',
+      '-n',
+      '10.0.20.205',
+      '-i',
+      installer(f, 'staging', 'v1.11.6'),
+      '--timeout',
+      '700ms',
+    ]);
 
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toContain('"10.0.20.205": stage: RUNNING ready: false unmetCond: [name:"nodeReady" reason:"node \\"talos-stg-w-1\\" is not ready"]\n');
+    expect(result.stderr).toContain(
+      '"10.0.20.205": stage: RUNNING ready: false unmetCond: [name:"nodeReady" reason:"node \\"talos-stg-w-1\\" is not ready"]\n',
+    );
     expect(result.stderr.trimEnd().split('\n').at(-1)).toBe('"10.0.20.205": context deadline exceeded');
     expect(f.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.11.6');
   });
 
   it('says a 1.13 client falls back to the legacy flow against an older server', async ({ f, expect }) => {
-    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')], { version: 'v1.13.9' });
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')], {
+      version: 'v1.13.9',
+    });
 
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain('New upgrade API is not available, falling back to legacy\n');
@@ -294,14 +416,32 @@ const it113 = simTest({ clusters: [stagingShape({ talosVersion: 'v1.13.8' }), pr
 
 describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleService flow)', () => {
   it113('pulls, installs, drains itself, reboots, waits and uncordons, all on stderr', async ({ f, expect }) => {
-    const result = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.11', '-i', installer(f, 'production', 'v1.13.9')], { version: 'v1.13.9' });
+    const result = await f.talosctl(
+      'production',
+      ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.11', '-i', installer(f, 'production', 'v1.13.9')],
+      { version: 'v1.13.9' },
+    );
 
     const lines = result.stderr.trimEnd().split('\n');
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('');
     expect(lines[0]).toMatch(/^10\.0\.30\.12: pulled image factory\.talos\.dev\/nocloud-installer\/[0-9a-f]+@sha256:[0-9a-f]{64}$/);
     expect(lines[1]).toMatch(/^10\.0\.30\.12: \d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d running Talos installer v1\.13\.9$/);
-    const order = ['10.0.30.12: Exit code: 0', '10.0.30.12: upgrade completed', 'talos-prd-cp-2: cordoning node', 'talos-prd-cp-2: node cordoned', 'talos-prd-cp-2: draining node', 'talos-prd-cp-2: node drained', '"10.0.30.12": sequence: reboot action: START', '"10.0.30.12": error: reboot sequence completed', '"10.0.30.12": error: stopAllServices task completed', '"10.0.30.12": post check passed', 'talos-prd-cp-2: waiting for node to become Ready', 'talos-prd-cp-2: uncordoning node', 'talos-prd-cp-2: node uncordoned'];
+    const order = [
+      '10.0.30.12: Exit code: 0',
+      '10.0.30.12: upgrade completed',
+      'talos-prd-cp-2: cordoning node',
+      'talos-prd-cp-2: node cordoned',
+      'talos-prd-cp-2: draining node',
+      'talos-prd-cp-2: node drained',
+      '"10.0.30.12": sequence: reboot action: START',
+      '"10.0.30.12": error: reboot sequence completed',
+      '"10.0.30.12": error: stopAllServices task completed',
+      '"10.0.30.12": post check passed',
+      'talos-prd-cp-2: waiting for node to become Ready',
+      'talos-prd-cp-2: uncordoning node',
+      'talos-prd-cp-2: node uncordoned',
+    ];
     const positions = order.map((l) => lines.indexOf(l));
     expect(positions).toEqual(positions.toSorted((a, b) => a - b));
     expect(order.every((l) => lines.includes(l))).toBe(true);
@@ -314,40 +454,64 @@ describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleServi
   it113('ignores --wait=false while --drain is on, and with --drain=false --wait=false only asks for the reboot', async ({ f, expect }) => {
     // Without podinfo's budget, whose second pod has nowhere to go on this estate, the drain passes.
     f.sim.cluster('staging').kube.pdbs = [];
-    const drainedAgain = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--wait=false'], { version: 'v1.13.9' });
+    const drainedAgain = await f.talosctl(
+      'staging',
+      ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--wait=false'],
+      { version: 'v1.13.9' },
+    );
 
     expect(drainedAgain.exitCode).toBe(0);
     expect(drainedAgain.stderr).toContain('talos-stg-w-1: draining node\n');
     expect(drainedAgain.stderr).toContain('"10.0.20.205": post check passed\n');
 
-    const asked = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.13.9'), '--drain=false', '--wait=false'], { version: 'v1.13.9' });
+    const asked = await f.talosctl(
+      'staging',
+      ['upgrade', '-n', '10.0.20.204', '-e', '10.0.20.204', '-i', installer(f, 'staging', 'v1.13.9'), '--drain=false', '--wait=false'],
+      { version: 'v1.13.9' },
+    );
 
     expect(asked.exitCode).toBe(0);
     expect(asked.stderr).toContain('10.0.20.204: upgrade completed\n');
     expect(asked.stderr).not.toContain('cordoning node');
     expect(asked.stderr).not.toContain('actor ID');
-    await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.204').talosVersion === 'v1.13.9' && f.sim.node('staging', '10.0.20.204').stage === 'running', 10_000, 'the reboot');
+    await f.sim.waitFor(
+      () => f.sim.node('staging', '10.0.20.204').talosVersion === 'v1.13.9' && f.sim.node('staging', '10.0.20.204').stage === 'running',
+      10_000,
+      'the reboot',
+    );
     expect(f.sim.node('staging', '10.0.20.204').cordoned).toBe(false);
   });
 
   it113('stops at a drain that times out: cordoned, the new image installed and not booted', async ({ f, expect }) => {
     // podinfo's second pod has nowhere to go (the control plane is tainted) and its budget keeps one: eviction never passes.
-    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--drain-timeout', '300ms'], { version: 'v1.13.9' });
+    const result = await f.talosctl(
+      'staging',
+      ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--drain-timeout', '300ms'],
+      { version: 'v1.13.9' },
+    );
 
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain('10.0.20.205: upgrade completed\n');
     expect(result.stderr).toMatch(/talos-stg-w-1: evicting pod apps\/podinfo-[a-z0-9]+-[a-z0-9]+\n/);
-    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/^error draining node "talos-stg-w-1": error when evicting pods\/"podinfo-[a-z0-9-]+" -n "apps": global timeout reached: 300ms$/);
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      /^error draining node "talos-stg-w-1": error when evicting pods\/"podinfo-[a-z0-9-]+" -n "apps": global timeout reached: 300ms$/,
+    );
     expect(result.stderr).not.toContain('actor ID');
     const node = f.sim.node('staging', '10.0.20.205');
     expect([node.talosVersion, node.stage, node.cordoned]).toEqual(['v1.13.8', 'running', true]);
     expect(f.sim.installedNotBooted('staging', '10.0.20.205')).toBe('v1.13.9');
-    expect(f.sim.events.filter((e) => e.node === '10.0.20.205' && e.kind === 'drain-blocked').map((e) => e.detail)).toEqual(['apps/podinfo']);
+    expect(f.sim.events.filter((e) => e.node === '10.0.20.205' && e.kind === 'drain-blocked').map((e) => e.detail)).toEqual([
+      'apps/podinfo',
+    ]);
   });
 
   it113('has no etcd check: a control plane upgrades while another member is unhealthy, without a refusal', async ({ f, expect }) => {
     f.sim.faults.set('production', { etcdUnhealthy: { 'talos-prd-cp-3': 'Failed' } });
-    const result = await f.talosctl('production', ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.11', '-i', installer(f, 'production', 'v1.13.9'), '--drain=false'], { version: 'v1.13.9' });
+    const result = await f.talosctl(
+      'production',
+      ['upgrade', '-n', '10.0.30.12', '-e', '10.0.30.11', '-i', installer(f, 'production', 'v1.13.9'), '--drain=false'],
+      { version: 'v1.13.9' },
+    );
 
     expect(result.stderr).not.toContain('error validating etcd for upgrade');
     expect(result.stderr).not.toContain('upgrade mutex');
@@ -356,10 +520,14 @@ describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleServi
 
   it113('refuses a second upgrade of a node whose installer runs, with FailedPrecondition', async ({ f, expect }) => {
     f.sim.faults.set('staging', { upgradeHang: ['10.0.20.205'] });
-    const first = f.spawnTalosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9')], { version: 'v1.13.9' });
+    const first = f.spawnTalosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9')], {
+      version: 'v1.13.9',
+    });
     await f.sim.waitFor(() => f.sim.upgradeCount('staging', 'talos-stg-w-1') === 1, 5000, 'the first installer');
 
-    const second = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9')], { version: 'v1.13.9' });
+    const second = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9')], {
+      version: 'v1.13.9',
+    });
     first.kill();
 
     expect(second.exitCode).toBe(1);
@@ -370,8 +538,12 @@ describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleServi
   });
 
   it113('takes the legacy path with --legacy, and a 1.12 client does not know --drain', async ({ f, expect }) => {
-    const legacy = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--legacy'], { version: 'v1.13.9' });
-    const old = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--drain=false'], { version: 'v1.12.11' });
+    const legacy = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--legacy'], {
+      version: 'v1.13.9',
+    });
+    const old = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--drain=false'], {
+      version: 'v1.12.11',
+    });
 
     expect(legacy.stderr).toContain('WARNING: Forcing use of legacy upgrade method.');
     expect(legacy.stderr).toContain('"10.0.20.205": task: cordonAndDrainNode action: START');
@@ -382,7 +554,9 @@ describe.concurrent('talosctl upgrade on 1.13 with a 1.13 client (LifecycleServi
 
 describe.concurrent('talosctl upgrade --no-reboot (v1.13.7+)', () => {
   it113('installs the image and returns: no drain, no reboot, the node keeps running its version', async ({ f, expect }) => {
-    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--no-reboot'], { version: 'v1.13.9' });
+    const result = await f.talosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.13.9'), '--no-reboot'], {
+      version: 'v1.13.9',
+    });
 
     expect(result.exitCode).toBe(0);
     expect(result.stderr).toContain('10.0.20.205: upgrade completed\n');

@@ -58,14 +58,34 @@ export function inputsFromShape(shape: ClusterShape): DeclaredInputs {
     talos_nodes: Object.fromEntries(
       shape.nodes.map((n) => [
         n.hostname,
-        { address: n.address, role: n.role, host: n.host, longhorn: shape.longhorn && (n.longhorn ?? false), ...(n.installer === 'longhorn' ? { longhorn_installer: true } : {}), vm_generation: 1 },
+        {
+          address: n.address,
+          role: n.role,
+          host: n.host,
+          longhorn: shape.longhorn && (n.longhorn ?? false),
+          ...(n.installer === 'longhorn' ? { longhorn_installer: true } : {}),
+          vm_generation: 1,
+        },
       ]),
     ),
   };
 }
 
-function instance(type: string, name: string, provider: string, attributes: ResourceInstance['attributes'], index?: string): ResourceInstance {
-  return { address: `${type}.${name}${index === undefined ? '' : `[${JSON.stringify(index)}]`}`, type, name, ...(index === undefined ? {} : { index }), provider, attributes };
+function instance(
+  type: string,
+  name: string,
+  provider: string,
+  attributes: ResourceInstance['attributes'],
+  index?: string,
+): ResourceInstance {
+  return {
+    address: `${type}.${name}${index === undefined ? '' : `[${JSON.stringify(index)}]`}`,
+    type,
+    name,
+    ...(index === undefined ? {} : { index }),
+    provider,
+    attributes,
+  };
 }
 
 /** The resource instances a configuration applied with `inputs` consists of (without provider-assigned ids). */
@@ -77,7 +97,20 @@ export function desiredResources(cluster: string, inputs: DeclaredInputs, schema
   ];
   for (const [hostname, node] of Object.entries(inputs.talos_nodes)) {
     list.push(
-      instance('proxmox_virtual_environment_vm', 'talos', PROXMOX_PROVIDER, { name: hostname, node_name: node.host, address: node.address, role: node.role, longhorn: node.longhorn, generation: node.vm_generation }, hostname),
+      instance(
+        'proxmox_virtual_environment_vm',
+        'talos',
+        PROXMOX_PROVIDER,
+        {
+          name: hostname,
+          node_name: node.host,
+          address: node.address,
+          role: node.role,
+          longhorn: node.longhorn,
+          generation: node.vm_generation,
+        },
+        hostname,
+      ),
       instance(
         'talos_machine_configuration_apply',
         'this',
@@ -98,14 +131,25 @@ export function desiredResources(cluster: string, inputs: DeclaredInputs, schema
 }
 
 /** Provider-assigned ids and generated values, as the state records them after a create. */
-export function assignIds(resources: Record<string, ResourceInstance>, taken: Record<string, ResourceInstance> = {}, generated?: GeneratedValues): void {
-  let nextVmId = Math.max(99, ...Object.values(taken).map((r) => Number(r.attributes['id'] ?? 0)).filter((n) => Number.isFinite(n))) + 1;
+export function assignIds(
+  resources: Record<string, ResourceInstance>,
+  taken: Record<string, ResourceInstance> = {},
+  generated?: GeneratedValues,
+): void {
+  let nextVmId =
+    Math.max(
+      99,
+      ...Object.values(taken)
+        .map((r) => Number(r.attributes['id'] ?? 0))
+        .filter((n) => Number.isFinite(n)),
+    ) + 1;
   for (const r of Object.values(resources)) {
     if (generated !== undefined && r.type === 'talos_machine_secrets' && r.attributes['machine_secrets'] === undefined) {
       r.attributes['machine_secrets'] = `${generated.machineSecrets} generation-${String(r.attributes['generation'])}`;
       r.attributes['client_configuration'] = `ca-key-${generated.machineSecrets.slice(-24)}-${String(r.attributes['generation'])}`;
     }
-    if (generated !== undefined && r.type === 'talos_cluster_kubeconfig' && r.attributes['kubeconfig_raw'] === undefined) r.attributes['kubeconfig_raw'] = generated.kubeconfig;
+    if (generated !== undefined && r.type === 'talos_cluster_kubeconfig' && r.attributes['kubeconfig_raw'] === undefined)
+      r.attributes['kubeconfig_raw'] = generated.kubeconfig;
     if (r.attributes['id'] !== undefined) continue;
     if (r.type === 'proxmox_virtual_environment_vm') r.attributes['id'] = String(nextVmId++);
     else if (r.type === 'talos_machine_secrets') r.attributes['id'] = 'machine_secrets';
@@ -154,7 +198,11 @@ function withoutComputed(attributes: ResourceInstance['attributes']): ResourceIn
  * configuration apply is replaced with its VM (`replace_triggered_by`), so a new VM gets its
  * machine configuration again. `lifecycle` holds the configuration's lifecycle blocks.
  */
-export function diffResources(applied: Record<string, ResourceInstance>, desired: Record<string, ResourceInstance>, lifecycle: Record<string, ResourceLifecycle> = {}): PlannedChange[] {
+export function diffResources(
+  applied: Record<string, ResourceInstance>,
+  desired: Record<string, ResourceInstance>,
+  lifecycle: Record<string, ResourceLifecycle> = {},
+): PlannedChange[] {
   const changes: PlannedChange[] = [];
   const replacedVms = new Set<string>();
   const base = (r: ResourceInstance): Omit<PlannedChange, 'actions' | 'before' | 'after'> => ({
@@ -174,7 +222,13 @@ export function diffResources(applied: Record<string, ResourceInstance>, desired
     const { replace, update } = differs(have, want);
     if (replace) {
       if (want.type === 'proxmox_virtual_environment_vm' && want.index !== undefined) replacedVms.add(want.index);
-      changes.push({ ...base(want), actions: replaceActions(lifecycle[blockOf(want)]), actionReason: 'replace_because_cannot_update', before: { ...have.attributes }, after: withoutComputed(after) });
+      changes.push({
+        ...base(want),
+        actions: replaceActions(lifecycle[blockOf(want)]),
+        actionReason: 'replace_because_cannot_update',
+        before: { ...have.attributes },
+        after: withoutComputed(after),
+      });
     } else {
       changes.push({ ...base(want), actions: [update ? 'update' : 'no-op'], before: { ...have.attributes }, after });
     }
@@ -184,10 +238,22 @@ export function diffResources(applied: Record<string, ResourceInstance>, desired
     // internal/tofu/node_resource_plan_orphan.go (v1.12.6): an instance whose for_each key is gone, in a
     // block with `lifecycle.destroy = false`, is forgotten instead of destroyed.
     if (have.index !== undefined && lifecycle[blockOf(have)]?.destroy === false) {
-      changes.push({ ...base(have), actions: ['forget'], actionReason: 'forgot_because_lifecycle_destroy_in_config', before: { ...have.attributes }, after: null });
+      changes.push({
+        ...base(have),
+        actions: ['forget'],
+        actionReason: 'forgot_because_lifecycle_destroy_in_config',
+        before: { ...have.attributes },
+        after: null,
+      });
       continue;
     }
-    changes.push({ ...base(have), actions: ['delete'], actionReason: have.index === undefined ? 'delete_because_no_resource_config' : 'delete_because_each_key', before: { ...have.attributes }, after: null });
+    changes.push({
+      ...base(have),
+      actions: ['delete'],
+      actionReason: have.index === undefined ? 'delete_because_no_resource_config' : 'delete_because_each_key',
+      before: { ...have.attributes },
+      after: null,
+    });
   }
   for (const change of changes) {
     if (change.type !== 'talos_machine_configuration_apply' || change.index === undefined || !replacedVms.has(change.index)) continue;

@@ -13,7 +13,15 @@ describe.concurrent('the Terraform repository', () => {
     const log = (await terraform.git(['log', '--format=%H'])).split('\n');
     const status = await terraform.git(['status', '--porcelain']);
 
-    expect(files).toEqual(expect.arrayContaining(['.gitignore', 'production/cluster.auto.tfvars.json', 'production/main.tf', 'staging/cluster.auto.tfvars.json', 'staging/main.tf']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        '.gitignore',
+        'production/cluster.auto.tfvars.json',
+        'production/main.tf',
+        'staging/cluster.auto.tfvars.json',
+        'staging/main.tf',
+      ]),
+    );
     expect(log).toEqual([await terraform.head()]);
     expect(status).toBe('');
     expect(terraform.declared('production')).toEqual(f.sim.cluster('production').terraform.applied);
@@ -43,14 +51,24 @@ describe.concurrent('the Terraform repository', () => {
     expect(sha).not.toBe(before);
     expect(await terraform.head()).toBe(sha);
     expect(clean).toBe('');
-    expect(await terraform.git(['show', '-s', '--format=%an <%ae> %s', sha])).toBe('Simulated Operator <operator@example.org> production: talos_version v1.12.11');
-    expect(JSON.parse(await readFile(join(f.sim.cluster('production').terraformDir, 'cluster.auto.tfvars.json'), 'utf8'))).toMatchObject({ talos_version: 'v1.12.11' });
+    expect(await terraform.git(['show', '-s', '--format=%an <%ae> %s', sha])).toBe(
+      'Simulated Operator <operator@example.org> production: talos_version v1.12.11',
+    );
+    expect(JSON.parse(await readFile(join(f.sim.cluster('production').terraformDir, 'cluster.auto.tfvars.json'), 'utf8'))).toMatchObject({
+      talos_version: 'v1.12.11',
+    });
   });
 
   it('edits the declared inputs with one helper per runbook change', async ({ f, expect }) => {
     const { terraform } = f.sim;
 
-    await terraform.addNode('production', { hostname: 'talos-prd-cp-4', address: '10.0.30.14', role: 'controlplane', host: 'pve4', longhorn: true });
+    await terraform.addNode('production', {
+      hostname: 'talos-prd-cp-4',
+      address: '10.0.30.14',
+      role: 'controlplane',
+      host: 'pve4',
+      longhorn: true,
+    });
     await terraform.removeNode('production', 'talos-prd-cp-3');
     await terraform.changePatch('production');
     await terraform.replaceSecrets('production');
@@ -59,10 +77,18 @@ describe.concurrent('the Terraform repository', () => {
     const declared = terraform.declared('production');
 
     expect(Object.keys(declared.talos_nodes)).toEqual(['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-4']);
-    expect(declared.talos_nodes['talos-prd-cp-4']).toEqual({ address: '10.0.30.14', role: 'controlplane', host: 'pve4', longhorn: true, vm_generation: 1 });
+    expect(declared.talos_nodes['talos-prd-cp-4']).toEqual({
+      address: '10.0.30.14',
+      role: 'controlplane',
+      host: 'pve4',
+      longhorn: true,
+      vm_generation: 1,
+    });
     expect(declared.talos_nodes['talos-prd-cp-2']?.vm_generation).toBe(2);
     expect(declared).toMatchObject({ talos_config_patch_revision: 2, talos_secrets_generation: 2, talos_kubernetes_version: 'v1.35.0' });
-    await expect(terraform.addNode('production', { hostname: 'talos-prd-cp-1', address: '10.0.30.11', role: 'controlplane', host: 'pve1' })).rejects.toThrow('already declares talos-prd-cp-1');
+    await expect(
+      terraform.addNode('production', { hostname: 'talos-prd-cp-1', address: '10.0.30.11', role: 'controlplane', host: 'pve1' }),
+    ).rejects.toThrow('already declares talos-prd-cp-1');
     expect(terraform.declared('staging')).toEqual(f.sim.cluster('staging').terraform.applied);
   });
 

@@ -29,7 +29,10 @@ export function readDeclaredInputs(cluster: SimCluster): DeclaredInputs {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as DeclaredInputs;
   } catch (error) {
-    throw new Error(`cannot read the declared inputs of ${cluster.name} from ${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `cannot read the declared inputs of ${cluster.name} from ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -82,7 +85,10 @@ export class SimTerraform {
   async init(): Promise<void> {
     await writeFile(join(this.root, '.gitignore'), GITIGNORE);
     for (const cluster of Object.values(this.#state.clusters)) await writeDeclaredInputs(cluster, cluster.terraform.applied);
-    await this.#gitScript('git init -q -b main && git add -A && git commit -q -m "$1"', 'Terraform roots and declared inputs of the clusters');
+    await this.#gitScript(
+      'git init -q -b main && git add -A && git commit -q -m "$1"',
+      'Terraform roots and declared inputs of the clusters',
+    );
   }
 
   declared(cluster: string): DeclaredInputs {

@@ -105,7 +105,8 @@ function effect(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runti
     } else if (phase === 'create') createMachine(cluster, change, plan, runtime);
   }
   // The Talos provider applies the configuration to a machine that waits for it; deleting the resource only forgets it.
-  if (change.type === 'talos_machine_configuration_apply' && (phase === 'create' || phase === 'update') && node) runtime.lifecycle.joinNode(cluster, node);
+  if (change.type === 'talos_machine_configuration_apply' && (phase === 'create' || phase === 'update') && node)
+    runtime.lifecycle.joinNode(cluster, node);
 }
 
 /** Records the change in the state, as tofu persists each finished resource. */
@@ -129,7 +130,10 @@ function record(cluster: SimCluster, change: PlannedChange, phase: Phase, depose
   };
   if (phase === 'update' && previous?.attributes['id'] !== undefined) next.attributes['id'] = previous.attributes['id'];
   else delete next.attributes['id'];
-  assignIds({ [next.address]: next }, resources, { machineSecrets: cluster.credentials.machineSecrets, kubeconfig: cluster.credentials.kubeconfig });
+  assignIds({ [next.address]: next }, resources, {
+    machineSecrets: cluster.credentials.machineSecrets,
+    kubeconfig: cluster.credentials.kubeconfig,
+  });
   resources[next.address] = next;
   return String(next.attributes['id']);
 }
@@ -183,7 +187,8 @@ export async function applyPlan(cluster: SimCluster, plan: SimPlan, io: ExecIO, 
       const newId = record(cluster, change, phase, id === undefined ? undefined : String(id));
       effect(cluster, change, plan, runtime, phase);
       if (phase === 'delete' || phase === 'delete-deposed') io.out(`${shown}: Destruction complete after ${seconds(change, 'delete')}\n`);
-      else if (phase === 'update') io.out(`${change.address}: Modifications complete after ${seconds(change, phase)} [id=${newId ?? ''}]\n`);
+      else if (phase === 'update')
+        io.out(`${change.address}: Modifications complete after ${seconds(change, phase)} [id=${newId ?? ''}]\n`);
       else io.out(`${change.address}: Creation complete after ${seconds(change, phase)} [id=${newId ?? ''}]\n`);
     }
     done++;

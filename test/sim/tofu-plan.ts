@@ -37,7 +37,13 @@ export interface SimPlan {
 }
 
 /** The root module's outputs for the given Talos and Kubernetes versions, with a test's `tofuOutputs` laid over. */
-export function outputValues(cluster: SimCluster, versions: { talos: string; kubernetes: string } = { talos: cluster.terraform.talosVersion, kubernetes: cluster.terraform.kubernetesVersion }): Record<string, OutputValue> {
+export function outputValues(
+  cluster: SimCluster,
+  versions: { talos: string; kubernetes: string } = {
+    talos: cluster.terraform.talosVersion,
+    kubernetes: cluster.terraform.kubernetesVersion,
+  },
+): Record<string, OutputValue> {
   const tf = cluster.terraform;
   const installer = (schematic: string): string => `factory.talos.dev/${tf.installerPlatform}-installer/${schematic}:${versions.talos}`;
   const list: Record<string, OutputValue> = {
@@ -51,7 +57,8 @@ export function outputValues(cluster: SimCluster, versions: { talos: string; kub
   if (tf.longhornSchematic) {
     list['talos_longhorn_installer_image'] = { sensitive: false, value: installer(tf.longhornSchematic) };
   }
-  for (const [name, value] of Object.entries(cluster.faults.tofuOutputs ?? {})) list[name] = { sensitive: list[name]?.sensitive ?? false, value };
+  for (const [name, value] of Object.entries(cluster.faults.tofuOutputs ?? {}))
+    list[name] = { sensitive: list[name]?.sensitive ?? false, value };
   return Object.fromEntries(Object.entries(list).sort(([a], [b]) => a.localeCompare(b)));
 }
 
@@ -66,7 +73,8 @@ function layerFault(cluster: SimCluster, changes: PlannedChange[]): void {
     if (reason) change.actionReason = reason;
   };
   if (fault === 'replace-secrets') force(find('talos_machine_secrets.this'), ['delete', 'create'], 'replace_because_cannot_update');
-  if (fault === 'replace-vm' && first) force(find(`proxmox_virtual_environment_vm.talos[${JSON.stringify(first)}]`), ['delete', 'create'], 'replace_because_cannot_update');
+  if (fault === 'replace-vm' && first)
+    force(find(`proxmox_virtual_environment_vm.talos[${JSON.stringify(first)}]`), ['delete', 'create'], 'replace_because_cannot_update');
   if (fault === 'changes' && first) force(find(`talos_machine_configuration_apply.this[${JSON.stringify(first)}]`), ['update']);
   // What a newer OpenTofu may write: jsonplan's `actionString` (plan.go, v1.12.6) passes an Action it has no
   // case for through as its Go name, so a plan can hold actions no reader of today knows.
@@ -79,7 +87,11 @@ function layerFault(cluster: SimCluster, changes: PlannedChange[]): void {
 /** The plan from the cluster's state to `inputs`. */
 export function computePlan(cluster: SimCluster, inputs: DeclaredInputs): SimPlan {
   const { state, applied } = cluster.terraform;
-  const changes = diffResources(state.resources, desiredResources(cluster.name, inputs, cluster.terraform.defaultSchematic), inputs.lifecycle);
+  const changes = diffResources(
+    state.resources,
+    desiredResources(cluster.name, inputs, cluster.terraform.defaultSchematic),
+    inputs.lifecycle,
+  );
   layerFault(cluster, changes);
   const before = outputValues(cluster);
   const after = outputValues(cluster, { talos: inputs.talos_version, kubernetes: inputs.talos_kubernetes_version });
@@ -89,12 +101,30 @@ export function computePlan(cluster: SimCluster, inputs: DeclaredInputs): SimPla
     const was = before[name];
     if (value.sensitive) {
       // Credentials derive from the secrets: they change only with them, and are known only after the apply then.
-      outputChanges[name] = { actions: [secretsChange ? 'update' : 'no-op'], sensitive: true, ...(was ? { before: was.value } : {}), ...(secretsChange ? {} : { after: value.value }) };
+      outputChanges[name] = {
+        actions: [secretsChange ? 'update' : 'no-op'],
+        sensitive: true,
+        ...(was ? { before: was.value } : {}),
+        ...(secretsChange ? {} : { after: value.value }),
+      };
       continue;
     }
-    outputChanges[name] = { actions: [was === undefined ? 'create' : was.value === value.value ? 'no-op' : 'update'], sensitive: false, ...(was ? { before: was.value } : {}), after: value.value };
+    outputChanges[name] = {
+      actions: [was === undefined ? 'create' : was.value === value.value ? 'no-op' : 'update'],
+      sensitive: false,
+      ...(was ? { before: was.value } : {}),
+      after: value.value,
+    };
   }
-  return { cluster: cluster.name, lineage: state.lineage, serial: state.serial, variables: structuredClone(inputs), changes, outputChanges, timestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+  return {
+    cluster: cluster.name,
+    lineage: state.lineage,
+    serial: state.serial,
+    variables: structuredClone(inputs),
+    changes,
+    outputChanges,
+    timestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
 }
 
 /** Whether applying the plan would do anything (resources or outputs). */

@@ -35,11 +35,17 @@ function heading(change: PlannedChange): string {
   if (change.actions[0] === 'create' && change.actions.length === 1) return `  # ${address} will be created\n`;
   if (change.actions[0] === 'update') return `  # ${address} will be updated in-place\n`;
   if (isReplace(change)) {
-    const head = change.actionReason === 'replace_by_triggers' ? `  # ${address} will be replaced due to changes in replace_triggered_by` : `  # ${address} must be replaced`;
+    const head =
+      change.actionReason === 'replace_by_triggers'
+        ? `  # ${address} will be replaced due to changes in replace_triggered_by`
+        : `  # ${address} must be replaced`;
     return isForget(change) ? `${head} - older instance will not be destroyed (lifecycle.destroy = false)\n` : `${head}\n`;
   }
   if (isForget(change)) {
-    const because = change.actionReason === 'forgot_because_lifecycle_destroy_in_config' ? ' \n (because lifecycle.destroy = false is set in the configuration)' : '';
+    const because =
+      change.actionReason === 'forgot_because_lifecycle_destroy_in_config'
+        ? ' \n (because lifecycle.destroy = false is set in the configuration)'
+        : '';
     return `  # ${address} will be removed from the OpenTofu state but will not be destroyed${because}\n`;
   }
   const because =
@@ -65,7 +71,8 @@ function attributeLines(change: PlannedChange): string[] {
     if (SENSITIVE_ATTRIBUTES.has(key)) {
       // A sensitive attribute is never printed in the human plan, whatever the change.
       if (change.actions[0] === 'create' && change.actions.length === 1) rows.push(['+', key, '(sensitive value)']);
-      else if (change.actions.length === 1 && (change.actions[0] === 'delete' || isForget(change))) rows.push(['-', key, '(sensitive value) -> null']);
+      else if (change.actions.length === 1 && (change.actions[0] === 'delete' || isForget(change)))
+        rows.push(['-', key, '(sensitive value) -> null']);
       else if (isReplace(change)) rows.push(['~', key, '(sensitive value)']);
       else hidden++;
       continue;
@@ -78,10 +85,18 @@ function attributeLines(change: PlannedChange): string[] {
       rows.push(isReplace(change) ? ['~', key, `${literal(was ?? '')} -> (known after apply)`] : [' ', key, literal(was ?? '')]);
     } else if (was !== will) {
       const forces = isReplace(change) && key === 'generation' ? ' # forces replacement' : '';
-      rows.push(['~', key, `${was === undefined ? 'null' : literal(was)} -> ${will === undefined ? '(known after apply)' : literal(will)}${forces}`]);
+      rows.push([
+        '~',
+        key,
+        `${was === undefined ? 'null' : literal(was)} -> ${will === undefined ? '(known after apply)' : literal(will)}${forces}`,
+      ]);
     } else hidden++;
   }
-  if (isReplace(change) && change.actionReason === 'replace_because_cannot_update' && !rows.some((r) => r[2].endsWith('# forces replacement'))) {
+  if (
+    isReplace(change) &&
+    change.actionReason === 'replace_because_cannot_update' &&
+    !rows.some((r) => r[2].endsWith('# forces replacement'))
+  ) {
     // A replacement the test forced (the `tofuPlan` fault) shows no attribute cause; mark the id as the provider would.
     const id = rows.find((r) => r[1] === 'id');
     if (id) id[2] += ' # forces replacement';
@@ -104,7 +119,9 @@ function symbolOf(change: PlannedChange): string {
 
 function block(change: PlannedChange): string {
   const symbol = symbolOf(change);
-  return `${heading(change)}${symbol} resource "${change.type}" "${change.name}" {\n${attributeLines(change).map((l) => `${l}\n`).join('')}    }\n`;
+  return `${heading(change)}${symbol} resource "${change.type}" "${change.name}" {\n${attributeLines(change)
+    .map((l) => `${l}\n`)
+    .join('')}    }\n`;
 }
 
 /**
@@ -167,12 +184,17 @@ export function planText(plan: SimPlan): string {
     const width = Math.max(...outputs.map(([name]) => name.length));
     const lines = changedOutputs.map(([name, o]) => {
       const symbol = o.actions[0] === 'create' ? '+' : '~';
-      const value = o.sensitive ? '(sensitive value)' : o.actions[0] === 'create' ? JSON.stringify(o.after) : `${JSON.stringify(o.before)} -> ${JSON.stringify(o.after)}`;
+      const value = o.sensitive
+        ? '(sensitive value)'
+        : o.actions[0] === 'create'
+          ? JSON.stringify(o.after)
+          : `${JSON.stringify(o.before)} -> ${JSON.stringify(o.after)}`;
       return `  ${symbol} ${name.padEnd(width)} = ${value}`;
     });
     text += `\nChanges to Outputs:\n${lines.join('\n')}\n`;
     if (acting.length === 0) {
-      text += '\nYou can apply this plan to save these new output values to the OpenTofu state,\nwithout changing any real infrastructure.\n';
+      text +=
+        '\nYou can apply this plan to save these new output values to the OpenTofu state,\nwithout changing any real infrastructure.\n';
     }
   }
   return text;
@@ -225,7 +247,9 @@ export function showJson(plan: SimPlan): string {
         after_unknown: unknownAfter(c),
         before_sensitive: sensitiveMarks(c.before),
         after_sensitive: sensitiveMarks(c.after, unknownAfter(c)),
-        ...(isReplace(c) && c.actionReason === 'replace_because_cannot_update' && c.before?.['generation'] !== c.after?.['generation'] ? { replace_paths: [['generation']] } : {}),
+        ...(isReplace(c) && c.actionReason === 'replace_because_cannot_update' && c.before?.['generation'] !== c.after?.['generation']
+          ? { replace_paths: [['generation']] }
+          : {}),
       },
       ...(c.actionReason ? { action_reason: c.actionReason } : {}),
     })),
@@ -233,7 +257,14 @@ export function showJson(plan: SimPlan): string {
       Object.entries(plan.outputChanges).map(([name, o]) => [
         name,
         // MarshalOutputChanges: the values as they are, sensitivity only as a flag beside them.
-        { actions: o.actions, before: o.before ?? null, after: o.after ?? null, after_unknown: o.after === undefined, before_sensitive: o.sensitive, after_sensitive: o.sensitive },
+        {
+          actions: o.actions,
+          before: o.before ?? null,
+          after: o.after ?? null,
+          after_unknown: o.after === undefined,
+          before_sensitive: o.sensitive,
+          after_sensitive: o.sensitive,
+        },
       ]),
     ),
     configuration: {},

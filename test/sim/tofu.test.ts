@@ -94,7 +94,10 @@ describe.concurrent('tofu checks and plans', () => {
 
     expect(plan.exitCode).toBe(2);
     expect(plan.stdout).toContain('  # talos_machine_secrets.this must be replaced\n');
-    const json = JSON.parse(show.stdout) as { format_version: string; resource_changes: { address: string; change: { actions: string[] } }[] };
+    const json = JSON.parse(show.stdout) as {
+      format_version: string;
+      resource_changes: { address: string; change: { actions: string[] } }[];
+    };
     expect(json.format_version).toBe('1.2');
     expect(json.resource_changes.find((c) => c.address === 'talos_machine_secrets.this')?.change.actions).toEqual(['delete', 'create']);
     expect(json.resource_changes.filter((c) => c.change.actions.join() === 'no-op').length).toBeGreaterThan(3);
@@ -104,11 +107,16 @@ describe.concurrent('tofu checks and plans', () => {
   it('marks a VM replacement and plan errors', async ({ f, expect }) => {
     f.sim.faults.set('staging', { tofuPlan: 'replace-vm' });
     await f.tofu('staging', ['plan', '-out=vm.tfplan', '-detailed-exitcode']);
-    const show = JSON.parse((await f.tofu('staging', ['show', '-json', 'vm.tfplan'])).stdout) as { resource_changes: { type: string; change: { actions: string[] } }[] };
+    const show = JSON.parse((await f.tofu('staging', ['show', '-json', 'vm.tfplan'])).stdout) as {
+      resource_changes: { type: string; change: { actions: string[] } }[];
+    };
     f.sim.faults.set('staging', { tofuPlan: 'error' });
     const failed = await f.tofu('staging', ['plan', '-detailed-exitcode']);
 
-    expect(show.resource_changes.filter((c) => c.type === 'proxmox_virtual_environment_vm').map((c) => c.change.actions)).toEqual([['delete', 'create'], ['no-op']]);
+    expect(show.resource_changes.filter((c) => c.type === 'proxmox_virtual_environment_vm').map((c) => c.change.actions)).toEqual([
+      ['delete', 'create'],
+      ['no-op'],
+    ]);
     expect(failed.exitCode).toBe(1);
     expect(failed.stderr).toContain('│ Error: Error acquiring the state lock\n');
   });
@@ -133,8 +141,16 @@ describe.concurrent('Image Factory', () => {
 interface ShownPlan {
   format_version: string;
   variables: Record<string, { value: unknown }>;
-  resource_changes: { address: string; type: string; change: { actions: string[]; before: unknown; after: unknown; before_sensitive?: unknown; after_sensitive?: unknown }; action_reason?: string }[];
-  output_changes: Record<string, { actions: string[]; before?: unknown; after?: unknown; before_sensitive: boolean; after_sensitive: boolean }>;
+  resource_changes: {
+    address: string;
+    type: string;
+    change: { actions: string[]; before: unknown; after: unknown; before_sensitive?: unknown; after_sensitive?: unknown };
+    action_reason?: string;
+  }[];
+  output_changes: Record<
+    string,
+    { actions: string[]; before?: unknown; after?: unknown; before_sensitive: boolean; after_sensitive: boolean }
+  >;
 }
 
 /** Plans with `-out` and shows the saved plan as JSON; returns both runs. */
@@ -145,7 +161,11 @@ async function planAndShow(f: SimFixture, cluster: string): Promise<{ plan: RunR
 }
 
 function acting(json: ShownPlan): Record<string, string> {
-  return Object.fromEntries(json.resource_changes.filter((c) => c.change.actions.join() !== 'no-op').map((c) => [c.address, [c.change.actions.join(','), c.action_reason].filter(Boolean).join(' ')]));
+  return Object.fromEntries(
+    json.resource_changes
+      .filter((c) => c.change.actions.join() !== 'no-op')
+      .map((c) => [c.address, [c.change.actions.join(','), c.action_reason].filter(Boolean).join(' ')]),
+  );
 }
 
 const NEW_CP = { hostname: 'talos-prd-cp-4', address: '10.0.30.14', role: 'controlplane', host: 'pve4', longhorn: true } as const;
@@ -157,7 +177,9 @@ describe.concurrent('tofu plan of declared changes', () => {
     const { plan, json } = await planAndShow(f, 'production');
 
     expect(plan.exitCode).toBe(2);
-    expect(plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-prd-cp-4"] will be created\n  + resource "proxmox_virtual_environment_vm" "talos" {\n');
+    expect(plan.stdout).toContain(
+      '  # proxmox_virtual_environment_vm.talos["talos-prd-cp-4"] will be created\n  + resource "proxmox_virtual_environment_vm" "talos" {\n',
+    );
     expect(plan.stdout).toContain('      + id         = (known after apply)\n');
     expect(plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-prd-cp-4"] will be created\n');
     expect(plan.stdout).toContain('\nPlan: 2 to add, 0 to change, 0 to destroy.\n');
@@ -175,7 +197,9 @@ describe.concurrent('tofu plan of declared changes', () => {
     const { plan, json } = await planAndShow(f, 'staging');
 
     expect(plan.exitCode).toBe(2);
-    expect(plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-stg-w-1"] will be destroyed\n  # (because key ["talos-stg-w-1"] is not in for_each map)\n  - resource');
+    expect(plan.stdout).toContain(
+      '  # proxmox_virtual_environment_vm.talos["talos-stg-w-1"] will be destroyed\n  # (because key ["talos-stg-w-1"] is not in for_each map)\n  - resource',
+    );
     expect(plan.stdout).toContain('\nPlan: 0 to add, 0 to change, 2 to destroy.\n');
     expect(acting(json)).toEqual({
       'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]': 'delete delete_because_each_key',
@@ -183,7 +207,10 @@ describe.concurrent('tofu plan of declared changes', () => {
     });
   });
 
-  it('updates every machine configuration and the version outputs for a new Talos version, never printing credentials', async ({ f, expect }) => {
+  it('updates every machine configuration and the version outputs for a new Talos version, never printing credentials', async ({
+    f,
+    expect,
+  }) => {
     await f.sim.terraform.setTalosVersion('production', 'v1.12.11');
 
     const { plan, json, show } = await planAndShow(f, 'production');
@@ -196,12 +223,28 @@ describe.concurrent('tofu plan of declared changes', () => {
       'talos_machine_configuration_apply.this["talos-prd-cp-2"]': 'update',
       'talos_machine_configuration_apply.this["talos-prd-cp-3"]': 'update',
     });
-    expect(json.output_changes['talos_version']).toEqual({ actions: ['update'], before: 'v1.11.6', after: 'v1.12.11', after_unknown: false, before_sensitive: false, after_sensitive: false });
+    expect(json.output_changes['talos_version']).toEqual({
+      actions: ['update'],
+      before: 'v1.11.6',
+      after: 'v1.12.11',
+      after_unknown: false,
+      before_sensitive: false,
+      after_sensitive: false,
+    });
     // jsonplan MarshalOutputChanges (v1.12.6): a sensitive output's values in plain text, only flagged sensitive.
     const talosconfig = f.sim.talosconfig('production');
-    expect(json.output_changes['talosconfig']).toEqual({ actions: ['no-op'], before: talosconfig, after: talosconfig, after_unknown: false, before_sensitive: true, after_sensitive: true });
+    expect(json.output_changes['talosconfig']).toEqual({
+      actions: ['no-op'],
+      before: talosconfig,
+      after: talosconfig,
+      after_unknown: false,
+      before_sensitive: true,
+      after_sensitive: true,
+    });
     expect(json.variables['talos_version']).toEqual({ value: 'v1.12.11' });
-    expect(plan.stdout).toContain('        id            = "machine_configuration_apply"\n      ~ talos_version = "v1.11.6" -> "v1.12.11"\n        # (5 unchanged attributes hidden)\n    }\n');
+    expect(plan.stdout).toContain(
+      '        id            = "machine_configuration_apply"\n      ~ talos_version = "v1.11.6" -> "v1.12.11"\n        # (5 unchanged attributes hidden)\n    }\n',
+    );
     expect(plan.stdout).toContain('\nChanges to Outputs:\n');
     // Output names are padded to the longest one, talos_image_factory_schematic_id.
     expect(plan.stdout).toContain(`  ~ ${'talos_version'.padEnd(32)} = "v1.11.6" -> "v1.12.11"\n`);
@@ -218,7 +261,9 @@ describe.concurrent('tofu plan of declared changes', () => {
 
     const { plan, json } = await planAndShow(f, 'staging');
 
-    expect(plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-stg-w-1"] will be updated in-place\n  ~ resource "talos_machine_configuration_apply" "this" {\n');
+    expect(plan.stdout).toContain(
+      '  # talos_machine_configuration_apply.this["talos-stg-w-1"] will be updated in-place\n  ~ resource "talos_machine_configuration_apply" "this" {\n',
+    );
     expect(plan.stdout).toContain('\nPlan: 0 to add, 2 to change, 0 to destroy.\n');
     expect(acting(json)).toEqual({
       'talos_machine_configuration_apply.this["talos-stg-cp-1"]': 'update',
@@ -238,16 +283,28 @@ describe.concurrent('tofu plan of declared changes', () => {
     expect(secrets.plan.stdout).toContain(
       '  # talos_machine_secrets.this must be replaced\n-/+ resource "talos_machine_secrets" "this" {\n      ~ client_configuration = (sensitive value)\n      ~ generation           = 1 -> 2 # forces replacement\n',
     );
-    expect(secrets.json.output_changes['talos_kubeconfig']).toEqual({ actions: ['update'], before: f.sim.kubeconfig('staging'), after: null, after_unknown: true, before_sensitive: true, after_sensitive: true });
+    expect(secrets.json.output_changes['talos_kubeconfig']).toEqual({
+      actions: ['update'],
+      before: f.sim.kubeconfig('staging'),
+      after: null,
+      after_unknown: true,
+      before_sensitive: true,
+      after_sensitive: true,
+    });
     expect(secrets.plan.stdout).toContain(`  ~ ${'talos_kubeconfig'.padEnd(32)} = (sensitive value)\n`);
     expect(acting(vm.json)).toEqual({
       'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]': 'delete,create replace_because_cannot_update',
       'talos_machine_configuration_apply.this["talos-prd-cp-2"]': 'delete,create replace_by_triggers',
     });
-    expect(vm.plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-prd-cp-2"] will be replaced due to changes in replace_triggered_by\n');
+    expect(vm.plan.stdout).toContain(
+      '  # talos_machine_configuration_apply.this["talos-prd-cp-2"] will be replaced due to changes in replace_triggered_by\n',
+    );
   });
 
-  it('forgets and recreates under lifecycle.destroy = false, and creates before destroying under create_before_destroy (OpenTofu 1.12)', async ({ f, expect }) => {
+  it('forgets and recreates under lifecycle.destroy = false, and creates before destroying under create_before_destroy (OpenTofu 1.12)', async ({
+    f,
+    expect,
+  }) => {
     await f.sim.terraform.setLifecycle('staging', 'talos_machine_secrets.this', { destroy: false });
     await f.sim.terraform.replaceSecrets('staging');
     await f.sim.terraform.setLifecycle('production', 'proxmox_virtual_environment_vm.talos', { create_before_destroy: true });
@@ -258,10 +315,14 @@ describe.concurrent('tofu plan of declared changes', () => {
 
     expect(acting(secrets.json)).toMatchObject({ 'talos_machine_secrets.this': 'forget,create replace_because_cannot_update' });
     expect(secrets.plan.stdout).toContain('./+ forget and then create replacement\n');
-    expect(secrets.plan.stdout).toContain('  # talos_machine_secrets.this must be replaced - older instance will not be destroyed (lifecycle.destroy = false)\n  ./+ resource "talos_machine_secrets" "this" {\n');
+    expect(secrets.plan.stdout).toContain(
+      '  # talos_machine_secrets.this must be replaced - older instance will not be destroyed (lifecycle.destroy = false)\n  ./+ resource "talos_machine_secrets" "this" {\n',
+    );
     // A forget-then-create adds and forgets; it destroys nothing.
     expect(secrets.plan.stdout).toMatch(/\nPlan: \d+ to add, \d+ to change, 0 to destroy, 1 to forget\.\n/);
-    expect(acting(vm.json)).toMatchObject({ 'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]': 'create,delete replace_because_cannot_update' });
+    expect(acting(vm.json)).toMatchObject({
+      'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]': 'create,delete replace_because_cannot_update',
+    });
     expect(vm.plan.stdout).toContain('+/- create replacement and then destroy\n');
     expect(vm.plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-prd-cp-2"] must be replaced\n+/- resource');
   });
@@ -276,11 +337,16 @@ describe.concurrent('tofu plan of declared changes', () => {
       'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]': 'forget forgot_because_lifecycle_destroy_in_config',
       'talos_machine_configuration_apply.this["talos-stg-w-1"]': 'delete delete_because_each_key',
     });
-    expect(plan.stdout).toContain('  # proxmox_virtual_environment_vm.talos["talos-stg-w-1"] will be removed from the OpenTofu state but will not be destroyed \n (because lifecycle.destroy = false is set in the configuration)\n');
+    expect(plan.stdout).toContain(
+      '  # proxmox_virtual_environment_vm.talos["talos-stg-w-1"] will be removed from the OpenTofu state but will not be destroyed \n (because lifecycle.destroy = false is set in the configuration)\n',
+    );
     expect(plan.stdout).toContain('\nPlan: 0 to add, 0 to change, 1 to destroy, 1 to forget.\n');
   });
 
-  it('holds sensitive attributes in plain text in the JSON plan, marked only by before_sensitive/after_sensitive, and never in the human plan', async ({ f, expect }) => {
+  it('holds sensitive attributes in plain text in the JSON plan, marked only by before_sensitive/after_sensitive, and never in the human plan', async ({
+    f,
+    expect,
+  }) => {
     await f.sim.terraform.changePatch('staging');
 
     const { plan, json } = await planAndShow(f, 'staging');
@@ -288,7 +354,10 @@ describe.concurrent('tofu plan of declared changes', () => {
     const secrets = json.resource_changes.find((c) => c.address === 'talos_machine_secrets.this');
     expect(secrets?.change.actions).toEqual(['no-op']);
     expect(JSON.stringify(secrets?.change.before)).toContain(f.sim.secretsCanary);
-    expect(secrets?.change).toMatchObject({ before_sensitive: { client_configuration: true, machine_secrets: true }, after_sensitive: { client_configuration: true, machine_secrets: true } });
+    expect(secrets?.change).toMatchObject({
+      before_sensitive: { client_configuration: true, machine_secrets: true },
+      after_sensitive: { client_configuration: true, machine_secrets: true },
+    });
     expect(JSON.stringify(json.resource_changes.find((c) => c.type === 'talos_cluster_kubeconfig')?.change.before)).toContain(f.sim.canary);
     expect(plan.stdout).not.toContain(f.sim.secretsCanary);
   });
@@ -331,11 +400,15 @@ describe.concurrent('tofu apply', () => {
     });
 
     const applied = await child;
-    await f.sim.waitFor(() => {
-      const node = cluster.nodes.find((n) => n.hostname === 'talos-prd-cp-4');
-      if (node?.k8sRegistered) readiness.push(nodeReady(cluster, node));
-      return node?.stage === 'running';
-    }, 5000, 'the new node running');
+    await f.sim.waitFor(
+      () => {
+        const node = cluster.nodes.find((n) => n.hostname === 'talos-prd-cp-4');
+        if (node?.k8sRegistered) readiness.push(nodeReady(cluster, node));
+        return node?.stage === 'running';
+      },
+      5000,
+      'the new node running',
+    );
     const asLearner = await f.talosctl('production', ['etcd', 'members', '--nodes', '10.0.30.11']);
     const status = await f.talosctl('production', ['etcd', 'status', '--nodes', '10.0.30.14']);
     f.sim.faults.clear('production', 'etcdLearnerStuck');
@@ -346,11 +419,11 @@ describe.concurrent('tofu apply', () => {
     expect(runningWhenFirstLine).toBe(true);
     const expected =
       'proxmox_virtual_environment_vm.talos["talos-prd-cp-4"]: Creating...\n' +
-        'proxmox_virtual_environment_vm.talos["talos-prd-cp-4"]: Creation complete after 2m14s [id=103]\n' +
-        'talos_machine_configuration_apply.this["talos-prd-cp-4"]: Creating...\n' +
-        'talos_machine_configuration_apply.this["talos-prd-cp-4"]: Creation complete after 1s [id=machine_configuration_apply]\n' +
-        '\nApply complete! Resources: 2 added, 0 changed, 0 destroyed.\n\nOutputs:\n\n' +
-        `talos_image_factory_schematic_id = ${JSON.stringify(cluster.terraform.defaultSchematic)}\n`;
+      'proxmox_virtual_environment_vm.talos["talos-prd-cp-4"]: Creation complete after 2m14s [id=103]\n' +
+      'talos_machine_configuration_apply.this["talos-prd-cp-4"]: Creating...\n' +
+      'talos_machine_configuration_apply.this["talos-prd-cp-4"]: Creation complete after 1s [id=machine_configuration_apply]\n' +
+      '\nApply complete! Resources: 2 added, 0 changed, 0 destroyed.\n\nOutputs:\n\n' +
+      `talos_image_factory_schematic_id = ${JSON.stringify(cluster.terraform.defaultSchematic)}\n`;
     expect(String(applied.stdout).slice(0, expected.length)).toBe(expected);
     expect(String(applied.stdout)).toContain('talosconfig = <sensitive>\n');
     expect(String(applied.stdout)).not.toContain(f.sim.canary);
@@ -392,7 +465,9 @@ describe.concurrent('tofu apply', () => {
     const declined = await f.tofu('staging', ['apply', '-no-color'], { input: 'no\n' });
 
     expect(eof.exitCode).toBe(1);
-    expect(eof.stdout).toContain("\nPlan: 0 to add, 0 to change, 2 to destroy.\n\nDo you want to perform these actions?\n  OpenTofu will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ");
+    expect(eof.stdout).toContain(
+      "\nPlan: 0 to add, 0 to change, 2 to destroy.\n\nDo you want to perform these actions?\n  OpenTofu will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ",
+    );
     expect(eof.stderr).toBe('╷\n│ Error: error asking for approval: EOF\n│ \n│ \n╵\n');
     expect(declined).toMatchObject({ exitCode: 1 });
     expect(declined.stdout).toMatch(/Enter a value: \nApply cancelled\.\n$/);
@@ -407,7 +482,9 @@ describe.concurrent('tofu apply', () => {
     const result = await f.tofu('staging', ['apply', '-auto-approve', '-input=false', '-no-color']);
 
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toContain('talos_machine_configuration_apply.this["talos-stg-cp-1"]: Modifying... [id=machine_configuration_apply]\n');
+    expect(result.stdout).toContain(
+      'talos_machine_configuration_apply.this["talos-stg-cp-1"]: Modifying... [id=machine_configuration_apply]\n',
+    );
     expect(result.stdout).toContain('\nApply complete! Resources: 0 added, 2 changed, 0 destroyed.\n');
     expect(f.sim.terraform.serial('staging')).toBe(serial + 1);
     expect(f.sim.cluster('staging').terraform.applied.talos_config_patch_revision).toBe(2);
@@ -418,7 +495,9 @@ describe.concurrent('tofu apply', () => {
   it('stops after the first resource when the apply fails, with the state written', async ({ f, expect }) => {
     await f.sim.terraform.changePatch('staging');
     await f.tofu('staging', ['plan', '-out=review.tfplan']);
-    f.sim.faults.set('staging', { tofuApplyFail: 'failed to apply configuration: rpc error: code = Unavailable desc = connection refused' });
+    f.sim.faults.set('staging', {
+      tofuApplyFail: 'failed to apply configuration: rpc error: code = Unavailable desc = connection refused',
+    });
     const serial = f.sim.terraform.serial('staging');
 
     const result = await f.tofu('staging', ['apply', '-input=false', '-no-color', 'review.tfplan']);
@@ -426,7 +505,9 @@ describe.concurrent('tofu apply', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stdout.match(/Modifications complete/g)).toHaveLength(1);
     expect(result.stdout).not.toContain('Apply complete!');
-    expect(result.stderr).toMatch(/^╷\n│ Error: failed to apply configuration: rpc error: code = Unavailable desc = connection refused\n│ \n│ {3}with talos_machine_configuration_apply\.this\["talos-stg-w-1"\],\n│ {3}on main\.tf line \d+, in resource "talos_machine_configuration_apply" "this":\n/);
+    expect(result.stderr).toMatch(
+      /^╷\n│ Error: failed to apply configuration: rpc error: code = Unavailable desc = connection refused\n│ \n│ {3}with talos_machine_configuration_apply\.this\["talos-stg-w-1"\],\n│ {3}on main\.tf line \d+, in resource "talos_machine_configuration_apply" "this":\n/,
+    );
     expect(f.sim.terraform.serial('staging')).toBe(serial + 1);
     expect(f.sim.events.find((e) => e.kind === 'tofu-apply')?.detail).toMatch(/^failed after 1 of 2: /);
     expect((await f.tofu('staging', ['apply', '-input=false', 'review.tfplan'])).stderr).toContain('│ Error: Saved plan is stale\n');
@@ -441,7 +522,9 @@ describe.concurrent('tofu apply', () => {
     const members = await f.talosctl('production', ['etcd', 'members', '--nodes', '10.0.30.11']);
 
     expect(result.exitCode).toBe(0);
-    expect(result.stdout.indexOf('talos_machine_configuration_apply.this["talos-prd-cp-3"]: Destroying...')).toBeLessThan(result.stdout.indexOf('proxmox_virtual_environment_vm.talos["talos-prd-cp-3"]: Destroying... [id=102]'));
+    expect(result.stdout.indexOf('talos_machine_configuration_apply.this["talos-prd-cp-3"]: Destroying...')).toBeLessThan(
+      result.stdout.indexOf('proxmox_virtual_environment_vm.talos["talos-prd-cp-3"]: Destroying... [id=102]'),
+    );
     expect(result.stdout).toContain('proxmox_virtual_environment_vm.talos["talos-prd-cp-3"]: Destruction complete after 6s\n');
     const node = f.sim.node('production', 'talos-prd-cp-3');
     expect(node).toMatchObject({ vmDestroyed: true, stage: 'off', k8sRegistered: true, etcdMember: true });
@@ -496,7 +579,9 @@ describe.concurrent('tofu apply', () => {
     expect(result.stdout).toContain('talos_machine_secrets.this: Creating...\n');
     const vm = 'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]';
     expect(result.stdout.indexOf(`${vm}: Creating...`)).toBeLessThan(result.stdout.indexOf(`${vm} (deposed object `));
-    expect(result.stdout).toMatch(/proxmox_virtual_environment_vm\.talos\["talos-stg-w-1"\] \(deposed object [0-9a-f]{8}\): Destroying\.\.\. \[id=\d+\]\n/);
+    expect(result.stdout).toMatch(
+      /proxmox_virtual_environment_vm\.talos\["talos-stg-w-1"\] \(deposed object [0-9a-f]{8}\): Destroying\.\.\. \[id=\d+\]\n/,
+    );
     const state = f.sim.cluster('staging').terraform.state.resources;
     expect(state[vm]).toBeDefined();
     expect(state['talos_machine_secrets.this']?.attributes['machine_secrets']).not.toBe(oldSecrets);

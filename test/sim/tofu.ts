@@ -29,7 +29,13 @@ function option(args: string[], name: string): string | boolean | undefined {
  * Runs one tofu invocation. `runtime` (the simulator's clock, machine lifecycle and recorder) is
  * what `apply` needs to change the machines; without it apply fails as if tofu could not reach them.
  */
-export async function runTofu(request: TofuRequest, io: ExecIO, state: SimState, call: CallRecord, runtime?: ApplyRuntime): Promise<number> {
+export async function runTofu(
+  request: TofuRequest,
+  io: ExecIO,
+  state: SimState,
+  call: CallRecord,
+  runtime?: ApplyRuntime,
+): Promise<number> {
   const chdir = request.argv.find((a) => a.startsWith('-chdir='));
   const cwd = chdir ? resolve(request.cwd, chdir.slice('-chdir='.length)) : request.cwd;
   const argv = request.argv.filter((a) => a !== chdir);
@@ -42,9 +48,15 @@ export async function runTofu(request: TofuRequest, io: ExecIO, state: SimState,
     case '-version':
     case '--version': {
       if (option(rest, 'json')) {
-        io.out(`${JSON.stringify({ terraform_version: TOFU_VERSION, platform: 'linux_amd64', provider_selections: PROVIDERS, terraform_outdated: false }, null, 2)}\n`);
+        io.out(
+          `${JSON.stringify({ terraform_version: TOFU_VERSION, platform: 'linux_amd64', provider_selections: PROVIDERS, terraform_outdated: false }, null, 2)}\n`,
+        );
       } else {
-        io.out(`OpenTofu v${TOFU_VERSION}\non linux_amd64\n${Object.entries(PROVIDERS).map(([p, v]) => `+ provider ${p} v${v}\n`).join('')}`);
+        io.out(
+          `OpenTofu v${TOFU_VERSION}\non linux_amd64\n${Object.entries(PROVIDERS)
+            .map(([p, v]) => `+ provider ${p} v${v}\n`)
+            .join('')}`,
+        );
       }
       return 0;
     }
@@ -57,11 +69,14 @@ export async function runTofu(request: TofuRequest, io: ExecIO, state: SimState,
       return option(rest, 'check') ? 3 : 0;
     }
     case 'validate':
-      if (option(rest, 'json')) io.out(`${JSON.stringify({ format_version: '1.0', valid: true, error_count: 0, warning_count: 0, diagnostics: [] }, null, 2)}\n`);
+      if (option(rest, 'json'))
+        io.out(`${JSON.stringify({ format_version: '1.0', valid: true, error_count: 0, warning_count: 0, diagnostics: [] }, null, 2)}\n`);
       else io.out('Success! The configuration is valid.\n\n');
       return 0;
     case 'init':
-      io.out('\nInitializing the backend...\n\nInitializing provider plugins...\n- Reusing previous version of siderolabs/talos from the dependency lock file\n- Reusing previous version of bpg/proxmox from the dependency lock file\n\nOpenTofu has been successfully initialized!\n');
+      io.out(
+        '\nInitializing the backend...\n\nInitializing provider plugins...\n- Reusing previous version of siderolabs/talos from the dependency lock file\n- Reusing previous version of bpg/proxmox from the dependency lock file\n\nOpenTofu has been successfully initialized!\n',
+      );
       return 0;
     case 'plan':
       return plan(cluster, cwd, rest, io);
@@ -70,7 +85,9 @@ export async function runTofu(request: TofuRequest, io: ExecIO, state: SimState,
     case 'apply':
       return apply(cluster, cwd, rest, args, io, runtime);
     default:
-      io.err(`${command === undefined ? '' : `OpenTofu has no command named "${command}".\n\n`}Usage: tofu [global options] <subcommand> [args]\n`);
+      io.err(
+        `${command === undefined ? '' : `OpenTofu has no command named "${command}".\n\n`}Usage: tofu [global options] <subcommand> [args]\n`,
+      );
       return 1;
   }
 }
@@ -84,14 +101,24 @@ function output(cluster: SimCluster | undefined, rest: string[], args: string[],
   const all = cluster ? outputValues(cluster) : {};
   if (name === undefined) {
     if (Object.keys(all).length === 0) {
-      io.err(diagnostic('Warning', 'No outputs found', 'The state file either has no outputs defined, or all the defined outputs\nare empty. Please define an output in your configuration with the `output`\nkeyword and run `tofu refresh` for it to become available.'));
+      io.err(
+        diagnostic(
+          'Warning',
+          'No outputs found',
+          'The state file either has no outputs defined, or all the defined outputs\nare empty. Please define an output in your configuration with the `output`\nkeyword and run `tofu refresh` for it to become available.',
+        ),
+      );
       return 0;
     }
     if (option(rest, 'json')) {
       const obj = Object.fromEntries(Object.entries(all).map(([k, v]) => [k, { sensitive: v.sensitive, type: 'string', value: v.value }]));
       io.out(`${JSON.stringify(obj, null, 2)}\n`);
     } else {
-      io.out(Object.entries(all).map(([k, v]) => `${k} = ${v.sensitive ? '<sensitive>' : JSON.stringify(v.value)}\n`).join(''));
+      io.out(
+        Object.entries(all)
+          .map(([k, v]) => `${k} = ${v.sensitive ? '<sensitive>' : JSON.stringify(v.value)}\n`)
+          .join(''),
+      );
     }
     return 0;
   }
@@ -101,7 +128,7 @@ function output(cluster: SimCluster | undefined, rest: string[], args: string[],
       diagnostic(
         'Error',
         `Output "${name}" not found`,
-        'The output variable requested could not be found in the state file. If you\nrecently added this to your configuration, be sure to run `tofu apply`,\nsince the state won\'t be updated with new output variables until that\ncommand is run.',
+        "The output variable requested could not be found in the state file. If you\nrecently added this to your configuration, be sure to run `tofu apply`,\nsince the state won't be updated with new output variables until that\ncommand is run.",
       ),
     );
     return 1;
@@ -130,11 +157,23 @@ function refreshing(cluster: SimCluster, io: ExecIO): void {
 
 async function plan(cluster: SimCluster | undefined, cwd: string, rest: string[], io: ExecIO): Promise<number> {
   if (!cluster) {
-    io.err(diagnostic('Error', 'No configuration files', 'Plan requires configuration to be present. Planning without a configuration\nwould mark everything for destruction, which is normally not what is desired.'));
+    io.err(
+      diagnostic(
+        'Error',
+        'No configuration files',
+        'Plan requires configuration to be present. Planning without a configuration\nwould mark everything for destruction, which is normally not what is desired.',
+      ),
+    );
     return 1;
   }
   if (cluster.faults.tofuPlan === 'error') {
-    io.err(diagnostic('Error', 'Error acquiring the state lock', 'Error message: ConditionalCheckFailedException: The conditional request failed\nLock Info:\n  ID:        3f1c9a8e-5d2b-4c4e-9a1f-2b7e6c0d9e11\n  Operation: OperationTypeApply'));
+    io.err(
+      diagnostic(
+        'Error',
+        'Error acquiring the state lock',
+        'Error message: ConditionalCheckFailedException: The conditional request failed\nLock Info:\n  ID:        3f1c9a8e-5d2b-4c4e-9a1f-2b7e6c0d9e11\n  Operation: OperationTypeApply',
+      ),
+    );
     return 1;
   }
   const inputs = declaredOrFail(cluster, io);
@@ -145,7 +184,9 @@ async function plan(cluster: SimCluster | undefined, cwd: string, rest: string[]
   const out = option(rest, 'out');
   if (typeof out === 'string') {
     await writePlanFile(isAbsolute(out) ? out : resolve(cwd, out), planned);
-    io.out(`\n─────────────────────────────────────────────────────────────────────────────\n\nSaved the plan to: ${out}\n\nTo perform exactly these actions, run the following command to apply:\n    tofu apply ${JSON.stringify(out)}\n`);
+    io.out(
+      `\n─────────────────────────────────────────────────────────────────────────────\n\nSaved the plan to: ${out}\n\nTo perform exactly these actions, run the following command to apply:\n    tofu apply ${JSON.stringify(out)}\n`,
+    );
   }
   return planHasChanges(planned) && option(rest, 'detailed-exitcode') ? 2 : 0;
 }
@@ -158,7 +199,13 @@ async function show(cwd: string, rest: string[], args: string[], io: ExecIO): Pr
   }
   const saved = await readPlanFile(isAbsolute(file) ? file : resolve(cwd, file));
   if (!saved) {
-    io.err(diagnostic('Error', 'Failed to read the given file as a state or plan file', `State read error: Error loading statefile: open ${file}: no such file or directory`));
+    io.err(
+      diagnostic(
+        'Error',
+        'Failed to read the given file as a state or plan file',
+        `State read error: Error loading statefile: open ${file}: no such file or directory`,
+      ),
+    );
     return 1;
   }
   if (option(rest, 'json')) io.out(`${showJson(saved)}\n`);
@@ -167,32 +214,66 @@ async function show(cwd: string, rest: string[], args: string[], io: ExecIO): Pr
 }
 
 /** The approval prompt of an apply without a saved plan (UIInput, non-colour). */
-const APPROVAL_PROMPT = "\nDo you want to perform these actions?\n  OpenTofu will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ";
+const APPROVAL_PROMPT =
+  "\nDo you want to perform these actions?\n  OpenTofu will perform the actions described above.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ";
 
-async function apply(cluster: SimCluster | undefined, cwd: string, rest: string[], args: string[], io: ExecIO, runtime: ApplyRuntime | undefined): Promise<number> {
+async function apply(
+  cluster: SimCluster | undefined,
+  cwd: string,
+  rest: string[],
+  args: string[],
+  io: ExecIO,
+  runtime: ApplyRuntime | undefined,
+): Promise<number> {
   const file = args[0];
   if (!cluster) {
-    io.err(diagnostic('Error', 'No configuration files', "Apply requires configuration to be present. Applying without a configuration would mark everything for destruction, which is normally not what is desired. If you would like to destroy everything, run 'tofu destroy' instead."));
+    io.err(
+      diagnostic(
+        'Error',
+        'No configuration files',
+        "Apply requires configuration to be present. Applying without a configuration would mark everything for destruction, which is normally not what is desired. If you would like to destroy everything, run 'tofu destroy' instead.",
+      ),
+    );
     return 1;
   }
   if (!runtime) {
-    io.err(diagnostic('Error', 'Failed to load plugin schemas', 'Error while loading schemas for plugin components: the simulator runs apply only with its machine lifecycle.'));
+    io.err(
+      diagnostic(
+        'Error',
+        'Failed to load plugin schemas',
+        'Error while loading schemas for plugin components: the simulator runs apply only with its machine lifecycle.',
+      ),
+    );
     return 1;
   }
   let planned: SimPlan;
   if (file !== undefined) {
     const saved = await readPlanFile(isAbsolute(file) ? file : resolve(cwd, file));
     if (!saved) {
-      io.err(diagnostic('Error', `Failed to load ${JSON.stringify(file)} as a plan file`, `Error: stat ${file}: no such file or directory`));
+      io.err(
+        diagnostic('Error', `Failed to load ${JSON.stringify(file)} as a plan file`, `Error: stat ${file}: no such file or directory`),
+      );
       return 1;
     }
     const state = cluster.terraform.state;
     if (saved.cluster !== cluster.name || saved.lineage !== state.lineage) {
-      io.err(diagnostic('Error', 'Saved plan does not match the given state', 'The given plan file can not be applied because it was created from a different state lineage.'));
+      io.err(
+        diagnostic(
+          'Error',
+          'Saved plan does not match the given state',
+          'The given plan file can not be applied because it was created from a different state lineage.',
+        ),
+      );
       return 1;
     }
     if (saved.serial !== state.serial) {
-      io.err(diagnostic('Error', 'Saved plan is stale', 'The given plan file can no longer be applied because the state was changed by another operation after the plan was created.'));
+      io.err(
+        diagnostic(
+          'Error',
+          'Saved plan is stale',
+          'The given plan file can no longer be applied because the state was changed by another operation after the plan was created.',
+        ),
+      );
       return 1;
     }
     // A saved plan is the approval: tofu prints no plan and asks nothing.

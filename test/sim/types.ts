@@ -7,15 +7,7 @@ export type NodeRole = 'controlplane' | 'worker';
  * Where a machine is in its lifecycle. `lost` is a node that booted but is not reachable any more
  * (renamed NIC after a generic installer, or a rollback that never came back).
  */
-export type MachineStage =
-  | 'running'
-  | 'booting'
-  | 'upgrading'
-  | 'rebooting'
-  | 'resetting'
-  | 'off'
-  | 'maintenance'
-  | 'lost';
+export type MachineStage = 'running' | 'booting' | 'upgrading' | 'rebooting' | 'resetting' | 'off' | 'maintenance' | 'lost';
 
 export interface NodeShape {
   hostname: string;

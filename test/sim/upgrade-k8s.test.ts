@@ -29,7 +29,9 @@ describe.concurrent('talosctl upgrade-k8s', () => {
     const result = await f.talosctl('production', ['upgrade-k8s', '-n', '10.0.30.11', '--to', '1.35.0', '--dry-run']);
 
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toBe('compatibility check failed on node "10.0.30.11": version of Kubernetes 1.35.0 is too new to be used with Talos 1.11.6\n');
+    expect(result.stderr).toBe(
+      'compatibility check failed on node "10.0.30.11": version of Kubernetes 1.35.0 is too new to be used with Talos 1.11.6\n',
+    );
   });
 
   it('prints the plan on stdout and changes nothing with --dry-run', async ({ f, expect }) => {
@@ -49,22 +51,31 @@ describe.concurrent('talosctl upgrade-k8s', () => {
     ]);
     expect(result.stdout).not.toContain('checking for removed');
     expect(result.stdout).toContain('updating kube-proxy to version "1.35.0"\n > "10.0.20.204": starting update\n > skipped in dry-run\n');
-    expect(result.stdout).toContain('updating "kube-apiserver" to version "1.35.0"\n > "10.0.20.204": starting update\n > update kube-apiserver: v1.34.1 -> 1.35.0\n > skipped in dry-run\n');
+    expect(result.stdout).toContain(
+      'updating "kube-apiserver" to version "1.35.0"\n > "10.0.20.204": starting update\n > update kube-apiserver: v1.34.1 -> 1.35.0\n > skipped in dry-run\n',
+    );
     expect(result.stdout).toContain(' < dry run, change skipped\n');
     expect(result.stdout).not.toContain('machine configuration patched');
     expect(f.sim.cluster('staging').nodes.map((n) => n.kubeletVersion)).toEqual(['v1.34.1', 'v1.34.1']);
   });
 
-  it('fails a dry run on objects of an API version the target removes, with the REMOVED RESOURCE table as its error', async ({ f, expect }) => {
+  it('fails a dry run on objects of an API version the target removes, with the REMOVED RESOURCE table as its error', async ({
+    f,
+    expect,
+  }) => {
     onKubernetes(f, 'production', 'v1.31.4');
     f.sim.faults.set('production', { k8sStoredResources: { 'podschedulingcontexts.v1alpha3.resource.k8s.io': 2 } });
 
     const result = await f.talosctl('production', ['upgrade-k8s', '-n', '10.0.30.11', '--to', '1.32.0', '--dry-run']);
 
     expect(result.exitCode).toBe(1);
-    expect(result.stdout).toContain('checking for removed Kubernetes component flags\nchecking for removed Kubernetes API resource versions\n');
+    expect(result.stdout).toContain(
+      'checking for removed Kubernetes component flags\nchecking for removed Kubernetes API resource versions\n',
+    );
     expect(result.stdout).not.toContain('updating "kube-apiserver"');
-    expect(result.stderr).toBe('\nREMOVED RESOURCE                                 COUNT   \npodschedulingcontexts.v1alpha3.resource.k8s.io   2       \n\n');
+    expect(result.stderr).toBe(
+      '\nREMOVED RESOURCE                                 COUNT   \npodschedulingcontexts.v1alpha3.resource.k8s.io   2       \n\n',
+    );
   });
 
   it('fails a dry run on a removed component flag, with the NODE COMPONENT REMOVED FLAG table', async ({ f, expect }) => {
@@ -77,12 +88,19 @@ describe.concurrent('talosctl upgrade-k8s', () => {
     expect(result.stderr).toBe('\nNODE         COMPONENT        REMOVED FLAG\n10.0.30.12   kube-apiserver   cloud-config\n\n');
   });
 
-  it('names the node first in compatibility errors from a 1.13 client, and diffs the manifests by server-side apply in a dry run', async ({ f, expect }) => {
+  it('names the node first in compatibility errors from a 1.13 client, and diffs the manifests by server-side apply in a dry run', async ({
+    f,
+    expect,
+  }) => {
     for (const node of f.sim.cluster('staging').nodes) node.talosVersion = 'v1.13.9';
 
-    const dry = await f.talosctl('staging', ['upgrade-k8s', '--nodes', '10.0.20.204', '--to', '1.35.0', '--dry-run'], { version: 'v1.13.9' });
+    const dry = await f.talosctl('staging', ['upgrade-k8s', '--nodes', '10.0.20.204', '--to', '1.35.0', '--dry-run'], {
+      version: 'v1.13.9',
+    });
     f.sim.node('staging', '10.0.20.205').talosVersion = 'v1.11.6';
-    const old = await f.talosctl('staging', ['upgrade-k8s', '--nodes', '10.0.20.204', '--to', '1.35.0', '--dry-run'], { version: 'v1.13.9' });
+    const old = await f.talosctl('staging', ['upgrade-k8s', '--nodes', '10.0.20.204', '--to', '1.35.0', '--dry-run'], {
+      version: 'v1.13.9',
+    });
 
     expect(dry.exitCode).toBe(0);
     expect(dry.stdout).toContain('\nupdating manifests (dry run)\n < unchanged Secret/kube-system/');
@@ -102,7 +120,11 @@ describe.concurrent('talosctl upgrade-k8s', () => {
     expect(result.stdout.trimEnd().split('\n').at(-1)).toBe('waiting for all manifests to be applied');
     expect(f.sim.cluster('staging').nodes.map((n) => n.kubeletVersion)).toEqual(['v1.35.0', 'v1.35.0']);
     expect(f.sim.node('staging', '10.0.20.204').components?.apiserver).toBe('v1.35.0');
-    const version = (await (await fetch(`${f.sim.kubeApiUrl('staging')}/version`, { headers: { authorization: `Bearer ${f.sim.cluster('staging').credentials.token}` } })).json()) as { gitVersion: string };
+    const version = (await (
+      await fetch(`${f.sim.kubeApiUrl('staging')}/version`, {
+        headers: { authorization: `Bearer ${f.sim.cluster('staging').credentials.token}` },
+      })
+    ).json()) as { gitVersion: string };
     expect(version.gitVersion).toBe('v1.35.0');
   });
 
@@ -115,7 +137,9 @@ describe.concurrent('talosctl upgrade-k8s', () => {
     const rerun = await f.talosctl('production', ['upgrade-k8s', '-n', '10.0.30.11', '--to', '1.35.0']);
 
     expect(failed.exitCode).toBe(1);
-    expect(failed.stderr).toBe('failed updating service "kube-apiserver": error updating node "10.0.30.12": config version mismatch: got "5", expected "6"\n');
+    expect(failed.stderr).toBe(
+      'failed updating service "kube-apiserver": error updating node "10.0.30.12": config version mismatch: got "5", expected "6"\n',
+    );
     expect(versionsAfterFailure).toEqual(['v1.35.0', 'v1.34.1', 'v1.34.1']);
     expect(rerun.exitCode).toBe(0);
     expect(rerun.stdout).toMatch(/^automatically detected the lowest Kubernetes version 1\.34\.1\n/);

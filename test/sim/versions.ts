@@ -73,9 +73,7 @@ export interface InstallerImage {
  */
 export function parseInstallerImage(ref: string): InstallerImage | undefined {
   const withoutDigest = ref.split('@')[0] ?? ref;
-  const factory = /^factory\.talos\.dev\/(?:([a-z0-9]+)-)?installer(-secureboot)?\/([0-9a-f]{64}):(v[0-9][^:/]*)$/.exec(
-    withoutDigest,
-  );
+  const factory = /^factory\.talos\.dev\/(?:([a-z0-9]+)-)?installer(-secureboot)?\/([0-9a-f]{64}):(v[0-9][^:/]*)$/.exec(withoutDigest);
   if (factory) {
     return {
       ref,

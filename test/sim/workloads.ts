@@ -19,7 +19,13 @@ function tolerates(cluster: SimCluster, pod: PodState, node: SimNode): boolean {
  * and started again by the kubelet after the reboot.
  */
 function evictable(pod: PodState): boolean {
-  return !pod.mirror && pod.owner.kind !== 'DaemonSet' && pod.owner.kind !== 'Node' && pod.owner.kind !== 'InstanceManager' && pod.owner.kind !== 'None';
+  return (
+    !pod.mirror &&
+    pod.owner.kind !== 'DaemonSet' &&
+    pod.owner.kind !== 'Node' &&
+    pod.owner.kind !== 'InstanceManager' &&
+    pod.owner.kind !== 'None'
+  );
 }
 
 /** The budget that refuses this pod's eviction now, if any (`ns/name`). */
@@ -43,7 +49,13 @@ function pickNode(cluster: SimCluster, pod: PodState, exclude: SimNode | undefin
  * gone, `afterWorkloads` runs (Longhorn decides about its budget then), and the instance-manager
  * pods are evicted only if their budget lets them. Returns the budgets that refused (`ns/name`).
  */
-export function drainNode(cluster: SimCluster, node: SimNode, now: number, afterWorkloads?: () => void, options: DrainOptions = {}): string[] {
+export function drainNode(
+  cluster: SimCluster,
+  node: SimNode,
+  now: number,
+  afterWorkloads?: () => void,
+  options: DrainOptions = {},
+): string[] {
   const refused = new Set<string>();
   // CloudNativePG sees the cordon before the evictions and switches its primaries over.
   cnpgOnCordon(cluster, node, now, podReady);

@@ -37,7 +37,11 @@ async function api(method: string, body: JsonObject): Promise<{ json: JsonObject
     headers: { 'content-type': 'application/json', authorization: `Bearer ${emu!.botToken}` },
     body: JSON.stringify(body),
   });
-  return { json: (await response.json()) as JsonObject, scopes: response.headers.get('x-oauth-scopes'), accepted: response.headers.get('x-accepted-oauth-scopes') };
+  return {
+    json: (await response.json()) as JsonObject,
+    scopes: response.headers.get('x-oauth-scopes'),
+    accepted: response.headers.get('x-accepted-oauth-scopes'),
+  };
 }
 
 async function postedTs(channel: string): Promise<string> {
@@ -86,7 +90,12 @@ describe('scopes', () => {
     // Assert
     expect(inPublic.json.ok).toBe(true);
     expect(inPublic.accepted).toBe('channels:history');
-    expect(inPrivate.json).toEqual({ ok: false, error: 'missing_scope', needed: 'groups:history', provided: 'chat:write,channels:history' });
+    expect(inPrivate.json).toEqual({
+      ok: false,
+      error: 'missing_scope',
+      needed: 'groups:history',
+      provided: 'chat:write,channels:history',
+    });
     expect(inPrivate.accepted).toBe('groups:history');
   });
 

@@ -65,8 +65,14 @@ describe('views.publish', () => {
 
   it('takes 100 blocks in a Home and refuses 101, saying where', async () => {
     // Act
-    const hundred = await publish({ user_id: ANA, view: { type: 'home', blocks: Array.from({ length: 100 }, (_, i) => section(`row ${i}`)) } });
-    const tooMany = await publish({ user_id: ANA, view: { type: 'home', blocks: Array.from({ length: 101 }, (_, i) => section(`row ${i}`)) } });
+    const hundred = await publish({
+      user_id: ANA,
+      view: { type: 'home', blocks: Array.from({ length: 100 }, (_, i) => section(`row ${i}`)) },
+    });
+    const tooMany = await publish({
+      user_id: ANA,
+      view: { type: 'home', blocks: Array.from({ length: 101 }, (_, i) => section(`row ${i}`)) },
+    });
 
     // Assert
     expect(hundred.ok).toBe(true);

@@ -24,7 +24,8 @@ export function readAppManifest(url: URL = MANIFEST): ManifestFacts {
   const manifest = parseYaml(readFileSync(url, 'utf8')) as AppManifest;
   const strings = (value: unknown, field: string): string[] => {
     if (value === undefined) return [];
-    if (!Array.isArray(value) || !value.every((s) => typeof s === 'string')) throw new Error(`${url.pathname}: ${field} is not a list of strings`);
+    if (!Array.isArray(value) || !value.every((s) => typeof s === 'string'))
+      throw new Error(`${url.pathname}: ${field} is not a list of strings`);
     return value;
   };
   return {

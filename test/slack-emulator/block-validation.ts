@@ -38,8 +38,7 @@ const BLOCK_TYPES = new Set([
 ]);
 
 export type BlockCheck =
-  | { ok: true; blocks: JsonObject[] }
-  | { ok: false; error: 'invalid_blocks_format' | 'invalid_blocks'; errors: string[] };
+  { ok: true; blocks: JsonObject[] } | { ok: false; error: 'invalid_blocks_format' | 'invalid_blocks'; errors: string[] };
 
 export interface BlockCheckOptions {
   /** Blocks allowed: 50 in a message (the default), 100 in a modal or a Home tab. */

@@ -121,7 +121,12 @@ export class Faults {
   }
 
   serverError(fault: ServerErrorFault = {}): void {
-    this.#add(fault.methods, fault.count ?? 1, { kind: 'server_error', status: fault.status ?? 500, afterWrite: fault.afterWrite ?? false }, fault.where);
+    this.#add(
+      fault.methods,
+      fault.count ?? 1,
+      { kind: 'server_error', status: fault.status ?? 500, afterWrite: fault.afterWrite ?? false },
+      fault.where,
+    );
   }
 
   /** Applies matching calls and never answers them (or cuts their connection): the write is in Slack, the bot does not know. */

@@ -18,7 +18,13 @@ export function slackSignature(secret: string, timestampSec: number, body: strin
 }
 
 /** Posts `body` signed as Slack signs it; `headers` add to or replace the defaults (a form body). */
-export async function postSigned(url: string, body: string, secret: string, opts: SigningOptions, headers: Record<string, string> = {}): Promise<HttpDeliveryResult> {
+export async function postSigned(
+  url: string,
+  body: string,
+  secret: string,
+  opts: SigningOptions,
+  headers: Record<string, string> = {},
+): Promise<HttpDeliveryResult> {
   const now = Math.floor(Date.now() / 1000);
   const timestamp = opts.requestTimestampSec ?? (opts.staleTimestamp === true ? now - 600 : now);
   const signingSecret = opts.forgeSignature === true ? `${secret}-forged` : secret;

@@ -121,9 +121,7 @@ export class MessageStore {
 
   ephemerals(channel?: string, user?: string): Ephemeral[] {
     return structuredClone(
-      this.#ephemerals.filter(
-        (e) => (channel === undefined || e.channel === channel) && (user === undefined || e.user === user),
-      ),
+      this.#ephemerals.filter((e) => (channel === undefined || e.channel === channel) && (user === undefined || e.user === user)),
     );
   }
 
@@ -132,9 +130,7 @@ export class MessageStore {
   }
 
   #all(channel: string): Message[] {
-    return [...this.#channel(channel).values()]
-      .map((s) => structuredClone(s.message))
-      .sort((a, b) => compareTs(a.ts, b.ts));
+    return [...this.#channel(channel).values()].map((s) => structuredClone(s.message)).sort((a, b) => compareTs(a.ts, b.ts));
   }
 
   #channel(id: string): Map<string, StoredMessage> {

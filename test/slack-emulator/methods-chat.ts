@@ -80,7 +80,11 @@ function getPermalink(args: JsonObject, deps: ApiDeps): JsonObject {
   if (message === undefined) return fail('message_not_found');
   // Slack's form: the channel, then p and the ts without its dot; a reply adds its thread.
   const base = `https://${deps.config.teamDomain}.slack.com/archives/${channel}/p${ts.replace('.', '')}`;
-  return { ok: true, channel, permalink: message.thread_ts !== undefined && message.thread_ts !== ts ? `${base}?thread_ts=${message.thread_ts}&cid=${channel}` : base };
+  return {
+    ok: true,
+    channel,
+    permalink: message.thread_ts !== undefined && message.thread_ts !== ts ? `${base}?thread_ts=${message.thread_ts}&cid=${channel}` : base,
+  };
 }
 
 export const chatMethods: Record<string, MethodSpec> = {

@@ -39,7 +39,11 @@ function publish(args: JsonObject, deps: ApiDeps): JsonObject {
   if (!check.ok) return invalidArguments(...check.errors.map((e) => e.replace('[json-pointer:/blocks', '[json-pointer:/view/blocks')));
   const hash = stringArg(args, 'hash');
   if (hash !== undefined && hash !== '' && deps.views.home(user)?.hash !== hash) return fail('hash_conflict');
-  const stored = deps.views.publishHome(user, { ...view, blocks: check.blocks }, { teamId: deps.config.teamId, appId: deps.config.appId, botId: BOT_ID });
+  const stored = deps.views.publishHome(
+    user,
+    { ...view, blocks: check.blocks },
+    { teamId: deps.config.teamId, appId: deps.config.appId, botId: BOT_ID },
+  );
   return { ok: true, view: stored };
 }
 

@@ -167,7 +167,12 @@ describe('Socket Mode with a real Bolt app', () => {
       a.action('approve', async ({ ack, body, action, respond }) => {
         await ack();
         if (body.type !== 'block_actions' || action.type !== 'button') return;
-        clicks.push({ value: action.value, messageTs: body.message?.ts, userId: body.user.id, blockId: 'block_id' in action ? action.block_id : '' });
+        clicks.push({
+          value: action.value,
+          messageTs: body.message?.ts,
+          userId: body.user.id,
+          blockId: 'block_id' in action ? action.block_id : '',
+        });
         await respond({ replace_original: true, text: `Approved by <@${body.user.id}>` });
       }),
     );
@@ -193,7 +198,14 @@ describe('Socket Mode with a real Bolt app', () => {
     );
     const posted = await app.client.chat.postMessage({ channel: CHANNEL, text: 'x', blocks: approvalBlocks('op-1', 'op-1-v2') });
 
-    await emu.clickButton({ user: ANA, channel: CHANNEL, messageTs: String(posted.ts), actionId: 'approve', value: 'op-999', blockId: 'op-1-v1' });
+    await emu.clickButton({
+      user: ANA,
+      channel: CHANNEL,
+      messageTs: String(posted.ts),
+      actionId: 'approve',
+      value: 'op-999',
+      blockId: 'op-1-v1',
+    });
     await emu.clickButton({ user: ANA, channel: CHANNEL, messageTs: '1.000001', actionId: 'approve', value: 'op-7' });
 
     expect(actions).toMatchObject([
@@ -250,7 +262,10 @@ describe('Socket Mode with a real Bolt app', () => {
     );
 
     const first = await emu.sendEvent({ type: 'app_mention', user: ANA, channel: CHANNEL, text: '<@U0BOT> health', ts: '1.000001' });
-    await emu.sendEvent({ type: 'app_mention', user: ANA, channel: CHANNEL, text: 'again', ts: '1.000001' }, { retryAttempt: 1, retryReason: 'timeout' });
+    await emu.sendEvent(
+      { type: 'app_mention', user: ANA, channel: CHANNEL, text: 'again', ts: '1.000001' },
+      { retryAttempt: 1, retryReason: 'timeout' },
+    );
 
     expect(first.timedOut).toBe(false);
     await emu.waitFor(() => seen.length === 2);
@@ -322,9 +337,13 @@ describe('Web API faults', () => {
     emu.faults.lostAnswer({ methods: ['chat.update'], how: 'cut' });
     const client = new WebClient(emu.botToken, { slackApiUrl: emu.apiUrl, retryConfig: { retries: 0 }, timeout: 300 });
 
-    await expect(client.chat.postMessage({ channel: CHANNEL, text: 'written, no answer' })).rejects.toMatchObject({ code: 'slack_webapi_request_error' });
+    await expect(client.chat.postMessage({ channel: CHANNEL, text: 'written, no answer' })).rejects.toMatchObject({
+      code: 'slack_webapi_request_error',
+    });
     const [posted] = emu.channelMessages(CHANNEL);
-    await expect(client.chat.update({ channel: CHANNEL, ts: posted!.ts, text: 'edited, no answer' })).rejects.toMatchObject({ code: 'slack_webapi_request_error' });
+    await expect(client.chat.update({ channel: CHANNEL, ts: posted!.ts, text: 'edited, no answer' })).rejects.toMatchObject({
+      code: 'slack_webapi_request_error',
+    });
 
     expect(emu.channelMessages(CHANNEL).map((m) => m.text)).toEqual(['edited, no answer']);
     expect(emu.apiCalls.map((c) => [c.method, c.status])).toEqual([
@@ -405,7 +424,12 @@ describe('Web API semantics', () => {
     expect(await api('auth.test', {}, 'xoxb-wrong')).toMatchObject({ ok: false, error: 'invalid_auth' });
     expect(await api('chat.postMessage', { channel: CHANNEL, text: 'x' }, emu.appToken)).toMatchObject({ error: 'not_allowed_token_type' });
     expect(await api('apps.connections.open', {}, emu.botToken)).toMatchObject({ error: 'not_allowed_token_type' });
-    expect(await api('auth.test', { token: emu.botToken }, null)).toMatchObject({ ok: true, user_id: 'U0BOT', bot_id: 'B0BOT', team_id: 'T0TEST' });
+    expect(await api('auth.test', { token: emu.botToken }, null)).toMatchObject({
+      ok: true,
+      user_id: 'U0BOT',
+      bot_id: 'B0BOT',
+      team_id: 'T0TEST',
+    });
     expect(await api('no.such.method', {})).toMatchObject({ ok: false, error: 'unknown_method' });
   });
 
@@ -464,8 +488,16 @@ describe('Web API semantics', () => {
 
   it('gives the channel history newest first, with message metadata only when asked for it', async () => {
     const client = webClient();
-    await client.chat.postMessage({ channel: CHANNEL, text: 'first', metadata: { event_type: 'talos_chatops_post', event_payload: { key: 'k-1' } } });
-    await client.chat.postMessage({ channel: CHANNEL, text: 'second', metadata: { event_type: 'talos_chatops_post', event_payload: { key: 'k-2' } } });
+    await client.chat.postMessage({
+      channel: CHANNEL,
+      text: 'first',
+      metadata: { event_type: 'talos_chatops_post', event_payload: { key: 'k-1' } },
+    });
+    await client.chat.postMessage({
+      channel: CHANNEL,
+      text: 'second',
+      metadata: { event_type: 'talos_chatops_post', event_payload: { key: 'k-2' } },
+    });
 
     const plain = await client.conversations.history({ channel: CHANNEL });
     const withMeta = await client.conversations.history({ channel: CHANNEL, include_all_metadata: true });
@@ -490,7 +522,11 @@ describe('Web API semantics', () => {
     await client.chat.postMessage({ channel: CHANNEL, thread_ts: ts, text: 'r2', reply_broadcast: true });
     await client.chat.update({ channel: CHANNEL, ts, text: 'plan (approved)' });
 
-    expect(emu.message(CHANNEL, ts)).toMatchObject({ blocks: approvalBlocks('op-1', 'op-1-v1'), metadata: { event_type: 'talos_op' }, thread_ts: ts });
+    expect(emu.message(CHANNEL, ts)).toMatchObject({
+      blocks: approvalBlocks('op-1', 'op-1-v1'),
+      metadata: { event_type: 'talos_op' },
+      thread_ts: ts,
+    });
     const replies = await client.conversations.replies({ channel: CHANNEL, ts });
     expect(replies.messages?.map((m) => m.text)).toEqual(['plan (approved)', 'r1', 'r2']);
     expect(replies.messages?.[0]?.metadata).toBeUndefined();
@@ -522,7 +558,11 @@ describe('Web API semantics', () => {
     const form = new FormData();
     form.append('channel', CHANNEL);
     form.append('text', 'secret=CANARY-MULTIPART');
-    const res = await fetch(`${emu.apiUrl}chat.postMessage`, { method: 'POST', headers: { authorization: `Bearer ${emu.botToken}` }, body: form });
+    const res = await fetch(`${emu.apiUrl}chat.postMessage`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${emu.botToken}` },
+      body: form,
+    });
 
     expect(await res.json()).toMatchObject({ ok: true });
     expect(emu.rawBodies().join()).toContain('CANARY-MULTIPART');
@@ -550,7 +590,10 @@ describe('Socket Mode protocol details', () => {
   });
 
   it('reports no_connection when nothing is connected', async () => {
-    expect(await emu.sendSlashCommand({ user: ANA, channel: CHANNEL, text: 'x' })).toMatchObject({ timedOut: true, reason: 'no_connection' });
+    expect(await emu.sendSlashCommand({ user: ANA, channel: CHANNEL, text: 'x' })).toMatchObject({
+      timedOut: true,
+      reason: 'no_connection',
+    });
   });
 
   it('sends disconnect frames, and refuses an eleventh connection with too_many_websockets', async () => {
@@ -584,7 +627,9 @@ describe('Socket Mode unreachable for a while', () => {
     const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
 
     const outage = emu.socketOutage({ how: 'http_503' });
-    const during = await webClient(emu.appToken).apps.connections.open().catch((e: unknown) => e as { code: string; statusCode: number });
+    const during = await webClient(emu.appToken)
+      .apps.connections.open()
+      .catch((e: unknown) => e as { code: string; statusCode: number });
     const late = new WebSocket(String(issued.url));
     const refused = await new Promise<string>((resolve) => late.once('error', (e) => resolve(e.message)));
     outage.end();
@@ -594,12 +639,18 @@ describe('Socket Mode unreachable for a while', () => {
     expect(during).toMatchObject({ code: 'slack_webapi_http_error', statusCode: 503 });
     expect(refused).toMatch(/socket hang up|ECONNRESET/);
     expect(after).toMatchObject({ ok: true, url: expect.stringContaining('/link/') });
-    expect({ failedOpens: outage.failedOpens, refusedUpgrades: outage.refusedUpgrades, over: outage.endedAt !== undefined }).toEqual({ failedOpens: 1, refusedUpgrades: 1, over: true });
+    expect({ failedOpens: outage.failedOpens, refusedUpgrades: outage.refusedUpgrades, over: outage.endedAt !== undefined }).toEqual({
+      failedOpens: 1,
+      refusedUpgrades: 1,
+      over: true,
+    });
   });
 
   it('leaves apps.connections.open without an answer when unreachable, which the WebClient reports as a request error', async () => {
     const outage = emu.socketOutage({ how: 'unreachable' });
-    const during = await webClient(emu.appToken).apps.connections.open().catch((e: unknown) => e as { code: string });
+    const during = await webClient(emu.appToken)
+      .apps.connections.open()
+      .catch((e: unknown) => e as { code: string });
     const otherMethods = await api('auth.test', {});
     outage.end();
 
@@ -640,7 +691,11 @@ describe('what the bot still owes', () => {
     await delivered;
     const afterAck = emu.outstanding();
     const responseUrl = String((sent.payload as JsonObject).response_url);
-    await fetch(responseUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'no operations yet' }) });
+    await fetch(responseUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'no operations yet' }),
+    });
 
     // Assert
     expect(beforeAck).toEqual({ deliveries: 1, requests: 0, replies: 0 });
@@ -676,7 +731,9 @@ describe('response_url', () => {
     );
     await emu.sendSlashCommand({ user: ANA, channel: CHANNEL, text: 'x' });
     const post = (body: JsonObject): Promise<number> =>
-      fetch(responseUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.status);
+      fetch(responseUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
+        (r) => r.status,
+      );
 
     expect(await post({ text: 'working…' })).toBe(200);
     expect(await post({ text: 'done', response_type: 'in_channel' })).toBe(200);
@@ -751,7 +808,7 @@ describe('helpers', () => {
     expect(lines[5]).toMatch(/talos \(bot\): All nodes healthy$/);
   });
 
-  it('renders times in the reader\'s zone and a button\'s confirm dialog in the transcript', async () => {
+  it("renders times in the reader's zone and a button's confirm dialog in the transcript", async () => {
     const client = webClient();
     const blocks = [
       { type: 'section', text: { type: 'mrkdwn', text: 'Expires <!date^1796106600^{date_short_pretty} {time}|2026-12-01 06:30 UTC>' } },
@@ -762,7 +819,12 @@ describe('helpers', () => {
             type: 'button',
             action_id: 'approve',
             text: { type: 'plain_text', text: 'Approve' },
-            confirm: { title: { type: 'plain_text', text: 'Approve cp-1?' }, text: { type: 'mrkdwn', text: 'It reboots.' }, confirm: { type: 'plain_text', text: 'Approve' }, deny: { type: 'plain_text', text: 'Not yet' } },
+            confirm: {
+              title: { type: 'plain_text', text: 'Approve cp-1?' },
+              text: { type: 'mrkdwn', text: 'It reboots.' },
+              confirm: { type: 'plain_text', text: 'Approve' },
+              deny: { type: 'plain_text', text: 'Not yet' },
+            },
           },
         ],
       },
@@ -774,17 +836,23 @@ describe('helpers', () => {
 
     expect(berlin[1]).toMatch(/: Expires Today 07:30$/);
     expect(tokyo[1]).toMatch(/: Expires Dec 1, 2026 15:30$/);
-    expect(berlin.slice(2).map((l) => l.trim())).toEqual(['[Approve]', '↳ [Approve] asks first: "Approve cp-1?" It reboots. [Approve] [Not yet]']);
+    expect(berlin.slice(2).map((l) => l.trim())).toEqual([
+      '[Approve]',
+      '↳ [Approve] asks first: "Approve cp-1?" It reboots. [Approve] [Not yet]',
+    ]);
   });
 
-  it('renders one message as first posted, and a text\'s markup, as a reader sees them', async () => {
+  it("renders one message as first posted, and a text's markup, as a reader sees them", async () => {
     const client = webClient();
     const posted = await client.chat.postMessage({ channel: CHANNEL, text: 'Approve cp-1? <@U0ANA>' });
     await client.chat.update({ channel: CHANNEL, ts: String(posted.ts), text: 'Approved by <@U0ANA>' });
 
     const first = emu.render(CHANNEL, String(posted.ts), { version: 0 });
     const now = emu.render(CHANNEL, String(posted.ts));
-    const text = emu.readable('requested by <@U0ANA> <!date^1796106600^{date_short_pretty} {time}|2026-12-01 06:30 UTC>', { timeZone: 'Asia/Tokyo', now: new Date('2026-12-01T12:00:00Z') });
+    const text = emu.readable('requested by <@U0ANA> <!date^1796106600^{date_short_pretty} {time}|2026-12-01 06:30 UTC>', {
+      timeZone: 'Asia/Tokyo',
+      now: new Date('2026-12-01T12:00:00Z'),
+    });
 
     expect(first).toMatch(/talos \(bot\): Approve cp-1\? @ana$/);
     expect(now).toMatch(/talos \(bot\) \(edited\): Approved by @ana$/);

@@ -78,7 +78,13 @@ function renderBlock(block: JsonObject): string[] {
     case 'section': {
       const lines = splitLines(textOf(block.text));
       // A field is "*Label*\nvalue" in Slack's two-column layout; one line of "Label: value" pairs reads better here.
-      const fields = Array.isArray(block.fields) ? block.fields.map((f) => textOf(f).replace(/^\*([^*]+)\*\n/, '$1: ').replace(/\n/g, ' ')) : [];
+      const fields = Array.isArray(block.fields)
+        ? block.fields.map((f) =>
+            textOf(f)
+              .replace(/^\*([^*]+)\*\n/, '$1: ')
+              .replace(/\n/g, ' '),
+          )
+        : [];
       if (fields.length > 0) lines.push(fields.join('  ·  '));
       if (isObject(block.accessory)) lines.push(renderElement(block.accessory));
       return lines.filter((l) => l !== '');
@@ -89,7 +95,11 @@ function renderBlock(block: JsonObject): string[] {
       const elements = Array.isArray(block.elements) ? block.elements.filter(isObject) : [];
       // What a click on such a button opens first: Slack's confirm dialog.
       const dialogs = elements.flatMap((e) =>
-        isObject(e.confirm) ? [`  ↳ [${textOf(e.text)}] asks first: "${textOf(e.confirm.title)}" ${textOf(e.confirm.text)} [${textOf(e.confirm.confirm)}] [${textOf(e.confirm.deny)}]`] : [],
+        isObject(e.confirm)
+          ? [
+              `  ↳ [${textOf(e.text)}] asks first: "${textOf(e.confirm.title)}" ${textOf(e.confirm.text)} [${textOf(e.confirm.confirm)}] [${textOf(e.confirm.deny)}]`,
+            ]
+          : [],
       );
       return [elements.map(renderElement).join(' '), ...dialogs];
     }
@@ -131,15 +141,19 @@ function richText(node: unknown): string {
 
 /** Turns Slack's `<@U1>`, `<#C1|ops>`, `<!subteam^S1>`, `<!date^…|…>` and `<url|label>` markup into what a client shows. */
 function humanize(text: string, directory: Directory, reader: { timeZone: string; now: Date }): string {
-  const dated = text.replace(/<!date\^(\d+)\^([^^|<>]+)(?:\^[^|<>]*)?\|([^<>]*)>/g, (_match, seconds: string, format: string, fallback: string) =>
-    localDate(Number(seconds), format, fallback, reader),
+  const dated = text.replace(
+    /<!date\^(\d+)\^([^^|<>]+)(?:\^[^|<>]*)?\|([^<>]*)>/g,
+    (_match, seconds: string, format: string, fallback: string) => localDate(Number(seconds), format, fallback, reader),
   );
-  return dated.replace(/<([@#!])?([^<>|]+)(?:\|([^<>]*))?>/g, (_match, sigil: string | undefined, target: string, label: string | undefined) => {
-    if (sigil === '@') return `@${directory.userName(target)}`;
-    if (sigil === '#') return `#${label ?? directory.channelName(target)}`;
-    if (sigil === '!') return `@${label ?? target.replace(/^subteam\^/, '')}`;
-    return label ?? target;
-  });
+  return dated.replace(
+    /<([@#!])?([^<>|]+)(?:\|([^<>]*))?>/g,
+    (_match, sigil: string | undefined, target: string, label: string | undefined) => {
+      if (sigil === '@') return `@${directory.userName(target)}`;
+      if (sigil === '#') return `#${label ?? directory.channelName(target)}`;
+      if (sigil === '!') return `@${label ?? target.replace(/^subteam\^/, '')}`;
+      return label ?? target;
+    },
+  );
 }
 
 /**
@@ -148,12 +162,15 @@ function humanize(text: string, directory: Directory, reader: { timeZone: string
  */
 function localDate(seconds: number, format: string, fallback: string, reader: { timeZone: string; now: Date }): string {
   const at = new Date(seconds * 1000);
-  const day = (d: Date): string => new Intl.DateTimeFormat('en-CA', { timeZone: reader.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(d);
+  const day = (d: Date): string =>
+    new Intl.DateTimeFormat('en-CA', { timeZone: reader.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(d);
   const shift = (days: number): string => day(new Date(reader.now.getTime() + days * 86_400_000));
   const pretty =
     { [shift(0)]: 'Today', [shift(-1)]: 'Yesterday', [shift(1)]: 'Tomorrow' }[day(at)] ??
     new Intl.DateTimeFormat('en-US', { timeZone: reader.timeZone, month: 'short', day: 'numeric', year: 'numeric' }).format(at);
-  const time = new Intl.DateTimeFormat('en-GB', { timeZone: reader.timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
+  const time = new Intl.DateTimeFormat('en-GB', { timeZone: reader.timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
+    at,
+  );
   const tokens: Record<string, string> = { '{date_short_pretty}': pretty, '{time}': time };
   const known = format.replace(/\{[a-z_]+\}/g, (token) => tokens[token] ?? '\u0000');
   return known.includes('\u0000') ? fallback : known;

@@ -7,7 +7,13 @@ import { parseMultipart, readRawBody } from './request-body.ts';
  * The `upload_url` of `files.getUploadURLExternal`. WebClient posts the bytes as multipart
  * field `body`; Slack also takes them raw. No token is needed: the URL itself is the credential.
  */
-export async function handleUpload(req: IncomingMessage, res: ServerResponse, fileId: string, files: FileStore, recorder: Recorder): Promise<void> {
+export async function handleUpload(
+  req: IncomingMessage,
+  res: ServerResponse,
+  fileId: string,
+  files: FileStore,
+  recorder: Recorder,
+): Promise<void> {
   const raw = await readRawBody(req);
   recorder.traffic(raw.toString('utf8'));
   const contentType = req.headers['content-type'] ?? '';

@@ -16,7 +16,10 @@ export class ViewStore {
 
   /** Stores `view` as the user's Home and returns it as Slack does: with its id (kept across publishes) and a new hash. */
   publishHome(user: string, view: JsonObject, ids: { teamId: string; appId: string; botId: string }): JsonObject {
-    const id = typeof this.#homes.get(user)?.id === 'string' ? String(this.#homes.get(user)!.id) : `V${randomBytes(5).toString('hex').toUpperCase()}`;
+    const id =
+      typeof this.#homes.get(user)?.id === 'string'
+        ? String(this.#homes.get(user)!.id)
+        : `V${randomBytes(5).toString('hex').toUpperCase()}`;
     const stored: JsonObject = {
       id,
       team_id: ids.teamId,
@@ -60,7 +63,9 @@ export class ViewStore {
  */
 export function homeOpenedEvent(user: string, botEvents: readonly string[], views: ViewStore): JsonObject {
   if (!botEvents.includes('app_home_opened')) {
-    throw new Error('the app manifest does not subscribe to app_home_opened (settings.event_subscriptions.bot_events), so Slack would not send it');
+    throw new Error(
+      'the app manifest does not subscribe to app_home_opened (settings.event_subscriptions.bot_events), so Slack would not send it',
+    );
   }
   const view = views.home(user);
   return { type: 'app_home_opened', user, channel: `D${user.slice(1)}`, tab: 'home', ...(view === undefined ? {} : { view }) };

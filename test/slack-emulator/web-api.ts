@@ -50,7 +50,12 @@ export class WebApi {
     const outage = method === 'apps.connections.open' ? this.#outage() : undefined;
     if (outage !== undefined) {
       outage.failedOpens += 1;
-      if (outage.how === 'http_503') return this.#send(res, { method, args, at, rawBody }, { status: 503, headers: { 'content-type': 'text/plain' }, body: STATUS_TEXT[503]! });
+      if (outage.how === 'http_503')
+        return this.#send(
+          res,
+          { method, args, at, rawBody },
+          { status: 503, headers: { 'content-type': 'text/plain' }, body: STATUS_TEXT[503]! },
+        );
       // No answer at all: the client's fetch fails as on a refused or reset connection.
       this.#recorder.apiCalls.push({ method, args, at, rawBody, status: 0 });
       req.socket.destroy();
@@ -65,7 +70,11 @@ export class WebApi {
     if (fault?.kind === 'server_error') {
       if (fault.afterWrite) this.#dispatch(method, args, bearer(req));
       const text = STATUS_TEXT[fault.status] ?? 'Server Error';
-      return this.#send(res, { method, args, at, rawBody }, { status: fault.status, headers: { 'content-type': 'text/plain' }, body: text });
+      return this.#send(
+        res,
+        { method, args, at, rawBody },
+        { status: fault.status, headers: { 'content-type': 'text/plain' }, body: text },
+      );
     }
     if (fault?.kind === 'lost_answer') {
       this.#dispatch(method, args, bearer(req));

@@ -60,13 +60,15 @@ export function blockKitProblems(message: ChatMessage): string[] {
       }
       case 'context': {
         const elements = (block['elements'] as unknown[] | undefined) ?? [];
-        if (elements.length > LIMITS.contextElements) problems.push(`${where} has ${elements.length} elements, over ${LIMITS.contextElements}`);
+        if (elements.length > LIMITS.contextElements)
+          problems.push(`${where} has ${elements.length} elements, over ${LIMITS.contextElements}`);
         elements.forEach((element, j) => over(problems, `${where} element ${j}`, textOf(element), LIMITS.contextText));
         break;
       }
       case 'actions': {
         const elements = (block['elements'] as Record<string, unknown>[] | undefined) ?? [];
-        if (elements.length > LIMITS.actionsElements) problems.push(`${where} has ${elements.length} elements, over ${LIMITS.actionsElements}`);
+        if (elements.length > LIMITS.actionsElements)
+          problems.push(`${where} has ${elements.length} elements, over ${LIMITS.actionsElements}`);
         elements.forEach((button, j) => {
           const at = `${where} button ${j}`;
           over(problems, `${at} action_id`, str(button['action_id']), LIMITS.id);

@@ -27,7 +27,9 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
   let output = '';
   let exits = 0;
   const exitOf = (proc: ChildProcess): Promise<number | null> =>
-    proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve(proc.exitCode) : new Promise((r) => proc.once('exit', (code) => r(code)));
+    proc.exitCode !== null || proc.signalCode !== null
+      ? Promise.resolve(proc.exitCode)
+      : new Promise((r) => proc.once('exit', (code) => r(code)));
   return {
     httpPort: Number(env.HTTP_PORT),
     logs: () => output,

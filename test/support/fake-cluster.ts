@@ -21,7 +21,18 @@ import { buildCluster, findNode, kubeApiAvailability } from '../sim/cluster-mode
 import { createCredentials } from '../sim/credentials.ts';
 import { ClientGone, type ExecIO } from '../sim/exec-io.ts';
 import { defaultFactoryVersions } from '../sim/image-factory.ts';
-import { renderDaemonSets, renderDeployments, renderNamespace, renderNode, renderPdb, renderPod, renderReplicas, renderSettings, renderVolume, type Json } from '../sim/kube-objects.ts';
+import {
+  renderDaemonSets,
+  renderDeployments,
+  renderNamespace,
+  renderNode,
+  renderPdb,
+  renderPod,
+  renderReplicas,
+  renderSettings,
+  renderVolume,
+  type Json,
+} from '../sim/kube-objects.ts';
 import { renderFlux } from '../sim/flux-objects.ts';
 import { Lifecycle } from '../sim/lifecycle.ts';
 import { Recorder } from '../sim/recorder.ts';
@@ -74,7 +85,11 @@ export interface FakeCluster {
 
 /** The inventory of the cluster `shape` describes, with the operators and approvers of the engine fixture. */
 export function inventoryOf(shape: ClusterShape, dirs: { terraformDir: string; snapshotDir: string }): Inventory {
-  const addresses = (role: SimNode['role']): string => shape.nodes.filter((n) => n.role === role).map((n) => n.address).join(', ');
+  const addresses = (role: SimNode['role']): string =>
+    shape.nodes
+      .filter((n) => n.role === role)
+      .map((n) => n.address)
+      .join(', ');
   return parseInventory(
     `clusters:
   ${shape.name}:
@@ -97,7 +112,8 @@ export function inventoryOf(shape: ClusterShape, dirs: { terraformDir: string; s
 function clientFor(running: string | undefined, closest: boolean): string {
   if (running === undefined) return DEFAULT_CLIENT_VERSION;
   const minor = (v: string): string => v.split('.').slice(0, 2).join('.');
-  const match = CLIENT_VERSIONS.find((v) => v === running) ?? (closest ? CLIENT_VERSIONS.find((v) => minor(v) === minor(running)) : undefined);
+  const match =
+    CLIENT_VERSIONS.find((v) => v === running) ?? (closest ? CLIENT_VERSIONS.find((v) => minor(v) === minor(running)) : undefined);
   if (match === undefined) throw new Error(`no talosctl ${running} in ${TALOSCTL_DIR}, and the client must match the running Talos`);
   return match;
 }
@@ -127,7 +143,12 @@ const deserialize = <T>(json: Json, type: string): T => ObjectSerializer.deseria
 export function fakeCluster(options: FakeClusterOptions): FakeCluster {
   const { shape } = options;
   const timing = defaultTiming({ stepMs: 4, rebootMs: 80, ...options.timing });
-  const state: SimState = { clusters: {}, schematics: {}, factoryVersions: defaultFactoryVersions(), behavior: { selfEndpointHang: 'multi-control-plane' } };
+  const state: SimState = {
+    clusters: {},
+    schematics: {},
+    factoryVersions: defaultFactoryVersions(),
+    behavior: { selfEndpointHang: 'multi-control-plane' },
+  };
   const recorder = new Recorder();
   const lifecycle = new Lifecycle(state, timing, recorder);
   const credentials = createCredentials({
@@ -138,7 +159,14 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     // Nothing connects to it here (the Kubernetes API is in-process), so it is the endpoint Terraform would write.
     kubeApiUrl: shape.kubernetesEndpoint,
   });
-  const model = buildCluster({ shape, terraformDir: options.terraformDir, snapshotDir: options.terraformDir, kubeApiPort: 1, credentials, now: Date.now() });
+  const model = buildCluster({
+    shape,
+    terraformDir: options.terraformDir,
+    snapshotDir: options.terraformDir,
+    kubeApiPort: 1,
+    credentials,
+    now: Date.now(),
+  });
   state.clusters[shape.name] = model;
   state.schematics[schematicId([])] = [];
   state.schematics[schematicId(shape.defaultExtensions)] = [...shape.defaultExtensions].sort();
@@ -165,9 +193,20 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       let exitCode: number | undefined;
       try {
         if (talosctl) {
-          const path = talosconfigPath(args, { HOME: '/nonexistent', ...(runOptions.env?.['TALOSCONFIG'] ? { TALOSCONFIG: runOptions.env['TALOSCONFIG'] } : {}) });
-          const talosconfig = path === TALOSCONFIG ? { path, contents: credentials.talosconfig } : { path, error: `failed to open config file ${JSON.stringify(path)}: open ${path}: no such file or directory` };
-          exitCode = await runTalosctl({ argv: args, cwd, clientVersion: clientVersion ?? DEFAULT_CLIENT_VERSION, talosconfig }, io, sim, call);
+          const path = talosconfigPath(args, {
+            HOME: '/nonexistent',
+            ...(runOptions.env?.['TALOSCONFIG'] ? { TALOSCONFIG: runOptions.env['TALOSCONFIG'] } : {}),
+          });
+          const talosconfig =
+            path === TALOSCONFIG
+              ? { path, contents: credentials.talosconfig }
+              : { path, error: `failed to open config file ${JSON.stringify(path)}: open ${path}: no such file or directory` };
+          exitCode = await runTalosctl(
+            { argv: args, cwd, clientVersion: clientVersion ?? DEFAULT_CLIENT_VERSION, talosconfig },
+            io,
+            sim,
+            call,
+          );
         } else {
           exitCode = await runTofu({ argv: args, cwd }, io, state, call);
         }
@@ -176,11 +215,18 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       }
       call.endedAt = Date.now();
       call.exitCode = exitCode ?? null;
-      const result: RunResult = { command: [file, ...args], stdout: stdout.end(), stderr: stderr.end(), exitCode: exitCode ?? -1, durationMs: performance.now() - started };
+      const result: RunResult = {
+        command: [file, ...args],
+        stdout: stdout.end(),
+        stderr: stderr.end(),
+        exitCode: exitCode ?? -1,
+        durationMs: performance.now() - started,
+      };
       if (exitCode === undefined) {
         // Aborted mid-call: the caller's signal makes it a cancel, the call's own bound a timeout.
         const cancelled = runOptions.signal?.aborted ?? false;
-        if (timeout.aborted && !cancelled) throw new ExecError('exec-timeout', `${what} timed out after ${Math.round(runOptions.timeoutMs / 1000)}s`, result);
+        if (timeout.aborted && !cancelled)
+          throw new ExecError('exec-timeout', `${what} timed out after ${Math.round(runOptions.timeoutMs / 1000)}s`, result);
         throw new ExecError('exec-cancelled', `${what} was cancelled`, result);
       }
       if (!(runOptions.okExitCodes ?? [0]).includes(exitCode)) {
@@ -224,7 +270,11 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     async listLonghornVolumes() {
       served();
       if (!model.shape.longhorn) return undefined;
-      return customObjects('longhorn.io/v1beta2', 'Volume', model.kube.volumes.map((v) => renderVolume(model, state, v, timing, Date.now())));
+      return customObjects(
+        'longhorn.io/v1beta2',
+        'Volume',
+        model.kube.volumes.map((v) => renderVolume(model, state, v, timing, Date.now())),
+      );
     },
     async listLonghornReplicas() {
       served();
@@ -241,7 +291,9 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     },
     async getDeployment(namespace, name) {
       served();
-      const found = renderDeployments(model, Date.now()).find((d) => (d.metadata as Json).namespace === namespace && (d.metadata as Json).name === name);
+      const found = renderDeployments(model, Date.now()).find(
+        (d) => (d.metadata as Json).namespace === namespace && (d.metadata as Json).name === name,
+      );
       return found === undefined ? undefined : deserialize<V1Deployment>(found, 'V1Deployment');
     },
     async getNamespace(name) {
@@ -263,14 +315,26 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       if (cluster.name !== model.name) throw new Error(`the fake cluster is ${model.name}, not ${cluster.name}`);
       const session: ClusterSession = {
         cluster,
-        credentials: { dir: '/run/talos-chatops/session', talosconfigPath: TALOSCONFIG, kubeconfigPath: '/run/talos-chatops/session/kubeconfig', kubeconfig: credentials.kubeconfig },
+        credentials: {
+          dir: '/run/talos-chatops/session',
+          talosconfigPath: TALOSCONFIG,
+          kubeconfigPath: '/run/talos-chatops/session/kubeconfig',
+          kubeconfig: credentials.kubeconfig,
+        },
         outputs: terraformOutputs({ tofu, scrubber: new SecretScrubber() }, cluster),
         kube,
         talosctl: (running, talosctlOptions): Promise<Talosctl> => {
           try {
             const version = options.talosctlBinary ?? clientFor(running, talosctlOptions?.closest === true);
             return Promise.resolve(
-              createTalosctl({ runner, binary: `${TALOSCTL_DIR}/talosctl-${version}`, talosconfigPath: TALOSCONFIG, endpoints: cluster.controlPlanes, env: {}, timeoutMs: 20_000 }),
+              createTalosctl({
+                runner,
+                binary: `${TALOSCTL_DIR}/talosctl-${version}`,
+                talosconfigPath: TALOSCONFIG,
+                endpoints: cluster.controlPlanes,
+                env: {},
+                timeoutMs: 20_000,
+              }),
             );
           } catch (error) {
             return Promise.reject(error as Error);

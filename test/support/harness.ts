@@ -61,7 +61,11 @@ export type AckedCommand = Extract<DeliveryResult, { timedOut: false }>;
  * ephemeral reply the bot sends afterwards through the command's response_url (polled for,
  * since it arrives after the ack).
  */
-export async function commandReply(slack: SlackEmulator, acked: AckedCommand, options: { timeoutMs?: number; description?: string } = {}): Promise<string> {
+export async function commandReply(
+  slack: SlackEmulator,
+  acked: AckedCommand,
+  options: { timeoutMs?: number; description?: string } = {},
+): Promise<string> {
   const { text } = acked.payload;
   if (typeof text === 'string' && text !== '') return text;
   const id = responseUrlId(slack, acked.envelopeId);
@@ -70,7 +74,10 @@ export async function commandReply(slack: SlackEmulator, acked: AckedCommand, op
     timeoutMs: options.timeoutMs ?? REPLY_TIMEOUT_MS,
     description: `the reply to ${what} through its response_url (the ack was empty)`,
   });
-  if (call.status !== 200) throw new Error(`the reply to ${what} was refused by the response_url with HTTP ${call.status}: ${JSON.stringify(call.body).slice(0, 300)}`);
+  if (call.status !== 200)
+    throw new Error(
+      `the reply to ${what} was refused by the response_url with HTTP ${call.status}: ${JSON.stringify(call.body).slice(0, 300)}`,
+    );
   return typeof call.body.text === 'string' ? call.body.text : '';
 }
 
@@ -108,7 +115,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...options.inventory,
     extra: {
       // The Longhorn workers, as an operator declares them: the nodes built from the Longhorn installer.
-      production: { longhornNodes: production.nodes.filter((n) => n.schematic === production.terraform.longhornSchematic).map((n) => n.address), ...options.inventory?.extra?.production },
+      production: {
+        longhornNodes: production.nodes.filter((n) => n.schematic === production.terraform.longhornSchematic).map((n) => n.address),
+        ...options.inventory?.extra?.production,
+      },
       ...(options.inventory?.extra?.staging ? { staging: options.inventory.extra.staging } : {}),
     },
   });

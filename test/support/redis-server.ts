@@ -87,7 +87,23 @@ export async function startRedisServer(dir: string, options: RedisServerOptions 
   const launch = async (): Promise<void> => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--protected-mode', 'no', ...(password === undefined ? [] : ['--requirepass', password])],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
+        '--protected-mode',
+        'no',
+        ...(password === undefined ? [] : ['--requirepass', password]),
+      ],
       { stdio: 'ignore' },
     );
     child.on('error', (error) => {
@@ -104,6 +120,14 @@ export async function startRedisServer(dir: string, options: RedisServerOptions 
     await exited;
   };
   await launch();
-  return { url, port, password, stop, restart: async () => { await stop(); await launch(); } };
+  return {
+    url,
+    port,
+    password,
+    stop,
+    restart: async () => {
+      await stop();
+      await launch();
+    },
+  };
 }
-

@@ -12,7 +12,8 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const gateResults = (): number => h.slack.channelMessages(CHANNELS.production).filter((m) => /Health gate (passed|failed)/.test(m.text)).length;
+const gateResults = (): number =>
+  h.slack.channelMessages(CHANNELS.production).filter((m) => /Health gate (passed|failed)/.test(m.text)).length;
 
 describe('waitForSettled', () => {
   it('returns only once the job a command queued has run and posted its result', async () => {

@@ -48,7 +48,8 @@ export async function waitForSettled(h: Pick<Harness, 'redis' | 'slack' | 'sim'>
       const look = await lookAt(h, queues, Date.now() + dueWithinMs);
       if (look.busy.length === 0 && previous?.busy.length === 0 && look.activity === previous.activity) return;
       if (Date.now() >= deadline) {
-        const what = look.busy.length > 0 ? look.busy.join('; ') : 'it kept acting (new acks, Slack calls, CLI calls or finished jobs between looks)';
+        const what =
+          look.busy.length > 0 ? look.busy.join('; ') : 'it kept acting (new acks, Slack calls, CLI calls or finished jobs between looks)';
         throw new Error(`the bot did not settle within ${timeoutMs} ms: ${what}`);
       }
       previous = look;
@@ -65,7 +66,9 @@ async function lookAt(h: Pick<Harness, 'slack' | 'sim'>, queues: Queue[], dueBy:
   const finished: number[] = [];
   for (const queue of queues) {
     for (const state of LIVE_STATES) {
-      const jobs = (await queue.getJobs([state])).filter((job) => !SCHEDULED_JOBS.has(job.name) && (state !== 'delayed' || job.timestamp + job.delay <= dueBy));
+      const jobs = (await queue.getJobs([state])).filter(
+        (job) => !SCHEDULED_JOBS.has(job.name) && (state !== 'delayed' || job.timestamp + job.delay <= dueBy),
+      );
       if (jobs.length > 0) busy.push(`${queue.name} has ${state} jobs: ${jobs.map((j) => j.name).join(', ')}`);
     }
     const counts = await queue.getJobCounts('completed', 'failed');
@@ -74,10 +77,18 @@ async function lookAt(h: Pick<Harness, 'slack' | 'sim'>, queues: Queue[], dueBy:
   const outstanding = h.slack.outstanding();
   if (outstanding.deliveries > 0) busy.push(`${outstanding.deliveries} delivery(ies) to the bot not acked`);
   if (outstanding.requests > 0) busy.push(`${outstanding.requests} request(s) of the bot to Slack not answered`);
-  if (outstanding.replies > 0) busy.push(`${outstanding.replies} slash command(s) acked empty and not yet answered through the response_url`);
+  if (outstanding.replies > 0)
+    busy.push(`${outstanding.replies} slash command(s) acked empty and not yet answered through the response_url`);
   const running = h.sim.calls.filter((c) => c.endedAt === undefined);
   if (running.length > 0) busy.push(`CLI calls still running: ${running.map((c) => `${c.bin} ${c.argv.join(' ')}`).join(', ')}`);
   const { slack, sim } = h;
-  const activity = JSON.stringify([slack.acks.length, slack.ackTimeouts.length, slack.apiCalls.length, slack.responseUrlCalls.length, sim.calls.length, finished]);
+  const activity = JSON.stringify([
+    slack.acks.length,
+    slack.ackTimeouts.length,
+    slack.apiCalls.length,
+    slack.responseUrlCalls.length,
+    sim.calls.length,
+    finished,
+  ]);
   return { busy, activity };
 }

@@ -38,20 +38,37 @@ export async function requestUpgrade(h: Harness, text: string, options: { user?:
  * Clicks Start. A production plan without a staging rehearsal in the records first needs an
  * approver's Override; `override` (default true) clicks it as an approver before starting.
  */
-export async function clickStart(h: Harness, plan: Plan, user: string = USERS.alice, channel: string = CHANNELS.production, options: { override?: boolean; overrideBy?: string } = {}) {
+export async function clickStart(
+  h: Harness,
+  plan: Plan,
+  user: string = USERS.alice,
+  channel: string = CHANNELS.production,
+  options: { override?: boolean; overrideBy?: string } = {},
+) {
   const root = h.slack.message(channel, plan.root.ts);
   if (options.override !== false && hasButton(root, 'talos-op-override')) {
     // Four eyes: the approver who overrides is never the one who requested the operation.
     await h.slack.clickButton({ user: options.overrideBy ?? USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-override' });
-    await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(channel, plan.root.ts)?.blocks ?? [])), { description: 'the override' });
+    await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(channel, plan.root.ts)?.blocks ?? [])), {
+      description: 'the override',
+    });
   }
   return h.slack.clickButton({ user, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
 }
 
 /** The newest approval request in the thread that still has its buttons. */
-export async function waitForApprovalRequest(h: Harness, plan: Plan, channel: string = CHANNELS.production, timeoutMs = 30_000): Promise<Message> {
+export async function waitForApprovalRequest(
+  h: Harness,
+  plan: Plan,
+  channel: string = CHANNELS.production,
+  timeoutMs = 30_000,
+): Promise<Message> {
   return h.slack.waitFor(
-    () => h.slack.thread(channel, plan.root.ts).filter((m) => hasButton(h.slack.message(channel, m.ts), 'talos-step-approve')).at(-1),
+    () =>
+      h.slack
+        .thread(channel, plan.root.ts)
+        .filter((m) => hasButton(h.slack.message(channel, m.ts), 'talos-step-approve'))
+        .at(-1),
     { timeoutMs, description: 'an approval request' },
   );
 }
@@ -62,12 +79,30 @@ export function originalButtonValue(h: Harness, channel: string, ts: string, act
   return blocks.flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId)?.value;
 }
 
-export async function approve(h: Harness, request: Message, user: string = USERS.carol, channel: string = CHANNELS.production, actionId = 'talos-step-approve') {
-  return h.slack.clickButton({ user, channel, messageTs: request.ts, actionId, value: originalButtonValue(h, channel, request.ts, actionId) });
+export async function approve(
+  h: Harness,
+  request: Message,
+  user: string = USERS.carol,
+  channel: string = CHANNELS.production,
+  actionId = 'talos-step-approve',
+) {
+  return h.slack.clickButton({
+    user,
+    channel,
+    messageTs: request.ts,
+    actionId,
+    value: originalButtonValue(h, channel, request.ts, actionId),
+  });
 }
 
 /** Waits until the root message shows one of the final or waiting states. */
-export async function waitForRootState(h: Harness, plan: Plan, pattern: RegExp, channel: string = CHANNELS.production, timeoutMs = 60_000): Promise<Message> {
+export async function waitForRootState(
+  h: Harness,
+  plan: Plan,
+  pattern: RegExp,
+  channel: string = CHANNELS.production,
+  timeoutMs = 60_000,
+): Promise<Message> {
   return h.slack.waitFor(
     () => {
       const m = h.slack.message(channel, plan.root.ts);
@@ -79,18 +114,28 @@ export async function waitForRootState(h: Harness, plan: Plan, pattern: RegExp, 
 
 /** The audit entries in the operation's thread, one per line (a reply carries the entries since the previous one). */
 export function auditLines(h: Harness, plan: Plan, channel: string = CHANNELS.production): string[] {
-  return h.slack.thread(channel, plan.root.ts).flatMap((m) => m.text.split('\n')).filter((l) => /^#\d+ /.test(l));
+  return h.slack
+    .thread(channel, plan.root.ts)
+    .flatMap((m) => m.text.split('\n'))
+    .filter((l) => /^#\d+ /.test(l));
 }
 
 /** Approves every control-plane request as it comes, until the operation ends. */
-export async function approveUntilDone(h: Harness, plan: Plan, channel: string = CHANNELS.production, approver: string = USERS.carol): Promise<Message> {
+export async function approveUntilDone(
+  h: Harness,
+  plan: Plan,
+  channel: string = CHANNELS.production,
+  approver: string = USERS.carol,
+): Promise<Message> {
   const seen = new Set<string>();
   for (;;) {
     const outcome = await h.slack.waitFor(
       () => {
         const root = h.slack.message(channel, plan.root.ts);
         if (root && /completed|stopped at the first failure|cancelled/.test(root.text)) return { done: root };
-        const request = h.slack.thread(channel, plan.root.ts).find((m) => !seen.has(m.ts) && hasButton(h.slack.message(channel, m.ts), 'talos-step-approve'));
+        const request = h.slack
+          .thread(channel, plan.root.ts)
+          .find((m) => !seen.has(m.ts) && hasButton(h.slack.message(channel, m.ts), 'talos-step-approve'));
         return request ? { request } : undefined;
       },
       { timeoutMs: 60_000, description: 'an approval request or the end of the operation' },

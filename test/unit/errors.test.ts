@@ -11,7 +11,7 @@ import { UnsafeArgumentError } from '../../src/rules/argument-safety.ts';
 import { ParseError } from '../../src/talos/parse-error.ts';
 
 describe('the error taxonomy', () => {
-  it('gives each of the bot\'s error classes its stable code and retryability', () => {
+  it("gives each of the bot's error classes its stable code and retryability", () => {
     // Arrange
     const errors = [
       new ConfigError('CLUSTERS_FILE', ['missing']),

@@ -15,7 +15,8 @@ import { fourEyesRefusal } from './four-eyes.ts';
 export async function decideApproval(deps: MoveDeps, click: OperationClick, decision: 'approved' | 'stopped'): Promise<MoveResult> {
   const { op, user } = click;
   const approval = op.approvals.find((a) => a.nonce === click.nonce);
-  if (!approval) return refused('stale', `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`);
+  if (!approval)
+    return refused('stale', `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`);
   if (decision === 'approved') {
     const fourEyes = fourEyesRefusal(clusterOf(deps, op), op, user, 'approve this step');
     if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
@@ -26,18 +27,33 @@ export async function decideApproval(deps: MoveDeps, click: OperationClick, deci
   const node = op.steps.find((s) => s.id === approval.step)?.node ?? approval.step;
   // The decision and its entry are one write: a bot that dies right after the click cannot lose the entry.
   const entry = { actor: user, event: decision === 'approved' ? `approved ${node}` : `stopped at ${node}` };
-  const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => {
-    const current = o.approvals.find((a) => a.nonce === click.nonce);
-    if (!current || current.state !== 'pending' || o.state !== 'awaiting-approval') return undefined;
-    if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
-    const approvals = o.approvals.map((a) => (a.nonce === click.nonce ? { ...a, state: decision, by: user, at: now.toISOString() } : a));
-    if (decision === 'approved') return { ...o, state: 'running', approvals };
-    return { ...o, approvals, state: 'cancelled', endedAt: now.toISOString(), cancelRequestedBy: user, reason: `stopped by <@${user}> at the approval of ${approval.step.replace('node-', '')}` };
-  }, { hold: decision === 'approved' });
+  const { op: after, changed } = await deps.audit.transition(
+    op.id,
+    entry,
+    (o) => {
+      const current = o.approvals.find((a) => a.nonce === click.nonce);
+      if (!current || current.state !== 'pending' || o.state !== 'awaiting-approval') return undefined;
+      if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
+      const approvals = o.approvals.map((a) => (a.nonce === click.nonce ? { ...a, state: decision, by: user, at: now.toISOString() } : a));
+      if (decision === 'approved') return { ...o, state: 'running', approvals };
+      return {
+        ...o,
+        approvals,
+        state: 'cancelled',
+        endedAt: now.toISOString(),
+        cancelRequestedBy: user,
+        reason: `stopped by <@${user}> at the approval of ${approval.step.replace('node-', '')}`,
+      };
+    },
+    { hold: decision === 'approved' },
+  );
   if (!changed) {
     const current = after.approvals.find((a) => a.nonce === click.nonce)!;
     if (current.state === 'pending' && Date.parse(current.expiresAt) <= now.getTime()) {
-      return refused('approval-expired', 'This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.');
+      return refused(
+        'approval-expired',
+        'This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.',
+      );
     }
     const who = current.by ? ` by <@${current.by}>` : '';
     return refused('already', `This step was already ${current.state}${who}; \`${op.id}\` is ${after.state}. Nothing changed.`);
@@ -60,7 +76,8 @@ export async function decideApproval(deps: MoveDeps, click: OperationClick, deci
   }
   await showDecision(deps.chat, recorded, decided, deps.policy.presentation(recorded.kind), click.messageTs);
   // The run repaints the root when it starts the step; a stop ends the operation here.
-  if (decision === 'stopped' && recorded.rootTs !== undefined) await deps.chat.update(after.channel, recorded.rootTs, operationRootMessage(recorded, deps.policy.presentation(recorded.kind)));
+  if (decision === 'stopped' && recorded.rootTs !== undefined)
+    await deps.chat.update(after.channel, recorded.rootTs, operationRootMessage(recorded, deps.policy.presentation(recorded.kind)));
   return { ok: true, op: recorded };
 }
 

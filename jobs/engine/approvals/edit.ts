@@ -9,7 +9,13 @@ import type { Approval, Operation } from '../../../src/ops/operation.ts';
  * cancel): its buttons go, the entries its reply carries stay. `clickedTs` is the message a click
  * came from, for a request Slack wrote before the bot learned where (a 5xx after the write).
  */
-export async function showDecision(chat: ChatPort, op: Operation, approval: Approval, presentation: Presentation, clickedTs?: string): Promise<void> {
+export async function showDecision(
+  chat: ChatPort,
+  op: Operation,
+  approval: Approval,
+  presentation: Presentation,
+  clickedTs?: string,
+): Promise<void> {
   const step = op.steps.find((s) => s.id === approval.step);
   const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
   if (step === undefined || ts === undefined) return;

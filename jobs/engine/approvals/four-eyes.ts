@@ -5,7 +5,12 @@ import type { Operation } from '../../../src/ops/operation.ts';
  * Four eyes: nobody approves, overrides or lets a window be skipped for an operation they asked
  * for or started. On by default in production (see the inventory).
  */
-export function fourEyesRefusal(cluster: Pick<ClusterConfig, 'name' | 'requireDistinctApprover'>, op: Operation, user: string, what: string): string | undefined {
+export function fourEyesRefusal(
+  cluster: Pick<ClusterConfig, 'name' | 'requireDistinctApprover'>,
+  op: Operation,
+  user: string,
+  what: string,
+): string | undefined {
   if (!cluster.requireDistinctApprover || (user !== op.requestedBy && user !== op.startedBy)) return undefined;
   return `*${cluster.name}* requires four eyes: you requested or started \`${op.id}\`, so another approver must ${what}. Nothing changed.`;
 }

@@ -8,7 +8,12 @@ export const APPROVAL_REMINDER_JOB_NAME = 'approval-reminder';
 /** Whether the request still waits for a person: pending, its operation waiting on it, not yet expired or reminded. */
 function unanswered(op: Operation, nonce: string, now: Date): boolean {
   const approval = op.approvals.find((a) => a.nonce === nonce);
-  return approval?.state === 'pending' && op.state === 'awaiting-approval' && approval.remindedAt === undefined && Date.parse(approval.expiresAt) > now.getTime();
+  return (
+    approval?.state === 'pending' &&
+    op.state === 'awaiting-approval' &&
+    approval.remindedAt === undefined &&
+    Date.parse(approval.expiresAt) > now.getTime()
+  );
 }
 
 /**
@@ -16,7 +21,11 @@ function unanswered(op: Operation, nonce: string, now: Date): boolean {
  * its thread, broadcast to the channel, mentions the approvers again. The reminder and its mark
  * on the approval are one write, so a job run twice reminds once.
  */
-export async function remindApprovers(deps: Pick<OpsJobDeps, 'store' | 'audit' | 'chat' | 'inventory' | 'now' | 'presentations'>, opId: string, nonce: string): Promise<void> {
+export async function remindApprovers(
+  deps: Pick<OpsJobDeps, 'store' | 'audit' | 'chat' | 'inventory' | 'now' | 'presentations'>,
+  opId: string,
+  nonce: string,
+): Promise<void> {
   const now = deps.now();
   const op = await deps.store.get(opId);
   if (op === undefined || !unanswered(op, nonce, now)) return;
@@ -29,7 +38,13 @@ export async function remindApprovers(deps: Pick<OpsJobDeps, 'store' | 'audit' |
   await deps.audit.record(
     opId,
     { actor: 'bot', event: `approval reminder: ${step.node ?? step.id}`, detail: `expires ${approval.expiresAt}` },
-    (o) => ({ ...approvalReminderMessage(o, approval, step, approversToPage(cluster, o), link, deps.presentations(o.kind)), broadcast: true }),
-    (o) => (unanswered(o, nonce, now) ? { ...o, approvals: o.approvals.map((a) => (a.nonce === nonce ? { ...a, remindedAt: now.toISOString() } : a)) } : undefined),
+    (o) => ({
+      ...approvalReminderMessage(o, approval, step, approversToPage(cluster, o), link, deps.presentations(o.kind)),
+      broadcast: true,
+    }),
+    (o) =>
+      unanswered(o, nonce, now)
+        ? { ...o, approvals: o.approvals.map((a) => (a.nonce === nonce ? { ...a, remindedAt: now.toISOString() } : a)) }
+        : undefined,
   );
 }

@@ -30,7 +30,9 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   const shown = shownEvidence(request);
   const message = { ...withApprovers(request, approversToPage(ctx.cluster, op)), broadcast: true };
   const asked = await deps.audit.record(op.id, { actor: 'bot', event: `approval requested: ${step.node ?? step.id}` }, message, (o) =>
-    o.state === 'running' ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, shown, seq: o.audit.length + 1 }] } : undefined,
+    o.state === 'running'
+      ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, shown, seq: o.audit.length + 1 }] }
+      : undefined,
   );
   if (asked.approvals.some((a) => a.nonce === approval.nonce)) await publishApproval(ctx, op.id, approval.nonce);
 }
@@ -53,7 +55,10 @@ async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: st
   }
   if (approval === undefined || ts === undefined) throw new Error('the approval request is not in Slack yet; the run is tried again');
   const posted = ts;
-  const { op } = await deps.store.update(opId, (o) => ({ ...o, approvals: o.approvals.map((a) => (a.nonce === approvalNonce ? { ...a, messageTs: posted } : a)) }));
+  const { op } = await deps.store.update(opId, (o) => ({
+    ...o,
+    approvals: o.approvals.map((a) => (a.nonce === approvalNonce ? { ...a, messageTs: posted } : a)),
+  }));
   // The root says whom the operation waits for.
   await refreshRoot(deps, op);
   const now = deps.now().getTime();

@@ -22,7 +22,13 @@ export async function cancel(deps: MoveDeps, opId: string, by: string): Promise<
     refusal = cancelRefusal(o, (op) => deps.policy.cancelRefusal(op));
     if (refusal !== undefined) return undefined;
     if (WAITING.includes(o.state)) {
-      return { ...o, state: 'cancelled', cancelRequestedBy: by, endedAt: now, reason: `cancelled by <@${by}>${o.state === 'failed' ? ' after the failure was handled' : ''}` };
+      return {
+        ...o,
+        state: 'cancelled',
+        cancelRequestedBy: by,
+        endedAt: now,
+        reason: `cancelled by <@${by}>${o.state === 'failed' ? ' after the failure was handled' : ''}`,
+      };
     }
     if (o.state === 'running' && o.cancelRequestedBy === undefined) return { ...o, cancelRequestedBy: by };
     return undefined;
@@ -40,7 +46,8 @@ export async function cancel(deps: MoveDeps, opId: string, by: string): Promise<
     await deps.onCancelled(op);
     // A stopped upgrade whose rollback took over its lock ends without freeing the cluster.
     const holder = await deps.lock.holder(op.cluster);
-    if (holder !== undefined && holder !== op.id) return { ok: true, op, reply: `Cancelled ${ref}; *${op.cluster}* stays locked by ${await operationRefById(deps, holder)}.` };
+    if (holder !== undefined && holder !== op.id)
+      return { ok: true, op, reply: `Cancelled ${ref}; *${op.cluster}* stays locked by ${await operationRefById(deps, holder)}.` };
     return { ok: true, op, reply: `Cancelled ${ref}; *${op.cluster}* is free for the next operation.` };
   }
   return { ok: true, op, reply: `${ref} will stop after its current step; no node is left mid-upgrade. The thread will say when.` };
@@ -49,6 +56,7 @@ export async function cancel(deps: MoveDeps, opId: string, by: string): Promise<
 /** A plan's Cancel: the cancel of a plan still offered by this button; its answer is the cancel's either way. */
 export async function cancelPlan(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op } = click;
-  if (op.state !== 'planned' || op.planNonce !== click.nonce) return refused('stale', `\`${op.id}\` is ${op.state}; this Cancel button is no longer valid. Use \`/talos cancel ${op.id}\`.`);
+  if (op.state !== 'planned' || op.planNonce !== click.nonce)
+    return refused('stale', `\`${op.id}\` is ${op.state}; this Cancel button is no longer valid. Use \`/talos cancel ${op.id}\`.`);
   return cancel(deps, op.id, click.user);
 }

@@ -70,7 +70,8 @@ export type RefusalCode =
  * What a move did: the operation after it, what to tell the person, and what the caller does once
  * it has told them (a message edit); or why nothing changed, with the text to tell them.
  */
-export type MoveResult = { ok: true; op: Operation; reply?: string; followUp?: () => Promise<void> } | { ok: false; code: RefusalCode; message: string };
+export type MoveResult =
+  { ok: true; op: Operation; reply?: string; followUp?: () => Promise<void> } | { ok: false; code: RefusalCode; message: string };
 
 export function refused(code: RefusalCode, message: string): MoveResult {
   return { ok: false, code, message };

@@ -19,12 +19,17 @@ export async function retry(deps: MoveDeps, click: OperationClick): Promise<Move
   const windowRefusal = op.retry === undefined ? undefined : windowRefusalFor(deps, op, op.retry.step);
   if (windowRefusal !== undefined) return refused('window', windowRefusal);
   const at = deps.now().toISOString();
-  const entry = { actor: user, event: `retry requested from ${op.retry?.step ?? 'the failed step'}`, detail: 'approvals given before the failure are spent' };
+  const entry = {
+    actor: user,
+    event: `retry requested from ${op.retry?.step ?? 'the failed step'}`,
+    detail: 'approvals given before the failure are spent',
+  };
   const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => retried(o, click.nonce));
   if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);
   await enqueueRun(deps.opsQueue, op.id, `retry-${click.nonce}`);
   if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, retriedMessage(after, user, at));
-  if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
+  if (after.rootTs !== undefined)
+    await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   return { ok: true, op: after };
 }
 
@@ -39,11 +44,17 @@ export async function overrideWindow(deps: MoveDeps, click: OperationClick): Pro
   const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => {
     const wait = o.windowWait;
     if (o.state !== 'waiting-window' || wait?.nonce !== click.nonce) return undefined;
-    return { ...o, state: 'running', windowWait: undefined, steps: o.steps.map((s) => (s.id === wait.step ? { ...s, windowOverride: { by: user, at } } : s)) };
+    return {
+      ...o,
+      state: 'running',
+      windowWait: undefined,
+      steps: o.steps.map((s) => (s.id === wait.step ? { ...s, windowOverride: { by: user, at } } : s)),
+    };
   });
   if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
   await enqueueRun(deps.opsQueue, op.id, `window-override-${click.nonce}`);
-  if (click.messageTs !== undefined) await deps.chat.update(after.channel, click.messageTs, { text: `▶️ Started outside the maintenance window by <@${user}> (${op.id}).` });
+  if (click.messageTs !== undefined)
+    await deps.chat.update(after.channel, click.messageTs, { text: `▶️ Started outside the maintenance window by <@${user}> (${op.id}).` });
   return { ok: true, op: after };
 }
 
@@ -55,17 +66,36 @@ export async function overrideWindow(deps: MoveDeps, click: OperationClick): Pro
 export async function requestRollback(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
   const child = newOperationId();
-  const entry = { actor: user, event: `rollback of ${op.failure?.node ?? 'the node'} requested`, detail: `operation ${child}: preflight, then an approver's click` };
+  const entry = {
+    actor: user,
+    event: `rollback of ${op.failure?.node ?? 'the node'} requested`,
+    detail: `operation ${child}: preflight, then an approver's click`,
+  };
   const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) =>
-    o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed' ? { ...o, failure: { ...o.failure, rollback: 'requested', rollbackOp: child } } : undefined,
+    o.failure && o.failure.nonce === click.nonce && o.failure.rollback === 'offered' && o.state === 'failed'
+      ? { ...o, failure: { ...o.failure, rollback: 'requested', rollbackOp: child } }
+      : undefined,
   );
   if (!changed || after.failure === undefined) {
     const existing = after.failure?.rollbackOp ? ` as ${await operationRefById(deps, after.failure.rollbackOp)}` : '';
-    return refused('already', `A rollback of this node was already requested${existing}, or \`${op.id}\` is ${after.state}. Nothing changed.`);
+    return refused(
+      'already',
+      `A rollback of this node was already requested${existing}, or \`${op.id}\` is ${after.state}. Nothing changed.`,
+    );
   }
   const { node, step } = after.failure;
   await deps.store.create(
-    newOperation({ id: child, kind: 'node-rollback', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight', target: { node }, data: { parent: { op: op.id, step } } }),
+    newOperation({
+      id: child,
+      kind: 'node-rollback',
+      cluster: op.cluster,
+      channel: op.channel,
+      requestedBy: user,
+      createdAt: deps.now().toISOString(),
+      state: 'preflight',
+      target: { node },
+      data: { parent: { op: op.id, step } },
+    }),
   );
   await enqueuePreflight(deps.opsQueue, child);
   // Its plan does not exist yet: the answer says where it appears, and the plan is its message (as a command's reply does).
@@ -83,20 +113,33 @@ function replannedAs(op: Operation): string | undefined {
 export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
   const child = newOperationId();
-  const { op: after, changed } = await deps.audit.transition(op.id, { actor: user, event: 'planned again', detail: `operation ${child}` }, (o) =>
-    ENDED_UNDONE.includes(o.state) && replannedAs(o) === undefined ? { ...o, data: { ...o.data, replannedAs: child } } : undefined,
+  const { op: after, changed } = await deps.audit.transition(
+    op.id,
+    { actor: user, event: 'planned again', detail: `operation ${child}` },
+    (o) => (ENDED_UNDONE.includes(o.state) && replannedAs(o) === undefined ? { ...o, data: { ...o.data, replannedAs: child } } : undefined),
   );
   if (!changed) {
     const again = replannedAs(after);
     if (again !== undefined) return refused('already', `\`${op.id}\` was already planned again as \`${again}\`. Nothing changed.`);
     return refused('stale', `\`${op.id}\` is ${after.state}; plan again once it has ended. Nothing changed.`);
   }
-  await deps.store.create(newOperation({ id: child, kind: 'terraform-apply', cluster: op.cluster, channel: op.channel, requestedBy: user, createdAt: deps.now().toISOString(), state: 'preflight' }));
+  await deps.store.create(
+    newOperation({
+      id: child,
+      kind: 'terraform-apply',
+      cluster: op.cluster,
+      channel: op.channel,
+      requestedBy: user,
+      createdAt: deps.now().toISOString(),
+      state: 'preflight',
+    }),
+  );
   await enqueuePreflight(deps.opsQueue, child);
   const reply = `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`;
   // The answer first: the plan's message gets its new look after the person learned where the new plan appears.
   const followUp = async (): Promise<void> => {
-    if (after.rootTs !== undefined) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
+    if (after.rootTs !== undefined)
+      await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   };
   return { ok: true, op: after, reply, followUp };
 }

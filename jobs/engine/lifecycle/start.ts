@@ -36,15 +36,25 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   const { op, user } = click;
   const cluster = clusterOf(deps, op);
   const byApprovers = deps.policy.startedByApprovers(op.kind);
-  if (op.state !== 'planned' || op.planNonce !== click.nonce) return refused('stale', `\`${op.id}\` is ${op.state}; this ${byApprovers ? 'Apply' : 'Start'} button is no longer valid. Nothing changed.`);
+  if (op.state !== 'planned' || op.planNonce !== click.nonce)
+    return refused(
+      'stale',
+      `\`${op.id}\` is ${op.state}; this ${byApprovers ? 'Apply' : 'Start'} button is no longer valid. Nothing changed.`,
+    );
   const fourEyes = byApprovers ? fourEyesRefusal(cluster, op, user, 'apply it') : undefined;
   if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
   // Slack can show copies of a plan whose post it answered with a 5xx; a run starts only from the message the bot keeps up to date.
   if (click.messageTs !== (op.rootTs ?? (await rootOnceStored(deps, op.id)))) {
-    return refused('not-kept-copy', `This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`);
+    return refused(
+      'not-kept-copy',
+      `This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`,
+    );
   }
   if (deps.now().getTime() - Date.parse(op.createdAt) > deps.planTtlMs) {
-    return refused('plan-expired', `This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`);
+    return refused(
+      'plan-expired',
+      `This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`,
+    );
   }
   if (op.rehearsal !== undefined && op.rehearsal.stagingOp === undefined && op.override === undefined) {
     const what = deps.policy.presentation(op.kind).rehearsal?.missing(op) ?? 'no staging rehearsal';
@@ -53,14 +63,25 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   const windowRefusal = outsideWindowRefusal(cluster, deps.now());
   if (windowRefusal !== undefined) return refused('window', `${windowRefusal} Nothing changed.`);
   const lock = await deps.lock.acquire(cluster.name, op.id);
-  if (!lock.ok) return refused('locked', `*${cluster.name}* is held by ${await operationRefById(deps, lock.heldBy)}; one mutating operation at a time. Nothing changed.`);
+  if (!lock.ok)
+    return refused(
+      'locked',
+      `*${cluster.name}* is held by ${await operationRefById(deps, lock.heldBy)}; one mutating operation at a time. Nothing changed.`,
+    );
   const startedAt = deps.now().toISOString();
   const review = deps.policy.reviewItems(op.kind);
   // The start and its entry are one write; the edited root says it started, the entry goes to the thread with the first step's reply.
   const { op: running, changed } = await deps.audit.transition(
     op.id,
-    { actor: user, event: byApprovers ? 'applied' : 'started', ...(review.length > 0 ? { detail: `review confirmed: ${review.join('; ')}` } : {}) },
-    (o) => (o.state === 'planned' && o.planNonce === click.nonce ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: deps.policy.reviewItems(o.kind) } : undefined),
+    {
+      actor: user,
+      event: byApprovers ? 'applied' : 'started',
+      ...(review.length > 0 ? { detail: `review confirmed: ${review.join('; ')}` } : {}),
+    },
+    (o) =>
+      o.state === 'planned' && o.planNonce === click.nonce
+        ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: deps.policy.reviewItems(o.kind) }
+        : undefined,
     { hold: true },
   );
   if (!changed) {
@@ -70,7 +91,8 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   }
   // Queued before the root is edited: a Slack outage must not leave a started operation without its run.
   await enqueueRun(deps.opsQueue, op.id, 'start');
-  if (running.rootTs !== undefined) await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running, deps.policy.presentation(running.kind)));
+  if (running.rootTs !== undefined)
+    await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running, deps.policy.presentation(running.kind)));
   return { ok: true, op: running };
 }
 
@@ -88,10 +110,17 @@ export async function overrideRehearsal(deps: MoveDeps, click: OperationClick): 
   const { op: after, changed } = await deps.audit.transition(
     op.id,
     { actor: user, event: 'override: no staging rehearsal', detail },
-    (o) => (o.state === 'planned' && o.planNonce === click.nonce && o.override === undefined && o.rehearsal?.stagingOp === undefined ? { ...o, override: { by: user, at } } : undefined),
+    (o) =>
+      o.state === 'planned' && o.planNonce === click.nonce && o.override === undefined && o.rehearsal?.stagingOp === undefined
+        ? { ...o, override: { by: user, at } }
+        : undefined,
     { hold: true },
   );
-  if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}${after.override ? `, already overridden by <@${after.override.by}>` : ''}. Nothing changed.`);
+  if (!changed)
+    return refused(
+      'stale',
+      `\`${op.id}\` is ${after.state}${after.override ? `, already overridden by <@${after.override.by}>` : ''}. Nothing changed.`,
+    );
   if (after.rootTs) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   return { ok: true, op: after };
 }

@@ -4,7 +4,17 @@ import semver from 'semver';
 import { formatDuration } from '../../../src/chat/blocks.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { applyRequestMessage } from '../../../src/chat/approval-messages.ts';
-import { deprecationLines, dryRunMessage, k8sTerraformFollowUp, dryRunSummary, INLINE_OUTPUT_LINES, removedFindingsReason, removedLines, upgradeProgressMessage, type UpgradeProgress } from './messages.ts';
+import {
+  deprecationLines,
+  dryRunMessage,
+  k8sTerraformFollowUp,
+  dryRunSummary,
+  INLINE_OUTPUT_LINES,
+  removedFindingsReason,
+  removedLines,
+  upgradeProgressMessage,
+  type UpgradeProgress,
+} from './messages.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import type { ExecError } from '../../../src/exec/process-runner.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
@@ -40,7 +50,9 @@ async function healthyControlPlane(ctx: WalkContext, preferred?: string): Promis
     const v = versions.get(cp);
     const ready = kubeNodeView(findNodeByAddress(kubeNodes, cp), ctx.cluster.hostLabel).ready;
     if (v?.reachable === true && ready) return cp;
-    evidence.push(`${cp}: talosctl ${v?.reachable === true ? v.version : (v?.error ?? 'no answer')}; Kubernetes ${ready ? 'Ready' : 'not Ready'}`);
+    evidence.push(
+      `${cp}: talosctl ${v?.reachable === true ? v.version : (v?.error ?? 'no answer')}; Kubernetes ${ready ? 'Ready' : 'not Ready'}`,
+    );
   }
   throw new StepFailure('no control plane is healthy (answers talosctl and is Ready); run /talos health', evidence);
 }
@@ -74,7 +86,10 @@ async function dryRun(ctx: WalkContext, op: PostedOperation, step: Step): Promis
   await patchStep(deps, op.id, step.id, { node });
   let result;
   try {
-    result = await ctx.talosctl.run(['upgrade-k8s', '--to', version, '--dry-run'], [node], { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs });
+    result = await ctx.talosctl.run(['upgrade-k8s', '--to', version, '--dry-run'], [node], {
+      signal: ctx.signal,
+      timeoutMs: deps.timeouts.stepMs,
+    });
   } catch (error) {
     throw commandFailure('the dry run of talosctl upgrade-k8s', version, error);
   }
@@ -83,7 +98,11 @@ async function dryRun(ctx: WalkContext, op: PostedOperation, step: Step): Promis
   let file: string | undefined;
   if (lines.length > INLINE_OUTPUT_LINES) {
     file = `${op.id}-upgrade-k8s-dry-run.txt`;
-    await deps.chat.upload(op.channel, op.rootTs, { filename: file, title: `talosctl upgrade-k8s --to ${version} --dry-run (${op.id})`, content: lines.join('\n') });
+    await deps.chat.upload(op.channel, op.rootTs, {
+      filename: file,
+      title: `talosctl upgrade-k8s --to ${version} --dry-run (${op.id})`,
+      content: lines.join('\n'),
+    });
   }
   const warnings = deprecationLines(report);
   if (warnings.length > 0) {
@@ -107,7 +126,11 @@ async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise
   await patchStep(deps, op.id, step.id, { node, issuedAt });
   const started = deps.clock.now().getTime();
   const progress: UpgradeProgress = { version, node, milestones: [], updated: 0, lines: 0, outcome: 'running', elapsedMs: 0 };
-  const snapshotOf = (): UpgradeProgress => ({ ...progress, milestones: [...progress.milestones], elapsedMs: deps.clock.now().getTime() - started });
+  const snapshotOf = (): UpgradeProgress => ({
+    ...progress,
+    milestones: [...progress.milestones],
+    elapsedMs: deps.clock.now().getTime() - started,
+  });
   // Each run of the step has its own progress message.
   const reply = startProgressReply(deps, op, {
     key: `${op.id}-progress-${step.id}-${Date.parse(issuedAt)}`,
@@ -156,34 +179,64 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
     const kubeNodes = await ctx.session.kube.listNodes(probeSignal(ctx));
     off = nodes.flatMap((address) => {
       const view = kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel);
-      return view.kubeletVersion !== undefined && bare(view.kubeletVersion) === version ? [] : [`${address} (${view.name ?? 'no Node'}): kubelet ${view.kubeletVersion ?? 'not reported'}`];
+      return view.kubeletVersion !== undefined && bare(view.kubeletVersion) === version
+        ? []
+        : [`${address} (${view.name ?? 'no Node'}): kubelet ${view.kubeletVersion ?? 'not reported'}`];
     });
     return off.length === 0 ? { done: true, value: undefined } : { done: false, pending: off.join('; ') };
   });
   if (off.length > 0) throw new StepFailure(`not every node reports kubelet ${version}; Retry runs upgrade-k8s again, which is safe`, off);
-  const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+  const gate = await runHealthGate(cluster, {
+    talosctl: ctx.talosctl,
+    kube: ctx.session.kube,
+    probeTimeoutMs: deps.timeouts.probeMs,
+    signal: ctx.signal,
+  });
   if (!gate.passed) throw new StepFailure('the health gate after the upgrade failed', gate.stopReasons);
-  return { event: 'verified', detail: `all ${nodes.length} nodes report kubelet v${version}; health gate passed (${gate.checks.length} checks)` };
+  return {
+    event: 'verified',
+    detail: `all ${nodes.length} nodes report kubelet v${version}; health gate passed (${gate.checks.length} checks)`,
+  };
 }
 
 /** Every check of the runbook's "Upgrade Kubernetes" before anything is touched, all collected. */
-async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+async function preflight(
+  deps: OpsJobDeps,
+  cluster: ClusterConfig,
+  op: Operation,
+  session: ClusterSession,
+  signal?: AbortSignal,
+): Promise<PreflightOutcome> {
   const refusals: string[] = [];
   const notes: string[] = [];
   const target = op.target.version ?? '';
   const probe = probeSignals(deps.timeouts.probeMs, signal);
 
   const kubeNodes = await session.kube.listNodes(probe());
-  const views = allNodes(cluster).map((address) => ({ address, view: kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel) }));
-  const kubelets = [...new Set(views.map((v) => v.view.kubeletVersion).filter((v): v is string => v !== undefined).map(bare))].sort(semver.compare);
+  const views = allNodes(cluster).map((address) => ({
+    address,
+    view: kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel),
+  }));
+  const kubelets = [
+    ...new Set(
+      views
+        .map((v) => v.view.kubeletVersion)
+        .filter((v): v is string => v !== undefined)
+        .map(bare),
+    ),
+  ].sort(semver.compare);
   const talos = [...new Set(views.map((v) => v.view.osVersion).filter((v): v is string => v !== undefined))];
   // upgrade-k8s itself starts from the lowest version it finds, so the path is checked from there.
   const running = kubelets[0];
   if (running === undefined) refusals.push('no node reports a kubelet version, so the running Kubernetes is unknown; run /talos health');
-  if (kubelets.length > 1) notes.push(`Nodes report several kubelet versions (${kubelets.join(', ')}); upgrade-k8s starts from the lowest, ${running}.`);
-  if (talos.length === 0) refusals.push('no node reports its Talos version (osImage), so Kubernetes support cannot be checked; run /talos health');
+  if (kubelets.length > 1)
+    notes.push(`Nodes report several kubelet versions (${kubelets.join(', ')}); upgrade-k8s starts from the lowest, ${running}.`);
+  if (talos.length === 0)
+    refusals.push('no node reports its Talos version (osImage), so Kubernetes support cannot be checked; run /talos health');
   if (talos.length > 1) {
-    refusals.push(`the cluster runs mixed Talos versions (${talos.join(', ')}); finish or roll back the Talos upgrade first: Talos and Kubernetes upgrades never overlap`);
+    refusals.push(
+      `the cluster runs mixed Talos versions (${talos.join(', ')}); finish or roll back the Talos upgrade first: Talos and Kubernetes upgrades never overlap`,
+    );
   }
   if (running !== undefined) {
     const reasons = new Set(talos.map((t) => checkKubernetesUpgradePath(running, target, t)).flatMap((p) => (p.ok ? [] : [p.reason])));
@@ -214,7 +267,13 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 
 /** `/talos upgrade k8s`: a preflight and a plan; after Start the snapshot, the dry run, an approver's Apply, the upgrade, verification. */
 export const k8sUpgradePlaybook: Playbook = {
-  command: { name: 'upgrade-k8s', words: ['upgrade', 'k8s'], aliases: ['kubernetes'], argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0' }, help: 'Kubernetes upgrade, dry run first (operators)' },
+  command: {
+    name: 'upgrade-k8s',
+    words: ['upgrade', 'k8s'],
+    aliases: ['kubernetes'],
+    argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0' },
+    help: 'Kubernetes upgrade, dry run first (operators)',
+  },
   startedBy: 'operators',
   heldByWindows: true,
   texts: k8sUpgradeTexts,
@@ -225,14 +284,26 @@ export const k8sUpgradePlaybook: Playbook = {
   preflight,
   needsApproval: (step) => step.kind === 'k8s-apply',
   approvalMessage: (_ctx, op, approval, step) =>
-    Promise.resolve(applyRequestMessage(op, approval, { ...step, node: op.steps.find((s) => s.kind === 'k8s-dry-run')?.node }, op.steps.find((s) => s.kind === 'k8s-dry-run')?.detail, k8sUpgradeTexts)),
+    Promise.resolve(
+      applyRequestMessage(
+        op,
+        approval,
+        { ...step, node: op.steps.find((s) => s.kind === 'k8s-dry-run')?.node },
+        op.steps.find((s) => s.kind === 'k8s-dry-run')?.detail,
+        k8sUpgradeTexts,
+      ),
+    ),
   runStep(ctx, op, step) {
     if (step.kind === 'snapshot') return snapshotStep(ctx, op);
     if (step.kind === 'k8s-dry-run') return dryRun(ctx, op, step);
     if (step.kind === 'k8s-apply') return apply(ctx, op, step);
     return verify(ctx, op);
   },
-  complete: (_ctx, op) => Promise.resolve({ validation: op.steps.find((s) => s.kind === 'k8s-verify')?.detail ?? 'verified', followUp: k8sTerraformFollowUp(op) }),
+  complete: (_ctx, op) =>
+    Promise.resolve({
+      validation: op.steps.find((s) => s.kind === 'k8s-verify')?.detail ?? 'verified',
+      followUp: k8sTerraformFollowUp(op),
+    }),
   // upgrade-k8s is safe to run again; a failed verification is fixed by running it again.
   retryFrom: (step) => (step.kind === 'k8s-verify' ? 'apply' : step.id),
 };

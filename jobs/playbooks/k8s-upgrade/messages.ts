@@ -25,8 +25,14 @@ export function removedLines(report: UpgradeK8sReport): string[] {
  */
 export function removedFindingsReason(what: string, version: string, report: UpgradeK8sReport): string | undefined {
   const parts: string[] = [];
-  if (report.removed.resources.length > 0) parts.push(`the cluster still stores objects in API versions that Kubernetes ${version} removes (${report.removed.resources.map((r) => `${r.resource}: ${r.count}`).join(', ')})`);
-  if (report.removed.items.length > 0) parts.push(`components run with ${report.removed.items.length} flag(s) that Kubernetes ${version} removes (${report.removed.items.map((i) => `${i.name} on ${i.component} of ${i.node}`).join(', ')})`);
+  if (report.removed.resources.length > 0)
+    parts.push(
+      `the cluster still stores objects in API versions that Kubernetes ${version} removes (${report.removed.resources.map((r) => `${r.resource}: ${r.count}`).join(', ')})`,
+    );
+  if (report.removed.items.length > 0)
+    parts.push(
+      `components run with ${report.removed.items.length} flag(s) that Kubernetes ${version} removes (${report.removed.items.map((i) => `${i.name} on ${i.component} of ${i.node}`).join(', ')})`,
+    );
   if (parts.length === 0) return undefined;
   return `${what} refused the upgrade: ${parts.join('; and ')}. Nothing was changed. Migrate those objects to a served API version and drop those flags from the machine configuration (Terraform), then Retry`;
 }
@@ -36,19 +42,34 @@ export function dryRunSummary(report: UpgradeK8sReport, node: string): string {
   const components = report.components.map((c) => c.name).join(', ') || 'none';
   const kinds = report.deprecatedResources.length;
   const warnings =
-    kinds > 0 ? `DEPRECATED APIs IN USE: ${kinds} resource kind(s)` : report.deprecationWarnings.length > 0 ? `${report.deprecationWarnings.length} deprecation warning(s)` : 'no deprecated-API warnings';
+    kinds > 0
+      ? `DEPRECATED APIs IN USE: ${kinds} resource kind(s)`
+      : report.deprecationWarnings.length > 0
+        ? `${report.deprecationWarnings.length} deprecation warning(s)`
+        : 'no deprecated-API warnings';
   return `on ${node}: ${report.fromVersion ?? '?'} → ${report.toVersion ?? '?'}, ${report.controlPlanes.length} control plane(s), ${report.workers.length} worker(s); would update ${components}; ${warnings}`;
 }
 
 /** The dry run in the thread: the summary, the deprecated APIs called out, and the output inline or as an attached file. */
-export function dryRunMessage(op: Operation, report: UpgradeK8sReport, node: string, output: { lines: string[]; file?: string }): ChatMessage {
+export function dryRunMessage(
+  op: Operation,
+  report: UpgradeK8sReport,
+  node: string,
+  output: { lines: string[]; file?: string },
+): ChatMessage {
   const text = `📋 Dry run of \`talosctl upgrade-k8s --to ${op.target.version ?? '?'}\` ${dryRunSummary(report, node)}`;
   const blocks = [section(escapeMrkdwn(text))];
   const deprecated = deprecationLines(report);
   if (deprecated.length > 0) {
-    blocks.push(section(`⚠️ *Deprecated or removed APIs found — migrate these before Apply:*\n${deprecated.map((d) => `• ${escapeMrkdwn(d)}`).join('\n')}`));
+    blocks.push(
+      section(
+        `⚠️ *Deprecated or removed APIs found — migrate these before Apply:*\n${deprecated.map((d) => `• ${escapeMrkdwn(d)}`).join('\n')}`,
+      ),
+    );
   }
-  blocks.push(output.file ? context(`Full output (${output.lines.length} lines) attached as \`${output.file}\`.`) : preformatted(output.lines));
+  blocks.push(
+    output.file ? context(`Full output (${output.lines.length} lines) attached as \`${output.file}\`.`) : preformatted(output.lines),
+  );
   return { text, blocks };
 }
 
@@ -70,7 +91,9 @@ export function upgradeProgressMessage(p: UpgradeProgress): ChatMessage {
   const icon = p.outcome === 'running' ? '⏳' : p.outcome === 'done' ? '✅' : '❌';
   const state = p.outcome === 'running' ? 'running' : p.outcome === 'done' ? 'finished' : 'failed';
   const text = `${icon} talosctl upgrade-k8s --to ${p.version} on ${p.node} ${state} (${formatDuration(p.elapsedMs)}, ${p.updated} update(s) done, ${p.lines} lines of output)`;
-  const milestones = p.milestones.map((m, i) => `${i === p.milestones.length - 1 && p.outcome === 'running' ? '⏳' : '✔️'} ${escapeMrkdwn(m)}`);
+  const milestones = p.milestones.map(
+    (m, i) => `${i === p.milestones.length - 1 && p.outcome === 'running' ? '⏳' : '✔️'} ${escapeMrkdwn(m)}`,
+  );
   return { text, blocks: [section(escapeMrkdwn(text)), ...(milestones.length > 0 ? [section(milestones.join('\n'))] : [])] };
 }
 

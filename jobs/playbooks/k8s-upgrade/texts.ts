@@ -7,7 +7,10 @@ import { SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
 export type K8sUpgradeStepKind = 'snapshot' | 'k8s-dry-run' | 'k8s-apply' | 'k8s-verify';
 
 /** The runbook's review items before a Kubernetes upgrade; the dry run shows deprecated APIs, the rest is for people. */
-export const K8S_REVIEW_ITEMS = ['removed and deprecated APIs reviewed (the dry run also lists what it finds)', 'the exact target tested in staging'];
+export const K8S_REVIEW_ITEMS = [
+  'removed and deprecated APIs reviewed (the dry run also lists what it finds)',
+  'the exact target tested in staging',
+];
 
 /** A Kubernetes upgrade's step: `dry run: talosctl upgrade-k8s --dry-run on 10.0.30.11`. */
 export function k8sUpgradeStepLabel(step: Step): string {
@@ -34,6 +37,9 @@ export const k8sUpgradeTexts: Presentation = {
   },
   stepLabel: k8sUpgradeStepLabel,
   plannedGates: (step) => (step.kind === 'k8s-apply' ? " · an approver's Apply" : undefined),
-  approval: { verb: 'Apply', subject: (op) => `the Kubernetes upgrade of ${op.cluster} ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}` },
+  approval: {
+    verb: 'Apply',
+    subject: (op) => `the Kubernetes upgrade of ${op.cluster} ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}`,
+  },
   rehearsal: UPGRADE_REHEARSAL,
 };

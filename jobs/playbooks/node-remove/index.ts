@@ -21,10 +21,17 @@ import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 
 /** The quorum arithmetic of removing `node` now; for a worker, which is no etcd member, the quorum etcd holds now. */
-async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[]; membership?: EtcdMembership }> {
+async function quorumNow(
+  ctx: WalkContext,
+  node: string,
+): Promise<{ ok: boolean; summary: string; evidence: string[]; membership?: EtcdMembership }> {
   if (roleOf(ctx.cluster, node) === 'worker') {
     const etcd = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx));
-    return { ok: true, summary: `${etcd.summary}; a worker is not an etcd member, so its removal leaves quorum as it is`, evidence: etcd.evidence };
+    return {
+      ok: true,
+      summary: `${etcd.summary}; a worker is not an etcd member, so its removal leaves quorum as it is`,
+      evidence: etcd.evidence,
+    };
   }
   const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
   const healthy = Math.min(membership.healthy.length, membership.memberCount);
@@ -36,9 +43,16 @@ async function quorumNow(ctx: WalkContext, node: string): Promise<{ ok: boolean;
 async function confirmLeftEtcd(ctx: WalkContext, node: string): Promise<void> {
   let evidence: string[] = [];
   const left = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
-    const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes.filter((cp) => cp !== node), node, probeSignal(ctx));
+    const membership = await observeEtcdMembership(
+      ctx.talosctl,
+      ctx.cluster.controlPlanes.filter((cp) => cp !== node),
+      node,
+      probeSignal(ctx),
+    );
     evidence = membership.evidence;
-    return membership.isMember(node) === false ? { done: true, value: undefined } : { done: false, pending: `${node} is still an etcd member` };
+    return membership.isMember(node) === false
+      ? { done: true, value: undefined }
+      : { done: false, pending: `${node} is still an etcd member` };
   });
   if (!left.ok) {
     throw new StepFailure(
@@ -55,7 +69,10 @@ async function waitUntilGone(ctx: WalkContext, node: string, endpoints: string[]
     return seen?.reachable !== true ? { done: true, value: undefined } : { done: false, pending: `${node} runs ${seen.version}` };
   });
   if (!gone.ok) {
-    throw new StepFailure(`${node} still answers although its reset was requested before a restart: check the node, then cancel and run /talos remove again`, [gone.pending]);
+    throw new StepFailure(
+      `${node} still answers although its reset was requested before a restart: check the node, then cancel and run /talos remove again`,
+      [gone.pending],
+    );
   }
 }
 
@@ -71,12 +88,21 @@ async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepR
   if (step.issuedAt === undefined) {
     const before = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
     if (before?.reachable !== true) {
-      throw new StepFailure(`${node} does not answer talosctl, so it cannot be reset gracefully; for a failed node follow the node replacement runbook`, [before?.error ?? 'no answer']);
+      throw new StepFailure(
+        `${node} does not answer talosctl, so it cannot be reset gracefully; for a failed node follow the node replacement runbook`,
+        [before?.error ?? 'no answer'],
+      );
     }
     // Quorum and the gate as they are when the approval was given, not as the plan saw them.
     const quorum = await quorumNow(ctx, node);
     if (!quorum.ok) throw new StepFailure(`etcd quorum: ${quorum.summary}`, quorum.evidence);
-    const gate = await runHealthGate(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] });
+    const gate = await runHealthGate(ctx.cluster, {
+      talosctl: ctx.talosctl,
+      kube: ctx.session.kube,
+      probeTimeoutMs: ctx.deps.timeouts.probeMs,
+      signal: ctx.signal,
+      drainNodes: [node],
+    });
     if (!gate.passed) throw new StepFailure(`the health gate failed before the reset of ${node}; nothing was reset`, gate.stopReasons);
     detail = `checked when approved: etcd ${quorum.summary}; health gate passed (${gate.checks.length} checks); then ${detail}`;
     await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
@@ -109,7 +135,9 @@ async function deleteNode(ctx: WalkContext, op: Operation, step: Step): Promise<
   await ctx.session.kube.deleteNode(name, probeSignal(ctx));
   const still = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), node);
   if (still !== undefined) {
-    throw new StepFailure(`the Node ${name} registered again after its deletion: its kubelet still runs, so ${node} was not reset`, [`Node ${still.metadata?.name ?? name} has ${node}`]);
+    throw new StepFailure(`the Node ${name} registered again after its deletion: its kubelet still runs, so ${node} was not reset`, [
+      `Node ${still.metadata?.name ?? name} has ${node}`,
+    ]);
   }
   return { event: 'Kubernetes Node deleted', detail: `Node ${name} (${node}) deleted from ${op.cluster}` };
 }
@@ -121,7 +149,12 @@ async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
   const talosctl = withEndpoints(ctx.talosctl, remaining.controlPlanes);
   let stopReasons: string[] = [];
   const verified = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
-    const gate = await runHealthGate(remaining, { talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal });
+    const gate = await runHealthGate(remaining, {
+      talosctl,
+      kube: ctx.session.kube,
+      probeTimeoutMs: ctx.deps.timeouts.probeMs,
+      signal: ctx.signal,
+    });
     stopReasons = gate.stopReasons;
     return gate.passed ? { done: true, value: gate.checks.length } : { done: false, pending: gate.stopReasons.join('; ') };
   });
@@ -130,10 +163,22 @@ async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
 }
 
 /** The runbook's "Remove a node" checks, made while Terraform still has the node's address and credentials. */
-async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+async function preflight(
+  deps: OpsJobDeps,
+  cluster: ClusterConfig,
+  op: Operation,
+  session: ClusterSession,
+  signal?: AbortSignal,
+): Promise<PreflightOutcome> {
   const probe = probeSignals(deps.timeouts.probeMs, signal);
   const address = op.target.node!;
-  const node = await observeNodeTarget(session, cluster, address, probe, 'it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook');
+  const node = await observeNodeTarget(
+    session,
+    cluster,
+    address,
+    probe,
+    'it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook',
+  );
   const refusals = [...node.refusals];
   const notes: string[] = [];
   // Workloads need a node to go to: a control plane without the NoSchedule taint takes them as a worker does.
@@ -156,7 +201,13 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   // The reset step's approval shows the version the node runs.
   steps[0]!.fromVersion = node.running;
   // Disruption budgets are judged by the drain this removal does: the one node's.
-  return { refusals, notes, steps, target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running }, common: { ...node.common, drainNodes: [address] } };
+  return {
+    refusals,
+    notes,
+    steps,
+    target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running },
+    common: { ...node.common, drainNodes: [address] },
+  };
 }
 
 /** `/talos remove`: an approver's word, the graceful reset, the Node deleted, the gate without it. */
@@ -185,8 +236,10 @@ export const removePlaybook: Playbook = {
   complete(ctx, op) {
     const node = op.target.node!;
     const gate = op.steps.find((s) => s.kind === 'removal-verify')?.detail ?? 'health gate passed';
-    return Promise.resolve({ validation: `${node} reset and its Node deleted; ${gate}`, followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node)) });
+    return Promise.resolve({
+      validation: `${node} reset and its Node deleted; ${gate}`,
+      followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node)),
+    });
   },
   retryFrom: () => undefined,
 };
-

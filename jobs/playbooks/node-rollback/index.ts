@@ -20,8 +20,10 @@ import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 
 async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
-  if (roleOf(ctx.cluster, node) === 'worker') return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
-  if (ctx.cluster.controlPlanes.length === 1) return { ok: true, summary: 'the only control plane: the Kubernetes API is down while it reboots', evidence: [] };
+  if (roleOf(ctx.cluster, node) === 'worker')
+    return { ok: true, summary: 'a worker is not an etcd member; etcd is not affected', evidence: [] };
+  if (ctx.cluster.controlPlanes.length === 1)
+    return { ok: true, summary: 'the only control plane: the Kubernetes API is down while it reboots', evidence: [] };
   const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
   const quorum = quorumWhileRebooting(membership, node);
   return { ok: quorum.ok, summary: quorum.explanation, evidence: membership.evidence };
@@ -30,10 +32,15 @@ async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean;
 /** Issues the rollback once: a second one would flip the boot entry back to the image that failed. */
 async function rollback(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const node = step.node!;
-  if (step.issuedAt !== undefined) return { event: `rollback of ${node} already issued`, detail: 'issued before a restart; not issued again (a second rollback would switch back)' };
+  if (step.issuedAt !== undefined)
+    return {
+      event: `rollback of ${node} already issued`,
+      detail: 'issued before a restart; not issued again (a second rollback would switch back)',
+    };
   const endpoints = endpointsAvoiding(ctx.cluster, node);
   const before = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
-  if (before?.reachable !== true) throw new StepFailure(`${node} does not answer talosctl; a rollback needs its API`, [before?.error ?? 'no answer']);
+  if (before?.reachable !== true)
+    throw new StepFailure(`${node} does not answer talosctl; a rollback needs its API`, [before?.error ?? 'no answer']);
   const etcd = await etcdFacts(ctx, node);
   if (!etcd.ok) throw new StepFailure(`etcd would lose quorum while ${node} reboots: ${etcd.summary}`, etcd.evidence);
   await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString(), fromVersion: before.version });
@@ -60,19 +67,33 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
     const kube = await observeKubeNode(ctx.session.kube, node, cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
     if (v.reachable && kube?.ready === true && v.version !== from) return { done: true, value: v.version };
     sameVersion = v.reachable && v.version === from;
-    return { done: false, pending: `talosctl: ${v.reachable ? v.version : v.error}; Kubernetes: ${kube === undefined ? 'no answer' : kube.ready ? 'Ready' : 'not Ready'}` };
+    return {
+      done: false,
+      pending: `talosctl: ${v.reachable ? v.version : v.error}; Kubernetes: ${kube === undefined ? 'no answer' : kube.ready ? 'Ready' : 'not Ready'}`,
+    };
   });
   if (back.ok) {
     const version = back.value;
     await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version } }));
-    const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
-    if (!gate.passed) throw new StepFailure(`${node} is back on ${version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
-    return { event: 'rollback verified', detail: `${node} is back on ${version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)` };
+    const gate = await runHealthGate(cluster, {
+      talosctl: ctx.talosctl,
+      kube: ctx.session.kube,
+      probeTimeoutMs: deps.timeouts.probeMs,
+      signal: ctx.signal,
+    });
+    if (!gate.passed)
+      throw new StepFailure(`${node} is back on ${version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
+    return {
+      event: 'rollback verified',
+      detail: `${node} is back on ${version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)`,
+    };
   }
   const last = back.pending;
   const seconds = Math.round(deps.timeouts.nodeReadyMs / 1000);
   if (sameVersion) {
-    throw new StepFailure(`${node} still runs ${from} ${seconds} s after the rollback: it did not boot its previous image`, [`last observation: ${last}`]);
+    throw new StepFailure(`${node} still runs ${from} ${seconds} s after the rollback: it did not boot its previous image`, [
+      `last observation: ${last}`,
+    ]);
   }
   throw new StepFailure(`${node} did not come back within ${seconds} s after the rollback`, [
     `last observation: ${last}`,
@@ -82,7 +103,11 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
 }
 
 /** The upgrade that last asked this node to change: what it ran before, and the boot it was asked on. */
-async function lastUpgradeOf(deps: OpsJobDeps, op: Operation, address: string): Promise<{ opId: string; ref: string; step: Step } | undefined> {
+async function lastUpgradeOf(
+  deps: OpsJobDeps,
+  op: Operation,
+  address: string,
+): Promise<{ opId: string; ref: string; step: Step } | undefined> {
   const { parent } = rollbackData(op);
   const candidates = parent !== undefined ? [await deps.store.get(parent.op)] : await deps.store.listForCluster(op.cluster, 20);
   for (const upgrade of candidates) {
@@ -98,7 +123,12 @@ async function lastUpgradeOf(deps: OpsJobDeps, op: Operation, address: string): 
  * upgrade's image: a node that already runs what it ran before the upgrade (Talos fell back by
  * itself, or the upgrade never took effect) would boot the failed image instead.
  */
-function alreadyBack(address: string, running: string | undefined, bootId: string | undefined, upgrade: { opId: string; ref: string; step: Step }): string | undefined {
+function alreadyBack(
+  address: string,
+  running: string | undefined,
+  bootId: string | undefined,
+  upgrade: { opId: string; ref: string; step: Step },
+): string | undefined {
   const before = upgrade.step.fromVersion;
   if (running === undefined || running !== before) return undefined;
   if (bootId !== undefined && bootId === upgrade.step.issuedBootId) {
@@ -107,7 +137,13 @@ function alreadyBack(address: string, running: string | undefined, bootId: strin
   return `${address} already runs ${before}, the version it ran before ${upgrade.ref}: Talos fell back to its previous image by itself. A rollback now would boot the image that failed; nothing to roll back`;
 }
 
-async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+async function preflight(
+  deps: OpsJobDeps,
+  cluster: ClusterConfig,
+  op: Operation,
+  session: ClusterSession,
+  signal?: AbortSignal,
+): Promise<PreflightOutcome> {
   const probe = probeSignals(deps.timeouts.probeMs, signal);
   const address = op.target.node!;
   const node = await observeNodeTarget(
@@ -137,7 +173,11 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   }
   // Informational: a rollback is incident response, so a failing gate is shown, never a refusal.
   const gate = await runHealthGate(cluster, { talosctl: node.talosctl, kube: session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal });
-  notes.push(gate.passed ? `Health gate before the rollback: passed (${gate.checks.length} checks).` : `Health gate before the rollback failed (shown, not blocking an incident rollback): ${gate.stopReasons.join('; ')}`);
+  notes.push(
+    gate.passed
+      ? `Health gate before the rollback: passed (${gate.checks.length} checks).`
+      : `Health gate before the rollback failed (shown, not blocking an incident rollback): ${gate.stopReasons.join('; ')}`,
+  );
   return {
     refusals,
     notes,
@@ -178,8 +218,10 @@ export const rollbackPlaybook: Playbook = {
       .filter((a) => a !== node)
       .map((a) => `${a} ${kubeNodeView(findNodeByAddress(kubeNodes, a), ctx.cluster.hostLabel).osVersion ?? 'unknown'}`);
     const version = op.target.version ?? '?';
-    return { validation: `${node} back on ${version} and Ready (ran ${op.target.fromVersion ?? '?'})`, followUp: rollbackFollowUp(op, node, version, others) };
+    return {
+      validation: `${node} back on ${version} and Ready (ran ${op.target.fromVersion ?? '?'})`,
+      followUp: rollbackFollowUp(op, node, version, others),
+    };
   },
   retryFrom: () => undefined,
 };
-

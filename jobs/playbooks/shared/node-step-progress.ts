@@ -33,7 +33,12 @@ function render(step: Step, detail: string, state: Shown['state']): ChatMessage 
  * One reply per run of the step, keyed by its start, so a resumed step edits the same reply and
  * never posts a second one. Best effort: a failed post or edit is logged, never fails the upgrade.
  */
-export function nodeStepProgress(deps: OpsJobDeps, op: { id: string; channel: string; rootTs: string }, step: Step, log: Logger): NodeStepProgress {
+export function nodeStepProgress(
+  deps: OpsJobDeps,
+  op: { id: string; channel: string; rootTs: string },
+  step: Step,
+  log: Logger,
+): NodeStepProgress {
   const key = `${op.id}-progress-${step.id}-${Date.parse(step.startedAt ?? deps.now().toISOString())}`;
   const reply = startProgressReply<Shown>(deps, op, {
     key,

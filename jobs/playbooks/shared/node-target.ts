@@ -36,7 +36,13 @@ export function roleOf(cluster: ClusterConfig, address: string): 'control plane'
  * the engine's talosctl client check (a missing binary, or a client of another version, is a
  * refusal, as for upgrades).
  */
-export async function observeNodeTarget(session: ClusterSession, cluster: ClusterConfig, address: string, probe: () => AbortSignal, unreachable: string): Promise<NodeTarget> {
+export async function observeNodeTarget(
+  session: ClusterSession,
+  cluster: ClusterConfig,
+  address: string,
+  probe: () => AbortSignal,
+  unreachable: string,
+): Promise<NodeTarget> {
   const refusals: string[] = [];
   const kubeNodes = await session.kube.listNodes(probe());
   const view = kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel);
@@ -45,12 +51,29 @@ export async function observeNodeTarget(session: ClusterSession, cluster: Cluste
   const version = (await observeTalosVersions(talosctl, [address], probe(), endpointsAvoiding(cluster, address))).get(address);
   if (version?.reachable !== true) refusals.push(`${address} does not answer talosctl (${version?.error ?? 'no answer'}): ${unreachable}`);
   const running = version?.reachable === true ? version.version : view.osVersion;
-  return { address, role: roleOf(cluster, address), view, kubeNodes, talosctl, version, running, refusals, common: { talosctl, clientRefusal: chosen.refusal, running, where: address } };
+  return {
+    address,
+    role: roleOf(cluster, address),
+    view,
+    kubeNodes,
+    talosctl,
+    version,
+    running,
+    refusals,
+    common: { talosctl, clientRefusal: chosen.refusal, running, where: address },
+  };
 }
 
 /** The steps of an operation on one node, each carrying the node's facts for its messages. */
 export function nodeSteps(node: NodeTarget, steps: readonly (readonly [id: string, kind: Step['kind']])[]): Step[] {
-  return steps.map(([id, kind]) => ({ id, kind, node: node.address, nodeName: node.view.name, host: node.view.host, status: 'pending' as const }));
+  return steps.map(([id, kind]) => ({
+    id,
+    kind,
+    node: node.address,
+    nodeName: node.view.name,
+    host: node.view.host,
+    status: 'pending' as const,
+  }));
 }
 
 /** The inventory without one node: what the cluster is once that node is gone. */

@@ -1,4 +1,9 @@
 import type { PlaybookCommand } from '../../engine/playbook.ts';
 
 /** `/talos snapshot [cluster]`: its grammar and help line, declared with the other playbooks' commands. */
-export const snapshotCommand: PlaybookCommand = { name: 'snapshot', words: ['snapshot'], argument: { kind: 'none' }, help: 'etcd snapshot copied off-cluster (operators)' };
+export const snapshotCommand: PlaybookCommand = {
+  name: 'snapshot',
+  words: ['snapshot'],
+  argument: { kind: 'none' },
+  help: 'etcd snapshot copied off-cluster (operators)',
+};

@@ -15,8 +15,11 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
   const { deps, cluster } = ctx;
   if (op.snapshot !== undefined) return op.snapshot;
   const taken = await takeEtcdSnapshot(talosctl, cluster, { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, now: deps.now() });
-  const { op: stored } = await deps.store.update(op.id, (o) => (WALKING.includes(o.state) && o.snapshot === undefined ? { ...o, snapshot: taken } : undefined));
-  if (stored.snapshot === undefined) throw new StepFailure(`the snapshot ${taken.id} was taken, but ${op.id} is ${stored.state} and no longer records it`);
+  const { op: stored } = await deps.store.update(op.id, (o) =>
+    WALKING.includes(o.state) && o.snapshot === undefined ? { ...o, snapshot: taken } : undefined,
+  );
+  if (stored.snapshot === undefined)
+    throw new StepFailure(`the snapshot ${taken.id} was taken, but ${op.id} is ${stored.state} and no longer records it`);
   return stored.snapshot;
 }
 
@@ -27,9 +30,17 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
 export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<StepResult> {
   const { deps, cluster } = ctx;
   if (op.snapshot === undefined) {
-    const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+    const gate = await runHealthGate(cluster, {
+      talosctl: ctx.talosctl,
+      kube: ctx.session.kube,
+      probeTimeoutMs: deps.timeouts.probeMs,
+      signal: ctx.signal,
+    });
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
   }
   const snap = await operationSnapshot(ctx, op, ctx.talosctl);
-  return { event: 'etcd snapshot taken', detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${cluster.snapshotDir}` };
+  return {
+    event: 'etcd snapshot taken',
+    detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${cluster.snapshotDir}`,
+  };
 }

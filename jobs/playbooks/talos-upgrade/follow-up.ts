@@ -39,7 +39,9 @@ export async function talosUpgradeFollowUp(ctx: WalkContext, op: Operation): Pro
     );
   } catch (error) {
     const reason = `the nodes' architecture could not be read: ${errorText(error)}`;
-    isos = [{ arch: '<arch>', url: ctx.deps.factory.isoUrl({ schematic, version, platform, arch: '<arch>' }), checksum: { ok: false, reason } }];
+    isos = [
+      { arch: '<arch>', url: ctx.deps.factory.isoUrl({ schematic, version, platform, arch: '<arch>' }), checksum: { ok: false, reason } },
+    ];
   }
   for (const iso of isos) if (!iso.checksum.ok) ctx.log.warn({ url: iso.url, reason: iso.checksum.reason }, 'ISO checksum not computed');
   return terraformFollowUp(op, { schematic, platform, isos });

@@ -44,7 +44,13 @@ function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): strin
 }
 
 /** Every preflight check of the runbook, collected rather than stopping at the first, so one refusal lists all that is wrong. */
-async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+async function preflight(
+  deps: OpsJobDeps,
+  cluster: ClusterConfig,
+  op: Operation,
+  session: ClusterSession,
+  signal?: AbortSignal,
+): Promise<PreflightOutcome> {
   const target = op.target.version ?? '';
   const refusals: string[] = [];
   const nodes = allNodes(cluster);
@@ -69,7 +75,9 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   }
   if (byVersion.size > 1) {
     const mix = [...byVersion].map(([v, ns]) => `${v} on ${ns.join(', ')}`).join('; ');
-    refusals.push(`the cluster runs mixed Talos versions (${mix}); finish or roll back the previous upgrade first, so every node runs one version`);
+    refusals.push(
+      `the cluster runs mixed Talos versions (${mix}); finish or roll back the previous upgrade first, so every node runs one version`,
+    );
   }
   const fromVersion = byVersion.size === 1 ? [...byVersion.keys()][0] : running;
 
@@ -79,14 +87,24 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   try {
     const recorded = await recordedClasses(deps, cluster);
     if (recorded.ignored.length > 0) notes.push(ignoredRecordNote(recorded.ignored));
-    images = await deriveInstallerImages(session.outputs, cluster, talosctl, nodes, target, { recorded: recorded.byNode, runningVersion: fromVersion }, probe(), deps.factory.registry);
+    images = await deriveInstallerImages(
+      session.outputs,
+      cluster,
+      talosctl,
+      nodes,
+      target,
+      { recorded: recorded.byNode, runningVersion: fromVersion },
+      probe(),
+      deps.factory.registry,
+    );
     refusals.push(...images.refusals);
   } catch (error) {
     refusals.push(`cannot derive the installer image: ${errorText(error)}`);
   }
   const changes = images === undefined ? [] : imageChanges(images);
   const factoryVersions = await deps.factory.versions(probe());
-  const path = fromVersion === undefined ? undefined : checkTalosUpgradePath(fromVersion, target, factoryVersions, { imageChanges: changes });
+  const path =
+    fromVersion === undefined ? undefined : checkTalosUpgradePath(fromVersion, target, factoryVersions, { imageChanges: changes });
   if (path !== undefined && !path.ok) refusals.push(path.reason);
   const reinstall = path?.ok === true && path.kind === 'reinstall';
   if (reinstall && images !== undefined) {
@@ -95,7 +113,9 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
       const from = n.running.reachable ? (n.running.schematic ?? 'no schematic') : '?';
       return `${node} (${n.nodeClass.class} class) from schematic ${from} to ${n.schematic}`;
     });
-    notes.push(`A re-install on ${target}, the version every node runs: only the installer image changes, on ${what.join('; ')}. Each node reboots into it, with the same approvals as an upgrade.`);
+    notes.push(
+      `A re-install on ${target}, the version every node runs: only the installer image changes, on ${what.join('; ')}. Each node reboots into it, with the same approvals as an upgrade.`,
+    );
   }
   if (images !== undefined && images.byNode.size > 0) notes.push(nodeClassNote(images));
   const alone = singleControlPlaneNote(deps, cluster);
@@ -103,14 +123,21 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const kubelets = new Set([...views.values()].map((v) => v.kubeletVersion).filter((v): v is string => v !== undefined));
   for (const k8s of kubelets) {
     if (!talosSupportsKubernetes(target, k8s)) {
-      refusals.push(`Talos ${target} does not support the running Kubernetes ${k8s} (support matrix); upgrade Kubernetes first with /talos upgrade k8s`);
+      refusals.push(
+        `Talos ${target} does not support the running Kubernetes ${k8s} (support matrix); upgrade Kubernetes first with /talos upgrade k8s`,
+      );
     }
   }
 
   const steps: Step[] = [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }];
   // A re-install touches only the nodes whose image changed; an upgrade, every node.
   const touched = reinstall ? nodes.filter((address) => changes.includes(address)) : nodes;
-  const ordered = upgradeOrder(touched.map((address) => ({ address, role: cluster.controlPlanes.includes(address) ? ('controlplane' as const) : ('worker' as const) })));
+  const ordered = upgradeOrder(
+    touched.map((address) => ({
+      address,
+      role: cluster.controlPlanes.includes(address) ? ('controlplane' as const) : ('worker' as const),
+    })),
+  );
   for (const node of ordered) {
     const view = views.get(node.address);
     const image = images?.byNode.get(node.address)?.image;
@@ -127,7 +154,14 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   }
   steps.push({ id: 'verify', kind: 'verify', status: 'pending' });
   const rehearsal = cluster.environment === 'production' ? await findStagingRehearsal(deps, 'talos-upgrade', target) : undefined;
-  return { refusals, notes, steps, rehearsal, target: { fromVersion, talosVersion: fromVersion, schematic: images?.schematic }, common: { talosctl, clientRefusal: chosen.refusal, running: fromVersion } };
+  return {
+    refusals,
+    notes,
+    steps,
+    rehearsal,
+    target: { fromVersion, talosVersion: fromVersion, schematic: images?.schematic },
+    common: { talosctl, clientRefusal: chosen.refusal, running: fromVersion },
+  };
 }
 
 /** One node, idempotent by observation; the bot's own time per node is logged for the benchmark. */
@@ -166,40 +200,66 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
   const outcome = measured.result;
   await live.close('done', outcome.detail);
   log.info(
-    { step: step.id, wallMs: Math.round(measured.wallMs), waitMs: Math.round(measured.waitMs), overheadMs: Math.round(measured.wallMs - measured.waitMs), outcome: outcome.kind },
+    {
+      step: step.id,
+      wallMs: Math.round(measured.wallMs),
+      waitMs: Math.round(measured.waitMs),
+      overheadMs: Math.round(measured.wallMs - measured.waitMs),
+      outcome: outcome.kind,
+    },
     'node step finished',
   );
   const done = isReinstall(op) ? 're-installed' : 'upgraded';
-  return { event: `${outcome.kind === 'skipped' ? 'skipped' : done}: ${stepLabel(step)}`, detail: outcome.detail, status: outcome.kind === 'skipped' ? 'skipped' : 'done' };
+  return {
+    event: `${outcome.kind === 'skipped' ? 'skipped' : done}: ${stepLabel(step)}`,
+    detail: outcome.detail,
+    status: outcome.kind === 'skipped' ? 'skipped' : 'done',
+  };
 }
 
 /** The runbook's final verification: every node on the target, then the gate with Cilium, Flux and pods ready. */
 async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   const target = op.target.version!;
   const versions = await observeTalosVersions(ctx.talosctl, allNodes(ctx.cluster), ctx.signal);
-  const off = [...versions].filter(([, v]) => !v.reachable || v.version !== target).map(([n, v]) => `${n}: ${v.reachable ? v.version : v.error}`);
+  const off = [...versions]
+    .filter(([, v]) => !v.reachable || v.version !== target)
+    .map(([n, v]) => `${n}: ${v.reachable ? v.version : v.error}`);
   if (off.length > 0) throw new StepFailure(`not every node runs ${target}`, off);
   if (isReinstall(op)) {
     // A re-install keeps the version, so only the schematic shows that it took effect.
     const nodeSteps = op.steps.filter((s) => s.node !== undefined && s.image !== undefined);
-    const running = await observeNodeImages(ctx.talosctl, nodeSteps.map((s) => s.node!), ctx.signal);
+    const running = await observeNodeImages(
+      ctx.talosctl,
+      nodeSteps.map((s) => s.node!),
+      ctx.signal,
+    );
     const stale = nodeSteps.flatMap((s) => {
       const seen = running.get(s.node!);
       const expected = schematicOfImage(s.image);
       if (seen?.reachable === true && seen.schematic === expected) return [];
-      return [`${s.node!}: ${seen?.reachable === true ? `schematic ${seen.schematic ?? 'none'}` : (seen?.error ?? 'no answer')}, expected ${expected ?? s.image!}`];
+      return [
+        `${s.node!}: ${seen?.reachable === true ? `schematic ${seen.schematic ?? 'none'}` : (seen?.error ?? 'no answer')}, expected ${expected ?? s.image!}`,
+      ];
     });
     if (stale.length > 0) throw new StepFailure('not every re-installed node runs the schematic of its new installer image', stale);
   }
-  const gate = await runFinalVerification(ctx.cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }, { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock });
+  const gate = await runFinalVerification(
+    ctx.cluster,
+    { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal },
+    { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock },
+  );
   if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
-  return { event: 'verified', detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)` };
+  return {
+    event: 'verified',
+    detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)`,
+  };
 }
 
 /** The bot's record of the node classes; entries that do not parse are logged and left out. */
 async function recordedClasses(deps: OpsJobDeps, cluster: ClusterConfig): Promise<RecordedNodeClasses> {
   const recorded = await deps.nodeClasses.read(cluster.name);
-  if (recorded.ignored.length > 0) deps.logger.warn({ cluster: cluster.name, nodes: recorded.ignored }, 'ignored node class records that are not the bot\'s');
+  if (recorded.ignored.length > 0)
+    deps.logger.warn({ cluster: cluster.name, nodes: recorded.ignored }, "ignored node class records that are not the bot's");
   return recorded;
 }
 
@@ -232,7 +292,12 @@ async function recordNodeClasses(deps: OpsJobDeps, op: Operation): Promise<void>
 
 /** `/talos upgrade talos` after Start: snapshot, workers, then control planes one at a time with an approval each, then the final check. */
 export const talosUpgradePlaybook: Playbook = {
-  command: { name: 'upgrade-talos', words: ['upgrade', 'talos'], argument: { kind: 'version', what: 'Talos', example: 'v1.12.11' }, help: 'rolling Talos upgrade with approvals (operators)' },
+  command: {
+    name: 'upgrade-talos',
+    words: ['upgrade', 'talos'],
+    argument: { kind: 'version', what: 'Talos', example: 'v1.12.11' },
+    help: 'rolling Talos upgrade with approvals (operators)',
+  },
   startedBy: 'operators',
   heldByWindows: true,
   texts: talosUpgradeTexts,
@@ -244,16 +309,32 @@ export const talosUpgradePlaybook: Playbook = {
   needsApproval: (step) => step.kind === 'upgrade-control-plane',
   async approvalMessage(ctx, op, approval, step) {
     const etcd = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, ctx.signal, endpointsAvoiding(ctx.cluster, step.node!));
-    return approvalRequestMessage(op, approval, { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence }, talosUpgradeTexts);
+    return approvalRequestMessage(
+      op,
+      approval,
+      { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence },
+      talosUpgradeTexts,
+    );
   },
   async recheck(ctx, op, step) {
     if (step.image === undefined || step.node === undefined || step.issuedAt !== undefined) return [];
     const recorded = await recordedClasses(ctx.deps, ctx.cluster);
     const evidence = { recorded: recorded.byNode, runningVersion: op.target.fromVersion };
-    const images = await deriveInstallerImages(ctx.session.outputs, ctx.cluster, ctx.talosctl, [step.node], op.target.version!, evidence, probeSignal(ctx), ctx.deps.factory.registry);
+    const images = await deriveInstallerImages(
+      ctx.session.outputs,
+      ctx.cluster,
+      ctx.talosctl,
+      [step.node],
+      op.target.version!,
+      evidence,
+      probeSignal(ctx),
+      ctx.deps.factory.registry,
+    );
     const expected = images.byNode.get(step.node)?.image;
     if (expected === undefined) return [`stored installer image ${step.image}`, ...images.refusals];
-    return expected === step.image ? [] : [`stored installer image ${step.image}`, `the rules derive ${expected} for ${step.node} now; plan the upgrade again`];
+    return expected === step.image
+      ? []
+      : [`stored installer image ${step.image}`, `the rules derive ${expected} for ${step.node} now; plan the upgrade again`];
   },
   runStep(ctx, op, step) {
     if (step.kind === 'snapshot') return snapshotStep(ctx, op);

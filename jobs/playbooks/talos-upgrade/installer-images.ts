@@ -40,7 +40,8 @@ export interface ClassEvidence {
   runningVersion: string | undefined;
 }
 
-const withV = (version: string | undefined): string | undefined => (version === undefined || version === '' ? undefined : version.startsWith('v') ? version : `v${version}`);
+const withV = (version: string | undefined): string | undefined =>
+  version === undefined || version === '' ? undefined : version.startsWith('v') ? version : `v${version}`;
 
 /**
  * The installer image of each of `nodes` for `target`: the schematic from Terraform with the
@@ -98,7 +99,9 @@ export async function deriveInstallerImages(
   for (const node of nodes) {
     const observed = running.get(node) ?? { reachable: false as const, error: 'no answer' };
     if (!observed.reachable) {
-      refusals.push(`${node} does not answer talosctl get extensions (${observed.error}), so its node class and the installer it needs cannot be read`);
+      refusals.push(
+        `${node} does not answer talosctl get extensions (${observed.error}), so its node class and the installer it needs cannot be read`,
+      );
       continue;
     }
     const recorded = evidence.recorded.get(node);
@@ -118,7 +121,9 @@ export async function deriveInstallerImages(
     }
     const nodeClass: NodeClass = { class: verdict.class, because: verdict.because };
     if (nodeClass.class === 'longhorn' && longhorn === undefined) {
-      refusals.push(`${node} is of the Longhorn node class (it ${nodeClass.because}), but Terraform outputs no ${longhornName}: its installer cannot be chosen`);
+      refusals.push(
+        `${node} is of the Longhorn node class (it ${nodeClass.because}), but Terraform outputs no ${longhornName}: its installer cannot be chosen`,
+      );
       continue;
     }
     const chosen = nodeClass.class === 'longhorn' && longhorn !== undefined ? longhorn : { image, schematic };

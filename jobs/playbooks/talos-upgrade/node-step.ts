@@ -4,7 +4,13 @@ import { runFinalVerification } from '../../../src/health/final-verification.ts'
 import { unhealthyVolumes } from '../../../src/health/rules/longhorn.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
-import { isFailureLine, parseDrainFailure, parseProgressLine, upgradeMilestone, type DrainFailure } from '../../../src/talos/parse-upgrade-progress.ts';
+import {
+  isFailureLine,
+  parseDrainFailure,
+  parseProgressLine,
+  upgradeMilestone,
+  type DrainFailure,
+} from '../../../src/talos/parse-upgrade-progress.ts';
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { quorumWhileRebooting } from '../../../src/rules/quorum.ts';
 import { upgradesThroughLifecycleService } from '../../../src/talos/upgrade-flow.ts';
@@ -57,7 +63,10 @@ async function waitForNodeBack(ctx: NodeStepContext, node: string, bootIdBefore:
       const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
       const rebooted = bootIdBefore === undefined || kube.bootId !== bootIdBefore;
       if (rebooted && version.reachable && kube.ready && kube.osVersion === version.version) return { done: true, value: version.version };
-      return { done: false, pending: `${seen}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}` };
+      return {
+        done: false,
+        pending: `${seen}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}`,
+      };
     } catch (error) {
       // The only control plane's reboot takes the Kubernetes API down with it.
       if (ctx.signal?.aborted === true) throw error;
@@ -65,7 +74,9 @@ async function waitForNodeBack(ctx: NodeStepContext, node: string, bootIdBefore:
     }
   });
   if (!back.ok) {
-    throw new StepFailure(`${node} was not back and Ready within ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s`, [`last observation: ${back.pending}`]);
+    throw new StepFailure(`${node} was not back and Ready within ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s`, [
+      `last observation: ${back.pending}`,
+    ]);
   }
   return back.value;
 }
@@ -84,10 +95,13 @@ async function waitForLonghorn(ctx: NodeStepContext, when: string): Promise<void
     async () => {
       const volumes = await ctx.session.kube.listLonghornVolumes(probeSignal(ctx));
       waiting = volumes === undefined ? [] : unhealthyVolumes(volumes);
-      return waiting.length === 0 ? { done: true, value: undefined } : { done: false, pending: `waiting for ${waiting.length} Longhorn volume(s) to be healthy ${when}` };
+      return waiting.length === 0
+        ? { done: true, value: undefined }
+        : { done: false, pending: `waiting for ${waiting.length} Longhorn volume(s) to be healthy ${when}` };
     },
   );
-  if (!healthy.ok) throw new StepFailure(`Longhorn volumes are still not healthy ${when}; draining a node now could take a second replica`, waiting);
+  if (!healthy.ok)
+    throw new StepFailure(`Longhorn volumes are still not healthy ${when}; draining a node now could take a second replica`, waiting);
 }
 
 async function requireQuorum(ctx: NodeStepContext, when: string): Promise<string> {
@@ -100,10 +114,14 @@ async function requireQuorum(ctx: NodeStepContext, when: string): Promise<string
     const others = membership.healthy.filter((n) => n !== node).length;
     const quorum = quorumWhileRebooting(membership.memberCount, others, node, !hasOtherEndpoint(ctx.cluster, node));
     if (!quorum.ok) {
-      throw new StepFailure(`etcd would lose quorum while ${node} reboots, so it was not touched: ${quorum.explanation}`, membership.evidence, {
-        retry: 'nothing was changed by this step; Retry checks etcd again',
-        nodeUnchanged: true,
-      });
+      throw new StepFailure(
+        `etcd would lose quorum while ${node} reboots, so it was not touched: ${quorum.explanation}`,
+        membership.evidence,
+        {
+          retry: 'nothing was changed by this step; Retry checks etcd again',
+          nodeUnchanged: true,
+        },
+      );
     }
     return `${check.summary}; ${quorum.explanation}`;
   }
@@ -120,7 +138,8 @@ function expectedSchematic(ctx: NodeStepContext): string | undefined {
 /** The schematic the node runs, through the other control planes. */
 async function runningSchematic(ctx: NodeStepContext, node: string): Promise<{ schematic: string | undefined }> {
   const seen = (await observeNodeImages(ctx.talosctl, [node], probeSignal(ctx), endpointsAvoiding(ctx.cluster, node))).get(node);
-  if (seen?.reachable !== true) throw new StepFailure(`${node} does not answer talosctl get extensions, so its schematic cannot be read`, [seen?.error ?? 'no answer']);
+  if (seen?.reachable !== true)
+    throw new StepFailure(`${node} does not answer talosctl get extensions, so its schematic cannot be read`, [seen?.error ?? 'no answer']);
   return { schematic: seen.schematic };
 }
 
@@ -148,11 +167,17 @@ function drainStop(ctx: NodeStepContext, fromVersion: string, seen: RunSeen, lin
   const blocking = pods.length > 0 ? `${pods.join(', ')} could not be evicted` : 'the drain failed';
   const within = drain.timeout !== undefined ? ` within ${drain.timeout}` : '';
   const state = `${node} (${name}) is cordoned, has ${ctx.target} installed but not booted (its next reboot, planned or not, boots it), and still runs ${fromVersion}`;
-  const look = pods.length > 0 ? `why ${pods.join(', ')} cannot be evicted (its PodDisruptionBudget, or nowhere else to run)` : 'the drain error below';
+  const look =
+    pods.length > 0
+      ? `why ${pods.join(', ')} cannot be evicted (its PodDisruptionBudget, or nowhere else to run)`
+      : 'the drain error below';
   return new StepFailure(
     `talosctl could not drain ${name}${within}: ${blocking}. ${state}. Safe next: fix ${look}, then Retry (it installs and drains again); or uncordon it (kubectl uncordon ${name}) and investigate before any reboot`,
     [drain.text, ...lines.slice(-10)],
-    { retry: `Retry runs talosctl upgrade on ${node} again: the image is installed again, then the drain${ctx.step.kind === 'upgrade-control-plane' ? '; an approver approves it again first' : ''}`, nodeUnchanged: true },
+    {
+      retry: `Retry runs talosctl upgrade on ${node} again: the image is installed again, then the drain${ctx.step.kind === 'upgrade-control-plane' ? '; an approver approves it again first' : ''}`,
+      nodeUnchanged: true,
+    },
   );
 }
 
@@ -172,10 +197,13 @@ async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, inFlight:
   const waits = hasOtherEndpoint(ctx.cluster, node);
   // The client matches the node, so the node's version decides the path.
   const newFlow = upgradesThroughLifecycleService(fromVersion);
-  const wait = waits ? ['--wait', '--timeout', `${Math.round(ctx.deps.timeouts.stepMs / 1000)}s`] : ['--wait=false', ...(newFlow ? ['--drain=false'] : [])];
+  const wait = waits
+    ? ['--wait', '--timeout', `${Math.round(ctx.deps.timeouts.stepMs / 1000)}s`]
+    : ['--wait=false', ...(newFlow ? ['--drain=false'] : [])];
   let lastLines: string[] = [];
   // Our own earlier request's installer, whose talosctl died with the bot, is waited for within the step's bound, then asked again.
-  const onPending = (): void => ctx.log.info({ node }, 'an installer from the earlier request still runs on the node; asking again once it has finished');
+  const onPending = (): void =>
+    ctx.log.info({ node }, 'an installer from the earlier request still runs on the node; asking again once it has finished');
   const sent = await pollUntil(ctx.deps.clock, { ...clusterWait(ctx.deps, ctx.signal, ctx.deps.timeouts.stepMs), onPending }, async () => {
     const lines: string[] = [];
     lastLines = lines;
@@ -200,7 +228,9 @@ async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, inFlight:
           if (milestone !== undefined && milestone !== lastMilestone) {
             lastMilestone = milestone;
             // Best effort: the step's progress for /talos status; a failed write never fails the upgrade.
-            ctx.progress(`talosctl upgrade ${fromVersion} → ${ctx.target}: ${milestone}`).catch((error: unknown) => ctx.log.warn({ err: (error as Error).message }, 'progress not saved'));
+            ctx
+              .progress(`talosctl upgrade ${fromVersion} → ${ctx.target}: ${milestone}`)
+              .catch((error: unknown) => ctx.log.warn({ err: (error as Error).message }, 'progress not saved'));
           }
         },
       });
@@ -229,7 +259,10 @@ function anotherUpgradeRuns(ctx: NodeStepContext, lines: string[]): StepFailure 
   return new StepFailure(
     `another installation or upgrade is already in progress on ${node} (Talos refused a second one), so the bot did not touch it: someone else's talosctl upgrade runs there`,
     lines.slice(-10),
-    { retry: `Retry looks at ${node} first: once that upgrade has finished, a node already on ${ctx.target} is recorded and skipped`, nodeUnchanged: true },
+    {
+      retry: `Retry looks at ${node} first: once that upgrade has finished, a node already on ${ctx.target} is recorded and skipped`,
+      nodeUnchanged: true,
+    },
   );
 }
 
@@ -264,7 +297,8 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     if (before?.reachable === true && before.version === ctx.target) {
       if (ctx.reinstall !== true) return { kind: 'skipped', detail: `already on ${ctx.target}; not upgraded again` };
       const image = await runningSchematic(ctx, node);
-      if (image.schematic === expectedSchematic(ctx)) return { kind: 'skipped', detail: `already runs ${ctx.target} with schematic ${image.schematic}; not re-installed` };
+      if (image.schematic === expectedSchematic(ctx))
+        return { kind: 'skipped', detail: `already runs ${ctx.target} with schematic ${image.schematic}; not re-installed` };
     }
     if (before?.reachable !== true) throw new StepFailure(`${node} does not answer before its upgrade`, [before?.error ?? 'no answer']);
     if (isControlPlane) await requireQuorum(ctx, 'before');
@@ -295,9 +329,10 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     const image = await runningSchematic(ctx, node);
     const expected = expectedSchematic(ctx);
     if (image.schematic !== expected) {
-      throw new StepFailure(`${node} came back on ${version} without the new image's schematic: Talos booted the previous image (a silent A/B revert)`, [
-        `expected schematic ${expected ?? '?'} (${ctx.step.image ?? '?'}), node runs ${image.schematic ?? 'none'}`,
-      ]);
+      throw new StepFailure(
+        `${node} came back on ${version} without the new image's schematic: Talos booted the previous image (a silent A/B revert)`,
+        [`expected schematic ${expected ?? '?'} (${ctx.step.image ?? '?'}), node runs ${image.schematic ?? 'none'}`],
+      );
     }
     reinstalled = ` with schematic ${expected}`;
   }
@@ -309,5 +344,8 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
   await waitForLonghorn(ctx, `after ${node}`);
-  return { kind: 'done', detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready` };
+  return {
+    kind: 'done',
+    detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready`,
+  };
 }

@@ -44,16 +44,29 @@ export function planDirOf(deps: Pick<OpsJobDeps, 'planDir'>, opId: string): stri
 const NEW_PLAN = 'Run `/talos plan` again for a fresh plan.';
 
 /** Whether etcd settled after the last join: no learner left, and every member reports the same leader. */
-async function etcdSettled(talosctl: Talosctl, cluster: ClusterConfig, probe: () => AbortSignal): Promise<{ ok: boolean; evidence: string[] }> {
+async function etcdSettled(
+  talosctl: Talosctl,
+  cluster: ClusterConfig,
+  probe: () => AbortSignal,
+): Promise<{ ok: boolean; evidence: string[] }> {
   const status = await checkEtcdQuorum(talosctl, cluster.controlPlanes, probe());
   const members = await talosctl.run(['etcd', 'members'], [cluster.controlPlanes[0]!], { signal: probe(), okExitCodes: [0, 1] });
   const learners = members.stdout.trim() === '' ? [] : parseEtcdMembers(members.stdout).filter((m) => m.learner === true);
-  const evidence = [...(status.status === 'passed' ? [] : [status.summary, ...status.evidence]), ...learners.map((m) => `${m.hostname} is still a learner, not a voting member`)];
+  const evidence = [
+    ...(status.status === 'passed' ? [] : [status.summary, ...status.evidence]),
+    ...learners.map((m) => `${m.hostname} is still a learner, not a voting member`),
+  ];
   return { ok: status.status === 'passed' && learners.length === 0, evidence };
 }
 
 /** The runbook's "Change machine configuration" before anything is applied: plan, keep it, and judge it. */
-async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation, session: ClusterSession, signal?: AbortSignal): Promise<PreflightOutcome> {
+async function preflight(
+  deps: OpsJobDeps,
+  cluster: ClusterConfig,
+  op: Operation,
+  session: ClusterSession,
+  signal?: AbortSignal,
+): Promise<PreflightOutcome> {
   const probe = probeSignals(deps.timeouts.probeMs, signal);
   const dir = planDirOf(deps, op.id);
   const tree = await deps.git.read(cluster.terraformDir, probe());
@@ -61,7 +74,11 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const review = outcome.plan.status === 'planned' ? outcome.plan.review : undefined;
   const talosctl = await session.talosctl();
   const history = await deps.store.listForCluster(cluster.name, 500);
-  const removals = history.flatMap((o) => (o.kind === 'node-remove' && o.state === 'completed' && o.target.nodeName !== undefined ? [{ op: o.id, nodeName: o.target.nodeName }] : []));
+  const removals = history.flatMap((o) =>
+    o.kind === 'node-remove' && o.state === 'completed' && o.target.nodeName !== undefined
+      ? [{ op: o.id, nodeName: o.target.nodeName }]
+      : [],
+  );
   const runningTalos = new Map<string, string | { unknown: string }>();
   let upgrade: { op: string; version: string } | undefined;
   if (review?.talosVersion !== undefined) {
@@ -77,11 +94,16 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
   const adds = review === undefined ? [] : vmKeys(review, 'create');
   const settled = adds.length > 0 ? await etcdSettled(talosctl, cluster, probe) : undefined;
   const judged = judgeTerraformChange({ cluster: cluster.name, outcome, tree, removals, runningTalos, upgrade, etcdSettled: settled });
-  for (const name of adds) if (!HOSTNAME.test(name)) judged.refusals.push(`the plan creates a VM keyed ${JSON.stringify(name)}, which is not a hostname the bot can watch join`);
+  for (const name of adds)
+    if (!HOSTNAME.test(name))
+      judged.refusals.push(`the plan creates a VM keyed ${JSON.stringify(name)}, which is not a hostname the bot can watch join`);
 
   const commit = tree.commit;
   // The runbook promotes "the same reviewed change": a staging apply of the same commit that passed staging's gate (it completed).
-  const rehearsal = cluster.environment === 'production' && commit !== undefined ? await findStagingOperation(deps, 'terraform-apply', (o) => terraformData(o).terraform?.commit === commit) : undefined;
+  const rehearsal =
+    cluster.environment === 'production' && commit !== undefined
+      ? await findStagingOperation(deps, 'terraform-apply', (o) => terraformData(o).terraform?.commit === commit)
+      : undefined;
   const terraform: TerraformPlan = {
     commit: tree.commit,
     dirty: (tree.uncommitted?.length ?? 0) > 0,
@@ -115,28 +137,52 @@ async function preflight(deps: OpsJobDeps, cluster: ClusterConfig, op: Operation
 async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Promise<void> {
   const { deps, cluster } = ctx;
   const tf = terraformData(op).terraform;
-  if (tf?.planSha256 === undefined || tf.commit === undefined) throw new StepFailure(`the operation holds no reviewed plan; nothing was applied. ${NEW_PLAN}`);
-  const present = await access(file).then(() => true, () => false);
-  if (!present) throw new StepFailure(`the reviewed plan file is gone (it expired, or this replica does not share PLAN_DIR with the one that planned); nothing was applied. ${NEW_PLAN}`);
+  if (tf?.planSha256 === undefined || tf.commit === undefined)
+    throw new StepFailure(`the operation holds no reviewed plan; nothing was applied. ${NEW_PLAN}`);
+  const present = await access(file).then(
+    () => true,
+    () => false,
+  );
+  if (!present)
+    throw new StepFailure(
+      `the reviewed plan file is gone (it expired, or this replica does not share PLAN_DIR with the one that planned); nothing was applied. ${NEW_PLAN}`,
+    );
   const sha = await fileSha256(file);
-  if (sha !== tf.planSha256) throw new StepFailure(`the plan file on disk is not the reviewed one (sha256 ${sha.slice(0, 12)}…, reviewed ${tf.planSha256.slice(0, 12)}…); nothing was applied. ${NEW_PLAN}`);
+  if (sha !== tf.planSha256)
+    throw new StepFailure(
+      `the plan file on disk is not the reviewed one (sha256 ${sha.slice(0, 12)}…, reviewed ${tf.planSha256.slice(0, 12)}…); nothing was applied. ${NEW_PLAN}`,
+    );
   const tree = await deps.git.read(cluster.terraformDir, probeSignal(ctx));
-  if (tree.commit !== tf.commit) throw new StepFailure(`the Terraform directory moved from the reviewed commit ${tf.commit.slice(0, 12)} to ${tree.commit?.slice(0, 12) ?? 'no commit'}; nothing was applied. ${NEW_PLAN}`);
+  if (tree.commit !== tf.commit)
+    throw new StepFailure(
+      `the Terraform directory moved from the reviewed commit ${tf.commit.slice(0, 12)} to ${tree.commit?.slice(0, 12) ?? 'no commit'}; nothing was applied. ${NEW_PLAN}`,
+    );
   if (tree.uncommitted === undefined || tree.uncommitted.length > 0) {
-    throw new StepFailure(`the Terraform working tree ${tree.uncommitted === undefined ? 'could not be checked' : `has uncommitted changes (${tree.uncommitted.slice(0, 5).join(', ')})`}; nothing was applied. ${NEW_PLAN}`);
+    throw new StepFailure(
+      `the Terraform working tree ${tree.uncommitted === undefined ? 'could not be checked' : `has uncommitted changes (${tree.uncommitted.slice(0, 5).join(', ')})`}; nothing was applied. ${NEW_PLAN}`,
+    );
   }
-  const stops = reviewPlan(await showPlanJson(deps.tofu, cluster.terraformDir, file, probeSignal(ctx))).dangers.filter((d) => d.level === 'stop');
-  if (stops.length > 0) throw new StepFailure(`the plan file ${stops.map((d) => `${d.meaning} (${d.address})`).join('; ')}; nothing was applied. ${NEW_PLAN}`);
+  const stops = reviewPlan(await showPlanJson(deps.tofu, cluster.terraformDir, file, probeSignal(ctx))).dangers.filter(
+    (d) => d.level === 'stop',
+  );
+  if (stops.length > 0)
+    throw new StepFailure(`the plan file ${stops.map((d) => `${d.meaning} (${d.address})`).join('; ')}; nothing was applied. ${NEW_PLAN}`);
 }
 
 function failureOf(error: unknown): StepFailure {
   const result = error instanceof ExecError ? error.result : undefined;
   const output = result ? `${result.stdout}\n${result.stderr}` : '';
   if (/Saved plan is stale/.test(output)) {
-    return new StepFailure(`tofu refused the saved plan as stale: the Terraform state changed after it was planned, so nothing was applied. ${NEW_PLAN}`, tofuErrorLines(result!.stderr, result!.stdout));
+    return new StepFailure(
+      `tofu refused the saved plan as stale: the Terraform state changed after it was planned, so nothing was applied. ${NEW_PLAN}`,
+      tofuErrorLines(result!.stderr, result!.stdout),
+    );
   }
   const lines = result ? tofuErrorLines(result.stderr, result.stdout) : [errorText(error)];
-  return new StepFailure(`tofu apply failed: ${lines[0] ?? errorText(error)}. What it applied before the error stays applied; nothing is reverted automatically. ${NEW_PLAN} to see what is left`, lines.slice(0, 15));
+  return new StepFailure(
+    `tofu apply failed: ${lines[0] ?? errorText(error)}. What it applied before the error stays applied; nothing is reverted automatically. ${NEW_PLAN} to see what is left`,
+    lines.slice(0, 15),
+  );
 }
 
 /** `tofu apply <the reviewed plan file>`: never a fresh plan, never `-auto-approve`; its output in one edited message, the full log attached. */
@@ -144,7 +190,9 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   const { deps, cluster } = ctx;
   // A saved plan is applied once: a run resumed after a crash mid-apply cannot tell what tofu did, so it stops rather than guess.
   if (step.issuedAt !== undefined) {
-    throw new StepFailure(`the bot stopped while \`tofu apply\` ran (started ${step.issuedAt}), so what it applied is unknown; a reviewed plan is never applied twice. ${NEW_PLAN} to see what is left`);
+    throw new StepFailure(
+      `the bot stopped while \`tofu apply\` ran (started ${step.issuedAt}), so what it applied is unknown; a reviewed plan is never applied twice. ${NEW_PLAN} to see what is left`,
+    );
   }
   const dir = planDirOf(deps, op.id);
   const file = join(dir, 'tfplan');
@@ -168,10 +216,19 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   };
   const attachLog = (): Promise<void> =>
     deps.chat
-      .upload(op.channel, op.rootTs, { filename: `${op.id}-tofu-apply.log`, title: `tofu apply of ${op.id} on ${cluster.name}`, content: progress.lines.join('\n') })
+      .upload(op.channel, op.rootTs, {
+        filename: `${op.id}-tofu-apply.log`,
+        title: `tofu apply of ${op.id} on ${cluster.name}`,
+        content: progress.lines.join('\n'),
+      })
       .catch((error: unknown) => ctx.log.warn({ err: errorText(error) }, 'apply log not attached'));
   try {
-    await deps.tofu.run(cluster.terraformDir, ['apply', '-input=false', '-no-color', file], { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, onStdoutLine: onLine, onStderrLine: onLine });
+    await deps.tofu.run(cluster.terraformDir, ['apply', '-input=false', '-no-color', file], {
+      signal: ctx.signal,
+      timeoutMs: deps.timeouts.stepMs,
+      onStdoutLine: onLine,
+      onStderrLine: onLine,
+    });
   } catch (error) {
     if (ctx.signal?.aborted) throw error;
     progress.outcome = 'failed';
@@ -185,7 +242,10 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   progress.outcome = 'done';
   await reply.finish(view());
   await attachLog();
-  return { event: 'tofu apply finished', detail: `${progress.summary ?? 'applied'} (commit ${terraformData(op).terraform?.commit?.slice(0, 12) ?? '?'}, plan sha256 ${terraformData(op).terraform?.planSha256?.slice(0, 12) ?? '?'}…)` };
+  return {
+    event: 'tofu apply finished',
+    detail: `${progress.summary ?? 'applied'} (commit ${terraformData(op).terraform?.commit?.slice(0, 12) ?? '?'}, plan sha256 ${terraformData(op).terraform?.planSha256?.slice(0, 12) ?? '?'}…)`,
+  };
 }
 
 function internalIp(node: V1Node): string | undefined {
@@ -203,11 +263,21 @@ async function joinState(ctx: WalkContext, name: string): Promise<{ joined: bool
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
   const evidence = [`${name} (${address ?? 'no InternalIP'}): Kubernetes ${ready ? 'Ready' : 'not Ready'}`];
   if (!controlPlane) return { joined: ready, evidence, role, address };
-  const members = await ctx.talosctl.run(['etcd', 'members'], [cluster.controlPlanes[0]!], { signal: probeSignal(ctx), okExitCodes: [0, 1] });
+  const members = await ctx.talosctl.run(['etcd', 'members'], [cluster.controlPlanes[0]!], {
+    signal: probeSignal(ctx),
+    okExitCodes: [0, 1],
+  });
   const member = members.stdout.trim() === '' ? undefined : parseEtcdMembers(members.stdout).find((m) => m.hostname === name);
-  evidence.push(member === undefined ? `${name}: not an etcd member yet` : member.learner === true ? `${name}: etcd learner, not yet a voting member` : `${name}: voting etcd member`);
+  evidence.push(
+    member === undefined
+      ? `${name}: not an etcd member yet`
+      : member.learner === true
+        ? `${name}: etcd learner, not yet a voting member`
+        : `${name}: voting etcd member`,
+  );
   const voting = member !== undefined && member.learner !== true;
-  const leader = address === undefined ? undefined : await checkEtcdQuorum(ctx.talosctl, [...cluster.controlPlanes, address], probeSignal(ctx));
+  const leader =
+    address === undefined ? undefined : await checkEtcdQuorum(ctx.talosctl, [...cluster.controlPlanes, address], probeSignal(ctx));
   if (leader !== undefined) evidence.push(`etcd status: ${leader.summary}`);
   return { joined: ready && voting && leader?.status === 'passed', evidence, role, address };
 }
@@ -220,13 +290,20 @@ async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Promise<S
   const joined = await pollUntil(deps.clock, clusterWait(deps, ctx.signal), async () => {
     const state = await joinState(ctx, name);
     evidence = state.evidence;
-    return state.joined && state.address !== undefined ? { done: true, value: { ...state, address: state.address } } : { done: false, pending: state.evidence.join('; ') };
+    return state.joined && state.address !== undefined
+      ? { done: true, value: { ...state, address: state.address } }
+      : { done: false, pending: state.evidence.join('; ') };
   });
   if (!joined.ok) {
-    throw new StepFailure(`${name} did not join within ${Math.round(deps.timeouts.nodeReadyMs / 60_000)} min; nothing was reverted. Look at the node's console and \`talosctl dmesg\`; Retry watches again`, evidence);
+    throw new StepFailure(
+      `${name} did not join within ${Math.round(deps.timeouts.nodeReadyMs / 60_000)} min; nothing was reverted. Look at the node's console and \`talosctl dmesg\`; Retry watches again`,
+      evidence,
+    );
   }
   const state = joined.value;
-  await patchStep(deps, op.id, step.id, { joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' } });
+  await patchStep(deps, op.id, step.id, {
+    joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' },
+  });
   const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}`;
   return { event: `${name} joined`, detail };
 }
@@ -241,10 +318,15 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
     controlPlanes: [...ctx.cluster.controlPlanes, ...joined.filter((j) => j.role === 'controlplane').map((j) => j.address)],
     workers: [...ctx.cluster.workers, ...joined.filter((j) => j.role === 'worker').map((j) => j.address)],
   };
-  const gate = await runHealthGate(cluster, { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: deps.timeouts.probeMs, signal: ctx.signal });
+  const gate = await runHealthGate(cluster, {
+    talosctl: ctx.talosctl,
+    kube: ctx.session.kube,
+    probeTimeoutMs: deps.timeouts.probeMs,
+    signal: ctx.signal,
+  });
   if (!gate.passed) {
     throw new StepFailure(
-      'the health gate after the apply failed; nothing was reverted automatically. Fix forward with a new reviewed change (plan, staging, then production), or follow the runbook\'s recovery; Retry runs the gate again',
+      "the health gate after the apply failed; nothing was reverted automatically. Fix forward with a new reviewed change (plan, staging, then production), or follow the runbook's recovery; Retry runs the gate again",
       gate.stopReasons,
     );
   }
@@ -272,7 +354,10 @@ export const terraformApplyPlaybook: Playbook = {
   // The Apply on the plan is the approver's decision: no step asks again.
   needsApproval: () => false,
   approvalMessage: () => Promise.reject(new Error('a Terraform change asks for its approval on the plan itself')),
-  recheck: (_ctx, _op, step) => Promise.resolve(step.kind === 'node-join' && !HOSTNAME.test(step.nodeName ?? '') ? [`${JSON.stringify(step.nodeName)} is not a hostname`] : []),
+  recheck: (_ctx, _op, step) =>
+    Promise.resolve(
+      step.kind === 'node-join' && !HOSTNAME.test(step.nodeName ?? '') ? [`${JSON.stringify(step.nodeName)} is not a hostname`] : [],
+    ),
   runStep(ctx, op, step) {
     if (step.kind === 'snapshot') return snapshotStep(ctx, op);
     if (step.kind === 'tofu-apply') return applyPlan(ctx, op, step);
@@ -292,14 +377,21 @@ export const terraformApplyPlaybook: Playbook = {
     const content = await readFile(text, 'utf8').catch(() => undefined);
     if (content !== undefined) {
       await deps.chat
-        .upload(op.channel, op.rootTs, { filename: `${op.id}-tofu-plan.txt`, title: `tofu show of the plan of ${op.id} (${op.cluster})`, content })
+        .upload(op.channel, op.rootTs, {
+          filename: `${op.id}-tofu-plan.txt`,
+          title: `tofu show of the plan of ${op.id} (${op.cluster})`,
+          content,
+        })
         .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'plan text not attached'));
     }
     if (op.state !== 'planned') return;
     const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
     if (cluster === undefined) return;
     const expiresAt = new Date(Date.parse(op.createdAt) + deps.timeouts.planTtlMs).toISOString();
-    const request = { ...applyReviewRequest(op, approversToPage(cluster, op), expiresAt, cluster.requireDistinctApprover), broadcast: true };
+    const request = {
+      ...applyReviewRequest(op, approversToPage(cluster, op), expiresAt, cluster.requireDistinctApprover),
+      broadcast: true,
+    };
     await deps.audit.record(op.id, { actor: 'bot', event: 'apply offered to approvers', detail: `until ${expiresAt}` }, request);
   },
   async ended(deps, op) {

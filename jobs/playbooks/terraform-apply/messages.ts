@@ -2,7 +2,16 @@ import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { terraformData } from './data.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
-import { context, escapeMrkdwn, formatDuration, formatTime, mention, mentionUser, preformatted, section } from '../../../src/chat/blocks.ts';
+import {
+  context,
+  escapeMrkdwn,
+  formatDuration,
+  formatTime,
+  mention,
+  mentionUser,
+  preformatted,
+  section,
+} from '../../../src/chat/blocks.ts';
 
 /** Lines of `tofu apply` output shown in the thread; the full log is attached. */
 export const APPLY_TAIL_LINES = 15;
@@ -25,7 +34,10 @@ export function applyProgressMessage(progress: ApplyProgress): ChatMessage {
         ? `✅ *tofu apply* finished on ${escapeMrkdwn(progress.cluster)} in ${formatDuration(progress.elapsedMs)}${progress.summary ? `: ${escapeMrkdwn(progress.summary)}` : ''}`
         : `❌ *tofu apply* failed on ${escapeMrkdwn(progress.cluster)} after ${formatDuration(progress.elapsedMs)}; nothing is reverted automatically`;
   const tail = progress.lines.slice(-APPLY_TAIL_LINES);
-  const trimmed = progress.lines.length > tail.length ? `Last ${tail.length} of ${progress.lines.length} lines; the full log is attached when it ends.` : undefined;
+  const trimmed =
+    progress.lines.length > tail.length
+      ? `Last ${tail.length} of ${progress.lines.length} lines; the full log is attached when it ends.`
+      : undefined;
   const blocks = [section(head)];
   if (tail.length > 0) blocks.push(preformatted(tail));
   if (trimmed !== undefined) blocks.push(context(trimmed));
@@ -33,12 +45,24 @@ export function applyProgressMessage(progress: ApplyProgress): ChatMessage {
 }
 
 /** After a Terraform change: the promotion, and the inventory entries new nodes need. */
-export function terraformFollowUpMessage(op: Operation, cluster: ClusterConfig, production: ClusterConfig[], joined: string[]): ChatMessage {
-  const lines = [`*Applied* commit \`${terraformData(op).terraform?.commit?.slice(0, 12) ?? '?'}\` to ${cluster.name}; the health gate passed.`];
+export function terraformFollowUpMessage(
+  op: Operation,
+  cluster: ClusterConfig,
+  production: ClusterConfig[],
+  joined: string[],
+): ChatMessage {
+  const lines = [
+    `*Applied* commit \`${terraformData(op).terraform?.commit?.slice(0, 12) ?? '?'}\` to ${cluster.name}; the health gate passed.`,
+  ];
   if (cluster.environment === 'staging' && production.length > 0) {
-    lines.push(`Next (runbook): promote the same change to production in a maintenance window: run \`/talos plan\` in ${production.map((p) => `<#${p.channel}>`).join(', ')}. A plan of this commit there is marked as applied to staging, with this gate.`);
+    lines.push(
+      `Next (runbook): promote the same change to production in a maintenance window: run \`/talos plan\` in ${production.map((p) => `<#${p.channel}>`).join(', ')}. A plan of this commit there is marked as applied to staging, with this gate.`,
+    );
   }
-  for (const node of joined) lines.push(`${escapeMrkdwn(node)}. Add it to \`controlPlanes\` or \`workers\` of ${cluster.name} in this bot's inventory, so every health gate checks it.`);
+  for (const node of joined)
+    lines.push(
+      `${escapeMrkdwn(node)}. Add it to \`controlPlanes\` or \`workers\` of ${cluster.name} in this bot's inventory, so every health gate checks it.`,
+    );
   const text = lines.join('\n');
   return { text, blocks: [section(text)] };
 }
@@ -50,7 +74,12 @@ export function terraformFollowUpMessage(op: Operation, cluster: ClusterConfig, 
 export function applyReviewRequest(op: Operation, approvers: readonly string[], expiresAt: string, fourEyes: boolean): ChatMessage {
   const mentions = approvers.map(mention).join(' ');
   const staging = op.rehearsal?.stagingOp !== undefined;
-  const promotion = op.rehearsal === undefined ? '' : staging ? ' It was applied to staging first, gate passed.' : ' It was not applied to staging first: an approver must click Override before Apply.';
+  const promotion =
+    op.rehearsal === undefined
+      ? ''
+      : staging
+        ? ' It was applied to staging first, gate passed.'
+        : ' It was not applied to staging first: an approver must click Override before Apply.';
   const eyes = fourEyes ? ` Four eyes: ${mentionUser(op.requestedBy)} asked for it, so another approver applies it.` : '';
   const text = `${mentions} Review the Terraform plan of *${escapeMrkdwn(op.cluster)}* above (${escapeMrkdwn(terraformData(op).terraform?.summary ?? '')}; full plan attached) and click *Apply* on it if it is right.${promotion}${eyes} Apply is offered until ${formatTime(expiresAt)}.`;
   return { text, blocks: [section(text)] };

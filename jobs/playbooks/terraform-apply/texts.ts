@@ -19,7 +19,12 @@ function terraformDetails(op: Operation): Block[] {
   const tf = terraformData(op).terraform;
   if (tf === undefined) return [];
   const commit = tf.commit ? `\`${tf.commit.slice(0, 12)}\`${tf.dirty ? ' with uncommitted changes' : ''}` : 'not a git checkout';
-  const blocks: Block[] = [fields([['Terraform commit', commit], ['Plan', `${escapeMrkdwn(tf.summary)}${tf.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`]])];
+  const blocks: Block[] = [
+    fields([
+      ['Terraform commit', commit],
+      ['Plan', `${escapeMrkdwn(tf.summary)}${tf.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`],
+    ]),
+  ];
   const listed = tf.listing.slice(0, LISTED_CHANGES);
   if (tf.listing.length > LISTED_CHANGES) listed.push(`… and ${tf.listing.length - LISTED_CHANGES} more lines in the attached plan`);
   if (listed.length > 0) blocks.push(preformatted(listed));
@@ -31,14 +36,19 @@ export function planAgainBlocks(op: Operation): Block[] {
   if (!['refused', 'failed', 'cancelled'].includes(op.state)) return [];
   const { replannedAs } = terraformData(op);
   if (replannedAs !== undefined) return [context(`Planned again as \`${replannedAs}\`.`)];
-  return [actions(`replan-${op.id}-${PLAN_AGAIN_NONCE}`, [{ text: 'Plan again', actionId: ACTION.planAgain, value: buttonValue(op.id, PLAN_AGAIN_NONCE) }])];
+  return [
+    actions(`replan-${op.id}-${PLAN_AGAIN_NONCE}`, [
+      { text: 'Plan again', actionId: ACTION.planAgain, value: buttonValue(op.id, PLAN_AGAIN_NONCE) },
+    ]),
+  ];
 }
 
 /** A Terraform change's step: `` `tofu apply` of exactly the reviewed plan file ``. */
 export function terraformApplyStepLabel(step: Step): string {
   if (step.kind === 'snapshot') return SNAPSHOT_LABEL;
   if (step.kind === 'tofu-apply') return '`tofu apply` of exactly the reviewed plan file';
-  if (step.kind === 'node-join') return `watch ${step.nodeName ?? '?'} join: Node Ready; a control plane a voting etcd member under one leader`;
+  if (step.kind === 'node-join')
+    return `watch ${step.nodeName ?? '?'} join: Node Ready; a control plane a voting etcd member under one leader`;
   return 'health gate after the apply, new nodes included';
 }
 
@@ -51,9 +61,18 @@ const PROMOTION: RehearsalWording = {
     if (rehearsal.stagingOp !== undefined) {
       const by = rehearsal.appliedBy ? ` by ${mentionUser(rehearsal.appliedBy)}` : '';
       const at = rehearsal.appliedAt ? ` at ${formatTime(rehearsal.appliedAt)}` : '';
-      return [context(`✅ Commit ${commit} was applied to staging${by}${at}, gate passed: ${operationRef(rehearsal.stagingOp, rehearsal.stagingLink)}.`)];
+      return [
+        context(
+          `✅ Commit ${commit} was applied to staging${by}${at}, gate passed: ${operationRef(rehearsal.stagingOp, rehearsal.stagingLink)}.`,
+        ),
+      ];
     }
-    if (op.override !== undefined) return [context(`⚠️ Commit ${commit} was not applied to staging; overridden by ${mentionUser(op.override.by)} at ${formatTime(op.override.at)}.`)];
+    if (op.override !== undefined)
+      return [
+        context(
+          `⚠️ Commit ${commit} was not applied to staging; overridden by ${mentionUser(op.override.by)} at ${formatTime(op.override.at)}.`,
+        ),
+      ];
     return [
       section(
         `⚠️ *Commit ${commit} was not applied to staging with its gate passed, according to the bot's records.* The runbook applies a change in staging first, then promotes the same change. An approver must override before this plan can be applied.`,
@@ -73,7 +92,8 @@ export const terraformApplyTexts: Presentation = {
     return `Terraform change: ${op.cluster}${tf ? ` (${tf.summary})` : ''}`;
   },
   order: "after an approver's Apply: snapshot, `tofu apply` of exactly this plan, new nodes watched until they join, the health gate",
-  gates: 'the apply runs the saved plan file only (never a fresh plan); production needs the same commit applied to staging with its gate passed; new control planes must become voting etcd members under one leader.',
+  gates:
+    'the apply runs the saved plan file only (never a fresh plan); production needs the same commit applied to staging with its gate passed; new control planes must become voting etcd members under one leader.',
   startTitle: 'Apply this plan?',
   startLabel: 'Apply',
   plannedText: "📝 planned — waiting for an approver's Apply",

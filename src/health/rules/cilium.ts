@@ -12,7 +12,10 @@ export const CILIUM_ENVOY = { namespace: 'kube-system', name: 'cilium-envoy' } a
 
 /** The `major.minor` of the agent's image tag (`quay.io/cilium/cilium:v1.18.4@sha256:…`), when it has one. */
 function agentMinor(agent: V1DaemonSet): [number, number] | undefined {
-  const image = agent.spec?.template?.spec?.containers?.find((c) => c.name === 'cilium-agent')?.image ?? agent.spec?.template?.spec?.containers?.[0]?.image ?? '';
+  const image =
+    agent.spec?.template?.spec?.containers?.find((c) => c.name === 'cilium-agent')?.image ??
+    agent.spec?.template?.spec?.containers?.[0]?.image ??
+    '';
   const m = /:v?(\d+)\.(\d+)/.exec(image.replace(/@sha256:.*$/, ''));
   return m === null ? undefined : [Number(m[1]), Number(m[2])];
 }
@@ -53,13 +56,19 @@ function operatorProblem(operator: V1Deployment): string | undefined {
  * said in the evidence, not failed. A missing agent or operator fails outright; one not ready yet
  * fails as `settling`, since they come up again after a node reboots.
  */
-export function evaluateCilium(agent: V1DaemonSet | undefined, operator: V1Deployment | undefined, nodeCount: number, envoy?: V1DaemonSet): CheckResult {
+export function evaluateCilium(
+  agent: V1DaemonSet | undefined,
+  operator: V1Deployment | undefined,
+  nodeCount: number,
+  envoy?: V1DaemonSet,
+): CheckResult {
   const title = 'Cilium agent and operator';
   const missing = [
     ...(agent === undefined ? [`no agent DaemonSet ${CILIUM_AGENT.namespace}/${CILIUM_AGENT.name}`] : []),
     ...(operator === undefined ? [`no operator Deployment ${CILIUM_OPERATOR.namespace}/${CILIUM_OPERATOR.name}`] : []),
   ];
-  if (missing.length > 0) return { id: ID, title, status: 'failed', summary: `Cilium is not healthy: ${joinProblems(missing)}`, evidence: missing };
+  if (missing.length > 0)
+    return { id: ID, title, status: 'failed', summary: `Cilium is not healthy: ${joinProblems(missing)}`, evidence: missing };
   const problems = [
     daemonSetProblem('agent', agent!, nodeCount),
     operatorProblem(operator!),
@@ -70,7 +79,9 @@ export function evaluateCilium(agent: V1DaemonSet | undefined, operator: V1Deplo
   const minor = agentMinor(agent!);
   const envoyLine =
     envoy !== undefined
-      ? [`envoy ${CILIUM_ENVOY.namespace}/${CILIUM_ENVOY.name}: ${envoy.status?.numberReady ?? 0} ready of ${envoy.status?.desiredNumberScheduled ?? 0} desired`]
+      ? [
+          `envoy ${CILIUM_ENVOY.namespace}/${CILIUM_ENVOY.name}: ${envoy.status?.numberReady ?? 0} ready of ${envoy.status?.desiredNumberScheduled ?? 0} desired`,
+        ]
       : minor !== undefined && (minor[0] > 1 || (minor[0] === 1 && minor[1] >= 16))
         ? [`no ${CILIUM_ENVOY.namespace}/${CILIUM_ENVOY.name} DaemonSet: Envoy runs inside the agent (envoy.enabled=false)`]
         : [];
@@ -79,5 +90,11 @@ export function evaluateCilium(agent: V1DaemonSet | undefined, operator: V1Deplo
     return { id: ID, title, status: 'failed', settling: true, summary: `Cilium is not healthy: ${joinProblems(problems)}`, evidence };
   }
   const envoyReady = envoy === undefined ? '' : '; envoy ready on all nodes';
-  return { id: ID, title, status: 'passed', summary: `Cilium agent ready on all ${nodeCount} nodes; operator available${envoyReady}`, evidence };
+  return {
+    id: ID,
+    title,
+    status: 'passed',
+    summary: `Cilium agent ready on all ${nodeCount} nodes; operator available${envoyReady}`,
+    evidence,
+  };
 }

@@ -38,8 +38,16 @@ export type CnpgJudgement = { level: 'ok' | 'block'; text: string } | undefined;
  * primary runs elsewhere (`undefined`); a switchover to the named replica when CNPG can do one;
  * otherwise the budget keeps the primary and the drain blocks.
  */
-export function judgeCnpgPrimary(namespace: string, cluster: string, drainNode: string, pods: readonly V1Pod[], nodes: readonly V1Node[]): CnpgJudgement {
-  const instances = pods.filter((p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[CNPG_CLUSTER_LABEL] === cluster && role(p) !== undefined);
+export function judgeCnpgPrimary(
+  namespace: string,
+  cluster: string,
+  drainNode: string,
+  pods: readonly V1Pod[],
+  nodes: readonly V1Node[],
+): CnpgJudgement {
+  const instances = pods.filter(
+    (p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[CNPG_CLUSTER_LABEL] === cluster && role(p) !== undefined,
+  );
   const primary = instances.find((p) => role(p) === 'primary');
   if (primary === undefined || primary.spec?.nodeName !== drainNode) return undefined;
   const name = `${namespace}/${cluster}`;
@@ -52,7 +60,9 @@ export function judgeCnpgPrimary(namespace: string, cluster: string, drainNode: 
   }
   const schedulable = (nodeName: string | undefined): boolean => {
     const node = nodes.find((n) => n.metadata?.name === nodeName);
-    return node !== undefined && node.spec?.unschedulable !== true && node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    return (
+      node !== undefined && node.spec?.unschedulable !== true && node.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True'
+    );
   };
   const notReady = instances.filter((p) => !podReady(p)).map((p) => p.metadata?.name);
   const sameNode = others.filter((p) => p.spec?.nodeName === drainNode).map((p) => p.metadata?.name);
@@ -64,10 +74,13 @@ export function judgeCnpgPrimary(namespace: string, cluster: string, drainNode: 
         : sameNode.length > 0
           ? `${sameNode.join(', ')} run${sameNode.length === 1 ? 's' : ''} on ${drainNode} too`
           : 'no ready replica runs on another schedulable node';
-      return {
+    return {
       level: 'block',
       text: `${name}: its primary ${primary.metadata?.name} runs on ${drainNode} and CloudNativePG cannot switch over, because ${why}; its budget ${cluster}-primary keeps the primary there and the drain would block. Wait until a replica is ready on another node, then retry`,
     };
   }
-  return { level: 'ok', text: `the primary of ${name} moves to ${candidate.metadata?.name} (on ${candidate.spec?.nodeName}) when ${drainNode} drains: CloudNativePG switches over once the node is cordoned` };
+  return {
+    level: 'ok',
+    text: `the primary of ${name} moves to ${candidate.metadata?.name} (on ${candidate.spec?.nodeName}) when ${drainNode} drains: CloudNativePG switches over once the node is cordoned`,
+  };
 }

@@ -27,11 +27,7 @@ function describe(node: string, info: ServiceInfo): string {
  * @param expectedControlPlanes every control-plane address from the inventory
  * @param nodeErrors per-node errors from stderr, quoted when a node gave no block
  */
-export function evaluateEtcdService(
-  infos: ServiceInfo[],
-  expectedControlPlanes: string[],
-  nodeErrors: NodeError[] = [],
-): CheckResult {
+export function evaluateEtcdService(infos: ServiceInfo[], expectedControlPlanes: string[], nodeErrors: NodeError[] = []): CheckResult {
   const title = `etcd service (${expectedControlPlanes.join(', ')})`;
   if (expectedControlPlanes.length === 0) {
     return { id: ID, title, status: 'failed', summary: 'no control-plane nodes to query: the inventory lists none', evidence: [] };

@@ -49,11 +49,7 @@ function renderRow({ node, row }: Attributed): string[] {
  * @param expectedControlPlanes every control-plane address from the inventory
  * @param nodeErrors per-node errors from the command's stderr
  */
-export function evaluateEtcdStatus(
-  rows: EtcdStatusRow[],
-  expectedControlPlanes: string[],
-  nodeErrors: NodeError[] = [],
-): CheckResult {
+export function evaluateEtcdStatus(rows: EtcdStatusRow[], expectedControlPlanes: string[], nodeErrors: NodeError[] = []): CheckResult {
   const title = `etcd status (${expectedControlPlanes.join(', ')})`;
   if (expectedControlPlanes.length === 0) {
     return { id: ID, title, status: 'failed', summary: 'no control-plane nodes to query: the inventory lists none', evidence: [] };
@@ -100,9 +96,7 @@ export function evaluateEtcdStatus(
   const leaders = [...new Set(attributed.map((a) => a.row.leader).filter((l) => !hasNoLeader(l)))];
   const members = attributed.map((a) => a.row.member);
   if (leaders.length > 1) {
-    const views = attributed
-      .filter((a) => !hasNoLeader(a.row.leader))
-      .map((a) => `${a.node ?? a.row.member} sees ${a.row.leader}`);
+    const views = attributed.filter((a) => !hasNoLeader(a.row.leader)).map((a) => `${a.node ?? a.row.member} sees ${a.row.leader}`);
     problems.push(`etcd members disagree on the leader: ${views.join(', ')}`);
   } else if (leaders.length === 1 && missing.length === 0 && !members.includes(leaders[0] ?? '')) {
     problems.push(`the leader ${leaders[0] ?? ''} is none of the members that answered (${members.join(', ')})`);

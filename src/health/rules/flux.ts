@@ -143,12 +143,18 @@ function judge(object: FluxObject, now: number, stallMs: number): Verdict {
   if (ready?.status === 'True') return { kind: 'ok' };
   if (ready?.status === 'False' && !WAITING_REASONS.has(ready.reason ?? '')) return { kind: 'failing', text: describeCondition(ready) };
   if (reconciling?.status === 'True' && reconciling.reason === 'ProgressingWithRetry') {
-    return { kind: 'failing', text: `${describeCondition(reconciling)}; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}` };
+    return {
+      kind: 'failing',
+      text: `${describeCondition(reconciling)}; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}`,
+    };
   }
   const failures = object.status?.failures ?? 0;
   if (failures > 0) {
     // A HelmRelease caught at the start of a retry reads Ready=Unknown; its failure count still tells.
-    return { kind: 'failing', text: `${failures} failed attempt${failures === 1 ? '' : 's'} at the desired state; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}` };
+    return {
+      kind: 'failing',
+      text: `${failures} failed attempt${failures === 1 ? '' : 's'} at the desired state; ${ready === undefined ? 'no Ready condition' : describeCondition(ready)}`,
+    };
   }
   const attempted = object.status?.lastAttemptedRevision;
   const applied = object.status?.lastAppliedRevision;

@@ -9,7 +9,12 @@ export function alignColumns(rows: readonly (readonly string[])[]): string[] {
       widths[i] = Math.max(widths[i] ?? 0, cell.length);
     });
   }
-  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+  return rows.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** `1 node`, `3 nodes`. */

@@ -58,7 +58,11 @@ export interface LonghornView {
 }
 
 /** Reads the raw API lists into a view; an object that does not parse is left out, and named in `unreadable`. */
-export function longhornView(volumes: readonly unknown[], replicas: readonly unknown[], settings: readonly unknown[]): { view: LonghornView; unreadable: string[] } {
+export function longhornView(
+  volumes: readonly unknown[],
+  replicas: readonly unknown[],
+  settings: readonly unknown[],
+): { view: LonghornView; unreadable: string[] } {
   const unreadable: string[] = [];
   const parse = <T>(schema: z.ZodType<T>, kind: string, items: readonly unknown[]): T[] =>
     items.flatMap((raw, i) => {
@@ -145,8 +149,10 @@ function staysAttached(node: string, view: LonghornView, context: DrainContext):
     const here = pods.filter((pod) => context.removes(namespace, pod) !== undefined);
     const kept = here.filter((pod) => context.removes(namespace, pod) === false);
     const label = volumeLabel(volume.metadata.name, [volume]);
-    if (kept.length > 0) return [`${label} stays attached to ${kept.map((p) => `${namespace}/${p}`).join(', ')}, which the drain does not evict`];
-    if (here.length === 0) return [`${label} is attached on ${node} with no pod there that the drain evicts (attached by hand or by another attacher)`];
+    if (kept.length > 0)
+      return [`${label} stays attached to ${kept.map((p) => `${namespace}/${p}`).join(', ')}, which the drain does not evict`];
+    if (here.length === 0)
+      return [`${label} is attached on ${node} with no pod there that the drain evicts (attached by hand or by another attacher)`];
     return [];
   });
 }
@@ -155,7 +161,13 @@ function staysAttached(node: string, view: LonghornView, context: DrainContext):
  * Where Longhorn can rebuild a replica it evicts from `node`: another Longhorn node that takes
  * replicas and, unless `replica-soft-anti-affinity` is on, holds none of the volume yet.
  */
-function evictionTarget(node: string, volume: string, view: LonghornView, context: DrainContext, candidates: readonly string[]): string | undefined {
+function evictionTarget(
+  node: string,
+  volume: string,
+  view: LonghornView,
+  context: DrainContext,
+  candidates: readonly string[],
+): string | undefined {
   const holders = new Set(view.replicas.filter((r) => r.spec.volumeName === volume).map((r) => r.spec.nodeID));
   return candidates.find((c) => c !== node && context.protectedNode(c) && (view.softAntiAffinity === true || !holders.has(c)));
 }
@@ -173,11 +185,19 @@ function evictionTarget(node: string, volume: string, view: LonghornView, contex
  *   healthy replica on another node that `protectedNode` accepts.
  * `longhornNodes` are the nodes with an instance-manager budget, where Longhorn puts replicas.
  */
-export function judgeInstanceManagerBudget(node: string, view: LonghornView, context: DrainContext, longhornNodes: readonly string[] = []): BudgetJudgement {
+export function judgeInstanceManagerBudget(
+  node: string,
+  view: LonghornView,
+  context: DrainContext,
+  longhornNodes: readonly string[] = [],
+): BudgetJudgement {
   const policy = view.drainPolicy;
   const attached = staysAttached(node, view, context);
   if (attached.length > 0) {
-    return { level: 'block', text: `${attached.join('; ')}; Longhorn keeps this budget until every volume attached on ${node} has detached` };
+    return {
+      level: 'block',
+      text: `${attached.join('; ')}; Longhorn keeps this budget until every volume attached on ${node} has detached`,
+    };
   }
   if (policy === 'always-allow') {
     return { level: 'ok', text: `node-drain-policy always-allow: Longhorn lifts it during the drain without looking at replicas` };
@@ -188,16 +208,29 @@ export function judgeInstanceManagerBudget(node: string, view: LonghornView, con
   for (const replica of considered) {
     if (neverStarted(replica)) continue;
     const elsewhere = view.replicas.some(
-      (other) => other.spec.volumeName === replica.spec.volumeName && other.spec.nodeID !== undefined && other.spec.nodeID !== node && healthy(other) && context.protectedNode(other.spec.nodeID),
+      (other) =>
+        other.spec.volumeName === replica.spec.volumeName &&
+        other.spec.nodeID !== undefined &&
+        other.spec.nodeID !== node &&
+        healthy(other) &&
+        context.protectedNode(other.spec.nodeID),
     );
     if (!elsewhere) last.set(replica.spec.volumeName, volumeLabel(replica.spec.volumeName, view.volumes));
   }
   if (EVICTION_POLICIES.has(policy)) {
     const evicted = policy === 'block-for-eviction' ? [...new Set(onNode.map((r) => r.spec.volumeName))] : [...last.keys()];
-    const stuck = evicted.filter((v) => evictionTarget(node, v, view, context, longhornNodes) === undefined).map((v) => volumeLabel(v, view.volumes));
+    const stuck = evicted
+      .filter((v) => evictionTarget(node, v, view, context, longhornNodes) === undefined)
+      .map((v) => volumeLabel(v, view.volumes));
     if (stuck.length > 0) {
-      const why = view.softAntiAffinity === true ? 'no other schedulable Longhorn node' : 'every other schedulable Longhorn node already holds one of its replicas (replica-soft-anti-affinity is off)';
-      return { level: 'block', text: `under node-drain-policy ${policy} Longhorn must move the replica of ${stuck.join(', ')} off ${node} first, but ${why}: the drain would wait for good` };
+      const why =
+        view.softAntiAffinity === true
+          ? 'no other schedulable Longhorn node'
+          : 'every other schedulable Longhorn node already holds one of its replicas (replica-soft-anti-affinity is off)';
+      return {
+        level: 'block',
+        text: `under node-drain-policy ${policy} Longhorn must move the replica of ${stuck.join(', ')} off ${node} first, but ${why}: the drain would wait for good`,
+      };
     }
     if (evicted.length > 0) {
       return {
@@ -206,7 +239,10 @@ export function judgeInstanceManagerBudget(node: string, view: LonghornView, con
       };
     }
   } else if (last.size > 0) {
-    return { level: 'block', text: `${node} holds the last healthy replica of ${[...last.values()].join(', ')}; under node-drain-policy ${policy} Longhorn keeps this budget` };
+    return {
+      level: 'block',
+      text: `${node} holds the last healthy replica of ${[...last.values()].join(', ')}; under node-drain-policy ${policy} Longhorn keeps this budget`,
+    };
   }
   const volumes = new Set(onNode.map((r) => r.spec.volumeName)).size;
   const what =

@@ -91,7 +91,8 @@ export function evaluateNodes(nodes: V1Node[], expectedAddresses: string[]): Che
     const reasons = unavailability(node);
     if (reasons.length > 0) problems.push(`${label(node)} ${reasons.join(', ')}`);
     const pressure = (node.status?.conditions ?? []).filter((c) => PRESSURE_CONDITIONS.includes(c.type) && c.status === 'True');
-    for (const condition of pressure) notes.push(`${label(node)} has ${condition.type}${condition.message ? `: ${condition.message}` : ''}`);
+    for (const condition of pressure)
+      notes.push(`${label(node)} has ${condition.type}${condition.message ? `: ${condition.message}` : ''}`);
   }
   for (const address of expectedAddresses) {
     if (!nodes.some((n) => addressesOf(n).includes(address))) {

@@ -66,7 +66,10 @@ export function selects(selector: V1LabelSelector | undefined, labels: Record<st
 }
 
 function unmanaged(pod: V1Pod): boolean {
-  return pod.metadata?.annotations?.['kubernetes.io/config.mirror'] === undefined && pod.metadata?.ownerReferences?.find((o) => o.controller === true) === undefined;
+  return (
+    pod.metadata?.annotations?.['kubernetes.io/config.mirror'] === undefined &&
+    pod.metadata?.ownerReferences?.find((o) => o.controller === true) === undefined
+  );
 }
 
 /**
@@ -123,10 +126,12 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
   };
   const nodeOf = (name: string): V1Node | undefined => view.nodes.find((n) => n.metadata?.name === name);
   const clientSide = (name: string): boolean => drainsClientSide(nodeOf(name));
-  const removes = (drainNode: string) => (namespace: string, name: string): boolean | undefined => {
-    const pod = view.pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name && p.spec?.nodeName === drainNode);
-    return pod === undefined ? undefined : drained(pod, clientSide(drainNode));
-  };
+  const removes =
+    (drainNode: string) =>
+    (namespace: string, name: string): boolean | undefined => {
+      const pod = view.pods.find((p) => p.metadata?.namespace === namespace && p.metadata?.name === name && p.spec?.nodeName === drainNode);
+      return pod === undefined ? undefined : drained(pod, clientSide(drainNode));
+    };
   // A pod without a controller on a node talosctl drains is deleted and never comes back: the
   // operator moves or recreates it under a controller first (kubectl drain refuses it without --force too).
   for (const [node, label] of drainNames) {
@@ -158,8 +163,7 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
       else if (judged.level === 'wait') {
         notes.push(line);
         announce.push(`${label}: ${judged.text}.`);
-      }
-      else longhornLines.push(line);
+      } else longhornLines.push(line);
       continue;
     }
     const namespace = pdb.metadata?.namespace;
@@ -180,14 +184,21 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
       continue;
     }
     const held = view.pods.filter(
-      (p) => p.metadata?.namespace === namespace && drainNames.has(p.spec?.nodeName ?? '') && drained(p, clientSide(p.spec?.nodeName ?? '')) && selects(pdb.spec?.selector, p.metadata?.labels ?? {}),
+      (p) =>
+        p.metadata?.namespace === namespace &&
+        drainNames.has(p.spec?.nodeName ?? '') &&
+        drained(p, clientSide(p.spec?.nodeName ?? '')) &&
+        selects(pdb.spec?.selector, p.metadata?.labels ?? {}),
     );
     const allowed = status?.disruptionsAllowed;
     if (allowed !== undefined && allowed > 0) {
       // More of its pods on one node than it lets go: that drain waits for replacements to be ready elsewhere.
       for (const [node, label] of drainNames) {
         const here = held.filter((p) => p.spec?.nodeName === node).length;
-        if (here > allowed) notes.push(`PDB ${nameOf(pdb)}: allows ${allowed} disruption${allowed === 1 ? '' : 's'} but ${here} of its pods run on ${label}: that drain waits until replacements are ready on other nodes`);
+        if (here > allowed)
+          notes.push(
+            `PDB ${nameOf(pdb)}: allows ${allowed} disruption${allowed === 1 ? '' : 's'} but ${here} of its pods run on ${label}: that drain waits until replacements are ready on other nodes`,
+          );
       }
       continue;
     }
@@ -198,7 +209,9 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
     }
     const where = [...new Set(held.map((p) => p.spec!.nodeName!))].map((n) => drainNames.get(n)!);
     const pods = held.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ');
-    blocking.push(`PDB ${nameOf(pdb)}: ${counts(pdb)} and ${pods} ${held.length === 1 ? 'runs' : 'run'} on ${where.join(', ')}: draining ${where.length === 1 ? 'that node' : 'those nodes'} would block`);
+    blocking.push(
+      `PDB ${nameOf(pdb)}: ${counts(pdb)} and ${pods} ${held.length === 1 ? 'runs' : 'run'} on ${where.join(', ')}: draining ${where.length === 1 ? 'that node' : 'those nodes'} would block`,
+    );
   }
   const evidence = [...blocking, ...notes, ...longhornLines];
   if (blocking.length > 0) {
@@ -207,9 +220,18 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
   }
   const said = announce.length > 0 ? { announce } : {};
   if (notes.length > 0) return { id: ID, title, status: 'warning', summary: joinProblems(notes), evidence, ...said };
-  const longhorn = longhornBudgets > 0 ? `; ${plural(longhornBudgets, "Longhorn instance-manager budget")} judged by Longhorn's node-drain-policy ${view.longhorn?.drainPolicy ?? ''}` : '';
+  const longhorn =
+    longhornBudgets > 0
+      ? `; ${plural(longhornBudgets, 'Longhorn instance-manager budget')} judged by Longhorn's node-drain-policy ${view.longhorn?.drainPolicy ?? ''}`
+      : '';
   const moves = longhornLines.filter((l) => l.includes('CloudNativePG primary'));
-  const cnpgText = cnpgBudgets > 0 ? `; ${plural(cnpgBudgets, 'CloudNativePG primary budget')} judged by CloudNativePG's switchover${moves.length > 0 ? ` (${moves.map((l) => l.replace(/^.*?: (the primary of .*?) when (.*?) drains.*$/, '$1 when $2 drains')).join('; ')})` : ''}` : '';
-  const summary = pdbs.length === 0 ? 'no PodDisruptionBudgets' : `${plural(pdbs.length, 'PodDisruptionBudget')}, none blocks the drain${longhorn}${cnpgText}`;
+  const cnpgText =
+    cnpgBudgets > 0
+      ? `; ${plural(cnpgBudgets, 'CloudNativePG primary budget')} judged by CloudNativePG's switchover${moves.length > 0 ? ` (${moves.map((l) => l.replace(/^.*?: (the primary of .*?) when (.*?) drains.*$/, '$1 when $2 drains')).join('; ')})` : ''}`
+      : '';
+  const summary =
+    pdbs.length === 0
+      ? 'no PodDisruptionBudgets'
+      : `${plural(pdbs.length, 'PodDisruptionBudget')}, none blocks the drain${longhorn}${cnpgText}`;
   return { id: ID, title, status: 'passed', summary, evidence, ...said };
 }

@@ -54,7 +54,10 @@ export function evaluateTalosHealth(parsed: HealthReport, exitCode: number, opti
   }
   if (parsed.finalError !== undefined) evidence.push(`talosctl: ${oneLine(parsed.finalError)}`);
   const skippedNames = new Set(skipped.map((c) => c.name));
-  if (skippedNames.has(NODES_READY_CHECK)) evidence.push(`Talos skipped "${NODES_READY_CHECK}" (no CNI installed by Talos): node readiness is judged by the Kubernetes nodes check`);
+  if (skippedNames.has(NODES_READY_CHECK))
+    evidence.push(
+      `Talos skipped "${NODES_READY_CHECK}" (no CNI installed by Talos): node readiness is judged by the Kubernetes nodes check`,
+    );
   const dnsProblem = skippedNames.has(COREDNS_CHECK) && options.pods !== undefined ? coreDnsProblem(options.pods) : undefined;
   if (skippedNames.has(COREDNS_CHECK) && options.pods !== undefined) {
     evidence.push(`Talos skipped "${COREDNS_CHECK}" (no CNI installed by Talos); through Kubernetes: ${dnsProblem ?? 'CoreDNS ready'}`);
@@ -79,10 +82,22 @@ export function evaluateTalosHealth(parsed: HealthReport, exitCode: number, opti
     // On success talosctl ends with its last check; anything after it is an error or cut-off output.
     const tail = oneLine(parsed.finalError);
     const shown = tail.length > 200 ? `${tail.slice(0, 200)}…` : tail;
-    return { id: ID, title, status: 'failed', summary: `talosctl health exited 0 but ended with text that is no check result, so its output cannot be trusted: ${shown}`, evidence };
+    return {
+      id: ID,
+      title,
+      status: 'failed',
+      summary: `talosctl health exited 0 but ended with text that is no check result, so its output cannot be trusted: ${shown}`,
+      evidence,
+    };
   }
   if (dnsProblem !== undefined) {
-    return { id: ID, title, status: 'failed', summary: `talosctl health skipped its CoreDNS check, and CoreDNS is not ready: ${dnsProblem}`, evidence };
+    return {
+      id: ID,
+      title,
+      status: 'failed',
+      summary: `talosctl health skipped its CoreDNS check, and CoreDNS is not ready: ${dnsProblem}`,
+      evidence,
+    };
   }
   const summary = `all ${plural(ok.length + skipped.length, 'check')} passed${skipped.length > 0 ? ` (${skipped.length} skipped)` : ''}`;
   return { id: ID, title, status: 'passed', summary, evidence };

@@ -15,11 +15,7 @@ const ID = 'talos-version';
  * @param expectedNodes every node address from the inventory
  * @param nodeErrors per-node errors from the command's stderr
  */
-export function evaluateTalosVersions(
-  report: TalosVersionReport,
-  expectedNodes: string[],
-  nodeErrors: NodeError[] = [],
-): CheckResult {
+export function evaluateTalosVersions(report: TalosVersionReport, expectedNodes: string[], nodeErrors: NodeError[] = []): CheckResult {
   const title = `Talos version (${expectedNodes.join(', ')})`;
   if (expectedNodes.length === 0) {
     return { id: ID, title, status: 'failed', summary: 'no nodes to query: the inventory lists none', evidence: [] };
@@ -34,7 +30,9 @@ export function evaluateTalosVersions(
   for (const node of expectedNodes) {
     const answers = servers.filter((s) => s.node === node);
     if (answers.length > 1) {
-      problems.push(`${node} reported its Talos version ${answers.length} times (${answers.map((s) => s.tag).join(', ')}), so the output cannot be trusted`);
+      problems.push(
+        `${node} reported its Talos version ${answers.length} times (${answers.map((s) => s.tag).join(', ')}), so the output cannot be trusted`,
+      );
     }
     const server = answers[0];
     if (server === undefined) {

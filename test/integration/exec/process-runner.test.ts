@@ -314,7 +314,10 @@ describe('process runner: secrets and bounds', () => {
     const lines: string[] = [];
 
     // Act
-    const result = await runner.run(SH, ['-c', `echo "token ${CANARY} end"`], { timeoutMs: 10_000, onStdoutLine: (line) => lines.push(line) });
+    const result = await runner.run(SH, ['-c', `echo "token ${CANARY} end"`], {
+      timeoutMs: 10_000,
+      onStdoutLine: (line) => lines.push(line),
+    });
     const cut = result.stdout.slice(0, 'token '.length + 20);
 
     // Assert: the cut falls where the secret was, and no part of it is there to cut
@@ -337,7 +340,11 @@ describe('process runner: secrets and bounds', () => {
   it("blanks the secrets of tofu's environment wherever the child prints them", async () => {
     // Arrange: the bot registers the secret variables of tofu's environment at start
     const scrubber = new SecretScrubber();
-    const tofuEnv = { TF_VAR_proxmox_api_token: 'root@pam!bot=8c1f2d3e-canary-4a5b-9c8d-7e6f5a4b3c2d', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYcanaryKEY', AWS_REGION: 'eu-central-1' };
+    const tofuEnv = {
+      TF_VAR_proxmox_api_token: 'root@pam!bot=8c1f2d3e-canary-4a5b-9c8d-7e6f5a4b3c2d',
+      AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYcanaryKEY',
+      AWS_REGION: 'eu-central-1',
+    };
     for (const value of secretEnvValues(tofuEnv)) scrubber.add(value);
     const runner = createProcessRunner({ scrubber });
     const script = 'echo "provider: $TF_VAR_proxmox_api_token"; echo "backend: $AWS_SECRET_ACCESS_KEY in $AWS_REGION" >&2; exit 1';
@@ -359,6 +366,8 @@ describe('process runner: secrets and bounds', () => {
 
     // Assert
     expect(error.code).toBe('exec-output-too-large');
-    expect(error.message).toBe('sh printed more than 65536 characters on one stream and was stopped: narrow what it is asked for, or look for a tool writing in a loop');
+    expect(error.message).toBe(
+      'sh printed more than 65536 characters on one stream and was stopped: narrow what it is asked for, or look for a tool writing in a loop',
+    );
   });
 });

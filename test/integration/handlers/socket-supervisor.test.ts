@@ -30,7 +30,13 @@ function supervised(options: { appToken?: string } = {}) {
     autoReconnectEnabled: false,
     installerOptions: { clientOptions: { slackApiUrl: emu.apiUrl, retryConfig: { retries: 0 }, timeout: 2000 } },
   });
-  const app = new App({ token: emu.botToken, receiver, logger: boltLogger(silent), logLevel: LogLevel.ERROR, clientOptions: { slackApiUrl: emu.apiUrl } });
+  const app = new App({
+    token: emu.botToken,
+    receiver,
+    logger: boltLogger(silent),
+    logLevel: LogLevel.ERROR,
+    clientOptions: { slackApiUrl: emu.apiUrl },
+  });
   const failures: string[] = [];
   const disconnects: string[] = [];
   const supervisor = new SocketSupervisor({
@@ -89,7 +95,9 @@ describe('the Socket Mode supervisor with the real client', () => {
 
     await supervisor.stop();
     held.release();
-    await emu.waitFor(() => emu.socketFrames.filter((f) => f.data.includes('"hello"')).length === 2, { description: "the late attempt's hello" });
+    await emu.waitFor(() => emu.socketFrames.filter((f) => f.data.includes('"hello"')).length === 2, {
+      description: "the late attempt's hello",
+    });
     await emu.waitFor(() => emu.connectionCount() === 0, { description: 'the late connection closed' });
 
     expect(supervisor.connected()).toBe(false);

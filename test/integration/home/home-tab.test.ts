@@ -42,8 +42,7 @@ const INVENTORY = parseInventory(
 const redis = useRedisFixture();
 let home: HomeTab | undefined;
 
-beforeEach(async () => {
-});
+beforeEach(async () => {});
 
 afterEach(() => {
   home?.close();
@@ -51,7 +50,15 @@ afterEach(() => {
 });
 
 function gate(overrides: Partial<GateRecord> = {}): GateRecord {
-  return { cluster: 'production', passed: true, at: '2026-11-30T09:00:00.000Z', stopReasons: [], talos: ['v1.11.5'], kubernetes: ['v1.34.1'], ...overrides };
+  return {
+    cluster: 'production',
+    passed: true,
+    at: '2026-11-30T09:00:00.000Z',
+    stopReasons: [],
+    talos: ['v1.11.5'],
+    kubernetes: ['v1.34.1'],
+    ...overrides,
+  };
 }
 
 /** A publisher that records what it was given, per user. */
@@ -95,8 +102,18 @@ function setup(options: { throttleMs?: number; settleMs?: number; now?: () => Da
   return { records, store, lock, publisher, permalinks, home };
 }
 
-async function runningUpgrade(store: ReturnType<typeof createOperationStore>, lock: ReturnType<typeof createClusterLock>): Promise<Operation> {
-  const op = newOperation({ kind: 'talos-upgrade', cluster: 'production', channel: 'C0MAINTPRD', requestedBy: 'U0ALICE', createdAt: new Date().toISOString(), state: 'planned' });
+async function runningUpgrade(
+  store: ReturnType<typeof createOperationStore>,
+  lock: ReturnType<typeof createClusterLock>,
+): Promise<Operation> {
+  const op = newOperation({
+    kind: 'talos-upgrade',
+    cluster: 'production',
+    channel: 'C0MAINTPRD',
+    requestedBy: 'U0ALICE',
+    createdAt: new Date().toISOString(),
+    state: 'planned',
+  });
   await store.create({ ...op, target: { version: 'v1.12.11' }, rootTs: '1764496800.000100' });
   await lock.acquire('production', op.id);
   return (await store.update(op.id, (o) => ({ ...o, state: 'running', startedBy: 'U0BOB', startedAt: new Date().toISOString() }))).op;
@@ -161,12 +178,16 @@ describe('the Home tab on a real Redis', () => {
     const op = await runningUpgrade(store, lock);
 
     // Assert
-    const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(op.id)), { description: 'a redraw naming the operation' });
-    expect(latest).toContain(`<https://talos-test.slack.com/archives/C0MAINTPRD/p1764496800000100|\`${op.id}\`> Talos upgrade v1.12.11, running`);
+    const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(op.id)), {
+      description: 'a redraw naming the operation',
+    });
+    expect(latest).toContain(
+      `<https://talos-test.slack.com/archives/C0MAINTPRD/p1764496800000100|\`${op.id}\`> Talos upgrade v1.12.11, running`,
+    );
     expect(latest).toContain('by <@U0BOB>');
   });
 
-  it("links the lock holder with the thread link the operation keeps, without asking Slack again", async () => {
+  it('links the lock holder with the thread link the operation keeps, without asking Slack again', async () => {
     // Arrange
     const { store, lock, publisher, permalinks } = setup();
     await home!.opened('U0CAROL');
@@ -177,7 +198,9 @@ describe('the Home tab on a real Redis', () => {
     // Paused the way an operation pauses: its approval request expired.
     await store.update(op.id, (o) => ({ ...o, permalink: stored, state: 'awaiting-approval' }));
     await store.update(op.id, (o) => ({ ...o, state: 'paused' }));
-    const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(', paused')), { description: 'a redraw of the paused operation' });
+    const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(', paused')), {
+      description: 'a redraw of the paused operation',
+    });
 
     // Assert
     expect(latest).toContain(`<${stored}|`);
@@ -197,13 +220,23 @@ describe('the Home tab on a real Redis', () => {
       ...o,
       state: 'awaiting-approval',
       steps: [{ id: 's2', kind: 'upgrade-control-plane', node: '10.0.30.11', nodeName: 'talos-prd-cp-1', status: 'pending' }],
-      approvals: [{ step: 's2', nonce: 'n1', messageTs: '1764496900.000200', requestedAt: new Date().toISOString(), expiresAt, state: 'pending' }],
+      approvals: [
+        { step: 's2', nonce: 'n1', messageTs: '1764496900.000200', requestedAt: new Date().toISOString(), expiresAt, state: 'pending' },
+      ],
     }));
-    const asking = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes('Approvals waiting')), { description: 'the approval on the Home' });
-    await store.update(op.id, (o) => ({ ...o, state: 'running', approvals: o.approvals.map((a) => ({ ...a, state: 'approved' as const })) }));
+    const asking = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes('Approvals waiting')), {
+      description: 'the approval on the Home',
+    });
+    await store.update(op.id, (o) => ({
+      ...o,
+      state: 'running',
+      approvals: o.approvals.map((a) => ({ ...a, state: 'approved' as const })),
+    }));
     await store.update(op.id, (o) => ({ ...o, state: 'completed', endedAt: new Date().toISOString() }));
     await lock.release('production', op.id);
-    const done = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(`Talos upgrade ${op.id}`)), { description: 'the upgrade as the latest version' });
+    const done = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(`Talos upgrade ${op.id}`)), {
+      description: 'the upgrade as the latest version',
+    });
 
     // Assert
     expect(asking).toContain('control plane talos-prd-cp-1 (10.0.30.11)');
@@ -231,7 +264,9 @@ describe('the Home tab on a real Redis', () => {
     home!.gateFinished(report);
 
     // Assert
-    const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes('etcd has no leader')), { description: 'the gate on the Home' });
+    const latest = await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes('etcd has no leader')), {
+      description: 'the gate on the Home',
+    });
     expect(latest).toContain('❌ failed');
     expect(latest).toContain('v1.33.4');
   });
@@ -263,7 +298,10 @@ describe('the Home tab on a real Redis', () => {
       await store.update(op.id, (o) => ({ ...o, state }));
       await new Promise((r) => setTimeout(r, 30));
     }
-    await waitFor(() => publisher.of('U0CAROL').at(-1)?.includes(', failed'), { description: 'the last state on the Home', timeoutMs: 3000 });
+    await waitFor(() => publisher.of('U0CAROL').at(-1)?.includes(', failed'), {
+      description: 'the last state on the Home',
+      timeoutMs: 3000,
+    });
 
     // Assert
     const times = publisher.views.filter((v) => v.user === 'U0CAROL').map((v) => v.at);

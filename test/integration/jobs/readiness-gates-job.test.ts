@@ -20,7 +20,11 @@ afterEach(() => {
 /** `/talos gates` on the fake cluster of `shape`, with `kubernetesEndpoint` in the inventory or none. */
 async function gates(shape: ClusterShape, kubernetesEndpoint?: string): Promise<{ chat: RecordingChat; endpointGate: string }> {
   cluster = fakeCluster({ shape, terraformDir: TERRAFORM_DIR });
-  const nodes = (role: string): string => shape.nodes.filter((n) => n.role === role).map((n) => n.address).join(', ');
+  const nodes = (role: string): string =>
+    shape.nodes
+      .filter((n) => n.role === role)
+      .map((n) => n.address)
+      .join(', ');
   const inventory = parseInventory(
     `clusters:
   ${shape.name}:
@@ -54,12 +58,14 @@ ${kubernetesEndpoint === undefined ? '' : `    kubernetesEndpoint: ${kubernetesE
 }
 
 describe('the Kubernetes endpoint gate of /talos gates', () => {
-  it("fails a cluster whose kubeconfig from Terraform points at a node, although the inventory declares no endpoint", async () => {
+  it('fails a cluster whose kubeconfig from Terraform points at a node, although the inventory declares no endpoint', async () => {
     // Act: staging's kubeconfig server is its control plane's address.
     const { endpointGate } = await gates(stagingShape());
 
     // Assert
-    expect(endpointGate).toContain('https://10.0.20.204:6443 (the server of the kubeconfig Terraform outputs) is the address of node talos-stg-cp-1 (10.0.20.204)');
+    expect(endpointGate).toContain(
+      'https://10.0.20.204:6443 (the server of the kubeconfig Terraform outputs) is the address of node talos-stg-cp-1 (10.0.20.204)',
+    );
     expect(endpointGate).toContain('kubeconfig server (tofu output -raw talos_kubeconfig): https://10.0.20.204:6443');
   });
 
@@ -68,7 +74,9 @@ describe('the Kubernetes endpoint gate of /talos gates', () => {
     const { chat, endpointGate } = await gates(productionShape(), 'https://10.0.30.10:6443');
 
     // Assert
-    expect(endpointGate).toContain("https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is no node's address, a virtual IP");
+    expect(endpointGate).toContain(
+      "https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is no node's address, a virtual IP",
+    );
     expect(JSON.stringify(chat.posts)).not.toContain('CANARY-fake-cluster-0042');
   });
 

@@ -16,8 +16,22 @@ const SCHEDULED = inventory(`    schedules:
       healthGate: { cron: "*/15 * * * *", dailySummary: "08:00" }`);
 
 function report(failed: string[]): GateReport {
-  const checks: CheckResult[] = ['talos-version', 'nodes', 'flux'].map((id) => ({ id, title: id, status: failed.includes(id) ? 'failed' : 'passed', summary: `${id} ${failed.includes(id) ? 'failed' : 'ok'}`, evidence: [] }));
-  return { cluster: 'production', passed: failed.length === 0, stopReasons: failed.map((f) => `${f} failed`), checks, startedAt: '2026-12-01T08:00:00.000Z', durationMs: 5, slowestProbeMs: 5 };
+  const checks: CheckResult[] = ['talos-version', 'nodes', 'flux'].map((id) => ({
+    id,
+    title: id,
+    status: failed.includes(id) ? 'failed' : 'passed',
+    summary: `${id} ${failed.includes(id) ? 'failed' : 'ok'}`,
+    evidence: [],
+  }));
+  return {
+    cluster: 'production',
+    passed: failed.length === 0,
+    stopReasons: failed.map((f) => `${f} failed`),
+    checks,
+    startedAt: '2026-12-01T08:00:00.000Z',
+    durationMs: 5,
+    slowestProbeMs: 5,
+  };
 }
 
 /** The scheduled gate's processor with a controlled gate and clock; each tick is a job of its own, as the scheduler adds them. */
@@ -29,7 +43,15 @@ function fixture() {
   let next: GateReport | Error = report([]);
   let clock = new Date('2026-12-01T08:00:00.000Z');
   const logger = createLogger({ level: 'silent', scrubber: new SecretScrubber() });
-  const deps = { inventory: SCHEDULED, chat, logger, state, runningGates, clock: { now: () => clock }, runGate: () => (next instanceof Error ? Promise.reject(next) : Promise.resolve(next)) };
+  const deps = {
+    inventory: SCHEDULED,
+    chat,
+    logger,
+    state,
+    runningGates,
+    clock: { now: () => clock },
+    runGate: () => (next instanceof Error ? Promise.reject(next) : Promise.resolve(next)),
+  };
   const gate = createScheduledGateJob(deps);
   let tick = 0;
   return {
@@ -82,7 +104,11 @@ describe('a scheduled health gate', () => {
 
     const stored = await f.state.last('production');
 
-    expect(stored).toEqual({ verdict: { passed: false, failing: ['flux'] }, changedAt: '2026-12-01T08:30:00.000Z', lastRunAt: '2026-12-01T08:45:00.000Z' });
+    expect(stored).toEqual({
+      verdict: { passed: false, failing: ['flux'] },
+      changedAt: '2026-12-01T08:30:00.000Z',
+      lastRunAt: '2026-12-01T08:45:00.000Z',
+    });
     const fresh = fixture();
     expect(await fresh.tick(report(['flux']))).toEqual({ passed: false, posted: false });
   });
@@ -93,7 +119,10 @@ describe('a scheduled health gate', () => {
     await f.tick(new Error('tofu output failed: backend unreachable'));
     await f.tick(new Error('tofu output failed: another text'));
 
-    expect(f.roots()).toEqual([expect.stringContaining('passes'), expect.stringMatching(/^❌ Scheduled health gate could not run on production: tofu output failed: backend unreachable/)]);
+    expect(f.roots()).toEqual([
+      expect.stringContaining('passes'),
+      expect.stringMatching(/^❌ Scheduled health gate could not run on production: tofu output failed: backend unreachable/),
+    ]);
   });
 
   it('never runs while a requested gate runs on the cluster: the tick is skipped and says nothing', async () => {
@@ -117,7 +146,9 @@ describe('a scheduled health gate', () => {
     await f.summary({ id: 'repeat:sched-summary-production:2', data: { cluster: 'production' }, attemptsStarted: 1 } as unknown as Job);
 
     const summaries = f.roots().filter((t) => t.startsWith('📋'));
-    expect(summaries[0]).toMatch(/^📋 Daily health summary of production: ❌ failing on nodes since .*2026-12-01 08:30 UTC>, last run .*08:45 UTC>; 3 scheduled gates since the last summary, 2 failed\.$/);
+    expect(summaries[0]).toMatch(
+      /^📋 Daily health summary of production: ❌ failing on nodes since .*2026-12-01 08:30 UTC>, last run .*08:45 UTC>; 3 scheduled gates since the last summary, 2 failed\.$/,
+    );
     expect(summaries[1]).toMatch(/; 0 scheduled gates since the last summary, 0 failed\.$/);
   });
 });

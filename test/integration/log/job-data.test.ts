@@ -13,7 +13,8 @@ const redis = useRedisFixture();
 function workersRunning(run: (job: Job) => Promise<unknown>): { workers: Workers; ran: string[] } {
   const ran: string[] = [];
   const processor: JobProcessor = (job) => (ran.push(String(job.id)), run(job));
-  const table = <N extends string>(names: N[]): Record<N, JobProcessor> => Object.fromEntries(names.map((n) => [n, processor])) as Record<N, JobProcessor>;
+  const table = <N extends string>(names: N[]): Record<N, JobProcessor> =>
+    Object.fromEntries(names.map((n) => [n, processor])) as Record<N, JobProcessor>;
   const workers = createWorkers({
     // Workers block on Redis, so their connection never gives up on a command.
     connection: new Redis(redis.server.url, { maxRetriesPerRequest: null }),
@@ -69,7 +70,11 @@ describe('job data checked by the workers, on a real Redis', () => {
       const failed = failedForGood(workers, 'bad-preflight');
 
       // Act: a preflight, which is tried 6 times, carrying a cluster name where its operation id belongs
-      await queue.add('operation-preflight', { opId: 'production; rm -rf /' }, { jobId: 'bad-preflight', attempts: 6, backoff: { type: 'fixed', delay: 10 } });
+      await queue.add(
+        'operation-preflight',
+        { opId: 'production; rm -rf /' },
+        { jobId: 'bad-preflight', attempts: 6, backoff: { type: 'fixed', delay: 10 } },
+      );
       const job = await failed;
 
       // Assert
@@ -92,7 +97,11 @@ describe('job data checked by the workers, on a real Redis', () => {
       const failed = failedForGood(workers, 'op-abc123-preflight');
 
       // Act
-      await queue.add('operation-preflight', { opId: 'op-abc123' }, { jobId: 'op-abc123-preflight', attempts: 3, backoff: { type: 'fixed', delay: 10 } });
+      await queue.add(
+        'operation-preflight',
+        { opId: 'op-abc123' },
+        { jobId: 'op-abc123-preflight', attempts: 3, backoff: { type: 'fixed', delay: 10 } },
+      );
       const job = await failed;
 
       // Assert

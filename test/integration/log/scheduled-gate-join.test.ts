@@ -23,7 +23,15 @@ describe('a requested health gate while the scheduled one runs', () => {
         return Promise.reject(new Error('tofu output failed'));
       },
     } as unknown as ClusterAccess;
-    const job = createHealthGateJob({ inventory: inventory(), access, chat, logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), probeTimeoutMs: 1000, runningGates, clock: systemClock });
+    const job = createHealthGateJob({
+      inventory: inventory(),
+      access,
+      chat,
+      logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+      probeTimeoutMs: 1000,
+      runningGates,
+      clock: systemClock,
+    });
     await runningGates.claim('production', { job: 'repeat:sched-gate-production:1', requestedBy: SCHEDULED_GATE });
     const data = { cluster: 'production', channel: 'C0MAINTPRD', requestedBy: 'U0ALICE', requestedAt: '2026-12-01T08:00:00.000Z' };
     const fakeJob = { id: 'health-1', data, attemptsStarted: 1, updateData: () => Promise.resolve() } as unknown as Job;

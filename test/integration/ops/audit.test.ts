@@ -48,12 +48,25 @@ class FakeThread implements Pick<ChatPort, 'reply' | 'replies'> {
 
 function chatOn(thread: FakeThread): ChatPort {
   const unused = (): Promise<never> => Promise.reject(new Error('not used by the audit'));
-  return { post: unused, update: unused, ephemeral: unused, upload: unused, permalink: unused, reply: thread.reply.bind(thread), replies: thread.replies.bind(thread) };
+  return {
+    post: unused,
+    update: unused,
+    ephemeral: unused,
+    upload: unused,
+    permalink: unused,
+    reply: thread.reply.bind(thread),
+    replies: thread.replies.bind(thread),
+  };
 }
 
 function auditOn(store: OperationStore, thread: FakeThread) {
   const postLease = createRunLease(redis.client(), { ttlMs: 1000, pollMs: 10, prefix: 'talos:audit-post' });
-  return createAudit(store, chatOn(thread), { postLease, attempts: 2, backoffMs: 1, clock: { ...systemClock, now: () => new Date('2026-11-29T22:05:00.000Z') } });
+  return createAudit(store, chatOn(thread), {
+    postLease,
+    attempts: 2,
+    backoffMs: 1,
+    clock: { ...systemClock, now: () => new Date('2026-11-29T22:05:00.000Z') },
+  });
 }
 
 describe('the audit thread on a real Redis', () => {
@@ -123,7 +136,13 @@ describe('the audit thread on a real Redis', () => {
       operation({
         audit: [
           { seq: 1, at: '2026-11-29T22:05:00.000Z', actor: 'U0BOB', event: 'started', post: { text: '#1 started' }, attempted: true },
-          { seq: 2, at: '2026-11-29T22:06:00.000Z', actor: 'U0CAROL', event: 'approved 10.0.30.11', post: { text: '#2 approved 10.0.30.11' } },
+          {
+            seq: 2,
+            at: '2026-11-29T22:06:00.000Z',
+            actor: 'U0CAROL',
+            event: 'approved 10.0.30.11',
+            post: { text: '#2 approved 10.0.30.11' },
+          },
         ],
       }),
     );
@@ -160,7 +179,17 @@ describe('the audit thread on a real Redis', () => {
   it('lets one replica post at a time, so two flushing at once post nothing twice', async () => {
     // Arrange
     const store = createOperationStore(redis.client());
-    await store.create(operation({ audit: [1, 2, 3].map((seq) => ({ seq, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: `e${seq}`, post: { text: `#${seq} e${seq}` } })) }));
+    await store.create(
+      operation({
+        audit: [1, 2, 3].map((seq) => ({
+          seq,
+          at: '2026-11-29T22:05:00.000Z',
+          actor: 'bot',
+          event: `e${seq}`,
+          post: { text: `#${seq} e${seq}` },
+        })),
+      }),
+    );
     const thread = new FakeThread();
 
     // Act
@@ -178,8 +207,15 @@ describe('the audit thread on a real Redis', () => {
     const audit = auditOn(store, thread);
 
     // Act
-    const first = await audit.transition(OP, { actor: 'U0CAROL', event: 'approved 10.0.30.11' }, (o) => (o.reason === undefined ? { ...o, reason: 'decided' } : undefined), { hold: true });
-    const second = await audit.transition(OP, { actor: 'U0DAVE', event: 'approved 10.0.30.11' }, (o) => (o.reason === undefined ? { ...o, reason: 'decided again' } : undefined));
+    const first = await audit.transition(
+      OP,
+      { actor: 'U0CAROL', event: 'approved 10.0.30.11' },
+      (o) => (o.reason === undefined ? { ...o, reason: 'decided' } : undefined),
+      { hold: true },
+    );
+    const second = await audit.transition(OP, { actor: 'U0DAVE', event: 'approved 10.0.30.11' }, (o) =>
+      o.reason === undefined ? { ...o, reason: 'decided again' } : undefined,
+    );
 
     // Assert
     expect(first.changed).toBe(true);
@@ -202,12 +238,18 @@ describe('the audit thread on a real Redis', () => {
     await audit.note(OP, { actor: 'bot', event: 'step started: control plane 10.0.30.11' });
     const flushedAlone = await audit.flush(OP);
     const whileHeld = [...thread.posted];
-    await audit.record(OP, { actor: 'bot', event: 'approval requested: 10.0.30.12' }, { text: 'Approval needed', blocks: [{ type: 'actions', elements: [] }] });
+    await audit.record(
+      OP,
+      { actor: 'bot', event: 'approval requested: 10.0.30.12' },
+      { text: 'Approval needed', blocks: [{ type: 'actions', elements: [] }] },
+    );
 
     // Assert
     expect(flushedAlone).toBe(true);
     expect(whileHeld).toEqual([]);
-    expect(thread.posted.map((r) => r.text)).toEqual(['#1 approved 10.0.30.11\n#2 step started: control plane 10.0.30.11\n#3 Approval needed']);
+    expect(thread.posted.map((r) => r.text)).toEqual([
+      '#1 approved 10.0.30.11\n#2 step started: control plane 10.0.30.11\n#3 Approval needed',
+    ]);
     const stored = (await store.get(OP))!.audit;
     expect(stored.map((e) => [e.ts, e.hold, e.post])).toEqual([1, 2, 3].map(() => [thread.posted[0]!.ts, undefined, undefined]));
   });
@@ -226,11 +268,18 @@ describe('the audit thread on a real Redis', () => {
     await audit.record(
       OP,
       { actor: 'bot', event: 'approval requested: 10.0.30.13' },
-      { text: 'Approve 10.0.30.13? <@U0CAROL>', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '*Approve 10.0.30.13?*' } }], broadcast: true },
+      {
+        text: 'Approve 10.0.30.13? <@U0CAROL>',
+        blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '*Approve 10.0.30.13?*' } }],
+        broadcast: true,
+      },
     );
 
     // Assert
-    expect(thread.posted.map((r) => r.text)).toEqual(['#1 upgraded: control plane 10.0.30.11\n#2 plain reply', '#4 Approve 10.0.30.13? <@U0CAROL>\n#3 upgraded: control plane 10.0.30.12']);
+    expect(thread.posted.map((r) => r.text)).toEqual([
+      '#1 upgraded: control plane 10.0.30.11\n#2 plain reply',
+      '#4 Approve 10.0.30.13? <@U0CAROL>\n#3 upgraded: control plane 10.0.30.12',
+    ]);
     expect(thread.sendOptions).toEqual([{ once: true }, { once: true, broadcast: true }]);
     expect(seqsIn(thread.posted[1]!.text)).toEqual([4, 3]);
     expect((await store.get(OP))!.audit.map((e) => [e.seq, e.ts, e.post])).toEqual([
@@ -263,7 +312,13 @@ describe('the audit thread on a real Redis', () => {
   it('splits a long backlog so that no reply carries more blocks than Slack shows', async () => {
     // Arrange: 60 entries of one block each, stored while Slack was away.
     const store = createOperationStore(redis.client());
-    const audit60 = Array.from({ length: 60 }, (_, i) => ({ seq: i + 1, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: `e${i + 1}`, post: { text: `#${i + 1} e${i + 1}` } }));
+    const audit60 = Array.from({ length: 60 }, (_, i) => ({
+      seq: i + 1,
+      at: '2026-11-29T22:05:00.000Z',
+      actor: 'bot',
+      event: `e${i + 1}`,
+      post: { text: `#${i + 1} e${i + 1}` },
+    }));
     await store.create(operation({ audit: audit60 }));
     const thread = new FakeThread();
 
@@ -278,13 +333,28 @@ describe('the audit thread on a real Redis', () => {
 });
 
 describe('editing a reply that carries entries', () => {
-  const entry = (seq: number, extra: Partial<Operation['audit'][number]> = {}) => ({ seq, at: '2026-11-29T22:05:00.000Z', actor: 'bot', event: `e${seq}`, ...extra });
+  const entry = (seq: number, extra: Partial<Operation['audit'][number]> = {}) => ({
+    seq,
+    at: '2026-11-29T22:05:00.000Z',
+    actor: 'bot',
+    event: `e${seq}`,
+    ...extra,
+  });
 
   it('keeps its own number first, then the other entries it carried, posted or only sent', () => {
     // Arrange: #1 posted elsewhere; #2 posted with the request #3; #4 sent with it but not yet adopted.
     const op = operation({ audit: [entry(1, { ts: 'T0' }), entry(2, { ts: 'T1' }), entry(3, { ts: 'T1' })] });
-    const decided = { text: '✅ Approved by <@U0CAROL>', blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '✅ Approved by <@U0CAROL>' } }] };
-    const unadopted = operation({ audit: [entry(1, { ts: 'T0' }), entry(2, { attempted: true, post: { text: '#2 e2' } }), entry(3, { attempted: true, post: { text: '#3 request' } })] });
+    const decided = {
+      text: '✅ Approved by <@U0CAROL>',
+      blocks: [{ type: 'section', text: { type: 'mrkdwn', text: '✅ Approved by <@U0CAROL>' } }],
+    };
+    const unadopted = operation({
+      audit: [
+        entry(1, { ts: 'T0' }),
+        entry(2, { attempted: true, post: { text: '#2 e2' } }),
+        entry(3, { attempted: true, post: { text: '#3 request' } }),
+      ],
+    });
 
     // Act
     const edited = editCarrier(op, 'T1', 3, decided);

@@ -21,7 +21,14 @@ function operation(overrides: Partial<Operation>): Operation {
   });
 }
 
-const pending = (requestedAt: string): Approval => ({ step: 'cp-1', nonce: 'n1', messageTs: '1700000000.000100', requestedAt, expiresAt: '2026-11-29T23:30:00.000Z', state: 'pending' });
+const pending = (requestedAt: string): Approval => ({
+  step: 'cp-1',
+  nonce: 'n1',
+  messageTs: '1700000000.000100',
+  requestedAt,
+  expiresAt: '2026-11-29T23:30:00.000Z',
+  state: 'pending',
+});
 
 /** Counts the Redis commands of one connection, to show what a scrape costs. */
 async function commandsDuring(work: () => Promise<unknown>): Promise<number> {
@@ -37,7 +44,13 @@ async function commandsDuring(work: () => Promise<unknown>): Promise<number> {
 }
 
 function wire(store: OperationStore, lock: ClusterLock): Metrics {
-  const holds = sharedRead(() => readClusterHolds(CLUSTERS, (cluster) => lock.holder(cluster), (id) => store.get(id)));
+  const holds = sharedRead(() =>
+    readClusterHolds(
+      CLUSTERS,
+      (cluster) => lock.holder(cluster),
+      (id) => store.get(id),
+    ),
+  );
   return createMetrics({ waitingApprovals: async () => waitingApprovalCounts(CLUSTERS, await holds()), clusterHolds: holds });
 }
 
@@ -64,22 +77,30 @@ describe('lock and approval gauges on a real Redis', () => {
     const samples = await scrape(wire(store, lock));
 
     // Assert
-    expect(sampleValue(samples, 'talos_chatops_cluster_locked_since_timestamp_seconds', { cluster: 'production', kind: 'talos-upgrade', state: 'awaiting-approval' })).toBe(
-      Date.parse('2026-11-29T22:05:00.000Z') / 1000,
+    expect(
+      sampleValue(samples, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
+        cluster: 'production',
+        kind: 'talos-upgrade',
+        state: 'awaiting-approval',
+      }),
+    ).toBe(Date.parse('2026-11-29T22:05:00.000Z') / 1000);
+    expect(sampleValue(samples, 'talos_chatops_approval_requested_timestamp_seconds', { cluster: 'production' })).toBe(
+      Date.parse('2026-11-29T22:30:00.000Z') / 1000,
     );
-    expect(sampleValue(samples, 'talos_chatops_approval_requested_timestamp_seconds', { cluster: 'production' })).toBe(Date.parse('2026-11-29T22:30:00.000Z') / 1000);
     expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(0);
     expect(samples.filter((s) => s.labels.cluster === 'staging' && s.name !== 'talos_chatops_waiting_approvals')).toEqual([]);
   });
 
-  it('follows the holder\'s state from one scrape to the next, and drops the series once the lock is released', async () => {
+  it("follows the holder's state from one scrape to the next, and drops the series once the lock is released", async () => {
     // Arrange
     const connection = redis.client();
     const store = createOperationStore(connection);
     const lock = createClusterLock(connection);
     const metrics = wire(store, lock);
-    await store.create(operation({ kind: 'k8s-upgrade', cluster: 'staging', channel: 'C0MAINTSTG', startedAt: '2026-11-29T22:01:00.000Z' }));
+    await store.create(
+      operation({ kind: 'k8s-upgrade', cluster: 'staging', channel: 'C0MAINTSTG', startedAt: '2026-11-29T22:01:00.000Z' }),
+    );
     await lock.acquire('staging', 'op-1a2b3c4d5e');
 
     // Act
@@ -90,10 +111,23 @@ describe('lock and approval gauges on a real Redis', () => {
     const released = await scrape(metrics);
 
     // Assert
-    const lockSeries = (samples: Sample[]): Sample[] => samples.filter((s) => s.name === 'talos_chatops_cluster_locked_since_timestamp_seconds');
+    const lockSeries = (samples: Sample[]): Sample[] =>
+      samples.filter((s) => s.name === 'talos_chatops_cluster_locked_since_timestamp_seconds');
     const since = Date.parse('2026-11-29T22:01:00.000Z') / 1000;
-    expect(lockSeries(running)).toEqual([{ name: 'talos_chatops_cluster_locked_since_timestamp_seconds', labels: { cluster: 'staging', kind: 'k8s-upgrade', state: 'running' }, value: since }]);
-    expect(lockSeries(failed)).toEqual([{ name: 'talos_chatops_cluster_locked_since_timestamp_seconds', labels: { cluster: 'staging', kind: 'k8s-upgrade', state: 'failed' }, value: since }]);
+    expect(lockSeries(running)).toEqual([
+      {
+        name: 'talos_chatops_cluster_locked_since_timestamp_seconds',
+        labels: { cluster: 'staging', kind: 'k8s-upgrade', state: 'running' },
+        value: since,
+      },
+    ]);
+    expect(lockSeries(failed)).toEqual([
+      {
+        name: 'talos_chatops_cluster_locked_since_timestamp_seconds',
+        labels: { cluster: 'staging', kind: 'k8s-upgrade', state: 'failed' },
+        value: since,
+      },
+    ]);
     expect(lockSeries(released)).toEqual([]);
   });
 
@@ -107,7 +141,13 @@ describe('lock and approval gauges on a real Redis', () => {
     const metrics = wire(store, lock);
 
     // Act
-    const oneRead = await commandsDuring(() => readClusterHolds(CLUSTERS, (cluster) => lock.holder(cluster), (id) => store.get(id)));
+    const oneRead = await commandsDuring(() =>
+      readClusterHolds(
+        CLUSTERS,
+        (cluster) => lock.holder(cluster),
+        (id) => store.get(id),
+      ),
+    );
     const oneScrape = await commandsDuring(() => metrics.registry.metrics());
 
     // Assert

@@ -20,7 +20,14 @@ const NOW = new Date('2026-12-01T08:00:00.000Z');
 const ago = (days: number): string => new Date(NOW.getTime() - days * DAY).toISOString();
 
 function op(fields: Partial<Operation> & Pick<Operation, 'state'>): Operation {
-  return newOperation({ kind: 'snapshot', cluster: 'production', channel: 'C0MAINTPRD', requestedBy: 'U0ALICE', createdAt: ago(1), ...fields });
+  return newOperation({
+    kind: 'snapshot',
+    cluster: 'production',
+    channel: 'C0MAINTPRD',
+    requestedBy: 'U0ALICE',
+    createdAt: ago(1),
+    ...fields,
+  });
 }
 
 /** Redis keys of the bot, sorted, without the ones every test shares. */
@@ -35,7 +42,14 @@ describe('retention of operations on a real Redis', () => {
     const store = createOperationStore(client, { retentionMs: RETENTION });
     const lock = createClusterLock(client);
     for (let i = 0; i < 300; i += 1) {
-      await store.create(op({ state: i % 3 === 0 ? 'completed' : i % 3 === 1 ? 'cancelled' : 'refused', cluster: i % 2 === 0 ? 'production' : 'retired', createdAt: ago(500 + i), endedAt: ago(499 + i) }));
+      await store.create(
+        op({
+          state: i % 3 === 0 ? 'completed' : i % 3 === 1 ? 'cancelled' : 'refused',
+          cluster: i % 2 === 0 ? 'production' : 'retired',
+          createdAt: ago(500 + i),
+          endedAt: ago(499 + i),
+        }),
+      );
     }
     const recent = op({ state: 'completed', createdAt: ago(399), endedAt: ago(398) });
     const running = op({ state: 'running', createdAt: ago(900) });
@@ -44,7 +58,13 @@ describe('retention of operations on a real Redis', () => {
     const failedReleased = op({ state: 'failed', createdAt: ago(600), endedAt: ago(599) });
     for (const o of [recent, running, waiting, failedHolding, failedReleased]) await store.create(o);
     await lock.acquire('production', failedHolding.id);
-    const sweep = createRetentionSweepJob({ store, lock, logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), clock: { now: () => NOW }, retentionMs: RETENTION });
+    const sweep = createRetentionSweepJob({
+      store,
+      lock,
+      logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+      clock: { now: () => NOW },
+      retentionMs: RETENTION,
+    });
 
     // Act
     const { dropped } = await sweep();
@@ -52,7 +72,9 @@ describe('retention of operations on a real Redis', () => {
     // Assert
     expect(dropped).toBe(301);
     const live = [recent, running, waiting, failedHolding].map((o) => o.id);
-    expect(await keys()).toEqual(['talos:lock:production', ...live.map((id) => `talos:op:${id}`), 'talos:ops', 'talos:ops:production'].sort());
+    expect(await keys()).toEqual(
+      ['talos:lock:production', ...live.map((id) => `talos:op:${id}`), 'talos:ops', 'talos:ops:production'].sort(),
+    );
     expect((await client.zrange('talos:ops', '0', '-1')).sort()).toEqual([...live].sort());
     expect((await client.zrange('talos:ops:production', '0', '-1')).sort()).toEqual([...live].sort());
     expect(await client.pttl(`talos:op:${running.id}`)).toBe(-1);
@@ -93,15 +115,30 @@ describe('retention of operations on a real Redis', () => {
   it('gives the maintenance record of an operation that ended 399 days ago', async () => {
     // Arrange
     const store = createOperationStore(redis.client(), { retentionMs: RETENTION });
-    const old = op({ state: 'completed', kind: 'talos-upgrade', createdAt: ago(400), startedAt: ago(400), endedAt: ago(399), rootTs: '1600000000.000100', validation: 'every node on v1.12.1', target: { version: 'v1.12.1' } });
+    const old = op({
+      state: 'completed',
+      kind: 'talos-upgrade',
+      createdAt: ago(400),
+      startedAt: ago(400),
+      endedAt: ago(399),
+      rootTs: '1600000000.000100',
+      validation: 'every node on v1.12.1',
+      target: { version: 'v1.12.1' },
+    });
     await store.create(old);
     const chat = new RecordingChat();
 
     // Act
-    await createRecordJob({ store, chat })({ id: 'record-1', data: { opId: old.id, requestedBy: 'U0BOB' }, attemptsStarted: 1 } as unknown as Job);
+    await createRecordJob({ store, chat })({
+      id: 'record-1',
+      data: { opId: old.id, requestedBy: 'U0BOB' },
+      attemptsStarted: 1,
+    } as unknown as Job);
 
     // Assert
-    expect(chat.thread('1600000000.000100')).toEqual([expect.stringContaining(`📒 Maintenance record of \`${old.id}\` (talos-upgrade to v1.12.1, completed)`)]);
+    expect(chat.thread('1600000000.000100')).toEqual([
+      expect.stringContaining(`📒 Maintenance record of \`${old.id}\` (talos-upgrade to v1.12.1, completed)`),
+    ]);
     expect(chat.uploads).toEqual([`${old.id}-maintenance-record.md`]);
   });
 });
@@ -118,7 +155,15 @@ describe('retention of queue jobs', () => {
       await events.waitUntilReady();
       for (const n of [1, 2, 3]) await (await queue.add('record', { n })).waitUntilFinished(events);
       const store = createOperationStore(redis.client(), { retentionMs: RETENTION });
-      const sweep = createRetentionSweepJob({ store, lock: createClusterLock(redis.client()), logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), clock: { now: () => NOW }, retentionMs: RETENTION, queues: [queue], jobRetentionMs: 0 });
+      const sweep = createRetentionSweepJob({
+        store,
+        lock: createClusterLock(redis.client()),
+        logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+        clock: { now: () => NOW },
+        retentionMs: RETENTION,
+        queues: [queue],
+        jobRetentionMs: 0,
+      });
 
       // Act
       const { cleaned } = await sweep();

@@ -55,7 +55,7 @@ describe('delivery dedupe on a real Redis', () => {
     expect(ttl).toBeLessThanOrEqual(600);
   });
 
-  it('keeps a delivery for an hour by default, past Slack\'s last retry', async () => {
+  it("keeps a delivery for an hour by default, past Slack's last retry", async () => {
     // Arrange
     const client = redis.client();
     const dedupe = createDeliveryDedupe(client);

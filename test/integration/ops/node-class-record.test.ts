@@ -5,20 +5,34 @@ import { useRedisFixture } from '../../support/redis-fixture.ts';
 const redis = useRedisFixture();
 const DEFAULT = 'a'.repeat(64);
 const LONGHORN = 'b'.repeat(64);
-const entry = (cls: 'default' | 'longhorn', schematic: string, op = 'op-aaaa1111') => ({ class: cls, schematic, op, at: '2026-12-01T10:00:00.000Z' });
+const entry = (cls: 'default' | 'longhorn', schematic: string, op = 'op-aaaa1111') => ({
+  class: cls,
+  schematic,
+  op,
+  at: '2026-12-01T10:00:00.000Z',
+});
 
 describe('the record of node classes on a real Redis', () => {
   it('keeps each node the last completed operation installed, and leaves the others as they were', async () => {
     // Arrange
     const record = createNodeClassRecord(redis.client());
-    await record.write('production', new Map([['10.0.30.11', entry('default', DEFAULT)], ['10.0.30.21', entry('longhorn', LONGHORN)]]));
+    await record.write(
+      'production',
+      new Map([
+        ['10.0.30.11', entry('default', DEFAULT)],
+        ['10.0.30.21', entry('longhorn', LONGHORN)],
+      ]),
+    );
 
     // Act
     await record.write('production', new Map([['10.0.30.21', entry('longhorn', LONGHORN, 'op-bbbb2222')]]));
     const read = await record.read('production');
 
     // Assert
-    expect(Object.fromEntries(read.byNode)).toEqual({ '10.0.30.11': entry('default', DEFAULT), '10.0.30.21': entry('longhorn', LONGHORN, 'op-bbbb2222') });
+    expect(Object.fromEntries(read.byNode)).toEqual({
+      '10.0.30.11': entry('default', DEFAULT),
+      '10.0.30.21': entry('longhorn', LONGHORN, 'op-bbbb2222'),
+    });
     expect(read.ignored).toEqual([]);
     expect((await record.read('staging')).byNode.size).toBe(0);
   });

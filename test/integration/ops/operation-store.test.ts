@@ -35,7 +35,15 @@ describe('operation store on a real Redis', () => {
     // Arrange
     const client = redis.client();
     const store = createOperationStore(client);
-    const terraform = { commit: 'c0ffee', dirty: false, planSha256: 'ab12', summary: '1 to add', changes: [{ address: 'proxmox_vm.w2', action: 'create' }], listing: ['+ proxmox_vm.w2'], adds: ['talos-w-2'] };
+    const terraform = {
+      commit: 'c0ffee',
+      dirty: false,
+      planSha256: 'ab12',
+      summary: '1 to add',
+      changes: [{ address: 'proxmox_vm.w2', action: 'create' }],
+      listing: ['+ proxmox_vm.w2'],
+      adds: ['talos-w-2'],
+    };
     const earlier = { ...operation({ kind: 'terraform-apply', state: 'failed' }), terraform, replannedAs: 'op-0next00000' };
     const rollback = { ...operation({ id: 'op-0rollback0', kind: 'node-rollback' }), parent: { op: 'op-1a2b3c4d5e', step: 's1' } };
     await client.set('talos:op:op-1a2b3c4d5e', JSON.stringify(earlier));
@@ -288,7 +296,10 @@ describe('the state machine in the operation store', () => {
     await store.create(operation({ state: 'completed' }));
 
     // Act
-    const { op, changed } = await store.update('op-1a2b3c4d5e', (o) => ({ ...o, permalink: 'https://example.slack.com/archives/C0MAINTPRD/p1' }));
+    const { op, changed } = await store.update('op-1a2b3c4d5e', (o) => ({
+      ...o,
+      permalink: 'https://example.slack.com/archives/C0MAINTPRD/p1',
+    }));
 
     // Assert
     expect(changed).toBe(true);

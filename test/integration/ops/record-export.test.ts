@@ -33,8 +33,22 @@ function running(): Operation {
     target: { version: 'v1.12.1' },
     planNonce: 'abc123',
     steps: [{ id: 'node-1', kind: 'upgrade-worker', node: '10.0.30.21', status: 'running' }],
-    approvals: [{ step: 'node-1', nonce: 'n1', messageTs: '1.1', requestedAt: '2026-12-01T07:10:00.000Z', expiresAt: '2026-12-01T08:10:00.000Z', state: 'approved', by: 'U0CAROL', shown: [{ type: 'section' }] }],
-    audit: [{ seq: 1, at: '2026-12-01T07:05:00.000Z', actor: 'U0ALICE', event: 'started', ts: '1.2' }, { seq: 2, at: '2026-12-01T07:06:00.000Z', actor: 'bot', event: 'step', post: { text: '#2 step' }, attempted: true }],
+    approvals: [
+      {
+        step: 'node-1',
+        nonce: 'n1',
+        messageTs: '1.1',
+        requestedAt: '2026-12-01T07:10:00.000Z',
+        expiresAt: '2026-12-01T08:10:00.000Z',
+        state: 'approved',
+        by: 'U0CAROL',
+        shown: [{ type: 'section' }],
+      },
+    ],
+    audit: [
+      { seq: 1, at: '2026-12-01T07:05:00.000Z', actor: 'U0ALICE', event: 'started', ts: '1.2' },
+      { seq: 2, at: '2026-12-01T07:06:00.000Z', actor: 'bot', event: 'step', post: { text: '#2 step' }, attempted: true },
+    ],
   });
 }
 
@@ -52,7 +66,12 @@ describe('the maintenance record as JSON', () => {
   it('carries the operation generically under a schema version, without the bot bookkeeping', () => {
     const op = { ...running(), futureField: { plan: 'tfplan-1', resources: 3 } } as Operation;
 
-    const json = JSON.parse(maintenanceRecordJson(op, NOW)) as { schema: string; schemaVersion: number; exportedAt: string; record: Record<string, unknown> };
+    const json = JSON.parse(maintenanceRecordJson(op, NOW)) as {
+      schema: string;
+      schemaVersion: number;
+      exportedAt: string;
+      record: Record<string, unknown>;
+    };
 
     expect(json.schema).toBe(RECORD_SCHEMA);
     expect(json.schemaVersion).toBe(1);
@@ -61,7 +80,16 @@ describe('the maintenance record as JSON', () => {
     expect(json.record.target).toEqual({ version: 'v1.12.1' });
     expect(json.record).not.toHaveProperty('revision');
     expect(json.record).not.toHaveProperty('planNonce');
-    expect(json.record.approvals).toEqual([{ step: 'node-1', messageTs: '1.1', requestedAt: '2026-12-01T07:10:00.000Z', expiresAt: '2026-12-01T08:10:00.000Z', state: 'approved', by: 'U0CAROL' }]);
+    expect(json.record.approvals).toEqual([
+      {
+        step: 'node-1',
+        messageTs: '1.1',
+        requestedAt: '2026-12-01T07:10:00.000Z',
+        expiresAt: '2026-12-01T08:10:00.000Z',
+        state: 'approved',
+        by: 'U0CAROL',
+      },
+    ]);
     expect(json.record.audit).toEqual([
       { seq: 1, at: '2026-12-01T07:05:00.000Z', actor: 'U0ALICE', event: 'started', ts: '1.2' },
       { seq: 2, at: '2026-12-01T07:06:00.000Z', actor: 'bot', event: 'step' },
@@ -72,7 +100,11 @@ describe('the maintenance record as JSON', () => {
 describe('exporting records when operations end', () => {
   it('writes one 0640 file per operation when it fails, and again when it is cancelled afterwards, never while it runs', async () => {
     // Arrange
-    const exporter = createRecordExporter({ dir, now: () => NOW, logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }) });
+    const exporter = createRecordExporter({
+      dir,
+      now: () => NOW,
+      logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+    });
     const store = createOperationStore(redis.client(), { onChange: (before, after) => exporter.operationChanged(before, after) });
     const op = running();
     await store.create(op);
@@ -91,14 +123,22 @@ describe('exporting records when operations end', () => {
 
     // Assert
     expect(whileRunning).toEqual([]);
-    expect(failed.record).toEqual(expect.objectContaining({ id: op.id, state: 'failed', reason: 'node did not come back', startedBy: 'U0BOB' }));
-    expect(cancelled.record).toEqual(expect.objectContaining({ state: 'cancelled', cancelRequestedBy: 'U0BOB', endedAt: '2026-12-01T07:45:00.000Z' }));
+    expect(failed.record).toEqual(
+      expect.objectContaining({ id: op.id, state: 'failed', reason: 'node did not come back', startedBy: 'U0BOB' }),
+    );
+    expect(cancelled.record).toEqual(
+      expect.objectContaining({ state: 'cancelled', cancelRequestedBy: 'U0BOB', endedAt: '2026-12-01T07:45:00.000Z' }),
+    );
     expect(await readdir(dir)).toEqual([`${op.id}.json`]);
     expect((await stat(join(dir, `${op.id}.json`))).mode & 0o777).toBe(0o640);
   });
 
   it('replaces a record atomically: no temporary file is left beside it', async () => {
-    const exporter = createRecordExporter({ dir, now: () => NOW, logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }) });
+    const exporter = createRecordExporter({
+      dir,
+      now: () => NOW,
+      logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+    });
     const op = { ...running(), state: 'completed' as const, endedAt: '2026-12-01T07:50:00.000Z' };
 
     await Promise.all([exporter.write(op), exporter.write(op), exporter.write(op)]);

@@ -20,7 +20,12 @@ describe('the running health gate of a cluster, on a real Redis', () => {
     // Assert
     expect(second).toEqual({
       ok: false,
-      running: { job: 'health-1', requestedBy: 'U0ALICE', rootTs: '1700000000.000100', link: 'https://talos-test.slack.com/archives/C0MAINTPRD/p1700000000000100' },
+      running: {
+        job: 'health-1',
+        requestedBy: 'U0ALICE',
+        rootTs: '1700000000.000100',
+        link: 'https://talos-test.slack.com/archives/C0MAINTPRD/p1700000000000100',
+      },
     });
     expect(other).toEqual({ ok: true });
   });
@@ -43,7 +48,7 @@ describe('the running health gate of a cluster, on a real Redis', () => {
     expect(await gates.claim('production', { job: 'health-2', requestedBy: 'U0BOB' })).toEqual({ ok: true });
   });
 
-  it("ignores notes of a gate that is not the running one, and expires an entry whose replica died", async () => {
+  it('ignores notes of a gate that is not the running one, and expires an entry whose replica died', async () => {
     // Arrange
     const gates = createRunningGates(redis.client(), { ttlMs: 300 });
     await gates.claim('production', { job: 'health-1', requestedBy: 'U0ALICE' });

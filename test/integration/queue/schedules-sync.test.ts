@@ -21,7 +21,10 @@ describe('job schedulers from the inventory, on a real Redis', () => {
   it('schedules once however many replicas start, and the gate fires on its cron with the cluster as data', async () => {
     // Arrange
     const q = queues();
-    const other = { read: new Queue(q.read.name, { connection: redis.client() }), ops: new Queue(q.ops.name, { connection: redis.client() }) };
+    const other = {
+      read: new Queue(q.read.name, { connection: redis.client() }),
+      ops: new Queue(q.ops.name, { connection: redis.client() }),
+    };
     const seen: Job[] = [];
     // A worker blocks on Redis, so its connection never gives up on a command.
     const blocking = new Redis(redis.server.url, { maxRetriesPerRequest: null });
@@ -41,7 +44,9 @@ describe('job schedulers from the inventory, on a real Redis', () => {
         ['sched-gate-production', '* * * * * *', 'Europe/Berlin'],
         ['sched-summary-production', '0 8 * * *', 'Europe/Berlin'],
       ]);
-      expect((await q.ops.getJobSchedulers(0, -1)).map((s) => [s.key, s.pattern, s.tz])).toEqual([['sched-snapshot-production', '0 3 * * *', 'UTC']]);
+      expect((await q.ops.getJobSchedulers(0, -1)).map((s) => [s.key, s.pattern, s.tz])).toEqual([
+        ['sched-snapshot-production', '0 3 * * *', 'UTC'],
+      ]);
       const gates = seen.filter((j) => j.name === 'scheduled-gate');
       expect(gates[0]!.data).toEqual({ cluster: 'production' });
       expect(new Set(gates.map((j) => j.id)).size).toBe(gates.length);
@@ -57,12 +62,19 @@ describe('job schedulers from the inventory, on a real Redis', () => {
     const q = queues();
     try {
       await syncSchedules(q, EVERY_SECOND);
-      await q.ops.upsertJobScheduler('sched-snapshot-retired', { pattern: '0 * * * *' }, { name: 'scheduled-snapshot', data: { cluster: 'retired' } });
+      await q.ops.upsertJobScheduler(
+        'sched-snapshot-retired',
+        { pattern: '0 * * * *' },
+        { name: 'scheduled-snapshot', data: { cluster: 'retired' } },
+      );
       await q.ops.upsertJobScheduler('ops-reconcile', { every: 10_000 }, { name: 'ops-reconcile' });
 
       // Act
-      const sync = await syncSchedules(q, inventory(`    schedules:
-      healthGate: { cron: "*/15 * * * *" }`));
+      const sync = await syncSchedules(
+        q,
+        inventory(`    schedules:
+      healthGate: { cron: "*/15 * * * *" }`),
+      );
 
       // Assert
       expect(sync.removed.sort()).toEqual(['sched-snapshot-production', 'sched-snapshot-retired', 'sched-summary-production']);

@@ -43,7 +43,10 @@ let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'talos-playbooks-'));
   cluster = fakeCluster({ shape, terraformDir: TERRAFORM_DIR });
-  f = engineFixture(redis, { inventory: inventoryOf(shape, { terraformDir: TERRAFORM_DIR, snapshotDir: join(dir, 'snapshots') }), cluster });
+  f = engineFixture(redis, {
+    inventory: inventoryOf(shape, { terraformDir: TERRAFORM_DIR, snapshotDir: join(dir, 'snapshots') }),
+    cluster,
+  });
 });
 
 afterEach(async () => {
@@ -55,7 +58,10 @@ afterEach(async () => {
 function onCluster(other: ClusterShape, options: { talosctlBinary?: string; timing?: { rebootMs?: number } } = {}): void {
   cluster.close();
   cluster = fakeCluster({ shape: other, terraformDir: TERRAFORM_DIR, ...options });
-  f = engineFixture(redis, { inventory: inventoryOf(other, { terraformDir: TERRAFORM_DIR, snapshotDir: join(dir, 'snapshots') }), cluster });
+  f = engineFixture(redis, {
+    inventory: inventoryOf(other, { terraformDir: TERRAFORM_DIR, snapshotDir: join(dir, 'snapshots') }),
+    cluster,
+  });
 }
 
 const job = (opId: string): Job => ({ id: `job-${opId}`, data: { opId } }) as unknown as Job;
@@ -66,14 +72,24 @@ const stored = async (id: string): Promise<Operation> => (await f.deps.store.get
 /** What the Start button does once its checks passed: the lock, then the plan becomes a run. */
 async function start(opId: string, clusterName = 'production'): Promise<void> {
   expect((await f.deps.lock.acquire(clusterName, opId)).ok).toBe(true);
-  await f.deps.store.update(opId, (o) => (o.state === 'planned' ? { ...o, state: 'running', startedBy: 'U0ALICE', startedAt: f.clock.now.toISOString(), planNonce: undefined } : undefined));
+  await f.deps.store.update(opId, (o) =>
+    o.state === 'planned'
+      ? { ...o, state: 'running', startedBy: 'U0ALICE', startedAt: f.clock.now.toISOString(), planNonce: undefined }
+      : undefined,
+  );
 }
 
 /** What an approver's click does: the pending request approved, the operation running again. */
 async function approve(opId: string): Promise<void> {
   const { changed } = await f.deps.store.update(opId, (o) =>
     o.state === 'awaiting-approval'
-      ? { ...o, state: 'running', approvals: o.approvals.map((a) => (a.state === 'pending' ? { ...a, state: 'approved' as const, by: 'U0CAROL', at: f.clock.now.toISOString() } : a)) }
+      ? {
+          ...o,
+          state: 'running',
+          approvals: o.approvals.map((a) =>
+            a.state === 'pending' ? { ...a, state: 'approved' as const, by: 'U0CAROL', at: f.clock.now.toISOString() } : a,
+          ),
+        }
       : undefined,
   );
   expect(changed).toBe(true);
@@ -103,7 +119,13 @@ async function failedUpgrade(node: string, issuedBootId: string): Promise<Operat
     fromVersion: 'v1.11.5',
     issuedBootId,
   };
-  const upgrade = await f.operation({ kind: 'talos-upgrade', state: 'failed', rootTs: '1700000000.000001', target: { version: 'v1.11.6', fromVersion: 'v1.11.5', talosVersion: 'v1.11.5' }, steps: [step] });
+  const upgrade = await f.operation({
+    kind: 'talos-upgrade',
+    state: 'failed',
+    rootTs: '1700000000.000001',
+    target: { version: 'v1.11.6', fromVersion: 'v1.11.5', talosVersion: 'v1.11.5' },
+    steps: [step],
+  });
   await f.deps.lock.acquire('production', upgrade.id);
   return upgrade;
 }
@@ -116,7 +138,13 @@ describe('the fake cluster', () => {
 
     // Act
     const gate = await f.deps.access.withSession(config, undefined, async (session) =>
-      runHealthGate(config, { talosctl: await session.talosctl('v1.11.5'), kube: session.kube, probeTimeoutMs: 5000, mode: 'final', only: ['pods', 'cilium'] }),
+      runHealthGate(config, {
+        talosctl: await session.talosctl('v1.11.5'),
+        kube: session.kube,
+        probeTimeoutMs: 5000,
+        mode: 'final',
+        only: ['pods', 'cilium'],
+      }),
     );
 
     // Assert
@@ -155,11 +183,25 @@ describe('the fake cluster', () => {
       ['flux', 'passed'],
       ['disruption-budgets', 'passed'],
     ]);
-    expect(parseTalosVersion(version.stdout)).toEqual({ client: { tag: 'v1.11.5' }, servers: [{ node: '10.0.30.11', tag: 'v1.11.5' }, { node: '10.0.30.21', tag: 'v1.11.5' }] });
+    expect(parseTalosVersion(version.stdout)).toEqual({
+      client: { tag: 'v1.11.5' },
+      servers: [
+        { node: '10.0.30.11', tag: 'v1.11.5' },
+        { node: '10.0.30.21', tag: 'v1.11.5' },
+      ],
+    });
     expect(parseEtcdStatus(etcdStatus.stdout).map((r) => [r.node, r.errors])).toEqual(config.controlPlanes.map((cp) => [cp, []]));
     expect(parseEtcdMembers(etcdMembers.stdout)).toHaveLength(3);
     expect(parseServiceInfo(serviceEtcd.stdout)).toMatchObject([{ node: '10.0.30.12', id: 'etcd', state: 'Running', health: 'OK' }]);
-    expect(version.command.slice(1)).toEqual(['version', '--talosconfig', TALOSCONFIG, '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13', '--nodes', '10.0.30.11,10.0.30.21']);
+    expect(version.command.slice(1)).toEqual([
+      'version',
+      '--talosconfig',
+      TALOSCONFIG,
+      '--endpoints',
+      '10.0.30.11,10.0.30.12,10.0.30.13',
+      '--nodes',
+      '10.0.30.11,10.0.30.21',
+    ]);
   });
 });
 
@@ -180,7 +222,12 @@ describe('a rollback of a node', () => {
     const node = cluster.node('10.0.30.12');
     if (rebooted) cluster.runsWithFallback('10.0.30.12', 'v1.11.5', 'v1.11.6');
     const upgrade = await failedUpgrade('10.0.30.12', rebooted ? randomUUID() : node.bootId);
-    const op = await f.operation({ kind: 'node-rollback', state: 'preflight', target: { node: '10.0.30.12' }, data: { parent: { op: upgrade.id, step: 'node-10.0.30.12' } } });
+    const op = await f.operation({
+      kind: 'node-rollback',
+      state: 'preflight',
+      target: { node: '10.0.30.12' },
+      data: { parent: { op: upgrade.id, step: 'node-10.0.30.12' } },
+    });
 
     // Act
     await preflight(op.id);
@@ -200,7 +247,12 @@ describe('a rollback of a node', () => {
     const bootBeforeUpgrade = randomUUID();
     cluster.runsWithFallback('10.0.30.12', 'v1.11.6', 'v1.11.5');
     const upgrade = await failedUpgrade('10.0.30.12', bootBeforeUpgrade);
-    const op = await f.operation({ kind: 'node-rollback', state: 'preflight', target: { node: '10.0.30.12' }, data: { parent: { op: upgrade.id, step: 'node-10.0.30.12' } } });
+    const op = await f.operation({
+      kind: 'node-rollback',
+      state: 'preflight',
+      target: { node: '10.0.30.12' },
+      data: { parent: { op: upgrade.id, step: 'node-10.0.30.12' } },
+    });
 
     // Act
     await preflight(op.id);
@@ -219,7 +271,9 @@ describe('a rollback of a node', () => {
     expect(waiting.state).toBe('awaiting-approval');
     expect(waiting.approvals.map((a) => [a.step, a.state])).toEqual([['rollback', 'pending']]);
     expect(rollbacksBeforeApproval).toEqual([]);
-    expect(cluster.talosctlCalls('rollback')).toEqual([['rollback', '--talosconfig', TALOSCONFIG, '--endpoints', '10.0.30.11,10.0.30.13', '--nodes', '10.0.30.12']]);
+    expect(cluster.talosctlCalls('rollback')).toEqual([
+      ['rollback', '--talosconfig', TALOSCONFIG, '--endpoints', '10.0.30.11,10.0.30.13', '--nodes', '10.0.30.12'],
+    ]);
     const after = await stored(op.id);
     expect(after.state).toBe('completed');
     expect(after.validation).toBe('10.0.30.12 back on v1.11.5 and Ready (ran v1.11.6)');
@@ -273,8 +327,29 @@ describe('a Kubernetes upgrade', () => {
       ['verify', 'pending'],
     ]);
     expect(cluster.talosctlCalls('upgrade-k8s')).toEqual([
-      ['upgrade-k8s', '--to', '1.34.2', '--dry-run', '--talosconfig', TALOSCONFIG, '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13', '--nodes', '10.0.30.11'],
-      ['upgrade-k8s', '--to', '1.34.2', '--talosconfig', TALOSCONFIG, '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13', '--nodes', '10.0.30.11'],
+      [
+        'upgrade-k8s',
+        '--to',
+        '1.34.2',
+        '--dry-run',
+        '--talosconfig',
+        TALOSCONFIG,
+        '--endpoints',
+        '10.0.30.11,10.0.30.12,10.0.30.13',
+        '--nodes',
+        '10.0.30.11',
+      ],
+      [
+        'upgrade-k8s',
+        '--to',
+        '1.34.2',
+        '--talosconfig',
+        TALOSCONFIG,
+        '--endpoints',
+        '10.0.30.11,10.0.30.12,10.0.30.13',
+        '--nodes',
+        '10.0.30.11',
+      ],
     ]);
     // Under the stop, the end of upgrade-k8s's output: how far it got before the error.
     expect(stopMessage(after)).toContain('"10.0.30.11": waiting for kube-apiserver pod update');
@@ -319,7 +394,20 @@ describe('a Talos upgrade', () => {
     expect(upgradesBeforeApproval).toEqual([]);
     const stepImage = image(cluster.model.terraform.defaultSchematic);
     expect(cluster.talosctlCalls('upgrade')).toEqual([
-      ['upgrade', '--image', stepImage, '--wait', '--timeout', '20s', '--talosconfig', TALOSCONFIG, '--endpoints', '10.0.30.12,10.0.30.13', '--nodes', '10.0.30.11'],
+      [
+        'upgrade',
+        '--image',
+        stepImage,
+        '--wait',
+        '--timeout',
+        '20s',
+        '--talosconfig',
+        TALOSCONFIG,
+        '--endpoints',
+        '10.0.30.12,10.0.30.13',
+        '--nodes',
+        '10.0.30.11',
+      ],
     ]);
     const after = await stored(op.id);
     expect(after.state).toBe('awaiting-approval');
@@ -375,7 +463,9 @@ describe('a node removal', () => {
     expect(waiting.state).toBe('awaiting-approval');
     const after = await stored(op.id);
     expect(after.state).toBe('failed');
-    expect(after.reason).toBe('etcd quorum: 3 members need 2 for quorum; after removal 2 remain (1 healthy), which cannot keep quorum (2 of 2 needed): do not remove this member');
+    expect(after.reason).toBe(
+      'etcd quorum: 3 members need 2 for quorum; after removal 2 remain (1 healthy), which cannot keep quorum (2 of 2 needed): do not remove this member',
+    );
     expect(stopMessage(after)).toContain('10.0.30.12: rpc error: code = Unknown desc = failed to create etcd client');
     expect(after.steps.map((s) => [s.id, s.status])).toEqual([
       ['reset', 'failed'],
@@ -400,7 +490,19 @@ describe('a node removal', () => {
 
     // Assert
     expect(resetsBeforeApproval).toEqual([]);
-    expect(cluster.talosctlCalls('reset')).toEqual([['reset', '--graceful', '--reboot=false', '--talosconfig', TALOSCONFIG, '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13', '--nodes', '10.0.30.21']]);
+    expect(cluster.talosctlCalls('reset')).toEqual([
+      [
+        'reset',
+        '--graceful',
+        '--reboot=false',
+        '--talosconfig',
+        TALOSCONFIG,
+        '--endpoints',
+        '10.0.30.11,10.0.30.12,10.0.30.13',
+        '--nodes',
+        '10.0.30.21',
+      ],
+    ]);
     const after = await stored(op.id);
     expect(after.state).toBe('completed');
     expect(after.steps.map((s) => [s.id, s.status])).toEqual([
@@ -452,22 +554,25 @@ describe('the version rules of the runbook', () => {
     { kind: 'node-remove' as const, target: { node: '10.0.30.21' }, where: '10.0.30.21' },
   ];
 
-  it.each(clientChecked)('refuses a $kind when the one talosctl binary is another version than the running Talos', async ({ kind, target, where }) => {
-    // Arrange: TALOSCTL_BIN names one talosctl, v1.11.6; the cluster runs v1.11.5.
-    onCluster(shape, { talosctlBinary: 'v1.11.6' });
-    const op = await f.operation({ kind, state: 'preflight', target });
+  it.each(clientChecked)(
+    'refuses a $kind when the one talosctl binary is another version than the running Talos',
+    async ({ kind, target, where }) => {
+      // Arrange: TALOSCTL_BIN names one talosctl, v1.11.6; the cluster runs v1.11.5.
+      onCluster(shape, { talosctlBinary: 'v1.11.6' });
+      const op = await f.operation({ kind, state: 'preflight', target });
 
-    // Act
-    await preflight(op.id);
+      // Act
+      await preflight(op.id);
 
-    // Assert
-    const after = await stored(op.id);
-    expect(after.state).toBe('refused');
-    expect(after.refusals).toContain(
-      `talosctl is v1.11.6 but ${where} runs v1.11.5; the runbook needs a matching client: install talosctl v1.11.5 (or put talosctl-v1.11.5 in the TALOSCTL_BIN directory)`,
-    );
-    expect(cluster.talosctlCalls('version --client')).not.toEqual([]);
-  });
+      // Assert
+      const after = await stored(op.id);
+      expect(after.state).toBe('refused');
+      expect(after.refusals).toContain(
+        `talosctl is v1.11.6 but ${where} runs v1.11.5; the runbook needs a matching client: install talosctl v1.11.5 (or put talosctl-v1.11.5 in the TALOSCTL_BIN directory)`,
+      );
+      expect(cluster.talosctlCalls('version --client')).not.toEqual([]);
+    },
+  );
 
   it.each(clientChecked)('takes a $kind when the one talosctl binary matches the running Talos', async ({ kind, target }) => {
     // Arrange
@@ -498,7 +603,9 @@ describe('a re-install on the running version', () => {
     // Assert
     const after = await stored(op.id);
     expect(after.state).toBe('refused');
-    expect(after.refusals).toEqual(['the cluster already runs v1.11.5 with that schematic on every node: nothing to upgrade or re-install']);
+    expect(after.refusals).toEqual([
+      'the cluster already runs v1.11.5 with that schematic on every node: nothing to upgrade or re-install',
+    ]);
   });
 
   it('re-installs only the nodes whose schematic Terraform changed, the control plane after an approval, and checks the schematic each runs', async () => {
@@ -538,7 +645,12 @@ describe('a re-install on the running version', () => {
     expect(waiting.steps.find((s) => s.id === 'node-10.0.30.21')).toMatchObject({ status: 'done', fromVersion: 'v1.11.5' });
     const after = await stored(op.id);
     expect(after.state).toBe('completed');
-    expect(after.audit.map((e) => e.event)).toEqual(expect.arrayContaining(['re-installed: worker talos-prd-w-1 (10.0.30.21, host pve1)', 're-installed: control plane talos-prd-cp-3 (10.0.30.13, host pve3)']));
+    expect(after.audit.map((e) => e.event)).toEqual(
+      expect.arrayContaining([
+        're-installed: worker talos-prd-w-1 (10.0.30.21, host pve1)',
+        're-installed: control plane talos-prd-cp-3 (10.0.30.13, host pve3)',
+      ]),
+    );
     expect(cluster.talosctlCalls('upgrade').map((c) => [c[2], c[c.indexOf('--nodes') + 1]])).toEqual([
       [image(declared), '10.0.30.21'],
       [image(declared), '10.0.30.13'],
@@ -547,7 +659,8 @@ describe('a re-install on the running version', () => {
       ['10.0.30.21', 'v1.11.5', 'v1.11.5'],
       ['10.0.30.13', 'v1.11.5', 'v1.11.5'],
     ]);
-    for (const node of cluster.model.nodes) expect([node.address, node.talosVersion, node.schematic]).toEqual([node.address, 'v1.11.5', declared]);
+    for (const node of cluster.model.nodes)
+      expect([node.address, node.talosVersion, node.schematic]).toEqual([node.address, 'v1.11.5', declared]);
     // The completed operation records the class of each node it installed, for a later Terraform change of a schematic.
     const recorded = await f.deps.nodeClasses.read('production');
     expect(Object.fromEntries([...recorded.byNode].map(([node, r]) => [node, [r.class, r.schematic, r.op]]))).toEqual({
@@ -572,7 +685,10 @@ describe('a re-install on the running version', () => {
     // Assert
     const after = await stored(op.id);
     expect(after.state).toBe('completed');
-    expect(after.steps.find((s) => s.id === 'node-10.0.30.21')).toMatchObject({ status: 'skipped', detail: `already runs v1.11.5 with schematic ${declared}; not re-installed` });
+    expect(after.steps.find((s) => s.id === 'node-10.0.30.21')).toMatchObject({
+      status: 'skipped',
+      detail: `already runs v1.11.5 with schematic ${declared}; not re-installed`,
+    });
     expect(cluster.talosctlCalls('upgrade')).toEqual([]);
   });
 
@@ -593,7 +709,9 @@ describe('a re-install on the running version', () => {
     // Assert
     const after = await stored(op.id);
     expect(after.state).toBe('failed');
-    expect(after.reason).toBe('10.0.30.21 came back on v1.11.5 without the new image\'s schematic: Talos booted the previous image (a silent A/B revert)');
+    expect(after.reason).toBe(
+      "10.0.30.21 came back on v1.11.5 without the new image's schematic: Talos booted the previous image (a silent A/B revert)",
+    );
     expect(stopMessage(after)).toContain(`expected schematic ${declared} (${image(declared)}), node runs ${before}`);
     expect(after.failure).toMatchObject({ node: '10.0.30.21', rollback: 'offered' });
   });
@@ -625,7 +743,7 @@ describe('the Longhorn node class', () => {
     return stored(op.id);
   }
 
-  it('gives each node the installer of the schematic it runs: the control planes keep the default one, though it carries Longhorn\'s extensions', async () => {
+  it("gives each node the installer of the schematic it runs: the control planes keep the default one, though it carries Longhorn's extensions", async () => {
     // Arrange
     const { defaultSchematic, longhorn } = onLonghornCluster();
 
@@ -665,7 +783,9 @@ describe('the Longhorn node class', () => {
         'ask for it as such (`/talos upgrade talos v1.11.6`), then upgrade',
     ]);
     expect(reinstall.refusals).toEqual([]);
-    expect(reinstall.steps.filter((s) => s.node !== undefined).map((s) => [s.node, s.image])).toEqual([['10.0.30.12', installer(defaultSchematic, 'v1.11.6')]]);
+    expect(reinstall.steps.filter((s) => s.node !== undefined).map((s) => [s.node, s.image])).toEqual([
+      ['10.0.30.12', installer(defaultSchematic, 'v1.11.6')],
+    ]);
     expect(reinstall.notes).toContain(
       `A re-install on v1.11.6, the version every node runs: only the installer image changes, on 10.0.30.12 (default class) from schematic ${longhorn} to ${defaultSchematic}. Each node reboots into it, with the same approvals as an upgrade.`,
     );
@@ -694,7 +814,10 @@ describe('the Longhorn node class', () => {
     const { longhorn } = onLonghornCluster();
     cluster.node('10.0.30.21').schematic = cluster.declareSchematic(['siderolabs/iscsi-tools']);
     f.deps.inventory.clusters[0]!.defaultClassNodes = ['10.0.30.21'];
-    await f.deps.nodeClasses.write('production', new Map([['10.0.30.21', { class: 'longhorn', schematic: OLD, op: 'op-earlier', at: '2026-11-01T10:00:00.000Z' }]]));
+    await f.deps.nodeClasses.write(
+      'production',
+      new Map([['10.0.30.21', { class: 'longhorn', schematic: OLD, op: 'op-earlier', at: '2026-11-01T10:00:00.000Z' }]]),
+    );
 
     // Act
     const after = await planned();
@@ -702,17 +825,25 @@ describe('the Longhorn node class', () => {
     // Assert
     expect(after.refusals).toEqual([]);
     expect(after.steps.find((s) => s.node === '10.0.30.21')?.image).toBe(installer(longhorn));
-    expect(after.notes.find((n) => n.startsWith('Installer class'))).toContain(`10.0.30.21: Longhorn (runs schematic ${OLD}, neither output's; the bot recorded it in the longhorn class when op-earlier completed)`);
+    expect(after.notes.find((n) => n.startsWith('Installer class'))).toContain(
+      `10.0.30.21: Longhorn (runs schematic ${OLD}, neither output's; the bot recorded it in the longhorn class when op-earlier completed)`,
+    );
   });
 
-  it('ignores a record that is not the bot\'s, says so, and then takes the inventory\'s declaration', async () => {
+  it("ignores a record that is not the bot's, says so, and then takes the inventory's declaration", async () => {
     // Arrange: someone wrote the record by hand.
     const { defaultSchematic } = onLonghornCluster();
     cluster.node('10.0.30.21').schematic = OLD;
     cluster.node('10.0.30.22').schematic = OLD;
     f.deps.inventory.clusters[0]!.longhornNodes = ['10.0.30.21'];
     f.deps.inventory.clusters[0]!.defaultClassNodes = ['10.0.30.22'];
-    await redis.client().hset('talos:node-class:production', '10.0.30.22', JSON.stringify({ class: 'longhorn', schematic: 'not-a-schematic', op: 'x', at: 'yesterday' }));
+    await redis
+      .client()
+      .hset(
+        'talos:node-class:production',
+        '10.0.30.22',
+        JSON.stringify({ class: 'longhorn', schematic: 'not-a-schematic', op: 'x', at: 'yesterday' }),
+      );
 
     // Act
     const after = await planned();
@@ -723,7 +854,9 @@ describe('the Longhorn node class', () => {
       "The bot's record of the node class of 10.0.30.22 is not one it writes (edited or corrupt), so it was ignored: those nodes' classes come from what they run and the inventory.",
     );
     expect(after.steps.find((s) => s.node === '10.0.30.22')?.image).toBe(installer(defaultSchematic));
-    expect(after.notes.find((n) => n.startsWith('Installer class'))).toContain(`10.0.30.21: Longhorn (runs schematic ${OLD}, neither output's; the inventory declares it (longhornNodes))`);
+    expect(after.notes.find((n) => n.startsWith('Installer class'))).toContain(
+      `10.0.30.21: Longhorn (runs schematic ${OLD}, neither output's; the inventory declares it (longhornNodes))`,
+    );
   });
 
   it('refuses a Longhorn installer output that is the generic installer', async () => {
@@ -752,7 +885,9 @@ describe('the Longhorn node class', () => {
     // Assert
     const after = await stored(op.id);
     expect(after.refusals).toEqual([]);
-    expect(after.steps.find((s) => s.node === '10.0.30.21')?.image).toBe(`factory.talos.dev/nocloud-installer/${cluster.model.terraform.defaultSchematic}:v1.11.6`);
+    expect(after.steps.find((s) => s.node === '10.0.30.21')?.image).toBe(
+      `factory.talos.dev/nocloud-installer/${cluster.model.terraform.defaultSchematic}:v1.11.6`,
+    );
   });
 
   it('refuses a worker declared a Longhorn worker when Terraform outputs no Longhorn installer', async () => {
@@ -790,7 +925,11 @@ describe('one control plane', () => {
     await run(op.id);
 
     // Assert
-    expect(planned.notes).toContainEqual(expect.stringContaining('10.0.20.204 is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down.'));
+    expect(planned.notes).toContainEqual(
+      expect.stringContaining(
+        '10.0.20.204 is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down.',
+      ),
+    );
     const after = await stored(op.id);
     expect(after.state).toBe('completed');
     const upgrades = cluster.talosctlCalls('upgrade');
@@ -881,7 +1020,9 @@ describe('removing a node that takes workloads', () => {
     await run(op.id);
 
     // Assert
-    expect(texts(request?.message.blocks ?? []).join('\n')).toMatch(/etcd now:.*a worker is not an etcd member, so its removal leaves quorum as it is/);
+    expect(texts(request?.message.blocks ?? []).join('\n')).toMatch(
+      /etcd now:.*a worker is not an etcd member, so its removal leaves quorum as it is/,
+    );
     const after = await stored(op.id);
     expect(after.state).toBe('failed');
     expect(after.reason).toBe('the health gate failed before the reset of 10.0.30.21; nothing was reset');

@@ -41,7 +41,10 @@ const GLOBAL_FLAGS: FlagSpec[] = [
   str('context', 'Context to be used in command'),
   list('endpoints', 'override default endpoints in Talos configuration', 'e'),
   list('nodes', 'target the specified nodes', 'n'),
-  str('talosconfig', "The path to the Talos configuration file. Defaults to 'TALOSCONFIG' env variable if set, otherwise '$HOME/.talos/config' and '/var/run/secrets/talos.dev/config' in order."),
+  str(
+    'talosconfig',
+    "The path to the Talos configuration file. Defaults to 'TALOSCONFIG' env variable if set, otherwise '$HOME/.talos/config' and '/var/run/secrets/talos.dev/config' in order.",
+  ),
   bool('help', 'help for this command', 'h'),
 ];
 
@@ -74,7 +77,12 @@ const ROOT: CommandSpec = {
       ],
       args: { min: 0, max: 0 },
     },
-    { name: 'service', aliases: ['services'], short: 'Retrieve the state of a service (or all services), control service state', args: { min: 0, max: 2 } },
+    {
+      name: 'service',
+      aliases: ['services'],
+      short: 'Retrieve the state of a service (or all services), control service state',
+      args: { min: 0, max: 2 },
+    },
     {
       name: 'etcd',
       short: 'Manage etcd',
@@ -82,12 +90,16 @@ const ROOT: CommandSpec = {
         { name: 'status', short: 'Get the status of etcd cluster member', args: { min: 0, max: 0 } },
         { name: 'members', short: 'Get the list of etcd cluster members', args: { min: 0, max: 0 } },
         { name: 'snapshot', short: 'Stream snapshot of the etcd node to the path.', args: { min: 1, max: 1 } },
-        { name: 'alarm', short: 'Manage etcd alarms', sub: [{ name: 'list', short: 'List the etcd alarms for the node.', args: { min: 0, max: 0 } }] },
+        {
+          name: 'alarm',
+          short: 'Manage etcd alarms',
+          sub: [{ name: 'list', short: 'List the etcd alarms for the node.', args: { min: 0, max: 0 } }],
+        },
       ],
     },
     {
       name: 'get',
-      short: 'Get a specific resource or list of resources (use \'talosctl get rd\' to see all available resource types).',
+      short: "Get a specific resource or list of resources (use 'talosctl get rd' to see all available resource types).",
       flags: [
         str('output', 'output mode (json, table, yaml, jsonpath)', 'o', 'table'),
         str('namespace', 'resource namespace (default is to use default namespace per resource)'),
@@ -103,10 +115,20 @@ const ROOT: CommandSpec = {
         str('image', 'the container image to use for performing the install', 'i'),
         bool('stage', 'stage the upgrade to perform it after a reboot', 's'),
         bool('force', 'force the upgrade (skip checks on etcd health and members, might lead to data loss)', 'f'),
-        bool('wait', 'wait for the operation to complete, tracking its progress. always set to true when --debug is set', undefined, 'true'),
+        bool(
+          'wait',
+          'wait for the operation to complete, tracking its progress. always set to true when --debug is set',
+          undefined,
+          'true',
+        ),
         bool('debug', 'debug operation from kernel logs. --wait is set to true when this flag is set'),
         str('timeout', 'time to wait for the operation is complete if --debug or --wait is set', undefined, '30m0s'),
-        str('reboot-mode', 'select the reboot mode during upgrade. Mode "powercycle" bypasses kexec. Valid values are: ["default" "powercycle"].', 'm', 'default'),
+        str(
+          'reboot-mode',
+          'select the reboot mode during upgrade. Mode "powercycle" bypasses kexec. Valid values are: ["default" "powercycle"].',
+          'm',
+          'default',
+        ),
         bool('preserve', 'preserve data', 'p'),
         bool('insecure', 'upgrade using the insecure (encrypted with no auth) maintenance service'),
         // From v1.13 (v1.13.7 for --no-reboot); older clients refuse them (test/sim/talosctl/upgrade.ts).
@@ -125,7 +147,12 @@ const ROOT: CommandSpec = {
       flags: [
         bool('graceful', 'if true, attempt to cordon/drain node and leave etcd (if applicable)', undefined, 'true'),
         bool('reboot', 'if true, reboot the node after resetting instead of shutting down'),
-        bool('wait', 'wait for the operation to complete, tracking its progress. always set to true when --debug is set', undefined, 'true'),
+        bool(
+          'wait',
+          'wait for the operation to complete, tracking its progress. always set to true when --debug is set',
+          undefined,
+          'true',
+        ),
         bool('debug', 'debug operation from kernel logs. --wait is set to true when this flag is set'),
         str('timeout', 'time to wait for the operation is complete if --debug or --wait is set', undefined, '30m0s'),
         str('wipe-mode', 'disk reset mode', undefined, 'all'),
@@ -185,16 +212,15 @@ function usageFor(chain: CommandSpec[]): string {
     const rows = flags.map((f) => {
       const type = f.kind === 'bool' ? '' : f.kind === 'list' ? ' strings' : ' string';
       const names = `${f.short ? `-${f.short}, ` : '    '}--${f.name}${type}`;
-      const def = f.defaultValue && f.kind !== 'bool' ? ` (default "${f.defaultValue}")` : f.defaultValue === 'true' ? ' (default true)' : '';
+      const def =
+        f.defaultValue && f.kind !== 'bool' ? ` (default "${f.defaultValue}")` : f.defaultValue === 'true' ? ' (default true)' : '';
       return { names, help: `${f.help}${def}` };
     });
     const width = Math.max(...rows.map((r) => r.names.length));
     return rows.map((r) => `  ${r.names.padEnd(width)}   ${r.help}\n`).join('');
   };
   const own = [...(spec.flags ?? []), bool('help', `help for ${spec.name}`, 'h')];
-  const sub = spec.sub?.length
-    ? `\nAvailable Commands:\n${spec.sub.map((s) => `  ${s.name.padEnd(18)} ${s.short}\n`).join('')}`
-    : '';
+  const sub = spec.sub?.length ? `\nAvailable Commands:\n${spec.sub.map((s) => `  ${s.name.padEnd(18)} ${s.short}\n`).join('')}` : '';
   return (
     `Usage:\n  ${path}${spec.sub ? ' [command]' : ''} [flags]\n${sub}\nFlags:\n${render(own)}\n` +
     `Global Flags:\n${render(GLOBAL_FLAGS.filter((f) => f.name !== 'help'))}`
@@ -212,7 +238,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   };
   const setFlag = (flag: FlagSpec, value: string, display: string): void => {
     if (flag.kind === 'bool' && !/^(1|t|T|TRUE|true|True|0|f|F|FALSE|false|False)$/.test(value)) {
-      fail(`invalid argument ${JSON.stringify(value)} for ${JSON.stringify(display)} flag: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
+      fail(
+        `invalid argument ${JSON.stringify(value)} for ${JSON.stringify(display)} flag: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`,
+      );
     }
     const previous = flag.kind === 'list' ? (values.get(flag.name) ?? []) : [];
     const parts = flag.kind === 'list' ? value.split(',').filter((p) => p !== '') : [value];
@@ -224,7 +252,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (onlyPositionals || token === '-' || !token.startsWith('-')) {
       const sub = positionals.length === 0 ? current().sub?.find((s) => s.name === token || s.aliases?.includes(token)) : undefined;
       if (sub) chain.push(sub);
-      else if (current().sub && positionals.length === 0 && !onlyPositionals) fail(`unknown command ${JSON.stringify(token)} for ${JSON.stringify(chain.map((c) => c.name).join(' '))}`);
+      else if (current().sub && positionals.length === 0 && !onlyPositionals)
+        fail(`unknown command ${JSON.stringify(token)} for ${JSON.stringify(chain.map((c) => c.name).join(' '))}`);
       else positionals.push(token);
       continue;
     }
@@ -273,7 +302,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     const n = positionals.length;
     if (min === max && n !== min) fail(`accepts ${min} arg(s), received ${n}`);
     if (n < min) fail(`requires at least ${min} arg(s), only received ${n}`);
-    if (n > max) fail(max === 0 ? `unknown command ${JSON.stringify(positionals[0])} for ${JSON.stringify(chain.map((c) => c.name).join(' '))}` : `accepts at most ${max} arg(s), received ${n}`);
+    if (n > max)
+      fail(
+        max === 0
+          ? `unknown command ${JSON.stringify(positionals[0])} for ${JSON.stringify(chain.map((c) => c.name).join(' '))}`
+          : `accepts at most ${max} arg(s), received ${n}`,
+      );
   }
   const flagSpec = (name: string): FlagSpec | undefined => known().find((f) => f.name === name);
   const raw = (name: string): string[] | undefined => values.get(name);

@@ -90,7 +90,14 @@ export function runEtcdMembers(session: Session): number {
   const rows = [['NODE', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER']];
   for (const r of successes(results)) {
     for (const m of r.value) {
-      rows.push([r.address, m.etcdMemberId ?? '', m.hostname, `https://${m.address}:2380`, `https://${m.address}:2379`, String(m.etcdLearner === true)]);
+      rows.push([
+        r.address,
+        m.etcdMemberId ?? '',
+        m.hostname,
+        `https://${m.address}:2380`,
+        `https://${m.address}:2379`,
+        String(m.etcdLearner === true),
+      ]);
     }
   }
   io.out(tabwrite(rows));

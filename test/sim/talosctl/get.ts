@@ -28,7 +28,8 @@ interface ResourceKind {
 }
 
 function stageName(cluster: SimCluster, node: SimNode): { stage: string; ready: boolean } {
-  const stage = node.stage === 'upgrading' ? 'upgrading' : node.stage === 'resetting' ? 'resetting' : node.stage === 'booting' ? 'booting' : 'running';
+  const stage =
+    node.stage === 'upgrading' ? 'upgrading' : node.stage === 'resetting' ? 'resetting' : node.stage === 'booting' ? 'booting' : 'running';
   const ready = stage === 'running' && nodeReady(cluster, node) === 'True';
   return { stage, ready };
 }
@@ -107,7 +108,17 @@ const KINDS: ResourceKind[] = [
         columns,
       });
       const resources = entries.map((e, i) =>
-        status(i, { name: e.name, version: e.version, author: e.author, description: e.description, compatibility: { talos: { version: '>= v1.0.0' } } }, [e.name, e.version]),
+        status(
+          i,
+          {
+            name: e.name,
+            version: e.version,
+            author: e.author,
+            description: e.description,
+            compatibility: { talos: { version: '>= v1.0.0' } },
+          },
+          [e.name, e.version],
+        ),
       );
       resources.push(
         status(
@@ -150,7 +161,9 @@ export function runGet(session: Session): number {
     return 1;
   }
   if (!kind) {
-    io.err(`error resolving resource type ${JSON.stringify(parsed.args[0])}: resource ${JSON.stringify(parsed.args[0])} is not registered\n`);
+    io.err(
+      `error resolving resource type ${JSON.stringify(parsed.args[0])}: resource ${JSON.stringify(parsed.args[0])} is not registered\n`,
+    );
     return 1;
   }
   const output = parsed.str('output') ?? 'table';

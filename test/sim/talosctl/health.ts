@@ -95,7 +95,9 @@ function checks(session: Session, server: SimNode, controlPlanes: string[], work
     {
       name: 'etcd members to be control plane nodes',
       run: () => {
-        const memberIps = etcdMembers(cluster).map((m) => m.address).sort();
+        const memberIps = etcdMembers(cluster)
+          .map((m) => m.address)
+          .sort();
         const expected = [...controlPlanes].sort();
         if (memberIps.join() === expected.join()) return 'OK';
         return `etcd member ips ${goQuoteList(memberIps)} are not consistent with control plane ips ${goQuoteList(expected)}`;
@@ -139,7 +141,9 @@ function checks(session: Session, server: SimNode, controlPlanes: string[], work
         if (cniSkip) return 'SKIP';
         const down = kubeError(session, '/api/v1/nodes');
         if (down) return down;
-        const notReady = k8sNodes().filter((n) => nodeReady(cluster, n) !== 'True').map((n) => n.hostname);
+        const notReady = k8sNodes()
+          .filter((n) => nodeReady(cluster, n) !== 'True')
+          .map((n) => n.hostname);
         return notReady.length === 0 ? 'OK' : `some nodes are not ready: [${notReady.join(' ')}]`;
       },
     },
@@ -163,7 +167,9 @@ function checks(session: Session, server: SimNode, controlPlanes: string[], work
       run: () => {
         const down = kubeError(session, '/api/v1/nodes');
         if (down) return down;
-        const cordoned = k8sNodes().filter((n) => isCordoned(cluster, n)).map((n) => n.hostname);
+        const cordoned = k8sNodes()
+          .filter((n) => isCordoned(cluster, n))
+          .map((n) => n.hostname);
         return cordoned.length === 0 ? 'OK' : `some nodes are not schedulable: [${cordoned.join(' ')}]`;
       },
     },
@@ -176,7 +182,9 @@ export async function runHealth(session: Session): Promise<number> {
   const timeoutText = parsed.str('wait-timeout') ?? '20m0s';
   const waitTimeout = parseGoDuration(timeoutText);
   if (waitTimeout === undefined) {
-    io.err(`invalid argument ${JSON.stringify(timeoutText)} for "--wait-timeout" flag: time: invalid duration ${JSON.stringify(timeoutText)}\n`);
+    io.err(
+      `invalid argument ${JSON.stringify(timeoutText)} for "--wait-timeout" flag: time: invalid duration ${JSON.stringify(timeoutText)}\n`,
+    );
     return 1;
   }
   const serverMode = parsed.bool('server');
@@ -226,7 +234,13 @@ export async function runHealth(session: Session): Promise<number> {
         // server's error comes back in the message metadata, and health.go wraps it as
         // `healthcheck error: %s`. The 1.14 client reads the stream error as it is.
         const rpc = 'rpc error: code = DeadlineExceeded desc = context deadline exceeded';
-        io.err(serverMode ? (isMultiplexingClient(session.clientVersion) ? `${rpc}\n` : `healthcheck error: ${rpc}\n`) : 'context deadline exceeded\n');
+        io.err(
+          serverMode
+            ? isMultiplexingClient(session.clientVersion)
+              ? `${rpc}\n`
+              : `healthcheck error: ${rpc}\n`
+            : 'context deadline exceeded\n',
+        );
         return 1;
       }
       await wait(Math.min(deps.timing.healthRetryMs, left), io.signal);

@@ -30,7 +30,9 @@ export async function runReset(session: Session): Promise<number> {
     session.nodes.map((address) => {
       const node = findNode(cluster, address);
       if (!node) {
-        io.err(`${JSON.stringify(address)}: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${address}:50000: connect: no route to host"\n`);
+        io.err(
+          `${JSON.stringify(address)}: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${address}:50000: connect: no route to host"\n`,
+        );
         return Promise.resolve(1);
       }
       return trackNode({
@@ -38,7 +40,8 @@ export async function runReset(session: Session): Promise<number> {
         address,
         node,
         deadline,
-        action: () => ('error' in connection ? Promise.resolve({ error: connection.error }) : deps.lifecycle.requestReset(cluster, node, request)),
+        action: () =>
+          'error' in connection ? Promise.resolve({ error: connection.error }) : deps.lifecycle.requestReset(cluster, node, request),
         expected: stopAllServicesStarted,
         ...(request.reboot ? { postCheck: 'boot-id-changed' as const } : {}),
       });

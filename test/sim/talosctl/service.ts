@@ -21,7 +21,14 @@ function containerService(node: SimNode, id: string, status: ServiceStatus, now:
   const boot = node.bootedAt;
   const startedAt = boot + (id === 'etcd' ? 6000 : 3000);
   const history = [
-    { state: 'Waiting', msg: id === 'etcd' ? 'Waiting for service "cri" to be "up", service "networkd" to be "up", service "timed" to be "up"' : 'Waiting for service "cri" to be "up"', at: boot + 2000 },
+    {
+      state: 'Waiting',
+      msg:
+        id === 'etcd'
+          ? 'Waiting for service "cri" to be "up", service "networkd" to be "up", service "timed" to be "up"'
+          : 'Waiting for service "cri" to be "up"',
+      at: boot + 2000,
+    },
     { state: 'Preparing', msg: 'Running pre state', at: boot + 4500 },
     { state: 'Preparing', msg: 'Creating service runner', at: boot + 5000 },
     { state: 'Running', msg: `Started task ${id} (PID ${pid(node, id)}) for container ${id}`, at: startedAt },
@@ -31,7 +38,11 @@ function containerService(node: SimNode, id: string, status: ServiceStatus, now:
   if (status.state === 'Preparing') events = events.filter((e) => e.state !== 'Running');
   if (status.state === 'Waiting') events = events.filter((e) => e.state === 'Waiting');
   if (status.state === 'Running' && status.health === 'Fail') {
-    events.push({ state: 'Running', msg: `Health check failed: ${status.lastHealthMessage ?? 'context deadline exceeded'}`, at: now - 5000 });
+    events.push({
+      state: 'Running',
+      msg: `Health check failed: ${status.lastHealthMessage ?? 'context deadline exceeded'}`,
+      at: now - 5000,
+    });
   }
   if (status.state === 'Failed') {
     events.push({
@@ -83,7 +94,14 @@ export function runService(session: Session): number {
     for (const r of successes(results)) {
       for (const s of r.value) {
         const last = s.events[0];
-        rows.push([r.address, s.id, s.status.state, s.status.health, last ? `${formatGoDuration(now - last.at)} ago` : '', last?.msg ?? '']);
+        rows.push([
+          r.address,
+          s.id,
+          s.status.state,
+          s.status.health,
+          last ? `${formatGoDuration(now - last.at)} ago` : '',
+          last?.msg ?? '',
+        ]);
       }
     }
     io.out(tabwrite(rows));

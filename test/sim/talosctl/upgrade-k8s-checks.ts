@@ -16,16 +16,32 @@ interface PathChecks {
 
 /** checks.go `upgradeVersionCheck`, reduced to the API resources and flags; paths after 1.32->1.33 have no entry. */
 const CHECKS: Record<string, PathChecks> = {
-  '1.24->1.25': { removedApiResources: ['podsecuritypolicies.v1beta1.policy'], removedFlags: { 'kube-apiserver': ['service-account-api-audiences'], 'kube-controller-manager': ['deleting-pods-qps', 'deleting-pods-burst', 'register-retry-count'] } },
+  '1.24->1.25': {
+    removedApiResources: ['podsecuritypolicies.v1beta1.policy'],
+    removedFlags: {
+      'kube-apiserver': ['service-account-api-audiences'],
+      'kube-controller-manager': ['deleting-pods-qps', 'deleting-pods-burst', 'register-retry-count'],
+    },
+  },
   '1.25->1.26': { removedFlags: { 'kube-apiserver': ['master-service-namespace'] } },
-  '1.26->1.27': { removedFlags: { 'kube-controller-manager': ['enable-taint-manager', 'pod-eviction-timeout'], kubelet: ['container-runtime', 'master-service-namespace'] } },
+  '1.26->1.27': {
+    removedFlags: {
+      'kube-controller-manager': ['enable-taint-manager', 'pod-eviction-timeout'],
+      kubelet: ['container-runtime', 'master-service-namespace'],
+    },
+  },
   '1.27->1.28': {},
   '1.28->1.29': { removedApiResources: ['clustercidrs.v1alpha1.networking.k8s.io'] },
   '1.29->1.30': {},
   '1.30->1.31': {
     removedFlags: {
       kubelet: ['keep-terminated-pod-volumes', 'iptables-masquerade-bit', 'iptables-drop-bit'],
-      'kube-controller-manager': ['volume-host-cidr-denylist', 'volume-host-allow-local-loopback', 'horizontal-pod-autoscaler-upscale-delay', 'horizontal-pod-autoscaler-downscale-delay'],
+      'kube-controller-manager': [
+        'volume-host-cidr-denylist',
+        'volume-host-allow-local-loopback',
+        'horizontal-pod-autoscaler-upscale-delay',
+        'horizontal-pod-autoscaler-downscale-delay',
+      ],
     },
   },
   '1.31->1.32': { removedApiResources: ['podschedulingcontexts.v1alpha3.resource.k8s.io'] },
@@ -57,13 +73,17 @@ export function runUpgradeChecks(input: CheckInputs): CheckOutcome {
   const flagRows: string[][] = [];
   for (const node of input.controlPlanes) {
     for (const component of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {
-      for (const flag of checks.removedFlags?.[component] ?? []) if (input.flags[node]?.[component]?.includes(flag)) flagRows.push([node, component, flag]);
+      for (const flag of checks.removedFlags?.[component] ?? [])
+        if (input.flags[node]?.[component]?.includes(flag)) flagRows.push([node, component, flag]);
     }
   }
   for (const node of [...input.controlPlanes, ...input.workers]) {
-    for (const flag of checks.removedFlags?.['kubelet'] ?? []) if (input.flags[node]?.['kubelet']?.includes(flag)) flagRows.push([node, 'kubelet', flag]);
+    for (const flag of checks.removedFlags?.['kubelet'] ?? [])
+      if (input.flags[node]?.['kubelet']?.includes(flag)) flagRows.push([node, 'kubelet', flag]);
   }
-  const resourceRows = (checks.removedApiResources ?? []).flatMap((r) => ((input.storedResources[r] ?? 0) > 0 ? [[r, String(input.storedResources[r]), '']] : []));
+  const resourceRows = (checks.removedApiResources ?? []).flatMap((r) =>
+    (input.storedResources[r] ?? 0) > 0 ? [[r, String(input.storedResources[r]), '']] : [],
+  );
   const log = ['checking for removed Kubernetes component flags', 'checking for removed Kubernetes API resource versions'];
   // Error(): one tabwriter (padding 3) for every table, each headed by a blank line; the resource table ends its cells with a tab.
   const table: string[][] = [];

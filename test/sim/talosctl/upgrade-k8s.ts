@@ -44,7 +44,9 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
   }
   if (kubeApiAvailability(cluster) !== 'up') {
     const host = cluster.kubernetesEndpoint.replace(/^https?:\/\//, '');
-    io.err(`error building kubernetes client: Get "${cluster.kubernetesEndpoint}/version": dial tcp ${host}: connect: connection refused\n`);
+    io.err(
+      `error building kubernetes client: Get "${cluster.kubernetesEndpoint}/version": dial tcp ${host}: connect: connection refused\n`,
+    );
     return 1;
   }
   const cps = controlPlanes(cluster).filter((n) => n.k8sRegistered);
@@ -60,7 +62,8 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
   if (!fromFlag) io.out(`automatically detected the lowest Kubernetes version ${from}\n`);
   const fromMinor = `${semver.major(from)}.${semver.minor(from)}`;
   const toMinor = `${semver.major(to)}.${semver.minor(to)}`;
-  const supported = semver.major(from) === semver.major(to) && (semver.minor(to) === semver.minor(from) || semver.minor(to) === semver.minor(from) + 1);
+  const supported =
+    semver.major(from) === semver.major(to) && (semver.minor(to) === semver.minor(from) || semver.minor(to) === semver.minor(from) + 1);
   if (!supported) {
     io.err(`unsupported upgrade path ${fromMinor}->${toMinor} (from ${JSON.stringify(from)} to ${JSON.stringify(to)})\n`);
     return 1;
@@ -77,7 +80,9 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
   for (const node of [...cps, ...kubeletNodes]) {
     if (!apidReachable(cluster, node)) {
       const reason = unavailableError(cluster, node, node.address);
-      io.err(`${v113 ? `node ${JSON.stringify(node.address)}` : `error getting Talos version on node ${JSON.stringify(node.address)}`}: ${reason}\n`);
+      io.err(
+        `${v113 ? `node ${JSON.stringify(node.address)}` : `error getting Talos version on node ${JSON.stringify(node.address)}`}: ${reason}\n`,
+      );
       return 1;
     }
     const talos = bare(node.talosVersion);
@@ -86,7 +91,9 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
       const tooNew = !row || semver.minor(to) > Number(row.kubernetesMax.split('.')[1]);
       // pkg/machinery/compatibility/kubernetes_version.go (`SupportedWith`).
       const why = `version of Kubernetes ${to} is too ${tooNew ? 'new' : 'old'} to be used with Talos ${talos}`;
-      io.err(`${v113 ? `node ${JSON.stringify(node.address)}` : `compatibility check failed on node ${JSON.stringify(node.address)}`}: ${why}\n`);
+      io.err(
+        `${v113 ? `node ${JSON.stringify(node.address)}` : `compatibility check failed on node ${JSON.stringify(node.address)}`}: ${why}\n`,
+      );
       return 1;
     }
     const line = `> ${JSON.stringify(node.address)}: Talos version ${talos} is compatible with Kubernetes version ${to}\n`;
@@ -111,7 +118,9 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
     for (const node of cps) {
       for (const c of COMPONENTS) io.out(` > ${JSON.stringify(node.address)}: pre-pulling registry.k8s.io/${c.name}:v${to}\n`);
     }
-    if (upgradeKubelet) for (const node of [...cps, ...kubeletNodes]) io.out(` > ${JSON.stringify(node.address)}: pre-pulling ghcr.io/siderolabs/kubelet:v${to}\n`);
+    if (upgradeKubelet)
+      for (const node of [...cps, ...kubeletNodes])
+        io.out(` > ${JSON.stringify(node.address)}: pre-pulling ghcr.io/siderolabs/kubelet:v${to}\n`);
   }
   const step = (): Promise<void> => wait(deps.timing.stepMs, io.signal);
   for (const component of COMPONENTS) {
@@ -128,7 +137,9 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
       if (failOnce || !apidReachable(cluster, node)) {
         if (failOnce) delete cluster.faults.upgradeK8sFailOnce;
         const reason = failOnce ? 'config version mismatch: got "5", expected "6"' : unavailableError(cluster, node, node.address);
-        io.err(`failed updating service ${JSON.stringify(component.name)}: error updating node ${JSON.stringify(node.address)}: ${reason}\n`);
+        io.err(
+          `failed updating service ${JSON.stringify(component.name)}: error updating node ${JSON.stringify(node.address)}: ${reason}\n`,
+        );
         return 1;
       }
       await step();
@@ -136,7 +147,14 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
       io.out(` > ${JSON.stringify(node.address)}: waiting for ${component.name} pod update\n`);
       await step();
       if (node.components) node.components[component.key] = withV(to);
-      deps.recorder.event({ cluster: cluster.name, node: node.address, kind: 'k8s-component-updated', fromVersion: withV(current), toVersion: withV(to), detail: component.name });
+      deps.recorder.event({
+        cluster: cluster.name,
+        node: node.address,
+        kind: 'k8s-component-updated',
+        fromVersion: withV(current),
+        toVersion: withV(to),
+        detail: component.name,
+      });
       io.out(` < ${JSON.stringify(node.address)}: successfully updated\n`);
     }
   }
@@ -157,7 +175,9 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
         continue;
       }
       if (!apidReachable(cluster, node)) {
-        io.err(`failed updating service "kubelet": error updating node ${JSON.stringify(node.address)}: ${unavailableError(cluster, node, node.address)}\n`);
+        io.err(
+          `failed updating service "kubelet": error updating node ${JSON.stringify(node.address)}: ${unavailableError(cluster, node, node.address)}\n`,
+        );
         return 1;
       }
       await step();
@@ -166,7 +186,14 @@ export async function runUpgradeK8s(session: Session): Promise<number> {
       await step();
       const previous = node.kubeletVersion;
       node.kubeletVersion = withV(to);
-      deps.recorder.event({ cluster: cluster.name, node: node.address, kind: 'k8s-component-updated', fromVersion: previous, toVersion: withV(to), detail: 'kubelet' });
+      deps.recorder.event({
+        cluster: cluster.name,
+        node: node.address,
+        kind: 'k8s-component-updated',
+        fromVersion: previous,
+        toVersion: withV(to),
+        detail: 'kubelet',
+      });
       io.out(` > ${JSON.stringify(node.address)}: waiting for node update\n`);
       await step();
       io.out(` < ${JSON.stringify(node.address)}: successfully updated\n`);

@@ -175,7 +175,9 @@ async function runLifecycleUpgrade(session: Session, flags: LifecycleFlags): Pro
       return 1;
     }
     const errors = await Promise.all(
-      nodes.map(({ node }) => deps.lifecycle.clientDrain(cluster, node, literal, text, (message) => io.err(`${node.hostname}: ${message}\n`))),
+      nodes.map(({ node }) =>
+        deps.lifecycle.clientDrain(cluster, node, literal, text, (message) => io.err(`${node.hostname}: ${message}\n`)),
+      ),
     );
     const failed = errors.find((e) => e !== undefined);
     if (failed !== undefined) {
@@ -213,7 +215,8 @@ async function runLifecycleUpgrade(session: Session, flags: LifecycleFlags): Pro
             address,
             node,
             deadline,
-            action: () => Promise.resolve('error' in connection ? { error: connection.error } : deps.lifecycle.requestReboot(cluster, node)),
+            action: () =>
+              Promise.resolve('error' in connection ? { error: connection.error } : deps.lifecycle.requestReboot(cluster, node)),
             expected: machineReady,
             postCheck: 'boot-id-changed',
             hangAtActorId: hangsThroughEndpoint(session, node, endpoint),
@@ -228,7 +231,8 @@ async function runLifecycleUpgrade(session: Session, flags: LifecycleFlags): Pro
     for (const { node } of nodes) {
       const say = (message: string): void => io.err(`${node.hostname}: ${message}\n`);
       say('waiting for node to become Ready');
-      while (!deps.lifecycle.kubeReady(cluster, node) && Date.now() < deadline) await wait(Math.max(2, Math.min(deps.timing.stepMs, 20)), io.signal);
+      while (!deps.lifecycle.kubeReady(cluster, node) && Date.now() < deadline)
+        await wait(Math.max(2, Math.min(deps.timing.stepMs, 20)), io.signal);
       if (!deps.lifecycle.kubeReady(cluster, node)) {
         if (!suppressErrors) io.err(`error waiting for node ${JSON.stringify(node.hostname)} to become Ready: context deadline exceeded\n`);
         code = 1;
@@ -247,7 +251,8 @@ function hangsThroughEndpoint(session: Session, node: SimNode, endpoint: string 
   const { cluster, deps } = session;
   const hang = deps.state.behavior.selfEndpointHang;
   const throughItself =
-    (endpoint === node.address || endpoint === node.hostname) && (hang === 'always' || (hang === 'multi-control-plane' && controlPlanes(cluster).length > 1));
+    (endpoint === node.address || endpoint === node.hostname) &&
+    (hang === 'always' || (hang === 'multi-control-plane' && controlPlanes(cluster).length > 1));
   return node.role === 'controlplane' && endpoint !== undefined && (endpoint === cluster.vip || throughItself);
 }
 
@@ -296,7 +301,9 @@ async function runLegacyUpgrade(session: Session, waitForIt: boolean, timeout: n
     session.nodes.map((address) => {
       const node = findNode(cluster, address);
       if (!node) {
-        io.err(`${JSON.stringify(address)}: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${address}:50000: connect: no route to host"\n`);
+        io.err(
+          `${JSON.stringify(address)}: rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${address}:50000: connect: no route to host"\n`,
+        );
         return Promise.resolve(1);
       }
       return trackNode({

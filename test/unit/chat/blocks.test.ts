@@ -1,5 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { actions, context, escapeMrkdwn, fields, formatDuration, formatTime, header, mention, mentionUser, plainTime, plainTimes, preformatted, section, truncate } from '../../../src/chat/blocks.ts';
+import {
+  actions,
+  context,
+  escapeMrkdwn,
+  fields,
+  formatDuration,
+  formatTime,
+  header,
+  mention,
+  mentionUser,
+  plainTime,
+  plainTimes,
+  preformatted,
+  section,
+  truncate,
+} from '../../../src/chat/blocks.ts';
 import { blockKitProblems } from '../../support/block-kit-limits.ts';
 
 /** The mrkdwn text of a section or context block. */

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkMessage, gateErrorMessage, gateRunningMessage, gateVerdictMessage, type GateRequest } from '../../../src/chat/health-report.ts';
+import {
+  checkMessage,
+  gateErrorMessage,
+  gateRunningMessage,
+  gateVerdictMessage,
+  type GateRequest,
+} from '../../../src/chat/health-report.ts';
 import type { CheckResult } from '../../../src/health/check-result.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
 import { blockKitProblems } from '../../support/block-kit-limits.ts';
@@ -10,7 +16,15 @@ const HUGE_EVIDENCE = Array.from({ length: 200 }, (_, i) => `${i} ${LONG}`.slice
 const REQUEST: GateRequest = { cluster: 'production', requestedBy: 'U0ALICE', requestedAt: '2026-11-29T22:00:00.000Z' };
 
 function check(overrides: Partial<CheckResult> = {}): CheckResult {
-  return { id: 'nodes', title: 'Kubernetes nodes', status: 'passed', summary: 'all 4 nodes are Ready', evidence: [], durationMs: 120, ...overrides };
+  return {
+    id: 'nodes',
+    title: 'Kubernetes nodes',
+    status: 'passed',
+    summary: 'all 4 nodes are Ready',
+    evidence: [],
+    durationMs: 120,
+    ...overrides,
+  };
 }
 
 function report(overrides: Partial<GateReport> = {}): GateReport {
@@ -38,7 +52,9 @@ describe('health report messages stay inside Block Kit limits', () => {
       cluster: `c${'-x'.repeat(19)}`,
       passed: false,
       stopReasons: Array.from({ length: 200 }, () => LONG),
-      checks: Array.from({ length: 200 }, (_, i) => check({ id: `c${i}`, title: LONG, status: 'failed', summary: LONG, evidence: HUGE_EVIDENCE })),
+      checks: Array.from({ length: 200 }, (_, i) =>
+        check({ id: `c${i}`, title: LONG, status: 'failed', summary: LONG, evidence: HUGE_EVIDENCE }),
+      ),
     });
 
     // Act
@@ -75,7 +91,10 @@ describe('gateVerdictMessage', () => {
 
     // Assert
     expect(message.text).toBe('✅ Health gate passed: production (4.2 s).');
-    expect(message.blocks![0]).toEqual({ type: 'header', text: { type: 'plain_text', text: '✅ Health gate passed: production', emoji: true } });
+    expect(message.blocks![0]).toEqual({
+      type: 'header',
+      text: { type: 'plain_text', text: '✅ Health gate passed: production', emoji: true },
+    });
     expect(allText(message.blocks)).toContain('1 passed · 1 warning · 0 failed — one reply per check in the thread');
     expect(allText(message.blocks)).not.toContain('*Stop:*');
   });
@@ -88,7 +107,9 @@ describe('gateVerdictMessage', () => {
     const message = gateVerdictMessage(failed, REQUEST);
 
     // Assert
-    expect(message.text).toBe('❌ Health gate failed: production (4.2 s). Stop: etcd has no leader; Flux <Kustomization> & friends stalled');
+    expect(message.text).toBe(
+      '❌ Health gate failed: production (4.2 s). Stop: etcd has no leader; Flux <Kustomization> & friends stalled',
+    );
     expect(allText(message.blocks)).toContain('*Stop:*\\n• etcd has no leader\\n• Flux &lt;Kustomization&gt; &amp; friends stalled');
   });
 });
@@ -100,7 +121,10 @@ describe('checkMessage', () => {
 
     // Assert
     expect(message.text).toBe('❌ Kubernetes nodes: 10.0.30.21 is NotReady');
-    expect(message.blocks![0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: '❌ *Kubernetes nodes*: 10.0.30.21 is NotReady (120 ms)' } });
+    expect(message.blocks![0]).toEqual({
+      type: 'section',
+      text: { type: 'mrkdwn', text: '❌ *Kubernetes nodes*: 10.0.30.21 is NotReady (120 ms)' },
+    });
   });
 
   it("shows a worker's <none> roles literally instead of as Slack markup", () => {

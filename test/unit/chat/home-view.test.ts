@@ -18,8 +18,24 @@ const production: HomeCluster = {
   channel: 'C0MAINTPRD',
   talos: { versions: ['v1.11.5'], at: '2026-11-30T09:40:00.000Z', source: 'health gate' },
   kubernetes: { versions: ['v1.34.1'], at: '2026-11-30T09:40:00.000Z', source: 'health gate' },
-  lock: { opId: 'op-1a2b3c4d5e', what: 'Talos upgrade', state: 'awaiting-approval', target: 'v1.12.11', by: 'U0ALICE', since: '2026-11-30T09:45:00.000Z', link: LINK },
-  approvals: [{ opId: 'op-1a2b3c4d5e', what: 'control plane talos-prd-cp-1 (10.0.30.11)', requestedAt: '2026-11-30T09:50:00.000Z', expiresAt: '2026-11-30T10:20:00.000Z', link: REQUEST_LINK }],
+  lock: {
+    opId: 'op-1a2b3c4d5e',
+    what: 'Talos upgrade',
+    state: 'awaiting-approval',
+    target: 'v1.12.11',
+    by: 'U0ALICE',
+    since: '2026-11-30T09:45:00.000Z',
+    link: LINK,
+  },
+  approvals: [
+    {
+      opId: 'op-1a2b3c4d5e',
+      what: 'control plane talos-prd-cp-1 (10.0.30.11)',
+      requestedAt: '2026-11-30T09:50:00.000Z',
+      expiresAt: '2026-11-30T10:20:00.000Z',
+      link: REQUEST_LINK,
+    },
+  ],
   lastGate: { passed: true, at: '2026-11-30T09:40:00.000Z', stopReasons: [] },
 };
 
@@ -49,7 +65,9 @@ describe('homeView', () => {
     expect(shown).toContain(JSON.stringify(`*Talos*\nv1.11.5\n_health gate, ${token('2026-11-30T09:40:00.000Z')}_`).slice(1, -1));
     expect(shown).toContain(JSON.stringify(`*Kubernetes*\nv1.34.1\n_health gate, ${token('2026-11-30T09:40:00.000Z')}_`).slice(1, -1));
     expect(shown).toContain(
-      JSON.stringify(`*Lock*\n:lock: <${LINK}|\`op-1a2b3c4d5e\`> Talos upgrade v1.12.11, awaiting-approval\nby <@U0ALICE> since ${token('2026-11-30T09:45:00.000Z')}`).slice(1, -1),
+      JSON.stringify(
+        `*Lock*\n:lock: <${LINK}|\`op-1a2b3c4d5e\`> Talos upgrade v1.12.11, awaiting-approval\nby <@U0ALICE> since ${token('2026-11-30T09:45:00.000Z')}`,
+      ).slice(1, -1),
     );
     expect(shown).toContain(
       JSON.stringify(
@@ -75,7 +93,11 @@ describe('homeView', () => {
     const failing: HomeCluster = {
       ...staging,
       talos: { versions: ['v1.11.5', 'v1.12.11'], at: '2026-11-30T09:00:00.000Z', source: 'health gate' },
-      lastGate: { passed: false, at: '2026-11-30T09:00:00.000Z', stopReasons: ['etcd has no leader on 10.0.20.11', 'Flux <apps> stalled & not ready'] },
+      lastGate: {
+        passed: false,
+        at: '2026-11-30T09:00:00.000Z',
+        stopReasons: ['etcd has no leader on 10.0.20.11', 'Flux <apps> stalled & not ready'],
+      },
     };
 
     // Act
@@ -83,7 +105,9 @@ describe('homeView', () => {
 
     // Assert
     expect(shown).toContain('v1.11.5, v1.12.11 (mixed)');
-    expect(shown).toContain(`❌ failed ${token('2026-11-30T09:00:00.000Z')}\\n• etcd has no leader on 10.0.20.11\\n• Flux &lt;apps&gt; stalled &amp; not ready`);
+    expect(shown).toContain(
+      `❌ failed ${token('2026-11-30T09:00:00.000Z')}\\n• etcd has no leader on 10.0.20.11\\n• Flux &lt;apps&gt; stalled &amp; not ready`,
+    );
   });
 
   it("passes Slack's Home validation", () => {

@@ -69,7 +69,9 @@ function hugeOperation(state: OperationState, kind: Operation['kind'] = 'talos-u
     startedBy: 'U0BOB',
     startedAt: '2026-11-29T22:05:00.000Z',
     target: { version: 'v1.12.1', fromVersion: 'v1.11.6', node: '10.0.30.11', nodeName: `n${LONG}`, talosVersion: 'v1.11.6' },
-    steps: Array.from({ length: 200 }, (_, i) => step({ id: `s${i}`, nodeName: `node-${i}-${LONG}`, host: LONG, detail: LONG, status: 'failed' })),
+    steps: Array.from({ length: 200 }, (_, i) =>
+      step({ id: `s${i}`, nodeName: `node-${i}-${LONG}`, host: LONG, detail: LONG, status: 'failed' }),
+    ),
     approvals: Array.from({ length: 200 }, (_, i) => approval({ step: `s${i}`, nonce: `n${i}` })),
     refusals: Array.from({ length: 200 }, () => LONG),
     notes: Array.from({ length: 200 }, () => LONG),
@@ -93,35 +95,63 @@ function allText(message: ChatMessage): string {
 }
 
 describe('upgrade messages stay inside Block Kit limits', () => {
-  const states: OperationState[] = ['preflight', 'refused', 'planned', 'running', 'awaiting-approval', 'paused', 'failed', 'completed', 'cancelled'];
+  const states: OperationState[] = [
+    'preflight',
+    'refused',
+    'planned',
+    'running',
+    'awaiting-approval',
+    'paused',
+    'failed',
+    'completed',
+    'cancelled',
+  ];
   const kinds: Operation['kind'][] = ['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'snapshot'];
 
-  it.each(kinds.flatMap((kind) => states.map((state) => [kind, state] as const)))('root message of a huge %s in state %s', (kind, state) => {
-    // Act
-    const message = operationRootMessage(hugeOperation(state, kind), presentationOf(kind));
+  it.each(kinds.flatMap((kind) => states.map((state) => [kind, state] as const)))(
+    'root message of a huge %s in state %s',
+    (kind, state) => {
+      // Act
+      const message = operationRootMessage(hugeOperation(state, kind), presentationOf(kind));
 
-    // Assert
-    expect(blockKitProblems(message)).toEqual([]);
-  });
+      // Assert
+      expect(blockKitProblems(message)).toEqual([]);
+    },
+  );
 
   it('approval request with 200 lines of etcd evidence', () => {
     // Arrange
     const op = hugeOperation('awaiting-approval');
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE }, talosUpgradeTexts);
+    const message = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE },
+      talosUpgradeTexts,
+    );
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
   });
 
-  it.each(['approved', 'stopped', 'expired'] as const)('decided approval (%s) that keeps a huge request\'s evidence', (state) => {
+  it.each(['approved', 'stopped', 'expired'] as const)("decided approval (%s) that keeps a huge request's evidence", (state) => {
     // Arrange
     const op = hugeOperation('running');
-    const request = approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE }, talosUpgradeTexts);
+    const request = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE },
+      talosUpgradeTexts,
+    );
 
     // Act
-    const message = approvalDecidedMessage(op, approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[0]!, presentationOf(op.kind));
+    const message = approvalDecidedMessage(
+      op,
+      approval({ state, by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }),
+      op.steps[0]!,
+      presentationOf(op.kind),
+    );
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -144,8 +174,23 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     const approvers = Array.from({ length: 50 }, (_, i) => `U0APPROVER${i}`);
 
     // Act
-    const request = withApprovers(approvalRequestMessage(op, approval(), { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG, etcdEvidence: HUGE_EVIDENCE }, talosUpgradeTexts), approvers);
-    const reminder = approvalReminderMessage(op, approval(), op.steps[0]!, approvers, 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100', presentationOf(op.kind));
+    const request = withApprovers(
+      approvalRequestMessage(
+        op,
+        approval(),
+        { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG, etcdEvidence: HUGE_EVIDENCE },
+        talosUpgradeTexts,
+      ),
+      approvers,
+    );
+    const reminder = approvalReminderMessage(
+      op,
+      approval(),
+      op.steps[0]!,
+      approvers,
+      'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100',
+      presentationOf(op.kind),
+    );
 
     // Assert
     expect(blockKitProblems(request)).toEqual([]);
@@ -154,7 +199,20 @@ describe('upgrade messages stay inside Block Kit limits', () => {
 
   it('Terraform follow-up', () => {
     // Act
-    const message = toOperator(hugeOperation('completed'), terraformFollowUp(hugeOperation('completed'), { schematic: 'a'.repeat(64), platform: 'nocloud', isos: [{ arch: 'amd64', url: `https://factory.talos.dev/image/${'a'.repeat(64)}/v1.12.1/nocloud-amd64.iso`, checksum: { ok: true, sha256: 'b'.repeat(64), bytes: 1 } }] }));
+    const message = toOperator(
+      hugeOperation('completed'),
+      terraformFollowUp(hugeOperation('completed'), {
+        schematic: 'a'.repeat(64),
+        platform: 'nocloud',
+        isos: [
+          {
+            arch: 'amd64',
+            url: `https://factory.talos.dev/image/${'a'.repeat(64)}/v1.12.1/nocloud-amd64.iso`,
+            checksum: { ok: true, sha256: 'b'.repeat(64), bytes: 1 },
+          },
+        ],
+      }),
+    );
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
@@ -174,7 +232,9 @@ describe('operationRootMessage', () => {
       [ACTION.start, 'op-1a2b3c4d5e.pl4nn0nce'],
       [ACTION.cancelPlan, 'op-1a2b3c4d5e.pl4nn0nce'],
     ]);
-    expect(message.text).toBe('Talos upgrade v1.11.6 → v1.12.1: production — 📝 planned — waiting for an operator to start (op-1a2b3c4d5e)');
+    expect(message.text).toBe(
+      'Talos upgrade v1.11.6 → v1.12.1: production — 📝 planned — waiting for an operator to start (op-1a2b3c4d5e)',
+    );
   });
 
   it('lists the runbook review items the starter confirms', () => {
@@ -187,7 +247,10 @@ describe('operationRootMessage', () => {
 
   it('offers no buttons once the operation runs', () => {
     // Act
-    const message = operationRootMessage(operation({ state: 'running', startedBy: 'U0BOB', startedAt: '2026-11-29T22:05:00.000Z' }), talosUpgradeTexts);
+    const message = operationRootMessage(
+      operation({ state: 'running', startedBy: 'U0BOB', startedAt: '2026-11-29T22:05:00.000Z' }),
+      talosUpgradeTexts,
+    );
 
     // Assert
     expect(message.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
@@ -211,20 +274,26 @@ describe('operationRootMessage', () => {
     expect(text).toContain('*Reason:* kubelet &lt;none&gt; &amp; more');
   });
 
-  it('shows the time in a refusal in each reader\'s zone, while escaping the rest', () => {
+  it("shows the time in a refusal in each reader's zone, while escaping the rest", () => {
     // Arrange
-    const refusal = 'none is open now. The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. <!channel>';
+    const refusal =
+      'none is open now. The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. <!channel>';
 
     // Act
     const message = operationRootMessage(operation({ state: 'refused', refusals: [refusal] }), talosUpgradeTexts);
 
     // Assert
-    expect(allText(message)).toContain('The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. &lt;!channel&gt;');
+    expect(allText(message)).toContain(
+      'The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>. &lt;!channel&gt;',
+    );
   });
 
   it('lists the refusals of a refused operation', () => {
     // Act
-    const message = operationRootMessage(operation({ state: 'refused', refusals: ['etcd has no leader', 'talosctl v1.11.6 is missing'] }), talosUpgradeTexts);
+    const message = operationRootMessage(
+      operation({ state: 'refused', refusals: ['etcd has no leader', 'talosctl v1.11.6 is missing'] }),
+      talosUpgradeTexts,
+    );
 
     // Assert
     expect(allText(message)).toContain('*Refused before touching anything:*\\n• etcd has no leader\\n• talosctl v1.11.6 is missing');
@@ -237,7 +306,12 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] }, talosUpgradeTexts);
+    const message = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] },
+      talosUpgradeTexts,
+    );
 
     // Assert
     expect(message.text).toBe('🔐 Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? (op-1a2b3c4d5e)');
@@ -255,13 +329,21 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] }, talosUpgradeTexts);
+    const message = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] },
+      talosUpgradeTexts,
+    );
 
     // Assert
     const [approve, stop] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
     expect(approve!['confirm']).toEqual({
       title: { type: 'plain_text', text: 'Approve talos-cp-1?' },
-      text: { type: 'mrkdwn', text: 'talosctl upgrade of control plane talos-cp-1 (10.0.30.11) on host pve-1 to v1.12.1: the node reboots into the new image; etcd must keep quorum.' },
+      text: {
+        type: 'mrkdwn',
+        text: 'talosctl upgrade of control plane talos-cp-1 (10.0.30.11) on host pve-1 to v1.12.1: the node reboots into the new image; etcd must keep quorum.',
+      },
       confirm: { type: 'plain_text', text: 'Approve' },
       deny: { type: 'plain_text', text: 'Not yet' },
     });
@@ -269,19 +351,35 @@ describe('approval and failure messages', () => {
   });
 
   it.each([
-    ['node-rollback', '🔐 Approve the rollback of talos-cp-1 (10.0.30.11) on production? (op-1a2b3c4d5e)', 'talosctl rollback of talos-cp-1 (10.0.30.11)'],
-    ['node-remove', '🔐 Approve the reset and removal of talos-cp-1 (10.0.30.11) from production? (op-1a2b3c4d5e)', 'talosctl reset of talos-cp-1 (10.0.30.11)'],
+    [
+      'node-rollback',
+      '🔐 Approve the rollback of talos-cp-1 (10.0.30.11) on production? (op-1a2b3c4d5e)',
+      'talosctl rollback of talos-cp-1 (10.0.30.11)',
+    ],
+    [
+      'node-remove',
+      '🔐 Approve the reset and removal of talos-cp-1 (10.0.30.11) from production? (op-1a2b3c4d5e)',
+      'talosctl reset of talos-cp-1 (10.0.30.11)',
+    ],
   ] as const)('leads a %s request with its question, and confirms Approve naming the node', (kind, question, effect) => {
     // Arrange
     const op = operation({ kind, state: 'awaiting-approval' });
 
     // Act
-    const message = nodeApprovalMessage(op, approval(), op.steps[1]!, { summary: '3 members', evidence: [], warning: 'it reboots' }, presentationOf(op.kind));
+    const message = nodeApprovalMessage(
+      op,
+      approval(),
+      op.steps[1]!,
+      { summary: '3 members', evidence: [], warning: 'it reboots' },
+      presentationOf(op.kind),
+    );
 
     // Assert
     expect(message.text).toBe(question);
     expect(JSON.stringify(message.blocks![0])).toContain(question);
-    const [approve] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as { confirm: { title: { text: string }; text: { text: string } } }[];
+    const [approve] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as {
+      confirm: { title: { text: string }; text: { text: string } };
+    }[];
     expect(approve!.confirm.title).toEqual({ type: 'plain_text', text: 'Approve talos-cp-1?' });
     expect(approve!.confirm.text.text).toContain(effect);
   });
@@ -291,7 +389,13 @@ describe('approval and failure messages', () => {
     const op = operation({ kind: 'k8s-upgrade', state: 'awaiting-approval', target: { version: '1.34.2', fromVersion: '1.34.1' } });
 
     // Act
-    const message = applyRequestMessage(op, approval(), step({ kind: 'k8s-apply', node: '10.0.30.11' }), 'no deprecated APIs', k8sUpgradeTexts);
+    const message = applyRequestMessage(
+      op,
+      approval(),
+      step({ kind: 'k8s-apply', node: '10.0.30.11' }),
+      'no deprecated APIs',
+      k8sUpgradeTexts,
+    );
 
     // Assert
     expect(message.text).toBe('🔐 Apply the Kubernetes upgrade of production 1.34.1 → 1.34.2? (op-1a2b3c4d5e)');
@@ -301,24 +405,42 @@ describe('approval and failure messages', () => {
   it('mentions the approvers, users and user groups, after the question', () => {
     // Arrange
     const op = operation({ state: 'awaiting-approval' });
-    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] }, talosUpgradeTexts);
+    const request = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] },
+      talosUpgradeTexts,
+    );
 
     // Act
     const paged = withApprovers(request, ['U0CAROL', 'S0SRE']);
 
     // Assert
     expect(paged.text).toBe(`${request.text} <@U0CAROL> <!subteam^S0SRE>`);
-    expect(paged.blocks!.slice(0, 2)).toEqual([request.blocks![0], { type: 'context', elements: [{ type: 'mrkdwn', text: 'For <@U0CAROL> <!subteam^S0SRE>' }] }]);
+    expect(paged.blocks!.slice(0, 2)).toEqual([
+      request.blocks![0],
+      { type: 'context', elements: [{ type: 'mrkdwn', text: 'For <@U0CAROL> <!subteam^S0SRE>' }] },
+    ]);
     expect(paged.blocks!.slice(2)).toEqual(request.blocks!.slice(1));
   });
 
   it('keeps what the request showed once decided, and says who decided and when', () => {
     // Arrange
     const op = operation({ state: 'running' });
-    const request = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] }, talosUpgradeTexts);
+    const request = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] },
+      talosUpgradeTexts,
+    );
 
     // Act
-    const decided = approvalDecidedMessage(op, approval({ state: 'approved', by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }), op.steps[1]!, presentationOf(op.kind));
+    const decided = approvalDecidedMessage(
+      op,
+      approval({ state: 'approved', by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', shown: shownEvidence(request) }),
+      op.steps[1]!,
+      presentationOf(op.kind),
+    );
 
     // Assert
     expect(decided.text).toBe(
@@ -334,7 +456,14 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalReminderMessage(op, approval(), op.steps[1]!, ['U0CAROL', 'S0SRE'], 'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100', presentationOf(op.kind));
+    const message = approvalReminderMessage(
+      op,
+      approval(),
+      op.steps[1]!,
+      ['U0CAROL', 'S0SRE'],
+      'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100',
+      presentationOf(op.kind),
+    );
 
     // Assert
     expect(message.text).toBe(
@@ -348,7 +477,12 @@ describe('approval and failure messages', () => {
     const op = operation({ state: 'awaiting-approval' });
 
     // Act
-    const message = approvalRequestMessage(op, approval(), { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: ['learner <none> & <!here>'] }, talosUpgradeTexts);
+    const message = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: ['learner <none> & <!here>'] },
+      talosUpgradeTexts,
+    );
 
     // Assert
     expect(allText(message)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
@@ -357,7 +491,10 @@ describe('approval and failure messages', () => {
   it('offers a rollback of the failed node only while one is offered', () => {
     // Arrange
     const offered = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'offered' } });
-    const used = operation({ state: 'failed', failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'requested', rollbackOp: 'op-rb00000001' } });
+    const used = operation({
+      state: 'failed',
+      failure: { step: 's1', node: '10.0.30.11', nonce: 'f41l', rollback: 'requested', rollbackOp: 'op-rb00000001' },
+    });
 
     // Act
     const withButton = failureMessage(offered, offered.steps[1], 'node did not come back', ['no answer'], presentationOf(offered.kind));
@@ -445,6 +582,11 @@ describe('/talos status', () => {
     // Assert
     expect(text).toContain('1/2 steps · now: control plane');
     expect(text).toContain('(talosctl upgrade running (v1.11.6 → v1.12.1))');
-    expect(statusText([{ cluster: 'production', holder: undefined, ops: [operation({ state: 'completed', planNonce: undefined })] }], presentationOf)).not.toContain('now:');
+    expect(
+      statusText(
+        [{ cluster: 'production', holder: undefined, ops: [operation({ state: 'completed', planNonce: undefined })] }],
+        presentationOf,
+      ),
+    ).not.toContain('now:');
   });
 });

@@ -37,7 +37,15 @@ function operation(fields: Partial<Operation> = {}): Operation {
   });
 }
 
-const approval: Approval = { step: 'one', nonce: 'n0nce', messageTs: '1.2', requestedAt: '2026-12-01T10:00:00.000Z', expiresAt: '2026-12-01T11:00:00.000Z', state: 'approved', by: 'U0CAROL' };
+const approval: Approval = {
+  step: 'one',
+  nonce: 'n0nce',
+  messageTs: '1.2',
+  requestedAt: '2026-12-01T10:00:00.000Z',
+  expiresAt: '2026-12-01T11:00:00.000Z',
+  state: 'approved',
+  by: 'U0CAROL',
+};
 
 describe('the presenters take their texts from the declaration they are given', () => {
   it('builds the root message from the title, steps, gates, review items and Start of the declaration', () => {
@@ -76,7 +84,14 @@ describe('the presenters take their texts from the declaration they are given', 
 describe('the presentation registry', () => {
   it('presents every operation kind: each playbook by its own texts, the snapshot by its own', () => {
     // Assert
-    expect(Object.keys(PRESENTATIONS).sort()).toEqual(['k8s-upgrade', 'node-remove', 'node-rollback', 'snapshot', 'talos-upgrade', 'terraform-apply']);
+    expect(Object.keys(PRESENTATIONS).sort()).toEqual([
+      'k8s-upgrade',
+      'node-remove',
+      'node-rollback',
+      'snapshot',
+      'talos-upgrade',
+      'terraform-apply',
+    ]);
     for (const [kind, playbook] of Object.entries(PLAYBOOKS)) expect(presentationOf(kind)).toBe(playbook.texts);
     expect(presentationOf('snapshot').title(operation({ kind: 'snapshot' }))).toBe('etcd snapshot: staging');
   });

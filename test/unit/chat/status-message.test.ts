@@ -38,7 +38,9 @@ describe('escapeMrkdwnKeepingLinks', () => {
     const escaped = escapeMrkdwnKeepingLinks(refusal);
 
     // Assert
-    expect(escaped).toBe(`operation <${LINK}|op-aaaa1111> holds production; &lt;!channel&gt; &amp; &lt;https://evil.example|op-bbbb2222&gt;`);
+    expect(escaped).toBe(
+      `operation <${LINK}|op-aaaa1111> holds production; &lt;!channel&gt; &amp; &lt;https://evil.example|op-bbbb2222&gt;`,
+    );
   });
 
   it('reads a link as its operation id where the text is not mrkdwn', () => {
@@ -47,7 +49,10 @@ describe('escapeMrkdwnKeepingLinks', () => {
 
   it("shows a refusal's link to the holder in the refused plan", () => {
     // Arrange
-    const op = operation({ state: 'refused', refusals: [`operation <${LINK}|op-aaaa1111> holds production; wait for it to finish, or \`/talos cancel op-aaaa1111\``] });
+    const op = operation({
+      state: 'refused',
+      refusals: [`operation <${LINK}|op-aaaa1111> holds production; wait for it to finish, or \`/talos cancel op-aaaa1111\``],
+    });
 
     // Act
     const blocks = JSON.stringify(operationRootMessage(op, presentationOf(op.kind)).blocks);
@@ -70,7 +75,9 @@ describe('/talos status', () => {
     // Assert
     expect(text.split('\n')).toEqual([
       `*production* — locked by <${LINK}|op-1a2b3c4d5e>`,
-      expect.stringMatching(new RegExp(`^• <${LINK}\\|op-1a2b3c4d5e> talos-upgrade → v1\\.12\\.1 on \\*production\\*: running · 0/1 steps · now: `)),
+      expect.stringMatching(
+        new RegExp(`^• <${LINK}\\|op-1a2b3c4d5e> talos-upgrade → v1\\.12\\.1 on \\*production\\*: running · 0/1 steps · now: `),
+      ),
       '  _recent:_',
       expect.stringMatching(/^• `op-0000aaaa11` talos-upgrade → v1\.12\.1 on \*production\*: completed/),
     ]);
@@ -78,7 +85,9 @@ describe('/talos status', () => {
 
   it('lists an operation waiting for its window with the running ones', () => {
     const waiting = operation({ state: 'waiting-window' });
-    expect(statusText([{ cluster: 'production', holder: waiting.id, ops: [waiting] }], presentationOf).split('\n')[1]).toMatch(/^• `op-1a2b3c4d5e` .*: waiting-window/);
+    expect(statusText([{ cluster: 'production', holder: waiting.id, ops: [waiting] }], presentationOf).split('\n')[1]).toMatch(
+      /^• `op-1a2b3c4d5e` .*: waiting-window/,
+    );
   });
 
   it("outside the clusters' channels shows only who holds each cluster, and where its channel is", () => {

@@ -76,9 +76,17 @@ describe('failureMessage with a Retry', () => {
   it('carries a Retry button with the offered nonce while the retry is offered', () => {
     const op = operation({ retry: { step: 'apply', nonce: 'r3try', state: 'offered' } });
 
-    const message = failureMessage(op, op.steps[2], 'talosctl upgrade-k8s failed: context deadline exceeded', ['line 1'], presentationOf(op.kind));
+    const message = failureMessage(
+      op,
+      op.steps[2],
+      'talosctl upgrade-k8s failed: context deadline exceeded',
+      ['line 1'],
+      presentationOf(op.kind),
+    );
 
-    const button = (message.blocks ?? []).flatMap((b) => (b.elements as { action_id?: string; value?: string }[] | undefined) ?? []).find((e) => e.action_id === ACTION.retry);
+    const button = (message.blocks ?? [])
+      .flatMap((b) => (b.elements as { action_id?: string; value?: string }[] | undefined) ?? [])
+      .find((e) => e.action_id === ACTION.retry);
     expect(button?.value).toBe(buttonValue(op.id, 'r3try'));
     expect(message.text).toContain('❌ Stopped at upgrade: talosctl upgrade-k8s on 172.20.0.2: talosctl upgrade-k8s failed');
   });

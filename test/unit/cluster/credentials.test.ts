@@ -15,7 +15,9 @@ const KUBE_TOKEN = 'kube-token-canary-0123456789abcdef';
 const KUBECONFIG = `apiVersion: v1\nkind: Config\nusers:\n- name: admin@production\n  user:\n    token: ${KUBE_TOKEN}\n`;
 
 /** A Tofu that answers `output -json` from a map and records what it was asked. */
-function fakeTofu(outputs: Record<string, string> = { talosconfig: TALOSCONFIG, talos_kubeconfig: KUBECONFIG }): Tofu & { asked: string[] } {
+function fakeTofu(
+  outputs: Record<string, string> = { talosconfig: TALOSCONFIG, talos_kubeconfig: KUBECONFIG },
+): Tofu & { asked: string[] } {
   const asked: string[] = [];
   return {
     asked,
@@ -31,7 +33,12 @@ function fakeTofu(outputs: Record<string, string> = { talosconfig: TALOSCONFIG, 
 }
 
 /** What withClusterCredentials needs, reading from `tofu` in `terraformDir`. */
-function depsFor(tofu: Tofu, baseDir: string, scrubber = new SecretScrubber(), terraformDir = '/srv/tf'): { outputs: TerraformOutputs; baseDir: string } {
+function depsFor(
+  tofu: Tofu,
+  baseDir: string,
+  scrubber = new SecretScrubber(),
+  terraformDir = '/srv/tf',
+): { outputs: TerraformOutputs; baseDir: string } {
   return { outputs: terraformOutputs({ tofu, scrubber }, { terraformDir }), baseDir };
 }
 
@@ -49,7 +56,9 @@ describe('withClusterCredentials', () => {
     const tofu = fakeTofu();
 
     // Act
-    await withClusterCredentials(depsFor(tofu, baseDir, new SecretScrubber(), '/srv/infra/terraform/production'), undefined, () => Promise.resolve());
+    await withClusterCredentials(depsFor(tofu, baseDir, new SecretScrubber(), '/srv/infra/terraform/production'), undefined, () =>
+      Promise.resolve(),
+    );
 
     // Assert: one call reads both
     expect(tofu.asked).toEqual(['/srv/infra/terraform/production output -json']);
@@ -129,7 +138,9 @@ describe('withClusterCredentials', () => {
     });
 
     // Assert
-    await expect(outcome).rejects.toThrow('Terraform in /srv/tf has no output "talos_kubeconfig" (the kubeconfig the bot reads): declare it and run tofu apply, or set terraformOutputs.kubeconfig in the inventory to the name this configuration uses');
+    await expect(outcome).rejects.toThrow(
+      'Terraform in /srv/tf has no output "talos_kubeconfig" (the kubeconfig the bot reads): declare it and run tofu apply, or set terraformOutputs.kubeconfig in the inventory to the name this configuration uses',
+    );
     expect(ran).toBe(false);
     expect(await readdir(baseDir)).toEqual([]);
   });

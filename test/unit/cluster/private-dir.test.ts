@@ -55,7 +55,13 @@ describe('private directories', () => {
 
   it('never touches directories named otherwise, files, or an unmarked directory younger than a day', async () => {
     // Arrange
-    const others = ['talos-chatops-e2e-Ab12Cd', 'talos-chatops-redis-Ab12Cd', 'talos-chatops-inventory-Ab12Cd', 'talos-chatops-Ab12Cd7', 'other-Ab12Cd'];
+    const others = [
+      'talos-chatops-e2e-Ab12Cd',
+      'talos-chatops-redis-Ab12Cd',
+      'talos-chatops-inventory-Ab12Cd',
+      'talos-chatops-Ab12Cd7',
+      'other-Ab12Cd',
+    ];
     for (const name of others) await mkdir(join(base, name));
     await writeFile(join(base, 'talos-chatops-File01'), 'not a directory');
     const fresh = join(base, 'talos-chatops-Fresh1');

@@ -34,7 +34,12 @@ describe('terraformOutputs', () => {
     const outputs = terraformOutputs({ tofu, scrubber: new SecretScrubber() }, { terraformDir: '/srv/tf' });
 
     // Act
-    const values = await Promise.all([outputs.required('talosconfig'), outputs.required('kubeconfig'), outputs.required('schematicId'), outputs.optional('longhornInstaller')]);
+    const values = await Promise.all([
+      outputs.required('talosconfig'),
+      outputs.required('kubeconfig'),
+      outputs.required('schematicId'),
+      outputs.optional('longhornInstaller'),
+    ]);
 
     // Assert
     expect(values).toEqual([CANARY_TALOSCONFIG, CANARY_KUBECONFIG, SCHEMATIC, undefined]);
@@ -49,11 +54,21 @@ describe('terraformOutputs', () => {
       schematic: { sensitive: false, value: SCHEMATIC },
       longhorn_image: { sensitive: false, value: `factory.talos.dev/nocloud-installer/${SCHEMATIC}:v1.11.6` },
     });
-    const renames = { talosconfig: 'cluster_talosconfig', kubeconfig: 'admin_kubeconfig', schematicId: 'schematic', longhornInstaller: 'longhorn_image' };
+    const renames = {
+      talosconfig: 'cluster_talosconfig',
+      kubeconfig: 'admin_kubeconfig',
+      schematicId: 'schematic',
+      longhornInstaller: 'longhorn_image',
+    };
     const outputs = terraformOutputs({ tofu, scrubber: new SecretScrubber() }, { terraformDir: '/srv/tf', terraformOutputs: renames });
 
     // Act
-    const values = await Promise.all([outputs.required('talosconfig'), outputs.required('kubeconfig'), outputs.required('schematicId'), outputs.optional('longhornInstaller')]);
+    const values = await Promise.all([
+      outputs.required('talosconfig'),
+      outputs.required('kubeconfig'),
+      outputs.required('schematicId'),
+      outputs.optional('longhornInstaller'),
+    ]);
 
     // Assert
     expect(values).toEqual([CANARY_TALOSCONFIG, CANARY_KUBECONFIG, SCHEMATIC, `factory.talos.dev/nocloud-installer/${SCHEMATIC}:v1.11.6`]);
@@ -73,7 +88,9 @@ describe('terraformOutputs', () => {
 
     // Act
     await outputs.required('schematicId');
-    const text = scrubber.scrub(`key talosKeyCanary0123456789abcdefXYZ token kubeTokenCanary0123456789abcdefXYZ secret ${CANARY_SENSITIVE} schematic ${SCHEMATIC}`);
+    const text = scrubber.scrub(
+      `key talosKeyCanary0123456789abcdefXYZ token kubeTokenCanary0123456789abcdefXYZ secret ${CANARY_SENSITIVE} schematic ${SCHEMATIC}`,
+    );
 
     // Assert
     expect(text).toBe(`key [REDACTED] token [REDACTED] secret [REDACTED] schematic ${SCHEMATIC}`);
@@ -81,7 +98,10 @@ describe('terraformOutputs', () => {
 
   it('names the missing output and the inventory key that renames it', async () => {
     // Arrange
-    const outputs = terraformOutputs({ tofu: jsonTofu({}), scrubber: new SecretScrubber() }, { terraformDir: '/srv/tf', terraformOutputs: { schematicId: 'image_schematic' } });
+    const outputs = terraformOutputs(
+      { tofu: jsonTofu({}), scrubber: new SecretScrubber() },
+      { terraformDir: '/srv/tf', terraformOutputs: { schematicId: 'image_schematic' } },
+    );
 
     // Act
     const outcome = outputs.required('schematicId');
@@ -96,7 +116,14 @@ describe('terraformOutputs', () => {
     // Arrange
     const tofu: Tofu = {
       outputRaw: () => Promise.reject(new Error('unused')),
-      run: (_dir, args) => Promise.resolve({ command: ['tofu', ...args], stdout: `talosconfig = ${CANARY_TALOSCONFIG}`, stderr: '', exitCode: 0, durationMs: 1 }),
+      run: (_dir, args) =>
+        Promise.resolve({
+          command: ['tofu', ...args],
+          stdout: `talosconfig = ${CANARY_TALOSCONFIG}`,
+          stderr: '',
+          exitCode: 0,
+          durationMs: 1,
+        }),
     };
     const outputs = terraformOutputs({ tofu, scrubber: new SecretScrubber() }, { terraformDir: '/srv/tf' });
 

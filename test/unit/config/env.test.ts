@@ -32,10 +32,17 @@ describe('loadConfig: required variables', () => {
 
     // Assert
     const byVariable = new Map(problems.map((p): [string, string] => [p.slice(0, p.indexOf(':')), p]));
-    expect([...byVariable.keys()].sort((a, b) => a.localeCompare(b))).toEqual(['CLUSTERS_FILE', 'REDIS_URL', 'SLACK_APP_TOKEN', 'SLACK_BOT_TOKEN']);
+    expect([...byVariable.keys()].sort((a, b) => a.localeCompare(b))).toEqual([
+      'CLUSTERS_FILE',
+      'REDIS_URL',
+      'SLACK_APP_TOKEN',
+      'SLACK_BOT_TOKEN',
+    ]);
     expect(problems).toHaveLength(4);
     expect(byVariable.get('SLACK_BOT_TOKEN')).toMatch(/\(copy "Bot User OAuth Token" from the Slack app's OAuth & Permissions page\)$/);
-    expect(byVariable.get('SLACK_APP_TOKEN')).toMatch(/set SLACK_APP_TOKEN \(Socket Mode\) or SLACK_SIGNING_SECRET \(HTTP mode\) \(create an app-level token/);
+    expect(byVariable.get('SLACK_APP_TOKEN')).toMatch(
+      /set SLACK_APP_TOKEN \(Socket Mode\) or SLACK_SIGNING_SECRET \(HTTP mode\) \(create an app-level token/,
+    );
     expect(byVariable.get('REDIS_URL')).toMatch(/\(for example redis:\/\/127\.0\.0\.1:6379\)$/);
     expect(byVariable.get('CLUSTERS_FILE')).toMatch(/\(the inventory described in the README/);
   });
@@ -262,7 +269,13 @@ describe('loadConfig: values', () => {
   });
 
   it('takes the retention periods and the record export directory', () => {
-    const config = loadConfig({ ...SOCKET_MODE, OPERATION_RETENTION_DAYS: '730', DEDUPE_RETENTION_MINUTES: '15', JOB_RETENTION_DAYS: '0.5', RECORD_EXPORT_DIR: '/var/lib/talos-chatops/records' });
+    const config = loadConfig({
+      ...SOCKET_MODE,
+      OPERATION_RETENTION_DAYS: '730',
+      DEDUPE_RETENTION_MINUTES: '15',
+      JOB_RETENTION_DAYS: '0.5',
+      RECORD_EXPORT_DIR: '/var/lib/talos-chatops/records',
+    });
 
     expect(config.retention).toEqual({ operationMs: 730 * 86_400_000, dedupeSeconds: 900, jobSeconds: 43_200 });
     expect(config.recordExportDir).toBe('/var/lib/talos-chatops/records');
@@ -333,7 +346,7 @@ describe('loadConfig: child environments', () => {
     });
   });
 
-  it('passes state-backend credentials to tofu only, never the bot\'s own settings', () => {
+  it("passes state-backend credentials to tofu only, never the bot's own settings", () => {
     // Act
     const config = loadConfig(DEPLOYED);
 

@@ -31,7 +31,9 @@ function cluster(overrides: Partial<ClusterConfig> = {}): ClusterConfig {
 describe('inventoryWarnings', () => {
   it('has nothing to say about production with four eyes and distinct operators and approvers', () => {
     // Act
-    const warnings = inventoryWarnings({ clusters: [cluster(), cluster({ name: 'staging', environment: 'staging', requireDistinctApprover: false })] });
+    const warnings = inventoryWarnings({
+      clusters: [cluster(), cluster({ name: 'staging', environment: 'staging', requireDistinctApprover: false })],
+    });
 
     // Assert
     expect(warnings).toEqual([]);
@@ -50,7 +52,11 @@ describe('inventoryWarnings', () => {
 
   it('warns that control planes listed in longhornNodes still take the default installer', () => {
     // Act
-    const warnings = inventoryWarnings({ clusters: [cluster({ controlPlanes: ['10.0.30.11', '10.0.30.12'], workers: ['10.0.30.21'], longhornNodes: ['10.0.30.11', '10.0.30.21'] })] });
+    const warnings = inventoryWarnings({
+      clusters: [
+        cluster({ controlPlanes: ['10.0.30.11', '10.0.30.12'], workers: ['10.0.30.21'], longhornNodes: ['10.0.30.11', '10.0.30.21'] }),
+      ],
+    });
 
     // Assert
     expect(warnings).toEqual([
@@ -71,13 +77,21 @@ describe('inventoryWarnings', () => {
 
   it('names every such user of a cluster without four eyes: they can approve their own request', () => {
     // Arrange
-    const staging = cluster({ name: 'staging', environment: 'staging', requireDistinctApprover: false, operators: ['U0ALICE', 'W0DAVE', 'U0BOB'], approvers: ['W0DAVE', 'U0ALICE'] });
+    const staging = cluster({
+      name: 'staging',
+      environment: 'staging',
+      requireDistinctApprover: false,
+      operators: ['U0ALICE', 'W0DAVE', 'U0BOB'],
+      approvers: ['W0DAVE', 'U0ALICE'],
+    });
 
     // Act
     const warnings = inventoryWarnings({ clusters: [staging] });
 
     // Assert
-    expect(warnings).toEqual(['U0ALICE, W0DAVE are both operator and approver of cluster staging: four eyes is off there, so such a user can approve their own request.']);
+    expect(warnings).toEqual([
+      'U0ALICE, W0DAVE are both operator and approver of cluster staging: four eyes is off there, so such a user can approve their own request.',
+    ]);
   });
 
   it('leaves out a user group listed in both roles, whose members are not known at start-up', () => {

@@ -141,7 +141,13 @@ describe('parseInventory: valid inventories', () => {
   it('keeps four eyes off in production when the inventory turns it off', () => {
     // Arrange
     const text = inventoryYaml(
-      clusterYaml('production', { environment: 'production', channel: 'C0MAINTPRD', controlPlanes: '[10.0.30.11]', workers: '', requireDistinctApprover: 'false' }),
+      clusterYaml('production', {
+        environment: 'production',
+        channel: 'C0MAINTPRD',
+        controlPlanes: '[10.0.30.11]',
+        workers: '',
+        requireDistinctApprover: 'false',
+      }),
     );
 
     // Act
@@ -153,7 +159,10 @@ describe('parseInventory: valid inventories', () => {
 
   it('takes Enterprise Grid user ids (W…) beside workspace user ids and user groups', () => {
     // Act
-    const inventory = parseInventory(inventoryYaml(clusterYaml('staging', { operators: '[W0ALICE, U0BOB, S0OPS]', approvers: '[W0CAROL]' })), 'clusters.yaml');
+    const inventory = parseInventory(
+      inventoryYaml(clusterYaml('staging', { operators: '[W0ALICE, U0BOB, S0OPS]', approvers: '[W0CAROL]' })),
+      'clusters.yaml',
+    );
 
     // Assert
     expect(inventory.clusters[0]).toMatchObject({ operators: ['W0ALICE', 'U0BOB', 'S0OPS'], approvers: ['W0CAROL'] });
@@ -263,7 +272,12 @@ describe('parseInventory: refusals, one readable line each', () => {
     // Arrange
     const text = inventoryYaml(
       clusterYaml('staging'),
-      clusterYaml('production', { environment: 'production', channel: 'C0MAINTPRD', controlPlanes: '[10.0.30.11, 10.0.20.13]', workers: '' }),
+      clusterYaml('production', {
+        environment: 'production',
+        channel: 'C0MAINTPRD',
+        controlPlanes: '[10.0.30.11, 10.0.20.13]',
+        workers: '',
+      }),
     );
 
     // Act
@@ -338,7 +352,10 @@ describe('parseInventory: refusals, one readable line each', () => {
     const problems = problemsOf(inventoryYaml(clusterYaml('staging', { operators: '[]', approvers: '[]' })));
 
     // Assert
-    expect(problems).toEqual(['clusters.staging.operators: name at least one operator', 'clusters.staging.approvers: name at least one approver']);
+    expect(problems).toEqual([
+      'clusters.staging.operators: name at least one operator',
+      'clusters.staging.approvers: name at least one approver',
+    ]);
   });
 
   it('refuses a cluster without control planes and an address that is not an IP', () => {
@@ -362,7 +379,9 @@ describe('parseInventory: refusals, one readable line each', () => {
 
   it('refuses a default-class node that is no node of the cluster or is also a Longhorn node', () => {
     // Act
-    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { longhornNodes: '[10.0.20.21]', defaultClassNodes: '[10.0.20.21, 10.0.30.21]' })));
+    const problems = problemsOf(
+      inventoryYaml(clusterYaml('staging', { longhornNodes: '[10.0.20.21]', defaultClassNodes: '[10.0.20.21, 10.0.30.21]' })),
+    );
 
     // Assert
     expect(problems).toEqual([
@@ -406,7 +425,10 @@ describe('resolveCluster', () => {
     const resolution = resolveCluster(inventory, 'C0MAINTPRD', 'prod');
 
     // Assert
-    expect(resolution).toEqual({ ok: false, reason: 'There is no cluster named `prod`. Known clusters: production, staging, lab, edge-a, edge-b.' });
+    expect(resolution).toEqual({
+      ok: false,
+      reason: 'There is no cluster named `prod`. Known clusters: production, staging, lab, edge-a, edge-b.',
+    });
   });
 
   it('takes the only cluster of the channel when none is named', () => {
@@ -452,7 +474,10 @@ describe('resolveCluster', () => {
 describe('allNodes', () => {
   it('lists control planes first, then workers', () => {
     // Arrange
-    const [cluster] = parseInventory(inventoryYaml(clusterYaml('staging', { workers: '[10.0.20.21, 10.0.20.22]' })), 'clusters.yaml').clusters;
+    const [cluster] = parseInventory(
+      inventoryYaml(clusterYaml('staging', { workers: '[10.0.20.21, 10.0.20.22]' })),
+      'clusters.yaml',
+    ).clusters;
 
     // Act
     const nodes = allNodes(cluster!);

@@ -56,21 +56,43 @@ describe('schedules in the inventory', () => {
 
     // Assert
     expect(specs).toEqual([
-      { queue: 'read', id: 'sched-gate-production', name: 'scheduled-gate', cluster: 'production', pattern: '*/15 * * * *', tz: 'Europe/Berlin' },
-      { queue: 'read', id: 'sched-summary-production', name: 'scheduled-gate-summary', cluster: 'production', pattern: '30 8 * * *', tz: 'Europe/Berlin' },
+      {
+        queue: 'read',
+        id: 'sched-gate-production',
+        name: 'scheduled-gate',
+        cluster: 'production',
+        pattern: '*/15 * * * *',
+        tz: 'Europe/Berlin',
+      },
+      {
+        queue: 'read',
+        id: 'sched-summary-production',
+        name: 'scheduled-gate-summary',
+        cluster: 'production',
+        pattern: '30 8 * * *',
+        tz: 'Europe/Berlin',
+      },
       { queue: 'ops', id: 'sched-snapshot-production', name: 'scheduled-snapshot', cluster: 'production', pattern: '0 * * * *', tz: 'UTC' },
     ]);
     expect(dailySummaryCron('00:05')).toBe('5 0 * * *');
   });
 
   it('refuses a cron pattern croner cannot read, naming the field and the pattern', () => {
-    expect(problems('      healthGate: { cron: "every 15 minutes" }')).toEqual([expect.stringMatching(/^clusters\.production\.schedules\.healthGate\.cron: not a usable cron pattern: "every 15 minutes"/)]);
-    expect(problems('      snapshot: { cron: "61 * * * *", keepLast: 2 }')).toEqual([expect.stringMatching(/^clusters\.production\.schedules\.snapshot\.cron: not a usable cron pattern: "61 \* \* \* \*"/)]);
+    expect(problems('      healthGate: { cron: "every 15 minutes" }')).toEqual([
+      expect.stringMatching(/^clusters\.production\.schedules\.healthGate\.cron: not a usable cron pattern: "every 15 minutes"/),
+    ]);
+    expect(problems('      snapshot: { cron: "61 * * * *", keepLast: 2 }')).toEqual([
+      expect.stringMatching(/^clusters\.production\.schedules\.snapshot\.cron: not a usable cron pattern: "61 \* \* \* \*"/),
+    ]);
   });
 
   it('refuses an unknown time zone, a summary time that is not HH:MM, and a snapshot schedule that keeps nothing in particular', () => {
-    expect(problems('      healthGate: { cron: "*/5 * * * *", timezone: Mars/Olympus }')).toEqual([expect.stringContaining('healthGate.timezone: must be an IANA time zone')]);
-    expect(problems('      healthGate: { cron: "*/5 * * * *", dailySummary: "8am" }')).toEqual([expect.stringContaining('healthGate.dailySummary: must be a time of day as HH:MM')]);
+    expect(problems('      healthGate: { cron: "*/5 * * * *", timezone: Mars/Olympus }')).toEqual([
+      expect.stringContaining('healthGate.timezone: must be an IANA time zone'),
+    ]);
+    expect(problems('      healthGate: { cron: "*/5 * * * *", dailySummary: "8am" }')).toEqual([
+      expect.stringContaining('healthGate.dailySummary: must be a time of day as HH:MM'),
+    ]);
     expect(problems('      snapshot: { cron: "0 * * * *" }')).toEqual([expect.stringContaining('say how many snapshots to keep')]);
     expect(problems('      snapshot: { cron: "0 * * * *", keepLast: 0 }')).toEqual([expect.stringContaining('snapshot.keepLast')]);
     expect(problems('      backup: { cron: "0 * * * *" }')).toEqual([expect.stringContaining('Unrecognized key: "backup"')]);

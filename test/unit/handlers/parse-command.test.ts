@@ -69,18 +69,36 @@ describe('parseCommand: usage errors', () => {
     ['rollback 10.0.30.12 production now', 'Too many arguments. Usage: `/talos rollback <node> [cluster]`.'],
     ['cancel op-1a2b3c4d op-5e6f7a8b', 'Too many arguments. Usage: `/talos cancel <op>`.'],
     ['upgrade', 'Say what to upgrade: `/talos upgrade talos <version> [cluster]` or `/talos upgrade k8s <version> [cluster]`.'],
-    ['upgrade cilium 1.16.0', 'Say what to upgrade: `/talos upgrade talos <version> [cluster]` or `/talos upgrade k8s <version> [cluster]`.'],
+    [
+      'upgrade cilium 1.16.0',
+      'Say what to upgrade: `/talos upgrade talos <version> [cluster]` or `/talos upgrade k8s <version> [cluster]`.',
+    ],
     ['upgrade talos', 'Name the target Talos version, e.g. `v1.12.11`.'],
     ['upgrade k8s', 'Name the target Kubernetes version, e.g. `1.35.0`.'],
     ['upgrade talos 1.12', '`1.12` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.'],
-    ['upgrade talos latest', '`latest` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.'],
-    ['upgrade talos v1.12.11-beta.0', '`v1.12.11-beta.0` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.'],
-    ['upgrade talos V1.12.11', '`V1.12.11` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.'],
-    ['health Production', '`Production` is not a cluster name. Cluster names are lower-case letters, digits and dashes, e.g. `production`.'],
-    ['upgrade talos v1.12.11 -production', '`-production` is not a cluster name. Cluster names are lower-case letters, digits and dashes, e.g. `production`.'],
+    [
+      'upgrade talos latest',
+      '`latest` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.',
+    ],
+    [
+      'upgrade talos v1.12.11-beta.0',
+      '`v1.12.11-beta.0` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.',
+    ],
+    [
+      'upgrade talos V1.12.11',
+      '`V1.12.11` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.',
+    ],
+    [
+      'health Production',
+      '`Production` is not a cluster name. Cluster names are lower-case letters, digits and dashes, e.g. `production`.',
+    ],
+    [
+      'upgrade talos v1.12.11 -production',
+      '`-production` is not a cluster name. Cluster names are lower-case letters, digits and dashes, e.g. `production`.',
+    ],
     ['rollback', "Name the node's address, e.g. `/talos rollback 10.0.30.12`."],
     ['remove', "Name the node's address, e.g. `/talos remove 10.0.30.12`."],
-    ['remove --all', '`--all` is not a node address. Give the node\'s IP address as listed in the inventory.'],
+    ['remove --all', "`--all` is not a node address. Give the node's IP address as listed in the inventory."],
     ['cancel', 'Name the operation, e.g. `/talos cancel op-1a2b3c4d` (see `/talos status`).'],
     ['record 1a2b3c4d', '`1a2b3c4d` is not an operation id; ids look like `op-1a2b3c4d` (see `/talos status`).'],
     ['cancel op-ABCDEF12', '`op-ABCDEF12` is not an operation id; ids look like `op-1a2b3c4d` (see `/talos status`).'],
@@ -157,7 +175,9 @@ describe('parseCommand: hostile input', () => {
     const reason = refused(text);
 
     // Assert
-    expect(reason).toBe('`\u04321.12.11` contains characters a `/talos` argument never has (U+0432). Use plain names, versions and addresses; see `/talos help`.');
+    expect(reason).toBe(
+      '`\u04321.12.11` contains characters a `/talos` argument never has (U+0432). Use plain names, versions and addresses; see `/talos help`.',
+    );
   });
 
   it('never lets a backtick through into its own Markdown', () => {
@@ -199,7 +219,21 @@ describe('parseCommand on arbitrary input', () => {
   const commandLike = fc
     .array(
       fc.oneof(
-        fc.constantFrom('health', 'gates', 'plan', 'snapshot', 'upgrade', 'talos', 'k8s', 'rollback', 'remove', 'status', 'cancel', 'record', 'help'),
+        fc.constantFrom(
+          'health',
+          'gates',
+          'plan',
+          'snapshot',
+          'upgrade',
+          'talos',
+          'k8s',
+          'rollback',
+          'remove',
+          'status',
+          'cancel',
+          'record',
+          'help',
+        ),
         fc.constantFrom('v1.12.11', '1.35.0', '10.0.30.12', 'fd00::1', 'production', 'op-1a2b3c4d', '--force', '-n'),
         fc.constantFrom(' ', '  ', '\n', '\t', '$(id)', '`', ';', '|', '&&', '"', "'", '１', '\u0432', '\u200b', '\u0000'),
         fc.string({ maxLength: 8 }),

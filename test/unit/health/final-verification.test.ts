@@ -15,11 +15,23 @@ function check(id: string, status: CheckResult['status'], settling?: boolean): C
 
 function report(checks: CheckResult[]): GateReport {
   const failed = checks.filter((c) => c.status === 'failed');
-  return { cluster: 'production', passed: failed.length === 0, stopReasons: failed.map((c) => c.summary), checks, startedAt: '', durationMs: 1, slowestProbeMs: 1 };
+  return {
+    cluster: 'production',
+    passed: failed.length === 0,
+    stopReasons: failed.map((c) => c.summary),
+    checks,
+    startedAt: '',
+    durationMs: 1,
+    slowestProbeMs: 1,
+  };
 }
 
 /** A gate that answers the scripted reports in turn (the last one from then on), recording the mode and the checks it was asked for. */
-function scripted(...reports: GateReport[]): { gate: (cluster: ClusterConfig, deps: GateDeps) => Promise<GateReport>; modes: (string | undefined)[]; asked: string[] } {
+function scripted(...reports: GateReport[]): {
+  gate: (cluster: ClusterConfig, deps: GateDeps) => Promise<GateReport>;
+  modes: (string | undefined)[];
+  asked: string[];
+} {
   const modes: (string | undefined)[] = [];
   const asked: string[] = [];
   return {
@@ -58,7 +70,11 @@ describe('runFinalVerification', () => {
   });
 
   it('stops on what the whole gate finds once the settling checks passed', async () => {
-    const { gate, asked } = scripted(report([check('pods', 'failed', true)]), report([check('pods', 'passed')]), report([check('pods', 'passed'), check('etcd-status', 'failed')]));
+    const { gate, asked } = scripted(
+      report([check('pods', 'failed', true)]),
+      report([check('pods', 'passed')]),
+      report([check('pods', 'passed'), check('etcd-status', 'failed')]),
+    );
 
     const result = await runFinalVerification(CLUSTER, DEPS, { settleMs: 5000, pollMs: 5 }, gate);
 

@@ -51,7 +51,11 @@ describe('opsRoutes', () => {
     fail = true;
     const failed = await fetch(`${base}/metrics`);
 
-    expect([ok.status, ok.headers.get('content-type'), await ok.text()]).toEqual([200, 'text/plain; version=0.0.4; charset=utf-8', 'up 1\n']);
+    expect([ok.status, ok.headers.get('content-type'), await ok.text()]).toEqual([
+      200,
+      'text/plain; version=0.0.4; charset=utf-8',
+      'up 1\n',
+    ]);
     expect(failed.status).toBe(500);
   });
 });

@@ -6,11 +6,20 @@ import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 const CANARY = 'canary-7f3e9a1c5b2d4e6f8a0b1c2d3e4f5a6b';
 
 /** A logger writing JSON lines into an array, with `CANARY` registered as a secret. */
-function collectingLogger(level = 'info'): { logger: ReturnType<typeof createLogger>; lines: string[]; records: () => Record<string, unknown>[] } {
+function collectingLogger(level = 'info'): {
+  logger: ReturnType<typeof createLogger>;
+  lines: string[];
+  records: () => Record<string, unknown>[];
+} {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       callback();
     },
   });
@@ -30,7 +39,14 @@ describe('createLogger', () => {
 
     // Assert
     expect(records()).toEqual([
-      expect.objectContaining({ level: 30, service: 'talos-chatops', op: 'op-1a2b3c4d', cluster: 'production', node: '10.0.30.12', msg: 'node upgraded' }),
+      expect.objectContaining({
+        level: 30,
+        service: 'talos-chatops',
+        op: 'op-1a2b3c4d',
+        cluster: 'production',
+        node: '10.0.30.12',
+        msg: 'node upgraded',
+      }),
     ]);
   });
 

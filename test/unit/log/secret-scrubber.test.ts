@@ -11,7 +11,8 @@ function pem(label: string, body: string): string {
 }
 
 const KEY_BODY = 'MC4CAQAwBQYDK2VwBCIEIPcanaryKeyMaterialThatMustNeverLeak0123456789abcdefABCDEFGH';
-const SERVICE_ACCOUNT_TOKEN = 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImNhbmFyeSJ9.eyJzdWIiOiJzeXN0ZW06YWRtaW4iLCJjYW5hcnkiOnRydWV9.c2lnbmF0dXJlLWNhbmFyeS1ieXRlcy0wMTIzNDU2Nzg5';
+const SERVICE_ACCOUNT_TOKEN =
+  'eyJhbGciOiJSUzI1NiIsImtpZCI6ImNhbmFyeSJ9.eyJzdWIiOiJzeXN0ZW06YWRtaW4iLCJjYW5hcnkiOnRydWV9.c2lnbmF0dXJlLWNhbmFyeS1ieXRlcy0wMTIzNDU2Nzg5';
 
 /** A kubeconfig as `tofu output -raw talos_kubeconfig` prints it, with a bearer token. */
 const KUBECONFIG = `apiVersion: v1
@@ -80,7 +81,7 @@ describe('SecretScrubber', () => {
     expect(text).toBe('claims [REDACTED] signed [REDACTED]');
   });
 
-  it("replaces a base64 key and its decoded body", () => {
+  it('replaces a base64 key and its decoded body', () => {
     // Arrange
     const scrubber = new SecretScrubber();
     scrubber.add(TALOSCONFIG);
@@ -171,7 +172,9 @@ describe('SecretScrubber', () => {
 describe('what the scrubber leaves readable', () => {
   it('does not blank YAML keys and names that only happen to be long', () => {
     const scrubber = new SecretScrubber();
-    scrubber.add('clusters:\n- cluster:\n    certificate-authority-data: QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo5ODc2\n  name: homelab-production\nusers:\n- user:\n    token: t0k3n-abcdef0123456789\n');
+    scrubber.add(
+      'clusters:\n- cluster:\n    certificate-authority-data: QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo5ODc2\n  name: homelab-production\nusers:\n- user:\n    token: t0k3n-abcdef0123456789\n',
+    );
     const out = scrubber.scrub('context homelab-production uses certificate-authority-data and token t0k3n-abcdef0123456789');
     expect(out).toBe('context homelab-production uses certificate-authority-data and token [REDACTED]');
   });

@@ -25,7 +25,13 @@ function operation(overrides: Partial<Operation> = {}): Operation {
   });
 }
 
-const step = (overrides: Partial<Step>): Step => ({ id: 'node-10.0.30.11', kind: 'upgrade-control-plane', node: '10.0.30.11', status: 'pending', ...overrides });
+const step = (overrides: Partial<Step>): Step => ({
+  id: 'node-10.0.30.11',
+  kind: 'upgrade-control-plane',
+  node: '10.0.30.11',
+  status: 'pending',
+  ...overrides,
+});
 
 describe('createMetrics', () => {
   it('keeps every instrument in its own registry, never the global one', async () => {
@@ -34,8 +40,12 @@ describe('createMetrics', () => {
 
     first.operations.inc({ cluster: 'production', kind: 'snapshot', result: 'completed' });
 
-    expect(sampleValue(await scrape(first), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' })).toBe(1);
-    expect(sampleValue(await scrape(second), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' })).toBeUndefined();
+    expect(
+      sampleValue(await scrape(first), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' }),
+    ).toBe(1);
+    expect(
+      sampleValue(await scrape(second), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' }),
+    ).toBeUndefined();
     expect(globalRegistry.getSingleMetric('talos_chatops_operations_total')).toBeUndefined();
   });
 
@@ -60,7 +70,8 @@ describe('createMetrics', () => {
   it('drops the scrape-time series instead of failing the scrape when their source fails or hangs', async () => {
     let healthy = true;
     const metrics = createMetrics({
-      queueJobCounts: () => (healthy ? Promise.resolve({ 'talos-read': { waiting: 3 } }) : Promise.reject(new Error('Connection is closed'))),
+      queueJobCounts: () =>
+        healthy ? Promise.resolve({ 'talos-read': { waiting: 3 } }) : Promise.reject(new Error('Connection is closed')),
       waitingApprovals: () => (healthy ? Promise.resolve({ production: 1 }) : new Promise(() => undefined)),
       sourceTimeoutMs: 20,
     });
@@ -73,9 +84,15 @@ describe('createMetrics', () => {
     expect(samples.some((s) => s.name === 'talos_chatops_process_cpu_user_seconds_total')).toBe(true);
   });
 
-  it('shows each held cluster\'s lock time and its oldest unanswered approval request at scrape time', async () => {
+  it("shows each held cluster's lock time and its oldest unanswered approval request at scrape time", async () => {
     let holds = [
-      { cluster: 'production', kind: 'talos-upgrade', state: 'awaiting-approval', lockedSince: 1_700_000_000, approvalRequestedAt: 1_700_000_600 },
+      {
+        cluster: 'production',
+        kind: 'talos-upgrade',
+        state: 'awaiting-approval',
+        lockedSince: 1_700_000_000,
+        approvalRequestedAt: 1_700_000_600,
+      },
       { cluster: 'staging', kind: 'k8s-upgrade', state: 'failed', lockedSince: 1_700_001_000 },
     ];
     const metrics = createMetrics({ clusterHolds: () => Promise.resolve(holds) });
@@ -84,12 +101,26 @@ describe('createMetrics', () => {
     holds = [];
     const second = await scrape(metrics);
 
-    expect(sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', { cluster: 'production', kind: 'talos-upgrade', state: 'awaiting-approval' })).toBe(1_700_000_000);
-    expect(sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', { cluster: 'staging', kind: 'k8s-upgrade', state: 'failed' })).toBe(1_700_001_000);
+    expect(
+      sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
+        cluster: 'production',
+        kind: 'talos-upgrade',
+        state: 'awaiting-approval',
+      }),
+    ).toBe(1_700_000_000);
+    expect(
+      sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
+        cluster: 'staging',
+        kind: 'k8s-upgrade',
+        state: 'failed',
+      }),
+    ).toBe(1_700_001_000);
     expect(first.filter((s) => s.name === 'talos_chatops_approval_requested_timestamp_seconds')).toEqual([
       { name: 'talos_chatops_approval_requested_timestamp_seconds', labels: { cluster: 'production' }, value: 1_700_000_600 },
     ]);
-    expect(second.filter((s) => s.name.startsWith('talos_chatops_cluster_locked') || s.name.startsWith('talos_chatops_approval_requested'))).toEqual([]);
+    expect(
+      second.filter((s) => s.name.startsWith('talos_chatops_cluster_locked') || s.name.startsWith('talos_chatops_approval_requested')),
+    ).toEqual([]);
   });
 
   it('shows every readiness probe as 1 or 0, and drops them when the probes cannot be read', async () => {
@@ -143,10 +174,18 @@ describe('sharedRead', () => {
 
 describe('execLabels', () => {
   it.each([
-    ['/opt/talosctl/talosctl-v1.11.6', ['etcd', 'snapshot', '/var/backups/talos-etcd/x.part', '--nodes', '10.0.30.11'], { binary: 'talosctl', subcommand: 'etcd snapshot' }],
+    [
+      '/opt/talosctl/talosctl-v1.11.6',
+      ['etcd', 'snapshot', '/var/backups/talos-etcd/x.part', '--nodes', '10.0.30.11'],
+      { binary: 'talosctl', subcommand: 'etcd snapshot' },
+    ],
     ['talosctl', ['version', '--client'], { binary: 'talosctl', subcommand: 'version' }],
     ['talosctl', ['service', 'etcd', '--talosconfig', '/tmp/x/talosconfig'], { binary: 'talosctl', subcommand: 'service' }],
-    ['talosctl', ['upgrade', '--image', 'factory.talos.dev/nocloud-installer/abc:v1.12.11', '--wait'], { binary: 'talosctl', subcommand: 'upgrade' }],
+    [
+      'talosctl',
+      ['upgrade', '--image', 'factory.talos.dev/nocloud-installer/abc:v1.12.11', '--wait'],
+      { binary: 'talosctl', subcommand: 'upgrade' },
+    ],
     ['/usr/local/bin/tofu', ['output', '-raw', 'talosconfig'], { binary: 'tofu', subcommand: 'output' }],
     ['tofu', ['-chdir=/srv/infra/terraform/production', 'plan', '-detailed-exitcode'], { binary: 'tofu', subcommand: 'plan' }],
     ['tofu', ['-chdir=/srv/infra'], { binary: 'tofu', subcommand: 'none' }],
@@ -167,9 +206,15 @@ describe('recordExecCall', () => {
 
     const samples = await scrape(metrics);
     expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'etcd status' })).toBe(2);
-    expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_sum', { binary: 'talosctl', subcommand: 'etcd status' })).toBeCloseTo(5.25);
-    expect(sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'exec-timeout' })).toBe(1);
-    expect(sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'ok' })).toBeUndefined();
+    expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_sum', { binary: 'talosctl', subcommand: 'etcd status' })).toBeCloseTo(
+      5.25,
+    );
+    expect(
+      sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'exec-timeout' }),
+    ).toBe(1);
+    expect(
+      sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'ok' }),
+    ).toBeUndefined();
   });
 });
 
@@ -186,8 +231,12 @@ describe('recordOperationChange', () => {
     record(running, operation({ state: 'awaiting-approval' }));
 
     const samples = await scrape(metrics);
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'failed' })).toBe(1);
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'cancelled' })).toBeUndefined();
+    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'failed' })).toBe(
+      1,
+    );
+    expect(
+      sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'cancelled' }),
+    ).toBeUndefined();
     expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'refused' })).toBe(1);
     expect(samples.filter((s) => s.name === 'talos_chatops_operations_total')).toHaveLength(2);
   });
@@ -204,8 +253,12 @@ describe('recordOperationChange', () => {
     const samples = await scrape(metrics);
     expect(sampleValue(samples, 'talos_chatops_step_duration_seconds_count', { kind: 'upgrade-control-plane', status: 'done' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_step_duration_seconds_sum', { kind: 'upgrade-control-plane', status: 'done' })).toBe(270);
-    expect(sampleValue(samples, 'talos_chatops_step_duration_seconds_bucket', { kind: 'upgrade-control-plane', status: 'done', le: '300' })).toBe(1);
-    expect(sampleValue(samples, 'talos_chatops_step_duration_seconds_bucket', { kind: 'upgrade-control-plane', status: 'done', le: '120' })).toBe(0);
+    expect(
+      sampleValue(samples, 'talos_chatops_step_duration_seconds_bucket', { kind: 'upgrade-control-plane', status: 'done', le: '300' }),
+    ).toBe(1);
+    expect(
+      sampleValue(samples, 'talos_chatops_step_duration_seconds_bucket', { kind: 'upgrade-control-plane', status: 'done', le: '120' }),
+    ).toBe(0);
   });
 });
 
@@ -228,8 +281,15 @@ describe('waitingApprovalsByCluster', () => {
 });
 
 describe('readClusterHolds', () => {
-  it('dates each lock from its holder\'s start, or its request when it has not started, and finds its oldest pending approval', async () => {
-    const approval = (requestedAt: string, state: 'pending' | 'approved' | 'expired') => ({ step: 's', nonce: 'n', messageTs: '1.2', requestedAt, expiresAt: requestedAt, state });
+  it("dates each lock from its holder's start, or its request when it has not started, and finds its oldest pending approval", async () => {
+    const approval = (requestedAt: string, state: 'pending' | 'approved' | 'expired') => ({
+      step: 's',
+      nonce: 'n',
+      messageTs: '1.2',
+      requestedAt,
+      expiresAt: requestedAt,
+      state,
+    });
     const ops = new Map([
       [
         'op-a',
@@ -237,17 +297,40 @@ describe('readClusterHolds', () => {
           id: 'op-a',
           state: 'awaiting-approval',
           startedAt: '2025-01-01T10:05:00.000Z',
-          approvals: [approval('2025-01-01T10:20:00.000Z', 'approved'), approval('2025-01-01T10:40:00.000Z', 'pending'), approval('2025-01-01T10:30:00.000Z', 'pending')],
+          approvals: [
+            approval('2025-01-01T10:20:00.000Z', 'approved'),
+            approval('2025-01-01T10:40:00.000Z', 'pending'),
+            approval('2025-01-01T10:30:00.000Z', 'pending'),
+          ],
         }),
       ],
-      ['op-b', operation({ id: 'op-b', kind: 'node-rollback', cluster: 'staging', state: 'paused', approvals: [approval('2025-01-01T10:10:00.000Z', 'expired')] })],
+      [
+        'op-b',
+        operation({
+          id: 'op-b',
+          kind: 'node-rollback',
+          cluster: 'staging',
+          state: 'paused',
+          approvals: [approval('2025-01-01T10:10:00.000Z', 'expired')],
+        }),
+      ],
     ]);
     const holders: Record<string, string> = { production: 'op-a', staging: 'op-b', lab: 'op-gone' };
 
-    const holds = await readClusterHolds(['production', 'staging', 'lab', 'free'], (cluster) => Promise.resolve(holders[cluster]), (id) => Promise.resolve(ops.get(id)));
+    const holds = await readClusterHolds(
+      ['production', 'staging', 'lab', 'free'],
+      (cluster) => Promise.resolve(holders[cluster]),
+      (id) => Promise.resolve(ops.get(id)),
+    );
 
     expect(holds).toEqual([
-      { cluster: 'production', kind: 'talos-upgrade', state: 'awaiting-approval', lockedSince: Date.parse('2025-01-01T10:05:00.000Z') / 1000, approvalRequestedAt: Date.parse('2025-01-01T10:30:00.000Z') / 1000 },
+      {
+        cluster: 'production',
+        kind: 'talos-upgrade',
+        state: 'awaiting-approval',
+        lockedSince: Date.parse('2025-01-01T10:05:00.000Z') / 1000,
+        approvalRequestedAt: Date.parse('2025-01-01T10:30:00.000Z') / 1000,
+      },
       { cluster: 'staging', kind: 'node-rollback', state: 'paused', lockedSince: Date.parse('2025-01-01T10:00:00.000Z') / 1000 },
     ]);
   });

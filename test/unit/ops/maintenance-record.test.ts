@@ -98,7 +98,9 @@ describe('maintenanceRecordMarkdown', () => {
     const markdown = maintenanceRecordMarkdown(completedUpgrade());
 
     // Assert
-    expect(markdown).toContain('## Approvals\n\n- s2: approved by U0CAROL at 2026-11-29T22:21:00.000Z (requested 2026-11-29T22:20:00.000Z)\n');
+    expect(markdown).toContain(
+      '## Approvals\n\n- s2: approved by U0CAROL at 2026-11-29T22:21:00.000Z (requested 2026-11-29T22:20:00.000Z)\n',
+    );
   });
 
   it('ends with the numbered audit trail', () => {
@@ -121,14 +123,20 @@ describe('maintenanceRecordMarkdown', () => {
   it('writes a time the thread showed as a Slack date token as its UTC fallback: a file is not mrkdwn', () => {
     // Arrange
     const refusal = 'none is open now. The next window opens <!date^1796162400^{date_short_pretty} {time}|2026-12-01 22:00 UTC>.';
-    const op = completedUpgrade({ state: 'refused', reason: refusal, audit: [{ seq: 1, at: '2026-11-29T22:00:00.000Z', actor: 'bot', event: 'preflight refused', detail: refusal }] });
+    const op = completedUpgrade({
+      state: 'refused',
+      reason: refusal,
+      audit: [{ seq: 1, at: '2026-11-29T22:00:00.000Z', actor: 'bot', event: 'preflight refused', detail: refusal }],
+    });
 
     // Act
     const markdown = maintenanceRecordMarkdown(op);
 
     // Assert
     expect(markdown).not.toContain('<!date');
-    expect(markdown).toContain('1. 2026-11-29T22:00:00.000Z bot: preflight refused (none is open now. The next window opens 2026-12-01 22:00 UTC.)');
+    expect(markdown).toContain(
+      '1. 2026-11-29T22:00:00.000Z bot: preflight refused (none is open now. The next window opens 2026-12-01 22:00 UTC.)',
+    );
     expect(markdown).toContain('- Result: refused (none is open now. The next window opens 2026-12-01 22:00 UTC.)');
   });
 

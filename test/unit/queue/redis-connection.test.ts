@@ -43,7 +43,7 @@ describe('the Redis connection options', () => {
     expect(connectionOptions('rediss://:pw@[fd00::5]:6380').tls).toEqual({});
   });
 
-  it('never give up on a command, as BullMQ\'s workers need', () => {
+  it("never give up on a command, as BullMQ's workers need", () => {
     expect(redisOptions('redis://127.0.0.1:6379').maxRetriesPerRequest).toBeNull();
     expect(redisOptions('rediss://127.0.0.1:6379').maxRetriesPerRequest).toBeNull();
   });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { assertNodeAddress, assertSafeArgument, isNodeAddress, isSafeToken, UnsafeArgumentError } from '../../../src/rules/argument-safety.ts';
+import {
+  assertNodeAddress,
+  assertSafeArgument,
+  isNodeAddress,
+  isSafeToken,
+  UnsafeArgumentError,
+} from '../../../src/rules/argument-safety.ts';
 
 describe('isSafeToken', () => {
   it.each(['10.0.30.11', 'fd00::11', 'v1.12.11', 'factory.talos.dev/nocloud-installer/abc:v1.12.11', './db.snapshot', 'a=b,c'])(
@@ -9,12 +15,28 @@ describe('isSafeToken', () => {
     },
   );
 
-  it.each(['', '-n', '--nodes=x', 'a b', 'a\tb', 'a\nb', 'a;id', 'a|b', 'a&b', '$(id)', '`id`', "a'b", 'a"b', 'a>b', '~root', 'a\u0000b', 'ａ', 5])(
-    'refuses %j',
-    (value) => {
-      expect(isSafeToken(value)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    '-n',
+    '--nodes=x',
+    'a b',
+    'a\tb',
+    'a\nb',
+    'a;id',
+    'a|b',
+    'a&b',
+    '$(id)',
+    '`id`',
+    "a'b",
+    'a"b',
+    'a>b',
+    '~root',
+    'a\u0000b',
+    'ａ',
+    5,
+  ])('refuses %j', (value) => {
+    expect(isSafeToken(value)).toBe(false);
+  });
 });
 
 describe('assertSafeArgument', () => {
@@ -32,12 +54,21 @@ describe('isNodeAddress', () => {
     },
   );
 
-  it.each(['10.0.0.256', '10.0.0', '010.0.0.1', '-cp-1', 'cp_1', 'cp..example', 'a'.repeat(64), 'http://10.0.0.1', '10.0.0.1:50000', '10.0.0.1 ', ''])(
-    'refuses %j',
-    (value) => {
-      expect(isNodeAddress(value)).toBe(false);
-    },
-  );
+  it.each([
+    '10.0.0.256',
+    '10.0.0',
+    '010.0.0.1',
+    '-cp-1',
+    'cp_1',
+    'cp..example',
+    'a'.repeat(64),
+    'http://10.0.0.1',
+    '10.0.0.1:50000',
+    '10.0.0.1 ',
+    '',
+  ])('refuses %j', (value) => {
+    expect(isNodeAddress(value)).toBe(false);
+  });
 
   it('names the accepted forms when asserting', () => {
     expect(() => assertNodeAddress('10.0.0.256')).toThrow('"10.0.0.256" is not a node address: use an IPv4 or IPv6 address or a DNS name');

@@ -5,12 +5,23 @@ import { errorVerdict, verdictChange, verdictOf } from '../../../src/rules/gate-
 
 function report(statuses: Record<string, CheckResult['status']>): GateReport {
   const checks = Object.entries(statuses).map(([id, status]) => ({ id, title: id, status, summary: status, evidence: [] }));
-  return { cluster: 'production', passed: checks.every((c) => c.status !== 'failed'), stopReasons: [], checks, startedAt: '2026-12-01T08:00:00.000Z', durationMs: 1, slowestProbeMs: 1 };
+  return {
+    cluster: 'production',
+    passed: checks.every((c) => c.status !== 'failed'),
+    stopReasons: [],
+    checks,
+    startedAt: '2026-12-01T08:00:00.000Z',
+    durationMs: 1,
+    slowestProbeMs: 1,
+  };
 }
 
 describe('the verdict a scheduled gate compares', () => {
   it('is pass or fail and the sorted ids of the failed checks; warnings do not count', () => {
-    expect(verdictOf(report({ nodes: 'failed', flux: 'warning', 'etcd-status': 'failed' }))).toEqual({ passed: false, failing: ['etcd-status', 'nodes'] });
+    expect(verdictOf(report({ nodes: 'failed', flux: 'warning', 'etcd-status': 'failed' }))).toEqual({
+      passed: false,
+      failing: ['etcd-status', 'nodes'],
+    });
     expect(verdictOf(report({ nodes: 'passed', flux: 'warning' }))).toEqual({ passed: true, failing: [] });
   });
 

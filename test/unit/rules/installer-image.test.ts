@@ -70,9 +70,24 @@ const OUTPUT = 'talos_longhorn_installer_image';
 
 describe('readFactoryInstaller', () => {
   it('reads the platform, schematic and tag of an Image Factory installer', () => {
-    expect(readFactoryInstaller(`factory.talos.dev/nocloud-installer/${LONGHORN}:v1.11.6`)).toEqual({ platform: 'nocloud', secureboot: false, schematic: LONGHORN, version: 'v1.11.6' });
-    expect(readFactoryInstaller(`factory.talos.dev/metal-installer-secureboot/${LONGHORN}`)).toEqual({ platform: 'metal', secureboot: true, schematic: LONGHORN, version: undefined });
-    expect(readFactoryInstaller(`factory.talos.dev/installer/${LONGHORN}:v1.11.6`)).toEqual({ platform: undefined, secureboot: false, schematic: LONGHORN, version: 'v1.11.6' });
+    expect(readFactoryInstaller(`factory.talos.dev/nocloud-installer/${LONGHORN}:v1.11.6`)).toEqual({
+      platform: 'nocloud',
+      secureboot: false,
+      schematic: LONGHORN,
+      version: 'v1.11.6',
+    });
+    expect(readFactoryInstaller(`factory.talos.dev/metal-installer-secureboot/${LONGHORN}`)).toEqual({
+      platform: 'metal',
+      secureboot: true,
+      schematic: LONGHORN,
+      version: undefined,
+    });
+    expect(readFactoryInstaller(`factory.talos.dev/installer/${LONGHORN}:v1.11.6`)).toEqual({
+      platform: undefined,
+      secureboot: false,
+      schematic: LONGHORN,
+      version: 'v1.11.6',
+    });
   });
 
   it('reads nothing from other references', () => {
@@ -83,7 +98,9 @@ describe('readFactoryInstaller', () => {
 
 describe('checkTerraformInstaller', () => {
   it("accepts the Image Factory installer of the cluster's platform and gives its schematic", () => {
-    expect(checkTerraformInstaller(`factory.talos.dev/nocloud-installer/${LONGHORN}:v1.11.6\n`, 'nocloud', OUTPUT)).toEqual({ schematic: LONGHORN });
+    expect(checkTerraformInstaller(`factory.talos.dev/nocloud-installer/${LONGHORN}:v1.11.6\n`, 'nocloud', OUTPUT)).toEqual({
+      schematic: LONGHORN,
+    });
   });
 
   it('refuses the generic Image Factory installer', () => {
@@ -93,7 +110,9 @@ describe('checkTerraformInstaller', () => {
   });
 
   it('refuses the stock generic installer and references that are no installer', () => {
-    expect(() => checkTerraformInstaller('ghcr.io/siderolabs/installer:v1.11.6', 'nocloud', OUTPUT)).toThrow(/the generic installer, which can rename eth0/);
+    expect(() => checkTerraformInstaller('ghcr.io/siderolabs/installer:v1.11.6', 'nocloud', OUTPUT)).toThrow(
+      /the generic installer, which can rename eth0/,
+    );
     expect(() => checkTerraformInstaller('registry.lan/talos/custom:v1.11.6', 'nocloud', OUTPUT)).toThrow(/not an Image Factory installer/);
   });
 
@@ -129,7 +148,10 @@ describe('nodeInstallerClass', () => {
       class: 'default',
       because: 'a control plane, on the default schematic; longhornNodes lists it, which a control plane does not follow',
     });
-    expect(nodeInstallerClass({ ...controlPlane, running: OLD, recorded: { class: 'longhorn', op: 'op-1' } })).toMatchObject({ ok: true, class: 'default' });
+    expect(nodeInstallerClass({ ...controlPlane, running: OLD, recorded: { class: 'longhorn', op: 'op-1' } })).toMatchObject({
+      ok: true,
+      class: 'default',
+    });
   });
 
   it('refuses to upgrade a control plane that runs the Longhorn schematic, and asks for the same-version change', () => {
@@ -159,7 +181,8 @@ describe('nodeInstallerClass', () => {
     expect(nodeInstallerClass({ ...worker, declared: 'longhorn' })).toEqual({
       ok: true,
       class: 'default',
-      because: 'runs the default schematic (talos_image_factory_schematic_id); the inventory declares it in longhornNodes, but the schematic it runs decides',
+      because:
+        'runs the default schematic (talos_image_factory_schematic_id); the inventory declares it in longhornNodes, but the schematic it runs decides',
     });
   });
 
@@ -176,8 +199,16 @@ describe('nodeInstallerClass', () => {
       class: 'longhorn',
       because: `runs schematic ${OLD}, neither output's; the bot recorded it in the longhorn class when op-7 completed`,
     });
-    expect(nodeInstallerClass({ ...stale, declared: 'longhorn' })).toEqual({ ok: true, class: 'longhorn', because: `runs schematic ${OLD}, neither output's; the inventory declares it (longhornNodes)` });
-    expect(nodeInstallerClass({ ...stale, declared: 'default' })).toEqual({ ok: true, class: 'default', because: `runs schematic ${OLD}, neither output's; the inventory declares it (defaultClassNodes)` });
+    expect(nodeInstallerClass({ ...stale, declared: 'longhorn' })).toEqual({
+      ok: true,
+      class: 'longhorn',
+      because: `runs schematic ${OLD}, neither output's; the inventory declares it (longhornNodes)`,
+    });
+    expect(nodeInstallerClass({ ...stale, declared: 'default' })).toEqual({
+      ok: true,
+      class: 'default',
+      because: `runs schematic ${OLD}, neither output's; the inventory declares it (defaultClassNodes)`,
+    });
     expect(nodeInstallerClass({ ...stale, clusterHasLonghorn: false })).toEqual({
       ok: true,
       class: 'default',
@@ -193,6 +224,9 @@ describe('nodeInstallerClass', () => {
         'the bot has recorded no class for it and the inventory declares none, while the cluster has Longhorn nodes, so its installer cannot be chosen safely. ' +
         'Declare its class in the inventory: add it to longhornNodes if it is a Longhorn worker, or to defaultClassNodes if it is not, then plan again',
     });
-    expect(nodeInstallerClass({ ...worker, running: undefined })).toMatchObject({ ok: false, reason: expect.stringContaining('runs no schematic (an image not built by the Image Factory)') });
+    expect(nodeInstallerClass({ ...worker, running: undefined })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('runs no schematic (an image not built by the Image Factory)'),
+    });
   });
 });

@@ -26,9 +26,15 @@ describe('outsideWindowRefusal', () => {
     const outside = new Date('2026-12-01T10:00:00Z');
 
     // Assert
-    expect(outsideWindowRefusal({ environment: 'production', maintenanceWindows: [NIGHTLY], allowOutsideWindows: false }, inside)).toBeUndefined();
-    expect(outsideWindowRefusal({ environment: 'staging', maintenanceWindows: [NIGHTLY], allowOutsideWindows: false }, outside)).toBeUndefined();
-    expect(outsideWindowRefusal({ environment: 'production', maintenanceWindows: [NIGHTLY], allowOutsideWindows: true }, outside)).toBeUndefined();
+    expect(
+      outsideWindowRefusal({ environment: 'production', maintenanceWindows: [NIGHTLY], allowOutsideWindows: false }, inside),
+    ).toBeUndefined();
+    expect(
+      outsideWindowRefusal({ environment: 'staging', maintenanceWindows: [NIGHTLY], allowOutsideWindows: false }, outside),
+    ).toBeUndefined();
+    expect(
+      outsideWindowRefusal({ environment: 'production', maintenanceWindows: [NIGHTLY], allowOutsideWindows: true }, outside),
+    ).toBeUndefined();
   });
 });
 
@@ -46,7 +52,10 @@ describe('outsideWindow', () => {
 
   it('refuses nothing inside a window', () => {
     // Act
-    const refusal = outsideWindow({ environment: 'production', maintenanceWindows: [NIGHTLY], allowOutsideWindows: false }, new Date('2026-12-01T22:59:00Z'));
+    const refusal = outsideWindow(
+      { environment: 'production', maintenanceWindows: [NIGHTLY], allowOutsideWindows: false },
+      new Date('2026-12-01T22:59:00Z'),
+    );
 
     // Assert
     expect(refusal).toBeUndefined();

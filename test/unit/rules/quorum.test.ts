@@ -24,7 +24,8 @@ describe('quorumAfterRemoval', () => {
       remaining: 0,
       remainingQuorum: 0,
       ok: false,
-      explanation: '1 member need 1 for quorum; removing the only member leaves no cluster: that is etcd disaster recovery, not a node removal',
+      explanation:
+        '1 member need 1 for quorum; removing the only member leaves no cluster: that is etcd disaster recovery, not a node removal',
     });
   });
 
@@ -43,7 +44,10 @@ describe('quorumAfterRemoval', () => {
 
   it('refuses when quorum is already lost', () => {
     expect(quorumAfterRemoval(3, { healthy: 1 })).toEqual(
-      expect.objectContaining({ ok: false, explanation: '3 members need 2 for quorum but only 1 is healthy: quorum is already lost; use disaster recovery' }),
+      expect.objectContaining({
+        ok: false,
+        explanation: '3 members need 2 for quorum but only 1 is healthy: quorum is already lost; use disaster recovery',
+      }),
     );
   });
 
@@ -67,10 +71,11 @@ describe('quorumWhileRebooting', () => {
     expect(quorumWhileRebooting(3, 1, '10.0.30.12').ok).toBe(false);
   });
 
-  it('accepts the only member only as the cluster\'s only control plane, and says the API goes down', () => {
+  it("accepts the only member only as the cluster's only control plane, and says the API goes down", () => {
     expect(quorumWhileRebooting(1, 0, '10.0.20.204', true)).toEqual({
       ok: true,
-      explanation: '1 member need 1 for quorum; 10.0.20.204 is the only member and the only control plane: etcd and the Kubernetes API are down while it reboots',
+      explanation:
+        '1 member need 1 for quorum; 10.0.20.204 is the only member and the only control plane: etcd and the Kubernetes API are down while it reboots',
     });
     expect(quorumWhileRebooting(1, 0, '10.0.20.204', false).ok).toBe(false);
   });

@@ -40,14 +40,23 @@ function node(name: string, ip: string, options: NodeOptions = {}): V1Node {
   return {
     metadata: { name, labels },
     spec: options.taints === undefined ? {} : { taints: options.taints },
-    status: { addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: name }] },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: ip },
+        { type: 'Hostname', address: name },
+      ],
+    },
   };
 }
 
 const ok = <T>(value: T) => ({ ok: true as const, value });
 const failed = (error: string) => ({ ok: false as const, error });
 
-const THREE = [node('cp-1', '10.0.30.11', { host: 'pve1' }), node('cp-2', '10.0.30.12', { host: 'pve2' }), node('cp-3', '10.0.30.13', { host: 'pve3' })];
+const THREE = [
+  node('cp-1', '10.0.30.11', { host: 'pve1' }),
+  node('cp-2', '10.0.30.12', { host: 'pve2' }),
+  node('cp-3', '10.0.30.13', { host: 'pve3' }),
+];
 const NO_SCHEDULE = [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }];
 
 describe('controlPlaneTopologyGate', () => {
@@ -67,10 +76,15 @@ describe('controlPlaneTopologyGate', () => {
 
   it('fails a single control plane and a short inventory', () => {
     const cluster = { ...PRODUCTION, controlPlanes: ['10.0.20.204'], workers: ['10.0.20.205'] };
-    const nodes = [node('stg-cp-1', '10.0.20.204', { host: 'pve5' }), node('stg-w-1', '10.0.20.205', { host: 'pve5', controlPlane: false })];
+    const nodes = [
+      node('stg-cp-1', '10.0.20.204', { host: 'pve5' }),
+      node('stg-w-1', '10.0.20.205', { host: 'pve5', controlPlane: false }),
+    ];
     const gate = controlPlaneTopologyGate(cluster, ok(nodes));
     expect(gate.status).toBe('failed');
-    expect(gate.summary).toMatch(/^1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed; the inventory lists 1 control-plane address\./);
+    expect(gate.summary).toMatch(
+      /^1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed; the inventory lists 1 control-plane address\./,
+    );
     expect(gate.evidence).toContain('1 dedicated worker: add workers only when CPU or memory runs short');
   });
 
@@ -101,7 +115,9 @@ describe('controlPlaneSchedulingGate', () => {
     const nodes = [THREE[0]!, node('cp-2', '10.0.30.12', { host: 'pve2', taints: NO_SCHEDULE })];
     const gate = controlPlaneSchedulingGate(ok(nodes));
     expect(gate.status).toBe('failed');
-    expect(gate.summary).toBe('cp-2 is tainted node-role.kubernetes.io/control-plane:NoSchedule. Set allowSchedulingOnControlPlanes: true in the machine configuration');
+    expect(gate.summary).toBe(
+      'cp-2 is tainted node-role.kubernetes.io/control-plane:NoSchedule. Set allowSchedulingOnControlPlanes: true in the machine configuration',
+    );
   });
 
   it('ignores other taints such as a cordon', () => {
@@ -110,7 +126,9 @@ describe('controlPlaneSchedulingGate', () => {
   });
 
   it('fails when Kubernetes lists no control plane', () => {
-    expect(controlPlaneSchedulingGate(ok([node('w-1', '10.0.30.21', { controlPlane: false })])).summary).toBe('Kubernetes lists no control-plane node');
+    expect(controlPlaneSchedulingGate(ok([node('w-1', '10.0.30.21', { controlPlane: false })])).summary).toBe(
+      'Kubernetes lists no control-plane node',
+    );
   });
 });
 
@@ -141,7 +159,9 @@ describe('kubernetesEndpointGate', () => {
   it('fails a node address and names the node', () => {
     const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: 'https://10.0.30.12:6443' }, ok(THREE));
     expect(gate.status).toBe('failed');
-    expect(gate.summary).toMatch(/^https:\/\/10\.0\.30\.12:6443 is the address of node cp-2 \(10\.0\.30\.12\): the API goes down with that node/);
+    expect(gate.summary).toMatch(
+      /^https:\/\/10\.0\.30\.12:6443 is the address of node cp-2 \(10\.0\.30\.12\): the API goes down with that node/,
+    );
   });
 
   it('still compares with the inventory when the nodes could not be read', () => {
@@ -178,11 +198,17 @@ describe('kubernetesEndpointGate with the kubeconfig Terraform outputs', () => {
   it('passes a virtual IP the kubeconfig uses although the inventory declares none', () => {
     const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: undefined }, ok(THREE), ok('https://10.0.30.10:6443'));
     expect(gate.status).toBe('passed');
-    expect(gate.summary).toBe("https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is no node's address, a virtual IP");
+    expect(gate.summary).toBe(
+      "https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is no node's address, a virtual IP",
+    );
   });
 
   it('fails an inventory that declares another endpoint than the kubeconfig uses', () => {
-    const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: 'https://10.0.30.9:6443' }, ok(THREE), ok('https://10.0.30.10:6443'));
+    const gate = kubernetesEndpointGate(
+      { ...PRODUCTION, kubernetesEndpoint: 'https://10.0.30.9:6443' },
+      ok(THREE),
+      ok('https://10.0.30.10:6443'),
+    );
     expect(gate.status).toBe('failed');
     expect(gate.summary).toContain(
       "the inventory's kubernetesEndpoint https://10.0.30.9:6443 is not the server of the kubeconfig Terraform outputs (https://10.0.30.10:6443): correct kubernetesEndpoint in the inventory",
@@ -190,10 +216,16 @@ describe('kubernetesEndpointGate with the kubeconfig Terraform outputs', () => {
   });
 
   it('judges the inventory when the kubeconfig reaches the API through a local tunnel, or cannot be read', () => {
-    const tunnel = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: 'https://10.0.30.12:6443' }, ok(THREE), ok('http://127.0.0.1:41234'));
+    const tunnel = kubernetesEndpointGate(
+      { ...PRODUCTION, kubernetesEndpoint: 'https://10.0.30.12:6443' },
+      ok(THREE),
+      ok('http://127.0.0.1:41234'),
+    );
     expect(tunnel.status).toBe('failed');
     expect(tunnel.summary).toMatch(/^https:\/\/10\.0\.30\.12:6443 is the address of node cp-2/);
-    expect(tunnel.evidence[0]).toBe("kubeconfig server: http://127.0.0.1:41234 (a local tunnel or proxy, which does not show the cluster's endpoint)");
+    expect(tunnel.evidence[0]).toBe(
+      "kubeconfig server: http://127.0.0.1:41234 (a local tunnel or proxy, which does not show the cluster's endpoint)",
+    );
     const unreadable = kubernetesEndpointGate(PRODUCTION, ok(THREE), failed('not a kubeconfig'));
     expect(unreadable.status).toBe('passed');
     expect(unreadable.evidence[0]).toBe("kubeconfig server unknown (not a kubeconfig); the inventory's declaration is judged");
@@ -206,7 +238,12 @@ describe('kubernetesEndpointGate with the kubeconfig Terraform outputs', () => {
   });
 
   it('gives the talosctl endpoints gate the virtual IP the kubeconfig uses', () => {
-    const gate = talosEndpointsGate({ ...PRODUCTION, kubernetesEndpoint: undefined }, ok(['10.0.30.10', '10.0.30.11', '10.0.30.12', '10.0.30.13']), ok(THREE), ok('https://10.0.30.10:6443'));
+    const gate = talosEndpointsGate(
+      { ...PRODUCTION, kubernetesEndpoint: undefined },
+      ok(['10.0.30.10', '10.0.30.11', '10.0.30.12', '10.0.30.13']),
+      ok(THREE),
+      ok('https://10.0.30.10:6443'),
+    );
     expect(gate.evidence).toContain('also lists the virtual IP 10.0.30.10, which is unreachable when etcd loses quorum');
   });
 });
@@ -267,7 +304,9 @@ describe('longhornExtensionsGate', () => {
     const extensions = [...LONGHORN('10.0.30.11'), ext('10.0.30.12', 'iscsi-tools')];
     const gate = longhornExtensionsGate(PRODUCTION, ok({ extensions, nodeErrors: [] }));
     expect(gate.status).toBe('failed');
-    expect(gate.summary).toMatch(/^10\.0\.30\.12 lacks siderolabs\/util-linux-tools; 10\.0\.30\.13 lacks siderolabs\/iscsi-tools, siderolabs\/util-linux-tools\./);
+    expect(gate.summary).toMatch(
+      /^10\.0\.30\.12 lacks siderolabs\/util-linux-tools; 10\.0\.30\.13 lacks siderolabs\/iscsi-tools, siderolabs\/util-linux-tools\./,
+    );
   });
 
   it('fails a node that did not answer rather than passing it', () => {
@@ -308,20 +347,33 @@ describe('longhornNamespaceGate', () => {
   });
 });
 
-const kustomization = (name: string, path?: string) => ({ metadata: { name, namespace: 'flux-system' }, spec: path === undefined ? {} : { path } });
+const kustomization = (name: string, path?: string) => ({
+  metadata: { name, namespace: 'flux-system' },
+  spec: path === undefined ? {} : { path },
+});
 
 describe('fluxPathGate', () => {
   it('passes paths under the cluster path, written either way', () => {
-    const gate = fluxPathGate(PRODUCTION, ok([kustomization('flux-system', './clusters/production'), kustomization('apps', 'clusters/production/apps/')]));
+    const gate = fluxPathGate(
+      PRODUCTION,
+      ok([kustomization('flux-system', './clusters/production'), kustomization('apps', 'clusters/production/apps/')]),
+    );
     expect(gate.status).toBe('passed');
     expect(gate.summary).toBe('2 Kustomizations reconcile from ./clusters/production');
   });
 
   it('fails a path of another cluster, including one that only shares a prefix', () => {
-    const gate = fluxPathGate(PRODUCTION, ok([kustomization('flux-system', './clusters/production'), kustomization('apps', './clusters/production-old/apps'), kustomization('infra', './clusters/staging/infra')]));
+    const gate = fluxPathGate(
+      PRODUCTION,
+      ok([
+        kustomization('flux-system', './clusters/production'),
+        kustomization('apps', './clusters/production-old/apps'),
+        kustomization('infra', './clusters/staging/infra'),
+      ]),
+    );
     expect(gate.status).toBe('failed');
     expect(gate.summary).toBe(
-      'flux-system/apps reconciles ./clusters/production-old/apps; flux-system/infra reconciles ./clusters/staging/infra: outside ./clusters/production. Point it at this cluster\'s path',
+      "flux-system/apps reconciles ./clusters/production-old/apps; flux-system/infra reconciles ./clusters/staging/infra: outside ./clusters/production. Point it at this cluster's path",
     );
   });
 
@@ -330,7 +382,10 @@ describe('fluxPathGate', () => {
   });
 
   it('lists the paths seen for a person when the inventory declares none', () => {
-    const gate = fluxPathGate({ ...PRODUCTION, fluxPath: undefined }, ok([kustomization('apps', './clusters/staging/apps'), kustomization('flux-system', './clusters/staging')]));
+    const gate = fluxPathGate(
+      { ...PRODUCTION, fluxPath: undefined },
+      ok([kustomization('apps', './clusters/staging/apps'), kustomization('flux-system', './clusters/staging')]),
+    );
     expect(gate.status).toBe('manual');
     expect(gate.summary).toContain('(./clusters/staging, ./clusters/staging/apps)');
   });
@@ -340,12 +395,28 @@ describe('fluxPathGate', () => {
   });
 });
 
-const record = (id: string, kind: string, state: string, endedAt = '2026-11-02T10:15:00.000Z'): RehearsalRecord => ({ id, kind, state, createdAt: '2026-11-02T10:00:00.000Z', endedAt });
-const staging = (operations: RehearsalRecord[], controlPlanes = 3): StagingRecords => ({ cluster: 'staging', controlPlanes, operations: ok(operations) });
+const record = (id: string, kind: string, state: string, endedAt = '2026-11-02T10:15:00.000Z'): RehearsalRecord => ({
+  id,
+  kind,
+  state,
+  createdAt: '2026-11-02T10:00:00.000Z',
+  endedAt,
+});
+const staging = (operations: RehearsalRecord[], controlPlanes = 3): StagingRecords => ({
+  cluster: 'staging',
+  controlPlanes,
+  operations: ok(operations),
+});
 
 describe('rehearsalGate', () => {
   it('ticks off completed upgrades and notes a snapshot as half an etcd restore', () => {
-    const gate = rehearsalGate(staging([record('op-k8s1', 'k8s-upgrade', 'completed'), record('op-tal1', 'talos-upgrade', 'completed'), record('op-snap1', 'snapshot', 'completed')]));
+    const gate = rehearsalGate(
+      staging([
+        record('op-k8s1', 'k8s-upgrade', 'completed'),
+        record('op-tal1', 'talos-upgrade', 'completed'),
+        record('op-snap1', 'snapshot', 'completed'),
+      ]),
+    );
     expect(gate.status).toBe('manual');
     expect(gate.summary).toBe("the bot's records of staging show 2 of 8 (Talos upgrade, Kubernetes upgrade): confirm the rest by hand");
     expect(gate.evidence.slice(0, 4)).toEqual([
@@ -358,7 +429,11 @@ describe('rehearsalGate', () => {
 
   it('counts only completed operations, the newest first', () => {
     const gate = rehearsalGate(
-      staging([record('op-new', 'talos-upgrade', 'failed'), record('op-mid', 'talos-upgrade', 'completed', '2026-11-03T09:00:00.000Z'), record('op-old', 'talos-upgrade', 'completed')]),
+      staging([
+        record('op-new', 'talos-upgrade', 'failed'),
+        record('op-mid', 'talos-upgrade', 'completed', '2026-11-03T09:00:00.000Z'),
+        record('op-old', 'talos-upgrade', 'completed'),
+      ]),
     );
     expect(gate.evidence[0]).toBe('☑ Talos upgrade: op-mid completed 2026-11-03 09:00 UTC');
     expect(gate.evidence[1]).toBe("☐ Kubernetes upgrade: no completed k8s-upgrade on staging in the bot's records");

@@ -8,12 +8,26 @@ import { parseSnapshotName, planPruning } from '../../../src/rules/snapshot-rete
 const NOW = new Date('2026-12-01T12:00:00Z');
 /** A snapshot name as etcd-snapshot.ts writes it, `days` before NOW. */
 const taken = (days: number, rev = 1000 - days, cluster = 'prod'): string =>
-  `${cluster}-${new Date(NOW.getTime() - days * 86_400_000).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')}-rev${rev}.db`;
+  `${cluster}-${new Date(NOW.getTime() - days * 86_400_000)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '')}-rev${rev}.db`;
 
 describe('snapshot retention', () => {
   it('reads only names the snapshot code writes for this cluster', () => {
-    expect(parseSnapshotName('prod', 'prod-20261129T235127Z-rev4242.db')).toEqual({ file: 'prod-20261129T235127Z-rev4242.db', takenAt: new Date('2026-11-29T23:51:27Z'), revision: 4242 });
-    for (const other of ['prod-eu-20261129T235127Z-rev1.db', 'prod-20261129T235127Z.db', 'prod-20261129T235127Z-rev1.db.sha256', 'prod-20261129T235127Z-rev1.db.part', 'manual-copy.db', 'xprod-20261129T235127Z-rev1.db']) {
+    expect(parseSnapshotName('prod', 'prod-20261129T235127Z-rev4242.db')).toEqual({
+      file: 'prod-20261129T235127Z-rev4242.db',
+      takenAt: new Date('2026-11-29T23:51:27Z'),
+      revision: 4242,
+    });
+    for (const other of [
+      'prod-eu-20261129T235127Z-rev1.db',
+      'prod-20261129T235127Z.db',
+      'prod-20261129T235127Z-rev1.db.sha256',
+      'prod-20261129T235127Z-rev1.db.part',
+      'manual-copy.db',
+      'xprod-20261129T235127Z-rev1.db',
+    ]) {
       expect(parseSnapshotName('prod', other)).toBeUndefined();
     }
   });
@@ -32,7 +46,9 @@ describe('snapshot retention', () => {
   });
 
   it('keeps what either rule keeps, and always the newest even when it is older than keepDays', () => {
-    expect(planPruning('prod', [taken(1), taken(5), taken(9)], { keepLast: 1, keepDays: 6 }, NOW).pruned.map((s) => s.file)).toEqual([taken(9)]);
+    expect(planPruning('prod', [taken(1), taken(5), taken(9)], { keepLast: 1, keepDays: 6 }, NOW).pruned.map((s) => s.file)).toEqual([
+      taken(9),
+    ]);
     const stale = planPruning('prod', [taken(30), taken(40)], { keepDays: 7 }, NOW);
     expect(stale.kept.map((s) => s.file)).toEqual([taken(30)]);
     expect(stale.pruned).toEqual([expect.objectContaining({ file: taken(40), reason: 'taken more than 7 days ago' })]);

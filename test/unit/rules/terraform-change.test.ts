@@ -7,19 +7,36 @@ const TALOS = 'registry.opentofu.org/siderolabs/talos';
 const PROXMOX = 'registry.opentofu.org/bpg/proxmox';
 
 function rc(address: string, type: string, provider: string, actions: string[], index?: string) {
-  return { address, mode: 'managed', type, name: 'this', ...(index ? { index } : {}), provider_name: provider, change: { actions, before: {}, after: {} } };
+  return {
+    address,
+    mode: 'managed',
+    type,
+    name: 'this',
+    ...(index ? { index } : {}),
+    provider_name: provider,
+    change: { actions, before: {}, after: {} },
+  };
 }
 
 /** `tofu show -json` of a plan with these changes and output changes, as OpenTofu prints it. */
 function outcome(changes: unknown[], outputChanges: Record<string, unknown> = {}): PlanOutcome {
-  const review = reviewPlan(parsePlanJson(JSON.stringify({ format_version: '1.2', resource_changes: changes, output_changes: outputChanges })));
+  const review = reviewPlan(
+    parsePlanJson(JSON.stringify({ format_version: '1.2', resource_changes: changes, output_changes: outputChanges })),
+  );
   return { fmt: { status: 'formatted' }, validate: { status: 'valid' }, plan: { status: 'planned', review } };
 }
 
 const update = rc('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['update'], 'cp-1');
 
 function facts(overrides: Partial<ChangeFacts>): ChangeFacts {
-  return { cluster: 'production', outcome: outcome([update]), tree: { commit: 'a'.repeat(40), uncommitted: [] }, removals: [], runningTalos: new Map(), ...overrides };
+  return {
+    cluster: 'production',
+    outcome: outcome([update]),
+    tree: { commit: 'a'.repeat(40), uncommitted: [] },
+    removals: [],
+    runningTalos: new Map(),
+    ...overrides,
+  };
 }
 
 describe('judgeTerraformChange', () => {
@@ -28,41 +45,81 @@ describe('judgeTerraformChange', () => {
   });
 
   it('never offers a plan from a tree with uncommitted changes, and names the files', () => {
-    const { refusals } = judgeTerraformChange(facts({ tree: { commit: 'a'.repeat(40), uncommitted: ['production/cluster.auto.tfvars.json'] } }));
+    const { refusals } = judgeTerraformChange(
+      facts({ tree: { commit: 'a'.repeat(40), uncommitted: ['production/cluster.auto.tfvars.json'] } }),
+    );
     expect(refusals).toEqual([expect.stringContaining('uncommitted changes (production/cluster.auto.tfvars.json)')]);
   });
 
   it('never offers a plan from a directory that is not a git checkout, or when git cannot tell', () => {
-    expect(judgeTerraformChange(facts({ tree: { commit: undefined, uncommitted: undefined, unknownBecause: '/tf is not a git checkout' } })).refusals).toEqual([
-      expect.stringContaining('/tf is not a git checkout: only a committed change can be applied'),
-    ]);
-    expect(judgeTerraformChange(facts({ tree: { commit: 'b'.repeat(40), uncommitted: undefined, unknownBecause: 'git status could not run' } })).refusals[0]).toContain('unknown');
+    expect(
+      judgeTerraformChange(facts({ tree: { commit: undefined, uncommitted: undefined, unknownBecause: '/tf is not a git checkout' } }))
+        .refusals,
+    ).toEqual([expect.stringContaining('/tf is not a git checkout: only a committed change can be applied')]);
+    expect(
+      judgeTerraformChange(facts({ tree: { commit: 'b'.repeat(40), uncommitted: undefined, unknownBecause: 'git status could not run' } }))
+        .refusals[0],
+    ).toContain('unknown');
   });
 
   it('refuses a replacement of the cluster secrets or of a VM, and a plan that changes nothing', () => {
-    const secrets = judgeTerraformChange(facts({ outcome: outcome([rc('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['delete', 'create'])]) }));
+    const secrets = judgeTerraformChange(
+      facts({ outcome: outcome([rc('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['delete', 'create'])]) }),
+    );
     expect(secrets.refusals).toEqual([expect.stringContaining('cluster migration')]);
-    const vm = judgeTerraformChange(facts({ outcome: outcome([rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['delete', 'create'], 'cp-1')]) }));
+    const vm = judgeTerraformChange(
+      facts({
+        outcome: outcome([
+          rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['delete', 'create'], 'cp-1'),
+        ]),
+      }),
+    );
     expect(vm.refusals).toEqual([expect.stringContaining('replaces a Talos VM')]);
     expect(judgeTerraformChange(facts({ outcome: outcome([]) })).refusals).toEqual([expect.stringContaining('nothing to apply')]);
   });
 
   it('refuses a forget-and-create of the cluster secrets or of a VM, and any action it does not recognise, naming resource and action', () => {
-    const secrets = judgeTerraformChange(facts({ outcome: outcome([rc('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget', 'create'])]) }));
-    expect(secrets.refusals).toEqual([expect.stringMatching(/^`talos_machine_secrets\.this` forgets the cluster secrets .*cluster migration/)]);
-    const vm = judgeTerraformChange(facts({ outcome: outcome([rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget', 'create'], 'cp-1')]) }));
+    const secrets = judgeTerraformChange(
+      facts({ outcome: outcome([rc('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget', 'create'])]) }),
+    );
+    expect(secrets.refusals).toEqual([
+      expect.stringMatching(/^`talos_machine_secrets\.this` forgets the cluster secrets .*cluster migration/),
+    ]);
+    const vm = judgeTerraformChange(
+      facts({
+        outcome: outcome([
+          rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget', 'create'], 'cp-1'),
+        ]),
+      }),
+    );
     expect(vm.refusals).toEqual([expect.stringContaining('replaces a Talos VM under `lifecycle.destroy = false`')]);
-    const unknown = judgeTerraformChange(facts({ outcome: outcome([update, rc('talos_cluster_kubeconfig.this', 'talos_cluster_kubeconfig', TALOS, ['Archive'])]) }));
-    expect(unknown.refusals).toEqual([expect.stringMatching(/^`talos_cluster_kubeconfig\.this` has the action \["Archive"\], which the bot does not recognise/)]);
+    const unknown = judgeTerraformChange(
+      facts({ outcome: outcome([update, rc('talos_cluster_kubeconfig.this', 'talos_cluster_kubeconfig', TALOS, ['Archive'])]) }),
+    );
+    expect(unknown.refusals).toEqual([
+      expect.stringMatching(/^`talos_cluster_kubeconfig\.this` has the action \["Archive"\], which the bot does not recognise/),
+    ]);
   });
 
   it('applies a create-before-destroy replacement of another resource, and refuses one of a VM', () => {
-    expect(judgeTerraformChange(facts({ outcome: outcome([rc('talos_image_factory_schematic.this', 'talos_image_factory_schematic', TALOS, ['create', 'delete'])]) })).refusals).toEqual([]);
-    const vm = judgeTerraformChange(facts({ outcome: outcome([rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['create', 'delete'], 'cp-1')]) }));
+    expect(
+      judgeTerraformChange(
+        facts({
+          outcome: outcome([rc('talos_image_factory_schematic.this', 'talos_image_factory_schematic', TALOS, ['create', 'delete'])]),
+        }),
+      ).refusals,
+    ).toEqual([]);
+    const vm = judgeTerraformChange(
+      facts({
+        outcome: outcome([
+          rc('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['create', 'delete'], 'cp-1'),
+        ]),
+      }),
+    );
     expect(vm.refusals).toEqual([expect.stringContaining('replaces a Talos VM')]);
   });
 
-  it('labels the deletion of a removed node\'s VM as its follow-up, and refuses one nobody removed', () => {
+  it("labels the deletion of a removed node's VM as its follow-up, and refuses one nobody removed", () => {
     const deleteVm = rc('proxmox_virtual_environment_vm.talos["w-2"]', 'proxmox_virtual_environment_vm', PROXMOX, ['delete'], 'w-2');
     const removed = judgeTerraformChange(facts({ outcome: outcome([deleteVm]), removals: [{ op: 'op-remove1', nodeName: 'w-2' }] }));
     expect(removed).toEqual({ refusals: [], notes: ['Destroying the VM of w-2 is the expected follow-up of its removal op-remove1.'] });
@@ -71,12 +128,28 @@ describe('judgeTerraformChange', () => {
   });
 
   it('applies a talos_version move only once every node runs the declared version, and names its upgrade', () => {
-    const move = outcome([update], { talos_version: { actions: ['update'], before: 'v1.11.5', after: 'v1.11.6', before_sensitive: false, after_sensitive: false } });
-    const behind = judgeTerraformChange(facts({ outcome: move, runningTalos: new Map([['10.0.30.11', 'v1.11.6'], ['10.0.30.12', 'v1.11.5']]) }));
-    expect(behind.refusals).toEqual([expect.stringMatching(/Apply only after every node already runs the declared Talos version \(10\.0\.30\.12 runs v1\.11\.5\)/i)]);
-    const unknown = judgeTerraformChange(facts({ outcome: move, runningTalos: new Map([['10.0.30.11', { unknown: 'connection refused' }]]) }));
+    const move = outcome([update], {
+      talos_version: { actions: ['update'], before: 'v1.11.5', after: 'v1.11.6', before_sensitive: false, after_sensitive: false },
+    });
+    const behind = judgeTerraformChange(
+      facts({
+        outcome: move,
+        runningTalos: new Map([
+          ['10.0.30.11', 'v1.11.6'],
+          ['10.0.30.12', 'v1.11.5'],
+        ]),
+      }),
+    );
+    expect(behind.refusals).toEqual([
+      expect.stringMatching(/Apply only after every node already runs the declared Talos version \(10\.0\.30\.12 runs v1\.11\.5\)/i),
+    ]);
+    const unknown = judgeTerraformChange(
+      facts({ outcome: move, runningTalos: new Map([['10.0.30.11', { unknown: 'connection refused' }]]) }),
+    );
     expect(unknown.refusals[0]).toContain('10.0.30.11: connection refused');
-    const done = judgeTerraformChange(facts({ outcome: move, runningTalos: new Map([['10.0.30.11', 'v1.11.6']]), upgrade: { op: 'op-upg1', version: 'v1.11.6' } }));
+    const done = judgeTerraformChange(
+      facts({ outcome: move, runningTalos: new Map([['10.0.30.11', 'v1.11.6']]), upgrade: { op: 'op-upg1', version: 'v1.11.6' } }),
+    );
     expect(done).toEqual({ refusals: [], notes: [expect.stringContaining('Terraform follow-up of the Talos upgrade op-upg1')] });
   });
 
@@ -89,16 +162,31 @@ describe('judgeTerraformChange', () => {
     const add = (h: string) => rc(`proxmox_virtual_environment_vm.talos["${h}"]`, 'proxmox_virtual_environment_vm', PROXMOX, ['create'], h);
     const one = outcome([add('cp-4')]);
     expect(one.plan.status === 'planned' && vmKeys(one.plan.review, 'create')).toEqual(['cp-4']);
-    const unsettled = judgeTerraformChange(facts({ outcome: one, etcdSettled: { ok: false, evidence: ['cp-4 is still a learner, not a voting member'] } }));
-    expect(unsettled.refusals).toEqual([expect.stringContaining('Before you add another node, wait for all members to report the same leader')]);
+    const unsettled = judgeTerraformChange(
+      facts({ outcome: one, etcdSettled: { ok: false, evidence: ['cp-4 is still a learner, not a voting member'] } }),
+    );
+    expect(unsettled.refusals).toEqual([
+      expect.stringContaining('Before you add another node, wait for all members to report the same leader'),
+    ]);
     expect(judgeTerraformChange(facts({ outcome: one, etcdSettled: { ok: true, evidence: [] } })).refusals).toEqual([]);
-    expect(judgeTerraformChange(facts({ outcome: outcome([add('cp-4'), add('cp-5')]), etcdSettled: { ok: true, evidence: [] } })).refusals).toEqual([expect.stringContaining('add one node per change')]);
+    expect(
+      judgeTerraformChange(facts({ outcome: outcome([add('cp-4'), add('cp-5')]), etcdSettled: { ok: true, evidence: [] } })).refusals,
+    ).toEqual([expect.stringContaining('add one node per change')]);
   });
 
   it('refuses an unformatted or invalid configuration, and a plan that failed', () => {
     const base = outcome([update]);
-    expect(judgeTerraformChange(facts({ outcome: { ...base, fmt: { status: 'unformatted', files: ['main.tf'] } } })).refusals[0]).toContain('tofu fmt');
-    const invalid: PlanOutcome = { fmt: { status: 'formatted' }, validate: { status: 'invalid', lines: ['Error: Unsupported argument'] }, plan: { status: 'skipped', because: 'the configuration is not valid' } };
-    expect(judgeTerraformChange(facts({ outcome: invalid })).refusals).toEqual([expect.stringContaining('Unsupported argument'), expect.stringContaining('did not run')]);
+    expect(judgeTerraformChange(facts({ outcome: { ...base, fmt: { status: 'unformatted', files: ['main.tf'] } } })).refusals[0]).toContain(
+      'tofu fmt',
+    );
+    const invalid: PlanOutcome = {
+      fmt: { status: 'formatted' },
+      validate: { status: 'invalid', lines: ['Error: Unsupported argument'] },
+      plan: { status: 'skipped', because: 'the configuration is not valid' },
+    };
+    expect(judgeTerraformChange(facts({ outcome: invalid })).refusals).toEqual([
+      expect.stringContaining('Unsupported argument'),
+      expect.stringContaining('did not run'),
+    ]);
   });
 });

@@ -65,7 +65,10 @@ describe('parseTalosVersionInput', () => {
   });
 
   it('refuses input that is not text', () => {
-    expect(parseTalosVersionInput(1.12)).toEqual({ ok: false, reason: 'a number is not a Talos version: expected a Talos version like 1.12.11 or v1.12.11' });
+    expect(parseTalosVersionInput(1.12)).toEqual({
+      ok: false,
+      reason: 'a number is not a Talos version: expected a Talos version like 1.12.11 or v1.12.11',
+    });
   });
 });
 
@@ -139,7 +142,9 @@ describe('checkTalosUpgradePath', () => {
     expect(checkTalosUpgradePath('v1.11.6', 'v1.11.6', FACTORY, { imageChanges: ['10.0.30.21'] })).toEqual({ ok: true, kind: 'reinstall' });
     // An older patch may be re-installed too: an extension change does not move the version.
     expect(checkTalosUpgradePath('v1.11.5', '1.11.5', FACTORY, { imageChanges: ['10.0.30.21'] })).toEqual({ ok: true, kind: 'reinstall' });
-    expect(checkTalosUpgradePath('v1.11.6', 'v1.11.6', FACTORY, { imageChanges: [] })).toEqual(expect.objectContaining({ ok: false, code: 'same-version' }));
+    expect(checkTalosUpgradePath('v1.11.6', 'v1.11.6', FACTORY, { imageChanges: [] })).toEqual(
+      expect.objectContaining({ ok: false, code: 'same-version' }),
+    );
   });
 
   it('refuses a re-install on a version the factory does not publish', () => {
@@ -171,7 +176,9 @@ describe('checkTalosUpgradePath', () => {
 
   it('checks the oldest row of the matrix too', () => {
     expect(checkTalosUpgradePath('v1.7.7', 'v1.8.4', ['v1.7.7', 'v1.8.4'])).toEqual({ ok: true, kind: 'minor' });
-    expect(checkTalosUpgradePath('v1.4.8', 'v1.5.5', ['v1.5.5'])).toEqual(expect.objectContaining({ ok: false, code: 'unsupported-version' }));
+    expect(checkTalosUpgradePath('v1.4.8', 'v1.5.5', ['v1.5.5'])).toEqual(
+      expect.objectContaining({ ok: false, code: 'unsupported-version' }),
+    );
   });
 
   it('refuses malformed versions', () => {
@@ -212,7 +219,9 @@ describe('checkKubernetesUpgradePath', () => {
   });
 
   it('refuses the same version', () => {
-    expect(checkKubernetesUpgradePath('1.34.1', 'v1.34.1', 'v1.11.6')).toEqual(expect.objectContaining({ ok: false, code: 'same-version' }));
+    expect(checkKubernetesUpgradePath('1.34.1', 'v1.34.1', 'v1.11.6')).toEqual(
+      expect.objectContaining({ ok: false, code: 'same-version' }),
+    );
   });
 });
 

@@ -30,7 +30,8 @@ function patterns(override: Override): { group: string[]; message: string }[] {
 const CLEAN = {
   'src/config/inventory.ts': 'export const inventory = 1;\n',
   'src/errors.ts': 'export class OpsError extends Error {}\n',
-  'src/rules/window.ts': "import { inventory } from '../config/inventory.ts';\nimport { OpsError } from '../errors.ts';\nexport const window = [inventory, OpsError];\n",
+  'src/rules/window.ts':
+    "import { inventory } from '../config/inventory.ts';\nimport { OpsError } from '../errors.ts';\nexport const window = [inventory, OpsError];\n",
   'src/chat/blocks.ts': "import type { window } from '../rules/window.ts';\nexport type Shown = typeof window;\nexport const blocks = 1;\n",
   'jobs/engine/walk.ts': "export { blocks } from '../../src/chat/blocks.ts';\n",
   'jobs/playbooks/upgrade.ts': "import {\n  blocks,\n} from '../engine/walk.ts';\nexport const upgrade = blocks;\n",
@@ -102,7 +103,9 @@ describe('checkLayers', () => {
     const problems = checkLayers({ root, allowed });
 
     // Assert
-    expect(problems).toEqual(['allowed import src/rules/window.ts → src/config/inventory.ts no longer runs up the layers or closes a folder cycle: remove it from ALLOWED']);
+    expect(problems).toEqual([
+      'allowed import src/rules/window.ts → src/config/inventory.ts no longer runs up the layers or closes a folder cycle: remove it from ALLOWED',
+    ]);
   });
 
   it('fails a file that belongs to no layer', () => {
@@ -119,7 +122,10 @@ describe('checkLayers', () => {
   it('fails a lint config whose layer overrides are not the generated ones', () => {
     // Arrange: the base config as the repository has it, with its layers generated, then one layer dropped.
     tree(CLEAN);
-    const base = { rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/slack/**'], message: 'no Slack' }] }] }, overrides: [] };
+    const base = {
+      rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/slack/**'], message: 'no Slack' }] }] },
+      overrides: [],
+    };
     const generated = withLayerOverrides(base, []);
     writeFileSync(join(root, 'good.json'), JSON.stringify(generated));
     writeFileSync(join(root, 'stale.json'), JSON.stringify({ ...generated, overrides: generated.overrides.slice(1) }));
@@ -130,7 +136,9 @@ describe('checkLayers', () => {
 
     // Assert
     expect(good).toEqual([]);
-    expect(stale).toEqual(["stale.json: its layer overrides are not the ones LAYERS and ALLOWED give: run `node scripts/check-layers.ts --write-lint`"]);
+    expect(stale).toEqual([
+      'stale.json: its layer overrides are not the ones LAYERS and ALLOWED give: run `node scripts/check-layers.ts --write-lint`',
+    ]);
   });
 });
 

@@ -1,6 +1,13 @@
 import { WebAPIHTTPError, WebAPIRateLimitedError, WebAPIRequestError, WebClient, WebClientEvent } from '@slack/web-api';
 import { describe, expect, it } from 'vitest';
-import { createSlackChat, LOOKBACK_MS, onSlackRateLimited, POST_KEY_EVENT, slackErrorName, slackMethodOf } from '../../../src/slack/slack-chat.ts';
+import {
+  createSlackChat,
+  LOOKBACK_MS,
+  onSlackRateLimited,
+  POST_KEY_EVENT,
+  slackErrorName,
+  slackMethodOf,
+} from '../../../src/slack/slack-chat.ts';
 import { writeOutcome } from '../../../src/slack/write-once.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 
@@ -11,13 +18,18 @@ function platformError(error: string): Error {
 /** A WebClient whose calls fail as Slack would answer them. */
 function failingClient(error: Error): WebClient {
   const reject = (): Promise<never> => Promise.reject(error);
-  return { chat: { postMessage: reject, update: reject, postEphemeral: reject }, files: { getUploadURLExternal: reject } } as unknown as WebClient;
+  return {
+    chat: { postMessage: reject, update: reject, postEphemeral: reject },
+    files: { getUploadURLExternal: reject },
+  } as unknown as WebClient;
 }
 
 describe('createSlackChat', () => {
-  it('reports a failed call with its Web API method and Slack\'s error, and still throws it', async () => {
+  it("reports a failed call with its Web API method and Slack's error, and still throws it", async () => {
     const errors: [string, string][] = [];
-    const chat = createSlackChat(failingClient(platformError('channel_not_found')), new SecretScrubber(), { onError: (method, error) => errors.push([method, error]) });
+    const chat = createSlackChat(failingClient(platformError('channel_not_found')), new SecretScrubber(), {
+      onError: (method, error) => errors.push([method, error]),
+    });
 
     await expect(chat.reply('C0MAINTPRD', '1.000', { text: 'hi' })).rejects.toThrow('channel_not_found');
     await expect(chat.update('C0MAINTPRD', '1.000', { text: 'hi' })).rejects.toThrow('channel_not_found');
@@ -90,11 +102,16 @@ function fakeSlack(answers: { write?: Answer[]; read?: ('ok' | 'lost')[] } = {})
     calls.push({ method, args });
     const answer = writes.shift() ?? 'ok';
     if (answer === 'limited') throw new WebAPIRateLimitedError(2);
-    if (answer === 'refused') throw Object.assign(new Error('An API error occurred: channel_not_found'), { code: 'slack_webapi_platform_error', data: { ok: false, error: 'channel_not_found' } });
+    if (answer === 'refused')
+      throw Object.assign(new Error('An API error occurred: channel_not_found'), {
+        code: 'slack_webapi_platform_error',
+        data: { ok: false, error: 'channel_not_found' },
+      });
     if (answer === 'lost') throw lost();
     const result = apply();
     if (answer === 'lost-after-write') throw lost();
-    if (answer === 'timeout-after-write') throw new WebAPIRequestError(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }));
+    if (answer === 'timeout-after-write')
+      throw new WebAPIRequestError(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }));
     return result;
   };
   const read = async <T>(method: string, args: Record<string, unknown>, answer: () => T): Promise<T> => {
@@ -107,7 +124,8 @@ function fakeSlack(answers: { write?: Answer[]; read?: ('ok' | 'lost')[] } = {})
     if (args['include_all_metadata'] !== true) delete wire.metadata;
     return wire;
   };
-  const inWindow = (args: Record<string, unknown>) => (m: FakeMessage) => args['oldest'] === undefined || Number(m.ts) > Number(args['oldest']);
+  const inWindow = (args: Record<string, unknown>) => (m: FakeMessage) =>
+    args['oldest'] === undefined || Number(m.ts) > Number(args['oldest']);
   const client = {
     chat: {
       postMessage: (args: Record<string, unknown>) =>
@@ -123,16 +141,24 @@ function fakeSlack(answers: { write?: Answer[]; read?: ('ok' | 'lost')[] } = {})
       history: (args: Record<string, unknown>) =>
         read('conversations.history', args, () => ({
           ok: true,
-          messages: messages.filter((m) => m.thread_ts === undefined).filter(inWindow(args)).reverse().map((m) => visible(m, args)),
+          messages: messages
+            .filter((m) => m.thread_ts === undefined)
+            .filter(inWindow(args))
+            .reverse()
+            .map((m) => visible(m, args)),
         })),
       replies: (args: Record<string, unknown>) =>
         read('conversations.replies', args, () => ({
           ok: true,
-          messages: messages.filter((m) => m.ts === args['ts'] || m.thread_ts === args['ts']).filter(inWindow(args)).map((m) => visible(m, args)),
+          messages: messages
+            .filter((m) => m.ts === args['ts'] || m.thread_ts === args['ts'])
+            .filter(inWindow(args))
+            .map((m) => visible(m, args)),
         })),
     },
     files: {
-      getUploadURLExternal: (args: Record<string, unknown>) => read('files.getUploadURLExternal', args, () => ({ ok: true, upload_url: 'https://files.example/upload/F1', file_id: 'F1' })),
+      getUploadURLExternal: (args: Record<string, unknown>) =>
+        read('files.getUploadURLExternal', args, () => ({ ok: true, upload_url: 'https://files.example/upload/F1', file_id: 'F1' })),
       completeUploadExternal: (args: Record<string, unknown>) =>
         write('files.completeUploadExternal', args, () => {
           messages.push({ ts: nextTs(), thread_ts: args['thread_ts'] as string, files: [{ id: 'F1' }] });
@@ -188,7 +214,13 @@ describe('createSlackChat: a keyed post is in Slack exactly once', () => {
     await slack.chat.post('C0MAINTPRD', { text: 'plan' }, { key: 'op-1-root' });
 
     expect(slack.messages.map(keyOf)).toEqual(['op-1-root']);
-    expect(slack.methods()).toEqual(['chat.postMessage', 'conversations.history', 'chat.postMessage', 'conversations.history', 'chat.postMessage']);
+    expect(slack.methods()).toEqual([
+      'chat.postMessage',
+      'conversations.history',
+      'chat.postMessage',
+      'conversations.history',
+      'chat.postMessage',
+    ]);
     expect(slack.pauses).toEqual([250, 500]);
   });
 
@@ -257,7 +289,11 @@ describe('createSlackChat: upload', () => {
   it('shares a file once when Slack answers 500 after sharing it, found by the file id in the thread', async () => {
     const slack = fakeSlack({ write: ['lost-after-write'] });
 
-    await slack.chat.upload('C0MAINTPRD', '1.000001', { filename: 'op-1-maintenance-record.md', title: 'Maintenance record op-1', content: '# record' });
+    await slack.chat.upload('C0MAINTPRD', '1.000001', {
+      filename: 'op-1-maintenance-record.md',
+      title: 'Maintenance record op-1',
+      content: '# record',
+    });
 
     expect(slack.methods()).toEqual(['files.getUploadURLExternal', 'files.completeUploadExternal', 'conversations.replies']);
     expect(slack.uploads).toEqual(['https://files.example/upload/F1']);

@@ -38,7 +38,13 @@ function recordedTalosctl(answers: Record<string, { stdout: string; stderr?: str
     run(args: string[], nodes: string[], options: TalosctlCallOptions = {}) {
       calls.push({ args, nodes, endpoints: options.endpoints });
       const answer = answers[args.join(' ')] ?? { stdout: '' };
-      const result: RunResult = { command: ['talosctl', ...args], stdout: answer.stdout, stderr: answer.stderr ?? '', exitCode: 0, durationMs: 1 };
+      const result: RunResult = {
+        command: ['talosctl', ...args],
+        stdout: answer.stdout,
+        stderr: answer.stderr ?? '',
+        exitCode: 0,
+        durationMs: 1,
+      };
       return Promise.resolve(result);
     },
   };
@@ -65,13 +71,18 @@ describe('observeEtcdMembership', () => {
   });
 
   it('falls back to the inventory count when the membership cannot be read, and says so', async () => {
-    const talosctl = recordedTalosctl({ 'etcd status': STATUS_TWO_OF_THREE, 'etcd members': { stdout: '', stderr: 'rpc error: code = Unknown desc = etcdserver: no leader\n' } });
+    const talosctl = recordedTalosctl({
+      'etcd status': STATUS_TWO_OF_THREE,
+      'etcd members': { stdout: '', stderr: 'rpc error: code = Unknown desc = etcdserver: no leader\n' },
+    });
 
     const membership = await observeEtcdMembership(talosctl, CONTROL_PLANES, '10.0.30.13');
 
     expect(membership.memberCount).toBe(3);
     expect(membership.isMember('10.0.30.13')).toBeUndefined();
-    expect(membership.evidence.at(-1)).toBe("etcd members via 10.0.30.11: rpc error: code = Unknown desc = etcdserver: no leader; counting the inventory's 3 control planes");
+    expect(membership.evidence.at(-1)).toBe(
+      "etcd members via 10.0.30.11: rpc error: code = Unknown desc = etcdserver: no leader; counting the inventory's 3 control planes",
+    );
   });
 });
 

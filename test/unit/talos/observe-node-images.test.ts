@@ -4,7 +4,8 @@ import { observeNodeImages } from '../../../src/talos/observe.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 
 const SCHEMATIC = 'a'.repeat(64);
-const DOWN = 'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp: connect: no route to host"';
+const DOWN =
+  'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp: connect: no route to host"';
 
 /** One extension entry of `get extensions -o json`, as talosctl prints each resource. */
 function entry(node: string, name: string, version: string): string {
@@ -21,12 +22,16 @@ function talosctl113(down: string[], calls: string[][]): Talosctl {
     binary: 'talosctl',
     run(_args, nodes) {
       calls.push(nodes);
-      const result = (stdout: string, stderr: string, exitCode: number): Promise<RunResult> => Promise.resolve({ command: [], stdout, stderr, exitCode, durationMs: 1 });
+      const result = (stdout: string, stderr: string, exitCode: number): Promise<RunResult> =>
+        Promise.resolve({ command: [], stdout, stderr, exitCode, durationMs: 1 });
       if (down.includes(nodes[0]!)) return result('', `${DOWN}\n`, 1);
       const up = nodes.filter((n) => !down.includes(n));
       const failed = nodes.filter((n) => down.includes(n));
       const stdout = up.map((n) => entry(n, 'iscsi-tools', 'v0.2.0') + entry(n, 'schematic', SCHEMATIC)).join('');
-      const stderr = failed.length === 0 ? '' : `${failed.length} error${failed.length === 1 ? '' : 's'} occurred:\n${failed.map(() => `\t* ${DOWN}`).join('\n')}\n\n\n`;
+      const stderr =
+        failed.length === 0
+          ? ''
+          : `${failed.length} error${failed.length === 1 ? '' : 's'} occurred:\n${failed.map(() => `\t* ${DOWN}`).join('\n')}\n\n\n`;
       return result(stdout, stderr, failed.length === 0 ? 0 : 1);
     },
   };

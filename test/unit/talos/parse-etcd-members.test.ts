@@ -47,7 +47,8 @@ describe('parseEtcdMembers', () => {
   });
 
   it('refuses a LEARNER cell that is not a boolean', () => {
-    const stdout = 'ID                 HOSTNAME   PEER URLS   CLIENT URLS   LEARNER\n2ba6e48b8cf1a0c1   node1      https://a   https://b     maybe\n';
+    const stdout =
+      'ID                 HOSTNAME   PEER URLS   CLIENT URLS   LEARNER\n2ba6e48b8cf1a0c1   node1      https://a   https://b     maybe\n';
 
     expect(() => parseEtcdMembers(stdout)).toThrow('LEARNER should be true or false, found "maybe"');
   });

@@ -34,7 +34,10 @@ describe('parseSnapshotOutput', () => {
     expect(() => parseSnapshotOutput(OUTPUT.replace('revision 4193', 'revision ?'))).toThrow(/snapshot info line is malformed/);
   });
 
-  it.each(['', 'sha256 checksum not found (size 2015000)\n', 'etcd snapshot saved to db.snapshot\n'])('throws a ParseError for %j', (stdout) => {
-    expect(() => parseSnapshotOutput(stdout)).toThrow(ParseError);
-  });
+  it.each(['', 'sha256 checksum not found (size 2015000)\n', 'etcd snapshot saved to db.snapshot\n'])(
+    'throws a ParseError for %j',
+    (stdout) => {
+      expect(() => parseSnapshotOutput(stdout)).toThrow(ParseError);
+    },
+  );
 });

@@ -112,7 +112,12 @@ describe('machineStatusesFromGet', () => {
 }`);
 
     expect(machineStatusesFromGet(items)).toEqual([
-      { node: '10.0.0.5', stage: 'booting', ready: false, unmetConditions: [{ name: 'nodeReady', reason: 'node "talos-w-1" is not ready' }] },
+      {
+        node: '10.0.0.5',
+        stage: 'booting',
+        ready: false,
+        unmetConditions: [{ name: 'nodeReady', reason: 'node "talos-w-1" is not ready' }],
+      },
       { node: '10.0.0.6', stage: 'running', ready: true, unmetConditions: [] },
     ]);
   });

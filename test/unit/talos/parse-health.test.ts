@@ -117,7 +117,8 @@ describe('parseHealthOutput', () => {
   });
 
   it('takes a whole-command error without checks as the final error', () => {
-    const stderr = 'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.0.20.204:50000: connect: connection refused"\n';
+    const stderr =
+      'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.0.20.204:50000: connect: connection refused"\n';
 
     expect(parseHealthOutput(stderr)).toEqual({
       checks: [],
@@ -128,7 +129,8 @@ describe('parseHealthOutput', () => {
   });
 
   it('ignores version-skew warnings and terminal colours', () => {
-    const stderr = 'WARNING: 10.0.64.1: server version 1.8.4 is older than client version 1.9.5\n\u001b[32mwaiting for etcd to be healthy: OK\u001b[0m\n';
+    const stderr =
+      'WARNING: 10.0.64.1: server version 1.8.4 is older than client version 1.9.5\n\u001b[32mwaiting for etcd to be healthy: OK\u001b[0m\n';
 
     expect(parseHealthOutput(stderr)).toEqual({ checks: [{ name: 'etcd to be healthy', result: 'OK' }] });
   });

@@ -48,10 +48,13 @@ describe('parsers on arbitrary input', () => {
 describe('version input on arbitrary strings', () => {
   it('never accepts a character outside [v0-9.]', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.stringMatching(/^v?[0-9.]{1,12}[^v0-9.]?[0-9.]{0,4}$/)), (input) => {
-        const accepted = parseTalosVersionInput(input).ok || parseKubernetesVersionInput(input).ok;
-        expect(accepted && !/^[v0-9.]+$/.test(input)).toBe(false);
-      }),
+      fc.property(
+        fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.stringMatching(/^v?[0-9.]{1,12}[^v0-9.]?[0-9.]{0,4}$/)),
+        (input) => {
+          const accepted = parseTalosVersionInput(input).ok || parseKubernetesVersionInput(input).ok;
+          expect(accepted && !/^[v0-9.]+$/.test(input)).toBe(false);
+        },
+      ),
     );
   });
 

@@ -66,7 +66,15 @@ describe('parseTable', () => {
     ].join('\n');
 
     expect(parseTable(stdout)).toEqual([
-      { NODE: '172.20.0.2', NAMESPACE: 'runtime', TYPE: 'ExtensionStatus', ID: '0', VERSION: '1', NAME: 'iscsi-tools', 'VERSION#2': 'v0.2.0' },
+      {
+        NODE: '172.20.0.2',
+        NAMESPACE: 'runtime',
+        TYPE: 'ExtensionStatus',
+        ID: '0',
+        VERSION: '1',
+        NAME: 'iscsi-tools',
+        'VERSION#2': 'v0.2.0',
+      },
     ]);
   });
 

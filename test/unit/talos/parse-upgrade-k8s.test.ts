@@ -51,7 +51,13 @@ describe('parseUpgradeK8sOutput', () => {
         { resource: 'customresourcedefinitions.v1beta1.apiextensions.k8s.io', count: 25 },
       ],
       components: [
-        { name: 'kube-apiserver', toVersion: '1.34.0', nodes: ['172.20.0.2', '172.20.0.3', '172.20.0.4'], updated: [], fromVersions: ['v1.33.4'] },
+        {
+          name: 'kube-apiserver',
+          toVersion: '1.34.0',
+          nodes: ['172.20.0.2', '172.20.0.3', '172.20.0.4'],
+          updated: [],
+          fromVersions: ['v1.33.4'],
+        },
         { name: 'kube-controller-manager', toVersion: '1.34.0', nodes: ['172.20.0.2'], updated: [], fromVersions: ['v1.33.4'] },
         { name: 'kube-proxy', toVersion: '1.34.0', nodes: [], updated: [], fromVersions: [] },
         { name: 'kubelet', toVersion: '1.34.0', nodes: ['172.20.0.5'], updated: [], fromVersions: ['v1.33.4'] },
@@ -109,8 +115,10 @@ updating "kube-apiserver" to version "1.34.0"
 
   it('reads the REMOVED RESOURCE table a dry run fails with, as findings and not error lines', () => {
     // go-kubernetes upgrade/checks.go ComponentRemovedItemsError.Error(), printed by talosctl on stderr.
-    const stdout = 'automatically detected the lowest Kubernetes version 1.31.4\ndiscovered controlplane nodes ["10.0.30.11"]\nchecking for removed Kubernetes component flags\nchecking for removed Kubernetes API resource versions\n';
-    const stderr = '\nREMOVED RESOURCE                                 COUNT   \npodschedulingcontexts.v1alpha3.resource.k8s.io   2       \n\n';
+    const stdout =
+      'automatically detected the lowest Kubernetes version 1.31.4\ndiscovered controlplane nodes ["10.0.30.11"]\nchecking for removed Kubernetes component flags\nchecking for removed Kubernetes API resource versions\n';
+    const stderr =
+      '\nREMOVED RESOURCE                                 COUNT   \npodschedulingcontexts.v1alpha3.resource.k8s.io   2       \n\n';
 
     const report = parseUpgradeK8sOutput(stdout, stderr);
 

@@ -110,10 +110,15 @@ describe('parseTaskEvent and parseMachineStage', () => {
 });
 
 describe('the ≥ 1.13 LifecycleService flow (cmd/talosctl/cmd/talos/upgrade.go v1.13.9)', () => {
-  const run = (name: string): string[] => readFileSync(join(import.meta.dirname, '../../corpus/talosctl/samples', name), 'utf8').trimEnd().split('\n');
+  const run = (name: string): string[] =>
+    readFileSync(join(import.meta.dirname, '../../corpus/talosctl/samples', name), 'utf8')
+      .trimEnd()
+      .split('\n');
 
   it('names each phase a person cares about: pull, install, drain, reboot, uncordon', () => {
-    const milestones = run('upgrade-lifecycle.txt').map(upgradeMilestone).filter((m) => m !== undefined);
+    const milestones = run('upgrade-lifecycle.txt')
+      .map(upgradeMilestone)
+      .filter((m) => m !== undefined);
 
     expect(milestones).toEqual([
       '10.0.30.12: installer image pulled',
@@ -156,13 +161,22 @@ describe('the ≥ 1.13 LifecycleService flow (cmd/talosctl/cmd/talos/upgrade.go 
     const line =
       'error draining node "talos-prd-cp-1": [error when evicting pods/"db-1" -n "apps": global timeout reached: 5m0s, error when evicting pods/"web-7d9c-abcde" -n "web": global timeout reached: 5m0s]';
 
-    expect(parseDrainFailure(line)).toMatchObject({ node: 'talos-prd-cp-1', pods: [{ namespace: 'apps', name: 'db-1' }, { namespace: 'web', name: 'web-7d9c-abcde' }], timeout: '5m0s' });
+    expect(parseDrainFailure(line)).toMatchObject({
+      node: 'talos-prd-cp-1',
+      pods: [
+        { namespace: 'apps', name: 'db-1' },
+        { namespace: 'web', name: 'web-7d9c-abcde' },
+      ],
+      timeout: '5m0s',
+    });
     expect(parseDrainFailure('talos-stg-w-1: draining node')).toBeUndefined();
   });
 
   it('flags the per-node lock of the LifecycleService as a failure line', () => {
     expect(
-      isFailureLine('error during upgrade: error from node 10.0.30.12: rpc error: code = FailedPrecondition desc = another installation/upgrade is already in progress'),
+      isFailureLine(
+        'error during upgrade: error from node 10.0.30.12: rpc error: code = FailedPrecondition desc = another installation/upgrade is already in progress',
+      ),
     ).toBe(true);
   });
 });

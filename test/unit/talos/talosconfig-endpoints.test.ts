@@ -35,7 +35,9 @@ describe('talosconfigEndpoints', () => {
     const broken = `context: production\ncontexts:\n  production: [\n  key: ${KEY}`;
     expect(() => talosconfigEndpoints(broken)).toThrow('is not valid YAML');
     expect(() => talosconfigEndpoints(broken)).not.toThrow(new RegExp(KEY.slice(0, 20)));
-    expect(() => talosconfigEndpoints(TALOSCONFIG.replace('context: production', 'context: qa'))).toThrow('current context of the talosconfig');
+    expect(() => talosconfigEndpoints(TALOSCONFIG.replace('context: production', 'context: qa'))).toThrow(
+      'current context of the talosconfig',
+    );
     expect(() => talosconfigEndpoints(`contexts: {}\nkey: ${KEY}`)).toThrow('names no current context');
   });
 });

@@ -107,7 +107,14 @@ describe('createTalosctl', () => {
     await talosctl.run(['version', '--client'], []);
 
     // Assert
-    expect(runner.calls[0]!.args).toEqual(['version', '--client', '--talosconfig', '/tmp/talos-chatops-abc/talosconfig', '--endpoints', '10.0.30.11,10.0.30.12,10.0.30.13']);
+    expect(runner.calls[0]!.args).toEqual([
+      'version',
+      '--client',
+      '--talosconfig',
+      '/tmp/talos-chatops-abc/talosconfig',
+      '--endpoints',
+      '10.0.30.11,10.0.30.12,10.0.30.13',
+    ]);
   });
 
   it('passes the call options through to the runner', async () => {

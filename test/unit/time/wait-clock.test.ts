@@ -26,7 +26,7 @@ async function measured<T>(work: () => Promise<T>): Promise<{ result: T; wallMs:
 }
 
 describe('measureWaits and waitOn', () => {
-  it('counts a wait and leaves the rest as the bot\'s own time', async () => {
+  it("counts a wait and leaves the rest as the bot's own time", async () => {
     // Act
     const { result, wallMs, waitMs } = await measured(async () => {
       await sleep(30); // the bot's own work

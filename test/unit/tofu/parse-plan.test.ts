@@ -14,14 +14,28 @@ function change(address: string, type: string, provider: string, actions: string
     type,
     name: address.split('.')[1]?.split('[')[0] ?? 'this',
     provider_name: provider,
-    change: { actions, before: { id: 'x' }, after: { machine_secrets: 'SECRET-VALUE' }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} },
+    change: {
+      actions,
+      before: { id: 'x' },
+      after: { machine_secrets: 'SECRET-VALUE' },
+      after_unknown: {},
+      before_sensitive: {},
+      after_sensitive: {},
+    },
     ...extra,
   };
 }
 
 /** `tofu show -json <plan>` as OpenTofu 1.10 prints it, trimmed to the resource changes. */
 function show(changes: unknown[]): string {
-  return JSON.stringify({ format_version: '1.0', terraform_version: '1.10.6', planned_values: { root_module: {} }, resource_changes: changes, configuration: {}, errored: false });
+  return JSON.stringify({
+    format_version: '1.0',
+    terraform_version: '1.10.6',
+    planned_values: { root_module: {} },
+    resource_changes: changes,
+    configuration: {},
+    errored: false,
+  });
 }
 
 describe('parsePlanJson', () => {
@@ -43,7 +57,10 @@ describe('parsePlanJson', () => {
   });
 
   it('refuses a change without actions and names where', () => {
-    const broken = JSON.stringify({ format_version: '1.0', resource_changes: [{ address: 'a.b', type: 'a', change: { after: 'SECRET-VALUE' } }] });
+    const broken = JSON.stringify({
+      format_version: '1.0',
+      resource_changes: [{ address: 'a.b', type: 'a', change: { after: 'SECRET-VALUE' } }],
+    });
     expect(() => parsePlanJson(broken)).toThrow(/unexpected shape at resource_changes\.0\.change\.actions/);
     expect(() => parsePlanJson(broken)).not.toThrow(/SECRET-VALUE/);
   });
@@ -90,13 +107,21 @@ describe('reviewPlan', () => {
     expect(planCounts(review)).toBe('1 to add, 1 to change, 1 to read');
   });
 
-  it.each([
-    [['delete', 'create']],
-    [['create', 'delete']],
-  ])('stops on a replacement of the cluster secrets (%j)', (actions) => {
-    const review = reviewPlan(parsePlanJson(show([change('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, actions, { action_reason: 'replace_because_cannot_update' })])));
+  it.each([[['delete', 'create']], [['create', 'delete']]])('stops on a replacement of the cluster secrets (%j)', (actions) => {
+    const review = reviewPlan(
+      parsePlanJson(
+        show([
+          change('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, actions, { action_reason: 'replace_because_cannot_update' }),
+        ]),
+      ),
+    );
     expect(review.dangers).toEqual([
-      { level: 'stop', address: 'talos_machine_secrets.this', action: 'replace', meaning: 'replaces the cluster secrets: a cluster migration, not maintenance: stop and do not apply' },
+      {
+        level: 'stop',
+        address: 'talos_machine_secrets.this',
+        action: 'replace',
+        meaning: 'replaces the cluster secrets: a cluster migration, not maintenance: stop and do not apply',
+      },
     ]);
     expect(review.changes[0]?.reason).toBe('replace_because_cannot_update');
   });
@@ -124,7 +149,11 @@ describe('reviewPlan', () => {
   });
 
   it('does not flag a replacement of other resources', () => {
-    const review = reviewPlan(parsePlanJson(show([change('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['delete', 'create'])])));
+    const review = reviewPlan(
+      parsePlanJson(
+        show([change('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['delete', 'create'])]),
+      ),
+    );
     expect(review.dangers).toEqual([]);
   });
 });
@@ -153,33 +182,69 @@ describe('the actions of OpenTofu 1.12 (jsonplan actionString)', () => {
           action_reason: reason,
         },
       ],
-      output_changes: { talosconfig: { actions: ['no-op'], before: 'SECRET-CONFIG', after: 'SECRET-CONFIG', after_unknown: false, before_sensitive: true, after_sensitive: true } },
+      output_changes: {
+        talosconfig: {
+          actions: ['no-op'],
+          before: 'SECRET-CONFIG',
+          after: 'SECRET-CONFIG',
+          after_unknown: false,
+          before_sensitive: true,
+          after_sensitive: true,
+        },
+      },
     });
 
   it('stops on a forget-and-create of the cluster secrets, as on a replacement', () => {
     const review = reviewPlan(parsePlanJson(recorded('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget', 'create'])));
-    expect(review.dangers).toEqual([expect.objectContaining({ level: 'stop', address: 'talos_machine_secrets.this', action: 'forget-replace' })]);
+    expect(review.dangers).toEqual([
+      expect.objectContaining({ level: 'stop', address: 'talos_machine_secrets.this', action: 'forget-replace' }),
+    ]);
     expect(review.dangers[0]?.meaning).toContain('a cluster migration, not maintenance');
     expect(planCounts(review)).toBe('1 to forget and create again');
-    expect(groupedChanges(review)).toEqual(['Talos', './+ forget-replace talos_machine_secrets.this (replace_because_cannot_update) 🟥 DANGER']);
+    expect(groupedChanges(review)).toEqual([
+      'Talos',
+      './+ forget-replace talos_machine_secrets.this (replace_because_cannot_update) 🟥 DANGER',
+    ]);
   });
 
   it('stops on a forget-and-create of a VM, which leaves the old one running', () => {
-    const review = reviewPlan(parsePlanJson(recorded('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget', 'create'])));
+    const review = reviewPlan(
+      parsePlanJson(
+        recorded('proxmox_virtual_environment_vm.talos["cp-1"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget', 'create']),
+      ),
+    );
     expect(review.dangers.map((d) => [d.level, d.action])).toEqual([['stop', 'forget-replace']]);
     expect(review.dangers[0]?.meaning).toContain('the old one keeps running');
   });
 
   it('stops on forgetting the cluster secrets, and only cautions on forgetting a VM', () => {
-    const secrets = reviewPlan(parsePlanJson(recorded('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget'], 'forgot_because_lifecycle_destroy_in_config')));
-    const vm = reviewPlan(parsePlanJson(recorded('proxmox_virtual_environment_vm.talos["w-9"]', 'proxmox_virtual_environment_vm', PROXMOX, ['forget'], 'forgot_because_lifecycle_destroy_in_config')));
+    const secrets = reviewPlan(
+      parsePlanJson(
+        recorded('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget'], 'forgot_because_lifecycle_destroy_in_config'),
+      ),
+    );
+    const vm = reviewPlan(
+      parsePlanJson(
+        recorded(
+          'proxmox_virtual_environment_vm.talos["w-9"]',
+          'proxmox_virtual_environment_vm',
+          PROXMOX,
+          ['forget'],
+          'forgot_because_lifecycle_destroy_in_config',
+        ),
+      ),
+    );
     expect(secrets.dangers.map((d) => [d.level, d.action])).toEqual([['stop', 'forget']]);
     expect(vm.dangers.map((d) => [d.level, d.action])).toEqual([['caution', 'forget']]);
   });
 
   it('stops on an action it does not recognise, naming the resource and the action', () => {
-    const review = reviewPlan(parsePlanJson(recorded('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['Archive'])));
-    expect(review.dangers).toEqual([expect.objectContaining({ level: 'stop', address: 'talos_machine_configuration_apply.this["cp-1"]', action: 'unknown' })]);
+    const review = reviewPlan(
+      parsePlanJson(recorded('talos_machine_configuration_apply.this["cp-1"]', 'talos_machine_configuration_apply', TALOS, ['Archive'])),
+    );
+    expect(review.dangers).toEqual([
+      expect.objectContaining({ level: 'stop', address: 'talos_machine_configuration_apply.this["cp-1"]', action: 'unknown' }),
+    ]);
     expect(review.dangers[0]?.meaning).toContain('["Archive"], which the bot does not recognise');
     expect(groupedChanges(review)[1]).toContain('Archive');
   });
@@ -223,12 +288,17 @@ describe('tofuDiagnostics', () => {
     const stderr =
       '╷\n│ Error: Error acquiring the state lock\n│ \n│ Error message: ConditionalCheckFailedException: The conditional request failed\n│ Lock Info:\n│   ID:        3f1c\n╵\n';
     expect(tofuDiagnostics(stderr)).toEqual([
-      { severity: 'Error', summary: 'Error acquiring the state lock', detail: ['Error message: ConditionalCheckFailedException: The conditional request failed', 'Lock Info:', 'ID:        3f1c'] },
+      {
+        severity: 'Error',
+        summary: 'Error acquiring the state lock',
+        detail: ['Error message: ConditionalCheckFailedException: The conditional request failed', 'Lock Info:', 'ID:        3f1c'],
+      },
     ]);
   });
 
   it('reads plain diagnostics and keeps warnings apart from errors', () => {
-    const stderr = '\nWarning: Deprecated attribute\n\n  on main.tf line 3\n\nError: Unsupported argument\n\n  on nodes.tf line 12, in resource "x" "y":\n';
+    const stderr =
+      '\nWarning: Deprecated attribute\n\n  on main.tf line 3\n\nError: Unsupported argument\n\n  on nodes.tf line 12, in resource "x" "y":\n';
     expect(tofuDiagnostics(stderr).map((d) => [d.severity, d.summary])).toEqual([
       ['Warning', 'Deprecated attribute'],
       ['Error', 'Unsupported argument'],

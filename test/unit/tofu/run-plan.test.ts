@@ -27,8 +27,15 @@ function fakeTofu(answers: Record<string, Answer>, calls: Call[], onPlan?: (plan
       const answer = answers[args[0]!] ?? { exitCode: 0 };
       if (answer instanceof ExecError) throw answer;
       if (args[0] === 'plan' && onPlan) await onPlan(args.find((a) => a.startsWith('-out='))!.slice(5));
-      const result: RunResult = { command: ['tofu', ...args], stdout: answer.stdout ?? '', stderr: answer.stderr ?? '', exitCode: answer.exitCode, durationMs: 1 };
-      if (!(options.okExitCodes ?? [0]).includes(answer.exitCode)) throw new ExecError('exec-failed', `tofu ${args[0]} exited with ${answer.exitCode}`, result);
+      const result: RunResult = {
+        command: ['tofu', ...args],
+        stdout: answer.stdout ?? '',
+        stderr: answer.stderr ?? '',
+        exitCode: answer.exitCode,
+        durationMs: 1,
+      };
+      if (!(options.okExitCodes ?? [0]).includes(answer.exitCode))
+        throw new ExecError('exec-failed', `tofu ${args[0]} exited with ${answer.exitCode}`, result);
       return result;
     },
   };
@@ -44,12 +51,18 @@ afterEach(async () => {
 
 describe('runPlan', () => {
   it('never quotes the stdout of a failed tofu show -json, which holds sensitive values in plain text', async () => {
-    const secretJson = JSON.stringify({ format_version: '1.2', output_changes: { talosconfig: { actions: ['no-op'], before: 'SECRET-TALOSCONFIG', after: 'SECRET-TALOSCONFIG' } } });
+    const secretJson = JSON.stringify({
+      format_version: '1.2',
+      output_changes: { talosconfig: { actions: ['no-op'], before: 'SECRET-TALOSCONFIG', after: 'SECRET-TALOSCONFIG' } },
+    });
     const tofu = fakeTofu({ plan: { exitCode: 2 }, show: { exitCode: 1, stdout: secretJson, stderr: '' } }, []);
 
     const outcome = await runPlan(tofu, '/srv/terraform/production', { planTimeoutMs: 1_800_000, tempBase: base });
 
-    expect(outcome.plan).toEqual({ status: 'error', lines: [expect.stringContaining('tofu show -json of the saved plan failed (exit 1)')] });
+    expect(outcome.plan).toEqual({
+      status: 'error',
+      lines: [expect.stringContaining('tofu show -json of the saved plan failed (exit 1)')],
+    });
     expect(JSON.stringify(outcome)).not.toContain('SECRET');
   });
 
@@ -63,7 +76,11 @@ describe('runPlan', () => {
 
     const outcome = await runPlan(tofu, '/srv/terraform/production', { planTimeoutMs: 1_800_000, tempBase: base });
 
-    expect(outcome).toEqual({ fmt: { status: 'formatted' }, validate: { status: 'valid' }, plan: { status: 'planned', review: expect.objectContaining({ changes: [] }) } });
+    expect(outcome).toEqual({
+      fmt: { status: 'formatted' },
+      validate: { status: 'valid' },
+      plan: { status: 'planned', review: expect.objectContaining({ changes: [] }) },
+    });
     const planFile = calls[2]!.args.at(-1)!.slice('-out='.length);
     expect(calls.map((c) => [c.dir, ...c.args])).toEqual([
       ['/srv/terraform/production', 'fmt', '-check', '-recursive'],
@@ -80,7 +97,9 @@ describe('runPlan', () => {
   it('keeps a plan for apply: taken under the state lock, in the private directory asked for, with its hash and its text', async () => {
     const calls: Call[] = [];
     const keep = join(base, 'plans', 'op-abc123');
-    const tofu = fakeTofu({ plan: { exitCode: 2 }, show: { exitCode: 0, stdout: NO_CHANGES } }, calls, async (file) => writeFile(file, 'the saved plan'));
+    const tofu = fakeTofu({ plan: { exitCode: 2 }, show: { exitCode: 0, stdout: NO_CHANGES } }, calls, async (file) =>
+      writeFile(file, 'the saved plan'),
+    );
 
     const outcome = await runPlan(tofu, '/tf', { planTimeoutMs: 1000, saveTo: keep });
 
@@ -92,7 +111,11 @@ describe('runPlan', () => {
       `show -no-color ${join(keep, 'tfplan')}`,
     ]);
     // sha256 of "the saved plan"
-    expect(outcome.saved).toEqual({ file: join(keep, 'tfplan'), sha256: 'e6de090512496da25e7e0136d2156e523b9decf61c8bc732847d7f62661ec4d7', textFile: join(keep, 'tfplan.txt') });
+    expect(outcome.saved).toEqual({
+      file: join(keep, 'tfplan'),
+      sha256: 'e6de090512496da25e7e0136d2156e523b9decf61c8bc732847d7f62661ec4d7',
+      textFile: join(keep, 'tfplan.txt'),
+    });
     expect((await stat(keep)).mode & 0o777).toBe(0o700);
     expect((await stat(join(keep, 'tfplan.txt'))).mode & 0o777).toBe(0o600);
     expect(existsSync(join(keep, 'tfplan'))).toBe(true);
@@ -128,7 +151,10 @@ describe('runPlan', () => {
   it('reports unparseable show output as a plan error', async () => {
     const tofu = fakeTofu({ show: { exitCode: 0, stdout: 'not json' } }, []);
     const outcome = await runPlan(tofu, '/tf', { planTimeoutMs: 1000, tempBase: base });
-    expect(outcome.plan).toEqual({ status: 'error', lines: ['cannot parse tofu show -json output: it is not JSON. Check that TOFU_BIN is OpenTofu 1.6 or newer.'] });
+    expect(outcome.plan).toEqual({
+      status: 'error',
+      lines: ['cannot parse tofu show -json output: it is not JSON. Check that TOFU_BIN is OpenTofu 1.6 or newer.'],
+    });
   });
 
   it('stops on a cancelled job instead of reporting it, and still removes the plan directory', async () => {

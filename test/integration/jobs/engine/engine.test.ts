@@ -68,7 +68,9 @@ const ranEnded = new Set<unknown>();
 
 /** Runs the jobs queued when `opId` ended and not run yet, as the worker would. */
 async function runEnded(opId: string, book: Playbook): Promise<void> {
-  for (const job of f.queue.added.filter((j) => j.name === 'operation-ended' && (j.data as { opId: string }).opId === opId && !ranEnded.has(j))) {
+  for (const job of f.queue.added.filter(
+    (j) => j.name === 'operation-ended' && (j.data as { opId: string }).opId === opId && !ranEnded.has(j),
+  )) {
     ranEnded.add(job);
     await createEndedJob(f.deps, { 'k8s-upgrade': book })({ data: job.data } as Job);
   }
@@ -139,7 +141,18 @@ describe('the operation engine walks a playbook', () => {
     const op = await started({
       state: 'running',
       steps: [step('first', { status: 'done' }), step('gated')],
-      approvals: [{ step: 'gated', nonce: 'n1', messageTs: '1700000000.000009', requestedAt: '2026-12-01T09:59:00Z', expiresAt: '2026-12-01T10:29:00Z', state: 'approved', by: 'U0CAROL', at: '2026-12-01T09:59:30Z' }],
+      approvals: [
+        {
+          step: 'gated',
+          nonce: 'n1',
+          messageTs: '1700000000.000009',
+          requestedAt: '2026-12-01T09:59:00Z',
+          expiresAt: '2026-12-01T10:29:00Z',
+          state: 'approved',
+          by: 'U0CAROL',
+          at: '2026-12-01T09:59:30Z',
+        },
+      ],
     });
     const failing = playbook(ran, { runStep: () => Promise.reject(new StepFailure('upgrade-k8s failed')) });
 
@@ -187,7 +200,9 @@ describe('the operation engine walks a playbook', () => {
 
   it('holds a step outside the maintenance window, queues a run for the opening, and runs it inside', async () => {
     // Arrange: a window every day 22:00-02:00 UTC; it is 10:00.
-    f = engineFixture(redis, { inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n") });
+    f = engineFixture(redis, {
+      inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n"),
+    });
     const ran: string[] = [];
     const op = await started({ steps: [step('first')] });
 
@@ -209,7 +224,9 @@ describe('the operation engine walks a playbook', () => {
 
   it("runs a step outside the window once an approver's override is on it", async () => {
     // Arrange
-    f = engineFixture(redis, { inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n") });
+    f = engineFixture(redis, {
+      inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n"),
+    });
     const ran: string[] = [];
     const op = await started({ steps: [step('first', { windowOverride: { by: 'U0CAROL', at: '2026-12-01T09:00:00Z' } })] });
 
@@ -227,7 +244,10 @@ describe('the operation engine walks a playbook', () => {
     const op = await started({
       kind: 'node-rollback',
       cancelRequestedBy: 'U0BOB',
-      steps: [step('rollback', { kind: 'rollback-node', node: '10.0.30.11', status: 'done', issuedAt: '2026-12-01T09:58:00Z' }), step('verify', { kind: 'rollback-verify', node: '10.0.30.11' })],
+      steps: [
+        step('rollback', { kind: 'rollback-node', node: '10.0.30.11', status: 'done', issuedAt: '2026-12-01T09:58:00Z' }),
+        step('verify', { kind: 'rollback-verify', node: '10.0.30.11' }),
+      ],
     });
 
     // Act
@@ -326,7 +346,11 @@ describe('the engine pages the people who must act', () => {
     ]);
     expect(approval.shown).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: '*etcd now:* 3 members, one leader' } }]);
     const reminder = f.queue.added.find((j) => j.name === 'approval-reminder');
-    expect(reminder).toEqual({ name: 'approval-reminder', data: { opId: op.id, nonce: approval.nonce }, opts: expect.objectContaining({ jobId: `${op.id}-remind-${approval.nonce}`, delay: 20 * 60_000 }) });
+    expect(reminder).toEqual({
+      name: 'approval-reminder',
+      data: { opId: op.id, nonce: approval.nonce },
+      opts: expect.objectContaining({ jobId: `${op.id}-remind-${approval.nonce}`, delay: 20 * 60_000 }),
+    });
   });
 
   it('pages only the approvers four eyes lets approve: not the one who started the operation', async () => {
@@ -358,7 +382,9 @@ describe('the engine pages the people who must act', () => {
     const reminders = remindersIn(op.rootTs!);
     expect(reminders).toHaveLength(1);
     expect(reminders[0]!.options).toEqual({ once: true, broadcast: true });
-    expect(reminders[0]!.message.text).toMatch(/^#\d+ ⏰ Apply the Kubernetes upgrade of production .*<https:\/\/example\.slack\.com\/archives\/C0MAINTPRD\/p\d+\|The request> expires <!date\^\d+\^.*<@U0CAROL> <@U0DAVE>$/);
+    expect(reminders[0]!.message.text).toMatch(
+      /^#\d+ ⏰ Apply the Kubernetes upgrade of production .*<https:\/\/example\.slack\.com\/archives\/C0MAINTPRD\/p\d+\|The request> expires <!date\^\d+\^.*<@U0CAROL> <@U0DAVE>$/,
+    );
     const after = await stored(op.id);
     expect(after.approvals[0]!.remindedAt).toBe(f.clock.now.toISOString());
     expect(after.audit.filter((e) => e.event.startsWith('approval reminder'))).toHaveLength(1);
@@ -369,7 +395,11 @@ describe('the engine pages the people who must act', () => {
     const decided = await started({ steps: [step('gated')] });
     await walkOperation(context(), decided.id, gatedPlaybook());
     const { nonce } = (await stored(decided.id)).approvals[0]!;
-    await f.deps.store.update(decided.id, (o) => ({ ...o, state: 'running', approvals: o.approvals.map((a) => ({ ...a, state: 'approved' as const, by: 'U0CAROL' })) }));
+    await f.deps.store.update(decided.id, (o) => ({
+      ...o,
+      state: 'running',
+      approvals: o.approvals.map((a) => ({ ...a, state: 'approved' as const, by: 'U0CAROL' })),
+    }));
     f.deps.timeouts.approvalReminderMs = 0;
     await f.deps.lock.release('production', decided.id);
     const quiet = await started({ rootTs: '1700000000.000103', steps: [step('gated')] });
@@ -407,7 +437,13 @@ describe('the end of an operation', () => {
     const book = playbook([], { ended: (_deps, op) => Promise.resolve(void released.push(`${op.id}:${op.state}`)) });
     const failing = playbook([], { runStep: () => Promise.reject(new StepFailure('the apply failed')) });
     const ok = await started({ kind: 'k8s-upgrade', steps: [step('first')], startedAt: '2026-12-01T09:59:00.000Z', startedBy: 'U0ALICE' });
-    const bad = await started({ kind: 'k8s-upgrade', cluster: 'production', steps: [step('first')], startedAt: '2026-12-01T09:59:00.000Z', startedBy: 'U0ALICE' });
+    const bad = await started({
+      kind: 'k8s-upgrade',
+      cluster: 'production',
+      steps: [step('first')],
+      startedAt: '2026-12-01T09:59:00.000Z',
+      startedBy: 'U0ALICE',
+    });
 
     // Act
     await walkOperation(context(), ok.id, book);
@@ -423,11 +459,19 @@ describe('the end of an operation', () => {
 
     // Assert
     const titles = f.chat.files.filter((file) => file.filename.endsWith('-maintenance-record.md')).map((file) => file.title);
-    expect(titles).toEqual([`Maintenance record ${ok.id} (completed)`, `Maintenance record ${bad.id} (failed)`, `Maintenance record ${bad.id} (cancelled)`]);
+    expect(titles).toEqual([
+      `Maintenance record ${ok.id} (completed)`,
+      `Maintenance record ${bad.id} (failed)`,
+      `Maintenance record ${bad.id} (cancelled)`,
+    ]);
     expect(f.chat.files.find((file) => file.title.includes('(failed)'))?.content).toContain('- Result: failed (the apply failed)');
     expect(afterFailure).toEqual([`${ok.id}:completed`]);
     expect(released).toContain(`${bad.id}:cancelled`);
-    expect(f.queue.added.filter((j) => j.name === 'operation-ended').map((j) => j.opts.jobId)).toEqual([`${ok.id}-ended-completed`, `${bad.id}-ended-failed`, `${bad.id}-ended-cancelled`]);
+    expect(f.queue.added.filter((j) => j.name === 'operation-ended').map((j) => j.opts.jobId)).toEqual([
+      `${ok.id}-ended-completed`,
+      `${bad.id}-ended-failed`,
+      `${bad.id}-ended-cancelled`,
+    ]);
   });
 
   it('attaches no record for an operation that never started', async () => {
@@ -444,8 +488,18 @@ describe('the end of an operation', () => {
   it('expires a plan nobody started within PLAN_TTL_MINUTES: its buttons go and it ends, and a younger plan stays', async () => {
     // Arrange
     const ttl = f.deps.timeouts.planTtlMs;
-    const old = await f.operation({ rootTs: '1700000000.000001', state: 'planned', planNonce: 'nonce1234', createdAt: new Date(f.clock.now.getTime() - ttl - 1).toISOString() });
-    const young = await f.operation({ rootTs: '1700000000.000002', state: 'planned', planNonce: 'nonce5678', createdAt: new Date(f.clock.now.getTime() - ttl + 60_000).toISOString() });
+    const old = await f.operation({
+      rootTs: '1700000000.000001',
+      state: 'planned',
+      planNonce: 'nonce1234',
+      createdAt: new Date(f.clock.now.getTime() - ttl - 1).toISOString(),
+    });
+    const young = await f.operation({
+      rootTs: '1700000000.000002',
+      state: 'planned',
+      planNonce: 'nonce5678',
+      createdAt: new Date(f.clock.now.getTime() - ttl + 60_000).toISOString(),
+    });
 
     // Act
     await createPlanExpiryJob(f.deps)({ data: { opId: old.id } } as Job);
@@ -477,7 +531,11 @@ describe('an operation of a kind no playbook runs', () => {
     const run = createRunJob(f.deps, { 'k8s-upgrade': playbook([]) })(job(running.id));
 
     // Assert
-    await expect(preflight).rejects.toMatchObject({ name: 'UnknownKindError', code: 'kind-unknown', message: expect.stringContaining('kind cluster-reboot, which no playbook runs') });
+    await expect(preflight).rejects.toMatchObject({
+      name: 'UnknownKindError',
+      code: 'kind-unknown',
+      message: expect.stringContaining('kind cluster-reboot, which no playbook runs'),
+    });
     await expect(run).rejects.toMatchObject({ name: 'UnknownKindError', code: 'kind-unknown' });
     expect(await stored(planned.id)).toEqual(planned);
     expect(await stored(running.id)).toEqual(running);

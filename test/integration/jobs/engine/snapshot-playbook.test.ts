@@ -53,7 +53,8 @@ const stored = async (id: string): Promise<Operation> => (await f.deps.store.get
 const holder = (): Promise<string | undefined> => f.deps.lock.holder('production');
 const events = (op: Operation): string[] => op.audit.map((e) => e.event);
 /** The root message as the channel shows it last: its text. */
-const rootText = (op: Operation): string | undefined => f.chat.edits.filter((e) => e.ts === op.rootTs).at(-1)?.message.text ?? f.chat.posts.find((p) => p.ts === op.rootTs)?.message.text;
+const rootText = (op: Operation): string | undefined =>
+  f.chat.edits.filter((e) => e.ts === op.rootTs).at(-1)?.message.text ?? f.chat.posts.find((p) => p.ts === op.rootTs)?.message.text;
 
 /** `/talos snapshot` as the command stores it, then its preflight and run as the worker takes them. */
 async function snapshot(): Promise<Operation> {
@@ -76,8 +77,15 @@ describe('the snapshot playbook', () => {
     expect(op.snapshot?.id).toMatch(/^production-\d{8}T\d{6}Z-rev\d+$/);
     expect(op.validation).toBe(`sha256 ${op.snapshot!.sha256}`);
     expect(existsSync(op.snapshot!.path)).toBe(true);
-    expect(events(op)).toEqual(['preflight passed, plan posted', 'step started: etcd snapshot, copied off-cluster', 'etcd snapshot verified', 'completed']);
-    expect(op.audit.find((e) => e.event === 'etcd snapshot verified')?.detail).toContain(`${op.snapshot!.id}: ${op.snapshot!.bytes} bytes, sha256 ${op.snapshot!.sha256}`);
+    expect(events(op)).toEqual([
+      'preflight passed, plan posted',
+      'step started: etcd snapshot, copied off-cluster',
+      'etcd snapshot verified',
+      'completed',
+    ]);
+    expect(op.audit.find((e) => e.event === 'etcd snapshot verified')?.detail).toContain(
+      `${op.snapshot!.id}: ${op.snapshot!.bytes} bytes, sha256 ${op.snapshot!.sha256}`,
+    );
     expect(rootText(op)).toBe(`✅ etcd snapshot of production: \`${op.snapshot!.id}\` (${op.id})`);
     expect(await holder()).toBeUndefined();
     expect(f.queue.added.map((j) => j.opts.jobId)).toContain(`${op.id}-ended-completed`);
@@ -97,7 +105,12 @@ describe('the snapshot playbook', () => {
     expect(op.reason).toMatch(/ENOTDIR|not a directory/);
     expect(op.retry).toBeUndefined();
     expect(op.snapshot).toBeUndefined();
-    expect(events(op)).toEqual(['preflight passed, plan posted', 'step started: etcd snapshot, copied off-cluster', 'etcd snapshot failed', 'stopped']);
+    expect(events(op)).toEqual([
+      'preflight passed, plan posted',
+      'step started: etcd snapshot, copied off-cluster',
+      'etcd snapshot failed',
+      'stopped',
+    ]);
     expect(rootText(op)).toBe(`❌ etcd snapshot of production failed: ${op.reason} (${op.id})`);
     expect(f.chat.thread(op.rootTs!).at(-1)).toContain(`held no lock on production`);
     expect(await holder()).toBeUndefined();
@@ -105,7 +118,12 @@ describe('the snapshot playbook', () => {
 
   it('runs while a stopped upgrade holds the cluster, and leaves the lock to it', async () => {
     // Arrange
-    const upgrade = await f.operation({ kind: 'talos-upgrade', state: 'failed', rootTs: '1700000000.000001', target: { version: 'v1.11.6', fromVersion: 'v1.11.5', talosVersion: 'v1.11.5' } });
+    const upgrade = await f.operation({
+      kind: 'talos-upgrade',
+      state: 'failed',
+      rootTs: '1700000000.000001',
+      target: { version: 'v1.11.6', fromVersion: 'v1.11.5', talosVersion: 'v1.11.5' },
+    });
     expect((await f.deps.lock.acquire('production', upgrade.id)).ok).toBe(true);
 
     // Act
@@ -154,7 +172,13 @@ describe('the retired snapshot job', () => {
 
   it('leaves a snapshot of this version alone', async () => {
     // Arrange
-    const op = await f.operation({ kind: 'snapshot', state: 'running', target: {}, steps: [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }], rootTs: '1700000000.000009' });
+    const op = await f.operation({
+      kind: 'snapshot',
+      state: 'running',
+      target: {},
+      steps: [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }],
+      rootTs: '1700000000.000009',
+    });
 
     // Act
     await createRetiredSnapshotJob(f.deps)(job(op.id));

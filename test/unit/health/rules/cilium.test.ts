@@ -5,7 +5,15 @@ import { evaluateCilium } from '../../../../src/health/rules/cilium.ts';
 function agent(ready: number, desired = 3, observed = 1, generation = 1): V1DaemonSet {
   return {
     metadata: { namespace: 'kube-system', name: 'cilium', generation },
-    status: { observedGeneration: observed, desiredNumberScheduled: desired, currentNumberScheduled: desired, updatedNumberScheduled: desired, numberReady: ready, numberAvailable: ready, numberMisscheduled: 0 },
+    status: {
+      observedGeneration: observed,
+      desiredNumberScheduled: desired,
+      currentNumberScheduled: desired,
+      updatedNumberScheduled: desired,
+      numberReady: ready,
+      numberAvailable: ready,
+      numberMisscheduled: 0,
+    },
   };
 }
 
@@ -18,7 +26,12 @@ function operator(available: boolean): V1Deployment {
       conditions: [
         available
           ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
-          : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' },
+          : {
+              type: 'Available',
+              status: 'False',
+              reason: 'MinimumReplicasUnavailable',
+              message: 'Deployment does not have minimum availability.',
+            },
       ],
     },
   };
@@ -38,7 +51,11 @@ describe('evaluateCilium', () => {
   it('fails as settling while an agent is not ready', () => {
     const result = evaluateCilium(agent(2), operator(true), 3);
 
-    expect([result.status, result.settling, result.summary]).toEqual(['failed', true, 'Cilium is not healthy: agent ready on 2 of 3 nodes']);
+    expect([result.status, result.settling, result.summary]).toEqual([
+      'failed',
+      true,
+      'Cilium is not healthy: agent ready on 2 of 3 nodes',
+    ]);
   });
 
   it('fails when the agent is not scheduled on every node', () => {
@@ -60,7 +77,11 @@ describe('evaluateCilium', () => {
   it('fails outright, without waiting, when Cilium is not there', () => {
     const result = evaluateCilium(undefined, undefined, 3);
 
-    expect([result.status, result.settling, result.evidence]).toEqual(['failed', undefined, ['no agent DaemonSet kube-system/cilium', 'no operator Deployment kube-system/cilium-operator']]);
+    expect([result.status, result.settling, result.evidence]).toEqual([
+      'failed',
+      undefined,
+      ['no agent DaemonSet kube-system/cilium', 'no operator Deployment kube-system/cilium-operator'],
+    ]);
   });
 
   describe('the envoy DaemonSet of Cilium ≥ 1.16', () => {
@@ -71,21 +92,31 @@ describe('evaluateCilium', () => {
     }
     function agentAt(version: string): V1DaemonSet {
       const set = agent(3);
-      set.spec = { selector: {}, template: { spec: { containers: [{ name: 'cilium-agent', image: `quay.io/cilium/cilium:v${version}@sha256:0a1b` }] } } };
+      set.spec = {
+        selector: {},
+        template: { spec: { containers: [{ name: 'cilium-agent', image: `quay.io/cilium/cilium:v${version}@sha256:0a1b` }] } },
+      };
       return set;
     }
 
     it('passes when envoy is ready on every node too', () => {
       const result = evaluateCilium(agentAt('1.18.4'), operator(true), 3, envoy(3));
 
-      expect([result.status, result.summary]).toEqual(['passed', 'Cilium agent ready on all 3 nodes; operator available; envoy ready on all nodes']);
+      expect([result.status, result.summary]).toEqual([
+        'passed',
+        'Cilium agent ready on all 3 nodes; operator available; envoy ready on all nodes',
+      ]);
       expect(result.evidence).toContain('envoy kube-system/cilium-envoy: 3 ready of 3 desired');
     });
 
     it('fails, as settling, when envoy is not ready on a node', () => {
       const result = evaluateCilium(agentAt('1.18.4'), operator(true), 3, envoy(2));
 
-      expect([result.status, result.settling, result.summary]).toEqual(['failed', true, 'Cilium is not healthy: envoy ready on 2 of 3 nodes']);
+      expect([result.status, result.settling, result.summary]).toEqual([
+        'failed',
+        true,
+        'Cilium is not healthy: envoy ready on 2 of 3 nodes',
+      ]);
     });
 
     it('says where Envoy runs inside the agent instead of failing', () => {

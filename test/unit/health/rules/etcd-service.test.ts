@@ -53,7 +53,11 @@ describe('evaluateEtcdService', () => {
   });
 
   it('fails when Running but the health check fails', () => {
-    const failing: ServiceInfo = { ...running('10.0.30.11'), health: 'Fail', events: [{ state: 'Running', message: 'Health check failed: context deadline exceeded', ago: '4s' }] };
+    const failing: ServiceInfo = {
+      ...running('10.0.30.11'),
+      health: 'Fail',
+      events: [{ state: 'Running', message: 'Health check failed: context deadline exceeded', ago: '4s' }],
+    };
 
     const result = evaluateEtcdService([failing, running('10.0.30.12')], CPS);
 

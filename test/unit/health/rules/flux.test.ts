@@ -8,7 +8,13 @@ interface Options {
   conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
   lastAttemptedRevision?: string;
   lastAppliedRevision?: string;
-  history?: { digest: string; firstReconciled: string; lastReconciled: string; lastReconciledStatus: string; metadata: Record<string, string> }[];
+  history?: {
+    digest: string;
+    firstReconciled: string;
+    lastReconciled: string;
+    lastReconciledStatus: string;
+    metadata: Record<string, string>;
+  }[];
 }
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
@@ -56,23 +62,35 @@ describe('evaluateFlux', () => {
     const result = evaluateFlux([stalled], []);
 
     expect(result.status).toBe('failed');
-    expect(result.evidence).toEqual(['Kustomization flux-system/apps: Stalled=True (InvalidCELExpression: healthCheckExprs: undeclared reference)']);
+    expect(result.evidence).toEqual([
+      'Kustomization flux-system/apps: Stalled=True (InvalidCELExpression: healthCheckExprs: undeclared reference)',
+    ]);
     expect(result.summary).toBe(
       'Flux is failing: Kustomization flux-system/apps: Stalled=True (InvalidCELExpression: healthCheckExprs: undeclared reference)',
     );
   });
 
   it('fails on Ready=False for the reconciled generation', () => {
-    const failed = flux('podinfo', { conditions: [{ type: 'Ready', status: 'False', reason: 'UpgradeFailed', message: 'Helm upgrade failed: timed out' }] });
+    const failed = flux('podinfo', {
+      conditions: [{ type: 'Ready', status: 'False', reason: 'UpgradeFailed', message: 'Helm upgrade failed: timed out' }],
+    });
 
-    expect(evaluateFlux([], [failed]).evidence).toEqual(['HelmRelease flux-system/podinfo: Ready=False (UpgradeFailed: Helm upgrade failed: timed out)']);
+    expect(evaluateFlux([], [failed]).evidence).toEqual([
+      'HelmRelease flux-system/podinfo: Ready=False (UpgradeFailed: Helm upgrade failed: timed out)',
+    ]);
   });
 
   it('does not call an object stalled that Flux is still reconciling', () => {
     const reconciling = flux('apps', {
       generation: 4,
       conditions: [
-        { type: 'Reconciling', status: 'True', reason: 'Progressing', message: 'Reconciliation in progress', lastTransitionTime: ago(5_000) },
+        {
+          type: 'Reconciling',
+          status: 'True',
+          reason: 'Progressing',
+          message: 'Reconciliation in progress',
+          lastTransitionTime: ago(5_000),
+        },
         { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress', lastTransitionTime: ago(5_000) },
       ],
     });
@@ -80,25 +98,50 @@ describe('evaluateFlux', () => {
     const result = evaluateFlux([reconciling], [], { now: NOW });
 
     expect(result.status).toBe('warning');
-    expect(result.evidence).toEqual(['Kustomization flux-system/apps: Ready=Unknown (Progressing: Reconciliation in progress): reconciliation in progress']);
+    expect(result.evidence).toEqual([
+      'Kustomization flux-system/apps: Ready=Unknown (Progressing: Reconciliation in progress): reconciliation in progress',
+    ]);
   });
 
   it('fails on Ready=False with a failure reason however fresh its transition: every retry stamps a new one', () => {
     const retrying = flux('podinfo', {
       conditions: [
-        { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: 'retrying after 1m0s', lastTransitionTime: ago(2_000) },
-        { type: 'Ready', status: 'False', reason: 'UpgradeFailed', message: 'timed out waiting for the condition', lastTransitionTime: ago(2_000) },
+        {
+          type: 'Reconciling',
+          status: 'True',
+          reason: 'ProgressingWithRetry',
+          message: 'retrying after 1m0s',
+          lastTransitionTime: ago(2_000),
+        },
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'UpgradeFailed',
+          message: 'timed out waiting for the condition',
+          lastTransitionTime: ago(2_000),
+        },
       ],
     });
 
     const result = evaluateFlux([], [retrying], { now: NOW, stallMs: 10 * 60_000 });
 
-    expect([result.status, result.evidence]).toEqual(['failed', ['HelmRelease flux-system/podinfo: Ready=False (UpgradeFailed: timed out waiting for the condition)']]);
+    expect([result.status, result.evidence]).toEqual([
+      'failed',
+      ['HelmRelease flux-system/podinfo: Ready=False (UpgradeFailed: timed out waiting for the condition)'],
+    ]);
   });
 
   it('fails on Reconciling=True ProgressingWithRetry even without Ready=False', () => {
     const retrying = flux('apps', {
-      conditions: [{ type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: 'retrying after 2m0s', lastTransitionTime: ago(1_000) }],
+      conditions: [
+        {
+          type: 'Reconciling',
+          status: 'True',
+          reason: 'ProgressingWithRetry',
+          message: 'retrying after 2m0s',
+          lastTransitionTime: ago(1_000),
+        },
+      ],
     });
 
     const result = evaluateFlux([retrying], [], { now: NOW });
@@ -115,11 +158,29 @@ describe('evaluateFlux', () => {
       lastAttemptedRevision: 'main@sha1:ffff',
       lastAppliedRevision: 'main@sha1:0a1b2c',
       history: [
-        { digest: 'sha256:2', firstReconciled: ago(3_600_000), lastReconciled: ago(60_000), lastReconciledStatus: 'HealthCheckFailed', metadata: { revision: 'main@sha1:ffff' } },
-        { digest: 'sha256:1', firstReconciled: ago(86_400_000), lastReconciled: ago(3_700_000), lastReconciledStatus: 'ReconciliationSucceeded', metadata: { revision: 'main@sha1:0a1b2c' } },
+        {
+          digest: 'sha256:2',
+          firstReconciled: ago(3_600_000),
+          lastReconciled: ago(60_000),
+          lastReconciledStatus: 'HealthCheckFailed',
+          metadata: { revision: 'main@sha1:ffff' },
+        },
+        {
+          digest: 'sha256:1',
+          firstReconciled: ago(86_400_000),
+          lastReconciled: ago(3_700_000),
+          lastReconciledStatus: 'ReconciliationSucceeded',
+          metadata: { revision: 'main@sha1:0a1b2c' },
+        },
       ],
       conditions: [
-        { type: 'Reconciling', status: 'True', reason: 'Progressing', message: 'Detecting drift for revision main@sha1:ffff', lastTransitionTime: ago(1_000) },
+        {
+          type: 'Reconciling',
+          status: 'True',
+          reason: 'Progressing',
+          message: 'Detecting drift for revision main@sha1:ffff',
+          lastTransitionTime: ago(1_000),
+        },
         { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress', lastTransitionTime: ago(3_000) },
       ],
     });
@@ -128,7 +189,9 @@ describe('evaluateFlux', () => {
 
     expect([result.status, result.evidence]).toEqual([
       'failed',
-      ['Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied: the last attempt failed (HealthCheckFailed), failing since 60 min ago'],
+      [
+        'Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied: the last attempt failed (HealthCheckFailed), failing since 60 min ago',
+      ],
     ]);
   });
 
@@ -138,14 +201,29 @@ describe('evaluateFlux', () => {
       lastAttemptedRevision: 'main@sha1:ffff',
       lastAppliedRevision: 'main@sha1:0a1b2c',
       conditions: [
-        { type: 'Reconciling', status: 'True', reason: 'Progressing', message: 'Running health checks for revision main@sha1:ffff', lastTransitionTime: ago(1_000) },
-        { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress', lastTransitionTime: ago(20 * 60_000) },
+        {
+          type: 'Reconciling',
+          status: 'True',
+          reason: 'Progressing',
+          message: 'Running health checks for revision main@sha1:ffff',
+          lastTransitionTime: ago(1_000),
+        },
+        {
+          type: 'Ready',
+          status: 'Unknown',
+          reason: 'Progressing',
+          message: 'Reconciliation in progress',
+          lastTransitionTime: ago(20 * 60_000),
+        },
       ],
     });
 
     expect(evaluateFlux([attempt], [], { now: NOW, stallMs: 30 * 60_000 }).status).toBe('warning');
     const late = evaluateFlux([attempt], [], { now: NOW, stallMs: 15 * 60_000 });
-    expect([late.status, late.evidence]).toEqual(['failed', ['Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied for 20 min (window 15 min)']]);
+    expect([late.status, late.evidence]).toEqual([
+      'failed',
+      ['Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied for 20 min (window 15 min)'],
+    ]);
   });
 
   it('fails a HelmRelease caught at the start of a retry by its failure count', () => {
@@ -153,7 +231,15 @@ describe('evaluateFlux', () => {
       metadata: { name: 'podinfo', namespace: 'apps', generation: 2 },
       status: {
         failures: 3,
-        conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', message: "Running 'upgrade' action with timeout of 5m0s", lastTransitionTime: ago(2_000) }],
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'Unknown',
+            reason: 'Progressing',
+            message: "Running 'upgrade' action with timeout of 5m0s",
+            lastTransitionTime: ago(2_000),
+          },
+        ],
       },
     });
 
@@ -167,7 +253,13 @@ describe('evaluateFlux', () => {
       lastAttemptedRevision: 'main@sha1:ffff',
       lastAppliedRevision: 'main@sha1:0a1b2c',
       conditions: [
-        { type: 'Reconciling', status: 'True', reason: 'Progressing', message: 'Detecting drift for revision main@sha1:ffff', lastTransitionTime: ago(5_000) },
+        {
+          type: 'Reconciling',
+          status: 'True',
+          reason: 'Progressing',
+          message: 'Detecting drift for revision main@sha1:ffff',
+          lastTransitionTime: ago(5_000),
+        },
         { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Reconciliation in progress', lastTransitionTime: ago(5_000) },
       ],
     });
@@ -176,18 +268,30 @@ describe('evaluateFlux', () => {
 
     expect([result.status, result.evidence]).toEqual([
       'warning',
-      ['Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied, attempted for 5 s; reconciliation in progress'],
+      [
+        'Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied, attempted for 5 s; reconciliation in progress',
+      ],
     ]);
   });
 
   it('fails on Ready=False even while observedGeneration lags: the controllers set it only on Ready=True', () => {
-    const newer = flux('apps', { generation: 4, observedGeneration: 3, conditions: [{ type: 'Ready', status: 'False', reason: 'BuildFailed', message: 'kustomize build failed' }] });
+    const newer = flux('apps', {
+      generation: 4,
+      observedGeneration: 3,
+      conditions: [{ type: 'Ready', status: 'False', reason: 'BuildFailed', message: 'kustomize build failed' }],
+    });
 
-    expect(evaluateFlux([newer], []).evidence).toEqual(['Kustomization flux-system/apps: Ready=False (BuildFailed: kustomize build failed)']);
+    expect(evaluateFlux([newer], []).evidence).toEqual([
+      'Kustomization flux-system/apps: Ready=False (BuildFailed: kustomize build failed)',
+    ]);
   });
 
   it('only warns while an object waits for a dependency, which is judged on its own', () => {
-    const waiting = flux('apps', { conditions: [{ type: 'Ready', status: 'False', reason: 'DependencyNotReady', message: "dependency 'flux-system/infra' is not ready" }] });
+    const waiting = flux('apps', {
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'DependencyNotReady', message: "dependency 'flux-system/infra' is not ready" },
+      ],
+    });
 
     expect(evaluateFlux([waiting], []).status).toBe('warning');
   });
@@ -224,11 +328,17 @@ describe('evaluateFlux', () => {
 
   describe('in final mode', () => {
     it('fails as settling while an object is still reconciling', () => {
-      const reconciling = flux('apps', { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', lastTransitionTime: ago(5_000) }] });
+      const reconciling = flux('apps', {
+        conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing', lastTransitionTime: ago(5_000) }],
+      });
 
       const result = evaluateFlux([reconciling], [], { now: NOW, mode: 'final' });
 
-      expect([result.status, result.settling, result.summary]).toEqual(['failed', true, 'Flux is not ready: Kustomization flux-system/apps: Ready=Unknown (Progressing): reconciliation in progress']);
+      expect([result.status, result.settling, result.summary]).toEqual([
+        'failed',
+        true,
+        'Flux is not ready: Kustomization flux-system/apps: Ready=Unknown (Progressing): reconciliation in progress',
+      ]);
     });
 
     it('fails a stalled object outright, without waiting', () => {
@@ -240,7 +350,9 @@ describe('evaluateFlux', () => {
     });
 
     it('passes when every object that is not suspended is Ready', () => {
-      expect(evaluateFlux([flux('apps'), flux('infra', { suspend: true })], [flux('podinfo')], { now: NOW, mode: 'final' }).status).toBe('passed');
+      expect(evaluateFlux([flux('apps'), flux('infra', { suspend: true })], [flux('podinfo')], { now: NOW, mode: 'final' }).status).toBe(
+        'passed',
+      );
     });
   });
 

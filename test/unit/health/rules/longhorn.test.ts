@@ -7,10 +7,13 @@ function volume(name: string, state: string, robustness: string): unknown {
 
 describe('unhealthyVolumes', () => {
   it('waits for a degraded or faulted volume and names its claim', () => {
-    expect(unhealthyVolumes([volume('pvc-1', 'attached', 'degraded'), volume('pvc-2', 'attached', 'faulted'), volume('pvc-3', 'attached', 'healthy')])).toEqual([
-      'pvc-1 (apps/claim-pvc-1): degraded (attached)',
-      'pvc-2 (apps/claim-pvc-2): faulted (attached)',
-    ]);
+    expect(
+      unhealthyVolumes([
+        volume('pvc-1', 'attached', 'degraded'),
+        volume('pvc-2', 'attached', 'faulted'),
+        volume('pvc-3', 'attached', 'healthy'),
+      ]),
+    ).toEqual(['pvc-1 (apps/claim-pvc-1): degraded (attached)', 'pvc-2 (apps/claim-pvc-2): faulted (attached)']);
   });
 
   it('does not count a detached volume, whose robustness is unknown, as degraded', () => {

@@ -12,8 +12,11 @@ interface NodeOptions {
 }
 
 function node(name: string, ip: string, options: NodeOptions = {}): V1Node {
-  const conditions = [{ type: 'Ready', status: options.ready ?? 'True', message: options.readyMessage ?? 'kubelet is posting ready status' }];
-  if (options.pressure !== undefined) conditions.push({ type: options.pressure, status: 'True', message: 'kubelet has insufficient memory available' });
+  const conditions = [
+    { type: 'Ready', status: options.ready ?? 'True', message: options.readyMessage ?? 'kubelet is posting ready status' },
+  ];
+  if (options.pressure !== undefined)
+    conditions.push({ type: options.pressure, status: 'True', message: 'kubelet has insufficient memory available' });
   return {
     metadata: { name, labels: options.controlPlane === true ? { 'node-role.kubernetes.io/control-plane': '' } : {} },
     spec: { unschedulable: options.unschedulable, taints: options.taints },
@@ -104,7 +107,10 @@ describe('evaluateNodes', () => {
   it('warns about pressure conditions', () => {
     const result = evaluateNodes([node('talos-w-1', '10.0.30.21', { pressure: 'MemoryPressure' })], ['10.0.30.21']);
 
-    expect([result.status, result.summary]).toEqual(['warning', 'talos-w-1 (10.0.30.21) has MemoryPressure: kubelet has insufficient memory available']);
+    expect([result.status, result.summary]).toEqual([
+      'warning',
+      'talos-w-1 (10.0.30.21) has MemoryPressure: kubelet has insufficient memory available',
+    ]);
   });
 
   it('fails when Kubernetes lists no nodes at all', () => {

@@ -3,8 +3,17 @@ import { describe, expect, it } from 'vitest';
 import type { LonghornReplica, LonghornView } from '../../../../src/health/rules/longhorn.ts';
 import { evaluateDisruptionBudgets, selects, type DrainView } from '../../../../src/health/rules/pdb.ts';
 
-function pdb(namespace: string, name: string, status: V1PodDisruptionBudget['status'], options: { generation?: number; matchLabels?: Record<string, string> } = {}): V1PodDisruptionBudget {
-  return { metadata: { namespace, name, generation: options.generation ?? 1 }, spec: { minAvailable: 1, selector: { matchLabels: options.matchLabels ?? { app: name } } }, status };
+function pdb(
+  namespace: string,
+  name: string,
+  status: V1PodDisruptionBudget['status'],
+  options: { generation?: number; matchLabels?: Record<string, string> } = {},
+): V1PodDisruptionBudget {
+  return {
+    metadata: { namespace, name, generation: options.generation ?? 1 },
+    spec: { minAvailable: 1, selector: { matchLabels: options.matchLabels ?? { app: name } } },
+    status,
+  };
 }
 
 const HEALTHY = { currentHealthy: 3, desiredHealthy: 2, disruptionsAllowed: 1, expectedPods: 3, observedGeneration: 1 };
@@ -17,13 +26,29 @@ function node(name: string, options: { ready?: boolean; cordoned?: boolean } = {
   return {
     metadata: { name },
     spec: { unschedulable: options.cordoned },
-    status: { addresses: [{ type: 'InternalIP', address: ADDRESS[name]! }], conditions: [{ type: 'Ready', status: options.ready === false ? 'False' : 'True' }] },
+    status: {
+      addresses: [{ type: 'InternalIP', address: ADDRESS[name]! }],
+      conditions: [{ type: 'Ready', status: options.ready === false ? 'False' : 'True' }],
+    },
   };
 }
 
-function pod(namespace: string, name: string, nodeName: string, labels: Record<string, string>, owner = 'ReplicaSet', annotations?: Record<string, string>): V1Pod {
+function pod(
+  namespace: string,
+  name: string,
+  nodeName: string,
+  labels: Record<string, string>,
+  owner = 'ReplicaSet',
+  annotations?: Record<string, string>,
+): V1Pod {
   return {
-    metadata: { namespace, name, labels, annotations, ownerReferences: [{ apiVersion: 'apps/v1', kind: owner, name: `${name}-owner`, uid: 'u', controller: true }] },
+    metadata: {
+      namespace,
+      name,
+      labels,
+      annotations,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: owner, name: `${name}-owner`, uid: 'u', controller: true }],
+    },
     spec: { nodeName, containers: [] },
     status: { phase: 'Running' },
   };
@@ -34,14 +59,22 @@ function view(drain: string[], pods: V1Pod[] = [], extra: Partial<DrainView> = {
   return { drain: drain.map((name) => ({ name, address: ADDRESS[name]! })), pods, nodes: NODES.map((n) => node(n)), ...extra };
 }
 
-const IM_LABELS = (n: string): Record<string, string> => ({ 'longhorn.io/component': 'instance-manager', 'longhorn.io/instance-manager-type': 'aio', 'longhorn.io/node': n });
+const IM_LABELS = (n: string): Record<string, string> => ({
+  'longhorn.io/component': 'instance-manager',
+  'longhorn.io/instance-manager-type': 'aio',
+  'longhorn.io/node': n,
+});
 
 /** Longhorn's budget for the instance manager on `n`: one pod, so 0 disruptions at rest. */
 function imPdb(n: string): V1PodDisruptionBudget {
   return pdb('longhorn-system', `instance-manager-${n.slice(-1)}`, AT_ZERO, { matchLabels: IM_LABELS(n) });
 }
 
-function replica(volume: string, nodeID: string, options: { healthy?: boolean; failed?: boolean; stopped?: boolean } = {}): LonghornReplica {
+function replica(
+  volume: string,
+  nodeID: string,
+  options: { healthy?: boolean; failed?: boolean; stopped?: boolean } = {},
+): LonghornReplica {
   return {
     metadata: { name: `${volume}-r-${nodeID.slice(-1)}` },
     spec: {
@@ -56,7 +89,16 @@ function replica(volume: string, nodeID: string, options: { healthy?: boolean; f
 }
 
 function longhorn(replicas: LonghornReplica[], drainPolicy = 'block-if-contains-last-replica'): LonghornView {
-  return { volumes: [{ metadata: { name: 'pvc-1' }, status: { state: 'attached', robustness: 'healthy', kubernetesStatus: { namespace: 'apps', pvcName: 'postgres-1' } } }], replicas, drainPolicy };
+  return {
+    volumes: [
+      {
+        metadata: { name: 'pvc-1' },
+        status: { state: 'attached', robustness: 'healthy', kubernetesStatus: { namespace: 'apps', pvcName: 'postgres-1' } },
+      },
+    ],
+    replicas,
+    drainPolicy,
+  };
 }
 
 const THREE_REPLICAS = NODES.map((n) => replica('pvc-1', n));
@@ -92,13 +134,17 @@ describe('evaluateDisruptionBudgets', () => {
 
     expect([result.status, result.evidence]).toEqual([
       'warning',
-      ['PDB apps/web: disruptionsAllowed=0 (currentHealthy 1 / desiredHealthy 1), but none of its pods runs on a node this operation drains'],
+      [
+        'PDB apps/web: disruptionsAllowed=0 (currentHealthy 1 / desiredHealthy 1), but none of its pods runs on a node this operation drains',
+      ],
     ]);
   });
 
   it('ignores pods a drain does not evict: DaemonSet and mirror pods', () => {
     const daemon = pod('kube-system', 'agent-x', 'talos-prd-cp-1', { app: 'agent' }, 'DaemonSet');
-    const mirror = pod('kube-system', 'kube-apiserver-cp-1', 'talos-prd-cp-1', { app: 'agent' }, 'Node', { 'kubernetes.io/config.mirror': 'abc' });
+    const mirror = pod('kube-system', 'kube-apiserver-cp-1', 'talos-prd-cp-1', { app: 'agent' }, 'Node', {
+      'kubernetes.io/config.mirror': 'abc',
+    });
 
     const result = evaluateDisruptionBudgets([pdb('kube-system', 'agent', AT_ZERO)], view(NODES, [daemon, mirror]));
 
@@ -106,18 +152,30 @@ describe('evaluateDisruptionBudgets', () => {
   });
 
   it('warns when more pods of a budget run on one node to drain than it lets go', () => {
-    const pods = [pod('apps', 'web-0', 'talos-prd-cp-1', { app: 'web' }), pod('apps', 'web-1', 'talos-prd-cp-1', { app: 'web' }), pod('apps', 'web-2', 'talos-prd-cp-2', { app: 'web' })];
+    const pods = [
+      pod('apps', 'web-0', 'talos-prd-cp-1', { app: 'web' }),
+      pod('apps', 'web-1', 'talos-prd-cp-1', { app: 'web' }),
+      pod('apps', 'web-2', 'talos-prd-cp-2', { app: 'web' }),
+    ];
 
     const result = evaluateDisruptionBudgets([pdb('apps', 'web', HEALTHY)], view(NODES, pods));
 
     expect([result.status, result.evidence]).toEqual([
       'warning',
-      ['PDB apps/web: allows 1 disruption but 2 of its pods run on talos-prd-cp-1 (10.0.30.11): that drain waits until replacements are ready on other nodes'],
+      [
+        'PDB apps/web: allows 1 disruption but 2 of its pods run on talos-prd-cp-1 (10.0.30.11): that drain waits until replacements are ready on other nodes',
+      ],
     ]);
   });
 
   it('ignores a budget that expects no pods', () => {
-    const empty = pdb('apps', 'idle', { currentHealthy: 0, desiredHealthy: 1, disruptionsAllowed: 0, expectedPods: 0, observedGeneration: 1 });
+    const empty = pdb('apps', 'idle', {
+      currentHealthy: 0,
+      desiredHealthy: 1,
+      disruptionsAllowed: 0,
+      expectedPods: 0,
+      observedGeneration: 1,
+    });
 
     expect(evaluateDisruptionBudgets([empty], view(NODES)).status).toBe('passed');
   });
@@ -137,11 +195,19 @@ describe('evaluateDisruptionBudgets', () => {
     const sync = pdb('apps', 'web', {
       ...HEALTHY,
       conditions: [
-        { type: 'DisruptionAllowed', status: 'False', reason: 'SyncFailed', message: 'Pod apps/web-0 matches multiple PodDisruptionBudgets', lastTransitionTime: new Date(0) },
+        {
+          type: 'DisruptionAllowed',
+          status: 'False',
+          reason: 'SyncFailed',
+          message: 'Pod apps/web-0 matches multiple PodDisruptionBudgets',
+          lastTransitionTime: new Date(0),
+        },
       ],
     });
 
-    expect(evaluateDisruptionBudgets([sync], view(NODES)).summary).toBe('PDB apps/web: SyncFailed: Pod apps/web-0 matches multiple PodDisruptionBudgets');
+    expect(evaluateDisruptionBudgets([sync], view(NODES)).summary).toBe(
+      'PDB apps/web: SyncFailed: Pod apps/web-0 matches multiple PodDisruptionBudgets',
+    );
   });
 
   it('passes with no budgets at all', () => {
@@ -154,14 +220,20 @@ describe("Longhorn's instance-manager budgets", () => {
     const result = evaluateDisruptionBudgets(IM_BUDGETS, view(NODES, [], { longhorn: longhorn(THREE_REPLICAS) }));
 
     expect(result.status).toBe('passed');
-    expect(result.summary).toBe("3 PodDisruptionBudgets, none blocks the drain; 3 Longhorn instance-manager budgets judged by Longhorn's node-drain-policy block-if-contains-last-replica");
+    expect(result.summary).toBe(
+      "3 PodDisruptionBudgets, none blocks the drain; 3 Longhorn instance-manager budgets judged by Longhorn's node-drain-policy block-if-contains-last-replica",
+    );
     expect(result.evidence[0]).toBe(
       "PDB longhorn-system/instance-manager-1 (Longhorn's instance manager on talos-prd-cp-1 (10.0.30.11)): the volume with a replica on talos-prd-cp-1 has a healthy replica on another node, so Longhorn lifts it during the drain (node-drain-policy block-if-contains-last-replica)",
     );
   });
 
   it('fail where the node holds the last healthy replica, naming the volume and the node', () => {
-    const replicas = [replica('pvc-1', 'talos-prd-cp-1'), replica('pvc-1', 'talos-prd-cp-2', { failed: true }), replica('pvc-1', 'talos-prd-cp-3', { failed: true })];
+    const replicas = [
+      replica('pvc-1', 'talos-prd-cp-1'),
+      replica('pvc-1', 'talos-prd-cp-2', { failed: true }),
+      replica('pvc-1', 'talos-prd-cp-3', { failed: true }),
+    ];
 
     const result = evaluateDisruptionBudgets(IM_BUDGETS, view(NODES, [], { longhorn: longhorn(replicas) }));
 
@@ -181,18 +253,28 @@ describe("Longhorn's instance-manager budgets", () => {
 
   it('do not count a replica elsewhere on a node that is cordoned, NotReady or without its own budget', () => {
     const replicas = [replica('pvc-1', 'talos-prd-cp-1'), replica('pvc-1', 'talos-prd-cp-2')];
-    const cordoned = view(['talos-prd-cp-1'], [], { longhorn: longhorn(replicas), nodes: [node('talos-prd-cp-1'), node('talos-prd-cp-2', { cordoned: true }), node('talos-prd-cp-3')] });
-    const notReady = view(['talos-prd-cp-1'], [], { longhorn: longhorn(replicas), nodes: [node('talos-prd-cp-1'), node('talos-prd-cp-2', { ready: false }), node('talos-prd-cp-3')] });
+    const cordoned = view(['talos-prd-cp-1'], [], {
+      longhorn: longhorn(replicas),
+      nodes: [node('talos-prd-cp-1'), node('talos-prd-cp-2', { cordoned: true }), node('talos-prd-cp-3')],
+    });
+    const notReady = view(['talos-prd-cp-1'], [], {
+      longhorn: longhorn(replicas),
+      nodes: [node('talos-prd-cp-1'), node('talos-prd-cp-2', { ready: false }), node('talos-prd-cp-3')],
+    });
 
     expect(evaluateDisruptionBudgets(IM_BUDGETS, cordoned).status).toBe('failed');
     expect(evaluateDisruptionBudgets(IM_BUDGETS, notReady).status).toBe('failed');
-    expect(evaluateDisruptionBudgets([imPdb('talos-prd-cp-1')], view(['talos-prd-cp-1'], [], { longhorn: longhorn(replicas) })).status).toBe('failed');
+    expect(
+      evaluateDisruptionBudgets([imPdb('talos-prd-cp-1')], view(['talos-prd-cp-1'], [], { longhorn: longhorn(replicas) })).status,
+    ).toBe('failed');
   });
 
   it('let a stopped last replica go under allow-if-replica-is-stopped, not under the default', () => {
     const replicas = [replica('pvc-1', 'talos-prd-cp-1', { stopped: true })];
 
-    expect(evaluateDisruptionBudgets(IM_BUDGETS, view(NODES, [], { longhorn: longhorn(replicas, 'allow-if-replica-is-stopped') })).status).toBe('passed');
+    expect(
+      evaluateDisruptionBudgets(IM_BUDGETS, view(NODES, [], { longhorn: longhorn(replicas, 'allow-if-replica-is-stopped') })).status,
+    ).toBe('passed');
     expect(evaluateDisruptionBudgets(IM_BUDGETS, view(NODES, [], { longhorn: longhorn(replicas) })).status).toBe('failed');
   });
 
@@ -204,28 +286,46 @@ describe("Longhorn's instance-manager budgets", () => {
 
   it('warn under block-for-eviction that the drain waits while Longhorn rebuilds the replicas elsewhere, without refusing', () => {
     const twoReplicas = [replica('pvc-1', 'talos-prd-cp-1'), replica('pvc-1', 'talos-prd-cp-2')];
-    const result = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(twoReplicas, 'block-for-eviction') }));
+    const result = evaluateDisruptionBudgets(
+      IM_BUDGETS,
+      view(['talos-prd-cp-1'], [], { longhorn: longhorn(twoReplicas, 'block-for-eviction') }),
+    );
 
     expect(result.status).toBe('warning');
-    expect(result.summary).toContain('node-drain-policy block-for-eviction: the drain waits while Longhorn rebuilds the 1 replica on talos-prd-cp-1 on other nodes');
+    expect(result.summary).toContain(
+      'node-drain-policy block-for-eviction: the drain waits while Longhorn rebuilds the 1 replica on talos-prd-cp-1 on other nodes',
+    );
   });
 
   it('warn under block-for-eviction-if-contains-last-replica where the node holds the last healthy replica: Longhorn moves it', () => {
     const replicas = [replica('pvc-1', 'talos-prd-cp-1'), replica('pvc-1', 'talos-prd-cp-2', { failed: true })];
 
-    const result = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(replicas, 'block-for-eviction-if-contains-last-replica') }));
+    const result = evaluateDisruptionBudgets(
+      IM_BUDGETS,
+      view(['talos-prd-cp-1'], [], { longhorn: longhorn(replicas, 'block-for-eviction-if-contains-last-replica') }),
+    );
 
     expect(result.status).toBe('warning');
     expect(result.summary).toContain('the drain waits while Longhorn rebuilds');
     // With a healthy replica elsewhere nothing is evicted, and nothing waits.
-    expect(evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(THREE_REPLICAS, 'block-for-eviction-if-contains-last-replica') })).status).toBe('passed');
+    expect(
+      evaluateDisruptionBudgets(
+        IM_BUDGETS,
+        view(['talos-prd-cp-1'], [], { longhorn: longhorn(THREE_REPLICAS, 'block-for-eviction-if-contains-last-replica') }),
+      ).status,
+    ).toBe('passed');
   });
 
   it('fail under block-for-eviction where every other Longhorn node already holds a replica of the volume: the eviction never finishes', () => {
-    const result = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: longhorn(THREE_REPLICAS, 'block-for-eviction') }));
+    const result = evaluateDisruptionBudgets(
+      IM_BUDGETS,
+      view(['talos-prd-cp-1'], [], { longhorn: longhorn(THREE_REPLICAS, 'block-for-eviction') }),
+    );
 
     expect(result.status).toBe('failed');
-    expect(result.evidence[0]).toContain('Longhorn must move the replica of pvc-1 (apps/postgres-1) off talos-prd-cp-1 first, but every other schedulable Longhorn node already holds one');
+    expect(result.evidence[0]).toContain(
+      'Longhorn must move the replica of pvc-1 (apps/postgres-1) off talos-prd-cp-1 first, but every other schedulable Longhorn node already holds one',
+    );
     // replica-soft-anti-affinity lets Longhorn put a second replica on a node.
     const soft = { ...longhorn(THREE_REPLICAS, 'block-for-eviction'), softAntiAffinity: true };
     expect(evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [], { longhorn: soft })).status).toBe('warning');
@@ -237,7 +337,12 @@ describe("Longhorn's instance-manager budgets", () => {
       volumes: [
         {
           metadata: { name: 'pvc-1' },
-          status: { state: 'attached', robustness: 'healthy', currentNodeID: 'talos-prd-cp-1', kubernetesStatus: { namespace: 'apps', pvcName: 'logs', workloadsStatus: podName ? [{ podName }] : [] } },
+          status: {
+            state: 'attached',
+            robustness: 'healthy',
+            currentNodeID: 'talos-prd-cp-1',
+            kubernetesStatus: { namespace: 'apps', pvcName: 'logs', workloadsStatus: podName ? [{ podName }] : [] },
+          },
         },
       ],
     });
@@ -276,7 +381,11 @@ function TALOS_113(name: string): V1Node {
 }
 
 describe('pods without a controller', () => {
-  const bare: V1Pod = { metadata: { namespace: 'apps', name: 'debug-shell', labels: {} }, spec: { nodeName: 'talos-prd-cp-1', containers: [] }, status: { phase: 'Running' } };
+  const bare: V1Pod = {
+    metadata: { namespace: 'apps', name: 'debug-shell', labels: {} },
+    spec: { nodeName: 'talos-prd-cp-1', containers: [] },
+    status: { phase: 'Running' },
+  };
 
   it('are skipped by the drain inside a node below Talos 1.13', () => {
     expect(evaluateDisruptionBudgets([], view(['talos-prd-cp-1'], [bare])).status).toBe('passed');
@@ -295,7 +404,11 @@ describe('pods without a controller', () => {
 
   it('count against their budget on a Talos ≥ 1.13 drain', () => {
     const nodes = [TALOS_113('talos-prd-cp-1'), node('talos-prd-cp-2'), node('talos-prd-cp-3')];
-    const held: V1Pod = { metadata: { namespace: 'apps', name: 'debug-shell', labels: { app: 'debug-shell' } }, spec: { nodeName: 'talos-prd-cp-1', containers: [] }, status: { phase: 'Running' } };
+    const held: V1Pod = {
+      metadata: { namespace: 'apps', name: 'debug-shell', labels: { app: 'debug-shell' } },
+      spec: { nodeName: 'talos-prd-cp-1', containers: [] },
+      status: { phase: 'Running' },
+    };
 
     const result = evaluateDisruptionBudgets([pdb('apps', 'debug-shell', AT_ZERO)], view(['talos-prd-cp-1'], [held], { nodes }));
 
@@ -303,7 +416,8 @@ describe('pods without a controller', () => {
   });
 });
 
-const CNPG_PRIMARY = (cluster: string): V1PodDisruptionBudget => pdb('apps', `${cluster}-primary`, AT_ZERO, { matchLabels: { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': 'primary' } });
+const CNPG_PRIMARY = (cluster: string): V1PodDisruptionBudget =>
+  pdb('apps', `${cluster}-primary`, AT_ZERO, { matchLabels: { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': 'primary' } });
 
 function instance(cluster: string, n: number, nodeName: string, role: 'primary' | 'replica', ready = true): V1Pod {
   const p = pod('apps', `${cluster}-${n}`, nodeName, { 'cnpg.io/cluster': cluster, 'cnpg.io/instanceRole': role, role }, 'Cluster');
@@ -328,7 +442,10 @@ describe("CloudNativePG's primary budget", () => {
   });
 
   it('fails for a single-instance Cluster, naming it', () => {
-    const result = evaluateDisruptionBudgets([CNPG_PRIMARY('solo')], view(['talos-prd-cp-1'], [instance('solo', 1, 'talos-prd-cp-1', 'primary')]));
+    const result = evaluateDisruptionBudgets(
+      [CNPG_PRIMARY('solo')],
+      view(['talos-prd-cp-1'], [instance('solo', 1, 'talos-prd-cp-1', 'primary')]),
+    );
 
     expect(result.status).toBe('failed');
     expect(result.summary).toContain('apps/solo is a single-instance CloudNativePG Cluster and its primary solo-1 runs on talos-prd-cp-1');
@@ -339,8 +456,12 @@ describe("CloudNativePG's primary budget", () => {
     const cordoned = [instance('db', 1, 'talos-prd-cp-1', 'primary'), instance('db', 2, 'talos-prd-cp-2', 'replica')];
     const nodes = [node('talos-prd-cp-1'), node('talos-prd-cp-2', { cordoned: true }), node('talos-prd-cp-3')];
 
-    expect(evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], notReady)).summary).toContain('not every instance is ready (db-2)');
-    expect(evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], cordoned, { nodes })).summary).toContain('no ready replica runs on another schedulable node');
+    expect(evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], notReady)).summary).toContain(
+      'not every instance is ready (db-2)',
+    );
+    expect(evaluateDisruptionBudgets([CNPG_PRIMARY('db')], view(['talos-prd-cp-1'], cordoned, { nodes })).summary).toContain(
+      'no ready replica runs on another schedulable node',
+    );
   });
 });
 

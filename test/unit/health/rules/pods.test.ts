@@ -11,7 +11,13 @@ interface PodExtras {
   deletionTimestamp?: Date;
 }
 
-function pod(namespace: string, name: string, phase: string, statuses: V1ContainerStatus[] = [container(true)], extras: PodExtras = {}): V1Pod {
+function pod(
+  namespace: string,
+  name: string,
+  phase: string,
+  statuses: V1ContainerStatus[] = [container(true)],
+  extras: PodExtras = {},
+): V1Pod {
   return {
     metadata: { namespace, name, deletionTimestamp: extras.deletionTimestamp },
     spec: { nodeName: 'talos-w-1', containers: statuses.map(() => ({ name: 'app' })) },
@@ -21,7 +27,11 @@ function pod(namespace: string, name: string, phase: string, statuses: V1Contain
 
 describe('evaluatePods', () => {
   it('passes with counts when everything runs or completed', () => {
-    const pods = [pod('kube-system', 'coredns-1', 'Running'), pod('kube-system', 'coredns-2', 'Running'), pod('jobs', 'backup-1', 'Succeeded')];
+    const pods = [
+      pod('kube-system', 'coredns-1', 'Running'),
+      pod('kube-system', 'coredns-2', 'Running'),
+      pod('jobs', 'backup-1', 'Succeeded'),
+    ];
 
     expect(evaluatePods(pods)).toEqual({
       id: 'pods',
@@ -79,11 +89,17 @@ describe('evaluatePods', () => {
 
       const result = evaluatePods(pods, { mode: 'final' });
 
-      expect([result.status, result.settling, result.summary]).toEqual(['failed', true, '1 of 2 pods not ready: apps/podinfo-1: Running but not ready (0/1) on talos-w-1']);
+      expect([result.status, result.settling, result.summary]).toEqual([
+        'failed',
+        true,
+        '1 of 2 pods not ready: apps/podinfo-1: Running but not ready (0/1) on talos-w-1',
+      ]);
     });
 
     it('passes when every pod is ready or completed', () => {
-      expect(evaluatePods([pod('apps', 'podinfo-1', 'Running'), pod('jobs', 'backup-1', 'Succeeded')], { mode: 'final' }).status).toBe('passed');
+      expect(evaluatePods([pod('apps', 'podinfo-1', 'Running'), pod('jobs', 'backup-1', 'Succeeded')], { mode: 'final' }).status).toBe(
+        'passed',
+      );
     });
 
     it('only warns about a pod that already ended: nothing will make it ready', () => {

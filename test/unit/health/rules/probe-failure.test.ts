@@ -57,6 +57,8 @@ describe('sanitizeErrorText', () => {
   });
 
   it('redacts private keys', () => {
-    expect(sanitizeErrorText('bad config: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----')).toBe('bad config: [REDACTED KEY]');
+    expect(sanitizeErrorText('bad config: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----')).toBe(
+      'bad config: [REDACTED KEY]',
+    );
   });
 });

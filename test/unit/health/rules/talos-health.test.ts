@@ -29,7 +29,8 @@ describe('evaluateTalosHealth', () => {
         {
           name: 'etcd to be healthy',
           result: 'pending',
-          lastError: '1 error occurred:\n* 10.5.0.2: service "etcd" not in expected state "Running": current state [Preparing] Running pre state',
+          lastError:
+            '1 error occurred:\n* 10.5.0.2: service "etcd" not in expected state "Running": current state [Preparing] Running pre state',
         },
       ],
       finalError: 'rpc error: code = DeadlineExceeded desc = context deadline exceeded',
@@ -51,7 +52,15 @@ describe('evaluateTalosHealth', () => {
   });
 
   it('fails on exit 0 when a check never reported OK (truncated output)', () => {
-    const result = evaluateTalosHealth({ checks: [{ name: 'etcd to be healthy', result: 'OK' }, { name: 'apid to be ready', result: 'pending' }] }, 0);
+    const result = evaluateTalosHealth(
+      {
+        checks: [
+          { name: 'etcd to be healthy', result: 'OK' },
+          { name: 'apid to be ready', result: 'pending' },
+        ],
+      },
+      0,
+    );
 
     expect([result.status, result.summary]).toEqual(['failed', 'talosctl health exited 0 but apid to be ready never reported OK']);
   });
@@ -79,15 +88,22 @@ describe('evaluateTalosHealth', () => {
     it('judges CoreDNS itself through Kubernetes, since Talos skipped it', () => {
       const result = evaluateTalosHealth(skipped, 0, { pods: [dns(true, 'coredns-1'), dns(false, 'coredns-2')] });
 
-      expect([result.status, result.summary]).toEqual(['failed', 'talosctl health skipped its CoreDNS check, and CoreDNS is not ready: CoreDNS ready on 1 of 2 pods']);
-      expect(result.evidence).toContain('Talos skipped "all k8s nodes to report ready" (no CNI installed by Talos): node readiness is judged by the Kubernetes nodes check');
+      expect([result.status, result.summary]).toEqual([
+        'failed',
+        'talosctl health skipped its CoreDNS check, and CoreDNS is not ready: CoreDNS ready on 1 of 2 pods',
+      ]);
+      expect(result.evidence).toContain(
+        'Talos skipped "all k8s nodes to report ready" (no CNI installed by Talos): node readiness is judged by the Kubernetes nodes check',
+      );
     });
 
     it('passes when CoreDNS is ready on every pod', () => {
       const result = evaluateTalosHealth(skipped, 0, { pods: [dns(true, 'coredns-1'), dns(true, 'coredns-2')] });
 
       expect(result.status).toBe('passed');
-      expect(result.evidence).toContain('Talos skipped "coredns to report ready" (no CNI installed by Talos); through Kubernetes: CoreDNS ready');
+      expect(result.evidence).toContain(
+        'Talos skipped "coredns to report ready" (no CNI installed by Talos); through Kubernetes: CoreDNS ready',
+      );
     });
 
     it('fails where no CoreDNS pod exists', () => {
@@ -99,7 +115,9 @@ describe('evaluateTalosHealth', () => {
 
   it('names the wait timeout when the final error is the deadline, whatever the healthcheck prefix', () => {
     const parsed: HealthReport = {
-      checks: [{ name: 'all k8s nodes to report schedulable', result: 'pending', lastError: 'some nodes are not schedulable: [talos-prd-cp-2]' }],
+      checks: [
+        { name: 'all k8s nodes to report schedulable', result: 'pending', lastError: 'some nodes are not schedulable: [talos-prd-cp-2]' },
+      ],
       finalError: 'healthcheck error: rpc error: code = DeadlineExceeded desc = context deadline exceeded',
       finalErrorCode: 'DeadlineExceeded',
       finalErrorCause: 'context deadline exceeded',
@@ -110,4 +128,3 @@ describe('evaluateTalosHealth', () => {
     );
   });
 });
-

@@ -12,7 +12,12 @@ describe('evaluateTalosVersions', () => {
       title: 'Talos version (10.0.30.11, 10.0.30.12, 10.0.30.13)',
       status: 'passed',
       summary: 'all 3 nodes run Talos v1.12.11',
-      evidence: ['10.0.30.11         v1.12.11', '10.0.30.12         v1.12.11', '10.0.30.13         v1.12.11', 'client (talosctl)  v1.12.11'],
+      evidence: [
+        '10.0.30.11         v1.12.11',
+        '10.0.30.12         v1.12.11',
+        '10.0.30.13         v1.12.11',
+        'client (talosctl)  v1.12.11',
+      ],
     });
   });
 
@@ -28,7 +33,10 @@ describe('evaluateTalosVersions', () => {
 
     const result = evaluateTalosVersions(report, NODES, []);
 
-    expect([result.status, result.summary]).toEqual(['warning', 'mixed Talos versions: v1.12.11 on 10.0.30.11; v1.11.6 on 10.0.30.12, 10.0.30.13']);
+    expect([result.status, result.summary]).toEqual([
+      'warning',
+      'mixed Talos versions: v1.12.11 on 10.0.30.11; v1.11.6 on 10.0.30.12, 10.0.30.13',
+    ]);
   });
 
   it('warns when talosctl is of another minor than the cluster', () => {
@@ -41,7 +49,12 @@ describe('evaluateTalosVersions', () => {
   });
 
   it('fails when a node does not answer, quoting its error', () => {
-    const report = { servers: [{ node: '10.0.30.11', tag: 'v1.12.11' }, { node: '10.0.30.12', tag: 'v1.12.11' }] };
+    const report = {
+      servers: [
+        { node: '10.0.30.11', tag: 'v1.12.11' },
+        { node: '10.0.30.12', tag: 'v1.12.11' },
+      ],
+    };
     const errors = [{ node: '10.0.30.13', message: 'rpc error: code = Unavailable desc = connection refused', code: 'Unavailable' }];
 
     const result = evaluateTalosVersions(report, NODES, errors);

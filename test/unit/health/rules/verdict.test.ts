@@ -8,7 +8,10 @@ function check(id: string, status: CheckResult['status'], summary: string): Chec
 
 describe('gateVerdict', () => {
   it('passes with passed and warning checks', () => {
-    expect(gateVerdict([check('nodes', 'passed', 'ok'), check('pods', 'warning', '2 pods not healthy')])).toEqual({ passed: true, stopReasons: [] });
+    expect(gateVerdict([check('nodes', 'passed', 'ok'), check('pods', 'warning', '2 pods not healthy')])).toEqual({
+      passed: true,
+      stopReasons: [],
+    });
   });
 
   it('fails with every failed summary as a stop reason, in order', () => {

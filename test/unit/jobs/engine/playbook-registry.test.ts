@@ -15,7 +15,14 @@ describe('the playbook registry', () => {
 
     // Assert
     expect(Object.keys(incomplete)).not.toContain('node-remove');
-    expect(Object.keys(PLAYBOOKS).sort()).toEqual(['k8s-upgrade', 'node-remove', 'node-rollback', 'snapshot', 'talos-upgrade', 'terraform-apply']);
+    expect(Object.keys(PLAYBOOKS).sort()).toEqual([
+      'k8s-upgrade',
+      'node-remove',
+      'node-rollback',
+      'snapshot',
+      'talos-upgrade',
+      'terraform-apply',
+    ]);
   });
 
   it('declares which playbooks hold the cluster: all but the snapshot, which changes nothing in it', () => {
@@ -39,7 +46,17 @@ describe('the playbook registry', () => {
 
 describe('operation kinds are names, not a list the stored operation keeps', () => {
   const stored = (kind: string, stepKind = 'upgrade-worker') =>
-    Operation.safeParse({ id: 'op-1a2b3c4d5e', kind, cluster: 'staging', channel: 'C0MAINTSTG', requestedBy: 'U0ALICE', createdAt: '2026-12-01T10:00:00.000Z', state: 'planned', revision: 1, steps: [{ id: 's1', kind: stepKind, status: 'pending' }] });
+    Operation.safeParse({
+      id: 'op-1a2b3c4d5e',
+      kind,
+      cluster: 'staging',
+      channel: 'C0MAINTSTG',
+      requestedBy: 'U0ALICE',
+      createdAt: '2026-12-01T10:00:00.000Z',
+      state: 'planned',
+      revision: 1,
+      steps: [{ id: 's1', kind: stepKind, status: 'pending' }],
+    });
 
   it('stores a kind no playbook runs yet, as long as it is spelled as a kind', () => {
     // Assert
@@ -56,7 +73,13 @@ describe('operation kinds are names, not a list the stored operation keeps', () 
 });
 
 describe('the grammar and the help come from the declarations', () => {
-  const drain: PlaybookCommand = { name: 'remove', words: ['drain', 'node'], aliases: ['host'], argument: { kind: 'node' }, help: 'drain one node (operators)' };
+  const drain: PlaybookCommand = {
+    name: 'remove',
+    words: ['drain', 'node'],
+    aliases: ['host'],
+    argument: { kind: 'node' },
+    help: 'drain one node (operators)',
+  };
 
   it('lists a declared command with its usage and help line', () => {
     // Act

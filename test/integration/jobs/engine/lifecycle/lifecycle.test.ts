@@ -24,16 +24,36 @@ function setUp(overrides = ''): void {
 
 beforeEach(() => setUp());
 
-const step = (id: string, fields: Partial<Step> = {}): Step => ({ id, kind: 'upgrade-control-plane', node: '10.0.30.11', status: 'pending', ...fields });
+const step = (id: string, fields: Partial<Step> = {}): Step => ({
+  id,
+  kind: 'upgrade-control-plane',
+  node: '10.0.30.11',
+  status: 'pending',
+  ...fields,
+});
 const stored = async (id: string): Promise<Operation> => (await f.deps.store.get(id))!;
 const holder = (): Promise<string | undefined> => f.deps.lock.holder('production');
 const jobIds = (): (string | undefined)[] => f.queue.added.map((j) => j.opts.jobId);
 const events = (op: Operation): string[] => op.audit.map((e) => e.event);
-const click = (op: Operation, nonce: string, user: string, messageTs: string | undefined = ROOT): OperationClick => ({ op, nonce, user, messageTs });
+const click = (op: Operation, nonce: string, user: string, messageTs: string | undefined = ROOT): OperationClick => ({
+  op,
+  nonce,
+  user,
+  messageTs,
+});
 
 /** A Talos upgrade's plan, posted and waiting for its Start. */
 function planned(fields: Partial<Operation> = {}): Promise<Operation> {
-  return f.operation({ kind: 'talos-upgrade', state: 'planned', planNonce: 'plannonce1', rootTs: ROOT, startedBy: undefined, target: { version: 'v1.12.1' }, steps: [step('s1')], ...fields });
+  return f.operation({
+    kind: 'talos-upgrade',
+    state: 'planned',
+    planNonce: 'plannonce1',
+    rootTs: ROOT,
+    startedBy: undefined,
+    target: { version: 'v1.12.1' },
+    steps: [step('s1')],
+    ...fields,
+  });
 }
 
 /** A started operation that holds the cluster, in `state`. */
@@ -138,7 +158,13 @@ describe('lifecycle.start', () => {
 
   it.each([
     ['stale', 'a button of an older plan', { nonce: 'oldnonce1' }, {}, /this Start button is no longer valid/],
-    ['four-eyes', 'an Apply by the approver who asked for the change', { user: 'U0CAROL' }, { kind: 'terraform-apply', requestedBy: 'U0CAROL' }, /requires four eyes/],
+    [
+      'four-eyes',
+      'an Apply by the approver who asked for the change',
+      { user: 'U0CAROL' },
+      { kind: 'terraform-apply', requestedBy: 'U0CAROL' },
+      /requires four eyes/,
+    ],
     ['not-kept-copy', 'a copy of the plan Slack showed', { messageTs: '1700000000.000999' }, {}, /not the one the bot keeps up to date/],
     ['plan-expired', 'a plan older than its time', {}, { createdAt: '2026-12-01T08:00:00.000Z' }, /older than 60 minutes/],
     ['no-rehearsal', 'a production upgrade nobody rehearsed or overrode', {}, { rehearsal: {} }, /an approver must click Override first/],
@@ -202,7 +228,8 @@ describe('lifecycle.start', () => {
 });
 
 describe('lifecycle.decide', () => {
-  const awaiting = (fields: Partial<Operation> = {}): Promise<Operation> => holding({ state: 'awaiting-approval', approvals: [pending()], ...fields });
+  const awaiting = (fields: Partial<Operation> = {}): Promise<Operation> =>
+    holding({ state: 'awaiting-approval', approvals: [pending()], ...fields });
 
   it('approves: the step runs again with a held entry, the run is queued, the request shows the decision', async () => {
     // Arrange
@@ -352,7 +379,8 @@ describe('lifecycle.retry', () => {
 });
 
 describe('lifecycle.overrideWindow', () => {
-  const waiting = (): Promise<Operation> => holding({ state: 'waiting-window', windowWait: { step: 's1', nonce: 'winnonce1', since: '2026-12-01T09:00:00.000Z' } });
+  const waiting = (): Promise<Operation> =>
+    holding({ state: 'waiting-window', windowWait: { step: 's1', nonce: 'winnonce1', since: '2026-12-01T09:00:00.000Z' } });
 
   it("starts the waiting step on an approver's word, which the step keeps", async () => {
     // Arrange
@@ -426,7 +454,13 @@ describe('lifecycle.requestRollback', () => {
     expect(again).toMatchObject({ ok: false, code: 'already', message: expect.stringContaining(child) });
     expect(after).toMatchObject({ state: 'failed', failure: { rollback: 'requested' } });
     expect(events(after)).toEqual(['rollback of 10.0.30.11 requested']);
-    expect(await stored(child)).toMatchObject({ kind: 'node-rollback', state: 'preflight', requestedBy: 'U0ALICE', target: { node: '10.0.30.11' }, data: { parent: { op: op.id, step: 's1' } } });
+    expect(await stored(child)).toMatchObject({
+      kind: 'node-rollback',
+      state: 'preflight',
+      requestedBy: 'U0ALICE',
+      target: { node: '10.0.30.11' },
+      data: { parent: { op: op.id, step: 's1' } },
+    });
     expect(await holder()).toBe(op.id);
     expect(jobIds()).toEqual([`${child}-preflight`]);
   });
@@ -478,7 +512,11 @@ describe('lifecycle.cancel', () => {
 
     // Assert
     expect(result).toMatchObject({ ok: true, reply: expect.stringContaining('*production* is free for the next operation') });
-    expect(await stored(op.id)).toMatchObject({ state: 'cancelled', cancelRequestedBy: 'U0BOB', reason: 'cancelled by <@U0BOB> after the failure was handled' });
+    expect(await stored(op.id)).toMatchObject({
+      state: 'cancelled',
+      cancelRequestedBy: 'U0BOB',
+      reason: 'cancelled by <@U0BOB> after the failure was handled',
+    });
     expect(await holder()).toBeUndefined();
     expect(cancelled.map((o) => o.id)).toEqual([op.id]);
   });
@@ -501,7 +539,14 @@ describe('lifecycle.cancel', () => {
 
   it('refuses (not-cancellable) a rollback whose node is rebooting, and (stale) an operation that has ended', async () => {
     // Arrange
-    const rollback = await holding({ kind: 'node-rollback', state: 'running', steps: [step('r1', { kind: 'rollback-node', status: 'running', issuedAt: '2026-12-01T09:58:00Z' }), step('r2', { kind: 'rollback-verify' })] });
+    const rollback = await holding({
+      kind: 'node-rollback',
+      state: 'running',
+      steps: [
+        step('r1', { kind: 'rollback-node', status: 'running', issuedAt: '2026-12-01T09:58:00Z' }),
+        step('r2', { kind: 'rollback-verify' }),
+      ],
+    });
     const done = await f.operation({ state: 'completed', endedAt: '2026-12-01T09:00:00.000Z' });
 
     // Act

@@ -30,7 +30,11 @@ function steppedClock(): Clock & { step(ms: number): Promise<void> } {
 }
 
 /** Records every reply and edit as `post <text>` / `edit <text>`; `failing` makes those calls reject. */
-function recordingChat(failing: { post?: boolean; edits?: number[] } = {}): { chat: ChatPort; calls: string[]; keys: (string | undefined)[] } {
+function recordingChat(failing: { post?: boolean; edits?: number[] } = {}): {
+  chat: ChatPort;
+  calls: string[];
+  keys: (string | undefined)[];
+} {
   const calls: string[] = [];
   const keys: (string | undefined)[] = [];
   let edits = 0;
@@ -95,7 +99,12 @@ describe('startProgressReply', () => {
     const clock = steppedClock();
     const errors: string[] = [];
     const { chat, calls } = recordingChat({ edits: [1] });
-    const reply = startProgressReply({ chat, clock }, place, { key: 'k', render, minIntervalMs: 2000, onError: (e) => errors.push((e as Error).message) });
+    const reply = startProgressReply({ chat, clock }, place, {
+      key: 'k',
+      render,
+      minIntervalMs: 2000,
+      onError: (e) => errors.push((e as Error).message),
+    });
 
     await reply.open('start');
     reply.update('a');
@@ -139,12 +148,22 @@ describe('startProgressReply', () => {
   it('sends nothing at the end when nothing was posted, and a failed best-effort post is reported, never thrown', async () => {
     const clock = steppedClock();
     const quiet = recordingChat();
-    await startProgressReply({ chat: quiet.chat, clock }, place, { key: 'k', render, minIntervalMs: 2000, onError: () => undefined }).finish('done');
+    await startProgressReply({ chat: quiet.chat, clock }, place, {
+      key: 'k',
+      render,
+      minIntervalMs: 2000,
+      onError: () => undefined,
+    }).finish('done');
     expect(quiet.calls).toEqual([]);
 
     const errors: string[] = [];
     const failing = recordingChat({ post: true });
-    const reply = startProgressReply({ chat: failing.chat, clock }, place, { key: 'k', render, minIntervalMs: 2000, onError: (e) => errors.push((e as Error).message) });
+    const reply = startProgressReply({ chat: failing.chat, clock }, place, {
+      key: 'k',
+      render,
+      minIntervalMs: 2000,
+      onError: (e) => errors.push((e as Error).message),
+    });
     reply.update('pulling');
     reply.update('installing');
     await clock.step(3000);
@@ -156,7 +175,12 @@ describe('startProgressReply', () => {
 
   it('rejects open when its post fails, so the step that needs the reply stops', async () => {
     const { chat } = recordingChat({ post: true });
-    const reply = startProgressReply({ chat, clock: steppedClock() }, place, { key: 'k', render, minIntervalMs: 2000, onError: () => undefined });
+    const reply = startProgressReply({ chat, clock: steppedClock() }, place, {
+      key: 'k',
+      render,
+      minIntervalMs: 2000,
+      onError: () => undefined,
+    });
 
     await expect(reply.open('start')).rejects.toThrow('post failed');
   });
