@@ -12,7 +12,7 @@ import { SCHEDULED_GATE, type RunningGate, type RunningGates } from '../src/ops/
 import { parseJobData } from '../src/queue/job-data.ts';
 import { HealthJobData } from '../src/queue/job-schemas.ts';
 import { pollUntil, type Clock } from '../src/time/clock.ts';
-import { pointRequesterToReport } from './report-pointer.ts';
+import { pointRequesterToReport, reportTarget } from './report-pointer.ts';
 
 export interface HealthGateJobDeps {
   inventory: Inventory;
@@ -117,12 +117,7 @@ async function joinRunningGate(deps: HealthGateJobDeps, data: HealthJobData, run
 /** One gate: post a root message, run the gate, edit in the verdict, thread one reply per check. */
 function gateJob(deps: HealthGateJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean }> => {
-    const parsed = parseJobData(HealthJobData, job);
-    const log = deps.logger.child({ op: job.id, cluster: parsed.cluster });
-    const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
-    if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);
-    // The report stays in its cluster's channel, whatever channel the job data names.
-    const data = { ...parsed, channel: cluster.channel };
+    const { cluster, log, data } = reportTarget(deps, job.id, parseJobData(HealthJobData, job));
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {

@@ -18,7 +18,7 @@ import type { OperationStore } from '../src/ops/operation-store.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { GatesJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
-import { pointRequesterToReport } from './report-pointer.ts';
+import { pointRequesterToReport, reportTarget } from './report-pointer.ts';
 import {
   evaluateReadiness,
   type ExtensionsObserved,
@@ -124,12 +124,7 @@ async function observeCluster(
 /** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */
 export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ ready: boolean }> => {
-    const parsed = parseJobData(GatesJobData, job);
-    const log = deps.logger.child({ op: job.id, cluster: parsed.cluster });
-    const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
-    if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);
-    // The report stays in its cluster's channel, whatever channel the job data names.
-    const data = { ...parsed, channel: cluster.channel };
+    const { cluster, log, data } = reportTarget(deps, job.id, parseJobData(GatesJobData, job));
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {

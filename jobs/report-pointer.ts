@@ -1,6 +1,7 @@
 import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { reportPointerMessage, type ReportKind } from '../src/chat/report-pointer.ts';
+import type { Inventory, ClusterConfig } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { HealthJobData } from '../src/queue/job-schemas.ts';
 
@@ -23,4 +24,20 @@ export async function pointRequesterToReport(
   } catch (error) {
     log.warn({ err: errorText(error) }, 'requester not told where the report is');
   }
+}
+
+/**
+ * The start of a report job (a health gate, the readiness gates): the cluster it is about, a
+ * logger for it, and its data with the cluster's own channel, since the report stays in its
+ * cluster's channel whatever channel the job data names.
+ */
+export function reportTarget<T extends { cluster: string; channel: string }>(
+  deps: { inventory: Inventory; logger: Logger },
+  jobId: string | undefined,
+  parsed: T,
+): { cluster: ClusterConfig; log: Logger; data: T } {
+  const log = deps.logger.child({ op: jobId, cluster: parsed.cluster });
+  const cluster = deps.inventory.clusters.find((c) => c.name === parsed.cluster);
+  if (!cluster) throw new Error(`cluster ${parsed.cluster} is no longer in the inventory`);
+  return { cluster, log, data: { ...parsed, channel: cluster.channel } };
 }

@@ -3,7 +3,8 @@ import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
-import { allNodes } from '../../src/config/inventory.ts';
+import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
+import { runHealthGate, type GateDeps, type GateReport } from '../../src/health/health-gate.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/tofu/git-head.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
@@ -27,6 +28,24 @@ export async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, 
 }
 
 /** A signal bounded by the probe timeout, for one read of the cluster. */
+/**
+ * The health gate through the walk's talosctl and Kubernetes client, each probe bounded: on the
+ * walk's cluster, or on `cluster` where the step judges another shape of it (nodes added or gone).
+ */
+export function walkGate(
+  ctx: WalkContext,
+  cluster: ClusterConfig = ctx.cluster,
+  options: Pick<GateDeps, 'drainNodes'> = {},
+): Promise<GateReport> {
+  return runHealthGate(cluster, {
+    talosctl: ctx.talosctl,
+    kube: ctx.session.kube,
+    probeTimeoutMs: ctx.deps.timeouts.probeMs,
+    signal: ctx.signal,
+    ...options,
+  });
+}
+
 export function probeSignal(ctx: WalkContext): AbortSignal {
   const timeout = AbortSignal.timeout(ctx.deps.timeouts.probeMs);
   return ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;

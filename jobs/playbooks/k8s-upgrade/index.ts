@@ -15,19 +15,17 @@ import {
   upgradeProgressMessage,
   type UpgradeProgress,
 } from './messages.ts';
-import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { allNodes } from '../../../src/config/inventory.ts';
 import type { ExecError } from '../../../src/exec/process-runner.ts';
-import { runHealthGate } from '../../../src/health/health-gate.ts';
-import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { findStagingRehearsal } from '../../../src/ops/rehearsal.ts';
 import { checkKubernetesUpgradePath } from '../../../src/rules/versions.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { parseUpgradeK8sOutput } from '../../../src/talos/parse-upgrade-k8s.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
-import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
-import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { probeSignals, StepFailure } from '../../engine/job-context.ts';
+import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
@@ -186,12 +184,7 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
     return off.length === 0 ? { done: true, value: undefined } : { done: false, pending: off.join('; ') };
   });
   if (off.length > 0) throw new StepFailure(`not every node reports kubelet ${version}; Retry runs upgrade-k8s again, which is safe`, off);
-  const gate = await runHealthGate(cluster, {
-    talosctl: ctx.talosctl,
-    kube: ctx.session.kube,
-    probeTimeoutMs: deps.timeouts.probeMs,
-    signal: ctx.signal,
-  });
+  const gate = await walkGate(ctx);
   if (!gate.passed) throw new StepFailure('the health gate after the upgrade failed', gate.stopReasons);
   return {
     event: 'verified',
@@ -200,13 +193,7 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
 }
 
 /** Every check of the runbook's "Upgrade Kubernetes" before anything is touched, all collected. */
-async function preflight(
-  deps: OpsJobDeps,
-  cluster: ClusterConfig,
-  op: Operation,
-  session: ClusterSession,
-  signal?: AbortSignal,
-): Promise<PreflightOutcome> {
+const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
   const refusals: string[] = [];
   const notes: string[] = [];
   const target = op.target.version ?? '';
@@ -263,7 +250,7 @@ async function preflight(
       { id: 'verify', kind: 'k8s-verify', status: 'pending' },
     ],
   };
-}
+};
 
 /** `/talos upgrade k8s`: a preflight and a plan; after Start the snapshot, the dry run, an approver's Apply, the upgrade, verification. */
 export const k8sUpgradePlaybook: Playbook = {

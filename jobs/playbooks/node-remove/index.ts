@@ -3,8 +3,6 @@ import { errorText } from '../../../src/chat/error-text.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { nodeRemoveTexts } from './texts.ts';
 import { removalFollowUp } from './messages.ts';
-import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
-import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { quorumAfterRemoval } from '../../../src/rules/quorum.ts';
@@ -13,12 +11,12 @@ import { observeEtcdMembership, type EtcdMembership } from '../../../src/talos/e
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { findNodeByAddress, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
-import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { StepFailure } from '../../engine/job-context.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
-import { clusterWithout, nodeSteps, observeNodeTarget, roleOf, withEndpoints } from '../shared/node-target.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { clusterWithout, nodeSteps, nodePreflight, roleOf, withEndpoints } from '../shared/node-target.ts';
+import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
 
 /** The quorum arithmetic of removing `node` now; for a worker, which is no etcd member, the quorum etcd holds now. */
 async function quorumNow(
@@ -96,13 +94,7 @@ async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepR
     // Quorum and the gate as they are when the approval was given, not as the plan saw them.
     const quorum = await quorumNow(ctx, node);
     if (!quorum.ok) throw new StepFailure(`etcd quorum: ${quorum.summary}`, quorum.evidence);
-    const gate = await runHealthGate(ctx.cluster, {
-      talosctl: ctx.talosctl,
-      kube: ctx.session.kube,
-      probeTimeoutMs: ctx.deps.timeouts.probeMs,
-      signal: ctx.signal,
-      drainNodes: [node],
-    });
+    const gate = await walkGate(ctx, ctx.cluster, { drainNodes: [node] });
     if (!gate.passed) throw new StepFailure(`the health gate failed before the reset of ${node}; nothing was reset`, gate.stopReasons);
     detail = `checked when approved: etcd ${quorum.summary}; health gate passed (${gate.checks.length} checks); then ${detail}`;
     await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
@@ -163,24 +155,11 @@ async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
 }
 
 /** The runbook's "Remove a node" checks, made while Terraform still has the node's address and credentials. */
-async function preflight(
-  deps: OpsJobDeps,
-  cluster: ClusterConfig,
-  op: Operation,
-  session: ClusterSession,
-  signal?: AbortSignal,
-): Promise<PreflightOutcome> {
-  const probe = probeSignals(deps.timeouts.probeMs, signal);
-  const address = op.target.node!;
-  const node = await observeNodeTarget(
-    session,
-    cluster,
-    address,
-    probe,
-    'it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook',
-  );
-  const refusals = [...node.refusals];
-  const notes: string[] = [];
+/** Why the node must answer, in the refusal when it does not. */
+const UNREACHABLE = 'it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook';
+
+const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
+  const { probe, address, node, refusals, notes } = await nodePreflight(deps, { cluster, op, session, signal }, UNREACHABLE);
   // Workloads need a node to go to: a control plane without the NoSchedule taint takes them as a worker does.
   const capacity = workloadCapacityAfterRemoval(node.kubeNodes, address);
   if (capacity.refusal !== undefined) refusals.push(capacity.refusal);
@@ -208,7 +187,7 @@ async function preflight(
     target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running },
     common: { ...node.common, drainNodes: [address] },
   };
-}
+};
 
 /** `/talos remove`: an approver's word, the graceful reset, the Node deleted, the gate without it. */
 export const removePlaybook: Playbook = {

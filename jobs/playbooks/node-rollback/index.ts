@@ -4,20 +4,19 @@ import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { nodeRollbackTexts, rollbackCancelRefusal } from './texts.ts';
 import { NodeRollbackData, rollbackData } from './data.ts';
 import { rollbackFollowUp } from './messages.ts';
-import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
-import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { allNodes } from '../../../src/config/inventory.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { threadLink } from '../../../src/ops/thread-link.ts';
 import { observeEtcdMembership, quorumWhileRebooting } from '../../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
-import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
-import { nodeSteps, observeNodeTarget, roleOf } from '../shared/node-target.ts';
-import type { Playbook, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { nodeSteps, nodePreflight, roleOf } from '../shared/node-target.ts';
+import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
 
 async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
   if (roleOf(ctx.cluster, node) === 'worker')
@@ -75,12 +74,7 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
   if (back.ok) {
     const version = back.value;
     await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version } }));
-    const gate = await runHealthGate(cluster, {
-      talosctl: ctx.talosctl,
-      kube: ctx.session.kube,
-      probeTimeoutMs: deps.timeouts.probeMs,
-      signal: ctx.signal,
-    });
+    const gate = await walkGate(ctx);
     if (!gate.passed)
       throw new StepFailure(`${node} is back on ${version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
     return {
@@ -137,24 +131,12 @@ function alreadyBack(
   return `${address} already runs ${before}, the version it ran before ${upgrade.ref}: Talos fell back to its previous image by itself. A rollback now would boot the image that failed; nothing to roll back`;
 }
 
-async function preflight(
-  deps: OpsJobDeps,
-  cluster: ClusterConfig,
-  op: Operation,
-  session: ClusterSession,
-  signal?: AbortSignal,
-): Promise<PreflightOutcome> {
-  const probe = probeSignals(deps.timeouts.probeMs, signal);
-  const address = op.target.node!;
-  const node = await observeNodeTarget(
-    session,
-    cluster,
-    address,
-    probe,
-    'talosctl rollback needs its API. A node whose new image cannot boot falls back to the previous one by itself; a node that stays down needs the node replacement runbook',
-  );
-  const refusals = [...node.refusals];
-  const notes: string[] = [];
+/** Why the node must answer, in the refusal when it does not. */
+const UNREACHABLE =
+  'talosctl rollback needs its API. A node whose new image cannot boot falls back to the previous one by itself; a node that stays down needs the node replacement runbook';
+
+const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
+  const { probe, address, node, refusals, notes } = await nodePreflight(deps, { cluster, op, session, signal }, UNREACHABLE);
   const upgrade = await lastUpgradeOf(deps, op, address);
   const back = upgrade === undefined ? undefined : alreadyBack(address, node.running, node.view.bootId, upgrade);
   if (back !== undefined) refusals.push(back);
@@ -188,7 +170,7 @@ async function preflight(
       ['verify', 'rollback-verify'],
     ]),
   };
-}
+};
 
 /** `/talos rollback` and a stopped upgrade's Rollback button: an approver's word, talosctl rollback on that one node, then its return and the gate verified. */
 export const rollbackPlaybook: Playbook = {

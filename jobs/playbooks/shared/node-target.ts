@@ -2,7 +2,8 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../../../src/talos/observe.ts';
-import type { Step } from '../../../src/ops/operation.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { probeSignals, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { endpointsAvoiding } from './node-endpoints.ts';
 import type { CommonCheckInput } from '../../engine/playbook.ts';
@@ -93,4 +94,19 @@ export function withEndpoints(talosctl: Talosctl, endpoints: string[]): Talosctl
     binary: talosctl.binary,
     run: (args, nodes, options = {}) => talosctl.run(args, nodes, { ...options, endpoints: options.endpoints ?? endpoints }),
   };
+}
+
+/**
+ * The start of a one-node operation's preflight (a rollback, a removal): the node observed, the
+ * refusals that found, and the plan's notes to add to. `unreachable`: see `observeNodeTarget`.
+ */
+export async function nodePreflight(
+  deps: Pick<OpsJobDeps, 'timeouts'>,
+  target: { cluster: ClusterConfig; op: Operation; session: ClusterSession; signal: AbortSignal | undefined },
+  unreachable: string,
+): Promise<{ probe: () => AbortSignal; address: string; node: NodeTarget; refusals: string[]; notes: string[] }> {
+  const probe = probeSignals(deps.timeouts.probeMs, target.signal);
+  const address = target.op.target.node!;
+  const node = await observeNodeTarget(target.session, target.cluster, address, probe, unreachable);
+  return { probe, address, node, refusals: [...node.refusals], notes: [] };
 }

@@ -1,10 +1,10 @@
-import { runHealthGate } from '../../../src/health/health-gate.ts';
 import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
 import type { Operation, Snapshot } from '../../../src/ops/operation.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
+import { walkGate } from '../../engine/walk.ts';
 
 /**
  * The operation's etcd snapshot, copied off-cluster with `talosctl` and verified, then stored on
@@ -28,14 +28,9 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
  * off-cluster. Taken once: a resumed run finds it stored and reports it.
  */
 export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<StepResult> {
-  const { deps, cluster } = ctx;
+  const { cluster } = ctx;
   if (op.snapshot === undefined) {
-    const gate = await runHealthGate(cluster, {
-      talosctl: ctx.talosctl,
-      kube: ctx.session.kube,
-      probeTimeoutMs: deps.timeouts.probeMs,
-      signal: ctx.signal,
-    });
+    const gate = await walkGate(ctx);
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
   }
   const snap = await operationSnapshot(ctx, op, ctx.talosctl);

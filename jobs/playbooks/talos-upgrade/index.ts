@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { approvalRequestMessage } from '../../../src/chat/approval-messages.ts';
 import { talosUpgradeStepLabel as stepLabel, talosUpgradeTexts } from './texts.ts';
-import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
 import { measureWaits } from '../../../src/time/wait-clock.ts';
@@ -19,7 +18,7 @@ import { deriveInstallerImages, imageChanges, schematicOfImage, type InstallerIm
 import { endpointsAvoiding, hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import { upgradeNode } from './node-step.ts';
 import { talosctlFor } from '../../engine/talosctl-client.ts';
-import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
+import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { nodeStepProgress } from '../shared/node-step-progress.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
@@ -44,13 +43,7 @@ function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): strin
 }
 
 /** Every preflight check of the runbook, collected rather than stopping at the first, so one refusal lists all that is wrong. */
-async function preflight(
-  deps: OpsJobDeps,
-  cluster: ClusterConfig,
-  op: Operation,
-  session: ClusterSession,
-  signal?: AbortSignal,
-): Promise<PreflightOutcome> {
+const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
   const target = op.target.version ?? '';
   const refusals: string[] = [];
   const nodes = allNodes(cluster);
@@ -162,7 +155,7 @@ async function preflight(
     target: { fromVersion, talosVersion: fromVersion, schematic: images?.schematic },
     common: { talosctl, clientRefusal: chosen.refusal, running: fromVersion },
   };
-}
+};
 
 /** One node, idempotent by observation; the bot's own time per node is logged for the benchmark. */
 async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {

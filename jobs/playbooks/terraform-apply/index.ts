@@ -5,10 +5,8 @@ import { errorText } from '../../../src/chat/error-text.ts';
 import { applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from './messages.ts';
 import { approversToPage } from '../../engine/approvals/four-eyes.ts';
 import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
-import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import { ExecError } from '../../../src/exec/process-runner.ts';
-import { runHealthGate } from '../../../src/health/health-gate.ts';
 import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
 import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
 import { judgeTerraformChange } from '../../../src/rules/terraform-change.ts';
@@ -22,8 +20,8 @@ import { showPlanJson } from '../../../src/tofu/show-plan.ts';
 import { fileSha256, runPlan } from '../../../src/tofu/run-plan.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
-import type { Playbook, PostedOperation, PreflightOutcome, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal } from '../../engine/walk.ts';
+import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
+import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
@@ -60,13 +58,7 @@ async function etcdSettled(
 }
 
 /** The runbook's "Change machine configuration" before anything is applied: plan, keep it, and judge it. */
-async function preflight(
-  deps: OpsJobDeps,
-  cluster: ClusterConfig,
-  op: Operation,
-  session: ClusterSession,
-  signal?: AbortSignal,
-): Promise<PreflightOutcome> {
+const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
   const probe = probeSignals(deps.timeouts.probeMs, signal);
   const dir = planDirOf(deps, op.id);
   const tree = await deps.git.read(cluster.terraformDir, probe());
@@ -127,7 +119,7 @@ async function preflight(
       { id: 'gate', kind: 'apply-gate', status: 'pending' },
     ],
   };
-}
+};
 
 /**
  * What Redis says was reviewed is checked against what is on disk and in git before anything runs:
@@ -310,7 +302,6 @@ async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Promise<S
 
 /** The standard health gate after the apply; a failure stops with its evidence and reverts nothing. */
 async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResult> {
-  const { deps } = ctx;
   // The cluster as it is now: the nodes the apply added count, though the inventory does not list them yet.
   const joined = op.steps.flatMap((s) => (s.joined === undefined ? [] : [s.joined]));
   const cluster: ClusterConfig = {
@@ -318,12 +309,7 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
     controlPlanes: [...ctx.cluster.controlPlanes, ...joined.filter((j) => j.role === 'controlplane').map((j) => j.address)],
     workers: [...ctx.cluster.workers, ...joined.filter((j) => j.role === 'worker').map((j) => j.address)],
   };
-  const gate = await runHealthGate(cluster, {
-    talosctl: ctx.talosctl,
-    kube: ctx.session.kube,
-    probeTimeoutMs: deps.timeouts.probeMs,
-    signal: ctx.signal,
-  });
+  const gate = await walkGate(ctx, cluster);
   if (!gate.passed) {
     throw new StepFailure(
       "the health gate after the apply failed; nothing was reverted automatically. Fix forward with a new reviewed change (plan, staging, then production), or follow the runbook's recovery; Retry runs the gate again",
