@@ -1,16 +1,12 @@
+import { PLAYBOOKS, type OperationKind } from '../../jobs/playbooks/index.ts';
 import { HELP_TEXT, type Command } from '../parse-command.ts';
 import type { CommandHandler, ImmediateHandler } from './command-context.ts';
 import { cancel } from './cancel.ts';
 import { record } from './record.ts';
 import { gates } from './gates.ts';
 import { health } from './health.ts';
-import { plan } from './plan.ts';
-import { snapshot } from './snapshot.ts';
 import { status } from './status.ts';
-import { upgradeTalos } from './upgrade-talos.ts';
-import { upgradeK8s } from './upgrade-k8s.ts';
-import { rollback } from './rollback.ts';
-import { remove } from './remove.ts';
+import { requestPlaybook, type PlaybookRequest } from './playbook-command.ts';
 
 type Immediate = { [K in Command['kind']]?: ImmediateHandler<K> };
 type Deferred = { [K in Command['kind']]?: CommandHandler<K> };
@@ -22,14 +18,19 @@ export const IMMEDIATE_HANDLERS: Immediate = {
   gates,
 };
 
+/** Every playbook's command, by the name it declares: each becomes a request for its operation. */
+const PLAYBOOK_HANDLERS = Object.fromEntries(
+  (Object.keys(PLAYBOOKS) as OperationKind[]).map((kind) => {
+    const { request, name } = PLAYBOOKS[kind].command;
+    const handler: CommandHandler<Command['kind']> = (command, slack, deps) =>
+      requestPlaybook(kind, request, command as PlaybookRequest, slack, deps);
+    return [name, handler];
+  }),
+) as Deferred;
+
 /** Subcommands that authorize or read state first: acked empty, answered through the response_url. */
 export const COMMAND_HANDLERS: Deferred = {
-  plan,
-  snapshot,
-  'upgrade-talos': upgradeTalos,
-  'upgrade-k8s': upgradeK8s,
-  rollback,
-  remove,
+  ...PLAYBOOK_HANDLERS,
   status,
   cancel,
   record,

@@ -92,6 +92,26 @@ export interface PlaybookCommand {
     { kind: 'none' } | { kind: 'node' } | { kind: 'version'; /** e.g. `Talos` */ what: string; /** e.g. `v1.12.11` */ example: string };
   /** The help line after the usage, e.g. `rolling Talos upgrade with approvals (operators)`. */
   help: string;
+  /** How the command becomes a request for the operation: what it checks before the preflight, and its answer. */
+  request: CommandRequest;
+}
+
+/**
+ * What `/talos <command>` checks at once, from the inventory and the lock alone, before it queues
+ * the operation's preflight (which checks everything else against the cluster), and its answer.
+ * Every refusal ends with "Nothing was started."
+ */
+export interface CommandRequest {
+  /** The operation in refusals, e.g. `a Talos upgrade`. */
+  what: string;
+  /** A version argument as stored, or why it is refused (the parser checked its characters). */
+  version?: (input: string) => { ok: true; version: string } | { ok: false; reason: string };
+  /** A refusal of the named node of the inventory, decided without the cluster, or undefined. */
+  refuseNode?: (cluster: ClusterConfig, node: string) => string | undefined;
+  /** Refused at once outside the cluster's maintenance window, and while another operation holds the cluster. */
+  refuseAtOnce: { window?: boolean; lock?: boolean };
+  /** The answer once the request is queued: where its plan or refusal appears. */
+  queued(op: Operation, cluster: ClusterConfig): string;
 }
 
 /**

@@ -30,6 +30,7 @@ import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 import { talosctlFor } from '../../engine/talosctl-client.ts';
+import { parseKubernetesVersionInput } from '../../../src/rules/versions.ts';
 
 /** At most one edit of the progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -260,6 +261,14 @@ export const k8sUpgradePlaybook: Playbook = {
     aliases: ['kubernetes'],
     argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0' },
     help: 'Kubernetes upgrade, dry run first (operators)',
+    request: {
+      what: 'a Kubernetes upgrade',
+      // Stored as talosctl takes it (no leading v); the plan shows Terraform's form beside it.
+      version: parseKubernetesVersionInput,
+      refuseAtOnce: { window: true, lock: true },
+      queued: (op, cluster) =>
+        `Preflight for the Kubernetes upgrade of *${cluster.name}* to ${op.target.version ?? '?'} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
+    },
   },
   startedBy: 'operators',
   heldByWindows: true,

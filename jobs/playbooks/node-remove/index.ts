@@ -4,6 +4,7 @@ import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { nodeRemoveTexts } from './texts.ts';
 import { removalFollowUp } from './messages.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { quorumAfterRemoval } from '../../../src/rules/quorum.ts';
 import { workloadCapacityAfterRemoval } from '../../../src/rules/workload-nodes.ts';
@@ -155,6 +156,15 @@ async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
 }
 
 /** The runbook's "Remove a node" checks, made while Terraform still has the node's address and credentials. */
+/**
+ * The refusal the inventory alone decides: the only control plane never goes by removal. Whether
+ * the workloads keep a node to run on needs the cluster's taints, so the preflight decides that.
+ */
+function onlyControlPlane(cluster: ClusterConfig, node: string): string | undefined {
+  if (!cluster.controlPlanes.includes(node) || cluster.controlPlanes.length > 1) return undefined;
+  return `${node} is the only control plane of *${cluster.name}*: removing it leaves no etcd member, which is disaster recovery, not a node removal. Follow the disaster-recovery runbook.`;
+}
+
 /** Why the node must answer, in the refusal when it does not. */
 const UNREACHABLE = 'it cannot be drained and reset gracefully; for a failed node follow the node replacement runbook';
 
@@ -191,7 +201,19 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
 
 /** `/talos remove`: an approver's word, the graceful reset, the Node deleted, the gate without it. */
 export const removePlaybook: Playbook = {
-  command: { name: 'remove', words: ['remove'], argument: { kind: 'node' }, help: 'remove a node (operators, approval)' },
+  command: {
+    name: 'remove',
+    words: ['remove'],
+    argument: { kind: 'node' },
+    help: 'remove a node (operators, approval)',
+    request: {
+      what: 'a node removal',
+      refuseNode: onlyControlPlane,
+      refuseAtOnce: { lock: true },
+      queued: (op, cluster) =>
+        `Preflight for a node removal of ${op.target.node ?? '?'} on *${cluster.name}* is running (\`${op.id}\`); the plan and the approval request, or the refusal, appear in this channel.`,
+    },
+  },
   startedBy: 'operators',
   heldByWindows: true,
   texts: nodeRemoveTexts,

@@ -174,7 +174,18 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
 
 /** `/talos rollback` and a stopped upgrade's Rollback button: an approver's word, talosctl rollback on that one node, then its return and the gate verified. */
 export const rollbackPlaybook: Playbook = {
-  command: { name: 'rollback', words: ['rollback'], argument: { kind: 'node' }, help: 'roll one node back (operators, approval)' },
+  command: {
+    name: 'rollback',
+    words: ['rollback'],
+    argument: { kind: 'node' },
+    help: 'roll one node back (operators, approval)',
+    request: {
+      what: 'a node rollback',
+      refuseAtOnce: { lock: true },
+      queued: (op, cluster) =>
+        `Preflight for a node rollback of ${op.target.node ?? '?'} on *${cluster.name}* is running (\`${op.id}\`); the plan and the approval request, or the refusal, appear in this channel.`,
+    },
+  },
   startedBy: 'operators',
   // Incident response never waits for a maintenance window.
   heldByWindows: false,

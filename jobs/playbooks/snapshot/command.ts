@@ -6,4 +6,9 @@ export const snapshotCommand: PlaybookCommand = {
   words: ['snapshot'],
   argument: { kind: 'none' },
   help: 'etcd snapshot copied off-cluster (operators)',
+  request: {
+    what: 'an etcd snapshot',
+    refuseAtOnce: {},
+    queued: (op, cluster) => `Taking an etcd snapshot of *${cluster.name}* (\`${op.id}\`).`,
+  },
 };

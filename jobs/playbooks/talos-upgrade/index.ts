@@ -23,6 +23,7 @@ import { nodeStepProgress } from '../shared/node-step-progress.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { talosUpgradeFollowUp } from './follow-up.ts';
+import { parseTalosVersionInput } from '../../../src/rules/versions.ts';
 
 /** A request for the version the cluster already runs: a rolling re-install with the images Terraform declares now. */
 export function isReinstall(op: Operation): boolean {
@@ -290,6 +291,13 @@ export const talosUpgradePlaybook: Playbook = {
     words: ['upgrade', 'talos'],
     argument: { kind: 'version', what: 'Talos', example: 'v1.12.11' },
     help: 'rolling Talos upgrade with approvals (operators)',
+    request: {
+      what: 'a Talos upgrade',
+      version: parseTalosVersionInput,
+      refuseAtOnce: { window: true, lock: true },
+      queued: (op, cluster) =>
+        `Preflight for the Talos upgrade of *${cluster.name}* to ${op.target.version ?? '?'} is running (\`${op.id}\`); the plan or the refusal appears in this channel.`,
+    },
   },
   startedBy: 'operators',
   heldByWindows: true,

@@ -327,6 +327,13 @@ export const terraformApplyPlaybook: Playbook = {
     words: ['plan'],
     argument: { kind: 'none' },
     help: '`tofu fmt`/`validate`/`plan`, kept for review; an approver applies it exactly as planned (staging first, then production)',
+    // The plan is kept, reviewed in the cluster's channel, and applied exactly as saved only after an approver's Apply.
+    request: {
+      what: 'a Terraform plan',
+      refuseAtOnce: {},
+      queued: (op, cluster) =>
+        `Running \`tofu fmt\`, \`validate\` and \`plan\` for *${cluster.name}* (\`${op.id}\`); the plan appears in this channel. Nothing is applied before an approver clicks Apply on it.`,
+    },
   },
   // Its Start is its Apply: the approver's decision on a plan an operator asked for, so four eyes hold.
   startedBy: 'approvers',

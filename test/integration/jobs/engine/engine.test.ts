@@ -29,7 +29,13 @@ const step = (id: string, fields: Partial<Step> = {}): Step => ({ id, kind: 'k8s
 /** A playbook whose steps only record that they ran; `gated` needs an approval. */
 function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
   return {
-    command: { name: 'test', words: ['test'], argument: { kind: 'none' }, help: 'a test playbook' },
+    command: {
+      name: 'test',
+      words: ['test'],
+      argument: { kind: 'none' },
+      help: 'a test playbook',
+      request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
+    },
     startedBy: 'operators',
     heldByWindows: true,
     texts: k8sUpgradeTexts,

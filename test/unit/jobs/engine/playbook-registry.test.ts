@@ -78,6 +78,7 @@ describe('the grammar and the help come from the declarations', () => {
     words: ['drain', 'node'],
     aliases: ['host'],
     argument: { kind: 'node' },
+    request: { what: 'a drain', refuseAtOnce: {}, queued: (op) => op.id },
     help: 'drain one node (operators)',
   };
 
