@@ -11,14 +11,15 @@ import { terraformApplyPlaybook } from './terraform-apply/index.ts';
 /**
  * Every operation the engine runs, by kind. The operation kinds are this record's keys, so a new
  * runbook procedure is its folder and one line here; a kind without its playbook is unknown.
+ * The order is the order `/talos help` lists their commands in.
  */
 export const PLAYBOOKS = {
   'terraform-apply': terraformApplyPlaybook,
+  snapshot: snapshotPlaybook,
   'talos-upgrade': talosUpgradePlaybook,
   'k8s-upgrade': k8sUpgradePlaybook,
   'node-rollback': rollbackPlaybook,
   'node-remove': removePlaybook,
-  snapshot: snapshotPlaybook,
 } as const satisfies Readonly<Record<string, Playbook>>;
 
 /** Every operation kind: the keys of the registry. */
@@ -52,7 +53,5 @@ export const KIND_POLICY: LifecyclePolicy = {
   presentation: presentationOf,
 };
 
-/** The mutating commands, in the order `/talos help` lists them: the parser and the help text are built from these. */
-export const PLAYBOOK_COMMANDS: readonly PlaybookCommand[] = (
-  ['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove'] as const
-).map((k) => PLAYBOOKS[k].command);
+/** The mutating commands, in the registry's order: the parser and the help text are built from these. */
+export const PLAYBOOK_COMMANDS: readonly PlaybookCommand[] = Object.values(PLAYBOOKS).map((p: Playbook) => p.command);
