@@ -11,12 +11,12 @@ export type Command =
   | { kind: 'help' }
   | { kind: 'health'; cluster?: string }
   | { kind: 'gates'; cluster?: string }
-  | { kind: 'plan'; cluster?: string }
+  | { kind: 'terraform-apply'; cluster?: string }
   | { kind: 'snapshot'; cluster?: string }
-  | { kind: 'upgrade-talos'; version: string; cluster?: string }
-  | { kind: 'upgrade-k8s'; version: string; cluster?: string }
-  | { kind: 'rollback'; node: string; cluster?: string }
-  | { kind: 'remove'; node: string; cluster?: string }
+  | { kind: 'talos-upgrade'; version: string; cluster?: string }
+  | { kind: 'k8s-upgrade'; version: string; cluster?: string }
+  | { kind: 'node-rollback'; node: string; cluster?: string }
+  | { kind: 'node-remove'; node: string; cluster?: string }
   | { kind: 'status' }
   | { kind: 'cancel'; op: string }
   | { kind: 'record'; op: string };

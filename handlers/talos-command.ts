@@ -3,6 +3,7 @@ import type { Logger } from '../src/log/logger.ts';
 import { COMMAND_HANDLERS, IMMEDIATE_HANDLERS } from './commands/index.ts';
 import type { CommandDeps, CommandHandler, ImmediateHandler, Outcome } from './commands/command-context.ts';
 import { parseCommand, type Command } from './parse-command.ts';
+import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
 
 export type { CommandDeps } from './commands/command-context.ts';
 
@@ -10,7 +11,8 @@ const ENQUEUE_FAILED = 'The bot could not queue that command (its Redis is unrea
 
 /** The command as the operator typed it (`/talos upgrade talos`), for replies about the command itself. */
 function commandName(command: Command): string {
-  return `/talos ${command.kind.replace('-', ' ')}`;
+  const declared = PLAYBOOK_COMMANDS.find((c) => c.name === command.kind);
+  return `/talos ${declared === undefined ? command.kind : declared.words.join(' ')}`;
 }
 
 /** The answer of a subcommand that needs no I/O; undefined when the subcommand must read Redis or Slack first. */

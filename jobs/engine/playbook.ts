@@ -81,7 +81,7 @@ export interface CommonCheckInput {
  * built from these, so a playbook's grammar is written once.
  */
 export interface PlaybookCommand {
-  /** The command's kind as the handlers dispatch it, e.g. `upgrade-talos`. */
+  /** The command's kind as the handlers dispatch it: its operation kind, one name for the procedure, e.g. `talos-upgrade`. */
   name: string;
   /** The subcommand words, e.g. `['upgrade', 'talos']`. */
   words: readonly string[];

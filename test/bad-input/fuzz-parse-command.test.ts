@@ -76,15 +76,15 @@ function strictProblem(command: Command): string | undefined {
   }
   if ('cluster' in command && command.cluster !== undefined && !/^[a-z][a-z0-9-]{0,39}$/.test(command.cluster))
     return `cluster ${command.cluster}`;
-  if (command.kind === 'upgrade-talos') {
+  if (command.kind === 'talos-upgrade') {
     const canonical = parseTalosVersionInput(command.version);
     if (!canonical.ok || canonical.version !== command.version) return `Talos version ${command.version}`;
   }
-  if (command.kind === 'upgrade-k8s') {
+  if (command.kind === 'k8s-upgrade') {
     const canonical = parseKubernetesVersionInput(command.version);
     if (!canonical.ok || `v${canonical.version}` !== command.version) return `Kubernetes version ${command.version}`;
   }
-  if ((command.kind === 'rollback' || command.kind === 'remove') && !isNodeAddress(command.node)) return `node ${command.node}`;
+  if ((command.kind === 'node-rollback' || command.kind === 'node-remove') && !isNodeAddress(command.node)) return `node ${command.node}`;
   if ((command.kind === 'cancel' || command.kind === 'record') && !/^op-[a-z0-9]{4,40}$/.test(command.op)) return `op ${command.op}`;
   return undefined;
 }

@@ -256,7 +256,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
 /** `/talos upgrade k8s`: a preflight and a plan; after Start the snapshot, the dry run, an approver's Apply, the upgrade, verification. */
 export const k8sUpgradePlaybook: Playbook = {
   command: {
-    name: 'upgrade-k8s',
+    name: 'k8s-upgrade',
     words: ['upgrade', 'k8s'],
     aliases: ['kubernetes'],
     argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0' },

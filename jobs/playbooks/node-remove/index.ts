@@ -202,7 +202,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
 /** `/talos remove`: an approver's word, the graceful reset, the Node deleted, the gate without it. */
 export const removePlaybook: Playbook = {
   command: {
-    name: 'remove',
+    name: 'node-remove',
     words: ['remove'],
     argument: { kind: 'node' },
     help: 'remove a node (operators, approval)',

@@ -175,7 +175,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
 /** `/talos rollback` and a stopped upgrade's Rollback button: an approver's word, talosctl rollback on that one node, then its return and the gate verified. */
 export const rollbackPlaybook: Playbook = {
   command: {
-    name: 'rollback',
+    name: 'node-rollback',
     words: ['rollback'],
     argument: { kind: 'node' },
     help: 'roll one node back (operators, approval)',

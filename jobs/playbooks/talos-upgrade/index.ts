@@ -287,7 +287,7 @@ async function recordNodeClasses(deps: OpsJobDeps, op: Operation): Promise<void>
 /** `/talos upgrade talos` after Start: snapshot, workers, then control planes one at a time with an approval each, then the final check. */
 export const talosUpgradePlaybook: Playbook = {
   command: {
-    name: 'upgrade-talos',
+    name: 'talos-upgrade',
     words: ['upgrade', 'talos'],
     argument: { kind: 'version', what: 'Talos', example: 'v1.12.11' },
     help: 'rolling Talos upgrade with approvals (operators)',

@@ -323,7 +323,7 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
 /** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */
 export const terraformApplyPlaybook: Playbook = {
   command: {
-    name: 'plan',
+    name: 'terraform-apply',
     words: ['plan'],
     argument: { kind: 'none' },
     help: '`tofu fmt`/`validate`/`plan`, kept for review; an approver applies it exactly as planned (staging first, then production)',

@@ -27,17 +27,17 @@ describe('parseCommand: subcommands', () => {
     ['health staging', { kind: 'health', cluster: 'staging' }],
     ['  Health   production  ', { kind: 'health', cluster: 'production' }],
     ['gates production', { kind: 'gates', cluster: 'production' }],
-    ['plan', { kind: 'plan', cluster: undefined }],
+    ['plan', { kind: 'terraform-apply', cluster: undefined }],
     ['snapshot edge-1', { kind: 'snapshot', cluster: 'edge-1' }],
-    ['upgrade talos v1.12.11', { kind: 'upgrade-talos', version: 'v1.12.11', cluster: undefined }],
-    ['upgrade talos 1.12.11 production', { kind: 'upgrade-talos', version: 'v1.12.11', cluster: 'production' }],
-    ['upgrade TALOS v1.12.11', { kind: 'upgrade-talos', version: 'v1.12.11', cluster: undefined }],
-    ['upgrade k8s 1.35.0', { kind: 'upgrade-k8s', version: 'v1.35.0', cluster: undefined }],
-    ['upgrade kubernetes v1.35.0 staging', { kind: 'upgrade-k8s', version: 'v1.35.0', cluster: 'staging' }],
-    ['rollback 10.0.30.12', { kind: 'rollback', node: '10.0.30.12', cluster: undefined }],
-    ['rollback fd00::12 production', { kind: 'rollback', node: 'fd00::12', cluster: 'production' }],
-    ['remove 10.0.30.21 staging', { kind: 'remove', node: '10.0.30.21', cluster: 'staging' }],
-    ['remove worker-3', { kind: 'remove', node: 'worker-3', cluster: undefined }],
+    ['upgrade talos v1.12.11', { kind: 'talos-upgrade', version: 'v1.12.11', cluster: undefined }],
+    ['upgrade talos 1.12.11 production', { kind: 'talos-upgrade', version: 'v1.12.11', cluster: 'production' }],
+    ['upgrade TALOS v1.12.11', { kind: 'talos-upgrade', version: 'v1.12.11', cluster: undefined }],
+    ['upgrade k8s 1.35.0', { kind: 'k8s-upgrade', version: 'v1.35.0', cluster: undefined }],
+    ['upgrade kubernetes v1.35.0 staging', { kind: 'k8s-upgrade', version: 'v1.35.0', cluster: 'staging' }],
+    ['rollback 10.0.30.12', { kind: 'node-rollback', node: '10.0.30.12', cluster: undefined }],
+    ['rollback fd00::12 production', { kind: 'node-rollback', node: 'fd00::12', cluster: 'production' }],
+    ['remove 10.0.30.21 staging', { kind: 'node-remove', node: '10.0.30.21', cluster: 'staging' }],
+    ['remove worker-3', { kind: 'node-remove', node: 'worker-3', cluster: undefined }],
     ['status', { kind: 'status' }],
     ['cancel op-1a2b3c4d', { kind: 'cancel', op: 'op-1a2b3c4d' }],
     ['record op-0123456789', { kind: 'record', op: 'op-0123456789' }],
@@ -56,7 +56,7 @@ describe('parseCommand: subcommands', () => {
 
     // Assert
     expect(bare).toEqual(prefixed);
-    expect(bare).toEqual({ kind: 'upgrade-talos', version: 'v1.12.11', cluster: undefined });
+    expect(bare).toEqual({ kind: 'talos-upgrade', version: 'v1.12.11', cluster: undefined });
   });
 });
 

@@ -39,7 +39,7 @@ describe('the playbook registry', () => {
     const names = PLAYBOOK_COMMANDS.map((c) => c.name);
 
     // Assert
-    expect(names).toEqual(['plan', 'snapshot', 'upgrade-talos', 'upgrade-k8s', 'rollback', 'remove']);
+    expect(names).toEqual(['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove']);
     for (const kind of Object.keys(PLAYBOOKS) as EngineKind[]) expect(names).toContain(PLAYBOOKS[kind].command.name);
   });
 });
