@@ -1,0 +1,30 @@
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import type { Logger } from '../../../src/log/logger.ts';
+import type { Step } from '../../../src/ops/operation.ts';
+import type { Talosctl } from '../../../src/talos/talosctl.ts';
+import { type OpsJobDeps } from '../../engine/job-context.ts';
+
+export interface NodeStepContext {
+  deps: OpsJobDeps;
+  cluster: ClusterConfig;
+  session: ClusterSession;
+  talosctl: Talosctl;
+  step: Step;
+  target: string;
+  /**
+   * The target is the version the node runs: a re-install with the step's image, so a node on
+   * that version is skipped only when it also runs the image's schematic. Default false.
+   */
+  reinstall?: boolean;
+  log: Logger;
+  signal?: AbortSignal;
+  /** Persists that the upgrade was requested, before talosctl is asked: a resumed job then observes instead of asking again. */
+  markIssued: (fromVersion: string, bootId: string | undefined) => Promise<void>;
+  progress: (detail: string) => Promise<void>;
+}
+
+export function probeSignal(ctx: NodeStepContext): AbortSignal {
+  const timeout = AbortSignal.timeout(ctx.deps.timeouts.probeMs);
+  return ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
+}
