@@ -82,6 +82,19 @@ export interface StepFailureOptions {
   retry?: string;
   /** The node still runs what it ran before the step, so a rollback has nothing to undo. Default false. */
   nodeUnchanged?: boolean;
+  /**
+   * How a Retry of this step resumes. `observe` (the default for a step that reached the node): the
+   * step keeps what it recorded as issued and looks at the node before it does anything. `reissue`:
+   * the request is sent again, because the node shows it is not in flight (a drain that timed out).
+   */
+  resume?: 'observe' | 'reissue';
+  /** No Rollback is offered: the node is healthy and only slow, or Talos already went back on its own. Default false. */
+  noRollback?: boolean;
+  /**
+   * The Retry needs an approver's explicit word, the button saying this (e.g. "Retry the upgrade of
+   * this node"): Talos fell back to the previous image on its own, and only a person decides to try again.
+   */
+  explicitRetry?: string;
 }
 
 /** A node step's stop: the reason an operator reads and the evidence behind it. */

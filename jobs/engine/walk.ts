@@ -98,6 +98,7 @@ async function stopAt(
         step.node !== undefined &&
         step.issuedAt !== undefined &&
         failure.options.nodeUnchanged !== true &&
+        failure.options.noRollback !== true &&
         playbook.offersRollback?.(step) === true;
       const stopped = notStarted ? o : withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message });
       return {
