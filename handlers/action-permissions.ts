@@ -46,9 +46,13 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
     who: 'approvers',
     refusal: (op) => `Only approvers of *${op.cluster}* may ask for approval again. Nothing changed.`,
   },
+  // A node Talos put back on its previous image is tried again only on an approver's explicit word.
   [ACTION.retry]: {
-    who: 'operators-or-approvers',
-    refusal: (op) => `Only operators and approvers of *${op.cluster}* may retry \`${op.id}\`. Nothing changed.`,
+    who: (op) => (op.retry?.explicit !== undefined ? 'approvers' : 'operators-or-approvers'),
+    refusal: (op) =>
+      op.retry?.explicit !== undefined
+        ? `Only approvers of *${op.cluster}* may ${op.retry.explicit.toLowerCase()} (\`${op.id}\`). Nothing changed.`
+        : `Only operators and approvers of *${op.cluster}* may retry \`${op.id}\`. Nothing changed.`,
   },
   [ACTION.windowOverride]: {
     who: 'approvers',

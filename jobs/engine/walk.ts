@@ -106,7 +106,7 @@ async function stopAt(
         state: 'failed',
         reason: failure.message,
         endedAt: now,
-        retry: from === undefined ? undefined : { step: from, nonce: newNonce(), state: 'offered' },
+        retry: from === undefined ? undefined : retryOffer(step, from, failure),
         failure: rollback ? { step: stepId, node: step.node!, nonce: newNonce(), rollback: 'offered' } : undefined,
       };
     },
@@ -118,6 +118,23 @@ async function stopAt(
   );
   await refreshRoot(deps, op);
   await enqueueEnded(deps.opsQueue, op);
+}
+
+/**
+ * The Retry a stop offers: a step that reached its node is resumed by observation unless the
+ * failure says the request is not in flight; what it does and who may give it, as the stop says.
+ */
+function retryOffer(step: Step, from: string, failure: StepFailure): NonNullable<Operation['retry']> {
+  const same = from === step.id;
+  const resume = same ? (failure.options.resume ?? (step.issuedAt !== undefined ? 'observe' : undefined)) : undefined;
+  return {
+    step: from,
+    nonce: newNonce(),
+    state: 'offered',
+    resume,
+    does: same ? failure.options.retry : undefined,
+    explicit: same ? failure.options.explicitRetry : undefined,
+  };
 }
 
 /** Anything that is not a StepFailure (a parse error, an unexpected answer) also stops: never guess about a cluster. */

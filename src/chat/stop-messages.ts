@@ -30,15 +30,17 @@ export function failureMessage(
     const again =
       retryNote ??
       (op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step');
+    const label = op.retry.explicit ?? 'Retry';
+    const who = op.retry.explicit !== undefined ? ' Only an approver may give it.' : '';
     blocks.push(
-      context(`Fix the cause, then Retry (${again}). A step that needs an approval asks for it again.`),
+      context(`Fix the cause, then ${label} (${again}). A step that needs an approval asks for it again.${who}`),
       actions(`retry-${op.id}-${op.retry.nonce}`, [
         {
-          text: 'Retry',
+          text: label,
           actionId: ACTION.retry,
           value: buttonValue(op.id, op.retry.nonce),
           style: 'primary',
-          confirm: { title: 'Run it again?', text: `Re-runs ${op.id} from the failed step.`, confirm: 'Retry', deny: 'Not yet' },
+          confirm: { title: 'Run it again?', text: `${label}: ${again}.`.slice(0, 300), confirm: 'Retry', deny: 'Not yet' },
         },
       ]),
     );

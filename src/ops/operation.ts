@@ -231,7 +231,22 @@ export const OperationFields = z.object({
   /** Review items the starter confirmed with the Start button. */
   confirmedReview: z.array(z.string()).default([]),
   /** Set when a step that is safe to run again failed: the Retry button re-runs it from `step`, once per nonce. */
-  retry: z.object({ step: z.string(), nonce: z.string(), state: z.enum(['offered', 'used']) }).optional(),
+  retry: z
+    .object({
+      step: z.string(),
+      nonce: z.string(),
+      state: z.enum(['offered', 'used']),
+      /**
+       * `observe`: the retried step keeps what it recorded as issued, and looks at its node before it
+       * acts. `reissue` (or none): it starts afresh, as nothing of it is in flight.
+       */
+      resume: z.enum(['observe', 'reissue']).optional(),
+      /** What the Retry does, in words, as the stop showed it. */
+      does: z.string().optional(),
+      /** Only an approver's explicit word retries, the button saying this (Talos fell back to the previous image on its own). */
+      explicit: z.string().optional(),
+    })
+    .optional(),
   /** What the preflight found worth showing in the plan, e.g. the quorum arithmetic of a removal. */
   notes: z.array(z.string()).default([]),
   /** The playbook's own fields (a Terraform change's plan, a rollback's parent), typed by its `data` schema when it reads them. */

@@ -31,6 +31,8 @@ export function retried(op: Operation, nonce: string): Operation | undefined {
   const from = op.steps.findIndex((s) => s.id === op.retry!.step);
   if (from < 0) return undefined;
   const reset = op.steps.slice(from).map((s) => s.id);
+  // Resumed by observation, the retried step keeps what it asked of its node: it looks before it asks again.
+  const observe = op.retry.resume === 'observe';
   const steps = op.steps.map((s, i) =>
     i < from
       ? s
@@ -39,9 +41,9 @@ export function retried(op: Operation, nonce: string): Operation | undefined {
           status: 'pending' as const,
           startedAt: undefined,
           endedAt: undefined,
-          issuedAt: undefined,
           detail: undefined,
           windowOverride: undefined,
+          ...(observe && i === from ? {} : { issuedAt: undefined, issuedBootId: undefined }),
         },
   );
   // A Retry is a decision to go on: a cancel asked for before the failure does not end the retried run.

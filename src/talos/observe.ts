@@ -164,6 +164,8 @@ export interface KubeNodeView {
   host: string | undefined;
   /** Changes with every boot of the node. */
   bootId: string | undefined;
+  /** `spec.unschedulable`: cordoned, by a drain or by hand. */
+  cordoned: boolean;
 }
 
 export function kubeNodeView(node: V1Node | undefined, hostLabel: string): KubeNodeView {
@@ -176,6 +178,7 @@ export function kubeNodeView(node: V1Node | undefined, hostLabel: string): KubeN
     kubeletVersion: node?.status?.nodeInfo?.kubeletVersion,
     host: node?.metadata?.labels?.[hostLabel],
     bootId: node?.status?.nodeInfo?.bootID || undefined,
+    cordoned: node?.spec?.unschedulable === true,
   };
 }
 

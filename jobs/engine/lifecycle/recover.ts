@@ -18,11 +18,14 @@ export async function retry(deps: MoveDeps, click: OperationClick): Promise<Move
   const { op, user } = click;
   const windowRefusal = op.retry === undefined ? undefined : windowRefusalFor(deps, op, op.retry.step);
   if (windowRefusal !== undefined) return refused('window', windowRefusal);
+  // An explicit retry (Talos fell back on its own) is an approver's decision: four eyes apply as to an approval.
+  const fourEyes = op.retry?.explicit === undefined ? undefined : fourEyesRefusal(clusterOf(deps, op), op, user, 'retry this node');
+  if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
   const at = deps.now().toISOString();
   const entry = {
     actor: user,
-    event: `retry requested from ${op.retry?.step ?? 'the failed step'}`,
-    detail: 'approvals given before the failure are spent',
+    event: `${op.retry?.explicit ?? 'retry'} requested from ${op.retry?.step ?? 'the failed step'}`,
+    detail: [op.retry?.does, 'approvals given before the failure are spent'].filter((d) => d !== undefined).join('; '),
   };
   const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => retried(o, click.nonce));
   if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this Retry button is no longer valid. Nothing changed.`);

@@ -178,6 +178,10 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
       markIssued: async (fromVersion, bootId) => {
         await patchStep(deps, op.id, step.id, { issuedAt: deps.now().toISOString(), fromVersion, issuedBootId: bootId });
       },
+      record: async (event, detail) => {
+        await deps.audit.record(op.id, { actor: 'bot', event, detail });
+      },
+      retried: op.retry?.state === 'used' && op.retry.step === step.id,
       // Kept for /talos status, and shown in the step's progress reply as it happens.
       progress: async (detail) => {
         live.show(detail);
@@ -350,9 +354,9 @@ export const talosUpgradePlaybook: Playbook = {
       followUp: await talosUpgradeFollowUp(ctx, op),
     };
   },
-  // A node step is never blindly run again: the node may be half-way, and a rollback is the way back.
-  // Only a stop that says a Retry is safe (a drain that timed out, a refusal before anything was touched) offers one.
-  retryFrom: (step, failure) => (failure?.options.retry !== undefined && step.node !== undefined ? step.id : undefined),
+  // Every step may be retried: the snapshot and the verification only read, and a node step looks at its node
+  // first and does only what is still needed (see resume.ts); it never requests an upgrade that may be in flight.
+  retryFrom: (step) => step.id,
   offersRollback: (step) => step.kind === 'upgrade-control-plane' || step.kind === 'upgrade-worker',
   quietStart: (step) => step.kind === 'verify',
 };

@@ -6,14 +6,13 @@ import {
   type DrainFailure,
 } from '../../../src/talos/parse-upgrade-progress.ts';
 import { upgradesThroughLifecycleService } from '../../../src/talos/upgrade-flow.ts';
-import { observeKubeNode, observeTalosVersions } from '../../../src/talos/observe.ts';
 import type { ExecError } from '../../../src/exec/process-runner.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding, hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 
-import { probeSignal, type NodeStepContext } from './node-context.ts';
+import { type NodeStepContext } from './node-context.ts';
 
 /**
  * Talos refuses a second upgrade while one runs on the node. Legacy: its sequence or the cluster's
@@ -49,6 +48,7 @@ function drainStop(ctx: NodeStepContext, fromVersion: string, seen: RunSeen, lin
     {
       retry: `Retry runs talosctl upgrade on ${node} again: the image is installed again, then the drain${ctx.step.kind === 'upgrade-control-plane' ? '; an approver approves it again first' : ''}`,
       nodeUnchanged: true,
+      resume: 'reissue',
     },
   );
 }
@@ -136,18 +136,4 @@ function anotherUpgradeRuns(ctx: NodeStepContext, lines: string[]): StepFailure 
       nodeUnchanged: true,
     },
   );
-}
-
-/**
- * After a restart mid-step: whether the recorded request provably never reached the node (the
- * bot died between recording it and talosctl sending it). The node then still answers on its
- * old version and has not rebooted since: its boot ID is the one recorded with the request.
- */
-export async function requestNeverArrived(ctx: NodeStepContext): Promise<boolean> {
-  const { issuedBootId, fromVersion, node } = ctx.step;
-  if (issuedBootId === undefined || fromVersion === undefined || node === undefined) return false;
-  const version = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpointsAvoiding(ctx.cluster, node))).get(node);
-  if (version?.reachable !== true || version.version !== fromVersion) return false;
-  const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
-  return kube?.bootId === issuedBootId;
 }

@@ -22,6 +22,10 @@ export interface NodeStepContext {
   /** Persists that the upgrade was requested, before talosctl is asked: a resumed job then observes instead of asking again. */
   markIssued: (fromVersion: string, bootId: string | undefined) => Promise<void>;
   progress: (detail: string) => Promise<void>;
+  /** An entry in the operation's thread: what a resumed step observed, and what it will do. */
+  record: (event: string, detail: string) => Promise<void>;
+  /** This run follows a Retry of this step: what the node shows is recorded even when nothing was issued. */
+  retried?: boolean;
 }
 
 export function probeSignal(ctx: NodeStepContext): AbortSignal {

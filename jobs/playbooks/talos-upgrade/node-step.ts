@@ -8,7 +8,8 @@ import { schematicOfImage } from './installer-images.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import { probeSignal, type NodeStepContext } from './node-context.ts';
 import { waitForLonghorn, waitForNodeBack } from './node-wait.ts';
-import { issueUpgrade, requestNeverArrived } from './issue-upgrade.ts';
+import { issueUpgrade } from './issue-upgrade.ts';
+import { decideResume, describeSeen, type NodeSeen, type ResumeAction } from './resume.ts';
 
 export type { NodeStepContext } from './node-context.ts';
 
@@ -51,48 +52,133 @@ async function runningSchematic(ctx: NodeStepContext, node: string): Promise<{ s
   return { schematic: seen.schematic };
 }
 
+/** What the node shows now, each read bounded and best effort: a read that fails leaves its fact unknown. */
+async function observeNode(ctx: NodeStepContext, node: string, withEtcd: boolean): Promise<NodeSeen> {
+  const endpoints = endpointsAvoiding(ctx.cluster, node);
+  const version = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+  const seen: NodeSeen =
+    version?.reachable === true ? { reachable: true, version: version.version } : { reachable: false, error: version?.error };
+  const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
+  if (kube?.name !== undefined) Object.assign(seen, { bootId: kube.bootId, ready: kube.ready, cordoned: kube.cordoned });
+  if (ctx.reinstall === true && seen.reachable) {
+    const images = await observeNodeImages(ctx.talosctl, [node], probeSignal(ctx), endpoints).catch(() => undefined);
+    const image = images?.get(node);
+    if (image?.reachable === true) seen.schematic = image.schematic;
+  }
+  if (withEtcd) {
+    const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx)).catch(() => undefined);
+    if (membership !== undefined) seen.etcdMember = membership.healthy.includes(node);
+  }
+  return seen;
+}
+
+const DOES: Record<ResumeAction, string> = {
+  issue: 'its upgrade runs now, with the checks before it',
+  skip: 'it is recorded and skipped',
+  checks: 'only the checks after it run again',
+  resend: 'the upgrade request is sent again',
+  watch: 'the bot watches it until it is back or the bound passes, and sends nothing',
+  'fell-back': 'the step stops: an approver decides whether to try the upgrade again',
+};
+
 /**
- * One node of the rolling upgrade, idempotent by observation: a node already on the
- * target is recorded and skipped; a node whose upgrade was already requested (the bot
- * crashed mid-step) is observed until it is back, never asked twice.
+ * Talos booted the previous image on its own (A/B): the new one probably could not boot. Trying
+ * again is a person's decision with the evidence in front of them, and there is nothing to roll back.
+ */
+function fellBack(ctx: NodeStepContext, seen: string, evidence: string[]): StepFailure {
+  const node = ctx.step.node!;
+  return new StepFailure(
+    `${node} came back on ${seen}, not ${ctx.target}${ctx.reinstall === true ? ' with the new schematic' : ''}: Talos booted the previous image on its own (an A/B fallback; the new image probably could not boot)`,
+    [...evidence, `installer image: ${ctx.step.image ?? '?'}`, `version before the step: ${ctx.step.fromVersion ?? 'unknown'}`],
+    {
+      explicitRetry: 'Retry the upgrade of this node',
+      resume: 'reissue',
+      noRollback: true,
+      retry: `only an approver's explicit "Retry the upgrade of this node" sends talosctl upgrade to ${node} again, after a look at why the image did not boot (talosctl dmesg, the console); the node runs its previous image, so there is nothing to roll back`,
+    },
+  );
+}
+
+/**
+ * The node was not back within the bound: what it shows now decides what a Retry offers. A node
+ * cordoned and not rebooted may still be mid-upgrade, so nothing is sent again until a person
+ * uncordons it, which shows that the request is no longer in flight.
+ */
+async function notBack(ctx: NodeStepContext, failure: StepFailure): Promise<StepFailure> {
+  const node = ctx.step.node!;
+  const seen = await observeNode(ctx, node, false).catch(() => undefined);
+  const line = seen === undefined ? `${node}: not observed` : describeSeen(node, ctx.step, seen);
+  const stuck = seen?.reachable === true && seen.version === ctx.step.fromVersion && seen.bootId === ctx.step.issuedBootId && seen.cordoned;
+  const retry = stuck
+    ? `Retry watches ${node} again; it sends the upgrade again only once the node is not cordoned (kubectl uncordon ${ctx.step.nodeName ?? node}), which shows the earlier request is no longer in flight`
+    : `Retry looks at ${node} first and watches it until it is back or ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s pass; it never sends the upgrade again while the node's state is unknown`;
+  return new StepFailure(failure.message, [line, ...failure.evidence], { ...failure.options, retry, resume: 'observe' });
+}
+
+/**
+ * One node of the rolling upgrade, resumed by observation: before anything is sent, the node is
+ * looked at (version, boot ID, cordoned, Ready, etcd), and only what is still needed is done. A
+ * node already on the target is skipped or only checked; an upgrade whose state is unknown is
+ * watched, never requested twice; one that provably never arrived is sent again.
  */
 export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   const node = ctx.step.node!;
   const isControlPlane = ctx.step.kind === 'upgrade-control-plane';
-  const endpoints = endpointsAvoiding(ctx.cluster, node);
+  const resuming = ctx.step.issuedAt !== undefined;
+  const seen = await observeNode(ctx, node, resuming && isControlPlane);
+  const decision = decideResume(ctx.step, seen, ctx.target, ctx.reinstall === true ? expectedSchematic(ctx) : undefined);
+  if (resuming || ctx.retried === true) {
+    await ctx.record(
+      `observed ${node} before going on`,
+      `${describeSeen(node, ctx.step, seen)}: ${decision.because}, so ${DOES[decision.action]}`,
+    );
+  }
 
   let resumed = '';
   let bootIdBefore = ctx.step.issuedBootId;
-  if (ctx.step.issuedAt === undefined) {
-    const before = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
-    if (before?.reachable === true && before.version === ctx.target) {
-      if (ctx.reinstall !== true) return { kind: 'skipped', detail: `already on ${ctx.target}; not upgraded again` };
-      const image = await runningSchematic(ctx, node);
-      if (image.schematic === expectedSchematic(ctx))
-        return { kind: 'skipped', detail: `already runs ${ctx.target} with schematic ${image.schematic}; not re-installed` };
+  switch (decision.action) {
+    case 'skip':
+      return {
+        kind: 'skipped',
+        detail:
+          ctx.reinstall === true
+            ? `already runs ${ctx.target} with schematic ${seen.schematic ?? '?'}; not re-installed`
+            : `already on ${ctx.target}; not upgraded again`,
+      };
+    case 'fell-back':
+      throw fellBack(ctx, seen.version ?? '?', [
+        describeSeen(node, ctx.step, seen),
+        `boot ID at the request: ${ctx.step.issuedBootId ?? '?'}, now: ${seen.bootId ?? '?'}`,
+      ]);
+    case 'issue': {
+      if (!seen.reachable) throw new StepFailure(`${node} does not answer before its upgrade`, [seen.error ?? 'no answer']);
+      if (isControlPlane) await requireQuorum(ctx, 'before');
+      await waitForLonghorn(ctx, `before ${node}`);
+      const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
+      bootIdBefore = kube.bootId;
+      await ctx.markIssued(seen.version!, bootIdBefore);
+      await issueUpgrade(ctx, seen.version!, false);
+      break;
     }
-    if (before?.reachable !== true) throw new StepFailure(`${node} does not answer before its upgrade`, [before?.error ?? 'no answer']);
-    if (isControlPlane) await requireQuorum(ctx, 'before');
-    await waitForLonghorn(ctx, `before ${node}`);
-    const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
-    bootIdBefore = kube.bootId;
-    await ctx.markIssued(before.version, bootIdBefore);
-    await issueUpgrade(ctx, before.version, false);
-  } else if (await requestNeverArrived(ctx)) {
-    // Sending it again cannot upgrade the node twice: Talos refuses a second upgrade while one runs, and then that one is observed.
-    resumed = 'the request had not reached the node before a restart (it had not rebooted since), so it was sent again; ';
-    await issueUpgrade(ctx, ctx.step.fromVersion!, true);
-  } else {
-    resumed = 'upgrade was already requested before a restart, so it was observed, not issued again; ';
-    await ctx.progress('upgrade was already requested before a restart; observing the node');
+    case 'resend':
+      // Sending it again cannot upgrade the node twice: Talos refuses a second upgrade while one runs, and then that one is observed.
+      resumed = 'the request had not reached the node (it had not rebooted and was not cordoned), so it was sent again; ';
+      await issueUpgrade(ctx, ctx.step.fromVersion!, true);
+      break;
+    case 'checks':
+      resumed = `it had already rebooted into ${ctx.target}, so only the checks after it ran again; `;
+      break;
+    case 'watch':
+      resumed = 'its upgrade was already requested, so it was observed, not requested again; ';
+      await ctx.progress(`upgrade was already requested; observing the node (${decision.because})`);
+      break;
   }
 
-  const version = await waitForNodeBack(ctx, node, bootIdBefore);
+  const version = await waitForNodeBack(ctx, node, bootIdBefore).catch(async (error: unknown) => {
+    throw error instanceof StepFailure ? await notBack(ctx, error) : error;
+  });
   if (version !== ctx.target) {
-    throw new StepFailure(
-      `${node} came back on ${version}, not ${ctx.target}: Talos booted the previous image (a silent A/B revert; the new image probably could not boot)`,
-      [`expected ${ctx.target}, node reports ${version}`, `from version before the step: ${ctx.step.fromVersion ?? 'unknown'}`],
-    );
+    throw fellBack(ctx, version, [`expected ${ctx.target}, node reports ${version}`]);
   }
   let reinstalled = '';
   if (ctx.reinstall === true) {
@@ -100,10 +186,9 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     const image = await runningSchematic(ctx, node);
     const expected = expectedSchematic(ctx);
     if (image.schematic !== expected) {
-      throw new StepFailure(
-        `${node} came back on ${version} without the new image's schematic: Talos booted the previous image (a silent A/B revert)`,
-        [`expected schematic ${expected ?? '?'} (${ctx.step.image ?? '?'}), node runs ${image.schematic ?? 'none'}`],
-      );
+      throw fellBack(ctx, `${version} with schematic ${image.schematic ?? 'none'}`, [
+        `expected schematic ${expected ?? '?'} (${ctx.step.image ?? '?'}), node runs ${image.schematic ?? 'none'}`,
+      ]);
     }
     reinstalled = ` with schematic ${expected}`;
   }

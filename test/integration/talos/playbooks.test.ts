@@ -437,7 +437,9 @@ describe('a Talos upgrade', () => {
     expect(after.reason).toBe('what the bot stored for this step no longer matches the inventory and the rules; nothing was run');
     expect(after.steps.find((s) => s.id === 'node-10.0.30.11')).toMatchObject({ status: 'failed', image: image(planned) });
     expect(after.steps.find((s) => s.id === 'node-10.0.30.11')?.issuedAt).toBeUndefined();
-    expect(after.retry).toBeUndefined();
+    // A Retry derives the image again before anything is sent: it is offered, and nothing of the step is in flight.
+    expect(after.retry).toMatchObject({ step: 'node-10.0.30.11', state: 'offered' });
+    expect(after.retry?.resume).toBeUndefined();
     expect(after.failure).toBeUndefined();
     expect(stopMessage(after)).toContain(`the rules derive ${image(declared)} for 10.0.30.11 now; plan the upgrade again`);
     expect(cluster.talosctlCalls('upgrade')).toEqual([]);
@@ -710,10 +712,12 @@ describe('a re-install on the running version', () => {
     const after = await stored(op.id);
     expect(after.state).toBe('failed');
     expect(after.reason).toBe(
-      "10.0.30.21 came back on v1.11.5 without the new image's schematic: Talos booted the previous image (a silent A/B revert)",
+      `10.0.30.21 came back on v1.11.5 with schematic ${before}, not v1.11.5 with the new schematic: Talos booted the previous image on its own (an A/B fallback; the new image probably could not boot)`,
     );
     expect(stopMessage(after)).toContain(`expected schematic ${declared} (${image(declared)}), node runs ${before}`);
-    expect(after.failure).toMatchObject({ node: '10.0.30.21', rollback: 'offered' });
+    // Talos already went back: no Rollback, and only an approver's explicit word tries the node again, from scratch.
+    expect(after.failure).toBeUndefined();
+    expect(after.retry).toMatchObject({ step: 'node-10.0.30.21', resume: 'reissue', explicit: 'Retry the upgrade of this node' });
   });
 });
 
