@@ -94,7 +94,7 @@ function judgeDoneNodes(
       refusals.push(
         `${node} runs ${target} but with ${runs === undefined ? 'no Image Factory schematic' : `schematic ${runs}`}, not ${n.schematic}, ` +
           `the one of its ${n.nodeClass.class} class (${n.nodeClass.because}): it is not done, so the upgrade cannot continue past it; ` +
-          'roll it back, or re-install it with the right image, first',
+          `roll it back (\`/talos rollback ${node}\`) or re-install it with ${n.image}, then ask again`,
       );
       continue;
     }
