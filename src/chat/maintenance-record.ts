@@ -1,6 +1,7 @@
 import { plainTimes } from './blocks.ts';
 import { plainLinks } from './operation-link.ts';
 import { TerraformPlan, type Operation } from '../ops/operation.ts';
+import { continuationOf, doneNodeText } from '../ops/upgrade-continuation.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
 export function maintenanceRecordMarkdown(op: Operation, appendix?: string): string {
@@ -23,6 +24,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
       : []),
     ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
     ...terraformLines(op),
+    ...continuationLines(op),
     '',
     '## Plan and per-node result',
     '',
@@ -71,5 +73,15 @@ function terraformLines(op: Operation): string[] {
           `- Applied to staging first: ${op.rehearsal.stagingOp} by ${op.rehearsal.appliedBy ?? '?'} at ${op.rehearsal.appliedAt ?? '?'}, gate passed`,
         ]
       : []),
+  ];
+}
+
+/** A continued Talos upgrade: the nodes an earlier operation had already upgraded, which this one did not touch. */
+function continuationLines(op: Operation): string[] {
+  const continuation = continuationOf(op);
+  if (continuation === undefined) return [];
+  const done = continuation.done.map((d) => `${doneNodeText(d)} upgraded by ${d.op ?? 'an operation not in the records'}`);
+  return [
+    `- Continues an earlier upgrade to ${op.target.version ?? '?'}: already on it before this operation, so not upgraded by it: ${done.join('; ')}`,
   ];
 }

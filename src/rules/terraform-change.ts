@@ -83,7 +83,8 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
     );
     if (behind.length > 0) {
       refusals.push(
-        `the plan declares talos_version ${declared}: apply only after every node already runs the declared Talos version (${behind.join('; ')})`,
+        `the plan declares talos_version ${declared}: apply only after every node already runs the declared Talos version (${behind.join('; ')}); ` +
+          `\`/talos upgrade talos ${declared}\` upgrades the rest, and continues an upgrade to it that stopped half-way`,
       );
     } else if (facts.upgrade !== undefined) {
       notes.push(

@@ -222,8 +222,9 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   if (talos.length === 0)
     refusals.push('no node reports its Talos version (osImage), so Kubernetes support cannot be checked; run /talos health');
   if (talos.length > 1) {
+    const newest = [...talos].sort(semver.compare).at(-1)!;
     refusals.push(
-      `the cluster runs mixed Talos versions (${talos.join(', ')}); finish or roll back the Talos upgrade first: Talos and Kubernetes upgrades never overlap`,
+      `the cluster runs mixed Talos versions (${talos.join(', ')}); finish the Talos upgrade first (\`/talos upgrade talos ${newest}\` continues it) or roll it back: Talos and Kubernetes upgrades never overlap`,
     );
   }
   if (running !== undefined) {

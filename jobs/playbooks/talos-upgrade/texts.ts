@@ -1,6 +1,7 @@
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import { UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
 import type { Step } from '../../../src/ops/operation.ts';
+import { continuationOf } from '../../../src/ops/upgrade-continuation.ts';
 import { nodeRef, nodeWithHost, SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
 
 /** The steps of a Talos upgrade: a snapshot, each node (workers first), the final check. */
@@ -32,7 +33,8 @@ const PLANNED_GATES: Partial<Record<TalosUpgradeStepKind, string>> = {
 /** How a Talos upgrade reads in Slack. */
 export const talosUpgradeTexts: Presentation = {
   name: 'Talos upgrade',
-  title: (op) => `Talos upgrade ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}: ${op.cluster}`,
+  title: (op) =>
+    `Talos upgrade ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}${continuationOf(op) === undefined ? '' : ' (continued)'}: ${op.cluster}`,
   order: 'workers first, then control planes, one node at a time',
   gates:
     'health gate before starting and after every node; etcd quorum and a single leader before and after each control plane; Longhorn volumes healthy before the next node.',

@@ -143,6 +143,9 @@ describe('judgeTerraformChange', () => {
     expect(behind.refusals).toEqual([
       expect.stringMatching(/Apply only after every node already runs the declared Talos version \(10\.0\.30\.12 runs v1\.11\.5\)/i),
     ]);
+    expect(behind.refusals[0]).toContain(
+      '`/talos upgrade talos v1.11.6` upgrades the rest, and continues an upgrade to it that stopped half-way',
+    );
     const unknown = judgeTerraformChange(
       facts({ outcome: move, runningTalos: new Map([['10.0.30.11', { unknown: 'connection refused' }]]) }),
     );
