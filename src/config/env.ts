@@ -123,7 +123,13 @@ export const EnvSchema = z
       .default('900')
       .pipe(z.coerce.number<string>().positive())
       .describe(
-        'How long a rebooted node may take to be back and Ready on the target version, in seconds; also how long a VM a Terraform apply created may take to join.',
+        'How long a rebooted node may take to be back and Ready on the target version, in seconds, and then how long its Talos health, etcd and Kubernetes checks may take to pass; also how long a VM a Terraform apply created may take to join.',
+      ),
+    LONGHORN_REBUILD_TIMEOUT_SECONDS: optionalString
+      .default('3600')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        "How long a Talos upgrade waits for Longhorn to rebuild the replicas of a node and report every volume healthy, in seconds, after the node and before the next one is drained. A rebuild copies the volume's data, so it may take far longer than a reboot; when it expires the upgrade stops with a Retry that waits again.",
       ),
     SETTLE_SECONDS: optionalString
       .default('300')
@@ -202,6 +208,7 @@ const HINTS: Record<string, string> = {
   APPROVAL_REMINDER_MINUTES: 'minutes before an approval request expires that its approvers are reminded, e.g. 10; 0 sends no reminder',
   SHUTDOWN_GRACE_SECONDS: 'seconds a stopping replica waits for its running jobs, e.g. 60; 0 stops at once',
   READ_CONCURRENCY: 'how many read-only jobs (health gates, gates, plans) one replica runs at once, 1 to 256',
+  LONGHORN_REBUILD_TIMEOUT_SECONDS: 'seconds an upgrade waits for Longhorn to rebuild replicas, e.g. 3600',
   SETTLE_SECONDS: 'seconds the final verification waits for pods, Cilium and Flux to be ready, e.g. 300',
   OPERATION_RETENTION_DAYS: 'days a finished operation (its audit trail and maintenance record) is kept, e.g. 400',
   DEDUPE_RETENTION_MINUTES: 'minutes a Slack delivery id is remembered; Slack retries for about 5, so at least 10',
@@ -277,8 +284,10 @@ export interface Config {
     stepMs: number;
     /** Upper bound of one read-only probe of the health gate, in ms. */
     probeMs: number;
-    /** How long a rebooted node may take to report Ready on the target version, in ms. */
+    /** How long a rebooted node may take to report Ready on the target version, in ms; then the bound of its checks after the reboot. */
     nodeReadyMs: number;
+    /** How long Longhorn may take to rebuild a node's replicas (every volume healthy again) around a node's upgrade, in ms (default 3 600 000). */
+    longhornRebuildMs: number;
     /**
      * The settle window of the final verification, after each node and at the end, in ms (default
      * 300 000): pods, Cilium and Flux still not ready after it stop the operation.
@@ -337,6 +346,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       stepMs: e.STEP_TIMEOUT_SECONDS * 1000,
       probeMs: e.PROBE_TIMEOUT_SECONDS * 1000,
       nodeReadyMs: e.NODE_READY_TIMEOUT_SECONDS * 1000,
+      longhornRebuildMs: e.LONGHORN_REBUILD_TIMEOUT_SECONDS * 1000,
       settleMs: e.SETTLE_SECONDS * 1000,
       pollMs: e.POLL_INTERVAL_MS,
       jobLockMs: e.JOB_LOCK_SECONDS * 1000,

@@ -59,6 +59,13 @@ export interface GateDeps {
   mode?: 'standard' | 'final';
   /** Only the checks with these ids (a settling check polled again); default every check. */
   only?: readonly string[];
+  /**
+   * How long `talosctl health` may wait for the cluster to be healthy, in ms: its `--wait-timeout`.
+   * talosctl waits out each of its checks itself (default 20 minutes), so a node just back from a
+   * reboot is given the time its checks need; the probe's bound is this plus `probeTimeoutMs`, so
+   * talosctl gives up first and its last error is reported. Default: just under `probeTimeoutMs`.
+   */
+  healthWaitMs?: number;
 }
 
 /** A command that failed outright (no output at all) is a probe error, reported with its own last words. */
@@ -71,6 +78,8 @@ function failedOutright(result: RunResult): void {
 interface Probe {
   id: string;
   title: string;
+  /** The probe's own bound, in ms; default the gate's `probeTimeoutMs`. */
+  timeoutMs?: number;
   run(signal: AbortSignal): Promise<CheckResult>;
 }
 
@@ -80,7 +89,10 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
   const controlPlanes = cluster.controlPlanes;
   const nodes = allNodes(cluster);
   // talosctl health must give up before the probe's own deadline, so its last error is reported.
-  const healthWaitSeconds = Math.max(1, Math.floor(deps.probeTimeoutMs / 1000) - 2);
+  const healthWaitSeconds =
+    deps.healthWaitMs === undefined
+      ? Math.max(1, Math.floor(deps.probeTimeoutMs / 1000) - 2)
+      : Math.max(1, Math.ceil(deps.healthWaitMs / 1000));
   return [
     {
       id: 'talos-version',
@@ -96,6 +108,7 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
     {
       id: 'talos-health',
       title: `talosctl health (via ${controlPlanes[0]!})`,
+      ...(deps.healthWaitMs === undefined ? {} : { timeoutMs: healthWaitSeconds * 1000 + deps.probeTimeoutMs }),
       async run(signal) {
         const args = ['health', '--control-plane-nodes', controlPlanes.join(','), '--wait-timeout', `${healthWaitSeconds}s`];
         if (cluster.workers.length > 0) args.push('--worker-nodes', cluster.workers.join(','));
@@ -178,14 +191,15 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
 
 async function runProbe(probe: Probe, deps: GateDeps): Promise<CheckResult> {
   const started = performance.now();
-  const timeout = AbortSignal.timeout(deps.probeTimeoutMs);
+  const bound = probe.timeoutMs ?? deps.probeTimeoutMs;
+  const timeout = AbortSignal.timeout(bound);
   const signal = deps.signal ? AbortSignal.any([deps.signal, timeout]) : timeout;
   try {
     const result = await probe.run(signal);
     return { ...result, id: probe.id, title: probe.title, durationMs: performance.now() - started };
   } catch (error) {
     const timedOut = timeout.aborted && !(deps.signal?.aborted ?? false);
-    const cause = timedOut ? new Error(`timed out after ${Math.round(deps.probeTimeoutMs / 1000)}s`) : error;
+    const cause = timedOut ? new Error(`timed out after ${Math.round(bound / 1000)}s`) : error;
     return probeFailed(probe.id, probe.title, cause, performance.now() - started);
   }
 }

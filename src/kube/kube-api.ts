@@ -31,6 +31,8 @@ export interface KubeApi {
   listLonghornVolumes(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** `replicas.longhorn.io`; `undefined` without Longhorn. */
   listLonghornReplicas(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `engines.longhorn.io`: each attached volume's engine, with its replicas' rebuild progress; `undefined` without Longhorn. */
+  listLonghornEngines(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** `settings.longhorn.io` (e.g. `node-drain-policy`); `undefined` without Longhorn. */
   listLonghornSettings(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** One DaemonSet; `undefined` when it does not exist. */
@@ -119,6 +121,7 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
     listHelmReleases: (signal) => listCustom('helm.toolkit.fluxcd.io', 'v2', 'helmreleases', signal),
     listLonghornVolumes: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'volumes', signal)),
     listLonghornReplicas: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'replicas', signal)),
+    listLonghornEngines: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'engines', signal)),
     listLonghornSettings: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'settings', signal)),
     getDaemonSet: (namespace, name, signal) => orUndefined(apps.readNamespacedDaemonSet({ namespace, name }, withSignal(signal))),
     getDeployment: (namespace, name, signal) => orUndefined(apps.readNamespacedDeployment({ namespace, name }, withSignal(signal))),

@@ -8,6 +8,7 @@ import {
   pdbsMatching,
   renderDaemonSets,
   renderDeployments,
+  renderEngine,
   renderNamespace,
   renderNode,
   renderPdb,
@@ -136,6 +137,16 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: false,
       served: (c) => c.shape.longhorn,
       list: (c, now) => c.kube.volumes.flatMap((v) => renderReplicas(c, deps.state, v, deps.timing, now)),
+    },
+    {
+      group: 'longhorn.io',
+      version: 'v1beta2',
+      plural: 'engines',
+      kind: 'Engine',
+      namespaced: true,
+      builtin: false,
+      served: (c) => c.shape.longhorn,
+      list: (c, now) => c.kube.volumes.map((v) => renderEngine(c, deps.state, v, deps.timing, now)),
     },
     // CloudNativePG's CRD exists where the cluster runs a CloudNativePG database.
     {

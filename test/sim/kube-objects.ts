@@ -4,7 +4,7 @@ import { isCordoned, named, nodeReady, type ReadyStatus } from './cluster-model.
 import { nameSuffix, uuidFrom } from './kube-seed.ts';
 import { CNPG_IMAGE } from './cnpg-seed.ts';
 import { instancesOf } from './cnpg.ts';
-import { attachedNode, drainPolicy, replicaView, volumePod, volumeView } from './longhorn.ts';
+import { attachedNode, drainPolicy, isHealthyReplica, rebuildView, replicaView, volumePod, volumeView } from './longhorn.ts';
 import type {
   CnpgClusterState,
   NamespaceState,
@@ -344,7 +344,7 @@ export function renderVolume(cluster: SimCluster, state: SimState, volume: Volum
 export function renderReplicas(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json[] {
   return volume.replicas.map((hostname) => {
     const replica = replicaView(cluster, state, volume, hostname, timing, now);
-    const name = `${volume.name}-r-${nameSuffix(`${volume.name}/${hostname}`, 8)}`;
+    const name = replicaName(volume, hostname);
     return {
       apiVersion: 'longhorn.io/v1beta2',
       kind: 'Replica',
@@ -363,6 +363,73 @@ export function renderReplicas(cluster: SimCluster, state: SimState, volume: Vol
       status: { currentState: replica.currentState, ownerID: hostname },
     };
   });
+}
+
+function replicaName(volume: VolumeState, hostname: string): string {
+  return `${volume.name}-r-${nameSuffix(`${volume.name}/${hostname}`, 8)}`;
+}
+
+/** The replica's data-plane address, `<node IP>:<port>`, as the engine's `currentReplicaAddressMap` holds it. */
+function replicaAddress(cluster: SimCluster, volume: VolumeState, hostname: string): string {
+  const node = cluster.nodes.find((n) => n.hostname === hostname);
+  return `${node?.address ?? hostname}:${10000 + (cluster.kube.volumes.indexOf(volume) % 50) * 15}`;
+}
+
+/**
+ * The volume's `engines.longhorn.io` object (k8s/pkg/apis/longhorn/v1beta2/engine.go, v1.10.2):
+ * running on the node the volume is attached to, with each replica's mode (`RW` healthy, `WO`
+ * rebuilding, `ERR` failed) and the engine's `rebuildStatus`, keyed by `tcp://<replica address>`
+ * (engineapi.GetBackendReplicaURL). A detached volume's engine is stopped and reports nothing.
+ */
+export function renderEngine(cluster: SimCluster, state: SimState, volume: VolumeState, timing: SimTiming, now: number): Json {
+  const nodeID = attachedNode(cluster, volume);
+  const running = !volume.detached;
+  const addresses: Record<string, string> = {};
+  const modes: Record<string, string> = {};
+  const rebuild: Record<string, Json> = {};
+  if (running) {
+    for (const hostname of volume.replicas) {
+      const replica = replicaView(cluster, state, volume, hostname, timing, now);
+      const name = replicaName(volume, hostname);
+      const address = replicaAddress(cluster, volume, hostname);
+      addresses[name] = address;
+      modes[name] = replica.currentState !== 'running' ? 'ERR' : replica.healthyAt === undefined ? 'WO' : 'RW';
+      const rebuilt = rebuildView(cluster, state, volume, hostname, timing, now);
+      const source = volume.replicas.find((h) => h !== hostname && isHealthyReplica(replicaView(cluster, state, volume, h, timing, now)));
+      if (rebuilt !== undefined)
+        rebuild[`tcp://${address}`] = {
+          error: '',
+          isRebuilding: rebuilt.isRebuilding,
+          progress: rebuilt.progress,
+          state: rebuilt.state,
+          fromReplicaAddress: source === undefined ? '' : `tcp://${replicaAddress(cluster, volume, source)}`,
+          appliedRebuildingMBps: 0,
+        };
+    }
+  }
+  return {
+    apiVersion: 'longhorn.io/v1beta2',
+    kind: 'Engine',
+    metadata: meta(cluster, 'Engine', `${volume.name}-e-0`, 'longhorn-system', cluster.createdAt, {
+      labels: { longhornnode: nodeID, longhornvolume: volume.name },
+    }),
+    spec: {
+      volumeName: volume.name,
+      volumeSize: String(volume.sizeBytes),
+      nodeID,
+      desireState: running ? 'running' : 'stopped',
+      dataEngine: 'v1',
+      frontend: 'blockdev',
+      replicaAddressMap: addresses,
+    },
+    status: {
+      currentState: running ? 'running' : 'stopped',
+      ownerID: nodeID,
+      currentReplicaAddressMap: addresses,
+      replicaModeMap: modes,
+      rebuildStatus: rebuild,
+    },
+  };
 }
 
 /** `settings.longhorn.io`: the value sits at the top level of the object, next to `metadata`. */

@@ -58,6 +58,29 @@ export function replicaView(
   return { nodeID: hostname, healthyAt: Math.max(since, rebuiltAt), failedAt: undefined, desireState, currentState: 'running' };
 }
 
+/**
+ * The engine's rebuild status of one replica (longhorn-manager `RebuildStatus`, reported by the
+ * engine per replica address): in progress while the replica rebuilds after its node came back,
+ * its progress the share of the rebuild time gone; complete once rebuilt; none for a replica that
+ * was not rebuilt since the cluster was created, or that cannot rebuild (node away, failed, detached).
+ */
+export function rebuildView(
+  cluster: SimCluster,
+  state: SimState,
+  volume: VolumeState,
+  hostname: string,
+  timing: SimTiming,
+  now: number,
+): { isRebuilding: boolean; progress: number; state: 'in_progress' | 'complete' } | undefined {
+  const node = byHostname(cluster, hostname);
+  const replica = replicaView(cluster, state, volume, hostname, timing, now);
+  if (node === undefined || replica.currentState !== 'running' || node.lastUpAt < cluster.createdAt) return undefined;
+  if (replica.healthyAt !== undefined) return { isRebuilding: false, progress: 100, state: 'complete' };
+  // Without iscsi-tools the engine cannot reach the replica: it stays at 0 and never completes.
+  const share = hasIscsi(state, node) ? (now - node.lastUpAt) / timing.longhornRebuildMs : 0;
+  return { isRebuilding: true, progress: Math.max(0, Math.min(99, Math.floor(share * 100))), state: 'in_progress' };
+}
+
 export function isHealthyReplica(replica: ReplicaView): boolean {
   return replica.healthyAt !== undefined && replica.failedAt === undefined;
 }

@@ -177,6 +177,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
       stepMs: 20_000,
       probeMs: 5000,
       nodeReadyMs: 8000,
+      longhornRebuildMs: 8000,
       settleMs: 2000,
       pollMs: 50,
       jobLockMs: 3000,

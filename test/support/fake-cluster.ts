@@ -28,6 +28,7 @@ import {
   renderNode,
   renderPdb,
   renderPod,
+  renderEngine,
   renderReplicas,
   renderSettings,
   renderVolume,
@@ -279,6 +280,10 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     async listLonghornReplicas() {
       served();
       return model.shape.longhorn ? model.kube.volumes.flatMap((v) => renderReplicas(model, state, v, timing, Date.now())) : undefined;
+    },
+    async listLonghornEngines() {
+      served();
+      return model.shape.longhorn ? model.kube.volumes.map((v) => renderEngine(model, state, v, timing, Date.now())) : undefined;
     },
     async listLonghornSettings() {
       served();

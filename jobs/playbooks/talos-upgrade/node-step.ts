@@ -7,7 +7,7 @@ import { endpointsAvoiding, hasOtherEndpoint } from '../shared/node-endpoints.ts
 import { schematicOfImage } from './installer-images.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import { probeSignal, type NodeStepContext } from './node-context.ts';
-import { waitForLonghorn, waitForNodeBack } from './node-wait.ts';
+import { waitForChecksAfter, waitForLonghorn, waitForNodeBack } from './node-wait.ts';
 import { issueUpgrade } from './issue-upgrade.ts';
 import { decideResume, describeSeen, type NodeSeen, type ResumeAction } from './resume.ts';
 
@@ -153,7 +153,7 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     case 'issue': {
       if (!seen.reachable) throw new StepFailure(`${node} does not answer before its upgrade`, [seen.error ?? 'no answer']);
       if (isControlPlane) await requireQuorum(ctx, 'before');
-      await waitForLonghorn(ctx, `before ${node}`);
+      await waitForLonghorn(ctx, 'before');
       const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
       bootIdBefore = kube.bootId;
       await ctx.markIssued(seen.version!, bootIdBefore);
@@ -192,14 +192,14 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     }
     reinstalled = ` with schematic ${expected}`;
   }
-  const quorum = isControlPlane ? await requireQuorum(ctx, 'after') : undefined;
+  const quorum = await waitForChecksAfter(ctx, node, isControlPlane);
   const gate = await runFinalVerification(
     ctx.cluster,
     { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] },
     { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock },
   );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
-  await waitForLonghorn(ctx, `after ${node}`);
+  await waitForLonghorn(ctx, 'after');
   return {
     kind: 'done',
     detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready`,

@@ -1,0 +1,103 @@
+/**
+ * Slow is not failed: after each node's reboot Longhorn rebuilds that node's replicas, and the
+ * upgrade waits for the rebuild under its own bound (LONGHORN_REBUILD_TIMEOUT_SECONDS), not the
+ * node-ready timeout. A rebuild longer than a reboot completes the upgrade; one beyond its own bound
+ * stops it with a Retry that waits again, and no Rollback of the healthy, upgraded node.
+ */
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { productionShape, stagingShape } from '../sim/index.ts';
+import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
+import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+
+const CLUSTERS = [stagingShape({ talosVersion: 'v1.11.6' }), productionShape({ talosVersion: 'v1.11.6' })];
+const TARGET = 'v1.12.11';
+
+interface StoredOperation {
+  state: string;
+  steps: { id: string; status: string; node?: string }[];
+  retry?: { step: string; state: string };
+  failure?: { step: string; rollback: string };
+}
+
+async function storedOperation(h: Harness, opId: string): Promise<StoredOperation> {
+  const redis = new Redis(h.redis.url);
+  try {
+    return JSON.parse((await redis.get(`talos:op:${opId}`))!) as StoredOperation;
+  } finally {
+    await redis.quit();
+  }
+}
+
+function upgradeCalls(h: Harness, since: number): string[] {
+  return h.sim.calls
+    .slice(since)
+    .filter((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade')
+    .map((c) => c.argv[c.argv.indexOf('--nodes') + 1] ?? '');
+}
+
+/** Every version of every reply in the thread: a progress reply is edited to its result at the end. */
+function threadVersions(h: Harness, rootTs: string): string[] {
+  return h.slack
+    .thread(CHANNELS.production, rootTs)
+    .flatMap((m) => h.slack.versions(CHANNELS.production, m.ts).map((v) => v.text + JSON.stringify(v.blocks ?? [])));
+}
+
+describe('a Longhorn rebuild after each node of a Talos upgrade', () => {
+  let h: Harness;
+
+  afterEach(async () => {
+    await h?.stop();
+  });
+
+  it('outlasting NODE_READY_TIMEOUT_SECONDS but within its own bound, does not stop the upgrade, and its progress is shown', async () => {
+    // Each node's replicas rebuild for 12 s after it is back: four times the 3 s node-ready bound.
+    h = await startHarness({
+      clusters: CLUSTERS,
+      timing: { longhornRebuildMs: 12_000 },
+      env: { NODE_READY_TIMEOUT_SECONDS: '3', LONGHORN_REBUILD_TIMEOUT_SECONDS: '60' },
+    });
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    expect(plan.root.text).toContain('planned');
+
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('completed');
+    expect(upgradeCalls(h, since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    const op = await storedOperation(h, plan.opId);
+    expect(op.state).toBe('completed');
+    expect(op.retry).toBeUndefined();
+    // The first node's reply showed its volumes rebuilding and how far each was, edited as the rebuild went on.
+    const shown = threadVersions(h, plan.root.ts).filter((t) => t.includes('Longhorn after 10.0.30.11, up to 60 s'));
+    expect(shown.length).toBeGreaterThan(0);
+    const progress = new Set(shown.flatMap((t) => [...t.matchAll(/rebuilding on talos-prd-cp-1: (\d+)%/g)].map((m) => Number(m[1]))));
+    expect(progress.size).toBeGreaterThan(1);
+  }, 180_000);
+
+  it('beyond LONGHORN_REBUILD_TIMEOUT_SECONDS stops after the first node with a Retry that waits again and no Rollback, naming the volumes still rebuilding', async () => {
+    h = await startHarness({
+      clusters: CLUSTERS,
+      timing: { longhornRebuildMs: 600_000 },
+      env: { NODE_READY_TIMEOUT_SECONDS: '3', LONGHORN_REBUILD_TIMEOUT_SECONDS: '2' },
+    });
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('stopped');
+    expect(upgradeCalls(h, since)).toEqual(['10.0.30.11']);
+    const op = await storedOperation(h, plan.opId);
+    const step = op.steps.find((s) => s.node === '10.0.30.11');
+    expect(step?.status).toBe('failed');
+    expect(op.retry).toMatchObject({ step: step?.id, state: 'offered' });
+    expect(op.failure).toBeUndefined();
+    const thread = threadVersions(h, plan.root.ts).join('\n');
+    expect(thread).toContain('Longhorn volumes are still not healthy after 10.0.30.11 after 2 s');
+    expect(thread).toMatch(/rebuilding on talos-prd-cp-1: \d+%/);
+    expect(thread).toContain('waits again, up to 2 s, for Longhorn to finish rebuilding');
+  });
+});
