@@ -122,6 +122,18 @@ async function notBack(ctx: NodeStepContext, failure: StepFailure): Promise<Step
  * watched, never requested twice; one that provably never arrived is sent again.
  */
 export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
+  try {
+    return await resumeNode(ctx);
+  } catch (error) {
+    // Every stop of a node step says what its Retry does: the same observation first, never a blind repeat.
+    if (!(error instanceof StepFailure) || error.options.retry !== undefined) throw error;
+    const node = ctx.step.node!;
+    const retry = `Retry looks at ${node} first and does only what is still needed: the checks if it runs ${ctx.target}, a watch while its state is unknown, and the upgrade request again only if it never reached the node`;
+    throw new StepFailure(error.message, error.evidence, { ...error.options, retry });
+  }
+}
+
+async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   const node = ctx.step.node!;
   const isControlPlane = ctx.step.kind === 'upgrade-control-plane';
   const resuming = ctx.step.issuedAt !== undefined;
