@@ -132,7 +132,15 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
     );
     expect(harness.sim.upgradeCount('production', '10.0.30.11')).toBe(2);
     expect(harness.sim.installedNotBooted('production', '10.0.30.11')).toBeUndefined();
-  });
+
+    // The roll goes on to the end: the image was installed twice on the first node, but every node booted into the target once.
+    const done = await approveUntilDone(harness, plan);
+    expect(done.text).toMatch(/completed/);
+    const boots = ['10.0.30.11', '10.0.30.12', '10.0.30.13'].map(
+      (node) => harness.sim.events.filter((e) => e.kind === 'up' && e.node === node && e.toVersion === TARGET).length,
+    );
+    expect(boots).toEqual([1, 1, 1]);
+  }, 180_000);
 
   it('refuses a control-plane step of a two-member etcd, since nothing on the 1.13 path would', async () => {
     const [cp1, cp2] = productionShape().nodes;
