@@ -80,9 +80,10 @@ export function notDoneLine(op: Operation, presentation: Presentation): string |
   const nodes = [...new Set(notStarted.filter((s) => s.node !== undefined).map((s) => stepName(s, presentation)))];
   const others = notStarted.filter((s) => s.node === undefined).map((s) => stepName(s, presentation));
   const parts: string[] = [];
-  if (nodes.length > 0) parts.push(`did not touch ${nodes.join(', ')}`);
-  if (others.length > 0) parts.push(`did not run ${others.join(', ')}`);
-  return parts.length === 0 ? undefined : `The bot ${parts.join('; ')}.`;
+  if (nodes.length > 0) parts.push(`The bot did not touch ${nodes.join(', ')}.`);
+  // A step's label may hold commas of its own.
+  if (others.length > 0) parts.push(`Not run: ${others.join('; ')}.`);
+  return parts.length === 0 ? undefined : parts.join(' ');
 }
 
 /**
