@@ -34,13 +34,14 @@ export async function observeStanding(ctx: WalkContext): Promise<ClusterStanding
   const [versions, kube] = await Promise.all([
     Promise.all(
       nodes.map((node) =>
-        pollTalosVersion(ctx.talosctl, node, { probeMs, signal: ctx.signal }).catch((error: unknown) => ({
+        (async () => pollTalosVersion(ctx.talosctl, node, { probeMs, signal: ctx.signal }))().catch((error: unknown) => ({
           reachable: false as const,
           error: errorText(error),
         })),
       ),
     ),
-    ctx.session.kube.listNodes(bounded()).then(
+    // Inside an async function, so that even a read that throws at once becomes an unknown.
+    (async () => ctx.session.kube.listNodes(bounded()))().then(
       (list) => ({ list }),
       (error: unknown) => ({ error: errorText(error) }),
     ),
