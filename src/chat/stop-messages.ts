@@ -76,11 +76,13 @@ export function failureMessage(
   return { text, blocks };
 }
 
-/** What a Cancel of the stopped operation releases: the cluster lock; the nodes stay as they are. */
+/**
+ * What a Cancel of the stopped operation releases: the cluster lock; the nodes stay as they are. An
+ * operation without a lock has nothing for a button to release: the command is named for the record.
+ */
 function cancelBlocks(op: Operation, holdsLock: boolean): ReturnType<typeof context>[] {
-  const releases = holdsLock
-    ? `Cancel ends ${op.id} and releases the lock on ${op.cluster}; the nodes stay as they are, nothing is undone.`
-    : `Cancel ends ${op.id}; it holds no lock, and the nodes stay as they are.`;
+  if (!holdsLock) return [context(`\`/talos cancel ${op.id}\` ends ${op.id}; it holds no lock, and the nodes stay as they are.`)];
+  const releases = `Cancel ends ${op.id} and releases the lock on ${op.cluster}; the nodes stay as they are, nothing is undone.`;
   const note = context(`${escapeMrkdwn(releases)} \`/talos cancel ${op.id}\` does the same.`);
   if (op.stopNonce === undefined) return [note];
   return [

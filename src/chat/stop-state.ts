@@ -45,13 +45,18 @@ export function nodeOutcome(op: Operation, node: string): NodeOutcome {
   return 'untouched';
 }
 
-const OUTCOME_TEXT: Record<NodeOutcome, string> = {
-  upgraded: 'upgraded by this operation',
-  skipped: 'skipped (already on the target)',
-  'failed-after-issue': 'upgrade requested by this operation, then stopped',
-  'failed-before-issue': 'stopped before anything was asked of it',
-  untouched: 'not touched by this operation',
-};
+/** What the outcome reads as; an operation that is no upgrade (a rollback, a removal) changed its node. */
+function outcomeText(outcome: NodeOutcome, upgrade: boolean): string {
+  const done = upgrade ? 'upgraded' : 'changed';
+  const asked = upgrade ? 'upgrade' : 'change';
+  return {
+    upgraded: `${done} by this operation`,
+    skipped: 'skipped (already on the target)',
+    'failed-after-issue': `${asked} requested by this operation, then stopped`,
+    'failed-before-issue': 'stopped before anything was asked of it',
+    untouched: 'not touched by this operation',
+  }[outcome];
+}
 
 const yesNo = (value: boolean | undefined, yes: string, no: string): string => (value === undefined ? `${yes} unknown` : value ? yes : no);
 
@@ -64,7 +69,7 @@ export function nodeStandingLine(op: Operation, standing: NodeStanding): string 
     standing.version ?? 'version unknown',
     yesNo(standing.ready, 'Ready', 'NotReady'),
     yesNo(standing.cordoned, 'cordoned', 'not cordoned'),
-    OUTCOME_TEXT[nodeOutcome(op, standing.node)],
+    outcomeText(nodeOutcome(op, standing.node), op.kind.endsWith('-upgrade')),
   ];
   return `${who}: ${parts.join(' · ')}`;
 }

@@ -141,6 +141,41 @@ describe('a stop says where things stand', () => {
     expect(buttons(message.blocks!).map((b) => b['action_id'])).toEqual([ACTION.cancelPlan]);
   });
 
+  it('says a rollback changed its node, not upgraded it', () => {
+    // Arrange
+    const op = stoppedOnSecond({ kind: 'node-rollback', retry: undefined, failure: undefined });
+
+    // Act
+    const message = stop(op);
+
+    // Assert
+    expect(JSON.stringify(message.blocks)).toContain(
+      'talos-prd-cp-1 (10.0.30.11): v1.12.1 · Ready · not cordoned · changed by this operation',
+    );
+    expect(JSON.stringify(message.blocks)).not.toContain('upgraded by this operation');
+  });
+
+  it('offers no Cancel button for an operation that holds no lock, and says there is nothing to release', () => {
+    // Arrange
+    const op = stoppedOnSecond({ kind: 'snapshot', retry: undefined, failure: undefined });
+
+    // Act
+    const message = failureMessage(
+      op,
+      undefined,
+      'the snapshot could not be written',
+      [],
+      presentationOf(op.kind),
+      undefined,
+      false,
+      STANDING,
+    );
+
+    // Assert
+    expect(buttons(message.blocks!)).toEqual([]);
+    expect(JSON.stringify(message.blocks!.at(-1))).toContain('it holds no lock, and the nodes stay as they are');
+  });
+
   it('stays inside Block Kit limits with 200 nodes of long names', () => {
     // Arrange
     const long = 'n'.repeat(200);
