@@ -2,10 +2,11 @@ import type { Job } from 'bullmq';
 import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { checkMessage } from '../src/chat/health-report.ts';
-import { scheduledGateChangeMessage, scheduledGateSummaryMessage } from '../src/chat/schedule-messages.ts';
+import { scheduledGateChangeMessage, scheduledGateHeldMessage, scheduledGateSummaryMessage } from '../src/chat/schedule-messages.ts';
 import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import type { GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
+import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import { SCHEDULED_GATE, type RunningGates } from '../src/ops/running-gate.ts';
 import type { ScheduledGateState } from '../src/ops/scheduled-gate-state.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
@@ -23,17 +24,24 @@ export interface ScheduledGateJobDeps {
   /** The running-gate join: one gate per cluster at a time, requested or scheduled. */
   runningGates: RunningGates;
   state: ScheduledGateState;
+  /** The cluster lock: while an operation holds the cluster, the gate does not judge it. */
+  lock: Pick<ClusterLock, 'holder'>;
   onReport?: (report: GateReport) => void;
   onGateError?: (cluster: string) => void;
 }
 
-export type ScheduledGateResult = { skipped: 'not-in-inventory' | 'gate-running' } | { passed: boolean; posted: boolean };
+export type ScheduledGateResult =
+  | { skipped: 'not-in-inventory' | 'gate-running' }
+  | { skipped: 'operation-running'; posted: boolean }
+  | { passed: boolean; posted: boolean };
 
 /**
  * A cluster's scheduled health gate: the standard gate, which speaks in the channel only when its
  * verdict changes (the first verdict, pass→fail, fail→pass, another set of failing checks). While
  * any gate of the cluster runs, the tick is skipped: the next one comes soon enough, and a request
- * never waits on two gates.
+ * never waits on two gates. While an operation holds the cluster, the tick does not judge it either:
+ * a drained, rebooting node is the operation's to report, not a flip. It says so once per operation,
+ * and the first tick after the lock is free compares with the verdict from before the operation.
  */
 export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<ScheduledGateResult> => {
@@ -49,6 +57,18 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
       return { skipped: 'gate-running' };
     }
     try {
+      const holder = await deps.lock.holder(name);
+      if (holder !== undefined) {
+        if ((await deps.state.announcedHold(name)) === holder) return { skipped: 'operation-running', posted: false };
+        const previous = await deps.state.last(name);
+        await deps.chat.post(cluster.channel, scheduledGateHeldMessage(name, holder, previous), {
+          key: `${job.id}-held`,
+          maybeSent: job.attemptsStarted > 1,
+        });
+        await deps.state.announceHold(name, holder);
+        log.info({ holder }, 'scheduled health gate paused: an operation holds the cluster');
+        return { skipped: 'operation-running', posted: true };
+      }
       let next: { verdict: GateVerdict; report?: GateReport; error?: string };
       try {
         const report = await deps.runGate(cluster, signal);

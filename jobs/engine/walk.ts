@@ -15,6 +15,8 @@ import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
+import { observeStanding, unknownStanding } from './cluster-state.ts';
+import type { ClusterStanding } from '../../src/chat/stop-state.ts';
 import { refreshRoot } from './root-message.ts';
 import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
@@ -65,6 +67,7 @@ async function stopAt(
   opId: string,
   stepId: string,
   failure: StepFailure,
+  standing?: ClusterStanding,
 ): Promise<void> {
   const now = deps.now().toISOString();
   // A failure before the step began (its approval request could not read etcd, the session did not open) stops the
@@ -85,8 +88,9 @@ async function stopAt(
           playbook.texts,
           undefined,
           holdsLock,
+          standing,
         );
-      return failureMessage(o, step, failure.message, failure.evidence, playbook.texts, failure.options.retry, holdsLock);
+      return failureMessage(o, step, failure.message, failure.evidence, playbook.texts, failure.options.retry, holdsLock, standing);
     },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
@@ -108,12 +112,18 @@ async function stopAt(
         endedAt: now,
         retry: from === undefined ? undefined : retryOffer(step, from, failure),
         failure: rollback ? { step: stepId, node: step.node!, nonce: newNonce(), rollback: 'offered' } : undefined,
+        stopNonce: newNonce(),
       };
     },
   );
   if (op.state !== 'failed' || op.endedAt !== now) return;
   log.warn(
-    { step: stepId, node: op.steps.find((s) => s.id === stepId)?.node, reason: failure.message },
+    {
+      step: stepId,
+      node: op.steps.find((s) => s.id === stepId)?.node,
+      reason: failure.message,
+      unread: standing?.nodes.filter((n) => n.errors !== undefined).map((n) => ({ node: n.node, errors: n.errors })),
+    },
     'operation stopped at the first failure',
   );
   await refreshRoot(deps, op);
@@ -250,7 +260,9 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
         await complete(ctx, playbook, op);
       } catch (error) {
         if (ctx.signal?.aborted) throw error;
-        await stopAt(deps, ctx.log, playbook, opId, op.steps.at(-1)?.id ?? '', asFailure(error, ctx.log));
+        const standing = await observeStanding(ctx);
+        if (ctx.signal?.aborted) throw error;
+        await stopAt(deps, ctx.log, playbook, opId, op.steps.at(-1)?.id ?? '', asFailure(error, ctx.log), standing);
       }
       return;
     }
@@ -290,7 +302,10 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
     } catch (error) {
       // A cancelled run (the job's signal, or the lease lost to another run) is never a failure: the run that holds the operation goes on.
       if (ctx.signal?.aborted) throw error;
-      await stopAt(deps, ctx.log, playbook, opId, step.id, asFailure(error, ctx.log));
+      // Where things stand is read before the stop is written, so the stop leads with it; the read never throws.
+      const standing = await observeStanding(ctx);
+      if (ctx.signal?.aborted) throw error;
+      await stopAt(deps, ctx.log, playbook, opId, step.id, asFailure(error, ctx.log), standing);
       return;
     }
     const endedAt = deps.now().toISOString();
@@ -337,7 +352,7 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
           const step = latest?.steps.find((s) => s.status === 'pending' || s.status === 'running');
           if (!latest || !step || latest.state !== 'running') throw error;
           const failure = new StepFailure(`the bot could not reach ${cluster.name}: ${errorText(error)}`);
-          await stopAt(deps, log, playbook, opId, step.id, failure);
+          await stopAt(deps, log, playbook, opId, step.id, failure, unknownStanding(cluster, 'the bot could not reach it'));
         }
       },
       jobSignal,

@@ -93,6 +93,7 @@ export function buildProcessors(parts: ProcessorParts): Processors {
         logger,
         clock,
         state: records.gateState,
+        lock,
         runGate: standardGate(access, probeTimeoutMs),
         runningGates,
         onReport,

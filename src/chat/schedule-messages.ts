@@ -48,6 +48,26 @@ export function scheduledGateChangeMessage(
   return { text, blocks };
 }
 
+/**
+ * An operation holds the cluster: the scheduled gate stops judging it until the operation ends, and
+ * says so once. The verdict from before the operation is the one the next judgement compares with.
+ */
+export function scheduledGateHeldMessage(
+  cluster: string,
+  opId: string,
+  previous: { verdict: GateVerdict; changedAt: string } | undefined,
+): ChatMessage {
+  const before =
+    previous === undefined
+      ? 'no verdict before it'
+      : `${previous.verdict.passed ? 'passing' : `failing on ${checkList(previous.verdict.failing)}`} since ${formatTime(previous.changedAt)}`;
+  const text = `⏸ Operation ${opId} holds ${cluster}: the scheduled health gate does not judge it until the operation ends, then compares with the verdict before it (${before}).`;
+  return {
+    text,
+    blocks: [section(escapeMrkdwn(text)), context('The operation reports its own checks in its thread. `/talos health` runs a gate now.')],
+  };
+}
+
 /** The daily summary: the verdict, its last change, and how many scheduled gates ran since the last summary. */
 export function scheduledGateSummaryMessage(
   cluster: string,

@@ -3,11 +3,13 @@ import type { ChatMessage } from '../port/chat-port.ts';
 import { actions, context, escapeMrkdwn, formatTime, mentionUser, preformatted, section } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
+import { stopStateBlocks, type ClusterStanding } from './stop-state.ts';
 
 /**
- * The stop at the first failure: the reason, the evidence, and what may follow: a Retry when the
- * step is safe to run again, a Rollback of the node when the step asked it to change. It mentions
- * the operator who started the operation, who must act on it.
+ * The stop at the first failure: the reason, then where things stand (each node as the stop found
+ * it, and what the bot did not do), the evidence, and what may follow: a Retry when the step is
+ * safe to run again, a Rollback of the node when the step asked it to change, and a Cancel that
+ * releases the cluster. It mentions the operator who started the operation, who must act on it.
  */
 export function failureMessage(
   op: Operation,
@@ -17,14 +19,17 @@ export function failureMessage(
   presentation: Presentation,
   retryNote?: string,
   holdsLock = true,
+  standing?: ClusterStanding,
 ): ChatMessage {
   const where = step ? ` at ${presentation.stepLabel(step)}` : '';
   // An operation that holds no lock (a snapshot) leaves the cluster as free as it found it.
   const lock = holdsLock ? `the cluster stays locked to ${op.id} until an operator cancels it` : `${op.id} held no lock on ${op.cluster}`;
   const said = `❌ Stopped${where}: ${reason}. No further step ran; ${lock}.`;
   const operator = mentionUser(op.startedBy ?? op.requestedBy);
+  const state = stopStateBlocks(op, standing, presentation);
+  // The notification stays short; the blocks carry the nodes.
   const text = `${said} ${operator}`;
-  const blocks = [section(`${escapeMrkdwn(said)} ${operator}`)];
+  const blocks = [section(`${escapeMrkdwn(said)} ${operator}`), ...state.blocks];
   if (evidence.length > 0) blocks.push(preformatted(evidence));
   if (op.retry?.state === 'offered') {
     const again =
@@ -40,7 +45,12 @@ export function failureMessage(
           actionId: ACTION.retry,
           value: buttonValue(op.id, op.retry.nonce),
           style: 'primary',
-          confirm: { title: 'Run it again?', text: `${label}: ${again}.`.slice(0, 300), confirm: 'Retry', deny: 'Not yet' },
+          confirm: {
+            title: 'Run it again?',
+            text: `${label}: ${escapeMrkdwn(again)}.`.slice(0, 300),
+            confirm: 'Retry',
+            deny: 'Not yet',
+          },
         },
       ]),
     );
@@ -64,8 +74,30 @@ export function failureMessage(
       ]),
     );
   }
-  blocks.push(context(`\`/talos cancel ${op.id}\` releases the cluster once the incident is handled.`));
+  blocks.push(...cancelBlocks(op, holdsLock));
   return { text, blocks };
+}
+
+/**
+ * What a Cancel of the stopped operation releases: the cluster lock; the nodes stay as they are. An
+ * operation without a lock has nothing for a button to release: the command is named for the record.
+ */
+function cancelBlocks(op: Operation, holdsLock: boolean): ReturnType<typeof context>[] {
+  if (!holdsLock) return [context(`\`/talos cancel ${op.id}\` ends ${op.id}; it holds no lock, and the nodes stay as they are.`)];
+  const releases = `Cancel ends ${op.id} and releases the lock on ${op.cluster}; the nodes stay as they are, nothing is undone.`;
+  const note = context(`${escapeMrkdwn(releases)} \`/talos cancel ${op.id}\` does the same.`);
+  if (op.stopNonce === undefined) return [note];
+  return [
+    note,
+    actions(`cancel-${op.id}-${op.stopNonce}`, [
+      {
+        text: 'Cancel',
+        actionId: ACTION.cancelPlan,
+        value: buttonValue(op.id, op.stopNonce),
+        confirm: { title: 'Cancel the operation?', text: releases, confirm: 'Cancel it', deny: 'Keep' },
+      },
+    ]),
+  ];
 }
 
 /** The failure message once its Retry was clicked: the button goes, the record of who retried stays. */

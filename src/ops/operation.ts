@@ -251,6 +251,8 @@ export const OperationFields = z.object({
   notes: z.array(z.string()).default([]),
   /** The playbook's own fields (a Terraform change's plan, a rollback's parent), typed by its `data` schema when it reads them. */
   data: z.record(z.string(), z.unknown()).optional(),
+  /** The nonce of a stop's Cancel button: a Cancel from the message of an earlier stop is stale. */
+  stopNonce: z.string().optional(),
 });
 
 /** A stored operation; one an earlier version stored reads with its playbook's fields moved into `data`. */

@@ -12,7 +12,8 @@ export interface StoredVerdict {
 
 /**
  * What the scheduled gates remember between runs, per cluster, in Redis: the last verdict (so any
- * replica can tell a change) and the runs since the last daily summary. Bounded by the inventory:
+ * replica can tell a change), the operation whose hold of the cluster was last announced, and the
+ * runs since the last daily summary. Bounded by the inventory:
  * one entry per cluster, removed when the cluster or its schedule leaves it.
  */
 export interface ScheduledGateState {
@@ -22,11 +23,16 @@ export interface ScheduledGateState {
   countRun(cluster: string, passed: boolean): Promise<void>;
   /** The runs since the last summary, and starts counting again, in one step. */
   takeCounts(cluster: string): Promise<{ runs: number; failed: number }>;
+  /** The operation whose hold of the cluster the scheduled gate last announced, if any. */
+  announcedHold(cluster: string): Promise<string | undefined>;
+  /** Records that the gate said `opId` holds the cluster, so it says so once per operation. */
+  announceHold(cluster: string, opId: string): Promise<void>;
   forget(cluster: string): Promise<void>;
 }
 
 const verdictKey = (cluster: string): string => `talos:schedule:gate:${cluster}`;
 const countsKey = (cluster: string): string => `talos:schedule:gate-runs:${cluster}`;
+const holdKey = (cluster: string): string => `talos:schedule:gate-hold:${cluster}`;
 
 export function createScheduledGateState(redis: Redis): ScheduledGateState {
   return {
@@ -51,8 +57,14 @@ export function createScheduledGateState(redis: Redis): ScheduledGateState {
       const counts = (result?.[0]?.[1] ?? {}) as Record<string, string>;
       return { runs: Number(counts.runs ?? 0), failed: Number(counts.failed ?? 0) };
     },
+    async announcedHold(cluster) {
+      return (await redis.get(holdKey(cluster))) ?? undefined;
+    },
+    async announceHold(cluster, opId) {
+      await redis.set(holdKey(cluster), opId);
+    },
     async forget(cluster) {
-      await redis.del(verdictKey(cluster), countsKey(cluster));
+      await redis.del(verdictKey(cluster), countsKey(cluster), holdKey(cluster));
     },
   };
 }

@@ -53,10 +53,14 @@ export async function cancel(deps: MoveDeps, opId: string, by: string): Promise<
   return { ok: true, op, reply: `${ref} will stop after its current step; no node is left mid-upgrade. The thread will say when.` };
 }
 
-/** A plan's Cancel: the cancel of a plan still offered by this button; its answer is the cancel's either way. */
+/**
+ * The Cancel of a plan, or of a stop, still offered by this button; its answer is the cancel's either way.
+ * A stop's Cancel carries the stop's nonce: the button of an earlier stop, retried since, cancels nothing.
+ */
 export async function cancelPlan(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op } = click;
-  if (op.state !== 'planned' || op.planNonce !== click.nonce)
+  const current = op.state === 'planned' ? op.planNonce === click.nonce : op.state === 'failed' && op.stopNonce === click.nonce;
+  if (!current)
     return refused('stale', `\`${op.id}\` is ${op.state}; this Cancel button is no longer valid. Use \`/talos cancel ${op.id}\`.`);
   return cancel(deps, op.id, click.user);
 }

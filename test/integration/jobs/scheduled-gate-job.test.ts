@@ -5,6 +5,7 @@ import type { CheckResult } from '../../../src/health/check-result.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
+import { createClusterLock } from '../../../src/ops/cluster-lock.ts';
 import { createRunningGates } from '../../../src/ops/running-gate.ts';
 import { createScheduledGateState } from '../../../src/ops/scheduled-gate-state.ts';
 import { inventory, RecordingChat } from '../../support/engine-fixture.ts';
@@ -40,6 +41,7 @@ function fixture() {
   const client = redis.client();
   const state = createScheduledGateState(client);
   const runningGates = createRunningGates(client, { ttlMs: 60_000 });
+  const lock = createClusterLock(client);
   let next: GateReport | Error = report([]);
   let clock = new Date('2026-12-01T08:00:00.000Z');
   const logger = createLogger({ level: 'silent', scrubber: new SecretScrubber() });
@@ -49,6 +51,7 @@ function fixture() {
     logger,
     state,
     runningGates,
+    lock,
     clock: { now: () => clock },
     runGate: () => (next instanceof Error ? Promise.reject(next) : Promise.resolve(next)),
   };
@@ -58,6 +61,7 @@ function fixture() {
     chat,
     state,
     runningGates,
+    lock,
     /** One scheduled tick, 15 minutes after the last, whose gate finds `result`. */
     async tick(result: GateReport | Error) {
       next = result;
@@ -134,6 +138,42 @@ describe('a scheduled health gate', () => {
     expect(result).toEqual({ skipped: 'gate-running' });
     expect(f.chat.posts).toEqual([]);
     expect(await f.runningGates.get('production')).toEqual({ job: 'health-1', requestedBy: 'U0ALICE' });
+  });
+
+  it('says once per operation that one holds the cluster, posts no flip while it does, and judges against the verdict before it', async () => {
+    // Arrange
+    const f = fixture();
+    await f.tick(report([]));
+    await f.lock.acquire('production', 'op-upgrade1');
+
+    // Act: a drained, rebooting node fails the gate while the upgrade runs
+    const during = [await f.tick(report(['nodes'])), await f.tick(report(['nodes'])), await f.tick(report([]))];
+    await f.lock.release('production', 'op-upgrade1');
+    const after = await f.tick(report([]));
+    await f.lock.acquire('production', 'op-upgrade2');
+    const second = await f.tick(report(['nodes']));
+    await f.lock.release('production', 'op-upgrade2');
+    const failing = await f.tick(report(['flux']));
+
+    // Assert
+    expect(during).toEqual([
+      { skipped: 'operation-running', posted: true },
+      { skipped: 'operation-running', posted: false },
+      { skipped: 'operation-running', posted: false },
+    ]);
+    expect(after).toEqual({ passed: true, posted: false });
+    expect(second).toEqual({ skipped: 'operation-running', posted: true });
+    expect(failing).toEqual({ passed: false, posted: true });
+    const roots = f.roots();
+    expect(roots).toHaveLength(4);
+    expect(roots[1]).toMatch(
+      /^⏸ Operation op-upgrade1 holds production: the scheduled health gate does not judge it until the operation ends/,
+    );
+    expect(roots[1]).toContain('(passing since');
+    expect(roots[2]).toMatch(/^⏸ Operation op-upgrade2 holds production/);
+    expect(roots[3]).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*08:15 UTC>\)\. Stop: flux failed$/);
+    expect(await f.state.announcedHold('production')).toBe('op-upgrade2');
+    expect(await f.state.last('production')).toMatchObject({ verdict: { passed: false, failing: ['flux'] } });
   });
 
   it('posts a daily summary with the verdict, its last change and the runs since the last summary', async () => {

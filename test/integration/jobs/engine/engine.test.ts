@@ -436,6 +436,46 @@ describe('the engine pages the people who must act', () => {
   });
 });
 
+describe('a stop reads where things stand', () => {
+  /** A cluster that never answers: every read waits until its signal gives up. */
+  function silentContext(probeMs: number): WalkContext {
+    const hang = (signal?: AbortSignal): Promise<never> =>
+      new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new Error('no answer')), { once: true }));
+    const talosctl = {
+      binary: 'talosctl',
+      run: (_args: string[], _nodes: string[], options?: { signal?: AbortSignal }) => hang(options?.signal),
+    };
+    const session = { kube: { listNodes: (signal: AbortSignal) => hang(signal) } } as unknown as ClusterSession;
+    const deps = { ...f.deps, timeouts: { ...f.deps.timeouts, probeMs } };
+    return { ...context(), deps, session, talosctl: talosctl as unknown as Talosctl };
+  }
+
+  it('records the stop when no read answers within the probe timeout, each node unknown, with a Cancel only the nonce of this stop works', async () => {
+    // Arrange
+    const op = await started({ rootTs: '1700000000.000201', steps: [step('first'), step('second')] });
+
+    // Act
+    await walkOperation(silentContext(50), op.id, playbook([], { runStep: () => Promise.reject(new StepFailure('upgrade-k8s failed')) }));
+
+    // Assert
+    const failed = await stored(op.id);
+    expect(failed.state).toBe('failed');
+    const stop = f.chat.posts.find((p) => p.threadTs === op.rootTs && p.message.text.includes('❌ Stopped'))!;
+    const shown = JSON.stringify(stop.message.blocks);
+    for (const node of ['10.0.30.11', '10.0.30.12', '10.0.30.13'])
+      expect(shown).toContain(`${node}: version unknown · Ready unknown · cordoned unknown · not touched by this operation`);
+    expect(shown).toContain('Not run: ');
+    expect(shown).toContain(`"value":"${op.id}.${failed.stopNonce}"`);
+    const lifecycle = f.lifecycle();
+    const click = { op: failed, messageTs: stop.ts, user: 'U0BOB' };
+    const stale = await lifecycle.cancelPlan({ ...click, nonce: 'an0ldst0p' });
+    const cancelled = await lifecycle.cancelPlan({ ...click, nonce: failed.stopNonce! });
+    expect([stale.ok, cancelled.ok]).toEqual([false, true]);
+    expect((await stored(op.id)).state).toBe('cancelled');
+    expect(await f.deps.lock.holder('production')).toBeUndefined();
+  });
+});
+
 describe('the end of an operation', () => {
   it('attaches the maintenance record whatever the ending, and gives back what the playbook kept only once it is final', async () => {
     // Arrange: one operation completes, one stops at a failure, then is cancelled.
