@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
-import { approveUntilDone, clickStart, opLink, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { approveUntilDone, clickStart, originalButtonValue, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
 const NODES = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
@@ -35,7 +35,15 @@ describe('an upgrade stopped half-way, cancelled, then asked for again', () => {
     expect((await approveUntilDone(harness, first)).text).toContain('stopped at the first failure');
     expect(harness.sim.node('production', '10.0.30.11').talosVersion).toBe(TARGET);
     expect(harness.sim.node('production', '10.0.30.12').talosVersion).toBe('v1.11.6');
-    expect(await harness.command(`cancel ${first.opId}`)).toContain(`Cancelled ${opLink(first)}`);
+    // The stop's own Cancel button ends it and frees the cluster; the nodes stay as they are.
+    const stop = harness.slack.thread(CHANNELS.production, first.root.ts).findLast((m) => m.text.includes('❌ Stopped'))!;
+    await harness.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: stop.ts,
+      actionId: 'talos-op-cancel',
+      value: originalButtonValue(harness, CHANNELS.production, stop.ts, 'talos-op-cancel'),
+    });
     await waitForRootState(harness, first, /cancelled/);
     harness.sim.faults.clear('production', 'upgradeError');
     const snapshotsBefore = snapshotFiles(harness);
