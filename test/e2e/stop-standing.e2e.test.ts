@@ -57,10 +57,11 @@ describe('a stop says where things stand', () => {
     expect(JSON.stringify(blocks[at + 2])).toContain(
       'The bot did not touch talos-prd-cp-3. Not run: verify every node runs the target, final health gate.',
     );
-    // The safe next actions: a Rollback of the node the upgrade changed, and a Cancel saying what it releases
+    // The safe next actions: a Retry saying what it would do, a Rollback of the node the upgrade changed, and a Cancel saying what it releases
     const buttons = blocks.filter((b) => b.type === 'actions').flatMap((b) => b.elements!);
-    expect(buttons.map((b) => b.action_id)).toEqual(['talos-node-rollback', 'talos-op-cancel']);
-    expect(buttons[1]!.confirm!.text.text).toContain('releases the lock on production; the nodes stay as they are');
+    expect(buttons.map((b) => b.action_id)).toEqual(['talos-op-retry', 'talos-node-rollback', 'talos-op-cancel']);
+    expect(buttons[0]!.confirm!.text.text).toContain('Retry looks at 10.0.30.12 first');
+    expect(buttons[2]!.confirm!.text.text).toContain('releases the lock on production; the nodes stay as they are');
 
     // Act: the operator cancels from the stop
     await harness.slack.clickButton({
@@ -68,7 +69,7 @@ describe('a stop says where things stand', () => {
       channel: CHANNELS.production,
       messageTs: stop.ts,
       actionId: 'talos-op-cancel',
-      value: buttons[1]!.value,
+      value: buttons[2]!.value,
     });
 
     // Assert: the operation ends, the cluster is free, and no node was touched by the cancel
@@ -79,7 +80,7 @@ describe('a stop says where things stand', () => {
     expect(await harness.command('status')).toContain('no operation holds it');
     expect([1, 1, 0]).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13'].map((a) => harness.sim.upgradeCount('production', a)));
     expect(harness.sim.node('production', '10.0.30.12').talosVersion).toBe(TARGET);
-  });
+  }, 180_000);
 
   it('offers a Retry that says what it does when the drain of the second node fails, and shows that node cordoned', async () => {
     // Arrange: Talos 1.13 nodes, whose client drains (cmd/talosctl/cmd/talos/upgrade.go v1.13.9)
