@@ -428,6 +428,11 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
 
   // The state is written before the entry that ends the audit: let that entry, and every reply, land before judging.
   let record = opId ? await readOperation(h.redis.url, opId) : { op: undefined, raw: '' };
+  // A preflight refusal can be stored before its message is posted: wait for the message the thread hangs off.
+  for (const by = Date.now() + 10_000; opId && rootTs === undefined && Date.now() < by; await sleep(100)) {
+    rootTs = record.op?.rootTs ?? h.slack.channelMessages(CHANNEL).find((m) => m.text.includes(opId!))?.ts;
+    if (rootTs === undefined) record = await readOperation(h.redis.url, opId);
+  }
   if (opId && rootTs) {
     const settled = (op: RecordedOperation): boolean =>
       op.audit.some((a) => FINAL_EVENTS.includes(a.event)) && auditEntriesIn(threadOf(h, rootTs!)) >= op.audit.length;
