@@ -29,9 +29,13 @@ const PROBE = fileURLToPath(new URL('./loop-delay-probe.ts', import.meta.url));
 const hasButton = (m: Message | undefined, actionId: string): boolean =>
   JSON.stringify(m?.blocks ?? []).includes(`"action_id":"${actionId}"`);
 
-/** The first talosctl or tofu call on `cluster` the simulator recorded from `from` on (the Kubernetes API keeps no record of requests). */
+/**
+ * The first talosctl call on `cluster` the simulator recorded from `from` on: a call to the
+ * cluster itself (`tofu output` only reads the credentials from the state; the Kubernetes API
+ * keeps no record of requests).
+ */
 function firstClusterCall(h: Harness, cluster: string, from: number): { at: number; what: string } | undefined {
-  const call = h.sim.calls.find((c) => c.cluster === cluster && c.startedAt >= from);
+  const call = h.sim.calls.find((c) => c.bin === 'talosctl' && c.cluster === cluster && c.startedAt >= from);
   return call && { at: call.startedAt, what: `${call.bin} ${call.argv[0] ?? ''}` };
 }
 
