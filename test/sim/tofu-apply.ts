@@ -164,7 +164,7 @@ function goSeconds(total: number): string {
 }
 
 /** hook_ui.go `stillApplying` (v1.12.6): every 10 s of a change, its address, what it is still doing, the prior id, the time so far. */
-function stillApplying(io: ExecIO, shown: string, phase: string, id: unknown, lines: number): void {
+function stillApplying(io: ExecIO, shown: string, phase: string, id: string | number | boolean | undefined, lines: number): void {
   const doing = phase === 'delete' || phase === 'delete-deposed' ? 'destroying' : phase === 'update' ? 'modifying' : 'creating';
   const idSuffix = id === undefined || doing === 'creating' ? '' : `id=${String(id)}, `;
   for (let i = 1; i <= lines; i += 1) io.out(`${shown}: Still ${doing}... [${idSuffix}${goSeconds(10 * i)} elapsed]\n`);
