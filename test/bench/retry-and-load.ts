@@ -188,7 +188,10 @@ function fleetShapes(count: number): { shapes: ClusterShape[]; channelOf: (name:
  * and a `tofu apply` printing thousands of lines run at once, beside the bare Bolt app (no load)
  * under the same command load: `/talos help`, one after the other, from the same emulator.
  */
-export async function acksUnderLoad(rows: Row[], options: { clusters: number; acks: number; tofuLines: number }): Promise<void> {
+export async function acksUnderLoad(
+  rows: Row[],
+  options: { clusters: number; acks: number; tofuLines: number; windowMs: number },
+): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-loop-'));
   const file = join(dir, 'loop-delay.json');
   const { shapes, channelOf, extra } = fleetShapes(options.clusters);
@@ -250,16 +253,19 @@ export async function acksUnderLoad(rows: Row[], options: { clusters: number; ac
     ]).finally(() => {
       loadDone = true;
     });
-    const loadedAcks = await helpAcks(h, 1, () => !loadDone);
-    const settled = await load;
+    // The window ends when the load does, or after `windowMs` of it; what is still running then is named in the figure.
+    const until = from + options.windowMs;
+    const loadedAcks = await helpAcks(h, 1, () => !loadDone && Date.now() < until);
     const loadMs = Date.now() - from;
     const loaded = await loopDelay(file, Date.now());
+    const settled = await Promise.race([load, sleep(1000).then(() => [] as PromiseSettledResult<unknown>[])]);
     const tofuLines = h.slack
       .uploadedFiles()
       .filter((f) => f.filename === `${change.opId}-tofu-apply.log`)
       .reduce((n, f) => n + f.content.split('\n').length, 0);
     const failed = settled.map((s, i) => (s.status === 'rejected' ? `${['upgrade', 'tofu apply', 'gates'][i]}: ${String(s.reason)}` : ''));
-    const note = `${shapes.length} gates, a production upgrade, a tofu apply of ${tofuLines} log lines, over ${round(loadMs / 1000, 1)} s${failed.some((f) => f !== '') ? `; did not finish: ${failed.filter((f) => f !== '').join('; ')}` : ''}`;
+    const unfinished = settled.length === 0 ? ['still running at the end of the window'] : failed.filter((f) => f !== '');
+    const note = `${shapes.length} gates, a production upgrade, a tofu apply of ${tofuLines} log lines, over ${round(loadMs / 1000, 1)} s${unfinished.length > 0 ? `; load not finished: ${unfinished.join('; ')}` : ''}`;
     rows.push({
       figure: `ack p99 under load (${note}; ${loadedAcks.length} acks against ${bareAcks.length} to the bare app over ${round(bareMs / 1000, 1)} s)`,
       value: round(percentile(loadedAcks, 99)),
