@@ -5,12 +5,13 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { productionShape, stagingShape } from '../sim/index.ts';
 import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
-import { mean, percentile, round } from './stats.ts';
+import { acksUnderLoad, retryToFirstCall } from './retry-and-load.ts';
+import { mean, percentile, round, type Row } from './stats.ts';
 
 const FLEET = Number(process.env.BENCH_FLEET ?? 50);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -21,14 +22,20 @@ const OPERATOR_GROUP = 'S0SRE';
 /** A documentation address (TEST-NET-1), never a node: the command is authorized, then refused, and starts nothing. */
 const NOT_A_NODE = '192.0.2.1';
 
-interface Row {
-  figure: string;
-  value: number;
-  unit: string;
-  baseline?: number;
-  ratio?: number;
-  target?: string;
-}
+/**
+ * Sections to run, comma-separated, default all: `main` (acks, health gate, one upgrade), `fleet`
+ * (50 gates at once), `retry` (Retry click to the first cluster call), `load` (acks and event-loop
+ * delay under load).
+ */
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'main,fleet,retry,load').split(',').map((s) => s.trim()));
+/** Runs of the Retry figure, each with a stop and a Retry at each of three control planes. */
+const RETRY_RUNS = Number(process.env.BENCH_RETRY_RUNS ?? 2);
+/** Acks of the bare app's baseline under load; the bot is measured for as long as its load runs. */
+const LOAD_ACKS = Number(process.env.BENCH_LOAD_ACKS ?? 300);
+/** "Still modifying..." lines per resource of the chatty tofu apply. */
+const TOFU_LINES = Number(process.env.BENCH_TOFU_LINES ?? 2000);
+/** The longest the loaded window lasts, in s, should the load take longer. */
+const LOAD_WINDOW_S = Number(process.env.BENCH_LOAD_WINDOW_SECONDS ?? 180);
 const rows: Row[] = [];
 
 interface Latencies {
@@ -194,6 +201,16 @@ async function fleetScale(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (SECTIONS.has('main')) await mainSection();
+  if (SECTIONS.has('fleet')) await fleetScale();
+  if (SECTIONS.has('retry')) await retryToFirstCall(rows, RETRY_RUNS);
+  if (SECTIONS.has('load'))
+    await acksUnderLoad(rows, { clusters: FLEET, acks: LOAD_ACKS, tofuLines: TOFU_LINES, windowMs: LOAD_WINDOW_S * 1000 });
+  await report();
+}
+
+/** Acks against the bare app, the health gate against its slowest probe, one production upgrade. */
+async function mainSection(): Promise<void> {
   const h = await startHarness({
     deferStart: true,
     env: { LOG_LEVEL: 'info' },
@@ -374,10 +391,10 @@ async function main(): Promise<void> {
   } finally {
     await h.stop();
   }
+}
 
-  await fleetScale();
-
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+async function report(): Promise<void> {
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end`;
   const date = new Date().toISOString();
   const table = [
     '| figure | value | baseline | ratio | target |',
@@ -394,3 +411,5 @@ async function main(): Promise<void> {
 }
 
 await main();
+// A load still running when its window ended would keep the process alive until its waits time out.
+process.exit(0);

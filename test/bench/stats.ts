@@ -1,3 +1,13 @@
+/** One line of the benchmark's table: a figure, and its baseline measured in the same run when it has one. */
+export interface Row {
+  figure: string;
+  value: number;
+  unit: string;
+  baseline?: number;
+  ratio?: number;
+  target?: string;
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

@@ -25,9 +25,12 @@ import {
 } from './faults.ts';
 import {
   checkInvariants,
+  MAX_RETRIES,
   outcomeOf,
   RecordedOperation,
+  type NodeSeen,
   type Outcome,
+  type RetryClick,
   type RunEvidence,
   type ThreadReply,
   type Violation,
@@ -77,6 +80,12 @@ export interface RunReport {
   trace: string[];
   /** Why the estate could not be put back after the run, when it could not. */
   resetProblem: string | undefined;
+  /** Whether the fault was transient: a stop it caused must end completed after Retry. */
+  transient: boolean;
+  /** Stops the driver answered with Retry (distinct Retry buttons clicked). */
+  retries: number;
+  /** The run ended stopped, and its stop offered no Retry to click. */
+  noRetryOffered: boolean;
 }
 
 const hasButton = (blocks: unknown, actionId: string): boolean => JSON.stringify(blocks ?? []).includes(`"action_id":"${actionId}"`);
@@ -245,6 +254,7 @@ async function operate(
   ctx: ChaosContext,
   opId: string,
   deadline: number,
+  retrying: Retrying,
 ): Promise<{ rootTs: string | undefined; ended: boolean }> {
   const clicks = new Map<string, number>();
   const clickedRecently = (key: string, ms: number): boolean => Date.now() - (clicks.get(key) ?? 0) < ms;
@@ -254,8 +264,11 @@ async function operate(
     if (Date.now() - lastPoll > 200) {
       lastPoll = Date.now();
       const { op } = await readOperation(h.redis.url, opId);
-      if (op && TERMINAL.includes(op.state)) return { rootTs: op.rootTs ?? rootTs, ended: true };
       if (op?.rootTs) rootTs = op.rootTs;
+      if (op && TERMINAL.includes(op.state)) {
+        const retried = rootTs !== undefined && (await clickRetry(h, ctx, op, rootTs, retrying, clicks));
+        if (!retried && !retrying.mayComeLater(op)) return { rootTs: op.rootTs ?? rootTs, ended: true };
+      }
     }
     rootTs ??= h.slack.channelMessages(CHANNEL).find((m) => m.text.includes(opId))?.ts;
     const root = rootTs === undefined ? undefined : h.slack.message(CHANNEL, rootTs);
@@ -285,6 +298,49 @@ async function operate(
     await sleep(40);
   }
   return { rootTs, ended: false };
+}
+
+/** What the driver needs to answer a stop with Retry, and what it records of each click. */
+interface Retrying {
+  /** The fault is transient and has been lifted: a Retry now should see it gone. */
+  ready(): boolean;
+  /** A stop that may still be retried once the fault lifts: the driver keeps waiting for it. */
+  mayComeLater(op: RecordedOperation): boolean;
+  readonly clicks: RetryClick[];
+}
+
+const retryOffered = (op: RecordedOperation): boolean => op.state === 'failed' && op.retry?.state === 'offered';
+
+/**
+ * Clicks Retry, as an approver, on a stop that offers it once the transient fault is gone, at most
+ * {@link MAX_RETRIES} times per run; a click that changed nothing (the bot was down) is repeated
+ * after a while. Each click records what every control plane runs at that moment. True when it clicked.
+ */
+async function clickRetry(
+  h: Harness,
+  ctx: ChaosContext,
+  op: RecordedOperation,
+  rootTs: string,
+  retrying: Retrying,
+  clicks: Map<string, number>,
+): Promise<boolean> {
+  if (!retryOffered(op) || !retrying.ready() || !op.retry) return false;
+  const { nonce } = op.retry;
+  const distinct = new Set(retrying.clicks.map((c) => c.nonce));
+  if (!distinct.has(nonce) && distinct.size >= MAX_RETRIES) return false;
+  if (Date.now() - (clicks.get(`retry-${nonce}`) ?? 0) < 4000) return true;
+  const message = [h.slack.message(CHANNEL, rootTs), ...h.slack.thread(CHANNEL, rootTs)].find(
+    (m) => m !== undefined && hasButton(m.blocks, 'talos-op-retry') && JSON.stringify(m.blocks).includes(nonce),
+  );
+  // The stop message may still be on its way to the thread.
+  if (!message) return true;
+  clicks.set(`retry-${nonce}`, Date.now());
+  const nodes: Record<string, NodeSeen> = {};
+  for (const n of h.sim.cluster(CLUSTER).nodes) nodes[n.address] = { version: n.talosVersion, bootId: n.bootId, stage: n.stage };
+  retrying.clicks.push({ at: Date.now(), nonce, nodes });
+  ctx.note(`Retry clicked on ${op.retry.step} (${op.reason ?? 'no reason'})`);
+  await h.slack.clickButton({ user: USERS.carol, channel: CHANNEL, messageTs: message.ts, actionId: 'talos-op-retry' });
+  return true;
 }
 
 /** One seeded run on the bench's harness. */
@@ -323,11 +379,26 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   } catch (error) {
     ctx.note(`the fault could not be armed: ${(error as Error).message}`);
   }
+  let injectionDone = false;
   const injection = (async () => {
     if (!(await waitForTrigger(ctx, plan.trigger))) return;
     ctx.note(`fault ${plan.fault} fires at ${describeTrigger(plan.trigger)}`);
     await plan.inject(ctx);
-  })().catch((error: unknown) => ctx.note(`the fault could not be injected: ${(error as Error).message}`));
+  })()
+    .catch((error: unknown) => ctx.note(`the fault could not be injected: ${(error as Error).message}`))
+    .finally(() => {
+      injectionDone = true;
+    });
+  const retrying: Retrying = {
+    // A fault that stays until the run ends is cleared only after it: its stop is the end.
+    ready: () => plan.transient && injectionDone && h.bot.running(),
+    mayComeLater: (op) =>
+      plan.transient &&
+      retryOffered(op) &&
+      (!injectionDone || !h.bot.running()) &&
+      new Set(retrying.clicks.map((c) => c.nonce)).size < MAX_RETRIES,
+    clicks: [],
+  };
 
   let opId: string | undefined;
   let ended = false;
@@ -339,7 +410,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     ctx.milestones.commandAt = Date.now();
     opId = await sendCommand(h, ctx);
     ctx.note(`operation ${opId}`);
-    ({ rootTs, ended } = await operate(h, ctx, opId, deadline));
+    ({ rootTs, ended } = await operate(h, ctx, opId, deadline, retrying));
     if (ended) endedSeenAt = Date.now();
   } catch (error) {
     ctx.note(`the driver gave up: ${(error as Error).message}`);
@@ -357,6 +428,11 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
 
   // The state is written before the entry that ends the audit: let that entry, and every reply, land before judging.
   let record = opId ? await readOperation(h.redis.url, opId) : { op: undefined, raw: '' };
+  // A preflight refusal can be stored before its message is posted: wait for the message the thread hangs off.
+  for (const by = Date.now() + 10_000; opId && rootTs === undefined && Date.now() < by; await sleep(100)) {
+    rootTs = record.op?.rootTs ?? h.slack.channelMessages(CHANNEL).find((m) => m.text.includes(opId!))?.ts;
+    if (rootTs === undefined) record = await readOperation(h.redis.url, opId);
+  }
   if (opId && rootTs) {
     const settled = (op: RecordedOperation): boolean =>
       op.audit.some((a) => FINAL_EVENTS.includes(a.event)) && auditEntriesIn(threadOf(h, rootTs!)) >= op.audit.length;
@@ -405,6 +481,8 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     ],
     botExits: h.bot.exits() - exitsFrom,
     readyWhileSlackAway: ctx.readyWhileSlackAway,
+    transient: plan.transient,
+    retryClicks: retrying.clicks,
   };
   const violations = checkInvariants(evidence);
   const resetProblem = await bench.reset(opId);
@@ -420,6 +498,9 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     durationMs: Date.now() - started,
     trace,
     resetProblem,
+    transient: plan.transient,
+    retries: new Set(retrying.clicks.map((c) => c.nonce)).size,
+    noRetryOffered: record.op !== undefined && record.op.state !== 'completed' && !retryOffered(record.op),
   };
 }
 

@@ -92,6 +92,13 @@ export interface FaultPlan {
   trigger: Trigger;
   /** The drawn parameters, for the log line. */
   detail: string;
+  /**
+   * Whether the fault is gone by itself once lifted (a call failing once, the bot killed and
+   * started again, Redis restarted, Slack away for a while): a stop it caused must be resumed by
+   * Retry. A fault that stays until the run ends (a node that never becomes Ready, an upgrade that
+   * stalls, a silent revert, a second bot) is not: its stop is the right end.
+   */
+  transient: boolean;
   /** Set-up before the command is sent (a node fault the simulator applies at that node's reboot, a bot started ahead). */
   arm?(ctx: ChaosContext): void | Promise<void>;
   /** Called once the trigger fires. Resolves when the fault has done its work (a restart finished). */
@@ -240,6 +247,7 @@ const slackUnreachable: Draw = (rng, nodes) => {
     fault: 'slack-unreachable',
     trigger: anyMoment(rng, nodes),
     detail: `for=${forMs}ms how=${how}`,
+    transient: true,
     async inject(ctx) {
       outage = ctx.h.slack.socketOutage({ how, forMs });
       ctx.tookEffect();
@@ -280,6 +288,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'bot-kill',
       trigger: anyMoment(rng, nodes),
       detail: `down=${downMs}ms`,
+      transient: true,
       async inject(ctx) {
         await ctx.h.bot.kill();
         ctx.tookEffect();
@@ -306,6 +315,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'redis-restart',
       trigger: anyMoment(rng, nodes),
       detail: `down=${downMs}ms ${hard ? 'SIGKILL' : 'SIGTERM'}`,
+      transient: true,
       async inject(ctx) {
         await ctx.h.redis.stop({ hard });
         ctx.tookEffect();
@@ -329,6 +339,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'slack-429',
       trigger: anyMoment(rng, nodes),
       detail: `count=${count} retryAfter=1s`,
+      transient: true,
       async inject(ctx) {
         ctx.h.slack.faults.rateLimit({ count, retryAfterSec: 1 });
         ctx.tookEffect();
@@ -357,6 +368,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'slack-5xx',
       trigger: anyMoment(rng, nodes),
       detail: `count=${count} status=${status}${afterWrite ? ' after writing' : ''}`,
+      transient: true,
       async inject(ctx) {
         ctx.h.slack.faults.serverError({ count, status, afterWrite });
         ctx.tookEffect();
@@ -385,6 +397,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'talosctl-hang',
       trigger,
       detail: path === 'upgrade' ? `upgrade of ${node} stalls` : `path="${path}"`,
+      transient: path !== 'upgrade',
       async inject(ctx) {
         if (path === 'upgrade') {
           ctx.h.sim.faults.set(CLUSTER, { upgradeHang: [node] });
@@ -439,6 +452,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'talosctl-fail',
       trigger: anyMoment(rng, nodes),
       detail: `path="${path}" calls=${calls}`,
+      transient: true,
       async inject(ctx) {
         since = ctx.h.sim.calls.length;
         ctx.h.sim.faults.set(CLUSTER, { fail: { [path]: stderr } });
@@ -469,6 +483,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'node-not-ready',
       trigger: { at: 'node-up', node, delayMs: 0 },
       detail: recoverMs === undefined ? `${node} stays NotReady after its reboot` : `${node} NotReady for ${recoverMs}ms once back`,
+      transient: recoverMs !== undefined,
       arm(ctx) {
         if (recoverMs !== undefined) return;
         ctx.h.sim.faults.set(CLUSTER, { upgradeStaysNotReady: [node] });
@@ -507,6 +522,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'silent-revert',
       trigger: { at: 'command', delayMs: 0 },
       detail: `${node} boots the old image`,
+      transient: false,
       arm(ctx) {
         ctx.h.sim.faults.set(CLUSTER, { upgradeSilentRevert: [node] });
         ctx.tookEffect();
@@ -546,6 +562,7 @@ const DRAW: Record<FaultName, Draw> = {
       fault: 'second-bot',
       trigger: ahead ? { at: 'command', delayMs: 0 } : earlyMoment(rng),
       detail: ahead ? 'started before the command, until the end of the run' : 'until the end of the run',
+      transient: false,
       arm: ahead ? start : undefined,
       inject: ahead ? () => Promise.resolve() : start,
       // The driver stops the extra bots after collecting their logs.

@@ -12,8 +12,12 @@ import {
   nodesOf,
   nodeUpgradedTwice,
   operationOutcome,
+  installsByNode,
   readyWithoutSlack,
+  retryReissuedUpgrade,
   rollbackWithoutApproval,
+  transientStopNotResumed,
+  type NodeSeen,
   stepOutsideWindow,
   upgradeWithoutApproval,
   type RecordedOperation,
@@ -126,12 +130,40 @@ describe('the chaos invariants', () => {
     expect(checkInvariants(completedRun())).toEqual([]);
   });
 
-  it('catch a node upgraded twice', () => {
+  it('catch a node upgraded twice: a second image installed and rebooted into', () => {
     const run = completedRun();
-    const events = [...run.events, { at: T0 + 5000, cluster: 'production', node: CPS[1]!, kind: 'upgrade-start' as const }];
+    const events: SimEvent[] = [
+      ...run.events,
+      { at: T0 + 5000, cluster: 'production', node: CPS[1]!, kind: 'upgrade-start' },
+      { at: T0 + 5100, cluster: 'production', node: CPS[1]!, kind: 'reboot' },
+      { at: T0 + 5300, cluster: 'production', node: CPS[1]!, kind: 'up' },
+    ];
     expect(nodeUpgradedTwice({ ...run, events })).toEqual([
-      { invariant: 'node-upgraded-twice', detail: '10.0.30.12 was upgraded 2 times' },
+      {
+        invariant: 'node-upgraded-twice',
+        detail: '10.0.30.12 installed an image and rebooted 2 times (2 upgrade request(s) accepted)',
+      },
     ]);
+  });
+
+  it('count no upgrade for a request the node refused, one that stalled before its reboot, or the reboot of a rollback', () => {
+    const run = completedRun();
+    const node = CPS[1]!;
+    const events: SimEvent[] = [
+      ...run.events,
+      { at: T0 + 5000, cluster: 'production', node, kind: 'upgrade-rejected' },
+      { at: T0 + 6000, cluster: 'production', node, kind: 'rollback' },
+      { at: T0 + 6100, cluster: 'production', node, kind: 'reboot' },
+      { at: T0 + 6300, cluster: 'production', node, kind: 'up' },
+      { at: T0 + 7000, cluster: 'production', node, kind: 'upgrade-start' },
+      { at: T0 + 7100, cluster: 'production', node, kind: 'upgrade-failed' },
+      { at: T0 + 7200, cluster: 'production', node, kind: 'reboot' },
+      { at: T0 + 7300, cluster: 'production', node, kind: 'up' },
+      { at: T0 + 8000, cluster: 'production', node: CPS[2]!, kind: 'upgrade-start' },
+    ];
+
+    expect(installsByNode({ ...run, events }).get(node)).toBe(1);
+    expect(nodeUpgradedTwice({ ...run, events })).toEqual([]);
   });
 
   it('catch two control planes out of service at once', () => {
@@ -470,5 +502,114 @@ describe('the bot process and its readiness', () => {
       },
     ]);
     expect(checkInvariants({ ...completedRun(), botExits: 2 }).map((v) => v.invariant)).toContain('bot-process-ended');
+  });
+
+  describe('after a Retry', () => {
+    const TARGET = 'v1.12.11';
+    const OLD = 'v1.11.6';
+    const seen = (version: string, stage = 'running'): NodeSeen => ({ version, bootId: `boot-${version}`, stage });
+    /** The run stopped at the second control plane; the Retry was clicked at T0 + 10 s. */
+    const CLICK = T0 + 10_000;
+    function retried(nodes: Record<string, NodeSeen>, extra: Partial<RunEvidence> = {}): RunEvidence {
+      const run = completedRun();
+      return {
+        ...run,
+        transient: true,
+        retryClicks: [{ at: CLICK, nonce: 'r1', nodes }],
+        calls: [],
+        events: [{ at: T0 + 1000, cluster: 'production', node: CPS[0], kind: 'up', toVersion: TARGET }],
+        ...extra,
+      };
+    }
+
+    it('allow an upgrade of a node that still ran the old version, Ready, at the click', () => {
+      const run = retried({ [CPS[0]!]: seen(TARGET), [CPS[1]!]: seen(OLD), [CPS[2]!]: seen(OLD) });
+      const calls = [talosctl('upgrade', CPS[1]!, CLICK + 500), talosctl('upgrade', CPS[2]!, CLICK + 2000)];
+      expect(retryReissuedUpgrade({ ...run, calls })).toEqual([]);
+    });
+
+    it('catch an upgrade sent to a node that ran the target at the click', () => {
+      const run = retried({ [CPS[0]!]: seen(TARGET), [CPS[1]!]: seen(TARGET), [CPS[2]!]: seen(OLD) });
+      const calls = [talosctl('upgrade', CPS[1]!, CLICK + 500)];
+      expect(retryReissuedUpgrade({ ...run, calls })).toEqual([
+        {
+          invariant: 'retry-reissued-upgrade',
+          detail: `talosctl upgrade of ${CPS[1]} at ${iso(CLICK + 500)}, after the Retry of ${iso(CLICK)}: ${CPS[1]} already ran ${TARGET}`,
+        },
+      ]);
+    });
+
+    it('catch an upgrade sent to a node that came back on the target after the click', () => {
+      const run = retried({ [CPS[0]!]: seen(TARGET), [CPS[1]!]: seen(OLD, 'rebooting'), [CPS[2]!]: seen(OLD) });
+      const events: SimEvent[] = [
+        { at: CLICK - 200, cluster: 'production', node: CPS[1]!, kind: 'reboot' },
+        { at: CLICK + 300, cluster: 'production', node: CPS[1]!, kind: 'up', toVersion: TARGET },
+      ];
+      const calls = [talosctl('upgrade', CPS[1]!, CLICK + 900)];
+      expect(retryReissuedUpgrade({ ...run, events, calls }).map((v) => v.detail)).toEqual([
+        `talosctl upgrade of ${CPS[1]} at ${iso(CLICK + 900)}, after the Retry of ${iso(CLICK)}: ${CPS[1]} already ran ${TARGET}`,
+      ]);
+    });
+
+    it('catch an upgrade sent to a node whose upgrade was in flight, with no boot seen since', () => {
+      const run = retried({ [CPS[0]!]: seen(TARGET), [CPS[1]!]: seen(OLD), [CPS[2]!]: seen(OLD) });
+      const events: SimEvent[] = [{ at: CLICK - 2000, cluster: 'production', node: CPS[1]!, kind: 'upgrade-start', toVersion: TARGET }];
+      const calls = [talosctl('upgrade', CPS[1]!, CLICK + 500)];
+      expect(retryReissuedUpgrade({ ...run, events, calls }).map((v) => v.detail)).toEqual([
+        `talosctl upgrade of ${CPS[1]} at ${iso(CLICK + 500)}, after the Retry of ${iso(CLICK)}: the upgrade state of ${CPS[1]} was unknown (upgrade-start at ${iso(CLICK - 2000)}, and no boot since)`,
+      ]);
+      // A node between boots at the click, with no event recorded in the run, is unknown too.
+      const rebooting = retried({ [CPS[0]!]: seen(TARGET), [CPS[1]!]: seen(OLD, 'booting'), [CPS[2]!]: seen(OLD) });
+      expect(retryReissuedUpgrade({ ...rebooting, calls })).toHaveLength(1);
+    });
+
+    it('judge a call against the latest click before it only, and ignore calls before the first click', () => {
+      const run = retried({ [CPS[0]!]: seen(TARGET), [CPS[1]!]: seen(OLD), [CPS[2]!]: seen(OLD) });
+      const calls = [talosctl('upgrade', CPS[0]!, CLICK - 9000)];
+      expect(retryReissuedUpgrade({ ...run, calls })).toEqual([]);
+    });
+
+    it('catch a transient stop still offering its Retry at the end, and not one that offered none', () => {
+      const base = completedRun();
+      const op = {
+        ...base.op!,
+        state: 'failed',
+        reason: 'talosctl etcd status failed',
+        retry: { step: 'node-x', nonce: 'r2', state: 'offered' },
+      };
+      const run: RunEvidence = { ...base, op: op as RecordedOperation, transient: true, retryClicks: [] };
+      expect(transientStopNotResumed(run)).toEqual([
+        {
+          invariant: 'transient-stop-not-resumed',
+          detail:
+            'the fault was transient and cleared, yet op-abc123 is still stopped (talosctl etcd status failed) with a Retry offered, after 0 Retry click(s)',
+        },
+      ]);
+      expect(transientStopNotResumed({ ...run, transient: false })).toEqual([]);
+      expect(transientStopNotResumed({ ...run, op: { ...op, retry: undefined } as RecordedOperation })).toEqual([]);
+      expect(transientStopNotResumed({ ...run, op: { ...op, state: 'completed' } as RecordedOperation })).toEqual([]);
+    });
+
+    it('let the audit repeat the steps a Retry re-ran, once per Retry, and no more', () => {
+      const run = completedRun();
+      const node = CPS[1]!;
+      const rerun = [`approved ${node}`, `step started: ${LABEL(node)}`];
+      const first = run.op!.audit.map((a) => a.event);
+      const at = first.indexOf(`upgraded: ${LABEL(CPS[0]!)}`) + 1;
+      const events = [...first.slice(0, at), ...rerun, 'stopped', `retry requested from node-${node}`, ...first.slice(at)];
+      const audit = events.map((event, i) => ({ seq: i + 1, at: iso(T0), actor: 'bot', event }));
+      const thread = events.map((event, i) => ({ ts: `2.${i}`, firstText: `#${i + 1} ${event}`, text: `#${i + 1} ${event}` }));
+      expect(auditThread({ ...run, op: { ...run.op!, audit }, thread })).toEqual([]);
+
+      // The first node was not re-run: its start twice is still wrong.
+      const wrong = [...events, `step started: ${LABEL(CPS[0]!)}`];
+      expect(
+        auditThread({
+          ...run,
+          op: { ...run.op!, audit: wrong.map((event, i) => ({ seq: i + 1, at: iso(T0), actor: 'bot', event })) },
+          thread: wrong.map((event, i) => ({ ts: `2.${i}`, firstText: `#${i + 1} ${event}`, text: `#${i + 1} ${event}` })),
+        }),
+      ).toEqual([{ invariant: 'audit-thread', detail: `the audit has "step started: ${LABEL(CPS[0]!)}" 2 times` }]);
+    });
   });
 });

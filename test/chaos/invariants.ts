@@ -22,6 +22,8 @@ export const INVARIANTS = [
   'canary-leak',
   'bot-process-ended',
   'ready-without-slack',
+  'transient-stop-not-resumed',
+  'retry-reissued-upgrade',
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
@@ -85,17 +87,59 @@ export interface RunEvidence {
   botExits?: number;
   /** `/readyz` answers taken while Slack's Socket Mode was away and the bot had already tried to reconnect. */
   readyWhileSlackAway?: readonly { at: number; status: number }[];
+  /** Whether the run's fault was transient: gone by itself once cleared, so a stop it caused must be resumed by Retry. */
+  transient?: boolean;
+  /** Each Retry click of the driver, with what every control plane ran at that moment. */
+  retryClicks?: readonly RetryClick[];
+}
+
+/** What a node ran when a Retry was clicked, as the simulator had it. */
+export interface NodeSeen {
+  version: string;
+  bootId: string;
+  /** The simulator's stage: anything but `running` means the node is between boots. */
+  stage: string;
+}
+
+/** A Retry click of the driver: when, which stop it answered, and each control plane as it was then. */
+export interface RetryClick {
+  at: number;
+  nonce: string;
+  nodes: Readonly<Record<string, NodeSeen>>;
+}
+
+/** Retries the driver clicks for one run at most: a transient stop needs one, a few leave room for a second stop. */
+export const MAX_RETRIES = 3;
+
+/** Events that start something on a node, or end it: what a node's upgrade state is read from. */
+const NODE_MOVES = ['upgrade-start', 'upgrade-failed', 'reboot', 'rollback', 'reset', 'up', 'lost'] as const;
+
+/**
+ * Images each node installed and rebooted into: the reboot of an accepted upgrade sequence (a
+ * silent revert counts, the image was installed; the reboot into the old slot after the
+ * installer's preflight refused does not). A request that never reached the node, or that it
+ * refused, installs nothing.
+ */
+export function installsByNode(e: Pick<RunEvidence, 'cluster' | 'events'>): Map<string, number> {
+  const counts = new Map<string, number>();
+  const last = new Map<string, string>();
+  for (const event of e.events) {
+    if (event.cluster !== e.cluster || event.node === undefined || !(NODE_MOVES as readonly string[]).includes(event.kind)) continue;
+    if (event.kind === 'reboot' && last.get(event.node) === 'upgrade-start') counts.set(event.node, (counts.get(event.node) ?? 0) + 1);
+    last.set(event.node, event.kind);
+  }
+  return counts;
 }
 
 export function nodeUpgradedTwice(e: RunEvidence): Violation[] {
-  const counts = new Map<string, number>();
-  for (const event of e.events) {
-    if (event.cluster !== e.cluster || event.kind !== 'upgrade-start' || event.node === undefined) continue;
-    counts.set(event.node, (counts.get(event.node) ?? 0) + 1);
-  }
-  return [...counts]
+  const accepted = (node: string): number =>
+    e.events.filter((ev) => ev.cluster === e.cluster && ev.kind === 'upgrade-start' && ev.node === node).length;
+  return [...installsByNode(e)]
     .filter(([, n]) => n > 1)
-    .map(([node, n]) => ({ invariant: 'node-upgraded-twice', detail: `${node} was upgraded ${n} times` }));
+    .map(([node, n]) => ({
+      invariant: 'node-upgraded-twice',
+      detail: `${node} installed an image and rebooted ${n} times (${accepted(node)} upgrade request(s) accepted)`,
+    }));
 }
 
 /** A control plane is out of service from the moment its upgrade (or a reboot) begins until it is up again. */
@@ -337,6 +381,31 @@ export function expectedMilestones(op: RecordedOperation): string[] {
   return out;
 }
 
+/**
+ * Milestones a Retry may repeat, with how many more times: each Retry re-runs its step and every
+ * step after it, so their approvals, starts and ends (and the stop that led to it) may appear once more.
+ */
+export function rerunMilestones(op: RecordedOperation): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const entry of op.audit) {
+    const retry = /^retry requested from (\S+)$/.exec(entry.event);
+    if (!retry) continue;
+    const from = op.steps.findIndex((s) => s.id === retry[1]);
+    const bump = (m: string): void => {
+      out.set(m, (out.get(m) ?? 0) + 1);
+    };
+    bump('stopped');
+    for (const step of from < 0 ? [] : op.steps.slice(from)) {
+      if (step.node !== undefined) bump(`approved ${step.node}`);
+      bump(`step started: ${stepLabel(step)}`);
+      bump(`upgraded: ${stepLabel(step)}`);
+      bump(`skipped: ${stepLabel(step)}`);
+      if (step.kind === 'snapshot') bump('etcd snapshot taken');
+    }
+  }
+  return out;
+}
+
 /** The thread numbers its audit replies 1..N with no gap, duplicate or reordering, and the audit covers every step in order. */
 export function auditThread(e: RunEvidence): Violation[] {
   const op = e.op;
@@ -360,8 +429,9 @@ export function auditThread(e: RunEvidence): Violation[] {
   if (missing.length > 0) v(`${missing.map((s) => `#${s}`).join(', ')} of ${stored.length} never reached the thread`);
   const extra = [...seen].filter((seq) => seq > stored.length);
   if (extra.length > 0) v(`${extra.map((s) => `#${s}`).join(', ')} in the thread but not in the stored audit (${stored.length} entries)`);
-  // The steps: each milestone once, in the order of the plan.
+  // The steps: each milestone once, in the order of the plan; a Retry runs the steps from the one it names once more.
   const events = op.audit.map((a) => a.event);
+  const again = rerunMilestones(op);
   let cursor = 0;
   for (const milestone of expectedMilestones(op)) {
     const count = events.filter((ev) => ev === milestone).length;
@@ -369,7 +439,8 @@ export function auditThread(e: RunEvidence): Violation[] {
       v(`the audit has no "${milestone}"`);
       continue;
     }
-    if (count > 1) v(`the audit has "${milestone}" ${count} times`);
+    const allowed = 1 + (again.get(milestone) ?? 0);
+    if (count > allowed) v(`the audit has "${milestone}" ${count} times${allowed > 1 ? `, more than its ${allowed} attempts` : ''}`);
     const at = events.indexOf(milestone, cursor);
     if (at < 0) v(`"${milestone}" is out of order`);
     else cursor = at + 1;
@@ -400,6 +471,60 @@ export function readyWithoutSlack(e: RunEvidence): Violation[] {
     }));
 }
 
+/**
+ * A stop the run's transient fault caused ends completed once the fault is gone: the driver
+ * clicked Retry (at most {@link MAX_RETRIES} times) and drove the approvals to the end. A run
+ * whose stop offered no Retry is not judged here: it is counted apart in the summary
+ * ("stopped, no retry offered"), as is a preflight refusal, which a new command answers.
+ */
+export function transientStopNotResumed(e: RunEvidence): Violation[] {
+  const op = e.op;
+  if (!e.transient || !op || op.state !== 'failed' || op.retry?.state !== 'offered') return [];
+  const clicks = new Set((e.retryClicks ?? []).map((c) => c.nonce)).size;
+  return [
+    {
+      invariant: 'transient-stop-not-resumed',
+      detail: `the fault was transient and cleared, yet ${op.id} is still stopped (${op.reason ?? 'no reason'}) with a Retry offered, after ${clicks} Retry click(s)`,
+    },
+  ];
+}
+
+/**
+ * No Retry sends `talosctl upgrade` to a node that already runs the target, or whose upgrade
+ * state is unknown (an accepted upgrade or a reboot with no boot seen after it). The node's state
+ * at each call is what the simulator had at the Retry click, moved on by the boots it recorded
+ * between the click and the call.
+ */
+export function retryReissuedUpgrade(e: RunEvidence): Violation[] {
+  const clicks = [...(e.retryClicks ?? [])].sort((a, b) => a.at - b.at);
+  const out: Violation[] = [];
+  for (const [i, click] of clicks.entries()) {
+    const until = clicks[i + 1]?.at ?? Number.POSITIVE_INFINITY;
+    const upgrades = e.calls.filter((c) => isTalosctl(c, 'upgrade', e.cluster) && c.startedAt > click.at && c.startedAt < until);
+    for (const call of upgrades) {
+      for (const node of nodesOf(call.argv)) {
+        const seen = click.nodes[node];
+        if (!seen) continue;
+        const moves = e.events.filter(
+          (ev) =>
+            ev.cluster === e.cluster && ev.node === node && ev.at < call.startedAt && (NODE_MOVES as readonly string[]).includes(ev.kind),
+        );
+        const lastMove = moves.at(-1);
+        const version = moves.filter((ev) => ev.kind === 'up' && ev.at > click.at).at(-1)?.toVersion ?? seen.version;
+        const unknown = lastMove === undefined ? seen.stage !== 'running' : lastMove.kind !== 'up';
+        const what = `talosctl upgrade of ${node} at ${iso(call.startedAt)}, after the Retry of ${iso(click.at)}`;
+        if (version === e.target) out.push({ invariant: 'retry-reissued-upgrade', detail: `${what}: ${node} already ran ${e.target}` });
+        else if (unknown)
+          out.push({
+            invariant: 'retry-reissued-upgrade',
+            detail: `${what}: the upgrade state of ${node} was unknown (${lastMove ? `${lastMove.kind} at ${iso(lastMove.at)}` : seen.stage}, and no boot since)`,
+          });
+      }
+    }
+  }
+  return out;
+}
+
 export function checkInvariants(e: RunEvidence): Violation[] {
   return [
     ...botProcessEnded(e),
@@ -413,5 +538,7 @@ export function checkInvariants(e: RunEvidence): Violation[] {
     ...operationOutcome(e),
     ...auditThread(e),
     ...canaryLeak(e),
+    ...transientStopNotResumed(e),
+    ...retryReissuedUpgrade(e),
   ];
 }

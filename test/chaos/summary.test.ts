@@ -18,6 +18,9 @@ function report(fault: FaultName, struck: boolean, extra: Partial<RunReport> = {
     durationMs: 1000,
     trace: [],
     resetProblem: undefined,
+    transient: true,
+    retries: 0,
+    noRetryOffered: false,
     ...extra,
   };
 }
@@ -59,6 +62,8 @@ describe('the tally of chaos runs', () => {
       struck: 2,
       completed: 1,
       stopped: 1,
+      afterRetry: 0,
+      noRetryOffered: 0,
       notStruck: 1,
       violations: 1,
     });
@@ -67,10 +72,21 @@ describe('the tally of chaos runs', () => {
       struck: 0,
       completed: 0,
       stopped: 0,
+      afterRetry: 0,
+      noRetryOffered: 0,
       notStruck: 1,
       violations: 0,
     });
-    expect(rows.at(-1)).toEqual({ fault: 'total', struck: 2, completed: 1, stopped: 1, notStruck: 2, violations: 1 });
+    expect(rows.at(-1)).toEqual({
+      fault: 'total',
+      struck: 2,
+      completed: 1,
+      stopped: 1,
+      afterRetry: 0,
+      noRetryOffered: 0,
+      notStruck: 2,
+      violations: 1,
+    });
   });
 
   it('prints whether each run struck, and how many runs counted', () => {
@@ -87,13 +103,53 @@ describe('the tally of chaos runs', () => {
     expect(formatRun(tally.reports[1]!, false)).toContain('  struck: the bot was killed 1.0 s into the operation\n');
     const summary = formatSummary(tally, { wanted: 1, maxRuns: 3, only: 'bot-kill' }).split('\n');
     expect(summary.slice(1, 4)).toEqual([
-      'fault           struck  completed  stopped  not-struck  violations',
-      'bot-kill        1       1          0        1           0',
-      'total           1       1          0        1           0',
+      'fault             struck  completed  after-retry  stopped  no-retry  not-struck  violations',
+      'bot-kill          1       1          0            0        0         1           0',
+      'total             1       1          0            0        0         1           0',
     ]);
     expect(summary).toContain(
       '1 run(s) whose fault struck count toward CHAOS_RUNS=1; 1 run(s) whose fault did not strike were not counted',
     );
     expect(summary.some((l) => l.startsWith('SHORT'))).toBe(false);
+  });
+
+  it('counts the runs completed after a Retry, and apart those a transient fault stopped where no Retry was offered', () => {
+    const tally = new Tally({ wanted: 5, maxRuns: 5 });
+    const runs = [
+      report('bot-kill', true, { seed: 11, retries: 1 }),
+      report('bot-kill', true, { seed: 12, retries: 2 }),
+      report('redis-restart', true, { seed: 13, outcome: 'stopped', noRetryOffered: true }),
+      // A lasting fault's stop is its end, Retry or not.
+      report('silent-revert', true, { seed: 14, outcome: 'stopped', transient: false, noRetryOffered: true }),
+      report('talosctl-fail', true, { seed: 15 }),
+    ];
+    for (const run of runs) {
+      tally.next();
+      tally.record(run);
+    }
+
+    const rows = summarize(tally.reports);
+    expect(rows.find((r) => r.fault === 'bot-kill')).toMatchObject({ completed: 2, afterRetry: 2, noRetryOffered: 0 });
+    expect(rows.find((r) => r.fault === 'redis-restart')).toMatchObject({ stopped: 1, noRetryOffered: 1 });
+    expect(rows.find((r) => r.fault === 'silent-revert')).toMatchObject({ stopped: 1, noRetryOffered: 0 });
+    expect(rows.at(-1)).toMatchObject({ completed: 3, afterRetry: 2, stopped: 2, noRetryOffered: 1 });
+    const summary = formatSummary(tally, { wanted: 5, maxRuns: 5, only: undefined }).split('\n');
+    expect(summary).toContain('completed after a Retry: 2 of 3 completed run(s)');
+    expect(summary.find((l) => l.startsWith('stopped, no retry offered:'))).toBe(
+      'stopped, no retry offered: 1 run(s) stopped by a transient fault where no Retry is offered (not violations; once every stop offers Retry this must be 0): seeds 13(redis-restart)',
+    );
+    expect(formatRun(tally.reports[1]!, false).split('\n')[0]).toContain('outcome=completed retries=2 violations=0');
+    expect(formatRun(tally.reports[2]!, false)).toContain('  stopped, no retry offered: the fault was transient');
+    expect(formatRun(tally.reports[3]!, false)).not.toContain('no retry offered');
+  });
+
+  it('says so when no run was left stopped without a Retry', () => {
+    const tally = new Tally({ wanted: 1, maxRuns: 1 });
+    tally.next();
+    tally.record(report('slack-5xx', true));
+
+    expect(formatSummary(tally, { wanted: 1, maxRuns: 1, only: undefined }).split('\n')).toEqual(
+      expect.arrayContaining(['completed after a Retry: 0 of 1 completed run(s)', 'stopped, no retry offered: 0']),
+    );
   });
 });

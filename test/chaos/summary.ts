@@ -54,11 +54,18 @@ export interface SummaryRow {
   /** Of the runs that struck, those whose operation completed, and those it stopped (or never ended). */
   completed: number;
   stopped: number;
+  /** Of the completed runs, those that completed after the driver clicked Retry at least once. */
+  afterRetry: number;
+  /** Of the stopped runs with a transient fault, those whose stop offered no Retry to click. */
+  noRetryOffered: number;
   /** Runs whose fault never met the live operation. */
   notStruck: number;
   /** Violations in every run of the fault, struck or not. */
   violations: number;
 }
+
+/** A run whose transient fault stopped it where no Retry is offered: not a violation, but each must become a completion after Retry. */
+const stoppedWithoutRetry = (r: RunReport): boolean => r.transient && r.outcome !== 'completed' && r.noRetryOffered;
 
 export function summarize(reports: readonly RunReport[]): SummaryRow[] {
   const row = (fault: SummaryRow['fault'], mine: readonly RunReport[]): SummaryRow => {
@@ -68,6 +75,8 @@ export function summarize(reports: readonly RunReport[]): SummaryRow[] {
       struck: struck.length,
       completed: struck.filter((r) => r.outcome === 'completed').length,
       stopped: struck.filter((r) => r.outcome !== 'completed').length,
+      afterRetry: struck.filter((r) => r.outcome === 'completed' && r.retries > 0).length,
+      noRetryOffered: struck.filter(stoppedWithoutRetry).length,
       notStruck: mine.length - struck.length,
       violations: mine.reduce((n, r) => n + r.violations.length, 0),
     };
@@ -86,10 +95,11 @@ export function summarize(reports: readonly RunReport[]): SummaryRow[] {
 /** One run as printed while the series goes on; its trace when it broke an invariant or when `verbose`. */
 export function formatRun(report: RunReport, verbose: boolean): string {
   const lines = [
-    `seed=${report.seed} fault=${report.fault} ${report.strike.struck ? 'struck' : 'NOT-STRUCK'} outcome=${report.outcome} violations=${report.violations.length}  [${report.plan}; ${report.opId ?? 'no op'}; ${(report.durationMs / 1000).toFixed(1)}s]`,
+    `seed=${report.seed} fault=${report.fault}${report.transient ? '' : ' (lasting)'} ${report.strike.struck ? 'struck' : 'NOT-STRUCK'} outcome=${report.outcome}${report.retries > 0 ? ` retries=${report.retries}` : ''} violations=${report.violations.length}  [${report.plan}; ${report.opId ?? 'no op'}; ${(report.durationMs / 1000).toFixed(1)}s]`,
     report.strike.struck ? `  struck: ${report.strike.how}` : `  not struck, not counted: ${report.strike.why}`,
   ];
   if (report.reason !== undefined && report.outcome !== 'completed') lines.push(`  stopped: ${report.reason.slice(0, 300)}`);
+  if (stoppedWithoutRetry(report)) lines.push('  stopped, no retry offered: the fault was transient, but the stop has no Retry button');
   if (report.resetProblem !== undefined) lines.push(`  note: ${report.resetProblem}`);
   for (const v of report.violations) lines.push(`  VIOLATION ${v.invariant}: ${v.detail}`);
   if (report.violations.length > 0 || verbose) for (const t of report.trace) lines.push(`    ${t}`);
@@ -101,10 +111,24 @@ export function formatSummary(tally: Tally, options: { wanted: number; maxRuns: 
   const { reports } = tally;
   const pad = (s: string | number, n: number): string => String(s).padEnd(n);
   const rows = summarize(reports).filter((r) => options.only === undefined || r.fault === options.only || r.fault === 'total');
-  const out = [`\n${pad('fault', 16)}${pad('struck', 8)}${pad('completed', 11)}${pad('stopped', 9)}${pad('not-struck', 12)}violations`];
+  const out = [
+    `\n${pad('fault', 18)}${pad('struck', 8)}${pad('completed', 11)}${pad('after-retry', 13)}${pad('stopped', 9)}${pad('no-retry', 10)}${pad('not-struck', 12)}violations`,
+  ];
   for (const r of rows)
-    out.push(`${pad(r.fault, 16)}${pad(r.struck, 8)}${pad(r.completed, 11)}${pad(r.stopped, 9)}${pad(r.notStruck, 12)}${r.violations}`);
-  out.push('(completed and stopped count the runs whose fault struck; violations count every run)');
+    out.push(
+      `${pad(r.fault, 18)}${pad(r.struck, 8)}${pad(r.completed, 11)}${pad(r.afterRetry, 13)}${pad(r.stopped, 9)}${pad(r.noRetryOffered, 10)}${pad(r.notStruck, 12)}${r.violations}`,
+    );
+  out.push(
+    '(completed and stopped count the runs whose fault struck; after-retry: of the completed, those resumed by Retry; no-retry: of the stopped, those whose fault was transient but whose stop offered no Retry; violations count every run)',
+  );
+  const total = rows.at(-1)!;
+  out.push(`completed after a Retry: ${total.afterRetry} of ${total.completed} completed run(s)`);
+  const unresumed = reports.filter((r) => r.strike.struck && stoppedWithoutRetry(r));
+  out.push(
+    unresumed.length === 0
+      ? 'stopped, no retry offered: 0'
+      : `stopped, no retry offered: ${unresumed.length} run(s) stopped by a transient fault where no Retry is offered (not violations; once every stop offers Retry this must be 0): seeds ${unresumed.map((r) => `${r.seed}(${r.fault})`).join(' ')}`,
+  );
   const notStruck = reports.length - tally.struck;
   out.push(
     `${tally.struck} run(s) whose fault struck count toward CHAOS_RUNS=${options.wanted}; ${notStruck} run(s) whose fault did not strike were not counted`,

@@ -155,6 +155,21 @@ function failure(change: PlannedChange, summary: string): string {
   );
 }
 
+/** A Go duration of whole seconds as `time.Duration.String` prints it: `10s`, `1m0s`, `1h0m0s`. */
+function goSeconds(total: number): string {
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
+}
+
+/** hook_ui.go `stillApplying` (v1.12.6): every 10 s of a change, its address, what it is still doing, the prior id, the time so far. */
+function stillApplying(io: ExecIO, shown: string, phase: string, id: string | number | boolean | undefined, lines: number): void {
+  const doing = phase === 'delete' || phase === 'delete-deposed' ? 'destroying' : phase === 'update' ? 'modifying' : 'creating';
+  const idSuffix = id === undefined || doing === 'creating' ? '' : `id=${String(id)}, `;
+  for (let i = 1; i <= lines; i += 1) io.out(`${shown}: Still ${doing}... [${idSuffix}${goSeconds(10 * i)} elapsed]\n`);
+}
+
 /**
  * Applies `plan` to the cluster and prints what tofu prints. The state is written (serial + 1)
  * whenever anything was applied, a partial apply included. Returns the exit code.
@@ -183,6 +198,7 @@ export async function applyPlan(cluster: SimCluster, plan: SimPlan, io: ExecIO, 
       if (phase === 'delete' || phase === 'delete-deposed') io.out(`${shown}: Destroying... [id=${String(id)}]\n`);
       else if (phase === 'update') io.out(`${change.address}: Modifying... [id=${String(id)}]\n`);
       else io.out(`${change.address}: Creating...\n`);
+      stillApplying(io, shown, phase, id, timing.tofuStillLines ?? 0);
       await wait(timing.stepMs, io.signal);
       const newId = record(cluster, change, phase, id === undefined ? undefined : String(id));
       effect(cluster, change, plan, runtime, phase);

@@ -607,3 +607,28 @@ describe.concurrent('tofu apply', () => {
     expect(f.sim.events.some((e) => e.kind === 'etcd-learner-promoted')).toBe(false);
   });
 });
+
+const chatty = simTest({ timing: { tofuStillLines: 7 } });
+
+describe('a chatty tofu apply', () => {
+  chatty(
+    "prints tofu's periodic 'Still modifying' lines for each resource, with its id and Go's durations, before it completes",
+    async ({ f, expect }) => {
+      await f.sim.terraform.changePatch('staging');
+      await f.tofu('staging', ['plan', '-out=review.tfplan']);
+
+      const result = await f.tofu('staging', ['apply', '-input=false', '-no-color', 'review.tfplan']);
+
+      const address = 'talos_machine_configuration_apply.this["talos-stg-cp-1"]';
+      const mine = result.stdout.split('\n').filter((l) => l.startsWith(`${address}: `));
+      const id = /Modifying\.\.\. \[id=(.+)\]$/.exec(mine[0] ?? '')?.[1];
+      expect(result.exitCode).toBe(0);
+      expect(id).toBeDefined();
+      expect(mine.slice(1, 8)).toEqual(
+        ['10s', '20s', '30s', '40s', '50s', '1m0s', '1m10s'].map((t) => `${address}: Still modifying... [id=${id}, ${t} elapsed]`),
+      );
+      expect(mine[8]).toMatch(/: Modifications complete after /);
+      expect(mine).toHaveLength(9);
+    },
+  );
+});

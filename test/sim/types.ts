@@ -367,6 +367,12 @@ export interface SimTiming {
    * lasts in simulated time, in ms. Default 30 × stepMs. An explicit `--drain-timeout` is taken literally.
    */
   drainTimeoutMs?: number;
+  /**
+   * "Still creating/modifying/destroying... [N elapsed]" lines each resource of a `tofu apply`
+   * prints before it completes, as tofu does every 10 s of a slow change
+   * (internal/command/views/hook_ui.go v1.12.6, `stillApplying`), printed at once here. Default 0.
+   */
+  tofuStillLines?: number;
 }
 
 export type CallBin = 'talosctl' | 'tofu';
