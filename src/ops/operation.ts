@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Baseline } from '../health/baseline.ts';
 
 /**
  * An operation is the unit of audit: one mutating command from plan to end. It lives
@@ -236,6 +237,8 @@ export const OperationFields = z.object({
   notes: z.array(z.string()).default([]),
   /** The playbook's own fields (a Terraform change's plan, a rollback's parent), typed by its `data` schema when it reads them. */
   data: z.record(z.string(), z.unknown()).optional(),
+  /** What the gate before the operation found already unwell: after each node and at the end, only regressions stop. */
+  baseline: Baseline.optional(),
 });
 
 /** A stored operation; one an earlier version stored reads with its playbook's fields moved into `data`. */

@@ -2,6 +2,7 @@ import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
+import type { Baseline } from '../../../src/health/baseline.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { type OpsJobDeps } from '../../engine/job-context.ts';
 
@@ -22,6 +23,8 @@ export interface NodeStepContext {
   /** Persists that the upgrade was requested, before talosctl is asked: a resumed job then observes instead of asking again. */
   markIssued: (fromVersion: string, bootId: string | undefined) => Promise<void>;
   progress: (detail: string) => Promise<void>;
+  /** What was already unwell before the operation: the gate after the node stops only on regressions. None: every failure stops. */
+  baseline?: Baseline;
 }
 
 export function probeSignal(ctx: NodeStepContext): AbortSignal {
