@@ -188,6 +188,15 @@ export function nodePods(shape: ClusterShape, node: SimNode, createdAt: number):
   return pods;
 }
 
+/**
+ * A pod created on its own in `namespace` on node `hostname` (no owner references, as `kubectl run`
+ * makes one): nothing recreates it, and a drain leaves it where it is. For a fault such as
+ * `podsCrashLooping`, its workload is its own name.
+ */
+export function barePod(namespace: string, name: string, hostname: string, image: string, createdAt: number): PodState {
+  return { name, namespace, nodeName: hostname, labels: { run: name }, owner: { kind: 'None', name }, image, createdAt };
+}
+
 export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: number): KubeState {
   const pods: PodState[] = [];
   const pod = (p: Omit<PodState, 'createdAt'>): void => {
