@@ -74,11 +74,12 @@ describe('evaluatePods', () => {
   });
 
   it('keys a pod so that it is recognised after a drain: by its ReplicaSet, a DaemonSet pod by its node, others by name', () => {
-    const owned = (name: string, kind: string, owner: string, node: string): V1Pod => ({
-      ...pod('apps', name, 'Running', [container(false)]),
-      metadata: { namespace: 'apps', name, ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner, uid: 'u', controller: true }] },
-      spec: { nodeName: node, containers: [{ name: 'app' }] },
-    });
+    const owned = (name: string, kind: string, owner: string, node: string): V1Pod => {
+      const p = pod('apps', name, 'Running', [container(false)]);
+      p.metadata = { namespace: 'apps', name, ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner, uid: 'u', controller: true }] };
+      p.spec = { nodeName: node, containers: [{ name: 'app' }] };
+      return p;
+    };
     const keys = (pods: V1Pod[]): string[] => (evaluatePods(pods, { mode: 'final' }).unwell ?? []).map((u) => u.key);
 
     expect(
