@@ -210,9 +210,10 @@ export function evaluateFlux(kustomizations: readonly unknown[], helmReleases: r
   const suspended: string[] = [];
   const unwell: UnwellItem[] = [];
   for (const { label, verdict } of judged) {
+    // The key says whether it fails or only reconciles: an object that went from reconciling to failing got worse.
     if (verdict.kind === 'failing' || verdict.kind === 'note')
       unwell.push({
-        key: `flux:${label}`,
+        key: `flux:${label}${verdict.kind === 'failing' ? '#failing' : ''}`,
         kind: 'flux',
         name: label,
         reason: verdict.text,

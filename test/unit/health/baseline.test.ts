@@ -200,6 +200,18 @@ describe('judgeAgainstBaseline', () => {
     expect(judged.regressions[0]).toContain('Kustomization flux-system/apps: Ready=False (BuildFailed)');
   });
 
+  it('stops on a Flux object that was reconciling before and fails now: it got worse', () => {
+    const failing: UnwellItem = {
+      ...flux('HelmRelease apps/web', 'Ready=False (UpgradeFailed)', true),
+      key: 'flux:HelmRelease apps/web#failing',
+    };
+
+    const judged = judgeAgainstBaseline(baseline, report([check('flux', 'failed', [failing])]), { nodes: [] });
+
+    expect(judged.alreadyFailing).toEqual([]);
+    expect(judged.regressions[0]).toContain('HelmRelease apps/web: Ready=False (UpgradeFailed)');
+  });
+
   it('never stops on an item that does not fail its check (a warning), and lists it when it was already failing', () => {
     const after = report([check('pods', 'warning', [pod('apps/batch-x', 'talos-w-1', 'Running but not ready (0/1)', false)])]);
 
