@@ -1,6 +1,8 @@
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate } from '../../src/health/health-gate.ts';
+import { baselineRefusals, describeItem, takeBaseline, type Baseline } from '../../src/health/baseline.ts';
+import { limitLines } from '../../src/health/rules/format.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { probeSignals, type OpsJobDeps } from './job-context.ts';
 import { talosctlClientCheck } from './talosctl-client.ts';
@@ -15,7 +17,10 @@ import type { CommonCheckInput } from './playbook.ts';
 export interface PreflightChecks {
   /** `talosctl version --client` against the Talos the nodes run (`common.running`). */
   talosctlClient?: boolean;
-  /** The health gate must pass. `announce`: a passed gate's announcements (switchovers, rebuilds) go into the plan's notes. */
+  /**
+   * The health gate must pass. `announce`: a passed gate's announcements (switchovers, rebuilds) go into the plan's notes.
+   * A passed gate is also the operation's baseline: what was already unwell (see `src/health/baseline.ts`).
+   */
   healthGate?: { announce?: boolean };
   /** Production's maintenance window must be open. */
   window?: boolean;
@@ -28,6 +33,8 @@ export interface CommonCheckOutcome {
   refusals: string[];
   notes: string[];
   takesLockFrom?: string;
+  /** What the health gate found already unwell, when it passed. */
+  baseline?: Baseline;
 }
 
 /** Runs the common checks a playbook declared, with what its preflight handed over. */
@@ -41,6 +48,7 @@ export async function runCommonChecks(
 ): Promise<CommonCheckOutcome> {
   const refusals: string[] = [];
   const notes: string[] = [];
+  let baseline: Baseline | undefined;
   const probe = probeSignals(deps.timeouts.probeMs, signal);
   const talosctl = input.talosctl ?? (await session.talosctl(input.running, { closest: true }));
   if (checks.talosctlClient === true) {
@@ -56,8 +64,21 @@ export async function runCommonChecks(
       ...(input.drainNodes ? { drainNodes: input.drainNodes } : {}),
     });
     if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
-    // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.
-    else if (checks.healthGate.announce === true) notes.push(...gate.checks.flatMap((c) => c.announce ?? []));
+    else {
+      // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.
+      if (checks.healthGate.announce === true) notes.push(...gate.checks.flatMap((c) => c.announce ?? []));
+      const critical = baselineRefusals(gate);
+      if (critical.length > 0) refusals.push(...critical);
+      else {
+        // A Longhorn that cannot be read adds nothing to the baseline: the gate's own checks judged what a drain needs.
+        const volumes = await session.kube.listLonghornVolumes(probe()).catch(() => undefined);
+        baseline = takeBaseline(gate, deps.now().toISOString(), volumes ?? []);
+        if (baseline.items.length > 0)
+          notes.push(
+            `Already failing before the operation (not a stop; only what gets worse stops it): ${limitLines(baseline.items.map(describeItem), 10).join('; ')}`,
+          );
+      }
+    }
   }
   if (checks.window === true) {
     const window = outsideWindowRefusal(cluster, deps.now());
@@ -70,5 +91,5 @@ export async function runCommonChecks(
     if (holder !== undefined && holder === input.lockFrom) takesLockFrom = holder;
     else if (holder !== undefined) refusals.push(await heldByRefusal(deps, cluster.name, holder, checks.lockFree.wait));
   }
-  return { refusals, notes, takesLockFrom };
+  return { refusals, notes, takesLockFrom, ...(baseline === undefined ? {} : { baseline }) };
 }

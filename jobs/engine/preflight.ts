@@ -11,6 +11,13 @@ import { runCommonChecks } from './preflight-checks.ts';
 import { enqueuePlanExpiry } from './plan-expiry.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import { refreshRoot } from './root-message.ts';
+import { describeItem, type Baseline } from '../../src/health/baseline.ts';
+
+/** The preflight's entry names what was already unwell, so the thread and the record keep it. */
+function baselineDetail(baseline: Baseline | undefined): string {
+  if (baseline === undefined || baseline.items.length === 0) return '';
+  return `; baseline taken, already failing before the operation: ${baseline.items.map(describeItem).join('; ')}`;
+}
 
 /**
  * Posts the plan or the refusal as the operation's root message, then the audit entries waiting for
@@ -69,11 +76,13 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     }
     const cluster = clusterNamed(deps.inventory, op.cluster);
     let outcome: PreflightOutcome;
+    let baseline: Baseline | undefined;
     try {
       outcome = await deps.access.withSession(cluster, signal, async (session) => {
         const own = await playbook.preflight(deps, cluster, op, session, signal);
         // The refusals every playbook that declares them shares, after its own and in the same words.
         const common = await runCommonChecks(deps, cluster, session, playbook.checks, own.common ?? {}, signal);
+        baseline = common.baseline;
         return {
           ...own,
           refusals: [...own.refusals, ...common.refusals],
@@ -99,7 +108,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     const entry = {
       actor: 'bot',
       event: refused ? 'preflight refused' : 'preflight passed, plan posted',
-      detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps`,
+      detail: refused ? outcome.refusals.join('; ') : `${outcome.steps.length} steps${baselineDetail(baseline)}`,
     };
     // The last attempt of the compare-and-set decides whether the plan was written.
     let written = false;
@@ -117,6 +126,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
             planNonce: !refused && !runsNow ? newNonce() : undefined,
             rehearsal: outcome.rehearsal,
             ...(outcome.data ? { data: { ...o.data, ...outcome.data } } : {}),
+            ...(!refused && baseline !== undefined ? { baseline } : {}),
             // The operator's request is the start of these operations.
             startedBy: runsNow ? o.requestedBy : o.startedBy,
             startedAt: runsNow ? now : o.startedAt,

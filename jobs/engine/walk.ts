@@ -5,6 +5,7 @@ import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate, type GateDeps, type GateReport } from '../../src/health/health-gate.ts';
+import { againstBaseline, type Baseline } from '../../src/health/baseline.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/tofu/git-head.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
@@ -34,18 +35,23 @@ export async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, 
  * The health gate through the walk's talosctl and Kubernetes client, each probe bounded: on the
  * walk's cluster, or on `cluster` where the step judges another shape of it (nodes added or gone).
  */
-export function walkGate(
+export async function walkGate(
   ctx: WalkContext,
   cluster: ClusterConfig = ctx.cluster,
-  options: Pick<GateDeps, 'drainNodes'> = {},
+  options: Pick<GateDeps, 'drainNodes'> & {
+    /** The operation's baseline and the nodes it just changed: only regressions fail (see `src/health/baseline.ts`). */
+    baseline?: { baseline: Baseline | undefined; nodes: readonly string[] };
+  } = {},
 ): Promise<GateReport> {
-  return runHealthGate(cluster, {
+  const { baseline, ...gateOptions } = options;
+  const report = await runHealthGate(cluster, {
     talosctl: ctx.talosctl,
     kube: ctx.session.kube,
     probeTimeoutMs: ctx.deps.timeouts.probeMs,
     signal: ctx.signal,
-    ...options,
+    ...gateOptions,
   });
+  return baseline === undefined ? report : againstBaseline(report, baseline.baseline, baseline.nodes);
 }
 
 export function probeSignal(ctx: WalkContext): AbortSignal {

@@ -2,6 +2,7 @@ import { plainTimes } from './blocks.ts';
 import { plainLinks } from './operation-link.ts';
 import { TerraformPlan, type Operation } from '../ops/operation.ts';
 import { continuationOf, doneNodeText } from '../ops/upgrade-continuation.ts';
+import { describeItem } from '../health/baseline.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
 export function maintenanceRecordMarkdown(op: Operation, appendix?: string): string {
@@ -34,6 +35,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
       (s, i) => `| ${i + 1} | ${s.kind} | ${s.node ?? ''} | ${s.image ?? ''} | ${s.status} | ${(s.detail ?? '').replace(/\|/g, '/')} |`,
     ),
     '',
+    ...baselineLines(op),
     '## Approvals',
     '',
     ...(op.approvals.length === 0
@@ -83,5 +85,16 @@ function continuationLines(op: Operation): string[] {
   const done = continuation.done.map((d) => `${doneNodeText(d)} upgraded by ${d.op ?? 'an operation not in the records'}`);
   return [
     `- Continues an earlier upgrade to ${op.target.version ?? '?'}: already on it before this operation, so not upgraded by it: ${done.join('; ')}`,
+  ];
+}
+
+/** What the gate before the operation found already unwell: tolerated, and named so nobody blames the operation for it. */
+function baselineLines(op: Operation): string[] {
+  if (op.baseline === undefined || op.baseline.items.length === 0) return [];
+  return [
+    `## Already failing before the operation (baseline of ${op.baseline.takenAt})`,
+    '',
+    ...op.baseline.items.map((item) => `- ${item.kind}: ${describeItem(item)}`),
+    '',
   ];
 }

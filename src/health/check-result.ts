@@ -1,6 +1,23 @@
 /** One check of the health gate, as the runbook names it, with the evidence an operator needs. */
 export type CheckStatus = 'passed' | 'failed' | 'warning';
 
+/**
+ * One thing the check found unwell, named so that a later gate can tell whether it is the same
+ * thing (see `baseline.ts`): a pod, a Flux object, a Longhorn volume.
+ */
+export interface UnwellItem {
+  /** Stable across a drain: a ReplicaSet's pods share their ReplicaSet's key, a DaemonSet's pod is keyed by its node. */
+  key: string;
+  kind: 'pod' | 'flux' | 'longhorn';
+  /** `apps/podinfo-7d9c…`, `Kustomization flux-system/apps`, a volume with its claim. */
+  name: string;
+  /** The Kubernetes node it runs on, where it has one. */
+  node?: string;
+  reason: string;
+  /** Whether this item alone fails the check in the mode it ran in (a Flux object still reconciling fails only the final verification). */
+  stops: boolean;
+}
+
 export interface CheckResult {
   /** Stable identifier, e.g. `etcd-status`, `nodes`, `flux`. */
   id: string;
@@ -20,4 +37,6 @@ export interface CheckResult {
   settling?: boolean;
   /** What the operation will do to the cluster that the operator should hear of in the plan, e.g. `the primary of apps/db moves to db-2 …`. */
   announce?: string[];
+  /** What the check found unwell, item by item, where it judges items (pods, Flux objects). */
+  unwell?: UnwellItem[];
 }

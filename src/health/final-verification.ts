@@ -2,6 +2,7 @@ import type { CheckResult } from './check-result.ts';
 import type { ClusterConfig } from '../config/inventory.ts';
 import { pollUntil, systemClock, type Clock } from '../time/clock.ts';
 import { runHealthGate, type GateDeps, type GateReport } from './health-gate.ts';
+import { againstBaseline, type Baseline } from './baseline.ts';
 
 export interface SettleOptions {
   /** How long failures that waiting may clear (`settling` checks) get to clear, in ms. */
@@ -10,6 +11,11 @@ export interface SettleOptions {
   pollMs: number;
   /** The clock the window is measured on. Default the system's. */
   clock?: Clock;
+  /**
+   * What was already unwell before the operation, and the nodes it just changed: only regressions
+   * fail, and what was already failing is not waited for. None (an operation planned by an earlier version): every failure counts.
+   */
+  baseline?: { baseline: Baseline | undefined; nodes: readonly string[] };
 }
 
 /**
@@ -19,7 +25,8 @@ export interface SettleOptions {
  * checks run again every `pollMs` (they read the Kubernetes API; the talosctl probes are not
  * forked again for nothing), for at most `settleMs`; once they pass, the whole gate runs again
  * and its verdict counts. A failure waiting cannot clear stops at once; what is still settling
- * when the window ends stops with the window named. `gate` runs one health gate (default
+ * when the window ends stops with the window named. With `settle.baseline`, every run is judged
+ * against it: what was already failing before the operation neither fails nor is waited for. `gate` runs one health gate (default
  * {@link runHealthGate}; tests pass a scripted one).
  */
 export async function runFinalVerification(
@@ -32,8 +39,10 @@ export async function runFinalVerification(
   const deadline = clock.now().getTime() + settle.settleMs;
   const window = settle.settleMs < 1000 ? `${settle.settleMs} ms` : `${Math.round(settle.settleMs / 1000)} s`;
   const settling = (failed: CheckResult[]): boolean => failed.length > 0 && failed.every((c) => c.settling === true);
+  const judged = (report: GateReport): GateReport =>
+    settle.baseline === undefined ? report : againstBaseline(report, settle.baseline.baseline, settle.baseline.nodes);
   for (;;) {
-    const report = await gate(cluster, { ...deps, mode: 'final' });
+    const report = judged(await gate(cluster, { ...deps, mode: 'final' }));
     let failed = report.checks.filter((c) => c.status === 'failed');
     if (report.passed || failed.some((c) => c.settling !== true)) return report;
     // Poll the settling checks alone until they pass, a failure that waiting cannot clear appears, or the window ends;
@@ -44,7 +53,7 @@ export async function runFinalVerification(
       { timeoutMs, intervalMs: settle.pollMs, ...(deps.signal ? { signal: deps.signal } : {}) },
       async (attempt) => {
         if (attempt > 1)
-          failed = (await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) })).checks.filter(
+          failed = judged(await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) })).checks.filter(
             (c) => c.status === 'failed',
           );
         return settling(failed) ? { done: false, pending: failed.map((c) => c.id).join(', ') } : { done: true, value: undefined };

@@ -33,6 +33,8 @@ export interface GateReport {
   slowestProbeMs: number;
   /** Versions the nodes reported, each listed once: Talos from `talosctl version`, Kubernetes from the kubelets. Empty when a probe got no answer. */
   versions?: SeenVersions;
+  /** Judged against a baseline: what is unwell now and already was before the operation (see `baseline.ts`). */
+  alreadyFailing?: string[];
 }
 
 export interface SeenVersions {

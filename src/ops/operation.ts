@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Baseline } from '../health/baseline.ts';
 
 /**
  * An operation is the unit of audit: one mutating command from plan to end. It lives
@@ -253,6 +254,8 @@ export const OperationFields = z.object({
   data: z.record(z.string(), z.unknown()).optional(),
   /** The nonce of a stop's Cancel button: a Cancel from the message of an earlier stop is stale. */
   stopNonce: z.string().optional(),
+  /** What the gate before the operation found already unwell: after each node and at the end, only regressions stop. */
+  baseline: Baseline.optional(),
 });
 
 /** A stored operation; one an earlier version stored reads with its playbook's fields moved into `data`. */

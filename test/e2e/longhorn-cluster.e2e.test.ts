@@ -189,11 +189,11 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
   });
 
   it('stops after the first node when pods stay not ready past the settle window', async () => {
-    // notification-controller has no budget and no check of its own (talosctl health judges CoreDNS),
-    // so the gate before the upgrade lets it through; only readiness catches it.
-    h.sim.faults.set('production', { podsNotReady: ['notification-controller'] });
+    // notification-controller has no budget and no check of its own (talosctl health judges CoreDNS);
+    // ready when the gate before the upgrade ran, so its failure is a regression only readiness catches.
     const since = h.sim.calls.length;
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    h.sim.faults.set('production', { podsNotReady: ['notification-controller'] });
 
     await clickStart(h, plan);
     const done = await approveUntilDone(h, plan);
@@ -209,9 +209,10 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
   });
 
   it('stops after the first node when a Cilium agent is not ready', async () => {
-    h.sim.faults.set('production', { ciliumAgentNotReady: ['10.0.30.13'] });
     const since = h.sim.calls.length;
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    // After the gate before the upgrade, which refuses a Cilium pod that is not ready (see test/e2e/baseline.e2e.test.ts).
+    h.sim.faults.set('production', { ciliumAgentNotReady: ['10.0.30.13'] });
 
     await clickStart(h, plan);
     const done = await approveUntilDone(h, plan);
@@ -226,9 +227,10 @@ describe('a Talos upgrade of a Longhorn cluster', () => {
   });
 
   it("stops after the first node when Cilium 1.18's envoy DaemonSet is not ready on a node", async () => {
-    h.sim.faults.set('production', { ciliumEnvoyNotReady: ['10.0.30.12'] });
     const since = h.sim.calls.length;
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    // After the gate before the upgrade, which refuses a Cilium pod that is not ready (see test/e2e/baseline.e2e.test.ts).
+    h.sim.faults.set('production', { ciliumEnvoyNotReady: ['10.0.30.12'] });
 
     await clickStart(h, plan);
     const done = await approveUntilDone(h, plan);

@@ -49,6 +49,12 @@ export interface ClusterFaults {
    * whose pods run but fail their readiness probe.
    */
   podsNotReady?: string[];
+  /**
+   * Workloads (as `podsNotReady`, or a bare pod's own name) whose container keeps exiting: the kubelet
+   * restarts it with a back-off, so the pod stays Running, not ready, in CrashLoopBackOff
+   * (reference/flux-health-cilium.md, "Crash-looping pods").
+   */
+  podsCrashLooping?: string[];
   /** Nodes whose Cilium agent (DaemonSet `kube-system/cilium`) is not ready. */
   ciliumAgentNotReady?: string[];
   /** Nodes whose Cilium Envoy pod (DaemonSet `kube-system/cilium-envoy`, Cilium ≥ 1.16) is not ready. */

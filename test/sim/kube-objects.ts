@@ -160,9 +160,38 @@ function probeFails(cluster: SimCluster, pod: PodState, node: SimNode): boolean 
   return pod.owner.kind === 'DaemonSet' && pod.owner.name === 'cilium' && named(cluster.faults.ciliumAgentNotReady, node);
 }
 
+/** A pod whose container keeps exiting by a fault (`podsCrashLooping` names its workload): the kubelet backs off restarting it. */
+function crashLooping(cluster: SimCluster, pod: PodState): boolean {
+  return (cluster.faults.podsCrashLooping ?? []).includes(workloadOf(pod));
+}
+
 export function podReady(cluster: SimCluster, pod: PodState): boolean {
   const node = nodeByHostname(cluster, pod.nodeName);
-  return node !== undefined && nodeReady(cluster, node) === 'True' && !probeFails(cluster, pod, node);
+  return node !== undefined && nodeReady(cluster, node) === 'True' && !probeFails(cluster, pod, node) && !crashLooping(cluster, pod);
+}
+
+/**
+ * The container status of a crash-looping container as the kubelet writes it (kuberuntime_manager.go
+ * `doBackOff`, kubelet_pods.go `convertToAPIContainerStatuses`): waiting in CrashLoopBackOff with the
+ * back-off message, the last run terminated with its exit code, and the restarts counted. The pod's
+ * phase stays Running (restartPolicy Always).
+ */
+function crashLoopStatus(cluster: SimCluster, pod: PodState, container: string, now: number): Json {
+  // The kubelet's back-off starts at 10 s and doubles up to 5 min; a restart each time it runs out.
+  const restarts = 1 + Math.floor(Math.max(0, now - pod.createdAt) / 30_000);
+  const seconds = Math.min(300, 10 * 2 ** Math.min(restarts - 1, 5));
+  const backOff = seconds >= 60 ? `${Math.floor(seconds / 60)}m${seconds % 60}s` : `${seconds}s`;
+  const uid = uuidFrom(`${cluster.name}/Pod/${pod.namespace}/${pod.name}`);
+  return {
+    restartCount: restarts,
+    state: {
+      waiting: {
+        reason: 'CrashLoopBackOff',
+        message: `back-off ${backOff} restarting failed container=${container} pod=${pod.name}_${pod.namespace}(${uid})`,
+      },
+    },
+    lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: timestamp(now - 2000), finishedAt: timestamp(now - 1000) } },
+  };
 }
 
 const OWNER_API: Record<PodState['owner']['kind'], string> = {
@@ -245,6 +274,9 @@ export function renderPod(cluster: SimCluster, pod: PodState): Json {
               started: ready,
               restartCount: 0,
               state: { running: { startedAt: timestamp(pod.createdAt) } },
+              ...(node !== undefined && nodeReady(cluster, node) === 'True' && crashLooping(cluster, pod)
+                ? crashLoopStatus(cluster, pod, container, Date.now())
+                : {}),
             },
           ],
         },

@@ -188,6 +188,40 @@ export function nodePods(shape: ClusterShape, node: SimNode, createdAt: number):
   return pods;
 }
 
+/**
+ * A pod created on its own in `namespace` on node `hostname` (no owner references, as `kubectl run`
+ * makes one): nothing recreates it, and a drain leaves it where it is. For a fault such as
+ * `podsCrashLooping`, its workload is its own name.
+ */
+export function barePod(namespace: string, name: string, hostname: string, image: string, createdAt: number): PodState {
+  return { name, namespace, nodeName: hostname, labels: { run: name }, owner: { kind: 'None', name }, image, createdAt };
+}
+
+/**
+ * One pod of a Deployment `workload` in `namespace` on node `hostname`, owned by its ReplicaSet as
+ * the seeded workloads are, with no disruption budget: a drain evicts it and the ReplicaSet
+ * recreates it on another node under a new name.
+ */
+export function deploymentPod(
+  clusterName: string,
+  namespace: string,
+  workload: string,
+  hostname: string,
+  image: string,
+  createdAt: number,
+): PodState {
+  const replicaSet = `${workload}-${nameSuffix(`${clusterName}/${workload}/rs`, 10)}`;
+  return {
+    name: `${replicaSet}-${nameSuffix(`${clusterName}/${workload}/0`)}`,
+    namespace,
+    nodeName: hostname,
+    labels: { app: workload },
+    owner: { kind: 'ReplicaSet', name: replicaSet },
+    image,
+    createdAt,
+  };
+}
+
 export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: number): KubeState {
   const pods: PodState[] = [];
   const pod = (p: Omit<PodState, 'createdAt'>): void => {

@@ -18,6 +18,7 @@ import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { clusterWithout, nodeSteps, nodePreflight, roleOf, withEndpoints } from '../shared/node-target.ts';
 import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 
 /** The quorum arithmetic of removing `node` now; for a worker, which is no etcd member, the quorum etcd holds now. */
 async function quorumNow(
@@ -95,9 +96,10 @@ async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepR
     // Quorum and the gate as they are when the approval was given, not as the plan saw them.
     const quorum = await quorumNow(ctx, node);
     if (!quorum.ok) throw new StepFailure(`etcd quorum: ${quorum.summary}`, quorum.evidence);
-    const gate = await walkGate(ctx, ctx.cluster, { drainNodes: [node] });
+    // Nothing has changed yet: what already failed before the operation is named, not a stop.
+    const gate = await walkGate(ctx, ctx.cluster, { drainNodes: [node], baseline: { baseline: op.baseline, nodes: [] } });
     if (!gate.passed) throw new StepFailure(`the health gate failed before the reset of ${node}; nothing was reset`, gate.stopReasons);
-    detail = `checked when approved: etcd ${quorum.summary}; health gate passed (${gate.checks.length} checks); then ${detail}`;
+    detail = `checked when approved: etcd ${quorum.summary}; health gate passed (${gate.checks.length} checks${alreadyFailingNote(gate)}); then ${detail}`;
     await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
     const lines: string[] = [];
     try {

@@ -17,6 +17,7 @@ import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { nodeSteps, nodePreflight, roleOf } from '../shared/node-target.ts';
 import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 
 async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
   if (roleOf(ctx.cluster, node) === 'worker')
@@ -74,12 +75,13 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
   if (back.ok) {
     const version = back.value;
     await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version } }));
-    const gate = await walkGate(ctx);
+    const nodeName = step.nodeName ?? op.target.nodeName;
+    const gate = await walkGate(ctx, cluster, { baseline: { baseline: op.baseline, nodes: [node, ...(nodeName ? [nodeName] : [])] } });
     if (!gate.passed)
       throw new StepFailure(`${node} is back on ${version} and Ready, but the health gate after the rollback failed`, gate.stopReasons);
     return {
       event: 'rollback verified',
-      detail: `${node} is back on ${version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)`,
+      detail: `${node} is back on ${version} and Ready (ran ${from ?? '?'}); health gate passed (${gate.checks.length} checks)${alreadyFailingNote(gate)}`,
     };
   }
   const last = back.pending;

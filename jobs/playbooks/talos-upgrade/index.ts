@@ -2,6 +2,7 @@ import { approvalRequestMessage } from '../../../src/chat/approval-messages.ts';
 import { talosUpgradeStepLabel as stepLabel, talosUpgradeTexts } from './texts.ts';
 import { allNodes } from '../../../src/config/inventory.ts';
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
+import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { measureWaits } from '../../../src/time/wait-clock.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { RecordedNodeClass } from '../../../src/ops/node-class-record.ts';
@@ -40,6 +41,7 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
       step,
       target: op.target.version!,
       reinstall: isReinstall(op),
+      ...(op.baseline === undefined ? {} : { baseline: op.baseline }),
       log,
       signal: ctx.signal,
       markIssued: async (fromVersion, bootId) => {
@@ -111,12 +113,18 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   const gate = await runFinalVerification(
     ctx.cluster,
     { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal },
-    { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock },
+    // At the end no node was just changed: only what got worse than before the operation stops.
+    {
+      settleMs: ctx.deps.timeouts.settleMs,
+      pollMs: ctx.deps.timeouts.pollMs,
+      clock: ctx.deps.clock,
+      baseline: { baseline: op.baseline, nodes: [] },
+    },
   );
   if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
   return {
     event: 'verified',
-    detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)`,
+    detail: `every node runs ${target}; Cilium healthy, Flux ready, pods ready; health gate passed (${gate.checks.length} checks)${alreadyFailingNote(gate)}`,
   };
 }
 

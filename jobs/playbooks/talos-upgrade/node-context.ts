@@ -2,6 +2,7 @@ import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
+import type { Baseline } from '../../../src/health/baseline.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { type OpsJobDeps } from '../../engine/job-context.ts';
 
@@ -26,6 +27,8 @@ export interface NodeStepContext {
   record: (event: string, detail: string) => Promise<void>;
   /** This run follows a Retry of this step: what the node shows is recorded even when nothing was issued. */
   retried?: boolean;
+  /** What was already unwell before the operation: the gate after the node stops only on regressions. None: every failure stops. */
+  baseline?: Baseline;
 }
 
 export function probeSignal(ctx: NodeStepContext): AbortSignal {

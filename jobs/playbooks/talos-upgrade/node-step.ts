@@ -1,4 +1,5 @@
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
+import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { quorumWhileRebooting } from '../../../src/rules/quorum.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
@@ -208,12 +209,19 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   const gate = await runFinalVerification(
     ctx.cluster,
     { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] },
-    { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock },
+    {
+      settleMs: ctx.deps.timeouts.settleMs,
+      pollMs: ctx.deps.timeouts.pollMs,
+      clock: ctx.deps.clock,
+      ...(ctx.baseline === undefined
+        ? {}
+        : { baseline: { baseline: ctx.baseline, nodes: [node, ...(ctx.step.nodeName ? [ctx.step.nodeName] : [])] } }),
+    },
   );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
   await waitForLonghorn(ctx, 'after');
   return {
     kind: 'done',
-    detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready`,
+    detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready${alreadyFailingNote(gate)}`,
   };
 }

@@ -22,6 +22,7 @@ import { pollUntil } from '../../../src/time/clock.ts';
 import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
@@ -309,7 +310,13 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
     controlPlanes: [...ctx.cluster.controlPlanes, ...joined.filter((j) => j.role === 'controlplane').map((j) => j.address)],
     workers: [...ctx.cluster.workers, ...joined.filter((j) => j.role === 'worker').map((j) => j.address)],
   };
-  const gate = await walkGate(ctx, cluster);
+  // The nodes the apply added are new: anything unwell on them stops, as anything that got worse elsewhere.
+  const gate = await walkGate(ctx, cluster, {
+    baseline: {
+      baseline: op.baseline,
+      nodes: op.steps.flatMap((s) => (s.joined === undefined ? [] : [s.joined.address, ...(s.nodeName ? [s.nodeName] : [])])),
+    },
+  });
   if (!gate.passed) {
     throw new StepFailure(
       "the health gate after the apply failed; nothing was reverted automatically. Fix forward with a new reviewed change (plan, staging, then production), or follow the runbook's recovery; Retry runs the gate again",
@@ -317,7 +324,10 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
     );
   }
   const counted = joined.length > 0 ? `, counting ${joined.map((j) => j.address).join(', ')}` : '';
-  return { event: 'health gate passed', detail: `health gate passed after the apply (${gate.checks.length} checks${counted})` };
+  return {
+    event: 'health gate passed',
+    detail: `health gate passed after the apply (${gate.checks.length} checks${counted})${alreadyFailingNote(gate)}`,
+  };
 }
 
 /** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */

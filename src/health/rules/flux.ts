@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CheckResult } from '../check-result.ts';
+import type { CheckResult, UnwellItem } from '../check-result.ts';
 import { joinProblems, plural } from './format.ts';
 
 const ID = 'flux';
@@ -208,20 +208,30 @@ export function evaluateFlux(kustomizations: readonly unknown[], helmReleases: r
   const failing: string[] = [];
   const notes: string[] = [];
   const suspended: string[] = [];
+  const unwell: UnwellItem[] = [];
   for (const { label, verdict } of judged) {
+    // The key says whether it fails or only reconciles: an object that went from reconciling to failing got worse.
+    if (verdict.kind === 'failing' || verdict.kind === 'note')
+      unwell.push({
+        key: `flux:${label}${verdict.kind === 'failing' ? '#failing' : ''}`,
+        kind: 'flux',
+        name: label,
+        reason: verdict.text,
+        stops: verdict.kind === 'failing' || options.mode === 'final',
+      });
     if (verdict.kind === 'failing') failing.push(`${label}: ${verdict.text}`);
     else if (verdict.kind === 'note') notes.push(`${label}: ${verdict.text}`);
     else if (verdict.kind === 'suspended') suspended.push(`${label}: suspended: not evaluated`);
   }
   const evidence = [...failing, ...notes, ...suspended];
   if (failing.length > 0) {
-    return { id: ID, title, status: 'failed', summary: `Flux is failing: ${joinProblems(failing)}`, evidence };
+    return { id: ID, title, status: 'failed', summary: `Flux is failing: ${joinProblems(failing)}`, evidence, unwell };
   }
   if (notes.length > 0 && options.mode === 'final') {
-    return { id: ID, title, status: 'failed', settling: true, summary: `Flux is not ready: ${joinProblems(notes)}`, evidence };
+    return { id: ID, title, status: 'failed', settling: true, summary: `Flux is not ready: ${joinProblems(notes)}`, evidence, unwell };
   }
   if (notes.length > 0) {
-    return { id: ID, title, status: 'warning', summary: `Flux is not fully reconciled: ${joinProblems(notes)}`, evidence };
+    return { id: ID, title, status: 'warning', summary: `Flux is not fully reconciled: ${joinProblems(notes)}`, evidence, unwell };
   }
   const ready = judged.length - suspended.length;
   const summary = `${plural(kustomizations.length, 'Kustomization')} and ${plural(helmReleases.length, 'HelmRelease')}: ${ready} Ready${

@@ -1,5 +1,5 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import type { CheckResult } from '../check-result.ts';
+import type { CheckResult, UnwellItem } from '../check-result.ts';
 import { limitLines, plural } from './format.ts';
 
 const ID = 'pods';
@@ -38,6 +38,31 @@ function describe(pod: V1Pod, problem: string): string {
 }
 
 /**
+ * A key that survives a drain: an evicted ReplicaSet pod comes back under another name, on another
+ * node, from the same ReplicaSet; a DaemonSet's pod belongs to its node. A StatefulSet's pod, a
+ * static pod and a bare pod keep their name.
+ */
+export function podKey(pod: V1Pod): string {
+  const namespace = pod.metadata?.namespace ?? 'default';
+  const owner = (pod.metadata?.ownerReferences ?? []).find((o) => o.controller === true);
+  if (owner?.kind === 'ReplicaSet' || owner?.kind === 'Job') return `pod:${namespace}/${owner.kind}/${owner.name}`;
+  if (owner?.kind === 'DaemonSet') return `pod:${namespace}/DaemonSet/${owner.name}@${pod.spec?.nodeName ?? ''}`;
+  return `pod:${namespace}/${pod.metadata?.name ?? '<unnamed>'}`;
+}
+
+function unwellPod(pod: V1Pod, problem: string, stops: boolean): UnwellItem {
+  const node = pod.spec?.nodeName;
+  return {
+    key: podKey(pod),
+    kind: 'pod',
+    name: `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? '<unnamed>'}`,
+    ...(node === undefined || node === '' ? {} : { node }),
+    reason: problem,
+    stops,
+  };
+}
+
+/**
  * The runbook's `kubectl get pods -A`. In the standard gate it is reported but never a stop (the
  * runbook's stop conditions do not include pods): passed with counts, or a warning listing pods
  * that are neither Running and ready nor Succeeded (CrashLoopBackOff, Pending, ImagePullBackOff, …).
@@ -50,8 +75,10 @@ export function evaluatePods(pods: V1Pod[], options: { mode?: 'standard' | 'fina
   const completed = pods.filter((p) => p.status?.phase === 'Succeeded').length;
   const judged = pods.flatMap((pod) => {
     const problem = podProblem(pod);
-    return problem === undefined ? [] : [{ line: describe(pod, problem), ended: pod.status?.phase === 'Failed' }];
+    return problem === undefined ? [] : [{ line: describe(pod, problem), ended: pod.status?.phase === 'Failed', pod, problem }];
   });
+  // A pod that already ended (phase Failed) is nothing waiting or a baseline could judge.
+  const unwell = judged.filter((j) => !j.ended).map((j) => unwellPod(j.pod, j.problem, options.mode === 'final'));
   const unhealthy = judged.map((j) => j.line);
   const running = pods.length - completed - unhealthy.length;
   const counts = `${running} running and ready${completed > 0 ? `, ${completed} completed` : ''}`;
@@ -67,6 +94,7 @@ export function evaluatePods(pods: V1Pod[], options: { mode?: 'standard' | 'fina
       settling: true,
       summary: `${notReady.length} of ${plural(pods.length, 'pod')} not ready: ${limitLines(notReady, 3).join('; ')}`,
       evidence: limitLines(unhealthy, MAX_EVIDENCE),
+      unwell,
     };
   }
   return {
@@ -75,5 +103,6 @@ export function evaluatePods(pods: V1Pod[], options: { mode?: 'standard' | 'fina
     status: 'warning',
     summary: `${unhealthy.length} of ${plural(pods.length, 'pod')} not healthy (${counts})`,
     evidence: limitLines(unhealthy, MAX_EVIDENCE),
+    unwell,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../../src/health/check-result.ts';
+import type { CheckResult, UnwellItem } from '../../../src/health/check-result.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
 import type { GateDeps, GateReport } from '../../../src/health/health-gate.ts';
@@ -98,5 +98,68 @@ describe('runFinalVerification', () => {
     expect(result.stopReasons).toEqual(['still not ready after the 60 ms settle window: cilium failed']);
     expect(modes.length).toBeGreaterThan(1);
     expect(result.checks.map((c) => `${c.id} ${c.status}`)).toEqual(['cilium failed', 'pods passed']);
+  });
+
+  describe('against a baseline', () => {
+    const crashing = (key: string, name: string, node: string): UnwellItem => ({
+      key,
+      kind: 'pod',
+      name,
+      node,
+      reason: 'CrashLoopBackOff',
+      stops: true,
+    });
+    const old = crashing('pod:apps/ReplicaSet/web', 'apps/web-2', 'talos-w-3');
+    const baseline = { takenAt: '2026-03-01T02:00:00.000Z', items: [{ ...old, name: 'apps/web-1', node: 'talos-w-2', stops: undefined }] };
+    const pods = (items: UnwellItem[]): CheckResult => ({ ...check('pods', 'failed', true), unwell: items });
+
+    it('passes at once when the only pod not ready was already failing before: the settle window is not waited out', async () => {
+      const { gate, modes } = scripted(report([check('cilium', 'passed'), pods([old])]));
+
+      const result = await runFinalVerification(
+        CLUSTER,
+        DEPS,
+        { settleMs: 5000, pollMs: 5, baseline: { baseline, nodes: ['talos-w-1'] } },
+        gate,
+      );
+
+      expect([result.passed, modes.length, result.alreadyFailing]).toEqual([true, 1, ['apps/web-2: CrashLoopBackOff on talos-w-3']]);
+    });
+
+    it('waits for a regression only, and passes once it clears while the baseline item still fails', async () => {
+      const fresh = crashing('pod:apps/api-1', 'apps/api-1', 'talos-w-3');
+      const { gate, asked } = scripted(report([pods([old, fresh])]), report([pods([old])]), report([pods([old])]));
+
+      const result = await runFinalVerification(CLUSTER, DEPS, { settleMs: 5000, pollMs: 5, baseline: { baseline, nodes: [] } }, gate);
+
+      expect([result.passed, asked]).toEqual([true, ['all', 'pods', 'all']]);
+    });
+
+    it('stops after the window on a regression, naming only it', async () => {
+      const fresh = crashing('pod:apps/api-1', 'apps/api-1', 'talos-w-3');
+      const { gate } = scripted(report([pods([old, fresh])]));
+
+      const result = await runFinalVerification(CLUSTER, DEPS, { settleMs: 40, pollMs: 10, baseline: { baseline, nodes: [] } }, gate);
+
+      expect(result.passed).toBe(false);
+      expect(result.stopReasons).toHaveLength(1);
+      expect(result.stopReasons[0]).toMatch(/^still not ready after the 40 ms settle window: .*apps\/api-1: CrashLoopBackOff on talos-w-3/);
+      expect(result.stopReasons[0]).not.toContain('apps/web-2');
+    });
+
+    it('stops on the baseline item itself when it is on the node just upgraded', async () => {
+      const here = crashing('pod:apps/ReplicaSet/web', 'apps/web-5', 'talos-w-1');
+      const { gate } = scripted(report([pods([here])]));
+
+      const result = await runFinalVerification(
+        CLUSTER,
+        DEPS,
+        { settleMs: 40, pollMs: 10, baseline: { baseline, nodes: ['talos-w-1'] } },
+        gate,
+      );
+
+      expect(result.passed).toBe(false);
+      expect(result.stopReasons[0]).toContain('apps/web-5: CrashLoopBackOff on talos-w-1 (on a node just changed');
+    });
   });
 });

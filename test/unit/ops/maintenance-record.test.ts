@@ -168,4 +168,42 @@ describe('maintenanceRecordMarkdown', () => {
     expect(markdown).toContain('## Approvals\n\nnone\n');
     expect(markdown).not.toContain('Review confirmed');
   });
+
+  it('lists what was already failing before the operation, from its baseline', () => {
+    const markdown = maintenanceRecordMarkdown(
+      completedUpgrade({
+        baseline: {
+          takenAt: '2026-11-29T21:58:00.000Z',
+          items: [
+            {
+              key: 'pod:reports/ReplicaSet/report-worker-5f7c',
+              kind: 'pod',
+              name: 'reports/report-worker-5f7c-x1',
+              node: 'talos-prd-cp-2',
+              reason: 'CrashLoopBackOff',
+            },
+            { key: 'longhorn:pvc-1', kind: 'longhorn', name: 'pvc-1 (apps/data)', reason: 'degraded (attached)' },
+          ],
+        },
+      }),
+    );
+
+    expect(markdown).toContain(
+      [
+        '## Already failing before the operation (baseline of 2026-11-29T21:58:00.000Z)',
+        '',
+        '- pod: reports/report-worker-5f7c-x1: CrashLoopBackOff on talos-prd-cp-2',
+        '- longhorn: pvc-1 (apps/data): degraded (attached)',
+        '',
+        '## Approvals',
+      ].join('\n'),
+    );
+  });
+
+  it('has no such section when nothing was failing, or no baseline was taken', () => {
+    expect(maintenanceRecordMarkdown(completedUpgrade({ baseline: { takenAt: '2026-11-29T21:58:00.000Z', items: [] } }))).not.toContain(
+      'Already failing',
+    );
+    expect(maintenanceRecordMarkdown(completedUpgrade())).not.toContain('Already failing');
+  });
 });

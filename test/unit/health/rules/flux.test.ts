@@ -359,4 +359,27 @@ describe('evaluateFlux', () => {
   it('fails on an object it cannot read instead of skipping it', () => {
     expect(evaluateFlux([{ metadata: {} }], []).evidence).toEqual(['Kustomization #1: unreadable object (no metadata.name)']);
   });
+
+  it('names each object that is not Ready as an item, keyed apart when it fails, and whether it alone fails the check', () => {
+    const reconciling = {
+      metadata: { name: 'web', namespace: 'apps' },
+      status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'Progressing' }] },
+    };
+    const failing = {
+      metadata: { name: 'db', namespace: 'apps' },
+      status: { conditions: [{ type: 'Ready', status: 'False', reason: 'UpgradeFailed' }] },
+    };
+    const suspended = { metadata: { name: 'old', namespace: 'apps' }, spec: { suspend: true } };
+    const items = (mode: 'standard' | 'final') =>
+      (evaluateFlux([], [reconciling, failing, suspended], { mode }).unwell ?? []).map((u) => [u.key, u.stops]);
+
+    expect(items('standard')).toEqual([
+      ['flux:HelmRelease apps/web', false],
+      ['flux:HelmRelease apps/db#failing', true],
+    ]);
+    expect(items('final')).toEqual([
+      ['flux:HelmRelease apps/web', true],
+      ['flux:HelmRelease apps/db#failing', true],
+    ]);
+  });
 });

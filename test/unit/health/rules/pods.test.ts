@@ -63,7 +63,47 @@ describe('evaluatePods', () => {
         'apps/web-2: Running but not ready (0/1) on talos-w-1',
         'apps/web-3: ImagePullBackOff on talos-w-1',
       ],
+      // Item by item for a baseline; none stops the standard gate.
+      unwell: [
+        ['web-0', 'CrashLoopBackOff'],
+        ['web-1', 'Pending'],
+        ['web-2', 'Running but not ready (0/1)'],
+        ['web-3', 'ImagePullBackOff'],
+      ].map(([name, reason]) => ({ key: `pod:apps/${name}`, kind: 'pod', name: `apps/${name}`, node: 'talos-w-1', reason, stops: false })),
     });
+  });
+
+  it('keys a pod so that it is recognised after a drain: by its ReplicaSet, a DaemonSet pod by its node, others by name', () => {
+    const owned = (name: string, kind: string, owner: string, node: string): V1Pod => {
+      const p = pod('apps', name, 'Running', [container(false)]);
+      p.metadata = { namespace: 'apps', name, ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner, uid: 'u', controller: true }] };
+      p.spec = { nodeName: node, containers: [{ name: 'app' }] };
+      return p;
+    };
+    const keys = (pods: V1Pod[]): string[] => (evaluatePods(pods, { mode: 'final' }).unwell ?? []).map((u) => u.key);
+
+    expect(
+      keys([
+        owned('web-7d9c-abcde', 'ReplicaSet', 'web-7d9c', 'talos-w-1'),
+        owned('web-7d9c-fghij', 'ReplicaSet', 'web-7d9c', 'talos-w-2'),
+        owned('agent-xyz12', 'DaemonSet', 'agent', 'talos-w-1'),
+        owned('db-1', 'StatefulSet', 'db', 'talos-w-1'),
+        pod('apps', 'debug', 'Running', [container(false)]),
+      ]),
+    ).toEqual([
+      'pod:apps/ReplicaSet/web-7d9c',
+      'pod:apps/ReplicaSet/web-7d9c',
+      'pod:apps/DaemonSet/agent@talos-w-1',
+      'pod:apps/db-1',
+      'pod:apps/debug',
+    ]);
+    expect(evaluatePods([pod('apps', 'x', 'Running', [container(false)])], { mode: 'final' }).unwell?.[0]?.stops).toBe(true);
+  });
+
+  it('leaves a pod that already ended (phase Failed) out of the items: nothing waits for it or tolerates it', () => {
+    expect(
+      evaluatePods([pod('jobs', 'backup-1', 'Failed', [container(false, { state: { terminated: { exitCode: 1 } } })])]).unwell,
+    ).toEqual([]);
   });
 
   it('reports failed init containers and terminating pods', () => {
