@@ -20,11 +20,13 @@ export interface SettleOptions {
  * forked again for nothing), for at most `settleMs`; once they pass, the whole gate runs again
  * and its verdict counts. A failure waiting cannot clear stops at once; what is still settling
  * when the window ends stops with the window named. `gate` runs one health gate (default
- * {@link runHealthGate}; tests pass a scripted one).
+ * {@link runHealthGate}; tests pass a scripted one). It judges no drain: the nodes it follows are
+ * already drained and back, and each drain is judged just before it (`checkDrain`), so budgets
+ * that allow no disruption are shown as warnings here, never as a stop.
  */
 export async function runFinalVerification(
   cluster: ClusterConfig,
-  deps: Omit<GateDeps, 'mode'>,
+  deps: Omit<GateDeps, 'mode' | 'drainNodes'>,
   settle: SettleOptions,
   gate: (cluster: ClusterConfig, deps: GateDeps) => Promise<GateReport> = runHealthGate,
 ): Promise<GateReport> {
@@ -33,7 +35,7 @@ export async function runFinalVerification(
   const window = settle.settleMs < 1000 ? `${settle.settleMs} ms` : `${Math.round(settle.settleMs / 1000)} s`;
   const settling = (failed: CheckResult[]): boolean => failed.length > 0 && failed.every((c) => c.settling === true);
   for (;;) {
-    const report = await gate(cluster, { ...deps, mode: 'final' });
+    const report = await gate(cluster, { ...deps, drainNodes: [], mode: 'final' });
     let failed = report.checks.filter((c) => c.status === 'failed');
     if (report.passed || failed.some((c) => c.settling !== true)) return report;
     // Poll the settling checks alone until they pass, a failure that waiting cannot clear appears, or the window ends;
@@ -44,7 +46,7 @@ export async function runFinalVerification(
       { timeoutMs, intervalMs: settle.pollMs, ...(deps.signal ? { signal: deps.signal } : {}) },
       async (attempt) => {
         if (attempt > 1)
-          failed = (await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) })).checks.filter(
+          failed = (await gate(cluster, { ...deps, drainNodes: [], mode: 'final', only: failed.map((c) => c.id) })).checks.filter(
             (c) => c.status === 'failed',
           );
         return settling(failed) ? { done: false, pending: failed.map((c) => c.id).join(', ') } : { done: true, value: undefined };

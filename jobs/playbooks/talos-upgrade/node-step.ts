@@ -9,6 +9,7 @@ import { StepFailure } from '../../engine/job-context.ts';
 import { probeSignal, type NodeStepContext } from './node-context.ts';
 import { waitForLonghorn, waitForNodeBack } from './node-wait.ts';
 import { issueUpgrade, requestNeverArrived } from './issue-upgrade.ts';
+import { checkDrain } from '../shared/drain-check.ts';
 
 export type { NodeStepContext } from './node-context.ts';
 
@@ -76,6 +77,7 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     await waitForLonghorn(ctx, `before ${node}`);
     const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
     bootIdBefore = kube.bootId;
+    await ctx.progress(await checkDrain(ctx, node));
     await ctx.markIssued(before.version, bootIdBefore);
     await issueUpgrade(ctx, before.version, false);
   } else if (await requestNeverArrived(ctx)) {
@@ -110,7 +112,7 @@ export async function upgradeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   const quorum = isControlPlane ? await requireQuorum(ctx, 'after') : undefined;
   const gate = await runFinalVerification(
     ctx.cluster,
-    { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] },
+    { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal },
     { settleMs: ctx.deps.timeouts.settleMs, pollMs: ctx.deps.timeouts.pollMs, clock: ctx.deps.clock },
   );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);

@@ -1,0 +1,74 @@
+import type { V1Node } from '@kubernetes/client-node';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { drainPods, nextEvictions, podList } from '../../../src/health/rules/drain-pods.ts';
+import { findNodeByAddress } from '../../../src/talos/observe.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { StepFailure } from '../../engine/job-context.ts';
+import type { WalkContext } from '../../engine/playbook.ts';
+import { probeSignal } from '../../engine/walk.ts';
+
+/** A node as the drain needs it: its Kubernetes name, and whether Kubernetes calls it Ready (cordoned or not). */
+export interface DrainTarget {
+  name: string | undefined;
+  ready: boolean;
+}
+
+function readyCondition(node: V1Node | undefined): boolean {
+  return node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+}
+
+/** Whether the node at `address` can be drained now: only a Ready node runs the evictions' replacements down cleanly. */
+export async function drainTarget(ctx: WalkContext, address: string): Promise<DrainTarget> {
+  const node = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), address);
+  return { name: node?.metadata?.name, ready: readyCondition(node) };
+}
+
+function seconds(ms: number): number {
+  return Math.round(ms / 1000);
+}
+
+/**
+ * Cordons `name` and evicts its pods through the eviction API (policy/v1 Eviction), the way
+ * `kubectl drain --ignore-daemonsets` does: DaemonSet, static and controller-less pods stay
+ * (src/health/rules/drain-pods.ts). A budget that refuses an eviction (429) is asked again on the
+ * next look, until `timeoutMs` has passed; then the step stops, the node cordoned and otherwise
+ * untouched. Returns what the drain did, for the step's detail.
+ */
+export async function cordonAndDrain(ctx: WalkContext, address: string, name: string, timeoutMs: number): Promise<string> {
+  const { kube } = ctx.session;
+  try {
+    await kube.setUnschedulable(name, true, probeSignal(ctx));
+  } catch (error) {
+    throw new StepFailure(`${name} (${address}) could not be cordoned, so it was not touched: ${errorText(error)}`, [], {
+      retry: 'nothing was changed by this step; Retry cordons and drains the node again',
+      nodeUnchanged: true,
+    });
+  }
+  let evicted = 0;
+  let left: string[] = [];
+  const refusals = new Map<string, string>();
+  const drained = await pollUntil(ctx.deps.clock, { timeoutMs, intervalMs: ctx.deps.timeouts.pollMs, signal: ctx.signal }, async () => {
+    const plan = drainPods(await kube.listPods(probeSignal(ctx)), name);
+    left = plan.left;
+    const next = nextEvictions(plan);
+    if (next.length === 0) return { done: true, value: undefined };
+    refusals.clear();
+    for (const pod of next) {
+      const namespace = pod.metadata?.namespace ?? 'default';
+      const podName = pod.metadata?.name ?? '';
+      const answer = await kube.evictPod(namespace, podName, probeSignal(ctx));
+      if (answer.outcome === 'evicted') evicted += 1;
+      else refusals.set(`${namespace}/${podName}`, answer.reason);
+    }
+    return { done: false, pending: `still on ${name}: ${podList(next)}` };
+  });
+  const stays = left.length > 0 ? `; left on the node: ${left.join(', ')}` : '';
+  if (!drained.ok) {
+    throw new StepFailure(
+      `${name} (${address}) did not drain within ${seconds(timeoutMs)} s, so it was not rolled back: ${drained.pending}. It stays cordoned (kubectl uncordon ${name} to undo)`,
+      [...refusals].map(([pod, reason]) => `eviction of ${pod} refused: ${reason}`),
+      { retry: 'the node was cordoned, not rebooted; Retry drains it again, then rolls it back', nodeUnchanged: true },
+    );
+  }
+  return `cordoned ${name} and evicted ${evicted} pod${evicted === 1 ? '' : 's'} through the eviction API${stays}`;
+}
