@@ -80,7 +80,11 @@ export function answerEviction(
       };
     }
   }
-  evictPod(cluster, pod, now);
+  // A pod bound to its node (a DaemonSet's, a static pod's mirror, Longhorn's instance manager) is
+  // deleted and created again on the same node by its owner: a new pod object, with a new UID.
+  if (pod.mirror === true || pod.owner.kind === 'DaemonSet' || pod.owner.kind === 'Node' || pod.owner.kind === 'InstanceManager')
+    pod.createdAt = now;
+  else evictPod(cluster, pod, now);
   cluster.kube.resourceVersion++;
   return { code: 201, body: status(201, '', ''), evicted: id };
 }

@@ -1,6 +1,6 @@
-import type { V1Node } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { errorText } from '../../../src/chat/error-text.ts';
-import { drainPods, nextEvictions, podList } from '../../../src/health/rules/drain-pods.ts';
+import { drainPods, podList } from '../../../src/health/rules/drain-pods.ts';
 import { findNodeByAddress } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { StepFailure } from '../../engine/job-context.ts';
@@ -44,24 +44,30 @@ export async function cordonAndDrain(ctx: WalkContext, address: string, name: st
       nodeUnchanged: true,
     });
   }
-  let evicted = 0;
-  let left: string[] = [];
+  // As kubectl drain does: the pods are listed once, and each counts as gone once no pod with its UID runs on the node.
+  const plan = drainPods(await kube.listPods(probeSignal(ctx)), name);
+  const waves = [plan.evict, plan.last].filter((w) => w.length > 0);
+  const left = plan.left;
+  const accepted = new Set<string>();
   const refusals = new Map<string, string>();
+  let wave = 0;
   const drained = await pollUntil(ctx.deps.clock, { timeoutMs, intervalMs: ctx.deps.timeouts.pollMs, signal: ctx.signal }, async () => {
-    const plan = drainPods(await kube.listPods(probeSignal(ctx)), name);
-    left = plan.left;
-    const next = nextEvictions(plan);
-    if (next.length === 0) return { done: true, value: undefined };
+    const pods = await kube.listPods(probeSignal(ctx));
+    const here = (pod: V1Pod): boolean => pods.some((p) => p.metadata?.uid === pod.metadata?.uid && p.spec?.nodeName === name);
+    let current = (waves[wave] ?? []).filter(here);
+    while (current.length === 0 && wave < waves.length) current = (waves[++wave] ?? []).filter(here);
+    if (current.length === 0) return { done: true, value: undefined };
     refusals.clear();
-    for (const pod of next) {
+    for (const pod of current) {
       const namespace = pod.metadata?.namespace ?? 'default';
       const podName = pod.metadata?.name ?? '';
       const answer = await kube.evictPod(namespace, podName, probeSignal(ctx));
-      if (answer.outcome === 'evicted') evicted += 1;
+      if (answer.outcome === 'evicted') accepted.add(pod.metadata?.uid ?? `${namespace}/${podName}`);
       else refusals.set(`${namespace}/${podName}`, answer.reason);
     }
-    return { done: false, pending: `still on ${name}: ${podList(next)}` };
+    return { done: false, pending: `still on ${name}: ${podList(current)}` };
   });
+  const evicted = accepted.size;
   const stays = left.length > 0 ? `; left on the node: ${left.join(', ')}` : '';
   if (!drained.ok) {
     throw new StepFailure(

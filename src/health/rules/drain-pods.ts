@@ -43,11 +43,6 @@ export function drainPods(pods: readonly V1Pod[], nodeName: string): DrainPods {
   return result;
 }
 
-/** What the drain evicts next: the workloads, then, once none is left, Longhorn's instance managers. */
-export function nextEvictions(plan: DrainPods): V1Pod[] {
-  return plan.evict.length > 0 ? plan.evict : plan.last;
-}
-
 /** `apps/web-1, apps/web-2`: the pods still to go, for a progress line or a stop. */
 export function podList(pods: readonly V1Pod[]): string {
   return pods.map(id).join(', ');
