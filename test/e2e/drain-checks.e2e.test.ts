@@ -159,6 +159,10 @@ describe('a rollback of a Ready node', () => {
     expect(evicted.filter((id) => kept.includes(id!))).toEqual([]);
     expect(kinds.indexOf('uncordoned')).toBeGreaterThan(rollbackAt);
     expect(harness.sim.node('production', '10.0.30.12').cordoned).toBe(false);
+    // Longhorn creates the evicted instance manager again once the node is schedulable.
+    expect(
+      harness.sim.cluster('production').kube.pods.some((p) => p.owner.kind === 'InstanceManager' && p.nodeName === 'talos-prd-cp-2'),
+    ).toBe(true);
     const thread = harness.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text);
     expect(thread.some((t) => /cordoned talos-prd-cp-2 and evicted \d+ pods? through the eviction API/.test(t))).toBe(true);
   });

@@ -80,10 +80,12 @@ export function answerEviction(
       };
     }
   }
-  // A pod bound to its node (a DaemonSet's, a static pod's mirror, Longhorn's instance manager) is
-  // deleted and created again on the same node by its owner: a new pod object, with a new UID.
-  if (pod.mirror === true || pod.owner.kind === 'DaemonSet' || pod.owner.kind === 'Node' || pod.owner.kind === 'InstanceManager')
-    pod.createdAt = now;
+  // A pod bound to its node is deleted and created again there by its owner, as a new pod object
+  // with a new UID: a DaemonSet's, a static pod's mirror. Longhorn's instance manager is not created
+  // again while the node is cordoned (controller/instance_manager_controller.go, v1.10.2: "the node
+  // cordon cannot prevent the pod being launched", so it waits for the node to be schedulable).
+  if (pod.owner.kind === 'InstanceManager') cluster.kube.pods = cluster.kube.pods.filter((p) => p !== pod);
+  else if (pod.mirror === true || pod.owner.kind === 'DaemonSet' || pod.owner.kind === 'Node') pod.createdAt = now;
   else evictPod(cluster, pod, now);
   cluster.kube.resourceVersion++;
   return { code: 201, body: status(201, '', ''), evicted: id };
