@@ -168,6 +168,33 @@ describe('a rollback of a Ready node', () => {
   });
 });
 
+describe('a rollback of a node that is not Ready', () => {
+  it('says in the approval that it reboots the node without a drain, and neither cordons nor evicts', async () => {
+    h = await startHarness();
+    const harness = h;
+    upgradedWithFallback(harness, '10.0.30.12', 'v1.12.11', 'v1.11.5');
+    harness.sim.faults.set('production', { nodeNotReady: ['10.0.30.12'] });
+    const plan = await requestNodeOperation(harness, 'rollback 10.0.30.12', /Rollback of/);
+    const request = await waitForApprovalRequest(harness, plan);
+    const asked = `${request.text}${JSON.stringify(request.blocks)}`;
+    expect(asked).toContain('10.0.30.12 is not Ready in Kubernetes, so the node cannot be drained');
+    expect(asked).not.toContain('cordons');
+
+    await approve(harness, request, USERS.carol);
+    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'rollback' && e.node === '10.0.30.12'), {
+      timeoutMs: 30_000,
+      description: 'the rollback',
+    });
+    harness.sim.faults.set('production', { nodeNotReady: [] });
+    const done = await waitForRootState(harness, plan, /completed|stopped/);
+
+    expect(done.text).toContain('completed');
+    expect(harness.sim.events.filter((e) => ['cordoned', 'pod-evicted', 'eviction-refused'].includes(e.kind))).toEqual([]);
+    const thread = harness.slack.thread(CHANNELS.production, plan.root.ts).map((m) => m.text);
+    expect(thread.some((t) => t.includes('10.0.30.12 is not Ready in Kubernetes: rolled back without a drain'))).toBe(true);
+  });
+});
+
 describe("a removal's final check", () => {
   it('fails on a degraded Longhorn volume, naming it', async () => {
     h = await startHarness();

@@ -14,7 +14,7 @@ import { pollUntil } from '../../../src/time/clock.ts';
 import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
-import { cordonAndDrain, drainTarget, type DrainTarget } from '../shared/node-drain.ts';
+import { boundText, cordonAndDrain, drainTarget, type DrainTarget } from '../shared/node-drain.ts';
 import { nodeSteps, nodePreflight, roleOf } from '../shared/node-target.ts';
 import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
@@ -45,7 +45,10 @@ async function rollback(ctx: WalkContext, op: Operation, step: Step): Promise<St
   if (!etcd.ok) throw new StepFailure(`etcd would lose quorum while ${node} reboots: ${etcd.summary}`, etcd.evidence);
   // A Ready node is drained first, so its workloads move before the reboot; a node that is not Ready has nothing to hand over.
   const target = await drainTarget(ctx, node);
-  let drained = `${node} is not Ready in Kubernetes: rolled back without a drain`;
+  let drained =
+    target.unanswered === undefined
+      ? `${node} is not Ready in Kubernetes: rolled back without a drain`
+      : `the Kubernetes API did not answer (${target.unanswered}): rolled back without a drain`;
   if (target.ready && target.name !== undefined) {
     const name = target.name;
     await ctx.deps.store.update(op.id, (o) => ({ ...o, data: { ...rollbackData(o), cordoned: name } }));
@@ -75,8 +78,12 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
     // Bounded, and "not back yet" on a refused or timed-out call: the only control plane is its own endpoint while it reboots.
     const v = await pollTalosVersion(ctx.talosctl, node, { probeMs: deps.timeouts.probeMs, signal: ctx.signal, endpoints });
     if (cordoned !== undefined && v.reachable && v.version !== from) {
-      await ctx.session.kube.setUnschedulable(cordoned, false, probeSignal(ctx));
-      cordoned = undefined;
+      // The API may not answer yet while the node comes back: asked again on the next look.
+      const name = cordoned;
+      cordoned = await ctx.session.kube.setUnschedulable(name, false, probeSignal(ctx)).then(
+        () => undefined,
+        () => name,
+      );
     }
     const kube = await observeKubeNode(ctx.session.kube, node, cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
     if (v.reachable && kube?.ready === true && v.version !== from) return { done: true, value: v.version };
@@ -117,10 +124,12 @@ function rollbackWarning(node: string, target: DrainTarget, drainMs: number): st
   if (target.ready && target.name !== undefined) {
     return (
       `The bot first cordons ${target.name} and evicts its pods through the eviction API, as kubectl drain does (DaemonSet and static pods stay; ` +
-      `disruption budgets are respected, for at most ${Math.round(drainMs / 60_000)} min); then ${rollback}. Once it is back, the bot uncordons it.`
+      `disruption budgets are respected, for at most ${boundText(drainMs)}); then ${rollback}. Once it is back, the bot uncordons it.`
     );
   }
-  return `${node} is not Ready in Kubernetes, so it cannot be drained: ${rollback} at once, and whatever still runs there stops without an eviction.`;
+  const why =
+    target.unanswered === undefined ? `${node} is not Ready in Kubernetes` : `the Kubernetes API does not answer (${target.unanswered})`;
+  return `${why}, so the node cannot be drained: ${rollback} at once, and whatever still runs there stops without an eviction.`;
 }
 
 /** The upgrade that last asked this node to change: what it ran before, and the boot it was asked on. */

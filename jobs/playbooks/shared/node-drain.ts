@@ -11,6 +11,8 @@ import { probeSignal } from '../../engine/walk.ts';
 export interface DrainTarget {
   name: string | undefined;
   ready: boolean;
+  /** Why Kubernetes could not be asked (its API down with the node): nothing can be drained then. */
+  unanswered?: string;
 }
 
 function readyCondition(node: V1Node | undefined): boolean {
@@ -19,12 +21,18 @@ function readyCondition(node: V1Node | undefined): boolean {
 
 /** Whether the node at `address` can be drained now: only a Ready node runs the evictions' replacements down cleanly. */
 export async function drainTarget(ctx: WalkContext, address: string): Promise<DrainTarget> {
-  const node = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), address);
-  return { name: node?.metadata?.name, ready: readyCondition(node) };
+  try {
+    const node = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), address);
+    return { name: node?.metadata?.name, ready: readyCondition(node) };
+  } catch (error) {
+    if (ctx.signal?.aborted === true) throw error;
+    return { name: undefined, ready: false, unanswered: errorText(error) };
+  }
 }
 
-function seconds(ms: number): number {
-  return Math.round(ms / 1000);
+/** `90 s`, `30 min`: a bound as an operator reads it. */
+export function boundText(ms: number): string {
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
 }
 
 /**
@@ -71,7 +79,7 @@ export async function cordonAndDrain(ctx: WalkContext, address: string, name: st
   const stays = left.length > 0 ? `; left on the node: ${left.join(', ')}` : '';
   if (!drained.ok) {
     throw new StepFailure(
-      `${name} (${address}) did not drain within ${seconds(timeoutMs)} s, so it was not rolled back: ${drained.pending}. It stays cordoned (kubectl uncordon ${name} to undo)`,
+      `${name} (${address}) did not drain within ${boundText(timeoutMs)}, so it was not rolled back: ${drained.pending}. It stays cordoned (kubectl uncordon ${name} to undo)`,
       [...refusals].map(([pod, reason]) => `eviction of ${pod} refused: ${reason}`),
       { retry: 'the node was cordoned, not rebooted; Retry drains it again, then rolls it back', nodeUnchanged: true },
     );
