@@ -38,6 +38,20 @@ export async function checkDisruptionBudgets(kube: KubeApi, drainNodes: readonly
   return evaluateDisruptionBudgets(pdbs, { drain: drainTargets(nodes, drainNodes), pods, nodes, longhorn });
 }
 
+/**
+ * The budgets for the drain of one node (an address), judged just before that drain: Longhorn's
+ * instance-manager budgets by Longhorn's node-drain policy, CloudNativePG's primary budgets by its
+ * switchover, every other budget by the pods on that node. `undefined` when Kubernetes has no Node
+ * with that address: there is nothing to drain.
+ */
+export async function checkNodeDrain(kube: KubeApi, address: string, signal: AbortSignal): Promise<CheckResult | undefined> {
+  const [pdbs, pods, nodes] = await Promise.all([kube.listDisruptionBudgets(signal), kube.listPods(signal), kube.listNodes(signal)]);
+  const drain = drainTargets(nodes, [address]);
+  if (drain.length === 0) return undefined;
+  const longhorn = pdbs.some((p) => instanceManagerNode(p) !== undefined) ? await readLonghorn(kube, signal) : undefined;
+  return evaluateDisruptionBudgets(pdbs, { drain, pods, nodes, longhorn });
+}
+
 /** The final verification's Cilium check: the agent and envoy DaemonSets, the operator Deployment and the node count. */
 export async function checkCilium(kube: KubeApi, signal: AbortSignal): Promise<CheckResult> {
   const [agent, operator, envoy, nodes] = await Promise.all([

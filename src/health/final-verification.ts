@@ -26,12 +26,14 @@ export interface SettleOptions {
  * forked again for nothing), for at most `settleMs`; once they pass, the whole gate runs again
  * and its verdict counts. A failure waiting cannot clear stops at once; what is still settling
  * when the window ends stops with the window named. With `settle.baseline`, every run is judged
- * against it: what was already failing before the operation neither fails nor is waited for. `gate` runs one health gate (default
- * {@link runHealthGate}; tests pass a scripted one).
+ * against it: what was already failing before the operation neither fails nor is waited for. `gate`
+ * runs one health gate (default {@link runHealthGate}; tests pass a scripted one). It judges no drain:
+ * the nodes it follows are already drained and back, and each drain is judged just before it
+ * (`checkDrain`), so budgets that allow no disruption are shown as warnings here, never as a stop.
  */
 export async function runFinalVerification(
   cluster: ClusterConfig,
-  deps: Omit<GateDeps, 'mode'>,
+  deps: Omit<GateDeps, 'mode' | 'drainNodes'>,
   settle: SettleOptions,
   gate: (cluster: ClusterConfig, deps: GateDeps) => Promise<GateReport> = runHealthGate,
 ): Promise<GateReport> {
@@ -42,7 +44,7 @@ export async function runFinalVerification(
   const judged = (report: GateReport): GateReport =>
     settle.baseline === undefined ? report : againstBaseline(report, settle.baseline.baseline, settle.baseline.nodes);
   for (;;) {
-    const report = judged(await gate(cluster, { ...deps, mode: 'final' }));
+    const report = judged(await gate(cluster, { ...deps, drainNodes: [], mode: 'final' }));
     let failed = report.checks.filter((c) => c.status === 'failed');
     if (report.passed || failed.some((c) => c.settling !== true)) return report;
     // Poll the settling checks alone until they pass, a failure that waiting cannot clear appears, or the window ends;
@@ -53,7 +55,7 @@ export async function runFinalVerification(
       { timeoutMs, intervalMs: settle.pollMs, ...(deps.signal ? { signal: deps.signal } : {}) },
       async (attempt) => {
         if (attempt > 1)
-          failed = judged(await gate(cluster, { ...deps, mode: 'final', only: failed.map((c) => c.id) })).checks.filter(
+          failed = judged(await gate(cluster, { ...deps, drainNodes: [], mode: 'final', only: failed.map((c) => c.id) })).checks.filter(
             (c) => c.status === 'failed',
           );
         return settling(failed) ? { done: false, pending: failed.map((c) => c.id).join(', ') } : { done: true, value: undefined };

@@ -51,6 +51,7 @@ export interface GateDeps {
   /**
    * Addresses of the nodes the operation will drain: disruption budgets are judged for the pods on
    * these. Default: every node of the cluster (the gate on its own, before and after an operation).
+   * Empty: no drain follows (the final verification); budgets that allow no disruption are warnings.
    */
   drainNodes?: readonly string[];
   /**
@@ -182,7 +183,12 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
     },
     {
       id: 'disruption-budgets',
-      title: deps.drainNodes === undefined ? 'PodDisruptionBudgets' : `PodDisruptionBudgets (drain of ${deps.drainNodes.join(', ')})`,
+      title:
+        deps.drainNodes === undefined
+          ? 'PodDisruptionBudgets'
+          : deps.drainNodes.length === 0
+            ? 'PodDisruptionBudgets (no drain judged here)'
+            : `PodDisruptionBudgets (drain of ${deps.drainNodes.join(', ')})`,
       run: (signal) => checkDisruptionBudgets(kube, deps.drainNodes ?? nodes, signal),
     },
     ...(deps.mode === 'final'

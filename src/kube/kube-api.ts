@@ -4,7 +4,9 @@ import {
   CustomObjectsApi,
   KubeConfig,
   Observable,
+  PatchStrategy,
   PolicyV1Api,
+  setHeaderOptions,
   type ConfigurationOptions,
   type RequestContext,
   type ResponseContext,
@@ -41,6 +43,30 @@ export interface KubeApi {
   getDeployment(namespace: string, name: string, signal: AbortSignal): Promise<V1Deployment | undefined>;
   getNamespace(name: string, signal: AbortSignal): Promise<V1Namespace | undefined>;
   deleteNode(name: string, signal: AbortSignal): Promise<void>;
+  /** Marks the Node unschedulable (`kubectl cordon`), or schedulable again with `false` (`kubectl uncordon`). */
+  setUnschedulable(name: string, unschedulable: boolean, signal: AbortSignal): Promise<void>;
+  /**
+   * Asks the eviction API (policy/v1 Eviction) to evict one pod. `evicted` when the API accepted it
+   * or the pod is already gone; `refused` with the API's reason when a disruption budget forbids it
+   * now (429 TooManyRequests), so the caller may ask again later. Any other answer throws.
+   */
+  evictPod(namespace: string, name: string, signal: AbortSignal): Promise<EvictionAnswer>;
+}
+
+/** What the eviction API answered for one pod. */
+export type EvictionAnswer = { outcome: 'evicted' } | { outcome: 'refused'; reason: string };
+
+/** The API's own words for a refused eviction: its message and the causes (which budget, how many healthy pods). */
+function refusalReason(error: unknown): string {
+  const body = (error as { body?: unknown }).body;
+  let status: { message?: string; details?: { causes?: { message?: string }[] } } = {};
+  try {
+    status = typeof body === 'string' ? (JSON.parse(body) as typeof status) : ((body ?? {}) as typeof status);
+  } catch {
+    // A body that is not JSON: only the status code is known.
+  }
+  const causes = (status.details?.causes ?? []).flatMap((c) => (c.message ? [c.message] : []));
+  return [status.message ?? 'TooManyRequests', ...causes].join(': ');
 }
 
 /** Attaches the caller's signal (the object API takes observable-style middleware) to the request so a hanging API server cannot stall a job. */
@@ -131,6 +157,25 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
         await core.deleteNode({ name }, withSignal(signal));
       } catch (error) {
         if (!isNotFound(error)) throw error;
+      }
+    },
+    async setUnschedulable(name, unschedulable, signal) {
+      await core.patchNode(
+        { name, body: { spec: { unschedulable: unschedulable ? true : null } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, withSignal(signal)),
+      );
+    },
+    async evictPod(namespace, name, signal) {
+      try {
+        await core.createNamespacedPodEviction(
+          { name, namespace, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } } },
+          withSignal(signal),
+        );
+        return { outcome: 'evicted' };
+      } catch (error) {
+        if (isNotFound(error)) return { outcome: 'evicted' };
+        if ((error as { code?: number }).code === 429) return { outcome: 'refused', reason: refusalReason(error) };
+        throw error;
       }
     },
   };

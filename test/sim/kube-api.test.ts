@@ -229,6 +229,58 @@ describe.concurrent('Kubernetes API', () => {
     expect(events).toEqual(['longhorn-pdb-deleted', 'longhorn-pdb-created']);
   });
 
+  it('answers an eviction as kube-apiserver does: 429 naming the budget while it allows no disruption, 201 and the pod recreated elsewhere once it does', async ({
+    f,
+    expect,
+  }) => {
+    const core = client(f, 'production').makeApiClient(CoreV1Api);
+    const cluster = f.sim.cluster('production');
+    const pod = cluster.kube.pods.find((p) => p.labels['app'] === 'podinfo')!;
+    const from = pod.nodeName;
+    const eviction = (name: string) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: 'apps' } });
+    f.sim.faults.set('production', { pdbBlocked: ['podinfo'] });
+
+    const refused = await core
+      .createNamespacedPodEviction({ name: pod.name, namespace: 'apps', body: eviction(pod.name) })
+      .catch((e: unknown) => e);
+
+    expect((refused as { code?: number }).code).toBe(429);
+    expect(JSON.parse((refused as { body: string }).body)).toMatchObject({
+      reason: 'TooManyRequests',
+      message: "Cannot evict pod as it would violate the pod's disruption budget.",
+      details: {
+        causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget podinfo needs 1 healthy pods and has 1 currently' }],
+      },
+    });
+    expect(pod.nodeName).toBe(from);
+
+    f.sim.faults.set('production', { pdbBlocked: [] });
+    await core.createNamespacedPodEviction({ name: pod.name, namespace: 'apps', body: eviction(pod.name) });
+    expect(pod.nodeName).not.toBe(from);
+    expect(f.sim.events.filter((e) => e.kind === 'pod-evicted' || e.kind === 'eviction-refused').map((e) => e.kind)).toEqual([
+      'eviction-refused',
+      'pod-evicted',
+    ]);
+  });
+
+  it('cordons and uncordons a node through a merge patch of spec.unschedulable, and refuses a patch of anything else', async ({
+    f,
+    expect,
+  }) => {
+    const core = client(f, 'production').makeApiClient(CoreV1Api);
+    const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+    const cordoned = await core.patchNode({ name: 'talos-prd-cp-2', body: { spec: { unschedulable: true } } }, merge);
+    expect([cordoned.spec?.unschedulable, f.sim.node('production', '10.0.30.12').cordoned]).toEqual([true, true]);
+    await core.patchNode({ name: 'talos-prd-cp-2', body: { spec: { unschedulable: null } } }, merge);
+    expect(f.sim.node('production', '10.0.30.12').cordoned).toBe(false);
+    const refused = await core
+      .patchNode({ name: 'talos-prd-cp-2', body: { metadata: { labels: { a: 'b' } } } }, merge)
+      .catch((e: unknown) => e);
+    expect((refused as { code?: number }).code).toBe(422);
+  });
+
   it('under block-for-eviction rebuilds the replicas of a cordoned node elsewhere, then lifts its budget', async ({ f, expect }) => {
     f.sim.faults.set('production', { longhornDrainPolicy: 'block-for-eviction' });
     const cluster = f.sim.cluster('production');

@@ -3,9 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { controlPlanes, kubeApiAvailability } from './cluster-model.ts';
 import {
-  disruptionsAllowed,
   renderCnpgCluster,
-  pdbsMatching,
   renderDaemonSets,
   renderDeployments,
   renderEngine,
@@ -21,7 +19,8 @@ import {
 import { renderFlux } from './flux-objects.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { bare } from './versions.ts';
-import { evictPod } from './workloads.ts';
+import { answerEviction, unschedulableFromPatch } from './eviction.ts';
+import type { Recorder } from './recorder.ts';
 import type { SimCluster, SimState, SimTiming } from './types.ts';
 
 interface ResourceType {
@@ -41,6 +40,7 @@ export interface KubeApiDeps {
   state: SimState;
   timing: SimTiming;
   lifecycle: Lifecycle;
+  recorder: Recorder;
 }
 
 function types(deps: KubeApiDeps): ResourceType[] {
@@ -339,8 +339,43 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
     return;
   }
   if (subresource === 'eviction' && type.plural === 'pods' && req.method === 'POST') {
-    req.resume();
-    evict(cluster, name, namespace ?? '', res);
+    void readJson(req).then((body) => {
+      const answer = answerEviction(cluster, namespace ?? '', name, body, Date.now(), (hostname) => {
+        const node = cluster.nodes.find((n) => n.hostname === hostname);
+        if (node) deps.lifecycle.reconcileCordoned(cluster, node);
+      });
+      if (answer.evicted !== undefined)
+        deps.recorder.event({ cluster: cluster.name, node: addressOf(cluster, item), kind: 'pod-evicted', detail: answer.evicted });
+      if (answer.refusedBy !== undefined)
+        deps.recorder.event({
+          cluster: cluster.name,
+          node: addressOf(cluster, item),
+          kind: 'eviction-refused',
+          detail: `${namespace}/${name} by ${answer.refusedBy}`,
+        });
+      send(res, answer.code, answer.body);
+    });
+    return;
+  }
+  if (req.method === 'PATCH' && type.plural === 'nodes' && subresource === undefined) {
+    void readJson(req).then((body) => {
+      const node = cluster.nodes.find((n) => n.hostname === name);
+      const unschedulable = unschedulableFromPatch(body);
+      if (!node || unschedulable === 'invalid') {
+        send(res, 422, status(422, 'Invalid', 'the simulated API takes only spec.unschedulable in a Node patch'));
+        return;
+      }
+      if (unschedulable) deps.lifecycle.cordonByApi(cluster, node);
+      else deps.lifecycle.uncordon(cluster, node);
+      cluster.kube.resourceVersion++;
+      deps.recorder.event({
+        cluster: cluster.name,
+        node: node.address,
+        kind: unschedulable ? 'cordoned' : 'uncordoned',
+        detail: node.hostname,
+      });
+      send(res, 200, { apiVersion, kind: type.kind, ...(type.list(cluster, Date.now()).find((i) => nameOf(i).name === name) ?? item) });
+    });
     return;
   }
   if (subresource !== undefined) {
@@ -362,37 +397,24 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
   send(res, 200, { apiVersion, kind: type.kind, ...item });
 }
 
-function evict(cluster: SimCluster, name: string, namespace: string, res: ServerResponse): void {
-  const pod = cluster.kube.pods.find((p) => p.name === name && p.namespace === namespace);
-  if (!pod) {
-    send(res, 404, status(404, 'NotFound', `pods ${JSON.stringify(name)} not found`, { name, kind: 'pods' }));
-    return;
-  }
-  const budgets = pdbsMatching(cluster, pod);
-  if (budgets.length > 1) {
-    send(
-      res,
-      500,
-      status(500, 'InternalError', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.'),
-    );
-    return;
-  }
-  const budget = budgets[0];
-  if (budget && disruptionsAllowed(cluster, budget).allowed < 1) {
-    const { healthy } = disruptionsAllowed(cluster, budget);
-    send(res, 429, {
-      ...status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
-        causes: [
-          {
-            reason: 'DisruptionBudget',
-            message: `The disruption budget ${budget.name} needs ${budget.minAvailable} healthy pods and has ${healthy} currently`,
-          },
-        ],
-      }),
+/** The address of the node a pod item runs on, for the recorder. */
+function addressOf(cluster: SimCluster, pod: Json): string | undefined {
+  const nodeName = (pod['spec'] as Json | undefined)?.['nodeName'];
+  return cluster.nodes.find((n) => n.hostname === nodeName)?.address;
+}
+
+/** The request body as JSON; `undefined` when empty or not JSON (the handler answers on what it has). */
+function readJson(req: IncomingMessage): Promise<Json | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve(text === '' ? undefined : (JSON.parse(text) as Json));
+      } catch {
+        resolve(undefined);
+      }
     });
-    return;
-  }
-  evictPod(cluster, pod, Date.now());
-  cluster.kube.resourceVersion++;
-  send(res, 200, status(200, '', ''));
+  });
 }

@@ -211,6 +211,8 @@ export function renderPod(cluster: SimCluster, pod: PodState): Json {
   const container = pod.image.split('/').pop()?.split(':')[0] ?? 'main';
   return {
     metadata: meta(cluster, 'Pod', pod.name, pod.namespace, pod.createdAt, {
+      // Every pod object has its own UID: one recreated under the same name (a StatefulSet's, an instance manager) gets a new one.
+      uid: uuidFrom(`${cluster.name}/Pod/${pod.namespace}/${pod.name}/${pod.createdAt}`),
       labels: pod.labels,
       ...(pod.mirror
         ? {

@@ -22,6 +22,18 @@ export function instanceManagerLabels(hostname: string): Record<string, string> 
   };
 }
 
+/** The pod of a node's instance manager, named as the instance manager and bound to its node. */
+export function instanceManagerPodFields(cluster: string, hostname: string): Omit<PodState, 'createdAt'> {
+  return {
+    name: instanceManagerName(cluster, hostname),
+    namespace: 'longhorn-system',
+    nodeName: hostname,
+    labels: instanceManagerLabels(hostname),
+    owner: { kind: 'InstanceManager', name: instanceManagerName(cluster, hostname) },
+    image: INSTANCE_MANAGER_IMAGE,
+  };
+}
+
 /** The budget Longhorn keeps for a running instance manager: same name, `minAvailable: 1` (reference/cluster-facts.md, Longhorn). */
 export function instanceManagerPdb(cluster: string, hostname: string): PdbState {
   return {
@@ -163,14 +175,7 @@ export function nodePods(shape: ClusterShape, node: SimNode, createdAt: number):
       owner: { kind: 'DaemonSet', name: 'longhorn-manager' },
       image: 'longhornio/longhorn-manager:v1.10.1',
     });
-    pod({
-      name: instanceManagerName(shape.name, node.hostname),
-      namespace: 'longhorn-system',
-      nodeName: node.hostname,
-      labels: instanceManagerLabels(node.hostname),
-      owner: { kind: 'InstanceManager', name: instanceManagerName(shape.name, node.hostname) },
-      image: INSTANCE_MANAGER_IMAGE,
-    });
+    pod(instanceManagerPodFields(shape.name, node.hostname));
   }
   if (node.role === 'controlplane') {
     for (const component of ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler']) {

@@ -10,6 +10,8 @@ import { installerPreflight, parseInstallerImage, type InstallerImage } from './
 import { nodePods } from './kube-seed.ts';
 import { longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
 import { drainNode, removePodsOf, schedulePending } from './workloads.ts';
+import { cnpgOnCordon } from './cnpg.ts';
+import { podReady } from './kube-objects.ts';
 import { isCordoned, nodeReady } from './cluster-model.ts';
 import type { MachineEvent, SimCluster, SimNode, SimState, SimTiming } from './types.ts';
 
@@ -285,6 +287,24 @@ export class Lifecycle {
     // utilerrors.NewAggregate: one error as itself, several as `[a, b]`.
     const aggregate = errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`;
     return `error draining node ${JSON.stringify(node.hostname)}: ${aggregate}`;
+  }
+
+  /**
+   * `kubectl cordon` through the API (`PATCH nodes/<name>`): the node unschedulable, and what
+   * watches that reacts — CloudNativePG switches a primary away (cnpg.ts `cnpgOnCordon`).
+   */
+  cordonByApi(cluster: SimCluster, node: SimNode): void {
+    node.cordoned = true;
+    node.cordonedByTalos = false;
+    cnpgOnCordon(cluster, node, Date.now(), podReady);
+  }
+
+  /**
+   * Longhorn's controllers on a cordoned node, as an API client finds them when it asks for an
+   * eviction: replicas evicted where the policy says so, the instance-manager budget lifted when it allows.
+   */
+  reconcileCordoned(cluster: SimCluster, node: SimNode): void {
+    if (isCordoned(cluster, node)) longhornOnDrain(cluster, this.#state, this.#timing, node, this.#recorder, Date.now());
   }
 
   /** `nodedrain.Uncordon`: the node schedulable again, and what follows from that (Longhorn's budget, Pending pods). */

@@ -5,7 +5,7 @@
  * in reference/cluster-facts.md (Longhorn).
  */
 import { isCordoned, named, nodeReady } from './cluster-model.ts';
-import { instanceManagerPdb } from './kube-seed.ts';
+import { instanceManagerPdb, instanceManagerPodFields } from './kube-seed.ts';
 import type { Recorder } from './recorder.ts';
 import type { PodState, SimCluster, SimNode, SimState, SimTiming, VolumeState } from './types.ts';
 
@@ -243,7 +243,12 @@ export function longhornOnDrain(
 
 /** A Longhorn node schedulable again with its instance manager running: Longhorn protects it with a budget again. */
 export function longhornOnSchedulable(cluster: SimCluster, node: SimNode, recorder: Recorder): void {
-  if (!node.longhorn || hasInstanceManagerPdb(cluster, node.hostname)) return;
+  if (!node.longhorn) return;
+  // An instance-manager pod evicted from the cordoned node: Longhorn creates it again once the node is schedulable.
+  const imPod = instanceManagerPodFields(cluster.name, node.hostname);
+  if (!cluster.kube.pods.some((p) => p.namespace === imPod.namespace && p.name === imPod.name))
+    cluster.kube.pods.push({ ...imPod, createdAt: Date.now() });
+  if (hasInstanceManagerPdb(cluster, node.hostname)) return;
   const pdb = instanceManagerPdb(cluster.name, node.hostname);
   cluster.kube.pdbs.push(pdb);
   cluster.kube.resourceVersion++;

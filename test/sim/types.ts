@@ -426,7 +426,13 @@ export type SimEventKind =
   | 'vm-destroyed'
   /** A control plane joined etcd as a learner, and later was promoted to a voting member. */
   | 'etcd-learner-added'
-  | 'etcd-learner-promoted';
+  | 'etcd-learner-promoted'
+  /** The eviction API let a pod go (`detail`: `ns/name`), or a budget refused it (`detail`: `ns/name by ns/budget`). */
+  | 'pod-evicted'
+  | 'eviction-refused'
+  /** A client cordoned or uncordoned the node through the API (`detail`: the Node's name). */
+  | 'cordoned'
+  | 'uncordoned';
 
 export interface SimEvent {
   at: number;

@@ -36,6 +36,7 @@ import {
 } from '../sim/kube-objects.ts';
 import { renderFlux } from '../sim/flux-objects.ts';
 import { Lifecycle } from '../sim/lifecycle.ts';
+import { answerEviction } from '../sim/eviction.ts';
 import { Recorder } from '../sim/recorder.ts';
 import { schematicId } from '../sim/schematics.ts';
 import { defaultTiming } from '../sim/simulator.ts';
@@ -311,6 +312,24 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       const node = model.nodes.find((n) => n.hostname === name && n.k8sRegistered);
       if (node !== undefined) lifecycle.deleteKubeNode(model, node);
       model.kube.resourceVersion++;
+    },
+    async setUnschedulable(name, unschedulable) {
+      served();
+      const node = model.nodes.find((n) => n.hostname === name && n.k8sRegistered);
+      if (node === undefined) throw Object.assign(new Error(`nodes "${name}" not found`), { code: 404 });
+      if (unschedulable) lifecycle.cordonByApi(model, node);
+      else lifecycle.uncordon(model, node);
+      model.kube.resourceVersion++;
+    },
+    async evictPod(namespace, name) {
+      served();
+      const answer = answerEviction(model, namespace, name, undefined, Date.now(), (hostname) => {
+        const node = model.nodes.find((n) => n.hostname === hostname);
+        if (node !== undefined) lifecycle.reconcileCordoned(model, node);
+      });
+      if (answer.code === 429) return { outcome: 'refused', reason: String(answer.body['message']) };
+      if (answer.code >= 400 && answer.code !== 404) throw Object.assign(new Error(String(answer.body['message'])), { code: answer.code });
+      return { outcome: 'evicted' };
     },
   };
 

@@ -3,6 +3,7 @@ import { errorText } from '../../../src/chat/error-text.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { nodeRemoveTexts } from './texts.ts';
 import { removalFollowUp } from './messages.ts';
+import { unhealthyVolumes } from '../../../src/health/rules/longhorn.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
@@ -137,24 +138,30 @@ async function deleteNode(ctx: WalkContext, op: Operation, step: Step): Promise<
   return { event: 'Kubernetes Node deleted', detail: `Node ${name} (${node}) deleted from ${op.cluster}` };
 }
 
-/** The gate against the cluster as it now is; pods evicted by the drain may take a while to settle elsewhere. */
+/**
+ * The gate against the cluster as it now is, and Longhorn's volumes healthy: pods evicted by the
+ * drain may take a while to settle elsewhere, and Longhorn rebuilds the replicas the node held.
+ */
 async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
   const node = step.node!;
   const remaining = clusterWithout(ctx.cluster, node);
   const talosctl = withEndpoints(ctx.talosctl, remaining.controlPlanes);
   let stopReasons: string[] = [];
   const verified = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
-    const gate = await runHealthGate(remaining, {
-      talosctl,
-      kube: ctx.session.kube,
-      probeTimeoutMs: ctx.deps.timeouts.probeMs,
-      signal: ctx.signal,
-    });
-    stopReasons = gate.stopReasons;
-    return gate.passed ? { done: true, value: gate.checks.length } : { done: false, pending: gate.stopReasons.join('; ') };
+    const [gate, volumes] = await Promise.all([
+      runHealthGate(remaining, { talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }),
+      ctx.session.kube.listLonghornVolumes(probeSignal(ctx)),
+    ]);
+    const unhealthy = volumes === undefined ? [] : unhealthyVolumes(volumes).map((v) => `Longhorn volume ${v}`);
+    stopReasons = [...gate.stopReasons, ...unhealthy];
+    const longhorn =
+      volumes === undefined ? '' : `; ${volumes.length} Longhorn volume${volumes.length === 1 ? '' : 's'} healthy or detached`;
+    return stopReasons.length === 0
+      ? { done: true, value: `${gate.checks.length} checks${longhorn}` }
+      : { done: false, pending: stopReasons.join('; ') };
   });
-  if (!verified.ok) throw new StepFailure(`the health gate without ${node} failed`, stopReasons);
-  return { event: 'verified', detail: `health gate passed without ${node} (${verified.value} checks)` };
+  if (!verified.ok) throw new StepFailure(`the final check without ${node} failed`, stopReasons);
+  return { event: 'verified', detail: `health gate passed without ${node} (${verified.value})` };
 }
 
 /** The runbook's "Remove a node" checks, made while Terraform still has the node's address and credentials. */

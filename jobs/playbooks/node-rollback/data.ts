@@ -5,6 +5,8 @@ import type { Operation } from '../../../src/ops/operation.ts';
 export const NodeRollbackData = z.object({
   /** A rollback requested from a stopped upgrade: that operation and its step. */
   parent: z.object({ op: z.string(), step: z.string() }).optional(),
+  /** The Kubernetes Node the rollback cordoned before its drain: uncordoned once the node is back. */
+  cordoned: z.string().optional(),
 });
 export type NodeRollbackData = z.infer<typeof NodeRollbackData>;
 

@@ -14,6 +14,7 @@ import { pollUntil } from '../../../src/time/clock.ts';
 import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
+import { boundText, cordonAndDrain, drainTarget, type DrainTarget } from '../shared/node-drain.ts';
 import { nodeSteps, nodePreflight, roleOf } from '../shared/node-target.ts';
 import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
@@ -43,13 +44,24 @@ async function rollback(ctx: WalkContext, op: Operation, step: Step): Promise<St
     throw new StepFailure(`${node} does not answer talosctl; a rollback needs its API`, [before?.error ?? 'no answer']);
   const etcd = await etcdFacts(ctx, node);
   if (!etcd.ok) throw new StepFailure(`etcd would lose quorum while ${node} reboots: ${etcd.summary}`, etcd.evidence);
+  // A Ready node is drained first, so its workloads move before the reboot; a node that is not Ready has nothing to hand over.
+  const target = await drainTarget(ctx, node);
+  let drained =
+    target.unanswered === undefined
+      ? `${node} is not Ready in Kubernetes: rolled back without a drain`
+      : `the Kubernetes API did not answer (${target.unanswered}): rolled back without a drain`;
+  if (target.ready && target.name !== undefined) {
+    const name = target.name;
+    await ctx.deps.store.update(op.id, (o) => ({ ...o, data: { ...rollbackData(o), cordoned: name } }));
+    drained = await cordonAndDrain(ctx, node, name, ctx.deps.timeouts.stepMs);
+  }
   await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString(), fromVersion: before.version });
   try {
     await ctx.talosctl.run(['rollback'], [node], { signal: ctx.signal, endpoints });
   } catch (error) {
     throw new StepFailure(`talosctl rollback of ${node} failed: ${errorText(error)}`);
   }
-  return { event: `talosctl rollback issued on ${node}`, detail: `ran ${before.version}; rebooting into its previous image` };
+  return { event: `talosctl rollback issued on ${node}`, detail: `${drained}; ran ${before.version}; rebooting into its previous image` };
 }
 
 /** rollback has no --wait: watch the node until it answers on another version and Kubernetes calls it Ready. */
@@ -61,9 +73,19 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
   // The reboot is asynchronous: give the node a moment to go down before watching it come back.
   await deps.clock.sleep(Math.min(deps.timeouts.pollMs * 2, 10_000), ctx.signal);
   let sameVersion = false;
+  // The node the rollback cordoned for its drain: schedulable again once it runs its previous image.
+  let cordoned = rollbackData((await deps.store.get(op.id)) ?? op).cordoned;
   const back = await pollUntil(deps.clock, clusterWait(deps, ctx.signal), async () => {
     // Bounded, and "not back yet" on a refused or timed-out call: the only control plane is its own endpoint while it reboots.
     const v = await pollTalosVersion(ctx.talosctl, node, { probeMs: deps.timeouts.probeMs, signal: ctx.signal, endpoints });
+    if (cordoned !== undefined && v.reachable && v.version !== from) {
+      // The API may not answer yet while the node comes back: asked again on the next look.
+      const name = cordoned;
+      cordoned = await ctx.session.kube.setUnschedulable(name, false, probeSignal(ctx)).then(
+        () => undefined,
+        () => name,
+      );
+    }
     const kube = await observeKubeNode(ctx.session.kube, node, cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
     if (v.reachable && kube?.ready === true && v.version !== from) return { done: true, value: v.version };
     sameVersion = v.reachable && v.version === from;
@@ -96,6 +118,20 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
     `ran ${from ?? '?'} before the rollback`,
     `check its console${step.host ? ` on host ${step.host}` : ''}; the cluster stays locked until an operator cancels`,
   ]);
+}
+
+/** What the approval says the rollback will do: drain first when the node is Ready, or reboot it as it is. */
+function rollbackWarning(node: string, target: DrainTarget, drainMs: number): string {
+  const rollback = `talosctl rollback --nodes ${node} switches the node to its previous Talos image and reboots it`;
+  if (target.ready && target.name !== undefined) {
+    return (
+      `The bot first cordons ${target.name} and evicts its pods through the eviction API, as kubectl drain does (DaemonSet and static pods stay; ` +
+      `disruption budgets are respected, for at most ${boundText(drainMs)}); then ${rollback}. Once it is back, the bot uncordons it.`
+    );
+  }
+  const why =
+    target.unanswered === undefined ? `${node} is not Ready in Kubernetes` : `the Kubernetes API does not answer (${target.unanswered})`;
+  return `${why}, so the node cannot be drained: ${rollback} at once, and whatever still runs there stops without an eviction.`;
 }
 
 /** The upgrade that last asked this node to change: what it ran before, and the boot it was asked on. */
@@ -202,7 +238,7 @@ export const rollbackPlaybook: Playbook = {
   needsApproval: (step) => step.kind === 'rollback-node',
   async approvalMessage(ctx, op, approval, step) {
     const etcd = await etcdFacts(ctx, step.node!);
-    const warning = `talosctl rollback --nodes ${step.node ?? '?'} switches the node to its previous Talos image and reboots it at once; its workloads restart elsewhere.`;
+    const warning = rollbackWarning(step.node ?? '?', await drainTarget(ctx, step.node!), ctx.deps.timeouts.stepMs);
     return nodeApprovalMessage(op, approval, step, { summary: etcd.summary, evidence: etcd.evidence, warning }, nodeRollbackTexts);
   },
   runStep: (ctx, op, step) => (step.kind === 'rollback-node' ? rollback(ctx, op, step) : waitForNode(ctx, op, step)),

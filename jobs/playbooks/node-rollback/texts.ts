@@ -40,6 +40,7 @@ export const nodeRollbackTexts: Presentation = {
   approval: {
     verb: 'Approve',
     subject: (op, step) => `the rollback of ${nodeRef(step)} on ${op.cluster}`,
-    effect: (step) => `talosctl rollback of ${nodeRef(step)}: it reboots into its previous Talos image at once.`,
+    effect: (step) =>
+      `talosctl rollback of ${nodeRef(step)}: drained first when Kubernetes calls it Ready, then it reboots into its previous Talos image.`,
   },
 };

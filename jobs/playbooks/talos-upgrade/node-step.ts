@@ -11,6 +11,7 @@ import { probeSignal, type NodeStepContext } from './node-context.ts';
 import { waitForChecksAfter, waitForLonghorn, waitForNodeBack } from './node-wait.ts';
 import { issueUpgrade } from './issue-upgrade.ts';
 import { decideResume, describeSeen, type NodeSeen, type ResumeAction } from './resume.ts';
+import { checkDrain } from '../shared/drain-check.ts';
 
 export type { NodeStepContext } from './node-context.ts';
 
@@ -169,6 +170,7 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
       await waitForLonghorn(ctx, 'before');
       const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
       bootIdBefore = kube.bootId;
+      await ctx.progress(await checkDrain(ctx, node));
       await ctx.markIssued(seen.version!, bootIdBefore);
       await issueUpgrade(ctx, seen.version!, false);
       break;
@@ -208,7 +210,7 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
   const quorum = await waitForChecksAfter(ctx, node, isControlPlane);
   const gate = await runFinalVerification(
     ctx.cluster,
-    { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, drainNodes: [node] },
+    { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal },
     {
       settleMs: ctx.deps.timeouts.settleMs,
       pollMs: ctx.deps.timeouts.pollMs,

@@ -204,7 +204,11 @@ export function evaluateDisruptionBudgets(pdbs: readonly V1PodDisruptionBudget[]
     }
     if (status?.disruptionsAllowed !== 0 || (status.expectedPods ?? 0) === 0) continue;
     if (held.length === 0) {
-      notes.push(`PDB ${nameOf(pdb)}: ${counts(pdb)}, but none of its pods runs on a node this operation drains`);
+      notes.push(
+        view.drain.length === 0
+          ? `PDB ${nameOf(pdb)}: ${counts(pdb)}; a drain of a node with its pods would block, and is judged before that drain`
+          : `PDB ${nameOf(pdb)}: ${counts(pdb)}, but none of its pods runs on a node this operation drains`,
+      );
       continue;
     }
     const where = [...new Set(held.map((p) => p.spec!.nodeName!))].map((n) => drainNames.get(n)!);

@@ -46,6 +46,18 @@ function scripted(...reports: GateReport[]): {
 }
 
 describe('runFinalVerification', () => {
+  it('judges no drain: every gate it runs is told that no drain follows, so a budget at 0 is never a stop here', async () => {
+    const drains: (readonly string[] | undefined)[] = [];
+    const gate = (_cluster: ClusterConfig, deps: GateDeps): Promise<GateReport> => {
+      drains.push(deps.drainNodes);
+      return Promise.resolve(report([check('disruption-budgets', 'warning')]));
+    };
+
+    const result = await runFinalVerification(CLUSTER, DEPS, { settleMs: 1000, pollMs: 10 }, gate);
+
+    expect([result.passed, drains]).toEqual([true, [[]]]);
+  });
+
   it('passes at once when the gate in final mode passes', async () => {
     const { gate, modes } = scripted(report([check('pods', 'passed'), check('cilium', 'passed')]));
 
