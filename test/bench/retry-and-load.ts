@@ -204,7 +204,7 @@ export async function acksUnderLoad(
       LOG_LEVEL: 'info',
       JOB_LOCK_SECONDS: '60',
       PROBE_TIMEOUT_SECONDS: '120',
-      NODE_OPTIONS: `--import=${PROBE}`,
+      NODE_OPTIONS: `--import=${PROBE} ${process.env['BENCH_PROFILE_DIR'] ? `--cpu-prof --cpu-prof-dir=${process.env['BENCH_PROFILE_DIR']}` : ''}`,
       BENCH_LOOP_DELAY_FILE: file,
     },
   });

@@ -4,12 +4,11 @@
  * named in the thread and the maintenance record; what gets worse, and anything unwell on the
  * node just upgraded, still stops the upgrade.
  */
-import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Operation } from '../../src/ops/operation.ts';
 import { barePod, deploymentPod } from '../sim/kube-seed.ts';
 import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+import { storedOperation } from '../support/stored-operation.ts';
 
 const TARGET = 'v1.12.11';
 const IMAGE = 'ghcr.io/example/report-worker:1.4.0';
@@ -22,15 +21,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await h?.stop();
 });
-
-async function storedOp(opId: string): Promise<Operation> {
-  const client = new Redis(h.redis.url, { maxRetriesPerRequest: 1 });
-  try {
-    return Operation.parse(JSON.parse((await client.get(`talos:op:${opId}`)) ?? 'null'));
-  } finally {
-    client.disconnect();
-  }
-}
 
 function upgradedNodes(since: number): string[] {
   return h.sim.calls
@@ -67,7 +57,7 @@ describe('a Talos upgrade of production against its baseline', () => {
 
     expect(done.text).toContain('completed');
     expect(upgradedNodes(since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
-    const op = await storedOp(plan.opId);
+    const op = await storedOperation(h, plan.opId);
     expect(op.state).toBe('completed');
     expect(op.baseline?.items).toEqual([
       expect.objectContaining({ kind: 'pod', name: `reports/${name}`, node: 'talos-prd-cp-2', reason: 'CrashLoopBackOff' }),
@@ -99,7 +89,7 @@ describe('a Talos upgrade of production against its baseline', () => {
 
     expect(done.text).toContain('stopped');
     expect(upgradedNodes(since)).toEqual(['10.0.30.11']);
-    const op = await storedOp(plan.opId);
+    const op = await storedOperation(h, plan.opId);
     expect(op.state).toBe('failed');
     expect(op.baseline).toEqual({ takenAt: expect.any(String), items: [] });
     expect(op.reason).toBe('the health gate after 10.0.30.11 failed');
@@ -120,7 +110,7 @@ describe('a Talos upgrade of production against its baseline', () => {
 
     expect(done.text).toContain('stopped');
     expect(upgradedNodes(since)).toEqual(['10.0.30.11']);
-    const op = await storedOp(plan.opId);
+    const op = await storedOperation(h, plan.opId);
     expect(op.baseline?.items.map((i) => i.name)).toEqual(['reports/debug-shell']);
     expect(op.reason).toBe('the health gate after 10.0.30.11 failed');
     expect(threadText(plan.root.ts)).toContain(
@@ -134,7 +124,7 @@ describe('a Talos upgrade of production against its baseline', () => {
 
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
 
-    const op = await storedOp(plan.opId);
+    const op = await storedOperation(h, plan.opId);
     expect(op.state).toBe('refused');
     expect(op.baseline).toBeUndefined();
     expect(op.refusals.join('\n')).toMatch(

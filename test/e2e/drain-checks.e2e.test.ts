@@ -1,6 +1,4 @@
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Operation } from '../../src/ops/operation.ts';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import {
@@ -12,6 +10,7 @@ import {
   waitForRootState,
   type Plan,
 } from '../support/upgrade-flow.ts';
+import { storedOperation } from '../support/stored-operation.ts';
 
 let h: Harness | undefined;
 
@@ -19,17 +18,6 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
-
-async function storedOperation(harness: Harness, opId: string): Promise<Operation> {
-  const client = new Redis(harness.redis.url, { maxRetriesPerRequest: 1 });
-  try {
-    const raw = await client.get(`talos:op:${opId}`);
-    if (raw === null) throw new Error(`${opId} is not stored`);
-    return Operation.parse(JSON.parse(raw));
-  } finally {
-    client.disconnect();
-  }
-}
 
 function failureReply(harness: Harness, rootTs: string): string {
   const failure = harness.slack.thread(CHANNELS.production, rootTs).find((m) => m.text.includes('❌ Stopped'));

@@ -4,30 +4,14 @@
  * node-ready timeout. A rebuild longer than a reboot completes the upgrade; one beyond its own bound
  * stops it with a Retry that waits again, and no Rollback of the healthy, upgraded node.
  */
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { productionShape, stagingShape } from '../sim/index.ts';
 import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+import { storedOperation } from '../support/stored-operation.ts';
 
 const CLUSTERS = [stagingShape({ talosVersion: 'v1.11.6' }), productionShape({ talosVersion: 'v1.11.6' })];
 const TARGET = 'v1.12.11';
-
-interface StoredOperation {
-  state: string;
-  steps: { id: string; status: string; node?: string }[];
-  retry?: { step: string; state: string };
-  failure?: { step: string; rollback: string };
-}
-
-async function storedOperation(h: Harness, opId: string): Promise<StoredOperation> {
-  const redis = new Redis(h.redis.url);
-  try {
-    return JSON.parse((await redis.get(`talos:op:${opId}`))!) as StoredOperation;
-  } finally {
-    await redis.quit();
-  }
-}
 
 function upgradeCalls(h: Harness, since: number): string[] {
   return h.sim.calls

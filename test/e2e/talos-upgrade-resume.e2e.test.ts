@@ -1,6 +1,4 @@
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Operation } from '../../src/ops/operation.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import type { Plan } from '../support/upgrade-flow.ts';
 import {
@@ -13,6 +11,7 @@ import {
   waitForApprovalRequest,
   waitForRootState,
 } from '../support/upgrade-flow.ts';
+import { storedOperation } from '../support/stored-operation.ts';
 
 // A stopped upgrade is resumed by Retry through the real buttons, and every node boots into the target exactly once.
 const TARGET = 'v1.12.11';
@@ -23,15 +22,6 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
-
-async function stored(harness: Harness, opId: string): Promise<Operation> {
-  const redis = new Redis(harness.redis.url);
-  try {
-    return JSON.parse((await redis.get(`talos:op:${opId}`))!) as Operation;
-  } finally {
-    await redis.quit();
-  }
-}
 
 /** How often each node came up running the target: an upgrade that took effect. */
 function bootsIntoTarget(harness: Harness): number[] {
@@ -76,7 +66,7 @@ describe('a stopped Talos upgrade resumed by Retry', () => {
     harness.sim.faults.set('production', { etcdUnhealthy: { '10.0.30.12': 'Failed' } });
     await approve(harness, request);
     const stop = await stopOf(harness, plan);
-    const stopped = await stored(harness, plan.opId);
+    const stopped = await storedOperation(harness, plan.opId);
     expect(stopped.steps.find((s) => s.node === '10.0.30.11')).toMatchObject({ status: 'failed' });
     expect(stopped.steps.find((s) => s.node === '10.0.30.11')?.issuedAt).toBeUndefined();
     expect(stopped.retry).toMatchObject({ step: 'node-10.0.30.11', state: 'offered' });
@@ -112,7 +102,7 @@ describe('a stopped Talos upgrade resumed by Retry', () => {
     await clickStart(harness, plan);
     await approve(harness, await waitForApprovalRequest(harness, plan));
     const stop = await stopOf(harness, plan);
-    const stopped = await stored(harness, plan.opId);
+    const stopped = await storedOperation(harness, plan.opId);
     expect(stopped.retry).toMatchObject({ step: 'node-10.0.30.11', resume: 'observe' });
     expect(stopped.retry?.does).toMatch(/looks at 10\.0\.30\.11 first/);
     expect(harness.sim.node('production', '10.0.30.11').talosVersion).toBe(TARGET);
@@ -125,7 +115,7 @@ describe('a stopped Talos upgrade resumed by Retry', () => {
     expect(done.text).toMatch(/completed/);
     expect(NODES.map((n) => harness.sim.upgradeCount('production', n))).toEqual([1, 1, 1]);
     expect(bootsIntoTarget(harness)).toEqual([1, 1, 1]);
-    const after = await stored(harness, plan.opId);
+    const after = await storedOperation(harness, plan.opId);
     expect(after.steps.find((s) => s.node === '10.0.30.11')?.detail).toMatch(/only the checks after it ran again/);
     expect(auditLines(harness, plan).join('\n')).toMatch(
       /observed 10\.0\.30\.11 before going on: .*rebooted since the request.*only the checks/,
@@ -140,7 +130,7 @@ describe('a stopped Talos upgrade resumed by Retry', () => {
     await clickStart(harness, plan);
     await approve(harness, await waitForApprovalRequest(harness, plan));
     const stop = await stopOf(harness, plan);
-    expect((await stored(harness, plan.opId)).steps.find((s) => s.node === '10.0.30.11')?.issuedAt).toBeDefined();
+    expect((await storedOperation(harness, plan.opId)).steps.find((s) => s.node === '10.0.30.11')?.issuedAt).toBeDefined();
 
     harness.sim.faults.clear('production', 'upgradeError');
     const done = await retryToTheEnd(harness, plan, stop.ts);
@@ -163,12 +153,14 @@ describe('a stopped Talos upgrade resumed by Retry', () => {
     const blocks = blocksOf(harness, stop.ts);
     expect(blocks).toContain('Retry the upgrade of this node');
     expect(blocks).not.toContain('talos-node-rollback');
-    expect(await stored(harness, plan.opId)).toMatchObject({ retry: { resume: 'reissue', explicit: 'Retry the upgrade of this node' } });
+    expect(await storedOperation(harness, plan.opId)).toMatchObject({
+      retry: { resume: 'reissue', explicit: 'Retry the upgrade of this node' },
+    });
 
     // An operator may not give it; an approver may.
     await clickRetry(harness, stop.ts, USERS.alice);
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /Only approvers/.test(e.text)));
-    expect((await stored(harness, plan.opId)).state).toBe('failed');
+    expect((await storedOperation(harness, plan.opId)).state).toBe('failed');
     harness.sim.faults.clear('production', 'upgradeSilentRevert');
     const done = await retryToTheEnd(harness, plan, stop.ts, USERS.carol);
 
