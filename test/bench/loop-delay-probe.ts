@@ -1,10 +1,11 @@
 /**
  * Loaded into a process under benchmark with `NODE_OPTIONS=--import=<this file>`: samples the
  * process's event-loop delay (perf_hooks `monitorEventLoopDelay`) and writes its percentiles to
- * `BENCH_LOOP_DELAY_FILE` every 100 ms, in the bot (`src/main.ts`) or the bare app only. SIGUSR2 starts a new window (the histogram is reset).
+ * `BENCH_LOOP_DELAY_FILE` every 100 ms, in the bot (`src/main.ts`) or the bare app only. The write is
+ * asynchronous and one at a time: a synchronous write would block the very loop it measures when the disk is busy. SIGUSR2 starts a new window (the histogram is reset).
  * Does nothing without `BENCH_LOOP_DELAY_FILE`, so the bot runs as it always does.
  */
-import { writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** The sampling timer's period, in ms: each sample is this period plus the delay, so the period is taken off. */
@@ -18,7 +19,9 @@ if (file && app) {
   histogram.enable();
   process.on('SIGUSR2', () => histogram.reset());
   const delay = (ns: number): number => Math.max(0, ns / 1e6 - RESOLUTION_MS);
+  let writing = false;
   setInterval(() => {
+    if (writing) return;
     const snapshot = {
       at: Date.now(),
       samples: histogram.count,
@@ -26,6 +29,11 @@ if (file && app) {
       p99: delay(histogram.percentile(99)),
       max: delay(histogram.max),
     };
-    writeFileSync(file, JSON.stringify(snapshot));
+    writing = true;
+    void writeFile(file, JSON.stringify(snapshot))
+      .catch(() => undefined)
+      .finally(() => {
+        writing = false;
+      });
   }, 100).unref();
 }

@@ -234,8 +234,19 @@ export async function acksUnderLoad(
     const upgrade = await requestUpgrade(h, 'upgrade talos v1.12.11');
     await helpAcks(h, 20, () => false);
 
+    // The bystander: an idle Node process with the same probe, beside the bot through the same window.
+    const bystanderFile = join(dir, 'bystander-delay.json');
+    const bystander = spawn(process.execPath, ['test/bench/bare-bolt-app.ts'], {
+      cwd: ROOT,
+      env: { ...h.env, BARE_OFFLINE: '1', BENCH_LOOP_DELAY_FILE: bystanderFile },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) =>
+      bystander.stdout.on('data', (d: Buffer) => d.toString().includes('bare app started') && resolve()),
+    );
     const gatesBefore = h.bot.logLines().filter((l) => l.msg === 'health gate finished').length;
     process.kill(botPid, 'SIGUSR2');
+    bystander.kill('SIGUSR2');
     const from = Date.now();
     let loadDone = false;
     const load = Promise.allSettled([
@@ -258,6 +269,8 @@ export async function acksUnderLoad(
     const loadedAcks = await helpAcks(h, 1, () => !loadDone && Date.now() < until);
     const loadMs = Date.now() - from;
     const loaded = await loopDelay(file, Date.now());
+    const beside = await loopDelay(bystanderFile, Date.now());
+    bystander.kill('SIGTERM');
     const settled = await Promise.race([load, sleep(1000).then(() => [] as PromiseSettledResult<unknown>[])]);
     const tofuLines = h.slack
       .uploadedFiles()
@@ -289,6 +302,14 @@ export async function acksUnderLoad(
       baseline: round(bareLoop.p99),
       ratio: round(loaded.p99 / Math.max(bareLoop.p99, 0.01)),
       target: '≤ 50 ms',
+    });
+    rows.push({
+      figure: `event-loop delay p99 of the bot against an idle Node process beside it under the same load (${beside.samples} samples): the bot's own share`,
+      value: round(loaded.p99),
+      unit: 'ms',
+      baseline: round(beside.p99),
+      ratio: round(loaded.p99 / Math.max(beside.p99, 0.01)),
+      target: 'reference',
     });
     rows.push({
       figure: 'event-loop delay max under the same load',
