@@ -3,6 +3,7 @@ import { execa } from 'execa';
 import { OpsError } from '../errors.ts';
 import { waitOn } from '../time/wait-clock.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 
 export interface RunOptions {
   cwd?: string;
@@ -89,9 +90,18 @@ function lastLines(text: string, count: number): string {
 export function createProcessRunner(options: ProcessRunnerOptions): ProcessRunner {
   const { scrubber } = options;
   const maxOutput = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT;
+  // Spawns take turns: each waits for the previous one's turn of the event loop, so I/O runs between them.
+  let turn: Promise<void> = Promise.resolve();
+  const nextSpawnTurn = (): Promise<void> => {
+    turn = turn.then(() => setImmediatePromise());
+    return turn;
+  };
   return {
     async run(file, args, runOptions) {
       for (const arg of args) assertPlainArgument(arg);
+      // A spawn blocks the event loop for as long as the fork takes. Many at once (fifty health gates,
+      // each with its probes) would block it for seconds and hold back every ack: one spawn per turn.
+      await nextSpawnTurn();
       // execa spawns even for an already aborted signal and kills the child only afterwards:
       // a cancelled job's next `talosctl upgrade` could reach the node before it dies.
       if (runOptions.signal?.aborted === true) {
