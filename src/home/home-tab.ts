@@ -230,6 +230,8 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
   const redrawFor = async (user: string, from: Reading): Promise<void> => {
     const wait = (lastSent.get(user) ?? Number.NEGATIVE_INFINITY) + throttleMs - Date.now();
     if (wait <= 0) {
+      // Counted as sent from now, so a redraw that starts while this one is drawn waits its turn.
+      lastSent.set(user, Date.now());
       await send(user, await build(user, from));
       return;
     }
