@@ -1,5 +1,5 @@
 import { shownOperations, statusSummaryText, statusText } from '../../src/chat/status-message.ts';
-import type { Operation } from '../../src/ops/operation.ts';
+import { clusterSummaries } from '../../src/ops/cluster-summary.ts';
 import { threadLinks } from '../../src/ops/thread-link.ts';
 import { presentationOf } from '../../jobs/playbooks/index.ts';
 import type { CommandHandler } from './command-context.ts';
@@ -12,19 +12,8 @@ import type { CommandHandler } from './command-context.ts';
 export const status: CommandHandler<'status'> = async (_command, slack, deps) => {
   const here = deps.inventory.clusters.filter((c) => c.channel === slack.channel_id);
   if (here.length === 0) {
-    const clusters = await Promise.all(
-      deps.inventory.clusters.map(async (c) => ({ cluster: c.name, channel: c.channel, holder: await deps.lock.holder(c.name) })),
-    );
-    const holders = await Promise.all(clusters.map(async (c) => (c.holder === undefined ? undefined : deps.store.get(c.holder))));
-    return {
-      reply: statusSummaryText(
-        clusters,
-        await threadLinks(
-          deps,
-          holders.filter((o): o is Operation => o !== undefined),
-        ),
-      ),
-    };
+    const { summaries, links } = await clusterSummaries(deps.inventory.clusters, deps);
+    return { reply: statusSummaryText(summaries, links) };
   }
   const byCluster = await Promise.all(
     here.map(async (c) => ({ cluster: c.name, holder: await deps.lock.holder(c.name), ops: await deps.store.listForCluster(c.name, 10) })),

@@ -1,3 +1,4 @@
+import { createAuthorizer } from '../../handlers/authorize.ts';
 import { createHomeRecords } from '../home/home-records.ts';
 import { createHomeTab, type HomeTab } from '../home/home-tab.ts';
 import { createLifecycle, type Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
@@ -6,6 +7,7 @@ import { createAudit, type Audit } from '../../jobs/engine/audit.ts';
 import type { Operation } from '../ops/operation.ts';
 import { createRecordExporter } from '../ops/record-export.ts';
 import { enqueueCancelled } from '../queue/jobs.ts';
+import { createChannelMembers } from '../slack/slack-channel-members.ts';
 import { createHomePublisher } from '../slack/slack-home.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
@@ -44,6 +46,8 @@ export function buildOperationsCore(
   const { config, inventory, redis, scrubber, logger, clock } = infra;
   const { store, lock, events } = records;
   const now = (): Date => clock.now();
+  // The Home shows a cluster's detail to its operators and approvers and to the members of its channel.
+  const authorizer = createAuthorizer(adapters.slackClient);
   const home = createHomeTab({
     inventory,
     store,
@@ -51,6 +55,11 @@ export function buildOperationsCore(
     records: createHomeRecords(redis),
     chat: adapters.chat,
     publisher: createHomePublisher(adapters.slackClient, scrubber),
+    audience: {
+      isListed: (user, allowed) => authorizer.isMember(user, allowed),
+      channelMembers: createChannelMembers(adapters.slackClient),
+      logger,
+    },
     now,
     logger,
     presentations: presentationOf,

@@ -1,3 +1,4 @@
+import type { ClusterSummary } from '../ops/cluster-summary.ts';
 import type { Operation } from '../ops/operation.ts';
 import { ACTIVE } from '../ops/state-machine.ts';
 import { formatTime } from './blocks.ts';
@@ -44,17 +45,19 @@ export function statusText(
 }
 
 /**
+ * One cluster as shown outside its channel (`/talos status` elsewhere, the Home tab of someone
+ * outside it): only whether an operation holds it, linked to its thread, and where its channel is.
+ */
+export function clusterSummaryLine({ cluster, channel, holder }: ClusterSummary, links: OperationLinks = NO_LINKS): string {
+  return `*${cluster}* (<#${channel}>) — ${holder ? `held by ${operationRef(holder, links.get(holder))}` : 'no operation holds it'}`;
+}
+
+/**
  * `/talos status` outside the clusters' channels (a direct message, another channel): only
  * whether an operation holds each cluster, linked to its thread, and where the cluster's channel
  * is. Targets, nodes, versions and reasons stay in each cluster's own channel.
  */
-export function statusSummaryText(
-  clusters: { cluster: string; channel: string; holder: string | undefined }[],
-  links: OperationLinks = NO_LINKS,
-): string {
-  const lines = clusters.map(
-    ({ cluster, channel, holder }) =>
-      `*${cluster}* (<#${channel}>) — ${holder ? `held by ${operationRef(holder, links.get(holder))}` : 'no operation holds it'}`,
-  );
+export function statusSummaryText(clusters: readonly ClusterSummary[], links: OperationLinks = NO_LINKS): string {
+  const lines = clusters.map((c) => clusterSummaryLine(c, links));
   return [...lines, "Each cluster's operations, with their progress, are listed by `/talos status` in its own channel."].join('\n');
 }

@@ -2,6 +2,7 @@ import type { ChatPort } from '../port/chat-port.ts';
 import {
   type HomeApproval,
   type HomeCluster,
+  type HomeEntry,
   type HomeLock,
   type HomePublisher,
   type HomeView,
@@ -17,6 +18,8 @@ import type { Operation } from '../ops/operation.ts';
 import { FINISHED } from '../ops/state-machine.ts';
 import type { OperationStore } from '../ops/operation-store.ts';
 import type { HomeRecords } from './home-records.ts';
+import { clustersInDetail, type HomeAudienceDeps } from './home-audience.ts';
+import { clusterSummaries, type ClusterSummary } from '../ops/cluster-summary.ts';
 
 /** How many of a cluster's latest operations the Home looks through for versions and approvals. */
 const RECENT_OPERATIONS = 20;
@@ -25,11 +28,13 @@ const PERMALINK_CACHE = 500;
 
 export interface HomeTabDeps {
   inventory: Inventory;
-  store: Pick<OperationStore, 'get' | 'listForCluster'>;
+  store: Pick<OperationStore, 'get' | 'listForCluster' | 'update'>;
   lock: Pick<ClusterLock, 'holder'>;
   records: HomeRecords;
   chat: Pick<ChatPort, 'permalink'>;
   publisher: HomePublisher;
+  /** Who may see which cluster in detail. */
+  audience: HomeAudienceDeps;
   now: () => Date;
   logger: Logger;
   /** How every kind's steps are named. */
@@ -76,6 +81,15 @@ function newer(a: VersionReading | undefined, b: VersionReading | undefined): Ve
 function upgradeReading(ops: Operation[], kind: Operation['kind'], label: string): VersionReading | undefined {
   const done = ops.find((o) => o.kind === kind && o.state === 'completed' && o.endedAt !== undefined && o.target.version !== undefined);
   return done === undefined ? undefined : { versions: [withV(done.target.version!)], at: done.endedAt!, source: `${label} ${done.id}` };
+}
+
+/** What the bot recorded, read once for a round of redraws. */
+interface Reading {
+  now: Date;
+  /** A cluster in full. */
+  detail(cluster: ClusterConfig): Promise<HomeCluster>;
+  /** Every cluster as `/talos status` shows it outside its channel, in inventory order. */
+  summaries(): Promise<{ summaries: ClusterSummary[]; links: Map<string, string> }>;
 }
 
 export function createHomeTab(deps: HomeTabDeps): HomeTab {
@@ -165,9 +179,42 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
     };
   };
 
-  const build = async (): Promise<HomeView> => {
+  /**
+   * One reading of what the bot recorded, shared by the views drawn from it. Each part is read
+   * once, when a first viewer needs it; what a viewer gets of it is chosen per viewer in `build`.
+   */
+  const reading = (): Reading => {
     const now = deps.now();
-    return homeView(await Promise.all(deps.inventory.clusters.map((c) => clusterState(c, now))), now);
+    const details = new Map<string, Promise<HomeCluster>>();
+    let summaries: Promise<{ summaries: ClusterSummary[]; links: Map<string, string> }> | undefined;
+    return {
+      now,
+      detail: (cluster) => {
+        let pending = details.get(cluster.name);
+        if (pending === undefined) {
+          pending = clusterState(cluster, now);
+          details.set(cluster.name, pending);
+        }
+        return pending;
+      },
+      summaries: () => (summaries ??= clusterSummaries(deps.inventory.clusters, deps)),
+    };
+  };
+
+  /** `user`'s Home: in detail the clusters they may see so, the others as `/talos status` shows them outside their channels. */
+  const build = async (user: string, from: Reading = reading()): Promise<HomeView> => {
+    const { clusters } = deps.inventory;
+    const inDetail = await clustersInDetail(user, clusters, deps.audience);
+    const entries = await Promise.all(
+      clusters.map(async (cluster, i): Promise<HomeEntry> => {
+        if (inDetail.has(cluster.name)) return from.detail(cluster);
+        const { summaries, links } = await from.summaries();
+        const summary = summaries[i]!;
+        const link = summary.holder === undefined ? undefined : links.get(summary.holder);
+        return { withheld: true, summary, ...(link === undefined ? {} : { link }) };
+      }),
+    );
+    return homeView(entries, from.now);
   };
 
   const send = async (user: string, view: HomeView): Promise<void> => {
@@ -180,17 +227,19 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
   };
 
   /** Publishes now, or once the user's throttle allows, with the view as it is then. */
-  const redrawFor = (user: string, view: HomeView): void => {
+  const redrawFor = async (user: string, from: Reading): Promise<void> => {
     const wait = (lastSent.get(user) ?? Number.NEGATIVE_INFINITY) + throttleMs - Date.now();
     if (wait <= 0) {
-      void send(user, view);
+      // Counted as sent from now, so a redraw that starts while this one is drawn waits its turn.
+      lastSent.set(user, Date.now());
+      await send(user, await build(user, from));
       return;
     }
     if (waiting.has(user)) return;
     const timer = setTimeout(() => {
       waiting.delete(user);
       if (closed) return;
-      build().then(
+      build(user).then(
         (fresh) => send(user, fresh),
         (error: unknown) => deps.logger.warn({ err: (error as Error).message }, 'home tab not drawn'),
       );
@@ -202,8 +251,12 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
   const redrawAll = async (): Promise<void> => {
     const viewers = await deps.records.recentViewers(deps.now());
     if (viewers.length === 0 || closed) return;
-    const view = await build();
-    for (const user of viewers) redrawFor(user, view);
+    const from = reading();
+    await Promise.all(
+      viewers.map((user) =>
+        redrawFor(user, from).catch((error: unknown) => deps.logger.warn({ user, err: (error as Error).message }, 'home tab not redrawn')),
+      ),
+    );
   };
 
   const refresh = (): void => {
@@ -222,7 +275,7 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
         const pending = waiting.get(user);
         if (pending !== undefined) clearTimeout(pending);
         waiting.delete(user);
-        await send(user, await build());
+        await send(user, await build(user));
       } catch (error) {
         deps.logger.warn({ user, err: (error as Error).message }, 'home tab not drawn');
       }

@@ -1,4 +1,6 @@
+import type { ClusterSummary } from '../ops/cluster-summary.ts';
 import type { OperationState } from '../ops/operation.ts';
+import { clusterSummaryLine } from '../chat/status-message.ts';
 import { context, escapeMrkdwn, formatTime, header, mentionUser, section, truncate } from '../chat/blocks.ts';
 import type { Block } from '../port/chat-port.ts';
 import type { HomeView } from '../port/home-publisher.ts';
@@ -65,7 +67,23 @@ export interface HomeCluster {
   lastGate?: HomeGate;
 }
 
-/** A Home tab view, as `views.publish` takes it. */
+/**
+ * A cluster whose detail the viewer may not see (they neither operate nor approve it, nor are in
+ * its channel): what `/talos status` shows outside the cluster's channel, nothing more.
+ */
+export interface WithheldCluster {
+  withheld: true;
+  summary: ClusterSummary;
+  /** Permalink of the holder's thread. */
+  link?: string;
+}
+
+/** One cluster on a viewer's Home: in detail, or withheld. */
+export type HomeEntry = HomeCluster | WithheldCluster;
+
+function nameOf(entry: HomeEntry): string {
+  return 'withheld' in entry ? entry.summary.cluster : entry.name;
+}
 
 function linked(text: string, link: string | undefined): string {
   return link === undefined ? text : `<${link}|${text}>`;
@@ -99,7 +117,19 @@ function fieldsBlock(pairs: [string, string][]): Block {
   return { type: 'section', fields: pairs.map(([k, v]) => ({ type: 'mrkdwn', text: truncate(`*${k}*\n${v}`, FIELD_LIMIT) })) };
 }
 
-function clusterBlocks(cluster: HomeCluster): Block[] {
+function withheldBlocks({ summary, link }: WithheldCluster): Block[] {
+  const links = new Map(summary.holder === undefined || link === undefined ? [] : [[summary.holder, link]]);
+  return [
+    { type: 'divider' },
+    section(clusterSummaryLine(summary, links)),
+    context(
+      `Its versions, lock, approvals and health gates are shown to its operators, approvers and the members of <#${summary.channel}>.`,
+    ),
+  ];
+}
+
+function clusterBlocks(cluster: HomeEntry): Block[] {
+  if ('withheld' in cluster) return withheldBlocks(cluster);
   const blocks: Block[] = [
     { type: 'divider' },
     section(`*${cluster.name}* · ${cluster.environment} · <#${cluster.channel}>`),
@@ -122,10 +152,11 @@ function clusterBlocks(cluster: HomeCluster): Block[] {
 
 /**
  * The Home tab: each cluster with its environment, the versions its nodes run, who holds its
- * lock, approvals waiting and the last health gate. Clusters that would take it past Slack's
- * 100 blocks are named at the end instead.
+ * lock, approvals waiting and the last health gate; a cluster the viewer may not see in detail
+ * only as `/talos status` shows it outside its channel. Clusters that would take it past
+ * Slack's 100 blocks are named at the end instead.
  */
-export function homeView(clusters: readonly HomeCluster[], now: Date): HomeView {
+export function homeView(clusters: readonly HomeEntry[], now: Date): HomeView {
   const blocks: Block[] = [
     header('Talos clusters'),
     context(`As of ${formatTime(now)}. Versions and verdicts are those the bot last recorded.`),
@@ -136,7 +167,7 @@ export function homeView(clusters: readonly HomeCluster[], now: Date): HomeView 
     // One block stays free for the note of what is left out, unless this is the last cluster.
     const room = HOME_MAX_BLOCKS - blocks.length - (i === clusters.length - 1 ? 0 : 1);
     if (left.length > 0 || more.length > room) {
-      left.push(cluster.name);
+      left.push(nameOf(cluster));
       continue;
     }
     blocks.push(...more);

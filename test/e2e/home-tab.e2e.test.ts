@@ -95,3 +95,74 @@ describe('the Home tab', () => {
     expect(h.slack.publishedViews().every((p) => p.user === USERS.carol)).toBe(true);
   });
 });
+
+describe("a cluster's detail on the Home tab", () => {
+  /** The Home published for `user` after their `since`-th one. */
+  const opened = async (user: string, description: string): Promise<string> => {
+    const since = h.slack.publishedViews(user).length;
+    const result = await h.slack.openHome(user);
+    expect(result.timedOut).toBe(false);
+    return text((await homeAfter(since, user, (shown) => shown.includes('*production*'), description)).view);
+  };
+
+  it("is withheld when Slack cannot say who is in the cluster's channel, and that is logged", async () => {
+    // Arrange: production's gate failed with its stop reasons; the app runs without the scopes to read channel members
+    // (an installation from an older manifest); Frank, in the channel, neither operates nor approves.
+    h.sim.faults.set('production', { fluxStalled: ['apps'] });
+    const beforeGate = h.slack.publishedViews(USERS.carol).length;
+    await h.command('health');
+    await homeAfter(beforeGate, USERS.carol, (shown) => shown.includes('❌ failed'), 'the failed gate on an approver’s Home');
+    h.sim.faults.clear('production', 'fluxStalled');
+    const granted = h.slack.scopes;
+    h.slack.setScopes(granted.filter((s) => s !== 'channels:read' && s !== 'groups:read'));
+
+    // Act
+    const shown = await opened(USERS.frank, "Frank's Home without the members' scopes");
+    h.slack.setScopes(granted);
+
+    // Assert
+    expect(shown).toContain(`*production* (<#${CHANNELS.production}>) — `);
+    expect(shown).not.toContain('❌ failed');
+    expect(shown).not.toContain('v1.11.6');
+    expect(h.slack.callsTo('conversations.members').map((c) => c.error)).toContain('missing_scope');
+    expect(h.bot.logLines()).toContainEqual(
+      expect.objectContaining({ level: 40, user: USERS.frank, cluster: 'production', channel: CHANNELS.production }),
+    );
+  });
+
+  it('is shown to a member of its channel, and someone outside it sees only what `/talos status` shows there', async () => {
+    // Arrange: Eve is not in production's channel; Frank is. Production's lock is held, its last gate failed.
+    h.slack.setChannelMembers(CHANNELS.production, [USERS.alice, USERS.bob, USERS.carol, USERS.dave, USERS.frank]);
+    const approver = text(h.slack.publishedViews(USERS.carol).at(-1)?.view);
+    const holder = /:lock: <[^|]+\|`(op-[0-9a-f]+)`>/.exec(approver)?.[1];
+    expect(holder).toBeDefined();
+    expect(approver).toContain('❌ failed');
+
+    // Act
+    const eve = await opened(USERS.eve, "Eve's Home");
+    const frank = await opened(USERS.frank, "Frank's Home");
+
+    // Assert: Frank, a member, sees production as an approver does: versions, the holder, approvals, the gate's reasons.
+    expect(frank).toContain(`*production* · production · <#${CHANNELS.production}>`);
+    expect(frank).toContain('*Talos*\\nv1.11.6');
+    expect(frank).toContain(`by <@${USERS.alice}>`);
+    expect(frank).toContain('Approvals waiting');
+    expect(frank).toContain('❌ failed');
+    expect(frank).toContain('apps');
+    // Eve: which operation holds production and where its channel is, nothing more of it.
+    expect(eve).toMatch(new RegExp(`\\*production\\* \\(<#${CHANNELS.production}>\\) — held by <[^|]+\\|${holder}>`));
+    for (const detail of [
+      'v1.11.6',
+      'v1.12.11',
+      'v1.34.1',
+      `<@${USERS.alice}>`,
+      'Talos upgrade',
+      'Approvals waiting',
+      '❌ failed',
+      'apps',
+    ]) {
+      expect(eve).not.toContain(detail);
+    }
+    expect(h.slack.callsTo('views.publish').every((c) => c.ok === true)).toBe(true);
+  });
+});

@@ -726,7 +726,7 @@ describe('the Slack app manifest', () => {
   });
 
   it('asks for exactly the scopes the bot uses, and no user scopes', () => {
-    expect([...(app.oauth_config?.scopes?.bot ?? [])].sort()).toEqual(['channels:history', 'chat:write', 'commands', 'files:write', 'groups:history', 'usergroups:read']);
+    expect([...(app.oauth_config?.scopes?.bot ?? [])].sort()).toEqual(['channels:history', 'channels:read', 'chat:write', 'commands', 'files:write', 'groups:history', 'groups:read', 'usergroups:read']);
     expect(app.oauth_config?.scopes?.user).toBeUndefined();
   });
 

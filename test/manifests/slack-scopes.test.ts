@@ -24,6 +24,7 @@ const REQUIRED: Record<string, { scopes: string[]; why: string }> = {
   // One scope per kind of channel: maintenance channels may be public or private.
   'conversations.replies': { scopes: ['channels:history', 'groups:history'], why: 'reading back its own thread replies' },
   'conversations.history': { scopes: ['channels:history', 'groups:history'], why: 'finding its own posts again' },
+  'conversations.members': { scopes: ['channels:read', 'groups:read'], why: "the Home tab's detail for a cluster's channel members" },
   'files.getUploadURLExternal': { scopes: ['files:write'], why: 'first step of filesUploadV2' },
   'files.completeUploadExternal': { scopes: ['files:write'], why: 'last step of filesUploadV2' },
   // The Slack adapter names the POST of the bytes to the upload URL so; should the deprecated method of that name ever be called, it needs files:write too.

@@ -4,6 +4,8 @@ import type { JsonObject } from './types.ts';
 
 /** The `*:history` scope Slack's reference names for reading each kind of conversation. */
 const HISTORY_SCOPE: Record<ChannelKind, string> = { public: 'channels:history', private: 'groups:history', im: 'im:history' };
+/** The `*:read` scope for a conversation's basic facts and members. */
+const READ_SCOPE: Record<ChannelKind, string> = { public: 'channels:read', private: 'groups:read', im: 'im:read' };
 
 /**
  * What a bot token needs for each method (Slack's method reference, "Required scopes" for bot
@@ -18,6 +20,7 @@ export const BOT_SCOPES: Record<string, string | null | ((kind: ChannelKind) => 
   'chat.getPermalink': null,
   'conversations.history': (kind) => HISTORY_SCOPE[kind],
   'conversations.replies': (kind) => HISTORY_SCOPE[kind],
+  'conversations.members': (kind) => READ_SCOPE[kind],
   'users.info': 'users:read',
   'usergroups.users.list': 'usergroups:read',
   'files.getUploadURLExternal': 'files:write',
@@ -34,6 +37,7 @@ const CHANNEL_ARG: Record<string, string> = {
   'chat.getPermalink': 'channel',
   'conversations.history': 'channel',
   'conversations.replies': 'channel',
+  'conversations.members': 'channel',
   'files.completeUploadExternal': 'channel_id',
 };
 

@@ -16,10 +16,15 @@ export class Directory {
   readonly #config: EmulatorConfig;
   /** Channels the bot is not in; every other channel has the bot as a member. */
   readonly #botAbsent = new Set<string>();
+  /** People in each channel whose members were set; any other channel has every known user. */
+  readonly #members = new Map<string, string[]>();
 
   constructor(config: EmulatorConfig) {
     this.#config = config;
-    for (const channel of config.channels ?? []) if (channel.botMember === false) this.#botAbsent.add(channel.id);
+    for (const channel of config.channels ?? []) {
+      if (channel.botMember === false) this.#botAbsent.add(channel.id);
+      if (channel.members !== undefined) this.#members.set(channel.id, [...channel.members]);
+    }
   }
 
   /** Kind and bot membership of a channel, or undefined when the workspace has no such channel. */
@@ -37,6 +42,19 @@ export class Directory {
     if (id === undefined) throw new Error(`unknown channel ${ref}`);
     if (member) this.#botAbsent.delete(id);
     else this.#botAbsent.add(id);
+  }
+
+  /** Who is in a channel now (people join and leave): the people set for it, or every known user; the bot when it is in. */
+  channelMembers(id: string): string[] {
+    const people = this.#members.get(id) ?? (this.#config.users ?? []).map((u) => u.id);
+    return this.#botAbsent.has(id) ? people : [...people, BOT_USER_ID];
+  }
+
+  /** Sets the people in a channel, as joins, leaves and removals would. */
+  setChannelMembers(ref: string, users: readonly string[]): void {
+    const id = this.resolveChannel(ref);
+    if (id === undefined) throw new Error(`unknown channel ${ref}`);
+    this.#members.set(id, [...users]);
   }
 
   /**

@@ -224,6 +224,11 @@ export class SlackEmulator {
     this.#directory.setBotMember(channel, member);
   }
 
+  /** Sets the people in a channel (the bot's own membership is `setBotMember`'s), as joins and leaves would. */
+  setChannelMembers(channel: string, users: readonly string[]): void {
+    this.#directory.setChannelMembers(channel, users);
+  }
+
   /** The channel as a reader sees it; `options.timeZone` is the reader's zone for date tokens. */
   transcript(channel: string, options?: TranscriptOptions): string {
     return renderTranscript(channel, this.#messages, this.#directory, options);

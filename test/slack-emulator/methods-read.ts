@@ -41,6 +41,21 @@ function replies(args: JsonObject, deps: ApiDeps): JsonObject {
   return page(thread.filter(timeWindow(args)), args, 1000, flagArg(args, 'include_all_metadata'));
 }
 
+/** `conversations.members`: user ids, `limit` (default 100, held to 1..1000 as `page` does) per page, with a `next_cursor` while more remain. */
+function members(args: JsonObject, deps: ApiDeps): JsonObject {
+  const channel = deps.directory.resolveChannel(stringArg(args, 'channel') ?? '');
+  if (channel === undefined) return fail('channel_not_found');
+  const limit = Math.max(1, Math.min(numberArg(args, 'limit') ?? 100, 1000));
+  const all = deps.directory.channelMembers(channel);
+  const offset = decodeCursor(stringArg(args, 'cursor'));
+  const hasMore = offset + limit < all.length;
+  return {
+    ok: true,
+    members: all.slice(offset, offset + limit),
+    response_metadata: { next_cursor: hasMore ? encodeCursor(offset + limit) : '' },
+  };
+}
+
 function usersInfo(args: JsonObject, deps: ApiDeps): JsonObject {
   const id = stringArg(args, 'user') ?? '';
   const user = deps.directory.user(id);
@@ -113,6 +128,7 @@ export const readMethods: Record<string, MethodSpec> = {
   'apps.connections.open': { token: 'app', handle: connectionsOpen },
   'conversations.history': { token: 'bot', handle: history },
   'conversations.replies': { token: 'bot', handle: replies },
+  'conversations.members': { token: 'bot', handle: members },
   'users.info': { token: 'bot', handle: usersInfo },
   'usergroups.users.list': { token: 'bot', handle: usergroupUsers },
 };

@@ -13,6 +13,8 @@ export interface EmulatorChannel {
   isPrivate?: boolean;
   /** Whether the bot user is in the channel. Default true; false answers as Slack does for an uninvited bot. */
   botMember?: boolean;
+  /** The people in the channel (`conversations.members` lists them, and the bot when it is in). Default: every known user. */
+  members?: string[];
 }
 
 export interface EmulatorUsergroup {

@@ -13,6 +13,7 @@ export const USERS = {
   carol: 'U0CAROL', // approver
   dave: 'U0DAVE', // approver
   eve: 'U0EVE', // neither
+  frank: 'U0FRANK', // neither
 } as const;
 
 export interface HarnessOptions {

@@ -74,7 +74,11 @@ function recordingPublisher(): HomePublisher & { views: { user: string; view: Ho
   };
 }
 
-function setup(options: { throttleMs?: number; settleMs?: number; now?: () => Date } = {}) {
+/** People in each maintenance channel; a channel missing here cannot be read (Slack answers an error). */
+type Channels = Record<string, string[]>;
+
+function setup(options: { throttleMs?: number; settleMs?: number; now?: () => Date; channels?: Channels } = {}) {
+  const channels: Channels = options.channels ?? { C0MAINTPRD: [], C0MAINTSTG: [] };
   const client = redis.client();
   const records = createHomeRecords(client);
   const store = createOperationStore(client, { onChange: (before, after) => home?.operationChanged(before, after) });
@@ -93,6 +97,16 @@ function setup(options: { throttleMs?: number; settleMs?: number; now?: () => Da
       },
     },
     publisher,
+    audience: {
+      isListed: (user, allowed) => Promise.resolve(allowed.includes(user)),
+      channelMembers: {
+        isMember: (channel, user) =>
+          channels[channel] === undefined
+            ? Promise.reject(new Error('An API error occurred: fetch_members_failed'))
+            : Promise.resolve(channels[channel].includes(user)),
+      },
+      logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+    },
     presentations: presentationOf,
     now: options.now ?? (() => new Date()),
     logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
@@ -320,5 +334,59 @@ describe('the Home tab on a real Redis', () => {
 
     // Assert
     expect(publisher.views).toEqual([]);
+  });
+
+  it("shows a cluster's detail to its channel's members and, in the same redraw, only what `/talos status` shows elsewhere to anyone else", async () => {
+    // Arrange: Eve is in production's channel, Mallory in none; neither operates or approves anything.
+    const { store, lock, records, publisher } = setup({ channels: { C0MAINTPRD: ['U0EVE'], C0MAINTSTG: [] } });
+    await records.recordGate(gate({ passed: false, stopReasons: ['node 10.0.30.12 is NotReady: kubelet stopped posting status'] }));
+    await home!.opened('U0EVE');
+    await home!.opened('U0MALLORY');
+
+    // Act: an upgrade takes the lock; one redraw for both viewers.
+    const op = await runningUpgrade(store, lock);
+    const eve = await waitFor(() => publisher.of('U0EVE').find((v) => v.includes(op.id)), { description: "Eve's redraw" });
+    const mallory = await waitFor(() => publisher.of('U0MALLORY').find((v) => v.includes(op.id)), { description: "Mallory's redraw" });
+
+    // Assert: Eve sees production in full, staging (not her channel) withheld.
+    expect(eve).toContain('*production* · production · <#C0MAINTPRD>');
+    expect(eve).toContain('Talos upgrade v1.12.11, running');
+    expect(eve).toContain('by <@U0BOB>');
+    expect(eve).toContain('kubelet stopped posting status');
+    expect(eve).toContain('*staging* (<#C0MAINTSTG>) — no operation holds it');
+    // Mallory: the holder's id and thread, where the channel is, and nothing else of production.
+    expect(mallory).toContain(
+      `*production* (<#C0MAINTPRD>) — held by <https://talos-test.slack.com/archives/C0MAINTPRD/p1764496800000100|${op.id}>`,
+    );
+    expect(mallory).toContain('*staging* (<#C0MAINTSTG>) — no operation holds it');
+    for (const detail of [
+      'v1.12.11',
+      'v1.11.5',
+      'v1.34.1',
+      'U0BOB',
+      'U0ALICE',
+      'Talos upgrade',
+      'kubelet',
+      '10.0.30.12',
+      'failed',
+      'running',
+    ]) {
+      expect(mallory).not.toContain(detail);
+    }
+  });
+
+  it('withholds the detail from someone whose channel membership Slack cannot tell', async () => {
+    // Arrange: production's members cannot be read.
+    const { records, publisher } = setup({ channels: { C0MAINTSTG: [] } });
+    await records.recordGate(gate({ passed: false, stopReasons: ['etcd has no leader on 10.0.30.11'] }));
+
+    // Act
+    await home!.opened('U0EVE');
+
+    // Assert
+    const [shown] = publisher.of('U0EVE');
+    expect(shown).toContain('*production* (<#C0MAINTPRD>) — no operation holds it');
+    expect(shown).not.toContain('etcd has no leader');
+    expect(shown).not.toContain('v1.11.5');
   });
 });
