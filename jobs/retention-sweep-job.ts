@@ -48,7 +48,9 @@ export function createRetentionSweepJob(deps: RetentionSweepDeps) {
     }
     // After the operations whose life just ended, so their plans go in the same sweep.
     const plans =
-      deps.planDir === undefined ? [] : await sweepEndedPlans({ store: deps.store, planDir: deps.planDir, logger: deps.logger });
+      deps.planDir === undefined
+        ? []
+        : await sweepEndedPlans({ store: deps.store, planDir: deps.planDir, logger: deps.logger, now: () => deps.clock.now() });
     return { dropped: dropped.length, cleaned, plans: plans.length };
   };
 }

@@ -38,7 +38,7 @@ export async function startBot(env: Record<string, string | undefined>, override
   const { metrics, probes } = buildMetrics(infra, records);
   const adapters = buildAdapters(infra, metrics);
   // A crash can lose an operation's `ended` job: its plan, which carries the state's secrets, goes now.
-  await sweepEndedPlans({ store: records.store, planDir: adapters.planDir, logger });
+  await sweepEndedPlans({ store: records.store, planDir: adapters.planDir, logger, now: () => infra.clock.now() });
   // The operations core: every operation's audit, the Home tab, the exported records, the drain.
   const core = buildOperationsCore(infra, records, adapters);
   const workers = buildWorkers(infra, buildProcessors({ infra, records, adapters, core, metrics }));

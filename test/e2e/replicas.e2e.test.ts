@@ -222,13 +222,14 @@ describe('a kept Terraform plan, on the volumes the manifests give each pod', ()
     expect(existsSync(unknown)).toBe(false);
     expect(existsSync(file)).toBe(true);
 
-    // The operation ends without its `ended` job (lost to a crash), then the hourly retention sweep runs.
+    // The operation ended two hours ago without its `ended` job (lost to a crash), then the hourly retention sweep runs.
     const redis = new Redis(h.redis.url, { maxRetriesPerRequest: 1 });
     const ops = new Queue('talos-ops', { connection: redis });
     try {
       const key = `talos:op:${plan.opId}`;
       const stored = JSON.parse((await redis.get(key))!) as { state: string };
-      await redis.set(key, JSON.stringify({ ...stored, state: 'cancelled' }), 'KEEPTTL');
+      const endedAt = new Date(Date.now() - 2 * 60 * 60_000).toISOString();
+      await redis.set(key, JSON.stringify({ ...stored, state: 'cancelled', endedAt }), 'KEEPTTL');
       await ops.add('retention-sweep', {});
       await h.slack.waitFor(() => !existsSync(join(a.PLAN_DIR!, plan.opId)) || undefined, {
         timeoutMs: 30_000,
