@@ -109,7 +109,7 @@ ENV NODE_ENV=production \
     TALOSCTL_BIN=/opt/talosctl \
     TOFU_BIN=/usr/local/bin/tofu \
     GIT_BIN=/usr/bin/git \
-    PLAN_DIR=/tmp/creds/plans \
+    PLAN_DIR=/tmp/plans \
     CREDENTIALS_DIR=/tmp/creds \
     HOME=/tmp
 WORKDIR /app

@@ -3,9 +3,10 @@ import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { Clock } from '../src/time/clock.ts';
+import { sweepEndedPlans } from './plan-sweep.ts';
 
 export interface RetentionSweepDeps {
-  store: Pick<OperationStore, 'sweep'>;
+  store: Pick<OperationStore, 'sweep' | 'get'>;
   lock: Pick<ClusterLock, 'holder'>;
   logger: Logger;
   clock: Pick<Clock, 'now'>;
@@ -15,6 +16,8 @@ export interface RetentionSweepDeps {
   queues?: Pick<Queue, 'clean' | 'name'>[];
   /** `JOB_RETENTION_DAYS`, in ms. */
   jobRetentionMs?: number;
+  /** The plan space (`PLAN_DIR`): the kept plans of ended or unknown operations are deleted. */
+  planDir?: string;
 }
 
 /** Finished jobs removed per queue, state and sweep: the next sweep takes the rest. */
@@ -23,10 +26,11 @@ const CLEAN_LIMIT = 5000;
 /**
  * Keeps Redis bounded: finished operations expire by their own TTL (set when they end); this
  * trims the indexes that listed them, and ends the life of failed operations that no longer
- * hold their cluster (a failed one that holds it waits for an operator, however old).
+ * hold their cluster (a failed one that holds it waits for an operator, however old), then deletes
+ * the kept plans of operations that ended or that Redis forgot.
  */
 export function createRetentionSweepJob(deps: RetentionSweepDeps) {
-  return async (): Promise<{ dropped: number; cleaned: number }> => {
+  return async (): Promise<{ dropped: number; cleaned: number; plans: number }> => {
     const cutoff = new Date(deps.clock.now().getTime() - deps.retentionMs);
     const dropped = await deps.store.sweep(cutoff, async (op) => (await deps.lock.holder(op.cluster)) === op.id);
     if (dropped.length > 0)
@@ -42,6 +46,11 @@ export function createRetentionSweepJob(deps: RetentionSweepDeps) {
           cleaned += (await queue.clean(deps.jobRetentionMs, CLEAN_LIMIT, state)).length;
       }
     }
-    return { dropped: dropped.length, cleaned };
+    // After the operations whose life just ended, so their plans go in the same sweep.
+    const plans =
+      deps.planDir === undefined
+        ? []
+        : await sweepEndedPlans({ store: deps.store, planDir: deps.planDir, logger: deps.logger, now: () => deps.clock.now() });
+    return { dropped: dropped.length, cleaned, plans: plans.length };
   };
 }

@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { buildAdapters } from './bootstrap/adapters.ts';
+import { sweepEndedPlans } from '../jobs/plan-sweep.ts';
 import { buildInfrastructure } from './bootstrap/infrastructure.ts';
 import { buildMetrics } from './bootstrap/metrics.ts';
 import { buildOperationRecords } from './bootstrap/operation-records.ts';
@@ -36,6 +37,8 @@ export async function startBot(env: Record<string, string | undefined>, override
   const records = buildOperationRecords(infra);
   const { metrics, probes } = buildMetrics(infra, records);
   const adapters = buildAdapters(infra, metrics);
+  // A crash can lose an operation's `ended` job: its plan, which carries the state's secrets, goes now.
+  await sweepEndedPlans({ store: records.store, planDir: adapters.planDir, logger, now: () => infra.clock.now() });
   // The operations core: every operation's audit, the Home tab, the exported records, the drain.
   const core = buildOperationsCore(infra, records, adapters);
   const workers = buildWorkers(infra, buildProcessors({ infra, records, adapters, core, metrics }));

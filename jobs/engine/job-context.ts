@@ -48,6 +48,8 @@ export interface OpsJobDeps {
   presentations: PresentationLookup;
   /** True once the process is shutting down: operations stop between steps and resume elsewhere. */
   draining?: () => boolean;
+  /** What the kept plans in `planDir` may hold together, in bytes; a default bound when unset. */
+  planSpaceBytes?: number;
 }
 
 /**

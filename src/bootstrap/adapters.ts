@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { WebClient } from '@slack/web-api';
 import type { ChatPort } from '../port/chat-port.ts';
@@ -21,6 +21,8 @@ export interface Adapters {
   git: WorkingTreeReader;
   /** Where reviewed plans wait for their Apply, one private directory per operation. */
   planDir: string;
+  /** What the kept plans may hold together, in bytes. */
+  planSpaceBytes: number;
   chat: ChatPort;
   slackClient: WebClient;
 }
@@ -49,7 +51,9 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     tofu,
     factory: createImageFactory(config.imageFactoryUrl, config.timeouts.probeMs),
     git: createWorkingTreeReader(runner, { bin: config.gitBin, env: config.childEnv, timeoutMs: config.timeouts.probeMs }),
-    planDir: config.planDir ?? join(config.credentialsDir ?? tmpdir(), 'talos-chatops-plans'),
+    // Never inside the credentials directory: a full plan space must not fail a credential write.
+    planDir: config.planDir ?? join(config.credentialsDir === undefined ? tmpdir() : dirname(config.credentialsDir), 'talos-chatops-plans'),
+    planSpaceBytes: config.planSpaceBytes,
     chat,
     slackClient,
   };

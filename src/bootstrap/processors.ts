@@ -42,7 +42,7 @@ export interface ProcessorParts {
 function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobDeps {
   const { inventory, logger, clock, config, queues } = infra;
   const { store, lock, runLease, nodeClasses } = records;
-  const { access, tofu, factory, chat, git, planDir } = adapters;
+  const { access, tofu, factory, chat, git, planDir, planSpaceBytes } = adapters;
   const now = (): Date => clock.now();
   return {
     inventory,
@@ -65,6 +65,7 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
     draining: () => core.drain.draining(),
     playbooks: playbookOf,
     presentations: presentationOf,
+    planSpaceBytes,
   };
 }
 
@@ -139,6 +140,7 @@ export function buildProcessors(parts: ProcessorParts): Processors {
         retentionMs: config.retention.operationMs,
         jobRetentionMs: config.retention.jobSeconds * 1000,
         queues: [queues.read, queues.ops],
+        planDir: adapters.planDir,
       }),
     },
   };

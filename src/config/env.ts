@@ -71,8 +71,14 @@ export const EnvSchema = z
         "The `git` binary, asked `git status --porcelain` in a cluster's Terraform directory: a plan from a tree with uncommitted changes is shown, never offered for Apply.",
       ),
     PLAN_DIR: optionalString.describe(
-      'Where reviewed Terraform plans wait for their Apply, one private (0700) directory per operation, removed when the operation ends. With two replicas, a volume both mount, or an Apply run by the other replica asks for a new plan. Unset: `talos-chatops-plans` under `CREDENTIALS_DIR` (or the OS temp dir).',
+      'Where reviewed Terraform plans wait for their Apply, one private (0700) directory per operation, removed when the operation ends; plans of ended or unknown operations are also deleted at start and by the retention sweep. Every replica must mount it (the manifests give it its own volume, apart from the credentials): the replica that runs the Apply checks the plan file against the reviewed sha256. Unset: `talos-chatops-plans` beside `CREDENTIALS_DIR` (or in the OS temp dir).',
     ),
+    PLAN_SPACE_MB: optionalString
+      .default('256')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        'Bound of `PLAN_DIR`, in MiB: a plan is refused with a clear error when the kept plans hold this much already, or when the new plan pushes them over it. Keep it below the size of the volume `PLAN_DIR` is on.',
+      ),
     HTTP_PORT: optionalString
       .default('3000')
       .pipe(z.coerce.number<string>().int().min(0).max(65535))
@@ -242,6 +248,8 @@ export interface Config {
    * replicas it must be a volume both mount, or an Apply run by the other replica asks for a new plan.
    */
   planDir: string | undefined;
+  /** `PLAN_SPACE_MB` in bytes: what the kept plans may hold together. */
+  planSpaceBytes: number;
   httpPort: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logPretty: boolean;
@@ -325,6 +333,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     tofuBin: e.TOFU_BIN,
     gitBin: e.GIT_BIN,
     planDir: e.PLAN_DIR,
+    planSpaceBytes: Math.round(e.PLAN_SPACE_MB * 1024 * 1024),
     httpPort: e.HTTP_PORT,
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY === 'true',

@@ -432,6 +432,15 @@ describe.each(OVERLAYS)('the $name render', (overlay) => {
     expect(volumeFor(botPod, tmp!.name)?.emptyDir).toBeDefined();
   });
 
+  it('keeps reviewed plans on a claim of their own that every replica mounts, apart from the credentials', () => {
+    const { botContainer, botPod, botEnv } = rendered(overlay);
+    const planDir = botEnv.PLAN_DIR!.value!;
+    const plans = mountFor(botContainer, `${planDir}/op-1/tfplan`);
+    expect(plans?.mountPath).toBe(planDir);
+    expect(plans?.name).not.toBe(mountFor(botContainer, botEnv.CREDENTIALS_DIR!.value!)?.name);
+    expect(volumeFor(botPod, plans!.name)?.persistentVolumeClaim?.claimName).toBe('talos-chatops-plans');
+  });
+
   it('never lets the bot talk to the cluster it runs in', () => {
     const r = rendered(overlay);
     expect(r.botPod.automountServiceAccountToken).toBe(false);

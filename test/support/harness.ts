@@ -47,8 +47,11 @@ export interface Harness {
    * or, when the ack is empty, the ephemeral reply that follows through the response_url.
    */
   command(text: string, options?: { user?: string; channel?: string }): Promise<string>;
-  /** Another bot process against the same Redis, emulator and simulator, on its own free `HTTP_PORT`; the test starts it. */
-  secondBot(): Promise<BotProcess>;
+  /**
+   * Another bot process against the same Redis, emulator and simulator, on its own free `HTTP_PORT`; the test starts it.
+   * `env` replaces settings of its own (the directories on its pod's own volumes).
+   */
+  secondBot(env?: Record<string, string>): Promise<BotProcess>;
   stop(): Promise<void>;
 }
 
@@ -167,8 +170,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (result.timedOut) throw new Error(`/talos ${text} was not acknowledged (${result.reason})`);
       return commandReply(slack, result, { description: `/talos ${text.slice(0, 80)}` });
     },
-    async secondBot() {
-      const other = botProcess({ ...env, HTTP_PORT: String(await freePort()) });
+    async secondBot(own = {}) {
+      const other = botProcess({ ...env, ...own, HTTP_PORT: String(await freePort()) });
       extraBots.push(other);
       return other;
     },

@@ -18,6 +18,7 @@ import { tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
 import { reviewPlan, vmKeys } from '../../../src/tofu/parse-plan.ts';
 import { showPlanJson } from '../../../src/tofu/show-plan.ts';
 import { fileSha256, runPlan } from '../../../src/tofu/run-plan.ts';
+import { assertPlanSpace, DEFAULT_PLAN_SPACE_BYTES, planSpaceUsage, PlanSpaceFull } from '../../../src/tofu/plan-space.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
@@ -63,7 +64,17 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   const probe = probeSignals(deps.timeouts.probeMs, signal);
   const dir = planDirOf(deps, op.id);
   const tree = await deps.git.read(cluster.terraformDir, probe());
+  const limit = deps.planSpaceBytes ?? DEFAULT_PLAN_SPACE_BYTES;
+  // A full plan space refuses this plan (the preflight's refusal names it); it never reaches the credentials' volume.
+  await assertPlanSpace(deps.planDir, limit);
   const outcome = await runPlan(deps.tofu, cluster.terraformDir, { signal, planTimeoutMs: deps.timeouts.stepMs, saveTo: dir });
+  if (outcome.saved !== undefined) {
+    const used = await planSpaceUsage(deps.planDir);
+    if (used.bytes > limit) {
+      await rm(dir, { recursive: true, force: true });
+      throw new PlanSpaceFull(used.bytes, limit, used.plans - 1);
+    }
+  }
   const review = outcome.plan.status === 'planned' ? outcome.plan.review : undefined;
   const talosctl = await session.talosctl();
   const history = await deps.store.listForCluster(cluster.name, 500);
@@ -138,7 +149,7 @@ async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Pro
   );
   if (!present)
     throw new StepFailure(
-      `the reviewed plan file is gone (it expired, or this replica does not share PLAN_DIR with the one that planned); nothing was applied. ${NEW_PLAN}`,
+      `the reviewed plan file is gone from the plan space (deleted when its operation ended, or PLAN_DIR is not a volume every replica mounts); nothing was applied. ${NEW_PLAN}`,
     );
   const sha = await fileSha256(file);
   if (sha !== tf.planSha256)
@@ -189,7 +200,11 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   }
   const dir = planDirOf(deps, op.id);
   const file = join(dir, 'tfplan');
-  await checkReviewed(ctx, op, file);
+  // A plan that failed its check is never applied later either (the apply is never retried): it goes at once.
+  await checkReviewed(ctx, op, file).catch(async (error: unknown) => {
+    await rm(file, { force: true });
+    throw error;
+  });
   const issuedAt = deps.now().toISOString();
   await patchStep(deps, op.id, step.id, { issuedAt });
   const started = deps.clock.now().getTime();

@@ -170,6 +170,7 @@ describe('loadConfig: values', () => {
       tofuBin: 'tofu',
       gitBin: 'git',
       planDir: undefined,
+      planSpaceBytes: 256 * 1024 * 1024,
       httpPort: 3000,
       logLevel: 'info',
       logPretty: false,
