@@ -7,8 +7,7 @@ import { StepFailure } from './job-context.ts';
 import type { WalkContext } from './playbook.ts';
 
 /** The stop of an operation whose cluster lock is gone. */
-export const LOCK_GONE =
-  'the cluster lock is no longer held by this operation: Redis lost it or someone took it; nothing further was run';
+export const LOCK_GONE = 'the cluster lock is no longer held by this operation: Redis lost it or someone took it; nothing further was run';
 
 /** talosctl subcommands that change a node; `etcd` ones are matched with their second word. */
 const MUTATING_TALOSCTL = new Set(['upgrade', 'upgrade-k8s', 'reboot', 'reset', 'rollback', 'apply-config', 'patch', 'shutdown']);

@@ -99,7 +99,8 @@ export async function buildInfrastructure(env: Record<string, string | undefined
     // An alert: the talos_chatops_redis_epoch_missing gauge and /readyz (redis-epoch) say it too.
     onLost: (reason) => logger.error({ key: 'talos:epoch' }, `${reason}; see docs/operating.md, "Redis lost its data"`),
   });
-  if (config.redisEpochReseed) logger.warn({ key: 'talos:epoch' }, 'REDIS_EPOCH_RESEED=true: remove it once this start is done, so a later loss is noticed');
+  if (config.redisEpochReseed)
+    logger.warn({ key: 'talos:epoch' }, 'REDIS_EPOCH_RESEED=true: remove it once this start is done, so a later loss is noticed');
   const queues = { read: new Queue(READ_QUEUE, { connection: redis }), ops: new Queue(OPS_QUEUE, { connection: redis }) };
   // Queues share `redis`, whose errors are logged above; unheard, BullMQ prints them raw to stderr.
   for (const queue of [queues.read, queues.ops])

@@ -24,7 +24,9 @@ export function redisDurabilityRule(
     );
   } else {
     if (durability.appendonly !== 'yes')
-      problems.push(`the Redis at ${input.host} runs without AOF (appendonly is ${durability.appendonly}), so a restart loses the locks written since the last save`);
+      problems.push(
+        `the Redis at ${input.host} runs without AOF (appendonly is ${durability.appendonly}), so a restart loses the locks written since the last save`,
+      );
     if (durability.maxmemoryPolicy !== 'noeviction')
       problems.push(
         `the Redis at ${input.host} evicts keys under memory pressure (maxmemory-policy is ${durability.maxmemoryPolicy}), so a cluster lock can disappear`,

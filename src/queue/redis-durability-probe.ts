@@ -15,7 +15,8 @@ export async function probeRedisDurability(redis: Redis): Promise<RedisDurabilit
   try {
     const appendonly = await setting(redis, 'appendonly');
     const maxmemoryPolicy = await setting(redis, 'maxmemory-policy');
-    if (appendonly === undefined || maxmemoryPolicy === undefined) return { refused: 'the server did not name appendonly and maxmemory-policy' };
+    if (appendonly === undefined || maxmemoryPolicy === undefined)
+      return { refused: 'the server did not name appendonly and maxmemory-policy' };
     return { appendonly, maxmemoryPolicy };
   } catch (error) {
     return { refused: (error as Error).message };

@@ -474,8 +474,9 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     target: TARGET,
     events,
     calls,
-    op: record.op,
-    operations: await readOperationsSince(h.redis.url, started, (text) => ctx.note(text)),
+    op: known,
+    operations:
+      record.op === undefined && known !== undefined ? [known] : await readOperationsSince(h.redis.url, started, (text) => ctx.note(text)),
     inventory: windowPolicyOf(h),
     ended,
     thread: rootTs ? threadOf(h, rootTs) : [],

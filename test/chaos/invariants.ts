@@ -92,7 +92,10 @@ export interface RunEvidence {
   transient?: boolean;
   /** Each Retry click of the driver, with what every control plane ran at that moment. */
   retryClicks?: readonly RetryClick[];
-  /** When a fault took the operation's cluster lock away (Redis lost its data): from then on it holds nothing. */
+  /**
+   * When a fault took the operation's cluster lock away (Redis lost its data): from then on it holds nothing.
+   * `op` and `operations` are then the records as the driver last read them before the loss.
+   */
   lockLostAt?: number;
 }
 
@@ -341,7 +344,8 @@ export function operationOutcome(e: RunEvidence): Violation[] {
   const fail = (detail: string): Violation[] => [{ invariant: 'operation-outcome', detail }];
   const op = e.op;
   // Redis lost the record with everything else: nothing is left to end, and the bot must only refuse to go on.
-  if (!op) return e.lockLostAt !== undefined ? [] : fail('the operation record could not be read');
+  if (e.lockLostAt !== undefined) return [];
+  if (!op) return fail('the operation record could not be read');
   if (!e.ended) return fail(`the operation did not end: it is ${op.state}${op.reason ? ` (${op.reason})` : ''}`);
   if (op.state === 'completed') {
     const off = Object.entries(e.versionsAfter).filter(([, v]) => v !== e.target);
@@ -413,7 +417,8 @@ export function rerunMilestones(op: RecordedOperation): Map<string, number> {
 /** The thread numbers its audit replies 1..N with no gap, duplicate or reordering, and the audit covers every step in order. */
 export function auditThread(e: RunEvidence): Violation[] {
   const op = e.op;
-  if (!op) return [];
+  // A record Redis lost is known only as last read, mid-write: there is no final audit to hold the thread to.
+  if (!op || e.lockLostAt !== undefined) return [];
   const out: Violation[] = [];
   const v = (detail: string): void => {
     out.push({ invariant: 'audit-thread', detail });

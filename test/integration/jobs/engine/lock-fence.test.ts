@@ -167,10 +167,12 @@ describe('the cluster lock fences every step', () => {
         async () => (await ctx.session.talosctl('v1.11.6')).run(['reboot'], ['10.0.30.11']),
         () => ctx.talosctl.run(['etcd', 'leave'], ['10.0.30.11']),
       ])
-        calls.push(await call().then(
-          () => 'sent',
-          (error: Error) => error.message,
-        ));
+        calls.push(
+          await call().then(
+            () => 'sent',
+            (error: Error) => error.message,
+          ),
+        );
       return { event: `ran ${s.id}`, detail: 'ok' };
     });
 
