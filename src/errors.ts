@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   'talosctl-version-mismatch': { retryable: false },
   'tofu-plan-unparseable': { retryable: false },
   'tofu-show-failed': { retryable: true },
+  /** Redis lost the bot's data (its epoch key): no lock is taken until an operator re-seeds it. */
+  'redis-epoch-lost': { retryable: false },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

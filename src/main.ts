@@ -48,6 +48,8 @@ export async function startBot(env: Record<string, string | undefined>, override
     { name: 'slack', check: () => Promise.resolve(slack.connected()) },
     { name: 'workers', check: () => Promise.resolve([workers.read, workers.ops].every((w) => w.isRunning() && !w.isPaused())) },
     { name: 'draining', check: () => Promise.resolve(!core.drain.draining()) },
+    // Named for the reason: `/readyz` answers `not ready: redis-epoch` once Redis lost the bot's data.
+    { name: 'redis-epoch', check: () => infra.epoch.check() },
   );
 
   await slack.start();

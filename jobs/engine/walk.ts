@@ -21,6 +21,7 @@ import type { ClusterStanding } from '../../src/chat/stop-state.ts';
 import { refreshRoot } from './root-message.ts';
 import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
+import { assertHoldsCluster, fencedContext } from './lock-fence.ts';
 
 /** A version as the runbook writes it: talosctl and the Kubernetes API get nothing else. */
 const VERSION = /^v?\d{1,4}\.\d{1,4}\.\d{1,4}$/;
@@ -255,7 +256,10 @@ function storedFactsProblems(ctx: WalkContext, op: Operation, step: Step): strin
  * failure, or when done. Every write is a compare-and-set on the state it expects, so a
  * cancelled or stopped operation never moves again.
  */
-export async function walkOperation(ctx: WalkContext, opId: string, playbook: Playbook): Promise<void> {
+export async function walkOperation(walk: WalkContext, opId: string, playbook: Playbook): Promise<void> {
+  const holdsCluster = playbook.lock === 'cluster';
+  // Every call that changes the cluster first checks the lock is still this operation's.
+  const ctx = holdsCluster ? fencedContext(walk, opId) : walk;
   const { deps } = ctx;
   for (;;) {
     const op = await deps.store.get(opId);
@@ -278,6 +282,15 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
       ctx.log.info({ step: step.id }, 'cancel held until the step that must finish has');
     }
     checkpoint(deps);
+    // The lock has no expiry, and Redis can still lose it (a failover, a restart without AOF, eviction): no step starts without it.
+    if (holdsCluster) {
+      try {
+        await assertHoldsCluster(ctx, opId);
+      } catch (error) {
+        await stopAt(deps, ctx.log, playbook, opId, step.id, asFailure(error, ctx.log), await observeStanding(ctx));
+        return;
+      }
+    }
     if (await waitsForWindow(ctx, playbook, op, step)) return;
     if (playbook.needsApproval(step) && (await approvalGate(ctx, playbook, op, step)) === 'wait') return;
 

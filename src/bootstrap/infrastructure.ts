@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../config/env.ts';
 import { loadInventory, type Inventory } from '../config/inventory.ts';
 import { inventoryWarnings } from '../config/inventory-warnings.ts';
 import { redisAccessRule } from '../config/redis-password-check.ts';
+import { redisDurabilityRule } from '../config/redis-durability-check.ts';
 import { sweepPrivateDirs } from '../cluster/private-dir.ts';
 import { createLogger, type Logger } from '../log/logger.ts';
 import { redisPassword, secretEnvValues } from '../log/process-secrets.ts';
@@ -11,6 +12,8 @@ import { SecretScrubber } from '../log/secret-scrubber.ts';
 import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
 import { probeRedisAccess } from '../queue/redis-access-probe.ts';
 import { connectRedis } from '../queue/redis-connection.ts';
+import { probeRedisDurability } from '../queue/redis-durability-probe.ts';
+import { establishEpoch, type RedisEpoch } from '../ops/redis-epoch.ts';
 import { systemClock, type Clock } from '../time/clock.ts';
 import type { StartOverrides } from './start-overrides.ts';
 
@@ -25,6 +28,8 @@ export interface Infrastructure {
   scrubber: SecretScrubber;
   logger: Logger;
   redis: Redis;
+  /** The Redis epoch this process adopted: lost when Redis lost the bot's data (see `src/ops/redis-epoch.ts`). */
+  epoch: RedisEpoch;
   queues: { read: Queue; ops: Queue };
 }
 
@@ -43,6 +48,16 @@ async function checkRedisAccess(config: Config, inventory: Inventory, logger: Lo
   if (productionClusters.length === 0) return;
   const access = await probeRedisAccess(config.redisUrl, REDIS_PROBE_TIMEOUT_MS, clock);
   const warning = redisAccessRule(access, { url: config.redisUrl, productionClusters, allowInsecure: config.allowInsecureRedis });
+  if (warning !== undefined) logger.warn({ clusters: productionClusters }, warning);
+}
+
+/** With a production cluster in the inventory, a Redis that may lose a lock (no AOF, eviction, settings it will not tell) is refused (or accepted with a warning). */
+async function checkRedisDurability(config: Config, inventory: Inventory, redis: Redis, logger: Logger): Promise<void> {
+  const productionClusters = inventory.clusters.filter((c) => c.environment === 'production').map((c) => c.name);
+  if (productionClusters.length === 0) return;
+  const durability = await probeRedisDurability(redis);
+  const host = new URL(config.redisUrl).host;
+  const warning = redisDurabilityRule(durability, { host, productionClusters, check: config.redisDurabilityCheck });
   if (warning !== undefined) logger.warn({ clusters: productionClusters }, warning);
 }
 
@@ -72,9 +87,23 @@ export async function buildInfrastructure(env: Record<string, string | undefined
 
   const redis = connectRedis(config.redisUrl);
   redis.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
+  try {
+    await checkRedisDurability(config, inventory, redis, logger);
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
+  const epoch = await establishEpoch(redis, {
+    reseed: config.redisEpochReseed,
+    now: () => clock.now(),
+    // An alert: the talos_chatops_redis_epoch_missing gauge and /readyz (redis-epoch) say it too.
+    onLost: (reason) => logger.error({ key: 'talos:epoch' }, `${reason}; see docs/operating.md, "Redis lost its data"`),
+  });
+  if (config.redisEpochReseed)
+    logger.warn({ key: 'talos:epoch' }, 'REDIS_EPOCH_RESEED=true: remove it once this start is done, so a later loss is noticed');
   const queues = { read: new Queue(READ_QUEUE, { connection: redis }), ops: new Queue(OPS_QUEUE, { connection: redis }) };
   // Queues share `redis`, whose errors are logged above; unheard, BullMQ prints them raw to stderr.
   for (const queue of [queues.read, queues.ops])
     queue.on('error', (error) => logger.debug({ queue: queue.name, err: error.message }, 'queue error'));
-  return { config, inventory, clock, scrubber, logger, redis, queues };
+  return { config, inventory, clock, scrubber, logger, redis, epoch, queues };
 }

@@ -15,7 +15,7 @@ export interface Observability {
 }
 
 export function buildMetrics(
-  infra: Pick<Infrastructure, 'inventory' | 'queues'>,
+  infra: Pick<Infrastructure, 'inventory' | 'queues' | 'epoch'>,
   records: Pick<OperationRecords, 'lock' | 'store' | 'events'>,
 ): Observability {
   const { read, ops } = infra.queues;
@@ -37,6 +37,7 @@ export function buildMetrics(
     waitingApprovals: async () => waitingApprovalCounts(clusterNames, await clusterHolds()),
     clusterHolds,
     readiness: () => runProbes(probes, 2000),
+    redisEpochIntact: () => infra.epoch.check(),
   });
   records.events.on(recordOperationChange(metrics));
   return { metrics, probes };

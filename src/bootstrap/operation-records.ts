@@ -9,6 +9,7 @@ import { createOperationStore, type OperationStore } from '../ops/operation-stor
 import { createRunLease, type RunLease } from '../ops/run-lease.ts';
 import { createRunningGates, type RunningGates } from '../ops/running-gate.ts';
 import { createScheduledGateState, type ScheduledGateState } from '../ops/scheduled-gate-state.ts';
+import type { RedisEpoch } from '../ops/redis-epoch.ts';
 import type { Clock } from '../time/clock.ts';
 
 /** What the bot keeps in Redis about operations, gates and deliveries, and the events of every operation write. */
@@ -26,8 +27,14 @@ export interface OperationRecords {
   gateState: ScheduledGateState;
 }
 
-export function buildOperationRecords(parts: { config: Config; redis: Redis; scrubber: SecretScrubber; clock: Clock }): OperationRecords {
-  const { config, redis, scrubber, clock } = parts;
+export function buildOperationRecords(parts: {
+  config: Config;
+  redis: Redis;
+  scrubber: SecretScrubber;
+  clock: Clock;
+  epoch: RedisEpoch;
+}): OperationRecords {
+  const { config, redis, scrubber, clock, epoch } = parts;
   const events = createOperationEvents();
   const lease = (prefix?: string): RunLease =>
     createRunLease(redis, { ttlMs: config.timeouts.jobLockMs, clock, ...(prefix ? { prefix } : {}) });
@@ -38,7 +45,8 @@ export function buildOperationRecords(parts: { config: Config; redis: Redis; scr
       retentionMs: config.retention.operationMs,
       scrub: (text) => scrubber.scrub(text),
     }),
-    lock: createClusterLock(redis),
+    // No lock is taken or trusted once Redis lost the epoch this process adopted.
+    lock: createClusterLock(redis, { epoch }),
     dedupe: createDeliveryDedupe(redis, config.retention.dedupeSeconds),
     runLease: lease(),
     auditPostLease: lease('talos:audit-post'),

@@ -55,6 +55,17 @@ export const EnvSchema = z
       .describe(
         '`true` or `false` (unset: `false`). With a production cluster in the inventory, the bot refuses to start against a Redis that lets a client without a password run commands (it asks the server, whatever the URL says). `true` accepts such a Redis, with a warning at every start.',
       ),
+    REDIS_DURABILITY_CHECK: optionalString
+      .default('enforce')
+      .pipe(z.enum(['enforce', 'warn']))
+      .describe(
+        '`enforce` or `warn` (unset: `enforce`). With a production cluster in the inventory, the bot refuses to start unless Redis keeps its data across a restart (`CONFIG GET appendonly` is `yes`) and never evicts keys (`maxmemory-policy` is `noeviction`): a lost cluster lock lets a second operation start while a node reboots. A managed Redis that refuses `CONFIG` cannot be checked and is refused too. `warn` starts anyway, with a warning at every start.',
+      ),
+    REDIS_EPOCH_RESEED: optionalString
+      .pipe(z.enum(['true', 'false']).optional())
+      .describe(
+        '`true` or `false` (unset: `false`). The bot writes an epoch key (`talos:epoch`) into Redis at its first start; when it is gone later, Redis lost its data and the bot refuses to act, with `/readyz` not ready (`redis-epoch`). After checking every cluster by hand (see docs/operating.md), one start with `true` writes a new epoch; remove it again afterwards.',
+      ),
     CLUSTERS_FILE: z
       .string()
       .min(1, 'must name the cluster inventory YAML file')
@@ -238,6 +249,10 @@ export interface Config {
   redisUrl: string;
   /** `ALLOW_INSECURE_REDIS=true`: accept a Redis that needs no password although the inventory has production clusters (warned at every start). */
   allowInsecureRedis: boolean;
+  /** `REDIS_DURABILITY_CHECK`: `enforce` refuses a production Redis without AOF or with eviction; `warn` accepts it with a warning. */
+  redisDurabilityCheck: 'enforce' | 'warn';
+  /** `REDIS_EPOCH_RESEED=true`: write a new epoch at this start although Redis lost the one it had. */
+  redisEpochReseed: boolean;
   clustersFile: string;
   talosctlBin: string;
   tofuBin: string;
@@ -328,6 +343,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     redisUrl: e.REDIS_URL,
     allowInsecureRedis: e.ALLOW_INSECURE_REDIS === 'true',
+    redisDurabilityCheck: e.REDIS_DURABILITY_CHECK,
+    redisEpochReseed: e.REDIS_EPOCH_RESEED === 'true',
     clustersFile: e.CLUSTERS_FILE,
     talosctlBin: e.TALOSCTL_BIN,
     tofuBin: e.TOFU_BIN,

@@ -10,6 +10,8 @@ export interface MetricSources {
   clusterHolds?: () => Promise<ClusterHold[]>;
   /** The result of each `/readyz` probe, by probe name. */
   readiness?: () => Promise<Record<string, boolean>>;
+  /** Whether the epoch the bot adopted at start is still in Redis (false once Redis lost its data). */
+  redisEpochIntact?: () => Promise<boolean>;
   /** Upper bound of one source read during a scrape, in ms; default 2000. */
   sourceTimeoutMs?: number;
 }
@@ -53,6 +55,8 @@ export interface Metrics {
   unhandledRejections: Counter;
   healthGates: Counter<'cluster' | 'result'>;
   healthChecks: Counter<'check' | 'status'>;
+  /** 1 once Redis lost the bot's data (its epoch key is gone or replaced): the bot refuses to act until re-seeded. */
+  redisEpochMissing: Gauge;
 }
 
 const PREFIX = 'talos_chatops_';
@@ -164,8 +168,21 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     },
   });
 
+  const redisEpochMissing = new Gauge({
+    name: `${PREFIX}redis_epoch_missing`,
+    help: 'Whether Redis lost the data the bot keeps (1: its epoch key is gone or replaced, the bot refuses to act) or not (0).',
+    registers,
+    async collect() {
+      if (!sources.redisEpochIntact) return;
+      // An unanswered read is not a loss: the redis probe of /readyz reports an unreachable Redis.
+      const intact = await withTimeout(sources.redisEpochIntact(), sourceTimeoutMs).catch(() => undefined);
+      if (intact !== undefined) this.set(intact ? 0 : 1);
+    },
+  });
+
   return {
     registry,
+    redisEpochMissing,
     operations: new Counter({
       name: `${PREFIX}operations_total`,
       help: 'Operations that ended, by cluster, kind and result.',

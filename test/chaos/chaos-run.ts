@@ -41,6 +41,8 @@ export const FROM_VERSION = 'v1.11.6';
 export const TARGET = 'v1.12.11';
 const CHANNEL = CHANNELS.production;
 const APPROVERS = [USERS.carol, USERS.dave];
+/** How long a run watches the bot after Redis lost the operation's record, in ms: longer than a node's reboot and a step's bound. */
+const LOSS_WATCH_MS = 8000;
 /** How long one run may take before it counts as an operation that never ended, in ms. */
 const RUN_DEADLINE_MS = 150_000;
 
@@ -255,8 +257,9 @@ async function operate(
   opId: string,
   deadline: number,
   retrying: Retrying,
-): Promise<{ rootTs: string | undefined; ended: boolean }> {
+): Promise<{ rootTs: string | undefined; ended: boolean; lastSeen?: RecordedOperation }> {
   const clicks = new Map<string, number>();
+  let lastSeen: RecordedOperation | undefined;
   const clickedRecently = (key: string, ms: number): boolean => Date.now() - (clicks.get(key) ?? 0) < ms;
   let rootTs: string | undefined;
   let lastPoll = 0;
@@ -264,6 +267,9 @@ async function operate(
     if (Date.now() - lastPoll > 200) {
       lastPoll = Date.now();
       const { op } = await readOperation(h.redis.url, opId);
+      lastSeen = op ?? lastSeen;
+      // Redis lost the record: the run watches a while longer for a change the bot should no longer send, then ends.
+      if (!op && ctx.lockLostAt !== undefined && Date.now() - ctx.lockLostAt > LOSS_WATCH_MS) return { rootTs, ended: true, lastSeen };
       if (op?.rootTs) rootTs = op.rootTs;
       if (op && TERMINAL.includes(op.state)) {
         const retried = rootTs !== undefined && (await clickRetry(h, ctx, op, rootTs, retrying, clicks));
@@ -404,13 +410,14 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   let ended = false;
   let rootTs: string | undefined;
   let endedSeenAt: number | undefined;
+  let lastSeen: RecordedOperation | undefined;
   const deadline = Date.now() + RUN_DEADLINE_MS;
   const timer = setTimeout(() => over.abort(), RUN_DEADLINE_MS);
   try {
     ctx.milestones.commandAt = Date.now();
     opId = await sendCommand(h, ctx);
     ctx.note(`operation ${opId}`);
-    ({ rootTs, ended } = await operate(h, ctx, opId, deadline, retrying));
+    ({ rootTs, ended, lastSeen } = await operate(h, ctx, opId, deadline, retrying));
     if (ended) endedSeenAt = Date.now();
   } catch (error) {
     ctx.note(`the driver gave up: ${(error as Error).message}`);
@@ -447,8 +454,10 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
 
   const calls = h.sim.calls.slice(ctx.callsFrom);
   const events = h.sim.events.slice(ctx.eventsFrom);
-  const live: Span | undefined = record.op
-    ? { from: Date.parse(record.op.createdAt), to: record.op.endedAt ? Date.parse(record.op.endedAt) : (endedSeenAt ?? clearedAt) }
+  // A record Redis lost is judged by what the driver last read of it.
+  const known = record.op ?? (ctx.lockLostAt !== undefined ? lastSeen : undefined);
+  const live: Span | undefined = known
+    ? { from: Date.parse(known.createdAt), to: known.endedAt ? Date.parse(known.endedAt) : (endedSeenAt ?? clearedAt) }
     : undefined;
   const strike = judgeStrike(plan, {
     live,
@@ -465,8 +474,9 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     target: TARGET,
     events,
     calls,
-    op: record.op,
-    operations: await readOperationsSince(h.redis.url, started, (text) => ctx.note(text)),
+    op: known,
+    operations:
+      record.op === undefined && known !== undefined ? [known] : await readOperationsSince(h.redis.url, started, (text) => ctx.note(text)),
     inventory: windowPolicyOf(h),
     ended,
     thread: rootTs ? threadOf(h, rootTs) : [],
@@ -483,6 +493,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     readyWhileSlackAway: ctx.readyWhileSlackAway,
     transient: plan.transient,
     retryClicks: retrying.clicks,
+    lockLostAt: ctx.lockLostAt,
   };
   const violations = checkInvariants(evidence);
   const resetProblem = await bench.reset(opId);

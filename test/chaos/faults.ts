@@ -6,6 +6,7 @@
  * live operation, proves nothing about the bot.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import type { CallRecord, SimEvent } from '../sim/index.ts';
 import type { BotProcess } from '../support/bot-process.ts';
 import type { SocketOutage } from '../slack-emulator/index.ts';
@@ -23,6 +24,7 @@ export const FAULT_NAMES = [
   'silent-revert',
   'second-bot',
   'slack-unreachable',
+  'redis-data-loss',
 ] as const;
 export type FaultName = (typeof FAULT_NAMES)[number];
 
@@ -62,6 +64,8 @@ export interface ChaosContext {
   lifted(): void;
   /** `/readyz` answers a fault took while Slack was away from the bot, for the invariants. */
   readyWhileSlackAway: { at: number; status: number }[];
+  /** When a fault took the operation's cluster lock away (Redis lost its data), for the invariants. */
+  lockLostAt?: number;
 }
 
 /** A stretch of time, in epoch ms, both ends inclusive. */
@@ -277,6 +281,62 @@ const slackUnreachable: Draw = (rng, nodes) => {
         struck: true,
         how: `Slack's Socket Mode was away for ${seconds(injection.to - injection.from)}; ${failed.length} attempt(s) to reconnect failed, the first ${moment(failed[0]!.at, live)}`,
       };
+    },
+  };
+};
+
+/** The bot's `/readyz` body now; empty when it does not answer. */
+async function readyzBody(ctx: ChaosContext): Promise<string> {
+  try {
+    return await (await fetch(`http://127.0.0.1:${ctx.h.bot.httpPort}/readyz`, { signal: AbortSignal.timeout(3000) })).text();
+  } catch {
+    return '';
+  }
+}
+
+async function flushAll(url: string): Promise<void> {
+  const admin = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    await admin.flushall();
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/**
+ * Redis loses its data in the middle of an upgrade (FLUSHALL: what a failover to an empty replica or a
+ * restart without AOF leaves): the lock, the operation and the queues are gone while a node may be
+ * rebooting. The bot must send no further change and say it refuses (`/readyz`: redis-epoch). Not
+ * transient: the bot refuses until an operator re-seeds, which the clear does by starting it on an empty Redis.
+ */
+const redisDataLoss: Draw = (rng, nodes) => {
+  const at = rng.pick(['upgrade-start', 'node-up'] as const);
+  return {
+    fault: 'redis-data-loss',
+    trigger: { at, node: rng.pick(nodes), delayMs: rng.int(0, 300) },
+    detail: 'FLUSHALL',
+    transient: false,
+    async inject(ctx) {
+      await flushAll(ctx.h.redis.url);
+      ctx.lockLostAt = Date.now();
+      ctx.tookEffect();
+      ctx.note('Redis lost its data (FLUSHALL)');
+      for (const by = Date.now() + 10_000; Date.now() < by && !ctx.over.aborted; await sleep(200)) {
+        const body = await readyzBody(ctx);
+        if (body.includes('redis-epoch')) return ctx.note(`/readyz: ${body.trim()}`);
+      }
+      ctx.note('/readyz never named redis-epoch');
+    },
+    // The estate back to a first start: the bot stopped, Redis emptied of what it wrote meanwhile, the bot started again.
+    async clear(ctx) {
+      if (ctx.lockLostAt === undefined) return;
+      if (ctx.h.bot.running()) await ctx.h.bot.stop();
+      await flushAll(ctx.h.redis.url);
+      await ctx.h.bot.start();
+    },
+    strike: ({ live, injection }) => {
+      const when = `Redis lost its data ${moment(injection.from, live)}`;
+      return within(injection.from, live) ? { struck: true, how: when } : { struck: false, why: when };
     },
   };
 };
@@ -577,6 +637,7 @@ const DRAW: Record<FaultName, Draw> = {
     };
   },
   'slack-unreachable': slackUnreachable,
+  'redis-data-loss': redisDataLoss,
 };
 
 /** The fault of a run: `fault` when given, else drawn from the seed. The draw order is fixed, so a seed always means the same plan. */

@@ -24,6 +24,7 @@ export const INVARIANTS = [
   'ready-without-slack',
   'transient-stop-not-resumed',
   'retry-reissued-upgrade',
+  'mutating-call-without-lock',
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
@@ -91,6 +92,11 @@ export interface RunEvidence {
   transient?: boolean;
   /** Each Retry click of the driver, with what every control plane ran at that moment. */
   retryClicks?: readonly RetryClick[];
+  /**
+   * When a fault took the operation's cluster lock away (Redis lost its data): from then on it holds nothing.
+   * `op` and `operations` are then the records as the driver last read them before the loss.
+   */
+  lockLostAt?: number;
 }
 
 /** What a node ran when a Retry was clicked, as the simulator had it. */
@@ -337,6 +343,8 @@ export function outcomeOf(e: RunEvidence): Outcome {
 export function operationOutcome(e: RunEvidence): Violation[] {
   const fail = (detail: string): Violation[] => [{ invariant: 'operation-outcome', detail }];
   const op = e.op;
+  // Redis lost the record with everything else: nothing is left to end, and the bot must only refuse to go on.
+  if (e.lockLostAt !== undefined) return [];
   if (!op) return fail('the operation record could not be read');
   if (!e.ended) return fail(`the operation did not end: it is ${op.state}${op.reason ? ` (${op.reason})` : ''}`);
   if (op.state === 'completed') {
@@ -409,7 +417,8 @@ export function rerunMilestones(op: RecordedOperation): Map<string, number> {
 /** The thread numbers its audit replies 1..N with no gap, duplicate or reordering, and the audit covers every step in order. */
 export function auditThread(e: RunEvidence): Violation[] {
   const op = e.op;
-  if (!op) return [];
+  // A record Redis lost is known only as last read, mid-write: there is no final audit to hold the thread to.
+  if (!op || e.lockLostAt !== undefined) return [];
   const out: Violation[] = [];
   const v = (detail: string): void => {
     out.push({ invariant: 'audit-thread', detail });
@@ -525,6 +534,50 @@ export function retryReissuedUpgrade(e: RunEvidence): Violation[] {
   return out;
 }
 
+/** talosctl subcommands that change a node; etcd ones count with their second word. */
+const MUTATING_TALOSCTL = ['upgrade', 'upgrade-k8s', 'reboot', 'reset', 'rollback', 'apply-config', 'patch', 'shutdown'];
+const MUTATING_ETCD = ['leave', 'remove-member', 'forfeit-leadership'];
+
+/** A call that changes the cluster, as `bin subcommand`; undefined for a read. */
+function mutation(call: CallRecord): string | undefined {
+  const [first, second] = call.argv;
+  if (call.bin === 'tofu') return first === 'apply' || first === 'destroy' ? `tofu ${first}` : undefined;
+  if (MUTATING_TALOSCTL.includes(first ?? '')) return `talosctl ${first}`;
+  return first === 'etcd' && MUTATING_ETCD.includes(second ?? '') ? `talosctl etcd ${second}` : undefined;
+}
+
+/**
+ * No call that changes the cluster (talosctl upgrade, reboot, reset, rollback, tofu apply, a Node
+ * deletion) while the operation does not hold its cluster: before Start took the lock, after an
+ * ending that gave it back, or after Redis lost it. A call already in flight when the lock went is
+ * not one: it was sent while the lock was held.
+ */
+export function mutatingCallWithoutLock(e: RunEvidence): Violation[] {
+  const unheld: { from: number; to: number; why: string }[] = [];
+  const op = e.op;
+  if (op?.startedAt !== undefined) unheld.push({ from: -Infinity, to: Date.parse(op.startedAt) - 1, why: 'before Start took the cluster' });
+  if (op?.endedAt !== undefined && (op.state === 'completed' || op.state === 'cancelled'))
+    unheld.push({ from: Date.parse(op.endedAt) + 1, to: Infinity, why: `after the operation ended ${op.state} and gave the cluster back` });
+  if (e.lockLostAt !== undefined) unheld.push({ from: e.lockLostAt, to: Infinity, why: 'after Redis lost the cluster lock' });
+  const why = (at: number): string | undefined => unheld.find((s) => s.from <= at && at <= s.to)?.why;
+  const out: Violation[] = [];
+  for (const call of e.calls) {
+    const what = call.cluster === e.cluster ? mutation(call) : undefined;
+    const when = what === undefined ? undefined : why(call.startedAt);
+    if (what !== undefined && when !== undefined)
+      out.push({
+        invariant: 'mutating-call-without-lock',
+        detail: `${what} on ${nodesOf(call.argv).join(',') || e.cluster} at ${iso(call.startedAt)}, ${when}`,
+      });
+  }
+  for (const event of e.events) {
+    const when = event.cluster === e.cluster && event.kind === 'node-deleted' ? why(event.at) : undefined;
+    if (when !== undefined)
+      out.push({ invariant: 'mutating-call-without-lock', detail: `Node ${event.node ?? '?'} deleted at ${iso(event.at)}, ${when}` });
+  }
+  return out;
+}
+
 export function checkInvariants(e: RunEvidence): Violation[] {
   return [
     ...botProcessEnded(e),
@@ -540,5 +593,6 @@ export function checkInvariants(e: RunEvidence): Violation[] {
     ...canaryLeak(e),
     ...transientStopNotResumed(e),
     ...retryReissuedUpgrade(e),
+    ...mutatingCallWithoutLock(e),
   ];
 }

@@ -100,6 +100,9 @@ export async function startRedisServer(dir: string, options: RedisServerOptions 
         'always',
         '--save',
         '',
+        // As the bot requires for production: a key is never evicted to make room.
+        '--maxmemory-policy',
+        'noeviction',
         '--protected-mode',
         'no',
         ...(password === undefined ? [] : ['--requirepass', password]),

@@ -137,6 +137,21 @@ describe('createMetrics', () => {
     ]);
     expect(second.filter((s) => s.name === 'talos_chatops_ready')).toEqual([]);
   });
+
+  it('shows 1 once Redis lost the epoch, and keeps the last value when Redis cannot be read', async () => {
+    let intact: Promise<boolean> = Promise.resolve(true);
+    const metrics = createMetrics({ redisEpochIntact: () => intact, sourceTimeoutMs: 20 });
+    const value = async (): Promise<number | undefined> =>
+      (await scrape(metrics)).find((s) => s.name === 'talos_chatops_redis_epoch_missing')?.value;
+
+    const before = await value();
+    intact = Promise.resolve(false);
+    const lost = await value();
+    intact = Promise.reject(new Error('redis away'));
+    const unread = await value();
+
+    expect({ before, lost, unread }).toEqual({ before: 0, lost: 1, unread: 1 });
+  });
 });
 
 describe('sharedRead', () => {
