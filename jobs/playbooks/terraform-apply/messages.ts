@@ -120,7 +120,9 @@ export function applyAgainRequest(op: Operation, approval: Approval, presentatio
           style: 'primary',
           confirm: {
             title: 'Apply the reviewed plan?',
-            text: escapeMrkdwn(`tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`),
+            text: escapeMrkdwn(
+              `tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`,
+            ),
             confirm: 'Approve',
             deny: 'Not yet',
           },
