@@ -112,8 +112,11 @@ async function stopAt(
         failure.options.noRollback !== true &&
         playbook.offersRollback?.(step) === true;
       const stopped = notStarted ? o : withStep(o, stepId, { status: 'failed', endedAt: now, detail: failure.message });
+      // Every approval from the failed step on is spent: an approval given ahead of its step (a Terraform change's Apply) authorises
+      // only the attempt it was given for, so a Retry asks again.
+      const later = o.steps.slice(o.steps.findIndex((s) => s.id === stepId)).map((s) => s.id);
       return {
-        ...spendApprovals(stopped, [stepId]),
+        ...spendApprovals(stopped, later),
         state: 'failed',
         reason: failure.message,
         endedAt: now,

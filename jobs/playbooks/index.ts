@@ -47,6 +47,10 @@ export function presentationOf(kind: string): Presentation {
 /** The lifecycle's answers, from each playbook's declaration. */
 export const KIND_POLICY: LifecyclePolicy = {
   startedByApprovers: (kind) => playbookOf(kind)?.startedBy === 'approvers',
+  startApproves: (op) => {
+    const playbook = playbookOf(op.kind);
+    return playbook?.startedBy === 'approvers' ? op.steps.filter((s) => playbook.needsApproval(s)).map((s) => s.id) : [];
+  },
   heldByWindows: (kind) => playbookOf(kind)?.heldByWindows ?? true,
   reviewItems: (kind) => [...presentationOf(kind).reviewItems],
   cancelRefusal: (op) => playbookOf(op.kind)?.cancelRefusal?.(op),

@@ -32,9 +32,11 @@ export function failureMessage(
   const blocks = [section(`${escapeMrkdwn(said)} ${operator}`), ...state.blocks];
   if (evidence.length > 0) blocks.push(preformatted(evidence));
   if (op.retry?.state === 'offered') {
+    // Named by the step's kind: another kind's step may share the id.
+    const retried = op.steps.find((s) => s.id === op.retry?.step);
     const again =
       retryNote ??
-      (op.retry.step === 'apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step');
+      (retried?.kind === 'k8s-apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step');
     const label = op.retry.explicit ?? 'Retry';
     const who = op.retry.explicit !== undefined ? ' Only an approver may give it.' : '';
     blocks.push(

@@ -118,6 +118,11 @@ export const EnvSchema = z
       .describe(
         'How long an approval request stays valid, in minutes. An unanswered one then expires: the operation pauses, touches nothing, and an approver can ask again.',
       ),
+    APPROVAL_MAX_AGE_MINUTES: optionalString
+      .pipe(z.coerce.number<string>().positive().optional())
+      .describe(
+        "The oldest an approval may be when its step starts, in minutes; an older one (left waiting through a closed maintenance window, or a Terraform change's Apply before a long snapshot) is spent and an approver is asked again. Unset: `APPROVAL_TTL_MINUTES`.",
+      ),
     APPROVAL_REMINDER_MINUTES: optionalString
       .default('10')
       .pipe(z.coerce.number<string>().min(0))
@@ -301,6 +306,8 @@ export interface Config {
   timeouts: {
     /** How long an approval stays valid, in ms. */
     approvalTtlMs: number;
+    /** The oldest an approval may be when its step starts, in ms; older, an approver is asked again. Default `approvalTtlMs`. */
+    approvalMaxAgeMs?: number;
     /** How long before an unanswered request expires its approvers are reminded, in ms (default 600 000); 0 sends no reminder. */
     approvalReminderMs: number;
     /** Upper bound of one mutating talosctl step (`upgrade --wait`, `reset`), in ms. */
@@ -369,6 +376,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     timeouts: {
       approvalTtlMs: e.APPROVAL_TTL_MINUTES * 60_000,
       approvalReminderMs: e.APPROVAL_REMINDER_MINUTES * 60_000,
+      approvalMaxAgeMs: (e.APPROVAL_MAX_AGE_MINUTES ?? e.APPROVAL_TTL_MINUTES) * 60_000,
       stepMs: e.STEP_TIMEOUT_SECONDS * 1000,
       probeMs: e.PROBE_TIMEOUT_SECONDS * 1000,
       nodeReadyMs: e.NODE_READY_TIMEOUT_SECONDS * 1000,

@@ -155,6 +155,29 @@ function movedIntoData(stored: unknown): unknown {
   return { ...rest, data: { ...Object.fromEntries(moved.map((field) => [field, record[field]])), ...data } };
 }
 
+/**
+ * A Terraform change as an earlier version stored it: its apply step had the id `apply`, which the
+ * Kubernetes upgrade's apply also has. It reads with the step's own id, `tofu-apply`, everywhere a
+ * step is named (its approvals, the Retry offer, a window wait, a failure).
+ */
+function renamedTofuApplyStep(stored: unknown): unknown {
+  if (typeof stored !== 'object' || stored === null) return stored;
+  const record = stored as Record<string, unknown>;
+  const steps = Array.isArray(record['steps']) ? (record['steps'] as Record<string, unknown>[]) : [];
+  if (record['kind'] !== 'terraform-apply' || !steps.some((s) => s['id'] === 'apply' && s['kind'] === 'tofu-apply')) return stored;
+  const renamed = (ref: unknown): unknown => {
+    if (typeof ref !== 'object' || ref === null) return ref;
+    const r = ref as Record<string, unknown>;
+    return r['step'] === 'apply' ? { ...r, step: 'tofu-apply' } : r;
+  };
+  return {
+    ...record,
+    steps: steps.map((s) => (s['id'] === 'apply' ? { ...s, id: 'tofu-apply' } : s)),
+    ...(Array.isArray(record['approvals']) ? { approvals: (record['approvals'] as unknown[]).map(renamed) } : {}),
+    ...Object.fromEntries(['retry', 'windowWait', 'failure'].filter((f) => record[f] !== undefined).map((f) => [f, renamed(record[f])])),
+  };
+}
+
 /** The operation's fields, without the reading of earlier versions' records (see `Operation`). */
 export const OperationFields = z.object({
   id: z.string().regex(/^op-[a-z0-9]+$/),
@@ -259,7 +282,7 @@ export const OperationFields = z.object({
 });
 
 /** A stored operation; one an earlier version stored reads with its playbook's fields moved into `data`. */
-export const Operation = z.preprocess(movedIntoData, OperationFields);
+export const Operation = z.preprocess((stored) => renamedTofuApplyStep(movedIntoData(stored)), OperationFields);
 export type Operation = z.infer<typeof OperationFields>;
 
 /** The operation with one step changed. */

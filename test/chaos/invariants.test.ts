@@ -19,6 +19,7 @@ import {
   transientStopNotResumed,
   type NodeSeen,
   stepOutsideWindow,
+  tofuApplyWithoutFreshApply,
   upgradeWithoutApproval,
   type RecordedOperation,
   type RunEvidence,
@@ -611,5 +612,101 @@ describe('the bot process and its readiness', () => {
         }),
       ).toEqual([{ invariant: 'audit-thread', detail: `the audit has "step started: ${LABEL(CPS[0]!)}" 2 times` }]);
     });
+  });
+});
+
+describe('a Terraform change', () => {
+  const OP = 'op-tf0001';
+  /** A Terraform change on production: the Apply at T0+1s, audit entries at the given times. */
+  function change(
+    audit: { event: string; at: number; actor?: string }[],
+    approvals: RecordedOperation['approvals'] = [],
+  ): RecordedOperation {
+    return {
+      ...completedRun().op!,
+      id: OP,
+      kind: 'terraform-apply',
+      steps: [
+        { id: 'snapshot', kind: 'snapshot', status: 'done' },
+        { id: 'tofu-apply', kind: 'tofu-apply', status: 'done' },
+        { id: 'gate', kind: 'apply-gate', status: 'done' },
+      ],
+      approvals,
+      audit: audit.map((a, i) => ({ seq: i + 1, at: iso(a.at), actor: a.actor ?? 'bot', event: a.event })),
+    } as RecordedOperation;
+  }
+  function applyAt(at: number, opId = OP): CallRecord {
+    return {
+      id: 9,
+      bin: 'tofu',
+      argv: ['apply', '-input=false', '-no-color', `/var/lib/plans/${opId}/tfplan`],
+      cwd: '/tf',
+      cluster: 'production',
+      startedAt: at,
+    };
+  }
+  const run = (op: RecordedOperation, calls: CallRecord[]): RunEvidence => ({ ...completedRun(), op, operations: [op], calls, events: [] });
+  const approval = (at: number, state: 'approved' | 'spent' = 'approved') => ({
+    step: 'tofu-apply',
+    nonce: `a${at}`,
+    messageTs: '1.1',
+    requestedAt: iso(at - 500),
+    expiresAt: iso(at + 3_600_000),
+    state,
+    by: 'U0CAROL',
+    at: iso(at),
+  });
+  const applied = { event: 'applied', at: T0 + 1000, actor: 'U0CAROL' };
+  const stopped = { event: 'stopped', at: T0 + 5000 };
+  const retried = { event: 'retry requested from snapshot', at: T0 + 6000, actor: 'U0ALICE' };
+
+  it('hold when the Apply that started the change precedes the apply and no stop came between', () => {
+    expect(tofuApplyWithoutFreshApply(run(change([applied]), [applyAt(T0 + 3000)]))).toEqual([]);
+    // A stop after the call does not reach back.
+    expect(tofuApplyWithoutFreshApply(run(change([applied, stopped]), [applyAt(T0 + 3000)]))).toEqual([]);
+  });
+
+  it('are broken by an apply after a stop and a Retry with no Apply given since', () => {
+    const violations = tofuApplyWithoutFreshApply(run(change([applied, stopped, retried]), [applyAt(T0 + 7000)]));
+    expect(violations).toEqual([
+      {
+        invariant: 'tofu-apply-without-fresh-apply',
+        detail: `tofu apply at ${iso(T0 + 7000)}: the latest Apply of ${OP} (U0CAROL at ${iso(T0 + 1000)}) came before its stop at ${iso(T0 + 5000)}`,
+      },
+    ]);
+    // The Apply modelled as a spent approval of the apply step is no fresher.
+    expect(tofuApplyWithoutFreshApply(run(change([stopped, retried], [approval(T0 + 1000, 'spent')]), [applyAt(T0 + 7000)]))).toHaveLength(
+      1,
+    );
+  });
+
+  it('hold when an approver approved the apply step again after the stop', () => {
+    const op = change([applied, stopped, retried], [approval(T0 + 1000, 'spent'), approval(T0 + 6500)]);
+    expect(tofuApplyWithoutFreshApply(run(op, [applyAt(T0 + 7000)]))).toEqual([]);
+    // An approval given after the call authorises nothing before it.
+    expect(tofuApplyWithoutFreshApply(run(op, [applyAt(T0 + 6400)]))).toHaveLength(1);
+  });
+
+  it('are broken by an apply with no Apply at all, or no Terraform change to belong to', () => {
+    expect(tofuApplyWithoutFreshApply(run(change([]), [applyAt(T0 + 3000)]))).toEqual([
+      {
+        invariant: 'tofu-apply-without-fresh-apply',
+        detail: `tofu apply at ${iso(T0 + 3000)}: ${OP} has no Apply or approval of its apply before it`,
+      },
+    ]);
+    expect(tofuApplyWithoutFreshApply({ ...run(change([applied]), [applyAt(T0 - 1000, 'op-other')]), operations: [] })).toEqual([
+      {
+        invariant: 'tofu-apply-without-fresh-apply',
+        detail: `tofu apply at ${iso(T0 - 1000)}: no Terraform change of production precedes it`,
+      },
+    ]);
+  });
+
+  it("judge only tofu apply on the run's cluster, and are part of every run's checks", () => {
+    const elsewhere = { ...applyAt(T0 + 7000), cluster: 'staging' };
+    const plan = { ...applyAt(T0 + 7000), argv: ['plan', '-out=tfplan'] };
+    expect(tofuApplyWithoutFreshApply(run(change([applied, stopped, retried]), [elsewhere, plan]))).toEqual([]);
+    const broken = run(change([applied, stopped, retried]), [applyAt(T0 + 7000)]);
+    expect(checkInvariants(broken).filter((v) => v.invariant === 'tofu-apply-without-fresh-apply')).toHaveLength(1);
   });
 });

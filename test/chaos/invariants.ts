@@ -25,6 +25,7 @@ export const INVARIANTS = [
   'transient-stop-not-resumed',
   'retry-reissued-upgrade',
   'mutating-call-without-lock',
+  'tofu-apply-without-fresh-apply',
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 
@@ -578,6 +579,59 @@ export function mutatingCallWithoutLock(e: RunEvidence): Violation[] {
   return out;
 }
 
+/**
+ * Every `tofu apply` rests on an Apply given after its operation's last failure: the approver's Apply
+ * click that started it, or an approval of its apply step (kind `tofu-apply`) after a failure or a
+ * Retry spent that click, given before the call and after the last stop that preceded it. The call's
+ * operation is the one whose id names the plan file's directory, else the latest Terraform change
+ * on the cluster created before it.
+ */
+export function tofuApplyWithoutFreshApply(e: RunEvidence): Violation[] {
+  const out: Violation[] = [];
+  const applies = e.calls.filter((c) => c.bin === 'tofu' && c.cluster === e.cluster && c.argv[0] === 'apply');
+  for (const call of applies) {
+    const what = `tofu apply at ${iso(call.startedAt)}`;
+    const planDirs = (call.argv.at(-1) ?? '').split(/[\\/]/);
+    const changes = e.operations.filter((o) => o.cluster === e.cluster && o.kind === 'terraform-apply');
+    const op =
+      changes.find((o) => planDirs.includes(o.id)) ??
+      changes
+        .filter((o) => Date.parse(o.createdAt) <= call.startedAt)
+        .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))
+        .at(-1);
+    if (!op) {
+      out.push({ invariant: 'tofu-apply-without-fresh-apply', detail: `${what}: no Terraform change of ${e.cluster} precedes it` });
+      continue;
+    }
+    const before = (at: string): boolean => Date.parse(at) <= call.startedAt;
+    const applySteps = op.steps.filter((s) => s.kind === 'tofu-apply').map((s) => s.id);
+    const given = [
+      ...op.audit.filter((a) => a.event === 'applied' && before(a.at)).map((a) => ({ at: Date.parse(a.at), by: a.actor })),
+      ...op.approvals
+        .filter(authorising)
+        .filter((a) => applySteps.includes(a.step) && before(a.at))
+        .map((a) => ({ at: Date.parse(a.at), by: a.by ?? '?' })),
+    ].sort((a, b) => a.at - b.at);
+    const lastStop = op.audit
+      .filter((a) => a.event === 'stopped' && Date.parse(a.at) < call.startedAt)
+      .map((a) => Date.parse(a.at))
+      .sort((a, b) => a - b)
+      .at(-1);
+    const latest = given.at(-1);
+    if (latest === undefined)
+      out.push({
+        invariant: 'tofu-apply-without-fresh-apply',
+        detail: `${what}: ${op.id} has no Apply or approval of its apply before it`,
+      });
+    else if (lastStop !== undefined && latest.at <= lastStop)
+      out.push({
+        invariant: 'tofu-apply-without-fresh-apply',
+        detail: `${what}: the latest Apply of ${op.id} (${latest.by} at ${iso(latest.at)}) came before its stop at ${iso(lastStop)}`,
+      });
+  }
+  return out;
+}
+
 export function checkInvariants(e: RunEvidence): Violation[] {
   return [
     ...botProcessEnded(e),
@@ -594,5 +648,6 @@ export function checkInvariants(e: RunEvidence): Violation[] {
     ...transientStopNotResumed(e),
     ...retryReissuedUpgrade(e),
     ...mutatingCallWithoutLock(e),
+    ...tofuApplyWithoutFreshApply(e),
   ];
 }

@@ -82,6 +82,16 @@ async function redisAppendOnlyFiles(dir: string): Promise<string> {
   return texts.join('\n');
 }
 
+/** An operation as the bot stored it in Redis. */
+async function redisOperation(harness: Harness, opId: string): Promise<string | null> {
+  const redis = new Redis(harness.redis.url, { maxRetriesPerRequest: 1 });
+  try {
+    return await redis.get(`talos:op:${opId}`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 function recordOf(opId: string, state = 'completed') {
   return h.slack.uploadedFiles().find((f) => f.filename === `${opId}-maintenance-record.md` && f.title.includes(state));
 }
@@ -429,4 +439,69 @@ describe('a production window', () => {
     expect(w.slack.message(CHANNELS.production, p.root.ts)?.text).toContain("waiting for an approver's Apply");
     expect(w.sim.calls.filter((c) => c.bin === 'tofu' && c.argv[0] === 'apply')).toEqual([]);
   }, 120_000);
+});
+
+describe('an Apply that a failure spent', () => {
+  let r: Harness;
+
+  afterAll(async () => {
+    await r?.stop();
+  });
+
+  it('never runs tofu apply on a Retry by the requester: an approver other than the requester approves the apply again first', async () => {
+    // Arrange: staging with four eyes, the requester an approver too; a reviewed plan, and a node that turns NotReady before the
+    // Apply, so the gate before the apply fails.
+    r = await startHarness({
+      inventory: { approvers: [USERS.carol, USERS.alice, 'S0SRE'], extra: { staging: { requireDistinctApprover: true } } },
+    });
+    await r.sim.terraform.changePatch('staging');
+    await r.sim.terraform.commit('a patch that a failed gate holds up');
+    const p = await requestUpgrade(r, 'plan', { channel: CHANNELS.staging });
+    await waitForRootState(r, p, /waiting for an approver's Apply/, CHANNELS.staging);
+    const node = r.sim.cluster('staging').nodes[0]!.address;
+    r.sim.faults.set('staging', { nodeNotReady: [node] });
+    const tofuApplies = () => r.sim.calls.filter((c) => c.bin === 'tofu' && c.cluster === 'staging' && c.argv[0] === 'apply');
+    const withButton = (actionId: string) => () =>
+      r.slack
+        .thread(CHANNELS.staging, p.root.ts)
+        .find((m) => JSON.stringify(r.slack.message(CHANNELS.staging, m.ts)?.blocks ?? []).includes(`"action_id":"${actionId}"`));
+
+    // Act: the approver's Apply; the gate before the apply stops it. The requester fixes the node and clicks Retry.
+    await r.slack.clickButton({ user: USERS.carol, channel: CHANNELS.staging, messageTs: p.root.ts, actionId: APPLY });
+    await waitForRootState(r, p, /stopped/, CHANNELS.staging, 60_000);
+    const stop = await r.slack.waitFor(withButton('talos-op-retry'), { description: 'the Retry offer' });
+    const stopBlocks = JSON.stringify(r.slack.message(CHANNELS.staging, stop.ts)?.blocks ?? []);
+    r.sim.faults.clear('staging', 'nodeNotReady');
+    await r.slack.clickButton({ user: USERS.alice, channel: CHANNELS.staging, messageTs: stop.ts, actionId: 'talos-op-retry' });
+    const request = await r.slack.waitFor(withButton('talos-step-approve'), { description: 'a fresh approval request of the apply' });
+    await waitForRootState(r, p, /waiting for approval/, CHANNELS.staging);
+    const beforeApproval = tofuApplies().length;
+    // The requester cannot approve it; the approver whose Apply the failure spent can.
+    await r.slack.clickButton({ user: USERS.alice, channel: CHANNELS.staging, messageTs: request.ts, actionId: 'talos-step-approve' });
+    await r.slack.waitFor(() => r.slack.ephemerals(CHANNELS.staging, USERS.alice).find((e) => /four eyes/.test(e.text)), {
+      description: 'the four-eyes refusal',
+    });
+    const afterRequester = tofuApplies().length;
+    await r.slack.clickButton({ user: USERS.carol, channel: CHANNELS.staging, messageTs: request.ts, actionId: 'talos-step-approve' });
+    const done = await waitForRootState(r, p, /completed|stopped|cancelled/, CHANNELS.staging, 90_000);
+    await waitForSettled(r);
+
+    // Assert
+    expect(stopBlocks).not.toContain('upgrade-k8s');
+    expect(stopBlocks).toContain('A step that needs an approval asks for it again');
+    expect(beforeApproval).toBe(0);
+    expect(afterRequester).toBe(0);
+    expect(request.text).toContain('Approve `tofu apply` of the reviewed plan of staging');
+    expect(done.text).toContain('completed');
+    expect(tofuApplies()).toHaveLength(1);
+    const op = JSON.parse((await redisOperation(r, p.opId)) ?? '{}') as {
+      steps: { id: string; kind: string }[];
+      approvals: { step: string; state: string; by?: string }[];
+    };
+    expect(op.steps.find((s) => s.kind === 'tofu-apply')?.id).toBe('tofu-apply');
+    expect(op.approvals.map((a) => [a.step, a.state, a.by])).toEqual([
+      ['tofu-apply', 'spent', USERS.carol],
+      ['tofu-apply', 'approved', USERS.carol],
+    ]);
+  }, 240_000);
 });

@@ -18,7 +18,9 @@ export async function decideApproval(deps: MoveDeps, click: OperationClick, deci
   if (!approval)
     return refused('stale', `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`);
   if (decision === 'approved') {
-    const fourEyes = fourEyesRefusal(clusterOf(deps, op), op, user, 'approve this step');
+    // Where an approver's Apply started it, that approver is the second pair of eyes and may decide again; the requester never.
+    const starter = deps.policy.startedByApprovers(op.kind) ? { ...op, startedBy: undefined } : op;
+    const fourEyes = fourEyesRefusal(clusterOf(deps, op), starter, user, 'approve this step');
     if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
     const windowRefusal = windowRefusalFor(deps, op, approval.step);
     if (windowRefusal !== undefined) return refused('window', windowRefusal);

@@ -1,7 +1,7 @@
 import { shownEvidence, withApprovers } from '../../../src/chat/approval-messages.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../../src/queue/jobs.ts';
-import type { Playbook, PostedOperation, WalkContext } from '../playbook.ts';
+import { isPosted, type Playbook, type PostedOperation, type WalkContext } from '../playbook.ts';
 import { refreshRoot } from '../root-message.ts';
 import { approversToPage } from './four-eyes.ts';
 
@@ -28,7 +28,9 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   const request = await playbook.approvalMessage(ctx, op, approval, step);
   // Kept with the approval: the request, once decided, still shows what the approver saw.
   const shown = shownEvidence(request);
-  const message = { ...withApprovers(request, approversToPage(ctx.cluster, op)), broadcast: true };
+  // The approver whose Apply started the operation is paged again: four eyes bar only its requester then.
+  const barred = playbook.startedBy === 'approvers' ? { ...op, startedBy: undefined } : op;
+  const message = { ...withApprovers(request, approversToPage(ctx.cluster, barred)), broadcast: true };
   const asked = await deps.audit.record(op.id, { actor: 'bot', event: `approval requested: ${step.node ?? step.id}` }, message, (o) =>
     o.state === 'running'
       ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, shown, seq: o.audit.length + 1 }] }
@@ -72,6 +74,42 @@ async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: st
   ctx.log.info({ step: approval.step, node: op.steps.find((s) => s.id === approval.step)?.node }, 'approval requested');
 }
 
+/** The longest an approval may wait for its step to start (a window that closed, a long step before it), in ms. */
+export function approvalMaxAgeMs(timeouts: { approvalTtlMs: number; approvalMaxAgeMs?: number }): number {
+  return timeouts.approvalMaxAgeMs ?? timeouts.approvalTtlMs;
+}
+
+/** Whether an approval was given longer ago than its step may start on it. */
+function tooOld(ctx: WalkContext, approval: Approval): boolean {
+  const given = Date.parse(approval.at ?? approval.requestedAt);
+  return !(ctx.deps.now().getTime() - given <= approvalMaxAgeMs(ctx.deps.timeouts));
+}
+
+/**
+ * Spends an approval its step did not start on in time, with an entry that says so, and returns the
+ * operation to ask again in; undefined when the operation moved on meanwhile (another run, a cancel).
+ */
+async function spendStale(ctx: WalkContext, opId: string, approval: Approval): Promise<PostedOperation | undefined> {
+  const { deps } = ctx;
+  const minutes = Math.round(approvalMaxAgeMs(deps.timeouts) / 60_000);
+  const by = approval.by === undefined ? '' : ` by <@${approval.by}>`;
+  const { op: after, changed } = await deps.audit.transition(
+    opId,
+    {
+      actor: 'bot',
+      event: `approval too old: ${approval.step}`,
+      detail: `given${by} at ${approval.at ?? approval.requestedAt}, more than ${minutes} min before its step could start; an approver is asked again`,
+    },
+    (o) =>
+      o.state === 'running' && o.approvals.some((a) => a.nonce === approval.nonce && a.state === 'approved')
+        ? { ...o, approvals: o.approvals.map((a): Approval => (a.nonce === approval.nonce ? { ...a, state: 'spent' } : a)) }
+        : undefined,
+    // The request that follows carries the entry to the thread.
+    { hold: true },
+  );
+  return changed && isPosted(after) ? after : undefined;
+}
+
 /**
  * Where an approval-gated step stands: go on only on an approval given for this attempt of the
  * step (one spent by a failure or a Retry authorises nothing), or end this run because a
@@ -79,7 +117,13 @@ async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: st
  */
 export async function approvalGate(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<'go' | 'wait'> {
   const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
-  if (approval?.state === 'approved') return 'go';
+  if (approval?.state === 'approved') {
+    // A step already under way goes on; one that has yet to start does so only on a recent decision.
+    if (step.startedAt !== undefined || !tooOld(ctx, approval)) return 'go';
+    const spent = await spendStale(ctx, op.id, approval);
+    if (spent !== undefined) await requestApproval(ctx, playbook, spent, step);
+    return 'wait';
+  }
   if (approval === undefined || approval.state === 'expired' || approval.state === 'spent') {
     // An expired request is asked again only after an approver's word moved the operation back to running.
     if (approval?.state === 'expired' && op.state !== 'running') return 'wait';

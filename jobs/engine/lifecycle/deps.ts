@@ -15,6 +15,8 @@ import type { Clock } from '../../../src/time/clock.ts';
 export interface LifecyclePolicy {
   /** Approvers click the Start (a Terraform change's Apply); four eyes then hold. Otherwise operators. */
   startedByApprovers(kind: string): boolean;
+  /** The steps an approver's Start (a Terraform change's Apply) is the approval of: a failure or a Retry spends it. */
+  startApproves?(op: Operation): string[];
   /** Production's maintenance windows hold its steps. */
   heldByWindows(kind: string): boolean;
   /** What the starter confirms with Start. */

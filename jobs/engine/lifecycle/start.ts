@@ -1,7 +1,7 @@
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
-import type { Operation } from '../../../src/ops/operation.ts';
+import type { Approval, Operation } from '../../../src/ops/operation.ts';
 import { operationRefById } from '../../../src/chat/operation-link.ts';
-import { enqueueRun } from '../../../src/queue/operation-jobs.ts';
+import { enqueueRun, newNonce } from '../../../src/queue/operation-jobs.ts';
 import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { fourEyesRefusal } from '../approvals/four-eyes.ts';
@@ -25,6 +25,24 @@ async function rootOnceStored(deps: MoveDeps, opId: string): Promise<string | un
     return rootTs === undefined ? { done: false, pending: 'the plan message is not stored yet' } : { done: true, value: rootTs };
   });
   return seen.ok ? seen.value : undefined;
+}
+
+/**
+ * An approver's Start (a Terraform change's Apply) as the approval of the steps it authorises, given on
+ * the plan message: spent like any step approval by a failure or a Retry, and bounded in age when its step starts.
+ */
+function startApprovals(deps: MoveDeps, op: Operation, user: string, at: string): Approval[] {
+  if (!deps.policy.startedByApprovers(op.kind)) return [];
+  return (deps.policy.startApproves?.(op) ?? []).map((step) => ({
+    step,
+    nonce: newNonce(),
+    messageTs: op.rootTs ?? '',
+    requestedAt: op.createdAt,
+    expiresAt: new Date(Date.parse(op.createdAt) + deps.planTtlMs).toISOString(),
+    state: 'approved',
+    by: user,
+    at,
+  }));
 }
 
 /**
@@ -80,7 +98,15 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
     },
     (o) =>
       o.state === 'planned' && o.planNonce === click.nonce
-        ? { ...o, state: 'running', startedBy: user, startedAt, planNonce: undefined, confirmedReview: deps.policy.reviewItems(o.kind) }
+        ? {
+            ...o,
+            state: 'running',
+            startedBy: user,
+            startedAt,
+            planNonce: undefined,
+            confirmedReview: deps.policy.reviewItems(o.kind),
+            approvals: [...o.approvals, ...startApprovals(deps, o, user, startedAt)],
+          }
         : undefined,
     { hold: true },
   );

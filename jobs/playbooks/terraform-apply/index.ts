@@ -2,7 +2,7 @@ import { access, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { errorText } from '../../../src/chat/error-text.ts';
-import { applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from './messages.ts';
+import { applyAgainRequest, applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from './messages.ts';
 import { approversToPage } from '../../engine/approvals/four-eyes.ts';
 import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
@@ -126,7 +126,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     target: {},
     steps: [
       { id: 'snapshot', kind: 'snapshot', status: 'pending' },
-      { id: 'apply', kind: 'tofu-apply', status: 'pending' },
+      { id: 'tofu-apply', kind: 'tofu-apply', status: 'pending' },
       ...adds.map((name): Step => ({ id: `join-${name}`, kind: 'node-join', nodeName: name, status: 'pending' })),
       { id: 'gate', kind: 'apply-gate', status: 'pending' },
     ],
@@ -369,9 +369,10 @@ export const terraformApplyPlaybook: Playbook = {
   start: 'plan',
   lock: 'cluster',
   preflight,
-  // The Apply on the plan is the approver's decision: no step asks again.
-  needsApproval: () => false,
-  approvalMessage: () => Promise.reject(new Error('a Terraform change asks for its approval on the plan itself')),
+  // The Apply on the plan is the approval of the apply step (see `startApproves`): a failure or a Retry spends it, and the
+  // step then asks an approver again, four eyes included.
+  needsApproval: (step) => step.kind === 'tofu-apply',
+  approvalMessage: (_ctx, op, approval, step) => Promise.resolve(applyAgainRequest(op, approval, terraformApplyTexts, step)),
   recheck: (_ctx, _op, step) =>
     Promise.resolve(
       step.kind === 'node-join' && !HOSTNAME.test(step.nodeName ?? '') ? [`${JSON.stringify(step.nodeName)} is not a hostname`] : [],

@@ -1,10 +1,15 @@
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { terraformData } from './data.ts';
-import type { Operation } from '../../../src/ops/operation.ts';
+import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
+import { approvalQuestion } from '../../../src/chat/approval-messages.ts';
+import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
+import type { Presentation } from '../../../src/chat/presentation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import {
+  actions,
   context,
   escapeMrkdwn,
+  fields,
   formatDuration,
   formatTime,
   mention,
@@ -83,4 +88,47 @@ export function applyReviewRequest(op: Operation, approvers: readonly string[], 
   const eyes = fourEyes ? ` Four eyes: ${mentionUser(op.requestedBy)} asked for it, so another approver applies it.` : '';
   const text = `${mentions} Review the Terraform plan of *${escapeMrkdwn(op.cluster)}* above (${escapeMrkdwn(terraformData(op).terraform?.summary ?? '')}; full plan attached) and click *Apply* on it if it is right.${promotion}${eyes} Apply is offered until ${formatTime(expiresAt)}.`;
   return { text, blocks: [section(text)] };
+}
+
+/**
+ * The question before the apply once the Apply that started the change no longer holds (a failure or a
+ * Retry spent it, or it waited too long): the same reviewed plan, applied only on a fresh approver's word.
+ */
+export function applyAgainRequest(op: Operation, approval: Approval, presentation: Presentation, step: Step): ChatMessage {
+  const tf = terraformData(op).terraform;
+  const text = `🔐 ${approvalQuestion(op, step, presentation)} (${op.id})`;
+  const earlier = op.approvals.filter((a) => a.step === approval.step && a.state === 'spent' && a.by !== undefined).at(-1);
+  const why = earlier
+    ? `The Apply by ${mentionUser(earlier.by!)} at ${formatTime(earlier.at ?? earlier.requestedAt)} no longer holds: a failure or a Retry came after it, or it waited too long. Nothing was applied since.`
+    : 'Nothing was applied yet.';
+  return {
+    text,
+    blocks: [
+      section(`*${escapeMrkdwn(text)}*`),
+      section(why),
+      fields([
+        ['Terraform commit', tf?.commit ? `\`${tf.commit.slice(0, 12)}\`` : '?'],
+        ['Plan', `${escapeMrkdwn(tf?.summary ?? '?')}${tf?.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`],
+        ['Snapshot', op.snapshot ? `\`${op.snapshot.id}\`` : 'none yet'],
+        ['Expires', formatTime(approval.expiresAt)],
+      ]),
+      actions(`approve-${op.id}-${approval.nonce}`, [
+        {
+          text: 'Approve',
+          actionId: ACTION.approve,
+          value: buttonValue(op.id, approval.nonce),
+          style: 'primary',
+          confirm: {
+            title: 'Apply the reviewed plan?',
+            text: escapeMrkdwn(
+              `tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`,
+            ),
+            confirm: 'Approve',
+            deny: 'Not yet',
+          },
+        },
+        { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
+      ]),
+    ],
+  };
 }

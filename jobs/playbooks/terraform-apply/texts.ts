@@ -103,4 +103,8 @@ export const terraformApplyTexts: Presentation = {
   closing: planAgainBlocks,
   stepLabel: terraformApplyStepLabel,
   rehearsal: PROMOTION,
+  approval: {
+    verb: 'Approve',
+    subject: (op) => `\`tofu apply\` of the reviewed plan of ${op.cluster} (commit ${commitOf(op)})`,
+  },
 };

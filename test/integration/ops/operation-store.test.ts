@@ -60,6 +60,53 @@ describe('operation store on a real Redis', () => {
     expect(terraformData(read!).terraform?.commit).toBe('c0ffee');
   });
 
+  it("reads a Terraform change an earlier version stored with its apply step's id `apply` as `tofu-apply`, wherever the step is named", async () => {
+    // Arrange: stopped before its apply with a Retry offered; its Apply's approval and a window wait name the step.
+    const client = redis.client();
+    const store = createOperationStore(client);
+    const approval = {
+      step: 'apply',
+      nonce: 'n1',
+      messageTs: '1.1',
+      requestedAt: '2026-12-01T09:00:00Z',
+      expiresAt: '2026-12-01T10:00:00Z',
+      state: 'spent' as const,
+      by: 'U0CAROL',
+      at: '2026-12-01T09:10:00Z',
+    };
+    const steps = (apply: string): Operation['steps'] => [
+      { id: 'snapshot', kind: 'snapshot', status: 'done' },
+      { id: apply, kind: 'tofu-apply', status: 'pending' },
+      { id: 'gate', kind: 'apply-gate', status: 'pending' },
+    ];
+    const earlier = operation({
+      id: 'op-0tf000000a',
+      kind: 'terraform-apply',
+      state: 'failed',
+      steps: steps('apply'),
+      approvals: [approval],
+      retry: { step: 'apply', nonce: 'r1', state: 'offered' },
+      windowWait: { step: 'apply', nonce: 'w1', since: '2026-12-01T09:20:00Z' },
+    });
+    const k8s = operation({ id: 'op-0k8s00000a', kind: 'k8s-upgrade', steps: [{ id: 'apply', kind: 'k8s-apply', status: 'pending' }] });
+    await client.set(`talos:op:${earlier.id}`, JSON.stringify(earlier));
+    await client.set(`talos:op:${k8s.id}`, JSON.stringify(k8s));
+
+    // Act
+    const read = await store.get(earlier.id);
+    const kubernetes = await store.get(k8s.id);
+
+    // Assert
+    expect(read).toEqual({
+      ...earlier,
+      steps: steps('tofu-apply'),
+      approvals: [{ ...approval, step: 'tofu-apply' }],
+      retry: { step: 'tofu-apply', nonce: 'r1', state: 'offered' },
+      windowWait: { step: 'tofu-apply', nonce: 'w1', since: '2026-12-01T09:20:00Z' },
+    });
+    expect(kubernetes).toEqual(k8s);
+  });
+
   it('keeps the data of an operation stored in the current shape as it is', async () => {
     // Arrange
     const store = createOperationStore(redis.client());

@@ -91,6 +91,36 @@ describe('failureMessage with a Retry', () => {
     expect(message.text).toContain('❌ Stopped at upgrade: talosctl upgrade-k8s on 172.20.0.2: talosctl upgrade-k8s failed');
   });
 
+  it("says upgrade-k8s is safe to run again only of a Kubernetes upgrade's apply, never of a Terraform change stopped before its apply", () => {
+    const k8s = failureMessage(
+      operation({ retry: { step: 'apply', nonce: 'r3try', state: 'offered' } }),
+      undefined,
+      'failed',
+      [],
+      k8sUpgradeTexts,
+    );
+    const terraform = anOperation({
+      kind: 'terraform-apply',
+      state: 'failed',
+      steps: [
+        { id: 'snapshot', kind: 'snapshot', status: 'failed' },
+        { id: 'tofu-apply', kind: 'tofu-apply', status: 'pending' },
+      ],
+      retry: { step: 'snapshot', nonce: 'r3try', state: 'offered' },
+    });
+    const stopped = failureMessage(
+      terraform,
+      terraform.steps[0],
+      'the health gate before starting failed',
+      [],
+      presentationOf(terraform.kind),
+    );
+
+    expect(JSON.stringify(k8s.blocks)).toContain('talosctl upgrade-k8s is safe to run again');
+    expect(JSON.stringify(stopped.blocks)).not.toContain('upgrade-k8s');
+    expect(JSON.stringify(stopped.blocks)).toContain('A step that needs an approval asks for it again');
+  });
+
   it('has no Retry button once it was used, or when none was offered', () => {
     for (const retry of [{ step: 'apply', nonce: 'r3try', state: 'used' as const }, undefined]) {
       const message = failureMessage(operation({ retry }), undefined, 'failed', [], k8sUpgradeTexts);

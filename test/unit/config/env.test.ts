@@ -185,6 +185,8 @@ describe('loadConfig: values', () => {
       timeouts: {
         approvalTtlMs: 3_600_000,
         approvalReminderMs: 600_000,
+        // Unset, an approval may be as old as a request may wait.
+        approvalMaxAgeMs: 3_600_000,
         stepMs: 1_800_000,
         probeMs: 60_000,
         nodeReadyMs: 900_000,
@@ -195,6 +197,14 @@ describe('loadConfig: values', () => {
         planTtlMs: 1_800_000,
       },
     });
+  });
+
+  it('bounds the age of an approval at its step start by APPROVAL_MAX_AGE_MINUTES, and refuses a bound that is not positive', () => {
+    expect(loadConfig({ ...SOCKET_MODE, APPROVAL_TTL_MINUTES: '15', APPROVAL_MAX_AGE_MINUTES: '45' }).timeouts.approvalMaxAgeMs).toBe(
+      2_700_000,
+    );
+    expect(() => loadConfig({ ...SOCKET_MODE, APPROVAL_MAX_AGE_MINUTES: '0' })).toThrow(/APPROVAL_MAX_AGE_MINUTES/);
+    expect(() => loadConfig({ ...SOCKET_MODE, APPROVAL_MAX_AGE_MINUTES: 'an hour' })).toThrow(/APPROVAL_MAX_AGE_MINUTES/);
   });
 
   it('converts configured timeouts to ms', () => {
@@ -221,6 +231,7 @@ describe('loadConfig: values', () => {
     expect(config.timeouts).toEqual({
       approvalTtlMs: 900_000,
       approvalReminderMs: 30_000,
+      approvalMaxAgeMs: 900_000,
       stepMs: 600_000,
       probeMs: 2500,
       nodeReadyMs: 120_000,

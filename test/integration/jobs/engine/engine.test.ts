@@ -228,6 +228,78 @@ describe('the operation engine walks a playbook', () => {
     expect((await stored(op.id)).state).toBe('completed');
   });
 
+  it('asks again for an approval left waiting through a closed window: too old when its step could start, it is spent, not used', async () => {
+    // Arrange: a window every day 22:00-02:00 UTC; the step was approved at 01:50, inside the last one, and it is 10:00 now.
+    f = engineFixture(redis, {
+      inventory: inventory("    maintenanceWindows: [{ start: '0 22 * * *', durationMinutes: 240, timeZone: 'UTC' }]\n"),
+    });
+    const ran: string[] = [];
+    const approval = {
+      step: 'gated',
+      nonce: 'n1',
+      messageTs: '1700000000.000009',
+      requestedAt: '2026-12-01T01:45:00Z',
+      expiresAt: '2026-12-01T02:15:00Z',
+      state: 'approved' as const,
+      by: 'U0CAROL',
+      at: '2026-12-01T01:50:00Z',
+    };
+    const op = await started({ steps: [step('first', { status: 'done' }), step('gated')], approvals: [approval] });
+
+    // Act: the step waits for the window; the window opens 20 hours after the approval.
+    await walkOperation(context(), op.id, playbook(ran));
+    const waiting = await stored(op.id);
+    f.clock.now = new Date('2026-12-01T22:00:05Z');
+    await walkOperation(context(), op.id, playbook(ran));
+
+    // Assert
+    expect(waiting.state).toBe('waiting-window');
+    expect(ran).toEqual([]);
+    const after = await stored(op.id);
+    expect(after.state).toBe('awaiting-approval');
+    expect(after.approvals.map((a) => [a.step, a.state])).toEqual([
+      ['gated', 'spent'],
+      ['gated', 'pending'],
+    ]);
+    expect(after.audit.find((e) => e.event === 'approval too old: gated')?.detail).toContain('more than 30 min');
+    expect(f.chat.thread(op.rootTs!).some((t) => t.includes('Approve gated?'))).toBe(true);
+  });
+
+  it('runs a step on an approval younger than APPROVAL_MAX_AGE_MINUTES, and resumes a step already started on an older one', async () => {
+    // Arrange: the bound is 10 minutes; one approval is 9 minutes old, the other 2 hours, its step already running.
+    f = engineFixture(redis);
+    f.deps.timeouts.approvalMaxAgeMs = 10 * 60_000;
+    const ran: string[] = [];
+    const approval = (at: string) => ({
+      step: 'gated',
+      nonce: `n-${at}`,
+      messageTs: '1700000000.000009',
+      requestedAt: at,
+      expiresAt: '2026-12-01T10:30:00Z',
+      state: 'approved' as const,
+      by: 'U0CAROL',
+      at,
+    });
+    const fresh = await started({
+      steps: [step('first', { status: 'done' }), step('gated')],
+      approvals: [approval('2026-12-01T09:51:00Z')],
+    });
+    const resumed = await f.operation({
+      rootTs: '1700000000.000002',
+      steps: [step('first', { status: 'done' }), step('gated', { status: 'running', startedAt: '2026-12-01T08:01:00Z' })],
+      approvals: [approval('2026-12-01T08:00:00Z')],
+    });
+
+    // Act
+    await walkOperation(context(), fresh.id, playbook(ran));
+    await walkOperation(context(), resumed.id, playbook(ran));
+
+    // Assert
+    expect(ran).toEqual(['gated', 'gated']);
+    expect((await stored(fresh.id)).state).toBe('completed');
+    expect((await stored(resumed.id)).approvals.map((a) => a.state)).toEqual(['approved']);
+  });
+
   it("runs a step outside the window once an approver's override is on it", async () => {
     // Arrange
     f = engineFixture(redis, {

@@ -153,7 +153,21 @@ describe('lifecycle.start', () => {
 
     // Assert
     expect(result.ok).toBe(true);
-    expect((await stored(op.id)).audit.map((e) => [e.event, e.detail])).toEqual([['applied', undefined]]);
+    const after = await stored(op.id);
+    expect(after.audit.map((e) => [e.event, e.detail])).toEqual([['applied', undefined]]);
+    // The Apply is the approval of the apply step: a failure or a Retry spends it like any step's.
+    expect(after.approvals).toMatchObject([{ step: 's1', state: 'approved', by: 'U0CAROL', at: after.startedAt, messageTs: ROOT }]);
+  });
+
+  it("records no approval with an operator's Start", async () => {
+    // Arrange
+    const op = await planned();
+
+    // Act
+    await lifecycle.start(click(op, 'plannonce1', 'U0BOB'));
+
+    // Assert
+    expect((await stored(op.id)).approvals).toEqual([]);
   });
 
   it.each([
@@ -230,6 +244,23 @@ describe('lifecycle.start', () => {
 describe('lifecycle.decide', () => {
   const awaiting = (fields: Partial<Operation> = {}): Promise<Operation> =>
     holding({ state: 'awaiting-approval', approvals: [pending()], ...fields });
+
+  it('lets the approver whose Apply started a Terraform change approve its apply again, and never its requester (four eyes)', async () => {
+    // Arrange: production requires four eyes; U0ALICE asked for the change, U0CAROL applied it, a failure spent that.
+    const fields = { kind: 'terraform-apply', requestedBy: 'U0ALICE', startedBy: 'U0CAROL' };
+    const byRequester = await awaiting(fields);
+    const byApplier = await awaiting(fields);
+
+    // Act
+    const refused = await lifecycle.decide(click(byRequester, 'apprnonce1', 'U0ALICE', REQUEST_TS), 'approved');
+    const approved = await lifecycle.decide(click(byApplier, 'apprnonce1', 'U0CAROL', REQUEST_TS), 'approved');
+
+    // Assert
+    expect(refused).toMatchObject({ ok: false, code: 'four-eyes' });
+    expect((await stored(byRequester.id)).approvals[0]!.state).toBe('pending');
+    expect(approved.ok).toBe(true);
+    expect((await stored(byApplier.id)).approvals[0]).toMatchObject({ state: 'approved', by: 'U0CAROL' });
+  });
 
   it('approves: the step runs again with a held entry, the run is queued, the request shows the decision', async () => {
     // Arrange
