@@ -48,7 +48,12 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     access,
     tofu,
     factory: createImageFactory(config.imageFactoryUrl, config.timeouts.probeMs),
-    git: createWorkingTreeReader(runner, { bin: config.gitBin, env: config.childEnv, timeoutMs: config.timeouts.probeMs }),
+    git: createWorkingTreeReader(runner, {
+      bin: config.gitBin,
+      env: config.childEnv,
+      timeoutMs: config.timeouts.probeMs,
+      privateBase: config.credentialsDir,
+    }),
     planDir: config.planDir ?? join(config.credentialsDir ?? tmpdir(), 'talos-chatops-plans'),
     chat,
     slackClient,
