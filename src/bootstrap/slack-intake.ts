@@ -36,7 +36,12 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
   });
   const { app } = slack;
   onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));
-  const authorizer = createAuthorizer(adapters.slackClient);
+  const authorizer = createAuthorizer(adapters.slackClient, {
+    onLookupFailure: (group, error) => {
+      metrics.slackUsergroupLookupFailures.inc({ error });
+      logger.warn({ group, err: error }, 'user-group membership could not be read from Slack; the user was asked to try again');
+    },
+  });
   const { lifecycle } = core;
   registerTalosCommand(app, { inventory, readQueue: queues.read, store, lock, dedupe, authorizer, chat, logger, now, lifecycle });
   const actionDeps = { inventory, store, authorizer, logger, lifecycle };
