@@ -71,6 +71,13 @@ export function registerTalosCommand(app: App, deps: CommandDeps): void {
       log.info({ reason: 'refused' }, 'command refused');
       return;
     }
+    // Refused in the ack: the limit is kept in memory, so no Redis or Slack call comes first.
+    const limited = deps.readLimiter?.refusal(parsed.command, command);
+    if (limited !== undefined) {
+      await ack({ text: limited });
+      log.info({ kind: parsed.command.kind, reason: 'rate-limited' }, 'command refused');
+      return;
+    }
     // A reply that cannot be delivered (the response_url expired or was used up) is only logged: the user can run the command again.
     const say = (text: string): Promise<void> =>
       respond({ response_type: 'ephemeral', text }).then(
