@@ -92,11 +92,11 @@ RUN set -eu; \
 # --- runtime ------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 # git: a Terraform plan is offered for Apply only from a committed tree (`git status --porcelain`).
-# The checkout is mounted, often owned by another uid, so git is told to trust it system-wide.
+# The checkout is mounted, often owned by another uid: the bot trusts each Terraform checkout by
+# its own path on the command line, and reads no system or global git configuration at all.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git \
- && rm -rf /var/lib/apt/lists/* \
- && git config --system --add safe.directory '*'
+ && rm -rf /var/lib/apt/lists/*
 # No package manager at run time: npm, npx, corepack and yarn go (dependencies were
 # installed in the deps stage), so nothing in the running container can fetch and
 # run code from a registry, and their own dependencies need no security updates here.

@@ -2,7 +2,7 @@ import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Operation } from '../src/ops/operation.ts';
 import { ACTION, OVERRIDE_ACTION } from '../src/chat/buttons.ts';
 import type { LifecyclePolicy } from '../jobs/engine/lifecycle/deps.ts';
-import type { Authorizer } from './authorize.ts';
+import { MembershipUnknown, type Authorizer } from './authorize.ts';
 
 /** Who of a cluster's inventory may click a button. */
 export type Who = 'operators' | 'approvers' | 'operators-or-approvers';
@@ -89,6 +89,11 @@ export async function clickRefusal(
   const permission = ACTION_PERMISSIONS[actionId];
   if (permission === undefined) throw new Error(`button ${actionId} has no permission declared`);
   const who = typeof permission.who === 'function' ? permission.who(op, policy) : permission.who;
-  if (cluster !== undefined && (await authorizer.isMember(user, members(cluster, who)))) return undefined;
+  try {
+    if (cluster !== undefined && (await authorizer.isMember(user, members(cluster, who)))) return undefined;
+  } catch (error) {
+    if (error instanceof MembershipUnknown) return error.message;
+    throw error;
+  }
   return permission.refusal(op, policy);
 }

@@ -2,6 +2,7 @@ import type { App, SlashCommand } from '@slack/bolt';
 import type { Logger } from '../src/log/logger.ts';
 import { COMMAND_HANDLERS, IMMEDIATE_HANDLERS } from './commands/index.ts';
 import type { CommandDeps, CommandHandler, ImmediateHandler, Outcome } from './commands/command-context.ts';
+import { MembershipUnknown } from './authorize.ts';
 import { parseCommand, type Command } from './parse-command.ts';
 import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
 
@@ -70,6 +71,13 @@ export function registerTalosCommand(app: App, deps: CommandDeps): void {
       log.info({ reason: 'refused' }, 'command refused');
       return;
     }
+    // Refused in the ack: the limit is kept in memory, so no Redis or Slack call comes first.
+    const limited = deps.readLimiter?.refusal(parsed.command, command);
+    if (limited !== undefined) {
+      await ack({ text: limited });
+      log.info({ kind: parsed.command.kind, reason: 'rate-limited' }, 'command refused');
+      return;
+    }
     // A reply that cannot be delivered (the response_url expired or was used up) is only logged: the user can run the command again.
     const say = (text: string): Promise<void> =>
       respond({ response_type: 'ephemeral', text }).then(
@@ -92,6 +100,10 @@ export function registerTalosCommand(app: App, deps: CommandDeps): void {
     try {
       outcome = await deferredOutcome(parsed.command, command, deps);
     } catch (error) {
+      if (error instanceof MembershipUnknown) {
+        await say(error.message);
+        return;
+      }
       log.error({ kind: parsed.command.kind, err: errorText(error) }, 'command failed');
       await say(
         `The bot could not check \`${commandName(parsed.command)}\`: Slack or its Redis did not answer (its log says which). Nothing was started; see \`/talos status\` for where things stand, and run the command again in a minute.`,

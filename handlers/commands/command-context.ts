@@ -12,6 +12,7 @@ import { HealthJobData } from '../../src/queue/job-schemas.ts';
 import { operationRefById } from '../../src/chat/operation-link.ts';
 import type { Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
 import type { Authorizer } from '../authorize.ts';
+import type { ReadRateLimiter } from '../read-rate-limit.ts';
 import type { Command } from '../parse-command.ts';
 
 export interface CommandDeps {
@@ -27,6 +28,8 @@ export interface CommandDeps {
   now: () => Date;
   /** Stores a command's operation and queues its first job; cancels. */
   lifecycle: Pick<Lifecycle, 'request' | 'cancel'>;
+  /** Read commands per user and cluster; none: unlimited. */
+  readLimiter?: ReadRateLimiter;
 }
 
 /** What a subcommand answers the user (ephemeral), and the work it leaves for a job. */

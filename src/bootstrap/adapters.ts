@@ -50,7 +50,12 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     access,
     tofu,
     factory: createImageFactory(config.imageFactoryUrl, config.timeouts.probeMs),
-    git: createWorkingTreeReader(runner, { bin: config.gitBin, env: config.childEnv, timeoutMs: config.timeouts.probeMs }),
+    git: createWorkingTreeReader(runner, {
+      bin: config.gitBin,
+      env: config.childEnv,
+      timeoutMs: config.timeouts.probeMs,
+      privateBase: config.credentialsDir,
+    }),
     // Never inside the credentials directory: a full plan space must not fail a credential write.
     planDir: config.planDir ?? join(config.credentialsDir === undefined ? tmpdir() : dirname(config.credentialsDir), 'talos-chatops-plans'),
     planSpaceBytes: config.planSpaceBytes,

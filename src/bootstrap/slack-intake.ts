@@ -1,4 +1,5 @@
 import { createAuthorizer } from '../../handlers/authorize.ts';
+import { createReadRateLimiter } from '../../handlers/read-rate-limit.ts';
 import { registerHomeTab } from '../../handlers/home-tab.ts';
 import { registerOperationActions } from '../../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../../handlers/override-action.ts';
@@ -36,9 +37,32 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
   });
   const { app } = slack;
   onSlackRateLimited(app.client, (method) => metrics.slackRateLimited.inc({ method }));
-  const authorizer = createAuthorizer(adapters.slackClient);
+  const authorizer = createAuthorizer(adapters.slackClient, {
+    onLookupFailure: (group, error) => {
+      metrics.slackUsergroupLookupFailures.inc({ error });
+      logger.warn({ group, err: error }, 'user-group membership could not be read from Slack; the user was asked to try again');
+    },
+  });
   const { lifecycle } = core;
-  registerTalosCommand(app, { inventory, readQueue: queues.read, store, lock, dedupe, authorizer, chat, logger, now, lifecycle });
+  const readLimiter = createReadRateLimiter({
+    perMinute: config.readCommandsPerMinute,
+    inventory,
+    now: () => clock.now().getTime(),
+    onLimited: (command) => metrics.commandsRateLimited.inc({ command }),
+  });
+  registerTalosCommand(app, {
+    inventory,
+    readQueue: queues.read,
+    store,
+    lock,
+    dedupe,
+    authorizer,
+    chat,
+    logger,
+    now,
+    lifecycle,
+    readLimiter,
+  });
   const actionDeps = { inventory, store, authorizer, logger, lifecycle };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);

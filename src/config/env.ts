@@ -112,6 +112,12 @@ export const EnvSchema = z
     CREDENTIALS_DIR: optionalString.describe(
       "Parent of the private (0700) directories that hold a job's talosconfig and kubeconfig, or a saved plan; must be writable. Directories a killed process left are removed at the next start. Unset: the OS temp dir.",
     ),
+    READ_COMMANDS_PER_MINUTE: optionalString
+      .default('6')
+      .pipe(z.coerce.number<string>().int().min(0))
+      .describe(
+        'Read commands (`/talos status`, `health`, `gates`, `record`) one person may send about one cluster per minute, on each replica; more are refused with when to try again. `help` and the mutating commands are never limited by it. `0` turns the limit off.',
+      ),
     APPROVAL_TTL_MINUTES: optionalString
       .default('60')
       .pipe(z.coerce.number<string>().positive())
@@ -281,6 +287,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** Read-only jobs one replica runs at once: they mostly wait on talosctl and the clusters, so a fleet's gates overlap. */
   readConcurrency: number;
+  /** Read commands one user may send about one cluster per minute (a token bucket per replica); 0: no limit. */
+  readCommandsPerMinute: number;
   imageFactoryUrl: string;
   /** Parent of the per-job private credential directories; the OS temp dir when unset. */
   credentialsDir: string | undefined;
@@ -363,6 +371,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logPretty: e.LOG_PRETTY === 'true',
     shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     readConcurrency: e.READ_CONCURRENCY,
+    readCommandsPerMinute: e.READ_COMMANDS_PER_MINUTE,
     imageFactoryUrl: e.IMAGE_FACTORY_URL,
     credentialsDir: e.CREDENTIALS_DIR,
     retention: {

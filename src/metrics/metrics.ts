@@ -53,6 +53,10 @@ export interface Metrics {
   slackSocketConnected: Gauge;
   /** Promise rejections nothing handled: each is a bug, logged and counted, and never ends the process. */
   unhandledRejections: Counter;
+  /** Slack user-group lookups (`usergroups.users.list`) that failed, by Slack's error: the user was told to try again. */
+  slackUsergroupLookupFailures: Counter<'error'>;
+  /** Read commands refused by the per-user, per-cluster rate limit, by command. */
+  commandsRateLimited: Counter<'command'>;
   healthGates: Counter<'cluster' | 'result'>;
   healthChecks: Counter<'check' | 'status'>;
   /** 1 once Redis lost the bot's data (its epoch key is gone or replaced): the bot refuses to act until re-seeded. */
@@ -225,6 +229,18 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
       name: `${PREFIX}slack_rate_limited_total`,
       help: 'Slack Web API answers of 429 (rate limited), by method.',
       labelNames: ['method'] as const,
+      registers,
+    }),
+    slackUsergroupLookupFailures: new Counter({
+      name: `${PREFIX}slack_usergroup_lookup_failures_total`,
+      help: 'Slack user-group membership lookups (usergroups.users.list) that failed, by error: the user was asked to try again.',
+      labelNames: ['error'] as const,
+      registers,
+    }),
+    commandsRateLimited: new Counter({
+      name: `${PREFIX}commands_rate_limited_total`,
+      help: 'Read commands refused by the per-user, per-cluster rate limit, by command.',
+      labelNames: ['command'] as const,
       registers,
     }),
     slackSocketDisconnects: new Counter({

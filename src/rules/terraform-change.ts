@@ -60,6 +60,13 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
       `the Terraform working tree has uncommitted changes (${files}): a reviewed change is a commit, so this plan is shown but never applied; commit or discard them and plan again`,
     );
   }
+  if (tree.ignoredInputs !== undefined && tree.ignoredInputs.length > 0) {
+    const files =
+      tree.ignoredInputs.slice(0, 5).join(', ') + (tree.ignoredInputs.length > 5 ? `, and ${tree.ignoredInputs.length - 5} more` : '');
+    refusals.push(
+      `the Terraform directory holds files git ignores that tofu reads all the same (${files}): they change the plan unreviewed, so this plan is shown but never applied; commit them, or remove them (a secret belongs in a \`TF_VAR_\` variable of the bot), and plan again`,
+    );
+  }
   if (outcome.plan.status !== 'planned') return { refusals, notes };
 
   const { review } = outcome.plan;

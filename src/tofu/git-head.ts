@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * The commit a Terraform directory is checked out at, read from `.git` directly (no git binary
@@ -24,6 +24,19 @@ export async function gitHead(dir: string): Promise<string | undefined> {
       .split('\n')
       .find((l) => l.endsWith(` ${ref}`))
       ?.split(' ')[0];
+  }
+  return undefined;
+}
+
+/** The top of the checkout that holds `dir` (where `.git` is), as git names it (symbolic links resolved); undefined when none. */
+export async function gitRoot(dir: string): Promise<string | undefined> {
+  for (let d = resolve(dir), i = 0; i < 6; i += 1, d = dirname(d)) {
+    const found = await stat(join(d, '.git')).then(
+      () => true,
+      () => false,
+    );
+    if (found) return realpath(d);
+    if (dirname(d) === d) break;
   }
   return undefined;
 }

@@ -203,6 +203,12 @@ describe('Dockerfile', () => {
     expect(podUser).toBe(Number(uid));
   });
 
+  it('configures no git trust for every path: the bot trusts each Terraform checkout by its path, per call', () => {
+    const runs = dockerfile.stages.flatMap((s) => s.instructions).filter((i) => i.keyword === 'RUN');
+    expect(runs.some((i) => /safe\.directory/.test(i.args))).toBe(false);
+    expect(runs.some((i) => /git config --(?:system|global)/.test(i.args))).toBe(false);
+  });
+
   it('declares the tool versions and their checksums as build args, the checksums without defaults', () => {
     const args = argsOf(tools);
     expect(args.get('TALOSCTL_VERSION')).toMatch(/^v\d+\.\d+\.\d+$/);

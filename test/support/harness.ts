@@ -146,6 +146,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     POLL_INTERVAL_MS: '100',
     JOB_LOCK_SECONDS: '3',
     APPROVAL_TTL_MINUTES: '30',
+    // Tests and the bench send reads in bursts; a test of the limit sets it.
+    READ_COMMANDS_PER_MINUTE: '0',
     ...options.env,
   };
   const { mkdir } = await import('node:fs/promises');

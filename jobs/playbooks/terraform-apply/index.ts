@@ -161,6 +161,10 @@ async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Pro
     throw new StepFailure(
       `the Terraform directory moved from the reviewed commit ${tf.commit.slice(0, 12)} to ${tree.commit?.slice(0, 12) ?? 'no commit'}; nothing was applied. ${NEW_PLAN}`,
     );
+  if (tree.ignoredInputs !== undefined && tree.ignoredInputs.length > 0)
+    throw new StepFailure(
+      `the Terraform directory holds files git ignores that tofu reads (${tree.ignoredInputs.slice(0, 5).join(', ')}); nothing was applied. ${NEW_PLAN}`,
+    );
   if (tree.uncommitted === undefined || tree.uncommitted.length > 0) {
     throw new StepFailure(
       `the Terraform working tree ${tree.uncommitted === undefined ? 'could not be checked' : `has uncommitted changes (${tree.uncommitted.slice(0, 5).join(', ')})`}; nothing was applied. ${NEW_PLAN}`,

@@ -1,15 +1,22 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makePrivateDir, sweepPrivateDirs } from '../../../src/cluster/private-dir.ts';
+import { type DirOwner, makePrivateDir, processStartTicks, sweepPrivateDirs, thisOwner } from '../../../src/cluster/private-dir.ts';
 
 /** The pid of a process that has ended: a killed bot's. */
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   return Number(child.stdout);
+}
+
+/** An owner record as the bot writes it, for a process of this container unless told otherwise. */
+async function ownerFile(dir: string, owner: Partial<DirOwner> & { pid: number }): Promise<void> {
+  const me = await thisOwner();
+  const started = owner.pid === me.pid ? me.started : await processStartTicks(owner.pid);
+  await writeFile(join(dir, '.owner'), JSON.stringify({ host: me.host, boot: me.boot, started, ...owner }));
 }
 
 describe('private directories', () => {
@@ -21,36 +28,71 @@ describe('private directories', () => {
     await rm(base, { recursive: true, force: true });
   });
 
-  it('are made 0700 with this process recorded as their owner', async () => {
+  it('are made 0700 with this process recorded as their owner, by host, boot, pid and start time', async () => {
     // Act
     const dir = await makePrivateDir(base, 'talos-chatops-');
 
     // Assert
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     expect(await readdir(dir)).toEqual(['.owner']);
+    const owner = JSON.parse(await readFile(join(dir, '.owner'), 'utf8')) as DirOwner;
+    expect(owner).toEqual(await thisOwner());
+    expect(owner).toMatchObject({ host: hostname(), pid: process.pid, started: expect.any(Number), boot: expect.any(String) });
     expect(dir).toMatch(/\/talos-chatops-[A-Za-z0-9]{6}$/);
   });
 
-  it("are swept at start-up when their owner died, or was this process's pid in an earlier life, and kept while their owner lives", async () => {
+  it('are swept at start-up when their owner died, or its pid now belongs to another process, and kept while their owner lives', async () => {
     // Arrange
+    const me = await thisOwner();
     const killed = join(base, 'talos-chatops-Ab12Cd');
     const killedPlan = join(base, 'talos-chatops-plan-Zz9Yy8');
-    const samePid = join(base, 'talos-chatops-Qq1Ww2');
+    const earlierLife = join(base, 'talos-chatops-Qq1Ww2');
+    const reusedPid = join(base, 'talos-chatops-Tt5Yy6');
+    const beforeReboot = join(base, 'talos-chatops-Uu7Ii8');
     const live = join(base, 'talos-chatops-Ee3Rr4');
-    for (const dir of [killed, killedPlan, samePid, live]) await mkdir(dir, { mode: 0o700 });
-    await writeFile(join(killed, '.owner'), String(deadPid()));
+    const mine = join(base, 'talos-chatops-Oo9Pp0');
+    for (const dir of [killed, killedPlan, earlierLife, reusedPid, beforeReboot, live, mine]) await mkdir(dir, { mode: 0o700 });
+    await ownerFile(killed, { pid: deadPid() });
     await writeFile(join(killed, 'talosconfig'), 'key: canary');
-    await writeFile(join(killedPlan, '.owner'), String(deadPid()));
-    await writeFile(join(samePid, '.owner'), String(process.pid));
-    // A live process other than this one: the test runner's parent.
-    await writeFile(join(live, '.owner'), String(process.ppid));
+    await ownerFile(killedPlan, { pid: deadPid() });
+    // A restarted container: the same pid 1, started later.
+    await ownerFile(earlierLife, { pid: process.pid, started: (me.started ?? 1) - 1 });
+    // The test runner's parent is alive, but is not the process that made the directory.
+    await ownerFile(reusedPid, { pid: process.ppid, started: ((await processStartTicks(process.ppid)) ?? 1) - 1 });
+    await ownerFile(beforeReboot, { pid: process.ppid, boot: 'a-boot-before-this-one' });
+    await ownerFile(live, { pid: process.ppid });
+    await ownerFile(mine, { pid: process.pid });
 
     // Act
     const removed = await sweepPrivateDirs(base);
 
     // Assert
-    expect(removed).toBe(3);
-    expect((await readdir(base)).sort()).toEqual(['talos-chatops-Ee3Rr4']);
+    expect(removed).toBe(5);
+    expect((await readdir(base)).sort()).toEqual(['talos-chatops-Ee3Rr4', 'talos-chatops-Oo9Pp0']);
+  });
+
+  it("never judges another container's directory by its pid: kept for a day, whatever this container's pids are", async () => {
+    // Arrange: another pod on a shared volume, whose pid 1 is also this container's pid
+    const otherPod = { host: `${hostname()}-other`, boot: (await thisOwner()).boot, started: 5 };
+    const samePid = join(base, 'talos-chatops-Sp1Sp1');
+    const deadHere = join(base, 'talos-chatops-Dh2Dh2');
+    const stale = join(base, 'talos-chatops-St3St3');
+    const legacy = join(base, 'talos-chatops-Lg4Lg4');
+    for (const dir of [samePid, deadHere, stale, legacy]) await mkdir(dir, { mode: 0o700 });
+    await ownerFile(samePid, { ...otherPod, pid: process.pid });
+    await ownerFile(deadHere, { ...otherPod, pid: deadPid() });
+    await ownerFile(stale, { ...otherPod, pid: process.pid });
+    // An older version's owner file holds a bare pid, which names no container.
+    await writeFile(join(legacy, '.owner'), String(process.pid));
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
+    await utimes(stale, twoDaysAgo, twoDaysAgo);
+
+    // Act
+    const removed = await sweepPrivateDirs(base);
+
+    // Assert
+    expect(removed).toBe(1);
+    expect((await readdir(base)).sort()).toEqual(['talos-chatops-Dh2Dh2', 'talos-chatops-Lg4Lg4', 'talos-chatops-Sp1Sp1']);
   });
 
   it('never touches directories named otherwise, files, or an unmarked directory younger than a day', async () => {

@@ -176,6 +176,7 @@ describe('loadConfig: values', () => {
       logPretty: false,
       shutdownGraceMs: 60_000,
       readConcurrency: 32,
+      readCommandsPerMinute: 6,
       imageFactoryUrl: 'https://factory.talos.dev',
       credentialsDir: undefined,
       childEnv: {},

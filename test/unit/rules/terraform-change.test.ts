@@ -44,6 +44,13 @@ describe('judgeTerraformChange', () => {
     expect(judgeTerraformChange(facts({}))).toEqual({ refusals: [], notes: [] });
   });
 
+  it('never offers a plan from a tree holding ignored files tofu reads, and names them', () => {
+    const { refusals } = judgeTerraformChange(
+      facts({ tree: { commit: 'a'.repeat(40), uncommitted: [], ignoredInputs: ['production/secrets.auto.tfvars'] } }),
+    );
+    expect(refusals).toEqual([expect.stringContaining('files git ignores that tofu reads all the same (production/secrets.auto.tfvars)')]);
+  });
+
   it('never offers a plan from a tree with uncommitted changes, and names the files', () => {
     const { refusals } = judgeTerraformChange(
       facts({ tree: { commit: 'a'.repeat(40), uncommitted: ['production/cluster.auto.tfvars.json'] } }),
