@@ -15,6 +15,7 @@ import type { Logger } from './log/logger.ts';
 import { createShutdown } from './shutdown.ts';
 import { exitOnStartError, stopOnSignals } from './bootstrap/process-signals.ts';
 import { unhandledRejectionReporter } from './bootstrap/metrics.ts';
+import { takeEnvironment } from './bootstrap/process-env.ts';
 
 export interface RunningBot {
   logger: Logger;
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
   let onRejection = (reason: unknown): void =>
     void process.stderr.write(`talos-chatops: unhandled promise rejection while starting: ${String(reason)}\n`);
   process.on('unhandledRejection', (reason) => onRejection(reason));
-  const bot = await startBot(process.env).catch(exitOnStartError((error) => error instanceof ConfigError));
+  const bot = await startBot(takeEnvironment(process.env)).catch(exitOnStartError((error) => error instanceof ConfigError));
   onRejection = (reason) => bot.unhandledRejection(reason);
   stopOnSignals(bot);
 }

@@ -7,7 +7,9 @@ import { redisAccessRule } from '../config/redis-password-check.ts';
 import { redisDurabilityRule } from '../config/redis-durability-check.ts';
 import { sweepPrivateDirs } from '../cluster/private-dir.ts';
 import { createLogger, type Logger } from '../log/logger.ts';
-import { redisPassword, secretEnvValues } from '../log/process-secrets.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { secretClashes } from '../config/secret-clashes.ts';
+import { redisPassword, secretEnvEntries } from '../log/process-secrets.ts';
 import { SecretScrubber } from '../log/secret-scrubber.ts';
 import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
 import { probeRedisAccess } from '../queue/redis-access-probe.ts';
@@ -33,12 +35,28 @@ export interface Infrastructure {
   queues: { read: Queue; ops: Queue };
 }
 
-/** The scrubber knows every credential the process holds before the first line is logged. */
-function scrubberFor(config: Config): SecretScrubber {
+/** Every credential the process holds from its environment, by the variable that gave it. */
+function processSecrets(config: Config): [name: string, value: string][] {
+  const named: [string, string | undefined][] = [
+    ['SLACK_BOT_TOKEN', config.slack.botToken],
+    ['SLACK_APP_TOKEN', config.slack.appToken],
+    ['SLACK_SIGNING_SECRET', config.slack.signingSecret],
+    ['REDIS_URL (its password)', redisPassword(config.redisUrl)],
+  ];
+  return [...named.filter((entry): entry is [string, string] => entry[1] !== undefined), ...secretEnvEntries(config.tofuEnv)];
+}
+
+/**
+ * The scrubber knows every credential the process holds before the first line is logged.
+ *
+ * @throws {ConfigError} naming each variable whose secret equals a cluster name, a version or another inventory value
+ */
+function scrubberFor(config: Config, inventory: Inventory): SecretScrubber {
+  const secrets = processSecrets(config);
+  const clashes = secretClashes(secrets, inventory);
+  if (clashes.length > 0) throw new ConfigError('The environment', clashes);
   const scrubber = new SecretScrubber();
-  for (const secret of [config.slack.botToken, config.slack.appToken, config.slack.signingSecret, redisPassword(config.redisUrl)])
-    scrubber.add(secret);
-  for (const value of secretEnvValues(config.tofuEnv)) scrubber.add(value);
+  for (const [, value] of secrets) scrubber.add(value);
   return scrubber;
 }
 
@@ -70,7 +88,7 @@ export async function buildInfrastructure(env: Record<string, string | undefined
   const config = loadConfig(env);
   const inventory = loadInventory(config.clustersFile);
   const clock = overrides.clock ?? systemClock;
-  const scrubber = scrubberFor(config);
+  const scrubber = scrubberFor(config, inventory);
   const logger = createLogger({
     level: config.logLevel,
     pretty: config.logPretty,

@@ -25,7 +25,7 @@ export const PASSED_VARIABLES: readonly PassedVariable[] = [
     names: ['TF_*', 'TOFU_*', 'AWS_*', 'B2_*', 'ARM_*', 'GOOGLE_*', 'PM_*', 'PROXMOX_VE_*'],
     passedTo: 'tofu only',
     meaning:
-      'state backend and provider credentials (`TOFU_BIN`, which the bot reads, is not passed); those that name secrets are blanked in every log line, message and error',
+      'state backend and provider credentials (`TOFU_BIN`, which the bot reads, is not passed). Those whose names say they are secrets (TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL, PRIVATE, CERT, AUTH, and every `TF_TOKEN_*`, `TF_HTTP_*`, `AWS_*`, `ARM_*`…) are blanked in every log line, message and error; a plain `TF_VAR_*` (`TF_VAR_environment=production`) is shown as it is. The bot refuses to start when such a secret equals a cluster name, a version or another inventory value',
   },
   {
     names: ['NODE_EXTRA_CA_CERTS'],

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, describeIssues } from './config-error.ts';
 
@@ -31,6 +32,13 @@ export const EnvSchema = z
     SLACK_SIGNING_SECRET: optionalString.describe(
       "The Slack app's signing secret: HTTP mode, used only when `SLACK_APP_TOKEN` is unset. Slack then posts commands, clicks and events to `/slack/events` on `HTTP_PORT`, and the bot checks each request's signature.",
     ),
+    SLACK_BOT_TOKEN_FILE: optionalString.describe(
+      'A file holding `SLACK_BOT_TOKEN` instead (a mounted Secret), read once at start; set one of the two. Preferred: a variable stays readable in `/proc/<pid>/environ` for the life of the process, a file does not.',
+    ),
+    SLACK_APP_TOKEN_FILE: optionalString.describe('A file holding `SLACK_APP_TOKEN` instead, read once at start; set one of the two.'),
+    SLACK_SIGNING_SECRET_FILE: optionalString.describe(
+      'A file holding `SLACK_SIGNING_SECRET` instead, read once at start; set one of the two.',
+    ),
     SLACK_API_URL: optionalString
       .pipe(z.url().optional())
       .describe('Base URL of the Slack Web API, for a proxy or a test double. Unset: `https://slack.com/api/`.'),
@@ -50,6 +58,9 @@ export const EnvSchema = z
       .describe(
         "`redis://:<password>@host:6379`, `redis://<user>:<password>@…` for an ACL user, or `rediss://…` for TLS (a private CA through Node's `NODE_EXTRA_CA_CERTS`).",
       ),
+    REDIS_URL_FILE: optionalString.describe(
+      'A file holding `REDIS_URL` instead (it carries the password), read once at start; set one of the two.',
+    ),
     ALLOW_INSECURE_REDIS: optionalString
       .pipe(z.enum(['true', 'false']).optional())
       .describe(
@@ -340,8 +351,43 @@ export interface Config {
   };
 }
 
+/** The credentials that may come from a file named by `<NAME>_FILE` instead of the variable itself. */
+export const SECRET_FILE_VARIABLES = ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'REDIS_URL'] as const;
+
+/**
+ * The environment with each `<NAME>_FILE` read into `<NAME>`: a credential in a file stays out of
+ * `/proc/<pid>/environ`, which keeps the environment the process started with for its whole life.
+ */
+function withSecretFiles(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const fromFiles: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const name of SECRET_FILE_VARIABLES) {
+    const file = env[`${name}_FILE`]?.trim();
+    if (file === undefined || file === '') continue;
+    if (env[name] !== undefined && env[name].trim() !== '') {
+      problems.push(`${name} and ${name}_FILE are both set: keep one (the file is preferred)`);
+      continue;
+    }
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      problems.push(
+        `${name}_FILE: ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): mount the secret there or fix the path`,
+      );
+      continue;
+    }
+    if (text === '') problems.push(`${name}_FILE: ${file} is empty`);
+    else fromFiles[name] = text;
+  }
+  if (problems.length > 0) throw new ConfigError('The environment', problems);
+  // The environment itself when no file is named: what is read from it stays traceable.
+  return Object.keys(fromFiles).length === 0 ? env : { ...env, ...fromFiles };
+}
+
 /** Reads and validates the environment once, at start; nothing else reads `process.env`. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+export function loadConfig(given: Record<string, string | undefined>): Config {
+  const env = withSecretFiles(given);
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError('The environment', describeIssues(parsed.error.issues, HINTS));

@@ -19,7 +19,7 @@ export class SecretScrubber {
   /** Registers a secret and the parts of it that are long enough to be recognisable. */
   add(secret: string | undefined): void {
     if (secret === undefined) return;
-    for (const piece of secretPieces(secret)) {
+    for (const piece of secretPieces(secret).flatMap(escapedForms)) {
       if (this.registered.has(piece)) continue;
       this.registered.add(piece);
       if (piece.length < FRAGMENT) {
@@ -130,15 +130,34 @@ function secretPieces(secret: string): string[] {
   return [...pieces];
 }
 
-/** A copy of a JSON-like value with every string scrubbed: what is stored in Redis carries no secret, and stays valid JSON. */
-export function scrubValues<T>(value: T, scrub: (text: string) => string): T {
+/**
+ * A piece as it is written inside a JSON string (Slack blocks and log lines are JSON), and inside a
+ * JSON string that is itself quoted in one (an error message carrying a tool's JSON): a secret
+ * with a `"` or a `\` is written escaped there, and would slip past its raw form.
+ */
+function escapedForms(piece: string): string[] {
+  const once = JSON.stringify(piece).slice(1, -1);
+  const twice = JSON.stringify(once).slice(1, -1);
+  return [...new Set([piece, once, twice])];
+}
+
+/**
+ * A copy of a JSON-like value with every string scrubbed: what is stored in Redis carries no secret, and stays valid JSON.
+ * Strings under a key of `keep`, at any depth, are left as they are: an operation's ids, cluster, versions and times are
+ * what the bot acts on, and a secret that happens to equal one must not rename the cluster.
+ */
+export function scrubValues<T>(value: T, scrub: (text: string) => string, keep: ReadonlySet<string> = NO_KEYS): T {
   if (typeof value === 'string') return scrub(value) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => scrubValues(v, scrub)) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => scrubValues(v, scrub, keep)) as T;
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubValues(v, scrub)])) as T;
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, keep.has(k) && typeof v === 'string' ? v : scrubValues(v, scrub, keep)]),
+    ) as T;
   }
   return value;
 }
+
+const NO_KEYS: ReadonlySet<string> = new Set();
 
 /** Scrubs an error's message and stack in place (BullMQ stores both in Redis as the job's failure) and returns it. */
 export function scrubError(error: unknown, scrub: (text: string) => string): unknown {

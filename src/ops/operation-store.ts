@@ -63,9 +63,69 @@ export interface OperationStoreOptions {
   scrub?: (text: string) => string;
 }
 
+/**
+ * Fields of an operation (and of its steps, approvals, audit entries, plan, failure) that the bot acts
+ * on: ids, the cluster and channel, kinds and states, versions and images, node addresses and names,
+ * people, times, nonces and Slack timestamps. They are never scrubbed; only free text is (reasons,
+ * details, notes, refusals, evidence).
+ */
+export const STRUCTURAL_FIELDS: ReadonlySet<string> = new Set([
+  'id',
+  'kind',
+  'cluster',
+  'channel',
+  'state',
+  'status',
+  'step',
+  'event',
+  'node',
+  'nodeName',
+  'host',
+  'address',
+  'role',
+  'image',
+  'version',
+  'fromVersion',
+  'talosVersion',
+  'from',
+  'to',
+  'schematic',
+  'commit',
+  'requestedBy',
+  'startedBy',
+  'cancelRequestedBy',
+  'appliedBy',
+  'by',
+  'actor',
+  'createdAt',
+  'startedAt',
+  'endedAt',
+  'issuedAt',
+  'issuedBootId',
+  'requestedAt',
+  'expiresAt',
+  'remindedAt',
+  'appliedAt',
+  'takenAt',
+  'since',
+  'opensAt',
+  'at',
+  'nonce',
+  'planNonce',
+  'stopNonce',
+  'messageTs',
+  'rootTs',
+  'ts',
+  'permalink',
+  'stagingOp',
+  'stagingLink',
+  'rollbackOp',
+  'path',
+]);
+
 export function createOperationStore(redis: Redis, options: OperationStoreOptions = {}): OperationStore {
   const { retentionMs } = options;
-  const clean = (op: Operation): Operation => (options.scrub ? scrubValues(op, options.scrub) : op);
+  const clean = (op: Operation): Operation => (options.scrub ? scrubValues(op, options.scrub, STRUCTURAL_FIELDS) : op);
   /** When `op` expires, in ms since the epoch; 0 while it may still change (or retention is off). */
   const expiresAt = (op: Operation): number => {
     if (retentionMs === undefined || !FINISHED.includes(op.state)) return 0;

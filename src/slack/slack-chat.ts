@@ -2,7 +2,7 @@
 // imports the Slack SDK. The composition root builds it; jobs/ and the rest of src/ only see the port.
 import { WebAPIHTTPError, WebAPIRequestError, WebClientEvent, type WebClient } from '@slack/web-api';
 import type { ChatMessage, ChatPort, ReplyOptions } from '../port/chat-port.ts';
-import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import { scrubValues, type SecretScrubber } from '../log/secret-scrubber.ts';
 import { writeOnce, type WriteOnceOptions } from './write-once.ts';
 
 /** Retries for Slack calls: enough to ride out a 429 or a brief outage, bounded so a job never hangs for half an hour. */
@@ -12,7 +12,8 @@ export const SLACK_RETRY = { retries: 5, factor: 2, minTimeout: 200, maxTimeout:
 function clean(scrubber: SecretScrubber, message: ChatMessage): { text: string; blocks?: ChatMessage['blocks'] } {
   const text = scrubber.scrub(message.text);
   if (message.blocks === undefined) return { text };
-  return { text, blocks: JSON.parse(scrubber.scrub(JSON.stringify(message.blocks))) as ChatMessage['blocks'] };
+  // Each string as it is, not the JSON text: a secret with a `"` or a `\` is written escaped there, and a blank cut inside an escape breaks the JSON.
+  return { text, blocks: scrubValues(message.blocks, (s) => scrubber.scrub(s)) };
 }
 
 function tsOf(response: { ts?: string }): string {

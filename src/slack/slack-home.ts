@@ -2,13 +2,13 @@
 // token, only the app's Home tab (features.app_home.home_tab_enabled in the manifest).
 import type { WebClient } from '@slack/web-api';
 import type { HomePublisher } from '../port/home-publisher.ts';
-import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import { scrubValues, type SecretScrubber } from '../log/secret-scrubber.ts';
 
 export function createHomePublisher(client: WebClient, scrubber: SecretScrubber): HomePublisher {
   return {
     async publish(user, view) {
       // Stop reasons quote cluster output: everything that leaves for Slack passes the scrubber.
-      const blocks = JSON.parse(scrubber.scrub(JSON.stringify(view.blocks))) as Parameters<
+      const blocks = scrubValues(view.blocks, (s) => scrubber.scrub(s)) as unknown as Parameters<
         WebClient['views']['publish']
       >[0]['view']['blocks'];
       await client.views.publish({ user_id: user, view: { type: 'home', callback_id: view.callback_id, blocks } });

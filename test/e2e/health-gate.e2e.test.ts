@@ -290,9 +290,12 @@ describe('credentials', () => {
     await health();
     expect(h.sim.talosconfig('production')).toContain(h.sim.canary);
     expect(h.sim.kubeconfig('production')).toContain(h.sim.canary);
+    // The job logs its end after its last reply is answered: wait for the line rather than race it.
+    await h.slack.waitFor(() => h.bot.logs().includes('health gate finished') || undefined, {
+      description: 'the health gate to log its end',
+    });
     expect(h.slack.allTraffic()).not.toContain(h.sim.canary);
     expect(h.bot.logs()).not.toContain(h.sim.canary);
-    expect(h.bot.logs()).toContain('health gate finished');
   });
 
   it('blanks a credential that a failing tool echoes back', async () => {

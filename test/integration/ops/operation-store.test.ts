@@ -319,6 +319,33 @@ describe('operation store: secrets', () => {
     expect(raw).not.toContain(canary.slice(10, 26));
     expect(await store.get('op-1a2b3c4d5e')).toMatchObject({ notes: ['talosctl said: key [REDACTED]'], refusals: ['stderr: …[REDACTED]'] });
   });
+  it('keeps the fields the bot acts on when a secret equals one of them, and blanks it only in free text', async () => {
+    // Arrange: a sensitive output that happens to read like the cluster's name and a version
+    const scrubber = new SecretScrubber();
+    scrubber.add('production');
+    scrubber.add('v1.12.11-secret');
+    const store = createOperationStore(redis.client(), { scrub: (text) => scrubber.scrub(text) });
+    const op = operation({
+      cluster: 'production',
+      channel: 'C0MAINTPRD',
+      target: { version: 'v1.12.11-secret', fromVersion: 'v1.11.6' },
+      steps: [{ id: 'production-s1', kind: 'upgrade-worker', node: '10.0.30.21', status: 'failed', detail: 'production leaked' }],
+      notes: ['output said production'],
+    });
+
+    // Act
+    await store.create(op);
+    const read = await store.get(op.id);
+
+    // Assert
+    expect(read).toMatchObject({
+      cluster: 'production',
+      channel: 'C0MAINTPRD',
+      target: { version: 'v1.12.11-secret', fromVersion: 'v1.11.6' },
+      steps: [{ id: 'production-s1', node: '10.0.30.21', detail: '[REDACTED] leaked' }],
+      notes: ['output said [REDACTED]'],
+    });
+  });
 });
 
 describe('the state machine in the operation store', () => {

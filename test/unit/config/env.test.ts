@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.ts';
 import { loadConfig } from '../../../src/config/env.ts';
@@ -388,5 +391,46 @@ describe('loadConfig: child environments', () => {
     }
     expect(Object.keys(config.childEnv).filter((k) => k.startsWith('SLACK_'))).toEqual([]);
     expect(Object.keys(config.tofuEnv).filter((k) => k.startsWith('SLACK_'))).toEqual([]);
+  });
+});
+
+describe('loadConfig: credentials from files', () => {
+  it('reads each token from its <NAME>_FILE, trimmed, so the variable itself can stay unset', () => {
+    // Arrange
+    const dir = mkdtempSync(join(tmpdir(), 'env-files-'));
+    const file = (name: string, text: string): string => (writeFileSync(join(dir, name), text, { mode: 0o600 }), join(dir, name));
+    const env = {
+      CLUSTERS_FILE: SOCKET_MODE.CLUSTERS_FILE,
+      SLACK_BOT_TOKEN_FILE: file('bot', 'xoxb-from-file-0123456789\n'),
+      SLACK_APP_TOKEN_FILE: file('app', 'xapp-from-file-0123456789\n'),
+      REDIS_URL_FILE: file('redis', 'redis://:pass-from-file@127.0.0.1:6379\n'),
+    };
+
+    // Act
+    const config = loadConfig(env);
+
+    // Assert
+    expect(config.slack).toMatchObject({ botToken: 'xoxb-from-file-0123456789', appToken: 'xapp-from-file-0123456789' });
+    expect(config.redisUrl).toBe('redis://:pass-from-file@127.0.0.1:6379');
+  });
+
+  it('refuses a token set both ways, and a file that cannot be read, naming the variables and never a value', () => {
+    // Arrange
+    const env = {
+      ...SOCKET_MODE,
+      SLACK_BOT_TOKEN_FILE: '/etc/talos-chatops/bot-token',
+      SLACK_APP_TOKEN: undefined,
+      SLACK_APP_TOKEN_FILE: '/nonexistent/app-token',
+    };
+
+    // Act
+    const problems = problemsOf(env);
+
+    // Assert
+    expect(problems).toEqual([
+      'SLACK_BOT_TOKEN and SLACK_BOT_TOKEN_FILE are both set: keep one (the file is preferred)',
+      'SLACK_APP_TOKEN_FILE: /nonexistent/app-token cannot be read (ENOENT): mount the secret there or fix the path',
+    ]);
+    expect(problems.join('\n')).not.toContain(SOCKET_MODE.SLACK_BOT_TOKEN);
   });
 });
