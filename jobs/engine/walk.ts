@@ -308,10 +308,9 @@ export async function walkOperation(ctx: WalkContext, opId: string, playbook: Pl
 
     let result;
     try {
-      const problems = [
-        ...storedFactsProblems(ctx, playbook, started, current),
-        ...((await playbook.recheck?.(ctx, started, current)) ?? []),
-      ];
+      // The playbook's recheck derives from the stored target, so it runs only once that target is one the rules allow.
+      const stored = storedFactsProblems(ctx, playbook, started, current);
+      const problems = stored.length > 0 ? stored : ((await playbook.recheck?.(ctx, started, current)) ?? []);
       if (problems.length > 0)
         throw new StepFailure('what the bot stored for this step no longer matches the inventory and the rules; nothing was run', problems);
       result = await playbook.runStep(ctx, started, current);
