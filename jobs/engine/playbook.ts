@@ -7,6 +7,7 @@ import type { ClusterConfig } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
+import type { StoredVersionRules } from '../../src/rules/versions.ts';
 import type { PreflightChecks } from './preflight-checks.ts';
 import type { OpsJobDeps } from './job-context.ts';
 
@@ -166,6 +167,8 @@ export interface Playbook<Data = unknown> {
    * authority. Returns the reasons it is not.
    */
   recheck?(ctx: WalkContext, op: PostedOperation, step: Step): Promise<string[]>;
+  /** The version rules its stored target follows, checked again before each step (see `storedVersionProblems`); none: grammar only. */
+  versionRules?: StoredVersionRules;
   /** Runs one step; throws `StepFailure` to stop the operation. */
   runStep(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult>;
   /** After the last step: the validation for the record and the follow-up for the thread. */

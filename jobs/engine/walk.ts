@@ -14,6 +14,7 @@ import { cancelRefusal, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
+import { storedVersionProblems } from '../../src/rules/versions.ts';
 import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { observeStanding, unknownStanding } from './cluster-state.ts';
@@ -240,16 +241,22 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   return true;
 }
 
-/** What Redis gave back, checked against the inventory and the version grammar before it reaches an argv. */
-function storedFactsProblems(ctx: WalkContext, op: Operation, step: Step): string[] {
+/** What Redis gave back, checked against the inventory, the version grammar and the version rules before it reaches an argv. */
+function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation, step: Step): string[] {
   const nodes = allNodes(ctx.cluster);
   const problems: string[] = [];
   for (const node of [step.node, op.target.node]) {
     if (node !== undefined && !nodes.includes(node)) problems.push(`${node} is not a node of ${ctx.cluster.name} in the inventory`);
   }
+  let grammar = true;
   for (const version of [op.target.version, op.target.fromVersion, op.target.talosVersion]) {
-    if (version !== undefined && !VERSION.test(version)) problems.push(`the stored version ${JSON.stringify(version)} is not a version`);
+    if (version !== undefined && !VERSION.test(version)) {
+      grammar = false;
+      problems.push(`the stored version ${JSON.stringify(version)} is not a version`);
+    }
   }
+  // The path that was approved must still be one the rules allow: an edited target is not a version's grammar away from harm.
+  if (grammar && playbook.versionRules !== undefined) problems.push(...storedVersionProblems(playbook.versionRules, op.target));
   return problems;
 }
 
@@ -317,7 +324,9 @@ export async function walkOperation(walk: WalkContext, opId: string, playbook: P
 
     let result;
     try {
-      const problems = [...storedFactsProblems(ctx, started, current), ...((await playbook.recheck?.(ctx, started, current)) ?? [])];
+      // The playbook's recheck derives from the stored target, so it runs only once that target is one the rules allow.
+      const stored = storedFactsProblems(ctx, playbook, started, current);
+      const problems = stored.length > 0 ? stored : ((await playbook.recheck?.(ctx, started, current)) ?? []);
       if (problems.length > 0)
         throw new StepFailure('what the bot stored for this step no longer matches the inventory and the rules; nothing was run', problems);
       result = await playbook.runStep(ctx, started, current);

@@ -263,3 +263,50 @@ export function talosctlClientRefusal(client: string, running: string, where = '
   const wanted = theirs === null ? running : `v${theirs.version}`;
   return `talosctl is ${client} but ${where} runs ${running}; the runbook needs a matching client: install talosctl ${wanted} (or put talosctl-${wanted} in the TALOSCTL_BIN directory)`;
 }
+
+/** The versions an operation stored when its plan was made, as read back before each step. */
+export interface StoredVersions {
+  version?: string;
+  fromVersion?: string;
+  talosVersion?: string;
+}
+
+/**
+ * Which version rules an operation's stored versions follow: a Talos upgrade's path, a Kubernetes
+ * upgrade's path, or a node operation's (its talosctl matches the Talos the node ran).
+ */
+export type StoredVersionRules = 'talos' | 'kubernetes' | 'node';
+
+const missing = (what: string): string => `the stored ${what} is missing, so the approved path cannot be checked`;
+
+/**
+ * Why the versions read back from the store are not a path the rules allow, empty when they
+ * are: the store is not the authority, so a target edited after the approval (a downgrade, a
+ * skipped minor, a Kubernetes the running Talos does not support) stops before it reaches talosctl.
+ * A Talos path is checked for its shape only: the Image Factory published the target when it was
+ * planned, and a patch it publishes since must not stop an upgrade half-way.
+ */
+export function storedVersionProblems(rules: StoredVersionRules, stored: StoredVersions): string[] {
+  const { version, fromVersion, talosVersion } = stored;
+  if (rules === 'node') {
+    return fromVersion !== undefined && talosVersion !== undefined && fromVersion !== talosVersion
+      ? [`the stored talosctl version ${talosVersion} is not ${fromVersion}, the version the node ran when it was planned`]
+      : [];
+  }
+  if (rules === 'talos') {
+    if (version === undefined) return [missing('target version')];
+    if (fromVersion === undefined) return [missing('running version')];
+    const problems: string[] = [];
+    if (talosVersion !== undefined && talosVersion !== fromVersion)
+      problems.push(`the stored talosctl version ${talosVersion} is not ${fromVersion}, the version the cluster ran when it was planned`);
+    // The target itself stands in for the factory's list: published, and the latest of its minor.
+    const path = checkTalosUpgradePath(fromVersion, version, [version], { imageChanges: ['stored'] });
+    if (!path.ok) problems.push(`the stored path ${fromVersion} → ${version} is not one the rules allow: ${path.reason}`);
+    return problems;
+  }
+  if (version === undefined) return [missing('target version')];
+  if (fromVersion === undefined) return [missing('running Kubernetes version')];
+  if (talosVersion === undefined) return [missing('Talos version')];
+  const path = checkKubernetesUpgradePath(fromVersion, version, talosVersion);
+  return path.ok ? [] : [`the stored path ${fromVersion} → ${version} on Talos ${talosVersion} is not one the rules allow: ${path.reason}`];
+}

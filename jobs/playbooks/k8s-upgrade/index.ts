@@ -280,6 +280,7 @@ export const k8sUpgradePlaybook: Playbook = {
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
   lock: 'cluster',
+  versionRules: 'kubernetes',
   preflight,
   needsApproval: (step) => step.kind === 'k8s-apply',
   approvalMessage: (_ctx, op, approval, step) =>

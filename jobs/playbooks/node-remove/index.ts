@@ -124,10 +124,24 @@ async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepR
   return { event: `reset ${node}`, detail };
 }
 
+/**
+ * Deletes the Node that carries the removed address, found by that address now: the name the
+ * bot stored at the plan must be its name, or nothing is deleted (the store is not the authority
+ * over which Node goes).
+ */
 async function deleteNode(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const node = step.node!;
-  const name = step.nodeName ?? findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), node)?.metadata?.name;
+  const name = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), node)?.metadata?.name;
   if (name === undefined) return { event: `no Kubernetes Node for ${node}`, detail: 'no Node carries this address; nothing to delete' };
+  const stored = [...new Set([step.nodeName, op.target.nodeName].filter((n): n is string => n !== undefined))];
+  const other = stored.filter((n) => n !== name);
+  if (other.length > 0) {
+    throw new StepFailure(
+      `the Node that carries ${node} is ${name}, not ${other.join(' or ')} as the bot stored when it planned the removal, so no Node was deleted. ${node} is reset; its Node ${name} stays (NotReady). Safe next: check which Node has ${node} (kubectl get nodes -o wide), then delete that one by hand (kubectl delete node ${name}) once you are sure it is the removed node`,
+      [`Node ${name} has ${node}`, `stored: ${other.join(', ')}`],
+      { noRollback: true },
+    );
+  }
   await ctx.session.kube.deleteNode(name, probeSignal(ctx));
   const still = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), node);
   if (still !== undefined) {
@@ -231,6 +245,7 @@ export const removePlaybook: Playbook = {
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'run',
   lock: 'cluster',
+  versionRules: 'node',
   preflight,
   needsApproval: (step) => step.kind === 'reset-node',
   async approvalMessage(ctx, op, approval, step) {

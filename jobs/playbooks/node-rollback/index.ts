@@ -234,6 +234,7 @@ export const rollbackPlaybook: Playbook = {
   checks: { talosctlClient: true, lockFree: { wait: 'one operation (and so one rollback) at a time: wait for it' } },
   start: 'run',
   lock: 'cluster',
+  versionRules: 'node',
   preflight,
   needsApproval: (step) => step.kind === 'rollback-node',
   async approvalMessage(ctx, op, approval, step) {

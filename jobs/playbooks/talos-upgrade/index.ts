@@ -9,16 +9,17 @@ import type { RecordedNodeClass } from '../../../src/ops/node-class-record.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { observeNodeImages, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
-import { deriveInstallerImages, schematicOfImage } from './installer-images.ts';
+import { schematicOfImage } from './installer-images.ts';
+import { storedImageProblems } from './image-check.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { upgradeNode } from './node-step.ts';
 import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { nodeStepProgress } from '../shared/node-step-progress.ts';
-import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { patchStep } from '../../engine/walk.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { talosUpgradeFollowUp } from './follow-up.ts';
 import { talosUpgradeData, TalosUpgradeData } from './data.ts';
-import { preflight, recordedClasses } from './preflight.ts';
+import { preflight } from './preflight.ts';
 import { parseTalosVersionInput } from '../../../src/rules/versions.ts';
 
 /** A request for the version the cluster already runs: a rolling re-install with the images Terraform declares now. */
@@ -51,6 +52,7 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
         await deps.audit.record(op.id, { actor: 'bot', event, detail });
       },
       retried: op.retry?.state === 'used' && op.retry.step === step.id,
+      imageProblems: () => storedImageProblems(ctx, op, step),
       // Kept for /talos status, and shown in the step's progress reply as it happens.
       progress: async (detail) => {
         live.show(detail);
@@ -172,6 +174,7 @@ export const talosUpgradePlaybook: Playbook = {
   checks: { talosctlClient: true, healthGate: { announce: true }, window: true, lockFree: {} },
   start: 'plan',
   lock: 'cluster',
+  versionRules: 'talos',
   preflight,
   needsApproval: (step) => step.kind === 'upgrade-control-plane',
   async approvalMessage(ctx, op, approval, step) {
@@ -183,25 +186,10 @@ export const talosUpgradePlaybook: Playbook = {
       talosUpgradeTexts,
     );
   },
-  async recheck(ctx, op, step) {
-    if (step.image === undefined || step.node === undefined || step.issuedAt !== undefined) return [];
-    const recorded = await recordedClasses(ctx.deps, ctx.cluster);
-    const evidence = { recorded: recorded.byNode, runningVersion: op.target.fromVersion };
-    const images = await deriveInstallerImages(
-      ctx.session.outputs,
-      ctx.cluster,
-      ctx.talosctl,
-      [step.node],
-      op.target.version!,
-      evidence,
-      probeSignal(ctx),
-      ctx.deps.factory.registry,
-    );
-    const expected = images.byNode.get(step.node)?.image;
-    if (expected === undefined) return [`stored installer image ${step.image}`, ...images.refusals];
-    return expected === step.image
-      ? []
-      : [`stored installer image ${step.image}`, `the rules derive ${expected} for ${step.node} now; plan the upgrade again`];
+  // Every run of a node step, a resumed one too: a step whose request was issued may send it again (see `resume.ts`).
+  recheck(ctx, op, step) {
+    if (step.image === undefined || step.node === undefined) return Promise.resolve([]);
+    return storedImageProblems(ctx, op, step, step.issuedAt === undefined ? 'refuse' : 'pass');
   },
   runStep(ctx, op, step) {
     if (step.kind === 'snapshot') return snapshotStep(ctx, op);

@@ -81,6 +81,8 @@ export async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, in
     lastLines = lines;
     const seen: RunSeen = { installed: false, cordoned: false };
     let lastMilestone = '';
+    // Derived again right before each request: the image in the store is what was planned, not what the rules say now.
+    await requireDerivedImage(ctx);
     try {
       await ctx.talosctl.run(['upgrade', '--image', ctx.step.image!, ...wait], [node], {
         signal: ctx.signal,
@@ -123,6 +125,25 @@ export async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, in
     }
   });
   if (!sent.ok) throw anotherUpgradeRuns(ctx, lastLines);
+}
+
+/**
+ * Refuses to send when the step's stored image is not the one the rules derive now: nothing is
+ * sent, so the node is as it was, and a Retry starts the node afresh (and checks again).
+ */
+async function requireDerivedImage(ctx: NodeStepContext): Promise<void> {
+  const problems = await ctx.imageProblems();
+  if (problems.length === 0) return;
+  const node = ctx.step.node!;
+  throw new StepFailure(
+    `the installer image for ${node} was derived again before talosctl upgrade was sent, and it is not the one the bot stored; nothing was sent to ${node}`,
+    problems,
+    {
+      retry: `Retry derives the image again before anything is sent to ${node}; if the stored image was changed, cancel and ask for the upgrade again, so that it is planned afresh`,
+      nodeUnchanged: true,
+      resume: 'reissue',
+    },
+  );
 }
 
 /** Talos refused the upgrade because an installer already runs on the node, one the bot cannot call its own. */

@@ -25,6 +25,11 @@ export interface NodeStepContext {
   progress: (detail: string) => Promise<void>;
   /** An entry in the operation's thread: what a resumed step observed, and what it will do. */
   record: (event: string, detail: string) => Promise<void>;
+  /**
+   * Why the step's stored image is not the one the rules derive now (empty when it is): asked
+   * right before every `talosctl upgrade` is sent, a first request, a re-send or a re-issue.
+   */
+  imageProblems: () => Promise<string[]>;
   /** This run follows a Retry of this step: what the node shows is recorded even when nothing was issued. */
   retried?: boolean;
   /** What was already unwell before the operation: the gate after the node stops only on regressions. None: every failure stops. */

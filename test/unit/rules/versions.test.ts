@@ -4,6 +4,7 @@ import {
   checkTalosUpgradePath,
   parseKubernetesVersionInput,
   parseTalosVersionInput,
+  storedVersionProblems,
   talosctlClientRefusal,
 } from '../../../src/rules/versions.ts';
 
@@ -236,5 +237,55 @@ describe('talosctlClientRefusal', () => {
       'talosctl is v1.11.6 but 10.0.30.12 runs v1.12.11; the runbook needs a matching client: install talosctl v1.12.11 (or put talosctl-v1.12.11 in the TALOSCTL_BIN directory)',
     );
     expect(talosctlClientRefusal('v1.12.11', 'v1.11.6')).toContain('but the cluster runs v1.11.6');
+  });
+});
+
+describe('storedVersionProblems', () => {
+  it('accepts the stored path of a Talos upgrade, a patch, a re-install and the path to a patch the factory has since superseded', () => {
+    expect(storedVersionProblems('talos', { version: 'v1.12.11', fromVersion: 'v1.11.6', talosVersion: 'v1.11.6' })).toEqual([]);
+    expect(storedVersionProblems('talos', { version: 'v1.11.6', fromVersion: 'v1.11.5', talosVersion: 'v1.11.5' })).toEqual([]);
+    expect(storedVersionProblems('talos', { version: 'v1.11.6', fromVersion: 'v1.11.6', talosVersion: 'v1.11.6' })).toEqual([]);
+    // Planned as the latest patch; the factory publishing v1.12.12 since must not stop the upgrade half-way.
+    expect(storedVersionProblems('talos', { version: 'v1.12.10', fromVersion: 'v1.11.6' })).toEqual([]);
+  });
+
+  it('refuses a Talos target edited into a downgrade, a skipped minor or a version the host cannot upgrade to', () => {
+    expect(storedVersionProblems('talos', { version: 'v1.10.9', fromVersion: 'v1.11.6', talosVersion: 'v1.11.6' })).toEqual([
+      'the stored path v1.11.6 → v1.10.9 is not one the rules allow: v1.10.9 is older than the running v1.11.6: Talos upgrades only move forward; to undo a failed node upgrade use talosctl rollback on that node',
+    ]);
+    expect(storedVersionProblems('talos', { version: 'v1.13.9', fromVersion: 'v1.11.6' })[0]).toContain('skips a minor release');
+    expect(storedVersionProblems('talos', { version: 'v1.15.0', fromVersion: 'v1.14.1' })[0]).toContain('not in the support matrix');
+  });
+
+  it('refuses a Talos upgrade whose talosctl version or versions are missing or edited', () => {
+    expect(storedVersionProblems('talos', { version: 'v1.12.11', fromVersion: 'v1.11.6', talosVersion: 'v1.12.11' })).toEqual([
+      'the stored talosctl version v1.12.11 is not v1.11.6, the version the cluster ran when it was planned',
+    ]);
+    expect(storedVersionProblems('talos', { fromVersion: 'v1.11.6' })).toEqual([
+      'the stored target version is missing, so the approved path cannot be checked',
+    ]);
+    expect(storedVersionProblems('talos', { version: 'v1.12.11' })).toEqual([
+      'the stored running version is missing, so the approved path cannot be checked',
+    ]);
+  });
+
+  it('checks a Kubernetes path against the running Talos', () => {
+    expect(storedVersionProblems('kubernetes', { version: '1.35.0', fromVersion: 'v1.34.1', talosVersion: 'v1.12.11' })).toEqual([]);
+    expect(storedVersionProblems('kubernetes', { version: '1.35.0', fromVersion: 'v1.34.1', talosVersion: 'v1.11.6' })[0]).toContain(
+      'Talos v1.11.6 supports Kubernetes 1.29 to 1.34, not 1.35',
+    );
+    expect(storedVersionProblems('kubernetes', { version: '1.33.0', fromVersion: 'v1.34.1', talosVersion: 'v1.12.11' })[0]).toContain(
+      'is older than the running',
+    );
+    expect(storedVersionProblems('kubernetes', { version: '1.35.0', fromVersion: 'v1.34.1' })).toEqual([
+      'the stored Talos version is missing, so the approved path cannot be checked',
+    ]);
+  });
+
+  it("holds a node operation's talosctl to the version the node ran", () => {
+    expect(storedVersionProblems('node', { fromVersion: 'v1.12.11', talosVersion: 'v1.12.11', version: 'v1.11.6' })).toEqual([]);
+    expect(storedVersionProblems('node', { fromVersion: 'v1.12.11', talosVersion: 'v1.11.6' })).toEqual([
+      'the stored talosctl version v1.11.6 is not v1.12.11, the version the node ran when it was planned',
+    ]);
   });
 });
