@@ -704,7 +704,7 @@ describe('the Flux example', () => {
     const inventories = r.ofKind('ConfigMap').filter((c) => c.metadata!.name!.startsWith('talos-chatops-inventory'));
     expect(inventories).toHaveLength(1);
     expect(r.botContainer.image).toBe('registry.example.org/platform/talos-chatops:0.1.0');
-    expect(r.ofKind('PersistentVolumeClaim').map((c) => (c.spec as { storageClassName?: string }).storageClassName)).toEqual(['nfs', 'nfs']);
+    expect(r.ofKind('PersistentVolumeClaim').map((c) => (c.spec as { storageClassName?: string }).storageClassName)).toEqual(['nfs', 'nfs', 'nfs']);
   });
 });
 

@@ -290,8 +290,9 @@ describe('the operation engine walks a playbook', () => {
       approvals: [approval('2026-12-01T08:00:00Z')],
     });
 
-    // Act
+    // Act: one after the other, each holding the cluster while it walks
     await walkOperation(context(), fresh.id, playbook(ran));
+    await f.deps.lock.acquire(resumed.cluster, resumed.id);
     await walkOperation(context(), resumed.id, playbook(ran));
 
     // Assert
