@@ -177,7 +177,7 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     }
     case 'resend':
       // Sending it again cannot upgrade the node twice: Talos refuses a second upgrade while one runs, and then that one is observed.
-      resumed = 'the request had not reached the node (it had not rebooted and was not cordoned), so it was sent again; ';
+      resumed = 'nothing of the request showed on the node (not rebooted, not cordoned), so it was sent again; ';
       await issueUpgrade(ctx, ctx.step.fromVersion!, true);
       break;
     case 'checks':

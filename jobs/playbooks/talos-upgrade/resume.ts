@@ -64,7 +64,7 @@ export function decideResume(
   if (previous && !rebooted && seen.cordoned === false)
     return {
       action: 'resend',
-      because: `it runs ${seen.version} with the boot ID of the request and is not cordoned: the request never reached it`,
+      because: `it runs ${seen.version} with the boot ID of the request and is not cordoned: nothing of the request shows on it`,
     };
   if (previous && !rebooted)
     return { action: 'watch', because: `it is cordoned and has not rebooted since the request: its upgrade may still be under way` };

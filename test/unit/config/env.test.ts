@@ -186,6 +186,8 @@ describe('loadConfig: values', () => {
       tofuEnv: {},
       retention: { operationMs: 400 * 86_400_000, dedupeSeconds: 3600, jobSeconds: 7 * 86_400 },
       recordExportDir: undefined,
+      redisDurabilityCheck: 'enforce',
+      redisEpochReseed: false,
       timeouts: {
         approvalTtlMs: 3_600_000,
         approvalReminderMs: 600_000,
