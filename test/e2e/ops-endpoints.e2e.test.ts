@@ -76,6 +76,7 @@ describe('ops endpoints in Socket Mode', () => {
       ['slack', 1],
       ['workers', 1],
       ['draining', 1],
+      ['redis-epoch', 1],
     ]);
   });
 

@@ -86,7 +86,11 @@ describe('a stop says where things stand', () => {
     // Arrange: Talos 1.13 nodes, whose client drains (cmd/talosctl/cmd/talos/upgrade.go v1.13.9)
     const from = 'v1.13.8';
     const target = 'v1.13.9';
-    h = await startHarness({ clusters: [stagingShape({ talosVersion: from }), productionShape({ talosVersion: from })] });
+    // Each phase of the simulated upgrade takes long enough for the budget to change between the check before and the drain.
+    h = await startHarness({
+      clusters: [stagingShape({ talosVersion: from }), productionShape({ talosVersion: from })],
+      timing: { stepMs: 500 },
+    });
     const harness = h;
     const plan = await requestUpgrade(harness, `upgrade talos ${target}`);
     await clickStart(harness, plan);
@@ -105,13 +109,16 @@ describe('a stop says where things stand', () => {
       },
       { timeoutMs: 60_000, description: 'the approval request of the second node' },
     );
-    // The first node done and checked: a podinfo pod now runs on the second, and its budget keeps both pods, so no eviction goes through.
+    // Act: once the second node's upgrade is under way (its budgets were judged fine just before), a podinfo pod
+    // runs on it and its budget keeps both pods, so no eviction of the drain goes through.
+    await approve(harness, second);
+    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.30.12'), {
+      intervalMs: 5,
+      description: 'the upgrade of the second node under way',
+    });
     const kube = harness.sim.cluster('production').kube;
     kube.pods.find((p) => p.labels['app'] === 'podinfo')!.nodeName = 'talos-prd-cp-2';
     kube.pdbs.find((p) => p.name === 'podinfo')!.minAvailable = 2;
-
-    // Act
-    await approve(harness, second);
     const stop = await harness.slack.waitFor(
       () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')),
       { timeoutMs: 60_000, description: 'the stop' },
