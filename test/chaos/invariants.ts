@@ -337,6 +337,8 @@ export type Outcome = 'completed' | 'stopped' | 'unfinished';
 export function outcomeOf(e: RunEvidence): Outcome {
   if (e.op?.state === 'completed') return 'completed';
   if (e.op?.state === 'failed' || e.op?.state === 'refused') return 'stopped';
+  // Redis lost the record: the bot halts and acts no more, which is the stop this fault asks for.
+  if (e.lockLostAt !== undefined) return 'stopped';
   return 'unfinished';
 }
 

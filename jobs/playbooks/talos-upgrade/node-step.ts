@@ -87,11 +87,11 @@ const DOES: Record<ResumeAction, string> = {
  * Talos booted the previous image on its own (A/B): the new one probably could not boot. Trying
  * again is a person's decision with the evidence in front of them, and there is nothing to roll back.
  */
-function fellBack(ctx: NodeStepContext, seen: string, evidence: string[]): StepFailure {
+function fellBack(ctx: NodeStepContext, seen: string, evidence: string[], fromVersion = ctx.step.fromVersion): StepFailure {
   const node = ctx.step.node!;
   return new StepFailure(
     `${node} came back on ${seen}, not ${ctx.target}${ctx.reinstall === true ? ' with the new schematic' : ''}: Talos booted the previous image on its own (an A/B fallback; the new image probably could not boot)`,
-    [...evidence, `installer image: ${ctx.step.image ?? '?'}`, `version before the step: ${ctx.step.fromVersion ?? 'unknown'}`],
+    [...evidence, `installer image: ${ctx.step.image ?? '?'}`, `version before the step: ${fromVersion ?? 'unknown'}`],
     {
       explicitRetry: 'Retry the upgrade of this node',
       resume: 'reissue',
@@ -193,7 +193,7 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     throw error instanceof StepFailure ? await notBack(ctx, error) : error;
   });
   if (version !== ctx.target) {
-    throw fellBack(ctx, version, [`expected ${ctx.target}, node reports ${version}`]);
+    throw fellBack(ctx, version, [`expected ${ctx.target}, node reports ${version}`], ctx.step.fromVersion ?? seen.version);
   }
   let reinstalled = '';
   if (ctx.reinstall === true) {
