@@ -15,7 +15,7 @@ import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { storedVersionProblems } from '../../src/rules/versions.ts';
-import { checkpoint, clusterNamed, DrainCheckpoint, StepFailure, type OpsJobDeps } from './job-context.ts';
+import { checkpoint, clusterNamed, DrainCheckpoint, probeSignals, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { observeStanding, unknownStanding } from './cluster-state.ts';
 import type { ClusterStanding } from '../../src/chat/stop-state.ts';
@@ -32,7 +32,6 @@ export async function patchStep(deps: OpsJobDeps, opId: string, stepId: string, 
   return op;
 }
 
-/** A signal bounded by the probe timeout, for one read of the cluster. */
 /**
  * The health gate through the walk's talosctl and Kubernetes client, each probe bounded: on the
  * walk's cluster, or on `cluster` where the step judges another shape of it (nodes added or gone).
@@ -56,9 +55,9 @@ export async function walkGate(
   return baseline === undefined ? report : againstBaseline(report, baseline.baseline, baseline.nodes);
 }
 
-export function probeSignal(ctx: WalkContext): AbortSignal {
-  const timeout = AbortSignal.timeout(ctx.deps.timeouts.probeMs);
-  return ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
+/** A signal bounded by the probe timeout, and by the run's signal, for one read of the cluster. */
+export function probeSignal(ctx: Pick<WalkContext, 'deps' | 'signal'>): AbortSignal {
+  return probeSignals(ctx.deps.timeouts.probeMs, ctx.signal)();
 }
 
 /**

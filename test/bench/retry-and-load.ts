@@ -157,7 +157,8 @@ async function helpAcks(h: Harness, min: number, more: () => boolean): Promise<n
   return acks;
 }
 
-function fleetShapes(count: number): { shapes: ClusterShape[]; channelOf: (name: string) => string; extra: number[] } {
+/** The fleet of the benchmarks: staging, production and `count - 2` small clusters, each with its maintenance channel. */
+export function fleetShapes(count: number): { shapes: ClusterShape[]; channelOf: (name: string) => string; extra: number[] } {
   const extra = Array.from({ length: count - 2 }, (_, i) => i);
   const shapes = [
     stagingShape(),

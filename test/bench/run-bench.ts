@@ -7,10 +7,9 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { productionShape, stagingShape } from '../sim/index.ts';
 import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
-import { acksUnderLoad, retryToFirstCall } from './retry-and-load.ts';
+import { acksUnderLoad, fleetShapes, retryToFirstCall } from './retry-and-load.ts';
 import { mean, percentile, round, type Row } from './stats.ts';
 
 const FLEET = Number(process.env.BENCH_FLEET ?? 50);
@@ -103,28 +102,7 @@ function logLines(h: Harness, msg: string): Record<string, number>[] {
 
 /** Health gates for a fleet of simulated clusters at once, against one gate alone, on the same bot. */
 async function fleetScale(): Promise<void> {
-  const extra = Array.from({ length: FLEET - 2 }, (_, i) => i);
-  const shapes = [
-    stagingShape(),
-    productionShape(),
-    ...extra.map((i) =>
-      stagingShape({
-        name: `fleet-${i}`,
-        nodes: [
-          { hostname: `fleet-${i}-cp-1`, address: `10.1.${i}.10`, role: 'controlplane', host: 'pve9' },
-          { hostname: `fleet-${i}-w-1`, address: `10.1.${i}.11`, role: 'worker', host: 'pve9' },
-        ],
-        endpoints: [`10.1.${i}.10`],
-        kubernetesEndpoint: `https://10.1.${i}.10:6443`,
-      }),
-    ),
-  ];
-  const channelOf = (name: string): string =>
-    name === 'staging'
-      ? CHANNELS.staging
-      : name === 'production'
-        ? CHANNELS.production
-        : `C0MAINT${name.toUpperCase().replace(/[^A-Z0-9]/g, '')}`;
+  const { shapes, channelOf, extra } = fleetShapes(FLEET);
   const h = await startHarness({
     clusters: shapes,
     extraChannels: extra.map((i) => ({ id: channelOf(`fleet-${i}`), name: `maint-fleet-${i}` })),

@@ -35,8 +35,3 @@ export interface NodeStepContext {
   /** What was already unwell before the operation: the gate after the node stops only on regressions. None: every failure stops. */
   baseline?: Baseline;
 }
-
-export function probeSignal(ctx: NodeStepContext): AbortSignal {
-  const timeout = AbortSignal.timeout(ctx.deps.timeouts.probeMs);
-  return ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
-}

@@ -7,7 +7,8 @@ import { observeKubeNode, observeNodeImages, observeTalosVersions } from '../../
 import { endpointsAvoiding, hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import { schematicOfImage } from './installer-images.ts';
 import { StepFailure } from '../../engine/job-context.ts';
-import { probeSignal, type NodeStepContext } from './node-context.ts';
+import type { NodeStepContext } from './node-context.ts';
+import { probeSignal } from '../../engine/walk.ts';
 import { waitForChecksAfter, waitForLonghorn, waitForNodeBack } from './node-wait.ts';
 import { issueUpgrade } from './issue-upgrade.ts';
 import { decideResume, describeSeen, type NodeSeen, type ResumeAction } from './resume.ts';
@@ -15,28 +16,28 @@ import { checkDrain } from '../shared/drain-check.ts';
 
 export type { NodeStepContext } from './node-context.ts';
 
-async function requireQuorum(ctx: NodeStepContext, when: string): Promise<string> {
+/**
+ * Before a control plane reboots: etcd healthy, and the bot's own arithmetic that quorum holds
+ * without it (on Talos ≥ 1.13 no server-side check refuses an upgrade that loses quorum). After
+ * the reboot the checks are polled to their bound instead (`waitForChecksAfter`).
+ */
+async function requireQuorumBefore(ctx: NodeStepContext): Promise<void> {
   const node = ctx.step.node!;
   const check = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx), endpointsAvoiding(ctx.cluster, node));
-  if (check.status === 'failed') throw new StepFailure(`etcd quorum check ${when} ${node} failed: ${check.summary}`, check.evidence);
-  if (when === 'before') {
-    // The bot's own arithmetic: on Talos ≥ 1.13 no server-side check refuses an upgrade that loses quorum.
-    const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
-    const others = membership.healthy.filter((n) => n !== node).length;
-    const quorum = quorumWhileRebooting(membership.memberCount, others, node, !hasOtherEndpoint(ctx.cluster, node));
-    if (!quorum.ok) {
-      throw new StepFailure(
-        `etcd would lose quorum while ${node} reboots, so it was not touched: ${quorum.explanation}`,
-        membership.evidence,
-        {
-          retry: 'nothing was changed by this step; Retry checks etcd again',
-          nodeUnchanged: true,
-        },
-      );
-    }
-    return `${check.summary}; ${quorum.explanation}`;
+  if (check.status === 'failed') throw new StepFailure(`etcd quorum check before ${node} failed: ${check.summary}`, check.evidence);
+  const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
+  const others = membership.healthy.filter((n) => n !== node).length;
+  const quorum = quorumWhileRebooting(membership.memberCount, others, node, !hasOtherEndpoint(ctx.cluster, node));
+  if (!quorum.ok) {
+    throw new StepFailure(
+      `etcd would lose quorum while ${node} reboots, so it was not touched: ${quorum.explanation}`,
+      membership.evidence,
+      {
+        retry: 'nothing was changed by this step; Retry checks etcd again',
+        nodeUnchanged: true,
+      },
+    );
   }
-  return check.summary;
 }
 
 export type NodeOutcome = { kind: 'skipped'; detail: string } | { kind: 'done'; detail: string };
@@ -166,7 +167,7 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
       ]);
     case 'issue': {
       if (!seen.reachable) throw new StepFailure(`${node} does not answer before its upgrade`, [seen.error ?? 'no answer']);
-      if (isControlPlane) await requireQuorum(ctx, 'before');
+      if (isControlPlane) await requireQuorumBefore(ctx);
       await waitForLonghorn(ctx, 'before');
       const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
       bootIdBefore = kube.bootId;

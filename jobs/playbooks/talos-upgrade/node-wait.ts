@@ -8,7 +8,8 @@ import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 
-import { probeSignal, type NodeStepContext } from './node-context.ts';
+import type { NodeStepContext } from './node-context.ts';
+import { probeSignal } from '../../engine/walk.ts';
 
 /** `15 s`, `20 min`: a bound as an operator reads it. */
 function span(ms: number): string {
