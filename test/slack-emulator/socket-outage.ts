@@ -44,14 +44,20 @@ export class Outage implements SocketOutage {
   refusedUpgrades = 0;
   endedAt: number | undefined;
   readonly #over = Promise.withResolvers<void>();
-  readonly #timer: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(options: OutageOptions) {
     this.how = options.how ?? 'http_503';
-    if (options.forMs !== undefined) {
-      this.#timer = setTimeout(() => this.end(), options.forMs);
-      this.#timer.unref();
-    }
+    if (options.forMs !== undefined) this.#endAt(this.startedAt + options.forMs);
+  }
+
+  // A timer may fire a millisecond before the wall clock says its delay has passed: an outage lasts at least what was asked.
+  #endAt(deadline: number): void {
+    this.#timer = setTimeout(() => {
+      if (Date.now() < deadline) this.#endAt(deadline);
+      else this.end();
+    }, deadline - Date.now());
+    this.#timer.unref();
   }
 
   get over(): Promise<void> {

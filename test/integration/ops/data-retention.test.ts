@@ -16,7 +16,8 @@ const redis = useRedisFixture();
 
 const DAY = 86_400_000;
 const RETENTION = 400 * DAY;
-const NOW = new Date('2026-12-01T08:00:00.000Z');
+// Redis expires keys by the real clock, so the operations' times are relative to it.
+const NOW = new Date();
 const ago = (days: number): string => new Date(NOW.getTime() - days * DAY).toISOString();
 
 function op(fields: Partial<Operation> & Pick<Operation, 'state'>): Operation {
