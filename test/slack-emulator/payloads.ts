@@ -139,7 +139,7 @@ export type ViewInput = Record<string, string | string[] | null>;
 export interface ViewSubmitOptions {
   /** Sent instead of the view's `private_metadata`, as a tampered or stale client would. */
   privateMetadata?: string;
-  /** Sent instead of the view's `state.values`, as a forged payload would (nothing is checked). */
+  /** Sent instead of the view's `state.values`, as a forged payload would: nothing is checked, not even required inputs. */
   stateValues?: JsonObject;
 }
 

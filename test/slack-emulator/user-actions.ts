@@ -109,7 +109,8 @@ export class UserActions {
     const modal = this.#openModal(user, viewId);
     if (modal.view.submit === null) throw new Error(`submitView: view ${viewId} has no submit button`);
     for (const [blockId, value] of Object.entries(values)) enter(modal, blockId, value);
-    const missing = missingRequired(modal.view);
+    // A forged payload (`stateValues`) never went through the client that checks required inputs.
+    const missing = opts.stateValues === undefined ? missingRequired(modal.view) : {};
     if (Object.keys(missing).length > 0) return { outcome: 'missing_required', errors: missing };
     const view = structuredClone(modal.view);
     if (opts.privateMetadata !== undefined) view.private_metadata = opts.privateMetadata;
