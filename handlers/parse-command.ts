@@ -19,10 +19,15 @@ export type Command =
   | { kind: 'node-remove'; node: string; cluster?: string }
   | { kind: 'status' }
   | { kind: 'cancel'; op: string }
-  | { kind: 'record'; op: string };
+  | { kind: 'record'; op: string }
+  /** A playbook command typed without its version or node: a modal asks for it. */
+  | { kind: 'guided'; playbook: GuidedKind };
+
+/** The commands that open a modal when their version or node is left out. */
+export type GuidedKind = 'talos-upgrade' | 'k8s-upgrade' | 'node-rollback' | 'node-remove';
 
 /** The commands a playbook declares (see `PLAYBOOK_COMMANDS`). */
-type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record'>;
+type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record' | 'guided'>;
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 
@@ -134,16 +139,21 @@ function parsePlaybookCommand(commands: readonly PlaybookCommand[], sub: string,
   }
   const [value, clusterToken, ...extra] = rest;
   if (argument.kind === 'version') {
+    if (value === undefined) return { ok: true, command: { kind: 'guided', playbook: kind as GuidedKind } };
     if (extra.length > 0) return tooMany(usage(command, said));
     const version = versionArg(value, argument.what, argument.example);
     if (!version.ok) return version;
     const cluster = clusterArg(clusterToken);
     return cluster.ok ? { ok: true, command: { kind, version: version.version, cluster: cluster.cluster } as Command } : cluster;
   }
-  if (value === undefined) return { ok: false, reason: `Name the node's address, e.g. \`/talos ${said} 10.0.30.12\`.` };
+  // Left out, the version or the node is asked for in a modal.
+  if (value === undefined) return { ok: true, command: { kind: 'guided', playbook: kind as GuidedKind } };
   if (extra.length > 0) return tooMany(usage(command, said));
   if (!NODE.test(value) || !isNodeAddress(value))
-    return { ok: false, reason: `\`${value}\` is not a node address. Give the node's IP address as listed in the inventory.` };
+    return {
+      ok: false,
+      reason: `\`${value}\` is not a node address or name. Give the node's name or IP address as listed in the inventory.`,
+    };
   const cluster = clusterArg(clusterToken);
   return cluster.ok ? { ok: true, command: { kind, node: value, cluster: cluster.cluster } as Command } : cluster;
 }

@@ -3,12 +3,39 @@ import type { Logger } from '../src/log/logger.ts';
 import { COMMAND_HANDLERS, IMMEDIATE_HANDLERS } from './commands/index.ts';
 import type { CommandDeps, CommandHandler, ImmediateHandler, Outcome } from './commands/command-context.ts';
 import { MembershipUnknown } from './authorize.ts';
-import { parseCommand, type Command } from './parse-command.ts';
+import { parseCommand, type Command, type GuidedKind } from './parse-command.ts';
 import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
+import { type GuidedDeps, openGuided, registerGuidedSubmissions } from './guided-commands.ts';
 
 export type { CommandDeps } from './commands/command-context.ts';
 
 const ENQUEUE_FAILED = 'The bot could not queue that command (its Redis is unreachable). Nothing was started; try again in a minute.';
+
+const GUIDED_EXAMPLE: Record<GuidedKind, string> = {
+  'talos-upgrade': '/talos upgrade talos v1.13.9',
+  'k8s-upgrade': '/talos upgrade k8s v1.35.2',
+  'node-rollback': '/talos rollback talos-prd-cp-2',
+  'node-remove': '/talos remove 10.0.30.21',
+};
+
+/**
+ * A command's text run for `slack.user_id` in `slack.channel_id` as `/talos` runs it (parsed,
+ * authorized, queued once), for a modal's submission; its reply, or why it could not run.
+ */
+export async function runTyped(text: string, slack: SlashCommand, deps: CommandDeps): Promise<Outcome> {
+  const log = deps.logger.child({ user: slack.user_id, channel: slack.channel_id });
+  const parsed = parseCommand(text);
+  if (!parsed.ok) return { reply: parsed.reason };
+  if (parsed.command.kind === 'guided') return { reply: 'Name the version or node. Nothing was started.' };
+  let outcome: Outcome;
+  try {
+    outcome = immediateOutcome(parsed.command, slack, deps) ?? (await deferredOutcome(parsed.command, slack, deps));
+  } catch (error) {
+    if (error instanceof MembershipUnknown) return { reply: error.message };
+    throw error;
+  }
+  return { reply: (await enqueueOnce(outcome, parsed.command, slack, deps, log)) ?? outcome.reply };
+}
 
 /** The command as the operator typed it (`/talos upgrade talos`), for replies about the command itself. */
 function commandName(command: Command): string {
@@ -62,8 +89,9 @@ function errorText(error: unknown): string {
  * its reply arrives as an ephemeral message through the command's response_url.
  * Nothing slow runs here; the jobs do the work and post to the channel.
  */
-export function registerTalosCommand(app: App, deps: CommandDeps): void {
-  app.command('/talos', async ({ command, ack, respond }) => {
+export function registerTalosCommand(app: App, deps: GuidedDeps): void {
+  registerGuidedSubmissions(app, deps, (text, slack) => runTyped(text, slack, deps));
+  app.command('/talos', async ({ command, ack, respond, client }) => {
     const log = deps.logger.child({ user: command.user_id, channel: command.channel_id });
     const parsed = parseCommand(command.text ?? '');
     if (!parsed.ok) {
@@ -84,6 +112,21 @@ export function registerTalosCommand(app: App, deps: CommandDeps): void {
         () => undefined,
         (error: unknown) => log.warn({ kind: parsed.command.kind, err: errorText(error) }, 'command reply not delivered'),
       );
+
+    if (parsed.command.kind === 'guided') {
+      // Acked first: the modal opens right after, within the trigger's 3 s.
+      await ack();
+      try {
+        const refusal = await openGuided(client, command.trigger_id, command.user_id, command.channel_id, parsed.command.playbook, deps);
+        if (refusal !== undefined) await say(refusal);
+      } catch (error) {
+        log.warn({ kind: parsed.command.playbook, err: errorText(error) }, 'guided form not opened');
+        await say(
+          `The form could not open (${errorText(error)}). Nothing was started; type the command in full instead, e.g. \`${GUIDED_EXAMPLE[parsed.command.playbook]}\`.`,
+        );
+      }
+      return;
+    }
 
     const immediate = immediateOutcome(parsed.command, command, deps);
     if (immediate !== undefined) {

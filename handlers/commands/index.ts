@@ -1,5 +1,6 @@
 import { PLAYBOOKS, type OperationKind } from '../../jobs/playbooks/index.ts';
-import { HELP_TEXT, type Command } from '../parse-command.ts';
+import type { Command } from '../parse-command.ts';
+import { help } from './help.ts';
 import type { CommandHandler, ImmediateHandler } from './command-context.ts';
 import { cancel } from './cancel.ts';
 import { record } from './record.ts';
@@ -13,7 +14,7 @@ type Deferred = { [K in Command['kind']]?: CommandHandler<K> };
 
 /** Subcommands answered in the ack itself: their reply needs neither Redis nor Slack. */
 export const IMMEDIATE_HANDLERS: Immediate = {
-  help: () => ({ reply: HELP_TEXT }),
+  help,
   health,
   gates,
 };

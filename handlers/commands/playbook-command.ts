@@ -1,7 +1,7 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { CommandRequest } from '../../jobs/engine/playbook.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
-import { allNodes } from '../../src/config/inventory.ts';
+import { resolveNode } from '../../src/config/node-names.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import type { OperationKind } from '../../jobs/playbooks/index.ts';
 import { lockHeldReason, newOperation, operatorCluster, type CommandDeps, type Outcome } from './command-context.ts';
@@ -34,13 +34,11 @@ export async function requestPlaybook(
   const resolved = await operatorCluster(deps, slack, command.cluster, request.what);
   if (!resolved.ok) return { reply: resolved.reason };
   const { cluster } = resolved;
-  const { node } = command;
-  if (node !== undefined) {
-    if (!allNodes(cluster).includes(node)) {
-      return {
-        reply: `${node} is not a node of *${cluster.name}*. Known addresses: ${allNodes(cluster).join(', ')}. Nothing was started.`,
-      };
-    }
+  let node: string | undefined;
+  if (command.node !== undefined) {
+    const found = resolveNode(cluster, command.node);
+    if (!found.ok) return { reply: `${found.reason} Nothing was started.` };
+    node = found.address;
     const refusal = request.refuseNode?.(cluster, node);
     if (refusal !== undefined) return { reply: `${refusal} Nothing was started.` };
   }

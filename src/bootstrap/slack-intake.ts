@@ -62,6 +62,7 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     now,
     lifecycle,
     readLimiter,
+    factory: adapters.factory,
   });
   const actionDeps = { inventory, store, authorizer, logger, lifecycle };
   registerOperationActions(app, actionDeps);

@@ -87,6 +87,10 @@ const ClusterSchema = z
     terraformOutputs: TerraformOutputNames.optional(),
     /** The health gate and etcd snapshots on a cron schedule (see schedules.ts). */
     schedules: ClusterSchedules.optional(),
+    /** The name of each node, by address (`10.0.30.12: talos-prd-cp-2`), so commands take the name as well as the address. */
+    nodeNames: z
+      .record(Address, z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'node names are lower-case letters, digits and dashes'))
+      .optional(),
   })
   .check((ctx) => {
     const all = [...ctx.value.controlPlanes, ...ctx.value.workers];
@@ -101,6 +105,20 @@ const ClusterSchema = z
       const problem = windowProblem(window);
       if (problem !== undefined) ctx.issues.push({ code: 'custom', input: window, path: ['maintenanceWindows', i], message: problem });
     });
+    const named = new Map<string, string>();
+    for (const [address, name] of Object.entries(ctx.value.nodeNames ?? {})) {
+      if (!seen.has(address))
+        ctx.issues.push({
+          code: 'custom',
+          input: address,
+          path: ['nodeNames', address],
+          message: `${address} is not a node of this cluster`,
+        });
+      const other = named.get(name);
+      if (other !== undefined)
+        ctx.issues.push({ code: 'custom', input: name, path: ['nodeNames', address], message: `${name} also names ${other}` });
+      named.set(name, address);
+    }
     for (const address of ctx.value.longhornNodes) {
       if (!seen.has(address)) {
         ctx.issues.push({ code: 'custom', input: address, path: ['longhornNodes'], message: `${address} is not a node of this cluster` });

@@ -31,6 +31,8 @@ const REQUIRED: Record<string, { scopes: string[]; why: string }> = {
   'files.upload': { scopes: ['files:write'], why: 'the bytes of an external upload' },
   'usergroups.users.list': { scopes: ['usergroups:read'], why: 'operators and approvers named as user groups' },
   'views.publish': { scopes: [], why: 'the Home tab' },
+  'views.open': { scopes: [], why: 'the modal of a command typed without its version or node' },
+  'views.update': { scopes: [], why: "the modal's releases, once Image Factory answered" },
 };
 
 /** Calls Bolt makes itself, which no line of the bot's code names. */

@@ -49,6 +49,7 @@ export async function writeInventory(sim: Simulator, options: InventoryOptions =
       operators: perCluster(options.operators, name, ['U0ALICE', 'U0BOB']),
       approvers: perCluster(options.approvers, name, ['U0CAROL']),
       defaultForChannel: options.defaultForChannel ? options.defaultForChannel.includes(name) : true,
+      nodeNames: Object.fromEntries(cluster.nodes.map((n) => [n.address, n.hostname])),
       ...options.extra?.[name],
     };
   }

@@ -73,8 +73,6 @@ describe('parseCommand: usage errors', () => {
       'upgrade cilium 1.16.0',
       'Say what to upgrade: `/talos upgrade talos <version> [cluster]` or `/talos upgrade k8s <version> [cluster]`.',
     ],
-    ['upgrade talos', 'Name the target Talos version, e.g. `v1.12.11`.'],
-    ['upgrade k8s', 'Name the target Kubernetes version, e.g. `1.35.0`.'],
     ['upgrade talos 1.12', '`1.12` is not a Talos version. Write it as MAJOR.MINOR.PATCH with or without a leading v, e.g. `v1.12.11`.'],
     [
       'upgrade talos latest',
@@ -96,9 +94,7 @@ describe('parseCommand: usage errors', () => {
       'upgrade talos v1.12.11 -production',
       '`-production` is not a cluster name. Cluster names are lower-case letters, digits and dashes, e.g. `production`.',
     ],
-    ['rollback', "Name the node's address, e.g. `/talos rollback 10.0.30.12`."],
-    ['remove', "Name the node's address, e.g. `/talos remove 10.0.30.12`."],
-    ['remove --all', "`--all` is not a node address. Give the node's IP address as listed in the inventory."],
+    ['remove --all', "`--all` is not a node address or name. Give the node's name or IP address as listed in the inventory."],
     ['cancel', 'Name the operation, e.g. `/talos cancel op-1a2b3c4d` (see `/talos status`).'],
     ['record 1a2b3c4d', '`1a2b3c4d` is not an operation id; ids look like `op-1a2b3c4d` (see `/talos status`).'],
     ['cancel op-ABCDEF12', '`op-ABCDEF12` is not an operation id; ids look like `op-1a2b3c4d` (see `/talos status`).'],
@@ -267,5 +263,28 @@ describe('parseCommand on arbitrary input', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('a playbook command without its version or node', () => {
+  it.each([
+    ['upgrade talos', 'talos-upgrade'],
+    ['upgrade k8s', 'k8s-upgrade'],
+    ['rollback', 'node-rollback'],
+    ['remove', 'node-remove'],
+  ])('%j asks for it in a modal', (text, playbook) => {
+    // Act
+    const result = parseCommand(text);
+
+    // Assert
+    expect(result).toEqual({ ok: true, command: { kind: 'guided', playbook } });
+  });
+
+  it('takes a node by name where it takes an address', () => {
+    // Act
+    const result = parseCommand('rollback talos-prd-cp-2');
+
+    // Assert
+    expect(result).toEqual({ ok: true, command: { kind: 'node-rollback', node: 'talos-prd-cp-2', cluster: undefined } });
   });
 });

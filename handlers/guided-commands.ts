@@ -1,0 +1,152 @@
+import type { App, SlashCommand } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import {
+  NODE_MODAL,
+  nodePickerModal,
+  type NodeKind,
+  readSubmission,
+  unticked,
+  UPGRADE_MODAL,
+  upgradeModal,
+  type UpgradeKind,
+  type VersionChoices,
+  offeredTalosVersions,
+  INPUT,
+} from '../src/chat/guided-modals.ts';
+import { resolveCluster, type ClusterConfig } from '../src/config/inventory.ts';
+import type { ImageFactory } from '../src/talos/image-factory.ts';
+import type { CommandDeps, Outcome } from './commands/command-context.ts';
+import type { GuidedKind } from './parse-command.ts';
+
+/** What the guided commands need beyond a command's: Image Factory's release list, for the version select. */
+export interface GuidedDeps extends CommandDeps {
+  factory?: Pick<ImageFactory, 'versions'>;
+}
+
+/** Runs a typed command's text as if `slack.user_id` had typed it in `slack.channel_id`; the same path as `/talos`. */
+export type RunTyped = (text: string, slack: SlashCommand) => Promise<Outcome>;
+
+/** The clusters this user may act on: those whose operators include them. */
+export async function actableClusters(deps: CommandDeps, user: string): Promise<ClusterConfig[]> {
+  const allowed = await Promise.all(deps.inventory.clusters.map((c) => deps.authorizer.isMember(user, c.operators)));
+  return deps.inventory.clusters.filter((_, i) => allowed[i]);
+}
+
+const WHAT: Record<GuidedKind, string> = {
+  'talos-upgrade': 'a Talos upgrade',
+  'k8s-upgrade': 'a Kubernetes upgrade',
+  'node-rollback': 'a node rollback',
+  'node-remove': 'a node removal',
+};
+
+/**
+ * Opens the modal of a command typed without its version or node. Slack takes `views.open` only
+ * within 3 s of the command, so the modal opens with what the bot knows locally; the release list
+ * of Image Factory comes after, by `views.update`. Returns a reply when no modal opens.
+ */
+export async function openGuided(
+  client: WebClient,
+  triggerId: string,
+  user: string,
+  channel: string,
+  kind: GuidedKind,
+  deps: GuidedDeps,
+): Promise<string | undefined> {
+  const clusters = await actableClusters(deps, user);
+  const here = resolveCluster(deps.inventory, channel, undefined);
+  const channelCluster = here.ok ? here.cluster.name : undefined;
+  if (kind === 'node-rollback' || kind === 'node-remove') {
+    if (!here.ok) return `${here.reason} Nothing was started.`;
+    if (!clusters.some((c) => c.name === here.cluster.name)) {
+      return `Only operators of *${here.cluster.name}* may start ${WHAT[kind]}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
+    }
+    await client.views.open({ trigger_id: triggerId, view: nodePickerModal(kind as NodeKind, here.cluster) as never });
+    return undefined;
+  }
+  if (clusters.length === 0) {
+    return `Only a cluster's operators may start ${WHAT[kind]}, and you are an operator of none. Ask one, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
+  }
+  const upgradeKind = kind as UpgradeKind;
+  const needsVersions = upgradeKind === 'talos-upgrade' && deps.factory !== undefined;
+  const first: VersionChoices = needsVersions
+    ? { state: 'loading' }
+    : { state: 'unavailable', reason: 'The release list is not available' };
+  const opened = await client.views.open({
+    trigger_id: triggerId,
+    view: upgradeModal({ kind: upgradeKind, clusters, channelCluster, versions: first }) as never,
+  });
+  if (!needsVersions || opened.view?.id === undefined) return undefined;
+  let versions: VersionChoices;
+  try {
+    versions = { state: 'ready', versions: offeredTalosVersions(await deps.factory!.versions()) };
+  } catch (error) {
+    versions = { state: 'unavailable', reason: `Image Factory did not answer (${error instanceof Error ? error.message : String(error)})` };
+  }
+  await client.views.update({
+    view_id: opened.view.id,
+    ...(opened.view.hash === undefined ? {} : { hash: opened.view.hash }),
+    view: upgradeModal({ kind: upgradeKind, clusters, channelCluster, versions }) as never,
+  });
+  return undefined;
+}
+
+/** The typed command a submitted modal stands for, or the errors to show under its inputs. */
+export function typedCommand(view: {
+  private_metadata?: string;
+  state?: { values?: unknown };
+}): { text: string; cluster: string } | { errors: Record<string, string> } {
+  const submission = readSubmission(view);
+  const { kind, cluster } = submission;
+  if (kind === undefined) return { errors: { [INPUT.cluster]: 'This form is not one the bot opened. Run the command again.' } };
+  if (kind === 'node-rollback' || kind === 'node-remove') {
+    if (submission.node === undefined || cluster === undefined) return { errors: { [INPUT.node]: 'Choose a node.' } };
+    return { text: `${kind === 'node-rollback' ? 'rollback' : 'remove'} ${submission.node} ${cluster}`, cluster };
+  }
+  const errors: Record<string, string> = {};
+  const missing = unticked(kind, submission.reviewed);
+  if (missing.length > 0) errors[INPUT.review] = `Tick every review item before planning; still open: ${missing.join('; ')}.`;
+  if (submission.version === undefined) errors[INPUT.version] = 'Choose the target version.';
+  if (cluster === undefined) errors[INPUT.cluster] = 'Choose the cluster.';
+  if (Object.keys(errors).length > 0) return { errors };
+  return { text: `upgrade ${kind === 'talos-upgrade' ? 'talos' : 'k8s'} ${submission.version} ${cluster}`, cluster: cluster! };
+}
+
+/**
+ * A guided modal's submission: the review must be complete (else the modal stays open with what
+ * is missing), then the modal closes and its typed command runs as if typed in the cluster's
+ * channel, with the same parsing, refusals and request, its reply shown there to the user alone.
+ */
+export function registerGuidedSubmissions(app: App, deps: CommandDeps, run: RunTyped): void {
+  for (const callbackId of [UPGRADE_MODAL, NODE_MODAL]) {
+    app.view({ callback_id: callbackId, type: 'view_submission' }, async ({ ack, body, view }) => {
+      const log = deps.logger.child({ user: body.user.id, view: callbackId });
+      const typed = typedCommand(view);
+      if ('errors' in typed) {
+        await ack({ response_action: 'errors', errors: typed.errors });
+        return;
+      }
+      await ack();
+      const cluster = deps.inventory.clusters.find((c) => c.name === typed.cluster);
+      // A cluster the inventory does not name still runs the command, which refuses it; its reply goes to the user where they are.
+      const channel = cluster?.channel ?? deps.inventory.clusters[0]?.channel ?? '';
+      const slack = {
+        user_id: body.user.id,
+        user_name: body.user.name,
+        channel_id: channel,
+        trigger_id: `view-${view.id}`,
+        text: typed.text,
+        command: '/talos',
+      } as SlashCommand;
+      let reply: string;
+      try {
+        reply = (await run(typed.text, slack)).reply;
+      } catch (error) {
+        log.error({ err: error instanceof Error ? error.message : String(error) }, 'guided command failed');
+        reply = 'The bot could not check that request: Slack or its Redis did not answer. Nothing was started; try again in a minute.';
+      }
+      await deps.chat.ephemeral(channel, body.user.id, { text: reply }).catch((error: unknown) => {
+        log.warn({ err: error instanceof Error ? error.message : String(error) }, 'guided command reply not delivered');
+      });
+    });
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * The modals of guided commands: `/talos upgrade talos|k8s` without a version and `/talos
+ * rollback|remove` without a node. A modal only gathers the words of the typed command; its
+ * submission is parsed and run as that command.
+ */
+import type { ClusterConfig } from '../config/inventory.ts';
+import { allNodes } from '../config/inventory.ts';
+import { nodeLabel } from '../config/node-names.ts';
+import { minorOf, supportFor, TALOS_SUPPORT_MATRIX } from '../talos/compatibility.ts';
+import type { Block } from '../port/chat-port.ts';
+
+export const UPGRADE_MODAL = 'talos-guided-upgrade';
+export const NODE_MODAL = 'talos-guided-node';
+
+export type UpgradeKind = 'talos-upgrade' | 'k8s-upgrade';
+export type NodeKind = 'node-rollback' | 'node-remove';
+
+/** Block and action ids of the modals' inputs: the submission is read by these. */
+export const INPUT = { cluster: 'cluster', version: 'version', review: 'review', node: 'node' } as const;
+
+/** The runbook's pre-upgrade review (Upgrade Talos 1–2, Upgrade Kubernetes 1–2), one checkbox each. */
+export const REVIEW_ITEMS: Record<UpgradeKind, { value: string; text: string }[]> = {
+  'talos-upgrade': [
+    { value: 'release-notes', text: 'Read the release notes of the target' },
+    { value: 'support-matrix', text: 'Support matrix: the running Kubernetes is supported' },
+    { value: 'cilium', text: 'Cilium compatibility checked' },
+    { value: 'extensions', text: 'System extensions compatible with the target' },
+    { value: 'staging', text: 'The exact target was tested in staging' },
+  ],
+  'k8s-upgrade': [
+    { value: 'health-gate', text: 'Health gate passed and etcd snapshot taken' },
+    { value: 'deprecated-apis', text: 'Removed and deprecated APIs reviewed' },
+    { value: 'support-matrix', text: 'Support matrix: the running Talos supports the target' },
+    { value: 'staging', text: 'The target was tested in staging' },
+  ],
+};
+
+/** What the version input offers: still being fetched, Image Factory's releases, or none (type it). */
+export type VersionChoices = { state: 'loading' } | { state: 'ready'; versions: string[] } | { state: 'unavailable'; reason: string };
+
+const TITLES: Record<UpgradeKind | NodeKind, string> = {
+  'talos-upgrade': 'Upgrade Talos',
+  'k8s-upgrade': 'Upgrade Kubernetes',
+  'node-rollback': 'Roll back a node',
+  'node-remove': 'Remove a node',
+};
+
+/** The typed command each modal stands for, shown in the modal so the operator learns it. */
+export const TYPED: Record<UpgradeKind | NodeKind, string> = {
+  'talos-upgrade': '/talos upgrade talos <version> [cluster]',
+  'k8s-upgrade': '/talos upgrade k8s <version> [cluster]',
+  'node-rollback': '/talos rollback <node> [cluster]',
+  'node-remove': '/talos remove <node> [cluster]',
+};
+
+/** How many releases the version select offers: the newest patch of each supported minor. */
+const MAX_VERSIONS = 8;
+
+export function talosReleaseNotesUrl(version: string): string {
+  return `https://github.com/siderolabs/talos/releases/tag/${version}`;
+}
+
+export function talosSupportMatrixUrl(version: string): string {
+  return `https://docs.siderolabs.com/talos/v${minorOf(version)}/getting-started/support-matrix`;
+}
+
+export function kubernetesChangelogUrl(minor: string): string {
+  return `https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-${minor}.md`;
+}
+
+/**
+ * The releases worth offering from Image Factory's list: released versions only, the newest
+ * patch of each minor the support matrix knows (the runbook upgrades to the latest patch),
+ * newest first. Whether one is a valid step from the running version is the preflight's to say.
+ */
+export function offeredTalosVersions(factoryVersions: string[]): string[] {
+  const newest = new Map<string, [number, string]>();
+  for (const raw of factoryVersions) {
+    const match = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(raw);
+    if (match === null) continue;
+    const minor = `${match[1]}.${match[2]}`;
+    if (!TALOS_SUPPORT_MATRIX.some((row) => row.talos === minor)) continue;
+    const patch = Number(match[3]);
+    if ((newest.get(minor)?.[0] ?? -1) < patch) newest.set(minor, [patch, `v${minor}.${patch}`]);
+  }
+  return [...newest.entries()]
+    .sort(([a], [b]) => Number(b.split('.')[1]) - Number(a.split('.')[1]))
+    .map(([, [, version]]) => version)
+    .slice(0, MAX_VERSIONS);
+}
+
+function plain(text: string): { type: 'plain_text'; text: string } {
+  return { type: 'plain_text', text };
+}
+
+function option(text: string, value: string): Block {
+  return { text: plain(text.slice(0, 75)), value };
+}
+
+function clusterInput(clusters: ClusterConfig[], chosen: string | undefined): Block {
+  const options = clusters.map((c) => option(`${c.name} (${c.environment})`, c.name));
+  const initial = options.find((o) => o.value === chosen);
+  return {
+    type: 'input',
+    block_id: INPUT.cluster,
+    label: plain('Cluster'),
+    element: {
+      type: 'static_select',
+      action_id: INPUT.cluster,
+      placeholder: plain('Choose a cluster'),
+      options,
+      ...(initial === undefined ? {} : { initial_option: initial }),
+    },
+  };
+}
+
+function versionBlocks(kind: UpgradeKind, choices: VersionChoices): Block[] {
+  if (kind === 'k8s-upgrade') {
+    const minors = [...new Set(TALOS_SUPPORT_MATRIX.map((r) => r.kubernetesMax))].slice(-3).reverse();
+    return [
+      {
+        type: 'input',
+        block_id: INPUT.version,
+        label: plain('Target Kubernetes version'),
+        hint: plain('One minor at a time; the preflight checks it against the running Talos.'),
+        element: { type: 'plain_text_input', action_id: INPUT.version, placeholder: plain('e.g. v1.35.2'), max_length: 12 },
+      },
+      {
+        type: 'context',
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: `Changelogs: ${minors.map((m) => `<${kubernetesChangelogUrl(m)}|Kubernetes ${m}>`).join(' · ')} · Talos <${talosSupportMatrixUrl(`v${TALOS_SUPPORT_MATRIX.at(-1)!.talos}.0`)}|support matrix>`,
+          },
+        ],
+      },
+    ];
+  }
+  if (choices.state === 'loading') {
+    return [{ type: 'section', block_id: 'versions-loading', text: { type: 'mrkdwn', text: '_Asking Image Factory for the releases…_' } }];
+  }
+  if (choices.state === 'unavailable' || choices.versions.length === 0) {
+    const why = choices.state === 'unavailable' ? choices.reason : 'Image Factory lists no supported release';
+    return [
+      {
+        type: 'input',
+        block_id: INPUT.version,
+        label: plain('Target Talos version'),
+        hint: plain(`${why}; type the version (the preflight checks it against Image Factory).`.slice(0, 2000)),
+        element: { type: 'plain_text_input', action_id: INPUT.version, placeholder: plain('e.g. v1.13.9'), max_length: 12 },
+      },
+    ];
+  }
+  const links = choices.versions.map((v) => {
+    const row = supportFor(v);
+    const k8s = row === undefined ? '' : ` (Kubernetes ${row.kubernetesMin}–${row.kubernetesMax})`;
+    return `*${v}*${k8s}: <${talosReleaseNotesUrl(v)}|release notes> · <${talosSupportMatrixUrl(v)}|support matrix>`;
+  });
+  return [
+    {
+      type: 'input',
+      block_id: INPUT.version,
+      label: plain('Target Talos version'),
+      hint: plain('The newest patch of each minor. Upgrade one minor at a time; the preflight checks the path.'),
+      element: {
+        type: 'static_select',
+        action_id: INPUT.version,
+        placeholder: plain('Choose a release'),
+        options: choices.versions.map((v) => option(v, v)),
+      },
+    },
+    { type: 'context', block_id: 'version-links', elements: [{ type: 'mrkdwn', text: links.join('\n') }] },
+  ];
+}
+
+export interface UpgradeModalInput {
+  kind: UpgradeKind;
+  /** The clusters the user may act on (operator), in inventory order. */
+  clusters: ClusterConfig[];
+  /** The channel's cluster, preselected when the user may act on it. */
+  channelCluster?: string;
+  versions: VersionChoices;
+}
+
+/** The modal of `/talos upgrade talos|k8s` without a version. */
+export function upgradeModal(input: UpgradeModalInput): Block {
+  const { kind } = input;
+  return {
+    type: 'modal',
+    callback_id: UPGRADE_MODAL,
+    private_metadata: JSON.stringify({ kind }),
+    title: plain(TITLES[kind]),
+    submit: plain('Plan the upgrade'),
+    close: plain('Cancel'),
+    blocks: [
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: `Same as \`${TYPED[kind]}\`: the plan appears in the cluster's channel, and nothing changes before its Start.`,
+        },
+      },
+      clusterInput(input.clusters, input.channelCluster),
+      ...versionBlocks(kind, input.versions),
+      {
+        type: 'input',
+        block_id: INPUT.review,
+        label: plain('Runbook review (tick every item)'),
+        element: {
+          type: 'checkboxes',
+          action_id: INPUT.review,
+          options: REVIEW_ITEMS[kind].map((item) => option(item.text, item.value)),
+        },
+      },
+    ],
+  };
+}
+
+/** The modal of `/talos rollback|remove` without a node: the nodes of the channel's cluster by name and address. */
+export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig): Block {
+  return {
+    type: 'modal',
+    callback_id: NODE_MODAL,
+    private_metadata: JSON.stringify({ kind, cluster: cluster.name }),
+    title: plain(TITLES[kind]),
+    submit: plain(kind === 'node-rollback' ? 'Plan the rollback' : 'Plan the removal'),
+    close: plain('Cancel'),
+    blocks: [
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: `Same as \`${TYPED[kind]}\` on *${cluster.name}*: the plan appears in its channel.` },
+      },
+      {
+        type: 'input',
+        block_id: INPUT.node,
+        label: plain(`Node of ${cluster.name}`),
+        element: {
+          type: 'static_select',
+          action_id: INPUT.node,
+          placeholder: plain('Choose a node'),
+          options: allNodes(cluster).map((address) => option(nodeLabel(cluster, address), address)),
+        },
+      },
+    ],
+  };
+}
+
+/** What a submitted guided modal asks for, read from its state; undefined fields were left empty. */
+export interface GuidedSubmission {
+  kind: UpgradeKind | NodeKind | undefined;
+  cluster?: string;
+  version?: string;
+  node?: string;
+  /** The review items ticked. */
+  reviewed: string[];
+}
+
+type StateValues = Record<
+  string,
+  Record<string, { value?: string | null; selected_option?: { value: string } | null; selected_options?: { value: string }[] }>
+>;
+
+const KINDS = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove']);
+
+/** Reads a submitted view; nothing in it is trusted (the command built from it is parsed and authorized as typed). */
+export function readSubmission(view: { private_metadata?: string; state?: { values?: unknown } }): GuidedSubmission {
+  let meta: { kind?: unknown; cluster?: unknown } = {};
+  try {
+    meta = JSON.parse(view.private_metadata ?? '{}') as typeof meta;
+  } catch {
+    meta = {};
+  }
+  const values = (view.state?.values ?? {}) as StateValues;
+  const field = (id: string): string | undefined => {
+    const entry = values[id]?.[id];
+    const value = entry?.selected_option?.value ?? entry?.value ?? undefined;
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  };
+  const kind = typeof meta.kind === 'string' && KINDS.has(meta.kind) ? (meta.kind as GuidedSubmission['kind']) : undefined;
+  const cluster = field(INPUT.cluster) ?? (typeof meta.cluster === 'string' ? meta.cluster : undefined);
+  const reviewed = (values[INPUT.review]?.[INPUT.review]?.selected_options ?? []).map((o) => o.value);
+  return { kind, cluster, version: field(INPUT.version), node: field(INPUT.node), reviewed };
+}
+
+/** The review items of `kind` left unticked. */
+export function unticked(kind: UpgradeKind, reviewed: string[]): string[] {
+  return REVIEW_ITEMS[kind].filter((item) => !reviewed.includes(item.value)).map((item) => item.text);
+}

@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { helpFor } from '../../../handlers/commands/help.ts';
+import { typedCommand } from '../../../handlers/guided-commands.ts';
+import { offeredTalosVersions, upgradeModal, nodePickerModal } from '../../../src/chat/guided-modals.ts';
+import { resolveNode } from '../../../src/config/node-names.ts';
+import { inventory } from '../../support/engine-fixture.ts';
+
+const ALL = ['release-notes', 'support-matrix', 'cilium', 'extensions', 'staging'];
+
+function submitted(kind: string, fields: { cluster?: string; version?: string; node?: string; review?: string[] }) {
+  const values: Record<string, Record<string, unknown>> = {};
+  if (fields.cluster) values.cluster = { cluster: { type: 'static_select', selected_option: { value: fields.cluster } } };
+  if (fields.version) values.version = { version: { type: 'static_select', selected_option: { value: fields.version } } };
+  if (fields.node) values.node = { node: { type: 'static_select', selected_option: { value: fields.node } } };
+  values.review = { review: { type: 'checkboxes', selected_options: (fields.review ?? []).map((value) => ({ value })) } };
+  return { private_metadata: JSON.stringify({ kind, cluster: fields.node ? 'production' : undefined }), state: { values } };
+}
+
+const inv = inventory(`    nodeNames:
+      10.0.30.11: talos-prd-cp-1
+      10.0.30.12: talos-prd-cp-2
+`);
+const production = inv.clusters[0]!;
+
+describe('the upgrade modal', () => {
+  it('offers the newest patch of each supported minor, newest first, without pre-releases', () => {
+    // Act
+    const offered = offeredTalosVersions(['v1.11.5', 'v1.11.6', 'v1.12.10', 'v1.12.11', 'v1.13.0-beta.1', 'v1.2.0', 'v1.13.9']);
+
+    // Assert
+    expect(offered).toEqual(['v1.13.9', 'v1.12.11', 'v1.11.6']);
+  });
+
+  it('has the cluster select preselected on the channel cluster, the version select, and one checkbox per review item', () => {
+    // Act
+    const view = upgradeModal({
+      kind: 'talos-upgrade',
+      clusters: [production],
+      channelCluster: 'production',
+      versions: { state: 'ready', versions: ['v1.12.11'] },
+    });
+
+    // Assert
+    const blocks = view.blocks as Record<string, unknown>[];
+    expect(view).toMatchObject({ type: 'modal', callback_id: 'talos-guided-upgrade', submit: { text: 'Plan the upgrade' } });
+    expect(blocks.map((b) => b.block_id).filter(Boolean)).toEqual(['cluster', 'version', 'version-links', 'review']);
+    expect(blocks[1]).toMatchObject({ element: { type: 'static_select', action_id: 'cluster', initial_option: { value: 'production' } } });
+    expect(blocks[2]).toMatchObject({ element: { type: 'static_select', action_id: 'version', options: [{ value: 'v1.12.11' }] } });
+    expect(JSON.stringify(blocks[3])).toContain('<https://github.com/siderolabs/talos/releases/tag/v1.12.11|release notes>');
+    expect((blocks[4]!.element as { options: { value: string }[] }).options.map((o) => o.value)).toEqual(ALL);
+  });
+
+  it('lists the nodes by name and address in the node picker', () => {
+    // Act
+    const view = nodePickerModal('node-rollback', production);
+
+    // Assert
+    expect(JSON.stringify(view.blocks)).toContain('"text":"talos-prd-cp-2 (10.0.30.12)"},"value":"10.0.30.12"');
+    expect(JSON.stringify(view.blocks)).toContain('"text":"10.0.30.13"},"value":"10.0.30.13"');
+  });
+});
+
+describe('a submitted modal', () => {
+  it('is the typed command once every review item is ticked', () => {
+    // Act
+    const typed = typedCommand(submitted('talos-upgrade', { cluster: 'production', version: 'v1.12.11', review: ALL }));
+
+    // Assert
+    expect(typed).toEqual({ text: 'upgrade talos v1.12.11 production', cluster: 'production' });
+  });
+
+  it('names the unticked items and a missing version as errors under their inputs', () => {
+    // Act
+    const typed = typedCommand(submitted('talos-upgrade', { cluster: 'production', review: ALL.slice(0, 3) }));
+
+    // Assert
+    expect(typed).toEqual({
+      errors: {
+        review:
+          'Tick every review item before planning; still open: System extensions compatible with the target; The exact target was tested in staging.',
+        version: 'Choose the target version.',
+      },
+    });
+  });
+
+  it('refuses a view the bot did not open', () => {
+    // Act
+    const typed = typedCommand({ private_metadata: '{"kind":"reboot-everything"}', state: { values: {} } });
+
+    // Assert
+    expect(typed).toEqual({ errors: { cluster: 'This form is not one the bot opened. Run the command again.' } });
+  });
+
+  it('of the node picker is the typed rollback', () => {
+    // Act
+    const typed = typedCommand(submitted('node-rollback', { node: '10.0.30.12' }));
+
+    // Assert
+    expect(typed).toEqual({ text: 'rollback 10.0.30.12 production', cluster: 'production' });
+  });
+});
+
+describe('nodes by name', () => {
+  it('resolves a name or an address, and lists every node for anything else', () => {
+    // Act
+    const byName = resolveNode(production, 'talos-prd-cp-2');
+    const byAddress = resolveNode(production, '10.0.30.13');
+    const unknown = resolveNode(production, 'talos-prd-cp-9');
+
+    // Assert
+    expect(byName).toEqual({ ok: true, address: '10.0.30.12' });
+    expect(byAddress).toEqual({ ok: true, address: '10.0.30.13' });
+    expect(unknown).toEqual({
+      ok: false,
+      reason:
+        'talos-prd-cp-9 is not a node of *production*. Its nodes: talos-prd-cp-1 (10.0.30.11), talos-prd-cp-2 (10.0.30.12), 10.0.30.13.',
+    });
+  });
+
+  it('refuses an inventory naming a node the cluster does not have, or one name twice', () => {
+    // Act / Assert
+    expect(() => inventory('    nodeNames: {10.0.30.99: ghost}\n')).toThrow(/10.0.30.99 is not a node of this cluster/);
+    expect(() => inventory('    nodeNames: {10.0.30.11: cp, 10.0.30.12: cp}\n')).toThrow(/cp also names 10.0.30.11/);
+  });
+});
+
+describe('/talos help', () => {
+  it('groups the commands by intent and says the user role on each cluster, with two commands to try', () => {
+    // Act
+    const alice = helpFor(inv, 'U0ALICE');
+    const carol = helpFor(inv, 'U0CAROL');
+    const eve = helpFor(inv, 'U0EVE');
+
+    // Assert
+    const sections = alice.split('\n').filter((l) => l.startsWith('*'));
+    expect(sections.map((l) => l.split(/[ *:(]/).filter(Boolean)[0])).toEqual(['`/talos`', 'Look', 'Change', 'Manage', 'You', 'Try']);
+    expect(alice).toContain('• *production* (<#C0MAINTPRD>): operator');
+    expect(alice).toContain('`/talos upgrade talos` (in <#C0MAINTPRD>: a form with the releases)');
+    expect(carol).toContain('• *production* (<#C0MAINTPRD>): approver');
+    expect(eve).toContain('neither operator nor approver: you can look');
+    expect(eve).toContain('*Try*: `/talos health production` (in <#C0MAINTPRD>) or `/talos status`');
+  });
+});
