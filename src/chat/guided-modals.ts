@@ -45,12 +45,12 @@ const TITLES: Record<UpgradeKind | NodeKind, string> = {
   'node-remove': 'Remove a node',
 };
 
-/** The typed command each modal stands for, shown in the modal so the operator learns it. */
+/** The typed command each modal stands for, shown in the modal so the operator learns it (no `<…>`: Slack reads that as a link). */
 export const TYPED: Record<UpgradeKind | NodeKind, string> = {
-  'talos-upgrade': '/talos upgrade talos <version> [cluster]',
-  'k8s-upgrade': '/talos upgrade k8s <version> [cluster]',
-  'node-rollback': '/talos rollback <node> [cluster]',
-  'node-remove': '/talos remove <node> [cluster]',
+  'talos-upgrade': '/talos upgrade talos VERSION CLUSTER',
+  'k8s-upgrade': '/talos upgrade k8s VERSION CLUSTER',
+  'node-rollback': '/talos rollback NODE',
+  'node-remove': '/talos remove NODE',
 };
 
 /** How many releases the version select offers: the newest patch of each supported minor. */

@@ -5,7 +5,7 @@
  */
 import { productionShape, stagingShape } from '../sim/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+import { approveUntilDone, clickStart, opIdOf, type Plan, requestUpgrade } from '../support/upgrade-flow.ts';
 
 const out = (text = ''): void => {
   process.stdout.write(`${text}\n`);
@@ -60,6 +60,36 @@ async function terraformChange(h: Harness, channel: string, title: string, apply
     });
   }
   out(transcriptSince(h, channel, since));
+}
+
+/** `/talos upgrade talos` without a version in staging: the modal as @alice sees it, an incomplete review, then the plan. */
+async function upgradeThroughModal(h: Harness, version: string): Promise<Plan> {
+  const channel = CHANNELS.staging;
+  await h.slack.sendSlashCommand({ user: USERS.alice, channel, text: 'upgrade talos' });
+  const modal = await h.slack.waitFor(
+    () => h.slack.modals(USERS.alice).find((m) => m.open && JSON.stringify(m.view.blocks).includes('"block_id":"version"')),
+    { timeoutMs: 20_000, description: 'the upgrade modal with its releases' },
+  );
+  out('> /talos upgrade talos   (as @alice, in #maint-staging): a form opens');
+  out(h.slack.renderModal(modal.viewId).replace(/^/gm, '  '));
+  const review = ['release-notes', 'support-matrix', 'cilium', 'extensions', 'staging'];
+  const partial = await h.slack.submitView(USERS.alice, modal.viewId, { version, review: review.slice(0, 4) });
+  out(`  @alice picks ${version}, ticks four of five review items and clicks [Plan the upgrade]: the form stays open`);
+  out(`  ⚠ ${partial.errors.review ?? JSON.stringify(partial.errors)}`);
+  const repliesBefore = h.slack.ephemerals(channel, USERS.alice).length;
+  await h.slack.submitView(USERS.alice, modal.viewId, { review });
+  out('  @alice ticks the last item and submits: the form closes and the command runs as typed');
+  const reply = await h.slack.waitFor(() => h.slack.ephemerals(channel, USERS.alice).slice(repliesBefore)[0], {
+    timeoutMs: 20_000,
+    description: "the command's reply",
+  });
+  const opId = opIdOf(reply.text);
+  const root = await h.slack.waitFor(
+    () => h.slack.channelMessages(channel).find((m) => m.text.includes(opId) && /planned|refused/.test(m.text)),
+    { timeoutMs: 30_000, description: `the plan of ${opId}` },
+  );
+  out(`  ephemeral: ${h.slack.readable(reply.text)}`);
+  return { opId, root, ack: reply.text };
 }
 
 async function main(): Promise<void> {
@@ -122,10 +152,9 @@ async function main(): Promise<void> {
       true,
     );
 
-    banner('/talos upgrade talos v1.12.11 in staging first — the worker without approval, then the control plane after one');
+    banner('/talos upgrade talos in staging first, through its form — the worker without approval, then the control plane after one');
     const stagingSince = h.slack.channelMessages(CHANNELS.staging).length;
-    const rehearsal = await requestUpgrade(h, 'upgrade talos v1.12.11', { channel: CHANNELS.staging });
-    out(`> /talos upgrade talos v1.12.11   (as @alice, in #maint-staging)\n  ephemeral: ${rehearsal.ack}`);
+    const rehearsal = await upgradeThroughModal(h, 'v1.12.11');
     await clickStart(h, rehearsal, USERS.alice, CHANNELS.staging);
     await approveUntilDone(h, rehearsal, CHANNELS.staging, USERS.carol);
     out(transcriptSince(h, CHANNELS.staging, stagingSince));

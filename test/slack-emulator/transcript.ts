@@ -148,7 +148,7 @@ export function renderModal(view: JsonObject, errors: Record<string, string> = {
   for (const block of Array.isArray(view.blocks) ? view.blocks.filter(isObject) : []) {
     const blockValues = values[String(block.block_id)];
     const state = isObject(blockValues) ? Object.values(blockValues).find(isObject) : undefined;
-    const shown = block.type === 'input' ? renderInput(block, state) : renderBlock(block);
+    const shown = (block.type === 'input' ? renderInput(block, state) : renderBlock(block)).flatMap((l) => l.split('\n'));
     lines.push(...shown.map((l) => `│ ${l}`));
     const error = errors[String(block.block_id)];
     if (error !== undefined) lines.push(`│   ⚠ ${error}`);
