@@ -26,6 +26,8 @@ export const BOT_SCOPES: Record<string, string | null | ((kind: ChannelKind) => 
   'files.getUploadURLExternal': 'files:write',
   'files.completeUploadExternal': 'files:write',
   'views.publish': null,
+  'views.open': null,
+  'views.update': null,
 };
 
 /** The argument naming the conversation a method acts in. */

@@ -3,7 +3,7 @@ import type { Directory } from './directory.ts';
 import type { FileStore } from './file-store.ts';
 import type { MessageStore } from './message-store.ts';
 import type { JsonObject } from './types.ts';
-import type { ViewStore } from './view-store.ts';
+import type { ModalStore, TriggerStore, ViewStore } from './view-store.ts';
 
 /** What Web API method handlers may touch. */
 export interface ApiDeps {
@@ -13,6 +13,10 @@ export interface ApiDeps {
   files: FileStore;
   /** Home tabs published with `views.publish`. */
   views: ViewStore;
+  /** Modals opened with `views.open`. */
+  modals: ModalStore;
+  /** Trigger ids issued with interactions, spent by `views.open`. */
+  triggers: TriggerStore;
   /** `http://127.0.0.1:<port>`, known once the server listens. */
   origin: () => string;
   /** Issues a one-use Socket Mode URL. */

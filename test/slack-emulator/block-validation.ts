@@ -19,7 +19,31 @@ const LIMITS = {
   confirmText: 300,
   confirmButton: 30,
   altText: 2000,
+  inputLabel: 2000,
+  inputHint: 2000,
+  placeholder: 150,
+  optionText: 75,
+  optionValue: 150,
+  optionDescription: 75,
+  checkboxOptions: 10,
+  selectOptions: 100,
+  textInputLength: 3000,
 } as const;
+
+/** Elements an `input` block may hold (Block Kit reference, "Input block": element). */
+const INPUT_ELEMENTS = new Set([
+  'checkboxes',
+  'datepicker',
+  'datetimepicker',
+  'email_text_input',
+  'multi_static_select',
+  'number_input',
+  'plain_text_input',
+  'radio_buttons',
+  'static_select',
+  'timepicker',
+  'url_text_input',
+]);
 
 const BLOCK_TYPES = new Set([
   'actions',
@@ -103,6 +127,9 @@ function checkBlock(errors: string[], block: JsonObject, path: string): void {
     case 'image':
       checkString(errors, block.alt_text, `${path}/alt_text`, LIMITS.altText);
       return;
+    case 'input':
+      checkInput(errors, block, path);
+      return;
     default:
       return;
   }
@@ -140,6 +167,23 @@ function checkElements(errors: string[], elements: unknown, path: string, max: n
   });
 }
 
+/** An `input` block: a plain_text label, one input element, an optional hint. */
+function checkInput(errors: string[], block: JsonObject, path: string): void {
+  checkTextObject(errors, block.label, `${path}/label`, LIMITS.inputLabel, true);
+  if (block.hint !== undefined) checkTextObject(errors, block.hint, `${path}/hint`, LIMITS.inputHint, true);
+  if (block.optional !== undefined && typeof block.optional !== 'boolean') errors.push(`must be a boolean [json-pointer:${path}/optional]`);
+  const element = block.element;
+  if (!isObject(element)) {
+    errors.push(`must provide an object [json-pointer:${path}/element]`);
+    return;
+  }
+  if (typeof element.type !== 'string' || !INPUT_ELEMENTS.has(element.type)) {
+    errors.push(`unsupported type: ${String(element.type)} [json-pointer:${path}/element/type]`);
+    return;
+  }
+  checkInteractive(errors, element, `${path}/element`, new Set());
+}
+
 function checkInteractive(errors: string[], element: JsonObject, path: string, actionIds: Set<string>): void {
   const actionId = element.action_id;
   if (actionId !== undefined) {
@@ -149,6 +193,24 @@ function checkInteractive(errors: string[], element: JsonObject, path: string, a
       actionIds.add(actionId);
     }
   }
+  if (element.placeholder !== undefined) checkTextObject(errors, element.placeholder, `${path}/placeholder`, LIMITS.placeholder, true);
+  switch (element.type) {
+    case 'checkboxes':
+      checkOptions(errors, element, path, LIMITS.checkboxOptions, false, true);
+      return;
+    case 'static_select':
+    case 'multi_static_select':
+      checkOptions(errors, element, path, LIMITS.selectOptions, true, element.type === 'multi_static_select');
+      return;
+    case 'radio_buttons':
+      checkOptions(errors, element, path, LIMITS.checkboxOptions, false, false);
+      return;
+    case 'plain_text_input':
+      checkTextInput(errors, element, path);
+      return;
+    default:
+      break;
+  }
   if (element.type !== 'button') return;
   checkTextObject(errors, element.text, `${path}/text`, LIMITS.buttonText, true);
   if (element.value !== undefined) checkString(errors, element.value, `${path}/value`, LIMITS.buttonValue);
@@ -157,6 +219,61 @@ function checkInteractive(errors: string[], element: JsonObject, path: string, a
     errors.push(`must be one of: primary, danger [json-pointer:${path}/style]`);
   }
   if (element.confirm !== undefined) checkConfirm(errors, element.confirm, `${path}/confirm`);
+}
+
+/**
+ * `options` of a checkbox group or a select: each an option object whose value is unique,
+ * and the initial choice one of them (Slack refuses an initial option that is not offered).
+ */
+function checkOptions(errors: string[], element: JsonObject, path: string, max: number, plainOnly: boolean, many: boolean): void {
+  const options = element.options;
+  if (!Array.isArray(options)) {
+    if (element.option_groups === undefined) errors.push(`must provide options or option_groups [json-pointer:${path}/options]`);
+    return;
+  }
+  if (options.length === 0) errors.push(`must provide at least 1 item [json-pointer:${path}/options]`);
+  if (options.length > max) errors.push(`no more than ${max} items allowed [json-pointer:${path}/options]`);
+  const values = new Set<string>();
+  options.forEach((option: unknown, i) => {
+    const at = `${path}/options/${i}`;
+    if (!isObject(option)) {
+      errors.push(`must be an object [json-pointer:${at}]`);
+      return;
+    }
+    checkTextObject(errors, option.text, `${at}/text`, LIMITS.optionText, plainOnly);
+    checkString(errors, option.value, `${at}/value`, LIMITS.optionValue);
+    if (option.description !== undefined)
+      checkTextObject(errors, option.description, `${at}/description`, LIMITS.optionDescription, plainOnly);
+    if (typeof option.value === 'string') {
+      if (values.has(option.value)) errors.push(`duplicate option value: ${option.value} [json-pointer:${at}/value]`);
+      values.add(option.value);
+    }
+  });
+  const initial = many ? element.initial_options : element.initial_option;
+  if (initial === undefined) return;
+  const key = many ? 'initial_options' : 'initial_option';
+  const chosen = many ? (Array.isArray(initial) ? initial : [undefined]) : [initial];
+  chosen.forEach((option: unknown) => {
+    if (!isObject(option) || typeof option.value !== 'string' || !values.has(option.value)) {
+      errors.push(`must match one of the provided options [json-pointer:${path}/${key}]`);
+    }
+  });
+}
+
+function checkTextInput(errors: string[], element: JsonObject, path: string): void {
+  for (const key of ['min_length', 'max_length'] as const) {
+    const value = element[key];
+    if (value === undefined) continue;
+    const low = key === 'min_length' ? 0 : 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < low || value > LIMITS.textInputLength) {
+      errors.push(`must be an integer from ${low} to ${LIMITS.textInputLength} [json-pointer:${path}/${key}]`);
+    }
+  }
+  if (element.initial_value !== undefined && typeof element.initial_value !== 'string') {
+    errors.push(`must be a string [json-pointer:${path}/initial_value]`);
+  }
+  if (element.multiline !== undefined && typeof element.multiline !== 'boolean')
+    errors.push(`must be a boolean [json-pointer:${path}/multiline]`);
 }
 
 function checkConfirm(errors: string[], confirm: unknown, path: string): void {

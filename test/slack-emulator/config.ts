@@ -18,6 +18,8 @@ export interface EmulatorConfig {
   usergroups: EmulatorUsergroup[];
   port: number;
   ackTimeoutMs: number;
+  /** How long a trigger id can open a modal after its interaction. */
+  triggerTtlMs: number;
   /** Bot scopes granted to the installation; tests may change them at run time. */
   scopes: Set<string>;
   /** Whether the app has a Home tab, so `views.publish` of a Home view is accepted. */
@@ -43,6 +45,7 @@ export function resolveConfig(opts: EmulatorOptions = {}): EmulatorConfig {
     usergroups: opts.usergroups ?? [],
     port: opts.port ?? 0,
     ackTimeoutMs: opts.ackTimeoutMs ?? 3000,
+    triggerTtlMs: opts.triggerTtlMs ?? 3000,
     scopes: new Set(opts.scopes ?? manifest.botScopes),
     homeTabEnabled: opts.homeTabEnabled ?? manifest.homeTabEnabled,
     botEvents: opts.botEvents ?? manifest.botEvents,

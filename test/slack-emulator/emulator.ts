@@ -7,12 +7,12 @@ import { Faults } from './faults.ts';
 import { FileStore } from './file-store.ts';
 import type { SigningOptions } from './http-delivery.ts';
 import { MessageStore } from './message-store.ts';
-import type { ButtonClickInput, SlashCommandInput } from './payloads.ts';
+import type { ButtonClickInput, SlashCommandInput, ViewClickInput, ViewInput, ViewSubmitOptions } from './payloads.ts';
 import { Recorder } from './recorder.ts';
 import { ResponseUrls } from './response-url.ts';
 import { type DisconnectReason, SocketModeHub } from './socket-mode.ts';
 import type { OutageOptions, SocketOutage } from './socket-outage.ts';
-import { renderOne, renderText, renderTranscript, type TranscriptOptions } from './transcript.ts';
+import { renderModal, renderOne, renderText, renderTranscript, type TranscriptOptions } from './transcript.ts';
 import { TsClock } from './ts-clock.ts';
 import type {
   AckRecord,
@@ -31,10 +31,10 @@ import type {
   UploadedFile,
 } from './types.ts';
 import { handleUpload } from './uploads.ts';
-import { type EventOptions, UserActions } from './user-actions.ts';
+import { type EventOptions, UserActions, type ViewSubmitResult } from './user-actions.ts';
 import { type Polled, waitFor, type WaitForOptions } from './wait-for.ts';
 import { WebApi } from './web-api.ts';
-import { homeOpenedEvent, type PublishedView, ViewStore } from './view-store.ts';
+import { homeOpenedEvent, ModalStore, type OpenedModal, type PublishedView, TriggerStore, ViewStore } from './view-store.ts';
 
 export interface UserMessageInput {
   user: string;
@@ -54,6 +54,8 @@ export class SlackEmulator {
   readonly #messages = new MessageStore(new TsClock());
   readonly #files = new FileStore();
   readonly #views = new ViewStore();
+  readonly #modals = new ModalStore();
+  readonly #triggers = new TriggerStore();
   readonly #hub: SocketModeHub;
   readonly #responses: ResponseUrls;
   readonly #webApi: WebApi;
@@ -74,6 +76,8 @@ export class SlackEmulator {
       messages: this.#messages,
       files: this.#files,
       views: this.#views,
+      modals: this.#modals,
+      triggers: this.#triggers,
       origin,
       openSocketUrl: () => this.#hub.issueUrl(this.origin),
     };
@@ -206,6 +210,27 @@ export class SlackEmulator {
     return this.#views.published(user);
   }
 
+  /** Every modal the bot opened (`views.open`), oldest first, open or not; only `user`'s when given. */
+  modals(user?: string): OpenedModal[] {
+    return this.#modals.list(user);
+  }
+
+  /** The modal `user` has open now (the last opened), if any. */
+  openModal(user: string): OpenedModal | undefined {
+    return this.#modals.list(user).findLast((m) => m.open);
+  }
+
+  /** A modal as the user sees it: title, inputs, buttons; `version` 0 is the view as opened (default: now). */
+  renderModal(viewId: string, options: { version?: number } = {}): string {
+    const modal = this.#modals.get(viewId);
+    if (modal === undefined) throw new Error(`renderModal: no modal ${viewId}`);
+    const view = options.version === undefined ? modal.view : modal.versions[options.version];
+    if (view === undefined) throw new Error(`renderModal: modal ${viewId} has no version ${options.version}`);
+    return renderModal(view, options.version === undefined ? modal.errors.at(-1) : undefined)
+      .map((line) => renderText(line, this.#directory))
+      .join('\n');
+  }
+
   // The installation
 
   /** Bot scopes the token holds now (by default the manifest's). */
@@ -307,6 +332,24 @@ export class SlackEmulator {
 
   sendEvent(event: JsonObject, opts?: EventOptions): Promise<DeliveryResult> {
     return this.#actions.sendEvent(event, opts);
+  }
+
+  /**
+   * The user enters `values` (by block_id: a text, an option's value, the values ticked) in their open modal and
+   * submits it; the result says what they see next (closed, the bot's errors, Slack's required-field refusal).
+   */
+  submitView(user: string, viewId: string, values?: ViewInput, opts?: ViewSubmitOptions): Promise<ViewSubmitResult> {
+    return this.#actions.submitView(user, viewId, values, opts);
+  }
+
+  /** The user closes their modal; `view_closed` reaches the bot only if the view set `notify_on_close`. */
+  closeView(user: string, viewId: string): Promise<DeliveryResult | undefined> {
+    return this.#actions.closeView(user, viewId);
+  }
+
+  /** A button click (or select choice) inside an open modal: `block_actions` with `container.type: 'view'`. */
+  clickInView(input: ViewClickInput): Promise<DeliveryResult> {
+    return this.#actions.clickInView(input);
   }
 
   /** An Events API delivery to a bot in HTTP mode. */

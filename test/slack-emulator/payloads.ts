@@ -132,3 +132,57 @@ export function blockActionsPayload(
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** What a user enters in a modal, by block_id: a text, the value of the option chosen, or the values of the options ticked. */
+export type ViewInput = Record<string, string | string[] | null>;
+
+export interface ViewSubmitOptions {
+  /** Sent instead of the view's `private_metadata`, as a tampered or stale client would. */
+  privateMetadata?: string;
+  /** Sent instead of the view's `state.values`, as a forged payload would (nothing is checked). */
+  stateValues?: JsonObject;
+}
+
+export interface ViewClickInput {
+  user: string;
+  viewId: string;
+  actionId: string;
+  blockId?: string;
+  /** A button's value override; for a select in an actions block, the value of the option chosen. */
+  value?: string;
+}
+
+/** The user and app fields every interactive payload carries. */
+function interactiveCommon(ctx: PayloadContext, user: string): JsonObject {
+  const { config, directory } = ctx;
+  return {
+    team: { id: config.teamId, domain: config.teamDomain },
+    user: { id: user, username: directory.userName(user), name: directory.userName(user), team_id: config.teamId },
+    api_app_id: config.appId,
+    token: config.verificationToken,
+    trigger_id: newTriggerId(),
+    enterprise: null,
+    is_enterprise_install: false,
+  };
+}
+
+/** `view_submission` (section 1.5 of the reference note): the view with the user's state, no response_url. */
+export function viewSubmissionPayload(ctx: PayloadContext, user: string, view: JsonObject): JsonObject {
+  return { type: 'view_submission', ...interactiveCommon(ctx, user), view, response_urls: [] };
+}
+
+/** `view_closed`, sent only for views opened with `notify_on_close`. */
+export function viewClosedPayload(ctx: PayloadContext, user: string, view: JsonObject): JsonObject {
+  return { type: 'view_closed', ...interactiveCommon(ctx, user), view, is_cleared: false };
+}
+
+/** `block_actions` from an element inside a modal: the container is the view, and the view comes along. */
+export function viewBlockActionsPayload(ctx: PayloadContext, user: string, view: JsonObject, action: JsonObject): JsonObject {
+  return {
+    type: 'block_actions',
+    ...interactiveCommon(ctx, user),
+    container: { type: 'view', view_id: view.id },
+    view,
+    actions: [action],
+  };
+}

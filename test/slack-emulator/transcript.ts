@@ -111,9 +111,53 @@ function renderBlock(block: JsonObject): string[] {
       return [`[image: ${typeof block.alt_text === 'string' ? block.alt_text : ''}]`];
     case 'rich_text':
       return splitLines(richText(block));
+    case 'input':
+      return renderInput(block);
     default:
       return [`[${String(block.type)} block]`];
   }
+}
+
+/** An input block: its label, then the control (☐/☑ per checkbox, the chosen option of a select, a text box). */
+function renderInput(block: JsonObject, state?: JsonObject): string[] {
+  const element = isObject(block.element) ? block.element : {};
+  const label = `${textOf(block.label)}${block.optional === true ? ' (optional)' : ''}:`;
+  const hint = textOf(block.hint) === '' ? [] : [`  (${textOf(block.hint)})`];
+  if (element.type === 'checkboxes') {
+    const options = Array.isArray(element.options) ? element.options.filter(isObject) : [];
+    const ticked = new Set(
+      (Array.isArray(state?.selected_options) ? state.selected_options : []).filter(isObject).map((o) => String(o.value)),
+    );
+    return [label, ...options.map((o) => `  ${ticked.has(String(o.value)) ? '☑' : '☐'} ${textOf(o.text)}`), ...hint];
+  }
+  if (element.type === 'plain_text_input') {
+    const value = typeof state?.value === 'string' ? state.value : textOf(element.placeholder);
+    return [`${label} [${value}___]`, ...hint];
+  }
+  const chosen = isObject(state?.selected_option) ? textOf(state.selected_option.text) : '';
+  return [`${label} [${chosen || textOf(element.placeholder) || String(element.type)} ▾]`, ...hint];
+}
+
+/**
+ * A modal as its user sees it: the title in a frame, the blocks with each input's current value,
+ * the errors the bot answered under their inputs, and the close and submit buttons at the bottom.
+ */
+export function renderModal(view: JsonObject, errors: Record<string, string> = {}): string[] {
+  const values = isObject(view.state) && isObject(view.state.values) ? view.state.values : {};
+  const lines = [`┌─ modal: ${textOf(view.title)} ─┐`];
+  for (const block of Array.isArray(view.blocks) ? view.blocks.filter(isObject) : []) {
+    const blockValues = values[String(block.block_id)];
+    const state = isObject(blockValues) ? Object.values(blockValues).find(isObject) : undefined;
+    const shown = block.type === 'input' ? renderInput(block, state) : renderBlock(block);
+    lines.push(...shown.map((l) => `│ ${l}`));
+    const error = errors[String(block.block_id)];
+    if (error !== undefined) lines.push(`│   ⚠ ${error}`);
+  }
+  const buttons = [isObject(view.close) ? `[${textOf(view.close)}]` : '[Cancel]', isObject(view.submit) ? `[${textOf(view.submit)}]` : '']
+    .filter((b) => b !== '')
+    .join(' ');
+  lines.push(`└─ ${buttons}`);
+  return lines;
 }
 
 function renderElement(element: JsonObject): string {

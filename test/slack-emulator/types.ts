@@ -50,6 +50,8 @@ export interface EmulatorOptions {
   port?: number;
   /** How long a Socket Mode envelope waits for its ack, in ms. Default 3000 (Slack's rule). */
   ackTimeoutMs?: number;
+  /** How long a `trigger_id` can open a modal after its interaction, in ms. Default 3000 (Slack's rule). */
+  triggerTtlMs?: number;
   /**
    * Bot scopes the installation was granted; a method needing another answers `missing_scope`.
    * Default: the bot scopes of `manifests/slack-app.yaml`.

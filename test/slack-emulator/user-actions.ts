@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { botAuthor, BOT_USER_ID, type EmulatorConfig } from './config.ts';
+import { botAuthor, BOT_ID, BOT_USER_ID, type EmulatorConfig } from './config.ts';
 import type { Directory } from './directory.ts';
 import { postSigned, type SigningOptions } from './http-delivery.ts';
 import { parseContent } from './message-content.ts';
@@ -7,11 +7,20 @@ import type { MessageStore } from './message-store.ts';
 import {
   blockActionsPayload,
   type ButtonClickInput,
+  findButton,
   isObject,
   type PayloadContext,
   slashCommandPayload,
   type SlashCommandInput,
+  viewBlockActionsPayload,
+  viewClosedPayload,
+  type ViewClickInput,
+  type ViewInput,
+  type ViewSubmitOptions,
+  viewSubmissionPayload,
 } from './payloads.ts';
+import { modalViewErrors } from './methods-views.ts';
+import { type ModalStore, type OpenedModal, statefulElements, type TriggerStore } from './view-store.ts';
 import type { Recorder } from './recorder.ts';
 import type { ResponseUrls } from './response-url.ts';
 import type { SocketModeHub } from './socket-mode.ts';
@@ -34,6 +43,23 @@ export interface UserActionDeps {
   responses: ResponseUrls;
   recorder: Recorder;
   origin: () => string;
+  modals: ModalStore;
+  triggers: TriggerStore;
+}
+
+/** What the user sees after pressing a modal's submit button. */
+export interface ViewSubmitResult {
+  /**
+   * `closed`: the bot acked empty (or `clear`); `errors`: it answered `response_action: errors`, the modal stays open;
+   * `updated`: it answered `response_action: update`; `missing_required`: Slack's client refused to send (a required
+   * input is empty), nothing was delivered; `no_ack`: no ack in time, the modal stays open with Slack's error;
+   * `invalid_ack`: the ack was not one Slack accepts (errors naming no input block, a bad view), the modal stays open.
+   */
+  outcome: 'closed' | 'errors' | 'updated' | 'missing_required' | 'no_ack' | 'invalid_ack';
+  /** The bot's errors (`errors`) or the client's (`missing_required`), by block_id. */
+  errors: Record<string, string>;
+  ack?: JsonObject;
+  delivery?: DeliveryResult;
 }
 
 /** What a Slack user does, delivered to the bot over Socket Mode or signed HTTP. */
@@ -62,13 +88,113 @@ export class UserActions {
 
   async sendSlashCommand(input: SlashCommandInput): Promise<DeliveryResult> {
     const payload = this.#commandPayload(input);
+    this.#deps.triggers.issue(payload.trigger_id!, input.user);
     const result = await this.#deps.hub.deliver('slash_commands', payload, { acceptsResponsePayload: true });
     if (!result.timedOut) this.#applyCommandAck(input, payload, result.payload);
     return result;
   }
 
   clickButton(input: ButtonClickInput): Promise<DeliveryResult> {
-    return this.#deps.hub.deliver('interactive', this.#clickPayload(input), { acceptsResponsePayload: true });
+    const payload = this.#clickPayload(input);
+    this.#deps.triggers.issue(String(payload.trigger_id), input.user);
+    return this.#deps.hub.deliver('interactive', payload, { acceptsResponsePayload: true });
+  }
+
+  /**
+   * The user fills the modal's inputs with `values` and presses its submit button. Slack's client
+   * refuses to send while a required input is empty; otherwise the bot gets `view_submission`, and
+   * its ack decides whether the modal closes, shows errors or changes.
+   */
+  async submitView(user: string, viewId: string, values: ViewInput = {}, opts: ViewSubmitOptions = {}): Promise<ViewSubmitResult> {
+    const modal = this.#openModal(user, viewId);
+    if (modal.view.submit === null) throw new Error(`submitView: view ${viewId} has no submit button`);
+    for (const [blockId, value] of Object.entries(values)) enter(modal, blockId, value);
+    const missing = missingRequired(modal.view);
+    if (Object.keys(missing).length > 0) return { outcome: 'missing_required', errors: missing };
+    const view = structuredClone(modal.view);
+    if (opts.privateMetadata !== undefined) view.private_metadata = opts.privateMetadata;
+    if (opts.stateValues !== undefined) view.state = { values: opts.stateValues };
+    const payload = viewSubmissionPayload(this.#payloadContext(), user, view);
+    this.#deps.triggers.issue(String(payload.trigger_id), user);
+    const delivery = await this.#deps.hub.deliver('interactive', payload, { acceptsResponsePayload: true });
+    if (delivery.timedOut) return { outcome: 'no_ack', errors: {}, delivery };
+    return { ...this.#applySubmitAck(modal, delivery.payload), ack: delivery.payload, delivery };
+  }
+
+  /** The user closes the modal (its close button or ×); the bot hears of it only when the view asked (`notify_on_close`). */
+  async closeView(user: string, viewId: string): Promise<DeliveryResult | undefined> {
+    const modal = this.#openModal(user, viewId);
+    this.#deps.modals.end(viewId, 'closed');
+    if (modal.view.notify_on_close !== true) return undefined;
+    return this.#deps.hub.deliver('interactive', viewClosedPayload(this.#payloadContext(), user, structuredClone(modal.view)), {
+      acceptsResponsePayload: false,
+    });
+  }
+
+  /** A click on a button (or a choice in a select) of an actions block or section inside an open modal. */
+  clickInView(input: ViewClickInput): Promise<DeliveryResult> {
+    const modal = this.#openModal(input.user, input.viewId);
+    const blocks = (modal.view.blocks as JsonObject[] | undefined) ?? [];
+    const found = findButton(blocks, input.actionId, input.blockId);
+    if (found === undefined) throw new Error(`clickInView: no element ${input.actionId} in view ${input.viewId}`);
+    const { element } = found;
+    const action: JsonObject = {
+      type: element.type,
+      action_id: input.actionId,
+      block_id: found.blockId,
+      action_ts: this.#deps.messages.nextTs(),
+    };
+    if (element.type === 'button') {
+      action.text = element.text;
+      const value = input.value ?? (typeof element.value === 'string' ? element.value : undefined);
+      if (value !== undefined) action.value = value;
+    } else if (element.type === 'static_select') {
+      const option = offered(element, input.value ?? '');
+      action.selected_option = option;
+      const state = (modal.view.state as { values: Record<string, Record<string, JsonObject>> }).values;
+      (state[String(found.blockId)] ??= {})[input.actionId] = { type: 'static_select', selected_option: option };
+    } else {
+      throw new Error(`clickInView: ${String(element.type)} sends no block_actions without dispatch_action`);
+    }
+    const payload = viewBlockActionsPayload(this.#payloadContext(), input.user, structuredClone(modal.view), action);
+    this.#deps.triggers.issue(String(payload.trigger_id), input.user);
+    return this.#deps.hub.deliver('interactive', payload, { acceptsResponsePayload: true });
+  }
+
+  #openModal(user: string, viewId: string): OpenedModal {
+    const modal = this.#deps.modals.get(viewId);
+    if (modal === undefined || !modal.open) throw new Error(`no open modal ${viewId}`);
+    if (modal.user !== user) throw new Error(`modal ${viewId} is open for ${modal.user}, not ${user}`);
+    return modal;
+  }
+
+  /** What Slack does with a `view_submission` ack (the reference's response_action values). */
+  #applySubmitAck(modal: OpenedModal, ack: JsonObject): Pick<ViewSubmitResult, 'outcome' | 'errors'> {
+    const action = ack.response_action;
+    if (action === undefined) {
+      this.#deps.modals.end(modal.viewId, 'submitted');
+      return { outcome: 'closed', errors: {} };
+    }
+    if (action === 'errors') {
+      const errors = isObject(ack.errors) ? (ack.errors as Record<string, unknown>) : {};
+      const inputs = new Set(((modal.view.blocks as JsonObject[]) ?? []).filter((b) => b.type === 'input').map((b) => String(b.block_id)));
+      const named = Object.entries(errors).filter(([id, text]) => inputs.has(id) && typeof text === 'string');
+      if (named.length === 0 || named.length !== Object.keys(errors).length) return { outcome: 'invalid_ack', errors: {} };
+      const shown = Object.fromEntries(named) as Record<string, string>;
+      modal.errors.push(shown);
+      return { outcome: 'errors', errors: shown };
+    }
+    if (action === 'update') {
+      const view = isObject(ack.view) ? ack.view : undefined;
+      if (view === undefined || modalViewErrors(view).length > 0) return { outcome: 'invalid_ack', errors: {} };
+      this.#deps.modals.update(modal.viewId, view, { teamId: this.#deps.config.teamId, appId: this.#deps.config.appId, botId: BOT_ID });
+      return { outcome: 'updated', errors: {} };
+    }
+    if (action === 'clear') {
+      for (const other of this.#deps.modals.list(modal.user)) if (other.open) this.#deps.modals.end(other.viewId, 'cleared');
+      return { outcome: 'closed', errors: {} };
+    }
+    return { outcome: 'invalid_ack', errors: {} };
   }
 
   sendEvent(event: JsonObject, opts: EventOptions = {}): Promise<DeliveryResult> {
@@ -180,6 +306,65 @@ export class UserActions {
   #payloadContext(): PayloadContext {
     return { config: this.#deps.config, directory: this.#deps.directory };
   }
+}
+
+/** The user's entry in one input of a modal, checked as the client allows it (only offered options can be chosen). */
+function enter(modal: OpenedModal, blockId: string, value: string | string[] | null): void {
+  const block = ((modal.view.blocks as JsonObject[]) ?? []).find((b) => b.block_id === blockId);
+  const element = block === undefined ? undefined : statefulElements(block)[0];
+  if (element === undefined) throw new Error(`submitView: no input in block ${blockId} of view ${modal.viewId}`);
+  const values = (modal.view.state as { values: Record<string, Record<string, JsonObject>> }).values;
+  const slot = (values[blockId] ??= {});
+  const actionId = String(element.action_id);
+  switch (element.type) {
+    case 'plain_text_input':
+      if (Array.isArray(value)) throw new Error(`submitView: ${blockId} takes a text`);
+      slot[actionId] = { type: element.type, value: value === '' ? null : value };
+      return;
+    case 'checkboxes':
+    case 'multi_static_select': {
+      const chosen = value === null ? [] : Array.isArray(value) ? value : [value];
+      slot[actionId] = { type: element.type, selected_options: chosen.map((v) => offered(element, v)) };
+      return;
+    }
+    default:
+      if (Array.isArray(value)) throw new Error(`submitView: ${blockId} takes one option`);
+      slot[actionId] = { type: element.type, selected_option: value === null ? null : offered(element, value) };
+  }
+}
+
+/** The option of `element` with this value; a client offers no other. */
+function offered(element: JsonObject, value: string): JsonObject {
+  const options = Array.isArray(element.options) ? (element.options as JsonObject[]) : [];
+  const option = options.find((o) => o.value === value);
+  if (option === undefined) {
+    throw new Error(
+      `the ${String(element.action_id)} input offers no option ${value} (offered: ${options.map((o) => String(o.value)).join(', ')})`,
+    );
+  }
+  return structuredClone(option);
+}
+
+/** Required inputs left empty, or texts outside their length: Slack's client says so and sends nothing. */
+function missingRequired(view: JsonObject): Record<string, string> {
+  const values = (view.state as { values: Record<string, Record<string, JsonObject>> }).values;
+  const missing: Record<string, string> = {};
+  for (const block of (view.blocks as JsonObject[]) ?? []) {
+    if (block.type !== 'input' || !isObject(block.element)) continue;
+    const state = values[String(block.block_id)]?.[String(block.element.action_id)];
+    const text = typeof state?.value === 'string' ? state.value : '';
+    const empty =
+      state === undefined ||
+      (state.type === 'plain_text_input' && text === '') ||
+      (Array.isArray(state.selected_options) && state.selected_options.length === 0) ||
+      ('selected_option' in state && state.selected_option === null);
+    if (empty && block.optional !== true) missing[String(block.block_id)] = 'Please complete this required field.';
+    const { min_length: min, max_length: max } = block.element;
+    if (text !== '' && ((typeof min === 'number' && text.length < min) || (typeof max === 'number' && text.length > max))) {
+      missing[String(block.block_id)] = 'Please enter a text of the required length.';
+    }
+  }
+  return missing;
 }
 
 function parseAckBody(body: string): JsonObject {
