@@ -79,12 +79,12 @@ describe('Talos upgrade of production (three control planes)', () => {
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
     // Each request is one reply that also carries the entries since the previous one (that node's result).
     const approvals = thread.filter((m) =>
-      /^#\d+ 🔐 Approve the upgrade of /m.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''),
+      /^🔐 production · control plane \d of 3 · /.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''),
     );
     expect(
       approvals.map(
         (m) =>
-          /Approve the upgrade of control plane \S+ \((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1],
+          /^#\d+ approval requested: (10\.0\.30\.\d+)$/m.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1],
       ),
     ).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
     for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^#\d+ ✅ Approved by <@U0CAROL> at /m);
@@ -319,7 +319,7 @@ describe('crash and resume', () => {
       () => {
         const r = h.slack
           .thread(CHANNELS.production, plan.root.ts)
-          .filter((m) => /🔐 Approve the upgrade of control plane \S+ \(10\.0\.30\.12/.test(m.text));
+          .filter((m) => /^#\d+ approval requested: 10\.0\.30\.12$/m.test(m.text));
         return r[0];
       },
       { timeoutMs: 30_000 },
