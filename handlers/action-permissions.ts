@@ -27,13 +27,19 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
     who: 'operators-or-approvers',
     refusal: (op) => `Only operators and approvers of *${op.cluster}* may cancel. Nothing changed.`,
   },
-  [ACTION.approve]: { who: 'approvers', refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can approve: ${names}. Nothing changed.` },
+  [ACTION.approve]: {
+    who: 'approvers',
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can approve: ${names}. Nothing changed.`,
+  },
   [ACTION.stop]: {
     who: 'operators-or-approvers',
     refusal: (op, _policy, names) => `Only ${op.cluster}'s operators and approvers can stop this step: ${names}. Nothing changed.`,
   },
   // Apply and its Cancel are the approval of a Kubernetes upgrade's one gated step.
-  [ACTION.apply]: { who: 'approvers', refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can apply: ${names}. Nothing changed.` },
+  [ACTION.apply]: {
+    who: 'approvers',
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can apply: ${names}. Nothing changed.`,
+  },
   [ACTION.cancelApply]: {
     who: 'operators-or-approvers',
     refusal: (op, _policy, names) => `Only ${op.cluster}'s operators and approvers can stop this step: ${names}. Nothing changed.`,

@@ -84,11 +84,19 @@ function roughDuration(ms: number): string {
  * or that this is the first node of the rollout.
  */
 export function previousNodeResult(op: Operation, step: Step, presentation: Presentation): string {
-  const before = op.steps.slice(0, Math.max(0, op.steps.findIndex((s) => s.id === step.id)));
+  const before = op.steps.slice(
+    0,
+    Math.max(
+      0,
+      op.steps.findIndex((s) => s.id === step.id),
+    ),
+  );
   const prev = before.findLast((s) => s.node !== undefined && (s.status === 'done' || s.status === 'skipped'));
   if (prev === undefined) return 'First node of the rollout.';
   const took =
-    prev.startedAt !== undefined && prev.endedAt !== undefined ? ` in ${roughDuration(Date.parse(prev.endedAt) - Date.parse(prev.startedAt))}` : '';
+    prev.startedAt !== undefined && prev.endedAt !== undefined
+      ? ` in ${roughDuration(Date.parse(prev.endedAt) - Date.parse(prev.startedAt))}`
+      : '';
   const result = presentation.approval?.result?.(prev) ?? prev.detail ?? '';
   return `${prev.nodeName ?? prev.node} ${prev.status}${took}${result ? `: ${truncate(result, 200)}` : ''}`;
 }
@@ -153,7 +161,12 @@ function footer(approval: Approval, ...facts: string[]): Block {
  * etcd in words, the buttons, and under them the expiry and the short image name. The full etcd
  * table goes to the thread in its own reply, before the card.
  */
-export function approvalRequestMessage(op: Operation, approval: Approval, ctx: ApprovalContext, presentation: Presentation): ApprovalRequest {
+export function approvalRequestMessage(
+  op: Operation,
+  approval: Approval,
+  ctx: ApprovalContext,
+  presentation: Presentation,
+): ApprovalRequest {
   const { step } = ctx;
   const role = step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker';
   const host = step.host ? ` on host ${step.host}` : '';
@@ -223,16 +236,27 @@ export function nodeApprovalMessage(
         approval,
         step,
         presentation,
-        { text: 'Approve', actionId: ACTION.approve, confirm: { title: confirmTitle(step), text: escapeMrkdwn(effect), confirm: 'Approve', deny: 'Not yet' } },
+        {
+          text: 'Approve',
+          actionId: ACTION.approve,
+          confirm: { title: confirmTitle(step), text: escapeMrkdwn(effect), confirm: 'Approve', deny: 'Not yet' },
+        },
         { text: 'Stop', actionId: ACTION.stop },
       ),
-      footer(approval, `${escapeMrkdwn(nodeRef(step))} on host ${escapeMrkdwn(step.host ?? 'unknown')}`, `runs ${step.fromVersion ?? op.target.fromVersion ?? '?'}`),
+      footer(
+        approval,
+        `${escapeMrkdwn(nodeRef(step))} on host ${escapeMrkdwn(step.host ?? 'unknown')}`,
+        `runs ${step.fromVersion ?? op.target.fromVersion ?? '?'}`,
+      ),
     ],
     ...(facts.evidence.length > 0
       ? {
           evidence: {
             event: `etcd before ${name}`,
-            message: { text: `etcd before ${name}`, blocks: [section(`*etcd before ${escapeMrkdwn(name)}*`), preformatted(facts.evidence)] },
+            message: {
+              text: `etcd before ${name}`,
+              blocks: [section(`*etcd before ${escapeMrkdwn(name)}*`), preformatted(facts.evidence)],
+            },
           },
         }
       : {}),
@@ -290,7 +314,14 @@ export function approveOrStopButtons(
   presentation: Presentation,
   confirm: NonNullable<ButtonSpec['confirm']>,
 ): Block {
-  return decisionButtons(op, approval, step, presentation, { text: 'Approve', actionId: ACTION.approve, confirm }, { text: 'Stop', actionId: ACTION.stop });
+  return decisionButtons(
+    op,
+    approval,
+    step,
+    presentation,
+    { text: 'Approve', actionId: ACTION.approve, confirm },
+    { text: 'Stop', actionId: ACTION.stop },
+  );
 }
 
 /**

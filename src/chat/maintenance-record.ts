@@ -58,7 +58,9 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
 /** Whether one approval covered the operation (`approvalScope: operation`), or this step went on such an approval. */
 function approvalScopeNote(a: Operation['approvals'][number]): string {
   if (a.coveredBy !== undefined) return `, covered by the operation-wide approval ${a.coveredBy} (approvalScope: operation)`;
-  return a.scope === 'operation' ? ', for every step of the operation that asks one until a failure or Retry (approvalScope: operation)' : '';
+  return a.scope === 'operation'
+    ? ', for every step of the operation that asks one until a failure or Retry (approvalScope: operation)'
+    : '';
 }
 
 /** A Terraform change: the commit, the plan's summary and hash, what it changed, and the staging apply it was promoted from. */

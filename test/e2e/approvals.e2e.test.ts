@@ -69,7 +69,7 @@ describe('an approval request on a phone', () => {
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
     await h.slack.submitView(USERS.carol, modal.viewId, { reason: 'disk alarm on pve-2' });
     await waitForRootState(h, plan, /cancelled|stopped/);
-    await h.slack.waitFor(() => auditLines(h, plan).find((l) => / stopped at 10\.0\.30\.11: reason: disk alarm on pve-2$/.test(l)));
+    await h.slack.waitFor(() => auditLines(h, plan).find((l) => l.endsWith(' stopped at 10.0.30.11: reason: disk alarm on pve-2')));
     expect(h.slack.message(CHANNELS.production, request.ts)!.text).toMatch(/🛑 Stopped by <@U0CAROL> at .* Reason: disk alarm on pve-2/);
     const record = await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`));
     expect(record?.content).toMatch(/: stopped by U0CAROL at \S+, reason: disk alarm on pve-2/);
@@ -93,7 +93,9 @@ describe('an approval request on a phone', () => {
 
     h.sim.faults.clear('production');
     const failure = await h.slack.waitFor(() =>
-      h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => JSON.stringify(m.blocks ?? []).includes('"action_id":"talos-op-retry"')),
+      h.slack
+        .thread(CHANNELS.production, plan.root.ts)
+        .find((m) => JSON.stringify(m.blocks ?? []).includes('"action_id":"talos-op-retry"')),
     );
     await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: failure.ts, actionId: 'talos-op-retry' });
     // The Retry spent the operation's approval: cp-2 asks a person again, and that approval covers cp-3.

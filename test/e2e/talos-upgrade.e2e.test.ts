@@ -82,10 +82,7 @@ describe('Talos upgrade of production (three control planes)', () => {
       /^🔐 production · control plane \d of 3 · /.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''),
     );
     expect(
-      approvals.map(
-        (m) =>
-          /^#\d+ approval requested: (10\.0\.30\.\d+)$/m.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1],
-      ),
+      approvals.map((m) => /^#\d+ approval requested: (10\.0\.30\.\d+)$/m.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1]),
     ).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
     for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^#\d+ ✅ Approved by <@U0CAROL> at /m);
     expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).toMatch(
@@ -317,9 +314,7 @@ describe('crash and resume', () => {
     await approve(h, await waitForApprovalRequest(h, plan));
     const second = await h.slack.waitFor(
       () => {
-        const r = h.slack
-          .thread(CHANNELS.production, plan.root.ts)
-          .filter((m) => /^#\d+ approval requested: 10\.0\.30\.12$/m.test(m.text));
+        const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ approval requested: 10\.0\.30\.12$/m.test(m.text));
         return r[0];
       },
       { timeoutMs: 30_000 },

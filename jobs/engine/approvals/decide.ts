@@ -48,7 +48,9 @@ export async function decideApproval(
       if (!current || current.state !== 'pending' || o.state !== 'awaiting-approval') return undefined;
       if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
       const approvals = o.approvals.map((a) =>
-        a.nonce === click.nonce ? { ...a, state: decision, by: user, at: now.toISOString(), ...(why === undefined ? {} : { reason: why }) } : a,
+        a.nonce === click.nonce
+          ? { ...a, state: decision, by: user, at: now.toISOString(), ...(why === undefined ? {} : { reason: why }) }
+          : a,
       );
       if (decision === 'approved') return { ...o, state: 'running', approvals };
       return {

@@ -35,7 +35,8 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   const { evidence, ...card } = built;
   const gated = op.steps.filter((s) => s.status === 'pending' && playbook.needsApproval(s)).length;
   const presentation = deps.presentations(op.kind);
-  const request = scoped && gated > 1 ? withScope(card, presentation.approval?.covers?.(gated) ?? `the ${gated} steps left that ask one`) : card;
+  const request =
+    scoped && gated > 1 ? withScope(card, presentation.approval?.covers?.(gated) ?? `the ${gated} steps left that ask one`) : card;
   await postBefore(ctx, op.id, evidence);
   // Kept with the approval: the request, once decided, still shows what the approver saw.
   const shown = shownEvidence(request);
@@ -106,7 +107,9 @@ async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: App
       detail: `approvalScope: operation; that approval was given at ${cover.at ?? cover.requestedAt} for ${cover.step}`,
     },
     (o) =>
-      o.state === 'running' && o.approvals.at(-1)?.nonce === cover.nonce && !o.approvals.some((a) => a.step === step.id && a.state === 'approved')
+      o.state === 'running' &&
+      o.approvals.at(-1)?.nonce === cover.nonce &&
+      !o.approvals.some((a) => a.step === step.id && a.state === 'approved')
         ? { ...o, approvals: [...o.approvals, covered] }
         : undefined,
     // The step's start tells the thread; the entry goes with it.

@@ -196,7 +196,12 @@ export const talosUpgradePlaybook: Playbook = {
     return approvalRequestMessage(
       op,
       approval,
-      { step, version: op.target.version ?? '?', etcdWords: etcdWords(etcd, ctx.cluster.controlPlanes.length), etcdEvidence: etcd.evidence },
+      {
+        step,
+        version: op.target.version ?? '?',
+        etcdWords: etcdWords(etcd, ctx.cluster.controlPlanes.length),
+        etcdEvidence: etcd.evidence,
+      },
       talosUpgradeTexts,
     );
   },

@@ -2,11 +2,9 @@ import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { terraformData } from './data.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { approvalNotification, approvalQuestion, approveOrStopButtons } from '../../../src/chat/approval-messages.ts';
-import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import {
-  actions,
   context,
   escapeMrkdwn,
   fields,
@@ -114,7 +112,9 @@ export function applyAgainRequest(op: Operation, approval: Approval, presentatio
       ]),
       approveOrStopButtons(op, approval, step, presentation, {
         title: 'Apply the reviewed plan?',
-        text: escapeMrkdwn(`tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`),
+        text: escapeMrkdwn(
+          `tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`,
+        ),
         confirm: 'Approve',
         deny: 'Not yet',
       }),

@@ -315,7 +315,8 @@ describe('approval and failure messages', () => {
           status: 'done',
           startedAt: '2026-11-29T22:00:00.000Z',
           endedAt: '2026-11-29T22:06:10.000Z',
-          detail: 'now v1.12.1 and Ready; etcd: leader 7 on 10.0.30.12; 3/3 members agree, no errors; health gate passed with Cilium, Flux and pods ready',
+          detail:
+            'now v1.12.1 and Ready; etcd: leader 7 on 10.0.30.12; 3/3 members agree, no errors; health gate passed with Cilium, Flux and pods ready',
         }),
         step({ id: 's2', node: '10.0.30.12', nodeName: 'talos-cp-2', host: 'pve-2' }),
         step({ id: 's3', node: '10.0.30.13', nodeName: 'talos-cp-3', host: 'pve-3' }),
@@ -575,7 +576,13 @@ describe('approval and failure messages', () => {
     );
     const stopped = approvalDecidedMessage(
       op,
-      approval({ state: 'stopped', by: 'U0CAROL', at: '2026-11-29T22:20:00.000Z', reason: 'disk alarm on pve-2', shown: shownEvidence(request) }),
+      approval({
+        state: 'stopped',
+        by: 'U0CAROL',
+        at: '2026-11-29T22:20:00.000Z',
+        reason: 'disk alarm on pve-2',
+        shown: shownEvidence(request),
+      }),
       op.steps[1]!,
       presentationOf(op.kind),
     );
