@@ -10,8 +10,8 @@ export type Who = 'operators' | 'approvers' | 'operators-or-approvers';
 export interface Permission {
   /** Fixed, or decided by the operation's kind (a Terraform change's Start is an approver's Apply). */
   who: Who | ((op: Operation, policy: LifecyclePolicy) => Who);
-  /** What someone else who clicks is told. */
-  refusal: (op: Operation, policy: LifecyclePolicy) => string;
+  /** What someone else who clicks is told; `names` says who can: `<@U0CAROL> or anyone in <!subteam^S0SRE>`. */
+  refusal: (op: Operation, policy: LifecyclePolicy, names: string) => string;
 }
 
 const starters = (op: Operation, policy: LifecyclePolicy): Who => (policy.startedByApprovers(op.kind) ? 'approvers' : 'operators');
@@ -27,16 +27,22 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
     who: 'operators-or-approvers',
     refusal: (op) => `Only operators and approvers of *${op.cluster}* may cancel. Nothing changed.`,
   },
-  [ACTION.approve]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may approve this step. Nothing changed.` },
+  [ACTION.approve]: {
+    who: 'approvers',
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can approve: ${names}. Nothing changed.`,
+  },
   [ACTION.stop]: {
     who: 'operators-or-approvers',
-    refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.`,
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s operators and approvers can stop this step: ${names}. Nothing changed.`,
   },
   // Apply and its Cancel are the approval of a Kubernetes upgrade's one gated step.
-  [ACTION.apply]: { who: 'approvers', refusal: (op) => `Only approvers of *${op.cluster}* may approve this step. Nothing changed.` },
+  [ACTION.apply]: {
+    who: 'approvers',
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can apply: ${names}. Nothing changed.`,
+  },
   [ACTION.cancelApply]: {
     who: 'operators-or-approvers',
-    refusal: (op) => `Only operators and approvers of *${op.cluster}* may stop this step. Nothing changed.`,
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s operators and approvers can stop this step: ${names}. Nothing changed.`,
   },
   [ACTION.rollback]: {
     who: 'operators',
@@ -44,7 +50,7 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
   },
   [ACTION.rerequest]: {
     who: 'approvers',
-    refusal: (op) => `Only approvers of *${op.cluster}* may ask for approval again. Nothing changed.`,
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can ask for approval again: ${names}. Nothing changed.`,
   },
   // A node Talos put back on its previous image is tried again only on an approver's explicit word.
   [ACTION.retry]: {
@@ -67,6 +73,13 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
     refusal: (op) => `Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.`,
   },
 };
+
+/** Who can act, for a refusal: `<@U0CAROL>, <@U0DAVE> or anyone in <!subteam^S0SRE>`. */
+export function whoCanAct(ids: readonly string[]): string {
+  const names = [...new Set(ids)].map((id) => (id.startsWith('S') ? `anyone in <!subteam^${id}>` : `<@${id}>`));
+  if (names.length <= 1) return names[0] ?? 'nobody';
+  return `${names.slice(0, -1).join(', ')} or ${names.at(-1)!}`;
+}
 
 function members(cluster: ClusterConfig, who: Who): string[] {
   if (who === 'operators') return cluster.operators;
@@ -95,5 +108,5 @@ export async function clickRefusal(
     if (error instanceof MembershipUnknown) return error.message;
     throw error;
   }
-  return permission.refusal(op, policy);
+  return permission.refusal(op, policy, whoCanAct(cluster === undefined ? [] : members(cluster, who)));
 }

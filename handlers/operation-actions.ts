@@ -8,6 +8,7 @@ import type { MoveResult } from '../jobs/engine/lifecycle/deps.ts';
 import type { OperationClick } from '../jobs/engine/lifecycle/start.ts';
 import { clickRefusal } from './action-permissions.ts';
 import type { Authorizer } from './authorize.ts';
+import { openStopReason, registerStopReason, STOPS } from './stop-reason.ts';
 
 export interface ActionDeps {
   inventory: Inventory;
@@ -102,8 +103,9 @@ const BUTTONS: Readonly<Record<string, Button>> = {
 
 /** The buttons of an operation. Each acks at once, then reads the click, checks who clicked, and asks the lifecycle. */
 export function registerOperationActions(app: App, deps: ActionDeps): void {
+  registerStopReason(app, deps);
   for (const [actionId, button] of Object.entries(BUTTONS)) {
-    app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond }) => {
+    app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond, client }) => {
       await ack();
       const say = ephemeral(respond);
       const click = await loadClick(deps, body, action, say);
@@ -114,6 +116,8 @@ export function registerOperationActions(app: App, deps: ActionDeps): void {
       const cluster = deps.inventory.clusters.find((c) => c.name === click.op.cluster);
       const refusal = await clickRefusal(deps.authorizer, deps.lifecycle.policy, cluster, actionId, click.op, click.user);
       if (refusal !== undefined) return say(refusal);
+      // A Stop asks for its reason in a modal and stops on its Submit; a modal that cannot open (the trigger expired) stops now.
+      if (STOPS.has(actionId) && (await openStopReason(client, deps.lifecycle.policy, body.trigger_id, click, deps.logger))) return;
       await reply(await button.move(deps.lifecycle, click), say);
     });
   }

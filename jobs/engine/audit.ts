@@ -245,8 +245,9 @@ export function createAudit(store: OperationStore, chat: ChatPort, options: Audi
       const reply = typeof message === 'function' ? message(o) : message;
       const text = reply?.text ?? entryText(entry);
       // Kept until posted; without a root message yet, the first flush after it exists posts it.
+      // A broadcast (an approval request) is what a phone's notification shows: it leads with its own words, and its number follows.
       const post = {
-        text: `#${seq} ${text}`,
+        text: reply?.broadcast === true ? `${text}\n#${seq} ${entry.event}` : `#${seq} ${text}`,
         ...(reply?.blocks ? { blocks: reply.blocks } : {}),
         ...(reply?.broadcast === true ? { broadcast: true } : {}),
       };

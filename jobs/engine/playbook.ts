@@ -1,3 +1,4 @@
+import type { ApprovalRequest } from '../../src/chat/approval-messages.ts';
 import type { z } from 'zod';
 import type { StepFailure } from './job-context.ts';
 import type { ChatMessage } from '../../src/port/chat-port.ts';
@@ -160,7 +161,7 @@ export interface Playbook<Data = unknown> {
   /** Whether a person approves `step` before it runs. */
   needsApproval(step: Step): boolean;
   /** The approval request, with what the approver needs to see now (etcd state, the image). */
-  approvalMessage(ctx: WalkContext, op: PostedOperation, approval: Approval, step: Step): Promise<ChatMessage>;
+  approvalMessage(ctx: WalkContext, op: PostedOperation, approval: Approval, step: Step): Promise<ApprovalRequest>;
   /**
    * Checks, before `step` runs, that what was read back from Redis is what the rules derive now
    * (the node is in the inventory, the image is the one for that node): Redis is a store, not the

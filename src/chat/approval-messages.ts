@@ -4,22 +4,34 @@ import {
   actions,
   context,
   escapeMrkdwn,
-  fields,
   formatTime,
   mention,
   mentionUser,
+  plainTime,
   preformatted,
   section,
+  truncate,
   type ButtonSpec,
 } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
 
+/** What a Talos upgrade's request shows of its node, besides the question. */
 export interface ApprovalContext {
   step: Step;
   version: string;
-  etcdSummary: string;
+  /** etcd in words, e.g. `3 of 3 healthy, one leader: quorum holds while this node reboots`. */
+  etcdWords: string;
+  /** The full etcd table, posted as its own reply before the request. */
   etcdEvidence: string[];
+}
+
+/**
+ * An approval request as a playbook builds it: the card (question, facts, buttons), and the evidence
+ * too long for a phone (the full etcd table), which the thread gets in its own reply before the card.
+ */
+export interface ApprovalRequest extends ChatMessage {
+  evidence?: { event: string; message: ChatMessage };
 }
 
 /** A node as a request names it: `talos-cp-2 (10.0.30.12)`. */
@@ -36,35 +48,101 @@ export function approvalSubject(op: Operation, step: Step, presentation: Present
   return presentation.approval?.subject(op, step) ?? `${presentation.stepLabel(step)} on ${op.cluster}`;
 }
 
-/** The question a request asks, first in its notification and its blocks: `Approve the upgrade of … to v1.12.1?` */
+/** The question a request asks, first in its card: `Approve the upgrade of … to v1.12.1?` */
 export function approvalQuestion(op: Operation, step: Step, presentation: Presentation): string {
   return `${presentation.approval?.verb ?? 'Approve'} ${approvalSubject(op, step, presentation)}?`;
 }
 
-/** The request's first line: the question, then the operation it belongs to. */
-function questionLine(op: Operation, step: Step, presentation: Presentation): string {
-  return `🔐 ${approvalQuestion(op, step, presentation)} (${op.id})`;
-}
-
-/** Which node a request is about, with one fact of its own (the image, the version it runs) and when it expires. */
-function nodeFields(step: Step, approval: Approval, fact: [string, string]) {
-  return fields([
-    ['Node', escapeMrkdwn(nodeRef(step))],
-    ['Host', escapeMrkdwn(step.host ?? 'unknown')],
-    fact,
-    ['Expires', formatTime(approval.expiresAt)],
-  ]);
+/** A time as a phone reads it in a notification, where Slack's date tokens do not render: `03:50 UTC`. */
+function clockTime(time: string): string {
+  return plainTime(time).slice(11);
 }
 
 /**
- * Approve and Stop of a node's request; the block carries the operation and the request's nonce.
- * Approve asks once more in a dialog that names the node, so a click on the wrong request in a
- * busy channel touches nothing.
+ * What a notification shows: the cluster, where in the operation the request stands, the short
+ * question and when it expires, e.g. `🔐 production · control plane 1 of 3 · approve talos-prd-cp-1 → Talos v1.13.9? (expires 03:50 UTC)`.
  */
-function approveOrStop(op: Operation, approval: Approval, confirm: NonNullable<ButtonSpec['confirm']>) {
-  return actions(`approve-${op.id}-${approval.nonce}`, [
-    { text: 'Approve', actionId: ACTION.approve, value: buttonValue(op.id, approval.nonce), style: 'primary', confirm },
-    { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
+export function approvalNotification(op: Operation, step: Step, approval: Approval, presentation: Presentation): string {
+  const headline = presentation.approval?.headline?.(op, step) ?? { what: presentation.name, ask: approvalSubject(op, step, presentation) };
+  const verb = (presentation.approval?.verb ?? 'Approve').toLowerCase();
+  return `🔐 ${op.cluster} · ${headline.what} · ${verb} ${headline.ask}? (expires ${clockTime(approval.expiresAt)})`;
+}
+
+/** `3 of 5`: the step's place among the operation's steps of its kind. */
+export function positionOf(op: Operation, step: Step): string {
+  const same = op.steps.filter((s) => s.kind === step.kind);
+  return `${same.findIndex((s) => s.id === step.id) + 1} of ${same.length}`;
+}
+
+/** A duration as a person says it: `40 s`, `6 min`. */
+function roughDuration(ms: number): string {
+  return ms < 60_000 ? `${Math.max(0, Math.round(ms / 1000))} s` : `${Math.round(ms / 60_000)} min`;
+}
+
+/**
+ * The previous node's result in one line (`talos-cp-1 done in 6 min: v1.13.9, Ready, etcd 3/3, gate passed`),
+ * or that this is the first node of the rollout.
+ */
+export function previousNodeResult(op: Operation, step: Step, presentation: Presentation): string {
+  const before = op.steps.slice(
+    0,
+    Math.max(
+      0,
+      op.steps.findIndex((s) => s.id === step.id),
+    ),
+  );
+  const prev = before.findLast((s) => s.node !== undefined && (s.status === 'done' || s.status === 'skipped'));
+  if (prev === undefined) return 'First node of the rollout.';
+  const took =
+    prev.startedAt !== undefined && prev.endedAt !== undefined
+      ? ` in ${roughDuration(Date.parse(prev.endedAt) - Date.parse(prev.startedAt))}`
+      : '';
+  const result = presentation.approval?.result?.(prev) ?? prev.detail ?? '';
+  return `${prev.nodeName ?? prev.node} ${prev.status}${took}${result ? `: ${truncate(result, 200)}` : ''}`;
+}
+
+/**
+ * The short name of an installer image: its platform, the schematic's first characters and the
+ * version, e.g. `metal · 376567988ad3 · v1.13.9` for `factory.talos.dev/metal-installer/376567…:v1.13.9`.
+ */
+export function shortImage(image: string | undefined): string {
+  if (image === undefined) return 'image unknown';
+  const m = /^(?:[^/]+\/)?(?:([a-z0-9-]+?)-)?installer(?:-secureboot)?\/([0-9a-f]{12,})(?::([^@]+))?/.exec(image);
+  if (m === null) return image.split('/').at(-1) ?? image;
+  return `${m[1] ?? 'installer'} · ${m[2]!.slice(0, 12)} · ${m[3] ?? '?'}`;
+}
+
+/** What Stop does, in its confirm dialog: which step it stops, and that nothing more is touched. */
+function stopConfirm(op: Operation, step: Step, presentation: Presentation): NonNullable<ButtonSpec['confirm']> {
+  const what = step.nodeName ?? step.node;
+  return {
+    title: 'Stop the operation?',
+    text: escapeMrkdwn(
+      `Stops the ${presentation.name} of ${op.cluster} here${what ? `, before ${what}` : ''}: this step does not run, the operation ends and frees the cluster. Steps already done stay as they are. You may give a reason.`,
+    ),
+    confirm: 'Stop',
+    deny: 'Keep waiting',
+  };
+}
+
+/**
+ * The decision's buttons; the block carries the operation and the request's nonce. Approve asks
+ * once more in a dialog that names the node, so a click on the wrong request in a busy channel
+ * touches nothing; Stop asks too, and says what it stops.
+ */
+function decisionButtons(
+  op: Operation,
+  approval: Approval,
+  step: Step,
+  presentation: Presentation,
+  approve: { text: string; actionId: string; confirm: NonNullable<ButtonSpec['confirm']> },
+  stop: { text: string; actionId: string },
+) {
+  const value = buttonValue(op.id, approval.nonce);
+  const kind = approve.actionId === ACTION.apply ? 'apply' : 'approve';
+  return actions(`${kind}-${op.id}-${approval.nonce}`, [
+    { text: approve.text, actionId: approve.actionId, value, style: 'primary', confirm: approve.confirm },
+    { text: stop.text, actionId: stop.actionId, value, style: 'danger', confirm: stopConfirm(op, step, presentation) },
   ]);
 }
 
@@ -73,28 +151,60 @@ function confirmTitle(step: Step): string {
   return `Approve ${step.nodeName ?? step.node ?? 'this node'}?`;
 }
 
-/** The question before each control plane: which node, which host, which image, and how etcd looks now. */
-export function approvalRequestMessage(op: Operation, approval: Approval, ctx: ApprovalContext, presentation: Presentation): ChatMessage {
+/** The line under the buttons: when the request expires, and what it installs. */
+function footer(approval: Approval, ...facts: string[]): Block {
+  return context([`Expires ${formatTime(approval.expiresAt)}`, ...facts].join(' · '));
+}
+
+/**
+ * The question before each control plane, for a phone: the question, the previous node's result,
+ * etcd in words, the buttons, and under them the expiry and the short image name. The full etcd
+ * table goes to the thread in its own reply, before the card.
+ */
+export function approvalRequestMessage(
+  op: Operation,
+  approval: Approval,
+  ctx: ApprovalContext,
+  presentation: Presentation,
+): ApprovalRequest {
   const { step } = ctx;
-  const text = questionLine(op, step, presentation);
   const role = step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker';
   const host = step.host ? ` on host ${step.host}` : '';
+  const name = step.nodeName ?? step.node ?? '?';
   return {
-    text,
+    text: approvalNotification(op, step, approval, presentation),
     blocks: [
-      section(`*${escapeMrkdwn(text)}*`),
-      nodeFields(step, approval, ['Image', `\`${step.image ?? '?'}\``]),
-      section(`*etcd now:* ${escapeMrkdwn(ctx.etcdSummary)}`),
-      preformatted(ctx.etcdEvidence),
-      approveOrStop(op, approval, {
-        title: confirmTitle(step),
-        text: escapeMrkdwn(
-          `talosctl upgrade of ${role} ${nodeRef(step)}${host} to ${ctx.version}: the node reboots into the new image; etcd must keep quorum.`,
-        ),
-        confirm: 'Approve',
-        deny: 'Not yet',
-      }),
+      section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
+      section(`*Before:* ${escapeMrkdwn(previousNodeResult(op, step, presentation))}`),
+      section(`*etcd:* ${escapeMrkdwn(ctx.etcdWords)}`),
+      decisionButtons(
+        op,
+        approval,
+        step,
+        presentation,
+        {
+          text: 'Approve',
+          actionId: ACTION.approve,
+          confirm: {
+            title: confirmTitle(step),
+            text: escapeMrkdwn(
+              `talosctl upgrade of ${role} ${nodeRef(step)}${host} to ${ctx.version}: the node reboots into the new image; etcd must keep quorum.`,
+            ),
+            confirm: 'Approve',
+            deny: 'Not yet',
+          },
+        },
+        { text: 'Stop', actionId: ACTION.stop },
+      ),
+      footer(approval, `\`${escapeMrkdwn(shortImage(step.image))}\``),
     ],
+    evidence: {
+      event: `etcd before ${name}`,
+      message: {
+        text: `etcd before ${name}`,
+        blocks: [section(`*etcd before ${escapeMrkdwn(name)}*`), preformatted(ctx.etcdEvidence)],
+      },
+    },
   };
 }
 
@@ -105,26 +215,51 @@ export interface NodeApprovalFacts {
   warning: string;
 }
 
-/** The question before a rollback or a removal: which node, where, and how etcd looks now. */
+/** The question before a rollback or a removal: what happens, how etcd looks now, the buttons, then what the node runs. */
 export function nodeApprovalMessage(
   op: Operation,
   approval: Approval,
   step: Step,
   facts: NodeApprovalFacts,
   presentation: Presentation,
-): ChatMessage {
-  const text = questionLine(op, step, presentation);
+): ApprovalRequest {
   const effect = presentation.approval?.effect?.(step) ?? approvalSubject(op, step, presentation);
+  const name = step.nodeName ?? step.node ?? '?';
   return {
-    text,
+    text: approvalNotification(op, step, approval, presentation),
     blocks: [
-      section(`*${escapeMrkdwn(text)}*`),
-      nodeFields(step, approval, ['Runs', step.fromVersion ?? op.target.fromVersion ?? '?']),
+      section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
       section(`*What happens:* ${escapeMrkdwn(facts.warning)}`),
-      section(`*etcd now:* ${escapeMrkdwn(facts.summary)}`),
-      ...(facts.evidence.length > 0 ? [preformatted(facts.evidence)] : []),
-      approveOrStop(op, approval, { title: confirmTitle(step), text: escapeMrkdwn(effect), confirm: 'Approve', deny: 'Not yet' }),
+      section(`*etcd:* ${escapeMrkdwn(facts.summary)}`),
+      decisionButtons(
+        op,
+        approval,
+        step,
+        presentation,
+        {
+          text: 'Approve',
+          actionId: ACTION.approve,
+          confirm: { title: confirmTitle(step), text: escapeMrkdwn(effect), confirm: 'Approve', deny: 'Not yet' },
+        },
+        { text: 'Stop', actionId: ACTION.stop },
+      ),
+      footer(
+        approval,
+        `${escapeMrkdwn(nodeRef(step))} on host ${escapeMrkdwn(step.host ?? 'unknown')}`,
+        `runs ${step.fromVersion ?? op.target.fromVersion ?? '?'}`,
+      ),
     ],
+    ...(facts.evidence.length > 0
+      ? {
+          evidence: {
+            event: `etcd before ${name}`,
+            message: {
+              text: `etcd before ${name}`,
+              blocks: [section(`*etcd before ${escapeMrkdwn(name)}*`), preformatted(facts.evidence)],
+            },
+          },
+        }
+      : {}),
   };
 }
 
@@ -135,29 +270,24 @@ export function applyRequestMessage(
   step: Step,
   dryRun: string | undefined,
   presentation: Presentation,
-): ChatMessage {
+): ApprovalRequest {
   const v = op.target.version ?? '?';
-  const text = questionLine(op, step, presentation);
   return {
-    text,
+    text: approvalNotification(op, step, approval, presentation),
     blocks: [
-      section(`*${escapeMrkdwn(text)}*`),
+      section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
       section(
         `\`talosctl upgrade-k8s --to ${v}\` through ${escapeMrkdwn(step.node ?? 'a healthy control plane')} upgrades the whole cluster.`,
       ),
-      fields([
-        ['From', op.target.fromVersion ?? '?'],
-        ['To', `${v} (Terraform: \`v${v}\`)`],
-        ['Snapshot', op.snapshot ? `\`${op.snapshot.id}\`` : 'none'],
-        ['Expires', formatTime(approval.expiresAt)],
-      ]),
       section(`*Dry run:* ${escapeMrkdwn(dryRun ?? 'see above')}`),
-      actions(`apply-${op.id}-${approval.nonce}`, [
+      decisionButtons(
+        op,
+        approval,
+        step,
+        presentation,
         {
           text: 'Apply',
           actionId: ACTION.apply,
-          value: buttonValue(op.id, approval.nonce),
-          style: 'primary',
           confirm: {
             title: 'Upgrade Kubernetes?',
             text: `talosctl upgrade-k8s --to ${v}: every control-plane component and kubelet of ${op.cluster}.`,
@@ -165,10 +295,44 @@ export function applyRequestMessage(
             deny: 'Not yet',
           },
         },
-        { text: 'Cancel', actionId: ACTION.cancelApply, value: buttonValue(op.id, approval.nonce) },
-      ]),
+        { text: 'Cancel', actionId: ACTION.cancelApply },
+      ),
+      footer(
+        approval,
+        `${op.target.fromVersion ?? '?'} → ${v} (Terraform: \`v${v}\`)`,
+        `snapshot ${op.snapshot ? `\`${op.snapshot.id}\`` : 'none'}`,
+      ),
     ],
   };
+}
+
+/** The approval buttons of a request a playbook builds itself (a Terraform apply asked again): Approve and a confirmed Stop. */
+export function approveOrStopButtons(
+  op: Operation,
+  approval: Approval,
+  step: Step,
+  presentation: Presentation,
+  confirm: NonNullable<ButtonSpec['confirm']>,
+): Block {
+  return decisionButtons(
+    op,
+    approval,
+    step,
+    presentation,
+    { text: 'Approve', actionId: ACTION.approve, confirm },
+    { text: 'Stop', actionId: ACTION.stop },
+  );
+}
+
+/**
+ * The scope of an approval on its card: one approval covers every step left of its kind, and a
+ * failure or a Retry asks again. Placed just before the buttons, so nothing but the expiry sits below them.
+ */
+export function withScope(request: ApprovalRequest, covers: string): ApprovalRequest {
+  const blocks = request.blocks ?? [];
+  const at = blocks.findIndex((b) => b['type'] === 'actions');
+  const note = context(`This approval covers ${escapeMrkdwn(covers)}; a failure or a Retry asks again.`);
+  return { ...request, blocks: at < 0 ? [...blocks, note] : [...blocks.slice(0, at), note, ...blocks.slice(at)] };
 }
 
 /**
@@ -180,14 +344,15 @@ export function shownEvidence(request: ChatMessage): Block[] {
 }
 
 /**
- * The request with its approvers mentioned, in the text (what a notification shows) and under
- * the question, so Slack notifies them: user ids as `<@U…>`, user groups as `<!subteam^S…>`.
+ * The request with its approvers mentioned once, under the question, so Slack notifies them: user
+ * ids as `<@U…>`, user groups as `<!subteam^S…>`. The notification's text stays the question with its
+ * cluster and place; a reminder mentions them again.
  */
-export function withApprovers(request: ChatMessage, approvers: readonly string[]): ChatMessage {
+export function withApprovers<T extends ChatMessage>(request: T, approvers: readonly string[]): T {
   if (approvers.length === 0) return request;
   const mentions = approvers.map(mention).join(' ');
   const [first, ...rest] = request.blocks ?? [section(request.text)];
-  return { text: `${request.text} ${mentions}`, blocks: [...(first ? [first] : []), context(`For ${mentions}`), ...rest] };
+  return { ...request, blocks: [...(first ? [first] : []), context(`For ${mentions}`), ...rest] };
 }
 
 /** An unanswered request shortly before it expires: the approvers are called again, in the channel. */
@@ -210,7 +375,8 @@ export function approvalDecidedMessage(op: Operation, approval: Approval, step: 
   const verb = approval.state === 'approved' ? '✅ Approved' : approval.state === 'stopped' ? '🛑 Stopped' : '⏱ Expired';
   const who = approval.by ? ` by ${mentionUser(approval.by)}` : '';
   const when = approval.at ? ` at ${formatTime(approval.at)}` : '';
-  const text = `${verb}${who}${when}: ${escapeMrkdwn(approvalSubject(op, step, presentation))} (${op.id})`;
+  const why = approval.reason === undefined ? '' : ` Reason: ${escapeMrkdwn(approval.reason)}`;
+  const text = `${verb}${who}${when}: ${escapeMrkdwn(approvalSubject(op, step, presentation))} (${op.id})${why}`;
   const blocks = [section(text), ...(approval.shown ?? [])];
   if (approval.state === 'expired') {
     blocks.push(

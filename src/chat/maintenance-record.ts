@@ -41,7 +41,8 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     ...(op.approvals.length === 0
       ? ['none']
       : op.approvals.map(
-          (a) => `- ${a.step}: ${a.state}${a.by ? ` by ${a.by}` : ''}${a.at ? ` at ${a.at}` : ''} (requested ${a.requestedAt})`,
+          (a) =>
+            `- ${a.step}: ${a.state}${a.by ? ` by ${a.by}` : ''}${a.at ? ` at ${a.at}` : ''}${approvalScopeNote(a)}${a.reason ? `, reason: ${a.reason}` : ''} (requested ${a.requestedAt})`,
         )),
     '',
     '## Audit trail',
@@ -52,6 +53,14 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     ...(appendix === undefined ? [] : ['## Terraform plan as reviewed (tofu show)', '', '```', appendix.trimEnd(), '```', '']),
   ];
   return lines.join('\n');
+}
+
+/** Whether one approval covered the operation (`approvalScope: operation`), or this step went on such an approval. */
+function approvalScopeNote(a: Operation['approvals'][number]): string {
+  if (a.coveredBy !== undefined) return `, covered by the operation-wide approval ${a.coveredBy} (approvalScope: operation)`;
+  return a.scope === 'operation'
+    ? ', for every step of the operation that asks one until a failure or Retry (approvalScope: operation)'
+    : '';
 }
 
 /** A Terraform change: the commit, the plan's summary and hash, what it changed, and the staging apply it was promoted from. */

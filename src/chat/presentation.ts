@@ -49,6 +49,12 @@ export interface ApprovalWording {
   subject(op: Operation, step: Step): string;
   /** What an Approve does to the node, in its confirm dialog, e.g. `talosctl rollback of talos-w-1 (10.0.20.21): it reboots …`. */
   effect?(step: Step): string;
+  /** The notification's place and short question, e.g. `{ what: 'control plane 1 of 3', ask: 'talos-prd-cp-1 → Talos v1.13.9' }`. */
+  headline?(op: Operation, step: Step): { what: string; ask: string };
+  /** A finished step's result in a few words for the next request, e.g. `v1.13.9, Ready, etcd 3/3, gate passed`. */
+  result?(step: Step): string;
+  /** What one approval of `count` steps covers under `approvalScope: operation`, e.g. `all 3 control planes`. */
+  covers?(count: number): string;
 }
 
 /** The words of a production plan's staging rehearsal. */

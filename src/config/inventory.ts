@@ -81,6 +81,12 @@ const ClusterSchema = z
      * started it. Default: `true` in production, `false` in staging.
      */
     requireDistinctApprover: z.boolean().optional(),
+    approvalScope: z
+      .enum(['node', 'operation'])
+      .optional()
+      .describe(
+        'What one approval covers: `node` (default) asks before every control plane; `operation` lets one approval cover every control plane of the operation, and asks again after any failure or Retry.',
+      ),
     maintenanceWindows: z.array(MaintenanceWindow).default([]),
     /** Allow production operations outside the declared windows. */
     allowOutsideWindows: z.boolean().default(false),

@@ -75,6 +75,12 @@ export const Approval = z.object({
   shown: z.array(z.record(z.string(), z.unknown())).optional(),
   /** When the approvers were reminded that it expires soon; a request is reminded once. */
   remindedAt: z.string().optional(),
+  /** `operation`: asked under the cluster's `approvalScope: operation`, so it covers every later step that asks one, until a failure or a Retry. */
+  scope: z.enum(['node', 'operation']).optional(),
+  /** The nonce of the operation-wide approval that covered this step: no person was asked for this one. */
+  coveredBy: z.string().optional(),
+  /** Why a person stopped at this request, when they gave a reason. */
+  reason: z.string().optional(),
 });
 export type Approval = z.infer<typeof Approval>;
 

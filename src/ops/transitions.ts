@@ -15,9 +15,14 @@ export function cancelRefusal(op: Operation, kindRefusal: ((op: Operation) => st
   return kindRefusal?.(op);
 }
 
-/** The operation with every approval given for `stepIds` spent: those steps ask a person again before they run. */
+/**
+ * The operation with every approval given for `stepIds` spent: those steps ask a person again before they run.
+ * An approval that covers the whole operation (`approvalScope: operation`) is spent too: after a failure or a
+ * Retry, the next step that asks one asks a person again.
+ */
 export function spendApprovals(op: Operation, stepIds: readonly string[]): Operation {
-  const approvals = op.approvals.map((a): Approval => (stepIds.includes(a.step) && a.state === 'approved' ? { ...a, state: 'spent' } : a));
+  const spent = (a: Approval): boolean => a.state === 'approved' && (stepIds.includes(a.step) || a.scope === 'operation');
+  const approvals = op.approvals.map((a): Approval => (spent(a) ? { ...a, state: 'spent' } : a));
   return { ...op, approvals };
 }
 

@@ -72,7 +72,7 @@ describe('a Socket Mode outage during a production Talos upgrade', () => {
           () =>
             h!.slack
               .thread(CHANNELS.production, plan.root.ts)
-              .find((m) => m.ts !== first.ts && /Approve the upgrade of control plane \S+ \(10\.0\.30\.12/.test(m.text)),
+              .find((m) => m.ts !== first.ts && /^#\d+ approval requested: 10\.0\.30\.12$/m.test(m.text)),
           { timeoutMs: 60_000, description: 'the approval request of 10.0.30.12' },
         );
         const askedDuringOutage = outage.endedAt === undefined;

@@ -42,7 +42,8 @@ function auditReplies(harness: Harness, rootTs: string): string[] {
   );
 }
 
-const requestFor = (node: string) => new RegExp(`🔐 Approve the upgrade of control plane \\S+ \\(${node.replace(/\./g, '\\.')}`);
+/** An approval request of `node`, as first posted or still pending: its entry's line names the node. */
+const requestFor = (node: string) => new RegExp(`^#\\d+ approval requested: ${node.replace(/\./g, '\\.')}$`, 'm');
 
 /** Polls the operation as stored in Redis until `predicate` holds. */
 async function waitForOperation(harness: Harness, opId: string, predicate: (op: Operation) => boolean): Promise<Operation> {
@@ -126,7 +127,7 @@ describe('a production upgrade under faults', () => {
     for (const node of NODES) expect(harness.sim.upgradeCount('production', node)).toBe(1);
     const requests = harness.slack
       .thread(CHANNELS.production, plan.root.ts)
-      .filter((m) => /^#\d+ 🔐 Approve the upgrade of /m.test(harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''));
+      .filter((m) => (harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? '').startsWith('🔐 production · control plane '));
     expect(requests.length).toBe(NODES.length);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));

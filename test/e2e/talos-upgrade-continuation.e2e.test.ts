@@ -17,7 +17,7 @@ function approvalsAskedFor(harness: Harness, rootTs: string): string[] {
   return harness.slack
     .thread(CHANNELS.production, rootTs)
     .map((m) => harness.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? '')
-    .flatMap((text) => /Approve the upgrade of control plane \S+ \((10\.0\.30\.\d+)/.exec(text)?.[1] ?? []);
+    .flatMap((text) => /^#\d+ approval requested: (10\.0\.30\.\d+)$/m.exec(text)?.[1] ?? []);
 }
 
 const snapshotFiles = (harness: Harness): string[] =>

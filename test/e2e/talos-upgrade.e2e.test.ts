@@ -77,23 +77,19 @@ describe('Talos upgrade of production (three control planes)', () => {
 
     await h.slack.waitFor(() => h.slack.uploadedFiles().length > 0);
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
-    // Each request is one reply that also carries the entries since the previous one (that node's result).
+    // Each request is one reply of its own, broadcast to the channel.
     const approvals = thread.filter((m) =>
-      /^#\d+ 🔐 Approve the upgrade of /m.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''),
+      /^🔐 production · control plane \d of 3 · /.test(h.slack.versions(CHANNELS.production, m.ts)[0]?.text ?? ''),
     );
     expect(
-      approvals.map(
-        (m) =>
-          /Approve the upgrade of control plane \S+ \((10\.0\.30\.\d+)/.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1],
-      ),
+      approvals.map((m) => /^#\d+ approval requested: (10\.0\.30\.\d+)$/m.exec(h.slack.versions(CHANNELS.production, m.ts)[0]!.text)?.[1]),
     ).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
     for (const a of approvals) expect(h.slack.message(CHANNELS.production, a.ts)?.text).toMatch(/^#\d+ ✅ Approved by <@U0CAROL> at /m);
-    expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).toMatch(
-      /^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m,
-    );
-    expect(h.slack.message(CHANNELS.production, approvals[1]!.ts)!.text).toMatch(
-      /^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m,
-    );
+    // The previous node's result and the etcd table go out in the reply before the request: the request holds only itself.
+    const before = thread[thread.findIndex((m) => m.ts === approvals[1]!.ts) - 1]!;
+    expect(before.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
+    expect(before.text).toMatch(/^#\d+ etcd before talos-prd-cp-2$/m);
+    expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).not.toContain('upgraded:');
     expect(thread.some((m) => m.text.includes('etcd snapshot taken'))).toBe(true);
     expect(thread.some((m) => m.text.includes(`talos_version = "${TARGET}"`))).toBe(true);
     // The follow-up's ISO comes from IMAGE_FACTORY_URL, for the nodes' architecture, with the sha256 of the bytes served.
@@ -317,9 +313,7 @@ describe('crash and resume', () => {
     await approve(h, await waitForApprovalRequest(h, plan));
     const second = await h.slack.waitFor(
       () => {
-        const r = h.slack
-          .thread(CHANNELS.production, plan.root.ts)
-          .filter((m) => /🔐 Approve the upgrade of control plane \S+ \(10\.0\.30\.12/.test(m.text));
+        const r = h.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^#\d+ approval requested: 10\.0\.30\.12$/m.test(m.text));
         return r[0];
       },
       { timeoutMs: 30_000 },

@@ -12,7 +12,12 @@ import { fourEyesRefusal } from './four-eyes.ts';
  * entry are one write; an approval queues the step's run, a stop ends the operation, frees its
  * cluster and queues its record; then the request shows the decision.
  */
-export async function decideApproval(deps: MoveDeps, click: OperationClick, decision: 'approved' | 'stopped'): Promise<MoveResult> {
+export async function decideApproval(
+  deps: MoveDeps,
+  click: OperationClick,
+  decision: 'approved' | 'stopped',
+  reason?: string,
+): Promise<MoveResult> {
   const { op, user } = click;
   const approval = op.approvals.find((a) => a.nonce === click.nonce);
   if (!approval)
@@ -28,7 +33,13 @@ export async function decideApproval(deps: MoveDeps, click: OperationClick, deci
   const now = deps.now();
   const node = op.steps.find((s) => s.id === approval.step)?.node ?? approval.step;
   // The decision and its entry are one write: a bot that dies right after the click cannot lose the entry.
-  const entry = { actor: user, event: decision === 'approved' ? `approved ${node}` : `stopped at ${node}` };
+  // A stop's reason, as the person gave it, goes into the audit and onto the approval and the operation.
+  const why = decision === 'stopped' && reason !== undefined && reason.trim() !== '' ? reason.trim() : undefined;
+  const entry = {
+    actor: user,
+    event: decision === 'approved' ? `approved ${node}` : `stopped at ${node}`,
+    ...(why === undefined ? {} : { detail: `reason: ${why}` }),
+  };
   const { op: after, changed } = await deps.audit.transition(
     op.id,
     entry,
@@ -36,7 +47,11 @@ export async function decideApproval(deps: MoveDeps, click: OperationClick, deci
       const current = o.approvals.find((a) => a.nonce === click.nonce);
       if (!current || current.state !== 'pending' || o.state !== 'awaiting-approval') return undefined;
       if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
-      const approvals = o.approvals.map((a) => (a.nonce === click.nonce ? { ...a, state: decision, by: user, at: now.toISOString() } : a));
+      const approvals = o.approvals.map((a) =>
+        a.nonce === click.nonce
+          ? { ...a, state: decision, by: user, at: now.toISOString(), ...(why === undefined ? {} : { reason: why }) }
+          : a,
+      );
       if (decision === 'approved') return { ...o, state: 'running', approvals };
       return {
         ...o,
@@ -44,7 +59,7 @@ export async function decideApproval(deps: MoveDeps, click: OperationClick, deci
         state: 'cancelled',
         endedAt: now.toISOString(),
         cancelRequestedBy: user,
-        reason: `stopped by <@${user}> at the approval of ${approval.step.replace('node-', '')}`,
+        reason: `stopped by <@${user}> at the approval of ${approval.step.replace('node-', '')}${why === undefined ? '' : `: ${why}`}`,
       };
     },
     { hold: decision === 'approved' },

@@ -1,22 +1,27 @@
-import { shownEvidence, withApprovers } from '../../../src/chat/approval-messages.ts';
+import { shownEvidence, withApprovers, withScope, type ApprovalRequest } from '../../../src/chat/approval-messages.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../../src/queue/jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from '../playbook.ts';
 import { refreshRoot } from '../root-message.ts';
 import { approversToPage } from './four-eyes.ts';
 
+/** Whether the cluster lets one approval cover every later approval-gated step of an operation. */
+function operationScoped(ctx: WalkContext): boolean {
+  return ctx.cluster.approvalScope === 'operation';
+}
+
 /**
  * Asks for a person's approval before a gated step, with what the playbook shows of the
- * cluster now. The request is an audit entry: its reply carries the entries held since the
- * last one (the previous step's result), so each gated step costs the thread one message.
- * That reply is broadcast and mentions the approvers: Slack notifies them, and the channel
- * shows the question. It stays one thread reply rather than a channel post of its own, so
- * there is one message whose buttons are edited once decided, and the thread keeps the
- * operation's history in order.
+ * cluster now. The thread reads in order: the entries held since the last reply (the previous
+ * step's result) and the long evidence (the full etcd table) go out first, in their own reply;
+ * then the request, one reply of its own whose buttons are edited once decided. That reply is
+ * broadcast: the channel shows the question, and Slack notifies the approvers it mentions once.
+ * Under `approvalScope: operation` the card says that it covers every step left that asks one.
  */
 async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<void> {
   const { deps } = ctx;
   const requestedAt = deps.now();
+  const scoped = operationScoped(ctx);
   const approval: Approval = {
     step: step.id,
     nonce: newNonce(),
@@ -24,8 +29,15 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
     requestedAt: requestedAt.toISOString(),
     expiresAt: new Date(requestedAt.getTime() + deps.timeouts.approvalTtlMs).toISOString(),
     state: 'pending',
+    ...(scoped ? { scope: 'operation' as const } : {}),
   };
-  const request = await playbook.approvalMessage(ctx, op, approval, step);
+  const built = await playbook.approvalMessage(ctx, op, approval, step);
+  const { evidence, ...card } = built;
+  const gated = op.steps.filter((s) => s.status === 'pending' && playbook.needsApproval(s)).length;
+  const presentation = deps.presentations(op.kind);
+  const request =
+    scoped && gated > 1 ? withScope(card, presentation.approval?.covers?.(gated) ?? `the ${gated} steps left that ask one`) : card;
+  await postBefore(ctx, op.id, evidence);
   // Kept with the approval: the request, once decided, still shows what the approver saw.
   const shown = shownEvidence(request);
   // The approver whose Apply started the operation is paged again: four eyes bar only its requester then.
@@ -37,6 +49,73 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
       : undefined,
   );
   if (asked.approvals.some((a) => a.nonce === approval.nonce)) await publishApproval(ctx, op.id, approval.nonce);
+}
+
+/**
+ * What goes to the thread before a request: the long evidence as an entry of its own (it carries
+ * the held entries before it), or, without any, the held entries alone. So the request's reply
+ * holds the request only, and nothing sits below its buttons.
+ */
+async function postBefore(ctx: WalkContext, opId: string, evidence: ApprovalRequest['evidence']): Promise<void> {
+  const { deps } = ctx;
+  if (evidence !== undefined) {
+    await deps.audit.record(opId, { actor: 'bot', event: evidence.event }, evidence.message);
+    return;
+  }
+  const { changed } = await deps.store.update(opId, (o) =>
+    o.audit.some((e) => e.hold === true && e.ts === undefined)
+      ? { ...o, audit: o.audit.map((e) => (e.hold === true && e.ts === undefined ? { ...e, hold: false } : e)) }
+      : undefined,
+  );
+  if (changed) await deps.audit.flush(opId);
+}
+
+/**
+ * Under `approvalScope: operation`, the approval that covers `step`: the operation's latest
+ * approval, given (not spent by a failure or a Retry) under that scope. None when the cluster asks per node.
+ */
+function coveringApproval(ctx: WalkContext, op: Operation): Approval | undefined {
+  if (!operationScoped(ctx)) return undefined;
+  const latest = op.approvals.at(-1);
+  return latest?.state === 'approved' && latest.scope === 'operation' ? latest : undefined;
+}
+
+/**
+ * Records that an operation-wide approval covers `step`, as an approval of its own given now (so
+ * a failure or a Retry of this step spends it like any other); true when the step may go.
+ */
+async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: Approval): Promise<boolean> {
+  const { deps } = ctx;
+  const now = deps.now().toISOString();
+  const covered: Approval = {
+    step: step.id,
+    nonce: newNonce(),
+    messageTs: '',
+    requestedAt: now,
+    expiresAt: now,
+    state: 'approved',
+    ...(cover.by === undefined ? {} : { by: cover.by }),
+    at: now,
+    scope: 'operation',
+    coveredBy: cover.nonce,
+  };
+  const { op: after } = await deps.audit.transition(
+    op.id,
+    {
+      actor: 'bot',
+      event: `approved ${step.node ?? step.id}: covered by the approval of ${cover.by === undefined ? 'an approver' : `<@${cover.by}>`}`,
+      detail: `approvalScope: operation; that approval was given at ${cover.at ?? cover.requestedAt} for ${cover.step}`,
+    },
+    (o) =>
+      o.state === 'running' &&
+      o.approvals.at(-1)?.nonce === cover.nonce &&
+      !o.approvals.some((a) => a.step === step.id && a.state === 'approved')
+        ? { ...o, approvals: [...o.approvals, covered] }
+        : undefined,
+    // The step's start tells the thread; the entry goes with it.
+    { hold: true },
+  );
+  return after.state === 'running' && after.approvals.filter((a) => a.step === step.id).at(-1)?.state === 'approved';
 }
 
 /**
@@ -124,6 +203,9 @@ export async function approvalGate(ctx: WalkContext, playbook: Playbook, op: Pos
     if (spent !== undefined) await requestApproval(ctx, playbook, spent, step);
     return 'wait';
   }
+  // One approval for the whole operation: a step that was never asked goes on it; a spent or expired one asks again.
+  const cover = approval === undefined ? coveringApproval(ctx, op) : undefined;
+  if (cover !== undefined) return (await coverStep(ctx, op, step, cover)) ? 'go' : 'wait';
   if (approval === undefined || approval.state === 'expired' || approval.state === 'spent') {
     // An expired request is asked again only after an approver's word moved the operation back to running.
     if (approval?.state === 'expired' && op.state !== 'running') return 'wait';

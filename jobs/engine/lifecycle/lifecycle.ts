@@ -20,8 +20,8 @@ export interface Lifecycle {
   request(op: Operation): Promise<void>;
   /** A plan's Start, or a Terraform change's Apply. */
   start(click: OperationClick): Promise<MoveResult>;
-  /** An approval request answered: Approve or Stop (a Kubernetes upgrade's Apply or Cancel). */
-  decide(click: OperationClick, decision: 'approved' | 'stopped'): Promise<MoveResult>;
+  /** An approval request answered: Approve or Stop (a Kubernetes upgrade's Apply or Cancel); a stop may carry the person's reason. */
+  decide(click: OperationClick, decision: 'approved' | 'stopped', reason?: string): Promise<MoveResult>;
   /** A paused operation whose request expired asks for approval again. */
   rerequestApproval(click: OperationClick): Promise<MoveResult>;
   retry(click: OperationClick): Promise<MoveResult>;
@@ -41,7 +41,7 @@ export function createLifecycle(options: LifecycleDeps): Lifecycle {
     policy: deps.policy,
     request: (op) => request(deps, op),
     start: (click) => start(deps, click),
-    decide: (click, decision) => decideApproval(deps, click, decision),
+    decide: (click, decision, reason) => decideApproval(deps, click, decision, reason),
     rerequestApproval: (click) => rerequestApproval(deps, click),
     retry: (click) => retry(deps, click),
     overrideWindow: (click) => overrideWindow(deps, click),

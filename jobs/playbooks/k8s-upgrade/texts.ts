@@ -40,6 +40,7 @@ export const k8sUpgradeTexts: Presentation = {
   approval: {
     verb: 'Apply',
     subject: (op) => `the Kubernetes upgrade of ${op.cluster} ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}`,
+    headline: (op) => ({ what: 'Kubernetes upgrade', ask: `Kubernetes ${op.target.fromVersion ?? '?'} → ${op.target.version ?? '?'}` }),
   },
   rehearsal: UPGRADE_REHEARSAL,
 };

@@ -26,6 +26,7 @@ export const nodeRemoveTexts: Presentation = {
   approval: {
     verb: 'Approve',
     subject: (op, step) => `the reset and removal of ${nodeRef(step)} from ${op.cluster}`,
+    headline: (_op, step) => ({ what: 'node removal', ask: `the reset and removal of ${step.nodeName ?? step.node ?? '?'}` }),
     effect: (step) => `talosctl reset of ${nodeRef(step)}: it leaves the cluster, is wiped and powered off; only Terraform brings it back.`,
   },
 };

@@ -40,6 +40,7 @@ export const nodeRollbackTexts: Presentation = {
   approval: {
     verb: 'Approve',
     subject: (op, step) => `the rollback of ${nodeRef(step)} on ${op.cluster}`,
+    headline: (_op, step) => ({ what: 'node rollback', ask: `${step.nodeName ?? step.node ?? '?'} → its previous Talos image` }),
     effect: (step) =>
       `talosctl rollback of ${nodeRef(step)}: drained first when Kubernetes calls it Ready, then it reboots into its previous Talos image.`,
   },

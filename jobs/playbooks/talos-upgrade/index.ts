@@ -7,6 +7,7 @@ import { measureWaits } from '../../../src/time/wait-clock.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { RecordedNodeClass } from '../../../src/ops/node-class-record.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
+import type { CheckResult } from '../../../src/health/check-result.ts';
 import { observeNodeImages, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
 import { schematicOfImage } from './installer-images.ts';
@@ -152,6 +153,19 @@ async function recordNodeClasses(deps: OpsJobDeps, op: Operation): Promise<void>
   await deps.nodeClasses.write(op.cluster, entries);
 }
 
+/**
+ * etcd as an approver reads it on a phone: `3 of 3 healthy, one leader: quorum holds while this node reboots`.
+ * A check that did not pass says what it found; the full table is in its own reply.
+ */
+function etcdWords(etcd: CheckResult, members: number): string {
+  if (etcd.status !== 'passed') return `${etcd.status === 'warning' ? '⚠️' : '⛔'} ${etcd.summary}`;
+  const quorum = Math.floor(members / 2) + 1;
+  const holds = members - 1 >= quorum;
+  return `${members} of ${members} healthy, one leader: ${
+    holds ? 'quorum holds while this node reboots' : `quorum (${quorum} of ${members}) does not hold while this node reboots`
+  }`;
+}
+
 /** `/talos upgrade talos` after Start: snapshot, workers, then control planes one at a time with an approval each, then the final check. */
 export const talosUpgradePlaybook: Playbook = {
   command: {
@@ -182,7 +196,12 @@ export const talosUpgradePlaybook: Playbook = {
     return approvalRequestMessage(
       op,
       approval,
-      { step, version: op.target.version ?? '?', etcdSummary: etcd.summary, etcdEvidence: etcd.evidence },
+      {
+        step,
+        version: op.target.version ?? '?',
+        etcdWords: etcdWords(etcd, ctx.cluster.controlPlanes.length),
+        etcdEvidence: etcd.evidence,
+      },
       talosUpgradeTexts,
     );
   },

@@ -1,4 +1,5 @@
 import type { Presentation } from '../../../src/chat/presentation.ts';
+import { positionOf } from '../../../src/chat/approval-messages.ts';
 import { UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import { continuationOf } from '../../../src/ops/upgrade-continuation.ts';
@@ -30,6 +31,23 @@ const PLANNED_GATES: Partial<Record<TalosUpgradeStepKind, string>> = {
   'upgrade-worker': ' · health gate',
 };
 
+/**
+ * A finished node step in a few words, from its detail (`now v1.13.9 and Ready; etcd: leader … 3/3 members agree …;
+ * health gate passed …`): `v1.13.9, Ready, etcd 3/3, gate passed`. A detail of another shape is shown as it is.
+ */
+export function nodeResultWords(step: Step): string {
+  const detail = step.detail ?? '';
+  const version = /\bnow (v\S+?)(?:\s|$)/.exec(detail)?.[1];
+  if (version === undefined) return detail;
+  const etcd = /(\d+)\/(\d+) members agree/.exec(detail);
+  return [
+    version,
+    ...(/\band Ready\b/.test(detail) ? ['Ready'] : []),
+    ...(etcd ? [`etcd ${etcd[1]}/${etcd[2]}`] : []),
+    ...(/health gate passed/.test(detail) ? ['gate passed'] : []),
+  ].join(', ');
+}
+
 /** How a Talos upgrade reads in Slack. */
 export const talosUpgradeTexts: Presentation = {
   name: 'Talos upgrade',
@@ -46,6 +64,15 @@ export const talosUpgradeTexts: Presentation = {
   },
   stepLabel: talosUpgradeStepLabel,
   plannedGates: (step) => PLANNED_GATES[step.kind as TalosUpgradeStepKind],
-  approval: { verb: 'Approve', subject: (op, step) => `the upgrade of ${role(step)} ${nodeRef(step)} to ${op.target.version ?? '?'}` },
+  approval: {
+    verb: 'Approve',
+    subject: (op, step) => `the upgrade of ${role(step)} ${nodeRef(step)} to ${op.target.version ?? '?'}`,
+    headline: (op, step) => ({
+      what: `${role(step)} ${positionOf(op, step)}`,
+      ask: `${step.nodeName ?? step.node ?? '?'} → Talos ${op.target.version ?? '?'}`,
+    }),
+    result: nodeResultWords,
+    covers: (count) => (count === 1 ? 'this control plane' : `all ${count} control planes`),
+  },
   rehearsal: UPGRADE_REHEARSAL,
 };

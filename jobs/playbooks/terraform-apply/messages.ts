@@ -1,12 +1,10 @@
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { terraformData } from './data.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
-import { approvalQuestion } from '../../../src/chat/approval-messages.ts';
-import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
+import { approvalNotification, approvalQuestion, approveOrStopButtons } from '../../../src/chat/approval-messages.ts';
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import {
-  actions,
   context,
   escapeMrkdwn,
   fields,
@@ -96,7 +94,7 @@ export function applyReviewRequest(op: Operation, approvers: readonly string[], 
  */
 export function applyAgainRequest(op: Operation, approval: Approval, presentation: Presentation, step: Step): ChatMessage {
   const tf = terraformData(op).terraform;
-  const text = `🔐 ${approvalQuestion(op, step, presentation)} (${op.id})`;
+  const text = approvalNotification(op, step, approval, presentation);
   const earlier = op.approvals.filter((a) => a.step === approval.step && a.state === 'spent' && a.by !== undefined).at(-1);
   const why = earlier
     ? `The Apply by ${mentionUser(earlier.by!)} at ${formatTime(earlier.at ?? earlier.requestedAt)} no longer holds: a failure or a Retry came after it, or it waited too long. Nothing was applied since.`
@@ -104,7 +102,7 @@ export function applyAgainRequest(op: Operation, approval: Approval, presentatio
   return {
     text,
     blocks: [
-      section(`*${escapeMrkdwn(text)}*`),
+      section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
       section(why),
       fields([
         ['Terraform commit', tf?.commit ? `\`${tf.commit.slice(0, 12)}\`` : '?'],
@@ -112,23 +110,14 @@ export function applyAgainRequest(op: Operation, approval: Approval, presentatio
         ['Snapshot', op.snapshot ? `\`${op.snapshot.id}\`` : 'none yet'],
         ['Expires', formatTime(approval.expiresAt)],
       ]),
-      actions(`approve-${op.id}-${approval.nonce}`, [
-        {
-          text: 'Approve',
-          actionId: ACTION.approve,
-          value: buttonValue(op.id, approval.nonce),
-          style: 'primary',
-          confirm: {
-            title: 'Apply the reviewed plan?',
-            text: escapeMrkdwn(
-              `tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`,
-            ),
-            confirm: 'Approve',
-            deny: 'Not yet',
-          },
-        },
-        { text: 'Stop', actionId: ACTION.stop, value: buttonValue(op.id, approval.nonce), style: 'danger' },
-      ]),
+      approveOrStopButtons(op, approval, step, presentation, {
+        title: 'Apply the reviewed plan?',
+        text: escapeMrkdwn(
+          `tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`,
+        ),
+        confirm: 'Approve',
+        deny: 'Not yet',
+      }),
     ],
   };
 }

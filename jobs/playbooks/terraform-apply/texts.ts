@@ -106,5 +106,6 @@ export const terraformApplyTexts: Presentation = {
   approval: {
     verb: 'Approve',
     subject: (op) => `\`tofu apply\` of the reviewed plan of ${op.cluster} (commit ${commitOf(op)})`,
+    headline: (op) => ({ what: 'Terraform apply', ask: `tofu apply of the reviewed plan (commit ${commitOf(op)})` }),
   },
 };

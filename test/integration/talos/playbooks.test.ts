@@ -1015,7 +1015,7 @@ describe('removing a node that takes workloads', () => {
     await preflight(op.id);
     await run(op.id);
     const waiting = await stored(op.id);
-    const request = f.chat.posts.find((p) => p.threadTs === waiting.rootTs && p.message.text.includes('Approve'));
+    const request = f.chat.posts.find((p) => p.threadTs === waiting.rootTs && p.message.text.startsWith('🔐'));
     const kustomization = cluster.model.kube.flux.find((o) => o.kind === 'Kustomization')!.name;
     cluster.model.faults.fluxStalled = [kustomization];
     await approve(op.id);
@@ -1025,7 +1025,7 @@ describe('removing a node that takes workloads', () => {
 
     // Assert
     expect(texts(request?.message.blocks ?? []).join('\n')).toMatch(
-      /etcd now:.*a worker is not an etcd member, so its removal leaves quorum as it is/,
+      /etcd:.*a worker is not an etcd member, so its removal leaves quorum as it is/,
     );
     const after = await stored(op.id);
     expect(after.state).toBe('failed');

@@ -8,6 +8,7 @@ import {
   nodeApprovalMessage,
   shownEvidence,
   withApprovers,
+  withScope,
 } from '../../../src/chat/approval-messages.ts';
 import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
 import { toOperator } from '../../../src/chat/follow-ups.ts';
@@ -127,12 +128,13 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     const message = approvalRequestMessage(
       op,
       approval(),
-      { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE },
+      { step: op.steps[0]!, version: 'v1.12.1', etcdWords: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE },
       talosUpgradeTexts,
     );
 
     // Assert
     expect(blockKitProblems(message)).toEqual([]);
+    expect(blockKitProblems(message.evidence!.message)).toEqual([]);
   });
 
   it.each(['approved', 'stopped', 'expired'] as const)("decided approval (%s) that keeps a huge request's evidence", (state) => {
@@ -141,7 +143,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
     const request = approvalRequestMessage(
       op,
       approval(),
-      { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE },
+      { step: op.steps[0]!, version: 'v1.12.1', etcdWords: LONG.repeat(10), etcdEvidence: HUGE_EVIDENCE },
       talosUpgradeTexts,
     );
 
@@ -178,7 +180,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
       approvalRequestMessage(
         op,
         approval(),
-        { step: op.steps[0]!, version: 'v1.12.1', etcdSummary: LONG, etcdEvidence: HUGE_EVIDENCE },
+        { step: op.steps[0]!, version: 'v1.12.1', etcdWords: LONG, etcdEvidence: HUGE_EVIDENCE },
         talosUpgradeTexts,
       ),
       approvers,
@@ -301,30 +303,103 @@ describe('operationRootMessage', () => {
 });
 
 describe('approval and failure messages', () => {
-  it('asks for approval naming node, host, image and expiry, with Approve and Stop', () => {
+  /** A control-plane upgrade of three, the first of which is done: the request for the second. */
+  function secondOfThree(overrides: Partial<Operation> = {}): Operation {
+    return operation({
+      state: 'awaiting-approval',
+      cluster: 'production',
+      steps: [
+        step({ id: 's0', kind: 'snapshot', node: undefined, nodeName: undefined, host: undefined, image: undefined, status: 'done' }),
+        step({
+          id: 's1',
+          status: 'done',
+          startedAt: '2026-11-29T22:00:00.000Z',
+          endedAt: '2026-11-29T22:06:10.000Z',
+          detail:
+            'now v1.12.1 and Ready; etcd: leader 7 on 10.0.30.12; 3/3 members agree, no errors; health gate passed with Cilium, Flux and pods ready',
+        }),
+        step({ id: 's2', node: '10.0.30.12', nodeName: 'talos-cp-2', host: 'pve-2' }),
+        step({ id: 's3', node: '10.0.30.13', nodeName: 'talos-cp-3', host: 'pve-3' }),
+      ],
+      ...overrides,
+    });
+  }
+
+  const ETCD_WORDS = '3 of 3 healthy, one leader: quorum holds while this node reboots';
+
+  it('leads the notification with the cluster, the place in the rollout, the short question and the expiry, without the op id', () => {
     // Arrange
-    const op = operation({ state: 'awaiting-approval' });
+    const op = secondOfThree();
 
     // Act
     const message = approvalRequestMessage(
       op,
-      approval(),
-      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] },
+      approval({ step: 's2' }),
+      { step: op.steps[2]!, version: 'v1.12.1', etcdWords: ETCD_WORDS, etcdEvidence: ['MEMBER  LEADER'] },
       talosUpgradeTexts,
     );
 
     // Assert
-    expect(message.text).toBe('🔐 Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? (op-1a2b3c4d5e)');
-    expect(message.blocks![0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*${message.text}*` } });
-    const buttons = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
-    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([
-      [ACTION.approve, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
-      [ACTION.stop, buttonValue('op-1a2b3c4d5e', 'n0nce1')],
-    ]);
-    expect(allText(message)).toContain('*Expires*\\n<!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC>');
+    expect(message.text).toBe('🔐 production · control plane 2 of 3 · approve talos-cp-2 → Talos v1.12.1? (expires 23:10 UTC)');
+    expect(message.text).not.toContain(op.id);
   });
 
-  it('asks for confirmation on Approve in a dialog that names the node', () => {
+  it('orders the card: question, previous node, etcd in words, buttons, then expiry and the short image', () => {
+    // Arrange
+    const op = secondOfThree();
+
+    // Act
+    const message = approvalRequestMessage(
+      op,
+      approval({ step: 's2' }),
+      { step: op.steps[2]!, version: 'v1.12.1', etcdWords: ETCD_WORDS, etcdEvidence: ['MEMBER  LEADER'] },
+      talosUpgradeTexts,
+    );
+
+    // Assert
+    const texts = message.blocks!.map((b) =>
+      b['type'] === 'actions'
+        ? 'actions'
+        : b['type'] === 'context'
+          ? `context: ${(b['elements'] as { text: string }[])[0]!.text}`
+          : (b['text'] as { text: string }).text,
+    );
+    expect(texts).toEqual([
+      '*Approve the upgrade of control plane talos-cp-2 (10.0.30.12) to v1.12.1?*',
+      '*Before:* talos-cp-1 done in 6 min: v1.12.1, Ready, etcd 3/3, gate passed',
+      `*etcd:* ${ETCD_WORDS}`,
+      'actions',
+      'context: Expires <!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC> · `nocloud · 376567988ad3 · v1.12.1`',
+    ]);
+    const buttons = message.blocks![3]!['elements'] as Record<string, unknown>[];
+    expect(message.blocks![3]!['block_id']).toBe('approve-op-1a2b3c4d5e-n0nce1');
+    expect(buttons.map((b) => [b['action_id'], b['value'], b['style']])).toEqual([
+      [ACTION.approve, buttonValue('op-1a2b3c4d5e', 'n0nce1'), 'primary'],
+      [ACTION.stop, buttonValue('op-1a2b3c4d5e', 'n0nce1'), 'danger'],
+    ]);
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('puts the full etcd table in its own reply, not on the card', () => {
+    // Arrange
+    const op = secondOfThree();
+
+    // Act
+    const message = approvalRequestMessage(
+      op,
+      approval({ step: 's2' }),
+      { step: op.steps[2]!, version: 'v1.12.1', etcdWords: ETCD_WORDS, etcdEvidence: ['MEMBER  LEADER', '10.0.30.11  yes'] },
+      talosUpgradeTexts,
+    );
+
+    // Assert
+    expect(allText(message)).not.toContain('MEMBER  LEADER');
+    expect(message.evidence!.event).toBe('etcd before talos-cp-2');
+    expect(JSON.stringify(message.evidence!.message.blocks)).toContain('MEMBER  LEADER\\n10.0.30.11  yes');
+    expect(blockKitProblems(message.evidence!.message)).toEqual([]);
+  });
+
+  it('says when the node is the first of the rollout', () => {
     // Arrange
     const op = operation({ state: 'awaiting-approval' });
 
@@ -332,7 +407,24 @@ describe('approval and failure messages', () => {
     const message = approvalRequestMessage(
       op,
       approval(),
-      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] },
+      { step: op.steps[1]!, version: 'v1.12.1', etcdWords: ETCD_WORDS, etcdEvidence: [] },
+      talosUpgradeTexts,
+    );
+
+    // Assert
+    expect(message.blocks![1]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: '*Before:* First node of the rollout.' } });
+    expect(message.text).toBe('🔐 production · control plane 1 of 1 · approve talos-cp-1 → Talos v1.12.1? (expires 23:10 UTC)');
+  });
+
+  it('confirms Approve naming the node, and Stop saying what it stops', () => {
+    // Arrange
+    const op = operation({ state: 'awaiting-approval' });
+
+    // Act
+    const message = approvalRequestMessage(
+      op,
+      approval(),
+      { step: op.steps[1]!, version: 'v1.12.1', etcdWords: 'ok', etcdEvidence: [] },
       talosUpgradeTexts,
     );
 
@@ -347,21 +439,29 @@ describe('approval and failure messages', () => {
       confirm: { type: 'plain_text', text: 'Approve' },
       deny: { type: 'plain_text', text: 'Not yet' },
     });
-    expect(stop!['confirm']).toBeUndefined();
+    expect(stop!['confirm']).toEqual({
+      title: { type: 'plain_text', text: 'Stop the operation?' },
+      text: {
+        type: 'mrkdwn',
+        text: 'Stops the Talos upgrade of production here, before talos-cp-1: this step does not run, the operation ends and frees the cluster. Steps already done stay as they are. You may give a reason.',
+      },
+      confirm: { type: 'plain_text', text: 'Stop' },
+      deny: { type: 'plain_text', text: 'Keep waiting' },
+    });
   });
 
   it.each([
     [
       'node-rollback',
-      '🔐 Approve the rollback of talos-cp-1 (10.0.30.11) on production? (op-1a2b3c4d5e)',
+      '🔐 production · node rollback · approve talos-cp-1 → its previous Talos image? (expires 23:10 UTC)',
       'talosctl rollback of talos-cp-1 (10.0.30.11)',
     ],
     [
       'node-remove',
-      '🔐 Approve the reset and removal of talos-cp-1 (10.0.30.11) from production? (op-1a2b3c4d5e)',
+      '🔐 production · node removal · approve the reset and removal of talos-cp-1? (expires 23:10 UTC)',
       'talosctl reset of talos-cp-1 (10.0.30.11)',
     ],
-  ] as const)('leads a %s request with its question, and confirms Approve naming the node', (kind, question, effect) => {
+  ] as const)('leads a %s notification with the cluster, and confirms Approve and Stop', (kind, notification, effect) => {
     // Arrange
     const op = operation({ kind, state: 'awaiting-approval' });
 
@@ -370,21 +470,23 @@ describe('approval and failure messages', () => {
       op,
       approval(),
       op.steps[1]!,
-      { summary: '3 members', evidence: [], warning: 'it reboots' },
+      { summary: '3 members', evidence: ['MEMBER'], warning: 'it reboots' },
       presentationOf(op.kind),
     );
 
     // Assert
-    expect(message.text).toBe(question);
-    expect(JSON.stringify(message.blocks![0])).toContain(question);
-    const [approve] = message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as {
+    expect(message.text).toBe(notification);
+    expect(message.blocks!.map((b) => b['type'])).toEqual(['section', 'section', 'section', 'actions', 'context']);
+    const [approve, stop] = message.blocks![3]!['elements'] as {
       confirm: { title: { text: string }; text: { text: string } };
     }[];
     expect(approve!.confirm.title).toEqual({ type: 'plain_text', text: 'Approve talos-cp-1?' });
     expect(approve!.confirm.text.text).toContain(effect);
+    expect(stop!.confirm.title.text).toBe('Stop the operation?');
+    expect(message.evidence?.event).toBe('etcd before talos-cp-1');
   });
 
-  it('leads the Kubernetes Apply request with its question', () => {
+  it('leads the Kubernetes Apply notification with the cluster and the versions, and confirms Cancel', () => {
     // Arrange
     const op = operation({ kind: 'k8s-upgrade', state: 'awaiting-approval', target: { version: '1.34.2', fromVersion: '1.34.1' } });
 
@@ -398,17 +500,26 @@ describe('approval and failure messages', () => {
     );
 
     // Assert
-    expect(message.text).toBe('🔐 Apply the Kubernetes upgrade of production 1.34.1 → 1.34.2? (op-1a2b3c4d5e)');
-    expect(message.blocks![0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: `*${message.text}*` } });
+    expect(message.text).toBe('🔐 production · Kubernetes upgrade · apply Kubernetes 1.34.1 → 1.34.2? (expires 23:10 UTC)');
+    expect(message.blocks![0]).toEqual({
+      type: 'section',
+      text: { type: 'mrkdwn', text: '*Apply the Kubernetes upgrade of production 1.34.1 → 1.34.2?*' },
+    });
+    const actionsBlock = message.blocks!.find((b) => b['type'] === 'actions')!;
+    expect(actionsBlock['block_id']).toBe('apply-op-1a2b3c4d5e-n0nce1');
+    const [apply, cancel] = actionsBlock['elements'] as Record<string, unknown>[];
+    expect([apply!['action_id'], cancel!['action_id']]).toEqual([ACTION.apply, ACTION.cancelApply]);
+    expect(cancel!['confirm']).toBeDefined();
+    expect(message.blocks!.at(-1)!['type']).toBe('context');
   });
 
-  it('mentions the approvers, users and user groups, after the question', () => {
+  it('mentions the approvers once, users and user groups, after the question and not in the notification', () => {
     // Arrange
     const op = operation({ state: 'awaiting-approval' });
     const request = approvalRequestMessage(
       op,
       approval(),
-      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: [] },
+      { step: op.steps[1]!, version: 'v1.12.1', etcdWords: 'ok', etcdEvidence: [] },
       talosUpgradeTexts,
     );
 
@@ -416,21 +527,43 @@ describe('approval and failure messages', () => {
     const paged = withApprovers(request, ['U0CAROL', 'S0SRE']);
 
     // Assert
-    expect(paged.text).toBe(`${request.text} <@U0CAROL> <!subteam^S0SRE>`);
+    expect(paged.text).toBe(request.text);
     expect(paged.blocks!.slice(0, 2)).toEqual([
       request.blocks![0],
       { type: 'context', elements: [{ type: 'mrkdwn', text: 'For <@U0CAROL> <!subteam^S0SRE>' }] },
     ]);
     expect(paged.blocks!.slice(2)).toEqual(request.blocks!.slice(1));
+    expect(JSON.stringify(paged).split('<@U0CAROL>')).toHaveLength(2);
   });
 
-  it('keeps what the request showed once decided, and says who decided and when', () => {
+  it('says on the card what one approval covers under approvalScope: operation, above the buttons', () => {
+    // Arrange
+    const op = secondOfThree();
+    const request = approvalRequestMessage(
+      op,
+      approval({ step: 's2' }),
+      { step: op.steps[2]!, version: 'v1.12.1', etcdWords: ETCD_WORDS, etcdEvidence: [] },
+      talosUpgradeTexts,
+    );
+
+    // Act
+    const scoped = withScope(request, talosUpgradeTexts.approval!.covers!(3));
+
+    // Assert
+    expect(scoped.blocks!.map((b) => b['type'])).toEqual(['section', 'section', 'section', 'context', 'actions', 'context']);
+    expect(scoped.blocks![3]).toEqual({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: 'This approval covers all 3 control planes; a failure or a Retry asks again.' }],
+    });
+  });
+
+  it('keeps what the request showed once decided, and says who decided, when, and why', () => {
     // Arrange
     const op = operation({ state: 'running' });
     const request = approvalRequestMessage(
       op,
       approval(),
-      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: '3 members, leader 10.0.30.12', etcdEvidence: ['MEMBER  LEADER'] },
+      { step: op.steps[1]!, version: 'v1.12.1', etcdWords: ETCD_WORDS, etcdEvidence: ['MEMBER  LEADER'] },
       talosUpgradeTexts,
     );
 
@@ -441,14 +574,30 @@ describe('approval and failure messages', () => {
       op.steps[1]!,
       presentationOf(op.kind),
     );
+    const stopped = approvalDecidedMessage(
+      op,
+      approval({
+        state: 'stopped',
+        by: 'U0CAROL',
+        at: '2026-11-29T22:20:00.000Z',
+        reason: 'disk alarm on pve-2',
+        shown: shownEvidence(request),
+      }),
+      op.steps[1]!,
+      presentationOf(op.kind),
+    );
 
     // Assert
     expect(decided.text).toBe(
       '✅ Approved by <@U0CAROL> at <!date^1795990800^{date_short_pretty} {time}|2026-11-29 22:20 UTC>: the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1 (op-1a2b3c4d5e)',
     );
-    expect(decided.blocks).toEqual([{ type: 'section', text: { type: 'mrkdwn', text: decided.text } }, ...request.blocks!.slice(1, -1)]);
-    expect(allText(decided)).toContain('*etcd now:* 3 members, leader 10.0.30.12');
-    expect(allText(decided)).toContain('376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1');
+    expect(decided.blocks).toEqual([
+      { type: 'section', text: { type: 'mrkdwn', text: decided.text } },
+      ...request.blocks!.filter((b, i) => i > 0 && b['type'] !== 'actions'),
+    ]);
+    expect(allText(decided)).toContain(`*etcd:* ${ETCD_WORDS}`);
+    expect(allText(decided)).toContain('nocloud · 376567988ad3 · v1.12.1');
+    expect(stopped.text).toMatch(/^🛑 Stopped by <@U0CAROL> at .* Reason: disk alarm on pve-2$/);
   });
 
   it('reminds the approvers before the request expires, with a link to it', () => {
@@ -480,12 +629,12 @@ describe('approval and failure messages', () => {
     const message = approvalRequestMessage(
       op,
       approval(),
-      { step: op.steps[1]!, version: 'v1.12.1', etcdSummary: 'ok', etcdEvidence: ['learner <none> & <!here>'] },
+      { step: op.steps[1]!, version: 'v1.12.1', etcdWords: 'ok', etcdEvidence: ['learner <none> & <!here>'] },
       talosUpgradeTexts,
     );
 
     // Assert
-    expect(allText(message)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
+    expect(JSON.stringify(message.evidence!.message.blocks)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
   });
 
   it('offers a rollback of the failed node only while one is offered', () => {
