@@ -176,8 +176,8 @@ function reasonText(reason: string): string {
 }
 
 /**
- * The outcome a finished root leads with, with the duration: `✅ Completed in 24 min: …`,
- * `❌ Stopped after 9 min at talos-prd-cp-2: …`, `⛔ Stopped after 9 min, after talos-prd-cp-1: …`.
+ * The outcome a finished root leads with, with the duration: `✅ completed in 24 min: …`,
+ * `❌ stopped at the first failure after 9 min, at talos-prd-cp-2: …`, `🚫 cancelled after 9 min, after talos-prd-cp-1: …`.
  */
 export function outcomeLine(op: Operation, presentation: Presentation): string | undefined {
   const took = between(op.startedAt, op.endedAt);
@@ -186,20 +186,20 @@ export function outcomeLine(op: Operation, presentation: Presentation): string |
   if (op.state === 'completed') {
     const nodes = op.steps.filter((s) => s.node !== undefined && s.status === 'done').length;
     const onNodes = nodes > 0 ? ` on ${nodes} node${nodes === 1 ? '' : 's'}` : '';
-    return `✅ Completed${duration ? ` in ${duration}` : ''}: ${escapeMrkdwn(presentation.title(op))}${onNodes}`;
+    return `✅ completed${duration ? ` in ${duration}` : ''}: ${escapeMrkdwn(presentation.title(op))}${onNodes}`;
   }
   if (op.state === 'failed') {
     const failed = op.steps.find((s) => s.status === 'failed');
-    const at = failed !== undefined ? ` at ${escapeMrkdwn(presentation.stepLabel(failed))}` : '';
-    return `❌ Stopped${duration ? ` after ${duration}` : ''}${at}: ${reason ?? 'see the thread'}`;
+    const at = failed !== undefined ? `, at ${escapeMrkdwn(presentation.stepLabel(failed))}` : '';
+    return `❌ stopped at the first failure${duration ? ` after ${duration}` : ''}${at}: ${reason ?? 'see the thread'}`;
   }
   if (op.state === 'cancelled') {
-    if (op.startedAt === undefined) return `🚫 Cancelled before it started${reason ? `: ${reason}` : ''}`;
+    if (op.startedAt === undefined) return `🚫 cancelled before it started${reason ? `: ${reason}` : ''}`;
     const last = op.steps.filter((s) => s.status === 'done' || s.status === 'skipped').at(-1);
     const after = last !== undefined ? `, after ${escapeMrkdwn(presentation.stepLabel(last))}` : ', before its first step';
     const left = op.steps.filter((s) => s.status === 'pending').length;
     const untouched = left > 0 ? `; ${left} step${left === 1 ? '' : 's'} not started` : '';
-    return `⛔ Stopped${duration ? ` after ${duration}` : ''}${after}${reason ? `: ${reason}` : ''}${untouched}`;
+    return `🚫 cancelled${duration ? ` after ${duration}` : ''}${after}${reason ? `: ${reason}` : ''}${untouched}`;
   }
   return undefined;
 }
