@@ -9,7 +9,9 @@ import type { OpsJobDeps } from './job-context.ts';
  */
 export async function refreshRoot(deps: Pick<OpsJobDeps, 'chat' | 'logger' | 'presentations' | 'now'>, op: Operation): Promise<void> {
   if (op.rootTs === undefined) return;
-  await deps.chat.update(op.channel, op.rootTs, operationRootMessage(op, deps.presentations(op.kind), deps.now())).catch((error: unknown) => {
-    deps.logger.warn({ op: op.id, cluster: op.cluster, err: errorText(error) }, 'root message not updated');
-  });
+  await deps.chat
+    .update(op.channel, op.rootTs, operationRootMessage(op, deps.presentations(op.kind), deps.now()))
+    .catch((error: unknown) => {
+      deps.logger.warn({ op: op.id, cluster: op.cluster, err: errorText(error) }, 'root message not updated');
+    });
 }

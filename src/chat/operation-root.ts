@@ -84,6 +84,7 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
   blocks.push(...(presentation.closing?.(op) ?? []));
   // Notifications and the channel list show the text: a finished operation leads with its outcome there too.
   const text =
-    presentation.rootText?.(op) ?? (outcome !== undefined ? `${plainTimes(outcome)} (${op.id})` : `${title} — ${stateText(op, presentation)} (${op.id})`);
+    presentation.rootText?.(op) ??
+    (outcome !== undefined ? `${plainTimes(outcome)} (${op.id})` : `${title} — ${stateText(op, presentation)} (${op.id})`);
   return { text, blocks };
 }

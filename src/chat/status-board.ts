@@ -67,7 +67,8 @@ function stepLine(op: Operation, step: Step, index: number, presentation: Presen
   const took = between(step.startedAt, step.endedAt);
   const duration = took !== undefined && step.status !== 'running' && step.status !== 'pending' ? ` · ${roughDuration(took)}` : '';
   // A failure's reason and a skip's why are what a reader needs in the list; a done step's detail is in the thread.
-  const detail = (step.status === 'failed' || step.status === 'skipped') && step.detail ? ` — ${escapeMrkdwn(truncate(step.detail, 300))}` : '';
+  const detail =
+    (step.status === 'failed' || step.status === 'skipped') && step.detail ? ` — ${escapeMrkdwn(truncate(step.detail, 300))}` : '';
   const waiting = op.approvals.filter((a) => a.step === step.id).at(-1)?.state === 'pending' ? ' — awaiting approval' : '';
   return `${STEP_ICON[step.status]} ${index + 1}. ${label}${duration}${waiting}${detail}`;
 }
@@ -94,7 +95,8 @@ export function stepLines(op: Operation, presentation: Presentation): string[] {
     lines.push(`✅ ${older.length} earlier steps done in ${roughDuration(took)} (${escapeMrkdwn(first)} … ${escapeMrkdwn(last)})`);
   }
   for (const { step, index } of rest) if (!laterIds.has(step.id)) lines.push(stepLine(op, step, index, presentation));
-  if (later.length > 0) lines.push(`▫️ ${later.length} more steps to go (${escapeMrkdwn(presentation.stepLabel(later.at(-1)!.step))} last)`);
+  if (later.length > 0)
+    lines.push(`▫️ ${later.length} more steps to go (${escapeMrkdwn(presentation.stepLabel(later.at(-1)!.step))} last)`);
   return lines;
 }
 
@@ -142,7 +144,9 @@ export function boardBlocks(op: Operation, presentation: Presentation, now?: Dat
   const nonce = stopAfterNonce(op);
   if (op.state === 'running' && running !== undefined && op.cancelRequestedBy !== undefined) {
     blocks.push(
-      context(`⏹ Stopping after ${escapeMrkdwn(presentation.stepLabel(running))}, as ${mentionUser(op.cancelRequestedBy)} asked: no later step starts.`),
+      context(
+        `⏹ Stopping after ${escapeMrkdwn(presentation.stepLabel(running))}, as ${mentionUser(op.cancelRequestedBy)} asked: no later step starts.`,
+      ),
     );
   } else if (op.state === 'running' && running !== undefined && nonce !== undefined) {
     blocks.push(actions(`board-${op.id}-${nonce}`, [stopAfterButton(op, running, nonce, presentation)]));
@@ -153,7 +157,8 @@ export function boardBlocks(op: Operation, presentation: Presentation, now?: Dat
 function stopAfterButton(op: Operation, running: Step, nonce: string, presentation: Presentation) {
   const label = presentation.stepLabel(running);
   const untouched = op.steps.filter((s) => s.status === 'pending').length;
-  const rest = untouched === 0 ? 'No step is left after it.' : `The ${untouched} step${untouched === 1 ? '' : 's'} after it will not start.`;
+  const rest =
+    untouched === 0 ? 'No step is left after it.' : `The ${untouched} step${untouched === 1 ? '' : 's'} after it will not start.`;
   return {
     text: stopAfterLabel(running),
     actionId: ACTION.stopAfter,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Message } from '../slack-emulator/index.ts';
+import type { Message, MessageVersion } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approve, auditLines, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
 
@@ -23,12 +23,12 @@ interface Element {
   confirm?: { text?: { text?: string } };
 }
 
-function buttonOf(message: Message | undefined, actionId: string): Element | undefined {
+function buttonOf(message: Message | MessageVersion | undefined, actionId: string): Element | undefined {
   const blocks = (message?.blocks ?? []) as { elements?: Element[] }[];
   return blocks.flatMap((b) => b.elements ?? []).find((e) => e.action_id === actionId);
 }
 
-function blockTexts(message: Message | undefined): string[] {
+function blockTexts(message: Message | MessageVersion | undefined): string[] {
   return ((message?.blocks ?? []) as { text?: { text?: string } }[]).map((b) => b.text?.text ?? '');
 }
 
@@ -53,16 +53,37 @@ describe('the root message of a running upgrade is a live status board', () => {
     expect(h.sim.node('production', '10.0.30.11').talosVersion).not.toBe(TARGET);
 
     // Someone who may not cancel is refused, and nothing changes.
-    await h.slack.clickButton({ user: USERS.eve, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: STOP_AFTER, value: stop!.value });
-    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.eve).find((e) => /Only operators and approvers/.test(e.text)), {
-      description: 'the refusal of a stranger',
+    await h.slack.clickButton({
+      user: USERS.eve,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: STOP_AFTER,
+      value: stop!.value,
     });
-    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: STOP_AFTER, value: stop!.value });
+    await h.slack.waitFor(
+      () => h.slack.ephemerals(CHANNELS.production, USERS.eve).find((e) => /Only operators and approvers/.test(e.text)),
+      {
+        description: 'the refusal of a stranger',
+      },
+    );
+    await h.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: STOP_AFTER,
+      value: stop!.value,
+    });
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /finishes as it would/.test(e.text)), {
       description: 'the answer to the Stop',
     });
     // The same click again changes nothing.
-    await h.slack.clickButton({ user: USERS.bob, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: STOP_AFTER, value: stop!.value });
+    await h.slack.clickButton({
+      user: USERS.bob,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: STOP_AFTER,
+      value: stop!.value,
+    });
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.bob).find((e) => /already stopping/.test(e.text)), {
       description: 'the refusal of a repeated Stop',
     });
@@ -82,13 +103,21 @@ describe('the root message of a running upgrade is a live status board', () => {
     expect(h.sim.upgradeCount('production', '10.0.30.12')).toBe(0);
     expect(h.sim.upgradeCount('production', '10.0.30.13')).toBe(0);
     const lines = auditLines(h, plan);
-    expect(lines.filter((l) => /stop requested/.test(l))).toEqual([expect.stringMatching(new RegExp(`stop requested by <@${USERS.alice}> after .*talos-prd-cp-1`))]);
+    expect(lines.filter((l) => /stop requested/.test(l))).toEqual([
+      expect.stringMatching(new RegExp(`stop requested by <@${USERS.alice}> after .*talos-prd-cp-1`)),
+    ]);
     expect(lines.some((l) => /cancelled between steps/.test(l))).toBe(true);
     expect(await h.command('status')).toContain('no operation holds it');
 
     // A stale click, from the board as it was, changes nothing.
     const before = h.slack.versions(CHANNELS.production, plan.root.ts).length;
-    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: STOP_AFTER, value: stop!.value });
+    await h.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: plan.root.ts,
+      actionId: STOP_AFTER,
+      value: stop!.value,
+    });
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /no longer valid/.test(e.text)), {
       description: 'the refusal of a stale Stop',
     });

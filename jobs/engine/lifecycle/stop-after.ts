@@ -34,7 +34,11 @@ export async function stopAfterStep(deps: MoveDeps, click: OperationClick): Prom
   if (early !== undefined) return early;
   const { op: after, changed } = await deps.audit.transition(
     op.id,
-    { actor: user, event: `stop requested by <@${user}> after ${label(op)}`, detail: 'the operation stops once this step ends; no later step starts' },
+    {
+      actor: user,
+      event: `stop requested by <@${user}> after ${label(op)}`,
+      detail: 'the operation stops once this step ends; no later step starts',
+    },
     (o) => (refusal(o) === undefined ? { ...o, cancelRequestedBy: user } : undefined),
   );
   if (!changed) return refusal(after) ?? refused('stale', `\`${op.id}\` changed meanwhile. Nothing changed.`);

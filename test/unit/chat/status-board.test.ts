@@ -24,12 +24,29 @@ function running(fields: Partial<Operation> = {}): Operation {
     startedBy: 'U0BOB',
     startedAt: STARTED,
     steps: [
-      { id: 'snapshot', kind: 'snapshot', status: 'done', startedAt: STARTED, endedAt: '2026-11-29T22:05:20.000Z', detail: 'snapshot taken' },
-      node('node-1', 1, { status: 'done', startedAt: '2026-11-29T22:06:00.000Z', endedAt: '2026-11-29T22:12:00.000Z', detail: 'now v1.12.1' }),
+      {
+        id: 'snapshot',
+        kind: 'snapshot',
+        status: 'done',
+        startedAt: STARTED,
+        endedAt: '2026-11-29T22:05:20.000Z',
+        detail: 'snapshot taken',
+      },
+      node('node-1', 1, {
+        status: 'done',
+        startedAt: '2026-11-29T22:06:00.000Z',
+        endedAt: '2026-11-29T22:12:00.000Z',
+        detail: 'now v1.12.1',
+      }),
       node('node-2', 2, { status: 'running', startedAt: '2026-11-29T22:20:00.000Z' }),
       node('node-3', 3),
     ],
-    phase: { step: 'node-2', text: 'rebooting talos-prd-cp-2', detail: 'talosctl: connection refused; Kubernetes: not Ready', since: '2026-11-29T22:27:00.000Z' },
+    phase: {
+      step: 'node-2',
+      text: 'rebooting talos-prd-cp-2',
+      detail: 'talosctl: connection refused; Kubernetes: not Ready',
+      since: '2026-11-29T22:27:00.000Z',
+    },
     ...fields,
   });
 }
@@ -44,7 +61,9 @@ type AnyBlock = { type: string; block_id?: string; text?: { text?: string }; ele
 
 const blocksOf = (message: ChatMessage): AnyBlock[] => message.blocks as AnyBlock[];
 const texts = (message: ChatMessage): string[] =>
-  blocksOf(message).map((b) => b.text?.text ?? (b.elements ?? []).map((e) => (typeof e.text === 'string' ? e.text : (e.text?.text ?? ''))).join(' '));
+  blocksOf(message).map(
+    (b) => b.text?.text ?? (b.elements ?? []).map((e) => (typeof e.text === 'string' ? e.text : (e.text?.text ?? ''))).join(' '),
+  );
 const buttons = (message: ChatMessage): (Element & { blockId?: string })[] =>
   blocksOf(message).flatMap((b) => (b.elements ?? []).filter((e) => e.action_id !== undefined).map((e) => ({ ...e, blockId: b.block_id })));
 
@@ -53,7 +72,9 @@ describe('the status board of a running operation', () => {
     const message = operationRootMessage(running(), talosUpgradeTexts, NOW);
 
     const now = texts(message).find((t) => t.startsWith('⏳ *Now:*'));
-    expect(now).toMatch(/^⏳ \*Now:\* .*talos-prd-cp-2.*: rebooting talos-prd-cp-2, 2 min \(since <!date\^\d+\^\{date_short_pretty\} \{time\}\|2026-11-29 22:27 UTC>\)/);
+    expect(now).toMatch(
+      /^⏳ \*Now:\* .*talos-prd-cp-2.*: rebooting talos-prd-cp-2, 2 min \(since <!date\^\d+\^\{date_short_pretty\} \{time\}\|2026-11-29 22:27 UTC>\)/,
+    );
     expect(now).toContain('*Time so far:* 24 min (since <!date^');
     expect(texts(message)).toContain('talosctl: connection refused; Kubernetes: not Ready');
   });
@@ -76,7 +97,9 @@ describe('the status board of a running operation', () => {
     expect(stop).toMatchObject({ action_id: ACTION.stopAfter, value: `${op.id}.${nonce}`, blockId: `board-${op.id}-${nonce}` });
     expect(stop!.text).toMatchObject({ text: 'Stop after this node' });
     expect(stop!.confirm?.title.text).toBe('Stop after this node?');
-    expect(stop!.confirm?.text.text).toMatch(/talos-prd-cp-2.* finishes as it would .*then the operation stops and \*production\* is free\. The 1 step after it will not start\./);
+    expect(stop!.confirm?.text.text).toMatch(
+      /talos-prd-cp-2.* finishes as it would .*then the operation stops and \*production\* is free\. The 1 step after it will not start\./,
+    );
     expect(stop!.confirm?.confirm.text).toBe('Stop after it');
   });
 
@@ -97,7 +120,11 @@ describe('the status board of a running operation', () => {
     expect(buttons(stopping).filter((b) => b.action_id === ACTION.stopAfter)).toEqual([]);
     expect(texts(stopping).join('\n')).toMatch(/⏹ Stopping after .*talos-prd-cp-2.*, as <@U0ALICE> asked: no later step starts\./);
 
-    const stale = operationRootMessage(running({ phase: { step: 'node-1', text: 'draining talos-prd-cp-1', since: STARTED } }), talosUpgradeTexts, NOW);
+    const stale = operationRootMessage(
+      running({ phase: { step: 'node-1', text: 'draining talos-prd-cp-1', since: STARTED } }),
+      talosUpgradeTexts,
+      NOW,
+    );
     expect(texts(stale).join('\n')).not.toContain('draining');
     expect(texts(stale).find((t) => t.startsWith('⏳ *Now:*'))).toMatch(/talos-prd-cp-2.*: in progress, 9 min/);
   });
@@ -141,10 +168,14 @@ describe('a finished root leads with the outcome and the duration', () => {
       state: 'failed',
       endedAt: '2026-11-29T22:14:00.000Z',
       reason: 'the health gate after talos-prd-cp-2 failed',
-      steps: running().steps.map((s) => (s.id === 'node-2' ? { ...s, status: 'failed', endedAt: '2026-11-29T22:14:00.000Z', detail: 'gate failed' } : s)),
+      steps: running().steps.map((s) =>
+        s.id === 'node-2' ? { ...s, status: 'failed', endedAt: '2026-11-29T22:14:00.000Z', detail: 'gate failed' } : s,
+      ),
     });
 
-    expect(outcomeLine(op, talosUpgradeTexts)).toMatch(/^❌ stopped at the first failure after 9 min, at .*talos-prd-cp-2.*: the health gate after talos-prd-cp-2 failed$/);
+    expect(outcomeLine(op, talosUpgradeTexts)).toMatch(
+      /^❌ stopped at the first failure after 9 min, at .*talos-prd-cp-2.*: the health gate after talos-prd-cp-2 failed$/,
+    );
   });
 
   it('cancelled after a node, keeping who asked as a mention and naming what did not start', () => {
@@ -157,7 +188,9 @@ describe('a finished root leads with the outcome and the duration', () => {
     });
     const message = operationRootMessage(op, talosUpgradeTexts);
 
-    expect(texts(message)[0]).toMatch(/^\*🚫 cancelled after 9 min, after .*talos-prd-cp-2.*: cancelled by <@U0ALICE> between steps; 1 step not started\*$/);
+    expect(texts(message)[0]).toMatch(
+      /^\*🚫 cancelled after 9 min, after .*talos-prd-cp-2.*: cancelled by <@U0ALICE> between steps; 1 step not started\*$/,
+    );
     expect(message.text.startsWith('🚫 cancelled after 9 min')).toBe(true);
   });
 
@@ -188,7 +221,12 @@ describe('a long operation keeps the board within Block Kit limits', () => {
     );
 
   it.each(['running', 'awaiting-approval', 'completed', 'cancelled', 'failed'] as const)('200 steps, %s', (state) => {
-    const op = running({ state, steps: many(200, 120), endedAt: NOW.toISOString(), phase: { step: 'node-120', text: 'y'.repeat(5000), detail: 'z'.repeat(5000), since: STARTED } });
+    const op = running({
+      state,
+      steps: many(200, 120),
+      endedAt: NOW.toISOString(),
+      phase: { step: 'node-120', text: 'y'.repeat(5000), detail: 'z'.repeat(5000), since: STARTED },
+    });
     const message = operationRootMessage(op, presentationOf('talos-upgrade'), NOW);
 
     expect(blockKitProblems(message)).toEqual([]);
