@@ -27,6 +27,11 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
     who: 'operators-or-approvers',
     refusal: (op) => `Only operators and approvers of *${op.cluster}* may cancel. Nothing changed.`,
   },
+  // The same people who may cancel: it is a cancel that waits for the step in progress to end.
+  [ACTION.stopAfter]: {
+    who: 'operators-or-approvers',
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s operators and approvers can stop \`${op.id}\`: ${names}. Nothing changed.`,
+  },
   [ACTION.approve]: {
     who: 'approvers',
     refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can approve: ${names}. Nothing changed.`,

@@ -86,6 +86,7 @@ const approvalButton = (decision: 'approved' | 'stopped'): Button => ({
 const BUTTONS: Readonly<Record<string, Button>> = {
   [ACTION.start]: { move: (lifecycle, click) => lifecycle.start(click) },
   [ACTION.cancelPlan]: { move: (lifecycle, click) => lifecycle.cancelPlan(click) },
+  [ACTION.stopAfter]: { move: (lifecycle, click) => lifecycle.stopAfterStep(click) },
   [ACTION.approve]: approvalButton('approved'),
   [ACTION.stop]: approvalButton('stopped'),
   [ACTION.apply]: approvalButton('approved'),

@@ -28,6 +28,12 @@ export interface WalkContext {
   log: Logger;
   /** Aborts when the run is cancelled: the job's signal, or the run lease lost to another run. */
   signal?: AbortSignal;
+  /**
+   * What the step in progress waits on now, for the root's status board: `ctx.phase('rebooting, waiting for
+   * talos-prd-cp-1', 'Kubernetes: not Ready')`. Recorded on the operation and shown with how long it has
+   * lasted; the root is edited throttled. Returns at once and never fails the step. Set by the walk for each step.
+   */
+  phase?: (text: string, detail?: string) => void;
 }
 
 /** What a finished step leaves in the thread. */

@@ -20,6 +20,7 @@ import { approvalGate } from './approvals/request.ts';
 import { observeStanding, unknownStanding } from './cluster-state.ts';
 import type { ClusterStanding } from '../../src/chat/stop-state.ts';
 import { refreshRoot } from './root-message.ts';
+import { liveBoard, type LiveBoard } from './live-board.ts';
 import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
 import { assertHoldsCluster, fencedContext } from './lock-fence.ts';
@@ -266,6 +267,15 @@ function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation
  * cancelled or stopped operation never moves again.
  */
 export async function walkOperation(walk: WalkContext, opId: string, playbook: Playbook): Promise<void> {
+  const board = liveBoard(walk.deps, opId, walk.log);
+  try {
+    await walkSteps(walk, opId, playbook, board);
+  } finally {
+    await board.close();
+  }
+}
+
+async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, board: LiveBoard): Promise<void> {
   const holdsCluster = playbook.lock === 'cluster';
   // Every call that changes the cluster first checks the lock is still this operation's.
   const ctx = holdsCluster ? fencedContext(walk, opId) : walk;
@@ -320,15 +330,18 @@ export async function walkOperation(walk: WalkContext, opId: string, playbook: P
           : await deps.audit.record(opId, startEntry, undefined, start);
     const current = started.steps.find((s) => s.id === step.id);
     if (started.state !== 'running' || current?.status !== 'running' || !isPosted(started)) return;
+    board.repaint();
+    // The step tells the board what it waits on; the board records it on the operation and edits the root.
+    const stepCtx: WalkContext = { ...ctx, phase: (text, detail) => board.phase(step.id, text, detail) };
 
     let result;
     try {
       // The playbook's recheck derives from the stored target, so it runs only once that target is one the rules allow.
       const stored = storedFactsProblems(ctx, playbook, started, current);
-      const problems = stored.length > 0 ? stored : ((await playbook.recheck?.(ctx, started, current)) ?? []);
+      const problems = stored.length > 0 ? stored : ((await playbook.recheck?.(stepCtx, started, current)) ?? []);
       if (problems.length > 0)
         throw new StepFailure('what the bot stored for this step no longer matches the inventory and the rules; nothing was run', problems);
-      result = await playbook.runStep(ctx, started, current);
+      result = await playbook.runStep(stepCtx, started, current);
     } catch (error) {
       // A cancelled run (the job's signal, or the lease lost to another run) is never a failure: the run that holds the operation goes on.
       if (ctx.signal?.aborted) throw error;
@@ -342,12 +355,13 @@ export async function walkOperation(walk: WalkContext, opId: string, playbook: P
     const status = result.status ?? 'done';
     const finish = (o: Operation): Operation | undefined =>
       WALKING.includes(o.state) && o.steps.find((s) => s.id === step.id)?.status === 'running'
-        ? withStep(o, step.id, { status, endedAt, detail: result.detail })
+        ? { ...withStep(o, step.id, { status, endedAt, detail: result.detail }), phase: undefined }
         : undefined;
     const entry = { actor: 'bot', event: result.event, detail: result.detail };
     // A result without a reply of its own goes out with the next one: the thread gets one reply per step.
     if (result.message === undefined) await deps.audit.note(opId, entry, finish);
     else await deps.audit.record(opId, entry, result.message, finish);
+    board.repaint();
   }
 }
 

@@ -11,6 +11,8 @@ export const ACTION = {
   retry: 'talos-op-retry',
   windowOverride: 'talos-window-override',
   planAgain: 'talos-plan-again',
+  /** The root's status board: stop the running operation once its current step (node) ends. */
+  stopAfter: 'talos-op-stop-after',
 } as const;
 
 /** The approver's override of a missing staging rehearsal, on the plan of an operation. */

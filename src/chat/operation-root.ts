@@ -1,20 +1,11 @@
-import type { Operation, Step } from '../ops/operation.ts';
+import type { Operation } from '../ops/operation.ts';
 import type { ChatMessage } from '../port/chat-port.ts';
 import { rehearsalBlocks } from './rehearsal-message.ts';
-import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, section } from './blocks.ts';
+import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, plainTimes, section } from './blocks.ts';
+import { boardBlocks, outcomeLine, stepLines } from './status-board.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
 import { escapeMrkdwnKeepingLinks } from './operation-link.ts';
-
-const STEP_ICON: Record<Step['status'], string> = { pending: '▫️', running: '⏳', done: '✅', skipped: '⏭️', failed: '❌' };
-
-function stepLine(step: Step, op: Operation, index: number, presentation: Presentation): string {
-  const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
-  const waiting = approval?.state === 'pending' ? ' — awaiting approval' : '';
-  const detail = step.detail ? ` — ${escapeMrkdwn(step.detail)}` : '';
-  const gate = presentation.plannedGates?.(step) ?? '';
-  return `${STEP_ICON[step.status]} ${index + 1}. ${escapeMrkdwn(presentation.stepLabel(step))}${op.state === 'planned' ? gate : ''}${waiting}${detail}`;
-}
 
 const STATE_TEXT: Record<Operation['state'], string> = {
   preflight: '⏳ preflight running',
@@ -33,12 +24,18 @@ function stateText(op: Operation, presentation: Presentation): string {
   return op.state === 'planned' ? (presentation.plannedText ?? STATE_TEXT.planned) : STATE_TEXT[op.state];
 }
 
-/** The operation's root message: the plan, and, once running, its progress edited in place. */
-export function operationRootMessage(op: Operation, presentation: Presentation): ChatMessage {
+/**
+ * The operation's root message: the plan; once running, a live status board edited at each phase
+ * (see `status-board.ts`); once ended, led by the outcome and the duration. `now` is when it is
+ * drawn, for the minutes waited so far; without it only the times are shown.
+ */
+export function operationRootMessage(op: Operation, presentation: Presentation, now?: Date): ChatMessage {
   const kind = presentation;
   const review = presentation.reviewItems;
   const title = kind.title(op);
+  const outcome = outcomeLine(op, presentation);
   const blocks = [
+    ...(outcome !== undefined ? [section(`*${outcome}*`)] : []),
     header(title),
     fields([
       ['Operation', `\`${op.id}\``],
@@ -47,19 +44,17 @@ export function operationRootMessage(op: Operation, presentation: Presentation):
       ['Started by', op.startedBy ? `${mentionUser(op.startedBy)} at ${formatTime(op.startedAt ?? op.createdAt)}` : '—'],
     ]),
     ...(kind.details?.(op) ?? []),
+    ...boardBlocks(op, presentation, now),
   ];
   if (op.state === 'refused') {
     // A refusal may name the operation that holds the cluster, by a link to its thread.
     blocks.push(section(`*Refused before touching anything:*\n${op.refusals.map((r) => `• ${escapeMrkdwnKeepingLinks(r)}`).join('\n')}`));
   } else {
-    blocks.push(section(`*Steps* (${kind.order}):\n${op.steps.map((s, i) => stepLine(s, op, i, presentation)).join('\n')}`));
+    blocks.push(section(`*Steps* (${kind.order}):\n${stepLines(op, presentation).join('\n')}`));
     const line = kind.context(op);
     if (line) blocks.push(context(line));
   }
   if (op.notes.length > 0) blocks.push(context(op.notes.map((n) => escapeMrkdwn(n)).join('\n')));
-  // This message changes with the phase; steps report in the thread, so a step costs Slack one or two calls.
-  if (op.state === 'running' || op.state === 'awaiting-approval')
-    blocks.push(context(`Steps report in this thread as they end; \`/talos status\` shows the step in progress.`));
   blocks.push(...rehearsalBlocks(op, presentation.rehearsal));
   if (op.state === 'planned' && op.planNonce) {
     const confirm = review.length > 0 ? `*Confirm before starting (runbook):*\n${review.map((r) => `☐ ${r}`).join('\n')}` : '';
@@ -87,6 +82,9 @@ export function operationRootMessage(op: Operation, presentation: Presentation):
   }
   if (op.reason && (op.state === 'failed' || op.state === 'cancelled')) blocks.push(section(`*Reason:* ${escapeMrkdwn(op.reason)}`));
   blocks.push(...(presentation.closing?.(op) ?? []));
-  const text = presentation.rootText?.(op) ?? `${title} — ${stateText(op, presentation)} (${op.id})`;
+  // Notifications and the channel list show the text: a finished operation leads with its outcome there too.
+  const text =
+    presentation.rootText?.(op) ??
+    (outcome !== undefined ? `${plainTimes(outcome)} (${op.id})` : `${title} — ${stateText(op, presentation)} (${op.id})`);
   return { text, blocks };
 }

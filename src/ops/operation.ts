@@ -285,6 +285,11 @@ export const OperationFields = z.object({
   stopNonce: z.string().optional(),
   /** What the gate before the operation found already unwell: after each node and at the end, only regressions stop. */
   baseline: Baseline.optional(),
+  /**
+   * What the step in progress waits on, for the root's status board (e.g. `rebooting, waiting for
+   * talos-prd-cp-1`, detail `Kubernetes: not Ready`), and since when: set by the step, cleared when it ends.
+   */
+  phase: z.object({ step: z.string(), text: z.string(), detail: z.string().optional(), since: z.string() }).optional(),
 });
 
 /** A stored operation; one an earlier version stored reads with its playbook's fields moved into `data`. */

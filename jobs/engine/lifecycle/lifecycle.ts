@@ -5,6 +5,7 @@ import { cancel, cancelPlan } from './cancel.ts';
 import { type LifecycleDeps, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
 import { planAgain, requestRollback, retry, overrideWindow } from './recover.ts';
 import { request } from './request.ts';
+import { stopAfterStep } from './stop-after.ts';
 import { overrideRehearsal, start, type OperationClick } from './start.ts';
 
 /**
@@ -33,6 +34,8 @@ export interface Lifecycle {
   cancel(opId: string, by: string): Promise<MoveResult>;
   /** A plan's Cancel button: the same cancel, while the plan it came with is still offered. */
   cancelPlan(click: OperationClick): Promise<MoveResult>;
+  /** The status board's Stop after this node: a running operation stops once its current step ends. */
+  stopAfterStep(click: OperationClick): Promise<MoveResult>;
 }
 
 export function createLifecycle(options: LifecycleDeps): Lifecycle {
@@ -50,5 +53,6 @@ export function createLifecycle(options: LifecycleDeps): Lifecycle {
     planAgain: (click) => planAgain(deps, click),
     cancel: (opId, by) => cancel(deps, opId, by),
     cancelPlan: (click) => cancelPlan(deps, click),
+    stopAfterStep: (click) => stopAfterStep(deps, click),
   };
 }

@@ -139,10 +139,14 @@ async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise
     onError: (error) => ctx.log.warn({ err: errorText(error) }, 'progress edit failed'),
   });
   await reply.open(snapshotOf());
+  const phase = `talosctl upgrade-k8s to ${version} through ${node}`;
+  ctx.phase?.(phase);
   const onLine = (line: string): void => {
     progress.lines += 1;
-    if (MILESTONE.test(line)) progress.milestones.push(line);
-    else if (/^ < ".+": successfully updated$/.test(line)) progress.updated += 1;
+    if (MILESTONE.test(line)) {
+      progress.milestones.push(line);
+      ctx.phase?.(phase, line.trim());
+    } else if (/^ < ".+": successfully updated$/.test(line)) progress.updated += 1;
     else return;
     reply.update(snapshotOf());
   };

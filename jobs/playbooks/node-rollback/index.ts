@@ -52,6 +52,7 @@ async function rollback(ctx: WalkContext, op: Operation, step: Step): Promise<St
       : `the Kubernetes API did not answer (${target.unanswered}): rolled back without a drain`;
   if (target.ready && target.name !== undefined) {
     const name = target.name;
+    ctx.phase?.(`draining ${name}`);
     await ctx.deps.store.update(op.id, (o) => ({ ...o, data: { ...rollbackData(o), cordoned: name } }));
     drained = await cordonAndDrain(ctx, node, name, ctx.deps.timeouts.stepMs);
   }
@@ -75,7 +76,10 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
   let sameVersion = false;
   // The node the rollback cordoned for its drain: schedulable again once it runs its previous image.
   let cordoned = rollbackData((await deps.store.get(op.id)) ?? op).cordoned;
-  const back = await pollUntil(deps.clock, clusterWait(deps, ctx.signal), async () => {
+  const rebooting = `rebooting, waiting for ${step.nodeName ?? op.target.nodeName ?? node} to come back on its previous image`;
+  ctx.phase?.(rebooting);
+  const onPending = (pending: string): void => ctx.phase?.(rebooting, pending);
+  const back = await pollUntil(deps.clock, { ...clusterWait(deps, ctx.signal), onPending }, async () => {
     // Bounded, and "not back yet" on a refused or timed-out call: the only control plane is its own endpoint while it reboots.
     const v = await pollTalosVersion(ctx.talosctl, node, { probeMs: deps.timeouts.probeMs, signal: ctx.signal, endpoints });
     if (cordoned !== undefined && v.reachable && v.version !== from) {

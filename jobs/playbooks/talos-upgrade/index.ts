@@ -53,6 +53,7 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
         await deps.audit.record(op.id, { actor: 'bot', event, detail });
       },
       retried: op.retry?.state === 'used' && op.retry.step === step.id,
+      phase: ctx.phase,
       imageProblems: () => storedImageProblems(ctx, op, step),
       // Kept for /talos status, and shown in the step's progress reply as it happens.
       progress: async (detail) => {

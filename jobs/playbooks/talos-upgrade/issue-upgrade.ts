@@ -66,6 +66,8 @@ function drainStop(ctx: NodeStepContext, fromVersion: string, seen: RunSeen, lin
 export async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, inFlight: boolean): Promise<void> {
   const node = ctx.step.node!;
   await ctx.progress(`talosctl upgrade running (${fromVersion} → ${ctx.target}${ctx.reinstall === true ? ', a re-install' : ''})`);
+  const name = ctx.step.nodeName ?? node;
+  ctx.phase?.(`installing ${ctx.target} on ${name}`);
   const waits = hasOtherEndpoint(ctx.cluster, node);
   // The client matches the node, so the node's version decides the path.
   const newFlow = upgradesThroughLifecycleService(fromVersion);
@@ -101,6 +103,7 @@ export async function issueUpgrade(ctx: NodeStepContext, fromVersion: string, in
           const milestone = upgradeMilestone(line);
           if (milestone !== undefined && milestone !== lastMilestone) {
             lastMilestone = milestone;
+            ctx.phase?.(upgradePhase(milestone, name, ctx.target), milestone);
             // Best effort: the step's progress for /talos status; a failed write never fails the upgrade.
             ctx
               .progress(`talosctl upgrade ${fromVersion} → ${ctx.target}: ${milestone}`)
@@ -157,4 +160,11 @@ function anotherUpgradeRuns(ctx: NodeStepContext, lines: string[]): StepFailure 
       nodeUnchanged: true,
     },
   );
+}
+
+/** What talosctl's newest milestone means for the board: installing, draining, or rebooting the node. */
+function upgradePhase(milestone: string, name: string, target: string): string {
+  if (/cordon|drain|evict|deleting pod/.test(milestone)) return `draining ${name}`;
+  if (/rebooting|rebooted|waiting for node to become Ready/.test(milestone)) return `rebooting ${name}`;
+  return `installing ${target} on ${name}`;
 }

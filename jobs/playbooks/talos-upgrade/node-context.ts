@@ -23,6 +23,8 @@ export interface NodeStepContext {
   /** Persists that the upgrade was requested, before talosctl is asked: a resumed job then observes instead of asking again. */
   markIssued: (fromVersion: string, bootId: string | undefined) => Promise<void>;
   progress: (detail: string) => Promise<void>;
+  /** What the step waits on now, for the root's status board (see `WalkContext.phase`); returns at once. */
+  phase?: (text: string, detail?: string) => void;
   /** An entry in the operation's thread: what a resumed step observed, and what it will do. */
   record: (event: string, detail: string) => Promise<void>;
   /**

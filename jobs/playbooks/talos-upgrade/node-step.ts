@@ -167,7 +167,10 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
       ]);
     case 'issue': {
       if (!seen.reachable) throw new StepFailure(`${node} does not answer before its upgrade`, [seen.error ?? 'no answer']);
-      if (isControlPlane) await requireQuorumBefore(ctx);
+      if (isControlPlane) {
+        ctx.phase?.('checking etcd quorum before the reboot');
+        await requireQuorumBefore(ctx);
+      }
       await waitForLonghorn(ctx, 'before');
       const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
       bootIdBefore = kube.bootId;
@@ -209,6 +212,7 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     reinstalled = ` with schematic ${expected}`;
   }
   const quorum = await waitForChecksAfter(ctx, node, isControlPlane);
+  ctx.phase?.(`health gate after ${nodeLabel(ctx)}`);
   const gate = await runFinalVerification(
     ctx.cluster,
     { talosctl: ctx.talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal },
@@ -227,4 +231,9 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     kind: 'done',
     detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready${alreadyFailingNote(gate)}`,
   };
+}
+
+/** The node as the board names it: its Kubernetes name where known. */
+function nodeLabel(ctx: Pick<NodeStepContext, 'step'>): string {
+  return ctx.step.nodeName ?? ctx.step.node ?? ctx.step.id;
 }

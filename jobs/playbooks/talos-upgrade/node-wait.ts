@@ -23,7 +23,9 @@ function span(ms: number): string {
  */
 export async function waitForNodeBack(ctx: NodeStepContext, node: string, bootIdBefore: string | undefined): Promise<string> {
   const endpoints = endpointsAvoiding(ctx.cluster, node);
-  const back = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
+  ctx.phase?.(`rebooting, waiting for ${ctx.step.nodeName ?? node} to come back`);
+  const onPending = (pending: string): void => ctx.phase?.(`rebooting, waiting for ${ctx.step.nodeName ?? node} to come back`, pending);
+  const back = await pollUntil(ctx.deps.clock, { ...clusterWait(ctx.deps, ctx.signal), onPending }, async () => {
     // Bounded, and "not back yet" on a refused or timed-out call: through its only endpoint a rebooting node may not answer at all.
     const version = await pollTalosVersion(ctx.talosctl, node, { probeMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, endpoints });
     const seen = `talosctl: ${version.reachable ? version.version : version.error}`;
@@ -82,6 +84,7 @@ export async function waitForChecksAfter(ctx: NodeStepContext, node: string, isC
   const show = async (detail: string): Promise<void> => {
     if (detail === shown) return;
     shown = detail;
+    ctx.phase?.(`checks after ${ctx.step.nodeName ?? node}`, detail);
     await ctx.progress(detail);
   };
   const pendingText = (checks: CheckResult[]): string => checks.map((c) => `${c.title}: ${c.summary}`).join('; ');
@@ -147,6 +150,7 @@ export async function waitForLonghorn(ctx: NodeStepContext, when: 'before' | 'af
         // Edited only when what is pending changes: the rebuild's progress, a volume done.
         if (pending === shown) return;
         shown = pending;
+        ctx.phase?.(`waiting for Longhorn ${when} ${ctx.step.nodeName ?? node}: ${waiting.length} volume(s) not healthy`, pending);
         await ctx.progress(pending);
       },
     },

@@ -221,6 +221,7 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
     onError: (error) => ctx.log.warn({ err: errorText(error) }, 'apply progress edit failed'),
   });
   await reply.open(view());
+  ctx.phase?.(`tofu apply of the reviewed plan on ${cluster.name}`);
   const onLine = (line: string): void => {
     progress.lines.push(line);
     if (line.startsWith('Apply complete!')) progress.summary = line;
