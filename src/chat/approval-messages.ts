@@ -14,6 +14,7 @@ import {
 } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
+import { shortHashes } from './short-hashes.ts';
 
 export interface ApprovalContext {
   step: Step;
@@ -83,7 +84,7 @@ export function approvalRequestMessage(op: Operation, approval: Approval, ctx: A
     text,
     blocks: [
       section(`*${escapeMrkdwn(text)}*`),
-      nodeFields(step, approval, ['Image', `\`${step.image ?? '?'}\``]),
+      nodeFields(step, approval, ['Image', `\`${shortHashes(step.image ?? '?')}\``]),
       section(`*etcd now:* ${escapeMrkdwn(ctx.etcdSummary)}`),
       preformatted(ctx.etcdEvidence),
       approveOrStop(op, approval, {

@@ -36,6 +36,7 @@ export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<Ste
   const snap = await operationSnapshot(ctx, op, ctx.talosctl);
   return {
     event: 'etcd snapshot taken',
-    detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${cluster.snapshotDir}`,
+    // Where it is kept and its full sha256 are in the maintenance record; the channel gets a name it can quote.
+    detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 12)}…), copied off-cluster`,
   };
 }
