@@ -140,7 +140,9 @@ function gateJob(deps: HealthGateJobDeps) {
     deps.onReport?.(report);
     await deps.chat.update(data.channel, rootTs, gateVerdictMessage(report, data, { gateJob: String(job.id) }));
     // A job run again (its lock lapsed) finds the replies of the earlier run: it edits them in order, never a second set.
-    const earlier = data.rootTs === undefined ? [] : await deps.chat.replies(data.channel, rootTs);
+    const thread = data.rootTs === undefined ? [] : await deps.chat.replies(data.channel, rootTs);
+    // The check replies begin with their icon; the evidence file's message is left as it is.
+    const earlier = thread.filter((r) => /^(✅|❌|⚠️)/u.test(r.text));
     const replies = gateReplies(report);
     for (const [i, { key, message }] of replies.entries()) {
       const previous = earlier[i];
@@ -148,7 +150,7 @@ function gateJob(deps: HealthGateJobDeps) {
       else await deps.chat.reply(data.channel, rootTs, message, { key: `${job.id}-${key}` });
     }
     // The one-line replies leave the evidence of passing checks out; the file holds all of it. Attached once.
-    if (earlier.length <= replies.length) {
+    if (thread.length === earlier.length) {
       await deps.chat
         .upload(data.channel, rootTs, gateEvidenceFile(report))
         .catch((error: unknown) => log.warn({ err: errorText(error) }, 'health gate evidence not attached'));

@@ -85,7 +85,7 @@ export function clusterStateWords(
   const index = waitingStep ? op.steps.findIndex((s) => s.id === waitingStep.step) : current;
   const step = op.steps[index];
   if (step !== undefined) parts.push(`step ${index + 1} of ${op.steps.length}: ${presentations(op.kind).stepLabel(step)}`);
-  parts.push(waitingFor(op, cluster.approvers));
+  parts.push(waitingFor(op, cluster.approvers, presentations));
   return parts.filter((p) => p !== '').join(', ');
 }
 
@@ -99,12 +99,12 @@ function what(op: Operation, presentations: PresentationLookup): string {
   return `${presentations(op.kind).name}${node ? ` of ${node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}`;
 }
 
-function waitingFor(op: Operation, approvers: readonly string[]): string {
+function waitingFor(op: Operation, approvers: readonly string[], presentations: PresentationLookup): string {
   switch (op.state) {
     case 'awaiting-approval':
       return `waiting for approval from ${approvers.map(mention).join(' or ')}`;
     case 'planned':
-      return 'planned, waiting for its Start';
+      return `planned, waiting for its ${presentations(op.kind).startLabel ?? 'Start'}`;
     case 'waiting-window':
       return 'waiting for the maintenance window';
     case 'paused':

@@ -8,7 +8,7 @@ import type { Message } from '../slack-emulator/types.ts';
  * (staging rehearsed first, @alice starts, @carol approves each control plane). The README states
  * these caps; a change that posts more must say why there.
  */
-const MAX_CHANNEL_MESSAGES = 7;
+const MAX_CHANNEL_MESSAGES = 5;
 const MAX_PAGES = 5;
 
 let h: Harness;

@@ -28,7 +28,6 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
  * off-cluster. Taken once: a resumed run finds it stored and reports it.
  */
 export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<StepResult> {
-  const { cluster } = ctx;
   if (op.snapshot === undefined) {
     const gate = await walkGate(ctx);
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
