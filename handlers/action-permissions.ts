@@ -1,6 +1,6 @@
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Operation } from '../src/ops/operation.ts';
-import { ACTION, OVERRIDE_ACTION } from '../src/chat/buttons.ts';
+import { ACTION, GATE_AGAIN_ACTION, OVERRIDE_ACTION, STATUS_ACTION } from '../src/chat/buttons.ts';
 import type { LifecyclePolicy } from '../jobs/engine/lifecycle/deps.ts';
 import { MembershipUnknown, type Authorizer } from './authorize.ts';
 
@@ -14,10 +14,22 @@ export interface Permission {
   refusal: (op: Operation, policy: LifecyclePolicy, names: string) => string;
 }
 
+/**
+ * A button of a cluster rather than of one operation's message ([Run the gate again], the entries of
+ * `/talos status`): it runs the `/talos` command it stands for, which keeps that command's own rules;
+ * `anyone` is whoever may type the command in the cluster's channel.
+ */
+export interface ClusterPermission {
+  scope: 'cluster';
+  who: Who | 'anyone';
+  /** The command the click runs, for the refusal and the log. */
+  command: string;
+}
+
 const starters = (op: Operation, policy: LifecyclePolicy): Who => (policy.startedByApprovers(op.kind) ? 'approvers' : 'operators');
 
 /** Who may click what, for every button of an operation; the lifecycle then decides whether the click is still current. */
-export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
+export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPermission>> = {
   [ACTION.start]: {
     who: starters,
     refusal: (op, policy) =>
@@ -77,6 +89,9 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission>> = {
     who: 'approvers',
     refusal: (op) => `Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.`,
   },
+  [GATE_AGAIN_ACTION]: { scope: 'cluster', who: 'anyone', command: '/talos health' },
+  [STATUS_ACTION.cancel]: { scope: 'cluster', who: 'operators-or-approvers', command: '/talos cancel' },
+  [STATUS_ACTION.record]: { scope: 'cluster', who: 'anyone', command: '/talos record' },
 };
 
 /** Who can act, for a refusal: `<@U0CAROL>, <@U0DAVE> or anyone in <!subteam^S0SRE>`. */
@@ -106,6 +121,7 @@ export async function clickRefusal(
 ): Promise<string | undefined> {
   const permission = ACTION_PERMISSIONS[actionId];
   if (permission === undefined) throw new Error(`button ${actionId} has no permission declared`);
+  if ('scope' in permission) throw new Error(`button ${actionId} is a cluster's button; ask clusterClickRefusal`);
   const who = typeof permission.who === 'function' ? permission.who(op, policy) : permission.who;
   try {
     if (cluster !== undefined && (await authorizer.isMember(user, members(cluster, who)))) return undefined;
@@ -114,4 +130,24 @@ export async function clickRefusal(
     throw error;
   }
   return permission.refusal(op, policy, whoCanAct(cluster === undefined ? [] : members(cluster, who)));
+}
+
+/** Undefined when `user` may click the cluster button `actionId` on `cluster`, else the refusal. */
+export async function clusterClickRefusal(
+  authorizer: Authorizer,
+  cluster: ClusterConfig,
+  actionId: string,
+  user: string,
+): Promise<string | undefined> {
+  const permission = ACTION_PERMISSIONS[actionId];
+  if (permission === undefined || !('scope' in permission)) throw new Error(`button ${actionId} has no cluster permission declared`);
+  if (permission.who === 'anyone') return undefined;
+  try {
+    if (await authorizer.isMember(user, members(cluster, permission.who))) return undefined;
+  } catch (error) {
+    if (error instanceof MembershipUnknown) return error.message;
+    throw error;
+  }
+  const who = permission.who === 'operators-or-approvers' ? 'operators and approvers' : permission.who;
+  return `Only ${who} of *${cluster.name}* may use \`${permission.command}\`. Nothing changed.`;
 }

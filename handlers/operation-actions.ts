@@ -1,6 +1,7 @@
 import type { App, BlockAction, ButtonAction, RespondFn } from '@slack/bolt';
 import { ACTION, PLAN_AGAIN_NONCE } from '../src/chat/buttons.ts';
 import type { Inventory } from '../src/config/inventory.ts';
+import type { Block } from '../src/port/chat-port.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { Lifecycle } from '../jobs/engine/lifecycle/lifecycle.ts';
@@ -125,8 +126,8 @@ export function registerOperationActions(app: App, deps: ActionDeps): void {
 }
 
 /** A private answer under the clicked message, which stays as it is. */
-export function ephemeral(respond: RespondFn): Say {
-  return async (text) => {
-    await respond({ response_type: 'ephemeral', replace_original: false, text });
+export function ephemeral(respond: RespondFn): (text: string, blocks?: Block[]) => Promise<void> {
+  return async (text, blocks) => {
+    await respond({ response_type: 'ephemeral', replace_original: false, text, ...(blocks ? { blocks } : {}) });
   };
 }

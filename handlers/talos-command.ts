@@ -1,5 +1,6 @@
 import type { App, SlashCommand } from '@slack/bolt';
 import type { Logger } from '../src/log/logger.ts';
+import type { Block } from '../src/port/chat-port.ts';
 import { COMMAND_HANDLERS, IMMEDIATE_HANDLERS } from './commands/index.ts';
 import type { CommandDeps, CommandHandler, ImmediateHandler, Outcome } from './commands/command-context.ts';
 import { MembershipUnknown } from './authorize.ts';
@@ -8,6 +9,9 @@ import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
 import { type GuidedDeps, openGuided, registerGuidedSubmissions } from './guided-commands.ts';
 
 export type { CommandDeps } from './commands/command-context.ts';
+
+/** Answers the person who typed or clicked, privately; blocks when the answer has buttons. */
+type Say = (text: string, blocks?: Block[]) => Promise<void>;
 
 const ENQUEUE_FAILED = 'The bot could not queue that command (its Redis is unreachable). Nothing was started; try again in a minute.';
 
@@ -107,8 +111,8 @@ export function registerTalosCommand(app: App, deps: GuidedDeps): void {
       return;
     }
     // A reply that cannot be delivered (the response_url expired or was used up) is only logged: the user can run the command again.
-    const say = (text: string): Promise<void> =>
-      respond({ response_type: 'ephemeral', text }).then(
+    const say = (text: string, blocks?: Block[]): Promise<void> =>
+      respond({ response_type: 'ephemeral', text, ...(blocks ? { blocks } : {}) }).then(
         () => undefined,
         (error: unknown) => log.warn({ kind: parsed.command.kind, err: errorText(error) }, 'command reply not delivered'),
       );
@@ -139,20 +143,42 @@ export function registerTalosCommand(app: App, deps: GuidedDeps): void {
     // Empty: Slack shows nothing for an empty ack, and the reply follows within moments; a
     // placeholder text would stay on screen as a second ephemeral beside it.
     await ack();
-    let outcome: Outcome;
-    try {
-      outcome = await deferredOutcome(parsed.command, command, deps);
-    } catch (error) {
-      if (error instanceof MembershipUnknown) {
-        await say(error.message);
-        return;
-      }
-      log.error({ kind: parsed.command.kind, err: errorText(error) }, 'command failed');
-      await say(
-        `The bot could not check \`${commandName(parsed.command)}\`: Slack or its Redis did not answer (its log says which). Nothing was started; see \`/talos status\` for where things stand, and run the command again in a minute.`,
-      );
+    await runDeferred(parsed.command, command, deps, log, say);
+  });
+}
+
+/**
+ * A subcommand as a button runs it (`/talos health` from [Run the gate again], `/talos cancel` from
+ * `/talos status`): the same handler, the same read limit and the same once-only enqueue as typed.
+ * `slack` carries who clicked, where, and an id that is the same for a redelivered click.
+ */
+export async function runAsCommand(command: Command, slack: SlashCommand, deps: CommandDeps, say: Say): Promise<void> {
+  const log = deps.logger.child({ user: slack.user_id, channel: slack.channel_id, button: command.kind });
+  const limited = deps.readLimiter?.refusal(command, slack);
+  if (limited !== undefined) {
+    log.info({ kind: command.kind, reason: 'rate-limited' }, 'command refused');
+    return say(limited);
+  }
+  const immediate = immediateOutcome(command, slack, deps);
+  if (immediate !== undefined) return say((await enqueueOnce(immediate, command, slack, deps, log)) ?? immediate.reply);
+  await runDeferred(command, slack, deps, log, say);
+}
+
+async function runDeferred(command: Command, slack: SlashCommand, deps: CommandDeps, log: Logger, say: Say) {
+  let outcome: Outcome;
+  try {
+    outcome = await deferredOutcome(command, slack, deps);
+  } catch (error) {
+    if (error instanceof MembershipUnknown) {
+      await say(error.message);
       return;
     }
-    await say((await enqueueOnce(outcome, parsed.command, command, deps, log)) ?? outcome.reply);
-  });
+    log.error({ kind: command.kind, err: errorText(error) }, 'command failed');
+    await say(
+      `The bot could not check \`${commandName(command)}\`: Slack or its Redis did not answer (its log says which). Nothing was started; see \`/talos status\` for where things stand, and run the command again in a minute.`,
+    );
+    return;
+  }
+  const failed = await enqueueOnce(outcome, command, slack, deps, log);
+  await (failed !== undefined ? say(failed) : say(outcome.reply, outcome.blocks));
 }

@@ -3,7 +3,7 @@ import type { ClusterAccess } from '../src/cluster/cluster-session.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
-import { checkMessage, gateErrorMessage, gateRunningMessage, gateVerdictMessage } from '../src/chat/health-report.ts';
+import { gateErrorMessage, gateEvidenceFile, gateReplies, gateRunningMessage, gateVerdictMessage } from '../src/chat/health-report.ts';
 import { joinedGateMessage } from '../src/chat/report-pointer.ts';
 import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
@@ -114,7 +114,7 @@ async function joinRunningGate(deps: HealthGateJobDeps, data: HealthJobData, run
   deps.logger.info({ cluster: cluster.name, joined: known.job }, 'health gate request joined the running gate');
 }
 
-/** One gate: post a root message, run the gate, edit in the verdict, thread one reply per check. */
+/** One gate: post a root message, run the gate, edit in the verdict, thread the passing checks in one reply and each other check in its own, attach the evidence. */
 function gateJob(deps: HealthGateJobDeps) {
   return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean }> => {
     const { cluster, log, data } = reportTarget(deps, job.id, parseJobData(HealthJobData, job));
@@ -138,13 +138,22 @@ function gateJob(deps: HealthGateJobDeps) {
       return { passed: false };
     }
     deps.onReport?.(report);
-    await deps.chat.update(data.channel, rootTs, gateVerdictMessage(report, data));
-    // A job run again (its lock lapsed) finds the replies of the earlier run: it edits them, one per check, never a second set.
-    const earlier = data.rootTs === undefined ? [] : await deps.chat.replies(data.channel, rootTs);
-    for (const [i, check] of report.checks.entries()) {
+    await deps.chat.update(data.channel, rootTs, gateVerdictMessage(report, data, { gateJob: String(job.id) }));
+    // A job run again (its lock lapsed) finds the replies of the earlier run: it edits them in order, never a second set.
+    const thread = data.rootTs === undefined ? [] : await deps.chat.replies(data.channel, rootTs);
+    // The check replies begin with their icon; the evidence file's message is left as it is.
+    const earlier = thread.filter((r) => /^(✅|❌|⚠️)/u.test(r.text));
+    const replies = gateReplies(report);
+    for (const [i, { key, message }] of replies.entries()) {
       const previous = earlier[i];
-      if (previous !== undefined) await deps.chat.update(data.channel, previous.ts, checkMessage(check));
-      else await deps.chat.reply(data.channel, rootTs, checkMessage(check), { key: `${job.id}-check-${check.id}` });
+      if (previous !== undefined) await deps.chat.update(data.channel, previous.ts, message);
+      else await deps.chat.reply(data.channel, rootTs, message, { key: `${job.id}-${key}` });
+    }
+    // The one-line replies leave the evidence of passing checks out; the file holds all of it. Attached once.
+    if (thread.length === earlier.length) {
+      await deps.chat
+        .upload(data.channel, rootTs, gateEvidenceFile(report))
+        .catch((error: unknown) => log.warn({ err: errorText(error) }, 'health gate evidence not attached'));
     }
     log.info(
       {

@@ -1,6 +1,6 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { Queue } from 'bullmq';
-import type { ChatPort } from '../../src/port/chat-port.ts';
+import type { Block, ChatPort } from '../../src/port/chat-port.ts';
 import { resolveCluster, type ClusterConfig, type Inventory } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
@@ -35,6 +35,8 @@ export interface CommandDeps {
 /** What a subcommand answers the user (ephemeral), and the work it leaves for a job. */
 export interface Outcome {
   reply: string;
+  /** The reply as blocks (buttons), with `reply` as its text. */
+  blocks?: Block[];
   enqueue?: () => Promise<unknown>;
 }
 

@@ -1,11 +1,11 @@
-import { shownOperations, statusSummaryText, statusText } from '../../src/chat/status-message.ts';
+import { shownOperations, statusMessage, statusSummaryText } from '../../src/chat/status-message.ts';
 import { clusterSummaries } from '../../src/ops/cluster-summary.ts';
 import { threadLinks } from '../../src/ops/thread-link.ts';
 import { presentationOf } from '../../jobs/playbooks/index.ts';
 import type { CommandHandler } from './command-context.ts';
 
 /**
- * `/talos status`: in a cluster's channel, that cluster's operations, each linked to its thread.
+ * `/talos status`: in a cluster's channel, that cluster's state in words, then its operations with their buttons.
  * Anywhere else (a direct message, a channel of no cluster) only which operation holds each
  * cluster, since whoever can type there may not be a member of the clusters' channels.
  */
@@ -16,7 +16,7 @@ export const status: CommandHandler<'status'> = async (_command, slack, deps) =>
     return { reply: statusSummaryText(summaries, links) };
   }
   const byCluster = await Promise.all(
-    here.map(async (c) => ({ cluster: c.name, holder: await deps.lock.holder(c.name), ops: await deps.store.listForCluster(c.name, 10) })),
+    here.map(async (c) => ({ cluster: c, holder: await deps.lock.holder(c.name), ops: await deps.store.listForCluster(c.name, 10) })),
   );
   const linked = await Promise.all(
     byCluster.map(async ({ holder, ops }) => {
@@ -25,5 +25,6 @@ export const status: CommandHandler<'status'> = async (_command, slack, deps) =>
       return [...active, ...recent, ...(held === undefined ? [] : [held])];
     }),
   );
-  return { reply: statusText(byCluster, presentationOf, await threadLinks(deps, linked.flat())) };
+  const message = statusMessage(byCluster, presentationOf, await threadLinks(deps, linked.flat()));
+  return { reply: message.text, blocks: message.blocks };
 };

@@ -1,5 +1,6 @@
 import { createAuthorizer } from '../../handlers/authorize.ts';
 import { createReadRateLimiter } from '../../handlers/read-rate-limit.ts';
+import { registerCommandButtons } from '../../handlers/command-buttons.ts';
 import { registerHomeTab } from '../../handlers/home-tab.ts';
 import { registerOperationActions } from '../../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../../handlers/override-action.ts';
@@ -50,7 +51,7 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     now: () => clock.now().getTime(),
     onLimited: (command) => metrics.commandsRateLimited.inc({ command }),
   });
-  registerTalosCommand(app, {
+  const commandDeps = {
     inventory,
     readQueue: queues.read,
     store,
@@ -62,8 +63,9 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     now,
     lifecycle,
     readLimiter,
-    factory: adapters.factory,
-  });
+  };
+  registerTalosCommand(app, { ...commandDeps, factory: adapters.factory });
+  registerCommandButtons(app, commandDeps);
   const actionDeps = { inventory, store, authorizer, logger, lifecycle };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);

@@ -117,6 +117,8 @@ export interface ButtonSpec {
   /** Carries the operation id and a nonce; never a secret. */
   value: string;
   style?: 'primary' | 'danger';
+  /** A link button: Slack opens it (and still sends the click, to be acked). */
+  url?: string;
   confirm?: { title: string; text: string; confirm: string; deny: string };
 }
 
@@ -129,6 +131,7 @@ export function actions(blockId: string, buttons: ButtonSpec[]): Block {
       action_id: b.actionId,
       text: { type: 'plain_text', text: truncate(b.text, 75), emoji: true },
       value: b.value,
+      ...(b.url ? { url: b.url } : {}),
       ...(b.style ? { style: b.style } : {}),
       ...(b.confirm
         ? {

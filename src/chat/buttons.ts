@@ -25,3 +25,25 @@ export function buttonValue(opId: string, nonce: string): string {
 
 /** The nonce of a Plan again button: one per operation, whose first click is the one that counts. */
 export const PLAN_AGAIN_NONCE = 'replan';
+
+/** [Run the gate again] on a failed health gate's verdict: not an operation's button, so outside `ACTION`. */
+export const GATE_AGAIN_ACTION = 'talos-gate-again';
+
+/** The value of [Run the gate again]: the cluster, and the gate job whose verdict carries the button. */
+export function gateAgainValue(cluster: string, gateJob: string): string {
+  return `${cluster}/${gateJob}`;
+}
+
+/** The cluster and gate job of a [Run the gate again] value; undefined for anything the bot did not build. */
+export function parseGateAgainValue(value: string | undefined): { cluster: string; gateJob: string } | undefined {
+  const match = /^([a-z0-9][a-z0-9-]{0,62})\/([A-Za-z0-9_.-]{1,200})$/.exec(value ?? '');
+  return match ? { cluster: match[1]!, gateJob: match[2]! } : undefined;
+}
+
+/** The buttons of an operation's entry in `/talos status`; each runs the command of the same name. */
+export const STATUS_ACTION = {
+  cancel: 'talos-status-cancel',
+  record: 'talos-status-record',
+  /** A link button to the operation's thread: Slack opens the link and still sends the click, which is only acked. */
+  open: 'talos-status-open',
+} as const;

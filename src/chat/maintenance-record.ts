@@ -13,7 +13,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     `- Operation: ${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
     `- Result: ${op.state}${op.reason ? ` (${plainTimes(op.reason)})` : ''}`,
     `- Commit: ${op.commit ?? terraformPlanOf(op)?.commit ?? (op.state === 'completed' ? 'not a git checkout' : 'not recorded (the operation did not complete)')}`,
-    `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node})` : 'none'}`,
+    `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node}, at ${op.snapshot.path})` : 'none'}`,
     `- Requested by: ${op.requestedBy} at ${op.createdAt}`,
     `- Started by: ${op.startedBy ?? '-'} at ${op.startedAt ?? '-'}`,
     `- Ended: ${op.endedAt ?? '-'}`,

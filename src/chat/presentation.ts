@@ -33,6 +33,11 @@ export interface Presentation {
   stepLabel(step: Step): string;
   /** The root message's text where the kind leads with its own (what happened, then the operation); otherwise the common one. */
   rootText?(op: Operation): string | undefined;
+  /**
+   * The operation's state in words where the generic one would mislead, e.g. a plan that changes
+   * nothing reads `✅ no changes` rather than `⛔ refused`; undefined: the generic one.
+   */
+  stateText?(op: Operation): string | undefined;
   /** What a planned step waits for, after its label, e.g. ` · approval · health gate`. */
   plannedGates?(step: Step): string | undefined;
   /** How its approval requests ask; absent for a kind that asks none. */

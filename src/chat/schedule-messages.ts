@@ -90,7 +90,7 @@ export function snapshotThreadMessage(cluster: string, day: string): ChatMessage
 
 /** A scheduled snapshot taken, with what retention pruned and why. */
 export function scheduledSnapshotMessage(snapshot: Snapshot, pruning: SnapshotPruning): ChatMessage {
-  const taken = `✅ etcd snapshot \`${snapshot.id}\` (${snapshot.bytes} bytes, sha256 ${snapshot.sha256.slice(0, 16)}…, revision ${snapshot.revision}, from ${snapshot.node})`;
+  const taken = `✅ etcd snapshot \`${snapshot.id}\` (${snapshot.bytes} bytes, sha256 ${snapshot.sha256.slice(0, 12)}…, revision ${snapshot.revision}, from ${snapshot.node})`;
   const pruned =
     pruning.pruned.length === 0
       ? `nothing pruned (${pruning.rule}; ${pruning.kept.length} kept)`

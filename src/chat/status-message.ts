@@ -1,7 +1,9 @@
 import type { ClusterSummary } from '../ops/cluster-summary.ts';
 import type { Operation } from '../ops/operation.ts';
 import { ACTIVE } from '../ops/state-machine.ts';
-import { formatTime } from './blocks.ts';
+import type { Block, ChatMessage } from '../port/chat-port.ts';
+import { actions, escapeMrkdwn, formatTime, mention, section, type ButtonSpec } from './blocks.ts';
+import { STATUS_ACTION } from './buttons.ts';
 import { operationRef } from './operation-link.ts';
 import type { PresentationLookup } from './presentation.ts';
 
@@ -60,4 +62,116 @@ export function clusterSummaryLine({ cluster, channel, holder }: ClusterSummary,
 export function statusSummaryText(clusters: readonly ClusterSummary[], links: OperationLinks = NO_LINKS): string {
   const lines = clusters.map((c) => clusterSummaryLine(c, links));
   return [...lines, "Each cluster's operations, with their progress, are listed by `/talos status` in its own channel."].join('\n');
+}
+
+/** Where a cluster stands, in words, from what its channel may see: the operation that runs or waits, or idle. */
+export function clusterStateWords(
+  cluster: { name: string; approvers: readonly string[] },
+  holder: string | undefined,
+  ops: readonly Operation[],
+  presentations: PresentationLookup,
+): string {
+  const { active, recent } = shownOperations(ops);
+  const op = active.find((o) => o.id === holder) ?? active[0] ?? ops.find((o) => o.id === holder);
+  if (op === undefined) {
+    const last = recent[0];
+    return last === undefined
+      ? 'idle, no operation holds it; no operations yet'
+      : `idle, no operation holds it; last: ${what(last, presentations)} ${last.state} ${formatTime(last.endedAt ?? last.createdAt)}`;
+  }
+  const parts = [doing(op, presentations)];
+  const current = op.steps.findIndex((s) => s.status === 'running' || s.status === 'failed');
+  const waitingStep = op.approvals.filter((a) => a.state === 'pending').at(-1);
+  const index = waitingStep ? op.steps.findIndex((s) => s.id === waitingStep.step) : current;
+  const step = op.steps[index];
+  if (step !== undefined) parts.push(`step ${index + 1} of ${op.steps.length}: ${presentations(op.kind).stepLabel(step)}`);
+  parts.push(waitingFor(op, cluster.approvers, presentations));
+  return parts.filter((p) => p !== '').join(', ');
+}
+
+/** `upgrading Talos to v1.13.9`, `Terraform change`: what the operation does. */
+function doing(op: Operation, presentations: PresentationLookup): string {
+  return op.state === 'running' || op.state === 'awaiting-approval' ? `${what(op, presentations)} running` : what(op, presentations);
+}
+
+function what(op: Operation, presentations: PresentationLookup): string {
+  const node = op.target.nodeName ?? op.target.node;
+  return `${presentations(op.kind).name}${node ? ` of ${node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}`;
+}
+
+function waitingFor(op: Operation, approvers: readonly string[], presentations: PresentationLookup): string {
+  switch (op.state) {
+    case 'awaiting-approval':
+      return `waiting for approval from ${approvers.map(mention).join(' or ')}`;
+    case 'planned':
+      return `planned, waiting for its ${presentations(op.kind).startLabel ?? 'Start'}`;
+    case 'waiting-window':
+      return 'waiting for the maintenance window';
+    case 'paused':
+      return 'paused: the approval expired';
+    case 'preflight':
+      return 'preflight running';
+    case 'failed':
+      return 'stopped at a failure and still holds the cluster';
+    default:
+      return '';
+  }
+}
+
+/** Slack's cap on blocks in one message. */
+const MAX_BLOCKS = 50;
+
+/**
+ * `/talos status` in a cluster's channel: each cluster's state in words first, then its operations,
+ * each with buttons (Open thread, Record, and Cancel while it runs or waits), so nobody types an id.
+ */
+export function statusMessage(
+  byCluster: { cluster: { name: string; approvers: readonly string[] }; holder: string | undefined; ops: Operation[] }[],
+  presentations: PresentationLookup,
+  links: OperationLinks = NO_LINKS,
+): ChatMessage {
+  const headlines = byCluster.map(({ cluster, holder, ops }) => {
+    const words = clusterStateWords(cluster, holder, ops, presentations);
+    const lock =
+      holder === undefined
+        ? words.startsWith('idle')
+          ? ''
+          : '; no operation holds it'
+        : ` · locked by ${operationRef(holder, links.get(holder))}`;
+    return `*${cluster.name}* — ${words}${lock}`;
+  });
+  const blocks: Block[] = [section(headlines.join('\n'))];
+  const lines: string[] = [];
+  for (const { cluster, ops } of byCluster) {
+    const { active, recent } = shownOperations(ops);
+    for (const op of [...active, ...recent]) {
+      lines.push(describe(op, presentations, links));
+      if (blocks.length + 2 > MAX_BLOCKS) continue;
+      blocks.push(
+        section(describe(op, presentations, links)),
+        actions(`status-${op.id}`, entryButtons(op, cluster.name, links.get(op.id))),
+      );
+    }
+  }
+  return { text: [...headlines, ...lines].join('\n'), blocks };
+}
+
+function entryButtons(op: Operation, cluster: string, link: string | undefined): ButtonSpec[] {
+  const buttons: ButtonSpec[] = [];
+  if (link !== undefined) buttons.push({ text: 'Open thread', actionId: STATUS_ACTION.open, value: op.id, url: link });
+  buttons.push({ text: 'Record', actionId: STATUS_ACTION.record, value: op.id });
+  if (ACTIVE.includes(op.state))
+    buttons.push({
+      text: 'Cancel',
+      actionId: STATUS_ACTION.cancel,
+      value: op.id,
+      style: 'danger',
+      confirm: {
+        title: 'Cancel this operation?',
+        text: `Stops ${escapeMrkdwn(op.kind)} \`${op.id}\` on ${escapeMrkdwn(cluster)} between steps: a step in progress finishes first, nothing is undone.`,
+        confirm: 'Cancel it',
+        deny: 'Keep it',
+      },
+    });
+  return buttons;
 }

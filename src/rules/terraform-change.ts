@@ -2,6 +2,9 @@ import type { PlanOutcome } from '../tofu/run-plan.ts';
 import { vmKeys } from '../tofu/parse-plan.ts';
 import type { WorkingTree } from '../tofu/working-tree.ts';
 
+/** The plan that changes nothing: good news, and nothing to apply (so it is not offered for Apply). */
+export const NO_CHANGES = 'No changes: Terraform matches the cluster, so there is nothing to apply';
+
 /** What the bot knows around a reviewed plan, to judge whether the runbook lets it be applied. */
 export interface ChangeFacts {
   cluster: string;
@@ -70,8 +73,7 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
   if (outcome.plan.status !== 'planned') return { refusals, notes };
 
   const { review } = outcome.plan;
-  if (review.changes.length === 0)
-    refusals.push('the plan changes nothing: the infrastructure matches the configuration, so there is nothing to apply');
+  if (review.changes.length === 0) refusals.push(NO_CHANGES);
   for (const danger of review.dangers.filter((d) => d.level === 'stop')) refusals.push(`\`${danger.address}\` ${danger.meaning}`);
 
   for (const hostname of vmKeys(review, 'delete')) {

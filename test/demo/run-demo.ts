@@ -37,7 +37,12 @@ async function healthGate(h: Harness, title: string): Promise<void> {
   await h.slack.waitFor(
     () => {
       const root = h.slack.channelMessages(CHANNELS.production)[since];
-      return root && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(CHANNELS.production, root.ts).length >= 8;
+      // The evidence file comes last: the one-line reply and each unwell check's reply are in before it.
+      return (
+        root &&
+        /Health gate (passed|failed)/.test(root.text) &&
+        h.slack.thread(CHANNELS.production, root.ts).some((m) => (m.files ?? []).length > 0)
+      );
     },
     { timeoutMs: 60_000 },
   );

@@ -94,7 +94,7 @@ describe('every slash command is acked before the bot calls Slack or Redis', () 
 
     // Assert
     expect(ack.payload).toEqual({});
-    expect(reply).toMatch(/^\*production\* — no operation holds it\n/);
+    expect(reply).toMatch(/^\*production\* — idle, no operation holds it/);
   });
 
   it('still answers help and the read-only gates in the ack itself', async () => {

@@ -215,7 +215,7 @@ describe('a cancel during the preflight', () => {
     );
     h.sim.faults.set('production', {});
 
-    expect(await h.command('status')).toMatch(/\*production\* — no operation holds it/);
+    expect(await h.command('status')).toMatch(/\*production\* — idle, no operation holds it/);
     expect(
       h.slack.channelMessages(CHANNELS.production).filter((m) => m.text.includes(opId) && /waiting for approval|running/.test(m.text)),
     ).toEqual([]);

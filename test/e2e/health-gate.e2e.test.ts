@@ -48,17 +48,25 @@ async function health(text = 'health', channel: string = CHANNELS.production): P
     () => {
       const latest = h.slack.channelMessages(channel).slice(before)[0];
       if (!latest || !/Health gate (passed|failed)/.test(latest.text)) return undefined;
-      return h.slack.thread(channel, latest.ts).length === CHECK_TITLES.length ? latest : undefined;
+      // The evidence file comes last, after the replies.
+      return h.slack.thread(channel, latest.ts).some((m) => (m.files ?? []).length > 0) ? latest : undefined;
     },
     { timeoutMs: 30_000, description: 'a finished health gate' },
   );
-  return { ack, root, replies: h.slack.thread(channel, root.ts) };
+  return { ack, root, replies: h.slack.thread(channel, root.ts).filter((m) => (m.files ?? []).length === 0) };
 }
 
 function reply(run: GateRun, title: string): Message {
   const found = run.replies.find((r) => r.text.includes(title));
   if (!found) throw new Error(`no reply for ${title}: ${run.replies.map((r) => r.text).join('\n')}`);
   return found;
+}
+
+/** The evidence file attached to a gate's thread. */
+function evidenceOf(run: GateRun): string {
+  const file = h.slack.uploadedFiles().find((f) => f.thread_ts === run.root.ts);
+  if (!file) throw new Error('no evidence file in the thread');
+  return file.content;
 }
 
 function replyText(message: Message): string {
@@ -71,7 +79,7 @@ async function gateWith(faults: ClusterFaults): Promise<GateRun> {
 }
 
 describe('/talos health on the healthy production cluster', () => {
-  it('acks at once, posts the verdict with who and how long, and threads one reply per check', async () => {
+  it('acks at once, posts the verdict with who and how long, and threads every check on one line of one reply, with the evidence attached', async () => {
     const run = await health();
 
     expect(run.ack).toContain('Running the health gate on *production*');
@@ -79,12 +87,16 @@ describe('/talos health on the healthy production cluster', () => {
     const rootBlocks = JSON.stringify(run.root.blocks);
     expect(rootBlocks).toContain(`<@${USERS.alice}>`);
     expect(rootBlocks).toMatch(/Took\*\\n[\d.]+ (ms|s)/);
-    expect(run.replies.map((r) => CHECK_TITLES.findIndex((t) => r.text.includes(t)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(run.replies.every((r) => r.text.startsWith('✅') || r.text.startsWith('⚠️'))).toBe(true);
-    expect(replyText(reply(run, 'etcd status'))).toMatch(/10\.0\.30\.11.*10\.0\.30\.12.*10\.0\.30\.13/s);
+    expect(rootBlocks).not.toContain('talos-gate-again');
+    expect(run.replies).toHaveLength(1);
+    const lines = run.replies[0]!.text.split('\n');
+    expect(lines.map((l) => CHECK_TITLES.findIndex((t) => l.startsWith(`✅ ${t}`)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const file = h.slack.uploadedFiles().find((f) => f.filename?.startsWith('health-gate-production-'));
+    expect(file?.content).toMatch(/PASSED {2}talosctl etcd status \(10\.0\.30\.11, 10\.0\.30\.12, 10\.0\.30\.13\)/);
+    expect(file?.content).toMatch(/10\.0\.30\.11 +member/);
   });
 
-  it('edits the replies of an earlier run when its job runs again, so the thread keeps one reply per check', async () => {
+  it('edits the replies of an earlier run when its job runs again, never a second set', async () => {
     const run = await health();
     h.sim.faults.set('production', { fluxStalled: ['apps'] });
 
@@ -103,7 +115,7 @@ describe('/talos health on the healthy production cluster', () => {
       await h.slack.waitFor(() => /Health gate failed/.test(h.slack.message(CHANNELS.production, run.root.ts)?.text ?? ''), {
         timeoutMs: 30_000,
       });
-      await h.slack.waitFor(() => /❌/.test(h.slack.message(CHANNELS.production, reply(run, 'Flux').ts)?.text ?? ''), {
+      await h.slack.waitFor(() => !/Flux/.test(h.slack.message(CHANNELS.production, run.replies[0]!.ts)?.text ?? 'Flux'), {
         timeoutMs: 10_000,
       });
     } finally {
@@ -111,9 +123,11 @@ describe('/talos health on the healthy production cluster', () => {
       redis.disconnect();
     }
 
+    // The earlier run's reply now holds the seven passing checks; the failing one is edited into the file's place, never posted twice.
     const thread = h.slack.thread(CHANNELS.production, run.root.ts);
-    expect(thread.map((r) => CHECK_TITLES.findIndex((t) => r.text.includes(t)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(thread.map((r) => r.ts)).toEqual(run.replies.map((r) => r.ts));
+    expect(thread[0]!.ts).toBe(run.replies[0]!.ts);
+    expect(thread[0]!.text.split('\n')).toHaveLength(7);
+    expect(thread.filter((m) => m.text.includes('Flux')).length).toBeLessThanOrEqual(1);
   });
 
   it('asks every control plane for etcd status and names each node explicitly', async () => {
@@ -216,7 +230,8 @@ describe('/talos health stops and names the cause', () => {
   it('reports suspended Flux objects without failing on them', async () => {
     const run = await gateWith({ fluxSuspended: ['apps'] });
     expect(run.root.text).toContain('✅ Health gate passed');
-    expect(replyText(reply(run, 'Flux'))).toContain('Kustomization flux-system/apps: suspended: not evaluated');
+    // A passing check's evidence is in the attached file, not the one-line reply.
+    expect(evidenceOf(run)).toContain('Kustomization flux-system/apps: suspended: not evaluated');
   });
 
   it('fails when a PodDisruptionBudget allows no disruption', async () => {
@@ -330,7 +345,7 @@ describe('/talos health on a Talos 1.13 cluster whose CNI is Cilium (Talos insta
     const run = await health();
 
     expect(run.root.text).toContain('✅ Health gate passed: production');
-    const talos = replyText(reply(run, 'talosctl health'));
+    const talos = evidenceOf(run);
     expect(talos).toContain('skipped: all k8s nodes to report ready, kube-proxy to report ready, coredns to report ready');
     expect(talos).toContain('through Kubernetes: CoreDNS ready');
   });

@@ -36,7 +36,8 @@ export const snapshotPlaybook: Playbook = {
       ctx.log.info({ snapshot: snapshot.id, node: snapshot.node, bytes: snapshot.bytes }, 'etcd snapshot taken');
       return {
         event: 'etcd snapshot verified',
-        detail: `${snapshot.id}: ${snapshot.bytes} bytes, sha256 ${snapshot.sha256}, revision ${snapshot.revision}, from ${snapshot.node}, stored at ${snapshot.path}`,
+        // The full sha256 and where it is stored are in the maintenance record, not the channel.
+        detail: `${snapshot.id}: ${snapshot.bytes} bytes, sha256 ${snapshot.sha256.slice(0, 12)}…, revision ${snapshot.revision}, from ${snapshot.node}`,
       };
     } catch (error) {
       // A cancelled run is no failure: the run that holds the operation goes on.
@@ -50,7 +51,7 @@ export const snapshotPlaybook: Playbook = {
   complete(_ctx, op) {
     const snapshot = op.snapshot;
     if (snapshot === undefined) return Promise.reject(new StepFailure('the snapshot step ended without a recorded snapshot'));
-    const text = `✅ etcd snapshot \`${snapshot.id}\` verified: ${snapshot.bytes} bytes, sha256 \`${snapshot.sha256.slice(0, 16)}…\`, stored at \`${snapshot.path}\` (${op.id}).`;
+    const text = `✅ etcd snapshot \`${snapshot.id}\` verified: ${snapshot.bytes} bytes, sha256 \`${snapshot.sha256.slice(0, 12)}…\`, copied off-cluster; \`/talos record ${op.id}\` says where it is kept.`;
     return Promise.resolve({ validation: `sha256 ${snapshot.sha256}`, followUp: { text } });
   },
   // Taking it again is a new `/talos snapshot`: nothing of this one is left to resume.

@@ -28,7 +28,6 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
  * off-cluster. Taken once: a resumed run finds it stored and reports it.
  */
 export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<StepResult> {
-  const { cluster } = ctx;
   if (op.snapshot === undefined) {
     const gate = await walkGate(ctx);
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
@@ -36,6 +35,7 @@ export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<Ste
   const snap = await operationSnapshot(ctx, op, ctx.talosctl);
   return {
     event: 'etcd snapshot taken',
-    detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 16)}…) in ${cluster.snapshotDir}`,
+    // Where it is kept and its full sha256 are in the maintenance record; the channel gets a name it can quote.
+    detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 12)}…), copied off-cluster`,
   };
 }

@@ -2,6 +2,7 @@ import type { Operation } from '../../../src/ops/operation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import type { IsoChecksum } from '../../../src/talos/image-factory.ts';
 import { section } from '../../../src/chat/blocks.ts';
+import { shortHashes } from '../../../src/chat/short-hashes.ts';
 
 /** One ISO the Terraform follow-up names: its URL, the nodes' architecture, and what its checksum came to. */
 export interface FollowUpIso {
@@ -20,16 +21,16 @@ export function terraformFollowUp(op: Operation, input: { schematic: string; pla
   const { platform, schematic } = input;
   const isoLines = input.isos.map(({ arch, url, checksum }) =>
     checksum.ok
-      ? `   • ${arch}: ${url}\n     sha256 \`${checksum.sha256}\` (${checksum.bytes} bytes, as Image Factory served it to the bot)`
-      : `   • ${arch}: ${url}\n     the checksum could not be computed (${checksum.reason}): compute it from the download yourself`,
+      ? `   • ${arch}: <${url}|${platform}-${arch}.iso>\n     sha256 \`${shortHashes(checksum.sha256)}\` (${checksum.bytes} bytes, as Image Factory served it to the bot)`
+      : `   • ${arch}: <${url}|${platform}-${arch}.iso>\n     the checksum could not be computed (${checksum.reason}): compute it from the download yourself`,
   );
   const files = input.isos.map(({ arch }) => `\`isos:iso/talos-${platform}-${arch}.iso\``).join(', ');
   const lines = [
     `*Terraform follow-up* (runbook, after every node runs ${v}):`,
     `1. Set \`talos_version = "${v}"\` in the ${op.cluster} inventory.`,
-    `2. The matching ISO of schematic \`${schematic}\`, for the nodes' architecture:`,
+    `2. The matching ISO of schematic \`${shortHashes(schematic)}\`, for the nodes' architecture:`,
     ...isoLines,
-    `3. Upload it to the static Proxmox file ID every node declares (${files}) and confirm the sha256 of the file there is the one above.`,
+    `3. Upload it to the static Proxmox file ID every node declares (${files}) and confirm the sha256 of the file there starts with the one above.`,
     '4. Run `tofu plan`: if it replaces `talos_machine_secrets` or any VM, do not continue. Apply only now that every node runs the declared version.',
   ];
   return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };

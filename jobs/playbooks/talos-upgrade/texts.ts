@@ -4,6 +4,7 @@ import { UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import { continuationOf } from '../../../src/ops/upgrade-continuation.ts';
 import { nodeRef, nodeWithHost, SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
+import { shortHashes } from '../../../src/chat/short-hashes.ts';
 
 /** The steps of a Talos upgrade: a snapshot, each node (workers first), the final check. */
 export type TalosUpgradeStepKind = 'snapshot' | 'upgrade-worker' | 'upgrade-control-plane' | 'verify';
@@ -60,7 +61,7 @@ export const talosUpgradeTexts: Presentation = {
   reviewItems: REVIEW_ITEMS,
   context: (op) => {
     const image = op.steps.find((s) => s.image)?.image;
-    return image ? `Installer image: \`${image}\`${snapshotNote(op)}` : undefined;
+    return image ? `Installer image: \`${shortHashes(image)}\`${snapshotNote(op)}` : undefined;
   },
   stepLabel: talosUpgradeStepLabel,
   plannedGates: (step) => PLANNED_GATES[step.kind as TalosUpgradeStepKind],

@@ -15,6 +15,7 @@ import {
   preformatted,
   section,
 } from '../../../src/chat/blocks.ts';
+import { shortHashes } from '../../../src/chat/short-hashes.ts';
 
 /** Lines of `tofu apply` output shown in the thread; the full log is attached. */
 export const APPLY_TAIL_LINES = 15;
@@ -36,7 +37,8 @@ export function applyProgressMessage(progress: ApplyProgress): ChatMessage {
       : progress.outcome === 'done'
         ? `✅ *tofu apply* finished on ${escapeMrkdwn(progress.cluster)} in ${formatDuration(progress.elapsedMs)}${progress.summary ? `: ${escapeMrkdwn(progress.summary)}` : ''}`
         : `❌ *tofu apply* failed on ${escapeMrkdwn(progress.cluster)} after ${formatDuration(progress.elapsedMs)}; nothing is reverted automatically`;
-  const tail = progress.lines.slice(-APPLY_TAIL_LINES);
+  // Full hashes (schematic ids in the outputs) stay in the attached log.
+  const tail = progress.lines.slice(-APPLY_TAIL_LINES).map(shortHashes);
   const trimmed =
     progress.lines.length > tail.length
       ? `Last ${tail.length} of ${progress.lines.length} lines; the full log is attached when it ends.`

@@ -7,6 +7,7 @@ import { overrideButton } from '../../../src/chat/rehearsal-message.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { SNAPSHOT_LABEL } from '../shared/step-texts.ts';
 import { terraformData } from './data.ts';
+import { NO_CHANGES } from '../../../src/rules/terraform-change.ts';
 
 /** The steps of a Terraform change: a snapshot, the apply, each new node's join, the gate. */
 export type TerraformApplyStepKind = 'snapshot' | 'tofu-apply' | 'node-join' | 'apply-gate';
@@ -84,10 +85,16 @@ const PROMOTION: RehearsalWording = {
   overridden: (op) => `commit ${terraformData(op).terraform?.commit ?? '?'} was not applied in staging according to the records`,
 };
 
+/** A plan refused only because it changes nothing: good news, told as such. */
+export function changesNothing(op: Operation): boolean {
+  return op.state === 'refused' && op.refusals.length === 1 && op.refusals[0] === NO_CHANGES;
+}
+
 /** How a Terraform change reads in Slack. */
 export const terraformApplyTexts: Presentation = {
   name: 'Terraform change',
   title: (op) => {
+    if (changesNothing(op)) return `✅ No changes: Terraform matches ${op.cluster}`;
     const tf = terraformData(op).terraform;
     return `Terraform change: ${op.cluster}${tf ? ` (${tf.summary})` : ''}`;
   },
@@ -101,6 +108,9 @@ export const terraformApplyTexts: Presentation = {
   details: terraformDetails,
   context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
   closing: planAgainBlocks,
+  rootText: (op) =>
+    changesNothing(op) ? `✅ No changes: Terraform matches ${op.cluster} (commit ${commitOf(op)}); nothing to apply (${op.id})` : undefined,
+  stateText: (op) => (changesNothing(op) ? '✅ no changes, nothing to apply' : undefined),
   stepLabel: terraformApplyStepLabel,
   rehearsal: PROMOTION,
   approval: {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   checkMessage,
   gateErrorMessage,
+  gateEvidenceFile,
+  gateReplies,
   gateRunningMessage,
   gateVerdictMessage,
   type GateRequest,
@@ -9,6 +11,7 @@ import {
 import type { CheckResult } from '../../../src/health/check-result.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
 import { blockKitProblems } from '../../support/block-kit-limits.ts';
+import { GATE_AGAIN_ACTION, parseGateAgainValue } from '../../../src/chat/buttons.ts';
 
 const LONG = 'x'.repeat(500);
 const HUGE_EVIDENCE = Array.from({ length: 200 }, (_, i) => `${i} ${LONG}`.slice(0, 500));
@@ -95,7 +98,8 @@ describe('gateVerdictMessage', () => {
       type: 'header',
       text: { type: 'plain_text', text: '✅ Health gate passed: production', emoji: true },
     });
-    expect(allText(message.blocks)).toContain('1 passed · 1 warning · 0 failed — one reply per check in the thread');
+    expect(allText(message.blocks)).toContain('1 passed · 1 warning · 0 failed — every check in the thread, full evidence attached');
+    expect(message.blocks!.some((b) => b['type'] === 'actions')).toBe(false);
     expect(allText(message.blocks)).not.toContain('*Stop:*');
   });
 
@@ -147,5 +151,85 @@ describe('checkMessage', () => {
 
     // Assert
     expect(message.blocks).toHaveLength(1);
+  });
+});
+
+describe('a failed gate says what to fix and offers to run it again', () => {
+  it('names one fix per failing check and carries [Run the gate again] naming the cluster and the gate job', () => {
+    // Arrange
+    const failed = report({
+      passed: false,
+      stopReasons: ['a PodDisruptionBudget would block the drain'],
+      checks: [
+        check(),
+        check({ id: 'disruption-budgets', title: 'PodDisruptionBudgets', status: 'failed', summary: 'PDB apps/postgres blocks' }),
+      ],
+    });
+
+    // Act
+    const message = gateVerdictMessage(failed, REQUEST, { gateJob: 'health-1234.5678' });
+
+    // Assert
+    const fixes = message.blocks!.find((b) => JSON.stringify(b).includes('What to fix'));
+    expect(JSON.stringify(fixes)).toContain('*PodDisruptionBudgets*: Scale the named workload up or relax its PodDisruptionBudget');
+    expect(JSON.stringify(fixes)).not.toContain('Kubernetes nodes');
+    const buttons = message.blocks!.filter((b) => b['type'] === 'actions').flatMap((b) => b['elements'] as Record<string, unknown>[]);
+    expect(buttons.map((b) => [b['action_id'], b['value']])).toEqual([[GATE_AGAIN_ACTION, 'production/health-1234.5678']]);
+    expect(parseGateAgainValue('production/health-1234.5678')).toEqual({ cluster: 'production', gateJob: 'health-1234.5678' });
+    expect(parseGateAgainValue('production/../x y')).toBeUndefined();
+    expect(blockKitProblems(message)).toEqual([]);
+  });
+
+  it('offers no button on a passed gate', () => {
+    const message = gateVerdictMessage(report(), REQUEST, { gateJob: 'health-1' });
+    expect(message.blocks!.some((b) => b['type'] === 'actions')).toBe(false);
+  });
+});
+
+describe('gateReplies', () => {
+  it('puts every passing check on one line of one reply, and each unwell check in its own reply with its evidence and fix', () => {
+    // Arrange
+    const gate = report({
+      checks: [
+        check({
+          id: 'talos-version',
+          title: 'talosctl version (10.0.30.11, 10.0.30.12)',
+          summary: 'all 2 nodes run Talos v1.11.6',
+          evidence: ['10.0.30.11 v1.11.6'],
+        }),
+        check({ summary: `all 4 nodes are Ready ${'and more '.repeat(30)}` }),
+        check({
+          id: 'flux',
+          title: 'Flux',
+          status: 'warning',
+          summary: 'one Kustomization is suspended',
+          evidence: ['Kustomization flux-system/apps suspended'],
+        }),
+      ],
+    });
+
+    // Act
+    const replies = gateReplies(gate);
+
+    // Assert
+    expect(replies.map((r) => r.key)).toEqual(['passed', 'check-flux']);
+    const lines = replies[0]!.message.text.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toBe('✅ talosctl version: all 2 nodes run Talos v1.11.6');
+    expect(lines[1]).toMatch(/^✅ Kubernetes nodes: all 4 nodes are Ready and more .*…$/);
+    expect(lines[1]!.length).toBeLessThan(140);
+    expect(replies[0]!.message.blocks).toHaveLength(1);
+    expect(allText(replies[0]!.message.blocks)).not.toContain('```');
+    expect(allText(replies[1]!.message.blocks)).toContain('```Kustomization flux-system/apps suspended```');
+    expect(allText(replies[1]!.message.blocks)).toContain('*What to fix:* Fix the named Flux object');
+  });
+
+  it('attaches every check with its whole evidence as one file', () => {
+    // Act
+    const file = gateEvidenceFile(report({ checks: [check({ evidence: ['talos-w-1 Ready'] })] }));
+
+    // Assert
+    expect(file.filename).toBe('health-gate-production-20261129T220001Z.txt');
+    expect(file.content).toContain('PASSED  Kubernetes nodes (120 ms)\n  all 4 nodes are Ready\n    talos-w-1 Ready');
   });
 });

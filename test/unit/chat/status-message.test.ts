@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { escapeMrkdwnKeepingLinks, operationRef, plainLinks } from '../../../src/chat/operation-link.ts';
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
-import { statusSummaryText, statusText } from '../../../src/chat/status-message.ts';
+import { statusMessage, statusSummaryText, statusText } from '../../../src/chat/status-message.ts';
+import { STATUS_ACTION } from '../../../src/chat/buttons.ts';
 import { presentationOf } from '../../../jobs/playbooks/index.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { anOperation } from '../../support/builders.ts';
@@ -107,6 +108,87 @@ describe('/talos status', () => {
         `*production* (<#C0MAINTPRD>) — held by <${LINK}|op-1a2b3c4d5e>`,
         "Each cluster's operations, with their progress, are listed by `/talos status` in its own channel.",
       ].join('\n'),
+    );
+  });
+});
+
+describe('statusMessage', () => {
+  const PRODUCTION = { name: 'production', approvers: ['U0CAROL', 'S0SRE'] };
+
+  function buttonsOf(message: ReturnType<typeof statusMessage>, opId: string): Record<string, unknown>[] {
+    const block = message.blocks!.find((b) => b['type'] === 'actions' && b['block_id'] === `status-${opId}`);
+    return (block?.['elements'] as Record<string, unknown>[] | undefined) ?? [];
+  }
+
+  it('leads with the cluster in words: the operation, the step and whom it waits for', () => {
+    // Arrange
+    const waiting = operation({
+      state: 'awaiting-approval',
+      steps: [
+        { id: 's0', kind: 'snapshot', status: 'done' },
+        { id: 'node-10.0.30.11', kind: 'upgrade-control-plane', node: '10.0.30.11', nodeName: 'talos-prd-cp-1', status: 'done' },
+        { id: 'node-10.0.30.12', kind: 'upgrade-control-plane', node: '10.0.30.12', nodeName: 'talos-prd-cp-2', status: 'pending' },
+      ],
+      approvals: [
+        {
+          step: 'node-10.0.30.12',
+          nonce: 'n0nce1',
+          messageTs: '1.2',
+          requestedAt: '2026-11-29T22:00:00.000Z',
+          expiresAt: '2026-11-29T22:30:00.000Z',
+          state: 'pending',
+        },
+      ],
+    });
+
+    // Act
+    const message = statusMessage(
+      [{ cluster: PRODUCTION, holder: waiting.id, ops: [waiting] }],
+      presentationOf,
+      new Map([[waiting.id, LINK]]),
+    );
+
+    // Assert
+    const headline = (message.blocks![0]!['text'] as { text: string }).text;
+    expect(headline).toMatch(/^\*production\* — Talos upgrade to v1\.12\.1 running, step 3 of 3: control plane talos-prd-cp-2/);
+    expect(headline).toContain('waiting for approval from <@U0CAROL> or <!subteam^S0SRE>');
+    expect(headline).toContain(`locked by <${LINK}|op-1a2b3c4d5e>`);
+    expect(message.text.split('\n')[0]).toBe(headline);
+  });
+
+  it('gives each operation Open thread (a link), Record, and Cancel with a confirm while it runs or waits', () => {
+    // Arrange
+    const running = operation();
+    const done = operation({ id: 'op-0000aaaa11', state: 'completed' });
+
+    // Act
+    const message = statusMessage(
+      [{ cluster: PRODUCTION, holder: running.id, ops: [running, done] }],
+      presentationOf,
+      new Map([[running.id, LINK]]),
+    );
+
+    // Assert
+    const live = buttonsOf(message, running.id);
+    expect(live.map((b) => [b['action_id'], b['value']])).toEqual([
+      [STATUS_ACTION.open, running.id],
+      [STATUS_ACTION.record, running.id],
+      [STATUS_ACTION.cancel, running.id],
+    ]);
+    expect(live[0]!['url']).toBe(LINK);
+    expect(live[2]!['confirm']).toMatchObject({ title: { text: 'Cancel this operation?' } });
+    // Finished: nothing to cancel, and no link known yet.
+    expect(buttonsOf(message, done.id).map((b) => b['action_id'])).toEqual([STATUS_ACTION.record]);
+  });
+
+  it('says idle, and what ran last, when nothing runs', () => {
+    const done = operation({ state: 'completed', endedAt: '2026-11-29T23:00:00.000Z' });
+    const message = statusMessage([{ cluster: PRODUCTION, holder: undefined, ops: [done] }], presentationOf);
+    expect(message.text.split('\n')[0]).toMatch(
+      /^\*production\* — idle, no operation holds it; last: Talos upgrade to v1\.12\.1 completed <!date\^/,
+    );
+    expect(statusMessage([{ cluster: PRODUCTION, holder: undefined, ops: [] }], presentationOf).text).toBe(
+      '*production* — idle, no operation holds it; no operations yet',
     );
   });
 });

@@ -65,7 +65,7 @@ describe('maintenanceRecordMarkdown', () => {
       '- Operation: talos-upgrade to v1.12.1 (from v1.11.6)',
       '- Result: completed',
       '- Commit: 9fceb02d0ae598e95dc970b74767f19372d61af8',
-      '- Snapshot: etcd-20261129-2201 (18874368 bytes, sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855, revision 918273, from 10.0.30.12)',
+      '- Snapshot: etcd-20261129-2201 (18874368 bytes, sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855, revision 918273, from 10.0.30.12, at /var/backups/talos-etcd/etcd-20261129-2201.db)',
       '- Requested by: U0ALICE at 2026-11-29T22:00:00.000Z',
       '- Started by: U0BOB at 2026-11-29T22:05:00.000Z',
       '- Ended: 2026-11-29T22:40:00.000Z',

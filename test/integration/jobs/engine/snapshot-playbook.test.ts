@@ -84,7 +84,7 @@ describe('the snapshot playbook', () => {
       'completed',
     ]);
     expect(op.audit.find((e) => e.event === 'etcd snapshot verified')?.detail).toContain(
-      `${op.snapshot!.id}: ${op.snapshot!.bytes} bytes, sha256 ${op.snapshot!.sha256}`,
+      `${op.snapshot!.id}: ${op.snapshot!.bytes} bytes, sha256 ${op.snapshot!.sha256.slice(0, 12)}…`,
     );
     expect(rootText(op)).toBe(`✅ etcd snapshot of production: \`${op.snapshot!.id}\` (${op.id})`);
     expect(await holder()).toBeUndefined();
