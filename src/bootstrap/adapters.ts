@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { createSlackClients } from '../slack/slack-clients.ts';
 import { createImageFactory, type ImageFactory } from '../talos/image-factory.ts';
 import { createTalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { createRepoCheckout, type RepoCheckout } from '../tofu/repo-checkout.ts';
 import { createWorkingTreeReader, type WorkingTreeReader } from '../tofu/working-tree.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
@@ -19,6 +20,8 @@ export interface Adapters {
   tofu: Tofu;
   factory: ImageFactory;
   git: WorkingTreeReader;
+  /** The bot's own copies of the clusters' Terraform repositories (`terraformRepo`). */
+  repo: RepoCheckout;
   /** Where reviewed plans wait for their Apply, one private directory per operation. */
   planDir: string;
   /** What the kept plans may hold together, in bytes. */
@@ -54,6 +57,13 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
       bin: config.gitBin,
       env: config.childEnv,
       timeoutMs: config.timeouts.probeMs,
+      privateBase: config.credentialsDir,
+    }),
+    repo: createRepoCheckout(runner, {
+      bin: config.gitBin,
+      env: config.childEnv,
+      // A fetch may move a whole repository's history.
+      timeoutMs: config.timeouts.stepMs,
       privateBase: config.credentialsDir,
     }),
     // Never inside the credentials directory: a full plan space must not fail a credential write.
