@@ -51,12 +51,10 @@ const GitRef = z
   );
 
 /** Where the bot fetches a cluster's Terraform from: https, or a local repository (a path or file://). */
-const RepoUrl = z
-  .string()
-  .refine((u) => /^https:\/\/[^\s/@]+\/\S+$/.test(u) || /^(?:file:\/\/)?\/[^\s]*$/.test(u), {
-    message:
-      'must be an https:// URL without credentials in it (the inventory is not secret), or a local repository (an absolute path or file://)',
-  });
+const RepoUrl = z.string().refine((u) => /^https:\/\/[^\s/@]+\/\S+$/.test(u) || /^(?:file:\/\/)?\/[^\s]*$/.test(u), {
+  message:
+    'must be an https:// URL without credentials in it (the inventory is not secret), or a local repository (an absolute path or file://)',
+});
 
 /** The Terraform directory inside the repository: relative, and never above its top. */
 const RepoPath = z

@@ -62,7 +62,8 @@ async function etcdSettled(
 
 /** The bot's copy of a cluster's `terraformRepo`; a cluster without one has its checkout on a volume. */
 function repoOf(deps: Pick<OpsJobDeps, 'repo'>, cluster: ClusterConfig): NonNullable<OpsJobDeps['repo']> {
-  if (deps.repo === undefined) throw new StepFailure(`${cluster.name} names a terraformRepo, but this bot fetches none; nothing was applied.`);
+  if (deps.repo === undefined)
+    throw new StepFailure(`${cluster.name} names a terraformRepo, but this bot fetches none; nothing was applied.`);
   return deps.repo;
 }
 

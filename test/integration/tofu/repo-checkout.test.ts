@@ -44,7 +44,10 @@ describe("the bot's own copy of a cluster's Terraform repository (terraformRepo)
     git(work, ['remote', 'add', 'origin', remote]);
     await mkdir(join(work, 'terraform', 'staging'), { recursive: true });
     await writeFile(join(work, '.gitignore'), '.terraform/\n');
-    cluster = { terraformDir: join(base, 'bot', 'staging'), terraformRepo: { url: `file://${remote}`, ref: 'main', path: 'terraform/staging' } };
+    cluster = {
+      terraformDir: join(base, 'bot', 'staging'),
+      terraformRepo: { url: `file://${remote}`, ref: 'main', path: 'terraform/staging' },
+    };
   });
   afterEach(async () => {
     await rm(base, { recursive: true, force: true });
@@ -100,7 +103,9 @@ describe("the bot's own copy of a cluster's Terraform repository (terraformRepo)
     await repos.fetch(cluster);
 
     await expect(repos.checkout(cluster, 'a'.repeat(40))).rejects.toThrow(/no longer holds commit aaaaaaaaaaaa/);
-    expect((await createWorkingTreeReader(runner, options()).read(join(cluster.terraformDir, 'checkout', 'terraform', 'staging'))).commit).toBe(fetched);
+    expect(
+      (await createWorkingTreeReader(runner, options()).read(join(cluster.terraformDir, 'checkout', 'terraform', 'staging'))).commit,
+    ).toBe(fetched);
   });
 
   it('never runs a hook of the fetched repository', async () => {
@@ -122,6 +127,8 @@ describe("the bot's own copy of a cluster's Terraform repository (terraformRepo)
     push('# one\n');
     const repos = createRepoCheckout(runner, options());
 
-    await expect(repos.fetch({ ...cluster, terraformRepo: { ...cluster.terraformRepo, ref: 'no-such-branch' } })).rejects.toThrow(/no-such-branch/);
+    await expect(repos.fetch({ ...cluster, terraformRepo: { ...cluster.terraformRepo, ref: 'no-such-branch' } })).rejects.toThrow(
+      /no-such-branch/,
+    );
   });
 });
