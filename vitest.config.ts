@@ -2,11 +2,15 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     // End-to-end files each start redis-server, the simulator and the bot: two at a time fit two cores.
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    projects: [
+      // `npm run test:quick`: no external program (no redis-server, promtool, kustomize, openssl, no child bot).
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'system', include: ['test/**/*.test.ts'], exclude: ['test/unit/**'] } },
+    ],
   },
 });

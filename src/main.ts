@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { buildAdapters } from './bootstrap/adapters.ts';
+import { buildAdapters, fetchMissingTerraformRepos } from './bootstrap/adapters.ts';
 import { sweepEndedPlans } from '../jobs/plan-sweep.ts';
 import { buildInfrastructure } from './bootstrap/infrastructure.ts';
 import { buildMetrics } from './bootstrap/metrics.ts';
@@ -38,6 +38,8 @@ export async function startBot(env: Record<string, string | undefined>, override
   const records = buildOperationRecords(infra);
   const { metrics, probes } = buildMetrics(infra, records);
   const adapters = buildAdapters(infra, metrics);
+  // In the background: start-up waits for no git server; a job before it is done finds no outputs yet and says so.
+  void fetchMissingTerraformRepos(adapters, infra.inventory, logger);
   // A crash can lose an operation's `ended` job: its plan, which carries the state's secrets, goes now.
   await sweepEndedPlans({ store: records.store, planDir: adapters.planDir, logger, now: () => infra.clock.now() });
   // The operations core: every operation's audit, the Home tab, the exported records, the drain.

@@ -12,6 +12,7 @@ import type { NodeClassRecord } from '../../src/ops/node-class-record.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import type { RunLease } from '../../src/ops/run-lease.ts';
 import type { ImageFactory } from '../../src/talos/image-factory.ts';
+import type { RepoCheckout } from '../../src/tofu/repo-checkout.ts';
 import type { WorkingTreeReader } from '../../src/tofu/working-tree.ts';
 import type { Clock } from '../../src/time/clock.ts';
 import { BotError } from '../../src/errors.ts';
@@ -50,6 +51,8 @@ export interface OpsJobDeps {
   draining?: () => boolean;
   /** What the kept plans in `planDir` may hold together, in bytes; a default bound when unset. */
   planSpaceBytes?: number;
+  /** The bot's own copies of the Terraform repositories clusters name (`terraformRepo`). */
+  repo?: RepoCheckout;
 }
 
 /**

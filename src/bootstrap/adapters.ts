@@ -1,8 +1,12 @@
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { WebClient } from '@slack/web-api';
 import type { ChatPort } from '../port/chat-port.ts';
 import { createClusterAccess, type ClusterAccess } from '../cluster/cluster-session.ts';
+import type { Inventory } from '../config/inventory.ts';
+import { terraformCheckoutDir } from '../config/terraform-repo.ts';
+import type { Logger } from '../log/logger.ts';
 import { createTofu, type Tofu } from '../cluster/tofu.ts';
 import { createProcessRunner } from '../exec/process-runner.ts';
 import { recordExecCall } from '../metrics/exec-labels.ts';
@@ -10,6 +14,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { createSlackClients } from '../slack/slack-clients.ts';
 import { createImageFactory, type ImageFactory } from '../talos/image-factory.ts';
 import { createTalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { createRepoCheckout, type RepoCheckout } from '../tofu/repo-checkout.ts';
 import { createWorkingTreeReader, type WorkingTreeReader } from '../tofu/working-tree.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
@@ -19,6 +24,8 @@ export interface Adapters {
   tofu: Tofu;
   factory: ImageFactory;
   git: WorkingTreeReader;
+  /** The bot's own copies of the clusters' Terraform repositories (`terraformRepo`). */
+  repo: RepoCheckout;
   /** Where reviewed plans wait for their Apply, one private directory per operation. */
   planDir: string;
   /** What the kept plans may hold together, in bytes. */
@@ -56,10 +63,42 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
       timeoutMs: config.timeouts.probeMs,
       privateBase: config.credentialsDir,
     }),
+    repo: createRepoCheckout(runner, {
+      bin: config.gitBin,
+      env: config.childEnv,
+      // A fetch may move a whole repository's history.
+      timeoutMs: config.timeouts.stepMs,
+      privateBase: config.credentialsDir,
+    }),
     // Never inside the credentials directory: a full plan space must not fail a credential write.
     planDir: config.planDir ?? join(config.credentialsDir === undefined ? tmpdir() : dirname(config.credentialsDir), 'talos-chatops-plans'),
     planSpaceBytes: config.planSpaceBytes,
     chat,
     slackClient,
   };
+}
+
+/**
+ * The first copy of each `terraformRepo` not fetched yet, so that `tofu output` (the credentials)
+ * answers before the first plan. A copy already there is left where it is: only a plan moves it,
+ * and an apply resumed after this start runs on its planned commit.
+ */
+export async function fetchMissingTerraformRepos(
+  adapters: Pick<Adapters, 'repo' | 'tofu'>,
+  inventory: Inventory,
+  logger: Logger,
+): Promise<void> {
+  for (const cluster of inventory.clusters) {
+    if (cluster.terraformRepo === undefined || existsSync(join(terraformCheckoutDir(cluster), '.git'))) continue;
+    try {
+      const { commit, dir } = await adapters.repo.fetch(cluster);
+      await adapters.tofu.run(dir, ['init', '-input=false', '-no-color']);
+      logger.info({ cluster: cluster.name, commit }, 'fetched the Terraform repository');
+    } catch (error) {
+      logger.error(
+        { cluster: cluster.name, err: error instanceof Error ? error.message : String(error) },
+        'could not fetch the Terraform repository',
+      );
+    }
+  }
 }

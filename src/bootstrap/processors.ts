@@ -42,7 +42,7 @@ export interface ProcessorParts {
 function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobDeps {
   const { inventory, logger, clock, config, queues } = infra;
   const { store, lock, runLease, nodeClasses } = records;
-  const { access, tofu, factory, chat, git, planDir, planSpaceBytes } = adapters;
+  const { access, tofu, factory, chat, git, planDir, planSpaceBytes, repo } = adapters;
   const now = (): Date => clock.now();
   return {
     inventory,
@@ -66,6 +66,7 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
     playbooks: playbookOf,
     presentations: presentationOf,
     planSpaceBytes,
+    repo,
   };
 }
 

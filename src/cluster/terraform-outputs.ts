@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { terraformWorkDir, type TerraformLocation } from '../config/terraform-repo.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import type { Tofu } from './tofu.ts';
 
@@ -48,20 +49,20 @@ export interface TerraformOutputsDeps {
  */
 export function terraformOutputs(
   deps: TerraformOutputsDeps,
-  cluster: { terraformDir: string; terraformOutputs?: OutputNames },
+  cluster: TerraformLocation & { terraformOutputs?: OutputNames },
 ): TerraformOutputs {
   const names = { ...DEFAULT_OUTPUT_NAMES, ...cluster.terraformOutputs };
   const credentialNames = new Set(CREDENTIAL_ROLES.map((role) => names[role]));
   let read: Promise<Map<string, string>> | undefined;
   const all = (signal?: AbortSignal): Promise<Map<string, string>> => {
     read ??= (async () => {
-      const result = await deps.tofu.run(cluster.terraformDir, ['output', '-json'], { signal, secretOutput: true });
+      const result = await deps.tofu.run(terraformWorkDir(cluster), ['output', '-json'], { signal, secretOutput: true });
       let parsed: z.infer<typeof OutputsJson>;
       try {
         parsed = OutputsJson.parse(JSON.parse(result.stdout === '' ? '{}' : result.stdout));
       } catch {
         // The text is credentials: nothing of it goes into the error.
-        throw new Error(`tofu output -json in ${cluster.terraformDir} did not print the outputs as JSON`);
+        throw new Error(`tofu output -json in ${terraformWorkDir(cluster)} did not print the outputs as JSON`);
       }
       const values = new Map<string, string>();
       for (const [name, output] of Object.entries(parsed)) {
@@ -82,7 +83,7 @@ export function terraformOutputs(
       const value = (await all(signal)).get(names[role]);
       if (value !== undefined) return value;
       throw new Error(
-        `Terraform in ${cluster.terraformDir} has no output "${names[role]}" (the ${role} the bot reads): declare it and run tofu apply, or set terraformOutputs.${role} in the inventory to the name this configuration uses`,
+        `Terraform in ${terraformWorkDir(cluster)} has no output "${names[role]}" (the ${role} the bot reads): declare it and run tofu apply, or set terraformOutputs.${role} in the inventory to the name this configuration uses`,
       );
     },
   };

@@ -42,6 +42,37 @@ const TerraformOutputNames = z.strictObject({
   longhornInstaller: OutputName.optional(),
 });
 
+/** A git ref as `git fetch` takes it: a branch, a tag or a full commit; never an option, a range or a revision expression. */
+const GitRef = z
+  .string()
+  .regex(
+    /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)(?!.*\.lock$)(?!.*[/.]$)[A-Za-z0-9._/-]+$/,
+    'must be a branch, a tag or a full commit id such as main, v1.4.0 or refs/heads/main',
+  );
+
+/** Where the bot fetches a cluster's Terraform from: https, or a local repository (a path or file://). */
+const RepoUrl = z.string().refine((u) => /^https:\/\/[^\s/@]+\/\S+$/.test(u) || /^(?:file:\/\/)?\/[^\s]*$/.test(u), {
+  message:
+    'must be an https:// URL without credentials in it (the inventory is not secret), or a local repository (an absolute path or file://)',
+});
+
+/** The Terraform directory inside the repository: relative, and never above its top. */
+const RepoPath = z
+  .string()
+  // eslint-disable-next-line no-control-regex
+  .regex(/^(?!\/)(?!-)[^\u0000-\u001f\u007f]+$/, 'must be a path relative to the top of the repository, such as terraform/production')
+  .refine((p) => !p.split('/').includes('..'), { message: 'must not climb out of the repository with ..' });
+
+const TerraformRepo = z
+  .strictObject({
+    url: RepoUrl,
+    ref: GitRef,
+    path: RepoPath.default('.'),
+  })
+  .describe(
+    'Fetch the Terraform from git before each plan instead of using a checkout on a volume: the bot keeps its own copy under terraformDir, and the plan and its apply use the commit fetched for the plan.',
+  );
+
 const ClusterSchema = z
   .strictObject({
     environment: z.enum(['staging', 'production']),
@@ -97,6 +128,11 @@ const ClusterSchema = z
     nodeNames: z
       .record(Address, z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'node names are lower-case letters, digits and dashes'))
       .optional(),
+    /**
+     * `{url, ref, path}`: the bot fetches `ref` of `url` before each plan into its own copy under
+     * `terraformDir` and runs tofu in `path` of it; the reviewed commit is the fetched one.
+     */
+    terraformRepo: TerraformRepo.optional(),
   })
   .check((ctx) => {
     const all = [...ctx.value.controlPlanes, ...ctx.value.workers];

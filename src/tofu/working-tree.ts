@@ -29,8 +29,13 @@ const TOFU_INPUT = /\.(?:tf|tofu|tfvars)(?:\.json)?$/;
  * and none of what a checkout's own configuration could make git run: an fsmonitor program, hooks.
  * The mounted checkout is often owned by another uid; only its own top is trusted, never every path.
  */
-function gitArgs(root: string, args: string[]): string[] {
+export function gitArgs(root: string, args: string[]): string[] {
   return ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', `safe.directory=${root}`, ...args];
+}
+
+/** git's environment as the bot runs it: no system or global configuration, HOME an empty private directory. */
+export function gitEnv(env: Record<string, string>, home: string): Record<string, string> {
+  return { ...env, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
 }
 
 /** Porcelain v1 paths, `XY path`; ignored entries are `!! path`. */
@@ -61,10 +66,7 @@ export function createWorkingTreeReader(
       try {
         home ??= makePrivateDir(options.privateBase, 'talos-chatops-');
         const env = {
-          ...options.env,
-          HOME: await home,
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_CONFIG_GLOBAL: '/dev/null',
+          ...gitEnv(options.env, await home),
           // status would refresh the index otherwise: a read never writes into the checkout.
           GIT_OPTIONAL_LOCKS: '0',
         };

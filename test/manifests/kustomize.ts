@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml';
 
 // Renders a kustomization the way Flux's kustomize-controller builds it: with
 // kustomize v5, either the standalone `kustomize build` or the one inside
-// `kubectl kustomize`. CI installs one (.ci/run); a machine without either fails
+// `kubectl kustomize`. scripts/ensure-tools.sh installs one (npm test runs it first, and CI); a machine without either fails
 // the manifest tests with the fix, never skips them.
 
 /** The oldest kustomize that builds these overlays as Flux does (components, `patches`). */
@@ -54,7 +54,7 @@ export function findRenderer(): Renderer {
     const seen = candidates.filter((c) => c.version !== undefined).map((c) => `${c.name} ${c.version}`);
     throw new Error(
       `no kustomize v${MIN_MAJOR} to render the overlays with (${seen.length > 0 ? `found only ${seen.join(', ')}` : 'neither kustomize nor kubectl is on the PATH'}). ` +
-        'Install kubectl 1.27 or later, or kustomize v5; `bash .ci/run` installs kubectl when it is missing.',
+        'Install kubectl 1.27 or later, or kustomize v5; `bash scripts/ensure-tools.sh test` installs kubectl when it is missing.',
     );
   }
   found = { name: usable.name, command: usable.command, args: usable.args, version: usable.version! };

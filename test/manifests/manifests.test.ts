@@ -209,12 +209,13 @@ type Render = ReturnType<typeof analyse>;
 
 /** Each way to deploy, and the Slack mode and Redis it must come out with. */
 const OVERLAYS = [
-  { name: 'socket-mode', mode: 'socket', inClusterRedis: true, replicas: 2 },
-  { name: 'http-mode', mode: 'http', inClusterRedis: true, replicas: 2 },
-  { name: 'external-redis', mode: 'socket', inClusterRedis: false, replicas: 2 },
-  { name: 'single-replica', mode: 'socket', inClusterRedis: true, replicas: 1 },
+  // The default: one replica, no ReadWriteMany storage needed.
+  { name: 'socket-mode', mode: 'socket', inClusterRedis: true, replicas: 1 },
+  { name: 'http-mode', mode: 'http', inClusterRedis: true, replicas: 1 },
+  { name: 'external-redis', mode: 'socket', inClusterRedis: false, replicas: 1 },
+  { name: 'two-replicas', mode: 'socket', inClusterRedis: true, replicas: 2 },
   // The Flux example: the site overlay over socket-mode, built from the artifact Flux assembles.
-  { name: 'flux site', mode: 'socket', inClusterRedis: true, replicas: 2 },
+  { name: 'flux site', mode: 'socket', inClusterRedis: true, replicas: 1 },
 ] as const;
 type Overlay = (typeof OVERLAYS)[number];
 

@@ -8,7 +8,7 @@ import { parse, stringify } from 'yaml';
 
 // The alert rules through Prometheus' own promtool: `check rules` parses every
 // expression and annotation template, `test rules` runs test/monitoring/rules.promtool.yaml
-// against them. CI installs promtool (Debian's `prometheus` package, see .ci/run);
+// against them. scripts/ensure-tools.sh installs promtool (Debian's `prometheus` package) before npm test;
 // without it these tests fail, they never skip.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -50,7 +50,7 @@ function promtool(args: string[], cwd: string): Promise<Run> {
   return new Promise((resolve, reject) => {
     execFile('promtool', args, { cwd, timeout: 60_000 }, (error, stdout, stderr) => {
       if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
-        reject(new Error('promtool is not on the PATH: install it with `apt-get install prometheus` (.ci/run does)'));
+        reject(new Error('promtool is not on the PATH: install it with `apt-get install prometheus` (scripts/ensure-tools.sh test does)'));
         return;
       }
       resolve({ code: error ? Number(error.code ?? 1) : 0, output: `${stdout}${stderr}` });

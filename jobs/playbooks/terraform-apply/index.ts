@@ -6,6 +6,7 @@ import { applyAgainRequest, applyProgressMessage, applyReviewRequest, terraformF
 import { approversToPage } from '../../engine/approvals/four-eyes.ts';
 import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { terraformWorkDir } from '../../../src/config/terraform-repo.ts';
 import { ExecError } from '../../../src/exec/process-runner.ts';
 import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
 import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
@@ -59,15 +60,35 @@ async function etcdSettled(
   return { ok: status.status === 'passed' && learners.length === 0, evidence };
 }
 
+/** The bot's copy of a cluster's `terraformRepo`; a cluster without one has its checkout on a volume. */
+function repoOf(deps: Pick<OpsJobDeps, 'repo'>, cluster: ClusterConfig): NonNullable<OpsJobDeps['repo']> {
+  if (deps.repo === undefined)
+    throw new StepFailure(`${cluster.name} names a terraformRepo, but this bot fetches none; nothing was applied.`);
+  return deps.repo;
+}
+
+/**
+ * Where this plan runs: the cluster's `terraformDir`, or, with a `terraformRepo`, the bot's copy just
+ * fetched at the ref's newest commit and initialised (`tofu init` keeps the backend and providers in
+ * the ignored `.terraform/`, so the copy stays clean). The commit the plan records is the fetched one.
+ */
+async function planTree(deps: OpsJobDeps, cluster: ClusterConfig, signal?: AbortSignal): Promise<string> {
+  if (cluster.terraformRepo === undefined) return cluster.terraformDir;
+  const { dir } = await repoOf(deps, cluster).fetch(cluster, signal);
+  await deps.tofu.run(dir, ['init', '-input=false', '-no-color'], { signal, timeoutMs: deps.timeouts.stepMs });
+  return dir;
+}
+
 /** The runbook's "Change machine configuration" before anything is applied: plan, keep it, and judge it. */
 const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
   const probe = probeSignals(deps.timeouts.probeMs, signal);
   const dir = planDirOf(deps, op.id);
-  const tree = await deps.git.read(cluster.terraformDir, probe());
+  const tofuDir = await planTree(deps, cluster, signal);
+  const tree = await deps.git.read(tofuDir, probe());
   const limit = deps.planSpaceBytes ?? DEFAULT_PLAN_SPACE_BYTES;
   // A full plan space refuses this plan (the preflight's refusal names it); it never reaches the credentials' volume.
   await assertPlanSpace(deps.planDir, limit);
-  const outcome = await runPlan(deps.tofu, cluster.terraformDir, { signal, planTimeoutMs: deps.timeouts.stepMs, saveTo: dir });
+  const outcome = await runPlan(deps.tofu, tofuDir, { signal, planTimeoutMs: deps.timeouts.stepMs, saveTo: dir });
   if (outcome.saved !== undefined) {
     const used = await planSpaceUsage(deps.planDir);
     if (used.bytes > limit) {
@@ -156,7 +177,14 @@ async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Pro
     throw new StepFailure(
       `the plan file on disk is not the reviewed one (sha256 ${sha.slice(0, 12)}…, reviewed ${tf.planSha256.slice(0, 12)}…); nothing was applied. ${NEW_PLAN}`,
     );
-  const tree = await deps.git.read(cluster.terraformDir, probeSignal(ctx));
+  // With a terraformRepo, the bot's copy goes back to the planned commit, never fetching: a ref moved since the plan is not applied.
+  if (cluster.terraformRepo !== undefined)
+    await repoOf(deps, cluster)
+      .checkout(cluster, tf.commit, ctx.signal)
+      .catch((error: unknown) => {
+        throw new StepFailure(`${errorText(error)}; nothing was applied. ${NEW_PLAN}`);
+      });
+  const tree = await deps.git.read(terraformWorkDir(cluster), probeSignal(ctx));
   if (tree.commit !== tf.commit)
     throw new StepFailure(
       `the Terraform directory moved from the reviewed commit ${tf.commit.slice(0, 12)} to ${tree.commit?.slice(0, 12) ?? 'no commit'}; nothing was applied. ${NEW_PLAN}`,
@@ -170,7 +198,7 @@ async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Pro
       `the Terraform working tree ${tree.uncommitted === undefined ? 'could not be checked' : `has uncommitted changes (${tree.uncommitted.slice(0, 5).join(', ')})`}; nothing was applied. ${NEW_PLAN}`,
     );
   }
-  const stops = reviewPlan(await showPlanJson(deps.tofu, cluster.terraformDir, file, probeSignal(ctx))).dangers.filter(
+  const stops = reviewPlan(await showPlanJson(deps.tofu, terraformWorkDir(cluster), file, probeSignal(ctx))).dangers.filter(
     (d) => d.level === 'stop',
   );
   if (stops.length > 0)
@@ -236,7 +264,7 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
       })
       .catch((error: unknown) => ctx.log.warn({ err: errorText(error) }, 'apply log not attached'));
   try {
-    await deps.tofu.run(cluster.terraformDir, ['apply', '-input=false', '-no-color', file], {
+    await deps.tofu.run(terraformWorkDir(cluster), ['apply', '-input=false', '-no-color', file], {
       signal: ctx.signal,
       timeoutMs: deps.timeouts.stepMs,
       onStdoutLine: onLine,
