@@ -149,6 +149,16 @@ export function inventoryJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(InventorySchema, { io: 'input', target: 'draft-2020-12' });
 }
 
+/** docs/inventory.schema.json as `npm run docs:schema` writes it. */
+export function renderInventorySchema(): string {
+  const schema = {
+    ...inventoryJsonSchema(),
+    title: 'talos-chatops cluster inventory (CLUSTERS_FILE)',
+    description: 'Generated from src/config/inventory.ts by `npm run docs:schema`; docs/configuring.md explains each field.',
+  };
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
 let schemaForHints: SchemaNode | undefined;
 
 /** Schema issues, one line each; an unknown key also says which known key it most likely misspells. */
