@@ -14,7 +14,9 @@ export interface JoinedNode {
  * are written (what the inventory holds); anything that is not one is left for a person.
  */
 export function inventoryLinesFor(cluster: ClusterConfig, joined: readonly JoinedNode[]): string[] {
-  const fresh = joined.filter((j) => isIP(j.address) !== 0 && !cluster.controlPlanes.includes(j.address) && !cluster.workers.includes(j.address));
+  const fresh = joined.filter(
+    (j) => isIP(j.address) !== 0 && !cluster.controlPlanes.includes(j.address) && !cluster.workers.includes(j.address),
+  );
   if (fresh.length === 0) return [];
   const lines = ['clusters:', `  ${cluster.name}:`];
   for (const [key, role, current] of [

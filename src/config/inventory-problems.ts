@@ -57,7 +57,9 @@ export function unknownKeyFix(key: string, known: readonly string[]): string {
     .map((k) => ({ k, d: k.toLowerCase() === lower ? 0 : distance(lower, k.toLowerCase()) }))
     .filter((x) => x.d <= Math.max(1, Math.floor(key.length / 3)))
     .sort((a, b) => a.d - b.d);
-  return ranked[0] === undefined ? 'remove it; the keys allowed here are in docs/configuring.md' : `did you mean ${ranked[0].k}? Otherwise remove it`;
+  return ranked[0] === undefined
+    ? 'remove it; the keys allowed here are in docs/configuring.md'
+    : `did you mean ${ranked[0].k}? Otherwise remove it`;
 }
 
 /**
@@ -112,7 +114,9 @@ export function clusterConflicts(raw: unknown): string[] {
     for (const address of new Set(c.addresses)) {
       const other = byAddress.get(address);
       if (other !== undefined && other !== c.name) {
-        problems.push(`clusters.${c.name}: address ${address} also belongs to ${other}; a node belongs to one cluster, remove it from one of them`);
+        problems.push(
+          `clusters.${c.name}: address ${address} also belongs to ${other}; a node belongs to one cluster, remove it from one of them`,
+        );
       }
       if (other === undefined) byAddress.set(address, c.name);
     }

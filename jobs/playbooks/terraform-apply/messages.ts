@@ -71,9 +71,13 @@ export function terraformFollowUpMessage(
       `${escapeMrkdwn(node)}. Add it to \`controlPlanes\` or \`workers\` of ${cluster.name} in this bot's inventory, so every health gate checks it.`,
     );
   const yaml = inventoryLinesFor(cluster, nodes);
-  if (yaml.length > 0) lines.push(`The lines for ${cluster.name} in the inventory (CLUSTERS_FILE), replacing its node lists; the bot reloads the file:`);
+  if (yaml.length > 0)
+    lines.push(`The lines for ${cluster.name} in the inventory (CLUSTERS_FILE), replacing its node lists; the bot reloads the file:`);
   const text = lines.join('\n');
-  return { text: yaml.length > 0 ? `${text}\n${yaml.join('\n')}` : text, blocks: [section(text), ...(yaml.length > 0 ? [preformatted(yaml)] : [])] };
+  return {
+    text: yaml.length > 0 ? `${text}\n${yaml.join('\n')}` : text,
+    blocks: [section(text), ...(yaml.length > 0 ? [preformatted(yaml)] : [])],
+  };
 }
 
 /**
