@@ -7,6 +7,7 @@ import { buildOperationRecords } from './bootstrap/operation-records.ts';
 import { buildOperationsCore } from './bootstrap/operations-core.ts';
 import { buildProcessors, buildWorkers } from './bootstrap/processors.ts';
 import { startSchedules } from './bootstrap/schedules.ts';
+import { startInventoryReload } from './bootstrap/inventory-reload.ts';
 import { buildSlackIntake } from './bootstrap/slack-intake.ts';
 import type { StartOverrides } from './bootstrap/start-overrides.ts';
 import { ConfigError } from './config/config-error.ts';
@@ -58,6 +59,9 @@ export async function startBot(env: Record<string, string | undefined>, override
   await slack.start();
   workers.run();
   startSchedules({ config, inventory: infra.inventory, logger, queues, gateState: records.gateState });
+  const reload = await startInventoryReload(infra, metrics, adapters.chat, () =>
+    startSchedules({ config, inventory: infra.inventory.current(), logger, queues, gateState: records.gateState }),
+  );
   logger.info(
     { mode: config.slack.appToken ? 'socket' : 'http', clusters: infra.inventory.clusters.map((c) => c.name), port: config.httpPort },
     'bot started',
@@ -73,7 +77,7 @@ export async function startBot(env: Record<string, string | undefined>, override
       workers,
       queues: [queues.read, queues.ops],
       redis,
-      onDraining: () => (core.drain.begin(), core.home.close()),
+      onDraining: () => (reload.stop(), core.drain.begin(), core.home.close()),
     }),
   };
 }

@@ -5,6 +5,7 @@ import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import type { Config } from '../../src/config/env.ts';
 import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
+import { clusterForOperation } from '../../src/config/inventory-holder.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Audit } from './audit.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
@@ -72,9 +73,10 @@ export function checkpoint(deps: OpsJobDeps): void {
   if (deps.draining?.() === true) throw new DrainCheckpoint();
 }
 
-export function clusterNamed(inventory: Inventory, name: string): ClusterConfig {
-  const cluster = inventory.clusters.find((c) => c.name === name);
-  if (!cluster) throw new Error(`cluster ${name} is no longer in the inventory`);
+/** The cluster definition an operation runs with: the one it started with, although the inventory was reloaded since. */
+export function operationCluster(inventory: Inventory, op: { id: string; cluster: string }): ClusterConfig {
+  const cluster = clusterForOperation(inventory, op);
+  if (!cluster) throw new Error(`cluster ${op.cluster} is no longer in the inventory`);
   return cluster;
 }
 

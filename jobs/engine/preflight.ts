@@ -3,7 +3,7 @@ import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
-import { clusterNamed, type OpsJobDeps } from './job-context.ts';
+import { operationCluster, type OpsJobDeps } from './job-context.ts';
 import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { heldByRefusal } from './held-by.ts';
 import { isPosted, type Playbook, type PreflightOutcome } from './playbook.ts';
@@ -74,7 +74,7 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
       if (playbook.start === 'run' && op.state === 'running') await enqueueRun(deps.opsQueue, opId, 'run');
       return;
     }
-    const cluster = clusterNamed(deps.inventory, op.cluster);
+    const cluster = operationCluster(deps.inventory, op);
     let outcome: PreflightOutcome;
     let baseline: Baseline | undefined;
     try {

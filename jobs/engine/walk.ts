@@ -15,7 +15,7 @@ import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { storedVersionProblems } from '../../src/rules/versions.ts';
-import { checkpoint, clusterNamed, DrainCheckpoint, probeSignals, StepFailure, type OpsJobDeps } from './job-context.ts';
+import { checkpoint, operationCluster, DrainCheckpoint, probeSignals, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { observeStanding, unknownStanding } from './cluster-state.ts';
 import type { ClusterStanding } from '../../src/chat/stop-state.ts';
@@ -381,7 +381,7 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
         if (!op || !WALKING.includes(op.state)) return;
         const playbook = playbooks[op.kind];
         if (playbook === undefined) throw new UnknownKindError(op.id, op.kind);
-        const cluster = clusterNamed(deps.inventory, op.cluster);
+        const cluster = operationCluster(deps.inventory, op);
         const log = deps.logger.child({ op: opId, cluster: cluster.name });
         log.info({ job: job.id }, 'operation run started');
         try {

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../config/env.ts';
 import { loadInventory, type Inventory } from '../config/inventory.ts';
 import { inventoryWarnings } from '../config/inventory-warnings.ts';
+import { InventoryHolder } from '../config/inventory-holder.ts';
 import { redisAccessRule } from '../config/redis-password-check.ts';
 import { redisDurabilityRule } from '../config/redis-durability-check.ts';
 import { sweepPrivateDirs } from '../cluster/private-dir.ts';
@@ -25,7 +26,8 @@ const REDIS_PROBE_TIMEOUT_MS = 30_000;
 /** What everything else is built on: settings, the clock, the scrubbed logger, Redis and the two queues. */
 export interface Infrastructure {
   config: Config;
-  inventory: Inventory;
+  /** The inventory in force: reloaded from `CLUSTERS_FILE` when it changes (see `./inventory-reload.ts`). */
+  inventory: InventoryHolder;
   clock: Clock;
   scrubber: SecretScrubber;
   logger: Logger;
@@ -36,7 +38,7 @@ export interface Infrastructure {
 }
 
 /** Every credential the process holds from its environment, by the variable that gave it. */
-function processSecrets(config: Config): [name: string, value: string][] {
+export function processSecrets(config: Config): [name: string, value: string][] {
   const named: [string, string | undefined][] = [
     ['SLACK_BOT_TOKEN', config.slack.botToken],
     ['SLACK_APP_TOKEN', config.slack.appToken],
@@ -86,7 +88,7 @@ async function checkRedisDurability(config: Config, inventory: Inventory, redis:
  */
 export async function buildInfrastructure(env: Record<string, string | undefined>, overrides: StartOverrides): Promise<Infrastructure> {
   const config = loadConfig(env);
-  const inventory = loadInventory(config.clustersFile);
+  const inventory = new InventoryHolder(loadInventory(config.clustersFile));
   const clock = overrides.clock ?? systemClock;
   const scrubber = scrubberFor(config, inventory);
   const logger = createLogger({

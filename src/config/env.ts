@@ -81,6 +81,12 @@ export const EnvSchema = z
       .string()
       .min(1, 'must name the cluster inventory YAML file')
       .describe('Path of the cluster inventory, a YAML file (docs/configuring.md describes it).'),
+    CLUSTERS_RELOAD_SECONDS: optionalString
+      .default('30')
+      .pipe(z.coerce.number<string>().min(0))
+      .describe(
+        'How often the bot reads `CLUSTERS_FILE` again, in seconds, and applies it when its content changed (a ConfigMap update swaps the file under the mount). A bad edit is refused and the last good inventory kept. `0`: read only at start.',
+      ),
     TALOSCTL_BIN: optionalString
       .default('talosctl')
       .describe(
@@ -276,6 +282,8 @@ export interface Config {
   /** `REDIS_EPOCH_RESEED=true`: write a new epoch at this start although Redis lost the one it had. */
   redisEpochReseed: boolean;
   clustersFile: string;
+  /** `CLUSTERS_RELOAD_SECONDS` in ms: how often the inventory file is read again; 0 never. */
+  clustersReloadMs: number;
   talosctlBin: string;
   tofuBin: string;
   /** `git`, asked whether a Terraform directory has uncommitted changes. */
@@ -407,6 +415,7 @@ export function loadConfig(given: Record<string, string | undefined>): Config {
     redisDurabilityCheck: e.REDIS_DURABILITY_CHECK,
     redisEpochReseed: e.REDIS_EPOCH_RESEED === 'true',
     clustersFile: e.CLUSTERS_FILE,
+    clustersReloadMs: e.CLUSTERS_RELOAD_SECONDS * 1000,
     talosctlBin: e.TALOSCTL_BIN,
     tofuBin: e.TOFU_BIN,
     gitBin: e.GIT_BIN,

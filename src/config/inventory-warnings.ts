@@ -4,13 +4,19 @@ import type { Inventory } from './inventory.ts';
 const USER_ID = /^[UW]/;
 
 /**
- * Settings the inventory accepts but an operator should know about at start-up: production
- * without four eyes, people who are both operator and approver of a cluster, and control planes
+ * Settings the inventory accepts but an operator should know about at start-up: old spellings
+ * still read for one release, production without four eyes, people who are both operator and approver of a cluster, and control planes
  * listed as Longhorn nodes (which the node class does not follow).
  */
 export function inventoryWarnings(inventory: Inventory): string[] {
   const warnings: string[] = [];
   for (const cluster of inventory.clusters) {
+    for (const path of cluster.deprecatedKeys ?? []) {
+      warnings.push(
+        `Cluster ${cluster.name} spells ${path} the old way: write timeZone, as maintenance windows do. ` +
+          'The old spelling is still read in this release and refused in the next.',
+      );
+    }
     if (cluster.environment === 'production' && !cluster.requireDistinctApprover) {
       warnings.push(
         `Cluster ${cluster.name} is production with requireDistinctApprover: false: approvals may then be given by the requester ` +

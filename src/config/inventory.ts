@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, describeIssues } from './config-error.ts';
+import { clusterConflicts, duplicateKeyProblems, knownKeysAt, unknownKeyFix, type SchemaNode } from './inventory-problems.ts';
 import { windowProblem } from './maintenance-window.ts';
 import { ClusterSchedules } from './schedules.ts';
 
@@ -189,58 +190,93 @@ const ClusterSchema = z
 
 const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'cluster names are lower-case letters, digits and dashes');
 
-const InventorySchema = z.strictObject({
+export const InventorySchema = z.strictObject({
   clusters: z.record(ClusterName, ClusterSchema).refine((c) => Object.keys(c).length > 0, { message: 'declare at least one cluster' }),
 });
 
-export type ClusterConfig = z.infer<typeof ClusterSchema> & { name: string };
+export type ClusterConfig = z.infer<typeof ClusterSchema> & {
+  name: string;
+  /** Old spellings the file uses for this cluster (e.g. `schedules.snapshot.timezone`), warned about at start. */
+  deprecatedKeys?: string[];
+};
 
 export interface Inventory {
   clusters: ClusterConfig[];
 }
 
-/** Parses and validates inventory YAML text; `source` names the file in errors. */
+/** The inventory's JSON Schema (what a file may say, before defaults), for editors and for the unknown-key suggestions. */
+export function inventoryJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(InventorySchema, { io: 'input', target: 'draft-2020-12' });
+}
+
+/** docs/inventory.schema.json as `npm run docs:schema` writes it. */
+export function renderInventorySchema(): string {
+  const schema = {
+    ...inventoryJsonSchema(),
+    title: 'talos-chatops cluster inventory (CLUSTERS_FILE)',
+    description: 'Generated from src/config/inventory.ts by `npm run docs:schema`; docs/configuring.md explains each field.',
+  };
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
+
+let schemaForHints: SchemaNode | undefined;
+
+/** Schema issues, one line each; an unknown key also says which known key it most likely misspells. */
+function schemaProblems(issues: readonly z.core.$ZodIssue[]): string[] {
+  return issues.flatMap((issue) => {
+    const [line] = describeIssues([issue], { '': 'the file must be a mapping with a top-level `clusters:` key' });
+    if (issue.code !== 'unrecognized_keys') return [line!];
+    schemaForHints ??= inventoryJsonSchema() as SchemaNode;
+    const known = knownKeysAt(schemaForHints, issue.path);
+    return [`${line!} (${issue.keys.map((k) => unknownKeyFix(k, known)).join('; ')})`];
+  });
+}
+
+/** The old spellings a cluster uses, as paths under it, for the start-up warnings. */
+function deprecatedKeys(rawCluster: unknown): string[] {
+  const schedules = typeof rawCluster === 'object' && rawCluster !== null ? (rawCluster as Record<string, unknown>).schedules : undefined;
+  if (typeof schedules !== 'object' || schedules === null) return [];
+  return (['healthGate', 'snapshot'] as const).flatMap((name) => {
+    const schedule = (schedules as Record<string, unknown>)[name];
+    return typeof schedule === 'object' && schedule !== null && Object.hasOwn(schedule, 'timezone') ? [`schedules.${name}.timezone`] : [];
+  });
+}
+
+/**
+ * Parses and validates inventory YAML text; `source` names the file in errors. Every problem is
+ * named at once: keys given twice, unknown keys, bad values and the conflicts between clusters.
+ */
 export function parseInventory(text: string, source: string): Inventory {
+  const where = `The cluster inventory ${source}`;
+  // uniqueKeys rejects a cluster declared twice instead of silently keeping the last one.
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  const fatal = doc.errors.find((e) => e.code !== 'DUPLICATE_KEY');
+  if (fatal !== undefined) throw new ConfigError(where, [`not valid YAML: ${fatal.message.split('\n')[0]}`]);
   let raw: unknown;
   try {
-    // uniqueKeys rejects a cluster declared twice instead of silently keeping the last one.
-    raw = parseYaml(text, { uniqueKeys: true, prettyErrors: true });
+    raw = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    throw new ConfigError(`The cluster inventory ${source}`, [`not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
+    throw new ConfigError(where, [`not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
   }
-  if (raw === null || raw === undefined) {
-    throw new ConfigError(`The cluster inventory ${source}`, [
-      'the file is empty: declare the clusters under a top-level `clusters:` key (see the README)',
-    ]);
+  const duplicates = duplicateKeyProblems(doc, text);
+  if ((raw === null || raw === undefined) && duplicates.length === 0) {
+    throw new ConfigError(where, ['the file is empty: declare the clusters under a top-level `clusters:` key (see the README)']);
   }
   // A record drops a `__proto__` key without a word: a cluster of that name would silently vanish.
-  const rawClusters = typeof raw === 'object' ? (raw as Record<string, unknown>).clusters : undefined;
+  const rawClusters = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).clusters : undefined;
   const hidden = typeof rawClusters === 'object' && rawClusters !== null && Object.hasOwn(rawClusters, '__proto__');
   const parsed = InventorySchema.safeParse(raw);
-  if (!parsed.success || hidden) {
-    throw new ConfigError(`The cluster inventory ${source}`, [
-      ...(hidden ? ['clusters.__proto__: cluster names are lower-case letters, digits and dashes'] : []),
-      ...(parsed.success ? [] : describeIssues(parsed.error.issues, { '': 'the file must be a mapping with a top-level `clusters:` key' })),
-    ]);
-  }
-  const clusters = Object.entries(parsed.data.clusters).map(([name, c]) => ({ ...c, name }));
-  const problems: string[] = [];
-  const byAddress = new Map<string, string>();
-  for (const c of clusters) {
-    for (const address of [...c.controlPlanes, ...c.workers]) {
-      const other = byAddress.get(address);
-      if (other !== undefined && other !== c.name) problems.push(`clusters.${c.name}: address ${address} also belongs to ${other}`);
-      byAddress.set(address, c.name);
-    }
-  }
-  const defaults = new Map<string, string[]>();
-  for (const c of clusters.filter((x) => x.defaultForChannel)) {
-    defaults.set(c.channel, [...(defaults.get(c.channel) ?? []), c.name]);
-  }
-  for (const [channel, names] of defaults) {
-    if (names.length > 1) problems.push(`channel ${channel}: defaultForChannel is set on ${names.join(' and ')}; keep it on one`);
-  }
-  if (problems.length > 0) throw new ConfigError(`The cluster inventory ${source}`, problems);
+  const problems = [
+    ...duplicates,
+    ...(hidden ? ['clusters.__proto__: cluster names are lower-case letters, digits and dashes'] : []),
+    ...(parsed.success ? [] : schemaProblems(parsed.error.issues)),
+    ...clusterConflicts(raw),
+  ];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(where, problems);
+  const clusters = Object.entries(parsed.data.clusters).map(([name, c]) => {
+    const old = deprecatedKeys((rawClusters as Record<string, unknown>)[name]);
+    return old.length > 0 ? { ...c, name, deprecatedKeys: old } : { ...c, name };
+  });
   return { clusters };
 }
 

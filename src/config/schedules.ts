@@ -30,28 +30,62 @@ const TimeZone = z.string().refine(isTimeZone, { message: 'must be an IANA time 
 /** `HH:MM`, 24-hour clock. */
 const ClockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, e.g. 08:00');
 
-const HealthGateSchedule = z.strictObject({
-  /** When the gate runs, e.g. `*\/15 * * * *` (every quarter hour). */
-  cron: z.string().min(1),
-  /** IANA zone of `cron` and `dailySummary`; default UTC. */
-  timezone: TimeZone.default('UTC'),
-  /** Time of day (in `timezone`) of a summary of the scheduled gates: verdict, last change, number of runs. Unset: no summary. */
-  dailySummary: ClockTime.optional(),
-});
+/**
+ * The zone of a schedule, spelled `timeZone` as a maintenance window spells it. The lower-case
+ * `timezone` of earlier releases is still read, for one release, and warned about at start.
+ */
+const zoneFields = {
+  /** IANA zone of the schedule's times; default UTC. */
+  timeZone: TimeZone.optional(),
+  /** The old spelling of `timeZone`, read for one more release. */
+  timezone: TimeZone.optional().meta({ deprecated: true, description: 'Old spelling of timeZone; write timeZone.' }),
+};
+
+function oneZone(ctx: { value: { timeZone?: string | undefined; timezone?: string | undefined }; issues: z.core.$ZodRawIssue[] }): void {
+  if (ctx.value.timeZone !== undefined && ctx.value.timezone !== undefined) {
+    ctx.issues.push({
+      code: 'custom',
+      input: ctx.value.timezone,
+      path: ['timezone'],
+      message: 'the zone is given twice: keep timeZone and remove timezone (its old spelling)',
+    });
+  }
+}
+
+/** The schedule with its zone under the one name the rest of the bot reads, `timeZone` (default UTC). */
+function settleZone<T extends { timeZone?: string | undefined; timezone?: string | undefined }>(
+  s: T,
+): Omit<T, 'timezone' | 'timeZone'> & { timeZone: string } {
+  const { timezone, timeZone, ...rest } = s;
+  return { ...rest, timeZone: timeZone ?? timezone ?? 'UTC' };
+}
+
+const HealthGateSchedule = z
+  .strictObject({
+    /** When the gate runs, e.g. `*\/15 * * * *` (every quarter hour). */
+    cron: z.string().min(1),
+    ...zoneFields,
+    /** Time of day (in `timeZone`) of a summary of the scheduled gates: verdict, last change, number of runs. Unset: no summary. */
+    dailySummary: ClockTime.optional(),
+  })
+  .check(oneZone)
+  .transform(settleZone);
 
 const SnapshotSchedule = z
   .strictObject({
     /** When a snapshot is taken, e.g. `0 * * * *` (hourly). */
     cron: z.string().min(1),
-    timezone: TimeZone.default('UTC'),
+    ...zoneFields,
     /** Keep the newest N snapshots. */
     keepLast: z.number().int().min(1).optional(),
     /** Keep snapshots taken within the last N days. With `keepLast` too, a snapshot either rule keeps stays. */
     keepDays: z.number().positive().optional(),
   })
+  .check(oneZone)
   .refine((s) => s.keepLast !== undefined || s.keepDays !== undefined, {
     message: 'say how many snapshots to keep: keepLast (the newest N), keepDays (the last N days), or both',
-  });
+  })
+  .transform(settleZone);
 
 /** What runs on its own for a cluster: the health gate and etcd snapshots, each optional. */
 export const ClusterSchedules = z
@@ -64,7 +98,7 @@ export const ClusterSchedules = z
       const schedule = ctx.value[name];
       if (schedule === undefined) continue;
       // A bad zone is reported on its own line; the pattern is then judged in UTC.
-      const problem = cronProblem(schedule.cron, isTimeZone(schedule.timezone) ? schedule.timezone : undefined);
+      const problem = cronProblem(schedule.cron, isTimeZone(schedule.timeZone) ? schedule.timeZone : undefined);
       if (problem !== undefined)
         ctx.issues.push({ code: 'custom', input: schedule.cron, path: [name, 'cron'], message: `not a usable cron pattern: ${problem}` });
     }

@@ -29,7 +29,7 @@ export function desiredSchedules(inventory: Inventory): ScheduleSpec[] {
         name: SCHEDULED_GATE_JOB_NAME,
         cluster: c.name,
         pattern: gate.cron,
-        tz: gate.timezone,
+        tz: gate.timeZone,
       });
       if (gate.dailySummary !== undefined) {
         specs.push({
@@ -38,7 +38,7 @@ export function desiredSchedules(inventory: Inventory): ScheduleSpec[] {
           name: GATE_SUMMARY_JOB_NAME,
           cluster: c.name,
           pattern: dailySummaryCron(gate.dailySummary),
-          tz: gate.timezone,
+          tz: gate.timeZone,
         });
       }
     }
@@ -50,7 +50,7 @@ export function desiredSchedules(inventory: Inventory): ScheduleSpec[] {
         name: SCHEDULED_SNAPSHOT_JOB_NAME,
         cluster: c.name,
         pattern: snapshot.cron,
-        tz: snapshot.timezone,
+        tz: snapshot.timeZone,
       });
     }
   }

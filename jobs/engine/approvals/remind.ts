@@ -1,6 +1,6 @@
 import { approvalReminderMessage } from '../../../src/chat/approval-messages.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { clusterNamed, type OpsJobDeps } from '../job-context.ts';
+import { operationCluster, type OpsJobDeps } from '../job-context.ts';
 import { approversToPage } from './four-eyes.ts';
 
 export const APPROVAL_REMINDER_JOB_NAME = 'approval-reminder';
@@ -32,7 +32,7 @@ export async function remindApprovers(
   const approval = op.approvals.find((a) => a.nonce === nonce)!;
   const step = op.steps.find((s) => s.id === approval.step);
   if (step === undefined) return;
-  const cluster = clusterNamed(deps.inventory, op.cluster);
+  const cluster = operationCluster(deps.inventory, op);
   // A link helps the channel find the request; without one the reminder still says where it is.
   const link = approval.messageTs === '' ? undefined : await deps.chat.permalink(op.channel, approval.messageTs).catch(() => undefined);
   await deps.audit.record(

@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../../../src/port/chat-port.ts';
 import type { Inventory } from '../../../src/config/inventory.ts';
+import { clusterForOperation } from '../../../src/config/inventory-holder.ts';
 import type { Audit } from '../audit.ts';
 import type { ClusterLock } from '../../../src/ops/cluster-lock.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
@@ -80,7 +81,7 @@ export function refused(code: RefusalCode, message: string): MoveResult {
 }
 
 export function clusterOf(deps: Pick<LifecycleDeps, 'inventory'>, op: Operation) {
-  const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
+  const cluster = clusterForOperation(deps.inventory, op);
   if (!cluster) throw new Error(`cluster ${op.cluster} is no longer in the inventory`);
   return cluster;
 }

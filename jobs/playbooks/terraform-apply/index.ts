@@ -420,7 +420,8 @@ export const terraformApplyPlaybook: Playbook = {
     const production = ctx.deps.inventory.clusters.filter((c) => c.environment === 'production');
     const joined = op.steps.filter((s) => s.kind === 'node-join').map((s) => s.detail ?? s.nodeName ?? '');
     const gate = op.steps.find((s) => s.kind === 'apply-gate')?.detail ?? 'health gate passed';
-    return Promise.resolve({ validation: gate, followUp: terraformFollowUpMessage(op, ctx.cluster, production, joined) });
+    const nodes = op.steps.flatMap((s) => (s.joined === undefined ? [] : [{ ...s.joined, name: s.nodeName }]));
+    return Promise.resolve({ validation: gate, followUp: terraformFollowUpMessage(op, ctx.cluster, production, joined, nodes) });
   },
   // Never the apply: a saved plan is spent once applied or refused. Watching and gating are safe to repeat.
   retryFrom: (step) => (step.kind === 'tofu-apply' ? undefined : step.id),

@@ -1,4 +1,5 @@
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import { inventoryLinesFor, type JoinedNode } from '../../../src/config/inventory-lines.ts';
 import { terraformData } from './data.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { approvalNotification, approvalQuestion, approveOrStopButtons } from '../../../src/chat/approval-messages.ts';
@@ -55,6 +56,7 @@ export function terraformFollowUpMessage(
   cluster: ClusterConfig,
   production: ClusterConfig[],
   joined: string[],
+  nodes: readonly JoinedNode[] = [],
 ): ChatMessage {
   const lines = [
     `*Applied* commit \`${terraformData(op).terraform?.commit?.slice(0, 12) ?? '?'}\` to ${cluster.name}; the health gate passed.`,
@@ -68,8 +70,14 @@ export function terraformFollowUpMessage(
     lines.push(
       `${escapeMrkdwn(node)}. Add it to \`controlPlanes\` or \`workers\` of ${cluster.name} in this bot's inventory, so every health gate checks it.`,
     );
+  const yaml = inventoryLinesFor(cluster, nodes);
+  if (yaml.length > 0)
+    lines.push(`The lines for ${cluster.name} in the inventory (CLUSTERS_FILE), replacing its node lists; the bot reloads the file:`);
   const text = lines.join('\n');
-  return { text, blocks: [section(text)] };
+  return {
+    text: yaml.length > 0 ? `${text}\n${yaml.join('\n')}` : text,
+    blocks: [section(text), ...(yaml.length > 0 ? [preformatted(yaml)] : [])],
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { useRedisFixture } from '../../support/redis-fixture.ts';
 const redis = useRedisFixture();
 
 const EVERY_SECOND = inventory(`    schedules:
-      healthGate: { cron: "* * * * * *", timezone: Europe/Berlin, dailySummary: "08:00" }
+      healthGate: { cron: "* * * * * *", timeZone: Europe/Berlin, dailySummary: "08:00" }
       snapshot: { cron: "0 3 * * *", keepLast: 7 }`);
 
 /** Fresh queues per test, on their own connections, as two replicas would have. */

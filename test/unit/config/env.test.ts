@@ -169,6 +169,7 @@ describe('loadConfig: values', () => {
       redisUrl: 'redis://127.0.0.1:6379',
       allowInsecureRedis: false,
       clustersFile: '/etc/talos-chatops/clusters.yaml',
+      clustersReloadMs: 30_000,
       talosctlBin: 'talosctl',
       tofuBin: 'tofu',
       gitBin: 'git',

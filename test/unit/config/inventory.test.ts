@@ -220,7 +220,7 @@ describe('parseInventory: refusals, one readable line each', () => {
     const problems = problemsOf(inventoryYaml(clusterYaml('staging', { aprovers: '[U0DAVE]' })));
 
     // Assert
-    expect(problems).toEqual(['clusters.staging: Unrecognized key: "aprovers"']);
+    expect(problems).toEqual(['clusters.staging: Unrecognized key: "aprovers" (did you mean approvers? Otherwise remove it)']);
   });
 
   it('refuses a cluster declared twice instead of keeping the last one', () => {
@@ -228,8 +228,9 @@ describe('parseInventory: refusals, one readable line each', () => {
     const problems = problemsOf(inventoryYaml(clusterYaml('staging'), clusterYaml('staging', { channel: 'C0OTHER' })));
 
     // Assert
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^not valid YAML: Map keys must be unique at line \d+/);
+    expect(problems).toEqual([
+      'line 13: "staging" is given twice in the same mapping (a cluster or a field declared twice); keep one of them',
+    ]);
   });
 
   it('refuses text that is not YAML with its first line only', () => {
@@ -284,7 +285,9 @@ describe('parseInventory: refusals, one readable line each', () => {
     const problems = problemsOf(text);
 
     // Assert
-    expect(problems).toEqual(['clusters.production: address 10.0.20.13 also belongs to staging']);
+    expect(problems).toEqual([
+      'clusters.production: address 10.0.20.13 also belongs to staging; a node belongs to one cluster, remove it from one of them',
+    ]);
   });
 
   it('refuses two defaults for one channel', () => {
@@ -484,5 +487,40 @@ describe('allNodes', () => {
 
     // Assert
     expect(nodes).toEqual(['10.0.20.11', '10.0.20.12', '10.0.20.13', '10.0.20.21', '10.0.20.22']);
+  });
+});
+
+describe('parseInventory: every problem of a file at once', () => {
+  it('names unknown keys, bad values, keys given twice and the conflicts between clusters in one error', () => {
+    // Arrange: each fault alone would stop the start; before, the unknown key hid the conflicts until the next start.
+    const text = inventoryYaml(
+      clusterYaml('staging', { defaultForChannel: 'true', timezone: 'UTC', fluxStallMinutes: '-1' }),
+      clusterYaml('lab', { controlPlanes: '[10.0.20.11]', workers: '', defaultForChannel: 'true', hostLabel: 'a\n    hostLabel: b' }),
+    );
+
+    // Act
+    const problems = problemsOf(text);
+
+    // Assert
+    expect(problems).toEqual([
+      expect.stringMatching(/^line \d+: "hostLabel" is given twice in the same mapping .*; keep one of them$/),
+      'clusters.staging.fluxStallMinutes: Too small: expected number to be >0',
+      'clusters.staging: Unrecognized key: "timezone" (remove it; the keys allowed here are in docs/configuring.md)',
+      'clusters.lab: address 10.0.20.11 also belongs to staging; a node belongs to one cluster, remove it from one of them',
+      'channel C0MAINTSTG: defaultForChannel is set on staging and lab; keep it on one',
+    ]);
+  });
+
+  it('suggests the key an unknown one misspells, at any depth', () => {
+    // Act
+    const problems = problemsOf(
+      inventoryYaml(clusterYaml('staging', { maintenanceWindows: '[{ start: "0 22 * * 2", durationMinutes: 60, timezone: UTC }]' })),
+    );
+
+    // Assert
+    expect(problems).toEqual([
+      'clusters.staging.maintenanceWindows.0.timeZone: Invalid input: expected string, received undefined',
+      'clusters.staging.maintenanceWindows.0: Unrecognized key: "timezone" (did you mean timeZone? Otherwise remove it)',
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.ts';
 import { parseInventory } from '../../../src/config/inventory.ts';
+import { inventoryWarnings } from '../../../src/config/inventory-warnings.ts';
 import { dailySummaryCron } from '../../../src/config/schedules.ts';
 import { desiredSchedules } from '../../../src/queue/schedules.ts';
 
@@ -36,19 +37,50 @@ function problems(schedules: string): string[] {
 describe('schedules in the inventory', () => {
   it('reads a gate with its zone and daily summary, and a snapshot with its retention', () => {
     // Act
-    const { clusters } = inventoryWith(`      healthGate: { cron: "*/15 * * * *", timezone: Europe/Berlin, dailySummary: "08:00" }
+    const { clusters } = inventoryWith(`      healthGate: { cron: "*/15 * * * *", timeZone: Europe/Berlin, dailySummary: "08:00" }
       snapshot: { cron: "0 * * * *", keepLast: 24, keepDays: 7 }`);
 
     // Assert
     expect(clusters[0]!.schedules).toEqual({
-      healthGate: { cron: '*/15 * * * *', timezone: 'Europe/Berlin', dailySummary: '08:00' },
-      snapshot: { cron: '0 * * * *', timezone: 'UTC', keepLast: 24, keepDays: 7 },
+      healthGate: { cron: '*/15 * * * *', timeZone: 'Europe/Berlin', dailySummary: '08:00' },
+      snapshot: { cron: '0 * * * *', timeZone: 'UTC', keepLast: 24, keepDays: 7 },
     });
+    expect(clusters[0]!.deprecatedKeys).toBeUndefined();
+    expect(inventoryWarnings({ clusters })).toEqual([]);
+  });
+
+  it('still reads the old spelling timezone for one release, under timeZone, with a start-up warning naming where', () => {
+    // Act
+    const { clusters } = inventoryWith(`      healthGate: { cron: "*/15 * * * *", timezone: Europe/Berlin }
+      snapshot: { cron: "0 * * * *", timezone: Asia/Tokyo, keepLast: 2 }`);
+
+    // Assert
+    expect(clusters[0]!.schedules?.healthGate?.timeZone).toBe('Europe/Berlin');
+    expect(clusters[0]!.schedules?.snapshot?.timeZone).toBe('Asia/Tokyo');
+    expect(clusters[0]!.schedules?.healthGate).not.toHaveProperty('timezone');
+    expect(clusters[0]!.deprecatedKeys).toEqual(['schedules.healthGate.timezone', 'schedules.snapshot.timezone']);
+    const warnings = inventoryWarnings({ clusters }).filter((w) => w.includes('old way'));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain('schedules.healthGate.timezone');
+    expect(warnings[0]).toContain('write timeZone');
+  });
+
+  it('refuses a zone given under both spellings', () => {
+    expect(problems('      healthGate: { cron: "*/5 * * * *", timeZone: UTC, timezone: UTC }')).toEqual([
+      expect.stringContaining('healthGate.timezone: the zone is given twice: keep timeZone'),
+    ]);
+  });
+
+  it('suggests timeZone for a zone key spelled another way', () => {
+    expect(problems('      healthGate: { cron: "*/5 * * * *", tz: UTC }')).toEqual([expect.stringContaining('Unrecognized key: "tz"')]);
+    expect(problems('      healthGate: { cron: "*/5 * * * *", time_zone: UTC }')).toEqual([
+      expect.stringContaining('did you mean timeZone?'),
+    ]);
   });
 
   it('turns them into one job scheduler each, the summary as a daily cron in the gate zone', () => {
     // Arrange
-    const inventory = inventoryWith(`      healthGate: { cron: "*/15 * * * *", timezone: Europe/Berlin, dailySummary: "08:30" }
+    const inventory = inventoryWith(`      healthGate: { cron: "*/15 * * * *", timeZone: Europe/Berlin, dailySummary: "08:30" }
       snapshot: { cron: "0 * * * *", keepLast: 3 }`);
 
     // Act
@@ -87,8 +119,8 @@ describe('schedules in the inventory', () => {
   });
 
   it('refuses an unknown time zone, a summary time that is not HH:MM, and a snapshot schedule that keeps nothing in particular', () => {
-    expect(problems('      healthGate: { cron: "*/5 * * * *", timezone: Mars/Olympus }')).toEqual([
-      expect.stringContaining('healthGate.timezone: must be an IANA time zone'),
+    expect(problems('      healthGate: { cron: "*/5 * * * *", timeZone: Mars/Olympus }')).toEqual([
+      expect.stringContaining('healthGate.timeZone: must be an IANA time zone'),
     ]);
     expect(problems('      healthGate: { cron: "*/5 * * * *", dailySummary: "8am" }')).toEqual([
       expect.stringContaining('healthGate.dailySummary: must be a time of day as HH:MM'),
