@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { createSlackClients } from '../slack/slack-clients.ts';
 import { createImageFactory, type ImageFactory } from '../talos/image-factory.ts';
 import { createTalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { createTalosctlDownloader } from '../talos/talosctl-download.ts';
 import { createWorkingTreeReader, type WorkingTreeReader } from '../tofu/working-tree.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
@@ -39,7 +40,7 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
   const access = createClusterAccess({
     runner,
     tofu,
-    binaries: createTalosctlBinaries(config.talosctlBin),
+    binaries: createTalosctlBinaries(config.talosctlBin, talosctlDownloader(config)),
     scrubber,
     credentialsDir: config.credentialsDir,
     childEnv: config.childEnv,
@@ -62,4 +63,17 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     chat,
     slackClient,
   };
+}
+
+/** With `TALOSCTL_DOWNLOAD=true`, the release downloads into the cache (never inside the credentials directory). */
+function talosctlDownloader(config: Infrastructure['config']): ReturnType<typeof createTalosctlDownloader> | undefined {
+  const download = config.talosctlDownload;
+  if (download === undefined) return undefined;
+  const base = config.credentialsDir === undefined ? tmpdir() : dirname(config.credentialsDir);
+  return createTalosctlDownloader({
+    baseUrl: download.releaseUrl,
+    cacheDir: download.cacheDir ?? join(base, 'talos-chatops-talosctl'),
+    // An 80 MB client over a slow link: well beyond one probe, still bounded.
+    timeoutMs: Math.max(config.timeouts.stepMs, 300_000),
+  });
 }
