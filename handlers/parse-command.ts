@@ -19,10 +19,11 @@ export type Command =
   | { kind: 'node-remove'; node: string; cluster?: string }
   | { kind: 'status' }
   | { kind: 'cancel'; op: string }
-  | { kind: 'record'; op: string };
+  | { kind: 'record'; op: string }
+  | { kind: 'doctor' };
 
 /** The commands a playbook declares (see `PLAYBOOK_COMMANDS`). */
-type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record'>;
+type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record' | 'doctor'>;
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 
@@ -43,6 +44,7 @@ export function helpText(commands: readonly PlaybookCommand[]): string {
     '• `/talos status` — running and recent operations',
     '• `/talos cancel <op>` — stop an operation between steps',
     '• `/talos record <op>` — the maintenance record of an operation',
+    '• `/talos doctor` — check what the bot needs: Slack, Terraform, talosctl, Redis, snapshots, windows (operators)',
     '• `/talos help` — this list',
   ].join('\n');
 }
@@ -174,6 +176,9 @@ export function parseCommand(text: string): ParseResult {
     case 'status':
       if (args.length > 0) return tooMany('/talos status');
       return { ok: true, command: { kind: 'status' } };
+    case 'doctor':
+      if (args.length > 0) return tooMany('/talos doctor');
+      return { ok: true, command: { kind: 'doctor' } };
     case 'cancel':
     case 'record': {
       const kind = sub.toLowerCase() as 'cancel' | 'record';

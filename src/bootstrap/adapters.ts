@@ -9,8 +9,8 @@ import { recordExecCall } from '../metrics/exec-labels.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createSlackClients } from '../slack/slack-clients.ts';
 import { createImageFactory, type ImageFactory } from '../talos/image-factory.ts';
-import { createTalosctlBinaries } from '../talos/talosctl-binary.ts';
-import { createTalosctlDownloader } from '../talos/talosctl-download.ts';
+import { createTalosctlBinaries, type TalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { createTalosctlDownloader, type TalosctlDownloader } from '../talos/talosctl-download.ts';
 import { createWorkingTreeReader, type WorkingTreeReader } from '../tofu/working-tree.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
@@ -26,6 +26,8 @@ export interface Adapters {
   planSpaceBytes: number;
   chat: ChatPort;
   slackClient: WebClient;
+  /** The image's talosctl binaries (never downloading) and, with `TALOSCTL_DOWNLOAD=true`, the download cache: for the doctor. */
+  talosctl: { local: TalosctlBinaries; downloader: TalosctlDownloader | undefined };
 }
 
 export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>, metrics: Metrics): Adapters {
@@ -37,10 +39,11 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     env: { ...config.childEnv, ...config.tofuEnv },
     timeoutMs: config.timeouts.probeMs,
   });
+  const downloader = talosctlDownloader(config);
   const access = createClusterAccess({
     runner,
     tofu,
-    binaries: createTalosctlBinaries(config.talosctlBin, talosctlDownloader(config)),
+    binaries: createTalosctlBinaries(config.talosctlBin, downloader),
     scrubber,
     credentialsDir: config.credentialsDir,
     childEnv: config.childEnv,
@@ -62,11 +65,12 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     planSpaceBytes: config.planSpaceBytes,
     chat,
     slackClient,
+    talosctl: { local: createTalosctlBinaries(config.talosctlBin), downloader },
   };
 }
 
 /** With `TALOSCTL_DOWNLOAD=true`, the release downloads into the cache (never inside the credentials directory). */
-function talosctlDownloader(config: Infrastructure['config']): ReturnType<typeof createTalosctlDownloader> | undefined {
+function talosctlDownloader(config: Infrastructure['config']): TalosctlDownloader | undefined {
   const download = config.talosctlDownload;
   if (download === undefined) return undefined;
   const base = config.credentialsDir === undefined ? tmpdir() : dirname(config.credentialsDir);

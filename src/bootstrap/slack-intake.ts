@@ -8,6 +8,7 @@ import { registerTalosCommand } from '../../handlers/talos-command.ts';
 import type { OpsRoute } from '../http/ops-endpoints.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { onSlackRateLimited } from '../slack/slack-chat.ts';
+import type { DoctorFinding } from '../chat/doctor-report.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import type { OperationRecords } from './operation-records.ts';
@@ -21,6 +22,8 @@ export interface IntakeParts {
   metrics: Metrics;
   /** `/healthz`, `/readyz` and `/metrics`, served beside Slack's events. */
   routes: OpsRoute[];
+  /** `/talos doctor`'s checks. */
+  doctor?: () => Promise<DoctorFinding[]>;
 }
 
 /** The Bolt app with `/talos`, the buttons and the Home tab: the only way commands come in. */
@@ -62,6 +65,7 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     now,
     lifecycle,
     readLimiter,
+    doctor: parts.doctor,
   });
   const actionDeps = { inventory, store, authorizer, logger, lifecycle };
   registerOperationActions(app, actionDeps);

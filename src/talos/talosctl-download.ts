@@ -4,6 +4,7 @@ import { access, chmod, constants, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { OpsError } from '../errors.ts';
 
 /**
@@ -109,7 +110,7 @@ export function createTalosctlDownloader(options: TalosctlDownloadOptions): Talo
     try {
       const response = await get(`${base}/${version}/${asset}`, signal);
       const hash = createHash('sha256');
-      const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+      const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
       body.on('data', (chunk: Buffer) => hash.update(chunk));
       await pipeline(body, createWriteStream(partial, { mode: 0o600 }), { signal });
       const actual = hash.digest('hex');
