@@ -66,7 +66,7 @@ export async function startBot(env: Record<string, string | undefined>, override
   await slack.start();
   workers.run();
   startSchedules({ config, inventory: infra.inventory, logger, queues, gateState: records.gateState });
-  void postDoctorAtStart(infra, adapters, doctor);
+  void postDoctorAtStart({ channel: config.doctorChannel, chat: adapters.chat, logger, scrubber: infra.scrubber }, doctor);
   logger.info(
     { mode: config.slack.appToken ? 'socket' : 'http', clusters: infra.inventory.clusters.map((c) => c.name), port: config.httpPort },
     'bot started',

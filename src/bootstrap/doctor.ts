@@ -2,6 +2,9 @@ import { runDoctor } from '../../jobs/doctor/doctor.ts';
 import { doctorStartMessage, type DoctorFinding } from '../chat/doctor-report.ts';
 import { createSlackSelf } from '../slack/slack-self.ts';
 import { REQUIRED_BOT_SCOPES } from '../slack/required-scopes.ts';
+import type { Logger } from '../log/logger.ts';
+import type { SecretScrubber } from '../log/secret-scrubber.ts';
+import type { ChatPort } from '../port/chat-port.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
 
@@ -27,28 +30,30 @@ export function buildDoctor(infra: Infrastructure, adapters: Adapters): () => Pr
     });
 }
 
+/** What the start-up report needs: where it goes (`DOCTOR_CHANNEL`), the chat and the log. */
+export interface DoctorAtStart {
+  channel: string | undefined;
+  chat: Pick<ChatPort, 'post'>;
+  logger: Logger;
+  scrubber: SecretScrubber;
+}
+
 /**
  * With `DOCTOR_CHANNEL` set, the doctor runs once after the start and posts its report there.
  * It never holds up the start: a failure is logged, and `/talos doctor` runs the same checks.
  */
-export function postDoctorAtStart(infra: Infrastructure, adapters: Adapters, doctor: () => Promise<DoctorFinding[]>): Promise<void> {
-  const channel = infra.config.doctorChannel;
-  if (channel === undefined) return Promise.resolve();
-  const { logger } = infra;
-  return doctor()
-    .then(async (findings) => {
-      const counts = { fail: 0, warn: 0, ok: 0 };
-      for (const f of findings) counts[f.status]++;
-      logger.info(
-        {
-          ...counts,
-          failed: findings.filter((f) => f.status === 'fail').map((f) => (f.cluster === undefined ? f.check : `${f.check} · ${f.cluster}`)),
-        },
-        'doctor at start',
-      );
-      await adapters.chat.post(channel, doctorStartMessage(findings));
-    })
-    .catch((error: unknown) =>
-      logger.warn({ err: infra.scrubber.scrub((error as Error).message ?? String(error)) }, 'doctor at start could not report'),
-    );
+export async function postDoctorAtStart(deps: DoctorAtStart, doctor: () => Promise<DoctorFinding[]>): Promise<void> {
+  const { channel, logger } = deps;
+  if (channel === undefined) return;
+  try {
+    const findings = await doctor();
+    const counts = { fail: 0, warn: 0, ok: 0 };
+    for (const f of findings) counts[f.status]++;
+    // Which checks failed, by name only: the lines themselves are for Slack.
+    const failed = findings.filter((f) => f.status === 'fail').map((f) => (f.cluster === undefined ? f.check : `${f.check} · ${f.cluster}`));
+    logger.info({ ...counts, failed }, 'doctor at start');
+    await deps.chat.post(channel, doctorStartMessage(findings));
+  } catch (error) {
+    logger.warn({ err: deps.scrubber.scrub(error instanceof Error ? error.message : String(error)) }, 'doctor at start could not report');
+  }
 }
