@@ -50,7 +50,9 @@ export async function postDoctorAtStart(deps: DoctorAtStart, doctor: () => Promi
     const counts = { fail: 0, warn: 0, ok: 0 };
     for (const f of findings) counts[f.status]++;
     // Which checks failed, by name only: the lines themselves are for Slack.
-    const failed = findings.filter((f) => f.status === 'fail').map((f) => (f.cluster === undefined ? f.check : `${f.check} · ${f.cluster}`));
+    const failed = findings
+      .filter((f) => f.status === 'fail')
+      .map((f) => (f.cluster === undefined ? f.check : `${f.check} · ${f.cluster}`));
     logger.info({ ...counts, failed }, 'doctor at start');
     await deps.chat.post(channel, doctorStartMessage(findings));
   } catch (error) {

@@ -103,7 +103,9 @@ function fakeAccess(versions: Record<string, string[]>): ClusterAccess {
     withSession: (cluster, _signal, run) =>
       run({
         cluster,
-        kube: { listNodes: () => Promise.resolve(versions[cluster.name]!.map((v) => ({ status: { nodeInfo: { osImage: `Talos (${v})` } } }))) },
+        kube: {
+          listNodes: () => Promise.resolve(versions[cluster.name]!.map((v) => ({ status: { nodeInfo: { osImage: `Talos (${v})` } } }))),
+        },
       } as unknown as ClusterSession),
   };
 }
@@ -277,10 +279,18 @@ describe('the doctor at start', () => {
   it('posts nothing without DOCTOR_CHANNEL', async () => {
     let ran = false;
     const chat: Pick<ChatPort, 'post'> = { post: () => Promise.reject(new Error('posted')) };
-    await postDoctorAtStart({ channel: undefined, chat, logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }), scrubber: new SecretScrubber() }, () => {
-      ran = true;
-      return Promise.resolve([]);
-    });
+    await postDoctorAtStart(
+      {
+        channel: undefined,
+        chat,
+        logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+        scrubber: new SecretScrubber(),
+      },
+      () => {
+        ran = true;
+        return Promise.resolve([]);
+      },
+    );
     expect(ran).toBe(false);
   });
 });

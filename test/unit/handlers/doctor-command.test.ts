@@ -36,7 +36,13 @@ const INVENTORY = parseInventory(
 
 const FINDINGS: DoctorFinding[] = [
   { status: 'ok', check: 'Slack scopes', found: 'all 8 scopes of the app manifest are granted' },
-  { status: 'fail', check: 'talosctl', cluster: 'staging', found: 'the cluster runs v1.12.5', fix: 'put talosctl-v1.12.5 in the TALOSCTL_BIN directory' },
+  {
+    status: 'fail',
+    check: 'talosctl',
+    cluster: 'staging',
+    found: 'the cluster runs v1.12.5',
+    fix: 'put talosctl-v1.12.5 in the TALOSCTL_BIN directory',
+  },
 ];
 
 function setup(): { deps: CommandDeps; runs: () => number } {
@@ -61,7 +67,7 @@ describe('/talos doctor', () => {
     expect(parseCommand('doctor production').ok).toBe(false);
   });
 
-  it("answers an operator of any one cluster with the report, the problems first, each with its fix", async () => {
+  it('answers an operator of any one cluster with the report, the problems first, each with its fix', async () => {
     // Arrange
     const { deps, runs } = setup();
 
