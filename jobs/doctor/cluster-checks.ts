@@ -82,12 +82,19 @@ export async function talosctlCheck(
           found: `talosctl ${version} is not cached yet; the next plan downloads it from the release (TALOSCTL_DOWNLOAD=true)`,
         };
       }
-      // A directory without that version refuses; a single binary names no version (the preflight asks it).
-      const offered = local === undefined ? `no talosctl-${version}` : 'one binary of no named version';
+      if (local !== undefined) {
+        // One binary named by TALOSCTL_BIN says no version by its name; the preflight asks it (`talosctl version --client`).
+        return {
+          ...base,
+          status: 'warn',
+          found: `the cluster runs ${version}, and TALOSCTL_BIN is one binary whose version only an operation's preflight checks`,
+          fix: `make TALOSCTL_BIN a directory holding talosctl-${version}, or set TALOSCTL_DOWNLOAD=true`,
+        };
+      }
       return {
         ...base,
         status: 'fail',
-        found: `the cluster runs ${version}, and TALOSCTL_BIN offers ${offered}: an upgrade, rollback or removal is refused`,
+        found: `the cluster runs ${version}, and TALOSCTL_BIN has no talosctl-${version}: an upgrade, rollback or removal is refused`,
         fix: `put talosctl-${version} in the TALOSCTL_BIN directory, or set TALOSCTL_DOWNLOAD=true`,
       };
     }),

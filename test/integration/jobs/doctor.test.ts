@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
@@ -16,6 +16,7 @@ import type { ChatPort } from '../../../src/port/chat-port.ts';
 import { REQUIRED_BOT_SCOPES } from '../../../src/slack/required-scopes.ts';
 import { createSlackSelf } from '../../../src/slack/slack-self.ts';
 import { createTalosctlBinaries } from '../../../src/talos/talosctl-binary.ts';
+import { createTalosctlDownloader } from '../../../src/talos/talosctl-download.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
 import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
 import { startSlackEmulator, type SlackEmulator } from '../../slack-emulator/index.ts';
@@ -234,6 +235,25 @@ describe('runDoctor', () => {
     expect(find(findings, 'Terraform outputs', 'staging').status).toBe('ok');
     expect(find(findings, 'Redis eviction').status).toBe('ok');
     expect(find(findings, 'Slack scopes').status).toBe('ok');
+  });
+
+  it('with TALOSCTL_DOWNLOAD, counts on the cache or the next plan, and downloads nothing itself', async () => {
+    // Arrange: the cache holds v1.12.5's client; the release server is unreachable, so a download would fail the check.
+    const cacheDir = join(work, 'cache');
+    await mkdir(cacheDir, { recursive: true });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '', { mode: 0o755 });
+    const downloader = createTalosctlDownloader({ baseUrl: 'http://127.0.0.1:9', cacheDir, timeoutMs: 1000 });
+    const d = await deps({ downloader, access: fakeAccess({ production: ['v1.14.0'], staging: ['v1.12.5'] }) });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    expect(find(findings, 'talosctl', 'staging')).toMatchObject({ status: 'ok' });
+    expect(find(findings, 'talosctl', 'staging').found).toContain('download cache');
+    expect(find(findings, 'talosctl', 'production')).toMatchObject({ status: 'ok' });
+    expect(find(findings, 'talosctl', 'production').found).toContain('the next plan downloads it');
+    expect(await readdir(cacheDir)).toEqual(['talosctl-v1.12.5']);
   });
 
   it('warns when no window is declared for production', async () => {
