@@ -20,14 +20,14 @@ export type Command =
   | { kind: 'status' }
   | { kind: 'cancel'; op: string }
   | { kind: 'record'; op: string }
-  /** A playbook command typed without its version or node: a modal asks for it. */
-  | { kind: 'guided'; playbook: GuidedKind };
+  | { kind: 'guided'; playbook: GuidedKind }
+  | { kind: 'doctor' };
 
 /** The commands that open a modal when their version or node is left out. */
 export type GuidedKind = 'talos-upgrade' | 'k8s-upgrade' | 'node-rollback' | 'node-remove';
 
 /** The commands a playbook declares (see `PLAYBOOK_COMMANDS`). */
-type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record' | 'guided'>;
+type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record' | 'guided' | 'doctor'>;
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 
@@ -48,6 +48,7 @@ export function helpText(commands: readonly PlaybookCommand[]): string {
     '• `/talos status` — running and recent operations',
     '• `/talos cancel <op>` — stop an operation between steps',
     '• `/talos record <op>` — the maintenance record of an operation',
+    '• `/talos doctor` — check what the bot needs: Slack, Terraform, talosctl, Redis, snapshots, windows (operators)',
     '• `/talos help` — this list',
   ].join('\n');
 }
@@ -184,6 +185,9 @@ export function parseCommand(text: string): ParseResult {
     case 'status':
       if (args.length > 0) return tooMany('/talos status');
       return { ok: true, command: { kind: 'status' } };
+    case 'doctor':
+      if (args.length > 0) return tooMany('/talos doctor');
+      return { ok: true, command: { kind: 'doctor' } };
     case 'cancel':
     case 'record': {
       const kind = sub.toLowerCase() as 'cancel' | 'record';

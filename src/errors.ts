@@ -29,6 +29,10 @@ export const ERROR_CODES = {
   'factory-error': { retryable: false },
   'talosctl-missing': { retryable: false },
   'talosctl-version-mismatch': { retryable: false },
+  /** A release's talosctl could not be fetched (unreachable, no such asset): trying later may work. */
+  'talosctl-download-failed': { retryable: true },
+  /** A downloaded talosctl does not match its release's published sha256: it is deleted, never run. */
+  'talosctl-checksum-mismatch': { retryable: false },
   'tofu-plan-unparseable': { retryable: false },
   'tofu-show-failed': { retryable: true },
   /** Redis lost the bot's data (its epoch key): no lock is taken until an operator re-seeds it. */

@@ -8,6 +8,7 @@ import { buildOperationsCore } from './bootstrap/operations-core.ts';
 import { buildProcessors, buildWorkers } from './bootstrap/processors.ts';
 import { startSchedules } from './bootstrap/schedules.ts';
 import { startInventoryReload } from './bootstrap/inventory-reload.ts';
+import { buildDoctor, postDoctorAtStart } from './bootstrap/doctor.ts';
 import { buildSlackIntake } from './bootstrap/slack-intake.ts';
 import type { StartOverrides } from './bootstrap/start-overrides.ts';
 import { ConfigError } from './config/config-error.ts';
@@ -46,7 +47,16 @@ export async function startBot(env: Record<string, string | undefined>, override
   // The operations core: every operation's audit, the Home tab, the exported records, the drain.
   const core = buildOperationsCore(infra, records, adapters);
   const workers = buildWorkers(infra, buildProcessors({ infra, records, adapters, core, metrics }));
-  const slack = buildSlackIntake({ infra, records, adapters, core, metrics, routes: opsRoutes(probes, () => metrics.registry.metrics()) });
+  const doctor = buildDoctor(infra, adapters);
+  const slack = buildSlackIntake({
+    infra,
+    records,
+    adapters,
+    core,
+    metrics,
+    doctor,
+    routes: opsRoutes(probes, () => metrics.registry.metrics()),
+  });
   probes.push(
     { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },
     { name: 'slack', check: () => Promise.resolve(slack.connected()) },
@@ -62,6 +72,7 @@ export async function startBot(env: Record<string, string | undefined>, override
   const reload = await startInventoryReload(infra, metrics, adapters.chat, () =>
     startSchedules({ config, inventory: infra.inventory.current(), logger, queues, gateState: records.gateState }),
   );
+  void postDoctorAtStart({ channel: config.doctorChannel, chat: adapters.chat, logger, scrubber: infra.scrubber }, doctor);
   logger.info(
     { mode: config.slack.appToken ? 'socket' : 'http', clusters: infra.inventory.clusters.map((c) => c.name), port: config.httpPort },
     'bot started',

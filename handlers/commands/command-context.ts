@@ -14,6 +14,7 @@ import type { Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
 import type { Authorizer } from '../authorize.ts';
 import type { ReadRateLimiter } from '../read-rate-limit.ts';
 import type { Command } from '../parse-command.ts';
+import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
 
 export interface CommandDeps {
   inventory: Inventory;
@@ -30,6 +31,8 @@ export interface CommandDeps {
   lifecycle: Pick<Lifecycle, 'request' | 'cancel'>;
   /** Read commands per user and cluster; none: unlimited. */
   readLimiter?: ReadRateLimiter;
+  /** `/talos doctor`'s checks, each bounded in time (jobs/doctor/doctor.ts). */
+  doctor?: () => Promise<DoctorFinding[]>;
 }
 
 /** What a subcommand answers the user (ephemeral), and the work it leaves for a job. */

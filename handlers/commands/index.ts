@@ -7,6 +7,7 @@ import { record } from './record.ts';
 import { gates } from './gates.ts';
 import { health } from './health.ts';
 import { status } from './status.ts';
+import { doctor } from './doctor.ts';
 import { requestPlaybook, type PlaybookRequest } from './playbook-command.ts';
 
 type Immediate = { [K in Command['kind']]?: ImmediateHandler<K> };
@@ -35,4 +36,5 @@ export const COMMAND_HANDLERS: Deferred = {
   status,
   cancel,
   record,
+  doctor,
 };

@@ -43,3 +43,14 @@ export async function talosctlClientCheck(
     return `talosctl version --client named no client version, so the client cannot be checked against ${running}: check TALOSCTL_BIN`;
   return talosctlClientRefusal(tag, running, where);
 }
+
+/**
+ * Asks for the client of `version` once at plan time, so that with `TALOSCTL_DOWNLOAD=true` the
+ * client of an upgrade's target is in the cache before the window opens (the operations after the
+ * upgrade run it). Without the download, or when it fails, nothing happens: the running version's
+ * client is what this preflight checks.
+ */
+export async function prefetchTalosctl(session: ClusterSession, version: string | undefined): Promise<void> {
+  if (version === undefined) return;
+  await session.talosctl(version).catch(() => undefined);
+}

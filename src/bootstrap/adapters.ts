@@ -13,7 +13,8 @@ import { recordExecCall } from '../metrics/exec-labels.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createSlackClients } from '../slack/slack-clients.ts';
 import { createImageFactory, type ImageFactory } from '../talos/image-factory.ts';
-import { createTalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { createTalosctlBinaries, type TalosctlBinaries } from '../talos/talosctl-binary.ts';
+import { createTalosctlDownloader, type TalosctlDownloader } from '../talos/talosctl-download.ts';
 import { createRepoCheckout, type RepoCheckout } from '../tofu/repo-checkout.ts';
 import { createWorkingTreeReader, type WorkingTreeReader } from '../tofu/working-tree.ts';
 import type { Infrastructure } from './infrastructure.ts';
@@ -32,6 +33,8 @@ export interface Adapters {
   planSpaceBytes: number;
   chat: ChatPort;
   slackClient: WebClient;
+  /** The image's talosctl binaries (never downloading) and, with `TALOSCTL_DOWNLOAD=true`, the download cache: for the doctor. */
+  talosctl: { local: TalosctlBinaries; downloader: TalosctlDownloader | undefined };
 }
 
 export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>, metrics: Metrics): Adapters {
@@ -43,10 +46,11 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     env: { ...config.childEnv, ...config.tofuEnv },
     timeoutMs: config.timeouts.probeMs,
   });
+  const downloader = talosctlDownloader(config);
   const access = createClusterAccess({
     runner,
     tofu,
-    binaries: createTalosctlBinaries(config.talosctlBin),
+    binaries: createTalosctlBinaries(config.talosctlBin, downloader),
     scrubber,
     credentialsDir: config.credentialsDir,
     childEnv: config.childEnv,
@@ -75,6 +79,7 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     planSpaceBytes: config.planSpaceBytes,
     chat,
     slackClient,
+    talosctl: { local: createTalosctlBinaries(config.talosctlBin), downloader },
   };
 }
 
@@ -101,4 +106,17 @@ export async function fetchMissingTerraformRepos(
       );
     }
   }
+}
+
+/** With `TALOSCTL_DOWNLOAD=true`, the release downloads into the cache (never inside the credentials directory). */
+function talosctlDownloader(config: Infrastructure['config']): TalosctlDownloader | undefined {
+  const download = config.talosctlDownload;
+  if (download === undefined) return undefined;
+  const base = config.credentialsDir === undefined ? tmpdir() : dirname(config.credentialsDir);
+  return createTalosctlDownloader({
+    baseUrl: download.releaseUrl,
+    cacheDir: download.cacheDir ?? join(base, 'talos-chatops-talosctl'),
+    // An 80 MB client over a slow link: well beyond one probe, still bounded.
+    timeoutMs: Math.max(config.timeouts.stepMs, 300_000),
+  });
 }

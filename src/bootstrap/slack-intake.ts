@@ -9,6 +9,7 @@ import { registerTalosCommand } from '../../handlers/talos-command.ts';
 import type { OpsRoute } from '../http/ops-endpoints.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { onSlackRateLimited } from '../slack/slack-chat.ts';
+import type { DoctorFinding } from '../chat/doctor-report.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import type { OperationRecords } from './operation-records.ts';
@@ -22,6 +23,8 @@ export interface IntakeParts {
   metrics: Metrics;
   /** `/healthz`, `/readyz` and `/metrics`, served beside Slack's events. */
   routes: OpsRoute[];
+  /** `/talos doctor`'s checks. */
+  doctor?: () => Promise<DoctorFinding[]>;
 }
 
 /** The Bolt app with `/talos`, the buttons and the Home tab: the only way commands come in. */
@@ -64,7 +67,7 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     lifecycle,
     readLimiter,
   };
-  registerTalosCommand(app, { ...commandDeps, factory: adapters.factory });
+  registerTalosCommand(app, { ...commandDeps, factory: adapters.factory, doctor: parts.doctor });
   registerCommandButtons(app, commandDeps);
   const actionDeps = { inventory, store, authorizer, logger, lifecycle };
   registerOperationActions(app, actionDeps);

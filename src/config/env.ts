@@ -92,6 +92,30 @@ export const EnvSchema = z
       .describe(
         'The `talosctl` binary (a name looked up on `PATH`, or a path), or a directory of `talosctl-vX.Y.Z` binaries: the bot then runs the one that matches the Talos version a cluster runs.',
       ),
+    TALOSCTL_DOWNLOAD: optionalString
+      .pipe(z.enum(['true', 'false']).optional())
+      .describe(
+        "`true` or `false` (unset: `false`). `true`: when neither `TALOSCTL_BIN` nor the cache holds the `talosctl` of a cluster's running Talos, the bot downloads `talosctl-linux-<arch>` of that release from `TALOSCTL_RELEASE_URL`, checks it against the release's `sha256sum.txt` and keeps it in `TALOSCTL_CACHE_DIR`. An operation's preflight does it, so the maintenance window is not spent on it; a missing asset or a wrong checksum refuses the operation and leaves nothing runnable in the cache. `false`: the image's binaries only.",
+      ),
+    TALOSCTL_CACHE_DIR: optionalString.describe(
+      'Where downloaded `talosctl-vX.Y.Z` binaries are kept (with `TALOSCTL_DOWNLOAD=true`). Unset: `talos-chatops-talosctl` beside `CREDENTIALS_DIR` (or in the OS temp dir). Replicas may share it: a binary appears there only whole and checked.',
+    ),
+    TALOSCTL_RELEASE_URL: optionalString
+      .default('https://github.com/siderolabs/talos/releases/download')
+      .pipe(z.url())
+      .describe(
+        'The Talos release downloads, without the version: the bot fetches `<url>/<version>/sha256sum.txt` and `<url>/<version>/talosctl-linux-<arch>`. Set it to a mirror that keeps the same layout.',
+      ),
+    DOCTOR_CHANNEL: optionalString
+      .pipe(
+        z
+          .string()
+          .regex(/^[CG][A-Z0-9]{2,}$/, 'must be a Slack channel id such as C0123ABCD')
+          .optional(),
+      )
+      .describe(
+        'A Slack channel id (`C…`). At every start the bot runs the checks of `/talos doctor` (its scopes, its channels, the Terraform outputs, talosctl, Redis, the snapshot directories, the maintenance windows) and posts the report there. Unset: the checks run only on `/talos doctor`.',
+      ),
     TOFU_BIN: optionalString.default('tofu').describe('The OpenTofu binary, a name looked up on `PATH` or a path.'),
     GIT_BIN: optionalString
       .default('git')
@@ -285,6 +309,10 @@ export interface Config {
   /** `CLUSTERS_RELOAD_SECONDS` in ms: how often the inventory file is read again; 0 never. */
   clustersReloadMs: number;
   talosctlBin: string;
+  /** With `TALOSCTL_DOWNLOAD=true`: where a release's talosctl is fetched from, and the cache it is kept in. */
+  talosctlDownload: { releaseUrl: string; cacheDir: string | undefined } | undefined;
+  /** `DOCTOR_CHANNEL`: where the start-up doctor report goes; unset, it is not posted. */
+  doctorChannel: string | undefined;
   tofuBin: string;
   /** `git`, asked whether a Terraform directory has uncommitted changes. */
   gitBin: string;
@@ -417,6 +445,8 @@ export function loadConfig(given: Record<string, string | undefined>): Config {
     clustersFile: e.CLUSTERS_FILE,
     clustersReloadMs: e.CLUSTERS_RELOAD_SECONDS * 1000,
     talosctlBin: e.TALOSCTL_BIN,
+    talosctlDownload: e.TALOSCTL_DOWNLOAD === 'true' ? { releaseUrl: e.TALOSCTL_RELEASE_URL, cacheDir: e.TALOSCTL_CACHE_DIR } : undefined,
+    doctorChannel: e.DOCTOR_CHANNEL,
     tofuBin: e.TOFU_BIN,
     gitBin: e.GIT_BIN,
     planDir: e.PLAN_DIR,

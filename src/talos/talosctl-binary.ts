@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import semver from 'semver';
 import { OpsError } from '../errors.ts';
+import type { TalosctlDownloader } from './talosctl-download.ts';
 
 /**
  * `TALOSCTL_BIN` names one binary, or a directory of versioned ones
@@ -16,7 +17,31 @@ export interface TalosctlBinaries {
   forVersion(runningVersion: string | undefined, options?: { closest?: boolean }): Promise<{ path: string; version: string | undefined }>;
 }
 
-export function createTalosctlBinaries(setting: string): TalosctlBinaries {
+/**
+ * With a downloader (`TALOSCTL_DOWNLOAD=true`), a known version missing from `TALOSCTL_BIN` is
+ * fetched from its release into the cache: the exact client, for a mutating operation as for a read.
+ * A failed download leaves the answer to `TALOSCTL_BIN` alone (the closest one for a read, else the
+ * download's refusal).
+ */
+export function createTalosctlBinaries(setting: string, downloader?: TalosctlDownloader): TalosctlBinaries {
+  const local = localBinaries(setting);
+  if (downloader === undefined) return local;
+  return {
+    async forVersion(runningVersion, options = {}) {
+      if (runningVersion === undefined) return local.forVersion(runningVersion, options);
+      const exact = await local.forVersion(runningVersion).catch(() => undefined);
+      if (exact !== undefined && exact.version === runningVersion) return exact;
+      try {
+        return { path: await downloader.ensure(runningVersion), version: runningVersion };
+      } catch (error) {
+        if (options.closest === true) return local.forVersion(runningVersion, options);
+        throw error;
+      }
+    },
+  };
+}
+
+function localBinaries(setting: string): TalosctlBinaries {
   return {
     async forVersion(runningVersion, options = {}) {
       const info = await stat(setting).catch(() => undefined);

@@ -11,7 +11,7 @@ import { talosSupportsKubernetes } from '../../../src/talos/compatibility.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView } from '../../../src/talos/observe.ts';
 import { probeSignals, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook } from '../../engine/playbook.ts';
-import { talosctlFor } from '../../engine/talosctl-client.ts';
+import { prefetchTalosctl, talosctlFor } from '../../engine/talosctl-client.ts';
 import { hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import type { TalosUpgradeData } from './data.ts';
 import { deriveInstallerImages, imageChanges, type InstallerImages } from './installer-images.ts';
@@ -145,6 +145,7 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const fromVersion = mix.kind === 'one' ? mix.version : mix.kind === 'continuation' ? mix.from : hint;
   if (fromVersion !== hint) chosen = await talosctlFor(session, fromVersion);
   const talosctl = chosen.talosctl;
+  await prefetchTalosctl(session, target);
   const toUpgrade = mix.kind === 'continuation' ? mix.remaining : nodes;
 
   // What each node runs and the image the rules give it now: a request for the running version re-installs the nodes whose image changed.

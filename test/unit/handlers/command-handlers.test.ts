@@ -3,7 +3,7 @@ import { COMMAND_HANDLERS } from '../../../handlers/commands/index.ts';
 import { PLAYBOOKS } from '../../../jobs/playbooks/index.ts';
 
 describe('the command handlers', () => {
-  it('take every playbook command by the name its playbook declares, and nothing else besides status, cancel and record', () => {
+  it('take every playbook command by the name its playbook declares, and nothing else besides status, cancel, record and doctor', () => {
     // Arrange
     const declared = Object.values(PLAYBOOKS).map((p) => p.command.name);
 
@@ -11,6 +11,6 @@ describe('the command handlers', () => {
     const handled = Object.keys(COMMAND_HANDLERS);
 
     // Assert
-    expect(handled.sort()).toEqual([...declared, 'status', 'cancel', 'record'].sort());
+    expect(handled.sort()).toEqual([...declared, 'status', 'cancel', 'record', 'doctor'].sort());
   });
 });

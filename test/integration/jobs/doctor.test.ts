@@ -1,0 +1,316 @@
+import { Writable } from 'node:stream';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WebClient } from '@slack/web-api';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runDoctor, type DoctorDeps } from '../../../jobs/doctor/doctor.ts';
+import { postDoctorAtStart } from '../../../src/bootstrap/doctor.ts';
+import type { DoctorFinding } from '../../../src/chat/doctor-report.ts';
+import type { ClusterAccess, ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import type { Tofu } from '../../../src/cluster/tofu.ts';
+import { parseInventory } from '../../../src/config/inventory.ts';
+import { createLogger } from '../../../src/log/logger.ts';
+import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
+import type { ChatPort } from '../../../src/port/chat-port.ts';
+import { REQUIRED_BOT_SCOPES } from '../../../src/slack/required-scopes.ts';
+import { createSlackSelf } from '../../../src/slack/slack-self.ts';
+import { createTalosctlBinaries } from '../../../src/talos/talosctl-binary.ts';
+import { createTalosctlDownloader } from '../../../src/talos/talosctl-download.ts';
+import { useRedisFixture } from '../../support/redis-fixture.ts';
+import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../slack-emulator/index.ts';
+
+// The doctor against the real parts: the Slack emulator (auth.test's x-oauth-scopes,
+// conversations.members), a real redis-server, real directories. tofu and the clusters' API are
+// the edge, faked here as the bot sees them.
+
+const PRD = 'C0MAINTPRD';
+const STG = 'G0MAINTSTG';
+const CANARY_TALOSCONFIG = 'context: prod\nkey: talosKeyCanary0123456789abcdefXYZ\n';
+const CANARY_KUBECONFIG = 'users:\n- user:\n    token: kubeTokenCanary0123456789abcdefXYZ\n';
+const CANARIES = ['talosKeyCanary0123456789abcdefXYZ', 'kubeTokenCanary0123456789abcdefXYZ'];
+
+const redis = useRedisFixture();
+let work: string;
+let emu: SlackEmulator | undefined;
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'doctor-'));
+  await mkdir(join(work, 'snap-prd'));
+  await writeFile(join(work, 'not-a-dir'), '');
+  await mkdir(join(work, 'bin'));
+  await writeFile(join(work, 'bin', 'talosctl-v1.13.9'), '', { mode: 0o755 });
+});
+afterAll(async () => {
+  await rm(work, { recursive: true, force: true });
+});
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+function inventory(prdWindows = "[{ start: '0 22 * * 2', durationMinutes: 120, timeZone: Europe/Berlin }]") {
+  const cluster = (name: string, fields: Record<string, string>): string =>
+    `  ${name}:\n` +
+    Object.entries({
+      controlPlanes: '[10.0.30.11]',
+      installerPlatform: 'nocloud',
+      hostLabel: 'example.org/proxmox-host',
+      operators: '[U0ALICE]',
+      approvers: '[U0CAROL]',
+      ...fields,
+    })
+      .map(([k, v]) => `    ${k}: ${v}`)
+      .join('\n') +
+    '\n';
+  return parseInventory(
+    'clusters:\n' +
+      cluster('production', {
+        environment: 'production',
+        channel: PRD,
+        terraformDir: '/srv/tf/production',
+        snapshotDir: join(work, 'snap-prd'),
+        maintenanceWindows: prdWindows,
+      }) +
+      cluster('staging', {
+        environment: 'staging',
+        channel: STG,
+        terraformDir: '/srv/tf/staging',
+        controlPlanes: '[10.0.20.11]',
+        snapshotDir: join(work, 'not-a-dir'),
+      }),
+    'clusters.yaml',
+  );
+}
+
+/** tofu as the bot runs it (`output -json`), per Terraform directory; `hang` never answers until aborted. */
+function fakeTofu(byDir: Record<string, Record<string, { sensitive: boolean; value: unknown }> | 'hang'>): Tofu {
+  return {
+    outputRaw: () => Promise.reject(new Error('outputs are read with output -json')),
+    run(dir, _args, options) {
+      const outputs = byDir[dir];
+      if (outputs === 'hang') {
+        return new Promise((_resolve, reject) => options?.signal?.addEventListener('abort', () => reject(new Error('tofu was stopped'))));
+      }
+      return Promise.resolve({ command: ['tofu'], stdout: JSON.stringify(outputs ?? {}), stderr: '', exitCode: 0, durationMs: 1 });
+    },
+  };
+}
+
+/** The clusters' Kubernetes API, as the session's `kube.listNodes` answers: each node's osImage. */
+function fakeAccess(versions: Record<string, string[]>): ClusterAccess {
+  return {
+    withSession: (cluster, _signal, run) =>
+      run({
+        cluster,
+        kube: {
+          listNodes: () => Promise.resolve(versions[cluster.name]!.map((v) => ({ status: { nodeInfo: { osImage: `Talos (${v})` } } }))),
+        },
+      } as unknown as ClusterSession),
+  };
+}
+
+const GOOD_OUTPUTS = {
+  talosconfig: { sensitive: true, value: CANARY_TALOSCONFIG },
+  talos_kubeconfig: { sensitive: true, value: CANARY_KUBECONFIG },
+  talos_image_factory_schematic_id: { sensitive: false, value: 'a'.repeat(64) },
+};
+
+async function deps(overrides: Partial<DoctorDeps> & { scopes?: string[] } = {}): Promise<DoctorDeps> {
+  emu = await startSlackEmulator({
+    channels: [
+      { id: PRD, name: 'maint-production', members: ['U0ALICE'] },
+      { id: STG, name: 'maint-staging', botMember: false, members: ['U0ALICE'] },
+    ],
+    ...(overrides.scopes === undefined ? {} : { scopes: overrides.scopes }),
+  });
+  const client = new WebClient(emu.botToken, { slackApiUrl: emu.apiUrl, retryConfig: { retries: 0 } });
+  return {
+    inventory: inventory(),
+    slack: createSlackSelf(client),
+    requiredScopes: REQUIRED_BOT_SCOPES,
+    tofu: fakeTofu({ '/srv/tf/production': GOOD_OUTPUTS, '/srv/tf/staging': { talosconfig: GOOD_OUTPUTS.talosconfig } }),
+    scrubber: new SecretScrubber(),
+    access: fakeAccess({ production: ['v1.13.9', 'v1.13.9'], staging: ['v1.12.5'] }),
+    binaries: createTalosctlBinaries(join(work, 'bin')),
+    redis: { url: redis.server.url, client: redis.client() },
+    // A Monday noon in Berlin: the next window opens Tuesday 22:00 Berlin.
+    now: () => new Date('2026-12-07T11:00:00Z'),
+    checkTimeoutMs: 5000,
+    ...overrides,
+  };
+}
+
+function find(findings: DoctorFinding[], check: string, cluster?: string): DoctorFinding {
+  const found = findings.find((f) => f.check === check && f.cluster === cluster);
+  if (found === undefined) throw new Error(`no finding ${check} ${cluster ?? ''}: ${JSON.stringify(findings)}`);
+  return found;
+}
+
+describe('runDoctor', () => {
+  it('reports every check, the good and the bad, each with its fix', async () => {
+    // Act
+    const findings = await runDoctor(await deps());
+
+    // Assert: what is right.
+    expect(find(findings, 'Slack scopes').status).toBe('ok');
+    expect(find(findings, 'Channel membership', 'production').status).toBe('ok');
+    expect(find(findings, 'Terraform outputs', 'production').status).toBe('ok');
+    expect(find(findings, 'talosctl', 'production')).toMatchObject({ status: 'ok' });
+    expect(find(findings, 'Redis authentication').status).toBe('ok');
+    expect(find(findings, 'Redis persistence').status).toBe('ok');
+    expect(find(findings, 'Redis eviction').status).toBe('ok');
+    expect(find(findings, 'Snapshot directory', 'production').status).toBe('ok');
+    // The next window, as a Slack date token each reader sees in their own zone: Tuesday 22:00 Berlin is 21:00 UTC.
+    const window = find(findings, 'Maintenance windows', 'production');
+    expect(window.status).toBe('ok');
+    expect(window.found).toContain(`<!date^${Date.parse('2026-12-08T21:00:00Z') / 1000}^`);
+
+    // Assert: what is wrong, each with a fix.
+    const membership = find(findings, 'Channel membership', 'staging');
+    expect(membership.status).toBe('fail');
+    expect(membership.fix).toContain('/invite');
+    const outputs = find(findings, 'Terraform outputs', 'staging');
+    expect(outputs.status).toBe('fail');
+    expect(outputs.found).toContain('"talos_kubeconfig" (kubeconfig)');
+    expect(outputs.found).toContain('"talos_image_factory_schematic_id" (schematicId)');
+    const talosctl = find(findings, 'talosctl', 'staging');
+    expect(talosctl.status).toBe('fail');
+    expect(talosctl.fix).toContain('talosctl-v1.12.5');
+    expect(find(findings, 'Snapshot directory', 'staging').status).toBe('fail');
+    expect(findings.filter((f) => f.status !== 'ok').every((f) => f.fix !== undefined)).toBe(true);
+  });
+
+  it('names each scope the token lacks, from auth.test', async () => {
+    // Arrange: installed without usergroups:read.
+    const scopes = Object.keys(REQUIRED_BOT_SCOPES).filter((s) => s !== 'usergroups:read');
+
+    // Act
+    const findings = await runDoctor(await deps({ scopes }));
+
+    // Assert
+    const finding = find(findings, 'Slack scopes');
+    expect(finding.status).toBe('fail');
+    expect(finding.found).toContain('`usergroups:read`');
+    expect(finding.found).not.toContain('`chat:write`');
+    expect(emu!.callsTo('auth.test')).toHaveLength(1);
+  });
+
+  it('fails the eviction check of a Redis that evicts, and the authentication check of one without a password', async () => {
+    // Arrange
+    const admin = redis.client();
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    const dir = await mkdtemp(join(tmpdir(), 'doctor-open-redis-'));
+    let open: RedisServer | undefined;
+    try {
+      open = await startRedisServer(dir, { password: false });
+
+      // Act
+      const evicting = await runDoctor(await deps());
+      await emu?.close();
+      const anonymous = await runDoctor(await deps({ redis: { url: open.url, client: redis.client() } }));
+
+      // Assert
+      expect(find(evicting, 'Redis eviction')).toMatchObject({ status: 'fail', fix: 'run Redis with maxmemory-policy noeviction' });
+      expect(find(anonymous, 'Redis authentication').status).toBe('fail');
+    } finally {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await open?.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a check that hangs past its bound, and every other check still reports', async () => {
+    // Arrange: production's tofu never answers.
+    const d = await deps({ checkTimeoutMs: 1000 });
+    d.tofu = fakeTofu({ '/srv/tf/production': 'hang', '/srv/tf/staging': GOOD_OUTPUTS });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    expect(find(findings, 'Terraform outputs', 'production')).toMatchObject({ status: 'fail' });
+    expect(find(findings, 'Terraform outputs', 'production').found).toContain('no answer within');
+    expect(find(findings, 'Terraform outputs', 'staging').status).toBe('ok');
+    expect(find(findings, 'Redis eviction').status).toBe('ok');
+    expect(find(findings, 'Slack scopes').status).toBe('ok');
+  });
+
+  it('with TALOSCTL_DOWNLOAD, counts on the cache or the next plan, and downloads nothing itself', async () => {
+    // Arrange: the cache holds v1.12.5's client; the release server is unreachable, so a download would fail the check.
+    const cacheDir = join(work, 'cache');
+    await mkdir(cacheDir, { recursive: true });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '', { mode: 0o755 });
+    const downloader = createTalosctlDownloader({ baseUrl: 'http://127.0.0.1:9', cacheDir, timeoutMs: 1000 });
+    const d = await deps({ downloader, access: fakeAccess({ production: ['v1.14.0'], staging: ['v1.12.5'] }) });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    expect(find(findings, 'talosctl', 'staging')).toMatchObject({ status: 'ok' });
+    expect(find(findings, 'talosctl', 'staging').found).toContain('download cache');
+    expect(find(findings, 'talosctl', 'production')).toMatchObject({ status: 'ok' });
+    expect(find(findings, 'talosctl', 'production').found).toContain('the next plan downloads it');
+    expect(await readdir(cacheDir)).toEqual(['talosctl-v1.12.5']);
+  });
+
+  it('warns when no window is declared for production', async () => {
+    const d = await deps();
+    d.inventory = inventory('[]');
+    expect(find(await runDoctor(d), 'Maintenance windows', 'production').status).toBe('warn');
+  });
+});
+
+describe('the doctor at start', () => {
+  it('posts the report to DOCTOR_CHANNEL, and no credential the checks read reaches Slack or the log', async () => {
+    // Arrange: the outputs hold credentials, as real ones do.
+    const d = await deps();
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'debug',
+      scrubber: d.scrubber,
+      destination: new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) }),
+    });
+    const posted: { channel: string; text: string }[] = [];
+    const chat: Pick<ChatPort, 'post'> = {
+      post: (channel, message) => {
+        posted.push({ channel, text: JSON.stringify(message) });
+        return Promise.resolve({ ts: '1.0' });
+      },
+    };
+
+    // Act
+    await postDoctorAtStart({ channel: 'C0DOCTOR', chat, logger, scrubber: d.scrubber }, () => runDoctor(d));
+
+    // Assert
+    expect(posted.map((p) => p.channel)).toEqual(['C0DOCTOR']);
+    expect(posted[0]!.text).toContain('Doctor at start');
+    expect(posted[0]!.text).toContain('Terraform outputs · staging');
+    const log = lines.join('');
+    expect(log).toContain('doctor at start');
+    for (const canary of CANARIES) {
+      expect(posted[0]!.text).not.toContain(canary);
+      expect(log).not.toContain(canary);
+    }
+  });
+
+  it('posts nothing without DOCTOR_CHANNEL', async () => {
+    let ran = false;
+    const chat: Pick<ChatPort, 'post'> = { post: () => Promise.reject(new Error('posted')) };
+    await postDoctorAtStart(
+      {
+        channel: undefined,
+        chat,
+        logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
+        scrubber: new SecretScrubber(),
+      },
+      () => {
+        ran = true;
+        return Promise.resolve([]);
+      },
+    );
+    expect(ran).toBe(false);
+  });
+});
