@@ -77,11 +77,11 @@ export function buildProcessors(parts: ProcessorParts): Processors {
   const { access, chat } = adapters;
   const probeTimeoutMs = config.timeouts.probeMs;
   const onReport = (report: GateReport): void => {
-    metrics.healthGates.inc({ cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
+    metrics.healthGates.inc({ talos_cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
     for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
     core.home.gateFinished(report);
   };
-  const onGateError = (cluster: string): void => metrics.healthGates.inc({ cluster, result: 'error' });
+  const onGateError = (cluster: string): void => metrics.healthGates.inc({ talos_cluster: cluster, result: 'error' });
   const engine = engineDeps(parts);
   return {
     read: {

@@ -32,13 +32,13 @@ export interface ClusterHold {
 export interface Metrics {
   registry: Registry;
   /** Operations that ended, by cluster, kind and result (`completed`, `failed`, `cancelled`, `refused`). */
-  operations: Counter<'cluster' | 'kind' | 'result'>;
+  operations: Counter<'talos_cluster' | 'kind' | 'result'>;
   /** Wall time of a finished step (start to end, restarts included), by step kind and final status. */
   stepDuration: Histogram<'kind' | 'status'>;
   queueJobs: Gauge<'queue' | 'state'>;
-  waitingApprovals: Gauge<'cluster'>;
-  clusterLocked: Gauge<'cluster' | 'kind' | 'state'>;
-  approvalRequested: Gauge<'cluster'>;
+  waitingApprovals: Gauge<'talos_cluster'>;
+  clusterLocked: Gauge<'talos_cluster' | 'kind' | 'state'>;
+  approvalRequested: Gauge<'talos_cluster'>;
   readiness: Gauge<'probe'>;
   /** Every talosctl and tofu child process, by binary and subcommand. */
   execDuration: Histogram<'binary' | 'subcommand'>;
@@ -57,7 +57,7 @@ export interface Metrics {
   slackUsergroupLookupFailures: Counter<'error'>;
   /** Read commands refused by the per-user, per-cluster rate limit, by command. */
   commandsRateLimited: Counter<'command'>;
-  healthGates: Counter<'cluster' | 'result'>;
+  healthGates: Counter<'talos_cluster' | 'result'>;
   healthChecks: Counter<'check' | 'status'>;
   /** 1 once Redis lost the bot's data (its epoch key is gone or replaced): the bot refuses to act until re-seeded. */
   redisEpochMissing: Gauge;
@@ -116,13 +116,13 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   const waitingApprovals = new Gauge({
     name: `${PREFIX}waiting_approvals`,
     help: 'Operations waiting for an approver, by cluster, read at scrape time.',
-    labelNames: ['cluster'] as const,
+    labelNames: ['talos_cluster'] as const,
     registers,
     async collect() {
       if (!sources.waitingApprovals) return;
       this.reset();
       const byCluster = await withTimeout(sources.waitingApprovals(), sourceTimeoutMs).catch(() => undefined);
-      for (const [cluster, count] of Object.entries(byCluster ?? {})) this.set({ cluster }, count);
+      for (const [cluster, count] of Object.entries(byCluster ?? {})) this.set({ talos_cluster: cluster }, count);
     },
   });
 
@@ -134,26 +134,26 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   const clusterLocked = new Gauge({
     name: `${PREFIX}cluster_locked_since_timestamp_seconds`,
     help: "When the operation holding each locked cluster took it, in Unix seconds, by cluster and the holder's kind and state; absent for a free cluster.",
-    labelNames: ['cluster', 'kind', 'state'] as const,
+    labelNames: ['talos_cluster', 'kind', 'state'] as const,
     registers,
     async collect() {
       if (!sources.clusterHolds) return;
       this.reset();
       for (const hold of (await readHolds()) ?? [])
-        this.set({ cluster: hold.cluster, kind: hold.kind, state: hold.state }, hold.lockedSince);
+        this.set({ talos_cluster: hold.cluster, kind: hold.kind, state: hold.state }, hold.lockedSince);
     },
   });
 
   const approvalRequested = new Gauge({
     name: `${PREFIX}approval_requested_timestamp_seconds`,
     help: 'When the oldest approval request still unanswered was posted, in Unix seconds, by cluster; absent when none waits.',
-    labelNames: ['cluster'] as const,
+    labelNames: ['talos_cluster'] as const,
     registers,
     async collect() {
       if (!sources.clusterHolds) return;
       this.reset();
       for (const hold of (await readHolds()) ?? []) {
-        if (hold.approvalRequestedAt !== undefined) this.set({ cluster: hold.cluster }, hold.approvalRequestedAt);
+        if (hold.approvalRequestedAt !== undefined) this.set({ talos_cluster: hold.cluster }, hold.approvalRequestedAt);
       }
     },
   });
@@ -190,7 +190,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     operations: new Counter({
       name: `${PREFIX}operations_total`,
       help: 'Operations that ended, by cluster, kind and result.',
-      labelNames: ['cluster', 'kind', 'result'] as const,
+      labelNames: ['talos_cluster', 'kind', 'result'] as const,
       registers,
     }),
     stepDuration: new Histogram({
@@ -268,7 +268,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     healthGates: new Counter({
       name: `${PREFIX}health_gates_total`,
       help: 'Health gates of /talos health, by cluster and result (passed, failed, error when the gate could not run).',
-      labelNames: ['cluster', 'result'] as const,
+      labelNames: ['talos_cluster', 'result'] as const,
       registers,
     }),
     healthChecks: new Counter({
