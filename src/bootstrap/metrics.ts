@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { ReadinessProbe } from '../http/ops-endpoints.ts';
 import type { Logger } from '../log/logger.ts';
 import { runProbes } from '../http/ops-endpoints.ts';
-import { createMetrics, sharedRead, type ClusterSignal, type Metrics } from '../metrics/metrics.ts';
+import { createMetrics, sharedRead, type Metrics } from '../metrics/metrics.ts';
 import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from '../ops/operation-metrics.ts';
-import { lastVerifiedSnapshot } from '../ops/snapshot-signal.ts';
-import { longestCronGapSeconds } from '../rules/schedule-interval.ts';
+import { readClusterSignals } from '../ops/cluster-signals.ts';
 import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import type { OperationRecords } from './operation-records.ts';
@@ -41,25 +40,7 @@ export function buildMetrics(
     ),
   );
   // Read at scrape from the snapshot directories and Redis, so every replica shows the same and a restart loses nothing.
-  const clusterSignals = sharedRead(() =>
-    Promise.all(
-      infra.inventory.clusters.map(async (cluster): Promise<ClusterSignal> => {
-        const schedule = cluster.schedules?.snapshot;
-        const [lastSnapshotAt, kept] = await Promise.all([
-          lastVerifiedSnapshot(cluster.name, cluster.snapshotDir),
-          records.signals.read(cluster.name),
-        ]);
-        const interval = schedule === undefined ? undefined : longestCronGapSeconds(schedule.cron, schedule.timezone, infra.clock.now());
-        return {
-          cluster: cluster.name,
-          ...(lastSnapshotAt === undefined ? {} : { lastSnapshotAt }),
-          ...(interval === undefined ? {} : { snapshotIntervalSeconds: interval }),
-          ...(kept.gate ? { gate: kept.gate } : {}),
-          ...(kept.talosVersions ? { talosVersions: kept.talosVersions.length } : {}),
-        };
-      }),
-    ),
-  );
+  const clusterSignals = sharedRead(() => readClusterSignals(infra.inventory.clusters, records.signals, infra.clock.now()));
   const probes: ReadinessProbe[] = [];
   const metrics = createMetrics({
     queueJobCounts: async () => {

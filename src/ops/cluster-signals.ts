@@ -1,5 +1,9 @@
 import type { Redis } from 'ioredis';
+import type { ClusterConfig } from '../config/inventory.ts';
 import type { GateReport } from '../health/health-gate.ts';
+import type { ClusterSignal } from '../metrics/metrics.ts';
+import { longestCronGapSeconds } from '../rules/schedule-interval.ts';
+import { lastVerifiedSnapshot } from './snapshot-signal.ts';
 
 /** A health gate's verdict as the metrics show it: passed with warnings is `warning`; a gate that could not run is `failed`. */
 export type GateVerdictName = 'passed' | 'warning' | 'failed';
@@ -73,4 +77,29 @@ export function createClusterSignals(redis: Redis): ClusterSignals {
       return { ...(gate ? { gate } : {}), ...(talosVersions ? { talosVersions } : {}) };
     },
   };
+}
+
+/** Each cluster's signals for the scrape-time gauges: its snapshot directory, its schedule, and what Redis keeps of its gates. */
+export function readClusterSignals(
+  clusters: readonly Pick<ClusterConfig, 'name' | 'snapshotDir' | 'schedules'>[],
+  signals: Pick<ClusterSignals, 'read'>,
+  now: Date,
+): Promise<ClusterSignal[]> {
+  return Promise.all(
+    clusters.map(async (cluster): Promise<ClusterSignal> => {
+      const schedule = cluster.schedules?.snapshot;
+      const [lastSnapshotAt, kept] = await Promise.all([
+        lastVerifiedSnapshot(cluster.name, cluster.snapshotDir),
+        signals.read(cluster.name),
+      ]);
+      const interval = schedule === undefined ? undefined : longestCronGapSeconds(schedule.cron, schedule.timezone, now);
+      return {
+        cluster: cluster.name,
+        ...(lastSnapshotAt === undefined ? {} : { lastSnapshotAt }),
+        ...(interval === undefined ? {} : { snapshotIntervalSeconds: interval }),
+        ...(kept.gate ? { gate: kept.gate } : {}),
+        ...(kept.talosVersions ? { talosVersions: kept.talosVersions.length } : {}),
+      };
+    }),
+  );
 }
