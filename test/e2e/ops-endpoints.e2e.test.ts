@@ -137,9 +137,9 @@ describe('ops endpoints in Socket Mode', () => {
     expect((await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging)).text).toContain('completed');
 
     const after = await scrape(h);
-    expect(sampleValue(after, 'talos_chatops_operations_total', { talos_cluster: 'staging', kind: 'talos-upgrade', result: 'completed' })).toBe(
-      1,
-    );
+    expect(
+      sampleValue(after, 'talos_chatops_operations_total', { talos_cluster: 'staging', kind: 'talos-upgrade', result: 'completed' }),
+    ).toBe(1);
     expect(
       after.filter(
         (s) =>

@@ -41,10 +41,18 @@ describe('createMetrics', () => {
     first.operations.inc({ talos_cluster: 'production', kind: 'snapshot', result: 'completed' });
 
     expect(
-      sampleValue(await scrape(first), 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'snapshot', result: 'completed' }),
+      sampleValue(await scrape(first), 'talos_chatops_operations_total', {
+        talos_cluster: 'production',
+        kind: 'snapshot',
+        result: 'completed',
+      }),
     ).toBe(1);
     expect(
-      sampleValue(await scrape(second), 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'snapshot', result: 'completed' }),
+      sampleValue(await scrape(second), 'talos_chatops_operations_total', {
+        talos_cluster: 'production',
+        kind: 'snapshot',
+        result: 'completed',
+      }),
     ).toBeUndefined();
     expect(globalRegistry.getSingleMetric('talos_chatops_operations_total')).toBeUndefined();
   });
@@ -246,13 +254,15 @@ describe('recordOperationChange', () => {
     record(running, operation({ state: 'awaiting-approval' }));
 
     const samples = await scrape(metrics);
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'talos-upgrade', result: 'failed' })).toBe(
-      1,
-    );
+    expect(
+      sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'talos-upgrade', result: 'failed' }),
+    ).toBe(1);
     expect(
       sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'talos-upgrade', result: 'cancelled' }),
     ).toBeUndefined();
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'snapshot', result: 'refused' })).toBe(1);
+    expect(
+      sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'snapshot', result: 'refused' }),
+    ).toBe(1);
     expect(samples.filter((s) => s.name === 'talos_chatops_operations_total')).toHaveLength(2);
   });
 
