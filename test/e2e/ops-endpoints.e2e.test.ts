@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { metricTypes, parsePrometheusText, sampleValue, type Sample } from '../support/prometheus-text.ts';
@@ -91,6 +92,29 @@ describe('ops endpoints in Socket Mode', () => {
     expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'service' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'tofu', subcommand: 'output' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_slack_rate_limited_total', { method: 'chat.update' })).toBe(1);
+  });
+
+  it("keeps the last gate's verdict, its time and the Talos versions it read for every replica's scrape", async () => {
+    const before = Date.now() / 1000;
+    await healthGate(h);
+
+    // The verdict is written to Redis beside the gate's reply: scrape until it shows.
+    let samples = await scrape(h);
+    for (let i = 0; i < 50 && !samples.some((s) => s.name === 'talos_chatops_gate_last_timestamp_seconds'); i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      samples = await scrape(h);
+    }
+
+    const last = samples.filter((s) => s.name === 'talos_chatops_gate_last_timestamp_seconds' && s.labels.talos_cluster === 'production');
+    expect(last.map((s) => s.labels.verdict)).toEqual([expect.stringMatching(/^(passed|warning)$/)]);
+    expect(last[0]!.value).toBeGreaterThanOrEqual(Math.floor(before));
+    // An earlier gate of this file gave the same verdict: the verdict holds since then.
+    expect(sampleValue(samples, 'talos_chatops_gate_verdict_since_timestamp_seconds', last[0]!.labels)).toBeLessThanOrEqual(last[0]!.value);
+    expect(sampleValue(samples, 'talos_chatops_talos_versions', { talos_cluster: 'production' })).toBe(1);
+    expect(samples.filter((s) => s.name === 'talos_chatops_cluster_stopped')).toEqual([]);
+    expect(samples.filter((s) => s.name === 'talos_chatops_build_info').map((s) => s.labels.version)).toEqual([
+      JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version,
+    ]);
   });
 
   it('counts a talosctl call that its probe timeout cut off as a failure of its subcommand', async () => {
