@@ -113,6 +113,10 @@ ENV NODE_ENV=production \
     CREDENTIALS_DIR=/tmp/creds \
     HOME=/tmp
 WORKDIR /app
+# The commit the image is built from (`--build-arg GIT_COMMIT=$(git rev-parse HEAD)`), shown by
+# the talos_chatops_build_info metric; empty: the metric has no commit label.
+ARG GIT_COMMIT=""
+ENV GIT_COMMIT=${GIT_COMMIT}
 
 # tini as PID 1 forwards SIGTERM to Node (graceful shutdown) and reaps the processes
 # that tofu providers and talosctl leave behind when a step is cancelled.

@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import type { ReadinessProbe } from '../http/ops-endpoints.ts';
 import type { Logger } from '../log/logger.ts';
 import { runProbes } from '../http/ops-endpoints.ts';
 import { createMetrics, sharedRead, type Metrics } from '../metrics/metrics.ts';
 import { readClusterHolds, recordOperationChange, waitingApprovalCounts } from '../ops/operation-metrics.ts';
+import { readClusterSignals } from '../ops/cluster-signals.ts';
 import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import type { OperationRecords } from './operation-records.ts';
@@ -14,9 +16,19 @@ export interface Observability {
   probes: ReadinessProbe[];
 }
 
+/** The bot's version from its package.json (beside src/ in the image too), or `unknown` when it cannot be read. */
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 export function buildMetrics(
-  infra: Pick<Infrastructure, 'inventory' | 'queues' | 'epoch'>,
-  records: Pick<OperationRecords, 'lock' | 'store' | 'events'>,
+  infra: Pick<Infrastructure, 'inventory' | 'queues' | 'epoch' | 'config' | 'clock'>,
+  records: Pick<OperationRecords, 'lock' | 'store' | 'events' | 'signals'>,
 ): Observability {
   const { read, ops } = infra.queues;
   const clusterNames = infra.inventory.clusters.map((c) => c.name);
@@ -27,6 +39,8 @@ export function buildMetrics(
       (id) => records.store.get(id),
     ),
   );
+  // Read at scrape from the snapshot directories and Redis, so every replica shows the same and a restart loses nothing.
+  const clusterSignals = sharedRead(() => readClusterSignals(infra.inventory.clusters, records.signals, infra.clock.now()));
   const probes: ReadinessProbe[] = [];
   const metrics = createMetrics({
     queueJobCounts: async () => {
@@ -38,6 +52,12 @@ export function buildMetrics(
     clusterHolds,
     readiness: () => runProbes(probes, 2000),
     redisEpochIntact: () => infra.epoch.check(),
+    clusterSignals,
+    build: {
+      version: packageVersion(),
+      nodeVersion: process.versions.node,
+      ...(infra.config.gitCommit ? { commit: infra.config.gitCommit } : {}),
+    },
   });
   records.events.on(recordOperationChange(metrics));
   return { metrics, probes };

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config/env.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import { createClusterLock, type ClusterLock } from '../ops/cluster-lock.ts';
+import { createClusterSignals, type ClusterSignals } from '../ops/cluster-signals.ts';
 import { createDeliveryDedupe, type DeliveryDedupe } from '../ops/delivery-dedupe.ts';
 import { createNodeClassRecord, type NodeClassRecord } from '../ops/node-class-record.ts';
 import { createOperationEvents, type OperationEvents } from '../ops/operation-events.ts';
@@ -25,6 +26,8 @@ export interface OperationRecords {
   nodeClasses: NodeClassRecord;
   runningGates: RunningGates;
   gateState: ScheduledGateState;
+  /** The last gate verdict and Talos versions of each cluster, for the metrics. */
+  signals: ClusterSignals;
 }
 
 export function buildOperationRecords(parts: {
@@ -54,5 +57,6 @@ export function buildOperationRecords(parts: {
     // A gate reads its credentials, picks its talosctl and runs its probes, each within the probe timeout.
     runningGates: createRunningGates(redis, { ttlMs: 3 * config.timeouts.probeMs + 60_000 }),
     gateState: createScheduledGateState(redis),
+    signals: createClusterSignals(redis),
   };
 }

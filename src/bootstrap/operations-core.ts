@@ -6,6 +6,7 @@ import { KIND_POLICY, presentationOf } from '../../jobs/playbooks/index.ts';
 import { createAudit, type Audit } from '../../jobs/engine/audit.ts';
 import type { Operation } from '../ops/operation.ts';
 import { createRecordExporter } from '../ops/record-export.ts';
+import { createUserNames } from '../slack/slack-user-names.ts';
 import { enqueueCancelled } from '../queue/jobs.ts';
 import { createChannelMembers } from '../slack/slack-channel-members.ts';
 import { createHomePublisher } from '../slack/slack-home.ts';
@@ -67,7 +68,7 @@ export function buildOperationsCore(
   events.on((before, after) => home.operationChanged(before, after));
   // Every path that ends an operation writes it through the store, so its record is exported here, once, by the writer that ended it.
   if (config.recordExportDir !== undefined) {
-    const exporter = createRecordExporter({ dir: config.recordExportDir, now, logger });
+    const exporter = createRecordExporter({ dir: config.recordExportDir, now, logger, displayName: createUserNames(adapters.slackClient) });
     events.on((before, after) => exporter.operationChanged(before, after));
   }
   const audit = createAudit(store, adapters.chat, { clock, logger, postLease: records.auditPostLease });

@@ -17,6 +17,7 @@ import { createGateSummaryJob, createScheduledGateJob } from '../../jobs/schedul
 import { createScheduledSnapshotJob } from '../../jobs/scheduled-snapshot-job.ts';
 import type { GateReport } from '../health/health-gate.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { gateVerdictName } from '../ops/cluster-signals.ts';
 import type { OpsJobName, ReadJobName } from '../queue/job-schemas.ts';
 import { createWorkers, type JobProcessor, type Workers } from '../queue/workers.ts';
 import { errorCode } from '../errors.ts';
@@ -77,12 +78,18 @@ export function buildProcessors(parts: ProcessorParts): Processors {
   const { store, lock, runningGates } = records;
   const { access, chat } = adapters;
   const probeTimeoutMs = config.timeouts.probeMs;
+  const keepSignal = (write: Promise<void>, cluster: string): void =>
+    void write.catch((error: unknown) => logger.warn({ cluster, err: (error as Error).message }, 'gate verdict not kept for the metrics'));
   const onReport = (report: GateReport): void => {
-    metrics.healthGates.inc({ cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
+    metrics.healthGates.inc({ talos_cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
     for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
+    keepSignal(records.signals.gateFinished(report.cluster, gateVerdictName(report), clock.now(), report.versions?.talos), report.cluster);
     core.home.gateFinished(report);
   };
-  const onGateError = (cluster: string): void => metrics.healthGates.inc({ cluster, result: 'error' });
+  const onGateError = (cluster: string): void => {
+    metrics.healthGates.inc({ talos_cluster: cluster, result: 'error' });
+    keepSignal(records.signals.gateFinished(cluster, 'failed', clock.now()), cluster);
+  };
   const engine = engineDeps(parts);
   return {
     read: {

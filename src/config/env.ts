@@ -246,6 +246,9 @@ export const EnvSchema = z
       .default('7')
       .pipe(z.coerce.number<string>().positive())
       .describe('How long finished queue jobs are kept for inspection, in days (and at most 1000 per queue).'),
+    GIT_COMMIT: optionalString.describe(
+      'The commit the image was built from, shown as the `commit` label of the `talos_chatops_build_info` metric; the image sets it from its `GIT_COMMIT` build argument. Unset: the metric has no commit label.',
+    ),
     RECORD_EXPORT_DIR: optionalString
       .pipe(z.string().regex(/^\//, 'must be an absolute path').optional())
       .describe(
@@ -354,6 +357,8 @@ export interface Config {
   };
   /** Where each operation's maintenance record is written as JSON when it ends; unset: not exported. */
   recordExportDir: string | undefined;
+  /** The commit the image was built from, for the build_info metric. */
+  gitCommit: string | undefined;
   /** Variables every child process gets (PATH, HOME, locale), never the bot's secrets. */
   childEnv: Record<string, string>;
   /** Extra variables for `tofu` only: its state-backend credentials (TF_*, AWS_*, B2_*…). */
@@ -465,6 +470,7 @@ export function loadConfig(given: Record<string, string | undefined>): Config {
       jobSeconds: Math.round(e.JOB_RETENTION_DAYS * 86_400),
     },
     recordExportDir: e.RECORD_EXPORT_DIR,
+    gitCommit: e.GIT_COMMIT,
     childEnv: pick(env, (k) => ['PATH', 'HOME', 'LANG', 'TZ', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].includes(k)),
     tofuEnv: pick(env, (k) => /^(TF_|TOFU_|AWS_|B2_|ARM_|GOOGLE_|PM_|PROXMOX_VE_)/.test(k) && k !== 'TOFU_BIN'),
     timeouts: {

@@ -12,6 +12,10 @@ export interface MetricSources {
   readiness?: () => Promise<Record<string, boolean>>;
   /** Whether the epoch the bot adopted at start is still in Redis (false once Redis lost its data). */
   redisEpochIntact?: () => Promise<boolean>;
+  /** What the bot knows of each cluster of the inventory beyond its lock: snapshots, the last gate, the Talos versions. */
+  clusterSignals?: () => Promise<ClusterSignal[]>;
+  /** What `talos_chatops_build_info` shows; without it, the version reads `unknown`. */
+  build?: BuildInfo;
   /** Upper bound of one source read during a scrape, in ms; default 2000. */
   sourceTimeoutMs?: number;
 }
@@ -28,17 +32,40 @@ export interface ClusterHold {
   approvalRequestedAt?: number;
 }
 
+/** One cluster's signals at scrape time, each in Unix seconds; a field is absent when the bot knows nothing of it. */
+export interface ClusterSignal {
+  cluster: string;
+  /** When the newest verified etcd snapshot in its snapshotDir was taken. */
+  lastSnapshotAt?: number;
+  /** The longest time between two runs of its snapshot schedule; absent without a schedule. */
+  snapshotIntervalSeconds?: number;
+  /** The last health gate: its verdict (`passed`, `warning`, `failed`), when it ended, and since when the verdict holds. */
+  gate?: { verdict: string; at: number; since: number };
+  /** How many distinct Talos versions the last gate that read them found on its nodes. */
+  talosVersions?: number;
+}
+
+export interface BuildInfo {
+  version: string;
+  nodeVersion: string;
+  /** The commit the image was built from, when the build said. */
+  commit?: string;
+}
+
+/** Holder states in which an operation has stopped and waits for a person while it keeps the cluster. */
+const STOPPED_STATES = new Set(['failed', 'paused']);
+
 /** The bot's instruments; handed out one at a time by the composition root, never imported by jobs. */
 export interface Metrics {
   registry: Registry;
   /** Operations that ended, by cluster, kind and result (`completed`, `failed`, `cancelled`, `refused`). */
-  operations: Counter<'cluster' | 'kind' | 'result'>;
+  operations: Counter<'talos_cluster' | 'kind' | 'result'>;
   /** Wall time of a finished step (start to end, restarts included), by step kind and final status. */
   stepDuration: Histogram<'kind' | 'status'>;
   queueJobs: Gauge<'queue' | 'state'>;
-  waitingApprovals: Gauge<'cluster'>;
-  clusterLocked: Gauge<'cluster' | 'kind' | 'state'>;
-  approvalRequested: Gauge<'cluster'>;
+  waitingApprovals: Gauge<'talos_cluster'>;
+  clusterLocked: Gauge<'talos_cluster' | 'kind' | 'state'>;
+  approvalRequested: Gauge<'talos_cluster'>;
   readiness: Gauge<'probe'>;
   /** Every talosctl and tofu child process, by binary and subcommand. */
   execDuration: Histogram<'binary' | 'subcommand'>;
@@ -57,10 +84,17 @@ export interface Metrics {
   slackUsergroupLookupFailures: Counter<'error'>;
   /** Read commands refused by the per-user, per-cluster rate limit, by command. */
   commandsRateLimited: Counter<'command'>;
-  healthGates: Counter<'cluster' | 'result'>;
+  healthGates: Counter<'talos_cluster' | 'result'>;
   healthChecks: Counter<'check' | 'status'>;
   /** 1 once Redis lost the bot's data (its epoch key is gone or replaced): the bot refuses to act until re-seeded. */
   redisEpochMissing: Gauge;
+  buildInfo: Gauge<'version' | 'node_version' | 'commit'>;
+  snapshotLastVerified: Gauge<'talos_cluster'>;
+  snapshotScheduleInterval: Gauge<'talos_cluster'>;
+  gateLast: Gauge<'talos_cluster' | 'verdict'>;
+  gateVerdictSince: Gauge<'talos_cluster' | 'verdict'>;
+  talosVersions: Gauge<'talos_cluster'>;
+  clusterStopped: Gauge<'talos_cluster' | 'kind' | 'state'>;
 }
 
 const PREFIX = 'talos_chatops_';
@@ -116,13 +150,13 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   const waitingApprovals = new Gauge({
     name: `${PREFIX}waiting_approvals`,
     help: 'Operations waiting for an approver, by cluster, read at scrape time.',
-    labelNames: ['cluster'] as const,
+    labelNames: ['talos_cluster'] as const,
     registers,
     async collect() {
       if (!sources.waitingApprovals) return;
       this.reset();
       const byCluster = await withTimeout(sources.waitingApprovals(), sourceTimeoutMs).catch(() => undefined);
-      for (const [cluster, count] of Object.entries(byCluster ?? {})) this.set({ cluster }, count);
+      for (const [cluster, count] of Object.entries(byCluster ?? {})) this.set({ talos_cluster: cluster }, count);
     },
   });
 
@@ -134,26 +168,26 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   const clusterLocked = new Gauge({
     name: `${PREFIX}cluster_locked_since_timestamp_seconds`,
     help: "When the operation holding each locked cluster took it, in Unix seconds, by cluster and the holder's kind and state; absent for a free cluster.",
-    labelNames: ['cluster', 'kind', 'state'] as const,
+    labelNames: ['talos_cluster', 'kind', 'state'] as const,
     registers,
     async collect() {
       if (!sources.clusterHolds) return;
       this.reset();
       for (const hold of (await readHolds()) ?? [])
-        this.set({ cluster: hold.cluster, kind: hold.kind, state: hold.state }, hold.lockedSince);
+        this.set({ talos_cluster: hold.cluster, kind: hold.kind, state: hold.state }, hold.lockedSince);
     },
   });
 
   const approvalRequested = new Gauge({
     name: `${PREFIX}approval_requested_timestamp_seconds`,
     help: 'When the oldest approval request still unanswered was posted, in Unix seconds, by cluster; absent when none waits.',
-    labelNames: ['cluster'] as const,
+    labelNames: ['talos_cluster'] as const,
     registers,
     async collect() {
       if (!sources.clusterHolds) return;
       this.reset();
       for (const hold of (await readHolds()) ?? []) {
-        if (hold.approvalRequestedAt !== undefined) this.set({ cluster: hold.cluster }, hold.approvalRequestedAt);
+        if (hold.approvalRequestedAt !== undefined) this.set({ talos_cluster: hold.cluster }, hold.approvalRequestedAt);
       }
     },
   });
@@ -184,13 +218,93 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     },
   });
 
+  const build = sources.build ?? { version: 'unknown', nodeVersion: process.versions.node };
+  const buildInfo = new Gauge({
+    name: `${PREFIX}build_info`,
+    help: "Always 1: the bot's version, the Node.js version it runs on and, when the image names it, the commit it was built from.",
+    labelNames: ['version', 'node_version', 'commit'] as const,
+    registers,
+  });
+  buildInfo.set({ version: build.version, node_version: build.nodeVersion, ...(build.commit ? { commit: build.commit } : {}) }, 1);
+
+  const readSignals = (): Promise<ClusterSignal[] | undefined> =>
+    sources.clusterSignals ? withTimeout(sources.clusterSignals(), sourceTimeoutMs).catch(() => undefined) : Promise.resolve(undefined);
+  /** A gauge with one series per cluster signal, reset at each scrape so a cluster that lost its signal loses its series. */
+  const signalGauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    set: (gauge: Gauge<L>, signal: ClusterSignal) => void,
+  ): Gauge<L> =>
+    new Gauge<L>({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames,
+      registers,
+      async collect() {
+        if (!sources.clusterSignals) return;
+        this.reset();
+        for (const signal of (await readSignals()) ?? []) set(this, signal);
+      },
+    });
+  const snapshotLastVerified = signalGauge(
+    'snapshot_last_verified_timestamp_seconds',
+    "When the newest verified etcd snapshot in the cluster's snapshotDir was taken, in Unix seconds; absent when there is none.",
+    ['talos_cluster'],
+    (g, s) => s.lastSnapshotAt !== undefined && g.set({ talos_cluster: s.cluster }, s.lastSnapshotAt),
+  );
+  const snapshotScheduleInterval = signalGauge(
+    'snapshot_schedule_interval_seconds',
+    "The longest time between two runs of the cluster's snapshot schedule, in seconds; absent without a schedule.",
+    ['talos_cluster'],
+    (g, s) => s.snapshotIntervalSeconds !== undefined && g.set({ talos_cluster: s.cluster }, s.snapshotIntervalSeconds),
+  );
+  const gateLast = signalGauge(
+    'gate_last_timestamp_seconds',
+    "When the cluster's last health gate ended, in Unix seconds, with its verdict (passed, warning, failed).",
+    ['talos_cluster', 'verdict'],
+    (g, s) => s.gate !== undefined && g.set({ talos_cluster: s.cluster, verdict: s.gate.verdict }, s.gate.at),
+  );
+  const gateVerdictSince = signalGauge(
+    'gate_verdict_since_timestamp_seconds',
+    "Since when the cluster's health gates have given the verdict of the last one, in Unix seconds, by verdict.",
+    ['talos_cluster', 'verdict'],
+    (g, s) => s.gate !== undefined && g.set({ talos_cluster: s.cluster, verdict: s.gate.verdict }, s.gate.since),
+  );
+  const talosVersions = signalGauge(
+    'talos_versions',
+    "How many distinct Talos versions the cluster's nodes reported to the last gate that read them (above 1: mixed versions).",
+    ['talos_cluster'],
+    (g, s) => s.talosVersions !== undefined && g.set({ talos_cluster: s.cluster }, s.talosVersions),
+  );
+  const clusterStopped = new Gauge({
+    name: `${PREFIX}cluster_stopped`,
+    help: 'Always 1, for each cluster held by an operation that stopped (failed or paused) and waits for a person, by its kind and state.',
+    labelNames: ['talos_cluster', 'kind', 'state'] as const,
+    registers,
+    async collect() {
+      if (!sources.clusterHolds) return;
+      this.reset();
+      for (const hold of (await readHolds()) ?? []) {
+        if (STOPPED_STATES.has(hold.state)) this.set({ talos_cluster: hold.cluster, kind: hold.kind, state: hold.state }, 1);
+      }
+    },
+  });
+
   return {
     registry,
     redisEpochMissing,
+    buildInfo,
+    snapshotLastVerified,
+    snapshotScheduleInterval,
+    gateLast,
+    gateVerdictSince,
+    talosVersions,
+    clusterStopped,
     operations: new Counter({
       name: `${PREFIX}operations_total`,
       help: 'Operations that ended, by cluster, kind and result.',
-      labelNames: ['cluster', 'kind', 'result'] as const,
+      labelNames: ['talos_cluster', 'kind', 'result'] as const,
       registers,
     }),
     stepDuration: new Histogram({
@@ -268,7 +382,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     healthGates: new Counter({
       name: `${PREFIX}health_gates_total`,
       help: 'Health gates of /talos health, by cluster and result (passed, failed, error when the gate could not run).',
-      labelNames: ['cluster', 'result'] as const,
+      labelNames: ['talos_cluster', 'result'] as const,
       registers,
     }),
     healthChecks: new Counter({

@@ -14,7 +14,7 @@ export function recordOperationChange(
 ): (before: Operation, after: Operation) => void {
   return (before, after) => {
     if (!ENDED.includes(before.state) && ENDED.includes(after.state)) {
-      metrics.operations.inc({ cluster: after.cluster, kind: after.kind, result: after.state });
+      metrics.operations.inc({ talos_cluster: after.cluster, kind: after.kind, result: after.state });
     }
     for (const step of after.steps) {
       const previous = before.steps.find((s) => s.id === step.id);

@@ -28,8 +28,39 @@ function strip(value: unknown): unknown {
   );
 }
 
-/** The maintenance record as schema-versioned JSON: the operation's own fields, without the bot's bookkeeping. */
-export function maintenanceRecordJson(op: Operation, exportedAt: Date): string {
+/** A person the record names, by Slack id, with the display name Slack gave when the record was exported. */
+export interface RecordPerson {
+  id: string;
+  /** Absent when the name could not be read (no users:read scope, Slack unreachable): the id still names them. */
+  displayName?: string;
+}
+
+/** A Slack user id (`U…`, or `W…` in an Enterprise Grid). */
+const SLACK_USER = /^[UW][A-Z0-9]{2,}$/;
+/** Fields that name a person: `requestedBy`, `startedBy`, an approval's or override's `by`, an audit entry's `actor`. */
+const isPersonField = (key: string): boolean => key === 'by' || key === 'actor' || key.endsWith('By');
+
+/** Every Slack user the operation names in a person's field, each once, sorted by id. */
+export function peopleOf(op: Operation): string[] {
+  const found = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value !== null && typeof value === 'object')
+      for (const [key, field] of Object.entries(value)) {
+        if (isPersonField(key) && typeof field === 'string' && SLACK_USER.test(field)) found.add(field);
+        else walk(field);
+      }
+  };
+  walk(op);
+  return [...found].sort();
+}
+
+/** The maintenance record as schema-versioned JSON: the operation's own fields, without the bot's bookkeeping, and the people it names. */
+export function maintenanceRecordJson(
+  op: Operation,
+  exportedAt: Date,
+  people: RecordPerson[] = peopleOf(op).map((id) => ({ id })),
+): string {
   const record: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(op)) {
     if (BOOKKEEPING.has(field) || value === undefined) continue;
@@ -38,7 +69,7 @@ export function maintenanceRecordJson(op: Operation, exportedAt: Date): string {
         ? op.audit.map((entry) => Object.fromEntries(Object.entries(entry).filter(([k]) => !AUDIT_BOOKKEEPING.has(k))))
         : strip(value);
   }
-  return `${JSON.stringify({ schema: RECORD_SCHEMA, schemaVersion: RECORD_SCHEMA_VERSION, exportedAt: exportedAt.toISOString(), record }, null, 2)}\n`;
+  return `${JSON.stringify({ schema: RECORD_SCHEMA, schemaVersion: RECORD_SCHEMA_VERSION, exportedAt: exportedAt.toISOString(), people, record }, null, 2)}\n`;
 }
 
 /** Whether this change ended the operation (completed, failed, refused, cancelled), or ended it again after a Retry. */
@@ -57,6 +88,19 @@ export interface RecordExporterOptions {
   dir: string;
   now: () => Date;
   logger: Logger;
+  /** A person's Slack display name, or undefined when it cannot be read; the record then names them by id only. */
+  displayName?: (userId: string) => Promise<string | undefined>;
+  /** Upper bound of one name lookup, in ms; default 5000. A slower one counts as failed. */
+  nameTimeoutMs?: number;
+}
+
+/** Resolves to undefined after `ms`, so a slow lookup cannot hold the record back. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([promise.catch(() => undefined), late]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -66,15 +110,24 @@ export interface RecordExporterOptions {
  * so a backup user in the bot's group can read the records and nobody else can.
  */
 export function createRecordExporter(options: RecordExporterOptions): RecordExporter {
-  const { dir, now, logger } = options;
+  const { dir, now, logger, displayName } = options;
+  const nameTimeoutMs = options.nameTimeoutMs ?? 5000;
+  const people = (op: Operation): Promise<RecordPerson[]> =>
+    Promise.all(
+      peopleOf(op).map(async (id): Promise<RecordPerson> => {
+        const name = displayName === undefined ? undefined : await within(displayName(id), nameTimeoutMs);
+        return name === undefined ? { id } : { id, displayName: name };
+      }),
+    );
   const write = async (op: Operation): Promise<string> => {
+    const named = await people(op);
     await mkdir(dir, { recursive: true, mode: 0o750 });
     const path = join(dir, `${op.id}.json`);
     const temporary = join(dir, `.${op.id}.${randomUUID()}.tmp`);
     try {
       const file = await open(temporary, 'wx', 0o640);
       try {
-        await file.writeFile(maintenanceRecordJson(op, now()), 'utf8');
+        await file.writeFile(maintenanceRecordJson(op, now(), named), 'utf8');
         await file.sync();
       } finally {
         await file.close();

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { metricTypes, parsePrometheusText, sampleValue, type Sample } from '../support/prometheus-text.ts';
@@ -70,7 +71,7 @@ describe('ops endpoints in Socket Mode', () => {
     // Only the jobs the bot schedules for itself (the reconciler, the retention sweep) can be running now.
     expect(sampleValue(samples, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'active' })).toBeLessThanOrEqual(2);
     expect(sampleValue(samples, 'talos_chatops_queue_jobs', { queue: 'talos-read', state: 'active' })).toBe(0);
-    expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(0);
+    expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { talos_cluster: 'production' })).toBe(0);
     expect(samples.filter((s) => s.name === 'talos_chatops_ready').map((s) => [s.labels.probe, s.value])).toEqual([
       ['redis', 1],
       ['slack', 1],
@@ -85,12 +86,35 @@ describe('ops endpoints in Socket Mode', () => {
     await healthGate(h);
 
     const samples = await scrape(h);
-    expect(sampleValue(samples, 'talos_chatops_health_gates_total', { cluster: 'production', result: 'passed' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_health_gates_total', { talos_cluster: 'production', result: 'passed' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_health_checks_total', { check: 'etcd-status', status: 'passed' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'etcd status' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'talosctl', subcommand: 'service' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_exec_duration_seconds_count', { binary: 'tofu', subcommand: 'output' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_slack_rate_limited_total', { method: 'chat.update' })).toBe(1);
+  });
+
+  it("keeps the last gate's verdict, its time and the Talos versions it read for every replica's scrape", async () => {
+    const before = Date.now() / 1000;
+    await healthGate(h);
+
+    // The verdict is written to Redis beside the gate's reply: scrape until it shows.
+    let samples = await scrape(h);
+    for (let i = 0; i < 50 && !samples.some((s) => s.name === 'talos_chatops_gate_last_timestamp_seconds'); i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      samples = await scrape(h);
+    }
+
+    const last = samples.filter((s) => s.name === 'talos_chatops_gate_last_timestamp_seconds' && s.labels.talos_cluster === 'production');
+    expect(last.map((s) => s.labels.verdict)).toEqual([expect.stringMatching(/^(passed|warning)$/)]);
+    expect(last[0]!.value).toBeGreaterThanOrEqual(Math.floor(before));
+    // An earlier gate of this file gave the same verdict: the verdict holds since then.
+    expect(sampleValue(samples, 'talos_chatops_gate_verdict_since_timestamp_seconds', last[0]!.labels)).toBeLessThanOrEqual(last[0]!.value);
+    expect(sampleValue(samples, 'talos_chatops_talos_versions', { talos_cluster: 'production' })).toBe(1);
+    expect(samples.filter((s) => s.name === 'talos_chatops_cluster_stopped')).toEqual([]);
+    expect(samples.filter((s) => s.name === 'talos_chatops_build_info').map((s) => s.labels.version)).toEqual([
+      JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')).version,
+    ]);
   });
 
   it('counts a talosctl call that its probe timeout cut off as a failure of its subcommand', async () => {
@@ -104,7 +128,7 @@ describe('ops endpoints in Socket Mode', () => {
     expect(
       sampleValue(samples, 'talos_chatops_exec_failures_total', { binary: 'talosctl', subcommand: 'etcd status', code: 'exec-cancelled' }),
     ).toBe(1);
-    expect(sampleValue(samples, 'talos_chatops_health_gates_total', { cluster: 'production', result: 'failed' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_health_gates_total', { talos_cluster: 'production', result: 'failed' })).toBe(1);
     expect(sampleValue(samples, 'talos_chatops_health_checks_total', { check: 'etcd-status', status: 'failed' })).toBe(1);
   });
 
@@ -112,34 +136,34 @@ describe('ops endpoints in Socket Mode', () => {
     const testStarted = Date.now() / 1000;
     const before = await scrape(h);
     expect(
-      sampleValue(before, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' }),
+      sampleValue(before, 'talos_chatops_operations_total', { talos_cluster: 'staging', kind: 'talos-upgrade', result: 'completed' }),
     ).toBeUndefined();
 
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
     const request = await waitForApprovalRequest(h, plan, CHANNELS.staging);
     const waiting = await scrape(h);
-    expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(1);
-    expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(0);
+    expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { talos_cluster: 'staging' })).toBe(1);
+    expect(sampleValue(waiting, 'talos_chatops_waiting_approvals', { talos_cluster: 'production' })).toBe(0);
     // The lock dates from the Start click and the request from its posting: both within this test's run.
     const locked = sampleValue(waiting, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
-      cluster: 'staging',
+      talos_cluster: 'staging',
       kind: 'talos-upgrade',
       state: 'awaiting-approval',
     });
-    const requested = sampleValue(waiting, 'talos_chatops_approval_requested_timestamp_seconds', { cluster: 'staging' });
+    const requested = sampleValue(waiting, 'talos_chatops_approval_requested_timestamp_seconds', { talos_cluster: 'staging' });
     expect(locked).toBeGreaterThan(testStarted);
     expect(requested).toBeGreaterThanOrEqual(locked!);
     expect(requested).toBeLessThanOrEqual(Date.now() / 1000);
-    expect(waiting.filter((s) => s.name.startsWith('talos_chatops_cluster_locked') && s.labels.cluster === 'production')).toEqual([]);
+    expect(waiting.filter((s) => s.name.startsWith('talos_chatops_cluster_locked') && s.labels.talos_cluster === 'production')).toEqual([]);
 
     await approve(h, request, USERS.carol, CHANNELS.staging);
     expect((await waitForRootState(h, plan, /completed|stopped/, CHANNELS.staging)).text).toContain('completed');
 
     const after = await scrape(h);
-    expect(sampleValue(after, 'talos_chatops_operations_total', { cluster: 'staging', kind: 'talos-upgrade', result: 'completed' })).toBe(
-      1,
-    );
+    expect(
+      sampleValue(after, 'talos_chatops_operations_total', { talos_cluster: 'staging', kind: 'talos-upgrade', result: 'completed' }),
+    ).toBe(1);
     expect(
       after.filter(
         (s) =>
@@ -147,7 +171,7 @@ describe('ops endpoints in Socket Mode', () => {
           s.name === 'talos_chatops_approval_requested_timestamp_seconds',
       ),
     ).toEqual([]);
-    expect(sampleValue(after, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(0);
+    expect(sampleValue(after, 'talos_chatops_waiting_approvals', { talos_cluster: 'staging' })).toBe(0);
     for (const kind of ['snapshot', 'upgrade-worker', 'upgrade-control-plane', 'verify']) {
       expect([kind, sampleValue(after, 'talos_chatops_step_duration_seconds_count', { kind, status: 'done' })]).toEqual([kind, 1]);
     }

@@ -442,6 +442,14 @@ describe.each(OVERLAYS)('the $name render', (overlay) => {
     expect(volumeFor(botPod, plans!.name)?.persistentVolumeClaim?.claimName).toBe('talos-chatops-plans');
   });
 
+  it('exports the maintenance records onto a persistent volume, never into the container or a memory volume', () => {
+    const { botContainer, botPod, botEnv } = rendered(overlay);
+    const recordDir = botEnv.RECORD_EXPORT_DIR?.value;
+    expect(recordDir).toMatch(/^\//);
+    const records = mountFor(botContainer, `${recordDir}/op-1.json`);
+    expect(volumeFor(botPod, records!.name)?.persistentVolumeClaim?.claimName).toBe('talos-chatops-snapshots');
+  });
+
   it('never lets the bot talk to the cluster it runs in', () => {
     const r = rendered(overlay);
     expect(r.botPod.automountServiceAccountToken).toBe(false);
@@ -736,7 +744,7 @@ describe('the Slack app manifest', () => {
   });
 
   it('asks for exactly the scopes the bot uses, and no user scopes', () => {
-    expect([...(app.oauth_config?.scopes?.bot ?? [])].sort()).toEqual(['channels:history', 'channels:read', 'chat:write', 'commands', 'files:write', 'groups:history', 'groups:read', 'usergroups:read']);
+    expect([...(app.oauth_config?.scopes?.bot ?? [])].sort()).toEqual(['channels:history', 'channels:read', 'chat:write', 'commands', 'files:write', 'groups:history', 'groups:read', 'usergroups:read', 'users:read']);
     expect(app.oauth_config?.scopes?.user).toBeUndefined();
   });
 

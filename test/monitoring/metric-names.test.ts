@@ -115,6 +115,17 @@ describe('the metrics the rules and the dashboard use', () => {
     expect(unknown).toEqual([]);
   });
 
+  it('name the cluster talos_cluster, in the bot and in every expression, never the common `cluster` label', () => {
+    const metrics = createMetrics().registry.getMetricsAsArray() as unknown as { name: string; labelNames: string[] }[];
+    const clusterLabelled = metrics.filter((m) => m.labelNames.includes('cluster'));
+    const expressions = [...ruleExpressions, ...panelExpressions].filter(({ expr }) => /[{(,\s]cluster\s*(=|!=|=~|!~|[,)])/.test(expr));
+
+    expect(metrics.filter((m) => m.labelNames.includes('talos_cluster')).length).toBeGreaterThanOrEqual(10);
+    expect(clusterLabelled.map((m) => m.name)).toEqual([]);
+    expect(expressions.map((e) => e.where)).toEqual([]);
+    expect(ruleExpressions.filter(({ expr }) => expr.includes('talos_cluster')).length).toBeGreaterThanOrEqual(5);
+  });
+
   it('use every name of the allowlist, so it lists no name nothing needs', () => {
     const used = new Set([...ruleExpressions, ...panelExpressions].flatMap(({ expr }) => metricNames(expr)));
 

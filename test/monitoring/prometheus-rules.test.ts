@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,6 +103,28 @@ describe('manifests/monitoring/prometheus-rule.yaml', () => {
       ...((a.annotations?.description ?? '').length > 200 ? [] : [`${a.alert}: description`]),
     ]);
     expect(alerts.length).toBeGreaterThanOrEqual(8);
+    expect(problems).toEqual([]);
+  });
+
+  it("links every alert to its own page under docs/alerts/, and every page names its alert's three parts", async () => {
+    const pattern = /^https:\/\/github\.com\/[\w.-]+\/talos-chatops\/blob\/main\/(docs\/alerts\/(\w+)\.md)$/;
+    const problems: string[] = [];
+    for (const a of alerts) {
+      const match = pattern.exec(a.annotations?.runbook_url ?? '');
+      if (match === null || match[2] !== a.alert) {
+        problems.push(`${a.alert}: runbook_url ${a.annotations?.runbook_url ?? '(none)'}`);
+        continue;
+      }
+      const page = join(ROOT, match[1]!);
+      if (!existsSync(page)) {
+        problems.push(`${a.alert}: no page ${match[1]}`);
+        continue;
+      }
+      const text = await readFile(page, 'utf8');
+      for (const heading of [`# ${a.alert}`, '## What it means', '## How to check', '## Safe actions'])
+        if (!text.includes(heading)) problems.push(`${a.alert}: ${match[1]} lacks "${heading}"`);
+    }
+    expect(alerts.length).toBeGreaterThanOrEqual(10);
     expect(problems).toEqual([]);
   });
 

@@ -116,8 +116,9 @@ describe('scopes', () => {
   });
 
   it('takes new scopes at run time, as a reinstall with another manifest would', async () => {
-    // Arrange
+    // Arrange: an install from a manifest without users:read.
     await start();
+    emu!.setScopes(emu!.scopes.filter((scope) => scope !== 'users:read'));
     const before = await api('users.info', { user: ANA });
 
     // Act

@@ -61,17 +61,26 @@ function usersInfo(args: JsonObject, deps: ApiDeps): JsonObject {
   const user = deps.directory.user(id);
   if (user === undefined) return fail('user_not_found');
   const isBot = id === BOT_USER_ID;
+  const realName = user.realName ?? user.name;
+  const displayName = user.displayName ?? '';
   return {
     ok: true,
     user: {
       id: user.id,
       team_id: deps.config.teamId,
       name: user.name,
-      real_name: user.name,
+      real_name: realName,
       deleted: false,
       is_bot: isBot,
       is_app_user: false,
-      profile: { display_name: user.name, real_name: user.name, ...(isBot ? { bot_id: BOT_ID } : {}) },
+      // A display name nobody set is the empty string, not absent (docs.slack.dev/reference/methods/users.info, "Profile").
+      profile: {
+        display_name: displayName,
+        display_name_normalized: displayName,
+        real_name: realName,
+        real_name_normalized: realName,
+        ...(isBot ? { bot_id: BOT_ID } : {}),
+      },
     },
   };
 }

@@ -540,9 +540,11 @@ describe('Web API semantics', () => {
   });
 
   it('serves users.info, usergroups.users.list and chat.postEphemeral', async () => {
-    // users.info needs users:read, which the app's manifest does not ask for.
-    emu.setScopes([...emu.scopes, 'users:read']);
+    // users.info needs users:read: without it, Slack refuses the call before it looks the user up.
     const client = webClient();
+    emu.setScopes(emu.scopes.filter((scope) => scope !== 'users:read'));
+    await expect(client.users.info({ user: ANA })).rejects.toMatchObject({ data: { error: 'missing_scope', needed: 'users:read' } });
+    emu.setScopes([...emu.scopes, 'users:read']);
     expect((await client.users.info({ user: ANA })).user).toMatchObject({ id: ANA, name: 'ana' });
     await expect(client.users.info({ user: 'U0NOBODY' })).rejects.toMatchObject({ data: { error: 'user_not_found' } });
     expect((await client.usergroups.users.list({ usergroup: 'S0SRE' })).users).toEqual([ANA, BEN]);
@@ -552,6 +554,25 @@ describe('Web API semantics', () => {
     expect(eph.message_ts).toMatch(/^\d+\.\d{6}$/);
     expect(emu.ephemerals(undefined, BEN)).toMatchObject([{ text: 'only for ben', source: 'chat.postEphemeral' }]);
     expect(emu.ephemerals(CHANNEL, ANA)).toEqual([]);
+  });
+
+  it("answers users.info with the profile's display name, empty when the person set none, and the full name", async () => {
+    const named = await startSlackEmulator({
+      channels: [{ id: CHANNEL, name: 'ops' }],
+      users: [
+        { id: 'U0CAROL', name: 'cng', realName: 'Carol Ng', displayName: 'carol' },
+        { id: 'U0DAN', name: 'dan', realName: 'Dan Okafor' },
+      ],
+    });
+    stoppers.push(() => named.close());
+    named.setScopes([...named.scopes, 'users:read']);
+    const client = new WebClient(named.botToken, { slackApiUrl: named.apiUrl, logLevel: LogLevel.ERROR, retryConfig: { retries: 0 } });
+
+    const carol = (await client.users.info({ user: 'U0CAROL' })).user;
+    const dan = (await client.users.info({ user: 'U0DAN' })).user;
+
+    expect(carol).toMatchObject({ name: 'cng', real_name: 'Carol Ng', profile: { display_name: 'carol', real_name: 'Carol Ng' } });
+    expect(dan).toMatchObject({ name: 'dan', real_name: 'Dan Okafor', profile: { display_name: '', real_name: 'Dan Okafor' } });
   });
 
   it('accepts multipart bodies and records raw bodies for canary searches', async () => {

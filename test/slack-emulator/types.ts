@@ -3,7 +3,12 @@ export type JsonObject = Record<string, unknown>;
 
 export interface EmulatorUser {
   id: string;
+  /** The handle (users.info's legacy `name`). */
   name: string;
+  /** The full name (`real_name`); the handle when not given. */
+  realName?: string;
+  /** The display name the person chose; Slack answers `""` for someone who set none. */
+  displayName?: string;
 }
 
 export interface EmulatorChannel {

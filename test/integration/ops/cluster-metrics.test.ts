@@ -79,17 +79,17 @@ describe('lock and approval gauges on a real Redis', () => {
     // Assert
     expect(
       sampleValue(samples, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
-        cluster: 'production',
+        talos_cluster: 'production',
         kind: 'talos-upgrade',
         state: 'awaiting-approval',
       }),
     ).toBe(Date.parse('2026-11-29T22:05:00.000Z') / 1000);
-    expect(sampleValue(samples, 'talos_chatops_approval_requested_timestamp_seconds', { cluster: 'production' })).toBe(
+    expect(sampleValue(samples, 'talos_chatops_approval_requested_timestamp_seconds', { talos_cluster: 'production' })).toBe(
       Date.parse('2026-11-29T22:30:00.000Z') / 1000,
     );
-    expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(1);
-    expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(0);
-    expect(samples.filter((s) => s.labels.cluster === 'staging' && s.name !== 'talos_chatops_waiting_approvals')).toEqual([]);
+    expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { talos_cluster: 'production' })).toBe(1);
+    expect(sampleValue(samples, 'talos_chatops_waiting_approvals', { talos_cluster: 'staging' })).toBe(0);
+    expect(samples.filter((s) => s.labels.talos_cluster === 'staging' && s.name !== 'talos_chatops_waiting_approvals')).toEqual([]);
   });
 
   it("follows the holder's state from one scrape to the next, and drops the series once the lock is released", async () => {
@@ -117,14 +117,14 @@ describe('lock and approval gauges on a real Redis', () => {
     expect(lockSeries(running)).toEqual([
       {
         name: 'talos_chatops_cluster_locked_since_timestamp_seconds',
-        labels: { cluster: 'staging', kind: 'k8s-upgrade', state: 'running' },
+        labels: { talos_cluster: 'staging', kind: 'k8s-upgrade', state: 'running' },
         value: since,
       },
     ]);
     expect(lockSeries(failed)).toEqual([
       {
         name: 'talos_chatops_cluster_locked_since_timestamp_seconds',
-        labels: { cluster: 'staging', kind: 'k8s-upgrade', state: 'failed' },
+        labels: { talos_cluster: 'staging', kind: 'k8s-upgrade', state: 'failed' },
         value: since,
       },
     ]);

@@ -1,12 +1,15 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LogLevel, WebClient } from '@slack/web-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log/logger.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 import { newOperation, type Operation } from '../../../src/ops/operation.ts';
 import { createOperationStore } from '../../../src/ops/operation-store.ts';
 import { createRecordExporter, maintenanceRecordJson, RECORD_SCHEMA } from '../../../src/ops/record-export.ts';
+import { createUserNames } from '../../../src/slack/slack-user-names.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../slack-emulator/index.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
 
 const redis = useRedisFixture();
@@ -145,5 +148,60 @@ describe('exporting records when operations end', () => {
 
     expect(await readdir(dir)).toEqual([`${op.id}.json`]);
     expect(JSON.parse(await readFile(join(dir, `${op.id}.json`), 'utf8'))).toEqual(JSON.parse(maintenanceRecordJson(op, NOW)));
+  });
+});
+
+describe('the people a record names', () => {
+  let emu: SlackEmulator;
+  beforeEach(async () => {
+    emu = await startSlackEmulator({
+      channels: [{ id: 'C0MAINTPRD', name: 'maint-prd' }],
+      users: [
+        { id: 'U0ALICE', name: 'alice', realName: 'Alice Moreau', displayName: 'alice.m' },
+        // Set no display name: Slack answers "", and the record falls back to the full name.
+        { id: 'U0CAROL', name: 'carol', realName: 'Carol Ng' },
+      ],
+    });
+  });
+  afterEach(async () => {
+    await emu.close();
+  });
+
+  const slack = (apiUrl = emu.apiUrl): WebClient =>
+    new WebClient(emu.botToken, { slackApiUrl: apiUrl, logLevel: LogLevel.ERROR, retryConfig: { retries: 0 } });
+  const logger = createLogger({ level: 'silent', scrubber: new SecretScrubber() });
+  const ended = (): Operation => ({ ...running(), state: 'completed', endedAt: '2026-12-01T07:50:00.000Z', startedBy: 'U0ALICE' });
+  const peopleIn = async (path: string): Promise<unknown> => (JSON.parse(await readFile(path, 'utf8')) as { people: unknown }).people;
+
+  it('names each person once by id and Slack display name, read once within the cache time', async () => {
+    const exporter = createRecordExporter({ dir, now: () => NOW, logger, displayName: createUserNames(slack()) });
+
+    const first = await exporter.write(ended());
+    await exporter.write(ended());
+
+    expect(await peopleIn(first)).toEqual([
+      { id: 'U0ALICE', displayName: 'alice.m' },
+      { id: 'U0CAROL', displayName: 'Carol Ng' },
+    ]);
+    // The bot's own audit entries (`actor: bot`) are no person; each person was looked up once for both writes.
+    expect(emu.apiCalls.filter((c) => c.method === 'users.info').map((c) => c.args.user)).toEqual(['U0ALICE', 'U0CAROL']);
+  });
+
+  it('names people by id only, and still writes the record, without users:read or without Slack', async () => {
+    emu.setScopes(emu.scopes.filter((s) => s !== 'users:read'));
+    const noScope = createRecordExporter({ dir, now: () => NOW, logger, displayName: createUserNames(slack()) });
+    const unreachable = createRecordExporter({
+      dir: join(dir, 'offline'),
+      now: () => NOW,
+      logger,
+      displayName: createUserNames(slack('http://127.0.0.1:9/api/')),
+    });
+
+    const withoutScope = await noScope.write(ended());
+    const withoutSlack = await unreachable.write(ended());
+
+    expect(await peopleIn(withoutScope)).toEqual([{ id: 'U0ALICE' }, { id: 'U0CAROL' }]);
+    expect(await peopleIn(withoutSlack)).toEqual([{ id: 'U0ALICE' }, { id: 'U0CAROL' }]);
+    expect(emu.apiCalls.filter((c) => c.method === 'users.info').map((c) => c.error)).toEqual(['missing_scope', 'missing_scope']);
   });
 });

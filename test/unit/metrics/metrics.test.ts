@@ -38,13 +38,21 @@ describe('createMetrics', () => {
     const first = createMetrics();
     const second = createMetrics();
 
-    first.operations.inc({ cluster: 'production', kind: 'snapshot', result: 'completed' });
+    first.operations.inc({ talos_cluster: 'production', kind: 'snapshot', result: 'completed' });
 
     expect(
-      sampleValue(await scrape(first), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' }),
+      sampleValue(await scrape(first), 'talos_chatops_operations_total', {
+        talos_cluster: 'production',
+        kind: 'snapshot',
+        result: 'completed',
+      }),
     ).toBe(1);
     expect(
-      sampleValue(await scrape(second), 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'completed' }),
+      sampleValue(await scrape(second), 'talos_chatops_operations_total', {
+        talos_cluster: 'production',
+        kind: 'snapshot',
+        result: 'completed',
+      }),
     ).toBeUndefined();
     expect(globalRegistry.getSingleMetric('talos_chatops_operations_total')).toBeUndefined();
   });
@@ -63,8 +71,8 @@ describe('createMetrics', () => {
     expect(sampleValue(first, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'waiting' })).toBe(2);
     expect(sampleValue(second, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'waiting' })).toBe(0);
     expect(sampleValue(second, 'talos_chatops_queue_jobs', { queue: 'talos-ops', state: 'active' })).toBe(1);
-    expect(sampleValue(second, 'talos_chatops_waiting_approvals', { cluster: 'production' })).toBe(1);
-    expect(sampleValue(second, 'talos_chatops_waiting_approvals', { cluster: 'staging' })).toBe(0);
+    expect(sampleValue(second, 'talos_chatops_waiting_approvals', { talos_cluster: 'production' })).toBe(1);
+    expect(sampleValue(second, 'talos_chatops_waiting_approvals', { talos_cluster: 'staging' })).toBe(0);
   });
 
   it('drops the scrape-time series instead of failing the scrape when their source fails or hangs', async () => {
@@ -103,20 +111,20 @@ describe('createMetrics', () => {
 
     expect(
       sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
-        cluster: 'production',
+        talos_cluster: 'production',
         kind: 'talos-upgrade',
         state: 'awaiting-approval',
       }),
     ).toBe(1_700_000_000);
     expect(
       sampleValue(first, 'talos_chatops_cluster_locked_since_timestamp_seconds', {
-        cluster: 'staging',
+        talos_cluster: 'staging',
         kind: 'k8s-upgrade',
         state: 'failed',
       }),
     ).toBe(1_700_001_000);
     expect(first.filter((s) => s.name === 'talos_chatops_approval_requested_timestamp_seconds')).toEqual([
-      { name: 'talos_chatops_approval_requested_timestamp_seconds', labels: { cluster: 'production' }, value: 1_700_000_600 },
+      { name: 'talos_chatops_approval_requested_timestamp_seconds', labels: { talos_cluster: 'production' }, value: 1_700_000_600 },
     ]);
     expect(
       second.filter((s) => s.name.startsWith('talos_chatops_cluster_locked') || s.name.startsWith('talos_chatops_approval_requested')),
@@ -246,13 +254,15 @@ describe('recordOperationChange', () => {
     record(running, operation({ state: 'awaiting-approval' }));
 
     const samples = await scrape(metrics);
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'failed' })).toBe(
-      1,
-    );
     expect(
-      sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'talos-upgrade', result: 'cancelled' }),
+      sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'talos-upgrade', result: 'failed' }),
+    ).toBe(1);
+    expect(
+      sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'talos-upgrade', result: 'cancelled' }),
     ).toBeUndefined();
-    expect(sampleValue(samples, 'talos_chatops_operations_total', { cluster: 'production', kind: 'snapshot', result: 'refused' })).toBe(1);
+    expect(
+      sampleValue(samples, 'talos_chatops_operations_total', { talos_cluster: 'production', kind: 'snapshot', result: 'refused' }),
+    ).toBe(1);
     expect(samples.filter((s) => s.name === 'talos_chatops_operations_total')).toHaveLength(2);
   });
 
