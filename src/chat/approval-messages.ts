@@ -15,7 +15,6 @@ import {
 } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
-import { shortHashes } from './short-hashes.ts';
 
 /** What a Talos upgrade's request shows of its node, besides the question. */
 export interface ApprovalContext {

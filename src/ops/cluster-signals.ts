@@ -92,7 +92,7 @@ export function readClusterSignals(
         lastVerifiedSnapshot(cluster.name, cluster.snapshotDir),
         signals.read(cluster.name),
       ]);
-      const interval = schedule === undefined ? undefined : longestCronGapSeconds(schedule.cron, schedule.timezone, now);
+      const interval = schedule === undefined ? undefined : longestCronGapSeconds(schedule.cron, schedule.timeZone, now);
       return {
         cluster: cluster.name,
         ...(lastSnapshotAt === undefined ? {} : { lastSnapshotAt }),

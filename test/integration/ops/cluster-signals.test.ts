@@ -68,7 +68,7 @@ describe('cluster signals', () => {
     const signals = createClusterSignals(redis.client());
     await signals.gateFinished('production', 'failed', at('2026-11-30T01:05:00Z'), ['v1.11.5', 'v1.11.6']);
     const clusters = [
-      { name: 'production', snapshotDir: dir, schedules: { snapshot: { cron: '0 * * * *', timezone: 'UTC', keepLast: 24 } } },
+      { name: 'production', snapshotDir: dir, schedules: { snapshot: { cron: '0 * * * *', timeZone: 'UTC', keepLast: 24 } } },
       { name: 'staging', snapshotDir: join(dir, 'missing'), schedules: undefined },
     ];
     const metrics = createMetrics({
