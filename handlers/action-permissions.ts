@@ -1,6 +1,6 @@
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Operation } from '../src/ops/operation.ts';
-import { ACTION, GATE_AGAIN_ACTION, OVERRIDE_ACTION, STATUS_ACTION } from '../src/chat/buttons.ts';
+import { ACTION, GATE_AGAIN_ACTION, HOME_ACTION, OVERRIDE_ACTION, STATUS_ACTION } from '../src/chat/buttons.ts';
 import type { LifecyclePolicy } from '../jobs/engine/lifecycle/deps.ts';
 import { MembershipUnknown, type Authorizer } from './authorize.ts';
 
@@ -92,6 +92,11 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
   [GATE_AGAIN_ACTION]: { scope: 'cluster', who: 'anyone', command: '/talos health' },
   [STATUS_ACTION.cancel]: { scope: 'cluster', who: 'operators-or-approvers', command: '/talos cancel' },
   [STATUS_ACTION.record]: { scope: 'cluster', who: 'anyone', command: '/talos record' },
+  // The Home tab shows these to a cluster's operators only; a click is checked again all the same.
+  [HOME_ACTION.gate]: { scope: 'cluster', who: 'operators', command: '/talos health' },
+  [HOME_ACTION.upgradeTalos]: { scope: 'cluster', who: 'operators', command: '/talos upgrade talos' },
+  [HOME_ACTION.upgradeK8s]: { scope: 'cluster', who: 'operators', command: '/talos upgrade k8s' },
+  [HOME_ACTION.snapshot]: { scope: 'cluster', who: 'operators', command: '/talos snapshot' },
 };
 
 /** Who can act, for a refusal: `<@U0CAROL>, <@U0DAVE> or anyone in <!subteam^S0SRE>`. */
@@ -149,5 +154,5 @@ export async function clusterClickRefusal(
     throw error;
   }
   const who = permission.who === 'operators-or-approvers' ? 'operators and approvers' : permission.who;
-  return `Only ${who} of *${cluster.name}* may use \`${permission.command}\`. Nothing changed.`;
+  return `Only ${who} of *${cluster.name}* may use \`${permission.command}\`: ${whoCanAct(members(cluster, permission.who))}. Nothing changed.`;
 }

@@ -1,6 +1,7 @@
 import { createAuthorizer } from '../../handlers/authorize.ts';
 import { createReadRateLimiter } from '../../handlers/read-rate-limit.ts';
 import { registerCommandButtons } from '../../handlers/command-buttons.ts';
+import { registerHomeActions } from '../../handlers/home-actions.ts';
 import { registerHomeTab } from '../../handlers/home-tab.ts';
 import { registerOperationActions } from '../../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../../handlers/override-action.ts';
@@ -67,12 +68,14 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     lifecycle,
     readLimiter,
   };
-  registerTalosCommand(app, { ...commandDeps, factory: adapters.factory, doctor: parts.doctor });
+  const guidedDeps = { ...commandDeps, factory: adapters.factory, doctor: parts.doctor };
+  registerTalosCommand(app, guidedDeps);
   registerCommandButtons(app, commandDeps);
   const actionDeps = { inventory, store, authorizer, logger, lifecycle };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);
   registerHomeTab(app, core.home);
+  registerHomeActions(app, guidedDeps);
   app.error(async (error) => {
     logger.error({ err: error.message, code: error.code }, 'slack listener error');
   });

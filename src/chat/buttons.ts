@@ -47,3 +47,14 @@ export const STATUS_ACTION = {
   /** A link button to the operation's thread: Slack opens the link and still sends the click, which is only acked. */
   open: 'talos-status-open',
 } as const;
+
+/**
+ * The buttons of a cluster on the Home tab, shown to its operators: each runs, for the cluster
+ * named in its value, the `/talos` command it stands for, or opens that command's guided form.
+ */
+export const HOME_ACTION = {
+  gate: 'talos-home-gate',
+  upgradeTalos: 'talos-home-upgrade-talos',
+  upgradeK8s: 'talos-home-upgrade-k8s',
+  snapshot: 'talos-home-snapshot',
+} as const;

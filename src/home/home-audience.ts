@@ -34,3 +34,23 @@ export async function clustersInDetail(user: string, clusters: readonly ClusterC
   );
   return new Set(clusters.filter((_, i) => allowed[i] === true).map((c) => c.name));
 }
+
+/**
+ * Of the clusters `user` sees in detail, those they operate: their sections carry the operators'
+ * buttons. A check that fails counts as no (the buttons are left out, the click is checked
+ * again anyway). Group lookups are the authorizer's, cached, so a redraw asks Slack little.
+ */
+export async function clustersOperated(user: string, clusters: readonly ClusterConfig[], deps: HomeAudienceDeps): Promise<Set<string>> {
+  const operated = await Promise.all(
+    clusters.map((cluster) =>
+      deps.isListed(user, cluster.operators).catch((error: unknown) => {
+        deps.logger.warn(
+          { user, cluster: cluster.name, err: (error as Error).message },
+          "home tab: operators could not be checked, so the cluster's buttons are left out",
+        );
+        return false;
+      }),
+    ),
+  );
+  return new Set(clusters.filter((_, i) => operated[i] === true).map((c) => c.name));
+}

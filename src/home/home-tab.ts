@@ -18,7 +18,7 @@ import type { Operation } from '../ops/operation.ts';
 import { FINISHED } from '../ops/state-machine.ts';
 import type { OperationStore } from '../ops/operation-store.ts';
 import type { HomeRecords } from './home-records.ts';
-import { clustersInDetail, type HomeAudienceDeps } from './home-audience.ts';
+import { clustersInDetail, clustersOperated, type HomeAudienceDeps } from './home-audience.ts';
 import { clusterSummaries, type ClusterSummary } from '../ops/cluster-summary.ts';
 
 /** How many of a cluster's latest operations the Home looks through for versions and approvals. */
@@ -205,9 +205,15 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
   const build = async (user: string, from: Reading = reading()): Promise<HomeView> => {
     const { clusters } = deps.inventory;
     const inDetail = await clustersInDetail(user, clusters, deps.audience);
+    const operated = await clustersOperated(
+      user,
+      clusters.filter((c) => inDetail.has(c.name)),
+      deps.audience,
+    );
     const entries = await Promise.all(
       clusters.map(async (cluster, i): Promise<HomeEntry> => {
-        if (inDetail.has(cluster.name)) return from.detail(cluster);
+        // The detail is shared by every viewer of this reading; whether it carries buttons is this viewer's own.
+        if (inDetail.has(cluster.name)) return { ...(await from.detail(cluster)), actable: operated.has(cluster.name) };
         const { summaries, links } = await from.summaries();
         const summary = summaries[i]!;
         const link = summary.holder === undefined ? undefined : links.get(summary.holder);

@@ -1,7 +1,8 @@
 import type { ClusterSummary } from '../ops/cluster-summary.ts';
 import type { OperationState } from '../ops/operation.ts';
 import { clusterSummaryLine } from '../chat/status-message.ts';
-import { context, escapeMrkdwn, formatTime, header, mentionUser, section, truncate } from '../chat/blocks.ts';
+import { actions, context, escapeMrkdwn, formatTime, header, mentionUser, section, truncate } from '../chat/blocks.ts';
+import { HOME_ACTION } from '../chat/buttons.ts';
 import type { Block } from '../port/chat-port.ts';
 import type { HomeView } from '../port/home-publisher.ts';
 
@@ -65,6 +66,8 @@ export interface HomeCluster {
   lock?: HomeLock;
   approvals: HomeApproval[];
   lastGate?: HomeGate;
+  /** The viewer operates this cluster: its section carries the buttons of the operators' commands. */
+  actable?: boolean;
 }
 
 /**
@@ -128,6 +131,30 @@ function withheldBlocks({ summary, link }: WithheldCluster): Block[] {
   ];
 }
 
+/**
+ * An operator's buttons for one cluster: each stands for a `/talos` command on it, checked again
+ * when clicked. Their value is the cluster's name.
+ */
+function actionsBlock(cluster: HomeCluster): Block {
+  const value = cluster.name;
+  return actions(`home-actions-${cluster.name}`, [
+    { text: 'Run the health gate', actionId: HOME_ACTION.gate, value },
+    { text: 'Upgrade Talos…', actionId: HOME_ACTION.upgradeTalos, value },
+    { text: 'Upgrade Kubernetes…', actionId: HOME_ACTION.upgradeK8s, value },
+    {
+      text: 'Snapshot',
+      actionId: HOME_ACTION.snapshot,
+      value,
+      confirm: {
+        title: `Snapshot ${cluster.name}?`,
+        text: `Takes an etcd snapshot of *${cluster.name}* now, as \`/talos snapshot ${cluster.name}\` does; its progress is posted in <#${cluster.channel}>.`,
+        confirm: 'Take snapshot',
+        deny: 'Cancel',
+      },
+    },
+  ]);
+}
+
 function clusterBlocks(cluster: HomeEntry): Block[] {
   if ('withheld' in cluster) return withheldBlocks(cluster);
   const blocks: Block[] = [
@@ -147,6 +174,7 @@ function clusterBlocks(cluster: HomeEntry): Block[] {
     );
     blocks.push(section(`*Approvals waiting*\n${lines.join('\n')}`));
   }
+  if (cluster.actable === true) blocks.push(actionsBlock(cluster));
   return blocks;
 }
 

@@ -7,7 +7,7 @@ import { Faults } from './faults.ts';
 import { FileStore } from './file-store.ts';
 import type { SigningOptions } from './http-delivery.ts';
 import { MessageStore } from './message-store.ts';
-import type { ButtonClickInput, SlashCommandInput, ViewClickInput, ViewInput, ViewSubmitOptions } from './payloads.ts';
+import type { ButtonClickInput, HomeClickInput, SlashCommandInput, ViewClickInput, ViewInput, ViewSubmitOptions } from './payloads.ts';
 import { Recorder } from './recorder.ts';
 import { ResponseUrls } from './response-url.ts';
 import { type DisconnectReason, SocketModeHub } from './socket-mode.ts';
@@ -350,6 +350,11 @@ export class SlackEmulator {
   /** A button click (or select choice) inside an open modal: `block_actions` with `container.type: 'view'`. */
   clickInView(input: ViewClickInput): Promise<DeliveryResult> {
     return this.#actions.clickInView(input);
+  }
+
+  /** A click on a button of the user's Home tab as last published for them: block_actions from the view, no channel. */
+  clickInHome(input: HomeClickInput): Promise<DeliveryResult> {
+    return this.#actions.clickInHome(input);
   }
 
   /** An Events API delivery to a bot in HTTP mode. */

@@ -152,6 +152,15 @@ export interface ViewClickInput {
   value?: string;
 }
 
+/** A click on a button of the user's published Home tab. */
+export interface HomeClickInput {
+  user: string;
+  actionId: string;
+  blockId?: string;
+  /** The button's value override, as a forged payload would send. */
+  value?: string;
+}
+
 /** The user and app fields every interactive payload carries. */
 function interactiveCommon(ctx: PayloadContext, user: string): JsonObject {
   const { config, directory } = ctx;

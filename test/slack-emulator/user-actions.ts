@@ -8,6 +8,7 @@ import {
   blockActionsPayload,
   type ButtonClickInput,
   findButton,
+  type HomeClickInput,
   isObject,
   type PayloadContext,
   slashCommandPayload,
@@ -20,7 +21,7 @@ import {
   viewSubmissionPayload,
 } from './payloads.ts';
 import { modalViewErrors } from './methods-views.ts';
-import { type ModalStore, type OpenedModal, statefulElements, type TriggerStore } from './view-store.ts';
+import { type ModalStore, type OpenedModal, statefulElements, type TriggerStore, type ViewStore } from './view-store.ts';
 import type { Recorder } from './recorder.ts';
 import type { ResponseUrls } from './response-url.ts';
 import type { SocketModeHub } from './socket-mode.ts';
@@ -45,6 +46,7 @@ export interface UserActionDeps {
   origin: () => string;
   modals: ModalStore;
   triggers: TriggerStore;
+  views: ViewStore;
 }
 
 /** What the user sees after pressing a modal's submit button. */
@@ -160,6 +162,32 @@ export class UserActions {
     const payload = viewBlockActionsPayload(this.#payloadContext(), input.user, structuredClone(modal.view), action);
     this.#deps.triggers.issue(String(payload.trigger_id), input.user);
     return this.#deps.hub.deliver('interactive', payload, { acceptsResponsePayload: true });
+  }
+
+  /**
+   * A click on a button of the user's Home tab, as last published for them. Like a modal's, the
+   * block_actions' container is the view, and it carries no channel and no response_url.
+   */
+  clickInHome(input: HomeClickInput): Promise<DeliveryResult> {
+    const view = this.#deps.views.home(input.user);
+    if (view === undefined) throw new Error(`clickInHome: no Home published for ${input.user}`);
+    const found = findButton((view.blocks as JsonObject[] | undefined) ?? [], input.actionId, input.blockId);
+    if (found === undefined) throw new Error(`clickInHome: no element ${input.actionId} in ${input.user}'s Home`);
+    const { element } = found;
+    // The other elements need state this emulator does not keep for a Home; the bot's Home has only buttons.
+    if (element.type !== 'button') throw new Error(`clickInHome: ${String(element.type)} is not supported in a Home`);
+    const action: JsonObject = {
+      type: 'button',
+      action_id: input.actionId,
+      block_id: found.blockId,
+      action_ts: this.#deps.messages.nextTs(),
+      text: element.text,
+    };
+    const value = input.value ?? (typeof element.value === 'string' ? element.value : undefined);
+    if (value !== undefined) action.value = value;
+    const payload = viewBlockActionsPayload(this.#payloadContext(), input.user, structuredClone(view), action);
+    this.#deps.triggers.issue(String(payload.trigger_id), input.user);
+    return this.#deps.hub.deliver('interactive', payload, { acceptsResponsePayload: false });
   }
 
   #openModal(user: string, viewId: string): OpenedModal {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HOME_MAX_BLOCKS, type HomeCluster, homeView } from '../../../src/home/home-view.ts';
+import { HOME_ACTION } from '../../../src/chat/buttons.ts';
+import type { Block } from '../../../src/port/chat-port.ts';
 import { validateBlocks } from '../../slack-emulator/block-validation.ts';
 
 const NOW = new Date('2026-11-30T10:00:00.000Z');
@@ -149,5 +151,51 @@ describe('homeView', () => {
     expect(view.blocks).toHaveLength(HOME_MAX_BLOCKS);
     expect(text(view.blocks)).not.toContain('not shown here');
     expect(text(view.blocks)).toContain('*quiet-29*');
+  });
+
+  describe('the operators\' buttons', () => {
+    type Button = { action_id: string; value: string; confirm?: unknown };
+    const buttonsOf = (blocks: Block[], cluster: string): Button[] =>
+      blocks.filter((b) => b.type === 'actions' && b.block_id === `home-actions-${cluster}`).flatMap((b) => b.elements as Button[]);
+
+    it('gives a cluster the viewer operates the gate, both upgrades and a confirmed snapshot, valued with its name', () => {
+      // Act
+      const view = homeView([{ ...production, actable: true }, staging], NOW);
+
+      // Assert
+      const buttons = buttonsOf(view.blocks, 'production');
+      expect(buttons.map((b) => [b.action_id, b.value])).toEqual([
+        [HOME_ACTION.gate, 'production'],
+        [HOME_ACTION.upgradeTalos, 'production'],
+        [HOME_ACTION.upgradeK8s, 'production'],
+        [HOME_ACTION.snapshot, 'production'],
+      ]);
+      expect(buttons.find((b) => b.action_id === HOME_ACTION.snapshot)?.confirm).toBeDefined();
+      expect(buttons.filter((b) => b.action_id !== HOME_ACTION.snapshot).every((b) => b.confirm === undefined)).toBe(true);
+      expect(validateBlocks(view.blocks, { maxBlocks: HOME_MAX_BLOCKS })).toMatchObject({ ok: true });
+    });
+
+    it('gives no buttons to a cluster the viewer does not operate, nor to a withheld one', () => {
+      // Act
+      const view = homeView([production, { ...staging, actable: false }], NOW);
+
+      // Assert
+      expect(view.blocks.some((b) => b.type === 'actions')).toBe(false);
+    });
+
+    it('counts the buttons within the 100 blocks, never cutting a cluster from its buttons', () => {
+      // Arrange
+      const many = Array.from({ length: 40 }, (_, i) => ({ ...production, name: `cluster-${String(i).padStart(2, '0')}`, actable: true }));
+
+      // Act
+      const view = homeView(many, NOW);
+
+      // Assert
+      expect(view.blocks.length).toBeLessThanOrEqual(HOME_MAX_BLOCKS);
+      expect(validateBlocks(view.blocks, { maxBlocks: HOME_MAX_BLOCKS })).toMatchObject({ ok: true });
+      const shown = many.filter((c) => text(view.blocks).includes(`*${c.name}*`));
+      expect(shown.length).toBeGreaterThan(10);
+      expect(shown.every((c) => buttonsOf(view.blocks, c.name).length === 4)).toBe(true);
+    });
   });
 });
