@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseInventory } from '../../../src/config/inventory.ts';
-import { clustersInDetail, type HomeAudienceDeps } from '../../../src/home/home-audience.ts';
+import { clustersInDetail, clustersOperated, type HomeAudienceDeps } from '../../../src/home/home-audience.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 
@@ -150,5 +150,37 @@ describe('clustersInDetail', () => {
 
     // Assert
     expect([...dave]).toEqual(['production']);
+  });
+});
+
+describe('clustersOperated', () => {
+  it('names the clusters whose operators include the viewer; an approver operates none', async () => {
+    // Arrange
+    const { deps } = audience();
+
+    // Act
+    const alice = await clustersOperated('U0ALICE', INVENTORY.clusters, deps);
+    const bob = await clustersOperated('U0BOB', INVENTORY.clusters, deps);
+    const carol = await clustersOperated('U0CAROL', INVENTORY.clusters, deps);
+
+    // Assert
+    expect([...alice]).toEqual(['production']);
+    expect([...bob]).toEqual(['staging']);
+    expect([...carol]).toEqual([]);
+  });
+
+  it('leaves out a cluster whose operators cannot be checked, and logs it', async () => {
+    // Arrange: the operators' user group cannot be read.
+    const { deps, logs } = audience();
+    const failing: HomeAudienceDeps = { ...deps, isListed: () => Promise.reject(new Error('usergroups.users.list: ratelimited')) };
+
+    // Act
+    const alice = await clustersOperated('U0ALICE', INVENTORY.clusters.slice(0, 1), failing);
+
+    // Assert
+    expect([...alice]).toEqual([]);
+    expect(logs()).toEqual([
+      expect.objectContaining({ level: 40, user: 'U0ALICE', cluster: 'production', err: expect.stringContaining('ratelimited') }),
+    ]);
   });
 });
