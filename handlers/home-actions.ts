@@ -14,24 +14,23 @@ function errorText(error: unknown): string {
 /**
  * The operators' buttons on a cluster of the Home tab. A click from the Home has no channel and no
  * response_url: it runs as the command typed in the cluster's channel, and every answer goes
- * there to the clicker alone (to their DM with the bot when Slack will not show it there).
+ * there to the clicker alone.
  * Each click is checked again: the Home drawn for someone else, or a forged payload, changes nothing.
  */
 export function registerHomeActions(app: App, deps: GuidedDeps): void {
-  /** Tells `user` about `cluster` privately; never throws, a reply that cannot be delivered is logged. */
+  /**
+   * Tells `user` privately in the cluster's channel. The bot has no other place to answer a Home
+   * click (its Messages tab is off); a reply Slack will not show there (the user is not in the
+   * channel) is logged, and never throws.
+   */
   const tell = (cluster: ClusterConfig | undefined, user: string) => async (text: string, blocks?: Block[]) => {
-    const message = { text, ...(blocks ? { blocks } : {}) };
-    try {
-      if (cluster !== undefined) {
-        await deps.chat.ephemeral(cluster.channel, user, message);
-        return;
-      }
-    } catch (error) {
-      deps.logger.info({ user, cluster: cluster?.name, err: errorText(error) }, 'home button reply not shown in the channel; sent by DM');
+    if (cluster === undefined) {
+      deps.logger.info({ user, reply: text }, 'home button names no cluster; nowhere to answer');
+      return;
     }
-    await deps.chat.post(user, message).then(
+    await deps.chat.ephemeral(cluster.channel, user, { text, ...(blocks ? { blocks } : {}) }).then(
       () => undefined,
-      (error: unknown) => deps.logger.warn({ user, err: errorText(error) }, 'home button reply not delivered'),
+      (error: unknown) => deps.logger.warn({ user, cluster: cluster.name, err: errorText(error) }, 'home button reply not delivered'),
     );
   };
 
