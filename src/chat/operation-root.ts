@@ -21,6 +21,8 @@ const STATE_TEXT: Record<Operation['state'], string> = {
 };
 
 function stateText(op: Operation, presentation: Presentation): string {
+  const own = presentation.stateText?.(op);
+  if (own !== undefined) return own;
   return op.state === 'planned' ? (presentation.plannedText ?? STATE_TEXT.planned) : STATE_TEXT[op.state];
 }
 
@@ -47,8 +49,10 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
     ...boardBlocks(op, presentation, now),
   ];
   if (op.state === 'refused') {
-    // A refusal may name the operation that holds the cluster, by a link to its thread.
-    blocks.push(section(`*Refused before touching anything:*\n${op.refusals.map((r) => `• ${escapeMrkdwnKeepingLinks(r)}`).join('\n')}`));
+    // A kind that words its own state (a plan that changes nothing) was not refused in any sense worth listing.
+    if (presentation.stateText?.(op) === undefined)
+      // A refusal may name the operation that holds the cluster, by a link to its thread.
+      blocks.push(section(`*Refused before touching anything:*\n${op.refusals.map((r) => `• ${escapeMrkdwnKeepingLinks(r)}`).join('\n')}`));
   } else {
     blocks.push(section(`*Steps* (${kind.order}):\n${stepLines(op, presentation).join('\n')}`));
     const line = kind.context(op);

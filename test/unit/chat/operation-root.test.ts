@@ -16,6 +16,8 @@ import { terraformFollowUp } from '../../../jobs/playbooks/talos-upgrade/message
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import { presentationOf } from '../../../jobs/playbooks/index.ts';
 import { k8sUpgradeTexts } from '../../../jobs/playbooks/k8s-upgrade/texts.ts';
+import { terraformApplyTexts } from '../../../jobs/playbooks/terraform-apply/texts.ts';
+import { NO_CHANGES } from '../../../src/rules/terraform-change.ts';
 import { REVIEW_ITEMS, talosUpgradeTexts } from '../../../jobs/playbooks/talos-upgrade/texts.ts';
 import { failureMessage, windowWaitMessage } from '../../../src/chat/stop-messages.ts';
 import { statusText } from '../../../src/chat/status-message.ts';
@@ -299,6 +301,48 @@ describe('operationRootMessage', () => {
 
     // Assert
     expect(allText(message)).toContain('*Refused before touching anything:*\\n• etcd has no leader\\n• talosctl v1.11.6 is missing');
+  });
+
+  describe('a Terraform plan that changes nothing', () => {
+    const terraform = { commit: 'c'.repeat(40), dirty: false, summary: 'no changes', changes: [], listing: [], adds: [] };
+    const stateField = (message: ChatMessage): string | undefined =>
+      message.blocks
+        ?.flatMap((b) => (b.fields as { text: string }[] | undefined) ?? [])
+        .map((f) => f.text)
+        .find((t) => t.startsWith('*State*'));
+
+    it('reads as good news in its State field, with no refusal listed', () => {
+      // Arrange
+      const op = anOperation({ kind: 'terraform-apply', state: 'refused', refusals: [NO_CHANGES], data: { terraform }, steps: [] });
+
+      // Act
+      const message = operationRootMessage(op, terraformApplyTexts);
+
+      // Assert
+      expect(stateField(message)).toBe('*State*\n✅ no changes, nothing to apply');
+      expect(allText(message)).not.toContain('refused');
+      expect(allText(message)).not.toContain('Refused before touching anything');
+      expect(message.text).toBe(`✅ No changes: Terraform matches production (commit cccccccccccc); nothing to apply (${op.id})`);
+    });
+
+    it('stays a refusal, listed, when anything else is wrong with it', () => {
+      // Arrange
+      const op = anOperation({
+        kind: 'terraform-apply',
+        state: 'refused',
+        refusals: [NO_CHANGES, 'the working tree has uncommitted changes'],
+        data: { terraform },
+        steps: [],
+      });
+
+      // Act
+      const message = operationRootMessage(op, terraformApplyTexts);
+
+      // Assert
+      expect(stateField(message)).toBe('*State*\n⛔ refused');
+      expect(allText(message)).toContain('*Refused before touching anything:*');
+      expect(allText(message)).toContain('the working tree has uncommitted changes');
+    });
   });
 });
 
