@@ -153,7 +153,7 @@ describe('homeView', () => {
     expect(text(view.blocks)).toContain('*quiet-29*');
   });
 
-  describe('the operators\' buttons', () => {
+  describe("the operators' buttons", () => {
     type Button = { action_id: string; value: string; confirm?: unknown };
     const buttonsOf = (blocks: Block[], cluster: string): Button[] =>
       blocks.filter((b) => b.type === 'actions' && b.block_id === `home-actions-${cluster}`).flatMap((b) => b.elements as Button[]);
