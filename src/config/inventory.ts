@@ -224,11 +224,12 @@ let schemaForHints: SchemaNode | undefined;
 /** Schema issues, one line each; an unknown key also says which known key it most likely misspells. */
 function schemaProblems(issues: readonly z.core.$ZodIssue[]): string[] {
   return issues.flatMap((issue) => {
-    const [line] = describeIssues([issue], { '': 'the file must be a mapping with a top-level `clusters:` key' });
-    if (issue.code !== 'unrecognized_keys') return [line!];
+    const hints = { '': 'the file must be a mapping with a top-level `clusters:` key' };
+    if (issue.code !== 'unrecognized_keys') return describeIssues([issue], hints);
     schemaForHints ??= inventoryJsonSchema() as SchemaNode;
     const known = knownKeysAt(schemaForHints, issue.path);
-    return [`${line!} (${issue.keys.map((k) => unknownKeyFix(k, known)).join('; ')})`];
+    // One line per unknown key, each with its own fix, so a long list of them stays readable.
+    return issue.keys.map((key) => `${describeIssues([{ ...issue, keys: [key] }], hints)[0]!} (${unknownKeyFix(key, known)})`);
   });
 }
 
