@@ -278,7 +278,8 @@ describe('the audit thread on a real Redis', () => {
     // Assert
     expect(thread.posted.map((r) => r.text)).toEqual([
       '#1 upgraded: control plane 10.0.30.11\n#2 plain reply',
-      '#4 Approve 10.0.30.13? <@U0CAROL>\n#3 upgraded: control plane 10.0.30.12',
+      // The notification's first line is the question itself; its entry's number comes next.
+      'Approve 10.0.30.13? <@U0CAROL>\n#4 approval requested: 10.0.30.13\n#3 upgraded: control plane 10.0.30.12',
     ]);
     expect(thread.sendOptions).toEqual([{ once: true }, { once: true, broadcast: true }]);
     expect(seqsIn(thread.posted[1]!.text)).toEqual([4, 3]);
