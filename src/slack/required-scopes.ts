@@ -11,4 +11,5 @@ export const REQUIRED_BOT_SCOPES: Readonly<Record<string, string>> = {
   'usergroups:read': 'operators and approvers named as user groups',
   'channels:read': 'channel membership in public channels (Home tab, doctor)',
   'groups:read': 'channel membership in private channels (Home tab, doctor)',
+  'users:read': 'display names of the people in the exported maintenance records',
 };

@@ -59,6 +59,7 @@ describe('the runtime contract', () => {
       operators: ['U0ALICE', 'U0BOB'],
       approvers: ['U0CAROL', 'S0SRE'],
       defaultForChannel: true,
+      nodeNames: { '10.0.30.11': 'talos-prd-cp-1', '10.0.30.12': 'talos-prd-cp-2', '10.0.30.13': 'talos-prd-cp-3' },
     });
     expect(clusters['staging']).toMatchObject({
       channel: 'C0MAINTSTG',
