@@ -186,6 +186,16 @@ async function main(): Promise<void> {
       out(`  Its notification, which pages @carol and the S0SRE group: ${h.slack.readable(notification, { timeZone: READER_ZONE })}`);
     }
 
+    // The root as a live status board, as it read while a control plane was on its way.
+    const boardVersions = h.slack.versions(CHANNELS.production, plan.root.ts);
+    const nowOf = (i: number): string => /Now:\*[^"]*/.exec(JSON.stringify(boardVersions[i]?.blocks ?? []))?.[0] ?? '';
+    const onCp2 = boardVersions.map((_, i) => i).filter((i) => nowOf(i).includes('talos-prd-cp-2'));
+    const board = onCp2.find((i) => nowOf(i).includes('reboot')) ?? onCp2.at(-1) ?? -1;
+    if (board >= 0) {
+      out('\n  The root message while talos-prd-cp-2 was upgraded: a live status board, edited at each phase:');
+      out(h.slack.render(CHANNELS.production, plan.root.ts, { version: board, timeZone: READER_ZONE }).replace(/^/gm, '    '));
+    }
+
     // The runbook's Terraform follow-up of the upgrade: talos_version moves to what every node now runs.
     await h.sim.terraform.setTalosVersion('production', 'v1.12.11');
     await h.sim.terraform.commit('talos_version: v1.12.11 in production');
