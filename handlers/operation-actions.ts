@@ -9,7 +9,7 @@ import type { MoveResult } from '../jobs/engine/lifecycle/deps.ts';
 import type { OperationClick } from '../jobs/engine/lifecycle/start.ts';
 import { clickRefusal } from './action-permissions.ts';
 import type { Authorizer } from './authorize.ts';
-import { openStopReason, registerStopReason, STOPS } from './stop-reason.ts';
+import { openStopReason, registerStopReason, STOPS, VALUE } from './stop-reason.ts';
 
 export interface ActionDeps {
   inventory: Inventory;
@@ -19,8 +19,6 @@ export interface ActionDeps {
   logger: Logger;
   lifecycle: Lifecycle;
 }
-
-const VALUE = /^(op-[a-z0-9]{4,40})\.([a-z0-9]{4,40})$/;
 
 /**
  * The operation a button's block names: the bot builds every block that holds buttons as

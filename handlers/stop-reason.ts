@@ -1,15 +1,13 @@
+import type { ActionDeps } from './operation-actions.ts';
 import type { App, ViewSubmitAction } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { ACTION } from '../src/chat/buttons.ts';
 import { parseStopReasonMetadata, STOP_REASON, stopReasonView } from '../src/chat/stop-reason-view.ts';
-import type { Inventory } from '../src/config/inventory.ts';
 import type { Logger } from '../src/log/logger.ts';
-import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { LifecyclePolicy } from '../jobs/engine/lifecycle/deps.ts';
-import type { Lifecycle } from '../jobs/engine/lifecycle/lifecycle.ts';
 import type { OperationClick } from '../jobs/engine/lifecycle/start.ts';
 import { clickRefusal } from './action-permissions.ts';
-import { slackError, type Authorizer } from './authorize.ts';
+import { slackError } from './authorize.ts';
 
 /** The buttons that stop at an approval request, and so ask for a reason first. */
 export const STOPS: ReadonlySet<string> = new Set([ACTION.stop, ACTION.cancelApply]);
@@ -42,15 +40,10 @@ export async function openStopReason(
   }
 }
 
-interface StopReasonDeps {
-  inventory: Inventory;
-  store: Pick<OperationStore, 'get'>;
-  authorizer: Authorizer;
-  logger: Logger;
-  lifecycle: Lifecycle;
-}
+type StopReasonDeps = ActionDeps;
 
-const VALUE = /^(op-[a-z0-9]{4,40})\.([a-z0-9]{4,40})$/;
+/** A decision button's value: the operation and the nonce of the request it decides. */
+export const VALUE = /^(op-[a-z0-9]{4,40})\.([a-z0-9]{4,40})$/;
 
 /**
  * The Stop modal's Submit: the same checks as the click (who may stop, the request still waiting),

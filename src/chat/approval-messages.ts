@@ -135,7 +135,7 @@ function decisionButtons(
   approval: Approval,
   step: Step,
   presentation: Presentation,
-  approve: { text: string; actionId: string; confirm: NonNullable<ButtonSpec['confirm']> },
+  approve: DecisionButton,
   stop: { text: string; actionId: string },
 ) {
   const value = buttonValue(op.id, approval.nonce);
@@ -149,6 +149,18 @@ function decisionButtons(
 /** The confirm dialog's title: the node by name (plain text, so no date or mention in it). */
 function confirmTitle(step: Step): string {
   return `Approve ${step.nodeName ?? step.node ?? 'this node'}?`;
+}
+
+/** The deciding button of a request, with its dialog. */
+type DecisionButton = { text: string; actionId: string; confirm: NonNullable<ButtonSpec['confirm']> };
+
+/** Approve, with the dialog that names what the click does. */
+function approveButton(step: Step, effect: string): DecisionButton {
+  return {
+    text: 'Approve',
+    actionId: ACTION.approve,
+    confirm: { title: confirmTitle(step), text: escapeMrkdwn(effect), confirm: 'Approve', deny: 'Not yet' },
+  };
 }
 
 /** The line under the buttons: when the request expires, and what it installs. */
@@ -182,18 +194,10 @@ export function approvalRequestMessage(
         approval,
         step,
         presentation,
-        {
-          text: 'Approve',
-          actionId: ACTION.approve,
-          confirm: {
-            title: confirmTitle(step),
-            text: escapeMrkdwn(
-              `talosctl upgrade of ${role} ${nodeRef(step)}${host} to ${ctx.version}: the node reboots into the new image; etcd must keep quorum.`,
-            ),
-            confirm: 'Approve',
-            deny: 'Not yet',
-          },
-        },
+        approveButton(
+          step,
+          `talosctl upgrade of ${role} ${nodeRef(step)}${host} to ${ctx.version}: the node reboots into the new image; etcd must keep quorum.`,
+        ),
         { text: 'Stop', actionId: ACTION.stop },
       ),
       footer(approval, `\`${escapeMrkdwn(shortImage(step.image))}\``),
@@ -231,18 +235,7 @@ export function nodeApprovalMessage(
       section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
       section(`*What happens:* ${escapeMrkdwn(facts.warning)}`),
       section(`*etcd:* ${escapeMrkdwn(facts.summary)}`),
-      decisionButtons(
-        op,
-        approval,
-        step,
-        presentation,
-        {
-          text: 'Approve',
-          actionId: ACTION.approve,
-          confirm: { title: confirmTitle(step), text: escapeMrkdwn(effect), confirm: 'Approve', deny: 'Not yet' },
-        },
-        { text: 'Stop', actionId: ACTION.stop },
-      ),
+      decisionButtons(op, approval, step, presentation, approveButton(step, effect), { text: 'Stop', actionId: ACTION.stop }),
       footer(
         approval,
         `${escapeMrkdwn(nodeRef(step))} on host ${escapeMrkdwn(step.host ?? 'unknown')}`,
