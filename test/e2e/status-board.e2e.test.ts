@@ -60,12 +60,14 @@ describe('the root message of a running upgrade is a live status board', () => {
       actionId: STOP_AFTER,
       value: stop!.value,
     });
-    await h.slack.waitFor(
-      () => h.slack.ephemerals(CHANNELS.production, USERS.eve).find((e) => /Only operators and approvers/.test(e.text)),
-      {
-        description: 'the refusal of a stranger',
-      },
+    const refusal = await h.slack.waitFor(
+      () => h.slack.ephemerals(CHANNELS.production, USERS.eve).find((e) => e.text.includes("Only production's operators and approvers")),
+      { description: 'the refusal of a stranger' },
     );
+    // It names who can stop, and says that nothing changed.
+    expect(refusal.text).toContain(`can stop \`${plan.opId}\`: `);
+    expect(refusal.text).toMatch(/<@U[A-Z0-9]+>[^\n]*\. Nothing changed\.$/);
+    expect(refusal.text).not.toContain(`<@${USERS.eve}>`);
     await h.slack.clickButton({
       user: USERS.alice,
       channel: CHANNELS.production,

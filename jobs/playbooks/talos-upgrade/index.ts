@@ -4,7 +4,7 @@ import { allNodes } from '../../../src/config/inventory.ts';
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { measureWaits } from '../../../src/time/wait-clock.ts';
-import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { withStep, type Operation, type Step } from '../../../src/ops/operation.ts';
 import type { RecordedNodeClass } from '../../../src/ops/node-class-record.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import type { CheckResult } from '../../../src/health/check-result.ts';
@@ -58,7 +58,10 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
       // Kept for /talos status, and shown in the step's progress reply as it happens.
       progress: async (detail) => {
         live.show(detail);
-        await patchStep(deps, op.id, step.id, { detail });
+        // Only while the step runs: a late write of talosctl's progress must not replace a finished step's result.
+        await deps.store.update(op.id, (o) =>
+          o.steps.find((s) => s.id === step.id)?.status === 'running' ? withStep(o, step.id, { detail }) : undefined,
+        );
       },
     });
   let measured;
