@@ -162,7 +162,7 @@ describe('approval', () => {
     await approve(h, request, USERS.eve);
     await approve(h, request, USERS.bob);
     const refusals = await h.slack.waitFor(() => {
-      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /^Only production's approvers can approve: /.test(e.text));
+      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => e.text.startsWith("Only production's approvers can approve: "));
       return list.length >= 2 ? list : undefined;
     });
     expect(refusals.map((e) => e.user).sort()).toEqual([USERS.bob, USERS.eve]);

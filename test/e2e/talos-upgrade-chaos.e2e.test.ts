@@ -244,7 +244,7 @@ describe('a production upgrade under faults', () => {
       status: 500,
       methods: ['chat.postMessage'],
       afterWrite: true,
-      where: (args) => requestFor(NODES[1]!).test(String(args.text ?? '')),
+      where: (args) => typeof args.text === 'string' && requestFor(NODES[1]!).test(args.text),
     });
     const second = await harness.slack.waitFor(
       () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => requestFor(NODES[1]!).test(m.text)),

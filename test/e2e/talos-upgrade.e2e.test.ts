@@ -264,7 +264,7 @@ describe('approvals', () => {
     await approve(h, request, USERS.eve);
     await approve(h, request, USERS.alice);
     const refusals = await h.slack.waitFor(() => {
-      const list = h.slack.ephemerals().filter((e) => /^Only production's approvers can approve: /.test(e.text));
+      const list = h.slack.ephemerals().filter((e) => e.text.startsWith("Only production's approvers can approve: "));
       return list.length >= 2 ? list : undefined;
     });
     expect(refusals.map((e) => e.user ?? '').sort((a, b) => a.localeCompare(b))).toEqual([USERS.alice, USERS.eve]);
