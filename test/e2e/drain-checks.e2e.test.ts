@@ -72,7 +72,10 @@ describe('each drain is judged just before it', () => {
     await clickStart(harness, plan);
 
     // The budget appears once the first node is done: the plan's gate saw none, and the gate after the first node judges no drain.
-    const done = await approveEach(harness, plan, { match: /\(10\.0\.30\.12\)/, run: () => guardOn(harness, 'talos-prd-cp-2') });
+    const done = await approveEach(harness, plan, {
+      match: /^#\d+ approval requested: 10\.0\.30\.12$/m,
+      run: () => guardOn(harness, 'talos-prd-cp-2'),
+    });
 
     expect(done.text).toContain('stopped at the first failure');
     const failure = failureReply(harness, plan.root.ts);

@@ -92,7 +92,9 @@ describe('the Rollback button of a stopped upgrade', () => {
     await approve(h, request, USERS.alice); // an operator, not an approver
     await approve(h, request, USERS.bob); // an approver, but the one who asked for it
     const refusals = await h.slack.waitFor(() => {
-      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /Only approvers|four eyes/.test(e.text));
+      const list = h.slack
+        .ephemerals(CHANNELS.production)
+        .filter((e) => /^Only production's approvers can approve: |four eyes/.test(e.text));
       return list.length >= 2 ? list : undefined;
     });
     expect(refusals.map((e) => [e.user, /four eyes/.test(e.text)])).toEqual(

@@ -233,7 +233,7 @@ describe('Apply', () => {
     await click(request, APPLY, USERS.alice);
     await click(request, APPLY, USERS.carol);
     const refusals = await h.slack.waitFor(() => {
-      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /Only approvers|four eyes/.test(e.text));
+      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /^Only production's approvers can apply: |four eyes/.test(e.text));
       return list.length >= 3 ? list : undefined;
     });
     expect(refusals.map((e) => [e.user, /four eyes/.test(e.text)])).toEqual(
@@ -246,7 +246,10 @@ describe('Apply', () => {
     expect(upgradeK8sCalls().filter((c) => !c.argv.includes('--dry-run'))).toEqual([]);
     expect(kubelets('production')).toEqual(['v1.34.1', 'v1.34.1', 'v1.34.1']);
 
+    // Cancel opens the stop reason modal; the stop happens on its submission, here without a reason.
     await click(request, 'talos-k8s-cancel', USERS.alice);
+    const modal = await h.slack.waitFor(() => h.slack.modals(USERS.alice).find((m) => m.open), { description: 'the stop reason modal' });
+    await h.slack.submitView(USERS.alice, modal.viewId, {});
     await waitForRootState(h, plan, /cancelled/);
     await h.slack.waitFor(() => !JSON.stringify(h.slack.message(CHANNELS.production, request.ts)?.blocks).includes(APPLY), {
       description: 'the Apply request without its buttons',

@@ -46,7 +46,9 @@ describe('/talos remove of a control plane', () => {
       '3 members need 2 for quorum; after removal 2 remain, which keep quorum (2 of 2) but tolerate no further failure',
     );
     const request = await waitForApprovalRequest(h, plan);
-    expect(request.text).toContain('Approve the reset and removal of talos-prd-cp-3 (10.0.30.13) from production?');
+    // The notification names the cluster and the ask; the card's first block asks the question in full.
+    expect(request.text).toContain('🔐 production · node removal · approve the reset and removal of talos-prd-cp-3?');
+    expect(JSON.stringify(request.blocks?.[0])).toContain('Approve the reset and removal of talos-prd-cp-3 (10.0.30.13) from production?');
     expect(resetCalls()).toEqual([]);
 
     await approve(h, request, USERS.carol);
@@ -92,7 +94,9 @@ describe('refusals', () => {
     expect(await h.command('remove 10.0.20.204', { channel: CHANNELS.staging })).toContain(
       'is the only control plane of *staging*: removing it leaves no etcd member, which is disaster recovery, not a node removal. Follow the disaster-recovery runbook',
     );
-    expect(await h.command('remove 10.0.30.14')).toContain('Known addresses: 10.0.30.11, 10.0.30.12, 10.0.30.13');
+    expect(await h.command('remove 10.0.30.14')).toContain(
+      '10.0.30.14 is not a node of *production*. Its nodes: talos-prd-cp-1 (10.0.30.11), talos-prd-cp-2 (10.0.30.12), talos-prd-cp-3 (10.0.30.13). Nothing was started.',
+    );
     expect(await h.command('remove 10.0.30.13', { user: USERS.eve })).toContain('Only operators of *production*');
     expect(h.sim.calls.filter((c) => c.bin === 'talosctl')).toEqual([]);
   });
@@ -158,7 +162,7 @@ describe('approval', () => {
     await approve(h, request, USERS.eve);
     await approve(h, request, USERS.bob);
     const refusals = await h.slack.waitFor(() => {
-      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /Only approvers/.test(e.text));
+      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => e.text.startsWith("Only production's approvers can approve: "));
       return list.length >= 2 ? list : undefined;
     });
     expect(refusals.map((e) => e.user).sort()).toEqual([USERS.bob, USERS.eve]);

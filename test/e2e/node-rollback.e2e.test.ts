@@ -50,7 +50,9 @@ describe('/talos rollback of a control plane', () => {
     const plan = await requestRollback('rollback 10.0.30.12');
     expect(plan.root.text).toContain('Rollback of 10.0.30.12 (talos-prd-cp-2): production');
     const request = await waitForApprovalRequest(h, plan);
-    expect(request.text).toContain('Approve the rollback of talos-prd-cp-2 (10.0.30.12) on production?');
+    // The notification names the cluster and the ask; the card's first block asks the question in full.
+    expect(request.text).toContain('🔐 production · node rollback · approve talos-prd-cp-2 → its previous Talos image?');
+    expect(JSON.stringify(request.blocks?.[0])).toContain('Approve the rollback of talos-prd-cp-2 (10.0.30.12) on production?');
     expect(JSON.stringify(request.blocks)).toContain('while 10.0.30.12 reboots 2 other healthy members remain, which keeps quorum');
     expect(rollbackCalls()).toEqual([]);
     expect(await h.command('status')).toContain(`locked by ${opLink(plan)}`);
@@ -81,10 +83,10 @@ describe('/talos rollback of a control plane', () => {
 describe('refusals', () => {
   it('refuses an unknown node with the known addresses, and a user who is not an operator', async () => {
     expect(await h.command('rollback 10.0.30.99')).toContain(
-      '10.0.30.99 is not a node of *production*. Known addresses: 10.0.30.11, 10.0.30.12, 10.0.30.13',
+      '10.0.30.99 is not a node of *production*. Its nodes: talos-prd-cp-1 (10.0.30.11), talos-prd-cp-2 (10.0.30.12), talos-prd-cp-3 (10.0.30.13). Nothing was started.',
     );
     expect(await h.command('rollback 10.0.30.12', { user: USERS.eve })).toContain('Only operators of *production*');
-    expect(await h.command('rollback 10.0.20.204')).toContain('Known addresses');
+    expect(await h.command('rollback 10.0.20.204')).toContain('10.0.20.204 is not a node of *production*. Its nodes: ');
     expect(h.sim.calls.filter((c) => c.bin === 'talosctl')).toEqual([]);
   });
 
@@ -118,13 +120,17 @@ describe('approval', () => {
     await approve(h, request, USERS.eve);
     await approve(h, request, USERS.alice);
     const refusals = await h.slack.waitFor(() => {
-      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => /Only approvers/.test(e.text));
+      const list = h.slack.ephemerals(CHANNELS.production).filter((e) => e.text.startsWith("Only production's approvers can approve: "));
       return list.length >= 2 ? list : undefined;
     });
     expect(refusals.map((e) => e.user).sort()).toEqual([USERS.alice, USERS.eve]);
     expect(rollbackCalls()).toEqual([]);
 
+    // Stop opens the reason modal; the stop happens on its submission, here without a reason.
     await approve(h, request, USERS.alice, CHANNELS.production, 'talos-step-stop');
+    const modal = await h.slack.waitFor(() => h.slack.modals(USERS.alice).find((m) => m.open), { description: 'the stop reason modal' });
+    expect(rollbackCalls()).toEqual([]);
+    await h.slack.submitView(USERS.alice, modal.viewId, {});
     await waitForRootState(h, plan, /cancelled/);
     expect(h.slack.message(CHANNELS.production, request.ts)?.text).toMatch(/^(#\d+ )?🛑 Stopped by <@U0ALICE>/m);
     expect(rollbackCalls()).toEqual([]);

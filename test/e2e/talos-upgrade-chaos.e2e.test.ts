@@ -238,8 +238,14 @@ describe('a production upgrade under faults', () => {
     await clickStart(harness, plan);
     await approve(harness, await waitForApprovalRequest(harness, plan));
 
-    // The next post is the second request, with the first node's result: Slack writes it, then answers 500.
-    harness.slack.faults.serverError({ count: 1, status: 500, methods: ['chat.postMessage'], afterWrite: true });
+    // The second request: Slack writes it, then answers 500 (other posts, such as the live progress of the first node, go through).
+    harness.slack.faults.serverError({
+      count: 1,
+      status: 500,
+      methods: ['chat.postMessage'],
+      afterWrite: true,
+      where: (args) => typeof args.text === 'string' && requestFor(NODES[1]!).test(args.text),
+    });
     const second = await harness.slack.waitFor(
       () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => requestFor(NODES[1]!).test(m.text)),
       { timeoutMs: 30_000, intervalMs: 2 },
@@ -248,11 +254,17 @@ describe('a production upgrade under faults', () => {
     const done = await approveUntilDone(harness, plan);
 
     expect(done.text).toContain('completed');
-    expect(harness.slack.callsTo('chat.postMessage').some((c) => c.status === 500)).toBe(true);
+    const failed = harness.slack.callsTo('chat.postMessage').filter((c) => c.status === 500);
+    expect(failed.map((c) => requestFor(NODES[1]!).test(String(c.args.text)))).toEqual([true]);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
+    // The request was posted once, and its approval replaced its own entry under the same number.
+    const requested = replies.filter((l) => requestFor(NODES[1]!).test(l));
+    expect(requested).toHaveLength(1);
+    const seq = /^#(\d+) /.exec(requested[0]!)![1];
     expect(harness.slack.message(CHANNELS.production, second.ts)!.text).toMatch(
-      /^#\d+ ✅ Approved by[\s\S]*^#\d+ upgraded: control plane \S+ \(10\.0\.30\.11/m,
+      new RegExp(`^#${seq} ✅ Approved by <@U0CAROL> .*talos-prd-cp-2`),
     );
+    expect(replies.filter((l) => /upgraded: control plane \S+ \(10\.0\.30\.11/.test(l))).toHaveLength(1);
   });
 });

@@ -83,7 +83,9 @@ describe('a stopped Talos upgrade resumed by Retry', () => {
     );
     // The operator who retried may not approve the control plane: an approver decides again.
     await approve(harness, again, USERS.alice);
-    await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /Only approvers/.test(e.text)));
+    await harness.slack.waitFor(() =>
+      harness.slack.ephemerals().find((e) => e.user === USERS.alice && e.text.startsWith("Only production's approvers can approve: ")),
+    );
     expect(harness.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
     const done = await approveUntilDone(harness, plan);
 
