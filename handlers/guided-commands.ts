@@ -56,6 +56,11 @@ export async function openGuided(
   const here = resolveCluster(deps.inventory, channel, undefined);
   const channelCluster = here.ok ? here.cluster.name : undefined;
   if (kind === 'node-rollback' || kind === 'node-remove') {
+    // The node is asked for in the channel's own cluster: naming a cluster is no way out of a channel of none.
+    if (!deps.inventory.clusters.some((c) => c.channel === channel)) {
+      const names = deps.inventory.clusters.map((c) => `${c.name} (<#${c.channel}>)`).join(', ');
+      return `This channel belongs to no cluster. Use a maintenance channel: ${names}. Nothing was started.`;
+    }
     if (!here.ok) return `${here.reason} Nothing was started.`;
     if (!clusters.some((c) => c.name === here.cluster.name)) {
       return `Only operators of *${here.cluster.name}* may start ${WHAT[kind]}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
 import { readStringLines } from './corpus.ts';
 import { stateReader, type BotState, type StateReader } from './state.ts';
@@ -15,12 +15,15 @@ const HOSTILE = [
 
 /** What a refusal says the operator should do instead: an example, the usage, the help, or who and where. */
 const GUIDANCE =
-  /e\.g\.|Usage: `|Try `\/talos help`|see `\/talos help`|[Ss]ee `\/talos status`|Known (clusters|addresses): |like \d+\.\d+\.\d+ or v\d|Give the node's|`\/talos upgrade talos <version>|maintenance channel <#C|Use a maintenance channel: |have yourself added|\*`\/talos` commands\*/;
+  /e\.g\.|Usage: `|Try `\/talos help`|see `\/talos help`|[Ss]ee `\/talos status`|Known (clusters|addresses): |Its nodes: |like \d+\.\d+\.\d+ or v\d|Give the node's|`\/talos upgrade talos <version>|maintenance channel <#C|Use a maintenance channel: |have yourself added|\*`\/talos` commands\*/;
 /** Control, format (zero-width, bidi), surrogate, private-use and unassigned characters: a reply holding one cannot be read as written. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}]/u;
 /** Replies of commands that were taken. */
 const ACCEPTED =
   /is running \(`op-|^Running the health gate|^Checking \*|^Taking an etcd snapshot|^Posting the maintenance record|^Running `tofu fmt`|^Cancelled (`op-|<https:)/;
+
+/** A command typed without its version or node: for one of its operators in a cluster's channel, a modal asks for what is missing. */
+const GUIDED = /^\s*(upgrade\s+(talos|k8s|kubernetes)|rollback|remove)\s*$/i;
 
 let h: Harness;
 let state: StateReader;
@@ -52,34 +55,62 @@ async function observe(): Promise<Observed> {
   };
 }
 
-/** Sends every hostile text as `user` in `channel`; returns the texts whose ack was not a refusal with guidance. */
-async function unclearRefusals(user: string, channel: string): Promise<{ text: string; reply: string }[]> {
+/** What the user sees for `/talos <text>`: the reply, or a modal the bot opened to ask for what is missing. */
+async function answer(text: string, user: string, channel: string): Promise<{ reply: string } | { modal: true }> {
+  const modals = h.slack.callsTo('views.open').length;
+  const replies = h.slack.responseUrlCalls.length;
+  const acked = await h.slack.sendSlashCommand({ user, channel, text });
+  if (acked.timedOut) throw new Error(`/talos ${text.slice(0, 80)} was not acknowledged (${acked.reason})`);
+  if (typeof acked.payload.text !== 'string' || acked.payload.text === '') {
+    const opened = await h.slack.waitFor(
+      () => (h.slack.callsTo('views.open').length > modals ? 'modal' : h.slack.responseUrlCalls.length > replies ? 'reply' : undefined),
+      { timeoutMs: 30_000, description: `a reply or a modal for /talos ${text.slice(0, 80)}` },
+    );
+    if (opened === 'modal') return { modal: true };
+  }
+  return { reply: await commandReply(h.slack, acked, { description: `/talos ${text.slice(0, 80)}` }) };
+}
+
+/**
+ * Sends every hostile text as `user` in `channel`; returns the texts whose answer was not a refusal with guidance,
+ * nor, for a command typed without its version or node, the modal that asks for it.
+ */
+async function unclearRefusals(user: string, channel: string): Promise<{ unclear: { text: string; reply: string }[]; modals: string[] }> {
   const unclear: { text: string; reply: string }[] = [];
+  const modals: string[] = [];
   for (const text of HOSTILE) {
-    const reply = await h.command(text, { user, channel });
+    const answered = await answer(text, user, channel);
+    if ('modal' in answered) {
+      modals.push(text);
+      if (!GUIDED.test(text)) unclear.push({ text: text.slice(0, 80), reply: '(a modal)' });
+      continue;
+    }
+    const { reply } = answered;
     if (reply === '' || ACCEPTED.test(reply) || !GUIDANCE.test(reply) || INVISIBLE.test(reply.replaceAll('\n', '')))
       unclear.push({ text: text.slice(0, 80), reply: reply.slice(0, 200) });
   }
-  return unclear;
+  return { unclear, modals };
 }
 
 describe('the hostile command corpus, end to end through the bot', () => {
   it('has a corpus worth running', () => {
     expect(HOSTILE.length).toBeGreaterThan(100);
+    expect(HOSTILE.filter((t) => GUIDED.test(t)).length).toBeGreaterThan(0);
   });
 
   it.each([
-    ["an operator in the cluster's own channel", USERS.alice, CHANNELS.production],
-    ['a user of no list in a channel of no cluster', USERS.eve, CHANNELS.random],
-  ])('refuses every text from %s, saying what to do, and changes nothing', async (_, user, channel) => {
+    ["an operator in the cluster's own channel", USERS.alice, CHANNELS.production, HOSTILE.filter((t) => GUIDED.test(t))],
+    ['a user of no list in a channel of no cluster', USERS.eve, CHANNELS.random, []],
+  ])('refuses every text from %s, saying what to do, and changes nothing', async (_, user, channel, guided) => {
     // Arrange
     const before = await observe();
 
     // Act
-    const unclear = await unclearRefusals(user, channel);
+    const { unclear, modals } = await unclearRefusals(user, channel);
 
-    // Assert
+    // Assert: a command without its version or node asks for it in a modal, and only its operator is asked.
     expect(unclear).toEqual([]);
+    expect(modals).toEqual(guided);
     // A job enqueued by mistake would run after its ack: look once the bot has nothing left to do.
     await waitForSettled(h);
     const after = await observe();

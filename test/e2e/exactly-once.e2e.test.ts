@@ -103,9 +103,10 @@ describe('read-only reports', () => {
   const root = (args: JsonObject) => keyOfArgs(args)?.endsWith('-root') === true;
 
   describe.each([
-    { command: 'health', replies: 8, reply: '-check-etcd-status' },
-    { command: 'gates', replies: undefined, reply: '-gate-' },
-  ])('/talos $command', ({ command, replies: expected, reply }) => {
+    // The gate's healthy thread: every check on one line, then its evidence file.
+    { command: 'health', replies: 2, reply: '-passed', files: 1 },
+    { command: 'gates', replies: undefined, reply: '-gate-', files: 0 },
+  ])('/talos $command', ({ command, replies: expected, reply, files }) => {
     let baseline: number;
 
     beforeAll(async () => {
@@ -140,6 +141,7 @@ describe('read-only reports', () => {
         const keys = report.replies.map(keyOf);
         expect(new Set(keys).size).toBe(baseline);
         expect(keys.filter((k) => k?.includes(reply))).toHaveLength(reply === '-gate-' ? baseline : 1);
+        expect(report.replies.filter((m) => (m.files ?? []).length > 0)).toHaveLength(files);
       },
     );
   });

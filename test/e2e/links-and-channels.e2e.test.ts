@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
+import { waitForGate } from '../support/gate-run.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
 import { clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
@@ -82,7 +83,10 @@ describe('links to an operation', () => {
 
     // Assert
     expect(refusal).toContain(`*production* is held by ${link}; one mutating operation at a time.`);
-    expect(status).toContain(`*production* — locked by ${link}`);
+    const state = status.split('\n').find((line) => line.startsWith('*production* — '));
+    expect(state).toContain(`Talos upgrade to ${TARGET} running`);
+    expect(state).toContain('waiting for approval');
+    expect(state?.endsWith(` · locked by ${link}`)).toBe(true);
     expect(status).toContain(`• ${link} talos-upgrade → ${TARGET} on *production*: awaiting-approval`);
     expect(record).toBe(`Posting the maintenance record of ${link} in its thread.`);
     expect(elsewhere).toContain(`*production* (<#${CHANNELS.production}>) — held by ${link}`);
@@ -113,13 +117,8 @@ describe("reports stay in their cluster's channel", () => {
 
     // Act
     const healthAck = await h.command('health production', { channel: CHANNELS.staging });
-    const gate = await reportIn(
-      CHANNELS.production,
-      inProduction,
-      /Health gate (passed|failed): production/,
-      8,
-      "production's health gate in its channel",
-    );
+    const { root: gate } = await waitForGate(h, CHANNELS.production, inProduction);
+    expect(gate.text).toMatch(/Health gate (passed|failed): production/);
     const healthLink = await whisper(CHANNELS.staging, USERS.alice, /health gate of \*production\*/, 'where the health gate is');
     const gatesAck = await h.command('gates production', { channel: CHANNELS.staging });
     const readiness = await reportIn(
@@ -183,7 +182,7 @@ describe('a second /talos health while the gate runs', () => {
     await h.command('health production', { user: USERS.dave, channel: CHANNELS.staging });
     const toBob = await whisper(CHANNELS.production, USERS.bob, /already running/, 'bob told about the running gate');
     const toDave = await whisper(CHANNELS.staging, USERS.dave, /already running/, 'dave told about the running gate');
-    await reportIn(CHANNELS.production, before, /Health gate (passed|failed): production/, 8, 'the gate finished');
+    const finished = await waitForGate(h, CHANNELS.production, before);
     await waitForSettled(h);
 
     // Assert
@@ -197,6 +196,7 @@ describe('a second /talos health while the gate runs', () => {
         .slice(before)
         .map((m) => m.ts),
     ).toEqual([running.ts]);
+    expect(finished.root.ts).toBe(running.ts);
     expect(h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && c.argv[0] === 'health')).toHaveLength(1);
   });
 
@@ -206,7 +206,8 @@ describe('a second /talos health while the gate runs', () => {
 
     // Act
     await h.command('health');
-    await reportIn(CHANNELS.production, before, /Health gate passed: production/, 8, 'a fresh gate');
+    const fresh = await waitForGate(h, CHANNELS.production, before);
+    expect(fresh.root.text).toMatch(/Health gate passed: production/);
 
     // Assert: bob's, from the gate before, is still the only one told about a running gate.
     expect(h.slack.ephemerals(CHANNELS.production).filter((e) => /already running/.test(e.text))).toHaveLength(1);

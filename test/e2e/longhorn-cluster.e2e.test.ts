@@ -7,38 +7,36 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { productionShape, stagingShape, type ClusterFaults } from '../sim/index.ts';
-import type { Message } from '../slack-emulator/index.ts';
+import { runGate, type GateRun } from '../support/gate-run.ts';
 import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
 
 /** Both clusters on the latest patch of their minor, so an upgrade to the next minor is allowed. */
 const CLUSTERS = [stagingShape({ talosVersion: 'v1.11.6' }), productionShape({ talosVersion: 'v1.11.6' })];
 const TARGET = 'v1.12.11';
-const CHECKS = 8;
 
-interface GateRun {
-  root: Message;
-  replies: Message[];
+/** How the gate's thread marks a check: the icon of its own reply, or of its line among the passing checks. */
+function iconOf(run: GateRun, title: string): string {
+  const line = run.replies
+    .flatMap((r) => r.text.split('\n'))
+    .find((l) => /^(✅|❌|⚠️) /.test(l) && l.replace(/^\S+ /, '').startsWith(title));
+  if (line === undefined) throw new Error(`no line of the thread names ${title}`);
+  return line.split(' ')[0]!;
 }
 
-async function health(h: Harness, channel: string = CHANNELS.production): Promise<GateRun> {
-  const before = h.slack.channelMessages(channel).length;
-  await h.command('health', { channel });
-  const root = await h.slack.waitFor(
-    () => {
-      const latest = h.slack.channelMessages(channel).slice(before)[0];
-      if (!latest || !/Health gate (passed|failed)/.test(latest.text)) return undefined;
-      return h.slack.thread(channel, latest.ts).length === CHECKS ? latest : undefined;
-    },
-    { timeoutMs: 30_000, description: 'a finished health gate' },
-  );
-  return { root, replies: h.slack.thread(channel, root.ts) };
+/** What the gate says of a check: its own reply when it failed or warned, else its section of the evidence file. */
+function detailOf(run: GateRun, title: string): string {
+  const own = run.replies.find((r) => /^(❌|⚠️) /.test(r.text) && r.text.replace(/^\S+ /, '').startsWith(title));
+  return own === undefined ? evidenceOf(run, title) : `${own.text}${JSON.stringify(own.blocks ?? [])}`;
 }
 
-function replyText(run: GateRun, title: string): string {
-  const found = run.replies.find((r) => r.text.includes(title));
-  if (!found) throw new Error(`no reply for ${title}`);
-  return found.text + JSON.stringify(found.blocks ?? []);
+/** A check's section of the gate's evidence file: its verdict, its result and its evidence, and no other check's. */
+function evidenceOf(run: GateRun, title: string): string {
+  const found = run.evidence
+    .split('\n\n')
+    .find((s) => /^(PASSED|FAILED|WARNING) {2}/.test(s) && s.replace(/^\S+ {2}/, '').startsWith(title));
+  if (found === undefined) throw new Error(`no evidence of ${title}`);
+  return found;
 }
 
 function upgradeCalls(h: Harness, since: number): string[] {
@@ -65,15 +63,15 @@ describe('the health gate on a Longhorn cluster', () => {
 
   async function gateWith(faults: ClusterFaults): Promise<GateRun> {
     h.sim.faults.set('production', faults);
-    return health(h);
+    return runGate(h);
   }
 
   it("passes on the healthy cluster: Longhorn's budgets at 0 are judged by Longhorn's drain policy", async () => {
-    const run = await health(h);
+    const run = await runGate(h);
 
     expect(run.root.text).toContain('✅ Health gate passed: production');
-    const pdb = replyText(run, 'PodDisruptionBudgets');
-    expect(pdb).toMatch(/^✅/);
+    expect(iconOf(run, 'PodDisruptionBudgets')).toBe('✅');
+    const pdb = detailOf(run, 'PodDisruptionBudgets');
     expect(pdb).toContain("3 Longhorn instance-manager budgets judged by Longhorn's node-drain-policy block-if-contains-last-replica");
     expect(pdb).toContain("Longhorn's instance manager on talos-prd-cp-2 (10.0.30.12)");
   });
@@ -82,16 +80,16 @@ describe('the health gate on a Longhorn cluster', () => {
     const run = await gateWith({ pdbBlocked: ['postgres'] });
 
     expect(run.root.text).toContain('❌ Health gate failed: production');
-    const pdb = replyText(run, 'PodDisruptionBudgets');
-    expect(pdb).toMatch(/^❌/);
+    expect(iconOf(run, 'PodDisruptionBudgets')).toBe('❌');
+    const pdb = detailOf(run, 'PodDisruptionBudgets');
     expect(pdb).toMatch(/PDB apps\/postgres: disruptionsAllowed=0 .* runs? on talos-prd-cp-\d \(10\.0\.30\.1\d\)/);
   });
 
   it('stops where a node holds the last healthy replica of a volume, naming node and volume', async () => {
     const run = await gateWith({ longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-1', 'talos-prd-cp-2'] } });
 
-    const pdb = replyText(run, 'PodDisruptionBudgets');
-    expect(pdb).toMatch(/^❌/);
+    expect(iconOf(run, 'PodDisruptionBudgets')).toBe('❌');
+    const pdb = detailOf(run, 'PodDisruptionBudgets');
     expect(pdb).toContain('talos-prd-cp-3 holds the last healthy replica of');
     expect(pdb).toContain('(apps/postgres-1)');
     expect(pdb).toContain('talos-prd-cp-3 (10.0.30.13)');
@@ -103,15 +101,15 @@ describe('the health gate on a Longhorn cluster', () => {
       longhornDrainPolicy: 'always-allow',
     });
 
-    expect(replyText(run, 'PodDisruptionBudgets')).toMatch(/^✅/);
+    expect(iconOf(run, 'PodDisruptionBudgets')).toBe('✅');
   });
 
   it('stops on a Flux object that failed its last attempt even though its Ready transition is seconds old, and only warns on one applying for the first time', async () => {
     const run = await gateWith({ fluxReconciling: ['apps'], fluxFailingRecently: ['podinfo'] });
 
     expect(run.root.text).toContain('❌ Health gate failed: production');
-    const flux = replyText(run, 'Flux');
-    expect(flux).toMatch(/^❌/);
+    expect(iconOf(run, 'Flux')).toBe('❌');
+    const flux = detailOf(run, 'Flux');
     expect(flux).toContain('HelmRelease apps/podinfo: Ready=False (UpgradeFailed');
     expect(flux).toMatch(
       /Kustomization flux-system\/apps: revision .* attempted, .* applied, attempted for \d+ s; reconciliation in progress/,
@@ -122,18 +120,19 @@ describe('the health gate on a Longhorn cluster', () => {
     const run = await gateWith({ fluxReconciling: ['apps', 'longhorn'] });
 
     expect(run.root.text).toContain('✅ Health gate passed: production');
-    const flux = replyText(run, 'Flux');
-    expect(flux).toMatch(/^⚠️/);
+    expect(iconOf(run, 'Flux')).toBe('⚠️');
+    const flux = detailOf(run, 'Flux');
     expect(flux).toContain('flux-system/apps');
     expect(flux).toContain('longhorn-system/longhorn');
   });
 
   it('warns, without stopping, where a budget has more pods on one node than it lets go (staging: one schedulable worker)', async () => {
-    const run = await health(h, CHANNELS.staging);
+    const run = await runGate(h, CHANNELS.staging);
 
     expect(run.root.text).toContain('✅ Health gate passed: staging');
-    expect(replyText(run, 'PodDisruptionBudgets')).toMatch(
-      /^⚠️.*PDB apps\/podinfo: allows 1 disruption but 2 of its pods run on talos-stg-w-1 \(10\.0\.20\.205\)/,
+    expect(iconOf(run, 'PodDisruptionBudgets')).toBe('⚠️');
+    expect(detailOf(run, 'PodDisruptionBudgets')).toMatch(
+      /PDB apps\/podinfo: allows 1 disruption but 2 of its pods run on talos-stg-w-1 \(10\.0\.20\.205\)/,
     );
   });
 
@@ -384,20 +383,20 @@ describe('a pod without a controller on a node to drain', () => {
   });
 
   it('stops the gate on Talos 1.13, where the drain deletes it for good, naming the pod and the node', async () => {
-    const run = await health(h);
+    const run = await runGate(h);
 
     expect(run.root.text).toContain('❌ Health gate failed: production');
-    const pdb = replyText(run, 'PodDisruptionBudgets');
-    expect(pdb).toMatch(/^❌/);
+    expect(iconOf(run, 'PodDisruptionBudgets')).toBe('❌');
+    const pdb = detailOf(run, 'PodDisruptionBudgets');
     expect(pdb).toContain(
       'pod apps/debug-shell on talos-prd-cp-2 (10.0.30.12) has no controller: the Talos ≥ 1.13 drain deletes it and nothing recreates it',
     );
   });
 
   it('lets the gate pass below Talos 1.13, where the drain skips it', async () => {
-    const run = await health(h, CHANNELS.staging);
+    const run = await runGate(h, CHANNELS.staging);
 
     expect(run.root.text).toContain('✅ Health gate passed: staging');
-    expect(replyText(run, 'PodDisruptionBudgets')).not.toContain('debug-shell');
+    expect(evidenceOf(run, 'PodDisruptionBudgets')).not.toContain('debug-shell');
   });
 });

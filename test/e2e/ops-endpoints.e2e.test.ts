@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGate } from '../support/gate-run.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { metricTypes, parsePrometheusText, sampleValue, type Sample } from '../support/prometheus-text.ts';
 import { approve, clickStart, requestUpgrade, waitForApprovalRequest, waitForRootState } from '../support/upgrade-flow.ts';
@@ -15,21 +16,6 @@ async function scrape(h: Harness): Promise<Sample[]> {
   const response = await get(h.httpPort, '/metrics');
   expect(response.status).toBe(200);
   return parsePrometheusText(response.body);
-}
-
-/** `/talos health` in production, waited for until its verdict is in. */
-async function healthGate(h: Harness): Promise<void> {
-  const before = h.slack.channelMessages(CHANNELS.production).length;
-  await h.command('health');
-  await h.slack.waitFor(
-    () => {
-      const root = h.slack.channelMessages(CHANNELS.production)[before];
-      return (
-        root !== undefined && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(CHANNELS.production, root.ts).length === 8
-      );
-    },
-    { timeoutMs: 30_000, description: 'the health gate verdict and its eight checks' },
-  );
 }
 
 describe('ops endpoints in Socket Mode', () => {
@@ -83,7 +69,7 @@ describe('ops endpoints in Socket Mode', () => {
 
   it('counts health gates, their checks, talosctl calls and Slack rate limits', async () => {
     h.slack.faults.rateLimit({ methods: ['chat.update'], count: 1, retryAfterSec: 1 });
-    await healthGate(h);
+    await runGate(h);
 
     const samples = await scrape(h);
     expect(sampleValue(samples, 'talos_chatops_health_gates_total', { talos_cluster: 'production', result: 'passed' })).toBe(1);
@@ -96,7 +82,7 @@ describe('ops endpoints in Socket Mode', () => {
 
   it("keeps the last gate's verdict, its time and the Talos versions it read for every replica's scrape", async () => {
     const before = Date.now() / 1000;
-    await healthGate(h);
+    await runGate(h);
 
     // The verdict is written to Redis beside the gate's reply: scrape until it shows.
     let samples = await scrape(h);
@@ -120,7 +106,7 @@ describe('ops endpoints in Socket Mode', () => {
   it('counts a talosctl call that its probe timeout cut off as a failure of its subcommand', async () => {
     h.sim.faults.set('production', { hang: ['etcd status'] });
     try {
-      await healthGate(h);
+      await runGate(h);
     } finally {
       h.sim.faults.clear('production');
     }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGate } from '../support/gate-run.ts';
 import { startHarness, USERS, type Harness } from '../support/harness.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
 
@@ -39,21 +40,21 @@ describe('a private maintenance channel', () => {
     h.slack.setBotMember(PRIVATE, true);
 
     // Act
-    await h.command('health', { channel: PRIVATE });
-    const gate = await h.slack.waitFor(() => h.slack.channelMessages(PRIVATE).find((m) => /Health gate (passed|failed)/.test(m.text)), {
-      timeoutMs: 30_000,
-      description: 'the gate in the private channel',
-    });
+    const { root: gate, evidence } = await runGate(h, PRIVATE);
     const plan = await requestUpgrade(h, 'upgrade talos v1.12.11', { channel: PRIVATE });
     await clickStart(h, plan, USERS.alice, PRIVATE);
     const done = await approveUntilDone(h, plan, PRIVATE);
-    const record = await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.channel === PRIVATE), {
-      timeoutMs: 30_000,
-      description: 'the maintenance record',
-    });
+    const record = await h.slack.waitFor(
+      () => h.slack.uploadedFiles().find((f) => f.channel === PRIVATE && f.filename === `${plan.opId}-maintenance-record.md`),
+      {
+        timeoutMs: 30_000,
+        description: 'the maintenance record',
+      },
+    );
 
     // Assert
     expect(gate.text).toContain('Health gate passed: staging');
+    expect(evidence).toContain('Health gate passed on staging');
     expect(done.text).toContain('completed');
     expect(record.thread_ts).toBe(plan.root.ts);
     const privateCalls = h.slack.apiCalls.filter((c) => c.args.channel === PRIVATE || c.args.channel_id === PRIVATE);

@@ -69,8 +69,8 @@ export class UserActions {
   readonly #deps: UserActionDeps;
   /** HTTP deliveries whose response has not come back yet. */
   #httpInFlight = 0;
-  /** Response URL ids of slash commands acked empty, so a reply is still to come through them. */
-  readonly #awaitingReply = new Set<string>();
+  /** Response URL ids of slash commands acked empty, so a reply is still to come through them, with each command's trigger id. */
+  readonly #awaitingReply = new Map<string, string>();
 
   constructor(deps: UserActionDeps) {
     this.#deps = deps;
@@ -81,10 +81,12 @@ export class UserActions {
     return this.#deps.hub.unackedCount() + this.#httpInFlight;
   }
 
-  /** Slash commands acked empty whose response_url has not been called yet. */
+  /** Slash commands acked empty whose response_url has not been called yet, nor a modal opened with their trigger. */
   unansweredCommands(): number {
     const answered = new Set(this.#deps.recorder.responseUrlCalls.map((c) => c.id));
-    for (const id of answered) this.#awaitingReply.delete(id);
+    for (const [id, trigger] of this.#awaitingReply) {
+      if (answered.has(id) || this.#deps.triggers.exchanged(trigger)) this.#awaitingReply.delete(id);
+    }
     return this.#awaitingReply.size;
   }
 
@@ -318,7 +320,7 @@ export class UserActions {
   #applyCommandAck(input: SlashCommandInput, command: Record<string, string>, payload: JsonObject): void {
     if (Object.keys(payload).length === 0) {
       const id = RESPONSE_URL_ID.exec(command.response_url ?? '')?.[1];
-      if (id !== undefined) this.#awaitingReply.add(id);
+      if (id !== undefined) this.#awaitingReply.set(id, command.trigger_id ?? '');
       return;
     }
     const parsed = parseContent(payload);

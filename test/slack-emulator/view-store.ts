@@ -115,6 +115,11 @@ export class TriggerStore {
     this.#triggers.set(triggerId, { user, issuedAt: Date.now(), exchanged: false });
   }
 
+  /** Whether a modal was opened with this trigger. */
+  exchanged(triggerId: string): boolean {
+    return this.#triggers.get(triggerId)?.exchanged === true;
+  }
+
   /** Spends the trigger, or says why Slack would refuse it. */
   exchange(triggerId: string, ttlMs: number): { ok: true; user: string } | { ok: false; error: string } {
     const trigger = this.#triggers.get(triggerId);
