@@ -15,6 +15,7 @@ import type { Authorizer } from '../authorize.ts';
 import type { ReadRateLimiter } from '../read-rate-limit.ts';
 import type { Command } from '../parse-command.ts';
 import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
+import type { ClusterSignals } from '../../src/ops/cluster-signals.ts';
 
 export interface CommandDeps {
   inventory: Inventory;
@@ -31,6 +32,8 @@ export interface CommandDeps {
   lifecycle: Pick<Lifecycle, 'request' | 'cancel'>;
   /** Read commands per user and cluster; none: unlimited. */
   readLimiter?: ReadRateLimiter;
+  /** What Redis keeps of each cluster's last health gate, for `/talos status`; none: the line is left out. */
+  signals?: Pick<ClusterSignals, 'read'>;
   /** `/talos doctor`'s checks, each bounded in time (jobs/doctor/doctor.ts). */
   doctor?: () => Promise<DoctorFinding[]>;
 }

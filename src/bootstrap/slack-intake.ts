@@ -67,6 +67,7 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     now,
     lifecycle,
     readLimiter,
+    signals: records.signals,
   };
   const guidedDeps = { ...commandDeps, factory: adapters.factory, doctor: parts.doctor };
   registerTalosCommand(app, guidedDeps);

@@ -1,3 +1,4 @@
+import type { LastGate } from '../ops/cluster-signals.ts';
 import type { ClusterSummary } from '../ops/cluster-summary.ts';
 import type { Operation } from '../ops/operation.ts';
 import { ACTIVE } from '../ops/state-machine.ts';
@@ -126,11 +127,16 @@ const MAX_BLOCKS = 50;
  * each with buttons (Open thread, Record, and Cancel while it runs or waits), so nobody types an id.
  */
 export function statusMessage(
-  byCluster: { cluster: { name: string; approvers: readonly string[] }; holder: string | undefined; ops: Operation[] }[],
+  byCluster: {
+    cluster: { name: string; approvers: readonly string[] };
+    holder: string | undefined;
+    ops: Operation[];
+    gate?: { last?: LastGate };
+  }[],
   presentations: PresentationLookup,
   links: OperationLinks = NO_LINKS,
 ): ChatMessage {
-  const headlines = byCluster.map(({ cluster, holder, ops }) => {
+  const headlines = byCluster.map(({ cluster, holder, ops, gate }) => {
     const words = clusterStateWords(cluster, holder, ops, presentations);
     const lock =
       holder === undefined
@@ -138,7 +144,7 @@ export function statusMessage(
           ? ''
           : '; no operation holds it'
         : ` · locked by ${operationRef(holder, links.get(holder))}`;
-    return `*${cluster.name}* — ${words}${lock}`;
+    return `*${cluster.name}* — ${words}${lock}${gate === undefined ? '' : gateWords(gate.last)}`;
   });
   const blocks: Block[] = [section(headlines.join('\n'))];
   const lines: string[] = [];
@@ -154,6 +160,26 @@ export function statusMessage(
     }
   }
   return { text: [...headlines, ...lines].join('\n'), blocks };
+}
+
+const VERDICT_WORDS: Record<LastGate['verdict'], string> = {
+  passed: '✅ passed',
+  warning: '⚠️ passed with warnings',
+  failed: '❌ failed',
+};
+
+const HELD_WORDS: Record<LastGate['verdict'], string> = { passed: 'passing', warning: 'warning', failed: 'failing' };
+
+/**
+ * The last standard health gate of a cluster (`/talos health`, by hand or on its schedule; an operation's own gates are in its
+ * thread), from what every replica keeps in Redis: its verdict, when it ran, and since when the
+ * verdict has held when that is earlier (a gate failing since yesterday reads differently from one that failed once).
+ */
+export function gateWords(gate: LastGate | undefined): string {
+  if (gate === undefined) return '\nLast `/talos health`: none on record; run it to see where the cluster stands';
+  const at = new Date(gate.at * 1000);
+  const held = gate.since < gate.at ? `, ${HELD_WORDS[gate.verdict]} since ${formatTime(new Date(gate.since * 1000))}` : '';
+  return `\nLast \`/talos health\`: ${VERDICT_WORDS[gate.verdict]} ${formatTime(at)}${held}`;
 }
 
 function entryButtons(op: Operation, cluster: string, link: string | undefined): ButtonSpec[] {

@@ -87,6 +87,8 @@ describe('links to an operation', () => {
     expect(state).toContain(`Talos upgrade to ${TARGET} running`);
     expect(state).toContain('waiting for approval');
     expect(state?.endsWith(` · locked by ${link}`)).toBe(true);
+    // No `/talos health` ran here: an operation's own gates stay in its thread.
+    expect(status).toContain('\nLast `/talos health`: none on record');
     expect(status).toContain(`• ${link} talos-upgrade → ${TARGET} on *production*: awaiting-approval`);
     expect(record).toBe(`Posting the maintenance record of ${link} in its thread.`);
     expect(elsewhere).toContain(`*production* (<#${CHANNELS.production}>) — held by ${link}`);

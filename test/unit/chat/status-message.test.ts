@@ -181,6 +181,27 @@ describe('statusMessage', () => {
     expect(buttonsOf(message, done.id).map((b) => b['action_id'])).toEqual([STATUS_ACTION.record]);
   });
 
+  it('says when the last health gate ran and since when its verdict has held, or that none is on record', () => {
+    // Arrange
+    const at = Date.parse('2026-11-30T10:00:00Z') / 1000;
+    const failing = { last: { verdict: 'failed' as const, at, since: at - 7200 } };
+
+    // Act
+    const failed = statusMessage([{ cluster: PRODUCTION, holder: undefined, ops: [], gate: failing }], presentationOf).text;
+    const once = statusMessage(
+      [{ cluster: PRODUCTION, holder: undefined, ops: [], gate: { last: { verdict: 'passed', at, since: at } } }],
+      presentationOf,
+    ).text;
+    const none = statusMessage([{ cluster: PRODUCTION, holder: undefined, ops: [], gate: {} }], presentationOf).text;
+
+    // Assert
+    expect(failed.split('\n')[1]).toBe(
+      `Last \`/talos health\`: ❌ failed <!date^${at}^{date_short_pretty} {time}|2026-11-30 10:00 UTC>, failing since <!date^${at - 7200}^{date_short_pretty} {time}|2026-11-30 08:00 UTC>`,
+    );
+    expect(once.split('\n')[1]).toBe(`Last \`/talos health\`: ✅ passed <!date^${at}^{date_short_pretty} {time}|2026-11-30 10:00 UTC>`);
+    expect(none.split('\n')[1]).toBe('Last `/talos health`: none on record; run it to see where the cluster stands');
+  });
+
   it('says idle, and what ran last, when nothing runs', () => {
     const done = operation({ state: 'completed', endedAt: '2026-11-29T23:00:00.000Z' });
     const message = statusMessage([{ cluster: PRODUCTION, holder: undefined, ops: [done] }], presentationOf);
