@@ -76,6 +76,25 @@ describe('an approval request on a phone', () => {
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
   });
 
+  it('stops at once, without a reason, when the reason form cannot open in time', async () => {
+    h = await startHarness();
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    const request = await waitForApprovalRequest(h, plan);
+    // The bot reaches views.open after the click's trigger expired (Slack allows 3 s), as a slow or restarting bot would.
+    h.slack.faults.delay({ ms: 3_500, methods: ['views.open'] });
+
+    await approve(h, request, USERS.carol, CHANNELS.production, 'talos-step-stop');
+
+    await waitForRootState(h, plan, /cancelled|stopped/);
+    await h.slack.waitFor(() => auditLines(h, plan).find((l) => / stopped at 10\.0\.30\.11/.test(l)));
+    expect(auditLines(h, plan).some((l) => /reason:/.test(l))).toBe(false);
+    expect(h.slack.modals(USERS.carol).some((m) => m.open)).toBe(false);
+    expect(h.slack.callsTo('views.open').map((c) => c.error)).toEqual(['expired_trigger_id']);
+    expect(h.slack.message(CHANNELS.production, request.ts)!.text).toMatch(/🛑 Stopped by <@U0CAROL>/);
+    expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
+  });
+
   it('with approvalScope: operation asks once for the three control planes, and again after a failure and its Retry', async () => {
     h = await startHarness({ inventory: { extra: { production: { approvalScope: 'operation' } } } });
     h.sim.faults.set('production', { upgradeError: { '10.0.30.12': 'error validating installer image "x": unauthorized' } });
