@@ -83,7 +83,8 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
   },
   [ACTION.planAgain]: {
     who: 'operators',
-    refusal: (op) => `Only operators of *${op.cluster}* may ask for a Terraform plan. Nothing changed.`,
+    refusal: (op) =>
+      `Only operators of *${op.cluster}* may ask for ${op.kind === 'terraform-apply' ? 'a Terraform plan' : 'this again'}. Nothing changed.`,
   },
   [OVERRIDE_ACTION]: {
     who: 'approvers',

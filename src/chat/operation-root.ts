@@ -1,9 +1,9 @@
 import type { Operation } from '../ops/operation.ts';
-import type { ChatMessage } from '../port/chat-port.ts';
+import type { Block, ChatMessage } from '../port/chat-port.ts';
 import { rehearsalBlocks } from './rehearsal-message.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, plainTimes, section } from './blocks.ts';
 import { boardBlocks, outcomeLine, stepLines } from './status-board.ts';
-import { ACTION, buttonValue } from './buttons.ts';
+import { ACTION, buttonValue, PLAN_AGAIN_NONCE } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
 import { escapeMrkdwnKeepingLinks } from './operation-link.ts';
 
@@ -85,10 +85,22 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
     );
   }
   if (op.reason && (op.state === 'failed' || op.state === 'cancelled')) blocks.push(section(`*Reason:* ${escapeMrkdwn(op.reason)}`));
-  blocks.push(...(presentation.closing?.(op) ?? []));
+  blocks.push(...(presentation.closing?.(op) ?? checkAgainBlocks(op)));
   // Notifications and the channel list show the text: a finished operation leads with its outcome there too.
   const text =
     presentation.rootText?.(op) ??
     (outcome !== undefined ? `${plainTimes(outcome)} (${op.id})` : `${title} — ${stateText(op, presentation)} (${op.id})`);
   return { text, blocks };
+}
+
+/** A refused request offers to check again, once: the preflight runs afresh, since what refused it may have passed. */
+function checkAgainBlocks(op: Operation): Block[] {
+  if (op.state !== 'refused') return [];
+  const again = op.data?.['replannedAs'];
+  if (typeof again === 'string') return [context(`Requested again as \`${again}\`.`)];
+  return [
+    actions(`again-${op.id}-${PLAN_AGAIN_NONCE}`, [
+      { text: 'Check again', actionId: ACTION.planAgain, value: buttonValue(op.id, PLAN_AGAIN_NONCE) },
+    ]),
+  ];
 }

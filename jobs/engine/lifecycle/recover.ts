@@ -106,40 +106,61 @@ export async function requestRollback(deps: MoveDeps, click: OperationClick): Pr
   return { ok: true, op: after, reply };
 }
 
-/** The operation a Terraform change was planned again as (its `data.replannedAs`), if any. */
+/** The operation a refused request (or a Terraform change) was requested again as (its `data.replannedAs`), if any. */
 function replannedAs(op: Operation): string | undefined {
   const again = op.data?.['replannedAs'];
   return typeof again === 'string' ? again : undefined;
 }
 
-/** A refused, stopped or expired Terraform change planned again, by an operator: a new operation with its own review. */
+/**
+ * The states an operation may be asked for again from: a Terraform change refused, stopped or expired gets a fresh plan;
+ * any other operation only once refused, since a stopped one has its Retry and Rollback and never started twice.
+ */
+function againFrom(op: Operation): readonly Operation['state'][] {
+  return op.kind === 'terraform-apply' ? ENDED_UNDONE : ['refused'];
+}
+
+/**
+ * The same request again, by an operator: a new operation of the same kind and target, whose preflight checks everything
+ * afresh (a refusal is a decision point: what refused it may have been transient, or fixed since). Once per operation.
+ */
 export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
   const child = newOperationId();
   const { op: after, changed } = await deps.audit.transition(
     op.id,
-    { actor: user, event: 'planned again', detail: `operation ${child}` },
-    (o) => (ENDED_UNDONE.includes(o.state) && replannedAs(o) === undefined ? { ...o, data: { ...o.data, replannedAs: child } } : undefined),
+    { actor: user, event: op.kind === 'terraform-apply' ? 'planned again' : 'requested again', detail: `operation ${child}` },
+    (o) => (againFrom(o).includes(o.state) && replannedAs(o) === undefined ? { ...o, data: { ...o.data, replannedAs: child } } : undefined),
   );
   if (!changed) {
     const again = replannedAs(after);
-    if (again !== undefined) return refused('already', `\`${op.id}\` was already planned again as \`${again}\`. Nothing changed.`);
-    return refused('stale', `\`${op.id}\` is ${after.state}; plan again once it has ended. Nothing changed.`);
+    if (again !== undefined) return refused('already', `\`${op.id}\` was already requested again as \`${again}\`. Nothing changed.`);
+    return refused('stale', `\`${op.id}\` is ${after.state}; it can be requested again once it was refused. Nothing changed.`);
   }
+  const parent = op.data?.['parent'];
   await deps.store.create(
     newOperation({
       id: child,
-      kind: 'terraform-apply',
+      kind: op.kind,
       cluster: op.cluster,
       channel: op.channel,
       requestedBy: user,
       createdAt: deps.now().toISOString(),
       state: 'preflight',
+      // Only what the command asked for: everything the preflight derived is derived again.
+      target: {
+        ...(op.target.node === undefined ? {} : { node: op.target.node }),
+        ...(op.target.version === undefined ? {} : { version: op.target.version }),
+      },
+      ...(parent === undefined ? {} : { data: { parent } }),
     }),
   );
   await enqueuePreflight(deps.opsQueue, child);
-  const reply = `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`;
-  // The answer first: the plan's message gets its new look after the person learned where the new plan appears.
+  const reply =
+    op.kind === 'terraform-apply'
+      ? `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`
+      : `Checking again as \`${child}\`: its preflight runs, and its plan or refusal appears in this channel as a message of its own. Nothing is touched before that.`;
+  // The answer first: the old message gets its new look after the person learned where the new one appears.
   const followUp = async (): Promise<void> => {
     if (after.rootTs !== undefined)
       await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
