@@ -95,7 +95,7 @@ const BUTTONS: Readonly<Record<string, Button>> = {
   [ACTION.retry]: { move: (lifecycle, click) => lifecycle.retry(click) },
   [ACTION.windowOverride]: { move: (lifecycle, click) => lifecycle.overrideWindow(click) },
   [ACTION.planAgain]: {
-    unknownTarget: ({ op, nonce }) => (nonce !== PLAN_AGAIN_NONCE ? 'That button does not ask for anything. Nothing changed.' : undefined),
+    unknownTarget: ({ nonce }) => (nonce !== PLAN_AGAIN_NONCE ? 'That button does not ask for anything. Nothing changed.' : undefined),
     move: (lifecycle, click) => lifecycle.planAgain(click),
   },
 };
