@@ -11,6 +11,7 @@ import {
   etcdMembers,
   etcdVoters,
   hasQuorum,
+  kubeApiAvailability,
   memberIdFor,
   named,
   namedValue,
@@ -19,7 +20,7 @@ import { restoreHashCheck, statusOfBytes } from './etcd-snapshot-file.ts';
 import type { Recorder } from './recorder.ts';
 import { installerPreflight, parseInstallerImage, type InstallerImage } from './versions.ts';
 import { nodePods } from './kube-seed.ts';
-import { longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
+import { attachedNode, longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
 import { drainNode, removePodsOf, schedulePending } from './workloads.ts';
 import { cnpgOnCordon } from './cnpg.ts';
 import { podReady } from './kube-objects.ts';
@@ -107,6 +108,10 @@ export class Lifecycle {
   #seq = 0;
   /** Nodes whose LifecycleService lock is held: an installer runs there (internal/app/lifecycle/lifecycle.go v1.13.9). */
   readonly #installing = new Set<SimNode>();
+  /** Clusters whose etcd was recovered and whose API has not served since: their controllers restart when it does. */
+  readonly #restored = new WeakSet<SimCluster>();
+  /** Nodes whose bootstrap etcd is in its PreFunc (restoring), neither running nor failed yet. */
+  readonly #etcdStarting = new WeakSet<SimNode>();
   /** An image LifecycleService.Upgrade installed and made the boot default, not booted yet: the next reboot boots it. */
   readonly #installed = new WeakMap<SimNode, InstallerImage>();
 
@@ -714,7 +719,7 @@ export class Lifecycle {
             fromVersion: node.talosVersion,
             detail: labels.length > 0 ? labels.join(',') : mode,
           });
-          if (wipesEphemeral) this.#wipeEphemeral(node);
+          if (wipesEphemeral) this.#wipeEphemeral(cluster, node);
           if (!keepsConfig) node.discoveryMember = false;
           if (!request.reboot) {
             this.#stage(cluster, node, 'off');
@@ -742,7 +747,14 @@ export class Lifecycle {
    * The member stays in the other members' list (a non-graceful reset does not leave) until the
    * node's etcd rejoins and `addMember` removes it by name (services/etcd.go v1.13.9).
    */
-  #wipeEphemeral(node: SimNode): void {
+  #wipeEphemeral(cluster: SimCluster, node: SimNode): void {
+    // The instance manager and its engines ran from EPHEMERAL: the volumes they served detach.
+    for (const volume of cluster.kube.volumes) {
+      if (!volume.detached && attachedNode(cluster, volume) === node.hostname) {
+        volume.attachedTo = node.hostname;
+        volume.engineLostAt = Date.now();
+      }
+    }
     if (node.role !== 'controlplane') return;
     node.etcdDataEmpty = true;
     delete node.etcdFailed;
@@ -791,7 +803,9 @@ export class Lifecycle {
         await this.sleep(this.#timing.stepMs);
       }
       // A failed recovery leaves the boot sequence waiting on etcd.
-      while (node.bootId === bootId && (node.etcdFailed !== undefined || node.etcdWaitingJoin)) await this.sleep(this.#timing.stepMs);
+      while (node.bootId === bootId && (node.etcdFailed !== undefined || node.etcdWaitingJoin || this.#etcdStarting.has(node))) {
+        await this.sleep(this.#timing.stepMs);
+      }
       if (node.bootId !== bootId || node.stage !== 'booting') return;
       boot('service', 'service: etcd message: Health check successful healthy: true');
     }
@@ -802,6 +816,11 @@ export class Lifecycle {
     node.k8sRegistered = true;
     if (!node.cordoned) longhornOnSchedulable(cluster, node, this.#recorder);
     this.#stage(cluster, node, 'running');
+    if (this.#restored.has(cluster) && kubeApiAvailability(cluster) === 'up') {
+      this.#restored.delete(cluster);
+      cluster.kube.controllersRestartedAt = Date.now();
+      cluster.kube.fluxReconciledAt = Date.now() + this.#timing.fluxReconcileMs;
+    }
     schedulePending(cluster, Date.now());
     this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'up', toVersion: node.talosVersion });
     boot('task', 'task: startAllServices action: STOP', { task: 'startAllServices' });
@@ -875,7 +894,14 @@ export class Lifecycle {
     node.etcdWaitingJoin = false;
     delete node.etcdFailed;
     node.etcdServiceSince = Date.now();
-    this.#spawn(() => this.#runBootstrap(cluster, node, request, others.length > 0));
+    this.#etcdStarting.add(node);
+    this.#spawn(async () => {
+      try {
+        await this.#runBootstrap(cluster, node, request, others.length > 0);
+      } finally {
+        this.#etcdStarting.delete(node);
+      }
+    });
     return undefined;
   }
 
@@ -950,8 +976,8 @@ export class Lifecycle {
         detail: `revision ${content.revision}, total keys ${content.totalKeys}`,
       });
     }
-    // The controllers find the API again and reconcile everything (Flux restamps its conditions).
-    cluster.kube.controllersRestartedAt = now;
+    // Once the API serves again, the controllers reconcile everything anew (Flux restamps its conditions).
+    this.#restored.add(cluster);
   }
 
   /**

@@ -204,6 +204,11 @@ export interface VolumeState {
   detached?: boolean;
   /** The pod that mounts its claim (`namespace` is the volume's); default: the claim name without `data-`. */
   podName?: string;
+  /**
+   * When the engine's node lost its EPHEMERAL partition (and the instance manager with it): the
+   * volume is detached until that node is running again (reference/etcd-recovery.md).
+   */
+  engineLostAt?: number;
 }
 
 export interface NamespaceState {
@@ -228,6 +233,8 @@ export interface KubeState {
    * every object anew, so Flux restamps its conditions (reference/etcd-recovery.md).
    */
   controllersRestartedAt?: number;
+  /** When Flux's controllers have reconciled every object again after that restart (Ready=True, restamped). */
+  fluxReconciledAt?: number;
 }
 
 export interface CnpgClusterState {
