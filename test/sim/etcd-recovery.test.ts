@@ -14,6 +14,8 @@ const it = simTest();
 
 /** A staging of three control planes (Longhorn on each) and a worker, as a future staging may be. */
 const threeCps = simTest({
+  // A reboot long enough for resets issued together to all stop etcd before the first node is back, as real ones do.
+  timing: { stepMs: 4, rebootMs: 800 },
   clusters: [
     stagingShape({
       nodes: [
@@ -303,6 +305,25 @@ describe.concurrent('damaged snapshots', () => {
     expect(f.sim.bootstrapCount('staging', { accepted: true })).toBe(1);
     expect(f.sim.events.filter((e) => e.kind === 'etcd-restore-failed')).toHaveLength(1);
     expect(f.sim.node('staging', CP).stage).toBe('booting');
+  });
+
+  it('recovers after a failed restore once the node is wiped again and a sound snapshot is given', async ({ f, expect }) => {
+    const bad = await snapshot(f, 'staging', CP, 'bad.snapshot');
+    const good = await snapshot(f, 'staging', CP, 'good.snapshot');
+    await damageSnapshot(bad.path, 'flip-trailer');
+    await wipeAndWaitPreparing(f, 'staging', [CP]);
+    await f.talosctl('staging', ['-n', CP, '-e', CP, 'bootstrap', `--recover-from=${bad.path}`]);
+    await f.sim.waitFor(() => f.sim.node('staging', CP).etcdFailed !== undefined, 5000, 'etcd failed');
+
+    await wipeAndWaitPreparing(f, 'staging', [CP]);
+    const result = await f.talosctl('staging', ['-n', CP, '-e', CP, 'bootstrap', `--recover-from=${good.path}`]);
+    await f.sim.waitFor(() => f.sim.node('staging', CP).stage === 'running', 5000, 'the control plane back');
+
+    expect(result.exitCode).toBe(0);
+    expect(f.sim.bootstrapCount('staging', { accepted: true })).toBe(2);
+    expect(f.sim.events.filter((e) => e.kind === 'etcd-restored').map((e) => e.detail)).toEqual([
+      /revision \d+, total keys \d+/.exec(good.info)?.[0],
+    ]);
   });
 
   it('fails the restore of a file without its trailer, unless the hash check is skipped', async ({ f, expect }) => {

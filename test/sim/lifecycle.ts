@@ -644,10 +644,12 @@ export class Lifecycle {
         };
       }
     }
-    if (node.stage !== 'running' && node.stage !== 'booting') {
+    // Reset may take over a boot sequence (sequencer.go `CanTakeOver`); the simulator lets it take over
+    // the boots that wait on etcd (joining, or failed), whose routine steps aside when the boot ID changes.
+    const bootWaitingOnEtcd = node.stage === 'booting' && (node.etcdWaitingJoin === true || node.etcdFailed !== undefined);
+    if (node.stage !== 'running' && !bootWaitingOnEtcd) {
       return { error: 'rpc error: code = Unknown desc = failed to run sequence: locked' };
     }
-    // A node still booting (etcd waiting to join) runs its boot sequence; reset takes over from it.
     const actorId = randomUUID();
     this.#stage(cluster, node, 'resetting');
     this.#spawn(() => this.#runReset(cluster, node, actorId, request));
