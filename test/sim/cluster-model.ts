@@ -203,7 +203,7 @@ export function etcdService(cluster: SimCluster, node: SimNode, now: number, tim
   // A failed PreFunc ends the service run; nothing restarts it (system.go v1.13.9).
   if (node.etcdFailed !== undefined) return { state: 'Failed', health: '?' };
   // The join loop runs inside PreFunc, so the service stays Preparing with no health check yet.
-  if (node.etcdWaitingJoin) return { state: 'Preparing', health: '?' };
+  if (node.etcdWaitingJoin || node.etcdRestoring) return { state: 'Preparing', health: '?' };
   if (!node.etcdMember) return { state: 'Finished', health: '?' };
   if (node.stage === 'booting' && uptime(node, now) < timing.bootMs / 2) return { state: 'Preparing', health: '?' };
   const unhealthy = namedValue(cluster.faults.etcdUnhealthy, node);
@@ -225,7 +225,7 @@ export function kubeletService(node: SimNode, now: number, timing: SimTiming): S
 export function etcdMemberHealthy(cluster: SimCluster, node: SimNode): boolean {
   if (node.role !== 'controlplane' || !node.etcdMember || node.servicesStopped) return false;
   // A wiped member waiting to rejoin, or one whose etcd failed, is listed but serves nothing.
-  if (node.etcdWaitingJoin || node.etcdFailed !== undefined) return false;
+  if (node.etcdWaitingJoin || node.etcdRestoring || node.etcdFailed !== undefined) return false;
   if (!apidReachable(cluster, node)) return false;
   const unhealthy = namedValue(cluster.faults.etcdUnhealthy, node);
   return unhealthy === undefined;

@@ -110,8 +110,6 @@ export class Lifecycle {
   readonly #installing = new Set<SimNode>();
   /** Clusters whose etcd was recovered and whose API has not served since: their controllers restart when it does. */
   readonly #restored = new WeakSet<SimCluster>();
-  /** Nodes whose bootstrap etcd is in its PreFunc (restoring), neither running nor failed yet. */
-  readonly #etcdStarting = new WeakSet<SimNode>();
   /** An image LifecycleService.Upgrade installed and made the boot default, not booted yet: the next reboot boots it. */
   readonly #installed = new WeakMap<SimNode, InstallerImage>();
 
@@ -760,6 +758,7 @@ export class Lifecycle {
     if (node.role !== 'controlplane') return;
     node.etcdDataEmpty = true;
     delete node.etcdFailed;
+    delete node.etcdRestoring;
     delete node.recoverySnapshot;
   }
 
@@ -805,7 +804,7 @@ export class Lifecycle {
         await this.sleep(this.#timing.stepMs);
       }
       // A failed recovery leaves the boot sequence waiting on etcd.
-      while (node.bootId === bootId && (node.etcdFailed !== undefined || node.etcdWaitingJoin || this.#etcdStarting.has(node))) {
+      while (node.bootId === bootId && (node.etcdFailed !== undefined || node.etcdWaitingJoin || node.etcdRestoring)) {
         await this.sleep(this.#timing.stepMs);
       }
       if (node.bootId !== bootId || node.stage !== 'booting') return;
@@ -896,12 +895,12 @@ export class Lifecycle {
     node.etcdWaitingJoin = false;
     delete node.etcdFailed;
     node.etcdServiceSince = Date.now();
-    this.#etcdStarting.add(node);
+    node.etcdRestoring = true;
     this.#spawn(async () => {
       try {
         await this.#runBootstrap(cluster, node, request, others.length > 0);
       } finally {
-        this.#etcdStarting.delete(node);
+        delete node.etcdRestoring;
       }
     });
     return undefined;

@@ -144,6 +144,8 @@ export interface SimNode {
    * bootstrap replaces the service.
    */
   etcdWaitingJoin?: boolean;
+  /** A bootstrap's etcd is in its PreFunc (restoring the snapshot): Preparing, neither running nor failed yet. */
+  etcdRestoring?: boolean;
   /** The etcd service failed (STATE Failed) with this event message, e.g. a restore's hash check. */
   etcdFailed?: string;
   /** When the current etcd service instance was loaded (a bootstrap replaces it), for its event history. */
