@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { describe } from 'vitest';
-import { damageSnapshot } from './etcd-snapshot-file.ts';
+import { buildSnapshot, damageBytes, damageSnapshot, restoreHashCheck, snapshotStatus, statusOfBytes } from './etcd-snapshot-file.ts';
 import { renderFlux } from './flux-objects.ts';
 import { volumeView } from './longhorn.ts';
 import { simTest, tableRows, type SimFixture } from './sim-fixture.ts';
@@ -168,10 +168,16 @@ describe.concurrent('bootstrap --recover-from on three control planes', () => {
       const attachedBefore = cluster.kube.volumes.filter((v) => !v.detached);
       expect(attachedBefore.some((v) => volumeView(cluster, f.sim.state, v, f.sim.timing, Date.now()).state === 'detached')).toBe(true);
 
-      const result = await f.talosctl('staging', ['-n', CPS[0]!, '-e', CPS[0]!, 'bootstrap', '--recover-from', path]);
-      await f.sim.waitFor(() => cluster.nodes.every((n) => n.stage === 'running'), 5000, 'every node running');
+      f.sim.timing.fluxReconcileMs = 1000;
+      // Rendered by the test process as soon as the controllers restart, however slowly the talosctl process exits.
+      const [result, early] = await Promise.all([
+        f.talosctl('staging', ['-n', CPS[0]!, '-e', CPS[0]!, 'bootstrap', '--recover-from', path]),
+        f.sim
+          .waitFor(() => cluster.kube.fluxReconciledAt !== undefined, 5000, 'the controllers restarted')
+          .then(() => cluster.kube.flux.map((o) => renderFlux(cluster, o, Date.now()))),
+      ]);
       const restoredAt = f.sim.events.find((e) => e.kind === 'etcd-restored')?.at ?? 0;
-      const early = cluster.kube.flux.map((o) => renderFlux(cluster, o, Date.now()));
+      await f.sim.waitFor(() => cluster.nodes.every((n) => n.stage === 'running'), 5000, 'every node running');
       await f.sim.waitFor(
         () => f.sim.events.filter((e) => e.kind === 'etcd-learner-promoted').length === 2,
         5000,
@@ -351,5 +357,33 @@ describe.concurrent('damaged snapshots', () => {
     const { readFile } = await import('node:fs/promises');
     expect(restoreHashCheck(await readFile(damaged.path), false)).toMatch(/^expected sha256 /);
     expect(restoreHashCheck(await readFile(sound.path), false)).toBeUndefined();
+  });
+});
+
+describe.concurrent('etcdutl Status and the restore check on snapshot bytes', () => {
+  it('reads what the simulator wrote, and fails the small, empty and missing files as bbolt does', async ({ expect }) => {
+    const bytes = buildSnapshot({ revision: 4193, totalKeys: 1287 }, 10);
+
+    const sound = statusOfBytes(bytes, '/x/db');
+
+    expect(sound).toEqual({ revision: 4193, totalKeys: 1287, hash: expect.stringMatching(/^[0-9a-f]{8}$/), totalSize: 12 * 4096 });
+    expect(restoreHashCheck(bytes, false)).toBeUndefined();
+    expect(statusOfBytes(damageBytes(bytes, 'empty'), '/x/db')).toEqual({ error: 'write /x/db: bad file descriptor' });
+    expect(statusOfBytes(bytes.subarray(0, 6000), '/x/db')).toEqual({ error: 'file size too small 6000' });
+    expect(await snapshotStatus('/nonexistent/db.snapshot')).toEqual({ error: 'stat /nonexistent/db.snapshot: no such file or directory' });
+    expect(restoreHashCheck(damageBytes(bytes, 'strip-trailer'), true)).toBeUndefined();
+    expect(restoreHashCheck(damageBytes(bytes, 'flip-trailer'), true)).toBeUndefined();
+  });
+});
+
+describe.concurrent('a bootstrap beside a running etcd', () => {
+  threeCps('is accepted on an empty node and recorded as a split brain', async ({ f, expect }) => {
+    await wipeAndWaitPreparing(f, 'staging', [CPS[1]!, CPS[2]!]);
+
+    const result = await f.talosctl('staging', ['-n', CPS[1]!, '-e', CPS[1]!, 'bootstrap']);
+
+    expect(result.exitCode).toBe(0);
+    expect(f.sim.events.filter((e) => e.kind === 'etcd-split-brain').map((e) => [e.node, e.detail])).toEqual([[CPS[1], 'talos-stg-cp-1']]);
+    expect(f.sim.bootstrapCount('staging', { node: 'talos-stg-cp-2', accepted: true })).toBe(1);
   });
 });
