@@ -108,8 +108,6 @@ export class Lifecycle {
   #seq = 0;
   /** Nodes whose LifecycleService lock is held: an installer runs there (internal/app/lifecycle/lifecycle.go v1.13.9). */
   readonly #installing = new Set<SimNode>();
-  /** Clusters whose etcd was recovered and whose API has not served since: their controllers restart when it does. */
-  readonly #restored = new WeakSet<SimCluster>();
   /** An image LifecycleService.Upgrade installed and made the boot default, not booted yet: the next reboot boots it. */
   readonly #installed = new WeakMap<SimNode, InstallerImage>();
 
@@ -817,11 +815,6 @@ export class Lifecycle {
     node.k8sRegistered = true;
     if (!node.cordoned) longhornOnSchedulable(cluster, node, this.#recorder);
     this.#stage(cluster, node, 'running');
-    if (this.#restored.has(cluster) && kubeApiAvailability(cluster) === 'up') {
-      this.#restored.delete(cluster);
-      cluster.kube.controllersRestartedAt = Date.now();
-      cluster.kube.fluxReconciledAt = Date.now() + this.#timing.fluxReconcileMs;
-    }
     schedulePending(cluster, Date.now());
     this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'up', toVersion: node.talosVersion });
     boot('task', 'task: startAllServices action: STOP', { task: 'startAllServices' });
@@ -977,8 +970,13 @@ export class Lifecycle {
         detail: `revision ${content.revision}, total keys ${content.totalKeys}`,
       });
     }
-    // Once the API serves again, the controllers reconcile everything anew (Flux restamps its conditions).
-    this.#restored.add(cluster);
+    // Once the API serves again, the controllers reconcile everything anew (Flux restamps its conditions),
+    // whichever node brought it back.
+    this.#spawn(async () => {
+      while (kubeApiAvailability(cluster) !== 'up') await this.sleep(this.#timing.stepMs);
+      cluster.kube.controllersRestartedAt = Date.now();
+      cluster.kube.fluxReconciledAt = Date.now() + this.#timing.fluxReconcileMs;
+    });
   }
 
   /**

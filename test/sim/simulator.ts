@@ -59,7 +59,7 @@ export function defaultTiming(overrides: Partial<SimTiming> = {}): SimTiming {
     healthRetryMs: overrides.healthRetryMs ?? 25,
     reregisterMs: overrides.reregisterMs ?? rebootMs,
     learnerPromoteMs: overrides.learnerPromoteMs ?? stepMs * 4,
-    fluxReconcileMs: overrides.fluxReconcileMs ?? stepMs * 4,
+    fluxReconcileMs: overrides.fluxReconcileMs ?? Math.max(1000, stepMs * 4),
     ...(overrides.tofuStillLines === undefined ? {} : { tofuStillLines: overrides.tofuStillLines }),
   };
 }

@@ -406,7 +406,8 @@ export interface SimTiming {
   tofuStillLines?: number;
   /**
    * After an etcd recovery, how long Flux's controllers take to reconcile an object again (Ready=Unknown
-   * "Reconciliation in progress" meanwhile), in ms. Default 4 × stepMs.
+   * "Reconciliation in progress" meanwhile), in ms. Default 4 × stepMs, at least 1000: conditions carry
+   * whole seconds, so a restamp lands in a later second than the bootstrap that caused it, as a real one does.
    */
   fluxReconcileMs: number;
 }
