@@ -41,7 +41,7 @@ type RestoreFault = (typeof RESTORE_FAULTS)[number];
 
 /** Where a fault strikes: a click of the people, or an event of the simulated cluster (its first of the run). */
 const MOMENTS = ['start', 'approval', 'snapshot', 'reset', 'etcd-bootstrap', 'etcd-restored', 'up'] as const;
-type Moment = (typeof MOMENTS)[number];
+export type Moment = (typeof MOMENTS)[number];
 
 const TALOSCTL_PATHS = ['etcd snapshot', 'service etcd', 'reset', 'bootstrap', 'etcd status', 'etcd members'] as const;
 
@@ -53,9 +53,10 @@ interface Plan {
   inject(h: Harness, note: (text: string) => void): Promise<void>;
 }
 
-function drawPlan(rng: Rng, only?: FaultName): Plan {
+function drawPlan(rng: Rng, only?: FaultName, at?: Moment): Plan {
   const fault = only !== undefined && (RESTORE_FAULTS as readonly string[]).includes(only) ? (only as RestoreFault) : rng.pick(RESTORE_FAULTS);
-  const moment = rng.pick(MOMENTS);
+  const drawn = rng.pick(MOMENTS);
+  const moment = at ?? drawn;
   const delayMs = rng.int(0, 600);
   if (fault === 'bot-kill') {
     const downMs = rng.int(0, 1500);
@@ -124,10 +125,10 @@ async function readOperation(url: string, opId: string) {
 }
 
 /** One seeded rehearsal with one fault, judged by the rehearsal's invariants. */
-export async function runRestoreChaos(options: { seed: number; fault?: FaultName }): Promise<RunReport> {
+export async function runRestoreChaos(options: { seed: number; fault?: FaultName; moment?: Moment }): Promise<RunReport> {
   const started = Date.now();
   const rng = mulberry32(options.seed);
-  const plan = drawPlan(rng, options.fault);
+  const plan = drawPlan(rng, options.fault, options.moment);
   const trace: string[] = [];
   const note = (text: string): void => {
     trace.push(`${Date.now() - started}ms ${text}`);
