@@ -185,6 +185,7 @@ describe.concurrent('bootstrap --recover-from on three control planes', () => {
       );
       await f.sim.waitFor(() => Date.now() >= (cluster.kube.fluxReconciledAt ?? 0), 5000, 'Flux reconciled');
       const members = tableRows((await f.talosctl('staging', ['-n', CPS[0]!, '-e', CPS[0]!, 'etcd', 'members'])).stdout);
+      const health = await f.talosctl('staging', ['-n', CPS[0]!, '-e', CPS[0]!, 'health', '--wait-timeout', '10s']);
       const late = cluster.kube.flux.map((o) => renderFlux(cluster, o, Date.now()));
       const ready = (obj: ReturnType<typeof renderFlux>): { status: unknown; at: unknown } => {
         const conditions = (obj['status'] as { conditions: { type: string; status: string; lastTransitionTime: string }[] }).conditions;
@@ -206,6 +207,7 @@ describe.concurrent('bootstrap --recover-from on three control planes', () => {
         ['talos-stg-cp-2', 'false'],
         ['talos-stg-cp-3', 'false'],
       ]);
+      expect(health.exitCode).toBe(0);
       expect(early.every((o) => ready(o).status === 'Unknown')).toBe(true);
       expect(late.every((o) => ready(o).status === 'True')).toBe(true);
       expect(late.every((o) => Date.parse(String(ready(o).at)) >= Math.floor(restoredAt / 1000) * 1000)).toBe(true);
