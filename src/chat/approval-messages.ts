@@ -420,7 +420,11 @@ export function approvalDecidedMessage(op: Operation, approval: Approval, step: 
   const verb = approval.state === 'approved' ? '✅ Approved' : approval.state === 'stopped' ? '🛑 Stopped' : '⏱ Expired';
   const several = approval.state === 'approved' && (approval.given?.length ?? 0) > 1 ? approval.given! : undefined;
   const who =
-    several !== undefined ? ` by ${several.map((g) => mentionUser(g.by)).join(' and ')}` : approval.by ? ` by ${mentionUser(approval.by)}` : '';
+    several !== undefined
+      ? ` by ${several.map((g) => mentionUser(g.by)).join(' and ')}`
+      : approval.by
+        ? ` by ${mentionUser(approval.by)}`
+        : '';
   const when = approval.at ? ` at ${formatTime(approval.at)}` : '';
   const why = approval.reason === undefined ? '' : ` Reason: ${escapeMrkdwn(approval.reason)}`;
   const text = `${verb}${who}${when}: ${escapeMrkdwn(approvalSubject(op, step, presentation))} (${op.id})${why}`;

@@ -54,7 +54,8 @@ function prerequisiteLine(
 ): string {
   const record = latestCompleted(records, prerequisite.kind);
   const rehearse = rehearsal.kind === undefined ? '' : `; or let the bot rehearse it: /talos rehearse ${rehearsal.kind} ${cluster}`;
-  if (record === undefined) return `☐ ${rehearsal.name}: check by hand (no completed ${prerequisite.what} on ${cluster} in the bot's records)${rehearse}`;
+  if (record === undefined)
+    return `☐ ${rehearsal.name}: check by hand (no completed ${prerequisite.what} on ${cluster} in the bot's records)${rehearse}`;
   return `◐ ${rehearsal.name}: ${prerequisite.what} ${record.id} completed ${when(record)}; the restore itself: check by hand${rehearse}`;
 }
 
@@ -95,7 +96,8 @@ export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGat
     if (rehearsal.kind !== undefined) {
       const record = latestCompleted(records, rehearsal.kind);
       // A rehearsal the bot can run but has not yet: its prerequisite, as before the bot could, says how far staging got.
-      if (record === undefined && rehearsal.prerequisite !== undefined) return prerequisiteLine(rehearsal, rehearsal.prerequisite, records, staging.cluster);
+      if (record === undefined && rehearsal.prerequisite !== undefined)
+        return prerequisiteLine(rehearsal, rehearsal.prerequisite, records, staging.cluster);
       if (record === undefined) return `☐ ${rehearsal.name}: no completed ${rehearsal.kind} on ${staging.cluster} in the bot's records`;
       done.push(rehearsal.name);
       return `☑ ${rehearsal.name}: ${record.id} completed ${when(record)}`;

@@ -48,7 +48,10 @@ describe('an etcd restore rehearsal never issues a second bootstrap --recover-fr
     ['slack-5xx', 'approval'],
   ] as const)('%s at %s', { timeout: 300_000 }, async (fault, moment) => {
     const report = await runRestoreChaos({ seed: 9_100, fault, moment });
-    expect({ violations: report.violations, trace: report.violations.length > 0 ? report.trace : [] }).toEqual({ violations: [], trace: [] });
+    expect({ violations: report.violations, trace: report.violations.length > 0 ? report.trace : [] }).toEqual({
+      violations: [],
+      trace: [],
+    });
     expect(report.strike.struck).toBe(true);
     expect(['completed', 'stopped']).toContain(report.outcome);
   });

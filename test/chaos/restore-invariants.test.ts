@@ -6,7 +6,12 @@ import { checkRestoreInvariants, type RestoreEvidence } from './restore-invarian
 const T0 = Date.parse('2026-12-02T10:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-const event = (kind: SimEvent['kind'], at: number, fields: Partial<SimEvent> = {}): SimEvent => ({ at, cluster: 'staging', kind, ...fields });
+const event = (kind: SimEvent['kind'], at: number, fields: Partial<SimEvent> = {}): SimEvent => ({
+  at,
+  cluster: 'staging',
+  kind,
+  ...fields,
+});
 const bootstrap = (at: number, error?: string): SimEvent =>
   event('etcd-bootstrap', at, { node: '10.0.20.201', detail: 'recover-from /snapshots/staging-rev1.db', ...(error ? { error } : {}) });
 

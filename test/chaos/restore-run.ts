@@ -28,7 +28,13 @@ const MAX_RETRIES = 2;
 const STAGING = productionShape({
   name: CLUSTER,
   environment: 'staging',
-  nodes: CPS.map((address, i) => ({ hostname: `talos-stg-cp-${i + 1}`, address, role: 'controlplane', host: `pve${i + 1}`, longhorn: true })),
+  nodes: CPS.map((address, i) => ({
+    hostname: `talos-stg-cp-${i + 1}`,
+    address,
+    role: 'controlplane',
+    host: `pve${i + 1}`,
+    longhorn: true,
+  })),
   vip: '10.0.20.200',
   endpoints: CPS,
   kubernetesEndpoint: 'https://10.0.20.200:6443',
@@ -54,7 +60,8 @@ interface Plan {
 }
 
 function drawPlan(rng: Rng, only?: FaultName, at?: Moment): Plan {
-  const fault = only !== undefined && (RESTORE_FAULTS as readonly string[]).includes(only) ? (only as RestoreFault) : rng.pick(RESTORE_FAULTS);
+  const fault =
+    only !== undefined && (RESTORE_FAULTS as readonly string[]).includes(only) ? (only as RestoreFault) : rng.pick(RESTORE_FAULTS);
   const drawn = rng.pick(MOMENTS);
   const moment = at ?? drawn;
   const delayMs = rng.int(0, 600);
@@ -83,11 +90,14 @@ function drawPlan(rng: Rng, only?: FaultName, at?: Moment): Plan {
       detail: `path="${path}"`,
       async inject(h, note) {
         const since = h.sim.calls.length;
-        h.sim.faults.set(CLUSTER, { fail: { [path]: 'rpc error: code = Unavailable desc = connection error: desc = "transport: connection refused"' } });
+        h.sim.faults.set(CLUSTER, {
+          fail: { [path]: 'rpc error: code = Unavailable desc = connection error: desc = "transport: connection refused"' },
+        });
         note(`talosctl ${path} exits 1`);
         const words = path.split(' ');
-        const failed = () => h.sim.calls.slice(since).some((c) => c.bin === 'talosctl' && c.exitCode === 1 && words.every((w, i) => c.argv[i] === w));
-        for (const by = Date.now() + 15_000; !failed() && Date.now() < by; ) await sleep(20);
+        const failed = () =>
+          h.sim.calls.slice(since).some((c) => c.bin === 'talosctl' && c.exitCode === 1 && words.every((w, i) => c.argv[i] === w));
+        for (const by = Date.now() + 15_000; !failed() && Date.now() < by;) await sleep(20);
         h.sim.faults.clear(CLUSTER, 'fail');
         note(`talosctl ${path} works again`);
       },

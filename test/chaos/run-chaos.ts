@@ -70,7 +70,8 @@ async function lane(): Promise<void> {
     for (let index = tally.next(); index !== undefined; index = tally.next()) {
       const seed = runSeed(baseSeed, index);
       // The rehearsal's runs take their faults from their own list; a single fault outside it runs upgrades only.
-      const rehearsal = index % restoreEvery === restoreEvery - 1 && (only === undefined || (RESTORE_FAULTS as readonly string[]).includes(only));
+      const rehearsal =
+        index % restoreEvery === restoreEvery - 1 && (only === undefined || (RESTORE_FAULTS as readonly string[]).includes(only));
       const report = rehearsal ? await runRestoreChaos({ seed, fault: only }) : await runChaos(bench, { seed, fault: only });
       tally.record(report);
       process.stdout.write(formatRun(report, verbose));

@@ -10,7 +10,13 @@ const STAGING_CPS = ['10.0.20.201', '10.0.20.202', '10.0.20.203'];
 const staging3 = productionShape({
   name: 'staging',
   environment: 'staging',
-  nodes: STAGING_CPS.map((address, i) => ({ hostname: `talos-stg-cp-${i + 1}`, address, role: 'controlplane', host: `pve${i + 1}`, longhorn: true })),
+  nodes: STAGING_CPS.map((address, i) => ({
+    hostname: `talos-stg-cp-${i + 1}`,
+    address,
+    role: 'controlplane',
+    host: `pve${i + 1}`,
+    longhorn: true,
+  })),
   vip: '10.0.20.200',
   endpoints: STAGING_CPS,
   kubernetesEndpoint: 'https://10.0.20.200:6443',
@@ -82,7 +88,9 @@ describe('/talos rehearse etcd-restore on staging', () => {
     expect(await ephemeral(USERS.alice, 'This step needs two approvers')).toContain('Nothing changed.');
     await approve(h, request, USERS.carol, CHANNELS.staging);
     await h.slack.waitFor(() =>
-      JSON.stringify(h.slack.message(CHANNELS.staging, request.ts)?.blocks).includes('1 of 2: <@U0CAROL> approved; waiting for a second approver'),
+      JSON.stringify(h.slack.message(CHANNELS.staging, request.ts)?.blocks).includes(
+        '1 of 2: <@U0CAROL> approved; waiting for a second approver',
+      ),
     );
     await approve(h, request, USERS.carol, CHANNELS.staging);
     expect(await ephemeral(USERS.carol, 'You already approved this step (1 of 2)')).toContain('Nothing changed.');
@@ -90,7 +98,15 @@ describe('/talos rehearse etcd-restore on staging', () => {
     await approve(h, request, USERS.dave, CHANNELS.staging);
 
     const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
-    if (!done.text.includes('completed')) console.log(JSON.stringify(h.slack.thread(CHANNELS.staging, plan.root.ts).slice(-3).map((m) => m.blocks)));
+    if (!done.text.includes('completed'))
+      console.log(
+        JSON.stringify(
+          h.slack
+            .thread(CHANNELS.staging, plan.root.ts)
+            .slice(-3)
+            .map((m) => m.blocks),
+        ),
+      );
     expect(done.text).toContain('completed');
     // Every control plane reset once, EPHEMERAL wiped; exactly one bootstrap --recover-from, on the first control plane.
     expect(resets().map((e) => [e.node, e.detail])).toEqual(STAGING_CPS.map((cp) => [cp, 'EPHEMERAL']));
@@ -123,7 +139,9 @@ describe('/talos rehearse etcd-restore on staging', () => {
     const rehearsals = await h.slack.waitFor(
       () => {
         const root = h.slack.channelMessages(CHANNELS.production).slice(before)[0];
-        return root === undefined ? undefined : h.slack.thread(CHANNELS.production, root.ts).find((m) => m.text.includes('Staging rehearsals'));
+        return root === undefined
+          ? undefined
+          : h.slack.thread(CHANNELS.production, root.ts).find((m) => m.text.includes('Staging rehearsals'));
       },
       { timeoutMs: 60_000, description: 'the staging rehearsals gate' },
     );
@@ -179,7 +197,15 @@ describe('/talos rehearse etcd-restore on staging', () => {
     await h.bot.start();
 
     const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
-    if (!done.text.includes('completed')) console.log(JSON.stringify(h.slack.thread(CHANNELS.staging, plan.root.ts).slice(-3).map((m) => m.blocks)));
+    if (!done.text.includes('completed'))
+      console.log(
+        JSON.stringify(
+          h.slack
+            .thread(CHANNELS.staging, plan.root.ts)
+            .slice(-3)
+            .map((m) => m.blocks),
+        ),
+      );
     expect(done.text).toContain('completed');
     expect(h.sim.bootstrapCount('staging')).toBe(1);
     expect(bootstrapCalls()).toHaveLength(1);

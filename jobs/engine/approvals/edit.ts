@@ -26,7 +26,13 @@ export async function showDecision(
  * Edits a request that one of several approvers approved: it keeps its buttons, and says who approved
  * and that another approver is needed.
  */
-export async function showPartial(chat: ChatPort, op: Operation, approval: Approval, message: ChatMessage, clickedTs?: string): Promise<void> {
+export async function showPartial(
+  chat: ChatPort,
+  op: Operation,
+  approval: Approval,
+  message: ChatMessage,
+  clickedTs?: string,
+): Promise<void> {
   const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
   if (ts === undefined) return;
   await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, message));

@@ -47,7 +47,10 @@ export async function approveOneOfSeveral(deps: MoveDeps, click: OperationClick,
     const result = await recordOne(deps, click, op, approval, needed);
     if (result !== 'moved') return result;
   }
-  return refused('stale', 'Other approvals arrived at the same moment; look at the request and click again if it still waits. Nothing changed.');
+  return refused(
+    'stale',
+    'Other approvals arrived at the same moment; look at the request and click again if it still waits. Nothing changed.',
+  );
 }
 
 /** One attempt: the click written against the list of approvals it saw; `moved` when another click got in first. */
@@ -102,7 +105,8 @@ async function recordOne(
   );
   const current = after.approvals.find((a) => a.nonce === click.nonce);
   if (!current?.given?.some((g) => g.by === user && g.at === at)) return moved ? 'moved' : notDecided(deps, click, after);
-  if (step !== undefined) await showPartial(deps.chat, after, current, approvalPartialMessage(after, current, step, presentation, paged), click.messageTs);
+  if (step !== undefined)
+    await showPartial(deps.chat, after, current, approvalPartialMessage(after, current, step, presentation, paged), click.messageTs);
   return {
     ok: true,
     op: after,
@@ -120,5 +124,8 @@ function notDecided(deps: MoveDeps, click: OperationClick, after: Operation): Mo
     );
   }
   const who = current?.by ? ` by <@${current.by}>` : '';
-  return refused('already', `This step was already ${current?.state ?? 'decided'}${who}; \`${after.id}\` is ${after.state}. Nothing changed.`);
+  return refused(
+    'already',
+    `This step was already ${current?.state ?? 'decided'}${who}; \`${after.id}\` is ${after.state}. Nothing changed.`,
+  );
 }

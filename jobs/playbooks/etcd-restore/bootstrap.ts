@@ -25,7 +25,10 @@ async function etcdBack(ctx: WalkContext, node: string): Promise<{ back: boolean
     const status = await observeEtcdStatus(ctx.talosctl, [node], probeSignal(ctx), [node]);
     const row = status.rows[0];
     const leader = row !== undefined && row.errors.length === 0 && !/^0+$/.test(row.leader);
-    return { back: leader, seen: leader ? `${node}: etcd Running, member ${row.member}, leader ${row.leader}` : `${node}: etcd Running, no leader yet` };
+    return {
+      back: leader,
+      seen: leader ? `${node}: etcd Running, member ${row.member}, leader ${row.leader}` : `${node}: etcd Running, no leader yet`,
+    };
   } catch (error) {
     if (ctx.signal?.aborted) throw error;
     return { back: false, seen: `${node}: etcd Running; etcd status: ${errorText(error)}` };
@@ -53,7 +56,8 @@ function undecided(node: string, path: string, snapshotId: string, issuedAt: str
 export async function bootstrapOnce(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const snap = op.snapshot;
   const node = step.node ?? ctx.cluster.controlPlanes[0]!;
-  if (snap === undefined) throw new StepFailure('no snapshot is recorded for this rehearsal, so nothing was bootstrapped', [], { noRollback: true });
+  if (snap === undefined)
+    throw new StepFailure('no snapshot is recorded for this rehearsal, so nothing was bootstrapped', [], { noRollback: true });
   const issuedAt = ctx.deps.now().toISOString();
   const prior = restoreData(op).bootstrap;
   let ours = false;
@@ -68,7 +72,8 @@ export async function bootstrapOnce(ctx: WalkContext, op: Operation, step: Step)
     ours = restoreData(recorded).bootstrap?.issuedAt === issuedAt;
   }
   const recorded = restoreData((await ctx.deps.store.get(op.id)) ?? op).bootstrap;
-  if (recorded === undefined) throw new StepFailure('the bootstrap could not be recorded before it was issued, so it was not issued', [], { noRollback: true });
+  if (recorded === undefined)
+    throw new StepFailure('the bootstrap could not be recorded before it was issued, so it was not issued', [], { noRollback: true });
   if (ours) {
     ctx.phase?.(`bootstrap --recover-from ${snap.id} on ${node}`);
     let output = '';
@@ -89,7 +94,9 @@ export async function bootstrapOnce(ctx: WalkContext, op: Operation, step: Step)
     }
     await ctx.deps.store.update(op.id, (o) => {
       const data = restoreData(o);
-      return data.bootstrap?.issuedAt === issuedAt ? { ...o, data: { ...data, bootstrap: { ...data.bootstrap, output: output.slice(0, 500) } } } : undefined;
+      return data.bootstrap?.issuedAt === issuedAt
+        ? { ...o, data: { ...data, bootstrap: { ...data.bootstrap, output: output.slice(0, 500) } } }
+        : undefined;
     });
   }
   ctx.phase?.(`waiting for etcd on ${node} to run from ${snap.id}`);

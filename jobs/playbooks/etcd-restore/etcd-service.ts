@@ -25,5 +25,7 @@ export async function etcdService(ctx: WalkContext, node: string): Promise<EtcdS
 
 /** `Preparing` as a person reads it in a wait: the node's etcd waits for the bootstrap. */
 export function serviceWords(node: string, service: EtcdService): string {
-  return service.read ? `${node}: etcd ${service.state}${service.health === '?' ? '' : ` (${service.health})`}` : `${node}: ${service.error}`;
+  return service.read
+    ? `${node}: etcd ${service.state}${service.health === '?' ? '' : ` (${service.health})`}`
+    : `${node}: ${service.error}`;
 }

@@ -51,7 +51,10 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
         .filter((v): v is string => v !== undefined),
     ),
   ];
-  if (talos.length !== 1) refusals.push(`the nodes report ${talos.length === 0 ? 'no Talos version' : `several Talos versions (${talos.join(', ')})`}; run /talos health`);
+  if (talos.length !== 1)
+    refusals.push(
+      `the nodes report ${talos.length === 0 ? 'no Talos version' : `several Talos versions (${talos.join(', ')})`}; run /talos health`,
+    );
   const talosVersion = talos.length === 1 ? talos[0] : undefined;
   const chosen = await talosctlFor(session, talosVersion);
   const members = await votingMembers(chosen.talosctl, cluster, probe());
@@ -108,14 +111,21 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
       text: approvalNotification(op, step, approval, texts),
       blocks: [
         section(`*${escapeMrkdwn(approvalQuestion(op, step, texts))}*`),
-        section(`*Two approvers:* two different approvers of ${escapeMrkdwn(op.cluster)} must approve; not whoever requested or started it.`),
+        section(
+          `*Two approvers:* two different approvers of ${escapeMrkdwn(op.cluster)} must approve; not whoever requested or started it.`,
+        ),
         section(
           `*What happens:* ${escapeMrkdwn(`talosctl reset --graceful=false --reboot --system-labels-to-wipe=EPHEMERAL on ${ctx.cluster.controlPlanes.join(', ')}, one at a time; then exactly one talosctl bootstrap --recover-from on ${ctx.cluster.controlPlanes[0] ?? '?'}. The Kubernetes API is down until etcd is back.`)}`,
         ),
         section(
           `*Snapshot:* ${snap ? `\`${escapeMrkdwn(snap.id)}\`, revision ${snap.revision}, ${snap.totalKeys ?? '?'} keys, verified by the bot (size, sha256, etcd's trailing hash)` : 'none'}`,
         ),
-        approveOrStopButtons(op, approval, step, texts, { title: 'Wipe etcd?', text: escapeMrkdwn(effect), confirm: 'Approve', deny: 'Not yet' }),
+        approveOrStopButtons(op, approval, step, texts, {
+          title: 'Wipe etcd?',
+          text: escapeMrkdwn(effect),
+          confirm: 'Approve',
+          deny: 'Not yet',
+        }),
         context(`Expires ${approval.expiresAt.slice(11, 16)} UTC · staging only`),
       ],
     });
@@ -143,7 +153,9 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
     const snap = op.snapshot;
     const after = data.after?.snapshot;
     if (snap === undefined || data.bootstrap === undefined || after === undefined)
-      return Promise.reject(new StepFailure('the rehearsal ended without its snapshot, its bootstrap or the keys after the restore recorded'));
+      return Promise.reject(
+        new StepFailure('the rehearsal ended without its snapshot, its bootstrap or the keys after the restore recorded'),
+      );
     const downtime = downtimeSeconds(data);
     const validation = `etcd restored from ${snap.id} (sha256 ${snap.sha256}, revision ${snap.revision}, ${snap.totalKeys ?? '?'} keys before); ${after.totalKeys} keys after (verification snapshot ${after.id}); down ${downtime ?? '?'} s; members ${data.after?.members.join(', ') ?? '?'}; health gate passed against the baseline`;
     const text = `✅ etcd restore rehearsed on *${op.cluster}*: restored \`${snap.id}\` (revision ${snap.revision}), ${snap.totalKeys ?? '?'} keys before, ${after.totalKeys} after; the cluster was down ${downtime ?? '?'} s. \`/talos gates\` now ticks "etcd restore"; \`/talos record ${op.id}\` has the details.`;

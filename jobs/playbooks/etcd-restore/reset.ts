@@ -20,9 +20,7 @@ export const RESET_ARGS = ['reset', '--graceful=false', '--reboot', '--system-la
 export function refuseUnlessStaging(ctx: WalkContext, op: Operation): void {
   const live = ctx.deps.inventory.clusters.find((c) => c.name === op.cluster);
   const refusal =
-    live === undefined
-      ? `*${op.cluster}* is no longer in the inventory`
-      : restoreClusterRefusal(live, stagingClusters(ctx.deps.inventory));
+    live === undefined ? `*${op.cluster}* is no longer in the inventory` : restoreClusterRefusal(live, stagingClusters(ctx.deps.inventory));
   if (refusal !== undefined) throw new StepFailure(`${refusal} Nothing was reset.`, [], { noRollback: true });
 }
 
@@ -66,7 +64,11 @@ export async function resetControlPlanes(ctx: WalkContext, op: Operation, step: 
         }
       }
     }
-    done.push(issued === undefined || issued.attempt !== attempt ? `${node} reset requested` : `${node} reset requested before a restart, not asked again`);
+    done.push(
+      issued === undefined || issued.attempt !== attempt
+        ? `${node} reset requested`
+        : `${node} reset requested before a restart, not asked again`,
+    );
   }
   return { event: 'control planes reset', detail: done.join('; ') };
 }

@@ -30,7 +30,8 @@ function reconciledSince(object: unknown, since: number): string | undefined {
   const ready = status?.conditions?.find((c) => c.type === 'Ready');
   const name = `${parsed.data.kind ?? 'Flux object'} ${metadata.namespace ?? ''}/${metadata.name}`;
   if (ready?.status !== 'True') return `${name} not Ready`;
-  if (ready.lastTransitionTime === undefined || Date.parse(ready.lastTransitionTime) <= since) return `${name} not reconciled since the restore`;
+  if (ready.lastTransitionTime === undefined || Date.parse(ready.lastTransitionTime) <= since)
+    return `${name} not reconciled since the restore`;
   return undefined;
 }
 
@@ -104,7 +105,11 @@ export async function restoreGate(ctx: WalkContext, op: Operation): Promise<Step
   let after = restoreData(op).after?.snapshot;
   if (after === undefined) {
     ctx.phase?.('verification snapshot: the keys after the restore');
-    const taken = await takeEtcdSnapshot(ctx.talosctl, ctx.cluster, { signal: ctx.signal, timeoutMs: ctx.deps.timeouts.stepMs, now: ctx.deps.now() });
+    const taken = await takeEtcdSnapshot(ctx.talosctl, ctx.cluster, {
+      signal: ctx.signal,
+      timeoutMs: ctx.deps.timeouts.stepMs,
+      now: ctx.deps.now(),
+    });
     after = { id: taken.id, path: taken.path, revision: taken.revision, totalKeys: taken.totalKeys ?? 0, takenAt: taken.takenAt };
     const snap = after;
     await patchData(ctx, op.id, (d) => ({ ...d, after: { members: [], attachedVolumes: [], ...d.after, snapshot: snap } }));

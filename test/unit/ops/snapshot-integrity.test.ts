@@ -48,7 +48,7 @@ describe('snapshotIntegrityProblems', () => {
     expect(problems[1]).toMatch(/^its last 32 bytes are not the sha256 of the rest/);
   });
 
-  it('refuses a file corrupt when it was recorded: only etcd\'s own hash shows it', async () => {
+  it("refuses a file corrupt when it was recorded: only etcd's own hash shows it", async () => {
     const content = etcdSnapshot();
     content[10] = content[10]! ^ 0x01;
     const problems = await snapshotIntegrityProblems(await stored(content));

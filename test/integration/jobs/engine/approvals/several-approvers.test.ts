@@ -147,7 +147,10 @@ describe('a step that needs two distinct approvers', () => {
     const op = await awaiting();
 
     // Act
-    const results = await Promise.all([lifecycle.decide(click(op, 'U0CAROL'), 'approved'), lifecycle.decide(click(op, 'U0DAVE'), 'approved')]);
+    const results = await Promise.all([
+      lifecycle.decide(click(op, 'U0CAROL'), 'approved'),
+      lifecycle.decide(click(op, 'U0DAVE'), 'approved'),
+    ]);
 
     // Assert
     expect(results.map((r) => r.ok)).toEqual([true, true]);
