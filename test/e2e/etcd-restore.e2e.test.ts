@@ -62,6 +62,16 @@ async function ephemeral(user: string, starts: string): Promise<string> {
   return found.text;
 }
 
+/** The thread's last replies with their evidence, to say why a rehearsal did not complete. */
+function lastReplies(plan: Plan): string {
+  return JSON.stringify(
+    h.slack
+      .thread(CHANNELS.staging, plan.root.ts)
+      .slice(-3)
+      .map((m) => m.blocks),
+  );
+}
+
 /** Both approvals, by two approvers other than the requester. */
 async function approveTwice(plan: Plan): Promise<Message> {
   const request = await waitForApprovalRequest(h, plan, CHANNELS.staging, 60_000);
@@ -98,16 +108,7 @@ describe('/talos rehearse etcd-restore on staging', () => {
     await approve(h, request, USERS.dave, CHANNELS.staging);
 
     const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
-    if (!done.text.includes('completed'))
-      console.log(
-        JSON.stringify(
-          h.slack
-            .thread(CHANNELS.staging, plan.root.ts)
-            .slice(-3)
-            .map((m) => m.blocks),
-        ),
-      );
-    expect(done.text).toContain('completed');
+    expect(done.text, lastReplies(plan)).toContain('completed');
     // Every control plane reset once, EPHEMERAL wiped; exactly one bootstrap --recover-from, on the first control plane.
     expect(resets().map((e) => [e.node, e.detail])).toEqual(STAGING_CPS.map((cp) => [cp, 'EPHEMERAL']));
     expect(resetCalls().map((c) => c.argv.slice(0, 5))).toEqual(
@@ -197,16 +198,7 @@ describe('/talos rehearse etcd-restore on staging', () => {
     await h.bot.start();
 
     const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
-    if (!done.text.includes('completed'))
-      console.log(
-        JSON.stringify(
-          h.slack
-            .thread(CHANNELS.staging, plan.root.ts)
-            .slice(-3)
-            .map((m) => m.blocks),
-        ),
-      );
-    expect(done.text).toContain('completed');
+    expect(done.text, lastReplies(plan)).toContain('completed');
     expect(h.sim.bootstrapCount('staging')).toBe(1);
     expect(bootstrapCalls()).toHaveLength(1);
     // Either the run that issued it recorded its end before the crash, or the one after it observed: never both, never twice.
