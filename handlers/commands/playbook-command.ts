@@ -34,6 +34,8 @@ export async function requestPlaybook(
   const resolved = await operatorCluster(deps, slack, command.cluster, request.what);
   if (!resolved.ok) return { reply: resolved.reason };
   const { cluster } = resolved;
+  const clusterRefusal = request.refuseCluster?.(cluster, deps.inventory);
+  if (clusterRefusal !== undefined) return { reply: `${clusterRefusal} Nothing was started.` };
   let node: string | undefined;
   if (command.node !== undefined) {
     const found = resolveNode(cluster, command.node);

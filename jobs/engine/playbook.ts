@@ -4,7 +4,7 @@ import type { StepFailure } from './job-context.ts';
 import type { ChatMessage } from '../../src/port/chat-port.ts';
 import type { Presentation } from '../../src/chat/presentation.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
-import type { ClusterConfig } from '../../src/config/inventory.ts';
+import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
@@ -114,6 +114,11 @@ export interface CommandRequest {
   what: string;
   /** A version argument as stored, or why it is refused (the parser checked its characters). */
   version?: (input: string) => { ok: true; version: string } | { ok: false; reason: string };
+  /**
+   * A refusal of the cluster itself, from its inventory entry alone (an etcd restore rehearsal on
+   * anything but staging), or undefined. `inventory` lets the refusal name the clusters that would do.
+   */
+  refuseCluster?: (cluster: ClusterConfig, inventory?: Inventory) => string | undefined;
   /** A refusal of the named node of the inventory, decided without the cluster, or undefined. */
   refuseNode?: (cluster: ClusterConfig, node: string) => string | undefined;
   /** Refused at once outside the cluster's maintenance window, and while another operation holds the cluster. */
@@ -166,6 +171,12 @@ export interface Playbook<Data = unknown> {
   ): Promise<PreflightOutcome>;
   /** Whether a person approves `step` before it runs. */
   needsApproval(step: Step): boolean;
+  /**
+   * How many different approvers `step` needs (default 1). Above one, the engine holds the step until
+   * that many distinct approvers of the cluster approved it, none of them its requester or starter,
+   * whatever the cluster's `requireDistinctApprover` says (a step that destroys data on purpose).
+   */
+  approvalsNeeded?(step: Step): number;
   /** The approval request, with what the approver needs to see now (etcd state, the image). */
   approvalMessage(ctx: WalkContext, op: PostedOperation, approval: Approval, step: Step): Promise<ApprovalRequest>;
   /**

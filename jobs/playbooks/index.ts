@@ -1,6 +1,7 @@
 import type { Presentation } from '../../src/chat/presentation.ts';
 import type { LifecyclePolicy } from '../engine/lifecycle/deps.ts';
 import type { Playbook, PlaybookCommand } from '../engine/playbook.ts';
+import { etcdRestorePlaybook } from './etcd-restore/index.ts';
 import { k8sUpgradePlaybook } from './k8s-upgrade/index.ts';
 import { removePlaybook } from './node-remove/index.ts';
 import { rollbackPlaybook } from './node-rollback/index.ts';
@@ -20,6 +21,7 @@ export const PLAYBOOKS = {
   'k8s-upgrade': k8sUpgradePlaybook,
   'node-rollback': rollbackPlaybook,
   'node-remove': removePlaybook,
+  'etcd-restore': etcdRestorePlaybook,
 } as const satisfies Readonly<Record<string, Playbook>>;
 
 /** Every operation kind: the keys of the registry. */
@@ -50,6 +52,10 @@ export const KIND_POLICY: LifecyclePolicy = {
   startApproves: (op) => {
     const playbook = playbookOf(op.kind);
     return playbook?.startedBy === 'approvers' ? op.steps.filter((s) => playbook.needsApproval(s)).map((s) => s.id) : [];
+  },
+  approvalsNeeded: (op, stepId) => {
+    const step = op.steps.find((s) => s.id === stepId);
+    return step === undefined ? 1 : (playbookOf(op.kind)?.approvalsNeeded?.(step) ?? 1);
   },
   heldByWindows: (kind) => playbookOf(kind)?.heldByWindows ?? true,
   reviewItems: (kind) => [...presentationOf(kind).reviewItems],

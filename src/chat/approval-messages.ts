@@ -363,10 +363,68 @@ export function approvalReminderMessage(
   return { text, blocks: [section(text)] };
 }
 
+/** `1 of 2: <@carol> approved`: where a request that needs several approvers stands. */
+function givenLine(given: readonly { by: string }[], needed: number): string {
+  return `${given.length} of ${needed}: ${given.map((g) => mentionUser(g.by)).join(' and ')} approved`;
+}
+
+/**
+ * A request one of several approvers approved, as its card now reads: the question, who approved and
+ * that another approver is needed (mentioning those who may), the evidence it showed, and its buttons.
+ */
+export function approvalPartialMessage(
+  op: Operation,
+  approval: Approval,
+  step: Step,
+  presentation: Presentation,
+  paged: readonly string[],
+): ChatMessage {
+  const given = approval.given ?? [];
+  const needed = approval.needed ?? given.length + 1;
+  const waiting = needed - given.length === 1 ? 'waiting for a second approver' : `waiting for ${needed - given.length} more approvers`;
+  const line = `${givenLine(given, needed)}; ${waiting}${paged.length > 0 ? ` (${paged.map(mention).join(' ')})` : ''}.`;
+  const shown = approval.shown ?? [];
+  const footerBlock = shown.at(-1)?.['type'] === 'context' ? shown.at(-1) : undefined;
+  const evidence = footerBlock === undefined ? shown : shown.slice(0, -1);
+  const effect = presentation.approval?.effect?.(step) ?? approvalSubject(op, step, presentation);
+  return {
+    text: `${approvalNotification(op, step, approval, presentation)} ${givenLine(given, needed)}; ${waiting}`,
+    blocks: [
+      section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
+      section(`*${line}*`),
+      ...evidence,
+      decisionButtons(op, approval, step, presentation, approveButton(step, effect), { text: 'Stop', actionId: ACTION.stop }),
+      ...(footerBlock === undefined ? [] : [footerBlock]),
+    ],
+  };
+}
+
+/** The thread's reply when one of several approvers approved: it pages those who may still approve. */
+export function approvalsPage(
+  op: Operation,
+  approval: Approval,
+  step: Step | undefined,
+  given: readonly { by: string }[],
+  needed: number,
+  paged: readonly string[],
+  presentation: Presentation,
+): ChatMessage {
+  const subject = step === undefined ? approval.step : approvalSubject(op, step, presentation);
+  const who = paged.length > 0 ? `${paged.map(mention).join(' ')}: ` : '';
+  const text = `🔐 ${escapeMrkdwn(subject)} (${op.cluster}): ${givenLine(given, needed)}. ${who}a ${needed - given.length === 1 ? 'second' : 'further'} approver is needed before it runs; nothing has been touched yet.`;
+  return { text, blocks: [section(text)] };
+}
+
 /** A request once decided: who decided and when, above the evidence it showed (node, image, etcd, expiry). */
 export function approvalDecidedMessage(op: Operation, approval: Approval, step: Step, presentation: Presentation): ChatMessage {
   const verb = approval.state === 'approved' ? '✅ Approved' : approval.state === 'stopped' ? '🛑 Stopped' : '⏱ Expired';
-  const who = approval.by ? ` by ${mentionUser(approval.by)}` : '';
+  const several = approval.state === 'approved' && (approval.given?.length ?? 0) > 1 ? approval.given! : undefined;
+  const who =
+    several !== undefined
+      ? ` by ${several.map((g) => mentionUser(g.by)).join(' and ')}`
+      : approval.by
+        ? ` by ${mentionUser(approval.by)}`
+        : '';
   const when = approval.at ? ` at ${formatTime(approval.at)}` : '';
   const why = approval.reason === undefined ? '' : ` Reason: ${escapeMrkdwn(approval.reason)}`;
   const text = `${verb}${who}${when}: ${escapeMrkdwn(approvalSubject(op, step, presentation))} (${op.id})${why}`;

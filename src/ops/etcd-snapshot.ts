@@ -80,5 +80,5 @@ export async function takeEtcdSnapshot(
   }
   const sha256 = await sha256Of(path);
   await writeFile(`${path}.sha256`, `${sha256}  ${basename(path)}\n`, { mode: 0o600 });
-  return { id, path, bytes: size, sha256, revision: report.revision, node, takenAt: takenAt.toISOString() };
+  return { id, path, bytes: size, sha256, revision: report.revision, totalKeys: report.totalKeys, node, takenAt: takenAt.toISOString() };
 }

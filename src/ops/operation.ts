@@ -81,6 +81,13 @@ export const Approval = z.object({
   coveredBy: z.string().optional(),
   /** Why a person stopped at this request, when they gave a reason. */
   reason: z.string().optional(),
+  /**
+   * A step that needs more than one approver (see `Playbook.approvalsNeeded`): the approvals given so
+   * far, each by a different person, while the request is still pending. The last one needed decides it.
+   */
+  given: z.array(z.object({ by: z.string(), at: z.string() })).optional(),
+  /** How many distinct approvers the step needs, when more than one: the card and the record say so. */
+  needed: z.number().int().min(2).optional(),
 });
 export type Approval = z.infer<typeof Approval>;
 
@@ -112,6 +119,8 @@ export const Snapshot = z.object({
   bytes: z.number(),
   sha256: z.string(),
   revision: z.number(),
+  /** `total keys` of talosctl's `snapshot info`: etcd read the file back and counted them. */
+  totalKeys: z.number().optional(),
   node: z.string(),
   takenAt: z.string(),
 });

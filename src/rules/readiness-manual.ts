@@ -33,7 +33,7 @@ const REHEARSALS: Rehearsal[] = [
   { name: 'Talos upgrade', kind: 'talos-upgrade' },
   { name: 'Kubernetes upgrade', kind: 'k8s-upgrade' },
   { name: 'node replacement' },
-  { name: 'etcd restore', prerequisite: { kind: 'snapshot', what: 'etcd snapshot' } },
+  { name: 'etcd restore', kind: 'etcd-restore', prerequisite: { kind: 'snapshot', what: 'etcd snapshot' } },
   { name: 'OpenBao restore' },
   { name: 'Longhorn restore' },
   { name: 'CloudNativePG point-in-time recovery' },
@@ -43,6 +43,20 @@ const REHEARSALS: Rehearsal[] = [
 /** Plain UTC, not a date token: a gate's evidence is shown in a code block, where Slack does not render tokens. */
 function when(record: RehearsalRecord): string {
   return plainTime(record.endedAt ?? record.createdAt);
+}
+
+/** A rehearsal the records show only the first half of: its prerequisite, and what is left to check by hand. */
+function prerequisiteLine(
+  rehearsal: Rehearsal,
+  prerequisite: NonNullable<Rehearsal['prerequisite']>,
+  records: RehearsalRecord[],
+  cluster: string,
+): string {
+  const record = latestCompleted(records, prerequisite.kind);
+  const rehearse = rehearsal.kind === undefined ? '' : `; or let the bot rehearse it: /talos rehearse ${rehearsal.kind} ${cluster}`;
+  if (record === undefined)
+    return `☐ ${rehearsal.name}: check by hand (no completed ${prerequisite.what} on ${cluster} in the bot's records)${rehearse}`;
+  return `◐ ${rehearsal.name}: ${prerequisite.what} ${record.id} completed ${when(record)}; the restore itself: check by hand${rehearse}`;
 }
 
 function latestCompleted(records: RehearsalRecord[], kind: string): RehearsalRecord | undefined {
@@ -81,16 +95,14 @@ export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGat
   const evidence = REHEARSALS.map((rehearsal) => {
     if (rehearsal.kind !== undefined) {
       const record = latestCompleted(records, rehearsal.kind);
+      // A rehearsal the bot can run but has not yet: its prerequisite, as before the bot could, says how far staging got.
+      if (record === undefined && rehearsal.prerequisite !== undefined)
+        return prerequisiteLine(rehearsal, rehearsal.prerequisite, records, staging.cluster);
       if (record === undefined) return `☐ ${rehearsal.name}: no completed ${rehearsal.kind} on ${staging.cluster} in the bot's records`;
       done.push(rehearsal.name);
       return `☑ ${rehearsal.name}: ${record.id} completed ${when(record)}`;
     }
-    if (rehearsal.prerequisite !== undefined) {
-      const record = latestCompleted(records, rehearsal.prerequisite.kind);
-      if (record === undefined)
-        return `☐ ${rehearsal.name}: check by hand (no completed ${rehearsal.prerequisite.what} on ${staging.cluster} in the bot's records)`;
-      return `◐ ${rehearsal.name}: ${rehearsal.prerequisite.what} ${record.id} completed ${when(record)}; the restore itself: check by hand`;
-    }
+    if (rehearsal.prerequisite !== undefined) return prerequisiteLine(rehearsal, rehearsal.prerequisite, records, staging.cluster);
     if (rehearsal.name === 'node replacement' && staging.controlPlanes < 3) {
       return `☐ ${rehearsal.name}: check by hand. ${staging.cluster} has ${staging.controlPlanes === 1 ? 'one control plane' : `${staging.controlPlanes} control planes`}: expand it to three first, since replacing a single control plane is etcd disaster recovery, not a rolling replacement`;
     }

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChaosBench, runChaos, type RunReport } from './chaos-run.ts';
 import { FAULT_NAMES } from './faults.ts';
+import { runRestoreChaos } from './restore-run.ts';
 
 /** Seeds tried per fault: a run whose fault did not strike proves nothing, and the next seed is tried. */
 const ATTEMPTS = 3;
@@ -38,4 +39,20 @@ describe('a production Talos upgrade keeps its invariants under each kind of fau
       expect(['completed', 'stopped']).toContain(last.outcome);
     });
   }
+});
+
+describe('an etcd restore rehearsal never issues a second bootstrap --recover-from', () => {
+  it.each([
+    ['bot-kill', 'etcd-bootstrap'],
+    ['talosctl-fail', 'reset'],
+    ['slack-5xx', 'approval'],
+  ] as const)('%s at %s', { timeout: 300_000 }, async (fault, moment) => {
+    const report = await runRestoreChaos({ seed: 9_100, fault, moment });
+    expect({ violations: report.violations, trace: report.violations.length > 0 ? report.trace : [] }).toEqual({
+      violations: [],
+      trace: [],
+    });
+    expect(report.strike.struck).toBe(true);
+    expect(['completed', 'stopped']).toContain(report.outcome);
+  });
 });

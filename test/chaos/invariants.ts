@@ -26,6 +26,8 @@ export const INVARIANTS = [
   'retry-reissued-upgrade',
   'mutating-call-without-lock',
   'tofu-apply-without-fresh-apply',
+  'second-bootstrap-recover-from',
+  'reset-without-two-approvers',
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
 

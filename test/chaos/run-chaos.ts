@@ -12,11 +12,14 @@
  * - `CHAOS_FAULT`: only this fault;
  * - `CHAOS_LANES`: harnesses side by side, default 2 (one per core);
  * - `CHAOS_RUNS_PER_HARNESS`: runs before a harness is replaced by a fresh one, default 25;
- * - `CHAOS_VERBOSE=1`: every run's trace, not only a failing run's.
+ * - `CHAOS_VERBOSE=1`: every run's trace, not only a failing run's;
+ * - `CHAOS_RESTORE_EVERY`: every n-th run is an etcd restore rehearsal on a three-control-plane staging instead
+ *   (its own invariants: never a second `bootstrap --recover-from`, never a reset without two approvers), default 10.
  *
  * Exits 1 when any invariant broke, else 3 when fewer than `CHAOS_RUNS` runs struck within `CHAOS_MAX_RUNS`.
  */
 import { ChaosBench, runChaos } from './chaos-run.ts';
+import { RESTORE_FAULTS, runRestoreChaos } from './restore-run.ts';
 import { FAULT_NAMES, type FaultName } from './faults.ts';
 import { runSeed } from './prng.ts';
 import { formatRun, formatSummary, Tally } from './summary.ts';
@@ -38,6 +41,7 @@ const lanes = positiveInt('CHAOS_LANES', 2);
 const runsPerHarness = positiveInt('CHAOS_RUNS_PER_HARNESS', 25);
 const baseSeed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) >>> 0 : Date.now() % 1_000_000;
 const verbose = process.env.CHAOS_VERBOSE === '1';
+const restoreEvery = positiveInt('CHAOS_RESTORE_EVERY', 10);
 const only = process.env.CHAOS_FAULT as FaultName | undefined;
 if (only !== undefined && !FAULT_NAMES.includes(only)) {
   process.stderr.write(`CHAOS_FAULT must be one of ${FAULT_NAMES.join(', ')}, got ${JSON.stringify(only)}\n`);
@@ -64,7 +68,11 @@ async function lane(): Promise<void> {
   benches.push(bench);
   try {
     for (let index = tally.next(); index !== undefined; index = tally.next()) {
-      const report = await runChaos(bench, { seed: runSeed(baseSeed, index), fault: only });
+      const seed = runSeed(baseSeed, index);
+      // The rehearsal's runs take their faults from their own list; a single fault outside it runs upgrades only.
+      const rehearsal =
+        index % restoreEvery === restoreEvery - 1 && (only === undefined || (RESTORE_FAULTS as readonly string[]).includes(only));
+      const report = rehearsal ? await runRestoreChaos({ seed, fault: only }) : await runChaos(bench, { seed, fault: only });
       tally.record(report);
       process.stdout.write(formatRun(report, verbose));
     }

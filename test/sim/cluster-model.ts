@@ -199,7 +199,12 @@ export interface ServiceStatus {
 /** The etcd service as machined reports it; undefined where etcd is not registered (workers). */
 export function etcdService(cluster: SimCluster, node: SimNode, now: number, timing: SimTiming): ServiceStatus | undefined {
   if (node.role !== 'controlplane') return undefined;
-  if (node.servicesStopped || !node.etcdMember) return { state: 'Finished', health: '?' };
+  if (node.servicesStopped) return { state: 'Finished', health: '?' };
+  // A failed PreFunc ends the service run; nothing restarts it (system.go v1.13.9).
+  if (node.etcdFailed !== undefined) return { state: 'Failed', health: '?' };
+  // The join loop runs inside PreFunc, so the service stays Preparing with no health check yet.
+  if (node.etcdWaitingJoin || node.etcdRestoring) return { state: 'Preparing', health: '?' };
+  if (!node.etcdMember) return { state: 'Finished', health: '?' };
   if (node.stage === 'booting' && uptime(node, now) < timing.bootMs / 2) return { state: 'Preparing', health: '?' };
   const unhealthy = namedValue(cluster.faults.etcdUnhealthy, node);
   if (unhealthy) return { state: unhealthy, health: 'Fail', lastHealthMessage: 'context deadline exceeded' };
@@ -219,6 +224,8 @@ export function kubeletService(node: SimNode, now: number, timing: SimTiming): S
 /** etcd on this member serves and peers can reach it. */
 export function etcdMemberHealthy(cluster: SimCluster, node: SimNode): boolean {
   if (node.role !== 'controlplane' || !node.etcdMember || node.servicesStopped) return false;
+  // A wiped member waiting to rejoin, or one whose etcd failed, is listed but serves nothing.
+  if (node.etcdWaitingJoin || node.etcdRestoring || node.etcdFailed !== undefined) return false;
   if (!apidReachable(cluster, node)) return false;
   const unhealthy = namedValue(cluster.faults.etcdUnhealthy, node);
   return unhealthy === undefined;
@@ -259,6 +266,11 @@ export function leaderSeenBy(cluster: SimCluster, node: SimNode): string | undef
   if (cluster.faults.etcdNoLeader) return undefined;
   if (named(cluster.faults.etcdLeaderDisagreement, node)) return node.etcdMemberId;
   return electedLeader(cluster);
+}
+
+/** The store's current revision, as a snapshot taken now records it. */
+export function currentRevision(cluster: SimCluster): number {
+  return cluster.etcd.revisionBase + Math.floor((Date.now() - cluster.createdAt) / 5000);
 }
 
 export function raftIndex(cluster: SimCluster, now: number): number {

@@ -3,6 +3,7 @@
  * on top of the lifecycle model: setting one never runs a sequence, so clearing it restores the
  * cluster exactly as it was.
  */
+import type { SnapshotDamage } from './etcd-snapshot-file.ts';
 import type { SimState } from './types.ts';
 
 export interface ClusterFaults {
@@ -131,6 +132,12 @@ export interface ClusterFaults {
   etcdLearnerStuck?: string[];
   /** New nodes (hostnames) whose kubelet registers but never reports Ready. */
   newNodeNeverReady?: string[];
+  /**
+   * The next `talosctl etcd snapshot` writes a damaged file (then the fault clears itself), e.g.
+   * `flip-body-byte`: `snapshot info` still prints, the restore's sha256 check fails. See
+   * etcd-snapshot-file.ts for where each damage fails.
+   */
+  snapshotDamage?: SnapshotDamage;
 }
 
 /** What a talosctl command prints under the `output` fault. */

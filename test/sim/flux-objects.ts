@@ -23,7 +23,7 @@ import { meta, timestamp, type Json } from './kube-objects.ts';
 import type { FluxObjectState, SimCluster } from './types.ts';
 
 /** Where in the controller's cycle an object is read. */
-type Phase = 'ready' | 'suspended' | 'stalled' | 'failed' | 'retrying' | 'progressing';
+type Phase = 'ready' | 'suspended' | 'stalled' | 'failed' | 'retrying' | 'progressing' | 'restarted';
 
 const HOUR = 3_600_000;
 /** `spec.retryInterval` of the simulated Kustomizations and the wait between HelmRelease retries. */
@@ -39,6 +39,9 @@ function phaseOf(cluster: SimCluster, name: string): { phase: Phase; failingForM
   if (has(f.fluxNotReady)) return { phase: 'failed', failingForMs: HOUR };
   if (has(f.fluxRetrying)) return { phase: 'retrying', failingForMs: HOUR };
   if (has(f.fluxReconciling)) return { phase: 'progressing', failingForMs: 0 };
+  // After an etcd recovery the controllers reconcile every object anew: Ready=Unknown until they are done.
+  if (cluster.kube.fluxReconciledAt !== undefined && Date.now() < cluster.kube.fluxReconciledAt)
+    return { phase: 'restarted', failingForMs: 0 };
   return { phase: 'ready', failingForMs: 0 };
 }
 
@@ -80,7 +83,11 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
   });
   const applied = obj.revision;
   // AccessDenied stops at the source, before lastAttemptedRevision is written.
-  const attempted = phase === 'ready' || phase === 'suspended' || (isKs && phase === 'stalled') ? applied : nextRevision(obj);
+  const attempted =
+    phase === 'ready' || phase === 'suspended' || phase === 'restarted' || (isKs && phase === 'stalled') ? applied : nextRevision(obj);
+  // The last Ready=True transition: long ago, or when the controllers finished after an etcd recovery.
+  const readySince = phase === 'ready' && cluster.kube.fluxReconciledAt !== undefined ? cluster.kube.fluxReconciledAt : now - 2 * HOUR;
+  const restartedAt = cluster.kube.controllersRestartedAt ?? now;
   const failingSince = now - failingForMs;
   // Between retries the failure flipped Ready to False at the end of the last attempt; each flip is a new time.
   const flippedAt = now - Math.min(40_000, failingForMs);
@@ -95,7 +102,13 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
     switch (phase) {
       case 'ready':
       case 'suspended':
-        conditions.push(condition('Ready', 'True', 'ReconciliationSucceeded', `Applied revision: ${applied}`, now - 2 * HOUR));
+        conditions.push(condition('Ready', 'True', 'ReconciliationSucceeded', `Applied revision: ${applied}`, readySince));
+        break;
+      case 'restarted':
+        conditions.push(
+          condition('Reconciling', 'True', 'Progressing', 'Reconciliation in progress', restartedAt),
+          condition('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress', restartedAt),
+        );
         break;
       case 'stalled':
         conditions.push(
@@ -198,7 +211,16 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
     case 'suspended': {
       const ok = `Helm upgrade succeeded for release ${obj.namespace}/${obj.name}.v${obj.generation} with chart ${obj.chart}@${applied}`;
       conditions.push(
-        condition('Ready', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR),
+        condition('Ready', 'True', 'UpgradeSucceeded', ok, readySince),
+        condition('Released', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR),
+      );
+      break;
+    }
+    case 'restarted': {
+      const ok = `Helm upgrade succeeded for release ${obj.namespace}/${obj.name}.v${obj.generation} with chart ${obj.chart}@${applied}`;
+      conditions.push(
+        condition('Reconciling', 'True', 'Progressing', 'Reconciliation in progress', restartedAt),
+        condition('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress', restartedAt),
         condition('Released', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR),
       );
       break;

@@ -4,11 +4,23 @@
  * machined keeps going after the client disconnects.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { apidReachable, etcdMemberHealthy, etcdMembers, etcdVoters, memberIdFor, named, namedValue } from './cluster-model.ts';
+import {
+  apidReachable,
+  controlPlanes as controlPlanesOf,
+  etcdMemberHealthy,
+  etcdMembers,
+  etcdVoters,
+  hasQuorum,
+  kubeApiAvailability,
+  memberIdFor,
+  named,
+  namedValue,
+} from './cluster-model.ts';
+import { restoreHashCheck, statusOfBytes } from './etcd-snapshot-file.ts';
 import type { Recorder } from './recorder.ts';
 import { installerPreflight, parseInstallerImage, type InstallerImage } from './versions.ts';
 import { nodePods } from './kube-seed.ts';
-import { longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
+import { attachedNode, longhornOnDrain, longhornOnSchedulable } from './longhorn.ts';
 import { drainNode, removePodsOf, schedulePending } from './workloads.ts';
 import { cnpgOnCordon } from './cnpg.ts';
 import { podReady } from './kube-objects.ts';
@@ -25,7 +37,17 @@ export interface UpgradeRequest {
 export interface ResetRequest {
   graceful: boolean;
   reboot: boolean;
+  /** `--system-labels-to-wipe`: wipe only these system volumes, keep the others. */
+  systemLabelsToWipe?: string[];
+  /** `--wipe-mode`. Default `all`. */
+  wipeMode?: 'all' | 'system-disk' | 'user-disks';
 }
+
+/** System volume labels of a Talos ≥ 1.8 system disk (`reset --system-labels-to-wipe` looks them up). */
+const SYSTEM_VOLUMES = ['EFI', 'BIOS', 'BOOT', 'META', 'STATE', 'EPHEMERAL'];
+
+/** constants.EtcdRecoverySnapshotPath (pkg/machinery/constants v1.13.9). */
+const RECOVERY_SNAPSHOT = '/var/lib/etcd.snapshot';
 
 export type Acceptance = { actorId: string } | { error: string };
 
@@ -597,26 +619,71 @@ export class Lifecycle {
     return undefined;
   }
 
-  /** The Reset API: drain, leave etcd, wipe, then power off (or reboot into maintenance). */
+  /**
+   * The Reset API (internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go v1.13.9 `Reset`):
+   * the request is validated, then the reset sequence runs in the background under an actor ID.
+   * Each system label to wipe must name a volume the node has (a COSI NotFound otherwise).
+   */
   async requestReset(cluster: SimCluster, node: SimNode, request: ResetRequest): Promise<Acceptance> {
-    if (node.stage !== 'running') return { error: 'rpc error: code = Unknown desc = failed to run sequence: locked' };
+    const labels = request.systemLabelsToWipe ?? [];
+    if (labels.length > 0) {
+      if (request.wipeMode === 'user-disks') {
+        return {
+          error:
+            "rpc error: code = Unknown desc = reset failed: invalid input, wipe mode USER_DISKS doesn't support SystemPartitionsToWipe parameter",
+        };
+      }
+      const unknown = labels.find((label) => !SYSTEM_VOLUMES.includes(label));
+      if (unknown !== undefined) {
+        return {
+          error: `rpc error: code = Unknown desc = failed to get volume status with label ${JSON.stringify(unknown)}: resource VolumeStatuses.block.talos.dev(runtime/${unknown}@undefined) doesn't exist`,
+        };
+      }
+    }
+    // Reset may take over a boot sequence (sequencer.go `CanTakeOver`); the simulator lets it take over
+    // the boots that wait on etcd (joining, or failed), whose routine steps aside when the boot ID changes.
+    const bootWaitingOnEtcd = node.stage === 'booting' && (node.etcdWaitingJoin === true || node.etcdFailed !== undefined);
+    if (node.stage !== 'running' && !bootWaitingOnEtcd) {
+      return { error: 'rpc error: code = Unknown desc = failed to run sequence: locked' };
+    }
     const actorId = randomUUID();
     this.#stage(cluster, node, 'resetting');
     this.#spawn(() => this.#runReset(cluster, node, actorId, request));
     return { actorId };
   }
 
+  /**
+   * The reset sequence (v1alpha1_sequencer.go v1.13.9 `Reset`, task names from
+   * v1alpha1_sequencer_tasks.go): drain and leave etcd only when graceful, the services stopped,
+   * then the wipe and a reboot or power-off. Wiping only labelled system volumes keeps BOOT, so the
+   * node reboots through kexec; wiping EPHEMERAL only (the disaster-recovery step) keeps STATE, so
+   * the machine boots with its configuration and an empty `/var/lib/etcd`.
+   */
   async #runReset(cluster: SimCluster, node: SimNode, actorId: string, request: ResetRequest): Promise<void> {
     const say = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void =>
       this.publish(node, { actorId, kind, text, ...extra });
+    const labels = request.systemLabelsToWipe ?? [];
+    const mode = request.wipeMode ?? 'all';
+    const resetSystemDisk = mode === 'all' || mode === 'system-disk';
+    const withKexec = labels.length > 0 && !labels.includes('BOOT');
+    const when = (condition: boolean, phase: Phase): Phase[] => (condition ? [phase] : []);
     const phases: Phase[] = [
-      ...(request.graceful ? ([['drain', ['cordonAndDrainNode']]] as Phase[]) : []),
-      ['cleanup', ['stopAllPods']],
+      ...when(request.graceful, ['drain', ['cordonAndDrainNode']]),
+      request.graceful ? ['cleanup', ['removeAllPods']] : ['cleanup', ['stopAllPods']],
       ['dbus', ['stopDBus']],
-      ...(request.graceful && node.role === 'controlplane' ? ([['leave', ['leaveEtcd']]] as Phase[]) : []),
-      ['preReset', ['stopServicesEphemeral']],
+      ...when(request.graceful && node.role === 'controlplane', ['leave', ['leaveEtcd']]),
+      ['preReset', ['sendResetSignal']],
+      ['stopServices', ['stopServicesForUpgrade']],
+      ['umount', ['unmountPodMounts']],
+      ['unmountBind', ['unmountSystemDiskBindMounts']],
+      ['unmountSystem', ['unmountEphemeralPartition']],
+      ['volumeFinalize', ['teardownLifecycle']],
+      ...when(withKexec, ['kexec', ['kexecPrepare']]),
       ['stopEverything', ['stopAllServices']],
     ];
+    // What the wipe leaves: STATE (the machine configuration) survives when only other labels are wiped.
+    const wipesEphemeral = labels.length === 0 ? resetSystemDisk : resetSystemDisk && labels.includes('EPHEMERAL');
+    const keepsConfig = labels.length > 0 && !labels.includes('STATE');
     say('sequence', 'sequence: reset action: START');
     for (const [index, [phase, tasks]] of phases.entries()) {
       await this.sleep(this.#timing.stepMs);
@@ -637,16 +704,27 @@ export class Lifecycle {
           }
           node.etcdMember = false;
         }
-        if (task === 'stopServicesEphemeral') {
+        if (task === 'stopServicesForUpgrade') {
           node.servicesStopped = true;
           this.#recorder.noteControlPlanes(cluster);
         }
         if (task === 'stopAllServices') {
           await this.sleep(this.#timing.stepMs);
-          node.discoveryMember = false;
-          this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'reset', fromVersion: node.talosVersion });
+          this.#recorder.event({
+            cluster: cluster.name,
+            node: node.address,
+            kind: 'reset',
+            fromVersion: node.talosVersion,
+            detail: labels.length > 0 ? labels.join(',') : mode,
+          });
+          if (wipesEphemeral) this.#wipeEphemeral(cluster, node);
+          if (!keepsConfig) node.discoveryMember = false;
           if (!request.reboot) {
             this.#stage(cluster, node, 'off');
+            return;
+          }
+          if (keepsConfig) {
+            await this.#rebootKeepingConfig(cluster, node);
             return;
           }
           this.#stage(cluster, node, 'rebooting');
@@ -660,6 +738,245 @@ export class Lifecycle {
       }
       say('phase', `phase: ${phase} action: STOP`);
     }
+  }
+
+  /**
+   * EPHEMERAL holds `/var/lib`: etcd's data directory and an uploaded recovery snapshot go with it.
+   * The member stays in the other members' list (a non-graceful reset does not leave) until the
+   * node's etcd rejoins and `addMember` removes it by name (services/etcd.go v1.13.9).
+   */
+  #wipeEphemeral(cluster: SimCluster, node: SimNode): void {
+    // The instance manager and its engines ran from EPHEMERAL: the volumes they served detach.
+    for (const volume of cluster.kube.volumes) {
+      if (!volume.detached && attachedNode(cluster, volume) === node.hostname) {
+        volume.attachedTo = node.hostname;
+        volume.engineLostAt = Date.now();
+      }
+    }
+    if (node.role !== 'controlplane') return;
+    node.etcdDataEmpty = true;
+    delete node.etcdFailed;
+    delete node.etcdRestoring;
+    delete node.recoverySnapshot;
+  }
+
+  /**
+   * The reboot after a reset that kept STATE: the machine boots with its configuration. A control
+   * plane with an empty etcd data directory enters etcd's join loop (Preparing) and its boot
+   * sequence waits there: it joins a running etcd cluster as a learner, or waits for a bootstrap.
+   */
+  async #rebootKeepingConfig(cluster: SimCluster, node: SimNode): Promise<void> {
+    this.#stage(cluster, node, 'rebooting');
+    this.#recorder.event({
+      cluster: cluster.name,
+      node: node.address,
+      kind: 'reboot',
+      fromVersion: node.talosVersion,
+      toVersion: node.talosVersion,
+    });
+    await this.sleep(this.#timing.rebootMs);
+    const bootId = randomUUID();
+    node.bootId = bootId;
+    node.bootedAt = Date.now();
+    node.events = [];
+    node.servicesStopped = false;
+    node.kubeletNotReady = false;
+    node.discoveryMember = true;
+    if (node.role === 'controlplane' && node.etcdDataEmpty) {
+      node.etcdWaitingJoin = true;
+      node.etcdServiceSince = node.bootedAt;
+    }
+    this.#stage(cluster, node, 'booting');
+    const notReady = `[name:"nodeReady" reason:"node \\"${node.hostname}\\" is not ready"]`;
+    const boot = (kind: MachineEvent['kind'], text: string, extra: Partial<MachineEvent> = {}): void =>
+      this.publish(node, { actorId: '', kind, text, ...extra });
+    boot('status', `stage: BOOTING ready: false unmetCond: ${notReady}`, { stage: 'BOOTING', ready: false });
+    await this.sleep(this.#timing.bootMs / 2);
+    boot('service', 'service: kubelet message: Health check successful healthy: true');
+    if (node.role === 'controlplane') {
+      while (node.bootId === bootId && node.etcdWaitingJoin) {
+        if (hasQuorum(cluster) && etcdMembers(cluster).some((m) => m !== node && etcdMemberHealthy(cluster, m))) {
+          this.#joinAsLearner(cluster, node);
+          break;
+        }
+        await this.sleep(this.#timing.stepMs);
+      }
+      // A failed recovery leaves the boot sequence waiting on etcd.
+      while (node.bootId === bootId && (node.etcdFailed !== undefined || node.etcdWaitingJoin || node.etcdRestoring)) {
+        await this.sleep(this.#timing.stepMs);
+      }
+      if (node.bootId !== bootId || node.stage !== 'booting') return;
+      boot('service', 'service: etcd message: Health check successful healthy: true');
+    }
+    await this.sleep(this.#timing.bootMs / 2);
+    if (node.bootId !== bootId || node.stage !== 'booting') return;
+    const ready = !named(cluster.faults.nodeNotReady, node);
+    node.lastUpAt = Date.now();
+    node.k8sRegistered = true;
+    if (!node.cordoned) longhornOnSchedulable(cluster, node, this.#recorder);
+    this.#stage(cluster, node, 'running');
+    schedulePending(cluster, Date.now());
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'up', toVersion: node.talosVersion });
+    boot('task', 'task: startAllServices action: STOP', { task: 'startAllServices' });
+    boot('phase', 'phase: startEverything action: STOP');
+    boot('sequence', 'sequence: boot action: STOP');
+    boot('status', `stage: RUNNING ready: ${ready} unmetCond: ${ready ? '[]' : notReady}`, { stage: 'RUNNING', ready });
+  }
+
+  /**
+   * `buildInitialCluster` succeeded: `addMember` removed the old member of the same name and added
+   * this one as a learner with a new id; Talos promotes it once it caught up.
+   */
+  #joinAsLearner(cluster: SimCluster, node: SimNode): void {
+    const incarnation = this.#recorder.events.filter(
+      (e) => e.cluster === cluster.name && e.node === node.address && e.kind === 'etcd-learner-added',
+    ).length;
+    node.etcdMemberId = memberIdFor(cluster.name, node.hostname, incarnation + 1);
+    node.etcdMember = true;
+    node.etcdLearner = true;
+    node.etcdWaitingJoin = false;
+    node.etcdDataEmpty = false;
+    node.etcdServiceSince = Date.now();
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-added', detail: node.etcdMemberId });
+    this.#spawn(() => this.#promoteLearner(cluster, node, node.bootId));
+  }
+
+  /** EtcdRecover (v1alpha1_server.go v1.13.9): stores the upload as `/var/lib/etcd.snapshot`. */
+  uploadRecoverySnapshot(cluster: SimCluster, node: SimNode, bytes: Buffer, source: string): string | undefined {
+    // `/var/lib` lives on EPHEMERAL, mounted once the node booted far enough to serve the API.
+    if (!apidReachable(cluster, node) || node.servicesStopped) {
+      return 'rpc error: code = FailedPrecondition desc = etcd service is not ready for recovery yet';
+    }
+    if (node.role !== 'controlplane') return 'rpc error: code = Unimplemented desc = etcd recover is only available on control plane nodes';
+    node.recoverySnapshot = Buffer.from(bytes);
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-snapshot-uploaded', detail: source });
+    return undefined;
+  }
+
+  /**
+   * The Bootstrap API (v1alpha1_server.go v1.13.9): CRI must be up (`IsBootstrapAllowed`), the node a
+   * control plane, `/var/lib/etcd` empty; then `BootstrapEtcd` (services/etcd.go) replaces the
+   * joining etcd with one that bootstraps a new cluster, recovering from the uploaded snapshot first
+   * when asked. The answer comes before etcd has run: a failed recovery shows only in the service.
+   * Every call is recorded (`etcd-bootstrap`), refused or not.
+   */
+  requestBootstrap(
+    cluster: SimCluster,
+    node: SimNode,
+    request: { recover: boolean; skipHashCheck: boolean; source: string },
+  ): string | undefined {
+    const detail = request.recover ? `recover-from ${request.source}` : 'plain';
+    const refuse = (error: string): string => {
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-bootstrap', detail, error });
+      return error;
+    };
+    const criUp = !node.servicesStopped && !(node.stage === 'booting' && Date.now() - node.bootedAt < this.#timing.bootMs / 2);
+    if (!criUp) return refuse('rpc error: code = FailedPrecondition desc = bootstrap is not available yet');
+    if (node.role !== 'controlplane')
+      return refuse('rpc error: code = Unimplemented desc = bootstrap is only available on control plane nodes');
+    if (!node.etcdDataEmpty) return refuse('rpc error: code = AlreadyExists desc = etcd data directory is not empty');
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-bootstrap', detail });
+    const others = etcdMembers(cluster).filter((m) => m !== node && etcdMemberHealthy(cluster, m));
+    if (others.length > 0) {
+      this.#recorder.event({
+        cluster: cluster.name,
+        node: node.address,
+        kind: 'etcd-split-brain',
+        detail: others.map((m) => m.hostname).join(','),
+      });
+    }
+    node.etcdWaitingJoin = false;
+    delete node.etcdFailed;
+    node.etcdServiceSince = Date.now();
+    node.etcdRestoring = true;
+    this.#spawn(async () => {
+      try {
+        await this.#runBootstrap(cluster, node, request, others.length > 0);
+      } finally {
+        delete node.etcdRestoring;
+      }
+    });
+    return undefined;
+  }
+
+  /** The bootstrap etcd's PreFunc: restore (Status, then the restore's hash check), then start as a one-member cluster. */
+  async #runBootstrap(
+    cluster: SimCluster,
+    node: SimNode,
+    request: { recover: boolean; skipHashCheck: boolean },
+    split: boolean,
+  ): Promise<void> {
+    const bootId = node.bootId;
+    await this.sleep(this.#timing.stepMs);
+    if (node.bootId !== bootId) return;
+    const fail = (message: string, dataWritten: boolean): void => {
+      // system.go capitalises the first letter of the run error; PreFunc's is wrapped "failed to run pre stage".
+      node.etcdFailed = `Failed to run pre stage: ${message}`;
+      if (dataWritten) node.etcdDataEmpty = false;
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-restore-failed', detail: message });
+    };
+    let content: { revision: number; totalKeys: number } | undefined;
+    if (request.recover) {
+      const snapshot = node.recoverySnapshot;
+      if (!snapshot) {
+        fail(`error verifying snapshot: stat ${RECOVERY_SNAPSHOT}: no such file or directory`, false);
+        return;
+      }
+      const status = statusOfBytes(snapshot, RECOVERY_SNAPSHOT);
+      if ('crash' in status || 'error' in status) {
+        // machined survives a fault in the etcdutl library no better than talosctl; the client checked first.
+        fail(`error verifying snapshot: ${'error' in status ? status.error : 'unexpected fault address'}`, false);
+        return;
+      }
+      // Restore creates member/snap/db before it checks the hash, so a failed check leaves the data directory non-empty.
+      const hashError = restoreHashCheck(snapshot, request.skipHashCheck);
+      if (hashError) {
+        fail(`error recovering from the snapshot: ${hashError}`, true);
+        return;
+      }
+      delete node.recoverySnapshot;
+      content = status;
+    }
+    await this.sleep(this.#timing.stepMs);
+    if (node.bootId !== bootId) return;
+    const now = Date.now();
+    const incarnation = this.#recorder.events.filter(
+      (e) => e.cluster === cluster.name && e.node === node.address && (e.kind === 'etcd-learner-added' || e.kind === 'etcd-restored'),
+    ).length;
+    node.etcdMemberId = memberIdFor(cluster.name, node.hostname, incarnation + 1);
+    node.etcdMember = true;
+    node.etcdLearner = false;
+    node.etcdDataEmpty = false;
+    if (!split) {
+      // A new cluster of one: the other members' entries belong to the old one.
+      for (const other of controlPlanesOf(cluster)) {
+        if (other !== node) {
+          other.etcdMember = false;
+          other.etcdLearner = false;
+        }
+      }
+      cluster.etcd.leaderId = node.etcdMemberId;
+      cluster.etcd.raftTerm = 2;
+      cluster.etcd.raftIndexBase = 3 - Math.floor((now - cluster.createdAt) / 2000);
+    }
+    if (content) {
+      // The store is the snapshot's: revisions continue from its revision, its keys are the keys.
+      cluster.etcd.revisionBase = content.revision - Math.floor((now - cluster.createdAt) / 5000);
+      cluster.etcd.totalKeys = content.totalKeys;
+      this.#recorder.event({
+        cluster: cluster.name,
+        node: node.address,
+        kind: 'etcd-restored',
+        detail: `revision ${content.revision}, total keys ${content.totalKeys}`,
+      });
+    }
+    // Once the API serves again, the controllers reconcile everything anew (Flux restamps its conditions),
+    // whichever node brought it back.
+    this.#spawn(async () => {
+      while (kubeApiAvailability(cluster) !== 'up') await this.sleep(this.#timing.stepMs);
+      cluster.kube.controllersRestartedAt = Date.now();
+      cluster.kube.fluxReconciledAt = Date.now() + this.#timing.fluxReconcileMs;
+    });
   }
 
   /**

@@ -94,6 +94,11 @@ export function volumeView(
   now: number,
 ): { state: 'attached' | 'detached'; robustness: 'healthy' | 'degraded' | 'faulted' | 'unknown' } {
   if (volume.detached) return { state: 'detached', robustness: 'unknown' };
+  if (volume.engineLostAt !== undefined) {
+    const node = byHostname(cluster, volume.attachedTo);
+    if (node === undefined || node.stage !== 'running' || node.lastUpAt < volume.engineLostAt)
+      return { state: 'detached', robustness: 'unknown' };
+  }
   const replicas = volume.replicas.map((h) => replicaView(cluster, state, volume, h, timing, now));
   const healthy = replicas.filter((r) => isHealthyReplica(r) && r.currentState === 'running').length;
   const robustness = healthy === replicas.length ? 'healthy' : healthy > 0 ? 'degraded' : 'faulted';

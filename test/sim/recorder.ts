@@ -39,6 +39,20 @@ export class Recorder {
     return this.#maxCpDown.get(cluster) ?? 0;
   }
 
+  /**
+   * Bootstrap API calls that reached a node of the cluster (`etcd-bootstrap`), refused ones included
+   * unless `accepted`; only one node's with `node` (an address).
+   */
+  bootstrapCount(cluster: string, options: { node?: string; accepted?: boolean } = {}): number {
+    return this.events.filter(
+      (e) =>
+        e.cluster === cluster &&
+        e.kind === 'etcd-bootstrap' &&
+        (options.node === undefined || e.node === options.node) &&
+        (!options.accepted || e.error === undefined),
+    ).length;
+  }
+
   /** Upgrades the node accepted (rejected requests do not count). */
   upgradeCount(cluster: string, node: string): number {
     return this.events.filter((e) => e.cluster === cluster && e.kind === 'upgrade-start' && e.node === node).length;

@@ -59,6 +59,7 @@ export function defaultTiming(overrides: Partial<SimTiming> = {}): SimTiming {
     healthRetryMs: overrides.healthRetryMs ?? 25,
     reregisterMs: overrides.reregisterMs ?? rebootMs,
     learnerPromoteMs: overrides.learnerPromoteMs ?? stepMs * 4,
+    fluxReconcileMs: overrides.fluxReconcileMs ?? Math.max(1000, stepMs * 4),
     ...(overrides.tofuStillLines === undefined ? {} : { tofuStillLines: overrides.tofuStillLines }),
   };
 }
@@ -167,6 +168,15 @@ export class Simulator {
 
   upgradeCount(cluster: string, node: string): number {
     return this.#recorder.upgradeCount(cluster, this.node(cluster, node).address);
+  }
+
+  /**
+   * Bootstrap API calls that reached the cluster's nodes (reference/etcd-recovery.md), refused ones
+   * included unless `accepted`; `node` (address or hostname) narrows it to one node.
+   */
+  bootstrapCount(cluster: string, options: { node?: string; accepted?: boolean } = {}): number {
+    const node = options.node === undefined ? undefined : this.node(cluster, options.node).address;
+    return this.#recorder.bootstrapCount(cluster, { ...(node ? { node } : {}), ...(options.accepted ? { accepted: true } : {}) });
   }
 
   /** Most control planes out of service at the same moment since start. */

@@ -133,6 +133,25 @@ export interface SimNode {
   etcdLearner?: boolean;
   /** Terraform destroyed the VM: the machine is gone, its Node and etcd member stay until someone removes them. */
   vmDestroyed?: boolean;
+  /**
+   * `/var/lib/etcd` is empty: the EPHEMERAL partition was wiped and nothing has written etcd data
+   * since (reference/etcd-recovery.md). Bootstrap is only accepted on such a node.
+   */
+  etcdDataEmpty?: boolean;
+  /**
+   * etcd sits in its PreFunc join loop (services/etcd.go v1.13.9 `buildInitialCluster`): STATE
+   * Preparing, "Running pre state", until a running etcd cluster takes it as a learner or a
+   * bootstrap replaces the service.
+   */
+  etcdWaitingJoin?: boolean;
+  /** A bootstrap's etcd is in its PreFunc (restoring the snapshot): Preparing, neither running nor failed yet. */
+  etcdRestoring?: boolean;
+  /** The etcd service failed (STATE Failed) with this event message, e.g. a restore's hash check. */
+  etcdFailed?: string;
+  /** When the current etcd service instance was loaded (a bootstrap replaces it), for its event history. */
+  etcdServiceSince?: number;
+  /** `/var/lib/etcd.snapshot`: what EtcdRecover uploaded, until a recovery consumes it. */
+  recoverySnapshot?: Buffer;
 }
 
 export interface PodState {
@@ -187,6 +206,11 @@ export interface VolumeState {
   detached?: boolean;
   /** The pod that mounts its claim (`namespace` is the volume's); default: the claim name without `data-`. */
   podName?: string;
+  /**
+   * When the engine's node lost its EPHEMERAL partition (and the instance manager with it): the
+   * volume is detached until that node is running again (reference/etcd-recovery.md).
+   */
+  engineLostAt?: number;
 }
 
 export interface NamespaceState {
@@ -206,6 +230,13 @@ export interface KubeState {
   cnpg?: CnpgClusterState[];
   /** Last `resourceVersion` handed out. */
   resourceVersion: number;
+  /**
+   * When the controllers (Flux, Longhorn) found the API again after an etcd recovery: they reconcile
+   * every object anew, so Flux restamps its conditions (reference/etcd-recovery.md).
+   */
+  controllersRestartedAt?: number;
+  /** When Flux's controllers have reconciled every object again after that restart (Ready=True, restamped). */
+  fluxReconciledAt?: number;
 }
 
 export interface CnpgClusterState {
@@ -373,6 +404,12 @@ export interface SimTiming {
    * (internal/command/views/hook_ui.go v1.12.6, `stillApplying`), printed at once here. Default 0.
    */
   tofuStillLines?: number;
+  /**
+   * After an etcd recovery, how long Flux's controllers take to reconcile an object again (Ready=Unknown
+   * "Reconciliation in progress" meanwhile), in ms. Default 4 × stepMs, at least 1000: conditions carry
+   * whole seconds, so a restamp lands in a later second than the bootstrap that caused it, as a real one does.
+   */
+  fluxReconcileMs: number;
 }
 
 export type CallBin = 'talosctl' | 'tofu';
@@ -432,7 +469,20 @@ export type SimEventKind =
   | 'eviction-refused'
   /** A client cordoned or uncordoned the node through the API (`detail`: the Node's name). */
   | 'cordoned'
-  | 'uncordoned';
+  | 'uncordoned'
+  /**
+   * A Bootstrap API call reached the node (`detail`: `recover-from <local path>` or `plain`), accepted or
+   * refused (`error`); see reference/etcd-recovery.md.
+   */
+  | 'etcd-bootstrap'
+  /** EtcdRecover stored a snapshot on the node (`detail`: the local path talosctl uploaded). */
+  | 'etcd-snapshot-uploaded'
+  /** etcd started from the uploaded snapshot (`detail`: `revision N, total keys N`). */
+  | 'etcd-restored'
+  /** The recovery failed in etcd's PreFunc (`detail`: the service's error). */
+  | 'etcd-restore-failed'
+  /** A bootstrap started a second etcd cluster beside a running one (`detail`: the members of the other). */
+  | 'etcd-split-brain';
 
 export interface SimEvent {
   at: number;
@@ -443,4 +493,6 @@ export interface SimEvent {
   fromVersion?: string;
   toVersion?: string;
   detail?: string;
+  /** The error an API call was refused with (`etcd-bootstrap`). */
+  error?: string;
 }

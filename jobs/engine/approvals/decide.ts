@@ -5,6 +5,7 @@ import type { OperationClick } from '../lifecycle/start.ts';
 import { windowRefusalFor } from '../lifecycle/window.ts';
 import { showDecision } from './edit.ts';
 import { fourEyesRefusal } from './four-eyes.ts';
+import { approveOneOfSeveral } from './several.ts';
 
 /**
  * A person's answer to an approval request (Approve or Stop; a Kubernetes upgrade's Apply or
@@ -23,6 +24,9 @@ export async function decideApproval(
   if (!approval)
     return refused('stale', `This approval button is not one \`${op.id}\` is waiting on (a stale or altered button). Nothing changed.`);
   if (decision === 'approved') {
+    // A step that needs several distinct approvers (an etcd restore's reset) has a path of its own: each click is one of them.
+    const needed = deps.policy.approvalsNeeded?.(op, approval.step) ?? 1;
+    if (needed > 1) return approveOneOfSeveral(deps, click, needed);
     // Where an approver's Apply started it, that approver is the second pair of eyes and may decide again; the requester never.
     const starter = deps.policy.startedByApprovers(op.kind) ? { ...op, startedBy: undefined } : op;
     const fourEyes = fourEyesRefusal(clusterOf(deps, op), starter, user, 'approve this step');

@@ -1,4 +1,4 @@
-import type { ChatPort } from '../../../src/port/chat-port.ts';
+import type { ChatMessage, ChatPort } from '../../../src/port/chat-port.ts';
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import { approvalDecidedMessage } from '../../../src/chat/approval-messages.ts';
 import { editCarrier } from '../audit.ts';
@@ -20,4 +20,20 @@ export async function showDecision(
   const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
   if (step === undefined || ts === undefined) return;
   await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, approvalDecidedMessage(op, approval, step, presentation)));
+}
+
+/**
+ * Edits a request that one of several approvers approved: it keeps its buttons, and says who approved
+ * and that another approver is needed.
+ */
+export async function showPartial(
+  chat: ChatPort,
+  op: Operation,
+  approval: Approval,
+  message: ChatMessage,
+  clickedTs?: string,
+): Promise<void> {
+  const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
+  if (ts === undefined) return;
+  await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, message));
 }

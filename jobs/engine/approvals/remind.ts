@@ -1,5 +1,6 @@
 import { approvalReminderMessage } from '../../../src/chat/approval-messages.ts';
-import type { Operation } from '../../../src/ops/operation.ts';
+import type { Approval, Operation } from '../../../src/ops/operation.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { operationCluster, type OpsJobDeps } from '../job-context.ts';
 import { approversToPage } from './four-eyes.ts';
 
@@ -39,7 +40,7 @@ export async function remindApprovers(
     opId,
     { actor: 'bot', event: `approval reminder: ${step.node ?? step.id}`, detail: `expires ${approval.expiresAt}` },
     (o) => ({
-      ...approvalReminderMessage(o, approval, step, approversToPage(cluster, o), link, deps.presentations(o.kind)),
+      ...approvalReminderMessage(o, approval, step, remindedApprovers(cluster, o, approval), link, deps.presentations(o.kind)),
       broadcast: true,
     }),
     (o) =>
@@ -47,4 +48,11 @@ export async function remindApprovers(
         ? { ...o, approvals: o.approvals.map((a) => (a.nonce === nonce ? { ...a, remindedAt: now.toISOString() } : a)) }
         : undefined,
   );
+}
+
+/** Whom a reminder calls: a request that needs several approvers leaves out the requester, the starter and those who approved. */
+function remindedApprovers(cluster: ClusterConfig, op: Operation, approval: Approval): string[] {
+  if (approval.needed === undefined) return approversToPage(cluster, op);
+  const barred = new Set([op.requestedBy, op.startedBy, ...(approval.given ?? []).map((g) => g.by)]);
+  return approversToPage({ ...cluster, requireDistinctApprover: true }, op).filter((a) => !barred.has(a));
 }

@@ -21,7 +21,9 @@ function operationScoped(ctx: WalkContext): boolean {
 async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<void> {
   const { deps } = ctx;
   const requestedAt = deps.now();
-  const scoped = operationScoped(ctx);
+  const needed = playbook.approvalsNeeded?.(step) ?? 1;
+  // A step that needs several approvers is asked of them alone: it is never covered by an operation-wide approval.
+  const scoped = operationScoped(ctx) && needed <= 1;
   const approval: Approval = {
     step: step.id,
     nonce: newNonce(),
@@ -30,6 +32,7 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
     expiresAt: new Date(requestedAt.getTime() + deps.timeouts.approvalTtlMs).toISOString(),
     state: 'pending',
     ...(scoped ? { scope: 'operation' as const } : {}),
+    ...(needed > 1 ? { needed } : {}),
   };
   const built = await playbook.approvalMessage(ctx, op, approval, step);
   const { evidence, ...card } = built;
@@ -42,7 +45,9 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   const shown = shownEvidence(request);
   // The approver whose Apply started the operation is paged again: four eyes bar only its requester then.
   const barred = playbook.startedBy === 'approvers' ? { ...op, startedBy: undefined } : op;
-  const message = { ...withApprovers(request, approversToPage(ctx.cluster, barred)), broadcast: true };
+  // Several approvers: four eyes hold whatever the cluster says, so the requester and the starter are not paged.
+  const pageCluster = needed > 1 ? { ...ctx.cluster, requireDistinctApprover: true } : ctx.cluster;
+  const message = { ...withApprovers(request, approversToPage(pageCluster, barred)), broadcast: true };
   const asked = await deps.audit.record(op.id, { actor: 'bot', event: `approval requested: ${step.node ?? step.id}` }, message, (o) =>
     o.state === 'running'
       ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, shown, seq: o.audit.length + 1 }] }
@@ -204,7 +209,7 @@ export async function approvalGate(ctx: WalkContext, playbook: Playbook, op: Pos
     return 'wait';
   }
   // One approval for the whole operation: a step that was never asked goes on it; a spent or expired one asks again.
-  const cover = approval === undefined ? coveringApproval(ctx, op) : undefined;
+  const cover = approval === undefined && (playbook.approvalsNeeded?.(step) ?? 1) <= 1 ? coveringApproval(ctx, op) : undefined;
   if (cover !== undefined) return (await coverStep(ctx, op, step, cover)) ? 'go' : 'wait';
   if (approval === undefined || approval.state === 'expired' || approval.state === 'spent') {
     // An expired request is asked again only after an approver's word moved the operation back to running.

@@ -18,6 +18,8 @@ export interface LifecyclePolicy {
   startedByApprovers(kind: string): boolean;
   /** The steps an approver's Start (a Terraform change's Apply) is the approval of: a failure or a Retry spends it. */
   startApproves?(op: Operation): string[];
+  /** How many distinct approvers the step needs (default 1); above one, four eyes always hold for it. */
+  approvalsNeeded?(op: Operation, stepId: string): number;
   /** Production's maintenance windows hold its steps. */
   heldByWindows(kind: string): boolean;
   /** What the starter confirms with Start. */

@@ -142,6 +142,15 @@ const ROOT: CommandSpec = {
     },
     { name: 'rollback', short: 'Rollback a node to the previous installation', args: { min: 0, max: 0 } },
     {
+      name: 'bootstrap',
+      short: 'Bootstrap the etcd cluster on the specified node.',
+      flags: [
+        str('recover-from', 'recover etcd cluster from the snapshot'),
+        bool('recover-skip-hash-check', 'skip integrity check when recovering etcd (use when recovering from data directory copy)'),
+      ],
+      args: { min: 0, max: 0 },
+    },
+    {
       name: 'reset',
       short: 'Reset a node',
       flags: [

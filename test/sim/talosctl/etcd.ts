@@ -1,8 +1,8 @@
 /** `talosctl etcd status|members|snapshot|alarm list` (cmd/talosctl/cmd/talos/etcd.go). */
-import { createHash, randomBytes } from 'node:crypto';
 import { open, rename } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { etcdMembers, etcdService, hasQuorum, leaderSeenBy, raftIndex } from '../cluster-model.ts';
+import { currentRevision, etcdMembers, etcdService, hasQuorum, leaderSeenBy, raftIndex } from '../cluster-model.ts';
+import { buildSnapshot, damageBytes, statusOfBytes } from '../etcd-snapshot-file.ts';
 import { wait } from '../exec-io.ts';
 import { goQuote, humanizeBytes, tabwrite } from '../go-format.ts';
 import { hasEtcdStorageColumns } from '../versions.ts';
@@ -114,8 +114,10 @@ export function runEtcdAlarmList(session: Session): number {
 }
 
 /**
- * Streams a snapshot like talosctl does: into `<path>.part`, checks `size % 512 == 32` (etcd appends
- * a sha256), then renames. A killed client leaves the `.part` file behind.
+ * Streams a snapshot like talosctl does (cmd/talosctl/cmd/talos/etcd.go v1.13.9): into `<path>.part`,
+ * checks `size % 512 == 32` (etcd appends a sha256), renames, then prints etcdutl's Status of the
+ * file. A killed client leaves the `.part` file behind. The file's layout and what Status reads
+ * from it: ../etcd-snapshot-file.ts. The `snapshotDamage` fault alters the bytes on their way.
  */
 export async function runEtcdSnapshot(session: Session): Promise<number> {
   const { cluster, io, deps } = session;
@@ -136,32 +138,44 @@ export async function runEtcdSnapshot(session: Session): Promise<number> {
   const target = isAbsolute(path) ? path : resolve(session.cwd, path);
   const part = `${target}.part`;
   cluster.etcd.revisionBase += 17 + Math.floor(Math.random() * 50);
-  const revision = cluster.etcd.revisionBase + Math.floor((Date.now() - cluster.createdAt) / 5000);
-  const blocks = 3800 + (revision % 200);
-  const body = randomBytes(blocks * 512);
-  const digest = createHash('sha256').update(body).digest();
+  const revision = currentRevision(cluster);
+  let bytes = buildSnapshot({ revision, totalKeys: cluster.etcd.totalKeys }, 470 + (revision % 30));
+  const damage = cluster.faults.snapshotDamage;
+  if (damage) {
+    // One snapshot only: the fault is consumed by the transfer it damages.
+    delete cluster.faults.snapshotDamage;
+    bytes = damageBytes(bytes, damage);
+  }
   const file = await open(part, 'w', 0o600);
   try {
     const chunks = 4;
-    const chunkSize = Math.ceil(body.length / chunks);
+    const chunkSize = Math.ceil(bytes.length / chunks);
     for (let i = 0; i < chunks; i++) {
-      await file.write(body.subarray(i * chunkSize, (i + 1) * chunkSize));
+      await file.write(bytes.subarray(i * chunkSize, (i + 1) * chunkSize));
       await wait(Math.max(1, Math.floor(deps.timing.stepMs / 2)), io.signal);
     }
-    await file.write(digest);
   } finally {
     await file.close();
   }
-  const size = body.length + digest.length;
+  const size = bytes.length;
   if (size % 512 !== 32) {
     io.err(`sha256 checksum not found (size ${size})\n`);
     return 1;
   }
   await rename(part, target);
-  const hash = createHash('sha256').update(String(revision)).digest('hex').slice(0, 8);
-  const totalKeys = cluster.etcd.totalKeys + (revision % 97);
   deps.recorder.event({ cluster: cluster.name, node: reached.node.address, kind: 'snapshot', detail: target });
   io.out(`etcd snapshot saved to ${goQuote(path)} (${size} bytes)\n`);
-  io.out(`snapshot info: hash ${hash}, revision ${revision}, total keys ${totalKeys}, total size ${cluster.etcd.dbSizeBytes}\n`);
+  const status = statusOfBytes(bytes, target);
+  if ('crash' in status) {
+    io.err(status.crash);
+    return 2;
+  }
+  if ('error' in status) {
+    io.err(`${status.error}\n`);
+    return 1;
+  }
+  io.out(
+    `snapshot info: hash ${status.hash}, revision ${status.revision}, total keys ${status.totalKeys}, total size ${status.totalSize}\n`,
+  );
   return 0;
 }

@@ -5,6 +5,7 @@ import { never, type ExecIO } from '../exec-io.ts';
 import type { CallRecord } from '../types.ts';
 import { parseArgs, UsageError, type ParsedArgs } from './args.ts';
 import { runEtcdAlarmList, runEtcdMembers, runEtcdSnapshot, runEtcdStatus } from './etcd.ts';
+import { runBootstrap } from './bootstrap.ts';
 import { runGet } from './get.ts';
 import { runHealth } from './health.ts';
 import { runReset } from './reset.ts';
@@ -149,6 +150,8 @@ export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: Si
       return runRollback(session);
     case 'reset':
       return runReset(session);
+    case 'bootstrap':
+      return runBootstrap(session);
     case 'upgrade-k8s':
       return runUpgradeK8s(session);
     default:

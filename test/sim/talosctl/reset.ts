@@ -1,4 +1,8 @@
-/** `talosctl reset` (cmd/talosctl/cmd/talos/reset.go): tracked until all services stop. */
+/**
+ * `talosctl reset` (cmd/talosctl/cmd/talos/reset.go v1.13.9): tracked until all services stop, then
+ * (with `--reboot`) until the boot ID changes. `--system-labels-to-wipe` wipes only those system
+ * volumes (reference/etcd-recovery.md); `--wipe-mode` takes all, system-disk or user-disks.
+ */
 import { findNode } from '../cluster-model.ts';
 import { connect, type Session } from './session.ts';
 import { stopAllServicesStarted, trackNode } from './tracker.ts';
@@ -6,7 +10,18 @@ import { parseTimeout } from './upgrade.ts';
 
 export async function runReset(session: Session): Promise<number> {
   const { io, parsed, cluster, deps } = session;
-  const request = { graceful: parsed.bool('graceful'), reboot: parsed.bool('reboot') };
+  const wipeMode = parsed.str('wipe-mode') ?? 'all';
+  if (wipeMode !== 'all' && wipeMode !== 'system-disk' && wipeMode !== 'user-disks') {
+    // pflag's Set error for the WipeMode value (reset.go `Set`), printed with the usage.
+    io.err(`invalid argument ${JSON.stringify(wipeMode)} for "--wipe-mode" flag: possible options are: all, system-disk, user-disks\n`);
+    return 1;
+  }
+  const request = {
+    graceful: parsed.bool('graceful'),
+    reboot: parsed.bool('reboot'),
+    systemLabelsToWipe: parsed.list('system-labels-to-wipe'),
+    wipeMode: wipeMode as 'all' | 'system-disk' | 'user-disks',
+  };
   const timeout = parseTimeout(session, 'timeout');
   if (timeout === undefined) return 1;
   const connection = connect(session);

@@ -55,6 +55,37 @@ function containerService(node: SimNode, id: string, status: ServiceStatus, now:
   return { id, status, events: events.sort((a, b) => b.at - a.at) };
 }
 
+/**
+ * The etcd service after an EPHEMERAL wipe or a bootstrap (reference/etcd-recovery.md): its event
+ * history starts when this instance was loaded (service_runner.go v1.13.9: Waiting, Preparing
+ * "Running pre state" before PreFunc, "Creating service runner" after it). A joining etcd stays in
+ * PreFunc, so "Running pre state" is its last event; a failed PreFunc ends in Failed with the error.
+ * Event times are spread over the instance's real age, since the simulator's boots take milliseconds.
+ */
+function recoveryEtcdService(node: SimNode, status: ServiceStatus, now: number): ServiceView {
+  const since = node.etcdServiceSince ?? node.bootedAt;
+  const age = Math.max(0, now - since);
+  const at = (fraction: number): number => since + Math.floor(age * fraction);
+  const events: ServiceView['events'] = [
+    { state: 'Waiting', msg: 'Waiting for service "cri" to be "up", service "networkd" to be "up", time sync', at: at(0) },
+    { state: 'Waiting', msg: 'Waiting for service "cri" to be "up", time sync', at: at(0.1) },
+    { state: 'Preparing', msg: 'Running pre state', at: at(0.2) },
+  ];
+  if (status.state === 'Failed') {
+    events.push({ state: 'Failed', msg: node.etcdFailed ?? '', at: at(0.3) });
+  } else if (status.state === 'Running') {
+    events.push(
+      { state: 'Preparing', msg: 'Creating service runner', at: at(0.3) },
+      { state: 'Running', msg: `Started task etcd (PID ${pid(node, 'etcd')}) for container etcd`, at: at(0.4) },
+    );
+    if (status.health === 'OK') events.push({ state: 'Running', msg: 'Health check successful', at: at(0.6) });
+    if (status.health === 'Fail')
+      events.push({ state: 'Running', msg: `Health check failed: ${status.lastHealthMessage ?? ''}`, at: at(0.6) });
+  }
+  // Built oldest first; newest first as talosctl prints them (times may tie at millisecond ages).
+  return { id: 'etcd', status, events: events.reverse() };
+}
+
 function servicesOf(cluster: SimCluster, node: SimNode, now: number, timing: SimTiming, schematics: SimState['schematics']): ServiceView[] {
   const ok: ServiceStatus = { state: 'Running', health: 'OK' };
   const noCheck: ServiceStatus = { state: 'Running', health: '?' };
@@ -69,7 +100,10 @@ function servicesOf(cluster: SimCluster, node: SimNode, now: number, timing: Sim
     containerService(node, 'udevd', noCheck, now),
   ];
   const etcd = etcdService(cluster, node, now, timing);
-  if (etcd) list.push(containerService(node, 'etcd', etcd, now), containerService(node, 'trustd', ok, now));
+  if (etcd) {
+    const view = node.etcdServiceSince === undefined ? containerService(node, 'etcd', etcd, now) : recoveryEtcdService(node, etcd, now);
+    list.push(view, containerService(node, 'trustd', ok, now));
+  }
   // The iscsi-tools extension runs iscsid as the extension service ext-iscsid, on every node whose image carries it.
   if ((schematics[node.schematic] ?? []).includes('siderolabs/iscsi-tools')) {
     list.push(containerService(node, 'ext-iscsid', noCheck, now));

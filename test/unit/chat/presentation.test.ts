@@ -85,6 +85,7 @@ describe('the presentation registry', () => {
   it('presents every operation kind: each playbook by its own texts, the snapshot by its own', () => {
     // Assert
     expect(Object.keys(PRESENTATIONS).sort()).toEqual([
+      'etcd-restore',
       'k8s-upgrade',
       'node-remove',
       'node-rollback',

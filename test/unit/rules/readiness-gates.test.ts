@@ -423,8 +423,31 @@ describe('rehearsalGate', () => {
       '☑ Talos upgrade: op-tal1 completed 2026-11-02 10:15 UTC',
       '☑ Kubernetes upgrade: op-k8s1 completed 2026-11-02 10:15 UTC',
       '☐ node replacement: check by hand',
-      '◐ etcd restore: etcd snapshot op-snap1 completed 2026-11-02 10:15 UTC; the restore itself: check by hand',
+      '◐ etcd restore: etcd snapshot op-snap1 completed 2026-11-02 10:15 UTC; the restore itself: check by hand; or let the bot rehearse it: /talos rehearse etcd-restore staging',
     ]);
+  });
+
+  it('ticks off the etcd restore from the latest completed rehearsal, with its date', () => {
+    // Arrange: a failed rehearsal after a completed one, and a snapshot.
+    const gate = rehearsalGate(
+      staging([
+        record('op-rst3', 'etcd-restore', 'failed', '2026-11-05T08:00:00.000Z'),
+        record('op-rst2', 'etcd-restore', 'completed', '2026-11-04T12:30:00.000Z'),
+        record('op-rst1', 'etcd-restore', 'completed'),
+        record('op-snap1', 'snapshot', 'completed'),
+      ]),
+    );
+
+    // Assert
+    expect(gate.evidence[3]).toBe('☑ etcd restore: op-rst2 completed 2026-11-04 12:30 UTC');
+    expect(gate.summary).toBe("the bot's records of staging show 1 of 8 (etcd restore): confirm the rest by hand");
+  });
+
+  it('does not tick the etcd restore for a rehearsal that did not complete', () => {
+    const gate = rehearsalGate(staging([record('op-rst1', 'etcd-restore', 'failed')]));
+    expect(gate.evidence[3]).toBe(
+      "☐ etcd restore: check by hand (no completed etcd snapshot on staging in the bot's records); or let the bot rehearse it: /talos rehearse etcd-restore staging",
+    );
   });
 
   it('counts only completed operations, the newest first', () => {

@@ -16,6 +16,7 @@ describe('the playbook registry', () => {
     // Assert
     expect(Object.keys(incomplete)).not.toContain('node-remove');
     expect(Object.keys(PLAYBOOKS).sort()).toEqual([
+      'etcd-restore',
       'k8s-upgrade',
       'node-remove',
       'node-rollback',
@@ -39,7 +40,7 @@ describe('the playbook registry', () => {
     const names = PLAYBOOK_COMMANDS.map((c) => c.name);
 
     // Assert
-    expect(names).toEqual(['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove']);
+    expect(names).toEqual(['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'etcd-restore']);
     for (const kind of Object.keys(PLAYBOOKS) as EngineKind[]) expect(names).toContain(PLAYBOOKS[kind].command.name);
   });
 });

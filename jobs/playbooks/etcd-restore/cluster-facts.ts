@@ -1,0 +1,33 @@
+import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import { LonghornVolume } from '../../../src/health/rules/longhorn.ts';
+import { parseEtcdMembers } from '../../../src/talos/parse-etcd-members.ts';
+import type { Talosctl } from '../../../src/talos/talosctl.ts';
+
+function peerHost(url: string): string {
+  return url
+    .replace(/^\w+:\/\//, '')
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '');
+}
+
+/** etcd's voting members by peer address, as one control plane answers `etcd members`; empty when none answers. */
+export async function votingMembers(talosctl: Talosctl, cluster: ClusterConfig, signal: AbortSignal): Promise<string[]> {
+  for (const node of cluster.controlPlanes) {
+    const result = await talosctl.run(['etcd', 'members'], [node], { signal, okExitCodes: [0, 1], endpoints: [node] });
+    if (result.stdout.trim() === '') continue;
+    const members = parseEtcdMembers(result.stdout).filter((m) => m.learner !== true);
+    return [...new Set(members.flatMap((m) => m.peerUrls.map(peerHost)))].sort();
+  }
+  return [];
+}
+
+/** The Longhorn volumes attached now (none where Longhorn is not installed). */
+export async function attachedVolumes(session: ClusterSession, signal: AbortSignal): Promise<string[]> {
+  const volumes = (await session.kube.listLonghornVolumes(signal)) ?? [];
+  return volumes
+    .map((v) => LonghornVolume.safeParse(v))
+    .filter((v) => v.success && v.data.status?.state === 'attached')
+    .map((v) => (v.success ? v.data.metadata.name : ''))
+    .sort();
+}

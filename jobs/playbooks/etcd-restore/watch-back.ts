@@ -1,0 +1,121 @@
+import { errorText } from '../../../src/chat/error-text.ts';
+import { FluxObject } from '../../../src/health/rules/flux.ts';
+import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
+import { WALKING } from '../../../src/ops/state-machine.ts';
+import { observeEtcdStatus } from '../../../src/talos/observe.ts';
+import { pollUntil } from '../../../src/time/clock.ts';
+import { StepFailure } from '../../engine/job-context.ts';
+import type { StepResult, WalkContext } from '../../engine/playbook.ts';
+import { probeSignal, walkGate } from '../../engine/walk.ts';
+import { clusterWait } from '../shared/cluster-wait.ts';
+import { attachedVolumes, votingMembers } from './cluster-facts.ts';
+import { restoreData, type EtcdRestoreData } from './data.ts';
+
+/** Writes a change of the rehearsal's data while the operation still walks. */
+async function patchData(ctx: WalkContext, opId: string, patch: (data: EtcdRestoreData) => EtcdRestoreData | undefined): Promise<void> {
+  await ctx.deps.store.update(opId, (o) => {
+    if (!WALKING.includes(o.state)) return undefined;
+    const next = patch(restoreData(o));
+    return next === undefined ? undefined : { ...o, data: next };
+  });
+}
+
+/** Ready=True, transitioned after `since`: the object was reconciled since the restore (Flux restamps Ready at each reconciliation). */
+function reconciledSince(object: unknown, since: number): string | undefined {
+  const parsed = FluxObject.safeParse(object);
+  if (!parsed.success) return 'an unreadable Flux object';
+  const { metadata, spec, status } = parsed.data;
+  if (spec?.suspend === true) return undefined;
+  const ready = status?.conditions?.find((c) => c.type === 'Ready');
+  const name = `${parsed.data.kind ?? 'Flux object'} ${metadata.namespace ?? ''}/${metadata.name}`;
+  if (ready?.status !== 'True') return `${name} not Ready`;
+  if (ready.lastTransitionTime === undefined || Date.parse(ready.lastTransitionTime) <= since)
+    return `${name} not reconciled since the restore`;
+  return undefined;
+}
+
+/** One look at the cluster coming back; what is still missing, or nothing. */
+async function look(ctx: WalkContext, op: Operation, since: number): Promise<string[]> {
+  const { cluster, session } = ctx;
+  const missing: string[] = [];
+  const status = await observeEtcdStatus(ctx.talosctl, cluster.controlPlanes, probeSignal(ctx), cluster.controlPlanes);
+  const leaders = new Set(status.rows.filter((r) => r.errors.length === 0 && !/^0+$/.test(r.leader)).map((r) => r.leader));
+  if (leaders.size !== 1) missing.push(`etcd: ${leaders.size === 0 ? 'no leader' : `${leaders.size} leaders seen`}`);
+  const members = await votingMembers(ctx.talosctl, cluster, probeSignal(ctx));
+  const absent = cluster.controlPlanes.filter((cp) => !members.includes(cp));
+  if (absent.length > 0) missing.push(`etcd: ${absent.join(', ')} not a voting member yet`);
+  let nodes;
+  try {
+    nodes = await session.kube.listNodes(probeSignal(ctx));
+  } catch (error) {
+    if (ctx.signal?.aborted) throw error;
+    return [...missing, `Kubernetes API: ${errorText(error)}`];
+  }
+  const apiAt = ctx.deps.now().toISOString();
+  await patchData(ctx, op.id, (d) => (d.apiBackAt === undefined ? { ...d, apiBackAt: apiAt } : undefined));
+  const notReady = nodes.filter((n) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True');
+  if (notReady.length > 0) missing.push(`Nodes not Ready: ${notReady.map((n) => n.metadata?.name ?? '?').join(', ')}`);
+  const flux = [...(await session.kube.listKustomizations(probeSignal(ctx))), ...(await session.kube.listHelmReleases(probeSignal(ctx)))];
+  missing.push(...flux.map((f) => reconciledSince(f, since)).filter((m): m is string => m !== undefined));
+  const before = restoreData(op).before?.attachedVolumes ?? [];
+  const attached = await attachedVolumes(session, probeSignal(ctx));
+  const detached = before.filter((v) => !attached.includes(v));
+  if (detached.length > 0) missing.push(`Longhorn volumes not attached again: ${detached.join(', ')}`);
+  return missing;
+}
+
+/**
+ * The cluster watched back after the recovery: every control plane a voting etcd member under one
+ * leader, the Kubernetes API up with every Node Ready, Flux reconciled again since the restore, and
+ * the Longhorn volumes that were attached before attached again.
+ */
+export async function watchBack(ctx: WalkContext, op: Operation): Promise<StepResult> {
+  const since = Date.parse(restoreData(op).bootstrap?.issuedAt ?? op.startedAt ?? op.createdAt);
+  let pending: string[] = [];
+  const back = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
+    try {
+      pending = await look(ctx, op, since);
+    } catch (error) {
+      if (ctx.signal?.aborted) throw error;
+      pending = [errorText(error)];
+    }
+    ctx.phase?.('watching the cluster come back', pending.slice(0, 3).join('; '));
+    return pending.length === 0 ? { done: true, value: undefined } : { done: false, pending: pending.join('; ') };
+  });
+  if (!back.ok) throw new StepFailure('the cluster did not come back after the restore', pending, { noRollback: true });
+  const members = await votingMembers(ctx.talosctl, ctx.cluster, probeSignal(ctx));
+  const attached = await attachedVolumes(ctx.session, probeSignal(ctx));
+  await patchData(ctx, op.id, (d) => ({ ...d, after: { ...d.after, members, attachedVolumes: attached } }));
+  return {
+    event: 'cluster back',
+    detail: `etcd members ${members.join(', ')} under one leader; every Node Ready; Flux reconciled since the restore; ${attached.length} Longhorn volume${attached.length === 1 ? '' : 's'} attached`,
+  };
+}
+
+/**
+ * The gate against the baseline taken before the rehearsal, then a verification snapshot: its
+ * `snapshot info` (etcd reading the data back) gives the keys after the restore. A resumed run
+ * that already took it keeps it.
+ */
+export async function restoreGate(ctx: WalkContext, op: Operation): Promise<StepResult> {
+  ctx.phase?.('health gate against the baseline');
+  const gate = await walkGate(ctx, ctx.cluster, { baseline: { baseline: op.baseline, nodes: ctx.cluster.controlPlanes } });
+  if (!gate.passed) throw new StepFailure('the health gate after the restore failed', gate.stopReasons, { noRollback: true });
+  let after = restoreData(op).after?.snapshot;
+  if (after === undefined) {
+    ctx.phase?.('verification snapshot: the keys after the restore');
+    const taken = await takeEtcdSnapshot(ctx.talosctl, ctx.cluster, {
+      signal: ctx.signal,
+      timeoutMs: ctx.deps.timeouts.stepMs,
+      now: ctx.deps.now(),
+    });
+    after = { id: taken.id, path: taken.path, revision: taken.revision, totalKeys: taken.totalKeys ?? 0, takenAt: taken.takenAt };
+    const snap = after;
+    await patchData(ctx, op.id, (d) => ({ ...d, after: { members: [], attachedVolumes: [], ...d.after, snapshot: snap } }));
+  }
+  return {
+    event: 'health gate passed',
+    detail: `${gate.checks.length} checks against the baseline; verification snapshot ${after.id}: revision ${after.revision}, ${after.totalKeys} keys`,
+  };
+}
