@@ -3,6 +3,7 @@ import type { LifecyclePolicy } from '../engine/lifecycle/deps.ts';
 import type { Playbook, PlaybookCommand } from '../engine/playbook.ts';
 import { k8sUpgradePlaybook } from './k8s-upgrade/index.ts';
 import { removePlaybook } from './node-remove/index.ts';
+import { replacePlaybook } from './node-replace/index.ts';
 import { rollbackPlaybook } from './node-rollback/index.ts';
 import { snapshotPlaybook } from './snapshot/index.ts';
 import { talosUpgradePlaybook } from './talos-upgrade/index.ts';
@@ -20,6 +21,7 @@ export const PLAYBOOKS = {
   'k8s-upgrade': k8sUpgradePlaybook,
   'node-rollback': rollbackPlaybook,
   'node-remove': removePlaybook,
+  'node-replace': replacePlaybook,
 } as const satisfies Readonly<Record<string, Playbook>>;
 
 /** Every operation kind: the keys of the registry. */
