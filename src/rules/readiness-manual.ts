@@ -32,7 +32,7 @@ interface Rehearsal {
 const REHEARSALS: Rehearsal[] = [
   { name: 'Talos upgrade', kind: 'talos-upgrade' },
   { name: 'Kubernetes upgrade', kind: 'k8s-upgrade' },
-  { name: 'node replacement' },
+  { name: 'node replacement', kind: 'node-replace' },
   { name: 'etcd restore', prerequisite: { kind: 'snapshot', what: 'etcd snapshot' } },
   { name: 'OpenBao restore' },
   { name: 'Longhorn restore' },
@@ -81,6 +81,8 @@ export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGat
   const evidence = REHEARSALS.map((rehearsal) => {
     if (rehearsal.kind !== undefined) {
       const record = latestCompleted(records, rehearsal.kind);
+      if (record === undefined && rehearsal.kind === 'node-replace' && staging.controlPlanes < 3)
+        return `☐ ${rehearsal.name}: no completed node-replace on ${staging.cluster} in the bot's records. ${staging.cluster} has ${staging.controlPlanes === 1 ? 'one control plane' : `${staging.controlPlanes} control planes`}: expand it to three first, since replacing a single control plane is etcd disaster recovery, not a rolling replacement`;
       if (record === undefined) return `☐ ${rehearsal.name}: no completed ${rehearsal.kind} on ${staging.cluster} in the bot's records`;
       done.push(rehearsal.name);
       return `☑ ${rehearsal.name}: ${record.id} completed ${when(record)}`;
@@ -90,9 +92,6 @@ export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGat
       if (record === undefined)
         return `☐ ${rehearsal.name}: check by hand (no completed ${rehearsal.prerequisite.what} on ${staging.cluster} in the bot's records)`;
       return `◐ ${rehearsal.name}: ${rehearsal.prerequisite.what} ${record.id} completed ${when(record)}; the restore itself: check by hand`;
-    }
-    if (rehearsal.name === 'node replacement' && staging.controlPlanes < 3) {
-      return `☐ ${rehearsal.name}: check by hand. ${staging.cluster} has ${staging.controlPlanes === 1 ? 'one control plane' : `${staging.controlPlanes} control planes`}: expand it to three first, since replacing a single control plane is etcd disaster recovery, not a rolling replacement`;
     }
     return `☐ ${rehearsal.name}: check by hand`;
   });

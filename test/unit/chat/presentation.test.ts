@@ -87,6 +87,7 @@ describe('the presentation registry', () => {
     expect(Object.keys(PRESENTATIONS).sort()).toEqual([
       'k8s-upgrade',
       'node-remove',
+      'node-replace',
       'node-rollback',
       'snapshot',
       'talos-upgrade',

@@ -18,6 +18,7 @@ describe('the playbook registry', () => {
     expect(Object.keys(PLAYBOOKS).sort()).toEqual([
       'k8s-upgrade',
       'node-remove',
+      'node-replace',
       'node-rollback',
       'snapshot',
       'talos-upgrade',
@@ -39,7 +40,7 @@ describe('the playbook registry', () => {
     const names = PLAYBOOK_COMMANDS.map((c) => c.name);
 
     // Assert
-    expect(names).toEqual(['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove']);
+    expect(names).toEqual(['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'node-replace']);
     for (const kind of Object.keys(PLAYBOOKS) as EngineKind[]) expect(names).toContain(PLAYBOOKS[kind].command.name);
   });
 });
