@@ -224,8 +224,15 @@ export function etcdMemberHealthy(cluster: SimCluster, node: SimNode): boolean {
   return unhealthy === undefined;
 }
 
+/**
+ * The etcd member list: each control plane's member, preceded by the stale member of its previous
+ * incarnation when Terraform recreated the VM and nobody removed that member yet.
+ */
 export function etcdMembers(cluster: SimCluster): SimNode[] {
-  return cluster.nodes.filter((n) => n.role === 'controlplane' && n.etcdMember);
+  return cluster.nodes.flatMap((n) => [
+    ...(n.staleMember ? [n.staleMember] : []),
+    ...(n.role === 'controlplane' && n.etcdMember ? [n] : []),
+  ]);
 }
 
 /** Members that vote: a learner is not counted in quorum and cannot lead (reference/tofu-facts.md, Talos etcd learners). */

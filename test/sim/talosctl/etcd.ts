@@ -1,10 +1,10 @@
-/** `talosctl etcd status|members|snapshot|alarm list` (cmd/talosctl/cmd/talos/etcd.go). */
+/** `talosctl etcd status|members|snapshot|remove-member|alarm list` (cmd/talosctl/cmd/talos/etcd.go). */
 import { createHash, randomBytes } from 'node:crypto';
 import { open, rename } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { etcdMembers, etcdService, hasQuorum, leaderSeenBy, raftIndex } from '../cluster-model.ts';
 import { wait } from '../exec-io.ts';
-import { goQuote, humanizeBytes, tabwrite } from '../go-format.ts';
+import { goQuote, humanizeBytes, multiError, tabwrite } from '../go-format.ts';
 import { hasEtcdStorageColumns } from '../versions.ts';
 import type { SimNode } from '../types.ts';
 import {
@@ -164,4 +164,43 @@ export async function runEtcdSnapshot(session: Session): Promise<number> {
   io.out(`etcd snapshot saved to ${goQuote(path)} (${size} bytes)\n`);
   io.out(`snapshot info: hash ${hash}, revision ${revision}, total keys ${totalKeys}, total size ${cluster.etcd.dbSizeBytes}\n`);
   return 0;
+}
+
+/**
+ * `etcdresource.ParseMemberID` (pkg/machinery/resources/etcd/etcd.go, siderolabs/talos v1.13.9):
+ * `strconv.ParseUint(s, 16, 64)`, so hex digits only (no `0x`, no hostname), at most 64 bits.
+ */
+function parseMemberId(text: string): bigint | string {
+  const quoted = goQuote(text);
+  if (!/^[0-9a-fA-F]+$/.test(text)) return `strconv.ParseUint: parsing ${quoted}: invalid syntax`;
+  const value = BigInt(`0x${text}`);
+  if (value > 0xffff_ffff_ffff_ffffn) return `strconv.ParseUint: parsing ${quoted}: value out of range`;
+  return value;
+}
+
+/**
+ * `talosctl etcd remove-member <member ID>` (etcdMemberRemoveCmd, cmd/talosctl/cmd/talos/etcd.go
+ * v1.13.9): the id parsed on the client, then EtcdRemoveMemberByID on the node (control planes
+ * only; v1alpha1_server.go v1.13.9), which asks etcd through the control planes' client. Errors
+ * are printed as they are (root.go `Execute`); success prints nothing.
+ */
+export function runEtcdRemoveMember(session: Session): number {
+  const { cluster, io, deps } = session;
+  const id = parseMemberId(session.parsed.args[0] ?? '');
+  if (typeof id === 'string') {
+    io.err(`error parsing member ID: error parsing etcd member id: ${id}\n`);
+    return 1;
+  }
+  if (!connected(session)) return 1;
+  const results = fanOut(session, (node) => {
+    const notCp = controlPlaneOnly(node, 'etcd remove member');
+    if (notCp) return notCp;
+    const error = deps.lifecycle.removeEtcdMember(cluster, id);
+    return error === undefined ? node : { error };
+  });
+  const failed = results.filter((r): r is { address: string; error: string } => 'error' in r);
+  if (failed.length === 0) return 0;
+  // One node: the proxied call's own error. Several: FilterMessages' aggregate of the failed ones.
+  io.err(`${results.length === 1 ? failed[0]!.error : multiError(failed.map((f) => `${f.address}: ${f.error}`))}\n`);
+  return 1;
 }
