@@ -5,7 +5,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { etcdMembers, etcdService, hasQuorum, leaderSeenBy, raftIndex } from '../cluster-model.ts';
 import { wait } from '../exec-io.ts';
 import { goQuote, humanizeBytes, multiError, tabwrite } from '../go-format.ts';
-import { hasEtcdStorageColumns } from '../versions.ts';
+import { hasEtcdStorageColumns, isMultiplexingClient } from '../versions.ts';
 import type { SimNode } from '../types.ts';
 import {
   connect,
@@ -200,7 +200,12 @@ export function runEtcdRemoveMember(session: Session): number {
   });
   const failed = results.filter((r): r is { address: string; error: string } => 'error' in r);
   if (failed.length === 0) return 0;
-  // One node: the proxied call's own error. Several: FilterMessages' aggregate of the failed ones.
+  // ≥ 1.14 (v1.14.0-rc.1 etcd.go): one request per node, the failures joined as `error from node <node>: <err>`.
+  if (isMultiplexingClient(session.clientVersion)) {
+    io.err(`${failed.map((f) => `error from node ${f.address}: ${f.error}`).join('\n')}\n`);
+    return 1;
+  }
+  // Before: one node gives the proxied call's own error; several, FilterMessages' aggregate of the failed ones.
   io.err(`${results.length === 1 ? failed[0]!.error : multiError(failed.map((f) => `${f.address}: ${f.error}`))}\n`);
   return 1;
 }
