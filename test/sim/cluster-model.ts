@@ -199,6 +199,8 @@ export interface ServiceStatus {
 /** The etcd service as machined reports it; undefined where etcd is not registered (workers). */
 export function etcdService(cluster: SimCluster, node: SimNode, now: number, timing: SimTiming): ServiceStatus | undefined {
   if (node.role !== 'controlplane') return undefined;
+  // A new control plane waiting to join (services/etcd.go v1.13.9: buildInitialCluster runs in the pre state) is Preparing.
+  if (!node.servicesStopped && !node.etcdMember && node.stage === 'booting') return { state: 'Preparing', health: '?' };
   if (node.servicesStopped || !node.etcdMember) return { state: 'Finished', health: '?' };
   if (node.stage === 'booting' && uptime(node, now) < timing.bootMs / 2) return { state: 'Preparing', health: '?' };
   const unhealthy = namedValue(cluster.faults.etcdUnhealthy, node);

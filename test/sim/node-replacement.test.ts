@@ -201,11 +201,13 @@ describe.concurrent('replacing a failed node', () => {
     await f.tofu('production', ['apply', '-input=false', 'review.tfplan']);
     await new Promise((r) => setTimeout(r, 100));
     const waiting = etcdMembers(f.sim.cluster('production')).map((m) => [m.hostname, m.etcdMemberId]);
+    const service = await f.talosctl('production', ['--nodes', '10.0.30.12', 'service', 'etcd']);
     f.sim.faults.clear('production', 'etcdNoLeader');
     await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'etcd-learner-promoted' && e.node === '10.0.30.12'), 5000, 'promotion');
 
     expect(waiting).toContainEqual([CP2, old]);
     expect(waiting).toHaveLength(3);
+    expect(service.stdout).toMatch(/^STATE +Preparing$/m);
     expect(f.sim.events.filter((e) => e.kind === 'etcd-member-superseded').map((e) => e.detail)).toEqual([old]);
     expect(
       etcdMembers(f.sim.cluster('production'))
