@@ -38,17 +38,23 @@ function kubeWithout(kube: KubeApi, address: string): KubeApi {
     const nodes = await kube.listNodes(signal);
     return { nodes, name: findNodeByAddress(nodes, address)?.metadata?.name };
   };
-  return {
-    ...kube,
-    listNodes: async (signal) => {
-      const { nodes, name } = await nameOf(signal);
-      return nodes.filter((n) => name === undefined || n.metadata?.name !== name);
-    },
-    listPods: async (signal) => {
-      const [{ name }, pods] = await Promise.all([nameOf(signal), kube.listPods(signal)]);
-      return pods.filter((p) => name === undefined || p.spec?.nodeName !== name);
-    },
+  const listNodes: KubeApi['listNodes'] = async (signal) => {
+    const { nodes, name } = await nameOf(signal);
+    return nodes.filter((n) => name === undefined || n.metadata?.name !== name);
   };
+  const listPods: KubeApi['listPods'] = async (signal) => {
+    const [{ name }, pods] = await Promise.all([nameOf(signal), kube.listPods(signal)]);
+    return pods.filter((p) => name === undefined || p.spec?.nodeName !== name);
+  };
+  // A proxy, not a copy: the client may be an object whose methods live on its prototype.
+  return new Proxy(kube, {
+    get(target, key, receiver): unknown {
+      if (key === 'listNodes') return listNodes;
+      if (key === 'listPods') return listPods;
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** The standard health gate of the cluster with `aside` left out of every check (see {@link CHECKS_SETTING_ASIDE}). */

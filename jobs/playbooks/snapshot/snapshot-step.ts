@@ -36,7 +36,12 @@ export async function snapshotStep(ctx: WalkContext, op: Operation, options: { s
     const gate =
       options.setAside === undefined
         ? await walkGate(ctx)
-        : await walkGate(ctx, ctx.cluster, { setAside: options.setAside, baseline: { baseline: op.baseline, nodes: [] } });
+        : await walkGate(ctx, ctx.cluster, {
+            setAside: options.setAside,
+            // A replacement drains nothing: disruption budgets are not judged for a drain.
+            drainNodes: [],
+            baseline: { baseline: op.baseline, nodes: [] },
+          });
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
     note = alreadyFailingNote(gate);
   }
