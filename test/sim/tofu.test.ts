@@ -434,7 +434,12 @@ describe.concurrent('tofu apply', () => {
     const learner = parseEtcdMembers(asLearner.stdout).find((m) => m.hostname === 'talos-prd-cp-4');
     expect(learner).toMatchObject({ learner: true, peerUrls: ['https://10.0.30.14:2380'] });
     expect(parseEtcdStatus(status.stdout)[0]).toMatchObject({ node: '10.0.30.14', learner: true });
-    expect(parseEtcdMembers(asVoter.stdout).map((m) => [m.hostname, m.learner])).toEqual([
+    // etcd lists members by id, not by name.
+    expect(
+      parseEtcdMembers(asVoter.stdout)
+        .map((m) => [m.hostname, m.learner])
+        .sort(),
+    ).toEqual([
       ['talos-prd-cp-1', false],
       ['talos-prd-cp-2', false],
       ['talos-prd-cp-3', false],

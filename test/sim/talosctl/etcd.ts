@@ -83,7 +83,9 @@ export function runEtcdMembers(session: Session): number {
     const down = etcdServing(session, node);
     if (down) return down;
     if (cluster.faults.etcdNoLeader || !hasQuorum(cluster)) return { error: 'rpc error: code = Unknown desc = etcdserver: no leader' };
-    return etcdMembers(cluster);
+    // RaftCluster.Members (etcd-io/etcd v3.6.5 server/etcdserver/api/membership/cluster.go) sorts by member id.
+    const id = (m: SimNode): bigint => BigInt(`0x${m.etcdMemberId ?? '0'}`);
+    return etcdMembers(cluster).sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
   });
   const failed = reportFailures(session, results, 'error getting members');
   if (failed !== undefined) return failed;
