@@ -156,7 +156,7 @@ describe.concurrent('talosctl etcd', () => {
       rows
         .slice(1)
         .map((r) => [r[0], r[2], r[3]])
-        .sort(),
+        .sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
     ).toEqual([
       ['10.0.30.12', 'talos-prd-cp-1', 'https://10.0.30.11:2380'],
       ['10.0.30.12', 'talos-prd-cp-2', 'https://10.0.30.12:2380'],

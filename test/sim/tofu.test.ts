@@ -438,7 +438,7 @@ describe.concurrent('tofu apply', () => {
     expect(
       parseEtcdMembers(asVoter.stdout)
         .map((m) => [m.hostname, m.learner])
-        .sort(),
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
     ).toEqual([
       ['talos-prd-cp-1', false],
       ['talos-prd-cp-2', false],
