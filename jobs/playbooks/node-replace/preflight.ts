@@ -35,7 +35,11 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const notes: string[] = [];
   const endpoints = endpointsAvoiding(cluster, address);
 
-  const kubeNodes = await session.kube.listNodes(probe());
+  // Without etcd quorum the Kubernetes API cannot answer: that is a refusal with the arithmetic below, not a preflight error.
+  const kubeNodes = await session.kube.listNodes(probe()).catch((error: unknown) => {
+    refusals.push(`the Kubernetes API does not answer (${errorText(error).split('\n')[0]}), so the node's Node cannot be read`);
+    return [];
+  });
   const found = findNodeByAddress(kubeNodes, address);
   const view = kubeNodeView(found, cluster.hostLabel);
   const chosen = await talosctlFor(session, view.osVersion);

@@ -148,9 +148,10 @@ export async function replacePlan(ctx: WalkContext, op: PostedOperation): Promis
   if (refusals.length > 0 || outcome.saved === undefined || review === undefined) {
     // A plan that is not exactly the replacement is never kept: nothing can apply it later.
     await rm(dir, { recursive: true, force: true });
+    const reasons = refusals.length > 0 ? refusals : ['tofu plan kept no plan file'];
     throw new StepFailure(
-      `the replace plan of ${data.hostname} is refused; nothing was applied. Fix what it names, then Retry (a new plan) or cancel`,
-      refusals.length > 0 ? refusals : ['tofu plan kept no plan file'],
+      `the replace plan of ${data.hostname} is refused: ${reasons.join('; ')}. Nothing was applied; fix it, then Retry (a new plan) or cancel`,
+      reasons,
     );
   }
   const terraform: TerraformPlan = {
