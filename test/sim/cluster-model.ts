@@ -201,6 +201,8 @@ export function etcdService(cluster: SimCluster, node: SimNode, now: number, tim
   if (node.role !== 'controlplane') return undefined;
   // A new control plane waiting to join (services/etcd.go v1.13.9: buildInitialCluster runs in the pre state) is Preparing.
   if (!node.servicesStopped && !node.etcdMember && node.stage === 'booting') return { state: 'Preparing', health: '?' };
+  if (node.etcdRemoved && !node.servicesStopped)
+    return { state: 'Failed', health: 'Fail', lastHealthMessage: 'the member has been permanently removed from the cluster' };
   if (node.servicesStopped || !node.etcdMember) return { state: 'Finished', health: '?' };
   if (node.stage === 'booting' && uptime(node, now) < timing.bootMs / 2) return { state: 'Preparing', health: '?' };
   const unhealthy = namedValue(cluster.faults.etcdUnhealthy, node);

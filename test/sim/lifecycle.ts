@@ -676,6 +676,7 @@ export class Lifecycle {
     node.stage = 'maintenance';
     delete node.failed;
     delete node.failedAt;
+    delete node.etcdRemoved;
     node.bootId = randomUUID();
     node.bootedAt = Date.now();
     node.events = [];
@@ -796,6 +797,18 @@ export class Lifecycle {
   }
 
   /**
+   * Power comes back to a failed machine: it boots from its disk as the same machine (same etcd
+   * data, same member if nobody removed it; a removed member's etcd keeps failing). The kubelet
+   * posts status again, or registers the Node again if it was deleted.
+   */
+  restoreMachine(cluster: SimCluster, node: SimNode): void {
+    if (!node.failed) return;
+    delete node.failed;
+    delete node.failedAt;
+    this.#spawn(() => this.#reboot(cluster, node, { version: node.talosVersion, schematic: node.schematic, platformOk: true }));
+  }
+
+  /**
    * EtcdRemoveMemberByID (v1alpha1_server.go, siderolabs/talos v1.13.9) through etcd's MemberRemove
    * (etcd-io/etcd v3.6.5 server/etcdserver/server.go `mayRemoveMember`, strict reconfiguration
    * check on): the member leaves the list. Returns the gRPC error text talosctl prints, or undefined.
@@ -827,6 +840,7 @@ export class Lifecycle {
       // The removed member's etcd stops (the member was permanently removed); Talos does not re-add it.
       member.etcdMember = false;
       member.etcdLearner = false;
+      member.etcdRemoved = true;
     }
     this.#recorder.event({ cluster: cluster.name, node: member.address, kind: 'etcd-member-removed', detail: member.etcdMemberId ?? '' });
     return undefined;

@@ -51,6 +51,35 @@ describe.concurrent('a failed machine', () => {
   });
 });
 
+describe.concurrent('a failed machine whose power comes back', () => {
+  it('boots as the same member, or with etcd failing when its member was removed meanwhile', async ({ f, expect }) => {
+    f.sim.failMachine('production', CP2);
+    f.sim.failMachine('production', 'talos-prd-cp-3');
+    const cp3 = f.sim.node('production', 'talos-prd-cp-3').etcdMemberId;
+    f.sim.restoreMachine('production', 'talos-prd-cp-3');
+    await f.sim.waitFor(() => f.sim.node('production', 'talos-prd-cp-3').stage === 'running', 5000, 'cp-3 back');
+    const removed = await f.talosctl('production', [
+      '--nodes',
+      '10.0.30.11',
+      'etcd',
+      'remove-member',
+      f.sim.node('production', CP2).etcdMemberId ?? '',
+    ]);
+    f.sim.restoreMachine('production', CP2);
+    await f.sim.waitFor(() => f.sim.node('production', CP2).stage === 'running', 5000, 'cp-2 back');
+
+    const service = await f.talosctl('production', ['--nodes', '10.0.30.12', 'service', 'etcd']);
+    const cluster = f.sim.cluster('production');
+    expect(removed.exitCode).toBe(0);
+    expect(etcdMembers(cluster).map((m) => [m.hostname, m.etcdMemberId])).toEqual([
+      ['talos-prd-cp-1', f.sim.node('production', 'talos-prd-cp-1').etcdMemberId],
+      ['talos-prd-cp-3', cp3],
+    ]);
+    expect(service.stdout).toMatch(/^STATE +Failed$/m);
+    expect(nodeReady(cluster, f.sim.node('production', CP2))).toBe('True');
+  });
+});
+
 describe.concurrent('talosctl etcd remove-member', () => {
   it('removes the failed member through a healthy control plane and records it', async ({ f, expect }) => {
     f.sim.failMachine('production', CP2);

@@ -169,6 +169,11 @@ export class Simulator {
     this.#lifecycle.failMachine(this.cluster(cluster), this.node(cluster, node));
   }
 
+  /** Power comes back to a machine `failMachine` took down: it boots from its own disk (events `reboot`, `up`). */
+  restoreMachine(cluster: string, node: string): void {
+    this.#lifecycle.restoreMachine(this.cluster(cluster), this.node(cluster, node));
+  }
+
   /** Upgrades the node accepted so far (by address or hostname). */
   /** The version of an image an upgrade installed on the node that it has not booted yet (a ≥ 1.13 drain that timed out). */
   installedNotBooted(cluster: string, node: string): string | undefined {

@@ -142,6 +142,12 @@ export interface SimNode {
   /** When it failed: the kubelet's last heartbeat, Longhorn's replica failure time. */
   failedAt?: number;
   /**
+   * Its etcd member was removed (`etcd remove-member`) while its data directory stays: etcd on it
+   * exits ("the member has been permanently removed from the cluster", etcd-io/etcd v3.6.5
+   * rafthttp) every time Talos restarts it, until the machine is wiped or recreated.
+   */
+  etcdRemoved?: boolean;
+  /**
    * The etcd member of the previous incarnation of this machine, still listed after Terraform
    * recreated the VM: unreachable, counted in quorum, until someone removes it (`etcd remove-member`)
    * or the new machine joins, which removes a member of its own name first
