@@ -200,5 +200,19 @@ describe('a replace plan with any other change, and a worker', () => {
     expect(tofuCalls(h, 'staging', 'apply')).toHaveLength(1);
     expect(events(h, 'staging', '10.0.20.205')).toContain('vm-replaced');
     expect(h.sim.node('staging', '10.0.20.205').failed).not.toBe(true);
+
+    // /talos gates reads the completed staging replacement from the records as the node replacement rehearsal.
+    await h.command('gates', { channel: CHANNELS.production, user: USERS.alice });
+    const rehearsal = await h.slack.waitFor(
+      () =>
+        h.slack
+          .channelMessages(CHANNELS.production)
+          .flatMap((root) => h.slack.thread(CHANNELS.production, root.ts))
+          .find((m) => m.text.includes('Staging rehearsals') && JSON.stringify(m.blocks ?? []).includes('node replacement')),
+      { timeoutMs: 60_000, description: 'the staging rehearsals gate' },
+    );
+    expect(JSON.stringify(rehearsal.blocks)).toMatch(
+      new RegExp(`☑ node replacement: ${plan.opId} completed \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC`),
+    );
   }, 240_000);
 });
