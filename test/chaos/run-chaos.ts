@@ -10,13 +10,14 @@
  *   clock, printed; `CHAOS_SEED=<seed> CHAOS_RUNS=1` replays one run's fault (and, should it
  *   not strike this time, goes on with the next seeds);
  * - `CHAOS_FAULT`: only this fault;
+ * - `CHAOS_SCENARIO`: `upgrade` (default, the production Talos upgrade) or `replace` (a failed control plane replaced);
  * - `CHAOS_LANES`: harnesses side by side, default 2 (one per core);
  * - `CHAOS_RUNS_PER_HARNESS`: runs before a harness is replaced by a fresh one, default 25;
  * - `CHAOS_VERBOSE=1`: every run's trace, not only a failing run's.
  *
  * Exits 1 when any invariant broke, else 3 when fewer than `CHAOS_RUNS` runs struck within `CHAOS_MAX_RUNS`.
  */
-import { ChaosBench, runChaos } from './chaos-run.ts';
+import { ChaosBench, runChaos, SCENARIOS, type Scenario } from './chaos-run.ts';
 import { FAULT_NAMES, type FaultName } from './faults.ts';
 import { runSeed } from './prng.ts';
 import { formatRun, formatSummary, Tally } from './summary.ts';
@@ -39,13 +40,18 @@ const runsPerHarness = positiveInt('CHAOS_RUNS_PER_HARNESS', 25);
 const baseSeed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) >>> 0 : Date.now() % 1_000_000;
 const verbose = process.env.CHAOS_VERBOSE === '1';
 const only = process.env.CHAOS_FAULT as FaultName | undefined;
+const scenario = (process.env.CHAOS_SCENARIO ?? 'upgrade') as Scenario;
+if (!SCENARIOS.includes(scenario)) {
+  process.stderr.write(`CHAOS_SCENARIO must be one of ${SCENARIOS.join(', ')}, got ${JSON.stringify(scenario)}\n`);
+  process.exit(2);
+}
 if (only !== undefined && !FAULT_NAMES.includes(only)) {
   process.stderr.write(`CHAOS_FAULT must be one of ${FAULT_NAMES.join(', ')}, got ${JSON.stringify(only)}\n`);
   process.exit(2);
 }
 
 process.stdout.write(
-  `chaos: ${runs} runs whose fault strikes (at most ${maxRuns} runs) from CHAOS_SEED=${baseSeed}${only ? ` (only ${only})` : ''} on ${lanes} harness lane(s)\n`,
+  `chaos (${scenario}): ${runs} runs whose fault strikes (at most ${maxRuns} runs) from CHAOS_SEED=${baseSeed}${only ? ` (only ${only})` : ''} on ${lanes} harness lane(s)\n`,
 );
 const started = Date.now();
 const tally = new Tally({ wanted: runs, maxRuns });
@@ -64,7 +70,7 @@ async function lane(): Promise<void> {
   benches.push(bench);
   try {
     for (let index = tally.next(); index !== undefined; index = tally.next()) {
-      const report = await runChaos(bench, { seed: runSeed(baseSeed, index), fault: only });
+      const report = await runChaos(bench, { seed: runSeed(baseSeed, index), fault: only, scenario });
       tally.record(report);
       process.stdout.write(formatRun(report, verbose));
     }
