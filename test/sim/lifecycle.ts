@@ -760,7 +760,9 @@ export class Lifecycle {
   /** Talos keeps trying to promote the learner; a stuck one (the fault) is promoted once the fault clears. */
   async #promoteLearner(cluster: SimCluster, node: SimNode, bootId: string): Promise<void> {
     await this.sleep(this.#timing.learnerPromoteMs);
-    while (named(cluster.faults.etcdLearnerStuck, node)) await this.sleep(this.#timing.stepMs);
+    // services/etcd.go promoteMember (v1.13.9) retries MemberPromote, which needs a leader.
+    while (named(cluster.faults.etcdLearnerStuck, node) || cluster.faults.etcdNoLeader || !hasQuorum(cluster))
+      await this.sleep(this.#timing.stepMs);
     if (node.bootId !== bootId || !node.etcdMember || !node.etcdLearner) return;
     node.etcdLearner = false;
     this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-promoted', detail: node.etcdMemberId ?? '' });

@@ -196,6 +196,23 @@ describe.concurrent('tofu state list and plan -replace', () => {
 const boot = simTest({ timing: { stepMs: 4, rebootMs: 80, bootMs: 40, learnerPromoteMs: 60 } });
 
 describe.concurrent('replacing a failed node', () => {
+  boot('a learner is not promoted while etcd has no leader', async ({ f, expect }) => {
+    f.sim.failMachine('production', CP2);
+    await f.talosctl('production', ['--nodes', '10.0.30.11', 'etcd', 'remove-member', f.sim.node('production', CP2).etcdMemberId ?? '']);
+    await planJson(f, 'production', [`-replace=${VM2}`]);
+    await f.tofu('production', ['apply', '-input=false', 'review.tfplan']);
+    await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'etcd-learner-added' && e.node === '10.0.30.12'), 5000, 'learner');
+    f.sim.faults.set('production', { etcdNoLeader: true });
+
+    await new Promise((r) => setTimeout(r, 200));
+    const stillLearner = f.sim.node('production', CP2).etcdLearner;
+    f.sim.faults.clear('production', 'etcdNoLeader');
+    await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'etcd-learner-promoted' && e.node === '10.0.30.12'), 5000, 'promotion');
+
+    expect(stillLearner).toBe(true);
+    expect(f.sim.node('production', CP2).etcdLearner).toBe(false);
+  });
+
   boot('a control plane whose member was removed joins as a learner, is promoted, and goes Ready', async ({ f, expect }) => {
     f.sim.failMachine('production', CP2);
     const old = f.sim.node('production', CP2).etcdMemberId ?? '';
