@@ -12,6 +12,8 @@ export const NodeReplaceData = z.object({
   vmAddress: z.string(),
   /** The reviewed `tofu plan -replace`, once the plan step made it (same shape as a Terraform change's, so its apply is shared). */
   terraform: TerraformPlan.optional(),
+  /** The member a removal was issued for, written before it is issued: a resumed run that finds it gone knows what went. */
+  removing: Member.optional(),
   /** The etcd member the replacement removed (control planes). */
   removedMember: Member.optional(),
   /** The etcd member the new node joined as (control planes). */

@@ -67,7 +67,10 @@ export async function removeMember(ctx: WalkContext, op: Operation, step: Step):
   const quorum = await quorumNow(ctx, node, hostname);
   if (quorum.via === undefined) throw new StepFailure(`etcd membership unknown: ${quorum.summary}; nothing was removed`, quorum.evidence);
   if (quorum.member === undefined) {
-    const removed = replaceData(op).removedMember;
+    // Gone after a removal this operation issued (the run stopped before it confirmed it): that removal is the record's.
+    const data = replaceData(op);
+    const removed = data.removedMember ?? (step.issuedAt !== undefined ? data.removing : undefined);
+    if (removed !== undefined && data.removedMember === undefined) await patchData(ctx, op.id, { removedMember: removed });
     return {
       event: `${hostname} is no etcd member`,
       detail: `${hostname} (${node}) is not in the etcd membership (asked ${quorum.via})${removed ? `: member ${removed.id} was removed` : ''}; nothing to remove`,
@@ -78,6 +81,7 @@ export async function removeMember(ctx: WalkContext, op: Operation, step: Step):
   const member = quorum.member;
   const via = quorum.via;
   const endpoints = ctx.cluster.controlPlanes.filter((cp) => cp !== node);
+  await patchData(ctx, op.id, { removing: member });
   await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
   const result = await ctx.talosctl.run(['etcd', 'remove-member', member.id], [via], {
     signal: ctx.signal,
