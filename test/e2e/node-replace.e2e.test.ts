@@ -136,9 +136,33 @@ describe('refusals before anything changes', () => {
     );
   });
 
-  it('refuses a replacement that would lose quorum: two of three control planes failed', async () => {
+  it('checks quorum again at the approval: another control plane lost since the plan stops the removal', async () => {
+    // Arrange
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    await clickStart(h, plan, USERS.alice);
+    const removal = await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/);
+
+    // Act: a second control plane fails before the approver clicks.
     h.sim.failMachine('production', 'talos-prd-cp-3');
+    await approve(h, removal, USERS.carol);
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 120_000);
+
+    // Assert
+    expect(done.text).toContain('stopped');
+    const op = await storedOperation(h, plan.opId);
+    const failed = op.steps.find((s) => s.status === 'failed');
+    expect(failed?.kind).toBe('remove-member');
+    expect(failed?.detail).toMatch(/quorum is already lost|cannot keep quorum|etcd membership unknown/);
+    expect(failed?.issuedAt).toBeUndefined();
+    expect(talosctlCalls(h, 'production', 'etcd', 'remove-member')).toEqual([]);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain('is free for the next operation');
+  }, 180_000);
+
+  it('refuses a replacement that would lose quorum: two of three control planes failed', async () => {
+    // The machines the previous test failed stay failed.
+    for (const host of ['talos-prd-cp-2', 'talos-prd-cp-3'])
+      if (h.sim.node('production', host).failed !== true) h.sim.failMachine('production', host);
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     expect(plan.root.text).toContain('refused');
     expect(JSON.stringify(plan.root.blocks)).toMatch(
