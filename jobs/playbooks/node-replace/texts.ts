@@ -46,7 +46,7 @@ export const nodeReplaceTexts: Presentation = {
     'quorum checked again when the member removal is approved; the plan must replace exactly this VM; the apply runs the reviewed plan file once; the new node must be Ready and, for a control plane, a voting etcd member under one leader.',
   startTitle: 'Replace this node?',
   reviewItems: [],
-  details: (op) => (op.data?.['vmAddress'] === undefined ? [] : replaceDetails(op)),
+  details: (op) => (typeof op.data?.['vmAddress'] === 'string' && op.data['vmAddress'] !== '' ? replaceDetails(op) : []),
   context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
   stepLabel: nodeReplaceStepLabel,
   plannedGates: (step) => (step.kind === 'remove-member' || step.kind === 'tofu-apply' ? ' · approval' : undefined),
