@@ -37,6 +37,7 @@ const WHAT: Record<GuidedKind, string> = {
   'k8s-upgrade': 'a Kubernetes upgrade',
   'node-rollback': 'a node rollback',
   'node-remove': 'a node removal',
+  'node-replace': 'a node replacement',
 };
 
 /**
@@ -55,7 +56,7 @@ export async function openGuided(
   const clusters = await actableClusters(deps, user);
   const here = resolveCluster(deps.inventory, channel, undefined);
   const channelCluster = here.ok ? here.cluster.name : undefined;
-  if (kind === 'node-rollback' || kind === 'node-remove') {
+  if (kind === 'node-rollback' || kind === 'node-remove' || kind === 'node-replace') {
     // The node is asked for in the channel's own cluster: naming a cluster is no way out of a channel of none.
     if (!deps.inventory.clusters.some((c) => c.channel === channel)) {
       const names = deps.inventory.clusters.map((c) => `${c.name} (<#${c.channel}>)`).join(', ');
@@ -103,9 +104,10 @@ export function typedCommand(view: {
   const submission = readSubmission(view);
   const { kind, cluster } = submission;
   if (kind === undefined) return { errors: { [INPUT.cluster]: 'This form is not one the bot opened. Run the command again.' } };
-  if (kind === 'node-rollback' || kind === 'node-remove') {
+  if (kind === 'node-rollback' || kind === 'node-remove' || kind === 'node-replace') {
     if (submission.node === undefined || cluster === undefined) return { errors: { [INPUT.node]: 'Choose a node.' } };
-    return { text: `${kind === 'node-rollback' ? 'rollback' : 'remove'} ${submission.node} ${cluster}`, cluster };
+    const word = { 'node-rollback': 'rollback', 'node-remove': 'remove', 'node-replace': 'replace' }[kind];
+    return { text: `${word} ${submission.node} ${cluster}`, cluster };
   }
   const errors: Record<string, string> = {};
   const missing = unticked(kind, submission.reviewed);

@@ -17,6 +17,7 @@ export type Command =
   | { kind: 'k8s-upgrade'; version: string; cluster?: string }
   | { kind: 'node-rollback'; node: string; cluster?: string }
   | { kind: 'node-remove'; node: string; cluster?: string }
+  | { kind: 'node-replace'; node: string; cluster?: string }
   | { kind: 'status' }
   | { kind: 'cancel'; op: string }
   | { kind: 'record'; op: string }
@@ -24,7 +25,7 @@ export type Command =
   | { kind: 'doctor' };
 
 /** The commands that open a modal when their version or node is left out. */
-export type GuidedKind = 'talos-upgrade' | 'k8s-upgrade' | 'node-rollback' | 'node-remove';
+export type GuidedKind = 'talos-upgrade' | 'k8s-upgrade' | 'node-rollback' | 'node-remove' | 'node-replace';
 
 /** The commands a playbook declares (see `PLAYBOOK_COMMANDS`). */
 type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record' | 'guided' | 'doctor'>;

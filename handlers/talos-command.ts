@@ -20,6 +20,7 @@ const GUIDED_EXAMPLE: Record<GuidedKind, string> = {
   'k8s-upgrade': '/talos upgrade k8s v1.35.2',
   'node-rollback': '/talos rollback talos-prd-cp-2',
   'node-remove': '/talos remove 10.0.30.21',
+  'node-replace': '/talos replace talos-prd-cp-2',
 };
 
 /**

@@ -5,9 +5,17 @@ import { usage } from '../parse-command.ts';
 import type { ImmediateHandler } from './command-context.ts';
 
 /** Playbook commands that change a cluster; the others (snapshots) manage it. */
-const CHANGES = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'etcd-restore', 'terraform-apply']);
+const CHANGES = new Set([
+  'talos-upgrade',
+  'k8s-upgrade',
+  'node-rollback',
+  'node-remove',
+  'node-replace',
+  'etcd-restore',
+  'terraform-apply',
+]);
 /** Commands that open a form when their version or node is left out. */
-const GUIDED = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove']);
+const GUIDED = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'node-replace']);
 
 function line(c: PlaybookCommand): string {
   const form = GUIDED.has(c.name) ? ` (leave out the ${c.argument.kind} for a form)` : '';

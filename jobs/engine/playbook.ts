@@ -10,6 +10,7 @@ import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
 import type { StoredVersionRules } from '../../src/rules/versions.ts';
 import type { PreflightChecks } from './preflight-checks.ts';
+import type { SetAside } from '../../src/health/gate-setting-aside.ts';
 import type { OpsJobDeps } from './job-context.ts';
 
 /** An operation whose root message is in Slack: the thread every step reports in exists. */
@@ -82,6 +83,8 @@ export interface CommonCheckInput {
   drainNodes?: string[];
   /** The operation that may hand its cluster lock over to this one (a stopped upgrade's rollback). */
   lockFrom?: string;
+  /** A failed node the operation replaces: the health gate judges the cluster without it (see `runHealthGateSettingAside`). */
+  setAside?: SetAside;
 }
 
 /**

@@ -6,6 +6,7 @@ import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGate, type GateDeps, type GateReport } from '../../src/health/health-gate.ts';
 import { againstBaseline, type Baseline } from '../../src/health/baseline.ts';
+import { runHealthGateSettingAside, type SetAside } from '../../src/health/gate-setting-aside.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/tofu/git-head.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
@@ -43,16 +44,20 @@ export async function walkGate(
   options: Pick<GateDeps, 'drainNodes'> & {
     /** The operation's baseline and the nodes it just changed: only regressions fail (see `src/health/baseline.ts`). */
     baseline?: { baseline: Baseline | undefined; nodes: readonly string[] };
+    /** A failed node the operation replaces, which the gate judges the cluster without (see `runHealthGateSettingAside`). */
+    setAside?: SetAside;
   } = {},
 ): Promise<GateReport> {
-  const { baseline, ...gateOptions } = options;
-  const report = await runHealthGate(cluster, {
+  const { baseline, setAside, ...gateOptions } = options;
+  const gateDeps = {
     talosctl: ctx.talosctl,
     kube: ctx.session.kube,
     probeTimeoutMs: ctx.deps.timeouts.probeMs,
     signal: ctx.signal,
     ...gateOptions,
-  });
+  };
+  const report =
+    setAside === undefined ? await runHealthGate(cluster, gateDeps) : await runHealthGateSettingAside(cluster, gateDeps, setAside);
   return baseline === undefined ? report : againstBaseline(report, baseline.baseline, baseline.nodes);
 }
 

@@ -4,6 +4,7 @@ import type { Playbook, PlaybookCommand } from '../engine/playbook.ts';
 import { etcdRestorePlaybook } from './etcd-restore/index.ts';
 import { k8sUpgradePlaybook } from './k8s-upgrade/index.ts';
 import { removePlaybook } from './node-remove/index.ts';
+import { replacePlaybook } from './node-replace/index.ts';
 import { rollbackPlaybook } from './node-rollback/index.ts';
 import { snapshotPlaybook } from './snapshot/index.ts';
 import { talosUpgradePlaybook } from './talos-upgrade/index.ts';
@@ -21,6 +22,7 @@ export const PLAYBOOKS = {
   'k8s-upgrade': k8sUpgradePlaybook,
   'node-rollback': rollbackPlaybook,
   'node-remove': removePlaybook,
+  'node-replace': replacePlaybook,
   'etcd-restore': etcdRestorePlaybook,
 } as const satisfies Readonly<Record<string, Playbook>>;
 

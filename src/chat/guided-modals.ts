@@ -13,7 +13,7 @@ export const UPGRADE_MODAL = 'talos-guided-upgrade';
 export const NODE_MODAL = 'talos-guided-node';
 
 export type UpgradeKind = 'talos-upgrade' | 'k8s-upgrade';
-export type NodeKind = 'node-rollback' | 'node-remove';
+export type NodeKind = 'node-rollback' | 'node-remove' | 'node-replace';
 
 /** Block and action ids of the modals' inputs: the submission is read by these. */
 export const INPUT = { cluster: 'cluster', version: 'version', review: 'review', node: 'node' } as const;
@@ -43,6 +43,7 @@ const TITLES: Record<UpgradeKind | NodeKind, string> = {
   'k8s-upgrade': 'Upgrade Kubernetes',
   'node-rollback': 'Roll back a node',
   'node-remove': 'Remove a node',
+  'node-replace': 'Replace a failed node',
 };
 
 /** The typed command each modal stands for, shown in the modal so the operator learns it (no `<…>`: Slack reads that as a link). */
@@ -51,6 +52,7 @@ export const TYPED: Record<UpgradeKind | NodeKind, string> = {
   'k8s-upgrade': '/talos upgrade k8s VERSION CLUSTER',
   'node-rollback': '/talos rollback NODE',
   'node-remove': '/talos remove NODE',
+  'node-replace': '/talos replace NODE',
 };
 
 /** How many releases the version select offers: the newest patch of each supported minor. */
@@ -216,14 +218,16 @@ export function upgradeModal(input: UpgradeModalInput): Block {
   };
 }
 
-/** The modal of `/talos rollback|remove` without a node: the nodes of the channel's cluster by name and address. */
+/** The modal of `/talos rollback|remove|replace` without a node: the nodes of the channel's cluster by name and address. */
 export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig): Block {
   return {
     type: 'modal',
     callback_id: NODE_MODAL,
     private_metadata: JSON.stringify({ kind, cluster: cluster.name }),
     title: plain(TITLES[kind]),
-    submit: plain(kind === 'node-rollback' ? 'Plan the rollback' : 'Plan the removal'),
+    submit: plain(
+      { 'node-rollback': 'Plan the rollback', 'node-remove': 'Plan the removal', 'node-replace': 'Plan the replacement' }[kind],
+    ),
     close: plain('Cancel'),
     blocks: [
       {
@@ -260,7 +264,7 @@ type StateValues = Record<
   Record<string, { value?: string | null; selected_option?: { value: string } | null; selected_options?: { value: string }[] }>
 >;
 
-const KINDS = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove']);
+const KINDS = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'node-replace']);
 
 /** Reads a submitted view; nothing in it is trusted (the command built from it is parsed and authorized as typed). */
 export function readSubmission(view: { private_metadata?: string; state?: { values?: unknown } }): GuidedSubmission {

@@ -125,3 +125,59 @@ export function quorumWhileRebooting(memberCount: number, healthyOthers: number,
   const remain = `${healthyOthers} other healthy ${healthyOthers === 1 ? 'member remains' : 'members remain'}`;
   return { ok, explanation: `${head}; while ${node} reboots ${remain}, which ${ok ? 'keeps' : 'cannot keep'} quorum` };
 }
+
+/** The arithmetic of replacing one control plane's etcd member, spelled out for the operator. */
+export interface QuorumForReplacement {
+  ok: boolean;
+  /** Members, healthy ones and quorum now; after the member is removed; what the cluster survives meanwhile; and once the new one votes. */
+  explanation: string;
+}
+
+/**
+ * Whether a control plane's member can be removed and replaced: the members that remain must keep
+ * quorum on their own, because the new member joins as a learner and votes only once it caught up.
+ * Between the removal and the promotion the cluster survives as many more failures as the
+ * remaining healthy members exceed their quorum.
+ *
+ * @param memberCount voting etcd members now
+ * @param healthy healthy voting members now, the replaced one included if it is healthy
+ * @param options.isMember whether the replaced node is still a member (a resumed or repeated replacement may find it gone)
+ * @param options.replacedHealthy whether the replaced node's member is one of the healthy ones
+ */
+export function quorumForReplacement(
+  memberCount: number,
+  healthy: number,
+  options: { isMember: boolean; replacedHealthy: boolean },
+): QuorumForReplacement {
+  if (!Number.isInteger(memberCount) || memberCount < 1)
+    throw new RangeError(`an etcd membership has at least 1 member, got ${memberCount}`);
+  if (!Number.isInteger(healthy) || healthy < 0 || healthy > memberCount)
+    throw new RangeError(`healthy members must be between 0 and ${memberCount}, got ${healthy}`);
+  const quorum = quorumOf(memberCount);
+  const now = `${members(memberCount)} now, ${healthy} healthy, quorum ${quorum}`;
+  if (healthy < quorum)
+    return { ok: false, explanation: `${now}: quorum is already lost, which is etcd disaster recovery, not a node replacement` };
+  const remaining = options.isMember ? memberCount - 1 : memberCount;
+  const remainingHealthy = options.isMember && options.replacedHealthy ? healthy - 1 : healthy;
+  if (remaining === 0)
+    return {
+      ok: false,
+      explanation: `${now}: removing the only member leaves no cluster, which is etcd disaster recovery, not a node replacement`,
+    };
+  const remainingQuorum = quorumOf(remaining);
+  const after = options.isMember
+    ? `after its member is removed ${members(remaining)} remain (${remainingHealthy} healthy), quorum ${remainingQuorum}`
+    : `its member is already removed: ${members(remaining)} remain`;
+  if (remainingHealthy < remainingQuorum)
+    return {
+      ok: false,
+      explanation: `${now}; ${after}, which cannot keep quorum (${remainingQuorum} of ${remaining} needed): do not replace this node before the others are healthy`,
+    };
+  const spare = remainingHealthy - remainingQuorum;
+  const survives = spare === 0 ? 'survives no further failure' : `survives ${spare} more ${spare === 1 ? 'failure' : 'failures'}`;
+  const joined = remaining + 1;
+  return {
+    ok: true,
+    explanation: `${now}; ${after}; during the replacement the cluster ${survives}; once the new member votes ${members(joined)}, quorum ${quorumOf(joined)}`,
+  };
+}

@@ -32,7 +32,7 @@ interface Rehearsal {
 const REHEARSALS: Rehearsal[] = [
   { name: 'Talos upgrade', kind: 'talos-upgrade' },
   { name: 'Kubernetes upgrade', kind: 'k8s-upgrade' },
-  { name: 'node replacement' },
+  { name: 'node replacement', kind: 'node-replace' },
   { name: 'etcd restore', kind: 'etcd-restore', prerequisite: { kind: 'snapshot', what: 'etcd snapshot' } },
   { name: 'OpenBao restore' },
   { name: 'Longhorn restore' },
@@ -98,14 +98,13 @@ export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGat
       // A rehearsal the bot can run but has not yet: its prerequisite, as before the bot could, says how far staging got.
       if (record === undefined && rehearsal.prerequisite !== undefined)
         return prerequisiteLine(rehearsal, rehearsal.prerequisite, records, staging.cluster);
+      if (record === undefined && rehearsal.kind === 'node-replace' && staging.controlPlanes < 3)
+        return `☐ ${rehearsal.name}: no completed node-replace on ${staging.cluster} in the bot's records. ${staging.cluster} has ${staging.controlPlanes === 1 ? 'one control plane' : `${staging.controlPlanes} control planes`}: expand it to three first, since replacing a single control plane is etcd disaster recovery, not a rolling replacement`;
       if (record === undefined) return `☐ ${rehearsal.name}: no completed ${rehearsal.kind} on ${staging.cluster} in the bot's records`;
       done.push(rehearsal.name);
       return `☑ ${rehearsal.name}: ${record.id} completed ${when(record)}`;
     }
     if (rehearsal.prerequisite !== undefined) return prerequisiteLine(rehearsal, rehearsal.prerequisite, records, staging.cluster);
-    if (rehearsal.name === 'node replacement' && staging.controlPlanes < 3) {
-      return `☐ ${rehearsal.name}: check by hand. ${staging.cluster} has ${staging.controlPlanes === 1 ? 'one control plane' : `${staging.controlPlanes} control planes`}: expand it to three first, since replacing a single control plane is etcd disaster recovery, not a rolling replacement`;
-    }
     return `☐ ${rehearsal.name}: check by hand`;
   });
   const summary =

@@ -30,15 +30,11 @@ export interface ChangeJudgement {
 const NEW_PLAN = 'fix it, commit, and run `/talos plan` again';
 
 /**
- * The runbook's "Change machine configuration" as rules over one plan: a formatted and valid
- * configuration, a committed tree (a reviewed change is a commit), something to apply, no
- * replacement of the cluster secrets or of a VM, a destroyed VM only after its node was removed,
- * `talos_version` moved only once every node runs it, and no new node while etcd still settles.
+ * What refuses any plan before its changes are read: the tools' own failures (fmt, validate, plan)
+ * and a tree that is not exactly a commit (a reviewed change is a commit).
  */
-export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
-  const { outcome, tree } = facts;
+export function planRefusals(outcome: ChangeFacts['outcome'], tree: ChangeFacts['tree']): string[] {
   const refusals: string[] = [];
-  const notes: string[] = [];
   if (outcome.fmt.status === 'unformatted')
     refusals.push(`tofu fmt: ${outcome.fmt.files.length} file(s) are not formatted; run \`tofu fmt -recursive\`, commit, and plan again`);
   if (outcome.fmt.status === 'error') refusals.push(`tofu fmt -check could not run: ${outcome.fmt.lines[0] ?? 'no error message'}`);
@@ -70,6 +66,19 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
       `the Terraform directory holds files git ignores that tofu reads all the same (${files}): they change the plan unreviewed, so this plan is shown but never applied; commit them, or remove them (a secret belongs in a \`TF_VAR_\` variable of the bot), and plan again`,
     );
   }
+  return refusals;
+}
+
+/**
+ * The runbook's "Change machine configuration" as rules over one plan: a formatted and valid
+ * configuration, a committed tree (a reviewed change is a commit), something to apply, no
+ * replacement of the cluster secrets or of a VM, a destroyed VM only after its node was removed,
+ * `talos_version` moved only once every node runs it, and no new node while etcd still settles.
+ */
+export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
+  const { outcome, tree } = facts;
+  const refusals = planRefusals(outcome, tree);
+  const notes: string[] = [];
   if (outcome.plan.status !== 'planned') return { refusals, notes };
 
   const { review } = outcome.plan;

@@ -37,6 +37,8 @@ export interface PlanOptions {
    * stay there. Without it the plan is read-only and removed.
    */
   saveTo?: string;
+  /** Resource addresses tofu must replace (`-replace=<address>`), as a node replacement plans its VM. */
+  replace?: readonly string[];
 }
 
 /** A plan kept for apply: where the file is and its hash, to prove at apply time it is the one reviewed. */
@@ -105,11 +107,23 @@ export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOpt
     // A plan kept for apply is taken under the state lock, as tofu's own workflow does; a read-only one never locks.
     const lock = options.saveTo === undefined ? ['-lock=false'] : [];
     const planRun = await attempt(() =>
-      tofu.run(terraformDir, ['plan', '-detailed-exitcode', ...lock, '-input=false', '-no-color', `-out=${planFile}`], {
-        signal,
-        okExitCodes: PLAN_OK,
-        timeoutMs: options.planTimeoutMs,
-      }),
+      tofu.run(
+        terraformDir,
+        [
+          'plan',
+          '-detailed-exitcode',
+          ...lock,
+          '-input=false',
+          '-no-color',
+          ...(options.replace ?? []).map((address) => `-replace=${address}`),
+          `-out=${planFile}`,
+        ],
+        {
+          signal,
+          okExitCodes: PLAN_OK,
+          timeoutMs: options.planTimeoutMs,
+        },
+      ),
     );
     if (!planRun.ok) return { fmt, validate, plan: { status: 'error', lines: planRun.lines } };
     let review: PlanReview;

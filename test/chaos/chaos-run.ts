@@ -234,9 +234,9 @@ function threadOf(h: Harness, rootTs: string): ThreadReply[] {
 const auditEntriesIn = (thread: ThreadReply[]): number => thread.reduce((n, r) => n + [...r.firstText.matchAll(/^#\d+ /gm)].length, 0);
 
 /** Sends the command until the bot takes it (it may be down), and returns the operation id. */
-async function sendCommand(h: Harness, ctx: ChaosContext): Promise<string> {
+async function sendCommand(h: Harness, ctx: ChaosContext, command: string): Promise<string> {
   for (;;) {
-    const result = await h.slack.sendSlashCommand({ user: USERS.alice, channel: CHANNEL, text: `upgrade talos ${TARGET}` });
+    const result = await h.slack.sendSlashCommand({ user: USERS.alice, channel: CHANNEL, text: command });
     // The reply naming the operation follows the empty ack through the response_url, unless the bot went down in between.
     const text = result.timedOut ? '' : await commandReply(h.slack, result, { timeoutMs: 15_000 }).catch(() => '');
     if (/\bop-[a-z0-9]+\b/.test(text)) return opIdOf(text);
@@ -349,14 +349,30 @@ async function clickRetry(
   return true;
 }
 
+/**
+ * What a run drives: the production Talos upgrade, or the replacement of a control plane whose
+ * machine failed (its member removed, the reviewed replace plan applied, the new member voting).
+ */
+export type Scenario = 'upgrade' | 'replace';
+export const SCENARIOS: readonly Scenario[] = ['upgrade', 'replace'];
+
 /** One seeded run on the bench's harness. */
-export async function runChaos(bench: ChaosBench, options: { seed: number; fault?: FaultName }): Promise<RunReport> {
+export async function runChaos(bench: ChaosBench, options: { seed: number; fault?: FaultName; scenario?: Scenario }): Promise<RunReport> {
   const started = Date.now();
+  const scenario = options.scenario ?? 'upgrade';
   const h = await bench.harness();
   const production = h.sim.cluster(CLUSTER);
   const nodes = production.nodes.filter((n) => n.role === 'controlplane').map((n) => n.address);
+  // A replacement's victim: any control plane but the first, picked by the seed so a run can be replayed.
+  const victim = nodes[1 + (options.seed % (nodes.length - 1))]!;
+  const command = scenario === 'replace' ? `replace ${victim}` : `upgrade talos ${TARGET}`;
   const rng = mulberry32(options.seed);
-  const plan = drawFault(rng, nodes, TIMEOUTS, options.fault);
+  const drawn = drawFault(rng, nodes, TIMEOUTS, options.fault);
+  // A replacement upgrades no node: a moment tied to a node's upgrade or boot is that of the victim's new machine.
+  const plan =
+    scenario === 'replace' && (drawn.trigger.at === 'upgrade-start' || drawn.trigger.at === 'node-up')
+      ? { ...drawn, trigger: { ...drawn.trigger, node: victim } }
+      : drawn;
   const trace: string[] = [];
   const over = new AbortController();
   const injected: { from?: number; to?: number } = {};
@@ -414,8 +430,12 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   const deadline = Date.now() + RUN_DEADLINE_MS;
   const timer = setTimeout(() => over.abort(), RUN_DEADLINE_MS);
   try {
+    if (scenario === 'replace') {
+      h.sim.failMachine(CLUSTER, victim);
+      ctx.note(`the machine of ${victim} failed`);
+    }
     ctx.milestones.commandAt = Date.now();
-    opId = await sendCommand(h, ctx);
+    opId = await sendCommand(h, ctx, command);
     ctx.note(`operation ${opId}`);
     ({ rootTs, ended, lastSeen } = await operate(h, ctx, opId, deadline, retrying));
     if (ended) endedSeenAt = Date.now();
@@ -471,7 +491,8 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   const evidence: RunEvidence = {
     cluster: CLUSTER,
     controlPlanes: nodes,
-    target: TARGET,
+    // A replacement moves no version: every node, the new one included, runs what it ran.
+    target: scenario === 'replace' ? FROM_VERSION : TARGET,
     events,
     calls,
     op: known,
@@ -500,7 +521,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   return {
     seed: options.seed,
     fault: plan.fault,
-    plan: `${describeTrigger(plan.trigger)} ${plan.detail}`,
+    plan: `${scenario === 'replace' ? `replace ${victim}, ` : ''}${describeTrigger(plan.trigger)} ${plan.detail}`,
     strike,
     opId,
     outcome: outcomeOf(evidence),

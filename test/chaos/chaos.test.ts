@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChaosBench, runChaos, type RunReport } from './chaos-run.ts';
-import { FAULT_NAMES } from './faults.ts';
+import { FAULT_NAMES, type FaultName } from './faults.ts';
 import { runRestoreChaos } from './restore-run.ts';
 
 /** Seeds tried per fault: a run whose fault did not strike proves nothing, and the next seed is tried. */
@@ -8,6 +8,9 @@ const ATTEMPTS = 3;
 
 // One harness for the whole file: each run puts the estate back, as `npm run chaos` does.
 const bench = new ChaosBench({ runsPerHarness: FAULT_NAMES.length * ATTEMPTS });
+
+/** The faults a control-plane replacement meets: a tool failing, the bot killed mid-step, Redis restarted, Slack failing. */
+const REPLACE_FAULTS: readonly FaultName[] = ['talosctl-fail', 'bot-kill', 'redis-restart', 'slack-5xx'];
 
 afterAll(async () => {
   await bench.close();
@@ -55,4 +58,29 @@ describe('an etcd restore rehearsal never issues a second bootstrap --recover-fr
     expect(report.strike.struck).toBe(true);
     expect(['completed', 'stopped']).toContain(report.outcome);
   });
+});
+
+describe('a production control-plane replacement keeps its invariants under faults', () => {
+  for (const [i, fault] of REPLACE_FAULTS.entries()) {
+    it(`${fault}`, { timeout: 420_000 }, async () => {
+      const reports: RunReport[] = [];
+      while (reports.length < ATTEMPTS && reports.at(-1)?.strike.struck !== true) {
+        reports.push(await runChaos(bench, { seed: 9_000 + i + 100 * reports.length, fault, scenario: 'replace' }));
+      }
+      const last = reports.at(-1)!;
+      // A run whose fault never met the replacement proves nothing about it.
+      expect({ fault, tried: reports.map((r) => (r.strike.struck ? r.strike.how : r.strike.why)), struck: last.strike.struck }).toEqual({
+        fault,
+        tried: expect.any(Array),
+        struck: true,
+      });
+
+      const broken = reports.filter((r) => r.violations.length > 0);
+      expect({ violations: broken.flatMap((r) => r.violations), traces: broken.map((r) => r.trace) }).toEqual({
+        violations: [],
+        traces: [],
+      });
+      expect(['completed', 'stopped']).toContain(last.outcome);
+    });
+  }
 });

@@ -166,8 +166,11 @@ export async function waitForTrigger(ctx: ChaosContext, trigger: Trigger): Promi
         return milestones.approvalsClicked >= trigger.n ? Date.now() : undefined;
       case 'upgrade-start':
       case 'node-up': {
-        const kind = trigger.at === 'node-up' ? 'up' : 'upgrade-start';
-        return ctx.h.sim.events.slice(ctx.eventsFrom).find((e) => e.cluster === CLUSTER && e.node === trigger.node && e.kind === kind)?.at;
+        // A replacement's counterpart of an accepted upgrade is its VM being replaced.
+        const kinds = trigger.at === 'node-up' ? ['up'] : ['upgrade-start', 'vm-replaced'];
+        return ctx.h.sim.events
+          .slice(ctx.eventsFrom)
+          .find((e) => e.cluster === CLUSTER && e.node === trigger.node && kinds.includes(e.kind))?.at;
       }
     }
   };

@@ -710,3 +710,68 @@ describe('a Terraform change', () => {
     expect(checkInvariants(broken).filter((v) => v.invariant === 'tofu-apply-without-fresh-apply')).toHaveLength(1);
   });
 });
+
+describe('the chaos invariants of a control-plane replacement', () => {
+  const victim = CPS[1]!;
+  const steps = [
+    { id: 'snapshot', kind: 'snapshot', status: 'done' },
+    { id: 'remove-member', kind: 'remove-member', node: victim, nodeName: 'cp-12', status: 'done' },
+    { id: 'delete-node', kind: 'delete-node', node: victim, nodeName: 'cp-12', status: 'done' },
+    { id: 'replace-plan', kind: 'replace-plan', node: victim, nodeName: 'cp-12', status: 'done' },
+    { id: 'tofu-apply', kind: 'tofu-apply', node: victim, nodeName: 'cp-12', status: 'done' },
+  ];
+  const approval = (step: string, at: number) => ({
+    step,
+    nonce: `n-${step}`,
+    messageTs: '1.1',
+    requestedAt: iso(T0),
+    expiresAt: iso(T0 + 3_600_000),
+    state: 'approved',
+    by: 'U0CAROL',
+    at: iso(at),
+  });
+
+  /** A replacement whose member removal and apply came at T0+2s and T0+4s, approved as `approvals` says. */
+  function replacementRun(approvals: ReturnType<typeof approval>[]): RunEvidence {
+    const run = completedRun();
+    const op = { ...run.op!, id: 'op-rep1', kind: 'node-replace', steps, approvals, audit: [] } as unknown as RecordedOperation;
+    const removal = { ...talosctl('etcd', CPS[0]!, T0 + 2000), argv: ['etcd', 'remove-member', 'b62345c92b27704a', '--nodes', CPS[0]!] };
+    const apply: CallRecord = {
+      ...removal,
+      id: 9001,
+      bin: 'tofu',
+      argv: ['apply', '-input=false', '/plans/op-rep1/tfplan'],
+      startedAt: T0 + 4000,
+    };
+    return { ...run, op, operations: [op], calls: [removal, apply], events: [] };
+  }
+
+  it('accept a member removal and an apply each approved before it', () => {
+    const run = replacementRun([approval('remove-member', T0 + 1000), approval('tofu-apply', T0 + 3000)]);
+    expect([...gatedCallWithoutFreshApproval(run), ...tofuApplyWithoutFreshApply(run)]).toEqual([]);
+  });
+
+  it('catch a member removal and an apply without their approvals', () => {
+    const run = replacementRun([approval('remove-member', T0 + 2500)]);
+    expect(gatedCallWithoutFreshApproval(run).map((v) => v.detail)).toEqual([
+      `talosctl etcd remove-member b62345c92b27704a at ${iso(T0 + 2000)}: op-rep1 has no approval of remove-member before it`,
+    ]);
+    expect(tofuApplyWithoutFreshApply(run).map((v) => v.invariant)).toEqual(['tofu-apply-without-fresh-apply']);
+  });
+
+  it('catch another control plane taken down while the failed one is being replaced', () => {
+    const run = completedRun();
+    const events: SimEvent[] = [
+      { at: T0, cluster: 'production', node: victim, kind: 'machine-failed' as SimEvent['kind'] },
+      { at: T0 + 100, cluster: 'production', node: CPS[2]!, kind: 'reboot' },
+    ];
+    expect(controlPlanesDownTogether({ ...run, events }).map((v) => v.invariant)).toEqual(['control-planes-down-together']);
+    const replaced: SimEvent[] = [
+      { at: T0, cluster: 'production', node: victim, kind: 'machine-failed' as SimEvent['kind'] },
+      { at: T0 + 50, cluster: 'production', node: victim, kind: 'vm-replaced' as SimEvent['kind'] },
+      { at: T0 + 80, cluster: 'production', node: victim, kind: 'up' },
+      { at: T0 + 100, cluster: 'production', node: CPS[2]!, kind: 'reboot' },
+    ];
+    expect(controlPlanesDownTogether({ ...run, events: replaced })).toEqual([]);
+  });
+});

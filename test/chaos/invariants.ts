@@ -5,7 +5,10 @@
  * violations it found, with enough detail to debug.
  */
 import { z } from 'zod';
-import { talosUpgradeStepLabel as stepLabel } from '../../jobs/playbooks/talos-upgrade/texts.ts';
+import { presentationOf } from '../../jobs/playbooks/index.ts';
+
+/** A step as its operation's kind labels it in the audit (`step started: <label>`). */
+const stepLabel = (op: Pick<RecordedOperation, 'kind'>, step: RecordedStep): string => presentationOf(op.kind).stepLabel(step);
 import { Approval, OperationFields, Step } from '../../src/ops/operation.ts';
 import { windowStatus, type WindowPolicy } from '../../src/rules/maintenance-window.ts';
 import type { CallRecord, SimEvent } from '../sim/index.ts';
@@ -157,7 +160,8 @@ export function controlPlanesDownTogether(e: RunEvidence): Violation[] {
   let worst: { count: number; at: number; nodes: string[] } = { count: 0, at: 0, nodes: [] };
   for (const event of e.events) {
     if (event.cluster !== e.cluster || event.node === undefined || !e.controlPlanes.includes(event.node)) continue;
-    if (['upgrade-start', 'reboot', 'rollback', 'reset'].includes(event.kind)) down.add(event.node);
+    // A failed machine is down until its replacement boots: the bot must take no other control plane down meanwhile.
+    if (['upgrade-start', 'reboot', 'rollback', 'reset', 'machine-failed', 'vm-replaced'].includes(event.kind)) down.add(event.node);
     if (event.kind === 'up') down.delete(event.node);
     if (down.size > worst.count) worst = { count: down.size, at: event.at, nodes: [...down] };
   }
@@ -246,7 +250,7 @@ export function attemptEnds(op: RecordedOperation, stepId: string): AttemptEnd[]
   const index = op.steps.findIndex((s) => s.id === stepId);
   const step = op.steps[index];
   if (!step) return [];
-  const started = `step started: ${stepLabel(step)}`;
+  const started = `step started: ${stepLabel(op, step)}`;
   const out: AttemptEnd[] = [];
   let current: string | undefined;
   for (const entry of [...op.audit].sort((a, b) => a.seq - b.seq)) {
@@ -273,6 +277,24 @@ export function gatedCallWithoutFreshApproval(e: RunEvidence): Violation[] {
   const v = (detail: string): void => {
     out.push({ invariant: 'gated-call-without-fresh-approval', detail });
   };
+  /** The call rests on an approval of `stepId` of `op` given after that step's last attempt ended. */
+  const judge = (op: RecordedOperation, stepId: string, what: string, at: number): void => {
+    const ends = attemptEnds(op, stepId);
+    const lastEnd = ends
+      .filter((end) => end.at < at)
+      .sort((a, b) => a.at - b.at)
+      .at(-1);
+    const approval = op.approvals
+      .filter(authorising)
+      .filter((a) => a.step === stepId && Date.parse(a.at) <= at)
+      .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+      .at(-1);
+    if (!approval) v(`${what}: ${op.id} has no approval of ${stepId} before it`);
+    else if (lastEnd !== undefined && Date.parse(approval.at) <= lastEnd.at)
+      v(`${what}: the latest approval (${approval.at}) came before ${stepId} ${lastEnd.what} at ${iso(lastEnd.at)}`);
+    else if (approval.state === 'spent' && !ends.some((end) => end.at >= at))
+      v(`${what}: the approval of ${approval.at} is spent, and no failure or Retry of ${stepId} follows the call`);
+  };
   for (const call of e.calls.filter((c) => isTalosctl(c, 'upgrade', e.cluster))) {
     for (const node of nodesOf(call.argv).filter((n) => e.controlPlanes.includes(n))) {
       const stepId = `node-${node}`;
@@ -280,26 +302,21 @@ export function gatedCallWithoutFreshApproval(e: RunEvidence): Violation[] {
       const op = e.operations
         .filter((o) => o.cluster === e.cluster && Date.parse(o.createdAt) <= call.startedAt && o.steps.some((s) => s.id === stepId))
         .at(-1);
-      if (!op) {
-        v(`${what}: no operation has a step ${stepId}`);
-        continue;
-      }
-      const ends = attemptEnds(op, stepId);
-      const lastEnd = ends
-        .filter((end) => end.at < call.startedAt)
-        .sort((a, b) => a.at - b.at)
-        .at(-1);
-      const approval = op.approvals
-        .filter(authorising)
-        .filter((a) => a.step === stepId && Date.parse(a.at) <= call.startedAt)
-        .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
-        .at(-1);
-      if (!approval) v(`${what}: ${op.id} has no approval of ${stepId} before it`);
-      else if (lastEnd !== undefined && Date.parse(approval.at) <= lastEnd.at)
-        v(`${what}: the latest approval (${approval.at}) came before ${stepId} ${lastEnd.what} at ${iso(lastEnd.at)}`);
-      else if (approval.state === 'spent' && !ends.some((end) => end.at >= call.startedAt))
-        v(`${what}: the approval of ${approval.at} is spent, and no failure or Retry of ${stepId} follows the call`);
+      if (!op) v(`${what}: no operation has a step ${stepId}`);
+      else judge(op, stepId, what, call.startedAt);
     }
+  }
+  // A replacement's `etcd remove-member` rests on a fresh approval of its member-removal step, as an upgrade does.
+  for (const call of e.calls.filter((c) => isTalosctl(c, 'etcd', e.cluster) && c.argv[1] === 'remove-member')) {
+    const what = `talosctl etcd remove-member ${call.argv[2] ?? '?'} at ${iso(call.startedAt)}`;
+    const op = e.operations
+      .filter(
+        (o) => o.cluster === e.cluster && Date.parse(o.createdAt) <= call.startedAt && o.steps.some((s) => s.kind === 'remove-member'),
+      )
+      .at(-1);
+    const step = op?.steps.find((s) => s.kind === 'remove-member');
+    if (!op || !step) v(`${what}: no operation has a member-removal step`);
+    else judge(op, step.id, what, call.startedAt);
   }
   return out;
 }
@@ -381,16 +398,19 @@ export function expectedMilestones(op: RecordedOperation): string[] {
     if (step.status === 'pending') break;
     const approval = op.approvals.filter((a) => a.step === step.id && authorising(a)).at(-1);
     if (step.kind === 'upgrade-control-plane' && approval !== undefined) out.push(`approved ${step.node}`);
-    out.push(`step started: ${stepLabel(step)}`);
+    out.push(`step started: ${stepLabel(op, step)}`);
     if (step.status === 'failed') {
       out.push('stopped');
       break;
     }
     if (step.status === 'running') break;
+    // Other playbooks name each step's end by what it found (a member removed, a plan reviewed): only their starts are held to.
+    if (op.kind !== 'talos-upgrade') continue;
     if (step.kind === 'snapshot') out.push('etcd snapshot taken');
     else if (step.kind === 'verify') out.push('completed');
-    else out.push(`${step.status === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(step)}`);
+    else out.push(`${step.status === 'skipped' ? 'skipped' : 'upgraded'}: ${stepLabel(op, step)}`);
   }
+  if (op.kind !== 'talos-upgrade' && op.state === 'completed') out.push('completed');
   return out;
 }
 
@@ -410,9 +430,9 @@ export function rerunMilestones(op: RecordedOperation): Map<string, number> {
     bump('stopped');
     for (const step of from < 0 ? [] : op.steps.slice(from)) {
       if (step.node !== undefined) bump(`approved ${step.node}`);
-      bump(`step started: ${stepLabel(step)}`);
-      bump(`upgraded: ${stepLabel(step)}`);
-      bump(`skipped: ${stepLabel(step)}`);
+      bump(`step started: ${stepLabel(op, step)}`);
+      bump(`upgraded: ${stepLabel(op, step)}`);
+      bump(`skipped: ${stepLabel(op, step)}`);
       if (step.kind === 'snapshot') bump('etcd snapshot taken');
     }
   }
@@ -596,7 +616,8 @@ export function tofuApplyWithoutFreshApply(e: RunEvidence): Violation[] {
   for (const call of applies) {
     const what = `tofu apply at ${iso(call.startedAt)}`;
     const planDirs = (call.argv.at(-1) ?? '').split(/[\\/]/);
-    const changes = e.operations.filter((o) => o.cluster === e.cluster && o.kind === 'terraform-apply');
+    // A node replacement applies its reviewed replace plan as a Terraform change does.
+    const changes = e.operations.filter((o) => o.cluster === e.cluster && ['terraform-apply', 'node-replace'].includes(o.kind));
     const op =
       changes.find((o) => planDirs.includes(o.id)) ??
       changes

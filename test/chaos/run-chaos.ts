@@ -10,6 +10,8 @@
  *   clock, printed; `CHAOS_SEED=<seed> CHAOS_RUNS=1` replays one run's fault (and, should it
  *   not strike this time, goes on with the next seeds);
  * - `CHAOS_FAULT`: only this fault;
+ * - `CHAOS_SCENARIO`: `upgrade` (the production Talos upgrade) or `replace` (a failed control plane replaced) for every run
+ *   that is not a rehearsal; default: upgrades, with every `CHAOS_REPLACE_EVERY`-th run (default 5) a replacement;
  * - `CHAOS_LANES`: harnesses side by side, default 2 (one per core);
  * - `CHAOS_RUNS_PER_HARNESS`: runs before a harness is replaced by a fresh one, default 25;
  * - `CHAOS_VERBOSE=1`: every run's trace, not only a failing run's;
@@ -18,7 +20,7 @@
  *
  * Exits 1 when any invariant broke, else 3 when fewer than `CHAOS_RUNS` runs struck within `CHAOS_MAX_RUNS`.
  */
-import { ChaosBench, runChaos } from './chaos-run.ts';
+import { ChaosBench, runChaos, SCENARIOS, type Scenario } from './chaos-run.ts';
 import { RESTORE_FAULTS, runRestoreChaos } from './restore-run.ts';
 import { FAULT_NAMES, type FaultName } from './faults.ts';
 import { runSeed } from './prng.ts';
@@ -43,13 +45,20 @@ const baseSeed = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) >>> 0 :
 const verbose = process.env.CHAOS_VERBOSE === '1';
 const restoreEvery = positiveInt('CHAOS_RESTORE_EVERY', 10);
 const only = process.env.CHAOS_FAULT as FaultName | undefined;
+const replaceEvery = positiveInt('CHAOS_REPLACE_EVERY', 5);
+const scenario =
+  process.env.CHAOS_SCENARIO === undefined || process.env.CHAOS_SCENARIO === '' ? undefined : (process.env.CHAOS_SCENARIO as Scenario);
+if (scenario !== undefined && !SCENARIOS.includes(scenario)) {
+  process.stderr.write(`CHAOS_SCENARIO must be one of ${SCENARIOS.join(', ')}, got ${JSON.stringify(scenario)}\n`);
+  process.exit(2);
+}
 if (only !== undefined && !FAULT_NAMES.includes(only)) {
   process.stderr.write(`CHAOS_FAULT must be one of ${FAULT_NAMES.join(', ')}, got ${JSON.stringify(only)}\n`);
   process.exit(2);
 }
 
 process.stdout.write(
-  `chaos: ${runs} runs whose fault strikes (at most ${maxRuns} runs) from CHAOS_SEED=${baseSeed}${only ? ` (only ${only})` : ''} on ${lanes} harness lane(s)\n`,
+  `chaos (${scenario ?? `upgrades, every ${replaceEvery}th a replacement, every ${restoreEvery}th an etcd restore rehearsal`}): ${runs} runs whose fault strikes (at most ${maxRuns} runs) from CHAOS_SEED=${baseSeed}${only ? ` (only ${only})` : ''} on ${lanes} harness lane(s)\n`,
 );
 const started = Date.now();
 const tally = new Tally({ wanted: runs, maxRuns });
@@ -72,7 +81,10 @@ async function lane(): Promise<void> {
       // The rehearsal's runs take their faults from their own list; a single fault outside it runs upgrades only.
       const rehearsal =
         index % restoreEvery === restoreEvery - 1 && (only === undefined || (RESTORE_FAULTS as readonly string[]).includes(only));
-      const report = rehearsal ? await runRestoreChaos({ seed, fault: only }) : await runChaos(bench, { seed, fault: only });
+      const kind: Scenario = scenario ?? (index % replaceEvery === replaceEvery - 1 ? 'replace' : 'upgrade');
+      const report = rehearsal
+        ? await runRestoreChaos({ seed, fault: only })
+        : await runChaos(bench, { seed, fault: only, scenario: kind });
       tally.record(report);
       process.stdout.write(formatRun(report, verbose));
     }

@@ -204,6 +204,10 @@ export function etcdService(cluster: SimCluster, node: SimNode, now: number, tim
   if (node.etcdFailed !== undefined) return { state: 'Failed', health: '?' };
   // The join loop runs inside PreFunc, so the service stays Preparing with no health check yet.
   if (node.etcdWaitingJoin || node.etcdRestoring) return { state: 'Preparing', health: '?' };
+  // A new control plane waiting to join (services/etcd.go v1.13.9: buildInitialCluster runs in the pre state) is Preparing.
+  if (!node.etcdMember && node.stage === 'booting') return { state: 'Preparing', health: '?' };
+  if (node.etcdRemoved)
+    return { state: 'Failed', health: 'Fail', lastHealthMessage: 'the member has been permanently removed from the cluster' };
   if (!node.etcdMember) return { state: 'Finished', health: '?' };
   if (node.stage === 'booting' && uptime(node, now) < timing.bootMs / 2) return { state: 'Preparing', health: '?' };
   const unhealthy = namedValue(cluster.faults.etcdUnhealthy, node);
@@ -231,8 +235,15 @@ export function etcdMemberHealthy(cluster: SimCluster, node: SimNode): boolean {
   return unhealthy === undefined;
 }
 
+/**
+ * The etcd member list: each control plane's member, preceded by the stale member of its previous
+ * incarnation when Terraform recreated the VM and nobody removed that member yet.
+ */
 export function etcdMembers(cluster: SimCluster): SimNode[] {
-  return cluster.nodes.filter((n) => n.role === 'controlplane' && n.etcdMember);
+  return cluster.nodes.flatMap((n) => [
+    ...(n.staleMember ? [n.staleMember] : []),
+    ...(n.role === 'controlplane' && n.etcdMember ? [n] : []),
+  ]);
 }
 
 /** Members that vote: a learner is not counted in quorum and cannot lead (reference/tofu-facts.md, Talos etcd learners). */

@@ -70,7 +70,9 @@ export function renderNode(cluster: SimCluster, node: SimNode, now: number): Jso
     taints.push({ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute', timeAdded: timestamp(now - 1000) });
   }
   const index = cluster.nodes.indexOf(node);
-  const heartbeat = ready === 'Unknown' ? timestamp(Math.min(now, node.bootedAt + 60_000)) : timestamp(now - 5000);
+  // A failed machine's kubelet last posted its status just before the failure.
+  const lastPosted = node.failedAt ?? Math.min(now, node.bootedAt + 60_000);
+  const heartbeat = ready === 'Unknown' ? timestamp(lastPosted) : timestamp(now - 5000);
   const pressure = (type: string, reason: string, message: string): Json => ({
     type,
     status: ready === 'Unknown' ? 'Unknown' : 'False',

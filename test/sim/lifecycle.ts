@@ -984,7 +984,16 @@ export class Lifecycle {
    * for its machine configuration, outside etcd, discovery and Kubernetes.
    */
   freshMachine(cluster: SimCluster, node: SimNode): void {
+    // The old machine's etcd member stays listed (and counted) until someone removes it or the new
+    // machine joins: Terraform knows nothing about etcd (reference/node-replacement.md).
+    if (node.role === 'controlplane' && node.etcdMember && !node.staleMember) {
+      const { staleMember: _none, ...old } = node;
+      node.staleMember = { ...structuredClone(old), stage: 'off', servicesStopped: true, events: [], vmDestroyed: true };
+    }
     node.stage = 'maintenance';
+    delete node.failed;
+    delete node.failedAt;
+    delete node.etcdRemoved;
     node.bootId = randomUUID();
     node.bootedAt = Date.now();
     node.events = [];
@@ -1010,7 +1019,8 @@ export class Lifecycle {
   joinNode(cluster: SimCluster, node: SimNode): void {
     if (node.stage !== 'maintenance') return;
     this.#stage(cluster, node, 'booting');
-    node.bootId = randomUUID();
+    const bootId = randomUUID();
+    node.bootId = bootId;
     node.bootedAt = Date.now();
     node.discoveryMember = true;
     node.kubeletNotReady = named(cluster.faults.newNodeNeverReady, node);
@@ -1023,6 +1033,21 @@ export class Lifecycle {
       });
       await this.sleep(this.#timing.bootMs / 2);
       if (node.role === 'controlplane') {
+        // services/etcd.go addMember (siderolabs/talos v1.13.9): the member list needs a leader
+        // (WithRequireLeader), so without quorum the new machine keeps retrying and never joins.
+        while (!hasQuorum(cluster) || cluster.faults.etcdNoLeader) await this.sleep(this.#timing.stepMs);
+        if (node.bootId !== bootId) return;
+        // A member with the machine's own name is removed before the new one is added as a learner.
+        const stale = node.staleMember;
+        if (stale) {
+          delete node.staleMember;
+          this.#recorder.event({
+            cluster: cluster.name,
+            node: node.address,
+            kind: 'etcd-member-superseded',
+            detail: stale.etcdMemberId ?? '',
+          });
+        }
         // Each incarnation of a machine is a new etcd member with an id of its own.
         const incarnation = this.#recorder.events.filter(
           (e) => e.cluster === cluster.name && e.node === node.address && e.kind === 'etcd-learner-added',
@@ -1034,10 +1059,12 @@ export class Lifecycle {
         boot('service', 'service: etcd message: Health check successful healthy: true');
         this.#spawn(() => this.#promoteLearner(cluster, node, node.bootId));
       }
+      if (node.bootId !== bootId) return;
       node.k8sRegistered = true;
       cluster.kube.pods.push(...nodePods(cluster.shape, node, Date.now()));
       boot('service', 'service: kubelet message: Health check successful healthy: true');
       await this.sleep(this.#timing.bootMs / 2);
+      if (node.bootId !== bootId) return;
       node.lastUpAt = Date.now();
       this.#stage(cluster, node, 'running');
       longhornOnSchedulable(cluster, node, this.#recorder);
@@ -1050,7 +1077,9 @@ export class Lifecycle {
   /** Talos keeps trying to promote the learner; a stuck one (the fault) is promoted once the fault clears. */
   async #promoteLearner(cluster: SimCluster, node: SimNode, bootId: string): Promise<void> {
     await this.sleep(this.#timing.learnerPromoteMs);
-    while (named(cluster.faults.etcdLearnerStuck, node)) await this.sleep(this.#timing.stepMs);
+    // services/etcd.go promoteMember (v1.13.9) retries MemberPromote, which needs a leader.
+    while (named(cluster.faults.etcdLearnerStuck, node) || cluster.faults.etcdNoLeader || !hasQuorum(cluster))
+      await this.sleep(this.#timing.stepMs);
     if (node.bootId !== bootId || !node.etcdMember || !node.etcdLearner) return;
     node.etcdLearner = false;
     this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-promoted', detail: node.etcdMemberId ?? '' });
@@ -1068,6 +1097,72 @@ export class Lifecycle {
       cluster.nodes.splice(cluster.nodes.indexOf(node), 1);
       removePodsOf(cluster, node);
     }
+  }
+
+  /**
+   * The machine crashes or loses power: no sequence runs, nothing leaves etcd or Kubernetes. apid is
+   * gone (dials get `no route to host`), the Node goes Unknown and keeps its pods, the etcd member
+   * stays listed and unreachable, Longhorn's replicas there fail. Only this incarnation: a VM
+   * Terraform recreates boots as a new machine (`freshMachine`).
+   */
+  failMachine(cluster: SimCluster, node: SimNode): void {
+    node.failed = true;
+    node.failedAt = Date.now();
+    node.servicesStopped = true;
+    // A sequence in flight dies with the machine; its bootId no longer matches when it wakes.
+    node.bootId = randomUUID();
+    this.#stage(cluster, node, 'off');
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'machine-failed', detail: node.hostname });
+  }
+
+  /**
+   * Power comes back to a failed machine: it boots from its disk as the same machine (same etcd
+   * data, same member if nobody removed it; a removed member's etcd keeps failing). The kubelet
+   * posts status again, or registers the Node again if it was deleted.
+   */
+  restoreMachine(cluster: SimCluster, node: SimNode): void {
+    if (!node.failed) return;
+    delete node.failed;
+    delete node.failedAt;
+    this.#spawn(() => this.#reboot(cluster, node, { version: node.talosVersion, schematic: node.schematic, platformOk: true }));
+  }
+
+  /**
+   * EtcdRemoveMemberByID (v1alpha1_server.go, siderolabs/talos v1.13.9) through etcd's MemberRemove
+   * (etcd-io/etcd v3.6.5 server/etcdserver/server.go `mayRemoveMember`, strict reconfiguration
+   * check on): the member leaves the list. Returns the gRPC error text talosctl prints, or undefined.
+   */
+  removeEtcdMember(cluster: SimCluster, id: bigint): string | undefined {
+    const decimal = id.toString(10);
+    const failed = (cause: string): string =>
+      `rpc error: code = Unknown desc = failed to remove member: failed to remove member ${decimal}: ${cause}`;
+    // clientv3.WithRequireLeader: no leader, no member API.
+    if (cluster.faults.etcdNoLeader || !hasQuorum(cluster)) return failed('etcdserver: no leader');
+    const members = etcdMembers(cluster);
+    const member = members.find((m) => m.etcdMemberId !== undefined && BigInt(`0x${m.etcdMemberId}`) === id);
+    if (!member) return `rpc error: code = NotFound desc = failed to remove member ${decimal}: etcdserver: member not found`;
+    if (!member.etcdLearner) {
+      const voters = etcdVoters(cluster);
+      // IsReadyToRemoveVotingMember: every member here once started, so only a lone member fails it.
+      const others = voters.filter((m) => m !== member).length;
+      if (others < Math.floor(others / 2) + 1) return failed('etcdserver: re-configuration failed due to not enough started members');
+      // A member the leader has no connection to is safe to remove; otherwise the active members
+      // without it must still be a quorum of the current voters.
+      if (etcdMemberHealthy(cluster, member)) {
+        const active = voters.filter((m) => etcdMemberHealthy(cluster, m)).length;
+        if (active - 1 < 1 + Math.floor((voters.length - 1) / 2)) return failed('etcdserver: unhealthy cluster');
+      }
+    }
+    const owner = cluster.nodes.find((n) => n === member || n.staleMember === member);
+    if (owner?.staleMember === member) delete owner.staleMember;
+    else {
+      // The removed member's etcd stops (the member was permanently removed); Talos does not re-add it.
+      member.etcdMember = false;
+      member.etcdLearner = false;
+      member.etcdRemoved = true;
+    }
+    this.#recorder.event({ cluster: cluster.name, node: member.address, kind: 'etcd-member-removed', detail: member.etcdMemberId ?? '' });
+    return undefined;
   }
 
   /** `kubectl delete node`: pods are garbage-collected; a running kubelet registers the Node again. */

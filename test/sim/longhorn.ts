@@ -51,7 +51,7 @@ export function replicaView(
     return { nodeID: hostname, healthyAt: since, failedAt: now - 60_000, desireState, currentState: 'error' };
   if (volume.detached) return { nodeID: hostname, healthyAt: since, failedAt: undefined, desireState, currentState: 'stopped' };
   if (nodeReady(cluster, node) !== 'True')
-    return { nodeID: hostname, healthyAt: since, failedAt: node.lastUpAt, desireState, currentState: 'error' };
+    return { nodeID: hostname, healthyAt: since, failedAt: node.failedAt ?? node.lastUpAt, desireState, currentState: 'error' };
   const rebuiltAt = node.lastUpAt + timing.longhornRebuildMs;
   if (now < rebuiltAt || !hasIscsi(state, node))
     return { nodeID: hostname, healthyAt: undefined, failedAt: undefined, desireState, currentState: 'running' };

@@ -160,6 +160,21 @@ export class Simulator {
     return this.cluster(cluster).credentials.kubeconfig;
   }
 
+  /**
+   * The machine (by address or hostname) crashes or loses power, as a dead machine looks to every
+   * client: talosctl cannot dial it, its Node goes Ready=Unknown with its pods still bound, its etcd
+   * member stays listed and unreachable, its Longhorn replicas fail. It stays so until Terraform
+   * recreates its VM (`vm-replaced`): the new machine answers normally (reference/node-replacement.md).
+   */
+  failMachine(cluster: string, node: string): void {
+    this.#lifecycle.failMachine(this.cluster(cluster), this.node(cluster, node));
+  }
+
+  /** Power comes back to a machine `failMachine` took down: it boots from its own disk (events `reboot`, `up`). */
+  restoreMachine(cluster: string, node: string): void {
+    this.#lifecycle.restoreMachine(this.cluster(cluster), this.node(cluster, node));
+  }
+
   /** Upgrades the node accepted so far (by address or hostname). */
   /** The version of an image an upgrade installed on the node that it has not booted yet (a ≥ 1.13 drain that timed out). */
   installedNotBooted(cluster: string, node: string): string | undefined {

@@ -145,12 +145,19 @@ describe.concurrent('talosctl etcd', () => {
     expect(tableRows(result.stdout).map((r) => r[0])).toEqual(['NODE', '10.0.20.204']);
   });
 
-  it('lists members from each node view', async ({ f, expect }) => {
+  it('lists members from each node view, ordered by member id as etcd orders them', async ({ f, expect }) => {
     const result = await f.talosctl('production', ['etcd', 'members', '-n', '10.0.30.12']);
 
     const rows = tableRows(result.stdout);
     expect(rows[0]).toEqual(['NODE', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER']);
-    expect(rows.slice(1).map((r) => [r[0], r[2], r[3]])).toEqual([
+    const ids = rows.slice(1).map((r) => BigInt(`0x${r[1] ?? ''}`));
+    expect(ids).toEqual([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(
+      rows
+        .slice(1)
+        .map((r) => [r[0], r[2], r[3]])
+        .sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+    ).toEqual([
       ['10.0.30.12', 'talos-prd-cp-1', 'https://10.0.30.11:2380'],
       ['10.0.30.12', 'talos-prd-cp-2', 'https://10.0.30.12:2380'],
       ['10.0.30.12', 'talos-prd-cp-3', 'https://10.0.30.13:2380'],

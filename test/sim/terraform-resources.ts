@@ -42,7 +42,10 @@ export interface PlannedChange {
    * `lifecycle.destroy = false`).
    */
   actions: string[];
-  /** `replace_because_cannot_update`, `replace_by_triggers`, `delete_because_each_key`, `forgot_because_lifecycle_destroy_in_config`. */
+  /**
+   * `replace_because_cannot_update`, `replace_by_request` (`-replace`), `replace_by_triggers`,
+   * `delete_because_each_key`, `forgot_because_lifecycle_destroy_in_config`.
+   */
   actionReason?: string;
   before: Record<string, string | number | boolean> | null;
   after: Record<string, string | number | boolean> | null;
@@ -202,6 +205,7 @@ export function diffResources(
   applied: Record<string, ResourceInstance>,
   desired: Record<string, ResourceInstance>,
   lifecycle: Record<string, ResourceLifecycle> = {},
+  forceReplace: ReadonlySet<string> = new Set(),
 ): PlannedChange[] {
   const changes: PlannedChange[] = [];
   const replacedVms = new Set<string>();
@@ -220,12 +224,15 @@ export function diffResources(
     }
     const after = { ...have.attributes, ...want.attributes };
     const { replace, update } = differs(have, want);
-    if (replace) {
+    // `-replace=<address>` (node_resource_abstract_instance.go v1.12.6, `plan`): an instance in the
+    // state and the configuration is replaced whatever else it would do, and the request is the reason.
+    const requested = forceReplace.has(want.address);
+    if (replace || requested) {
       if (want.type === 'proxmox_virtual_environment_vm' && want.index !== undefined) replacedVms.add(want.index);
       changes.push({
         ...base(want),
         actions: replaceActions(lifecycle[blockOf(want)]),
-        actionReason: 'replace_because_cannot_update',
+        actionReason: requested ? 'replace_by_request' : 'replace_because_cannot_update',
         before: { ...have.attributes },
         after: withoutComputed(after),
       });

@@ -85,12 +85,13 @@ function layerFault(cluster: SimCluster, changes: PlannedChange[]): void {
 }
 
 /** The plan from the cluster's state to `inputs`. */
-export function computePlan(cluster: SimCluster, inputs: DeclaredInputs): SimPlan {
+export function computePlan(cluster: SimCluster, inputs: DeclaredInputs, forceReplace: readonly string[] = []): SimPlan {
   const { state, applied } = cluster.terraform;
   const changes = diffResources(
     state.resources,
     desiredResources(cluster.name, inputs, cluster.terraform.defaultSchematic),
     inputs.lifecycle,
+    new Set(forceReplace),
   );
   layerFault(cluster, changes);
   const before = outputValues(cluster);

@@ -38,7 +38,9 @@ function heading(change: PlannedChange): string {
     const head =
       change.actionReason === 'replace_by_triggers'
         ? `  # ${address} will be replaced due to changes in replace_triggered_by`
-        : `  # ${address} must be replaced`;
+        : change.actionReason === 'replace_by_request'
+          ? `  # ${address} will be replaced, as requested`
+          : `  # ${address} must be replaced`;
     return isForget(change) ? `${head} - older instance will not be destroyed (lifecycle.destroy = false)\n` : `${head}\n`;
   }
   if (isForget(change)) {

@@ -5,6 +5,8 @@ import { readDeclaredInputs } from './terraform.ts';
 import { applyPlan, type ApplyRuntime } from './tofu-apply.ts';
 import { computePlan, outputValues, planHasChanges, readPlanFile, TOFU_VERSION, writePlanFile, type SimPlan } from './tofu-plan.ts';
 import { diagnostic, planText, showJson } from './tofu-render.ts';
+import { replaceFlags, replaceRequest, stateList } from './tofu-state.ts';
+import { desiredResources } from './terraform-resources.ts';
 import type { CallRecord, SimCluster, SimState } from './types.ts';
 
 export interface TofuRequest {
@@ -84,6 +86,11 @@ export async function runTofu(
       return show(cwd, rest, args, io);
     case 'apply':
       return apply(cluster, cwd, rest, args, io, runtime);
+    case 'state':
+      if (args[0] === 'list' || args[0] === 'ls') return stateList(cluster, args.slice(1), io);
+      // Only `state list` is simulated; a test that needs another state subcommand must add it first.
+      io.err(`the simulated tofu has no "state ${args[0] ?? ''}" (only "state list")\n`);
+      return 1;
     default:
       io.err(
         `${command === undefined ? '' : `OpenTofu has no command named "${command}".\n\n`}Usage: tofu [global options] <subcommand> [args]\n`,
@@ -155,6 +162,23 @@ function refreshing(cluster: SimCluster, io: ExecIO): void {
   }
 }
 
+/**
+ * The `-replace` addresses of a plan or apply, or undefined after printing why they are refused
+ * (arguments/extended.go v1.12.6: an invalid address fails the command with its usage hint).
+ */
+function forcedReplacements(
+  cluster: SimCluster,
+  inputs: NonNullable<ReturnType<typeof readDeclaredInputs>>,
+  rest: string[],
+  io: ExecIO,
+  command: 'plan' | 'apply',
+): ReturnType<typeof replaceRequest> | undefined {
+  const request = replaceRequest(replaceFlags(rest), desiredResources(cluster.name, inputs, cluster.terraform.defaultSchematic));
+  if (request.errors === '') return request;
+  io.err(`${request.errors}\nFor more help on using this command, run:\n  tofu ${command} -help\n`);
+  return undefined;
+}
+
 async function plan(cluster: SimCluster | undefined, cwd: string, rest: string[], io: ExecIO): Promise<number> {
   if (!cluster) {
     io.err(
@@ -178,9 +202,12 @@ async function plan(cluster: SimCluster | undefined, cwd: string, rest: string[]
   }
   const inputs = declaredOrFail(cluster, io);
   if (!inputs) return 1;
-  const planned = computePlan(cluster, inputs);
+  const replace = forcedReplacements(cluster, inputs, rest, io, 'plan');
+  if (!replace) return 1;
+  const planned = computePlan(cluster, inputs, replace.addresses);
   refreshing(cluster, io);
   io.out(planText(planned));
+  if (replace.warnings !== '') io.out(`\n${replace.warnings}`);
   const out = option(rest, 'out');
   if (typeof out === 'string') {
     await writePlanFile(isAbsolute(out) ? out : resolve(cwd, out), planned);
@@ -281,9 +308,12 @@ async function apply(
   } else {
     const inputs = declaredOrFail(cluster, io);
     if (!inputs) return 1;
-    planned = computePlan(cluster, inputs);
+    const replace = forcedReplacements(cluster, inputs, rest, io, 'apply');
+    if (!replace) return 1;
+    planned = computePlan(cluster, inputs, replace.addresses);
     refreshing(cluster, io);
     io.out(planText(planned));
+    if (replace.warnings !== '') io.out(`\n${replace.warnings}`);
     // -input=false does not skip the approval: only a saved plan or -auto-approve does.
     if (planHasChanges(planned) && !option(rest, 'auto-approve')) {
       io.out(APPROVAL_PROMPT);

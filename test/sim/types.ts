@@ -152,6 +152,27 @@ export interface SimNode {
   etcdServiceSince?: number;
   /** `/var/lib/etcd.snapshot`: what EtcdRecover uploaded, until a recovery consumes it. */
   recoverySnapshot?: Buffer;
+  /**
+   * This incarnation of the machine crashed or lost power (`Simulator.failMachine`): stage `off`, apid
+   * gone, its Node Unknown, its etcd member listed and unreachable. A VM Terraform recreates is a new
+   * incarnation and answers again.
+   */
+  failed?: boolean;
+  /** When it failed: the kubelet's last heartbeat, Longhorn's replica failure time. */
+  failedAt?: number;
+  /**
+   * Its etcd member was removed (`etcd remove-member`) while its data directory stays: etcd on it
+   * exits ("the member has been permanently removed from the cluster", etcd-io/etcd v3.6.5
+   * rafthttp) every time Talos restarts it, until the machine is wiped or recreated.
+   */
+  etcdRemoved?: boolean;
+  /**
+   * The etcd member of the previous incarnation of this machine, still listed after Terraform
+   * recreated the VM: unreachable, counted in quorum, until someone removes it (`etcd remove-member`)
+   * or the new machine joins, which removes a member of its own name first
+   * (reference/node-replacement.md). A frozen copy of the old machine, stage `off`.
+   */
+  staleMember?: SimNode;
 }
 
 export interface PodState {
@@ -464,6 +485,12 @@ export type SimEventKind =
   /** A control plane joined etcd as a learner, and later was promoted to a voting member. */
   | 'etcd-learner-added'
   | 'etcd-learner-promoted'
+  /** `talosctl etcd remove-member` removed a member (`detail`: its `%016x` id; `node`: the address it had). */
+  | 'etcd-member-removed'
+  /** A joining control plane removed the member of its own name left by its previous incarnation (`detail`: that id). */
+  | 'etcd-member-superseded'
+  /** A machine crashed or lost power (`Simulator.failMachine`). */
+  | 'machine-failed'
   /** The eviction API let a pod go (`detail`: `ns/name`), or a budget refused it (`detail`: `ns/name by ns/budget`). */
   | 'pod-evicted'
   | 'eviction-refused'

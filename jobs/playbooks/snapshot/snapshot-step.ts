@@ -5,6 +5,8 @@ import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
 import { walkGate } from '../../engine/walk.ts';
+import { alreadyFailingNote } from '../../../src/health/baseline.ts';
+import type { SetAside } from '../../../src/health/gate-setting-aside.ts';
 
 /**
  * The operation's etcd snapshot, copied off-cluster with `talosctl` and verified, then stored on
@@ -27,15 +29,26 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
  * The runbook's first step of an upgrade: the health gate, then an etcd snapshot copied
  * off-cluster. Taken once: a resumed run finds it stored and reports it.
  */
-export async function snapshotStep(ctx: WalkContext, op: Operation): Promise<StepResult> {
+export async function snapshotStep(ctx: WalkContext, op: Operation, options: { setAside?: SetAside } = {}): Promise<StepResult> {
+  let note = '';
   if (op.snapshot === undefined) {
-    const gate = await walkGate(ctx);
+    // A failed node being replaced is set aside; what already failed before the operation is named, not a stop.
+    const gate =
+      options.setAside === undefined
+        ? await walkGate(ctx)
+        : await walkGate(ctx, ctx.cluster, {
+            setAside: options.setAside,
+            // A replacement drains nothing: disruption budgets are not judged for a drain.
+            drainNodes: [],
+            baseline: { baseline: op.baseline, nodes: [] },
+          });
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
+    note = alreadyFailingNote(gate);
   }
   const snap = await operationSnapshot(ctx, op, ctx.talosctl);
   return {
     event: 'etcd snapshot taken',
     // Where it is kept and its full sha256 are in the maintenance record; the channel gets a name it can quote.
-    detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 12)}…), copied off-cluster`,
+    detail: `${snap.id} (${snap.bytes} bytes, sha256 ${snap.sha256.slice(0, 12)}…), copied off-cluster${note}`,
   };
 }

@@ -42,7 +42,15 @@ export function planDirOf(deps: Pick<OpsJobDeps, 'planDir'>, opId: string): stri
   return join(deps.planDir, opId);
 }
 
-const NEW_PLAN = 'Run `/talos plan` again for a fresh plan.';
+const DEFAULT_AGAIN = 'Run `/talos plan` again for a fresh plan.';
+
+/** What an apply of a reviewed plan accepts beyond a routine change, and what its refusals tell the operator to do. */
+export interface ReviewedApply {
+  /** Addresses whose `stop` danger was reviewed as the point of the plan (a node replacement's VM); any other still stops. */
+  allowedStops?: readonly string[];
+  /** What to do for a fresh plan, ending every refusal; default: run `/talos plan` again. */
+  again?: string;
+}
 
 /** Whether etcd settled after the last join: no learner left, and every member reports the same leader. */
 async function etcdSettled(
@@ -72,7 +80,7 @@ function repoOf(deps: Pick<OpsJobDeps, 'repo'>, cluster: ClusterConfig): NonNull
  * fetched at the ref's newest commit and initialised (`tofu init` keeps the backend and providers in
  * the ignored `.terraform/`, so the copy stays clean). The commit the plan records is the fetched one.
  */
-async function planTree(deps: OpsJobDeps, cluster: ClusterConfig, signal?: AbortSignal): Promise<string> {
+export async function planTree(deps: OpsJobDeps, cluster: ClusterConfig, signal?: AbortSignal): Promise<string> {
   if (cluster.terraformRepo === undefined) return cluster.terraformDir;
   const { dir } = await repoOf(deps, cluster).fetch(cluster, signal);
   await deps.tofu.run(dir, ['init', '-input=false', '-no-color'], { signal, timeoutMs: deps.timeouts.stepMs });
@@ -159,7 +167,8 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
  * the plan file with the reviewed hash, the tree at the reviewed commit with nothing uncommitted,
  * and the plan, read again, still free of anything the runbook forbids.
  */
-async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Promise<void> {
+export async function checkReviewed(ctx: WalkContext, op: Operation, file: string, reviewed: ReviewedApply = {}): Promise<void> {
+  const NEW_PLAN = reviewed.again ?? DEFAULT_AGAIN;
   const { deps, cluster } = ctx;
   const tf = terraformData(op).terraform;
   if (tf?.planSha256 === undefined || tf.commit === undefined)
@@ -198,14 +207,15 @@ async function checkReviewed(ctx: WalkContext, op: Operation, file: string): Pro
       `the Terraform working tree ${tree.uncommitted === undefined ? 'could not be checked' : `has uncommitted changes (${tree.uncommitted.slice(0, 5).join(', ')})`}; nothing was applied. ${NEW_PLAN}`,
     );
   }
+  const allowed = reviewed.allowedStops ?? [];
   const stops = reviewPlan(await showPlanJson(deps.tofu, terraformWorkDir(cluster), file, probeSignal(ctx))).dangers.filter(
-    (d) => d.level === 'stop',
+    (d) => d.level === 'stop' && !allowed.includes(d.address),
   );
   if (stops.length > 0)
     throw new StepFailure(`the plan file ${stops.map((d) => `${d.meaning} (${d.address})`).join('; ')}; nothing was applied. ${NEW_PLAN}`);
 }
 
-function failureOf(error: unknown): StepFailure {
+function failureOf(error: unknown, NEW_PLAN: string): StepFailure {
   const result = error instanceof ExecError ? error.result : undefined;
   const output = result ? `${result.stdout}\n${result.stderr}` : '';
   if (/Saved plan is stale/.test(output)) {
@@ -222,8 +232,9 @@ function failureOf(error: unknown): StepFailure {
 }
 
 /** `tofu apply <the reviewed plan file>`: never a fresh plan, never `-auto-approve`; its output in one edited message, the full log attached. */
-async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {
+export async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step, reviewed: ReviewedApply = {}): Promise<StepResult> {
   const { deps, cluster } = ctx;
+  const NEW_PLAN = reviewed.again ?? DEFAULT_AGAIN;
   // A saved plan is applied once: a run resumed after a crash mid-apply cannot tell what tofu did, so it stops rather than guess.
   if (step.issuedAt !== undefined) {
     throw new StepFailure(
@@ -233,7 +244,7 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
   const dir = planDirOf(deps, op.id);
   const file = join(dir, 'tfplan');
   // A plan that failed its check is never applied later either (the apply is never retried): it goes at once.
-  await checkReviewed(ctx, op, file).catch(async (error: unknown) => {
+  await checkReviewed(ctx, op, file, reviewed).catch(async (error: unknown) => {
     await rm(file, { force: true });
     throw error;
   });
@@ -275,7 +286,7 @@ async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Step): Pro
     progress.outcome = 'failed';
     await reply.finish(view());
     await attachLog();
-    throw failureOf(error);
+    throw failureOf(error, NEW_PLAN);
   } finally {
     // Applied or refused, a saved plan is spent; its text stays for the record until the operation ends.
     await rm(file, { force: true });
@@ -318,13 +329,15 @@ async function joinState(ctx: WalkContext, name: string): Promise<{ joined: bool
   );
   const voting = member !== undefined && member.learner !== true;
   const leader =
-    address === undefined ? undefined : await checkEtcdQuorum(ctx.talosctl, [...cluster.controlPlanes, address], probeSignal(ctx));
+    address === undefined
+      ? undefined
+      : await checkEtcdQuorum(ctx.talosctl, [...new Set([...cluster.controlPlanes, address])], probeSignal(ctx));
   if (leader !== undefined) evidence.push(`etcd status: ${leader.summary}`);
   return { joined: ready && voting && leader?.status === 'passed', evidence, role, address };
 }
 
 /** A node the apply added, watched until it joined; the bot never runs `talosctl bootstrap` for it (the runbook forbids it). */
-async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+export async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const name = step.nodeName ?? '';
   let evidence: string[] = [];
@@ -350,13 +363,14 @@ async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Promise<S
 }
 
 /** The standard health gate after the apply; a failure stops with its evidence and reverts nothing. */
-async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResult> {
+export async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResult> {
   // The cluster as it is now: the nodes the apply added count, though the inventory does not list them yet.
   const joined = op.steps.flatMap((s) => (s.joined === undefined ? [] : [s.joined]));
   const cluster: ClusterConfig = {
     ...ctx.cluster,
-    controlPlanes: [...ctx.cluster.controlPlanes, ...joined.filter((j) => j.role === 'controlplane').map((j) => j.address)],
-    workers: [...ctx.cluster.workers, ...joined.filter((j) => j.role === 'worker').map((j) => j.address)],
+    // A replaced node comes back at its address: counted once.
+    controlPlanes: [...new Set([...ctx.cluster.controlPlanes, ...joined.filter((j) => j.role === 'controlplane').map((j) => j.address)])],
+    workers: [...new Set([...ctx.cluster.workers, ...joined.filter((j) => j.role === 'worker').map((j) => j.address)])],
   };
   // The nodes the apply added are new: anything unwell on them stops, as anything that got worse elsewhere.
   const gate = await walkGate(ctx, cluster, {
@@ -376,6 +390,19 @@ async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<StepResu
     event: 'health gate passed',
     detail: `health gate passed after the apply (${gate.checks.length} checks${counted})${alreadyFailingNote(gate)}`,
   };
+}
+
+/** The reviewed plan's text (`tofu show -no-color`, sensitive values hidden) attached in the operation's thread; a failed upload is logged. */
+export async function attachPlanText(deps: OpsJobDeps, op: PostedOperation): Promise<void> {
+  const content = await readFile(join(planDirOf(deps, op.id), 'tfplan.txt'), 'utf8').catch(() => undefined);
+  if (content === undefined) return;
+  await deps.chat
+    .upload(op.channel, op.rootTs, {
+      filename: `${op.id}-tofu-plan.txt`,
+      title: `tofu show of the plan of ${op.id} (${op.cluster})`,
+      content,
+    })
+    .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'plan text not attached'));
 }
 
 /** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */
@@ -426,17 +453,7 @@ export const terraformApplyPlaybook: Playbook = {
   // Never the apply: a saved plan is spent once applied or refused. Watching and gating are safe to repeat.
   retryFrom: (step) => (step.kind === 'tofu-apply' ? undefined : step.id),
   async posted(deps, op) {
-    const text = join(planDirOf(deps, op.id), 'tfplan.txt');
-    const content = await readFile(text, 'utf8').catch(() => undefined);
-    if (content !== undefined) {
-      await deps.chat
-        .upload(op.channel, op.rootTs, {
-          filename: `${op.id}-tofu-plan.txt`,
-          title: `tofu show of the plan of ${op.id} (${op.cluster})`,
-          content,
-        })
-        .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'plan text not attached'));
-    }
+    await attachPlanText(deps, op);
     if (op.state !== 'planned') return;
     const cluster = deps.inventory.clusters.find((c) => c.name === op.cluster);
     if (cluster === undefined) return;

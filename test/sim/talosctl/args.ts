@@ -90,6 +90,7 @@ const ROOT: CommandSpec = {
         { name: 'status', short: 'Get the status of etcd cluster member', args: { min: 0, max: 0 } },
         { name: 'members', short: 'Get the list of etcd cluster members', args: { min: 0, max: 0 } },
         { name: 'snapshot', short: 'Stream snapshot of the etcd node to the path.', args: { min: 1, max: 1 } },
+        { name: 'remove-member', short: 'Remove the node from etcd cluster', args: { min: 1, max: 1 } },
         {
           name: 'alarm',
           short: 'Manage etcd alarms',

@@ -1,11 +1,11 @@
-/** `talosctl etcd status|members|snapshot|alarm list` (cmd/talosctl/cmd/talos/etcd.go). */
+/** `talosctl etcd status|members|snapshot|remove-member|alarm list` (cmd/talosctl/cmd/talos/etcd.go). */
 import { open, rename } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { currentRevision, etcdMembers, etcdService, hasQuorum, leaderSeenBy, raftIndex } from '../cluster-model.ts';
 import { buildSnapshot, damageBytes, statusOfBytes } from '../etcd-snapshot-file.ts';
 import { wait } from '../exec-io.ts';
-import { goQuote, humanizeBytes, tabwrite } from '../go-format.ts';
-import { hasEtcdStorageColumns } from '../versions.ts';
+import { goQuote, humanizeBytes, multiError, tabwrite } from '../go-format.ts';
+import { hasEtcdStorageColumns, isMultiplexingClient } from '../versions.ts';
 import type { SimNode } from '../types.ts';
 import {
   connect,
@@ -83,7 +83,9 @@ export function runEtcdMembers(session: Session): number {
     const down = etcdServing(session, node);
     if (down) return down;
     if (cluster.faults.etcdNoLeader || !hasQuorum(cluster)) return { error: 'rpc error: code = Unknown desc = etcdserver: no leader' };
-    return etcdMembers(cluster);
+    // RaftCluster.Members (etcd-io/etcd v3.6.5 server/etcdserver/api/membership/cluster.go) sorts by member id.
+    const id = (m: SimNode): bigint => BigInt(`0x${m.etcdMemberId ?? '0'}`);
+    return etcdMembers(cluster).sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
   });
   const failed = reportFailures(session, results, 'error getting members');
   if (failed !== undefined) return failed;
@@ -178,4 +180,48 @@ export async function runEtcdSnapshot(session: Session): Promise<number> {
     `snapshot info: hash ${status.hash}, revision ${status.revision}, total keys ${status.totalKeys}, total size ${status.totalSize}\n`,
   );
   return 0;
+}
+
+/**
+ * `etcdresource.ParseMemberID` (pkg/machinery/resources/etcd/etcd.go, siderolabs/talos v1.13.9):
+ * `strconv.ParseUint(s, 16, 64)`, so hex digits only (no `0x`, no hostname), at most 64 bits.
+ */
+function parseMemberId(text: string): bigint | string {
+  const quoted = goQuote(text);
+  if (!/^[0-9a-fA-F]+$/.test(text)) return `strconv.ParseUint: parsing ${quoted}: invalid syntax`;
+  const value = BigInt(`0x${text}`);
+  if (value > 0xffff_ffff_ffff_ffffn) return `strconv.ParseUint: parsing ${quoted}: value out of range`;
+  return value;
+}
+
+/**
+ * `talosctl etcd remove-member <member ID>` (etcdMemberRemoveCmd, cmd/talosctl/cmd/talos/etcd.go
+ * v1.13.9): the id parsed on the client, then EtcdRemoveMemberByID on the node (control planes
+ * only; v1alpha1_server.go v1.13.9), which asks etcd through the control planes' client. Errors
+ * are printed as they are (root.go `Execute`); success prints nothing.
+ */
+export function runEtcdRemoveMember(session: Session): number {
+  const { cluster, io, deps } = session;
+  const id = parseMemberId(session.parsed.args[0] ?? '');
+  if (typeof id === 'string') {
+    io.err(`error parsing member ID: error parsing etcd member id: ${id}\n`);
+    return 1;
+  }
+  if (!connected(session)) return 1;
+  const results = fanOut(session, (node) => {
+    const notCp = controlPlaneOnly(node, 'etcd remove member');
+    if (notCp) return notCp;
+    const error = deps.lifecycle.removeEtcdMember(cluster, id);
+    return error === undefined ? node : { error };
+  });
+  const failed = results.filter((r): r is { address: string; error: string } => 'error' in r);
+  if (failed.length === 0) return 0;
+  // ≥ 1.14 (v1.14.0-rc.1 etcd.go): one request per node, the failures joined as `error from node <node>: <err>`.
+  if (isMultiplexingClient(session.clientVersion)) {
+    io.err(`${failed.map((f) => `error from node ${f.address}: ${f.error}`).join('\n')}\n`);
+    return 1;
+  }
+  // Before: one node gives the proxied call's own error; several, FilterMessages' aggregate of the failed ones.
+  io.err(`${results.length === 1 ? failed[0]!.error : multiError(failed.map((f) => `${f.address}: ${f.error}`))}\n`);
+  return 1;
 }

@@ -4,7 +4,7 @@ import { authenticate, CredentialError, type TalosContext } from '../credentials
 import { never, type ExecIO } from '../exec-io.ts';
 import type { CallRecord } from '../types.ts';
 import { parseArgs, UsageError, type ParsedArgs } from './args.ts';
-import { runEtcdAlarmList, runEtcdMembers, runEtcdSnapshot, runEtcdStatus } from './etcd.ts';
+import { runEtcdAlarmList, runEtcdMembers, runEtcdRemoveMember, runEtcdSnapshot, runEtcdStatus } from './etcd.ts';
 import { runBootstrap } from './bootstrap.ts';
 import { runGet } from './get.ts';
 import { runHealth } from './health.ts';
@@ -140,6 +140,8 @@ export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: Si
       return runEtcdMembers(session);
     case 'etcd snapshot':
       return runEtcdSnapshot(session);
+    case 'etcd remove-member':
+      return runEtcdRemoveMember(session);
     case 'etcd alarm list':
       return runEtcdAlarmList(session);
     case 'get':

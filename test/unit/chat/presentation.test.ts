@@ -88,6 +88,7 @@ describe('the presentation registry', () => {
       'etcd-restore',
       'k8s-upgrade',
       'node-remove',
+      'node-replace',
       'node-rollback',
       'snapshot',
       'talos-upgrade',

@@ -98,6 +98,14 @@ describe('a submitted modal', () => {
     // Assert
     expect(typed).toEqual({ text: 'rollback 10.0.30.12 production', cluster: 'production' });
   });
+
+  it('of the node picker is the typed replacement', () => {
+    // Act
+    const typed = typedCommand(submitted('node-replace', { node: '10.0.30.12' }));
+
+    // Assert
+    expect(typed).toEqual({ text: 'replace 10.0.30.12 production', cluster: 'production' });
+  });
 });
 
 describe('nodes by name', () => {

@@ -38,6 +38,7 @@ describe('parseCommand: subcommands', () => {
     ['rollback fd00::12 production', { kind: 'node-rollback', node: 'fd00::12', cluster: 'production' }],
     ['remove 10.0.30.21 staging', { kind: 'node-remove', node: '10.0.30.21', cluster: 'staging' }],
     ['remove worker-3', { kind: 'node-remove', node: 'worker-3', cluster: undefined }],
+    ['replace talos-prd-cp-2 production', { kind: 'node-replace', node: 'talos-prd-cp-2', cluster: 'production' }],
     ['status', { kind: 'status' }],
     ['cancel op-1a2b3c4d', { kind: 'cancel', op: 'op-1a2b3c4d' }],
     ['record op-0123456789', { kind: 'record', op: 'op-0123456789' }],
@@ -272,6 +273,7 @@ describe('a playbook command without its version or node', () => {
     ['upgrade k8s', 'k8s-upgrade'],
     ['rollback', 'node-rollback'],
     ['remove', 'node-remove'],
+    ['replace', 'node-replace'],
   ])('%j asks for it in a modal', (text, playbook) => {
     // Act
     const result = parseCommand(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quorumAfterRemoval, quorumWhileRebooting } from '../../../src/rules/quorum.ts';
+import { quorumAfterRemoval, quorumForReplacement, quorumWhileRebooting } from '../../../src/rules/quorum.ts';
 
 describe('quorumAfterRemoval', () => {
   it('allows removing one of three and spells out the arithmetic', () => {
@@ -78,5 +78,47 @@ describe('quorumWhileRebooting', () => {
         '1 member need 1 for quorum; 10.0.20.204 is the only member and the only control plane: etcd and the Kubernetes API are down while it reboots',
     });
     expect(quorumWhileRebooting(1, 0, '10.0.20.204', false).ok).toBe(false);
+  });
+});
+
+describe('quorumForReplacement', () => {
+  it('states the arithmetic of replacing a failed member of three', () => {
+    expect(quorumForReplacement(3, 2, { isMember: true, replacedHealthy: false })).toEqual({
+      ok: true,
+      explanation:
+        '3 members now, 2 healthy, quorum 2; after its member is removed 2 members remain (2 healthy), quorum 2; during the replacement the cluster survives no further failure; once the new member votes 3 members, quorum 2',
+    });
+  });
+
+  it('counts the failures five members survive while one is replaced', () => {
+    expect(quorumForReplacement(5, 4, { isMember: true, replacedHealthy: false }).explanation).toContain(
+      'after its member is removed 4 members remain (4 healthy), quorum 3; during the replacement the cluster survives 1 more failure',
+    );
+  });
+
+  it('refuses when quorum is already lost: three members, two down', () => {
+    const verdict = quorumForReplacement(3, 1, { isMember: true, replacedHealthy: false });
+    expect(verdict.ok).toBe(false);
+    expect(verdict.explanation).toContain('quorum is already lost');
+  });
+
+  it('refuses replacing a member that still votes when the rest then cannot keep quorum: five members, two others down', () => {
+    expect(quorumForReplacement(5, 3, { isMember: true, replacedHealthy: true })).toEqual({
+      ok: false,
+      explanation:
+        '5 members now, 3 healthy, quorum 3; after its member is removed 4 members remain (2 healthy), quorum 3, which cannot keep quorum (3 of 4 needed): do not replace this node before the others are healthy',
+    });
+    // The same count with the replaced member among the failed ones keeps quorum.
+    expect(quorumForReplacement(5, 3, { isMember: true, replacedHealthy: false }).ok).toBe(true);
+  });
+
+  it('counts a member already removed as gone', () => {
+    expect(quorumForReplacement(2, 2, { isMember: false, replacedHealthy: false }).explanation).toBe(
+      '2 members now, 2 healthy, quorum 2; its member is already removed: 2 members remain; during the replacement the cluster survives no further failure; once the new member votes 3 members, quorum 2',
+    );
+  });
+
+  it('refuses the only member', () => {
+    expect(quorumForReplacement(1, 1, { isMember: true, replacedHealthy: true }).ok).toBe(false);
   });
 });

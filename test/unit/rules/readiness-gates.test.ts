@@ -422,7 +422,7 @@ describe('rehearsalGate', () => {
     expect(gate.evidence.slice(0, 4)).toEqual([
       '☑ Talos upgrade: op-tal1 completed 2026-11-02 10:15 UTC',
       '☑ Kubernetes upgrade: op-k8s1 completed 2026-11-02 10:15 UTC',
-      '☐ node replacement: check by hand',
+      "☐ node replacement: no completed node-replace on staging in the bot's records",
       '◐ etcd restore: etcd snapshot op-snap1 completed 2026-11-02 10:15 UTC; the restore itself: check by hand; or let the bot rehearse it: /talos rehearse etcd-restore staging',
     ]);
   });
@@ -464,6 +464,25 @@ describe('rehearsalGate', () => {
 
   it('warns that a single-control-plane staging cannot rehearse a node replacement', () => {
     expect(rehearsalGate(staging([], 1)).evidence[2]).toContain('staging has one control plane: expand it to three first');
+  });
+
+  it('ticks off the node replacement from the latest completed node-replace on staging, with its date', () => {
+    const gate = rehearsalGate(
+      staging([
+        record('op-rep2', 'node-replace', 'failed'),
+        record('op-rep1', 'node-replace', 'completed', '2026-11-04T08:30:00.000Z'),
+        record('op-rep0', 'node-replace', 'completed', '2026-11-01T08:30:00.000Z'),
+      ]),
+    );
+    expect(gate.evidence[2]).toBe('☑ node replacement: op-rep1 completed 2026-11-04 08:30 UTC');
+    expect(gate.summary).toContain('show 1 of 8 (node replacement)');
+    // A replacement rehearsed once counts even if staging has since shrunk.
+    expect(rehearsalGate(staging([record('op-rep1', 'node-replace', 'completed')], 1)).evidence[2]).toMatch(/^☑ node replacement: op-rep1/);
+  });
+
+  it('does not count a failed or cancelled node replacement', () => {
+    const gate = rehearsalGate(staging([record('op-rep2', 'node-replace', 'failed'), record('op-rep3', 'node-replace', 'cancelled')]));
+    expect(gate.evidence[2]).toBe("☐ node replacement: no completed node-replace on staging in the bot's records");
   });
 
   it('asks for every rehearsal by hand without a staging cluster or its records', () => {

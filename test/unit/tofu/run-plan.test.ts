@@ -121,6 +121,26 @@ describe('runPlan', () => {
     expect(existsSync(join(keep, 'tfplan'))).toBe(true);
   });
 
+  it('asks tofu to replace the addresses given, one -replace each, in the kept plan', async () => {
+    const calls: Call[] = [];
+    const keep = join(base, 'plans', 'op-rep1');
+    const vm = 'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]';
+    const tofu = fakeTofu({ plan: { exitCode: 2 }, show: { exitCode: 0, stdout: NO_CHANGES } }, calls, async (file) =>
+      writeFile(file, 'plan'),
+    );
+
+    await runPlan(tofu, '/tf', { planTimeoutMs: 1000, saveTo: keep, replace: [vm] });
+
+    expect(calls.find((c) => c.args[0] === 'plan')?.args).toEqual([
+      'plan',
+      '-detailed-exitcode',
+      '-input=false',
+      '-no-color',
+      `-replace=${vm}`,
+      `-out=${join(keep, 'tfplan')}`,
+    ]);
+  });
+
   it('lists unformatted files from fmt exit 3 and goes on', async () => {
     const calls: Call[] = [];
     const tofu = fakeTofu({ fmt: { exitCode: 3, stdout: 'main.tf\nnodes.tf\n' }, show: { exitCode: 0, stdout: NO_CHANGES } }, calls);

@@ -19,6 +19,7 @@ describe('the playbook registry', () => {
       'etcd-restore',
       'k8s-upgrade',
       'node-remove',
+      'node-replace',
       'node-rollback',
       'snapshot',
       'talos-upgrade',
@@ -40,7 +41,16 @@ describe('the playbook registry', () => {
     const names = PLAYBOOK_COMMANDS.map((c) => c.name);
 
     // Assert
-    expect(names).toEqual(['terraform-apply', 'snapshot', 'talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'etcd-restore']);
+    expect(names).toEqual([
+      'terraform-apply',
+      'snapshot',
+      'talos-upgrade',
+      'k8s-upgrade',
+      'node-rollback',
+      'node-remove',
+      'node-replace',
+      'etcd-restore',
+    ]);
     for (const kind of Object.keys(PLAYBOOKS) as EngineKind[]) expect(names).toContain(PLAYBOOKS[kind].command.name);
   });
 });

@@ -1,0 +1,81 @@
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
+import { endpointsAvoiding } from '../shared/node-endpoints.ts';
+import { withEndpoints } from '../shared/node-target.ts';
+import type { Playbook, WalkContext } from '../../engine/playbook.ts';
+import { snapshotStep } from '../snapshot/snapshot-step.ts';
+import { applyPlan, gateAfterApply, planDirOf } from '../terraform-apply/index.ts';
+import { applyAgainRequest } from '../terraform-apply/messages.ts';
+import { NodeReplaceData, replaceData } from './data.ts';
+import { replaceFollowUp, replaceValidation } from './messages.ts';
+import { onlyControlPlane, preflight } from './preflight.ts';
+import { deleteNode, joinNode, quorumNow, removeMember, REPLAN, replacePlan } from './steps.ts';
+import { nodeReplaceTexts } from './texts.ts';
+
+/** Until the new node joined, talosctl goes through the other control planes only: the failed node is never an endpoint. */
+function avoidingNode(ctx: WalkContext, node: string): WalkContext {
+  return { ...ctx, talosctl: withEndpoints(ctx.talosctl, endpointsAvoiding(ctx.cluster, node)) };
+}
+
+/**
+ * `/talos replace`: a failed or retired node replaced by Terraform. Snapshot, its etcd member removed
+ * (approved, quorum checked again), its Node deleted, a reviewed `tofu plan -replace` of exactly its
+ * VM, an approver's apply of that plan, the new node watched until it joins, and the gate.
+ */
+export const replacePlaybook: Playbook<NodeReplaceData> = {
+  command: {
+    name: 'node-replace',
+    words: ['replace'],
+    argument: { kind: 'node' },
+    help: 'replace a failed node: etcd member out, `tofu plan -replace` of its VM, applied after approval (operators, approvals)',
+    request: {
+      what: 'a node replacement',
+      refuseNode: onlyControlPlane,
+      refuseAtOnce: { lock: true },
+      queued: (op, cluster) =>
+        `Preflight for a node replacement of ${op.target.node ?? '?'} on *${cluster.name}* is running (\`${op.id}\`); the plan with its quorum arithmetic, or the refusal, appears in this channel. Nothing changes before an operator's Start and an approver's word.`,
+    },
+  },
+  startedBy: 'operators',
+  heldByWindows: true,
+  texts: nodeReplaceTexts,
+  data: NodeReplaceData,
+  // The failed node is set aside by the gate (see the preflight's `setAside`); anything else unwell still refuses.
+  checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
+  start: 'plan',
+  lock: 'cluster',
+  versionRules: 'node',
+  preflight,
+  needsApproval: (step) => step.kind === 'remove-member' || step.kind === 'tofu-apply',
+  async approvalMessage(ctx, op, approval, step) {
+    if (step.kind === 'tofu-apply') return applyAgainRequest(op, approval, nodeReplaceTexts, step);
+    const node = step.node!;
+    const quorum = await quorumNow(avoidingNode(ctx, node), node, replaceData(op).hostname);
+    const member = quorum.member ? `member \`${quorum.member.id}\`` : 'its member (no longer listed: the step will be skipped)';
+    const warning = `talosctl etcd remove-member through ${quorum.via ?? 'a healthy control plane'} removes ${member} of ${step.nodeName ?? node}; quorum is checked again first. Then its Kubernetes Node is deleted and a replace plan is made for review.`;
+    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning }, nodeReplaceTexts);
+  },
+  runStep(ctx, op, step) {
+    const node = op.target.node!;
+    const aside = avoidingNode(ctx, node);
+    if (step.kind === 'snapshot') return snapshotStep(aside, op, { setAside: { address: node } });
+    if (step.kind === 'remove-member') return removeMember(aside, op, step);
+    if (step.kind === 'delete-node') return deleteNode(aside, op, step);
+    if (step.kind === 'replace-plan') return replacePlan(aside, op);
+    if (step.kind === 'tofu-apply') return applyPlan(ctx, op, step, { allowedStops: [replaceData(op).vmAddress], again: REPLAN });
+    if (step.kind === 'node-join') return joinNode(ctx, op, step);
+    return gateAfterApply(ctx, op);
+  },
+  complete(_ctx, op) {
+    const gate = op.steps.find((s) => s.kind === 'replace-gate')?.detail ?? 'health gate passed';
+    return Promise.resolve({ validation: replaceValidation(op, gate), followUp: replaceFollowUp(op) });
+  },
+  // Observation steps run again; a failed plan is planned anew. Never the apply: a saved plan is spent once applied or
+  // refused, so an apply refused before it was issued (a stale or changed plan) plans again, and one that was issued is not retried.
+  retryFrom: (step) => (step.kind !== 'tofu-apply' ? step.id : step.issuedAt === undefined ? 'replace-plan' : undefined),
+  async ended(deps, op) {
+    await rm(planDirOf(deps, op.id), { recursive: true, force: true });
+  },
+  recordAppendix: (deps, op) => readFile(join(planDirOf(deps, op.id), 'tfplan.txt'), 'utf8').catch(() => undefined),
+};

@@ -1,0 +1,119 @@
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import type { Step } from '../../../src/ops/operation.ts';
+import { quorumForReplacement } from '../../../src/rules/quorum.ts';
+import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
+import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
+import { vmAddressOf } from '../../../src/tofu/state-address.ts';
+import { errorText } from '../../../src/chat/error-text.ts';
+import { probeSignals } from '../../engine/job-context.ts';
+import type { Playbook } from '../../engine/playbook.ts';
+import { talosctlFor } from '../../engine/talosctl-client.ts';
+import { endpointsAvoiding } from '../shared/node-endpoints.ts';
+import { roleOf, withEndpoints } from '../shared/node-target.ts';
+import { planTree } from '../terraform-apply/index.ts';
+import type { NodeReplaceData } from './data.ts';
+import { lookUpMember } from './etcd-member.ts';
+
+/**
+ * The refusal the inventory alone decides: the only control plane is never replaced this way.
+ * Without another member there is nothing to keep quorum while it is gone: that is disaster recovery.
+ */
+export function onlyControlPlane(cluster: ClusterConfig, node: string): string | undefined {
+  if (!cluster.controlPlanes.includes(node) || cluster.controlPlanes.length > 1) return undefined;
+  return `${node} is the only control plane of *${cluster.name}*: replacing it leaves no etcd member to keep the cluster, which is etcd disaster recovery, not a node replacement. Follow the disaster-recovery runbook.`;
+}
+
+/**
+ * The runbook's node replacement before anything is touched: the node observed (does it answer,
+ * is its Node Ready), the quorum arithmetic, and the VM Terraform will replace, found in its state.
+ */
+export const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
+  const probe = probeSignals(deps.timeouts.probeMs, signal);
+  const address = op.target.node!;
+  const role = roleOf(cluster, address);
+  const refusals: string[] = [];
+  const notes: string[] = [];
+  const endpoints = endpointsAvoiding(cluster, address);
+
+  // Without etcd quorum the Kubernetes API cannot answer: that is a refusal with the arithmetic below, not a preflight error.
+  const kubeNodes = await session.kube.listNodes(probe()).catch((error: unknown) => {
+    refusals.push(`the Kubernetes API does not answer (${errorText(error).split('\n')[0]}), so the node's Node cannot be read`);
+    return [];
+  });
+  const found = findNodeByAddress(kubeNodes, address);
+  const view = kubeNodeView(found, cluster.hostLabel);
+  const chosen = await talosctlFor(session, view.osVersion);
+  // Every call goes through the other control planes: the failed node is never an endpoint.
+  const talosctl = withEndpoints(chosen.talosctl, endpoints);
+  const seen = (await observeTalosVersions(talosctl, [address], probe(), endpoints)).get(address);
+  const answers = seen?.reachable === true;
+  const ready = found !== undefined && found.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  notes.push(
+    `${address}: ${answers ? `answers talosctl (Talos ${seen.version})` : `does not answer talosctl (${seen?.error ?? 'no answer'})`}; ${
+      found === undefined ? 'no Kubernetes Node has its address' : `Node ${view.name ?? '?'} is ${ready ? 'Ready' : 'not Ready'}`
+    }.`,
+  );
+  if (answers && ready)
+    refusals.push(
+      `${address} answers talosctl and its Node ${view.name ?? ''} is Ready: a healthy node is retired with \`/talos remove ${address}\`, whose graceful reset (drain, leave etcd) is safer than a replacement. Replace a node that has failed.`,
+    );
+
+  const lookup = role === 'control plane' ? await lookUpMember(talosctl, endpoints, { address, hostname: view.name }, probe) : undefined;
+  const hostname = view.name ?? lookup?.member?.hostname ?? cluster.nodeNames?.[address];
+  if (hostname === undefined || hostname === '')
+    refusals.push(
+      `no name is known for ${address} (no Kubernetes Node, no etcd member, no \`nodeNames\` entry), so its VM cannot be found in the Terraform state: add it to \`nodeNames\` in the inventory`,
+    );
+
+  if (role === 'control plane') {
+    const membership = await observeEtcdMembership(talosctl, cluster.controlPlanes, address, probe());
+    if (lookup?.via === undefined) refusals.push(`no other control plane answered \`etcd members\`: ${lookup?.evidence.join('; ') ?? ''}`);
+    const isMember = lookup?.member !== undefined;
+    const count = Math.max(membership.memberCount, 1);
+    const healthy = Math.min(membership.healthy.length, count);
+    const quorum = quorumForReplacement(count, healthy, { isMember, replacedHealthy: membership.healthy.includes(address) });
+    if (quorum.ok) notes.push(`etcd quorum: ${quorum.explanation}.`);
+    else refusals.push(`etcd quorum: ${quorum.explanation}`);
+    if (lookup?.member !== undefined)
+      notes.push(`etcd member of ${hostname ?? address}: \`${lookup.member.id}\`, removed at step 2 after an approver's word.`);
+    else if (lookup?.via !== undefined)
+      notes.push(`${hostname ?? address} is no longer an etcd member (asked ${lookup.via}): the member removal will be skipped.`);
+  }
+
+  let vmAddress: string | undefined;
+  if (hostname !== undefined && hostname !== '') {
+    try {
+      const dir = await planTree(deps, cluster, signal);
+      const state = await deps.tofu.run(dir, ['state', 'list'], { signal, timeoutMs: deps.timeouts.stepMs });
+      const vm = vmAddressOf(state.stdout, hostname);
+      if (vm.ok) {
+        vmAddress = vm.address;
+        notes.push(`Terraform replaces \`${vm.address}\` (found in its state by the hostname ${hostname}).`);
+      } else refusals.push(`${vm.reason}; nothing can be replaced`);
+    } catch (error) {
+      refusals.push(`tofu state list failed: ${errorText(error)}; the VM to replace cannot be found`);
+    }
+  }
+
+  const name = hostname ?? address;
+  const on = (id: string, kind: Step['kind']): Step => ({ id, kind, node: address, nodeName: name, host: view.host, status: 'pending' });
+  const steps: Step[] = [
+    { id: 'snapshot', kind: 'snapshot', status: 'pending' },
+    ...(role === 'control plane' ? [on('remove-member', 'remove-member')] : []),
+    on('delete-node', 'delete-node'),
+    on('replace-plan', 'replace-plan'),
+    on('tofu-apply', 'tofu-apply'),
+    on('join', 'node-join'),
+    { id: 'gate', kind: 'replace-gate', status: 'pending' },
+  ];
+  const data: NodeReplaceData = { hostname: name, vmAddress: vmAddress ?? '' };
+  const running = answers ? seen.version : view.osVersion;
+  return {
+    refusals,
+    notes,
+    steps,
+    data,
+    target: { nodeName: name, ...(running === undefined ? {} : { fromVersion: running, talosVersion: running }) },
+    common: { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [], setAside: { address } },
+  };
+};

@@ -1,0 +1,68 @@
+import { escapeMrkdwn, fields } from '../../../src/chat/blocks.ts';
+import type { Presentation } from '../../../src/chat/presentation.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import type { Block } from '../../../src/port/chat-port.ts';
+import { nodeRef, nodeTitle, SNAPSHOT_LABEL } from '../shared/step-texts.ts';
+import { replaceData } from './data.ts';
+
+/** The steps of a replacement: snapshot, member out, Node out, the reviewed replace plan, its apply, the join, the gate. */
+export type NodeReplaceStepKind =
+  'snapshot' | 'remove-member' | 'delete-node' | 'replace-plan' | 'tofu-apply' | 'node-join' | 'replace-gate';
+
+function vmOf(op: Operation): string {
+  return replaceData(op).vmAddress;
+}
+
+/** A replacement's step, e.g. `` `talosctl etcd remove-member` of talos-prd-cp-2 (10.0.30.12), through a healthy control plane ``. */
+export function nodeReplaceStepLabel(step: Step): string {
+  if (step.kind === 'snapshot') return SNAPSHOT_LABEL;
+  if (step.kind === 'remove-member') return `\`talosctl etcd remove-member\` of ${nodeRef(step)}, through a healthy control plane`;
+  if (step.kind === 'delete-node') return `delete the Kubernetes Node ${step.nodeName ?? step.node ?? '?'}`;
+  if (step.kind === 'replace-plan')
+    return `\`tofu plan -replace\` of ${step.nodeName ?? '?'}'s VM, kept for review: exactly that VM, nothing else`;
+  if (step.kind === 'tofu-apply') return '`tofu apply` of exactly the reviewed replace plan';
+  if (step.kind === 'node-join')
+    return `watch the new ${step.nodeName ?? '?'} join: Node Ready; a control plane a voting etcd member under one leader`;
+  return 'health gate of the cluster with the new node';
+}
+
+function replaceDetails(op: Operation): Block[] {
+  const data = replaceData(op);
+  const plan = data.terraform;
+  const rows: [string, string][] = [['VM', `\`${escapeMrkdwn(data.vmAddress)}\``]];
+  if (plan !== undefined)
+    rows.push(['Plan', `${escapeMrkdwn(plan.summary)}${plan.planSha256 ? ` · sha256 \`${plan.planSha256.slice(0, 12)}…\`` : ''}`]);
+  if (data.removedMember) rows.push(['Removed member', `${escapeMrkdwn(data.removedMember.hostname)} \`${data.removedMember.id}\``]);
+  if (data.joinedMember) rows.push(['Joined member', `${escapeMrkdwn(data.joinedMember.hostname)} \`${data.joinedMember.id}\``]);
+  return [fields(rows)];
+}
+
+/** How a replacement reads in Slack. */
+export const nodeReplaceTexts: Presentation = {
+  name: 'node replacement',
+  title: (op) => `Replacement of ${nodeTitle(op)}: ${op.cluster}`,
+  order: "after an operator's Start; the member's removal and the apply each wait for an approver",
+  gates:
+    'quorum checked again when the member removal is approved; the plan must replace exactly this VM; the apply runs the reviewed plan file once; the new node must be Ready and, for a control plane, a voting etcd member under one leader.',
+  startTitle: 'Replace this node?',
+  reviewItems: [],
+  details: (op) => (typeof op.data?.['vmAddress'] === 'string' && op.data['vmAddress'] !== '' ? replaceDetails(op) : []),
+  context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
+  stepLabel: nodeReplaceStepLabel,
+  plannedGates: (step) => (step.kind === 'remove-member' || step.kind === 'tofu-apply' ? ' · approval' : undefined),
+  approval: {
+    verb: 'Approve',
+    subject: (op, step) =>
+      step.kind === 'remove-member'
+        ? `the removal of ${nodeRef(step)}'s etcd member from ${op.cluster}`
+        : `\`tofu apply\` of the plan that replaces ${op.target.nodeName ?? '?'}'s VM (${vmOf(op)}) on ${op.cluster}`,
+    headline: (op, step) =>
+      step.kind === 'remove-member'
+        ? { what: 'node replacement', ask: `remove the etcd member of ${step.nodeName ?? step.node ?? '?'}` }
+        : { what: 'node replacement', ask: `tofu apply: replace the VM of ${op.target.nodeName ?? '?'}` },
+    effect: (step) =>
+      step.kind === 'remove-member'
+        ? `talosctl etcd remove-member: ${nodeRef(step)} leaves the etcd membership; quorum is checked again first.`
+        : 'tofu apply of exactly the reviewed plan file: the old VM and its disks are destroyed and a new one is created.',
+  },
+};

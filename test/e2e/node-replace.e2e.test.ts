@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Message } from '../slack-emulator/index.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { storedOperation } from '../support/stored-operation.ts';
+import { approve, clickStart, requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+
+const VM = (host: string) => `proxmox_virtual_environment_vm.talos["${host}"]`;
+
+function hasButton(h: Harness, channel: string, message: Message, actionId: string): boolean {
+  return JSON.stringify(h.slack.message(channel, message.ts)?.blocks ?? []).includes(`"action_id":"${actionId}"`);
+}
+
+/** The approval request of `kind` (`remove-member`, `tofu-apply`) once it is in the thread with its buttons. */
+async function approvalFor(h: Harness, plan: Plan, pattern: RegExp, channel: string = CHANNELS.production): Promise<Message> {
+  return h.slack.waitFor(
+    () => h.slack.thread(channel, plan.root.ts).find((m) => pattern.test(m.text) && hasButton(h, channel, m, 'talos-step-approve')),
+    { timeoutMs: 90_000, description: `an approval request matching ${pattern}` },
+  );
+}
+
+function talosctlCalls(h: Harness, cluster: string, ...path: string[]) {
+  return h.sim.calls.filter((c) => c.bin === 'talosctl' && c.cluster === cluster && path.every((p, i) => c.argv[i] === p));
+}
+
+function tofuCalls(h: Harness, cluster: string, subcommand: string) {
+  return h.sim.calls.filter((c) => c.bin === 'tofu' && c.cluster === cluster && c.argv[0] === subcommand);
+}
+
+function events(h: Harness, cluster: string, node: string): string[] {
+  return h.sim.events.filter((e) => e.cluster === cluster && e.node === node).map((e) => e.kind);
+}
+
+describe('a failed production control plane', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    // Alice is an approver as well as an operator: four eyes keep her from approving what she asked for.
+    h = await startHarness({ inventory: { approvers: [USERS.carol, USERS.alice, 'S0SRE'] } });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('is replaced end to end: member removed, Node deleted, the reviewed VM replacement applied, the new member votes', async () => {
+    // Arrange
+    h.sim.failMachine('production', 'talos-prd-cp-2');
+    const oldMember = h.sim.node('production', '10.0.30.12').etcdMemberId;
+
+    // Act: the request, the plan with its arithmetic, Start; then both approvals, each tried first by the requester.
+    const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    const planBlocks = JSON.stringify(plan.root.blocks);
+    await clickStart(h, plan, USERS.alice);
+    const removal = await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/);
+    const removalsBefore = talosctlCalls(h, 'production', 'etcd', 'remove-member').length;
+    await approve(h, removal, USERS.alice);
+    await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /four eyes/.test(e.text)), {
+      description: 'the four-eyes refusal of the removal',
+    });
+    const removalsAfterRequester = talosctlCalls(h, 'production', 'etcd', 'remove-member').length;
+    await approve(h, removal, USERS.carol);
+    const apply = await approvalFor(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/);
+    const applyCard = JSON.stringify(apply.blocks);
+    await approve(h, apply, USERS.alice);
+    await h.slack.waitFor(
+      () => h.slack.ephemerals(CHANNELS.production, USERS.alice).filter((e) => /four eyes/.test(e.text)).length >= 2 || undefined,
+      { description: 'the four-eyes refusal of the apply' },
+    );
+    const appliesAfterRequester = tofuCalls(h, 'production', 'apply').length;
+    await approve(h, apply, USERS.carol);
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 180_000);
+
+    // Assert: the plan stated the node's state and the quorum arithmetic.
+    expect(planBlocks).toContain('does not answer talosctl');
+    expect(planBlocks).toContain(
+      '3 members now, 2 healthy, quorum 2; after its member is removed 2 members remain (2 healthy), quorum 2; during the replacement the cluster survives no further failure',
+    );
+    expect(planBlocks).toContain(VM('talos-prd-cp-2').replaceAll('"', '\\"'));
+    expect([removalsBefore, removalsAfterRequester, appliesAfterRequester]).toEqual([0, 0, 0]);
+    expect(applyCard).toMatch(/sha256 `[0-9a-f]{12}…`/);
+    expect(done.text).toContain('completed');
+    // The member went through a healthy control plane, never the failed node.
+    const removals = talosctlCalls(h, 'production', 'etcd', 'remove-member');
+    expect(removals).toHaveLength(1);
+    expect(removals[0]!.argv[2]).toBe(oldMember);
+    expect(removals[0]!.argv.join(' ')).not.toMatch(/--nodes 10\.0\.30\.12\b/);
+    const plans = tofuCalls(h, 'production', 'plan');
+    expect(plans.at(-1)!.argv).toContain(`-replace=${VM('talos-prd-cp-2')}`);
+    expect(tofuCalls(h, 'production', 'apply')).toHaveLength(1);
+    const kinds = events(h, 'production', '10.0.30.12');
+    const order = ['etcd-member-removed', 'node-deleted', 'vm-replaced', 'etcd-learner-added', 'etcd-learner-promoted'].map((k) =>
+      kinds.indexOf(k),
+    );
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    const op = await storedOperation(h, plan.opId);
+    expect(op.state).toBe('completed');
+    const data = op.data as { removedMember?: { id: string }; joinedMember?: { id: string; hostname: string }; vmAddress: string };
+    expect(data.removedMember?.id).toBe(oldMember);
+    expect(data.joinedMember?.hostname).toBe('talos-prd-cp-2');
+    expect(data.joinedMember?.id).toBe(h.sim.node('production', '10.0.30.12').etcdMemberId);
+    expect(data.joinedMember?.id).not.toBe(oldMember);
+    expect(op.steps.map((s) => [s.kind, s.status])).toEqual([
+      ['snapshot', 'done'],
+      ['remove-member', 'done'],
+      ['delete-node', 'done'],
+      ['replace-plan', 'done'],
+      ['tofu-apply', 'done'],
+      ['node-join', 'done'],
+      ['replace-gate', 'done'],
+    ]);
+    const record = await h.slack.waitFor(() => h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`));
+    expect(record.content).toContain(`etcd member ${oldMember} (talos-prd-cp-2) removed`);
+    expect(record.content).toContain(`member ${data.joinedMember!.id} (talos-prd-cp-2) joined and votes`);
+    expect(h.slack.uploadedFiles().some((f) => f.filename === `${plan.opId}-tofu-plan.txt`)).toBe(true);
+  }, 300_000);
+});
+
+describe('refusals before anything changes', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('points a node that answers and is Ready to /talos remove', async () => {
+    const plan = await requestUpgrade(h, 'replace talos-prd-cp-3');
+    expect(plan.root.text).toContain('refused');
+    expect(JSON.stringify(plan.root.blocks)).toContain('a healthy node is retired with `/talos remove 10.0.30.13`');
+    expect(talosctlCalls(h, 'production', 'etcd', 'remove-member')).toEqual([]);
+  }, 60_000);
+
+  it('refuses the only control plane at once: disaster recovery', async () => {
+    expect(await h.command('replace 10.0.20.204', { channel: CHANNELS.staging })).toContain(
+      'is the only control plane of *staging*: replacing it leaves no etcd member to keep the cluster, which is etcd disaster recovery',
+    );
+  });
+
+  it('checks quorum again at the approval: another control plane lost since the plan stops the removal', async () => {
+    // Arrange
+    h.sim.failMachine('production', 'talos-prd-cp-2');
+    const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    await clickStart(h, plan, USERS.alice);
+    const removal = await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/);
+
+    // Act: a second control plane fails before the approver clicks.
+    h.sim.failMachine('production', 'talos-prd-cp-3');
+    await approve(h, removal, USERS.carol);
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 120_000);
+
+    // Assert
+    expect(done.text).toContain('stopped');
+    const op = await storedOperation(h, plan.opId);
+    const failed = op.steps.find((s) => s.status === 'failed');
+    expect(failed?.kind).toBe('remove-member');
+    expect(failed?.detail).toMatch(/quorum is already lost|cannot keep quorum|etcd membership unknown/);
+    expect(failed?.issuedAt).toBeUndefined();
+    expect(talosctlCalls(h, 'production', 'etcd', 'remove-member')).toEqual([]);
+    expect(await h.command(`cancel ${plan.opId}`)).toContain('is free for the next operation');
+  }, 180_000);
+
+  it('refuses a replacement that would lose quorum: two of three control planes failed', async () => {
+    // The machines the previous test failed stay failed.
+    for (const host of ['talos-prd-cp-2', 'talos-prd-cp-3'])
+      if (h.sim.node('production', host).failed !== true) h.sim.failMachine('production', host);
+    const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    expect(plan.root.text).toContain('refused');
+    expect(JSON.stringify(plan.root.blocks)).toMatch(
+      /3 members now, [01] healthy, quorum 2: quorum is already lost, which is etcd disaster recovery/,
+    );
+    expect(talosctlCalls(h, 'production', 'etcd', 'remove-member')).toEqual([]);
+    expect(tofuCalls(h, 'production', 'apply')).toEqual([]);
+  }, 60_000);
+});
+
+describe('a replace plan with any other change, and a worker', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('refuses a plan that changes more than the VM before any apply', async () => {
+    // Arrange: a committed configuration change waits in the Terraform tree, so the replace plan carries it too.
+    h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.terraform.changePatch('production');
+    await h.sim.terraform.commit('a patch not yet applied');
+
+    // Act
+    const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    await clickStart(h, plan, USERS.alice);
+    await approve(h, await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/), USERS.carol);
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 120_000);
+
+    // Assert
+    expect(done.text).toContain('stopped');
+    const op = await storedOperation(h, plan.opId);
+    const failed = op.steps.find((s) => s.status === 'failed');
+    expect(failed?.kind).toBe('replace-plan');
+    expect(failed?.detail).toContain('the plan changes more than talos-prd-cp-2');
+    expect(failed?.detail).toContain('talos_machine_configuration_apply.this["talos-prd-cp-1"]');
+    expect(tofuCalls(h, 'production', 'apply')).toEqual([]);
+    expect(op.steps.find((s) => s.kind === 'tofu-apply')?.status).toBe('pending');
+  }, 180_000);
+
+  it('replaces a failed worker without the etcd step, and counts as the staging rehearsal', async () => {
+    h.sim.failMachine('staging', 'talos-stg-w-1');
+    const plan = await requestUpgrade(h, 'replace talos-stg-w-1', { channel: CHANNELS.staging });
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await approve(
+      h,
+      await approvalFor(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
+      USERS.carol,
+      CHANNELS.staging,
+    );
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.staging, 180_000);
+
+    expect(done.text).toContain('completed');
+    const op = await storedOperation(h, plan.opId);
+    expect(op.steps.map((s) => s.kind)).toEqual(['snapshot', 'delete-node', 'replace-plan', 'tofu-apply', 'node-join', 'replace-gate']);
+    expect(talosctlCalls(h, 'staging', 'etcd', 'remove-member')).toEqual([]);
+    expect(tofuCalls(h, 'staging', 'apply')).toHaveLength(1);
+    expect(events(h, 'staging', '10.0.20.205')).toContain('vm-replaced');
+    expect(h.sim.node('staging', '10.0.20.205').failed).not.toBe(true);
+
+    // /talos gates reads the completed staging replacement from the records as the node replacement rehearsal.
+    await h.command('gates', { channel: CHANNELS.production, user: USERS.alice });
+    const rehearsal = await h.slack.waitFor(
+      () =>
+        h.slack
+          .channelMessages(CHANNELS.production)
+          .flatMap((root) => h.slack.thread(CHANNELS.production, root.ts))
+          .find((m) => m.text.includes('Staging rehearsals') && JSON.stringify(m.blocks ?? []).includes('node replacement')),
+      { timeoutMs: 60_000, description: 'the staging rehearsals gate' },
+    );
+    expect(JSON.stringify(rehearsal.blocks)).toMatch(
+      new RegExp(`☑ node replacement: ${plan.opId} completed \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC`),
+    );
+  }, 240_000);
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { vmAddressOf, vmsInState } from '../../../src/tofu/state-address.ts';
+
+const STATE = [
+  'data.talos_client_configuration.this',
+  'proxmox_virtual_environment_vm.talos["talos-prd-cp-1"]',
+  'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]',
+  'talos_machine_configuration_apply.this["talos-prd-cp-2"]',
+  'talos_machine_secrets.this',
+  '',
+].join('\n');
+
+describe('vmAddressOf', () => {
+  it('finds the one VM keyed by the hostname', () => {
+    expect(vmAddressOf(STATE, 'talos-prd-cp-2')).toEqual({ ok: true, address: 'proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]' });
+  });
+
+  it('finds a VM inside a module', () => {
+    const state = 'module.cluster.proxmox_virtual_environment_vm.node["talos-w-1"]\n';
+    expect(vmAddressOf(state, 'talos-w-1')).toEqual({
+      ok: true,
+      address: 'module.cluster.proxmox_virtual_environment_vm.node["talos-w-1"]',
+    });
+  });
+
+  it('refuses a hostname no VM is keyed by, naming the VMs the state holds', () => {
+    const found = vmAddressOf(STATE, 'talos-prd-cp-9');
+    expect(found.ok).toBe(false);
+    expect(!found.ok && found.reason).toContain(
+      'VMs in the state: proxmox_virtual_environment_vm.talos["talos-prd-cp-1"], proxmox_virtual_environment_vm.talos["talos-prd-cp-2"]',
+    );
+  });
+
+  it('refuses two VMs keyed by the same hostname', () => {
+    const state = `${STATE}\nproxmox_virtual_environment_vm.spare["talos-prd-cp-2"]\n`;
+    const found = vmAddressOf(state, 'talos-prd-cp-2');
+    expect(found.ok).toBe(false);
+    expect(!found.ok && found.reason).toContain('2 VMs in the Terraform state are keyed "talos-prd-cp-2"');
+  });
+
+  it('does not take another resource of the same key, or a VM counted by index, for the VM', () => {
+    expect(vmsInState('talos_machine_configuration_apply.this["a"]\nproxmox_virtual_environment_vm.talos[0]\n')).toEqual([]);
+  });
+});
