@@ -983,10 +983,11 @@ export class Lifecycle {
    * A VM Terraform just created (or recreated): it boots the ISO into maintenance mode and waits
    * for its machine configuration, outside etcd, discovery and Kubernetes.
    */
-  freshMachine(cluster: SimCluster, node: SimNode): void {
+  freshMachine(cluster: SimCluster, node: SimNode, options: { replacesIncarnation: boolean } = { replacesIncarnation: true }): void {
     // The old machine's etcd member stays listed (and counted) until someone removes it or the new
-    // machine joins: Terraform knows nothing about etcd (reference/node-replacement.md).
-    if (node.role === 'controlplane' && node.etcdMember && !node.staleMember) {
+    // machine joins: Terraform knows nothing about etcd (reference/node-replacement.md). A machine
+    // Terraform creates for the first time had no earlier incarnation, so it leaves no member behind.
+    if (options.replacesIncarnation && node.role === 'controlplane' && node.etcdMember && !node.staleMember) {
       const { staleMember: _none, ...old } = node;
       node.staleMember = { ...structuredClone(old), stage: 'off', servicesStopped: true, events: [], vmDestroyed: true };
     }

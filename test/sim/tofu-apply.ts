@@ -84,7 +84,7 @@ function createMachine(cluster: SimCluster, change: PlannedChange, plan: SimPlan
     lastUpAt: Date.now(),
   });
   cluster.nodes.push(node);
-  runtime.lifecycle.freshMachine(cluster, node);
+  runtime.lifecycle.freshMachine(cluster, node, { replacesIncarnation: false });
   runtime.recorder.event({ cluster: cluster.name, node: node.address, kind: 'vm-created', detail: hostname });
 }
 

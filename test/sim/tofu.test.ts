@@ -601,6 +601,28 @@ describe.concurrent('tofu apply', () => {
     expect(f.sim.events.some((e) => e.kind === 'vm-destroyed')).toBe(false);
   });
 
+  slowBoot(
+    'adds a second control plane to a one-member etcd: a new machine leaves no member behind, so quorum holds',
+    async ({ f, expect }) => {
+      await f.sim.terraform.addNode('staging', { hostname: 'talos-stg-cp-2', address: '10.0.20.12', role: 'controlplane', host: 'pve1' });
+      await f.tofu('staging', ['plan', '-out=review.tfplan']);
+
+      await f.tofu('staging', ['apply', '-input=false', 'review.tfplan']);
+      await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'etcd-learner-promoted'), 5000, 'the learner promoted');
+      const members = await f.talosctl('staging', ['etcd', 'members', '--nodes', '10.0.20.204']);
+
+      expect(
+        parseEtcdMembers(members.stdout)
+          .map((m) => [m.hostname, m.learner])
+          .sort(),
+      ).toEqual([
+        ['talos-stg-cp-1', false],
+        ['talos-stg-cp-2', false],
+      ]);
+      expect(f.sim.node('staging', 'talos-stg-cp-2').staleMember).toBeUndefined();
+    },
+  );
+
   slowBoot('keeps a stuck learner and a node that never gets Ready as the faults say', async ({ f, expect }) => {
     f.sim.faults.set('production', { etcdLearnerStuck: ['talos-prd-cp-4'], newNodeNeverReady: ['talos-prd-cp-4'] });
     await f.sim.terraform.addNode('production', NEW_CP);
