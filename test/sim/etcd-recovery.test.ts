@@ -236,8 +236,8 @@ describe.concurrent('bootstrap --recover-from on three control planes', () => {
       expect(
         members
           .slice(1)
-          .map((r) => r[2])
-          .sort(),
+          .map((r) => r[2] ?? '')
+          .sort((a, b) => a.localeCompare(b)),
       ).toEqual(['talos-stg-cp-1', 'talos-stg-cp-2', 'talos-stg-cp-3']);
       expect(again.stderr).toBe('error executing bootstrap: rpc error: code = AlreadyExists desc = etcd data directory is not empty\n');
       expect(f.sim.events.filter((e) => e.kind === 'etcd-bootstrap').map((e) => [e.detail, e.error])).toEqual([

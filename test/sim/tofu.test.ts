@@ -614,7 +614,7 @@ describe.concurrent('tofu apply', () => {
       expect(
         parseEtcdMembers(members.stdout)
           .map((m) => [m.hostname, m.learner])
-          .sort(),
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
       ).toEqual([
         ['talos-stg-cp-1', false],
         ['talos-stg-cp-2', false],
