@@ -5,7 +5,16 @@
  */
 import { productionShape, stagingShape } from '../sim/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approveUntilDone, clickStart, opIdOf, type Plan, requestUpgrade } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  approveUntilDone,
+  clickStart,
+  opIdOf,
+  type Plan,
+  requestUpgrade,
+  waitForApprovalRequest,
+  waitForRootState,
+} from '../support/upgrade-flow.ts';
 
 const out = (text = ''): void => {
   process.stdout.write(`${text}\n`);
@@ -197,14 +206,69 @@ async function main(): Promise<void> {
     }
 
     // The runbook's Terraform follow-up of the upgrade: talos_version moves to what every node now runs.
+    await h.sim.terraform.setTalosVersion('staging', 'v1.12.11');
     await h.sim.terraform.setTalosVersion('production', 'v1.12.11');
-    await h.sim.terraform.commit('talos_version: v1.12.11 in production');
+    await h.sim.terraform.commit('talos_version: v1.12.11 in staging and production');
+    await terraformChange(
+      h,
+      CHANNELS.staging,
+      "/talos plan in staging — the Talos upgrade's Terraform follow-up, applied in staging first",
+      true,
+    );
     await terraformChange(
       h,
       CHANNELS.production,
-      "/talos plan in production — the Talos upgrade's Terraform follow-up, labelled as such (not applied here)",
-      false,
+      '/talos plan in production — the same follow-up promoted, labelled as such, applied once every node runs the declared version',
+      true,
     );
+
+    banner(
+      '/talos replace talos-prd-cp-2 — a failed control plane replaced: member removed, Node deleted, a reviewed VM replacement applied',
+    );
+    h.sim.failMachine('production', 'talos-prd-cp-2');
+    out('  (talos-prd-cp-2 lost power: talosctl gets no route to it, its Node is Unknown, its etcd member stays listed)');
+    const replaceSince = h.slack.channelMessages(CHANNELS.production).length;
+    const replacement = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    out(`> /talos replace talos-prd-cp-2   (as @alice)\n  ephemeral: ${replacement.ack}`);
+    out('  @alice clicks [Start]; @carol approves the removal of its etcd member, then the apply of the reviewed plan');
+    await clickStart(h, replacement, USERS.alice);
+    await approveUntilDone(h, replacement, CHANNELS.production, USERS.carol);
+    out(transcriptSince(h, CHANNELS.production, replaceSince));
+
+    banner('/talos rehearse etcd-restore — refused in production, whatever it says');
+    out(`> /talos rehearse etcd-restore   (in #maint-production)\n  ephemeral: ${await h.command('rehearse etcd-restore')}`);
+
+    banner(
+      '/talos rehearse etcd-restore in staging — a verified snapshot, the control plane wiped after two approvers, one bootstrap --recover-from',
+    );
+    const restoreSince = h.slack.channelMessages(CHANNELS.staging).length;
+    const restore = await requestUpgrade(h, 'rehearse etcd-restore', { channel: CHANNELS.staging });
+    out(`> /talos rehearse etcd-restore   (as @alice, in #maint-staging)\n  ephemeral: ${restore.ack}`);
+    out('  @alice clicks [Start]; @carol approves the resets, then @dave (a second, distinct approver)');
+    await clickStart(h, restore, USERS.alice, CHANNELS.staging);
+    const resets = await waitForApprovalRequest(h, restore, CHANNELS.staging, 60_000);
+    await approve(h, resets, USERS.carol, CHANNELS.staging);
+    await h.slack.waitFor(() => /1 of 2/.test(JSON.stringify(h.slack.message(CHANNELS.staging, resets.ts)?.blocks ?? [])), {
+      description: 'the first of two approvals',
+    });
+    await approve(h, resets, USERS.dave, CHANNELS.staging);
+    await waitForRootState(h, restore, /completed|stopped|cancelled/, CHANNELS.staging, 180_000);
+    out(transcriptSince(h, CHANNELS.staging, restoreSince));
+
+    banner('/talos gates production — the staging rehearsals, ticked from the records');
+    const gatesSince = h.slack.channelMessages(CHANNELS.production).length;
+    out(`> /talos gates production   (as @alice)\n  ephemeral: ${await h.command('gates production')}`);
+    const rehearsals = await h.slack.waitFor(
+      () => {
+        const report = h.slack.channelMessages(CHANNELS.production).slice(gatesSince)[0];
+        return report === undefined
+          ? undefined
+          : h.slack.thread(CHANNELS.production, report.ts).find((m) => /Staging rehearsals/.test(m.text));
+      },
+      { timeoutMs: 60_000, description: 'the staging rehearsals gate' },
+    );
+    const shown = ((rehearsals.blocks ?? []) as { text?: { text?: string } }[]).map((b) => b.text?.text ?? '').join('\n');
+    out(h.slack.readable(shown, { timeZone: READER_ZONE }).replace(/^/gm, '  '));
 
     banner('/talos status');
     out(h.slack.readable(await h.command('status'), { timeZone: READER_ZONE }));
