@@ -134,8 +134,15 @@ export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<
   );
   if (!changed) {
     const again = replannedAs(after);
-    if (again !== undefined) return refused('already', `\`${op.id}\` was already requested again as \`${again}\`. Nothing changed.`);
-    return refused('stale', `\`${op.id}\` is ${after.state}; it can be requested again once it was refused. Nothing changed.`);
+    const terraform = op.kind === 'terraform-apply';
+    if (again !== undefined)
+      return refused('already', `\`${op.id}\` was already ${terraform ? 'planned' : 'requested'} again as \`${again}\`. Nothing changed.`);
+    return refused(
+      'stale',
+      terraform
+        ? `\`${op.id}\` is ${after.state}; plan again once it has ended. Nothing changed.`
+        : `\`${op.id}\` is ${after.state}; it can be requested again once it was refused. Nothing changed.`,
+    );
   }
   const parent = op.data?.['parent'];
   await deps.store.create(
