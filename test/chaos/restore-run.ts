@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { OperationFields } from '../../src/ops/operation.ts';
-import { productionShape } from '../sim/shapes.ts';
+import { productionShape, stagingThreeShape } from '../sim/shapes.ts';
 import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { opIdOf, originalButtonValue } from '../support/upgrade-flow.ts';
 import type { RunReport } from './chaos-run.ts';
@@ -20,26 +20,11 @@ import { checkRestoreInvariants, recoverBootstraps } from './restore-invariants.
 
 const CLUSTER = 'staging';
 const CHANNEL = CHANNELS.staging;
-const CPS = ['10.0.20.201', '10.0.20.202', '10.0.20.203'];
 const APPROVERS = [USERS.carol, USERS.dave];
 const RUN_DEADLINE_MS = 180_000;
 const MAX_RETRIES = 2;
 
-const STAGING = productionShape({
-  name: CLUSTER,
-  environment: 'staging',
-  nodes: CPS.map((address, i) => ({
-    hostname: `talos-stg-cp-${i + 1}`,
-    address,
-    role: 'controlplane',
-    host: `pve${i + 1}`,
-    longhorn: true,
-  })),
-  vip: '10.0.20.200',
-  endpoints: CPS,
-  kubernetesEndpoint: 'https://10.0.20.200:6443',
-  fluxPath: './clusters/staging',
-});
+const STAGING = stagingThreeShape();
 
 /** The faults of a rehearsal run, each transient: a stop it causes may be retried, where the rehearsal offers a Retry. */
 export const RESTORE_FAULTS = ['bot-kill', 'talosctl-fail', 'slack-5xx'] as const satisfies readonly FaultName[];

@@ -1,27 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
-import { productionShape } from '../sim/shapes.ts';
+import { productionShape, STAGING_THREE_CPS, stagingThreeShape } from '../sim/shapes.ts';
 import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
 import { approve, auditLines, clickStart, opIdOf, waitForApprovalRequest, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
-const STAGING_CPS = ['10.0.20.201', '10.0.20.202', '10.0.20.203'];
+const STAGING_CPS = STAGING_THREE_CPS;
 
-/** Staging as the rehearsal needs it: three control planes with Longhorn, as production has, on staging's addresses. */
-const staging3 = productionShape({
-  name: 'staging',
-  environment: 'staging',
-  nodes: STAGING_CPS.map((address, i) => ({
-    hostname: `talos-stg-cp-${i + 1}`,
-    address,
-    role: 'controlplane',
-    host: `pve${i + 1}`,
-    longhorn: true,
-  })),
-  vip: '10.0.20.200',
-  endpoints: STAGING_CPS,
-  kubernetesEndpoint: 'https://10.0.20.200:6443',
-  fluxPath: './clusters/staging',
-});
+const staging3 = stagingThreeShape();
 
 /** U0ALICE is an operator and an approver of staging: as the requester, her approval never counts. */
 const OPTIONS: HarnessOptions = {

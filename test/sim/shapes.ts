@@ -54,3 +54,28 @@ export function productionShape(overrides: Partial<ClusterShape> = {}): ClusterS
     ...overrides,
   };
 }
+
+/** The control-plane addresses of the three-control-plane staging. */
+export const STAGING_THREE_CPS = ['10.0.20.201', '10.0.20.202', '10.0.20.203'] as const;
+
+/**
+ * Staging in the shape the runbook's production gates give it before its rehearsals: three control planes with Longhorn,
+ * as production has, on staging's addresses (an etcd restore rehearses on it what production would go through).
+ */
+export function stagingThreeShape(): ClusterShape {
+  return productionShape({
+    name: 'staging',
+    environment: 'staging',
+    nodes: STAGING_THREE_CPS.map((address, i) => ({
+      hostname: `talos-stg-cp-${i + 1}`,
+      address,
+      role: 'controlplane',
+      host: `pve${i + 1}`,
+      longhorn: true,
+    })),
+    vip: '10.0.20.200',
+    endpoints: [...STAGING_THREE_CPS],
+    kubernetesEndpoint: 'https://10.0.20.200:6443',
+    fluxPath: './clusters/staging',
+  });
+}
