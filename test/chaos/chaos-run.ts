@@ -532,7 +532,8 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     resetProblem,
     transient: plan.transient,
     retries: new Set(retrying.clicks.map((c) => c.nonce)).size,
-    noRetryOffered: record.op !== undefined && record.op.state !== 'completed' && !retryOffered(record.op),
+    // A refusal is no dead end either: its message offers Check again, a fresh preflight of the same request.
+    noRetryOffered: record.op !== undefined && !['completed', 'refused'].includes(record.op.state) && !retryOffered(record.op),
   };
 }
 

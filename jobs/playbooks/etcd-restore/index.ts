@@ -163,8 +163,10 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
   },
   recordAppendix: (_deps, op) => Promise.resolve(['etcd restore rehearsal', ...recordLines(op)].join('\n')),
   retryFrom(step) {
-    // The snapshot is taken again only by a new rehearsal; the bootstrap is never issued twice.
-    if (step.kind === 'snapshot' || step.kind === 'verify-snapshot' || step.kind === 'bootstrap') return undefined;
+    // A snapshot that failed to be taken is taken again (nothing was reset, and the one it stores is still this
+    // rehearsal's own); a snapshot that failed its check is replaced only by a new rehearsal; the bootstrap is never
+    // issued twice.
+    if (step.kind === 'verify-snapshot' || step.kind === 'bootstrap') return undefined;
     return step.id;
   },
   cancelRefusal(op) {

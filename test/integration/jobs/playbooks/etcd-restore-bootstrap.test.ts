@@ -104,4 +104,11 @@ describe('the etcd restore bootstrap, once recorded as issued', () => {
     expect(cluster.talosctlCalls('bootstrap')).toEqual([]);
     expect(etcdRestorePlaybook.retryFrom(bootstrapStep, failure)).toBeUndefined();
   });
+
+  it('retries a snapshot that failed to be taken, but never the check of a snapshot that failed it', () => {
+    const step = (kind: string) => ({ id: kind, kind, status: 'failed' as const });
+    expect(etcdRestorePlaybook.retryFrom(step('snapshot'))).toBe('snapshot');
+    expect(etcdRestorePlaybook.retryFrom(step('verify-snapshot'))).toBeUndefined();
+    expect(etcdRestorePlaybook.retryFrom(step('bootstrap'))).toBeUndefined();
+  });
 });
