@@ -1,6 +1,5 @@
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
-import { runHealthGate } from '../../src/health/health-gate.ts';
 import { runHealthGateSettingAside } from '../../src/health/gate-setting-aside.ts';
 import { baselineRefusals, describeItem, takeBaseline, type Baseline } from '../../src/health/baseline.ts';
 import { limitLines } from '../../src/health/rules/format.ts';
@@ -64,10 +63,7 @@ export async function runCommonChecks(
       signal,
       ...(input.drainNodes ? { drainNodes: input.drainNodes } : {}),
     };
-    const gate =
-      input.setAside === undefined
-        ? await runHealthGate(cluster, gateDeps)
-        : await runHealthGateSettingAside(cluster, gateDeps, input.setAside);
+    const gate = await runHealthGateSettingAside(cluster, gateDeps, input.setAside);
     if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
     else {
       // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.

@@ -4,7 +4,7 @@ import { errorText } from '../../src/chat/error-text.ts';
 import { toOperator } from '../../src/chat/follow-ups.ts';
 import { failureMessage, windowWaitMessage } from '../../src/chat/stop-messages.ts';
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
-import { runHealthGate, type GateDeps, type GateReport } from '../../src/health/health-gate.ts';
+import type { GateDeps, GateReport } from '../../src/health/health-gate.ts';
 import { againstBaseline, type Baseline } from '../../src/health/baseline.ts';
 import { runHealthGateSettingAside, type SetAside } from '../../src/health/gate-setting-aside.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -56,8 +56,7 @@ export async function walkGate(
     signal: ctx.signal,
     ...gateOptions,
   };
-  const report =
-    setAside === undefined ? await runHealthGate(cluster, gateDeps) : await runHealthGateSettingAside(cluster, gateDeps, setAside);
+  const report = await runHealthGateSettingAside(cluster, gateDeps, setAside);
   return baseline === undefined ? report : againstBaseline(report, baseline.baseline, baseline.nodes);
 }
 

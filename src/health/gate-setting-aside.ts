@@ -57,8 +57,12 @@ function kubeWithout(kube: KubeApi, address: string): KubeApi {
   });
 }
 
-/** The standard health gate of the cluster with `aside` left out of every check (see {@link CHECKS_SETTING_ASIDE}). */
-export async function runHealthGateSettingAside(cluster: ClusterConfig, deps: GateDeps, aside: SetAside): Promise<GateReport> {
+/**
+ * The standard health gate of the cluster with `aside` left out of every check (see {@link CHECKS_SETTING_ASIDE});
+ * without a node to set aside, the standard gate itself.
+ */
+export async function runHealthGateSettingAside(cluster: ClusterConfig, deps: GateDeps, aside: SetAside | undefined): Promise<GateReport> {
+  if (aside === undefined) return runHealthGate(cluster, deps);
   const only = CHECKS_SETTING_ASIDE.filter((id) => deps.only === undefined || deps.only.includes(id));
   return runHealthGate(withoutNode(cluster, aside.address), { ...deps, kube: kubeWithout(deps.kube, aside.address), only });
 }

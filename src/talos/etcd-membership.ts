@@ -17,7 +17,8 @@ export interface EtcdMembership {
 
 const NO_LEADER = /^0+$/;
 
-function peerHost(url: string): string {
+/** The host of an etcd peer URL (`https://10.0.30.12:2380` → `10.0.30.12`, brackets of an IPv6 address dropped). */
+export function peerHost(url: string): string {
   return url
     .replace(/^\w+:\/\//, '')
     .replace(/:\d+$/, '')

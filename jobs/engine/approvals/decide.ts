@@ -1,6 +1,6 @@
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import { enqueueEnded, enqueueRun } from '../../../src/queue/operation-jobs.ts';
-import { clusterOf, refused, type MoveDeps, type MoveResult } from '../lifecycle/deps.ts';
+import { clusterOf, notDecided, refused, type MoveDeps, type MoveResult } from '../lifecycle/deps.ts';
 import type { OperationClick } from '../lifecycle/start.ts';
 import { windowRefusalFor } from '../lifecycle/window.ts';
 import { showDecision } from './edit.ts';
@@ -68,17 +68,7 @@ export async function decideApproval(
     },
     { hold: decision === 'approved' },
   );
-  if (!changed) {
-    const current = after.approvals.find((a) => a.nonce === click.nonce)!;
-    if (current.state === 'pending' && Date.parse(current.expiresAt) <= now.getTime()) {
-      return refused(
-        'approval-expired',
-        'This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.',
-      );
-    }
-    const who = current.by ? ` by <@${current.by}>` : '';
-    return refused('already', `This step was already ${current.state}${who}; \`${op.id}\` is ${after.state}. Nothing changed.`);
-  }
+  if (!changed) return notDecided(click.nonce, after, now);
   // A stopped operation frees its cluster before its messages are edited, and gets its record.
   if (decision === 'stopped') {
     await deps.lock.release(op.cluster, op.id);

@@ -4,6 +4,11 @@ import { approvalDecidedMessage } from '../../../src/chat/approval-messages.ts';
 import { editCarrier } from '../audit.ts';
 import type { Approval, Operation } from '../../../src/ops/operation.ts';
 
+/** Where the request is: as stored, else its audit reply, else the message the click came from. */
+function requestTs(op: Operation, approval: Approval, clickedTs: string | undefined): string | undefined {
+  return approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
+}
+
 /**
  * Edits an approval request to show how it was decided (approved, stopped, expired, or ended by a
  * cancel): its buttons go, the entries its reply carries stay. `clickedTs` is the message a click
@@ -17,7 +22,7 @@ export async function showDecision(
   clickedTs?: string,
 ): Promise<void> {
   const step = op.steps.find((s) => s.id === approval.step);
-  const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
+  const ts = requestTs(op, approval, clickedTs);
   if (step === undefined || ts === undefined) return;
   await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, approvalDecidedMessage(op, approval, step, presentation)));
 }
@@ -33,7 +38,7 @@ export async function showPartial(
   message: ChatMessage,
   clickedTs?: string,
 ): Promise<void> {
-  const ts = approval.messageTs || op.audit.find((e) => e.seq === approval.seq)?.ts || clickedTs;
+  const ts = requestTs(op, approval, clickedTs);
   if (ts === undefined) return;
   await chat.update(op.channel, ts, editCarrier(op, ts, approval.seq, message));
 }

@@ -20,6 +20,15 @@ export function fourEyesRefusal(
  * a user four eyes keeps from approving this operation. A group is paged whole: its members are
  * checked when one clicks.
  */
+/**
+ * The approvers still able to approve a step that needs several: four eyes hold whatever the cluster says, and
+ * nobody approves twice, so the requester, the starter and those who approved already are left out.
+ */
+export function stillToApprove(cluster: Pick<ClusterConfig, 'approvers'>, op: Operation, given: readonly { by: string }[]): string[] {
+  const barred = new Set([op.requestedBy, op.startedBy, ...given.map((g) => g.by)]);
+  return approversToPage({ ...cluster, requireDistinctApprover: true }, op).filter((a) => !barred.has(a));
+}
+
 export function approversToPage(cluster: Pick<ClusterConfig, 'approvers' | 'requireDistinctApprover'>, op: Operation): string[] {
   const barred = cluster.requireDistinctApprover ? [op.requestedBy, op.startedBy] : [];
   const paged = cluster.approvers.filter((id) => !barred.includes(id));

@@ -2,7 +2,7 @@ import { approvalReminderMessage } from '../../../src/chat/approval-messages.ts'
 import type { Approval, Operation } from '../../../src/ops/operation.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { operationCluster, type OpsJobDeps } from '../job-context.ts';
-import { approversToPage } from './four-eyes.ts';
+import { approversToPage, stillToApprove } from './four-eyes.ts';
 
 export const APPROVAL_REMINDER_JOB_NAME = 'approval-reminder';
 
@@ -52,7 +52,5 @@ export async function remindApprovers(
 
 /** Whom a reminder calls: a request that needs several approvers leaves out the requester, the starter and those who approved. */
 function remindedApprovers(cluster: ClusterConfig, op: Operation, approval: Approval): string[] {
-  if (approval.needed === undefined) return approversToPage(cluster, op);
-  const barred = new Set([op.requestedBy, op.startedBy, ...(approval.given ?? []).map((g) => g.by)]);
-  return approversToPage({ ...cluster, requireDistinctApprover: true }, op).filter((a) => !barred.has(a));
+  return approval.needed === undefined ? approversToPage(cluster, op) : stillToApprove(cluster, op, approval.given ?? []);
 }

@@ -1,11 +1,11 @@
 import { approvalPartialMessage, approvalsPage } from '../../../src/chat/approval-messages.ts';
 import type { Approval, Operation } from '../../../src/ops/operation.ts';
 import { enqueueRun } from '../../../src/queue/operation-jobs.ts';
-import { clusterOf, refused, type MoveDeps, type MoveResult } from '../lifecycle/deps.ts';
+import { clusterOf, notDecided, refused, type MoveDeps, type MoveResult } from '../lifecycle/deps.ts';
 import type { OperationClick } from '../lifecycle/start.ts';
 import { windowRefusalFor } from '../lifecycle/window.ts';
 import { showDecision, showPartial } from './edit.ts';
-import { approversToPage } from './four-eyes.ts';
+import { stillToApprove } from './four-eyes.ts';
 
 /** `2` as a person reads it in a sentence about approvers. */
 function count(n: number): string {
@@ -85,16 +85,14 @@ async function recordOne(
   const entry = { actor: user, event: `approved ${node} (${given.length} of ${needed})` };
   if (last) {
     const { op: after, changed } = await deps.audit.transition(op.id, entry, change, { hold: true });
-    if (!changed) return moved ? 'moved' : notDecided(deps, click, after);
+    if (!changed) return moved ? 'moved' : notDecided(click.nonce, after, deps.now());
     await enqueueRun(deps.opsQueue, op.id, `approved-${click.nonce}`);
     const decided = after.approvals.find((a) => a.nonce === click.nonce)!;
     await showDecision(deps.chat, after, decided, deps.policy.presentation(after.kind), click.messageTs);
     return { ok: true, op: after };
   }
   const cluster = clusterOf(deps, op);
-  // Paged: the cluster's approvers who may still approve, the requester, the starter and those who approved left out.
-  const barred = [op.requestedBy, op.startedBy, ...given.map((g) => g.by)].filter((u): u is string => u !== undefined);
-  const paged = approversToPage({ ...cluster, requireDistinctApprover: true }, op).filter((a) => !barred.includes(a));
+  const paged = stillToApprove(cluster, op, given);
   const step = op.steps.find((s) => s.id === approval.step);
   const presentation = deps.policy.presentation(op.kind);
   const after = await deps.audit.record(
@@ -104,7 +102,7 @@ async function recordOne(
     change,
   );
   const current = after.approvals.find((a) => a.nonce === click.nonce);
-  if (!current?.given?.some((g) => g.by === user && g.at === at)) return moved ? 'moved' : notDecided(deps, click, after);
+  if (!current?.given?.some((g) => g.by === user && g.at === at)) return moved ? 'moved' : notDecided(click.nonce, after, deps.now());
   if (step !== undefined)
     await showPartial(deps.chat, after, current, approvalPartialMessage(after, current, step, presentation, paged), click.messageTs);
   return {
@@ -112,20 +110,4 @@ async function recordOne(
     op: after,
     reply: `Your approval is recorded: ${given.length} of ${needed}. ${needed - given.length === 1 ? 'A second approver' : 'More approvers'} of *${cluster.name}* must approve before this step runs.`,
   };
-}
-
-/** Why a click that wrote nothing changed nothing: the request expired, or it was decided meanwhile. */
-function notDecided(deps: MoveDeps, click: OperationClick, after: Operation): MoveResult {
-  const current = after.approvals.find((a) => a.nonce === click.nonce);
-  if (current?.state === 'pending' && Date.parse(current.expiresAt) <= deps.now().getTime()) {
-    return refused(
-      'approval-expired',
-      'This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.',
-    );
-  }
-  const who = current?.by ? ` by <@${current.by}>` : '';
-  return refused(
-    'already',
-    `This step was already ${current?.state ?? 'decided'}${who}; \`${after.id}\` is ${after.state}. Nothing changed.`,
-  );
 }

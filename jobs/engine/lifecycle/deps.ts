@@ -87,3 +87,19 @@ export function clusterOf(deps: Pick<LifecycleDeps, 'inventory'>, op: Operation)
   if (!cluster) throw new Error(`cluster ${op.cluster} is no longer in the inventory`);
   return cluster;
 }
+
+/** Why a click that wrote nothing changed nothing: the request expired, or it was decided meanwhile. */
+export function notDecided(nonce: string, after: Operation, now: Date): MoveResult {
+  const current = after.approvals.find((a) => a.nonce === nonce);
+  if (current?.state === 'pending' && Date.parse(current.expiresAt) <= now.getTime()) {
+    return refused(
+      'approval-expired',
+      'This approval request has expired. The operation pauses; ask for approval again from the expired message. Nothing changed.',
+    );
+  }
+  const who = current?.by ? ` by <@${current.by}>` : '';
+  return refused(
+    'already',
+    `This step was already ${current?.state ?? 'decided'}${who}; \`${after.id}\` is ${after.state}. Nothing changed.`,
+  );
+}

@@ -1,15 +1,9 @@
+import { peerHost } from '../../../src/talos/etcd-membership.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { LonghornVolume } from '../../../src/health/rules/longhorn.ts';
 import { parseEtcdMembers } from '../../../src/talos/parse-etcd-members.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
-
-function peerHost(url: string): string {
-  return url
-    .replace(/^\w+:\/\//, '')
-    .replace(/:\d+$/, '')
-    .replace(/^\[|\]$/g, '');
-}
 
 /** etcd's voting members by peer address, as one control plane answers `etcd members`; empty when none answers. */
 export async function votingMembers(talosctl: Talosctl, cluster: ClusterConfig, signal: AbortSignal): Promise<string[]> {

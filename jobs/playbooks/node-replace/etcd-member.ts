@@ -1,12 +1,6 @@
+import { peerHost } from '../../../src/talos/etcd-membership.ts';
 import { parseEtcdMembers, type EtcdMember } from '../../../src/talos/parse-etcd-members.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
-
-function peerHost(url: string): string {
-  return url
-    .replace(/^\w+:\/\//, '')
-    .replace(/:\d+$/, '')
-    .replace(/^\[|\]$/g, '');
-}
 
 /** What the remaining control planes say of the replaced node's etcd membership. */
 export interface MemberLookup {
