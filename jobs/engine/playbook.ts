@@ -180,6 +180,12 @@ export interface Playbook<Data = unknown> {
    * whatever the cluster's `requireDistinctApprover` says (a step that destroys data on purpose).
    */
   approvalsNeeded?(step: Step): number;
+  /**
+   * Whether `step` is never covered by an operation-wide approval (`approvalScope: operation`): a person
+   * approves it seeing what it does (a saved plan's `tofu apply`), whatever approved the steps before it.
+   * Its approval covers no other step either. Default: false.
+   */
+  neverCovered?(step: Step): boolean;
   /** The approval request, with what the approver needs to see now (etcd state, the image). */
   approvalMessage(ctx: WalkContext, op: PostedOperation, approval: Approval, step: Step): Promise<ApprovalRequest>;
   /**

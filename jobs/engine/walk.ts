@@ -224,17 +224,22 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   const status = windowStatus(cluster.maintenanceWindows, now);
   const opensAt = status.inside ? undefined : status.nextStart?.toISOString();
   const nonce = newNonce();
+  // An operation-wide approval was given for the window it saw: once that closes, the steps after it ask a person again.
+  const covering = op.approvals.some((a) => a.state === 'approved' && a.scope === 'operation');
   const waiting = await deps.audit.record(
     op.id,
     {
       actor: 'bot',
       event: `waiting for the maintenance window: ${playbook.texts.stepLabel(step)}`,
-      detail: opensAt ? `opens ${opensAt}` : 'no window ahead',
+      detail: [
+        opensAt ? `opens ${opensAt}` : 'no window ahead',
+        ...(covering ? ['the operation-wide approval is spent: an approver is asked again'] : []),
+      ].join('; '),
     },
     (o) => windowWaitMessage(o, step, nonce, opensAt, playbook.texts),
     (o) =>
       o.state === 'running'
-        ? { ...o, state: 'waiting-window', windowWait: { step: step.id, nonce, since: now.toISOString(), opensAt } }
+        ? { ...spendApprovals(o, []), state: 'waiting-window', windowWait: { step: step.id, nonce, since: now.toISOString(), opensAt } }
         : undefined,
   );
   if (waiting.windowWait?.nonce !== nonce) return true;

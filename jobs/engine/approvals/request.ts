@@ -11,6 +11,14 @@ function operationScoped(ctx: WalkContext): boolean {
 }
 
 /**
+ * Whether an operation-wide approval may cover `step`, or give one that covers others: never a step that needs
+ * several approvers, nor one the playbook says a person must see for itself (a saved plan's `tofu apply`).
+ */
+export function coverable(playbook: Playbook, step: Step): boolean {
+  return (playbook.approvalsNeeded?.(step) ?? 1) <= 1 && playbook.neverCovered?.(step) !== true;
+}
+
+/**
  * Asks for a person's approval before a gated step, with what the playbook shows of the
  * cluster now. The thread reads in order: the entries held since the last reply (the previous
  * step's result) and the long evidence (the full etcd table) go out first, in their own reply;
@@ -22,8 +30,8 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   const { deps } = ctx;
   const requestedAt = deps.now();
   const needed = playbook.approvalsNeeded?.(step) ?? 1;
-  // A step that needs several approvers is asked of them alone: it is never covered by an operation-wide approval.
-  const scoped = operationScoped(ctx) && needed <= 1;
+  // A step that needs several approvers, or whose approver must see what it does, is asked alone: it neither covers nor is covered.
+  const scoped = operationScoped(ctx) && coverable(playbook, step);
   const approval: Approval = {
     step: step.id,
     nonce: newNonce(),
@@ -36,7 +44,7 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   };
   const built = await playbook.approvalMessage(ctx, op, approval, step);
   const { evidence, ...card } = built;
-  const gated = op.steps.filter((s) => s.status === 'pending' && playbook.needsApproval(s)).length;
+  const gated = op.steps.filter((s) => s.status === 'pending' && playbook.needsApproval(s) && coverable(playbook, s)).length;
   const presentation = deps.presentations(op.kind);
   const request =
     scoped && gated > 1 ? withScope(card, presentation.approval?.covers?.(gated) ?? `the ${gated} steps left that ask one`) : card;
@@ -75,22 +83,35 @@ async function postBefore(ctx: WalkContext, opId: string, evidence: ApprovalRequ
   if (changed) await deps.audit.flush(opId);
 }
 
-/**
- * Under `approvalScope: operation`, the approval that covers `step`: the operation's latest
- * approval, given (not spent by a failure or a Retry) under that scope. None when the cluster asks per node.
- */
-function coveringApproval(ctx: WalkContext, op: Operation): Approval | undefined {
-  if (!operationScoped(ctx)) return undefined;
-  const latest = op.approvals.at(-1);
-  return latest?.state === 'approved' && latest.scope === 'operation' ? latest : undefined;
+/** The approval a person gave for `approval`: itself, or the operation-wide approval that covered its step. */
+function decisionOf(op: Operation, approval: Approval): Approval | undefined {
+  return approval.coveredBy === undefined ? approval : op.approvals.find((a) => a.nonce === approval.coveredBy);
 }
 
 /**
- * Records that an operation-wide approval covers `step`, as an approval of its own given now (so
- * a failure or a Retry of this step spends it like any other); true when the step may go.
+ * Under `approvalScope: operation`, what would cover the next step: the operation's latest approval, given under
+ * that scope and not spent (by a failure, a Retry, a closed window), and the person's decision behind it (a cover
+ * points to the decision, never to another cover, so covering never makes a decision younger). None when the
+ * cluster asks per node, or once someone asked the operation to stop and it goes on only to finish a step.
  */
-async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: Approval): Promise<boolean> {
+function coveringApproval(ctx: WalkContext, op: Operation): { latest: Approval; decision: Approval } | undefined {
+  if (!operationScoped(ctx) || op.cancelRequestedBy !== undefined) return undefined;
+  const latest = op.approvals.at(-1);
+  if (latest?.state !== 'approved' || latest.scope !== 'operation') return undefined;
+  const decision = decisionOf(op, latest);
+  return decision?.state === 'approved' && decision.scope === 'operation' && decision.coveredBy === undefined
+    ? { latest, decision }
+    : undefined;
+}
+
+/**
+ * Records that an operation-wide approval covers `step`, as an approval of its own (so a failure or a Retry
+ * of this step spends it like any other) that names the person's decision: its age is that decision's.
+ * True when the step may go.
+ */
+async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: { latest: Approval; decision: Approval }): Promise<boolean> {
   const { deps } = ctx;
+  const { latest, decision } = cover;
   const now = deps.now().toISOString();
   const covered: Approval = {
     step: step.id,
@@ -99,21 +120,23 @@ async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: App
     requestedAt: now,
     expiresAt: now,
     state: 'approved',
-    ...(cover.by === undefined ? {} : { by: cover.by }),
+    ...(decision.by === undefined ? {} : { by: decision.by }),
     at: now,
     scope: 'operation',
-    coveredBy: cover.nonce,
+    coveredBy: decision.nonce,
   };
   const { op: after } = await deps.audit.transition(
     op.id,
     {
       actor: 'bot',
-      event: `approved ${step.node ?? step.id}: covered by the approval of ${cover.by === undefined ? 'an approver' : `<@${cover.by}>`}`,
-      detail: `approvalScope: operation; that approval was given at ${cover.at ?? cover.requestedAt} for ${cover.step}`,
+      event: `approved ${step.node ?? step.id}: covered by the approval of ${decision.by === undefined ? 'an approver' : `<@${decision.by}>`}`,
+      detail: `approvalScope: operation; that approval was given at ${decision.at ?? decision.requestedAt} for ${decision.step}`,
     },
     (o) =>
       o.state === 'running' &&
-      o.approvals.at(-1)?.nonce === cover.nonce &&
+      o.cancelRequestedBy === undefined &&
+      o.approvals.at(-1)?.nonce === latest.nonce &&
+      o.approvals.find((a) => a.nonce === decision.nonce)?.state === 'approved' &&
       !o.approvals.some((a) => a.step === step.id && a.state === 'approved')
         ? { ...o, approvals: [...o.approvals, covered] }
         : undefined,
@@ -121,6 +144,31 @@ async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: App
     { hold: true },
   );
   return after.state === 'running' && after.approvals.filter((a) => a.step === step.id).at(-1)?.state === 'approved';
+}
+
+/**
+ * An operation-wide decision too old to cover `step`: an entry says so (it goes out with the request that
+ * follows), and the operation is returned to ask in; undefined when it moved on meanwhile.
+ */
+async function coverTooOld(ctx: WalkContext, op: Operation, step: Step, cover: { latest: Approval; decision: Approval }) {
+  const { deps } = ctx;
+  const { decision } = cover;
+  const minutes = Math.round(approvalMaxAgeMs(deps.timeouts) / 60_000);
+  const by = decision.by === undefined ? '' : ` by <@${decision.by}>`;
+  const event = `operation-wide approval too old for ${step.node ?? step.id}`;
+  // A run that ended between the entry and the request it leads (a crash) asks without writing it twice.
+  if (op.audit.at(-1)?.event === event) return isPosted(op) ? op : undefined;
+  const { op: after, changed } = await deps.audit.transition(
+    op.id,
+    {
+      actor: 'bot',
+      event,
+      detail: `given${by} at ${decision.at ?? decision.requestedAt} for ${decision.step}, more than ${minutes} min ago (APPROVAL_MAX_AGE_MINUTES); an approver is asked again`,
+    },
+    (o) => (o.state === 'running' && o.approvals.at(-1)?.nonce === cover.latest.nonce ? o : undefined),
+    { hold: true },
+  );
+  return changed && isPosted(after) ? after : undefined;
 }
 
 /**
@@ -163,9 +211,14 @@ export function approvalMaxAgeMs(timeouts: { approvalTtlMs: number; approvalMaxA
   return timeouts.approvalMaxAgeMs ?? timeouts.approvalTtlMs;
 }
 
-/** Whether an approval was given longer ago than its step may start on it. */
-function tooOld(ctx: WalkContext, approval: Approval): boolean {
-  const given = Date.parse(approval.at ?? approval.requestedAt);
+/**
+ * Whether a person's decision was given longer ago than a step may start on it. A covered step's age is
+ * that of the decision that covers it; a cover whose decision is gone is as old as can be.
+ */
+function tooOld(ctx: WalkContext, op: Operation, approval: Approval): boolean {
+  const decision = decisionOf(op, approval);
+  if (decision === undefined) return true;
+  const given = Date.parse(decision.at ?? decision.requestedAt);
   return !(ctx.deps.now().getTime() - given <= approvalMaxAgeMs(ctx.deps.timeouts));
 }
 
@@ -203,14 +256,19 @@ export async function approvalGate(ctx: WalkContext, playbook: Playbook, op: Pos
   const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
   if (approval?.state === 'approved') {
     // A step already under way goes on; one that has yet to start does so only on a recent decision.
-    if (step.startedAt !== undefined || !tooOld(ctx, approval)) return 'go';
+    if (step.startedAt !== undefined || !tooOld(ctx, op, approval)) return 'go';
     const spent = await spendStale(ctx, op.id, approval);
     if (spent !== undefined) await requestApproval(ctx, playbook, spent, step);
     return 'wait';
   }
-  // One approval for the whole operation: a step that was never asked goes on it; a spent or expired one asks again.
-  const cover = approval === undefined && (playbook.approvalsNeeded?.(step) ?? 1) <= 1 ? coveringApproval(ctx, op) : undefined;
-  if (cover !== undefined) return (await coverStep(ctx, op, step, cover)) ? 'go' : 'wait';
+  // One approval for the whole operation: a step that was never asked goes on a recent one; a spent or expired one asks again.
+  const cover = approval === undefined && coverable(playbook, step) ? coveringApproval(ctx, op) : undefined;
+  if (cover !== undefined) {
+    if (!tooOld(ctx, op, cover.decision)) return (await coverStep(ctx, op, step, cover)) ? 'go' : 'wait';
+    const asking = await coverTooOld(ctx, op, step, cover);
+    if (asking !== undefined) await requestApproval(ctx, playbook, asking, step);
+    return 'wait';
+  }
   if (approval === undefined || approval.state === 'expired' || approval.state === 'spent') {
     // An expired request is asked again only after an approver's word moved the operation back to running.
     if (approval?.state === 'expired' && op.state !== 'running') return 'wait';

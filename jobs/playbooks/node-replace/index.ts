@@ -48,6 +48,7 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
   versionRules: 'node',
   preflight,
   needsApproval: (step) => step.kind === 'remove-member' || step.kind === 'tofu-apply',
+  neverCovered: (step) => step.kind === 'tofu-apply',
   async approvalMessage(ctx, op, approval, step) {
     if (step.kind === 'tofu-apply') return applyAgainRequest(op, approval, nodeReplaceTexts, step);
     const node = step.node!;

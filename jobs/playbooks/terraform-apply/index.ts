@@ -432,6 +432,8 @@ export const terraformApplyPlaybook: Playbook = {
   // The Apply on the plan is the approval of the apply step (see `startApproves`): a failure or a Retry spends it, and the
   // step then asks an approver again, four eyes included.
   needsApproval: (step) => step.kind === 'tofu-apply',
+  // The approver sees the saved plan: no operation-wide approval stands in for that.
+  neverCovered: (step) => step.kind === 'tofu-apply',
   approvalMessage: (_ctx, op, approval, step) => Promise.resolve(applyAgainRequest(op, approval, terraformApplyTexts, step)),
   recheck: (_ctx, _op, step) =>
     Promise.resolve(
