@@ -7,6 +7,7 @@ import type { OperationStore } from '../src/ops/operation-store.ts';
 import type { Lifecycle } from '../jobs/engine/lifecycle/lifecycle.ts';
 import type { MoveResult } from '../jobs/engine/lifecycle/deps.ts';
 import type { OperationClick } from '../jobs/engine/lifecycle/start.ts';
+import { redisLostRefusal } from '../src/chat/redis-lost.ts';
 import { clickRefusal } from './action-permissions.ts';
 import type { Authorizer } from './authorize.ts';
 import { openStopReason, registerStopReason, STOPS, VALUE } from './stop-reason.ts';
@@ -18,6 +19,8 @@ export interface ActionDeps {
   authorizer: Authorizer;
   logger: Logger;
   lifecycle: Lifecycle;
+  /** Why nothing may change once Redis lost the bot's data; undefined while it is whole. */
+  redisLost?: () => string | undefined;
 }
 
 /**
@@ -107,6 +110,9 @@ export function registerOperationActions(app: App, deps: ActionDeps): void {
     app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond, client }) => {
       await ack();
       const say = ephemeral(respond);
+      // Before the operation is read: after a flush Redis no longer knows it, and an older copy's is no record to act on.
+      const lost = deps.redisLost?.();
+      if (lost !== undefined) return say(redisLostRefusal(lost));
       const click = await loadClick(deps, body, action, say);
       if (!click) return;
       deps.logger.info({ op: click.op.id, cluster: click.op.cluster, user: click.user, action: actionId }, 'button clicked');

@@ -6,6 +6,7 @@ import type { CommandDeps, CommandHandler, ImmediateHandler, Outcome } from './c
 import { MembershipUnknown } from './authorize.ts';
 import { parseCommand, type Command, type GuidedKind } from './parse-command.ts';
 import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
+import { redisLostRefusal } from '../src/chat/redis-lost.ts';
 import { type GuidedDeps, openGuided, registerGuidedSubmissions } from './guided-commands.ts';
 
 export type { CommandDeps } from './commands/command-context.ts';
@@ -31,6 +32,8 @@ export async function runTyped(text: string, slack: SlashCommand, deps: CommandD
   const log = deps.logger.child({ user: slack.user_id, channel: slack.channel_id });
   const parsed = parseCommand(text);
   if (!parsed.ok) return { reply: parsed.reason };
+  const lost = redisLostRefusalOf(parsed.command, deps);
+  if (lost !== undefined) return { reply: lost };
   if (parsed.command.kind === 'guided') return { reply: 'Name the version or node. Nothing was started.' };
   let outcome: Outcome;
   try {
@@ -40,6 +43,16 @@ export async function runTyped(text: string, slack: SlashCommand, deps: CommandD
     throw error;
   }
   return { reply: (await enqueueOnce(outcome, parsed.command, slack, deps, log)) ?? outcome.reply };
+}
+
+/**
+ * Why a command that would change something is refused at once: Redis lost the bot's data, so nothing it
+ * holds may be acted on. Read-only commands still answer. Undefined when the command may go on.
+ */
+function redisLostRefusalOf(command: Command, deps: CommandDeps): string | undefined {
+  const changes = command.kind === 'cancel' || command.kind === 'guided' || PLAYBOOK_COMMANDS.some((c) => c.name === command.kind);
+  const lost = changes ? deps.redisLost?.() : undefined;
+  return lost === undefined ? undefined : redisLostRefusal(lost);
 }
 
 /** The command as the operator typed it (`/talos upgrade talos`), for replies about the command itself. */
@@ -102,6 +115,13 @@ export function registerTalosCommand(app: App, deps: GuidedDeps): void {
     if (!parsed.ok) {
       await ack({ text: parsed.reason });
       log.info({ reason: 'refused' }, 'command refused');
+      return;
+    }
+    // Refused in the ack: the epoch's state is kept in memory, so no Redis or Slack call comes first.
+    const lost = redisLostRefusalOf(parsed.command, deps);
+    if (lost !== undefined) {
+      await ack({ text: lost });
+      log.warn({ kind: parsed.command.kind, reason: 'redis-lost' }, 'command refused');
       return;
     }
     // Refused in the ack: the limit is kept in memory, so no Redis or Slack call comes first.

@@ -8,6 +8,7 @@ import { buildOperationsCore } from './bootstrap/operations-core.ts';
 import { buildProcessors, buildWorkers } from './bootstrap/processors.ts';
 import { startSchedules } from './bootstrap/schedules.ts';
 import { startInventoryReload } from './bootstrap/inventory-reload.ts';
+import { startEpochWatch } from './bootstrap/redis-epoch-watch.ts';
 import { buildDoctor, postDoctorAtStart } from './bootstrap/doctor.ts';
 import { buildSlackIntake } from './bootstrap/slack-intake.ts';
 import type { StartOverrides } from './bootstrap/start-overrides.ts';
@@ -68,6 +69,15 @@ export async function startBot(env: Record<string, string | undefined>, override
 
   await slack.start();
   workers.run();
+  // While it runs, not only at start: a flush or an older copy of Redis is noticed within a poll and told once per cluster.
+  const epochWatch = startEpochWatch({
+    epoch: infra.epoch,
+    redis,
+    clusters: () => infra.inventory.clusters,
+    chat: adapters.chat,
+    logger,
+    intervalMs: config.redisEpochCheckMs,
+  });
   startSchedules({ config, inventory: infra.inventory, logger, queues, gateState: records.gateState });
   const reload = await startInventoryReload(infra, metrics, adapters.chat, () =>
     startSchedules({ config, inventory: infra.inventory.current(), logger, queues, gateState: records.gateState }),
@@ -88,7 +98,7 @@ export async function startBot(env: Record<string, string | undefined>, override
       workers,
       queues: [queues.read, queues.ops],
       redis,
-      onDraining: () => (reload.stop(), core.drain.begin(), core.home.close()),
+      onDraining: () => (reload.stop(), epochWatch.stop(), core.drain.begin(), core.home.close()),
     }),
   };
 }

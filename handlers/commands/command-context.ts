@@ -36,6 +36,8 @@ export interface CommandDeps {
   signals?: Pick<ClusterSignals, 'read'>;
   /** `/talos doctor`'s checks, each bounded in time (jobs/doctor/doctor.ts). */
   doctor?: () => Promise<DoctorFinding[]>;
+  /** Why nothing may change once Redis lost the bot's data (see `src/ops/redis-epoch.ts`); undefined while it is whole. */
+  redisLost?: () => string | undefined;
 }
 
 /** What a subcommand answers the user (ephemeral), and the work it leaves for a job. */

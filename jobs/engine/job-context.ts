@@ -50,6 +50,8 @@ export interface OpsJobDeps {
   presentations: PresentationLookup;
   /** True once the process is shutting down: operations stop between steps and resume elsewhere. */
   draining?: () => boolean;
+  /** Why nothing may change once Redis lost the bot's data (see `src/ops/redis-epoch.ts`); undefined while it is whole. */
+  redisLost?: () => string | undefined;
   /** What the kept plans in `planDir` may hold together, in bytes; a default bound when unset. */
   planSpaceBytes?: number;
   /** The bot's own copies of the Terraform repositories clusters name (`terraformRepo`). */

@@ -66,6 +66,11 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     const { opId } = OperationJobData.parse(job.data);
     const op = await deps.store.get(opId);
     if (!op) return;
+    const lost = deps.redisLost?.();
+    if (lost !== undefined) {
+      deps.logger.error({ op: opId, job: job.id, reason: lost }, 'preflight refused: Redis lost the bot data');
+      return;
+    }
     const playbook = playbooks[op.kind];
     if (playbook === undefined) throw new UnknownKindError(op.id, op.kind);
     if (op.state !== 'preflight') {

@@ -388,6 +388,12 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
       async (signal) => {
         const op = await deps.store.get(opId);
         if (!op || !WALKING.includes(op.state)) return;
+        // What Redis gave back is no longer the bot's record (a flush, an older copy): nothing it says is run.
+        const lost = deps.redisLost?.();
+        if (lost !== undefined) {
+          deps.logger.error({ op: opId, job: job.id, reason: lost }, 'operation run refused: Redis lost the bot data');
+          return;
+        }
         const playbook = playbooks[op.kind];
         if (playbook === undefined) throw new UnknownKindError(op.id, op.kind);
         const cluster = operationCluster(deps.inventory, op);

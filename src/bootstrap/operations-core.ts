@@ -86,6 +86,7 @@ export function buildOperationsCore(
     planTtlMs: config.timeouts.planTtlMs,
     onCancelled,
     policy: KIND_POLICY,
+    redisLost: () => infra.epoch.lostReason(),
   });
   return { audit, home, drain: createDrain(), lifecycle };
 }

@@ -64,6 +64,7 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
     git,
     planDir,
     draining: () => core.drain.draining(),
+    redisLost: () => infra.epoch.lostReason(),
     playbooks: playbookOf,
     presentations: presentationOf,
     planSpaceBytes,

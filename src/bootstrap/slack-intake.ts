@@ -68,11 +68,12 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     lifecycle,
     readLimiter,
     signals: records.signals,
+    redisLost: () => infra.epoch.lostReason(),
   };
   const guidedDeps = { ...commandDeps, factory: adapters.factory, doctor: parts.doctor };
   registerTalosCommand(app, guidedDeps);
   registerCommandButtons(app, commandDeps);
-  const actionDeps = { inventory, store, authorizer, logger, lifecycle };
+  const actionDeps = { inventory, store, authorizer, logger, lifecycle, redisLost: () => infra.epoch.lostReason() };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);
   registerHomeTab(app, core.home);

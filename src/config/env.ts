@@ -77,6 +77,12 @@ export const EnvSchema = z
       .describe(
         '`true` or `false` (unset: `false`). The bot writes an epoch key (`talos:epoch`) into Redis at its first start; when it is gone later, Redis lost its data and the bot refuses to act, with `/readyz` not ready (`redis-epoch`). After checking every cluster by hand (see docs/operating.md), one start with `true` writes a new epoch; remove it again afterwards.',
       ),
+    REDIS_EPOCH_CHECK_SECONDS: optionalString
+      .default('15')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        "How often each replica checks, in seconds, that Redis still holds what the bot keeps (the epoch key, and a seen time that must not go back, as after a restore from an older copy). A loss noticed is told once in each cluster's channel, and the bot then refuses every change.",
+      ),
     CLUSTERS_FILE: z
       .string()
       .min(1, 'must name the cluster inventory YAML file')
@@ -308,6 +314,8 @@ export interface Config {
   redisDurabilityCheck: 'enforce' | 'warn';
   /** `REDIS_EPOCH_RESEED=true`: write a new epoch at this start although Redis lost the one it had. */
   redisEpochReseed: boolean;
+  /** `REDIS_EPOCH_CHECK_SECONDS` in ms: how often the epoch is checked while the bot runs (default 15 000). */
+  redisEpochCheckMs: number;
   clustersFile: string;
   /** `CLUSTERS_RELOAD_SECONDS` in ms: how often the inventory file is read again; 0 never. */
   clustersReloadMs: number;
@@ -447,6 +455,7 @@ export function loadConfig(given: Record<string, string | undefined>): Config {
     allowInsecureRedis: e.ALLOW_INSECURE_REDIS === 'true',
     redisDurabilityCheck: e.REDIS_DURABILITY_CHECK,
     redisEpochReseed: e.REDIS_EPOCH_RESEED === 'true',
+    redisEpochCheckMs: e.REDIS_EPOCH_CHECK_SECONDS * 1000,
     clustersFile: e.CLUSTERS_FILE,
     clustersReloadMs: e.CLUSTERS_RELOAD_SECONDS * 1000,
     talosctlBin: e.TALOSCTL_BIN,

@@ -47,6 +47,8 @@ export interface LifecycleDeps {
   policy: LifecyclePolicy;
   /** For the short wait of a Start on a plan whose message is not stored yet. Default the system clock. */
   clock?: Clock;
+  /** Why nothing may change once Redis lost the bot's data (see `src/ops/redis-epoch.ts`); undefined while it is whole. Default: never. */
+  redisLost?: () => string | undefined;
 }
 
 /** The deps with their defaults filled in, as the moves take them. */
@@ -69,7 +71,9 @@ export type RefusalCode =
   | 'no-rehearsal'
   | 'approval-expired'
   /** A cancel that would free the cluster while a node is down. */
-  | 'not-cancellable';
+  | 'not-cancellable'
+  /** Redis lost the bot's data: nothing changes until an operator re-seeds it. */
+  | 'redis-lost';
 
 /**
  * What a move did: the operation after it, what to tell the person, and what the caller does once

@@ -2,7 +2,9 @@ import type { Operation } from '../../../src/ops/operation.ts';
 import { systemClock } from '../../../src/time/clock.ts';
 import { decideApproval, rerequestApproval } from '../approvals/decide.ts';
 import { cancel, cancelPlan } from './cancel.ts';
-import { type LifecycleDeps, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
+import { refused, type LifecycleDeps, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
+import { redisLostRefusal } from '../../../src/chat/redis-lost.ts';
+import { RedisEpochLostError } from '../../../src/ops/cluster-lock.ts';
 import { planAgain, requestRollback, retry, overrideWindow } from './recover.ts';
 import { request } from './request.ts';
 import { stopAfterStep } from './stop-after.ts';
@@ -39,20 +41,30 @@ export interface Lifecycle {
 }
 
 export function createLifecycle(options: LifecycleDeps): Lifecycle {
-  const deps: MoveDeps = { ...options, clock: options.clock ?? systemClock };
+  const deps: MoveDeps = { ...options, clock: options.clock ?? systemClock, redisLost: options.redisLost ?? (() => undefined) };
+  // Once Redis lost the bot's data, what it holds is no record to move: every move is refused, whatever the click.
+  const whole =
+    <A extends unknown[]>(move: (...args: A) => Promise<MoveResult>) =>
+    (...args: A): Promise<MoveResult> => {
+      const lost = deps.redisLost();
+      return lost === undefined ? move(...args) : Promise.resolve(refused('redis-lost', redisLostRefusal(lost)));
+    };
   return {
     policy: deps.policy,
-    request: (op) => request(deps, op),
-    start: (click) => start(deps, click),
-    decide: (click, decision, reason) => decideApproval(deps, click, decision, reason),
-    rerequestApproval: (click) => rerequestApproval(deps, click),
-    retry: (click) => retry(deps, click),
-    overrideWindow: (click) => overrideWindow(deps, click),
-    overrideRehearsal: (click) => overrideRehearsal(deps, click),
-    requestRollback: (click) => requestRollback(deps, click),
-    planAgain: (click) => planAgain(deps, click),
-    cancel: (opId, by) => cancel(deps, opId, by),
-    cancelPlan: (click) => cancelPlan(deps, click),
-    stopAfterStep: (click) => stopAfterStep(deps, click),
+    request: (op) => {
+      const lost = deps.redisLost();
+      return lost === undefined ? request(deps, op) : Promise.reject(new RedisEpochLostError());
+    },
+    start: whole((click) => start(deps, click)),
+    decide: whole((click, decision, reason) => decideApproval(deps, click, decision, reason)),
+    rerequestApproval: whole((click) => rerequestApproval(deps, click)),
+    retry: whole((click) => retry(deps, click)),
+    overrideWindow: whole((click) => overrideWindow(deps, click)),
+    overrideRehearsal: whole((click) => overrideRehearsal(deps, click)),
+    requestRollback: whole((click) => requestRollback(deps, click)),
+    planAgain: whole((click) => planAgain(deps, click)),
+    cancel: whole((opId, by) => cancel(deps, opId, by)),
+    cancelPlan: whole((click) => cancelPlan(deps, click)),
+    stopAfterStep: whole((click) => stopAfterStep(deps, click)),
   };
 }

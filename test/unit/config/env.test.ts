@@ -189,6 +189,7 @@ describe('loadConfig: values', () => {
       recordExportDir: undefined,
       redisDurabilityCheck: 'enforce',
       redisEpochReseed: false,
+      redisEpochCheckMs: 15_000,
       timeouts: {
         approvalTtlMs: 3_600_000,
         approvalReminderMs: 600_000,
