@@ -318,13 +318,16 @@ export function approveOrStopButtons(
 }
 
 /**
- * The scope of an approval on its card: one approval covers every step left of its kind, and a
- * failure or a Retry asks again. Placed just before the buttons, so nothing but the expiry sits below them.
+ * The scope of an approval on its card: one approval covers every step left of its kind that starts within
+ * `minutes` of it, and a failure, a Retry or a closed window asks again. Placed just before the buttons, so
+ * nothing but the expiry sits below them.
  */
-export function withScope(request: ApprovalRequest, covers: string): ApprovalRequest {
+export function withScope(request: ApprovalRequest, covers: string, minutes: number): ApprovalRequest {
   const blocks = request.blocks ?? [];
   const at = blocks.findIndex((b) => b['type'] === 'actions');
-  const note = context(`This approval covers ${escapeMrkdwn(covers)}; a failure or a Retry asks again.`);
+  const note = context(
+    `This approval covers ${escapeMrkdwn(covers)} that start within ${minutes} min of it; a failure, a Retry or a closed window asks again.`,
+  );
   return { ...request, blocks: at < 0 ? [...blocks, note] : [...blocks.slice(0, at), note, ...blocks.slice(at)] };
 }
 

@@ -102,7 +102,9 @@ describe('an approval request on a phone', () => {
     await clickStart(h, plan);
 
     const once = await waitForApprovalRequest(h, plan);
-    expect(JSON.stringify(first(once).blocks)).toContain('This approval covers all 3 control planes; a failure or a Retry asks again.');
+    expect(JSON.stringify(first(once).blocks)).toContain(
+      'This approval covers all 3 control planes that start within 30 min of it; a failure, a Retry or a closed window asks again.',
+    );
     await approve(h, once);
     await waitForRootState(h, plan, /stopped at the first failure/);
     expect(h.sim.node('production', '10.0.30.11').talosVersion).toBe(TARGET);

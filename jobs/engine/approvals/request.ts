@@ -47,7 +47,13 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   const gated = op.steps.filter((s) => s.status === 'pending' && playbook.needsApproval(s) && coverable(playbook, s)).length;
   const presentation = deps.presentations(op.kind);
   const request =
-    scoped && gated > 1 ? withScope(card, presentation.approval?.covers?.(gated) ?? `the ${gated} steps left that ask one`) : card;
+    scoped && gated > 1
+      ? withScope(
+          card,
+          presentation.approval?.covers?.(gated) ?? `the ${gated} steps left that ask one`,
+          Math.round(approvalMaxAgeMs(deps.timeouts) / 60_000),
+        )
+      : card;
   await postBefore(ctx, op.id, evidence);
   // Kept with the approval: the request, once decided, still shows what the approver saw.
   const shown = shownEvidence(request);

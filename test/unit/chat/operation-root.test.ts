@@ -591,13 +591,18 @@ describe('approval and failure messages', () => {
     );
 
     // Act
-    const scoped = withScope(request, talosUpgradeTexts.approval!.covers!(3));
+    const scoped = withScope(request, talosUpgradeTexts.approval!.covers!(3), 30);
 
     // Assert
     expect(scoped.blocks!.map((b) => b['type'])).toEqual(['section', 'section', 'section', 'context', 'actions', 'context']);
     expect(scoped.blocks![3]).toEqual({
       type: 'context',
-      elements: [{ type: 'mrkdwn', text: 'This approval covers all 3 control planes; a failure or a Retry asks again.' }],
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: 'This approval covers all 3 control planes that start within 30 min of it; a failure, a Retry or a closed window asks again.',
+        },
+      ],
     });
   });
 
