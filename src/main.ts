@@ -9,6 +9,7 @@ import { buildProcessors, buildWorkers } from './bootstrap/processors.ts';
 import { startSchedules } from './bootstrap/schedules.ts';
 import { startInventoryReload } from './bootstrap/inventory-reload.ts';
 import { startEpochWatch } from './bootstrap/redis-epoch-watch.ts';
+import { standardGate } from '../jobs/health-gate-job.ts';
 import { buildDoctor, postDoctorAtStart } from './bootstrap/doctor.ts';
 import { buildSlackIntake } from './bootstrap/slack-intake.ts';
 import type { StartOverrides } from './bootstrap/start-overrides.ts';
@@ -77,6 +78,7 @@ export async function startBot(env: Record<string, string | undefined>, override
     chat: adapters.chat,
     logger,
     intervalMs: config.redisEpochCheckMs,
+    observe: standardGate(adapters.access, config.timeouts.probeMs),
   });
   startSchedules({ config, inventory: infra.inventory, logger, queues, gateState: records.gateState });
   const reload = await startInventoryReload(infra, metrics, adapters.chat, () =>

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { redisLostMessage } from '../chat/redis-lost.ts';
+import { redisLostMessage, redisLostReadingMessage, redisLostUnreadMessage } from '../chat/redis-lost.ts';
+import type { GateReport } from '../health/health-gate.ts';
 import type { ClusterConfig } from '../config/inventory.ts';
 import type { Logger } from '../log/logger.ts';
 import { LOSS_TOLD_PREFIX, type RedisEpoch } from '../ops/redis-epoch.ts';
@@ -27,6 +28,8 @@ export function startEpochWatch(parts: {
   chat: ChatPort;
   logger: Logger;
   intervalMs: number;
+  /** The standard health gate, run on each cluster right after it was told: what the bot reads instead of what it lost. */
+  observe?: (cluster: ClusterConfig) => Promise<GateReport>;
 }): EpochWatch {
   const { epoch, redis, chat, logger } = parts;
   const told = new Set<string>();
@@ -36,8 +39,9 @@ export function startEpochWatch(parts: {
     const taken = await redis.set(mark, new Date().toISOString(), 'NX');
     told.add(cluster.name);
     if (taken !== 'OK') return;
+    let ts: string;
     try {
-      await chat.post(cluster.channel, redisLostMessage(cluster, reason), { key: `redis-lost-${cluster.name}-${randomUUID()}` });
+      ({ ts } = await chat.post(cluster.channel, redisLostMessage(cluster, reason), { key: `redis-lost-${cluster.name}-${randomUUID()}` }));
       logger.warn({ cluster: cluster.name }, 'the loss of Redis data was told in the cluster channel');
     } catch (error) {
       told.delete(cluster.name);
@@ -46,7 +50,18 @@ export function startEpochWatch(parts: {
         { cluster: cluster.name, err: (error as Error).message },
         'the loss of Redis data could not be told; the next check tries again',
       );
+      return;
     }
+    if (parts.observe === undefined) return;
+    // Read-only, and by the replica that told: the channel sees the cluster as it is, not as the lost records had it.
+    const reading = await parts
+      .observe(cluster)
+      .then(redisLostReadingMessage, (error: unknown) => redisLostUnreadMessage(cluster, (error as Error).message));
+    await chat
+      .reply(cluster.channel, ts, reading, { key: `redis-lost-reading-${cluster.name}-${randomUUID()}` })
+      .catch((error: unknown) =>
+        logger.warn({ cluster: cluster.name, err: (error as Error).message }, 'the reading after the Redis loss was not posted'),
+      );
   }
 
   async function check(): Promise<void> {

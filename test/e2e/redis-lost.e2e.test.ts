@@ -45,6 +45,19 @@ describe('Redis emptied under a running bot', () => {
     expect(text).toContain('a new operation');
     expect(text).toContain('REDIS_EPOCH_RESEED=true');
     expect(text).toContain('the epoch is missing since this process started');
+    // What it read instead: the gate, run now, in the announcement's thread.
+    const reading = await h.slack.waitFor(
+      () => h.slack.thread(CHANNELS.production, production.ts).find((m) => m.text.startsWith('*Read now on production:*')),
+      {
+        timeoutMs: 60_000,
+        description: 'the reading of production after the loss',
+      },
+    );
+    expect(reading.text).toBe('*Read now on production:* ✅ health gate passed.');
+    const read = JSON.stringify(reading.blocks);
+    expect(read).toMatch(/Talos v\d+\.\d+\.\d+; Kubernetes v\d+\.\d+\.\d+\./);
+    expect(read).toContain(`Talos ${h.sim.node('production', '10.0.30.11').talosVersion}; Kubernetes v`);
+    expect(read).toMatch(/• talosctl etcd status \([^)]*\): passed, leader [0-9a-f]+ on [\d.]+; 3\/3 members agree/);
 
     // A mutating command is refused in its answer, and nothing is stored.
     const answer = await h.command('upgrade talos v1.12.11');
