@@ -120,6 +120,9 @@ export function desiredResources(cluster: string, inputs: DeclaredInputs, schema
           role: node.role,
           longhorn: node.longhorn,
           generation: node.vm_generation,
+          // bpg/terraform-provider-proxmox docs/resources/virtual_environment_vm.md: `stop_on_destroy` defaults to
+          // false, so a destroy shuts the guest down gracefully and waits up to `timeout_shutdown_vm` (1800 s).
+          stop_on_destroy: node.stop_on_destroy ?? false,
         },
         hostname,
       ),

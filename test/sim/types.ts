@@ -295,6 +295,8 @@ export interface DeclaredNode {
   longhorn_installer?: boolean;
   /** Bumped to recreate this VM (a change that forces replacement). */
   vm_generation: number;
+  /** The VM resource's `stop_on_destroy` (bpg provider; default false: a graceful guest shutdown before the destroy). */
+  stop_on_destroy?: boolean;
 }
 
 /** The declared inputs of one cluster, as `terraform/<cluster>/cluster.auto.tfvars.json` holds them. */
