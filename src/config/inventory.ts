@@ -41,6 +41,7 @@ const TerraformOutputNames = z.strictObject({
   kubeconfig: OutputName.optional(),
   schematicId: OutputName.optional(),
   longhornInstaller: OutputName.optional(),
+  talosVersion: OutputName.optional(),
 });
 
 /** A git ref as `git fetch` takes it: a branch, a tag or a full commit; never an option, a range or a revision expression. */

@@ -4,11 +4,13 @@ import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { withEndpoints } from '../shared/node-target.ts';
 import type { Playbook, WalkContext } from '../../engine/playbook.ts';
+import { VM_SHUTDOWN_TIMEOUT_MS } from '../../../src/rules/replace-plan.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { applyPlan, gateAfterApply, planDirOf } from '../terraform-apply/index.ts';
 import { applyAgainRequest } from '../terraform-apply/messages.ts';
-import { NodeReplaceData, replaceData } from './data.ts';
+import { NodeReplaceData, replaceData, WORKER_DELETE_NODE } from './data.ts';
 import { replaceFollowUp, replaceValidation } from './messages.ts';
+import { observeNodeNow } from './observe-node.ts';
 import { onlyControlPlane, preflight } from './preflight.ts';
 import { deleteNode, joinNode, quorumNow, removeMember, REPLAN, replacePlan } from './steps.ts';
 import { nodeReplaceTexts } from './texts.ts';
@@ -47,10 +49,16 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
   lock: 'cluster',
   versionRules: 'node',
   preflight,
-  needsApproval: (step) => step.kind === 'remove-member' || step.kind === 'tofu-apply',
+  // The first change asks first: the member removal of a control plane, the Node deletion of a worker; then the apply.
+  needsApproval: (step) => step.kind === 'remove-member' || step.kind === 'tofu-apply' || step.id === WORKER_DELETE_NODE,
   async approvalMessage(ctx, op, approval, step) {
     if (step.kind === 'tofu-apply') return applyAgainRequest(op, approval, nodeReplaceTexts, step);
     const node = step.node!;
+    if (step.kind === 'delete-node') {
+      const now = await observeNodeNow(avoidingNode(ctx, node), node);
+      const warning = `The Kubernetes Node ${step.nodeName ?? node} is deleted (its pods go with it), then a replace plan is made for review. ${node} is looked at again right before: if it answers and is Ready, nothing is deleted and the step stops.`;
+      return nodeApprovalMessage(op, approval, step, { summary: now.summary, evidence: [now.summary], warning }, nodeReplaceTexts);
+    }
     const quorum = await quorumNow(avoidingNode(ctx, node), node, replaceData(op).hostname);
     const member = quorum.member ? `member \`${quorum.member.id}\`` : 'its member (no longer listed: the step will be skipped)';
     const warning = `talosctl etcd remove-member through ${quorum.via ?? 'a healthy control plane'} removes ${member} of ${step.nodeName ?? node}; quorum is checked again first. Then its Kubernetes Node is deleted and a replace plan is made for review.`;
@@ -63,7 +71,12 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
     if (step.kind === 'remove-member') return removeMember(aside, op, step);
     if (step.kind === 'delete-node') return deleteNode(aside, op, step);
     if (step.kind === 'replace-plan') return replacePlan(aside, op);
-    if (step.kind === 'tofu-apply') return applyPlan(ctx, op, step, { allowedStops: [replaceData(op).vmAddress], again: REPLAN });
+    if (step.kind === 'tofu-apply') {
+      const data = replaceData(op);
+      // Without stop_on_destroy the provider waits for a graceful guest shutdown (up to 30 min) before the destroy.
+      const timeoutMs = ctx.deps.timeouts.stepMs + (data.gracefulShutdown === false ? 0 : VM_SHUTDOWN_TIMEOUT_MS);
+      return applyPlan(ctx, op, step, { allowedStops: [data.vmAddress], again: REPLAN, timeoutMs });
+    }
     if (step.kind === 'node-join') return joinNode(ctx, op, step);
     return gateAfterApply(ctx, op);
   },

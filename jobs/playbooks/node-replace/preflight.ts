@@ -3,7 +3,6 @@ import type { Step } from '../../../src/ops/operation.ts';
 import { quorumForReplacement } from '../../../src/rules/quorum.ts';
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
-import { vmAddressOf } from '../../../src/tofu/state-address.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { probeSignals } from '../../engine/job-context.ts';
 import type { Playbook } from '../../engine/playbook.ts';
@@ -11,8 +10,9 @@ import { talosctlFor } from '../../engine/talosctl-client.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { roleOf, withEndpoints } from '../shared/node-target.ts';
 import { planTree } from '../terraform-apply/index.ts';
-import type { NodeReplaceData } from './data.ts';
+import { WORKER_DELETE_NODE, type NodeReplaceData } from './data.ts';
 import { lookUpMember } from './etcd-member.ts';
+import { replaceTargets, planReplacement } from './replace-targets.ts';
 
 /**
  * The refusal the inventory alone decides: the only control plane is never replaced this way.
@@ -80,18 +80,31 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
       notes.push(`${hostname ?? address} is no longer an etcd member (asked ${lookup.via}): the member removal will be skipped.`);
   }
 
+  // The plan before anything changes: the VM named from Terraform's state, its configuration apply with it, nothing else.
   let vmAddress: string | undefined;
   if (hostname !== undefined && hostname !== '') {
     try {
       const dir = await planTree(deps, cluster, signal);
-      const state = await deps.tofu.run(dir, ['state', 'list'], { signal, timeoutMs: deps.timeouts.stepMs });
-      const vm = vmAddressOf(state.stdout, hostname);
-      if (vm.ok) {
-        vmAddress = vm.address;
-        notes.push(`Terraform replaces \`${vm.address}\` (found in its state by the hostname ${hostname}).`);
-      } else refusals.push(`${vm.reason}; nothing can be replaced`);
+      const found = await replaceTargets(deps, cluster, dir, hostname, signal);
+      if (!found.ok) refusals.push(found.reason);
+      else {
+        vmAddress = found.targets.vm;
+        notes.push(
+          `Terraform replaces \`${found.targets.vm}\` (found in its state by the hostname ${hostname})${
+            found.targets.configApply ? `; the node's configuration apply is \`${found.targets.configApply}\`` : ''
+          }.`,
+        );
+        const tree = await deps.git.read(dir, signal);
+        const planned = await planReplacement(deps, dir, tree, hostname, found.targets, { signal });
+        if (planned.refusals.length > 0)
+          refusals.push(`the replace plan made now is refused, before anything changes: ${planned.refusals.join('; ')}`);
+        else
+          notes.push(
+            `A replace plan made now (\`tofu plan ${found.targets.replace.map((a) => `-replace=${a}`).join(' ')}\`) holds exactly the replacement: ${planned.judged?.notes.join('; ') ?? ''}. It is planned again, for review, after the member and the Node are gone.`,
+          );
+      }
     } catch (error) {
-      refusals.push(`tofu state list failed: ${errorText(error)}; the VM to replace cannot be found`);
+      refusals.push(`the Terraform state or the replace plan could not be read: ${errorText(error)}; the VM to replace cannot be checked`);
     }
   }
 
@@ -100,7 +113,8 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const steps: Step[] = [
     { id: 'snapshot', kind: 'snapshot', status: 'pending' },
     ...(role === 'control plane' ? [on('remove-member', 'remove-member')] : []),
-    on('delete-node', 'delete-node'),
+    // A worker has no member removal: its Node deletion is the first change, and asks an approver first.
+    on(role === 'control plane' ? 'delete-node' : WORKER_DELETE_NODE, 'delete-node'),
     on('replace-plan', 'replace-plan'),
     on('tofu-apply', 'tofu-apply'),
     on('join', 'node-join'),

@@ -3,7 +3,7 @@ import type { Presentation } from '../../../src/chat/presentation.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { Block } from '../../../src/port/chat-port.ts';
 import { nodeRef, nodeTitle, SNAPSHOT_LABEL } from '../shared/step-texts.ts';
-import { replaceData } from './data.ts';
+import { replaceData, WORKER_DELETE_NODE } from './data.ts';
 
 /** The steps of a replacement: snapshot, member out, Node out, the reviewed replace plan, its apply, the join, the gate. */
 export type NodeReplaceStepKind =
@@ -49,20 +49,27 @@ export const nodeReplaceTexts: Presentation = {
   details: (op) => (typeof op.data?.['vmAddress'] === 'string' && op.data['vmAddress'] !== '' ? replaceDetails(op) : []),
   context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
   stepLabel: nodeReplaceStepLabel,
-  plannedGates: (step) => (step.kind === 'remove-member' || step.kind === 'tofu-apply' ? ' · approval' : undefined),
+  plannedGates: (step) =>
+    step.kind === 'remove-member' || step.kind === 'tofu-apply' || step.id === WORKER_DELETE_NODE ? ' · approval' : undefined,
   approval: {
     verb: 'Approve',
     subject: (op, step) =>
       step.kind === 'remove-member'
         ? `the removal of ${nodeRef(step)}'s etcd member from ${op.cluster}`
-        : `\`tofu apply\` of the plan that replaces ${op.target.nodeName ?? '?'}'s VM (${vmOf(op)}) on ${op.cluster}`,
+        : step.kind === 'delete-node'
+          ? `the deletion of the Kubernetes Node ${step.nodeName ?? step.node ?? '?'} from ${op.cluster}`
+          : `\`tofu apply\` of the plan that replaces ${op.target.nodeName ?? '?'}'s VM (${vmOf(op)}) on ${op.cluster}`,
     headline: (op, step) =>
       step.kind === 'remove-member'
         ? { what: 'node replacement', ask: `remove the etcd member of ${step.nodeName ?? step.node ?? '?'}` }
-        : { what: 'node replacement', ask: `tofu apply: replace the VM of ${op.target.nodeName ?? '?'}` },
+        : step.kind === 'delete-node'
+          ? { what: 'node replacement', ask: `delete the Node of ${step.nodeName ?? step.node ?? '?'}` }
+          : { what: 'node replacement', ask: `tofu apply: replace the VM of ${op.target.nodeName ?? '?'}` },
     effect: (step) =>
       step.kind === 'remove-member'
         ? `talosctl etcd remove-member: ${nodeRef(step)} leaves the etcd membership; quorum is checked again first.`
-        : 'tofu apply of exactly the reviewed plan file: the old VM and its disks are destroyed and a new one is created.',
+        : step.kind === 'delete-node'
+          ? `kubectl delete node: ${nodeRef(step)} and its pods leave Kubernetes; the node is looked at again first, and a node that answers and is Ready is not touched.`
+          : 'tofu apply of exactly the reviewed plan file: the old VM and its disks are destroyed and a new one is created.',
   },
 };
