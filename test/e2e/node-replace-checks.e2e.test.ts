@@ -83,6 +83,7 @@ describe('the configuration apply of the new VM', () => {
     await h.sim.terraform.commit('the configuration apply follows its VM again');
 
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    const card = JSON.stringify(plan.root.blocks);
     await clickStart(h, plan, USERS.alice);
     await approve(h, await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
     const apply = await approvalFor(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/, CHANNELS.production);
@@ -90,6 +91,9 @@ describe('the configuration apply of the new VM', () => {
     const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 240_000);
 
     expect(done.text).toContain('completed');
+    // The plan card, before anything changed: the replacement planned, and the destroy's graceful shutdown named.
+    expect(card).toContain('A replace plan made now');
+    expect(card).toContain('does not set stop_on_destroy');
     const op = await storedOperation(h, plan.opId);
     const planStep = op.steps.find((s) => s.kind === 'replace-plan');
     expect(planStep?.detail).toContain(`${CONFIG_APPLY}["talos-prd-cp-2"] (replace, tied to the VM by replace_triggered_by)`);
@@ -100,6 +104,37 @@ describe('the configuration apply of the new VM', () => {
     const node = h.sim.node('production', 'talos-prd-cp-2');
     expect([node.stage, node.etcdMember, node.etcdLearner]).toEqual(['running', true, false]);
     expect((op.data as { joinedMember?: { id: string } }).joinedMember?.id).toBe(node.etcdMemberId);
+  }, 300_000);
+});
+
+describe('an estate that does not tie the configuration apply, with replaceConfigApply in the inventory', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ inventory: { extra: { production: { replaceConfigApply: true } } } });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('names the configuration apply with -replace beside the VM, and the new node joins and votes', async () => {
+    await h.sim.terraform.setLifecycle('production', CONFIG_APPLY, {});
+    await h.sim.terraform.commit('the configuration apply no longer follows its VM');
+    h.sim.failMachine('production', 'talos-prd-cp-2');
+
+    const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
+    await clickStart(h, plan, USERS.alice);
+    await approve(h, await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
+    await approve(h, await approvalFor(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 240_000);
+
+    expect(done.text).toContain('completed');
+    expect(calls(h, 'tofu', 'production', 'plan').at(-1)?.argv).toContain(`-replace=${CONFIG_APPLY}["talos-prd-cp-2"]`);
+    const op = await storedOperation(h, plan.opId);
+    expect(op.steps.find((s) => s.kind === 'replace-plan')?.detail).toContain(
+      `${CONFIG_APPLY}["talos-prd-cp-2"] (replace, named with -replace)`,
+    );
+    const node = h.sim.node('production', 'talos-prd-cp-2');
+    expect([node.stage, node.etcdMember, node.etcdLearner]).toEqual(['running', true, false]);
   }, 300_000);
 });
 

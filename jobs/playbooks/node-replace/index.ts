@@ -59,10 +59,14 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
       const warning = `The Kubernetes Node ${step.nodeName ?? node} is deleted (its pods go with it), then a replace plan is made for review. ${node} is looked at again right before: if it answers and is Ready, nothing is deleted and the step stops.`;
       return nodeApprovalMessage(op, approval, step, { summary: now.summary, evidence: [now.summary], warning }, nodeReplaceTexts);
     }
-    const quorum = await quorumNow(avoidingNode(ctx, node), node, replaceData(op).hostname);
+    const aside = avoidingNode(ctx, node);
+    const now = await observeNodeNow(aside, node);
+    const quorum = await quorumNow(aside, node, replaceData(op).hostname);
     const member = quorum.member ? `member \`${quorum.member.id}\`` : 'its member (no longer listed: the step will be skipped)';
-    const warning = `talosctl etcd remove-member through ${quorum.via ?? 'a healthy control plane'} removes ${member} of ${step.nodeName ?? node}; quorum is checked again first. Then its Kubernetes Node is deleted and a replace plan is made for review.`;
-    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning }, nodeReplaceTexts);
+    const mismatch = quorum.nameMismatch ? `Refused when approved: ${quorum.nameMismatch}. ` : '';
+    const warning = `${mismatch}talosctl etcd remove-member through ${quorum.via ?? 'a healthy control plane'} removes ${member} of ${step.nodeName ?? node}, found by its peer address; the node is looked at and quorum checked again first (a node that answers and is Ready again is not touched). Then its Kubernetes Node is deleted and a replace plan is made for review.`;
+    const evidence = [now.summary, ...quorum.evidence];
+    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence, warning }, nodeReplaceTexts);
   },
   runStep(ctx, op, step) {
     const node = op.target.node!;
