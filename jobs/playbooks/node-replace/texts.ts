@@ -41,9 +41,10 @@ function replaceDetails(op: Operation): Block[] {
 export const nodeReplaceTexts: Presentation = {
   name: 'node replacement',
   title: (op) => `Replacement of ${nodeTitle(op)}: ${op.cluster}`,
-  order: "after an operator's Start; the member's removal and the apply each wait for an approver",
+  order:
+    "after an operator's Start; the first change (a control plane's member removal, a worker's Node deletion) and the apply each wait for an approver",
   gates:
-    'quorum checked again when the member removal is approved; the plan must replace exactly this VM; the apply runs the reviewed plan file once; the new node must be Ready and, for a control plane, a voting etcd member under one leader.',
+    'the node looked at again before its member or Node goes (one that answers and is Ready again is not touched); quorum checked again for the member at its peer address; the plan must replace exactly this VM and configure the new one; the apply runs the reviewed plan file once; the new node must be Ready, run the declared Talos and its class schematic and, for a control plane, be a voting etcd member under one leader.',
   startTitle: 'Replace this node?',
   reviewItems: [],
   details: (op) => (typeof op.data?.['vmAddress'] === 'string' && op.data['vmAddress'] !== '' ? replaceDetails(op) : []),
