@@ -123,12 +123,39 @@ describe('refusals before anything changes', () => {
     await h?.stop();
   });
 
-  it('points a node that answers and is Ready to /talos remove', async () => {
-    const plan = await requestUpgrade(h, 'replace talos-prd-cp-3');
-    expect(plan.root.text).toContain('refused');
-    expect(JSON.stringify(plan.root.blocks)).toContain('a healthy node is retired with `/talos remove 10.0.30.13`');
-    expect(talosctlCalls(h, 'production', 'etcd', 'remove-member')).toEqual([]);
-  }, 60_000);
+  it('replaces a retired node that answers and is Ready: reset gracefully after an approval, then its VM replaced', async () => {
+    // Act: the operator's Start on a plan that names the node retired chooses this path; an approver allows the reset.
+    const plan = await requestUpgrade(h, 'replace talos-stg-w-1', { channel: CHANNELS.staging });
+    const card = JSON.stringify(plan.root.blocks);
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await approve(h, await approvalFor(h, plan, /reset the retired talos-stg-w-1/, CHANNELS.staging), USERS.carol, CHANNELS.staging);
+    await approve(
+      h,
+      await approvalFor(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
+      USERS.carol,
+      CHANNELS.staging,
+    );
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.staging, 180_000);
+
+    // Assert
+    expect(card).toContain('this replaces a *retired* node');
+    expect(card).toContain('`/talos remove 10.0.20.205`');
+    expect(done.text).toContain('completed');
+    const op = await storedOperation(h, plan.opId);
+    expect(op.steps.map((s) => [s.kind, s.status])).toEqual([
+      ['snapshot', 'done'],
+      ['reset-node', 'done'],
+      ['delete-node', 'done'],
+      ['replace-plan', 'done'],
+      ['tofu-apply', 'done'],
+      ['node-join', 'done'],
+      ['replace-gate', 'done'],
+    ]);
+    const kinds = events(h, 'staging', '10.0.20.205');
+    const order = ['reset', 'node-deleted', 'vm-replaced', 'up'].map((k) => kinds.indexOf(k));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  }, 240_000);
 
   it('refuses the only control plane at once: disaster recovery', async () => {
     expect(await h.command('replace 10.0.20.204', { channel: CHANNELS.staging })).toContain(

@@ -24,6 +24,11 @@ export const NodeReplaceData = z.object({
    * shutdown (up to the provider's 30 min), so the apply is given that much longer.
    */
   gracefulShutdown: z.boolean().optional(),
+  /**
+   * A retired node: it answered and was Ready when the replacement was planned, so it is drained and
+   * reset gracefully first (as `/talos remove` does, after an approver's word), then its VM replaced.
+   */
+  retired: z.boolean().optional(),
   /** The etcd member the new node joined as (control planes). */
   joinedMember: Member.optional(),
 });

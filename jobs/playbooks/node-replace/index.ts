@@ -5,6 +5,7 @@ import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { withEndpoints } from '../shared/node-target.ts';
 import type { Playbook, WalkContext } from '../../engine/playbook.ts';
 import { VM_SHUTDOWN_TIMEOUT_MS } from '../../../src/rules/replace-plan.ts';
+import { reset as resetGracefully } from '../node-remove/index.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { applyPlan, gateAfterApply, planDirOf } from '../terraform-apply/index.ts';
 import { applyAgainRequest } from '../terraform-apply/messages.ts';
@@ -30,7 +31,7 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
     name: 'node-replace',
     words: ['replace'],
     argument: { kind: 'node' },
-    help: 'replace a failed node: etcd member out, `tofu plan -replace` of its VM, applied after approval (operators, approvals)',
+    help: 'replace a failed or retired node: etcd member out (a retired node reset gracefully first), `tofu plan -replace` of its VM, applied after approval (operators, approvals)',
     request: {
       what: 'a node replacement',
       refuseNode: onlyControlPlane,
@@ -50,10 +51,17 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
   versionRules: 'node',
   preflight,
   // The first change asks first: the member removal of a control plane, the Node deletion of a worker; then the apply.
-  needsApproval: (step) => step.kind === 'remove-member' || step.kind === 'tofu-apply' || step.id === WORKER_DELETE_NODE,
+  needsApproval: (step) =>
+    step.kind === 'reset-node' || step.kind === 'remove-member' || step.kind === 'tofu-apply' || step.id === WORKER_DELETE_NODE,
   async approvalMessage(ctx, op, approval, step) {
     if (step.kind === 'tofu-apply') return applyAgainRequest(op, approval, nodeReplaceTexts, step);
     const node = step.node!;
+    if (step.kind === 'reset-node') {
+      const now = await observeNodeNow(avoidingNode(ctx, node), node);
+      const etcd = ctx.cluster.controlPlanes.includes(node) ? 'leaves etcd, ' : '';
+      const warning = `A retired node: talosctl reset --graceful --reboot=false --nodes ${node} drains it, ${etcd}wipes it and powers it off (as /talos remove does; quorum and the gate are checked again first); then its Node is deleted and its VM replaced by a reviewed plan.`;
+      return nodeApprovalMessage(op, approval, step, { summary: now.summary, evidence: [now.summary], warning }, nodeReplaceTexts);
+    }
     if (step.kind === 'delete-node') {
       const now = await observeNodeNow(avoidingNode(ctx, node), node);
       const warning = `The Kubernetes Node ${step.nodeName ?? node} is deleted (its pods go with it), then a replace plan is made for review. ${node} is looked at again right before: if it answers and is Ready, nothing is deleted and the step stops.`;
@@ -72,6 +80,8 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
     const node = op.target.node!;
     const aside = avoidingNode(ctx, node);
     if (step.kind === 'snapshot') return snapshotStep(aside, op, { setAside: { address: node } });
+    // A retired node's graceful reset is /talos remove's own (drain, leave etcd, wipe, power off).
+    if (step.kind === 'reset-node') return resetGracefully(aside, op, step);
     if (step.kind === 'remove-member') return removeMember(aside, op, step);
     if (step.kind === 'delete-node') return deleteNode(aside, op, step);
     if (step.kind === 'replace-plan') return replacePlan(aside, op);

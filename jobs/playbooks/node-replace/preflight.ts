@@ -53,9 +53,12 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
       found === undefined ? 'no Kubernetes Node has its address' : `Node ${view.name ?? '?'} is ${ready ? 'Ready' : 'not Ready'}`
     }.`,
   );
-  if (answers && ready)
-    refusals.push(
-      `${address} answers talosctl and its Node ${view.name ?? ''} is Ready: a healthy node is retired with \`/talos remove ${address}\`, whose graceful reset (drain, leave etcd) is safer than a replacement. Replace a node that has failed.`,
+  // A node that answers and is Ready is a retired node: the operator's Start on this plan chooses to replace it,
+  // and it is drained and reset gracefully first, as `/talos remove` does, after an approver's word.
+  const retired = answers && ready;
+  if (retired)
+    notes.push(
+      `${address} answers talosctl and its Node ${view.name ?? ''} is Ready, so this replaces a *retired* node: it is drained and reset gracefully first (as \`/talos remove\` does: drain, ${role === 'control plane' ? 'leave etcd, ' : ''}wipe, power off), after an approver's word, then its VM is replaced. To keep it, do not Start; to take it out for good, use \`/talos remove ${address}\` instead.`,
     );
 
   const lookup = role === 'control plane' ? await lookUpMember(talosctl, endpoints, { address, hostname: view.name }, probe) : undefined;
@@ -75,7 +78,9 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     if (quorum.ok) notes.push(`etcd quorum: ${quorum.explanation}.`);
     else refusals.push(`etcd quorum: ${quorum.explanation}`);
     if (lookup?.member !== undefined)
-      notes.push(`etcd member of ${hostname ?? address}: \`${lookup.member.id}\`, removed at step 2 after an approver's word.`);
+      notes.push(
+        `etcd member of ${hostname ?? address}: \`${lookup.member.id}\`, ${retired ? 'which leaves etcd in its graceful reset' : 'removed at step 2'} after an approver's word.`,
+      );
     else if (lookup?.via !== undefined)
       notes.push(`${hostname ?? address} is no longer an etcd member (asked ${lookup.via}): the member removal will be skipped.`);
   }
@@ -112,15 +117,17 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const on = (id: string, kind: Step['kind']): Step => ({ id, kind, node: address, nodeName: name, host: view.host, status: 'pending' });
   const steps: Step[] = [
     { id: 'snapshot', kind: 'snapshot', status: 'pending' },
-    ...(role === 'control plane' ? [on('remove-member', 'remove-member')] : []),
-    // A worker has no member removal: its Node deletion is the first change, and asks an approver first.
-    on(role === 'control plane' ? 'delete-node' : WORKER_DELETE_NODE, 'delete-node'),
+    // A retired node leaves etcd in its own graceful reset, which is then the first change and asks first.
+    ...(retired ? [{ ...on('reset', 'reset-node'), ...(seen.reachable ? { fromVersion: seen.version } : {}) }] : []),
+    ...(role === 'control plane' && !retired ? [on('remove-member', 'remove-member')] : []),
+    // A failed worker has no member removal: its Node deletion is the first change, and asks an approver first.
+    on(role === 'control plane' || retired ? 'delete-node' : WORKER_DELETE_NODE, 'delete-node'),
     on('replace-plan', 'replace-plan'),
     on('tofu-apply', 'tofu-apply'),
     on('join', 'node-join'),
     { id: 'gate', kind: 'replace-gate', status: 'pending' },
   ];
-  const data: NodeReplaceData = { hostname: name, vmAddress: vmAddress ?? '' };
+  const data: NodeReplaceData = { hostname: name, vmAddress: vmAddress ?? '', ...(retired ? { retired: true } : {}) };
   const running = answers ? seen.version : view.osVersion;
   return {
     refusals,
@@ -128,6 +135,9 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     steps,
     data,
     target: { nodeName: name, ...(running === undefined ? {} : { fromVersion: running, talosVersion: running }) },
-    common: { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [], setAside: { address } },
+    // A retired node is drained by its reset: the gate judges the disruption budgets of that drain; a failed one is set aside.
+    common: retired
+      ? { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [address] }
+      : { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [], setAside: { address } },
   };
 };
