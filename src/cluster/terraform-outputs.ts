@@ -13,6 +13,8 @@ export const DEFAULT_OUTPUT_NAMES = {
   schematicId: 'talos_image_factory_schematic_id',
   /** The installer image of the Longhorn node class; optional. */
   longhornInstaller: 'talos_longhorn_installer_image',
+  /** The declared Talos version (`talos_version`): what a machine Terraform creates must run. */
+  talosVersion: 'talos_version',
 } as const;
 
 export type OutputRole = keyof typeof DEFAULT_OUTPUT_NAMES;

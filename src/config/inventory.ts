@@ -41,6 +41,7 @@ const TerraformOutputNames = z.strictObject({
   kubeconfig: OutputName.optional(),
   schematicId: OutputName.optional(),
   longhornInstaller: OutputName.optional(),
+  talosVersion: OutputName.optional(),
 });
 
 /** A git ref as `git fetch` takes it: a branch, a tag or a full commit; never an option, a range or a revision expression. */
@@ -134,6 +135,12 @@ const ClusterSchema = z
      * `terraformDir` and runs tofu in `path` of it; the reviewed commit is the fetched one.
      */
     terraformRepo: TerraformRepo.optional(),
+    /**
+     * The estate's Terraform does not tie each node's `talos_machine_configuration_apply` to its VM
+     * (`replace_triggered_by`): a node replacement names the configuration apply with `-replace` beside
+     * the VM, so the new VM gets its machine configuration. Default: the tie is required.
+     */
+    replaceConfigApply: z.boolean().optional(),
   })
   .check((ctx) => {
     const all = [...ctx.value.controlPlanes, ...ctx.value.workers];

@@ -11,7 +11,7 @@ const ResourceChange = z.looseObject({
   mode: z.string().optional(),
   type: z.string().min(1),
   provider_name: z.string().optional(),
-  change: z.looseObject({ actions: z.array(z.string()).min(1) }),
+  change: z.looseObject({ actions: z.array(z.string()).min(1), before: z.unknown().optional() }),
   action_reason: z.string().optional(),
   /** The `for_each` key or `count` index: a VM's hostname in the runbook's configuration. */
   index: z.union([z.string(), z.number()]).optional(),
@@ -54,6 +54,11 @@ export interface PlannedChange {
   reason?: string;
   /** The `for_each` key, e.g. a VM's hostname. */
   key?: string;
+  /**
+   * A Proxmox VM's `stop_on_destroy` as the state holds it (bpg/terraform-provider-proxmox, default
+   * false: the destroy shuts the guest down gracefully first). Only this boolean is read from `before`.
+   */
+  stopOnDestroy?: boolean;
 }
 
 /** A change the runbook forbids in routine maintenance (`stop`) or allows only in one procedure (`caution`). */
@@ -195,6 +200,11 @@ export function reviewPlan(plan: PlanJson): PlanReview {
       if (rc.action_reason !== undefined) change.reason = rc.action_reason;
       const key = rc.index ?? /\["([^"]+)"\]$/.exec(rc.address)?.[1];
       if (key !== undefined) change.key = String(key);
+      const before = rc.change['before'];
+      if (rc.type === VM && typeof before === 'object' && before !== null) {
+        const stop = (before as Record<string, unknown>)['stop_on_destroy'];
+        change.stopOnDestroy = stop === true;
+      }
       return change;
     })
     .filter((c) => c.action !== 'no-op');

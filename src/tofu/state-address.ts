@@ -37,3 +37,20 @@ export function vmAddressOf(stateList: string, hostname: string): { ok: true; ad
     reason: `${matches.length} VMs in the Terraform state are keyed ${JSON.stringify(hostname)} (${matches.map((m) => m.address).join(', ')}), so which one to replace is not clear`,
   };
 }
+
+/** The resource type that applies a node's Talos machine configuration (siderolabs/terraform-provider-talos). */
+export const CONFIG_APPLY_TYPE = 'talos_machine_configuration_apply';
+
+const CONFIG_APPLY_ADDRESS = /^(?:module\.[A-Za-z0-9_-]+(?:\[[^\]]+\])?\.)*talos_machine_configuration_apply\.[A-Za-z0-9_-]+\["([^"]+)"\]$/;
+
+/**
+ * The state address of the `talos_machine_configuration_apply` keyed by `hostname`: the resource that
+ * configures the VM of that name once it boots. Undefined when the state holds none, or more than one.
+ */
+export function configApplyOf(stateList: string, hostname: string): string | undefined {
+  const matches = stateList
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((address) => CONFIG_APPLY_ADDRESS.exec(address)?.[1] === hostname);
+  return matches.length === 1 ? matches[0] : undefined;
+}

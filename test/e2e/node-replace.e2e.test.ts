@@ -123,12 +123,39 @@ describe('refusals before anything changes', () => {
     await h?.stop();
   });
 
-  it('points a node that answers and is Ready to /talos remove', async () => {
-    const plan = await requestUpgrade(h, 'replace talos-prd-cp-3');
-    expect(plan.root.text).toContain('refused');
-    expect(JSON.stringify(plan.root.blocks)).toContain('a healthy node is retired with `/talos remove 10.0.30.13`');
-    expect(talosctlCalls(h, 'production', 'etcd', 'remove-member')).toEqual([]);
-  }, 60_000);
+  it('replaces a retired node that answers and is Ready: reset gracefully after an approval, then its VM replaced', async () => {
+    // Act: the operator's Start on a plan that names the node retired chooses this path; an approver allows the reset.
+    const plan = await requestUpgrade(h, 'replace talos-stg-w-1', { channel: CHANNELS.staging });
+    const card = JSON.stringify(plan.root.blocks);
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await approve(h, await approvalFor(h, plan, /reset the retired talos-stg-w-1/, CHANNELS.staging), USERS.carol, CHANNELS.staging);
+    await approve(
+      h,
+      await approvalFor(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
+      USERS.carol,
+      CHANNELS.staging,
+    );
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.staging, 180_000);
+
+    // Assert
+    expect(card).toContain('this replaces a *retired* node');
+    expect(card).toContain('`/talos remove 10.0.20.205`');
+    expect(done.text).toContain('completed');
+    const op = await storedOperation(h, plan.opId);
+    expect(op.steps.map((s) => [s.kind, s.status])).toEqual([
+      ['snapshot', 'done'],
+      ['reset-node', 'done'],
+      ['delete-node', 'done'],
+      ['replace-plan', 'done'],
+      ['tofu-apply', 'done'],
+      ['node-join', 'done'],
+      ['replace-gate', 'done'],
+    ]);
+    const kinds = events(h, 'staging', '10.0.20.205');
+    const order = ['reset', 'node-deleted', 'vm-replaced', 'up'].map((k) => kinds.indexOf(k));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  }, 240_000);
 
   it('refuses the only control plane at once: disaster recovery', async () => {
     expect(await h.command('replace 10.0.20.204', { channel: CHANNELS.staging })).toContain(
@@ -182,7 +209,7 @@ describe('a replace plan with any other change, and a worker', () => {
     await h?.stop();
   });
 
-  it('refuses a plan that changes more than the VM before any apply', async () => {
+  it('refuses a plan that changes more than the VM before any member is removed', async () => {
     // Arrange: a committed configuration change waits in the Terraform tree, so the replace plan carries it too.
     h.sim.failMachine('production', 'talos-prd-cp-2');
     await h.sim.terraform.changePatch('production');
@@ -190,25 +217,23 @@ describe('a replace plan with any other change, and a worker', () => {
 
     // Act
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
-    await clickStart(h, plan, USERS.alice);
-    await approve(h, await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/), USERS.carol);
-    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 120_000);
 
-    // Assert
-    expect(done.text).toContain('stopped');
-    const op = await storedOperation(h, plan.opId);
-    const failed = op.steps.find((s) => s.status === 'failed');
-    expect(failed?.kind).toBe('replace-plan');
-    expect(failed?.detail).toContain('the plan changes more than talos-prd-cp-2');
-    expect(failed?.detail).toContain('talos_machine_configuration_apply.this["talos-prd-cp-1"]');
+    // Assert: the preflight's plan refuses it; nothing was removed, deleted or applied.
+    const blocks = JSON.stringify(plan.root.blocks);
+    expect(plan.root.text).toContain('refused');
+    expect(blocks).toContain('the plan changes more than talos-prd-cp-2');
+    expect(blocks).toContain('talos_machine_configuration_apply.this[\\"talos-prd-cp-1\\"]');
+    expect(talosctlCalls(h, 'production', 'etcd', 'remove-member')).toEqual([]);
     expect(tofuCalls(h, 'production', 'apply')).toEqual([]);
-    expect(op.steps.find((s) => s.kind === 'tofu-apply')?.status).toBe('pending');
+    expect(events(h, 'production', '10.0.30.12')).not.toContain('node-deleted');
   }, 180_000);
 
   it('replaces a failed worker without the etcd step, and counts as the staging rehearsal', async () => {
     h.sim.failMachine('staging', 'talos-stg-w-1');
     const plan = await requestUpgrade(h, 'replace talos-stg-w-1', { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    // A worker has no member removal: the Node deletion is the first change, and asks first.
+    await approve(h, await approvalFor(h, plan, /delete the Node of talos-stg-w-1/, CHANNELS.staging), USERS.carol, CHANNELS.staging);
     await approve(
       h,
       await approvalFor(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),

@@ -176,12 +176,20 @@ export function apidReachable(cluster: SimCluster, node: SimNode): boolean {
   return isBooted(node) && !isPartitioned(cluster, node);
 }
 
+/**
+ * A machine in maintenance mode serves the API on :50000 with a certificate of its own maintenance
+ * root, skips client certificates and grants only the reader role (siderolabs/talos v1.13.9
+ * internal/app/machined/pkg/controllers/runtime/api_service_config.go, `MaintenanceServiceConfig`:
+ * ReadonlyRoleMode, NodeRoutingDisabled, SkipVerifyingClientCert; controllers/secrets/maintenance_root.go).
+ * A client or a proxying apid that verifies the server against the cluster's CA fails the handshake.
+ */
+export const MAINTENANCE_HANDSHAKE_ERROR =
+  'rpc error: code = Unavailable desc = connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"';
+
 /** gRPC Unavailable text for a node apid cannot reach, as the proxying endpoint reports it. */
 export function unavailableError(cluster: SimCluster, node: SimNode | undefined, address: string): string {
-  const reason =
-    node && (node.stage === 'rebooting' || node.stage === 'maintenance') && !isPartitioned(cluster, node)
-      ? 'connection refused'
-      : 'no route to host';
+  if (node?.stage === 'maintenance' && !isPartitioned(cluster, node)) return MAINTENANCE_HANDSHAKE_ERROR;
+  const reason = node && node.stage === 'rebooting' && !isPartitioned(cluster, node) ? 'connection refused' : 'no route to host';
   return `rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp ${address}:50000: connect: ${reason}"`;
 }
 

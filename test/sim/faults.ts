@@ -133,6 +133,12 @@ export interface ClusterFaults {
   /** New nodes (hostnames) whose kubelet registers but never reports Ready. */
   newNodeNeverReady?: string[];
   /**
+   * The ISO at the VMs' static Proxmox file ID (`isos:iso/talos-nocloud-amd64.iso`) is an older build
+   * than the declared one: a VM Terraform creates or recreates boots it and, once configured, runs
+   * this Talos version and schematic (reference/node-replacement.md, "The new node's version").
+   */
+  staleIso?: { version: string; schematic?: string };
+  /**
    * The next `talosctl etcd snapshot` writes a damaged file (then the fault clears itself), e.g.
    * `flip-body-byte`: `snapshot info` still prints, the restore's sha256 check fails. See
    * etcd-snapshot-file.ts for where each damage fails.

@@ -171,6 +171,20 @@ describe.concurrent('tofu state list and plan -replace', () => {
     expect(text.stdout).toContain(`  # ${APPLY2} will be replaced due to changes in replace_triggered_by\n`);
   });
 
+  it('replaces only the VM when the estate does not tie its configuration apply, unless that is requested too', async ({ f, expect }) => {
+    await f.sim.terraform.setLifecycle('production', 'talos_machine_configuration_apply.this', {});
+    await f.sim.terraform.commit('production: the configuration apply no longer follows its VM');
+
+    const alone = await planJson(f, 'production', [`-replace=${VM2}`]);
+    const both = await planJson(f, 'production', [`-replace=${VM2}`, `-replace=${APPLY2}`]);
+
+    expect(acting(alone)).toEqual([[VM2, 'delete,create', 'replace_by_request']]);
+    expect(acting(both)).toEqual([
+      [VM2, 'delete,create', 'replace_by_request'],
+      [APPLY2, 'delete,create', 'replace_by_request'],
+    ]);
+  });
+
   it('ignores an instance that does not exist, warns about a missing key, and refuses a bad address', async ({ f, expect }) => {
     const missing = await planJson(f, 'production', ['-replace=proxmox_virtual_environment_vm.talos["talos-prd-cp-9"]']);
     const keyless = await f.tofu('production', ['plan', '-input=false', '-replace=proxmox_virtual_environment_vm.talos']);
@@ -260,6 +274,41 @@ describe.concurrent('replacing a failed node', () => {
         .filter((m) => m.hostname === CP2)
         .map((m) => m.etcdMemberId === old),
     ).toEqual([false]);
+  });
+
+  boot('a VM recreated without its configuration apply stays in maintenance mode and never joins', async ({ f, expect }) => {
+    await f.sim.terraform.setLifecycle('production', 'talos_machine_configuration_apply.this', {});
+    await f.sim.terraform.commit('production: the configuration apply no longer follows its VM');
+    f.sim.failMachine('production', CP2);
+    await f.talosctl('production', ['--nodes', '10.0.30.11', 'etcd', 'remove-member', f.sim.node('production', CP2).etcdMemberId ?? '']);
+    await planJson(f, 'production', [`-replace=${VM2}`]);
+
+    const applied = await f.tofu('production', ['apply', '-input=false', 'review.tfplan']);
+    await new Promise((r) => setTimeout(r, 200));
+    const version = await f.talosctl('production', ['--nodes', '10.0.30.12', 'version']);
+
+    expect(applied.exitCode).toBe(0);
+    expect(f.sim.node('production', CP2).stage).toBe('maintenance');
+    expect(f.sim.events.filter((e) => e.node === '10.0.30.12' && e.kind === 'etcd-learner-added')).toEqual([]);
+    expect(version.exitCode).toBe(1);
+    expect(version.stderr).toContain('tls: failed to verify certificate: x509: certificate signed by unknown authority');
+  });
+
+  boot("a VM recreated from a stale ISO joins running the ISO's Talos", async ({ f, expect }) => {
+    f.sim.failMachine('staging', 'talos-stg-w-1');
+    f.sim.faults.set('staging', { staleIso: { version: 'v1.11.5' } });
+    await planJson(f, 'staging', ['-replace=proxmox_virtual_environment_vm.talos["talos-stg-w-1"]']);
+
+    await f.tofu('staging', ['apply', '-input=false', 'review.tfplan']);
+    await f.sim.waitFor(
+      () => nodeReady(f.sim.cluster('staging'), f.sim.node('staging', 'talos-stg-w-1')) === 'True',
+      5000,
+      'the new worker Ready',
+    );
+    const version = await f.talosctl('staging', ['--nodes', '10.0.20.205', 'version']);
+
+    expect(f.sim.cluster('staging').terraform.applied.talos_version).toBe('v1.11.6');
+    expect(version.stdout).toMatch(/Server:\n(?:.*\n)*?\s+Tag:\s+v1\.11\.5\n/);
   });
 
   boot('a worker is recreated and goes Ready', async ({ f, expect }) => {

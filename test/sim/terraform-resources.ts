@@ -51,7 +51,15 @@ export interface PlannedChange {
   after: Record<string, string | number | boolean> | null;
 }
 
-/** The declared inputs that describe a cluster shape exactly as it was built. */
+/** The `lifecycle` block by which a configuration ties each node's configuration apply to its VM. */
+export const CONFIG_APPLY_BLOCK = 'talos_machine_configuration_apply.this';
+export const CONFIG_APPLY_TRIGGER = 'proxmox_virtual_environment_vm.talos[each.key]';
+
+/**
+ * The declared inputs that describe a cluster shape exactly as it was built. The estate ties each
+ * configuration apply to its VM (`replace_triggered_by`), as the runbook asks; a test unties it with
+ * `SimTerraform.setLifecycle(cluster, CONFIG_APPLY_BLOCK, {})`.
+ */
 export function inputsFromShape(shape: ClusterShape): DeclaredInputs {
   return {
     talos_version: shape.talosVersion,
@@ -71,6 +79,7 @@ export function inputsFromShape(shape: ClusterShape): DeclaredInputs {
         },
       ]),
     ),
+    lifecycle: { [CONFIG_APPLY_BLOCK]: { replace_triggered_by: [CONFIG_APPLY_TRIGGER] } },
   };
 }
 
@@ -111,6 +120,9 @@ export function desiredResources(cluster: string, inputs: DeclaredInputs, schema
           role: node.role,
           longhorn: node.longhorn,
           generation: node.vm_generation,
+          // bpg/terraform-provider-proxmox docs/resources/virtual_environment_vm.md: `stop_on_destroy` defaults to
+          // false, so a destroy shuts the guest down gracefully and waits up to `timeout_shutdown_vm` (1800 s).
+          stop_on_destroy: node.stop_on_destroy ?? false,
         },
         hostname,
       ),
@@ -198,8 +210,9 @@ function withoutComputed(attributes: ResourceInstance['attributes']): ResourceIn
 
 /**
  * The resource changes from `applied` to `desired`, sorted by address as OpenTofu sorts them. A
- * configuration apply is replaced with its VM (`replace_triggered_by`), so a new VM gets its
- * machine configuration again. `lifecycle` holds the configuration's lifecycle blocks.
+ * configuration apply is replaced with its VM only when its block declares `replace_triggered_by`
+ * on the VM; `-replace=<its address>` replaces it by request. `lifecycle` holds the configuration's
+ * lifecycle blocks.
  */
 export function diffResources(
   applied: Record<string, ResourceInstance>,
@@ -237,6 +250,7 @@ export function diffResources(
         after: withoutComputed(after),
       });
     } else {
+      if (update && want.type === 'proxmox_virtual_environment_vm' && want.index !== undefined) replacedVms.add(want.index);
       changes.push({ ...base(want), actions: [update ? 'update' : 'no-op'], before: { ...have.attributes }, after });
     }
   }
@@ -262,9 +276,21 @@ export function diffResources(
       after: null,
     });
   }
+  // replace_triggered_by (opentofu v1.12.6 internal/tofu/node_resource_plan_instance.go `replaceTriggered`,
+  // eval_context_builtin.go `EvaluateReplaceTriggeredBy`, plans/action.go `CanTriggerDownstreamReplace`): only
+  // a configuration that declares the reference replaces the configuration apply with its VM. Without it a
+  // recreated VM keeps the old apply in the state, and nothing configures the new machine.
+  const triggers = lifecycle[CONFIG_APPLY_BLOCK]?.replace_triggered_by ?? [];
+  const tied = triggers.includes(CONFIG_APPLY_TRIGGER) || triggers.includes('proxmox_virtual_environment_vm.talos');
   for (const change of changes) {
-    if (change.type !== 'talos_machine_configuration_apply' || change.index === undefined || !replacedVms.has(change.index)) continue;
-    if (change.actions.length === 2 || change.actions[0] === 'create' || change.actions[0] === 'delete') continue;
+    if (!tied || change.type !== 'talos_machine_configuration_apply' || change.index === undefined || !replacedVms.has(change.index))
+      continue;
+    if (change.actions[0] === 'create' || change.actions[0] === 'delete') continue;
+    // A trigger names the reason even when the instance was replaced for another cause (`-replace` included).
+    if (change.actions.length === 2) {
+      change.actionReason = 'replace_by_triggers';
+      continue;
+    }
     change.actions = replaceActions(lifecycle[blockOf(change)]);
     change.actionReason = 'replace_by_triggers';
     change.after = withoutComputed(change.after ?? {});

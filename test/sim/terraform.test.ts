@@ -34,6 +34,9 @@ describe.concurrent('the Terraform repository', () => {
         'talos-stg-cp-1': { address: '10.0.20.204', role: 'controlplane', host: 'pve5', longhorn: false, vm_generation: 1 },
         'talos-stg-w-1': { address: '10.0.20.205', role: 'worker', host: 'pve5', longhorn: false, vm_generation: 1 },
       },
+      lifecycle: {
+        'talos_machine_configuration_apply.this': { replace_triggered_by: ['proxmox_virtual_environment_vm.talos[each.key]'] },
+      },
     });
   });
 

@@ -62,6 +62,20 @@ function nodeFor(cluster: SimCluster, change: PlannedChange): SimNode | undefine
   return change.index === undefined ? undefined : cluster.nodes.find((n) => n.hostname === change.index);
 }
 
+/**
+ * What a VM Terraform creates boots: the ISO at the static Proxmox file ID, the declared Talos and
+ * the schematic of its class unless the `staleIso` fault says the uploaded ISO is an older build.
+ * The runbook's estate names no newer install image in the machine configuration, so the machine
+ * keeps running what the ISO held (reference/node-replacement.md, "The new node's version").
+ */
+function isoOf(cluster: SimCluster, plan: SimPlan, hostname: string): { version: string; schematic: string } {
+  const tf = cluster.terraform;
+  const declared = plan.variables.talos_nodes[hostname];
+  const schematic = declared?.longhorn_installer === true && tf.longhornSchematic ? tf.longhornSchematic : tf.defaultSchematic;
+  const stale = cluster.faults.staleIso;
+  return { version: stale?.version ?? plan.variables.talos_version, schematic: stale?.schematic ?? schematic };
+}
+
 /** A VM Terraform created: a machine in maintenance mode, waiting for its configuration. */
 function createMachine(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runtime: ApplyRuntime): void {
   const hostname = change.index ?? '';
@@ -71,14 +85,15 @@ function createMachine(cluster: SimCluster, change: PlannedChange, plan: SimPlan
   if (stale >= 0) cluster.nodes.splice(stale, 1);
   const tf = cluster.terraform;
   const longhorn = cluster.shape.longhorn && declared.longhorn;
+  const iso = isoOf(cluster, plan, hostname);
   const node = buildNode({
     cluster: cluster.name,
     node: { hostname, address: declared.address, role: declared.role, host: declared.host, longhorn },
     longhorn,
-    talosVersion: plan.variables.talos_version,
+    talosVersion: iso.version,
     kubernetesVersion: plan.variables.talos_kubernetes_version,
     // A new machine boots the image of the installer Terraform builds it from.
-    schematic: declared.longhorn_installer === true && tf.longhornSchematic ? tf.longhornSchematic : tf.defaultSchematic,
+    schematic: iso.schematic,
     platform: tf.installerPlatform,
     bootedAt: Date.now(),
     lastUpAt: Date.now(),
@@ -101,6 +116,9 @@ function effect(cluster: SimCluster, change: PlannedChange, plan: SimPlan, runti
     } else if (phase === 'create' && isReplacement(change) && node) {
       // Under forget-then-create the old VM keeps running beside the new one; the simulator models only the new machine.
       event('vm-replaced');
+      const iso = isoOf(cluster, plan, node.hostname);
+      node.talosVersion = iso.version;
+      node.schematic = iso.schematic;
       runtime.lifecycle.freshMachine(cluster, node);
     } else if (phase === 'create') createMachine(cluster, change, plan, runtime);
   }

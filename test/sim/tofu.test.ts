@@ -180,7 +180,7 @@ describe.concurrent('tofu plan of declared changes', () => {
     expect(plan.stdout).toContain(
       '  # proxmox_virtual_environment_vm.talos["talos-prd-cp-4"] will be created\n  + resource "proxmox_virtual_environment_vm" "talos" {\n',
     );
-    expect(plan.stdout).toContain('      + id         = (known after apply)\n');
+    expect(plan.stdout).toContain('      + id              = (known after apply)\n');
     expect(plan.stdout).toContain('  # talos_machine_configuration_apply.this["talos-prd-cp-4"] will be created\n');
     expect(plan.stdout).toContain('\nPlan: 2 to add, 0 to change, 0 to destroy.\n');
     expect(plan.stdout).toContain('Saved the plan to: review.tfplan\n');

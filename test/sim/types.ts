@@ -295,6 +295,8 @@ export interface DeclaredNode {
   longhorn_installer?: boolean;
   /** Bumped to recreate this VM (a change that forces replacement). */
   vm_generation: number;
+  /** The VM resource's `stop_on_destroy` (bpg provider; default false: a graceful guest shutdown before the destroy). */
+  stop_on_destroy?: boolean;
 }
 
 /** The declared inputs of one cluster, as `terraform/<cluster>/cluster.auto.tfvars.json` holds them. */
@@ -320,6 +322,11 @@ export interface ResourceLifecycle {
   create_before_destroy?: boolean;
   /** `false` keeps the real object when tofu would destroy it: it is only removed from the state. */
   destroy?: boolean;
+  /**
+   * `replace_triggered_by` references, e.g. `proxmox_virtual_environment_vm.talos[each.key]`: the
+   * instance is replaced when the referenced instance of the same key is created, updated or replaced.
+   */
+  replace_triggered_by?: string[];
 }
 
 /** One resource instance in the Terraform state (or in a plan's desired state). */

@@ -79,9 +79,9 @@ async function waitUntilGone(ctx: WalkContext, node: string, endpoints: string[]
 
 /**
  * The graceful reset: drain, leave etcd, wipe, power off. Requested once: a resumed job
- * watches the node go instead of asking again.
+ * watches the node go instead of asking again. A replacement of a retired node runs it too.
  */
-async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
+export async function reset(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const node = step.node!;
   const isControlPlane = roleOf(ctx.cluster, node) === 'control plane';
   const endpoints = endpointsAvoiding(ctx.cluster, node);

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { TerraformPlan, type Operation } from '../../../src/ops/operation.ts';
 
+/** The id of a worker's Node deletion: the replacement's first change, which needs an approval. */
+export const WORKER_DELETE_NODE = 'delete-worker-node';
+
 /** An etcd member as the record names it. */
 const Member = z.object({ id: z.string(), hostname: z.string() });
 
@@ -16,6 +19,16 @@ export const NodeReplaceData = z.object({
   removing: Member.optional(),
   /** The etcd member the replacement removed (control planes). */
   removedMember: Member.optional(),
+  /**
+   * The reviewed plan's VM does not set `stop_on_destroy`: its destroy waits for a graceful guest
+   * shutdown (up to the provider's 30 min), so the apply is given that much longer.
+   */
+  gracefulShutdown: z.boolean().optional(),
+  /**
+   * A retired node: it answered and was Ready when the replacement was planned, so it is drained and
+   * reset gracefully first (as `/talos remove` does, after an approver's word), then its VM replaced.
+   */
+  retired: z.boolean().optional(),
   /** The etcd member the new node joined as (control planes). */
   joinedMember: Member.optional(),
 });

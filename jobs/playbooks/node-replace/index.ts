@@ -4,11 +4,14 @@ import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { withEndpoints } from '../shared/node-target.ts';
 import type { Playbook, WalkContext } from '../../engine/playbook.ts';
+import { VM_SHUTDOWN_TIMEOUT_MS } from '../../../src/rules/replace-plan.ts';
+import { reset as resetGracefully } from '../node-remove/index.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { applyPlan, gateAfterApply, planDirOf } from '../terraform-apply/index.ts';
 import { applyAgainRequest } from '../terraform-apply/messages.ts';
-import { NodeReplaceData, replaceData } from './data.ts';
+import { NodeReplaceData, replaceData, WORKER_DELETE_NODE } from './data.ts';
 import { replaceFollowUp, replaceValidation } from './messages.ts';
+import { observeNodeNow } from './observe-node.ts';
 import { onlyControlPlane, preflight } from './preflight.ts';
 import { deleteNode, joinNode, quorumNow, removeMember, REPLAN, replacePlan } from './steps.ts';
 import { nodeReplaceTexts } from './texts.ts';
@@ -28,7 +31,7 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
     name: 'node-replace',
     words: ['replace'],
     argument: { kind: 'node' },
-    help: 'replace a failed node: etcd member out, `tofu plan -replace` of its VM, applied after approval (operators, approvals)',
+    help: 'replace a failed or retired node: etcd member out (a retired node reset gracefully first), `tofu plan -replace` of its VM, applied after approval (operators, approvals)',
     request: {
       what: 'a node replacement',
       refuseNode: onlyControlPlane,
@@ -47,24 +50,49 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
   lock: 'cluster',
   versionRules: 'node',
   preflight,
-  needsApproval: (step) => step.kind === 'remove-member' || step.kind === 'tofu-apply',
+  // The first change asks first: the member removal of a control plane, the Node deletion of a worker; then the apply.
+  needsApproval: (step) =>
+    step.kind === 'reset-node' || step.kind === 'remove-member' || step.kind === 'tofu-apply' || step.id === WORKER_DELETE_NODE,
+  // An approver who sees the saved plan approves the apply: an operation-wide approval never covers it.
   neverCovered: (step) => step.kind === 'tofu-apply',
   async approvalMessage(ctx, op, approval, step) {
     if (step.kind === 'tofu-apply') return applyAgainRequest(op, approval, nodeReplaceTexts, step);
     const node = step.node!;
-    const quorum = await quorumNow(avoidingNode(ctx, node), node, replaceData(op).hostname);
+    if (step.kind === 'reset-node') {
+      const now = await observeNodeNow(avoidingNode(ctx, node), node);
+      const etcd = ctx.cluster.controlPlanes.includes(node) ? 'leaves etcd, ' : '';
+      const warning = `A retired node: talosctl reset --graceful --reboot=false --nodes ${node} drains it, ${etcd}wipes it and powers it off (as /talos remove does; quorum and the gate are checked again first); then its Node is deleted and its VM replaced by a reviewed plan.`;
+      return nodeApprovalMessage(op, approval, step, { summary: now.summary, evidence: [now.summary], warning }, nodeReplaceTexts);
+    }
+    if (step.kind === 'delete-node') {
+      const now = await observeNodeNow(avoidingNode(ctx, node), node);
+      const warning = `The Kubernetes Node ${step.nodeName ?? node} is deleted (its pods go with it), then a replace plan is made for review. ${node} is looked at again right before: if it answers and is Ready, nothing is deleted and the step stops.`;
+      return nodeApprovalMessage(op, approval, step, { summary: now.summary, evidence: [now.summary], warning }, nodeReplaceTexts);
+    }
+    const aside = avoidingNode(ctx, node);
+    const now = await observeNodeNow(aside, node);
+    const quorum = await quorumNow(aside, node, replaceData(op).hostname);
     const member = quorum.member ? `member \`${quorum.member.id}\`` : 'its member (no longer listed: the step will be skipped)';
-    const warning = `talosctl etcd remove-member through ${quorum.via ?? 'a healthy control plane'} removes ${member} of ${step.nodeName ?? node}; quorum is checked again first. Then its Kubernetes Node is deleted and a replace plan is made for review.`;
-    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence: quorum.evidence, warning }, nodeReplaceTexts);
+    const mismatch = quorum.nameMismatch ? `Refused when approved: ${quorum.nameMismatch}. ` : '';
+    const warning = `${mismatch}talosctl etcd remove-member through ${quorum.via ?? 'a healthy control plane'} removes ${member} of ${step.nodeName ?? node}, found by its peer address; the node is looked at and quorum checked again first (a node that answers and is Ready again is not touched). Then its Kubernetes Node is deleted and a replace plan is made for review.`;
+    const evidence = [now.summary, ...quorum.evidence];
+    return nodeApprovalMessage(op, approval, step, { summary: quorum.summary, evidence, warning }, nodeReplaceTexts);
   },
   runStep(ctx, op, step) {
     const node = op.target.node!;
     const aside = avoidingNode(ctx, node);
     if (step.kind === 'snapshot') return snapshotStep(aside, op, { setAside: { address: node } });
+    // A retired node's graceful reset is /talos remove's own (drain, leave etcd, wipe, power off).
+    if (step.kind === 'reset-node') return resetGracefully(aside, op, step);
     if (step.kind === 'remove-member') return removeMember(aside, op, step);
     if (step.kind === 'delete-node') return deleteNode(aside, op, step);
     if (step.kind === 'replace-plan') return replacePlan(aside, op);
-    if (step.kind === 'tofu-apply') return applyPlan(ctx, op, step, { allowedStops: [replaceData(op).vmAddress], again: REPLAN });
+    if (step.kind === 'tofu-apply') {
+      const data = replaceData(op);
+      // Without stop_on_destroy the provider waits for a graceful guest shutdown (up to 30 min) before the destroy.
+      const timeoutMs = ctx.deps.timeouts.stepMs + (data.gracefulShutdown === false ? 0 : VM_SHUTDOWN_TIMEOUT_MS);
+      return applyPlan(ctx, op, step, { allowedStops: [data.vmAddress], again: REPLAN, timeoutMs });
+    }
     if (step.kind === 'node-join') return joinNode(ctx, op, step);
     return gateAfterApply(ctx, op);
   },

@@ -3,7 +3,6 @@ import type { Step } from '../../../src/ops/operation.ts';
 import { quorumForReplacement } from '../../../src/rules/quorum.ts';
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
-import { vmAddressOf } from '../../../src/tofu/state-address.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { probeSignals } from '../../engine/job-context.ts';
 import type { Playbook } from '../../engine/playbook.ts';
@@ -11,8 +10,9 @@ import { talosctlFor } from '../../engine/talosctl-client.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { roleOf, withEndpoints } from '../shared/node-target.ts';
 import { planTree } from '../terraform-apply/index.ts';
-import type { NodeReplaceData } from './data.ts';
+import { WORKER_DELETE_NODE, type NodeReplaceData } from './data.ts';
 import { lookUpMember } from './etcd-member.ts';
+import { replaceTargets, planReplacement } from './replace-targets.ts';
 
 /**
  * The refusal the inventory alone decides: the only control plane is never replaced this way.
@@ -53,9 +53,12 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
       found === undefined ? 'no Kubernetes Node has its address' : `Node ${view.name ?? '?'} is ${ready ? 'Ready' : 'not Ready'}`
     }.`,
   );
-  if (answers && ready)
-    refusals.push(
-      `${address} answers talosctl and its Node ${view.name ?? ''} is Ready: a healthy node is retired with \`/talos remove ${address}\`, whose graceful reset (drain, leave etcd) is safer than a replacement. Replace a node that has failed.`,
+  // A node that answers and is Ready is a retired node: the operator's Start on this plan chooses to replace it,
+  // and it is drained and reset gracefully first, as `/talos remove` does, after an approver's word.
+  const retired = answers && ready;
+  if (retired)
+    notes.push(
+      `${address} answers talosctl and its Node ${view.name ?? ''} is Ready, so this replaces a *retired* node: it is drained and reset gracefully first (as \`/talos remove\` does: drain, ${role === 'control plane' ? 'leave etcd, ' : ''}wipe, power off), after an approver's word, then its VM is replaced. To keep it, do not Start; to take it out for good, use \`/talos remove ${address}\` instead.`,
     );
 
   const lookup = role === 'control plane' ? await lookUpMember(talosctl, endpoints, { address, hostname: view.name }, probe) : undefined;
@@ -75,23 +78,38 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     if (quorum.ok) notes.push(`etcd quorum: ${quorum.explanation}.`);
     else refusals.push(`etcd quorum: ${quorum.explanation}`);
     if (lookup?.member !== undefined)
-      notes.push(`etcd member of ${hostname ?? address}: \`${lookup.member.id}\`, removed at step 2 after an approver's word.`);
+      notes.push(
+        `etcd member of ${hostname ?? address}: \`${lookup.member.id}\`, ${retired ? 'which leaves etcd in its graceful reset' : 'removed at step 2'} after an approver's word.`,
+      );
     else if (lookup?.via !== undefined)
       notes.push(`${hostname ?? address} is no longer an etcd member (asked ${lookup.via}): the member removal will be skipped.`);
   }
 
+  // The plan before anything changes: the VM named from Terraform's state, its configuration apply with it, nothing else.
   let vmAddress: string | undefined;
   if (hostname !== undefined && hostname !== '') {
     try {
       const dir = await planTree(deps, cluster, signal);
-      const state = await deps.tofu.run(dir, ['state', 'list'], { signal, timeoutMs: deps.timeouts.stepMs });
-      const vm = vmAddressOf(state.stdout, hostname);
-      if (vm.ok) {
-        vmAddress = vm.address;
-        notes.push(`Terraform replaces \`${vm.address}\` (found in its state by the hostname ${hostname}).`);
-      } else refusals.push(`${vm.reason}; nothing can be replaced`);
+      const found = await replaceTargets(deps, cluster, dir, hostname, signal);
+      if (!found.ok) refusals.push(found.reason);
+      else {
+        vmAddress = found.targets.vm;
+        notes.push(
+          `Terraform replaces \`${found.targets.vm}\` (found in its state by the hostname ${hostname})${
+            found.targets.configApply ? `; the node's configuration apply is \`${found.targets.configApply}\`` : ''
+          }.`,
+        );
+        const tree = await deps.git.read(dir, signal);
+        const planned = await planReplacement(deps, dir, tree, hostname, found.targets, { signal });
+        if (planned.refusals.length > 0)
+          refusals.push(`the replace plan made now is refused, before anything changes: ${planned.refusals.join('; ')}`);
+        else
+          notes.push(
+            `A replace plan made now (\`tofu plan ${found.targets.replace.map((a) => `-replace=${a}`).join(' ')}\`) holds exactly the replacement: ${planned.judged?.notes.join('; ') ?? ''}. It is planned again, for review, after the member and the Node are gone.`,
+          );
+      }
     } catch (error) {
-      refusals.push(`tofu state list failed: ${errorText(error)}; the VM to replace cannot be found`);
+      refusals.push(`the Terraform state or the replace plan could not be read: ${errorText(error)}; the VM to replace cannot be checked`);
     }
   }
 
@@ -99,14 +117,17 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const on = (id: string, kind: Step['kind']): Step => ({ id, kind, node: address, nodeName: name, host: view.host, status: 'pending' });
   const steps: Step[] = [
     { id: 'snapshot', kind: 'snapshot', status: 'pending' },
-    ...(role === 'control plane' ? [on('remove-member', 'remove-member')] : []),
-    on('delete-node', 'delete-node'),
+    // A retired node leaves etcd in its own graceful reset, which is then the first change and asks first.
+    ...(retired ? [{ ...on('reset', 'reset-node'), ...(seen.reachable ? { fromVersion: seen.version } : {}) }] : []),
+    ...(role === 'control plane' && !retired ? [on('remove-member', 'remove-member')] : []),
+    // A failed worker has no member removal: its Node deletion is the first change, and asks an approver first.
+    on(role === 'control plane' || retired ? 'delete-node' : WORKER_DELETE_NODE, 'delete-node'),
     on('replace-plan', 'replace-plan'),
     on('tofu-apply', 'tofu-apply'),
     on('join', 'node-join'),
     { id: 'gate', kind: 'replace-gate', status: 'pending' },
   ];
-  const data: NodeReplaceData = { hostname: name, vmAddress: vmAddress ?? '' };
+  const data: NodeReplaceData = { hostname: name, vmAddress: vmAddress ?? '', ...(retired ? { retired: true } : {}) };
   const running = answers ? seen.version : view.osVersion;
   return {
     refusals,
@@ -114,6 +135,9 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     steps,
     data,
     target: { nodeName: name, ...(running === undefined ? {} : { fromVersion: running, talosVersion: running }) },
-    common: { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [], setAside: { address } },
+    // A retired node is drained by its reset: the gate judges the disruption budgets of that drain; a failed one is set aside.
+    common: retired
+      ? { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [address] }
+      : { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [], setAside: { address } },
   };
 };

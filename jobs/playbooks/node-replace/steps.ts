@@ -4,18 +4,17 @@ import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
 import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
 import { quorumForReplacement } from '../../../src/rules/quorum.ts';
-import { judgeReplacePlan } from '../../../src/rules/replace-plan.ts';
-import { planRefusals } from '../../../src/rules/terraform-change.ts';
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
-import { findNodeByAddress } from '../../../src/talos/observe.ts';
 import { assertPlanSpace, DEFAULT_PLAN_SPACE_BYTES } from '../../../src/tofu/plan-space.ts';
-import { runPlan } from '../../../src/tofu/run-plan.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
 import { attachPlanText, planDirOf, planTree, watchJoin } from '../terraform-apply/index.ts';
 import { replaceData, type NodeReplaceData } from './data.ts';
 import { lookUpMember, type MemberLookup } from './etcd-member.ts';
+import { checkNewNodeImage } from './new-node-image.ts';
+import { assertStillFailed } from './observe-node.ts';
+import { planReplacement, replaceTargets } from './replace-targets.ts';
 
 /** What a failed replace plan or apply tells the operator to do: a Retry of the plan step plans again. */
 export const REPLAN =
@@ -36,7 +35,15 @@ export async function quorumNow(
   ctx: WalkContext,
   node: string,
   hostname: string,
-): Promise<{ ok: boolean; summary: string; evidence: string[]; member?: { id: string; hostname: string }; via?: string }> {
+): Promise<{
+  ok: boolean;
+  summary: string;
+  evidence: string[];
+  member?: { id: string; hostname: string };
+  /** Why the stored name does not fit the member found at the address; the removal is refused. */
+  nameMismatch?: string;
+  via?: string;
+}> {
   const probe = (): AbortSignal => probeSignal(ctx);
   const lookup = await lookUpMember(ctx.talosctl, others(ctx, node), { address: node, hostname }, probe);
   const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probe());
@@ -47,13 +54,29 @@ export async function quorumNow(
     isMember: lookup.member !== undefined,
     replacedHealthy: membership.healthy.includes(node),
   });
+  const started = lookup.member?.hostname ?? '';
+  const nameMismatch =
+    started !== '' && started !== hostname
+      ? `the etcd member at ${node} is ${started} (\`${lookup.member!.id}\`), not ${hostname} as this operation recorded`
+      : lookup.named !== undefined
+        ? `the recorded name ${hostname} is the etcd member \`${lookup.named.id}\` at ${lookup.named.peerUrls.join(', ')}, not the member at ${node}`
+        : undefined;
   return {
     ok: quorum.ok,
     summary: quorum.explanation,
     evidence,
     via: lookup.via,
     ...(lookup.member ? { member: { id: lookup.member.id, hostname: lookup.member.hostname || hostname } } : {}),
+    ...(nameMismatch ? { nameMismatch } : {}),
   };
+}
+
+/** A stored name that disagrees with what is observed at the address is refused: the operation's record was changed or is stale. */
+function refuseName(what: string, mismatch: string, evidence: string[]): StepFailure {
+  return new StepFailure(
+    `${mismatch}, so ${what} was not done and no member was touched. The operation's record does not match the cluster; cancel it, check \`talosctl etcd members\` and \`kubectl get nodes -o wide\`, then run /talos replace again`,
+    evidence,
+  );
 }
 
 /**
@@ -64,8 +87,14 @@ export async function quorumNow(
 export async function removeMember(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const node = step.node!;
   const hostname = replaceData(op).hostname;
+  const now = await assertStillFailed(ctx, node, 'its etcd member removal');
+  if (now.nodeName !== undefined && now.nodeName !== hostname)
+    throw refuseName('the etcd member removal', `the Node at ${node} is ${now.nodeName}, not ${hostname} as this operation recorded`, [
+      now.summary,
+    ]);
   const quorum = await quorumNow(ctx, node, hostname);
   if (quorum.via === undefined) throw new StepFailure(`etcd membership unknown: ${quorum.summary}; nothing was removed`, quorum.evidence);
+  if (quorum.nameMismatch !== undefined) throw refuseName('the etcd member removal', quorum.nameMismatch, quorum.evidence);
   if (quorum.member === undefined) {
     // Gone after a removal this operation issued (the run stopped before it confirmed it): that removal is the record's.
     const data = replaceData(op);
@@ -113,7 +142,7 @@ export async function removeMember(ctx: WalkContext, op: Operation, step: Step):
 /** Deletes the Kubernetes Node that carries the replaced address, if any: the new node registers afresh. */
 export async function deleteNode(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const node = step.node!;
-  const name = findNodeByAddress(await ctx.session.kube.listNodes(probeSignal(ctx)), node)?.metadata?.name;
+  const name = (await assertStillFailed(ctx, node, 'the Node deletion')).nodeName;
   if (name === undefined)
     return { event: `no Kubernetes Node for ${node}`, detail: 'no Node carries this address; nothing to delete', status: 'skipped' };
   const stored = replaceData(op).hostname;
@@ -128,8 +157,10 @@ export async function deleteNode(ctx: WalkContext, op: Operation, step: Step): P
 
 /**
  * `tofu plan -replace=<the VM> -out` into the operation's plan space, judged: exactly that VM and
- * what its own key replaces with it. The plan text goes to the thread, its summary and sha256 onto
- * the operation for the apply's approval. Run again on a Retry, it is a new plan.
+ * the configuration apply that configures the new one. The VM and the configuration apply are named
+ * again from `tofu state list` here, never taken from the stored operation; a stored VM address that
+ * disagrees is refused. The plan text goes to the thread, its summary and sha256 onto the operation
+ * for the apply's approval. Run again on a Retry, it is a new plan.
  */
 export async function replacePlan(ctx: WalkContext, op: PostedOperation): Promise<StepResult> {
   const { deps, cluster } = ctx;
@@ -138,17 +169,19 @@ export async function replacePlan(ctx: WalkContext, op: PostedOperation): Promis
   const tofuDir = await planTree(deps, cluster, ctx.signal);
   const tree = await deps.git.read(tofuDir, probeSignal(ctx));
   await assertPlanSpace(deps.planDir, deps.planSpaceBytes ?? DEFAULT_PLAN_SPACE_BYTES);
-  ctx.phase?.(`tofu plan -replace=${data.vmAddress}`);
-  const outcome = await runPlan(deps.tofu, tofuDir, {
+  const found = await replaceTargets(deps, cluster, tofuDir, data.hostname, ctx.signal);
+  if (!found.ok) throw new StepFailure(`the replace plan of ${data.hostname} was not made: ${found.reason}. Nothing was applied`);
+  const targets = found.targets;
+  if (targets.vm !== data.vmAddress)
+    throw new StepFailure(
+      `the Terraform state names ${targets.vm} as the VM of ${data.hostname}, but this operation recorded ${data.vmAddress}: the record does not match, so no plan was made and nothing was applied. Cancel, then run /talos replace again`,
+    );
+  ctx.phase?.(`tofu plan ${targets.replace.map((a) => `-replace=${a}`).join(' ')}`);
+  const { outcome, judged, refusals } = await planReplacement(deps, tofuDir, tree, data.hostname, targets, {
     signal: ctx.signal,
-    planTimeoutMs: deps.timeouts.stepMs,
     saveTo: dir,
-    replace: [data.vmAddress],
   });
-  const refusals = planRefusals(outcome, tree);
   const review = outcome.plan.status === 'planned' ? outcome.plan.review : undefined;
-  const judged = review === undefined ? undefined : judgeReplacePlan(review, data.vmAddress, data.hostname);
-  refusals.push(...(judged?.refusals ?? []));
   if (refusals.length > 0 || outcome.saved === undefined || review === undefined) {
     // A plan that is not exactly the replacement is never kept: nothing can apply it later.
     await rm(dir, { recursive: true, force: true });
@@ -167,12 +200,12 @@ export async function replacePlan(ctx: WalkContext, op: PostedOperation): Promis
     listing: groupedChanges(review),
     adds: [],
   };
-  await patchData(ctx, op.id, { terraform });
+  await patchData(ctx, op.id, { terraform, gracefulShutdown: judged?.gracefulShutdown ?? true });
   await attachPlanText(deps, op);
   const notes = judged?.notes.length ? `; ${judged.notes.join('; ')}` : '';
   return {
     event: 'replace plan reviewed',
-    detail: `${terraform.summary}: replaces ${data.vmAddress} only (commit ${tree.commit?.slice(0, 12) ?? '?'}, plan sha256 ${terraform.planSha256!.slice(0, 12)}…)${notes}; the plan is attached`,
+    detail: `${terraform.summary}: replaces ${targets.vm} and configures the new VM (commit ${tree.commit?.slice(0, 12) ?? '?'}, plan sha256 ${terraform.planSha256!.slice(0, 12)}…)${notes}; the plan is attached`,
   };
 }
 
@@ -180,13 +213,16 @@ export async function replacePlan(ctx: WalkContext, op: PostedOperation): Promis
 export async function joinNode(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const result = await watchJoin(ctx, op, step);
   const data = replaceData(op);
-  if (!ctx.cluster.controlPlanes.includes(step.node!)) return result;
-  // The new member has the old address: looked up by its name, through every control plane now that it answers.
-  const lookup = await lookUpMember(ctx.talosctl, ctx.cluster.controlPlanes, { hostname: data.hostname }, () => probeSignal(ctx)).catch(
+  const node = step.node!;
+  // The declared Talos and the schematic of its class, or a stop naming what it runs and the ISO to fix.
+  const image = await checkNewNodeImage(ctx, node, data.hostname);
+  if (!ctx.cluster.controlPlanes.includes(node)) return { ...result, detail: `${result.detail}; ${image}` };
+  // The new member has the old address: looked up by it, through every control plane now that it answers.
+  const lookup = await lookUpMember(ctx.talosctl, ctx.cluster.controlPlanes, { address: node }, () => probeSignal(ctx)).catch(
     (error: unknown): MemberLookup => ({ evidence: [errorText(error)] }),
   );
   const member = lookup.member;
   if (member !== undefined) await patchData(ctx, op.id, { joinedMember: { id: member.id, hostname: member.hostname || data.hostname } });
   const was = data.removedMember ? ` (it replaces member ${data.removedMember.id})` : '';
-  return { ...result, detail: `${result.detail}${member ? `; etcd member ${member.id}${was}` : ''}` };
+  return { ...result, detail: `${result.detail}; ${image}${member ? `; etcd member ${member.id}${was}` : ''}` };
 }

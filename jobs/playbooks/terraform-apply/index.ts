@@ -50,6 +50,8 @@ export interface ReviewedApply {
   allowedStops?: readonly string[];
   /** What to do for a fresh plan, ending every refusal; default: run `/talos plan` again. */
   again?: string;
+  /** Upper bound of the apply in ms; default the step timeout. A VM destroy that waits for a guest shutdown needs longer. */
+  timeoutMs?: number;
 }
 
 /** Whether etcd settled after the last join: no learner left, and every member reports the same leader. */
@@ -277,7 +279,7 @@ export async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Ste
   try {
     await deps.tofu.run(terraformWorkDir(cluster), ['apply', '-input=false', '-no-color', file], {
       signal: ctx.signal,
-      timeoutMs: deps.timeouts.stepMs,
+      timeoutMs: reviewed.timeoutMs ?? deps.timeouts.stepMs,
       onStdoutLine: onLine,
       onStderrLine: onLine,
     });

@@ -310,3 +310,24 @@ describe('tofuDiagnostics', () => {
     expect(tofuErrorLines('', 'line 1\nline 2\n')).toEqual(['line 1', 'line 2']);
   });
 });
+
+describe('a VM change and stop_on_destroy', () => {
+  it('reads only that boolean from before: absent or false is a graceful shutdown, true a stop', () => {
+    const vm = (address: string, before: Record<string, unknown>) => ({
+      ...change(address, 'proxmox_virtual_environment_vm', PROXMOX, ['delete', 'create']),
+      change: { actions: ['delete', 'create'], before },
+    });
+    const review = reviewPlan(
+      parsePlanJson(
+        show([
+          vm('proxmox_virtual_environment_vm.talos["a"]', { id: '101' }),
+          vm('proxmox_virtual_environment_vm.talos["b"]', { id: '102', stop_on_destroy: true }),
+        ]),
+      ),
+    );
+    expect(review.changes.map((c) => [c.key, c.stopOnDestroy])).toEqual([
+      ['a', false],
+      ['b', true],
+    ]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { vmAddressOf, vmsInState } from '../../../src/tofu/state-address.ts';
+import { configApplyOf, vmAddressOf, vmsInState } from '../../../src/tofu/state-address.ts';
 
 const STATE = [
   'data.talos_client_configuration.this',
@@ -40,5 +40,19 @@ describe('vmAddressOf', () => {
 
   it('does not take another resource of the same key, or a VM counted by index, for the VM', () => {
     expect(vmsInState('talos_machine_configuration_apply.this["a"]\nproxmox_virtual_environment_vm.talos[0]\n')).toEqual([]);
+  });
+});
+
+describe('configApplyOf', () => {
+  it('finds the configuration apply keyed by the hostname, in a module too', () => {
+    expect(configApplyOf(STATE, 'talos-prd-cp-2')).toBe('talos_machine_configuration_apply.this["talos-prd-cp-2"]');
+    expect(configApplyOf('module.c.talos_machine_configuration_apply.node["w-1"]\n', 'w-1')).toBe(
+      'module.c.talos_machine_configuration_apply.node["w-1"]',
+    );
+  });
+
+  it('finds none for a node without one, or when two are keyed alike', () => {
+    expect(configApplyOf(STATE, 'talos-prd-cp-1')).toBeUndefined();
+    expect(configApplyOf(`${STATE}talos_machine_configuration_apply.other["talos-prd-cp-2"]\n`, 'talos-prd-cp-2')).toBeUndefined();
   });
 });
