@@ -23,6 +23,12 @@ export interface NodeShape {
    * workers only). Default `default`, Terraform's `talos_image_factory_schematic_id`.
    */
   installer?: 'default' | 'longhorn';
+  /**
+   * Where Longhorn keeps this node's data (its disk's `spec.disks[*].path` in `nodes.longhorn.io`).
+   * Default `/var/mnt/longhorn`, the runbook's dedicated disk (a Talos user volume); Longhorn's own
+   * default is `/var/lib/longhorn/`, on EPHEMERAL.
+   */
+  longhornDataPath?: string;
 }
 
 export interface ClusterShape {
@@ -213,6 +219,11 @@ export interface FluxObjectState {
   chartVersion?: string;
   generation: number;
   revision: string;
+  /**
+   * The last `reconcile.fluxcd.io/requestedAt` annotation written through the API: its value, when it
+   * was written, how long the controller takes to handle it, and the value handled before it.
+   */
+  reconcileRequest?: { token: string; at: number; reconcileMs: number; previous?: string };
 }
 
 export interface VolumeState {
@@ -509,7 +520,13 @@ export type SimEventKind =
   /** The recovery failed in etcd's PreFunc (`detail`: the service's error). */
   | 'etcd-restore-failed'
   /** A bootstrap started a second etcd cluster beside a running one (`detail`: the members of the other). */
-  | 'etcd-split-brain';
+  | 'etcd-split-brain'
+  /** A wiped control plane's etcd gave up joining after `EtcdJoinTimeout`: its service is Failed until a reboot. */
+  | 'etcd-join-timeout'
+  /** etcd refused a second learner ("too many learner members in cluster"); Talos retries the add. */
+  | 'etcd-learner-refused'
+  /** A client set `reconcile.fluxcd.io/requestedAt` on a Flux object (`detail`: `<Kind> <ns>/<name> <token>`). */
+  | 'flux-reconcile-requested';
 
 export interface SimEvent {
   at: number;

@@ -8,6 +8,7 @@ import type { Playbook } from '../../engine/playbook.ts';
 import { talosctlFor } from '../../engine/talosctl-client.ts';
 import { bootstrapCommand, bootstrapOnce } from './bootstrap.ts';
 import { attachedVolumes, votingMembers } from './cluster-facts.ts';
+import { longhornOnEphemeral } from './longhorn-disks.ts';
 import { etcdRestoreCommand, restoreClusterRefusal, stagingClusters } from './command.ts';
 import { downtimeSeconds, EtcdRestoreData, restoreData } from './data.ts';
 import { resetControlPlanes, waitForBootstrap } from './reset.ts';
@@ -59,6 +60,8 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   const chosen = await talosctlFor(session, talosVersion);
   const members = await votingMembers(chosen.talosctl, cluster, probe());
   const volumes = await attachedVolumes(session, probe());
+  const ephemeral = await longhornOnEphemeral(session, cluster, kubeNodes, probe());
+  if (ephemeral !== undefined) refusals.push(ephemeral);
   notes.push(
     `Staging's etcd is destroyed on purpose: every control plane (${cluster.controlPlanes.join(', ')}) is reset with EPHEMERAL wiped, after two approvers approve; then exactly one bootstrap --recover-from a fresh snapshot the bot has verified, on ${cluster.controlPlanes[0]}.`,
     `Before: etcd members ${members.join(', ') || 'unread'}; ${volumes.length} Longhorn volume${volumes.length === 1 ? '' : 's'} attached.`,
