@@ -193,3 +193,25 @@ describe('/talos rehearse etcd-restore on staging', () => {
     expect(issued.length + observed.length).toBe(1);
   }, 240_000);
 });
+
+describe('/talos rehearse etcd-restore on a staging as real clusters run it', () => {
+  it('refuses the rehearsal before anything is taken or reset when a control plane keeps Longhorn data on EPHEMERAL', async () => {
+    const shape = stagingThreeShape();
+    // Longhorn's own default data path, /var/lib/longhorn/, on the second control plane: EPHEMERAL, which the reset wipes.
+    shape.nodes = shape.nodes.map((n, i) => (i === 1 ? { ...n, longhornDataPath: '/var/lib/longhorn/' } : n));
+    h = await startHarness({ ...OPTIONS, clusters: [shape, productionShape()] });
+    const plan = await requestRehearsal();
+
+    expect(plan.root.text).toContain('refused');
+    const said = JSON.stringify(h.slack.thread(CHANNELS.staging, plan.root.ts)) + plan.root.text + JSON.stringify(plan.root.blocks);
+    expect(said).toMatch(
+      new RegExp(`talos-stg-cp-2 \\(${STAGING_CPS[1]!.replace(/\./g, '\\.')}\\): disk default-disk-[0-9a-f]+ at /var/lib/longhorn/`),
+    );
+    expect(said).toContain('/var/mnt/longhorn');
+    expect(said).not.toContain('talos-stg-cp-1 (');
+    // Nothing was taken, reset or bootstrapped.
+    expect(h.sim.events.filter((e) => e.cluster === 'staging' && e.kind === 'snapshot')).toEqual([]);
+    expect(resetCalls()).toEqual([]);
+    expect(h.sim.bootstrapCount('staging')).toBe(0);
+  });
+});
