@@ -195,6 +195,54 @@ describe('/talos rehearse etcd-restore on staging', () => {
 });
 
 describe('/talos rehearse etcd-restore on a staging as real clusters run it', () => {
+  it('completes with in-sync Helm releases: Flux is asked to reconcile and reports the request handled, Ready kept', async () => {
+    h = await startHarness(OPTIONS);
+    const cluster = h.sim.cluster('staging');
+    const releases = cluster.kube.flux.filter((o) => o.kind === 'HelmRelease');
+    const plan = await requestRehearsal();
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await approveTwice(plan);
+
+    const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
+    expect(done.text.includes('completed') ? 'completed' : `${done.text}: ${lastReplies(plan)}`).toBe('completed');
+    // Every Flux object, HelmReleases included, was asked once with the same token, and reports it handled.
+    const requests = h.sim.events
+      .filter((e) => e.cluster === 'staging' && e.kind === 'flux-reconcile-requested')
+      .map((e) => e.detail ?? '');
+    const token = requests[0]?.split(' ').at(-1);
+    expect(requests.sort()).toEqual(cluster.kube.flux.map((o) => `${o.kind} ${o.namespace}/${o.name} ${token}`).sort());
+    expect(releases.length).toBeGreaterThan(0);
+    expect(releases.map((o) => o.reconcileRequest?.token)).toEqual(releases.map(() => token));
+    const watch = auditLines(h, plan, CHANNELS.staging).find((l) => l.includes('cluster back'));
+    expect(watch).toContain(`Flux reconciled on request ${token} and Ready`);
+  }, 240_000);
+
+  it("brings back a control plane whose etcd failed after etcd's join limit, and completes", async () => {
+    h = await startHarness(OPTIONS);
+    const plan = await requestRehearsal();
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await waitForApprovalRequest(h, plan, CHANNELS.staging, 60_000);
+    // etcd's join limit runs out at once: each wiped control plane's etcd is Failed as soon as it boots.
+    const limit = h.sim.timing.etcdJoinTimeoutMs;
+    h.sim.timing.etcdJoinTimeoutMs = 0;
+    await approveTwice(plan);
+    const timedOut = () => new Set(h.sim.events.filter((e) => e.kind === 'etcd-join-timeout').map((e) => e.node));
+    await h.slack.waitFor(() => timedOut().size === STAGING_CPS.length, { timeoutMs: 60_000, description: 'every join limit ran out' });
+    h.sim.timing.etcdJoinTimeoutMs = limit;
+
+    const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
+    expect(done.text.includes('completed') ? 'completed' : `${done.text}: ${lastReplies(plan)}`).toBe('completed');
+    // Each control plane reset once by the reset step and again (at least once) by the wait, before the one bootstrap.
+    const bootstrapAt = h.sim.events.find((e) => e.kind === 'etcd-bootstrap')!.at;
+    for (const cp of STAGING_CPS) {
+      expect(resets().filter((e) => e.node === cp && e.at < bootstrapAt).length).toBeGreaterThanOrEqual(2);
+      expect(resetCalls().filter((c) => c.argv[c.argv.indexOf('--nodes') + 1] === cp).length).toBeGreaterThanOrEqual(2);
+    }
+    expect(h.sim.bootstrapCount('staging')).toBe(1);
+    const wait = auditLines(h, plan, CHANNELS.staging).find((l) => l.includes('service etcd Preparing'));
+    expect(wait).toContain('reset again after its etcd was Failed (join limit)');
+  }, 240_000);
+
   it('refuses the rehearsal before anything is taken or reset when a control plane keeps Longhorn data on EPHEMERAL', async () => {
     const shape = stagingThreeShape();
     // Longhorn's own default data path, /var/lib/longhorn/, on the second control plane: EPHEMERAL, which the reset wipes.

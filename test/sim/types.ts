@@ -442,6 +442,14 @@ export interface SimTiming {
    * whole seconds, so a restamp lands in a later second than the bootstrap that caused it, as a real one does.
    */
   fluxReconcileMs: number;
+  /**
+   * etcd's join limit in simulated time, in ms: how long a wiped control plane retries joining
+   * (`constants.EtcdJoinTimeout`, 30 min, every 3 s: services/etcd.go `buildInitialCluster`,
+   * siderolabs/talos v1.13.9 and v1.14.0-rc.1) before its etcd service is Failed. Read at every
+   * attempt, so a test may lower it to make the limit strike, and raise it again. Default 600 × stepMs
+   * (600 attempts), at least a minute, so that no test meets it unless it asks.
+   */
+  etcdJoinTimeoutMs: number;
 }
 
 export type CallBin = 'talosctl' | 'tofu';

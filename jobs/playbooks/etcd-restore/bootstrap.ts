@@ -10,6 +10,7 @@ import { probeSignal } from '../../engine/walk.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { restoreData } from './data.ts';
 import { etcdService, serviceWords } from './etcd-service.ts';
+import { JOIN_LIMIT, rebootCommand } from './rejoin.ts';
 import { refuseUnlessStaging } from './reset.ts';
 
 /** The one command: as an operator would type it after checking, for the decision message. */
@@ -42,7 +43,7 @@ async function etcdBack(ctx: WalkContext, node: string): Promise<{ back: boolean
  */
 function undecided(node: string, path: string, snapshotId: string, issuedAt: string, seen: string): StepFailure {
   return new StepFailure(
-    `the bootstrap from ${snapshotId} was issued to ${node} at ${issuedAt}, and etcd is not back on it. The bot never issues it twice: a bootstrap that did reach etcd would be refused or, worse, start a second cluster. Check on ${node} (talosctl -n ${node} --endpoints ${node} service etcd; talosctl -n ${node} --endpoints ${node} logs etcd). Only if etcd still waits for a bootstrap (Preparing) and its logs show no recovery, an operator may run: ${bootstrapCommand(node, path)}; then cancel this operation and run /talos health`,
+    `the bootstrap from ${snapshotId} was issued to ${node} at ${issuedAt}, and etcd is not back on it. The bot never issues it twice: a bootstrap that did reach etcd would be refused or, worse, start a second cluster. Check on ${node} (talosctl -n ${node} --endpoints ${node} service etcd; talosctl -n ${node} --endpoints ${node} logs etcd). Only if etcd still waits for a bootstrap (Preparing) and its logs show no recovery, an operator may run: ${bootstrapCommand(node, path)}; then cancel this operation and run /talos health. If its etcd is Failed with "failed to build initial etcd cluster", the bootstrap did not take and etcd's join limit ran out: ${JOIN_LIMIT}. Bring it back first (${rebootCommand(node)}), wait for Preparing, then decide as above`,
     [seen],
     { noRollback: true },
   );

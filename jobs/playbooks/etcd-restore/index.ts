@@ -11,7 +11,8 @@ import { attachedVolumes, votingMembers } from './cluster-facts.ts';
 import { longhornOnEphemeral } from './longhorn-disks.ts';
 import { etcdRestoreCommand, restoreClusterRefusal, stagingClusters } from './command.ts';
 import { downtimeSeconds, EtcdRestoreData, restoreData } from './data.ts';
-import { resetControlPlanes, waitForBootstrap } from './reset.ts';
+import { resetControlPlanes } from './reset.ts';
+import { waitForBootstrap } from './wait-bootstrap.ts';
 import { freshSnapshot, verifySnapshot } from './snapshot-steps.ts';
 import { etcdRestoreTexts } from './texts.ts';
 import { restoreGate, watchBack } from './watch-back.ts';
@@ -66,7 +67,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     `Staging's etcd is destroyed on purpose: every control plane (${cluster.controlPlanes.join(', ')}) is reset with EPHEMERAL wiped, after two approvers approve; then exactly one bootstrap --recover-from a fresh snapshot the bot has verified, on ${cluster.controlPlanes[0]}.`,
     `Before: etcd members ${members.join(', ') || 'unread'}; ${volumes.length} Longhorn volume${volumes.length === 1 ? '' : 's'} attached.`,
   );
-  const data: EtcdRestoreData = { before: { members, attachedVolumes: volumes }, resets: {} };
+  const data: EtcdRestoreData = { before: { members, attachedVolumes: volumes }, resets: {}, rejoins: {} };
   return {
     refusals,
     notes,
@@ -142,7 +143,7 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
       case 'reset':
         return resetControlPlanes(ctx, op, step);
       case 'wait-bootstrap':
-        return waitForBootstrap(ctx);
+        return waitForBootstrap(ctx, op);
       case 'bootstrap':
         return bootstrapOnce(ctx, op, step);
       case 'watch-back':

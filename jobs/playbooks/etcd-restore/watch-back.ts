@@ -11,6 +11,7 @@ import { clusterWait } from '../shared/cluster-wait.ts';
 import { attachedVolumes, votingMembers } from './cluster-facts.ts';
 import { restoreData, type EtcdRestoreData } from './data.ts';
 import { fluxReconciledFor } from './flux-reconcile.ts';
+import { JOIN_LIMIT, rebootCommand } from './rejoin.ts';
 
 /** Writes a change of the rehearsal's data while the operation still walks. */
 async function patchData(ctx: WalkContext, opId: string, patch: (data: EtcdRestoreData) => EtcdRestoreData | undefined): Promise<void> {
@@ -69,7 +70,12 @@ export async function watchBack(ctx: WalkContext, op: Operation): Promise<StepRe
     ctx.phase?.('watching the cluster come back', pending.slice(0, 3).join('; '));
     return pending.length === 0 ? { done: true, value: undefined } : { done: false, pending: pending.join('; ') };
   });
-  if (!back.ok) throw new StepFailure('the cluster did not come back after the restore', pending, { noRollback: true });
+  if (!back.ok)
+    throw new StepFailure(
+      `the cluster did not come back after the restore. A control plane that is not a voting member yet and whose etcd is Failed (talosctl -n <node> --endpoints <node> service etcd) ran out of etcd's join limit: ${JOIN_LIMIT}. Bring it back (${rebootCommand('<node>')}); it joins the restored cluster as a learner. Safe next: Retry, which watches again`,
+      pending,
+      { noRollback: true },
+    );
   const members = await votingMembers(ctx.talosctl, ctx.cluster, probeSignal(ctx));
   const attached = await attachedVolumes(ctx.session, probeSignal(ctx));
   await patchData(ctx, op.id, (d) => ({ ...d, after: { ...d.after, members, attachedVolumes: attached } }));
