@@ -1,3 +1,5 @@
+import { readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
 import { productionShape, STAGING_THREE_CPS, stagingThreeShape } from '../sim/shapes.ts';
@@ -241,6 +243,38 @@ describe('/talos rehearse etcd-restore on a staging as real clusters run it', ()
     expect(h.sim.bootstrapCount('staging')).toBe(1);
     const wait = auditLines(h, plan, CHANNELS.staging).find((l) => l.includes('service etcd Preparing'));
     expect(wait).toContain('reset again after its etcd was Failed (join limit)');
+  }, 240_000);
+
+  it('checks the snapshot again right before the bootstrap: one pruned while approvals waited is not restored, and a Retry passes once it is back', async () => {
+    h = await startHarness(OPTIONS);
+    const plan = await requestRehearsal();
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await waitForApprovalRequest(h, plan, CHANNELS.staging, 60_000);
+    // Retention prunes the verified snapshot while the approvers decide.
+    const snapshotCall = h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'etcd' && c.argv[1] === 'snapshot')!;
+    const written = isAbsolute(snapshotCall.argv[2]!) ? snapshotCall.argv[2]! : join(snapshotCall.cwd, snapshotCall.argv[2]!);
+    // The bot names the file with its revision once talosctl wrote it.
+    const named = (await readdir(dirname(written))).filter((f) => /^staging-.*-rev\d+\.db$/.test(f));
+    expect(named).toHaveLength(1);
+    const path = join(dirname(written), named[0]!);
+    const kept = await readFile(path);
+    await unlink(path);
+    await approveTwice(plan);
+
+    const stopped = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
+    expect(stopped.text).toContain('no longer passes the bot');
+    expect(h.sim.bootstrapCount('staging')).toBe(0);
+    expect(bootstrapCalls()).toEqual([]);
+    expect(JSON.stringify(h.slack.thread(CHANNELS.staging, plan.root.ts))).toContain(`${path} is not there any more`);
+
+    await writeFile(path, kept);
+    const failure = await h.slack.waitFor(() =>
+      h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => JSON.stringify(m.blocks ?? []).includes('"action_id":"talos-op-retry"')),
+    );
+    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.staging, messageTs: failure.ts, actionId: 'talos-op-retry' });
+    const done = await waitForRootState(h, plan, /completed|failed/, CHANNELS.staging, 180_000);
+    expect(done.text.includes('completed') ? 'completed' : `${done.text}: ${lastReplies(plan)}`).toBe('completed');
+    expect(h.sim.bootstrapCount('staging')).toBe(1);
   }, 240_000);
 
   it('refuses the rehearsal before anything is taken or reset when a control plane keeps Longhorn data on EPHEMERAL', async () => {

@@ -1,5 +1,7 @@
 import { errorText } from '../../../src/chat/error-text.ts';
-import type { Operation, Step } from '../../../src/ops/operation.ts';
+import type { Operation, Snapshot, Step } from '../../../src/ops/operation.ts';
+import { snapshotIntegrityProblems } from '../../../src/ops/snapshot-integrity.ts';
+import { snapshotPathProblem } from '../../../src/ops/snapshot-path.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
 import { withStep } from '../../../src/ops/operation.ts';
 import { observeEtcdStatus } from '../../../src/talos/observe.ts';
@@ -50,6 +52,23 @@ function undecided(node: string, path: string, snapshotId: string, issuedAt: str
 }
 
 /**
+ * The snapshot checked once more right before the bootstrap, as the verify step did: the approvals may
+ * have waited long enough for retention to prune it, and a path outside the cluster's snapshot folder
+ * is refused (the stored operation was changed). Nothing is issued when it fails.
+ */
+async function checkSnapshotAgain(ctx: WalkContext, snap: Snapshot, node: string): Promise<void> {
+  ctx.phase?.(`checking ${snap.id} again before the bootstrap`);
+  const outside = await snapshotPathProblem(snap.path, ctx.cluster.snapshotDir);
+  const problems = outside === undefined ? await snapshotIntegrityProblems(snap) : [outside];
+  if (problems.length === 0) return;
+  throw new StepFailure(
+    `the snapshot ${snap.id} no longer passes the bot's check, so no bootstrap was issued. Every control plane is wiped and waits for a bootstrap: staging has no etcd and no Kubernetes API until one happens. Safe next: put the snapshot back at ${snap.path} (retention may have pruned it; check the off-cluster copy) and Retry, which checks it again; or recover by hand from another snapshot an operator has verified (${bootstrapCommand(node, '<file>')}), then cancel this operation`,
+    problems,
+    { noRollback: true },
+  );
+}
+
+/**
  * Exactly one `talosctl bootstrap --recover-from=<snapshot>` on the first control plane. Its issue is
  * recorded with a compare-and-set before it is made, on the step and in the rehearsal's data (which no
  * Retry clears): a crash, a Retry or a second replica that finds it recorded only looks at etcd.
@@ -64,6 +83,7 @@ export async function bootstrapOnce(ctx: WalkContext, op: Operation, step: Step)
   let ours = false;
   if (prior === undefined && step.issuedAt === undefined) {
     refuseUnlessStaging(ctx, op);
+    await checkSnapshotAgain(ctx, snap, node);
     const { op: recorded } = await ctx.deps.store.update(op.id, (o) => {
       const current = o.steps.find((s) => s.id === step.id);
       const data = restoreData(o);

@@ -169,8 +169,10 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
   retryFrom(step) {
     // A snapshot that failed to be taken is taken again (nothing was reset, and the one it stores is still this
     // rehearsal's own); a snapshot that failed its check is replaced only by a new rehearsal; the bootstrap is never
-    // issued twice.
-    if (step.kind === 'verify-snapshot' || step.kind === 'bootstrap') return undefined;
+    // issued twice: a bootstrap step that stopped before issuing it (the snapshot failed its check again) may run again,
+    // and looks at the rehearsal's record first.
+    if (step.kind === 'bootstrap') return step.issuedAt === undefined ? step.id : undefined;
+    if (step.kind === 'verify-snapshot') return undefined;
     return step.id;
   },
   cancelRefusal(op) {
