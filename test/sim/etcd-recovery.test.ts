@@ -407,3 +407,56 @@ describe.concurrent('a bootstrap beside a running etcd', () => {
     expect(f.sim.bootstrapCount('staging', { node: 'talos-stg-cp-2', accepted: true })).toBe(1);
   });
 });
+
+describe.concurrent("etcd's join limit and its one learner", () => {
+  threeCps(
+    'a wiped control plane that found no cluster within the join limit shows etcd Failed until it is reset again',
+    async ({ f, expect }) => {
+      const limit = f.sim.timing.etcdJoinTimeoutMs;
+      f.sim.timing.etcdJoinTimeoutMs = 0;
+      const results = await Promise.all(CPS.map((node) => f.talosctl('staging', ['-n', node, '-e', node, ...WIPE, '--wait=false'])));
+      await f.sim.waitFor(() => f.sim.events.filter((e) => e.kind === 'etcd-join-timeout').length === 3, 5000, 'every join limit out');
+      const failed = await f.talosctl('staging', ['-n', CPS[1]!, '-e', CPS[1]!, 'service', 'etcd']);
+      f.sim.timing.etcdJoinTimeoutMs = limit;
+      const again = await f.talosctl('staging', ['-n', CPS[1]!, '-e', CPS[1]!, ...WIPE, '--wait=false']);
+      await f.sim.waitFor(() => f.sim.node('staging', CPS[1]!).etcdWaitingJoin === true, 5000, 'back in the join loop');
+      const preparing = await f.talosctl('staging', ['-n', CPS[1]!, '-e', CPS[1]!, 'service', 'etcd']);
+
+      expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+      expect(tableRows(failed.stdout)[2]).toEqual(['STATE', 'Failed']);
+      expect(failed.stdout).toContain(
+        'Failed to run pre stage: failed to build initial etcd cluster: failed to build cluster arguments: 1 error(s) occurred:\n\ttimeout',
+      );
+      // Nothing restarts it: the boot still waits on etcd, and the other nodes stay Failed.
+      expect(CPS.map((n) => f.sim.node('staging', n).stage)).toEqual(['booting', 'booting', 'booting']);
+      expect([CPS[0]!, CPS[2]!].map((n) => f.sim.node('staging', n).etcdFailed !== undefined)).toEqual([true, true]);
+      expect(again.exitCode).toBe(0);
+      expect(tableRows(preparing.stdout)[2]).toEqual(['STATE', 'Preparing']);
+    },
+  );
+
+  threeCps('admits one learner at a time after the restore, and a learner refuses the member list', async ({ f, expect }) => {
+    const { path } = await snapshot(f, 'staging', CPS[0]!);
+    await wipeAndWaitPreparing(f, 'staging', CPS);
+    // Whichever joins first stays a learner while the fault holds; the other is refused meanwhile.
+    f.sim.faults.set('staging', { etcdLearnerStuck: ['talos-stg-cp-2', 'talos-stg-cp-3'] });
+    await f.talosctl('staging', ['-n', CPS[0]!, '-e', CPS[0]!, 'bootstrap', '--recover-from', path]);
+    await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'etcd-learner-refused'), 5000, 'a second learner refused');
+    const learner = f.sim.events.find((e) => e.kind === 'etcd-learner-added')!.node!;
+    const fromLearner = await f.talosctl('staging', ['-n', learner, '-e', learner, 'etcd', 'members']);
+    const fromVoter = await f.talosctl('staging', ['-n', CPS[0]!, '-e', CPS[0]!, 'etcd', 'members']);
+    const addedWhileHeld = f.sim.events.filter((e) => e.kind === 'etcd-learner-added').length;
+    f.sim.faults.clear('staging');
+    await f.sim.waitFor(() => f.sim.events.filter((e) => e.kind === 'etcd-learner-promoted').length === 2, 5000, 'both learners promoted');
+    const order = f.sim.events.filter((e) => e.kind === 'etcd-learner-added' || e.kind === 'etcd-learner-promoted').map((e) => e.kind);
+
+    expect(addedWhileHeld).toBe(1);
+    expect(f.sim.events.filter((e) => e.kind === 'etcd-learner-refused').map((e) => e.node)).toEqual(
+      CPS.slice(1).filter((n) => n !== learner),
+    );
+    expect(fromLearner.exitCode).toBe(1);
+    expect(fromLearner.stderr).toContain('etcdserver: rpc not supported for learner');
+    expect(fromVoter.exitCode).toBe(0);
+    expect(order).toEqual(['etcd-learner-added', 'etcd-learner-promoted', 'etcd-learner-added', 'etcd-learner-promoted']);
+  });
+});
