@@ -105,10 +105,11 @@ describe('the etcd restore bootstrap, once recorded as issued', () => {
     expect(etcdRestorePlaybook.retryFrom(bootstrapStep, failure)).toBeUndefined();
   });
 
-  it('retries a snapshot that failed to be taken, but never the check of a snapshot that failed it', () => {
+  it('retries a snapshot that failed to be taken, never the check of a snapshot that failed it, and a bootstrap only while it was not issued', () => {
     const step = (kind: string) => ({ id: kind, kind, status: 'failed' as const });
     expect(etcdRestorePlaybook.retryFrom(step('snapshot'))).toBe('snapshot');
     expect(etcdRestorePlaybook.retryFrom(step('verify-snapshot'))).toBeUndefined();
-    expect(etcdRestorePlaybook.retryFrom(step('bootstrap'))).toBeUndefined();
+    expect(etcdRestorePlaybook.retryFrom(step('bootstrap'))).toBe('bootstrap');
+    expect(etcdRestorePlaybook.retryFrom({ ...step('bootstrap'), issuedAt: '2026-12-02T10:05:00.000Z' })).toBeUndefined();
   });
 });
