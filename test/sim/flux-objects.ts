@@ -85,7 +85,8 @@ export function lastHandled(cluster: SimCluster, obj: FluxObjectState, now: numb
   const request = obj.reconcileRequest;
   const window = requestWindow(cluster, obj);
   if (request !== undefined && window !== undefined && now >= window.end) return request.token;
-  return request?.previous ?? timestamp(now - 300_000);
+  // Stable across reads: the value of a request handled before the simulation began.
+  return request?.previous ?? timestamp(cluster.createdAt - 300_000);
 }
 
 /** The revision the source offers next: a new commit, or the next chart patch. */

@@ -1,9 +1,9 @@
 import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { describe } from 'vitest';
+import { renderFlux } from './flux-objects.ts';
 import { simTest, type SimFixture } from './sim-fixture.ts';
 
-// Long enough that a request is read back while its reconcile still runs, however loaded the machine.
-const it = simTest({ timing: { stepMs: 4, rebootMs: 80, fluxReconcileMs: 1500 } });
+const it = simTest({ timing: { stepMs: 4, rebootMs: 80, fluxReconcileMs: 300 } });
 
 interface Flux {
   kind: string;
@@ -47,13 +47,16 @@ describe.concurrent('Flux reconcile requests (reconcile.fluxcd.io/requestedAt)',
 
     await request(f, 'Kustomization', ks!, annotate(token));
     await request(f, 'HelmRelease', hr!, annotate(token));
-    const during = { ks: (await list(f, 'Kustomization'))[0]!, hr: (await list(f, 'HelmRelease'))[0]! };
-    await f.sim.waitFor(
-      () => Date.now() > f.sim.events.filter((e) => e.kind === 'flux-reconcile-requested').at(-1)!.at + f.sim.timing.fluxReconcileMs + 100,
-      5000,
-      'a reconcile later',
-    );
-    const after = { ks: (await list(f, 'Kustomization'))[0]!, hr: (await list(f, 'HelmRelease'))[0]! };
+    // Read as the API renders them at chosen moments of the reconcile, so no read races the clock.
+    const cluster = f.sim.cluster('production');
+    const at = (kind: string, t: number): Flux => {
+      const obj = cluster.kube.flux.find((o) => o.kind === kind && o.name === (kind === 'HelmRelease' ? hr : ks)!.metadata.name)!;
+      return renderFlux(cluster, obj, t) as unknown as Flux;
+    };
+    const requestedAt = cluster.kube.flux.find((o) => o.name === ks!.metadata.name)!.reconcileRequest!.at;
+    const end = requestedAt + f.sim.timing.fluxReconcileMs;
+    const during = { ks: at('Kustomization', end - 1), hr: at('HelmRelease', end - 1) };
+    const after = { ks: at('Kustomization', end + 1000), hr: at('HelmRelease', end + 1000) };
 
     expect(during.ks.metadata.annotations).toEqual({ 'reconcile.fluxcd.io/requestedAt': token });
     expect([during.ks.status.lastHandledReconcileAt, during.hr.status.lastHandledReconcileAt]).not.toContain(token);
