@@ -18,8 +18,10 @@ export async function waitForBootstrap(ctx: WalkContext, op: Operation): Promise
   // Asked again and not yet seen out of Failed: the reset takes a moment to stop the service.
   const asked = new Set<string>();
   const rejoined: string[] = [];
+  let failedNow: string[] = [];
   const seen = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
     const services = await Promise.all(nodes.map(async (node) => ({ node, service: await etcdService(ctx, node) })));
+    failedNow = services.filter(({ service }) => service.read && service.state === 'Failed').map(({ node }) => node);
     for (const { node, service } of services) {
       const failed = service.read && service.state === 'Failed';
       if (!failed) asked.delete(node);
@@ -37,8 +39,13 @@ export async function waitForBootstrap(ctx: WalkContext, op: Operation): Promise
   });
   if (!seen.ok) {
     const again = [...new Set(rejoined)];
+    const failed =
+      failedNow.length === 0
+        ? ''
+        : ` etcd is Failed on ${failedNow.join(', ')}. ${JOIN_LIMIT}.${again.length > 0 ? ` The bot reset ${again.join(', ')} again.` : ''}`;
+    const byHand = failedNow.length === 0 ? '' : `; or bring them back yourself (${failedNow.map(rebootCommand).join('; ')}) and Retry`;
     throw new StepFailure(
-      `etcd does not wait for a bootstrap on every control plane, so no bootstrap was issued. ${JOIN_LIMIT}${again.length > 0 ? `; the bot reset ${again.join(', ')} again` : ''}. Safe next: Retry, which waits again and resets again a control plane whose etcd is Failed; or bring it back yourself (${rebootCommand(nodes[0]!)}, for each such node) and Retry`,
+      `etcd does not wait for a bootstrap on every control plane, so no bootstrap was issued: every control plane is wiped and the Kubernetes API is down.${failed} Safe next: Retry, which waits again and resets again a control plane whose etcd is Failed${byHand}`,
       [seen.pending],
       { noRollback: true },
     );
