@@ -70,12 +70,18 @@ export async function watchBack(ctx: WalkContext, op: Operation): Promise<StepRe
     ctx.phase?.('watching the cluster come back', pending.slice(0, 3).join('; '));
     return pending.length === 0 ? { done: true, value: undefined } : { done: false, pending: pending.join('; ') };
   });
-  if (!back.ok)
+  if (!back.ok) {
+    // A control plane missing from etcd may have run out of etcd's join limit while the restore waited.
+    const absent = pending.some((p) => p.includes('not a voting member yet'));
+    const joinHint = absent
+      ? ` A control plane that is not a voting member and whose etcd is Failed (talosctl -n <node> --endpoints <node> service etcd) ran out of etcd's join limit: ${JOIN_LIMIT}. Bring it back (${rebootCommand('<node>')}); it then joins the restored cluster as a learner.`
+      : '';
     throw new StepFailure(
-      `the cluster did not come back after the restore. A control plane that is not a voting member yet and whose etcd is Failed (talosctl -n <node> --endpoints <node> service etcd) ran out of etcd's join limit: ${JOIN_LIMIT}. Bring it back (${rebootCommand('<node>')}); it joins the restored cluster as a learner. Safe next: Retry, which watches again`,
+      `the cluster did not come back after the restore.${joinHint} Safe next: Retry, which watches again and asks Flux to reconcile again`,
       pending,
       { noRollback: true },
     );
+  }
   const members = await votingMembers(ctx.talosctl, ctx.cluster, probeSignal(ctx));
   const attached = await attachedVolumes(ctx.session, probeSignal(ctx));
   await patchData(ctx, op.id, (d) => ({ ...d, after: { ...d.after, members, attachedVolumes: attached } }));
