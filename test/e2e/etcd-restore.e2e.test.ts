@@ -280,7 +280,10 @@ describe('/talos rehearse etcd-restore on a staging as real clusters run it', ()
   it('refuses the rehearsal before anything is taken or reset when a control plane keeps Longhorn data on EPHEMERAL', async () => {
     const shape = stagingThreeShape();
     // Longhorn's own default data path, /var/lib/longhorn/, on the second control plane: EPHEMERAL, which the reset wipes.
-    shape.nodes = shape.nodes.map((n, i) => (i === 1 ? { ...n, longhornDataPath: '/var/lib/longhorn/' } : n));
+    // And the third's /var/mnt/longhorn is a user volume of type directory: a folder on EPHEMERAL too.
+    shape.nodes = shape.nodes.map((n, i) =>
+      i === 1 ? { ...n, longhornDataPath: '/var/lib/longhorn/' } : i === 2 ? { ...n, longhornVolumeType: 'directory' as const } : n,
+    );
     h = await startHarness({ ...OPTIONS, clusters: [shape, productionShape()] });
     const plan = await requestRehearsal();
 
@@ -289,7 +292,12 @@ describe('/talos rehearse etcd-restore on a staging as real clusters run it', ()
     expect(said).toMatch(
       new RegExp(`talos-stg-cp-2 \\(${STAGING_CPS[1]!.replace(/\./g, '\\.')}\\): disk default-disk-[0-9a-f]+ at /var/lib/longhorn/`),
     );
-    expect(said).toContain('/var/mnt/longhorn');
+    expect(said).toMatch(
+      new RegExp(
+        `talos-stg-cp-3 \\(${STAGING_CPS[2]!.replace(/\./g, '\\.')}\\): disk default-disk-[0-9a-f]+ at /var/mnt/longhorn, user volume u-longhorn is a directory on EPHEMERAL`,
+      ),
+    );
+    expect(said).toContain('a Talos user volume of its own partition, mounted at /var/mnt/longhorn');
     expect(said).not.toContain('talos-stg-cp-1 (');
     // Nothing was taken, reset or bootstrapped.
     expect(h.sim.events.filter((e) => e.cluster === 'staging' && e.kind === 'snapshot')).toEqual([]);

@@ -29,6 +29,12 @@ export interface NodeShape {
    * default is `/var/lib/longhorn/`, on EPHEMERAL.
    */
   longhornDataPath?: string;
+  /**
+   * The type of the Talos user volume at `/var/mnt/<name>` that holds `longhornDataPath`, when it is
+   * one: `partition` (default, its own partition, kept by an EPHEMERAL wipe) or `directory` (a folder
+   * on EPHEMERAL).
+   */
+  longhornVolumeType?: 'partition' | 'directory';
 }
 
 export interface ClusterShape {

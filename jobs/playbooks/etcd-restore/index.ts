@@ -61,7 +61,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   const chosen = await talosctlFor(session, talosVersion);
   const members = await votingMembers(chosen.talosctl, cluster, probe());
   const volumes = await attachedVolumes(session, probe());
-  const ephemeral = await longhornOnEphemeral(session, cluster, kubeNodes, probe());
+  const ephemeral = await longhornOnEphemeral(session, chosen.talosctl, cluster, kubeNodes, probe());
   if (ephemeral !== undefined) refusals.push(ephemeral);
   notes.push(
     `Staging's etcd is destroyed on purpose: every control plane (${cluster.controlPlanes.join(', ')}) is reset with EPHEMERAL wiped, after two approvers approve; then exactly one bootstrap --recover-from a fresh snapshot the bot has verified, on ${cluster.controlPlanes[0]}.`,

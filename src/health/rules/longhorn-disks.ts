@@ -12,35 +12,77 @@ export type LonghornNode = z.infer<typeof LonghornNode>;
 const USER_VOLUMES = '/var/mnt';
 
 /**
- * Whether a path lies on EPHEMERAL, the partition `talosctl reset --system-labels-to-wipe=EPHEMERAL`
- * wipes. Talos mounts EPHEMERAL at `/var`; a user volume is a mount of its own at `/var/mnt/<name>`
- * (the runbook's dedicated Longhorn disk is `/var/mnt/longhorn`), so a path inside one is kept.
- * `/var/mnt` itself, and everything else under `/var` (Longhorn's default `/var/lib/longhorn/`), is on
- * EPHEMERAL.
+ * Where a path lies as an EPHEMERAL wipe sees it. Talos mounts EPHEMERAL at `/var`; a user volume is
+ * mounted at `/var/mnt/<name>`, so a path inside one is on that volume (`user-volume`, with its name)
+ * whose own type decides; anything else under `/var` (Longhorn's default `/var/lib/longhorn/`, and
+ * `/var/mnt` itself) is on EPHEMERAL; the rest is elsewhere.
  */
-export function onEphemeral(path: string): boolean {
+export function placeOf(path: string): { on: 'ephemeral' } | { on: 'user-volume'; name: string } | { on: 'elsewhere' } {
   const normal = posix.normalize(path.trim());
-  if (normal !== '/var' && !normal.startsWith('/var/')) return false;
-  const insideMnt = normal.startsWith(`${USER_VOLUMES}/`) ? normal.slice(USER_VOLUMES.length + 1) : '';
-  return insideMnt === '';
+  if (normal !== '/var' && !normal.startsWith('/var/')) return { on: 'elsewhere' };
+  const name = normal.startsWith(`${USER_VOLUMES}/`) ? (normal.slice(USER_VOLUMES.length + 1).split('/')[0] ?? '') : '';
+  return name === '' ? { on: 'ephemeral' } : { on: 'user-volume', name };
 }
 
-/** One Longhorn disk on EPHEMERAL: the node (its Kubernetes name), the disk's name and its path. */
+/** A user volume as `talosctl get volumestatus` reports it on one node: its type, or that it is not there. */
+export type UserVolumeType = 'partition' | 'disk' | 'directory' | 'absent' | { unread: string };
+
+/** One Longhorn disk the reset would wipe, or whose place could not be read: the node, the disk, its path and why. */
 export interface EphemeralDisk {
   node: string;
   disk: string;
   path: string;
+  why: string;
 }
 
-/** The disks of the named nodes whose path is on EPHEMERAL, in node then disk order; unreadable objects are skipped by the caller's count. */
-export function ephemeralLonghornDisks(objects: readonly unknown[], nodeNames: readonly string[]): EphemeralDisk[] {
-  const found: EphemeralDisk[] = [];
-  for (const object of objects) {
+/** The disks of the named nodes inside a user volume, to look its type up: node name and volume name. */
+export function userVolumeDisks(objects: readonly unknown[], nodeNames: readonly string[]): { node: string; volume: string }[] {
+  return disksOf(objects, nodeNames).flatMap(({ node, path }) => {
+    const place = placeOf(path);
+    return place.on === 'user-volume' ? [{ node, volume: place.name }] : [];
+  });
+}
+
+function disksOf(objects: readonly unknown[], nodeNames: readonly string[]): { node: string; disk: string; path: string }[] {
+  return objects.flatMap((object) => {
     const parsed = LonghornNode.safeParse(object);
-    if (!parsed.success || !nodeNames.includes(parsed.data.metadata.name)) continue;
-    for (const [disk, spec] of Object.entries(parsed.data.spec?.disks ?? {})) {
-      if (onEphemeral(spec.path)) found.push({ node: parsed.data.metadata.name, disk, path: spec.path });
+    if (!parsed.success || !nodeNames.includes(parsed.data.metadata.name)) return [];
+    return Object.entries(parsed.data.spec?.disks ?? {}).map(([disk, spec]) => ({
+      node: parsed.data.metadata.name,
+      disk,
+      path: spec.path,
+    }));
+  });
+}
+
+/**
+ * The disks of the named nodes the reset would wipe: on EPHEMERAL by their path, or inside a user
+ * volume that is a `directory` (a folder on EPHEMERAL) or that the node does not have (then
+ * `/var/mnt/<name>` is a plain folder on EPHEMERAL). A user volume that could not be read counts too:
+ * the rehearsal does not wipe what it could not check. In node then disk order.
+ */
+export function ephemeralLonghornDisks(
+  objects: readonly unknown[],
+  nodeNames: readonly string[],
+  volumeType: (node: string, volume: string) => UserVolumeType = () => 'partition',
+): EphemeralDisk[] {
+  const found: EphemeralDisk[] = [];
+  for (const { node, disk, path } of disksOf(objects, nodeNames)) {
+    const place = placeOf(path);
+    if (place.on === 'elsewhere') continue;
+    if (place.on === 'ephemeral') {
+      found.push({ node, disk, path, why: 'on EPHEMERAL' });
+      continue;
     }
+    const type = volumeType(node, place.name);
+    if (type === 'partition' || type === 'disk') continue;
+    const why =
+      type === 'directory'
+        ? `user volume u-${place.name} is a directory on EPHEMERAL`
+        : type === 'absent'
+          ? `no user volume u-${place.name}: ${USER_VOLUMES}/${place.name} is a folder on EPHEMERAL`
+          : `user volume u-${place.name} could not be read (${type.unread})`;
+    found.push({ node, disk, path, why });
   }
   return found.sort((a, b) => a.node.localeCompare(b.node) || a.disk.localeCompare(b.disk));
 }
