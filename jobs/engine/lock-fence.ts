@@ -10,7 +10,17 @@ import type { WalkContext } from './playbook.ts';
 export const LOCK_GONE = 'the cluster lock is no longer held by this operation: Redis lost it or someone took it; nothing further was run';
 
 /** talosctl subcommands that change a node; `etcd` ones are matched with their second word. */
-const MUTATING_TALOSCTL = new Set(['upgrade', 'upgrade-k8s', 'reboot', 'reset', 'rollback', 'apply-config', 'patch', 'shutdown']);
+const MUTATING_TALOSCTL = new Set([
+  'upgrade',
+  'upgrade-k8s',
+  'reboot',
+  'reset',
+  'rollback',
+  'apply-config',
+  'patch',
+  'shutdown',
+  'bootstrap',
+]);
 const MUTATING_ETCD = new Set(['leave', 'remove-member', 'forfeit-leadership']);
 /** tofu subcommands that change the estate. */
 const MUTATING_TOFU = new Set(['apply', 'destroy', 'import']);

@@ -37,12 +37,20 @@ export interface KubeApi {
   listLonghornEngines(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** `settings.longhorn.io` (e.g. `node-drain-policy`); `undefined` without Longhorn. */
   listLonghornSettings(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `nodes.longhorn.io`: each storage node's disks and their paths; `undefined` without Longhorn. */
+  listLonghornNodes(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** One DaemonSet; `undefined` when it does not exist. */
   getDaemonSet(namespace: string, name: string, signal: AbortSignal): Promise<V1DaemonSet | undefined>;
   /** One Deployment; `undefined` when it does not exist. */
   getDeployment(namespace: string, name: string, signal: AbortSignal): Promise<V1Deployment | undefined>;
   getNamespace(name: string, signal: AbortSignal): Promise<V1Namespace | undefined>;
   deleteNode(name: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Asks Flux to reconcile one Kustomization or HelmRelease now, as `flux reconcile` does: a merge patch
+   * of the `reconcile.fluxcd.io/requestedAt` annotation to `token`. The controller copies the token into
+   * `status.lastHandledReconcileAt` once it has handled the request.
+   */
+  requestFluxReconcile(kind: FluxKind, namespace: string, name: string, token: string, signal: AbortSignal): Promise<void>;
   /** Marks the Node unschedulable (`kubectl cordon`), or schedulable again with `false` (`kubectl uncordon`). */
   setUnschedulable(name: string, unschedulable: boolean, signal: AbortSignal): Promise<void>;
   /**
@@ -52,6 +60,17 @@ export interface KubeApi {
    */
   evictPod(namespace: string, name: string, signal: AbortSignal): Promise<EvictionAnswer>;
 }
+
+/** The two Flux kinds whose reconcile the bot may request. */
+export type FluxKind = 'Kustomization' | 'HelmRelease';
+
+/** The annotation a reconcile request sets (fluxcd/pkg apis/meta `ReconcileRequestAnnotation`). */
+export const RECONCILE_REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+
+const FLUX_RESOURCES: Record<FluxKind, { group: string; version: string; plural: string }> = {
+  Kustomization: { group: 'kustomize.toolkit.fluxcd.io', version: 'v1', plural: 'kustomizations' },
+  HelmRelease: { group: 'helm.toolkit.fluxcd.io', version: 'v2', plural: 'helmreleases' },
+};
 
 /** What the eviction API answered for one pod. */
 export type EvictionAnswer = { outcome: 'evicted' } | { outcome: 'refused'; reason: string };
@@ -149,6 +168,7 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
     listLonghornReplicas: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'replicas', signal)),
     listLonghornEngines: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'engines', signal)),
     listLonghornSettings: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'settings', signal)),
+    listLonghornNodes: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'nodes', signal)),
     getDaemonSet: (namespace, name, signal) => orUndefined(apps.readNamespacedDaemonSet({ namespace, name }, withSignal(signal))),
     getDeployment: (namespace, name, signal) => orUndefined(apps.readNamespacedDeployment({ namespace, name }, withSignal(signal))),
     getNamespace: (name, signal) => orUndefined(core.readNamespace({ name }, withSignal(signal))),
@@ -158,6 +178,12 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
+    },
+    async requestFluxReconcile(kind, namespace, name, token, signal) {
+      await custom.patchNamespacedCustomObject(
+        { ...FLUX_RESOURCES[kind], namespace, name, body: { metadata: { annotations: { [RECONCILE_REQUESTED_AT]: token } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, withSignal(signal)),
+      );
     },
     async setUnschedulable(name, unschedulable, signal) {
       await core.patchNode(

@@ -1,3 +1,5 @@
+import { readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
 import { productionShape, STAGING_THREE_CPS, stagingThreeShape } from '../sim/shapes.ts';
@@ -192,4 +194,114 @@ describe('/talos rehearse etcd-restore on staging', () => {
     const observed = lines.filter((l) => l.includes('bootstrap already issued: not repeated'));
     expect(issued.length + observed.length).toBe(1);
   }, 240_000);
+});
+
+describe('/talos rehearse etcd-restore on a staging as real clusters run it', () => {
+  it('completes with in-sync Helm releases: Flux is asked to reconcile and reports the request handled, Ready kept', async () => {
+    h = await startHarness(OPTIONS);
+    const cluster = h.sim.cluster('staging');
+    const releases = cluster.kube.flux.filter((o) => o.kind === 'HelmRelease');
+    const plan = await requestRehearsal();
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await approveTwice(plan);
+
+    const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
+    expect(done.text.includes('completed') ? 'completed' : `${done.text}: ${lastReplies(plan)}`).toBe('completed');
+    // Every Flux object, HelmReleases included, was asked once with the same token, and reports it handled.
+    const requests = h.sim.events
+      .filter((e) => e.cluster === 'staging' && e.kind === 'flux-reconcile-requested')
+      .map((e) => e.detail ?? '');
+    const token = requests[0]?.split(' ').at(-1);
+    expect(requests.sort()).toEqual(cluster.kube.flux.map((o) => `${o.kind} ${o.namespace}/${o.name} ${token}`).sort());
+    expect(releases.length).toBeGreaterThan(0);
+    expect(releases.map((o) => o.reconcileRequest?.token)).toEqual(releases.map(() => token));
+    const watch = auditLines(h, plan, CHANNELS.staging).find((l) => l.includes('cluster back'));
+    expect(watch).toContain(`Flux reconciled on request ${token} and Ready`);
+  }, 240_000);
+
+  it("brings back a control plane whose etcd failed after etcd's join limit, and completes", async () => {
+    h = await startHarness(OPTIONS);
+    const plan = await requestRehearsal();
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await waitForApprovalRequest(h, plan, CHANNELS.staging, 60_000);
+    // etcd's join limit runs out at once: each wiped control plane's etcd is Failed as soon as it boots.
+    const limit = h.sim.timing.etcdJoinTimeoutMs;
+    h.sim.timing.etcdJoinTimeoutMs = 0;
+    await approveTwice(plan);
+    const timedOut = () => new Set(h.sim.events.filter((e) => e.kind === 'etcd-join-timeout').map((e) => e.node));
+    await h.slack.waitFor(() => timedOut().size === STAGING_CPS.length, { timeoutMs: 60_000, description: 'every join limit ran out' });
+    h.sim.timing.etcdJoinTimeoutMs = limit;
+
+    const done = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
+    expect(done.text.includes('completed') ? 'completed' : `${done.text}: ${lastReplies(plan)}`).toBe('completed');
+    // Each control plane reset once by the reset step and again (at least once) by the wait, before the one bootstrap.
+    const bootstrapAt = h.sim.events.find((e) => e.kind === 'etcd-bootstrap')!.at;
+    for (const cp of STAGING_CPS) {
+      expect(resets().filter((e) => e.node === cp && e.at < bootstrapAt).length).toBeGreaterThanOrEqual(2);
+      expect(resetCalls().filter((c) => c.argv[c.argv.indexOf('--nodes') + 1] === cp).length).toBeGreaterThanOrEqual(2);
+    }
+    expect(h.sim.bootstrapCount('staging')).toBe(1);
+    const wait = auditLines(h, plan, CHANNELS.staging).find((l) => l.includes('service etcd Preparing'));
+    expect(wait).toContain('reset again after its etcd was Failed (join limit)');
+  }, 240_000);
+
+  it('checks the snapshot again right before the bootstrap: one pruned while approvals waited is not restored, and a Retry passes once it is back', async () => {
+    h = await startHarness(OPTIONS);
+    const plan = await requestRehearsal();
+    await clickStart(h, plan, USERS.alice, CHANNELS.staging);
+    await waitForApprovalRequest(h, plan, CHANNELS.staging, 60_000);
+    // Retention prunes the verified snapshot while the approvers decide.
+    const snapshotCall = h.sim.calls.find((c) => c.bin === 'talosctl' && c.argv[0] === 'etcd' && c.argv[1] === 'snapshot')!;
+    const written = isAbsolute(snapshotCall.argv[2]!) ? snapshotCall.argv[2]! : join(snapshotCall.cwd, snapshotCall.argv[2]!);
+    // The bot names the file with its revision once talosctl wrote it.
+    const named = (await readdir(dirname(written))).filter((f) => /^staging-.*-rev\d+\.db$/.test(f));
+    expect(named).toHaveLength(1);
+    const path = join(dirname(written), named[0]!);
+    const kept = await readFile(path);
+    await unlink(path);
+    await approveTwice(plan);
+
+    const stopped = await waitForRootState(h, plan, /completed|stopped|failed/, CHANNELS.staging, 180_000);
+    expect(stopped.text).toContain('no longer passes the bot');
+    expect(h.sim.bootstrapCount('staging')).toBe(0);
+    expect(bootstrapCalls()).toEqual([]);
+    expect(JSON.stringify(h.slack.thread(CHANNELS.staging, plan.root.ts))).toContain(`${path} is not there any more`);
+
+    await writeFile(path, kept);
+    const failure = await h.slack.waitFor(() =>
+      h.slack.thread(CHANNELS.staging, plan.root.ts).find((m) => JSON.stringify(m.blocks ?? []).includes('"action_id":"talos-op-retry"')),
+    );
+    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.staging, messageTs: failure.ts, actionId: 'talos-op-retry' });
+    const done = await waitForRootState(h, plan, /completed|failed/, CHANNELS.staging, 180_000);
+    expect(done.text.includes('completed') ? 'completed' : `${done.text}: ${lastReplies(plan)}`).toBe('completed');
+    expect(h.sim.bootstrapCount('staging')).toBe(1);
+  }, 240_000);
+
+  it('refuses the rehearsal before anything is taken or reset when a control plane keeps Longhorn data on EPHEMERAL', async () => {
+    const shape = stagingThreeShape();
+    // Longhorn's own default data path, /var/lib/longhorn/, on the second control plane: EPHEMERAL, which the reset wipes.
+    // And the third's /var/mnt/longhorn is a user volume of type directory: a folder on EPHEMERAL too.
+    shape.nodes = shape.nodes.map((n, i) =>
+      i === 1 ? { ...n, longhornDataPath: '/var/lib/longhorn/' } : i === 2 ? { ...n, longhornVolumeType: 'directory' as const } : n,
+    );
+    h = await startHarness({ ...OPTIONS, clusters: [shape, productionShape()] });
+    const plan = await requestRehearsal();
+
+    expect(plan.root.text).toContain('refused');
+    const said = JSON.stringify(h.slack.thread(CHANNELS.staging, plan.root.ts)) + plan.root.text + JSON.stringify(plan.root.blocks);
+    expect(said).toMatch(
+      new RegExp(`talos-stg-cp-2 \\(${STAGING_CPS[1]!.replace(/\./g, '\\.')}\\): disk default-disk-[0-9a-f]+ at /var/lib/longhorn/`),
+    );
+    expect(said).toMatch(
+      new RegExp(
+        `talos-stg-cp-3 \\(${STAGING_CPS[2]!.replace(/\./g, '\\.')}\\): disk default-disk-[0-9a-f]+ at /var/mnt/longhorn, user volume u-longhorn is a directory on EPHEMERAL`,
+      ),
+    );
+    expect(said).toContain('a Talos user volume of its own partition, mounted at /var/mnt/longhorn');
+    expect(said).not.toContain('talos-stg-cp-1 (');
+    // Nothing was taken, reset or bootstrapped.
+    expect(h.sim.events.filter((e) => e.cluster === 'staging' && e.kind === 'snapshot')).toEqual([]);
+    expect(resetCalls()).toEqual([]);
+    expect(h.sim.bootstrapCount('staging')).toBe(0);
+  });
 });

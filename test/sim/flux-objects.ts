@@ -39,10 +39,54 @@ function phaseOf(cluster: SimCluster, name: string): { phase: Phase; failingForM
   if (has(f.fluxNotReady)) return { phase: 'failed', failingForMs: HOUR };
   if (has(f.fluxRetrying)) return { phase: 'retrying', failingForMs: HOUR };
   if (has(f.fluxReconciling)) return { phase: 'progressing', failingForMs: 0 };
-  // After an etcd recovery the controllers reconcile every object anew: Ready=Unknown until they are done.
-  if (cluster.kube.fluxReconciledAt !== undefined && Date.now() < cluster.kube.fluxReconciledAt)
-    return { phase: 'restarted', failingForMs: 0 };
   return { phase: 'ready', failingForMs: 0 };
+}
+
+/** The annotation `flux reconcile` writes to ask for a reconcile now (fluxcd/pkg apis/meta annotations.go). */
+export const RECONCILE_REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+
+/**
+ * When the controller handles the object's reconcile request: once it runs again (after an etcd
+ * recovery, from the controllers' restart), for `reconcileMs`.
+ */
+function requestWindow(cluster: SimCluster, obj: FluxObjectState): { start: number; end: number } | undefined {
+  const request = obj.reconcileRequest;
+  if (request === undefined) return undefined;
+  const start = Math.max(request.at, cluster.kube.controllersRestartedAt ?? request.at);
+  return { start, end: start + request.reconcileMs };
+}
+
+/**
+ * A Kustomization's reconciles after an etcd recovery or a request: kustomize-controller marks Ready
+ * Unknown at the start of every reconcile, unchanged or not, and Ready=True "Applied revision" at its
+ * end, so each reconcile moves lastTransitionTime (kustomization_controller.go v1.9.4 `reconcile`;
+ * fluxcd/pkg runtime/conditions setter.go v0.110.1). Returns the reconcile running now, if any, and
+ * the end of the last one finished.
+ */
+function kustomizationReconciles(cluster: SimCluster, obj: FluxObjectState, now: number): { runningSince?: number; lastEnd?: number } {
+  const windows: { start: number; end: number }[] = [];
+  const { controllersRestartedAt, fluxReconciledAt } = cluster.kube;
+  if (controllersRestartedAt !== undefined && fluxReconciledAt !== undefined)
+    windows.push({ start: controllersRestartedAt, end: fluxReconciledAt });
+  const requested = requestWindow(cluster, obj);
+  if (requested !== undefined) windows.push(requested);
+  const running = windows.filter((w) => w.start <= now && now < w.end).sort((a, b) => b.start - a.start)[0];
+  const ended = windows.filter((w) => w.end <= now).sort((a, b) => b.end - a.end)[0];
+  return { runningSince: running?.start, lastEnd: ended?.end };
+}
+
+/**
+ * `status.lastHandledReconcileAt`: the request's value once the controller has run after it; both
+ * controllers copy the annotation in a deferred status patch that runs on every reconcile, suspended
+ * objects too (helmrelease_controller.go v1.6.3 `Reconcile`, kustomization_controller.go v1.9.4
+ * `finalizeStatus`). A request the controllers have not run for yet leaves the earlier value.
+ */
+export function lastHandled(cluster: SimCluster, obj: FluxObjectState, now: number): string {
+  const request = obj.reconcileRequest;
+  const window = requestWindow(cluster, obj);
+  if (request !== undefined && window !== undefined && now >= window.end) return request.token;
+  // Stable across reads: the value of a request handled before the simulation began.
+  return request?.previous ?? timestamp(cluster.createdAt - 300_000);
 }
 
 /** The revision the source offers next: a new commit, or the next chart patch. */
@@ -66,9 +110,28 @@ function sorted(conditions: Json[]): Json[] {
   return [...conditions].sort((a, b) => weight(a) - weight(b) || String(a['type']).localeCompare(String(b['type'])));
 }
 
+/**
+ * A client wrote `reconcile.fluxcd.io/requestedAt=<token>`: the controller's watch sees the annotation
+ * change and reconciles (fluxcd/pkg runtime/predicates ReconcileRequestedPredicate); the status keeps
+ * the earlier value until it has run.
+ */
+export function requestReconcile(cluster: SimCluster, obj: FluxObjectState, token: string, now: number, reconcileMs: number): void {
+  if (obj.reconcileRequest?.token === token) return;
+  obj.reconcileRequest = { token, at: now, reconcileMs, previous: lastHandled(cluster, obj, now) };
+}
+
+/** The object's annotations: the last reconcile request written through the API. */
+function annotations(obj: FluxObjectState): Json {
+  return obj.reconcileRequest === undefined ? {} : { annotations: { [RECONCILE_REQUESTED_AT]: obj.reconcileRequest.token } };
+}
+
 export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: number): Json {
-  const { phase, failingForMs } = phaseOf(cluster, obj.name);
   const isKs = obj.kind === 'Kustomization';
+  const reconciles = isKs ? kustomizationReconciles(cluster, obj, now) : {};
+  const faulted = phaseOf(cluster, obj.name);
+  // An etcd recovery or a request makes a Kustomization reconcile anew: Ready=Unknown until it is done.
+  const { phase, failingForMs } =
+    faulted.phase === 'ready' && reconciles.runningSince !== undefined ? { phase: 'restarted' as Phase, failingForMs: 0 } : faulted;
   // A reconciliation in progress works on a spec change it has not finished with; suspending is a spec change too.
   const generation = phase === 'progressing' || phase === 'suspended' ? obj.generation + 1 : obj.generation;
   // observedGeneration moves only with Ready=True; a suspended object's stale Ready=True still moves it.
@@ -85,9 +148,12 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
   // AccessDenied stops at the source, before lastAttemptedRevision is written.
   const attempted =
     phase === 'ready' || phase === 'suspended' || phase === 'restarted' || (isKs && phase === 'stalled') ? applied : nextRevision(obj);
-  // The last Ready=True transition: long ago, or when the controllers finished after an etcd recovery.
-  const readySince = phase === 'ready' && cluster.kube.fluxReconciledAt !== undefined ? cluster.kube.fluxReconciledAt : now - 2 * HOUR;
-  const restartedAt = cluster.kube.controllersRestartedAt ?? now;
+  // The last Ready=True transition: a Kustomization's is the end of its last reconcile (long ago, or after an
+  // etcd recovery or a request). A HelmRelease in sync keeps its Ready as it was: helm-controller marks Ready
+  // Unknown only before a release action, and an in-sync release has none (atomic_release.go v1.6.3,
+  // ReleaseStatusInSync), so neither a recovery nor a request moves its lastTransitionTime.
+  const readySince = isKs ? (reconciles.lastEnd ?? now - 2 * HOUR) : cluster.createdAt - 2 * HOUR;
+  const restartedAt = reconciles.runningSince ?? now;
   const failingSince = now - failingForMs;
   // Between retries the failure flipped Ready to False at the end of the last attempt; each flip is a new time.
   const flippedAt = now - Math.min(40_000, failingForMs);
@@ -180,7 +246,11 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
     return {
       apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
       kind: obj.kind,
-      metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, { generation, finalizers: ['finalizers.fluxcd.io'] }),
+      metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, {
+        generation,
+        finalizers: ['finalizers.fluxcd.io'],
+        ...annotations(obj),
+      }),
       spec: {
         interval: '10m0s',
         retryInterval: RETRY,
@@ -197,7 +267,7 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
         lastAppliedRevision: applied,
         lastAttemptedRevision: attempted,
         history,
-        lastHandledReconcileAt: timestamp(now - 300_000),
+        lastHandledReconcileAt: lastHandled(cluster, obj, now),
       },
     };
   }
@@ -212,16 +282,7 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
       const ok = `Helm upgrade succeeded for release ${obj.namespace}/${obj.name}.v${obj.generation} with chart ${obj.chart}@${applied}`;
       conditions.push(
         condition('Ready', 'True', 'UpgradeSucceeded', ok, readySince),
-        condition('Released', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR),
-      );
-      break;
-    }
-    case 'restarted': {
-      const ok = `Helm upgrade succeeded for release ${obj.namespace}/${obj.name}.v${obj.generation} with chart ${obj.chart}@${applied}`;
-      conditions.push(
-        condition('Reconciling', 'True', 'Progressing', 'Reconciliation in progress', restartedAt),
-        condition('Ready', 'Unknown', 'Progressing', 'Reconciliation in progress', restartedAt),
-        condition('Released', 'True', 'UpgradeSucceeded', ok, now - 2 * HOUR),
+        condition('Released', 'True', 'UpgradeSucceeded', ok, readySince),
       );
       break;
     }
@@ -262,7 +323,11 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
   return {
     apiVersion: 'helm.toolkit.fluxcd.io/v2',
     kind: obj.kind,
-    metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, { generation, finalizers: ['finalizers.fluxcd.io'] }),
+    metadata: meta(cluster, obj.kind, obj.name, obj.namespace, cluster.createdAt, {
+      generation,
+      finalizers: ['finalizers.fluxcd.io'],
+      ...annotations(obj),
+    }),
     spec: {
       interval: '30m0s',
       chart: {
@@ -277,7 +342,7 @@ export function renderFlux(cluster: SimCluster, obj: FluxObjectState, now: numbe
       lastAttemptedRevision: attempted,
       lastAttemptedGeneration: generation,
       ...(failures > 0 ? { failures, upgradeFailures: failures, lastAttemptedReleaseAction: 'upgrade' } : {}),
-      lastHandledReconcileAt: timestamp(now - 300_000),
+      lastHandledReconcileAt: lastHandled(cluster, obj, now),
     },
   };
 }

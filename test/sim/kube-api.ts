@@ -12,11 +12,12 @@ import {
   renderPdb,
   renderPod,
   renderReplicas,
+  renderLonghornNodes,
   renderSettings,
   renderVolume,
   type Json,
 } from './kube-objects.ts';
-import { renderFlux } from './flux-objects.ts';
+import { RECONCILE_REQUESTED_AT, renderFlux, requestReconcile } from './flux-objects.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { bare } from './versions.ts';
 import { answerEviction, unschedulableFromPatch } from './eviction.ts';
@@ -168,6 +169,16 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: false,
       served: (c) => c.shape.longhorn,
       list: (c) => renderSettings(c),
+    },
+    {
+      group: 'longhorn.io',
+      version: 'v1beta2',
+      plural: 'nodes',
+      kind: 'Node',
+      namespaced: true,
+      builtin: false,
+      served: (c) => c.shape.longhorn,
+      list: (c) => renderLonghornNodes(c),
     },
   ];
 }
@@ -357,7 +368,7 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
     });
     return;
   }
-  if (req.method === 'PATCH' && type.plural === 'nodes' && subresource === undefined) {
+  if (req.method === 'PATCH' && type.group === '' && type.plural === 'nodes' && subresource === undefined) {
     void readJson(req).then((body) => {
       const node = cluster.nodes.find((n) => n.hostname === name);
       const unschedulable = unschedulableFromPatch(body);
@@ -378,11 +389,35 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
     });
     return;
   }
+  if (req.method === 'PATCH' && (type.plural === 'kustomizations' || type.plural === 'helmreleases') && subresource === undefined) {
+    void readJson(req).then((body) => {
+      const obj = cluster.kube.flux.find((f) => f.kind === type.kind && f.name === name && f.namespace === namespace);
+      const token = requestedAtFromPatch(body);
+      if (!obj || token === undefined) {
+        send(
+          res,
+          422,
+          status(422, 'Invalid', `the simulated API takes only metadata.annotations["${RECONCILE_REQUESTED_AT}"] in a Flux patch`),
+        );
+        return;
+      }
+      const now = Date.now();
+      requestReconcile(cluster, obj, token, now, deps.timing.fluxReconcileMs);
+      cluster.kube.resourceVersion++;
+      deps.recorder.event({
+        cluster: cluster.name,
+        kind: 'flux-reconcile-requested',
+        detail: `${type.kind} ${namespace}/${name} ${token}`,
+      });
+      send(res, 200, { apiVersion, kind: type.kind, ...renderFlux(cluster, obj, now) });
+    });
+    return;
+  }
   if (subresource !== undefined) {
     notFound();
     return;
   }
-  if (req.method === 'DELETE' && type.plural === 'nodes') {
+  if (req.method === 'DELETE' && type.group === '' && type.plural === 'nodes') {
     req.resume();
     const node = cluster.nodes.find((n) => n.hostname === name);
     if (node) deps.lifecycle.deleteKubeNode(cluster, node);
@@ -395,6 +430,17 @@ function handle(cluster: SimCluster, deps: KubeApiDeps, resourceTypes: ResourceT
     return;
   }
   send(res, 200, { apiVersion, kind: type.kind, ...item });
+}
+
+/** The value of a merge patch that sets only the reconcile-request annotation; `undefined` for anything else. */
+function requestedAtFromPatch(body: Json | undefined): string | undefined {
+  const metadata = body?.['metadata'] as Json | undefined;
+  const annotations = metadata?.['annotations'] as Json | undefined;
+  if (body === undefined || Object.keys(body).length !== 1 || metadata === undefined || Object.keys(metadata).length !== 1)
+    return undefined;
+  if (annotations === undefined || Object.keys(annotations).length !== 1) return undefined;
+  const token = annotations[RECONCILE_REQUESTED_AT];
+  return typeof token === 'string' && token !== '' ? token : undefined;
 }
 
 /** The address of the node a pod item runs on, for the recorder. */

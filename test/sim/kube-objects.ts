@@ -480,6 +480,47 @@ export function renderSettings(cluster: SimCluster): Json[] {
   }));
 }
 
+/** The runbook's dedicated Longhorn disk: a Talos user volume mounted at `/var/mnt/longhorn`. */
+export const RUNBOOK_LONGHORN_PATH = '/var/mnt/longhorn';
+
+/**
+ * Longhorn's Node objects (`nodes.longhorn.io`), one per storage node, each with the disk Longhorn
+ * created from its default data path: named `default-disk-<fsid>` (longhorn/longhorn-manager
+ * types/types.go `DefaultDiskPrefix`, v1.10.2), `diskType: filesystem`, the path as configured
+ * (k8s/pkg/apis/longhorn/v1beta2/node.go `DiskSpec`, v1.10.2; the setting `default-data-path`
+ * defaults to `/var/lib/longhorn/`, types/setting.go).
+ */
+export function renderLonghornNodes(cluster: SimCluster): Json[] {
+  return cluster.nodes
+    .filter((n) => n.longhorn)
+    .map((node) => {
+      const path = cluster.shape.nodes.find((s) => s.hostname === node.hostname)?.longhornDataPath ?? RUNBOOK_LONGHORN_PATH;
+      const fsid = createHash('sha256').update(`${cluster.name}/${node.hostname}/${path}`).digest('hex').slice(0, 16);
+      return {
+        apiVersion: 'longhorn.io/v1beta2',
+        kind: 'Node',
+        metadata: meta(cluster, 'LonghornNode', node.hostname, 'longhorn-system', cluster.createdAt, { generation: 1 }),
+        spec: {
+          name: node.hostname,
+          allowScheduling: true,
+          evictionRequested: false,
+          tags: [],
+          disks: {
+            [`default-disk-${fsid}`]: {
+              diskType: 'filesystem',
+              diskDriver: '',
+              path,
+              allowScheduling: true,
+              evictionRequested: false,
+              storageReserved: 0,
+              tags: [],
+            },
+          },
+        },
+      };
+    });
+}
+
 /** DaemonSets from their pods: one pod per node it runs on, ready when the pod is. */
 export function renderDaemonSets(cluster: SimCluster): Json[] {
   const groups = new Map<string, PodState[]>();

@@ -642,14 +642,18 @@ export class Lifecycle {
     }
     // Reset may take over a boot sequence (sequencer.go `CanTakeOver`); the simulator lets it take over
     // the boots that wait on etcd (joining, or failed), whose routine steps aside when the boot ID changes.
-    const bootWaitingOnEtcd = node.stage === 'booting' && (node.etcdWaitingJoin === true || node.etcdFailed !== undefined);
-    if (node.stage !== 'running' && !bootWaitingOnEtcd) {
+    if (node.stage !== 'running' && !this.#bootWaitingOnEtcd(node)) {
       return { error: 'rpc error: code = Unknown desc = failed to run sequence: locked' };
     }
     const actorId = randomUUID();
     this.#stage(cluster, node, 'resetting');
     this.#spawn(() => this.#runReset(cluster, node, actorId, request));
     return { actorId };
+  }
+
+  /** A boot that waits on etcd: joining, or Failed after the join limit or a failed recovery. */
+  #bootWaitingOnEtcd(node: SimNode): boolean {
+    return node.stage === 'booting' && (node.etcdWaitingJoin === true || node.etcdFailed !== undefined);
   }
 
   /**
@@ -783,6 +787,8 @@ export class Lifecycle {
     node.kubeletNotReady = false;
     node.discoveryMember = true;
     if (node.role === 'controlplane' && node.etcdDataEmpty) {
+      // The service starts over: a Failed etcd (the join limit) is back in the join loop.
+      delete node.etcdFailed;
       node.etcdWaitingJoin = true;
       node.etcdServiceSince = node.bootedAt;
     }
@@ -794,9 +800,15 @@ export class Lifecycle {
     await this.sleep(this.#timing.bootMs / 2);
     boot('service', 'service: kubelet message: Health check successful healthy: true');
     if (node.role === 'controlplane') {
+      const joinSince = node.etcdServiceSince ?? node.bootedAt;
       while (node.bootId === bootId && node.etcdWaitingJoin) {
-        if (hasQuorum(cluster) && etcdMembers(cluster).some((m) => m !== node && etcdMemberHealthy(cluster, m))) {
+        const reachable = hasQuorum(cluster) && etcdMembers(cluster).some((m) => m !== node && etcdMemberHealthy(cluster, m));
+        if (reachable && !this.#learnerRefused(cluster, node)) {
           this.#joinAsLearner(cluster, node);
+          break;
+        }
+        if (Date.now() - joinSince >= this.#timing.etcdJoinTimeoutMs) {
+          this.#joinTimedOut(cluster, node);
           break;
         }
         await this.sleep(this.#timing.stepMs);
@@ -821,6 +833,37 @@ export class Lifecycle {
     boot('phase', 'phase: startEverything action: STOP');
     boot('sequence', 'sequence: boot action: STOP');
     boot('status', `stage: RUNNING ready: ${ready} unmetCond: ${ready ? '[]' : notReady}`, { stage: 'RUNNING', ready });
+  }
+
+  /**
+   * `buildInitialCluster` ran out of `EtcdJoinTimeout` (services/etcd.go v1.13.9 and v1.14.0-rc.1): the
+   * pre-stage fails and the service is Failed; etcd is not restartable through the API (it implements
+   * none of system's APIStartableService/APIRestartableService), so it stays Failed until a reboot or a
+   * reset. The message is go-retry v0.3.3's ErrorSet of its one TimeoutError, wrapped twice.
+   */
+  #joinTimedOut(cluster: SimCluster, node: SimNode): void {
+    node.etcdWaitingJoin = false;
+    node.etcdFailed =
+      'Failed to run pre stage: failed to build initial etcd cluster: failed to build cluster arguments: 1 error(s) occurred:\n\ttimeout';
+    this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-join-timeout', detail: node.hostname });
+  }
+
+  /** The boot in which each node last had its learner add refused, so the refusal is recorded once per boot. */
+  readonly #learnerRefusedIn = new WeakMap<SimNode, string>();
+
+  /**
+   * etcd admits one learner at a time (etcd-io/etcd v3.6.12 server/etcdserver/api/membership/cluster_opts.go
+   * `DefaultMaxLearners = 1`): while another member is a learner, `MemberAddAsLearner` fails "etcdserver:
+   * too many learner members in cluster" and Talos's `addMember` retries (services/etcd.go v1.13.9).
+   */
+  #learnerRefused(cluster: SimCluster, node: SimNode): boolean {
+    const learner = etcdMembers(cluster).find((m) => m !== node && m.etcdLearner === true);
+    if (learner === undefined) return false;
+    if (this.#learnerRefusedIn.get(node) !== node.bootId) {
+      this.#learnerRefusedIn.set(node, node.bootId);
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-refused', detail: learner.hostname });
+    }
+    return true;
   }
 
   /**
@@ -1036,7 +1079,8 @@ export class Lifecycle {
       if (node.role === 'controlplane') {
         // services/etcd.go addMember (siderolabs/talos v1.13.9): the member list needs a leader
         // (WithRequireLeader), so without quorum the new machine keeps retrying and never joins.
-        while (!hasQuorum(cluster) || cluster.faults.etcdNoLeader) await this.sleep(this.#timing.stepMs);
+        while (!hasQuorum(cluster) || cluster.faults.etcdNoLeader || this.#learnerRefused(cluster, node))
+          await this.sleep(this.#timing.stepMs);
         if (node.bootId !== bootId) return;
         // A member with the machine's own name is removed before the new one is added as a learner.
         const stale = node.staleMember;

@@ -60,6 +60,7 @@ export function defaultTiming(overrides: Partial<SimTiming> = {}): SimTiming {
     reregisterMs: overrides.reregisterMs ?? rebootMs,
     learnerPromoteMs: overrides.learnerPromoteMs ?? stepMs * 4,
     fluxReconcileMs: overrides.fluxReconcileMs ?? Math.max(1000, stepMs * 4),
+    etcdJoinTimeoutMs: overrides.etcdJoinTimeoutMs ?? Math.max(60_000, stepMs * 600),
     ...(overrides.tofuStillLines === undefined ? {} : { tofuStillLines: overrides.tofuStillLines }),
   };
 }

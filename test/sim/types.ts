@@ -23,6 +23,18 @@ export interface NodeShape {
    * workers only). Default `default`, Terraform's `talos_image_factory_schematic_id`.
    */
   installer?: 'default' | 'longhorn';
+  /**
+   * Where Longhorn keeps this node's data (its disk's `spec.disks[*].path` in `nodes.longhorn.io`).
+   * Default `/var/mnt/longhorn`, the runbook's dedicated disk (a Talos user volume); Longhorn's own
+   * default is `/var/lib/longhorn/`, on EPHEMERAL.
+   */
+  longhornDataPath?: string;
+  /**
+   * The type of the Talos user volume at `/var/mnt/<name>` that holds `longhornDataPath`, when it is
+   * one: `partition` (default, its own partition, kept by an EPHEMERAL wipe) or `directory` (a folder
+   * on EPHEMERAL).
+   */
+  longhornVolumeType?: 'partition' | 'directory';
 }
 
 export interface ClusterShape {
@@ -213,6 +225,11 @@ export interface FluxObjectState {
   chartVersion?: string;
   generation: number;
   revision: string;
+  /**
+   * The last `reconcile.fluxcd.io/requestedAt` annotation written through the API: its value, when it
+   * was written, how long the controller takes to handle it, and the value handled before it.
+   */
+  reconcileRequest?: { token: string; at: number; reconcileMs: number; previous?: string };
 }
 
 export interface VolumeState {
@@ -438,6 +455,14 @@ export interface SimTiming {
    * whole seconds, so a restamp lands in a later second than the bootstrap that caused it, as a real one does.
    */
   fluxReconcileMs: number;
+  /**
+   * etcd's join limit in simulated time, in ms: how long a wiped control plane retries joining
+   * (`constants.EtcdJoinTimeout`, 30 min, every 3 s: services/etcd.go `buildInitialCluster`,
+   * siderolabs/talos v1.13.9 and v1.14.0-rc.1) before its etcd service is Failed. Read at every
+   * attempt, so a test may lower it to make the limit strike, and raise it again. Default 600 × stepMs
+   * (600 attempts), at least a minute, so that no test meets it unless it asks.
+   */
+  etcdJoinTimeoutMs: number;
 }
 
 export type CallBin = 'talosctl' | 'tofu';
@@ -516,7 +541,13 @@ export type SimEventKind =
   /** The recovery failed in etcd's PreFunc (`detail`: the service's error). */
   | 'etcd-restore-failed'
   /** A bootstrap started a second etcd cluster beside a running one (`detail`: the members of the other). */
-  | 'etcd-split-brain';
+  | 'etcd-split-brain'
+  /** A wiped control plane's etcd gave up joining after `EtcdJoinTimeout`: its service is Failed until a reboot. */
+  | 'etcd-join-timeout'
+  /** etcd refused a second learner ("too many learner members in cluster"); Talos retries the add. */
+  | 'etcd-learner-refused'
+  /** A client set `reconcile.fluxcd.io/requestedAt` on a Flux object (`detail`: `<Kind> <ns>/<name> <token>`). */
+  | 'flux-reconcile-requested';
 
 export interface SimEvent {
   at: number;

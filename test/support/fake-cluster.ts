@@ -30,11 +30,12 @@ import {
   renderPod,
   renderEngine,
   renderReplicas,
+  renderLonghornNodes,
   renderSettings,
   renderVolume,
   type Json,
 } from '../sim/kube-objects.ts';
-import { renderFlux } from '../sim/flux-objects.ts';
+import { renderFlux, requestReconcile } from '../sim/flux-objects.ts';
 import { Lifecycle } from '../sim/lifecycle.ts';
 import { answerEviction } from '../sim/eviction.ts';
 import { Recorder } from '../sim/recorder.ts';
@@ -290,6 +291,10 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       served();
       return model.shape.longhorn ? renderSettings(model) : undefined;
     },
+    async listLonghornNodes() {
+      served();
+      return model.shape.longhorn ? renderLonghornNodes(model) : undefined;
+    },
     async getDaemonSet(namespace, name) {
       served();
       const found = renderDaemonSets(model).find((d) => (d.metadata as Json).namespace === namespace && (d.metadata as Json).name === name);
@@ -311,6 +316,13 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       served();
       const node = model.nodes.find((n) => n.hostname === name && n.k8sRegistered);
       if (node !== undefined) lifecycle.deleteKubeNode(model, node);
+      model.kube.resourceVersion++;
+    },
+    async requestFluxReconcile(kind, namespace, name, token) {
+      served();
+      const obj = model.kube.flux.find((f) => f.kind === kind && f.namespace === namespace && f.name === name);
+      if (obj === undefined) throw Object.assign(new Error(`${kind} "${namespace}/${name}" not found`), { code: 404 });
+      requestReconcile(model, obj, token, Date.now(), timing.fluxReconcileMs);
       model.kube.resourceVersion++;
     },
     async setUnschedulable(name, unschedulable) {

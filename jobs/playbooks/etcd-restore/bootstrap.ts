@@ -1,5 +1,7 @@
 import { errorText } from '../../../src/chat/error-text.ts';
-import type { Operation, Step } from '../../../src/ops/operation.ts';
+import type { Operation, Snapshot, Step } from '../../../src/ops/operation.ts';
+import { snapshotIntegrityProblems } from '../../../src/ops/snapshot-integrity.ts';
+import { snapshotPathProblem } from '../../../src/ops/snapshot-path.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
 import { withStep } from '../../../src/ops/operation.ts';
 import { observeEtcdStatus } from '../../../src/talos/observe.ts';
@@ -10,6 +12,7 @@ import { probeSignal } from '../../engine/walk.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { restoreData } from './data.ts';
 import { etcdService, serviceWords } from './etcd-service.ts';
+import { JOIN_LIMIT, rebootCommand } from './rejoin.ts';
 import { refuseUnlessStaging } from './reset.ts';
 
 /** The one command: as an operator would type it after checking, for the decision message. */
@@ -42,8 +45,25 @@ async function etcdBack(ctx: WalkContext, node: string): Promise<{ back: boolean
  */
 function undecided(node: string, path: string, snapshotId: string, issuedAt: string, seen: string): StepFailure {
   return new StepFailure(
-    `the bootstrap from ${snapshotId} was issued to ${node} at ${issuedAt}, and etcd is not back on it. The bot never issues it twice: a bootstrap that did reach etcd would be refused or, worse, start a second cluster. Check on ${node} (talosctl -n ${node} --endpoints ${node} service etcd; talosctl -n ${node} --endpoints ${node} logs etcd). Only if etcd still waits for a bootstrap (Preparing) and its logs show no recovery, an operator may run: ${bootstrapCommand(node, path)}; then cancel this operation and run /talos health`,
+    `the bootstrap from ${snapshotId} was issued to ${node} at ${issuedAt}, and etcd is not back on it. The bot never issues it twice: a bootstrap that did reach etcd would be refused or, worse, start a second cluster. Check on ${node} (talosctl -n ${node} --endpoints ${node} service etcd; talosctl -n ${node} --endpoints ${node} logs etcd). Only if etcd still waits for a bootstrap (Preparing) and its logs show no recovery, an operator may run: ${bootstrapCommand(node, path)}; then cancel this operation and run /talos health. If its etcd is Failed with "failed to build initial etcd cluster", the bootstrap did not take and etcd's join limit ran out: ${JOIN_LIMIT}. Bring it back first (${rebootCommand(node)}), wait for Preparing, then decide as above`,
     [seen],
+    { noRollback: true },
+  );
+}
+
+/**
+ * The snapshot checked once more right before the bootstrap, as the verify step did: the approvals may
+ * have waited long enough for retention to prune it, and a path outside the cluster's snapshot folder
+ * is refused (the stored operation was changed). Nothing is issued when it fails.
+ */
+async function checkSnapshotAgain(ctx: WalkContext, snap: Snapshot, node: string): Promise<void> {
+  ctx.phase?.(`checking ${snap.id} again before the bootstrap`);
+  const outside = await snapshotPathProblem(snap.path, ctx.cluster.snapshotDir);
+  const problems = outside === undefined ? await snapshotIntegrityProblems(snap) : [outside];
+  if (problems.length === 0) return;
+  throw new StepFailure(
+    `the snapshot ${snap.id} no longer passes the bot's check, so no bootstrap was issued. Every control plane is wiped and waits for a bootstrap: staging has no etcd and no Kubernetes API until one happens. Safe next: put the snapshot back at ${snap.path} (retention may have pruned it; check the off-cluster copy) and Retry, which checks it again; or recover by hand from another snapshot an operator has verified (${bootstrapCommand(node, '<file>')}), then cancel this operation`,
+    problems,
     { noRollback: true },
   );
 }
@@ -63,6 +83,7 @@ export async function bootstrapOnce(ctx: WalkContext, op: Operation, step: Step)
   let ours = false;
   if (prior === undefined && step.issuedAt === undefined) {
     refuseUnlessStaging(ctx, op);
+    await checkSnapshotAgain(ctx, snap, node);
     const { op: recorded } = await ctx.deps.store.update(op.id, (o) => {
       const current = o.steps.find((s) => s.id === step.id);
       const data = restoreData(o);

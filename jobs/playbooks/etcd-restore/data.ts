@@ -27,6 +27,11 @@ export const EtcdRestoreData = z.object({
   /** Per control plane, the reset asked of it. */
   resets: z.record(z.string(), ResetIssued).default({}),
   /**
+   * Per control plane, each reset asked again because its etcd was Failed (etcd's join limit ran out)
+   * before the bootstrap: the times, recorded before each request.
+   */
+  rejoins: z.record(z.string(), z.array(z.string())).default({}),
+  /**
    * The one `talosctl bootstrap --recover-from`, recorded with a compare-and-set before it is issued. Set once and never
    * cleared: no crash, Retry or other replica issues it again.
    */

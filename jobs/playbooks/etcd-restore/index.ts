@@ -8,9 +8,11 @@ import type { Playbook } from '../../engine/playbook.ts';
 import { talosctlFor } from '../../engine/talosctl-client.ts';
 import { bootstrapCommand, bootstrapOnce } from './bootstrap.ts';
 import { attachedVolumes, votingMembers } from './cluster-facts.ts';
+import { longhornOnEphemeral } from './longhorn-disks.ts';
 import { etcdRestoreCommand, restoreClusterRefusal, stagingClusters } from './command.ts';
 import { downtimeSeconds, EtcdRestoreData, restoreData } from './data.ts';
-import { resetControlPlanes, waitForBootstrap } from './reset.ts';
+import { resetControlPlanes } from './reset.ts';
+import { waitForBootstrap } from './wait-bootstrap.ts';
 import { freshSnapshot, verifySnapshot } from './snapshot-steps.ts';
 import { etcdRestoreTexts } from './texts.ts';
 import { restoreGate, watchBack } from './watch-back.ts';
@@ -59,11 +61,13 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   const chosen = await talosctlFor(session, talosVersion);
   const members = await votingMembers(chosen.talosctl, cluster, probe());
   const volumes = await attachedVolumes(session, probe());
+  const ephemeral = await longhornOnEphemeral(session, chosen.talosctl, cluster, kubeNodes, probe());
+  if (ephemeral !== undefined) refusals.push(ephemeral);
   notes.push(
     `Staging's etcd is destroyed on purpose: every control plane (${cluster.controlPlanes.join(', ')}) is reset with EPHEMERAL wiped, after two approvers approve; then exactly one bootstrap --recover-from a fresh snapshot the bot has verified, on ${cluster.controlPlanes[0]}.`,
     `Before: etcd members ${members.join(', ') || 'unread'}; ${volumes.length} Longhorn volume${volumes.length === 1 ? '' : 's'} attached.`,
   );
-  const data: EtcdRestoreData = { before: { members, attachedVolumes: volumes }, resets: {} };
+  const data: EtcdRestoreData = { before: { members, attachedVolumes: volumes }, resets: {}, rejoins: {} };
   return {
     refusals,
     notes,
@@ -139,7 +143,7 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
       case 'reset':
         return resetControlPlanes(ctx, op, step);
       case 'wait-bootstrap':
-        return waitForBootstrap(ctx);
+        return waitForBootstrap(ctx, op);
       case 'bootstrap':
         return bootstrapOnce(ctx, op, step);
       case 'watch-back':
@@ -165,8 +169,10 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
   retryFrom(step) {
     // A snapshot that failed to be taken is taken again (nothing was reset, and the one it stores is still this
     // rehearsal's own); a snapshot that failed its check is replaced only by a new rehearsal; the bootstrap is never
-    // issued twice.
-    if (step.kind === 'verify-snapshot' || step.kind === 'bootstrap') return undefined;
+    // issued twice: a bootstrap step that stopped before issuing it (the snapshot failed its check again) may run again,
+    // and looks at the rehearsal's record first.
+    if (step.kind === 'bootstrap') return step.issuedAt === undefined ? step.id : undefined;
+    if (step.kind === 'verify-snapshot') return undefined;
     return step.id;
   },
   cancelRefusal(op) {

@@ -1,13 +1,11 @@
 import { errorText } from '../../../src/chat/error-text.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
-import { pollUntil } from '../../../src/time/clock.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
-import { clusterWait } from '../shared/cluster-wait.ts';
 import { restoreClusterRefusal, stagingClusters } from './command.ts';
 import { restoreData } from './data.ts';
-import { etcdService, serviceWords } from './etcd-service.ts';
+import { etcdService } from './etcd-service.ts';
 
 /** The reset Talos's disaster-recovery guide asks of every control plane: no drain or etcd leave, the EPHEMERAL partition (etcd's data) wiped, a reboot. */
 // `--wait=false`: talosctl returns once the node accepted the request (its tracking is the default); the bot observes the node itself.
@@ -71,23 +69,4 @@ export async function resetControlPlanes(ctx: WalkContext, op: Operation, step: 
     );
   }
   return { event: 'control planes reset', detail: done.join('; ') };
-}
-
-/** Every control plane's etcd waits for the bootstrap, as the guide says to check before it. */
-export async function waitForBootstrap(ctx: WalkContext): Promise<StepResult> {
-  const nodes = ctx.cluster.controlPlanes;
-  ctx.phase?.('waiting until etcd waits for bootstrap on every control plane');
-  const seen = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
-    const services = await Promise.all(nodes.map(async (node) => ({ node, service: await etcdService(ctx, node) })));
-    const waiting = services.filter(({ service }) => !(service.read && service.state === 'Preparing'));
-    return waiting.length === 0
-      ? { done: true, value: undefined }
-      : { done: false, pending: waiting.map(({ node, service }) => serviceWords(node, service)).join('; ') };
-  });
-  if (!seen.ok) {
-    throw new StepFailure('etcd does not wait for a bootstrap on every control plane, so no bootstrap was issued', [seen.pending], {
-      noRollback: true,
-    });
-  }
-  return { event: 'etcd waits for bootstrap', detail: `every control plane (${nodes.join(', ')}): service etcd Preparing` };
 }

@@ -1,5 +1,4 @@
 import { errorText } from '../../../src/chat/error-text.ts';
-import { FluxObject } from '../../../src/health/rules/flux.ts';
 import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
@@ -11,6 +10,8 @@ import { probeSignal, walkGate } from '../../engine/walk.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { attachedVolumes, votingMembers } from './cluster-facts.ts';
 import { restoreData, type EtcdRestoreData } from './data.ts';
+import { fluxReconciledFor } from './flux-reconcile.ts';
+import { JOIN_LIMIT, rebootCommand } from './rejoin.ts';
 
 /** Writes a change of the rehearsal's data while the operation still walks. */
 async function patchData(ctx: WalkContext, opId: string, patch: (data: EtcdRestoreData) => EtcdRestoreData | undefined): Promise<void> {
@@ -21,22 +22,8 @@ async function patchData(ctx: WalkContext, opId: string, patch: (data: EtcdResto
   });
 }
 
-/** Ready=True, transitioned after `since`: the object was reconciled since the restore (Flux restamps Ready at each reconciliation). */
-function reconciledSince(object: unknown, since: number): string | undefined {
-  const parsed = FluxObject.safeParse(object);
-  if (!parsed.success) return 'an unreadable Flux object';
-  const { metadata, spec, status } = parsed.data;
-  if (spec?.suspend === true) return undefined;
-  const ready = status?.conditions?.find((c) => c.type === 'Ready');
-  const name = `${parsed.data.kind ?? 'Flux object'} ${metadata.namespace ?? ''}/${metadata.name}`;
-  if (ready?.status !== 'True') return `${name} not Ready`;
-  if (ready.lastTransitionTime === undefined || Date.parse(ready.lastTransitionTime) <= since)
-    return `${name} not reconciled since the restore`;
-  return undefined;
-}
-
 /** One look at the cluster coming back; what is still missing, or nothing. */
-async function look(ctx: WalkContext, op: Operation, since: number): Promise<string[]> {
+async function look(ctx: WalkContext, op: Operation, token: string): Promise<string[]> {
   const { cluster, session } = ctx;
   const missing: string[] = [];
   const status = await observeEtcdStatus(ctx.talosctl, cluster.controlPlanes, probeSignal(ctx), cluster.controlPlanes);
@@ -56,8 +43,7 @@ async function look(ctx: WalkContext, op: Operation, since: number): Promise<str
   await patchData(ctx, op.id, (d) => (d.apiBackAt === undefined ? { ...d, apiBackAt: apiAt } : undefined));
   const notReady = nodes.filter((n) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True');
   if (notReady.length > 0) missing.push(`Nodes not Ready: ${notReady.map((n) => n.metadata?.name ?? '?').join(', ')}`);
-  const flux = [...(await session.kube.listKustomizations(probeSignal(ctx))), ...(await session.kube.listHelmReleases(probeSignal(ctx)))];
-  missing.push(...flux.map((f) => reconciledSince(f, since)).filter((m): m is string => m !== undefined));
+  missing.push(...(await fluxReconciledFor(ctx, token)));
   const before = restoreData(op).before?.attachedVolumes ?? [];
   const attached = await attachedVolumes(session, probeSignal(ctx));
   const detached = before.filter((v) => !attached.includes(v));
@@ -67,15 +53,16 @@ async function look(ctx: WalkContext, op: Operation, since: number): Promise<str
 
 /**
  * The cluster watched back after the recovery: every control plane a voting etcd member under one
- * leader, the Kubernetes API up with every Node Ready, Flux reconciled again since the restore, and
- * the Longhorn volumes that were attached before attached again.
+ * leader, the Kubernetes API up with every Node Ready, every Flux object reconciled on a request made
+ * after the restore and Ready, and the Longhorn volumes that were attached before attached again.
+ * Each attempt asks Flux with a token of its own (the time it starts, as `flux reconcile` writes it).
  */
 export async function watchBack(ctx: WalkContext, op: Operation): Promise<StepResult> {
-  const since = Date.parse(restoreData(op).bootstrap?.issuedAt ?? op.startedAt ?? op.createdAt);
+  const token = ctx.deps.now().toISOString();
   let pending: string[] = [];
   const back = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
     try {
-      pending = await look(ctx, op, since);
+      pending = await look(ctx, op, token);
     } catch (error) {
       if (ctx.signal?.aborted) throw error;
       pending = [errorText(error)];
@@ -83,13 +70,24 @@ export async function watchBack(ctx: WalkContext, op: Operation): Promise<StepRe
     ctx.phase?.('watching the cluster come back', pending.slice(0, 3).join('; '));
     return pending.length === 0 ? { done: true, value: undefined } : { done: false, pending: pending.join('; ') };
   });
-  if (!back.ok) throw new StepFailure('the cluster did not come back after the restore', pending, { noRollback: true });
+  if (!back.ok) {
+    // A control plane missing from etcd may have run out of etcd's join limit while the restore waited.
+    const absent = pending.some((p) => p.includes('not a voting member yet'));
+    const joinHint = absent
+      ? ` A control plane that is not a voting member and whose etcd is Failed (talosctl -n <node> --endpoints <node> service etcd) ran out of etcd's join limit: ${JOIN_LIMIT}. Bring it back (${rebootCommand('<node>')}); it then joins the restored cluster as a learner.`
+      : '';
+    throw new StepFailure(
+      `the cluster did not come back after the restore.${joinHint} Safe next: Retry, which watches again and asks Flux to reconcile again`,
+      pending,
+      { noRollback: true },
+    );
+  }
   const members = await votingMembers(ctx.talosctl, ctx.cluster, probeSignal(ctx));
   const attached = await attachedVolumes(ctx.session, probeSignal(ctx));
   await patchData(ctx, op.id, (d) => ({ ...d, after: { ...d.after, members, attachedVolumes: attached } }));
   return {
     event: 'cluster back',
-    detail: `etcd members ${members.join(', ')} under one leader; every Node Ready; Flux reconciled since the restore; ${attached.length} Longhorn volume${attached.length === 1 ? '' : 's'} attached`,
+    detail: `etcd members ${members.join(', ')} under one leader; every Node Ready; Flux reconciled on request ${token} and Ready; ${attached.length} Longhorn volume${attached.length === 1 ? '' : 's'} attached`,
   };
 }
 

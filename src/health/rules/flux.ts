@@ -31,6 +31,7 @@ export const FluxObject = z.object({
     name: z.string(),
     namespace: z.string().optional(),
     generation: z.number().optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
   }),
   spec: z
     .object({
@@ -51,6 +52,8 @@ export const FluxObject = z.object({
        * reconciliation (helm-controller v1.6.3 api/v2/helmrelease_types.go).
        */
       failures: z.number().optional(),
+      /** The last `reconcile.fluxcd.io/requestedAt` value the controller handled. */
+      lastHandledReconcileAt: z.string().optional(),
     })
     .optional(),
 });

@@ -83,6 +83,10 @@ export function runEtcdMembers(session: Session): number {
     const down = etcdServing(session, node);
     if (down) return down;
     if (cluster.faults.etcdNoLeader || !hasQuorum(cluster)) return { error: 'rpc error: code = Unknown desc = etcdserver: no leader' };
+    // talosctl asks with QueryLocal (cmd/talosctl/cmd/talos/etcd.go v1.13.9), so the node's own etcd answers; a learner
+    // refuses MemberList (etcd-io/etcd v3.6.12 server/etcdserver/api/v3rpc/interceptor.go, rpctypes ErrGRPCNotSupportedForLearner).
+    if (node.etcdLearner === true)
+      return { error: 'rpc error: code = FailedPrecondition desc = etcdserver: rpc not supported for learner' };
     // RaftCluster.Members (etcd-io/etcd v3.6.5 server/etcdserver/api/membership/cluster.go) sorts by member id.
     const id = (m: SimNode): bigint => BigInt(`0x${m.etcdMemberId ?? '0'}`);
     return etcdMembers(cluster).sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));

@@ -84,6 +84,40 @@ const KINDS: ResourceKind[] = [
     },
   },
   {
+    // VolumeStatus (pkg/machinery/resources/block/volume_status.go, siderolabs/talos v1.13.9): EPHEMERAL and STATE,
+    // and the user volume `u-<name>` (constants.UserVolumePrefix) a Longhorn disk at /var/mnt/<name> lives on. A
+    // `directory` user volume has no partition of its own: it is a folder on EPHEMERAL.
+    names: ['volumestatus', 'volumestatuses'],
+    shortType: 'VolumeStatus',
+    columns: ['TYPE', 'PHASE', 'LOCATION', 'SIZE'],
+    list: (cluster, node) => {
+      const status = (id: string, type: string, location: string, size: string, extra: Record<string, unknown> = {}): Resource => ({
+        namespace: 'runtime',
+        type: 'VolumeStatuses.block.talos.dev',
+        id,
+        version: 2,
+        owner: 'block.VolumeManagerController',
+        created: new Date(node.bootedAt),
+        updated: new Date(node.bootedAt),
+        spec: { phase: 'ready', type, ...(location === '' ? {} : { location }), ...(size === '' ? {} : { prettySize: size }), ...extra },
+        columns: [type, 'ready', location, size],
+      });
+      const volumes = [status('EPHEMERAL', 'partition', '/dev/sda6', '90 GB'), status('STATE', 'partition', '/dev/sda5', '105 MB')];
+      const shape = cluster.shape.nodes.find((n) => n.hostname === node.hostname);
+      const name = /^\/var\/mnt\/([^/]+)/.exec(shape?.longhornDataPath ?? (node.longhorn ? '/var/mnt/longhorn' : ''))?.[1];
+      if (name !== undefined) {
+        const type = shape?.longhornVolumeType ?? 'partition';
+        const mountSpec = { targetPath: name, parentID: '/var/mnt' };
+        volumes.push(
+          type === 'partition'
+            ? status(`u-${name}`, 'partition', '/dev/sdb1', '200 GB', { filesystem: 'xfs', mountSpec })
+            : status(`u-${name}`, 'directory', '', '', { mountSpec }),
+        );
+      }
+      return volumes;
+    },
+  },
+  {
     names: ['extensions', 'extension', 'extensionstatus', 'extensionstatuses'],
     shortType: 'ExtensionStatus',
     columns: ['NAME', 'VERSION'],

@@ -41,6 +41,17 @@ afterEach(() => {
 
 const bootstrapStep: Step = { id: 'bootstrap', kind: 'bootstrap', node: CPS[0], status: 'running', issuedAt: '2026-12-02T10:05:00.000Z' };
 
+const SNAP = {
+  id: 'staging-20261202T100000Z-rev42',
+  path: SNAPSHOT,
+  bytes: 1_000_000,
+  sha256: 'a'.repeat(64),
+  revision: 42,
+  totalKeys: 9,
+  node: CPS[0]!,
+  takenAt: '2026-12-02T10:00:00.000Z',
+};
+
 /** A rehearsal whose one bootstrap was recorded as issued before the bot restarted. */
 async function issuedBefore(): Promise<PostedOperation> {
   const op = await f.operation({
@@ -49,16 +60,7 @@ async function issuedBefore(): Promise<PostedOperation> {
     channel: 'C0MAINTSTG',
     rootTs: '1700000000.000100',
     target: { talosVersion: 'v1.11.5' },
-    snapshot: {
-      id: 'staging-20261202T100000Z-rev42',
-      path: SNAPSHOT,
-      bytes: 1_000_000,
-      sha256: 'a'.repeat(64),
-      revision: 42,
-      totalKeys: 9,
-      node: CPS[0]!,
-      takenAt: '2026-12-02T10:00:00.000Z',
-    },
+    snapshot: SNAP,
     steps: [bootstrapStep],
     data: { resets: {}, bootstrap: { node: CPS[0], path: SNAPSHOT, issuedAt: '2026-12-02T10:05:00.000Z' } },
   });
@@ -105,10 +107,44 @@ describe('the etcd restore bootstrap, once recorded as issued', () => {
     expect(etcdRestorePlaybook.retryFrom(bootstrapStep, failure)).toBeUndefined();
   });
 
-  it('retries a snapshot that failed to be taken, but never the check of a snapshot that failed it', () => {
+  it("refuses a snapshot path outside the cluster's snapshot folder (a changed store) and issues nothing, nor records it", async () => {
+    // Arrange: a rehearsal whose bootstrap was not issued yet, its stored snapshot pointing elsewhere.
+    const step: Step = { id: 'bootstrap', kind: 'bootstrap', node: CPS[0], status: 'running' };
+    const op = await f.operation({
+      kind: 'etcd-restore',
+      cluster: 'staging',
+      channel: 'C0MAINTSTG',
+      rootTs: '1700000000.000100',
+      target: { talosVersion: 'v1.11.5' },
+      snapshot: { ...SNAP, path: '/etc/kubernetes/pki/etcd.db' },
+      steps: [step],
+      data: { resets: {} },
+    });
+    const config = f.deps.inventory.clusters.find((c) => c.name === 'staging')!;
+
+    // Act
+    const result = await f.deps.access.withSession(config, AbortSignal.timeout(30_000), async (session) => {
+      const ctx: WalkContext = { deps: f.deps, cluster: config, session, talosctl: await session.talosctl('v1.11.5'), log: f.deps.logger };
+      return etcdRestorePlaybook.runStep(ctx, op as PostedOperation, step).catch((error: unknown) => error);
+    });
+
+    // Assert
+    expect(result).toBeInstanceOf(StepFailure);
+    const failure = result as StepFailure;
+    expect(failure.message).toContain("no longer passes the bot's check, so no bootstrap was issued");
+    expect(failure.evidence).toEqual([
+      "/etc/kubernetes/pki/etcd.db is not inside the cluster's snapshot folder /var/backups/talos-etcd: the bot restores only snapshots it keeps there",
+    ]);
+    expect(cluster.talosctlCalls('bootstrap')).toEqual([]);
+    expect((await f.deps.store.get(op.id))?.data).toEqual({ resets: {} });
+    expect(etcdRestorePlaybook.retryFrom(step, failure)).toBe('bootstrap');
+  });
+
+  it('retries a snapshot that failed to be taken, never the check of a snapshot that failed it, and a bootstrap only while it was not issued', () => {
     const step = (kind: string) => ({ id: kind, kind, status: 'failed' as const });
     expect(etcdRestorePlaybook.retryFrom(step('snapshot'))).toBe('snapshot');
     expect(etcdRestorePlaybook.retryFrom(step('verify-snapshot'))).toBeUndefined();
-    expect(etcdRestorePlaybook.retryFrom(step('bootstrap'))).toBeUndefined();
+    expect(etcdRestorePlaybook.retryFrom(step('bootstrap'))).toBe('bootstrap');
+    expect(etcdRestorePlaybook.retryFrom({ ...step('bootstrap'), issuedAt: '2026-12-02T10:05:00.000Z' })).toBeUndefined();
   });
 });
