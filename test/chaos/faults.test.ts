@@ -4,6 +4,7 @@ import { drawFault, judgeStrike, moment, type FaultName, type FaultPlan, type St
 import { mulberry32 } from './prng.ts';
 
 const CPS = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
+const UPGRADE = { nodes: CPS, approvals: CPS.length, upgrades: true };
 const TIMEOUTS = { probeMs: 3000, nodeReadyMs: 4000, pollMs: 50 };
 const T0 = Date.parse('2026-11-30T10:00:00Z');
 /** The operation lives from T0 for a minute. */
@@ -12,7 +13,7 @@ const LIVE = { from: T0, to: T0 + 60_000 };
 /** The first seeded plan of `fault` whose drawn parameters match `detail`. */
 function planOf(fault: FaultName, detail?: RegExp): FaultPlan {
   for (let seed = 1; seed < 10_000; seed += 1) {
-    const plan = drawFault(mulberry32(seed), CPS, TIMEOUTS, fault);
+    const plan = drawFault(mulberry32(seed), UPGRADE, TIMEOUTS, fault);
     if (detail === undefined || detail.test(plan.detail)) return plan;
   }
   throw new Error(`no seed draws ${fault} with ${String(detail)}`);
@@ -166,7 +167,7 @@ describe('whether a fault struck', () => {
 
   it("draws Slack outages clearly longer than the bot's old Socket Mode retry budget (about 11 s)", () => {
     for (let seed = 1; seed <= 50; seed += 1) {
-      const plan = drawFault(mulberry32(seed), CPS, TIMEOUTS, 'slack-unreachable');
+      const plan = drawFault(mulberry32(seed), UPGRADE, TIMEOUTS, 'slack-unreachable');
       const forMs = Number(/for=(\d+)ms/.exec(plan.detail)?.[1]);
       expect(forMs).toBeGreaterThanOrEqual(15_000);
     }
