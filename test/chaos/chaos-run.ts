@@ -453,6 +453,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     }
     ctx.milestones.commandAt = Date.now();
     opId = await sendCommand(h, ctx, command);
+    ctx.milestones.opAt = Date.now();
     ctx.note(`operation ${opId}`);
     ({ rootTs, ended, lastSeen } = await operate(h, ctx, opId, deadline, retrying));
     if (ended) endedSeenAt = Date.now();

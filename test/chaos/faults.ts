@@ -34,7 +34,7 @@ export const CLUSTER = 'production';
 
 /**
  * When a fault strikes, counted from a point of the run:
- * - `command`: the `/talos upgrade` command was sent (preflight and plan);
+ * - `command`: the `/talos upgrade` command was sent (preflight and plan); with `hold: 'clicks'`, the bot took it;
  * - `start`: Start was clicked (snapshot, first approval request);
  * - `approval`: the driver clicked the `n`th approval (1-based), so that node's upgrade is starting;
  * - `upgrade-start`: the simulator accepted the upgrade of `node` (it is draining or rebooting);
@@ -78,7 +78,7 @@ export interface ChaosContext {
   /** Sim calls before this index belong to earlier runs. */
   callsFrom: number;
   /** Set by the driver as the operator acts. */
-  milestones: { commandAt?: number; startAt?: number; approvalsClicked: number };
+  milestones: { commandAt?: number; opAt?: number; startAt?: number; approvalsClicked: number };
   /** Bot processes a fault started besides `h.bot`; the driver stops them after the run. */
   extraBots: BotProcess[];
   /** Aborted when the run is over: a trigger that has not fired gives up. */
@@ -162,7 +162,7 @@ export function describeTrigger(trigger: Trigger): string {
       : trigger.at === 'upgrade-start' || trigger.at === 'node-up'
         ? `${trigger.at}(${trigger.node})`
         : trigger.at;
-  if (trigger.hold === 'clicks') return `${where}, clicks held`;
+  if (trigger.hold === 'clicks') return `${where} (clicks held)`;
   return `${where}+call#${trigger.call}${trigger.path === undefined ? '' : ` (${trigger.path})`}`;
 }
 
@@ -214,7 +214,8 @@ function reached(ctx: ChaosContext, trigger: Trigger): boolean {
   const { milestones } = ctx;
   switch (trigger.at) {
     case 'command':
-      return milestones.commandAt !== undefined;
+      // People who wait wait for an operation: a Slack fault before the bot took the command would meet none.
+      return (trigger.hold === 'clicks' ? milestones.opAt : milestones.commandAt) !== undefined;
     case 'start':
       return milestones.startAt !== undefined;
     case 'approval':
