@@ -16,10 +16,11 @@ import {
   describeTrigger,
   drawFault,
   judgeStrike,
-  waitForTrigger,
+  watchTrigger,
   type ChaosContext,
   type ChaosTimeouts,
   type FaultName,
+  type RunShape,
   type Span,
   type Strike,
 } from './faults.ts';
@@ -278,7 +279,8 @@ async function operate(
     }
     rootTs ??= h.slack.channelMessages(CHANNEL).find((m) => m.text.includes(opId))?.ts;
     const root = rootTs === undefined ? undefined : h.slack.message(CHANNEL, rootTs);
-    if (root && rootTs) {
+    // The people wait while a fault is coming into force: the operation stays at its next button, live.
+    if (root && rootTs && !ctx.clicksHeld()) {
       // Production has no staging rehearsal in these records: an approver overrides, then an operator starts.
       if (hasButton(root.blocks, 'talos-op-override') && !clickedRecently('override', 3000)) {
         clicks.set('override', Date.now());
@@ -367,15 +369,14 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   const victim = nodes[1 + (options.seed % (nodes.length - 1))]!;
   const command = scenario === 'replace' ? `replace ${victim}` : `upgrade talos ${TARGET}`;
   const rng = mulberry32(options.seed);
-  const drawn = drawFault(rng, nodes, TIMEOUTS, options.fault);
-  // A replacement upgrades no node: a moment tied to a node's upgrade or boot is that of the victim's new machine.
-  const plan =
-    scenario === 'replace' && (drawn.trigger.at === 'upgrade-start' || drawn.trigger.at === 'node-up')
-      ? { ...drawn, trigger: { ...drawn.trigger, node: victim } }
-      : drawn;
+  // A replacement upgrades no node and asks one approval: a moment tied to a node's upgrade or boot is that of the victim's new machine.
+  const shape: RunShape =
+    scenario === 'replace' ? { nodes: [victim], approvals: 1, upgrades: false } : { nodes, approvals: nodes.length, upgrades: true };
+  const plan = drawFault(rng, shape, TIMEOUTS, options.fault);
   const trace: string[] = [];
   const over = new AbortController();
   const injected: { from?: number; to?: number } = {};
+  let tookEffect = (): void => undefined;
   const ctx: ChaosContext = {
     h,
     eventsFrom: h.sim.events.length,
@@ -384,9 +385,11 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     extraBots: [],
     over: over.signal,
     note: (text) => trace.push(`${Date.now() - started}ms ${text}`),
-    tookEffect: () => {
-      injected.from ??= Date.now();
+    tookEffect: (at) => {
+      injected.from ??= at ?? Date.now();
+      tookEffect();
     },
+    clicksHeld: () => false,
     lifted: () => {
       if (injected.from !== undefined) injected.to ??= Date.now();
     },
@@ -402,10 +405,24 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     ctx.note(`the fault could not be armed: ${(error as Error).message}`);
   }
   let injectionDone = false;
-  const injection = (async () => {
-    if (!(await waitForTrigger(ctx, plan.trigger))) return;
+  let injecting: Promise<void> | undefined;
+  // Fired at the trigger: the fault starts, and the run goes on (the held call is answered) once it is in force and has met the bot.
+  const fire = (): Promise<void> => {
     ctx.note(`fault ${plan.fault} fires at ${describeTrigger(plan.trigger)}`);
-    await plan.inject(ctx);
+    const inForce = new Promise<void>((resolve) => {
+      tookEffect = resolve;
+      if (injected.from !== undefined) resolve();
+    });
+    injecting = plan.inject(ctx);
+    const met = (async () => {
+      await inForce;
+      while (plan.met && !plan.met(ctx) && !over.signal.aborted) await sleep(20);
+    })();
+    return Promise.race([met, injecting.catch(() => undefined)]);
+  };
+  const injection = (async () => {
+    if (!(await watchTrigger(ctx, plan.trigger, fire))) return;
+    await injecting;
   })()
     .catch((error: unknown) => ctx.note(`the fault could not be injected: ${(error as Error).message}`))
     .finally(() => {
@@ -436,6 +453,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
     }
     ctx.milestones.commandAt = Date.now();
     opId = await sendCommand(h, ctx, command);
+    ctx.milestones.opAt = Date.now();
     ctx.note(`operation ${opId}`);
     ({ rootTs, ended, lastSeen } = await operate(h, ctx, opId, deadline, retrying));
     if (ended) endedSeenAt = Date.now();

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { CallRecord, SimEvent } from '../sim/index.ts';
-import { drawFault, judgeStrike, moment, type FaultName, type FaultPlan, type StrikeEvidence } from './faults.ts';
+import { drawFault, FAULT_NAMES, faultsFor, judgeStrike, moment, type FaultName, type FaultPlan, type StrikeEvidence } from './faults.ts';
 import { mulberry32 } from './prng.ts';
 
 const CPS = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
+const UPGRADE = { nodes: CPS, approvals: CPS.length, upgrades: true };
+/** A replacement of the third control plane: one approval, and only its new machine boots. */
+const REPLACE = { nodes: [CPS[2]!], approvals: 1, upgrades: false };
 const TIMEOUTS = { probeMs: 3000, nodeReadyMs: 4000, pollMs: 50 };
 const T0 = Date.parse('2026-11-30T10:00:00Z');
 /** The operation lives from T0 for a minute. */
@@ -12,7 +15,7 @@ const LIVE = { from: T0, to: T0 + 60_000 };
 /** The first seeded plan of `fault` whose drawn parameters match `detail`. */
 function planOf(fault: FaultName, detail?: RegExp): FaultPlan {
   for (let seed = 1; seed < 10_000; seed += 1) {
-    const plan = drawFault(mulberry32(seed), CPS, TIMEOUTS, fault);
+    const plan = drawFault(mulberry32(seed), UPGRADE, TIMEOUTS, fault);
     if (detail === undefined || detail.test(plan.detail)) return plan;
   }
   throw new Error(`no seed draws ${fault} with ${String(detail)}`);
@@ -166,9 +169,37 @@ describe('whether a fault struck', () => {
 
   it("draws Slack outages clearly longer than the bot's old Socket Mode retry budget (about 11 s)", () => {
     for (let seed = 1; seed <= 50; seed += 1) {
-      const plan = drawFault(mulberry32(seed), CPS, TIMEOUTS, 'slack-unreachable');
+      const plan = drawFault(mulberry32(seed), UPGRADE, TIMEOUTS, 'slack-unreachable');
       const forMs = Number(/for=(\d+)ms/.exec(plan.detail)?.[1]);
       expect(forMs).toBeGreaterThanOrEqual(15_000);
     }
+  });
+});
+
+describe('the moment a fault strikes', () => {
+  it('is a point every run of its shape reaches, followed by a talosctl call to hold or a button to wait at', () => {
+    const problems: string[] = [];
+    for (const shape of [UPGRADE, REPLACE]) {
+      for (let seed = 1; seed <= 400; seed += 1) {
+        const { fault, trigger } = drawFault(mulberry32(seed), shape, TIMEOUTS);
+        const where = `seed ${seed}, ${shape.upgrades ? 'upgrade' : 'replacement'}: ${fault} ${JSON.stringify(trigger)}`;
+        if (!faultsFor(shape).includes(fault)) problems.push(`${where}: a fault the run cannot meet`);
+        if (trigger.call < 1) problems.push(`${where}: no call to hold`);
+        // A point followed by one call of a path holds the first: the checks after the last node run each probe only once.
+        if (trigger.path !== undefined && trigger.call !== 1) problems.push(`${where}: a later call of the path may never come`);
+        if (!shape.upgrades && trigger.path === 'upgrade') problems.push(`${where}: a replacement sends no upgrade`);
+        // People who hold their clicks wait at the next approval: there must be one.
+        const last = trigger.hold === 'clicks' ? shape.approvals - 1 : shape.approvals;
+        if (trigger.at === 'approval' && (trigger.n < 1 || trigger.n > last)) problems.push(`${where}: an approval the run never reaches`);
+        if ((trigger.at === 'upgrade-start' || trigger.at === 'node-up') && !shape.nodes.includes(trigger.node))
+          problems.push(`${where}: a node the run never boots`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('is never drawn for a fault that acts on an upgrade reboot in a run that upgrades no node', () => {
+    expect(FAULT_NAMES.filter((f) => !faultsFor(REPLACE).includes(f))).toEqual(['node-not-ready', 'silent-revert']);
+    expect(() => drawFault(mulberry32(1), REPLACE, TIMEOUTS, 'silent-revert')).toThrow(/choose an upgrade run/);
   });
 });

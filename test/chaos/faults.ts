@@ -1,9 +1,11 @@
 /**
  * The fault catalogue of the chaos suite. Each fault draws its parameters and the moment it
  * strikes from the run's seeded PRNG, injects itself when that moment comes, and is cleared
- * when the run ends (or earlier, when the fault is "for a while"). After the run each fault
- * tells from the records whether it struck: a fault whose moment never came, or that met no
- * live operation, proves nothing about the bot.
+ * when the run ends (or earlier, when the fault is "for a while"). A moment is a state of the
+ * run, never a delay: a point the people or the simulator reached, then a talosctl call of the
+ * operation that the simulator holds until the fault is in force. The operation waits on that
+ * call, so it is live when the fault strikes, on any machine at any load. After the run each
+ * fault tells from the records whether it struck: one that did not is a finding, not bad luck.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
@@ -32,16 +34,41 @@ export const CLUSTER = 'production';
 
 /**
  * When a fault strikes, counted from a point of the run:
- * - `command`: the `/talos upgrade` command was sent (preflight and plan);
+ * - `command`: the `/talos upgrade` command was sent (preflight and plan); with `hold: 'clicks'`, the bot took it;
  * - `start`: Start was clicked (snapshot, first approval request);
  * - `approval`: the driver clicked the `n`th approval (1-based), so that node's upgrade is starting;
  * - `upgrade-start`: the simulator accepted the upgrade of `node` (it is draining or rebooting);
+ *   in a replacement, Terraform recreated the VM of `node`;
  * - `node-up`: `node` is back after its reboot (the bot is checking quorum, health and Longhorn).
+ *
+ * From that point the `call`th talosctl call on the cluster (of `path` only, when given) is held
+ * by the simulator until the fault is in force, then answered under it. A fault that takes seconds
+ * to be in force (a bot starting) holds the people instead (`hold: 'clicks'`): from the point on,
+ * nobody clicks until it is in force, so the operation waits at its next button.
  */
-export type Trigger =
-  | { at: 'command' | 'start'; delayMs: number }
-  | { at: 'approval'; n: number; delayMs: number }
-  | { at: 'upgrade-start' | 'node-up'; node: string; delayMs: number };
+export type Trigger = ({ at: 'command' | 'start' } | { at: 'approval'; n: number } | { at: 'upgrade-start' | 'node-up'; node: string }) & {
+  call: number;
+  path?: string;
+  hold?: 'call' | 'clicks';
+};
+
+/** What the operation of a run is made of, for drawing moments it certainly reaches. */
+export interface RunShape {
+  /** Nodes the run's `upgrade-start` and `node-up` events name: the upgraded ones, or a replacement's new machine. */
+  nodes: readonly string[];
+  /** Approvals the operation asks for, one after another. */
+  approvals: number;
+  /** Whether the operation upgrades its nodes (a replacement upgrades none). */
+  upgrades: boolean;
+}
+
+/** Faults only an upgrade meets: they act on a node's upgrade reboot. */
+const UPGRADE_ONLY: readonly FaultName[] = ['node-not-ready', 'silent-revert'];
+
+/** The faults a run of this shape can meet. */
+export function faultsFor(shape: RunShape): readonly FaultName[] {
+  return shape.upgrades ? FAULT_NAMES : FAULT_NAMES.filter((f) => !UPGRADE_ONLY.includes(f));
+}
 
 /** What the driver tells the faults about the run, and what faults leave for the report. */
 export interface ChaosContext {
@@ -51,15 +78,19 @@ export interface ChaosContext {
   /** Sim calls before this index belong to earlier runs. */
   callsFrom: number;
   /** Set by the driver as the operator acts. */
-  milestones: { commandAt?: number; startAt?: number; approvalsClicked: number };
+  milestones: { commandAt?: number; opAt?: number; startAt?: number; approvalsClicked: number };
   /** Bot processes a fault started besides `h.bot`; the driver stops them after the run. */
   extraBots: BotProcess[];
   /** Aborted when the run is over: a trigger that has not fired gives up. */
   over: AbortSignal;
   /** A line for the run's trace. */
   note(text: string): void;
-  /** The fault is in force from now on (the first call counts). */
-  tookEffect(): void;
+  /** The fault is in force from now on, or from `at` (the held call it answers); the first call counts. */
+  tookEffect(at?: number): void;
+  /** The talosctl call the simulator holds for the fault, when the trigger holds one. */
+  heldCall?: CallRecord;
+  /** Whether the people wait (click nothing) for the fault to be in force. */
+  clicksHeld(): boolean;
   /** The fault is lifted now; a fault never lifted lasts until the driver clears it after the run. */
   lifted(): void;
   /** `/readyz` answers a fault took while Slack was away from the bot, for the invariants. */
@@ -105,6 +136,8 @@ export interface FaultPlan {
   transient: boolean;
   /** Set-up before the command is sent (a node fault the simulator applies at that node's reboot, a bot started ahead). */
   arm?(ctx: ChaosContext): void | Promise<void>;
+  /** Besides having taken effect, what must hold before the run goes on (a reconnect that failed): the fault has met the bot. */
+  met?(ctx: ChaosContext): boolean;
   /** Called once the trigger fires. Resolves when the fault has done its work (a restart finished). */
   inject(ctx: ChaosContext): Promise<void>;
   /** Removes whatever is left of the fault; safe to call more than once. */
@@ -129,59 +162,118 @@ export function describeTrigger(trigger: Trigger): string {
       : trigger.at === 'upgrade-start' || trigger.at === 'node-up'
         ? `${trigger.at}(${trigger.node})`
         : trigger.at;
-  return `${where}+${trigger.delayMs}ms`;
+  if (trigger.hold === 'clicks') return `${where} (clicks held)`;
+  return `${where}+call#${trigger.call}${trigger.path === undefined ? '' : ` (${trigger.path})`}`;
 }
 
-/** A random moment anywhere in the run. */
-function anyMoment(rng: Rng, nodes: readonly string[]): Trigger {
+/**
+ * A random moment anywhere in the run. Each is reached by every run of the shape, and talosctl
+ * calls follow each: the checks after the last node run several of every probe.
+ */
+function anyMoment(rng: Rng, shape: RunShape): Trigger {
   const kind = rng.pick(['command', 'start', 'approval', 'upgrade-start', 'node-up'] as const);
+  const call = rng.int(1, 3);
   switch (kind) {
     case 'command':
-      return { at: kind, delayMs: rng.int(0, 1500) };
     case 'start':
-      return { at: kind, delayMs: rng.int(0, 1500) };
+      return { at: kind, call };
     case 'approval':
-      return { at: kind, n: rng.int(1, nodes.length), delayMs: rng.int(0, 1200) };
+      return { at: kind, n: rng.int(1, shape.approvals), call };
     default:
-      return { at: kind, node: rng.pick(nodes), delayMs: rng.int(0, 400) };
+      return { at: kind, node: rng.pick(shape.nodes), call };
   }
 }
 
-/** A random moment before the first control plane is upgraded: for a fault that takes seconds to take effect. */
-function earlyMoment(rng: Rng): Trigger {
-  const kind = rng.pick(['command', 'start', 'approval'] as const);
-  return kind === 'approval' ? { at: kind, n: 1, delayMs: rng.int(0, 1200) } : { at: kind, delayMs: rng.int(0, 1500) };
+/**
+ * A random moment at which the operation waits for a person next (Start, or a further approval):
+ * for a fault that takes seconds to be in force, with the people holding their clicks until it is.
+ */
+function earlyMoment(rng: Rng, shape: RunShape): Trigger {
+  const kind = rng.pick(shape.approvals > 1 ? (['command', 'start', 'approval'] as const) : (['command', 'start'] as const));
+  return kind === 'approval'
+    ? { at: kind, n: rng.int(1, shape.approvals - 1), call: 1, hold: 'clicks' }
+    : { at: kind, call: 1, hold: 'clicks' };
 }
 
-/** Polls until the trigger fires; false when the run ended first. */
-export async function waitForTrigger(ctx: ChaosContext, trigger: Trigger): Promise<boolean> {
-  const fired = (): number | undefined => {
-    const { milestones } = ctx;
-    switch (trigger.at) {
-      case 'command':
-        return milestones.commandAt;
-      case 'start':
-        return milestones.startAt;
-      case 'approval':
-        return milestones.approvalsClicked >= trigger.n ? Date.now() : undefined;
-      case 'upgrade-start':
-      case 'node-up': {
-        // A replacement's counterpart of an accepted upgrade is its VM being replaced.
-        const kinds = trigger.at === 'node-up' ? ['up'] : ['upgrade-start', 'vm-replaced'];
-        return ctx.h.sim.events
-          .slice(ctx.eventsFrom)
-          .find((e) => e.cluster === CLUSTER && e.node === trigger.node && kinds.includes(e.kind))?.at;
-      }
+/**
+ * A moment after which a call of `path` certainly comes: the snapshot is taken once, after Start;
+ * an upgrade request follows its node's approval; every other probe also runs in the checks after
+ * the last node. The first call of the path from that moment is the one held.
+ */
+function momentBefore(rng: Rng, shape: RunShape, path: string): Trigger {
+  if (path === 'etcd snapshot') return { at: rng.pick(['command', 'start'] as const), call: 1, path };
+  if (path === 'upgrade') {
+    const kind = rng.pick(['command', 'start', 'approval'] as const);
+    return kind === 'approval' ? { at: kind, n: rng.int(1, shape.approvals), call: 1, path } : { at: kind, call: 1, path };
+  }
+  return { ...anyMoment(rng, shape), call: 1, path };
+}
+
+/** Whether the run has reached the trigger's point; read when the run acts, so it is never late. */
+function reached(ctx: ChaosContext, trigger: Trigger): boolean {
+  const { milestones } = ctx;
+  switch (trigger.at) {
+    case 'command':
+      // People who wait wait for an operation: a Slack fault before the bot took the command would meet none.
+      return (trigger.hold === 'clicks' ? milestones.opAt : milestones.commandAt) !== undefined;
+    case 'start':
+      return milestones.startAt !== undefined;
+    case 'approval':
+      return milestones.approvalsClicked >= trigger.n;
+    case 'upgrade-start':
+    case 'node-up': {
+      // A replacement's counterpart of an accepted upgrade is its VM being replaced.
+      const kinds = trigger.at === 'node-up' ? ['up'] : ['upgrade-start', 'vm-replaced'];
+      return ctx.h.sim.events.slice(ctx.eventsFrom).some((e) => e.cluster === CLUSTER && e.node === trigger.node && kinds.includes(e.kind));
     }
-  };
-  let at: number | undefined;
-  while ((at = fired()) === undefined) {
-    if (ctx.over.aborted) return false;
-    await sleep(5);
   }
-  const wait = at + trigger.delayMs - Date.now();
-  if (wait > 0) await sleep(wait);
-  return !ctx.over.aborted;
+}
+
+/** The talosctl command path `command` is, or is under, `path`. */
+const underPath = (command: string, path: string): boolean => command === path || command.startsWith(`${path} `);
+
+/**
+ * Fires the plan's fault at its trigger: through the simulator's hold of a talosctl call (the call
+ * waits until the fault is in force), or, for `hold: 'clicks'`, as soon as the point is reached
+ * while the people wait. `fire` starts the fault and resolves when it is in force. Resolves when
+ * the fault has fired, or false when the run ended first.
+ */
+export function watchTrigger(ctx: ChaosContext, trigger: Trigger, fire: () => Promise<void>): Promise<boolean> {
+  let firing: Promise<void> | undefined;
+  let inForce = false;
+  const start = (): Promise<void> => {
+    firing ??= fire().finally(() => {
+      inForce = true;
+    });
+    return firing;
+  };
+  ctx.clicksHeld = () => !inForce && (firing !== undefined || (trigger.hold === 'clicks' && reached(ctx, trigger)));
+  if (trigger.hold === 'clicks') {
+    return (async () => {
+      while (!reached(ctx, trigger)) {
+        if (ctx.over.aborted) return false;
+        await sleep(5);
+      }
+      await start();
+      return true;
+    })();
+  }
+  let seen = 0;
+  return new Promise((resolve) => {
+    ctx.over.addEventListener('abort', () => resolve(false), { once: true });
+    ctx.h.sim.faults.set(CLUSTER, {
+      holdCall: (call, command) => {
+        if (firing !== undefined || !reached(ctx, trigger)) return undefined;
+        if (trigger.path !== undefined && !underPath(command, trigger.path)) return undefined;
+        seen += 1;
+        if (seen < trigger.call) return undefined;
+        ctx.heldCall = call;
+        ctx.note(`talosctl ${command} held`);
+        resolve(true);
+        return start();
+      },
+    });
+  });
 }
 
 /** Talosctl command paths a probe-level fault picks from: every read the upgrade makes. */
@@ -195,6 +287,12 @@ function talosctlCalls(calls: readonly CallRecord[], path: string): CallRecord[]
 
 function callsMatching(ctx: ChaosContext, path: string, since: number): CallRecord[] {
   return talosctlCalls(ctx.h.sim.calls.slice(since), path);
+}
+
+/** Where the calls a fault answers begin: at the call held for it, else at the next one. */
+function firstCallIndex(ctx: ChaosContext): number {
+  const held = ctx.heldCall === undefined ? -1 : ctx.h.sim.calls.indexOf(ctx.heldCall);
+  return held >= 0 ? held : ctx.h.sim.calls.length;
 }
 
 const within = (at: number, span: Span): boolean => span.from <= at && at <= span.to;
@@ -231,7 +329,7 @@ async function until(ctx: ChaosContext, predicate: () => boolean, maxMs: number)
   while (!predicate() && !ctx.over.aborted && Date.now() < deadline) await sleep(10);
 }
 
-type Draw = (rng: Rng, nodes: readonly string[], timeouts: ChaosTimeouts) => FaultPlan;
+type Draw = (rng: Rng, shape: RunShape, timeouts: ChaosTimeouts) => FaultPlan;
 
 /** The bot's `/readyz` status now; 0 when it does not answer (it is down). */
 async function readyzStatus(ctx: ChaosContext): Promise<number> {
@@ -246,13 +344,14 @@ async function readyzStatus(ctx: ChaosContext): Promise<number> {
 const OLD_SLACK_BUDGET_MS = 11_200;
 
 /** Slack's Socket Mode away for a while: the socket cut, `apps.connections.open` failing until the outage ends. */
-const slackUnreachable: Draw = (rng, nodes) => {
+const slackUnreachable: Draw = (rng, shape) => {
   const how = rng.pick(['http_503', 'unreachable'] as const);
   const forMs = rng.int(OLD_SLACK_BUDGET_MS + 4000, 45_000);
   let outage: SocketOutage | undefined;
   return {
     fault: 'slack-unreachable',
-    trigger: anyMoment(rng, nodes),
+    // The bot tries to reconnect within seconds: the people wait until it has failed once, so the operation is still live.
+    trigger: earlyMoment(rng, shape),
     detail: `for=${forMs}ms how=${how}`,
     transient: true,
     async inject(ctx) {
@@ -271,6 +370,7 @@ const slackUnreachable: Draw = (rng, nodes) => {
       ctx.lifted();
       ctx.note(`Slack's Socket Mode is back after ${outage.failedOpens} failed apps.connections.open`);
     },
+    met: () => outage !== undefined && (outage.failedOpens > 0 || outage.endedAt !== undefined),
     async clear() {
       outage?.end();
     },
@@ -312,11 +412,11 @@ async function flushAll(url: string): Promise<void> {
  * rebooting. The bot must send no further change and say it refuses (`/readyz`: redis-epoch). Not
  * transient: the bot refuses until an operator re-seeds, which the clear does by starting it on an empty Redis.
  */
-const redisDataLoss: Draw = (rng, nodes) => {
+const redisDataLoss: Draw = (rng, shape) => {
   const at = rng.pick(['upgrade-start', 'node-up'] as const);
   return {
     fault: 'redis-data-loss',
-    trigger: { at, node: rng.pick(nodes), delayMs: rng.int(0, 300) },
+    trigger: { at, node: rng.pick(shape.nodes), call: rng.int(1, 3) },
     detail: 'FLUSHALL',
     transient: false,
     async inject(ctx) {
@@ -345,11 +445,11 @@ const redisDataLoss: Draw = (rng, nodes) => {
 };
 
 const DRAW: Record<FaultName, Draw> = {
-  'bot-kill': (rng, nodes) => {
+  'bot-kill': (rng, shape) => {
     const downMs = rng.int(0, 1500);
     return {
       fault: 'bot-kill',
-      trigger: anyMoment(rng, nodes),
+      trigger: anyMoment(rng, shape),
       detail: `down=${downMs}ms`,
       transient: true,
       async inject(ctx) {
@@ -371,12 +471,12 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'redis-restart': (rng, nodes) => {
+  'redis-restart': (rng, shape) => {
     const downMs = rng.int(0, 1500);
     const hard = rng.chance(0.5);
     return {
       fault: 'redis-restart',
-      trigger: anyMoment(rng, nodes),
+      trigger: anyMoment(rng, shape),
       detail: `down=${downMs}ms ${hard ? 'SIGKILL' : 'SIGTERM'}`,
       transient: true,
       async inject(ctx) {
@@ -396,11 +496,11 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'slack-429': (rng, nodes) => {
+  'slack-429': (rng, shape) => {
     const count = rng.int(1, 5);
     return {
       fault: 'slack-429',
-      trigger: anyMoment(rng, nodes),
+      trigger: anyMoment(rng, shape),
       detail: `count=${count} retryAfter=1s`,
       transient: true,
       async inject(ctx) {
@@ -422,14 +522,14 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'slack-5xx': (rng, nodes) => {
+  'slack-5xx': (rng, shape) => {
     const count = rng.int(1, 8);
     const status = rng.pick([500, 502, 503] as const);
     // Sometimes Slack has already done what it answers 5xx to: a blind retry would post twice.
     const afterWrite = rng.chance(0.5);
     return {
       fault: 'slack-5xx',
-      trigger: anyMoment(rng, nodes),
+      trigger: anyMoment(rng, shape),
       detail: `count=${count} status=${status}${afterWrite ? ' after writing' : ''}`,
       transient: true,
       async inject(ctx) {
@@ -450,11 +550,11 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'talosctl-hang': (rng, nodes, timeouts) => {
+  'talosctl-hang': (rng, shape, timeouts) => {
     // The upgrade call itself stalls inside the node (talosctl's own --timeout ends it); probes hang in the client.
-    const path = rng.pick([...PROBE_COMMANDS, 'upgrade']);
-    const trigger = path === 'upgrade' ? ({ at: 'command', delayMs: 0 } as const) : anyMoment(rng, nodes);
-    const node = rng.pick(nodes);
+    const path = rng.pick(shape.upgrades ? [...PROBE_COMMANDS, 'upgrade'] : PROBE_COMMANDS);
+    const trigger: Trigger = path === 'upgrade' ? { at: 'command', call: 1 } : momentBefore(rng, shape, path);
+    const node = rng.pick(shape.nodes);
     let since = 0;
     return {
       fault: 'talosctl-hang',
@@ -468,9 +568,9 @@ const DRAW: Record<FaultName, Draw> = {
           ctx.note(`the upgrade sequence of ${node} will stall`);
           return;
         }
-        since = ctx.h.sim.calls.length;
+        since = firstCallIndex(ctx);
         ctx.h.sim.faults.set(CLUSTER, { hang: [path] });
-        ctx.tookEffect();
+        ctx.tookEffect(ctx.heldCall?.startedAt);
         ctx.note(`talosctl ${path} hangs`);
         // One call hangs past its timeout (the bot kills it), then the fault lifts.
         await until(
@@ -502,8 +602,8 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'talosctl-fail': (rng, nodes) => {
-    const path = rng.pick([...PROBE_COMMANDS, 'upgrade']);
+  'talosctl-fail': (rng, shape) => {
+    const path = rng.pick(shape.upgrades ? [...PROBE_COMMANDS, 'upgrade'] : PROBE_COMMANDS);
     const stderr = rng.pick([
       'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 10.0.30.11:50000: connect: connection refused"',
       'rpc error: code = DeadlineExceeded desc = context deadline exceeded',
@@ -513,13 +613,13 @@ const DRAW: Record<FaultName, Draw> = {
     let since = 0;
     return {
       fault: 'talosctl-fail',
-      trigger: anyMoment(rng, nodes),
+      trigger: momentBefore(rng, shape, path),
       detail: `path="${path}" calls=${calls}`,
       transient: true,
       async inject(ctx) {
-        since = ctx.h.sim.calls.length;
+        since = firstCallIndex(ctx);
         ctx.h.sim.faults.set(CLUSTER, { fail: { [path]: stderr } });
-        ctx.tookEffect();
+        ctx.tookEffect(ctx.heldCall?.startedAt);
         ctx.note(`talosctl ${path} exits 1`);
         await until(ctx, () => callsMatching(ctx, path, since).filter((c) => c.exitCode === 1).length >= calls, 20_000);
         ctx.h.sim.faults.clear(CLUSTER, 'fail');
@@ -538,13 +638,15 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'node-not-ready': (rng, nodes, timeouts) => {
-    const node = rng.pick(nodes);
-    // NotReady from the upgrade's reboot on for good, or for a while once the node is back: shorter or longer than the bot waits.
-    const recoverMs = rng.chance(0.4) ? undefined : rng.int(0, Math.round(timeouts.nodeReadyMs * 1.5));
+  'node-not-ready': (rng, shape, timeouts) => {
+    const node = rng.pick(shape.nodes);
+    // NotReady from the upgrade's reboot on for good, or for a while once the node is back: shorter or longer than the bot
+    // waits, never shorter than a few of its polls (a blip it cannot see proves nothing).
+    const recoverMs = rng.chance(0.4) ? undefined : rng.int(timeouts.pollMs * 4, Math.round(timeouts.nodeReadyMs * 1.5));
     return {
       fault: 'node-not-ready',
-      trigger: { at: 'node-up', node, delayMs: 0 },
+      // The first call once the node is back is the bot watching it: NotReady from there, before the bot has seen it Ready.
+      trigger: { at: 'node-up', node, call: 1 },
       detail: recoverMs === undefined ? `${node} stays NotReady after its reboot` : `${node} NotReady for ${recoverMs}ms once back`,
       transient: recoverMs !== undefined,
       arm(ctx) {
@@ -579,11 +681,11 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'silent-revert': (rng, nodes) => {
-    const node = rng.pick(nodes);
+  'silent-revert': (rng, shape) => {
+    const node = rng.pick(shape.nodes);
     return {
       fault: 'silent-revert',
-      trigger: { at: 'command', delayMs: 0 },
+      trigger: { at: 'command', call: 1 },
       detail: `${node} boots the old image`,
       transient: false,
       arm(ctx) {
@@ -610,7 +712,7 @@ const DRAW: Record<FaultName, Draw> = {
       },
     };
   },
-  'second-bot': (rng) => {
+  'second-bot': (rng, shape) => {
     // A bot takes seconds to start, longer than a simulated upgrade runs: started late it finds the upgrade over.
     // So the second bot is either up before the command, or started at an early moment.
     const ahead = rng.chance(0.5);
@@ -623,7 +725,7 @@ const DRAW: Record<FaultName, Draw> = {
     };
     return {
       fault: 'second-bot',
-      trigger: ahead ? { at: 'command', delayMs: 0 } : earlyMoment(rng),
+      trigger: ahead ? { at: 'command', call: 1 } : earlyMoment(rng, shape),
       detail: ahead ? 'started before the command, until the end of the run' : 'until the end of the run',
       transient: false,
       arm: ahead ? start : undefined,
@@ -644,7 +746,10 @@ const DRAW: Record<FaultName, Draw> = {
 };
 
 /** The fault of a run: `fault` when given, else drawn from the seed. The draw order is fixed, so a seed always means the same plan. */
-export function drawFault(rng: Rng, nodes: readonly string[], timeouts: ChaosTimeouts, fault?: FaultName): FaultPlan {
-  const name = rng.pick(FAULT_NAMES);
-  return DRAW[fault ?? name](rng, nodes, timeouts);
+export function drawFault(rng: Rng, shape: RunShape, timeouts: ChaosTimeouts, fault?: FaultName): FaultPlan {
+  const applies = faultsFor(shape);
+  const name = rng.pick(applies);
+  if (fault !== undefined && !applies.includes(fault))
+    throw new Error(`${fault} acts on a node's upgrade; a run that upgrades no node can never meet it (choose an upgrade run)`);
+  return DRAW[fault ?? name](rng, shape, timeouts);
 }

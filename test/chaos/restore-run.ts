@@ -1,7 +1,9 @@
 /**
  * One chaos run of the etcd restore rehearsal on a three-control-plane staging: the rehearsal driven
  * as an operator and two approvers would, with one seeded fault (the bot killed and started again, a
- * talosctl call failing, Slack answering 5xx, after doing the write or not) at a random point, then
+ * talosctl call failing, Slack answering 5xx, after doing the write or not) at a random point (the
+ * first talosctl call after a click or an event of the cluster, held by the simulator until the
+ * fault is in force, so the rehearsal is live when it strikes), then
  * the rehearsal's invariants checked: never a second `bootstrap --recover-from`, never a reset
  * without two distinct approvers. Each run has a fresh harness: a stopped rehearsal leaves staging
  * without etcd, which is no estate to start the next run from.
@@ -34,14 +36,17 @@ type RestoreFault = (typeof RESTORE_FAULTS)[number];
 const MOMENTS = ['start', 'approval', 'snapshot', 'reset', 'etcd-bootstrap', 'etcd-restored', 'up'] as const;
 export type Moment = (typeof MOMENTS)[number];
 
+/** The talosctl commands a failure may hit: the one held at the moment fails, whichever of these it is. */
 const TALOSCTL_PATHS = ['etcd snapshot', 'service etcd', 'reset', 'bootstrap', 'etcd status', 'etcd members'] as const;
 
 interface Plan {
   fault: RestoreFault;
   moment: Moment;
-  delayMs: number;
   detail: string;
-  inject(h: Harness, note: (text: string) => void): Promise<void>;
+  /** Only calls of these commands are held for the fault; any talosctl call when undefined. */
+  commands?: readonly string[];
+  /** Starts the fault while the held call (its command path, its index in the simulator's calls) waits; resolves once the fault is in force. */
+  inject(h: Harness, held: { command: string; index: number }, note: (text: string) => void): Promise<{ done: Promise<void> }>;
 }
 
 function drawPlan(rng: Rng, only?: FaultName, at?: Moment): Plan {
@@ -49,42 +54,44 @@ function drawPlan(rng: Rng, only?: FaultName, at?: Moment): Plan {
     only !== undefined && (RESTORE_FAULTS as readonly string[]).includes(only) ? (only as RestoreFault) : rng.pick(RESTORE_FAULTS);
   const drawn = rng.pick(MOMENTS);
   const moment = at ?? drawn;
-  const delayMs = rng.int(0, 600);
   if (fault === 'bot-kill') {
     const downMs = rng.int(0, 1500);
     return {
       fault,
       moment,
-      delayMs,
       detail: `down=${downMs}ms`,
-      async inject(h, note) {
+      async inject(h, _held, note) {
         await h.bot.kill();
         note('bot killed (SIGKILL)');
-        await sleep(downMs);
-        await h.bot.start();
-        note('bot restarted');
+        const done = (async () => {
+          await sleep(downMs);
+          await h.bot.start();
+          note('bot restarted');
+        })();
+        return { done };
       },
     };
   }
   if (fault === 'talosctl-fail') {
-    const path = rng.pick(TALOSCTL_PATHS);
     return {
       fault,
       moment,
-      delayMs,
-      detail: `path="${path}"`,
-      async inject(h, note) {
-        const since = h.sim.calls.length;
+      detail: 'the held call fails',
+      commands: TALOSCTL_PATHS,
+      inject(h, { command: held, index: since }, note) {
         h.sim.faults.set(CLUSTER, {
-          fail: { [path]: 'rpc error: code = Unavailable desc = connection error: desc = "transport: connection refused"' },
+          fail: { [held]: 'rpc error: code = Unavailable desc = connection error: desc = "transport: connection refused"' },
         });
-        note(`talosctl ${path} exits 1`);
-        const words = path.split(' ');
+        note(`talosctl ${held} exits 1`);
+        const words = held.split(' ');
         const failed = () =>
           h.sim.calls.slice(since).some((c) => c.bin === 'talosctl' && c.exitCode === 1 && words.every((w, i) => c.argv[i] === w));
-        for (const by = Date.now() + 15_000; !failed() && Date.now() < by;) await sleep(20);
-        h.sim.faults.clear(CLUSTER, 'fail');
-        note(`talosctl ${path} works again`);
+        const done = (async () => {
+          for (const by = Date.now() + 15_000; !failed() && Date.now() < by;) await sleep(20);
+          h.sim.faults.clear(CLUSTER, 'fail');
+          note(`talosctl ${held} works again`);
+        })();
+        return Promise.resolve({ done });
       },
     };
   }
@@ -93,12 +100,11 @@ function drawPlan(rng: Rng, only?: FaultName, at?: Moment): Plan {
   return {
     fault,
     moment,
-    delayMs,
     detail: `count=${count}${afterWrite ? ' after writing' : ''}`,
-    inject(h, note) {
+    inject(h, _held, note) {
       h.slack.faults.serverError({ count, status: 503, afterWrite });
       note(`Slack answers the next ${count} Web API calls with 503${afterWrite ? ', after doing them' : ''}`);
-      return Promise.resolve();
+      return Promise.resolve({ done: Promise.resolve() });
     },
   };
 }
@@ -138,23 +144,31 @@ export async function runRestoreChaos(options: { seed: number; fault?: FaultName
   let injectedAt: number | undefined;
   let injectionDone = false;
   const over = new AbortController();
-  const firedAt = (): number | undefined => {
-    if (plan.moment === 'start') return milestones.startAt;
-    if (plan.moment === 'approval') return milestones.approvalAt;
-    return h.sim.events.find((e) => e.cluster === CLUSTER && e.kind === plan.moment)?.at;
+  const reached = (): boolean => {
+    if (plan.moment === 'start') return milestones.startAt !== undefined;
+    if (plan.moment === 'approval') return milestones.approvalAt !== undefined;
+    return h.sim.events.some((e) => e.cluster === CLUSTER && e.kind === plan.moment);
   };
-  const injection = (async () => {
-    let at: number | undefined;
-    while ((at = firedAt()) === undefined) {
-      if (over.signal.aborted) return;
-      await sleep(5);
-    }
-    await sleep(Math.max(0, at + plan.delayMs - Date.now()));
-    if (over.signal.aborted) return;
-    injectedAt = Date.now();
-    note(`fault ${plan.fault} fires at ${plan.moment}+${plan.delayMs}ms`);
-    await plan.inject(h, note);
-  })()
+  // The first talosctl call on staging from the moment on waits, held by the simulator, until the fault is in force.
+  let done: Promise<void> | undefined;
+  const injection = new Promise<void>((resolve) => {
+    over.signal.addEventListener('abort', () => resolve(), { once: true });
+    h.sim.faults.set(CLUSTER, {
+      holdCall: async (call, command) => {
+        if (injectedAt !== undefined || !reached()) return;
+        if (plan.commands !== undefined && !plan.commands.some((p) => command === p || command.startsWith(`${p} `))) return;
+        injectedAt = call.startedAt;
+        note(`fault ${plan.fault} fires at ${plan.moment}, talosctl ${command} held`);
+        try {
+          ({ done } = await plan.inject(h, { command, index: h.sim.calls.indexOf(call) }, note));
+        } catch (error) {
+          note(`the fault could not be injected: ${(error as Error).message}`);
+        }
+        resolve();
+      },
+    });
+  })
+    .then(() => done)
     .catch((error: unknown) => note(`the fault could not be injected: ${(error as Error).message}`))
     .finally(() => {
       injectionDone = true;
@@ -241,7 +255,7 @@ export async function runRestoreChaos(options: { seed: number; fault?: FaultName
   return {
     seed: options.seed,
     fault: plan.fault,
-    plan: `etcd-restore ${plan.moment}+${plan.delayMs}ms ${plan.detail}`,
+    plan: `etcd-restore ${plan.moment}, next talosctl call held, ${plan.detail}`,
     strike: struck
       ? { struck: true, how: `the fault fired ${((injectedAt! - live!.from) / 1000).toFixed(1)} s into the rehearsal` }
       : { struck: false, why: injectedAt === undefined ? `its moment (${plan.moment}) never came` : 'the rehearsal was not live' },

@@ -105,6 +105,15 @@ describe('two replicas', () => {
 
   it('resume an upgrade on the other replica when the one running a node dies, without doing any node twice', async () => {
     await startTwoReplicas();
+    // Once the first control plane's upgrade is accepted, every talosctl call waits until the replica running it is dead:
+    // that replica is still in the middle of the node when it dies, however loaded the machine is.
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const accepted = () =>
+      h.sim.events.some((e) => e.cluster === 'production' && e.kind === 'upgrade-start' && e.node === CONTROL_PLANES[0]);
+    h.sim.faults.set('production', { holdCall: () => (accepted() ? released : undefined) });
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
     await clickStart(h, plan);
     await approve(h, await waitForApprovalRequest(h, plan));
@@ -119,6 +128,7 @@ describe('two replicas', () => {
     const interruptedJob = messages(victim, 'operation run started').at(-1)?.job;
     expect(interruptedJob).toBeDefined();
     await victim.kill();
+    release();
 
     const done = await approveUntilDone(h, plan);
 

@@ -4,7 +4,7 @@
  * cluster exactly as it was.
  */
 import type { SnapshotDamage } from './etcd-snapshot-file.ts';
-import type { SimState } from './types.ts';
+import type { CallRecord, SimState } from './types.ts';
 
 export interface ClusterFaults {
   /** No member has a leader: `etcd status` LEADER 0000000000000000 with `etcdserver: no leader`, etcd HEALTH Fail. */
@@ -70,6 +70,13 @@ export interface ClusterFaults {
    * A key matches the command and its subcommands (`etcd` hangs every etcd command).
    */
   hang?: string[];
+  /**
+   * A test's hook, run before a talosctl call on the cluster is answered, with the call's command
+   * path (`etcd status`, `upgrade`): the call waits until the hook settles, as a slow node would, and
+   * is then answered under the faults in force at that moment. For tests that must act while a given
+   * call is in flight, however fast or loaded the machine is.
+   */
+  holdCall?: (call: Readonly<CallRecord>, command: string) => Promise<void> | void;
   /** talosctl commands that fail: command path → stderr text (exit 1). */
   fail?: Record<string, string>;
   /**
@@ -92,6 +99,12 @@ export interface ClusterFaults {
   upgradeStaysNotReady?: string[];
   /** The upgrade sequence stalls in its `upgrade` phase and never reboots. */
   upgradeHang?: string[];
+  /**
+   * Upgrade requests of these nodes stay in their validation, holding the upgrade mutex, while the
+   * node is listed (a slow etcd answering the validation): a second request meets the first one
+   * still running. Cleared, the first request goes on as usual.
+   */
+  upgradeValidating?: string[];
   /** Extra downtime of an upgrade reboot: node → ms. */
   upgradeSlow?: Record<string, number>;
   /** `rollback` reboots the node and it never comes back. */

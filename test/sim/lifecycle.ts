@@ -400,6 +400,8 @@ export class Lifecycle {
       }
       cluster.etcd.upgradeMutexHolder = node.address;
       try {
+        // The mutex is held across etcd's validation (`Upgrade`, v1alpha1_server.go v1.13.9): a slow etcd keeps it held.
+        while (named(cluster.faults.upgradeValidating, node)) await this.sleep(5);
         await this.sleep(this.#timing.stepMs);
         const problem = this.#etcdUpgradeProblem(cluster);
         if (problem) return reject(`error validating etcd for upgrade: ${problem}`);

@@ -106,6 +106,8 @@ export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: Si
     call,
     startedAt: call.startedAt,
   };
+  // A test holding this call decides when it is answered; the faults are read after the hold.
+  await context.cluster.faults.holdCall?.(call, key);
   const faults = context.cluster.faults;
   if (throughSilentNodes(session)) {
     call.hung = 'every endpoint is a rebooting node that does not answer';
