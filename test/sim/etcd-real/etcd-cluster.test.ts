@@ -77,6 +77,7 @@ describe('a real etcd cluster for the simulated control planes', () => {
     };
     expect((await byId())?.isLearner).toBe(true);
     // A learner serves its status but refuses the member list.
+    await etcd.waitForLeader('cp-3');
     expect(await etcd.members('cp-3')).toEqual({ error: 'etcdserver: rpc not supported for learner' });
 
     const second = await etcd.addLearner('cp-4');
