@@ -13,6 +13,8 @@ import { FaultController } from './faults.ts';
 import { defaultFactoryVersions, startImageFactory } from './image-factory.ts';
 import { startKubeApi } from './kube-api.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { attachRealEtcd } from './etcd-real/attach.ts';
+import type { RealEtcdCluster } from './etcd-real/etcd-cluster.ts';
 import { Recorder } from './recorder.ts';
 import { schematicId } from './schematics.ts';
 import { SimTerraform } from './terraform.ts';
@@ -39,6 +41,11 @@ export interface SimulatorOptions {
   factoryVersions?: string[];
   /** See {@link SelfEndpointHang}. Default `multi-control-plane`; changeable later through `state.behavior`. */
   selfEndpointHang?: SelfEndpointHang;
+  /**
+   * `real`: each control plane's etcd member is a real etcd process (etcd-real/), for the procedures
+   * that change membership or data. Default `model`: the in-memory model, for the fast tests.
+   */
+  etcd?: 'model' | 'real';
 }
 
 export interface SimulatorEnv {
@@ -239,6 +246,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const lifecycle = new Lifecycle(state, timing, recorder);
   const deps = { state, timing, lifecycle, recorder };
   const servers: Server[] = [];
+  const realEtcds: RealEtcdCluster[] = [];
   await mkdir(join(dir, 'bin'), { recursive: true });
   state.schematics[schematicId([])] = [];
   for (const shape of shapes) {
@@ -260,6 +268,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     });
     const cluster = buildCluster({ shape, terraformDir, snapshotDir, kubeApiPort: kube.port, credentials, now: Date.now() });
     state.clusters[shape.name] = cluster;
+    if (options.etcd === 'real') realEtcds.push(await attachRealEtcd(cluster, join(dir, 'etcd', shape.name)));
     state.schematics[schematicId(shape.defaultExtensions)] = [...shape.defaultExtensions].sort();
     if (shape.longhornExtensions) state.schematics[schematicId(shape.longhornExtensions)] = [...shape.longhornExtensions].sort();
     recorder.noteControlPlanes(cluster);
@@ -280,7 +289,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     recorder,
     lifecycle,
     servers,
-    closeLine: () => control.closeLine(),
+    closeLine: async () => {
+      await control.closeLine();
+      await Promise.all(realEtcds.map((e) => e.close()));
+    },
     controlUrl: control.url,
     imageFactoryUrl: factory.url,
     bin,

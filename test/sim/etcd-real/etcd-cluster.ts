@@ -129,6 +129,7 @@ export class RealEtcdCluster {
 
   /** A new cluster of these members, each started, returning once every one answers with a leader. */
   async bootstrap(names: readonly string[]): Promise<void> {
+    this.#token = randomUUID();
     const slots: MemberSlot[] = [];
     for (const name of names) slots.push(await this.#newSlot(name));
     const initial = slots.map((s) => `${s.name}=${peerUrl(s.peerPort)}`).join(',');
@@ -296,6 +297,18 @@ export class RealEtcdCluster {
     if (!endpoint || !this.running(name)) return `etcd ${name} is not running`;
     const result = await etcdctl([endpoint], ['snapshot', 'save', path], 15_000);
     return result.code === 0 ? undefined : etcdctlError(result);
+  }
+
+  /** `etcdctl snapshot status -w json` of a file: etcd's own bbolt reading of it. */
+  async snapshotStatus(
+    path: string,
+  ): Promise<Result<{ hash: string; revision: number; totalKeys: number; totalSize: number }> | { crash: string }> {
+    const result = await etcdctl([], ['snapshot', 'status', path, '-w', 'json'], 15_000);
+    // A Go runtime fault (a file cut inside its pages makes bbolt read past its mmap) exits 2 with a trace.
+    if (result.code === 2 && /^(panic|unexpected fault|fatal error)/m.test(result.stderr)) return { crash: result.stderr };
+    if (result.code !== 0) return { error: etcdctlError(result) };
+    const s = JSON.parse(result.stdout) as { hash: number; revision: number; totalKey: number; totalSize: number };
+    return { hash: s.hash.toString(16).padStart(8, '0'), revision: s.revision, totalKeys: s.totalKey, totalSize: s.totalSize };
   }
 
   /**
