@@ -34,7 +34,7 @@ describe('a failed production control plane', () => {
   let h: Harness;
   beforeAll(async () => {
     // Alice is an approver as well as an operator: four eyes keep her from approving what she asked for.
-    h = await startHarness({ inventory: { approvers: [USERS.carol, USERS.alice, 'S0SRE'] } });
+    h = await startHarness({ etcd: 'real', inventory: { approvers: [USERS.carol, USERS.alice, 'S0SRE'] } });
   });
   afterAll(async () => {
     await h?.stop();
@@ -117,7 +117,7 @@ describe('a failed production control plane', () => {
 describe('refusals before anything changes', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ etcd: 'real' });
   });
   afterAll(async () => {
     await h?.stop();
@@ -176,7 +176,7 @@ describe('refusals before anything changes', () => {
 describe('a replace plan with any other change, and a worker', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ etcd: 'real' });
   });
   afterAll(async () => {
     await h?.stop();

@@ -59,6 +59,8 @@ const SYSTEM_VOLUMES = ['EFI', 'BIOS', 'BOOT', 'META', 'STATE', 'EPHEMERAL'];
 
 /** constants.EtcdRecoverySnapshotPath (pkg/machinery/constants v1.13.9). */
 const RECOVERY_SNAPSHOT = '/var/lib/etcd.snapshot';
+/** Between two real etcd calls Talos's loops retry (each is an etcdctl process): as services/etcd.go backs off. */
+const REAL_ETCD_RETRY_MS = 250;
 
 export type Acceptance = { actorId: string } | { error: string };
 
@@ -725,7 +727,8 @@ export class Lifecycle {
           node.etcdMember = false;
         }
         if (task === 'stopServicesForUpgrade') {
-          await realEtcdStopped(cluster, node);
+          // Not awaited: the sequence's pace stays the model's; the wipe that follows waits for the process.
+          void realEtcdStopped(cluster, node);
           node.servicesStopped = true;
           this.#recorder.noteControlPlanes(cluster);
         }
@@ -823,7 +826,7 @@ export class Lifecycle {
           const realId = await realEtcdJoin(
             cluster,
             node,
-            () => this.sleep(this.#timing.stepMs),
+            () => this.sleep(REAL_ETCD_RETRY_MS),
             () => node.bootId !== bootId,
           );
           if (node.bootId !== bootId) return;
@@ -1092,7 +1095,7 @@ export class Lifecycle {
         const realId = await realEtcdJoin(
           cluster,
           node,
-          () => this.sleep(this.#timing.stepMs),
+          () => this.sleep(REAL_ETCD_RETRY_MS),
           () => node.bootId !== bootId,
         );
         if (node.bootId !== bootId) return;
@@ -1142,7 +1145,7 @@ export class Lifecycle {
     const promoted = await realEtcdPromote(
       cluster,
       node.etcdMemberId ?? '',
-      () => this.sleep(this.#timing.stepMs),
+      () => this.sleep(REAL_ETCD_RETRY_MS),
       () => node.bootId !== bootId,
     );
     if (promoted === false || node.bootId !== bootId || !node.etcdLearner) return;

@@ -246,7 +246,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const lifecycle = new Lifecycle(state, timing, recorder);
   const deps = { state, timing, lifecycle, recorder };
   const servers: Server[] = [];
-  const realEtcds: RealEtcdCluster[] = [];
+  const realEtcdStarts: Promise<RealEtcdCluster>[] = [];
   await mkdir(join(dir, 'bin'), { recursive: true });
   state.schematics[schematicId([])] = [];
   for (const shape of shapes) {
@@ -268,10 +268,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     });
     const cluster = buildCluster({ shape, terraformDir, snapshotDir, kubeApiPort: kube.port, credentials, now: Date.now() });
     state.clusters[shape.name] = cluster;
-    if (options.etcd === 'real') realEtcds.push(await attachRealEtcd(cluster, join(dir, 'etcd', shape.name)));
+    if (options.etcd === 'real') realEtcdStarts.push(attachRealEtcd(cluster, join(dir, 'etcd', shape.name)));
     state.schematics[schematicId(shape.defaultExtensions)] = [...shape.defaultExtensions].sort();
     if (shape.longhornExtensions) state.schematics[schematicId(shape.longhornExtensions)] = [...shape.longhornExtensions].sort();
     recorder.noteControlPlanes(cluster);
+  }
+  // The clusters' etcd processes start together: each waits out etcd's HealthInterval once.
+  const started = await Promise.allSettled(realEtcdStarts);
+  const realEtcds = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failedStart = started.find((r) => r.status === 'rejected');
+  if (failedStart) {
+    await Promise.all(realEtcds.map((e) => e.close()));
+    throw failedStart.reason;
   }
   const terraform = new SimTerraform(join(dir, 'terraform'), state);
   await terraform.init();

@@ -11,6 +11,8 @@ import type { SimCluster, SimNode } from '../types.ts';
 import { RealEtcdCluster } from './etcd-cluster.ts';
 
 const real = new WeakMap<SimCluster, RealEtcdCluster>();
+/** etcd's HealthInterval plus a margin for a loaded machine. */
+const HEALTH_INTERVAL_MS = 5500;
 
 export function realEtcdOf(cluster: SimCluster): RealEtcdCluster | undefined {
   return real.get(cluster);
@@ -32,6 +34,9 @@ export async function attachRealEtcd(cluster: SimCluster, baseDir: string): Prom
     if (id) node.etcdMemberId = id;
   }
   cluster.etcd.leaderId = await etcd.waitForLeader(cps[0]!.hostname);
+  // The fleet has run for days: its members have been connected far longer than etcd's
+  // HealthInterval (5 s, etcdserver/server.go v3.4.23 and v3.6.12).
+  etcd.agedAfter(HEALTH_INTERVAL_MS);
   return etcd;
 }
 

@@ -80,8 +80,14 @@ describe('a real etcd cluster for the simulated control planes', () => {
     await etcd.waitForLeader('cp-3');
     expect(await etcd.members('cp-3')).toEqual({ error: 'etcdserver: rpc not supported for learner' });
 
-    const second = await etcd.addLearner('cp-4');
-    expect(second).toEqual({ error: 'etcdserver: too many learner members in cluster' });
+    // Transient refusals (the health interval, a slow machine) are retried, as Talos does; the lasting one is the limit.
+    const transient = new Set(['etcdserver: unhealthy cluster', 'context deadline exceeded']);
+    let second = await etcd.addLearner('cp-4');
+    for (let i = 0; i < 100 && 'error' in second && transient.has(second.error); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      second = await etcd.addLearner('cp-4');
+    }
+    expect('error' in second ? second.error : 'added').toBe('etcdserver: too many learner members in cluster');
     await etcd.stop('cp-4');
 
     // Promotion is refused until the learner caught up with the leader; Talos retries it.
@@ -144,7 +150,8 @@ describe('a real etcd cluster for the simulated control planes', () => {
 
     const damaged = join(etcd.baseDir, 'damaged.snapshot');
     const copy = Buffer.from(bytes);
-    copy[4096] = copy[4096]! ^ 0xff;
+    // A byte of the trailer: the restore's sha256 check refuses it whatever pages the database has.
+    copy[copy.length - 1] = copy[copy.length - 1]! ^ 0xff;
     await writeFile(damaged, copy);
     for (const name of ['cp-1', 'cp-2', 'cp-3']) await etcd.wipe(name);
     const refused = await etcd.restore('cp-1', damaged, false);

@@ -64,6 +64,10 @@ export class RealEtcdCluster {
   readonly #slots = new Map<string, MemberSlot>();
   #token = randomUUID();
   #closed = false;
+  /** Members added as learners and not promoted yet: a learner refuses the member API, so calls avoid it. */
+  readonly #learners = new Map<string, string>();
+  /** Before this time, membership changes wait: see `agedAfter`. */
+  #agedAt = 0;
 
   private constructor(baseDir: string, options: RealEtcdOptions) {
     this.baseDir = baseDir;
@@ -101,6 +105,7 @@ export class RealEtcdCluster {
     if (previous?.process?.running) throw new Error(`etcd ${name} still runs; stop it before giving it a new data directory`);
     const [clientPort, peerPort] = await freePorts(2);
     const incarnation = (previous?.incarnation ?? -1) + 1;
+    this.#learners.delete(name);
     const slot: MemberSlot = {
       name,
       incarnation,
@@ -156,9 +161,11 @@ export class RealEtcdCluster {
     }
   }
 
-  /** Endpoints of the running members other than `except`, to send a cluster-wide call through. */
+  /** Endpoints of the running voting members other than `except`, to send a cluster-wide call through. */
   #endpoints(except?: string): string[] {
-    return [...this.#slots.values()].filter((s) => s.name !== except && s.process?.running).map((s) => s.process!.endpoint);
+    return [...this.#slots.values()]
+      .filter((s) => s.name !== except && s.process?.running && !this.#learners.has(s.name))
+      .map((s) => s.process!.endpoint);
   }
 
   /** `etcdctl member list -w json` through one member (a learner refuses it: 3.4 and 3.6 alike). */
@@ -185,7 +192,7 @@ export class RealEtcdCluster {
   }
 
   /** `etcdctl endpoint status -w json` of one member. */
-  async status(name: string, timeoutMs = 2000): Promise<Result<RealStatus>> {
+  async status(name: string, timeoutMs = 5000): Promise<Result<RealStatus>> {
     const endpoint = this.endpoint(name);
     if (!endpoint || !this.running(name)) return { error: `etcd ${name} is not running` };
     const result = await etcdctl([endpoint], ['endpoint', 'status', '-w', 'json'], timeoutMs);
@@ -228,6 +235,7 @@ export class RealEtcdCluster {
    * process starts with the membership the add returned. Returns the new member's id.
    */
   async addLearner(name: string): Promise<Result<{ id: string }>> {
+    await this.#aged();
     const through = this.#endpoints(name);
     if (through.length === 0) return { error: 'no running etcd member to join through' };
     const slot = await this.#newSlot(name);
@@ -242,22 +250,46 @@ export class RealEtcdCluster {
       .map((m) => `${hexId(m.ID) === id ? name : (m.name ?? '')}=${(m.peerURLs ?? []).join(',')}`)
       .filter((entry) => !entry.startsWith('='))
       .join(',');
+    this.#learners.set(name, id);
     this.#start(slot, initial, 'existing');
     return { id };
+  }
+
+  /**
+   * Membership changes wait until `ms` from now: a cluster that stands for one that has run for days
+   * must not meet etcd's HealthInterval (5 s after a peer connects, the strict reconfiguration check
+   * refuses changes as "unhealthy cluster"), and only the tests that change membership pay for it.
+   */
+  agedAfter(ms: number): void {
+    this.#agedAt = Date.now() + ms;
+  }
+
+  async #aged(): Promise<void> {
+    const left = this.#agedAt - Date.now();
+    if (left > 0) await sleep(left);
   }
 
   /** `member promote`: etcd refuses a learner that has not caught up with the leader. */
   async promote(id: string): Promise<string | undefined> {
     const result = await etcdctl(this.#endpoints(), ['member', 'promote', id]);
-    return result.code === 0 ? undefined : etcdctlError(result);
+    if (result.code !== 0) return etcdctlError(result);
+    this.#forgetLearner(id);
+    return undefined;
   }
 
   /** `member remove` through the running members; etcd's own refusal text, or undefined. */
   async removeMember(id: string): Promise<string | undefined> {
+    await this.#aged();
     const through = this.#endpoints();
     if (through.length === 0) return 'no running etcd member';
     const result = await etcdctl(through, ['member', 'remove', id]);
-    return result.code === 0 ? undefined : etcdctlError(result);
+    if (result.code !== 0) return etcdctlError(result);
+    this.#forgetLearner(id);
+    return undefined;
+  }
+
+  #forgetLearner(id: string): void {
+    for (const [name, learnerId] of this.#learners) if (learnerId === id) this.#learners.delete(name);
   }
 
   /** The machine lost power: SIGKILL. */

@@ -48,6 +48,8 @@ export function hexId(decimal: string | number | undefined): string {
  * `{"level":"warn",...}` noise followed by `Error: etcdserver: unhealthy cluster`.
  */
 export function etcdctlError(result: EtcdctlResult): string {
+  // A call that ran out of time: etcdctl's retry warnings and its own wording reduce to gRPC's text.
+  if (result.stderr.includes('context deadline exceeded')) return 'context deadline exceeded';
   const lines = result.stderr.split('\n').filter((l) => l.startsWith('Error: '));
   const last = lines.at(-1);
   return last ? last.slice('Error: '.length).trim() : result.stderr.trim() || `etcdctl exited with ${result.code}`;
