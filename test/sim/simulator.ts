@@ -13,7 +13,7 @@ import { FaultController } from './faults.ts';
 import { defaultFactoryVersions, startImageFactory } from './image-factory.ts';
 import { startKubeApi } from './kube-api.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { attachRealEtcd } from './etcd-real/attach.ts';
+import { attachRealEtcd, realEtcdOf } from './etcd-real/attach.ts';
 import type { RealEtcdCluster } from './etcd-real/etcd-cluster.ts';
 import { Recorder } from './recorder.ts';
 import { schematicId } from './schematics.ts';
@@ -175,6 +175,15 @@ export class Simulator {
    */
   failMachine(cluster: string, node: string): void {
     this.#lifecycle.failMachine(this.cluster(cluster), this.node(cluster, node));
+  }
+
+  /**
+   * On real etcd, resolves once the members that still run agree on a running leader: after a
+   * `failMachine` of the leader, the others hold an election first (about one election timeout),
+   * and until it ends etcd answers "no leader", as a real cluster would. The model has no election.
+   */
+  async etcdSettled(cluster: string): Promise<void> {
+    await realEtcdOf(this.cluster(cluster))?.settled();
   }
 
   /** Power comes back to a machine `failMachine` took down: it boots from its own disk (events `reboot`, `up`). */

@@ -402,6 +402,13 @@ export class RealEtcdCluster {
     return leader;
   }
 
+  /** Waits until every running voting member names a running leader: an election after a kill is over. */
+  async settled(): Promise<void> {
+    for (const slot of this.#slots.values()) {
+      if (slot.process?.running && !this.#learners.has(slot.name)) await this.waitForLeader(slot.name);
+    }
+  }
+
   async #runningIds(): Promise<Set<string>> {
     const ids = new Set<string>();
     for (const slot of this.#slots.values()) {
