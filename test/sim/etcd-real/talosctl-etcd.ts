@@ -36,23 +36,18 @@ function grpcError(cause: string): string {
     : `rpc error: code = Unknown desc = ${cause}`;
 }
 
-/** The per-node calls run one after another: each is an etcdctl process against that node's member. */
-async function fanOutAsync<T>(session: Session, fn: (node: SimNode) => Promise<T | { error: string }>): Promise<NodeResult<T>[]> {
-  const results: NodeResult<T>[] = [];
-  for (const address of session.nodes) {
-    const reached = reach(session, address);
-    if ('error' in reached) {
-      results.push({ address, error: reached.error });
-      continue;
-    }
-    const value = await fn(reached.node);
-    results.push(
-      value !== null && typeof value === 'object' && 'error' in value
+/** The per-node calls run side by side, as apid proxies them: each is an etcdctl process against that node's member. */
+function fanOutAsync<T>(session: Session, fn: (node: SimNode) => Promise<T | { error: string }>): Promise<NodeResult<T>[]> {
+  return Promise.all(
+    session.nodes.map(async (address): Promise<NodeResult<T>> => {
+      const reached = reach(session, address);
+      if ('error' in reached) return { address, error: reached.error };
+      const value = await fn(reached.node);
+      return value !== null && typeof value === 'object' && 'error' in value
         ? { address, error: value.error }
-        : { address, node: reached.node, value: value as T },
-    );
-  }
-  return results;
+        : { address, node: reached.node, value: value as T };
+    }),
+  );
 }
 
 export async function runRealEtcdStatus(session: Session, etcd: RealEtcdCluster): Promise<number> {
