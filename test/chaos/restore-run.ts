@@ -136,6 +136,8 @@ export async function runRestoreChaos(options: { seed: number; fault?: FaultName
   };
   const h = await startHarness({
     clusters: [STAGING, productionShape()],
+    // The rehearsal's resets, restore and rejoins run on real etcd processes (test/sim/reference/real-etcd.md).
+    etcd: 'real',
     timing: { rebootMs: 3000 },
     env: { ...CHAOS_ENV, NODE_READY_TIMEOUT_SECONDS: '40', STEP_TIMEOUT_SECONDS: '10' },
     inventory: { approvers: { staging: APPROVERS, production: APPROVERS } },

@@ -13,6 +13,7 @@ const staging3 = stagingThreeShape();
 /** U0ALICE is an operator and an approver of staging: as the requester, her approval never counts. */
 const OPTIONS: HarnessOptions = {
   clusters: [staging3, productionShape()],
+  etcd: 'real',
   // A reboot as long as a few talosctl calls: a real one takes minutes, so the resets, back to back, all land before the
   // first node is up again (one that came up while the others still ran etcd would join them, as upstream does).
   timing: { rebootMs: 3000 },
@@ -118,8 +119,10 @@ describe('/talos rehearse etcd-restore on staging', () => {
     expect(record.content).toMatch(/Total keys after the restore: \d+ \(verification snapshot staging-\S+, revision \d+\)/);
     expect(record.content).toMatch(/Downtime: \d+ s \(first reset issued → Kubernetes API answering again\)/);
     expect(record.content).toContain(`etcd members before: ${STAGING_CPS.join(', ')}; after: ${STAGING_CPS.join(', ')}`);
-    const keys = /total keys in the snapshot \(before\): (\d+)/.exec(record.content)![1];
-    expect(/Total keys after the restore: (\d+)/.exec(record.content)![1]).toBe(keys);
+    // etcd counts every bolt key, its membership buckets included: the members that rejoined with new ids add keys,
+    // so the count after is etcd's own number, not the snapshot's (reference/real-etcd.md).
+    const keys = Number(/total keys in the snapshot \(before\): (\d+)/.exec(record.content)![1]);
+    expect(Number(/Total keys after the restore: (\d+)/.exec(record.content)![1])).toBeGreaterThanOrEqual(keys);
 
     // `/talos gates` on production now ticks the etcd restore from this rehearsal, with its date.
     const before = h.slack.channelMessages(CHANNELS.production).length;

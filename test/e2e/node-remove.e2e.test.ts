@@ -6,7 +6,7 @@ let h: Harness;
 
 // A fresh estate, Redis and bot per test: a removal wipes a simulated node for good.
 beforeEach(async () => {
-  h = await startHarness();
+  h = await startHarness({ etcd: 'real' });
 });
 
 afterEach(async () => {

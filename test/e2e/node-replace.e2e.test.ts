@@ -34,7 +34,7 @@ describe('a failed production control plane', () => {
   let h: Harness;
   beforeAll(async () => {
     // Alice is an approver as well as an operator: four eyes keep her from approving what she asked for.
-    h = await startHarness({ inventory: { approvers: [USERS.carol, USERS.alice, 'S0SRE'] } });
+    h = await startHarness({ etcd: 'real', inventory: { approvers: [USERS.carol, USERS.alice, 'S0SRE'] } });
   });
   afterAll(async () => {
     await h?.stop();
@@ -43,6 +43,7 @@ describe('a failed production control plane', () => {
   it('is replaced end to end: member removed, Node deleted, the reviewed VM replacement applied, the new member votes', async () => {
     // Arrange
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.etcdSettled('production');
     const oldMember = h.sim.node('production', '10.0.30.12').etcdMemberId;
 
     // Act: the request, the plan with its arithmetic, Start; then both approvals, each tried first by the requester.
@@ -117,7 +118,7 @@ describe('a failed production control plane', () => {
 describe('refusals before anything changes', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ etcd: 'real' });
   });
   afterAll(async () => {
     await h?.stop();
@@ -166,6 +167,7 @@ describe('refusals before anything changes', () => {
   it('checks quorum again at the approval: another control plane lost since the plan stops the removal', async () => {
     // Arrange
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.etcdSettled('production');
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     await clickStart(h, plan, USERS.alice);
     const removal = await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/);
@@ -203,7 +205,7 @@ describe('refusals before anything changes', () => {
 describe('a replace plan with any other change, and a worker', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ etcd: 'real' });
   });
   afterAll(async () => {
     await h?.stop();
@@ -212,6 +214,7 @@ describe('a replace plan with any other change, and a worker', () => {
   it('refuses a plan that changes more than the VM before any member is removed', async () => {
     // Arrange: a committed configuration change waits in the Terraform tree, so the replace plan carries it too.
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.etcdSettled('production');
     await h.sim.terraform.changePatch('production');
     await h.sim.terraform.commit('a patch not yet applied');
 

@@ -17,6 +17,17 @@ import {
   namedValue,
 } from './cluster-model.ts';
 import { restoreHashCheck, statusOfBytes } from './etcd-snapshot-file.ts';
+import {
+  realEtcdBootstrap,
+  realEtcdJoin,
+  realEtcdKilled,
+  realEtcdOf,
+  realEtcdPromote,
+  realEtcdRemove,
+  realEtcdRestarted,
+  realEtcdStopped,
+  realEtcdWiped,
+} from './etcd-real/attach.ts';
 import type { Recorder } from './recorder.ts';
 import { installerPreflight, parseInstallerImage, type InstallerImage } from './versions.ts';
 import { nodePods } from './kube-seed.ts';
@@ -48,6 +59,8 @@ const SYSTEM_VOLUMES = ['EFI', 'BIOS', 'BOOT', 'META', 'STATE', 'EPHEMERAL'];
 
 /** constants.EtcdRecoverySnapshotPath (pkg/machinery/constants v1.13.9). */
 const RECOVERY_SNAPSHOT = '/var/lib/etcd.snapshot';
+/** Between two real etcd calls Talos's loops retry (each is an etcdctl process): as services/etcd.go backs off. */
+const REAL_ETCD_RETRY_MS = 250;
 
 export type Acceptance = { actorId: string } | { error: string };
 
@@ -708,9 +721,20 @@ export class Lifecycle {
             this.#stage(cluster, node, 'running');
             return;
           }
+          // With real etcd the member leaves through MemberRemove and its strict check.
+          const refused = node.etcdMemberId === undefined ? undefined : await realEtcdRemove(cluster, node.etcdMemberId);
+          if (refused !== undefined) {
+            const message = `error running phase ${index + 1} in reset sequence: task 1/1: failed, failed to leave cluster: ${refused}`;
+            say('sequence', `sequence: reset action: STOP error: [code: ${message} message: FATAL]`, { error: message });
+            this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'reset-failed', detail: message });
+            this.#stage(cluster, node, 'running');
+            return;
+          }
           node.etcdMember = false;
         }
         if (task === 'stopServicesForUpgrade') {
+          // Not awaited: the sequence's pace stays the model's; the wipe that follows waits for the process.
+          void realEtcdStopped(cluster, node);
           node.servicesStopped = true;
           this.#recorder.noteControlPlanes(cluster);
         }
@@ -723,7 +747,10 @@ export class Lifecycle {
             fromVersion: node.talosVersion,
             detail: labels.length > 0 ? labels.join(',') : mode,
           });
-          if (wipesEphemeral) this.#wipeEphemeral(cluster, node);
+          if (wipesEphemeral) {
+            this.#wipeEphemeral(cluster, node);
+            if (node.role === 'controlplane') await realEtcdWiped(cluster, node);
+          }
           if (!keepsConfig) node.discoveryMember = false;
           if (!request.reboot) {
             this.#stage(cluster, node, 'off');
@@ -806,7 +833,14 @@ export class Lifecycle {
       while (node.bootId === bootId && node.etcdWaitingJoin) {
         const reachable = hasQuorum(cluster) && etcdMembers(cluster).some((m) => m !== node && etcdMemberHealthy(cluster, m));
         if (reachable && !this.#learnerRefused(cluster, node)) {
-          this.#joinAsLearner(cluster, node);
+          const realId = await realEtcdJoin(
+            cluster,
+            node,
+            () => this.sleep(REAL_ETCD_RETRY_MS),
+            () => node.bootId !== bootId,
+          );
+          if (node.bootId !== bootId) return;
+          this.#joinAsLearner(cluster, node, realId);
           break;
         }
         if (Date.now() - joinSince >= this.#timing.etcdJoinTimeoutMs) {
@@ -872,11 +906,11 @@ export class Lifecycle {
    * `buildInitialCluster` succeeded: `addMember` removed the old member of the same name and added
    * this one as a learner with a new id; Talos promotes it once it caught up.
    */
-  #joinAsLearner(cluster: SimCluster, node: SimNode): void {
+  #joinAsLearner(cluster: SimCluster, node: SimNode, realId?: string): void {
     const incarnation = this.#recorder.events.filter(
       (e) => e.cluster === cluster.name && e.node === node.address && e.kind === 'etcd-learner-added',
     ).length;
-    node.etcdMemberId = memberIdFor(cluster.name, node.hostname, incarnation + 1);
+    node.etcdMemberId = realId ?? memberIdFor(cluster.name, node.hostname, incarnation + 1);
     node.etcdMember = true;
     node.etcdLearner = true;
     node.etcdWaitingJoin = false;
@@ -960,8 +994,24 @@ export class Lifecycle {
       if (dataWritten) node.etcdDataEmpty = false;
       this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-restore-failed', detail: message });
     };
+    const real = realEtcdOf(cluster);
+    let realId: string | undefined;
+    if (real) {
+      // etcd restores (its sha256 check deciding) and starts the new cluster of one; nothing is modelled.
+      if (request.recover && !node.recoverySnapshot) {
+        fail(`error verifying snapshot: stat ${RECOVERY_SNAPSHOT}: no such file or directory`, false);
+        return;
+      }
+      const started = await realEtcdBootstrap(cluster, node, request.recover ? node.recoverySnapshot : undefined, request.skipHashCheck);
+      if (started && 'error' in started) {
+        fail(`error recovering from the snapshot: ${started.error}`, true);
+        return;
+      }
+      realId = started?.id;
+      delete node.recoverySnapshot;
+    }
     let content: { revision: number; totalKeys: number } | undefined;
-    if (request.recover) {
+    if (request.recover && !real) {
       const snapshot = node.recoverySnapshot;
       if (!snapshot) {
         fail(`error verifying snapshot: stat ${RECOVERY_SNAPSHOT}: no such file or directory`, false);
@@ -988,7 +1038,7 @@ export class Lifecycle {
     const incarnation = this.#recorder.events.filter(
       (e) => e.cluster === cluster.name && e.node === node.address && (e.kind === 'etcd-learner-added' || e.kind === 'etcd-restored'),
     ).length;
-    node.etcdMemberId = memberIdFor(cluster.name, node.hostname, incarnation + 1);
+    node.etcdMemberId = realId ?? memberIdFor(cluster.name, node.hostname, incarnation + 1);
     node.etcdMember = true;
     node.etcdLearner = false;
     node.etcdDataEmpty = false;
@@ -1003,6 +1053,9 @@ export class Lifecycle {
       cluster.etcd.leaderId = node.etcdMemberId;
       cluster.etcd.raftTerm = 2;
       cluster.etcd.raftIndexBase = 3 - Math.floor((now - cluster.createdAt) / 2000);
+    }
+    if (real && request.recover) {
+      this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-restored', detail: 'restored by etcd' });
     }
     if (content) {
       // The store is the snapshot's: revisions continue from its revision, its keys are the keys.
@@ -1085,6 +1138,13 @@ export class Lifecycle {
           await this.sleep(this.#timing.stepMs);
         if (node.bootId !== bootId) return;
         // A member with the machine's own name is removed before the new one is added as a learner.
+        const realId = await realEtcdJoin(
+          cluster,
+          node,
+          () => this.sleep(REAL_ETCD_RETRY_MS),
+          () => node.bootId !== bootId,
+        );
+        if (node.bootId !== bootId) return;
         const stale = node.staleMember;
         if (stale) {
           delete node.staleMember;
@@ -1099,7 +1159,7 @@ export class Lifecycle {
         const incarnation = this.#recorder.events.filter(
           (e) => e.cluster === cluster.name && e.node === node.address && e.kind === 'etcd-learner-added',
         ).length;
-        node.etcdMemberId = memberIdFor(cluster.name, node.hostname, incarnation + 1);
+        node.etcdMemberId = realId ?? memberIdFor(cluster.name, node.hostname, incarnation + 1);
         node.etcdMember = true;
         node.etcdLearner = true;
         this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-added', detail: node.etcdMemberId });
@@ -1128,6 +1188,13 @@ export class Lifecycle {
     while (named(cluster.faults.etcdLearnerStuck, node) || cluster.faults.etcdNoLeader || !hasQuorum(cluster))
       await this.sleep(this.#timing.stepMs);
     if (node.bootId !== bootId || !node.etcdMember || !node.etcdLearner) return;
+    const promoted = await realEtcdPromote(
+      cluster,
+      node.etcdMemberId ?? '',
+      () => this.sleep(REAL_ETCD_RETRY_MS),
+      () => node.bootId !== bootId,
+    );
+    if (promoted === false || node.bootId !== bootId || !node.etcdLearner) return;
     node.etcdLearner = false;
     this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'etcd-learner-promoted', detail: node.etcdMemberId ?? '' });
   }
@@ -1139,6 +1206,7 @@ export class Lifecycle {
   destroyVm(cluster: SimCluster, node: SimNode): void {
     node.vmDestroyed = true;
     node.servicesStopped = true;
+    void realEtcdKilled(cluster, node);
     this.#stage(cluster, node, 'off');
     if (!node.k8sRegistered && !node.etcdMember) {
       cluster.nodes.splice(cluster.nodes.indexOf(node), 1);
@@ -1156,6 +1224,7 @@ export class Lifecycle {
     node.failed = true;
     node.failedAt = Date.now();
     node.servicesStopped = true;
+    void realEtcdKilled(cluster, node);
     // A sequence in flight dies with the machine; its bootId no longer matches when it wakes.
     node.bootId = randomUUID();
     this.#stage(cluster, node, 'off');
@@ -1171,6 +1240,7 @@ export class Lifecycle {
     if (!node.failed) return;
     delete node.failed;
     delete node.failedAt;
+    void realEtcdRestarted(cluster, node);
     this.#spawn(() => this.#reboot(cluster, node, { version: node.talosVersion, schematic: node.schematic, platformOk: true }));
   }
 
@@ -1200,6 +1270,17 @@ export class Lifecycle {
         if (active - 1 < 1 + Math.floor((voters.length - 1) / 2)) return failed('etcdserver: unhealthy cluster');
       }
     }
+    this.#memberRemoved(cluster, member);
+    return undefined;
+  }
+
+  /** A member real etcd removed (`etcd remove-member` through it): the machine that held it learns it. */
+  etcdMemberRemoved(cluster: SimCluster, id: string): void {
+    const member = etcdMembers(cluster).find((m) => m.etcdMemberId === id);
+    if (member) this.#memberRemoved(cluster, member);
+  }
+
+  #memberRemoved(cluster: SimCluster, member: SimNode): void {
     const owner = cluster.nodes.find((n) => n === member || n.staleMember === member);
     if (owner?.staleMember === member) delete owner.staleMember;
     else {
@@ -1209,7 +1290,6 @@ export class Lifecycle {
       member.etcdRemoved = true;
     }
     this.#recorder.event({ cluster: cluster.name, node: member.address, kind: 'etcd-member-removed', detail: member.etcdMemberId ?? '' });
-    return undefined;
   }
 
   /** `kubectl delete node`: pods are garbage-collected; a running kubelet registers the Node again. */

@@ -13,6 +13,8 @@ import { FaultController } from './faults.ts';
 import { defaultFactoryVersions, startImageFactory } from './image-factory.ts';
 import { startKubeApi } from './kube-api.ts';
 import { Lifecycle } from './lifecycle.ts';
+import { attachRealEtcd, realEtcdOf } from './etcd-real/attach.ts';
+import type { RealEtcdCluster } from './etcd-real/etcd-cluster.ts';
 import { Recorder } from './recorder.ts';
 import { schematicId } from './schematics.ts';
 import { SimTerraform } from './terraform.ts';
@@ -39,6 +41,11 @@ export interface SimulatorOptions {
   factoryVersions?: string[];
   /** See {@link SelfEndpointHang}. Default `multi-control-plane`; changeable later through `state.behavior`. */
   selfEndpointHang?: SelfEndpointHang;
+  /**
+   * `real`: each control plane's etcd member is a real etcd process (etcd-real/), for the procedures
+   * that change membership or data. Default `model`: the in-memory model, for the fast tests.
+   */
+  etcd?: 'model' | 'real';
 }
 
 export interface SimulatorEnv {
@@ -171,6 +178,15 @@ export class Simulator {
     this.#lifecycle.failMachine(this.cluster(cluster), this.node(cluster, node));
   }
 
+  /**
+   * On real etcd, resolves once the members that still run agree on a running leader: after a
+   * `failMachine` of the leader, the others hold an election first (about one election timeout),
+   * and until it ends etcd answers "no leader", as a real cluster would. The model has no election.
+   */
+  async etcdSettled(cluster: string): Promise<void> {
+    await realEtcdOf(this.cluster(cluster))?.settled();
+  }
+
   /** Power comes back to a machine `failMachine` took down: it boots from its own disk (events `reboot`, `up`). */
   restoreMachine(cluster: string, node: string): void {
     this.#lifecycle.restoreMachine(this.cluster(cluster), this.node(cluster, node));
@@ -240,6 +256,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const lifecycle = new Lifecycle(state, timing, recorder);
   const deps = { state, timing, lifecycle, recorder };
   const servers: Server[] = [];
+  const realEtcdStarts: Promise<RealEtcdCluster>[] = [];
   await mkdir(join(dir, 'bin'), { recursive: true });
   state.schematics[schematicId([])] = [];
   for (const shape of shapes) {
@@ -261,9 +278,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     });
     const cluster = buildCluster({ shape, terraformDir, snapshotDir, kubeApiPort: kube.port, credentials, now: Date.now() });
     state.clusters[shape.name] = cluster;
+    if (options.etcd === 'real') realEtcdStarts.push(attachRealEtcd(cluster, join(dir, 'etcd', shape.name)));
     state.schematics[schematicId(shape.defaultExtensions)] = [...shape.defaultExtensions].sort();
     if (shape.longhornExtensions) state.schematics[schematicId(shape.longhornExtensions)] = [...shape.longhornExtensions].sort();
     recorder.noteControlPlanes(cluster);
+  }
+  // The clusters' etcd processes start together: each waits out etcd's HealthInterval once.
+  const started = await Promise.allSettled(realEtcdStarts);
+  const realEtcds = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const failedStart = started.find((r) => r.status === 'rejected');
+  if (failedStart) {
+    await Promise.all(realEtcds.map((e) => e.close()));
+    throw failedStart.reason;
   }
   const terraform = new SimTerraform(join(dir, 'terraform'), state);
   await terraform.init();
@@ -281,7 +307,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     recorder,
     lifecycle,
     servers,
-    closeLine: () => control.closeLine(),
+    closeLine: async () => {
+      await control.closeLine();
+      await Promise.all(realEtcds.map((e) => e.close()));
+    },
     controlUrl: control.url,
     imageFactoryUrl: factory.url,
     bin,

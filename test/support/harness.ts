@@ -24,6 +24,8 @@ export interface HarnessOptions {
   timing?: Partial<SimTiming>;
   /** Simulated cluster shapes; a `production` one is expected. Default: the simulator's staging and production. */
   clusters?: ClusterShape[];
+  /** `real`: the control planes' etcd members are real etcd processes (test/sim/reference/real-etcd.md). Default: the model. */
+  etcd?: 'model' | 'real';
   /** Extra or overriding bot environment. */
   env?: Record<string, string>;
   /** HTTP mode instead of Socket Mode. */
@@ -102,7 +104,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const dir = await mkdtemp(join(tmpdir(), 'talos-chatops-e2e-'));
   const canary = options.canary ?? `CANARY-${crypto.randomUUID()}`;
   const redis = await startRedisServer(join(dir, 'redis'));
-  const sim = await startSimulator({ dir: join(dir, 'sim'), canary, timing: options.timing, clusters: options.clusters });
+  const sim = await startSimulator({
+    dir: join(dir, 'sim'),
+    canary,
+    timing: options.timing,
+    clusters: options.clusters,
+    ...(options.etcd ? { etcd: options.etcd } : {}),
+  });
   const slack = await startSlackEmulator({
     channels: [
       { id: CHANNELS.production, name: 'maint-production' },

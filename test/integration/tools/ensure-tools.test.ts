@@ -58,9 +58,27 @@ describe('scripts/ensure-tools.sh', () => {
     const result = await ensure('test', { TOOLS_INSTALL: 'never' });
 
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('missing for the test: redis-server promtool kustomize openssl');
+    expect(result.stderr).toContain('missing for the test: redis-server promtool kustomize openssl etcd etcdctl');
     const runLines = result.stderr.split('\n').filter((l) => l.startsWith('run: '));
     expect(runLines).toEqual([expect.stringMatching(/^run: (sudo )?bash scripts\/ensure-tools\.sh test$/)]);
+    expect(await calls()).toEqual([]);
+  });
+
+  it('names the Debian packages that bring etcd and etcdctl, whose names differ from the programs', async () => {
+    for (const tool of ['redis-server', 'promtool', 'openssl']) {
+      await writeFile(join(bin, tool), '#!/bin/bash\n');
+      await chmod(join(bin, tool), 0o755);
+    }
+    // A kustomize v5 as .ci/install-kustomize --check recognises it.
+    await writeFile(join(bin, 'kustomize'), '#!/bin/bash\necho v5.4.3\n');
+    await chmod(join(bin, 'kustomize'), 0o755);
+
+    const result = await ensure('test', { TOOLS_INSTALL: 'never' });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('missing for the test: etcd etcdctl');
+    const runLines = result.stderr.split('\n').filter((l) => l.startsWith('run: '));
+    expect(runLines).toEqual([expect.stringMatching(/^run: (sudo )?apt-get install -y etcd-server etcd-client$/)]);
     expect(await calls()).toEqual([]);
   });
 

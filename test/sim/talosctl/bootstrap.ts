@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { snapshotStatus } from '../etcd-snapshot-file.ts';
+import { realEtcdOf } from '../etcd-real/attach.ts';
 import { connect, reach, type Session } from './session.ts';
 
 export async function runBootstrap(session: Session): Promise<number> {
@@ -22,7 +23,9 @@ export async function runBootstrap(session: Session): Promise<number> {
   if (recoverFrom !== '') {
     const local = isAbsolute(recoverFrom) ? recoverFrom : resolve(session.cwd, recoverFrom);
     // etcdutl reports the path as given; the process resolves it against its working directory.
-    const status = await snapshotStatus(local);
+    // With real etcd, etcd's own Status reads the file.
+    const real = realEtcdOf(cluster);
+    const status = real ? await real.snapshotStatus(local) : await snapshotStatus(local);
     if ('crash' in status) {
       io.err(status.crash);
       return 2;

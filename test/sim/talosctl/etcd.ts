@@ -3,6 +3,7 @@ import { open, rename } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { currentRevision, etcdMembers, etcdService, hasQuorum, leaderSeenBy, raftIndex } from '../cluster-model.ts';
 import { buildSnapshot, damageBytes, statusOfBytes } from '../etcd-snapshot-file.ts';
+import { realEtcdOf, realSnapshotBytes } from '../etcd-real/attach.ts';
 import { wait } from '../exec-io.ts';
 import { goQuote, humanizeBytes, multiError, tabwrite } from '../go-format.ts';
 import { hasEtcdStorageColumns, isMultiplexingClient } from '../versions.ts';
@@ -16,12 +17,13 @@ import {
   reportFailures,
   requireSingleNode,
   successes,
+  type NodeResult,
   type Session,
 } from './session.ts';
 
 const ETCD_DOWN = 'rpc error: code = Unknown desc = failed to create etcd client: error building etcd client: context deadline exceeded';
 
-function etcdServing(session: Session, node: SimNode): { error: string } | undefined {
+export function etcdServing(session: Session, node: SimNode): { error: string } | undefined {
   const notCp = controlPlaneOnly(node, 'etcd');
   if (notCp) return notCp;
   const service = etcdService(session.cluster, node, Date.now(), session.deps.timing);
@@ -29,7 +31,7 @@ function etcdServing(session: Session, node: SimNode): { error: string } | undef
   return undefined;
 }
 
-function connected(session: Session): boolean {
+export function connected(session: Session): boolean {
   const connection = connect(session);
   if ('error' in connection) {
     session.io.err(`${connection.error}\n`);
@@ -49,31 +51,63 @@ export function runEtcdStatus(session: Session): number {
   });
   const failed = reportFailures(session, results, 'error getting status');
   if (failed !== undefined) return failed;
-  const storageColumns = hasEtcdStorageColumns(session.clientVersion);
-  const header = ['NODE', 'MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER'];
-  const rows = [[...header, ...(storageColumns ? ['PROTOCOL', 'STORAGE'] : []), 'ERRORS']];
+  const rows = [statusHeader(session)];
   const { dbSizeBytes, dbInUseBytes } = cluster.etcd;
   for (const [i, r] of successes(results).entries()) {
     const leader = leaderSeenBy(cluster, r.node);
-    const errors = leader === undefined ? ['etcdserver: no leader'] : [];
     const index = raftIndex(cluster, now) - (leader === r.node.etcdMemberId ? 0 : i % 2);
-    rows.push([
-      r.address,
-      r.node.etcdMemberId ?? '',
-      humanizeBytes(dbSizeBytes),
-      `${humanizeBytes(dbInUseBytes)} (${((dbInUseBytes / dbSizeBytes) * 100).toFixed(2)}%)`,
-      leader ?? '0000000000000000',
-      String(index),
-      String(cluster.etcd.raftTerm),
-      String(index),
-      // A learner reports itself as one until Talos promotes it (etcd StatusResponse.isLearner).
-      String(r.node.etcdLearner === true),
-      ...(storageColumns ? ['3.6.5', '3.6.0'] : []),
-      errors.join(', '),
-    ]);
+    rows.push(
+      statusRow(session, r.address, {
+        memberId: r.node.etcdMemberId ?? '',
+        dbSize: dbSizeBytes,
+        dbSizeInUse: dbInUseBytes,
+        leader: leader ?? '0000000000000000',
+        raftIndex: index,
+        raftTerm: cluster.etcd.raftTerm,
+        raftAppliedIndex: index,
+        isLearner: r.node.etcdLearner === true,
+        errors: leader === undefined ? ['etcdserver: no leader'] : [],
+      }),
+    );
   }
   io.out(tabwrite(rows));
   return exitAfterPartial(session, results);
+}
+
+/** One member's etcd StatusResponse, whichever backend answered it. */
+export interface EtcdStatusFacts {
+  memberId: string;
+  dbSize: number;
+  dbSizeInUse: number;
+  leader: string;
+  raftIndex: number;
+  raftTerm: number;
+  raftAppliedIndex: number;
+  isLearner: boolean;
+  errors: string[];
+}
+
+export function statusHeader(session: Session): string[] {
+  const header = ['NODE', 'MEMBER', 'DB SIZE', 'IN USE', 'LEADER', 'RAFT INDEX', 'RAFT TERM', 'RAFT APPLIED INDEX', 'LEARNER'];
+  return [...header, ...(hasEtcdStorageColumns(session.clientVersion) ? ['PROTOCOL', 'STORAGE'] : []), 'ERRORS'];
+}
+
+export function statusRow(session: Session, address: string, s: EtcdStatusFacts): string[] {
+  return [
+    address,
+    s.memberId,
+    humanizeBytes(s.dbSize),
+    `${humanizeBytes(s.dbSizeInUse)} (${((s.dbSizeInUse / s.dbSize) * 100).toFixed(2)}%)`,
+    s.leader,
+    String(s.raftIndex),
+    String(s.raftTerm),
+    String(s.raftAppliedIndex),
+    // A learner reports itself as one until Talos promotes it (etcd StatusResponse.isLearner).
+    String(s.isLearner),
+    // Talos ships etcd 3.6: its protocol and storage versions, whatever runs underneath (reference/real-etcd.md).
+    ...(hasEtcdStorageColumns(session.clientVersion) ? ['3.6.5', '3.6.0'] : []),
+    s.errors.join(', '),
+  ];
 }
 
 export function runEtcdMembers(session: Session): number {
@@ -93,21 +127,19 @@ export function runEtcdMembers(session: Session): number {
   });
   const failed = reportFailures(session, results, 'error getting members');
   if (failed !== undefined) return failed;
-  const rows = [['NODE', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER']];
+  const rows = [MEMBERS_HEADER];
   for (const r of successes(results)) {
-    for (const m of r.value) {
-      rows.push([
-        r.address,
-        m.etcdMemberId ?? '',
-        m.hostname,
-        `https://${m.address}:2380`,
-        `https://${m.address}:2379`,
-        String(m.etcdLearner === true),
-      ]);
-    }
+    for (const m of r.value) rows.push(memberRow(r.address, m.etcdMemberId ?? '', m));
   }
   io.out(tabwrite(rows));
   return exitAfterPartial(session, results);
+}
+
+export const MEMBERS_HEADER = ['NODE', 'ID', 'HOSTNAME', 'PEER URLS', 'CLIENT URLS', 'LEARNER'];
+
+/** One member as talosctl lists it; the URLs are the machine's, as Talos advertises them. */
+export function memberRow(address: string, id: string, m: { hostname: string; address: string; etcdLearner?: boolean }): string[] {
+  return [address, id, m.hostname, `https://${m.address}:2380`, `https://${m.address}:2379`, String(m.etcdLearner === true)];
 }
 
 export function runEtcdAlarmList(session: Session): number {
@@ -145,7 +177,15 @@ export async function runEtcdSnapshot(session: Session): Promise<number> {
   const part = `${target}.part`;
   cluster.etcd.revisionBase += 17 + Math.floor(Math.random() * 50);
   const revision = currentRevision(cluster);
-  let bytes = buildSnapshot({ revision, totalKeys: cluster.etcd.totalKeys }, 470 + (revision % 30));
+  const real = realEtcdOf(cluster);
+  const streamed = real
+    ? await realSnapshotBytes(real, reached.node, `${target}.etcd`)
+    : buildSnapshot({ revision, totalKeys: cluster.etcd.totalKeys }, 470 + (revision % 30));
+  if ('error' in streamed) {
+    io.err(`error reading file: ${streamed.error}\n`);
+    return 1;
+  }
+  let bytes = streamed;
   const damage = cluster.faults.snapshotDamage;
   if (damage) {
     // One snapshot only: the fault is consumed by the transfer it damages.
@@ -171,7 +211,7 @@ export async function runEtcdSnapshot(session: Session): Promise<number> {
   await rename(part, target);
   deps.recorder.event({ cluster: cluster.name, node: reached.node.address, kind: 'snapshot', detail: target });
   io.out(`etcd snapshot saved to ${goQuote(path)} (${size} bytes)\n`);
-  const status = statusOfBytes(bytes, target);
+  const status = real ? await real.snapshotStatus(target) : statusOfBytes(bytes, target);
   if ('crash' in status) {
     io.err(status.crash);
     return 2;
@@ -190,7 +230,7 @@ export async function runEtcdSnapshot(session: Session): Promise<number> {
  * `etcdresource.ParseMemberID` (pkg/machinery/resources/etcd/etcd.go, siderolabs/talos v1.13.9):
  * `strconv.ParseUint(s, 16, 64)`, so hex digits only (no `0x`, no hostname), at most 64 bits.
  */
-function parseMemberId(text: string): bigint | string {
+export function parseMemberId(text: string): bigint | string {
   const quoted = goQuote(text);
   if (!/^[0-9a-fA-F]+$/.test(text)) return `strconv.ParseUint: parsing ${quoted}: invalid syntax`;
   const value = BigInt(`0x${text}`);
@@ -218,6 +258,12 @@ export function runEtcdRemoveMember(session: Session): number {
     const error = deps.lifecycle.removeEtcdMember(cluster, id);
     return error === undefined ? node : { error };
   });
+  return printRemoveFailures(session, results);
+}
+
+/** remove-member's failures as the client version prints them; 0 when every node succeeded. */
+export function printRemoveFailures(session: Session, results: NodeResult<SimNode>[]): number {
+  const { io } = session;
   const failed = results.filter((r): r is { address: string; error: string } => 'error' in r);
   if (failed.length === 0) return 0;
   // ≥ 1.14 (v1.14.0-rc.1 etcd.go): one request per node, the failures joined as `error from node <node>: <err>`.

@@ -6,6 +6,8 @@ import type { CallRecord } from '../types.ts';
 import { parseArgs, UsageError, type ParsedArgs } from './args.ts';
 import { runEtcdAlarmList, runEtcdMembers, runEtcdRemoveMember, runEtcdSnapshot, runEtcdStatus } from './etcd.ts';
 import { runBootstrap } from './bootstrap.ts';
+import { realEtcdOf } from '../etcd-real/attach.ts';
+import { runRealEtcdMembers, runRealEtcdRemoveMember, runRealEtcdStatus } from '../etcd-real/talosctl-etcd.ts';
 import { runGet } from './get.ts';
 import { runHealth } from './health.ts';
 import { runReset } from './reset.ts';
@@ -129,6 +131,8 @@ export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: Si
     if (stderr !== '') io.err(stderr);
     return exitCode;
   }
+  // A cluster on real etcd answers the etcd reads and removals from its processes (etcd-real/).
+  const realEtcd = realEtcdOf(context.cluster);
   switch (parsed.path.join(' ')) {
     case 'version':
       return runVersion(session);
@@ -137,13 +141,13 @@ export async function runTalosctl(request: TalosctlRequest, io: ExecIO, deps: Si
     case 'service':
       return runService(session);
     case 'etcd status':
-      return runEtcdStatus(session);
+      return realEtcd ? runRealEtcdStatus(session, realEtcd) : runEtcdStatus(session);
     case 'etcd members':
-      return runEtcdMembers(session);
+      return realEtcd ? runRealEtcdMembers(session, realEtcd) : runEtcdMembers(session);
     case 'etcd snapshot':
       return runEtcdSnapshot(session);
     case 'etcd remove-member':
-      return runEtcdRemoveMember(session);
+      return realEtcd ? runRealEtcdRemoveMember(session, realEtcd) : runEtcdRemoveMember(session);
     case 'etcd alarm list':
       return runEtcdAlarmList(session);
     case 'get':
