@@ -49,7 +49,7 @@ async function tamper(h: Harness, opId: string, edit: (op: Operation) => void): 
 describe('the configuration apply of the new VM', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ etcd: 'real' });
   });
   afterAll(async () => {
     await h?.stop();
@@ -60,6 +60,7 @@ describe('the configuration apply of the new VM', () => {
     await h.sim.terraform.setLifecycle('production', CONFIG_APPLY, {});
     await h.sim.terraform.commit('the configuration apply no longer follows its VM');
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.etcdSettled('production');
 
     // Act
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
@@ -110,7 +111,7 @@ describe('the configuration apply of the new VM', () => {
 describe('an estate that does not tie the configuration apply, with replaceConfigApply in the inventory', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ inventory: { extra: { production: { replaceConfigApply: true } } } });
+    h = await startHarness({ etcd: 'real', inventory: { extra: { production: { replaceConfigApply: true } } } });
   });
   afterAll(async () => {
     await h?.stop();
@@ -120,6 +121,7 @@ describe('an estate that does not tie the configuration apply, with replaceConfi
     await h.sim.terraform.setLifecycle('production', CONFIG_APPLY, {});
     await h.sim.terraform.commit('the configuration apply no longer follows its VM');
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.etcdSettled('production');
 
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     await clickStart(h, plan, USERS.alice);
@@ -141,7 +143,7 @@ describe('an estate that does not tie the configuration apply, with replaceConfi
 describe('a worker replacement', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ etcd: 'real' });
   });
   afterAll(async () => {
     await h?.stop();
@@ -206,7 +208,7 @@ describe('a worker replacement', () => {
 describe('a stored hostname edited in Redis', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ etcd: 'real' });
   });
   afterAll(async () => {
     await h?.stop();
@@ -215,6 +217,7 @@ describe('a stored hostname edited in Redis', () => {
   it('is refused at the member removal, and the healthy member it names is not touched', async () => {
     // Arrange: the failed node's member was removed by hand already; the healthy talos-prd-cp-3 keeps its own.
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.etcdSettled('production');
     const dir = await mkdtemp(join(tmpdir(), 'replace-by-hand-'));
     await writeFile(join(dir, 'talosconfig'), h.sim.talosconfig('production'), { mode: 0o600 });
     const removed = await execa(

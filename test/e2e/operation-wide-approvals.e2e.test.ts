@@ -75,8 +75,9 @@ describe('an operation-wide approval', () => {
 
   it('of the member removal never covers the replacement’s tofu apply: its approver is asked with the saved plan', async () => {
     // Arrange
-    h = await startHarness({ inventory: { extra: { production: { approvalScope: 'operation' } } } });
+    h = await startHarness({ etcd: 'real', inventory: { extra: { production: { approvalScope: 'operation' } } } });
     h.sim.failMachine('production', 'talos-prd-cp-2');
+    await h.sim.etcdSettled('production');
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     await clickStart(h, plan, USERS.alice);
     const removal = await h.slack.waitFor(
