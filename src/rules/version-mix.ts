@@ -1,4 +1,4 @@
-import { checkTalosUpgradePath } from './versions.ts';
+import { checkTalosUpgradePath, withV } from './versions.ts';
 
 /**
  * What the Talos versions the nodes run allow for an upgrade to a target: one version (a fresh
@@ -10,8 +10,6 @@ export type VersionMix =
   | { kind: 'one'; version: string }
   | { kind: 'continuation'; from: string; done: string[]; remaining: string[] }
   | { kind: 'refused'; reason: string };
-
-const withV = (version: string): string => (version.startsWith('v') ? version : `v${version}`);
 
 /** `v1.12.11 on 10.0.30.11, 10.0.30.12; v1.11.6 on 10.0.30.13`, in the order the nodes were listed. */
 export function versionMixText(byVersion: Map<string, string[]>): string {

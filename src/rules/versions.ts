@@ -10,6 +10,9 @@ const RELEASE = new RegExp(`^(v?)${NUMBER}\\.${NUMBER}\\.${NUMBER}$`);
 const PRERELEASE = new RegExp(`^(v?)${NUMBER}\\.${NUMBER}\\.${NUMBER}-(alpha|beta|rc)\\.${NUMBER}$`);
 
 /** An operator's version input, accepted or refused with the reason. */
+/** A version with its leading `v`, as Talos and Terraform outputs may write it either way. */
+export const withV = (version: string): string => (version.startsWith('v') ? version : `v${version}`);
+
 export type VersionInput<T> = ({ ok: true } & T) | { ok: false; reason: string };
 
 /** How strict a version input is. */

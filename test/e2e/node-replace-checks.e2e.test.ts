@@ -2,28 +2,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Operation } from '../../src/ops/operation.ts';
-import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
-import { storedOperation } from '../support/stored-operation.ts';
-import { approve, clickStart, requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { storedOperation, tamperStoredOperation } from '../support/stored-operation.ts';
+import { approve, clickStart, requestUpgrade, waitForApprovalMatching, waitForRootState } from '../support/upgrade-flow.ts';
 
 const CONFIG_APPLY = 'talos_machine_configuration_apply.this';
 const TIE = { replace_triggered_by: ['proxmox_virtual_environment_vm.talos[each.key]'] };
-
-function hasButton(h: Harness, channel: string, message: Message, actionId: string): boolean {
-  return JSON.stringify(h.slack.message(channel, message.ts)?.blocks ?? []).includes(`"action_id":"${actionId}"`);
-}
-
-async function approvalFor(h: Harness, plan: Plan, pattern: RegExp, channel: string): Promise<Message> {
-  return h.slack.waitFor(
-    () => h.slack.thread(channel, plan.root.ts).find((m) => pattern.test(m.text) && hasButton(h, channel, m, 'talos-step-approve')),
-    { timeoutMs: 90_000, description: `an approval request matching ${pattern}` },
-  );
-}
 
 function calls(h: Harness, bin: 'talosctl' | 'tofu', cluster: string, ...path: string[]) {
   return h.sim.calls.filter((c) => c.bin === bin && c.cluster === cluster && path.every((p, i) => c.argv[i] === p));
@@ -31,19 +17,6 @@ function calls(h: Harness, bin: 'talosctl' | 'tofu', cluster: string, ...path: s
 
 function kinds(h: Harness, cluster: string, node: string): string[] {
   return h.sim.events.filter((e) => e.cluster === cluster && e.node === node).map((e) => e.kind);
-}
-
-/** Rewrites the stored operation directly in Redis, as someone with access to it could. */
-async function tamper(h: Harness, opId: string, edit: (op: Operation) => void): Promise<void> {
-  const redis = new Redis(h.redis.url);
-  try {
-    const key = `talos:op:${opId}`;
-    const op = JSON.parse((await redis.get(key))!) as Operation;
-    edit(op);
-    await redis.set(key, JSON.stringify(op));
-  } finally {
-    await redis.quit();
-  }
 }
 
 describe('the configuration apply of the new VM', () => {
@@ -86,8 +59,8 @@ describe('the configuration apply of the new VM', () => {
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     const card = JSON.stringify(plan.root.blocks);
     await clickStart(h, plan, USERS.alice);
-    await approve(h, await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
-    const apply = await approvalFor(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/, CHANNELS.production);
+    await approve(h, await waitForApprovalMatching(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
+    const apply = await waitForApprovalMatching(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/, CHANNELS.production);
     await approve(h, apply, USERS.carol);
     const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 240_000);
 
@@ -125,8 +98,12 @@ describe('an estate that does not tie the configuration apply, with replaceConfi
 
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     await clickStart(h, plan, USERS.alice);
-    await approve(h, await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
-    await approve(h, await approvalFor(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
+    await approve(h, await waitForApprovalMatching(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production), USERS.carol);
+    await approve(
+      h,
+      await waitForApprovalMatching(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/, CHANNELS.production),
+      USERS.carol,
+    );
     const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 240_000);
 
     expect(done.text).toContain('completed');
@@ -156,7 +133,7 @@ describe('a worker replacement', () => {
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
 
     // Act: the Node deletion waits for an approver; meanwhile the machine comes back.
-    const ask = await approvalFor(h, plan, /delete the Node of talos-stg-w-1/, CHANNELS.staging);
+    const ask = await waitForApprovalMatching(h, plan, /delete the Node of talos-stg-w-1/, CHANNELS.staging);
     const deletedBefore = kinds(h, 'staging', '10.0.20.205').includes('node-deleted');
     h.sim.restoreMachine('staging', 'talos-stg-w-1');
     await h.sim.waitFor(() => h.sim.node('staging', 'talos-stg-w-1').stage === 'running', 30_000, 'the worker running again');
@@ -184,10 +161,15 @@ describe('a worker replacement', () => {
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
 
     // Act
-    await approve(h, await approvalFor(h, plan, /delete the Node of talos-stg-w-1/, CHANNELS.staging), USERS.carol, CHANNELS.staging);
     await approve(
       h,
-      await approvalFor(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
+      await waitForApprovalMatching(h, plan, /delete the Node of talos-stg-w-1/, CHANNELS.staging),
+      USERS.carol,
+      CHANNELS.staging,
+    );
+    await approve(
+      h,
+      await waitForApprovalMatching(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
       USERS.carol,
       CHANNELS.staging,
     );
@@ -239,9 +221,9 @@ describe('a stored hostname edited in Redis', () => {
     const healthy = h.sim.node('production', 'talos-prd-cp-3').etcdMemberId;
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     await clickStart(h, plan, USERS.alice);
-    const removal = await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production);
+    const removal = await waitForApprovalMatching(h, plan, /remove the etcd member of talos-prd-cp-2/, CHANNELS.production);
     await waitForSettled(h);
-    await tamper(h, plan.opId, (op) => {
+    await tamperStoredOperation(h, plan.opId, (op) => {
       op.data = { ...op.data, hostname: 'talos-prd-cp-3' };
     });
 

@@ -1,22 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { storedOperation } from '../support/stored-operation.ts';
-import { approve, clickStart, requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { approve, clickStart, requestUpgrade, waitForApprovalMatching, waitForRootState } from '../support/upgrade-flow.ts';
 
 const VM = (host: string) => `proxmox_virtual_environment_vm.talos["${host}"]`;
-
-function hasButton(h: Harness, channel: string, message: Message, actionId: string): boolean {
-  return JSON.stringify(h.slack.message(channel, message.ts)?.blocks ?? []).includes(`"action_id":"${actionId}"`);
-}
-
-/** The approval request of `kind` (`remove-member`, `tofu-apply`) once it is in the thread with its buttons. */
-async function approvalFor(h: Harness, plan: Plan, pattern: RegExp, channel: string = CHANNELS.production): Promise<Message> {
-  return h.slack.waitFor(
-    () => h.slack.thread(channel, plan.root.ts).find((m) => pattern.test(m.text) && hasButton(h, channel, m, 'talos-step-approve')),
-    { timeoutMs: 90_000, description: `an approval request matching ${pattern}` },
-  );
-}
 
 function talosctlCalls(h: Harness, cluster: string, ...path: string[]) {
   return h.sim.calls.filter((c) => c.bin === 'talosctl' && c.cluster === cluster && path.every((p, i) => c.argv[i] === p));
@@ -50,7 +37,7 @@ describe('a failed production control plane', () => {
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     const planBlocks = JSON.stringify(plan.root.blocks);
     await clickStart(h, plan, USERS.alice);
-    const removal = await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/);
+    const removal = await waitForApprovalMatching(h, plan, /remove the etcd member of talos-prd-cp-2/);
     const removalsBefore = talosctlCalls(h, 'production', 'etcd', 'remove-member').length;
     await approve(h, removal, USERS.alice);
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /four eyes/.test(e.text)), {
@@ -58,7 +45,7 @@ describe('a failed production control plane', () => {
     });
     const removalsAfterRequester = talosctlCalls(h, 'production', 'etcd', 'remove-member').length;
     await approve(h, removal, USERS.carol);
-    const apply = await approvalFor(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/);
+    const apply = await waitForApprovalMatching(h, plan, /tofu apply: replace the VM of talos-prd-cp-2/);
     const applyCard = JSON.stringify(apply.blocks);
     await approve(h, apply, USERS.alice);
     await h.slack.waitFor(
@@ -129,10 +116,15 @@ describe('refusals before anything changes', () => {
     const plan = await requestUpgrade(h, 'replace talos-stg-w-1', { channel: CHANNELS.staging });
     const card = JSON.stringify(plan.root.blocks);
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
-    await approve(h, await approvalFor(h, plan, /reset the retired talos-stg-w-1/, CHANNELS.staging), USERS.carol, CHANNELS.staging);
     await approve(
       h,
-      await approvalFor(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
+      await waitForApprovalMatching(h, plan, /reset the retired talos-stg-w-1/, CHANNELS.staging),
+      USERS.carol,
+      CHANNELS.staging,
+    );
+    await approve(
+      h,
+      await waitForApprovalMatching(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
       USERS.carol,
       CHANNELS.staging,
     );
@@ -170,7 +162,7 @@ describe('refusals before anything changes', () => {
     await h.sim.etcdSettled('production');
     const plan = await requestUpgrade(h, 'replace talos-prd-cp-2');
     await clickStart(h, plan, USERS.alice);
-    const removal = await approvalFor(h, plan, /remove the etcd member of talos-prd-cp-2/);
+    const removal = await waitForApprovalMatching(h, plan, /remove the etcd member of talos-prd-cp-2/);
 
     // Act: a second control plane fails before the approver clicks.
     h.sim.failMachine('production', 'talos-prd-cp-3');
@@ -236,10 +228,15 @@ describe('a replace plan with any other change, and a worker', () => {
     const plan = await requestUpgrade(h, 'replace talos-stg-w-1', { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
     // A worker has no member removal: the Node deletion is the first change, and asks first.
-    await approve(h, await approvalFor(h, plan, /delete the Node of talos-stg-w-1/, CHANNELS.staging), USERS.carol, CHANNELS.staging);
     await approve(
       h,
-      await approvalFor(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
+      await waitForApprovalMatching(h, plan, /delete the Node of talos-stg-w-1/, CHANNELS.staging),
+      USERS.carol,
+      CHANNELS.staging,
+    );
+    await approve(
+      h,
+      await waitForApprovalMatching(h, plan, /tofu apply: replace the VM of talos-stg-w-1/, CHANNELS.staging),
       USERS.carol,
       CHANNELS.staging,
     );

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/ops/operation.ts';
 import { CHANNELS, startHarness, USERS, type Harness, type HarnessOptions } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
+import { tamperStoredOperation } from '../support/stored-operation.ts';
 import {
   approve,
   approveUntilDone,
@@ -25,19 +26,6 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
-
-/** Rewrites the stored operation directly in Redis, as someone with access to it could. */
-async function tamper(harness: Harness, opId: string, edit: (op: Operation) => void): Promise<void> {
-  const redis = new Redis(harness.redis.url);
-  try {
-    const key = `talos:op:${opId}`;
-    const op = JSON.parse((await redis.get(key))!) as Operation;
-    edit(op);
-    await redis.set(key, JSON.stringify(op));
-  } finally {
-    await redis.quit();
-  }
-}
 
 async function stored(harness: Harness, opId: string): Promise<Operation> {
   const redis = new Redis(harness.redis.url);
@@ -94,7 +82,7 @@ describe('a step issued to its node, then edited in Redis', () => {
   it('never sends the image read back from Redis again: the resumed step derives it, refuses, and sends nothing', async () => {
     const { harness, plan, stopTs } = await issuedAndStopped();
     const evil = `registry.example/evil-installer:${TARGET}`;
-    await tamper(harness, plan.opId, (op) => {
+    await tamperStoredOperation(harness, plan.opId, (op) => {
       for (const step of op.steps) if (step.node === NODE) step.image = evil;
     });
     const before = upgradeCalls(harness).length;
@@ -115,7 +103,7 @@ describe('a step issued to its node, then edited in Redis', () => {
     const from = (await stored(harness, plan.opId)).target.fromVersion!;
     const downgrade = 'v1.10.9';
     // Every stored image agrees with the edited target, so only the version rules can tell.
-    await tamper(harness, plan.opId, (op) => {
+    await tamperStoredOperation(harness, plan.opId, (op) => {
       op.target.version = downgrade;
       for (const step of op.steps) if (step.image !== undefined) step.image = step.image.replace(`:${TARGET}`, `:${downgrade}`);
     });
@@ -152,7 +140,7 @@ describe('a node removal whose stored Node name is edited in Redis while the nod
       if (op.steps.find((s) => s.kind === 'reset-node')?.issuedAt !== undefined) break;
       await sleep(20);
     }
-    await tamper(harness, opId, (op) => {
+    await tamperStoredOperation(harness, opId, (op) => {
       op.target.nodeName = 'talos-prd-cp-1';
       for (const step of op.steps) step.nodeName = step.nodeName === undefined ? undefined : 'talos-prd-cp-1';
     });

@@ -73,6 +73,23 @@ export async function waitForApprovalRequest(
   );
 }
 
+/** The approval request whose text matches `pattern`, once it is in the thread with its buttons. */
+export async function waitForApprovalMatching(
+  h: Harness,
+  plan: Plan,
+  pattern: RegExp,
+  channel: string = CHANNELS.production,
+  timeoutMs = 90_000,
+): Promise<Message> {
+  return h.slack.waitFor(
+    () =>
+      h.slack
+        .thread(channel, plan.root.ts)
+        .find((m) => pattern.test(m.text) && hasButton(h.slack.message(channel, m.ts), 'talos-step-approve')),
+    { timeoutMs, description: `an approval request matching ${pattern}` },
+  );
+}
+
 /** The value of a button as first posted, so a click on an already-edited message replays it (a stale client). */
 export function originalButtonValue(h: Harness, channel: string, ts: string, actionId: string): string | undefined {
   const blocks = (h.slack.versions(channel, ts)[0]?.blocks ?? []) as { elements?: { action_id?: string; value?: string }[] }[];

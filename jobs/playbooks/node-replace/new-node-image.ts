@@ -1,5 +1,6 @@
 import { errorText } from '../../../src/chat/error-text.ts';
 import { checkTerraformInstaller } from '../../../src/rules/installer-image.ts';
+import { withV } from '../../../src/rules/versions.ts';
 import { observeNodeImages, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { WalkContext } from '../../engine/playbook.ts';
@@ -7,8 +8,6 @@ import { probeSignal } from '../../engine/walk.ts';
 
 /** The ISO every node's VM boots, as the runbook uploads it (its static Proxmox file ID). */
 const ISO_FILE = 'isos:iso/talos-nocloud-amd64.iso';
-
-const withV = (version: string): string => (version.startsWith('v') ? version : `v${version}`);
 
 /** The schematic a node of this role and class must run: a control plane the default, a Longhorn worker the Longhorn installer's. */
 async function expectedSchematic(ctx: WalkContext, node: string, isControlPlane: boolean): Promise<{ schematic: string; output: string }> {
