@@ -8,9 +8,12 @@ import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { pruneSnapshots } from '../src/ops/snapshot-pruning.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { ScheduledJobData } from '../src/queue/job-schemas.ts';
-import type { OpsJobDeps } from './engine/job-context.ts';
+import { snapshotHost, type OpsJobDeps } from './engine/job-context.ts';
 
-export interface ScheduledSnapshotJobDeps extends Pick<OpsJobDeps, 'inventory' | 'access' | 'chat' | 'logger' | 'timeouts' | 'clock'> {
+export interface ScheduledSnapshotJobDeps extends Pick<
+  OpsJobDeps,
+  'inventory' | 'access' | 'chat' | 'logger' | 'timeouts' | 'clock' | 'placement'
+> {
   /** Where the day's thread of each cluster is remembered, and the run that holds a cluster's scheduled snapshot. */
   redis: Redis;
 }
@@ -61,10 +64,12 @@ export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
       let snapshot;
       try {
         snapshot = await deps.access.withSession(cluster, signal, async (session) =>
-          takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), cluster, {
+          // The session's cluster: its nodes are the ones the bot must not run on.
+          takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), session.cluster, {
             signal,
             timeoutMs: deps.timeouts.stepMs,
             now,
+            host: snapshotHost(deps, session),
           }),
         );
       } catch (error) {

@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   'unsafe-argument': { retryable: false },
   'snapshot-no-healthy-member': { retryable: true },
   'snapshot-incomplete': { retryable: true },
+  /** The bot runs on a node of the cluster it would snapshot: the snapshot would not be off-cluster, so it is not taken. */
+  'snapshot-on-cluster': { retryable: false },
   'factory-unreachable': { retryable: true },
   'factory-error': { retryable: false },
   'talosctl-missing': { retryable: false },

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
+import { placementUnknown, type BotPlacement } from '../../src/config/bot-placement.ts';
 import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
 import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
@@ -11,6 +12,7 @@ import { errorText } from '../../src/chat/error-text.ts';
 import { membershipChecks, scopesCheck } from './slack-checks.ts';
 import { outputsCheck, talosctlCheck } from './cluster-checks.ts';
 import { redisCheck, snapshotDirCheck } from './host-checks.ts';
+import { placementCheck, placementUnknownFinding } from './placement-check.ts';
 import { windowCheck } from './window-check.ts';
 
 export interface DoctorDeps {
@@ -29,6 +31,8 @@ export interface DoctorDeps {
   now: () => Date;
   /** The bound of each check, in ms: a check that takes longer is reported as such, and the others still report. */
   checkTimeoutMs: number;
+  /** Where the bot itself runs (the downward API): a cluster it runs on cannot have its snapshots off-cluster. */
+  placement: BotPlacement;
 }
 
 /** One check: its findings, given a signal that aborts at the check's bound. */
@@ -94,6 +98,10 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorFinding[]> {
     ...perCluster(clusters, 'talosctl', (c, signal) => talosctlCheck(deps, c, signal)),
     { check: 'Redis', run: () => redisCheck(deps) },
     ...perCluster(clusters, 'Snapshot directory', (c) => snapshotDirCheck(c)),
+    // Unknown, it is one warning for the whole bot; known, each cluster says whether the bot runs on it.
+    ...(placementUnknown(deps.placement)
+      ? [{ check: 'Where the bot runs', run: () => Promise.resolve([placementUnknownFinding()]) }]
+      : perCluster(clusters, 'Where the bot runs', (c, signal) => placementCheck(deps, c, signal))),
     ...perCluster(clusters, 'Maintenance windows', (c) => Promise.resolve(windowCheck(c, deps.now()))),
   ];
   return (await Promise.all(checks.map((check) => bounded(check, deps)))).flat();

@@ -1,8 +1,9 @@
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../../src/port/chat-port.ts';
 import type { PresentationLookup } from '../../src/chat/presentation.ts';
-import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
+import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
+import type { BotPlacement } from '../../src/config/bot-placement.ts';
 import type { Config } from '../../src/config/env.ts';
 import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
 import { clusterForOperation } from '../../src/config/inventory-holder.ts';
@@ -12,6 +13,7 @@ import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { NodeClassRecord } from '../../src/ops/node-class-record.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import type { RunLease } from '../../src/ops/run-lease.ts';
+import type { SnapshotHost } from '../../src/ops/snapshot-placement.ts';
 import type { ImageFactory } from '../../src/talos/image-factory.ts';
 import type { RepoCheckout } from '../../src/tofu/repo-checkout.ts';
 import type { WorkingTreeReader } from '../../src/tofu/working-tree.ts';
@@ -56,6 +58,13 @@ export interface OpsJobDeps {
   planSpaceBytes?: number;
   /** The bot's own copies of the Terraform repositories clusters name (`terraformRepo`). */
   repo?: RepoCheckout;
+  /** Where the bot itself runs: no etcd snapshot is taken of a cluster it runs on. */
+  placement: BotPlacement;
+}
+
+/** What an etcd snapshot of the session's cluster checks first: the bot must not run on it. */
+export function snapshotHost(deps: Pick<OpsJobDeps, 'placement'>, session: Pick<ClusterSession, 'kube'>): SnapshotHost {
+  return { placement: deps.placement, kube: session.kube };
 }
 
 /**

@@ -4,17 +4,24 @@ import { runHealthGateSettingAside } from '../../src/health/gate-setting-aside.t
 import { baselineRefusals, describeItem, takeBaseline, type Baseline } from '../../src/health/baseline.ts';
 import { limitLines } from '../../src/health/rules/format.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
-import { probeSignals, type OpsJobDeps } from './job-context.ts';
+import { errorText } from '../../src/chat/error-text.ts';
+import { observeBotPlacement, snapshotOnClusterError } from '../../src/ops/snapshot-placement.ts';
+import { probeSignals, snapshotHost, type OpsJobDeps } from './job-context.ts';
 import { talosctlClientCheck } from './talosctl-client.ts';
 import { heldByRefusal } from './held-by.ts';
 import type { CommonCheckInput } from './playbook.ts';
 
 /**
  * The refusals most playbooks share, declared rather than written in each preflight. The engine
- * adds them after the playbook's own, in this order: the talosctl client, the health gate, the
- * maintenance window, the cluster lock.
+ * adds them after the playbook's own, in this order: the snapshot's place, the talosctl client,
+ * the health gate, the maintenance window, the cluster lock.
  */
 export interface PreflightChecks {
+  /**
+   * The operation takes an etcd snapshot, which must land off the cluster: refused while the bot
+   * runs on one of the cluster's nodes. Its snapshot step checks again before it takes one.
+   */
+  snapshotOffCluster?: boolean;
   /** `talosctl version --client` against the Talos the nodes run (`common.running`). */
   talosctlClient?: boolean;
   /**
@@ -50,6 +57,11 @@ export async function runCommonChecks(
   const notes: string[] = [];
   let baseline: Baseline | undefined;
   const probe = probeSignals(deps.timeouts.probeMs, signal);
+  if (checks.snapshotOffCluster === true) {
+    // The session's cluster: every node it observed, whatever the inventory lists.
+    const { onCluster } = await observeBotPlacement(session.cluster, snapshotHost(deps, session), probe());
+    if (onCluster.verdict === 'on') refusals.push(errorText(snapshotOnClusterError(cluster.name, onCluster)));
+  }
   const talosctl = input.talosctl ?? (await session.talosctl(input.running, { closest: true }));
   if (checks.talosctlClient === true) {
     const client = input.clientRefusal ?? (await talosctlClientCheck(talosctl, input.running, probe(), input.where));

@@ -27,6 +27,7 @@ export function buildDoctor(infra: Infrastructure, adapters: Adapters): () => Pr
       redis: { url: config.redisUrl, client: redis },
       now: () => clock.now(),
       checkTimeoutMs: Math.min(CHECK_TIMEOUT_MS, Math.max(config.timeouts.probeMs, 5000)),
+      placement: config.placement,
     });
 }
 

@@ -69,6 +69,7 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
     presentations: presentationOf,
     planSpaceBytes,
     repo,
+    placement: config.placement,
   };
 }
 
@@ -140,6 +141,7 @@ export function buildProcessors(parts: ProcessorParts): Processors {
         timeouts: config.timeouts,
         clock,
         redis: infra.redis,
+        placement: config.placement,
       }),
       'retention-sweep': createRetentionSweepJob({
         store,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, describeIssues } from './config-error.ts';
+import { IpAddress, KubernetesNodeName, type BotPlacement } from './bot-placement.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -255,6 +256,21 @@ export const EnvSchema = z
     GIT_COMMIT: optionalString.describe(
       'The commit the image was built from, shown as the `commit` label of the `talos_chatops_build_info` metric; the image sets it from its `GIT_COMMIT` build argument. Unset: the metric has no commit label.',
     ),
+    BOT_NODE_NAME: optionalString
+      .pipe(KubernetesNodeName.optional())
+      .describe(
+        "The name of the Kubernetes Node the bot's pod runs on; the manifests set it from the downward API (`spec.nodeName`). When it is a Node of a managed cluster, the bot runs on that cluster: its etcd snapshots would stay on the cluster they are meant to rescue, so `/talos snapshot`, the scheduled snapshots and every operation that takes one are refused, and `/talos doctor` fails. Unset (with `BOT_HOST_IP` and `BOT_POD_IP`): the bot cannot tell, and the doctor warns.",
+      ),
+    BOT_HOST_IP: optionalString
+      .pipe(IpAddress.optional())
+      .describe(
+        "The address of the machine the bot runs on, an IPv4 or IPv6 address; the manifests set it from the downward API (`status.hostIP`, the Node's primary address). When it is an address of a managed cluster's node, the bot runs on that cluster (see `BOT_NODE_NAME`). On a host without Kubernetes, set it to the host's address so the doctor can check it.",
+      ),
+    BOT_POD_IP: optionalString
+      .pipe(IpAddress.optional())
+      .describe(
+        "The bot pod's own address, an IPv4 or IPv6 address; the manifests set it from the downward API (`status.podIP`). Compared with the managed nodes' addresses too (a pod on the host network has its node's address), never with pod addresses: pod subnets repeat from cluster to cluster.",
+      ),
     RECORD_EXPORT_DIR: optionalString
       .pipe(z.string().regex(/^\//, 'must be an absolute path').optional())
       .describe(
@@ -292,6 +308,9 @@ const HINTS: Record<string, string> = {
   DEDUPE_RETENTION_MINUTES: 'minutes a Slack delivery id is remembered; Slack retries for about 5, so at least 10',
   JOB_RETENTION_DAYS: 'days finished queue jobs are kept for inspection, e.g. 7',
   RECORD_EXPORT_DIR: 'a directory on a volume for the JSON maintenance records, e.g. /var/lib/talos-chatops/records',
+  BOT_NODE_NAME: 'set it from the downward API (fieldRef spec.nodeName), as manifests/base/deployment.yaml does, or leave it unset',
+  BOT_HOST_IP: "set it from the downward API (fieldRef status.hostIP), as manifests/base/deployment.yaml does, or to the host's address",
+  BOT_POD_IP: 'set it from the downward API (fieldRef status.podIP), as manifests/base/deployment.yaml does, or leave it unset',
 };
 
 export interface Config {
@@ -367,6 +386,8 @@ export interface Config {
   recordExportDir: string | undefined;
   /** The commit the image was built from, for the build_info metric. */
   gitCommit: string | undefined;
+  /** Where the bot itself runs (`BOT_NODE_NAME`, `BOT_HOST_IP`, `BOT_POD_IP`); each unset when the deployment does not say. */
+  placement: BotPlacement;
   /** Variables every child process gets (PATH, HOME, locale), never the bot's secrets. */
   childEnv: Record<string, string>;
   /** Extra variables for `tofu` only: its state-backend credentials (TF_*, AWS_*, B2_*…). */
@@ -480,6 +501,7 @@ export function loadConfig(given: Record<string, string | undefined>): Config {
     },
     recordExportDir: e.RECORD_EXPORT_DIR,
     gitCommit: e.GIT_COMMIT,
+    placement: { nodeName: e.BOT_NODE_NAME, hostIp: e.BOT_HOST_IP, podIp: e.BOT_POD_IP },
     childEnv: pick(env, (k) => ['PATH', 'HOME', 'LANG', 'TZ', 'SSL_CERT_FILE', 'SSL_CERT_DIR'].includes(k)),
     tofuEnv: pick(env, (k) => /^(TF_|TOFU_|AWS_|B2_|ARM_|GOOGLE_|PM_|PROXMOX_VE_)/.test(k) && k !== 'TOFU_BIN'),
     timeouts: {

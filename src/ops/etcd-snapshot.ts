@@ -8,6 +8,7 @@ import { parseEtcdStatus } from '../talos/parse-etcd-status.ts';
 import { parseSnapshotOutput } from '../talos/parse-etcd-snapshot.ts';
 import type { Talosctl } from '../talos/talosctl.ts';
 import type { Snapshot } from './operation.ts';
+import { refuseSnapshotOnCluster, type SnapshotHost } from './snapshot-placement.ts';
 
 async function sha256Of(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -47,15 +48,19 @@ async function healthyControlPlane(talosctl: Talosctl, cluster: ClusterConfig, s
 
 /**
  * The runbook's "take and copy an etcd snapshot off-cluster": talosctl streams the
- * snapshot to this machine (off the cluster), into the cluster's snapshotDir, under a
- * name carrying cluster, time and revision; then it is verified (complete, no `.part`
- * left, size as reported) and its sha256 recorded beside it.
+ * snapshot to this machine, into the cluster's snapshotDir, under a name carrying
+ * cluster, time and revision; then it is verified (complete, no `.part` left, size as
+ * reported) and its sha256 recorded beside it. "This machine" is off the cluster only
+ * when the bot does not run on one of its nodes: `host` is required, so no caller can
+ * take a snapshot without that check, and none is taken when it fails.
  */
 export async function takeEtcdSnapshot(
   talosctl: Talosctl,
   cluster: ClusterConfig,
-  options: { signal?: AbortSignal; timeoutMs: number; now?: Date },
+  options: { signal?: AbortSignal; timeoutMs: number; now?: Date; host: SnapshotHost },
 ): Promise<Snapshot> {
+  const bounded = AbortSignal.any([...(options.signal ? [options.signal] : []), AbortSignal.timeout(options.timeoutMs)]);
+  await refuseSnapshotOnCluster(cluster, options.host, bounded);
   const node = await healthyControlPlane(talosctl, cluster, options.signal);
   await mkdir(cluster.snapshotDir, { recursive: true, mode: 0o700 });
   const takenAt = options.now ?? new Date();

@@ -188,6 +188,8 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
     now,
     playbooks: playbookOf,
     presentations: presentationOf,
+    // A bot that does not know where it runs, as one started without the downward API.
+    placement: { nodeName: undefined, hostIp: undefined, podIp: undefined },
   };
   return {
     deps,

@@ -101,7 +101,7 @@ export const etcdRestorePlaybook: Playbook<EtcdRestoreData> = {
   heldByWindows: true,
   texts: etcdRestoreTexts,
   data: EtcdRestoreData,
-  checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
+  checks: { snapshotOffCluster: true, talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
   lock: 'cluster',
   preflight,

@@ -4,7 +4,7 @@ import type { Operation } from '../../../src/ops/operation.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
 import { observeEtcdStatus } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
-import { StepFailure } from '../../engine/job-context.ts';
+import { snapshotHost, StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
 import { probeSignal, walkGate } from '../../engine/walk.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
@@ -107,6 +107,7 @@ export async function restoreGate(ctx: WalkContext, op: Operation): Promise<Step
       signal: ctx.signal,
       timeoutMs: ctx.deps.timeouts.stepMs,
       now: ctx.deps.now(),
+      host: snapshotHost(ctx.deps, ctx.session),
     });
     after = { id: taken.id, path: taken.path, revision: taken.revision, totalKeys: taken.totalKeys ?? 0, takenAt: taken.takenAt };
     const snap = after;

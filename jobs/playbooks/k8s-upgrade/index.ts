@@ -281,7 +281,7 @@ export const k8sUpgradePlaybook: Playbook = {
   heldByWindows: true,
   texts: k8sUpgradeTexts,
   data: z.undefined(),
-  checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
+  checks: { snapshotOffCluster: true, talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
   lock: 'cluster',
   versionRules: 'kubernetes',

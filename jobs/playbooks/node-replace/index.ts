@@ -45,7 +45,7 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
   texts: nodeReplaceTexts,
   data: NodeReplaceData,
   // The failed node is set aside by the gate (see the preflight's `setAside`); anything else unwell still refuses.
-  checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
+  checks: { snapshotOffCluster: true, talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
   lock: 'cluster',
   versionRules: 'node',

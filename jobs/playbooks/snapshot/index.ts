@@ -22,7 +22,7 @@ export const snapshotPlaybook: Playbook = {
   heldByWindows: false,
   texts: snapshotTexts,
   data: z.undefined(),
-  checks: {},
+  checks: { snapshotOffCluster: true },
   start: 'run',
   lock: 'none',
   preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [...STEPS], target: {} }),

@@ -2,7 +2,7 @@ import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
 import type { Operation, Snapshot } from '../../../src/ops/operation.ts';
 import { WALKING } from '../../../src/ops/state-machine.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
-import { StepFailure } from '../../engine/job-context.ts';
+import { snapshotHost, StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
 import { walkGate } from '../../engine/walk.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
@@ -16,7 +16,12 @@ import type { SetAside } from '../../../src/health/gate-setting-aside.ts';
 export async function operationSnapshot(ctx: WalkContext, op: Operation, talosctl: Talosctl): Promise<Snapshot> {
   const { deps, cluster } = ctx;
   if (op.snapshot !== undefined) return op.snapshot;
-  const taken = await takeEtcdSnapshot(talosctl, cluster, { signal: ctx.signal, timeoutMs: deps.timeouts.stepMs, now: deps.now() });
+  const taken = await takeEtcdSnapshot(talosctl, cluster, {
+    signal: ctx.signal,
+    timeoutMs: deps.timeouts.stepMs,
+    now: deps.now(),
+    host: snapshotHost(deps, ctx.session),
+  });
   const { op: stored } = await deps.store.update(op.id, (o) =>
     WALKING.includes(o.state) && o.snapshot === undefined ? { ...o, snapshot: taken } : undefined,
   );

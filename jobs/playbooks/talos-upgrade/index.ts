@@ -189,7 +189,7 @@ export const talosUpgradePlaybook: Playbook = {
   heldByWindows: true,
   texts: talosUpgradeTexts,
   data: TalosUpgradeData,
-  checks: { talosctlClient: true, healthGate: { announce: true }, window: true, lockFree: {} },
+  checks: { snapshotOffCluster: true, talosctlClient: true, healthGate: { announce: true }, window: true, lockFree: {} },
   start: 'plan',
   lock: 'cluster',
   versionRules: 'talos',

@@ -427,7 +427,7 @@ export const terraformApplyPlaybook: Playbook = {
   heldByWindows: true,
   texts: terraformApplyTexts,
   data: TerraformApplyData,
-  checks: {},
+  checks: { snapshotOffCluster: true },
   start: 'plan',
   lock: 'cluster',
   preflight,

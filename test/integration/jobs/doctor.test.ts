@@ -138,6 +138,8 @@ async function deps(overrides: Partial<DoctorDeps> & { scopes?: string[] } = {})
     // A Monday noon in Berlin: the next window opens Tuesday 22:00 Berlin.
     now: () => new Date('2026-12-07T11:00:00Z'),
     checkTimeoutMs: 5000,
+    // Started without the downward API: the doctor warns once that it cannot tell where it runs.
+    placement: { nodeName: undefined, hostIp: undefined, podIp: undefined },
     ...overrides,
   };
 }
@@ -260,6 +262,114 @@ describe('runDoctor', () => {
     const d = await deps();
     d.inventory = inventory('[]');
     expect(find(await runDoctor(d), 'Maintenance windows', 'production').status).toBe('warn');
+  });
+});
+
+/** The clusters' Nodes as the Kubernetes API lists them: each name with its InternalIP and Hostname entries. */
+function nodesAccess(nodes: Record<string, { name: string; address: string }[] | Error>): ClusterAccess {
+  return {
+    withSession: (cluster, _signal, run) =>
+      run({
+        cluster,
+        kube: {
+          listNodes: () => {
+            const listed = nodes[cluster.name]!;
+            if (listed instanceof Error) return Promise.reject(listed);
+            return Promise.resolve(
+              listed.map((n) => ({
+                metadata: { name: n.name },
+                status: {
+                  addresses: [
+                    { type: 'InternalIP', address: n.address },
+                    { type: 'Hostname', address: n.name },
+                  ],
+                },
+              })),
+            );
+          },
+        },
+      } as unknown as ClusterSession),
+  };
+}
+
+describe('where the bot runs', () => {
+  const NODES = {
+    production: [
+      { name: 'talos-prd-cp-1', address: '10.0.30.11' },
+      { name: 'talos-prd-w-1', address: '10.0.30.21' },
+    ],
+    staging: [{ name: 'talos-stg-cp-1', address: '10.0.20.11' }],
+  };
+
+  it('fails for the cluster whose Node the bot runs on, naming the node and what it refuses, and passes the others', async () => {
+    // Arrange: the pod runs on production's worker, as the downward API says.
+    const d = await deps({
+      access: nodesAccess(NODES),
+      placement: { nodeName: 'talos-prd-w-1', hostIp: '10.0.30.21', podIp: '10.244.1.7' },
+    });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    const production = find(findings, 'Where the bot runs', 'production');
+    expect(production.status).toBe('fail');
+    expect(production.found).toMatch(/^the bot runs on talos-prd-w-1, a node of production \(BOT_NODE_NAME talos-prd-w-1\): /);
+    expect(production.found).toContain('would stay on the cluster they are meant to rescue');
+    expect(production.fix).toContain('run the bot outside production');
+    expect(production.fix).toContain('another snapshotDir is not enough');
+    expect(find(findings, 'Where the bot runs', 'staging')).toMatchObject({
+      status: 'ok',
+      found:
+        'the bot runs on node talos-prd-w-1, host IP 10.0.30.21, pod IP 10.244.1.7, none of the nodes of staging: its snapshots land off the cluster',
+    });
+  });
+
+  it('finds the cluster by the host IP alone, when it is a node address no Node name matches', async () => {
+    // Arrange: a bot on the host network of a node the inventory lists (no node name given).
+    const d = await deps({
+      access: nodesAccess({ production: [], staging: [] }),
+      placement: { nodeName: undefined, hostIp: '10.0.20.11', podIp: undefined },
+    });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    expect(find(findings, 'Where the bot runs', 'staging')).toMatchObject({ status: 'fail' });
+    expect(find(findings, 'Where the bot runs', 'staging').found).toMatch(
+      /^the bot runs on 10\.0\.20\.11, a node of staging \(BOT_HOST_IP 10\.0\.20\.11\)/,
+    );
+    expect(find(findings, 'Where the bot runs', 'production').status).toBe('ok');
+  });
+
+  it('warns when the Nodes cannot be read, after comparing the addresses it has', async () => {
+    // Arrange
+    const d = await deps({
+      access: nodesAccess({ production: new Error('connect ECONNREFUSED 10.0.30.11:6443'), staging: NODES.staging }),
+      placement: { nodeName: 'talos-mgmt-w-1', hostIp: '10.0.50.21', podIp: undefined },
+    });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    const production = find(findings, 'Where the bot runs', 'production');
+    expect(production.status).toBe('warn');
+    expect(production.found).toContain('connect ECONNREFUSED 10.0.30.11:6443');
+    expect(production.found).toContain('the node name was not compared');
+  });
+
+  it('warns once, for the whole bot, when the deployment does not say where it runs', async () => {
+    // Act
+    const findings = (await runDoctor(await deps())).filter((f) => f.check === 'Where the bot runs');
+
+    // Assert
+    expect(findings).toHaveLength(1);
+    expect(findings[0]!.status).toBe('warn');
+    expect(findings[0]!.cluster).toBeUndefined();
+    expect(findings[0]!.found).toContain('BOT_NODE_NAME, BOT_HOST_IP and BOT_POD_IP are unset');
+    expect(findings[0]!.fix).toContain('downward API');
   });
 });
 
