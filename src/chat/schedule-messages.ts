@@ -100,6 +100,7 @@ export function scheduledSnapshotMessage(snapshot: Snapshot, pruning: SnapshotPr
 }
 
 export function scheduledSnapshotFailedMessage(cluster: string, reason: string): ChatMessage {
-  const text = `❌ Scheduled etcd snapshot of ${cluster} failed: ${reason}. Nothing was pruned.`;
+  // A reason that ends its own sentence (an error with its hint) keeps one period.
+  const text = `❌ Scheduled etcd snapshot of ${cluster} failed: ${reason.replace(/\.$/, '')}. Nothing was pruned.`;
   return { text, blocks: [section(escapeMrkdwn(text))] };
 }
