@@ -48,7 +48,11 @@ interface SecurityContext {
 interface EnvVar {
   name: string;
   value?: string;
-  valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean }; configMapKeyRef?: { name: string; key: string } };
+  valueFrom?: {
+    secretKeyRef?: { name: string; key: string; optional?: boolean };
+    configMapKeyRef?: { name: string; key: string };
+    fieldRef?: { fieldPath: string; apiVersion?: string };
+  };
 }
 
 interface Container {
@@ -198,7 +202,15 @@ function analyse(objects: K8sObject[]) {
   /** The environment the bot starts with once the operator filled in the Secret templates: env wins over envFrom. */
   const environment = (): Record<string, string> => {
     const fromSecrets = (botContainer.envFrom ?? []).flatMap((e) => (e.secretRef ? [templateKeys(e.secretRef.name)] : []));
-    const direct = (botContainer.env ?? []).map((e) => [e.name, e.value ?? (e.valueFrom?.secretKeyRef ? templateKeys(e.valueFrom.secretKeyRef.name)[e.valueFrom.secretKeyRef.key] : undefined)]);
+    const direct = (botContainer.env ?? []).map((e) => [
+      e.name,
+      e.value ??
+        (e.valueFrom?.secretKeyRef
+          ? templateKeys(e.valueFrom.secretKeyRef.name)[e.valueFrom.secretKeyRef.key]
+          : e.valueFrom?.fieldRef
+            ? DOWNWARD[e.valueFrom.fieldRef.fieldPath]
+            : undefined),
+    ]);
     return Object.assign({}, settings, ...fromSecrets, Object.fromEntries(direct.filter(([, v]) => v !== undefined))) as Record<string, string>;
   };
   const policies = ofKind('NetworkPolicy').map((o) => ({ name: o.metadata!.name!, spec: o.spec as NetworkPolicySpec }));
@@ -206,6 +218,13 @@ function analyse(objects: K8sObject[]) {
 }
 
 type Render = ReturnType<typeof analyse>;
+
+/**
+ * What the kubelet puts into a downward-API variable, for a pod on a management cluster's worker:
+ * `spec.nodeName` the pod's Node, `status.hostIP` that Node's first address, `status.podIP` the pod's
+ * (kubernetes/kubernetes `pkg/kubelet/kubelet_pods.go`, `podFieldSelectorRuntimeValue`, commit 001a80e9).
+ */
+const DOWNWARD: Record<string, string> = { 'spec.nodeName': 'talos-mgmt-w-1', 'status.hostIP': '10.0.50.21', 'status.podIP': '10.244.1.7' };
 
 /** Each way to deploy, and the Slack mode and Redis it must come out with. */
 const OVERLAYS = [
@@ -330,6 +349,14 @@ describe.each(OVERLAYS)('the $name render', (overlay) => {
     expect(config.clustersFile).toBe('/etc/talos-chatops/clusters.yaml');
     expect(config.redisUrl).toMatch(/^rediss?:\/\/[^@/]*:[^@/]+@/);
     expect(config.timeouts.stepMs / 1000).toBeLessThan(r.botPod.terminationGracePeriodSeconds!);
+  });
+
+  it('tells the bot where it runs, from the downward API: its Node, its host IP and its pod IP', () => {
+    const r = rendered(overlay);
+    expect(r.botEnv.BOT_NODE_NAME?.valueFrom?.fieldRef?.fieldPath).toBe('spec.nodeName');
+    expect(r.botEnv.BOT_HOST_IP?.valueFrom?.fieldRef?.fieldPath).toBe('status.hostIP');
+    expect(r.botEnv.BOT_POD_IP?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+    expect(loadConfig(r.environment()).placement).toEqual({ nodeName: 'talos-mgmt-w-1', hostIp: '10.0.50.21', podIp: '10.244.1.7' });
   });
 
   it('sets only environment variables the bot reads', () => {

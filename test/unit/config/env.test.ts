@@ -190,6 +190,8 @@ describe('loadConfig: values', () => {
       redisDurabilityCheck: 'enforce',
       redisEpochReseed: false,
       redisEpochCheckMs: 15_000,
+      // Unset: the bot does not know where it runs, and the doctor says so.
+      placement: { nodeName: undefined, hostIp: undefined, podIp: undefined },
       timeouts: {
         approvalTtlMs: 3_600_000,
         approvalReminderMs: 600_000,
@@ -436,5 +438,45 @@ describe('loadConfig: credentials from files', () => {
       'SLACK_APP_TOKEN_FILE: /nonexistent/app-token cannot be read (ENOENT): mount the secret there or fix the path',
     ]);
     expect(problems.join('\n')).not.toContain(SOCKET_MODE.SLACK_BOT_TOKEN);
+  });
+});
+
+describe('loadConfig: where the bot runs (the downward API)', () => {
+  it('takes its node name, host IP and pod IP, IPv4 or IPv6, and leaves each unset when not given', () => {
+    // Act
+    const given = loadConfig({
+      ...SOCKET_MODE,
+      BOT_NODE_NAME: 'talos-mgmt-w-1.example.org',
+      BOT_HOST_IP: '10.0.50.21',
+      BOT_POD_IP: 'fd00:10:244::7',
+    });
+    const unset = loadConfig({ ...SOCKET_MODE, BOT_NODE_NAME: ' ' });
+
+    // Assert
+    expect(given.placement).toEqual({ nodeName: 'talos-mgmt-w-1.example.org', hostIp: '10.0.50.21', podIp: 'fd00:10:244::7' });
+    expect(unset.placement).toEqual({ nodeName: undefined, hostIp: undefined, podIp: undefined });
+  });
+
+  it('refuses an address that is no IP and a name the API server would refuse for a Node, each with its fix', () => {
+    // Act
+    const problems = problemsOf({ ...SOCKET_MODE, BOT_NODE_NAME: 'Talos_Node', BOT_HOST_IP: '10.0.50', BOT_POD_IP: 'pod.local' });
+
+    // Assert
+    expect(problems).toHaveLength(3);
+    expect(problems.find((p) => p.startsWith('BOT_NODE_NAME'))).toMatch(
+      /^BOT_NODE_NAME: must be a Kubernetes Node name: lowercase letters, digits, "-" and "\.".* \(set it from the downward API \(fieldRef spec\.nodeName\)/,
+    );
+    expect(problems.find((p) => p.startsWith('BOT_HOST_IP'))).toMatch(
+      /^BOT_HOST_IP: must be an IPv4 or IPv6 address, such as 10\.0\.50\.21 \(set it from the downward API \(fieldRef status\.hostIP\)/,
+    );
+    expect(problems.find((p) => p.startsWith('BOT_POD_IP'))).toMatch(/^BOT_POD_IP: must be an IPv4 or IPv6 address/);
+  });
+
+  it('refuses a node name longer than the 253 characters of a DNS subdomain', () => {
+    // Act
+    const problems = problemsOf({ ...SOCKET_MODE, BOT_NODE_NAME: `${'a'.repeat(63)}.`.repeat(4) + 'b' });
+
+    // Assert
+    expect(problems).toEqual([expect.stringMatching(/^BOT_NODE_NAME: must be a Kubernetes Node name of at most 253 characters/)]);
   });
 });
