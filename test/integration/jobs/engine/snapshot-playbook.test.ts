@@ -116,6 +116,48 @@ describe('the snapshot playbook', () => {
     expect(await holder()).toBeUndefined();
   });
 
+  it('is refused in its preflight while the bot runs on a node of the cluster, touching nothing', async () => {
+    // Arrange: the downward API names one of production's Nodes.
+    f.deps.placement = { nodeName: 'talos-prd-cp-2', hostIp: '10.0.30.12', podIp: '10.244.1.7' };
+    const op = await f.operation({ kind: 'snapshot', state: 'preflight', target: {}, startedBy: undefined });
+
+    // Act
+    await createPreflightJob(f.deps, PLAYBOOKS)(job(op.id));
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toEqual([
+      expect.stringMatching(/^the bot runs on talos-prd-cp-2, a node of production \(BOT_NODE_NAME talos-prd-cp-2\): /),
+    ]);
+    expect(events(after)).toEqual(['preflight refused']);
+    expect(f.queue.added.filter((j) => j.name === 'operation-run')).toEqual([]);
+    expect(existsSync(join(dir, 'snapshots'))).toBe(false);
+  });
+
+  it('stops at its step when the replica that runs it is on a node of the cluster, though the preflight passed elsewhere', async () => {
+    // Arrange: the preflight ran on a replica off the cluster; the run lands on one whose pod is on production's node.
+    const op = await f.operation({ kind: 'snapshot', state: 'preflight', target: {}, startedBy: undefined });
+    await createPreflightJob(f.deps, PLAYBOOKS)(job(op.id));
+    f.deps.placement = { nodeName: 'talos-mgmt-w-1', hostIp: '10.0.30.13', podIp: undefined };
+
+    // Act
+    await createRunJob(f.deps, PLAYBOOKS)(job(op.id));
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('failed');
+    expect(after.reason).toMatch(/^the bot runs on talos-prd-cp-3, a node of production \(BOT_HOST_IP 10\.0\.30\.13\): /);
+    expect(after.snapshot).toBeUndefined();
+    expect(events(after)).toEqual([
+      'preflight passed, plan posted',
+      'step started: etcd snapshot, copied off-cluster',
+      'etcd snapshot failed',
+      'stopped',
+    ]);
+    expect(existsSync(join(dir, 'snapshots'))).toBe(false);
+  });
+
   it('runs while a stopped upgrade holds the cluster, and leaves the lock to it', async () => {
     // Arrange
     const upgrade = await f.operation({
