@@ -36,6 +36,14 @@ describe('the playbook registry', () => {
     expect(PLAYBOOKS.snapshot).toMatchObject({ start: 'run', heldByWindows: false, startedBy: 'operators', texts: { reviewItems: [] } });
   });
 
+  it('refuses, in the preflight of every playbook that takes an etcd snapshot, a bot that runs on the cluster', () => {
+    // Act
+    const checked = (Object.keys(PLAYBOOKS) as EngineKind[]).filter((kind) => PLAYBOOKS[kind].checks.snapshotOffCluster === true);
+
+    // Assert: rollbacks and removals take no snapshot.
+    expect(checked.sort()).toEqual(['etcd-restore', 'k8s-upgrade', 'node-replace', 'snapshot', 'talos-upgrade', 'terraform-apply']);
+  });
+
   it('declares one command per playbook, each listed in the help', () => {
     // Act
     const names = PLAYBOOK_COMMANDS.map((c) => c.name);
