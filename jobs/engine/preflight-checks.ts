@@ -13,13 +13,14 @@ import type { CommonCheckInput } from './playbook.ts';
 
 /**
  * The refusals most playbooks share, declared rather than written in each preflight. The engine
- * adds them after the playbook's own, in this order: the snapshot's place, the talosctl client,
- * the health gate, the maintenance window, the cluster lock.
+ * adds them after the playbook's own, in this order: the talosctl client, the health gate, the
+ * maintenance window, the cluster lock. The snapshot's place is checked before everything else.
  */
 export interface PreflightChecks {
   /**
    * The operation takes an etcd snapshot, which must land off the cluster: refused while the bot
-   * runs on one of the cluster's nodes. Its snapshot step checks again before it takes one.
+   * runs on one of the cluster's nodes, before the playbook's own preflight (a plan, a download)
+   * runs at all. Its snapshot step checks again before it takes one.
    */
   snapshotOffCluster?: boolean;
   /** `talosctl version --client` against the Talos the nodes run (`common.running`). */
@@ -44,6 +45,25 @@ export interface CommonCheckOutcome {
   baseline?: Baseline;
 }
 
+/**
+ * The refusal of an operation that takes a snapshot while the bot runs on one of the session's
+ * nodes (the observed cluster's, whatever the inventory lists); undefined when it may go on.
+ */
+export async function snapshotPlacementRefusal(
+  deps: OpsJobDeps,
+  session: ClusterSession,
+  checks: PreflightChecks,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  if (checks.snapshotOffCluster !== true) return undefined;
+  const { onCluster } = await observeBotPlacement(
+    session.cluster,
+    snapshotHost(deps, session),
+    probeSignals(deps.timeouts.probeMs, signal)(),
+  );
+  return onCluster.verdict === 'on' ? errorText(snapshotOnClusterError(session.cluster.name, onCluster)) : undefined;
+}
+
 /** Runs the common checks a playbook declared, with what its preflight handed over. */
 export async function runCommonChecks(
   deps: OpsJobDeps,
@@ -57,11 +77,6 @@ export async function runCommonChecks(
   const notes: string[] = [];
   let baseline: Baseline | undefined;
   const probe = probeSignals(deps.timeouts.probeMs, signal);
-  if (checks.snapshotOffCluster === true) {
-    // The session's cluster: every node it observed, whatever the inventory lists.
-    const { onCluster } = await observeBotPlacement(session.cluster, snapshotHost(deps, session), probe());
-    if (onCluster.verdict === 'on') refusals.push(errorText(snapshotOnClusterError(cluster.name, onCluster)));
-  }
   const talosctl = input.talosctl ?? (await session.talosctl(input.running, { closest: true }));
   if (checks.talosctlClient === true) {
     const client = input.clientRefusal ?? (await talosctlClientCheck(talosctl, input.running, probe(), input.where));

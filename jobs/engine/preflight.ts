@@ -7,7 +7,7 @@ import { operationCluster, type OpsJobDeps } from './job-context.ts';
 import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { heldByRefusal } from './held-by.ts';
 import { isPosted, type Playbook, type PreflightOutcome } from './playbook.ts';
-import { runCommonChecks } from './preflight-checks.ts';
+import { runCommonChecks, snapshotPlacementRefusal } from './preflight-checks.ts';
 import { enqueuePlanExpiry } from './plan-expiry.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import { refreshRoot } from './root-message.ts';
@@ -84,6 +84,9 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
     let baseline: Baseline | undefined;
     try {
       outcome = await deps.access.withSession(cluster, signal, async (session) => {
+        // A bot on the cluster must move first: nothing else is worth checking (or planning, or downloading) from there.
+        const misplaced = await snapshotPlacementRefusal(deps, session, playbook.checks, signal);
+        if (misplaced !== undefined) return { refusals: [misplaced], notes: [], steps: [], target: {} };
         const own = await playbook.preflight(deps, cluster, op, session, signal);
         // The refusals every playbook that declares them shares, after its own and in the same words.
         const common = await runCommonChecks(deps, cluster, session, playbook.checks, own.common ?? {}, signal);

@@ -98,7 +98,10 @@ describe('a bot that runs on a node of the cluster it manages', () => {
     // Assert
     const op = await storedOperation(h, plan.opId);
     expect(op.state).toBe('refused');
-    const refusal = op.refusals.find((r) => r.startsWith(`the bot runs on ${NODE}`));
+    // The only refusal: from a bot on the cluster, nothing else is checked, planned or downloaded.
+    expect(op.refusals).toHaveLength(1);
+    const refusal = op.refusals[0];
+    expect(refusal).toMatch(new RegExp(`^the bot runs on ${NODE}, a node of production`));
     expect(refusal).toContain('nothing that needs one starts');
     expect(refusal).toContain('another snapshotDir is not enough');
     expect(JSON.stringify(plan.root.blocks)).not.toContain('talos-op-start');
