@@ -121,7 +121,7 @@ export const EnvSchema = z
           .optional(),
       )
       .describe(
-        'A Slack channel id (`C…`). At every start the bot runs the checks of `/talos doctor` (its scopes, its channels, the Terraform outputs, talosctl, Redis, the snapshot directories, the maintenance windows) and posts the report there. Unset: the checks run only on `/talos doctor`.',
+        'A Slack channel id (`C…`). At every start the bot runs the checks of `/talos doctor` (its scopes, its channels, the Terraform outputs, talosctl, Redis, the snapshot directories, where the bot runs, the maintenance windows) and posts the report there. Unset: the checks run only on `/talos doctor`.',
       ),
     TOFU_BIN: optionalString.default('tofu').describe('The OpenTofu binary, a name looked up on `PATH` or a path.'),
     GIT_BIN: optionalString
