@@ -5,10 +5,11 @@ import { scheduledSnapshotFailedMessage, scheduledSnapshotMessage, snapshotThrea
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
+import { refuseSnapshotOnCluster } from '../src/ops/snapshot-placement.ts';
 import { pruneSnapshots } from '../src/ops/snapshot-pruning.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { ScheduledJobData } from '../src/queue/job-schemas.ts';
-import { snapshotHost, type OpsJobDeps } from './engine/job-context.ts';
+import { probeSignals, snapshotHost, type OpsJobDeps } from './engine/job-context.ts';
 
 export interface ScheduledSnapshotJobDeps extends Pick<
   OpsJobDeps,
@@ -63,15 +64,18 @@ export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
       const once = { key: `${holder}-snapshot`, maybeSent: job.attemptsStarted > 1 };
       let snapshot;
       try {
-        snapshot = await deps.access.withSession(cluster, signal, async (session) =>
-          // The session's cluster: its nodes are the ones the bot must not run on.
-          takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), session.cluster, {
+        snapshot = await deps.access.withSession(cluster, signal, async (session) => {
+          // The session's cluster: its nodes are the ones the bot must not run on. Looked at before a
+          // talosctl is picked (or fetched), so a bot on the cluster hears why and nothing else.
+          const host = snapshotHost(deps, session);
+          await refuseSnapshotOnCluster(session.cluster, host, probeSignals(deps.timeouts.probeMs, signal)());
+          return takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), session.cluster, {
             signal,
             timeoutMs: deps.timeouts.stepMs,
             now,
-            host: snapshotHost(deps, session),
-          }),
-        );
+            host,
+          });
+        });
       } catch (error) {
         log.warn({ err: errorText(error) }, 'scheduled etcd snapshot failed');
         await deps.chat.reply(cluster.channel, thread, scheduledSnapshotFailedMessage(name, errorText(error)), {

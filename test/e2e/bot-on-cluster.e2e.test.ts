@@ -105,7 +105,12 @@ describe('a bot that runs on a node of the cluster it manages', () => {
     expect(refusal).toContain('nothing that needs one starts');
     expect(refusal).toContain('another snapshotDir is not enough');
     expect(JSON.stringify(plan.root.blocks)).not.toContain('talos-op-start');
-    expect(h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl' && /upgrade|snapshot/.test(c.argv.join(' ')))).toEqual([]);
+    // Staging's scheduled snapshots go on meanwhile: only production's calls count.
+    expect(
+      h.sim.calls
+        .slice(since)
+        .filter((c) => c.bin === 'talosctl' && c.cluster === 'production' && /upgrade|snapshot/.test(c.argv.join(' '))),
+    ).toEqual([]);
   });
 
   it('is told by /talos doctor: production fails naming the node, staging passes', async () => {
