@@ -15,6 +15,8 @@ export const DEFAULT_OUTPUT_NAMES = {
   longhornInstaller: 'talos_longhorn_installer_image',
   /** The declared Talos version (`talos_version`): what a machine Terraform creates must run. */
   talosVersion: 'talos_version',
+  /** The declared Kubernetes version (`talos_kubernetes_version`). */
+  kubernetesVersion: 'talos_kubernetes_version',
 } as const;
 
 export type OutputRole = keyof typeof DEFAULT_OUTPUT_NAMES;
@@ -30,6 +32,14 @@ export interface TerraformOutputs {
   optional(role: OutputRole, signal?: AbortSignal): Promise<string | undefined>;
   /** The output's value; throws naming the output, and the inventory key that renames it, when the state has none. */
   required(role: OutputRole, signal?: AbortSignal): Promise<string>;
+}
+
+/** The inventory's `declaredVersions` as output roles. */
+function declaredOutputNames(declared: { talos?: string; kubernetes?: string } | undefined): OutputNames {
+  return {
+    ...(declared?.talos === undefined ? {} : { talosVersion: declared.talos }),
+    ...(declared?.kubernetes === undefined ? {} : { kubernetesVersion: declared.kubernetes }),
+  };
 }
 
 /** `tofu output -json`: each output's value, its type and whether Terraform marks it sensitive. */
@@ -51,9 +61,9 @@ export interface TerraformOutputsDeps {
  */
 export function terraformOutputs(
   deps: TerraformOutputsDeps,
-  cluster: TerraformLocation & { terraformOutputs?: OutputNames },
+  cluster: TerraformLocation & { terraformOutputs?: OutputNames; declaredVersions?: { talos?: string; kubernetes?: string } },
 ): TerraformOutputs {
-  const names = { ...DEFAULT_OUTPUT_NAMES, ...cluster.terraformOutputs };
+  const names = { ...DEFAULT_OUTPUT_NAMES, ...cluster.terraformOutputs, ...declaredOutputNames(cluster.declaredVersions) };
   const credentialNames = new Set(CREDENTIAL_ROLES.map((role) => names[role]));
   let read: Promise<Map<string, string>> | undefined;
   const all = (signal?: AbortSignal): Promise<Map<string, string>> => {
