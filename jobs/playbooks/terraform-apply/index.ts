@@ -13,7 +13,7 @@ import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
 import { judgeTerraformChange, type ChangeFacts } from '../../../src/rules/terraform-change.ts';
 import { withV } from '../../../src/rules/versions.ts';
 import { declaredInState } from '../../../src/tofu/declared-versions.ts';
-import { judgeDeclaredNow } from './declared.ts';
+import { declaredAtApply, judgeDeclaredNow } from './declared.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { parseEtcdMembers } from '../../../src/talos/parse-etcd-members.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
@@ -227,6 +227,9 @@ export async function checkReviewed(ctx: WalkContext, op: Operation, file: strin
   );
   if (stops.length > 0)
     throw new StepFailure(`the plan file ${stops.map((d) => `${d.meaning} (${d.address})`).join('; ')}; nothing was applied. ${NEW_PLAN}`);
+  // Asked at the click, and again here: a window or an approval may have held the step while nodes moved.
+  const versions = await declaredAtApply(ctx.session, op, probeSignal(ctx));
+  if (versions.length > 0) throw new StepFailure(`${versions.join('; ')}; nothing was applied. ${NEW_PLAN}`);
 }
 
 function failureOf(error: unknown, NEW_PLAN: string): StepFailure {
@@ -443,6 +446,7 @@ export const terraformApplyPlaybook: Playbook = {
   start: 'plan',
   lock: 'cluster',
   preflight,
+  startRecheck: declaredAtApply,
   // The Apply on the plan is the approval of the apply step (see `startApproves`): a failure or a Retry spends it, and the
   // step then asks an approver again, four eyes included.
   needsApproval: (step) => step.kind === 'tofu-apply',
