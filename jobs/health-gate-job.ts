@@ -7,6 +7,7 @@ import { gateErrorMessage, gateEvidenceFile, gateReplies, gateRunningMessage, ga
 import { joinedGateMessage } from '../src/chat/report-pointer.ts';
 import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
+import { declaredInState } from '../src/tofu/declared-versions.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { SCHEDULED_GATE, type RunningGate, type RunningGates } from '../src/ops/running-gate.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
@@ -41,6 +42,7 @@ export function standardGate(access: ClusterAccess, probeTimeoutMs: number) {
         kube: session.kube,
         probeTimeoutMs,
         signal,
+        declared: (probe) => declaredInState(session.outputs, probe),
       }),
     );
 }

@@ -89,12 +89,12 @@ export function buildOperationsCore(
     onCancelled,
     policy: KIND_POLICY,
     startRecheck: async (op: Operation, cluster: ClusterConfig) => {
-      const recheck = playbookOf(op.kind)?.startRecheck;
-      if (recheck === undefined) return [];
+      const playbook = playbookOf(op.kind);
+      if (playbook?.startRecheck === undefined) return [];
       // Bounded like a gate's probe: the click is acked already, and its answer waits for this.
       const signal = AbortSignal.timeout(config.timeouts.probeMs * 2);
       try {
-        return await adapters.access.withSession(cluster, signal, (session) => recheck(session, op, signal));
+        return await adapters.access.withSession(cluster, signal, (session) => playbook.startRecheck!(session, op, signal));
       } catch (error) {
         return [`the bot could not ask the cluster again (${errorText(error)}), so it does not start what it cannot check; try again`];
       }

@@ -2,7 +2,8 @@ import type { PlanOutcome } from '../tofu/run-plan.ts';
 import { vmKeys } from '../tofu/parse-plan.ts';
 import type { WorkingTree } from '../tofu/working-tree.ts';
 import { KIND_WORDS, type VersionKind } from '../tofu/declared-versions.ts';
-import { declaredPlanRules, type VersionJudgement } from './declared-versions.ts';
+import { declaredPlanRules } from './declared-versions.ts';
+import type { VersionJudgement } from '../health/rules/declared-judgement.ts';
 
 /** The plan that changes nothing: good news, and nothing to apply (so it is not offered for Apply). */
 export const NO_CHANGES = 'No changes: Terraform matches the cluster, so there is nothing to apply';

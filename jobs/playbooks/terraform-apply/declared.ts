@@ -1,6 +1,7 @@
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { observeRunningVersions } from '../../../src/cluster/running-versions.ts';
-import { declaredPlanRules, judgeDeclared, type VersionJudgement } from '../../../src/rules/declared-versions.ts';
+import { declaredPlanRules } from '../../../src/rules/declared-versions.ts';
+import { judgeDeclared, type VersionJudgement } from '../../../src/health/rules/declared-judgement.ts';
 import type { DeclaredVersions } from '../../../src/tofu/declared-versions.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { terraformData } from './data.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { judgeTerraformChange, type ChangeFacts } from '../../../src/rules/terraform-change.ts';
 import { parsePlanJson, reviewPlan, vmKeys } from '../../../src/tofu/parse-plan.ts';
-import { judgeDeclared } from '../../../src/rules/declared-versions.ts';
+import { judgeDeclared } from '../../../src/health/rules/declared-judgement.ts';
 import type { PlanOutcome } from '../../../src/tofu/run-plan.ts';
 
 const TALOS = 'registry.opentofu.org/siderolabs/talos';
