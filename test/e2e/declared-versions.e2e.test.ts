@@ -91,3 +91,41 @@ describe('the Apply click', () => {
     expect(applies('staging')).toHaveLength(before);
   }, 90_000);
 });
+
+describe('the Terraform follow-up of a Kubernetes upgrade', () => {
+  it('names the exact Terraform change, and the plan that makes it is recognised as the follow-up and offered, declaring exactly what runs', async () => {
+    // Arrange: staging upgrades Kubernetes to 1.34.2 through Slack.
+    const upgrade = await requestUpgrade(h, 'upgrade k8s 1.34.2', { channel: CHANNELS.staging });
+    await h.slack.clickButton({ user: USERS.alice, channel: CHANNELS.staging, messageTs: upgrade.root.ts, actionId: APPLY });
+    const request = await h.slack.waitFor(
+      () =>
+        h.slack
+          .thread(CHANNELS.staging, upgrade.root.ts)
+          .find((m) => JSON.stringify(h.slack.message(CHANNELS.staging, m.ts)?.blocks ?? []).includes('"action_id":"talos-k8s-apply"')),
+      { timeoutMs: 30_000, description: 'the apply request' },
+    );
+    await h.slack.clickButton({ user: USERS.carol, channel: CHANNELS.staging, messageTs: request.ts, actionId: 'talos-k8s-apply' });
+    await waitForRootState(h, upgrade, /completed/, CHANNELS.staging, 90_000);
+    const followUp = await h.slack.waitFor(
+      () => h.slack.thread(CHANNELS.staging, upgrade.root.ts).find((m) => m.text.includes('Terraform follow-up')),
+      { timeoutMs: 30_000, description: 'the follow-up' },
+    );
+    await waitForSettled(h);
+
+    // Act: the change the follow-up names, committed and planned.
+    await h.sim.terraform.setKubernetesVersion('staging', 'v1.34.2');
+    await h.sim.terraform.commit('staging: talos_kubernetes_version v1.34.2');
+    const p = await requestUpgrade(h, 'plan', { channel: CHANNELS.staging });
+    const planned = await waitForRootState(h, p, /waiting for an approver's Apply|refused/, CHANNELS.staging);
+    await waitForSettled(h);
+
+    // Assert
+    expect(followUp.text).toContain('Make the Terraform change `talos_kubernetes_version = "v1.34.2"` (it declares v1.34.1 now)');
+    const op = await storedOperation(h, p.opId);
+    expect(op.refusals).toEqual([]);
+    expect(op.notes).toContainEqual(
+      `This is the Terraform follow-up of the Kubernetes upgrade ${upgrade.opId}: the declared Kubernetes version moves from v1.34.1 to v1.34.2, which every node already runs.`,
+    );
+    expect(hasButton(planned, APPLY)).toBe(true);
+  }, 180_000);
+});
