@@ -37,7 +37,8 @@ const SCHEDULED_POLL_MS = 200;
 export function standardGate(access: ClusterAccess, probeTimeoutMs: number) {
   return (cluster: ClusterConfig, signal?: AbortSignal): Promise<GateReport> =>
     access.withSession(cluster, signal, async (session) =>
-      runHealthGate(cluster, {
+      // The session's cluster: every node the job observed, which the drift check compares too.
+      runHealthGate(session.cluster, {
         talosctl: await matchingTalosctl(session, probeTimeoutMs, signal),
         kube: session.kube,
         probeTimeoutMs,
