@@ -162,6 +162,8 @@ export const TerraformPlan = z.object({
   talosVersion: z.object({ from: z.string().optional(), to: z.string() }).optional(),
   /** The Talos and Kubernetes versions the plan declares (or why each could not be read): the Apply checks them against what runs again. */
   declared: z.object({ talos: DeclaredVersionSchema, kubernetes: DeclaredVersionSchema }).optional(),
+  /** Per kind, whether the plan changes the version the state declared when it was planned. */
+  declaredMoves: z.object({ talos: z.boolean().optional(), kubernetes: z.boolean().optional() }).optional(),
 });
 export type TerraformPlan = z.infer<typeof TerraformPlan>;
 

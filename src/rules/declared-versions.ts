@@ -1,18 +1,29 @@
-import { declarationOf, KIND_WORDS, sourceWords } from '../tofu/declared-versions.ts';
+import { declarationOf, KIND_WORDS, sourceWords, type VersionKind } from '../tofu/declared-versions.ts';
 import { UPGRADE_WORDS, type VersionJudgement } from '../health/rules/declared-judgement.ts';
 
 /**
  * The refusals a plan earns from its declared versions: a version below what any node runs would
  * take it back; any other difference breaks "apply only after every node runs the declared version".
- * A version the bot cannot read, or a node it cannot ask, turns the rule off for this plan: a note says so.
+ * A version the bot cannot read turns the rule off for this plan: a note says so. A node it cannot ask
+ * refuses a plan that moves the declared version (default: every one); one that leaves it as the state
+ * declares it (a routine change while a node is down) is noted instead, since what runs was judged before.
+ *
+ * @param moves per kind, whether the plan changes the version the state declares; unknown counts as moving
  */
-export function declaredPlanRules(judgements: VersionJudgement[]): { refusals: string[]; notes: string[] } {
+export function declaredPlanRules(
+  judgements: VersionJudgement[],
+  moves: Partial<Record<VersionKind, boolean>> = {},
+): { refusals: string[]; notes: string[] } {
   const refusals: string[] = [];
   const notes: string[] = [];
   for (const j of judgements) {
     const what = KIND_WORDS[j.kind];
     if (j.state === 'off')
       notes.push(`⚠️ The rule "apply only after every node runs the declared ${what} version" is off for this plan: ${j.why}.`);
+    else if (j.state === 'unknown' && moves[j.kind] === false)
+      notes.push(
+        `⚠️ Whether every node runs the declared ${what} ${j.declared} is unknown (${j.why.join('; ')}); the plan leaves it as declared, so it is not refused for it.`,
+      );
     else if (j.state === 'unknown')
       refusals.push(
         `the plan declares ${what} ${j.declared}, and whether every node runs it is unknown (${j.why.join('; ')}): apply only after every node runs the declared version; plan again once every node answers`,

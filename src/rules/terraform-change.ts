@@ -99,7 +99,12 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
     else notes.push(`Destroying the VM of ${hostname} is the expected follow-up of its removal ${removal.op}.`);
   }
 
-  const versions = declaredPlanRules(facts.declared);
+  const moves = Object.fromEntries(
+    facts.declared.flatMap((j) =>
+      'declared' in j && facts.stateDeclared?.[j.kind] !== undefined ? [[j.kind, facts.stateDeclared[j.kind] !== j.declared]] : [],
+    ),
+  );
+  const versions = declaredPlanRules(facts.declared, moves);
   refusals.push(...versions.refusals);
   notes.push(...versions.notes);
   for (const j of facts.declared) {

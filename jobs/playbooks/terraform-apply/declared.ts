@@ -22,7 +22,7 @@ export async function judgeDeclaredNow(
  * plan whose declared versions were not read (its plan already said which rule is off).
  */
 export async function declaredAtApply(session: ClusterSession, op: Operation, signal: AbortSignal): Promise<string[]> {
-  const declared = terraformData(op).terraform?.declared;
-  if (declared === undefined) return [];
-  return declaredPlanRules(await judgeDeclaredNow(session, declared, signal)).refusals;
+  const terraform = terraformData(op).terraform;
+  if (terraform?.declared === undefined) return [];
+  return declaredPlanRules(await judgeDeclaredNow(session, terraform.declared, signal), terraform.declaredMoves ?? {}).refusals;
 }

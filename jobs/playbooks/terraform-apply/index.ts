@@ -128,15 +128,22 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   }
   const adds = review === undefined ? [] : vmKeys(review, 'create');
   const settled = adds.length > 0 ? await etcdSettled(talosctl, cluster, probe) : undefined;
+  const stateVersions = Object.fromEntries(
+    Object.entries(stateDeclared).flatMap(([kind, d]) => ('version' in d ? [[kind, d.version]] : [])),
+  ) as NonNullable<ChangeFacts['stateDeclared']>;
+  const declaredMoves = Object.fromEntries(
+    Object.entries(review?.declared ?? {}).flatMap(([kind, d]) => {
+      const before = stateVersions[kind as keyof typeof stateVersions];
+      return 'version' in d && before !== undefined ? [[kind, before !== d.version]] : [];
+    }),
+  );
   const judged = judgeTerraformChange({
     cluster: cluster.name,
     outcome,
     tree,
     removals,
     declared,
-    stateDeclared: Object.fromEntries(
-      Object.entries(stateDeclared).flatMap(([kind, d]) => ('version' in d ? [[kind, d.version]] : [])),
-    ) as ChangeFacts['stateDeclared'],
+    stateDeclared: stateVersions,
     upgrades,
     etcdSettled: settled,
   });
@@ -159,7 +166,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     listing: review ? groupedChanges(review) : [],
     adds,
     ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
-    ...(review ? { declared: review.declared } : {}),
+    ...(review ? { declared: review.declared, declaredMoves } : {}),
   };
   return {
     refusals: judged.refusals,

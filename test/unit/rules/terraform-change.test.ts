@@ -156,6 +156,17 @@ describe('judgeTerraformChange', () => {
     );
     const unknown = judgeTerraformChange(facts({ declared: running([['10.0.30.11', { unknown: 'connection refused' }]]) }));
     expect(unknown.refusals[0]).toContain('10.0.30.11: connection refused');
+    // A routine change that leaves the declared version as the state declares it is not held up by a node that does not answer.
+    const routine = judgeTerraformChange(
+      facts({
+        declared: running([['10.0.30.11', { unknown: 'connection refused' }]]),
+        stateDeclared: { talos: 'v1.11.6', kubernetes: 'v1.34.1' },
+      }),
+    );
+    expect(routine).toEqual({
+      refusals: [],
+      notes: [expect.stringContaining('Whether every node runs the declared Talos v1.11.6 is unknown (10.0.30.11: connection refused)')],
+    });
     const lower = judgeTerraformChange(facts({ declared: running([['10.0.30.11', 'v1.11.6']], [['cp-1', 'v1.35.0']]) }));
     expect(lower.refusals).toEqual([
       'the plan declares Kubernetes v1.34.1 (variable talos_kubernetes_version), below what runs (cp-1 runs v1.35.0): applying it would take Kubernetes back. ' +
