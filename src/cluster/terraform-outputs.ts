@@ -34,6 +34,13 @@ export interface TerraformOutputs {
   required(role: OutputRole, signal?: AbortSignal): Promise<string>;
 }
 
+/** The inventory key that renames a role's output. */
+function inventoryKey(role: OutputRole): string {
+  if (role === 'talosVersion') return 'declaredVersions.talos';
+  if (role === 'kubernetesVersion') return 'declaredVersions.kubernetes';
+  return `terraformOutputs.${role}`;
+}
+
 /** The inventory's `declaredVersions` as output roles. */
 function declaredOutputNames(declared: { talos?: string; kubernetes?: string } | undefined): OutputNames {
   return {
@@ -95,7 +102,7 @@ export function terraformOutputs(
       const value = (await all(signal)).get(names[role]);
       if (value !== undefined) return value;
       throw new Error(
-        `Terraform in ${terraformWorkDir(cluster)} has no output "${names[role]}" (the ${role} the bot reads): declare it and run tofu apply, or set terraformOutputs.${role} in the inventory to the name this configuration uses`,
+        `Terraform in ${terraformWorkDir(cluster)} has no output "${names[role]}" (the ${role} the bot reads): declare it and run tofu apply, or set ${inventoryKey(role)} in the inventory to the name this configuration uses`,
       );
     },
   };
