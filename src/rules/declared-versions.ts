@@ -1,6 +1,26 @@
 import { declarationOf, KIND_WORDS, sourceWords, type VersionKind } from '../tofu/declared-versions.ts';
 import { UPGRADE_WORDS, type VersionJudgement } from '../health/rules/declared-judgement.ts';
 
+/** The versions read, by kind; those the bot could not read are left out. */
+export function versionsOf(
+  declared: Partial<Record<VersionKind, { version: string } | { off: string }>>,
+): Partial<Record<VersionKind, string>> {
+  return Object.fromEntries(Object.entries(declared).flatMap(([kind, d]) => ('version' in d ? [[kind, d.version]] : [])));
+}
+
+/** Per kind, whether a plan changes the version the state declares; a kind either side could not read is left out (counts as moving). */
+export function declaredMoves(
+  plan: Partial<Record<VersionKind, string>>,
+  state: Partial<Record<VersionKind, string>>,
+): Partial<Record<VersionKind, boolean>> {
+  return Object.fromEntries(
+    Object.entries(plan).flatMap(([kind, version]) => {
+      const before = state[kind as VersionKind];
+      return before === undefined ? [] : [[kind, before !== version]];
+    }),
+  );
+}
+
 /**
  * The refusals a plan earns from its declared versions: a version below what any node runs would
  * take it back; any other difference breaks "apply only after every node runs the declared version".

@@ -2,7 +2,7 @@ import type { PlanOutcome } from '../tofu/run-plan.ts';
 import { vmKeys } from '../tofu/parse-plan.ts';
 import type { WorkingTree } from '../tofu/working-tree.ts';
 import { KIND_WORDS, type VersionKind } from '../tofu/declared-versions.ts';
-import { declaredPlanRules } from './declared-versions.ts';
+import { declaredMoves, declaredPlanRules } from './declared-versions.ts';
 import type { VersionJudgement } from '../health/rules/declared-judgement.ts';
 
 /** The plan that changes nothing: good news, and nothing to apply (so it is not offered for Apply). */
@@ -99,12 +99,8 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
     else notes.push(`Destroying the VM of ${hostname} is the expected follow-up of its removal ${removal.op}.`);
   }
 
-  const moves = Object.fromEntries(
-    facts.declared.flatMap((j) =>
-      'declared' in j && facts.stateDeclared?.[j.kind] !== undefined ? [[j.kind, facts.stateDeclared[j.kind] !== j.declared]] : [],
-    ),
-  );
-  const versions = declaredPlanRules(facts.declared, moves);
+  const planned = Object.fromEntries(facts.declared.flatMap((j) => ('declared' in j ? [[j.kind, j.declared]] : [])));
+  const versions = declaredPlanRules(facts.declared, declaredMoves(planned, facts.stateDeclared ?? {}));
   refusals.push(...versions.refusals);
   notes.push(...versions.notes);
   for (const j of facts.declared) {

@@ -11,6 +11,7 @@ import { ExecError } from '../../../src/exec/process-runner.ts';
 import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
 import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
 import { judgeTerraformChange, type ChangeFacts } from '../../../src/rules/terraform-change.ts';
+import { declaredMoves, versionsOf } from '../../../src/rules/declared-versions.ts';
 import { withV } from '../../../src/rules/versions.ts';
 import { declaredInState } from '../../../src/tofu/declared-versions.ts';
 import { declaredAtApply, judgeDeclaredNow } from './declared.ts';
@@ -128,15 +129,8 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   }
   const adds = review === undefined ? [] : vmKeys(review, 'create');
   const settled = adds.length > 0 ? await etcdSettled(talosctl, cluster, probe) : undefined;
-  const stateVersions = Object.fromEntries(
-    Object.entries(stateDeclared).flatMap(([kind, d]) => ('version' in d ? [[kind, d.version]] : [])),
-  ) as NonNullable<ChangeFacts['stateDeclared']>;
-  const declaredMoves = Object.fromEntries(
-    Object.entries(review?.declared ?? {}).flatMap(([kind, d]) => {
-      const before = stateVersions[kind as keyof typeof stateVersions];
-      return 'version' in d && before !== undefined ? [[kind, before !== d.version]] : [];
-    }),
-  );
+  const stateVersions = versionsOf(stateDeclared);
+  const moves = review === undefined ? {} : declaredMoves(versionsOf(review.declared), stateVersions);
   const judged = judgeTerraformChange({
     cluster: cluster.name,
     outcome,
@@ -166,7 +160,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     listing: review ? groupedChanges(review) : [],
     adds,
     ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
-    ...(review ? { declared: review.declared, declaredMoves } : {}),
+    ...(review ? { declared: review.declared, declaredMoves: moves } : {}),
   };
   return {
     refusals: judged.refusals,
