@@ -2,6 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { productionShape, stagingShape } from '../sim/shapes.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
+import { storedOperation } from '../support/stored-operation.ts';
+import { requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
 
 // Drift: production's nodes run Talos v1.13.9 (an upgrade whose Terraform follow-up was never made) while
 // Terraform still declares v1.12.11. The gate warns, `/talos status` and the Home say it with the change
@@ -14,7 +16,13 @@ beforeAll(async () => {
   // A scheduled gate every second: the test waits for its posts instead of the clock.
   h = await startHarness({
     clusters: [stagingShape(), productionShape({ talosVersion: 'v1.12.11' })],
-    inventory: { extra: { production: { schedules: { healthGate: { cron: '* * * * * *' } } } } },
+    inventory: {
+      extra: {
+        production: { schedules: { healthGate: { cron: '* * * * * *' } } },
+        // Staging names a Kubernetes output its Terraform does not have: that rule is off there, and says so.
+        staging: { declaredVersions: { kubernetes: 'k8s_version' } },
+      },
+    },
   });
   redis = new Redis(h.redis.url, { maxRetriesPerRequest: null });
 }, 120_000);
@@ -113,4 +121,25 @@ describe('nodes on v1.13.9 while Terraform declares v1.12.11', () => {
     expect(cleared).toMatch(/^✅ production runs what Terraform declares again/);
     expect(posts(DRIFT)).toHaveLength(1);
   }, 180_000);
+});
+
+describe('a declared version the bot cannot read', () => {
+  it('leaves the plan offered, and the plan says which rule is off and why', async () => {
+    // Arrange
+    await h.sim.terraform.changePatch('staging');
+    await h.sim.terraform.commit('staging: a sysctl patch');
+
+    // Act
+    const p = await requestUpgrade(h, 'plan', { channel: CHANNELS.staging });
+    const planned = await waitForRootState(h, p, /waiting for an approver's Apply|refused/, CHANNELS.staging);
+
+    // Assert
+    const note =
+      '⚠️ The rule "apply only after every node runs the declared Kubernetes version" is off for this plan: the plan has no output k8s_version (declaredVersions.kubernetes)';
+    const op = await storedOperation(h, p.opId);
+    expect(op.state).toBe('planned');
+    expect(op.notes).toContainEqual(expect.stringContaining(note));
+    expect(op.notes.some((n) => n.includes('declared Talos version" is off'))).toBe(false);
+    expect(JSON.stringify(planned.blocks)).toContain('is off for this plan');
+  }, 90_000);
 });
