@@ -7,6 +7,7 @@ import { gateErrorMessage, gateEvidenceFile, gateReplies, gateRunningMessage, ga
 import { joinedGateMessage } from '../src/chat/report-pointer.ts';
 import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
+import { declaredInState } from '../src/tofu/declared-versions.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { SCHEDULED_GATE, type RunningGate, type RunningGates } from '../src/ops/running-gate.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
@@ -36,11 +37,13 @@ const SCHEDULED_POLL_MS = 200;
 export function standardGate(access: ClusterAccess, probeTimeoutMs: number) {
   return (cluster: ClusterConfig, signal?: AbortSignal): Promise<GateReport> =>
     access.withSession(cluster, signal, async (session) =>
-      runHealthGate(cluster, {
+      // The session's cluster: every node the job observed, which the drift check compares too.
+      runHealthGate(session.cluster, {
         talosctl: await matchingTalosctl(session, probeTimeoutMs, signal),
         kube: session.kube,
         probeTimeoutMs,
         signal,
+        declared: (probe) => declaredInState(session.outputs, probe),
       }),
     );
 }

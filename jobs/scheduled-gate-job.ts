@@ -2,7 +2,12 @@ import type { Job } from 'bullmq';
 import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
 import { checkMessage } from '../src/chat/health-report.ts';
-import { scheduledGateChangeMessage, scheduledGateHeldMessage, scheduledGateSummaryMessage } from '../src/chat/schedule-messages.ts';
+import {
+  scheduledDriftMessage,
+  scheduledGateChangeMessage,
+  scheduledGateHeldMessage,
+  scheduledGateSummaryMessage,
+} from '../src/chat/schedule-messages.ts';
 import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import type { GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
@@ -12,7 +17,7 @@ import type { ScheduledGateState } from '../src/ops/scheduled-gate-state.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { ScheduledJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
-import { errorVerdict, verdictChange, verdictOf, type GateVerdict } from '../src/rules/gate-verdict-change.ts';
+import { driftChange, errorVerdict, verdictChange, verdictOf, type GateVerdict } from '../src/rules/gate-verdict-change.ts';
 
 export interface ScheduledGateJobDeps {
   inventory: Inventory;
@@ -92,6 +97,15 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
           await deps.chat.reply(cluster.channel, ts, checkMessage(check), { key: `${job.id}-check-${check.id}`, ...once });
         }
       }
+      const drift = driftChange(previous?.verdict, next.verdict);
+      if (drift !== undefined) {
+        await deps.chat.post(cluster.channel, scheduledDriftMessage(name, drift, next.report?.declared?.fixes ?? []), {
+          key: `${job.id}-drift`,
+          maybeSent: job.attemptsStarted > 1,
+        });
+      }
+      // A gate that did not compare keeps the drift last seen, so its clearing is said only when it is seen.
+      if (next.verdict.drift === undefined && previous?.verdict.drift !== undefined) next.verdict.drift = previous.verdict.drift;
       await deps.state.save(name, { verdict: next.verdict, changedAt: change === undefined ? previous!.changedAt : at, lastRunAt: at });
       await deps.state.countRun(name, next.verdict.passed);
       log.info({ passed: next.verdict.passed, failing: next.verdict.failing, change: change ?? 'none' }, 'scheduled health gate finished');

@@ -16,13 +16,17 @@ export const status: CommandHandler<'status'> = async (_command, slack, deps) =>
     return { reply: statusSummaryText(summaries, links) };
   }
   const byCluster = await Promise.all(
-    here.map(async (c) => ({
-      cluster: c,
-      holder: await deps.lock.holder(c.name),
-      ops: await deps.store.listForCluster(c.name, 10),
+    here.map(async (c) => {
       // An unreadable signal leaves the line out rather than failing the status.
-      gate: deps.signals === undefined ? undefined : { last: (await deps.signals.read(c.name).catch(() => ({ gate: undefined }))).gate },
-    })),
+      const kept =
+        deps.signals === undefined ? undefined : await deps.signals.read(c.name).catch(() => ({ gate: undefined, declared: undefined }));
+      return {
+        cluster: c,
+        holder: await deps.lock.holder(c.name),
+        ops: await deps.store.listForCluster(c.name, 10),
+        gate: kept === undefined ? undefined : { last: kept.gate, declared: kept.declared },
+      };
+    }),
   );
   const linked = await Promise.all(
     byCluster.map(async ({ holder, ops }) => {

@@ -2,6 +2,7 @@ import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import { DEFAULT_OUTPUT_NAMES, terraformOutputs, type OutputRole } from '../../src/cluster/terraform-outputs.ts';
 import type { DoctorDeps } from './doctor.ts';
+import { declaredInState, KIND_WORDS, RUNBOOK_NAMES, sourceWords, VERSION_KINDS } from '../../src/tofu/declared-versions.ts';
 
 /** The outputs the bot cannot work without; the Longhorn installer only serves clusters with that node class. */
 const REQUIRED_ROLES: readonly OutputRole[] = ['talosconfig', 'kubeconfig', 'schematicId'];
@@ -42,6 +43,36 @@ export async function outputsCheck(
       fix: `declare ${missing.length === 1 ? 'it' : 'them'} and run \`tofu apply\`, or set \`terraformOutputs\` in the inventory to ${renamed} in this configuration (defaults: ${Object.values(DEFAULT_OUTPUT_NAMES).join(', ')})`,
     },
   ];
+}
+
+/**
+ * The declared Talos and Kubernetes versions, from the outputs the inventory names (default the runbook's):
+ * each one read arms "apply only after every node runs the declared version", the refusal of a plan below
+ * what runs, and the gate's drift check. One the bot cannot read turns them off, and the doctor says so.
+ */
+export async function declaredVersionsCheck(
+  deps: Pick<DoctorDeps, 'tofu' | 'scrubber'>,
+  cluster: ClusterConfig,
+  signal: AbortSignal,
+): Promise<DoctorFinding[]> {
+  const declared = await declaredInState(terraformOutputs(deps, cluster), signal);
+  return VERSION_KINDS.map((kind): DoctorFinding => {
+    const d = declared[kind];
+    const base = { check: 'Declared versions', cluster: cluster.name };
+    const what = KIND_WORDS[kind];
+    if ('version' in d)
+      return {
+        ...base,
+        status: 'ok',
+        found: `Terraform declares ${what} ${d.version} (${sourceWords(d.source)}): plans below what runs are refused, and the gate reports drift`,
+      };
+    return {
+      ...base,
+      status: 'warn',
+      found: `the rule "apply only after every node runs the declared ${what} version" is off, and ${what} drift is not reported: ${d.off}`,
+      fix: `declare \`output "${RUNBOOK_NAMES[kind]}" { value = var.${RUNBOOK_NAMES[kind]} }\` and run \`tofu apply\`, or set \`declaredVersions.${kind}\` in the inventory to the output that carries it`,
+    };
+  });
 }
 
 /** The Talos versions the cluster's nodes report through Kubernetes (`Talos (v1.13.9)`), every one of them. */

@@ -10,7 +10,7 @@ import type { TalosctlBinaries } from '../../src/talos/talosctl-binary.ts';
 import type { TalosctlDownloader } from '../../src/talos/talosctl-download.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import { membershipChecks, scopesCheck } from './slack-checks.ts';
-import { outputsCheck, talosctlCheck } from './cluster-checks.ts';
+import { declaredVersionsCheck, outputsCheck, talosctlCheck } from './cluster-checks.ts';
 import { redisCheck, snapshotDirCheck } from './host-checks.ts';
 import { placementCheck, placementUnknownFinding } from './placement-check.ts';
 import { windowCheck } from './window-check.ts';
@@ -95,6 +95,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorFinding[]> {
     { check: 'Slack scopes', run: () => scopesCheck(deps, self) },
     { check: 'Channel membership', run: () => membershipChecks(deps, self) },
     ...perCluster(clusters, 'Terraform outputs', (c, signal) => outputsCheck(deps, c, signal)),
+    ...perCluster(clusters, 'Declared versions', (c, signal) => declaredVersionsCheck(deps, c, signal)),
     ...perCluster(clusters, 'talosctl', (c, signal) => talosctlCheck(deps, c, signal)),
     { check: 'Redis', run: () => redisCheck(deps) },
     ...perCluster(clusters, 'Snapshot directory', (c) => snapshotDirCheck(c)),

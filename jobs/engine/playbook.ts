@@ -172,6 +172,11 @@ export interface Playbook<Data = unknown> {
     session: ClusterSession,
     signal?: AbortSignal,
   ): Promise<PreflightOutcome>;
+  /**
+   * Asked of the cluster at the click on Start (a Terraform change's Apply), before anything starts:
+   * what moved since the plan that the plan's rules now refuse. The reasons; none to go on.
+   */
+  startRecheck?(session: ClusterSession, op: Operation, signal: AbortSignal): Promise<string[]>;
   /** Whether a person approves `step` before it runs. */
   needsApproval(step: Step): boolean;
   /**

@@ -2,7 +2,9 @@ import { createAuthorizer } from '../../handlers/authorize.ts';
 import { createHomeRecords } from '../home/home-records.ts';
 import { createHomeTab, type HomeTab } from '../home/home-tab.ts';
 import { createLifecycle, type Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
-import { KIND_POLICY, presentationOf } from '../../jobs/playbooks/index.ts';
+import { KIND_POLICY, playbookOf, presentationOf } from '../../jobs/playbooks/index.ts';
+import { errorText } from '../chat/error-text.ts';
+import type { ClusterConfig } from '../config/inventory.ts';
 import { createAudit, type Audit } from '../../jobs/engine/audit.ts';
 import type { Operation } from '../ops/operation.ts';
 import { createRecordExporter } from '../ops/record-export.ts';
@@ -42,7 +44,7 @@ function createDrain(): Drain {
 export function buildOperationsCore(
   infra: Infrastructure,
   records: OperationRecords,
-  adapters: Pick<Adapters, 'chat' | 'slackClient'>,
+  adapters: Pick<Adapters, 'chat' | 'slackClient' | 'access'>,
 ): OperationsCore {
   const { config, inventory, redis, scrubber, logger, clock } = infra;
   const { store, lock, events } = records;
@@ -86,6 +88,17 @@ export function buildOperationsCore(
     planTtlMs: config.timeouts.planTtlMs,
     onCancelled,
     policy: KIND_POLICY,
+    startRecheck: async (op: Operation, cluster: ClusterConfig) => {
+      const playbook = playbookOf(op.kind);
+      if (playbook?.startRecheck === undefined) return [];
+      // Bounded like a gate's probe: the click is acked already, and its answer waits for this.
+      const signal = AbortSignal.timeout(config.timeouts.probeMs * 2);
+      try {
+        return await adapters.access.withSession(cluster, signal, (session) => playbook.startRecheck!(session, op, signal));
+      } catch (error) {
+        return [`the bot could not ask the cluster again (${errorText(error)}), so it does not start what it cannot check; try again`];
+      }
+    },
     redisLost: () => infra.epoch.lostReason(),
   });
   return { audit, home, drain: createDrain(), lifecycle };

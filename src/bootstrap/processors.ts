@@ -85,7 +85,10 @@ export function buildProcessors(parts: ProcessorParts): Processors {
   const onReport = (report: GateReport): void => {
     metrics.healthGates.inc({ talos_cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
     for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
-    keepSignal(records.signals.gateFinished(report.cluster, gateVerdictName(report), clock.now(), report.versions?.talos), report.cluster);
+    keepSignal(
+      records.signals.gateFinished(report.cluster, gateVerdictName(report), clock.now(), report.versions?.talos, report.declared),
+      report.cluster,
+    );
     core.home.gateFinished(report);
   };
   const onGateError = (cluster: string): void => {

@@ -52,6 +52,28 @@ export function scheduledGateChangeMessage(
  * An operation holds the cluster: the scheduled gate stops judging it until the operation ends, and
  * says so once. The verdict from before the operation is the one the next judgement compares with.
  */
+/**
+ * The scheduled gate's word on drift from what Terraform declares, when it appears, changes or clears:
+ * it is a warning (nothing fails), but every plan is refused until Terraform declares what runs.
+ */
+export function scheduledDriftMessage(
+  cluster: string,
+  change: { appeared: string[] } | { cleared: string[] },
+  fixes: readonly string[],
+): ChatMessage {
+  const text =
+    'appeared' in change
+      ? `⚠️ ${cluster} drifts from what Terraform declares: ${change.appeared.join('; ')}. Nothing fails, but every plan is refused until Terraform declares what runs. To clear it, ${fixes.join('; and ')}.`
+      : `✅ ${cluster} runs what Terraform declares again (it drifted: ${change.cleared.join('; ')}).`;
+  return {
+    text,
+    blocks: [
+      section(escapeMrkdwn(text)),
+      context('From the scheduled health gate, check `declared-versions`. `/talos status` shows it too.'),
+    ],
+  };
+}
+
 export function scheduledGateHeldMessage(
   cluster: string,
   opId: string,

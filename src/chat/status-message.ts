@@ -1,4 +1,5 @@
 import type { LastGate } from '../ops/cluster-signals.ts';
+import type { DeclaredState } from '../health/rules/declared-versions.ts';
 import type { ClusterSummary } from '../ops/cluster-summary.ts';
 import type { Operation } from '../ops/operation.ts';
 import { ACTIVE } from '../ops/state-machine.ts';
@@ -131,7 +132,7 @@ export function statusMessage(
     cluster: { name: string; approvers: readonly string[] };
     holder: string | undefined;
     ops: Operation[];
-    gate?: { last?: LastGate };
+    gate?: { last?: LastGate; declared?: DeclaredState };
   }[],
   presentations: PresentationLookup,
   links: OperationLinks = NO_LINKS,
@@ -144,7 +145,7 @@ export function statusMessage(
           ? ''
           : '; no operation holds it'
         : ` · locked by ${operationRef(holder, links.get(holder))}`;
-    return `*${cluster.name}* — ${words}${lock}${gate === undefined ? '' : gateWords(gate.last)}`;
+    return `*${cluster.name}* — ${words}${lock}${gate === undefined ? '' : gateWords(gate.last) + declaredWords(gate.declared)}`;
   });
   const blocks: Block[] = [section(headlines.join('\n'))];
   const lines: string[] = [];
@@ -180,6 +181,18 @@ export function gateWords(gate: LastGate | undefined): string {
   const at = new Date(gate.at * 1000);
   const held = gate.since < gate.at ? `, ${HELD_WORDS[gate.verdict]} since ${formatTime(new Date(gate.since * 1000))}` : '';
   return `\nLast \`/talos health\`: ${VERDICT_WORDS[gate.verdict]} ${formatTime(at)}${held}`;
+}
+
+/**
+ * What runs against what Terraform declares, as the last gate found it: drift is said with the exact
+ * Terraform change that clears it; a version the bot cannot read says the rule is off.
+ */
+export function declaredWords(declared: DeclaredState | undefined): string {
+  if (declared === undefined) return '';
+  if (declared.state === 'match') return '\nDeclared in Terraform: ✅ every node runs the declared Talos and Kubernetes versions';
+  if (declared.state === 'drift')
+    return `\nDeclared in Terraform: ⚠️ *drift*: ${declared.lines.join('; ')}. To clear it, ${declared.fixes.join('; and ')}`;
+  return `\nDeclared in Terraform: ⚠️ not compared: ${declared.lines.join('; ')}`;
 }
 
 function entryButtons(op: Operation, cluster: string, link: string | undefined): ButtonSpec[] {

@@ -15,6 +15,8 @@ export const DEFAULT_OUTPUT_NAMES = {
   longhornInstaller: 'talos_longhorn_installer_image',
   /** The declared Talos version (`talos_version`): what a machine Terraform creates must run. */
   talosVersion: 'talos_version',
+  /** The declared Kubernetes version (`talos_kubernetes_version`). */
+  kubernetesVersion: 'talos_kubernetes_version',
 } as const;
 
 export type OutputRole = keyof typeof DEFAULT_OUTPUT_NAMES;
@@ -30,6 +32,21 @@ export interface TerraformOutputs {
   optional(role: OutputRole, signal?: AbortSignal): Promise<string | undefined>;
   /** The output's value; throws naming the output, and the inventory key that renames it, when the state has none. */
   required(role: OutputRole, signal?: AbortSignal): Promise<string>;
+}
+
+/** The inventory key that renames a role's output. */
+function inventoryKey(role: OutputRole): string {
+  if (role === 'talosVersion') return 'declaredVersions.talos';
+  if (role === 'kubernetesVersion') return 'declaredVersions.kubernetes';
+  return `terraformOutputs.${role}`;
+}
+
+/** The inventory's `declaredVersions` as output roles. */
+function declaredOutputNames(declared: { talos?: string; kubernetes?: string } | undefined): OutputNames {
+  return {
+    ...(declared?.talos === undefined ? {} : { talosVersion: declared.talos }),
+    ...(declared?.kubernetes === undefined ? {} : { kubernetesVersion: declared.kubernetes }),
+  };
 }
 
 /** `tofu output -json`: each output's value, its type and whether Terraform marks it sensitive. */
@@ -51,9 +68,9 @@ export interface TerraformOutputsDeps {
  */
 export function terraformOutputs(
   deps: TerraformOutputsDeps,
-  cluster: TerraformLocation & { terraformOutputs?: OutputNames },
+  cluster: TerraformLocation & { terraformOutputs?: OutputNames; declaredVersions?: { talos?: string; kubernetes?: string } },
 ): TerraformOutputs {
-  const names = { ...DEFAULT_OUTPUT_NAMES, ...cluster.terraformOutputs };
+  const names = { ...DEFAULT_OUTPUT_NAMES, ...cluster.terraformOutputs, ...declaredOutputNames(cluster.declaredVersions) };
   const credentialNames = new Set(CREDENTIAL_ROLES.map((role) => names[role]));
   let read: Promise<Map<string, string>> | undefined;
   const all = (signal?: AbortSignal): Promise<Map<string, string>> => {
@@ -85,7 +102,7 @@ export function terraformOutputs(
       const value = (await all(signal)).get(names[role]);
       if (value !== undefined) return value;
       throw new Error(
-        `Terraform in ${terraformWorkDir(cluster)} has no output "${names[role]}" (the ${role} the bot reads): declare it and run tofu apply, or set terraformOutputs.${role} in the inventory to the name this configuration uses`,
+        `Terraform in ${terraformWorkDir(cluster)} has no output "${names[role]}" (the ${role} the bot reads): declare it and run tofu apply, or set ${inventoryKey(role)} in the inventory to the name this configuration uses`,
       );
     },
   };

@@ -41,8 +41,24 @@ const TerraformOutputNames = z.strictObject({
   kubeconfig: OutputName.optional(),
   schematicId: OutputName.optional(),
   longhornInstaller: OutputName.optional(),
+  /** The declared Talos version's output; `declaredVersions.talos` names it too (set one of the two). */
   talosVersion: OutputName.optional(),
 });
+
+/**
+ * The Terraform outputs that carry the declared versions, when the configuration names them otherwise
+ * than the runbook's `talos_version` and `talos_kubernetes_version`. Without it, a plan's declared
+ * versions are read from its variables of those names (or its outputs of those names), and the state's
+ * from the outputs of those names.
+ */
+const DeclaredVersions = z
+  .strictObject({
+    talos: OutputName.optional(),
+    kubernetes: OutputName.optional(),
+  })
+  .describe(
+    'The Terraform outputs that carry the declared Talos and Kubernetes versions, e.g. `{talos: talos_version, kubernetes: talos_kubernetes_version}`. Set them when your configuration names them otherwise; a plan is then read by these outputs instead of its `talos_version` and `talos_kubernetes_version` variables.',
+  );
 
 /** A git ref as `git fetch` takes it: a branch, a tag or a full commit; never an option, a range or a revision expression. */
 const GitRef = z
@@ -124,6 +140,7 @@ const ClusterSchema = z
     /** Allow production operations outside the declared windows. */
     allowOutsideWindows: z.boolean().default(false),
     terraformOutputs: TerraformOutputNames.optional(),
+    declaredVersions: DeclaredVersions.optional(),
     /** The health gate and etcd snapshots on a cron schedule (see schedules.ts). */
     schedules: ClusterSchedules.optional(),
     /** The name of each node, by address (`10.0.30.12: talos-prd-cp-2`), so commands take the name as well as the address. */
@@ -151,6 +168,14 @@ const ClusterSchema = z
       }
       seen.add(address);
     }
+    const legacy = ctx.value.terraformOutputs?.talosVersion;
+    if (legacy !== undefined && ctx.value.declaredVersions?.talos !== undefined)
+      ctx.issues.push({
+        code: 'custom',
+        input: legacy,
+        path: ['terraformOutputs', 'talosVersion'],
+        message: `both terraformOutputs.talosVersion and declaredVersions.talos name the declared Talos version's output: keep declaredVersions.talos (${ctx.value.declaredVersions.talos}) and remove terraformOutputs.talosVersion`,
+      });
     ctx.value.maintenanceWindows.forEach((window, i) => {
       const problem = windowProblem(window);
       if (problem !== undefined) ctx.issues.push({ code: 'custom', input: window, path: ['maintenanceWindows', i], message: problem });

@@ -19,6 +19,9 @@ import { evaluateFlux } from './rules/flux.ts';
 import { checkCilium, checkDisruptionBudgets } from './cluster-checks.ts';
 import { gateVerdict } from './rules/verdict.ts';
 import { probeFailed } from './rules/probe-failure.ts';
+import { DECLARED_CHECK, evaluateDeclaredVersions, type DeclaredState } from './rules/declared-versions.ts';
+import type { DeclaredVersions } from '../tofu/declared-versions.ts';
+import type { RunningVersions } from './rules/declared-judgement.ts';
 
 export interface GateReport {
   cluster: string;
@@ -35,6 +38,8 @@ export interface GateReport {
   versions?: SeenVersions;
   /** Judged against a baseline: what is unwell now and already was before the operation (see `baseline.ts`). */
   alreadyFailing?: string[];
+  /** What runs against what Terraform declares, when the gate read the declared versions. */
+  declared?: DeclaredState;
 }
 
 export interface SeenVersions {
@@ -69,6 +74,11 @@ export interface GateDeps {
    * talosctl gives up first and its last error is reported. Default: just under `probeTimeoutMs`.
    */
   healthWaitMs?: number;
+  /**
+   * The versions Terraform declares (its outputs, read once per job): with it, the gate also checks
+   * them against what every node runs (`declared-versions`, a warning on drift).
+   */
+  declared?: (signal: AbortSignal) => Promise<DeclaredVersions>;
 }
 
 /** A command that failed outright (no output at all) is a probe error, reported with its own last words. */
@@ -87,7 +97,7 @@ interface Probe {
 }
 
 /** The runbook's list, each entry one probe; they share nothing, so they run at once. They note the versions they read in `seen`. */
-function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Probe[] {
+function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions, byNode: RunningVersions): Probe[] {
   const { talosctl, kube } = deps;
   const controlPlanes = cluster.controlPlanes;
   const nodes = allNodes(cluster);
@@ -105,6 +115,10 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
         if (parseNodeErrors(result.stderr).length === 0) failedOutright(result);
         const report = parseTalosVersion(result.stdout);
         seen.talos = distinct(report.servers.map((s) => s.tag));
+        for (const server of report.servers) {
+          const node = server.node ?? (nodes.length === 1 ? nodes[0] : undefined);
+          if (node !== undefined) byNode.talos.set(node, server.tag);
+        }
         return evaluateTalosVersions(report, nodes, parseNodeErrors(result.stderr));
       },
     },
@@ -165,6 +179,14 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
       async run(signal) {
         const listed = await kube.listNodes(signal);
         seen.kubernetes = distinct(listed.map((n) => n.status?.nodeInfo?.kubeletVersion ?? ''));
+        byNode.kubernetes.clear();
+        for (const n of listed) {
+          const version = n.status?.nodeInfo?.kubeletVersion;
+          byNode.kubernetes.set(
+            n.metadata?.name ?? '?',
+            version === undefined || version === '' ? { unknown: 'no kubeletVersion' } : version,
+          );
+        }
         return evaluateNodes(listed, nodes);
       },
     },
@@ -217,8 +239,32 @@ export async function runHealthGate(cluster: ClusterConfig, deps: GateDeps): Pro
   const startedAt = new Date().toISOString();
   const started = performance.now();
   const seen: SeenVersions = { talos: [], kubernetes: [] };
-  const chosen = probes(cluster, deps, seen).filter((p) => deps.only === undefined || deps.only.includes(p.id));
+  const byNode: RunningVersions = {
+    talos: new Map(),
+    // Until the nodes check lists the Nodes, nothing is known of the kubelets.
+    kubernetes: new Map([['Kubernetes API', { unknown: 'the Nodes were not listed' }]]),
+  };
+  const chosen = probes(cluster, deps, seen, byNode).filter((p) => deps.only === undefined || deps.only.includes(p.id));
   const checks = await Promise.all(chosen.map((p) => runProbe(p, deps)));
+  let declared: DeclaredState | undefined;
+  const readDeclared = deps.declared;
+  if (readDeclared !== undefined && deps.only === undefined) {
+    // After the others: it compares what they read with what Terraform declares.
+    const probe: Probe = {
+      id: DECLARED_CHECK,
+      title: 'Versions declared in Terraform',
+      async run(signal) {
+        const running: RunningVersions = {
+          talos: new Map(allNodes(cluster).map((node) => [node, byNode.talos.get(node) ?? { unknown: 'no answer to talosctl version' }])),
+          kubernetes: byNode.kubernetes,
+        };
+        const judged = evaluateDeclaredVersions(await readDeclared(signal), running);
+        declared = judged.state;
+        return judged.check;
+      },
+    };
+    checks.push(await runProbe(probe, deps));
+  }
   const verdict = gateVerdict(checks);
   return {
     cluster: cluster.name,
@@ -229,6 +275,7 @@ export async function runHealthGate(cluster: ClusterConfig, deps: GateDeps): Pro
     durationMs: performance.now() - started,
     slowestProbeMs: Math.max(...checks.map((c) => c.durationMs ?? 0)),
     versions: seen,
+    ...(declared === undefined ? {} : { declared }),
   };
 }
 

@@ -10,6 +10,10 @@ export const GateRecord = z.object({
   stopReasons: z.array(z.string()),
   talos: z.array(z.string()),
   kubernetes: z.array(z.string()),
+  /** What runs against what Terraform declares (`DeclaredState`), when the gate compared them. */
+  declared: z
+    .object({ state: z.enum(['match', 'drift', 'off', 'unknown']), lines: z.array(z.string()), fixes: z.array(z.string()) })
+    .optional(),
 });
 export type GateRecord = z.infer<typeof GateRecord>;
 

@@ -175,7 +175,16 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
       ...(kubernetes === undefined ? {} : { kubernetes }),
       ...(holderOp === undefined ? {} : { lock: await lockOf(holderOp) }),
       approvals: await approvalsOf(ops, now),
-      ...(gate === undefined ? {} : { lastGate: { passed: gate.passed, at: gate.at, stopReasons: gate.stopReasons } }),
+      ...(gate === undefined
+        ? {}
+        : {
+            lastGate: {
+              passed: gate.passed,
+              at: gate.at,
+              stopReasons: gate.stopReasons,
+              ...(gate.declared === undefined ? {} : { declared: gate.declared }),
+            },
+          }),
     };
   };
 
@@ -298,6 +307,7 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
           stopReasons: report.stopReasons,
           talos: report.versions?.talos ?? [],
           kubernetes: report.versions?.kubernetes ?? [],
+          ...(report.declared === undefined ? {} : { declared: report.declared }),
         })
         .then(refresh, (error: unknown) =>
           deps.logger.warn({ cluster: report.cluster, err: (error as Error).message }, 'health gate not recorded for the home tab'),

@@ -5,6 +5,7 @@ import { actions, context, escapeMrkdwn, formatTime, header, mentionUser, sectio
 import { HOME_ACTION } from '../chat/buttons.ts';
 import type { Block } from '../port/chat-port.ts';
 import type { HomeView } from '../port/home-publisher.ts';
+import type { DeclaredState } from '../health/rules/declared-versions.ts';
 
 export type { HomePublisher, HomeView } from '../port/home-publisher.ts';
 
@@ -53,6 +54,8 @@ export interface HomeGate {
   /** ISO time the gate started. */
   at: string;
   stopReasons: string[];
+  /** What runs against what Terraform declares, when the gate compared them. */
+  declared?: DeclaredState;
 }
 
 /** What the Home shows of one cluster; everything comes from what the bot recorded, nothing is asked of the cluster. */
@@ -116,6 +119,23 @@ function gateField(gate: HomeGate | undefined): [string, string] {
   return ['Last health gate', `❌ failed ${formatTime(gate.at)}${reasons}`];
 }
 
+/** Drift from what Terraform declares, with the change that clears it; nothing when the last gate did not compare. */
+function declaredField(gate: HomeGate | undefined): [string, string][] {
+  const declared = gate?.declared;
+  if (declared === undefined) return [];
+  const label = 'Declared in Terraform';
+  if (declared.state === 'match') return [[label, '✅ every node runs the declared versions']];
+  if (declared.state === 'drift')
+    return [
+      [
+        label,
+        `⚠️ *drift*: ${escapeMrkdwn(declared.lines.join('; '))}
+To clear it, ${escapeMrkdwn(declared.fixes.join('; and '))}`,
+      ],
+    ];
+  return [[label, `⚠️ not compared: ${escapeMrkdwn(declared.lines.join('; '))}`]];
+}
+
 function fieldsBlock(pairs: [string, string][]): Block {
   return { type: 'section', fields: pairs.map(([k, v]) => ({ type: 'mrkdwn', text: truncate(`*${k}*\n${v}`, FIELD_LIMIT) })) };
 }
@@ -165,6 +185,7 @@ function clusterBlocks(cluster: HomeEntry): Block[] {
       versionsField('Kubernetes', cluster.kubernetes),
       lockField(cluster.lock),
       gateField(cluster.lastGate),
+      ...declaredField(cluster.lastGate),
     ]),
   ];
   if (cluster.approvals.length > 0) {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ClusterConfig } from '../config/inventory.ts';
 import type { GateReport } from '../health/health-gate.ts';
+import type { DeclaredState } from '../health/rules/declared-versions.ts';
 import type { ClusterSignal } from '../metrics/metrics.ts';
 import { longestCronGapSeconds } from '../rules/schedule-interval.ts';
 import { lastVerifiedSnapshot } from './snapshot-signal.ts';
@@ -27,6 +28,8 @@ export interface ClusterSignalsRead {
   gate?: LastGate;
   /** The distinct Talos versions the last gate that read them found on the nodes. */
   talosVersions?: string[];
+  /** What the last gate that compared them found of the versions Terraform declares against what runs. */
+  declared?: DeclaredState;
 }
 
 /**
@@ -35,7 +38,13 @@ export interface ClusterSignalsRead {
  * ends. Bounded by the cluster names the inventory ever had; the metrics read only today's.
  */
 export interface ClusterSignals {
-  gateFinished(cluster: string, verdict: GateVerdictName, at: Date, talosVersions?: readonly string[]): Promise<void>;
+  gateFinished(
+    cluster: string,
+    verdict: GateVerdictName,
+    at: Date,
+    talosVersions?: readonly string[],
+    declared?: DeclaredState,
+  ): Promise<void>;
   read(cluster: string): Promise<ClusterSignalsRead>;
 }
 
@@ -48,16 +57,19 @@ local since = redis.call('HGET', KEYS[1], 'gateSince')
 if verdict ~= ARGV[1] or not since then since = ARGV[2] end
 redis.call('HSET', KEYS[1], 'gateVerdict', ARGV[1], 'gateAt', ARGV[2], 'gateSince', since)
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'talosVersions', ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'declared', ARGV[4]) end
 return 1`;
 
 const VERDICTS = new Set<string>(['passed', 'warning', 'failed']);
 
 export function createClusterSignals(redis: Redis): ClusterSignals {
   return {
-    async gateFinished(cluster, verdict, at, talosVersions) {
+    async gateFinished(cluster, verdict, at, talosVersions, declared) {
       // A gate that read no version (its probe got no answer) leaves the last versions read standing.
       const versions = talosVersions !== undefined && talosVersions.length > 0 ? JSON.stringify([...new Set(talosVersions)].sort()) : '';
-      await redis.eval(GATE_FINISHED, 1, key(cluster), verdict, String(at.getTime() / 1000), versions);
+      // A gate that compared no declared versions (it could not run) leaves the last comparison standing.
+      const compared = declared === undefined ? '' : JSON.stringify(declared);
+      await redis.eval(GATE_FINISHED, 1, key(cluster), verdict, String(at.getTime() / 1000), versions, compared);
     },
     async read(cluster) {
       const fields = await redis.hgetall(key(cluster));
@@ -74,7 +86,15 @@ export function createClusterSignals(redis: Redis): ClusterSignals {
       } catch {
         // An unreadable value shows as no versions, never as a failed scrape.
       }
-      return { ...(gate ? { gate } : {}), ...(talosVersions ? { talosVersions } : {}) };
+      let declared: DeclaredState | undefined;
+      try {
+        const parsed = fields.declared === undefined ? undefined : (JSON.parse(fields.declared) as Partial<DeclaredState>);
+        if (parsed !== undefined && typeof parsed.state === 'string' && Array.isArray(parsed.lines) && Array.isArray(parsed.fixes))
+          declared = parsed as DeclaredState;
+      } catch {
+        // As above: unreadable is unknown.
+      }
+      return { ...(gate ? { gate } : {}), ...(talosVersions ? { talosVersions } : {}), ...(declared ? { declared } : {}) };
     },
   };
 }

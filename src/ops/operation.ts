@@ -134,6 +134,16 @@ export const PlanChange = z.object({ address: z.string(), action: z.string() });
  * and stays on disk in a private directory; Redis keeps only its hash, to prove at apply time
  * that the file is the one reviewed.
  */
+/** One declared version as `src/tofu/declared-versions.ts` reads it. */
+const DeclaredVersionSchema = z.union([
+  z.object({
+    version: z.string(),
+    // The output first: an object schema strips the keys it does not know, so `{variable}` alone would drop `output`.
+    source: z.union([z.object({ output: z.string(), variable: z.string().optional() }), z.object({ variable: z.string() })]),
+  }),
+  z.object({ off: z.string() }),
+]);
+
 export const TerraformPlan = z.object({
   /** The git commit of the Terraform directory the plan was made from. */
   commit: z.string().optional(),
@@ -150,6 +160,10 @@ export const TerraformPlan = z.object({
   adds: z.array(z.string()).default([]),
   /** `talos_version` as the plan moves it, from `output_changes`. */
   talosVersion: z.object({ from: z.string().optional(), to: z.string() }).optional(),
+  /** The Talos and Kubernetes versions the plan declares (or why each could not be read): the Apply checks them against what runs again. */
+  declared: z.object({ talos: DeclaredVersionSchema, kubernetes: DeclaredVersionSchema }).optional(),
+  /** Per kind, whether the plan changes the version the state declared when it was planned. */
+  declaredMoves: z.object({ talos: z.boolean().optional(), kubernetes: z.boolean().optional() }).optional(),
 });
 export type TerraformPlan = z.infer<typeof TerraformPlan>;
 

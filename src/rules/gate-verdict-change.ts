@@ -5,6 +5,8 @@ export interface GateVerdict {
   passed: boolean;
   /** Ids of the failed checks, sorted; `gate-error` when the gate could not run at all. */
   failing: string[];
+  /** Each way what runs differs from what Terraform declares; empty when it matches. Absent when not compared. */
+  drift?: string[];
 }
 
 /** The check id a gate that could not run (credentials, talosctl) counts as failing. */
@@ -12,7 +14,22 @@ export const GATE_ERROR = 'gate-error';
 
 export function verdictOf(report: GateReport): GateVerdict {
   const failing = report.checks.filter((c) => c.status === 'failed').map((c) => c.id);
-  return { passed: report.passed, failing: [...new Set(failing)].sort() };
+  const drift = report.declared === undefined ? undefined : report.declared.state === 'drift' ? report.declared.lines : [];
+  return { passed: report.passed, failing: [...new Set(failing)].sort(), ...(drift === undefined ? {} : { drift }) };
+}
+
+/**
+ * How drift moved between two scheduled gates, or undefined when it did not: it appeared (or became
+ * another), or it cleared. A gate that did not compare (it could not run) moves nothing.
+ */
+export function driftChange(
+  previous: GateVerdict | undefined,
+  next: GateVerdict,
+): { appeared: string[] } | { cleared: string[] } | undefined {
+  if (next.drift === undefined) return undefined;
+  const before = previous?.drift ?? [];
+  if (before.join('\n') === next.drift.join('\n')) return undefined;
+  return next.drift.length > 0 ? { appeared: next.drift } : { cleared: before };
 }
 
 /** A gate that could not run is a failure of its own kind, the same on every run, whatever the error text. */

@@ -1,6 +1,9 @@
 import type { PlanOutcome } from '../tofu/run-plan.ts';
 import { vmKeys } from '../tofu/parse-plan.ts';
 import type { WorkingTree } from '../tofu/working-tree.ts';
+import { KIND_WORDS, type VersionKind } from '../tofu/declared-versions.ts';
+import { declaredMoves, declaredPlanRules } from './declared-versions.ts';
+import type { VersionJudgement } from '../health/rules/declared-judgement.ts';
 
 /** The plan that changes nothing: good news, and nothing to apply (so it is not offered for Apply). */
 export const NO_CHANGES = 'No changes: Terraform matches the cluster, so there is nothing to apply';
@@ -12,10 +15,12 @@ export interface ChangeFacts {
   tree: WorkingTree;
   /** Completed `/talos remove` operations of this cluster: the node's hostname and the operation. */
   removals: { op: string; nodeName: string }[];
-  /** The Talos version each node runs now (address → version, or why it is unknown). */
-  runningTalos: Map<string, string | { unknown: string }>;
-  /** The completed Talos upgrade of this cluster to the version the plan declares, if the plan moves it. */
-  upgrade?: { op: string; version: string };
+  /** How each version the plan declares (Talos, Kubernetes) compares with what every node runs. */
+  declared: VersionJudgement[];
+  /** The versions the state declares before the plan, where the bot could read them. */
+  stateDeclared?: Partial<Record<VersionKind, string>>;
+  /** The completed upgrade of this cluster to the version the plan declares, per kind. */
+  upgrades?: Partial<Record<VersionKind, { op: string; version: string }>>;
   /** Only when the plan adds a node: whether the cluster settled after the last join (no learner, one leader). */
   etcdSettled?: { ok: boolean; evidence: string[] };
 }
@@ -73,7 +78,7 @@ export function planRefusals(outcome: ChangeFacts['outcome'], tree: ChangeFacts[
  * The runbook's "Change machine configuration" as rules over one plan: a formatted and valid
  * configuration, a committed tree (a reviewed change is a commit), something to apply, no
  * replacement of the cluster secrets or of a VM, a destroyed VM only after its node was removed,
- * `talos_version` moved only once every node runs it, and no new node while etcd still settles.
+ * the declared Talos and Kubernetes versions equal to what every node runs, and no new node while etcd still settles.
  */
 export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
   const { outcome, tree } = facts;
@@ -94,21 +99,21 @@ export function judgeTerraformChange(facts: ChangeFacts): ChangeJudgement {
     else notes.push(`Destroying the VM of ${hostname} is the expected follow-up of its removal ${removal.op}.`);
   }
 
-  if (review.talosVersion !== undefined) {
-    const declared = review.talosVersion.to;
-    const behind = [...facts.runningTalos].flatMap(([node, running]) =>
-      typeof running === 'string' ? (running === declared ? [] : [`${node} runs ${running}`]) : [`${node}: ${running.unknown}`],
+  const planned = Object.fromEntries(facts.declared.flatMap((j) => ('declared' in j ? [[j.kind, j.declared]] : [])));
+  const versions = declaredPlanRules(facts.declared, declaredMoves(planned, facts.stateDeclared ?? {}));
+  refusals.push(...versions.refusals);
+  notes.push(...versions.notes);
+  for (const j of facts.declared) {
+    if (j.state !== 'match') continue;
+    const before = facts.stateDeclared?.[j.kind];
+    if (before === undefined || before === j.declared) continue;
+    const upgrade = facts.upgrades?.[j.kind];
+    const what = KIND_WORDS[j.kind];
+    notes.push(
+      upgrade !== undefined && upgrade.version === j.declared
+        ? `This is the Terraform follow-up of the ${what} upgrade ${upgrade.op}: the declared ${what} version moves from ${before} to ${j.declared}, which every node already runs.`
+        : `The declared ${what} version moves from ${before} to ${j.declared}, which every node already runs.`,
     );
-    if (behind.length > 0) {
-      refusals.push(
-        `the plan declares talos_version ${declared}: apply only after every node already runs the declared Talos version (${behind.join('; ')}); ` +
-          `\`/talos upgrade talos ${declared}\` upgrades the rest, and continues an upgrade to it that stopped half-way`,
-      );
-    } else if (facts.upgrade !== undefined) {
-      notes.push(
-        `This is the Terraform follow-up of the Talos upgrade ${facts.upgrade.op}: talos_version moves from ${review.talosVersion.from ?? '?'} to ${declared}, which every node already runs.`,
-      );
-    } else notes.push(`talos_version moves to ${declared}, which every node already runs.`);
   }
 
   const adds = vmKeys(review, 'create');

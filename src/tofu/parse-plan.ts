@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { OpsError } from '../errors.ts';
+import { declaredInPlan, type DeclaredNames, type DeclaredVersions } from './declared-versions.ts';
 
 /**
  * One entry of `resource_changes` in `tofu show -json <plan>` (OpenTofu's JSON output format).
@@ -26,8 +27,12 @@ const OutputChange = z.looseObject({
   after_sensitive: z.unknown().optional(),
 });
 
+/** One entry of `variables`: jsonplan `Variable` (opentofu internal/command/jsonplan/plan.go, v1.12.6), the value as cty JSON. */
+const PlanVariable = z.looseObject({ value: z.unknown().optional() });
+
 export const PlanJson = z.looseObject({
   format_version: z.string(),
+  variables: z.record(z.string(), PlanVariable).optional(),
   resource_changes: z.array(ResourceChange).optional(),
   output_changes: z.record(z.string(), OutputChange).optional(),
 });
@@ -77,6 +82,8 @@ export interface PlanReview {
   counts: Record<Exclude<ChangeAction, 'no-op'>, number>;
   /** `talos_version` as the plan moves it (`output_changes`), when it does. */
   talosVersion?: { from?: string; to: string };
+  /** The Talos and Kubernetes versions the plan declares, or why each could not be read. */
+  declared: DeclaredVersions;
 }
 
 const SOURCE = 'tofu show -json';
@@ -187,7 +194,7 @@ function dangerOf(change: PlannedChange): PlanDanger | undefined {
 }
 
 /** The changes of a plan, what each does, and which of them the runbook forbids. */
-export function reviewPlan(plan: PlanJson): PlanReview {
+export function reviewPlan(plan: PlanJson, declaredNames: DeclaredNames = {}): PlanReview {
   const changes: PlannedChange[] = (plan.resource_changes ?? [])
     .map((rc) => {
       const change: PlannedChange = {
@@ -212,7 +219,7 @@ export function reviewPlan(plan: PlanJson): PlanReview {
   for (const change of changes) counts[change.action as keyof PlanReview['counts']] += 1;
   const dangers = changes.map(dangerOf).filter((d): d is PlanDanger => d !== undefined);
   const talosVersion = outputMove(plan, 'talos_version');
-  return { changes, dangers, counts, ...(talosVersion ? { talosVersion } : {}) };
+  return { changes, dangers, counts, declared: declaredInPlan(plan, declaredNames), ...(talosVersion ? { talosVersion } : {}) };
 }
 
 /** How a plan moves a string output that is not sensitive; undefined when it does not move it. */

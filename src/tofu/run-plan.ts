@@ -9,6 +9,7 @@ import { ExecError, type RunResult } from '../exec/process-runner.ts';
 import { sanitizeErrorText } from '../exec/sanitize-error-text.ts';
 import { tofuErrorLines } from './diagnostics.ts';
 import { reviewPlan, type PlanReview } from './parse-plan.ts';
+import type { DeclaredNames } from './declared-versions.ts';
 import { showPlanJson } from './show-plan.ts';
 
 export type FmtOutcome = { status: 'formatted' } | { status: 'unformatted'; files: string[] } | { status: 'error'; lines: string[] };
@@ -37,6 +38,8 @@ export interface PlanOptions {
    * stay there. Without it the plan is read-only and removed.
    */
   saveTo?: string;
+  /** The inventory's names of the outputs that carry the declared versions; the review reads them (default the runbook's variables). */
+  declaredNames?: DeclaredNames;
   /** Resource addresses tofu must replace (`-replace=<address>`), as a node replacement plans its VM. */
   replace?: readonly string[];
 }
@@ -129,7 +132,7 @@ export async function runPlan(tofu: Tofu, terraformDir: string, options: PlanOpt
     let review: PlanReview;
     try {
       // Its stdout holds sensitive values in plain text: read here, never kept, quoted or attached.
-      review = reviewPlan(await showPlanJson(tofu, terraformDir, planFile, signal));
+      review = reviewPlan(await showPlanJson(tofu, terraformDir, planFile, signal), options.declaredNames);
     } catch (error) {
       if (error instanceof ExecError && error.code === 'exec-cancelled') throw error;
       return { fmt, validate, plan: { status: 'error', lines: [errorText(error)] } };

@@ -233,6 +233,7 @@ export function showJson(plan: SimPlan): string {
   return JSON.stringify({
     format_version: '1.2',
     terraform_version: TOFU_VERSION,
+    // jsonplan `marshalPlanVariables` (plan.go, v1.12.6): each variable as `{"value": …}`, defaults included, sensitivity not marked.
     variables: Object.fromEntries(Object.entries(plan.variables).map(([name, value]) => [name, { value }])),
     planned_values: { outputs, root_module: {} },
     resource_changes: plan.changes.map((c) => ({

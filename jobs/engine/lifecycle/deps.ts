@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { ChatPort } from '../../../src/port/chat-port.ts';
-import type { Inventory } from '../../../src/config/inventory.ts';
+import type { ClusterConfig, Inventory } from '../../../src/config/inventory.ts';
 import { clusterForOperation } from '../../../src/config/inventory-holder.ts';
 import type { Audit } from '../audit.ts';
 import type { ClusterLock } from '../../../src/ops/cluster-lock.ts';
@@ -47,6 +47,11 @@ export interface LifecycleDeps {
   policy: LifecyclePolicy;
   /** For the short wait of a Start on a plan whose message is not stored yet. Default the system clock. */
   clock?: Clock;
+  /**
+   * What the cluster says against a Start now, asked of it at the click (a Terraform change's declared
+   * versions against what every node runs); the reasons it refuses, none to go on. Default: nothing to ask.
+   */
+  startRecheck?: (op: Operation, cluster: ClusterConfig) => Promise<string[]>;
   /** Why nothing may change once Redis lost the bot's data (see `src/ops/redis-epoch.ts`); undefined while it is whole. Default: never. */
   redisLost?: () => string | undefined;
 }
@@ -72,6 +77,8 @@ export type RefusalCode =
   | 'approval-expired'
   /** A cancel that would free the cluster while a node is down. */
   | 'not-cancellable'
+  /** The cluster, asked again at the click, no longer allows what was planned. */
+  | 'cluster-changed'
   /** Redis lost the bot's data: nothing changes until an operator re-seeds it. */
   | 'redis-lost';
 

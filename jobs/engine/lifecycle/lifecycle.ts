@@ -41,7 +41,12 @@ export interface Lifecycle {
 }
 
 export function createLifecycle(options: LifecycleDeps): Lifecycle {
-  const deps: MoveDeps = { ...options, clock: options.clock ?? systemClock, redisLost: options.redisLost ?? (() => undefined) };
+  const deps: MoveDeps = {
+    ...options,
+    clock: options.clock ?? systemClock,
+    redisLost: options.redisLost ?? (() => undefined),
+    startRecheck: options.startRecheck ?? (() => Promise.resolve([])),
+  };
   // Once Redis lost the bot's data, what it holds is no record to move: every move is refused, whatever the click.
   const whole =
     <A extends unknown[]>(move: (...args: A) => Promise<MoveResult>) =>

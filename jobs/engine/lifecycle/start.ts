@@ -80,6 +80,10 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   }
   const windowRefusal = outsideWindowRefusal(cluster, deps.now());
   if (windowRefusal !== undefined) return refused('window', `${windowRefusal} Nothing changed.`);
+  // The plan was judged against the cluster as it was then: what may have moved since is asked again before anything starts.
+  const changedSince = await deps.startRecheck(op, cluster);
+  if (changedSince.length > 0)
+    return refused('cluster-changed', `The cluster no longer allows \`${op.id}\` as planned: ${changedSince.join('; ')}. Nothing changed.`);
   const lock = await deps.lock.acquire(cluster.name, op.id);
   if (!lock.ok)
     return refused(

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { k8sUpgradeTexts } from './texts.ts';
+import { declaredFollowUp } from '../shared/declared-follow-up.ts';
+import { withV } from '../../../src/rules/versions.ts';
 import semver from 'semver';
 import { formatDuration } from '../../../src/chat/blocks.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
@@ -303,11 +305,10 @@ export const k8sUpgradePlaybook: Playbook = {
     if (step.kind === 'k8s-apply') return apply(ctx, op, step);
     return verify(ctx, op);
   },
-  complete: (_ctx, op) =>
-    Promise.resolve({
-      validation: op.steps.find((s) => s.kind === 'k8s-verify')?.detail ?? 'verified',
-      followUp: k8sTerraformFollowUp(op),
-    }),
+  complete: async (ctx, op) => ({
+    validation: op.steps.find((s) => s.kind === 'k8s-verify')?.detail ?? 'verified',
+    followUp: k8sTerraformFollowUp(op, await declaredFollowUp(ctx, 'kubernetes', withV(op.target.version ?? '?'))),
+  }),
   // upgrade-k8s is safe to run again; a failed verification is fixed by running it again.
   retryFrom: (step) => (step.kind === 'k8s-verify' ? 'apply' : step.id),
 };

@@ -98,12 +98,12 @@ export function upgradeProgressMessage(p: UpgradeProgress): ChatMessage {
 }
 
 /** The runbook's Terraform follow-up of a Kubernetes upgrade: the declaration with its leading v, then a plan checked for downgrades. */
-export function k8sTerraformFollowUp(op: Operation): ChatMessage {
+export function k8sTerraformFollowUp(op: Operation, declaration?: string): ChatMessage {
   const v = op.target.version ?? '?';
   const lines = [
     `*Terraform follow-up* (runbook, now that every node reports ${v}):`,
-    `1. Set \`talos_kubernetes_version = "v${v}"\` in the ${op.cluster} inventory — with the leading v (the CLI took \`${v}\` without it).`,
-    '2. Run `tofu plan` and check it for accidental downgrades: no Kubernetes component may go back to an older version.',
+    `1. ${declaration ?? `Set \`talos_kubernetes_version = "v${v}"\` in the ${op.cluster} inventory`} — with the leading v (the CLI took \`${v}\` without it).`,
+    `2. Commit it and run \`/talos plan\`: the bot offers it only if it declares exactly v${v}, which every node runs, and refuses any plan that downgrades Kubernetes below it.`,
     '3. Apply it to remove the drift.',
   ];
   return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };

@@ -6,6 +6,7 @@ import type { Operation } from '../../../src/ops/operation.ts';
 import { findNodeByAddress } from '../../../src/talos/observe.ts';
 import type { WalkContext } from '../../engine/playbook.ts';
 import { probeSignal } from '../../engine/walk.ts';
+import { declaredFollowUp } from '../shared/declared-follow-up.ts';
 
 /**
  * The nodes' architectures as Kubernetes reports them (`status.nodeInfo.architecture`, the
@@ -44,5 +45,5 @@ export async function talosUpgradeFollowUp(ctx: WalkContext, op: Operation): Pro
     ];
   }
   for (const iso of isos) if (!iso.checksum.ok) ctx.log.warn({ url: iso.url, reason: iso.checksum.reason }, 'ISO checksum not computed');
-  return terraformFollowUp(op, { schematic, platform, isos });
+  return terraformFollowUp(op, { schematic, platform, isos, declaration: await declaredFollowUp(ctx, 'talos', version) });
 }

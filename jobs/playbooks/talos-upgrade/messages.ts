@@ -16,7 +16,10 @@ export interface FollowUpIso {
  * schematic for the nodes' architecture with the sha256 of what Image Factory served (or why it
  * could not be computed), the static Proxmox file to compare it with, and the plan's red lines.
  */
-export function terraformFollowUp(op: Operation, input: { schematic: string; platform: string; isos: FollowUpIso[] }): ChatMessage {
+export function terraformFollowUp(
+  op: Operation,
+  input: { schematic: string; platform: string; isos: FollowUpIso[]; declaration?: string },
+): ChatMessage {
   const v = op.target.version ?? '?';
   const { platform, schematic } = input;
   const isoLines = input.isos.map(({ arch, url, checksum }) =>
@@ -27,11 +30,11 @@ export function terraformFollowUp(op: Operation, input: { schematic: string; pla
   const files = input.isos.map(({ arch }) => `\`isos:iso/talos-${platform}-${arch}.iso\``).join(', ');
   const lines = [
     `*Terraform follow-up* (runbook, after every node runs ${v}):`,
-    `1. Set \`talos_version = "${v}"\` in the ${op.cluster} inventory.`,
+    `1. ${input.declaration ?? `Set \`talos_version = "${v}"\` in the ${op.cluster} inventory`}.`,
     `2. The matching ISO of schematic \`${shortHashes(schematic)}\`, for the nodes' architecture:`,
     ...isoLines,
     `3. Upload it to the static Proxmox file ID every node declares (${files}) and confirm the sha256 of the file there starts with the one above.`,
-    '4. Run `tofu plan`: if it replaces `talos_machine_secrets` or any VM, do not continue. Apply only now that every node runs the declared version.',
+    `4. Commit it and run \`/talos plan\`: the bot offers it only if it declares exactly ${v}, which every node runs, and refuses one that replaces \`talos_machine_secrets\` or any VM.`,
   ];
   return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };
 }

@@ -5,14 +5,17 @@ import { errorText } from '../../../src/chat/error-text.ts';
 import { applyAgainRequest, applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from './messages.ts';
 import { approversToPage } from '../../engine/approvals/four-eyes.ts';
 import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
-import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { terraformWorkDir } from '../../../src/config/terraform-repo.ts';
 import { ExecError } from '../../../src/exec/process-runner.ts';
 import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
 import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
-import { judgeTerraformChange } from '../../../src/rules/terraform-change.ts';
+import { judgeTerraformChange, type ChangeFacts } from '../../../src/rules/terraform-change.ts';
+import { declaredMoves, versionsOf } from '../../../src/rules/declared-versions.ts';
+import { withV } from '../../../src/rules/versions.ts';
+import { declaredInState } from '../../../src/tofu/declared-versions.ts';
+import { declaredAtApply, judgeDeclaredNow } from './declared.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
-import { observeTalosVersions } from '../../../src/talos/observe.ts';
 import { parseEtcdMembers } from '../../../src/talos/parse-etcd-members.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
@@ -98,7 +101,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   const limit = deps.planSpaceBytes ?? DEFAULT_PLAN_SPACE_BYTES;
   // A full plan space refuses this plan (the preflight's refusal names it); it never reaches the credentials' volume.
   await assertPlanSpace(deps.planDir, limit);
-  const outcome = await runPlan(deps.tofu, tofuDir, { signal, planTimeoutMs: deps.timeouts.stepMs, saveTo: dir });
+  const outcome = await runPlan(deps.tofu, tofuDir, { signal, planTimeoutMs: deps.timeouts.stepMs, saveTo: dir, declaredNames: cluster });
   if (outcome.saved !== undefined) {
     const used = await planSpaceUsage(deps.planDir);
     if (used.bytes > limit) {
@@ -114,21 +117,30 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
       ? [{ op: o.id, nodeName: o.target.nodeName }]
       : [],
   );
-  const runningTalos = new Map<string, string | { unknown: string }>();
-  let upgrade: { op: string; version: string } | undefined;
-  if (review?.talosVersion !== undefined) {
-    const versions = await observeTalosVersions(talosctl, allNodes(cluster), probe());
-    for (const node of allNodes(cluster)) {
-      const v = versions.get(node);
-      runningTalos.set(node, v?.reachable === true ? v.version : { unknown: v?.error ?? 'no answer' });
-    }
-    const to = review.talosVersion.to;
-    const done = history.find((o) => o.kind === 'talos-upgrade' && o.state === 'completed' && o.target.version === to);
-    if (done !== undefined) upgrade = { op: done.id, version: to };
+  // Every plan is judged by the versions it declares, against what every observed node runs now.
+  const declared = review === undefined ? [] : await judgeDeclaredNow(session, review.declared, probe());
+  const stateDeclared = await declaredInState(session.outputs, probe());
+  const upgrades: ChangeFacts['upgrades'] = {};
+  for (const j of declared) {
+    if (j.state !== 'match') continue;
+    const kind = j.kind === 'talos' ? 'talos-upgrade' : 'k8s-upgrade';
+    const done = history.find((o) => o.kind === kind && o.state === 'completed' && withV(o.target.version ?? '') === j.declared);
+    if (done !== undefined) upgrades[j.kind] = { op: done.id, version: j.declared };
   }
   const adds = review === undefined ? [] : vmKeys(review, 'create');
   const settled = adds.length > 0 ? await etcdSettled(talosctl, cluster, probe) : undefined;
-  const judged = judgeTerraformChange({ cluster: cluster.name, outcome, tree, removals, runningTalos, upgrade, etcdSettled: settled });
+  const stateVersions = versionsOf(stateDeclared);
+  const moves = review === undefined ? {} : declaredMoves(versionsOf(review.declared), stateVersions);
+  const judged = judgeTerraformChange({
+    cluster: cluster.name,
+    outcome,
+    tree,
+    removals,
+    declared,
+    stateDeclared: stateVersions,
+    upgrades,
+    etcdSettled: settled,
+  });
   for (const name of adds)
     if (!HOSTNAME.test(name))
       judged.refusals.push(`the plan creates a VM keyed ${JSON.stringify(name)}, which is not a hostname the bot can watch join`);
@@ -148,6 +160,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     listing: review ? groupedChanges(review) : [],
     adds,
     ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
+    ...(review ? { declared: review.declared, declaredMoves: moves } : {}),
   };
   return {
     refusals: judged.refusals,
@@ -215,6 +228,9 @@ export async function checkReviewed(ctx: WalkContext, op: Operation, file: strin
   );
   if (stops.length > 0)
     throw new StepFailure(`the plan file ${stops.map((d) => `${d.meaning} (${d.address})`).join('; ')}; nothing was applied. ${NEW_PLAN}`);
+  // Asked at the click, and again here: a window or an approval may have held the step while nodes moved.
+  const versions = await declaredAtApply(ctx.session, op, probeSignal(ctx));
+  if (versions.length > 0) throw new StepFailure(`${versions.join('; ')}; nothing was applied. ${NEW_PLAN}`);
 }
 
 function failureOf(error: unknown, NEW_PLAN: string): StepFailure {
@@ -431,6 +447,7 @@ export const terraformApplyPlaybook: Playbook = {
   start: 'plan',
   lock: 'cluster',
   preflight,
+  startRecheck: declaredAtApply,
   // The Apply on the plan is the approval of the apply step (see `startApproves`): a failure or a Retry spends it, and the
   // step then asks an approver again, four eyes included.
   needsApproval: (step) => step.kind === 'tofu-apply',

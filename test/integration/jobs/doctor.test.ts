@@ -184,6 +184,31 @@ describe('runDoctor', () => {
     expect(findings.filter((f) => f.status !== 'ok').every((f) => f.fix !== undefined)).toBe(true);
   });
 
+  it('says which version rule is off when Terraform declares no version the bot can read, and why', async () => {
+    // Arrange: production declares its Talos version; staging names a Kubernetes output that does not exist.
+    const production = { ...GOOD_OUTPUTS, talos_version: { sensitive: false, value: 'v1.13.9' } };
+    const d = await deps({ tofu: fakeTofu({ '/srv/tf/production': production, '/srv/tf/staging': GOOD_OUTPUTS }) });
+    d.inventory.clusters.find((c) => c.name === 'staging')!.declaredVersions = { kubernetes: 'k8s_version' };
+
+    // Act
+    const findings = (await runDoctor(d)).filter((f) => f.check === 'Declared versions');
+
+    // Assert
+    expect(findings.filter((f) => f.cluster === 'production').map((f) => [f.status, f.found])).toEqual([
+      ['ok', expect.stringContaining('Terraform declares Talos v1.13.9 (output talos_version)')],
+      [
+        'warn',
+        expect.stringContaining(
+          'the rule "apply only after every node runs the declared Kubernetes version" is off, and Kubernetes drift is not reported: Terraform has no output talos_kubernetes_version',
+        ),
+      ],
+    ]);
+    const staging = findings.filter((f) => f.cluster === 'staging');
+    expect(staging.map((f) => f.status)).toEqual(['warn', 'warn']);
+    expect(staging[1]!.found).toContain('Terraform has no output k8s_version');
+    expect(staging[1]!.fix).toContain('declaredVersions.kubernetes');
+  });
+
   it('names each scope the token lacks, from auth.test', async () => {
     // Arrange: installed without usergroups:read.
     const scopes = Object.keys(REQUIRED_BOT_SCOPES).filter((s) => s !== 'usergroups:read');

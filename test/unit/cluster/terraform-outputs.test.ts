@@ -112,6 +112,22 @@ describe('terraformOutputs', () => {
     );
   });
 
+  it('reads the declared versions by the names declaredVersions gives, the older terraformOutputs.talosVersion too, and names declaredVersions when one is missing', async () => {
+    // Arrange
+    const tofu = jsonTofu({ tv: { sensitive: false, value: 'v1.13.9' }, kv: { sensitive: false, value: 'v1.34.2' } });
+    const scrubber = new SecretScrubber();
+    const named = terraformOutputs({ tofu, scrubber }, { terraformDir: '/srv/tf', declaredVersions: { talos: 'tv', kubernetes: 'kv' } });
+    const legacy = terraformOutputs({ tofu, scrubber }, { terraformDir: '/srv/tf', terraformOutputs: { talosVersion: 'tv' } });
+
+    // Act
+    const values = [await named.optional('talosVersion'), await named.optional('kubernetesVersion'), await legacy.optional('talosVersion')];
+    const missing = legacy.required('kubernetesVersion');
+
+    // Assert
+    expect(values).toEqual(['v1.13.9', 'v1.34.2', 'v1.13.9']);
+    await expect(missing).rejects.toThrow('or set declaredVersions.kubernetes in the inventory to the name this configuration uses');
+  });
+
   it('says nothing of the text when tofu prints something other than JSON', async () => {
     // Arrange
     const tofu: Tofu = {

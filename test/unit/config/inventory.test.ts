@@ -269,6 +269,25 @@ describe('parseInventory: refusals, one readable line each', () => {
     expect(problems).toEqual(['clusters.staging.controlPlanes: address 10.0.20.12 is listed twice']);
   });
 
+  it('takes the outputs that carry the declared versions, and refuses a second name for the Talos one or a name that is no output name', () => {
+    // Act
+    const inventory = parseInventory(
+      inventoryYaml(clusterYaml('staging', { declaredVersions: '{talos: cluster_talos_version, kubernetes: cluster_k8s_version}' })),
+      'clusters.yaml',
+    );
+    const both = problemsOf(
+      inventoryYaml(clusterYaml('staging', { declaredVersions: '{talos: a_version}', terraformOutputs: '{talosVersion: b_version}' })),
+    );
+    const bad = problemsOf(inventoryYaml(clusterYaml('staging', { declaredVersions: '{kubernetes: "not an output"}' })));
+
+    // Assert
+    expect(inventory.clusters[0]!.declaredVersions).toEqual({ talos: 'cluster_talos_version', kubernetes: 'cluster_k8s_version' });
+    expect(both).toEqual([
+      "clusters.staging.terraformOutputs.talosVersion: both terraformOutputs.talosVersion and declaredVersions.talos name the declared Talos version's output: keep declaredVersions.talos (a_version) and remove terraformOutputs.talosVersion",
+    ]);
+    expect(bad).toEqual([expect.stringMatching(/^clusters\.staging\.declaredVersions\.kubernetes: must be a Terraform output name/)]);
+  });
+
   it('refuses an address that belongs to two clusters', () => {
     // Arrange
     const text = inventoryYaml(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../../src/health/check-result.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
-import { errorVerdict, verdictChange, verdictOf } from '../../../src/rules/gate-verdict-change.ts';
+import { driftChange, errorVerdict, verdictChange, verdictOf } from '../../../src/rules/gate-verdict-change.ts';
 
 function report(statuses: Record<string, CheckResult['status']>): GateReport {
   const checks = Object.entries(statuses).map(([id, status]) => ({ id, title: id, status, summary: status, evidence: [] }));
@@ -38,5 +38,17 @@ describe('the verdict a scheduled gate compares', () => {
     expect(verdictChange(flux, pass)).toBe('recovered');
     expect(verdictChange(errorVerdict(), errorVerdict())).toBeUndefined();
     expect(verdictChange(nodes, errorVerdict())).toBe('changed');
+  });
+
+  it('tells drift appearing, changing and clearing apart, and a gate that did not compare moves nothing', () => {
+    const drift = (lines: string[] | undefined) => ({ passed: true, failing: [], ...(lines === undefined ? {} : { drift: lines }) });
+    const talos = ['Terraform declares Talos v1.12.11 (output talos_version), but 3 node(s) run another version (highest v1.13.9)'];
+    expect(driftChange(undefined, drift([]))).toBeUndefined();
+    expect(driftChange(drift([]), drift(talos))).toEqual({ appeared: talos });
+    expect(driftChange(undefined, drift(talos))).toEqual({ appeared: talos });
+    expect(driftChange(drift(talos), drift(talos))).toBeUndefined();
+    expect(driftChange(drift(talos), drift([]))).toEqual({ cleared: talos });
+    expect(driftChange(drift(talos), errorVerdict())).toBeUndefined();
+    expect(driftChange(drift(talos), drift(undefined))).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { judgeTerraformChange, type ChangeFacts } from '../../../src/rules/terraform-change.ts';
 import { parsePlanJson, reviewPlan, vmKeys } from '../../../src/tofu/parse-plan.ts';
+import { judgeDeclared } from '../../../src/health/rules/declared-judgement.ts';
 import type { PlanOutcome } from '../../../src/tofu/run-plan.ts';
 
 const TALOS = 'registry.opentofu.org/siderolabs/talos';
@@ -34,7 +35,7 @@ function facts(overrides: Partial<ChangeFacts>): ChangeFacts {
     outcome: outcome([update]),
     tree: { commit: 'a'.repeat(40), uncommitted: [] },
     removals: [],
-    runningTalos: new Map(),
+    declared: [],
     ...overrides,
   };
 }
@@ -134,14 +135,14 @@ describe('judgeTerraformChange', () => {
     expect(stray.refusals).toEqual([expect.stringContaining('no `/talos remove` of production reset and drained')]);
   });
 
-  it('applies a talos_version move only once every node runs the declared version, and names its upgrade', () => {
-    const move = outcome([update], {
-      talos_version: { actions: ['update'], before: 'v1.11.5', after: 'v1.11.6', before_sensitive: false, after_sensitive: false },
-    });
+  it('applies a plan only while every node runs the declared versions, refuses one below what runs, and names its upgrade', () => {
+    const variables = { talos_version: { value: 'v1.11.6' }, talos_kubernetes_version: { value: 'v1.34.1' } };
+    const review = reviewPlan(parsePlanJson(JSON.stringify({ format_version: '1.2', resource_changes: [update], variables })));
+    const running = (talos: [string, string | { unknown: string }][], kubernetes: [string, string][] = [['cp-1', 'v1.34.1']]) =>
+      judgeDeclared(review.declared, { talos: new Map(talos), kubernetes: new Map(kubernetes) });
     const behind = judgeTerraformChange(
       facts({
-        outcome: move,
-        runningTalos: new Map([
+        declared: running([
           ['10.0.30.11', 'v1.11.6'],
           ['10.0.30.12', 'v1.11.5'],
         ]),
@@ -153,14 +154,48 @@ describe('judgeTerraformChange', () => {
     expect(behind.refusals[0]).toContain(
       '`/talos upgrade talos v1.11.6` upgrades the rest, and continues an upgrade to it that stopped half-way',
     );
-    const unknown = judgeTerraformChange(
-      facts({ outcome: move, runningTalos: new Map([['10.0.30.11', { unknown: 'connection refused' }]]) }),
-    );
+    const unknown = judgeTerraformChange(facts({ declared: running([['10.0.30.11', { unknown: 'connection refused' }]]) }));
     expect(unknown.refusals[0]).toContain('10.0.30.11: connection refused');
+    // A routine change that leaves the declared version as the state declares it is not held up by a node that does not answer.
+    const routine = judgeTerraformChange(
+      facts({
+        declared: running([['10.0.30.11', { unknown: 'connection refused' }]]),
+        stateDeclared: { talos: 'v1.11.6', kubernetes: 'v1.34.1' },
+      }),
+    );
+    expect(routine).toEqual({
+      refusals: [],
+      notes: [expect.stringContaining('Whether every node runs the declared Talos v1.11.6 is unknown (10.0.30.11: connection refused)')],
+    });
+    const lower = judgeTerraformChange(facts({ declared: running([['10.0.30.11', 'v1.11.6']], [['cp-1', 'v1.35.0']]) }));
+    expect(lower.refusals).toEqual([
+      'the plan declares Kubernetes v1.34.1 (variable talos_kubernetes_version), below what runs (cp-1 runs v1.35.0): applying it would take Kubernetes back. ' +
+        'Make the Terraform change `talos_kubernetes_version = "v1.35.0"`, commit it, and run `/talos plan` again',
+    ]);
     const done = judgeTerraformChange(
-      facts({ outcome: move, runningTalos: new Map([['10.0.30.11', 'v1.11.6']]), upgrade: { op: 'op-upg1', version: 'v1.11.6' } }),
+      facts({
+        declared: running([['10.0.30.11', 'v1.11.6']]),
+        stateDeclared: { talos: 'v1.11.5', kubernetes: 'v1.34.1' },
+        upgrades: { talos: { op: 'op-upg1', version: 'v1.11.6' } },
+      }),
     );
     expect(done).toEqual({ refusals: [], notes: [expect.stringContaining('Terraform follow-up of the Talos upgrade op-upg1')] });
+  });
+
+  it('says which rule is off when the plan declares no version the bot can read', () => {
+    const review = reviewPlan(parsePlanJson(JSON.stringify({ format_version: '1.2', resource_changes: [update] })));
+    const off = judgeTerraformChange(
+      facts({
+        declared: judgeDeclared(review.declared, { talos: new Map([['cp-1', 'v1.11.6']]), kubernetes: new Map([['cp-1', 'v1.34.1']]) }),
+      }),
+    );
+    expect(off.refusals).toEqual([]);
+    expect(off.notes).toEqual([
+      expect.stringContaining(
+        '"apply only after every node runs the declared Talos version" is off for this plan: the plan has no variable talos_version and no output talos_version',
+      ),
+      expect.stringContaining('declared Kubernetes version" is off for this plan: the plan has no variable talos_kubernetes_version'),
+    ]);
   });
 
   it('never reads a sensitive output', () => {
