@@ -36,9 +36,10 @@ const SCHEDULED_POLL_MS = 200;
 export function standardGate(access: ClusterAccess, probeTimeoutMs: number) {
   return (cluster: ClusterConfig, signal?: AbortSignal): Promise<GateReport> =>
     access.withSession(cluster, signal, async (session) =>
-      runHealthGate(cluster, {
+      runHealthGate(session.cluster, {
         talosctl: await matchingTalosctl(session, probeTimeoutMs, signal),
         kube: session.kube,
+        estate: session.estate,
         probeTimeoutMs,
         signal,
       }),

@@ -137,8 +137,11 @@ export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
     log.info({ rootTs }, 'readiness gates started');
     let report: ReadinessReport;
     try {
-      const observed = await deps.access.withSession(cluster, signal, (session) => observeCluster(session, cluster, deps, signal));
-      report = evaluateReadiness(cluster, observed);
+      const observed = await deps.access.withSession(cluster, signal, async (session) => ({
+        observed: await observeCluster(session, session.cluster, deps, signal),
+        seen: session.cluster,
+      }));
+      report = evaluateReadiness(observed.seen, observed.observed);
     } catch (error) {
       log.warn({ err: errorText(error) }, 'readiness gates could not run');
       await deps.chat.update(data.channel, rootTs, readinessErrorMessage(data, errorText(error)));

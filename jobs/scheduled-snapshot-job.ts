@@ -61,7 +61,7 @@ export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
       let snapshot;
       try {
         snapshot = await deps.access.withSession(cluster, signal, async (session) =>
-          takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), cluster, {
+          takeEtcdSnapshot(await matchingTalosctl(session, deps.timeouts.probeMs, signal), session.cluster, {
             signal,
             timeoutMs: deps.timeouts.stepMs,
             now,

@@ -250,12 +250,18 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   return true;
 }
 
-/** What Redis gave back, checked against the inventory, the version grammar and the version rules before it reaches an argv. */
+/**
+ * What Redis gave back, checked against the observed estate, the version grammar and the version rules before it reaches an argv.
+ * A removal's or replacement's own node may be gone once the operation has begun: taking it away is what it does.
+ */
 function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation, step: Step): string[] {
   const nodes = allNodes(ctx.cluster);
   const problems: string[] = [];
-  for (const node of [step.node, op.target.node]) {
-    if (node !== undefined && !nodes.includes(node)) problems.push(`${node} is not a node of ${ctx.cluster.name} in the inventory`);
+  const begun = op.steps.some((s) => s.status === 'done' || s.status === 'skipped');
+  for (const node of new Set([step.node, op.target.node])) {
+    if (node === undefined || nodes.includes(node)) continue;
+    if (playbook.targetLeaves === true && begun && node === op.target.node) continue;
+    problems.push(`${node} is not a node of ${ctx.cluster.name}: neither etcd nor Kubernetes shows it now`);
   }
   let grammar = true;
   for (const version of [op.target.version, op.target.fromVersion, op.target.talosVersion]) {
@@ -402,7 +408,7 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
         try {
           await deps.access.withSession(cluster, signal, async (session) => {
             const talosctl = await session.talosctl(op.target.talosVersion ?? op.target.fromVersion);
-            await walkOperation({ deps, cluster, session, talosctl, log, signal }, opId, playbook);
+            await walkOperation({ deps, cluster: session.cluster, session, talosctl, log, signal }, opId, playbook);
           });
         } catch (error) {
           // A drain checkpoint goes back to the queue; a cancelled run leaves the operation to the run that holds it.

@@ -351,6 +351,20 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       if (cluster.name !== model.name) throw new Error(`the fake cluster is ${model.name}, not ${cluster.name}`);
       const session: ClusterSession = {
         cluster,
+        // The fake answers as the inventory says: its estate agrees with it, and what it does not model is unread.
+        estate: {
+          observation: {
+            talosconfig: { ok: true, value: cluster.controlPlanes },
+            etcd: { ok: false, error: 'not modelled by the fake cluster' },
+            kube: { ok: false, error: 'not modelled by the fake cluster' },
+            terraform: { ok: false, error: 'not modelled by the fake cluster' },
+          },
+          controlPlanes: cluster.controlPlanes,
+          workers: cluster.workers,
+          nodeNames: cluster.nodeNames ?? {},
+          disagreements: [],
+          unread: [],
+        },
         credentials: {
           dir: '/run/talos-chatops/session',
           talosconfigPath: TALOSCONFIG,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aboutOwnNode } from '../shared/resolves.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { nodeRemoveTexts } from './texts.ts';
@@ -193,6 +194,9 @@ const UNREACHABLE = 'it cannot be drained and reset gracefully; for a failed nod
 
 const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
   const { probe, address, node, refusals, notes } = await nodePreflight(deps, { cluster, op, session, signal }, UNREACHABLE);
+  // Checked again against the observed control planes: the inventory may list none.
+  const only = onlyControlPlane(cluster, address);
+  if (only !== undefined) refusals.push(only);
   // Workloads need a node to go to: a control plane without the NoSchedule taint takes them as a worker does.
   const capacity = workloadCapacityAfterRemoval(node.kubeNodes, address);
   if (capacity.refusal !== undefined) refusals.push(capacity.refusal);
@@ -245,6 +249,9 @@ export const removePlaybook: Playbook = {
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'run',
   lock: 'cluster',
+  // The disagreements about this very node are what the operation settles.
+  resolves: aboutOwnNode,
+  targetLeaves: true,
   versionRules: 'node',
   preflight,
   needsApproval: (step) => step.kind === 'reset-node',
