@@ -17,6 +17,7 @@ const CHECK_TITLES = [
   'Kubernetes pods',
   'Flux',
   'PodDisruptionBudgets',
+  'Nodes by every source',
 ];
 
 let h: Harness;
@@ -90,7 +91,7 @@ describe('/talos health on the healthy production cluster', () => {
     expect(rootBlocks).not.toContain('talos-gate-again');
     expect(run.replies).toHaveLength(1);
     const lines = run.replies[0]!.text.split('\n');
-    expect(lines.map((l) => CHECK_TITLES.findIndex((t) => l.startsWith(`✅ ${t}`)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(lines.map((l) => CHECK_TITLES.findIndex((t) => l.startsWith(`✅ ${t}`)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
     const file = h.slack.uploadedFiles().find((f) => f.filename?.startsWith('health-gate-production-'));
     expect(file?.content).toMatch(/PASSED {2}talosctl etcd status \(10\.0\.30\.11, 10\.0\.30\.12, 10\.0\.30\.13\)/);
     expect(file?.content).toMatch(/10\.0\.30\.11 +member/);
@@ -128,7 +129,7 @@ describe('/talos health on the healthy production cluster', () => {
     // The earlier run's reply now holds the seven passing checks; the failing one is edited into the file's place, never posted twice.
     const thread = h.slack.thread(CHANNELS.production, run.root.ts);
     expect(thread[0]!.ts).toBe(run.replies[0]!.ts);
-    expect(thread[0]!.text.split('\n')).toHaveLength(7);
+    expect(thread[0]!.text.split('\n')).toHaveLength(8);
     expect(thread.filter((m) => m.text.includes('Flux')).length).toBeLessThanOrEqual(1);
   });
 
