@@ -150,7 +150,8 @@ const ClusterSchema = z
   })
   .check((ctx) => {
     const all = [...(ctx.value.controlPlanes ?? []), ...(ctx.value.workers ?? [])];
-    const listed = ctx.value.controlPlanes !== undefined || ctx.value.workers !== undefined;
+    // Only both lists together say which addresses are no node of the cluster.
+    const listed = ctx.value.controlPlanes !== undefined && ctx.value.workers !== undefined;
     const seen = new Set<string>();
     for (const address of all) {
       if (seen.has(address)) {
@@ -207,7 +208,11 @@ const ClusterSchema = z
     ...c,
     controlPlanes: controlPlanes ?? [],
     workers: workers ?? [],
-    declared: { controlPlanes, workers, nodeNames: c.nodeNames } as DeclaredNodes,
+    declared: {
+      ...(controlPlanes === undefined ? {} : { controlPlanes }),
+      ...(workers === undefined ? {} : { workers }),
+      ...(c.nodeNames === undefined ? {} : { nodeNames: c.nodeNames }),
+    } as DeclaredNodes,
     requireDistinctApprover: c.requireDistinctApprover ?? c.environment === 'production',
   }));
 

@@ -20,7 +20,8 @@ function memberOf(members: readonly ObservedEtcdMember[], name: string, address:
   return members.some((m) => (address !== undefined && m.address === address) || (m.hostname !== '' && m.hostname === name));
 }
 
-const REMOVE_OR_APPLY = 'if it belongs to the cluster, declare it in Terraform and apply (a reviewed `/talos terraform plan`); if not, `/talos remove` it';
+const REMOVE_OR_APPLY =
+  'if it belongs to the cluster, declare it in Terraform and apply (a reviewed `/talos terraform plan`); if not, `/talos remove` it';
 
 /**
  * The estate the sources agree on, and every way they do not. Nodes are what Kubernetes and etcd
@@ -75,7 +76,11 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
   // etcd members with no Node: a control plane Kubernetes does not know.
   if (kube !== undefined && etcd !== undefined) {
     for (const member of etcd) {
-      if (kube.some((n) => (member.address !== undefined && n.address === member.address) || (member.hostname !== '' && n.name === member.hostname)))
+      if (
+        kube.some(
+          (n) => (member.address !== undefined && n.address === member.address) || (member.hostname !== '' && n.name === member.hostname),
+        )
+      )
         continue;
       const who = label(member.hostname, member.address);
       add({
@@ -121,8 +126,8 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
       add({
         kind: 'terraform-node-not-joined',
         node: { name: vm.hostname },
-        text: `Terraform's state has ${vm.address}, but neither Kubernetes nor etcd knows a node ${vm.hostname}: it never joined`,
-        fix: `look at its console in Proxmox (is it in maintenance mode?); a reviewed \`/talos terraform plan\` and its apply configure it again; if it should not exist, take it out of the Terraform configuration`,
+        text: `Terraform's state has ${vm.address}, but neither Kubernetes nor etcd knows a node ${vm.hostname}: it never joined, or it was removed and Terraform still declares it`,
+        fix: `if it was removed, take ${vm.hostname} out of \`talos_nodes\` and apply that (\`/talos plan\`); if it should be a node, look at its console in Proxmox (maintenance mode?), and a reviewed apply configures it again`,
       });
     }
   }
@@ -169,7 +174,12 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
   }
 
   // The talosconfig must list every control plane: talosctl reaches the cluster only through its endpoints.
-  if (endpoints !== undefined && endpoints.length > 0 && endpoints.every((e) => isIP(e) !== 0) && (kube !== undefined || etcd !== undefined)) {
+  if (
+    endpoints !== undefined &&
+    endpoints.length > 0 &&
+    endpoints.every((e) => isIP(e) !== 0) &&
+    (kube !== undefined || etcd !== undefined)
+  ) {
     for (const address of controlPlanes) {
       if (endpoints.includes(address)) continue;
       const name = nodeNames[address];
@@ -190,7 +200,11 @@ function declaredIn(declared: { controlPlanes?: string[] | undefined; workers?: 
   return (declared.controlPlanes ?? []).includes(address) || (declared.workers ?? []).includes(address);
 }
 
-function sourcesOfControlPlane(address: string, kubeCps: readonly ObservedKubeNode[], etcd: readonly ObservedEtcdMember[] | undefined): string {
+function sourcesOfControlPlane(
+  address: string,
+  kubeCps: readonly ObservedKubeNode[],
+  etcd: readonly ObservedEtcdMember[] | undefined,
+): string {
   const sources = [
     ...((etcd ?? []).some((m) => m.address === address) ? ['etcd'] : []),
     ...(kubeCps.some((n) => n.address === address) ? ['Kubernetes'] : []),

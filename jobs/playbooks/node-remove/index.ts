@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { declaredNodes } from '../../../src/config/inventory.ts';
 import { aboutOwnNode } from '../shared/resolves.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
@@ -270,7 +271,7 @@ export const removePlaybook: Playbook = {
     const gate = op.steps.find((s) => s.kind === 'removal-verify')?.detail ?? 'health gate passed';
     return Promise.resolve({
       validation: `${node} reset and its Node deleted; ${gate}`,
-      followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node)),
+      followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node), declaredNodes(ctx.cluster)),
     });
   },
   retryFrom: () => undefined,
