@@ -251,6 +251,21 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
 }
 
 /**
+ * The observed cluster, with the operation's own node kept in the role it was planned in once a
+ * removal or replacement has begun and the node has left the sources: its remaining steps and its
+ * follow-up are still about that node. Before the first step ran it must be observed like any node.
+ */
+export function withOwnNode(cluster: ClusterConfig, op: Operation, playbook: Pick<Playbook, 'targetLeaves'>): ClusterConfig {
+  const node = op.target.node;
+  const role = op.target.nodeRole;
+  if (playbook.targetLeaves !== true || node === undefined || role === undefined || allNodes(cluster).includes(node)) return cluster;
+  if (!op.steps.some((s) => s.status === 'done' || s.status === 'skipped')) return cluster;
+  return role === 'controlplane'
+    ? { ...cluster, controlPlanes: [...cluster.controlPlanes, node] }
+    : { ...cluster, workers: [...cluster.workers, node] };
+}
+
+/**
  * What Redis gave back, checked against the observed estate, the version grammar and the version rules before it reaches an argv.
  * A removal's or replacement's own node may be gone once the operation has begun: taking it away is what it does.
  */
@@ -408,7 +423,8 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
         try {
           await deps.access.withSession(cluster, signal, async (session) => {
             const talosctl = await session.talosctl(op.target.talosVersion ?? op.target.fromVersion);
-            await walkOperation({ deps, cluster: session.cluster, session, talosctl, log, signal }, opId, playbook);
+            const walked = withOwnNode(session.cluster, op, playbook);
+            await walkOperation({ deps, cluster: walked, session, talosctl, log, signal }, opId, playbook);
           });
         } catch (error) {
           // A drain checkpoint goes back to the queue; a cancelled run leaves the operation to the run that holds it.

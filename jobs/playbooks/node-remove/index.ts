@@ -222,7 +222,12 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     refusals,
     notes,
     steps,
-    target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running },
+    target: {
+      nodeName: node.view.name,
+      nodeRole: node.role === 'control plane' ? 'controlplane' : 'worker',
+      fromVersion: node.running,
+      talosVersion: node.running,
+    },
     common: { ...node.common, drainNodes: [address] },
   };
 };
