@@ -10,7 +10,7 @@ import { heldByRefusal } from './held-by.ts';
 import type { CommonCheckInput, Playbook } from './playbook.ts';
 import type { Estate } from '../../src/cluster/estate.ts';
 import type { Operation } from '../../src/ops/operation.ts';
-import { describeDisagreement } from '../../src/rules/estate-agreement.ts';
+import { describeDisagreement } from '../../src/health/rules/estate.ts';
 
 /**
  * The disagreements of the estate that hold this operation: all of them, but those its playbook

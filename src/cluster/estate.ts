@@ -7,7 +7,6 @@ import type { KubeApi } from '../kube/kube-api.ts';
 import { parseEtcdMembers } from '../talos/parse-etcd-members.ts';
 import { talosconfigEndpoints } from '../talos/talosconfig-endpoints.ts';
 import type { Talosctl } from '../talos/talosctl.ts';
-import { vmsInState } from '../tofu/state-address.ts';
 import type { Tofu } from './tofu.ts';
 
 /** One source as it was read: its answer, or why it could not be read (never "no nodes"). */
@@ -41,8 +40,8 @@ export interface EstateObservation {
   /** `talosctl etcd members`, asked of the addresses talosctl reaches the cluster through. */
   etcd: SourceRead<ObservedEtcdMember[]>;
   kube: SourceRead<ObservedKubeNode[]>;
-  /** The hostnames the Talos VMs of `tofu state list` are keyed by, with their state addresses. */
-  terraform: SourceRead<{ hostname: string; address: string }[]>;
+  /** The resource instance addresses `tofu state list` prints; the rule picks the Talos VMs out of them. */
+  terraform: SourceRead<string[]>;
 }
 
 /** What kind of difference between the sources a disagreement is; each names the operation that resolves it. */
@@ -77,6 +76,12 @@ export interface Estate {
   disagreements: Disagreement[];
   /** Sources that could not be read, each with why: nothing is concluded from them. */
   unread: string[];
+}
+
+/** `talos-prd-cp-2 (10.0.30.12)`, or whichever of the two is known. */
+export function describeNode(name: string | undefined, address: string | undefined): string {
+  if (name !== undefined && name !== '' && address !== undefined) return `${name} (${address})`;
+  return name !== undefined && name !== '' ? name : (address ?? 'a node without name or address');
 }
 
 /** The rule that turns an observation into the estate (src/rules/estate-agreement.ts), given by the composition root. */
@@ -127,7 +132,11 @@ export function observedEtcdMembers(stdout: string): ObservedEtcdMember[] {
   return [...byId.values()];
 }
 
-async function read<T>(timeoutMs: number, signal: AbortSignal | undefined, probe: (signal: AbortSignal) => Promise<T>): Promise<SourceRead<T>> {
+async function read<T>(
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  probe: (signal: AbortSignal) => Promise<T>,
+): Promise<SourceRead<T>> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const bound = signal ? AbortSignal.any([signal, timeout]) : timeout;
   try {
@@ -163,12 +172,13 @@ export async function observeEstate(
   const within = <T>(probe: (s: AbortSignal) => Promise<T>): Promise<SourceRead<T>> => read(readers.timeoutMs, signal, probe);
   // Only the endpoints leave this read: the file also holds the cluster's client key.
   const talosconfig = await within(async () => talosconfigEndpoints(await readFile(readers.talosconfigPath, 'utf8')));
-  const kubeRead = within(async (s) =>
-    (await readers.kube.listNodes(s)).flatMap((n) => observedKubeNode(n, cluster.hostLabel) ?? []),
-  );
+  const kubeRead = within(async (s) => (await readers.kube.listNodes(s)).flatMap((n) => observedKubeNode(n, cluster.hostLabel) ?? []));
   const terraform = within(async (s) => {
     const listed = await readers.tofu.run(terraformWorkDir(cluster), ['state', 'list'], { signal: s });
-    return vmsInState(listed.stdout).map((vm) => ({ hostname: vm.key, address: vm.address }));
+    return listed.stdout
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '');
   });
   const etcd = kubeRead.then((kube) =>
     within(async (s) => {

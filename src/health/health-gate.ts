@@ -20,7 +20,7 @@ import { checkCilium, checkDisruptionBudgets } from './cluster-checks.ts';
 import { gateVerdict } from './rules/verdict.ts';
 import { probeFailed } from './rules/probe-failure.ts';
 import type { Estate } from '../cluster/estate.ts';
-import { ESTATE_CHECK, evaluateEstate } from '../rules/estate-agreement.ts';
+import { ESTATE_CHECK, evaluateEstate } from './rules/estate.ts';
 
 export interface GateReport {
   cluster: string;

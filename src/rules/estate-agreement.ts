@@ -1,7 +1,14 @@
 import { isIP } from 'node:net';
-import type { Disagreement, Estate, EstateObservation, ObservedEtcdMember, ObservedKubeNode } from '../cluster/estate.ts';
+import {
+  describeNode,
+  type Disagreement,
+  type Estate,
+  type EstateObservation,
+  type ObservedEtcdMember,
+  type ObservedKubeNode,
+} from '../cluster/estate.ts';
+import { vmsInState } from '../tofu/state-address.ts';
 import { declaredNodes, type ClusterConfig } from '../config/inventory.ts';
-import type { CheckResult } from '../health/check-result.ts';
 
 /** Addresses in a stable order: the inventory's order for what it lists, then the rest by address. */
 function ordered(addresses: Iterable<string>, first: readonly string[]): string[] {
@@ -9,11 +16,6 @@ function ordered(addresses: Iterable<string>, first: readonly string[]): string[
   const head = first.filter((a) => set.has(a));
   const rest = [...set].filter((a) => !head.includes(a)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   return [...head, ...rest];
-}
-
-function label(name: string | undefined, address: string | undefined): string {
-  if (name !== undefined && name !== '' && address !== undefined) return `${name} (${address})`;
-  return name !== undefined && name !== '' ? name : (address ?? 'a node without name or address');
 }
 
 function memberOf(members: readonly ObservedEtcdMember[], name: string, address: string | undefined): boolean {
@@ -40,7 +42,9 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
   const kube = source('Kubernetes Nodes', observation.kube);
   const etcd = source('etcd members', observation.etcd);
   const endpoints = source('talosconfig endpoints', observation.talosconfig);
-  let terraform = source('Terraform state', observation.terraform);
+  const stateList = source('Terraform state', observation.terraform);
+  let terraform =
+    stateList === undefined ? undefined : vmsInState(stateList.join('\n')).map((vm) => ({ hostname: vm.key, address: vm.address }));
   if (terraform !== undefined && terraform.length === 0) {
     // An estate whose VMs are not the runbook's resource type: Terraform then declares nothing the bot can compare.
     unread.push('Terraform state: `tofu state list` names no proxmox_virtual_environment_vm, so Terraform is not compared');
@@ -82,7 +86,7 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
         )
       )
         continue;
-      const who = label(member.hostname, member.address);
+      const who = describeNode(member.hostname, member.address);
       add({
         kind: 'etcd-member-without-node',
         node: { ...(member.address ? { address: member.address } : {}), ...(member.hostname ? { name: member.hostname } : {}) },
@@ -113,7 +117,7 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
       add({
         kind: 'node-undeclared',
         node: { ...(node.address ? { address: node.address } : {}), name: node.name },
-        text: `Kubernetes Node ${label(node.name, node.address)} (${node.role === 'controlplane' ? 'control plane' : 'worker'}) is declared by no source: ${missing.join(', ')} do not name it`,
+        text: `Kubernetes Node ${describeNode(node.name, node.address)} (${node.role === 'controlplane' ? 'control plane' : 'worker'}) is declared by no source: ${missing.join(', ')} do not name it`,
         fix: REMOVE_OR_APPLY,
       });
     }
@@ -147,7 +151,7 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
         add({
           kind: 'inventory-role',
           node: { address, ...(name ? { name } : {}) },
-          text: `the inventory lists ${label(name, address)} under ${key}, but it is a ${role === 'worker' ? 'control plane' : 'worker'} to ${kube !== undefined ? 'Kubernetes' : 'etcd'}`,
+          text: `the inventory lists ${describeNode(name, address)} under ${key}, but it is a ${role === 'worker' ? 'control plane' : 'worker'} to ${kube !== undefined ? 'Kubernetes' : 'etcd'}`,
           fix: `move ${address} to ${key === 'workers' ? 'controlPlanes' : 'workers'} in the inventory, or leave the node lists out: the bot finds the nodes itself`,
         });
         continue;
@@ -157,7 +161,7 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
       add({
         kind: 'inventory-entry-gone',
         node: { address, ...(name ? { name } : {}) },
-        text: `the inventory lists ${label(name, address)} under ${key}, but ${role === 'worker' ? 'Kubernetes has no such Node' : 'neither etcd nor Kubernetes knows it'}`,
+        text: `the inventory lists ${describeNode(name, address)} under ${key}, but ${role === 'worker' ? 'Kubernetes has no such Node' : 'neither etcd nor Kubernetes knows it'}`,
         fix: `drop ${address} from ${key} in the inventory, or leave the node lists out: the bot finds the nodes itself`,
       });
     }
@@ -167,7 +171,7 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
       add({
         kind: 'inventory-missing-node',
         node: { address, ...(name ? { name } : {}) },
-        text: `${label(name, address)} is a ${role} to ${role === 'control plane' ? sourcesOfControlPlane(address, kubeCps, etcd) : 'Kubernetes'}, but the inventory's ${key} does not list it, so the bot would leave it out`,
+        text: `${describeNode(name, address)} is a ${role} to ${role === 'control plane' ? sourcesOfControlPlane(address, kubeCps, etcd) : 'Kubernetes'}, but the inventory's ${key} does not list it, so the bot would leave it out`,
         fix: `add ${address} to ${key} in the inventory, or leave the node lists out: the bot finds the nodes itself`,
       });
     }
@@ -186,7 +190,7 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
       add({
         kind: 'control-plane-not-in-talosconfig',
         node: { address, ...(name ? { name } : {}) },
-        text: `control plane ${label(name, address)} is not among the talosconfig's endpoints (${endpoints.join(', ')})`,
+        text: `control plane ${describeNode(name, address)} is not among the talosconfig's endpoints (${endpoints.join(', ')})`,
         fix: `add ${address} to the endpoints of the talosconfig in Terraform (talos_client_configuration) and apply it, or \`/talos remove\` the node if it should be gone`,
       });
     }
@@ -210,45 +214,4 @@ function sourcesOfControlPlane(
     ...(kubeCps.some((n) => n.address === address) ? ['Kubernetes'] : []),
   ];
   return sources.join(' and ');
-}
-
-/** One line a person reads: the difference, then what to do. */
-export function describeDisagreement(d: Disagreement): string {
-  return `${d.text}. To do: ${d.fix}`;
-}
-
-/** The health gate's check id of the estate's agreement. */
-export const ESTATE_CHECK = 'estate';
-
-/**
- * The gate's check of the estate: failed while any source disagrees with another, each difference
- * named with what to do; a warning when a source could not be read, since nothing was concluded from it.
- */
-export function evaluateEstate(estate: Estate): CheckResult {
-  const nodes = `${estate.controlPlanes.length} control plane${estate.controlPlanes.length === 1 ? '' : 's'}, ${estate.workers.length} worker${estate.workers.length === 1 ? '' : 's'}`;
-  const seen = [
-    `control planes: ${estate.controlPlanes.map((a) => label(estate.nodeNames[a], a)).join(', ') || 'none'}`,
-    `workers: ${estate.workers.map((a) => label(estate.nodeNames[a], a)).join(', ') || 'none'}`,
-  ];
-  const unread = estate.unread.map((u) => `not read: ${u}`);
-  const base = { id: ESTATE_CHECK, title: 'The nodes by every source (talosconfig, etcd, Kubernetes, Terraform, inventory)' };
-  if (estate.disagreements.length > 0) {
-    const first = estate.disagreements[0]!;
-    const more = estate.disagreements.length - 1;
-    return {
-      ...base,
-      status: 'failed',
-      summary: `the sources disagree on the nodes: ${first.text}${more > 0 ? ` (and ${more} more)` : ''}; no change is made until they agree`,
-      evidence: [...estate.disagreements.map(describeDisagreement), ...seen, ...unread],
-    };
-  }
-  if (unread.length > 0) {
-    return {
-      ...base,
-      status: 'warning',
-      summary: `${nodes}, but ${estate.unread.length === 1 ? 'one source was' : `${estate.unread.length} sources were`} not read, so they were not compared: ${estate.unread.join('; ')}`,
-      evidence: [...seen, ...unread],
-    };
-  }
-  return { ...base, status: 'passed', summary: `every source agrees: ${nodes}`, evidence: seen };
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { EstateObservation, ObservedEtcdMember, ObservedKubeNode } from '../../../src/cluster/estate.ts';
 import { observedEtcdMembers } from '../../../src/cluster/estate.ts';
 import { parseInventory, type ClusterConfig } from '../../../src/config/inventory.ts';
-import { evaluateEstate, judgeEstate } from '../../../src/rules/estate-agreement.ts';
+import { evaluateEstate } from '../../../src/health/rules/estate.ts';
+import { judgeEstate } from '../../../src/rules/estate-agreement.ts';
 
 /** A production cluster as the inventory declares it; `lists` adds node lists (YAML lines under the cluster). */
 function cluster(lists = ''): ClusterConfig {
@@ -30,7 +31,12 @@ const CPS: ObservedKubeNode[] = [
 const WORKER: ObservedKubeNode = { name: 'talos-prd-w-1', address: '10.0.30.21', role: 'worker' };
 const members = (nodes: ObservedKubeNode[]): ObservedEtcdMember[] =>
   nodes.map((n, i) => ({ id: `a${i}`, hostname: n.name, ...(n.address ? { address: n.address } : {}) }));
-const vms = (names: string[]) => names.map((hostname) => ({ hostname, address: `proxmox_virtual_environment_vm.talos["${hostname}"]` }));
+/** `tofu state list` of the runbook's configuration: each node's VM and configuration apply, keyed by hostname. */
+const vms = (names: string[]) =>
+  names.flatMap((hostname) => [
+    `proxmox_virtual_environment_vm.talos["${hostname}"]`,
+    `talos_machine_configuration_apply.this["${hostname}"]`,
+  ]);
 
 /** Every source agreeing on three control planes and one worker; `change` edits one source. */
 function observation(change: Partial<EstateObservation> = {}): EstateObservation {
@@ -126,7 +132,9 @@ describe('judgeEstate', () => {
   it('does not compare Terraform whose state holds none of the runbook VMs', () => {
     const estate = judgeEstate(cluster(), observation({ terraform: { ok: true, value: [] } }));
     expect(estate.disagreements).toEqual([]);
-    expect(estate.unread).toEqual(['Terraform state: `tofu state list` names no proxmox_virtual_environment_vm, so Terraform is not compared']);
+    expect(estate.unread).toEqual([
+      'Terraform state: `tofu state list` names no proxmox_virtual_environment_vm, so Terraform is not compared',
+    ]);
   });
 });
 
