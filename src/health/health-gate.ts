@@ -200,7 +200,13 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions): Pro
     },
     ...(deps.estate === undefined
       ? []
-      : [{ id: ESTATE_CHECK, title: 'Nodes by every source (talosconfig, etcd, Kubernetes, Terraform, inventory)', run: () => Promise.resolve(evaluateEstate(deps.estate!)) }]),
+      : [
+          {
+            id: ESTATE_CHECK,
+            title: 'Nodes by every source (talosconfig, etcd, Kubernetes, Terraform, inventory)',
+            run: () => Promise.resolve(evaluateEstate(deps.estate!)),
+          },
+        ]),
     ...(deps.mode === 'final'
       ? [{ id: 'cilium', title: 'Cilium agent and operator', run: (signal: AbortSignal) => checkCilium(kube, signal) }]
       : []),

@@ -82,7 +82,9 @@ export function nodeSteps(node: NodeTarget, steps: readonly (readonly [id: strin
 export function notObservedRefusal(cluster: ClusterConfig, address: string): string[] {
   if (allNodes(cluster).includes(address)) return [];
   const nodes = allNodes(cluster).map((a) => nodeLabel(cluster, a));
-  return [`${address} is not a node of *${cluster.name}*: neither etcd nor Kubernetes knows it (its nodes: ${nodes.join(', ') || 'none found'})`];
+  return [
+    `${address} is not a node of *${cluster.name}*: neither etcd nor Kubernetes knows it (its nodes: ${nodes.join(', ') || 'none found'})`,
+  ];
 }
 
 /** The inventory without one node: what the cluster is once that node is gone. */
