@@ -20,14 +20,14 @@ export function evaluateEstate(estate: Estate): CheckResult {
     `workers: ${estate.workers.map((a) => describeNode(estate.nodeNames[a], a)).join(', ') || 'none'}`,
   ];
   const unread = estate.unread.map((u) => `not read: ${u}`);
-  const base = { id: ESTATE_CHECK, title: 'The nodes by every source (talosconfig, etcd, Kubernetes, Terraform, inventory)' };
+  const base = { id: ESTATE_CHECK, title: 'Nodes by every source (talosconfig, etcd, Kubernetes, Terraform, inventory)' };
   if (estate.disagreements.length > 0) {
     const first = estate.disagreements[0]!;
     const more = estate.disagreements.length - 1;
     return {
       ...base,
       status: 'failed',
-      summary: `the sources disagree on the nodes: ${first.text}${more > 0 ? ` (and ${more} more)` : ''}; no change is made until they agree`,
+      summary: `the sources disagree on the nodes: ${describeDisagreement(first)}${more > 0 ? ` (and ${more} more, in the evidence)` : ''}; until they agree, operations that change the cluster are refused, but the one that settles the difference`,
       evidence: [...estate.disagreements.map(describeDisagreement), ...seen, ...unread],
     };
   }
