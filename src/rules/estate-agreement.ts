@@ -8,6 +8,7 @@ import {
   type ObservedKubeNode,
 } from '../cluster/estate.ts';
 import { vmsInState } from '../tofu/state-address.ts';
+import { endpointHost } from './readiness-gates.ts';
 import { declaredNodes, type ClusterConfig } from '../config/inventory.ts';
 
 /** Addresses in a stable order: the inventory's order for what it lists, then the rest by address. */
@@ -41,7 +42,8 @@ export function judgeEstate(cluster: ClusterConfig, observation: EstateObservati
   };
   const kube = source('Kubernetes Nodes', observation.kube);
   const etcd = source('etcd members', observation.etcd);
-  const endpoints = source('talosconfig endpoints', observation.talosconfig);
+  // An endpoint may carry a port or a scheme (`10.0.30.11:50000`): its host is what names a node.
+  const endpoints = source('talosconfig endpoints', observation.talosconfig)?.map((e) => endpointHost(e) ?? e);
   const stateList = source('Terraform state', observation.terraform);
   let terraform =
     stateList === undefined ? undefined : vmsInState(stateList.join('\n')).map((vm) => ({ hostname: vm.key, address: vm.address }));

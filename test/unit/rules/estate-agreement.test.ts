@@ -103,8 +103,11 @@ describe('judgeEstate', () => {
     expect(estate.workers).toEqual(['10.0.30.21', '10.0.30.99']);
   });
 
-  it('names a control plane the talosconfig does not list', () => {
-    const estate = judgeEstate(cluster(), observation({ talosconfig: { ok: true, value: ['10.0.30.11', '10.0.30.12'] } }));
+  it('names a control plane the talosconfig does not list, reading endpoints given with a port', () => {
+    const estate = judgeEstate(
+      cluster(),
+      observation({ talosconfig: { ok: true, value: ['10.0.30.11:50000', 'https://10.0.30.12:50000'] } }),
+    );
     expect(estate.disagreements).toEqual([
       expect.objectContaining({ kind: 'control-plane-not-in-talosconfig', node: { address: '10.0.30.13', name: 'talos-prd-cp-3' } }),
     ]);
