@@ -370,7 +370,10 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
       const stored = storedFactsProblems(ctx, playbook, started, current);
       const problems = stored.length > 0 ? stored : ((await playbook.recheck?.(stepCtx, started, current)) ?? []);
       if (problems.length > 0)
-        throw new StepFailure('what the bot stored for this step no longer matches the nodes the sources show and the rules; nothing was run', problems);
+        throw new StepFailure(
+          'what the bot stored for this step no longer matches the nodes the sources show and the rules; nothing was run',
+          problems,
+        );
       result = await playbook.runStep(stepCtx, started, current);
     } catch (error) {
       // A cancelled run (the job's signal, or the lease lost to another run) is never a failure: the run that holds the operation goes on.
