@@ -41,6 +41,7 @@ export function standardGate(access: ClusterAccess, probeTimeoutMs: number) {
       runHealthGate(session.cluster, {
         talosctl: await matchingTalosctl(session, probeTimeoutMs, signal),
         kube: session.kube,
+        estate: session.estate,
         probeTimeoutMs,
         signal,
         declared: (probe) => declaredInState(session.outputs, probe),

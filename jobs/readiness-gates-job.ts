@@ -11,7 +11,7 @@ import {
 import type { ClusterAccess, ClusterSession } from '../src/cluster/cluster-session.ts';
 import { kubeconfigServer } from '../src/cluster/credentials.ts';
 import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
-import { allNodes, type ClusterConfig, type Inventory } from '../src/config/inventory.ts';
+import { allNodes, declaredNodes, type ClusterConfig, type Inventory } from '../src/config/inventory.ts';
 import { sanitizeErrorText } from '../src/exec/sanitize-error-text.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
@@ -96,7 +96,7 @@ async function stagingRecords(deps: ReadinessGatesJobDeps): Promise<StagingRecor
   const staging = deps.inventory.clusters.find((c) => c.environment === 'staging');
   if (staging === undefined) return undefined;
   const operations = await observe(deps.probeTimeoutMs, undefined, () => deps.store.listForCluster(staging.name, STAGING_RECORDS));
-  return { cluster: staging.name, controlPlanes: staging.controlPlanes.length, operations };
+  return { cluster: staging.name, controlPlanes: declaredNodes(staging).controlPlanes?.length, operations };
 }
 
 /** Looks at the cluster the way an operator would, every probe at once. */
@@ -137,8 +137,11 @@ export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
     log.info({ rootTs }, 'readiness gates started');
     let report: ReadinessReport;
     try {
-      const observed = await deps.access.withSession(cluster, signal, (session) => observeCluster(session, cluster, deps, signal));
-      report = evaluateReadiness(cluster, observed);
+      const observed = await deps.access.withSession(cluster, signal, async (session) => ({
+        observed: await observeCluster(session, session.cluster, deps, signal),
+        seen: session.cluster,
+      }));
+      report = evaluateReadiness(observed.seen, observed.observed);
     } catch (error) {
       log.warn({ err: errorText(error) }, 'readiness gates could not run');
       await deps.chat.update(data.channel, rootTs, readinessErrorMessage(data, errorText(error)));

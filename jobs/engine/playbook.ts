@@ -5,6 +5,7 @@ import type { ChatMessage } from '../../src/port/chat-port.ts';
 import type { Presentation } from '../../src/chat/presentation.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
+import type { Disagreement } from '../../src/cluster/estate.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
@@ -177,6 +178,17 @@ export interface Playbook<Data = unknown> {
    * what moved since the plan that the plan's rules now refuse. The reasons; none to go on.
    */
   startRecheck?(session: ClusterSession, op: Operation, signal: AbortSignal): Promise<string[]>;
+   * Whether this operation resolves `disagreement` between the estate's sources, so its preflight is
+   * not refused for it: the removal or replacement of that very node, an apply that declares it.
+   * Default: it resolves none, and any disagreement refuses it (when it holds the cluster's lock).
+   */
+  resolves?(op: Operation, disagreement: Disagreement): boolean;
+  /**
+   * Its own node leaves the estate on the way (a removal, a replacement): once one of its steps has
+   * run, the check before each step accepts that node gone from the sources. Default: every step's
+   * node must be one the sources show.
+   */
+  targetLeaves?: boolean;
   /** Whether a person approves `step` before it runs. */
   needsApproval(step: Step): boolean;
   /**

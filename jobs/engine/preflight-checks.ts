@@ -9,7 +9,20 @@ import { observeBotPlacement, snapshotOnClusterError } from '../../src/ops/snaps
 import { probeSignals, snapshotHost, type OpsJobDeps } from './job-context.ts';
 import { talosctlClientCheck } from './talosctl-client.ts';
 import { heldByRefusal } from './held-by.ts';
-import type { CommonCheckInput } from './playbook.ts';
+import type { CommonCheckInput, Playbook } from './playbook.ts';
+import type { Estate } from '../../src/cluster/estate.ts';
+import type { Operation } from '../../src/ops/operation.ts';
+import { describeDisagreement } from '../../src/health/rules/estate.ts';
+
+/**
+ * The disagreements of the estate that hold this operation: all of them, but those its playbook
+ * says it resolves (the removal or replacement of that very node, an apply that declares it).
+ */
+export function estateRefusals(estate: Estate, playbook: Pick<Playbook, 'resolves'>, op: Operation): string[] {
+  return estate.disagreements
+    .filter((d) => playbook.resolves?.(op, d) !== true)
+    .map((d) => `the sources disagree on the nodes: ${describeDisagreement(d)}`);
+}
 
 /**
  * The refusals most playbooks share, declared rather than written in each preflight. The engine
@@ -69,11 +82,14 @@ export async function runCommonChecks(
   deps: OpsJobDeps,
   cluster: ClusterConfig,
   session: ClusterSession,
-  checks: PreflightChecks,
+  playbook: Pick<Playbook, 'checks' | 'lock' | 'resolves'>,
+  op: Operation,
   input: CommonCheckInput,
   signal?: AbortSignal,
 ): Promise<CommonCheckOutcome> {
-  const refusals: string[] = [];
+  const checks = playbook.checks;
+  // Whatever changes the cluster waits until its sources agree on the nodes, unless it is what resolves the difference.
+  const refusals: string[] = playbook.lock === 'cluster' ? estateRefusals(session.estate, playbook, op) : [];
   const notes: string[] = [];
   let baseline: Baseline | undefined;
   const probe = probeSignals(deps.timeouts.probeMs, signal);

@@ -87,9 +87,11 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
         // A bot on the cluster must move first: nothing else is worth checking (or planning, or downloading) from there.
         const misplaced = await snapshotPlacementRefusal(deps, session, playbook.checks, signal);
         if (misplaced !== undefined) return { refusals: [misplaced], notes: [], steps: [], target: {} };
-        const own = await playbook.preflight(deps, cluster, op, session, signal);
+        const own = await playbook.preflight(deps, session.cluster, op, session, signal);
         // The refusals every playbook that declares them shares, after its own and in the same words.
-        const common = await runCommonChecks(deps, cluster, session, playbook.checks, own.common ?? {}, signal);
+        // The operation as its own preflight planned it: what it targets and changes decides which disagreement it resolves.
+        const planned = { ...op, target: { ...op.target, ...own.target }, ...(own.data ? { data: { ...op.data, ...own.data } } : {}) };
+        const common = await runCommonChecks(deps, session.cluster, session, playbook, planned, own.common ?? {}, signal);
         baseline = common.baseline;
         return {
           ...own,

@@ -250,12 +250,33 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
   return true;
 }
 
-/** What Redis gave back, checked against the inventory, the version grammar and the version rules before it reaches an argv. */
+/**
+ * The observed cluster, with the operation's own node kept in the role it was planned in once a
+ * removal or replacement has begun and the node has left the sources: its remaining steps and its
+ * follow-up are still about that node. Before the first step ran it must be observed like any node.
+ */
+export function withOwnNode(cluster: ClusterConfig, op: Operation, playbook: Pick<Playbook, 'targetLeaves'>): ClusterConfig {
+  const node = op.target.node;
+  const role = op.target.nodeRole;
+  if (playbook.targetLeaves !== true || node === undefined || role === undefined || allNodes(cluster).includes(node)) return cluster;
+  if (!op.steps.some((s) => s.status === 'done' || s.status === 'skipped')) return cluster;
+  return role === 'controlplane'
+    ? { ...cluster, controlPlanes: [...cluster.controlPlanes, node] }
+    : { ...cluster, workers: [...cluster.workers, node] };
+}
+
+/**
+ * What Redis gave back, checked against the observed estate, the version grammar and the version rules before it reaches an argv.
+ * A removal's or replacement's own node may be gone once the operation has begun: taking it away is what it does.
+ */
 function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation, step: Step): string[] {
   const nodes = allNodes(ctx.cluster);
   const problems: string[] = [];
-  for (const node of [step.node, op.target.node]) {
-    if (node !== undefined && !nodes.includes(node)) problems.push(`${node} is not a node of ${ctx.cluster.name} in the inventory`);
+  const begun = op.steps.some((s) => s.status === 'done' || s.status === 'skipped');
+  for (const node of new Set([step.node, op.target.node])) {
+    if (node === undefined || nodes.includes(node)) continue;
+    if (playbook.targetLeaves === true && begun && node === op.target.node) continue;
+    problems.push(`${node} is not a node of ${ctx.cluster.name}: neither etcd nor Kubernetes shows it now`);
   }
   let grammar = true;
   for (const version of [op.target.version, op.target.fromVersion, op.target.talosVersion]) {
@@ -349,7 +370,10 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
       const stored = storedFactsProblems(ctx, playbook, started, current);
       const problems = stored.length > 0 ? stored : ((await playbook.recheck?.(stepCtx, started, current)) ?? []);
       if (problems.length > 0)
-        throw new StepFailure('what the bot stored for this step no longer matches the inventory and the rules; nothing was run', problems);
+        throw new StepFailure(
+          'what the bot stored for this step no longer matches the nodes the sources show and the rules; nothing was run',
+          problems,
+        );
       result = await playbook.runStep(stepCtx, started, current);
     } catch (error) {
       // A cancelled run (the job's signal, or the lease lost to another run) is never a failure: the run that holds the operation goes on.
@@ -402,7 +426,8 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
         try {
           await deps.access.withSession(cluster, signal, async (session) => {
             const talosctl = await session.talosctl(op.target.talosVersion ?? op.target.fromVersion);
-            await walkOperation({ deps, cluster, session, talosctl, log, signal }, opId, playbook);
+            const walked = withOwnNode(session.cluster, op, playbook);
+            await walkOperation({ deps, cluster: walked, session, talosctl, log, signal }, opId, playbook);
           });
         } catch (error) {
           // A drain checkpoint goes back to the queue; a cancelled run leaves the operation to the run that holds it.

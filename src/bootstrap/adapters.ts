@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import type { WebClient } from '@slack/web-api';
 import type { ChatPort } from '../port/chat-port.ts';
 import { createClusterAccess, type ClusterAccess } from '../cluster/cluster-session.ts';
+import { judgeEstate } from '../rules/estate-agreement.ts';
 import type { Inventory } from '../config/inventory.ts';
 import { terraformCheckoutDir } from '../config/terraform-repo.ts';
 import type { Logger } from '../log/logger.ts';
@@ -55,6 +56,7 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     credentialsDir: config.credentialsDir,
     childEnv: config.childEnv,
     talosctlTimeoutMs: config.timeouts.probeMs,
+    judgeEstate,
   });
   const { client: slackClient, chat } = createSlackClients(config.slack, scrubber, metrics);
   return {

@@ -238,12 +238,16 @@ export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig): Block {
         type: 'input',
         block_id: INPUT.node,
         label: plain(`Node of ${cluster.name}`),
-        element: {
-          type: 'static_select',
-          action_id: INPUT.node,
-          placeholder: plain('Choose a node'),
-          options: allNodes(cluster).map((address) => option(nodeLabel(cluster, address), address)),
-        },
+        // An inventory without node lists names none before the cluster is read: the address is typed, and the preflight checks it.
+        element:
+          allNodes(cluster).length === 0
+            ? { type: 'plain_text_input', action_id: INPUT.node, placeholder: plain("The node's IP address, as /talos health lists it") }
+            : {
+                type: 'static_select',
+                action_id: INPUT.node,
+                placeholder: plain('Choose a node'),
+                options: allNodes(cluster).map((address) => option(nodeLabel(cluster, address), address)),
+              },
       },
     ],
   };

@@ -1,16 +1,24 @@
-import type { ClusterConfig } from '../config/inventory.ts';
+import { declaredNodes, type ClusterConfig } from '../config/inventory.ts';
 import type { ProcessRunner } from '../exec/process-runner.ts';
 import { createKubeApi, type KubeApi } from '../kube/kube-api.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import { createTalosctl, type Talosctl } from '../talos/talosctl.ts';
 import type { TalosctlBinaries } from '../talos/talosctl-binary.ts';
 import { withClusterCredentials, type ClusterCredentials } from './credentials.ts';
+import { observeEstate, type Estate, type JudgeEstate, type SourceRead } from './estate.ts';
 import { terraformOutputs, type TerraformOutputs } from './terraform-outputs.ts';
 import type { Tofu } from './tofu.ts';
 
 /** Everything a job needs to reach one cluster, alive only while the job runs. */
 export interface ClusterSession {
+  /**
+   * The cluster as observed when the session opened: the inventory's entry with `controlPlanes`,
+   * `workers` and `nodeNames` replaced by the nodes the sources show (see `estate`); what the
+   * inventory itself said stays in `cluster.declared`.
+   */
   cluster: ClusterConfig;
+  /** What each source said of the nodes, and every disagreement between them. */
+  estate: Estate;
   credentials: ClusterCredentials;
   /** The cluster's Terraform outputs, read once for the whole job (`tofu output -json`). */
   outputs: TerraformOutputs;
@@ -30,8 +38,28 @@ export interface ClusterAccessDeps {
   scrubber: SecretScrubber;
   credentialsDir: string | undefined;
   childEnv: Record<string, string>;
-  /** Default timeout of one talosctl call, in ms. */
+  /** Default timeout of one talosctl call, in ms; also the bound of each read of the estate. */
   talosctlTimeoutMs: number;
+  /** The rule that compares the sources (src/rules/estate-agreement.ts). */
+  judgeEstate: JudgeEstate;
+}
+
+/** The addresses talosctl reaches the cluster through: the inventory's control planes when it lists them, else the talosconfig's endpoints. */
+function reachFirst(cluster: ClusterConfig, talosconfig: SourceRead<string[]>): string[] {
+  const listed = declaredNodes(cluster).controlPlanes;
+  if (listed !== undefined && listed.length > 0) return listed;
+  return talosconfig.ok ? talosconfig.value : [];
+}
+
+/** The inventory's cluster with the observed nodes in place of its lists. */
+function observedCluster(cluster: ClusterConfig, estate: Estate): ClusterConfig {
+  return {
+    ...cluster,
+    declared: declaredNodes(cluster),
+    controlPlanes: estate.controlPlanes,
+    workers: estate.workers,
+    nodeNames: estate.nodeNames,
+  };
 }
 
 export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
@@ -40,18 +68,38 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
       const outputs = terraformOutputs({ tofu: deps.tofu, scrubber: deps.scrubber }, cluster);
       return withClusterCredentials({ outputs, baseDir: deps.credentialsDir }, signal, async (credentials) => {
         const kube = createKubeApi(credentials.kubeconfig);
+        let endpoints: string[] = [];
         const talosctl = async (runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl> => {
           const binary = await deps.binaries.forVersion(runningVersion, options);
           return createTalosctl({
             runner: deps.runner,
             binary: binary.path,
             talosconfigPath: credentials.talosconfigPath,
-            endpoints: cluster.controlPlanes,
+            endpoints,
             env: deps.childEnv,
             timeoutMs: deps.talosctlTimeoutMs,
           });
         };
-        return work({ cluster, credentials, outputs, kube, talosctl });
+        const observation = await observeEstate(
+          {
+            kube,
+            tofu: deps.tofu,
+            talosconfigPath: credentials.talosconfigPath,
+            timeoutMs: deps.talosctlTimeoutMs,
+            talosctl: async (nodes) => {
+              const versions = new Set(nodes.ok ? nodes.value.flatMap((n) => n.talosVersion ?? []) : []);
+              const running = versions.size === 1 ? [...versions][0] : undefined;
+              return talosctl(running, { closest: true }).catch(() => talosctl());
+            },
+          },
+          cluster,
+          (talosconfig) => (endpoints = reachFirst(cluster, talosconfig)),
+          signal,
+        );
+        const estate = deps.judgeEstate(cluster, observation);
+        // Where neither the inventory nor the talosconfig names an address, the observed control planes are the way in.
+        if (endpoints.length === 0) endpoints = estate.controlPlanes;
+        return work({ cluster: observedCluster(cluster, estate), estate, credentials, outputs, kube, talosctl });
       });
     },
   };

@@ -96,8 +96,14 @@ const ClusterSchema = z
     environment: z.enum(['staging', 'production']),
     channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'must be a Slack channel id such as C0MAINTPRD'),
     terraformDir: absolutePath('/srv/infra/terraform/production'),
-    controlPlanes: z.array(Address).min(1, 'a cluster needs at least one control-plane address'),
-    workers: z.array(Address).default([]),
+    /**
+     * Optional assertions: the bot finds the nodes itself (talosconfig endpoints, etcd members, the
+     * Kubernetes Nodes, Terraform's state). When given, a list is checked against what it finds, and the
+     * control planes are the addresses talosctl reaches the cluster through first.
+     */
+    controlPlanes: z.array(Address).min(1, 'list at least one control-plane address, or leave controlPlanes out').optional(),
+    /** Optional assertion, as controlPlanes: when given, every worker the bot finds must be in it. */
+    workers: z.array(Address).optional(),
     installerPlatform: z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]*$/, 'must be an Image Factory platform such as nocloud or metal')
@@ -160,7 +166,9 @@ const ClusterSchema = z
     replaceConfigApply: z.boolean().optional(),
   })
   .check((ctx) => {
-    const all = [...ctx.value.controlPlanes, ...ctx.value.workers];
+    const all = [...(ctx.value.controlPlanes ?? []), ...(ctx.value.workers ?? [])];
+    // Only both lists together say which addresses are no node of the cluster.
+    const listed = ctx.value.controlPlanes !== undefined && ctx.value.workers !== undefined;
     const seen = new Set<string>();
     for (const address of all) {
       if (seen.has(address)) {
@@ -181,8 +189,9 @@ const ClusterSchema = z
       if (problem !== undefined) ctx.issues.push({ code: 'custom', input: window, path: ['maintenanceWindows', i], message: problem });
     });
     const named = new Map<string, string>();
+    // Without node lists the bot learns the nodes at run time: an address here is checked then, not now.
     for (const [address, name] of Object.entries(ctx.value.nodeNames ?? {})) {
-      if (!seen.has(address))
+      if (listed && !seen.has(address))
         ctx.issues.push({
           code: 'custom',
           input: address,
@@ -195,12 +204,12 @@ const ClusterSchema = z
       named.set(name, address);
     }
     for (const address of ctx.value.longhornNodes) {
-      if (!seen.has(address)) {
+      if (listed && !seen.has(address)) {
         ctx.issues.push({ code: 'custom', input: address, path: ['longhornNodes'], message: `${address} is not a node of this cluster` });
       }
     }
     for (const address of ctx.value.defaultClassNodes) {
-      if (!seen.has(address)) {
+      if (listed && !seen.has(address)) {
         ctx.issues.push({
           code: 'custom',
           input: address,
@@ -218,7 +227,26 @@ const ClusterSchema = z
     }
   })
   // A default that depends on another field: production gets four eyes unless it says otherwise.
-  .transform((c) => ({ ...c, requireDistinctApprover: c.requireDistinctApprover ?? c.environment === 'production' }));
+  // The node lists read as empty until a session replaces them with the observed nodes; what the file
+  // asserted stays in `declared`, to be checked against the observation.
+  .transform(({ controlPlanes, workers, ...c }) => ({
+    ...c,
+    controlPlanes: controlPlanes ?? [],
+    workers: workers ?? [],
+    declared: {
+      ...(controlPlanes === undefined ? {} : { controlPlanes }),
+      ...(workers === undefined ? {} : { workers }),
+      ...(c.nodeNames === undefined ? {} : { nodeNames: c.nodeNames }),
+    } as DeclaredNodes,
+    requireDistinctApprover: c.requireDistinctApprover ?? c.environment === 'production',
+  }));
+
+/** What the inventory file itself says of the nodes: assertions, each absent when the file leaves it out. */
+export interface DeclaredNodes {
+  controlPlanes?: string[] | undefined;
+  workers?: string[] | undefined;
+  nodeNames?: Record<string, string> | undefined;
+}
 
 const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'cluster names are lower-case letters, digits and dashes');
 
@@ -226,8 +254,13 @@ export const InventorySchema = z.strictObject({
   clusters: z.record(ClusterName, ClusterSchema).refine((c) => Object.keys(c).length > 0, { message: 'declare at least one cluster' }),
 });
 
-export type ClusterConfig = z.infer<typeof ClusterSchema> & {
+export type ClusterConfig = Omit<z.infer<typeof ClusterSchema>, 'declared'> & {
   name: string;
+  /**
+   * What the inventory file said of the nodes, kept when a session replaces the lists with the observed
+   * nodes. Absent on a cluster built in code: its lists are then what was declared (see `declaredNodes`).
+   */
+  declared?: DeclaredNodes;
   /** Old spellings the file uses for this cluster (e.g. `schedules.snapshot.timezone`), warned about at start. */
   deprecatedKeys?: string[];
 };
@@ -351,6 +384,11 @@ export function resolveCluster(inventory: Inventory, channel: string, name: stri
     ok: false,
     reason: `This channel serves several clusters (${here.map((c) => c.name).join(', ')}); name the one you mean, e.g. \`/talos health ${here[0]!.name}\`.`,
   };
+}
+
+/** What the inventory asserts of the cluster's nodes (see `ClusterConfig.declared`). */
+export function declaredNodes(cluster: ClusterConfig): DeclaredNodes {
+  return cluster.declared ?? { controlPlanes: cluster.controlPlanes, workers: cluster.workers, nodeNames: cluster.nodeNames };
 }
 
 export function allNodes(cluster: ClusterConfig): string[] {

@@ -1,4 +1,5 @@
-import { allNodes, type ClusterConfig } from './inventory.ts';
+import { isIP } from 'node:net';
+import { allNodes, declaredNodes, type ClusterConfig } from './inventory.ts';
 
 /** The node's name from the inventory's `nodeNames`, if it has one. */
 export function nodeName(cluster: ClusterConfig, address: string): string | undefined {
@@ -22,6 +23,17 @@ export function resolveNode(cluster: ClusterConfig, token: string): NodeResoluti
   if (nodes.includes(token)) return { ok: true, address: token };
   const byName = nodes.find((address) => nodeName(cluster, address) === token);
   if (byName !== undefined) return { ok: true, address: byName };
+  const declared = declaredNodes(cluster);
+  if (declared.controlPlanes === undefined && declared.workers === undefined) {
+    // No node lists: the nodes are known only once the cluster is observed, and the preflight checks the address then.
+    const named = Object.entries(declared.nodeNames ?? {}).find(([, name]) => name === token)?.[0];
+    if (named !== undefined) return { ok: true, address: named };
+    if (isIP(token) !== 0) return { ok: true, address: token };
+    return {
+      ok: false,
+      reason: `${token} is not a node address of *${cluster.name}*, and its inventory names no node so: give the node's IP address (\`/talos health\` lists every node).`,
+    };
+  }
   return {
     ok: false,
     reason: `${token} is not a node of *${cluster.name}*. Its nodes: ${nodes.map((a) => nodeLabel(cluster, a)).join(', ')}.`,

@@ -22,6 +22,8 @@ import { probeFailed } from './rules/probe-failure.ts';
 import { DECLARED_CHECK, evaluateDeclaredVersions, type DeclaredState } from './rules/declared-versions.ts';
 import type { DeclaredVersions } from '../tofu/declared-versions.ts';
 import type { RunningVersions } from './rules/declared-judgement.ts';
+import type { Estate } from '../cluster/estate.ts';
+import { ESTATE_CHECK, evaluateEstate } from './rules/estate.ts';
 
 export interface GateReport {
   cluster: string;
@@ -49,6 +51,11 @@ export interface SeenVersions {
 
 export interface GateDeps {
   talosctl: Talosctl;
+  /**
+   * The estate the job observed: the gate then checks that its sources agree (check `estate`). An
+   * operation's preflight judges it apart, knowing which disagreement the operation resolves.
+   */
+  estate?: Estate;
   kube: KubeApi;
   /** Upper bound of each probe, in ms; a probe that runs longer is a failed check. */
   probeTimeoutMs: number;
@@ -213,6 +220,15 @@ function probes(cluster: ClusterConfig, deps: GateDeps, seen: SeenVersions, byNo
             : `PodDisruptionBudgets (drain of ${deps.drainNodes.join(', ')})`,
       run: (signal) => checkDisruptionBudgets(kube, deps.drainNodes ?? nodes, signal),
     },
+    ...(deps.estate === undefined
+      ? []
+      : [
+          {
+            id: ESTATE_CHECK,
+            title: 'Nodes by every source (talosconfig, etcd, Kubernetes, Terraform, inventory)',
+            run: () => Promise.resolve(evaluateEstate(deps.estate!)),
+          },
+        ]),
     ...(deps.mode === 'final'
       ? [{ id: 'cilium', title: 'Cilium agent and operator', run: (signal: AbortSignal) => checkCilium(kube, signal) }]
       : []),

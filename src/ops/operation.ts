@@ -232,6 +232,8 @@ export const OperationFields = z.object({
       /** The node a rollback or removal is about. */
       node: z.string().optional(),
       nodeName: z.string().optional(),
+      /** The node's role when planned: a removal or replacement still knows it once the node has left the estate. */
+      nodeRole: z.enum(['controlplane', 'worker']).optional(),
       /** The Talos version the cluster ran when planned: picks the matching talosctl. */
       talosVersion: z.string().optional(),
     })

@@ -14,8 +14,8 @@ export interface RehearsalRecord {
 /** The bot's own records of the staging cluster, where the runbook's rehearsals happen. */
 export interface StagingRecords {
   cluster: string;
-  /** Control-plane addresses in its inventory entry. */
-  controlPlanes: number;
+  /** Control-plane addresses its inventory entry lists; undefined where it lists none (the bot finds them at run time). */
+  controlPlanes: number | undefined;
   /** Its operations, newest first. */
   operations: Observed<RehearsalRecord[]>;
 }
@@ -98,7 +98,7 @@ export function rehearsalGate(staging: StagingRecords | undefined): ReadinessGat
       // A rehearsal the bot can run but has not yet: its prerequisite, as before the bot could, says how far staging got.
       if (record === undefined && rehearsal.prerequisite !== undefined)
         return prerequisiteLine(rehearsal, rehearsal.prerequisite, records, staging.cluster);
-      if (record === undefined && rehearsal.kind === 'node-replace' && staging.controlPlanes < 3)
+      if (record === undefined && rehearsal.kind === 'node-replace' && staging.controlPlanes !== undefined && staging.controlPlanes < 3)
         return `☐ ${rehearsal.name}: no completed node-replace on ${staging.cluster} in the bot's records. ${staging.cluster} has ${staging.controlPlanes === 1 ? 'one control plane' : `${staging.controlPlanes} control planes`}: expand it to three first, since replacing a single control plane is etcd disaster recovery, not a rolling replacement`;
       if (record === undefined) return `☐ ${rehearsal.name}: no completed ${rehearsal.kind} on ${staging.cluster} in the bot's records`;
       done.push(rehearsal.name);

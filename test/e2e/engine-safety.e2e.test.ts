@@ -189,7 +189,7 @@ describe('Redis is a store, not the authority', () => {
     const failed = await waitForRootState(h, plan, /stopped at the first failure|completed/);
     expect(failed.text).toContain('stopped at the first failure');
     const stop = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped'));
-    expect(stop?.text).toContain('no longer matches the inventory and the rules');
+    expect(stop?.text).toContain('no longer matches the nodes the sources show and the rules');
     expect(JSON.stringify(stop?.blocks)).toContain('registry.example/evil-installer');
     expect(h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv[0] === 'upgrade')).toEqual([]);
   });

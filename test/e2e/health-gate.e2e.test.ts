@@ -7,7 +7,7 @@ import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
 
-/** The eight checks of the runbook's gate, in the order the thread lists them, then the comparison with what Terraform declares. */
+/** The eight checks of the runbook's gate, in the order the thread lists them, then the agreement of the estate's sources and the comparison with what Terraform declares. */
 const CHECK_TITLES = [
   'talosctl version',
   'talosctl health',
@@ -17,6 +17,7 @@ const CHECK_TITLES = [
   'Kubernetes pods',
   'Flux',
   'PodDisruptionBudgets',
+  'Nodes by every source',
   'Versions declared in Terraform',
 ];
 
@@ -91,7 +92,7 @@ describe('/talos health on the healthy production cluster', () => {
     expect(rootBlocks).not.toContain('talos-gate-again');
     expect(run.replies).toHaveLength(1);
     const lines = run.replies[0]!.text.split('\n');
-    expect(lines.map((l) => CHECK_TITLES.findIndex((t) => l.startsWith(`✅ ${t}`)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(lines.map((l) => CHECK_TITLES.findIndex((t) => l.startsWith(`✅ ${t}`)))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const file = h.slack.uploadedFiles().find((f) => f.filename?.startsWith('health-gate-production-'));
     expect(file?.content).toMatch(/PASSED {2}talosctl etcd status \(10\.0\.30\.11, 10\.0\.30\.12, 10\.0\.30\.13\)/);
     expect(file?.content).toMatch(/10\.0\.30\.11 +member/);

@@ -102,9 +102,12 @@ describe('/talos gates on production', () => {
     expect(shown(gate(report, 'talosctl knows'))).toContain('talosconfig endpoints: 10.0.30.11, 10.0.30.12, 10.0.30.13');
     expect(gate(report, 'Longhorn system extensions').text).toContain('siderolabs/iscsi-tools, siderolabs/util-linux-tools on all 3 nodes');
     expect(gate(report, 'Flux reconciles').text).toContain('2 Kustomizations reconcile from ./clusters/production');
-    // Read-only: the only talosctl call asks every node for its extensions.
+    // Read-only: the session reads etcd's members (the estate), then every node is asked for its extensions.
     const talosctl = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
-    expect(talosctl.map((c) => c.argv.slice(0, 4))).toEqual([['get', 'extensions', '-o', 'json']]);
+    expect(talosctl.map((c) => c.argv.slice(0, 4))).toEqual([
+      ['etcd', 'members', '--talosconfig', talosctl[0]!.argv[3]!],
+      ['get', 'extensions', '-o', 'json'],
+    ]);
     expect(talosctl[0]?.argv).toEqual(expect.arrayContaining(['--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
   });
 

@@ -93,7 +93,9 @@ describe('a step issued to its node, then edited in Redis', () => {
     expect(upgradeCalls(harness).slice(before)).toEqual([]);
     expect(upgradeCalls(harness).some((c) => c.argv.includes(evil))).toBe(false);
     const after = await stored(harness, plan.opId);
-    expect(after.reason).toBe('what the bot stored for this step no longer matches the inventory and the rules; nothing was run');
+    expect(after.reason).toBe(
+      'what the bot stored for this step no longer matches the nodes the sources show and the rules; nothing was run',
+    );
     expect(lastStop(harness, plan)).toContain(`stored installer image ${evil}`);
     expect(harness.sim.node('production', NODE).talosVersion).not.toBe(TARGET);
   }, 180_000);
@@ -114,7 +116,7 @@ describe('a step issued to its node, then edited in Redis', () => {
     expect(done.text).toContain('stopped at the first failure');
     expect(upgradeCalls(harness).slice(before)).toEqual([]);
     expect((await stored(harness, plan.opId)).reason).toBe(
-      'what the bot stored for this step no longer matches the inventory and the rules; nothing was run',
+      'what the bot stored for this step no longer matches the nodes the sources show and the rules; nothing was run',
     );
     expect(lastStop(harness, plan)).toContain(`the stored path ${from} → ${downgrade} is not one the rules allow`);
   }, 180_000);

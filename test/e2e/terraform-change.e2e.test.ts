@@ -399,7 +399,7 @@ describe('adding a control plane', () => {
     const texts = thread.map((m) => m.text).join('\n');
     expect(texts).toMatch(/talos-stg-cp-2 \(10\.0\.20\.12\) joined as a control plane/);
     expect(texts).toContain('talos-stg-cp-2: voting etcd member');
-    expect(texts).toContain("Add it to `controlPlanes` or `workers` of staging in this bot's inventory");
+    expect(texts).toContain("This bot's inventory lists the nodes of staging: add it to `controlPlanes` or `workers` there");
     expect(texts).toContain('counting 10.0.20.12');
     expect(applies('staging').filter((c) => c.argv.at(-1)?.includes(first.opId))).toHaveLength(1);
     expect(h.sim.calls.some((c) => c.bin === 'talosctl' && c.argv.includes('bootstrap'))).toBe(false);

@@ -17,6 +17,11 @@ export interface InventoryOptions {
   clusters?: string[];
   /** Where to write. Default `<sim dir>/clusters.yaml`. */
   path?: string;
+  /**
+   * Clusters whose entry leaves out `controlPlanes`, `workers` and `nodeNames`: the bot then finds the
+   * nodes itself. `true`: every cluster. Default: each entry lists the simulated nodes.
+   */
+  withoutNodeLists?: true | string[];
   /** Fields merged into each cluster's entry, keyed by cluster. */
   extra?: Record<string, Record<string, unknown>>;
 }
@@ -37,19 +42,24 @@ export async function writeInventory(sim: Simulator, options: InventoryOptions =
   const clusters: Record<string, unknown> = {};
   for (const name of names) {
     const cluster = sim.cluster(name);
+    const unlisted = options.withoutNodeLists === true || (options.withoutNodeLists?.includes(name) ?? false);
+    const lists = {
+      controlPlanes: cluster.nodes.filter((n) => n.role === 'controlplane').map((n) => n.address),
+      workers: cluster.nodes.filter((n) => n.role === 'worker').map((n) => n.address),
+      nodeNames: Object.fromEntries(cluster.nodes.map((n) => [n.address, n.hostname])),
+    };
     clusters[name] = {
       environment: cluster.environment,
       channel: options.channels?.[name] ?? defaultChannel(name),
       terraformDir: cluster.terraformDir,
-      controlPlanes: cluster.nodes.filter((n) => n.role === 'controlplane').map((n) => n.address),
-      workers: cluster.nodes.filter((n) => n.role === 'worker').map((n) => n.address),
+      ...(unlisted ? {} : { controlPlanes: lists.controlPlanes, workers: lists.workers }),
       installerPlatform: cluster.terraform.installerPlatform,
       hostLabel: cluster.shape.hostLabel ?? 'example.org/proxmox-host',
       snapshotDir: cluster.snapshotDir,
       operators: perCluster(options.operators, name, ['U0ALICE', 'U0BOB']),
       approvers: perCluster(options.approvers, name, ['U0CAROL']),
       defaultForChannel: options.defaultForChannel ? options.defaultForChannel.includes(name) : true,
-      nodeNames: Object.fromEntries(cluster.nodes.map((n) => [n.address, n.hostname])),
+      ...(unlisted ? {} : { nodeNames: lists.nodeNames }),
       ...options.extra?.[name],
     };
   }

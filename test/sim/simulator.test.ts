@@ -69,6 +69,18 @@ describe('the runtime contract', () => {
     });
   });
 
+  it('leaves the node lists and names out of the clusters it is told to, for the bot to find the nodes itself', async () => {
+    const path = await writeInventory(f.sim, { withoutNodeLists: ['staging'], path: `${f.sim.dir}/unlisted.yaml` });
+
+    const { clusters } = parse(readFileSync(path, 'utf8')) as { clusters: Record<string, Record<string, unknown>> };
+    expect([clusters['staging']!['controlPlanes'], clusters['staging']!['workers'], clusters['staging']!['nodeNames']]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(clusters['production']!['controlPlanes']).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+  });
+
   it('records each invocation with its cluster, times and exit code', async () => {
     const since = f.sim.calls.length;
 

@@ -5,7 +5,8 @@ import type { Job, Queue } from 'bullmq';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/port/chat-port.ts';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
-import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
+import { parseInventory, type ClusterConfig, type Inventory } from '../../src/config/inventory.ts';
+import { agreeingEstate } from './fake-cluster.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
 import { createAudit } from '../../jobs/engine/audit.ts';
@@ -101,7 +102,8 @@ const unreachable = (): never => {
   throw new Error('this test does not reach a cluster');
 };
 const talosctl: Talosctl = { binary: 'talosctl', run: unreachable };
-const session = { kube: {}, talosctl: () => Promise.resolve(talosctl) } as unknown as ClusterSession;
+const session = (cluster: ClusterConfig): ClusterSession =>
+  ({ cluster, estate: agreeingEstate(cluster), kube: {}, talosctl: () => Promise.resolve(talosctl) }) as unknown as ClusterSession;
 
 export function inventory(overrides = ''): Inventory {
   return parseInventory(
@@ -150,7 +152,7 @@ export function engineFixture(redis: RedisFixture, options: EngineFixtureOptions
   // Waits pass in real time; the time read is the test's.
   const engineClock: Clock = { now, sleep: (ms, signal) => systemClock.sleep(ms, signal) };
   const logger = createLogger({ level: 'silent', pretty: false, scrubber: new SecretScrubber() });
-  const access: ClusterAccess = { withSession: (_cluster, _signal, work) => work(session) };
+  const access: ClusterAccess = { withSession: (cluster, _signal, work) => work(session(cluster)) };
   const deps: OpsJobDeps = {
     inventory: options.inventory ?? inventory(),
     store,

@@ -11,7 +11,8 @@ import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/Object
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { terraformOutputs } from '../../src/cluster/terraform-outputs.ts';
 import { createTofu, type Tofu } from '../../src/cluster/tofu.ts';
-import { parseInventory, type Inventory } from '../../src/config/inventory.ts';
+import { parseInventory, type ClusterConfig, type Inventory } from '../../src/config/inventory.ts';
+import type { Estate } from '../../src/cluster/estate.ts';
 import { ExecError, type ProcessRunner, type RunResult } from '../../src/exec/process-runner.ts';
 import type { KubeApi } from '../../src/kube/kube-api.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
@@ -87,6 +88,19 @@ export interface FakeCluster {
 }
 
 /** The inventory of the cluster `shape` describes, with the operators and approvers of the engine fixture. */
+/** An estate whose sources agree with the inventory: what a double that does not model the sources answers. */
+export function agreeingEstate(cluster: ClusterConfig): Estate {
+  const unmodelled = { ok: false, error: 'not modelled by this double' } as const;
+  return {
+    observation: { talosconfig: { ok: true, value: cluster.controlPlanes }, etcd: unmodelled, kube: unmodelled, terraform: unmodelled },
+    controlPlanes: cluster.controlPlanes,
+    workers: cluster.workers,
+    nodeNames: cluster.nodeNames ?? {},
+    disagreements: [],
+    unread: [],
+  };
+}
+
 export function inventoryOf(shape: ClusterShape, dirs: { terraformDir: string; snapshotDir: string }): Inventory {
   const addresses = (role: SimNode['role']): string =>
     shape.nodes
@@ -351,6 +365,7 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       if (cluster.name !== model.name) throw new Error(`the fake cluster is ${model.name}, not ${cluster.name}`);
       const session: ClusterSession = {
         cluster,
+        estate: agreeingEstate(cluster),
         credentials: {
           dir: '/run/talos-chatops/session',
           talosconfigPath: TALOSCONFIG,

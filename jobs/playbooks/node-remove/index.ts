@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { declaredNodes } from '../../../src/config/inventory.ts';
+import { aboutOwnNode } from '../shared/resolves.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { nodeRemoveTexts } from './texts.ts';
@@ -193,6 +195,9 @@ const UNREACHABLE = 'it cannot be drained and reset gracefully; for a failed nod
 
 const preflight: Playbook['preflight'] = async (deps, cluster, op, session, signal) => {
   const { probe, address, node, refusals, notes } = await nodePreflight(deps, { cluster, op, session, signal }, UNREACHABLE);
+  // Checked again against the observed control planes: the inventory may list none.
+  const only = onlyControlPlane(cluster, address);
+  if (only !== undefined) refusals.push(only);
   // Workloads need a node to go to: a control plane without the NoSchedule taint takes them as a worker does.
   const capacity = workloadCapacityAfterRemoval(node.kubeNodes, address);
   if (capacity.refusal !== undefined) refusals.push(capacity.refusal);
@@ -217,7 +222,12 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     refusals,
     notes,
     steps,
-    target: { nodeName: node.view.name, fromVersion: node.running, talosVersion: node.running },
+    target: {
+      nodeName: node.view.name,
+      nodeRole: node.role === 'control plane' ? 'controlplane' : 'worker',
+      fromVersion: node.running,
+      talosVersion: node.running,
+    },
     common: { ...node.common, drainNodes: [address] },
   };
 };
@@ -245,6 +255,9 @@ export const removePlaybook: Playbook = {
   checks: { talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'run',
   lock: 'cluster',
+  // The disagreements about this very node are what the operation settles.
+  resolves: aboutOwnNode,
+  targetLeaves: true,
   versionRules: 'node',
   preflight,
   needsApproval: (step) => step.kind === 'reset-node',
@@ -263,7 +276,7 @@ export const removePlaybook: Playbook = {
     const gate = op.steps.find((s) => s.kind === 'removal-verify')?.detail ?? 'health gate passed';
     return Promise.resolve({
       validation: `${node} reset and its Node deleted; ${gate}`,
-      followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node)),
+      followUp: removalFollowUp(op, node, roleOf(ctx.cluster, node), declaredNodes(ctx.cluster)),
     });
   },
   retryFrom: () => undefined,

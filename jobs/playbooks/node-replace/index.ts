@@ -1,4 +1,5 @@
 import { readFile, rm } from 'node:fs/promises';
+import { aboutOwnNode } from '../shared/resolves.ts';
 import { join } from 'node:path';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
@@ -48,6 +49,9 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
   checks: { snapshotOffCluster: true, talosctlClient: true, healthGate: {}, window: true, lockFree: {} },
   start: 'plan',
   lock: 'cluster',
+  // The disagreements about this very node are what the operation settles.
+  resolves: aboutOwnNode,
+  targetLeaves: true,
   versionRules: 'node',
   preflight,
   // The first change asks first: the member removal of a control plane, the Node deletion of a worker; then the apply.

@@ -134,7 +134,11 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     notes,
     steps,
     data,
-    target: { nodeName: name, ...(running === undefined ? {} : { fromVersion: running, talosVersion: running }) },
+    target: {
+      nodeName: name,
+      nodeRole: role === 'control plane' ? 'controlplane' : 'worker',
+      ...(running === undefined ? {} : { fromVersion: running, talosVersion: running }),
+    },
     // A retired node is drained by its reset: the gate judges the disruption budgets of that drain; a failed one is set aside.
     common: retired
       ? { talosctl, clientRefusal: chosen.refusal, running, where: address, drainNodes: [address] }

@@ -1,4 +1,5 @@
 import { errorText } from '../../../src/chat/error-text.ts';
+import { aboutOwnNode } from '../shared/resolves.ts';
 import { operationRef } from '../../../src/chat/operation-link.ts';
 import { nodeApprovalMessage } from '../../../src/chat/approval-messages.ts';
 import { nodeRollbackTexts, rollbackCancelRefusal } from './texts.ts';
@@ -238,6 +239,8 @@ export const rollbackPlaybook: Playbook = {
   checks: { talosctlClient: true, lockFree: { wait: 'one operation (and so one rollback) at a time: wait for it' } },
   start: 'run',
   lock: 'cluster',
+  // The disagreements about this very node are what the operation settles.
+  resolves: aboutOwnNode,
   versionRules: 'node',
   preflight,
   needsApproval: (step) => step.kind === 'rollback-node',

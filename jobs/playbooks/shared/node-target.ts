@@ -1,5 +1,6 @@
 import type { V1Node } from '@kubernetes/client-node';
-import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
+import { nodeLabel } from '../../../src/config/node-names.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../../../src/talos/observe.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
@@ -77,6 +78,15 @@ export function nodeSteps(node: NodeTarget, steps: readonly (readonly [id: strin
   }));
 }
 
+/** A node the sources do not show (`cluster` is the observed one): nothing is done to an address that is no node. */
+export function notObservedRefusal(cluster: ClusterConfig, address: string): string[] {
+  if (allNodes(cluster).includes(address)) return [];
+  const nodes = allNodes(cluster).map((a) => nodeLabel(cluster, a));
+  return [
+    `${address} is not a node of *${cluster.name}*: neither etcd nor Kubernetes knows it (its nodes: ${nodes.join(', ') || 'none found'})`,
+  ];
+}
+
 /** The inventory without one node: what the cluster is once that node is gone. */
 export function clusterWithout(cluster: ClusterConfig, address: string): ClusterConfig {
   return {
@@ -108,5 +118,5 @@ export async function nodePreflight(
   const probe = probeSignals(deps.timeouts.probeMs, target.signal);
   const address = target.op.target.node!;
   const node = await observeNodeTarget(target.session, target.cluster, address, probe, unreachable);
-  return { probe, address, node, refusals: [...node.refusals], notes: [] };
+  return { probe, address, node, refusals: [...notObservedRefusal(target.cluster, address), ...node.refusals], notes: [] };
 }

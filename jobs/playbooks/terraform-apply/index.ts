@@ -1,4 +1,5 @@
 import { access, readFile, rm } from 'node:fs/promises';
+import { applyResolves } from './resolves.ts';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { errorText } from '../../../src/chat/error-text.ts';
@@ -446,6 +447,8 @@ export const terraformApplyPlaybook: Playbook = {
   checks: { snapshotOffCluster: true },
   start: 'plan',
   lock: 'cluster',
+  // The disagreements its reviewed plan settles: the nodes it declares or configures again, the talosconfig it changes.
+  resolves: applyResolves,
   preflight,
   startRecheck: declaredAtApply,
   // The Apply on the plan is the approval of the apply step (see `startApproves`): a failure or a Retry spends it, and the

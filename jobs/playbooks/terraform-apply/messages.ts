@@ -1,4 +1,4 @@
-import type { ClusterConfig } from '../../../src/config/inventory.ts';
+import { declaredNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import { inventoryLinesFor, type JoinedNode } from '../../../src/config/inventory-lines.ts';
 import { terraformData } from './data.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
@@ -66,9 +66,14 @@ export function terraformFollowUpMessage(
       `Next (runbook): promote the same change to production in a maintenance window: run \`/talos plan\` in ${production.map((p) => `<#${p.channel}>`).join(', ')}. A plan of this commit there is marked as applied to staging, with this gate.`,
     );
   }
+  // The bot finds new nodes itself; only node lists the inventory keeps as assertions need the new node.
+  const declared = declaredNodes(cluster);
+  const lists = declared.controlPlanes !== undefined || declared.workers !== undefined;
   for (const node of joined)
     lines.push(
-      `${escapeMrkdwn(node)}. Add it to \`controlPlanes\` or \`workers\` of ${cluster.name} in this bot's inventory, so every health gate checks it.`,
+      lists
+        ? `${escapeMrkdwn(node)}. This bot's inventory lists the nodes of ${cluster.name}: add it to \`controlPlanes\` or \`workers\` there (or leave the node lists out), or every health gate names it as missing.`
+        : `${escapeMrkdwn(node)}. Nothing to edit in this bot's inventory: the next operation includes it.`,
     );
   const yaml = inventoryLinesFor(cluster, nodes);
   if (yaml.length > 0)

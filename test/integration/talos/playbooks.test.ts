@@ -434,7 +434,9 @@ describe('a Talos upgrade', () => {
     // Assert
     const after = await stored(op.id);
     expect(after.state).toBe('failed');
-    expect(after.reason).toBe('what the bot stored for this step no longer matches the inventory and the rules; nothing was run');
+    expect(after.reason).toBe(
+      'what the bot stored for this step no longer matches the nodes the sources show and the rules; nothing was run',
+    );
     expect(after.steps.find((s) => s.id === 'node-10.0.30.11')).toMatchObject({ status: 'failed', image: image(planned) });
     expect(after.steps.find((s) => s.id === 'node-10.0.30.11')?.issuedAt).toBeUndefined();
     // A Retry derives the image again before anything is sent: it is offered, and nothing of the step is in flight.

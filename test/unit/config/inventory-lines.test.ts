@@ -48,6 +48,27 @@ describe('the inventory lines for nodes a Terraform apply added', () => {
     expect(inventoryLinesFor(cluster, [{ address: 'talos-prd-w-9', role: 'worker' }])).toEqual([]);
   });
 
+  it('asks for no edit where the inventory lists no nodes: the bot finds the new one itself', () => {
+    const unlisted = parseInventory(
+      FILE.replace('    controlPlanes: [10.0.30.11, 10.0.30.12]\n    workers: [10.0.30.21]\n', ''),
+      'clusters.yaml',
+    ).clusters[0]!;
+    const joined = [{ address: '10.0.30.22', role: 'worker' as const, name: 'talos-prd-w-2' }];
+
+    const message = terraformFollowUpMessage(
+      anOperation({ kind: 'terraform-apply', cluster: 'production' }),
+      unlisted,
+      [],
+      ['talos-prd-w-2 (10.0.30.22) joined as a worker'],
+      joined,
+    );
+
+    expect(inventoryLinesFor(unlisted, joined)).toEqual([]);
+    expect(message.blocks).toHaveLength(1);
+    expect(message.text).toContain("Nothing to edit in this bot's inventory: the next operation includes it.");
+    expect(message.text).not.toContain('controlPlanes');
+  });
+
   it('puts the lines in a code block of the follow-up, after the sentence that says where they go', () => {
     // Act
     const message = terraformFollowUpMessage(

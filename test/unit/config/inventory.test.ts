@@ -72,6 +72,7 @@ describe('parseInventory: valid inventories', () => {
           terraformDir: '/srv/infra/terraform/production',
           controlPlanes: ['10.0.30.11', '10.0.30.12', '10.0.30.13'],
           workers: [],
+          declared: { controlPlanes: ['10.0.30.11', '10.0.30.12', '10.0.30.13'], workers: [] },
           installerPlatform: 'nocloud',
           hostLabel: 'example.org/proxmox-host',
           snapshotDir: '/var/backups/talos-etcd',
@@ -195,7 +196,6 @@ describe('parseInventory: refusals, one readable line each', () => {
     expect(problems.map((p) => p.split(':')[0])).toEqual([
       'clusters.production.channel',
       'clusters.production.terraformDir',
-      'clusters.production.controlPlanes',
       'clusters.production.installerPlatform',
       'clusters.production.hostLabel',
       'clusters.production.snapshotDir',
@@ -380,13 +380,45 @@ describe('parseInventory: refusals, one readable line each', () => {
     ]);
   });
 
+  it('takes a cluster without node lists: the bot finds its nodes, and the names and classes it is given are checked then', () => {
+    // Act
+    const inventory = parseInventory(
+      inventoryYaml(
+        clusterYaml('staging', {
+          controlPlanes: '',
+          workers: '',
+          nodeNames: '{10.0.20.11: talos-stg-cp-1}',
+          longhornNodes: '[10.0.20.21]',
+        }),
+      ),
+      'clusters.yaml',
+    );
+
+    // Assert
+    const staging = inventory.clusters[0]!;
+    expect([staging.controlPlanes, staging.workers, staging.declared]).toEqual([[], [], { nodeNames: { '10.0.20.11': 'talos-stg-cp-1' } }]);
+  });
+
+  it('checks a node list that is given alone, and takes the names of nodes the other list would hold', () => {
+    // Act
+    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { workers: '', controlPlanes: '[10.0.20.11, 10.0.20.11]' })));
+    const named = parseInventory(inventoryYaml(clusterYaml('staging', { workers: '', nodeNames: '{10.0.20.21: talos-stg-w-1}' })), 'x');
+
+    // Assert
+    expect(problems).toEqual(['clusters.staging.controlPlanes: address 10.0.20.11 is listed twice']);
+    expect(named.clusters[0]!.declared).toEqual({
+      controlPlanes: ['10.0.20.11', '10.0.20.12', '10.0.20.13'],
+      nodeNames: { '10.0.20.21': 'talos-stg-w-1' },
+    });
+  });
+
   it('refuses a cluster without control planes and an address that is not an IP', () => {
     // Act
     const problems = problemsOf(inventoryYaml(clusterYaml('staging', { controlPlanes: '[]', workers: '[10.0.20.300]' })));
 
     // Assert
     expect(problems).toEqual([
-      'clusters.staging.controlPlanes: a cluster needs at least one control-plane address',
+      'clusters.staging.controlPlanes: list at least one control-plane address, or leave controlPlanes out',
       'clusters.staging.workers.0: must be an IPv4 or IPv6 address',
     ]);
   });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { helpFor } from '../../../handlers/commands/help.ts';
 import { typedCommand } from '../../../handlers/guided-commands.ts';
 import { offeredTalosVersions, upgradeModal, nodePickerModal } from '../../../src/chat/guided-modals.ts';
+import { parseInventory } from '../../../src/config/inventory.ts';
 import { resolveNode } from '../../../src/config/node-names.ts';
 import { inventory } from '../../support/engine-fixture.ts';
 
@@ -125,9 +126,28 @@ describe('nodes by name', () => {
     });
   });
 
+  it('without node lists, takes any address or a name of nodeNames, leaving the preflight to check it against the cluster', () => {
+    // Arrange
+    const unlisted = parseInventory(
+      'clusters:\n  production:\n    environment: production\n    channel: C0MAINTPRD\n    terraformDir: /srv/tf\n    installerPlatform: nocloud\n    hostLabel: h\n    snapshotDir: /var/b\n    operators: [U0ALICE]\n    approvers: [U0CAROL]\n    nodeNames: {10.0.30.12: talos-prd-cp-2}\n',
+      'clusters.yaml',
+    ).clusters[0]!;
+
+    // Act / Assert
+    expect(resolveNode(unlisted, '10.0.30.14')).toEqual({ ok: true, address: '10.0.30.14' });
+    expect(resolveNode(unlisted, 'talos-prd-cp-2')).toEqual({ ok: true, address: '10.0.30.12' });
+    expect(resolveNode(unlisted, 'talos-prd-cp-9')).toEqual({
+      ok: false,
+      reason:
+        "talos-prd-cp-9 is not a node address of *production*, and its inventory names no node so: give the node's IP address (`/talos health` lists every node).",
+    });
+    expect(JSON.stringify(nodePickerModal('node-remove', unlisted))).toContain('"type":"plain_text_input","action_id":"node"');
+  });
+
   it('refuses an inventory naming a node the cluster does not have, or one name twice', () => {
     // Act / Assert
-    expect(() => inventory('    nodeNames: {10.0.30.99: ghost}\n')).toThrow(/10.0.30.99 is not a node of this cluster/);
+    // Both lists given: they say which addresses are nodes (with workers left out, a name may be a worker's).
+    expect(() => inventory('    workers: []\n    nodeNames: {10.0.30.99: ghost}\n')).toThrow(/10.0.30.99 is not a node of this cluster/);
     expect(() => inventory('    nodeNames: {10.0.30.11: cp, 10.0.30.12: cp}\n')).toThrow(/cp also names 10.0.30.11/);
   });
 });
