@@ -178,6 +178,7 @@ export interface Playbook<Data = unknown> {
    * what moved since the plan that the plan's rules now refuse. The reasons; none to go on.
    */
   startRecheck?(session: ClusterSession, op: Operation, signal: AbortSignal): Promise<string[]>;
+  /**
    * Whether this operation resolves `disagreement` between the estate's sources, so its preflight is
    * not refused for it: the removal or replacement of that very node, an apply that declares it.
    * Default: it resolves none, and any disagreement refuses it (when it holds the cluster's lock).

@@ -153,8 +153,10 @@ describe('nodes added and removed with no inventory edit', () => {
     await approve(bot, await waitForApprovalRequest(bot, removal, CHANNELS.staging), USERS.carol, CHANNELS.staging);
     const removed = await waitForRootState(bot, removal, /completed|stopped/, CHANNELS.staging, 90_000);
     const between = await runGate(bot, CHANNELS.staging);
+    // The same commit brings talos_version in line with what runs since the upgrade, as the runbook's follow-up asks.
     await bot.sim.terraform.removeNode('staging', 'talos-stg-w-2');
-    await bot.sim.terraform.commit('remove talos-stg-w-2');
+    await bot.sim.terraform.setTalosVersion('staging', TARGET);
+    await bot.sim.terraform.commit('remove talos-stg-w-2; talos_version follows the upgrade');
     const forgotten = await applyReviewedPlan(bot, CHANNELS.staging);
     const after = await runGate(bot, CHANNELS.staging);
 

@@ -130,7 +130,7 @@ describe('/talos health on the healthy production cluster', () => {
     // The earlier run's reply now holds the eight passing checks; the failing one is edited into the file's place, never posted twice.
     const thread = h.slack.thread(CHANNELS.production, run.root.ts);
     expect(thread[0]!.ts).toBe(run.replies[0]!.ts);
-    expect(thread[0]!.text.split('\n')).toHaveLength(8);
+    expect(thread[0]!.text.split('\n')).toHaveLength(9);
     expect(thread.filter((m) => m.text.includes('Flux')).length).toBeLessThanOrEqual(1);
   });
 
