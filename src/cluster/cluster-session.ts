@@ -40,8 +40,11 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
       const outputs = terraformOutputs({ tofu: deps.tofu, scrubber: deps.scrubber }, cluster);
       return withClusterCredentials({ outputs, baseDir: deps.credentialsDir }, signal, async (credentials) => {
         const kube = createKubeApi(credentials.kubeconfig);
+        // A downloaded client stays in the cache while the job that asked for it runs.
+        const releases: (() => void)[] = [];
         const talosctl = async (runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl> => {
           const binary = await deps.binaries.forVersion(runningVersion, options);
+          if (binary.release !== undefined) releases.push(binary.release);
           return createTalosctl({
             runner: deps.runner,
             binary: binary.path,
@@ -51,7 +54,11 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
             timeoutMs: deps.talosctlTimeoutMs,
           });
         };
-        return work({ cluster, credentials, outputs, kube, talosctl });
+        try {
+          return await work({ cluster, credentials, outputs, kube, talosctl });
+        } finally {
+          for (const release of releases) release();
+        }
       });
     },
   };

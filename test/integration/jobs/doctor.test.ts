@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -237,12 +238,14 @@ describe('runDoctor', () => {
     expect(find(findings, 'Slack scopes').status).toBe('ok');
   });
 
-  it('with TALOSCTL_DOWNLOAD, counts on the cache or the next plan, and downloads nothing itself', async () => {
+  it('with downloads on, counts on the cache or the next plan, and downloads nothing itself', async () => {
     // Arrange: the cache holds v1.12.5's client; the release server is unreachable, so a download would fail the check.
     const cacheDir = join(work, 'cache');
-    await mkdir(cacheDir, { recursive: true });
-    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '', { mode: 0o755 });
-    const downloader = createTalosctlDownloader({ baseUrl: 'http://127.0.0.1:9', cacheDir, timeoutMs: 1000 });
+    await mkdir(cacheDir, { recursive: true, mode: 0o700 });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '', { mode: 0o700 });
+    // The sum of the empty file, as a download records it beside the binary.
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5.sha256'), `${createHash('sha256').digest('hex')}  talosctl-v1.12.5\n`);
+    const downloader = createTalosctlDownloader({ baseUrl: 'https://127.0.0.1:9', cacheDir, timeoutMs: 1000, maxBytes: 1 << 20 });
     const d = await deps({ downloader, access: fakeAccess({ production: ['v1.14.0'], staging: ['v1.12.5'] }) });
 
     // Act
@@ -253,7 +256,7 @@ describe('runDoctor', () => {
     expect(find(findings, 'talosctl', 'staging').found).toContain('download cache');
     expect(find(findings, 'talosctl', 'production')).toMatchObject({ status: 'ok' });
     expect(find(findings, 'talosctl', 'production').found).toContain('the next plan downloads it');
-    expect(await readdir(cacheDir)).toEqual(['talosctl-v1.12.5']);
+    expect((await readdir(cacheDir)).sort()).toEqual(['talosctl-v1.12.5', 'talosctl-v1.12.5.sha256']);
   });
 
   it('warns when no window is declared for production', async () => {
