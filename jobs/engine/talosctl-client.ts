@@ -1,4 +1,5 @@
 import { errorText } from '../../src/chat/error-text.ts';
+import { errorCode } from '../../src/errors.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { talosctlClientRefusal } from '../../src/rules/versions.ts';
 import { parseTalosVersion } from '../../src/talos/parse-version.ts';
@@ -45,12 +46,22 @@ export async function talosctlClientCheck(
 }
 
 /**
- * Asks for the client of `version` once at plan time, so that with `TALOSCTL_DOWNLOAD=true` the
- * client of an upgrade's target is in the cache before the window opens (the operations after the
- * upgrade run it). Without the download, or when it fails, nothing happens: the running version's
- * client is what this preflight checks.
+ * Asks for the client of an upgrade's target once at plan time, so that with downloads on (the
+ * default) it is in the cache, checked, before the window opens: the operations after the upgrade
+ * run it. A download refused as tampered (a checksum that is not the release's, a cached binary
+ * changed on disk) is the plan's refusal, said out loud; one that merely failed (unreachable, no
+ * such asset) is a note, since this upgrade itself runs the client of the version it leaves.
  */
-export async function prefetchTalosctl(session: ClusterSession, version: string | undefined): Promise<void> {
-  if (version === undefined) return;
-  await session.talosctl(version).catch(() => undefined);
+export async function prefetchTalosctl(session: ClusterSession, version: string): Promise<{ refusal?: string; note?: string }> {
+  try {
+    await session.talosctl(version);
+    return {};
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'talosctl-checksum-mismatch' || code === 'talosctl-changed-on-disk' || code === 'talosctl-cache-unsafe')
+      return { refusal: `the talosctl of the target could not be trusted: ${errorText(error)}` };
+    return {
+      note: `talosctl ${version} is not at hand for the operations after this upgrade (${errorText(error)}); the bot asks for it again when one needs it.`,
+    };
+  }
 }

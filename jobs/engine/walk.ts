@@ -16,6 +16,7 @@ import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { storedVersionProblems } from '../../src/rules/versions.ts';
+import { supportTable } from '../../src/talos/compatibility.ts';
 import { checkpoint, operationCluster, DrainCheckpoint, probeSignals, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { observeStanding, unknownStanding } from './cluster-state.ts';
@@ -265,7 +266,8 @@ function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation
     }
   }
   // The path that was approved must still be one the rules allow: an edited target is not a version's grammar away from harm.
-  if (grammar && playbook.versionRules !== undefined) problems.push(...storedVersionProblems(playbook.versionRules, op.target));
+  if (grammar && playbook.versionRules !== undefined)
+    problems.push(...storedVersionProblems(playbook.versionRules, op.target, supportTable(ctx.deps.inventory)));
   return problems;
 }
 

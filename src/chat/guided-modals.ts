@@ -6,7 +6,7 @@
 import type { ClusterConfig } from '../config/inventory.ts';
 import { allNodes } from '../config/inventory.ts';
 import { nodeLabel } from '../config/node-names.ts';
-import { minorOf, supportFor, TALOS_SUPPORT_MATRIX } from '../talos/compatibility.ts';
+import { supportFor, talosSupportMatrixUrl, TALOS_SUPPORT_MATRIX } from '../talos/compatibility.ts';
 import type { Block } from '../port/chat-port.ts';
 
 export const UPGRADE_MODAL = 'talos-guided-upgrade';
@@ -62,9 +62,7 @@ export function talosReleaseNotesUrl(version: string): string {
   return `https://github.com/siderolabs/talos/releases/tag/${version}`;
 }
 
-export function talosSupportMatrixUrl(version: string): string {
-  return `https://docs.siderolabs.com/talos/v${minorOf(version)}/getting-started/support-matrix`;
-}
+export { talosSupportMatrixUrl };
 
 export function kubernetesChangelogUrl(minor: string): string {
   return `https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-${minor}.md`;
