@@ -1,5 +1,5 @@
 import { errorText } from '../../src/chat/error-text.ts';
-import { errorCode } from '../../src/errors.ts';
+import { isUntrustedTalosctl } from '../../src/talos/talosctl-binary.ts';
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { talosctlClientRefusal } from '../../src/rules/versions.ts';
 import { parseTalosVersion } from '../../src/talos/parse-version.ts';
@@ -8,12 +8,14 @@ import type { Talosctl } from '../../src/talos/talosctl.ts';
 /**
  * talosctl for an operation on nodes that run `running`. With `TALOSCTL_BIN` a directory, the
  * binary of that version; when it is missing, that is the refusal, and the closest binary still
- * serves the preflight's reads.
+ * serves the preflight's reads. A client that could not be trusted (see `isUntrustedTalosctl`) is thrown.
  */
 export async function talosctlFor(session: ClusterSession, running: string | undefined): Promise<{ talosctl: Talosctl; refusal?: string }> {
   try {
     return { talosctl: await session.talosctl(running) };
   } catch (error) {
+    // A client that could not be trusted is the preflight's end, not a reason to download it again for the reads.
+    if (isUntrustedTalosctl(error)) throw error;
     return { talosctl: await session.talosctl(running, { closest: true }), refusal: errorText(error) };
   }
 }
@@ -57,9 +59,7 @@ export async function prefetchTalosctl(session: ClusterSession, version: string)
     await session.talosctl(version);
     return {};
   } catch (error) {
-    const code = errorCode(error);
-    if (code === 'talosctl-checksum-mismatch' || code === 'talosctl-changed-on-disk' || code === 'talosctl-cache-unsafe')
-      return { refusal: `the talosctl of the target could not be trusted: ${errorText(error)}` };
+    if (isUntrustedTalosctl(error)) return { refusal: `the talosctl of the target could not be trusted: ${errorText(error)}` };
     return {
       note: `talosctl ${version} is not at hand for the operations after this upgrade (${errorText(error)}); the bot asks for it again when one needs it.`,
     };

@@ -102,7 +102,7 @@ export function unknownMinorRefusal(minor: string, table: SupportTable = TALOS_S
     `Talos ${minor} is not in the bot's support table (${known}), so its Kubernetes support and upgrade path cannot be checked. ` +
     `Read its support matrix (${talosSupportMatrixUrl(`${minor}.0`)}), then add its row at the top level of the inventory (CLUSTERS_FILE), ` +
     `with the values the matrix gives (these follow the pattern of the earlier minors):\n${FENCE}\n${supportRowToAdd(minor, table)}\n${FENCE}\n` +
-    'The bot reads the inventory again on its own (CLUSTERS_RELOAD_SECONDS); no new image is needed. Then ask again'
+    'The bot reads the inventory again on its own (CLUSTERS_RELOAD_SECONDS); no new image is needed. Then ask again (Check again)'
   );
 }
 

@@ -54,6 +54,18 @@ export function createTalosctlBinaries(setting: string, downloader?: TalosctlDow
   };
 }
 
+/**
+ * Whether `error` says a talosctl could not be trusted (a checksum that is not the release's, a
+ * cached binary changed on disk, a cache directory that is not the bot's): never answered by
+ * falling back to another client, so that it is said out loud.
+ */
+export function isUntrustedTalosctl(error: unknown): boolean {
+  return (
+    error instanceof OpsError &&
+    (error.code === 'talosctl-checksum-mismatch' || error.code === 'talosctl-changed-on-disk' || error.code === 'talosctl-cache-unsafe')
+  );
+}
+
 function localBinaries(setting: string): TalosctlBinaries {
   return {
     async forVersion(runningVersion, options = {}) {
