@@ -267,6 +267,25 @@ describe('loadConfig: values', () => {
     expect(config.timeouts.approvalReminderMs).toBe(0);
   });
 
+  it('downloads talosctl unless TALOSCTL_DOWNLOAD=false, from an https mirror into a bounded cache', () => {
+    // Act
+    const off = loadConfig({ ...SOCKET_MODE, TALOSCTL_DOWNLOAD: 'false' });
+    const mirror = loadConfig({
+      ...SOCKET_MODE,
+      TALOSCTL_RELEASE_URL: 'https://mirror.internal/talos',
+      TALOSCTL_CACHE_DIR: '/var/cache/talos-chatops/talosctl',
+      TALOSCTL_CACHE_MAX_MB: '256',
+    });
+
+    // Assert
+    expect(off.talosctlDownload).toBeUndefined();
+    expect(mirror.talosctlDownload).toEqual({
+      releaseUrl: 'https://mirror.internal/talos',
+      cacheDir: '/var/cache/talos-chatops/talosctl',
+      maxBytes: 256 * 1024 * 1024,
+    });
+  });
+
   it('takes the other settings as given', () => {
     // Arrange
     const env = {
