@@ -259,6 +259,24 @@ describe('runDoctor', () => {
     expect((await readdir(cacheDir)).sort()).toEqual(['talosctl-v1.12.5', 'talosctl-v1.12.5.sha256']);
   });
 
+  it('fails the talosctl check for a cached binary that changed after its download, and deletes it', async () => {
+    // Arrange: the cache holds v1.12.5's client, but not the bytes its recorded sum is of.
+    const cacheDir = join(work, 'cache');
+    await mkdir(cacheDir, { recursive: true, mode: 0o700 });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '#!/bin/sh\necho changed\n', { mode: 0o700 });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5.sha256'), `${createHash('sha256').digest('hex')}  talosctl-v1.12.5\n`);
+    const downloader = createTalosctlDownloader({ baseUrl: 'https://127.0.0.1:9', cacheDir, timeoutMs: 1000, maxBytes: 1 << 20 });
+    const d = await deps({ downloader, access: fakeAccess({ production: ['v1.14.0'], staging: ['v1.12.5'] }) });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    expect(find(findings, 'talosctl', 'staging')).toMatchObject({ status: 'fail' });
+    expect(find(findings, 'talosctl', 'staging').found).toContain('changed on disk after its download');
+    expect(await readdir(cacheDir)).toEqual([]);
+  });
+
   it('warns when no window is declared for production', async () => {
     const d = await deps();
     d.inventory = inventory('[]');
