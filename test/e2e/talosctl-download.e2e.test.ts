@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { productionShape, stagingShape } from '../sim/shapes.ts';
 import type { ClusterShape } from '../sim/types.ts';
-import { startHarness, type Harness } from '../support/harness.ts';
+import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
 import { releaseEnv, sha256, startReleaseServer, type ReleaseServer } from '../support/release-server.ts';
 import { storedOperation } from '../support/stored-operation.ts';
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
@@ -164,6 +164,42 @@ describe('talosctl of a Talos release the image does not carry', () => {
     expect(await cacheNames(cacheDir)).toEqual([`talosctl-${TARGET}`, `talosctl-${TARGET}.sha256`]);
     expect(h.sim.calls.slice(callsBefore).filter((c) => c.clientVersion === FROM)).toEqual([]);
     expect(downloads(server, FROM)).toBe(1);
+  });
+
+  it('is hashed again when the approved operation starts: changed after the plan, it stops the operation before any node is touched', async () => {
+    const { h, cacheDir } = await start([stagingShape({ talosVersion: FROM }), productionShape({ talosVersion: FROM })], (s, harness) => {
+      for (const v of [FROM, TARGET]) s.publish(v, { binary: harness.sim.talosctlRelease(v) });
+    });
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    expect((await storedOperation(h, plan.opId)).state).toBe('planned');
+    const marker = join(dir!, 'tampered-binary-ran');
+    const path = join(cacheDir, `talosctl-${FROM}`);
+    await writeFile(path, (await readFile(path, 'utf8')).replace('\n', `\ntouch ${marker}\n`));
+    const callsBefore = h.sim.calls.length;
+
+    await clickStart(h, plan);
+    const stopped = await h.slack.waitFor(
+      async () => {
+        const op = await storedOperation(h, plan.opId);
+        return op.state === 'running' || op.state === 'planned' ? undefined : op;
+      },
+      { description: 'the operation stopped' },
+    );
+
+    // Stopped before its first step, which never started: nothing of the operation ran.
+    expect([stopped.state, stopped.steps.map((s) => s.status)]).toEqual(['failed', stopped.steps.map(() => 'pending')]);
+    const said = await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')), {
+      description: 'the stop in the thread',
+    });
+    expect(said?.text ?? '').toMatch(
+      new RegExp(
+        `❌ Stopped: a talosctl failed its check, so nothing was run with it: talosctl ${FROM} in .* changed on disk after its download`,
+      ),
+    );
+    await expect(stat(marker)).rejects.toThrow(/ENOENT/);
+    expect(h.sim.calls.slice(callsBefore).filter((c) => c.clientVersion === FROM)).toEqual([]);
+    expect(h.sim.calls.filter((c) => c.bin === 'talosctl' && c.argv.includes('upgrade'))).toEqual([]);
+    expect((await cacheNames(cacheDir)).filter((n) => n.includes(FROM))).toEqual([]);
   });
 });
 
