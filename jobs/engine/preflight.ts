@@ -91,7 +91,8 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
         baseline = common.baseline;
         return {
           ...own,
-          refusals: [...own.refusals, ...common.refusals],
+          // A playbook may refuse early what a common check refuses too (a closed window): said once.
+          refusals: [...new Set([...own.refusals, ...common.refusals])],
           notes: [...own.notes, ...common.notes],
           takesLockFrom: own.takesLockFrom ?? common.takesLockFrom,
         };

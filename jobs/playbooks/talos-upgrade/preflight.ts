@@ -1,4 +1,5 @@
 import { errorText } from '../../../src/chat/error-text.ts';
+import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { RecordedNodeClasses } from '../../../src/ops/node-class-record.ts';
@@ -9,6 +10,7 @@ import { judgeVersionMix } from '../../../src/rules/version-mix.ts';
 import { checkTalosUpgradePath } from '../../../src/rules/versions.ts';
 import { minorOf, supportFor, supportTable, talosSupportsKubernetes, unknownMinorRefusal } from '../../../src/talos/compatibility.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView } from '../../../src/talos/observe.ts';
+import { heldByRefusal } from '../../engine/held-by.ts';
 import { probeSignals, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook } from '../../engine/playbook.ts';
 import { prefetchTalosctl, talosctlFor } from '../../engine/talosctl-client.ts';
@@ -124,10 +126,18 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const nodes = allNodes(cluster);
   const probe = probeSignals(deps.timeouts.probeMs, signal);
 
-  // What needs no talosctl first, so a request the table cannot judge downloads nothing.
+  // What needs no talosctl first, so a request refused anyway downloads nothing: a minor the table
+  // cannot judge, a closed window, a held lock (the last two are checked with the command too, but
+  // time passes before the preflight runs; the engine's common checks say the same in the same words).
   const support = supportTable(deps.inventory);
   if (supportFor(target, support) === undefined) {
     return { refusals: [unknownMinorRefusal(minorOf(target), support)], notes: [], steps: [], target: {} };
+  }
+  const window = outsideWindowRefusal(cluster, deps.now());
+  const holder = await deps.lock.holder(cluster.name);
+  if (window !== undefined || holder !== undefined) {
+    const early = [window, holder === undefined ? undefined : await heldByRefusal(deps, cluster.name, holder)];
+    return { refusals: early.filter((r): r is string => r !== undefined), notes: [], steps: [], target: {} };
   }
 
   const kubeNodes = await session.kube.listNodes(probe());
