@@ -260,4 +260,36 @@ describe('talosctl download', () => {
     expect(error.message).toContain('larger than');
     expect(await readdir(cacheDir)).toEqual([]);
   });
+
+  it('never answers a tampered download with the image binary, even for a read, so it is said out loud', async () => {
+    // Arrange
+    releases.set('v1.13.9', { binary: fakeTalosctl('v1.13.9'), publishedSum: sha256('the real release') });
+    const binaries = createTalosctlBinaries('/usr/local/bin/talosctl', downloader());
+
+    // Act
+    const read = await rejection(binaries.forVersion('v1.13.9', { closest: true }));
+
+    // Assert
+    expect(read.code).toBe('talosctl-checksum-mismatch');
+  });
+
+  it('holds a downloaded client for the job that asked for it until the job releases it', async () => {
+    // Arrange: room for one binary only.
+    for (const v of ['v1.13.8', 'v1.13.9']) releases.set(v, { binary: fakeTalosctl(v).padEnd(300, '#') });
+    const shared = downloader(400);
+    const binaries = createTalosctlBinaries('/usr/local/bin/talosctl', shared);
+
+    // Act: a job holds v1.13.8 while v1.13.9 is downloaded; then it ends.
+    const job = await binaries.forVersion('v1.13.8');
+    await shared.ensure('v1.13.9');
+    const whileHeld = (await readdir(cacheDir)).filter((n) => !n.endsWith('.sha256')).sort();
+    job.release?.();
+    releases.set('v1.14.0', { binary: fakeTalosctl('v1.14.0').padEnd(300, '#') });
+    await shared.ensure('v1.14.0');
+    const afterRelease = (await readdir(cacheDir)).filter((n) => !n.endsWith('.sha256')).sort();
+
+    // Assert
+    expect(whileHeld).toEqual(['talosctl-v1.13.8', 'talosctl-v1.13.9']);
+    expect(afterRelease).toEqual(['talosctl-v1.14.0']);
+  });
 });
