@@ -14,6 +14,7 @@ import {
   INPUT,
 } from '../src/chat/guided-modals.ts';
 import { resolveCluster, type ClusterConfig } from '../src/config/inventory.ts';
+import { supportTable } from '../src/talos/compatibility.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
 import type { CommandDeps, Outcome } from './commands/command-context.ts';
 import type { GuidedKind } from './parse-command.ts';
@@ -84,7 +85,9 @@ export async function openGuided(
   if (!needsVersions || opened.view?.id === undefined) return undefined;
   let versions: VersionChoices;
   try {
-    versions = { state: 'ready', versions: offeredTalosVersions(await deps.factory!.versions()) };
+    // The inventory's rows count: a minor it adds is offered, with its Kubernetes range.
+    const support = supportTable(deps.inventory);
+    versions = { state: 'ready', versions: offeredTalosVersions(await deps.factory!.versions(), support), support };
   } catch (error) {
     versions = { state: 'unavailable', reason: `Image Factory did not answer (${error instanceof Error ? error.message : String(error)})` };
   }

@@ -35,6 +35,10 @@ export const ERROR_CODES = {
   'talosctl-download-failed': { retryable: true },
   /** A downloaded talosctl does not match its release's published sha256: it is deleted, never run. */
   'talosctl-checksum-mismatch': { retryable: false },
+  /** A cached talosctl no longer has the sha256 it was downloaded with: it is deleted, never run. */
+  'talosctl-changed-on-disk': { retryable: false },
+  /** The talosctl cache directory is not the bot's own (another owner, not a directory). */
+  'talosctl-cache-unsafe': { retryable: false },
   'tofu-plan-unparseable': { retryable: false },
   'tofu-show-failed': { retryable: true },
   /** Redis lost the bot's data (its epoch key): no lock is taken until an operator re-seeds it. */

@@ -1,6 +1,7 @@
 import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import { DEFAULT_OUTPUT_NAMES, terraformOutputs, type OutputRole } from '../../src/cluster/terraform-outputs.ts';
+import { OpsError } from '../../src/errors.ts';
 import type { DoctorDeps } from './doctor.ts';
 import { declaredInState, KIND_WORDS, RUNBOOK_NAMES, sourceWords, VERSION_KINDS } from '../../src/tofu/declared-versions.ts';
 
@@ -105,12 +106,24 @@ export async function talosctlCheck(
       if (local !== undefined && local.version === version)
         return { ...base, status: 'ok', found: `talosctl ${version} is in the image, for the ${version} the cluster runs` };
       if (deps.downloader !== undefined) {
-        if ((await deps.downloader.cached(version)) !== undefined)
+        let cached: string | undefined;
+        try {
+          cached = await deps.downloader.cached(version);
+        } catch (error) {
+          // A binary changed after its download (deleted by now), or a cache directory that is not the bot's own.
+          return {
+            ...base,
+            status: 'fail',
+            found: error instanceof OpsError ? error.message : String(error),
+            fix: error instanceof OpsError && error.hint !== undefined ? error.hint : 'check TALOSCTL_CACHE_DIR',
+          };
+        }
+        if (cached !== undefined)
           return { ...base, status: 'ok', found: `talosctl ${version} is in the download cache, for the ${version} the cluster runs` };
         return {
           ...base,
           status: 'ok',
-          found: `talosctl ${version} is not cached yet; the next plan downloads it from the release (TALOSCTL_DOWNLOAD=true)`,
+          found: `talosctl ${version} is not cached yet; the next plan downloads it from the release and checks it (TALOSCTL_DOWNLOAD=false turns that off)`,
         };
       }
       if (local !== undefined) {
@@ -119,14 +132,14 @@ export async function talosctlCheck(
           ...base,
           status: 'warn',
           found: `the cluster runs ${version}, and TALOSCTL_BIN is one binary whose version only an operation's preflight checks`,
-          fix: `make TALOSCTL_BIN a directory holding talosctl-${version}, or set TALOSCTL_DOWNLOAD=true`,
+          fix: `make TALOSCTL_BIN a directory holding talosctl-${version}, or leave TALOSCTL_DOWNLOAD unset so the bot downloads it`,
         };
       }
       return {
         ...base,
         status: 'fail',
         found: `the cluster runs ${version}, and TALOSCTL_BIN has no talosctl-${version}: an upgrade, rollback or removal is refused`,
-        fix: `put talosctl-${version} in the TALOSCTL_BIN directory, or set TALOSCTL_DOWNLOAD=true`,
+        fix: `put talosctl-${version} in the TALOSCTL_BIN directory, or leave TALOSCTL_DOWNLOAD unset so the bot downloads it`,
       };
     }),
   );

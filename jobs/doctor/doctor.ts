@@ -25,7 +25,7 @@ export interface DoctorDeps {
   access: ClusterAccess;
   /** The image's talosctl (`TALOSCTL_BIN`), never downloading. */
   binaries: TalosctlBinaries;
-  /** With `TALOSCTL_DOWNLOAD=true`: its cache, looked at, never filled by the doctor. */
+  /** Unless `TALOSCTL_DOWNLOAD=false`: its cache, looked at, never filled by the doctor. */
   downloader?: TalosctlDownloader;
   redis: { url: string; client: Redis };
   now: () => Date;

@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
+import { isUntrustedTalosctl } from '../../src/talos/talosctl-binary.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { operationCluster, type OpsJobDeps } from './job-context.ts';
@@ -95,13 +96,18 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
         baseline = common.baseline;
         return {
           ...own,
-          refusals: [...own.refusals, ...common.refusals],
+          // A playbook may refuse early what a common check refuses too (a closed window): said once.
+          refusals: [...new Set([...own.refusals, ...common.refusals])],
           notes: [...own.notes, ...common.notes],
           takesLockFrom: own.takesLockFrom ?? common.takesLockFrom,
         };
       });
     } catch (error) {
-      outcome = { refusals: [`preflight could not complete: ${errorText(error)}`], notes: [], steps: [], target: {} };
+      // A talosctl that failed its check is a finding of the preflight, not a fault of it: said as what it is.
+      const refusal = isUntrustedTalosctl(error)
+        ? `a talosctl failed its check, so nothing was run with it: ${errorText(error)}`
+        : `preflight could not complete: ${errorText(error)}`;
+      outcome = { refusals: [refusal], notes: [], steps: [], target: {} };
     }
     let giveBack: (() => Promise<void>) | undefined;
     // A playbook that holds no lock (a snapshot) starts without one, whoever holds the cluster.

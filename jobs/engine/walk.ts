@@ -16,6 +16,8 @@ import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { storedVersionProblems } from '../../src/rules/versions.ts';
+import { supportTable } from '../../src/talos/compatibility.ts';
+import { isUntrustedTalosctl } from '../../src/talos/talosctl-binary.ts';
 import { checkpoint, operationCluster, DrainCheckpoint, probeSignals, StepFailure, type OpsJobDeps } from './job-context.ts';
 import { approvalGate } from './approvals/request.ts';
 import { observeStanding, unknownStanding } from './cluster-state.ts';
@@ -286,7 +288,8 @@ function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation
     }
   }
   // The path that was approved must still be one the rules allow: an edited target is not a version's grammar away from harm.
-  if (grammar && playbook.versionRules !== undefined) problems.push(...storedVersionProblems(playbook.versionRules, op.target));
+  if (grammar && playbook.versionRules !== undefined)
+    problems.push(...storedVersionProblems(playbook.versionRules, op.target, supportTable(ctx.deps.inventory)));
   return problems;
 }
 
@@ -435,7 +438,12 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
           const latest = await deps.store.get(opId);
           const step = latest?.steps.find((s) => s.status === 'pending' || s.status === 'running');
           if (!latest || !step || latest.state !== 'running') throw error;
-          const failure = new StepFailure(`the bot could not reach ${cluster.name}: ${errorText(error)}`);
+          // A client that failed its check (changed on disk since its download) was never run: said as what it is.
+          const failure = new StepFailure(
+            isUntrustedTalosctl(error)
+              ? `a talosctl failed its check, so nothing was run with it: ${errorText(error)}`
+              : `the bot could not reach ${cluster.name}: ${errorText(error)}`,
+          );
           await stopAt(deps, log, playbook, opId, step.id, failure, unknownStanding(cluster, 'the bot could not reach it'));
         }
       },

@@ -34,7 +34,7 @@ export interface Adapters {
   planSpaceBytes: number;
   chat: ChatPort;
   slackClient: WebClient;
-  /** The image's talosctl binaries (never downloading) and, with `TALOSCTL_DOWNLOAD=true`, the download cache: for the doctor. */
+  /** The image's talosctl binaries (never downloading) and, unless `TALOSCTL_DOWNLOAD=false`, the download cache: for the doctor. */
   talosctl: { local: TalosctlBinaries; downloader: TalosctlDownloader | undefined };
 }
 
@@ -110,7 +110,7 @@ export async function fetchMissingTerraformRepos(
   }
 }
 
-/** With `TALOSCTL_DOWNLOAD=true`, the release downloads into the cache (never inside the credentials directory). */
+/** Unless `TALOSCTL_DOWNLOAD=false`, the release downloads into the cache (never inside the credentials directory). */
 function talosctlDownloader(config: Infrastructure['config']): TalosctlDownloader | undefined {
   const download = config.talosctlDownload;
   if (download === undefined) return undefined;
@@ -118,6 +118,7 @@ function talosctlDownloader(config: Infrastructure['config']): TalosctlDownloade
   return createTalosctlDownloader({
     baseUrl: download.releaseUrl,
     cacheDir: download.cacheDir ?? join(base, 'talos-chatops-talosctl'),
+    maxBytes: download.maxBytes,
     // An 80 MB client over a slow link: well beyond one probe, still bounded.
     timeoutMs: Math.max(config.timeouts.stepMs, 300_000),
   });

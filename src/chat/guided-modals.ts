@@ -6,7 +6,7 @@
 import type { ClusterConfig } from '../config/inventory.ts';
 import { allNodes } from '../config/inventory.ts';
 import { nodeLabel } from '../config/node-names.ts';
-import { minorOf, supportFor, TALOS_SUPPORT_MATRIX } from '../talos/compatibility.ts';
+import { supportFor, talosSupportMatrixUrl, TALOS_SUPPORT_MATRIX, type SupportTable } from '../talos/compatibility.ts';
 import type { Block } from '../port/chat-port.ts';
 
 export const UPGRADE_MODAL = 'talos-guided-upgrade';
@@ -36,7 +36,11 @@ export const REVIEW_ITEMS: Record<UpgradeKind, { value: string; text: string }[]
 };
 
 /** What the version input offers: still being fetched, Image Factory's releases, or none (type it). */
-export type VersionChoices = { state: 'loading' } | { state: 'ready'; versions: string[] } | { state: 'unavailable'; reason: string };
+export type VersionChoices =
+  | { state: 'loading' }
+  /** `support`: the support table with the inventory's rows, for each release's Kubernetes range; default the built-in one. */
+  | { state: 'ready'; versions: string[]; support?: SupportTable }
+  | { state: 'unavailable'; reason: string };
 
 const TITLES: Record<UpgradeKind | NodeKind, string> = {
   'talos-upgrade': 'Upgrade Talos',
@@ -62,9 +66,7 @@ export function talosReleaseNotesUrl(version: string): string {
   return `https://github.com/siderolabs/talos/releases/tag/${version}`;
 }
 
-export function talosSupportMatrixUrl(version: string): string {
-  return `https://docs.siderolabs.com/talos/v${minorOf(version)}/getting-started/support-matrix`;
-}
+export { talosSupportMatrixUrl };
 
 export function kubernetesChangelogUrl(minor: string): string {
   return `https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-${minor}.md`;
@@ -75,13 +77,13 @@ export function kubernetesChangelogUrl(minor: string): string {
  * patch of each minor the support matrix knows (the runbook upgrades to the latest patch),
  * newest first. Whether one is a valid step from the running version is the preflight's to say.
  */
-export function offeredTalosVersions(factoryVersions: string[]): string[] {
+export function offeredTalosVersions(factoryVersions: string[], support: SupportTable = TALOS_SUPPORT_MATRIX): string[] {
   const newest = new Map<string, [number, string]>();
   for (const raw of factoryVersions) {
     const match = /^v?(\d+)\.(\d+)\.(\d+)$/.exec(raw);
     if (match === null) continue;
     const minor = `${match[1]}.${match[2]}`;
-    if (!TALOS_SUPPORT_MATRIX.some((row) => row.talos === minor)) continue;
+    if (!support.some((row) => row.talos === minor)) continue;
     const patch = Number(match[3]);
     if ((newest.get(minor)?.[0] ?? -1) < patch) newest.set(minor, [patch, `v${minor}.${patch}`]);
   }
@@ -154,7 +156,7 @@ function versionBlocks(kind: UpgradeKind, choices: VersionChoices): Block[] {
     ];
   }
   const links = choices.versions.map((v) => {
-    const row = supportFor(v);
+    const row = supportFor(v, choices.support);
     const k8s = row === undefined ? '' : ` (Kubernetes ${row.kubernetesMin}–${row.kubernetesMax})`;
     return `*${v}*${k8s}: <${talosReleaseNotesUrl(v)}|release notes> · <${talosSupportMatrixUrl(v)}|support matrix>`;
   });

@@ -69,8 +69,11 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
       return withClusterCredentials({ outputs, baseDir: deps.credentialsDir }, signal, async (credentials) => {
         const kube = createKubeApi(credentials.kubeconfig);
         let endpoints: string[] = [];
+        // A downloaded client stays in the cache while the job that asked for it runs.
+        const releases: (() => void)[] = [];
         const talosctl = async (runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl> => {
           const binary = await deps.binaries.forVersion(runningVersion, options);
+          if (binary.release !== undefined) releases.push(binary.release);
           return createTalosctl({
             runner: deps.runner,
             binary: binary.path,
@@ -99,7 +102,11 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
         const estate = deps.judgeEstate(cluster, observation);
         // Where neither the inventory nor the talosconfig names an address, the observed control planes are the way in.
         if (endpoints.length === 0) endpoints = estate.controlPlanes;
-        return work({ cluster: observedCluster(cluster, estate), estate, credentials, outputs, kube, talosctl });
+        try {
+          return await work({ cluster: observedCluster(cluster, estate), estate, credentials, outputs, kube, talosctl });
+        } finally {
+          for (const release of releases) release();
+        }
       });
     },
   };

@@ -30,7 +30,8 @@ export const PASSED_VARIABLES: readonly PassedVariable[] = [
   {
     names: ['NODE_EXTRA_CA_CERTS'],
     passedTo: 'Node.js itself',
-    meaning: 'a PEM file of extra CAs to trust, read once at start, e.g. the private CA of a `rediss://` Redis',
+    meaning:
+      'a PEM file of extra CAs to trust, read once at start, e.g. the private CA of a `rediss://` Redis or of a talosctl release mirror (`TALOSCTL_RELEASE_URL`)',
   },
 ];
 

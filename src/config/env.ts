@@ -102,16 +102,22 @@ export const EnvSchema = z
     TALOSCTL_DOWNLOAD: optionalString
       .pipe(z.enum(['true', 'false']).optional())
       .describe(
-        "`true` or `false` (unset: `false`). `true`: when neither `TALOSCTL_BIN` nor the cache holds the `talosctl` of a cluster's running Talos, the bot downloads `talosctl-linux-<arch>` of that release from `TALOSCTL_RELEASE_URL`, checks it against the release's `sha256sum.txt` and keeps it in `TALOSCTL_CACHE_DIR`. An operation's preflight does it, so the maintenance window is not spent on it; a missing asset or a wrong checksum refuses the operation and leaves nothing runnable in the cache. `false`: the image's binaries only.",
+        "`true` or `false` (unset: `true`). `true`: when `TALOSCTL_BIN` does not hold the `talosctl` of a cluster's running or target Talos, the bot downloads `talosctl-linux-<arch>` of that release from `TALOSCTL_RELEASE_URL` over TLS, checks it against the release's `sha256sum.txt`, keeps it in `TALOSCTL_CACHE_DIR` and hashes it again before each use. An operation's preflight does it after the checks that need no talosctl, so the maintenance window is not spent on it; a wrong checksum, or a binary changed on disk after its download, refuses the operation and leaves nothing runnable in the cache. `false`: the image's binaries only, for a bot without a way out (an air-gapped install pins its versions in `TALOSCTL_BIN`).",
       ),
     TALOSCTL_CACHE_DIR: optionalString.describe(
-      'Where downloaded `talosctl-vX.Y.Z` binaries are kept (with `TALOSCTL_DOWNLOAD=true`). Unset: `talos-chatops-talosctl` beside `CREDENTIALS_DIR` (or in the OS temp dir). Replicas may share it: a binary appears there only whole and checked.',
+      'Where downloaded `talosctl-vX.Y.Z` binaries are kept. Unset: `talos-chatops-talosctl` beside `CREDENTIALS_DIR` (or in the OS temp dir). The bot creates it 0700; a directory owned by another user is refused, and one others may write to is closed (0700) and emptied, since what it holds cannot be trusted. Replicas may share it: a binary appears there only whole and checked.',
     ),
+    TALOSCTL_CACHE_MAX_MB: optionalString
+      .default('512')
+      .pipe(z.coerce.number<string>().positive())
+      .describe(
+        'Bound of `TALOSCTL_CACHE_DIR`, in MiB (a talosctl is about 80 MiB). After each download the least recently used binaries are deleted until the cache fits, never one a running job uses; one download larger than the bound is refused.',
+      ),
     TALOSCTL_RELEASE_URL: optionalString
       .default('https://github.com/siderolabs/talos/releases/download')
-      .pipe(z.url())
+      .pipe(z.url().refine((u) => u.startsWith('https://'), { message: 'must be an https:// URL: talosctl is downloaded only over TLS' }))
       .describe(
-        'The Talos release downloads, without the version: the bot fetches `<url>/<version>/sha256sum.txt` and `<url>/<version>/talosctl-linux-<arch>`. Set it to a mirror that keeps the same layout.',
+        'The Talos release downloads, without the version: the bot fetches `<url>/<version>/sha256sum.txt` and `<url>/<version>/talosctl-linux-<arch>`, over https only. Set it to a mirror that keeps the same layout; a mirror with a private CA is trusted through `NODE_EXTRA_CA_CERTS`, never by turning verification off.',
       ),
     DOCTOR_CHANNEL: optionalString
       .pipe(
@@ -299,6 +305,8 @@ const HINTS: Record<string, string> = {
   CLUSTERS_FILE: 'the inventory described in the README, for example /etc/talos-chatops/clusters.yaml',
   HTTP_PORT: 'a TCP port for /healthz, /readyz, /metrics and HTTP-mode Slack events',
   LOG_LEVEL: `one of ${LOG_LEVELS.join(', ')}`,
+  TALOSCTL_RELEASE_URL:
+    'for example https://github.com/siderolabs/talos/releases/download, or an https mirror with the same layout (trust its CA with NODE_EXTRA_CA_CERTS); TALOSCTL_DOWNLOAD=false turns downloads off',
   APPROVAL_REMINDER_MINUTES: 'minutes before an approval request expires that its approvers are reminded, e.g. 10; 0 sends no reminder',
   SHUTDOWN_GRACE_SECONDS: 'seconds a stopping replica waits for its running jobs, e.g. 60; 0 stops at once',
   READ_CONCURRENCY: 'how many read-only jobs (health gates, gates, plans) one replica runs at once, 1 to 256',
@@ -339,8 +347,8 @@ export interface Config {
   /** `CLUSTERS_RELOAD_SECONDS` in ms: how often the inventory file is read again; 0 never. */
   clustersReloadMs: number;
   talosctlBin: string;
-  /** With `TALOSCTL_DOWNLOAD=true`: where a release's talosctl is fetched from, and the cache it is kept in. */
-  talosctlDownload: { releaseUrl: string; cacheDir: string | undefined } | undefined;
+  /** Unless `TALOSCTL_DOWNLOAD=false`: where a release's talosctl is fetched from, the cache it is kept in and its bound. */
+  talosctlDownload: { releaseUrl: string; cacheDir: string | undefined; maxBytes: number } | undefined;
   /** `DOCTOR_CHANNEL`: where the start-up doctor report goes; unset, it is not posted. */
   doctorChannel: string | undefined;
   tofuBin: string;
@@ -480,7 +488,14 @@ export function loadConfig(given: Record<string, string | undefined>): Config {
     clustersFile: e.CLUSTERS_FILE,
     clustersReloadMs: e.CLUSTERS_RELOAD_SECONDS * 1000,
     talosctlBin: e.TALOSCTL_BIN,
-    talosctlDownload: e.TALOSCTL_DOWNLOAD === 'true' ? { releaseUrl: e.TALOSCTL_RELEASE_URL, cacheDir: e.TALOSCTL_CACHE_DIR } : undefined,
+    talosctlDownload:
+      e.TALOSCTL_DOWNLOAD === 'false'
+        ? undefined
+        : {
+            releaseUrl: e.TALOSCTL_RELEASE_URL,
+            cacheDir: e.TALOSCTL_CACHE_DIR,
+            maxBytes: Math.round(e.TALOSCTL_CACHE_MAX_MB * 1024 * 1024),
+          },
     doctorChannel: e.DOCTOR_CHANNEL,
     tofuBin: e.TOFU_BIN,
     gitBin: e.GIT_BIN,

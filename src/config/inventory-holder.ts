@@ -1,4 +1,5 @@
 import type { ClusterConfig, Inventory } from './inventory.ts';
+import type { TalosMinorSupport } from './talos-support.ts';
 
 /** How many operations' clusters are remembered: far more than ever run at once. */
 const MAX_PINS = 1000;
@@ -23,6 +24,11 @@ export class InventoryHolder implements Inventory {
 
   get clusters(): ClusterConfig[] {
     return this.#current.clusters;
+  }
+
+  /** The support table rows of the file as it is now: a minor added by an edit counts for the next preflight. */
+  get talosSupport(): TalosMinorSupport[] | undefined {
+    return this.#current.talosSupport;
   }
 
   /** How many times the inventory was replaced since start. */

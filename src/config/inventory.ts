@@ -6,6 +6,7 @@ import { ConfigError, describeIssues } from './config-error.ts';
 import { clusterConflicts, duplicateKeyProblems, knownKeysAt, unknownKeyFix, type SchemaNode } from './inventory-problems.ts';
 import { windowProblem } from './maintenance-window.ts';
 import { ClusterSchedules } from './schedules.ts';
+import { TalosSupport, type TalosMinorSupport } from './talos-support.ts';
 
 /** User ids are `U…`, or `W…` in an Enterprise Grid organisation; user-group ids are `S…`. */
 const SlackIdList = z.array(
@@ -252,6 +253,7 @@ const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'cluster names ar
 
 export const InventorySchema = z.strictObject({
   clusters: z.record(ClusterName, ClusterSchema).refine((c) => Object.keys(c).length > 0, { message: 'declare at least one cluster' }),
+  talosSupport: TalosSupport.optional(),
 });
 
 export type ClusterConfig = Omit<z.infer<typeof ClusterSchema>, 'declared'> & {
@@ -267,6 +269,8 @@ export type ClusterConfig = Omit<z.infer<typeof ClusterSchema>, 'declared'> & {
 
 export interface Inventory {
   clusters: ClusterConfig[];
+  /** The operator's rows of the support table (`talosSupport`), merged over the built-in one by `supportTable` (src/talos/compatibility.ts). */
+  talosSupport?: TalosMinorSupport[];
 }
 
 /** The inventory's JSON Schema (what a file may say, before defaults), for editors and for the unknown-key suggestions. */
@@ -343,7 +347,7 @@ export function parseInventory(text: string, source: string): Inventory {
     const old = deprecatedKeys((rawClusters as Record<string, unknown>)[name]);
     return old.length > 0 ? { ...c, name, deprecatedKeys: old } : { ...c, name };
   });
-  return { clusters };
+  return parsed.data.talosSupport === undefined ? { clusters } : { clusters, talosSupport: parsed.data.talosSupport };
 }
 
 export function loadInventory(path: string): Inventory {

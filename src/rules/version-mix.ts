@@ -1,3 +1,4 @@
+import type { SupportTable } from '../talos/compatibility.ts';
 import { checkTalosUpgradePath, withV } from './versions.ts';
 
 /**
@@ -23,8 +24,14 @@ export function versionMixText(byVersion: Map<string, string[]>): string {
  * refused, naming each version and its nodes.
  *
  * @param factoryVersions the Image Factory's `GET /versions` list, as the path check takes it
+ * @param support the support table, with the inventory's rows; default the built-in one
  */
-export function judgeVersionMix(byVersion: Map<string, string[]>, target: string, factoryVersions: string[]): VersionMix {
+export function judgeVersionMix(
+  byVersion: Map<string, string[]>,
+  target: string,
+  factoryVersions: string[],
+  support?: SupportTable,
+): VersionMix {
   const versions = [...byVersion.keys()];
   if (versions.length === 0) return { kind: 'none' };
   if (versions.length === 1) return { kind: 'one', version: versions[0]! };
@@ -39,7 +46,7 @@ export function judgeVersionMix(byVersion: Map<string, string[]>, target: string
     };
   }
   const from = versions.find((v) => v !== onTarget)!;
-  const path = checkTalosUpgradePath(from, target, factoryVersions);
+  const path = checkTalosUpgradePath(from, target, factoryVersions, { support });
   if (!path.ok || path.kind === 'reinstall') {
     const why = path.ok ? 'it is the same version' : path.reason;
     return {

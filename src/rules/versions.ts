@@ -1,5 +1,5 @@
 import semver from 'semver';
-import { minorOf, supportFor, talosSupportsKubernetes, TALOS_SUPPORT_MATRIX } from '../talos/compatibility.ts';
+import { minorOf, supportFor, talosSupportsKubernetes, unknownMinorRefusal, type SupportTable } from '../talos/compatibility.ts';
 
 /** Longer input is refused before it is even matched. */
 const MAX_INPUT = 32;
@@ -116,6 +116,8 @@ export interface TalosUpgradePathOptions {
    * re-install of those nodes; empty or absent, there is nothing to do. Default none.
    */
   imageChanges?: string[];
+  /** The support table: the built-in one with the inventory's rows over it. Default the built-in one. */
+  support?: SupportTable;
 }
 
 /**
@@ -194,14 +196,8 @@ export function checkTalosUpgradePath(
       `the cluster runs v${from.version}, not ${runningLatest}, the latest patch of ${runningMinor}: patch first, as an operation of its own (\`/talos upgrade talos ${runningLatest}\`), then upgrade to v${to.version}; the runbook takes the latest patch of each minor before the next minor`,
     );
   }
-  const support = supportFor(to.version);
-  if (support === undefined) {
-    const known = TALOS_SUPPORT_MATRIX.map((r) => r.talos).join(', ');
-    return refuse(
-      'unsupported-version',
-      `Talos ${minor} is not in the support matrix (${known}): it cannot be checked for Kubernetes support`,
-    );
-  }
+  const support = supportFor(to.version, options.support);
+  if (support === undefined) return refuse('unsupported-version', unknownMinorRefusal(minor, options.support));
   if (semver.lt(from, support.upgradeFromMin)) {
     return refuse(
       'host-too-old',
@@ -219,7 +215,7 @@ export function checkTalosUpgradePath(
  * @param target the requested version, with or without `v`
  * @param talosVersion the Talos version the cluster runs, e.g. `v1.11.6`
  */
-export function checkKubernetesUpgradePath(running: string, target: string, talosVersion: string): UpgradePath {
+export function checkKubernetesUpgradePath(running: string, target: string, talosVersion: string, table?: SupportTable): UpgradePath {
   const from = parseSemver(running);
   const to = parseSemver(target);
   if (from === null) return refuse('invalid-version', `the running Kubernetes version ${JSON.stringify(running)} is not a version`);
@@ -241,10 +237,10 @@ export function checkKubernetesUpgradePath(running: string, target: string, talo
       `${to.version} skips a minor release: upgrade to the latest ${from.major}.${from.minor + 1} first; Kubernetes moves one minor at a time`,
     );
   }
-  if (!talosSupportsKubernetes(talosVersion, to.version)) {
-    const support = supportFor(talosVersion);
-    const range =
-      support === undefined ? 'is not in the support matrix' : `supports Kubernetes ${support.kubernetesMin} to ${support.kubernetesMax}`;
+  if (!talosSupportsKubernetes(talosVersion, to.version, table)) {
+    const support = supportFor(talosVersion, table);
+    if (support === undefined) return refuse('unsupported-version', unknownMinorRefusal(minorOf(talosVersion), table));
+    const range = `supports Kubernetes ${support.kubernetesMin} to ${support.kubernetesMax}`;
     return refuse('talos-does-not-support-kubernetes', `Talos ${talosVersion} ${range}, not ${to.major}.${to.minor}: upgrade Talos first`);
   }
   return { ok: true, kind: nextMinor ? 'minor' : 'patch' };
@@ -289,7 +285,7 @@ const missing = (what: string): string => `the stored ${what} is missing, so the
  * A Talos path is checked for its shape only: the Image Factory published the target when it was
  * planned, and a patch it publishes since must not stop an upgrade half-way.
  */
-export function storedVersionProblems(rules: StoredVersionRules, stored: StoredVersions): string[] {
+export function storedVersionProblems(rules: StoredVersionRules, stored: StoredVersions, table?: SupportTable): string[] {
   const { version, fromVersion, talosVersion } = stored;
   if (rules === 'node') {
     return fromVersion !== undefined && talosVersion !== undefined && fromVersion !== talosVersion
@@ -303,13 +299,13 @@ export function storedVersionProblems(rules: StoredVersionRules, stored: StoredV
     if (talosVersion !== undefined && talosVersion !== fromVersion)
       problems.push(`the stored talosctl version ${talosVersion} is not ${fromVersion}, the version the cluster ran when it was planned`);
     // The target itself stands in for the factory's list: published, and the latest of its minor.
-    const path = checkTalosUpgradePath(fromVersion, version, [version], { imageChanges: ['stored'] });
+    const path = checkTalosUpgradePath(fromVersion, version, [version], { imageChanges: ['stored'], support: table });
     if (!path.ok) problems.push(`the stored path ${fromVersion} → ${version} is not one the rules allow: ${path.reason}`);
     return problems;
   }
   if (version === undefined) return [missing('target version')];
   if (fromVersion === undefined) return [missing('running Kubernetes version')];
   if (talosVersion === undefined) return [missing('Talos version')];
-  const path = checkKubernetesUpgradePath(fromVersion, version, talosVersion);
+  const path = checkKubernetesUpgradePath(fromVersion, version, talosVersion, table);
   return path.ok ? [] : [`the stored path ${fromVersion} → ${version} on Talos ${talosVersion} is not one the rules allow: ${path.reason}`];
 }

@@ -14,14 +14,22 @@ export interface TalosctlBinaries {
    * not known yet. With `closest`, a read-only caller takes the newest of the same minor
    * when the exact version is missing; mutating operations insist on the exact match.
    */
-  forVersion(runningVersion: string | undefined, options?: { closest?: boolean }): Promise<{ path: string; version: string | undefined }>;
+  forVersion(runningVersion: string | undefined, options?: { closest?: boolean }): Promise<TalosctlBinary>;
+}
+
+export interface TalosctlBinary {
+  path: string;
+  version: string | undefined;
+  /** For a downloaded binary: lets the cache drop it again once the job that asked for it is done. */
+  release?: () => void;
 }
 
 /**
- * With a downloader (`TALOSCTL_DOWNLOAD=true`), a known version missing from `TALOSCTL_BIN` is
- * fetched from its release into the cache: the exact client, for a mutating operation as for a read.
- * A failed download leaves the answer to `TALOSCTL_BIN` alone (the closest one for a read, else the
- * download's refusal).
+ * With a downloader (the default; `TALOSCTL_DOWNLOAD=false` turns it off), a known version missing
+ * from `TALOSCTL_BIN` is fetched from its release into the cache: the exact client, for a mutating
+ * operation as for a read. A version the image carries is never downloaded. A failed download
+ * leaves the answer to `TALOSCTL_BIN` alone (the closest one for a read, else the download's
+ * refusal); a tampered one is refused even to a read, so it is said out loud.
  */
 export function createTalosctlBinaries(setting: string, downloader?: TalosctlDownloader): TalosctlBinaries {
   const local = localBinaries(setting);
@@ -31,14 +39,31 @@ export function createTalosctlBinaries(setting: string, downloader?: TalosctlDow
       if (runningVersion === undefined) return local.forVersion(runningVersion, options);
       const exact = await local.forVersion(runningVersion).catch(() => undefined);
       if (exact !== undefined && exact.version === runningVersion) return exact;
+      // Held from before the download, so no other job's download drops it before this job runs it.
+      const release = downloader.hold(runningVersion);
       try {
-        return { path: await downloader.ensure(runningVersion), version: runningVersion };
+        return { path: await downloader.ensure(runningVersion), version: runningVersion, release };
       } catch (error) {
-        if (options.closest === true) return local.forVersion(runningVersion, options);
+        release();
+        const tampered =
+          error instanceof OpsError && (error.code === 'talosctl-checksum-mismatch' || error.code === 'talosctl-changed-on-disk');
+        if (options.closest === true && !tampered) return local.forVersion(runningVersion, options);
         throw error;
       }
     },
   };
+}
+
+/**
+ * Whether `error` says a talosctl could not be trusted (a checksum that is not the release's, a
+ * cached binary changed on disk, a cache directory that is not the bot's): never answered by
+ * falling back to another client, so that it is said out loud.
+ */
+export function isUntrustedTalosctl(error: unknown): boolean {
+  return (
+    error instanceof OpsError &&
+    (error.code === 'talosctl-checksum-mismatch' || error.code === 'talosctl-changed-on-disk' || error.code === 'talosctl-cache-unsafe')
+  );
 }
 
 function localBinaries(setting: string): TalosctlBinaries {

@@ -1,30 +1,37 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { access, chmod, constants, mkdir, rename, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { OpsError } from '../errors.ts';
+import { createTalosctlCache } from './talosctl-cache.ts';
 
 /**
- * Fetches the talosctl of a Talos release into a cache directory, checked against the release's
- * `sha256sum.txt` (asset names and format: test/sim/reference/talosctl-release-assets.md). A
- * cached binary is named `talosctl-vX.Y.Z`, as in a `TALOSCTL_BIN` directory.
+ * Fetches the talosctl of a Talos release over TLS into a cache directory only the bot may write
+ * (0700), checked against the release's `sha256sum.txt` (asset names and format:
+ * test/sim/reference/talosctl-release-assets.md). A cached binary is named `talosctl-vX.Y.Z`, as in
+ * a `TALOSCTL_BIN` directory, is hashed again before each use, and the least recently used ones
+ * are dropped when the cache outgrows its bound (see talosctl-cache.ts).
  */
 export interface TalosctlDownloader {
   /** The cache directory the binaries go to. */
   readonly cacheDir: string;
-  /** The path of talosctl `version`, downloaded first when the cache does not hold it. */
+  /** The path of talosctl `version`, downloaded first when the cache does not hold it; checked before it is returned. */
   ensure(version: string, signal?: AbortSignal): Promise<string>;
-  /** The cached binary of `version`, or undefined; never downloads. */
+  /** The cached, checked binary of `version`, or undefined; never downloads. A binary changed on disk is deleted and refused. */
   cached(version: string): Promise<string | undefined>;
+  /** Keeps `version` in the cache while a job runs it; call the returned function when the job is done with it. */
+  hold(version: string): () => void;
 }
 
 export interface TalosctlDownloadOptions {
-  /** Release downloads, without the version: `https://github.com/siderolabs/talos/releases/download`. */
+  /** Release downloads, without the version: `https://github.com/siderolabs/talos/releases/download`. Only https. */
   baseUrl: string;
   cacheDir: string;
+  /** The bound on the cache, in bytes: one download larger than it is refused, and the oldest binaries go first. */
+  maxBytes: number;
   /** One download's bound (the checksum file and the binary together), in ms. */
   timeoutMs: number;
   /** The client's architecture; default this machine's. */
@@ -53,23 +60,44 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/** Counts the bytes that pass and fails the stream once they exceed `max`. */
+function byteBound(max: number, url: string): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      seen += chunk.length;
+      if (seen > max) {
+        done(
+          new OpsError('talosctl-download-failed', `${url} is larger than the talosctl cache's bound of ${max} bytes; it was not kept`, {
+            hint: 'raise TALOSCTL_CACHE_MAX_BYTES if the release really is that large, or check TALOSCTL_RELEASE_URL',
+          }),
+        );
+        return;
+      }
+      done(null, chunk);
+    },
+  });
+}
+
 export function createTalosctlDownloader(options: TalosctlDownloadOptions): TalosctlDownloader {
   const arch = options.arch ?? (process.arch === 'arm64' ? 'arm64' : 'amd64');
   const asset = `talosctl-linux-${arch}`;
   const base = options.baseUrl.replace(/\/+$/, '');
+  // The client runs with the clusters' credentials: a plain-text source is no source (config validation says so first).
+  if (!base.startsWith('https://')) {
+    throw new OpsError('talosctl-download-failed', `${base} is not an https:// URL: talosctl is downloaded only over TLS`, {
+      hint: 'set TALOSCTL_RELEASE_URL to an https:// mirror, or TALOSCTL_DOWNLOAD=false',
+    });
+  }
+  const cache = createTalosctlCache({ dir: options.cacheDir, maxBytes: options.maxBytes });
   // Two jobs that want the same version in this process share one download; across replicas the
   // atomic rename below means each may download, but a reader only ever sees a whole, checked file.
   const inFlight = new Map<string, Promise<string>>();
 
-  const pathOf = (version: string): string => join(options.cacheDir, `talosctl-${version}`);
-
   const cached = async (version: string): Promise<string | undefined> => {
     if (!VERSION.test(version)) return undefined;
-    const path = pathOf(version);
-    return access(path, constants.X_OK).then(
-      () => path,
-      () => undefined,
-    );
+    await cache.prepare();
+    return cache.verified(version);
   };
 
   const get = async (url: string, signal: AbortSignal): Promise<Response> => {
@@ -104,15 +132,16 @@ export function createTalosctlDownloader(options: TalosctlDownloadOptions): Talo
         hint: 'that release publishes no talosctl for this platform: put the binary in the TALOSCTL_BIN directory',
       });
     }
-    await mkdir(options.cacheDir, { recursive: true, mode: 0o700 });
+    await cache.prepare();
     // Written under a name no reader looks for, not executable, and renamed only once checked.
     const partial = join(options.cacheDir, `.talosctl-${version}.${randomBytes(6).toString('hex')}.part`);
     try {
-      const response = await get(`${base}/${version}/${asset}`, signal);
+      const url = `${base}/${version}/${asset}`;
+      const response = await get(url, signal);
       const hash = createHash('sha256');
       const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
       body.on('data', (chunk: Buffer) => hash.update(chunk));
-      await pipeline(body, createWriteStream(partial, { mode: 0o600 }), { signal });
+      await pipeline(body, byteBound(options.maxBytes, url), createWriteStream(partial, { mode: 0o600, flags: 'wx' }), { signal });
       const actual = hash.digest('hex');
       if (actual !== expected) {
         throw new OpsError(
@@ -121,18 +150,19 @@ export function createTalosctlDownloader(options: TalosctlDownloadOptions): Talo
           { hint: 'check TALOSCTL_RELEASE_URL and any proxy between the bot and it; nothing was installed' },
         );
       }
-      await chmod(partial, 0o755);
-      const path = pathOf(version);
-      await rename(partial, path);
+      const path = await cache.install(version, partial, expected);
+      await cache.prune(version);
       return path;
     } finally {
       await rm(partial, { force: true });
+      await rm(`${partial}.sha256`, { force: true });
     }
   };
 
   return {
     cacheDir: options.cacheDir,
     cached,
+    hold: (version) => cache.hold(version),
     async ensure(version, signal) {
       if (!VERSION.test(version)) throw new OpsError('talosctl-missing', `${version} is not a Talos release version`);
       const hit = await cached(version);

@@ -19,7 +19,7 @@ import { Recorder } from './recorder.ts';
 import { schematicId } from './schematics.ts';
 import { SimTerraform } from './terraform.ts';
 import { productionShape, stagingShape } from './shapes.ts';
-import { writeWrappers, type WrapperPaths } from './wrappers.ts';
+import { talosctlScript, writeWrappers, type WrapperPaths } from './wrappers.ts';
 import type { CallRecord, ClusterShape, SelfEndpointHang, SimCluster, SimEvent, SimNode, SimState, SimTiming } from './types.ts';
 
 export interface SimulatorOptions {
@@ -141,6 +141,14 @@ export class Simulator {
       TOFU_BIN: this.bin.tofu,
       IMAGE_FACTORY_URL: this.imageFactoryUrl,
     };
+  }
+
+  /**
+   * The simulated talosctl of `version` as its release publishes it (`talosctl-linux-<arch>`): a
+   * working client of that version, for a test's release server to serve.
+   */
+  talosctlRelease(version: string): string {
+    return talosctlScript(this.bin.port, version);
   }
 
   cluster(name: string): SimCluster {

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { CLIENT_VERSIONS, DEFAULT_CLIENT_VERSION } from './versions.ts';
 
 export interface WrapperPaths {
+  /** The simulator's line port, inside every script. */
+  port: number;
   talosctl: string;
   tofu: string;
   /** Directory of `talosctl-<version>` executables, one per shipped client. */
@@ -17,6 +19,15 @@ export interface WrapperPaths {
  * the bot runs these with an explicit env and never passes simulator variables through.
  */
 function script(port: number, bin: 'talosctl' | 'tofu', clientVersion: string): string {
+  return relayScript(port, bin, clientVersion);
+}
+
+/** The simulated talosctl of `version`, as a release would publish it: what the test release server serves. */
+export function talosctlScript(port: number, version: string): string {
+  return relayScript(port, 'talosctl', version);
+}
+
+function relayScript(port: number, bin: 'talosctl' | 'tofu', clientVersion: string): string {
   return `#!/bin/bash
 # The simulated ${bin}${clientVersion ? ` ${clientVersion}` : ''}: forwards argv, cwd and where the talosconfig is to the simulator.
 { exec 3<>/dev/tcp/127.0.0.1/${port}; } 2>/dev/null || { echo "${bin}: cannot reach the simulator at 127.0.0.1:${port}" >&2; exit 1; }
@@ -45,7 +56,7 @@ async function writeExecutable(path: string, content: string): Promise<void> {
 export async function writeWrappers(binDir: string, port: number): Promise<WrapperPaths> {
   const versionsDir = join(binDir, 'talosctl-versions');
   await mkdir(versionsDir, { recursive: true });
-  const paths: WrapperPaths = { talosctl: join(binDir, 'talosctl'), tofu: join(binDir, 'tofu'), talosctlVersions: versionsDir };
+  const paths: WrapperPaths = { port, talosctl: join(binDir, 'talosctl'), tofu: join(binDir, 'tofu'), talosctlVersions: versionsDir };
   await writeExecutable(paths.talosctl, script(port, 'talosctl', DEFAULT_CLIENT_VERSION));
   await writeExecutable(paths.tofu, script(port, 'tofu', ''));
   for (const version of CLIENT_VERSIONS) {

@@ -156,6 +156,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     APPROVAL_TTL_MINUTES: '30',
     // Tests and the bench send reads in bursts; a test of the limit sets it.
     READ_COMMANDS_PER_MINUTE: '0',
+    // The simulated image carries its clients and no test reaches the internet; a test of the download
+    // starts its own release server and sets this blank, the bot's default (test/support/release-server.ts).
+    TALOSCTL_DOWNLOAD: 'false',
     ...options.env,
   };
   const { mkdir } = await import('node:fs/promises');

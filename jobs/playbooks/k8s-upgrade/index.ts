@@ -22,6 +22,7 @@ import type { ExecError } from '../../../src/exec/process-runner.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { findStagingRehearsal } from '../../../src/ops/rehearsal.ts';
 import { checkKubernetesUpgradePath } from '../../../src/rules/versions.ts';
+import { supportTable } from '../../../src/talos/compatibility.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { parseUpgradeK8sOutput } from '../../../src/talos/parse-upgrade-k8s.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
@@ -236,7 +237,11 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     );
   }
   if (running !== undefined) {
-    const reasons = new Set(talos.map((t) => checkKubernetesUpgradePath(running, target, t)).flatMap((p) => (p.ok ? [] : [p.reason])));
+    const reasons = new Set(
+      talos
+        .map((t) => checkKubernetesUpgradePath(running, target, t, supportTable(deps.inventory)))
+        .flatMap((p) => (p.ok ? [] : [p.reason])),
+    );
     refusals.push(...reasons);
   }
 

@@ -1,4 +1,5 @@
 import { errorText } from '../../../src/chat/error-text.ts';
+import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { RecordedNodeClasses } from '../../../src/ops/node-class-record.ts';
@@ -7,8 +8,9 @@ import { doneNodeText, type DoneNode, type UpgradeContinuation } from '../../../
 import { upgradeOrder } from '../../../src/rules/upgrade-order.ts';
 import { judgeVersionMix } from '../../../src/rules/version-mix.ts';
 import { checkTalosUpgradePath } from '../../../src/rules/versions.ts';
-import { talosSupportsKubernetes } from '../../../src/talos/compatibility.ts';
+import { minorOf, supportFor, supportTable, talosSupportsKubernetes, unknownMinorRefusal } from '../../../src/talos/compatibility.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView } from '../../../src/talos/observe.ts';
+import { heldByRefusal } from '../../engine/held-by.ts';
 import { probeSignals, type OpsJobDeps } from '../../engine/job-context.ts';
 import type { Playbook } from '../../engine/playbook.ts';
 import { prefetchTalosctl, talosctlFor } from '../../engine/talosctl-client.ts';
@@ -124,6 +126,20 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const nodes = allNodes(cluster);
   const probe = probeSignals(deps.timeouts.probeMs, signal);
 
+  // What needs no talosctl first, so a request refused anyway downloads nothing: a minor the table
+  // cannot judge, a closed window, a held lock (the last two are checked with the command too, but
+  // time passes before the preflight runs; the engine's common checks say the same in the same words).
+  const support = supportTable(deps.inventory);
+  if (supportFor(target, support) === undefined) {
+    return { refusals: [unknownMinorRefusal(minorOf(target), support)], notes: [], steps: [], target: {} };
+  }
+  const window = outsideWindowRefusal(cluster, deps.now());
+  const holder = await deps.lock.holder(cluster.name);
+  if (window !== undefined || holder !== undefined) {
+    const early = [window, holder === undefined ? undefined : await heldByRefusal(deps, cluster.name, holder)];
+    return { refusals: early.filter((r): r is string => r !== undefined), notes: [], steps: [], target: {} };
+  }
+
   const kubeNodes = await session.kube.listNodes(probe());
   const views = new Map(nodes.map((address) => [address, kubeNodeView(findNodeByAddress(kubeNodes, address), cluster.hostLabel)]));
 
@@ -140,12 +156,11 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     byVersion.set(v.version, [...(byVersion.get(v.version) ?? []), node]);
   }
   const factoryVersions = await deps.factory.versions(probe());
-  const mix = judgeVersionMix(byVersion, target, factoryVersions);
+  const mix = judgeVersionMix(byVersion, target, factoryVersions, support);
   if (mix.kind === 'refused') refusals.push(mix.reason);
   const fromVersion = mix.kind === 'one' ? mix.version : mix.kind === 'continuation' ? mix.from : hint;
   if (fromVersion !== hint) chosen = await talosctlFor(session, fromVersion);
   const talosctl = chosen.talosctl;
-  await prefetchTalosctl(session, target);
   const toUpgrade = mix.kind === 'continuation' ? mix.remaining : nodes;
 
   // What each node runs and the image the rules give it now: a request for the running version re-installs the nodes whose image changed.
@@ -181,7 +196,7 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   const path =
     fromVersion === undefined || mix.kind === 'refused'
       ? undefined
-      : checkTalosUpgradePath(fromVersion, target, factoryVersions, { imageChanges: changes });
+      : checkTalosUpgradePath(fromVersion, target, factoryVersions, { imageChanges: changes, support });
   if (path !== undefined && !path.ok) refusals.push(path.reason);
   const reinstall = path?.ok === true && path.kind === 'reinstall';
   if (reinstall && images !== undefined) {
@@ -199,11 +214,18 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   if (alone !== undefined) notes.push(alone);
   const kubelets = new Set([...views.values()].map((v) => v.kubeletVersion).filter((v): v is string => v !== undefined));
   for (const k8s of kubelets) {
-    if (!talosSupportsKubernetes(target, k8s)) {
+    if (!talosSupportsKubernetes(target, k8s, support)) {
       refusals.push(
         `Talos ${target} does not support the running Kubernetes ${k8s} (support matrix); upgrade Kubernetes first with /talos upgrade k8s`,
       );
     }
+  }
+
+  // The target's client only for a plan the rules allow: a refused request downloads nothing more.
+  if (refusals.length === 0 && path?.ok === true && !reinstall) {
+    const prefetched = await prefetchTalosctl(session, target);
+    if (prefetched.refusal !== undefined) refusals.push(prefetched.refusal);
+    if (prefetched.note !== undefined) notes.push(prefetched.note);
   }
 
   const steps: Step[] = [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }];

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -264,12 +265,14 @@ describe('runDoctor', () => {
     expect(find(findings, 'Slack scopes').status).toBe('ok');
   });
 
-  it('with TALOSCTL_DOWNLOAD, counts on the cache or the next plan, and downloads nothing itself', async () => {
+  it('with downloads on, counts on the cache or the next plan, and downloads nothing itself', async () => {
     // Arrange: the cache holds v1.12.5's client; the release server is unreachable, so a download would fail the check.
     const cacheDir = join(work, 'cache');
-    await mkdir(cacheDir, { recursive: true });
-    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '', { mode: 0o755 });
-    const downloader = createTalosctlDownloader({ baseUrl: 'http://127.0.0.1:9', cacheDir, timeoutMs: 1000 });
+    await mkdir(cacheDir, { recursive: true, mode: 0o700 });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '', { mode: 0o700 });
+    // The sum of the empty file, as a download records it beside the binary.
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5.sha256'), `${createHash('sha256').digest('hex')}  talosctl-v1.12.5\n`);
+    const downloader = createTalosctlDownloader({ baseUrl: 'https://127.0.0.1:9', cacheDir, timeoutMs: 1000, maxBytes: 1 << 20 });
     const d = await deps({ downloader, access: fakeAccess({ production: ['v1.14.0'], staging: ['v1.12.5'] }) });
 
     // Act
@@ -280,7 +283,25 @@ describe('runDoctor', () => {
     expect(find(findings, 'talosctl', 'staging').found).toContain('download cache');
     expect(find(findings, 'talosctl', 'production')).toMatchObject({ status: 'ok' });
     expect(find(findings, 'talosctl', 'production').found).toContain('the next plan downloads it');
-    expect(await readdir(cacheDir)).toEqual(['talosctl-v1.12.5']);
+    expect((await readdir(cacheDir)).sort()).toEqual(['talosctl-v1.12.5', 'talosctl-v1.12.5.sha256']);
+  });
+
+  it('fails the talosctl check for a cached binary that changed after its download, and deletes it', async () => {
+    // Arrange: the cache holds v1.12.5's client, but not the bytes its recorded sum is of.
+    const cacheDir = join(work, 'cache');
+    await mkdir(cacheDir, { recursive: true, mode: 0o700 });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5'), '#!/bin/sh\necho changed\n', { mode: 0o700 });
+    await writeFile(join(cacheDir, 'talosctl-v1.12.5.sha256'), `${createHash('sha256').digest('hex')}  talosctl-v1.12.5\n`);
+    const downloader = createTalosctlDownloader({ baseUrl: 'https://127.0.0.1:9', cacheDir, timeoutMs: 1000, maxBytes: 1 << 20 });
+    const d = await deps({ downloader, access: fakeAccess({ production: ['v1.14.0'], staging: ['v1.12.5'] }) });
+
+    // Act
+    const findings = await runDoctor(d);
+
+    // Assert
+    expect(find(findings, 'talosctl', 'staging')).toMatchObject({ status: 'fail' });
+    expect(find(findings, 'talosctl', 'staging').found).toContain('changed on disk after its download');
+    expect(await readdir(cacheDir)).toEqual([]);
   });
 
   it('warns when no window is declared for production', async () => {

@@ -1037,3 +1037,73 @@ describe('removing a node that takes workloads', () => {
     expect(cluster.node('10.0.30.21').k8sRegistered).toBe(true);
   });
 });
+
+describe('the Talos upgrade preflight before any talosctl download', () => {
+  /** The versions the preflight asks talosctl for: each one a download when the image does not carry it. */
+  function recordClientRequests(): (string | undefined)[] {
+    const asked: (string | undefined)[] = [];
+    const access = f.deps.access;
+    f.deps.access = {
+      withSession: (c, signal, work) =>
+        access.withSession(c, signal, (session) =>
+          work({
+            ...session,
+            talosctl: (version, options) => {
+              asked.push(version);
+              return session.talosctl(version, options);
+            },
+          }),
+        ),
+    };
+    return asked;
+  }
+
+  it('refuses a Talos minor the support table lacks, asking for no client of any version', async () => {
+    // Arrange
+    const asked = recordClientRequests();
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.15.0' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toHaveLength(1);
+    expect(after.refusals[0]).toMatch(/^Talos 1\.15 is not in the bot's support table/);
+    expect(asked.filter((v) => v !== undefined)).toEqual([]);
+  });
+
+  it('refuses outside the maintenance window and while another operation holds the lock, once each, asking for no client of any version', async () => {
+    // Arrange: a Tuesday-night window, and the fixture's clock on Tuesday morning; another operation holds the cluster.
+    f.deps.inventory.clusters[0]!.maintenanceWindows = [{ start: '0 22 * * 2', durationMinutes: 60, timeZone: 'UTC' }];
+    expect((await f.deps.lock.acquire('production', 'op-other')).ok).toBe(true);
+    const asked = recordClientRequests();
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.11.6' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    const after = await stored(op.id);
+    expect(after.state).toBe('refused');
+    expect(after.refusals).toHaveLength(2);
+    expect(after.refusals[0]).toMatch(/^Production changes are taken only inside a maintenance window/);
+    expect(after.refusals[1]).toContain('op-other');
+    expect(asked.filter((v) => v !== undefined)).toEqual([]);
+  });
+
+  it('asks for the running and the target client only for a plan the rules allow', async () => {
+    // Arrange
+    for (const node of cluster.model.nodes) node.talosVersion = 'v1.11.6';
+    const asked = recordClientRequests();
+    const op = await f.operation({ kind: 'talos-upgrade', state: 'preflight', target: { version: 'v1.12.11' } });
+
+    // Act
+    await preflight(op.id);
+
+    // Assert
+    expect((await stored(op.id)).state).toBe('planned');
+    expect(asked.filter((v) => v !== undefined)).toEqual(['v1.11.6', 'v1.12.11']);
+  });
+});

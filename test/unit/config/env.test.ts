@@ -171,6 +171,12 @@ describe('loadConfig: values', () => {
       clustersFile: '/etc/talos-chatops/clusters.yaml',
       clustersReloadMs: 30_000,
       talosctlBin: 'talosctl',
+      // On by default: a new Talos release needs no new image.
+      talosctlDownload: {
+        releaseUrl: 'https://github.com/siderolabs/talos/releases/download',
+        cacheDir: undefined,
+        maxBytes: 512 * 1024 * 1024,
+      },
       tofuBin: 'tofu',
       gitBin: 'git',
       planDir: undefined,
@@ -263,6 +269,25 @@ describe('loadConfig: values', () => {
     expect(config.timeouts.approvalReminderMs).toBe(0);
   });
 
+  it('downloads talosctl unless TALOSCTL_DOWNLOAD=false, from an https mirror into a bounded cache', () => {
+    // Act
+    const off = loadConfig({ ...SOCKET_MODE, TALOSCTL_DOWNLOAD: 'false' });
+    const mirror = loadConfig({
+      ...SOCKET_MODE,
+      TALOSCTL_RELEASE_URL: 'https://mirror.internal/talos',
+      TALOSCTL_CACHE_DIR: '/var/cache/talos-chatops/talosctl',
+      TALOSCTL_CACHE_MAX_MB: '256',
+    });
+
+    // Assert
+    expect(off.talosctlDownload).toBeUndefined();
+    expect(mirror.talosctlDownload).toEqual({
+      releaseUrl: 'https://mirror.internal/talos',
+      cacheDir: '/var/cache/talos-chatops/talosctl',
+      maxBytes: 256 * 1024 * 1024,
+    });
+  });
+
   it('takes the other settings as given', () => {
     // Arrange
     const env = {
@@ -325,6 +350,13 @@ describe('loadConfig: values', () => {
     ['DEDUPE_RETENTION_MINUTES', '5', /^DEDUPE_RETENTION_MINUTES: .*at least 10\)$/],
     ['JOB_RETENTION_DAYS', 'a week', /^JOB_RETENTION_DAYS: /],
     ['RECORD_EXPORT_DIR', 'records', /^RECORD_EXPORT_DIR: must be an absolute path/],
+    [
+      'TALOSCTL_RELEASE_URL',
+      'http://mirror.example/talos',
+      /^TALOSCTL_RELEASE_URL: must be an https:\/\/ URL: talosctl is downloaded only over TLS \(.*NODE_EXTRA_CA_CERTS.*TALOSCTL_DOWNLOAD=false/,
+    ],
+    ['TALOSCTL_CACHE_MAX_MB', '0', /^TALOSCTL_CACHE_MAX_MB: /],
+    ['TALOSCTL_DOWNLOAD', 'yes', /^TALOSCTL_DOWNLOAD: /],
   ])('refuses %s=%s with a line naming it', (name, value, line) => {
     // Act
     const problems = problemsOf({ ...SOCKET_MODE, [name]: value });

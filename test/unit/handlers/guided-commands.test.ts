@@ -3,6 +3,7 @@ import { helpFor } from '../../../handlers/commands/help.ts';
 import { typedCommand } from '../../../handlers/guided-commands.ts';
 import { offeredTalosVersions, upgradeModal, nodePickerModal } from '../../../src/chat/guided-modals.ts';
 import { parseInventory } from '../../../src/config/inventory.ts';
+import { mergeSupportTable } from '../../../src/talos/compatibility.ts';
 import { resolveNode } from '../../../src/config/node-names.ts';
 import { inventory } from '../../support/engine-fixture.ts';
 
@@ -30,6 +31,21 @@ describe('the upgrade modal', () => {
 
     // Assert
     expect(offered).toEqual(['v1.13.9', 'v1.12.11', 'v1.11.6']);
+  });
+
+  it('offers a minor the inventory adds to the support table, with its Kubernetes range', () => {
+    // Arrange
+    const support = mergeSupportTable([{ talos: '1.15', kubernetesMin: '1.33', kubernetesMax: '1.38', upgradeFromMin: '1.13.0' }]);
+    const factory = ['v1.14.3', 'v1.15.0'];
+
+    // Act
+    const offered = offeredTalosVersions(factory, support);
+    const view = upgradeModal({ kind: 'talos-upgrade', clusters: [production], versions: { state: 'ready', versions: offered, support } });
+
+    // Assert
+    expect(offeredTalosVersions(factory)).toEqual(['v1.14.3']);
+    expect(offered).toEqual(['v1.15.0', 'v1.14.3']);
+    expect(JSON.stringify(view.blocks)).toContain('*v1.15.0* (Kubernetes 1.33–1.38)');
   });
 
   it('has the cluster select preselected on the channel cluster, the version select, and one checkbox per review item', () => {

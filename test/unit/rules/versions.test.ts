@@ -7,6 +7,10 @@ import {
   storedVersionProblems,
   talosctlClientRefusal,
 } from '../../../src/rules/versions.ts';
+import { mergeSupportTable } from '../../../src/talos/compatibility.ts';
+
+/** Talos 1.15 as an operator adds it from its support matrix. */
+const ROW_115 = { talos: '1.15', kubernetesMin: '1.33', kubernetesMax: '1.38', upgradeFromMin: '1.13.0' };
 
 /** An Image Factory `/versions` excerpt: latest patches 1.10.9, 1.11.6, 1.12.11, 1.13.9, with pre-releases. */
 const FACTORY = [
@@ -169,10 +173,41 @@ describe('checkTalosUpgradePath', () => {
     expect(checkTalosUpgradePath('v1.11.6', 'v1.12.0-beta.0', FACTORY)).toEqual(expect.objectContaining({ ok: false, code: 'prerelease' }));
   });
 
-  it('refuses a minor missing from the support matrix', () => {
-    expect(checkTalosUpgradePath('v1.14.2', 'v1.15.0', [...FACTORY, 'v1.14.2', 'v1.15.0'])).toEqual(
+  it('refuses a minor missing from the support table, linking its support matrix and giving the exact inventory lines to add', () => {
+    const path = checkTalosUpgradePath('v1.14.2', 'v1.15.0', [...FACTORY, 'v1.14.2', 'v1.15.0']);
+
+    expect(path).toEqual(expect.objectContaining({ ok: false, code: 'unsupported-version' }));
+    const reason = path.ok ? '' : path.reason;
+    expect(reason).toContain('https://docs.siderolabs.com/talos/v1.15/getting-started/support-matrix');
+    expect(reason).toContain(
+      '```\ntalosSupport:\n  - talos: "1.15"\n    kubernetesMin: "1.33"\n    kubernetesMax: "1.38"\n    upgradeFromMin: "1.13.0"\n```',
+    );
+    expect(reason).toContain('no new image is needed');
+  });
+
+  it('accepts a minor the built-in table lacks once the inventory adds its row, and applies the row', () => {
+    const factory = [...FACTORY, 'v1.14.2', 'v1.15.0'];
+    const table = mergeSupportTable([ROW_115]);
+
+    expect(checkTalosUpgradePath('v1.14.2', 'v1.15.0', factory, { support: table })).toEqual({ ok: true, kind: 'minor' });
+    // Its upgradeFromMin is the row's, not a guess: 1.12 hosts cannot go to 1.15 directly anyway, and a 1.13.0 floor is kept.
+    expect(
+      checkTalosUpgradePath('v1.14.2', 'v1.15.0', factory, { support: mergeSupportTable([{ ...ROW_115, upgradeFromMin: '1.14.5' }]) }),
+    ).toEqual(expect.objectContaining({ ok: false, code: 'host-too-old' }));
+    expect(checkKubernetesUpgradePath('1.37.2', '1.38.0', 'v1.15.0', table)).toEqual({ ok: true, kind: 'minor' });
+    expect(checkKubernetesUpgradePath('1.37.2', '1.38.0', 'v1.15.0')).toEqual(
       expect.objectContaining({ ok: false, code: 'unsupported-version' }),
     );
+  });
+
+  it('lets an inventory row correct a minor the built-in table knows', () => {
+    const table = mergeSupportTable([{ talos: '1.13', kubernetesMin: '1.31', kubernetesMax: '1.37', upgradeFromMin: '1.11.0' }]);
+
+    expect(checkKubernetesUpgradePath('1.36.2', '1.37.0', 'v1.13.9')).toEqual(
+      expect.objectContaining({ ok: false, code: 'talos-does-not-support-kubernetes' }),
+    );
+    expect(checkKubernetesUpgradePath('1.36.2', '1.37.0', 'v1.13.9', table)).toEqual({ ok: true, kind: 'minor' });
+    expect(table.map((r) => r.talos)).toEqual(['1.8', '1.9', '1.10', '1.11', '1.12', '1.13', '1.14']);
   });
 
   it('checks the oldest row of the matrix too', () => {
@@ -254,7 +289,9 @@ describe('storedVersionProblems', () => {
       'the stored path v1.11.6 → v1.10.9 is not one the rules allow: v1.10.9 is older than the running v1.11.6: Talos upgrades only move forward; to undo a failed node upgrade use talosctl rollback on that node',
     ]);
     expect(storedVersionProblems('talos', { version: 'v1.13.9', fromVersion: 'v1.11.6' })[0]).toContain('skips a minor release');
-    expect(storedVersionProblems('talos', { version: 'v1.15.0', fromVersion: 'v1.14.1' })[0]).toContain('not in the support matrix');
+    expect(storedVersionProblems('talos', { version: 'v1.15.0', fromVersion: 'v1.14.1' })[0]).toContain("not in the bot's support table");
+    // With the inventory's row for 1.15, the same stored path is one the rules allow.
+    expect(storedVersionProblems('talos', { version: 'v1.15.0', fromVersion: 'v1.14.1' }, mergeSupportTable([ROW_115]))).toEqual([]);
   });
 
   it('refuses a Talos upgrade whose talosctl version or versions are missing or edited', () => {
