@@ -3,7 +3,7 @@ import type { ProcessRunner } from '../exec/process-runner.ts';
 import { createKubeApi, type KubeApi } from '../kube/kube-api.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import { createTalosctl, type Talosctl } from '../talos/talosctl.ts';
-import type { TalosctlBinaries } from '../talos/talosctl-binary.ts';
+import type { TalosctlBinaries, TalosctlChoice } from '../talos/talosctl-binary.ts';
 import { withClusterCredentials, type ClusterCredentials } from './credentials.ts';
 import { observeEstate, type Estate, type JudgeEstate, type SourceRead } from './estate.ts';
 import { terraformOutputs, type TerraformOutputs } from './terraform-outputs.ts';
@@ -24,7 +24,7 @@ export interface ClusterSession {
   outputs: TerraformOutputs;
   kube: KubeApi;
   /** talosctl matching `runningVersion` (when `TALOSCTL_BIN` is a directory of versioned binaries); `closest` accepts the same minor. */
-  talosctl(runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl>;
+  talosctl(runningVersion?: string, options?: TalosctlChoice): Promise<Talosctl>;
 }
 
 export interface ClusterAccess {
@@ -71,7 +71,7 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
         let endpoints: string[] = [];
         // A downloaded client stays in the cache while the job that asked for it runs.
         const releases: (() => void)[] = [];
-        const talosctl = async (runningVersion?: string, options?: { closest?: boolean }): Promise<Talosctl> => {
+        const talosctl = async (runningVersion?: string, options?: TalosctlChoice): Promise<Talosctl> => {
           const binary = await deps.binaries.forVersion(runningVersion, options);
           if (binary.release !== undefined) releases.push(binary.release);
           return createTalosctl({
@@ -92,7 +92,9 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
             talosctl: async (nodes) => {
               const versions = new Set(nodes.ok ? nodes.value.flatMap((n) => n.talosVersion ?? []) : []);
               const running = versions.size === 1 ? [...versions][0] : undefined;
-              return talosctl(running, { closest: true }).catch(() => talosctl());
+              // The image's client only: the estate's read downloads nothing and never takes a client from the
+              // cache, so the preflight's refusals come before any download and a cached client's check is the job's own.
+              return talosctl(running, { closest: true, imageOnly: true }).catch(() => talosctl(undefined, { imageOnly: true }));
             },
           },
           cluster,

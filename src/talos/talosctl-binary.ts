@@ -12,9 +12,15 @@ export interface TalosctlBinaries {
   /**
    * The binary for a cluster running `runningVersion`; the newest one when the version is
    * not known yet. With `closest`, a read-only caller takes the newest of the same minor
-   * when the exact version is missing; mutating operations insist on the exact match.
+   * when the exact version is missing; mutating operations insist on the exact match. With
+   * `imageOnly`, only the image's binaries answer: nothing is downloaded and the cache is not read.
    */
-  forVersion(runningVersion: string | undefined, options?: { closest?: boolean }): Promise<TalosctlBinary>;
+  forVersion(runningVersion: string | undefined, options?: TalosctlChoice): Promise<TalosctlBinary>;
+}
+
+export interface TalosctlChoice {
+  closest?: boolean;
+  imageOnly?: boolean;
 }
 
 export interface TalosctlBinary {
@@ -36,7 +42,7 @@ export function createTalosctlBinaries(setting: string, downloader?: TalosctlDow
   if (downloader === undefined) return local;
   return {
     async forVersion(runningVersion, options = {}) {
-      if (runningVersion === undefined) return local.forVersion(runningVersion, options);
+      if (runningVersion === undefined || options.imageOnly === true) return local.forVersion(runningVersion, options);
       const exact = await local.forVersion(runningVersion).catch(() => undefined);
       if (exact !== undefined && exact.version === runningVersion) return exact;
       // Held from before the download, so no other job's download drops it before this job runs it.
