@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { buildAdapters, fetchMissingTerraformRepos } from './bootstrap/adapters.ts';
+import { buildAdapters, fetchMissingTerraformRepos, recordObservations } from './bootstrap/adapters.ts';
 import { sweepEndedPlans } from '../jobs/plan-sweep.ts';
 import { buildInfrastructure } from './bootstrap/infrastructure.ts';
 import { buildMetrics } from './bootstrap/metrics.ts';
@@ -41,7 +41,7 @@ export async function startBot(env: Record<string, string | undefined>, override
   const { config, logger, redis, queues } = infra;
   const records = buildOperationRecords(infra);
   const { metrics, probes } = buildMetrics(infra, records);
-  const adapters = buildAdapters(infra, metrics);
+  const adapters = buildAdapters(infra, metrics, recordObservations(records.observedEstates, infra.clock, logger));
   // In the background: start-up waits for no git server; a job before it is done finds no outputs yet and says so.
   void fetchMissingTerraformRepos(adapters, infra.inventory, logger);
   // A crash can lose an operation's `ended` job: its plan, which carries the state's secrets, goes now.

@@ -16,6 +16,7 @@ import type { ReadRateLimiter } from '../read-rate-limit.ts';
 import type { Command } from '../parse-command.ts';
 import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
 import type { ClusterSignals } from '../../src/ops/cluster-signals.ts';
+import type { ObservedEstates } from '../../src/ops/observed-estate.ts';
 
 export interface CommandDeps {
   inventory: Inventory;
@@ -36,6 +37,8 @@ export interface CommandDeps {
   signals?: Pick<ClusterSignals, 'read'>;
   /** `/talos doctor`'s checks, each bounded in time (jobs/doctor/doctor.ts). */
   doctor?: () => Promise<DoctorFinding[]>;
+  /** What the last look at each cluster saw of its nodes: a command may name a node as Kubernetes shows it. */
+  observedEstates?: Pick<ObservedEstates, 'read'>;
   /** Why nothing may change once Redis lost the bot's data (see `src/ops/redis-epoch.ts`); undefined while it is whole. */
   redisLost?: () => string | undefined;
 }

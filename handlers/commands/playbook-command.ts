@@ -1,7 +1,7 @@
 import type { SlashCommand } from '@slack/bolt';
 import type { CommandRequest } from '../../jobs/engine/playbook.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
-import { resolveNode } from '../../src/config/node-names.ts';
+import { resolveNode } from '../../src/rules/node-resolution.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import type { OperationKind } from '../../jobs/playbooks/index.ts';
 import { lockHeldReason, newOperation, operatorCluster, type CommandDeps, type Outcome } from './command-context.ts';
@@ -37,10 +37,15 @@ export async function requestPlaybook(
   const clusterRefusal = request.refuseCluster?.(cluster, deps.inventory);
   if (clusterRefusal !== undefined) return { reply: `${clusterRefusal} Nothing was started.` };
   let node: string | undefined;
+  let named: Operation['target']['namedAs'];
+  let said: string | undefined;
   if (command.node !== undefined) {
-    const found = resolveNode(cluster, command.node);
+    const look = await deps.observedEstates?.read(cluster.name);
+    const found = resolveNode(cluster, command.node, look, deps.now());
     if (!found.ok) return { reply: `${found.reason} Nothing was started.` };
     node = found.address;
+    named = found.named;
+    said = found.said;
     const refusal = request.refuseNode?.(cluster, node);
     if (refusal !== undefined) return { reply: `${refusal} Nothing was started.` };
   }
@@ -53,6 +58,7 @@ export async function requestPlaybook(
     if (held !== undefined) return { reply: held };
   }
   const created = newOperation(deps, kind, cluster, slack, 'preflight', version);
-  const op: Operation = node === undefined ? created : { ...created, target: { node } };
-  return { reply: request.queued(op, cluster), enqueue: () => deps.lifecycle.request(op) };
+  const op: Operation = node === undefined ? created : { ...created, target: { node, ...(named ? { namedAs: named } : {}) } };
+  const queued = request.queued(op, cluster);
+  return { reply: said === undefined ? queued : `${said} ${queued}`, enqueue: () => deps.lifecycle.request(op) };
 }

@@ -13,6 +13,7 @@ import { enqueuePlanExpiry } from './plan-expiry.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import { refreshRoot } from './root-message.ts';
 import { describeItem, type Baseline } from '../../src/health/baseline.ts';
+import { namedNodeCheck } from '../../src/rules/node-resolution.ts';
 
 /** The preflight's entry names what was already unwell, so the thread and the record keep it. */
 function baselineDetail(baseline: Baseline | undefined): string {
@@ -88,7 +89,14 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
         // A bot on the cluster must move first: nothing else is worth checking (or planning, or downloading) from there.
         const misplaced = await snapshotPlacementRefusal(deps, session, playbook.checks, signal);
         if (misplaced !== undefined) return { refusals: [misplaced], notes: [], steps: [], target: {} };
-        const own = await playbook.preflight(deps, session.cluster, op, session, signal);
+        // A node the command named: its address must still carry that name now, or nothing else is worth checking.
+        const named =
+          op.target.namedAs && op.target.node
+            ? namedNodeCheck(cluster, op.target.node, op.target.namedAs, session.cluster.nodeNames ?? {})
+            : {};
+        if (named.refusal !== undefined) return { refusals: [named.refusal], notes: [], steps: [], target: {} };
+        const found = await playbook.preflight(deps, session.cluster, op, session, signal);
+        const own = named.note === undefined ? found : { ...found, notes: [named.note, ...found.notes] };
         // The refusals every playbook that declares them shares, after its own and in the same words.
         // The operation as its own preflight planned it: what it targets and changes decides which disagreement it resolves.
         const planned = { ...op, target: { ...op.target, ...own.target }, ...(own.data ? { data: { ...op.data, ...own.data } } : {}) };

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { WebClient } from '@slack/web-api';
 import type { ChatPort } from '../port/chat-port.ts';
-import { createClusterAccess, type ClusterAccess } from '../cluster/cluster-session.ts';
+import { createClusterAccess, type ClusterAccess, type ClusterAccessDeps } from '../cluster/cluster-session.ts';
 import { judgeEstate } from '../rules/estate-agreement.ts';
 import type { Inventory } from '../config/inventory.ts';
 import { terraformCheckoutDir } from '../config/terraform-repo.ts';
@@ -19,6 +19,8 @@ import { createTalosctlDownloader, type TalosctlDownloader } from '../talos/talo
 import { createRepoCheckout, type RepoCheckout } from '../tofu/repo-checkout.ts';
 import { createWorkingTreeReader, type WorkingTreeReader } from '../tofu/working-tree.ts';
 import type { Infrastructure } from './infrastructure.ts';
+import { observedRecord, type ObservedEstates } from '../ops/observed-estate.ts';
+import type { Clock } from '../time/clock.ts';
 
 /** The outside world: the clusters (talosctl, Kubernetes, tofu, git), the Image Factory and Slack's Web API. */
 export interface Adapters {
@@ -38,7 +40,11 @@ export interface Adapters {
   talosctl: { local: TalosctlBinaries; downloader: TalosctlDownloader | undefined };
 }
 
-export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>, metrics: Metrics): Adapters {
+export function buildAdapters(
+  infra: Pick<Infrastructure, 'config' | 'scrubber'>,
+  metrics: Metrics,
+  onObserved?: ClusterAccessDeps['onObserved'],
+): Adapters {
   const { config, scrubber } = infra;
   const runner = createProcessRunner({ scrubber, onCall: recordExecCall(metrics) });
   const tofu = createTofu({
@@ -57,6 +63,7 @@ export function buildAdapters(infra: Pick<Infrastructure, 'config' | 'scrubber'>
     childEnv: config.childEnv,
     talosctlTimeoutMs: config.timeouts.probeMs,
     judgeEstate,
+    ...(onObserved === undefined ? {} : { onObserved }),
   });
   const { client: slackClient, chat } = createSlackClients(config.slack, scrubber, metrics);
   return {
@@ -122,4 +129,24 @@ function talosctlDownloader(config: Infrastructure['config']): TalosctlDownloade
     // An 80 MB client over a slow link: well beyond one probe, still bounded.
     timeoutMs: Math.max(config.timeouts.stepMs, 300_000),
   });
+}
+
+/** Records what each session observed of its cluster; a Redis that does not take it costs the job nothing, and is logged. */
+export function recordObservations(
+  store: Pick<ObservedEstates, 'write'>,
+  clock: Clock,
+  logger: Logger,
+): NonNullable<ClusterAccessDeps['onObserved']> {
+  return async (cluster, estate) => {
+    const record = observedRecord(estate, clock.now());
+    if (record === undefined) return;
+    try {
+      await store.write(cluster.name, record);
+    } catch (error) {
+      logger.warn(
+        { cluster: cluster.name, err: error instanceof Error ? error.message : String(error) },
+        'could not record the observed nodes',
+      );
+    }
+  };
 }

@@ -68,6 +68,7 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
     lifecycle,
     readLimiter,
     signals: records.signals,
+    observedEstates: records.observedEstates,
     redisLost: () => infra.epoch.lostReason(),
   };
   const guidedDeps = { ...commandDeps, factory: adapters.factory, doctor: parts.doctor };

@@ -1,3 +1,4 @@
+import { roughDuration } from '../time/rough-duration.ts';
 import type { Operation, Step } from '../ops/operation.ts';
 import type { Block } from '../port/chat-port.ts';
 import { actions, context, escapeAround, escapeMrkdwn, formatTime, mentionUser, section, truncate } from './blocks.ts';
@@ -20,13 +21,7 @@ const RECENT_FINISHED = 3;
 /** Pending steps still listed one by one when later ones are summarised. */
 const NEXT_PENDING = 3;
 
-/** A span as a person reads it at a glance: `under a minute`, `6 min`, `1 h 24 min`. */
-export function roughDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 60_000) return 'under a minute';
-  const minutes = Math.round(ms / 60_000);
-  if (minutes < 90) return `${minutes} min`;
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
+export { roughDuration };
 
 function between(from: string | undefined, to: string | Date | undefined): number | undefined {
   if (from === undefined || to === undefined) return undefined;

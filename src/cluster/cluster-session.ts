@@ -42,6 +42,11 @@ export interface ClusterAccessDeps {
   talosctlTimeoutMs: number;
   /** The rule that compares the sources (src/rules/estate-agreement.ts). */
   judgeEstate: JudgeEstate;
+  /**
+   * Told every observation, before the job's work: the composition root records it, so that a command
+   * can name a node as the cluster calls it. It never throws (a failed record is the recorder's to log).
+   */
+  onObserved?: (cluster: ClusterConfig, estate: Estate) => Promise<void>;
 }
 
 /** The addresses talosctl reaches the cluster through: the inventory's control planes when it lists them, else the talosconfig's endpoints. */
@@ -102,6 +107,7 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
           signal,
         );
         const estate = deps.judgeEstate(cluster, observation);
+        await deps.onObserved?.(cluster, estate);
         // Where neither the inventory nor the talosconfig names an address, the observed control planes are the way in.
         if (endpoints.length === 0) endpoints = estate.controlPlanes;
         try {

@@ -232,6 +232,11 @@ export const OperationFields = z.object({
       /** The node a rollback or removal is about. */
       node: z.string().optional(),
       nodeName: z.string().optional(),
+      /**
+       * The name the command gave the node and the source that turned it into `node` (the inventory, or
+       * the last look at the cluster): the preflight looks again and refuses when the address lost that name.
+       */
+      namedAs: z.object({ name: z.string(), by: z.enum(['inventory', 'last-look']), seenAt: z.string().optional() }).optional(),
       /** The node's role when planned: a removal or replacement still knows it once the node has left the estate. */
       nodeRole: z.enum(['controlplane', 'worker']).optional(),
       /** The Talos version the cluster ran when planned: picks the matching talosctl. */

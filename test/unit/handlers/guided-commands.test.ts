@@ -4,7 +4,6 @@ import { typedCommand } from '../../../handlers/guided-commands.ts';
 import { offeredTalosVersions, upgradeModal, nodePickerModal } from '../../../src/chat/guided-modals.ts';
 import { parseInventory } from '../../../src/config/inventory.ts';
 import { mergeSupportTable } from '../../../src/talos/compatibility.ts';
-import { resolveNode } from '../../../src/config/node-names.ts';
 import { inventory } from '../../support/engine-fixture.ts';
 
 const ALL = ['release-notes', 'support-matrix', 'cilium', 'extensions', 'staging'];
@@ -126,37 +125,14 @@ describe('a submitted modal', () => {
 });
 
 describe('nodes by name', () => {
-  it('resolves a name or an address, and lists every node for anything else', () => {
-    // Act
-    const byName = resolveNode(production, 'talos-prd-cp-2');
-    const byAddress = resolveNode(production, '10.0.30.13');
-    const unknown = resolveNode(production, 'talos-prd-cp-9');
-
-    // Assert
-    expect(byName).toEqual({ ok: true, address: '10.0.30.12' });
-    expect(byAddress).toEqual({ ok: true, address: '10.0.30.13' });
-    expect(unknown).toEqual({
-      ok: false,
-      reason:
-        'talos-prd-cp-9 is not a node of *production*. Its nodes: talos-prd-cp-1 (10.0.30.11), talos-prd-cp-2 (10.0.30.12), 10.0.30.13.',
-    });
-  });
-
-  it('without node lists, takes any address or a name of nodeNames, leaving the preflight to check it against the cluster', () => {
+  it('without node lists, the picker takes a typed address', () => {
     // Arrange
     const unlisted = parseInventory(
-      'clusters:\n  production:\n    environment: production\n    channel: C0MAINTPRD\n    terraformDir: /srv/tf\n    installerPlatform: nocloud\n    hostLabel: h\n    snapshotDir: /var/b\n    operators: [U0ALICE]\n    approvers: [U0CAROL]\n    nodeNames: {10.0.30.12: talos-prd-cp-2}\n',
+      'clusters:\n  production:\n    environment: production\n    channel: C0MAINTPRD\n    terraformDir: /srv/tf\n    installerPlatform: nocloud\n    hostLabel: h\n    snapshotDir: /var/b\n    operators: [U0ALICE]\n    approvers: [U0CAROL]\n',
       'clusters.yaml',
     ).clusters[0]!;
 
     // Act / Assert
-    expect(resolveNode(unlisted, '10.0.30.14')).toEqual({ ok: true, address: '10.0.30.14' });
-    expect(resolveNode(unlisted, 'talos-prd-cp-2')).toEqual({ ok: true, address: '10.0.30.12' });
-    expect(resolveNode(unlisted, 'talos-prd-cp-9')).toEqual({
-      ok: false,
-      reason:
-        "talos-prd-cp-9 is not a node address of *production*, and its inventory names no node so: give the node's IP address (`/talos health` lists every node).",
-    });
     expect(JSON.stringify(nodePickerModal('node-remove', unlisted))).toContain('"type":"plain_text_input","action_id":"node"');
   });
 
