@@ -13,7 +13,7 @@ import {
   offeredTalosVersions,
   INPUT,
 } from '../src/chat/guided-modals.ts';
-import { resolveCluster, type ClusterConfig } from '../src/config/inventory.ts';
+import { allNodes, resolveCluster, type ClusterConfig } from '../src/config/inventory.ts';
 import { supportTable } from '../src/talos/compatibility.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
 import type { CommandDeps, Outcome } from './commands/command-context.ts';
@@ -67,7 +67,9 @@ export async function openGuided(
     if (!clusters.some((c) => c.name === here.cluster.name)) {
       return `Only operators of *${here.cluster.name}* may start ${WHAT[kind]}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
     }
-    await client.views.open({ trigger_id: triggerId, view: nodePickerModal(kind as NodeKind, here.cluster) as never });
+    // What the last look saw is read only when the inventory names no node: one Redis read, well within Slack's 3 s.
+    const look = allNodes(here.cluster).length === 0 ? await deps.observedEstates?.read(here.cluster.name) : undefined;
+    await client.views.open({ trigger_id: triggerId, view: nodePickerModal(kind as NodeKind, here.cluster, look, deps.now()) as never });
     return undefined;
   }
   if (clusters.length === 0) {

@@ -6,6 +6,8 @@
 import type { ClusterConfig } from '../config/inventory.ts';
 import { allNodes } from '../config/inventory.ts';
 import { nodeLabel } from '../config/node-names.ts';
+import type { LastLook } from '../rules/node-resolution.ts';
+import { roughDuration } from '../time/rough-duration.ts';
 import { supportFor, talosSupportMatrixUrl, TALOS_SUPPORT_MATRIX, type SupportTable } from '../talos/compatibility.ts';
 import type { Block } from '../port/chat-port.ts';
 
@@ -16,7 +18,7 @@ export type UpgradeKind = 'talos-upgrade' | 'k8s-upgrade';
 export type NodeKind = 'node-rollback' | 'node-remove' | 'node-replace';
 
 /** Block and action ids of the modals' inputs: the submission is read by these. */
-export const INPUT = { cluster: 'cluster', version: 'version', review: 'review', node: 'node' } as const;
+export const INPUT = { cluster: 'cluster', version: 'version', review: 'review', node: 'node', typedNode: 'typed-node' } as const;
 
 /** The runbook's pre-upgrade review (Upgrade Talos 1–2, Upgrade Kubernetes 1–2), one checkbox each. */
 export const REVIEW_ITEMS: Record<UpgradeKind, { value: string; text: string }[]> = {
@@ -220,8 +222,62 @@ export function upgradeModal(input: UpgradeModalInput): Block {
   };
 }
 
-/** The modal of `/talos rollback|remove|replace` without a node: the nodes of the channel's cluster by name and address. */
-export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig): Block {
+/** The picker's node input: the inventory's nodes, else those the last look saw (with a typed address beside), else a typed address. */
+function nodeInputs(cluster: ClusterConfig, look: LastLook | undefined, now: Date): Block[] {
+  const listed = allNodes(cluster);
+  const select = (options: Block[], optional: boolean): Block => ({
+    type: 'input',
+    block_id: INPUT.node,
+    label: plain(`Node of ${cluster.name}`),
+    ...(optional ? { optional: true } : {}),
+    element: { type: 'static_select', action_id: INPUT.node, placeholder: plain('Choose a node'), options },
+  });
+  if (listed.length > 0)
+    return [
+      select(
+        listed.map((address) => option(nodeLabel(cluster, address), address)),
+        false,
+      ),
+    ];
+  const typed = (optional: boolean): Block => ({
+    type: 'input',
+    block_id: INPUT.typedNode,
+    label: plain(optional ? 'Or type its address' : `Node of ${cluster.name}`),
+    ...(optional ? { optional: true } : {}),
+    element: {
+      type: 'plain_text_input',
+      action_id: INPUT.typedNode,
+      placeholder: plain("The node's IP address, as /talos health lists it"),
+    },
+  });
+  const seen = look === undefined ? [] : [...look.controlPlanes, ...look.workers];
+  // Without node lists and before any look at the cluster, no node is known: the address is typed, and the preflight checks it.
+  if (seen.length === 0) return [typed(false)];
+  // A named node is chosen by its name, so the preflight checks the address still carries it.
+  const options = seen.map((address) => {
+    const name = look!.nodeNames[address];
+    return option(name === undefined ? address : `${name} (${address})`, name ?? address);
+  });
+  return [
+    {
+      type: 'context',
+      elements: [
+        {
+          type: 'mrkdwn',
+          text: `The nodes as the last look at the cluster saw them, ${roughDuration(now.getTime() - Date.parse(look!.observedAt))} ago; the preflight looks again.`,
+        },
+      ],
+    },
+    select(options, true),
+    typed(true),
+  ];
+}
+
+/**
+ * The modal of `/talos rollback|remove|replace` without a node: the nodes of the channel's cluster by
+ * name and address, from the inventory or, when it lists none, from the last look at the cluster.
+ */
+export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig, look?: LastLook, now: Date = new Date()): Block {
   return {
     type: 'modal',
     callback_id: NODE_MODAL,
@@ -236,21 +292,7 @@ export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig): Block {
         type: 'section',
         text: { type: 'mrkdwn', text: `Same as \`${TYPED[kind]}\` on *${cluster.name}*: the plan appears in its channel.` },
       },
-      {
-        type: 'input',
-        block_id: INPUT.node,
-        label: plain(`Node of ${cluster.name}`),
-        // An inventory without node lists names none before the cluster is read: the address is typed, and the preflight checks it.
-        element:
-          allNodes(cluster).length === 0
-            ? { type: 'plain_text_input', action_id: INPUT.node, placeholder: plain("The node's IP address, as /talos health lists it") }
-            : {
-                type: 'static_select',
-                action_id: INPUT.node,
-                placeholder: plain('Choose a node'),
-                options: allNodes(cluster).map((address) => option(nodeLabel(cluster, address), address)),
-              },
-      },
+      ...nodeInputs(cluster, look, now),
     ],
   };
 }
@@ -289,7 +331,8 @@ export function readSubmission(view: { private_metadata?: string; state?: { valu
   const kind = typeof meta.kind === 'string' && KINDS.has(meta.kind) ? (meta.kind as GuidedSubmission['kind']) : undefined;
   const cluster = field(INPUT.cluster) ?? (typeof meta.cluster === 'string' ? meta.cluster : undefined);
   const reviewed = (values[INPUT.review]?.[INPUT.review]?.selected_options ?? []).map((o) => o.value);
-  return { kind, cluster, version: field(INPUT.version), node: field(INPUT.node), reviewed };
+  // A chosen node comes first; the typed address is the way to a node the list does not show.
+  return { kind, cluster, version: field(INPUT.version), node: field(INPUT.node) ?? field(INPUT.typedNode), reviewed };
 }
 
 /** The review items of `kind` left unticked. */

@@ -119,7 +119,7 @@ async function main(): Promise<void> {
     stagingShape(),
     productionShape({ cnpg: [{ name: 'db', namespace: 'apps', instances: 3, podAntiAffinityType: 'required' }] }),
   ];
-  const h = await startHarness({ timing: { rebootMs: 400 }, clusters });
+  const h = await startHarness({ timing: { rebootMs: 400 }, clusters, inventory: { withoutNodeLists: true } });
   try {
     banner('/talos help');
     out(await h.command('help'));

@@ -136,6 +136,45 @@ describe('nodes by name', () => {
     expect(JSON.stringify(nodePickerModal('node-remove', unlisted))).toContain('"type":"plain_text_input","action_id":"node"');
   });
 
+  it('without node lists, the picker lists the nodes the last look saw, by name, with a typed address beside', () => {
+    // Arrange
+    const unlisted = parseInventory(
+      'clusters:\n  production:\n    environment: production\n    channel: C0MAINTPRD\n    terraformDir: /srv/tf\n    installerPlatform: nocloud\n    hostLabel: h\n    snapshotDir: /var/b\n    operators: [U0ALICE]\n    approvers: [U0CAROL]\n',
+      'clusters.yaml',
+    ).clusters[0]!;
+    const look = {
+      controlPlanes: ['10.0.30.11'],
+      workers: ['10.0.30.21', '10.0.30.22'],
+      nodeNames: { '10.0.30.11': 'talos-prd-cp-1', '10.0.30.21': 'talos-prd-w-1' },
+      observedAt: '2026-12-05T03:51:00.000Z',
+    };
+
+    // Act
+    const view = nodePickerModal('node-remove', unlisted, look, new Date('2026-12-05T03:54:00.000Z')) as {
+      blocks: Record<string, unknown>[];
+    };
+    const typed = {
+      private_metadata: JSON.stringify({ kind: 'node-remove', cluster: 'production' }),
+      state: { values: { 'typed-node': { 'typed-node': { type: 'plain_text_input', value: ' 10.0.30.23 ' } } } },
+    };
+
+    // Assert: a named node is chosen by its name, so the preflight checks its address still carries it.
+    const select = view.blocks.find((b) => b.block_id === 'node') as {
+      optional?: boolean;
+      element: { options: { text: { text: string }; value: string }[] };
+    };
+    expect(select.optional).toBe(true);
+    expect(select.element.options.map((o) => [o.text.text, o.value])).toEqual([
+      ['talos-prd-cp-1 (10.0.30.11)', 'talos-prd-cp-1'],
+      ['talos-prd-w-1 (10.0.30.21)', 'talos-prd-w-1'],
+      ['10.0.30.22', '10.0.30.22'],
+    ]);
+    expect(JSON.stringify(view.blocks)).toContain('the last look at the cluster saw them, 3 min ago');
+    expect(view.blocks.some((b) => b.block_id === 'typed-node' && b.optional === true)).toBe(true);
+    expect(typedCommand(typed)).toEqual({ text: 'remove 10.0.30.23 production', cluster: 'production' });
+    expect(typedCommand({ ...typed, state: { values: {} } })).toEqual({ errors: { node: 'Choose a node.' } });
+  });
+
   it('refuses an inventory naming a node the cluster does not have, or one name twice', () => {
     // Act / Assert
     // Both lists given: they say which addresses are nodes (with workers left out, a name may be a worker's).
