@@ -239,14 +239,15 @@ function nodeInputs(cluster: ClusterConfig, look: LastLook | undefined, now: Dat
         false,
       ),
     ];
+  // Alone, the typed address is the node input itself; beside the list, an input of its own.
   const typed = (optional: boolean): Block => ({
     type: 'input',
-    block_id: INPUT.typedNode,
+    block_id: optional ? INPUT.typedNode : INPUT.node,
     label: plain(optional ? 'Or type its address' : `Node of ${cluster.name}`),
     ...(optional ? { optional: true } : {}),
     element: {
       type: 'plain_text_input',
-      action_id: INPUT.typedNode,
+      action_id: optional ? INPUT.typedNode : INPUT.node,
       placeholder: plain("The node's IP address, as /talos health lists it"),
     },
   });

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runGate } from '../support/gate-run.ts';
-import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
+import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { storedOperation } from '../support/stored-operation.ts';
 import { requestUpgrade } from '../support/upgrade-flow.ts';
 
@@ -43,6 +43,41 @@ describe('a node named as Kubernetes shows it, with an inventory that lists no n
     );
     await h.command(`cancel ${plan.opId}`);
   }, 180_000);
+
+  it('is offered by the node picker by name and address, and the choice is planned by its name', async () => {
+    // Act
+    await h.slack.sendSlashCommand({ user: USERS.alice, channel: CHANNELS.production, text: 'replace' });
+    const modal = await h.slack.waitFor(() => h.slack.modals(USERS.alice).find((m) => m.view.callback_id === 'talos-guided-node'), {
+      description: 'the node picker',
+    });
+    const blocks = modal.view.blocks as { block_id?: string; element?: { options?: { text: { text: string }; value: string }[] } }[];
+    const options = blocks.find((b) => b.block_id === 'node')?.element?.options ?? [];
+    const submitted = await h.slack.submitView(USERS.alice, modal.viewId, { node: 'talos-prd-cp-3' });
+    const reply = await h.slack.waitFor(
+      () => h.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => e.text.includes('talos-prd-cp-3 is 10.0.30.13')),
+      { timeoutMs: 30_000, description: 'the reply of the chosen replacement' },
+    );
+
+    // Assert
+    expect(options.map((o) => [o.text.text, o.value])).toEqual([
+      ['talos-prd-cp-1 (10.0.30.11)', 'talos-prd-cp-1'],
+      ['talos-prd-cp-2 (10.0.30.12)', 'talos-prd-cp-2'],
+      ['talos-prd-cp-3 (10.0.30.13)', 'talos-prd-cp-3'],
+    ]);
+    expect(blocks.some((b) => b.block_id === 'typed-node')).toBe(true);
+    expect(submitted.outcome).toBe('closed');
+    const opId = /op-[a-z0-9]+/.exec(reply.text)![0];
+    await h.slack.waitFor(
+      () => h.slack.channelMessages(CHANNELS.production).find((m) => m.text.includes(opId) && /planned|refused/.test(m.text)),
+      {
+        timeoutMs: 30_000,
+        description: 'the plan',
+      },
+    );
+    const op = await storedOperation(h, opId);
+    expect([op.target.node, op.target.namedAs?.name]).toEqual(['10.0.30.13', 'talos-prd-cp-3']);
+    await h.command(`cancel ${opId}`);
+  }, 120_000);
 
   it('refuses a name no node has, listing the nodes by name and address, and starts nothing', async () => {
     // Act
