@@ -121,11 +121,6 @@ function manual(id: string, title: string, summary: string): ReadinessGate {
 /** The runbook's gates that neither talosctl nor the Kubernetes API can show the bot. */
 export function manualGates() {
   return {
-    longhornStorage: manual(
-      'longhorn-storage',
-      'Longhorn data disk and user volume on every node',
-      'every node has a dedicated Longhorn data disk and Talos user volume, mounted at /var/mnt/longhorn and bound into kubelet as /var/mnt/longhorn',
-    ),
     fluxBootstrap: manual(
       'flux-bootstrap',
       'Production inventory, Flux instance and bootstrap inputs',
