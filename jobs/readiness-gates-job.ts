@@ -133,18 +133,32 @@ async function observeCluster(
   signal: AbortSignal | undefined,
 ): Promise<ReadinessObservations> {
   const within = <T>(probe: (s: AbortSignal) => Promise<T>): Promise<Observed<T>> => observe(deps.probeTimeoutMs, signal, probe);
-  const [nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, longhornSettings, longhornNodes, staging] =
-    await Promise.all([
-      within((s) => session.kube.listNodes(s)),
-      // Only the endpoints leave this read: the file also holds the cluster's client key.
-      within(async () => talosconfigEndpoints(await readFile(session.credentials.talosconfigPath, 'utf8'))),
-      within((s) => readExtensions(session, cluster, deps.probeTimeoutMs, s)),
-      within((s) => session.kube.getNamespace('longhorn-system', s)),
-      within((s) => session.kube.listKustomizations(s)),
-      within((s) => session.kube.listLonghornSettings(s)),
-      within((s) => session.kube.listLonghornNodes(s)),
-      stagingRecords(deps),
-    ]);
+  const [
+    nodes,
+    talosEndpoints,
+    extensions,
+    longhornNamespace,
+    kustomizations,
+    longhornSettings,
+    longhornNodes,
+    staging,
+    recurringJobs,
+    cnpgClusters,
+    scheduledBackups,
+  ] = await Promise.all([
+    within((s) => session.kube.listNodes(s)),
+    // Only the endpoints leave this read: the file also holds the cluster's client key.
+    within(async () => talosconfigEndpoints(await readFile(session.credentials.talosconfigPath, 'utf8'))),
+    within((s) => readExtensions(session, cluster, deps.probeTimeoutMs, s)),
+    within((s) => session.kube.getNamespace('longhorn-system', s)),
+    within((s) => session.kube.listKustomizations(s)),
+    within((s) => session.kube.listLonghornSettings(s)),
+    within((s) => session.kube.listLonghornNodes(s)),
+    stagingRecords(deps),
+    within((s) => session.kube.listLonghornRecurringJobs(s)),
+    within((s) => session.kube.listCnpgClusters(s)),
+    within((s) => session.kube.listCnpgScheduledBackups(s)),
+  ]);
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
   // Only the server leaves the kubeconfig: the endpoint as the cluster really is.
@@ -158,6 +172,7 @@ async function observeCluster(
     longhornSettings,
     longhornNodes,
     userVolumes,
+    backups: { recurringJobs, cnpgClusters, scheduledBackups },
     staging,
     kubeconfigServer: server,
   };

@@ -7,13 +7,17 @@ import type { NodeError } from '../talos/parse-node-errors.ts';
 import type { ExtensionInfo } from '../talos/parse-get.ts';
 import type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
 import { manualGates, rehearsalGate, type StagingRecords } from './readiness-manual.ts';
+import { backupSchedulesGate, type BackupObservations } from './readiness/backup-schedules.ts';
 import { hostPlacementGate } from './readiness/host-placement.ts';
 import { longhornStorageGate, type UserVolumesByNode } from './readiness/longhorn-storage.ts';
 
 export type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
 
 /** The inventory fields the gates read. */
-export type ReadinessCluster = Pick<ClusterConfig, 'name' | 'controlPlanes' | 'workers' | 'hostLabel' | 'kubernetesEndpoint' | 'fluxPath'>;
+export type ReadinessCluster = Pick<
+  ClusterConfig,
+  'name' | 'controlPlanes' | 'workers' | 'hostLabel' | 'kubernetesEndpoint' | 'fluxPath' | 'schedules'
+>;
 
 /** `talosctl get extensions` on every inventory node, and the nodes that did not answer. */
 export interface ExtensionsObserved {
@@ -41,6 +45,8 @@ export interface ReadinessObservations {
   longhornNodes: Observed<CustomObject[] | undefined>;
   /** Each Kubernetes node's Talos user volumes by type (`talosctl get volumestatus`), by node name. */
   userVolumes: Observed<UserVolumesByNode>;
+  /** Longhorn's recurring jobs and CloudNativePG's Clusters and scheduled backups. */
+  backups: BackupObservations;
   /** The bot's own records of the staging cluster; `undefined` when the inventory has none. */
   staging: StagingRecords | undefined;
 }
@@ -533,7 +539,7 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
     fluxPathGate(cluster, observed.kustomizations),
     manual.fluxBootstrap,
     manual.outOfCluster,
-    manual.backups,
+    backupSchedulesGate(cluster.name, observed.backups, cluster.schedules?.snapshot),
     rehearsalGate(observed.staging),
     manual.monitoring,
   ];

@@ -131,11 +131,6 @@ export function manualGates() {
       'Recovery systems reachable without Kubernetes',
       'Bitwarden, the Terraform state backend, B2, TrueNAS, and the credentials needed to reach them stay available when Kubernetes is down',
     ),
-    backups: manual(
-      'backups-scheduled',
-      'Every ADR 006 backup scheduled',
-      'every backup in the ADR 006 backup table has a schedule; a Proxmox disk with backup = true is only eligible for backup, it creates no backup job',
-    ),
     monitoring: manual(
       'monitoring',
       'Talos-compatible monitoring and alerts',

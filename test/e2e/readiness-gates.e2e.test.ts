@@ -36,7 +36,12 @@ beforeAll(async () => {
   h = await startHarness({
     inventory: {
       extra: {
-        production: { kubernetesEndpoint: 'https://10.0.30.10:6443', fluxPath: './clusters/production' },
+        production: {
+          kubernetesEndpoint: 'https://10.0.30.10:6443',
+          fluxPath: './clusters/production',
+          // Once a year: the bot's own etcd snapshot schedule exists, and fires in no test.
+          schedules: { snapshot: { cron: '0 3 1 1 *', keepLast: 30 } },
+        },
         // The checked-in staging inventory: its endpoint is the control plane's own address, and it declares no Flux path.
         staging: { kubernetesEndpoint: 'https://10.0.20.204:6443' },
       },
@@ -224,6 +229,29 @@ describe('what the estate shows of Longhorn', () => {
   });
 });
 
+describe('the backups Kubernetes shows', () => {
+  it("shows the schedules it sees and fails once Longhorn's only backup job is gone", async () => {
+    const seen = gate(await gates(), 'Every ADR 006 backup scheduled');
+    expect(seen.text).toMatch(/^✋ .*confirm by hand the rest of the ADR 006 backup table/);
+    expect(shown(seen)).toContain('etcd snapshots by the bot: 0 3 1 1 * (UTC), keep last 30');
+    expect(shown(seen)).toContain('Longhorn recurring job backup-nightly: task backup, 0 2 * * *, retain 14, groups default');
+
+    const kube = h.sim.cluster('production').kube;
+    const jobs = kube.recurringJobs;
+    kube.recurringJobs = [{ name: 'snapshot-hourly', task: 'snapshot', cron: '0 * * * *', retain: 24, groups: ['default'] }];
+    try {
+      const report = await gates();
+      const failed = gate(report, 'Every ADR 006 backup scheduled');
+      expect(failed.text).toMatch(/^❌ /);
+      expect(failed.text).toContain('Longhorn has no recurring backup job (snapshot-hourly only snapshots on the same disks)');
+      expect(failed.text).toContain('create a RecurringJob (recurringjobs.longhorn.io) with task: backup in the default group');
+      expect(report.root.text).toContain('not production-ready: Every ADR 006 backup scheduled');
+    } finally {
+      kube.recurringJobs = jobs;
+    }
+  });
+});
+
 describe('/talos gates on the staging shape', () => {
   it('is not production-ready and says why', async () => {
     const report = await gates('gates', CHANNELS.staging);
@@ -231,7 +259,8 @@ describe('/talos gates on the staging shape', () => {
     expect(report.root.text).toBe(
       '❌ Production gates of staging: not production-ready: Three control planes on three Proxmox hosts; Scheduling allowed on control planes; ' +
         'Kubernetes endpoint is a virtual IP; Longhorn replicas kept apart by Proxmox host; Longhorn data disk and user volume on every node; ' +
-        'Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security (2 passed, 7 failed, 6 by hand)',
+        'Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security; Every ADR 006 backup scheduled ' +
+        '(2 passed, 8 failed, 5 by hand)',
     );
     expect(gate(report, 'Three control planes').text).toMatch(
       /^❌ .*1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed/,

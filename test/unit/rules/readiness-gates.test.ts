@@ -25,6 +25,7 @@ const PRODUCTION: ReadinessCluster = {
   hostLabel: HOST,
   kubernetesEndpoint: 'https://10.0.30.10:6443',
   fluxPath: './clusters/production',
+  schedules: { snapshot: { cron: '0 * * * *', timeZone: 'UTC' } },
 };
 
 interface NodeOptions {
@@ -505,6 +506,7 @@ describe('evaluateReadiness', () => {
       THREE.map((n) => ({ metadata: { name: n.metadata!.name! }, spec: { disks: { 'default-disk-1': { path: '/var/mnt/longhorn' } } } })),
     ),
     userVolumes: ok(new Map(THREE.map((n) => [n.metadata!.name!, new Map([['longhorn', 'partition']])]))),
+    backups: { recurringJobs: ok(undefined), cnpgClusters: ok(undefined), scheduledBackups: ok(undefined) },
     staging: staging([]),
   };
 
