@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { V1Node } from '@kubernetes/client-node';
 import type { Job } from 'bullmq';
 import type { ChatPort } from '../src/port/chat-port.ts';
 import { errorText } from '../src/chat/error-text.ts';
@@ -28,7 +29,9 @@ import {
 } from '../src/rules/readiness-gates.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
 import { extensionsFromGet } from '../src/talos/parse-get.ts';
-import { getOnEachNode } from '../src/talos/observe.ts';
+import { findNodeByAddress, getOnEachNode } from '../src/talos/observe.ts';
+import type { UserVolumesByNode } from '../src/rules/readiness/longhorn-storage.ts';
+import { userVolumeTypes } from '../src/talos/user-volume-types.ts';
 import { talosconfigEndpoints } from '../src/talos/talosconfig-endpoints.ts';
 
 export interface ReadinessGatesJobDeps {
@@ -92,6 +95,29 @@ async function readExtensions(
   };
 }
 
+/**
+ * Every observed node's Talos user volumes, by its Kubernetes node name (the name Longhorn's nodes
+ * carry). A node Kubernetes does not list is left out: Longhorn has no disk there to judge.
+ */
+async function readUserVolumes(
+  session: ClusterSession,
+  cluster: ClusterConfig,
+  kubeNodes: Observed<V1Node[]>,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<UserVolumesByNode> {
+  if (!kubeNodes.ok) throw new Error(`the Kubernetes nodes are unknown (${kubeNodes.error})`);
+  const nameOf = new Map<string, string>();
+  for (const address of allNodes(cluster)) {
+    const name = findNodeByAddress(kubeNodes.value, address)?.metadata?.name;
+    if (name !== undefined) nameOf.set(address, name);
+  }
+  if (nameOf.size === 0) return new Map();
+  const talosctl = await matchingTalosctl(session, timeoutMs, signal);
+  const byAddress = await userVolumeTypes(talosctl, [...nameOf.keys()], signal);
+  return new Map([...byAddress].map(([address, volumes]) => [nameOf.get(address)!, volumes]));
+}
+
 async function stagingRecords(deps: ReadinessGatesJobDeps): Promise<StagingRecords | undefined> {
   const staging = deps.inventory.clusters.find((c) => c.environment === 'staging');
   if (staging === undefined) return undefined;
@@ -107,18 +133,49 @@ async function observeCluster(
   signal: AbortSignal | undefined,
 ): Promise<ReadinessObservations> {
   const within = <T>(probe: (s: AbortSignal) => Promise<T>): Promise<Observed<T>> => observe(deps.probeTimeoutMs, signal, probe);
-  const [nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, staging] = await Promise.all([
+  const [
+    nodes,
+    talosEndpoints,
+    extensions,
+    longhornNamespace,
+    kustomizations,
+    longhornSettings,
+    longhornNodes,
+    staging,
+    recurringJobs,
+    cnpgClusters,
+    scheduledBackups,
+  ] = await Promise.all([
     within((s) => session.kube.listNodes(s)),
     // Only the endpoints leave this read: the file also holds the cluster's client key.
     within(async () => talosconfigEndpoints(await readFile(session.credentials.talosconfigPath, 'utf8'))),
     within((s) => readExtensions(session, cluster, deps.probeTimeoutMs, s)),
     within((s) => session.kube.getNamespace('longhorn-system', s)),
     within((s) => session.kube.listKustomizations(s)),
+    within((s) => session.kube.listLonghornSettings(s)),
+    within((s) => session.kube.listLonghornNodes(s)),
     stagingRecords(deps),
+    within((s) => session.kube.listLonghornRecurringJobs(s)),
+    within((s) => session.kube.listCnpgClusters(s)),
+    within((s) => session.kube.listCnpgScheduledBackups(s)),
   ]);
+  // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
+  const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
   // Only the server leaves the kubeconfig: the endpoint as the cluster really is.
   const server = await within(() => Promise.resolve(kubeconfigServer(session.credentials.kubeconfig)));
-  return { nodes, talosEndpoints, extensions, longhornNamespace, kustomizations, staging, kubeconfigServer: server };
+  return {
+    nodes,
+    talosEndpoints,
+    extensions,
+    longhornNamespace,
+    kustomizations,
+    longhornSettings,
+    longhornNodes,
+    userVolumes,
+    backups: { recurringJobs, cnpgClusters, scheduledBackups },
+    staging,
+    kubeconfigServer: server,
+  };
 }
 
 /** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */

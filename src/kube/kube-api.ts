@@ -39,6 +39,12 @@ export interface KubeApi {
   listLonghornSettings(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** `nodes.longhorn.io`: each storage node's disks and their paths; `undefined` without Longhorn. */
   listLonghornNodes(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `recurringjobs.longhorn.io`: Longhorn's scheduled snapshots and backups; `undefined` without Longhorn. */
+  listLonghornRecurringJobs(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `clusters.postgresql.cnpg.io`: CloudNativePG's databases; `undefined` without CloudNativePG. */
+  listCnpgClusters(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `scheduledbackups.postgresql.cnpg.io`; `undefined` without CloudNativePG. */
+  listCnpgScheduledBackups(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** One DaemonSet; `undefined` when it does not exist. */
   getDaemonSet(namespace: string, name: string, signal: AbortSignal): Promise<V1DaemonSet | undefined>;
   /** One Deployment; `undefined` when it does not exist. */
@@ -169,6 +175,9 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
     listLonghornEngines: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'engines', signal)),
     listLonghornSettings: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'settings', signal)),
     listLonghornNodes: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'nodes', signal)),
+    listLonghornRecurringJobs: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'recurringjobs', signal)),
+    listCnpgClusters: (signal) => orUndefined(listCustom('postgresql.cnpg.io', 'v1', 'clusters', signal)),
+    listCnpgScheduledBackups: (signal) => orUndefined(listCustom('postgresql.cnpg.io', 'v1', 'scheduledbackups', signal)),
     getDaemonSet: (namespace, name, signal) => orUndefined(apps.readNamespacedDaemonSet({ namespace, name }, withSignal(signal))),
     getDeployment: (namespace, name, signal) => orUndefined(apps.readNamespacedDeployment({ namespace, name }, withSignal(signal))),
     getNamespace: (name, signal) => orUndefined(core.readNamespace({ name }, withSignal(signal))),

@@ -7,11 +7,17 @@ import type { NodeError } from '../talos/parse-node-errors.ts';
 import type { ExtensionInfo } from '../talos/parse-get.ts';
 import type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
 import { manualGates, rehearsalGate, type StagingRecords } from './readiness-manual.ts';
+import { backupSchedulesGate, type BackupObservations } from './readiness/backup-schedules.ts';
+import { hostPlacementGate } from './readiness/host-placement.ts';
+import { longhornStorageGate, type UserVolumesByNode } from './readiness/longhorn-storage.ts';
 
 export type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
 
 /** The inventory fields the gates read. */
-export type ReadinessCluster = Pick<ClusterConfig, 'name' | 'controlPlanes' | 'workers' | 'hostLabel' | 'kubernetesEndpoint' | 'fluxPath'>;
+export type ReadinessCluster = Pick<
+  ClusterConfig,
+  'name' | 'controlPlanes' | 'workers' | 'hostLabel' | 'kubernetesEndpoint' | 'fluxPath' | 'schedules'
+>;
 
 /** `talosctl get extensions` on every inventory node, and the nodes that did not answer. */
 export interface ExtensionsObserved {
@@ -33,6 +39,14 @@ export interface ReadinessObservations {
   /** The `longhorn-system` namespace; `undefined` when it does not exist. */
   longhornNamespace: Observed<V1Namespace | undefined>;
   kustomizations: Observed<CustomObject[]>;
+  /** `settings.longhorn.io`; `undefined` without Longhorn. */
+  longhornSettings: Observed<CustomObject[] | undefined>;
+  /** `nodes.longhorn.io`; `undefined` without Longhorn. */
+  longhornNodes: Observed<CustomObject[] | undefined>;
+  /** Each Kubernetes node's Talos user volumes by type (`talosctl get volumestatus`), by node name. */
+  userVolumes: Observed<UserVolumesByNode>;
+  /** Longhorn's recurring jobs and CloudNativePG's Clusters and scheduled backups. */
+  backups: BackupObservations;
   /** The bot's own records of the staging cluster; `undefined` when the inventory has none. */
   staging: StagingRecords | undefined;
 }
@@ -518,13 +532,14 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
     kubernetesEndpointGate(cluster, observed.nodes, observed.kubeconfigServer),
     talosEndpointsGate(cluster, observed.talosEndpoints, observed.nodes, observed.kubeconfigServer),
     hostLabelGate(cluster, observed.nodes),
-    manual.longhornStorage,
+    hostPlacementGate(cluster.hostLabel, observed.nodes, observed.longhornSettings),
+    longhornStorageGate(observed.nodes, observed.longhornNodes, observed.userVolumes),
     longhornExtensionsGate(cluster, observed.extensions),
     longhornNamespaceGate(observed.longhornNamespace),
     fluxPathGate(cluster, observed.kustomizations),
     manual.fluxBootstrap,
     manual.outOfCluster,
-    manual.backups,
+    backupSchedulesGate(cluster.name, observed.backups, cluster.schedules?.snapshot),
     rehearsalGate(observed.staging),
     manual.monitoring,
   ];

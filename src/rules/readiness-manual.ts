@@ -121,11 +121,6 @@ function manual(id: string, title: string, summary: string): ReadinessGate {
 /** The runbook's gates that neither talosctl nor the Kubernetes API can show the bot. */
 export function manualGates() {
   return {
-    longhornStorage: manual(
-      'longhorn-storage',
-      'Longhorn data disk and user volume on every node',
-      'every node has a dedicated Longhorn data disk and Talos user volume, mounted at /var/mnt/longhorn and bound into kubelet as /var/mnt/longhorn',
-    ),
     fluxBootstrap: manual(
       'flux-bootstrap',
       'Production inventory, Flux instance and bootstrap inputs',
@@ -135,11 +130,6 @@ export function manualGates() {
       'out-of-cluster-dependencies',
       'Recovery systems reachable without Kubernetes',
       'Bitwarden, the Terraform state backend, B2, TrueNAS, and the credentials needed to reach them stay available when Kubernetes is down',
-    ),
-    backups: manual(
-      'backups-scheduled',
-      'Every ADR 006 backup scheduled',
-      'every backup in the ADR 006 backup table has a schedule; a Proxmox disk with backup = true is only eligible for backup, it creates no backup job',
     ),
     monitoring: manual(
       'monitoring',

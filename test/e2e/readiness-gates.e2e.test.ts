@@ -11,6 +11,7 @@ const GATE_TITLES = [
   'Kubernetes endpoint is a virtual IP',
   'talosctl knows every control-plane address',
   'Every node labelled with its Proxmox host',
+  'Longhorn replicas kept apart by Proxmox host',
   'Longhorn data disk and user volume on every node',
   'Longhorn system extensions on every node',
   'longhorn-system enforces privileged Pod Security',
@@ -22,7 +23,6 @@ const GATE_TITLES = [
   'Talos-compatible monitoring and alerts',
 ];
 const MANUAL = [
-  'Longhorn data disk and user volume on every node',
   'Production inventory, Flux instance and bootstrap inputs',
   'Recovery systems reachable without Kubernetes',
   'Every ADR 006 backup scheduled',
@@ -36,7 +36,12 @@ beforeAll(async () => {
   h = await startHarness({
     inventory: {
       extra: {
-        production: { kubernetesEndpoint: 'https://10.0.30.10:6443', fluxPath: './clusters/production' },
+        production: {
+          kubernetesEndpoint: 'https://10.0.30.10:6443',
+          fluxPath: './clusters/production',
+          // Once a year: the bot's own etcd snapshot schedule exists, and fires in no test.
+          schedules: { snapshot: { cron: '0 3 1 1 *', keepLast: 30 } },
+        },
         // The checked-in staging inventory: its endpoint is the control plane's own address, and it declares no Flux path.
         staging: { kubernetesEndpoint: 'https://10.0.20.204:6443' },
       },
@@ -92,7 +97,7 @@ describe('/talos gates on production', () => {
     const report = await gates();
 
     expect(report.ack).toContain('Checking *production* against the runbook');
-    expect(report.root.text).toBe('✅ Production gates of production: production-ready (8 passed, 0 failed, 6 by hand)');
+    expect(report.root.text).toBe('✅ Production gates of production: production-ready (10 passed, 0 failed, 5 by hand)');
     expect(report.replies.map((r) => GATE_TITLES.findIndex((t) => r.text.includes(`${t}:`)))).toEqual(GATE_TITLES.map((_, i) => i));
     for (const title of GATE_TITLES) {
       expect(gate(report, title).text.startsWith(MANUAL.includes(title) ? '✋' : '✅')).toBe(true);
@@ -102,11 +107,16 @@ describe('/talos gates on production', () => {
     expect(shown(gate(report, 'talosctl knows'))).toContain('talosconfig endpoints: 10.0.30.11, 10.0.30.12, 10.0.30.13');
     expect(gate(report, 'Longhorn system extensions').text).toContain('siderolabs/iscsi-tools, siderolabs/util-linux-tools on all 3 nodes');
     expect(gate(report, 'Flux reconciles').text).toContain('2 Kustomizations reconcile from ./clusters/production');
-    // Read-only: the session reads etcd's members (the estate), then every node is asked for its extensions.
+    expect(gate(report, 'Longhorn replicas kept apart').text).toContain(
+      'replica-soft-anti-affinity is false and every node is on a host of its own (pve1, pve2, pve3)',
+    );
+    expect(gate(report, 'Longhorn data disk').text).toContain("all 3 nodes keep Longhorn's data on a user volume of its own");
+    // Read-only: the session reads etcd's members (the estate), then every node is asked for its extensions and its volumes.
     const talosctl = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
     expect(talosctl.map((c) => c.argv.slice(0, 4))).toEqual([
       ['etcd', 'members', '--talosconfig', talosctl[0]!.argv[3]!],
       ['get', 'extensions', '-o', 'json'],
+      ['get', 'volumestatus', '-o', 'json'],
     ]);
     expect(talosctl[0]?.argv).toEqual(expect.arrayContaining(['--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
   });
@@ -181,14 +191,76 @@ describe('/talos gates on production', () => {
   });
 });
 
+describe('what the estate shows of Longhorn', () => {
+  it('fails the placement gate when Longhorn may put two replicas of a volume on one node, with the setting to change', async () => {
+    const settings = h.sim.cluster('production').kube.longhornSettings;
+    settings['replica-soft-anti-affinity'] = 'true';
+    try {
+      const report = await gates();
+
+      const placement = gate(report, 'Longhorn replicas kept apart');
+      expect(placement.text).toMatch(/^❌ /);
+      expect(placement.text).toContain('replica-soft-anti-affinity is true: Longhorn may put two replicas of a volume on one node');
+      expect(placement.text).toContain('patch settings.longhorn.io replica-soft-anti-affinity --type merge -p \'{"value":"false"}\'');
+      expect(shown(placement)).toContain('replica-zone-soft-anti-affinity: true');
+      expect(report.root.text).toContain('not production-ready: Longhorn replicas kept apart by Proxmox host');
+    } finally {
+      delete settings['replica-soft-anti-affinity'];
+    }
+  });
+
+  it('fails the storage gate for a node whose Longhorn disk is a directory user volume on EPHEMERAL, as talosctl shows it', async () => {
+    const shape = h.sim.cluster('production').shape.nodes.find((n) => n.hostname === 'talos-prd-cp-2');
+    expect(shape).toBeDefined();
+    shape!.longhornVolumeType = 'directory';
+    try {
+      const report = await gates();
+
+      const storage = gate(report, 'Longhorn data disk');
+      expect(storage.text).toMatch(/^❌ /);
+      expect(storage.text).toContain('talos-prd-cp-2: disk default-disk-');
+      expect(storage.text).toContain('at /var/mnt/longhorn, user volume u-longhorn is a directory on EPHEMERAL');
+      expect(storage.text).not.toContain('talos-prd-cp-1:');
+      expect(shown(storage)).toContain('user volumes: u-longhorn (directory)');
+      expect(report.root.text).toContain('not production-ready: Longhorn data disk and user volume on every node');
+    } finally {
+      delete shape!.longhornVolumeType;
+    }
+  });
+});
+
+describe('the backups Kubernetes shows', () => {
+  it("shows the schedules it sees and fails once Longhorn's only backup job is gone", async () => {
+    const seen = gate(await gates(), 'Every ADR 006 backup scheduled');
+    expect(seen.text).toMatch(/^✋ .*confirm by hand the rest of the ADR 006 backup table/);
+    expect(shown(seen)).toContain('etcd snapshots by the bot: 0 3 1 1 * (UTC), keep last 30');
+    expect(shown(seen)).toContain('Longhorn recurring job backup-nightly: task backup, 0 2 * * *, retain 14, groups default');
+
+    const kube = h.sim.cluster('production').kube;
+    const jobs = kube.recurringJobs;
+    kube.recurringJobs = [{ name: 'snapshot-hourly', task: 'snapshot', cron: '0 * * * *', retain: 24, groups: ['default'] }];
+    try {
+      const report = await gates();
+      const failed = gate(report, 'Every ADR 006 backup scheduled');
+      expect(failed.text).toMatch(/^❌ /);
+      expect(failed.text).toContain('Longhorn has no recurring backup job (snapshot-hourly only snapshots on the same disks)');
+      expect(failed.text).toContain('create a RecurringJob (recurringjobs.longhorn.io) with task: backup in the default group');
+      expect(report.root.text).toContain('not production-ready: Every ADR 006 backup scheduled');
+    } finally {
+      kube.recurringJobs = jobs;
+    }
+  });
+});
+
 describe('/talos gates on the staging shape', () => {
   it('is not production-ready and says why', async () => {
     const report = await gates('gates', CHANNELS.staging);
 
     expect(report.root.text).toBe(
       '❌ Production gates of staging: not production-ready: Three control planes on three Proxmox hosts; Scheduling allowed on control planes; ' +
-        'Kubernetes endpoint is a virtual IP; Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security ' +
-        '(2 passed, 5 failed, 7 by hand)',
+        'Kubernetes endpoint is a virtual IP; Longhorn replicas kept apart by Proxmox host; Longhorn data disk and user volume on every node; ' +
+        'Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security; Every ADR 006 backup scheduled ' +
+        '(2 passed, 8 failed, 5 by hand)',
     );
     expect(gate(report, 'Three control planes').text).toMatch(
       /^❌ .*1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed/,

@@ -17,6 +17,7 @@ import {
   renderVolume,
   type Json,
 } from './kube-objects.ts';
+import { renderRecurringJobs, renderScheduledBackups } from './backup-schedules.ts';
 import { RECONCILE_REQUESTED_AT, renderFlux, requestReconcile } from './flux-objects.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import { bare } from './versions.ts';
@@ -169,6 +170,26 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: false,
       served: (c) => c.shape.longhorn,
       list: (c) => renderSettings(c),
+    },
+    {
+      group: 'longhorn.io',
+      version: 'v1beta2',
+      plural: 'recurringjobs',
+      kind: 'RecurringJob',
+      namespaced: true,
+      builtin: false,
+      served: (c) => c.shape.longhorn,
+      list: (c) => renderRecurringJobs(c),
+    },
+    {
+      group: 'postgresql.cnpg.io',
+      version: 'v1',
+      plural: 'scheduledbackups',
+      kind: 'ScheduledBackup',
+      namespaced: true,
+      builtin: false,
+      served: (c) => (c.shape.cnpg ?? []).length > 0,
+      list: (c) => renderScheduledBackups(c),
     },
     {
       group: 'longhorn.io',

@@ -469,8 +469,24 @@ export function renderEngine(cluster: SimCluster, state: SimState, volume: Volum
 }
 
 /** `settings.longhorn.io`: the value sits at the top level of the object, next to `metadata`. */
+/**
+ * Longhorn creates a Setting CR for every setting it knows, with its default, when the manager
+ * starts (longhorn/longhorn-manager datastore/longhorn.go `createNonExistingSettingCRsWithDefaultSetting`,
+ * v1.12.1): so the replica anti-affinity settings are always listed, at their defaults from
+ * types/setting.go (`replica-soft-anti-affinity` "false", `replica-zone-soft-anti-affinity` "true")
+ * unless the cluster's settings change them.
+ */
+const LONGHORN_SETTING_DEFAULTS: Record<string, string> = {
+  'replica-soft-anti-affinity': 'false',
+  'replica-zone-soft-anti-affinity': 'true',
+};
+
 export function renderSettings(cluster: SimCluster): Json[] {
-  const settings: Record<string, string> = { ...cluster.kube.longhornSettings, 'node-drain-policy': drainPolicy(cluster) };
+  const settings: Record<string, string> = {
+    ...LONGHORN_SETTING_DEFAULTS,
+    ...cluster.kube.longhornSettings,
+    'node-drain-policy': drainPolicy(cluster),
+  };
   return Object.entries(settings).map(([name, value]) => ({
     apiVersion: 'longhorn.io/v1beta2',
     kind: 'Setting',

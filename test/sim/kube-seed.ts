@@ -1,5 +1,6 @@
 /** The workloads a freshly built simulated cluster runs: enough to exercise every gate. */
 import { createHash } from 'node:crypto';
+import { seedBackupSchedules } from './backup-schedules-seed.ts';
 import { cnpgBudgets, seedCnpgClusters, seedCnpgPods } from './cnpg-seed.ts';
 import type { ClusterShape, KubeState, PdbState, PodState, SimNode, VolumeState } from './types.ts';
 
@@ -332,6 +333,7 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
       : [],
     longhornSettings: shape.longhorn ? { 'node-drain-policy': 'block-if-contains-last-replica' } : {},
     cnpg: seedCnpgClusters(shape),
+    ...seedBackupSchedules(shape),
     resourceVersion: 1000,
   };
 }

@@ -256,6 +256,28 @@ export interface NamespaceState {
   labels: Record<string, string>;
 }
 
+/** A Longhorn RecurringJob's spec (k8s/pkg/apis/longhorn/v1beta2/recurringjob.go `RecurringJobSpec`, longhorn/longhorn-manager v1.12.1). */
+export interface RecurringJobState {
+  name: string;
+  /** `snapshot`, `snapshot-force-create`, `snapshot-cleanup`, `snapshot-delete`, `backup`, `backup-force-create`, `filesystem-trim` or `system-backup`. */
+  task: string;
+  cron: string;
+  retain: number;
+  /** `default` applies the job to every volume without a recurring-job label. */
+  groups: string[];
+}
+
+/** A CloudNativePG ScheduledBackup's spec (api/v1/scheduledbackup_types.go `ScheduledBackupSpec`, cloudnative-pg/cloudnative-pg v1.30.0). */
+export interface ScheduledBackupState {
+  name: string;
+  namespace: string;
+  /** `spec.cluster.name`: the Cluster in the same namespace it backs up. */
+  cluster: string;
+  /** Six fields, seconds first (robfig/cron as CloudNativePG parses it). */
+  schedule: string;
+  suspend?: boolean;
+}
+
 export interface KubeState {
   namespaces: NamespaceState[];
   pods: PodState[];
@@ -266,6 +288,10 @@ export interface KubeState {
   longhornSettings: Record<string, string>;
   /** CloudNativePG Clusters: which instance is the primary, and the switchovers the operator made. */
   cnpg?: CnpgClusterState[];
+  /** Longhorn's recurring jobs (`recurringjobs.longhorn.io`); absent or empty: none. */
+  recurringJobs?: RecurringJobState[];
+  /** CloudNativePG's scheduled backups (`scheduledbackups.postgresql.cnpg.io`); absent or empty: none. */
+  scheduledBackups?: ScheduledBackupState[];
   /** Last `resourceVersion` handed out. */
   resourceVersion: number;
   /**

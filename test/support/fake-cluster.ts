@@ -22,6 +22,7 @@ import { buildCluster, findNode, kubeApiAvailability } from '../sim/cluster-mode
 import { createCredentials } from '../sim/credentials.ts';
 import { ClientGone, type ExecIO } from '../sim/exec-io.ts';
 import { defaultFactoryVersions } from '../sim/image-factory.ts';
+import { renderRecurringJobs, renderScheduledBackups } from '../sim/backup-schedules.ts';
 import {
   renderDaemonSets,
   renderDeployments,
@@ -31,6 +32,7 @@ import {
   renderPod,
   renderEngine,
   renderReplicas,
+  renderCnpgCluster,
   renderLonghornNodes,
   renderSettings,
   renderVolume,
@@ -308,6 +310,20 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     async listLonghornNodes() {
       served();
       return model.shape.longhorn ? renderLonghornNodes(model) : undefined;
+    },
+    async listLonghornRecurringJobs() {
+      served();
+      return model.shape.longhorn ? renderRecurringJobs(model) : undefined;
+    },
+    async listCnpgClusters() {
+      served();
+      return (model.shape.cnpg ?? []).length > 0
+        ? (model.kube.cnpg ?? []).map((db) => renderCnpgCluster(model, db, Date.now()))
+        : undefined;
+    },
+    async listCnpgScheduledBackups() {
+      served();
+      return (model.shape.cnpg ?? []).length > 0 ? renderScheduledBackups(model) : undefined;
     },
     async getDaemonSet(namespace, name) {
       served();

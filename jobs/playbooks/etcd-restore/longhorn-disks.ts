@@ -1,39 +1,10 @@
 import type { V1Node } from '@kubernetes/client-node';
-import { z } from 'zod';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { ephemeralLonghornDisks, userVolumeDisks, type UserVolumeType } from '../../../src/health/rules/longhorn-disks.ts';
-import { findNodeByAddress, getOnEachNode } from '../../../src/talos/observe.ts';
+import { findNodeByAddress } from '../../../src/talos/observe.ts';
+import { userVolumeTypes } from '../../../src/talos/user-volume-types.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
-
-/** The part of a VolumeStatus (pkg/machinery/resources/block/volume_status.go, siderolabs/talos v1.13.9) the check reads. */
-const VolumeStatusSpec = z.object({ type: z.string() });
-
-/**
- * Each named control plane's user volumes by name (`u-<name>` without its prefix) and type, as
- * `talosctl get volumestatus` reports them; an unread node maps every volume to why.
- */
-async function userVolumeTypes(
-  talosctl: Talosctl,
-  addresses: string[],
-  signal: AbortSignal,
-): Promise<Map<string, Map<string, string> | { unread: string }>> {
-  const answers = await getOnEachNode(talosctl, 'volumestatus', addresses, { signal, endpoints: addresses });
-  const out = new Map<string, Map<string, string> | { unread: string }>();
-  for (const [address, answer] of answers) {
-    if (!answer.reachable) {
-      out.set(address, { unread: answer.error });
-      continue;
-    }
-    const types = new Map<string, string>();
-    for (const item of answer.items) {
-      const spec = VolumeStatusSpec.safeParse(item.spec);
-      if (item.metadata.id.startsWith('u-') && spec.success) types.set(item.metadata.id.slice(2), spec.data.type);
-    }
-    out.set(address, types);
-  }
-  return out;
-}
 
 /**
  * Why the rehearsal must not reset these control planes: a Longhorn disk the reset would wipe, with
@@ -59,7 +30,7 @@ export async function longhornOnEphemeral(
   }
   const names = [...addressOf.keys()];
   const asked = [...new Set(userVolumeDisks(objects, names).map((d) => addressOf.get(d.node)!))];
-  const volumes = asked.length === 0 ? new Map() : await userVolumeTypes(talosctl, asked, signal);
+  const volumes = asked.length === 0 ? new Map() : await userVolumeTypes(talosctl, asked, signal, asked);
   const typeOf = (node: string, volume: string): UserVolumeType => {
     const known = volumes.get(addressOf.get(node) ?? '');
     if (known === undefined) return { unread: 'not asked' };

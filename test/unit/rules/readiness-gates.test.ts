@@ -25,6 +25,7 @@ const PRODUCTION: ReadinessCluster = {
   hostLabel: HOST,
   kubernetesEndpoint: 'https://10.0.30.10:6443',
   fluxPath: './clusters/production',
+  schedules: { snapshot: { cron: '0 * * * *', timeZone: 'UTC' } },
 };
 
 interface NodeOptions {
@@ -500,19 +501,26 @@ describe('evaluateReadiness', () => {
     extensions: ok({ extensions: PRODUCTION.controlPlanes.flatMap(LONGHORN), nodeErrors: [] }),
     longhornNamespace: ok({ metadata: { name: 'longhorn-system', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } }),
     kustomizations: ok([kustomization('flux-system', './clusters/production')]),
+    longhornSettings: ok([]),
+    longhornNodes: ok(
+      THREE.map((n) => ({ metadata: { name: n.metadata!.name! }, spec: { disks: { 'default-disk-1': { path: '/var/mnt/longhorn' } } } })),
+    ),
+    userVolumes: ok(new Map(THREE.map((n) => [n.metadata!.name!, new Map([['longhorn', 'partition']])]))),
+    backups: { recurringJobs: ok(undefined), cnpgClusters: ok(undefined), scheduledBackups: ok(undefined) },
     staging: staging([]),
   };
 
   it('is ready when no gate failed, with the manual gates still listed', () => {
     const report = evaluateReadiness(PRODUCTION, healthy);
     expect(report.ready).toBe(true);
-    expect(report.counts).toEqual({ passed: 8, failed: 0, manual: 6 });
+    expect(report.counts).toEqual({ passed: 10, failed: 0, manual: 5 });
     expect(report.gates.map((g) => g.id)).toEqual([
       'control-plane-topology',
       'control-plane-scheduling',
       'kubernetes-endpoint',
       'talosctl-endpoints',
       'host-labels',
+      'host-placement',
       'longhorn-storage',
       'longhorn-extensions',
       'longhorn-namespace',
