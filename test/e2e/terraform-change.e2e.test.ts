@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
+import { storedOperation } from '../support/stored-operation.ts';
 import { requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 // The runbook's "Change machine configuration" from Slack: a reviewed plan applied in staging, the same commit
@@ -239,6 +240,52 @@ describe('bad input changes nothing', () => {
     expect(hasButton(refused, 'talos-plan-again')).toBe(true);
     expect(applies('staging')).toHaveLength(before);
     expect(h.sim.events.some((e) => e.kind === 'secrets-replaced')).toBe(false);
+  }, 60_000);
+
+  it("refuses a plan that forgets a node's VM and Talos configuration (lifecycle.destroy = false), naming each resource", async () => {
+    // Arrange: a worker's key leaves `talos_nodes` while its blocks keep the object on removal: OpenTofu plans ["forget"].
+    let gone = '';
+    let kept: unknown;
+    let lifecycle: Record<string, object> | undefined;
+    await h.sim.terraform.declare('staging', (inputs) => {
+      gone = Object.entries(inputs.talos_nodes).find(([, n]) => n.role === 'worker')![0];
+      kept = inputs.talos_nodes[gone];
+      delete inputs.talos_nodes[gone];
+      lifecycle = inputs.lifecycle;
+      inputs.lifecycle = {
+        ...lifecycle,
+        'proxmox_virtual_environment_vm.talos': { destroy: false },
+        'talos_machine_configuration_apply.this': { destroy: false },
+      };
+    });
+    await h.sim.terraform.commit('stop managing a worker');
+    const before = applies('staging').length;
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    const refused = await waitForRootState(h, p, /refused/, CHANNELS.staging);
+    await waitForSettled(h);
+    await h.sim.terraform.declare('staging', (inputs) => {
+      inputs.talos_nodes[gone] = kept as (typeof inputs.talos_nodes)[string];
+      inputs.lifecycle = lifecycle;
+    });
+    await h.sim.terraform.commit('manage the worker again');
+
+    // Assert
+    const stored = await storedOperation(h, p.opId);
+    const shown = JSON.stringify(refused.blocks);
+    expect(stored.state).toBe('refused');
+    expect(stored.refusals).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          new RegExp(`^\`proxmox_virtual_environment_vm\\.talos\\["${gone}"\\]\` removes a Talos VM from the Terraform state`),
+        ),
+        expect.stringMatching(new RegExp(`^\`talos_machine_configuration_apply\\.this\\["${gone}"\\]\` removes the Talos resource`)),
+      ]),
+    );
+    expect(shown).toContain("outside Terraform's ownership");
+    expect(hasButton(refused, APPLY)).toBe(false);
+    expect(applies('staging')).toHaveLength(before);
   }, 60_000);
 
   it('never offers a plan holding an action it does not recognise, and names the resource and the action', async () => {
