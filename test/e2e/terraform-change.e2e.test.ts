@@ -6,7 +6,7 @@ import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
 import { storedOperation } from '../support/stored-operation.ts';
-import { requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { requestUpgrade, tickAll, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 // The runbook's "Change machine configuration" from Slack: a reviewed plan applied in staging, the same commit
 // promoted to production, refusals that change nothing, and a new control plane watched until it votes.
@@ -34,8 +34,10 @@ async function plan(channel: string): Promise<Plan> {
   return requestUpgrade(h, 'plan', { channel });
 }
 
+/** Clicks a button of the plan; an Apply with every checkbox of the plan ticked (the boot ISO compared), as an approver who checked. */
 async function click(p: Plan, user: string, channel: string, actionId = APPLY): Promise<void> {
-  await h.slack.clickButton({ user, channel, messageTs: p.root.ts, actionId });
+  const ticks = actionId === APPLY ? tickAll(h, channel, p.root.ts) : {};
+  await h.slack.clickButton({ user, channel, messageTs: p.root.ts, actionId, ticks });
 }
 
 async function whisperTo(user: string, channel: string, pattern: RegExp): Promise<string> {
