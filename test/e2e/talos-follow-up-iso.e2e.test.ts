@@ -88,3 +88,31 @@ describe('the Terraform follow-up of a Talos upgrade', () => {
     expect(applies('staging')).toHaveLength(before + 1);
   }, 420_000);
 });
+
+describe('a node the apply creates', () => {
+  it('is checked to run the declared Talos version and schematic once it joins: a VM that booted an older ISO stops the apply at its join', async () => {
+    // Arrange: the ISO uploaded at the static file ID is an older build than talos_version declares.
+    const declared = h.sim.cluster('staging').terraform.talosVersion;
+    h.sim.faults.set('staging', { staleIso: { version: 'v1.11.5' } });
+    await h.sim.terraform.addNode('staging', { hostname: 'talos-stg-w-3', address: '10.0.20.23', role: 'worker', host: 'pve1' });
+    await h.sim.terraform.commit('add talos-stg-w-3');
+    const p = await requestUpgrade(h, 'plan', { channel: CHANNELS.staging });
+    await waitForRootState(h, p, /waiting for an approver's Apply/, CHANNELS.staging);
+
+    // Act
+    const ticks = tickAll(h, CHANNELS.staging, p.root.ts);
+    await h.slack.clickButton({ user: USERS.carol, channel: CHANNELS.staging, messageTs: p.root.ts, actionId: APPLY, ticks });
+    const done = await waitForRootState(h, p, /completed|stopped|failed/, CHANNELS.staging, 120_000);
+    await waitForSettled(h);
+    h.sim.faults.clear('staging', 'staleIso');
+
+    // Assert
+    expect(done.text).toContain('stopped');
+    const op = await storedOperation(h, p.opId);
+    expect(op.data?.['terraform']).toMatchObject({ iso: { because: 'it creates the VM of talos-stg-w-3' } });
+    const join = op.steps.find((s) => s.kind === 'node-join');
+    expect(join?.status).toBe('failed');
+    expect(join?.detail).toContain(`it runs Talos v1.11.5, not the declared ${declared} (talos_version)`);
+    expect(op.steps.find((s) => s.kind === 'apply-gate')?.status).toBe('pending');
+  }, 300_000);
+});

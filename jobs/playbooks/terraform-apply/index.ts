@@ -34,6 +34,7 @@ import { startProgressReply } from '../shared/progress-reply.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { terraformApplyTexts } from './texts.ts';
 import { isoRefusal, planIso } from './iso.ts';
+import { checkNewNodeImage } from '../node-replace/new-node-image.ts';
 import { terraformData, TerraformApplyData } from './data.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
@@ -397,7 +398,9 @@ export async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Pr
   await patchStep(deps, op.id, step.id, {
     joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' },
   });
-  const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}`;
+  // The VM booted the ISO at the static file ID: the node must run the declared Talos version and its class's schematic.
+  const image = await checkNewNodeImage(ctx, state.address, name);
+  const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}; ${image}`;
   return { event: `${name} joined`, detail };
 }
 
