@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isoReasons, isoRefusal, planIso } from '../../../../../jobs/playbooks/terraform-apply/iso.ts';
 import type { ClusterConfig } from '../../../../../src/config/inventory.ts';
@@ -93,5 +96,26 @@ describe('the boot ISO a plan relies on', () => {
 
     expect(iso).toBeUndefined();
     expect(f.asked).toEqual([]);
+  });
+});
+
+describe('the ISO download', () => {
+  it('hashes what streams in, and stops a download larger than its bound', async () => {
+    const body = Buffer.alloc(3000, 7);
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/image/s/v1.12.11/nocloud-amd64.iso`;
+    try {
+      const whole = await createImageFactory('http://127.0.0.1', 1000, { maxIsoBytes: 4000 }).isoSha256(url);
+      const bounded = await createImageFactory('http://127.0.0.1', 1000, { maxIsoBytes: 2000 }).isoSha256(url);
+
+      expect(whole).toEqual({ ok: true, sha256: createHash('sha256').update(body).digest('hex'), bytes: 3000 });
+      expect(bounded).toEqual({ ok: false, reason: 'the download passed 2000 bytes, more than any Talos ISO; it was stopped' });
+    } finally {
+      server.close();
+    }
   });
 });
