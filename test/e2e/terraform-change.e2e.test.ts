@@ -244,8 +244,8 @@ describe('bad input changes nothing', () => {
     expect(h.sim.events.some((e) => e.kind === 'secrets-replaced')).toBe(false);
   }, 60_000);
 
-  it("refuses a plan that forgets a node's VM and Talos configuration (lifecycle.destroy = false), naming each resource", async () => {
-    // Arrange: a worker's key leaves `talos_nodes` while its blocks keep the object on removal: OpenTofu plans ["forget"].
+  it("refuses a plan that forgets a node's VM and Talos configuration (lifecycle.destroy = false, a removed block), naming each resource", async () => {
+    // Arrange: a worker's key leaves `talos_nodes` while the configuration keeps the objects on removal: OpenTofu plans ["forget"].
     let gone = '';
     let kept: unknown;
     let lifecycle: Record<string, object> | undefined;
@@ -257,8 +257,9 @@ describe('bad input changes nothing', () => {
       inputs.lifecycle = {
         ...lifecycle,
         'proxmox_virtual_environment_vm.talos': { destroy: false },
-        'talos_machine_configuration_apply.this': { destroy: false },
       };
+      // The node's configuration apply leaves through a `removed` block instead.
+      inputs.removed = [{ from: `talos_machine_configuration_apply.this[${JSON.stringify(gone)}]`, destroy: false }];
     });
     await h.sim.terraform.commit('stop managing a worker');
     const before = applies('staging').length;
@@ -270,6 +271,7 @@ describe('bad input changes nothing', () => {
     await h.sim.terraform.declare('staging', (inputs) => {
       inputs.talos_nodes[gone] = kept as (typeof inputs.talos_nodes)[string];
       inputs.lifecycle = lifecycle;
+      delete inputs.removed;
     });
     await h.sim.terraform.commit('manage the worker again');
 
