@@ -86,6 +86,12 @@ describe('the Terraform follow-up of a Talos upgrade', () => {
     expect(op.confirmedReview).toContain(`the ISO at isos:iso/talos-nocloud-amd64.iso matches sha256 ${sha256} (${url})`);
     expect(op.audit.find((e) => e.event === 'applied')).toMatchObject({ actor: USERS.carol, detail: expect.stringContaining(sha256) });
     expect(applies('staging')).toHaveLength(before + 1);
+    // No message cuts the hash a person compares.
+    const posted = [h.slack.message(CHANNELS.staging, p.root.ts), ...h.slack.thread(CHANNELS.staging, p.root.ts)]
+      .map((m) => JSON.stringify(m?.blocks ?? m?.text ?? ''))
+      .join('\n');
+    expect(posted).toContain(sha256);
+    expect(posted).not.toContain(`${sha256.slice(0, 12)}…`);
   }, 420_000);
 });
 
