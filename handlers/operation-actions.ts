@@ -60,7 +60,18 @@ async function loadClick(deps: ActionDeps, body: BlockAction, action: ButtonActi
     await say('That button does not belong to the message it came from. Nothing changed.');
     return undefined;
   }
-  return { op, nonce: match[2]!, messageTs: body.message?.ts, user: body.user.id };
+  const ticked = tickedFor(body, op.id, match[2]!);
+  return { op, nonce: match[2]!, messageTs: body.message?.ts, user: body.user.id, ...(ticked.length > 0 ? { ticked } : {}) };
+}
+
+/**
+ * The values of the plan's checkboxes the person had ticked when clicking: Slack sends every input of the
+ * message in `state.values`, by block. Only the block of this operation and nonce counts.
+ */
+export function tickedFor(body: BlockAction, opId: string, nonce: string): string[] {
+  const values = (body.state as { values?: Record<string, Record<string, unknown>> } | undefined)?.values ?? {};
+  const input = values[`confirm-${opId}-${nonce}`]?.[ACTION.startConfirm] as { selected_options?: { value?: unknown }[] } | undefined;
+  return (input?.selected_options ?? []).flatMap((o) => (typeof o.value === 'string' ? [o.value] : []));
 }
 
 /** Tells the person what the move did or why it did not, then does what follows the answer. */
@@ -106,6 +117,10 @@ const BUTTONS: Readonly<Record<string, Button>> = {
 /** The buttons of an operation. Each acks at once, then reads the click, checks who clicked, and asks the lifecycle. */
 export function registerOperationActions(app: App, deps: ActionDeps): void {
   registerStopReason(app, deps);
+  // A tick is the client's state until the Start click carries it; Slack still sends each change and wants its ack.
+  app.action(ACTION.startConfirm, async ({ ack }) => {
+    await ack();
+  });
   for (const [actionId, button] of Object.entries(BUTTONS)) {
     app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, respond, client }) => {
       await ack();

@@ -13,6 +13,8 @@ export const ACTION = {
   planAgain: 'talos-plan-again',
   /** The root's status board: stop the running operation once its current step (node) ends. */
   stopAfter: 'talos-op-stop-after',
+  /** The plan's checkboxes the starter ticks before Start (Slack sends their state with the Start click). */
+  startConfirm: 'talos-op-start-confirm',
 } as const;
 
 /** The approver's override of a missing staging rehearsal, on the plan of an operation. */

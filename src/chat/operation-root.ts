@@ -4,7 +4,7 @@ import { rehearsalBlocks } from './rehearsal-message.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, plainTimes, section } from './blocks.ts';
 import { boardBlocks, outcomeLine, stepLines } from './status-board.ts';
 import { ACTION, buttonValue, PLAN_AGAIN_NONCE } from './buttons.ts';
-import type { Presentation } from './presentation.ts';
+import type { Presentation, StartConfirmation } from './presentation.ts';
 import { escapeMrkdwnKeepingLinks } from './operation-link.ts';
 
 const STATE_TEXT: Record<Operation['state'], string> = {
@@ -62,8 +62,10 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
   blocks.push(...rehearsalBlocks(op, presentation.rehearsal));
   if (op.state === 'planned' && op.planNonce) {
     const confirm = review.length > 0 ? `*Confirm before starting (runbook):*\n${review.map((r) => `☐ ${r}`).join('\n')}` : '';
+    const ticks = presentation.startConfirmations?.(op) ?? [];
     blocks.push(
       section(`*Gates:* ${kind.gates}\n${confirm}`.trimEnd()),
+      ...(ticks.length > 0 ? [startConfirmBlock(op.id, op.planNonce, ticks)] : []),
       actions(`plan-${op.id}-${op.planNonce}`, [
         {
           text: kind.startLabel ?? 'Start',
@@ -91,6 +93,28 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
     presentation.rootText?.(op) ??
     (outcome !== undefined ? `${plainTimes(outcome)} (${op.id})` : `${title} — ${stateText(op, presentation)} (${op.id})`);
   return { text, blocks };
+}
+
+/**
+ * The checkboxes the starter ticks before Start, in an actions block of the plan's nonce: Slack sends their
+ * state with the Start click, and the lifecycle refuses a Start without every one.
+ */
+function startConfirmBlock(opId: string, nonce: string, ticks: readonly StartConfirmation[]): Block {
+  return {
+    type: 'actions',
+    block_id: `confirm-${opId}-${nonce}`,
+    elements: [
+      {
+        type: 'checkboxes',
+        action_id: ACTION.startConfirm,
+        options: ticks.map((t) => ({
+          text: { type: 'mrkdwn', text: t.text },
+          value: t.value,
+          ...(t.description === undefined ? {} : { description: { type: 'mrkdwn', text: t.description } }),
+        })),
+      },
+    ],
+  };
 }
 
 /** A refused request offers to check again, once: the preflight runs afresh, since what refused it may have passed. */

@@ -23,6 +23,11 @@ export interface Presentation {
   plannedText?: string;
   /** The runbook's items the starter confirms with Start; the bot cannot check them itself. */
   reviewItems: readonly string[];
+  /**
+   * What the starter ticks on the plan before Start is accepted, one checkbox each: a fact only a person can
+   * check (the uploaded ISO against the bot's sha256). Start without every tick is refused; the record keeps each.
+   */
+  startConfirmations?(op: Operation): StartConfirmation[];
   /** Blocks after the title's fields: what a reviewer needs before the steps. */
   details?(op: Operation): Block[];
   /** A context line under the steps. */
@@ -74,3 +79,15 @@ export interface RehearsalWording {
 
 /** Every kind's presentation, looked up by a stored operation's kind. */
 export type PresentationLookup = (kind: string) => Presentation;
+
+/** One checkbox the starter ticks before Start. */
+export interface StartConfirmation {
+  /** The option's value: bound to what it confirms (a hash), so a tick never stands for another. */
+  value: string;
+  /** The option's text (Block Kit: at most 75 characters). */
+  text: string;
+  /** Under the text (at most 75 characters). */
+  description?: string;
+  /** What the record keeps once ticked, in full. */
+  record: string;
+}

@@ -164,6 +164,23 @@ export const TerraformPlan = z.object({
   declared: z.object({ talos: DeclaredVersionSchema, kubernetes: DeclaredVersionSchema }).optional(),
   /** Per kind, whether the plan changes the version the state declared when it was planned. */
   declaredMoves: z.object({ talos: z.boolean().optional(), kubernetes: z.boolean().optional() }).optional(),
+  /**
+   * The boot ISO the plan's new or replaced VMs, or its moved `talos_version`, rely on: its Image Factory URL
+   * and the full sha256 of the bot's own download, which the approver compares with the uploaded file.
+   */
+  iso: z
+    .object({
+      /** Why the plan needs the ISO checked: it moves talos_version, creates or replaces a VM. */
+      because: z.string(),
+      url: z.string(),
+      /** The static Proxmox file ID every node's VM boots. */
+      file: z.string(),
+      sha256: z.string().optional(),
+      bytes: z.number().optional(),
+      /** Why there is no sha256. */
+      error: z.string().optional(),
+    })
+    .optional(),
 });
 export type TerraformPlan = z.infer<typeof TerraformPlan>;
 

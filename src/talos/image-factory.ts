@@ -32,11 +32,14 @@ export interface ImageFactoryOptions {
   timeoutMs: number;
   /** Bound of one ISO download, in ms (an ISO is some hundred MB); default 10 minutes. */
   downloadTimeoutMs?: number;
+  /** Bound of one ISO download's size, in bytes; default 2 GiB (a Talos ISO is a few hundred MB). */
+  maxIsoBytes?: number;
 }
 
 export function createImageFactory(baseUrl: string, timeoutMs: number, options: Partial<ImageFactoryOptions> = {}): ImageFactory {
   const base = baseUrl.replace(/\/+$/, '');
   const downloadTimeoutMs = options.downloadTimeoutMs ?? 10 * 60_000;
+  const maxIsoBytes = options.maxIsoBytes ?? 2 * 1024 ** 3;
   return {
     registry: installerRegistry(baseUrl),
     async versions(signal) {
@@ -68,8 +71,12 @@ export function createImageFactory(baseUrl: string, timeoutMs: number, options: 
         const hash = createHash('sha256');
         let bytes = 0;
         for await (const chunk of response.body) {
-          hash.update(chunk);
           bytes += chunk.byteLength;
+          // Never a download without end: an answer larger than any ISO is no ISO, and stops being read.
+          // Leaving the loop cancels the body's stream.
+          if (bytes > maxIsoBytes)
+            return { ok: false, reason: `the download passed ${maxIsoBytes} bytes, more than any Talos ISO; it was stopped` };
+          hash.update(chunk);
         }
         return { ok: true, sha256: hash.digest('hex'), bytes };
       } catch (error) {

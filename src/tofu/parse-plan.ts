@@ -181,13 +181,17 @@ function dangerOf(change: PlannedChange): PlanDanger | undefined {
       meaning: 'destroys a Talos VM: apply only after the node was reset and its Node deleted (`/talos remove`)',
     };
   }
-  if (type === VM && action === 'forget') {
+  // `["forget"]` (opentofu internal/plans/action.go `Forget`, rendered by internal/command/jsonplan/plan.go
+  // `actionString`, v1.12.6; reasons `forgot_because_lifecycle_destroy_in_config`/`_in_state`): a `removed` block or
+  // `lifecycle.destroy = false` takes the object out of the state and leaves it running. The runbook's Ownership
+  // section keeps every node's VM and Talos configuration in Terraform, so a forget is refused as a replacement is.
+  if (action === 'forget' && (type === VM || type.startsWith('talos_'))) {
+    const what = type === VM ? 'a Talos VM' : `the Talos resource ${type}`;
     return {
-      level: 'caution',
+      level: 'stop',
       address,
       action,
-      meaning:
-        'removes a Talos VM from the Terraform state without destroying it: the machine keeps running, and Terraform no longer manages it',
+      meaning: `removes ${what} from the Terraform state without destroying it (a \`removed\` block or \`lifecycle.destroy = false\`): the node keeps running outside Terraform's ownership, which the runbook forbids: stop and do not apply; keep the resource in the configuration, or remove the node with \`/talos remove\` and destroy its VM`,
     };
   }
   return undefined;

@@ -9,6 +9,7 @@ import {
   clickStart,
   opIdOf,
   requestUpgrade,
+  tickAll,
   waitForApprovalRequest,
   waitForRootState,
   type Plan,
@@ -59,7 +60,9 @@ async function requestRemoval(bot: Harness, text: string, channel: string): Prom
 async function applyReviewedPlan(bot: Harness, channel: string): Promise<Plan> {
   const plan = await requestUpgrade(bot, 'plan', { channel });
   await waitForRootState(bot, plan, /waiting for an approver's Apply/, channel);
-  await bot.slack.clickButton({ user: USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
+  // The approver compared the boot ISO's sha256 with the uploaded file, as the plan asks when it adds a VM or moves talos_version.
+  const ticks = tickAll(bot, channel, plan.root.ts);
+  await bot.slack.clickButton({ user: USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-start', ticks });
   await waitForRootState(bot, plan, /completed|stopped|failed/, channel, 120_000);
   return plan;
 }

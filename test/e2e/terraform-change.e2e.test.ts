@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
-import { requestUpgrade, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { storedOperation } from '../support/stored-operation.ts';
+import { requestUpgrade, tickAll, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 // The runbook's "Change machine configuration" from Slack: a reviewed plan applied in staging, the same commit
 // promoted to production, refusals that change nothing, and a new control plane watched until it votes.
@@ -33,8 +34,10 @@ async function plan(channel: string): Promise<Plan> {
   return requestUpgrade(h, 'plan', { channel });
 }
 
+/** Clicks a button of the plan; an Apply with every checkbox of the plan ticked (the boot ISO compared), as an approver who checked. */
 async function click(p: Plan, user: string, channel: string, actionId = APPLY): Promise<void> {
-  await h.slack.clickButton({ user, channel, messageTs: p.root.ts, actionId });
+  const ticks = actionId === APPLY ? tickAll(h, channel, p.root.ts) : {};
+  await h.slack.clickButton({ user, channel, messageTs: p.root.ts, actionId, ticks });
 }
 
 async function whisperTo(user: string, channel: string, pattern: RegExp): Promise<string> {
@@ -239,6 +242,54 @@ describe('bad input changes nothing', () => {
     expect(hasButton(refused, 'talos-plan-again')).toBe(true);
     expect(applies('staging')).toHaveLength(before);
     expect(h.sim.events.some((e) => e.kind === 'secrets-replaced')).toBe(false);
+  }, 60_000);
+
+  it("refuses a plan that forgets a node's VM and Talos configuration (lifecycle.destroy = false, a removed block), naming each resource", async () => {
+    // Arrange: a worker's key leaves `talos_nodes` while the configuration keeps the objects on removal: OpenTofu plans ["forget"].
+    let gone = '';
+    let kept: unknown;
+    let lifecycle: Record<string, object> | undefined;
+    await h.sim.terraform.declare('staging', (inputs) => {
+      gone = Object.entries(inputs.talos_nodes).find(([, n]) => n.role === 'worker')![0];
+      kept = inputs.talos_nodes[gone];
+      delete inputs.talos_nodes[gone];
+      lifecycle = inputs.lifecycle;
+      inputs.lifecycle = {
+        ...lifecycle,
+        'proxmox_virtual_environment_vm.talos': { destroy: false },
+      };
+      // The node's configuration apply leaves through a `removed` block instead.
+      inputs.removed = [{ from: `talos_machine_configuration_apply.this[${JSON.stringify(gone)}]`, destroy: false }];
+    });
+    await h.sim.terraform.commit('stop managing a worker');
+    const before = applies('staging').length;
+
+    // Act
+    const p = await plan(CHANNELS.staging);
+    const refused = await waitForRootState(h, p, /refused/, CHANNELS.staging);
+    await waitForSettled(h);
+    await h.sim.terraform.declare('staging', (inputs) => {
+      inputs.talos_nodes[gone] = kept as (typeof inputs.talos_nodes)[string];
+      inputs.lifecycle = lifecycle;
+      delete inputs.removed;
+    });
+    await h.sim.terraform.commit('manage the worker again');
+
+    // Assert
+    const stored = await storedOperation(h, p.opId);
+    const shown = JSON.stringify(refused.blocks);
+    expect(stored.state).toBe('refused');
+    expect(stored.refusals).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          new RegExp(`^\`proxmox_virtual_environment_vm\\.talos\\["${gone}"\\]\` removes a Talos VM from the Terraform state`),
+        ),
+        expect.stringMatching(new RegExp(`^\`talos_machine_configuration_apply\\.this\\["${gone}"\\]\` removes the Talos resource`)),
+      ]),
+    );
+    expect(shown).toContain("outside Terraform's ownership");
+    expect(hasButton(refused, APPLY)).toBe(false);
+    expect(applies('staging')).toHaveLength(before);
   }, 60_000);
 
   it('never offers a plan holding an action it does not recognise, and names the resource and the action', async () => {

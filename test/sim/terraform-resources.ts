@@ -219,6 +219,7 @@ export function diffResources(
   desired: Record<string, ResourceInstance>,
   lifecycle: Record<string, ResourceLifecycle> = {},
   forceReplace: ReadonlySet<string> = new Set(),
+  removed: readonly { from: string; destroy: boolean }[] = [],
 ): PlannedChange[] {
   const changes: PlannedChange[] = [];
   const replacedVms = new Set<string>();
@@ -256,13 +257,18 @@ export function diffResources(
   }
   for (const have of Object.values(applied)) {
     if (desired[have.address]) continue;
-    // internal/tofu/node_resource_plan_orphan.go (v1.12.6): an instance whose for_each key is gone, in a
-    // block with `lifecycle.destroy = false`, is forgotten instead of destroyed.
-    if (have.index !== undefined && lifecycle[blockOf(have)]?.destroy === false) {
+    // internal/tofu/node_resource_plan_orphan.go (v1.12.6, `managedResourceExecute`): an instance whose for_each key
+    // is gone, in a block with `lifecycle.destroy = false`, is forgotten instead of destroyed; a `removed` block whose
+    // `from` contains the instance decides instead, taking precedence. Only the lifecycle sets an action reason.
+    const skipDestroy = have.index !== undefined && lifecycle[blockOf(have)]?.destroy === false;
+    let shouldDestroy = !skipDestroy;
+    for (const statement of removed)
+      if (statement.from === blockOf(have) || statement.from === have.address) shouldDestroy = statement.destroy;
+    if (!shouldDestroy) {
       changes.push({
         ...base(have),
         actions: ['forget'],
-        actionReason: 'forgot_because_lifecycle_destroy_in_config',
+        ...(skipDestroy ? { actionReason: 'forgot_because_lifecycle_destroy_in_config' } : {}),
         before: { ...have.attributes },
         after: null,
       });

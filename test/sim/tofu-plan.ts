@@ -92,6 +92,7 @@ export function computePlan(cluster: SimCluster, inputs: DeclaredInputs, forceRe
     desiredResources(cluster.name, inputs, cluster.terraform.defaultSchematic),
     inputs.lifecycle,
     new Set(forceReplace),
+    inputs.removed,
   );
   layerFault(cluster, changes);
   const before = outputValues(cluster);

@@ -343,6 +343,26 @@ describe.concurrent('tofu plan of declared changes', () => {
     expect(plan.stdout).toContain('\nPlan: 0 to add, 0 to change, 1 to destroy, 1 to forget.\n');
   });
 
+  it('forgets a removed instance a `removed` block with destroy = false names, with no action reason, and destroys what none names', async ({
+    f,
+    expect,
+  }) => {
+    await f.sim.terraform.declare('staging', (inputs) => {
+      inputs.removed = [{ from: 'proxmox_virtual_environment_vm.talos', destroy: false }];
+    });
+    await f.sim.terraform.removeNode('staging', 'talos-stg-w-1');
+
+    const { plan, json } = await planAndShow(f, 'staging');
+
+    expect(acting(json)).toEqual({
+      'proxmox_virtual_environment_vm.talos["talos-stg-w-1"]': 'forget',
+      'talos_machine_configuration_apply.this["talos-stg-w-1"]': 'delete delete_because_each_key',
+    });
+    expect(plan.stdout).toContain(
+      '  # proxmox_virtual_environment_vm.talos["talos-stg-w-1"] will be removed from the OpenTofu state but will not be destroyed',
+    );
+  });
+
   it('holds sensitive attributes in plain text in the JSON plan, marked only by before_sensitive/after_sensitive, and never in the human plan', async ({
     f,
     expect,

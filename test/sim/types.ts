@@ -358,6 +358,12 @@ export interface DeclaredInputs {
    * `["forget"]`. Absent: tofu's defaults.
    */
   lifecycle?: Record<string, ResourceLifecycle>;
+  /**
+   * The configuration's `removed` blocks (OpenTofu ≥ 1.7): `from` a resource (`type.name`) or one
+   * instance's address; an instance gone from the configuration that one names is destroyed or, with
+   * `destroy: false`, only forgotten (`["forget"]`, no action reason). It takes precedence over `lifecycle`.
+   */
+  removed?: { from: string; destroy: boolean }[];
 }
 
 /** One resource's `lifecycle` block, as far as the plan's actions depend on it. */

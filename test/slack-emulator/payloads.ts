@@ -20,6 +20,11 @@ export interface ButtonClickInput {
   value?: string;
   /** Selects the block holding the button; also overrides the sent `block_id` (stale buttons). */
   blockId?: string;
+  /**
+   * The message's checkboxes the user ticked before clicking, by action_id: the values of the options
+   * ticked. Only options the message offers can be ticked, as in the client.
+   */
+  ticks?: Record<string, string[]>;
 }
 
 export interface PayloadContext {
@@ -123,10 +128,40 @@ export function blockActionsPayload(
     is_enterprise_install: false,
     channel: { id: input.channel, name: directory.channelName(input.channel) },
     message: message === undefined ? { type: 'message', ts: input.messageTs, text: '' } : wireMessage(message),
-    state: { values: {} },
+    state: { values: messageState(message?.blocks, input.ticks ?? {}) },
     response_url: responseUrl,
     actions: [action],
   };
+}
+
+/**
+ * The `state.values` a click carries: every checkboxes input of the message by block_id and action_id,
+ * with the options the user ticked (none by default), as the client keeps them for the message.
+ */
+function messageState(blocks: JsonObject[] | undefined, ticks: Record<string, string[]>): JsonObject {
+  const values: Record<string, JsonObject> = {};
+  const seen = new Set<string>();
+  for (const block of blocks ?? []) {
+    const elements = [...(Array.isArray(block.elements) ? block.elements : []), block.accessory];
+    for (const element of elements) {
+      if (!isObject(element) || element.type !== 'checkboxes' || typeof block.block_id !== 'string') continue;
+      const actionId = String(element.action_id);
+      const options = Array.isArray(element.options) ? (element.options as JsonObject[]) : [];
+      const chosen = (ticks[actionId] ?? []).map((value) => {
+        const option = options.find((o) => o.value === value);
+        if (option === undefined)
+          throw new Error(
+            `the ${actionId} checkboxes offer no option ${value} (offered: ${options.map((o) => String(o.value)).join(', ')})`,
+          );
+        return structuredClone(option);
+      });
+      seen.add(actionId);
+      (values[block.block_id] ??= {})[actionId] = { type: 'checkboxes', selected_options: chosen };
+    }
+  }
+  const missing = Object.keys(ticks).filter((id) => !seen.has(id));
+  if (missing.length > 0) throw new Error(`the message has no checkboxes ${missing.join(', ')} to tick`);
+  return values;
 }
 
 export function isObject(value: unknown): value is JsonObject {

@@ -164,3 +164,18 @@ export async function approveUntilDone(
     }
   }
 }
+
+/**
+ * Every checkbox a message offers, ticked: what a person who checked each fact ticks before Start
+ * (`clickButton`'s `ticks`). Empty when the message offers none.
+ */
+export function tickAll(h: Harness, channel: string, ts: string): Record<string, string[]> {
+  const ticks: Record<string, string[]> = {};
+  for (const block of (h.slack.message(channel, ts)?.blocks ?? []) as { elements?: unknown[] }[]) {
+    for (const element of (block.elements ?? []) as { type?: string; action_id?: string; options?: { value: string }[] }[]) {
+      if (element.type === 'checkboxes' && element.action_id !== undefined)
+        ticks[element.action_id] = (element.options ?? []).map((o) => o.value);
+    }
+  }
+  return ticks;
+}

@@ -79,6 +79,8 @@ export type RefusalCode =
   | 'not-cancellable'
   /** The cluster, asked again at the click, no longer allows what was planned. */
   | 'cluster-changed'
+  /** A Start without every checkbox of the plan ticked (what only a person can check). */
+  | 'unconfirmed'
   /** Redis lost the bot's data: nothing changes until an operator re-seeds it. */
   | 'redis-lost';
 

@@ -13,6 +13,8 @@ export interface OperationClick {
   nonce: string;
   user: string;
   messageTs: string | undefined;
+  /** The values of the plan's checkboxes ticked when the button was clicked (Slack's `state.values`). */
+  ticked?: readonly string[];
 }
 
 /** How long a click waits for the bot to store where it posted the plan (it does so as soon as Slack answers). */
@@ -78,6 +80,14 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
     const what = deps.policy.presentation(op.kind).rehearsal?.missing(op) ?? 'no staging rehearsal';
     return refused('no-rehearsal', `\`${op.id}\` has ${what} in the records; an approver must click Override first. Nothing changed.`);
   }
+  // What only a person can check is ticked on the plan itself: a Start without every tick changes nothing.
+  const confirmations = deps.policy.presentation(op.kind).startConfirmations?.(op) ?? [];
+  const unticked = confirmations.filter((c) => !(click.ticked ?? []).includes(c.value));
+  if (unticked.length > 0)
+    return refused(
+      'unconfirmed',
+      `Tick ${unticked.map((c) => `“${c.text}”`).join(' and ')} on the plan of \`${op.id}\` after you checked it, then click ${byApprovers ? 'Apply' : 'Start'} again. Nothing changed.`,
+    );
   const windowRefusal = outsideWindowRefusal(cluster, deps.now());
   if (windowRefusal !== undefined) return refused('window', `${windowRefusal} Nothing changed.`);
   // The plan was judged against the cluster as it was then: what may have moved since is asked again before anything starts.
@@ -91,7 +101,7 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
       `*${cluster.name}* is held by ${await operationRefById(deps, lock.heldBy)}; one mutating operation at a time. Nothing changed.`,
     );
   const startedAt = deps.now().toISOString();
-  const review = deps.policy.reviewItems(op.kind);
+  const review = [...deps.policy.reviewItems(op.kind), ...confirmations.map((c) => c.record)];
   // The start and its entry are one write; the edited root says it started, the entry goes to the thread with the first step's reply.
   const { op: running, changed } = await deps.audit.transition(
     op.id,
@@ -108,7 +118,7 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
             startedBy: user,
             startedAt,
             planNonce: undefined,
-            confirmedReview: deps.policy.reviewItems(o.kind),
+            confirmedReview: review,
             approvals: [...o.approvals, ...startApprovals(deps, o, user, startedAt)],
           }
         : undefined,

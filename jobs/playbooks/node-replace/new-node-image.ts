@@ -7,7 +7,7 @@ import type { WalkContext } from '../../engine/playbook.ts';
 import { probeSignal } from '../../engine/walk.ts';
 
 /** The ISO every node's VM boots, as the runbook uploads it (its static Proxmox file ID). */
-const ISO_FILE = 'isos:iso/talos-nocloud-amd64.iso';
+export const ISO_FILE = 'isos:iso/talos-nocloud-amd64.iso';
 
 /** The schematic a node of this role and class must run: a control plane the default, a Longhorn worker the Longhorn installer's. */
 async function expectedSchematic(ctx: WalkContext, node: string, isControlPlane: boolean): Promise<{ schematic: string; output: string }> {

@@ -33,6 +33,8 @@ import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
 import { terraformApplyTexts } from './texts.ts';
+import { isoRefusal, planIso } from './iso.ts';
+import { checkNewNodeImage } from '../node-replace/new-node-image.ts';
 import { terraformData, TerraformApplyData } from './data.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
@@ -142,6 +144,24 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     upgrades,
     etcdSettled: settled,
   });
+  // The runbook's "Verify its checksum" before an apply that relies on the boot ISO: the approver compares this download's sha256.
+  const talosDeclared = review === undefined ? undefined : versionsOf(review.declared).talos;
+  const iso =
+    review === undefined
+      ? undefined
+      : await planIso(
+          {
+            factory: deps.factory,
+            outputs: session.outputs,
+            cluster,
+            review,
+            ...(talosDeclared === undefined ? {} : { talosVersion: talosDeclared }),
+            talosMoves: talosDeclared !== undefined && moves.talos !== false,
+          },
+          signal,
+        );
+  const isoRefused = isoRefusal(iso);
+  if (isoRefused !== undefined) judged.refusals.push(isoRefused);
   for (const name of adds)
     if (!HOSTNAME.test(name))
       judged.refusals.push(`the plan creates a VM keyed ${JSON.stringify(name)}, which is not a hostname the bot can watch join`);
@@ -162,6 +182,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     adds,
     ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
     ...(review ? { declared: review.declared, declaredMoves: moves } : {}),
+    ...(iso === undefined ? {} : { iso }),
   };
   return {
     refusals: judged.refusals,
@@ -377,7 +398,9 @@ export async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Pr
   await patchStep(deps, op.id, step.id, {
     joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' },
   });
-  const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}`;
+  // The VM booted the ISO at the static file ID: the node must run the declared Talos version and its class's schematic.
+  const image = await checkNewNodeImage(ctx, state.address, name);
+  const detail = `${name}${state.address ? ` (${state.address})` : ''} joined as a ${state.role}: ${state.evidence.join('; ')}; ${image}`;
   return { event: `${name} joined`, detail };
 }
 

@@ -2,9 +2,10 @@ import { actions, context, escapeMrkdwn, fields, formatTime, mentionUser, prefor
 import { ACTION, buttonValue, PLAN_AGAIN_NONCE } from '../../../src/chat/buttons.ts';
 import type { Block } from '../../../src/port/chat-port.ts';
 import { operationRef } from '../../../src/chat/operation-link.ts';
-import type { Presentation, RehearsalWording } from '../../../src/chat/presentation.ts';
+import type { Presentation, RehearsalWording, StartConfirmation } from '../../../src/chat/presentation.ts';
 import { overrideButton } from '../../../src/chat/rehearsal-message.ts';
-import type { Operation, Step } from '../../../src/ops/operation.ts';
+import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
+import { ISO_TICK_TEXT, isoTickValue } from './iso.ts';
 import { SNAPSHOT_LABEL } from '../shared/step-texts.ts';
 import { terraformData } from './data.ts';
 import { NO_CHANGES } from '../../../src/rules/terraform-change.ts';
@@ -29,7 +30,35 @@ function terraformDetails(op: Operation): Block[] {
   const listed = tf.listing.slice(0, LISTED_CHANGES);
   if (tf.listing.length > LISTED_CHANGES) listed.push(`… and ${tf.listing.length - LISTED_CHANGES} more lines in the attached plan`);
   if (listed.length > 0) blocks.push(preformatted(listed));
+  blocks.push(...isoBlocks(tf.iso));
   return blocks;
+}
+
+/** The boot ISO the plan relies on: its URL and the full sha256 a person compares with the uploaded file, never shortened. */
+function isoBlocks(iso: TerraformPlan['iso']): Block[] {
+  if (iso === undefined) return [];
+  const head = `*Boot ISO* (the plan relies on it: ${escapeMrkdwn(iso.because)})`;
+  if (iso.sha256 === undefined)
+    return [section(`${head}\n${escapeMrkdwn(iso.url)}\n⚠️ No sha256: ${escapeMrkdwn(iso.error ?? 'the download failed')}`)];
+  const size = iso.bytes === undefined ? '' : ` (${iso.bytes} bytes, downloaded by the bot)`;
+  return [
+    section(
+      `${head}\n${escapeMrkdwn(iso.url)}\nsha256${size}:\n\`${iso.sha256}\`\nBefore Apply, compare it with the sha256 of \`${iso.file}\` on the Proxmox storage, and tick the box below.`,
+    ),
+  ];
+}
+
+/** The approver's tick that the uploaded ISO is the one the bot hashed, offered while the plan has its sha256. */
+function isoConfirmations(op: Operation): StartConfirmation[] {
+  const iso = terraformData(op).terraform?.iso;
+  if (iso?.sha256 === undefined) return [];
+  return [
+    {
+      value: isoTickValue(iso.sha256),
+      text: ISO_TICK_TEXT,
+      record: `the ISO at ${iso.file} matches sha256 ${iso.sha256} (${iso.url})`,
+    },
+  ];
 }
 
 /** A Terraform change that was refused, stopped or expired offers a fresh plan, once. */
@@ -105,6 +134,7 @@ export const terraformApplyTexts: Presentation = {
   startLabel: 'Apply',
   plannedText: "📝 planned — waiting for an approver's Apply",
   reviewItems: [],
+  startConfirmations: isoConfirmations,
   details: terraformDetails,
   context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
   closing: planAgainBlocks,

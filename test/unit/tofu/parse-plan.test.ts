@@ -217,7 +217,7 @@ describe('the actions of OpenTofu 1.12 (jsonplan actionString)', () => {
     expect(review.dangers[0]?.meaning).toContain('the old one keeps running');
   });
 
-  it('stops on forgetting the cluster secrets, and only cautions on forgetting a VM', () => {
+  it("stops on forgetting the cluster secrets, a node's VM or a Talos resource: each leaves Terraform's ownership", () => {
     const secrets = reviewPlan(
       parsePlanJson(
         recorded('talos_machine_secrets.this', 'talos_machine_secrets', TALOS, ['forget'], 'forgot_because_lifecycle_destroy_in_config'),
@@ -234,8 +234,23 @@ describe('the actions of OpenTofu 1.12 (jsonplan actionString)', () => {
         ),
       ),
     );
+    const apply = reviewPlan(
+      parsePlanJson(
+        recorded(
+          'talos_machine_configuration_apply.this["w-9"]',
+          'talos_machine_configuration_apply',
+          TALOS,
+          ['forget'],
+          'forgot_because_lifecycle_destroy_in_config',
+        ),
+      ),
+    );
     expect(secrets.dangers.map((d) => [d.level, d.action])).toEqual([['stop', 'forget']]);
-    expect(vm.dangers.map((d) => [d.level, d.action])).toEqual([['caution', 'forget']]);
+    expect(vm.dangers.map((d) => [d.level, d.action, d.address])).toEqual([
+      ['stop', 'forget', 'proxmox_virtual_environment_vm.talos["w-9"]'],
+    ]);
+    expect(vm.dangers[0]?.meaning).toMatch(/outside Terraform's ownership/);
+    expect(apply.dangers.map((d) => [d.level, d.action])).toEqual([['stop', 'forget']]);
   });
 
   it('stops on an action it does not recognise, naming the resource and the action', () => {

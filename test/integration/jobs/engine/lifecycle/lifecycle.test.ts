@@ -159,6 +159,43 @@ describe('lifecycle.start', () => {
     expect(after.approvals).toMatchObject([{ step: 's1', state: 'approved', by: 'U0CAROL', at: after.startedAt, messageTs: ROOT }]);
   });
 
+  it("refuses (unconfirmed) a Terraform change's Apply without the ISO tick, or with a tick of another hash, and records the hash and who ticked once ticked", async () => {
+    // Arrange: a plan that relies on the boot ISO, with the sha256 of the bot's download.
+    const sha = 'a'.repeat(64);
+    const iso = {
+      because: 'it moves talos_version',
+      url: 'https://factory.example/image/s/v1.12.1/nocloud-amd64.iso',
+      file: 'isos:iso/talos-nocloud-amd64.iso',
+      sha256: sha,
+    };
+    const op = await planned({
+      kind: 'terraform-apply',
+      target: {},
+      steps: [step('s1', { kind: 'tofu-apply', node: undefined })],
+      data: { terraform: { dirty: false, summary: '1 to change', iso } },
+    });
+
+    // Act
+    const none = await lifecycle.start(click(op, 'plannonce1', 'U0CAROL'));
+    const other = await lifecycle.start({ ...click(op, 'plannonce1', 'U0CAROL'), ticked: [`iso-sha256:${'b'.repeat(64)}`] });
+    const before = await stored(op.id);
+    const ticked = await lifecycle.start({ ...click(op, 'plannonce1', 'U0CAROL'), ticked: [`iso-sha256:${sha}`] });
+
+    // Assert
+    for (const refused of [none, other])
+      expect(refused).toMatchObject({
+        ok: false,
+        code: 'unconfirmed',
+        message: expect.stringContaining('Tick “the ISO at isos:iso/talos-nocloud-amd64.iso matches this sha256”'),
+      });
+    expect(before).toMatchObject({ state: 'planned', audit: [] });
+    expect(ticked.ok).toBe(true);
+    const after = await stored(op.id);
+    const record = `the ISO at isos:iso/talos-nocloud-amd64.iso matches sha256 ${sha} (${iso.url})`;
+    expect(after.confirmedReview).toEqual([record]);
+    expect(after.audit.map((e) => [e.actor, e.event, e.detail])).toEqual([['U0CAROL', 'applied', `review confirmed: ${record}`]]);
+  });
+
   it("records no approval with an operator's Start", async () => {
     // Arrange
     const op = await planned();
