@@ -39,6 +39,11 @@ export function isSystemCritical(item: UnwellItem): boolean {
   return item.kind === 'pod' && SYSTEM_NAMESPACES.includes(namespaceOf(item));
 }
 
+/** Whether no baseline may hold the item: a pod of the cluster's own machinery, a stalled Flux object. */
+function refusedBeforehand(item: UnwellItem): boolean {
+  return isSystemCritical(item) || item.neverBaseline === true;
+}
+
 /** `apps/podinfo-abc: CrashLoopBackOff on worker-1`: an item as the thread and the record show it. */
 export function describeItem(item: BaselineItem): string {
   return `${item.name}: ${item.reason}${item.node === undefined ? '' : ` on ${item.node}`}`;
@@ -65,25 +70,35 @@ export function longhornItems(volumes: readonly unknown[]): BaselineItem[] {
 
 /**
  * The baseline of a gate's report: every pod and Flux object it found unwell, and the Longhorn
- * volumes given. System-critical pods are left out: they are refusals (see {@link baselineRefusals}).
+ * volumes given. System-critical pods and stalled Flux objects are left out: they are refusals
+ * (see {@link baselineRefusals}).
  */
 export function takeBaseline(report: GateReport, at: string, longhornVolumes: readonly unknown[] = []): Baseline {
   const items = report.checks
     .flatMap((c) => c.unwell ?? [])
-    .filter((item) => !isSystemCritical(item))
+    .filter((item) => !refusedBeforehand(item))
     .map(({ key, kind, name, node, reason }) => ({ key, kind, name, ...(node === undefined ? {} : { node }), reason }));
   return { takenAt: at, items: [...items, ...longhornItems(longhornVolumes)] };
 }
 
 /**
  * What a baseline cannot tolerate in the gate before an operation: a pod of the cluster's own
- * machinery that is not ready. (Failed checks, such as a node unavailable, etcd, Flux failing, refuse on their own.)
+ * machinery that is not ready, a stalled Flux object (the runbook's stop). Failed checks that do
+ * not judge item by item (a node unavailable, etcd) refuse on their own.
  */
 export function baselineRefusals(report: GateReport): string[] {
-  const critical = report.checks.flatMap((c) => c.unwell ?? []).filter(isSystemCritical);
-  if (critical.length === 0) return [];
+  const unwell = report.checks.flatMap((c) => c.unwell ?? []);
+  const critical = unwell.filter(isSystemCritical);
+  const stalled = unwell.filter((item) => item.neverBaseline === true && !isSystemCritical(item));
   return [
-    `a pod of the cluster's own machinery (${SYSTEM_NAMESPACES.join(', ')}) is not ready, which no baseline tolerates: ${limitLines(critical.map(describeItem), 5).join('; ')}`,
+    ...(critical.length === 0
+      ? []
+      : [
+          `a pod of the cluster's own machinery (${SYSTEM_NAMESPACES.join(', ')}) is not ready, which no baseline tolerates: ${limitLines(critical.map(describeItem), 5).join('; ')}`,
+        ]),
+    ...(stalled.length === 0
+      ? []
+      : [`Flux is stalled, which the runbook stops on and no baseline tolerates: ${limitLines(stalled.map(describeItem), 5).join('; ')}`]),
   ];
 }
 

@@ -38,15 +38,11 @@ export async function snapshotStep(ctx: WalkContext, op: Operation, options: { s
   let note = '';
   if (op.snapshot === undefined) {
     // A failed node being replaced is set aside; what already failed before the operation is named, not a stop.
-    const gate =
-      options.setAside === undefined
-        ? await walkGate(ctx)
-        : await walkGate(ctx, ctx.cluster, {
-            setAside: options.setAside,
-            // A replacement drains nothing: disruption budgets are not judged for a drain.
-            drainNodes: [],
-            baseline: { baseline: op.baseline, nodes: [] },
-          });
+    const gate = await walkGate(ctx, ctx.cluster, {
+      // A replacement drains nothing: disruption budgets are not judged for a drain.
+      ...(options.setAside === undefined ? {} : { setAside: options.setAside, drainNodes: [] }),
+      baseline: { baseline: op.baseline, nodes: [] },
+    });
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
     note = alreadyFailingNote(gate);
   }

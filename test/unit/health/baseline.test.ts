@@ -107,6 +107,32 @@ describe('takeBaseline', () => {
     expect(refusals[0]).not.toContain('apps/web-1');
   });
 
+  it('holds a failing Flux object and leaves a stalled one out: the runbook stops on stalled, whatever was before', () => {
+    const failing = {
+      ...flux('HelmRelease apps/web#failing', 'Ready=False (UpgradeFailed: timed out)', true),
+      name: 'HelmRelease apps/web',
+    };
+    const stalled = {
+      ...flux('Kustomization flux-system/apps#stalled', 'stalled: Stalled=True (AccessDenied: denied)', true),
+      name: 'Kustomization flux-system/apps',
+      neverBaseline: true,
+    };
+    const gate = report([check('flux', 'failed', [stalled, failing])]);
+
+    expect(takeBaseline(gate, AT).items.map((i) => i.key)).toEqual(['flux:HelmRelease apps/web#failing']);
+    expect(baselineRefusals(gate)).toEqual([
+      'Flux is stalled, which the runbook stops on and no baseline tolerates: Kustomization flux-system/apps: stalled: Stalled=True (AccessDenied: denied)',
+    ]);
+    // Judged against its own baseline, the gate before the operation passes on the failing object alone.
+    const before = report([check('flux', 'failed', [failing])]);
+    const judged = againstBaseline(before, takeBaseline(before, AT), []);
+    expect([judged.passed, judged.checks[0]?.status, judged.alreadyFailing]).toEqual([
+      true,
+      'warning',
+      ['HelmRelease apps/web: Ready=False (UpgradeFailed: timed out)'],
+    ]);
+  });
+
   it('refuses nothing when only workloads are unwell', () => {
     expect(baselineRefusals(BEFORE)).toEqual([]);
   });
