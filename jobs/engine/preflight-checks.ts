@@ -118,6 +118,10 @@ export async function runCommonChecks(
     else {
       // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.
       if (checks.healthGate.announce === true) notes.push(...gate.checks.flatMap((c) => c.announce ?? []));
+      const budgets = gate.checks.find((c) => c.id === 'disruption-budgets');
+      // An operation that drains no node is refused by no budget; the operator still hears what a drain would meet.
+      if (input.drainNodes?.length === 0 && budgets !== undefined && budgets.status !== 'passed')
+        notes.push(`${budgets.title}: this operation drains no node, so no budget holds it; ${budgets.summary}`);
       baseline = taken;
       if (baseline !== undefined && baseline.items.length > 0)
         notes.push(
