@@ -4,6 +4,7 @@ import type { GateReport } from './health-gate.ts';
 import { gateVerdict } from './rules/verdict.ts';
 import { LonghornVolume, volumeLabel } from './rules/longhorn.ts';
 import { limitLines } from './rules/format.ts';
+import type { VolumeRebuild } from './rules/longhorn-rebuild.ts';
 
 /** One thing that was already unwell when the gate before the operation ran. */
 export const BaselineItem = z.object({
@@ -66,6 +67,21 @@ export function longhornItems(volumes: readonly unknown[]): BaselineItem[] {
       },
     ];
   });
+}
+
+/**
+ * Whether a Longhorn volume that is not healthy now is as it was before the operation and no node
+ * of the operation made it worse: in the baseline with the same robustness (degraded then and now,
+ * not faulted now), and no replica rebuilding, or failing to rebuild, on a node the operation
+ * changed. Such a volume is not waited for before or after a node: no rebuild the operation caused
+ * is pending on it. Anything else is waited for, up to the rebuild bound.
+ */
+export function unchangedSinceBaseline(rebuild: VolumeRebuild, baseline: Baseline | undefined, changedNodes: readonly string[]): boolean {
+  if (rebuild.name === undefined) return false;
+  const before = baseline?.items.find((i) => i.key === `longhorn:${rebuild.name}`);
+  if (before === undefined || before.reason !== rebuild.robustness) return false;
+  if (rebuild.rebuilding.some((r) => changedNodes.includes(r.node))) return false;
+  return !rebuild.errors.some((e) => changedNodes.some((n) => e.includes(`replica on ${n} `)));
 }
 
 /**

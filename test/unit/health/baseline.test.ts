@@ -8,6 +8,7 @@ import {
   judgeAgainstBaseline,
   longhornItems,
   takeBaseline,
+  unchangedSinceBaseline,
 } from '../../../src/health/baseline.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
 
@@ -298,5 +299,28 @@ describe('againstBaseline', () => {
 
     expect(againstBaseline(after, undefined, [])).toBe(after);
     expect(alreadyFailingNote(after)).toBe('');
+  });
+});
+
+describe('unchangedSinceBaseline', () => {
+  const baseline = {
+    takenAt: AT,
+    items: [{ key: 'longhorn:pvc-1', kind: 'longhorn' as const, name: 'pvc-1', node: 'talos-w-3', reason: 'degraded (attached)' }],
+  };
+  const volume = { volume: 'pvc-1', name: 'pvc-1', robustness: 'degraded (attached)', rebuilding: [], errors: [] };
+
+  it('lets a volume degraded before, and as degraded now, go unwaited while no node of the operation rebuilds it', () => {
+    expect(unchangedSinceBaseline(volume, baseline, ['talos-w-1'])).toBe(true);
+    expect(unchangedSinceBaseline({ ...volume, rebuilding: [{ node: 'talos-w-2', progress: 10 }] }, baseline, ['talos-w-1'])).toBe(true);
+  });
+
+  it('holds a volume the operation made worse, one not in the baseline, and any without a baseline', () => {
+    expect(unchangedSinceBaseline({ ...volume, robustness: 'faulted (attached)' }, baseline, [])).toBe(false);
+    expect(unchangedSinceBaseline({ ...volume, rebuilding: [{ node: 'talos-w-1', progress: 10 }] }, baseline, ['talos-w-1'])).toBe(false);
+    expect(
+      unchangedSinceBaseline({ ...volume, errors: ['rebuild of the replica on talos-w-1 failed: error'] }, baseline, ['talos-w-1']),
+    ).toBe(false);
+    expect(unchangedSinceBaseline({ ...volume, name: 'pvc-2' }, baseline, [])).toBe(false);
+    expect(unchangedSinceBaseline(volume, undefined, [])).toBe(false);
   });
 });
