@@ -1,7 +1,7 @@
 import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig } from '../../src/config/inventory.ts';
 import { runHealthGateSettingAside } from '../../src/health/gate-setting-aside.ts';
-import { baselineRefusals, describeItem, takeBaseline, type Baseline } from '../../src/health/baseline.ts';
+import { againstBaseline, baselineRefusals, describeItem, takeBaseline, type Baseline } from '../../src/health/baseline.ts';
 import { limitLines } from '../../src/health/rules/format.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { errorText } from '../../src/chat/error-text.ts';
@@ -106,22 +106,27 @@ export async function runCommonChecks(
       signal,
       ...(input.drainNodes ? { drainNodes: input.drainNodes } : {}),
     };
-    const gate = await runHealthGateSettingAside(cluster, gateDeps, input.setAside);
+    const raw = await runHealthGateSettingAside(cluster, gateDeps, input.setAside);
+    const critical = baselineRefusals(raw);
+    // A Longhorn that cannot be read adds nothing to the baseline: the gate's own checks judged what a drain needs.
+    const volumes = critical.length === 0 ? await session.kube.listLonghornVolumes(probe()).catch(() => undefined) : undefined;
+    const taken = critical.length === 0 ? takeBaseline(raw, deps.now().toISOString(), volumes ?? []) : undefined;
+    // A Flux failure that is not stalled was there before the operation: its baseline, not a refusal (the runbook stops on stalled).
+    const gate = againstBaseline(raw, taken, []);
     if (!gate.passed) refusals.push(`the health gate failed: ${gate.stopReasons.join('; ')}`);
+    else if (critical.length > 0) refusals.push(...critical);
     else {
       // What the drains will do that the operator should know before approving: switchovers, Longhorn's rebuilds.
       if (checks.healthGate.announce === true) notes.push(...gate.checks.flatMap((c) => c.announce ?? []));
-      const critical = baselineRefusals(gate);
-      if (critical.length > 0) refusals.push(...critical);
-      else {
-        // A Longhorn that cannot be read adds nothing to the baseline: the gate's own checks judged what a drain needs.
-        const volumes = await session.kube.listLonghornVolumes(probe()).catch(() => undefined);
-        baseline = takeBaseline(gate, deps.now().toISOString(), volumes ?? []);
-        if (baseline.items.length > 0)
-          notes.push(
-            `Already failing before the operation (not a stop; only what gets worse stops it): ${limitLines(baseline.items.map(describeItem), 10).join('; ')}`,
-          );
-      }
+      const budgets = gate.checks.find((c) => c.id === 'disruption-budgets');
+      // An operation that drains no node is refused by no budget; the operator still hears what a drain would meet.
+      if (input.drainNodes?.length === 0 && budgets !== undefined && budgets.status !== 'passed')
+        notes.push(`${budgets.title}: this operation drains no node, so no budget holds it; ${budgets.summary}`);
+      baseline = taken;
+      if (baseline !== undefined && baseline.items.length > 0)
+        notes.push(
+          `Already failing before the operation (not a stop; only what gets worse stops it): ${limitLines(baseline.items.map(describeItem), 10).join('; ')}`,
+        );
     }
   }
   if (checks.window === true) {

@@ -128,7 +128,7 @@ const ClusterSchema = z
      * wherever the cluster has Longhorn, which the bot tells from its CRDs; `false` turns it off.
      */
     longhorn: z.boolean().optional(),
-    /** How long a Flux Kustomization may have a revision attempted but not applied before the gate counts it as failing, in minutes (default 10). A failed attempt fails the gate at once, whatever this window. */
+    /** How long a Flux Kustomization may have a revision attempted but not applied, with no failed attempt, before the gate counts it as stalled (a stop whatever was there before), in minutes (default 10). A failed attempt is failing at once, whatever this window. */
     fluxStallMinutes: z.number().positive().default(10),
     /** The Flux path objects must be reconciled from, e.g. `./clusters/production`. */
     fluxPath: z.string().optional(),

@@ -4,6 +4,7 @@ import type { GateReport } from './health-gate.ts';
 import { gateVerdict } from './rules/verdict.ts';
 import { LonghornVolume, volumeLabel } from './rules/longhorn.ts';
 import { limitLines } from './rules/format.ts';
+import type { VolumeRebuild } from './rules/longhorn-rebuild.ts';
 
 /** One thing that was already unwell when the gate before the operation ran. */
 export const BaselineItem = z.object({
@@ -39,6 +40,11 @@ export function isSystemCritical(item: UnwellItem): boolean {
   return item.kind === 'pod' && SYSTEM_NAMESPACES.includes(namespaceOf(item));
 }
 
+/** Whether no baseline may hold the item: a pod of the cluster's own machinery, a stalled Flux object. */
+function refusedBeforehand(item: UnwellItem): boolean {
+  return isSystemCritical(item) || item.neverBaseline === true;
+}
+
 /** `apps/podinfo-abc: CrashLoopBackOff on worker-1`: an item as the thread and the record show it. */
 export function describeItem(item: BaselineItem): string {
   return `${item.name}: ${item.reason}${item.node === undefined ? '' : ` on ${item.node}`}`;
@@ -64,26 +70,51 @@ export function longhornItems(volumes: readonly unknown[]): BaselineItem[] {
 }
 
 /**
+ * Whether a Longhorn volume that is not healthy now is as it was before the operation and no node
+ * of the operation made it worse: in the baseline with the same robustness (degraded then and now,
+ * not faulted now), and no replica rebuilding, or failing to rebuild, on a node the operation
+ * changed. Such a volume is not waited for before or after a node: no rebuild the operation caused
+ * is pending on it. Anything else is waited for, up to the rebuild bound.
+ */
+export function unchangedSinceBaseline(rebuild: VolumeRebuild, baseline: Baseline | undefined, changedNodes: readonly string[]): boolean {
+  if (rebuild.name === undefined) return false;
+  const before = baseline?.items.find((i) => i.key === `longhorn:${rebuild.name}`);
+  if (before === undefined || before.reason !== rebuild.robustness) return false;
+  if (rebuild.rebuilding.some((r) => changedNodes.includes(r.node))) return false;
+  return !rebuild.errors.some((e) => changedNodes.some((n) => e.includes(`replica on ${n} `)));
+}
+
+/**
  * The baseline of a gate's report: every pod and Flux object it found unwell, and the Longhorn
- * volumes given. System-critical pods are left out: they are refusals (see {@link baselineRefusals}).
+ * volumes given. System-critical pods and stalled Flux objects are left out: they are refusals
+ * (see {@link baselineRefusals}).
  */
 export function takeBaseline(report: GateReport, at: string, longhornVolumes: readonly unknown[] = []): Baseline {
   const items = report.checks
     .flatMap((c) => c.unwell ?? [])
-    .filter((item) => !isSystemCritical(item))
+    .filter((item) => !refusedBeforehand(item))
     .map(({ key, kind, name, node, reason }) => ({ key, kind, name, ...(node === undefined ? {} : { node }), reason }));
   return { takenAt: at, items: [...items, ...longhornItems(longhornVolumes)] };
 }
 
 /**
  * What a baseline cannot tolerate in the gate before an operation: a pod of the cluster's own
- * machinery that is not ready. (Failed checks, such as a node unavailable, etcd, Flux failing, refuse on their own.)
+ * machinery that is not ready, a stalled Flux object (the runbook's stop). Failed checks that do
+ * not judge item by item (a node unavailable, etcd) refuse on their own.
  */
 export function baselineRefusals(report: GateReport): string[] {
-  const critical = report.checks.flatMap((c) => c.unwell ?? []).filter(isSystemCritical);
-  if (critical.length === 0) return [];
+  const unwell = report.checks.flatMap((c) => c.unwell ?? []);
+  const critical = unwell.filter(isSystemCritical);
+  const stalled = unwell.filter((item) => item.neverBaseline === true && !isSystemCritical(item));
   return [
-    `a pod of the cluster's own machinery (${SYSTEM_NAMESPACES.join(', ')}) is not ready, which no baseline tolerates: ${limitLines(critical.map(describeItem), 5).join('; ')}`,
+    ...(critical.length === 0
+      ? []
+      : [
+          `a pod of the cluster's own machinery (${SYSTEM_NAMESPACES.join(', ')}) is not ready, which no baseline tolerates: ${limitLines(critical.map(describeItem), 5).join('; ')}`,
+        ]),
+    ...(stalled.length === 0
+      ? []
+      : [`Flux is stalled, which the runbook stops on and no baseline tolerates: ${limitLines(stalled.map(describeItem), 5).join('; ')}`]),
   ];
 }
 

@@ -16,6 +16,8 @@ export interface UnwellItem {
   reason: string;
   /** Whether this item alone fails the check in the mode it ran in (a Flux object still reconciling fails only the final verification). */
   stops: boolean;
+  /** No baseline tolerates it: what the runbook stops on whenever it is found (a stalled Flux object). */
+  neverBaseline?: boolean;
 }
 
 export interface CheckResult {

@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { barePod, deploymentPod } from '../sim/kube-seed.ts';
 import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
-import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+import { approveUntilDone, clickStart, requestUpgrade, waitForApprovalRequest } from '../support/upgrade-flow.ts';
 import { storedOperation } from '../support/stored-operation.ts';
 
 const TARGET = 'v1.12.11';
@@ -116,6 +116,66 @@ describe('a Talos upgrade of production against its baseline', () => {
     expect(threadText(plan.root.ts)).toContain(
       'reports/debug-shell: CrashLoopBackOff on talos-prd-cp-1 (on a node just changed; it was already failing before the operation)',
     );
+  });
+
+  it('completes although an application HelmRelease was failing before it: a failure Flux retries is baseline, not a stop', async () => {
+    // helm-controller retries without end (remediation retries -1): Ready=False UpgradeFailed, never Stalled.
+    h.sim.faults.set('production', { fluxNotReady: ['podinfo'] });
+    const since = h.sim.calls.length;
+
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    expect(JSON.stringify(plan.root.blocks)).toContain('Already failing before the operation');
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('completed');
+    expect(upgradedNodes(since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    const op = await storedOperation(h, plan.opId);
+    expect(op.state).toBe('completed');
+    expect(op.baseline?.items).toEqual([
+      expect.objectContaining({
+        key: 'flux:HelmRelease apps/podinfo#failing',
+        kind: 'flux',
+        name: 'HelmRelease apps/podinfo',
+        reason: expect.stringContaining('Ready=False (UpgradeFailed'),
+      }),
+    ]);
+    expect(op.steps.find((s) => s.kind === 'verify')?.detail).toContain(
+      'already failing before the operation (not a stop): HelmRelease apps/podinfo',
+    );
+  });
+
+  it('stops after the first node when an application HelmRelease that was Ready before fails during the upgrade', async () => {
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    await clickStart(h, plan);
+    // Ready when the gates before the operation and before starting ran; failing from the first node on.
+    await waitForApprovalRequest(h, plan);
+    h.sim.faults.set('production', { fluxNotReady: ['podinfo'] });
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('stopped');
+    expect(upgradedNodes(since)).toEqual(['10.0.30.11']);
+    const op = await storedOperation(h, plan.opId);
+    expect(op.state).toBe('failed');
+    expect(op.baseline).toEqual({ takenAt: expect.any(String), items: [] });
+    expect(op.reason).toBe('the health gate after 10.0.30.11 failed');
+    expect(threadText(plan.root.ts)).toMatch(/not as before the operation: HelmRelease apps\/podinfo: Ready=False \(UpgradeFailed/);
+  });
+
+  it('refuses when a Flux object is stalled, whatever the baseline: the runbook stops on it', async () => {
+    h.sim.faults.set('production', { fluxStalled: ['podinfo'] });
+    const since = h.sim.calls.length;
+
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+
+    const op = await storedOperation(h, plan.opId);
+    expect(op.state).toBe('refused');
+    expect(op.baseline).toBeUndefined();
+    expect(op.refusals.join('\n')).toMatch(
+      /the health gate failed: Flux is stalled: HelmRelease apps\/podinfo: Stalled=True \(RetriesExceeded/,
+    );
+    expect(upgradedNodes(since)).toEqual([]);
   });
 
   it("refuses when a pod of the cluster's own machinery is not ready: no baseline tolerates it", async () => {

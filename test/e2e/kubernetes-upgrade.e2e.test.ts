@@ -47,6 +47,28 @@ function kubelets(cluster: string): string[] {
 }
 
 describe('Kubernetes patch upgrade of production (three control planes)', () => {
+  it('is not refused by a disruption budget only a drain would meet: it drains no node, and says so', async () => {
+    await harness();
+    // apps/podinfo allows no disruption: a drain of the node its pod runs on would block.
+    h.sim.faults.set('production', { pdbBlocked: ['podinfo'] });
+
+    const plan = await requestUpgrade(h, 'upgrade k8s 1.34.2');
+    expect(plan.root.text).toContain('planned');
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      'PodDisruptionBudgets (no drain judged here): this operation drains no node, so no budget holds it; PDB apps/podinfo: disruptionsAllowed=0',
+    );
+    await clickStart(h, plan);
+    await click(await waitForButton(plan, APPLY), APPLY, USERS.carol);
+    const done = await waitForRootState(h, plan, /completed|stopped|cancelled/);
+
+    expect(done.text).toContain('completed');
+    expect(kubelets('production')).toEqual(['v1.34.2', 'v1.34.2', 'v1.34.2']);
+    // A Talos upgrade drains every node: the same budget refuses it.
+    const talos = await requestUpgrade(h, 'upgrade talos v1.12.11');
+    expect(talos.root.text).toContain('refused');
+    expect(JSON.stringify(talos.root.blocks)).toMatch(/PDB apps\/podinfo: disruptionsAllowed=0 .* would block/);
+  });
+
   it("plans, snapshots, posts the dry run as a file, applies on an approver's word and finishes with the Terraform follow-up", async () => {
     await harness();
     const plan = await requestUpgrade(h, 'upgrade k8s 1.34.2');

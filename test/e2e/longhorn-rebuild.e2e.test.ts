@@ -84,4 +84,32 @@ describe('a Longhorn rebuild after each node of a Talos upgrade', () => {
     expect(thread).toMatch(/rebuilding on talos-prd-cp-1: \d+%/);
     expect(thread).toContain('waits again, up to 2 s, for Longhorn to finish rebuilding');
   });
+
+  it('does not hold the first node for a volume degraded before the upgrade that no node of it made worse', async () => {
+    h = await startHarness({
+      clusters: CLUSTERS,
+      timing: { longhornRebuildMs: 1_000 },
+      env: { NODE_READY_TIMEOUT_SECONDS: '3', LONGHORN_REBUILD_TIMEOUT_SECONDS: '5' },
+    });
+    // postgres-1's replica on talos-prd-cp-3 failed before the upgrade: the volume stays degraded throughout.
+    h.sim.faults.set('production', { longhornReplicaFailed: { 'postgres-1': ['talos-prd-cp-3'] } });
+    const since = h.sim.calls.length;
+    const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
+    expect(plan.root.text).toContain('planned');
+
+    await clickStart(h, plan);
+    const done = await approveUntilDone(h, plan);
+
+    expect(done.text).toContain('completed');
+    expect(upgradeCalls(h, since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
+    const op = await storedOperation(h, plan.opId);
+    expect(op.baseline?.items).toEqual([expect.objectContaining({ kind: 'longhorn', reason: 'degraded (attached)' })]);
+    const volume = op.baseline!.items[0]!.name;
+    expect(volume).toContain('postgres-1');
+    expect(op.steps.find((s) => s.node === '10.0.30.11')?.detail).toContain(
+      `Longhorn volumes degraded before the operation and not made worse by it (not waited for): ${volume}: degraded (attached)`,
+    );
+    // The first node was not held: nothing waited for Longhorn before it.
+    expect(threadVersions(h, plan.root.ts).join('\n')).not.toContain('Longhorn before 10.0.30.11');
+  });
 });

@@ -194,7 +194,7 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
   });
   if (off.length > 0) throw new StepFailure(`not every node reports kubelet ${version}; Retry runs upgrade-k8s again, which is safe`, off);
   // upgrade-k8s replaces the control plane and restarts kubelets, not the workloads' pods: what already failed is named, not a stop.
-  const gate = await walkGate(ctx, ctx.cluster, { baseline: { baseline: op.baseline, nodes: [] } });
+  const gate = await walkGate(ctx, ctx.cluster, { drainNodes: [], baseline: { baseline: op.baseline, nodes: [] } });
   if (!gate.passed) throw new StepFailure('the health gate after the upgrade failed', gate.stopReasons);
   return {
     event: 'verified',
@@ -257,7 +257,8 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     notes,
     rehearsal,
     target: { fromVersion: running, talosVersion },
-    common: { talosctl: chosen.talosctl, clientRefusal: chosen.refusal, running: talosVersion },
+    // upgrade-k8s drains no node: a budget only a drain would meet does not refuse it ("no drain judged here").
+    common: { talosctl: chosen.talosctl, clientRefusal: chosen.refusal, running: talosVersion, drainNodes: [] },
     steps: [
       { id: 'snapshot', kind: 'snapshot', status: 'pending' },
       { id: 'dry-run', kind: 'k8s-dry-run', status: 'pending' },
@@ -305,7 +306,7 @@ export const k8sUpgradePlaybook: Playbook = {
       ),
     ),
   runStep(ctx, op, step) {
-    if (step.kind === 'snapshot') return snapshotStep(ctx, op);
+    if (step.kind === 'snapshot') return snapshotStep(ctx, op, { drainNodes: [] });
     if (step.kind === 'k8s-dry-run') return dryRun(ctx, op, step);
     if (step.kind === 'k8s-apply') return apply(ctx, op, step);
     return verify(ctx, op);

@@ -7,6 +7,7 @@ import { nodeRemoveTexts } from './texts.ts';
 import { removalFollowUp } from './messages.ts';
 import { unhealthyVolumes } from '../../../src/health/rules/longhorn.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
+import { againstBaseline } from '../../../src/health/baseline.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import { quorumAfterRemoval } from '../../../src/rules/quorum.ts';
@@ -158,14 +159,17 @@ async function deleteNode(ctx: WalkContext, op: Operation, step: Step): Promise<
  * The gate against the cluster as it now is, and Longhorn's volumes healthy: pods evicted by the
  * drain may take a while to settle elsewhere, and Longhorn rebuilds the replicas the node held.
  */
-async function verify(ctx: WalkContext, step: Step): Promise<StepResult> {
+async function verify(ctx: WalkContext, op: Operation, step: Step): Promise<StepResult> {
   const node = step.node!;
   const remaining = clusterWithout(ctx.cluster, node);
   const talosctl = withEndpoints(ctx.talosctl, remaining.controlPlanes);
   let stopReasons: string[] = [];
   const verified = await pollUntil(ctx.deps.clock, clusterWait(ctx.deps, ctx.signal), async () => {
     const [gate, volumes] = await Promise.all([
-      runHealthGate(remaining, { talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }),
+      // What was already failing before the removal is named, not a stop; what got worse stops.
+      runHealthGate(remaining, { talosctl, kube: ctx.session.kube, probeTimeoutMs: ctx.deps.timeouts.probeMs, signal: ctx.signal }).then(
+        (report) => againstBaseline(report, op.baseline, []),
+      ),
       ctx.session.kube.listLonghornVolumes(probeSignal(ctx)),
     ]);
     const unhealthy = volumes === undefined ? [] : unhealthyVolumes(volumes).map((v) => `Longhorn volume ${v}`);
@@ -269,7 +273,7 @@ export const removePlaybook: Playbook = {
   runStep(ctx, op, step) {
     if (step.kind === 'reset-node') return reset(ctx, op, step);
     if (step.kind === 'delete-node') return deleteNode(ctx, op, step);
-    return verify(ctx, step);
+    return verify(ctx, op, step);
   },
   complete(ctx, op) {
     const node = op.target.node!;

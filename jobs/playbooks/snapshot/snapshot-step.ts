@@ -34,19 +34,24 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
  * The runbook's first step of an upgrade: the health gate, then an etcd snapshot copied
  * off-cluster. Taken once: a resumed run finds it stored and reports it.
  */
-export async function snapshotStep(ctx: WalkContext, op: Operation, options: { setAside?: SetAside } = {}): Promise<StepResult> {
+export async function snapshotStep(
+  ctx: WalkContext,
+  op: Operation,
+  options: {
+    setAside?: SetAside;
+    /** The nodes the operation drains, whose budgets the gate judges; default every node. `[]`: it drains none. */
+    drainNodes?: readonly string[];
+  } = {},
+): Promise<StepResult> {
   let note = '';
   if (op.snapshot === undefined) {
     // A failed node being replaced is set aside; what already failed before the operation is named, not a stop.
-    const gate =
-      options.setAside === undefined
-        ? await walkGate(ctx)
-        : await walkGate(ctx, ctx.cluster, {
-            setAside: options.setAside,
-            // A replacement drains nothing: disruption budgets are not judged for a drain.
-            drainNodes: [],
-            baseline: { baseline: op.baseline, nodes: [] },
-          });
+    const gate = await walkGate(ctx, ctx.cluster, {
+      // A replacement drains nothing: disruption budgets are not judged for a drain.
+      ...(options.setAside === undefined ? {} : { setAside: options.setAside, drainNodes: [] }),
+      ...(options.drainNodes === undefined ? {} : { drainNodes: options.drainNodes }),
+      baseline: { baseline: op.baseline, nodes: [] },
+    });
     if (!gate.passed) throw new StepFailure('the health gate before starting failed', gate.stopReasons);
     note = alreadyFailingNote(gate);
   }

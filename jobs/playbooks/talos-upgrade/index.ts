@@ -44,6 +44,7 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
       target: op.target.version!,
       reinstall: isReinstall(op),
       ...(op.baseline === undefined ? {} : { baseline: op.baseline }),
+      changedNodes: op.steps.flatMap((s) => (s.issuedAt !== undefined && s.nodeName !== undefined ? [s.nodeName] : [])),
       log,
       signal: ctx.signal,
       markIssued: async (fromVersion, bootId) => {

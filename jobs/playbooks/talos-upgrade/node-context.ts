@@ -36,4 +36,6 @@ export interface NodeStepContext {
   retried?: boolean;
   /** What was already unwell before the operation: the gate after the node stops only on regressions. None: every failure stops. */
   baseline?: Baseline;
+  /** The Kubernetes names of the nodes this operation has changed so far (requested or upgraded), this step's included once requested. */
+  changedNodes?: readonly string[];
 }

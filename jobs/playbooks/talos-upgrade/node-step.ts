@@ -226,10 +226,14 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
     },
   );
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
-  await waitForLonghorn(ctx, 'after');
+  const degradedBefore = await waitForLonghorn(ctx, 'after');
+  const longhorn =
+    degradedBefore.length === 0
+      ? ''
+      : `; Longhorn volumes degraded before the operation and not made worse by it (not waited for): ${degradedBefore.join('; ')}`;
   return {
     kind: 'done',
-    detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready${alreadyFailingNote(gate)}`,
+    detail: `${resumed}now ${version}${reinstalled} and Ready${quorum ? `; etcd: ${quorum}` : ''}; health gate passed with Cilium, Flux and pods ready${alreadyFailingNote(gate)}${longhorn}`,
   };
 }
 

@@ -2,6 +2,7 @@ import type { CheckResult } from '../../../src/health/check-result.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
 import { rebuildLine, volumeRebuilds } from '../../../src/health/rules/longhorn-rebuild.ts';
+import { unchangedSinceBaseline } from '../../../src/health/baseline.ts';
 import { observeKubeNode, pollTalosVersion } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
@@ -128,7 +129,9 @@ export async function waitForChecksAfter(ctx: NodeStepContext, node: string, isC
 /**
  * Waits until every Longhorn volume is healthy, so draining a node never takes a second replica
  * of a volume away. A detached volume (robustness `unknown`) is not degraded. Skipped where the
- * cluster has no Longhorn (its CRDs do not answer) or the inventory turns the check off.
+ * cluster has no Longhorn (its CRDs do not answer) or the inventory turns the check off. A volume
+ * that was already degraded before the operation and that no node of it made worse (see
+ * `unchangedSinceBaseline`) is not waited for: returned, so the step names it.
  *
  * Bounded by `LONGHORN_REBUILD_TIMEOUT_SECONDS`, not the node-ready timeout, both after a node and
  * before the next: what is not healthy then is the rebuild of a rebooted node's replicas, which
@@ -136,11 +139,14 @@ export async function waitForChecksAfter(ctx: NodeStepContext, node: string, isC
  * rebuilding with each rebuild's progress, edited as it changes. On expiry the stop offers Retry
  * (wait again) and, after a node, no Rollback: the node is upgraded and healthy, Longhorn is slow.
  */
-export async function waitForLonghorn(ctx: NodeStepContext, when: 'before' | 'after'): Promise<void> {
-  if (ctx.cluster.longhorn === false) return;
+export async function waitForLonghorn(ctx: NodeStepContext, when: 'before' | 'after'): Promise<string[]> {
+  if (ctx.cluster.longhorn === false) return [];
   const node = ctx.step.node!;
   const bound = ctx.deps.timeouts.longhornRebuildMs;
+  // After its upgrade this node is one the operation changed, whether or not the step recorded it before this run.
+  const changed = [...(ctx.changedNodes ?? []), ...(when === 'after' && ctx.step.nodeName !== undefined ? [ctx.step.nodeName] : [])];
   let waiting: string[] = [];
+  let asBefore: string[] = [];
   let shown = '';
   const healthy = await pollUntil(
     ctx.deps.clock,
@@ -158,19 +164,24 @@ export async function waitForLonghorn(ctx: NodeStepContext, when: 'before' | 'af
       const volumes = await ctx.session.kube.listLonghornVolumes(probeSignal(ctx));
       if (volumes === undefined) return { done: true, value: undefined };
       const unhealthy = volumeRebuilds(volumes, [], []);
+      asBefore = [];
       if (unhealthy.length === 0) return { done: true, value: undefined };
       const [engines, replicas] = await Promise.all([
         ctx.session.kube.listLonghornEngines(probeSignal(ctx)),
         ctx.session.kube.listLonghornReplicas(probeSignal(ctx)),
       ]);
-      waiting = volumeRebuilds(volumes, engines, replicas).map(rebuildLine);
+      const rebuilds = volumeRebuilds(volumes, engines, replicas);
+      const held = rebuilds.filter((r) => !unchangedSinceBaseline(r, ctx.baseline, changed));
+      asBefore = rebuilds.filter((r) => !held.includes(r)).map(rebuildLine);
+      waiting = held.map(rebuildLine);
+      if (held.length === 0) return { done: true, value: undefined };
       return {
         done: false,
         pending: `Longhorn ${when} ${node}, up to ${span(bound)}: ${waiting.length} volume(s) not healthy yet: ${waiting.join('; ')}`,
       };
     },
   );
-  if (healthy.ok) return;
+  if (healthy.ok) return asBefore;
   const reason = `Longhorn volumes are still not healthy ${when} ${node} after ${span(bound)}: ${waiting.length} volume(s) still rebuilding or degraded`;
   if (when === 'after') {
     throw new StepFailure(reason, waiting, {

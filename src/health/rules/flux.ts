@@ -59,7 +59,12 @@ export const FluxObject = z.object({
 });
 export type FluxObject = z.infer<typeof FluxObject>;
 
-type Verdict = { kind: 'ok' } | { kind: 'suspended' } | { kind: 'failing' | 'note'; text: string };
+/**
+ * `stalled` is what the runbook stops on: the controller gave up (Stalled=True) or an attempt has
+ * not progressed within the window. `failing` is any other failure the controller reports and
+ * retries: before an operation it is part of the baseline, during one it stops as a regression.
+ */
+type Verdict = { kind: 'ok' } | { kind: 'suspended' } | { kind: 'stalled' | 'failing' | 'note'; text: string };
 
 /** How long a revision may stay attempted but not applied before Flux counts as failing, in ms, when the caller names no window. */
 export const DEFAULT_FLUX_STALL_MS = 10 * 60_000;
@@ -125,22 +130,27 @@ function attemptsOf(object: FluxObject, revision: string, ready: FluxCondition |
  * v1.6.3): every retry starts by setting Ready=Unknown "Reconciliation in progress", and fluxcd/pkg's
  * condition setter stamps a new lastTransitionTime whenever status, reason or message change. So
  * the age of Ready=False says nothing about how long an object has been failing, and it is never read.
- * An object is failing when:
- * - Stalled=True;
+ * An object is stalled, which the runbook stops on whatever the baseline says, when:
+ * - Stalled=True: the controller gave up until something changes (helm-controller v1.6.3
+ *   internal/reconcile/atomic_release.go marks it when remediation retries are exhausted,
+ *   RetriesExceeded, or no rollback target exists; kustomize-controller v1.9.4 for errors no retry
+ *   fixes, such as AccessDenied; fluxcd/pkg runtime conditions: Stalled=True means no further
+ *   progress without a change);
+ * - or `lastAttemptedRevision` differs from `lastAppliedRevision`, no attempt at it failed, and its
+ *   first attempt is older than `stallMs`: it has not progressed within the window. A one-shot gate
+ *   cannot remember when it first saw the mismatch, so its age is the earliest controller-written
+ *   time that proves it (see {@link attemptsOf}).
+ * An object is failing, which a baseline tolerates, when the controller reports a failure it retries:
  * - Ready=False with a failure reason (anything but the waiting reasons above);
  * - Reconciling=True with reason ProgressingWithRetry (the controller retries a failed attempt);
  * - a HelmRelease whose `status.failures` is above zero (reset only by a success);
- * - or `lastAttemptedRevision` differs from `lastAppliedRevision` and the controller's own record
- *   shows a failed attempt at it, or its first attempt at that revision is older than `stallMs`.
- *   A one-shot gate cannot remember when it first saw the mismatch, so its age is the earliest
- *   controller-written time that proves it (see {@link attemptsOf}); a mismatch younger than that
- *   is a warning while the object progresses, and its Ready=False between retries fails it anyway.
+ * - or a revision mismatch whose attempt the controller's own record shows failed.
  * An object progressing without a failed attempt is a note ("still reconciling").
  */
 function judge(object: FluxObject, now: number, stallMs: number): Verdict {
   if (object.spec?.suspend === true) return { kind: 'suspended' };
   const stalled = condition(object, 'Stalled');
-  if (stalled?.status === 'True') return { kind: 'failing', text: describeCondition(stalled) };
+  if (stalled?.status === 'True') return { kind: 'stalled', text: describeCondition(stalled) };
   const ready = condition(object, 'Ready');
   const reconciling = condition(object, 'Reconciling');
   if (ready?.status === 'True') return { kind: 'ok' };
@@ -170,7 +180,7 @@ function judge(object: FluxObject, now: number, stallMs: number): Verdict {
       return { kind: 'failing', text: `${mismatch}: the last attempt failed (${failed.lastReconciledStatus ?? 'failed'})${at}` };
     }
     if (since !== undefined && now - since >= stallMs) {
-      return { kind: 'failing', text: `${mismatch} for ${duration(now - since)} (window ${duration(stallMs)})` };
+      return { kind: 'stalled', text: `${mismatch} for ${duration(now - since)}: not progressed within ${duration(stallMs)}` };
     }
     const age = since === undefined ? 'no recorded attempt yet' : `attempted for ${duration(now - since)}`;
     return { kind: 'note', text: `${mismatch}, ${age}; reconciliation in progress` };
@@ -197,7 +207,8 @@ function judgeAll(kind: string, objects: readonly unknown[], now: number, stallM
 
 /**
  * The runbook's `kubectl get kustomizations,helmreleases -A` verdict. Failed when an object is
- * failing as its controller reports it (see {@link judge}). Suspended objects are listed
+ * stalled or failing as its controller reports it (see {@link judge}); a stalled object is marked
+ * `neverBaseline` (the runbook stops on it), a failing one is what an operation's baseline may hold. Suspended objects are listed
  * ("suspended: not evaluated") but never fail; an object progressing without a failed attempt is a
  * warning. In `final` mode every object that is not suspended must be Ready: one still reconciling
  * fails as `settling` (waiting may clear it), a failing one fails outright. Accepts the raw API
@@ -208,25 +219,32 @@ export function evaluateFlux(kustomizations: readonly unknown[], helmReleases: r
   const now = options.now ?? Date.now();
   const stallMs = options.stallMs ?? DEFAULT_FLUX_STALL_MS;
   const judged = [...judgeAll('Kustomization', kustomizations, now, stallMs), ...judgeAll('HelmRelease', helmReleases, now, stallMs)];
+  const stalled: string[] = [];
   const failing: string[] = [];
   const notes: string[] = [];
   const suspended: string[] = [];
   const unwell: UnwellItem[] = [];
   for (const { label, verdict } of judged) {
-    // The key says whether it fails or only reconciles: an object that went from reconciling to failing got worse.
-    if (verdict.kind === 'failing' || verdict.kind === 'note')
+    // The key says how bad it is: an object that went from reconciling to failing, or from failing to stalled, got worse.
+    if (verdict.kind === 'stalled' || verdict.kind === 'failing' || verdict.kind === 'note')
       unwell.push({
-        key: `flux:${label}${verdict.kind === 'failing' ? '#failing' : ''}`,
+        key: `flux:${label}${verdict.kind === 'note' ? '' : `#${verdict.kind}`}`,
         kind: 'flux',
         name: label,
-        reason: verdict.text,
-        stops: verdict.kind === 'failing' || options.mode === 'final',
+        reason: verdict.kind === 'stalled' ? `stalled: ${verdict.text}` : verdict.text,
+        stops: verdict.kind !== 'note' || options.mode === 'final',
+        ...(verdict.kind === 'stalled' ? { neverBaseline: true } : {}),
       });
-    if (verdict.kind === 'failing') failing.push(`${label}: ${verdict.text}`);
+    if (verdict.kind === 'stalled') stalled.push(`${label}: ${verdict.text}`);
+    else if (verdict.kind === 'failing') failing.push(`${label}: ${verdict.text}`);
     else if (verdict.kind === 'note') notes.push(`${label}: ${verdict.text}`);
     else if (verdict.kind === 'suspended') suspended.push(`${label}: suspended: not evaluated`);
   }
-  const evidence = [...failing, ...notes, ...suspended];
+  const evidence = [...stalled, ...failing, ...notes, ...suspended];
+  if (stalled.length > 0) {
+    const also = failing.length > 0 ? `; also failing: ${joinProblems(failing)}` : '';
+    return { id: ID, title, status: 'failed', summary: `Flux is stalled: ${joinProblems(stalled)}${also}`, evidence, unwell };
+  }
   if (failing.length > 0) {
     return { id: ID, title, status: 'failed', summary: `Flux is failing: ${joinProblems(failing)}`, evidence, unwell };
   }

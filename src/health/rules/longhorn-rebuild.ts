@@ -35,6 +35,8 @@ export type LonghornEngine = z.infer<typeof LonghornEngine>;
 export interface VolumeRebuild {
   /** `pvc-… (namespace/claim)`. */
   volume: string;
+  /** The volume's object name (`pvc-…`), which a baseline keys it by; absent when unreadable. */
+  name?: string;
   /** Its robustness (`degraded`, `faulted`, …), or what stands in for it. */
   robustness: string;
   /** Each replica being rebuilt: where, and how far. */
@@ -63,7 +65,7 @@ export function volumeRebuilds(
   const knownVolumes = parsed(LonghornVolume, volumes);
   const nodeOf = new Map(parsed(LonghornReplica, replicas).map((r) => [r.metadata.name, r.spec.nodeID ?? r.metadata.name]));
   const parsedEngines = parsed(LonghornEngine, engines);
-  return volumes.flatMap((raw, i) => {
+  return volumes.flatMap((raw, i): VolumeRebuild[] => {
     const volume = LonghornVolume.safeParse(raw);
     if (!volume.success) return [{ volume: `volume #${i + 1}`, robustness: 'unreadable', rebuilding: [], errors: [] }];
     const { state, robustness } = volume.data.status ?? {};
@@ -88,6 +90,7 @@ export function volumeRebuilds(
     return [
       {
         volume: volumeLabel(name, knownVolumes),
+        name,
         robustness: `${robustness ?? 'no robustness yet'}${state ? ` (${state})` : ''}`,
         rebuilding,
         errors,

@@ -8,6 +8,7 @@ import {
   judgeAgainstBaseline,
   longhornItems,
   takeBaseline,
+  unchangedSinceBaseline,
 } from '../../../src/health/baseline.ts';
 import type { GateReport } from '../../../src/health/health-gate.ts';
 
@@ -105,6 +106,32 @@ describe('takeBaseline', () => {
     expect(refusals[0]).toContain('flux-system/helm-controller-x');
     expect(refusals[0]).toContain('longhorn-system/longhorn-manager-y');
     expect(refusals[0]).not.toContain('apps/web-1');
+  });
+
+  it('holds a failing Flux object and leaves a stalled one out: the runbook stops on stalled, whatever was before', () => {
+    const failing = {
+      ...flux('HelmRelease apps/web#failing', 'Ready=False (UpgradeFailed: timed out)', true),
+      name: 'HelmRelease apps/web',
+    };
+    const stalled = {
+      ...flux('Kustomization flux-system/apps#stalled', 'stalled: Stalled=True (AccessDenied: denied)', true),
+      name: 'Kustomization flux-system/apps',
+      neverBaseline: true,
+    };
+    const gate = report([check('flux', 'failed', [stalled, failing])]);
+
+    expect(takeBaseline(gate, AT).items.map((i) => i.key)).toEqual(['flux:HelmRelease apps/web#failing']);
+    expect(baselineRefusals(gate)).toEqual([
+      'Flux is stalled, which the runbook stops on and no baseline tolerates: Kustomization flux-system/apps: stalled: Stalled=True (AccessDenied: denied)',
+    ]);
+    // Judged against its own baseline, the gate before the operation passes on the failing object alone.
+    const before = report([check('flux', 'failed', [failing])]);
+    const judged = againstBaseline(before, takeBaseline(before, AT), []);
+    expect([judged.passed, judged.checks[0]?.status, judged.alreadyFailing]).toEqual([
+      true,
+      'warning',
+      ['HelmRelease apps/web: Ready=False (UpgradeFailed: timed out)'],
+    ]);
   });
 
   it('refuses nothing when only workloads are unwell', () => {
@@ -272,5 +299,28 @@ describe('againstBaseline', () => {
 
     expect(againstBaseline(after, undefined, [])).toBe(after);
     expect(alreadyFailingNote(after)).toBe('');
+  });
+});
+
+describe('unchangedSinceBaseline', () => {
+  const baseline = {
+    takenAt: AT,
+    items: [{ key: 'longhorn:pvc-1', kind: 'longhorn' as const, name: 'pvc-1', node: 'talos-w-3', reason: 'degraded (attached)' }],
+  };
+  const volume = { volume: 'pvc-1', name: 'pvc-1', robustness: 'degraded (attached)', rebuilding: [], errors: [] };
+
+  it('lets a volume degraded before, and as degraded now, go unwaited while no node of the operation rebuilds it', () => {
+    expect(unchangedSinceBaseline(volume, baseline, ['talos-w-1'])).toBe(true);
+    expect(unchangedSinceBaseline({ ...volume, rebuilding: [{ node: 'talos-w-2', progress: 10 }] }, baseline, ['talos-w-1'])).toBe(true);
+  });
+
+  it('holds a volume the operation made worse, one not in the baseline, and any without a baseline', () => {
+    expect(unchangedSinceBaseline({ ...volume, robustness: 'faulted (attached)' }, baseline, [])).toBe(false);
+    expect(unchangedSinceBaseline({ ...volume, rebuilding: [{ node: 'talos-w-1', progress: 10 }] }, baseline, ['talos-w-1'])).toBe(false);
+    expect(
+      unchangedSinceBaseline({ ...volume, errors: ['rebuild of the replica on talos-w-1 failed: error'] }, baseline, ['talos-w-1']),
+    ).toBe(false);
+    expect(unchangedSinceBaseline({ ...volume, name: 'pvc-2' }, baseline, [])).toBe(false);
+    expect(unchangedSinceBaseline(volume, undefined, [])).toBe(false);
   });
 });

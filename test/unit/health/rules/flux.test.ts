@@ -51,7 +51,7 @@ describe('evaluateFlux', () => {
     });
   });
 
-  it('fails on Stalled=True with its reason and message', () => {
+  it('fails on Stalled=True as stalled, with its reason and message, an item no baseline tolerates', () => {
     const stalled = flux('apps', {
       conditions: [
         { type: 'Ready', status: 'False', reason: 'InvalidCELExpression', message: 'healthCheckExprs: undeclared reference' },
@@ -66,7 +66,30 @@ describe('evaluateFlux', () => {
       'Kustomization flux-system/apps: Stalled=True (InvalidCELExpression: healthCheckExprs: undeclared reference)',
     ]);
     expect(result.summary).toBe(
-      'Flux is failing: Kustomization flux-system/apps: Stalled=True (InvalidCELExpression: healthCheckExprs: undeclared reference)',
+      'Flux is stalled: Kustomization flux-system/apps: Stalled=True (InvalidCELExpression: healthCheckExprs: undeclared reference)',
+    );
+    expect(result.unwell).toEqual([
+      expect.objectContaining({ key: 'flux:Kustomization flux-system/apps#stalled', stops: true, neverBaseline: true }),
+    ]);
+  });
+
+  it('fails on a retried failure as failing, an item a baseline may hold, and names a stalled object first', () => {
+    const failed = flux('podinfo', {
+      conditions: [
+        { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message: 'Helm upgrade failed: timed out' },
+        { type: 'Ready', status: 'False', reason: 'UpgradeFailed', message: 'Helm upgrade failed: timed out' },
+      ],
+    });
+    const stalled = flux('apps', { conditions: [{ type: 'Stalled', status: 'True', reason: 'AccessDenied', message: 'denied' }] });
+
+    const alone = evaluateFlux([], [failed]);
+    const both = evaluateFlux([stalled], [failed]);
+
+    expect([alone.status, alone.summary.startsWith('Flux is failing: HelmRelease flux-system/podinfo')]).toEqual(['failed', true]);
+    expect(alone.unwell).toEqual([expect.objectContaining({ key: 'flux:HelmRelease flux-system/podinfo#failing', stops: true })]);
+    expect(alone.unwell?.[0]?.neverBaseline).toBeUndefined();
+    expect(both.summary).toMatch(
+      /^Flux is stalled: Kustomization flux-system\/apps: Stalled=True .*; also failing: HelmRelease flux-system\/podinfo/,
     );
   });
 
@@ -222,8 +245,11 @@ describe('evaluateFlux', () => {
     const late = evaluateFlux([attempt], [], { now: NOW, stallMs: 15 * 60_000 });
     expect([late.status, late.evidence]).toEqual([
       'failed',
-      ['Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied for 20 min (window 15 min)'],
+      [
+        'Kustomization flux-system/apps: revision main@sha1:ffff attempted, main@sha1:0a1b2c applied for 20 min: not progressed within 15 min',
+      ],
     ]);
+    expect(late.unwell).toEqual([expect.objectContaining({ key: 'flux:Kustomization flux-system/apps#stalled', neverBaseline: true })]);
   });
 
   it('fails a HelmRelease caught at the start of a retry by its failure count', () => {

@@ -32,6 +32,7 @@ describe('volumeRebuilds', () => {
     expect(rebuilds).toEqual([
       {
         volume: 'pvc-a (apps/data-pvc-a)',
+        name: 'pvc-a',
         robustness: 'degraded (attached)',
         rebuilding: [{ node: 'talos-prd-cp-1', progress: 42 }],
         errors: [],
