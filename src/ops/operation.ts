@@ -158,6 +158,12 @@ export const TerraformPlan = z.object({
   listing: z.array(z.string()).default([]),
   /** Hostnames of the VMs the plan creates: nodes to watch join. */
   adds: z.array(z.string()).default([]),
+  /**
+   * The addresses of the nodes whose VMs the plan replaces or destroys, whose disruption budgets the
+   * gates judge: empty when it takes no node away ("no drain judged here"); absent when a VM's node
+   * has no known address, and every budget is judged.
+   */
+  drainNodes: z.array(z.string()).optional(),
   /** `talos_version` as the plan moves it, from `output_changes`. */
   talosVersion: z.object({ from: z.string().optional(), to: z.string() }).optional(),
   /** The Talos and Kubernetes versions the plan declares (or why each could not be read): the Apply checks them against what runs again. */

@@ -556,3 +556,32 @@ describe('an Apply that a failure spent', () => {
     ]);
   }, 240_000);
 });
+
+describe('a routine apply that takes no node away', () => {
+  let r: Harness;
+
+  afterAll(async () => {
+    await r?.stop();
+  });
+
+  it('is not refused by a disruption budget only a drain would meet, and says no drain is judged here', async () => {
+    // Arrange: apps/podinfo allows no disruption on staging; the change replaces no VM.
+    r = await startHarness();
+    r.sim.faults.set('staging', { pdbBlocked: ['podinfo'] });
+    await r.sim.terraform.changePatch('staging');
+    await r.sim.terraform.commit('a sysctl patch while a budget allows no disruption');
+
+    // Act
+    const p = await requestUpgrade(r, 'plan', { channel: CHANNELS.staging });
+    const planned = await waitForRootState(r, p, /waiting for an approver's Apply|refused/, CHANNELS.staging);
+    await r.slack.clickButton({ user: USERS.carol, channel: CHANNELS.staging, messageTs: p.root.ts, actionId: APPLY });
+    const done = await waitForRootState(r, p, /completed|stopped|cancelled/, CHANNELS.staging, 90_000);
+
+    // Assert
+    expect(planned.text).toContain("waiting for an approver's Apply");
+    expect(JSON.stringify(planned.blocks)).toContain('No drain judged here: the plan replaces or destroys no VM');
+    expect(done.text).toContain('completed');
+    const applied = r.sim.calls.filter((c) => c.bin === 'tofu' && c.cluster === 'staging' && c.argv[0] === 'apply');
+    expect(applied).toHaveLength(1);
+  }, 180_000);
+});

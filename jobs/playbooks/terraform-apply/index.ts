@@ -20,7 +20,7 @@ import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import { parseEtcdMembers } from '../../../src/talos/parse-etcd-members.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
-import { reviewPlan, vmKeys } from '../../../src/tofu/parse-plan.ts';
+import { reviewPlan, vmKeys, type PlanReview } from '../../../src/tofu/parse-plan.ts';
 import { showPlanJson } from '../../../src/tofu/show-plan.ts';
 import { fileSha256, runPlan } from '../../../src/tofu/run-plan.ts';
 import { assertPlanSpace, DEFAULT_PLAN_SPACE_BYTES, planSpaceUsage, PlanSpaceFull } from '../../../src/tofu/plan-space.ts';
@@ -166,6 +166,10 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     if (!HOSTNAME.test(name))
       judged.refusals.push(`the plan creates a VM keyed ${JSON.stringify(name)}, which is not a hostname the bot can watch join`);
 
+  const drainNodes = review === undefined ? undefined : nodesTakenAway(review, cluster);
+  if (drainNodes?.length === 0)
+    judged.notes.push('No drain judged here: the plan replaces or destroys no VM, so no disruption budget holds the apply.');
+
   const commit = tree.commit;
   // The runbook promotes "the same reviewed change": a staging apply of the same commit that passed staging's gate (it completed).
   const rehearsal =
@@ -180,6 +184,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     changes: review?.changes.map((c) => ({ address: c.address, action: c.action })) ?? [],
     listing: review ? groupedChanges(review) : [],
     adds,
+    ...(drainNodes === undefined ? {} : { drainNodes }),
     ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
     ...(review ? { declared: review.declared, declaredMoves: moves } : {}),
     ...(iso === undefined ? {} : { iso }),
@@ -189,6 +194,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     notes: judged.notes,
     rehearsal,
     data: { terraform } satisfies TerraformApplyData,
+    ...(drainNodes === undefined ? {} : { common: { drainNodes } }),
     target: {},
     steps: [
       { id: 'snapshot', kind: 'snapshot', status: 'pending' },
@@ -415,7 +421,9 @@ export async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<S
     workers: [...new Set([...ctx.cluster.workers, ...joined.filter((j) => j.role === 'worker').map((j) => j.address)])],
   };
   // The nodes the apply added are new: anything unwell on them stops, as anything that got worse elsewhere.
+  const drainNodes = terraformData(op).terraform?.drainNodes;
   const gate = await walkGate(ctx, cluster, {
+    ...(drainNodes === undefined ? {} : { drainNodes }),
     baseline: {
       baseline: op.baseline,
       nodes: op.steps.flatMap((s) => (s.joined === undefined ? [] : [s.joined.address, ...(s.nodeName ? [s.nodeName] : [])])),
@@ -485,7 +493,10 @@ export const terraformApplyPlaybook: Playbook = {
       step.kind === 'node-join' && !HOSTNAME.test(step.nodeName ?? '') ? [`${JSON.stringify(step.nodeName)} is not a hostname`] : [],
     ),
   runStep(ctx, op, step) {
-    if (step.kind === 'snapshot') return snapshotStep(ctx, op);
+    if (step.kind === 'snapshot') {
+      const drainNodes = terraformData(op).terraform?.drainNodes;
+      return snapshotStep(ctx, op, drainNodes === undefined ? {} : { drainNodes });
+    }
     if (step.kind === 'tofu-apply') return applyPlan(ctx, op, step);
     if (step.kind === 'node-join') return watchJoin(ctx, op, step);
     return gateAfterApply(ctx, op);
@@ -516,3 +527,15 @@ export const terraformApplyPlaybook: Playbook = {
   },
   recordAppendix: (deps, op) => readFile(join(planDirOf(deps, op.id), 'tfplan.txt'), 'utf8').catch(() => undefined),
 };
+
+/**
+ * The nodes a plan takes away: those whose VM it replaces or destroys. The runbook judges disruption
+ * budgets for the nodes an operation drains; an apply drains none, and only a node whose VM goes has
+ * its budgets judged. Undefined when such a VM's hostname has no observed address: then every budget is.
+ */
+function nodesTakenAway(review: PlanReview, cluster: ClusterConfig): string[] | undefined {
+  const names = [...vmKeys(review, 'replace'), ...vmKeys(review, 'forget-replace'), ...vmKeys(review, 'delete')];
+  const byName = new Map(Object.entries(cluster.nodeNames ?? {}).map(([address, name]) => [name, address]));
+  const addresses = names.map((name) => byName.get(name));
+  return addresses.every((a) => a !== undefined) ? [...new Set(addresses)] : undefined;
+}
