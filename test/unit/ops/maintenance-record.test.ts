@@ -162,7 +162,7 @@ describe('maintenanceRecordMarkdown', () => {
 
     // Assert
     expect(markdown).toContain('- Result: refused (etcd has no leader)\n');
-    expect(markdown).toContain('- Commit: not recorded (the operation did not complete)\n');
+    expect(markdown).toContain('- Commit: not recorded (the operation never started)\n');
     expect(markdown).toContain('- Snapshot: none\n');
     expect(markdown).toContain('- Started by: - at -\n- Ended: -\n- Validation: -\n');
     expect(markdown).toContain('## Approvals\n\nnone\n');
