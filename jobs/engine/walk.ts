@@ -15,6 +15,7 @@ import { WALKING } from '../../src/ops/state-machine.ts';
 import { cancelRefusal, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
+import { declaredWindows } from '../../src/config/maintenance-window.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { storedVersionProblems } from '../../src/rules/versions.ts';
 import { supportTable } from '../../src/talos/compatibility.ts';
@@ -223,7 +224,7 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
     return false;
   }
   if (op.state === 'waiting-window' && op.windowWait?.step === step.id) return true;
-  const status = windowStatus(cluster.maintenanceWindows, now);
+  const status = windowStatus(declaredWindows(cluster.maintenanceWindows), now);
   const opensAt = status.inside ? undefined : status.nextStart?.toISOString();
   const nonce = newNonce();
   // An operation-wide approval was given for the window it saw: once that closes, the steps after it ask a person again.

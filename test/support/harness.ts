@@ -138,6 +138,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       // The Longhorn workers, as an operator declares them: the nodes built from the Longhorn installer.
       production: {
         longhornNodes: production.nodes.filter((n) => n.schematic === production.terraform.longhornSchematic).map((n) => n.address),
+        // Production takes no change without a declared window: the tests that are not about windows take changes at any time.
+        maintenanceWindows: 'always',
         ...managed('production'),
         ...options.inventory?.extra?.production,
       },
