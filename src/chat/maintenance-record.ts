@@ -23,6 +23,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
           `- Staging rehearsal: ${op.rehearsal.stagingOp ?? (op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}` : 'none in the records')}`,
         ]
       : []),
+    ...outsideWindowLines(op),
     ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
     ...terraformLines(op),
     ...continuationLines(op),
@@ -68,6 +69,17 @@ export function commitText(op: Operation): string {
   const commit = recordedCommit(op);
   if (commit !== undefined) return commit;
   return op.startedAt === undefined ? 'not recorded (the operation never started)' : 'none: the Terraform directory is not a git checkout';
+}
+
+/** Steps started outside the maintenance window, and the approvers who chose to (an earlier version took one). */
+function outsideWindowLines(op: Operation): string[] {
+  return op.steps.flatMap((s) => {
+    const o = s.windowOverride;
+    if (o === undefined) return [];
+    const second =
+      o.secondBy === undefined ? 'no second approver (one sufficed then)' : `confirmed by ${o.secondBy} at ${o.secondAt ?? '?'}`;
+    return [`- Started outside the maintenance window: ${s.node ?? s.id}, asked by ${o.by} at ${o.at}, ${second}`];
+  });
 }
 
 /** Whether one approval covered the operation (`approvalScope: operation`), or this step went on such an approval. */
