@@ -6,6 +6,17 @@ import { windowStatus } from '../../src/rules/maintenance-window.ts';
 /** The maintenance windows as the bot reads them: open now, or when the next opens, in the reader's own time zone (Slack's date token). */
 export function windowCheck(cluster: ClusterConfig, now: Date): DoctorFinding[] {
   const base = { check: 'Maintenance windows', cluster: cluster.name };
+  if (cluster.maintenanceWindows === 'always') {
+    if (cluster.environment !== 'production') return [{ ...base, status: 'ok', found: '`always`; staging is not restricted to windows' }];
+    return [
+      {
+        ...base,
+        status: 'warn',
+        found: '`always`: production changes are taken at any time, with no window',
+        fix: 'declare `maintenanceWindows` (a cron start, a duration and a time zone each) so production changes wait for a window',
+      },
+    ];
+  }
   const windows = cluster.maintenanceWindows;
   if (windows.length === 0) {
     if (cluster.environment !== 'production')
@@ -13,9 +24,9 @@ export function windowCheck(cluster: ClusterConfig, now: Date): DoctorFinding[] 
     return [
       {
         ...base,
-        status: 'warn',
-        found: 'none declared, so production changes are taken at any time',
-        fix: 'declare `maintenanceWindows` in the inventory if changes should wait for one',
+        status: 'fail',
+        found: 'none declared, so production refuses every mutating operation',
+        fix: 'declare `maintenanceWindows` in the inventory, or `maintenanceWindows: always` to take changes at any time',
       },
     ];
   }

@@ -9,11 +9,13 @@ import { againstBaseline, type Baseline } from '../../src/health/baseline.ts';
 import { runHealthGateSettingAside, type SetAside } from '../../src/health/gate-setting-aside.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { gitHead } from '../../src/tofu/git-head.ts';
+import { terraformWorkDir } from '../../src/config/terraform-repo.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
 import { WALKING } from '../../src/ops/state-machine.ts';
 import { cancelRefusal, spendApprovals } from '../../src/ops/transitions.ts';
 import { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
+import { declaredWindows } from '../../src/config/maintenance-window.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
 import { storedVersionProblems } from '../../src/rules/versions.ts';
 import { supportTable } from '../../src/talos/compatibility.ts';
@@ -175,10 +177,9 @@ function asFailure(error: unknown, log: Logger): StepFailure {
 async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperation): Promise<void> {
   const { deps, cluster } = ctx;
   const { validation, followUp } = await playbook.complete(ctx, op);
-  const commit = await gitHead(cluster.terraformDir);
   const endedAt = deps.now().toISOString();
   const done = await deps.audit.record(op.id, { actor: 'bot', event: 'completed', detail: validation }, toOperator(op, followUp), (o) =>
-    o.state === 'running' ? { ...o, state: 'completed', endedAt, commit, validation } : undefined,
+    o.state === 'running' ? { ...o, state: 'completed', endedAt, validation } : undefined,
   );
   if (done.state !== 'completed' || done.endedAt !== endedAt) return;
   if (playbook.lock === 'cluster') await deps.lock.release(cluster.name, op.id);
@@ -223,7 +224,7 @@ async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operatio
     return false;
   }
   if (op.state === 'waiting-window' && op.windowWait?.step === step.id) return true;
-  const status = windowStatus(cluster.maintenanceWindows, now);
+  const status = windowStatus(declaredWindows(cluster.maintenanceWindows), now);
   const opensAt = status.inside ? undefined : status.nextStart?.toISOString();
   const nonce = newNonce();
   // An operation-wide approval was given for the window it saw: once that closes, the steps after it ask a person again.
@@ -294,6 +295,20 @@ function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation
 }
 
 /**
+ * The commit of the Terraform the operation works from, read once when its first run begins: the
+ * bot's own checkout with a `terraformRepo`, else the `terraformDir`. A reviewed plan names its own
+ * commit, which wins in the record; a later fetch (another cluster's plan moving the checkout) never
+ * rewrites what this operation used. Kept whatever the ending, so a stopped or cancelled one has it too.
+ */
+async function recordCommit(ctx: WalkContext, opId: string): Promise<void> {
+  const op = await ctx.deps.store.get(opId);
+  if (op === undefined || op.commit !== undefined || !WALKING.includes(op.state)) return;
+  const commit = await gitHead(terraformWorkDir(ctx.cluster));
+  if (commit === undefined) return;
+  await ctx.deps.store.update(opId, (o) => (o.commit === undefined && WALKING.includes(o.state) ? { ...o, commit } : undefined));
+}
+
+/**
  * Walks an operation's stored steps from the first unfinished one. A run ends when a step
  * needs a person (the click enqueues the next run), when it waits for a window, at the first
  * failure, or when done. Every write is a compare-and-set on the state it expects, so a
@@ -313,6 +328,7 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
   // Every call that changes the cluster first checks the lock is still this operation's.
   const ctx = holdsCluster ? fencedContext(walk, opId) : walk;
   const { deps } = ctx;
+  await recordCommit(ctx, opId);
   for (;;) {
     const op = await deps.store.get(opId);
     if (!op || !WALKING.includes(op.state) || !isPosted(op)) return;

@@ -12,7 +12,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     `- Cluster: ${op.cluster}`,
     `- Operation: ${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
     `- Result: ${op.state}${op.reason ? ` (${plainTimes(op.reason)})` : ''}`,
-    `- Commit: ${op.commit ?? terraformPlanOf(op)?.commit ?? (op.state === 'completed' ? 'not a git checkout' : 'not recorded (the operation did not complete)')}`,
+    `- Commit: ${commitText(op)}`,
     `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node}, at ${op.snapshot.path})` : 'none'}`,
     `- Requested by: ${op.requestedBy} at ${op.createdAt}`,
     `- Started by: ${op.startedBy ?? '-'} at ${op.startedAt ?? '-'}`,
@@ -23,6 +23,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
           `- Staging rehearsal: ${op.rehearsal.stagingOp ?? (op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}` : 'none in the records')}`,
         ]
       : []),
+    ...outsideWindowLines(op),
     ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
     ...terraformLines(op),
     ...continuationLines(op),
@@ -53,6 +54,32 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     ...(appendix === undefined ? [] : ['## Terraform plan as reviewed (tofu show)', '', '```', appendix.trimEnd(), '```', '']),
   ];
   return lines.join('\n');
+}
+
+/**
+ * The commit the operation worked from: the reviewed plan's own when it carries one (the apply runs
+ * on it, whatever the checkout held when the run began), else the one read when it started.
+ */
+export function recordedCommit(op: Operation): string | undefined {
+  return terraformPlanOf(op)?.commit ?? op.commit;
+}
+
+/** The commit as the record says it, or why there is none. */
+export function commitText(op: Operation): string {
+  const commit = recordedCommit(op);
+  if (commit !== undefined) return commit;
+  return op.startedAt === undefined ? 'not recorded (the operation never started)' : 'none: the Terraform directory is not a git checkout';
+}
+
+/** Steps started outside the maintenance window, and the approvers who chose to (an earlier version took one). */
+function outsideWindowLines(op: Operation): string[] {
+  return op.steps.flatMap((s) => {
+    const o = s.windowOverride;
+    if (o === undefined) return [];
+    const second =
+      o.secondBy === undefined ? 'no second approver (one sufficed then)' : `confirmed by ${o.secondBy} at ${o.secondAt ?? '?'}`;
+    return [`- Started outside the maintenance window: ${s.node ?? s.id}, asked by ${o.by} at ${o.at}, ${second}`];
+  });
 }
 
 /** Whether one approval covered the operation (`approvalScope: operation`), or this step went on such an approval. */

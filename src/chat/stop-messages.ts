@@ -124,7 +124,9 @@ export function windowWaitMessage(
     text,
     blocks: [
       section(escapeMrkdwn(text)),
-      context('Nothing is touched while it waits. An approver may start the step now, outside the window; the record says who did.'),
+      context(
+        'Nothing is touched while it waits. Two approvers may start the step now, outside the window: each clicks, and the record names both.',
+      ),
       actions(`window-${op.id}-${nonce}`, [
         {
           text: 'Start outside the window',
@@ -133,7 +135,7 @@ export function windowWaitMessage(
           style: 'danger',
           confirm: {
             title: 'Start outside the window?',
-            text: `Starts ${presentation.stepLabel(step)} now, outside ${op.cluster}'s maintenance window.`,
+            text: `Asks to start ${presentation.stepLabel(step)} now, outside ${op.cluster}'s maintenance window; it starts once a second approver clicks too.`,
             confirm: 'Start now',
             deny: 'Wait',
           },

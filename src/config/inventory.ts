@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, describeIssues } from './config-error.ts';
 import { clusterConflicts, duplicateKeyProblems, knownKeysAt, unknownKeyFix, type SchemaNode } from './inventory-problems.ts';
-import { windowProblem } from './maintenance-window.ts';
+import { declaredWindows, windowProblem } from './maintenance-window.ts';
 import { ClusterSchedules } from './schedules.ts';
 import { TalosSupport, type TalosMinorSupport } from './talos-support.ts';
 
@@ -143,7 +143,14 @@ const ClusterSchema = z
       .describe(
         'What one approval covers: `node` (default) asks before every control plane; `operation` lets one approval cover every control plane of the operation, and asks again after any failure or Retry.',
       ),
-    maintenanceWindows: z.array(MaintenanceWindow).default([]),
+    maintenanceWindows: z
+      .union([z.literal('always'), z.array(MaintenanceWindow)], {
+        error: 'must be a list of windows ({start, durationMinutes, timeZone}) or the word always',
+      })
+      .default([])
+      .describe(
+        'When production changes are taken: a list of windows, or `always` (any time, which `/talos doctor` flags). A production cluster that declares neither is refused every mutating operation.',
+      ),
     /** Allow production operations outside the declared windows. */
     allowOutsideWindows: z.boolean().default(false),
     terraformOutputs: TerraformOutputNames.optional(),
@@ -185,7 +192,7 @@ const ClusterSchema = z
         path: ['terraformOutputs', 'talosVersion'],
         message: `both terraformOutputs.talosVersion and declaredVersions.talos name the declared Talos version's output: keep declaredVersions.talos (${ctx.value.declaredVersions.talos}) and remove terraformOutputs.talosVersion`,
       });
-    ctx.value.maintenanceWindows.forEach((window, i) => {
+    declaredWindows(ctx.value.maintenanceWindows).forEach((window, i) => {
       const problem = windowProblem(window);
       if (problem !== undefined) ctx.issues.push({ code: 'custom', input: window, path: ['maintenanceWindows', i], message: problem });
     });
@@ -290,9 +297,21 @@ export function renderInventorySchema(): string {
 
 let schemaForHints: SchemaNode | undefined;
 
+/**
+ * A value that fits none of a union's forms, as the form it was written in reads it: the one form
+ * whose failures lie inside the value (a window's misspelt key) rather than at it (not the word
+ * `always`). When no single form is that close, the union's own message says what is accepted.
+ */
+function unionBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union') return [issue];
+  const inside = issue.errors.filter((form) => form.some((i) => i.path.length > 0 || i.code === 'unrecognized_keys'));
+  if (inside.length !== 1) return [issue];
+  return inside[0]!.map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
+}
+
 /** Schema issues, one line each; an unknown key also says which known key it most likely misspells. */
 function schemaProblems(issues: readonly z.core.$ZodIssue[]): string[] {
-  return issues.flatMap((issue) => {
+  return issues.flatMap(unionBranch).flatMap((issue) => {
     const hints = { '': 'the file must be a mapping with a top-level `clusters:` key' };
     if (issue.code !== 'unrecognized_keys') return describeIssues([issue], hints);
     schemaForHints ??= inventoryJsonSchema() as SchemaNode;

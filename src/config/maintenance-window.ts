@@ -10,6 +10,14 @@ export interface MaintenanceWindow {
   timeZone: string;
 }
 
+/** A cluster's windows as the inventory declares them: a list, or `always` (changes at any time). */
+export type DeclaredWindows = readonly MaintenanceWindow[] | 'always';
+
+/** The windows a declaration lists: none for `always`. */
+export function declaredWindows(declared: DeclaredWindows): readonly MaintenanceWindow[] {
+  return declared === 'always' ? [] : declared;
+}
+
 /** The window's start times, read in its time zone; paused, so reading it schedules nothing. */
 export function windowSchedule(window: MaintenanceWindow): Cron {
   return new Cron(window.start, { timezone: window.timeZone, paused: true });

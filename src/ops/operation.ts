@@ -53,8 +53,12 @@ export const Step = z.object({
   fromVersion: z.string().optional(),
   /** A node a Terraform apply added, once it joined: its address and role, for the gate that follows. */
   joined: z.object({ address: z.string(), role: z.enum(['controlplane', 'worker']) }).optional(),
-  /** An approver's explicit word to start this step outside the maintenance window. */
-  windowOverride: z.object({ by: z.string(), at: z.string() }).optional(),
+  /**
+   * Two approvers' explicit word to start this step outside the maintenance window: the first
+   * (`by`) and the distinct second who confirmed (`secondBy`). An operation stored by an earlier
+   * version, which needed one, has no second.
+   */
+  windowOverride: z.object({ by: z.string(), at: z.string(), secondBy: z.string().optional(), secondAt: z.string().optional() }).optional(),
 });
 export type Step = z.infer<typeof Step>;
 
@@ -298,7 +302,16 @@ export const OperationFields = z.object({
     })
     .optional(),
   /** Set while the operation waits for its maintenance window: the step, the override button's nonce and when the window opens. */
-  windowWait: z.object({ step: z.string(), nonce: z.string(), since: z.string(), opensAt: z.string().optional() }).optional(),
+  windowWait: z
+    .object({
+      step: z.string(),
+      nonce: z.string(),
+      since: z.string(),
+      opensAt: z.string().optional(),
+      /** The first approver who asked to start outside the window: the step waits for a second, distinct approver. */
+      firstOverride: z.object({ by: z.string(), at: z.string() }).optional(),
+    })
+    .optional(),
   /** Production only: the completed staging operation to the same version (or of the same Terraform commit) and the link to its thread, or none found. */
   rehearsal: z
     .object({

@@ -1,4 +1,4 @@
-import { windowSchedule, type MaintenanceWindow } from '../config/maintenance-window.ts';
+import { windowSchedule, type DeclaredWindows, type MaintenanceWindow } from '../config/maintenance-window.ts';
 
 export type WindowStatus = { inside: true; endsAt: Date } | { inside: false; nextStart: Date | undefined };
 
@@ -21,23 +21,30 @@ export function windowStatus(windows: readonly MaintenanceWindow[], now: Date): 
 
 export interface WindowPolicy {
   environment: 'staging' | 'production';
-  maintenanceWindows: readonly MaintenanceWindow[];
+  maintenanceWindows: DeclaredWindows;
   allowOutsideWindows: boolean;
 }
 
-/** Why a production change is refused now: no window is open, and when the next one opens (undefined when none will). */
+/**
+ * Why a production change is refused now: no window is open, and when the next one opens (undefined
+ * when none will); or production declares no window at all (`undeclared`), so it takes no change until one is.
+ */
 export interface OutsideWindow {
   nextStart: Date | undefined;
+  undeclared?: true;
 }
 
 /**
  * The runbook promotes changes "to production during a maintenance window". A production
- * cluster that declares windows refuses mutating operations outside them, unless its
- * inventory allows it; staging, and a production cluster with no windows declared, are
- * not restricted. The sentence an operator reads is the presenter's (src/chat/window-refusal.ts).
+ * cluster refuses mutating operations outside its declared windows, unless its inventory allows
+ * it; one that declares no window refuses them all until it declares one, or declares `always`
+ * (any time). Staging is not restricted. The sentence an operator reads is the presenter's
+ * (src/chat/window-refusal.ts).
  */
 export function outsideWindow(cluster: WindowPolicy, now: Date): OutsideWindow | undefined {
-  if (cluster.environment !== 'production' || cluster.maintenanceWindows.length === 0 || cluster.allowOutsideWindows) return undefined;
+  if (cluster.environment !== 'production' || cluster.maintenanceWindows === 'always') return undefined;
+  if (cluster.maintenanceWindows.length === 0) return { nextStart: undefined, undeclared: true };
+  if (cluster.allowOutsideWindows) return undefined;
   const status = windowStatus(cluster.maintenanceWindows, now);
   return status.inside ? undefined : { nextStart: status.nextStart };
 }

@@ -328,7 +328,7 @@ export function gatedCallWithoutFreshApproval(e: RunEvidence): Violation[] {
  */
 export function stepOutsideWindow(e: RunEvidence): Violation[] {
   const { environment, maintenanceWindows, allowOutsideWindows } = e.inventory;
-  if (environment !== 'production' || maintenanceWindows.length === 0 || allowOutsideWindows) return [];
+  if (environment !== 'production' || maintenanceWindows === 'always' || maintenanceWindows.length === 0 || allowOutsideWindows) return [];
   const out: Violation[] = [];
   for (const op of e.operations.filter((o) => o.cluster === e.cluster)) {
     for (const step of op.steps) {

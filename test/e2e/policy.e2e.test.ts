@@ -84,6 +84,24 @@ describe('maintenance windows', () => {
     );
   });
 
+  it('refuses every mutating operation on a production cluster that declares no window, and says how to declare one', async () => {
+    // Arrange: production declares neither windows nor `always`.
+    h = await startHarness({ inventory: { extra: { production: { maintenanceWindows: [] } } } });
+    const since = h.sim.calls.length;
+
+    // Act
+    const upgrade = await h.command(`upgrade talos ${TARGET}`);
+    const k8s = await h.command('upgrade k8s 1.34.2');
+    const staging = await h.command(`upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+
+    // Assert
+    expect(upgrade).toContain('this cluster declares none, so it takes no change');
+    expect(upgrade).toContain('`maintenanceWindows: always`');
+    expect(k8s).toContain('this cluster declares none');
+    expect(staging).toContain('Preflight for the Talos upgrade of *staging*');
+    expect(h.sim.calls.slice(since).filter((c) => c.cluster === 'production' && c.argv[0] === 'upgrade')).toEqual([]);
+  });
+
   it('lets the inventory allow production changes outside the windows', async () => {
     h = await startHarness({ inventory: { extra: { production: { maintenanceWindows: [windowAt(6, 60)], allowOutsideWindows: true } } } });
     expect(await h.command(`upgrade talos ${TARGET}`)).toContain('Preflight for the Talos upgrade of *production*');

@@ -2,6 +2,7 @@
  * The simulated Talos estate: one in-memory state served to the fake `talosctl`/`tofu`
  * executables, one Kubernetes API per cluster and an Image Factory, all on 127.0.0.1.
  */
+import { SIM_STATE_URL } from './tofu.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -275,7 +276,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const snapshotDir = join(dir, 'snapshots', shape.name);
     await mkdir(terraformDir, { recursive: true });
     await mkdir(snapshotDir, { recursive: true });
-    await writeFile(join(terraformDir, 'main.tf'), `# Terraform root of the simulated ${shape.name} cluster.\n`);
+    await writeFile(join(terraformDir, 'main.tf'), rootModule(shape.name));
     const credentials = createCredentials({
       cluster: shape.name,
       canary,
@@ -324,4 +325,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     bin,
     terraform,
   });
+}
+
+/**
+ * A cluster root's `main.tf`: its state lives behind a backend the root module names, as the
+ * estate's does, so any checkout of the repository at this root reads the same state (see `stateOf` in tofu.ts).
+ */
+function rootModule(cluster: string): string {
+  return `# Terraform root of the simulated ${cluster} cluster.\nterraform {\n  backend "http" {\n    address = "${SIM_STATE_URL}/${cluster}"\n  }\n}\n`;
 }

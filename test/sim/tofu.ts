@@ -1,5 +1,6 @@
 /** A fake `tofu` for the cluster's Terraform directory: outputs, fmt, validate, plan, show and apply (reference/tofu-facts.md). */
-import { isAbsolute, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { ExecIO } from './exec-io.ts';
 import { readDeclaredInputs } from './terraform.ts';
 import { applyPlan, type ApplyRuntime } from './tofu-apply.ts';
@@ -27,6 +28,23 @@ function option(args: string[], name: string): string | boolean | undefined {
   return undefined;
 }
 
+/** Where the simulated clusters' state lives, as each root module's backend block names it. */
+export const SIM_STATE_URL = 'http://tofu-state.sim.invalid/state';
+
+/**
+ * The cluster whose state a tofu run in `cwd` works on. OpenTofu takes the backend from the root
+ * module in the working directory (opentofu/opentofu v1.9.0, website/docs/language/settings/backends/configuration.mdx:
+ * "Backend configuration ... in the root module"), so a git copy of the repository elsewhere (the bot's
+ * `terraformRepo` checkout) reads the same state as the operator's directory. Nothing else names a cluster.
+ */
+async function stateOf(state: SimState, cwd: string): Promise<SimCluster | undefined> {
+  const mine = Object.values(state.clusters).find((c) => resolve(c.terraformDir) === resolve(cwd));
+  if (mine !== undefined) return mine;
+  const root = await readFile(join(cwd, 'main.tf'), 'utf8').catch(() => '');
+  const address = /backend\s+"http"\s*\{[^}]*address\s*=\s*"([^"]+)"/.exec(root)?.[1];
+  return Object.values(state.clusters).find((c) => address === `${SIM_STATE_URL}/${c.name}`);
+}
+
 /**
  * Runs one tofu invocation. `runtime` (the simulator's clock, machine lifecycle and recorder) is
  * what `apply` needs to change the machines; without it apply fails as if tofu could not reach them.
@@ -43,7 +61,7 @@ export async function runTofu(
   const argv = request.argv.filter((a) => a !== chdir);
   const [command, ...rest] = argv;
   const args = rest.filter((a) => !a.startsWith('-'));
-  const cluster = Object.values(state.clusters).find((c) => resolve(c.terraformDir) === resolve(cwd));
+  const cluster = await stateOf(state, cwd);
   if (cluster) call.cluster = cluster.name;
   switch (command) {
     case 'version':

@@ -105,6 +105,9 @@ const talosctl: Talosctl = { binary: 'talosctl', run: unreachable };
 const session = (cluster: ClusterConfig): ClusterSession =>
   ({ cluster, estate: agreeingEstate(cluster), kube: {}, talosctl: () => Promise.resolve(talosctl) }) as unknown as ClusterSession;
 
+/** Production takes no change without a declared window: the tests that are not about windows declare it takes them at any time. */
+const ANY_TIME = '    maintenanceWindows: always\n';
+
 export function inventory(overrides = ''): Inventory {
   return parseInventory(
     `clusters:
@@ -118,7 +121,7 @@ export function inventory(overrides = ''): Inventory {
     snapshotDir: /var/backups/talos-etcd
     operators: [U0ALICE, U0BOB]
     approvers: [U0CAROL, U0DAVE]
-${overrides}`,
+${overrides.includes('maintenanceWindows:') ? '' : ANY_TIME}${overrides}`,
     'engine-test.yaml',
   );
 }

@@ -122,6 +122,7 @@ export function inventoryOf(shape: ClusterShape, dirs: { terraformDir: string; s
     snapshotDir: ${dirs.snapshotDir}
     operators: [U0ALICE, U0BOB]
     approvers: [U0CAROL, U0DAVE]
+    maintenanceWindows: always
 `,
     'fake-cluster.yaml',
   );

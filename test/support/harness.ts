@@ -21,6 +21,11 @@ export interface HarnessOptions {
   extraChannels?: EmulatorChannel[];
   /** Extra inventory settings. */
   inventory?: InventoryOptions;
+  /**
+   * Clusters whose Terraform the bot fetches itself (`terraformRepo`): its own copy of the simulated
+   * repository under a `terraformDir` of its own, tofu run in the cluster's root of that copy.
+   */
+  managedTerraform?: string[];
   timing?: Partial<SimTiming>;
   /** Simulated cluster shapes; a `production` one is expected. Default: the simulator's staging and production. */
   clusters?: ClusterShape[];
@@ -122,6 +127,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     usergroups: [{ id: 'S0SRE', users: [USERS.dave] }],
   });
   const production = sim.cluster('production');
+  const managed = (name: string): Record<string, unknown> =>
+    options.managedTerraform?.includes(name) === true
+      ? { terraformDir: join(dir, 'bot-terraform', name), terraformRepo: { url: sim.terraform.root, ref: 'main', path: name } }
+      : {};
   const inventoryPath = await writeInventory(sim, {
     approvers: [USERS.carol, 'S0SRE'],
     ...options.inventory,
@@ -129,9 +138,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       // The Longhorn workers, as an operator declares them: the nodes built from the Longhorn installer.
       production: {
         longhornNodes: production.nodes.filter((n) => n.schematic === production.terraform.longhornSchematic).map((n) => n.address),
+        // Production takes no change without a declared window: the tests that are not about windows take changes at any time.
+        maintenanceWindows: 'always',
+        ...managed('production'),
         ...options.inventory?.extra?.production,
       },
-      ...(options.inventory?.extra?.staging ? { staging: options.inventory.extra.staging } : {}),
+      staging: { ...managed('staging'), ...options.inventory?.extra?.staging },
     },
   });
   const httpPort = await freePort();
@@ -167,6 +179,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   if (options.deferStart !== true) {
     await bot.start();
     if (!options.http) await slack.waitForConnections(1);
+    // The bot fetches its copies of the repository after it connects: a test starts once it has, and has initialised them.
+    for (const cluster of options.managedTerraform ?? [])
+      await slack.waitFor(() => sim.calls.some((c) => c.bin === 'tofu' && c.cluster === cluster && c.argv[0] === 'init'), {
+        timeoutMs: 30_000,
+        description: `the bot's first fetch of ${cluster}'s Terraform repository`,
+      });
   }
   const extraBots: BotProcess[] = [];
   return {

@@ -66,6 +66,8 @@ export type RefusalCode =
   /** The move was already made (by this click redelivered, or by someone else). */
   | 'already'
   | 'four-eyes'
+  /** A move that takes two approvers, asked again by the first. */
+  | 'second-approver'
   | 'window'
   /** Another operation holds the cluster. */
   | 'locked'

@@ -36,28 +36,65 @@ export async function retry(deps: MoveDeps, click: OperationClick): Promise<Move
   return { ok: true, op: after };
 }
 
-/** An approver's explicit word to start the waiting step outside the window; four eyes apply, and the record says who. */
+/**
+ * An approver's explicit word to start the waiting step outside the window. The runbook keeps
+ * production changes to a window, so leaving it takes two distinct approvers: the first click is
+ * recorded and waits; a second approver's click starts the step. Four eyes apply to both, and the
+ * record names both.
+ */
 export async function overrideWindow(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
   const fourEyes = fourEyesRefusal(clusterOf(deps, op), op, user, 'start it outside the window');
   if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
+  const first = op.windowWait?.nonce === click.nonce ? op.windowWait.firstOverride : undefined;
+  if (first?.by === user)
+    return refused(
+      'second-approver',
+      `You already asked to start \`${op.id}\` outside the maintenance window; a second approver must click too. Nothing changed.`,
+    );
   const at = deps.now().toISOString();
   const waitingFor = op.steps.find((s) => s.id === op.windowWait?.step);
-  const entry = { actor: user, event: 'maintenance window overridden', detail: waitingFor?.node ?? waitingFor?.id };
+  const what = waitingFor?.node ?? waitingFor?.id ?? 'the waiting step';
+  if (first === undefined) {
+    const asking = { actor: user, event: 'start outside the maintenance window asked; a second approver must confirm', detail: what };
+    const { op: asked, changed } = await deps.audit.transition(op.id, asking, (o) =>
+      o.state === 'waiting-window' && o.windowWait?.nonce === click.nonce && o.windowWait.firstOverride === undefined
+        ? { ...o, windowWait: { ...o.windowWait, firstOverride: { by: user, at } } }
+        : undefined,
+    );
+    if (!changed)
+      return refused(
+        'stale',
+        `\`${op.id}\` is ${asked.state}; this button is no longer valid, or another approver clicked at the same moment. Nothing changed.`,
+      );
+    return {
+      ok: true,
+      op: asked,
+      reply: `Recorded: you ask to start \`${op.id}\` outside the maintenance window. It starts once a second approver clicks "Start outside the window" too; until then it waits for the window.`,
+    };
+  }
+  const entry = {
+    actor: user,
+    event: 'maintenance window overridden',
+    detail: `${what}; asked by <@${first.by}>, confirmed by <@${user}>`,
+  };
   const { op: after, changed } = await deps.audit.transition(op.id, entry, (o) => {
     const wait = o.windowWait;
-    if (o.state !== 'waiting-window' || wait?.nonce !== click.nonce) return undefined;
+    if (o.state !== 'waiting-window' || wait?.nonce !== click.nonce || wait.firstOverride?.by !== first.by) return undefined;
+    const windowOverride = { by: first.by, at: first.at, secondBy: user, secondAt: at };
     return {
       ...o,
       state: 'running',
       windowWait: undefined,
-      steps: o.steps.map((s) => (s.id === wait.step ? { ...s, windowOverride: { by: user, at } } : s)),
+      steps: o.steps.map((s) => (s.id === wait.step ? { ...s, windowOverride } : s)),
     };
   });
   if (!changed) return refused('stale', `\`${op.id}\` is ${after.state}; this button is no longer valid. Nothing changed.`);
   await enqueueRun(deps.opsQueue, op.id, `window-override-${click.nonce}`);
   if (click.messageTs !== undefined)
-    await deps.chat.update(after.channel, click.messageTs, { text: `▶️ Started outside the maintenance window by <@${user}> (${op.id}).` });
+    await deps.chat.update(after.channel, click.messageTs, {
+      text: `▶️ Started outside the maintenance window by <@${first.by}> and <@${user}> (${op.id}).`,
+    });
   return { ok: true, op: after };
 }
 

@@ -304,10 +304,16 @@ describe('runDoctor', () => {
     expect(await readdir(cacheDir)).toEqual([]);
   });
 
-  it('warns when no window is declared for production', async () => {
+  it('fails when no window is declared for production, and warns of `always`', async () => {
     const d = await deps();
     d.inventory = inventory('[]');
-    expect(find(await runDoctor(d), 'Maintenance windows', 'production').status).toBe('warn');
+    const none = find(await runDoctor(d), 'Maintenance windows', 'production');
+    d.inventory = inventory('always');
+    const always = find(await runDoctor(d), 'Maintenance windows', 'production');
+    expect(none.status).toBe('fail');
+    expect(none.found).toBe('none declared, so production refuses every mutating operation');
+    expect(always.status).toBe('warn');
+    expect(always.found).toContain('production changes are taken at any time');
   });
 });
 

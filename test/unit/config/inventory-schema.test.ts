@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { declaredWindows } from '../../../src/config/maintenance-window.ts';
 import { parse as parseYaml } from 'yaml';
 import { parseInventory, renderInventorySchema } from '../../../src/config/inventory.ts';
 import { knownKeysAt, type SchemaNode } from '../../../src/config/inventory-problems.ts';
@@ -57,7 +58,7 @@ describe('the example inventory', () => {
     // Assert
     expect(text).not.toMatch(/\btimezone\b|\btz\b/);
     const production = clusters.find((c) => c.name === 'production')!;
-    expect(production.maintenanceWindows.map((w) => w.timeZone)).toEqual(['Europe/Berlin', 'Europe/Berlin']);
+    expect(declaredWindows(production.maintenanceWindows).map((w) => w.timeZone)).toEqual(['Europe/Berlin', 'Europe/Berlin']);
     expect(production.schedules?.healthGate?.timeZone).toBe('Europe/Berlin');
     expect(production.schedules?.snapshot).toMatchObject({ timeZone: 'UTC', keepLast: 48 });
     expect(clusters.every((c) => c.schedules !== undefined && c.deprecatedKeys === undefined)).toBe(true);

@@ -574,4 +574,16 @@ describe('parseInventory: every problem of a file at once', () => {
       'clusters.staging.maintenanceWindows.0: Unrecognized key: "timezone" (did you mean timeZone? Otherwise remove it)',
     ]);
   });
+
+  it('takes `always` for the maintenance windows, and says what it takes for any other word', () => {
+    // Act
+    const always = parseInventory(inventoryYaml(clusterYaml('production', { maintenanceWindows: 'always' })), 'clusters.yaml');
+    const problems = problemsOf(inventoryYaml(clusterYaml('production', { maintenanceWindows: 'sometimes' })));
+
+    // Assert
+    expect(always.clusters[0]?.maintenanceWindows).toBe('always');
+    expect(problems).toEqual([
+      'clusters.production.maintenanceWindows: must be a list of windows ({start, durationMinutes, timeZone}) or the word always',
+    ]);
+  });
 });

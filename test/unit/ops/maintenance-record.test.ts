@@ -162,7 +162,7 @@ describe('maintenanceRecordMarkdown', () => {
 
     // Assert
     expect(markdown).toContain('- Result: refused (etcd has no leader)\n');
-    expect(markdown).toContain('- Commit: not recorded (the operation did not complete)\n');
+    expect(markdown).toContain('- Commit: not recorded (the operation never started)\n');
     expect(markdown).toContain('- Snapshot: none\n');
     expect(markdown).toContain('- Started by: - at -\n- Ended: -\n- Validation: -\n');
     expect(markdown).toContain('## Approvals\n\nnone\n');
@@ -205,5 +205,32 @@ describe('maintenanceRecordMarkdown', () => {
       'Already failing',
     );
     expect(maintenanceRecordMarkdown(completedUpgrade())).not.toContain('Already failing');
+  });
+
+  it('names the commit a failed operation started from, and both approvers of a step started outside the window', () => {
+    // Arrange
+    const op = completedUpgrade({
+      state: 'failed',
+      reason: 'node 10.0.30.11 did not come back',
+      commit: '0123456789abcdef0123456789abcdef01234567',
+      steps: [
+        {
+          id: 's2',
+          kind: 'upgrade-control-plane',
+          node: '10.0.30.11',
+          status: 'failed',
+          windowOverride: { by: 'U0CAROL', at: '2026-11-29T23:00:00.000Z', secondBy: 'U0DAVE', secondAt: '2026-11-29T23:02:00.000Z' },
+        },
+      ],
+    });
+
+    // Act
+    const markdown = maintenanceRecordMarkdown(op);
+
+    // Assert
+    expect(markdown).toContain('- Commit: 0123456789abcdef0123456789abcdef01234567\n');
+    expect(markdown).toContain(
+      '- Started outside the maintenance window: 10.0.30.11, asked by U0CAROL at 2026-11-29T23:00:00.000Z, confirmed by U0DAVE at 2026-11-29T23:02:00.000Z\n',
+    );
   });
 });

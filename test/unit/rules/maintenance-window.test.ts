@@ -38,6 +38,33 @@ describe('outsideWindowRefusal', () => {
   });
 });
 
+describe('a production cluster without a declared window', () => {
+  it('refuses every change until a window or `always` is declared, whatever allowOutsideWindows says', () => {
+    // Arrange
+    const now = new Date('2026-12-01T10:00:00Z');
+
+    // Act
+    const none = outsideWindow({ environment: 'production', maintenanceWindows: [], allowOutsideWindows: false }, now);
+    const allowed = outsideWindow({ environment: 'production', maintenanceWindows: [], allowOutsideWindows: true }, now);
+    const text = outsideWindowRefusal({ environment: 'production', maintenanceWindows: [], allowOutsideWindows: false }, now);
+
+    // Assert
+    expect(none).toEqual({ nextStart: undefined, undeclared: true });
+    expect(allowed).toEqual({ nextStart: undefined, undeclared: true });
+    expect(text).toContain('this cluster declares none, so it takes no change');
+    expect(text).toContain('`maintenanceWindows: always`');
+  });
+
+  it('takes changes at any time with `always`, and staging needs no declaration', () => {
+    // Arrange
+    const now = new Date('2026-12-01T10:00:00Z');
+
+    // Assert
+    expect(outsideWindow({ environment: 'production', maintenanceWindows: 'always', allowOutsideWindows: false }, now)).toBeUndefined();
+    expect(outsideWindow({ environment: 'staging', maintenanceWindows: [], allowOutsideWindows: false }, now)).toBeUndefined();
+  });
+});
+
 describe('outsideWindow', () => {
   it('refuses with the next opening as a time, leaving the words to the presenter', () => {
     // Arrange: 10:00 UTC; the window opens at 22:00 in Berlin, 21:00 UTC.

@@ -450,37 +450,48 @@ describe('lifecycle.overrideWindow', () => {
   const waiting = (): Promise<Operation> =>
     holding({ state: 'waiting-window', windowWait: { step: 's1', nonce: 'winnonce1', since: '2026-12-01T09:00:00.000Z' } });
 
-  it("starts the waiting step on an approver's word, which the step keeps", async () => {
+  it("records a first approver's word and starts the waiting step only on a second, distinct approver's, which the step keeps", async () => {
     // Arrange
     const op = await waiting();
 
     // Act
-    const result = await lifecycle.overrideWindow(click(op, 'winnonce1', 'U0CAROL', '1700000000.000400'));
+    const first = await lifecycle.overrideWindow(click(op, 'winnonce1', 'U0CAROL', '1700000000.000400'));
+    const asked = await stored(op.id);
+    const same = await lifecycle.overrideWindow(click(asked, 'winnonce1', 'U0CAROL', '1700000000.000400'));
+    const second = await lifecycle.overrideWindow(click(asked, 'winnonce1', 'U0DAVE', '1700000000.000400'));
 
     // Assert
-    expect(result.ok).toBe(true);
+    expect(first).toMatchObject({ ok: true, reply: expect.stringContaining('once a second approver clicks') });
+    expect(asked).toMatchObject({ state: 'waiting-window', windowWait: { firstOverride: { by: 'U0CAROL' } } });
+    expect(same).toMatchObject({ ok: false, code: 'second-approver' });
+    expect(second.ok).toBe(true);
     const after = await stored(op.id);
     expect(after.state).toBe('running');
     expect(after.windowWait).toBeUndefined();
-    expect(after.steps[0]!.windowOverride).toEqual({ by: 'U0CAROL', at: f.clock.now.toISOString() });
-    expect(after.audit.map((e) => [e.event, e.detail])).toEqual([['maintenance window overridden', '10.0.30.11']]);
+    const at = f.clock.now.toISOString();
+    expect(after.steps[0]!.windowOverride).toEqual({ by: 'U0CAROL', at, secondBy: 'U0DAVE', secondAt: at });
+    expect(after.audit.map((e) => [e.actor, e.event, e.detail])).toEqual([
+      ['U0CAROL', 'start outside the maintenance window asked; a second approver must confirm', '10.0.30.11'],
+      ['U0DAVE', 'maintenance window overridden', '10.0.30.11; asked by <@U0CAROL>, confirmed by <@U0DAVE>'],
+    ]);
     expect(jobIds()).toEqual([`${op.id}-window-override-winnonce1`]);
     expect(f.chat.edits.map((e) => e.ts)).toEqual(['1700000000.000400']);
   });
 
-  it('refuses (four-eyes) the operator who started it, and (stale) a second override', async () => {
+  it('refuses (four-eyes) the operator who started it, and (stale) a click once the step started', async () => {
     // Arrange
     const op = await waiting();
 
     // Act
     const own = await lifecycle.overrideWindow(click(op, 'winnonce1', 'U0ALICE'));
     await lifecycle.overrideWindow(click(op, 'winnonce1', 'U0CAROL'));
-    const again = await lifecycle.overrideWindow(click(op, 'winnonce1', 'U0DAVE'));
+    await lifecycle.overrideWindow(click(await stored(op.id), 'winnonce1', 'U0DAVE'));
+    const again = await lifecycle.overrideWindow(click(await stored(op.id), 'winnonce1', 'U0CAROL'));
 
     // Assert
     expect(own).toMatchObject({ ok: false, code: 'four-eyes' });
     expect(again).toMatchObject({ ok: false, code: 'stale' });
-    expect((await stored(op.id)).steps[0]!.windowOverride?.by).toBe('U0CAROL');
+    expect((await stored(op.id)).steps[0]!.windowOverride).toMatchObject({ by: 'U0CAROL', secondBy: 'U0DAVE' });
   });
 });
 
