@@ -5,6 +5,7 @@ import { createClusterLock, type ClusterLock } from '../ops/cluster-lock.ts';
 import { createClusterSignals, type ClusterSignals } from '../ops/cluster-signals.ts';
 import { createDeliveryDedupe, type DeliveryDedupe } from '../ops/delivery-dedupe.ts';
 import { createNodeClassRecord, type NodeClassRecord } from '../ops/node-class-record.ts';
+import { createGateSignOffStore, type GateSignOffStore } from '../ops/gate-signoffs.ts';
 import { createOperationEvents, type OperationEvents } from '../ops/operation-events.ts';
 import { createOperationStore, type OperationStore } from '../ops/operation-store.ts';
 import { createRunLease, type RunLease } from '../ops/run-lease.ts';
@@ -28,6 +29,8 @@ export interface OperationRecords {
   gateState: ScheduledGateState;
   /** The last gate verdict and Talos versions of each cluster, for the metrics. */
   signals: ClusterSignals;
+  /** The approvers' sign-offs of the by-hand production gates, and each cluster's latest `/talos gates` report. */
+  signOffs: GateSignOffStore;
 }
 
 export function buildOperationRecords(parts: {
@@ -58,5 +61,6 @@ export function buildOperationRecords(parts: {
     runningGates: createRunningGates(redis, { ttlMs: 3 * config.timeouts.probeMs + 60_000 }),
     gateState: createScheduledGateState(redis),
     signals: createClusterSignals(redis),
+    signOffs: createGateSignOffStore(redis),
   };
 }
