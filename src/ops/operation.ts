@@ -234,6 +234,11 @@ export const OperationFields = z.object({
       nodeName: z.string().optional(),
       /** The node's role when planned: a removal or replacement still knows it once the node has left the estate. */
       nodeRole: z.enum(['controlplane', 'worker']).optional(),
+      /**
+       * A replacement's cluster shape when planned: the control planes observed. On staging it says
+       * whether the replacement is the runbook's rehearsal (a control plane of three).
+       */
+      clusterControlPlanes: z.number().int().nonnegative().optional(),
       /** The Talos version the cluster ran when planned: picks the matching talosctl. */
       talosVersion: z.string().optional(),
     })
