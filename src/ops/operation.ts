@@ -286,8 +286,11 @@ export const OperationFields = z.object({
       appliedAt: z.string().optional(),
     })
     .optional(),
-  /** An approver's explicit word to go ahead without a staging rehearsal. */
-  override: z.object({ by: z.string(), at: z.string() }).optional(),
+  /**
+   * Two approvers' explicit word to go ahead without a staging rehearsal: the first to click, then
+   * `second`, another approver. Start waits for both.
+   */
+  override: z.object({ by: z.string(), at: z.string(), second: z.object({ by: z.string(), at: z.string() }).optional() }).optional(),
   /** Review items the starter confirmed with the Start button. */
   confirmedReview: z.array(z.string()).default([]),
   /** Set when a step that is safe to run again failed: the Retry button re-runs it from `step`, once per nonce. */

@@ -70,10 +70,18 @@ async function override(harness: Harness, plan: Plan, options: { onRoot?: boolea
   });
   // Its audit entry goes to the thread with the run's first reply.
   await waitForOperation(harness, plan.opId, (op) => op.override !== undefined && op.audit.some((e) => e.event.startsWith('override')));
+  // Two approvers override a missing rehearsal: the second is another approver.
+  await harness.slack.clickButton({
+    user: USERS.dave,
+    channel: CHANNELS.production,
+    messageTs: plan.root.ts,
+    actionId: 'talos-op-override',
+  });
+  await waitForOperation(harness, plan.opId, (op) => op.override?.second !== undefined);
   // A click from a copy of the plan changes the stored operation; the root the bot keeps shows it once it is known.
   if (options.onRoot === false) return;
   await harness.slack.waitFor(
-    () => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])),
+    () => /overridden by .* and <@U0DAVE>/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])),
     { description: 'the override' },
   );
 }
