@@ -1,6 +1,6 @@
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Operation } from '../src/ops/operation.ts';
-import { ACTION, GATE_AGAIN_ACTION, HOME_ACTION, OVERRIDE_ACTION, STATUS_ACTION } from '../src/chat/buttons.ts';
+import { ACTION, GATE_AGAIN_ACTION, HOME_ACTION, OVERRIDE_ACTION, SIGN_OFF_ACTION, STATUS_ACTION } from '../src/chat/buttons.ts';
 import type { LifecyclePolicy } from '../jobs/engine/lifecycle/deps.ts';
 import { MembershipUnknown, type Authorizer } from './authorize.ts';
 
@@ -91,6 +91,8 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
     refusal: (op) => `Only approvers of *${op.cluster}* may override the staging rehearsal. Nothing changed.`,
   },
   [GATE_AGAIN_ACTION]: { scope: 'cluster', who: 'anyone', command: '/talos health' },
+  // An approver's word on a production gate only a person can judge, with evidence.
+  [SIGN_OFF_ACTION]: { scope: 'cluster', who: 'approvers', command: 'Sign off' },
   [STATUS_ACTION.cancel]: { scope: 'cluster', who: 'operators-or-approvers', command: '/talos cancel' },
   [STATUS_ACTION.record]: { scope: 'cluster', who: 'anyone', command: '/talos record' },
   // The Home tab shows these to a cluster's operators only; a click is checked again all the same.

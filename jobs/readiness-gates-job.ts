@@ -15,6 +15,7 @@ import { matchingTalosctl } from '../src/cluster/matching-talosctl.ts';
 import { allNodes, declaredNodes, type ClusterConfig, type Inventory } from '../src/config/inventory.ts';
 import { sanitizeErrorText } from '../src/exec/sanitize-error-text.ts';
 import type { Logger } from '../src/log/logger.ts';
+import type { GateSignOffStore } from '../src/ops/gate-signoffs.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { GatesJobData } from '../src/queue/job-schemas.ts';
@@ -27,6 +28,7 @@ import {
   type ReadinessObservations,
   type ReadinessReport,
 } from '../src/rules/readiness-gates.ts';
+import type { ClusterShape } from '../src/rules/gate-signoff.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
 import { extensionsFromGet } from '../src/talos/parse-get.ts';
 import { findNodeByAddress, getOnEachNode } from '../src/talos/observe.ts';
@@ -43,6 +45,10 @@ export interface ReadinessGatesJobDeps {
   /** Upper bound of each probe, in ms; a probe that runs longer is a failed gate. */
   probeTimeoutMs: number;
   clock: Pick<Clock, 'now'>;
+  /** The approvers' sign-offs of the by-hand gates; each report is kept as the one its [Sign off] buttons sign. */
+  signOffs: Pick<GateSignOffStore, 'list' | 'saveReport'>;
+  /** How long a sign-off counts, in ms. */
+  signOffMaxAgeMs: number;
 }
 
 /** Operations of staging read for rehearsals: enough to reach back past months of snapshots. */
@@ -193,20 +199,37 @@ export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
     }
     log.info({ rootTs }, 'readiness gates started');
     let report: ReadinessReport;
+    let shape: ClusterShape;
     try {
       const observed = await deps.access.withSession(cluster, signal, async (session) => ({
         observed: await observeCluster(session, session.cluster, deps, signal),
         seen: session.cluster,
       }));
-      report = evaluateReadiness(observed.seen, observed.observed);
+      // The nodes as observed, not as the inventory lists them: a sign-off holds for this shape only.
+      shape = { controlPlanes: [...observed.seen.controlPlanes], workers: [...observed.seen.workers] };
+      const signOffs = await deps.signOffs.list(cluster.name);
+      if (signOffs.unreadable.length > 0)
+        log.warn({ gates: signOffs.unreadable }, 'sign-offs that do not read back as one are left out of the verdict');
+      const now = deps.clock.now();
+      report = evaluateReadiness(observed.seen, {
+        ...observed.observed,
+        signOffs: { given: signOffs.given, shape, now, maxAgeMs: deps.signOffMaxAgeMs },
+      });
     } catch (error) {
       log.warn({ err: errorText(error) }, 'readiness gates could not run');
       await deps.chat.update(data.channel, rootTs, readinessErrorMessage(data, errorText(error)));
       return { ready: false };
     }
-    await deps.chat.update(data.channel, rootTs, readinessVerdictMessage(report, data, deps.clock.now().toISOString()));
+    const checkedAt = deps.clock.now().toISOString();
+    // Kept before the buttons are posted: a [Sign off] signs the gates of this report, for this shape.
+    const gatesJob = job.id ?? rootTs;
+    const byHand = report.gates.filter((g) => g.status === 'manual').map((g) => g.id);
+    await deps.signOffs.saveReport(cluster.name, { job: gatesJob, checkedAt, shape, byHand });
+    await deps.chat.update(data.channel, rootTs, readinessVerdictMessage(report, data, checkedAt));
     for (const gate of report.gates) {
-      await deps.chat.reply(data.channel, rootTs, readinessGateMessage(gate), { key: `${job.id}-gate-${gate.id}` });
+      await deps.chat.reply(data.channel, rootTs, readinessGateMessage(gate, { cluster: cluster.name, gatesJob }), {
+        key: `${job.id}-gate-${gate.id}`,
+      });
     }
     log.info({ ready: report.ready, ...report.counts }, 'readiness gates finished');
     return { ready: report.ready };

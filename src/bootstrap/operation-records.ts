@@ -6,6 +6,7 @@ import { createClusterSignals, type ClusterSignals } from '../ops/cluster-signal
 import { createDeliveryDedupe, type DeliveryDedupe } from '../ops/delivery-dedupe.ts';
 import { createNodeClassRecord, type NodeClassRecord } from '../ops/node-class-record.ts';
 import { createObservedEstates, type ObservedEstates } from '../ops/observed-estate.ts';
+import { createGateSignOffStore, type GateSignOffStore } from '../ops/gate-signoffs.ts';
 import { createOperationEvents, type OperationEvents } from '../ops/operation-events.ts';
 import { createOperationStore, type OperationStore } from '../ops/operation-store.ts';
 import { createRunLease, type RunLease } from '../ops/run-lease.ts';
@@ -32,6 +33,8 @@ export interface OperationRecords {
   gateState: ScheduledGateState;
   /** The last gate verdict and Talos versions of each cluster, for the metrics. */
   signals: ClusterSignals;
+  /** The approvers' sign-offs of the by-hand production gates, and each cluster's latest `/talos gates` report. */
+  signOffs: GateSignOffStore;
 }
 
 export function buildOperationRecords(parts: {
@@ -64,5 +67,6 @@ export function buildOperationRecords(parts: {
     runningGates: createRunningGates(redis, { ttlMs: 3 * config.timeouts.probeMs + 60_000 }),
     gateState: createScheduledGateState(redis),
     signals: createClusterSignals(redis),
+    signOffs: createGateSignOffStore(redis),
   };
 }

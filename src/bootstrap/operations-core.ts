@@ -100,6 +100,8 @@ export function buildOperationsCore(
       }
     },
     redisLost: () => infra.epoch.lostReason(),
+    signOffs: records.signOffs,
+    signOffMaxAgeMs: config.retention.signOffMs,
   });
   return { audit, home, drain: createDrain(), lifecycle };
 }

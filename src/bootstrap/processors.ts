@@ -99,7 +99,17 @@ export function buildProcessors(parts: ProcessorParts): Processors {
   return {
     read: {
       health: createHealthGateJob({ inventory, access, chat, logger, probeTimeoutMs, onReport, onGateError, runningGates, clock }),
-      gates: createReadinessGatesJob({ inventory, access, store, chat, logger, probeTimeoutMs, clock }),
+      gates: createReadinessGatesJob({
+        inventory,
+        access,
+        store,
+        chat,
+        logger,
+        probeTimeoutMs,
+        clock,
+        signOffs: records.signOffs,
+        signOffMaxAgeMs: config.retention.signOffMs,
+      }),
       record: createRecordJob({ store, chat }),
       'scheduled-gate': createScheduledGateJob({
         inventory,

@@ -5,6 +5,7 @@ import { registerHomeActions } from '../../handlers/home-actions.ts';
 import { registerHomeTab } from '../../handlers/home-tab.ts';
 import { registerOperationActions } from '../../handlers/operation-actions.ts';
 import { registerOverrideAction } from '../../handlers/override-action.ts';
+import { registerSignOffAction } from '../../handlers/sign-off-action.ts';
 import { createSlackApp, type SlackApp } from '../../handlers/slack-app.ts';
 import { registerTalosCommand } from '../../handlers/talos-command.ts';
 import type { OpsRoute } from '../http/ops-endpoints.ts';
@@ -77,6 +78,7 @@ export function buildSlackIntake(parts: IntakeParts): SlackApp {
   const actionDeps = { inventory, store, authorizer, logger, lifecycle, redisLost: () => infra.epoch.lostReason() };
   registerOperationActions(app, actionDeps);
   registerOverrideAction(app, actionDeps);
+  registerSignOffAction(app, actionDeps);
   registerHomeTab(app, core.home);
   registerHomeActions(app, guidedDeps);
   app.error(async (error) => {

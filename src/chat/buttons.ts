@@ -60,3 +60,17 @@ export const HOME_ACTION = {
   upgradeK8s: 'talos-home-upgrade-k8s',
   snapshot: 'talos-home-snapshot',
 } as const;
+
+/** [Sign off] on a `/talos gates` reply of a gate only a person can judge: an approver's word, with evidence. */
+export const SIGN_OFF_ACTION = 'talos-gate-sign-off';
+
+/** The value of [Sign off]: the cluster, the gate, and the gates job whose report carries the button. */
+export function signOffValue(cluster: string, gate: string, gatesJob: string): string {
+  return `${cluster}/${gate}/${gatesJob}`;
+}
+
+/** The parts of a [Sign off] value; undefined for anything the bot did not build. */
+export function parseSignOffValue(value: string | undefined): { cluster: string; gate: string; gatesJob: string } | undefined {
+  const match = /^([a-z0-9][a-z0-9-]{0,62})\/([a-z0-9-]{1,64})\/([A-Za-z0-9_.-]{1,200})$/.exec(value ?? '');
+  return match ? { cluster: match[1]!, gate: match[2]!, gatesJob: match[3]! } : undefined;
+}

@@ -19,6 +19,14 @@ export function overrideButton(op: Operation, text: string): Block[] {
   ];
 }
 
+/** Who overrode a missing staging rehearsal: one approver, or both. */
+export function overriddenBy(override: NonNullable<Operation['override']>): string {
+  const first = `${mentionUser(override.by)} at ${formatTime(override.at)}`;
+  return override.second === undefined
+    ? `overridden by ${first}`
+    : `overridden by ${first} and ${mentionUser(override.second.by)} at ${formatTime(override.second.at)}`;
+}
+
 /** An upgrade's rehearsal: a completed staging upgrade to the same version, found, overridden, or missing with an approver's Override button. */
 export const UPGRADE_REHEARSAL: RehearsalWording = {
   blocks(op, rehearsal) {
@@ -29,16 +37,20 @@ export const UPGRADE_REHEARSAL: RehearsalWording = {
           `Rehearsed in staging: ${operationRef(rehearsal.stagingOp, rehearsal.stagingLink)} completed the same upgrade to ${version}.`,
         ),
       ];
+    if (op.override?.second !== undefined) {
+      return [context(`⚠️ No staging rehearsal of ${version} in the records; ${overriddenBy(op.override)}.`)];
+    }
     if (op.override !== undefined) {
       return [
-        context(
-          `⚠️ No staging rehearsal of ${version} in the records; overridden by ${mentionUser(op.override.by)} at ${formatTime(op.override.at)}.`,
+        section(
+          `⚠️ *No completed staging upgrade to ${version} in the bot's records.* ${overriddenBy(op.override)}; a second approver must override too before this plan can start.`,
         ),
+        ...overrideButton(op, 'Override: no staging rehearsal'),
       ];
     }
     return [
       section(
-        `⚠️ *No completed staging upgrade to ${version} in the bot's records.* The runbook tests the exact target in staging first. An approver must override before this plan can start.`,
+        `⚠️ *No completed staging upgrade to ${version} in the bot's records.* The runbook tests the exact target in staging first. Two approvers must override before this plan can start.`,
       ),
       ...overrideButton(op, 'Override: no staging rehearsal'),
     ];

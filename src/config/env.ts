@@ -251,6 +251,12 @@ export const EnvSchema = z
       .describe(
         'How long a finished operation (completed, refused, cancelled; a failed one once it no longer holds its cluster) is kept after it ended, with its audit trail and maintenance record, in days. Running and waiting operations never expire.',
       ),
+    SIGNOFF_MAX_AGE_DAYS: optionalString
+      .default('90')
+      .pipe(z.coerce.number<string>().positive().max(3650))
+      .describe(
+        "How long an approver's sign-off of a `/talos gates` gate only a person can judge counts, in days: then its evidence is old and the gate waits for a sign-off again. A sign-off also stops counting once the cluster's nodes change.",
+      ),
     DEDUPE_RETENTION_MINUTES: optionalString
       .default('60')
       .pipe(z.coerce.number<string>().min(10))
@@ -313,6 +319,7 @@ const HINTS: Record<string, string> = {
   LONGHORN_REBUILD_TIMEOUT_SECONDS: 'seconds an upgrade waits for Longhorn to rebuild replicas, e.g. 3600',
   SETTLE_SECONDS: 'seconds the final verification waits for pods, Cilium and Flux to be ready, e.g. 300',
   OPERATION_RETENTION_DAYS: 'days a finished operation (its audit trail and maintenance record) is kept, e.g. 400',
+  SIGNOFF_MAX_AGE_DAYS: 'days a sign-off of a by-hand production gate counts, e.g. 90',
   DEDUPE_RETENTION_MINUTES: 'minutes a Slack delivery id is remembered; Slack retries for about 5, so at least 10',
   JOB_RETENTION_DAYS: 'days finished queue jobs are kept for inspection, e.g. 7',
   RECORD_EXPORT_DIR: 'a directory on a volume for the JSON maintenance records, e.g. /var/lib/talos-chatops/records',
@@ -379,6 +386,8 @@ export interface Config {
   credentialsDir: string | undefined;
   /** How long what the bot stores is kept once it is done with it. */
   retention: {
+    /** How long an approver's sign-off of a by-hand production gate counts, in ms (default 90 days). */
+    signOffMs: number;
     /**
      * A finished operation (completed, refused, cancelled; failed once it holds no cluster) with its
      * audit trail, in ms (default 400 days): its key expires this long after it ended, and the
@@ -511,6 +520,7 @@ export function loadConfig(given: Record<string, string | undefined>): Config {
     credentialsDir: e.CREDENTIALS_DIR,
     retention: {
       operationMs: e.OPERATION_RETENTION_DAYS * 86_400_000,
+      signOffMs: e.SIGNOFF_MAX_AGE_DAYS * 86_400_000,
       dedupeSeconds: Math.round(e.DEDUPE_RETENTION_MINUTES * 60),
       jobSeconds: Math.round(e.JOB_RETENTION_DAYS * 86_400),
     },

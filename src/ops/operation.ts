@@ -266,6 +266,11 @@ export const OperationFields = z.object({
       namedAs: z.object({ name: z.string(), by: z.enum(['inventory', 'last-look']), seenAt: z.string().optional() }).optional(),
       /** The node's role when planned: a removal or replacement still knows it once the node has left the estate. */
       nodeRole: z.enum(['controlplane', 'worker']).optional(),
+      /**
+       * A replacement's cluster shape when planned: the control planes observed. On staging it says
+       * whether the replacement is the runbook's rehearsal (a control plane of three).
+       */
+      clusterControlPlanes: z.number().int().nonnegative().optional(),
       /** The Talos version the cluster ran when planned: picks the matching talosctl. */
       talosVersion: z.string().optional(),
     })
@@ -322,8 +327,11 @@ export const OperationFields = z.object({
       appliedAt: z.string().optional(),
     })
     .optional(),
-  /** An approver's explicit word to go ahead without a staging rehearsal. */
-  override: z.object({ by: z.string(), at: z.string() }).optional(),
+  /**
+   * Two approvers' explicit word to go ahead without a staging rehearsal: the first to click, then
+   * `second`, another approver. Start waits for both.
+   */
+  override: z.object({ by: z.string(), at: z.string(), second: z.object({ by: z.string(), at: z.string() }).optional() }).optional(),
   /** Review items the starter confirmed with the Start button. */
   confirmedReview: z.array(z.string()).default([]),
   /** Set when a step that is safe to run again failed: the Retry button re-runs it from `step`, once per nonce. */

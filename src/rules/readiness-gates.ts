@@ -6,6 +6,7 @@ import type { CustomObject } from '../kube/kube-api.ts';
 import type { NodeError } from '../talos/parse-node-errors.ts';
 import type { ExtensionInfo } from '../talos/parse-get.ts';
 import type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
+import { applySignOffs, type ClusterShape, type GateSignOff } from './gate-signoff.ts';
 import { manualGates, rehearsalGate, type StagingRecords } from './readiness-manual.ts';
 import { backupSchedulesGate, type BackupObservations } from './readiness/backup-schedules.ts';
 import { hostPlacementGate } from './readiness/host-placement.ts';
@@ -49,11 +50,13 @@ export interface ReadinessObservations {
   backups: BackupObservations;
   /** The bot's own records of the staging cluster; `undefined` when the inventory has none. */
   staging: StagingRecords | undefined;
+  /** The approvers' sign-offs of this cluster's by-hand gates, judged against its shape now. */
+  signOffs?: { given: GateSignOff[]; shape: ClusterShape; now: Date; maxAgeMs: number };
 }
 
 export interface ReadinessReport {
   cluster: string;
-  /** No gate failed. The manual gates still need a person. */
+  /** Every gate checked by the bot and passed, or signed off by an approver: none failed, none waits for a person. */
   ready: boolean;
   /** Titles of the failed gates, in runbook order. */
   failed: string[];
@@ -523,10 +526,10 @@ export function fluxPathGate(cluster: ReadinessCluster, kustomizations: Observed
   return { id, title, status: 'passed', summary: `${count(seen.length, 'Kustomization')} reconcile from ${root}`, evidence };
 }
 
-/** Every gate in the runbook's order, and the verdict: ready when none failed. */
+/** Every gate in the runbook's order, and the verdict: ready when every one passed or was signed off. */
 export function evaluateReadiness(cluster: ReadinessCluster, observed: ReadinessObservations): ReadinessReport {
   const manual = manualGates();
-  const gates: ReadinessGate[] = [
+  const checked: ReadinessGate[] = [
     controlPlaneTopologyGate(cluster, observed.nodes),
     controlPlaneSchedulingGate(observed.nodes),
     kubernetesEndpointGate(cluster, observed.nodes, observed.kubeconfigServer),
@@ -543,8 +546,10 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
     rehearsalGate(observed.staging),
     manual.monitoring,
   ];
-  const counts: Record<GateStatus, number> = { passed: 0, failed: 0, manual: 0 };
+  const signOffs = observed.signOffs;
+  const gates = signOffs === undefined ? checked : applySignOffs(checked, signOffs.given, signOffs.shape, signOffs.now, signOffs.maxAgeMs);
+  const counts: Record<GateStatus, number> = { passed: 0, failed: 0, manual: 0, 'signed-off': 0 };
   for (const gate of gates) counts[gate.status] += 1;
   const failed = gates.filter((g) => g.status === 'failed').map((g) => g.title);
-  return { cluster: cluster.name, ready: failed.length === 0, failed, gates, counts };
+  return { cluster: cluster.name, ready: failed.length === 0 && counts.manual === 0, failed, gates, counts };
 }

@@ -101,15 +101,16 @@ beforeAll(async () => {
     description: 'the older plan cancelled',
   });
   current = await requestPlan();
-  await h.slack.clickButtonHttp(url, {
-    user: USERS.carol,
-    channel: CHANNELS.production,
-    messageTs: current.root.ts,
-    actionId: OVERRIDE_ACTION,
-  });
-  await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(CHANNELS.production, current.root.ts)?.blocks ?? [])), {
-    description: 'the override',
-  });
+  // Two approvers override the missing staging rehearsal.
+  for (const [user, shown] of [
+    [USERS.carol, /overridden by/],
+    [USERS.dave, /and <@U0DAVE>/],
+  ] as const) {
+    await h.slack.clickButtonHttp(url, { user, channel: CHANNELS.production, messageTs: current.root.ts, actionId: OVERRIDE_ACTION });
+    await h.slack.waitFor(() => shown.test(JSON.stringify(h.slack.message(CHANNELS.production, current.root.ts)?.blocks ?? [])), {
+      description: `the override by ${user}`,
+    });
+  }
   await waitForSettled(h);
 }, 240_000);
 

@@ -286,10 +286,11 @@ async function operate(
     const root = rootTs === undefined ? undefined : h.slack.message(CHANNEL, rootTs);
     // The people wait while a fault is coming into force: the operation stays at its next button, live.
     if (root && rootTs && !ctx.clicksHeld()) {
-      // Production has no staging rehearsal in these records: an approver overrides, then an operator starts.
+      // Production has no staging rehearsal in these records: two approvers override, then an operator starts.
       if (hasButton(root.blocks, 'talos-op-override') && !clickedRecently('override', 3000)) {
         clicks.set('override', Date.now());
-        await h.slack.clickButton({ user: USERS.carol, channel: CHANNEL, messageTs: rootTs, actionId: 'talos-op-override' });
+        const overrider = JSON.stringify(root.blocks ?? []).includes(`overridden by <@${USERS.carol}>`) ? USERS.dave : USERS.carol;
+        await h.slack.clickButton({ user: overrider, channel: CHANNEL, messageTs: rootTs, actionId: 'talos-op-override' });
       } else if (hasButton(root.blocks, 'talos-op-start') && !clickedRecently('start', 3000) && !clickedRecently('override', 400)) {
         clicks.set('start', Date.now());
         ctx.milestones.startAt ??= Date.now();

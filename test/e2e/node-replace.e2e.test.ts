@@ -223,7 +223,7 @@ describe('a replace plan with any other change, and a worker', () => {
     expect(events(h, 'production', '10.0.30.12')).not.toContain('node-deleted');
   }, 180_000);
 
-  it('replaces a failed worker without the etcd step, and counts as the staging rehearsal', async () => {
+  it('replaces a failed worker without the etcd step, which is not the staging rehearsal of a control plane', async () => {
     h.sim.failMachine('staging', 'talos-stg-w-1');
     const plan = await requestUpgrade(h, 'replace talos-stg-w-1', { channel: CHANNELS.staging });
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
@@ -250,7 +250,9 @@ describe('a replace plan with any other change, and a worker', () => {
     expect(events(h, 'staging', '10.0.20.205')).toContain('vm-replaced');
     expect(h.sim.node('staging', '10.0.20.205').failed).not.toBe(true);
 
-    // /talos gates reads the completed staging replacement from the records as the node replacement rehearsal.
+    // The record keeps what the staging was: one control plane, and a worker replaced.
+    expect(op.target).toMatchObject({ nodeRole: 'worker', clusterControlPlanes: 1 });
+    // /talos gates reads the completed staging replacement from the records, and does not count it as the rehearsal.
     await h.command('gates', { channel: CHANNELS.production, user: USERS.alice });
     const rehearsal = await h.slack.waitFor(
       () =>
@@ -261,7 +263,10 @@ describe('a replace plan with any other change, and a worker', () => {
       { timeoutMs: 60_000, description: 'the staging rehearsals gate' },
     );
     expect(JSON.stringify(rehearsal.blocks)).toMatch(
-      new RegExp(`☑ node replacement: ${plan.opId} completed \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC`),
+      new RegExp(
+        `☐ node replacement: ${plan.opId} completed \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC but does not count: it replaced a worker\\. The runbook's rehearsal replaces a control plane on a staging of three control planes\\.`,
+      ),
     );
+    expect(JSON.stringify(rehearsal.blocks)).not.toContain('☑ node replacement');
   }, 240_000);
 });

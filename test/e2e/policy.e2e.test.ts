@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
+import { storedOperation } from '../support/stored-operation.ts';
 import { approveUntilDone, clickStart, opLink, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
@@ -17,7 +18,7 @@ function rootBlocks(harness: Harness, ts: string): string {
 }
 
 describe('staging rehearsal before a production upgrade', () => {
-  it("needs an approver's override when staging never ran the same upgrade, and the record says so", async () => {
+  it('needs two approvers to override when staging never ran the same upgrade, and the record says so', async () => {
     h = await startHarness();
     const harness = h;
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
@@ -34,13 +35,45 @@ describe('staging rehearsal before a production upgrade', () => {
     await harness.slack.waitFor(() => harness.slack.ephemerals().find((e) => e.user === USERS.alice && /Only approvers/.test(e.text)));
     expect(await harness.command('status')).toContain('no operation holds it');
 
+    // One approver's override is not enough: Start waits for a second approver, and the same one twice counts once.
+    const override = (user: string) =>
+      harness.slack.clickButton({ user, channel: CHANNELS.production, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+    await override(USERS.carol);
+    await harness.slack.waitFor(() => /overridden by <@U0CAROL>/.test(rootBlocks(harness, plan.root.ts)), {
+      description: 'the first override',
+    });
+    expect(rootBlocks(harness, plan.root.ts)).toContain('a second approver must override too');
+    await override(USERS.carol);
+    await harness.slack.waitFor(() =>
+      harness.slack
+        .ephemerals(CHANNELS.production, USERS.carol)
+        .find((e) => /overrode the missing staging rehearsal .* already/.test(e.text)),
+    );
+    await clickStart(harness, plan, USERS.alice, CHANNELS.production, { override: false });
+    await harness.slack.waitFor(() =>
+      harness.slack.ephemerals(CHANNELS.production, USERS.alice).find((e) => /a second approver must click Override too/.test(e.text)),
+    );
+    expect(await harness.command('status')).toContain('no operation holds it');
+    await override(USERS.dave);
+    await harness.slack.waitFor(() => /overridden by <@U0CAROL> at .* and <@U0DAVE> at /.test(rootBlocks(harness, plan.root.ts)), {
+      description: 'the second override',
+    });
+
     await clickStart(harness, plan);
     await approveUntilDone(harness, plan);
-    expect(rootBlocks(harness, plan.root.ts)).toMatch(/overridden by <@U0CAROL>/);
     const record = await harness.slack.waitFor(() =>
       harness.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`),
     );
-    expect(record.content).toMatch(/Staging rehearsal: none in the records; overridden by U0CAROL at /);
+    expect(record.content).toMatch(/Staging rehearsal: none in the records; overridden by U0CAROL at \S+ and U0DAVE at \S+/);
+    const op = await storedOperation(harness, plan.opId);
+    expect(
+      op.audit
+        .filter((e) => e.event === 'override: no staging rehearsal')
+        .map((e) => [e.actor, (e.detail ?? '').endsWith('(first of two approvers)'), (e.detail ?? '').endsWith('(second approver)')]),
+    ).toEqual([
+      [USERS.carol, true, false],
+      [USERS.dave, false, true],
+    ]);
   });
 
   it('recognises a completed staging upgrade to the same version and needs no override', async () => {

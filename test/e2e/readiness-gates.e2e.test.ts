@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
@@ -22,6 +23,7 @@ const GATE_TITLES = [
   'Staging rehearsals',
   'Talos-compatible monitoring and alerts',
 ];
+const SIGN_OFF = 'talos-gate-sign-off';
 const MANUAL = [
   'Production inventory, Flux instance and bootstrap inputs',
   'Recovery systems reachable without Kubernetes',
@@ -91,13 +93,15 @@ function shown(message: Message): string {
 }
 
 describe('/talos gates on production', () => {
-  it('passes every gate the bot can see and leaves the rest to check by hand', async () => {
+  it('passes every gate the bot can see, and is not ready while the by-hand gates wait for a sign-off', async () => {
     const since = h.sim.calls.length;
 
     const report = await gates();
 
     expect(report.ack).toContain('Checking *production* against the runbook');
-    expect(report.root.text).toBe('✅ Production gates of production: production-ready (10 passed, 0 failed, 5 by hand)');
+    expect(report.root.text).toBe(
+      `❌ Production gates of production: not production-ready: not signed off: ${MANUAL.join('; ')} (10 passed, 0 failed, 0 signed off, 5 to sign off)`,
+    );
     expect(report.replies.map((r) => GATE_TITLES.findIndex((t) => r.text.includes(`${t}:`)))).toEqual(GATE_TITLES.map((_, i) => i));
     for (const title of GATE_TITLES) {
       expect(gate(report, title).text.startsWith(MANUAL.includes(title) ? '✋' : '✅')).toBe(true);
@@ -259,8 +263,9 @@ describe('/talos gates on the staging shape', () => {
     expect(report.root.text).toBe(
       '❌ Production gates of staging: not production-ready: Three control planes on three Proxmox hosts; Scheduling allowed on control planes; ' +
         'Kubernetes endpoint is a virtual IP; Longhorn replicas kept apart by Proxmox host; Longhorn data disk and user volume on every node; ' +
-        'Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security; Every ADR 006 backup scheduled ' +
-        '(2 passed, 8 failed, 5 by hand)',
+        'Longhorn system extensions on every node; longhorn-system enforces privileged Pod Security; Every ADR 006 backup scheduled; ' +
+        `not signed off: ${['Flux reconciles the cluster path', 'Production inventory, Flux instance and bootstrap inputs', 'Recovery systems reachable without Kubernetes', 'Staging rehearsals', 'Talos-compatible monitoring and alerts'].join('; ')} ` +
+        '(2 passed, 8 failed, 0 signed off, 5 to sign off)',
     );
     expect(gate(report, 'Three control planes').text).toMatch(
       /^❌ .*1 control plane on 1 host \(pve5\): Kubernetes lists 1 control plane, 3 are needed/,
@@ -306,6 +311,102 @@ describe('staging rehearsals from the bot records', () => {
     // A snapshot is not an upgrade rehearsal.
     expect(shown(after)).toContain('☐ Talos upgrade: no completed talos-upgrade on staging');
     expect(shown(after)).toContain('staging has one control plane: expand it to three first');
+  });
+});
+
+/** The [Sign off] of a gate's reply, clicked by `user`. */
+async function clickSignOff(report: Report, title: string, user: string, channel: string = CHANNELS.production): Promise<void> {
+  await h.slack.clickButton({ user, channel, messageTs: gate(report, title).ts, actionId: SIGN_OFF });
+}
+
+async function ephemeral(user: string, pattern: RegExp, channel: string = CHANNELS.production): Promise<string> {
+  const found = await h.slack.waitFor(() => h.slack.ephemerals(channel, user).find((e) => pattern.test(e.text)), {
+    description: `an answer to ${user} matching ${pattern}`,
+  });
+  return found.text;
+}
+
+/** The sign-offs kept for a cluster, as Redis holds them. */
+async function signOffsKept(cluster: string): Promise<Record<string, { by: string; evidence: string; shape: unknown }>> {
+  const redis = new Redis(h.redis.url, { maxRetriesPerRequest: null });
+  try {
+    const fields = await redis.hgetall(`talos:signoffs:${cluster}`);
+    return Object.fromEntries(Object.entries(fields).map(([gate, raw]) => [gate, JSON.parse(raw) as never]));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe('signing off the gates only a person can judge', () => {
+  it('reads not ready until an approver signs off every by-hand gate, and keeps who, when and the evidence', async () => {
+    const first = await gates();
+    expect(first.root.text).toContain('not production-ready: not signed off:');
+    expect(first.root.text).toContain('Recovery systems reachable without Kubernetes');
+    // Only the by-hand gates carry the button.
+    expect(JSON.stringify(gate(first, 'Three control planes').blocks)).not.toContain(SIGN_OFF);
+    expect(JSON.stringify(gate(first, 'Recovery systems').blocks)).toContain(SIGN_OFF);
+
+    // An operator who is no approver is refused, and nothing is kept.
+    await clickSignOff(first, 'Recovery systems', USERS.alice);
+    expect(await ephemeral(USERS.alice, /Only approvers of \*production\*/)).toContain('Nothing changed.');
+    expect(h.slack.modals(USERS.alice)).toEqual([]);
+    expect(await signOffsKept('production')).toEqual({});
+
+    // The approver signs off one gate, with a note as evidence.
+    await clickSignOff(first, 'Recovery systems', USERS.carol);
+    const modal = await h.slack.waitFor(() => h.slack.modals(USERS.carol).find((m) => m.open), { description: 'the sign-off modal' });
+    const empty = await h.slack.submitView(USERS.carol, modal.viewId, { evidence: '   ' });
+    expect(empty.errors).toEqual({ evidence: 'Paste a link or write a note that shows the gate holds.' });
+    await h.slack.submitView(USERS.carol, modal.viewId, { evidence: 'https://wiki.example.org/dr-drill-2026-11' });
+    expect(await ephemeral(USERS.carol, /You signed off `out-of-cluster-dependencies` on \*production\*/)).toContain('until the cluster');
+    const kept = await signOffsKept('production');
+    expect(Object.keys(kept)).toEqual(['out-of-cluster-dependencies']);
+    expect(kept['out-of-cluster-dependencies']).toMatchObject({
+      by: USERS.carol,
+      evidence: 'https://wiki.example.org/dr-drill-2026-11',
+      shape: { controlPlanes: ['10.0.30.11', '10.0.30.12', '10.0.30.13'], workers: [] },
+    });
+
+    // The same button again: already signed off, nothing changed.
+    await clickSignOff(first, 'Recovery systems', USERS.carol);
+    expect(await ephemeral(USERS.carol, /already signed off `out-of-cluster-dependencies`/)).toContain('Nothing changed.');
+
+    const second = await gates();
+    expect(second.root.text).toContain('not production-ready: not signed off:');
+    expect(second.root.text).not.toContain('Recovery systems reachable without Kubernetes;');
+    const recovery = gate(second, 'Recovery systems');
+    expect(recovery.text).toMatch(
+      /^🖊️ Recovery systems reachable without Kubernetes: signed off — .*\(signed off by U0CAROL .*evidence: https:\/\/wiki\.example\.org\/dr-drill-2026-11\)$/,
+    );
+    expect(JSON.stringify(recovery.blocks)).not.toContain(SIGN_OFF);
+
+    // A button of the older report is stale once a newer report exists.
+    await clickSignOff(first, 'Every ADR 006 backup', USERS.carol);
+    expect(await ephemeral(USERS.carol, /from an older `\/talos gates` report of \*production\*/)).toContain('Nothing changed.');
+
+    // Every other by-hand gate signed off from the newest report: production-ready.
+    for (const title of MANUAL.filter((t) => t !== 'Recovery systems reachable without Kubernetes')) {
+      const before = h.slack.modals(USERS.carol).length;
+      await clickSignOff(second, title, USERS.carol);
+      const opened = await h.slack.waitFor(() => h.slack.modals(USERS.carol)[before], { description: `the sign-off modal of ${title}` });
+      await h.slack.submitView(USERS.carol, opened.viewId, { evidence: `checked ${title}` });
+    }
+    await h.slack.waitFor(
+      () =>
+        h.slack.ephemerals(CHANNELS.production, USERS.carol).filter((e) => e.text.startsWith('🖊️ You signed off')).length === MANUAL.length
+          ? true
+          : undefined,
+      { description: 'every by-hand gate signed off' },
+    );
+    expect(Object.keys(await signOffsKept('production')).sort()).toEqual([
+      'backups-scheduled',
+      'flux-bootstrap',
+      'monitoring',
+      'out-of-cluster-dependencies',
+      'staging-rehearsals',
+    ]);
+    const third = await gates();
+    expect(third.root.text).toBe('✅ Production gates of production: production-ready (10 passed, 0 failed, 5 signed off, 0 to sign off)');
   });
 });
 

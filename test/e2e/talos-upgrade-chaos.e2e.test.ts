@@ -70,10 +70,18 @@ async function override(harness: Harness, plan: Plan, options: { onRoot?: boolea
   });
   // Its audit entry goes to the thread with the run's first reply.
   await waitForOperation(harness, plan.opId, (op) => op.override !== undefined && op.audit.some((e) => e.event.startsWith('override')));
+  // Two approvers override a missing rehearsal: the second is another approver.
+  await harness.slack.clickButton({
+    user: USERS.dave,
+    channel: CHANNELS.production,
+    messageTs: plan.root.ts,
+    actionId: 'talos-op-override',
+  });
+  await waitForOperation(harness, plan.opId, (op) => op.override?.second !== undefined);
   // A click from a copy of the plan changes the stored operation; the root the bot keeps shows it once it is known.
   if (options.onRoot === false) return;
   await harness.slack.waitFor(
-    () => /overridden by/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])),
+    () => /overridden by .* and <@U0DAVE>/.test(JSON.stringify(harness.slack.message(CHANNELS.production, plan.root.ts)?.blocks ?? [])),
     { description: 'the override' },
   );
 }
@@ -224,8 +232,10 @@ describe('a production upgrade under faults', () => {
     expect(harness.slack.callsTo('chat.postMessage').filter((c) => c.status === 502)).toHaveLength(1);
     const replies = auditReplies(harness, plan.root.ts);
     expect(seqs(replies)).toEqual(replies.map((_, i) => i + 1));
-    expect(replies.slice(0, 3).map((t) => /^#\d+ ([a-z ,]+)/.exec(t)?.[1])).toEqual([
+    // Two approvers override the missing staging rehearsal, each with an entry of their own.
+    expect(replies.slice(0, 4).map((t) => /^#\d+ ([a-z ,]+)/.exec(t)?.[1])).toEqual([
       'preflight passed, plan posted',
+      'override',
       'override',
       'started',
     ]);

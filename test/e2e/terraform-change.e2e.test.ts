@@ -6,7 +6,7 @@ import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
 import { storedOperation } from '../support/stored-operation.ts';
-import { requestUpgrade, tickAll, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { overrideTwice, requestUpgrade, tickAll, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
 
 // The runbook's "Change machine configuration" from Slack: a reviewed plan applied in staging, the same commit
 // promoted to production, refusals that change nothing, and a new control plane watched until it votes.
@@ -475,10 +475,7 @@ describe('a production window', () => {
     await waitForRootState(w, p, /waiting for an approver's Apply/);
 
     // Act: an approver overrides the missing staging apply, then clicks Apply outside the window.
-    await w.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: p.root.ts, actionId: 'talos-op-override' });
-    await w.slack.waitFor(() => /overridden by/.test(JSON.stringify(w.slack.message(CHANNELS.production, p.root.ts)?.blocks ?? [])), {
-      description: 'the override',
-    });
+    await overrideTwice(w, p);
     await w.slack.clickButton({ user: USERS.carol, channel: CHANNELS.production, messageTs: p.root.ts, actionId: APPLY });
     const refused = await w.slack.waitFor(() => w.slack.ephemerals(CHANNELS.production, USERS.carol).find((e) => /window/.test(e.text)), {
       description: 'the window refusal',

@@ -46,14 +46,23 @@ export async function clickStart(
   options: { override?: boolean; overrideBy?: string } = {},
 ) {
   const root = h.slack.message(channel, plan.root.ts);
-  if (options.override !== false && hasButton(root, 'talos-op-override')) {
-    // Four eyes: the approver who overrides is never the one who requested the operation.
-    await h.slack.clickButton({ user: options.overrideBy ?? USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-override' });
-    await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(channel, plan.root.ts)?.blocks ?? [])), {
-      description: 'the override',
-    });
-  }
+  if (options.override !== false && hasButton(root, 'talos-op-override'))
+    // Four eyes: the approvers who override are never the one who requested the operation.
+    await overrideTwice(h, plan, channel, options.overrideBy);
   return h.slack.clickButton({ user, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
+}
+
+/** A missing staging rehearsal overridden by two approvers, `first` (default carol) then dave, as the runbook asks. */
+export async function overrideTwice(h: Harness, plan: Plan, channel: string = CHANNELS.production, first: string = USERS.carol) {
+  const second = first === USERS.dave ? USERS.carol : USERS.dave;
+  await h.slack.clickButton({ user: first, channel, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+  await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(channel, plan.root.ts)?.blocks ?? [])), {
+    description: 'the first override',
+  });
+  await h.slack.clickButton({ user: second, channel, messageTs: plan.root.ts, actionId: 'talos-op-override' });
+  await h.slack.waitFor(() => JSON.stringify(h.slack.message(channel, plan.root.ts)?.blocks ?? []).includes(`and <@${second}>`), {
+    description: 'the second override',
+  });
 }
 
 /** The newest approval request in the thread that still has its buttons. */

@@ -6,6 +6,7 @@ import type { Audit } from '../audit.ts';
 import type { ClusterLock } from '../../../src/ops/cluster-lock.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import type { PresentationLookup } from '../../../src/chat/presentation.ts';
+import type { GateSignOffStore } from '../../../src/ops/gate-signoffs.ts';
 import type { OperationStore } from '../../../src/ops/operation-store.ts';
 import type { Clock } from '../../../src/time/clock.ts';
 
@@ -52,6 +53,10 @@ export interface LifecycleDeps {
    * versions against what every node runs); the reasons it refuses, none to go on. Default: nothing to ask.
    */
   startRecheck?: (op: Operation, cluster: ClusterConfig) => Promise<string[]>;
+  /** The approvers' sign-offs of by-hand production gates. Default: none kept, so a sign-off is refused. */
+  signOffs?: GateSignOffStore;
+  /** How long a sign-off counts, in ms (default 90 days). */
+  signOffMaxAgeMs?: number;
   /** Why nothing may change once Redis lost the bot's data (see `src/ops/redis-epoch.ts`); undefined while it is whole. Default: never. */
   redisLost?: () => string | undefined;
 }

@@ -9,6 +9,17 @@ import { planAgain, requestRollback, retry, overrideWindow } from './recover.ts'
 import { request } from './request.ts';
 import { stopAfterStep } from './stop-after.ts';
 import { overrideRehearsal, start, type OperationClick } from './start.ts';
+import { signOffGate, signOffRefusal, type SignOffClick, type SignOffResult } from './sign-off.ts';
+import type { GateSignOffStore } from '../../../src/ops/gate-signoffs.ts';
+
+/** Sign-offs are not kept where no store was given: every one is refused, and nothing is written. */
+const NO_SIGN_OFFS: GateSignOffStore = {
+  saveReport: () => Promise.resolve(),
+  latestReport: () => Promise.resolve(undefined),
+  list: () => Promise.resolve({ given: [], unreadable: [] }),
+  record: () => Promise.resolve(false),
+  raw: () => Promise.resolve(undefined),
+};
 
 /**
  * The one place that moves an operation between states on a person's word. Each move is a
@@ -38,6 +49,10 @@ export interface Lifecycle {
   cancelPlan(click: OperationClick): Promise<MoveResult>;
   /** The status board's Stop after this node: a running operation stops once its current step ends. */
   stopAfterStep(click: OperationClick): Promise<MoveResult>;
+  /** Why a [Sign off] click can no longer sign (a newer report, a gate signed off already); undefined when it can. */
+  signOffRefusal(click: SignOffClick): Promise<SignOffResult | undefined>;
+  /** An approver's sign-off of a by-hand gate, with its evidence, recorded for the shape of the report it came with. */
+  signOff(click: SignOffClick, evidence: string | undefined): Promise<SignOffResult>;
 }
 
 export function createLifecycle(options: LifecycleDeps): Lifecycle {
@@ -46,6 +61,8 @@ export function createLifecycle(options: LifecycleDeps): Lifecycle {
     clock: options.clock ?? systemClock,
     redisLost: options.redisLost ?? (() => undefined),
     startRecheck: options.startRecheck ?? (() => Promise.resolve([])),
+    signOffs: options.signOffs ?? NO_SIGN_OFFS,
+    signOffMaxAgeMs: options.signOffMaxAgeMs ?? 90 * 86_400_000,
   };
   // Once Redis lost the bot's data, what it holds is no record to move: every move is refused, whatever the click.
   const whole =
@@ -71,5 +88,12 @@ export function createLifecycle(options: LifecycleDeps): Lifecycle {
     cancel: whole((opId, by) => cancel(deps, opId, by)),
     cancelPlan: whole((click) => cancelPlan(deps, click)),
     stopAfterStep: whole((click) => stopAfterStep(deps, click)),
+    signOffRefusal: (click) => signOffRefusal(deps, click),
+    signOff: (click, evidence) => {
+      const lost = deps.redisLost();
+      return lost === undefined
+        ? signOffGate(deps, click, evidence)
+        : Promise.resolve<SignOffResult>({ ok: false, code: 'redis-lost', message: redisLostRefusal(lost) });
+    },
   };
 }

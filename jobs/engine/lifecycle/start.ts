@@ -76,9 +76,13 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
       `This plan is older than ${Math.round(deps.planTtlMs / 60_000)} minutes and may no longer match the cluster. Run the command again for a fresh plan. Nothing changed.`,
     );
   }
-  if (op.rehearsal !== undefined && op.rehearsal.stagingOp === undefined && op.override === undefined) {
+  if (op.rehearsal !== undefined && op.rehearsal.stagingOp === undefined && op.override?.second === undefined) {
     const what = deps.policy.presentation(op.kind).rehearsal?.missing(op) ?? 'no staging rehearsal';
-    return refused('no-rehearsal', `\`${op.id}\` has ${what} in the records; an approver must click Override first. Nothing changed.`);
+    const who =
+      op.override === undefined
+        ? 'two approvers must click Override first'
+        : `<@${op.override.by}> overrode; a second approver must click Override too`;
+    return refused('no-rehearsal', `\`${op.id}\` has ${what} in the records; ${who}. Nothing changed.`);
   }
   // What only a person can check is ticked on the plan itself: a Start without every tick changes nothing.
   const confirmations = deps.policy.presentation(op.kind).startConfirmations?.(op) ?? [];
@@ -137,30 +141,41 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
 }
 
 /**
- * An approver's explicit word to start a production change that has no staging rehearsal in the
- * records. It only unlocks Start; the record says who overrode and when.
+ * Two approvers' explicit word to start a production change that has no staging rehearsal in the
+ * records, as the runbook asks: each click is one approver's, the second from another approver. It
+ * only unlocks Start; the record says who overrode and when.
  */
 export async function overrideRehearsal(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
   const fourEyes = fourEyesRefusal(clusterOf(deps, op), op, user, 'override the staging rehearsal');
   if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
+  if (op.override !== undefined && op.override.second === undefined && op.override.by === user)
+    return refused(
+      'four-eyes',
+      `You overrode the missing staging rehearsal of \`${op.id}\` already; a second approver must override too. Nothing changed.`,
+    );
   const at = deps.now().toISOString();
+  const first = op.override === undefined;
   // The override and its entry are one write; the edited plan shows it, the entry goes to the thread with the next reply.
-  const detail = deps.policy.presentation(op.kind).rehearsal?.overridden(op) ?? 'no staging rehearsal in the records';
+  const detail = `${deps.policy.presentation(op.kind).rehearsal?.overridden(op) ?? 'no staging rehearsal in the records'} (${first ? 'first of two approvers' : 'second approver'})`;
   const { op: after, changed } = await deps.audit.transition(
     op.id,
     { actor: user, event: 'override: no staging rehearsal', detail },
-    (o) =>
-      o.state === 'planned' && o.planNonce === click.nonce && o.override === undefined && o.rehearsal?.stagingOp === undefined
-        ? { ...o, override: { by: user, at } }
-        : undefined,
+    (o) => {
+      if (o.state !== 'planned' || o.planNonce !== click.nonce || o.rehearsal?.stagingOp !== undefined) return undefined;
+      if (first) return o.override === undefined ? { ...o, override: { by: user, at } } : undefined;
+      return o.override !== undefined && o.override.second === undefined && o.override.by !== user
+        ? { ...o, override: { ...o.override, second: { by: user, at } } }
+        : undefined;
+    },
     { hold: true },
   );
-  if (!changed)
-    return refused(
-      'stale',
-      `\`${op.id}\` is ${after.state}${after.override ? `, already overridden by <@${after.override.by}>` : ''}. Nothing changed.`,
-    );
+  if (!changed) {
+    const by = after.override
+      ? `, already overridden by <@${after.override.by}>${after.override.second ? ` and <@${after.override.second.by}>` : ''}`
+      : '';
+    return refused('stale', `\`${op.id}\` is ${after.state}${by}. Nothing changed.`);
+  }
   if (after.rootTs) await deps.chat.update(after.channel, after.rootTs, operationRootMessage(after, deps.policy.presentation(after.kind)));
   return { ok: true, op: after };
 }

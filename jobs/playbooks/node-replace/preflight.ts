@@ -137,6 +137,8 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     target: {
       nodeName: name,
       nodeRole: role === 'control plane' ? 'controlplane' : 'worker',
+      // The observed shape, kept with the operation: what the staging was when this replacement ran.
+      clusterControlPlanes: cluster.controlPlanes.length,
       ...(running === undefined ? {} : { fromVersion: running, talosVersion: running }),
     },
     // A retired node is drained by its reset: the gate judges the disruption budgets of that drain; a failed one is set aside.

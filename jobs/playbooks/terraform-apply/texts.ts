@@ -3,7 +3,7 @@ import { ACTION, buttonValue, PLAN_AGAIN_NONCE } from '../../../src/chat/buttons
 import type { Block } from '../../../src/port/chat-port.ts';
 import { operationRef } from '../../../src/chat/operation-link.ts';
 import type { Presentation, RehearsalWording, StartConfirmation } from '../../../src/chat/presentation.ts';
-import { overrideButton } from '../../../src/chat/rehearsal-message.ts';
+import { overriddenBy, overrideButton } from '../../../src/chat/rehearsal-message.ts';
 import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
 import { ISO_TICK_TEXT, isoTickValue } from './iso.ts';
 import { SNAPSHOT_LABEL } from '../shared/step-texts.ts';
@@ -97,15 +97,18 @@ const PROMOTION: RehearsalWording = {
         ),
       ];
     }
+    if (op.override?.second !== undefined)
+      return [context(`⚠️ Commit ${commit} was not applied to staging; ${overriddenBy(op.override)}.`)];
     if (op.override !== undefined)
       return [
-        context(
-          `⚠️ Commit ${commit} was not applied to staging; overridden by ${mentionUser(op.override.by)} at ${formatTime(op.override.at)}.`,
+        section(
+          `⚠️ *Commit ${commit} was not applied to staging with its gate passed, according to the bot's records.* ${overriddenBy(op.override)}; a second approver must override too before this plan can be applied.`,
         ),
+        ...overrideButton(op, 'Override: not applied in staging'),
       ];
     return [
       section(
-        `⚠️ *Commit ${commit} was not applied to staging with its gate passed, according to the bot's records.* The runbook applies a change in staging first, then promotes the same change. An approver must override before this plan can be applied.`,
+        `⚠️ *Commit ${commit} was not applied to staging with its gate passed, according to the bot's records.* The runbook applies a change in staging first, then promotes the same change. Two approvers must override before this plan can be applied.`,
       ),
       ...overrideButton(op, 'Override: not applied in staging'),
     ];

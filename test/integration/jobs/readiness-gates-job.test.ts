@@ -50,6 +50,8 @@ ${kubernetesEndpoint === undefined ? '' : `    kubernetesEndpoint: ${kubernetesE
     logger: createLogger({ level: 'silent', pretty: false, scrubber: new SecretScrubber() }),
     probeTimeoutMs: 5000,
     clock: { now: () => new Date('2026-12-01T10:00:00Z') },
+    signOffs: { list: () => Promise.resolve({ given: [], unreadable: [] }), saveReport: () => Promise.resolve() },
+    signOffMaxAgeMs: 90 * 86_400_000,
   });
   const data = { cluster: shape.name, channel: 'C0MAINTPRD', requestedBy: 'U0ALICE', requestedAt: '2026-12-01T10:00:00Z' };
   await job({ id: 'gates-1', data, attemptsStarted: 1, updateData: () => Promise.resolve() } as unknown as Job);

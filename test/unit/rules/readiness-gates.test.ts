@@ -423,7 +423,7 @@ describe('rehearsalGate', () => {
     expect(gate.evidence.slice(0, 4)).toEqual([
       '☑ Talos upgrade: op-tal1 completed 2026-11-02 10:15 UTC',
       '☑ Kubernetes upgrade: op-k8s1 completed 2026-11-02 10:15 UTC',
-      "☐ node replacement: no completed node-replace on staging in the bot's records",
+      "☐ node replacement: no completed node-replace on staging in the bot's records. The runbook's rehearsal replaces a control plane on a staging of three control planes.",
       '◐ etcd restore: etcd snapshot op-snap1 completed 2026-11-02 10:15 UTC; the restore itself: check by hand; or let the bot rehearse it: /talos rehearse etcd-restore staging',
     ]);
   });
@@ -467,23 +467,60 @@ describe('rehearsalGate', () => {
     expect(rehearsalGate(staging([], 1)).evidence[2]).toContain('staging has one control plane: expand it to three first');
   });
 
-  it('ticks off the node replacement from the latest completed node-replace on staging, with its date', () => {
+  const replacement = (
+    id: string,
+    state: string,
+    nodeRole: string | undefined,
+    clusterControlPlanes: number | undefined,
+    endedAt?: string,
+  ) => ({
+    ...record(id, 'node-replace', state, endedAt),
+    target: { ...(nodeRole ? { nodeRole } : {}), ...(clusterControlPlanes === undefined ? {} : { clusterControlPlanes }) },
+  });
+
+  it('ticks off the node replacement from the latest completed control-plane replacement on a staging of three', () => {
     const gate = rehearsalGate(
       staging([
-        record('op-rep2', 'node-replace', 'failed'),
-        record('op-rep1', 'node-replace', 'completed', '2026-11-04T08:30:00.000Z'),
-        record('op-rep0', 'node-replace', 'completed', '2026-11-01T08:30:00.000Z'),
+        replacement('op-rep2', 'failed', 'controlplane', 3),
+        replacement('op-rep1', 'completed', 'controlplane', 3, '2026-11-04T08:30:00.000Z'),
+        replacement('op-rep0', 'completed', 'controlplane', 3, '2026-11-01T08:30:00.000Z'),
       ]),
     );
-    expect(gate.evidence[2]).toBe('☑ node replacement: op-rep1 completed 2026-11-04 08:30 UTC');
+    expect(gate.evidence[2]).toBe('☑ node replacement: op-rep1 replaced a control plane of 3 and completed 2026-11-04 08:30 UTC');
     expect(gate.summary).toContain('show 1 of 8 (node replacement)');
-    // A replacement rehearsed once counts even if staging has since shrunk.
-    expect(rehearsalGate(staging([record('op-rep1', 'node-replace', 'completed')], 1)).evidence[2]).toMatch(/^☑ node replacement: op-rep1/);
+    // Judged by the shape recorded when it ran: it counts even if staging has since shrunk.
+    expect(rehearsalGate(staging([replacement('op-rep1', 'completed', 'controlplane', 3)], 1)).evidence[2]).toMatch(
+      /^☑ node replacement: op-rep1/,
+    );
+  });
+
+  it('does not count a worker, a control plane of a smaller staging, or a record that does not say', () => {
+    const worker = rehearsalGate(staging([replacement('op-w', 'completed', 'worker', 3)]));
+    expect(worker.evidence[2]).toBe(
+      "☐ node replacement: op-w completed 2026-11-02 10:15 UTC but does not count: it replaced a worker. The runbook's rehearsal replaces a control plane on a staging of three control planes.",
+    );
+    expect(worker.summary).toContain('show none of the 8');
+    // Staging's shape now does not make an old replacement count.
+    const small = rehearsalGate(staging([replacement('op-cp', 'completed', 'controlplane', 1)], 3));
+    expect(small.evidence[2]).toContain('op-cp completed 2026-11-02 10:15 UTC but does not count: the staging had one control plane then');
+    const older = rehearsalGate(staging([record('op-old', 'node-replace', 'completed')]));
+    expect(older.evidence[2]).toContain('does not count: its record does not say which role the node had');
+    const unknownShape = rehearsalGate(staging([replacement('op-cp', 'completed', 'controlplane', undefined)]));
+    expect(unknownShape.evidence[2]).toContain('does not say how many control planes the staging had then');
+    // A worker replaced after a counted rehearsal does not undo it.
+    const both = rehearsalGate(
+      staging([replacement('op-w', 'completed', 'worker', 1), replacement('op-cp', 'completed', 'controlplane', 3)]),
+    );
+    expect(both.evidence[2]).toMatch(/^☑ node replacement: op-cp/);
   });
 
   it('does not count a failed or cancelled node replacement', () => {
-    const gate = rehearsalGate(staging([record('op-rep2', 'node-replace', 'failed'), record('op-rep3', 'node-replace', 'cancelled')]));
-    expect(gate.evidence[2]).toBe("☐ node replacement: no completed node-replace on staging in the bot's records");
+    const gate = rehearsalGate(
+      staging([replacement('op-rep2', 'failed', 'controlplane', 3), replacement('op-rep3', 'cancelled', 'controlplane', 3)]),
+    );
+    expect(gate.evidence[2]).toBe(
+      "☐ node replacement: no completed node-replace on staging in the bot's records. The runbook's rehearsal replaces a control plane on a staging of three control planes.",
+    );
   });
 
   it('asks for every rehearsal by hand without a staging cluster or its records', () => {
@@ -510,10 +547,11 @@ describe('evaluateReadiness', () => {
     staging: staging([]),
   };
 
-  it('is ready when no gate failed, with the manual gates still listed', () => {
+  it('is not ready while a gate only a person can judge waits for a sign-off, though none failed', () => {
     const report = evaluateReadiness(PRODUCTION, healthy);
-    expect(report.ready).toBe(true);
-    expect(report.counts).toEqual({ passed: 10, failed: 0, manual: 5 });
+    expect(report.ready).toBe(false);
+    expect(report.failed).toEqual([]);
+    expect(report.counts).toEqual({ passed: 10, failed: 0, manual: 5, 'signed-off': 0 });
     expect(report.gates.map((g) => g.id)).toEqual([
       'control-plane-topology',
       'control-plane-scheduling',
@@ -531,6 +569,70 @@ describe('evaluateReadiness', () => {
       'staging-rehearsals',
       'monitoring',
     ]);
+  });
+
+  const shape = { controlPlanes: [...PRODUCTION.controlPlanes], workers: [...PRODUCTION.workers] };
+  const now = new Date('2026-12-01T10:00:00.000Z');
+  const DAY = 86_400_000;
+  const signOff = (gate: string, at = '2026-11-30T10:00:00.000Z', signedShape = shape) => ({
+    cluster: PRODUCTION.name,
+    gate,
+    by: 'U0CAROL',
+    at,
+    evidence: `https://wiki.example.org/${gate}`,
+    shape: signedShape,
+  });
+  const BY_HAND = [
+    'flux-bootstrap',
+    'out-of-cluster-dependencies',
+    'backups-scheduled',
+    'staging-rehearsals',
+    'monitoring',
+  ];
+
+  it('is ready once every by-hand gate is signed off for the cluster as it is, with who, when and the evidence', () => {
+    const report = evaluateReadiness(PRODUCTION, {
+      ...healthy,
+      signOffs: { given: BY_HAND.map((g) => signOff(g)), shape, now, maxAgeMs: 90 * DAY },
+    });
+    expect(report.ready).toBe(true);
+    expect(report.counts).toEqual({ passed: 10, failed: 0, manual: 0, 'signed-off': 5 });
+    expect(report.gates.find((g) => g.id === 'monitoring')?.signOff).toEqual({
+      by: 'U0CAROL',
+      at: '2026-11-30T10:00:00.000Z',
+      evidence: 'https://wiki.example.org/monitoring',
+    });
+  });
+
+  it('does not count a sign-off whose evidence aged out or whose cluster changed shape, and says why', () => {
+    const grown = { ...shape, workers: ['10.0.30.21'] };
+    const report = evaluateReadiness(PRODUCTION, {
+      ...healthy,
+      signOffs: {
+        given: [
+          ...BY_HAND.slice(2).map((g) => signOff(g)),
+          signOff('out-of-cluster-dependencies', '2026-08-01T10:00:00.000Z'),
+          signOff('flux-bootstrap', undefined, grown),
+        ],
+        shape,
+        now,
+        maxAgeMs: 90 * DAY,
+      },
+    });
+    expect(report.ready).toBe(false);
+    expect(report.counts).toEqual({ passed: 10, failed: 0, manual: 2, 'signed-off': 3 });
+    expect(report.gates.find((g) => g.id === 'out-of-cluster-dependencies')?.signOff?.lapse).toContain('older than 90 days');
+    expect(report.gates.find((g) => g.id === 'flux-bootstrap')?.signOff?.lapse).toContain('changed shape');
+  });
+
+  it('never lets a sign-off pass a gate the bot checked and failed', () => {
+    const report = evaluateReadiness(PRODUCTION, {
+      ...healthy,
+      longhornNamespace: ok(undefined),
+      signOffs: { given: [...BY_HAND, 'longhorn-namespace'].map((g) => signOff(g)), shape, now, maxAgeMs: 90 * DAY },
+    });
+    expect(report.ready).toBe(false);
+    expect(report.gates.find((g) => g.id === 'longhorn-namespace')?.status).toBe('failed');
   });
 
   it('is not ready when one gate failed, and names it', () => {

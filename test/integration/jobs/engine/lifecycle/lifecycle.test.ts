@@ -218,7 +218,7 @@ describe('lifecycle.start', () => {
     ],
     ['not-kept-copy', 'a copy of the plan Slack showed', { messageTs: '1700000000.000999' }, {}, /not the one the bot keeps up to date/],
     ['plan-expired', 'a plan older than its time', {}, { createdAt: '2026-12-01T08:00:00.000Z' }, /older than 60 minutes/],
-    ['no-rehearsal', 'a production upgrade nobody rehearsed or overrode', {}, { rehearsal: {} }, /an approver must click Override first/],
+    ['no-rehearsal', 'a production upgrade nobody rehearsed or overrode', {}, { rehearsal: {} }, /two approvers must click Override first/],
   ] as const)('refuses (%s) %s, leaving the plan and the cluster as they were', async (code, _what, clicked, fields, message) => {
     // Arrange
     const op = await planned(fields as Partial<Operation>);
@@ -496,23 +496,40 @@ describe('lifecycle.overrideWindow', () => {
 });
 
 describe('lifecycle.overrideRehearsal', () => {
-  it('unlocks the Start of an unrehearsed plan, once, and never for the requester', async () => {
+  it('unlocks the Start of an unrehearsed plan once two approvers overrode, never the requester, each approver once', async () => {
     // Arrange
     const op = await planned({ rehearsal: {} });
 
     // Act
     const own = await lifecycle.overrideRehearsal(click(op, 'plannonce1', 'U0ALICE'));
     const first = await lifecycle.overrideRehearsal(click(op, 'plannonce1', 'U0CAROL'));
-    const again = await lifecycle.overrideRehearsal(click(op, 'plannonce1', 'U0DAVE'));
+    const half = await stored(op.id);
+    const startHalf = await lifecycle.start(click(half, 'plannonce1', 'U0BOB'));
+    const same = await lifecycle.overrideRehearsal(click(half, 'plannonce1', 'U0CAROL'));
+    const second = await lifecycle.overrideRehearsal(click(half, 'plannonce1', 'U0DAVE'));
+    const third = await lifecycle.overrideRehearsal(click(half, 'plannonce1', 'U0ERIN'));
 
     // Assert
     expect(own).toMatchObject({ ok: false, code: 'four-eyes' });
     expect(first.ok).toBe(true);
-    expect(again).toMatchObject({ ok: false, code: 'stale', message: expect.stringContaining('already overridden by <@U0CAROL>') });
+    expect(startHalf).toMatchObject({
+      ok: false,
+      code: 'no-rehearsal',
+      message: expect.stringContaining('a second approver must click Override too'),
+    });
+    expect(same).toMatchObject({ ok: false, code: 'four-eyes', message: expect.stringContaining('a second approver must override too') });
+    expect(second.ok).toBe(true);
+    expect(third).toMatchObject({
+      ok: false,
+      code: 'stale',
+      message: expect.stringContaining('already overridden by <@U0CAROL> and <@U0DAVE>'),
+    });
     const after = await stored(op.id);
-    expect(after).toMatchObject({ state: 'planned', override: { by: 'U0CAROL' } });
-    expect(after.audit.map((e) => [e.event, e.hold])).toEqual([['override: no staging rehearsal', true]]);
-    expect(f.chat.edits.map((e) => e.ts)).toEqual([ROOT]);
+    expect(after).toMatchObject({ state: 'planned', override: { by: 'U0CAROL', second: { by: 'U0DAVE' } } });
+    expect(after.audit.map((e) => [e.event, e.actor, e.hold])).toEqual([
+      ['override: no staging rehearsal', 'U0CAROL', true],
+      ['override: no staging rehearsal', 'U0DAVE', true],
+    ]);
     expect((await lifecycle.start(click(after, 'plannonce1', 'U0BOB'))).ok).toBe(true);
   });
 });
