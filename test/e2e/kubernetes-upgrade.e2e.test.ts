@@ -246,9 +246,16 @@ describe('refusals touch nothing and say what to do', () => {
 
 describe('Apply', () => {
   it('refuses an operator or a stranger, and the four-eyes rule stops the starter from applying', async () => {
-    await harness({ inventory: { operators: [USERS.alice, USERS.carol], extra: { production: { requireDistinctApprover: true } } } });
+    // Two approvers besides carol, who asks: the missing staging rehearsal needs two overrides, neither by the requester.
+    await harness({
+      inventory: {
+        operators: [USERS.alice, USERS.carol],
+        approvers: [USERS.carol, 'S0SRE', USERS.frank],
+        extra: { production: { requireDistinctApprover: true } },
+      },
+    });
     const plan = await requestUpgrade(h, 'upgrade k8s 1.34.2', { user: USERS.carol });
-    await clickStart(h, plan, USERS.carol, CHANNELS.production, { overrideBy: USERS.dave });
+    await clickStart(h, plan, USERS.carol, CHANNELS.production, { overrideBy: USERS.dave, overrideThen: USERS.frank });
     const request = await waitForButton(plan, APPLY);
 
     await click(request, APPLY, USERS.eve);

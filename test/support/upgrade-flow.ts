@@ -43,18 +43,23 @@ export async function clickStart(
   plan: Plan,
   user: string = USERS.alice,
   channel: string = CHANNELS.production,
-  options: { override?: boolean; overrideBy?: string } = {},
+  options: { override?: boolean; overrideBy?: string; overrideThen?: string } = {},
 ) {
   const root = h.slack.message(channel, plan.root.ts);
   if (options.override !== false && hasButton(root, 'talos-op-override'))
     // Four eyes: the approvers who override are never the one who requested the operation.
-    await overrideTwice(h, plan, channel, options.overrideBy);
+    await overrideTwice(h, plan, channel, options.overrideBy, options.overrideThen);
   return h.slack.clickButton({ user, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
 }
 
-/** A missing staging rehearsal overridden by two approvers, `first` (default carol) then dave, as the runbook asks. */
-export async function overrideTwice(h: Harness, plan: Plan, channel: string = CHANNELS.production, first: string = USERS.carol) {
-  const second = first === USERS.dave ? USERS.carol : USERS.dave;
+/** A missing staging rehearsal overridden by two approvers, `first` (default carol) then `second` (default the other of carol and dave), as the runbook asks. */
+export async function overrideTwice(
+  h: Harness,
+  plan: Plan,
+  channel: string = CHANNELS.production,
+  first: string = USERS.carol,
+  second: string = first === USERS.dave ? USERS.carol : USERS.dave,
+) {
   await h.slack.clickButton({ user: first, channel, messageTs: plan.root.ts, actionId: 'talos-op-override' });
   await h.slack.waitFor(() => /overridden by/.test(JSON.stringify(h.slack.message(channel, plan.root.ts)?.blocks ?? [])), {
     description: 'the first override',
