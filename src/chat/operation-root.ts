@@ -96,10 +96,10 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
 }
 
 /**
- * The checkboxes the starter ticks before Start, in an actions block of the plan's nonce: Slack sends their
- * state with the Start click, and the lifecycle refuses a Start without every one.
+ * The checkboxes the starter ticks before Start (or an approver before Approve), in an actions block of the
+ * message's nonce: Slack sends their state with the click, and the lifecycle refuses it without every one.
  */
-function startConfirmBlock(opId: string, nonce: string, ticks: readonly StartConfirmation[]): Block {
+export function startConfirmBlock(opId: string, nonce: string, ticks: readonly StartConfirmation[]): Block {
   return {
     type: 'actions',
     block_id: `confirm-${opId}-${nonce}`,

@@ -28,6 +28,11 @@ export interface Presentation {
    * check (the uploaded ISO against the bot's sha256). Start without every tick is refused; the record keeps each.
    */
   startConfirmations?(op: Operation): StartConfirmation[];
+  /**
+   * What the approver ticks on a step's approval request before Approve is accepted, one checkbox each (a
+   * replacement's apply: the uploaded ISO against the bot's sha256). Approve without every tick is refused.
+   */
+  approvalConfirmations?(op: Operation, step: Step): StartConfirmation[];
   /** Blocks after the title's fields: what a reviewer needs before the steps. */
   details?(op: Operation): Block[];
   /** A context line under the steps. */

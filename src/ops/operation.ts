@@ -85,6 +85,8 @@ export const Approval = z.object({
   coveredBy: z.string().optional(),
   /** Why a person stopped at this request, when they gave a reason. */
   reason: z.string().optional(),
+  /** What the approver ticked with Approve, in full (a replacement's apply: the ISO and its sha256), when the step asked. */
+  confirmed: z.array(z.string()).optional(),
   /**
    * A step that needs more than one approver (see `Playbook.approvalsNeeded`): the approvals given so
    * far, each by a different person, while the request is still pending. The last one needed decides it.

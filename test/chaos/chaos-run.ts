@@ -10,7 +10,7 @@ import { loadInventory } from '../../src/config/inventory.ts';
 import type { WindowPolicy } from '../../src/rules/maintenance-window.ts';
 import { schedulePending } from '../sim/workloads.ts';
 import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { opIdOf, originalButtonValue } from '../support/upgrade-flow.ts';
+import { opIdOf, originalButtonValue, tickAll } from '../support/upgrade-flow.ts';
 import {
   CLUSTER,
   describeTrigger,
@@ -306,6 +306,7 @@ async function operate(
           messageTs: reply.ts,
           actionId: 'talos-step-approve',
           value: originalButtonValue(h, CHANNEL, reply.ts, 'talos-step-approve'),
+          ticks: tickAll(h, CHANNEL, reply.ts),
         });
       }
     }

@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { OperationFields } from '../../src/ops/operation.ts';
 import { productionShape, stagingThreeShape } from '../sim/shapes.ts';
 import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { opIdOf, originalButtonValue } from '../support/upgrade-flow.ts';
+import { opIdOf, originalButtonValue, tickAll } from '../support/upgrade-flow.ts';
 import type { RunReport } from './chaos-run.ts';
 import { CHAOS_ENV } from './chaos-run.ts';
 import type { FaultName } from './faults.ts';
@@ -235,6 +235,7 @@ export async function runRestoreChaos(options: { seed: number; fault?: FaultName
             messageTs: reply.ts,
             actionId: 'talos-step-approve',
             value: originalButtonValue(h, CHANNEL, reply.ts, 'talos-step-approve'),
+            ticks: tickAll(h, CHANNEL, reply.ts),
           });
         }
       }

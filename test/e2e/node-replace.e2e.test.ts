@@ -1,7 +1,17 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assetChunks } from '../sim/image-factory.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { storedOperation } from '../support/stored-operation.ts';
-import { approve, clickStart, requestUpgrade, waitForApprovalMatching, waitForRootState } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  clickStart,
+  originalButtonValue,
+  requestUpgrade,
+  tickAll,
+  waitForApprovalMatching,
+  waitForRootState,
+} from '../support/upgrade-flow.ts';
 
 const VM = (host: string) => `proxmox_virtual_environment_vm.talos["${host}"]`;
 
@@ -53,6 +63,24 @@ describe('a failed production control plane', () => {
       { description: 'the four-eyes refusal of the apply' },
     );
     const appliesAfterRequester = tofuCalls(h, 'production', 'apply').length;
+    // An approver's Approve without the ISO tick is refused, and the request keeps waiting.
+    await h.slack.clickButton({
+      user: USERS.carol,
+      channel: CHANNELS.production,
+      messageTs: apply.ts,
+      actionId: 'talos-step-approve',
+      value: originalButtonValue(h, CHANNELS.production, apply.ts, 'talos-step-approve'),
+    });
+    const unticked = await h.slack.waitFor(
+      () =>
+        h.slack
+          .ephemerals(CHANNELS.production, USERS.carol)
+          .find((e) => /Tick “the ISO at isos:iso\/talos-nocloud-amd64\.iso/.test(e.text)),
+      { description: 'the refusal of an approval without the ISO tick' },
+    );
+    const untickedOp = await storedOperation(h, plan.opId);
+    const appliesAfterUnticked = tofuCalls(h, 'production', 'apply').length;
+    const applyTicks = tickAll(h, CHANNELS.production, apply.ts);
     await approve(h, apply, USERS.carol);
     const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 180_000);
 
@@ -64,6 +92,21 @@ describe('a failed production control plane', () => {
     expect(planBlocks).toContain(VM('talos-prd-cp-2').replaceAll('"', '\\"'));
     expect([removalsBefore, removalsAfterRequester, appliesAfterRequester]).toEqual([0, 0, 0]);
     expect(applyCard).toMatch(/sha256 `[0-9a-f]{12}…`/);
+    // The apply's card shows the ISO URL and the full sha256 of the file the factory serves; the tick is bound to it.
+    const iso = (untickedOp.data as { terraform?: { iso?: { url: string; sha256?: string } } }).terraform?.iso;
+    const schematic = h.sim.cluster('production').terraform.defaultSchematic;
+    const version = /\/image\/[0-9a-f]+\/(v[^/]+)\/nocloud-amd64\.iso$/.exec(iso?.url ?? '')?.[1] ?? '?';
+    const served = createHash('sha256');
+    for (const chunk of assetChunks(schematic, version, 'nocloud-amd64.iso')) served.update(chunk);
+    const sha256 = served.digest('hex');
+    expect(iso?.url).toBe(`${h.env['IMAGE_FACTORY_URL']?.replace(/\/+$/, '')}/image/${schematic}/${version}/nocloud-amd64.iso`);
+    expect(iso?.sha256).toBe(sha256);
+    expect(applyCard).toContain(sha256);
+    expect(applyTicks).toEqual({ 'talos-op-start-confirm': [`iso-sha256:${sha256}`] });
+    expect(unticked.text).toContain('Nothing changed');
+    expect(appliesAfterUnticked).toBe(0);
+    expect(untickedOp.state).toBe('awaiting-approval');
+    expect(untickedOp.approvals.at(-1)).toMatchObject({ step: 'tofu-apply', state: 'pending' });
     expect(done.text).toContain('completed');
     // The member went through a healthy control plane, never the failed node.
     const removals = talosctlCalls(h, 'production', 'etcd', 'remove-member');
@@ -81,6 +124,10 @@ describe('a failed production control plane', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     const op = await storedOperation(h, plan.opId);
     expect(op.state).toBe('completed');
+    // The record keeps the full hash and who ticked it.
+    const applyApproval = op.approvals.find((a) => a.step === 'tofu-apply' && a.by === USERS.carol);
+    expect(applyApproval?.confirmed).toEqual([expect.stringContaining(`matches sha256 ${sha256}`)]);
+    expect(op.audit.find((e) => e.event.startsWith('approved') && e.actor === USERS.carol && e.detail?.includes(sha256))).toBeDefined();
     const data = op.data as { removedMember?: { id: string }; joinedMember?: { id: string; hostname: string }; vmAddress: string };
     expect(data.removedMember?.id).toBe(oldMember);
     expect(data.joinedMember?.hostname).toBe('talos-prd-cp-2');

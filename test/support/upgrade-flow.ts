@@ -123,6 +123,8 @@ export async function approve(
     messageTs: request.ts,
     actionId,
     value: originalButtonValue(h, channel, request.ts, actionId),
+    // An approver who checked what the request asks ticks it (a replacement's boot ISO); a request without checkboxes has none.
+    ticks: tickAll(h, channel, request.ts),
   });
 }
 

@@ -34,8 +34,19 @@ export async function decideApproval(
     const windowRefusal = windowRefusalFor(deps, op, approval.step);
     if (windowRefusal !== undefined) return refused('window', windowRefusal);
   }
+  // What only a person can check is ticked on the request itself: an approval without every tick changes nothing.
+  const step = op.steps.find((s) => s.id === approval.step);
+  const confirmations =
+    decision === 'approved' && step !== undefined ? (deps.policy.presentation(op.kind).approvalConfirmations?.(op, step) ?? []) : [];
+  const unticked = confirmations.filter((c) => !(click.ticked ?? []).includes(c.value));
+  if (unticked.length > 0)
+    return refused(
+      'unconfirmed',
+      `Tick ${unticked.map((c) => `“${c.text}”`).join(' and ')} on the approval request of \`${op.id}\` after you checked it, then click Approve again. Nothing changed; the request still waits.`,
+    );
+  const confirmed = confirmations.map((c) => c.record);
   const now = deps.now();
-  const node = op.steps.find((s) => s.id === approval.step)?.node ?? approval.step;
+  const node = step?.node ?? approval.step;
   // The decision and its entry are one write: a bot that dies right after the click cannot lose the entry.
   // A stop's reason, as the person gave it, goes into the audit and onto the approval and the operation.
   const why = decision === 'stopped' && reason !== undefined && reason.trim() !== '' ? reason.trim() : undefined;
@@ -43,6 +54,7 @@ export async function decideApproval(
     actor: user,
     event: decision === 'approved' ? `approved ${node}` : `stopped at ${node}`,
     ...(why === undefined ? {} : { detail: `reason: ${why}` }),
+    ...(confirmed.length > 0 ? { detail: `confirmed: ${confirmed.join('; ')}` } : {}),
   };
   const { op: after, changed } = await deps.audit.transition(
     op.id,
@@ -53,7 +65,14 @@ export async function decideApproval(
       if (Date.parse(current.expiresAt) <= now.getTime()) return undefined;
       const approvals = o.approvals.map((a) =>
         a.nonce === click.nonce
-          ? { ...a, state: decision, by: user, at: now.toISOString(), ...(why === undefined ? {} : { reason: why }) }
+          ? {
+              ...a,
+              state: decision,
+              by: user,
+              at: now.toISOString(),
+              ...(why === undefined ? {} : { reason: why }),
+              ...(confirmed.length > 0 ? { confirmed } : {}),
+            }
           : a,
       );
       if (decision === 'approved') return { ...o, state: 'running', approvals };

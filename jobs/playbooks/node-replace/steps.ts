@@ -15,6 +15,7 @@ import { lookUpMember, type MemberLookup } from './etcd-member.ts';
 import { checkNewNodeImage } from './new-node-image.ts';
 import { assertStillFailed } from './observe-node.ts';
 import { planReplacement, replaceTargets } from './replace-targets.ts';
+import { replaceIso } from './replace-iso.ts';
 
 /** What a failed replace plan or apply tells the operator to do: a Retry of the plan step plans again. */
 export const REPLAN =
@@ -191,6 +192,14 @@ export async function replacePlan(ctx: WalkContext, op: PostedOperation): Promis
       reasons,
     );
   }
+  // The new VM boots the uploaded ISO: its approver compares the bot's download with it, as a Terraform change's does.
+  const boot = await replaceIso(ctx, review);
+  if (!boot.ok) {
+    await rm(dir, { recursive: true, force: true });
+    throw new StepFailure(`the replace plan of ${data.hostname} is refused: ${boot.reason}. Nothing was applied; Retry makes a new plan`, [
+      boot.reason,
+    ]);
+  }
   const terraform: TerraformPlan = {
     commit: tree.commit,
     dirty: false,
@@ -199,6 +208,7 @@ export async function replacePlan(ctx: WalkContext, op: PostedOperation): Promis
     changes: review.changes.map((c) => ({ address: c.address, action: c.action })),
     listing: groupedChanges(review),
     adds: [],
+    ...(boot.iso === undefined ? {} : { iso: boot.iso }),
   };
   await patchData(ctx, op.id, { terraform, gracefulShutdown: judged?.gracefulShutdown ?? true });
   await attachPlanText(deps, op);

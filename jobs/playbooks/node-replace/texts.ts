@@ -4,6 +4,7 @@ import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { Block } from '../../../src/port/chat-port.ts';
 import { nodeRef, nodeTitle, SNAPSHOT_LABEL } from '../shared/step-texts.ts';
 import { replaceData, WORKER_DELETE_NODE } from './data.ts';
+import { isoConfirmationsOf } from '../terraform-apply/texts.ts';
 
 /** The steps of a replacement: snapshot, member out, Node out, the reviewed replace plan, its apply, the join, the gate. */
 export type NodeReplaceStepKind =
@@ -52,6 +53,8 @@ export const nodeReplaceTexts: Presentation = {
   details: (op) => (typeof op.data?.['vmAddress'] === 'string' && op.data['vmAddress'] !== '' ? replaceDetails(op) : []),
   context: (op) => (op.snapshot ? `Snapshot \`${op.snapshot.id}\`` : undefined),
   stepLabel: nodeReplaceStepLabel,
+  // The new VM boots the uploaded ISO: the apply's approver ticks that it matches the bot's sha256.
+  approvalConfirmations: (op, step) => (step.kind === 'tofu-apply' ? isoConfirmationsOf(replaceData(op).terraform?.iso) : []),
   plannedGates: (step) =>
     step.kind === 'reset-node' || step.kind === 'remove-member' || step.kind === 'tofu-apply' || step.id === WORKER_DELETE_NODE
       ? ' · approval'

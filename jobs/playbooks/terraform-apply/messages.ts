@@ -1,6 +1,8 @@
 import { declaredNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import { inventoryLinesFor, type JoinedNode } from '../../../src/config/inventory-lines.ts';
 import { terraformData } from './data.ts';
+import { isoBlocks } from './texts.ts';
+import { startConfirmBlock } from '../../../src/chat/operation-root.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { approvalNotification, approvalQuestion, approveOrStopButtons } from '../../../src/chat/approval-messages.ts';
 import type { Presentation } from '../../../src/chat/presentation.ts';
@@ -110,6 +112,9 @@ export function applyReviewRequest(op: Operation, approvers: readonly string[], 
 export function applyAgainRequest(op: Operation, approval: Approval, presentation: Presentation, step: Step): ChatMessage {
   const tf = terraformData(op).terraform;
   const text = approvalNotification(op, step, approval, presentation);
+  // What the approver ticks (a replacement's boot ISO against the bot's sha256) sits above the buttons, with what it confirms.
+  const ticks = presentation.approvalConfirmations?.(op, step) ?? [];
+  const confirm = ticks.length > 0 ? [...isoBlocks(tf?.iso, 'Approve'), startConfirmBlock(op.id, approval.nonce, ticks)] : [];
   const earlier = op.approvals.filter((a) => a.step === approval.step && a.state === 'spent' && a.by !== undefined).at(-1);
   const why = earlier
     ? `The Apply by ${mentionUser(earlier.by!)} at ${formatTime(earlier.at ?? earlier.requestedAt)} no longer holds: a failure or a Retry came after it, or it waited too long. Nothing was applied since.`
@@ -125,6 +130,7 @@ export function applyAgainRequest(op: Operation, approval: Approval, presentatio
         ['Snapshot', op.snapshot ? `\`${op.snapshot.id}\`` : 'none yet'],
         ['Expires', formatTime(approval.expiresAt)],
       ]),
+      ...confirm,
       approveOrStopButtons(op, approval, step, presentation, {
         title: 'Apply the reviewed plan?',
         text: escapeMrkdwn(

@@ -35,7 +35,7 @@ function terraformDetails(op: Operation): Block[] {
 }
 
 /** The boot ISO the plan relies on: its URL and the full sha256 a person compares with the uploaded file, never shortened. */
-function isoBlocks(iso: TerraformPlan['iso']): Block[] {
+export function isoBlocks(iso: TerraformPlan['iso'], verb = 'Apply'): Block[] {
   if (iso === undefined) return [];
   const head = `*Boot ISO* (the plan relies on it: ${escapeMrkdwn(iso.because)})`;
   if (iso.sha256 === undefined)
@@ -43,14 +43,18 @@ function isoBlocks(iso: TerraformPlan['iso']): Block[] {
   const size = iso.bytes === undefined ? '' : ` (${iso.bytes} bytes, downloaded by the bot)`;
   return [
     section(
-      `${head}\n${escapeMrkdwn(iso.url)}\nsha256${size}:\n\`${iso.sha256}\`\nBefore Apply, compare it with the sha256 of \`${iso.file}\` on the Proxmox storage, and tick the box below.`,
+      `${head}\n${escapeMrkdwn(iso.url)}\nsha256${size}:\n\`${iso.sha256}\`\nBefore ${verb}, compare it with the sha256 of \`${iso.file}\` on the Proxmox storage, and tick the box below.`,
     ),
   ];
 }
 
 /** The approver's tick that the uploaded ISO is the one the bot hashed, offered while the plan has its sha256. */
 function isoConfirmations(op: Operation): StartConfirmation[] {
-  const iso = terraformData(op).terraform?.iso;
+  return isoConfirmationsOf(terraformData(op).terraform?.iso);
+}
+
+/** The tick for a plan's boot ISO, bound to its full sha256; none while the plan relies on no ISO or has no sha256. */
+export function isoConfirmationsOf(iso: TerraformPlan['iso']): StartConfirmation[] {
   if (iso?.sha256 === undefined) return [];
   return [
     {
