@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { ChatPort } from '../src/port/chat-port.ts';
 import { formatTime, section } from '../src/chat/blocks.ts';
-import { commitText, maintenanceRecordMarkdown } from '../src/chat/maintenance-record.ts';
+import { commitText, maintenanceRecordMarkdown, terraformFollowUpText } from '../src/chat/maintenance-record.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
 import { parseJobData } from '../src/queue/job-data.ts';
 import { RecordJobData } from '../src/queue/job-schemas.ts';
@@ -17,10 +17,11 @@ export function createRecordJob(deps: RecordJobDeps) {
     const { opId, requestedBy } = parseJobData(RecordJobData, job);
     const op = await deps.store.get(opId);
     if (!op) return;
+    const followUp = terraformFollowUpText(op);
     const snapshot = op.snapshot ? `snapshot \`${op.snapshot.id}\`` : 'no snapshot';
     const text =
       `📒 Maintenance record of \`${op.id}\` (${op.kind}${op.target.version ? ` to ${op.target.version}` : ''}, ${op.state}), requested by <@${requestedBy}>: ` +
-      `commit ${commitText(op)}, ${snapshot}, started ${formatTime(op.startedAt ?? op.createdAt)}, ended ${op.endedAt ? formatTime(op.endedAt) : 'not yet'}, validation: ${op.validation ?? 'none'}.`;
+      `commit ${commitText(op)}, ${snapshot}, started ${formatTime(op.startedAt ?? op.createdAt)}, ended ${op.endedAt ? formatTime(op.endedAt) : 'not yet'}, validation: ${op.validation ?? 'none'}${followUp === undefined ? '' : `; ${followUp}`}.`;
     // Keyed by the request: each /talos record posts its own summary, once.
     const once = { key: `${op.id}-${job.id}`, maybeSent: job.attemptsStarted > 1 };
     const threadTs = op.rootTs ?? (await deps.chat.post(op.channel, { text, blocks: [section(text)] }, once)).ts;

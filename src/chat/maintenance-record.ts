@@ -1,8 +1,9 @@
 import { plainTimes } from './blocks.ts';
 import { plainLinks } from './operation-link.ts';
-import { TerraformPlan, type Operation } from '../ops/operation.ts';
+import { FollowUpOf, TerraformPlan, type Operation } from '../ops/operation.ts';
 import { continuationOf, doneNodeText } from '../ops/upgrade-continuation.ts';
 import { describeItem } from '../health/baseline.ts';
+import { KIND_WORDS } from '../tofu/declared-versions.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
 export function maintenanceRecordMarkdown(op: Operation, appendix?: string): string {
@@ -26,6 +27,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string): str
     ...outsideWindowLines(op),
     ...(op.confirmedReview.length > 0 ? [`- Review confirmed by the starter: ${op.confirmedReview.join('; ')}`] : []),
     ...terraformLines(op),
+    ...followUpLines(op),
     ...continuationLines(op),
     '',
     '## Plan and per-node result',
@@ -132,5 +134,26 @@ function baselineLines(op: Operation): string[] {
     '',
     ...op.baseline.items.map((item) => `- ${item.kind}: ${describeItem(item)}`),
     '',
+  ];
+}
+
+/** An upgrade's Terraform follow-up, as the record and the record's summary say it. */
+export function terraformFollowUpText(op: Operation): string | undefined {
+  const f = op.terraformFollowUp;
+  if (f === undefined) return undefined;
+  const commit = f.commit === undefined ? 'no commit recorded' : `commit ${f.commit}`;
+  return f.state === 'applied'
+    ? `Terraform follow-up ${f.op} (${commit}) applied at ${f.at}`
+    : `Terraform follow-up ${f.op} (${commit}) planned at ${f.at}, not applied yet`;
+}
+
+/** Which upgrade a Terraform change follows up, and which change followed up an upgrade. */
+function followUpLines(op: Operation): string[] {
+  const parsed = FollowUpOf.safeParse(op.data?.['followUpOf']);
+  const of = parsed.success ? parsed.data : [];
+  const followed = terraformFollowUpText(op);
+  return [
+    ...of.map((u) => `- Follow-up of ${u.op} (the ${KIND_WORDS[u.kind]} upgrade to ${u.version})`),
+    ...(followed === undefined ? [] : [`- ${followed}`]),
   ];
 }

@@ -196,6 +196,10 @@ export const TerraformPlan = z.object({
 });
 export type TerraformPlan = z.infer<typeof TerraformPlan>;
 
+/** The completed upgrades whose declared version a Terraform change brings in line: it is their follow-up. */
+export const FollowUpOf = z.array(z.object({ op: z.string(), kind: z.enum(['talos', 'kubernetes']), version: z.string() }));
+export type FollowUpOf = z.infer<typeof FollowUpOf>;
+
 /**
  * Fields an earlier version kept at the top of the operation that are now its playbook's own
  * (`data`): a Terraform change's plan and its replan, a rollback's parent.
@@ -334,6 +338,13 @@ export const OperationFields = z.object({
    * `second`, another approver. Start waits for both.
    */
   override: z.object({ by: z.string(), at: z.string(), second: z.object({ by: z.string(), at: z.string() }).optional() }).optional(),
+  /**
+   * A Talos or Kubernetes upgrade: the Terraform change that brought the declared version in line
+   * afterwards, once one was planned (`planned`) and once it was applied (`applied`), with its commit.
+   */
+  terraformFollowUp: z
+    .object({ op: z.string(), state: z.enum(['planned', 'applied']), commit: z.string().optional(), at: z.string() })
+    .optional(),
   /** Review items the starter confirmed with the Start button. */
   confirmedReview: z.array(z.string()).default([]),
   /** Set when a step that is safe to run again failed: the Retry button re-runs it from `step`, once per nonce. */

@@ -3,7 +3,8 @@ import type { Message } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
 import { storedOperation } from '../support/stored-operation.ts';
-import { requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
+import { requestUpgrade, tickAll, waitForRootState, type Plan } from '../support/upgrade-flow.ts';
+import { terraformData } from '../../jobs/playbooks/terraform-apply/data.ts';
 
 // The versions Terraform declares, read from the plan's variables, against what every node runs:
 // a plan that takes Kubernetes back is refused with both versions, and the Apply asks the cluster again.
@@ -19,6 +20,9 @@ afterAll(async () => {
 });
 
 const APPLY = 'talos-op-start';
+
+/** The follow-up plan the first test of the follow-up offers, which the next one applies. */
+let followUpPlan: { plan: Plan; commit: string } | undefined;
 
 function hasButton(message: Message | undefined, actionId: string): boolean {
   return JSON.stringify(message?.blocks ?? []).includes(`"action_id":"${actionId}"`);
@@ -127,5 +131,49 @@ describe('the Terraform follow-up of a Kubernetes upgrade', () => {
       `This is the Terraform follow-up of the Kubernetes upgrade ${upgrade.opId}: the declared Kubernetes version moves from v1.34.1 to v1.34.2, which every node already runs.`,
     );
     expect(hasButton(planned, APPLY)).toBe(true);
+    followUpPlan = { plan: p, commit: await h.sim.terraform.head() };
+  }, 180_000);
+
+  it('links the upgrade and its applied follow-up both ways: `/talos record` of the upgrade names the apply and its commit', async () => {
+    // Arrange: the follow-up plan of the test above, applied by an approver who compared the ISO.
+    expect(followUpPlan).toBeDefined();
+    const { plan, commit } = followUpPlan as NonNullable<typeof followUpPlan>;
+    const upgradeOp = (await storedOperation(h, plan.opId)).notes.join(' ').match(/Kubernetes upgrade (op-[a-z0-9]+)/)?.[1];
+    expect(upgradeOp).toBeDefined();
+    await h.slack.clickButton({
+      user: USERS.carol,
+      channel: CHANNELS.staging,
+      messageTs: plan.root.ts,
+      actionId: APPLY,
+      ticks: tickAll(h, CHANNELS.staging, plan.root.ts),
+    });
+    const applied = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.staging, 90_000);
+    await waitForSettled(h);
+
+    // Act
+    await h.command(`record ${upgradeOp}`, { channel: CHANNELS.staging });
+    const upgrade = await storedOperation(h, upgradeOp ?? '');
+    const summary = await h.slack.waitFor(
+      () => h.slack.thread(CHANNELS.staging, upgrade.rootTs ?? '').find((m) => m.text.startsWith('📒 Maintenance record')),
+      { description: 'the record summary' },
+    );
+    const record = await h.slack.waitFor(
+      () =>
+        h.slack
+          .uploadedFiles()
+          .find((f) => f.filename === `${upgradeOp}-maintenance-record.md` && f.title === `Maintenance record ${upgradeOp}`),
+      { description: 'the record of the upgrade' },
+    );
+    const applyRecord = h.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`);
+
+    // Assert
+    expect(applied.text).toContain('completed');
+    expect(upgrade.terraformFollowUp).toMatchObject({ op: plan.opId, state: 'applied', commit });
+    expect(terraformData(await storedOperation(h, plan.opId)).followUpOf).toEqual([
+      { op: upgradeOp, kind: 'kubernetes', version: 'v1.34.2' },
+    ]);
+    expect(summary.text).toContain(`Terraform follow-up ${plan.opId} (commit ${commit}) applied at`);
+    expect(record.content).toContain(`- Terraform follow-up ${plan.opId} (commit ${commit}) applied at`);
+    expect(applyRecord?.content).toContain(`- Follow-up of ${upgradeOp} (the Kubernetes upgrade to v1.34.2)`);
   }, 180_000);
 });

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import { waitForSettled } from '../support/settled.ts';
 import { storedOperation } from '../support/stored-operation.ts';
+import { talosUpgradeData } from '../../jobs/playbooks/talos-upgrade/data.ts';
+import { productionShape, stagingShape } from '../sim/shapes.ts';
 import { approveUntilDone, clickStart, opLink, requestUpgrade, waitForRootState } from '../support/upgrade-flow.ts';
 
 const TARGET = 'v1.12.11';
@@ -87,6 +89,31 @@ describe('staging rehearsal before a production upgrade', () => {
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
     expect(rootBlocks(harness, plan.root.ts)).toContain(`Rehearsed in staging: ${opLink(staging, CHANNELS.staging)}`);
     expect(rootBlocks(harness, plan.root.ts)).not.toContain('talos-op-override');
+  });
+
+  it('does not count a completed staging upgrade to the same version installed from another schematic, and says why', async () => {
+    // Arrange: a staging built without production's extensions, upgraded to the target.
+    h = await startHarness({ clusters: [stagingShape({ defaultExtensions: [] }), productionShape()] });
+    const harness = h;
+    const staging = await requestUpgrade(harness, `upgrade talos ${TARGET}`, { channel: CHANNELS.staging });
+    await clickStart(harness, staging, USERS.alice, CHANNELS.staging);
+    expect((await approveUntilDone(harness, staging, CHANNELS.staging)).text).toContain('completed');
+    const stagingImage = talosUpgradeData(await storedOperation(harness, staging.opId)).classImages?.default;
+
+    // Act
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+    await waitForSettled(harness);
+
+    // Assert
+    const op = await storedOperation(harness, plan.opId);
+    const productionImage = talosUpgradeData(op).classImages?.default;
+    expect(stagingImage).toMatch(/^factory\.talos\.dev\/nocloud-installer\/[0-9a-f]{64}:v1\.12\.11$/);
+    expect(productionImage).not.toBe(stagingImage);
+    expect(op.rehearsal).toEqual({});
+    expect(op.notes).toContainEqual(
+      `The staging upgrade ${staging.opId} to ${TARGET} is not this exact target, so it does not count as the rehearsal: its default nodes installed ${stagingImage}, production's get ${productionImage}.`,
+    );
+    expect(rootBlocks(harness, plan.root.ts)).toContain('talos-op-override');
   });
 });
 

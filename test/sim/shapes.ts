@@ -16,7 +16,8 @@ export function stagingShape(overrides: Partial<ClusterShape> = {}): ClusterShap
     kubernetesEndpoint: 'https://10.0.20.204:6443',
     longhorn: false,
     schedulingOnControlPlanes: false,
-    defaultExtensions: [],
+    // Staging is built from production's default schematic, so its upgrades rehearse the same installer image; it has no Longhorn class.
+    defaultExtensions: ['siderolabs/iscsi-tools', 'siderolabs/util-linux-tools'],
     fluxPath: './clusters/staging',
     installerPlatform: 'nocloud',
     ...overrides,

@@ -6,6 +6,8 @@ import { UpgradeContinuation } from '../../../src/ops/upgrade-continuation.ts';
 export const TalosUpgradeData = z.object({
   /** Set when the upgrade continues an earlier one to the same target: the nodes already on it, which get no step. */
   continuation: UpgradeContinuation.optional(),
+  /** The installer image the plan gave each node class it upgrades: a production upgrade compares it with its staging rehearsal's. */
+  classImages: z.object({ default: z.string().optional(), longhorn: z.string().optional() }).optional(),
 });
 export type TalosUpgradeData = z.infer<typeof TalosUpgradeData>;
 

@@ -3,7 +3,6 @@ import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { RecordedNodeClasses } from '../../../src/ops/node-class-record.ts';
-import { findStagingRehearsal } from '../../../src/ops/rehearsal.ts';
 import { doneNodeText, type DoneNode, type UpgradeContinuation } from '../../../src/ops/upgrade-continuation.ts';
 import { upgradeOrder } from '../../../src/rules/upgrade-order.ts';
 import { judgeVersionMix } from '../../../src/rules/version-mix.ts';
@@ -16,6 +15,7 @@ import type { Playbook } from '../../engine/playbook.ts';
 import { prefetchTalosctl, talosctlFor } from '../../engine/talosctl-client.ts';
 import { hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import type { TalosUpgradeData } from './data.ts';
+import { talosStagingRehearsal } from './staging-rehearsal.ts';
 import { deriveInstallerImages, imageChanges, type InstallerImages } from './installer-images.ts';
 
 /** The bot's record of the node classes; entries that do not parse are logged and left out. */
@@ -252,8 +252,13 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
     });
   }
   steps.push({ id: 'verify', kind: 'verify', status: 'pending' });
-  const rehearsal = cluster.environment === 'production' ? await findStagingRehearsal(deps, 'talos-upgrade', target) : undefined;
-  const data: TalosUpgradeData | undefined = continuation === undefined ? undefined : { continuation };
+  // The exact target, per node class: a production upgrade's rehearsal is the staging upgrade that installed the same images.
+  const classImages = Object.fromEntries([...(images?.byNode.values() ?? [])].map((n) => [n.nodeClass.class, n.image]));
+  const rehearsal = cluster.environment === 'production' ? await talosStagingRehearsal(deps, target, classImages, notes) : undefined;
+  const data: TalosUpgradeData | undefined =
+    continuation === undefined && Object.keys(classImages).length === 0
+      ? undefined
+      : { ...(continuation === undefined ? {} : { continuation }), ...(Object.keys(classImages).length === 0 ? {} : { classImages }) };
   return {
     refusals,
     notes,

@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { TerraformPlan, type Operation } from '../../../src/ops/operation.ts';
+import { FollowUpOf, TerraformPlan, type Operation } from '../../../src/ops/operation.ts';
 
 /** A Terraform change's own fields on its operation (`op.data`). */
 export const TerraformApplyData = z.object({
   /** The reviewed plan, what it changes, and how it relates to earlier operations. */
   terraform: TerraformPlan.optional(),
+  /** The completed upgrades whose declared version this change brings in line: it is their Terraform follow-up. */
+  followUpOf: FollowUpOf.optional(),
   /** The operation that planned this change again after its refusal or failure. */
   replannedAs: z.string().optional(),
 });

@@ -36,6 +36,7 @@ import { terraformApplyTexts } from './texts.ts';
 import { isoRefusal, planIso } from './iso.ts';
 import { checkNewNodeImage } from '../node-replace/new-node-image.ts';
 import { terraformData, TerraformApplyData } from './data.ts';
+import { followUpsOf, linkFollowUp } from './follow-up-link.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -189,11 +190,15 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     ...(review ? { declared: review.declared, declaredMoves: moves } : {}),
     ...(iso === undefined ? {} : { iso }),
   };
+  const followUpOf = followUpsOf(upgrades, moves);
+  // Only a plan that may be applied is the upgrade's follow-up; a refused one brings nothing in line.
+  if (judged.refusals.length === 0)
+    await linkFollowUp(deps.store, op, followUpOf, { state: 'planned', commit: tree.commit, at: deps.now().toISOString() });
   return {
     refusals: judged.refusals,
     notes: judged.notes,
     rehearsal,
-    data: { terraform } satisfies TerraformApplyData,
+    data: { terraform, ...(followUpOf.length === 0 ? {} : { followUpOf }) } satisfies TerraformApplyData,
     ...(drainNodes === undefined ? {} : { common: { drainNodes } }),
     target: {},
     steps: [
@@ -501,12 +506,18 @@ export const terraformApplyPlaybook: Playbook = {
     if (step.kind === 'node-join') return watchJoin(ctx, op, step);
     return gateAfterApply(ctx, op);
   },
-  complete(ctx, op) {
+  async complete(ctx, op) {
+    const data = terraformData(op);
+    await linkFollowUp(ctx.deps.store, op, data.followUpOf ?? [], {
+      state: 'applied',
+      commit: data.terraform?.commit,
+      at: ctx.deps.now().toISOString(),
+    });
     const production = ctx.deps.inventory.clusters.filter((c) => c.environment === 'production');
     const joined = op.steps.filter((s) => s.kind === 'node-join').map((s) => s.detail ?? s.nodeName ?? '');
     const gate = op.steps.find((s) => s.kind === 'apply-gate')?.detail ?? 'health gate passed';
     const nodes = op.steps.flatMap((s) => (s.joined === undefined ? [] : [{ ...s.joined, name: s.nodeName }]));
-    return Promise.resolve({ validation: gate, followUp: terraformFollowUpMessage(op, ctx.cluster, production, joined, nodes) });
+    return { validation: gate, followUp: terraformFollowUpMessage(op, ctx.cluster, production, joined, nodes) };
   },
   // Never the apply: a saved plan is spent once applied or refused. Watching and gating are safe to repeat.
   retryFrom: (step) => (step.kind === 'tofu-apply' ? undefined : step.id),

@@ -233,4 +233,24 @@ describe('maintenanceRecordMarkdown', () => {
       '- Started outside the maintenance window: 10.0.30.11, asked by U0CAROL at 2026-11-29T23:00:00.000Z, confirmed by U0DAVE at 2026-11-29T23:02:00.000Z\n',
     );
   });
+
+  it("names an upgrade's Terraform follow-up, planned then applied with its commit, and the upgrade a Terraform change follows up", () => {
+    // Arrange
+    const commit = '4f2a9c1e0b7d3a5f6e8c9b0a1d2e3f4a5b6c7d8e';
+    const planned = completedUpgrade({ terraformFollowUp: { op: 'op-tf1', state: 'planned', commit, at: '2026-11-30T09:00:00.000Z' } });
+    const applied = completedUpgrade({ terraformFollowUp: { op: 'op-tf1', state: 'applied', commit, at: '2026-11-30T09:10:00.000Z' } });
+    const change = anOperation({
+      kind: 'terraform-apply',
+      data: { followUpOf: [{ op: 'op-up1', kind: 'kubernetes', version: 'v1.34.2' }] },
+    });
+
+    // Act
+    const [plannedMd, appliedMd, changeMd, plain] = [planned, applied, change, completedUpgrade()].map((o) => maintenanceRecordMarkdown(o));
+
+    // Assert
+    expect(plannedMd).toContain(`- Terraform follow-up op-tf1 (commit ${commit}) planned at 2026-11-30T09:00:00.000Z, not applied yet\n`);
+    expect(appliedMd).toContain(`- Terraform follow-up op-tf1 (commit ${commit}) applied at 2026-11-30T09:10:00.000Z\n`);
+    expect(changeMd).toContain('- Follow-up of op-up1 (the Kubernetes upgrade to v1.34.2)\n');
+    expect(plain).not.toMatch(/follow-up/i);
+  });
 });
