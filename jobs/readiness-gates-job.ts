@@ -30,6 +30,7 @@ import {
 } from '../src/rules/readiness-gates.ts';
 import type { ClusterShape } from '../src/rules/gate-signoff.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
+import { controlPlaneVips } from '../src/talos/machine-config-vips.ts';
 import { extensionsFromGet } from '../src/talos/parse-get.ts';
 import { findNodeByAddress, getOnEachNode } from '../src/talos/observe.ts';
 import type { UserVolumesByNode } from '../src/rules/readiness/longhorn-storage.ts';
@@ -169,6 +170,10 @@ async function observeCluster(
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
   // Only the server leaves the kubeconfig: the endpoint as the cluster really is.
   const server = await within(() => Promise.resolve(kubeconfigServer(session.credentials.kubeconfig)));
+  // Only the virtual IPs leave the machine configuration: it also holds the cluster's keys.
+  const controlPlaneVipReads = await within(async (s) =>
+    controlPlaneVips(await matchingTalosctl(session, deps.probeTimeoutMs, s), cluster.controlPlanes, s),
+  );
   return {
     nodes,
     talosEndpoints,
@@ -181,6 +186,7 @@ async function observeCluster(
     backups: { recurringJobs, cnpgClusters, scheduledBackups },
     staging,
     kubeconfigServer: server,
+    controlPlaneVips: controlPlaneVipReads,
   };
 }
 
