@@ -14,13 +14,25 @@ const V1Alpha1 = z.object({
   machine: z.object({ network: z.object({ interfaces: z.array(Interface).optional() }).optional() }).optional(),
 });
 
+/**
+ * Since Talos 1.12 the same address can be its own document (pkg/machinery/config/types/network,
+ * `Layer2VIPConfig`, siderolabs/talos v1.13.9): `kind: Layer2VIPConfig`, the address as its `name`.
+ */
+const Layer2Vip = z.object({ kind: z.literal('Layer2VIPConfig'), name: z.string() });
+
 /** The virtual IPs one configuration document set declares, in order. */
 export function vipsInMachineConfig(spec: unknown): string[] {
   // The MachineConfig resource's spec is its configuration's own YAML bytes (MarshalYAMLBytes,
   // pkg/machinery/resources/config/machine_config.go, v1.13.9): a string of documents.
-  const documents = typeof spec === 'string' ? parseAllDocuments(spec).map((d) => d.toJS() as unknown) : [spec];
+  const documents =
+    typeof spec === 'string' ? parseAllDocuments(spec).flatMap((d) => (d.errors.length > 0 ? [] : [d.toJS() as unknown])) : [spec];
   const vips: string[] = [];
   for (const document of documents) {
+    const layer2 = Layer2Vip.safeParse(document);
+    if (layer2.success) {
+      vips.push(layer2.data.name);
+      continue;
+    }
     const parsed = V1Alpha1.safeParse(document);
     if (!parsed.success) continue;
     for (const link of parsed.data.machine?.network?.interfaces ?? [])
