@@ -152,6 +152,8 @@ async function observeCluster(
     recurringJobs,
     cnpgClusters,
     scheduledBackups,
+    prometheusRules,
+    serviceMonitors,
   ] = await Promise.all([
     within((s) => session.kube.listNodes(s)),
     // Only the endpoints leave this read: the file also holds the cluster's client key.
@@ -165,6 +167,8 @@ async function observeCluster(
     within((s) => session.kube.listLonghornRecurringJobs(s)),
     within((s) => session.kube.listCnpgClusters(s)),
     within((s) => session.kube.listCnpgScheduledBackups(s)),
+    within((s) => session.kube.listPrometheusRules(s)),
+    within((s) => session.kube.listServiceMonitors(s)),
   ]);
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
@@ -184,6 +188,7 @@ async function observeCluster(
     longhornNodes,
     userVolumes,
     backups: { recurringJobs, cnpgClusters, scheduledBackups },
+    monitoring: { rules: prometheusRules, serviceMonitors },
     staging,
     kubeconfigServer: server,
     controlPlaneVips: controlPlaneVipReads,

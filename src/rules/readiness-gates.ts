@@ -11,6 +11,7 @@ import { applySignOffs, type ClusterShape, type GateSignOff } from './gate-signo
 import { manualGates, rehearsalGate, type StagingRecords } from './readiness-manual.ts';
 import { endpointVipVerdict, vipEvidence } from './readiness/endpoint-vip.ts';
 import { backupSchedulesGate, type BackupObservations } from './readiness/backup-schedules.ts';
+import { monitoringGate } from './readiness/monitoring.ts';
 import { hostPlacementGate } from './readiness/host-placement.ts';
 import { longhornStorageGate, type UserVolumesByNode } from './readiness/longhorn-storage.ts';
 
@@ -52,6 +53,8 @@ export interface ReadinessObservations {
   userVolumes: Observed<UserVolumesByNode>;
   /** Longhorn's recurring jobs and CloudNativePG's Clusters and scheduled backups. */
   backups: BackupObservations;
+  /** prometheus-operator's rules and service monitors; `undefined` without its CRDs. */
+  monitoring: { rules: Observed<CustomObject[] | undefined>; serviceMonitors: Observed<CustomObject[] | undefined> };
   /** The bot's own records of the staging cluster; `undefined` when the inventory has none. */
   staging: StagingRecords | undefined;
   /** The approvers' sign-offs of this cluster's by-hand gates, judged against its shape now. */
@@ -551,7 +554,7 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
     manual.outOfCluster,
     backupSchedulesGate(cluster.name, observed.backups, cluster.schedules?.snapshot),
     rehearsalGate(observed.staging),
-    manual.monitoring,
+    monitoringGate(observed.monitoring.rules, observed.monitoring.serviceMonitors),
   ];
   const signOffs = observed.signOffs;
   const gates = signOffs === undefined ? checked : applySignOffs(checked, signOffs.given, signOffs.shape, signOffs.now, signOffs.maxAgeMs);

@@ -117,6 +117,7 @@ describe('/talos gates on production', () => {
       'replica-soft-anti-affinity is false and every node is on a host of its own (pve1, pve2, pve3)',
     );
     expect(gate(report, 'Longhorn data disk').text).toContain("all 3 nodes keep Longhorn's data on a user volume of its own");
+    expect(gate(report, 'Talos-compatible monitoring').text).toContain('the bot sees 2 alert rules and 1 ServiceMonitor');
     // Read-only: the session reads etcd's members (the estate), then every node is asked for its extensions and its volumes.
     const talosctl = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
     expect(talosctl.map((c) => c.argv.slice(0, 4))).toEqual([
@@ -143,6 +144,22 @@ describe('/talos gates on production', () => {
       expect(report.root.text).toContain('not production-ready: Kubernetes endpoint is a virtual IP');
     } finally {
       cluster.vip = vip;
+    }
+  });
+
+  it('fails the monitoring gate when the API serves no prometheus-operator objects, saying what to install', async () => {
+    const cluster = h.sim.cluster('production');
+    const monitoring = cluster.kube.monitoring;
+    delete cluster.kube.monitoring;
+    try {
+      const report = await gates();
+
+      const shownGate = gate(report, 'Talos-compatible monitoring');
+      expect(shownGate.text).toMatch(/^❌ /);
+      expect(shownGate.text).toContain('the API serves no prometheusrules.monitoring.coreos.com or servicemonitors.monitoring.coreos.com');
+      expect(report.root.text).toContain('not production-ready: Talos-compatible monitoring and alerts');
+    } finally {
+      cluster.kube.monitoring = monitoring;
     }
   });
 

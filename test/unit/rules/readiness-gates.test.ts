@@ -576,6 +576,12 @@ describe('rehearsalGate', () => {
 describe('evaluateReadiness', () => {
   const healthy: ReadinessObservations = {
     controlPlaneVips: VIPS,
+    monitoring: {
+      rules: ok([
+        { metadata: { name: 'talos', namespace: 'monitoring' }, spec: { groups: [{ rules: [{ alert: 'TalosNodeNotReady' }] }] } },
+      ]),
+      serviceMonitors: ok([{ metadata: { name: 'node-exporter', namespace: 'monitoring' } }]),
+    },
     nodes: ok(THREE),
     talosEndpoints: ok(PRODUCTION.controlPlanes),
     extensions: ok({ extensions: PRODUCTION.controlPlanes.flatMap(LONGHORN), nodeErrors: [] }),
