@@ -30,6 +30,7 @@ import {
 } from '../src/rules/readiness-gates.ts';
 import type { ClusterShape } from '../src/rules/gate-signoff.ts';
 import type { StagingRecords } from '../src/rules/readiness-manual.ts';
+import { controlPlaneVips } from '../src/talos/machine-config-vips.ts';
 import { extensionsFromGet } from '../src/talos/parse-get.ts';
 import { findNodeByAddress, getOnEachNode } from '../src/talos/observe.ts';
 import type { UserVolumesByNode } from '../src/rules/readiness/longhorn-storage.ts';
@@ -151,6 +152,8 @@ async function observeCluster(
     recurringJobs,
     cnpgClusters,
     scheduledBackups,
+    prometheusRules,
+    serviceMonitors,
   ] = await Promise.all([
     within((s) => session.kube.listNodes(s)),
     // Only the endpoints leave this read: the file also holds the cluster's client key.
@@ -164,11 +167,17 @@ async function observeCluster(
     within((s) => session.kube.listLonghornRecurringJobs(s)),
     within((s) => session.kube.listCnpgClusters(s)),
     within((s) => session.kube.listCnpgScheduledBackups(s)),
+    within((s) => session.kube.listPrometheusRules(s)),
+    within((s) => session.kube.listServiceMonitors(s)),
   ]);
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
   // Only the server leaves the kubeconfig: the endpoint as the cluster really is.
   const server = await within(() => Promise.resolve(kubeconfigServer(session.credentials.kubeconfig)));
+  // Only the virtual IPs leave the machine configuration: it also holds the cluster's keys.
+  const controlPlaneVipReads = await within(async (s) =>
+    controlPlaneVips(await matchingTalosctl(session, deps.probeTimeoutMs, s), cluster.controlPlanes, s),
+  );
   return {
     nodes,
     talosEndpoints,
@@ -179,8 +188,10 @@ async function observeCluster(
     longhornNodes,
     userVolumes,
     backups: { recurringJobs, cnpgClusters, scheduledBackups },
+    monitoring: { rules: prometheusRules, serviceMonitors },
     staging,
     kubeconfigServer: server,
+    controlPlaneVips: controlPlaneVipReads,
   };
 }
 

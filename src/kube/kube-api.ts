@@ -45,6 +45,10 @@ export interface KubeApi {
   listCnpgClusters(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** `scheduledbackups.postgresql.cnpg.io`; `undefined` without CloudNativePG. */
   listCnpgScheduledBackups(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `prometheusrules.monitoring.coreos.com`; `undefined` without prometheus-operator's CRDs. */
+  listPrometheusRules(signal: AbortSignal): Promise<CustomObject[] | undefined>;
+  /** `servicemonitors.monitoring.coreos.com`; `undefined` without prometheus-operator's CRDs. */
+  listServiceMonitors(signal: AbortSignal): Promise<CustomObject[] | undefined>;
   /** One DaemonSet; `undefined` when it does not exist. */
   getDaemonSet(namespace: string, name: string, signal: AbortSignal): Promise<V1DaemonSet | undefined>;
   /** One Deployment; `undefined` when it does not exist. */
@@ -178,6 +182,8 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
     listLonghornRecurringJobs: (signal) => orUndefined(listCustom('longhorn.io', 'v1beta2', 'recurringjobs', signal)),
     listCnpgClusters: (signal) => orUndefined(listCustom('postgresql.cnpg.io', 'v1', 'clusters', signal)),
     listCnpgScheduledBackups: (signal) => orUndefined(listCustom('postgresql.cnpg.io', 'v1', 'scheduledbackups', signal)),
+    listPrometheusRules: (signal) => orUndefined(listCustom('monitoring.coreos.com', 'v1', 'prometheusrules', signal)),
+    listServiceMonitors: (signal) => orUndefined(listCustom('monitoring.coreos.com', 'v1', 'servicemonitors', signal)),
     getDaemonSet: (namespace, name, signal) => orUndefined(apps.readNamespacedDaemonSet({ namespace, name }, withSignal(signal))),
     getDeployment: (namespace, name, signal) => orUndefined(apps.readNamespacedDeployment({ namespace, name }, withSignal(signal))),
     getNamespace: (name, signal) => orUndefined(core.readNamespace({ name }, withSignal(signal))),

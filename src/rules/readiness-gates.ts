@@ -4,11 +4,14 @@ import { z } from 'zod';
 import type { ClusterConfig } from '../config/inventory.ts';
 import type { CustomObject } from '../kube/kube-api.ts';
 import type { NodeError } from '../talos/parse-node-errors.ts';
+import type { NodeVips } from '../talos/machine-config-vips.ts';
 import type { ExtensionInfo } from '../talos/parse-get.ts';
 import type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
 import { applySignOffs, type ClusterShape, type GateSignOff } from './gate-signoff.ts';
 import { manualGates, rehearsalGate, type StagingRecords } from './readiness-manual.ts';
+import { endpointVipVerdict, vipEvidence } from './readiness/endpoint-vip.ts';
 import { backupSchedulesGate, type BackupObservations } from './readiness/backup-schedules.ts';
+import { monitoringGate } from './readiness/monitoring.ts';
 import { hostPlacementGate } from './readiness/host-placement.ts';
 import { longhornStorageGate, type UserVolumesByNode } from './readiness/longhorn-storage.ts';
 
@@ -36,6 +39,8 @@ export interface ReadinessObservations {
    * `undefined` when it names none. Absent: not observed, the inventory's declaration is judged.
    */
   kubeconfigServer?: Observed<string | undefined>;
+  /** Each control plane's virtual IPs, from its machine configuration; absent: not read, a person judges. */
+  controlPlaneVips?: Observed<Map<string, NodeVips>>;
   extensions: Observed<ExtensionsObserved>;
   /** The `longhorn-system` namespace; `undefined` when it does not exist. */
   longhornNamespace: Observed<V1Namespace | undefined>;
@@ -48,6 +53,8 @@ export interface ReadinessObservations {
   userVolumes: Observed<UserVolumesByNode>;
   /** Longhorn's recurring jobs and CloudNativePG's Clusters and scheduled backups. */
   backups: BackupObservations;
+  /** prometheus-operator's rules and service monitors; `undefined` without its CRDs. */
+  monitoring: { rules: Observed<CustomObject[] | undefined>; serviceMonitors: Observed<CustomObject[] | undefined> };
   /** The bot's own records of the staging cluster; `undefined` when the inventory has none. */
   staging: StagingRecords | undefined;
   /** The approvers' sign-offs of this cluster's by-hand gates, judged against its shape now. */
@@ -265,12 +272,14 @@ function endpointVip(cluster: ReadinessCluster, server: Observed<string | undefi
  * The Kubernetes endpoint must be a Talos Layer 2 virtual IP, not a node's address: with a node
  * address the API goes down with that node. The endpoint judged is the server of the kubeconfig
  * Terraform outputs, as the cluster really is; the inventory's `kubernetesEndpoint` only when
- * that shows none (not observed, or reached through a local tunnel), and it must agree.
+ * that shows none (not observed, or reached through a local tunnel), and it must agree. An IP
+ * passes only when every control plane's machine configuration declares it as its virtual IP.
  */
 export function kubernetesEndpointGate(
   cluster: ReadinessCluster,
   nodes: Observed<V1Node[]>,
   kubeconfigServer?: Observed<string | undefined>,
+  controlPlaneVips?: Observed<Map<string, NodeVips>>,
 ): ReadinessGate {
   const id = 'kubernetes-endpoint';
   const title = 'Kubernetes endpoint is a virtual IP';
@@ -323,6 +332,7 @@ export function kubernetesEndpointGate(
   if (judged.disagreement !== undefined)
     return { id, title, status: 'failed', summary: `${endpoint} is no node's address, but ${judged.disagreement}`, evidence };
   if (isIP(host) === 0) {
+    if (controlPlaneVips?.ok === true) evidence.push(...vipEvidence(controlPlaneVips.value));
     return {
       id,
       title,
@@ -331,7 +341,7 @@ export function kubernetesEndpointGate(
       evidence,
     };
   }
-  return { id, title, status: 'passed', summary: `${endpoint}${from}: ${host} is no node's address, a virtual IP`, evidence };
+  return endpointVipVerdict({ id, title, endpoint: `${endpoint}${from}`, host, evidence }, controlPlaneVips);
 }
 
 /** `10.0.30.11`, `10.0.30.11:50000`, `[fd00::11]:50000` → the address. */
@@ -532,7 +542,7 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
   const checked: ReadinessGate[] = [
     controlPlaneTopologyGate(cluster, observed.nodes),
     controlPlaneSchedulingGate(observed.nodes),
-    kubernetesEndpointGate(cluster, observed.nodes, observed.kubeconfigServer),
+    kubernetesEndpointGate(cluster, observed.nodes, observed.kubeconfigServer, observed.controlPlaneVips),
     talosEndpointsGate(cluster, observed.talosEndpoints, observed.nodes, observed.kubeconfigServer),
     hostLabelGate(cluster, observed.nodes),
     hostPlacementGate(cluster.hostLabel, observed.nodes, observed.longhornSettings),
@@ -544,7 +554,7 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
     manual.outOfCluster,
     backupSchedulesGate(cluster.name, observed.backups, cluster.schedules?.snapshot),
     rehearsalGate(observed.staging),
-    manual.monitoring,
+    monitoringGate(observed.monitoring.rules, observed.monitoring.serviceMonitors),
   ];
   const signOffs = observed.signOffs;
   const gates = signOffs === undefined ? checked : applySignOffs(checked, signOffs.given, signOffs.shape, signOffs.now, signOffs.maxAgeMs);

@@ -169,10 +169,5 @@ export function manualGates() {
       'Recovery systems reachable without Kubernetes',
       'Bitwarden, the Terraform state backend, B2, TrueNAS, and the credentials needed to reach them stay available when Kubernetes is down',
     ),
-    monitoring: manual(
-      'monitoring',
-      'Talos-compatible monitoring and alerts',
-      'Talos-compatible monitoring is deployed with the alerts linked from the alert runbook index',
-    ),
   };
 }

@@ -107,7 +107,9 @@ describe('/talos gates on production', () => {
       expect(gate(report, title).text.startsWith(MANUAL.includes(title) ? '✋' : '✅')).toBe(true);
     }
     expect(gate(report, 'Three control planes').text).toContain('3 control planes on 3 hosts (pve1, pve2, pve3)');
-    expect(gate(report, 'Kubernetes endpoint').text).toContain('10.0.30.10 is no node');
+    expect(gate(report, 'Kubernetes endpoint').text).toContain(
+      "10.0.30.10 is the virtual IP every control plane's machine configuration declares",
+    );
     expect(shown(gate(report, 'talosctl knows'))).toContain('talosconfig endpoints: 10.0.30.11, 10.0.30.12, 10.0.30.13');
     expect(gate(report, 'Longhorn system extensions').text).toContain('siderolabs/iscsi-tools, siderolabs/util-linux-tools on all 3 nodes');
     expect(gate(report, 'Flux reconciles').text).toContain('2 Kustomizations reconcile from ./clusters/production');
@@ -115,14 +117,50 @@ describe('/talos gates on production', () => {
       'replica-soft-anti-affinity is false and every node is on a host of its own (pve1, pve2, pve3)',
     );
     expect(gate(report, 'Longhorn data disk').text).toContain("all 3 nodes keep Longhorn's data on a user volume of its own");
+    expect(gate(report, 'Talos-compatible monitoring').text).toContain('the bot sees 2 alert rules and 1 ServiceMonitor');
     // Read-only: the session reads etcd's members (the estate), then every node is asked for its extensions and its volumes.
     const talosctl = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
     expect(talosctl.map((c) => c.argv.slice(0, 4))).toEqual([
       ['etcd', 'members', '--talosconfig', talosctl[0]!.argv[3]!],
       ['get', 'extensions', '-o', 'json'],
       ['get', 'volumestatus', '-o', 'json'],
+      ['get', 'machineconfig', '-o', 'json'],
     ]);
     expect(talosctl[0]?.argv).toEqual(expect.arrayContaining(['--nodes', '10.0.30.11,10.0.30.12,10.0.30.13']));
+  });
+
+  it('fails the endpoint gate for an address no node has when no control plane declares it as its virtual IP', async () => {
+    const cluster = h.sim.cluster('production');
+    const vip = cluster.vip;
+    delete cluster.vip;
+    try {
+      const report = await gates();
+
+      const endpoint = gate(report, 'Kubernetes endpoint');
+      expect(endpoint.text).toMatch(/^❌ /);
+      expect(endpoint.text).toContain('10.0.30.10 is no Talos virtual IP (no control plane declares a virtual IP)');
+      expect(endpoint.text).toContain("set machine.network.interfaces[].vip.ip to it in every control plane's machine configuration");
+      expect(shown(endpoint)).toContain('10.0.30.11  machine.network.interfaces[].vip.ip: &lt;none&gt;');
+      expect(report.root.text).toContain('not production-ready: Kubernetes endpoint is a virtual IP');
+    } finally {
+      cluster.vip = vip;
+    }
+  });
+
+  it('fails the monitoring gate when the API serves no prometheus-operator objects, saying what to install', async () => {
+    const cluster = h.sim.cluster('production');
+    const monitoring = cluster.kube.monitoring;
+    delete cluster.kube.monitoring;
+    try {
+      const report = await gates();
+
+      const shownGate = gate(report, 'Talos-compatible monitoring');
+      expect(shownGate.text).toMatch(/^❌ /);
+      expect(shownGate.text).toContain('the API serves no prometheusrules.monitoring.coreos.com or servicemonitors.monitoring.coreos.com');
+      expect(report.root.text).toContain('not production-ready: Talos-compatible monitoring and alerts');
+    } finally {
+      cluster.kube.monitoring = monitoring;
+    }
   });
 
   it('is open to channel members who are not operators', async () => {

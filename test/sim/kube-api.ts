@@ -17,6 +17,7 @@ import {
   renderVolume,
   type Json,
 } from './kube-objects.ts';
+import { renderPrometheusRules, renderServiceMonitors } from './monitoring.ts';
 import { renderRecurringJobs, renderScheduledBackups } from './backup-schedules.ts';
 import { RECONCILE_REQUESTED_AT, renderFlux, requestReconcile } from './flux-objects.ts';
 import type { Lifecycle } from './lifecycle.ts';
@@ -180,6 +181,26 @@ function types(deps: KubeApiDeps): ResourceType[] {
       builtin: false,
       served: (c) => c.shape.longhorn,
       list: (c) => renderRecurringJobs(c),
+    },
+    {
+      group: 'monitoring.coreos.com',
+      version: 'v1',
+      plural: 'prometheusrules',
+      kind: 'PrometheusRule',
+      namespaced: true,
+      builtin: false,
+      served: (c) => c.kube.monitoring !== undefined,
+      list: (c) => renderPrometheusRules(c),
+    },
+    {
+      group: 'monitoring.coreos.com',
+      version: 'v1',
+      plural: 'servicemonitors',
+      kind: 'ServiceMonitor',
+      namespaced: true,
+      builtin: false,
+      served: (c) => c.kube.monitoring !== undefined,
+      list: (c) => renderServiceMonitors(c),
     },
     {
       group: 'postgresql.cnpg.io',

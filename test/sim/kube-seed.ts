@@ -1,4 +1,5 @@
 /** The workloads a freshly built simulated cluster runs: enough to exercise every gate. */
+import { seedMonitoring } from './monitoring-seed.ts';
 import { createHash } from 'node:crypto';
 import { seedBackupSchedules } from './backup-schedules-seed.ts';
 import { cnpgBudgets, seedCnpgClusters, seedCnpgPods } from './cnpg-seed.ts';
@@ -334,6 +335,7 @@ export function seedKube(shape: ClusterShape, nodes: SimNode[], createdAt: numbe
     longhornSettings: shape.longhorn ? { 'node-drain-policy': 'block-if-contains-last-replica' } : {},
     cnpg: seedCnpgClusters(shape),
     ...seedBackupSchedules(shape),
+    monitoring: seedMonitoring(),
     resourceVersion: 1000,
   };
 }

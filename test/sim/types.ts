@@ -292,6 +292,8 @@ export interface KubeState {
   recurringJobs?: RecurringJobState[];
   /** CloudNativePG's scheduled backups (`scheduledbackups.postgresql.cnpg.io`); absent or empty: none. */
   scheduledBackups?: ScheduledBackupState[];
+  /** prometheus-operator's rules and monitors; absent: its CRDs are not installed. */
+  monitoring?: MonitoringState;
   /** Last `resourceVersion` handed out. */
   resourceVersion: number;
   /**
@@ -592,4 +594,10 @@ export interface SimEvent {
   detail?: string;
   /** The error an API call was refused with (`etcd-bootstrap`). */
   error?: string;
+}
+
+/** `prometheusrules.monitoring.coreos.com` (each with its alerts) and `servicemonitors.monitoring.coreos.com`. */
+export interface MonitoringState {
+  prometheusRules: { namespace: string; name: string; alerts: string[] }[];
+  serviceMonitors: { namespace: string; name: string }[];
 }

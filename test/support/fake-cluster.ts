@@ -5,6 +5,7 @@
  * fake Kubernetes API renders the same model as the simulated API server does. No child process
  * starts and nothing listens on a port.
  */
+import { renderPrometheusRules, renderServiceMonitors } from '../sim/monitoring.ts';
 import { basename } from 'node:path';
 import type { V1DaemonSet, V1Deployment, V1Namespace, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
@@ -325,6 +326,14 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
     async listCnpgScheduledBackups() {
       served();
       return (model.shape.cnpg ?? []).length > 0 ? renderScheduledBackups(model) : undefined;
+    },
+    async listPrometheusRules() {
+      served();
+      return model.kube.monitoring === undefined ? undefined : renderPrometheusRules(model);
+    },
+    async listServiceMonitors() {
+      served();
+      return model.kube.monitoring === undefined ? undefined : renderServiceMonitors(model);
     },
     async getDaemonSet(namespace, name) {
       served();

@@ -77,7 +77,7 @@ describe('the Kubernetes endpoint gate of /talos gates', () => {
 
     // Assert
     expect(endpointGate).toContain(
-      "https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is no node's address, a virtual IP",
+      "https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is the virtual IP every control plane's machine configuration declares",
     );
     expect(JSON.stringify(chat.posts)).not.toContain('CANARY-fake-cluster-0042');
   });

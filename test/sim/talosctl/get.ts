@@ -15,7 +15,8 @@ interface Resource {
   owner: string;
   created: Date;
   updated: Date;
-  spec: Record<string, unknown>;
+  /** An object, or the raw YAML of a resource whose spec marshals as its own bytes (MachineConfig). */
+  spec: Record<string, unknown> | string;
   /** Values of the resource-specific print columns. */
   columns: string[];
 }
@@ -115,6 +116,41 @@ const KINDS: ResourceKind[] = [
         );
       }
       return volumes;
+    },
+  },
+  {
+    // MachineConfig (pkg/machinery/resources/config/machine_config.go, siderolabs/talos v1.13.9): namespace `config`,
+    // id `v1alpha1`, its spec the configuration's own YAML bytes (MarshalYAMLBytes), so the spec is one string of
+    // YAML documents. A control plane's Layer 2 virtual IP is `machine.network.interfaces[].vip.ip`
+    // (pkg/machinery/config/types/v1alpha1/v1alpha1_types.go, DeviceVIPConfig); workers carry none. The resource
+    // is Sensitive: the real one holds the cluster's keys, so the double puts placeholders where they live.
+    names: ['machineconfig', 'machineconfigs', 'mc'],
+    shortType: 'MachineConfig',
+    columns: ['VERSION'],
+    list: (cluster, node) => {
+      const vip = node.role === 'controlplane' && cluster.vip !== undefined ? { vip: { ip: cluster.vip } } : {};
+      const config = {
+        version: 'v1alpha1',
+        machine: {
+          type: node.role,
+          token: '<redacted in the simulator>',
+          network: { hostname: node.hostname, interfaces: [{ interface: 'eth0', addresses: [`${node.address}/24`], ...vip }] },
+        },
+        cluster: { controlPlane: { endpoint: cluster.kubernetesEndpoint }, clusterName: cluster.name },
+      };
+      return [
+        {
+          namespace: 'config',
+          type: 'MachineConfigs.config.talos.dev',
+          id: 'v1alpha1',
+          version: 1,
+          owner: '',
+          created: new Date(node.bootedAt),
+          updated: new Date(node.bootedAt),
+          spec: stringify(config),
+          columns: ['1'],
+        },
+      ];
     },
   },
   {

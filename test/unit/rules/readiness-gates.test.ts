@@ -15,6 +15,7 @@ import {
   type ReadinessObservations,
 } from '../../../src/rules/readiness-gates.ts';
 import { rehearsalGate, type RehearsalRecord, type StagingRecords } from '../../../src/rules/readiness-manual.ts';
+import type { NodeVips } from '../../../src/talos/machine-config-vips.ts';
 
 const HOST = 'example.org/proxmox-host';
 
@@ -150,11 +151,52 @@ describe('endpointHost', () => {
   });
 });
 
+/** Every control plane's machine configuration declaring the same virtual IP. */
+function vips(ip: string | undefined, overrides: Record<string, NodeVips> = {}): Map<string, NodeVips> {
+  const each = ['10.0.30.11', '10.0.30.12', '10.0.30.13'].map((a): [string, NodeVips] => [a, { vips: ip === undefined ? [] : [ip] }]);
+  return new Map([...each, ...Object.entries(overrides)]);
+}
+const VIPS = ok(vips('10.0.30.10'));
+
 describe('kubernetesEndpointGate', () => {
-  it('passes a virtual IP that no node has', () => {
-    const gate = kubernetesEndpointGate(PRODUCTION, ok(THREE));
+  it('passes the virtual IP every control plane declares in its machine configuration', () => {
+    const gate = kubernetesEndpointGate(PRODUCTION, ok(THREE), undefined, VIPS);
     expect(gate.status).toBe('passed');
-    expect(gate.summary).toBe("https://10.0.30.10:6443: 10.0.30.10 is no node's address, a virtual IP");
+    expect(gate.summary).toBe("https://10.0.30.10:6443: 10.0.30.10 is the virtual IP every control plane's machine configuration declares");
+    expect(gate.evidence).toContain('10.0.30.11  machine.network.interfaces[].vip.ip: 10.0.30.10');
+  });
+
+  it('does not infer a virtual IP from an address no node has: no control plane declaring it fails', () => {
+    const gate = kubernetesEndpointGate(PRODUCTION, ok(THREE), undefined, ok(vips(undefined)));
+    expect(gate.status).toBe('failed');
+    expect(gate.summary).toBe(
+      "https://10.0.30.10:6443: 10.0.30.10 is no Talos virtual IP (no control plane declares a virtual IP). Use one: set machine.network.interfaces[].vip.ip to it in every control plane's machine configuration",
+    );
+  });
+
+  it('fails a virtual IP only some control planes declare, naming the others', () => {
+    const gate = kubernetesEndpointGate(PRODUCTION, ok(THREE), undefined, ok(vips('10.0.30.10', { '10.0.30.13': { vips: [] } })));
+    expect(gate.status).toBe('failed');
+    expect(gate.summary).toMatch(/^https:\/\/10\.0\.30\.10:6443: 10\.0\.30\.13 do not declare the virtual IP 10\.0\.30\.10/);
+  });
+
+  it('fails when a control plane declares another virtual IP, naming it', () => {
+    const gate = kubernetesEndpointGate(PRODUCTION, ok(THREE), undefined, ok(vips('10.0.30.9')));
+    expect(gate.status).toBe('failed');
+    expect(gate.summary).toContain('the control planes declare 10.0.30.9 instead');
+  });
+
+  it('fails when a machine configuration cannot be read, and leaves it to a person when none was read', () => {
+    const unread = kubernetesEndpointGate(
+      PRODUCTION,
+      ok(THREE),
+      undefined,
+      ok(vips('10.0.30.10', { '10.0.30.12': { unread: 'connection refused' } })),
+    );
+    expect(unread.status).toBe('failed');
+    expect(unread.evidence).toContain('10.0.30.12  machine configuration unread: connection refused');
+    expect(kubernetesEndpointGate(PRODUCTION, ok(THREE), undefined, failed('timed out after 5s')).status).toBe('failed');
+    expect(kubernetesEndpointGate(PRODUCTION, ok(THREE)).status).toBe('manual');
   });
 
   it('fails a node address and names the node', () => {
@@ -197,10 +239,10 @@ describe('kubernetesEndpointGate with the kubeconfig Terraform outputs', () => {
   });
 
   it('passes a virtual IP the kubeconfig uses although the inventory declares none', () => {
-    const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: undefined }, ok(THREE), ok('https://10.0.30.10:6443'));
+    const gate = kubernetesEndpointGate({ ...PRODUCTION, kubernetesEndpoint: undefined }, ok(THREE), ok('https://10.0.30.10:6443'), VIPS);
     expect(gate.status).toBe('passed');
     expect(gate.summary).toBe(
-      "https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is no node's address, a virtual IP",
+      "https://10.0.30.10:6443 (the server of the kubeconfig Terraform outputs): 10.0.30.10 is the virtual IP every control plane's machine configuration declares",
     );
   });
 
@@ -227,7 +269,7 @@ describe('kubernetesEndpointGate with the kubeconfig Terraform outputs', () => {
     expect(tunnel.evidence[0]).toBe(
       "kubeconfig server: http://127.0.0.1:41234 (a local tunnel or proxy, which does not show the cluster's endpoint)",
     );
-    const unreadable = kubernetesEndpointGate(PRODUCTION, ok(THREE), failed('not a kubeconfig'));
+    const unreadable = kubernetesEndpointGate(PRODUCTION, ok(THREE), failed('not a kubeconfig'), VIPS);
     expect(unreadable.status).toBe('passed');
     expect(unreadable.evidence[0]).toBe("kubeconfig server unknown (not a kubeconfig); the inventory's declaration is judged");
   });
@@ -533,6 +575,13 @@ describe('rehearsalGate', () => {
 
 describe('evaluateReadiness', () => {
   const healthy: ReadinessObservations = {
+    controlPlaneVips: VIPS,
+    monitoring: {
+      rules: ok([
+        { metadata: { name: 'talos', namespace: 'monitoring' }, spec: { groups: [{ rules: [{ alert: 'TalosNodeNotReady' }] }] } },
+      ]),
+      serviceMonitors: ok([{ metadata: { name: 'node-exporter', namespace: 'monitoring' } }]),
+    },
     nodes: ok(THREE),
     talosEndpoints: ok(PRODUCTION.controlPlanes),
     extensions: ok({ extensions: PRODUCTION.controlPlanes.flatMap(LONGHORN), nodeErrors: [] }),
@@ -582,13 +631,7 @@ describe('evaluateReadiness', () => {
     evidence: `https://wiki.example.org/${gate}`,
     shape: signedShape,
   });
-  const BY_HAND = [
-    'flux-bootstrap',
-    'out-of-cluster-dependencies',
-    'backups-scheduled',
-    'staging-rehearsals',
-    'monitoring',
-  ];
+  const BY_HAND = ['flux-bootstrap', 'out-of-cluster-dependencies', 'backups-scheduled', 'staging-rehearsals', 'monitoring'];
 
   it('is ready once every by-hand gate is signed off for the cluster as it is, with who, when and the evidence', () => {
     const report = evaluateReadiness(PRODUCTION, {
