@@ -191,7 +191,7 @@ describe('loadConfig: values', () => {
       credentialsDir: undefined,
       childEnv: {},
       tofuEnv: {},
-      retention: { operationMs: 400 * 86_400_000, dedupeSeconds: 3600, jobSeconds: 7 * 86_400 },
+      retention: { operationMs: 400 * 86_400_000, dedupeSeconds: 3600, jobSeconds: 7 * 86_400, signOffMs: 90 * 86_400_000 },
       recordExportDir: undefined,
       redisDurabilityCheck: 'enforce',
       redisEpochReseed: false,
@@ -324,10 +324,11 @@ describe('loadConfig: values', () => {
       OPERATION_RETENTION_DAYS: '730',
       DEDUPE_RETENTION_MINUTES: '15',
       JOB_RETENTION_DAYS: '0.5',
+      SIGNOFF_MAX_AGE_DAYS: '30',
       RECORD_EXPORT_DIR: '/var/lib/talos-chatops/records',
     });
 
-    expect(config.retention).toEqual({ operationMs: 730 * 86_400_000, dedupeSeconds: 900, jobSeconds: 43_200 });
+    expect(config.retention).toEqual({ operationMs: 730 * 86_400_000, dedupeSeconds: 900, jobSeconds: 43_200, signOffMs: 30 * 86_400_000 });
     expect(config.recordExportDir).toBe('/var/lib/talos-chatops/records');
   });
 
