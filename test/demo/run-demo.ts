@@ -12,6 +12,7 @@ import {
   opIdOf,
   type Plan,
   requestUpgrade,
+  tickAll,
   waitForApprovalRequest,
   waitForRootState,
 } from '../support/upgrade-flow.ts';
@@ -66,8 +67,11 @@ async function terraformChange(h: Harness, channel: string, title: string, apply
   out(`> /talos plan   (as @alice)\n  ephemeral: ${plan.ack}`);
   const planned = await h.slack.waitFor(() => h.slack.message(channel, plan.root.ts), { description: 'the plan' });
   if (apply && /waiting for an approver's Apply/.test(planned.text)) {
-    out('  @carol (an approver, paged in the thread) reviews the plan and clicks [Apply]');
-    await h.slack.clickButton({ user: USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-start' });
+    // A plan that boots the ISO (a moved talos_version, a new VM) carries a checkbox: the approver compares the sha256 first.
+    const ticks = tickAll(h, channel, plan.root.ts);
+    const iso = Object.keys(ticks).length > 0 ? ', after ticking "the ISO at isos:iso/talos-nocloud-amd64.iso matches this sha256",' : '';
+    out(`  @carol (an approver, paged in the thread) reviews the plan and clicks [Apply]${iso}`);
+    await h.slack.clickButton({ user: USERS.carol, channel, messageTs: plan.root.ts, actionId: 'talos-op-start', ticks });
     await h.slack.waitFor(() => /completed|stopped|cancelled/.test(h.slack.message(channel, plan.root.ts)?.text ?? '') || undefined, {
       timeoutMs: 90_000,
       description: 'the end of the change',
