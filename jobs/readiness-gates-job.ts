@@ -154,6 +154,7 @@ async function observeCluster(
     scheduledBackups,
     prometheusRules,
     serviceMonitors,
+    workloads,
   ] = await Promise.all([
     within((s) => session.kube.listNodes(s)),
     // Only the endpoints leave this read: the file also holds the cluster's client key.
@@ -169,6 +170,11 @@ async function observeCluster(
     within((s) => session.kube.listCnpgScheduledBackups(s)),
     within((s) => session.kube.listPrometheusRules(s)),
     within((s) => session.kube.listServiceMonitors(s)),
+    // List items carry no kind: tag each so the evidence can name it.
+    within(async (s) => [
+      ...(await session.kube.listDeployments(s)).map((d) => ({ ...d, kind: 'Deployment' })),
+      ...(await session.kube.listStatefulSets(s)).map((d) => ({ ...d, kind: 'StatefulSet' })),
+    ]),
   ]);
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
@@ -189,6 +195,7 @@ async function observeCluster(
     userVolumes,
     backups: { recurringJobs, cnpgClusters, scheduledBackups },
     monitoring: { rules: prometheusRules, serviceMonitors },
+    workloads,
     staging,
     kubeconfigServer: server,
     controlPlaneVips: controlPlaneVipReads,

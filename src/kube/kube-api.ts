@@ -16,6 +16,7 @@ import {
   type V1Node,
   type V1Pod,
   type V1PodDisruptionBudget,
+  type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { waitOn } from '../time/wait-clock.ts';
 
@@ -27,6 +28,10 @@ export interface KubeApi {
   listNodes(signal: AbortSignal): Promise<V1Node[]>;
   listPods(signal: AbortSignal): Promise<V1Pod[]>;
   listDisruptionBudgets(signal: AbortSignal): Promise<V1PodDisruptionBudget[]>;
+  /** Every namespace's Deployments (`apps/v1`). */
+  listDeployments(signal: AbortSignal): Promise<V1Deployment[]>;
+  /** Every namespace's StatefulSets (`apps/v1`). */
+  listStatefulSets(signal: AbortSignal): Promise<V1StatefulSet[]>;
   listKustomizations(signal: AbortSignal): Promise<CustomObject[]>;
   listHelmReleases(signal: AbortSignal): Promise<CustomObject[]>;
   /** `volumes.longhorn.io`; `undefined` when the cluster has no such resource (Longhorn is not installed). */
@@ -171,6 +176,12 @@ function createRawKubeApi(kubeconfig: string): KubeApi {
     },
     async listDisruptionBudgets(signal) {
       return (await policy.listPodDisruptionBudgetForAllNamespaces({}, withSignal(signal))).items;
+    },
+    async listDeployments(signal) {
+      return (await apps.listDeploymentForAllNamespaces({}, withSignal(signal))).items;
+    },
+    async listStatefulSets(signal) {
+      return (await apps.listStatefulSetForAllNamespaces({}, withSignal(signal))).items;
     },
     listKustomizations: (signal) => listCustom('kustomize.toolkit.fluxcd.io', 'v1', 'kustomizations', signal),
     listHelmReleases: (signal) => listCustom('helm.toolkit.fluxcd.io', 'v2', 'helmreleases', signal),

@@ -13,6 +13,7 @@ import { endpointVipVerdict, vipEvidence } from './readiness/endpoint-vip.ts';
 import { backupSchedulesGate, type BackupObservations } from './readiness/backup-schedules.ts';
 import { monitoringGate } from './readiness/monitoring.ts';
 import { hostPlacementGate } from './readiness/host-placement.ts';
+import { withWorkloadSpread, type Workload } from './readiness/workload-spread.ts';
 import { longhornStorageGate, type UserVolumesByNode } from './readiness/longhorn-storage.ts';
 
 export type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
@@ -55,6 +56,8 @@ export interface ReadinessObservations {
   backups: BackupObservations;
   /** prometheus-operator's rules and service monitors; `undefined` without its CRDs. */
   monitoring: { rules: Observed<CustomObject[] | undefined>; serviceMonitors: Observed<CustomObject[] | undefined> };
+  /** Every Deployment and StatefulSet, each tagged with its kind; absent: not read, the gate judges Longhorn only. */
+  workloads?: Observed<Workload[]>;
   /** The bot's own records of the staging cluster; `undefined` when the inventory has none. */
   staging: StagingRecords | undefined;
   /** The approvers' sign-offs of this cluster's by-hand gates, judged against its shape now. */
@@ -545,7 +548,14 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
     kubernetesEndpointGate(cluster, observed.nodes, observed.kubeconfigServer, observed.controlPlaneVips),
     talosEndpointsGate(cluster, observed.talosEndpoints, observed.nodes, observed.kubeconfigServer),
     hostLabelGate(cluster, observed.nodes),
-    hostPlacementGate(cluster.hostLabel, observed.nodes, observed.longhornSettings),
+    observed.workloads === undefined
+      ? hostPlacementGate(cluster.hostLabel, observed.nodes, observed.longhornSettings)
+      : withWorkloadSpread(
+          hostPlacementGate(cluster.hostLabel, observed.nodes, observed.longhornSettings),
+          cluster.hostLabel,
+          observed.nodes,
+          observed.workloads,
+        ),
     longhornStorageGate(observed.nodes, observed.longhornNodes, observed.userVolumes),
     longhornExtensionsGate(cluster, observed.extensions),
     longhornNamespaceGate(observed.longhornNamespace),

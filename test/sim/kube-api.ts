@@ -6,6 +6,7 @@ import {
   renderCnpgCluster,
   renderDaemonSets,
   renderDeployments,
+  renderStatefulSets,
   renderEngine,
   renderNamespace,
   renderNode,
@@ -119,6 +120,15 @@ function types(deps: KubeApiDeps): ResourceType[] {
       namespaced: true,
       builtin: true,
       list: (c, now) => renderDeployments(c, now),
+    },
+    {
+      group: 'apps',
+      version: 'v1',
+      plural: 'statefulsets',
+      kind: 'StatefulSet',
+      namespaced: true,
+      builtin: true,
+      list: (c) => renderStatefulSets(c),
     },
     // Longhorn's CRDs exist only where Longhorn is installed; elsewhere the API answers 404.
     {

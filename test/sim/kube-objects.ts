@@ -586,7 +586,7 @@ export function renderDeployments(cluster: SimCluster, now: number): Json[] {
     const since = timestamp(now - 60_000);
     return {
       metadata: meta(cluster, 'Deployment', name, namespace, cluster.createdAt, { generation: 1, labels }),
-      spec: { replicas: pods.length, selector: { matchLabels: labels } },
+      spec: { replicas: pods.length, selector: { matchLabels: labels }, template: podTemplate(cluster, pods[0]!, name) },
       status: {
         observedGeneration: 1,
         replicas: pods.length,
@@ -621,6 +621,59 @@ export function renderDeployments(cluster: SimCluster, now: number): Json[] {
             lastTransitionTime: since,
           },
         ],
+      },
+    };
+  });
+}
+
+/**
+ * A workload's pod template (kubernetes/api apps/v1/types.go, v0.34.2: `template` is required on a
+ * Deployment and a StatefulSet). The seeded estate follows the runbook: its own workloads spread
+ * over the host label; kube-system's (rendered by Talos) do not; `unspreadWorkloads` names those
+ * seeded without the spread.
+ */
+function podTemplate(cluster: SimCluster, pod: PodState, name: string): Json {
+  const hostLabel = cluster.shape.hostLabel ?? 'example.org/proxmox-host';
+  const spread = pod.namespace !== 'kube-system' && !(cluster.kube.unspreadWorkloads ?? []).includes(`${pod.namespace}/${name}`);
+  return {
+    metadata: { labels: pod.labels },
+    spec: {
+      containers: [{ name, image: pod.image }],
+      ...(spread
+        ? {
+            topologySpreadConstraints: [
+              { topologyKey: hostLabel, maxSkew: 1, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: pod.labels } },
+            ],
+          }
+        : {}),
+    },
+  };
+}
+
+/** `apps/v1` StatefulSets, from their pods: `replicas` is the pod count, as after a rollout. */
+export function renderStatefulSets(cluster: SimCluster): Json[] {
+  const groups = new Map<string, PodState[]>();
+  for (const pod of cluster.kube.pods.filter((p) => p.owner.kind === 'StatefulSet')) {
+    const key = `${pod.namespace}/${pod.owner.name}`;
+    groups.set(key, [...(groups.get(key) ?? []), pod]);
+  }
+  return [...groups.values()].map((pods) => {
+    const { namespace, labels, owner } = pods[0]!;
+    const ready = pods.filter((p) => podReady(cluster, p)).length;
+    return {
+      metadata: meta(cluster, 'StatefulSet', owner.name, namespace, cluster.createdAt, { generation: 1, labels }),
+      spec: {
+        replicas: pods.length,
+        serviceName: owner.name,
+        selector: { matchLabels: labels },
+        template: podTemplate(cluster, pods[0]!, owner.name),
+      },
+      status: {
+        observedGeneration: 1,
+        replicas: pods.length,
+        readyReplicas: ready,
+        currentReplicas: pods.length,
+        updatedReplicas: pods.length,
       },
     };
   });

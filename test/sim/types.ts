@@ -294,6 +294,8 @@ export interface KubeState {
   scheduledBackups?: ScheduledBackupState[];
   /** prometheus-operator's rules and monitors; absent: its CRDs are not installed. */
   monitoring?: MonitoringState;
+  /** Deployments and StatefulSets (`namespace/name`) whose pod template has no spread on the host label. */
+  unspreadWorkloads?: string[];
   /** Last `resourceVersion` handed out. */
   resourceVersion: number;
   /**

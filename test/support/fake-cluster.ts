@@ -7,7 +7,7 @@
  */
 import { renderPrometheusRules, renderServiceMonitors } from '../sim/monitoring.ts';
 import { basename } from 'node:path';
-import type { V1DaemonSet, V1Deployment, V1Namespace, V1Node, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { V1DaemonSet, V1Deployment, V1Namespace, V1Node, V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import { terraformOutputs } from '../../src/cluster/terraform-outputs.ts';
@@ -27,6 +27,7 @@ import { renderRecurringJobs, renderScheduledBackups } from '../sim/backup-sched
 import {
   renderDaemonSets,
   renderDeployments,
+  renderStatefulSets,
   renderNamespace,
   renderNode,
   renderPdb,
@@ -339,6 +340,14 @@ export function fakeCluster(options: FakeClusterOptions): FakeCluster {
       served();
       const found = renderDaemonSets(model).find((d) => (d.metadata as Json).namespace === namespace && (d.metadata as Json).name === name);
       return found === undefined ? undefined : deserialize<V1DaemonSet>(found, 'V1DaemonSet');
+    },
+    async listDeployments() {
+      served();
+      return renderDeployments(model, Date.now()).map((d) => deserialize<V1Deployment>(d, 'V1Deployment'));
+    },
+    async listStatefulSets() {
+      served();
+      return renderStatefulSets(model).map((d) => deserialize<V1StatefulSet>(d, 'V1StatefulSet'));
     },
     async getDeployment(namespace, name) {
       served();
