@@ -172,8 +172,8 @@ async function observeCluster(
     within((s) => session.kube.listServiceMonitors(s)),
     // List items carry no kind: tag each so the evidence can name it.
     within(async (s) => [
-      ...(await session.kube.listDeployments(s)).map((d) => ({ ...d, kind: 'Deployment' })),
-      ...(await session.kube.listStatefulSets(s)).map((d) => ({ ...d, kind: 'StatefulSet' })),
+      ...(await session.kube.listDeployments(s)).map((d) => ({ kind: 'Deployment' as const, metadata: d.metadata, spec: d.spec })),
+      ...(await session.kube.listStatefulSets(s)).map((d) => ({ kind: 'StatefulSet' as const, metadata: d.metadata, spec: d.spec })),
     ]),
   ]);
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.

@@ -251,6 +251,22 @@ describe('what the estate shows of Longhorn', () => {
     }
   });
 
+  it('fails the placement gate for a replicated workload not spread over the host label, naming it and its peers', async () => {
+    const kube = h.sim.cluster('production').kube;
+    kube.unspreadWorkloads = ['apps/podinfo'];
+    try {
+      const report = await gates();
+
+      const placement = gate(report, 'Longhorn replicas kept apart');
+      expect(placement.text).toMatch(/^❌ /);
+      expect(placement.text).toContain('Deployment apps/podinfo can put every replica on one host');
+      expect(shown(placement)).toContain('StatefulSet apps/postgres (3 replicas): topologySpreadConstraints example.org/proxmox-host');
+      expect(shown(placement)).toContain('warning: Deployment kube-system/coredns (2 replicas): no spread');
+    } finally {
+      delete kube.unspreadWorkloads;
+    }
+  });
+
   it('fails the storage gate for a node whose Longhorn disk is a directory user volume on EPHEMERAL, as talosctl shows it', async () => {
     const shape = h.sim.cluster('production').shape.nodes.find((n) => n.hostname === 'talos-prd-cp-2');
     expect(shape).toBeDefined();

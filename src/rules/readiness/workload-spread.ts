@@ -1,9 +1,13 @@
-import type { V1Deployment, V1Node, V1PodSpec, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Node, V1ObjectMeta, V1PodSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { Observed, ReadinessGate } from '../gate-result.ts';
 import { ZONE_LABEL } from './host-placement.ts';
 
-/** A Deployment or StatefulSet as `apps/v1` serves it. */
-export type Workload = (V1Deployment & { kind?: string }) | (V1StatefulSet & { kind?: string });
+/** The parts of a Deployment or StatefulSet (`apps/v1`) the rule reads, with its kind (list items carry none). */
+export interface Workload {
+  kind: 'Deployment' | 'StatefulSet';
+  metadata?: V1ObjectMeta;
+  spec?: { replicas?: number; template: V1PodTemplateSpec };
+}
 
 /**
  * Namespaces whose workloads the operator does not author: Talos renders CoreDNS into kube-system
@@ -71,7 +75,7 @@ export function workloadSpread(hostLabel: string, nodes: V1Node[], workloads: Wo
     const replicas = w.spec?.replicas ?? 1;
     if (replicas <= 1) continue;
     const namespace = w.metadata?.namespace ?? 'default';
-    const name = `${w.kind ?? 'workload'} ${namespace}/${w.metadata?.name ?? '<unnamed>'}`;
+    const name = `${w.kind} ${namespace}/${w.metadata?.name ?? '<unnamed>'}`;
     const found = constraintsOn(w.spec?.template.spec, keys);
     if (found.length > 0) {
       evidence.push(`${name} (${replicas} replicas): ${found.join('; ')}`);

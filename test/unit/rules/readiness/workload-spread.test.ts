@@ -13,12 +13,18 @@ function node(name: string, host: string, zone?: string): V1Node {
   return { metadata: { name, labels } };
 }
 
-function workload(kind: string, namespace: string, name: string, replicas: number | undefined, spec: Partial<V1PodSpec> = {}): Workload {
+function workload(
+  kind: Workload['kind'],
+  namespace: string,
+  name: string,
+  replicas: number | undefined,
+  spec: Partial<V1PodSpec> = {},
+): Workload {
   return {
     kind,
     metadata: { namespace, name },
-    spec: { replicas, selector: {}, serviceName: name, template: { spec: { containers: [], ...spec } } },
-  } as Workload;
+    spec: { replicas, template: { spec: { containers: [], ...spec } } },
+  };
 }
 
 const spreadOn = (key: string): Partial<V1PodSpec> => ({
