@@ -21,6 +21,7 @@ import { parseJobData } from '../src/queue/job-data.ts';
 import { GatesJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
 import { pointRequesterToReport, reportTarget } from './report-pointer.ts';
+import { stagingShapeFor } from './staging-shape-read.ts';
 import {
   evaluateReadiness,
   type ExtensionsObserved,
@@ -154,6 +155,7 @@ async function observeCluster(
     scheduledBackups,
     prometheusRules,
     serviceMonitors,
+    stagingShape,
   ] = await Promise.all([
     within((s) => session.kube.listNodes(s)),
     // Only the endpoints leave this read: the file also holds the cluster's client key.
@@ -169,6 +171,7 @@ async function observeCluster(
     within((s) => session.kube.listCnpgScheduledBackups(s)),
     within((s) => session.kube.listPrometheusRules(s)),
     within((s) => session.kube.listServiceMonitors(s)),
+    stagingShapeFor(cluster.environment, deps.inventory, deps.access, within),
   ]);
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
@@ -190,6 +193,7 @@ async function observeCluster(
     backups: { recurringJobs, cnpgClusters, scheduledBackups },
     monitoring: { rules: prometheusRules, serviceMonitors },
     staging,
+    stagingShape,
     kubeconfigServer: server,
     controlPlaneVips: controlPlaneVipReads,
   };
