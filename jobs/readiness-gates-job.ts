@@ -21,6 +21,7 @@ import { parseJobData } from '../src/queue/job-data.ts';
 import { GatesJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
 import { pointRequesterToReport, reportTarget } from './report-pointer.ts';
+import { stagingShapeFor } from './staging-shape-read.ts';
 import {
   evaluateReadiness,
   type ExtensionsObserved,
@@ -155,6 +156,7 @@ async function observeCluster(
     prometheusRules,
     serviceMonitors,
     workloads,
+    stagingShape,
   ] = await Promise.all([
     within((s) => session.kube.listNodes(s)),
     // Only the endpoints leave this read: the file also holds the cluster's client key.
@@ -175,6 +177,7 @@ async function observeCluster(
       ...(await session.kube.listDeployments(s)).map((d) => ({ kind: 'Deployment' as const, metadata: d.metadata, spec: d.spec })),
       ...(await session.kube.listStatefulSets(s)).map((d) => ({ kind: 'StatefulSet' as const, metadata: d.metadata, spec: d.spec })),
     ]),
+    stagingShapeFor(cluster.environment, deps.inventory, deps.access, within),
   ]);
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
@@ -197,6 +200,7 @@ async function observeCluster(
     monitoring: { rules: prometheusRules, serviceMonitors },
     workloads,
     staging,
+    stagingShape,
     kubeconfigServer: server,
     controlPlaneVips: controlPlaneVipReads,
   };

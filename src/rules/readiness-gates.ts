@@ -15,6 +15,7 @@ import { monitoringGate } from './readiness/monitoring.ts';
 import { hostPlacementGate } from './readiness/host-placement.ts';
 import { withWorkloadSpread, type Workload } from './readiness/workload-spread.ts';
 import { longhornStorageGate, type UserVolumesByNode } from './readiness/longhorn-storage.ts';
+import { shapeOf, stagingShapeGate, type ClusterShapeSeen } from './readiness/staging-shape.ts';
 
 export type { GateStatus, Observed, ReadinessGate } from './gate-result.ts';
 
@@ -60,6 +61,8 @@ export interface ReadinessObservations {
   workloads?: Observed<Workload[]>;
   /** The bot's own records of the staging cluster; `undefined` when the inventory has none. */
   staging: StagingRecords | undefined;
+  /** Production only: the staging cluster's observed shape, `staging` undefined when the inventory has none. */
+  stagingShape?: { staging: Observed<ClusterShapeSeen> | undefined };
   /** The approvers' sign-offs of this cluster's by-hand gates, judged against its shape now. */
   signOffs?: { given: GateSignOff[]; shape: ClusterShape; now: Date; maxAgeMs: number };
 }
@@ -539,6 +542,12 @@ export function fluxPathGate(cluster: ReadinessCluster, kustomizations: Observed
   return { id, title, status: 'passed', summary: `${count(seen.length, 'Kustomization')} reconcile from ${root}`, evidence };
 }
 
+function productionShape(cluster: ReadinessCluster, observed: ReadinessObservations): Observed<ClusterShapeSeen> {
+  if (!observed.nodes.ok) return { ok: false, error: `the Kubernetes nodes: ${observed.nodes.error}` };
+  if (!observed.longhornSettings.ok) return { ok: false, error: `Longhorn's settings: ${observed.longhornSettings.error}` };
+  return { ok: true, value: shapeOf(cluster, observed.nodes.value, observed.longhornSettings.value !== undefined) };
+}
+
 /** Every gate in the runbook's order, and the verdict: ready when every one passed or was signed off. */
 export function evaluateReadiness(cluster: ReadinessCluster, observed: ReadinessObservations): ReadinessReport {
   const manual = manualGates();
@@ -564,6 +573,7 @@ export function evaluateReadiness(cluster: ReadinessCluster, observed: Readiness
     manual.outOfCluster,
     backupSchedulesGate(cluster.name, observed.backups, cluster.schedules?.snapshot),
     rehearsalGate(observed.staging),
+    ...(observed.stagingShape === undefined ? [] : [stagingShapeGate(productionShape(cluster, observed), observed.stagingShape.staging)]),
     monitoringGate(observed.monitoring.rules, observed.monitoring.serviceMonitors),
   ];
   const signOffs = observed.signOffs;

@@ -127,7 +127,7 @@ describe("reports stay in their cluster's channel", () => {
       CHANNELS.production,
       inProduction,
       /Production gates of production: |could not be checked on production/,
-      15,
+      16,
       "production's readiness report in its channel",
     );
     const gatesLink = await whisper(CHANNELS.staging, USERS.alice, /readiness report of \*production\*/, 'where the readiness report is');

@@ -21,8 +21,11 @@ const GATE_TITLES = [
   'Recovery systems reachable without Kubernetes',
   'Every ADR 006 backup scheduled',
   'Staging rehearsals',
+  "Staging has production's shape",
   'Talos-compatible monitoring and alerts',
 ];
+/** Only production's report compares staging's shape with its own. */
+const STAGING_GATE_TITLES = GATE_TITLES.filter((t) => t !== "Staging has production's shape");
 const SIGN_OFF = 'talos-gate-sign-off';
 const MANUAL = [
   'Production inventory, Flux instance and bootstrap inputs',
@@ -74,7 +77,8 @@ async function gates(text = 'gates', channel: string = CHANNELS.production, user
     () => {
       const latest = h.slack.channelMessages(channel).slice(before)[0];
       if (!latest || !/production-ready|could not be checked/.test(latest.text)) return undefined;
-      return h.slack.thread(channel, latest.ts).length === GATE_TITLES.length ? latest : undefined;
+      const expected = channel === CHANNELS.production ? GATE_TITLES.length : STAGING_GATE_TITLES.length;
+      return h.slack.thread(channel, latest.ts).length === expected ? latest : undefined;
     },
     { timeoutMs: 30_000, description: 'a finished readiness report' },
   );
@@ -100,10 +104,15 @@ describe('/talos gates on production', () => {
 
     expect(report.ack).toContain('Checking *production* against the runbook');
     expect(report.root.text).toBe(
-      `❌ Production gates of production: not production-ready: not signed off: ${MANUAL.join('; ')} (10 passed, 0 failed, 0 signed off, 5 to sign off)`,
+      `❌ Production gates of production: not production-ready: Staging has production's shape; not signed off: ${MANUAL.join('; ')} (10 passed, 1 failed, 0 signed off, 5 to sign off)`,
     );
+    // The simulated staging has one control plane: production's report says what to change there.
+    const shape = gate(report, "Staging has production's shape");
+    expect(shape.text).toMatch(/^❌ /);
+    expect(shape.text).toContain('staging is not shaped like production');
+    expect(shape.text).toContain('run 3 control planes on staging (it has 1)');
     expect(report.replies.map((r) => GATE_TITLES.findIndex((t) => r.text.includes(`${t}:`)))).toEqual(GATE_TITLES.map((_, i) => i));
-    for (const title of GATE_TITLES) {
+    for (const title of STAGING_GATE_TITLES) {
       expect(gate(report, title).text.startsWith(MANUAL.includes(title) ? '✋' : '✅')).toBe(true);
     }
     expect(gate(report, 'Three control planes').text).toContain('3 control planes on 3 hosts (pve1, pve2, pve3)');
@@ -119,7 +128,11 @@ describe('/talos gates on production', () => {
     expect(gate(report, 'Longhorn data disk').text).toContain("all 3 nodes keep Longhorn's data on a user volume of its own");
     expect(gate(report, 'Talos-compatible monitoring').text).toContain('the bot sees 2 alert rules and 1 ServiceMonitor');
     // Read-only: the session reads etcd's members (the estate), then every node is asked for its extensions and its volumes.
-    const talosctl = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
+    // The staging session, opened for the shape check, reads staging's etcd members alongside.
+    const calls = h.sim.calls.slice(since).filter((c) => c.bin === 'talosctl');
+    const onStaging = (c: (typeof calls)[number]) => c.argv.join(',').includes('10.0.20.204');
+    expect(calls.filter(onStaging).map((c) => c.argv.slice(0, 2))).toEqual([['etcd', 'members']]);
+    const talosctl = calls.filter((c) => !onStaging(c));
     expect(talosctl.map((c) => c.argv.slice(0, 4))).toEqual([
       ['etcd', 'members', '--talosconfig', talosctl[0]!.argv[3]!],
       ['get', 'extensions', '-o', 'json'],
@@ -157,7 +170,7 @@ describe('/talos gates on production', () => {
       const shownGate = gate(report, 'Talos-compatible monitoring');
       expect(shownGate.text).toMatch(/^❌ /);
       expect(shownGate.text).toContain('the API serves no prometheusrules.monitoring.coreos.com or servicemonitors.monitoring.coreos.com');
-      expect(report.root.text).toContain('not production-ready: Talos-compatible monitoring and alerts');
+      expect(report.root.text).toContain("not production-ready: Staging has production's shape; Talos-compatible monitoring and alerts");
     } finally {
       cluster.kube.monitoring = monitoring;
     }
@@ -392,7 +405,7 @@ async function signOffsKept(cluster: string): Promise<Record<string, { by: strin
 describe('signing off the gates only a person can judge', () => {
   it('reads not ready until an approver signs off every by-hand gate, and keeps who, when and the evidence', async () => {
     const first = await gates();
-    expect(first.root.text).toContain('not production-ready: not signed off:');
+    expect(first.root.text).toContain("not production-ready: Staging has production's shape; not signed off:");
     expect(first.root.text).toContain('Recovery systems reachable without Kubernetes');
     // Only the by-hand gates carry the button.
     expect(JSON.stringify(gate(first, 'Three control planes').blocks)).not.toContain(SIGN_OFF);
@@ -424,7 +437,7 @@ describe('signing off the gates only a person can judge', () => {
     expect(await ephemeral(USERS.carol, /already signed off `out-of-cluster-dependencies`/)).toContain('Nothing changed.');
 
     const second = await gates();
-    expect(second.root.text).toContain('not production-ready: not signed off:');
+    expect(second.root.text).toContain("not production-ready: Staging has production's shape; not signed off:");
     expect(second.root.text).not.toContain('Recovery systems reachable without Kubernetes;');
     const recovery = gate(second, 'Recovery systems');
     expect(recovery.text).toMatch(
@@ -458,7 +471,9 @@ describe('signing off the gates only a person can judge', () => {
       'staging-rehearsals',
     ]);
     const third = await gates();
-    expect(third.root.text).toBe('✅ Production gates of production: production-ready (10 passed, 0 failed, 5 signed off, 0 to sign off)');
+    expect(third.root.text).toBe(
+      "❌ Production gates of production: not production-ready: Staging has production's shape (10 passed, 1 failed, 5 signed off, 0 to sign off)",
+    );
   });
 });
 
