@@ -2,10 +2,10 @@ import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Operation } from '../src/ops/operation.ts';
 import { ACTION, GATE_AGAIN_ACTION, HOME_ACTION, OVERRIDE_ACTION, SIGN_OFF_ACTION, STATUS_ACTION } from '../src/chat/buttons.ts';
 import type { LifecyclePolicy } from '../jobs/engine/lifecycle/deps.ts';
+import { STOP_BUTTONS_WHO, type Who } from '../src/chat/who-may-click.ts';
 import { MembershipUnknown, type Authorizer } from './authorize.ts';
 
-/** Who of a cluster's inventory may click a button. */
-export type Who = 'operators' | 'approvers' | 'operators-or-approvers';
+export type { Who };
 
 export interface Permission {
   /** Fixed, or decided by the operation's kind (a Terraform change's Start is an approver's Apply). */
@@ -36,7 +36,7 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
       `Only ${starters(op, policy)} of *${op.cluster}* may ${policy.startedByApprovers(op.kind) ? 'apply' : 'start'} \`${op.id}\`. Nothing changed.`,
   },
   [ACTION.cancelPlan]: {
-    who: 'operators-or-approvers',
+    who: STOP_BUTTONS_WHO.cancel,
     refusal: (op) => `Only operators and approvers of *${op.cluster}* may cancel. Nothing changed.`,
   },
   // The same people who may cancel: it is a cancel that waits for the step in progress to end.
@@ -62,7 +62,7 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
     refusal: (op, _policy, names) => `Only ${op.cluster}'s operators and approvers can stop this step: ${names}. Nothing changed.`,
   },
   [ACTION.rollback]: {
-    who: 'operators',
+    who: STOP_BUTTONS_WHO.rollback,
     refusal: (op) => `Only operators of *${op.cluster}* may request a rollback; an approver then approves it. Nothing changed.`,
   },
   [ACTION.rerequest]: {
@@ -71,7 +71,7 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
   },
   // A node Talos put back on its previous image is tried again only on an approver's explicit word.
   [ACTION.retry]: {
-    who: (op) => (op.retry?.explicit !== undefined ? 'approvers' : 'operators-or-approvers'),
+    who: STOP_BUTTONS_WHO.retry,
     refusal: (op) =>
       op.retry?.explicit !== undefined
         ? `Only approvers of *${op.cluster}* may ${op.retry.explicit.toLowerCase()} (\`${op.id}\`). Nothing changed.`

@@ -95,6 +95,7 @@ async function stopAt(
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
       const holdsLock = playbook.lock === 'cluster';
+      const extras = { continueWith: continueCommand(playbook, o) };
       if (step !== undefined && before(step))
         return failureMessage(
           o,
@@ -105,8 +106,9 @@ async function stopAt(
           undefined,
           holdsLock,
           standing,
+          extras,
         );
-      return failureMessage(o, step, failure.message, failure.evidence, playbook.texts, failure.options.retry, holdsLock, standing);
+      return failureMessage(o, step, failure.message, failure.evidence, playbook.texts, failure.options.retry, holdsLock, standing, extras);
     },
     (o) => {
       const step = o.steps.find((s) => s.id === stepId);
@@ -147,6 +149,18 @@ async function stopAt(
   );
   await refreshRoot(deps, op);
   await enqueueEnded(deps.opsQueue, op);
+}
+
+/**
+ * The command that asks for the same change again, named beside a stop's Cancel: `/talos upgrade
+ * talos v1.12.11 production`. Its preflight starts from what the nodes run then (an upgrade skips the
+ * nodes already on the target).
+ */
+function continueCommand(playbook: Playbook, op: Operation): string | undefined {
+  const { words, argument } = playbook.command;
+  const arg = argument.kind === 'version' ? op.target.version : argument.kind === 'node' ? (op.target.nodeName ?? op.target.node) : '';
+  if (arg === undefined) return undefined;
+  return ['/talos', ...words, arg, op.cluster].filter((w) => w !== '').join(' ');
 }
 
 /**
@@ -338,7 +352,7 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
         await complete(ctx, playbook, op);
       } catch (error) {
         if (ctx.signal?.aborted) throw error;
-        const standing = await observeStanding(ctx);
+        const standing = await observeStanding(ctx, op.steps.at(-1)?.node);
         if (ctx.signal?.aborted) throw error;
         await stopAt(deps, ctx.log, playbook, opId, op.steps.at(-1)?.id ?? '', asFailure(error, ctx.log), standing);
       }
@@ -355,7 +369,7 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
       try {
         await assertHoldsCluster(ctx, opId);
       } catch (error) {
-        await stopAt(deps, ctx.log, playbook, opId, step.id, asFailure(error, ctx.log), await observeStanding(ctx));
+        await stopAt(deps, ctx.log, playbook, opId, step.id, asFailure(error, ctx.log), await observeStanding(ctx, step.node));
         return;
       }
     }
@@ -398,7 +412,7 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
       // A cancelled run (the job's signal, or the lease lost to another run) is never a failure: the run that holds the operation goes on.
       if (ctx.signal?.aborted) throw error;
       // Where things stand is read before the stop is written, so the stop leads with it; the read never throws.
-      const standing = await observeStanding(ctx);
+      const standing = await observeStanding(ctx, current.node);
       if (ctx.signal?.aborted) throw error;
       await stopAt(deps, ctx.log, playbook, opId, step.id, asFailure(error, ctx.log), standing);
       return;
@@ -460,7 +474,7 @@ export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Recor
               ? `a talosctl failed its check, so nothing was run with it: ${errorText(error)}`
               : `the bot could not reach ${cluster.name}: ${errorText(error)}`,
           );
-          await stopAt(deps, log, playbook, opId, step.id, failure, unknownStanding(cluster, 'the bot could not reach it'));
+          await stopAt(deps, log, playbook, opId, step.id, failure, unknownStanding(cluster, 'the bot could not reach it', step.node));
         }
       },
       jobSignal,

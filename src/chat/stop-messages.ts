@@ -1,15 +1,24 @@
 import type { Operation, Step } from '../ops/operation.ts';
-import type { ChatMessage } from '../port/chat-port.ts';
+import type { Block, ChatMessage } from '../port/chat-port.ts';
 import { actions, context, escapeMrkdwn, formatTime, mentionUser, preformatted, section } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
+import { etcdLine, leftBehind, nodeCalled, peopleLine, recommend, retryLabel, whoMayClick } from './stop-advice.ts';
 import { stopStateBlocks, type ClusterStanding } from './stop-state.ts';
 
+/** What a stop knows beyond the operation: the command that starts the same change again later. */
+export interface StopExtras {
+  /** e.g. `/talos upgrade talos v1.12.11 production`: named beside Cancel, for continuing later. */
+  continueWith?: string;
+}
+
 /**
- * The stop at the first failure: the reason, then where things stand (each node as the stop found
- * it, and what the bot did not do), the evidence, and what may follow: a Retry when the step is
+ * The stop at the first failure, for a person woken by it: what happened, where the cluster
+ * stands (each node, etcd for a control plane, what the bot did not do), the one action it
+ * recommends and why, who may click what, the evidence, and the buttons: a Retry when the step is
  * safe to run again, a Rollback of the node when the step asked it to change, and a Cancel that
- * releases the cluster. It mentions the operator who started the operation, who must act on it.
+ * says what it leaves. It mentions the operator who started the operation and the approver who
+ * approved last, the one most likely awake.
  */
 export function failureMessage(
   op: Operation,
@@ -20,27 +29,38 @@ export function failureMessage(
   retryNote?: string,
   holdsLock = true,
   standing?: ClusterStanding,
+  extras: StopExtras = {},
 ): ChatMessage {
   const where = step ? ` at ${presentation.stepLabel(step)}` : '';
   // An operation that holds no lock (a snapshot) leaves the cluster as free as it found it.
   const lock = holdsLock ? `the cluster stays locked to ${op.id} until an operator cancels it` : `${op.id} held no lock on ${op.cluster}`;
   const said = `❌ Stopped${where}: ${reason}. No further step ran; ${lock}.`;
-  const operator = mentionUser(op.startedBy ?? op.requestedBy);
+  const people = peopleLine(op);
   const state = stopStateBlocks(op, standing, presentation);
-  // The notification stays short; the blocks carry the nodes.
-  const text = `${said} ${operator}`;
-  const blocks = [section(`${escapeMrkdwn(said)} ${operator}`), ...state.blocks];
+  const etcd = standing?.etcd === undefined ? undefined : etcdLine(op, standing, standing.etcd);
+  const advice = recommend(op, step, standing, presentation);
+  const retrying = op.retry?.state === 'offered';
+  const rollingBack = op.failure?.rollback === 'offered' && step?.node !== undefined;
+  // The notification stays short: what happened, the advice, and who it is for; the blocks carry the nodes.
+  const recommended = advice === undefined ? undefined : `Recommended: ${advice.label}: ${advice.why}.`;
+  const text = [said, etcd === undefined ? undefined : `etcd: ${etcd}.`, recommended, people].filter((t) => t !== undefined).join(' ');
+  const blocks: Block[] = [section(`${escapeMrkdwn(said)} ${people}`), ...state.blocks];
+  if (etcd !== undefined) blocks.push({ ...section(`*etcd*: ${escapeMrkdwn(etcd)}`), block_id: 'stop-etcd' });
+  if (advice !== undefined)
+    blocks.push({ ...section(`*Recommended: ${escapeMrkdwn(advice.label)}*: ${escapeMrkdwn(advice.why)}.`), block_id: 'stop-recommended' });
+  const who = whoMayClick(op, { retry: retrying, rollback: rollingBack, cancel: holdsLock && op.stopNonce !== undefined });
+  if (who !== '') blocks.push({ ...context(who), block_id: 'stop-who' });
   if (evidence.length > 0) blocks.push(preformatted(evidence));
-  if (op.retry?.state === 'offered') {
+  if (retrying && op.retry !== undefined) {
     // Named by the step's kind: another kind's step may share the id.
     const retried = op.steps.find((s) => s.id === op.retry?.step);
     const again =
       retryNote ??
       (retried?.kind === 'k8s-apply' ? 'talosctl upgrade-k8s is safe to run again after a failure' : 'nothing was changed by this step');
-    const label = op.retry.explicit ?? 'Retry';
-    const who = op.retry.explicit !== undefined ? ' Only an approver may give it.' : '';
+    const label = retryLabel(op, standing);
+    const approverOnly = op.retry.explicit !== undefined ? ` Only an approver may give it (${op.retry.explicit}).` : '';
     blocks.push(
-      context(`Fix the cause, then ${label} (${again}). A step that needs an approval asks for it again.${who}`),
+      context(`Fix the cause first if it is still there. A step that needs an approval asks for it again.${approverOnly}`),
       actions(`retry-${op.id}-${op.retry.nonce}`, [
         {
           text: label,
@@ -57,18 +77,19 @@ export function failureMessage(
       ]),
     );
   }
-  if (op.failure?.rollback === 'offered' && step?.node) {
+  if (rollingBack && step?.node !== undefined) {
+    const name = nodeCalled(op, standing, step.node);
     blocks.push(
       context('A rollback is its own operation: it checks what the node runs now and etcd quorum, then waits for an approver.'),
-      actions(`rollback-${op.id}-${op.failure.nonce}`, [
+      actions(`rollback-${op.id}-${op.failure!.nonce}`, [
         {
-          text: `Roll back ${step.node}`,
+          text: `Roll back ${name}`,
           actionId: ACTION.rollback,
-          value: buttonValue(op.id, op.failure.nonce),
+          value: buttonValue(op.id, op.failure!.nonce),
           style: 'danger',
           confirm: {
             title: 'Request a rollback?',
-            text: `Plans talosctl rollback --nodes ${step.node}: a preflight, then an approver's click before anything is touched.`,
+            text: `Plans talosctl rollback --nodes ${step.node} (${name}): a preflight, then an approver's click before anything is touched.`,
             confirm: 'Request',
             deny: 'Keep',
           },
@@ -76,18 +97,21 @@ export function failureMessage(
       ]),
     );
   }
-  blocks.push(...cancelBlocks(op, holdsLock));
+  blocks.push(...cancelBlocks(op, holdsLock, leftBehind(op, standing), extras.continueWith));
   return { text, blocks };
 }
 
 /**
- * What a Cancel of the stopped operation releases: the cluster lock; the nodes stay as they are. An
- * operation without a lock has nothing for a button to release: the command is named for the record.
+ * What a Cancel of the stopped operation releases and leaves: the cluster lock goes, the nodes stay
+ * as they are (which version each runs), and the command that continues later. An operation without
+ * a lock has nothing for a button to release: the command is named for the record.
  */
-function cancelBlocks(op: Operation, holdsLock: boolean): ReturnType<typeof context>[] {
+function cancelBlocks(op: Operation, holdsLock: boolean, leaves: string | undefined, continueWith: string | undefined): Block[] {
   if (!holdsLock) return [context(`\`/talos cancel ${op.id}\` ends ${op.id}; it holds no lock, and the nodes stay as they are.`)];
-  const releases = `Cancel ends ${op.id} and releases the lock on ${op.cluster}; the nodes stay as they are, nothing is undone.`;
-  const note = context(`${escapeMrkdwn(releases)} \`/talos cancel ${op.id}\` does the same.`);
+  const stay = leaves === undefined ? 'the nodes stay as they are' : `the nodes stay as they are (${leaves})`;
+  const releases = `Cancel ends ${op.id} and releases the lock on ${op.cluster}; ${stay}, nothing is undone.`;
+  const later = continueWith === undefined ? '' : ` To continue later: \`${continueWith}\`.`;
+  const note = context(`${escapeMrkdwn(releases)} \`/talos cancel ${op.id}\` does the same.${later}`);
   if (op.stopNonce === undefined) return [note];
   return [
     note,

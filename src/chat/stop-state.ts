@@ -19,9 +19,27 @@ export interface NodeStanding {
   errors?: string[];
 }
 
+/**
+ * etcd as a stop found it, read when the stopped step is about a control plane: the voting members
+ * and the healthy ones (addresses), or why it could not be read.
+ */
+export type EtcdStanding =
+  | {
+      read: true;
+      /** Voting members, from `etcd members`. */
+      members: number;
+      /** Control-plane addresses whose member answers and sees a leader. */
+      healthy: string[];
+      /** The control planes asked, so the ones that are not healthy can be named. */
+      controlPlanes: string[];
+    }
+  | { read: false; why: string };
+
 /** The cluster as a stop observed it, one entry per node of the inventory, in its order. */
 export interface ClusterStanding {
   nodes: NodeStanding[];
+  /** etcd, for a stop at a control plane; undefined when the stop is about no control plane. */
+  etcd?: EtcdStanding;
   /** Set when nothing could be read (the bot could not reach the cluster at all). */
   unreachable?: string;
 }

@@ -701,11 +701,11 @@ describe('approval and failure messages', () => {
     // Assert
     const buttons = withButton.blocks!.find((b) => b['type'] === 'actions')!['elements'] as Record<string, unknown>[];
     expect(buttons.map((b) => [b['action_id'], b['value'], b['text']])).toEqual([
-      [ACTION.rollback, 'op-1a2b3c4d5e.f41l', { type: 'plain_text', text: 'Roll back 10.0.30.11', emoji: true }],
+      [ACTION.rollback, 'op-1a2b3c4d5e.f41l', { type: 'plain_text', text: 'Roll back talos-cp-1', emoji: true }],
     ]);
     expect(withoutButton.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
     expect(withButton.text).toBe(
-      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it. <@U0ALICE>',
+      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it. Recommended: Roll back talos-cp-1: this step cannot be run again safely; a rollback puts talos-cp-1 back on the version it ran, after its own checks and an approver\'s click. <@U0ALICE> started it',
     );
   });
 
@@ -719,8 +719,8 @@ describe('approval and failure messages', () => {
     const completion = toOperator(op, followUp);
 
     // Assert
-    expect(failure.text).toMatch(/ <@U0BOB>$/);
-    expect(JSON.stringify(failure.blocks![0])).toContain('cancels it. <@U0BOB>');
+    expect(failure.text).toMatch(/ <@U0BOB> started it$/);
+    expect(JSON.stringify(failure.blocks![0])).toContain('cancels it. <@U0BOB> started it');
     expect(completion.text).toBe(`<@U0BOB> ${followUp.text}`);
     expect((completion.blocks![0] as { text: { text: string } }).text.text).toMatch(/^<@U0BOB> \*Terraform follow-up\*/);
   });

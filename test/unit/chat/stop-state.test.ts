@@ -32,7 +32,7 @@ function stoppedOnSecond(overrides: Partial<Operation> = {}): Operation {
       nodeStep(1, { status: 'failed', issuedAt: '2026-11-29T22:20:00.000Z', startedAt: '2026-11-29T22:19:00.000Z' }),
       nodeStep(2),
     ],
-    retry: { step: 'cp-2', nonce: 'r3try', state: 'offered' },
+    retry: { step: 'cp-2', nonce: 'r3try', state: 'offered', resume: 'observe' },
     failure: { step: 'cp-2', node: CP[1]!, nonce: 'f41l', rollback: 'offered' },
     stopNonce: 'st0p',
     ...overrides,
@@ -96,7 +96,8 @@ describe('a stop says where things stand', () => {
       [ACTION.cancelPlan, buttonValue('op-1a2b3c4d5e', 'st0p')],
     ]);
     expect(JSON.stringify(offered[0]!['confirm'])).toContain(RETRY_NOTE);
-    expect(JSON.stringify(message.blocks)).toContain(`Fix the cause, then Retry (${RETRY_NOTE})`);
+    expect(JSON.stringify(message.blocks)).toContain('Fix the cause first if it is still there.');
+    expect(offered.map((b) => (b['text'] as { text: string }).text)).toEqual(['Retry talos-prd-cp-2', 'Roll back talos-prd-cp-2', 'Cancel']);
     expect(JSON.stringify(offered[2]!['confirm'])).toContain('releases the lock on production; the nodes stay as they are');
     expect(message.blocks!.filter((b) => b['type'] === 'actions').map((b) => b['block_id'])).toEqual([
       'retry-op-1a2b3c4d5e-r3try',
