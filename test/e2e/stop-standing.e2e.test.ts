@@ -5,6 +5,7 @@ import {
   approve,
   approveUntilDone,
   clickStart,
+  originalButtonValue,
   requestUpgrade,
   waitForApprovalRequest,
   waitForRootState,
@@ -141,4 +142,71 @@ describe('a stop says where things stand', () => {
     );
     expect(harness.sim.upgradeCount('production', '10.0.30.13')).toBe(0);
   });
+
+  it('recommends one action and says why, with etcd, who may click, what Cancel leaves; its Retry, clicked, finishes the upgrade', async () => {
+    // Arrange: the second control plane comes back on the target, but its kubelet is not Ready within the bound
+    h = await startHarness({ env: { NODE_READY_TIMEOUT_SECONDS: '6' } });
+    const harness = h;
+    harness.sim.faults.set('production', { upgradeStaysNotReady: ['10.0.30.12'] });
+    const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
+    await clickStart(harness, plan, USERS.alice);
+
+    // Act: carol approves each control plane until the stop
+    const stopped = await approveUntilDone(harness, plan, CHANNELS.production, USERS.carol);
+
+    // Assert: what happened, where the cluster stands (etcd included), the one recommended action and who may click
+    expect(stopped.text).toContain('stopped at the first failure');
+    const stop = harness.slack.thread(CHANNELS.production, plan.root.ts).findLast((m) => m.text.includes('❌ Stopped'))!;
+    const blocks = stop.blocks as {
+      type: string;
+      block_id?: string;
+      text?: { text: string };
+      elements?: (Button & { text: { text: string } })[];
+    }[];
+    const byId = (id: string): string =>
+      JSON.stringify(blocks.find((b) => b.block_id === id)?.text?.text ?? blocks.find((b) => b.block_id === id));
+    const headline = blocks.find((b) => b.text?.text.startsWith('❌ Stopped') === true)!.text!.text;
+    expect(headline).toMatch(/^❌ Stopped at control plane talos-prd-cp-2 [\s\S]* <@U0ALICE> started it; <@U0CAROL> approved last, <!date\^/);
+    expect(byId('stop-etcd')).toMatch(/\*etcd\*: \d of 3 members healthy.* · quorum 2 · (survives|quorum is lost)/);
+    expect(byId('stop-recommended')).toContain(
+      `*Recommended: Retry talos-prd-cp-2*: talos-prd-cp-2 already runs ${TARGET}: it looks at talos-prd-cp-2 again and runs only the checks after it; it never re-sends the upgrade.`,
+    );
+    expect(byId('stop-who')).toContain(
+      'Who may click: Retry: operators or approvers · Roll back: operators (an approver then approves it) · Cancel: operators or approvers.',
+    );
+    expect(JSON.stringify(blocks)).toContain(
+      `the nodes stay as they are (talos-prd-cp-1, talos-prd-cp-2 on ${TARGET}; talos-prd-cp-3 on ${FROM}), nothing is undone`,
+    );
+    expect(JSON.stringify(blocks)).toContain(`To continue later: \`/talos upgrade talos ${TARGET} production\``);
+    const buttons = blocks.filter((b) => b.type === 'actions').flatMap((b) => b.elements!);
+    expect(buttons.map((b) => [b.action_id, b.text.text])).toEqual([
+      ['talos-op-retry', 'Retry talos-prd-cp-2'],
+      ['talos-node-rollback', 'Roll back talos-prd-cp-2'],
+      ['talos-op-cancel', 'Cancel'],
+    ]);
+    expect(stop.text).toContain('Recommended: Retry talos-prd-cp-2:');
+
+    // Act: the kubelet recovers; alice clicks the recommended Retry, and carol approves again
+    harness.sim.faults.clear('production', 'upgradeStaysNotReady');
+    harness.sim.node('production', '10.0.30.12').kubeletNotReady = false;
+    await harness.slack.clickButton({
+      user: USERS.alice,
+      channel: CHANNELS.production,
+      messageTs: stop.ts,
+      actionId: 'talos-op-retry',
+      value: originalButtonValue(harness, CHANNELS.production, stop.ts, 'talos-op-retry'),
+    });
+    await harness.slack.waitFor(
+      () => !/stopped at the first failure/.test(harness.slack.message(CHANNELS.production, plan.root.ts)!.text),
+      {
+        description: 'the root no longer stopped',
+      },
+    );
+    const done = await approveUntilDone(harness, plan, CHANNELS.production, USERS.carol);
+
+    // Assert: completed, and the Retry sent no second upgrade to talos-prd-cp-2
+    expect(done.text).toContain('completed');
+    expect(['10.0.30.11', '10.0.30.12', '10.0.30.13'].map((a) => harness.sim.upgradeCount('production', a))).toEqual([1, 1, 1]);
+    expect(harness.slack.message(CHANNELS.production, stop.ts)!.text).toMatch(/^(#\d+ )?🔁 Retry requested by <@U0ALICE>/);
+  }, 180_000);
 });

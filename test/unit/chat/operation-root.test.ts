@@ -705,7 +705,7 @@ describe('approval and failure messages', () => {
     ]);
     expect(withoutButton.blocks!.filter((b) => b['type'] === 'actions')).toEqual([]);
     expect(withButton.text).toBe(
-      '❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it. Recommended: Roll back talos-cp-1: this step cannot be run again safely; a rollback puts talos-cp-1 back on the version it ran, after its own checks and an approver\'s click. <@U0ALICE> started it',
+      "❌ Stopped at control plane talos-cp-1 (10.0.30.11, host pve-1): node did not come back. No further step ran; the cluster stays locked to op-1a2b3c4d5e until an operator cancels it. Recommended: Roll back talos-cp-1: this step cannot be run again safely; a rollback puts talos-cp-1 back on the version it ran, after its own checks and an approver's click. <@U0ALICE> started it",
     );
   });
 

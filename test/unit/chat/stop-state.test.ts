@@ -97,7 +97,11 @@ describe('a stop says where things stand', () => {
     ]);
     expect(JSON.stringify(offered[0]!['confirm'])).toContain(RETRY_NOTE);
     expect(JSON.stringify(message.blocks)).toContain('Fix the cause first if it is still there.');
-    expect(offered.map((b) => (b['text'] as { text: string }).text)).toEqual(['Retry talos-prd-cp-2', 'Roll back talos-prd-cp-2', 'Cancel']);
+    expect(offered.map((b) => (b['text'] as { text: string }).text)).toEqual([
+      'Retry talos-prd-cp-2',
+      'Roll back talos-prd-cp-2',
+      'Cancel',
+    ]);
     expect(JSON.stringify(offered[2]!['confirm'])).toContain('releases the lock on production; the nodes stay as they are');
     expect(message.blocks!.filter((b) => b['type'] === 'actions').map((b) => b['block_id'])).toEqual([
       'retry-op-1a2b3c4d5e-r3try',
