@@ -166,7 +166,9 @@ describe('a stop says where things stand', () => {
     const byId = (id: string): string =>
       JSON.stringify(blocks.find((b) => b.block_id === id)?.text?.text ?? blocks.find((b) => b.block_id === id));
     const headline = blocks.find((b) => b.text?.text.startsWith('❌ Stopped') === true)!.text!.text;
-    expect(headline).toMatch(/^❌ Stopped at control plane talos-prd-cp-2 [\s\S]* <@U0ALICE> started it; <@U0CAROL> approved last, <!date\^/);
+    expect(headline).toMatch(
+      /^❌ Stopped at control plane talos-prd-cp-2 [\s\S]* <@U0ALICE> started it; <@U0CAROL> approved last, <!date\^/,
+    );
     expect(byId('stop-etcd')).toMatch(/\*etcd\*: \d of 3 members healthy.* · quorum 2 · (survives|quorum is lost)/);
     expect(byId('stop-recommended')).toContain(
       `*Recommended: Retry talos-prd-cp-2*: talos-prd-cp-2 already runs ${TARGET}: it looks at talos-prd-cp-2 again and runs only the checks after it; it never re-sends the upgrade.`,
