@@ -10,6 +10,7 @@ import {
   approveUntilDone,
   clickStart,
   opIdOf,
+  originalButtonValue,
   type Plan,
   requestUpgrade,
   tickAll,
@@ -110,6 +111,30 @@ async function upgradeThroughModal(h: Harness, version: string): Promise<Plan> {
   return { opId, root, ack: reply.text };
 }
 
+/**
+ * A stopped production upgrade: the stop as it was posted (what happened, the nodes and etcd, the one
+ * action it recommends, who may click), then @alice's Retry once the cause is gone, and the approvals to the end.
+ */
+async function stopAndRetry(h: Harness, plan: Plan): Promise<void> {
+  const stop = h.slack.thread(CHANNELS.production, plan.root.ts).findLast((m) => m.text.includes('❌ Stopped'));
+  if (stop === undefined) return;
+  out('\n  The upgrade stopped at talos-prd-cp-2 (the registry refused its installer image once). The stop as it was posted:');
+  out(h.slack.render(CHANNELS.production, stop.ts, { version: 0, timeZone: READER_ZONE }).replace(/^/gm, '    '));
+  h.sim.faults.clear('production', 'upgradeError');
+  out('  The registry answers again; @alice clicks the recommended [Retry talos-prd-cp-2] and confirms; @carol approves the node again');
+  await h.slack.clickButton({
+    user: USERS.alice,
+    channel: CHANNELS.production,
+    messageTs: stop.ts,
+    actionId: 'talos-op-retry',
+    value: originalButtonValue(h, CHANNELS.production, stop.ts, 'talos-op-retry'),
+  });
+  await h.slack.waitFor(() => !/stopped at the first failure/.test(h.slack.message(CHANNELS.production, plan.root.ts)?.text ?? ''), {
+    description: 'the upgrade running again',
+  });
+  await approveUntilDone(h, plan, CHANNELS.production, USERS.carol);
+}
+
 async function main(): Promise<void> {
   out(
     'Starting redis-server, the simulated clusters (staging: 1 control plane + 1 worker; production: 3 control planes with Longhorn and a three-instance CloudNativePG database, apps/db), the Slack emulator and the bot…',
@@ -184,8 +209,11 @@ async function main(): Promise<void> {
     out(
       '  @alice clicks [Start]; @carol (paged with the approvers) clicks [Approve] on each control-plane request as it appears, and confirms its dialog',
     );
+    // The registry refuses talos-prd-cp-2's installer image once: the upgrade stops there, and its Retry finishes it.
+    h.sim.faults.set('production', { upgradeError: { '10.0.30.12': 'error validating installer image: unauthorized' } });
     await clickStart(h, plan, USERS.alice);
     await approveUntilDone(h, plan, CHANNELS.production, USERS.carol);
+    await stopAndRetry(h, plan);
     out(transcriptSince(h, CHANNELS.production, since));
     const firstRequest = h.slack
       .thread(CHANNELS.production, plan.root.ts)

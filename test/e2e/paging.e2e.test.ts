@@ -74,7 +74,7 @@ describe('paging the people who must act', () => {
     );
   });
 
-  it('mentions the operator who started the operation when it stops at a failure', async () => {
+  it('mentions the operator who started the operation, and the approver who approved last, when it stops at a failure', async () => {
     h = await startHarness();
     h.sim.faults.set('production', { upgradeError: { '10.0.30.11': 'error validating installer image "x": unauthorized' } });
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
@@ -85,7 +85,9 @@ describe('paging the people who must act', () => {
     expect(done.text).toContain('stopped at the first failure');
     const failure = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped'));
     expect(failure?.text).toMatch(
-      /❌ Stopped at control plane talos-prd-cp-1 \(10\.0\.30\.11[\s\S]* until an operator cancels it\. <@U0BOB>$/,
+      new RegExp(
+        `❌ Stopped at control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11[\\s\\S]* until an operator cancels it\\.[\\s\\S]* <@U0BOB> started it; <@U0CAROL> approved last, ${DATE_TOKEN.source}$`,
+      ),
     );
   });
 
