@@ -194,6 +194,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
       approvers,
       'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100',
       presentationOf(op.kind),
+      new Date('2026-11-29T23:05:00Z'),
     );
 
     // Assert
@@ -661,12 +662,13 @@ describe('approval and failure messages', () => {
       ['U0CAROL', 'S0SRE'],
       'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100',
       presentationOf(op.kind),
+      new Date('2026-11-29T23:05:00Z'),
     );
 
-    // Assert
+    // Assert: one clock, the time left and the UTC time.
     expect(message.text).toBe(
       '⏰ Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? <https://example.slack.com/archives/C0MAINTPRD/p1700000000000100|The request> expires ' +
-        '<!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC>; then `op-1a2b3c4d5e` pauses and touches nothing. <@U0CAROL> <!subteam^S0SRE>',
+        'in 5 min · 23:10 UTC; then `op-1a2b3c4d5e` pauses and touches nothing. <@U0CAROL> <!subteam^S0SRE>',
     );
   });
 
