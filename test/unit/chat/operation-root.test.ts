@@ -301,7 +301,9 @@ describe('operationRootMessage', () => {
     );
 
     // Assert
-    expect(allText(message)).toContain('*Refused before touching anything:*\\n• etcd has no leader\\n• talosctl v1.11.6 is missing');
+    expect(allText(message)).toContain(
+      '*Blocking:* refused before touching anything.\\n• etcd has no leader\\n• talosctl v1.11.6 is missing',
+    );
   });
 
   describe('a Terraform plan that changes nothing', () => {
@@ -322,7 +324,7 @@ describe('operationRootMessage', () => {
       // Assert
       expect(stateField(message)).toBe('*State*\n✅ no changes, nothing to apply');
       expect(allText(message)).not.toContain('refused');
-      expect(allText(message)).not.toContain('Refused before touching anything');
+      expect(allText(message)).not.toContain('refused before touching anything');
       expect(message.text).toBe(`✅ No changes: Terraform matches production (commit cccccccccccc); nothing to apply (${op.id})`);
     });
 
@@ -341,7 +343,7 @@ describe('operationRootMessage', () => {
 
       // Assert
       expect(stateField(message)).toBe('*State*\n⛔ refused');
-      expect(allText(message)).toContain('*Refused before touching anything:*');
+      expect(allText(message)).toContain('*Blocking:* refused before touching anything.');
       expect(allText(message)).toContain('the working tree has uncommitted changes');
     });
   });
