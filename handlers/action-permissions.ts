@@ -48,6 +48,11 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
     who: 'approvers',
     refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can approve: ${names}. Nothing changed.`,
   },
+  // Taking a request is the word of whoever will approve it: the same people, and four eyes hold in the lifecycle.
+  [ACTION.take]: {
+    who: 'approvers',
+    refusal: (op, _policy, names) => `Only ${op.cluster}'s approvers can take its approvals: ${names}. Nothing changed.`,
+  },
   [ACTION.stop]: {
     who: 'operators-or-approvers',
     refusal: (op, _policy, names) => `Only ${op.cluster}'s operators and approvers can stop this step: ${names}. Nothing changed.`,

@@ -102,6 +102,7 @@ const BUTTONS: Readonly<Record<string, Button>> = {
   [ACTION.stopAfter]: { move: (lifecycle, click) => lifecycle.stopAfterStep(click) },
   [ACTION.approve]: approvalButton('approved'),
   [ACTION.stop]: approvalButton('stopped'),
+  [ACTION.take]: { ...approvalButton('approved'), move: (lifecycle, click) => lifecycle.takeApprovals(click) },
   [ACTION.apply]: approvalButton('approved'),
   [ACTION.cancelApply]: approvalButton('stopped'),
   [ACTION.rollback]: { move: (lifecycle, click) => lifecycle.requestRollback(click) },

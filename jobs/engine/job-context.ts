@@ -58,6 +58,8 @@ export interface OpsJobDeps {
   planSpaceBytes?: number;
   /** The bot's own copies of the Terraform repositories clusters name (`terraformRepo`). */
   repo?: RepoCheckout;
+  /** A person's display name (Slack's `users.info`), or undefined when Slack does not say: cards name people without paging them. */
+  userNames?: (userId: string) => Promise<string | undefined>;
   /** Where the bot itself runs: no etcd snapshot is taken of a cluster it runs on. */
   placement: BotPlacement;
 }

@@ -21,6 +21,7 @@ import { gateVerdictName } from '../ops/cluster-signals.ts';
 import type { OpsJobName, ReadJobName } from '../queue/job-schemas.ts';
 import { createWorkers, type JobProcessor, type Workers } from '../queue/workers.ts';
 import { errorCode } from '../errors.ts';
+import { createUserNames } from '../slack/slack-user-names.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
 import type { OperationRecords } from './operation-records.ts';
@@ -70,6 +71,7 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
     planSpaceBytes,
     repo,
     placement: config.placement,
+    userNames: createUserNames(adapters.slackClient),
   };
 }
 

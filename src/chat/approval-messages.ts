@@ -15,6 +15,7 @@ import {
 } from './blocks.ts';
 import { ACTION, buttonValue } from './buttons.ts';
 import type { Presentation } from './presentation.ts';
+import { roughDuration as spanWords } from '../time/rough-duration.ts';
 
 /** What a Talos upgrade's request shows of its node, besides the question. */
 export interface ApprovalContext {
@@ -24,6 +25,12 @@ export interface ApprovalContext {
   etcdWords: string;
   /** The full etcd table, posted as its own reply before the request. */
   etcdEvidence: string[];
+  /** The fault tolerance while the node reboots: `etcd 2 of 3: no further failure tolerated, about 5 min`. */
+  whileDown?: string;
+  /** What draining the node does, as the gate before the start found it: a database primary that moves, a volume that degrades. */
+  effects?: string[];
+  /** Who asked for the operation and who started it, by the names people see (never a mention: the card pages only approvers). */
+  people?: { asked: string; started?: string };
 }
 
 /**
@@ -59,13 +66,28 @@ function clockTime(time: string): string {
 }
 
 /**
+ * When a request expires, on one clock everywhere (the card, its notification, the reminder): the time left
+ * from `now` and the UTC time, `expires in 58 min · 21:54 UTC`.
+ */
+export function expiryWords(expiresAt: string, now: string | Date): string {
+  const left = Date.parse(expiresAt) - (typeof now === 'string' ? Date.parse(now) : now.getTime());
+  return `expires in ${spanWords(left)} · ${clockTime(expiresAt)}`;
+}
+
+/** `node 2 of 5`: the step's place among the operation's node steps. */
+export function nodePosition(op: Operation, step: Step): string {
+  const nodes = op.steps.filter((s) => s.node !== undefined);
+  return `node ${nodes.findIndex((s) => s.id === step.id) + 1} of ${nodes.length}`;
+}
+
+/**
  * What a notification shows: the cluster, where in the operation the request stands, the short
  * question and when it expires, e.g. `🔐 production · control plane 1 of 3 · approve talos-prd-cp-1 → Talos v1.13.9? (expires 03:50 UTC)`.
  */
 export function approvalNotification(op: Operation, step: Step, approval: Approval, presentation: Presentation): string {
   const headline = presentation.approval?.headline?.(op, step) ?? { what: presentation.name, ask: approvalSubject(op, step, presentation) };
   const verb = (presentation.approval?.verb ?? 'Approve').toLowerCase();
-  return `🔐 ${op.cluster} · ${headline.what} · ${verb} ${headline.ask}? (expires ${clockTime(approval.expiresAt)})`;
+  return `🔐 ${op.cluster} · ${headline.what} · ${verb} ${headline.ask}? (${expiryWords(approval.expiresAt, approval.requestedAt)})`;
 }
 
 /** `3 of 5`: the step's place among the operation's steps of its kind. */
@@ -112,15 +134,18 @@ export function shortImage(image: string | undefined): string {
   return `${m[1] ?? 'installer'} · ${m[2]!.slice(0, 12)} · ${m[3] ?? '?'}`;
 }
 
-/** What Stop does, in its confirm dialog: which step it stops, and that nothing more is touched. */
+/**
+ * What Cancel does, in its confirm dialog: which step it ends the operation before, and that nothing more is
+ * touched. Cancel is the one verb that ends an operation now; "Stop after this node" ends it after a step.
+ */
 function stopConfirm(op: Operation, step: Step, presentation: Presentation): NonNullable<ButtonSpec['confirm']> {
   const what = step.nodeName ?? step.node;
   return {
-    title: 'Stop the operation?',
+    title: 'Cancel the operation?',
     text: escapeMrkdwn(
-      `Stops the ${presentation.name} of ${op.cluster} here${what ? `, before ${what}` : ''}: this step does not run, the operation ends and frees the cluster. Steps already done stay as they are. You may give a reason.`,
+      `Cancels the ${presentation.name} of ${op.cluster} now${what ? `, before ${what}` : ''}: this step does not run, the operation ends and frees the cluster. Steps already done stay as they are. You may give a reason.`,
     ),
-    confirm: 'Stop',
+    confirm: 'Cancel',
     deny: 'Keep waiting',
   };
 }
@@ -163,9 +188,24 @@ function approveButton(step: Step, effect: string): DecisionButton {
   };
 }
 
-/** The line under the buttons: when the request expires, and what it installs. */
+/** The line under the buttons: when the request expires (from when it was asked), and what it installs. */
 function footer(approval: Approval, ...facts: string[]): Block {
-  return context([`Expires ${formatTime(approval.expiresAt)}`, ...facts].join(' · '));
+  const expiry = expiryWords(approval.expiresAt, approval.requestedAt);
+  return context([`${expiry[0]!.toUpperCase()}${expiry.slice(1)}`, ...facts].join(' · '));
+}
+
+/** Where the request stands, first under its question: `*production* · node 1 of 3 · v1.12.10 → v1.12.11 · asked by alice, started by bob`. */
+function whereLine(op: Operation, step: Step, version: string, people: ApprovalContext['people']): Block {
+  const from = step.fromVersion ?? op.target.fromVersion ?? '?';
+  const who =
+    people === undefined
+      ? []
+      : [
+          people.started === undefined || people.started === people.asked
+            ? `asked and started by ${people.asked}`
+            : `asked by ${people.asked}, started by ${people.started}`,
+        ];
+  return section([`*${escapeMrkdwn(op.cluster)}*`, nodePosition(op, step), `${from} → ${version}`, ...who.map(escapeMrkdwn)].join(' · '));
 }
 
 /**
@@ -187,8 +227,12 @@ export function approvalRequestMessage(
     text: approvalNotification(op, step, approval, presentation),
     blocks: [
       section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
-      section(`*Before:* ${escapeMrkdwn(previousNodeResult(op, step, presentation))}`),
-      section(`*etcd:* ${escapeMrkdwn(ctx.etcdWords)}`),
+      whereLine(op, step, ctx.version, ctx.people),
+      section(`*Previous node:* ${escapeMrkdwn(previousNodeResult(op, step, presentation))}`),
+      section(
+        `*etcd:* ${escapeMrkdwn(ctx.etcdWords)}${ctx.whileDown === undefined ? '' : `\n*While it reboots:* ${escapeMrkdwn(ctx.whileDown)}`}`,
+      ),
+      ...((ctx.effects ?? []).length > 0 ? [section(`*Drain:* ${escapeMrkdwn(truncate((ctx.effects ?? []).join(' '), 600))}`)] : []),
       decisionButtons(
         op,
         approval,
@@ -198,7 +242,7 @@ export function approvalRequestMessage(
           step,
           `talosctl upgrade of ${role} ${nodeRef(step)}${host} to ${ctx.version}: the node reboots into the new image; etcd must keep quorum.`,
         ),
-        { text: 'Stop', actionId: ACTION.stop },
+        { text: 'Cancel', actionId: ACTION.stop },
       ),
       footer(approval, `\`${escapeMrkdwn(shortImage(step.image))}\``),
     ],
@@ -235,7 +279,7 @@ export function nodeApprovalMessage(
       section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
       section(`*What happens:* ${escapeMrkdwn(facts.warning)}`),
       section(`*etcd:* ${escapeMrkdwn(facts.summary)}`),
-      decisionButtons(op, approval, step, presentation, approveButton(step, effect), { text: 'Stop', actionId: ACTION.stop }),
+      decisionButtons(op, approval, step, presentation, approveButton(step, effect), { text: 'Cancel', actionId: ACTION.stop }),
       footer(
         approval,
         `${escapeMrkdwn(nodeRef(step))} on host ${escapeMrkdwn(step.host ?? 'unknown')}`,
@@ -313,7 +357,7 @@ export function approveOrStopButtons(
     step,
     presentation,
     { text: 'Approve', actionId: ACTION.approve, confirm },
-    { text: 'Stop', actionId: ACTION.stop },
+    { text: 'Cancel', actionId: ACTION.stop },
   );
 }
 
@@ -344,11 +388,38 @@ export function shownEvidence(request: ChatMessage): Block[] {
  * ids as `<@U…>`, user groups as `<!subteam^S…>`. The notification's text stays the question with its
  * cluster and place; a reminder mentions them again.
  */
-export function withApprovers<T extends ChatMessage>(request: T, approvers: readonly string[]): T {
+export function withApprovers<T extends ChatMessage>(request: T, approvers: readonly string[], taken?: boolean): T {
   if (approvers.length === 0) return request;
   const mentions = approvers.map(mention).join(' ');
   const [first, ...rest] = request.blocks ?? [section(request.text)];
-  return { ...request, blocks: [...(first ? [first] : []), context(`For ${mentions}`), ...rest] };
+  const note = taken === true ? ", who took this operation's approvals; every approver is paged again if it nears its expiry" : '';
+  return { ...request, blocks: [...(first ? [first] : []), context(`For ${mentions}${note}`), ...rest] };
+}
+
+/**
+ * The request with [Take it] beside its decision: an approver takes the operation's later requests, which then
+ * page only them. Offered where later requests will follow (`later` of them).
+ */
+export function withTakeButton<T extends ChatMessage>(request: T, op: Operation, approval: Approval, later: number): T {
+  if (later < 1) return request;
+  const blocks = (request.blocks ?? []).map((b) => {
+    if (b['type'] !== 'actions') return b;
+    const [take] = actions('take', [
+      {
+        text: 'Take it',
+        actionId: ACTION.take,
+        value: buttonValue(op.id, approval.nonce),
+        confirm: {
+          title: 'Take the approvals?',
+          text: `The ${later === 1 ? 'next request' : `${later} later requests`} of ${escapeMrkdwn(op.cluster)} page only you; every approver is paged again when a request nears its expiry. This request still needs your Approve.`,
+          confirm: 'Take it',
+          deny: 'Not now',
+        },
+      },
+    ])['elements'] as unknown[];
+    return { ...b, elements: [...((b['elements'] as unknown[] | undefined) ?? []), take] };
+  });
+  return { ...request, blocks };
 }
 
 /** An unanswered request shortly before it expires: the approvers are called again, in the channel. */
@@ -359,16 +430,18 @@ export function approvalReminderMessage(
   approvers: readonly string[],
   link: string | undefined,
   presentation: Presentation,
+  now: Date,
 ): ChatMessage {
   const mentions = approvers.map(mention).join(' ');
   const request = link ? `<${link}|The request>` : 'The request in this thread';
-  const text = `⏰ ${escapeMrkdwn(approvalQuestion(op, step, presentation))} ${request} expires ${formatTime(approval.expiresAt)}; then \`${op.id}\` pauses and touches nothing. ${mentions}`;
+  const taken = op.approvalsTaken === undefined ? '' : ` ${mentionUser(op.approvalsTaken.by)} took the approvals and has not answered.`;
+  const text = `⏰ ${escapeMrkdwn(approvalQuestion(op, step, presentation))} ${request} ${expiryWords(approval.expiresAt, now)}; then \`${op.id}\` pauses and touches nothing.${taken} ${mentions}`;
   return { text, blocks: [section(text)] };
 }
 
-/** `1 of 2: <@carol> approved`: where a request that needs several approvers stands. */
+/** `approval 1 of 2: <@carol> approved`: where a request that needs several approvers stands. */
 function givenLine(given: readonly { by: string }[], needed: number): string {
-  return `${given.length} of ${needed}: ${given.map((g) => mentionUser(g.by)).join(' and ')} approved`;
+  return `approval ${given.length} of ${needed}: ${given.map((g) => mentionUser(g.by)).join(' and ')} approved`;
 }
 
 /**
@@ -396,7 +469,7 @@ export function approvalPartialMessage(
       section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
       section(`*${line}*`),
       ...evidence,
-      decisionButtons(op, approval, step, presentation, approveButton(step, effect), { text: 'Stop', actionId: ACTION.stop }),
+      decisionButtons(op, approval, step, presentation, approveButton(step, effect), { text: 'Cancel', actionId: ACTION.stop }),
       ...(footerBlock === undefined ? [] : [footerBlock]),
     ],
   };

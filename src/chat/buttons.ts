@@ -6,6 +6,8 @@ export const ACTION = {
   stop: 'talos-step-stop',
   rollback: 'talos-node-rollback',
   rerequest: 'talos-step-rerequest',
+  /** An approval request's [Take it]: the clicking approver takes the operation's later requests. */
+  take: 'talos-step-take',
   apply: 'talos-k8s-apply',
   cancelApply: 'talos-k8s-cancel',
   retry: 'talos-op-retry',

@@ -54,7 +54,7 @@ export function gateVerdictMessage(report: GateReport, request: GateRequest, aga
     ]),
   ];
   if (!report.passed) {
-    blocks.push(section(`*Stop:*\n${report.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
+    blocks.push(section(`*Blocking:*\n${report.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
     const fixes = report.checks
       .filter((c) => c.status === 'failed')
       .map((c) => `• *${escapeMrkdwn(shortName(c))}*: ${escapeMrkdwn(fixFor(c))}`);
@@ -72,7 +72,7 @@ export function gateVerdictMessage(report: GateReport, request: GateRequest, aga
       ]),
     );
   }
-  const reasons = report.passed ? '' : ` Stop: ${report.stopReasons.join('; ')}`;
+  const reasons = report.passed ? '' : ` Blocking: ${report.stopReasons.join('; ')}`;
   return { text: `${title} (${formatDuration(report.durationMs)}).${reasons}`, blocks };
 }
 

@@ -51,8 +51,10 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
   if (op.state === 'refused') {
     // A kind that words its own state (a plan that changes nothing) was not refused in any sense worth listing.
     if (presentation.stateText?.(op) === undefined)
-      // A refusal may name the operation that holds the cluster, by a link to its thread.
-      blocks.push(section(`*Refused before touching anything:*\n${op.refusals.map((r) => `• ${escapeMrkdwnKeepingLinks(r)}`).join('\n')}`));
+      // A refusal may name the operation that holds the cluster, by a link to its thread. Failed checks read "Blocking:" everywhere.
+      blocks.push(
+        section(`*Blocking:* refused before touching anything.\n${op.refusals.map((r) => `• ${escapeMrkdwnKeepingLinks(r)}`).join('\n')}`),
+      );
   } else {
     blocks.push(section(`*Steps* (${kind.order}):\n${stepLines(op, presentation).join('\n')}`));
     const line = kind.context(op);

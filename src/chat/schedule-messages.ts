@@ -34,10 +34,10 @@ export function scheduledGateChangeMessage(
           : change === 'failing'
             ? `${icon} Scheduled health gate of ${cluster} now fails`
             : `${icon} Scheduled health gate of ${cluster} still fails, on other checks now`;
-  const stops = next.report !== undefined && !next.report.passed ? ` Stop: ${next.report.stopReasons.join('; ')}` : '';
+  const stops = next.report !== undefined && !next.report.passed ? ` Blocking: ${next.report.stopReasons.join('; ')}` : '';
   const text = `${headline}${was}.${stops}`;
   const blocks = [section(escapeMrkdwn(headline) + was)];
-  if (stops !== '') blocks.push(section(`*Stop:*\n${next.report!.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
+  if (stops !== '') blocks.push(section(`*Blocking:*\n${next.report!.stopReasons.map((r) => `• ${escapeMrkdwn(r)}`).join('\n')}`));
   blocks.push(
     context(
       change === 'first'

@@ -364,6 +364,11 @@ export const OperationFields = z.object({
       explicit: z.string().optional(),
     })
     .optional(),
+  /**
+   * The approver who took the operation's approvals ([Take it] on a request): later requests page only them, and
+   * the approvers are paged again only when a request nears its expiry. A later taker replaces an earlier one.
+   */
+  approvalsTaken: z.object({ by: z.string(), at: z.string() }).optional(),
   /** What the preflight found worth showing in the plan, e.g. the quorum arithmetic of a removal. */
   notes: z.array(z.string()).default([]),
   /** The playbook's own fields (a Terraform change's plan, a rollback's parent), typed by its `data` schema when it reads them. */

@@ -181,3 +181,16 @@ export function quorumForReplacement(
     explanation: `${now}; ${after}; during the replacement the cluster ${survives}; once the new member votes ${members(joined)}, quorum ${quorumOf(joined)}`,
   };
 }
+
+/**
+ * The fault tolerance left while one of `memberCount` voting members reboots, in the words an approver
+ * reads: `etcd 2 of 3: no further failure tolerated`, `etcd 4 of 5: one more failure tolerated`.
+ */
+export function toleranceWhileRebooting(memberCount: number): string {
+  const up = memberCount - 1;
+  const spare = up - quorumOf(memberCount);
+  const head = `etcd ${up} of ${memberCount}`;
+  if (spare < 0) return `${head}: no quorum, etcd and the Kubernetes API are down`;
+  if (spare === 0) return `${head}: no further failure tolerated`;
+  return `${head}: ${spare === 1 ? 'one more failure' : `${spare} more failures`} tolerated`;
+}

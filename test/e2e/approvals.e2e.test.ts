@@ -31,17 +31,17 @@ describe('an approval request on a phone', () => {
     // The notification: cluster · place · short question (expiry), and no op id.
     const posted = first(request);
     expect(posted.text.split('\n')[0]).toMatch(
-      /^🔐 production · control plane 1 of 3 · approve talos-prd-cp-1 → Talos v1\.12\.11\? \(expires \d\d:\d\d UTC\)$/,
+      /^🔐 production · control plane 1 of 3 · approve talos-prd-cp-1 → Talos v1\.12\.11\? \(expires in 30 min · \d\d:\d\d UTC\)$/,
     );
     expect(posted.text).not.toContain(plan.opId);
-    // The card: question, the approvers once, the previous node, etcd in words, the buttons, then expiry and image.
+    // The card: question, the approvers once, where it stands, the previous node, etcd and its tolerance, the buttons, then expiry and image.
     const card = blockTexts(posted);
-    expect(card.map((t) => t.split(':')[0])).toEqual(['section', 'context', 'section', 'section', 'actions', 'context']);
+    expect(card.map((t) => t.split(':')[0])).toEqual(['section', 'context', 'section', 'section', 'section', 'actions', 'context']);
     expect(card[0]).toBe('section: *Approve the upgrade of control plane talos-prd-cp-1 (10.0.30.11) to v1.12.11?*');
     expect(card[1]).toBe('context: For <@U0CAROL> <!subteam^S0SRE>');
-    expect(card[2]).toBe('section: *Before:* First node of the rollout.');
-    expect(card[3]).toBe('section: *etcd:* 3 of 3 healthy, one leader: quorum holds while this node reboots');
-    expect(card[5]).toMatch(/^context: Expires <!date\^\d+\^.* · `nocloud · [0-9a-f]{12} · v1\.12\.11`$/);
+    expect(card[3]).toBe('section: *Previous node:* First node of the rollout.');
+    expect(card[4]).toBe('section: *etcd:* 3 of 3 healthy, one leader\n*While it reboots:* etcd 2 of 3: no further failure tolerated');
+    expect(card[6]).toMatch(/^context: Expires in 30 min · \d\d:\d\d UTC · `nocloud · [0-9a-f]{12} · v1\.12\.11`$/);
     expect(JSON.stringify(posted).split('<@U0CAROL>')).toHaveLength(2);
     // The etcd table and the entries before it went out first, in their own reply: the thread reads in order.
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
@@ -59,11 +59,11 @@ describe('an approval request on a phone', () => {
         .find((e) => e.text === "Only production's approvers can approve: <@U0CAROL> or anyone in <!subteam^S0SRE>. Nothing changed."),
     );
 
-    // Stop asks for confirmation and opens the reason modal; its Submit stops with the reason recorded.
+    // Cancel (the action that ends the operation now) asks for confirmation and opens the reason modal; its Submit stops with the reason recorded.
     const stopButton = (posted.blocks as { elements?: { action_id: string; confirm?: { title: { text: string } } }[] }[])
       .flatMap((b) => b.elements ?? [])
       .find((e) => e.action_id === 'talos-step-stop');
-    expect(stopButton?.confirm?.title.text).toBe('Stop the operation?');
+    expect(stopButton?.confirm?.title.text).toBe('Cancel the operation?');
     await approve(h, request, USERS.carol, CHANNELS.production, 'talos-step-stop');
     const modal = await h.slack.waitFor(() => h.slack.modals(USERS.carol).find((m) => m.open), { description: 'the stop reason modal' });
     expect(h.sim.upgradeCount('production', '10.0.30.11')).toBe(0);
@@ -125,8 +125,8 @@ describe('an approval request on a phone', () => {
       description: 'a new approval request after the Retry',
     });
     expect(first(again).text).toMatch(/^🔐 production · control plane 2 of 3 · approve talos-prd-cp-2 → Talos v1\.12\.11\?/);
-    expect(blockTexts(first(again))[2]).toMatch(
-      /^section: \*Before:\* talos-prd-cp-1 done in \d+ (s|min): v1\.12\.11, Ready, etcd 3\/3, gate passed$/,
+    expect(blockTexts(first(again))[3]).toMatch(
+      /^section: \*Previous node:\* talos-prd-cp-1 done in \d+ (s|min): v1\.12\.11, Ready, etcd 3\/3, gate passed$/,
     );
     await approve(h, again);
     const done = await waitForRootState(h, plan, /completed|stopped at the first failure/);

@@ -64,7 +64,9 @@ function lastReplies(plan: Plan): string {
 async function approveTwice(plan: Plan): Promise<Message> {
   const request = await waitForApprovalRequest(h, plan, CHANNELS.staging, 60_000);
   await approve(h, request, USERS.carol, CHANNELS.staging);
-  await h.slack.waitFor(() => /1 of 2: <@U0CAROL> approved/.test(JSON.stringify(h.slack.message(CHANNELS.staging, request.ts)?.blocks)));
+  await h.slack.waitFor(() =>
+    /approval 1 of 2: <@U0CAROL> approved/.test(JSON.stringify(h.slack.message(CHANNELS.staging, request.ts)?.blocks)),
+  );
   await approve(h, request, USERS.dave, CHANNELS.staging);
   return request;
 }
@@ -87,7 +89,7 @@ describe('/talos rehearse etcd-restore on staging', () => {
     await approve(h, request, USERS.carol, CHANNELS.staging);
     await h.slack.waitFor(() =>
       JSON.stringify(h.slack.message(CHANNELS.staging, request.ts)?.blocks).includes(
-        '1 of 2: <@U0CAROL> approved; waiting for a second approver',
+        'approval 1 of 2: <@U0CAROL> approved; waiting for a second approver',
       ),
     );
     await approve(h, request, USERS.carol, CHANNELS.staging);

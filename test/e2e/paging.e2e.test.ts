@@ -1,7 +1,8 @@
 /**
  * The people who must act are paged where Slack notifies them: the approvers by an approval
  * request shown in the channel (and once more before it expires), the operator who started an
- * operation by its completion and its failure. Times are Slack date tokens.
+ * operation by its completion and its failure. A request's expiry reads as the time left and the UTC
+ * time; other times are Slack date tokens.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Message } from '../slack-emulator/index.ts';
@@ -44,13 +45,13 @@ describe('paging the people who must act', () => {
     // What the phone shows leads with the cluster and the place in the rollout; the approvers are mentioned once, on the card.
     expect(posted.text.split('\n')[0]).toMatch(
       new RegExp(
-        `^🔐 production · control plane 1 of 3 · approve talos-prd-cp-1 → Talos ${TARGET.replace(/\./g, '\\.')}\\? \\(expires \\d\\d:\\d\\d UTC\\)$`,
+        `^🔐 production · control plane 1 of 3 · approve talos-prd-cp-1 → Talos ${TARGET.replace(/\./g, '\\.')}\\? \\(expires in 30 min · \\d\\d:\\d\\d UTC\\)$`,
       ),
     );
     expect(posted.text).not.toContain(plan.opId);
     expect(JSON.stringify(posted.blocks)).toContain(`For ${APPROVERS}`);
     expect(JSON.stringify(posted).split(APPROVERS)).toHaveLength(2);
-    expect(JSON.stringify(posted.blocks)).toMatch(new RegExp(`Expires ${DATE_TOKEN.source}`));
+    expect(JSON.stringify(posted.blocks)).toMatch(/Expires in 30 min · \d\d:\d\d UTC/);
     const approveButton = buttonOf(request, 'talos-step-approve');
     expect(approveButton?.confirm?.title.text).toBe('Approve talos-prd-cp-1?');
     expect(approveButton?.confirm?.text.text).toContain('talos-prd-cp-1 (10.0.30.11)');
@@ -65,7 +66,8 @@ describe('paging the people who must act', () => {
         `^#\\d+ ✅ Approved by <@U0CAROL> at ${DATE_TOKEN.source}: the upgrade of control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11\\)`,
       ),
     );
-    for (const evidence of ['*Before:*', '*etcd:*', 'Expires ', '`nocloud · ']) expect(JSON.stringify(decided.blocks)).toContain(evidence);
+    for (const evidence of ['*Previous node:*', '*etcd:*', 'Expires in ', '`nocloud · '])
+      expect(JSON.stringify(decided.blocks)).toContain(evidence);
     expect(buttonOf(decided, 'talos-step-approve')).toBeUndefined();
     const thread = harness.slack.thread(CHANNELS.production, plan.root.ts);
     expect(thread.some((m) => /^#\d+ <@U0ALICE> \*Terraform follow-up\*/m.test(m.text))).toBe(true);
@@ -114,7 +116,8 @@ describe('paging the people who must act', () => {
         `^⏰ Approve the upgrade of control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11\\) to ${TARGET.replace(/\./g, '\\.')}\\? <[^|>]+\\|The request> expires`,
       ),
     );
-    expect(reminder.text).toMatch(DATE_TOKEN);
+    // One clock: the time left on the bot's clock and the UTC time.
+    expect(reminder.text).toMatch(/ expires in under a minute · \d\d:\d\d UTC; /);
     expect(reminder.text.split('\n')[0]!.endsWith(APPROVERS)).toBe(true);
     expect(reminders()).toHaveLength(1);
   });

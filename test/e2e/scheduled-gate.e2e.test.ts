@@ -55,7 +55,7 @@ describe('the scheduled health gate of production, through the real bot', () => 
 
     // A node goes NotReady: one post.
     h.sim.faults.set('production', { nodeNotReady: ['10.0.30.13'] });
-    expect(await nextPost(2)).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*\)\. Stop: /);
+    expect(await nextPost(2)).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*\)\. Blocking: /);
     const failing = h.slack.channelMessages(CHANNELS.production).find((m) => m.text === scheduledPosts()[1])!;
     await h.slack.waitFor(() => h.slack.thread(CHANNELS.production, failing.ts).find((r) => r.text.startsWith('❌ Kubernetes nodes')), {
       timeoutMs: 10_000,

@@ -40,7 +40,7 @@ export async function remindApprovers(
     opId,
     { actor: 'bot', event: `approval reminder: ${step.node ?? step.id}`, detail: `expires ${approval.expiresAt}` },
     (o) => ({
-      ...approvalReminderMessage(o, approval, step, remindedApprovers(cluster, o, approval), link, deps.presentations(o.kind)),
+      ...approvalReminderMessage(o, approval, step, remindedApprovers(cluster, o, approval), link, deps.presentations(o.kind), now),
       broadcast: true,
     }),
     (o) =>
@@ -50,7 +50,10 @@ export async function remindApprovers(
   );
 }
 
-/** Whom a reminder calls: a request that needs several approvers leaves out the requester, the starter and those who approved. */
+/**
+ * Whom a reminder calls: every approver four eyes let approve, also where one took the operation's approvals (the
+ * taker did not answer in time); a request that needs several approvers leaves out the requester, the starter and those who approved.
+ */
 function remindedApprovers(cluster: ClusterConfig, op: Operation, approval: Approval): string[] {
   return approval.needed === undefined ? approversToPage(cluster, op) : stillToApprove(cluster, op, approval.given ?? []);
 }

@@ -1,4 +1,4 @@
-import { shownEvidence, withApprovers, withScope, type ApprovalRequest } from '../../../src/chat/approval-messages.ts';
+import { shownEvidence, withApprovers, withScope, withTakeButton, type ApprovalRequest } from '../../../src/chat/approval-messages.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../../src/queue/jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from '../playbook.ts';
@@ -61,7 +61,12 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
   const barred = playbook.startedBy === 'approvers' ? { ...op, startedBy: undefined } : op;
   // Several approvers: four eyes hold whatever the cluster says, so the requester and the starter are not paged.
   const pageCluster = needed > 1 ? { ...ctx.cluster, requireDistinctApprover: true } : ctx.cluster;
-  const message = { ...withApprovers(request, approversToPage(pageCluster, barred)), broadcast: true };
+  // An approver who took the operation's approvals is its only page; a request that needs several approvers pages them all.
+  const taken = needed > 1 ? undefined : op.approvalsTaken?.by;
+  const paged = taken === undefined ? approversToPage(pageCluster, barred) : [taken];
+  // [Take it] where more requests of this operation follow, which taking would page: never under an operation-wide approval.
+  const later = needed > 1 || scoped ? 0 : gated - 1;
+  const message = { ...withApprovers(withTakeButton(request, op, approval, later), paged, taken !== undefined), broadcast: true };
   const asked = await deps.audit.record(op.id, { actor: 'bot', event: `approval requested: ${step.node ?? step.id}` }, message, (o) =>
     o.state === 'running'
       ? { ...o, state: 'awaiting-approval', approvals: [...o.approvals, { ...approval, shown, seq: o.audit.length + 1 }] }

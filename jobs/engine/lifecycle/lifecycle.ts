@@ -1,6 +1,7 @@
 import type { Operation } from '../../../src/ops/operation.ts';
 import { systemClock } from '../../../src/time/clock.ts';
 import { decideApproval, rerequestApproval } from '../approvals/decide.ts';
+import { takeApprovals } from '../approvals/take.ts';
 import { cancel, cancelPlan } from './cancel.ts';
 import { refused, type LifecycleDeps, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
 import { redisLostRefusal } from '../../../src/chat/redis-lost.ts';
@@ -36,6 +37,8 @@ export interface Lifecycle {
   start(click: OperationClick): Promise<MoveResult>;
   /** An approval request answered: Approve or Stop (a Kubernetes upgrade's Apply or Cancel); a stop may carry the person's reason. */
   decide(click: OperationClick, decision: 'approved' | 'stopped', reason?: string): Promise<MoveResult>;
+  /** An approver's [Take it] on a request: later requests of the operation page only them. */
+  takeApprovals(click: OperationClick): Promise<MoveResult>;
   /** A paused operation whose request expired asks for approval again. */
   rerequestApproval(click: OperationClick): Promise<MoveResult>;
   retry(click: OperationClick): Promise<MoveResult>;
@@ -79,6 +82,7 @@ export function createLifecycle(options: LifecycleDeps): Lifecycle {
     },
     start: whole((click) => start(deps, click)),
     decide: whole((click, decision, reason) => decideApproval(deps, click, decision, reason)),
+    takeApprovals: whole((click) => takeApprovals(deps, click)),
     rerequestApproval: whole((click) => rerequestApproval(deps, click)),
     retry: whole((click) => retry(deps, click)),
     overrideWindow: whole((click) => overrideWindow(deps, click)),

@@ -22,6 +22,8 @@ import { talosUpgradeFollowUp } from './follow-up.ts';
 import { talosUpgradeData, TalosUpgradeData } from './data.ts';
 import { preflight } from './preflight.ts';
 import { parseTalosVersionInput } from '../../../src/rules/versions.ts';
+import { toleranceWhileRebooting } from '../../../src/rules/quorum.ts';
+import { roughDuration } from '../../../src/time/rough-duration.ts';
 
 /** A request for the version the cluster already runs: a rolling re-install with the images Terraform declares now. */
 export function isReinstall(op: Operation): boolean {
@@ -164,11 +166,44 @@ async function recordNodeClasses(deps: OpsJobDeps, op: Operation): Promise<void>
  */
 function etcdWords(etcd: CheckResult, members: number): string {
   if (etcd.status !== 'passed') return `${etcd.status === 'warning' ? '⚠️' : '⛔'} ${etcd.summary}`;
-  const quorum = Math.floor(members / 2) + 1;
-  const holds = members - 1 >= quorum;
-  return `${members} of ${members} healthy, one leader: ${
-    holds ? 'quorum holds while this node reboots' : `quorum (${quorum} of ${members}) does not hold while this node reboots`
-  }`;
+  return `${members} of ${members} healthy, one leader`;
+}
+
+/**
+ * The fault tolerance while the node reboots, and for how long, as the previous node of the rollout took:
+ * `etcd 2 of 3: no further failure tolerated, about 6 min`.
+ */
+function whileDown(op: Operation, step: Step, members: number): string {
+  const before = op.steps.slice(
+    0,
+    Math.max(
+      0,
+      op.steps.findIndex((s) => s.id === step.id),
+    ),
+  );
+  const prev = before.findLast((s) => s.node !== undefined && s.status === 'done' && s.startedAt !== undefined && s.endedAt !== undefined);
+  const took =
+    prev === undefined
+      ? ''
+      : `, about ${roughDuration(Date.parse(prev.endedAt!) - Date.parse(prev.startedAt!))} (as ${prev.nodeName ?? prev.node} took)`;
+  return `${toleranceWhileRebooting(members)}${took}`;
+}
+
+/**
+ * What draining the node does, as the gate before the start announced it in the plan's notes: a CloudNativePG
+ * primary that moves off it, Longhorn replicas rebuilt elsewhere while its volumes run degraded.
+ */
+function drainEffects(op: Operation, step: Step): string[] {
+  const names = [step.nodeName, step.node].filter((n): n is string => n !== undefined);
+  return op.notes.filter(
+    (note) => /\bdrain/.test(note) && names.some((n) => new RegExp(`(^|[\\s(])${n.replace(/\./g, '\\.')}\\b`).test(note)),
+  );
+}
+
+/** Who asked for the operation and who started it, by name where Slack says it, else by id (never a mention). */
+async function people(deps: OpsJobDeps, op: Operation): Promise<{ asked: string; started?: string }> {
+  const name = async (id: string): Promise<string> => (await deps.userNames?.(id).catch(() => undefined)) ?? id;
+  return { asked: await name(op.requestedBy), ...(op.startedBy === undefined ? {} : { started: await name(op.startedBy) }) };
 }
 
 /** `/talos upgrade talos` after Start: snapshot, workers, then control planes one at a time with an approval each, then the final check. */
@@ -206,6 +241,9 @@ export const talosUpgradePlaybook: Playbook = {
         version: op.target.version ?? '?',
         etcdWords: etcdWords(etcd, ctx.cluster.controlPlanes.length),
         etcdEvidence: etcd.evidence,
+        whileDown: whileDown(op, step, ctx.cluster.controlPlanes.length),
+        effects: drainEffects(op, step),
+        people: await people(ctx.deps, op),
       },
       talosUpgradeTexts,
     );

@@ -93,7 +93,7 @@ describe('a scheduled health gate', () => {
     const roots = f.roots();
     expect(roots).toHaveLength(4);
     expect(roots[0]).toMatch(/^✅ Scheduled health gate of production passes\./);
-    expect(roots[1]).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*\)\. Stop: nodes failed$/);
+    expect(roots[1]).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*\)\. Blocking: nodes failed$/);
     expect(roots[2]).toMatch(/^❌ Scheduled health gate of production still fails, on other checks now \(failing on nodes since /);
     expect(roots[3]).toMatch(/^✅ Scheduled health gate of production passes again \(failing on flux, nodes since /);
     const failing = f.chat.posts.find((p) => p.message.text === roots[1]);
@@ -171,7 +171,7 @@ describe('a scheduled health gate', () => {
     );
     expect(roots[1]).toContain('(passing since');
     expect(roots[2]).toMatch(/^⏸ Operation op-upgrade2 holds production/);
-    expect(roots[3]).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*08:15 UTC>\)\. Stop: flux failed$/);
+    expect(roots[3]).toMatch(/^❌ Scheduled health gate of production now fails \(passing since .*08:15 UTC>\)\. Blocking: flux failed$/);
     expect(await f.state.announcedHold('production')).toBe('op-upgrade2');
     expect(await f.state.last('production')).toMatchObject({ verdict: { passed: false, failing: ['flux'] } });
   });

@@ -100,7 +100,7 @@ describe('gateVerdictMessage', () => {
     });
     expect(allText(message.blocks)).toContain('1 passed · 1 warning · 0 failed — every check in the thread, full evidence attached');
     expect(message.blocks!.some((b) => b['type'] === 'actions')).toBe(false);
-    expect(allText(message.blocks)).not.toContain('*Stop:*');
+    expect(allText(message.blocks)).not.toContain('*Blocking:*');
   });
 
   it('lists the stop reasons of a failed gate, escaped', () => {
@@ -112,9 +112,9 @@ describe('gateVerdictMessage', () => {
 
     // Assert
     expect(message.text).toBe(
-      '❌ Health gate failed: production (4.2 s). Stop: etcd has no leader; Flux <Kustomization> & friends stalled',
+      '❌ Health gate failed: production (4.2 s). Blocking: etcd has no leader; Flux <Kustomization> & friends stalled',
     );
-    expect(allText(message.blocks)).toContain('*Stop:*\\n• etcd has no leader\\n• Flux &lt;Kustomization&gt; &amp; friends stalled');
+    expect(allText(message.blocks)).toContain('*Blocking:*\\n• etcd has no leader\\n• Flux &lt;Kustomization&gt; &amp; friends stalled');
   });
 });
 

@@ -194,6 +194,7 @@ describe('upgrade messages stay inside Block Kit limits', () => {
       approvers,
       'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100',
       presentationOf(op.kind),
+      new Date('2026-11-29T23:05:00Z'),
     );
 
     // Assert
@@ -300,7 +301,9 @@ describe('operationRootMessage', () => {
     );
 
     // Assert
-    expect(allText(message)).toContain('*Refused before touching anything:*\\n• etcd has no leader\\n• talosctl v1.11.6 is missing');
+    expect(allText(message)).toContain(
+      '*Blocking:* refused before touching anything.\\n• etcd has no leader\\n• talosctl v1.11.6 is missing',
+    );
   });
 
   describe('a Terraform plan that changes nothing', () => {
@@ -321,7 +324,7 @@ describe('operationRootMessage', () => {
       // Assert
       expect(stateField(message)).toBe('*State*\n✅ no changes, nothing to apply');
       expect(allText(message)).not.toContain('refused');
-      expect(allText(message)).not.toContain('Refused before touching anything');
+      expect(allText(message)).not.toContain('refused before touching anything');
       expect(message.text).toBe(`✅ No changes: Terraform matches production (commit cccccccccccc); nothing to apply (${op.id})`);
     });
 
@@ -340,7 +343,7 @@ describe('operationRootMessage', () => {
 
       // Assert
       expect(stateField(message)).toBe('*State*\n⛔ refused');
-      expect(allText(message)).toContain('*Refused before touching anything:*');
+      expect(allText(message)).toContain('*Blocking:* refused before touching anything.');
       expect(allText(message)).toContain('the working tree has uncommitted changes');
     });
   });
@@ -369,7 +372,7 @@ describe('approval and failure messages', () => {
     });
   }
 
-  const ETCD_WORDS = '3 of 3 healthy, one leader: quorum holds while this node reboots';
+  const ETCD_WORDS = '3 of 3 healthy, one leader';
 
   it('leads the notification with the cluster, the place in the rollout, the short question and the expiry, without the op id', () => {
     // Arrange
@@ -384,19 +387,27 @@ describe('approval and failure messages', () => {
     );
 
     // Assert
-    expect(message.text).toBe('🔐 production · control plane 2 of 3 · approve talos-cp-2 → Talos v1.12.1? (expires 23:10 UTC)');
+    expect(message.text).toBe('🔐 production · control plane 2 of 3 · approve talos-cp-2 → Talos v1.12.1? (expires in 60 min · 23:10 UTC)');
     expect(message.text).not.toContain(op.id);
   });
 
-  it('orders the card: question, previous node, etcd in words, buttons, then expiry and the short image', () => {
+  it('orders the card: question, where it stands, previous node, etcd and its tolerance, the drain, buttons, then expiry and the short image', () => {
     // Arrange
-    const op = secondOfThree();
+    const op = secondOfThree({ requestedBy: 'U0ALICE', startedBy: 'U0BOB', target: { version: 'v1.12.1', fromVersion: 'v1.11.6' } });
 
     // Act
     const message = approvalRequestMessage(
       op,
       approval({ step: 's2' }),
-      { step: op.steps[2]!, version: 'v1.12.1', etcdWords: ETCD_WORDS, etcdEvidence: ['MEMBER  LEADER'] },
+      {
+        step: op.steps[2]!,
+        version: 'v1.12.1',
+        etcdWords: ETCD_WORDS,
+        etcdEvidence: ['MEMBER  LEADER'],
+        whileDown: 'etcd 2 of 3: no further failure tolerated, about 6 min',
+        effects: ['The primary of db/pg moves to pg-2 (on talos-cp-3) when talos-cp-2 drains.'],
+        people: { asked: 'alice', started: 'bob' },
+      },
       talosUpgradeTexts,
     );
 
@@ -410,13 +421,15 @@ describe('approval and failure messages', () => {
     );
     expect(texts).toEqual([
       '*Approve the upgrade of control plane talos-cp-2 (10.0.30.12) to v1.12.1?*',
-      '*Before:* talos-cp-1 done in 6 min: v1.12.1, Ready, etcd 3/3, gate passed',
-      `*etcd:* ${ETCD_WORDS}`,
+      '*production* · node 2 of 3 · v1.11.6 → v1.12.1 · asked by alice, started by bob',
+      '*Previous node:* talos-cp-1 done in 6 min: v1.12.1, Ready, etcd 3/3, gate passed',
+      `*etcd:* ${ETCD_WORDS}\n*While it reboots:* etcd 2 of 3: no further failure tolerated, about 6 min`,
+      '*Drain:* The primary of db/pg moves to pg-2 (on talos-cp-3) when talos-cp-2 drains.',
       'actions',
-      'context: Expires <!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC> · `nocloud · 376567988ad3 · v1.12.1`',
+      'context: Expires in 60 min · 23:10 UTC · `nocloud · 376567988ad3 · v1.12.1`',
     ]);
-    const buttons = message.blocks![3]!['elements'] as Record<string, unknown>[];
-    expect(message.blocks![3]!['block_id']).toBe('approve-op-1a2b3c4d5e-n0nce1');
+    const buttons = message.blocks![5]!['elements'] as Record<string, unknown>[];
+    expect(message.blocks![5]!['block_id']).toBe('approve-op-1a2b3c4d5e-n0nce1');
     expect(buttons.map((b) => [b['action_id'], b['value'], b['style']])).toEqual([
       [ACTION.approve, buttonValue('op-1a2b3c4d5e', 'n0nce1'), 'primary'],
       [ACTION.stop, buttonValue('op-1a2b3c4d5e', 'n0nce1'), 'danger'],
@@ -456,11 +469,11 @@ describe('approval and failure messages', () => {
     );
 
     // Assert
-    expect(message.blocks![1]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: '*Before:* First node of the rollout.' } });
-    expect(message.text).toBe('🔐 production · control plane 1 of 1 · approve talos-cp-1 → Talos v1.12.1? (expires 23:10 UTC)');
+    expect(message.blocks![2]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: '*Previous node:* First node of the rollout.' } });
+    expect(message.text).toBe('🔐 production · control plane 1 of 1 · approve talos-cp-1 → Talos v1.12.1? (expires in 60 min · 23:10 UTC)');
   });
 
-  it('confirms Approve naming the node, and Stop saying what it stops', () => {
+  it('confirms Approve naming the node, and Cancel saying what it ends now', () => {
     // Arrange
     const op = operation({ state: 'awaiting-approval' });
 
@@ -484,12 +497,12 @@ describe('approval and failure messages', () => {
       deny: { type: 'plain_text', text: 'Not yet' },
     });
     expect(stop!['confirm']).toEqual({
-      title: { type: 'plain_text', text: 'Stop the operation?' },
+      title: { type: 'plain_text', text: 'Cancel the operation?' },
       text: {
         type: 'mrkdwn',
-        text: 'Stops the Talos upgrade of production here, before talos-cp-1: this step does not run, the operation ends and frees the cluster. Steps already done stay as they are. You may give a reason.',
+        text: 'Cancels the Talos upgrade of production now, before talos-cp-1: this step does not run, the operation ends and frees the cluster. Steps already done stay as they are. You may give a reason.',
       },
-      confirm: { type: 'plain_text', text: 'Stop' },
+      confirm: { type: 'plain_text', text: 'Cancel' },
       deny: { type: 'plain_text', text: 'Keep waiting' },
     });
   });
@@ -497,15 +510,15 @@ describe('approval and failure messages', () => {
   it.each([
     [
       'node-rollback',
-      '🔐 production · node rollback · approve talos-cp-1 → its previous Talos image? (expires 23:10 UTC)',
+      '🔐 production · node rollback · approve talos-cp-1 → its previous Talos image? (expires in 60 min · 23:10 UTC)',
       'talosctl rollback of talos-cp-1 (10.0.30.11)',
     ],
     [
       'node-remove',
-      '🔐 production · node removal · approve the reset and removal of talos-cp-1? (expires 23:10 UTC)',
+      '🔐 production · node removal · approve the reset and removal of talos-cp-1? (expires in 60 min · 23:10 UTC)',
       'talosctl reset of talos-cp-1 (10.0.30.11)',
     ],
-  ] as const)('leads a %s notification with the cluster, and confirms Approve and Stop', (kind, notification, effect) => {
+  ] as const)('leads a %s notification with the cluster, and confirms Approve and Cancel', (kind, notification, effect) => {
     // Arrange
     const op = operation({ kind, state: 'awaiting-approval' });
 
@@ -526,7 +539,7 @@ describe('approval and failure messages', () => {
     }[];
     expect(approve!.confirm.title).toEqual({ type: 'plain_text', text: 'Approve talos-cp-1?' });
     expect(approve!.confirm.text.text).toContain(effect);
-    expect(stop!.confirm.title.text).toBe('Stop the operation?');
+    expect(stop!.confirm.title.text).toBe('Cancel the operation?');
     expect(message.evidence?.event).toBe('etcd before talos-cp-1');
   });
 
@@ -544,7 +557,7 @@ describe('approval and failure messages', () => {
     );
 
     // Assert
-    expect(message.text).toBe('🔐 production · Kubernetes upgrade · apply Kubernetes 1.34.1 → 1.34.2? (expires 23:10 UTC)');
+    expect(message.text).toBe('🔐 production · Kubernetes upgrade · apply Kubernetes 1.34.1 → 1.34.2? (expires in 60 min · 23:10 UTC)');
     expect(message.blocks![0]).toEqual({
       type: 'section',
       text: { type: 'mrkdwn', text: '*Apply the Kubernetes upgrade of production 1.34.1 → 1.34.2?*' },
@@ -594,8 +607,8 @@ describe('approval and failure messages', () => {
     const scoped = withScope(request, talosUpgradeTexts.approval!.covers!(3), 30);
 
     // Assert
-    expect(scoped.blocks!.map((b) => b['type'])).toEqual(['section', 'section', 'section', 'context', 'actions', 'context']);
-    expect(scoped.blocks![3]).toEqual({
+    expect(scoped.blocks!.map((b) => b['type'])).toEqual(['section', 'section', 'section', 'section', 'context', 'actions', 'context']);
+    expect(scoped.blocks![4]).toEqual({
       type: 'context',
       elements: [
         {
@@ -661,12 +674,13 @@ describe('approval and failure messages', () => {
       ['U0CAROL', 'S0SRE'],
       'https://example.slack.com/archives/C0MAINTPRD/p1700000000000100',
       presentationOf(op.kind),
+      new Date('2026-11-29T23:05:00Z'),
     );
 
-    // Assert
+    // Assert: one clock, the time left and the UTC time.
     expect(message.text).toBe(
       '⏰ Approve the upgrade of control plane talos-cp-1 (10.0.30.11) to v1.12.1? <https://example.slack.com/archives/C0MAINTPRD/p1700000000000100|The request> expires ' +
-        '<!date^1795993800^{date_short_pretty} {time}|2026-11-29 23:10 UTC>; then `op-1a2b3c4d5e` pauses and touches nothing. <@U0CAROL> <!subteam^S0SRE>',
+        'in 5 min · 23:10 UTC; then `op-1a2b3c4d5e` pauses and touches nothing. <@U0CAROL> <!subteam^S0SRE>',
     );
   });
 

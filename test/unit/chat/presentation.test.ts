@@ -70,7 +70,7 @@ describe('the presenters take their texts from the declaration they are given', 
     // Act
     const failure = failureMessage(op, op.steps[0], 'it broke', [], FAKE);
     const decided = approvalDecidedMessage(op, approval, op.steps[0]!, FAKE);
-    const reminder = approvalReminderMessage(op, { ...approval, state: 'pending' }, op.steps[0]!, [], undefined, FAKE);
+    const reminder = approvalReminderMessage(op, { ...approval, state: 'pending' }, op.steps[0]!, [], undefined, FAKE, new Date());
     const status = statusText([{ cluster: 'staging', holder: op.id, ops: [op] }], () => FAKE);
 
     // Assert

@@ -86,7 +86,7 @@ describe('a step that needs two distinct approvers', () => {
     expect(after.audit.map((e) => [e.actor, e.event])).toEqual([['U0CAROL', 'approved reset (1 of 2)']]);
     expect(runJobs()).toEqual([]);
     const edited = f.chat.edits.find((e) => e.ts === REQUEST_TS)!;
-    expect(JSON.stringify(edited.message.blocks)).toContain('1 of 2: <@U0CAROL> approved; waiting for a second approver');
+    expect(JSON.stringify(edited.message.blocks)).toContain('approval 1 of 2: <@U0CAROL> approved; waiting for a second approver');
     // Still clickable: the edited card keeps its buttons.
     expect(edited.message.blocks?.some((b) => b['type'] === 'actions')).toBe(true);
     const page = f.chat.posts.find((p) => p.threadTs === ROOT && p.message.text.includes('1 of 2'))!;
