@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/env.ts';
 import { parseInventory } from '../../src/config/inventory.ts';
+import { HELP_TEXT } from '../../handlers/parse-command.ts';
 import { findRenderer, render, renderFluxSite, renderFluxText, substitute, variablesIn, type FluxKustomizationSpec } from './kustomize.ts';
 
 // Static checks of the deployment artefacts. Every overlay is rendered with
@@ -825,6 +826,15 @@ describe('the Slack app manifest', () => {
     expect(talos.command).toBe('/talos');
     expect(talos.description?.length).toBeGreaterThan(0);
     expect(talos.usage_hint).toMatch(/\bhealth\b/);
+  });
+
+  it("gives /talos a usage hint naming every subcommand of /talos help, so the hint Slack shows while typing is complete", () => {
+    const hint = app.features!.slash_commands![0]!.usage_hint ?? '';
+    const words = [...HELP_TEXT.matchAll(/`\/talos ([a-z-]+(?: (?:talos|k8s|etcd-restore))?)/g)].map((m) => m[1]!);
+    expect(words.length).toBeGreaterThan(14);
+    const said = (phrase: string) => phrase.split(' ').every((word) => new RegExp(`(^|[ |])${word}([ |]|$)`).test(hint));
+    expect(words.filter((w) => !said(w))).toEqual([]);
+    expect(hint.length).toBeLessThanOrEqual(1000);
   });
 
   it('runs in Socket Mode with interactivity for the buttons and app_home_opened as its only event, without request URLs', () => {
