@@ -8,6 +8,7 @@ import { buildOperationsCore } from './bootstrap/operations-core.ts';
 import { buildProcessors, buildWorkers } from './bootstrap/processors.ts';
 import { startSchedules } from './bootstrap/schedules.ts';
 import { startInventoryReload } from './bootstrap/inventory-reload.ts';
+import { ensureSnapshotDirs } from './bootstrap/snapshot-dirs.ts';
 import { startEpochWatch } from './bootstrap/redis-epoch-watch.ts';
 import { standardGate } from '../jobs/health-gate-job.ts';
 import { buildDoctor, postDoctorAtStart } from './bootstrap/doctor.ts';
@@ -42,6 +43,7 @@ export async function startBot(env: Record<string, string | undefined>, override
   const records = buildOperationRecords(infra);
   const { metrics, probes } = buildMetrics(infra, records);
   const adapters = buildAdapters(infra, metrics, recordObservations(records.observedEstates, infra.clock, logger));
+  await ensureSnapshotDirs(infra.inventory.clusters, logger);
   // In the background: start-up waits for no git server; a job before it is done finds no outputs yet and says so.
   void fetchMissingTerraformRepos(adapters, infra.inventory, logger);
   // A crash can lose an operation's `ended` job: its plan, which carries the state's secrets, goes now.
@@ -81,9 +83,10 @@ export async function startBot(env: Record<string, string | undefined>, override
     observe: standardGate(adapters.access, config.timeouts.probeMs),
   });
   startSchedules({ config, inventory: infra.inventory, logger, queues, gateState: records.gateState });
-  const reload = await startInventoryReload(infra, metrics, adapters.chat, () =>
-    startSchedules({ config, inventory: infra.inventory.current(), logger, queues, gateState: records.gateState }),
-  );
+  const reload = await startInventoryReload(infra, metrics, adapters.chat, () => {
+    startSchedules({ config, inventory: infra.inventory.current(), logger, queues, gateState: records.gateState });
+    void ensureSnapshotDirs(infra.inventory.clusters, logger);
+  });
   void postDoctorAtStart({ channel: config.doctorChannel, chat: adapters.chat, logger, scrubber: infra.scrubber }, doctor);
   logger.info(
     { mode: config.slack.appToken ? 'socket' : 'http', clusters: infra.inventory.clusters.map((c) => c.name), port: config.httpPort },

@@ -74,7 +74,7 @@ export async function snapshotDirCheck(cluster: ClusterConfig): Promise<DoctorFi
       {
         ...base,
         status: 'warn',
-        found: `${dir} does not exist yet; the first snapshot creates it`,
+        found: `${dir} does not exist: the bot could not create it at start (its log says why), and a snapshot will try again`,
         fix: `mount a volume at ${dir} so snapshots outlive the pod`,
       },
     ];

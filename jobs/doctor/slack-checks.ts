@@ -37,12 +37,14 @@ export async function scopesCheck(deps: Pick<DoctorDeps, 'requiredScopes'>, self
 
 /** The bot is in every cluster's channel: it posts, edits and reads its replies there. */
 export async function membershipChecks(deps: Pick<DoctorDeps, 'inventory' | 'slack'>, self: Identity): Promise<DoctorFinding[]> {
-  const { userId } = await self();
+  const { userId, name: botName } = await self();
+  // The name Slack knows the bot by: the manifest's display name, or whatever the workspace renamed it to.
+  const handle = botName === '' ? 'talos' : botName;
   const channels = [...new Map(deps.inventory.clusters.map((c) => [c.channel, c.name])).entries()];
   return Promise.all(
     channels.map(async ([channel, name]): Promise<DoctorFinding> => {
       const base = { check: 'Channel membership', cluster: name };
-      const invite = `invite the bot with \`/invite @talos-chatops\` in <#${channel}>`;
+      const invite = `invite the bot with \`/invite @${handle}\` in <#${channel}>`;
       try {
         if (await deps.slack.isMember(channel, userId)) return { ...base, status: 'ok', found: `the bot is in <#${channel}>` };
         return { ...base, status: 'fail', found: `the bot is not in <#${channel}>, so it cannot post there`, fix: invite };

@@ -8,9 +8,18 @@ import { declaredWindows, windowProblem } from './maintenance-window.ts';
 import { ClusterSchedules } from './schedules.ts';
 import { TalosSupport, type TalosMinorSupport } from './talos-support.ts';
 
-/** User ids are `U…`, or `W…` in an Enterprise Grid organisation; user-group ids are `S…`. */
+/**
+ * User ids are `U…`, or `W…` in an Enterprise Grid organisation; user-group ids are `S…`. A person
+ * or group may also be named by handle (`@alice`, `@sre-approvers`): the bot resolves it to its id
+ * through Slack at start (src/slack/slack-names.ts).
+ */
 const SlackIdList = z.array(
-  z.string().regex(/^[UWS][A-Z0-9]{2,}$/, 'must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)'),
+  z
+    .string()
+    .regex(
+      /^(?:[UWS][A-Z0-9]{2,}|@[a-z0-9][a-z0-9._-]{0,79})$/,
+      'must be a Slack user id (U…, or W… on Enterprise Grid), a user-group id (S…), or a handle such as @alice or @sre-approvers',
+    ),
 );
 
 const Address = z.string().refine((s) => isIP(s) !== 0, { message: 'must be an IPv4 or IPv6 address' });
@@ -23,11 +32,18 @@ function absolutePath(example: string) {
 
 const MaintenanceWindow = z.strictObject({
   /** Cron expression of the window's start, e.g. `0 22 * * 2` (Tuesdays 22:00). */
-  start: z.string().min(1),
+  start: z
+    .string()
+    .min(1)
+    .describe("Cron expression of the window's start, e.g. `0 22 * * 2` (Tuesdays 22:00): production steps run only from then."),
   /** Length of the window in minutes. */
-  durationMinutes: z.number().int().positive(),
+  durationMinutes: z
+    .number()
+    .int()
+    .positive()
+    .describe('Length of the window in minutes: a step due after its end waits for the next window.'),
   /** IANA time zone of `start`, e.g. `Europe/Berlin`. */
-  timeZone: z.string().min(1),
+  timeZone: z.string().min(1).describe('IANA time zone of `start`, e.g. `Europe/Berlin`.'),
 });
 
 /** A Terraform output name as the configuration declares it. */
@@ -37,14 +53,24 @@ const OutputName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'must be a Terr
  * The names of the Terraform outputs the bot reads, when this cluster's configuration calls them
  * otherwise; each defaults to the name in `DEFAULT_OUTPUT_NAMES` (src/cluster/terraform-outputs.ts).
  */
-const TerraformOutputNames = z.strictObject({
-  talosconfig: OutputName.optional(),
-  kubeconfig: OutputName.optional(),
-  schematicId: OutputName.optional(),
-  longhornInstaller: OutputName.optional(),
-  /** The declared Talos version's output; `declaredVersions.talos` names it too (set one of the two). */
-  talosVersion: OutputName.optional(),
-});
+const TerraformOutputNames = z
+  .strictObject({
+    talosconfig: OutputName.optional().describe('The output holding the talosconfig every talosctl call uses (default `talosconfig`).'),
+    kubeconfig: OutputName.optional().describe('The output holding the kubeconfig for the Kubernetes API (default `talos_kubeconfig`).'),
+    schematicId: OutputName.optional().describe(
+      'The output holding the Image Factory schematic of the installer image upgrades use (default `talos_image_factory_schematic_id`).',
+    ),
+    longhornInstaller: OutputName.optional().describe(
+      "The output holding the Longhorn node class's installer image (default `talos_longhorn_installer_image`): those nodes upgrade to it.",
+    ),
+    /** The declared Talos version's output; `declaredVersions.talos` names it too (set one of the two). */
+    talosVersion: OutputName.optional().describe(
+      "Deprecated: the declared Talos version's output; set `declaredVersions.talos` instead (one of the two).",
+    ),
+  })
+  .describe(
+    "The names of the Terraform outputs the bot reads, where your configuration names them otherwise; each defaults to the runbook's name.",
+  );
 
 /**
  * The Terraform outputs that carry the declared versions, when the configuration names them otherwise
@@ -54,8 +80,12 @@ const TerraformOutputNames = z.strictObject({
  */
 const DeclaredVersions = z
   .strictObject({
-    talos: OutputName.optional(),
-    kubernetes: OutputName.optional(),
+    talos: OutputName.optional().describe(
+      'The output declaring the Talos version, compared with what the nodes run (default `talos_version`).',
+    ),
+    kubernetes: OutputName.optional().describe(
+      'The output declaring the Kubernetes version, compared with what the nodes run (default `talos_kubernetes_version`).',
+    ),
   })
   .describe(
     'The Terraform outputs that carry the declared Talos and Kubernetes versions, e.g. `{talos: talos_version, kubernetes: talos_kubernetes_version}`. Set them when your configuration names them otherwise; a plan is then read by these outputs instead of its `talos_version` and `talos_kubernetes_version` variables.',
@@ -84,9 +114,9 @@ const RepoPath = z
 
 const TerraformRepo = z
   .strictObject({
-    url: RepoUrl,
-    ref: GitRef,
-    path: RepoPath.default('.'),
+    url: RepoUrl.describe('The repository the bot fetches (https without credentials, or a local path).'),
+    ref: GitRef.describe('The branch, tag or commit fetched before each plan; the Apply uses the commit fetched.'),
+    path: RepoPath.default('.').describe("The cluster's Terraform directory inside the repository, where tofu runs (default: its top)."),
   })
   .describe(
     'Fetch the Terraform from git before each plan instead of using a checkout on a volume: the bot keeps its own copy under terraformDir, and the plan and its apply use the commit fetched for the plan.',
@@ -94,49 +124,119 @@ const TerraformRepo = z
 
 const ClusterSchema = z
   .strictObject({
-    environment: z.enum(['staging', 'production']),
-    channel: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'must be a Slack channel id such as C0MAINTPRD'),
-    terraformDir: absolutePath('/srv/infra/terraform/production'),
+    environment: z
+      .enum(['staging', 'production'])
+      .describe(
+        'staging or production. Production gets four eyes by default, maintenance windows, and a Terraform apply only of a commit staging applied first; `rehearse etcd-restore` runs only on staging.',
+      ),
+    channel: z
+      .string()
+      .regex(
+        /^(?:[CG][A-Z0-9]{2,}|#[a-z0-9][a-z0-9_-]{0,79})$/,
+        'must be a Slack channel id such as C0MAINTPRD, or a channel name such as #maint-production',
+      )
+      .describe(
+        'The maintenance channel, by id (C0MAINTPRD) or name (#maint-production, resolved to its id at start). Mutating commands for the cluster are taken only there, and its audit threads live there; the bot must be invited.',
+      ),
+    terraformDir: absolutePath('/srv/infra/terraform/production').describe(
+      "Where `tofu output` (credentials, the image schematic, declared versions) and `/talos plan` run: a checkout of the cluster's Terraform, or the bot's own copy with terraformRepo.",
+    ),
     /**
      * Optional assertions: the bot finds the nodes itself (talosconfig endpoints, etcd members, the
      * Kubernetes Nodes, Terraform's state). When given, a list is checked against what it finds, and the
      * control planes are the addresses talosctl reaches the cluster through first.
      */
-    controlPlanes: z.array(Address).min(1, 'list at least one control-plane address, or leave controlPlanes out').optional(),
+    controlPlanes: z
+      .array(Address)
+      .min(1, 'list at least one control-plane address, or leave controlPlanes out')
+      .optional()
+      .describe(
+        'Optional assertion: every control-plane address (never the VIP). The bot finds the nodes itself; when given, a disagreement with what it finds fails the health gate, and these are the addresses talosctl reaches first.',
+      ),
     /** Optional assertion, as controlPlanes: when given, every worker the bot finds must be in it. */
-    workers: z.array(Address).optional(),
+    workers: z
+      .array(Address)
+      .optional()
+      .describe('Optional assertion, as controlPlanes: when given, a worker the bot finds that is not listed fails the health gate.'),
     installerPlatform: z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]*$/, 'must be an Image Factory platform such as nocloud or metal')
-      .refine((p) => p !== 'installer', { message: 'name the platform (nocloud, metal…), never the generic installer' }),
-    hostLabel: z.string().min(1),
-    snapshotDir: absolutePath('/var/backups/talos-etcd'),
-    operators: SlackIdList.min(1, 'name at least one operator'),
-    approvers: SlackIdList.min(1, 'name at least one approver'),
-    defaultForChannel: z.boolean().default(false),
+      .refine((p) => p !== 'installer', { message: 'name the platform (nocloud, metal…), never the generic installer' })
+      .describe(
+        'The Image Factory platform of the installer image upgrades use (`nocloud` on Proxmox), kept in factory.talos.dev/<platform>-installer/<schematic>:<version>; never the generic installer.',
+      ),
+    hostLabel: z
+      .string()
+      .min(1)
+      .describe(
+        'The Kubernetes node label naming the physical (Proxmox) host, e.g. example.org/proxmox-host. Plans and approvals name each node\'s host from it, and the readiness gates judge workload and Longhorn replica placement per host; a node without the label fails the gate "Every node labelled with its Proxmox host".',
+      ),
+    snapshotDir: absolutePath('/var/backups/talos-etcd').describe(
+      'Where etcd snapshots are written, off the cluster (a volume outside it). The bot creates it (mode 0700) at start when it is missing; `/talos doctor` checks it is writable and has room.',
+    ),
+    operators: SlackIdList.min(1, 'name at least one operator').describe(
+      "Who may start operations and click a plan's Start: user ids (U…/W…), user-group ids (S…) or @handles, resolved at start.",
+    ),
+    approvers: SlackIdList.min(1, 'name at least one approver').describe(
+      'Who may approve control-plane steps and applies, and who is paged for them: user ids, user-group ids or @handles, resolved at start.',
+    ),
+    defaultForChannel: z
+      .boolean()
+      .default(false)
+      .describe('The cluster a command without a cluster name means in a channel that several clusters share.'),
     /** Kubernetes API endpoint as declared (a VIP in production); informs the readiness gates. */
-    kubernetesEndpoint: z.string().optional(),
+    kubernetesEndpoint: z
+      .string()
+      .optional()
+      .describe('The Kubernetes API endpoint as declared (a VIP in production); the readiness gates check it against the control planes.'),
     /** Addresses of nodes built from the Longhorn installer (`talos_longhorn_installer_image`). */
-    longhornNodes: z.array(Address).default([]),
+    longhornNodes: z
+      .array(Address)
+      .default([])
+      .describe('Addresses of nodes built from the Longhorn installer (`talos_longhorn_installer_image`): their upgrades use that image.'),
     /**
      * Workers of the default installer class (`talos_image_factory_schematic_id`), declared for a
      * worker whose running schematic is neither output's and that the bot has no record of.
      */
-    defaultClassNodes: z.array(Address).default([]),
+    defaultClassNodes: z
+      .array(Address)
+      .default([])
+      .describe(
+        'Workers of the default installer class, for a worker whose running schematic matches neither output and that the bot has no record of: they upgrade to the default image.',
+      ),
     /**
      * The Longhorn volume check of an upgrade (volumes healthy before and after each node). It runs
      * wherever the cluster has Longhorn, which the bot tells from its CRDs; `false` turns it off.
      */
-    longhorn: z.boolean().optional(),
+    longhorn: z
+      .boolean()
+      .optional()
+      .describe(
+        "`false` turns off the Longhorn volume check of upgrades (volumes healthy before and after each node); it runs wherever Longhorn's CRDs are found.",
+      ),
     /** How long a Flux Kustomization may have a revision attempted but not applied, with no failed attempt, before the gate counts it as stalled (a stop whatever was there before), in minutes (default 10). A failed attempt is failing at once, whatever this window. */
-    fluxStallMinutes: z.number().positive().default(10),
+    fluxStallMinutes: z
+      .number()
+      .positive()
+      .default(10)
+      .describe(
+        'Minutes a Flux Kustomization may have a revision attempted but not applied before the health gate counts it as stalled and stops (default 10); a failed attempt fails at once.',
+      ),
     /** The Flux path objects must be reconciled from, e.g. `./clusters/production`. */
-    fluxPath: z.string().optional(),
+    fluxPath: z
+      .string()
+      .optional()
+      .describe("The Flux path the cluster's objects must be reconciled from, e.g. `./clusters/production`; the readiness gates check it."),
     /**
      * Four eyes: the approver of a control-plane step may not be the operator who requested or
      * started it. Default: `true` in production, `false` in staging.
      */
-    requireDistinctApprover: z.boolean().optional(),
+    requireDistinctApprover: z
+      .boolean()
+      .optional()
+      .describe(
+        'Four eyes: the approver of a step may not be the operator who requested or started it. Default true in production, false in staging.',
+      ),
     approvalScope: z
       .enum(['node', 'operation'])
       .optional()
@@ -152,15 +252,23 @@ const ClusterSchema = z
         'When production changes are taken: a list of windows, or `always` (any time, which `/talos doctor` flags). A production cluster that declares neither is refused every mutating operation.',
       ),
     /** Allow production operations outside the declared windows. */
-    allowOutsideWindows: z.boolean().default(false),
+    allowOutsideWindows: z
+      .boolean()
+      .default(false)
+      .describe('Lets production operations run outside the declared windows; `/talos doctor` says so.'),
     terraformOutputs: TerraformOutputNames.optional(),
     declaredVersions: DeclaredVersions.optional(),
     /** The health gate and etcd snapshots on a cron schedule (see schedules.ts). */
-    schedules: ClusterSchedules.optional(),
+    schedules: ClusterSchedules.optional().describe(
+      'The health gate and etcd snapshots on a cron schedule, posted to the channel (a day thread), with snapshot retention.',
+    ),
     /** The name of each node, by address (`10.0.30.12: talos-prd-cp-2`), so commands take the name as well as the address. */
     nodeNames: z
       .record(Address, z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'node names are lower-case letters, digits and dashes'))
-      .optional(),
+      .optional()
+      .describe(
+        'The name of each node by address (`10.0.30.12: talos-prd-cp-2`), used where neither Kubernetes nor etcd names the node (one that is down or not yet joined), so commands take that name and messages show it. The names Kubernetes and etcd report come first.',
+      ),
     /**
      * `{url, ref, path}`: the bot fetches `ref` of `url` before each plan into its own copy under
      * `terraformDir` and runs tofu in `path` of it; the reviewed commit is the fetched one.
@@ -171,7 +279,12 @@ const ClusterSchema = z
      * (`replace_triggered_by`): a node replacement names the configuration apply with `-replace` beside
      * the VM, so the new VM gets its machine configuration. Default: the tie is required.
      */
-    replaceConfigApply: z.boolean().optional(),
+    replaceConfigApply: z
+      .boolean()
+      .optional()
+      .describe(
+        "`true` when the Terraform does not tie each node's machine-configuration apply to its VM (`replace_triggered_by`): `/talos replace` then names that apply with `-replace` beside the VM. Default: the tie is required, and a replace plan without it is refused.",
+      ),
   })
   .check((ctx) => {
     const all = [...(ctx.value.controlPlanes ?? []), ...(ctx.value.workers ?? [])];
@@ -259,7 +372,10 @@ export interface DeclaredNodes {
 const ClusterName = z.string().regex(/^[a-z][a-z0-9-]{0,39}$/, 'cluster names are lower-case letters, digits and dashes');
 
 export const InventorySchema = z.strictObject({
-  clusters: z.record(ClusterName, ClusterSchema).refine((c) => Object.keys(c).length > 0, { message: 'declare at least one cluster' }),
+  clusters: z
+    .record(ClusterName, ClusterSchema)
+    .refine((c) => Object.keys(c).length > 0, { message: 'declare at least one cluster' })
+    .describe('The clusters the bot manages, by the name commands use (`/talos health production`).'),
   talosSupport: TalosSupport.optional(),
 });
 

@@ -36,7 +36,7 @@ const ClockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time 
  */
 const zoneFields = {
   /** IANA zone of the schedule's times; default UTC. */
-  timeZone: TimeZone.optional(),
+  timeZone: TimeZone.optional().describe("IANA zone of the schedule's times, e.g. Europe/Berlin; default UTC."),
   /** The old spelling of `timeZone`, read for one more release. */
   timezone: TimeZone.optional().meta({ deprecated: true, description: 'Old spelling of timeZone; write timeZone.' }),
 };
@@ -63,10 +63,17 @@ function settleZone<T extends { timeZone?: string | undefined; timezone?: string
 const HealthGateSchedule = z
   .strictObject({
     /** When the gate runs, e.g. `*\/15 * * * *` (every quarter hour). */
-    cron: z.string().min(1),
+    cron: z
+      .string()
+      .min(1)
+      .describe(
+        'When the health gate runs on its own, e.g. `*/15 * * * *` (every quarter hour); a change of verdict is posted to the channel.',
+      ),
     ...zoneFields,
     /** Time of day (in `timeZone`) of a summary of the scheduled gates: verdict, last change, number of runs. Unset: no summary. */
-    dailySummary: ClockTime.optional(),
+    dailySummary: ClockTime.optional().describe(
+      'Time of day (HH:MM in timeZone) of a summary of the scheduled gates in the channel: verdict, last change, number of runs. Unset: no summary.',
+    ),
   })
   .check(oneZone)
   .transform(settleZone);
@@ -74,12 +81,16 @@ const HealthGateSchedule = z
 const SnapshotSchedule = z
   .strictObject({
     /** When a snapshot is taken, e.g. `0 * * * *` (hourly). */
-    cron: z.string().min(1),
+    cron: z.string().min(1).describe('When an etcd snapshot is taken into snapshotDir, e.g. `0 * * * *` (hourly).'),
     ...zoneFields,
     /** Keep the newest N snapshots. */
-    keepLast: z.number().int().min(1).optional(),
+    keepLast: z.number().int().min(1).optional().describe('Keep the newest N snapshots; older scheduled ones are deleted.'),
     /** Keep snapshots taken within the last N days. With `keepLast` too, a snapshot either rule keeps stays. */
-    keepDays: z.number().positive().optional(),
+    keepDays: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Keep snapshots taken within the last N days. With keepLast too, a snapshot either rule keeps stays.'),
   })
   .check(oneZone)
   .refine((s) => s.keepLast !== undefined || s.keepDays !== undefined, {
@@ -90,8 +101,8 @@ const SnapshotSchedule = z
 /** What runs on its own for a cluster: the health gate and etcd snapshots, each optional. */
 export const ClusterSchedules = z
   .strictObject({
-    healthGate: HealthGateSchedule.optional(),
-    snapshot: SnapshotSchedule.optional(),
+    healthGate: HealthGateSchedule.optional().describe('The health gate on a schedule.'),
+    snapshot: SnapshotSchedule.optional().describe('etcd snapshots on a schedule, with their retention.'),
   })
   .check((ctx) => {
     for (const name of ['healthGate', 'snapshot'] as const) {

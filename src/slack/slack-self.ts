@@ -9,7 +9,7 @@ export function createSlackSelf(client: WebClient): SlackSelf {
     async identity() {
       const answer = await client.auth.test();
       // The Web API client copies the `x-oauth-scopes` header into `response_metadata.scopes`.
-      return { userId: answer.user_id ?? '', scopes: answer.response_metadata?.scopes ?? [] };
+      return { userId: answer.user_id ?? '', name: answer.user ?? '', scopes: answer.response_metadata?.scopes ?? [] };
     },
     isMember: (channel, userId) => members.isMember(channel, userId),
   };

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 
 // Renders a kustomization the way Flux's kustomize-controller builds it: with
 // kustomize v5, either the standalone `kustomize build` or the one inside
@@ -61,36 +61,85 @@ export function findRenderer(): Renderer {
   return found;
 }
 
-/** Every object of the rendered kustomization in `dir`; a render error or a YAML problem throws. */
-export function render(dir: string): unknown[] {
+/** The rendered kustomization in `dir` as text; a render error throws. */
+export function renderText(dir: string): string {
   const renderer = findRenderer();
-  let text: string;
   try {
-    text = execFileSync(renderer.command, [...renderer.args, dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    return execFileSync(renderer.command, [...renderer.args, dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? String(error);
     throw new Error(`${renderer.name} ${dir} failed: ${stderr.trim()}`);
   }
+}
+
+/** Every object of the rendered kustomization in `dir`; a render error or a YAML problem throws. */
+export function render(dir: string): unknown[] {
+  return parseDocuments(renderText(dir), dir);
+}
+
+function parseDocuments(text: string, dir: string): unknown[] {
   const documents = Array.from(parseAllDocuments(text));
   const problems = documents.flatMap((doc) => [...doc.errors, ...doc.warnings]).map((p) => p.message);
   if (problems.length > 0) throw new Error(`${dir}: ${problems.join('\n')}`);
   return documents.map((doc) => doc.toJS() as unknown).filter((d) => d !== null && d !== undefined);
 }
 
+/** The fields of a Flux Kustomization (kustomize.toolkit.fluxcd.io/v1) that shape its build. */
+export interface FluxKustomizationSpec {
+  path: string;
+  components?: string[];
+  images?: { name: string; newName?: string; newTag?: string }[];
+  postBuild?: { substitute?: Record<string, string> };
+}
+
 /**
- * Renders the Flux example as kustomize-controller would: the fleet repository's
- * artifact with this project's manifests included at `vendor/talos-chatops`
- * (GitRepository `include`), the site overlay at `apps/talos-chatops` and an
- * inventory of the operator's beside it.
+ * Flux's post-build substitution of `${VAR}`, `${VAR:=default}` and `${VAR:-default}`
+ * (fluxcd/pkg `envsubst`, as kustomize-controller v1.4 calls it): a variable without a value
+ * becomes empty, and `$VAR` without braces is left alone.
  */
-export function renderFluxSite(manifests: string, inventory: string): unknown[] {
+export function substitute(text: string, variables: Record<string, string>): string {
+  return text.replace(/\$\{([_a-zA-Z][_a-zA-Z0-9]*)(?::[=-]([^}]*))?\}/g, (_, name: string, fallback?: string) => variables[name] ?? fallback ?? '');
+}
+
+/** The `${VAR}` names left in a render, for the variables a Flux Kustomization must set. */
+export function variablesIn(text: string): string[] {
+  return [...new Set([...text.matchAll(/\$\{([_a-zA-Z][_a-zA-Z0-9]*)/g)].map((m) => m[1]!))].sort();
+}
+
+/**
+ * Builds `spec.path` of the published artifact (the manifests) as kustomize-controller does:
+ * `spec.components` and `spec.images` added to the kustomization there, then rendered; the text
+ * before `postBuild.substitute` is applied.
+ */
+export function renderFluxText(manifests: string, spec: FluxKustomizationSpec): string {
   const artifact = mkdtempSync(join(tmpdir(), 'flux-artifact-'));
   try {
-    cpSync(manifests, join(artifact, 'vendor', 'talos-chatops'), { recursive: true });
-    cpSync(join(manifests, 'flux', 'site'), join(artifact, 'apps', 'talos-chatops'), { recursive: true });
-    cpSync(inventory, join(artifact, 'apps', 'talos-chatops', 'clusters.yaml'));
-    return render(join(artifact, 'apps', 'talos-chatops'));
+    cpSync(manifests, artifact, { recursive: true });
+    const file = join(artifact, spec.path, 'kustomization.yaml');
+    const kustomization = parse(readFileSync(file, 'utf8')) as { components?: string[]; images?: unknown[] };
+    kustomization.components = [...(kustomization.components ?? []), ...(spec.components ?? [])];
+    kustomization.images = [...(kustomization.images ?? []), ...(spec.images ?? [])];
+    writeFileSync(file, stringify(kustomization));
+    return renderText(join(artifact, spec.path));
   } finally {
     rmSync(artifact, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Renders the Flux example as Flux applies it: the site from the fleet repository
+ * (`apps/talos-chatops`, with the operator's inventory), then the bot's Kustomization
+ * over the published manifests with its variables substituted.
+ */
+export function renderFluxSite(manifests: string, inventory: string, spec: FluxKustomizationSpec): unknown[] {
+  const fleet = mkdtempSync(join(tmpdir(), 'flux-fleet-'));
+  try {
+    cpSync(join(manifests, 'flux', 'site'), join(fleet, 'apps', 'talos-chatops'), { recursive: true });
+    cpSync(inventory, join(fleet, 'apps', 'talos-chatops', 'clusters.yaml'));
+    const site = render(join(fleet, 'apps', 'talos-chatops'));
+    const app = parseDocuments(substitute(renderFluxText(manifests, spec), spec.postBuild?.substitute ?? {}), spec.path);
+    return [...site, ...app];
+  } finally {
+    rmSync(fleet, { recursive: true, force: true });
   }
 }

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/env.ts';
 import { parseInventory } from '../../src/config/inventory.ts';
-import { findRenderer, render, renderFluxSite } from './kustomize.ts';
+import { HELP_TEXT } from '../../handlers/parse-command.ts';
+import { findRenderer, render, renderFluxSite, renderFluxText, substitute, variablesIn, type FluxKustomizationSpec } from './kustomize.ts';
 
 // Static checks of the deployment artefacts. Every overlay is rendered with
 // kustomize, as Flux renders it, and each render is checked against the runtime
@@ -23,7 +24,7 @@ type Labels = Record<string, string>;
 interface K8sObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; labels?: Labels };
+  metadata?: { name?: string; namespace?: string; labels?: Labels; annotations?: Record<string, string> };
   spec?: unknown;
   data?: Record<string, string>;
   stringData?: Record<string, string>;
@@ -96,7 +97,7 @@ interface WorkloadSpec {
   strategy?: { type?: string; rollingUpdate?: { maxUnavailable?: number; maxSurge?: number } };
   selector: { matchLabels: Labels };
   template: { metadata: { labels: Labels }; spec: PodSpec };
-  volumeClaimTemplates?: { metadata: { name: string }; spec: { accessModes?: string[] } }[];
+  volumeClaimTemplates?: { metadata: { name: string; annotations?: Record<string, string> }; spec: { accessModes?: string[]; storageClassName?: string } }[];
 }
 
 interface PolicyPeer {
@@ -143,6 +144,9 @@ const secretTemplates = readDocuments('secret.example.yaml') as K8sObject[];
 const templateKeys = (name: string): Record<string, string> => secretTemplates.find((s) => s.metadata?.name === name)?.stringData ?? {};
 const INVENTORY_EXAMPLE = join(MANIFESTS, 'base', 'clusters.example.yaml');
 const inventory = parseInventory(readFileSync(INVENTORY_EXAMPLE, 'utf8'), 'manifests/base/clusters.example.yaml');
+const fluxObjects = readDocuments('flux/talos-chatops.yaml') as (K8sObject & { spec: FluxKustomizationSpec & Record<string, unknown> })[];
+/** The Flux Kustomization that deploys the bot from the published manifests. */
+const fluxApp = fluxObjects.find((o) => o.kind === 'Kustomization' && o.metadata?.name === 'talos-chatops')!;
 
 function matches(selector: Labels | undefined, labels: Labels): boolean {
   return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
@@ -233,7 +237,8 @@ const OVERLAYS = [
   { name: 'http-mode', mode: 'http', inClusterRedis: true, replicas: 1 },
   { name: 'external-redis', mode: 'socket', inClusterRedis: false, replicas: 1 },
   { name: 'two-replicas', mode: 'socket', inClusterRedis: true, replicas: 2 },
-  // The Flux example: the site overlay over socket-mode, built from the artifact Flux assembles.
+  // The Flux example: the fleet's site, then socket-mode from the published artifact with the
+  // Flux component and the example's variables substituted.
   { name: 'flux site', mode: 'socket', inClusterRedis: true, replicas: 1 },
 ] as const;
 type Overlay = (typeof OVERLAYS)[number];
@@ -242,7 +247,7 @@ const renders = new Map<string, Render>();
 function rendered(overlay: Overlay): Render {
   let result = renders.get(overlay.name);
   if (result === undefined) {
-    const objects = overlay.name === 'flux site' ? renderFluxSite(MANIFESTS, INVENTORY_EXAMPLE) : render(join(MANIFESTS, 'overlays', overlay.name));
+    const objects = overlay.name === 'flux site' ? renderFluxSite(MANIFESTS, INVENTORY_EXAMPLE, fluxApp.spec) : render(join(MANIFESTS, 'overlays', overlay.name));
     result = analyse(objects as K8sObject[]);
     renders.set(overlay.name, result);
   }
@@ -411,7 +416,8 @@ describe.each(OVERLAYS)('the $name render', (overlay) => {
     const mount = mountFor(botContainer, clustersFile)!;
     expect(mount.readOnly).toBe(true);
     const source = volumeFor(botPod, mount.name)?.configMap?.name ?? '';
-    expect(source).toMatch(/^talos-chatops-inventory-[a-z0-9]+$/);
+    // The Flux site's inventory has no hash suffix: the bot rereads it, never restarted for it.
+    expect(source).toMatch(overlay.name === 'flux site' ? /^talos-chatops-clusters$/ : /^talos-chatops-inventory-[a-z0-9]+$/);
     const text = configMap(source)?.[posix.relative(mount.mountPath, clustersFile)];
     expect(parseInventory(text ?? '', 'inventory').clusters.length).toBeGreaterThan(0);
     const paths = inventory.clusters.flatMap((c) => [c.terraformDir, c.snapshotDir]);
@@ -700,47 +706,86 @@ describe.each(OVERLAYS.filter((o) => o.inClusterRedis))('the in-cluster Redis of
 });
 
 describe('the Flux example', () => {
-  interface FluxObject extends K8sObject {
-    spec: {
-      url?: string;
-      ref?: { tag?: string; branch?: string };
-      include?: { repository: { name: string }; fromPath?: string; toPath?: string }[];
-      sourceRef?: { kind: string; name: string };
-      path?: string;
-      prune?: boolean;
-      wait?: boolean;
-    };
-  }
-  const flux = readDocuments('flux/talos-chatops.yaml') as FluxObject[];
-  const sources = flux.filter((o) => o.kind === 'GitRepository');
-  const syncs = flux.filter((o) => o.kind === 'Kustomization');
+  const sources = fluxObjects.filter((o) => o.kind === 'OCIRepository');
+  const syncs = fluxObjects.filter((o) => o.kind === 'Kustomization');
+  const site = syncs.find((o) => o.metadata?.name === 'talos-chatops-site')!;
+  const variables = Object.keys(fluxApp.spec.postBuild?.substitute ?? {}).sort();
+  const overlayPaths = OVERLAYS.filter((o) => o.name !== 'flux site').map((o) => `./overlays/${o.name}`);
 
   it('uses the GA Flux APIs', () => {
-    expect(sources.map((s) => s.apiVersion)).toEqual(['source.toolkit.fluxcd.io/v1', 'source.toolkit.fluxcd.io/v1']);
-    expect(syncs.map((s) => s.apiVersion)).toEqual(['kustomize.toolkit.fluxcd.io/v1']);
+    expect(sources.map((s) => s.apiVersion)).toEqual(['source.toolkit.fluxcd.io/v1']);
+    expect(syncs.map((s) => s.apiVersion)).toEqual(['kustomize.toolkit.fluxcd.io/v1', 'kustomize.toolkit.fluxcd.io/v1']);
   });
 
-  it('pins the project\'s manifests to a release and includes them where the site overlay looks for them', () => {
-    const release = sources.find((s) => s.spec.include === undefined)!;
-    expect(release.spec.ref?.tag).toMatch(/^v\d+\.\d+\.\d+$/);
-    const site = sources.find((s) => s.spec.include !== undefined)!;
-    expect(site.spec.include).toEqual([{ repository: { name: release.metadata!.name! }, fromPath: 'manifests', toPath: 'vendor/talos-chatops' }]);
-    const sync = syncs[0]!;
-    expect(sync.spec.sourceRef).toEqual({ kind: 'GitRepository', name: site.metadata!.name });
-    expect(sync.spec.path).toBe('./apps/talos-chatops');
-    expect(sync.spec).toMatchObject({ prune: true, wait: true });
-    // The site overlay's path to the included overlays, seen from apps/talos-chatops.
-    const siteOverlay = readOne<{ resources: string[] }>('flux/site/kustomization.yaml');
-    const base = siteOverlay.resources.map((r) => posix.normalize(posix.join('apps/talos-chatops', r)));
-    expect(base.every((r) => r.startsWith('vendor/talos-chatops/overlays/') && existsSync(join(MANIFESTS, r.slice('vendor/talos-chatops/'.length))))).toBe(true);
+  it('deploys the bot from the published OCI artifact of a release, after the site that holds the namespace and the inventory', () => {
+    const release = sources[0]!;
+    expect((release.spec as { url?: string }).url).toMatch(/^oci:\/\//);
+    expect((release.spec as { ref?: { tag?: string } }).ref?.tag).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(fluxApp.spec).toMatchObject({ sourceRef: { kind: 'OCIRepository', name: release.metadata!.name }, prune: true, wait: true });
+    expect(fluxApp.spec.dependsOn).toEqual([{ name: 'talos-chatops-site' }]);
+    expect(overlayPaths).toContain(fluxApp.spec.path);
+    expect(site.spec.path).toBe('./apps/talos-chatops');
+    // The release script publishes manifests/ and says which tag to set here.
+    const script = readFileSync(join(ROOT, 'scripts', 'publish-manifests.sh'), 'utf8');
+    expect(script).toContain('flux push artifact');
+    expect(script).toContain('--path=manifests');
   });
 
-  it('replaces the example inventory with the operator\'s', () => {
+  it('leaves exactly the example\'s postBuild.substitute variables in every overlay it can deploy: the CIDRs and the storage class', () => {
+    expect(variables).toEqual(['PRODUCTION_NODE_CIDR', 'PROXMOX_API_CIDR', 'STAGING_NODE_CIDR', 'STORAGE_CLASS']);
+    for (const path of overlayPaths) expect(variablesIn(renderFluxText(MANIFESTS, { ...fluxApp.spec, path })), path).toEqual(variables);
+  });
+
+  it('puts the substituted networks into the policies and the storage class on every claim, Redis\'s included', () => {
+    const values = { STAGING_NODE_CIDR: '192.168.50.0/24', PRODUCTION_NODE_CIDR: '192.168.60.0/24', PROXMOX_API_CIDR: '192.168.10.0/28', STORAGE_CLASS: 'nas-nfs' };
+    const r = analyse(parseAllDocuments(substitute(renderFluxText(MANIFESTS, fluxApp.spec), values)).map((d) => d.toJS() as K8sObject));
+    const cidrsFor = (port: string) =>
+      r.policies.flatMap((p) => (p.spec.egress ?? []).filter((rule) => portsOf(rule).includes(port))).flatMap((rule) => (rule.to ?? []).map((peer) => peer.ipBlock?.cidr));
+    expect(cidrsFor('TCP/50000')).toEqual(['192.168.50.0/24', '192.168.60.0/24']);
+    expect(cidrsFor('TCP/6443')).toEqual(['192.168.50.0/24', '192.168.60.0/24']);
+    expect(cidrsFor('TCP/8006')).toEqual(['192.168.10.0/28']);
+    const claims = r.ofKind('PersistentVolumeClaim').map((c) => (c.spec as { storageClassName?: string }).storageClassName);
+    expect(claims).toEqual(['nas-nfs', 'nas-nfs', 'nas-nfs']);
+    expect(r.redis!.volumeClaimTemplates!.map((t) => (t.spec as { storageClassName?: string }).storageClassName)).toEqual(['nas-nfs']);
+    // The claim template keeps the size and access of the component it restates.
+    const plain = analyse(render(join(MANIFESTS, 'overlays', 'socket-mode')) as K8sObject[]);
+    const { storageClassName: _, ...rest } = r.redis!.volumeClaimTemplates![0]!.spec as { storageClassName?: string };
+    expect(rest).toEqual(plain.redis!.volumeClaimTemplates![0]!.spec);
+  });
+
+  it('takes the inventory from the site\'s ConfigMap and leaves the namespace to the site, which holds the base\'s copy', () => {
     const r = rendered(OVERLAYS.find((o) => o.name === 'flux site')!);
-    const inventories = r.ofKind('ConfigMap').filter((c) => c.metadata!.name!.startsWith('talos-chatops-inventory'));
-    expect(inventories).toHaveLength(1);
+    const inventories = r.ofKind('ConfigMap').filter((c) => c.metadata!.name!.startsWith('talos-chatops-inventory') || c.metadata!.name === 'talos-chatops-clusters');
+    expect(inventories.map((c) => c.metadata!.name)).toEqual(['talos-chatops-clusters']);
     expect(r.botContainer.image).toBe('registry.example.org/platform/talos-chatops:0.1.0');
     expect(r.ofKind('PersistentVolumeClaim').map((c) => (c.spec as { storageClassName?: string }).storageClassName)).toEqual(['nfs', 'nfs', 'nfs']);
+    const app = parseAllDocuments(renderFluxText(MANIFESTS, fluxApp.spec)).map((d) => d.toJS() as K8sObject);
+    expect(app.filter((o) => o.kind === 'Namespace')).toEqual([]);
+    expect(readOne('flux/site/namespace.yaml')).toEqual(readOne('base/namespace.yaml'));
+  });
+});
+
+describe('kept through a Flux prune and patched by name', () => {
+  it.each(OVERLAYS)('$name: the namespace and every data claim, Redis\'s included, carry kustomize.toolkit.fluxcd.io/prune: disabled', (overlay) => {
+    const r = rendered(overlay);
+    const annotated = (o: { metadata?: { annotations?: Record<string, string> } }) => o.metadata?.annotations?.['kustomize.toolkit.fluxcd.io/prune'];
+    const kept = [...r.ofKind('Namespace'), ...r.ofKind('PersistentVolumeClaim'), ...(r.redis?.volumeClaimTemplates ?? [])];
+    expect(kept.length).toBe(overlay.inClusterRedis ? 5 : 4);
+    expect(kept.map((o) => annotated(o as { metadata?: { annotations?: Record<string, string> } }))).toEqual(kept.map(() => 'disabled'));
+  });
+
+  it('patches no NetworkPolicy by list index, in the manifests, the Flux objects or the deploy guide', () => {
+    interface Patch { target?: { kind?: string }; patch?: string }
+    const kustomizations = yamlFiles().filter((f) => posix.basename(f) === 'kustomization.yaml').map((f) => ({ f, k: readOne<{ patches?: Patch[] }>(f) }));
+    const patches = [
+      ...kustomizations.flatMap(({ f, k }) => (k.patches ?? []).map((p) => ({ where: f, ...p }))),
+      ...fluxObjects.flatMap((o) => ((o.spec as { patches?: Patch[] }).patches ?? []).map((p) => ({ where: 'flux/talos-chatops.yaml', ...p }))),
+    ];
+    expect(patches.length).toBeGreaterThan(5);
+    const indexed = patches.filter((p) => (p.target?.kind ?? 'NetworkPolicy') === 'NetworkPolicy' && /^\s*-?\s*path:\s*\S*\/\d+(\/|\s|$)/m.test(p.patch ?? ''));
+    expect(indexed.map((p) => p.where)).toEqual([]);
+    const guide = readFileSync(join(ROOT, 'docs', 'deploy.md'), 'utf8');
+    expect(guide.match(/path: \/spec\/(egress|ingress)\/\d+/g)).toBeNull();
   });
 });
 
@@ -781,6 +826,15 @@ describe('the Slack app manifest', () => {
     expect(talos.command).toBe('/talos');
     expect(talos.description?.length).toBeGreaterThan(0);
     expect(talos.usage_hint).toMatch(/\bhealth\b/);
+  });
+
+  it("gives /talos a usage hint naming every subcommand of /talos help, so the hint Slack shows while typing is complete", () => {
+    const hint = app.features!.slash_commands![0]!.usage_hint ?? '';
+    const words = [...HELP_TEXT.matchAll(/`\/talos ([a-z-]+(?: (?:talos|k8s|etcd-restore))?)/g)].map((m) => m[1]!);
+    expect(words.length).toBeGreaterThan(14);
+    const said = (phrase: string) => phrase.split(' ').every((word) => new RegExp(`(^|[ |])${word}([ |]|$)`).test(hint));
+    expect(words.filter((w) => !said(w))).toEqual([]);
+    expect(hint.length).toBeLessThanOrEqual(1000);
   });
 
   it('runs in Socket Mode with interactivity for the buttons and app_home_opened as its only event, without request URLs', () => {

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { runDoctor, type DoctorDeps } from '../../../jobs/doctor/doctor.ts';
 import { postDoctorAtStart } from '../../../src/bootstrap/doctor.ts';
 import type { DoctorFinding } from '../../../src/chat/doctor-report.ts';
@@ -173,7 +175,9 @@ describe('runDoctor', () => {
     // Assert: what is wrong, each with a fix.
     const membership = find(findings, 'Channel membership', 'staging');
     expect(membership.status).toBe('fail');
-    expect(membership.fix).toContain('/invite');
+    // The bot's name as Slack answers auth.test: the app manifest's bot user.
+    const manifest = parseYaml(readFileSync(new URL('../../../manifests/slack-app.yaml', import.meta.url), 'utf8')) as { features: { bot_user: { display_name: string } } };
+    expect(membership.fix).toContain(`/invite @${manifest.features.bot_user.display_name}\``);
     const outputs = find(findings, 'Terraform outputs', 'staging');
     expect(outputs.status).toBe('fail');
     expect(outputs.found).toContain('"talos_kubeconfig" (kubeconfig)');

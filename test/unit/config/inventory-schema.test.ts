@@ -42,6 +42,44 @@ describe('docs/inventory.schema.json', () => {
     expect(schema.required).toEqual(['clusters']);
   });
 
+  it('describes every field with its effect, so an editor shows what a key does', () => {
+    // Arrange
+    interface Node {
+      description?: string;
+      properties?: Record<string, Node>;
+      items?: Node;
+      additionalProperties?: Node | boolean;
+      anyOf?: Node[];
+    }
+    const schema = JSON.parse(renderInventorySchema()) as Node;
+    const undescribed: string[] = [];
+    const descriptions = new Map<string, string>();
+    const walk = (node: Node | boolean | undefined, path: string): void => {
+      if (node === undefined || typeof node === 'boolean') return;
+      for (const [key, child] of Object.entries(node.properties ?? {})) {
+        if (child.description === undefined) undescribed.push(`${path}${key}`);
+        else descriptions.set(`${path}${key}`, child.description);
+        walk(child, `${path}${key}.`);
+      }
+      walk(node.items, path);
+      walk(node.additionalProperties, path);
+      for (const option of node.anyOf ?? []) walk(option, path);
+    };
+
+    // Act
+    walk(schema, '');
+
+    // Assert
+    expect(undescribed).toEqual([]);
+    expect(descriptions.size).toBeGreaterThan(40);
+    expect(descriptions.get('clusters.hostLabel')).toContain('label naming the physical (Proxmox) host');
+    expect(descriptions.get('clusters.hostLabel')).toContain('fails the gate');
+    expect(descriptions.get('clusters.nodeNames')).toContain('commands take that name');
+    expect(descriptions.get('clusters.snapshotDir')).toContain('creates it (mode 0700)');
+    expect(descriptions.get('clusters.channel')).toContain('#maint-production');
+    expect(descriptions.get('clusters.operators')).toContain('@handles');
+  });
+
   it('marks the old spelling of a schedule zone deprecated and offers timeZone beside it', () => {
     const snapshot = knownKeysAt(JSON.parse(renderInventorySchema()) as SchemaNode, ['clusters', 'x', 'schedules', 'snapshot']);
     expect(snapshot).toEqual(expect.arrayContaining(['timeZone', 'timezone', 'cron']));

@@ -339,22 +339,35 @@ describe('parseInventory: refusals, one readable line each', () => {
     expect(problems).toEqual(['clusters.staging.installerPlatform: must be an Image Factory platform such as nocloud or metal']);
   });
 
-  it('refuses a channel name where a channel id belongs', () => {
+  it('refuses a channel that is neither an id nor a #name', () => {
     // Act
-    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { channel: '"#maintenance"' })));
-
-    // Assert
-    expect(problems).toEqual(['clusters.staging.channel: must be a Slack channel id such as C0MAINTPRD']);
-  });
-
-  it('refuses user names where user or group ids belong, naming the entry', () => {
-    // Act
-    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { operators: '[U0ALICE, "@bob"]', approvers: '[carol]' })));
+    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { channel: 'maintenance' })));
 
     // Assert
     expect(problems).toEqual([
-      'clusters.staging.operators.1: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
-      'clusters.staging.approvers.0: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
+      'clusters.staging.channel: must be a Slack channel id such as C0MAINTPRD, or a channel name such as #maint-production',
+    ]);
+  });
+
+  it('takes a #channel and @handles as written, for the bot to resolve through Slack at start', () => {
+    // Act
+    const inventory = parseInventory(
+      inventoryYaml(clusterYaml('staging', { channel: '"#maint-staging"', operators: '[U0ALICE, "@bob"]', approvers: '["@sre-approvers"]' })),
+      'clusters.yaml',
+    );
+
+    // Assert
+    expect(inventory.clusters[0]).toMatchObject({ channel: '#maint-staging', operators: ['U0ALICE', '@bob'], approvers: ['@sre-approvers'] });
+  });
+
+  it('refuses bare user names where user or group ids belong, naming the entry', () => {
+    // Act
+    const problems = problemsOf(inventoryYaml(clusterYaml('staging', { operators: '[U0ALICE, "bob"]', approvers: '[carol]' })));
+
+    // Assert
+    expect(problems).toEqual([
+      'clusters.staging.operators.1: must be a Slack user id (U…, or W… on Enterprise Grid), a user-group id (S…), or a handle such as @alice or @sre-approvers',
+      'clusters.staging.approvers.0: must be a Slack user id (U…, or W… on Enterprise Grid), a user-group id (S…), or a handle such as @alice or @sre-approvers',
     ]);
   });
 
@@ -364,8 +377,8 @@ describe('parseInventory: refusals, one readable line each', () => {
 
     // Assert
     expect(problems).toEqual([
-      'clusters.staging.operators.0: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
-      'clusters.staging.approvers.0: must be a Slack user id (U…, or W… on Enterprise Grid) or user-group id (S…)',
+      'clusters.staging.operators.0: must be a Slack user id (U…, or W… on Enterprise Grid), a user-group id (S…), or a handle such as @alice or @sre-approvers',
+      'clusters.staging.approvers.0: must be a Slack user id (U…, or W… on Enterprise Grid), a user-group id (S…), or a handle such as @alice or @sre-approvers',
     ]);
   });
 
