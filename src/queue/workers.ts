@@ -5,6 +5,7 @@ import type { Logger } from '../log/logger.ts';
 import { scrubError } from '../log/secret-scrubber.ts';
 import { ActiveJobs } from './close-workers.ts';
 import { parseJobData } from './job-data.ts';
+import { retryDecision } from './retry-decision.ts';
 import { OPS_JOB_DATA, OPS_QUEUE, READ_JOB_DATA, READ_QUEUE, type OpsJobName, type ReadJobName } from './job-schemas.ts';
 
 export type JobProcessor = (job: Job, signal?: AbortSignal) => Promise<unknown>;
@@ -55,7 +56,8 @@ function dispatch<N extends string>(
       parseJobData(schemas[name], job);
       return await run(job, signal);
     } catch (error) {
-      throw scrubError(error, scrub);
+      // Scrubbed before BullMQ stores it; a coded error the table calls final skips the attempts left.
+      throw retryDecision(scrubError(error, scrub));
     }
   };
 }
