@@ -17,8 +17,7 @@ import { sanitizeErrorText } from '../src/exec/sanitize-error-text.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { GateSignOffStore } from '../src/ops/gate-signoffs.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
-import { parseJobData } from '../src/queue/job-data.ts';
-import { GatesJobData } from '../src/queue/job-schemas.ts';
+import type { GatesJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
 import { withDeadline } from '../src/time/deadline.ts';
 import { pointRequesterToReport, reportTarget } from './report-pointer.ts';
@@ -205,8 +204,8 @@ async function observeCluster(
 
 /** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */
 export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
-  return async (job: Job, signal?: AbortSignal): Promise<{ ready: boolean }> => {
-    const { cluster, log, data } = reportTarget(deps, job.id, parseJobData(GatesJobData, job));
+  return async (job: Job<GatesJobData>, signal?: AbortSignal): Promise<{ ready: boolean }> => {
+    const { cluster, log, data } = reportTarget(deps, job.id, job.data);
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {

@@ -166,4 +166,25 @@ describe('job data checked by the workers, on a real Redis', () => {
       await queue.close();
     }
   });
+
+  it('hands the processor the data as its schema parsed it, not as Redis held it', async () => {
+    // Arrange: the retention sweep's schema keeps no field; a scheduler of another version left one
+    const seen: unknown[] = [];
+    const { workers } = workersRunning((job) => Promise.resolve(seen.push(job.data)));
+    const queue = new Queue(OPS_QUEUE, { connection: redis.client() });
+    try {
+      const done = new Promise<void>((resolve) => workers.ops.on('completed', (job) => job.id === 'sweep-1' && resolve()));
+
+      // Act
+      await queue.add('retention-sweep', { leftover: 'from another version' }, { jobId: 'sweep-1' });
+      await done;
+
+      // Assert
+      expect(seen).toEqual([{}]);
+    } finally {
+      await workers.read.close(true);
+      await workers.ops.close(true);
+      await queue.close();
+    }
+  });
 });
