@@ -1,5 +1,7 @@
 import { ConfigError } from '../src/config/config-error.ts';
 import type { Logger } from '../src/log/logger.ts';
+import { systemClock, type Clock } from '../src/time/clock.ts';
+import { withDeadline } from '../src/time/deadline.ts';
 
 /**
  * Keeps the Socket Mode connection up for as long as the process runs.
@@ -44,6 +46,8 @@ export interface SocketSupervisorOptions {
   onConnectedChange?: (connected: boolean) => void;
   /** In [0, 1); spreads the waits of several replicas. Default Math.random. */
   random?: () => number;
+  /** The clock the attempts' bound runs on; default the system's. */
+  clock?: Pick<Clock, 'sleep'>;
 }
 
 /** Slack's answers to `apps.connections.open` that no retry fixes: the app token is wrong or its workspace is gone. */
@@ -81,7 +85,15 @@ export class SocketSupervisor {
   #wake: PromiseWithResolvers<void> | undefined;
 
   constructor(options: SocketSupervisorOptions) {
-    this.#o = { minDelayMs: 1000, maxDelayMs: 30_000, attemptTimeoutMs: 30_000, stableMs: 10_000, random: Math.random, ...options };
+    this.#o = {
+      minDelayMs: 1000,
+      maxDelayMs: 30_000,
+      attemptTimeoutMs: 30_000,
+      stableMs: 10_000,
+      random: Math.random,
+      clock: systemClock,
+      ...options,
+    };
     const { client } = options;
     client.on('connected', () => this.#setConnected(true));
     for (const state of ['disconnecting', 'reconnecting']) client.on(state, () => this.#setConnected(false));
@@ -185,20 +197,11 @@ export class SocketSupervisor {
 
   /** One attempt, bounded: a handshake that never completes is ended, so the loop goes on. */
   async #attempt(attempt: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new Error('no hello within the attempt timeout'));
-        void this.#o.client.disconnect().catch(() => undefined);
-      }, this.#o.attemptTimeoutMs);
-    });
-    const started = this.#o.connect(attempt);
-    // The attempt may still settle after the timeout won; nobody waits on it then.
-    started.catch(() => undefined);
-    try {
-      await Promise.race([started, timedOut]);
-    } finally {
-      clearTimeout(timer);
+    // The attempt may still settle after its deadline; nobody waits on it then.
+    const outcome = await withDeadline(this.#o.clock, this.#o.attemptTimeoutMs, () => this.#o.connect(attempt));
+    if (!outcome.ok) {
+      void this.#o.client.disconnect().catch(() => undefined);
+      throw new Error('no hello within the attempt timeout');
     }
   }
 

@@ -10,8 +10,7 @@ import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
 import { declaredInState } from '../src/tofu/declared-versions.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { SCHEDULED_GATE, type RunningGate, type RunningGates } from '../src/ops/running-gate.ts';
-import { parseJobData } from '../src/queue/job-data.ts';
-import { HealthJobData } from '../src/queue/job-schemas.ts';
+import type { HealthJobData } from '../src/queue/job-schemas.ts';
 import { pollUntil, type Clock } from '../src/time/clock.ts';
 import { pointRequesterToReport, reportTarget } from './report-pointer.ts';
 
@@ -58,8 +57,8 @@ const JOIN_WAIT_MS = 3000;
  */
 export function createHealthGateJob(deps: HealthGateJobDeps) {
   const runGate = gateJob(deps);
-  return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean } | { joined: string }> => {
-    const data = parseJobData(HealthJobData, job);
+  return async (job: Job<HealthJobData>, signal?: AbortSignal): Promise<{ passed: boolean } | { joined: string }> => {
+    const data = job.data;
     const gate = { job: String(job.id), requestedBy: data.requestedBy };
     let claim = await deps.runningGates.claim(data.cluster, gate);
     // A scheduled gate reports only a changed verdict, so joining it would leave the requester without a report:
@@ -120,8 +119,8 @@ async function joinRunningGate(deps: HealthGateJobDeps, data: HealthJobData, run
 
 /** One gate: post a root message, run the gate, edit in the verdict, thread the passing checks in one reply and each other check in its own, attach the evidence. */
 function gateJob(deps: HealthGateJobDeps) {
-  return async (job: Job, signal?: AbortSignal): Promise<{ passed: boolean }> => {
-    const { cluster, log, data } = reportTarget(deps, job.id, parseJobData(HealthJobData, job));
+  return async (job: Job<HealthJobData>, signal?: AbortSignal): Promise<{ passed: boolean }> => {
+    const { cluster, log, data } = reportTarget(deps, job.id, job.data);
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {

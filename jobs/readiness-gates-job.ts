@@ -17,9 +17,9 @@ import { sanitizeErrorText } from '../src/exec/sanitize-error-text.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { GateSignOffStore } from '../src/ops/gate-signoffs.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
-import { parseJobData } from '../src/queue/job-data.ts';
-import { GatesJobData } from '../src/queue/job-schemas.ts';
+import type { GatesJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
+import { withDeadline } from '../src/time/deadline.ts';
 import { pointRequesterToReport, reportTarget } from './report-pointer.ts';
 import { stagingShapeFor } from './staging-shape-read.ts';
 import {
@@ -46,7 +46,7 @@ export interface ReadinessGatesJobDeps {
   logger: Logger;
   /** Upper bound of each probe, in ms; a probe that runs longer is a failed gate. */
   probeTimeoutMs: number;
-  clock: Pick<Clock, 'now'>;
+  clock: Pick<Clock, 'now' | 'sleep'>;
   /** The approvers' sign-offs of the by-hand gates; each report is kept as the one its [Sign off] buttons sign. */
   signOffs: Pick<GateSignOffStore, 'list' | 'saveReport'>;
   /** How long a sign-off counts, in ms. */
@@ -58,25 +58,18 @@ const STAGING_RECORDS = 200;
 
 /** Runs one probe under its own deadline; an error or a timeout becomes the reason shown on the gates that needed it. */
 async function observe<T>(
+  clock: Pick<Clock, 'sleep'>,
   timeoutMs: number,
   signal: AbortSignal | undefined,
   probe: (signal: AbortSignal) => Promise<T>,
 ): Promise<Observed<T>> {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const bound = signal ? AbortSignal.any([signal, timeout]) : timeout;
-  // Not every probe takes a signal (a file read, the operation store), so the deadline also races it.
-  const deadline = new Promise<never>((_resolve, reject) => {
-    bound.addEventListener('abort', () => reject(bound.reason instanceof Error ? bound.reason : new Error('cancelled')), { once: true });
-  });
-  deadline.catch(() => undefined);
   try {
-    return { ok: true, value: await Promise.race([probe(bound), deadline]) };
+    // Not every probe takes a signal (a file read, the operation store): the deadline ends the wait on it all the same.
+    const outcome = await withDeadline(clock, timeoutMs, probe, signal ? { signal } : {});
+    return outcome.ok ? { ok: true, value: outcome.value } : { ok: false, error: `timed out after ${Math.round(timeoutMs / 1000)}s` };
   } catch (error) {
-    const timedOut = timeout.aborted && !(signal?.aborted ?? false);
-    const reason = timedOut
-      ? `timed out after ${Math.round(timeoutMs / 1000)}s`
-      : (sanitizeErrorText(errorText(error)).split('\n')[0] ?? 'failed');
-    return { ok: false, error: reason };
+    const reason = error instanceof Error ? error : new Error('cancelled');
+    return { ok: false, error: sanitizeErrorText(errorText(reason)).split('\n')[0] ?? 'failed' };
   }
 }
 
@@ -129,7 +122,9 @@ async function readUserVolumes(
 async function stagingRecords(deps: ReadinessGatesJobDeps): Promise<StagingRecords | undefined> {
   const staging = deps.inventory.clusters.find((c) => c.environment === 'staging');
   if (staging === undefined) return undefined;
-  const operations = await observe(deps.probeTimeoutMs, undefined, () => deps.store.listForCluster(staging.name, STAGING_RECORDS));
+  const operations = await observe(deps.clock, deps.probeTimeoutMs, undefined, () =>
+    deps.store.listForCluster(staging.name, STAGING_RECORDS),
+  );
   return { cluster: staging.name, controlPlanes: declaredNodes(staging).controlPlanes?.length, operations };
 }
 
@@ -140,7 +135,8 @@ async function observeCluster(
   deps: ReadinessGatesJobDeps,
   signal: AbortSignal | undefined,
 ): Promise<ReadinessObservations> {
-  const within = <T>(probe: (s: AbortSignal) => Promise<T>): Promise<Observed<T>> => observe(deps.probeTimeoutMs, signal, probe);
+  const within = <T>(probe: (s: AbortSignal) => Promise<T>): Promise<Observed<T>> =>
+    observe(deps.clock, deps.probeTimeoutMs, signal, probe);
   const [
     nodes,
     talosEndpoints,
@@ -208,8 +204,8 @@ async function observeCluster(
 
 /** `/talos gates`: post a root message, check every production gate, edit in the verdict, thread one reply per gate. */
 export function createReadinessGatesJob(deps: ReadinessGatesJobDeps) {
-  return async (job: Job, signal?: AbortSignal): Promise<{ ready: boolean }> => {
-    const { cluster, log, data } = reportTarget(deps, job.id, parseJobData(GatesJobData, job));
+  return async (job: Job<GatesJobData>, signal?: AbortSignal): Promise<{ ready: boolean }> => {
+    const { cluster, log, data } = reportTarget(deps, job.id, job.data);
 
     let rootTs = data.rootTs;
     if (rootTs === undefined) {

@@ -3,8 +3,7 @@ import type { ChatPort } from '../src/port/chat-port.ts';
 import { formatTime, section } from '../src/chat/blocks.ts';
 import { commitText, maintenanceRecordMarkdown, terraformFollowUpText } from '../src/chat/maintenance-record.ts';
 import type { OperationStore } from '../src/ops/operation-store.ts';
-import { parseJobData } from '../src/queue/job-data.ts';
-import { RecordJobData } from '../src/queue/job-schemas.ts';
+import type { RecordJobData } from '../src/queue/job-schemas.ts';
 
 export interface RecordJobDeps {
   store: Pick<OperationStore, 'get'>;
@@ -13,8 +12,8 @@ export interface RecordJobDeps {
 
 /** `/talos record <op>`: the maintenance record, summarised in the operation's thread with the full record attached as Markdown. */
 export function createRecordJob(deps: RecordJobDeps) {
-  return async (job: Job): Promise<void> => {
-    const { opId, requestedBy } = parseJobData(RecordJobData, job);
+  return async (job: Job<RecordJobData>): Promise<void> => {
+    const { opId, requestedBy } = job.data;
     const op = await deps.store.get(opId);
     if (!op) return;
     const followUp = terraformFollowUpText(op);

@@ -14,8 +14,7 @@ import type { Logger } from '../src/log/logger.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
 import { SCHEDULED_GATE, type RunningGates } from '../src/ops/running-gate.ts';
 import type { ScheduledGateState } from '../src/ops/scheduled-gate-state.ts';
-import { parseJobData } from '../src/queue/job-data.ts';
-import { ScheduledJobData } from '../src/queue/job-schemas.ts';
+import type { ScheduledJobData } from '../src/queue/job-schemas.ts';
 import type { Clock } from '../src/time/clock.ts';
 import { driftChange, errorVerdict, verdictChange, verdictOf, type GateVerdict } from '../src/rules/gate-verdict-change.ts';
 
@@ -49,8 +48,8 @@ export type ScheduledGateResult =
  * and the first tick after the lock is free compares with the verdict from before the operation.
  */
 export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
-  return async (job: Job, signal?: AbortSignal): Promise<ScheduledGateResult> => {
-    const { cluster: name } = parseJobData(ScheduledJobData, job);
+  return async (job: Job<ScheduledJobData>, signal?: AbortSignal): Promise<ScheduledGateResult> => {
+    const { cluster: name } = job.data;
     const log = deps.logger.child({ op: job.id, cluster: name });
     const cluster = deps.inventory.clusters.find((c) => c.name === name);
     // A schedule of a cluster that left the inventory is removed at the next start; until then it does nothing.
@@ -120,8 +119,8 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
 
 /** The daily summary of a cluster's scheduled gates: the verdict, when it last changed, and the runs since the last summary. */
 export function createGateSummaryJob(deps: Pick<ScheduledGateJobDeps, 'inventory' | 'chat' | 'logger' | 'state'>) {
-  return async (job: Job): Promise<void> => {
-    const { cluster: name } = parseJobData(ScheduledJobData, job);
+  return async (job: Job<ScheduledJobData>): Promise<void> => {
+    const { cluster: name } = job.data;
     const cluster = deps.inventory.clusters.find((c) => c.name === name);
     if (cluster?.schedules?.healthGate?.dailySummary === undefined) return;
     const last = await deps.state.last(name);

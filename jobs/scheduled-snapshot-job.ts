@@ -7,8 +7,7 @@ import type { ClusterConfig } from '../src/config/inventory.ts';
 import { takeEtcdSnapshot } from '../src/ops/etcd-snapshot.ts';
 import { refuseSnapshotOnCluster } from '../src/ops/snapshot-placement.ts';
 import { pruneSnapshots } from '../src/ops/snapshot-pruning.ts';
-import { parseJobData } from '../src/queue/job-data.ts';
-import { ScheduledJobData } from '../src/queue/job-schemas.ts';
+import type { ScheduledJobData } from '../src/queue/job-schemas.ts';
 import { probeSignals, snapshotHost, type OpsJobDeps } from './engine/job-context.ts';
 
 export interface ScheduledSnapshotJobDeps extends Pick<
@@ -46,8 +45,8 @@ async function dayThread(deps: ScheduledSnapshotJobDeps, cluster: ClusterConfig,
  * failure is also shown in the channel. One scheduled snapshot per cluster at a time.
  */
 export function createScheduledSnapshotJob(deps: ScheduledSnapshotJobDeps) {
-  return async (job: Job, signal?: AbortSignal): Promise<ScheduledSnapshotResult> => {
-    const { cluster: name } = parseJobData(ScheduledJobData, job);
+  return async (job: Job<ScheduledJobData>, signal?: AbortSignal): Promise<ScheduledSnapshotResult> => {
+    const { cluster: name } = job.data;
     const log = deps.logger.child({ op: job.id, cluster: name });
     const cluster = deps.inventory.clusters.find((c) => c.name === name);
     const schedule = cluster?.schedules?.snapshot;

@@ -20,7 +20,7 @@ export const ERROR_CODES = {
   'exec-not-found': { retryable: false },
   'exec-invalid-argument': { retryable: false },
   'exec-output-too-large': { retryable: false },
-  TALOSCTL_OUTPUT_UNPARSEABLE: { retryable: false },
+  'talosctl-output-unparseable': { retryable: false },
   'invalid-installer-image': { retryable: false },
   'unsafe-argument': { retryable: false },
   'snapshot-no-healthy-member': { retryable: true },

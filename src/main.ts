@@ -59,7 +59,7 @@ export async function startBot(env: Record<string, string | undefined>, override
     core,
     metrics,
     doctor,
-    routes: opsRoutes(probes, () => metrics.registry.metrics()),
+    routes: opsRoutes(probes, () => metrics.registry.metrics(), { clock: infra.clock }),
   });
   probes.push(
     { name: 'redis', check: async () => redis.status === 'ready' && (await redis.ping()) === 'PONG' },

@@ -1,5 +1,4 @@
 import type { SlashCommand } from '@slack/bolt';
-import type { Queue } from 'bullmq';
 import type { Block, ChatPort } from '../../src/port/chat-port.ts';
 import { resolveCluster, type ClusterConfig, type Inventory } from '../../src/config/inventory.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -8,7 +7,7 @@ import type { DeliveryDedupe } from '../../src/ops/delivery-dedupe.ts';
 import { newOperation as createOperation, type Operation } from '../../src/ops/operation.ts';
 import type { OperationKind } from '../../jobs/playbooks/index.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
-import { HealthJobData } from '../../src/queue/job-schemas.ts';
+import { HealthJobData, type ReadQueue } from '../../src/queue/job-schemas.ts';
 import { operationRefById } from '../../src/chat/operation-link.ts';
 import type { Lifecycle } from '../../jobs/engine/lifecycle/lifecycle.ts';
 import type { Authorizer } from '../authorize.ts';
@@ -20,7 +19,7 @@ import type { ObservedEstates } from '../../src/ops/observed-estate.ts';
 
 export interface CommandDeps {
   inventory: Inventory;
-  readQueue: Queue;
+  readQueue: ReadQueue;
   store: OperationStore;
   lock: ClusterLock;
   dedupe: DeliveryDedupe;

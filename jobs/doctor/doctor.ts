@@ -9,6 +9,8 @@ import type { SlackSelf } from '../../src/port/slack-self.ts';
 import type { TalosctlBinaries } from '../../src/talos/talosctl-binary.ts';
 import type { TalosctlDownloader } from '../../src/talos/talosctl-download.ts';
 import { errorText } from '../../src/chat/error-text.ts';
+import { systemClock, type Clock } from '../../src/time/clock.ts';
+import { withDeadline } from '../../src/time/deadline.ts';
 import { membershipChecks, scopesCheck } from './slack-checks.ts';
 import { declaredVersionsCheck, outputsCheck, talosctlCheck } from './cluster-checks.ts';
 import { redisCheck, snapshotDirCheck } from './host-checks.ts';
@@ -31,6 +33,8 @@ export interface DoctorDeps {
   now: () => Date;
   /** The bound of each check, in ms: a check that takes longer is reported as such, and the others still report. */
   checkTimeoutMs: number;
+  /** The clock the checks' bound runs on; default the system's. */
+  clock?: Pick<Clock, 'sleep'>;
   /** Where the bot itself runs (the downward API): a cluster it runs on cannot have its snapshots off-cluster. */
   placement: BotPlacement;
 }
@@ -40,36 +44,29 @@ type Check = { check: string; cluster?: string; run: (signal: AbortSignal) => Pr
 
 /** The check's findings; a check that throws or overruns its bound is one ⛔ line, and never hides another check. */
 async function bounded(check: Check, deps: DoctorDeps): Promise<DoctorFinding[]> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const overrun = new Promise<DoctorFinding[]>((resolve) => {
-    timer = setTimeout(() => {
-      controller.abort(new Error('doctor check timed out'));
-      resolve([
-        {
-          status: 'fail',
-          check: check.check,
-          cluster: check.cluster,
-          found: `no answer within ${Math.round(deps.checkTimeoutMs / 1000)} s`,
-          fix: 'look at what this check reaches (Slack, tofu, the cluster, Redis or the volume) for why it hangs',
-        },
-      ]);
-    }, deps.checkTimeoutMs);
-  });
-  const work = check.run(controller.signal).catch((error: unknown): DoctorFinding[] => [
-    {
-      status: 'fail',
-      check: check.check,
-      cluster: check.cluster,
-      // Scrubbed: an error of tofu or Kubernetes may quote what it read.
-      found: `could not be checked: ${deps.scrubber.scrub(errorText(error))}`,
-      fix: 'fix the cause named here, then run `/talos doctor` again',
-    },
-  ]);
   try {
-    return await Promise.race([work, overrun]);
-  } finally {
-    clearTimeout(timer);
+    const outcome = await withDeadline(deps.clock ?? systemClock, deps.checkTimeoutMs, (signal) => check.run(signal));
+    if (outcome.ok) return outcome.value;
+    return [
+      {
+        status: 'fail',
+        check: check.check,
+        cluster: check.cluster,
+        found: `no answer within ${Math.round(deps.checkTimeoutMs / 1000)} s`,
+        fix: 'look at what this check reaches (Slack, tofu, the cluster, Redis or the volume) for why it hangs',
+      },
+    ];
+  } catch (error) {
+    return [
+      {
+        status: 'fail',
+        check: check.check,
+        cluster: check.cluster,
+        // Scrubbed: an error of tofu or Kubernetes may quote what it read.
+        found: `could not be checked: ${deps.scrubber.scrub(errorText(error))}`,
+        fix: 'fix the cause named here, then run `/talos doctor` again',
+      },
+    ];
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { showDecision } from './approvals/edit.ts';
-import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import type { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { enqueueEnded } from '../../src/queue/operation-jobs.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import { refreshRoot } from './root-message.ts';
@@ -11,8 +11,8 @@ import { refreshRoot } from './root-message.ts';
  * cancelled. Run as a job, so the command answers first and a Slack outage is retried.
  */
 export function createCancelledJob(deps: OpsJobDeps) {
-  return async (job: Job): Promise<void> => {
-    const { opId } = OperationJobData.parse(job.data);
+  return async (job: Job<OperationJobData>): Promise<void> => {
+    const { opId } = job.data;
     const cancelled = await deps.store.get(opId);
     if (cancelled?.state !== 'cancelled') return;
     await refreshRoot(deps, cancelled);

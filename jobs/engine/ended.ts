@@ -3,7 +3,7 @@ import { errorText } from '../../src/chat/error-text.ts';
 import { maintenanceRecordMarkdown } from '../../src/chat/maintenance-record.ts';
 import { FINISHED } from '../../src/ops/state-machine.ts';
 import type { Operation } from '../../src/ops/operation.ts';
-import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import type { OperationJobData } from '../../src/queue/job-schemas.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import type { Playbook } from './playbook.ts';
 
@@ -13,8 +13,8 @@ import type { Playbook } from './playbook.ts';
  * back what it kept on disk. A job, so a Slack outage is retried and never fails the operation.
  */
 export function createEndedJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Record<Operation['kind'], Playbook>>>) {
-  return async (job: Job): Promise<void> => {
-    const { opId } = OperationJobData.parse(job.data);
+  return async (job: Job<OperationJobData>): Promise<void> => {
+    const { opId } = job.data;
     const op = await deps.store.get(opId);
     if (op === undefined) return;
     const playbook = playbooks[op.kind];

@@ -1,4 +1,3 @@
-import type { Queue } from 'bullmq';
 import type { ChatPort } from '../../src/port/chat-port.ts';
 import type { PresentationLookup } from '../../src/chat/presentation.ts';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
@@ -13,6 +12,7 @@ import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
 import type { NodeClassRecord } from '../../src/ops/node-class-record.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import type { RunLease } from '../../src/ops/run-lease.ts';
+import type { OpsQueue } from '../../src/queue/job-schemas.ts';
 import type { SnapshotHost } from '../../src/ops/snapshot-placement.ts';
 import type { ImageFactory } from '../../src/talos/image-factory.ts';
 import type { RepoCheckout } from '../../src/tofu/repo-checkout.ts';
@@ -35,7 +35,7 @@ export interface OpsJobDeps {
   tofu: Tofu;
   factory: ImageFactory;
   chat: ChatPort;
-  opsQueue: Queue;
+  opsQueue: OpsQueue;
   logger: Logger;
   timeouts: Config['timeouts'];
   /** Every deadline, wait and timestamp of a job. */

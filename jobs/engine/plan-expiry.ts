@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import type { Operation } from '../../src/ops/operation.ts';
-import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import type { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { enqueueEnded, enqueuePlanExpiry as queuePlanExpiry } from '../../src/queue/jobs.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import { refreshRoot } from './root-message.ts';
@@ -17,8 +17,8 @@ export async function enqueuePlanExpiry(deps: Pick<OpsJobDeps, 'opsQueue' | 'tim
  * Start refuses an old plan on its own too; this makes the message say so.
  */
 export function createPlanExpiryJob(deps: OpsJobDeps) {
-  return async (job: Job): Promise<void> => {
-    const { opId } = OperationJobData.parse(job.data);
+  return async (job: Job<OperationJobData>): Promise<void> => {
+    const { opId } = job.data;
     const now = deps.now();
     const minutes = Math.round(deps.timeouts.planTtlMs / 60_000);
     const reason = `the plan expired: nobody started it within ${minutes} minutes; run the command again for a fresh plan`;

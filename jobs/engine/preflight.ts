@@ -3,7 +3,7 @@ import { UnknownKindError } from './unknown-kind.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import { isUntrustedTalosctl } from '../../src/talos/talosctl-binary.ts';
 import type { Operation } from '../../src/ops/operation.ts';
-import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import type { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { operationCluster, type OpsJobDeps } from './job-context.ts';
 import { enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { heldByRefusal } from './held-by.ts';
@@ -64,8 +64,8 @@ async function takeLock(
  * `preflight`: a cancel that came first stays, and the lock taken for it is given back.
  */
 export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Record<Operation['kind'], Playbook>>>) {
-  return async (job: Job, signal?: AbortSignal): Promise<void> => {
-    const { opId } = OperationJobData.parse(job.data);
+  return async (job: Job<OperationJobData>, signal?: AbortSignal): Promise<void> => {
+    const { opId } = job.data;
     const op = await deps.store.get(opId);
     if (!op) return;
     const lost = deps.redisLost?.();

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import type { OperationJobData } from '../../src/queue/job-schemas.ts';
 import type { Operation } from '../../src/ops/operation.ts';
 import type { OpsJobDeps } from './job-context.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
@@ -16,8 +16,8 @@ export const RETIRED_SNAPSHOT_REASON =
  * its root message and thread, in one compare-and-set on that shape, so any other is left as it is.
  */
 export function createRetiredSnapshotJob(deps: OpsJobDeps) {
-  return async (job: Job): Promise<void> => {
-    const { opId } = OperationJobData.parse(job.data);
+  return async (job: Job<OperationJobData>): Promise<void> => {
+    const { opId } = job.data;
     const now = deps.now().toISOString();
     const left = (o: Operation): boolean => o.kind === 'snapshot' && o.state === 'running' && o.steps.length === 0;
     let written = false;

@@ -13,7 +13,7 @@ import { terraformWorkDir } from '../../src/config/terraform-repo.ts';
 import { withStep, type Operation, type Step } from '../../src/ops/operation.ts';
 import { WALKING } from '../../src/ops/state-machine.ts';
 import { cancelRefusal, spendApprovals } from '../../src/ops/transitions.ts';
-import { OperationJobData } from '../../src/queue/job-schemas.ts';
+import type { OperationJobData } from '../../src/queue/job-schemas.ts';
 import { outsideWindowRefusal } from '../../src/chat/window-refusal.ts';
 import { declaredWindows } from '../../src/config/maintenance-window.ts';
 import { windowStatus } from '../../src/rules/maintenance-window.ts';
@@ -437,8 +437,8 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
  * stops the operation at its next step with the reason, rather than leaving it running.
  */
 export function createRunJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Record<Operation['kind'], Playbook>>>) {
-  return async (job: Job, jobSignal?: AbortSignal): Promise<void> => {
-    const { opId } = OperationJobData.parse(job.data);
+  return async (job: Job<OperationJobData>, jobSignal?: AbortSignal): Promise<void> => {
+    const { opId } = job.data;
     // A second run of the operation (a job run again after its lock lapsed, the next click) waits here, then walks from the stored state.
     await deps.runLease.hold(
       opId,

@@ -41,7 +41,7 @@ export interface Adapters {
 }
 
 export function buildAdapters(
-  infra: Pick<Infrastructure, 'config' | 'scrubber'>,
+  infra: Pick<Infrastructure, 'config' | 'scrubber' | 'clock'>,
   metrics: Metrics,
   onObserved?: ClusterAccessDeps['onObserved'],
 ): Adapters {
@@ -65,7 +65,7 @@ export function buildAdapters(
     judgeEstate,
     ...(onObserved === undefined ? {} : { onObserved }),
   });
-  const { client: slackClient, chat } = createSlackClients(config.slack, scrubber, metrics);
+  const { client: slackClient, chat } = createSlackClients(config.slack, scrubber, metrics, infra.clock);
   return {
     access,
     tofu,

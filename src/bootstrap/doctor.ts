@@ -26,6 +26,7 @@ export function buildDoctor(infra: Infrastructure, adapters: Adapters): () => Pr
       downloader: adapters.talosctl.downloader,
       redis: { url: config.redisUrl, client: redis },
       now: () => clock.now(),
+      clock,
       checkTimeoutMs: Math.min(CHECK_TIMEOUT_MS, Math.max(config.timeouts.probeMs, 5000)),
       placement: config.placement,
     });

@@ -12,7 +12,15 @@ import { ConfigError } from '../config/config-error.ts';
 import { secretClashes } from '../config/secret-clashes.ts';
 import { redisPassword, secretEnvEntries } from '../log/process-secrets.ts';
 import { SecretScrubber } from '../log/secret-scrubber.ts';
-import { OPS_QUEUE, READ_QUEUE } from '../queue/job-schemas.ts';
+import {
+  OPS_QUEUE,
+  READ_QUEUE,
+  type JobData,
+  type OpsJobName,
+  type OpsQueue,
+  type ReadJobName,
+  type ReadQueue,
+} from '../queue/job-schemas.ts';
 import { probeRedisAccess } from '../queue/redis-access-probe.ts';
 import { connectRedis } from '../queue/redis-connection.ts';
 import { probeRedisDurability } from '../queue/redis-durability-probe.ts';
@@ -34,7 +42,7 @@ export interface Infrastructure {
   redis: Redis;
   /** The Redis epoch this process adopted: lost when Redis lost the bot's data (see `src/ops/redis-epoch.ts`). */
   epoch: RedisEpoch;
-  queues: { read: Queue; ops: Queue };
+  queues: { read: ReadQueue; ops: OpsQueue };
 }
 
 /** Every credential the process holds from its environment, by the variable that gave it. */
@@ -121,7 +129,10 @@ export async function buildInfrastructure(env: Record<string, string | undefined
   });
   if (config.redisEpochReseed)
     logger.warn({ key: 'talos:epoch' }, 'REDIS_EPOCH_RESEED=true: remove it once this start is done, so a later loss is noticed');
-  const queues = { read: new Queue(READ_QUEUE, { connection: redis }), ops: new Queue(OPS_QUEUE, { connection: redis }) };
+  const queues = {
+    read: new Queue<JobData<ReadJobName>, unknown, ReadJobName>(READ_QUEUE, { connection: redis }),
+    ops: new Queue<JobData<OpsJobName>, unknown, OpsJobName>(OPS_QUEUE, { connection: redis }),
+  };
   // Queues share `redis`, whose errors are logged above; unheard, BullMQ prints them raw to stderr.
   for (const queue of [queues.read, queues.ops])
     queue.on('error', (error) => logger.debug({ queue: queue.name, err: error.message }, 'queue error'));

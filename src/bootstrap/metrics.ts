@@ -50,9 +50,10 @@ export function buildMetrics(
     },
     waitingApprovals: async () => waitingApprovalCounts(clusterNames, await clusterHolds()),
     clusterHolds,
-    readiness: () => runProbes(probes, 2000),
+    readiness: () => runProbes(probes, 2000, infra.clock),
     redisEpochIntact: () => infra.epoch.check(),
     clusterSignals,
+    clock: infra.clock,
     build: {
       version: packageVersion(),
       nodeVersion: process.versions.node,

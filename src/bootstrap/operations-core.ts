@@ -70,7 +70,13 @@ export function buildOperationsCore(
   events.on((before, after) => home.operationChanged(before, after));
   // Every path that ends an operation writes it through the store, so its record is exported here, once, by the writer that ended it.
   if (config.recordExportDir !== undefined) {
-    const exporter = createRecordExporter({ dir: config.recordExportDir, now, logger, displayName: createUserNames(adapters.slackClient) });
+    const exporter = createRecordExporter({
+      dir: config.recordExportDir,
+      now,
+      clock,
+      logger,
+      displayName: createUserNames(adapters.slackClient),
+    });
     events.on((before, after) => exporter.operationChanged(before, after));
   }
   const audit = createAudit(store, adapters.chat, { clock, logger, postLease: records.auditPostLease });

@@ -18,8 +18,7 @@ import { createScheduledSnapshotJob } from '../../jobs/scheduled-snapshot-job.ts
 import type { GateReport } from '../health/health-gate.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { gateVerdictName } from '../ops/cluster-signals.ts';
-import type { OpsJobName, ReadJobName } from '../queue/job-schemas.ts';
-import { createWorkers, type JobProcessor, type Workers } from '../queue/workers.ts';
+import { createWorkers, type OpsProcessors, type ReadProcessors, type Workers } from '../queue/workers.ts';
 import { errorCode } from '../errors.ts';
 import { createUserNames } from '../slack/slack-user-names.ts';
 import type { Adapters } from './adapters.ts';
@@ -28,8 +27,8 @@ import type { OperationRecords } from './operation-records.ts';
 import type { OperationsCore } from './operations-core.ts';
 
 export interface Processors {
-  read: Record<ReadJobName, JobProcessor>;
-  ops: Record<OpsJobName, JobProcessor>;
+  read: ReadProcessors;
+  ops: OpsProcessors;
 }
 
 export interface ProcessorParts {

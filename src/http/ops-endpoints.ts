@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { systemClock, type Clock } from '../time/clock.ts';
+import { withDeadline } from '../time/deadline.ts';
 
 export interface ReadinessProbe {
   name: string;
@@ -14,31 +16,25 @@ export interface OpsRoute {
 export interface OpsRoutesOptions {
   /** A probe that has not answered within this many ms counts as failing; default 2000. */
   probeTimeoutMs?: number;
+  /** The clock the probes' bound runs on; default the system's. */
+  clock?: Pick<Clock, 'sleep'>;
 }
 
 /** A probe that hangs (a Redis command queued while the connection is down) fails instead of holding `/readyz`. */
-function within(check: Promise<boolean>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([check.catch(() => false), timeout]).finally(() => clearTimeout(timer));
+function within(clock: Pick<Clock, 'sleep'>, check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  return withDeadline(clock, ms, check).then(
+    (outcome) => outcome.ok && outcome.value,
+    () => false,
+  );
 }
 
 /** Every probe at once, each failing when it throws or has not answered within `timeoutMs`; `/readyz` and the `ready` gauge share it. */
-export async function runProbes(probes: ReadinessProbe[], timeoutMs: number): Promise<Record<string, boolean>> {
-  const results = await Promise.all(
-    probes.map(
-      async (p) =>
-        [
-          p.name,
-          await within(
-            Promise.resolve().then(() => p.check()),
-            timeoutMs,
-          ),
-        ] as const,
-    ),
-  );
+export async function runProbes(
+  probes: ReadinessProbe[],
+  timeoutMs: number,
+  clock: Pick<Clock, 'sleep'> = systemClock,
+): Promise<Record<string, boolean>> {
+  const results = await Promise.all(probes.map(async (p) => [p.name, await within(clock, () => p.check(), timeoutMs)] as const));
   return Object.fromEntries(results);
 }
 
@@ -61,7 +57,7 @@ export function opsRoutes(probes: ReadinessProbe[], metrics: () => Promise<strin
       path: '/readyz',
       method: 'GET',
       handler: (_req, res) => {
-        void runProbes(probes, probeTimeoutMs).then((results) => {
+        void runProbes(probes, probeTimeoutMs, options.clock).then((results) => {
           const failing = Object.entries(results)
             .filter(([, ok]) => !ok)
             .map(([name]) => name);

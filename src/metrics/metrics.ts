@@ -1,4 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { systemClock, type Clock } from '../time/clock.ts';
+import { withDeadline } from '../time/deadline.ts';
 
 /** Values read from Redis on every scrape; a scrape should not wait on a Redis that is gone. */
 export interface MetricSources {
@@ -18,6 +20,8 @@ export interface MetricSources {
   build?: BuildInfo;
   /** Upper bound of one source read during a scrape, in ms; default 2000. */
   sourceTimeoutMs?: number;
+  /** The clock the sources' bound runs on; default the system's. */
+  clock?: Pick<Clock, 'sleep'>;
 }
 
 /** A locked cluster and what its lock holder is doing, as the scrape-time gauges show it. */
@@ -99,12 +103,12 @@ export interface Metrics {
 
 const PREFIX = 'talos_chatops_';
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+/** The source's answer, or undefined when it fails or has not answered within `ms`: a scrape never hangs on one source. */
+function answerWithin<T>(clock: Pick<Clock, 'sleep'>, read: () => Promise<T>, ms: number): Promise<T | undefined> {
+  return withDeadline(clock, ms, read).then(
+    (outcome) => (outcome.ok ? outcome.value : undefined),
+    () => undefined,
+  );
 }
 
 /**
@@ -129,6 +133,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
   const sourceTimeoutMs = sources.sourceTimeoutMs ?? 2000;
+  const clock = sources.clock ?? systemClock;
   collectDefaultMetrics({ register: registry, prefix: PREFIX });
 
   const queueJobs = new Gauge({
@@ -140,7 +145,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
       if (!sources.queueJobCounts) return;
       // Reset first: when Redis does not answer, the series disappear instead of showing stale counts.
       this.reset();
-      const counts = await withTimeout(sources.queueJobCounts(), sourceTimeoutMs).catch(() => undefined);
+      const counts = await answerWithin(clock, sources.queueJobCounts, sourceTimeoutMs);
       for (const [queue, byState] of Object.entries(counts ?? {})) {
         for (const [state, count] of Object.entries(byState)) this.set({ queue, state }, count);
       }
@@ -155,13 +160,13 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     async collect() {
       if (!sources.waitingApprovals) return;
       this.reset();
-      const byCluster = await withTimeout(sources.waitingApprovals(), sourceTimeoutMs).catch(() => undefined);
+      const byCluster = await answerWithin(clock, sources.waitingApprovals, sourceTimeoutMs);
       for (const [cluster, count] of Object.entries(byCluster ?? {})) this.set({ talos_cluster: cluster }, count);
     },
   });
 
   const readHolds = (): Promise<ClusterHold[] | undefined> =>
-    sources.clusterHolds ? withTimeout(sources.clusterHolds(), sourceTimeoutMs).catch(() => undefined) : Promise.resolve(undefined);
+    sources.clusterHolds ? answerWithin(clock, sources.clusterHolds, sourceTimeoutMs) : Promise.resolve(undefined);
 
   // Timestamps rather than ages: Prometheus computes the age with `time()`, so it keeps growing between scrapes
   // and a rule needs no knowledge of the scrape interval. The labels are bounded by the inventory: one holder per cluster.
@@ -201,7 +206,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
       if (!sources.readiness) return;
       this.reset();
       // The probes bound themselves (a hung one reads as failing, as on /readyz): the margin lets such a probe show as 0 instead of dropping every series.
-      const results = await withTimeout(sources.readiness(), sourceTimeoutMs + 500).catch(() => undefined);
+      const results = await answerWithin(clock, sources.readiness, sourceTimeoutMs + 500);
       for (const [probe, ok] of Object.entries(results ?? {})) this.set({ probe }, ok ? 1 : 0);
     },
   });
@@ -213,7 +218,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     async collect() {
       if (!sources.redisEpochIntact) return;
       // An unanswered read is not a loss: the redis probe of /readyz reports an unreachable Redis.
-      const intact = await withTimeout(sources.redisEpochIntact(), sourceTimeoutMs).catch(() => undefined);
+      const intact = await answerWithin(clock, sources.redisEpochIntact, sourceTimeoutMs);
       if (intact !== undefined) this.set(intact ? 0 : 1);
     },
   });
@@ -228,7 +233,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   buildInfo.set({ version: build.version, node_version: build.nodeVersion, ...(build.commit ? { commit: build.commit } : {}) }, 1);
 
   const readSignals = (): Promise<ClusterSignal[] | undefined> =>
-    sources.clusterSignals ? withTimeout(sources.clusterSignals(), sourceTimeoutMs).catch(() => undefined) : Promise.resolve(undefined);
+    sources.clusterSignals ? answerWithin(clock, sources.clusterSignals, sourceTimeoutMs) : Promise.resolve(undefined);
   /** A gauge with one series per cluster signal, reset at each scrape so a cluster that lost its signal loses its series. */
   const signalGauge = <L extends string>(
     name: string,

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { chmod, mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/logger.ts';
+import { systemClock, type Clock } from '../time/clock.ts';
+import { withDeadline } from '../time/deadline.ts';
 import type { Operation } from './operation.ts';
 
 /** Names the JSON's shape; raised when a field changes meaning, not when one is added. */
@@ -92,15 +94,8 @@ export interface RecordExporterOptions {
   displayName?: (userId: string) => Promise<string | undefined>;
   /** Upper bound of one name lookup, in ms; default 5000. A slower one counts as failed. */
   nameTimeoutMs?: number;
-}
-
-/** Resolves to undefined after `ms`, so a slow lookup cannot hold the record back. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([promise.catch(() => undefined), late]).finally(() => clearTimeout(timer));
+  /** The clock the name lookups' bound runs on; default the system's. */
+  clock?: Pick<Clock, 'sleep'>;
 }
 
 /**
@@ -112,10 +107,17 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
 export function createRecordExporter(options: RecordExporterOptions): RecordExporter {
   const { dir, now, logger, displayName } = options;
   const nameTimeoutMs = options.nameTimeoutMs ?? 5000;
+  const clock = options.clock ?? systemClock;
+  // A slow or failed lookup names the person by id: it cannot hold the record back.
+  const nameOf = (lookUp: (userId: string) => Promise<string | undefined>, id: string): Promise<string | undefined> =>
+    withDeadline(clock, nameTimeoutMs, () => lookUp(id)).then(
+      (outcome) => (outcome.ok ? outcome.value : undefined),
+      () => undefined,
+    );
   const people = (op: Operation): Promise<RecordPerson[]> =>
     Promise.all(
       peopleOf(op).map(async (id): Promise<RecordPerson> => {
-        const name = displayName === undefined ? undefined : await within(displayName(id), nameTimeoutMs);
+        const name = displayName === undefined ? undefined : await nameOf(displayName, id);
         return name === undefined ? { id } : { id, displayName: name };
       }),
     );

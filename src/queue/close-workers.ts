@@ -1,4 +1,6 @@
 import type { Processor } from 'bullmq';
+import { systemClock, type Clock } from '../time/clock.ts';
+import { withDeadline } from '../time/deadline.ts';
 
 /** The part of a BullMQ `Worker` that shutting down needs. */
 export interface ClosableWorker {
@@ -45,14 +47,8 @@ export interface CloseWorkersOptions {
   active: ActiveJobs;
   /** Upper bound of the final `close()` once no job runs, in ms; default 5000. */
   closeTimeoutMs?: number;
-}
-
-function after(ms: number): { elapsed: Promise<'elapsed'>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const elapsed = new Promise<'elapsed'>((resolve) => {
-    timer = setTimeout(() => resolve('elapsed'), ms);
-  });
-  return { elapsed, cancel: () => clearTimeout(timer) };
+  /** The clock both bounds run on; default the system's. */
+  clock?: Pick<Clock, 'sleep'>;
 }
 
 /**
@@ -66,16 +62,13 @@ function after(ms: number): { elapsed: Promise<'elapsed'>; cancel: () => void } 
  */
 export async function closeWorkers(workers: ClosableWorker[], options: CloseWorkersOptions): Promise<{ forced: boolean }> {
   await Promise.all(workers.map((w) => w.pause(true)));
-  const grace = after(options.graceMs);
-  const drained = await Promise.race([options.active.idle().then(() => 'idle' as const), grace.elapsed]);
-  grace.cancel();
-  if (drained === 'elapsed') {
+  const clock = options.clock ?? systemClock;
+  const drained = await withDeadline(clock, options.graceMs, () => options.active.idle());
+  if (!drained.ok) {
     await Promise.all(workers.map((w) => w.close(true)));
     return { forced: true };
   }
   // No processor runs: close() only waits for the last results to be written.
-  const bound = after(options.closeTimeoutMs ?? 5000);
-  await Promise.race([Promise.all(workers.map((w) => w.close())), bound.elapsed]);
-  bound.cancel();
+  await withDeadline(clock, options.closeTimeoutMs ?? 5000, () => Promise.all(workers.map((w) => w.close())));
   return { forced: false };
 }

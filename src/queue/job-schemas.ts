@@ -1,10 +1,12 @@
+import type { Queue } from 'bullmq';
 import { z } from 'zod';
 
 /**
- * Queue names and one zod schema per job. Handlers build job data from these and
- * processors re-parse `job.data`, so a job written by an older or newer replica is
- * checked before it is trusted. Job data never holds credentials: only names, ids
- * and versions.
+ * Queue names and one zod schema per job. Handlers build job data from these, and the
+ * workers' dispatcher parses `job.data` against its job's schema before the processor
+ * runs, so a job written by an older or newer replica is checked before it is trusted;
+ * processors are typed by job name and read the parsed data. Job data never holds
+ * credentials: only names, ids and versions.
  */
 export const READ_QUEUE = 'talos-read';
 
@@ -100,3 +102,8 @@ export type JobData<N extends ReadJobName | OpsJobName> = N extends ReadJobName
   : N extends OpsJobName
     ? z.infer<(typeof OPS_JOB_DATA)[N]>
     : never;
+
+/** The read-only queue, typed by its jobs' names and data. */
+export type ReadQueue = Queue<JobData<ReadJobName>, unknown, ReadJobName>;
+/** The operations queue, typed by its jobs' names and data. */
+export type OpsQueue = Queue<JobData<OpsJobName>, unknown, OpsJobName>;

@@ -1,5 +1,13 @@
-import type { JobsOptions, Queue } from 'bullmq';
-import { OPS_JOB_DATA, READ_JOB_DATA, type JobData, type OpsJobName, type ReadJobName } from './job-schemas.ts';
+import type { JobsOptions } from 'bullmq';
+import {
+  OPS_JOB_DATA,
+  READ_JOB_DATA,
+  type JobData,
+  type OpsJobName,
+  type OpsQueue,
+  type ReadJobName,
+  type ReadQueue,
+} from './job-schemas.ts';
 
 /**
  * Every job the bot queues: its name, its id and its options are decided here and nowhere else.
@@ -38,27 +46,27 @@ export function jobIdFor(kind: string, ...parts: string[]): string {
 export const newNonce = (): string => crypto.randomUUID().replace(/-/g, '').slice(0, 12);
 
 /** Adds a read-only job; its data is checked against the job's schema before it reaches Redis. */
-async function addRead<N extends ReadJobName>(queue: Queue, name: N, data: JobData<N>, options: JobsOptions): Promise<void> {
+async function addRead<N extends ReadJobName>(queue: ReadQueue, name: N, data: JobData<N>, options: JobsOptions): Promise<void> {
   await queue.add(name, READ_JOB_DATA[name].parse(data), options);
 }
 
 /** Adds an operations job; its data is checked against the job's schema before it reaches Redis. */
-async function addOps<N extends OpsJobName>(queue: Queue, name: N, data: JobData<N>, options: JobsOptions): Promise<void> {
+async function addOps<N extends OpsJobName>(queue: OpsQueue, name: N, data: JobData<N>, options: JobsOptions): Promise<void> {
   await queue.add(name, OPS_JOB_DATA[name].parse(data), options);
 }
 
 /** `/talos health`: one job per invocation (the trigger id), so a redelivered command maps to the same job. */
-export function enqueueHealth(queue: Queue, data: JobData<'health'>, triggerId: string): Promise<void> {
+export function enqueueHealth(queue: ReadQueue, data: JobData<'health'>, triggerId: string): Promise<void> {
   return addRead(queue, 'health', data, { ...KEEP, jobId: jobIdFor('health', triggerId) });
 }
 
 /** `/talos gates`: one job per invocation. */
-export function enqueueGates(queue: Queue, data: JobData<'gates'>, triggerId: string): Promise<void> {
+export function enqueueGates(queue: ReadQueue, data: JobData<'gates'>, triggerId: string): Promise<void> {
   return addRead(queue, 'gates', data, { ...KEEP, jobId: jobIdFor('gates', triggerId) });
 }
 
 /** `/talos record <op>`: one job per invocation; each posts its own summary. */
-export function enqueueRecord(queue: Queue, data: JobData<'record'>, triggerId: string): Promise<void> {
+export function enqueueRecord(queue: ReadQueue, data: JobData<'record'>, triggerId: string): Promise<void> {
   return addRead(queue, 'record', data, { ...KEEP, jobId: jobIdFor('record', triggerId) });
 }
 
@@ -66,7 +74,7 @@ export function enqueueRecord(queue: Queue, data: JobData<'record'>, triggerId: 
  * Queues a run of the operation. `reason` makes the job id (one run per click, window or
  * resume), so a redelivered click does not queue a second; the run lease serialises the rest.
  */
-export async function enqueueRun(queue: Queue, opId: string, reason: string, delayMs = 0): Promise<void> {
+export async function enqueueRun(queue: OpsQueue, opId: string, reason: string, delayMs = 0): Promise<void> {
   await addOps(queue, RUN_JOB_NAME, { opId }, { ...KEEP, jobId: runJobId(opId, reason), ...(delayMs > 0 ? { delay: delayMs } : {}) });
 }
 
@@ -74,7 +82,7 @@ export async function enqueueRun(queue: Queue, opId: string, reason: string, del
 export const runJobId = (opId: string, reason: string): string => `${opId}-${reason}`;
 
 /** Queues the preflight; it is tried again when Slack fails under it, and then posts the plan that attempt could not. */
-export async function enqueuePreflight(queue: Queue, opId: string): Promise<void> {
+export async function enqueuePreflight(queue: OpsQueue, opId: string): Promise<void> {
   await addOps(queue, PREFLIGHT_JOB_NAME, { opId }, { ...KEEP, jobId: `${opId}-preflight`, ...PERSISTENT });
 }
 
@@ -82,17 +90,17 @@ export async function enqueuePreflight(queue: Queue, opId: string): Promise<void
  * Queues what follows the end of an operation (its maintenance record, giving back what it kept
  * on disk): once per state it ended in, so a stop and the cancel after it each leave a record.
  */
-export async function enqueueEnded(queue: Queue, op: { id: string; state: string }): Promise<void> {
+export async function enqueueEnded(queue: OpsQueue, op: { id: string; state: string }): Promise<void> {
   await addOps(queue, ENDED_JOB_NAME, { opId: op.id }, { ...KEEP, jobId: `${op.id}-ended-${op.state}`, ...PERSISTENT });
 }
 
 /** The messages of a cancelled operation are edited by this job, so the command or click that cancelled answers first. */
-export async function enqueueCancelled(queue: Queue, opId: string): Promise<void> {
+export async function enqueueCancelled(queue: OpsQueue, opId: string): Promise<void> {
   await addOps(queue, CANCELLED_JOB_NAME, { opId }, { jobId: `${opId}-cancelled`, ...PERSISTENT });
 }
 
 /** The end of a plan's offer, `delayMs` from now; kept like other finished jobs, at most 1000. */
-export async function enqueuePlanExpiry(queue: Queue, opId: string, delayMs: number): Promise<void> {
+export async function enqueuePlanExpiry(queue: OpsQueue, opId: string, delayMs: number): Promise<void> {
   await addOps(
     queue,
     PLAN_EXPIRY_JOB_NAME,
@@ -102,7 +110,7 @@ export async function enqueuePlanExpiry(queue: Queue, opId: string, delayMs: num
 }
 
 /** The end of one approval request (its nonce), `delayMs` from now. */
-export async function enqueueApprovalExpiry(queue: Queue, opId: string, nonce: string, delayMs: number): Promise<void> {
+export async function enqueueApprovalExpiry(queue: OpsQueue, opId: string, nonce: string, delayMs: number): Promise<void> {
   await addOps(
     queue,
     APPROVAL_EXPIRY_JOB_NAME,
@@ -112,7 +120,7 @@ export async function enqueueApprovalExpiry(queue: Queue, opId: string, nonce: s
 }
 
 /** The reminder of one approval request (its nonce), `delayMs` from now. */
-export async function enqueueApprovalReminder(queue: Queue, opId: string, nonce: string, delayMs: number): Promise<void> {
+export async function enqueueApprovalReminder(queue: OpsQueue, opId: string, nonce: string, delayMs: number): Promise<void> {
   await addOps(
     queue,
     APPROVAL_REMINDER_JOB_NAME,
@@ -126,12 +134,12 @@ export async function enqueueApprovalReminder(queue: Queue, opId: string, nonce:
  * keeps one per id), every `everyMs`: operations left without a run get one, unposted audit
  * replies get posted.
  */
-export async function scheduleReconcile(queue: Queue, everyMs: number): Promise<void> {
+export async function scheduleReconcile(queue: OpsQueue, everyMs: number): Promise<void> {
   await queue.upsertJobScheduler(RECONCILE_JOB_NAME, { every: everyMs }, { name: RECONCILE_JOB_NAME, opts: SCHEDULED_JOB_OPTIONS });
 }
 
 /** The hourly retention sweep, one schedule for every replica: it trims the operation indexes; the keys themselves expire by their TTL. */
-export async function scheduleRetentionSweep(queue: Queue): Promise<void> {
+export async function scheduleRetentionSweep(queue: OpsQueue): Promise<void> {
   await queue.upsertJobScheduler(
     RETENTION_SWEEP_JOB_NAME,
     { every: 3_600_000 },

@@ -5,15 +5,22 @@ import type { Logger } from '../log/logger.ts';
 import { scrubError } from '../log/secret-scrubber.ts';
 import { ActiveJobs } from './close-workers.ts';
 import { parseJobData } from './job-data.ts';
-import { OPS_JOB_DATA, OPS_QUEUE, READ_JOB_DATA, READ_QUEUE, type OpsJobName, type ReadJobName } from './job-schemas.ts';
+import { retryDecision } from './retry-decision.ts';
+import { OPS_JOB_DATA, OPS_QUEUE, READ_JOB_DATA, READ_QUEUE, type JobData, type OpsJobName, type ReadJobName } from './job-schemas.ts';
 
-export type JobProcessor = (job: Job, signal?: AbortSignal) => Promise<unknown>;
+/** A job's processor: its `data` is what the dispatcher parsed against the job's schema, typed as that schema reads it. */
+export type JobProcessor<D = unknown> = (job: Job<D>, signal?: AbortSignal) => Promise<unknown>;
+
+/** One processor for every job of the read-only queue, each given its own job's data. */
+export type ReadProcessors = { readonly [N in ReadJobName]: JobProcessor<JobData<N>> };
+/** One processor for every job of the operations queue, each given its own job's data. */
+export type OpsProcessors = { readonly [N in OpsJobName]: JobProcessor<JobData<N>> };
 
 export interface WorkerOptions {
   connection: Redis;
   /** Processors by job name, for each queue: one for every job the queue takes. */
-  read: Readonly<Record<ReadJobName, JobProcessor>>;
-  ops: Readonly<Record<OpsJobName, JobProcessor>>;
+  read: ReadProcessors;
+  ops: OpsProcessors;
   /** How long a job's lock lasts without renewal, in ms: a crashed replica's job moves to another after this. */
   jobLockMs: number;
   readConcurrency: number;
@@ -39,23 +46,26 @@ export interface Workers {
 
 /**
  * Runs the job's processor once its data matches the job's schema: a job with bad data fails at
- * once, without retries ({@link JobDataError}), before any processor trusts it.
+ * once, without retries ({@link JobDataError}), before any processor trusts it. The processor is
+ * given the parsed data (unknown keys dropped where its schema does), so it never parses again.
  */
 function dispatch<N extends string>(
-  table: Readonly<Record<N, JobProcessor>>,
+  table: { readonly [K in N]: JobProcessor<never> },
   schemas: Readonly<Record<N, z.ZodType>>,
   scrub: (text: string) => string,
 ) {
   return async (job: Job, signal?: AbortSignal): Promise<unknown> => {
     const name = job.name as N;
-    const run = Object.hasOwn(table, name) ? table[name] : undefined;
+    // The table pairs each name with the processor of that name's data, which the parse below gives it.
+    const run = Object.hasOwn(table, name) ? (table[name] as JobProcessor) : undefined;
     // A name no processor takes (left in Redis by another version) fails at once: retrying cannot help.
     if (!run) throw new UnrecoverableError(`unknown job ${job.name}`);
     try {
-      parseJobData(schemas[name], job);
+      job.data = parseJobData(schemas[name], job);
       return await run(job, signal);
     } catch (error) {
-      throw scrubError(error, scrub);
+      // Scrubbed before BullMQ stores it; a coded error the table calls final skips the attempts left.
+      throw retryDecision(scrubError(error, scrub));
     }
   };
 }

@@ -3,6 +3,7 @@ import type { ChatPort } from '../port/chat-port.ts';
 import type { Config } from '../config/env.ts';
 import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { Clock } from '../time/clock.ts';
 import { createSlackChat, onSlackRateLimited, SLACK_RETRY } from './slack-chat.ts';
 
 /** The Web API client (authorization lookups) and the chat port the jobs talk through. */
@@ -10,6 +11,7 @@ export function createSlackClients(
   slack: Config['slack'],
   scrubber: SecretScrubber,
   metrics: Pick<Metrics, 'slackRateLimited' | 'slackApiErrors'>,
+  clock: Pick<Clock, 'sleep'>,
 ): { client: WebClient; chat: ChatPort } {
   // Every call is bounded: an answer that never comes is a lost answer, not a job hung on Slack.
   const base = { ...(slack.apiUrl === undefined ? {} : { slackApiUrl: slack.apiUrl }), timeout: slack.timeoutMs };
@@ -22,6 +24,8 @@ export function createSlackClients(
     onError: (method, error) => metrics.slackApiErrors.inc({ method, error }),
     onceClient,
     uploadTimeoutMs: Math.max(30_000, slack.timeoutMs),
+    // The waits between sends (backoff, a 429's Retry-After) run on the bot's clock.
+    writeOnce: { clock },
   });
   return { client, chat };
 }

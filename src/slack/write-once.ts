@@ -1,5 +1,5 @@
 // Exactly-once writes on a Web API that may apply a call and still fail to answer it.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock, type Clock } from '../time/clock.ts';
 
 /**
  * What a failed write tells: `refused` (Slack answered and wrote nothing: `ok:false`, a 4xx),
@@ -31,7 +31,8 @@ export interface WriteOnceOptions {
   rateLimits?: number;
   /** Longest `Retry-After` honoured, in ms; a longer one gives up. Default 60 000. */
   maxRetryAfterMs?: number;
-  sleep?: (ms: number) => Promise<void>;
+  /** The clock the waits between sends run on. Default the system's. */
+  clock?: Pick<Clock, 'sleep'>;
 }
 
 export interface WriteOnce<T> {
@@ -53,14 +54,8 @@ export interface WriteOnce<T> {
  * send landed (the look-up itself failing): it tries the look-up again, then throws.
  */
 export async function writeOnce<T>(write: WriteOnce<T>, options: WriteOnceOptions = {}): Promise<T> {
-  const {
-    attempts = 5,
-    backoffMs = 250,
-    maxBackoffMs = 5000,
-    rateLimits = 10,
-    maxRetryAfterMs = 60_000,
-    sleep: pause = (ms: number) => sleep(ms),
-  } = options;
+  const { attempts = 5, backoffMs = 250, maxBackoffMs = 5000, rateLimits = 10, maxRetryAfterMs = 60_000, clock = systemClock } = options;
+  const pause = (ms: number): Promise<void> => clock.sleep(ms);
   let uncertain = write.maybeSent === true && write.find !== undefined;
   let failures = 0;
   let limited = 0;

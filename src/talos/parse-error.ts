@@ -23,7 +23,7 @@ export class ParseError extends BotError {
     const shown = excerpt === undefined ? undefined : shorten(excerpt);
     // One line: a problem may quote another error's multi-line message (JSON.parse points at the spot).
     super(
-      'TALOSCTL_OUTPUT_UNPARSEABLE',
+      'talosctl-output-unparseable',
       `cannot parse ${source} output: ${problem.replace(/\s*\n\s*/g, ' ')}${shown === undefined ? '' : ` at ${JSON.stringify(shown)}`}`,
     );
     this.source = source;

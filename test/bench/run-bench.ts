@@ -11,6 +11,8 @@ import { CHANNELS, commandReply, startHarness, USERS, type Harness } from '../su
 import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
 import { acksUnderLoad, fleetShapes, retryToFirstCall } from './retry-and-load.ts';
 import { mean, percentile, round, type Row } from './stats.ts';
+import { systemClock } from '../../src/time/clock.ts';
+import { withDeadline } from '../../src/time/deadline.ts';
 
 const FLEET = Number(process.env.BENCH_FLEET ?? 50);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -35,6 +37,10 @@ const LOAD_ACKS = Number(process.env.BENCH_LOAD_ACKS ?? 300);
 const TOFU_LINES = Number(process.env.BENCH_TOFU_LINES ?? 2000);
 /** The longest the loaded window lasts, in s, should the load take longer. */
 const LOAD_WINDOW_S = Number(process.env.BENCH_LOAD_WINDOW_SECONDS ?? 180);
+/** The longest one health gate of the fleet section is waited for, in s; a gate past it fails the section. */
+const GATE_BOUND_MS = Number(process.env.BENCH_GATE_TIMEOUT_SECONDS ?? 300) * 1000;
+/** The longest a section may take, in s: one past it is reported as failed, and the bench goes on to the next. */
+const SECTION_BOUND_MS = Number(process.env.BENCH_SECTION_TIMEOUT_SECONDS ?? 1800) * 1000;
 const rows: Row[] = [];
 
 interface Latencies {
@@ -109,23 +115,24 @@ async function fleetScale(): Promise<void> {
     env: { LOG_LEVEL: 'info', JOB_LOCK_SECONDS: '60', PROBE_TIMEOUT_SECONDS: '120' },
   });
   try {
-    const gateIn = async (channel: string): Promise<void> => {
-      const before = h.slack.channelMessages(channel).length;
+    // The verdict itself, as the bot logs it when a gate ends (passed or failed), not a count of its replies: their number follows the layout.
+    const verdicts = (cluster: string): number =>
+      logLines(h, 'health gate finished').filter((l) => (l as Record<string, unknown>).cluster === cluster).length;
+    const gateIn = async (cluster: string, channel: string): Promise<void> => {
+      const before = verdicts(cluster);
       await h.slack.sendSlashCommand({ user: USERS.alice, channel, text: 'health' });
-      await h.slack.waitFor(
-        () => {
-          const root = h.slack.channelMessages(channel)[before];
-          return root && /Health gate (passed|failed)/.test(root.text) && h.slack.thread(channel, root.ts).length >= 8;
-        },
-        { timeoutMs: 600_000, intervalMs: 50 },
-      );
+      await h.slack.waitFor(() => verdicts(cluster) > before, {
+        timeoutMs: GATE_BOUND_MS,
+        intervalMs: 50,
+        description: `the health gate verdict of ${cluster}`,
+      });
     };
-    await gateIn(CHANNELS.staging); // warm-up
+    await gateIn('staging', CHANNELS.staging); // warm-up
     const pid = h.bot.pid();
     let cpu = await cpuMs(pid);
     let calls = h.sim.calls.length;
     let started = performance.now();
-    await gateIn(CHANNELS.staging);
+    await gateIn('staging', CHANNELS.staging);
     const one = performance.now() - started;
     const oneCpu = (await cpuMs(pid)) - cpu;
     // Every talosctl and tofu the bot forks, as the simulator recorded them.
@@ -135,7 +142,7 @@ async function fleetScale(): Promise<void> {
     const everything = (): Promise<number> => cpuMs(pid, true).then((bot) => bot + harnessCpuMs());
     const cpuBefore = await everything();
     started = performance.now();
-    await Promise.all(shapes.map((shape) => gateIn(channelOf(shape.name))));
+    await Promise.all(shapes.map((shape) => gateIn(shape.name, channelOf(shape.name))));
     const all = performance.now() - started;
     const fleetCpuPerGate = ((await cpuMs(pid)) - cpu) / shapes.length;
     const fleetChildrenPerGate = (h.sim.calls.length - calls) / shapes.length;
@@ -178,12 +185,32 @@ async function fleetScale(): Promise<void> {
   }
 }
 
+/** Sections that did not report, each with why: the bench goes on to the next, and exits non-zero at the end. */
+const failures: string[] = [];
+
+/**
+ * Runs one section under its bound: an error or an overrun is reported as the section's failure
+ * rather than hanging the bench. An overrun section is left to end by its own waits' bounds.
+ */
+async function section(name: string, run: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  try {
+    const outcome = await withDeadline(systemClock, SECTION_BOUND_MS, () => run());
+    if (!outcome.ok) failures.push(`${name}: no result within ${SECTION_BOUND_MS / 1000} s`);
+  } catch (error) {
+    failures.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.stdout.write(`section ${name}: ${Math.round((performance.now() - started) / 1000)} s\n`);
+}
+
 async function main(): Promise<void> {
-  if (SECTIONS.has('main')) await mainSection();
-  if (SECTIONS.has('fleet')) await fleetScale();
-  if (SECTIONS.has('retry')) await retryToFirstCall(rows, RETRY_RUNS);
+  if (SECTIONS.has('main')) await section('main', mainSection);
+  if (SECTIONS.has('fleet')) await section('fleet', fleetScale);
+  if (SECTIONS.has('retry')) await section('retry', () => retryToFirstCall(rows, RETRY_RUNS));
   if (SECTIONS.has('load'))
-    await acksUnderLoad(rows, { clusters: FLEET, acks: LOAD_ACKS, tofuLines: TOFU_LINES, windowMs: LOAD_WINDOW_S * 1000 });
+    await section('load', () =>
+      acksUnderLoad(rows, { clusters: FLEET, acks: LOAD_ACKS, tofuLines: TOFU_LINES, windowMs: LOAD_WINDOW_S * 1000 }),
+    );
   await report();
 }
 
@@ -382,12 +409,13 @@ async function report(): Promise<void> {
         `| ${r.figure} | ${r.value} ${r.unit} | ${r.baseline === undefined ? '' : `${r.baseline} ${r.unit}`} | ${r.ratio === undefined ? '' : `${r.ratio}x`} | ${r.target ?? ''} |`,
     ),
   ].join('\n');
-  process.stdout.write(`\nBenchmarks — ${date} — ${machine}\n\n${table}\n`);
+  const failed = failures.length === 0 ? '' : `\nSections that did not report:\n${failures.map((f) => `- ${f}`).join('\n')}\n`;
+  process.stdout.write(`\nBenchmarks — ${date} — ${machine}\n\n${table}\n${failed}`);
   await mkdir(`${ROOT}bench-results`, { recursive: true });
-  await writeFile(`${ROOT}bench-results/latest.json`, JSON.stringify({ date, machine, rows }, null, 2));
+  await writeFile(`${ROOT}bench-results/latest.json`, JSON.stringify({ date, machine, rows, failures }, null, 2));
   process.stdout.write('\nwritten to bench-results/latest.json\n');
 }
 
 await main();
-// A load still running when its window ended would keep the process alive until its waits time out.
-process.exit(0);
+// A load still running when its window ended (or a section past its bound) would keep the process alive until its waits time out.
+process.exit(failures.length === 0 ? 0 : 1);

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { KIND_POLICY, playbookOf, presentationOf } from '../../jobs/playbooks/index.ts';
 import { tmpdir } from 'node:os';
-import type { Job, Queue } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { OpsQueue } from '../../src/queue/job-schemas.ts';
 import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src/port/chat-port.ts';
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
@@ -92,8 +93,8 @@ export class RecordingQueue {
   getJob(): Promise<undefined> {
     return Promise.resolve(undefined);
   }
-  asQueue(): Queue {
-    return this as unknown as Queue;
+  asQueue(): OpsQueue {
+    return this as unknown as OpsQueue;
   }
 }
 

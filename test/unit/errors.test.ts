@@ -35,7 +35,7 @@ describe('the error taxonomy', () => {
       ['DrainCheckpoint', 'drain-checkpoint', true, true],
       ['ExecError', 'exec-timeout', true, true],
       ['ExecError', 'exec-failed', false, true],
-      ['ParseError', 'TALOSCTL_OUTPUT_UNPARSEABLE', false, true],
+      ['ParseError', 'talosctl-output-unparseable', false, true],
       ['InstallerImageError', 'invalid-installer-image', false, true],
       ['UnsafeArgumentError', 'unsafe-argument', false, true],
       ['OpsError', 'factory-unreachable', true, true],

@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import type { OpsQueue } from '../../../src/queue/job-schemas.ts';
 import type { ChatPort } from '../../../src/port/chat-port.ts';
 import type { ClusterConfig, Inventory } from '../../../src/config/inventory.ts';
 import { clusterForOperation } from '../../../src/config/inventory-holder.ts';
@@ -38,7 +38,7 @@ export interface LifecycleDeps {
   audit: Audit;
   /** The messages a move edits (the root, the clicked request) and the links in its answers. */
   chat: ChatPort;
-  opsQueue: Queue;
+  opsQueue: OpsQueue;
   now: () => Date;
   /** A plan older than this is stale and cannot be started, in ms. */
   planTtlMs: number;

@@ -4,6 +4,7 @@ import { createReadinessGatesJob } from '../../../jobs/readiness-gates-job.ts';
 import { parseInventory } from '../../../src/config/inventory.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
+import { systemClock } from '../../../src/time/clock.ts';
 import { productionShape, stagingShape } from '../../sim/shapes.ts';
 import type { ClusterShape } from '../../sim/types.ts';
 import { RecordingChat } from '../../support/engine-fixture.ts';
@@ -49,7 +50,7 @@ ${kubernetesEndpoint === undefined ? '' : `    kubernetesEndpoint: ${kubernetesE
     chat,
     logger: createLogger({ level: 'silent', pretty: false, scrubber: new SecretScrubber() }),
     probeTimeoutMs: 5000,
-    clock: { now: () => new Date('2026-12-01T10:00:00Z') },
+    clock: { now: () => new Date('2026-12-01T10:00:00Z'), sleep: (ms, signal) => systemClock.sleep(ms, signal) },
     signOffs: { list: () => Promise.resolve({ given: [], unreadable: [] }), saveReport: () => Promise.resolve() },
     signOffMaxAgeMs: 90 * 86_400_000,
   });

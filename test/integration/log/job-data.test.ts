@@ -1,6 +1,7 @@
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { BotError } from '../../../src/errors.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 import { OPS_JOB_DATA, OPS_QUEUE, READ_JOB_DATA, type OpsJobName, type ReadJobName } from '../../../src/queue/job-schemas.ts';
@@ -107,6 +108,79 @@ describe('job data checked by the workers, on a real Redis', () => {
       // Assert
       expect(job.attemptsMade).toBe(3);
       expect(ran).toEqual(['op-abc123-preflight', 'op-abc123-preflight', 'op-abc123-preflight']);
+    } finally {
+      await workers.read.close(true);
+      await workers.ops.close(true);
+      await queue.close();
+    }
+  });
+
+  it('fails a job at once, without its remaining attempts, when its processor throws a coded error the table calls final', async () => {
+    // Arrange: exec-failed is not retryable in the error table
+    const { workers, ran } = workersRunning(() => Promise.reject(new BotError('exec-failed', 'talosctl exited 1')));
+    const queue = new Queue(OPS_QUEUE, { connection: redis.client() });
+    try {
+      const failed = failedForGood(workers, 'op-final1-preflight');
+
+      // Act
+      await queue.add(
+        'operation-preflight',
+        { opId: 'op-final1' },
+        { jobId: 'op-final1-preflight', attempts: 4, backoff: { type: 'fixed', delay: 10 } },
+      );
+      const job = await failed;
+
+      // Assert
+      expect(job.attemptsMade).toBe(1);
+      expect(ran).toEqual(['op-final1-preflight']);
+      expect(await queue.getJobState('op-final1-preflight')).toBe('failed');
+      expect(job.failedReason).toBe('talosctl exited 1');
+    } finally {
+      await workers.read.close(true);
+      await workers.ops.close(true);
+      await queue.close();
+    }
+  });
+
+  it('tries a job again when its processor throws a coded error the table calls retryable', async () => {
+    // Arrange: exec-timeout is retryable in the error table
+    const { workers, ran } = workersRunning(() => Promise.reject(new BotError('exec-timeout', 'talosctl timed out')));
+    const queue = new Queue(OPS_QUEUE, { connection: redis.client() });
+    try {
+      const failed = failedForGood(workers, 'op-again1-preflight');
+
+      // Act
+      await queue.add(
+        'operation-preflight',
+        { opId: 'op-again1' },
+        { jobId: 'op-again1-preflight', attempts: 3, backoff: { type: 'fixed', delay: 10 } },
+      );
+      const job = await failed;
+
+      // Assert
+      expect(job.attemptsMade).toBe(3);
+      expect(ran).toEqual(['op-again1-preflight', 'op-again1-preflight', 'op-again1-preflight']);
+    } finally {
+      await workers.read.close(true);
+      await workers.ops.close(true);
+      await queue.close();
+    }
+  });
+
+  it('hands the processor the data as its schema parsed it, not as Redis held it', async () => {
+    // Arrange: the retention sweep's schema keeps no field; a scheduler of another version left one
+    const seen: unknown[] = [];
+    const { workers } = workersRunning((job) => Promise.resolve(seen.push(job.data)));
+    const queue = new Queue(OPS_QUEUE, { connection: redis.client() });
+    try {
+      const done = new Promise<void>((resolve) => workers.ops.on('completed', (job) => job.id === 'sweep-1' && resolve()));
+
+      // Act
+      await queue.add('retention-sweep', { leftover: 'from another version' }, { jobId: 'sweep-1' });
+      await done;
+
+      // Assert
+      expect(seen).toEqual([{}]);
     } finally {
       await workers.read.close(true);
       await workers.ops.close(true);

@@ -170,7 +170,7 @@ function fakeSlack(answers: { write?: Answer[]; read?: ('ok' | 'lost')[] } = {})
   const uploads: string[] = [];
   const chat = createSlackChat(client, new SecretScrubber(), {
     now: () => NOW,
-    writeOnce: { sleep: async (ms) => void pauses.push(ms) },
+    writeOnce: { clock: { sleep: async (ms) => void pauses.push(ms) } },
     fetch: (async (url: string) => {
       uploads.push(url);
       return new Response('OK');
