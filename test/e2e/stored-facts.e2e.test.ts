@@ -126,17 +126,7 @@ describe('a node removal whose stored Node name is edited in Redis while the nod
     h = await startHarness();
     const harness = h;
     // The reset is held at the node until the stored operation is edited: the edit lands between the request and the deletion.
-    let resetReached = (): void => undefined;
-    const reached = new Promise<void>((resolve) => (resetReached = resolve));
-    let releaseReset = (): void => undefined;
-    const released = new Promise<void>((resolve) => (releaseReset = resolve));
-    harness.sim.faults.set('production', {
-      holdCall: (_call, command) => {
-        if (command !== 'reset') return undefined;
-        resetReached();
-        return released;
-      },
-    });
+    const reset = harness.sim.holdCalls('production', (_call, command) => command === 'reset');
     for (const volume of harness.sim.cluster('production').kube.volumes) volume.replicas = ['talos-prd-cp-1', 'talos-prd-cp-2'];
     const ack = await harness.command('remove 10.0.30.13', { channel: CHANNELS.production });
     const opId = opIdOf(ack);
@@ -147,13 +137,13 @@ describe('a node removal whose stored Node name is edited in Redis while the nod
     const plan: Plan = { opId, root, ack };
     await approve(harness, await waitForApprovalRequest(harness, plan, CHANNELS.production, 60_000), USERS.carol);
     // The reset is issued (stored, then sent to the node): from then on only the deletion reads the name.
-    await reached;
+    await reset.reached;
     expect((await stored(harness, opId)).steps.find((s) => s.kind === 'reset-node')?.issuedAt).toBeDefined();
     await tamperStoredOperation(harness, opId, (op) => {
       op.target.nodeName = 'talos-prd-cp-1';
       for (const step of op.steps) step.nodeName = step.nodeName === undefined ? undefined : 'talos-prd-cp-1';
     });
-    releaseReset();
+    reset.release();
 
     const done = await waitForRootState(harness, plan, /completed|stopped/, CHANNELS.production, 90_000);
 

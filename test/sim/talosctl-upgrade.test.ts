@@ -56,7 +56,7 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
   });
 
   it('makes the node unavailable while it reboots', async ({ f, expect }) => {
-    const up = heldDown(f);
+    const up = f.sim.holdReboots('staging');
     const child = f.spawnTalosctl('staging', ['upgrade', '-n', '10.0.20.205', '-i', installer(f, 'staging', 'v1.11.6')]);
     await f.sim.waitFor(() => f.sim.node('staging', '10.0.20.205').stage === 'rebooting', 5000, 'the reboot');
 
@@ -72,7 +72,7 @@ describe.concurrent('talosctl upgrade --wait (legacy flow)', () => {
     f,
     expect,
   }) => {
-    const up = heldDown(f);
+    const up = f.sim.holdReboots('staging');
     const request = await f.talosctl('staging', [
       'upgrade',
       '-n',
@@ -515,11 +515,3 @@ describe.concurrent('talosctl upgrade --no-reboot (v1.13.7+)', () => {
     expect([node.talosVersion, node.cordoned, f.sim.installedNotBooted('staging', '10.0.20.205')]).toEqual(['v1.13.8', false, 'v1.13.9']);
   });
 });
-
-/** Holds every upgrade reboot of the fixture's clusters down until the returned function brings the nodes up. */
-function heldDown(f: SimFixture): () => void {
-  let bringUp = (): void => undefined;
-  const up = new Promise<void>((resolve) => (bringUp = resolve));
-  for (const cluster of Object.keys(f.sim.state.clusters)) f.sim.faults.set(cluster, { holdReboot: () => up });
-  return bringUp;
-}
