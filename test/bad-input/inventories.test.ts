@@ -79,8 +79,6 @@ describe('the bad-inventory corpus through the real bot', () => {
       REDIS_URL: 'redis://127.0.0.1:1',
       CLUSTERS_FILE: clustersFile,
       HTTP_PORT: '0',
-      // Dozens of starts load the same modules: compile them once.
-      NODE_COMPILE_CACHE: join(dir, 'compile-cache'),
     });
     const started = await bot.start().then(
       () => true,

@@ -6,14 +6,19 @@ import { approve, approveUntilDone, clickStart, requestUpgrade, waitForApprovalR
 const TARGET = 'v1.12.11';
 const CONTROL_PLANES = ['10.0.30.11', '10.0.30.12', '10.0.30.13'];
 let h: Harness;
+let bringUp = (): void => undefined;
 
 afterEach(async () => {
   await h?.stop();
 });
 
-/** Starts the production upgrade, approves the first control plane and waits until talosctl is upgrading it. */
-async function upgradeFirstNode(options: HarnessOptions): Promise<Awaited<ReturnType<typeof requestUpgrade>>> {
+/**
+ * Starts the production upgrade, approves the first control plane and waits until talosctl is upgrading it.
+ * With `holdReboot`, the node stays down in its reboot until `bringUp` is called.
+ */
+async function upgradeFirstNode(options: HarnessOptions, holdReboot = false): Promise<Awaited<ReturnType<typeof requestUpgrade>>> {
   h = await startHarness(options);
+  if (holdReboot) bringUp = h.sim.holdReboots('production', CONTROL_PLANES[0]);
   const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
   await clickStart(h, plan);
   await approve(h, await waitForApprovalRequest(h, plan));
@@ -51,10 +56,11 @@ describe('SIGTERM during a node upgrade', () => {
   });
 
   it('after the grace period, closes by force, exits 0, and the next start resumes the node by observation', async () => {
-    // A reboot longer than the grace period, so the step is still running when the grace ends.
-    const plan = await upgradeFirstNode({ env: { SHUTDOWN_GRACE_SECONDS: '1' }, timing: { rebootMs: 4000 } });
+    // The node stays down until the bot has exited, so the step is still running when the grace ends.
+    const plan = await upgradeFirstNode({ env: { SHUTDOWN_GRACE_SECONDS: '1' } }, true);
 
     expect(await h.bot.stop()).toBe(0);
+    bringUp();
     expect(h.bot.logLines().find((l) => l.msg === 'stopped')?.forced).toBe(true);
     expect(h.bot.logs()).toContain('grace period over');
 
@@ -75,7 +81,7 @@ describe('SIGTERM during a node upgrade', () => {
 
 describe('the ops endpoints while draining', () => {
   it('keep /healthz answering and /readyz naming the drain while the running step finishes', async () => {
-    await upgradeFirstNode({ timing: { rebootMs: 3000 } });
+    await upgradeFirstNode({}, true);
     const get = async (path: string) => {
       const response = await fetch(`http://127.0.0.1:${h.httpPort}${path}`);
       return { status: response.status, body: await response.text() };
@@ -93,6 +99,7 @@ describe('the ops endpoints while draining', () => {
     expect(healthy).toEqual({ status: 200, body: 'ok\n' });
     expect(metrics.status).toBe(200);
     expect(h.sim.node('production', CONTROL_PLANES[0]!).talosVersion).not.toBe(TARGET);
+    bringUp();
     expect(await stopped).toBe(0);
   });
 });
@@ -106,14 +113,21 @@ describe('draining between steps', () => {
         { hostname: 'talos-stg-w-2', address: '10.0.20.206', role: 'worker', host: 'pve5' },
       ],
     });
-    const harness = await startHarness({ clusters: [staging, productionShape()], timing: { rebootMs: 1200 } });
+    const harness = await startHarness({ clusters: [staging, productionShape()] });
     try {
+      // The first worker stays down in its reboot until the bot has been told to stop: its step is running then.
+      const up = harness.sim.holdReboots('staging', '10.0.20.205');
       const plan = await requestUpgrade(harness, 'upgrade talos v1.12.11', { channel: CHANNELS.staging });
       await clickStart(harness, plan, USERS.alice, CHANNELS.staging);
-      await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.20.205'), {
+      await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'reboot' && e.node === '10.0.20.205'), {
         timeoutMs: 20_000,
       });
-      expect(await harness.bot.stop()).toBe(0);
+      const stopping = harness.bot.stop();
+      await harness.slack.waitFor(() => harness.bot.logLines().some((l) => l.msg === 'shutdown requested'), {
+        description: 'the bot taking the SIGTERM',
+      });
+      up();
+      expect(await stopping).toBe(0);
       // The first worker finished its step before the process exited; the second was never touched.
       expect(harness.sim.node('staging', '10.0.20.205').talosVersion).toBe('v1.12.11');
       expect(harness.sim.upgradeCount('staging', '10.0.20.206')).toBe(0);

@@ -7,10 +7,13 @@ const TARGET = 'v1.12.11';
 const STOP_AFTER = 'talos-op-stop-after';
 let h: Harness;
 
+/** Brings up the node the simulator holds down in its reboot. */
+let bringUp: () => void;
+
 beforeEach(async () => {
   h = await startHarness();
-  // A reboot long enough for the board to be edited while it lasts (edits are throttled to one every few seconds).
-  h.sim.timing.rebootMs = 8000;
+  // The node stays down in its reboot until the test has seen the board and clicked: edits are throttled to one every few seconds.
+  bringUp = h.sim.holdReboots('production');
 });
 
 afterEach(async () => {
@@ -89,6 +92,7 @@ describe('the root message of a running upgrade is a live status board', () => {
     await h.slack.waitFor(() => h.slack.ephemerals(CHANNELS.production, USERS.bob).find((e) => /already stopping/.test(e.text)), {
       description: 'the refusal of a repeated Stop',
     });
+    bringUp();
 
     const done = await waitForRootState(h, plan, /cancelled|completed|stopped at the first failure/);
     // The finished root leads with the outcome and the duration, in its text and its first block.

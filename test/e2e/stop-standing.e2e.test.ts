@@ -87,12 +87,13 @@ describe('a stop says where things stand', () => {
     // Arrange: Talos 1.13 nodes, whose client drains (cmd/talosctl/cmd/talos/upgrade.go v1.13.9)
     const from = 'v1.13.8';
     const target = 'v1.13.9';
-    // Each phase of the simulated upgrade takes long enough for the budget to change between the check before and the drain.
-    h = await startHarness({
-      clusters: [stagingShape({ talosVersion: from }), productionShape({ talosVersion: from })],
-      timing: { stepMs: 500 },
-    });
+    h = await startHarness({ clusters: [stagingShape({ talosVersion: from }), productionShape({ talosVersion: from })] });
     const harness = h;
+    // The second node's upgrade request is held at talosctl until the budget changed: between the check before and the drain.
+    const held = harness.sim.holdCalls(
+      'production',
+      (call, command) => command === 'upgrade' && call.argv[call.argv.indexOf('--nodes') + 1] === '10.0.30.12',
+    );
     const plan = await requestUpgrade(harness, `upgrade talos ${target}`);
     await clickStart(harness, plan);
     const first = await waitForApprovalRequest(harness, plan);
@@ -110,16 +111,14 @@ describe('a stop says where things stand', () => {
       },
       { timeoutMs: 60_000, description: 'the approval request of the second node' },
     );
-    // Act: once the second node's upgrade is under way (its budgets were judged fine just before), a podinfo pod
+    // Act: once the second node's upgrade is requested (its budgets were judged fine just before), a podinfo pod
     // runs on it and its budget keeps both pods, so no eviction of the drain goes through.
     await approve(harness, second);
-    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.30.12'), {
-      intervalMs: 5,
-      description: 'the upgrade of the second node under way',
-    });
+    await held.reached;
     const kube = harness.sim.cluster('production').kube;
     kube.pods.find((p) => p.labels['app'] === 'podinfo')!.nodeName = 'talos-prd-cp-2';
     kube.pdbs.find((p) => p.name === 'podinfo')!.minAvailable = 2;
+    held.release();
     const stop = await harness.slack.waitFor(
       () => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')),
       { timeoutMs: 60_000, description: 'the stop' },

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Operation } from '../../src/ops/operation.ts';
@@ -124,9 +123,10 @@ describe('a step issued to its node, then edited in Redis', () => {
 
 describe('a node removal whose stored Node name is edited in Redis while the node is reset', () => {
   it('deletes no Node: the Node is resolved by its address at delete time, and a name that differs stops the removal', async () => {
-    // A slower reset leaves time to edit the stored operation between the request to the node and the deletion.
-    h = await startHarness({ timing: { stepMs: 800 } });
+    h = await startHarness();
     const harness = h;
+    // The reset is held at the node until the stored operation is edited: the edit lands between the request and the deletion.
+    const reset = harness.sim.holdCalls('production', (_call, command) => command === 'reset');
     for (const volume of harness.sim.cluster('production').kube.volumes) volume.replicas = ['talos-prd-cp-1', 'talos-prd-cp-2'];
     const ack = await harness.command('remove 10.0.30.13', { channel: CHANNELS.production });
     const opId = opIdOf(ack);
@@ -137,15 +137,13 @@ describe('a node removal whose stored Node name is edited in Redis while the nod
     const plan: Plan = { opId, root, ack };
     await approve(harness, await waitForApprovalRequest(harness, plan, CHANNELS.production, 60_000), USERS.carol);
     // The reset is issued (stored, then sent to the node): from then on only the deletion reads the name.
-    for (;;) {
-      const op = await stored(harness, opId);
-      if (op.steps.find((s) => s.kind === 'reset-node')?.issuedAt !== undefined) break;
-      await sleep(20);
-    }
+    await reset.reached;
+    expect((await stored(harness, opId)).steps.find((s) => s.kind === 'reset-node')?.issuedAt).toBeDefined();
     await tamperStoredOperation(harness, opId, (op) => {
       op.target.nodeName = 'talos-prd-cp-1';
       for (const step of op.steps) step.nodeName = step.nodeName === undefined ? undefined : 'talos-prd-cp-1';
     });
+    reset.release();
 
     const done = await waitForRootState(harness, plan, /completed|stopped/, CHANNELS.production, 90_000);
 

@@ -64,28 +64,27 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
   });
 
   it('stops at a drain that times out, says the node is cordoned with the image installed and not booted, and touches nothing after', async () => {
-    // Each phase of the simulated upgrade takes long enough for the budget to change between the check before and the drain.
-    h = await startHarness({
-      clusters: [stagingShape({ talosVersion: FROM }), productionShape({ talosVersion: FROM })],
-      timing: { stepMs: 500 },
-    });
+    h = await startHarness({ clusters: [stagingShape({ talosVersion: FROM }), productionShape({ talosVersion: FROM })] });
     const harness = h;
+    // The upgrade request is held at talosctl until the budget changed: between the check before and the drain.
+    const held = harness.sim.holdCalls(
+      'production',
+      (call, command) => command === 'upgrade' && call.argv[call.argv.indexOf('--nodes') + 1] === '10.0.30.11',
+    );
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
     await clickStart(harness, plan);
     const request = await waitForApprovalRequest(harness, plan);
-    // Once the upgrade is under way (its budgets were judged fine just before): a podinfo pod runs on the first
+    // Once the upgrade is requested (its budgets were judged fine just before): a podinfo pod runs on the first
     // control plane, and its budget now keeps both pods, so no eviction of the drain ever goes through.
     await approve(harness, request);
-    await harness.slack.waitFor(() => harness.sim.events.find((e) => e.kind === 'upgrade-start' && e.node === '10.0.30.11'), {
-      intervalMs: 5,
-      description: 'the upgrade of the first node under way',
-    });
+    await held.reached;
     const kube = harness.sim.cluster('production').kube;
     const budget = kube.pdbs.find((p) => p.name === 'podinfo');
     const pod = kube.pods.find((p) => p.labels['app'] === 'podinfo');
     expect([budget, pod].every((x) => x !== undefined)).toBe(true);
     pod!.nodeName = 'talos-prd-cp-1';
     budget!.minAvailable = 2;
+    held.release();
 
     const stop = await harness.slack
       .waitFor(() => harness.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped')), {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitForSettled } from '../support/settled.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import {
   approve,
@@ -102,8 +103,10 @@ describe('approval expiry, cancel and the plan buttons', () => {
   });
 
   it('cancels a running operation between steps, never in the middle of a node', async () => {
-    h = await startHarness({ timing: { rebootMs: 1500 } });
+    h = await startHarness();
     const harness = h;
+    // The node stays down in its reboot until the cancel was answered: the cancel lands in the middle of the node.
+    const up = harness.sim.holdReboots('production', '10.0.30.11');
     const plan = await requestUpgrade(harness, `upgrade talos ${TARGET}`);
     await clickStart(harness, plan);
     await approve(harness, await waitForApprovalRequest(harness, plan));
@@ -111,7 +114,10 @@ describe('approval expiry, cancel and the plan buttons', () => {
       timeoutMs: 20_000,
     });
     expect(await harness.command(`cancel ${plan.opId}`)).toContain('will stop after its current step');
+    up();
     const root = await waitForRootState(harness, plan, /cancelled/);
+    // The root may say so before the cluster is given back: the bot's run has ended once it settled.
+    await waitForSettled(harness);
     expect(root.text).toContain('cancelled');
     expect(harness.sim.node('production', '10.0.30.11').talosVersion).toBe(TARGET);
     expect(harness.sim.upgradeCount('production', '10.0.30.12')).toBe(0);

@@ -4,7 +4,7 @@
  * cluster exactly as it was.
  */
 import type { SnapshotDamage } from './etcd-snapshot-file.ts';
-import type { CallRecord, SimState } from './types.ts';
+import type { CallRecord, SimNode, SimState } from './types.ts';
 
 export interface ClusterFaults {
   /** No member has a leader: `etcd status` LEADER 0000000000000000 with `etcdserver: no leader`, etcd HEALTH Fail. */
@@ -107,6 +107,12 @@ export interface ClusterFaults {
   upgradeValidating?: string[];
   /** Extra downtime of an upgrade reboot: node → ms. */
   upgradeSlow?: Record<string, number>;
+  /**
+   * A test's hook, run when a node's upgrade reboot has been down its time: the node stays down
+   * (rebooting) until the hook settles. For tests that must act while a node is down, however fast
+   * or loaded the machine is.
+   */
+  holdReboot?: (node: Readonly<SimNode>) => Promise<void> | void;
   /** `rollback` reboots the node and it never comes back. */
   rollbackNoReturn?: string[];
   /**

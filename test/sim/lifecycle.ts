@@ -566,6 +566,7 @@ export class Lifecycle {
       toVersion: target.version,
     });
     await this.sleep(this.#timing.rebootMs + (target.extraDownMs ?? 0));
+    await cluster.faults.holdReboot?.(node);
     if (target.neverReturns) {
       this.#stage(cluster, node, 'lost');
       this.#recorder.event({ cluster: cluster.name, node: node.address, kind: 'lost', detail: 'did not come back after reboot' });

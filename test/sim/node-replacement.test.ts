@@ -214,10 +214,14 @@ describe.concurrent('replacing a failed node', () => {
     f.sim.failMachine('production', CP2);
     await f.talosctl('production', ['--nodes', '10.0.30.11', 'etcd', 'remove-member', f.sim.node('production', CP2).etcdMemberId ?? '']);
     await planJson(f, 'production', [`-replace=${VM2}`]);
+    // The learner stays one until etcd has lost its leader: its promotion then waits on the leader alone.
+    f.sim.faults.set('production', { etcdLearnerStuck: [CP2] });
     await f.tofu('production', ['apply', '-input=false', 'review.tfplan']);
     await f.sim.waitFor(() => f.sim.events.some((e) => e.kind === 'etcd-learner-added' && e.node === '10.0.30.12'), 5000, 'learner');
     f.sim.faults.set('production', { etcdNoLeader: true });
+    f.sim.faults.clear('production', 'etcdLearnerStuck');
 
+    // Talos retries the promotion every step meanwhile: give it a few.
     await new Promise((r) => setTimeout(r, 200));
     const stillLearner = f.sim.node('production', CP2).etcdLearner;
     f.sim.faults.clear('production', 'etcdNoLeader');
@@ -259,7 +263,8 @@ describe.concurrent('replacing a failed node', () => {
     await planJson(f, 'production', [`-replace=${VM2}`]);
 
     await f.tofu('production', ['apply', '-input=false', 'review.tfplan']);
-    await new Promise((r) => setTimeout(r, 100));
+    // The new machine boots and stays in etcd's join loop while there is no leader.
+    await f.sim.waitFor(() => f.sim.node('production', CP2).stage === 'booting', 5000, 'the new machine booting');
     const waiting = etcdMembers(f.sim.cluster('production')).map((m) => [m.hostname, m.etcdMemberId]);
     const service = await f.talosctl('production', ['--nodes', '10.0.30.12', 'service', 'etcd']);
     f.sim.faults.clear('production', 'etcdNoLeader');

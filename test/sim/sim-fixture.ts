@@ -20,6 +20,12 @@ export interface SimFixture {
   talosconfig: Record<string, string>;
   /** Runs `bin/talosctl` (or `talosctl-<version>`) with `--talosconfig` of `cluster` prepended. */
   talosctl(cluster: string, args: string[], options?: { version?: string; timeoutMs?: number; cwd?: string }): Promise<RunResult>;
+  /**
+   * Runs talosctl until the simulator holds the call as hung (what it hangs at is `hung`) and the
+   * client printed `printed` to stderr, then kills it, as a client that gives up: the give-up follows
+   * the hang, however loaded the machine is.
+   */
+  talosctlUntilHung(cluster: string, args: string[], options?: { printed?: string }): Promise<RunResult & { hung: string }>;
   /** Starts talosctl without waiting, for streaming and kill tests. */
   spawnTalosctl(cluster: string, args: string[], options?: { version?: string }): ResultPromise;
   /** Runs `bin/tofu` in the cluster's Terraform directory; stdin is empty (end of input) unless `input` is given. */
@@ -47,6 +53,14 @@ export async function simFixture(options: Partial<SimulatorOptions> = {}): Promi
     const result = await child;
     return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), timedOut: result.timedOut };
   };
+  const spawnTalosctl: SimFixture['spawnTalosctl'] = (cluster, args, opts = {}) =>
+    execa(binFor(opts.version), ['--talosconfig', talosconfig[cluster] ?? '', ...args], {
+      reject: false,
+      stripFinalNewline: false,
+      extendEnv: false,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+      cwd: dir,
+    });
   return {
     sim,
     dir,
@@ -62,14 +76,17 @@ export async function simFixture(options: Partial<SimulatorOptions> = {}): Promi
           ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
         }),
       ),
-    spawnTalosctl: (cluster, args, opts = {}) =>
-      execa(binFor(opts.version), ['--talosconfig', talosconfig[cluster] ?? '', ...args], {
-        reject: false,
-        stripFinalNewline: false,
-        extendEnv: false,
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
-        cwd: dir,
-      }),
+    async talosctlUntilHung(cluster, args, { printed = '' } = {}) {
+      const from = sim.calls.length;
+      const child = spawnTalosctl(cluster, args);
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const hungCall = () => sim.calls.slice(from).find((c) => c.hung !== undefined);
+      await sim.waitFor(() => hungCall() !== undefined && stderr.includes(printed), 10_000, `talosctl ${args.join(' ')} hanging`);
+      child.kill();
+      return { ...(await settle(child)), hung: hungCall()!.hung! };
+    },
+    spawnTalosctl,
     tofu: (cluster, args, opts = {}) =>
       settle(
         execa(sim.bin.tofu, args, {

@@ -225,6 +225,46 @@ export class Simulator {
     return this.#recorder.maxControlPlanesDownAtOnce(cluster);
   }
 
+  /**
+   * Holds every upgrade reboot of `cluster` (of `node` only, by address or hostname, when given) down,
+   * the node rebooting and unreachable, from now until the returned function is called, which brings
+   * the held nodes up and stops holding.
+   */
+  holdReboots(cluster: string, node?: string): () => void {
+    let bringUp = (): void => undefined;
+    const up = new Promise<void>((resolve) => (bringUp = resolve));
+    this.faults.set(cluster, {
+      holdReboot: (rebooting) => (node === undefined || rebooting.address === node || rebooting.hostname === node ? up : undefined),
+    });
+    return () => {
+      this.faults.clear(cluster, 'holdReboot');
+      bringUp();
+    };
+  }
+
+  /**
+   * Holds the talosctl calls of `cluster` that `matches` picks (by the call and its command path,
+   * `upgrade`, `etcd status`) unanswered until `release` is called; `reached` resolves when the first
+   * one arrives. For a test that must act between the bot's request and its answer.
+   */
+  holdCalls(
+    cluster: string,
+    matches: (call: Readonly<CallRecord>, command: string) => boolean,
+  ): { reached: Promise<void>; release: () => void } {
+    let arrived = (): void => undefined;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.faults.set(cluster, {
+      holdCall: (call, command) => {
+        if (!matches(call, command)) return undefined;
+        arrived();
+        return released;
+      },
+    });
+    return { reached, release };
+  }
+
   /** Polls until `predicate` holds; for tests waiting on background sequences. */
   async waitFor(predicate: () => boolean, timeoutMs = 5000, description = 'condition'): Promise<void> {
     const deadline = Date.now() + timeoutMs;

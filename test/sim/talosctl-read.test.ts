@@ -374,10 +374,10 @@ describe.concurrent('fault injection on probes', () => {
   it('hangs a probe until the caller kills it, and records the call as unfinished', async ({ f, expect }) => {
     f.sim.faults.set('production', { hang: ['etcd status'] });
 
-    const result = await f.talosctl('production', ['etcd', 'status', '-n', '10.0.30.11'], { timeoutMs: 400 });
+    const result = await f.talosctlUntilHung('production', ['etcd', 'status', '-n', '10.0.30.11']);
     await f.sim.waitFor(() => f.sim.calls.at(-1)?.endedAt !== undefined);
 
-    expect(result.timedOut).toBe(true);
+    expect(result.hung).toBe('fault: etcd status');
     expect(f.sim.calls.at(-1)).toMatchObject({ hung: 'fault: etcd status', exitCode: null, cluster: 'production' });
   });
 

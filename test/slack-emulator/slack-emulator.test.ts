@@ -365,15 +365,21 @@ describe('Web API faults', () => {
   });
 
   it('delays calls until cleared', async () => {
-    emu.faults.delay({ ms: 200, methods: ['auth.test'] });
-    const started = Date.now();
-    await webClient().auth.test();
-    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    // A delay far longer than the test: a later call that is answered was not delayed.
+    emu.faults.delay({ ms: 600_000, methods: ['auth.test'] });
+    let delayedAnswered = false;
+    const delayed = webClient()
+      .auth.test()
+      .finally(() => (delayedAnswered = true));
+    await emu.waitFor(() => emu.outstanding().requests === 1, { description: 'the delayed call in the emulator' });
 
     emu.faults.clear();
-    const again = Date.now();
-    await webClient().auth.test();
-    expect(Date.now() - again).toBeLessThan(150);
+    const again = await webClient().auth.test();
+
+    expect(again.ok).toBe(true);
+    expect(delayedAnswered).toBe(false);
+    emu.faults.abortDelays();
+    expect((await delayed).ok).toBe(true);
   });
 
   it('holds calls unanswered until released, leaving other methods alone, and lets later calls through', async () => {

@@ -1,7 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Node's compile cache, shared by every bot a test run starts: a start compiles the whole bot,
+ * and hundreds of starts compile the same modules. Keyed by each file's content, so an edit is
+ * compiled afresh; a test's own setting wins.
+ */
+const COMPILE_CACHE = join(tmpdir(), 'talos-chatops-compile-cache');
 
 export interface BotProcess {
   /** The `HTTP_PORT` it serves `/healthz`, `/readyz` and `/metrics` on. */
@@ -45,7 +54,11 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
           }
         }),
     async start() {
-      const proc = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(process.execPath, ['src/main.ts'], {
+        cwd: ROOT,
+        env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       child = proc;
       // `stop` and `kill` let go of the child first: an exit of the child still held is one nobody asked for.
       proc.once('exit', () => {

@@ -286,19 +286,21 @@ describe('the Home tab on a real Redis', () => {
   });
 
   it('is not drawn again when an operation changes nothing a viewer sees', async () => {
-    // Arrange
-    const { store, lock, publisher } = setup({ settleMs: 10 });
-    const op = await runningUpgrade(store, lock);
-    await new Promise((r) => setTimeout(r, 50));
+    // Arrange: the operation runs before the Home exists, so no redraw of its start is still on its way.
+    const client = redis.client();
+    const op = await runningUpgrade(createOperationStore(client), createClusterLock(client));
+    const { store, publisher } = setup({ settleMs: 10 });
     await home!.opened('U0CAROL');
     const before = publisher.views.length;
 
-    // Act
+    // Act: a change no one sees, then, past the settle time a redraw of it would take, one everyone sees.
     await store.update(op.id, (o) => ({ ...o, notes: [...o.notes, 'an audit detail'] }));
     await new Promise((r) => setTimeout(r, 100));
+    await store.update(op.id, (o) => ({ ...o, state: 'failed' }));
+    await waitFor(() => publisher.of('U0CAROL').at(-1)?.includes(', failed'), { description: 'the failed state on the Home' });
 
-    // Assert
-    expect(publisher.views.length).toBe(before);
+    // Assert: the one redraw is the visible change's.
+    expect(publisher.views.length).toBe(before + 1);
   });
 
   it('publishes to a user at most once per throttle window, and the last change still arrives', async () => {
@@ -325,15 +327,19 @@ describe('the Home tab on a real Redis', () => {
   });
 
   it('draws nothing for users who have not opened the Home', async () => {
-    // Arrange
+    // Arrange: Carol opened it; no one else did.
     const { store, lock, publisher } = setup();
+    await home!.opened('U0CAROL');
 
     // Act
-    await runningUpgrade(store, lock);
-    await new Promise((r) => setTimeout(r, 100));
+    const op = await runningUpgrade(store, lock);
+    // Every viewer is drawn in the same redraw: once Carol's names the operation, the redraw has been made.
+    await waitFor(() => publisher.of('U0CAROL').find((v) => v.includes(op.id)), {
+      description: "a redraw of Carol's Home naming the operation",
+    });
 
     // Assert
-    expect(publisher.views).toEqual([]);
+    expect(publisher.views.filter((v) => v.user !== 'U0CAROL')).toEqual([]);
   });
 
   it("shows a cluster's detail to its channel's members and, in the same redraw, only what `/talos status` shows elsewhere to anyone else", async () => {

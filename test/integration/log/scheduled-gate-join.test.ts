@@ -7,7 +7,7 @@ import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
 import { createRunningGates, SCHEDULED_GATE } from '../../../src/ops/running-gate.ts';
 import { inventory, RecordingChat } from '../../support/engine-fixture.ts';
 import { useRedisFixture } from '../../support/redis-fixture.ts';
-import { systemClock } from '../../../src/time/clock.ts';
+import { systemClock, type Clock } from '../../../src/time/clock.ts';
 
 const redis = useRedisFixture();
 
@@ -15,6 +15,17 @@ describe('a requested health gate while the scheduled one runs', () => {
   it('waits for the scheduled gate to end, then runs and reports its own: never two at once, never a silent join', async () => {
     // Arrange
     const runningGates = createRunningGates(redis.client(), { ttlMs: 60_000 });
+    // The system's clock, telling the test when the request paused between two looks at the running gate.
+    let pauses = 0;
+    let pausedTwice = (): void => undefined;
+    const twoLooks = new Promise<void>((resolve) => (pausedTwice = resolve));
+    const pausesCounted: Clock = {
+      now: () => systemClock.now(),
+      sleep: (ms, signal) => {
+        if (++pauses === 2) pausedTwice();
+        return systemClock.sleep(ms, signal);
+      },
+    };
     const chat = new RecordingChat();
     let sessions = 0;
     const access = {
@@ -30,7 +41,7 @@ describe('a requested health gate while the scheduled one runs', () => {
       logger: createLogger({ level: 'silent', scrubber: new SecretScrubber() }),
       probeTimeoutMs: 1000,
       runningGates,
-      clock: systemClock,
+      clock: pausesCounted,
     });
     await runningGates.claim('production', { job: 'repeat:sched-gate-production:1', requestedBy: SCHEDULED_GATE });
     const data = { cluster: 'production', channel: 'C0MAINTPRD', requestedBy: 'U0ALICE', requestedAt: '2026-12-01T08:00:00.000Z' };
@@ -39,8 +50,8 @@ describe('a requested health gate while the scheduled one runs', () => {
     // Act
     let settled = false;
     const requested = job(fakeJob).finally(() => (settled = true));
-    // Long enough for the request to look at the running gate twice (it polls every 200 ms): it waits, it does not join.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The request has looked at the running gate and paused twice: it waits, it does not join.
+    await twoLooks;
     const whileScheduled = { settled, sessions, posts: chat.posts.length, running: (await runningGates.get('production'))?.job };
     await runningGates.release('production', 'repeat:sched-gate-production:1');
     const result = await requested;

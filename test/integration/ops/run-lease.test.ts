@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createRunLease } from '../../../src/ops/run-lease.ts';
 import { resendingOnce } from '../../support/resending-redis.ts';
@@ -8,20 +8,31 @@ const redis = useRedisFixture();
 
 describe('run lease on a real Redis', () => {
   it('lets a second run of an operation start only after the first returned, across replicas', async () => {
-    // Arrange
+    // Arrange: the first run holds the lease until the test lets it end, after the second replica asked for it.
     const replicaA = createRunLease(redis.client(), { ttlMs: 1000, pollMs: 20 });
-    const replicaB = createRunLease(redis.client(), { ttlMs: 1000, pollMs: 20 });
+    const askingB = redis.client();
+    const replicaB = createRunLease(askingB, { ttlMs: 1000, pollMs: 20 });
     const log: string[] = [];
-    const run = (name: string) => async (): Promise<void> => {
-      log.push(`${name} begins`);
-      await sleep(150);
-      log.push(`${name} ends`);
-    };
+    const firstBegan = deferred();
+    const firstMayEnd = deferred();
 
     // Act
-    const first = replicaA.hold('op-aaaa1111', run('first'));
-    await sleep(30);
-    await Promise.all([first, replicaB.hold('op-aaaa1111', run('second'))]);
+    const first = replicaA.hold('op-aaaa1111', async () => {
+      log.push('first begins');
+      firstBegan.resolve();
+      await firstMayEnd.promise;
+      log.push('first ends');
+    });
+    await firstBegan.promise;
+    // Two refused takes: the second replica has looked at the held lease and is waiting.
+    const waiting = refusedTakes(askingB, 'op-aaaa1111', 2);
+    const second = replicaB.hold('op-aaaa1111', async () => {
+      log.push('second begins');
+      log.push('second ends');
+    });
+    await waiting;
+    firstMayEnd.resolve();
+    await Promise.all([first, second]);
 
     // Assert
     expect(log).toEqual(['first begins', 'first ends', 'second begins', 'second ends']);
@@ -31,15 +42,17 @@ describe('run lease on a real Redis', () => {
     // Arrange
     const lease = createRunLease(redis.client(), { ttlMs: 1000, pollMs: 20 });
     const log: string[] = [];
+    const otherRan = deferred();
 
-    // Act
+    // Act: the first run ends only once the other operation's run has run, so a lease shared between them never ends.
     await Promise.all([
       lease.hold('op-aaaa1111', async () => {
-        await sleep(150);
+        await otherRan.promise;
         log.push('a');
       }),
       lease.hold('op-bbbb2222', async () => {
         log.push('b');
+        otherRan.resolve();
       }),
     ]);
 
@@ -49,16 +62,20 @@ describe('run lease on a real Redis', () => {
 
   it('keeps the lease past its time-to-live while the run goes on', async () => {
     // Arrange
-    const lease = createRunLease(redis.client(), { ttlMs: 150, pollMs: 20 });
+    const holding = redis.client();
+    const lease = createRunLease(holding, { ttlMs: 600, pollMs: 20 });
     let secondStartedEarly = false;
+    const firstBegan = deferred();
 
-    // Act
+    // Act: the first run goes on until its lease was renewed four times, past its time-to-live; the second asks meanwhile.
     let firstDone = false;
+    const renewed = answered(holding, 'eval', (args, answer) => String(args[0]).includes('PEXPIRE') && answer === 1, 4);
     const first = lease.hold('op-aaaa1111', async () => {
-      await sleep(500);
+      firstBegan.resolve();
+      await renewed;
       firstDone = true;
     });
-    await sleep(30);
+    await firstBegan.promise;
     await lease.hold('op-aaaa1111', async () => {
       secondStartedEarly = !firstDone;
     });
@@ -88,14 +105,15 @@ describe('run lease on a real Redis', () => {
     const lease = createRunLease(client, { ttlMs: 150, pollMs: 20 });
 
     // Act: the key is taken over under the holder, as after a Redis restart past its deadline.
-    const aborted = await lease.hold('op-aaaa1111', async (signal) => {
+    const reason = await lease.hold('op-aaaa1111', async (signal) => {
       await client.set('talos:op-run:op-aaaa1111', 'another-run', 'PX', 5000);
-      await sleep(300);
-      return signal.aborted;
+      // The next renewal finds the other run's token: the run hears of it through its signal.
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      return (signal.reason as Error).message;
     });
 
     // Assert
-    expect(aborted).toBe(true);
+    expect(reason).toBe('the run lease of op-aaaa1111 passed to another run');
     expect(await client.get('talos:op-run:op-aaaa1111')).toBe('another-run');
   });
 
@@ -103,8 +121,8 @@ describe('run lease on a real Redis', () => {
     // Arrange: the second SET (ioredis resending after Redis restarted) finds our own token there.
     const client = redis.client();
     const controller = new AbortController();
-    // Were the lease to wait for itself, this ends the wait with an error.
-    const resending = resendingOnce(client, 'set', () => setTimeout(() => controller.abort(new Error('waited for its own lease')), 50));
+    // Were the lease to wait for itself, its first pause rejects with this error at once.
+    const resending = resendingOnce(client, 'set', () => controller.abort(new Error('waited for its own lease')));
     const lease = createRunLease(resending.client, { ttlMs: 60_000, pollMs: 60_000 });
 
     // Act
@@ -116,3 +134,32 @@ describe('run lease on a real Redis', () => {
     expect(await client.get('talos:op-run:op-bbbb2222')).toBeNull();
   });
 });
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Resolves once `count` takes of the operation's lease through `client` were refused (the key held by another run). */
+function refusedTakes(client: Redis, opId: string, count: number): Promise<void> {
+  return answered(client, 'set', (args, answer) => args[0] === `talos:op-run:${opId}` && answer === null, count);
+}
+
+/** Resolves once `count` calls of `method` through `client` were answered as `counts` looks for; counting starts now. */
+function answered(
+  client: Redis,
+  method: 'set' | 'eval',
+  counts: (args: unknown[], answer: unknown) => boolean,
+  count: number,
+): Promise<void> {
+  let seen = 0;
+  const reached = deferred();
+  const original = (client[method] as (...args: unknown[]) => Promise<unknown>).bind(client);
+  (client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[method] = async (...args: unknown[]) => {
+    const answer = await original(...args);
+    if (counts(args, answer) && ++seen >= count) reached.resolve();
+    return answer;
+  };
+  return reached.promise;
+}
