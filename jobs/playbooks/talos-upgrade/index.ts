@@ -173,7 +173,9 @@ function etcdWords(etcd: CheckResult, members: number): string {
  * The fault tolerance while the node reboots, and for how long, as the previous node of the rollout took:
  * `etcd 2 of 3: no further failure tolerated, about 6 min`.
  */
-function whileDown(op: Operation, step: Step, members: number): string {
+function whileDown(op: Operation, step: Step, members: number): string | undefined {
+  // An inventory that lists no control planes leaves the count to what is observed, which the card does not guess.
+  if (members < 1) return undefined;
   const before = op.steps.slice(
     0,
     Math.max(
