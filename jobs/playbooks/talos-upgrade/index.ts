@@ -196,10 +196,10 @@ function whileDown(op: Operation, step: Step, members: number): string | undefin
  * primary that moves off it, Longhorn replicas rebuilt elsewhere while its volumes run degraded.
  */
 function drainEffects(op: Operation, step: Step): string[] {
-  const names = [step.nodeName, step.node].filter((n): n is string => n !== undefined);
-  return op.notes.filter(
-    (note) => /\bdrain/.test(note) && names.some((n) => new RegExp(`(^|[\\s(])${n.replace(/\./g, '\\.')}\\b`).test(note)),
-  );
+  // The gate's announcements name the drained node so: `<node> (<address>): …` (Longhorn), `… when <node> drains` (CloudNativePG).
+  const name = step.nodeName;
+  if (name === undefined) return [];
+  return op.notes.filter((note) => note.startsWith(`${name} (`) || note.includes(` when ${name} drains`));
 }
 
 /** Who asked for the operation and who started it, by name where Slack says it, else by id (never a mention). */
