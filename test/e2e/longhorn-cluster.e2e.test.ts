@@ -9,7 +9,14 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { productionShape, stagingShape, type ClusterFaults } from '../sim/index.ts';
 import { runGate, type GateRun } from '../support/gate-run.ts';
 import { CHANNELS, startHarness, type Harness } from '../support/harness.ts';
-import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+import {
+  approve,
+  approveUntilDone,
+  clickStart,
+  requestUpgrade,
+  waitForApprovalMatching,
+  waitForApprovalRequest,
+} from '../support/upgrade-flow.ts';
 
 /** Both clusters on the latest patch of their minor, so an upgrade to the next minor is allowed. */
 const CLUSTERS = [stagingShape({ talosVersion: 'v1.11.6' }), productionShape({ talosVersion: 'v1.11.6' })];
@@ -325,6 +332,13 @@ describe("Longhorn's eviction and attachments, and CloudNativePG, through an upg
     );
 
     await clickStart(h, plan);
+    // The first node's card says what its drain does, as the plan announced it; the next node's says nothing of that move.
+    const request = await waitForApprovalRequest(h, plan);
+    const card = JSON.stringify(h.slack.versions(CHANNELS.production, request.ts)[0]!.blocks);
+    expect(card).toContain('*Drain:* The primary of apps/db moves to db-2 (on talos-prd-cp-2) when talos-prd-cp-1 drains');
+    await approve(h, request);
+    const next = await waitForApprovalMatching(h, plan, /talos-prd-cp-2/);
+    expect(JSON.stringify(h.slack.versions(CHANNELS.production, next.ts)[0]!.blocks)).not.toContain('when talos-prd-cp-1 drains');
     const done = await approveUntilDone(h, plan);
 
     expect(done.text).toContain('completed');

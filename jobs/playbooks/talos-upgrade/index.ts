@@ -173,7 +173,9 @@ function etcdWords(etcd: CheckResult, members: number): string {
  * The fault tolerance while the node reboots, and for how long, as the previous node of the rollout took:
  * `etcd 2 of 3: no further failure tolerated, about 6 min`.
  */
-function whileDown(op: Operation, step: Step, members: number): string {
+function whileDown(op: Operation, step: Step, members: number): string | undefined {
+  // An inventory that lists no control planes leaves the count to what is observed, which the card does not guess.
+  if (members < 1) return undefined;
   const before = op.steps.slice(
     0,
     Math.max(
@@ -194,10 +196,10 @@ function whileDown(op: Operation, step: Step, members: number): string {
  * primary that moves off it, Longhorn replicas rebuilt elsewhere while its volumes run degraded.
  */
 function drainEffects(op: Operation, step: Step): string[] {
-  const names = [step.nodeName, step.node].filter((n): n is string => n !== undefined);
-  return op.notes.filter(
-    (note) => /\bdrain/.test(note) && names.some((n) => new RegExp(`(^|[\\s(])${n.replace(/\./g, '\\.')}\\b`).test(note)),
-  );
+  // The gate's announcements name the drained node so: `<node> (<address>): …` (Longhorn), `… when <node> drains` (CloudNativePG).
+  const name = step.nodeName;
+  if (name === undefined) return [];
+  return op.notes.filter((note) => note.startsWith(`${name} (`) || note.includes(` when ${name} drains`));
 }
 
 /** Who asked for the operation and who started it, by name where Slack says it, else by id (never a mention). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { quorumAfterRemoval, quorumForReplacement, quorumWhileRebooting } from '../../../src/rules/quorum.ts';
+import { quorumAfterRemoval, quorumForReplacement, quorumWhileRebooting, toleranceWhileRebooting } from '../../../src/rules/quorum.ts';
 
 describe('quorumAfterRemoval', () => {
   it('allows removing one of three and spells out the arithmetic', () => {
@@ -120,5 +120,20 @@ describe('quorumForReplacement', () => {
 
   it('refuses the only member', () => {
     expect(quorumForReplacement(1, 1, { isMember: true, replacedHealthy: true }).ok).toBe(false);
+  });
+});
+
+describe('toleranceWhileRebooting', () => {
+  it.each([
+    [3, 'etcd 2 of 3: no further failure tolerated'],
+    [5, 'etcd 4 of 5: one more failure tolerated'],
+    [7, 'etcd 6 of 7: 2 more failures tolerated'],
+    [2, 'etcd 1 of 2: no quorum, etcd and the Kubernetes API are down'],
+  ])('says what %i members tolerate while one reboots', (members, words) => {
+    // Act
+    const said = toleranceWhileRebooting(members);
+
+    // Assert
+    expect(said).toBe(words);
   });
 });

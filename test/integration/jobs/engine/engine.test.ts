@@ -463,7 +463,7 @@ describe('the engine pages the people who must act', () => {
     expect(reminders).toHaveLength(1);
     expect(reminders[0]!.options).toEqual({ once: true, broadcast: true });
     expect(reminders[0]!.message.text).toMatch(
-      /^⏰ Apply the Kubernetes upgrade of production .*<https:\/\/example\.slack\.com\/archives\/C0MAINTPRD\/p\d+\|The request> expires <!date\^\d+\^.*<@U0CAROL> <@U0DAVE>\n#\d+ approval reminder: gated$/,
+      /^⏰ Apply the Kubernetes upgrade of production .*<https:\/\/example\.slack\.com\/archives\/C0MAINTPRD\/p\d+\|The request> expires in 10 min · \d\d:\d\d UTC; .*<@U0CAROL> <@U0DAVE>\n#\d+ approval reminder: gated$/,
     );
     const after = await stored(op.id);
     expect(after.approvals[0]!.remindedAt).toBe(f.clock.now.toISOString());

@@ -388,6 +388,34 @@ describe('lifecycle.rerequestApproval', () => {
   });
 });
 
+describe('lifecycle.takeApprovals', () => {
+  it("records who took an operation's approvals in one write with its entry; four eyes refuse the requester, a second take by the same approver changes nothing", async () => {
+    // Arrange
+    const op = await holding({ state: 'awaiting-approval', requestedBy: 'U0ALICE', startedBy: 'U0BOB', approvals: [pending()] });
+
+    // Act
+    const byRequester = await lifecycle.takeApprovals(click(op, 'apprnonce1', 'U0ALICE'));
+    const byCarol = await lifecycle.takeApprovals(click(op, 'apprnonce1', 'U0CAROL'));
+    const again = await lifecycle.takeApprovals(click(await stored(op.id), 'apprnonce1', 'U0CAROL'));
+    const byDave = await lifecycle.takeApprovals(click(await stored(op.id), 'apprnonce1', 'U0DAVE'));
+    const stale = await lifecycle.takeApprovals(click(op, 'othernonce', 'U0DAVE'));
+
+    // Assert
+    expect(byRequester).toMatchObject({ ok: false, code: 'four-eyes' });
+    expect(byCarol.ok).toBe(true);
+    expect(again).toMatchObject({ ok: false, code: 'already' });
+    expect(byDave.ok).toBe(true);
+    expect(stale).toMatchObject({ ok: false, code: 'stale' });
+    const after = await stored(op.id);
+    expect(after.state).toBe('awaiting-approval');
+    expect(after.approvalsTaken?.by).toBe('U0DAVE');
+    expect(after.audit.map((e) => [e.actor, e.event])).toEqual([
+      ['U0CAROL', 'approvals taken by <@U0CAROL>'],
+      ['U0DAVE', 'approvals taken by <@U0DAVE> from <@U0CAROL>'],
+    ]);
+  });
+});
+
 describe('lifecycle.retry', () => {
   const failed = (fields: Partial<Operation> = {}): Promise<Operation> =>
     holding({
