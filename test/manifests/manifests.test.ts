@@ -733,7 +733,7 @@ describe('the Flux example', () => {
 
   it('leaves exactly the example\'s postBuild.substitute variables in every overlay it can deploy: the CIDRs and the storage class', () => {
     expect(variables).toEqual(['PRODUCTION_NODE_CIDR', 'PROXMOX_API_CIDR', 'STAGING_NODE_CIDR', 'STORAGE_CLASS']);
-    for (const path of overlayPaths) expect(variablesIn(renderFluxText(MANIFESTS, { ...fluxApp.spec, path })), path).toEqual(variables);
+    for (const path of overlayPaths) expect({ path, variables: variablesIn(renderFluxText(MANIFESTS, { ...fluxApp.spec, path })) }).toEqual({ path, variables });
   });
 
   it('puts the substituted networks into the policies and the storage class on every claim, Redis\'s included', () => {
