@@ -929,6 +929,18 @@ describe('docs/deploy.md', () => {
     expect(files.filter((file) => !guide.includes(file) || !existsSync(join(ROOT, file)))).toEqual([]);
   });
 
+  it('opens with what you need and an honest time, and the README\'s first screen says whether the estate fits', () => {
+    const opening = guide.slice(0, guide.indexOf('## 1.'));
+    expect(opening).toContain('**You need:**');
+    expect(opening).toMatch(/\*\*How long:\*\* about half a day/);
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const firstScreen = readme.split('\n').slice(0, 30).join('\n');
+    expect(firstScreen).toContain('## Will it fit?');
+    for (const phrase of ['talos_image_factory_schematic_id', 'keyed by hostname', 'nocloud', 'hostLabel', 'Flux', 'where it does not'])
+      expect(firstScreen).toContain(phrase);
+    expect(guide).toContain('git clone --branch main');
+  });
+
   it('says how Redis stays safe: a password, noeviction with maxmemory, and TLS with rediss://', () => {
     for (const phrase of ['requirepass', 'maxmemory-policy noeviction', 'maxmemory', 'rediss://', 'NODE_EXTRA_CA_CERTS']) expect(guide).toContain(phrase);
     // The Docker recipe runs Redis with a password too, publishes no port and never turns protection off.
