@@ -9,6 +9,8 @@ import { buildProcessors, buildWorkers } from './bootstrap/processors.ts';
 import { startSchedules } from './bootstrap/schedules.ts';
 import { startInventoryReload } from './bootstrap/inventory-reload.ts';
 import { ensureSnapshotDirs } from './bootstrap/snapshot-dirs.ts';
+import { namesResolver, type InventoryNames } from './bootstrap/inventory-names.ts';
+import { createSlackNameLookup } from './slack/slack-names.ts';
 import { startEpochWatch } from './bootstrap/redis-epoch-watch.ts';
 import { standardGate } from '../jobs/health-gate-job.ts';
 import { buildDoctor, postDoctorAtStart } from './bootstrap/doctor.ts';
@@ -43,6 +45,10 @@ export async function startBot(env: Record<string, string | undefined>, override
   const records = buildOperationRecords(infra);
   const { metrics, probes } = buildMetrics(infra, records);
   const adapters = buildAdapters(infra, metrics, recordObservations(records.observedEstates, infra.clock, logger));
+  // `#channel` and `@handle` entries become ids before anything reads the inventory's channels or people.
+  const names: InventoryNames = { current: [] };
+  const resolveNames = namesResolver(createSlackNameLookup(adapters.slackClient), config.clustersFile, names, logger);
+  infra.inventory.replace(await resolveNames(infra.inventory.current()));
   await ensureSnapshotDirs(infra.inventory.clusters, logger);
   // In the background: start-up waits for no git server; a job before it is done finds no outputs yet and says so.
   void fetchMissingTerraformRepos(adapters, infra.inventory, logger);
@@ -51,7 +57,7 @@ export async function startBot(env: Record<string, string | undefined>, override
   // The operations core: every operation's audit, the Home tab, the exported records, the drain.
   const core = buildOperationsCore(infra, records, adapters);
   const workers = buildWorkers(infra, buildProcessors({ infra, records, adapters, core, metrics }));
-  const doctor = buildDoctor(infra, adapters);
+  const doctor = buildDoctor(infra, adapters, names);
   const slack = buildSlackIntake({
     infra,
     records,
@@ -83,10 +89,16 @@ export async function startBot(env: Record<string, string | undefined>, override
     observe: standardGate(adapters.access, config.timeouts.probeMs),
   });
   startSchedules({ config, inventory: infra.inventory, logger, queues, gateState: records.gateState });
-  const reload = await startInventoryReload(infra, metrics, adapters.chat, () => {
-    startSchedules({ config, inventory: infra.inventory.current(), logger, queues, gateState: records.gateState });
-    void ensureSnapshotDirs(infra.inventory.clusters, logger);
-  });
+  const reload = await startInventoryReload(
+    infra,
+    metrics,
+    adapters.chat,
+    () => {
+      startSchedules({ config, inventory: infra.inventory.current(), logger, queues, gateState: records.gateState });
+      void ensureSnapshotDirs(infra.inventory.clusters, logger);
+    },
+    resolveNames,
+  );
   void postDoctorAtStart({ channel: config.doctorChannel, chat: adapters.chat, logger, scrubber: infra.scrubber }, doctor);
   logger.info(
     { mode: config.slack.appToken ? 'socket' : 'http', clusters: infra.inventory.clusters.map((c) => c.name), port: config.httpPort },

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
 import { placementUnknown, type BotPlacement } from '../../src/config/bot-placement.ts';
 import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
+import type { ResolvedName } from '../../src/config/inventory-names.ts';
 import type { ClusterAccess } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import type { SecretScrubber } from '../../src/log/secret-scrubber.ts';
@@ -11,7 +12,7 @@ import type { TalosctlDownloader } from '../../src/talos/talosctl-download.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import { systemClock, type Clock } from '../../src/time/clock.ts';
 import { withDeadline } from '../../src/time/deadline.ts';
-import { membershipChecks, scopesCheck } from './slack-checks.ts';
+import { membershipChecks, namesCheck, scopesCheck } from './slack-checks.ts';
 import { declaredVersionsCheck, outputsCheck, talosctlCheck } from './cluster-checks.ts';
 import { redisCheck, snapshotDirCheck } from './host-checks.ts';
 import { placementCheck, placementUnknownFinding } from './placement-check.ts';
@@ -37,6 +38,8 @@ export interface DoctorDeps {
   clock?: Pick<Clock, 'sleep'>;
   /** Where the bot itself runs (the downward API): a cluster it runs on cannot have its snapshots off-cluster. */
   placement: BotPlacement;
+  /** The `#channel` and `@handle` names the inventory used, with the ids Slack resolved them to at start or reload. */
+  names?: () => readonly ResolvedName[];
 }
 
 /** One check: its findings, given a signal that aborts at the check's bound. */
@@ -91,6 +94,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorFinding[]> {
   const checks: Check[] = [
     { check: 'Slack scopes', run: () => scopesCheck(deps, self) },
     { check: 'Channel membership', run: () => membershipChecks(deps, self) },
+    { check: 'Inventory names', run: () => Promise.resolve(namesCheck(deps.names?.() ?? [])) },
     ...perCluster(clusters, 'Terraform outputs', (c, signal) => outputsCheck(deps, c, signal)),
     ...perCluster(clusters, 'Declared versions', (c, signal) => declaredVersionsCheck(deps, c, signal)),
     ...perCluster(clusters, 'talosctl', (c, signal) => talosctlCheck(deps, c, signal)),

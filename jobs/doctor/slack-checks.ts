@@ -1,6 +1,7 @@
 import type { DoctorFinding } from '../../src/chat/doctor-report.ts';
 import { errorText } from '../../src/chat/error-text.ts';
 import type { SlackSelf } from '../../src/port/slack-self.ts';
+import type { ResolvedName } from '../../src/config/inventory-names.ts';
 import type { DoctorDeps } from './doctor.ts';
 
 type Identity = () => ReturnType<SlackSelf['identity']>;
@@ -76,4 +77,14 @@ export async function membershipChecks(deps: Pick<DoctorDeps, 'inventory' | 'sla
       }
     }),
   );
+}
+
+/**
+ * What the inventory's `#channel` and `@handle` names stand for, as Slack resolved them: the ids a
+ * person compares with the channel's details or a profile. Nothing when the inventory gives ids only.
+ */
+export function namesCheck(names: readonly ResolvedName[]): DoctorFinding[] {
+  if (names.length === 0) return [];
+  const lines = names.map((n) => `\`${n.name}\` → \`${n.id}\`${n.kind === 'channel' ? '' : ` (${n.kind})`}`);
+  return [{ status: 'ok', check: 'Inventory names', found: `resolved through Slack: ${lines.join(', ')}` }];
 }

@@ -7,12 +7,13 @@ import type { SecretScrubber } from '../log/secret-scrubber.ts';
 import type { ChatPort } from '../port/chat-port.ts';
 import type { Adapters } from './adapters.ts';
 import type { Infrastructure } from './infrastructure.ts';
+import type { InventoryNames } from './inventory-names.ts';
 
 /** Bound of each doctor check: one tofu output, one Kubernetes list, a few Slack calls. */
 const CHECK_TIMEOUT_MS = 20_000;
 
 /** `/talos doctor`'s checks, bound to this process's clients. */
-export function buildDoctor(infra: Infrastructure, adapters: Adapters): () => Promise<DoctorFinding[]> {
+export function buildDoctor(infra: Infrastructure, adapters: Adapters, names: InventoryNames): () => Promise<DoctorFinding[]> {
   const { config, inventory, scrubber, redis, clock } = infra;
   return () =>
     runDoctor({
@@ -29,6 +30,7 @@ export function buildDoctor(infra: Infrastructure, adapters: Adapters): () => Pr
       clock,
       checkTimeoutMs: Math.min(CHECK_TIMEOUT_MS, Math.max(config.timeouts.probeMs, 5000)),
       placement: config.placement,
+      names: () => names.current,
     });
 }
 

@@ -3,6 +3,7 @@ import { escapeMrkdwn, section } from '../chat/blocks.ts';
 import { inventoryWarnings } from '../config/inventory-warnings.ts';
 import { watchInventory, type InventoryReloader } from '../config/inventory-reload.ts';
 import { secretClashes } from '../config/secret-clashes.ts';
+import type { Inventory } from '../config/inventory.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ChatPort } from '../port/chat-port.ts';
 import { processSecrets, type Infrastructure } from './infrastructure.ts';
@@ -20,6 +21,7 @@ export async function startInventoryReload(
   metrics: Pick<Metrics, 'registry'>,
   chat: ChatPort,
   onApplied: () => void,
+  resolve?: (inventory: Inventory) => Promise<Inventory>,
 ): Promise<InventoryReloader> {
   const { config, inventory, logger } = infra;
   const reloads = new Counter({
@@ -35,6 +37,7 @@ export async function startInventoryReload(
     holder: inventory,
     intervalMs: config.clustersReloadMs,
     alsoCheck: (next) => secretClashes(processSecrets(config), next),
+    ...(resolve === undefined ? {} : { resolve }),
     onApplied: (next) => {
       reloads.inc({ result: 'applied' });
       logger.info({ clusters: next.clusters.map((c) => c.name) }, 'cluster inventory reloaded: new commands and operations use it');

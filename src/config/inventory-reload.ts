@@ -14,6 +14,8 @@ export interface InventoryReloadOptions {
   onRefused: (problems: string[]) => void | Promise<void>;
   /** Problems the schema cannot see (a value that equals a secret), named with the others. */
   alsoCheck?: (inventory: Inventory) => string[];
+  /** Turns `#channel` and `@handle` entries into ids; a ConfigError refuses the edit with its problems. */
+  resolve?: (inventory: Inventory) => Promise<Inventory>;
   /** A read that failed for another reason than a bad file (permissions, a callback that threw). */
   onError: (error: unknown) => void;
 }
@@ -55,6 +57,15 @@ export async function watchInventory(options: InventoryReloadOptions): Promise<I
       if (!(error instanceof ConfigError)) throw error;
       await options.onRefused(error.problems);
       return 'refused';
+    }
+    if (options.resolve !== undefined) {
+      try {
+        next = await options.resolve(next);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        await options.onRefused(error.problems);
+        return 'refused';
+      }
     }
     const more = options.alsoCheck?.(next) ?? [];
     if (more.length > 0) {

@@ -733,7 +733,7 @@ describe('the Flux example', () => {
 
   it('leaves exactly the example\'s postBuild.substitute variables in every overlay it can deploy: the CIDRs and the storage class', () => {
     expect(variables).toEqual(['PRODUCTION_NODE_CIDR', 'PROXMOX_API_CIDR', 'STAGING_NODE_CIDR', 'STORAGE_CLASS']);
-    for (const path of overlayPaths) expect(variablesIn(renderFluxText(MANIFESTS, { ...fluxApp.spec, path })), path).toEqual(variables);
+    for (const path of overlayPaths) expect({ path, variables: variablesIn(renderFluxText(MANIFESTS, { ...fluxApp.spec, path })) }).toEqual({ path, variables });
   });
 
   it('puts the substituted networks into the policies and the storage class on every claim, Redis\'s included', () => {
@@ -927,6 +927,18 @@ describe('docs/deploy.md', () => {
       ...OVERLAYS.filter((o) => o.name !== 'flux site').map((o) => `manifests/overlays/${o.name}`),
     ];
     expect(files.filter((file) => !guide.includes(file) || !existsSync(join(ROOT, file)))).toEqual([]);
+  });
+
+  it('opens with what you need and an honest time, and the README\'s first screen says whether the estate fits', () => {
+    const opening = guide.slice(0, guide.indexOf('## 1.'));
+    expect(opening).toContain('**You need:**');
+    expect(opening).toMatch(/\*\*How long:\*\* about half a day/);
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const firstScreen = readme.split('\n').slice(0, 30).join('\n');
+    expect(firstScreen).toContain('## Will it fit?');
+    for (const phrase of ['talos_image_factory_schematic_id', 'keyed by hostname', 'nocloud', 'hostLabel', 'Flux', 'where it does not'])
+      expect(firstScreen).toContain(phrase);
+    expect(guide).toContain('git clone --branch main');
   });
 
   it('says how Redis stays safe: a password, noeviction with maxmemory, and TLS with rediss://', () => {

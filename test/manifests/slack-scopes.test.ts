@@ -30,6 +30,10 @@ const REQUIRED: Record<string, { scopes: string[]; why: string }> = {
   // The Slack adapter names the POST of the bytes to the upload URL so; should the deprecated method of that name ever be called, it needs files:write too.
   'files.upload': { scopes: ['files:write'], why: 'the bytes of an external upload' },
   'usergroups.users.list': { scopes: ['usergroups:read'], why: 'operators and approvers named as user groups' },
+  // The inventory's #channel and @handle names, resolved to ids at start and on a reload.
+  'conversations.list': { scopes: ['channels:read', 'groups:read'], why: "the inventory's #channel names, public and private" },
+  'users.list': { scopes: ['users:read'], why: "the inventory's @handle names of people" },
+  'usergroups.list': { scopes: ['usergroups:read'], why: "the inventory's @handle names of user groups" },
   'users.info': { scopes: ['users:read'], why: "people's display names in the exported maintenance records" },
   'views.publish': { scopes: [], why: 'the Home tab' },
   'views.open': { scopes: [], why: 'the modal of a command typed without its version or node' },

@@ -23,6 +23,10 @@ export const BOT_SCOPES: Record<string, string | null | ((kind: ChannelKind) => 
   'conversations.members': (kind) => READ_SCOPE[kind],
   'users.info': 'users:read',
   'usergroups.users.list': 'usergroups:read',
+  // The scope of each kind of channel listed (`types`); a private channel comes only to a member.
+  'conversations.list': (kind) => READ_SCOPE[kind],
+  'users.list': 'users:read',
+  'usergroups.list': 'usergroups:read',
   'files.getUploadURLExternal': 'files:write',
   'files.completeUploadExternal': 'files:write',
   'views.publish': null,
@@ -60,6 +64,14 @@ export interface AccessDeps {
 export function refuseBotCall(method: string, args: JsonObject, deps: AccessDeps): JsonObject | undefined {
   const rule = BOT_SCOPES[method];
   if (typeof rule === 'string' && !deps.scopes.has(rule)) return missingScope(rule, deps.scopes);
+  if (method === 'conversations.list' && typeof rule === 'function') {
+    const kinds: ChannelKind[] = (stringArg(args, 'types') ?? 'public_channel').split(',').flatMap((t): ChannelKind[] => {
+      const type = t.trim();
+      return type === 'public_channel' ? ['public'] : type === 'private_channel' ? ['private'] : [];
+    });
+    const needed = kinds.map(rule).find((scope) => !deps.scopes.has(scope));
+    return needed === undefined ? undefined : missingScope(needed, deps.scopes);
+  }
   const argName = CHANNEL_ARG[method];
   const ref = argName === undefined ? undefined : stringArg(args, argName);
   const channel = ref === undefined || ref === '' ? undefined : deps.directory.channelAccess(ref);

@@ -90,6 +90,25 @@ export class Directory {
     return this.user(id)?.name ?? id.toLowerCase();
   }
 
+  /** Every user group, with its handle. */
+  usergroups(): { id: string; handle: string; users: string[] }[] {
+    return this.#config.usergroups.map((g) => ({ id: g.id, handle: g.handle ?? g.id.toLowerCase(), users: [...g.users] }));
+  }
+
+  /** Every known user, the bot included. */
+  users(): EmulatorUser[] {
+    return [...(this.#config.users ?? []), { id: BOT_USER_ID, name: this.#config.botName }];
+  }
+
+  /** Every known channel the bot may list: public ones, and private ones it is in. */
+  listableChannels(): { id: string; name: string; kind: ChannelKind }[] {
+    return (this.#config.channels ?? []).flatMap((c) => {
+      const access = this.channelAccess(c.id)!;
+      if (access.kind === 'private' && !access.botMember) return [];
+      return [{ id: c.id, name: c.name, kind: access.kind }];
+    });
+  }
+
   usergroupMembers(id: string): string[] | undefined {
     return this.#config.usergroups.find((g) => g.id === id)?.users;
   }

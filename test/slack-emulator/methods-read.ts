@@ -91,6 +91,57 @@ function usergroupUsers(args: JsonObject, deps: ApiDeps): JsonObject {
   return { ok: true, users: [...members] };
 }
 
+/**
+ * `conversations.list` (docs.slack.dev/reference/methods/conversations.list): the channels of the
+ * `types` asked for (default `public_channel`), `limit` per page with a `next_cursor`. A private
+ * channel is listed only to a member, as Slack does.
+ */
+function conversationsList(args: JsonObject, deps: ApiDeps): JsonObject {
+  const types = (stringArg(args, 'types') ?? 'public_channel').split(',').map((t) => t.trim());
+  const kinds = new Set(types.map((t) => (t === 'private_channel' ? 'private' : t === 'public_channel' ? 'public' : t)));
+  const all = deps.directory
+    .listableChannels()
+    .filter((c) => kinds.has(c.kind))
+    .map((c) => ({ id: c.id, name: c.name, is_channel: c.kind === 'public', is_private: c.kind === 'private', is_archived: false }));
+  return { ok: true, channels: pageOf(all, args), response_metadata: { next_cursor: nextCursor(all, args) } };
+}
+
+/** `users.list`: every member of the workspace with its handle (`name`), paged like conversations.list. */
+function usersList(args: JsonObject, deps: ApiDeps): JsonObject {
+  const all = deps.directory.users().map((u) => ({
+    id: u.id,
+    team_id: deps.config.teamId,
+    name: u.name,
+    real_name: u.realName ?? u.name,
+    deleted: false,
+    is_bot: u.id === BOT_USER_ID,
+    profile: { display_name: u.displayName ?? '', real_name: u.realName ?? u.name },
+  }));
+  return { ok: true, members: pageOf(all, args), response_metadata: { next_cursor: nextCursor(all, args) } };
+}
+
+/** `usergroups.list`: every user group with its `handle`; never paged (Slack's method has no cursor). */
+function usergroupsList(_args: JsonObject, deps: ApiDeps): JsonObject {
+  return {
+    ok: true,
+    usergroups: deps.directory
+      .usergroups()
+      .map((g) => ({ id: g.id, team_id: deps.config.teamId, handle: g.handle, name: g.handle, user_count: g.users.length })),
+  };
+}
+
+function pageOf<T>(all: T[], args: JsonObject): T[] {
+  const limit = Math.max(1, Math.min(numberArg(args, 'limit') ?? 100, 1000));
+  const offset = decodeCursor(stringArg(args, 'cursor'));
+  return all.slice(offset, offset + limit);
+}
+
+function nextCursor(all: unknown[], args: JsonObject): string {
+  const limit = Math.max(1, Math.min(numberArg(args, 'limit') ?? 100, 1000));
+  const offset = decodeCursor(stringArg(args, 'cursor'));
+  return offset + limit < all.length ? encodeCursor(offset + limit) : '';
+}
+
 /** `oldest`/`latest` bounds, exclusive unless `inclusive` is set. */
 function timeWindow(args: JsonObject): (m: Message) => boolean {
   const oldest = stringArg(args, 'oldest');
@@ -140,4 +191,7 @@ export const readMethods: Record<string, MethodSpec> = {
   'conversations.members': { token: 'bot', handle: members },
   'users.info': { token: 'bot', handle: usersInfo },
   'usergroups.users.list': { token: 'bot', handle: usergroupUsers },
+  'conversations.list': { token: 'bot', handle: conversationsList },
+  'users.list': { token: 'bot', handle: usersList },
+  'usergroups.list': { token: 'bot', handle: usergroupsList },
 };

@@ -24,6 +24,8 @@ export interface EmulatorChannel {
 
 export interface EmulatorUsergroup {
   id: string;
+  /** The group's handle (`@sre-approvers` is `sre-approvers`), served by `usergroups.list`. Default: the id lower-cased. */
+  handle?: string;
   users: string[];
 }
 

@@ -124,7 +124,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.extraChannels ?? []),
     ],
     users: Object.entries(USERS).map(([name, id]) => ({ id, name })),
-    usergroups: [{ id: 'S0SRE', users: [USERS.dave] }],
+    usergroups: [{ id: 'S0SRE', handle: 'sre-approvers', users: [USERS.dave] }],
   });
   const production = sim.cluster('production');
   const managed = (name: string): Record<string, unknown> =>

@@ -176,7 +176,9 @@ describe('runDoctor', () => {
     const membership = find(findings, 'Channel membership', 'staging');
     expect(membership.status).toBe('fail');
     // The bot's name as Slack answers auth.test: the app manifest's bot user.
-    const manifest = parseYaml(readFileSync(new URL('../../../manifests/slack-app.yaml', import.meta.url), 'utf8')) as { features: { bot_user: { display_name: string } } };
+    const manifest = parseYaml(readFileSync(new URL('../../../manifests/slack-app.yaml', import.meta.url), 'utf8')) as {
+      features: { bot_user: { display_name: string } };
+    };
     expect(membership.fix).toContain(`/invite @${manifest.features.bot_user.display_name}\``);
     const outputs = find(findings, 'Terraform outputs', 'staging');
     expect(outputs.status).toBe('fail');

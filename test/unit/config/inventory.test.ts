@@ -352,12 +352,18 @@ describe('parseInventory: refusals, one readable line each', () => {
   it('takes a #channel and @handles as written, for the bot to resolve through Slack at start', () => {
     // Act
     const inventory = parseInventory(
-      inventoryYaml(clusterYaml('staging', { channel: '"#maint-staging"', operators: '[U0ALICE, "@bob"]', approvers: '["@sre-approvers"]' })),
+      inventoryYaml(
+        clusterYaml('staging', { channel: '"#maint-staging"', operators: '[U0ALICE, "@bob"]', approvers: '["@sre-approvers"]' }),
+      ),
       'clusters.yaml',
     );
 
     // Assert
-    expect(inventory.clusters[0]).toMatchObject({ channel: '#maint-staging', operators: ['U0ALICE', '@bob'], approvers: ['@sre-approvers'] });
+    expect(inventory.clusters[0]).toMatchObject({
+      channel: '#maint-staging',
+      operators: ['U0ALICE', '@bob'],
+      approvers: ['@sre-approvers'],
+    });
   });
 
   it('refuses bare user names where user or group ids belong, naming the entry', () => {
