@@ -118,4 +118,33 @@ describe('the browser demo', () => {
       await page.screenshot({ path: join(SCREENSHOTS, 'production-upgrade.png'), fullPage: true });
     }
   }, 300_000);
+
+  it('breaks the cluster from the page: a disruption budget that allows no disruption fails the health gate, and clearing it passes', async () => {
+    const { harness } = demo;
+    await actAs(USERS.alice);
+    await page.selectOption('#break-cluster', 'production');
+    await page.selectOption('#break-kind', 'budget-blocks');
+    await page.selectOption('#break-target', 'postgres');
+    await page.click('#break-set');
+    await expect.poll(() => page.locator('#estate [data-cluster="production"] .faults').innerText()).toContain('pdbBlocked: ["postgres"]');
+    expect(harness.sim.faults.get('production').pdbBlocked).toEqual(['postgres']);
+
+    const gates = harness.slack.channelMessages(CHANNELS.production).length;
+    await page.fill('#command', '/talos health');
+    await page.press('#command', 'Enter');
+    const failed = page.locator('#channel .message', { hasText: 'Health gate failed' });
+    await failed.waitFor({ timeout: 60_000 });
+    const verdict = harness.slack
+      .channelMessages(CHANNELS.production)
+      .slice(gates)
+      .find((m) => /Health gate/.test(m.text));
+    expect(verdict?.text).toMatch(/Health gate failed/);
+    expect(JSON.stringify(verdict?.blocks ?? [])).toContain('postgres');
+    await expect.poll(() => failed.innerText()).toContain('postgres');
+
+    await page.click('#break-clear');
+    await expect.poll(() => page.locator('#estate [data-cluster="production"] .faults').innerText()).toBe('No fault set.');
+    expect(harness.sim.faults.get('production')).toEqual({});
+    await page.screenshot({ path: join(SCREENSHOTS, 'budget-stop.png') });
+  }, 120_000);
 });
