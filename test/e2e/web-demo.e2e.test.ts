@@ -119,7 +119,7 @@ describe('the browser demo', () => {
     }
   }, 300_000);
 
-  it('breaks the cluster from the page: a disruption budget that allows no disruption fails the health gate, and clearing it passes', async () => {
+  it('breaks the cluster from the page: a disruption budget that allows no disruption fails the health gate, and clearing it leaves no fault', async () => {
     const { harness } = demo;
     await actAs(USERS.alice);
     await page.selectOption('#break-cluster', 'production');
@@ -146,5 +146,32 @@ describe('the browser demo', () => {
     await expect.poll(() => page.locator('#estate [data-cluster="production"] .faults').innerText()).toBe('No fault set.');
     expect(harness.sim.faults.get('production')).toEqual({});
     await page.screenshot({ path: join(SCREENSHOTS, 'budget-stop.png') });
+  }, 120_000);
+
+  it("fills the upgrade's form in the page: the bot's error shows under its input, and the completed form plans the upgrade", async () => {
+    await actAs(USERS.alice);
+    await page.locator(`[data-nav-channel="${CHANNELS.staging}"]`).click();
+    await page.fill('#command', '/talos upgrade talos');
+    await page.press('#command', 'Enter');
+    const form = page.locator('#modal form[data-view-id]');
+    await form.locator('select[name="version"]').waitFor({ timeout: 30_000 });
+    await form.locator('select[name="version"]').selectOption('v1.12.11');
+    const review = form.locator('input[type="checkbox"][name="review"]');
+    const items = await review.count();
+    expect(items).toBeGreaterThan(1);
+    for (let i = 0; i < items - 1; i += 1) await review.nth(i).check();
+    await form.locator('button[type="submit"]').click();
+    await expect.poll(() => form.locator('[data-block-id="review"] .error').count(), { timeout: 30_000 }).toBe(1);
+    // The redraw with the bot's error keeps what was chosen.
+    await expect.poll(() => form.locator('select[name="version"]').inputValue()).toBe('v1.12.11');
+
+    await review.nth(items - 1).check();
+    await form.locator('button[type="submit"]').click();
+    await expect.poll(() => page.locator('#modal').isHidden(), { timeout: 30_000 }).toBe(true);
+    const plan = page
+      .locator('#channel .message', { hasText: 'v1.12.11' })
+      .filter({ has: page.locator('button[data-action-id="talos-op-start"]') });
+    await plan.waitFor({ timeout: 60_000 });
+    expect(demo.harness.slack.modals(USERS.alice).at(-1)?.open).toBe(false);
   }, 120_000);
 });
