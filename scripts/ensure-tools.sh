@@ -6,11 +6,12 @@
 #   usage: scripts/ensure-tools.sh demo|test
 #
 #   demo  redis-server                                (the demo's private Redis)
-#   test  redis-server, promtool, kustomize, openssl, etcd, etcdctl
-#         (e2e tests; alert-rule tests; overlay renders; Redis TLS certificates; the simulator's real etcd)
+#   test  redis-server, promtool, kustomize, openssl, etcd, etcdctl, chromium
+#         (e2e tests; alert-rule tests; overlay renders; Redis TLS certificates; the simulator's real etcd;
+#         the browser demo's test, which drives Debian's headless Chromium through playwright-core)
 #
 # Only Debian's packages and the npm registry are reachable from CI: redis-server, openssl,
-# promtool (Debian ships it in `prometheus`), etcd (`etcd-server`) and etcdctl (`etcd-client`) come from apt; kustomize v5 from .ci/install-kustomize,
+# promtool (Debian ships it in `prometheus`), etcd (`etcd-server`), etcdctl (`etcd-client`) and chromium come from apt; kustomize v5 from .ci/install-kustomize,
 # which takes a checked kubectl from an npm package.
 #
 # Environment:
@@ -26,7 +27,7 @@ bin_dir="${TOOLS_BIN_DIR:-/usr/local/bin}"
 
 case "$purpose" in
   demo) tools=(redis-server) ;;
-  test) tools=(redis-server promtool kustomize openssl etcd etcdctl) ;;
+  test) tools=(redis-server promtool kustomize openssl etcd etcdctl chromium) ;;
   *)
     echo "usage: scripts/ensure-tools.sh demo|test" >&2
     exit 2
@@ -95,7 +96,7 @@ stop() {
   if [ "$has_apt" = true ]; then
     echo "run: $one_command" >&2
   else
-    echo "install: ${missing[*]} (no apt-get here; promtool is in the Prometheus release, kustomize v5 or kubectl 1.27+ brings kustomize)" >&2
+    echo "install: ${missing[*]} (no apt-get here; promtool is in the Prometheus release, kustomize v5 or kubectl 1.27+ brings kustomize; for chromium, CHROMIUM_PATH may name another Chromium)" >&2
   fi
   exit 1
 }

@@ -17,6 +17,7 @@ import {
   waitForApprovalRequest,
   waitForRootState,
 } from '../support/upgrade-flow.ts';
+import { runWebDemo } from './web/web-demo.ts';
 
 const out = (text = ''): void => {
   process.stdout.write(`${text}\n`);
@@ -316,4 +317,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// `npm run demo -- --web`: the same estate and bot, driven from a browser (test/demo/web).
+if (process.argv.includes('--web')) await runWebDemo();
+else await main();

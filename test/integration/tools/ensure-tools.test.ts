@@ -58,13 +58,13 @@ describe('scripts/ensure-tools.sh', () => {
     const result = await ensure('test', { TOOLS_INSTALL: 'never' });
 
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('missing for the test: redis-server promtool kustomize openssl etcd etcdctl');
+    expect(result.stderr).toContain('missing for the test: redis-server promtool kustomize openssl etcd etcdctl chromium');
     const runLines = result.stderr.split('\n').filter((l) => l.startsWith('run: '));
     expect(runLines).toEqual([expect.stringMatching(/^run: (sudo )?bash scripts\/ensure-tools\.sh test$/)]);
     expect(await calls()).toEqual([]);
   });
 
-  it('names the Debian packages that bring etcd and etcdctl, whose names differ from the programs', async () => {
+  it('names the Debian packages that bring etcd and etcdctl, whose names differ from the programs, and chromium', async () => {
     for (const tool of ['redis-server', 'promtool', 'openssl']) {
       await writeFile(join(bin, tool), '#!/bin/bash\n');
       await chmod(join(bin, tool), 0o755);
@@ -76,9 +76,9 @@ describe('scripts/ensure-tools.sh', () => {
     const result = await ensure('test', { TOOLS_INSTALL: 'never' });
 
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('missing for the test: etcd etcdctl');
+    expect(result.stderr).toContain('missing for the test: etcd etcdctl chromium');
     const runLines = result.stderr.split('\n').filter((l) => l.startsWith('run: '));
-    expect(runLines).toEqual([expect.stringMatching(/^run: (sudo )?apt-get install -y etcd-server etcd-client$/)]);
+    expect(runLines).toEqual([expect.stringMatching(/^run: (sudo )?apt-get install -y etcd-server etcd-client chromium$/)]);
     expect(await calls()).toEqual([]);
   });
 
