@@ -1,7 +1,7 @@
 /**
  * Every stable error code the bot raises, and whether the same work, tried again unchanged, may
  * succeed. Logs, metrics and tests match on these codes, so a code is never renamed; a new
- * failure gets a new code here.
+ * failure gets a new code here, in kebab-case like the rest.
  */
 export const ERROR_CODES = {
   /** A setting or the inventory is wrong: nothing changes until an operator fixes it. */
