@@ -61,6 +61,7 @@ export function recommend(
   step: Step | undefined,
   standing: ClusterStanding | undefined,
   presentation: Presentation,
+  holdsLock = true,
 ): Recommendation | undefined {
   const retry = op.retry?.state === 'offered' ? op.retry : undefined;
   if (retry !== undefined) {
@@ -112,7 +113,8 @@ export function recommend(
       why: `this step cannot be run again safely; a rollback puts ${name} back on the version it ran, after its own checks and an approver's click`,
     };
   }
-  if (op.stopNonce === undefined) return undefined;
+  // An operation without a lock (a snapshot) has no Cancel button: nothing to recommend.
+  if (op.stopNonce === undefined || !holdsLock) return undefined;
   return { action: 'cancel', label: 'Cancel', why: 'nothing here can be run again safely; Cancel frees the cluster and undoes nothing' };
 }
 
@@ -134,11 +136,12 @@ function lastApproval(op: Operation): { by: string; at: string } | undefined {
   return given.sort((x, y) => x.at.localeCompare(y.at)).at(-1);
 }
 
-/** Who the stop is for: the person who started the operation, and the approver who approved last (likely awake). */
+/** Who the stop is for: the person who started the operation (and who asked for it, if another), and the approver who approved last (likely awake). */
 export function peopleLine(op: Operation): string {
   const starter = op.startedBy ?? op.requestedBy;
   const approval = lastApproval(op);
   const parts = [`${mentionUser(starter)} started it`];
+  if (op.requestedBy !== starter) parts.push(`${mentionUser(op.requestedBy)} asked for it`);
   if (approval !== undefined && approval.by !== starter)
     parts.push(`${mentionUser(approval.by)} approved last, ${formatTime(approval.at)}`);
   return parts.join('; ');

@@ -38,7 +38,7 @@ export function failureMessage(
   const people = peopleLine(op);
   const state = stopStateBlocks(op, standing, presentation);
   const etcd = standing?.etcd === undefined ? undefined : etcdLine(op, standing, standing.etcd);
-  const advice = recommend(op, step, standing, presentation);
+  const advice = recommend(op, step, standing, presentation, holdsLock);
   const retrying = op.retry?.state === 'offered';
   const rollingBack = op.failure?.rollback === 'offered' && step?.node !== undefined;
   // The notification stays short: what happened, the advice, and who it is for; the blocks carry the nodes.

@@ -88,7 +88,7 @@ describe('paging the people who must act', () => {
     const failure = h.slack.thread(CHANNELS.production, plan.root.ts).find((m) => m.text.includes('❌ Stopped'));
     expect(failure?.text).toMatch(
       new RegExp(
-        `❌ Stopped at control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11[\\s\\S]* until an operator cancels it\\.[\\s\\S]* <@U0BOB> started it; <@U0CAROL> approved last, ${DATE_TOKEN.source}$`,
+        `❌ Stopped at control plane talos-prd-cp-1 \\(10\\.0\\.30\\.11[\\s\\S]* until an operator cancels it\\.[\\s\\S]* <@U0BOB> started it; <@U0ALICE> asked for it; <@U0CAROL> approved last, ${DATE_TOKEN.source}$`,
       ),
     );
   });

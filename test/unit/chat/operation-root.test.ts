@@ -733,8 +733,8 @@ describe('approval and failure messages', () => {
     const completion = toOperator(op, followUp);
 
     // Assert
-    expect(failure.text).toMatch(/ <@U0BOB> started it$/);
-    expect(JSON.stringify(failure.blocks![0])).toContain('cancels it. <@U0BOB> started it');
+    expect(failure.text).toMatch(/ <@U0BOB> started it; <@U0ALICE> asked for it$/);
+    expect(JSON.stringify(failure.blocks![0])).toContain('cancels it. <@U0BOB> started it; <@U0ALICE> asked for it');
     expect(completion.text).toBe(`<@U0BOB> ${followUp.text}`);
     expect((completion.blocks![0] as { text: { text: string } }).text.text).toMatch(/^<@U0BOB> \*Terraform follow-up\*/);
   });

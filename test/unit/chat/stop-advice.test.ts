@@ -131,6 +131,7 @@ describe('what a stop recommends', () => {
       label: 'Roll back talos-prd-cp-2',
     });
     expect(recommend(neither, neither.steps[1], STANDING, TALOS)).toMatchObject({ action: 'cancel', label: 'Cancel' });
+    expect(recommend(neither, neither.steps[1], STANDING, TALOS, false)).toBeUndefined();
   });
 });
 
@@ -170,6 +171,7 @@ describe('who a stop is for and who may click', () => {
   it('mentions the operator who started it and the approver who approved last', () => {
     expect(peopleLine(stopped())).toMatch(/^<@U0ALICE> started it; <@U0CAROL> approved last, <!date\^\d+\^/);
     expect(peopleLine(stopped({ approvals: [] }))).toBe('<@U0ALICE> started it');
+    expect(peopleLine(stopped({ approvals: [], startedBy: 'U0BOB' }))).toBe('<@U0BOB> started it; <@U0ALICE> asked for it');
   });
 
   it('says who may click each button, as the handlers enforce it', () => {

@@ -506,7 +506,9 @@ describe('the engine pages the people who must act', () => {
 
     // Assert
     expect(f.chat.thread(completing.rootTs!).at(-1)).toMatch(/^#\d+ <@U0BOB> follow-up$/m);
-    expect(f.chat.thread(failing.rootTs!).at(-1)).toMatch(/^#\d+ ❌ Stopped at .*upgrade-k8s failed\. .* <@U0BOB> started it$/);
+    expect(f.chat.thread(failing.rootTs!).at(-1)).toMatch(
+      /^#\d+ ❌ Stopped at .*upgrade-k8s failed\. .* <@U0BOB> started it; <@U0ALICE> asked for it$/,
+    );
   });
 });
 
