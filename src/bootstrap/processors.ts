@@ -116,7 +116,7 @@ export function buildProcessors(parts: ProcessorParts): Processors {
         signOffs: records.signOffs,
         signOffMaxAgeMs: config.retention.signOffMs,
       }),
-      record: createRecordJob({ store, chat }),
+      record: createRecordJob({ store, chat, presentations: presentationOf }),
       'scheduled-gate': createScheduledGateJob({
         inventory,
         chat,
