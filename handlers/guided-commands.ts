@@ -12,9 +12,12 @@ import {
   type VersionChoices,
   offeredTalosVersions,
   INPUT,
+  type RunningNow,
 } from '../src/chat/guided-modals.ts';
+import { findStagingRehearsal } from '../src/ops/rehearsal.ts';
+import { nextTalosTargets } from '../src/rules/next-talos-targets.ts';
 import { allNodes, resolveCluster, type ClusterConfig } from '../src/config/inventory.ts';
-import { supportTable } from '../src/talos/compatibility.ts';
+import { supportTable, type SupportTable } from '../src/talos/compatibility.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
 import type { CommandDeps, Outcome } from './commands/command-context.ts';
 import type { GuidedKind } from './parse-command.ts';
@@ -89,7 +92,14 @@ export async function openGuided(
   try {
     // The inventory's rows count: a minor it adds is offered, with its Kubernetes range.
     const support = supportTable(deps.inventory);
-    versions = { state: 'ready', versions: offeredTalosVersions(await deps.factory!.versions(), support), support };
+    const factoryVersions = await deps.factory!.versions();
+    const offered = offeredTalosVersions(factoryVersions, support);
+    const here = clusters.find((c) => c.name === channelCluster);
+    const from = here === undefined ? undefined : await runningNow(deps, here, offered, factoryVersions, support);
+    versions =
+      from === undefined
+        ? { state: 'ready', versions: offered, support }
+        : { state: 'ready', versions: from.allowed, support, from: from.running };
   } catch (error) {
     versions = { state: 'unavailable', reason: `Image Factory did not answer (${error instanceof Error ? error.message : String(error)})` };
   }
@@ -99,6 +109,44 @@ export async function openGuided(
     view: upgradeModal({ kind: upgradeKind, clusters, channelCluster, versions }) as never,
   });
   return undefined;
+}
+
+/**
+ * What the channel's cluster runs (its last gate's reading, the last look's node count) and the
+ * targets the rules allow from it, the recommended one with its staging upgrade from the records.
+ * Undefined when no gate read the versions yet: the form then offers every supported release.
+ */
+async function runningNow(
+  deps: GuidedDeps,
+  cluster: ClusterConfig,
+  offered: string[],
+  factoryVersions: string[],
+  support: SupportTable,
+): Promise<{ running: RunningNow; allowed: string[] } | undefined> {
+  const [kept, look] = await Promise.all([
+    deps.signals?.read(cluster.name).catch(() => undefined),
+    deps.observedEstates?.read(cluster.name).catch(() => undefined),
+  ]);
+  const versions = kept?.talosVersions;
+  if (versions === undefined || versions.length === 0) return undefined;
+  const nodes = look === undefined ? undefined : look.controlPlanes.length + look.workers.length;
+  // From mixed versions no single path holds: every release is offered and the preflight judges it.
+  const { allowed, refused } =
+    versions.length === 1 ? nextTalosTargets(versions[0]!, offered, factoryVersions, support) : { allowed: offered, refused: [] };
+  const recommended = versions.length === 1 ? allowed[0] : undefined;
+  const rehearsal =
+    recommended === undefined ? undefined : await findStagingRehearsal(deps, 'talos-upgrade', recommended).catch(() => undefined);
+  return {
+    allowed,
+    running: {
+      cluster: cluster.name,
+      versions,
+      ...(nodes === undefined || nodes === 0 ? {} : { nodes }),
+      refused,
+      ...(recommended === undefined ? {} : { recommended }),
+      ...(rehearsal === undefined ? {} : { rehearsal }),
+    },
+  };
 }
 
 /** The typed command a submitted modal stands for, or the errors to show under its inputs. */

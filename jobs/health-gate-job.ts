@@ -9,6 +9,7 @@ import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import { runHealthGate, type GateReport } from '../src/health/health-gate.ts';
 import { declaredInState } from '../src/tofu/declared-versions.ts';
 import type { Logger } from '../src/log/logger.ts';
+import type { GateOrigin } from '../src/ops/cluster-signals.ts';
 import { SCHEDULED_GATE, type RunningGate, type RunningGates } from '../src/ops/running-gate.ts';
 import type { HealthJobData } from '../src/queue/job-schemas.ts';
 import { pollUntil, type Clock } from '../src/time/clock.ts';
@@ -20,8 +21,8 @@ export interface HealthGateJobDeps {
   chat: ChatPort;
   logger: Logger;
   probeTimeoutMs: number;
-  /** Called with each finished gate, for metrics. */
-  onReport?: (report: GateReport) => void;
+  /** Called with each finished gate and who asked for it, for metrics and `/talos status`. */
+  onReport?: (report: GateReport, origin: GateOrigin) => void;
   /** Called when the gate could not run at all (credentials, talosctl client), for metrics. */
   onGateError?: (cluster: string) => void;
   /** The gate running on each cluster, which a second request joins. */
@@ -140,7 +141,7 @@ function gateJob(deps: HealthGateJobDeps) {
       await deps.chat.update(data.channel, rootTs, gateErrorMessage(data, errorText(error)));
       return { passed: false };
     }
-    deps.onReport?.(report);
+    deps.onReport?.(report, { by: 'command', user: data.requestedBy });
     await deps.chat.update(data.channel, rootTs, gateVerdictMessage(report, data, { gateJob: String(job.id) }));
     // A job run again (its lock lapsed) finds the replies of the earlier run: it edits them in order, never a second set.
     const thread = data.rootTs === undefined ? [] : await deps.chat.replies(data.channel, rootTs);

@@ -12,6 +12,7 @@ import type { ClusterConfig, Inventory } from '../src/config/inventory.ts';
 import type { GateReport } from '../src/health/health-gate.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { ClusterLock } from '../src/ops/cluster-lock.ts';
+import type { GateOrigin } from '../src/ops/cluster-signals.ts';
 import { SCHEDULED_GATE, type RunningGates } from '../src/ops/running-gate.ts';
 import type { ScheduledGateState } from '../src/ops/scheduled-gate-state.ts';
 import type { ScheduledJobData } from '../src/queue/job-schemas.ts';
@@ -30,7 +31,7 @@ export interface ScheduledGateJobDeps {
   state: ScheduledGateState;
   /** The cluster lock: while an operation holds the cluster, the gate does not judge it. */
   lock: Pick<ClusterLock, 'holder'>;
-  onReport?: (report: GateReport) => void;
+  onReport?: (report: GateReport, origin: GateOrigin) => void;
   onGateError?: (cluster: string) => void;
 }
 
@@ -76,7 +77,7 @@ export function createScheduledGateJob(deps: ScheduledGateJobDeps) {
       let next: { verdict: GateVerdict; report?: GateReport; error?: string };
       try {
         const report = await deps.runGate(cluster, signal);
-        deps.onReport?.(report);
+        deps.onReport?.(report, { by: 'schedule' });
         next = { verdict: verdictOf(report), report };
       } catch (error) {
         deps.onGateError?.(name);

@@ -24,7 +24,7 @@ export function createEndedJob(deps: OpsJobDeps, playbooks: Readonly<Partial<Rec
         .upload(op.channel, op.rootTs, {
           filename: `${op.id}-maintenance-record.md`,
           title: `Maintenance record ${op.id} (${op.state})`,
-          content: maintenanceRecordMarkdown(op, appendix),
+          content: maintenanceRecordMarkdown(op, appendix, deps.presentations(op.kind)),
         })
         .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'maintenance record not attached'));
     }

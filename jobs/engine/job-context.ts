@@ -9,6 +9,8 @@ import { clusterForOperation } from '../../src/config/inventory-holder.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { Audit } from './audit.ts';
 import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
+import type { GateOrigin } from '../../src/ops/cluster-signals.ts';
+import type { GateReport } from '../../src/health/health-gate.ts';
 import type { NodeClassRecord } from '../../src/ops/node-class-record.ts';
 import type { OperationStore } from '../../src/ops/operation-store.ts';
 import type { RunLease } from '../../src/ops/run-lease.ts';
@@ -62,6 +64,8 @@ export interface OpsJobDeps {
   userNames?: (userId: string) => Promise<string | undefined>;
   /** Where the bot itself runs: no etcd snapshot is taken of a cluster it runs on. */
   placement: BotPlacement;
+  /** Told of each whole-cluster gate an operation runs, so `/talos status` and the Home show the newest gate of any origin. */
+  gateFinished?: (report: GateReport, origin: GateOrigin) => void;
 }
 
 /** What an etcd snapshot of the session's cluster checks first: the bot must not run on it. */

@@ -7,6 +7,7 @@ import type { ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
 import type { Disagreement } from '../../src/cluster/estate.ts';
 import type { Logger } from '../../src/log/logger.ts';
+import type { GateReport } from '../../src/health/health-gate.ts';
 import type { Approval, Operation, Step } from '../../src/ops/operation.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
 import type { StoredVersionRules } from '../../src/rules/versions.ts';
@@ -36,6 +37,11 @@ export interface WalkContext {
    * lasted; the root is edited throttled. Returns at once and never fails the step. Set by the walk for each step.
    */
   phase?: (text: string, detail?: string) => void;
+  /**
+   * Tells the bot of a whole-cluster gate the step ran (the operation's final gate among them), so
+   * `/talos status` shows it as the cluster's newest gate. Set by the walk for each step; never fails the step.
+   */
+  gateDone?: (report: GateReport) => void;
 }
 
 /** What a finished step leaves in the thread. */

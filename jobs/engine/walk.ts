@@ -25,6 +25,7 @@ import { approvalGate } from './approvals/request.ts';
 import { observeStanding, unknownStanding } from './cluster-state.ts';
 import type { ClusterStanding } from '../../src/chat/stop-state.ts';
 import { refreshRoot } from './root-message.ts';
+import { operationTitle } from '../../src/chat/operation-title.ts';
 import { liveBoard, type LiveBoard } from './live-board.ts';
 import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
 import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
@@ -60,8 +61,12 @@ export async function walkGate(
     signal: ctx.signal,
     ...gateOptions,
   };
-  const report = await runHealthGateSettingAside(cluster, gateDeps, setAside);
-  return baseline === undefined ? report : againstBaseline(report, baseline.baseline, baseline.nodes);
+  const raw = await runHealthGateSettingAside(cluster, gateDeps, setAside);
+  const report = baseline === undefined ? raw : againstBaseline(raw, baseline.baseline, baseline.nodes);
+  // A gate of the cluster as it stands (with the nodes a step added or removed) is the cluster's newest gate; one that sets a
+  // failed node aside judges a cluster that is not yet whole, and stays the step's own.
+  if (setAside === undefined) ctx.gateDone?.(report);
+  return report;
 }
 
 /** A signal bounded by the probe timeout, and by the run's signal, for one read of the cluster. */
@@ -395,7 +400,11 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
     if (started.state !== 'running' || current?.status !== 'running' || !isPosted(started)) return;
     board.repaint();
     // The step tells the board what it waits on; the board records it on the operation and edits the root.
-    const stepCtx: WalkContext = { ...ctx, phase: (text, detail) => board.phase(step.id, text, detail) };
+    const stepCtx: WalkContext = {
+      ...ctx,
+      phase: (text, detail) => board.phase(step.id, text, detail),
+      gateDone: (report) => deps.gateFinished?.(report, { by: 'operation', opId, title: operationTitle(started, playbook.texts) }),
+    };
 
     let result;
     try {

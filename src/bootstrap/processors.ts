@@ -17,7 +17,7 @@ import { createGateSummaryJob, createScheduledGateJob } from '../../jobs/schedul
 import { createScheduledSnapshotJob } from '../../jobs/scheduled-snapshot-job.ts';
 import type { GateReport } from '../health/health-gate.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { gateVerdictName } from '../ops/cluster-signals.ts';
+import { gateVerdictName, type GateOrigin } from '../ops/cluster-signals.ts';
 import { createWorkers, type OpsProcessors, type ReadProcessors, type Workers } from '../queue/workers.ts';
 import { errorCode } from '../errors.ts';
 import { createUserNames } from '../slack/slack-user-names.ts';
@@ -40,7 +40,7 @@ export interface ProcessorParts {
 }
 
 /** What the operation engine and its playbooks are given; the other jobs take only what they use. */
-function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobDeps {
+function engineDeps({ infra, records, adapters, core }: ProcessorParts, gateFinished: OpsJobDeps['gateFinished']): OpsJobDeps {
   const { inventory, logger, clock, config, queues } = infra;
   const { store, lock, runLease, nodeClasses } = records;
   const { access, tofu, factory, chat, git, planDir, planSpaceBytes, repo } = adapters;
@@ -71,6 +71,7 @@ function engineDeps({ infra, records, adapters, core }: ProcessorParts): OpsJobD
     repo,
     placement: config.placement,
     userNames: createUserNames(adapters.slackClient),
+    gateFinished,
   };
 }
 
@@ -83,20 +84,25 @@ export function buildProcessors(parts: ProcessorParts): Processors {
   const probeTimeoutMs = config.timeouts.probeMs;
   const keepSignal = (write: Promise<void>, cluster: string): void =>
     void write.catch((error: unknown) => logger.warn({ cluster, err: (error as Error).message }, 'gate verdict not kept for the metrics'));
-  const onReport = (report: GateReport): void => {
-    metrics.healthGates.inc({ talos_cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
-    for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
+  // Every gate, of any origin, is the cluster's newest for `/talos status` and the Home.
+  const keepGate = (report: GateReport, origin: GateOrigin): void => {
     keepSignal(
-      records.signals.gateFinished(report.cluster, gateVerdictName(report), clock.now(), report.versions?.talos, report.declared),
+      records.signals.gateFinished(report.cluster, gateVerdictName(report), clock.now(), report.versions?.talos, report.declared, origin),
       report.cluster,
     );
     core.home.gateFinished(report);
+  };
+  // The metrics count the standard gates (by hand or on schedule); an operation's gates are in its record.
+  const onReport = (report: GateReport, origin: GateOrigin): void => {
+    metrics.healthGates.inc({ talos_cluster: report.cluster, result: report.passed ? 'passed' : 'failed' });
+    for (const check of report.checks) metrics.healthChecks.inc({ check: check.id, status: check.status });
+    keepGate(report, origin);
   };
   const onGateError = (cluster: string): void => {
     metrics.healthGates.inc({ talos_cluster: cluster, result: 'error' });
     keepSignal(records.signals.gateFinished(cluster, 'failed', clock.now()), cluster);
   };
-  const engine = engineDeps(parts);
+  const engine = engineDeps(parts, keepGate);
   return {
     read: {
       health: createHealthGateJob({ inventory, access, chat, logger, probeTimeoutMs, onReport, onGateError, runningGates, clock }),
@@ -111,7 +117,7 @@ export function buildProcessors(parts: ProcessorParts): Processors {
         signOffs: records.signOffs,
         signOffMaxAgeMs: config.retention.signOffMs,
       }),
-      record: createRecordJob({ store, chat }),
+      record: createRecordJob({ store, chat, presentations: presentationOf }),
       'scheduled-gate': createScheduledGateJob({
         inventory,
         chat,

@@ -380,8 +380,14 @@ export function withScope(request: ApprovalRequest, covers: string, minutes: num
  * shows the evidence the approver saw: every block but the first (the question) and the buttons.
  */
 export function shownEvidence(request: ChatMessage): Block[] {
-  return (request.blocks ?? []).slice(1).filter((b) => b['type'] !== 'actions');
+  return (request.blocks ?? []).slice(1).filter((b) => b['type'] !== 'actions' && b['block_id'] !== WHILE_WAITING);
 }
+
+/**
+ * The block id of a request's line that holds only while it waits ("Nothing was applied yet."): the
+ * decided request leaves it out, since once approved it would no longer be true.
+ */
+export const WHILE_WAITING = 'while-waiting';
 
 /**
  * The request with its approvers mentioned once, under the question, so Slack notifies them: user

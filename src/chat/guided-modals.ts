@@ -37,11 +37,63 @@ export const REVIEW_ITEMS: Record<UpgradeKind, { value: string; text: string }[]
   ],
 };
 
+/**
+ * What the channel's cluster runs, as its last gate read it, and what that allows: the form then offers
+ * only the releases the rules allow from it, the recommended one first, and names the others with why.
+ */
+export interface RunningNow {
+  cluster: string;
+  /** The distinct Talos versions the last gate read on the nodes. */
+  versions: string[];
+  /** How many nodes the last look at the cluster saw, when known. */
+  nodes?: number;
+  /** Releases the rules refuse from the running version, with the preflight's reason. */
+  refused: { version: string; reason: string }[];
+  /** The target the form leads with: the newest the rules allow from the one version that runs; none from mixed versions. */
+  recommended?: string;
+  /** The recommended target's completed staging upgrade, from the bot's records; none when staging has not run it. */
+  rehearsal?: { stagingOp?: string; stagingLink?: string };
+}
+
+/** "v1.11.6 on all 3 nodes", or the mixed versions: what runs, in the form's words. */
+export function runningWords(from: RunningNow): string {
+  if (from.versions.length === 1) {
+    const on = from.nodes === undefined ? 'on every node' : from.nodes === 1 ? 'on its 1 node' : `on all ${from.nodes} nodes`;
+    return `*${from.cluster}* runs Talos ${from.versions[0]} ${on} (its last health gate).`;
+  }
+  return `*${from.cluster}* runs mixed Talos versions: ${from.versions.join(', ')} (its last health gate). Finish the upgrade to one version first; the preflight checks the path.`;
+}
+
+function runningBlocks(from: RunningNow, recommended: string | undefined): Block[] {
+  const blocks: Block[] = [{ type: 'section', block_id: 'versions-running', text: { type: 'mrkdwn', text: runningWords(from) } }];
+  if (recommended !== undefined) {
+    const staging =
+      from.rehearsal?.stagingOp === undefined
+        ? 'not yet upgraded on staging: the production plan asks for an Override without it'
+        : `upgraded on staging in ${from.rehearsal.stagingLink === undefined ? `\`${from.rehearsal.stagingOp}\`` : `<${from.rehearsal.stagingLink}|${from.rehearsal.stagingOp}>`}, as the bot's records show`;
+    blocks.push({
+      type: 'context',
+      block_id: 'versions-recommended',
+      elements: [{ type: 'mrkdwn', text: `*Recommended: ${recommended}*, ${staging}.` }],
+    });
+  }
+  // Block Kit has no disabled option: the releases the rules refuse are listed, greyed, never selectable.
+  if (from.refused.length > 0)
+    blocks.push({
+      type: 'context',
+      block_id: 'versions-refused',
+      elements: [
+        { type: 'mrkdwn', text: `Not offered:\n${from.refused.map((r) => `~${r.version}~ ${r.reason}`).join('\n')}`.slice(0, 3000) },
+      ],
+    });
+  return blocks;
+}
+
 /** What the version input offers: still being fetched, Image Factory's releases, or none (type it). */
 export type VersionChoices =
   | { state: 'loading' }
   /** `support`: the support table with the inventory's rows, for each release's Kubernetes range; default the built-in one. */
-  | { state: 'ready'; versions: string[]; support?: SupportTable }
+  | { state: 'ready'; versions: string[]; support?: SupportTable; from?: RunningNow }
   | { state: 'unavailable'; reason: string };
 
 const TITLES: Record<UpgradeKind | NodeKind, string> = {
@@ -157,22 +209,42 @@ function versionBlocks(kind: UpgradeKind, choices: VersionChoices): Block[] {
       },
     ];
   }
+  const from = choices.from;
+  const recommended = from?.recommended;
+  if (from !== undefined && choices.versions.length === 0)
+    return [
+      ...runningBlocks(from, undefined),
+      {
+        type: 'input',
+        block_id: INPUT.version,
+        label: plain('Target Talos version'),
+        hint: plain('The rules allow none of the listed releases from what runs; type a version only if the list is out of date.'),
+        element: { type: 'plain_text_input', action_id: INPUT.version, placeholder: plain('e.g. v1.13.9'), max_length: 12 },
+      },
+    ];
   const links = choices.versions.map((v) => {
     const row = supportFor(v, choices.support);
     const k8s = row === undefined ? '' : ` (Kubernetes ${row.kubernetesMin}–${row.kubernetesMax})`;
     return `*${v}*${k8s}: <${talosReleaseNotesUrl(v)}|release notes> · <${talosSupportMatrixUrl(v)}|support matrix>`;
   });
+  const options = choices.versions.map((v) => option(v === recommended ? `${v} (recommended)` : v, v));
   return [
+    ...(from === undefined ? [] : runningBlocks(from, recommended)),
     {
       type: 'input',
       block_id: INPUT.version,
       label: plain('Target Talos version'),
-      hint: plain('The newest patch of each minor. Upgrade one minor at a time; the preflight checks the path.'),
+      hint: plain(
+        from === undefined
+          ? 'The newest patch of each minor. Upgrade one minor at a time; the preflight checks the path.'
+          : 'Only the releases the rules allow from what runs. The preflight checks the path again.',
+      ),
       element: {
         type: 'static_select',
         action_id: INPUT.version,
         placeholder: plain('Choose a release'),
-        options: choices.versions.map((v) => option(v, v)),
+        options,
+        ...(recommended === undefined ? {} : { initial_option: options[0] }),
       },
     },
     { type: 'context', block_id: 'version-links', elements: [{ type: 'mrkdwn', text: links.join('\n') }] },
@@ -188,9 +260,21 @@ export interface UpgradeModalInput {
   versions: VersionChoices;
 }
 
+/**
+ * The review items the bot's records answer, ticked for the starter: "the exact target was tested in
+ * staging" when the only target offered was upgraded on staging (the rehearsal line names the operation).
+ */
+function answeredByRecords(choices: VersionChoices): string[] {
+  if (choices.state !== 'ready' || choices.from === undefined) return [];
+  const only = choices.versions.length === 1 ? choices.versions[0] : undefined;
+  return only !== undefined && only === choices.from.recommended && choices.from.rehearsal?.stagingOp !== undefined ? ['staging'] : [];
+}
+
 /** The modal of `/talos upgrade talos|k8s` without a version. */
 export function upgradeModal(input: UpgradeModalInput): Block {
   const { kind } = input;
+  const reviewOptions = REVIEW_ITEMS[kind].map((item) => option(item.text, item.value));
+  const answered = answeredByRecords(input.versions);
   return {
     type: 'modal',
     callback_id: UPGRADE_MODAL,
@@ -215,7 +299,8 @@ export function upgradeModal(input: UpgradeModalInput): Block {
         element: {
           type: 'checkboxes',
           action_id: INPUT.review,
-          options: REVIEW_ITEMS[kind].map((item) => option(item.text, item.value)),
+          options: reviewOptions,
+          ...(answered.length === 0 ? {} : { initial_options: reviewOptions.filter((o) => answered.includes(String(o['value']))) }),
         },
       },
     ],

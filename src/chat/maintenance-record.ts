@@ -1,4 +1,6 @@
 import { plainTimes } from './blocks.ts';
+import { operationTitle } from './operation-title.ts';
+import type { Presentation } from './presentation.ts';
 import { plainLinks } from './operation-link.ts';
 import { FollowUpOf, TerraformPlan, type Operation } from '../ops/operation.ts';
 import { continuationOf, doneNodeText } from '../ops/upgrade-continuation.ts';
@@ -6,12 +8,14 @@ import { describeItem } from '../health/baseline.ts';
 import { KIND_WORDS } from '../tofu/declared-versions.ts';
 
 /** The runbook's record of a production lifecycle operation, as Markdown: commit, plan, snapshot, times, validation, who did what. */
-export function maintenanceRecordMarkdown(op: Operation, appendix?: string): string {
+export function maintenanceRecordMarkdown(op: Operation, appendix?: string, presentation?: Pick<Presentation, 'name' | 'noun'>): string {
+  // Named as people name it, with the mechanics (kind, address) beside for whoever searches the records.
+  const mechanics = `${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`;
   const lines = [
     `# Maintenance record ${op.id}`,
     '',
     `- Cluster: ${op.cluster}`,
-    `- Operation: ${op.kind}${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}${op.target.fromVersion ? ` (from ${op.target.fromVersion})` : ''}`,
+    `- Operation: ${presentation === undefined ? mechanics : `${operationTitle(op, presentation)} — ${mechanics}`}`,
     `- Result: ${op.state}${op.reason ? ` (${plainTimes(op.reason)})` : ''}`,
     `- Commit: ${commitText(op)}`,
     `- Snapshot: ${op.snapshot ? `${op.snapshot.id} (${op.snapshot.bytes} bytes, sha256 ${op.snapshot.sha256}, revision ${op.snapshot.revision}, from ${op.snapshot.node}, at ${op.snapshot.path})` : 'none'}`,

@@ -9,6 +9,8 @@ import type { Block } from '../port/chat-port.ts';
 export interface Presentation {
   /** What an operation of the kind is, e.g. `Talos upgrade` (the Home tab's lock). */
   name: string;
+  /** How a person names one when it names its node, e.g. `Replacement` (of talos-prd-cp-2); default `name`. */
+  noun?: string;
   /** The root message's header, e.g. `Talos upgrade v1.11.6 → v1.12.1: production`. */
   title(op: Operation): string;
   /** How the steps run, shown after "Steps". */

@@ -184,7 +184,8 @@ export function outcomeLine(op: Operation, presentation: Presentation): string |
   const duration = took === undefined ? undefined : roughDuration(took);
   const reason = op.reason !== undefined ? reasonText(op.reason) : undefined;
   if (op.state === 'completed') {
-    const nodes = op.steps.filter((s) => s.node !== undefined && s.status === 'done').length;
+    // Nodes, not steps: a replacement runs several steps on the one node it replaces.
+    const nodes = new Set(op.steps.filter((s) => s.node !== undefined && s.status === 'done').map((s) => s.node)).size;
     const onNodes = nodes > 0 ? ` on ${nodes} node${nodes === 1 ? '' : 's'}` : '';
     return `✅ completed${duration ? ` in ${duration}` : ''}: ${escapeMrkdwn(presentation.title(op))}${onNodes}`;
   }

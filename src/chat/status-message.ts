@@ -1,4 +1,5 @@
-import type { LastGate } from '../ops/cluster-signals.ts';
+import type { GateOrigin, LastGate } from '../ops/cluster-signals.ts';
+import { operationTitle, type NodeNames } from './operation-title.ts';
 import type { DeclaredState } from '../health/rules/declared-versions.ts';
 import type { ClusterSummary } from '../ops/cluster-summary.ts';
 import type { Operation } from '../ops/operation.ts';
@@ -14,15 +15,15 @@ export type OperationLinks = ReadonlyMap<string, string>;
 
 const NO_LINKS: OperationLinks = new Map();
 
-function describe(op: Operation, presentations: PresentationLookup, links: OperationLinks): string {
-  const target = `${op.target.node ? ` of ${op.target.node}` : ''}${op.target.version ? ` → ${op.target.version}` : ''}`;
+function describe(op: Operation, presentations: PresentationLookup, links: OperationLinks, names?: NodeNames): string {
+  const title = escapeMrkdwn(operationTitle(op, presentations(op.kind), names));
   const doneSteps = op.steps.filter((s) => s.status === 'done' || s.status === 'skipped').length;
   const progress = op.steps.length > 0 ? ` · ${doneSteps}/${op.steps.length} steps` : '';
   const reason = op.reason ? ` · ${op.reason}` : '';
   // The live view of a step: the root message changes only with the phase.
   const running = op.steps.find((s) => s.status === 'running');
   const now = running ? ` · now: ${presentations(op.kind).stepLabel(running)}${running.detail ? ` (${running.detail})` : ''}` : '';
-  return `• ${operationRef(op.id, links.get(op.id))} ${op.kind}${target} on *${op.cluster}*: ${op.state}${progress}${now} · requested by <@${op.requestedBy}> ${formatTime(op.createdAt)}${reason}`;
+  return `• ${operationRef(op.id, links.get(op.id))} ${title} on *${op.cluster}*: ${op.state}${progress}${now} · requested by <@${op.requestedBy}> ${formatTime(op.createdAt)}${reason}`;
 }
 
 /** What `/talos status` lists of a cluster: what runs or waits now, then the five latest finished. */
@@ -72,6 +73,7 @@ export function clusterStateWords(
   holder: string | undefined,
   ops: readonly Operation[],
   presentations: PresentationLookup,
+  names?: NodeNames,
 ): string {
   const { active, recent } = shownOperations(ops);
   const op = active.find((o) => o.id === holder) ?? active[0] ?? ops.find((o) => o.id === holder);
@@ -79,9 +81,9 @@ export function clusterStateWords(
     const last = recent[0];
     return last === undefined
       ? 'idle, no operation holds it; no operations yet'
-      : `idle, no operation holds it; last: ${what(last, presentations)} ${last.state} ${formatTime(last.endedAt ?? last.createdAt)}`;
+      : `idle, no operation holds it; last: ${what(last, presentations, names)} ${last.state} ${formatTime(last.endedAt ?? last.createdAt)}`;
   }
-  const parts = [doing(op, presentations)];
+  const parts = [doing(op, presentations, names)];
   const current = op.steps.findIndex((s) => s.status === 'running' || s.status === 'failed');
   const waitingStep = op.approvals.filter((a) => a.state === 'pending').at(-1);
   const index = waitingStep ? op.steps.findIndex((s) => s.id === waitingStep.step) : current;
@@ -91,14 +93,14 @@ export function clusterStateWords(
   return parts.filter((p) => p !== '').join(', ');
 }
 
-/** `upgrading Talos to v1.13.9`, `Terraform change`: what the operation does. */
-function doing(op: Operation, presentations: PresentationLookup): string {
-  return op.state === 'running' || op.state === 'awaiting-approval' ? `${what(op, presentations)} running` : what(op, presentations);
+/** `Talos upgrade to v1.13.9 running`, `Terraform change`: what the operation does. */
+function doing(op: Operation, presentations: PresentationLookup, names?: NodeNames): string {
+  const title = what(op, presentations, names);
+  return op.state === 'running' || op.state === 'awaiting-approval' ? `${title} running` : title;
 }
 
-function what(op: Operation, presentations: PresentationLookup): string {
-  const node = op.target.nodeName ?? op.target.node;
-  return `${presentations(op.kind).name}${node ? ` of ${node}` : ''}${op.target.version ? ` to ${op.target.version}` : ''}`;
+function what(op: Operation, presentations: PresentationLookup, names?: NodeNames): string {
+  return escapeMrkdwn(operationTitle(op, presentations(op.kind), names));
 }
 
 function waitingFor(op: Operation, approvers: readonly string[], presentations: PresentationLookup): string {
@@ -133,30 +135,33 @@ export function statusMessage(
     holder: string | undefined;
     ops: Operation[];
     gate?: { last?: LastGate; declared?: DeclaredState };
+    /** Node names by address from the last look at the cluster, for operations that name only an address. */
+    names?: NodeNames;
   }[],
   presentations: PresentationLookup,
   links: OperationLinks = NO_LINKS,
 ): ChatMessage {
-  const headlines = byCluster.map(({ cluster, holder, ops, gate }) => {
-    const words = clusterStateWords(cluster, holder, ops, presentations);
+  const headlines = byCluster.map(({ cluster, holder, ops, gate, names }) => {
+    const words = clusterStateWords(cluster, holder, ops, presentations, names);
     const lock =
       holder === undefined
         ? words.startsWith('idle')
           ? ''
           : '; no operation holds it'
         : ` · locked by ${operationRef(holder, links.get(holder))}`;
-    return `*${cluster.name}* — ${words}${lock}${gate === undefined ? '' : gateWords(gate.last) + declaredWords(gate.declared)}`;
+    return `*${cluster.name}* — ${words}${lock}${gate === undefined ? '' : gateWords(gate.last, links) + declaredWords(gate.declared)}`;
   });
   const blocks: Block[] = [section(headlines.join('\n'))];
   const lines: string[] = [];
-  for (const { cluster, ops } of byCluster) {
+  for (const { cluster, ops, names } of byCluster) {
     const { active, recent } = shownOperations(ops);
     for (const op of [...active, ...recent]) {
-      lines.push(describe(op, presentations, links));
+      const line = describe(op, presentations, links, names);
+      lines.push(line);
       if (blocks.length + 2 > MAX_BLOCKS) continue;
       blocks.push(
-        section(describe(op, presentations, links)),
-        actions(`status-${op.id}`, entryButtons(op, cluster.name, links.get(op.id))),
+        section(line),
+        actions(`status-${op.id}`, entryButtons(op, cluster.name, links.get(op.id), operationTitle(op, presentations(op.kind), names))),
       );
     }
   }
@@ -172,15 +177,24 @@ const VERDICT_WORDS: Record<LastGate['verdict'], string> = {
 const HELD_WORDS: Record<LastGate['verdict'], string> = { passed: 'passing', warning: 'warning', failed: 'failing' };
 
 /**
- * The last standard health gate of a cluster (`/talos health`, by hand or on its schedule; an operation's own gates are in its
- * thread), from what every replica keeps in Redis: its verdict, when it ran, and since when the
- * verdict has held when that is earlier (a gate failing since yesterday reads differently from one that failed once).
+ * The newest health gate of a cluster, of any origin (someone's `/talos health`, its schedule, an
+ * operation's gate, its final one included), from what every replica keeps in Redis: its verdict,
+ * when it ran, who ran it, and since when the verdict has held when that is earlier (a gate failing
+ * since yesterday reads differently from one that failed once).
  */
-export function gateWords(gate: LastGate | undefined): string {
-  if (gate === undefined) return '\nLast `/talos health`: none on record; run it to see where the cluster stands';
+export function gateWords(gate: LastGate | undefined, links: OperationLinks = NO_LINKS): string {
+  if (gate === undefined) return '\nLast health gate: none on record; run `/talos health` to see where the cluster stands';
   const at = new Date(gate.at * 1000);
   const held = gate.since < gate.at ? `, ${HELD_WORDS[gate.verdict]} since ${formatTime(new Date(gate.since * 1000))}` : '';
-  return `\nLast \`/talos health\`: ${VERDICT_WORDS[gate.verdict]} ${formatTime(at)}${held}`;
+  return `\nLast health gate: ${VERDICT_WORDS[gate.verdict]} ${formatTime(at)}${originWords(gate.origin, links)}${held}`;
+}
+
+/** Who ran the gate, as the status line says it. */
+function originWords(origin: GateOrigin | undefined, links: OperationLinks): string {
+  if (origin === undefined) return '';
+  if (origin.by === 'command') return ` · \`/talos health\` by ${mention(origin.user)}`;
+  if (origin.by === 'schedule') return ' · the scheduled gate';
+  return ` · from ${escapeMrkdwn(origin.title)} (${operationRef(origin.opId, links.get(origin.opId))})`;
 }
 
 /**
@@ -195,7 +209,7 @@ export function declaredWords(declared: DeclaredState | undefined): string {
   return `\nDeclared in Terraform: ⚠️ not compared: ${declared.lines.join('; ')}`;
 }
 
-function entryButtons(op: Operation, cluster: string, link: string | undefined): ButtonSpec[] {
+function entryButtons(op: Operation, cluster: string, link: string | undefined, title: string): ButtonSpec[] {
   const buttons: ButtonSpec[] = [];
   if (link !== undefined) buttons.push({ text: 'Open thread', actionId: STATUS_ACTION.open, value: op.id, url: link });
   buttons.push({ text: 'Record', actionId: STATUS_ACTION.record, value: op.id });
@@ -207,7 +221,7 @@ function entryButtons(op: Operation, cluster: string, link: string | undefined):
       style: 'danger',
       confirm: {
         title: 'Cancel this operation?',
-        text: `Stops ${escapeMrkdwn(op.kind)} \`${op.id}\` on ${escapeMrkdwn(cluster)} between steps: a step in progress finishes first, nothing is undone.`,
+        text: `Stops ${escapeMrkdwn(title)} (\`${op.id}\`) on ${escapeMrkdwn(cluster)} between steps: a step in progress finishes first, nothing is undone.`,
         confirm: 'Cancel it',
         deny: 'Keep it',
       },

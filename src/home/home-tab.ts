@@ -1,4 +1,5 @@
 import type { ChatPort } from '../port/chat-port.ts';
+import { operationTitle } from '../chat/operation-title.ts';
 import {
   type HomeApproval,
   type HomeCluster,
@@ -119,12 +120,11 @@ export function createHomeTab(deps: HomeTabDeps): HomeTab {
   };
 
   const lockOf = async (op: Operation): Promise<HomeLock> => {
-    const target = op.target.version ?? op.target.nodeName ?? op.target.node;
     return {
       opId: op.id,
-      what: deps.presentations(op.kind).name,
+      // Named as people name it; the title carries its node and version.
+      what: operationTitle(op, deps.presentations(op.kind)),
       state: op.state,
-      ...(target === undefined ? {} : { target }),
       by: op.startedBy ?? op.requestedBy,
       since: op.startedAt ?? op.createdAt,
       // The operation keeps its thread's link once someone asked for it; else Slack is asked (and the answer cached).

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
 import type { ClusterConfig } from '../config/inventory.ts';
 import type { GateReport } from '../health/health-gate.ts';
 import type { DeclaredState } from '../health/rules/declared-versions.ts';
@@ -15,9 +16,22 @@ export function gateVerdictName(report: Pick<GateReport, 'passed' | 'checks'>): 
   return report.checks.some((c) => c.status === 'warning') ? 'warning' : 'passed';
 }
 
+/**
+ * Who ran a gate: someone's `/talos health`, the cluster's schedule, or an operation (its own gates,
+ * its final one included), named by its id and by the title people use.
+ */
+export const GateOrigin = z.discriminatedUnion('by', [
+  z.strictObject({ by: z.literal('command'), user: z.string() }),
+  z.strictObject({ by: z.literal('schedule') }),
+  z.strictObject({ by: z.literal('operation'), opId: z.string(), title: z.string() }),
+]);
+export type GateOrigin = z.infer<typeof GateOrigin>;
+
 /** The last health gate of a cluster, in Unix seconds. */
 export interface LastGate {
   verdict: GateVerdictName;
+  /** Who ran it, when the bot that kept it knew (older records do not say). */
+  origin?: GateOrigin;
   /** When the last gate finished. */
   at: number;
   /** When the verdict became what it is: the first gate of a run of equal verdicts. */
@@ -44,6 +58,7 @@ export interface ClusterSignals {
     at: Date,
     talosVersions?: readonly string[],
     declared?: DeclaredState,
+    origin?: GateOrigin,
   ): Promise<void>;
   read(cluster: string): Promise<ClusterSignalsRead>;
 }
@@ -58,18 +73,31 @@ if verdict ~= ARGV[1] or not since then since = ARGV[2] end
 redis.call('HSET', KEYS[1], 'gateVerdict', ARGV[1], 'gateAt', ARGV[2], 'gateSince', since)
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'talosVersions', ARGV[3]) end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'declared', ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'gateOrigin', ARGV[5]) else redis.call('HDEL', KEYS[1], 'gateOrigin') end
 return 1`;
 
 const VERDICTS = new Set<string>(['passed', 'warning', 'failed']);
 
+/** A kept origin, or none when it is missing or not one the bot writes: the gate shows without it. */
+function originOf(raw: string | undefined): { origin?: GateOrigin } {
+  if (raw === undefined) return {};
+  try {
+    const parsed = GateOrigin.safeParse(JSON.parse(raw));
+    return parsed.success ? { origin: parsed.data } : {};
+  } catch {
+    return {};
+  }
+}
+
 export function createClusterSignals(redis: Redis): ClusterSignals {
   return {
-    async gateFinished(cluster, verdict, at, talosVersions, declared) {
+    async gateFinished(cluster, verdict, at, talosVersions, declared, origin) {
       // A gate that read no version (its probe got no answer) leaves the last versions read standing.
       const versions = talosVersions !== undefined && talosVersions.length > 0 ? JSON.stringify([...new Set(talosVersions)].sort()) : '';
       // A gate that compared no declared versions (it could not run) leaves the last comparison standing.
       const compared = declared === undefined ? '' : JSON.stringify(declared);
-      await redis.eval(GATE_FINISHED, 1, key(cluster), verdict, String(at.getTime() / 1000), versions, compared);
+      const by = origin === undefined ? '' : JSON.stringify(GateOrigin.parse(origin));
+      await redis.eval(GATE_FINISHED, 1, key(cluster), verdict, String(at.getTime() / 1000), versions, compared, by);
     },
     async read(cluster) {
       const fields = await redis.hgetall(key(cluster));
@@ -77,7 +105,7 @@ export function createClusterSignals(redis: Redis): ClusterSignals {
       const since = Number(fields.gateSince);
       const gate =
         fields.gateVerdict !== undefined && VERDICTS.has(fields.gateVerdict) && Number.isFinite(at) && Number.isFinite(since)
-          ? { verdict: fields.gateVerdict as GateVerdictName, at, since }
+          ? { verdict: fields.gateVerdict as GateVerdictName, at, since, ...originOf(fields.gateOrigin) }
           : undefined;
       let talosVersions: string[] | undefined;
       try {

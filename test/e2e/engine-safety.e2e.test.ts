@@ -165,7 +165,9 @@ describe('Slack failing under a finished step', () => {
     expect(lines.join('\n')).toMatch(/^#\d+ verified: all 2 nodes report kubelet v1\.35\.0/m);
     expect(lines.join('\n')).not.toMatch(/stopped/);
     expect(h.slack.uploadedFiles().some((f) => f.filename.endsWith('-maintenance-record.md'))).toBe(false);
-    expect(await h.command('status', { channel: CHANNELS.staging })).toMatch(new RegExp(`\\|${plan.opId}> k8s-upgrade[^\n]*: completed`));
+    expect(await h.command('status', { channel: CHANNELS.staging })).toMatch(
+      new RegExp(`\\|${plan.opId}> Kubernetes upgrade to [^\n]*: completed`),
+    );
   });
 });
 

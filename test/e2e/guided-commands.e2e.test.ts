@@ -128,6 +128,31 @@ describe('/talos upgrade talos without a version', () => {
     expect(operationsIn(CHANNELS.production)).toBe(before);
   });
 
+  it('shows what runs and offers only the targets the rules allow, the recommended first, the others greyed with why', async () => {
+    // Arrange: a health gate reads what staging runs.
+    await h.command('health', { user: USERS.alice, channel: CHANNELS.staging });
+    await h.slack.waitFor(() => h.slack.channelMessages(CHANNELS.staging).find((m) => /Health gate (passed|failed)/.test(m.text)), {
+      timeoutMs: 60_000,
+      description: "staging's gate verdict",
+    });
+    const running = h.sim.cluster('staging').nodes[0]!.talosVersion;
+
+    // Act
+    const modal = await openUpgradeModal(USERS.alice, CHANNELS.staging);
+
+    // Assert: what runs leads; the select holds only allowed targets, the recommended one first and preselected.
+    const blocks = modal.view.blocks as JsonObject[];
+    const text = (id: string): string => JSON.stringify(blocks.find((b) => b.block_id === id) ?? {});
+    expect(text('versions-running')).toMatch(new RegExp(`\\*staging\\* runs Talos ${running.replaceAll('.', '\\.')} on all \\d+ nodes`));
+    const offered = values(input(modal, 'version'));
+    expect(offered).toEqual(['v1.12.11']);
+    expect(input(modal, 'version').initial_option).toMatchObject({ value: 'v1.12.11' });
+    expect(text('versions-recommended')).toContain('Recommended: v1.12.11');
+    expect(text('versions-recommended')).toContain('not yet upgraded on staging');
+    // A release the rules refuse is named with the reason, struck through, and is no option.
+    expect(text('versions-refused')).toMatch(/~v1\.13\.\d+~ v1\.13\.\d+ skips a minor release/);
+  });
+
   it('opens nothing for someone who operates no cluster, and says why', async () => {
     // Act
     await h.slack.sendSlashCommand({ user: USERS.eve, channel: CHANNELS.staging, text: 'upgrade talos' });

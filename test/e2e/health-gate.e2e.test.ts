@@ -97,7 +97,9 @@ describe('/talos health on the healthy production cluster', () => {
     expect(file?.content).toMatch(/PASSED {2}talosctl etcd status \(10\.0\.30\.11, 10\.0\.30\.12, 10\.0\.30\.13\)/);
     expect(file?.content).toMatch(/10\.0\.30\.11 +member/);
     // Every replica reads the verdict back from Redis for /talos status.
-    expect(await h.command('status')).toMatch(/\nLast `\/talos health`: ✅ passed <!date\^\d+\^/);
+    expect(await h.command('status')).toMatch(
+      new RegExp(`\\nLast health gate: ✅ passed <!date\\^\\d+\\^[^>]+> · \`/talos health\` by <@${USERS.alice}>`),
+    );
   });
 
   it('edits the replies of an earlier run when its job runs again, never a second set', async () => {
@@ -153,7 +155,7 @@ describe('/talos health stops and names the cause', () => {
     const run = await gateWith({ etcdNoLeader: true });
     expect(run.root.text).toContain('❌ Health gate failed: production');
     expect(reply(run, 'etcd status').text).toMatch(/^❌.*leader/i);
-    expect(await h.command('status')).toMatch(/\nLast `\/talos health`: ❌ failed <!date\^\d+\^/);
+    expect(await h.command('status')).toMatch(/\nLast health gate: ❌ failed <!date\^\d+\^/);
   });
 
   it('fails when members disagree on the leader', async () => {

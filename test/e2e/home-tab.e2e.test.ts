@@ -70,7 +70,7 @@ describe('the Home tab', () => {
 
     // Assert: the holder, linked to the operation's thread in Slack's permalink form.
     const permalink = `https://talos-test.slack.com/archives/${CHANNELS.production}/p${plan.root.ts.replace('.', '')}`;
-    expect(text(locked.view)).toContain(`:lock: <${permalink}|\`${plan.opId}\`> Talos upgrade v1.12.11`);
+    expect(text(locked.view)).toContain(`:lock: <${permalink}|\`${plan.opId}\`> Talos upgrade to v1.12.11`);
     expect(text(locked.view)).toContain(`by <@${USERS.alice}>`);
 
     // Act: the upgrade reaches its first control plane and asks for an approval.

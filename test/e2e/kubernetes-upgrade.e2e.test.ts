@@ -136,7 +136,7 @@ describe('Kubernetes patch upgrade of production (three control planes)', () => 
     // Dozens of output lines, but the progress message is edited only a few times.
     expect(h.slack.edits(CHANNELS.production, progress.ts).length).toBeLessThanOrEqual(3);
     expect(after.some((m) => m.text.includes('talos_kubernetes_version = "v1.34.2"') && m.text.includes('downgrades'))).toBe(true);
-    expect(record.content).toContain('- Operation: k8s-upgrade to 1.34.2 (from 1.34.1)');
+    expect(record.content).toContain('- Operation: Kubernetes upgrade to 1.34.2 — k8s-upgrade to 1.34.2 (from 1.34.1)');
     expect(record.content).toContain('| 3 | k8s-apply | 10.0.30.11 |');
     expect(await h.command('status')).toContain('no operation holds it');
   });

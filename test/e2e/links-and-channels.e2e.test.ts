@@ -87,9 +87,12 @@ describe('links to an operation', () => {
     expect(state).toContain(`Talos upgrade to ${TARGET} running`);
     expect(state).toContain('waiting for approval');
     expect(state?.endsWith(` · locked by ${link}`)).toBe(true);
-    // No `/talos health` ran here: an operation's own gates stay in its thread.
-    expect(status).toContain('\nLast `/talos health`: none on record');
-    expect(status).toContain(`• ${link} talos-upgrade → ${TARGET} on *production*: awaiting-approval`);
+    // No `/talos health` ran here: the newest gate is the upgrade's own, before its snapshot, named as people name the upgrade.
+    expect(status).toMatch(
+      new RegExp(`\\nLast health gate: ✅ passed <!date[^>]+> · from Talos upgrade to ${TARGET.replaceAll('.', '\\.')} \\(`),
+    );
+    expect(status).toContain(`from Talos upgrade to ${TARGET} (${link})`);
+    expect(status).toContain(`• ${link} Talos upgrade to ${TARGET} on *production*: awaiting-approval`);
     expect(record).toBe(`Posting the maintenance record of ${link} in its thread.`);
     expect(elsewhere).toContain(`*production* (<#${CHANNELS.production}>) — held by ${link}`);
     expect(cancelled).toBe(`Cancelled ${link}; *production* is free for the next operation.`);

@@ -83,8 +83,18 @@ describe('a failed production control plane', () => {
     const applyTicks = tickAll(h, CHANNELS.production, apply.ts);
     await approve(h, apply, USERS.carol);
     const done = await waitForRootState(h, plan, /completed|stopped|cancelled/, CHANNELS.production, 180_000);
+    const status = await h.command('status');
 
-    // Assert: the plan stated the node's state and the quorum arithmetic.
+    // Assert: /talos status names the replacement as people do, and shows its final gate as the cluster's newest.
+    expect(status).toContain('last: Replacement of talos-prd-cp-2 completed');
+    expect(status).toMatch(/\nLast health gate: (✅ passed|⚠️ passed with warnings) <!date[^>]+> · from Replacement of talos-prd-cp-2 \(/);
+    expect(status).not.toMatch(/node-replace|of 10\.0\.30\.12/);
+    // The apply's card said nothing was applied while it waited; approved, it no longer does.
+    expect(applyCard).toContain('Nothing was applied yet.');
+    const decidedApply = JSON.stringify(h.slack.message(CHANNELS.production, apply.ts)?.blocks ?? []);
+    expect(decidedApply).toContain('✅ Approved by');
+    expect(decidedApply).not.toContain('Nothing was applied yet');
+    // The plan stated the node's state and the quorum arithmetic.
     expect(planBlocks).toContain('does not answer talosctl');
     expect(planBlocks).toContain(
       '3 members now, 2 healthy, quorum 2; after its member is removed 2 members remain (2 healthy), quorum 2; during the replacement the cluster survives no further failure',
@@ -108,6 +118,8 @@ describe('a failed production control plane', () => {
     expect(untickedOp.state).toBe('awaiting-approval');
     expect(untickedOp.approvals.at(-1)).toMatchObject({ step: 'tofu-apply', state: 'pending' });
     expect(done.text).toContain('completed');
+    // Seven steps, one node: the summary counts nodes.
+    expect(done.text).toMatch(/production on 1 node\b/);
     // The member went through a healthy control plane, never the failed node.
     const removals = talosctlCalls(h, 'production', 'etcd', 'remove-member');
     expect(removals).toHaveLength(1);

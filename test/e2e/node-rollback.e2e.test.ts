@@ -75,7 +75,9 @@ describe('/talos rollback of a control plane', () => {
     const followUp = thread.find((m) => m.text.includes('was rolled back'));
     expect(followUp?.text).toContain('it now runs v1.11.5 (ran v1.12.11)');
     expect(followUp?.text).toContain('Do not move the Terraform `talos_version` declaration until the incident is resolved');
-    expect(record.content).toContain('- Operation: node-rollback of 10.0.30.12 to v1.11.5 (from v1.12.11)');
+    expect(record.content).toContain(
+      '- Operation: Rollback of talos-prd-cp-2 to v1.11.5 — node-rollback of 10.0.30.12 to v1.11.5 (from v1.12.11)',
+    );
     expect(await h.command('status')).toContain('no operation holds it');
   });
 });

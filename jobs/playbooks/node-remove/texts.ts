@@ -15,6 +15,7 @@ export function nodeRemoveStepLabel(step: Step): string {
 /** How a removal reads in Slack. */
 export const nodeRemoveTexts: Presentation = {
   name: 'node removal',
+  noun: 'Removal',
   title: (op) => `Removal of ${nodeTitle(op)}: ${op.cluster}`,
   order: 'after an approver approves',
   gates: '',

@@ -43,6 +43,7 @@ function replaceDetails(op: Operation): Block[] {
 /** How a replacement reads in Slack. */
 export const nodeReplaceTexts: Presentation = {
   name: 'node replacement',
+  noun: 'Replacement',
   title: (op) => `Replacement of ${nodeTitle(op)}: ${op.cluster}`,
   order:
     "after an operator's Start; the first change (a control plane's member removal, a worker's Node deletion) and the apply each wait for an approver",

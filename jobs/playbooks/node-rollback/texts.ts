@@ -28,6 +28,7 @@ export function rollbackCancelRefusal(op: Operation): string | undefined {
 /** How a rollback reads in Slack. */
 export const nodeRollbackTexts: Presentation = {
   name: 'rollback',
+  noun: 'Rollback',
   title: (op) => `Rollback of ${nodeTitle(op)}: ${op.cluster}`,
   order: 'after an approver approves',
   gates: '',

@@ -57,6 +57,7 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
       },
       retried: op.retry?.state === 'used' && op.retry.step === step.id,
       phase: ctx.phase,
+      gateDone: ctx.gateDone,
       imageProblems: () => storedImageProblems(ctx, op, step),
       // Kept for /talos status, and shown in the step's progress reply as it happens.
       progress: async (detail) => {
@@ -131,6 +132,7 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
       baseline: { baseline: op.baseline, nodes: [] },
     },
   );
+  ctx.gateDone?.(gate);
   if (!gate.passed) throw new StepFailure('the final health gate failed', gate.stopReasons);
   return {
     event: 'verified',

@@ -5,6 +5,7 @@ import type { Step } from '../../../src/ops/operation.ts';
 import type { Baseline } from '../../../src/health/baseline.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { type OpsJobDeps } from '../../engine/job-context.ts';
+import type { WalkContext } from '../../engine/playbook.ts';
 
 export interface NodeStepContext {
   deps: OpsJobDeps;
@@ -25,6 +26,8 @@ export interface NodeStepContext {
   progress: (detail: string) => Promise<void>;
   /** What the step waits on now, for the root's status board (see `WalkContext.phase`); returns at once. */
   phase?: (text: string, detail?: string) => void;
+  /** Tells the bot of the gate after the node (see `WalkContext.gateDone`). */
+  gateDone?: WalkContext['gateDone'];
   /** An entry in the operation's thread: what a resumed step observed, and what it will do. */
   record: (event: string, detail: string) => Promise<void>;
   /**

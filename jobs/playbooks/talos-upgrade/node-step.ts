@@ -225,6 +225,7 @@ async function resumeNode(ctx: NodeStepContext): Promise<NodeOutcome> {
         : { baseline: { baseline: ctx.baseline, nodes: [node, ...(ctx.step.nodeName ? [ctx.step.nodeName] : [])] } }),
     },
   );
+  ctx.gateDone?.(gate);
   if (!gate.passed) throw new StepFailure(`the health gate after ${node} failed`, gate.stopReasons);
   const degradedBefore = await waitForLonghorn(ctx, 'after');
   const longhorn =

@@ -4,7 +4,7 @@ import { terraformData } from './data.ts';
 import { isoBlocks } from './texts.ts';
 import { startConfirmBlock } from '../../../src/chat/operation-root.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
-import { approvalNotification, approvalQuestion, approveOrStopButtons } from '../../../src/chat/approval-messages.ts';
+import { approvalNotification, approvalQuestion, approveOrStopButtons, WHILE_WAITING } from '../../../src/chat/approval-messages.ts';
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import {
@@ -123,7 +123,7 @@ export function applyAgainRequest(op: Operation, approval: Approval, presentatio
     text,
     blocks: [
       section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
-      section(why),
+      { ...section(why), block_id: WHILE_WAITING },
       fields([
         ['Terraform commit', tf?.commit ? `\`${tf.commit.slice(0, 12)}\`` : '?'],
         ['Plan', `${escapeMrkdwn(tf?.summary ?? '?')}${tf?.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`],

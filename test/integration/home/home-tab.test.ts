@@ -196,7 +196,7 @@ describe('the Home tab on a real Redis', () => {
       description: 'a redraw naming the operation',
     });
     expect(latest).toContain(
-      `<https://talos-test.slack.com/archives/C0MAINTPRD/p1764496800000100|\`${op.id}\`> Talos upgrade v1.12.11, running`,
+      `<https://talos-test.slack.com/archives/C0MAINTPRD/p1764496800000100|\`${op.id}\`> Talos upgrade to v1.12.11, running`,
     );
     expect(latest).toContain('by <@U0BOB>');
   });
@@ -356,7 +356,7 @@ describe('the Home tab on a real Redis', () => {
 
     // Assert: Eve sees production in full, staging (not her channel) withheld.
     expect(eve).toContain('*production* · production · <#C0MAINTPRD>');
-    expect(eve).toContain('Talos upgrade v1.12.11, running');
+    expect(eve).toContain('Talos upgrade to v1.12.11, running');
     expect(eve).toContain('by <@U0BOB>');
     expect(eve).toContain('kubelet stopped posting status');
     expect(eve).toContain('*staging* (<#C0MAINTSTG>) — no operation holds it');

@@ -1,4 +1,5 @@
 import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { presentationOf } from '../../../jobs/playbooks/index.ts';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createRecordJob } from '../../../jobs/record-job.ts';
@@ -130,7 +131,7 @@ describe('retention of operations on a real Redis', () => {
     const chat = new RecordingChat();
 
     // Act
-    await createRecordJob({ store, chat })({
+    await createRecordJob({ store, chat, presentations: presentationOf })({
       id: 'record-1',
       data: { opId: old.id, requestedBy: 'U0BOB' },
       attemptsStarted: 1,
@@ -138,7 +139,7 @@ describe('retention of operations on a real Redis', () => {
 
     // Assert
     expect(chat.thread('1600000000.000100')).toEqual([
-      expect.stringContaining(`📒 Maintenance record of \`${old.id}\` (talos-upgrade to v1.12.1, completed)`),
+      expect.stringContaining(`📒 Maintenance record of \`${old.id}\` (Talos upgrade to v1.12.1, completed)`),
     ]);
     expect(chat.uploads).toEqual([`${old.id}-maintenance-record.md`]);
   });

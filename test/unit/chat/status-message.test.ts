@@ -5,6 +5,7 @@ import { statusMessage, statusSummaryText, statusText } from '../../../src/chat/
 import { STATUS_ACTION } from '../../../src/chat/buttons.ts';
 import { presentationOf } from '../../../jobs/playbooks/index.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
+import type { GateOrigin } from '../../../src/ops/cluster-signals.ts';
 import { anOperation } from '../../support/builders.ts';
 
 const LINK = 'https://talos-test.slack.com/archives/C0MAINTPRD/p1700000000000100';
@@ -77,10 +78,10 @@ describe('/talos status', () => {
     expect(text.split('\n')).toEqual([
       `*production* — locked by <${LINK}|op-1a2b3c4d5e>`,
       expect.stringMatching(
-        new RegExp(`^• <${LINK}\\|op-1a2b3c4d5e> talos-upgrade → v1\\.12\\.1 on \\*production\\*: running · 0/1 steps · now: `),
+        new RegExp(`^• <${LINK}\\|op-1a2b3c4d5e> Talos upgrade to v1\\.12\\.1 on \\*production\\*: running · 0/1 steps · now: `),
       ),
       '  _recent:_',
-      expect.stringMatching(/^• `op-0000aaaa11` talos-upgrade → v1\.12\.1 on \*production\*: completed/),
+      expect.stringMatching(/^• `op-0000aaaa11` Talos upgrade to v1\.12\.1 on \*production\*: completed/),
     ]);
   });
 
@@ -196,10 +197,43 @@ describe('statusMessage', () => {
 
     // Assert
     expect(failed.split('\n')[1]).toBe(
-      `Last \`/talos health\`: ❌ failed <!date^${at}^{date_short_pretty} {time}|2026-11-30 10:00 UTC>, failing since <!date^${at - 7200}^{date_short_pretty} {time}|2026-11-30 08:00 UTC>`,
+      `Last health gate: ❌ failed <!date^${at}^{date_short_pretty} {time}|2026-11-30 10:00 UTC>, failing since <!date^${at - 7200}^{date_short_pretty} {time}|2026-11-30 08:00 UTC>`,
     );
-    expect(once.split('\n')[1]).toBe(`Last \`/talos health\`: ✅ passed <!date^${at}^{date_short_pretty} {time}|2026-11-30 10:00 UTC>`);
-    expect(none.split('\n')[1]).toBe('Last `/talos health`: none on record; run it to see where the cluster stands');
+    expect(once.split('\n')[1]).toBe(`Last health gate: ✅ passed <!date^${at}^{date_short_pretty} {time}|2026-11-30 10:00 UTC>`);
+    expect(none.split('\n')[1]).toBe('Last health gate: none on record; run `/talos health` to see where the cluster stands');
+  });
+
+  it('says who ran the newest gate: a person, the schedule, or an operation named as people name it', () => {
+    // Arrange
+    const at = Date.parse('2026-11-30T10:00:00Z') / 1000;
+    const gate = (origin: GateOrigin) => ({ last: { verdict: 'passed' as const, at, since: at, origin } });
+    const links = new Map([['op-0000bbbb22', LINK]]);
+    const line = (origin: GateOrigin) =>
+      statusMessage([{ cluster: PRODUCTION, holder: undefined, ops: [], gate: gate(origin) }], presentationOf, links).text.split('\n')[1];
+
+    // Act / Assert
+    expect(line({ by: 'command', user: 'U0BOB' })).toMatch(
+      /^Last health gate: ✅ passed <!date\^\d+\^[^>]+> · `\/talos health` by <@U0BOB>$/,
+    );
+    expect(line({ by: 'schedule' })).toMatch(/ · the scheduled gate$/);
+    expect(line({ by: 'operation', opId: 'op-0000bbbb22', title: 'Replacement of talos-prd-cp-2' })).toMatch(
+      new RegExp(` · from Replacement of talos-prd-cp-2 \\(<${LINK}\\|op-0000bbbb22>\\)$`),
+    );
+  });
+
+  it('names an operation by its node name from the last look at the cluster, never by the kind and an address', () => {
+    // Arrange
+    const replace = operation({ id: 'op-0000cccc33', kind: 'node-replace', state: 'completed', target: { node: '10.0.30.12' } });
+
+    // Act
+    const { text } = statusMessage(
+      [{ cluster: PRODUCTION, holder: undefined, ops: [replace], names: { '10.0.30.12': 'talos-prd-cp-2' } }],
+      presentationOf,
+    );
+
+    // Assert
+    expect(text).toContain('Replacement of talos-prd-cp-2');
+    expect(text).not.toMatch(/node-replace|of 10\.0\.30\.12/);
   });
 
   it('says idle, and what ran last, when nothing runs', () => {

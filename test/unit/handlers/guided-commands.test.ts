@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { helpFor } from '../../../handlers/commands/help.ts';
 import { typedCommand } from '../../../handlers/guided-commands.ts';
-import { offeredTalosVersions, upgradeModal, nodePickerModal } from '../../../src/chat/guided-modals.ts';
+import { offeredTalosVersions, upgradeModal, nodePickerModal, runningWords } from '../../../src/chat/guided-modals.ts';
+import { nextTalosTargets } from '../../../src/rules/next-talos-targets.ts';
 import { parseInventory } from '../../../src/config/inventory.ts';
 import { mergeSupportTable } from '../../../src/talos/compatibility.ts';
 import { inventory } from '../../support/engine-fixture.ts';
@@ -64,6 +65,41 @@ describe('the upgrade modal', () => {
     expect(blocks[2]).toMatchObject({ element: { type: 'static_select', action_id: 'version', options: [{ value: 'v1.12.11' }] } });
     expect(JSON.stringify(blocks[3])).toContain('<https://github.com/siderolabs/talos/releases/tag/v1.12.11|release notes>');
     expect((blocks[4]!.element as { options: { value: string }[] }).options.map((o) => o.value)).toEqual(ALL);
+  });
+
+  it('offers only what the rules allow from what runs, and ticks the staging item the records answer', () => {
+    // Arrange
+    const factory = ['v1.11.5', 'v1.11.6', 'v1.12.10', 'v1.12.11', 'v1.13.9'];
+    const { allowed, refused } = nextTalosTargets('v1.11.6', offeredTalosVersions(factory), factory);
+    const from = { cluster: 'production', versions: ['v1.11.6'], nodes: 3, refused, recommended: allowed[0]! };
+
+    // Act
+    const rehearsed = upgradeModal({
+      kind: 'talos-upgrade',
+      clusters: [production],
+      channelCluster: 'production',
+      versions: { state: 'ready', versions: allowed, from: { ...from, rehearsal: { stagingOp: 'op-0000aaaa11' } } },
+    });
+    const unrehearsed = upgradeModal({
+      kind: 'talos-upgrade',
+      clusters: [production],
+      channelCluster: 'production',
+      versions: { state: 'ready', versions: allowed, from },
+    });
+
+    // Assert
+    const blocks = rehearsed.blocks as Record<string, unknown>[];
+    const byId = (id: string) => JSON.stringify(blocks.find((b) => b.block_id === id));
+    expect(allowed).toEqual(['v1.12.11']);
+    expect(byId('versions-running')).toContain('*production* runs Talos v1.11.6 on all 3 nodes');
+    expect(byId('versions-recommended')).toContain('*Recommended: v1.12.11*, upgraded on staging in `op-0000aaaa11`');
+    expect(byId('versions-refused')).toContain('~v1.13.9~ v1.13.9 skips a minor release');
+    expect(byId('version')).toContain('"text":"v1.12.11 (recommended)"');
+    expect(byId('version')).not.toContain('v1.13.9');
+    expect(blocks.find((b) => b.block_id === 'review')).toMatchObject({ element: { initial_options: [{ value: 'staging' }] } });
+    expect(JSON.stringify(unrehearsed.blocks)).toContain('not yet upgraded on staging');
+    expect(JSON.stringify(unrehearsed.blocks)).not.toContain('initial_options');
+    expect(runningWords({ ...from, versions: ['v1.11.5', 'v1.11.6'] })).toContain('runs mixed Talos versions: v1.11.5, v1.11.6');
   });
 
   it('lists the nodes by name and address in the node picker', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { maintenanceRecordMarkdown } from '../../../src/chat/maintenance-record.ts';
 import { anOperation } from '../../support/builders.ts';
+import { presentationOf } from '../../../jobs/playbooks/index.ts';
 
 const IMAGE = 'factory.talos.dev/nocloud-installer/376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.12.1';
 
@@ -73,6 +74,17 @@ describe('maintenanceRecordMarkdown', () => {
       '- Review confirmed by the starter: Talos release notes reviewed; the exact target tested in staging',
       '',
     ]);
+  });
+
+  it('names the operation as people do, with its kind and address beside', () => {
+    // Arrange
+    const replace = completedUpgrade({ kind: 'node-replace', target: { node: '10.0.30.12', nodeName: 'talos-prd-cp-2' } });
+
+    // Act
+    const lines = maintenanceRecordMarkdown(replace, undefined, presentationOf('node-replace')).split('\n');
+
+    // Assert
+    expect(lines[3]).toBe('- Operation: Replacement of talos-prd-cp-2 — node-replace of 10.0.30.12');
   });
 
   it('writes one table row per step with node, image and result, keeping the table intact', () => {
