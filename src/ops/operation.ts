@@ -162,6 +162,8 @@ export const TerraformPlan = z.object({
   changes: z.array(PlanChange).default([]),
   /** The changes as the reviewer reads them: grouped by provider (Talos and Proxmox first), most destructive first, dangers marked. */
   listing: z.array(z.string()).default([]),
+  /** What applying it does to the nodes, riskiest first ("applies configuration to 3 control planes at once; may reboot them"). */
+  effect: z.array(z.string()).optional(),
   /** Hostnames of the VMs the plan creates: nodes to watch join. */
   adds: z.array(z.string()).default([]),
   /**
