@@ -368,6 +368,10 @@ export const OperationFields = z.object({
     .optional(),
   /** What the preflight found worth showing in the plan, e.g. the quorum arithmetic of a removal. */
   notes: z.array(z.string()).default([]),
+  /** What the plan leads with: what the operation does to the cluster while it runs ("⚠ Only control plane: …"). */
+  consequences: z.array(z.string()).optional(),
+  /** How the bot goes about it (talosctl flags, known issues it works around): for the maintenance record, not the plan. */
+  mechanics: z.array(z.string()).optional(),
   /** The playbook's own fields (a Terraform change's plan, a rollback's parent), typed by its `data` schema when it reads them. */
   data: z.record(z.string(), z.unknown()).optional(),
   /** The nonce of a stop's Cancel button: a Cancel from the message of an earlier stop is stale. */
