@@ -96,7 +96,8 @@ describe('Talos upgrade of production (three control planes)', () => {
     const schematic = h.sim.cluster('production').terraform.defaultSchematic;
     const followUp = thread.find((m) => m.text.includes('Terraform follow-up'))?.text ?? '';
     expect(followUp).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-amd64.iso`);
-    expect(followUp).toContain(`sha256 \`${isoSha256(schematic, TARGET, 'nocloud-amd64.iso').slice(0, 12)}…\` (${64 * 64 * 1024} bytes`);
+    expect(followUp).toContain(`(${64 * 64 * 1024} bytes, as Image Factory served it to the bot)`);
+    expect(followUp).toContain(`\`echo '${isoSha256(schematic, TARGET, 'nocloud-amd64.iso')}  talos-nocloud-amd64.iso' | sha256sum -c\``);
     expect(followUp).toContain('`isos:iso/talos-nocloud-amd64.iso`');
     const snapshots = readdirSync(h.sim.cluster('production').snapshotDir);
     expect(snapshots.some((f) => /^production-\d{8}T\d{6}Z-rev\d+\.db$/.test(f))).toBe(true);
@@ -132,7 +133,7 @@ describe('Talos upgrade of staging (one control plane, one worker)', () => {
     );
     expect(followUp?.text).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-arm64.iso`);
     expect(followUp?.text).toContain(
-      `sha256 \`${isoSha256(schematic, TARGET, 'nocloud-arm64.iso').slice(0, 12)}…\` (${64 * 64 * 1024} bytes`,
+      `\`echo '${isoSha256(schematic, TARGET, 'nocloud-arm64.iso')}  talos-nocloud-arm64.iso' | sha256sum -c\``,
     );
   });
 
