@@ -58,6 +58,10 @@ export interface StepResult {
 export interface PreflightOutcome {
   refusals: string[];
   notes: string[];
+  /** What the plan leads with: the operation's consequence for the cluster while it runs. */
+  consequences?: string[];
+  /** How the bot goes about it: kept in the maintenance record, not shown in the plan. */
+  mechanics?: string[];
   steps: Step[];
   target: Partial<Operation['target']>;
   /** Production upgrades: the staging operation that rehearsed the same target, if any. */

@@ -145,6 +145,8 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
             state: refused ? 'refused' : runsNow ? 'running' : 'planned',
             refusals: outcome.refusals,
             notes: outcome.notes,
+            ...(outcome.consequences?.length ? { consequences: outcome.consequences } : {}),
+            ...(outcome.mechanics?.length ? { mechanics: outcome.mechanics } : {}),
             steps: outcome.steps,
             target: { ...o.target, ...outcome.target },
             planNonce: !refused && !runsNow ? newNonce() : undefined,

@@ -43,6 +43,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string, pres
     ),
     '',
     ...baselineLines(op),
+    ...(op.mechanics?.length ? ['## How the bot ran it', '', ...op.mechanics.map((m) => `- ${m}`), ''] : []),
     '## Approvals',
     '',
     ...(op.approvals.length === 0

@@ -39,6 +39,10 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
   const blocks = [
     ...(outcome !== undefined ? [section(`*${outcome}*`)] : []),
     header(title),
+    // The plan leads with what it does to the cluster; once the operation ended, its outcome leads instead.
+    ...(op.endedAt === undefined && (op.consequences?.length ?? 0) > 0
+      ? [section(op.consequences!.map((c) => `*${escapeMrkdwn(c)}*`).join('\n'))]
+      : []),
     fields([
       ['Operation', `\`${op.id}\``],
       ['State', stateText(op, presentation)],

@@ -1,5 +1,5 @@
 import type { Operation, Step } from '../ops/operation.ts';
-import type { Block } from '../port/chat-port.ts';
+import type { Block, ChatMessage } from '../port/chat-port.ts';
 
 /**
  * How an operation of one kind reads in Slack: its root message, its step labels, its approval
@@ -56,6 +56,12 @@ export interface Presentation {
   approval?: ApprovalWording;
   /** The production plan's note on staging rehearsal; absent for a kind that needs none. */
   rehearsal?: RehearsalWording;
+  /**
+   * The message that paged the approvers (the thread reply of the audit entry `event`), redrawn once
+   * someone acted on the plan: its buttons go and it says the outcome (applied by whom, rejected, failed).
+   * `message` draws it for the operation as it stands; undefined leaves it as it is.
+   */
+  paged?: { event: string; message(op: Operation): ChatMessage | undefined };
 }
 
 /** The words of an approval request. */

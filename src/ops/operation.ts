@@ -162,6 +162,8 @@ export const TerraformPlan = z.object({
   changes: z.array(PlanChange).default([]),
   /** The changes as the reviewer reads them: grouped by provider (Talos and Proxmox first), most destructive first, dangers marked. */
   listing: z.array(z.string()).default([]),
+  /** What applying it does to the nodes, riskiest first ("applies configuration to 3 control planes at once; may reboot them"). */
+  effect: z.array(z.string()).optional(),
   /** Hostnames of the VMs the plan creates: nodes to watch join. */
   adds: z.array(z.string()).default([]),
   /**
@@ -371,6 +373,10 @@ export const OperationFields = z.object({
   approvalsTaken: z.object({ by: z.string(), at: z.string() }).optional(),
   /** What the preflight found worth showing in the plan, e.g. the quorum arithmetic of a removal. */
   notes: z.array(z.string()).default([]),
+  /** What the plan leads with: what the operation does to the cluster while it runs ("⚠ Only control plane: …"). */
+  consequences: z.array(z.string()).optional(),
+  /** How the bot goes about it (talosctl flags, known issues it works around): for the maintenance record, not the plan. */
+  mechanics: z.array(z.string()).optional(),
   /** The playbook's own fields (a Terraform change's plan, a rollback's parent), typed by its `data` schema when it reads them. */
   data: z.record(z.string(), z.unknown()).optional(),
   /** The nonce of a stop's Cancel button: a Cancel from the message of an earlier stop is stale. */

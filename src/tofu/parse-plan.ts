@@ -4,15 +4,23 @@ import { declaredInPlan, type DeclaredNames, type DeclaredVersions } from './dec
 
 /**
  * One entry of `resource_changes` in `tofu show -json <plan>` (OpenTofu's JSON output format).
- * Only what the review reads; `before`/`after` hold the resource's values, sensitive ones
- * included, so they are never read or quoted.
+ * `before`/`after` hold the resource's values, sensitive ones included in plain text; which are
+ * sensitive only `before_sensitive`/`after_sensitive` say (opentofu internal/command/jsonplan/plan.go,
+ * `marshalResourceChange`, v1.12.6). So a value is read only through `attributeChanges`, which
+ * never keeps one either side marks sensitive.
  */
 const ResourceChange = z.looseObject({
   address: z.string().min(1),
   mode: z.string().optional(),
   type: z.string().min(1),
   provider_name: z.string().optional(),
-  change: z.looseObject({ actions: z.array(z.string()).min(1), before: z.unknown().optional() }),
+  change: z.looseObject({
+    actions: z.array(z.string()).min(1),
+    before: z.unknown().optional(),
+    after: z.unknown().optional(),
+    before_sensitive: z.unknown().optional(),
+    after_sensitive: z.unknown().optional(),
+  }),
   action_reason: z.string().optional(),
   /** The `for_each` key or `count` index: a VM's hostname in the runbook's configuration. */
   index: z.union([z.string(), z.number()]).optional(),
@@ -64,6 +72,22 @@ export interface PlannedChange {
    * false: the destroy shuts the guest down gracefully first). Only this boolean is read from `before`.
    */
   stopOnDestroy?: boolean;
+  /** A configuration apply's `apply_mode` after the change (`auto`, `reboot`, `no_reboot`, `staged`), when the plan sets one. */
+  applyMode?: string;
+  /** What an update or a replacement changes, attribute by attribute, as a reviewer reads a diff; sensitive values blanked. */
+  attributes?: AttributeChange[];
+}
+
+/** One top-level attribute a change moves: its name, and its values unless either side is sensitive. */
+export interface AttributeChange {
+  name: string;
+  /** Marked sensitive before or after: only the name is kept, never a value. */
+  sensitive: boolean;
+  /** The values as short text (`(known after apply)`, `null`); absent when sensitive. */
+  before?: string;
+  after?: string;
+  /** Changing it forces the replacement (`replace_paths`). */
+  forcesReplacement?: boolean;
 }
 
 /** A change the runbook forbids in routine maintenance (`stop`) or allows only in one procedure (`caution`). */
@@ -216,6 +240,13 @@ export function reviewPlan(plan: PlanJson, declaredNames: DeclaredNames = {}): P
         const stop = (before as Record<string, unknown>)['stop_on_destroy'];
         change.stopOnDestroy = stop === true;
       }
+      const after = rc.change.after;
+      const mode = typeof after === 'object' && after !== null ? (after as Record<string, unknown>)['apply_mode'] : undefined;
+      if (typeof mode === 'string') change.applyMode = mode;
+      if (change.action === 'update' || change.action === 'replace' || change.action === 'forget-replace') {
+        const attributes = attributeChanges(rc.change);
+        if (attributes.length > 0) change.attributes = attributes;
+      }
       return change;
     })
     .filter((c) => c.action !== 'no-op');
@@ -224,6 +255,63 @@ export function reviewPlan(plan: PlanJson, declaredNames: DeclaredNames = {}): P
   const dangers = changes.map(dangerOf).filter((d): d is PlanDanger => d !== undefined);
   const talosVersion = outputMove(plan, 'talos_version');
   return { changes, dangers, counts, declared: declaredInPlan(plan, declaredNames), ...(talosVersion ? { talosVersion } : {}) };
+}
+
+/** Longest value quoted in a diff line; a longer one is cut (the whole plan text is attached). */
+const VALUE_CHARS = 60;
+
+/** Whether a `*_sensitive` mark says the attribute, or anything inside it, is sensitive (jsonplan marks nested values by path). */
+function marked(mark: unknown): boolean {
+  if (mark === true) return true;
+  if (typeof mark === 'object' && mark !== null) return Object.values(mark).some(marked);
+  return false;
+}
+
+function shown(value: unknown, unknown: boolean): string {
+  if (unknown) return '(known after apply)';
+  if (value === undefined || value === null) return 'null';
+  // Values come from JSON, so they print back as JSON: a string quoted, a list or map in brackets.
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > VALUE_CHARS ? `${text.slice(0, VALUE_CHARS - 1)}…` : text;
+}
+
+/**
+ * The top-level attributes whose values differ between `before` and `after`, in name order. An
+ * attribute either side marks sensitive is named with no value at all, as `tofu plan` prints
+ * `(sensitive value)`; an attribute the plan cannot know yet (`after_unknown`) reads `(known after apply)`.
+ */
+export function attributeChanges(change: {
+  before?: unknown;
+  after?: unknown;
+  after_unknown?: unknown;
+  before_sensitive?: unknown;
+  after_sensitive?: unknown;
+  replace_paths?: unknown;
+}): AttributeChange[] {
+  const record = (v: unknown): Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  const before = record(change.before);
+  const after = record(change.after);
+  const unknownAfter = record(change.after_unknown);
+  const sensitiveBefore = record(change.before_sensitive);
+  const sensitiveAfter = record(change.after_sensitive);
+  // A whole resource marked `true` is sensitive through and through.
+  const allSensitive = change.before_sensitive === true || change.after_sensitive === true;
+  const replacing = new Set(
+    (Array.isArray(change.replace_paths) ? change.replace_paths : []).flatMap((p) =>
+      Array.isArray(p) && typeof p[0] === 'string' ? [p[0]] : [],
+    ),
+  );
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after), ...Object.keys(unknownAfter)])].sort();
+  return names.flatMap((name): AttributeChange[] => {
+    const unknown = unknownAfter[name] === true;
+    if (!unknown && JSON.stringify(before[name] ?? null) === JSON.stringify(after[name] ?? null)) return [];
+    // An id the provider assigns again on a replacement is noise in a review.
+    if (name === 'id' && unknown) return [];
+    const forces = replacing.has(name) ? { forcesReplacement: true } : {};
+    if (allSensitive || marked(sensitiveBefore[name]) || marked(sensitiveAfter[name])) return [{ name, sensitive: true, ...forces }];
+    return [{ name, sensitive: false, before: shown(before[name], false), after: shown(after[name], unknown), ...forces }];
+  });
 }
 
 /** How a plan moves a string output that is not sensitive; undefined when it does not move it. */

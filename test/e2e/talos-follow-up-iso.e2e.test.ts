@@ -41,6 +41,7 @@ describe('the Terraform follow-up of a Talos upgrade', () => {
     const upgraded = await approveUntilDone(h, upgrade, CHANNELS.staging);
     expect(upgraded.text).toContain('completed');
     await waitForSettled(h);
+    const followUp = h.slack.thread(CHANNELS.staging, upgrade.root.ts).find((m) => m.text.includes('Terraform follow-up'));
     await h.sim.terraform.setTalosVersion('staging', TARGET);
     await h.sim.terraform.commit(`staging: talos_version ${TARGET}`);
     const schematic = h.sim.cluster('staging').terraform.defaultSchematic;
@@ -66,6 +67,8 @@ describe('the Terraform follow-up of a Talos upgrade', () => {
     const done = await waitForRootState(h, p, /completed|stopped|failed/, CHANNELS.staging, 120_000);
     await waitForSettled(h);
 
+    // Assert: the upgrade's follow-up gives the ISO's whole hash as a ready `sha256sum -c` line.
+    expect(followUp?.text).toContain(`echo '${sha256}  talos-nocloud-amd64.iso' | sha256sum -c`);
     // Assert: the card shows the URL and the whole hash, and the checkbox bound to that hash.
     const shown = JSON.stringify(planned.blocks);
     expect(shown).toContain(url);

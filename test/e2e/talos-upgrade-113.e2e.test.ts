@@ -198,7 +198,17 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
     const calls = upgradeCalls(harness);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toEqual(expect.arrayContaining(['--wait=false', '--drain=false']));
-    expect(JSON.stringify(harness.slack.message(CHANNELS.staging, plan.root.ts))).toContain('--drain=false');
+    // The plan leads with the outage; how the bot copes (the flags) is in the maintenance record, not the plan.
+    expect(JSON.stringify(plan.root.blocks)).toContain(
+      '⚠ Only control plane: the Kubernetes API and etcd are down while talos-stg-cp-1 reboots',
+    );
+    expect(JSON.stringify(plan.root.blocks)).not.toContain('--drain=false');
+    const record = await harness.slack.waitFor(
+      () => harness.slack.uploadedFiles().find((f) => f.filename === `${plan.opId}-maintenance-record.md`),
+      { description: 'the maintenance record' },
+    );
+    expect(record.content).toContain('## How the bot ran it');
+    expect(record.content).toContain('--drain=false');
     const node = harness.sim.node('staging', '10.0.20.204');
     expect([node.talosVersion, node.cordoned]).toEqual([TARGET, false]);
   });

@@ -96,7 +96,8 @@ describe('Talos upgrade of production (three control planes)', () => {
     const schematic = h.sim.cluster('production').terraform.defaultSchematic;
     const followUp = thread.find((m) => m.text.includes('Terraform follow-up'))?.text ?? '';
     expect(followUp).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-amd64.iso`);
-    expect(followUp).toContain(`sha256 \`${isoSha256(schematic, TARGET, 'nocloud-amd64.iso').slice(0, 12)}…\` (${64 * 64 * 1024} bytes`);
+    expect(followUp).toContain(`(${64 * 64 * 1024} bytes, as Image Factory served it to the bot)`);
+    expect(followUp).toContain(`\`echo '${isoSha256(schematic, TARGET, 'nocloud-amd64.iso')}  talos-nocloud-amd64.iso' | sha256sum -c\``);
     expect(followUp).toContain('`isos:iso/talos-nocloud-amd64.iso`');
     const snapshots = readdirSync(h.sim.cluster('production').snapshotDir);
     expect(snapshots.some((f) => /^production-\d{8}T\d{6}Z-rev\d+\.db$/.test(f))).toBe(true);
@@ -132,7 +133,7 @@ describe('Talos upgrade of staging (one control plane, one worker)', () => {
     );
     expect(followUp?.text).toContain(`${h.sim.imageFactoryUrl}/image/${schematic}/${TARGET}/nocloud-arm64.iso`);
     expect(followUp?.text).toContain(
-      `sha256 \`${isoSha256(schematic, TARGET, 'nocloud-arm64.iso').slice(0, 12)}…\` (${64 * 64 * 1024} bytes`,
+      `\`echo '${isoSha256(schematic, TARGET, 'nocloud-arm64.iso')}  talos-nocloud-arm64.iso' | sha256sum -c\``,
     );
   });
 
@@ -233,7 +234,8 @@ describe('the version rules: the latest patch of each minor, and a same-version 
     const plan = await requestUpgrade(h, 'upgrade talos v1.11.6', { channel: CHANNELS.staging });
     const planBlocks = JSON.stringify(plan.root.blocks);
     expect(planBlocks).toContain('A re-install on v1.11.6, the version every node runs: only the installer image changes');
-    expect(planBlocks).toContain('10.0.20.204 is the only control plane: while it reboots, talosctl has no other endpoint');
+    expect(planBlocks).toContain('⚠ Only control plane: the Kubernetes API and etcd are down while talos-stg-cp-1 reboots');
+    expect(planBlocks).not.toContain('talos#11830');
     await clickStart(h, plan, USERS.alice, CHANNELS.staging);
     const request = await waitForApprovalRequest(h, plan, CHANNELS.staging);
     await approve(h, request, USERS.carol, CHANNELS.staging);

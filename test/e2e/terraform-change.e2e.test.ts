@@ -113,6 +113,10 @@ describe('a routine change: staging first, then the same commit in production', 
     const p = await plan(CHANNELS.staging);
     stagingOp = p.opId;
     const planned = await waitForRootState(h, p, /waiting for an approver's Apply/, CHANNELS.staging);
+    // The message that pages the approvers, as it was before anyone acted (it is edited to the outcome afterwards).
+    const request = await h.slack.waitFor(() => h.slack.thread(CHANNELS.staging, p.root.ts).find((m) => /click \*Apply\*/.test(m.text)), {
+      description: 'the message paging the approvers',
+    });
     await click(p, USERS.alice, CHANNELS.staging);
     const requester = await whisperTo(USERS.alice, CHANNELS.staging, /Only approvers/);
     await click(p, USERS.eve, CHANNELS.staging);
@@ -125,8 +129,8 @@ describe('a routine change: staging first, then the same commit in production', 
     // Assert
     expect(JSON.stringify(planned.blocks)).toContain(commit.slice(0, 12));
     expect(hasButton(planned, APPLY)).toBe(true);
-    const request = h.slack.thread(CHANNELS.staging, p.root.ts).find((m) => /click \*Apply\*/.test(m.text));
-    expect(request?.text).toContain('<@U0CAROL>');
+    expect(request.text).toContain('<@U0CAROL>');
+    expect(h.slack.message(CHANNELS.staging, request.ts)?.text).toMatch(/^✅ Applied by <@U0CAROL> .* · gate passed/);
     expect(requester).toContain('Only approvers of *staging* may apply');
     expect(stranger).toContain('Only approvers');
     expect(done.text).toContain('completed');

@@ -4,6 +4,7 @@ import { operationRefById } from '../../../src/chat/operation-link.ts';
 import { enqueueRun, newNonce } from '../../../src/queue/operation-jobs.ts';
 import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
+import { refreshPaged } from '../root-message.ts';
 import { fourEyesRefusal } from '../approvals/four-eyes.ts';
 import { clusterOf, refused, type MoveDeps, type MoveResult } from './deps.ts';
 
@@ -64,7 +65,9 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   const fourEyes = byApprovers ? fourEyesRefusal(cluster, op, user, 'apply it') : undefined;
   if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
   // Slack can show copies of a plan whose post it answered with a 5xx; a run starts only from the message the bot keeps up to date.
-  if (click.messageTs !== (op.rootTs ?? (await rootOnceStored(deps, op.id)))) {
+  // The message that paged the approvers carries the plan's buttons too: a thread reply the audit keeps (it adopts a copy Slack wrote).
+  const paged = op.audit.some((e) => e.ts !== undefined && e.ts === click.messageTs);
+  if (!paged && click.messageTs !== (op.rootTs ?? (await rootOnceStored(deps, op.id)))) {
     return refused(
       'not-kept-copy',
       `This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`,
@@ -137,6 +140,8 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   await enqueueRun(deps.opsQueue, op.id, 'start');
   if (running.rootTs !== undefined)
     await deps.chat.update(running.channel, running.rootTs, operationRootMessage(running, deps.policy.presentation(running.kind)));
+  // The message that paged the approvers loses its buttons too, and says who applied.
+  await refreshPaged(deps, running, deps.policy.presentation(running.kind));
   return { ok: true, op: running };
 }
 

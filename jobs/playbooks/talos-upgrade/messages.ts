@@ -24,7 +24,8 @@ export function terraformFollowUp(
   const { platform, schematic } = input;
   const isoLines = input.isos.map(({ arch, url, checksum }) =>
     checksum.ok
-      ? `   • ${arch}: <${url}|${platform}-${arch}.iso>\n     sha256 \`${shortHashes(checksum.sha256)}\` (${checksum.bytes} bytes, as Image Factory served it to the bot)`
+      ? // The whole hash, as a line `sha256sum -c` checks where the file is: nobody compares hashes by eye.
+        `   • ${arch}: <${url}|${platform}-${arch}.iso> (${checksum.bytes} bytes, as Image Factory served it to the bot)\n     \`echo '${checksum.sha256}  talos-${platform}-${arch}.iso' | sha256sum -c\``
       : `   • ${arch}: <${url}|${platform}-${arch}.iso>\n     the checksum could not be computed (${checksum.reason}): compute it from the download yourself`,
   );
   const files = input.isos.map(({ arch }) => `\`isos:iso/talos-${platform}-${arch}.iso\``).join(', ');
@@ -33,7 +34,7 @@ export function terraformFollowUp(
     `1. ${input.declaration ?? `Set \`talos_version = "${v}"\` in the ${op.cluster} inventory`}.`,
     `2. The matching ISO of schematic \`${shortHashes(schematic)}\`, for the nodes' architecture:`,
     ...isoLines,
-    `3. Upload it to the static Proxmox file ID every node declares (${files}) and confirm the sha256 of the file there starts with the one above.`,
+    `3. Upload it to the static Proxmox file ID every node declares (${files}), then run the line above in that storage's \`iso\` directory on the Proxmox host: it must print \`OK\`.`,
     `4. Commit it and run \`/talos plan\`: the bot offers it only if it declares exactly ${v}, which every node runs, and refuses one that replaces \`talos_machine_secrets\` or any VM.`,
   ];
   return { text: lines.join('\n'), blocks: [section(lines.join('\n'))] };

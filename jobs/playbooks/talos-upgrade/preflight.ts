@@ -2,6 +2,7 @@ import { errorText } from '../../../src/chat/error-text.ts';
 import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { allNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { nodeName } from '../../../src/config/node-names.ts';
 import type { RecordedNodeClasses } from '../../../src/ops/node-class-record.ts';
 import { doneNodeText, type DoneNode, type UpgradeContinuation } from '../../../src/ops/upgrade-continuation.ts';
 import { upgradeOrder } from '../../../src/rules/upgrade-order.ts';
@@ -30,24 +31,54 @@ function ignoredRecordNote(nodes: string[]): string {
   return `The bot's record of the node class of ${nodes.join(', ')} is not one it writes (edited or corrupt), so it was ignored: those nodes' classes come from what they run and the inventory.`;
 }
 
-/** The plan's line on each node's installer class and why: the class decides the schematic the node keeps. */
+/** The line on each node's installer class and why: the class decides the schematic the node keeps. */
 function nodeClassNote(images: InstallerImages): string {
   const label = (c: string): string => (c === 'longhorn' ? 'Longhorn' : 'default');
   const lines = [...images.byNode].map(([node, n]) => `${node}: ${label(n.nodeClass.class)} (${n.nodeClass.because})`);
   return `Installer class of each node, and why: ${lines.join('; ')}.`;
 }
 
-/** What the plan says about a cluster whose only control plane reboots: talosctl has no other endpoint. */
-function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): string | undefined {
+/** Whether the nodes' installer classes differ: only then does the plan show them; otherwise they go to the record. */
+function classesDiffer(images: InstallerImages): boolean {
+  return new Set([...images.byNode.values()].map((n) => n.nodeClass.class)).size > 1;
+}
+
+/** How long the node's last upgrade or rollback took, in minutes, from the cluster's records; undefined without one. */
+function lastRebootMinutes(history: readonly Operation[], node: string): number | undefined {
+  const took = history
+    .flatMap((o) => (o.kind === 'talos-upgrade' || o.kind === 'node-rollback' ? o.steps : []))
+    .filter((s) => s.node === node && s.status === 'done' && s.startedAt !== undefined && s.endedAt !== undefined)
+    .map((s) => ({ at: Date.parse(s.endedAt!), ms: Date.parse(s.endedAt!) - Date.parse(s.startedAt!) }))
+    .filter((t) => Number.isFinite(t.ms) && t.ms >= 0)
+    .sort((a, b) => b.at - a.at)[0];
+  return took === undefined ? undefined : Math.max(1, Math.round(took.ms / 60_000));
+}
+
+/**
+ * A cluster whose only control plane reboots: what the plan leads with (the API and etcd are down
+ * while it reboots, and for about how long), and how the bot copes, for the record.
+ */
+async function singleControlPlane(
+  deps: OpsJobDeps,
+  cluster: ClusterConfig,
+): Promise<{ consequence: string; mechanics: string } | undefined> {
   const [only] = cluster.controlPlanes;
   if (only === undefined || hasOtherEndpoint(cluster, only)) return undefined;
   const seconds = (ms: number): number => Math.round(ms / 1000);
-  return (
-    `${only} is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down. ` +
-    `Its upgrade is asked for without waiting on the connection (talosctl upgrade --wait=false; a --wait through the rebooting node can hang, talos#11830; ` +
-    `from Talos 1.13 also --drain=false, since talosctl's own drain forces --wait: its pods stop with the reboot, undrained), ` +
-    `then the bot polls the node, each poll bounded by ${seconds(deps.timeouts.probeMs)} s, and counts a refused or timed-out call as not back yet until ${seconds(deps.timeouts.nodeReadyMs)} s have passed.`
-  );
+  const name = nodeName(cluster, only) ?? only;
+  const minutes = lastRebootMinutes(await deps.store.listForCluster(cluster.name, 100), only);
+  const howLong =
+    minutes === undefined
+      ? `; the bot waits up to ${Math.round(deps.timeouts.nodeReadyMs / 60_000)} min for it to come back`
+      : `, about ${minutes} min (its last upgrade took that long)`;
+  return {
+    consequence: `⚠ Only control plane: the Kubernetes API and etcd are down while ${name} reboots${howLong}`,
+    mechanics:
+      `${only} is the only control plane: while it reboots, talosctl has no other endpoint. ` +
+      `Its upgrade is asked for without waiting on the connection (talosctl upgrade --wait=false; a --wait through the rebooting node can hang, talos#11830; ` +
+      `from Talos 1.13 also --drain=false, since talosctl's own drain forces --wait: its pods stop with the reboot, undrained), ` +
+      `then the bot polls the node, each poll bounded by ${seconds(deps.timeouts.probeMs)} s, and counts a refused or timed-out call as not back yet until ${seconds(deps.timeouts.nodeReadyMs)} s have passed.`,
+  };
 }
 
 /**
@@ -209,9 +240,15 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
       `A re-install on ${target}, the version every node runs: only the installer image changes, on ${what.join('; ')}. Each node reboots into it, with the same approvals as an upgrade.`,
     );
   }
-  if (images !== undefined && images.byNode.size > 0) notes.push(nodeClassNote(images));
-  const alone = singleControlPlaneNote(deps, cluster);
-  if (alone !== undefined) notes.push(alone);
+  // Classes that do not differ are mechanics: the record keeps them, the plan shows only a difference.
+  const mechanics: string[] = [];
+  const consequences: string[] = [];
+  if (images !== undefined && images.byNode.size > 0) (classesDiffer(images) ? notes : mechanics).push(nodeClassNote(images));
+  const alone = await singleControlPlane(deps, cluster);
+  if (alone !== undefined) {
+    consequences.push(alone.consequence);
+    mechanics.push(alone.mechanics);
+  }
   const kubelets = new Set([...views.values()].map((v) => v.kubeletVersion).filter((v): v is string => v !== undefined));
   for (const k8s of kubelets) {
     if (!talosSupportsKubernetes(target, k8s, support)) {
@@ -262,6 +299,8 @@ export const preflight: Playbook['preflight'] = async (deps, cluster, op, sessio
   return {
     refusals,
     notes,
+    consequences,
+    mechanics,
     steps,
     rehearsal,
     ...(data === undefined ? {} : { data }),

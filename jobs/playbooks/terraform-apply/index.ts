@@ -3,9 +3,19 @@ import { applyResolves } from './resolves.ts';
 import { join } from 'node:path';
 import type { V1Node } from '@kubernetes/client-node';
 import { errorText } from '../../../src/chat/error-text.ts';
-import { applyAgainRequest, applyProgressMessage, applyReviewRequest, terraformFollowUpMessage, type ApplyProgress } from './messages.ts';
+import {
+  APPLY_OFFERED,
+  applyAgainRequest,
+  applyPagedOutcome,
+  applyProgressMessage,
+  applyReviewRequest,
+  terraformFollowUpMessage,
+  type ApplyProgress,
+} from './messages.ts';
+import type { Presentation } from '../../../src/chat/presentation.ts';
 import { approversToPage } from '../../engine/approvals/four-eyes.ts';
-import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
+import { groupedChanges, planCounts, planEffectLines } from '../../../src/chat/plan-report.ts';
+import { planEffect } from '../../../src/rules/plan-effect.ts';
 import type { ClusterConfig } from '../../../src/config/inventory.ts';
 import { terraformWorkDir } from '../../../src/config/terraform-repo.ts';
 import { ExecError } from '../../../src/exec/process-runner.ts';
@@ -32,7 +42,7 @@ import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 import { snapshotStep } from '../snapshot/snapshot-step.ts';
-import { terraformApplyTexts } from './texts.ts';
+import { planFileName, terraformApplyTexts } from './texts.ts';
 import { isoRefusal, planIso } from './iso.ts';
 import { checkNewNodeImage } from '../node-replace/new-node-image.ts';
 import { terraformData, TerraformApplyData } from './data.ts';
@@ -184,6 +194,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
     summary: review ? planCounts(review) : outcome.plan.status === 'error' ? 'tofu plan failed' : 'not planned',
     changes: review?.changes.map((c) => ({ address: c.address, action: c.action })) ?? [],
     listing: review ? groupedChanges(review) : [],
+    ...(review ? { effect: planEffectLines(planEffect(review, cluster)) } : {}),
     adds,
     ...(drainNodes === undefined ? {} : { drainNodes }),
     ...(review?.talosVersion ? { talosVersion: review.talosVersion } : {}),
@@ -453,12 +464,15 @@ export async function attachPlanText(deps: OpsJobDeps, op: PostedOperation): Pro
   if (content === undefined) return;
   await deps.chat
     .upload(op.channel, op.rootTs, {
-      filename: `${op.id}-tofu-plan.txt`,
+      filename: planFileName(op.id),
       title: `tofu show of the plan of ${op.id} (${op.cluster})`,
       content,
     })
     .catch((error: unknown) => deps.logger.warn({ op: op.id, err: errorText(error) }, 'plan text not attached'));
 }
+
+/** How a Terraform change reads, with the message that pages its approvers and is edited to the outcome. */
+const presentation: Presentation = { ...terraformApplyTexts, paged: { event: APPLY_OFFERED, message: applyPagedOutcome } };
 
 /** `/talos plan`: a reviewed Terraform change, applied exactly as planned after an approver's Apply, then watched and gated. */
 export const terraformApplyPlaybook: Playbook = {
@@ -478,7 +492,7 @@ export const terraformApplyPlaybook: Playbook = {
   // Its Start is its Apply: the approver's decision on a plan an operator asked for, so four eyes hold.
   startedBy: 'approvers',
   heldByWindows: true,
-  texts: terraformApplyTexts,
+  texts: presentation,
   data: TerraformApplyData,
   checks: { snapshotOffCluster: true },
   start: 'plan',
@@ -492,7 +506,7 @@ export const terraformApplyPlaybook: Playbook = {
   needsApproval: (step) => step.kind === 'tofu-apply',
   // The approver sees the saved plan: no operation-wide approval stands in for that.
   neverCovered: (step) => step.kind === 'tofu-apply',
-  approvalMessage: (_ctx, op, approval, step) => Promise.resolve(applyAgainRequest(op, approval, terraformApplyTexts, step)),
+  approvalMessage: (_ctx, op, approval, step) => Promise.resolve(applyAgainRequest(op, approval, presentation, step)),
   recheck: (_ctx, _op, step) =>
     Promise.resolve(
       step.kind === 'node-join' && !HOSTNAME.test(step.nodeName ?? '') ? [`${JSON.stringify(step.nodeName)} is not a hostname`] : [],
@@ -528,10 +542,10 @@ export const terraformApplyPlaybook: Playbook = {
     if (cluster === undefined) return;
     const expiresAt = new Date(Date.parse(op.createdAt) + deps.timeouts.planTtlMs).toISOString();
     const request = {
-      ...applyReviewRequest(op, approversToPage(cluster, op), expiresAt, cluster.requireDistinctApprover),
+      ...applyReviewRequest(op, approversToPage(cluster, op), expiresAt, cluster.requireDistinctApprover, presentation),
       broadcast: true,
     };
-    await deps.audit.record(op.id, { actor: 'bot', event: 'apply offered to approvers', detail: `until ${expiresAt}` }, request);
+    await deps.audit.record(op.id, { actor: 'bot', event: APPLY_OFFERED, detail: `until ${expiresAt}` }, request);
   },
   async ended(deps, op) {
     await rm(planDirOf(deps, op.id), { recursive: true, force: true });

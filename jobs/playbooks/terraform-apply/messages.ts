@@ -8,6 +8,7 @@ import { approvalNotification, approvalQuestion, approveOrStopButtons, WHILE_WAI
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import {
+  actions,
   context,
   escapeMrkdwn,
   fields,
@@ -15,10 +16,12 @@ import {
   formatTime,
   mention,
   mentionUser,
+  plainTimes,
   preformatted,
   section,
 } from '../../../src/chat/blocks.ts';
 import { shortHashes } from '../../../src/chat/short-hashes.ts';
+import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
 
 /** Lines of `tofu apply` output shown in the thread; the full log is attached. */
 export const APPLY_TAIL_LINES = 15;
@@ -87,11 +90,30 @@ export function terraformFollowUpMessage(
   };
 }
 
+/** The audit entry whose thread reply pages the approvers: it carries Apply and Reject, and is edited to the outcome. */
+export const APPLY_OFFERED = 'apply offered to approvers';
+
+/** What the paged message says the plan does, under its request: the effect, riskiest first, and the change counts. */
+function planLines(op: Operation): string {
+  const tf = terraformData(op).terraform;
+  const effect = tf?.effect ?? [];
+  const commit = tf?.commit ? ` · commit \`${tf.commit.slice(0, 12)}\`` : '';
+  const head = `*Terraform plan of ${escapeMrkdwn(op.cluster)}:* ${escapeMrkdwn(tf?.summary ?? '?')}${commit}`;
+  return [head, ...effect.map((l) => `• ${escapeMrkdwn(l)}`)].join('\n');
+}
+
 /**
- * The call to review a plan that may be applied, broadcast so the approvers it names are
- * notified: what it changes, where it stands on promotion, and until when Apply is offered.
+ * The call to review a plan that may be applied, broadcast so the approvers it names are paged: what
+ * it does, where it stands on promotion, until when, and the Apply and Reject buttons themselves, so
+ * the approver decides where the notification lands. Edited to its outcome once someone acted.
  */
-export function applyReviewRequest(op: Operation, approvers: readonly string[], expiresAt: string, fourEyes: boolean): ChatMessage {
+export function applyReviewRequest(
+  op: Operation,
+  approvers: readonly string[],
+  expiresAt: string,
+  fourEyes: boolean,
+  presentation: Presentation,
+): ChatMessage {
   const mentions = approvers.map(mention).join(' ');
   const staging = op.rehearsal?.stagingOp !== undefined;
   const promotion =
@@ -99,10 +121,68 @@ export function applyReviewRequest(op: Operation, approvers: readonly string[], 
       ? ''
       : staging
         ? ' It was applied to staging first, gate passed.'
-        : ' It was not applied to staging first: an approver must click Override before Apply.';
+        : ' It was not applied to staging first: two approvers must click Override on the plan above before Apply.';
   const eyes = fourEyes ? ` Four eyes: ${mentionUser(op.requestedBy)} asked for it, so another approver applies it.` : '';
-  const text = `${mentions} Review the Terraform plan of *${escapeMrkdwn(op.cluster)}* above (${escapeMrkdwn(terraformData(op).terraform?.summary ?? '')}; full plan attached) and click *Apply* on it if it is right.${promotion}${eyes} Apply is offered until ${formatTime(expiresAt)}.`;
-  return { text, blocks: [section(text)] };
+  const text = `${mentions} Review the Terraform plan of *${escapeMrkdwn(op.cluster)}* (${escapeMrkdwn(terraformData(op).terraform?.summary ?? '')}; the diff is above, the full plan attached) and click *Apply* if it is right, or *Reject*.${promotion}${eyes} Apply is offered until ${formatTime(expiresAt)}.`;
+  const blocks = [section(text), section(planLines(op))];
+  const nonce = op.planNonce;
+  if (nonce !== undefined) {
+    const ticks = presentation.startConfirmations?.(op) ?? [];
+    if (ticks.length > 0) blocks.push(...isoBlocks(terraformData(op).terraform?.iso), startConfirmBlock(op.id, nonce, ticks));
+    blocks.push(
+      actions(`paged-${op.id}-${nonce}`, [
+        {
+          text: 'Apply',
+          actionId: ACTION.start,
+          value: buttonValue(op.id, nonce),
+          style: 'primary',
+          confirm: {
+            title: presentation.startTitle,
+            text: `This applies the reviewed plan to ${op.cluster} exactly as shown.`,
+            confirm: 'Apply',
+            deny: 'Not yet',
+          },
+        },
+        { text: 'Reject', actionId: ACTION.cancelPlan, value: buttonValue(op.id, nonce), style: 'danger' },
+      ]),
+    );
+  }
+  return { text, blocks };
+}
+
+/** The paged message's first line once someone acted: who applied or rejected it, when, and how it ended. */
+export function applyOutcomeLine(op: Operation): string | undefined {
+  const applied =
+    op.startedBy === undefined ? undefined : `Applied by ${mentionUser(op.startedBy)} ${formatTime(op.startedAt ?? op.createdAt)}`;
+  if (applied === undefined) {
+    if (op.state !== 'cancelled') return undefined;
+    const when = formatTime(op.endedAt ?? op.createdAt);
+    return op.cancelRequestedBy === undefined
+      ? `⌛ Not applied: the plan expired ${when} · nothing was applied`
+      : `✖ Rejected by ${mentionUser(op.cancelRequestedBy)} ${when} · nothing was applied`;
+  }
+  switch (op.state) {
+    case 'completed':
+      return `✅ ${applied} · gate passed`;
+    case 'failed':
+      return `❌ ${applied} · failed: ${escapeMrkdwn(op.reason ?? 'see the thread')}`;
+    case 'cancelled':
+      return `✖ ${applied} · then cancelled${op.cancelRequestedBy ? ` by ${mentionUser(op.cancelRequestedBy)}` : ''} · ${escapeMrkdwn(op.reason ?? '')}`;
+    case 'awaiting-approval':
+    case 'paused':
+      return `⏸ ${applied} · waiting for an approver again: see the thread`;
+    case 'waiting-window':
+      return `⏸ ${applied} · waiting for the maintenance window`;
+    default:
+      return `⏳ ${applied} · applying now: progress in the thread`;
+  }
+}
+
+/** The paged message as it ends: its outcome first, then what the plan did; no buttons. */
+export function applyPagedOutcome(op: Operation): ChatMessage | undefined {
+  const outcome = applyOutcomeLine(op);
+  if (outcome === undefined) return undefined;
+  return { text: plainTimes(outcome), blocks: [section(`*${outcome}*`), context(planLines(op))] };
 }
 
 /**

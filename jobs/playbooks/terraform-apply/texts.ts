@@ -13,23 +13,54 @@ import { NO_CHANGES } from '../../../src/rules/terraform-change.ts';
 /** The steps of a Terraform change: a snapshot, the apply, each new node's join, the gate. */
 export type TerraformApplyStepKind = 'snapshot' | 'tofu-apply' | 'node-join' | 'apply-gate';
 
-/** Changes listed in the plan message; the full plan is attached in the thread. */
-const LISTED_CHANGES = 30;
+/** Diff lines shown in the plan message, and their characters (a section holds 3000); the whole plan is attached in the thread. */
+const LISTED_LINES = 30;
+const LISTED_CHARS = 2600;
 
-/** A Terraform change's plan: the commit and the plan's hash, then every change, as the reviewer inspects it. */
+/** The file the whole plan text goes to (`tofu show`, sensitive values hidden), attached in the operation's thread. */
+export function planFileName(opId: string): string {
+  return `${opId}-tofu-plan.txt`;
+}
+
+/** The head of the diff that fits one message: whole lines, at most `LISTED_LINES` and `LISTED_CHARS`. */
+function diffHead(listing: readonly string[]): string[] {
+  const head: string[] = [];
+  let chars = 0;
+  for (const line of listing.slice(0, LISTED_LINES)) {
+    if (chars + line.length + 1 > LISTED_CHARS) break;
+    head.push(line);
+    chars += line.length + 1;
+  }
+  return head;
+}
+
+/**
+ * A Terraform change's plan as the reviewer reads it: first what applying it does to the nodes, then
+ * the diff (each resource and the attributes it changes, sensitive ones named with their values
+ * blanked), then the commit and the plan's hash. A diff too long for one message is cut, and says
+ * where the whole one is.
+ */
 function terraformDetails(op: Operation): Block[] {
   const tf = terraformData(op).terraform;
   if (tf === undefined) return [];
   const commit = tf.commit ? `\`${tf.commit.slice(0, 12)}\`${tf.dirty ? ' with uncommitted changes' : ''}` : 'not a git checkout';
-  const blocks: Block[] = [
+  const blocks: Block[] = [];
+  const effect = tf.effect ?? [];
+  if (effect.length > 0) blocks.push(section(`*What applying it does:*\n${effect.map((l) => `• ${escapeMrkdwn(l)}`).join('\n')}`));
+  blocks.push(
     fields([
       ['Terraform commit', commit],
       ['Plan', `${escapeMrkdwn(tf.summary)}${tf.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`],
     ]),
-  ];
-  const listed = tf.listing.slice(0, LISTED_CHANGES);
-  if (tf.listing.length > LISTED_CHANGES) listed.push(`… and ${tf.listing.length - LISTED_CHANGES} more lines in the attached plan`);
+  );
+  const listed = diffHead(tf.listing);
   if (listed.length > 0) blocks.push(preformatted(listed));
+  if (listed.length < tf.listing.length)
+    blocks.push(
+      context(
+        `Diff cut at ${listed.length} of ${tf.listing.length} lines: the whole plan is in the attached file \`${planFileName(op.id)}\` (sensitive values hidden).`,
+      ),
+    );
   blocks.push(...isoBlocks(tf.iso));
   return blocks;
 }

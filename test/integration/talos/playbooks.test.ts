@@ -641,6 +641,9 @@ describe('a re-install on the running version', () => {
     expect(planned.notes).toEqual([
       `A re-install on v1.11.5, the version every node runs: only the installer image changes, on 10.0.30.13 (default class) from schematic ${before} to ${declared}; ` +
         `10.0.30.21 (default class) from schematic ${before} to ${declared}. Each node reboots into it, with the same approvals as an upgrade.`,
+    ]);
+    // Every node is of the default class: that is for the record, not the plan.
+    expect(planned.mechanics).toEqual([
       'Installer class of each node, and why: 10.0.30.11: default (a control plane, on the default schematic); 10.0.30.12: default (a control plane, on the default schematic); ' +
         '10.0.30.13: default (a control plane: the runbook gives the Longhorn installer to Longhorn workers only); ' +
         `10.0.30.21: default (runs schematic ${before}, neither output's; no node of the cluster runs or is declared in the Longhorn class).`,
@@ -937,11 +940,13 @@ describe('one control plane', () => {
     await run(op.id);
 
     // Assert
-    expect(planned.notes).toContainEqual(
-      expect.stringContaining(
-        '10.0.20.204 is the only control plane: while it reboots, talosctl has no other endpoint and the Kubernetes API is down.',
-      ),
+    expect(planned.consequences).toEqual([
+      expect.stringMatching(/^⚠ Only control plane: the Kubernetes API and etcd are down while \S+ reboots; the bot waits up to \d+ min/),
+    ]);
+    expect(planned.mechanics).toContainEqual(
+      expect.stringContaining('10.0.20.204 is the only control plane: while it reboots, talosctl has no other endpoint.'),
     );
+    expect(planned.notes.join(' ')).not.toContain('talos#11830');
     const after = await stored(op.id);
     expect(after.state).toBe('completed');
     const upgrades = cluster.talosctlCalls('upgrade');

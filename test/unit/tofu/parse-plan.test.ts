@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
+import { groupedChanges, planCounts, planEffectLines } from '../../../src/chat/plan-report.ts';
+import { planEffect } from '../../../src/rules/plan-effect.ts';
 import { OpsError } from '../../../src/errors.ts';
 import { tofuDiagnostics, tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
-import { actionOf, parsePlanJson, reviewPlan } from '../../../src/tofu/parse-plan.ts';
+import { actionOf, attributeChanges, parsePlanJson, reviewPlan } from '../../../src/tofu/parse-plan.ts';
 
 const TALOS = 'registry.opentofu.org/siderolabs/talos';
 const PROXMOX = 'registry.opentofu.org/bpg/proxmox';
@@ -17,10 +18,11 @@ function change(address: string, type: string, provider: string, actions: string
     change: {
       actions,
       before: { id: 'x' },
-      after: { machine_secrets: 'SECRET-VALUE' },
+      after: { id: 'x', machine_secrets: 'SECRET-VALUE' },
       after_unknown: {},
       before_sensitive: {},
-      after_sensitive: {},
+      // As tofu marks a schema's sensitive attribute (jsonplan `marshalResourceChange`, v1.12.6).
+      after_sensitive: { machine_secrets: true },
     },
     ...extra,
   };
@@ -204,6 +206,9 @@ describe('the actions of OpenTofu 1.12 (jsonplan actionString)', () => {
     expect(groupedChanges(review)).toEqual([
       'Talos',
       './+ forget-replace talos_machine_secrets.this (replace_because_cannot_update) 🟥 DANGER',
+      '      ~ client_configuration: (sensitive value)',
+      '      ~ generation: 1 → 2',
+      '      ~ machine_secrets: (sensitive value)',
     ]);
   });
 
@@ -289,9 +294,12 @@ describe('groupedChanges', () => {
     expect(groupedChanges(review)).toEqual([
       'Talos',
       '-/+ replace  talos_machine_secrets.this 🟥 DANGER',
+      '      ~ machine_secrets: (sensitive value)',
       '  ~ update   talos_machine_configuration_apply.this["cp-1"]',
+      '      ~ machine_secrets: (sensitive value)',
       'Proxmox',
       '+/- replace  proxmox_virtual_environment_vm.talos["cp-1"] 🟥 DANGER',
+      '      ~ machine_secrets: (sensitive value)',
       'random',
       '  + create   random_id.suffix',
     ]);
@@ -343,6 +351,68 @@ describe('a VM change and stop_on_destroy', () => {
     expect(review.changes.map((c) => [c.key, c.stopOnDestroy])).toEqual([
       ['a', false],
       ['b', true],
+    ]);
+  });
+});
+
+describe('attributeChanges', () => {
+  it('names each changed attribute with its values, a sensitive one without any, and marks what forces the replacement', () => {
+    // As OpenTofu 1.12.6 writes a replacement (jsonplan `marshalResourceChange`): values in plain text, sensitivity as marks beside them.
+    const changes = attributeChanges({
+      before: { generation: 1, id: 'machine_secrets', machine_secrets: 'SECRET-VALUE', node: '10.0.20.204', patches: ['a'] },
+      after: { generation: 2, node: '10.0.20.204', patches: ['a', 'b'] },
+      after_unknown: { id: true, machine_secrets: true },
+      before_sensitive: { machine_secrets: true, patches: [false] },
+      after_sensitive: { machine_secrets: true, patches: [false, true] },
+      replace_paths: [['generation']],
+    });
+
+    expect(changes).toEqual([
+      { name: 'generation', sensitive: false, before: '1', after: '2', forcesReplacement: true },
+      { name: 'machine_secrets', sensitive: true },
+      { name: 'patches', sensitive: true },
+    ]);
+    expect(JSON.stringify(changes)).not.toContain('SECRET');
+  });
+
+  it('blanks every attribute of a resource marked sensitive as a whole, and cuts a long value', () => {
+    expect(attributeChanges({ before: { a: 1 }, after: { a: 2 }, after_sensitive: true })).toEqual([{ name: 'a', sensitive: true }]);
+    const [long] = attributeChanges({ before: { a: 'x' }, after: { a: 'y'.repeat(200) } });
+    expect(long?.after).toHaveLength(60);
+    expect(long?.after?.endsWith('…')).toBe(true);
+  });
+});
+
+describe('planEffectLines', () => {
+  const update = (key: string, applyMode?: string) =>
+    change(`talos_machine_configuration_apply.this["${key}"]`, 'talos_machine_configuration_apply', TALOS, ['update'], {
+      index: key,
+      ...(applyMode === undefined ? {} : { change: { actions: ['update'], before: {}, after: { apply_mode: applyMode } } }),
+    });
+  const production = {
+    controlPlanes: ['10.0.30.11', '10.0.30.12', '10.0.30.13'],
+    workers: ['10.0.30.21'],
+    nodeNames: { '10.0.30.11': 'cp-1', '10.0.30.12': 'cp-2', '10.0.30.13': 'cp-3', '10.0.30.21': 'w-1' },
+  };
+
+  it('says a configuration goes to every control plane at once and may reboot them, the risk first', () => {
+    const review = reviewPlan(parsePlanJson(show([update('cp-1'), update('cp-2'), update('cp-3'), update('w-1')])));
+    expect(planEffectLines(planEffect(review, production))).toEqual([
+      '⚠ All 3 control planes at once: if they reboot together, etcd loses quorum and the Kubernetes API is down until they are back',
+      'applies configuration to 3 control planes at once (cp-1, cp-2, cp-3); may reboot them',
+      'applies configuration to 1 worker (w-1); may reboot it',
+    ]);
+  });
+
+  it("leads with the only control plane's outage, and says no reboot where the apply mode forbids one", () => {
+    const staging = { controlPlanes: ['10.0.20.204'], workers: [], nodeNames: { '10.0.20.204': 'talos-stg-cp-1' } };
+    const rebooting = reviewPlan(parsePlanJson(show([update('talos-stg-cp-1')])));
+    const calm = reviewPlan(parsePlanJson(show([update('talos-stg-cp-1', 'no_reboot')])));
+    expect(planEffectLines(planEffect(rebooting, staging))[0]).toBe(
+      '⚠ Only control plane: the Kubernetes API and etcd are down while talos-stg-cp-1 reboots',
+    );
+    expect(planEffectLines(planEffect(calm, staging))).toEqual([
+      'applies configuration to 1 control plane (talos-stg-cp-1); without a reboot',
     ]);
   });
 });
