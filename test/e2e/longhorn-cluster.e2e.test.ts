@@ -317,7 +317,7 @@ describe("Longhorn's eviction and attachments, and CloudNativePG, through an upg
 
     expect(plan.root.text).toContain('refused');
     expect(JSON.stringify(plan.root.blocks)).toContain(
-      'pvc-logs-2 (apps/logs-talos-prd-cp-2) stays attached to apps/log-shipper-q7x2m, which the drain does not evict',
+      'apps/logs-talos-prd-cp-2 (volume pvc-logs-2) stays attached to apps/log-shipper-q7x2m, which the drain does not evict',
     );
     expect(upgradeCalls(h, since)).toEqual([]);
   });

@@ -172,7 +172,7 @@ async function verify(ctx: WalkContext, op: Operation, step: Step): Promise<Step
       ),
       ctx.session.kube.listLonghornVolumes(probeSignal(ctx)),
     ]);
-    const unhealthy = volumes === undefined ? [] : unhealthyVolumes(volumes).map((v) => `Longhorn volume ${v}`);
+    const unhealthy = volumes === undefined ? [] : unhealthyVolumes(volumes).map((v) => `Longhorn ${v}`);
     stopReasons = [...gate.stopReasons, ...unhealthy];
     const longhorn =
       volumes === undefined ? '' : `; ${volumes.length} Longhorn volume${volumes.length === 1 ? '' : 's'} healthy or detached`;

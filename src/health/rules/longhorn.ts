@@ -85,10 +85,13 @@ export function longhornView(
   };
 }
 
-/** `pvc-1234… (apps/postgres-1)`: the volume with the claim an operator knows it by. */
+/**
+ * `apps/postgres-1 (volume pvc-1234…)`: the claim an operator knows the volume by, namespace first, then
+ * Longhorn's name for it, which is what `kubectl -n longhorn-system get volumes` lists.
+ */
 export function volumeLabel(name: string, volumes: readonly LonghornVolume[]): string {
   const claim = volumes.find((v) => v.metadata.name === name)?.status?.kubernetesStatus;
-  return claim?.pvcName ? `${name} (${claim.namespace ? `${claim.namespace}/` : ''}${claim.pvcName})` : name;
+  return claim?.pvcName ? `${claim.namespace ? `${claim.namespace}/` : ''}${claim.pvcName} (volume ${name})` : `volume ${name}`;
 }
 
 /**

@@ -78,7 +78,7 @@ describe('takeBaseline', () => {
           name: 'HelmRelease apps/web',
           reason: 'Ready=Unknown: reconciliation in progress',
         },
-        { key: 'longhorn:pvc-1', kind: 'longhorn', name: 'pvc-1', node: 'talos-w-3', reason: 'degraded (attached)' },
+        { key: 'longhorn:pvc-1', kind: 'longhorn', name: 'volume pvc-1', node: 'talos-w-3', reason: 'degraded (attached)' },
       ],
     });
     // What is stored must read back through the operation's schema (a restarted bot keeps it).
@@ -305,9 +305,9 @@ describe('againstBaseline', () => {
 describe('unchangedSinceBaseline', () => {
   const baseline = {
     takenAt: AT,
-    items: [{ key: 'longhorn:pvc-1', kind: 'longhorn' as const, name: 'pvc-1', node: 'talos-w-3', reason: 'degraded (attached)' }],
+    items: [{ key: 'longhorn:pvc-1', kind: 'longhorn' as const, name: 'volume pvc-1', node: 'talos-w-3', reason: 'degraded (attached)' }],
   };
-  const volume = { volume: 'pvc-1', name: 'pvc-1', robustness: 'degraded (attached)', rebuilding: [], errors: [] };
+  const volume = { volume: 'volume pvc-1', name: 'pvc-1', robustness: 'degraded (attached)', rebuilding: [], errors: [] };
 
   it('lets a volume degraded before, and as degraded now, go unwaited while no node of the operation rebuilds it', () => {
     expect(unchangedSinceBaseline(volume, baseline, ['talos-w-1'])).toBe(true);

@@ -31,14 +31,14 @@ describe('volumeRebuilds', () => {
 
     expect(rebuilds).toEqual([
       {
-        volume: 'pvc-a (apps/data-pvc-a)',
+        volume: 'apps/data-pvc-a (volume pvc-a)',
         name: 'pvc-a',
         robustness: 'degraded (attached)',
         rebuilding: [{ node: 'talos-prd-cp-1', progress: 42 }],
         errors: [],
       },
     ]);
-    expect(rebuildLine(rebuilds[0]!)).toBe('pvc-a (apps/data-pvc-a): degraded (attached); rebuilding on talos-prd-cp-1: 42%');
+    expect(rebuildLine(rebuilds[0]!)).toBe('apps/data-pvc-a (volume pvc-a): degraded (attached); rebuilding on talos-prd-cp-1: 42%');
   });
 
   it('names a failed rebuild, and a degraded volume whose engine reports no rebuild yet', () => {
@@ -50,8 +50,8 @@ describe('volumeRebuilds', () => {
     const lines = volumeRebuilds(volumes, engines, undefined).map(rebuildLine);
 
     expect(lines).toEqual([
-      'pvc-a (apps/data-pvc-a): degraded (attached); rebuild of the replica on pvc-a-r-1 failed: connection reset',
-      'pvc-b (apps/data-pvc-b): faulted (attached); no rebuild reported yet',
+      'apps/data-pvc-a (volume pvc-a): degraded (attached); rebuild of the replica on pvc-a-r-1 failed: connection reset',
+      'apps/data-pvc-b (volume pvc-b): faulted (attached); no rebuild reported yet',
     ]);
   });
 });

@@ -13,7 +13,7 @@ describe('unhealthyVolumes', () => {
         volume('pvc-2', 'attached', 'faulted'),
         volume('pvc-3', 'attached', 'healthy'),
       ]),
-    ).toEqual(['pvc-1 (apps/claim-pvc-1): degraded (attached)', 'pvc-2 (apps/claim-pvc-2): faulted (attached)']);
+    ).toEqual(['apps/claim-pvc-1 (volume pvc-1): degraded (attached)', 'apps/claim-pvc-2 (volume pvc-2): faulted (attached)']);
   });
 
   it('does not count a detached volume, whose robustness is unknown, as degraded', () => {
@@ -21,7 +21,7 @@ describe('unhealthyVolumes', () => {
   });
 
   it('waits for a volume still attaching, whose robustness is not known yet', () => {
-    expect(unhealthyVolumes([volume('pvc-1', 'attaching', 'unknown')])).toEqual(['pvc-1 (apps/claim-pvc-1): unknown (attaching)']);
+    expect(unhealthyVolumes([volume('pvc-1', 'attaching', 'unknown')])).toEqual(['apps/claim-pvc-1 (volume pvc-1): unknown (attaching)']);
   });
 
   it('names an object it cannot read instead of skipping it', () => {

@@ -94,7 +94,7 @@ describe('the budgets judged for one node just before its drain', () => {
     expect(blocked).toEqual({
       ok: false,
       reason: expect.stringContaining('the drain of 10.0.20.23 would block'),
-      evidence: [expect.stringContaining('talos-prd-w-3 holds the last healthy replica of pvc-1')],
+      evidence: [expect.stringContaining('talos-prd-w-3 holds the last healthy replica of volume pvc-1')],
     });
     expect(free.ok).toBe(true);
   });

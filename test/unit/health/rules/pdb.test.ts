@@ -239,7 +239,7 @@ describe("Longhorn's instance-manager budgets", () => {
 
     expect(result.status).toBe('failed');
     expect(result.evidence[0]).toBe(
-      "PDB longhorn-system/instance-manager-1 (Longhorn's instance manager on talos-prd-cp-1 (10.0.30.11)): talos-prd-cp-1 holds the last healthy replica of pvc-1 (apps/postgres-1); under node-drain-policy block-if-contains-last-replica Longhorn keeps this budget: draining that node would block",
+      "PDB longhorn-system/instance-manager-1 (Longhorn's instance manager on talos-prd-cp-1 (10.0.30.11)): talos-prd-cp-1 holds the last healthy replica of apps/postgres-1 (volume pvc-1); under node-drain-policy block-if-contains-last-replica Longhorn keeps this budget: draining that node would block",
     );
   });
 
@@ -324,7 +324,7 @@ describe("Longhorn's instance-manager budgets", () => {
 
     expect(result.status).toBe('failed');
     expect(result.evidence[0]).toContain(
-      'Longhorn must move the replica of pvc-1 (apps/postgres-1) off talos-prd-cp-1 first, but every other schedulable Longhorn node already holds one',
+      'Longhorn must move the replica of apps/postgres-1 (volume pvc-1) off talos-prd-cp-1 first, but every other schedulable Longhorn node already holds one',
     );
     // replica-soft-anti-affinity lets Longhorn put a second replica on a node.
     const soft = { ...longhorn(THREE_REPLICAS, 'block-for-eviction'), softAntiAffinity: true };
@@ -354,9 +354,9 @@ describe("Longhorn's instance-manager budgets", () => {
     const evicted = evaluateDisruptionBudgets(IM_BUDGETS, view(['talos-prd-cp-1'], [web], { longhorn: attached('web-1') }));
 
     expect(daemon.status).toBe('failed');
-    expect(daemon.evidence[0]).toContain('pvc-1 (apps/logs) stays attached to apps/log-shipper-x1, which the drain does not evict');
+    expect(daemon.evidence[0]).toContain('apps/logs (volume pvc-1) stays attached to apps/log-shipper-x1, which the drain does not evict');
     expect(manual.status).toBe('failed');
-    expect(manual.evidence[0]).toContain('pvc-1 (apps/logs) is attached on talos-prd-cp-1 with no pod there that the drain evicts');
+    expect(manual.evidence[0]).toContain('apps/logs (volume pvc-1) is attached on talos-prd-cp-1 with no pod there that the drain evicts');
     expect(evicted.status).toBe('passed');
   });
 
