@@ -98,7 +98,7 @@ describe('the health gate on a Longhorn cluster', () => {
     expect(iconOf(run, 'PodDisruptionBudgets')).toBe('❌');
     const pdb = detailOf(run, 'PodDisruptionBudgets');
     expect(pdb).toContain('talos-prd-cp-3 holds the last healthy replica of');
-    expect(pdb).toContain('(apps/postgres-1)');
+    expect(pdb).toContain('replica of apps/postgres-1 (volume pvc-');
     expect(pdb).toContain('talos-prd-cp-3 (10.0.30.13)');
   });
 
