@@ -88,8 +88,8 @@ export const ACTION_PERMISSIONS: Readonly<Record<string, Permission | ClusterPer
   },
   [ACTION.planAgain]: {
     who: 'operators',
-    refusal: (op) =>
-      `Only operators of *${op.cluster}* may ask for ${op.kind === 'terraform-apply' ? 'a Terraform plan' : 'this again'}. Nothing changed.`,
+    refusal: (op, policy) =>
+      `Only operators of *${op.cluster}* may ask for ${policy.again(op.kind) === 'replan' ? 'a fresh plan' : 'this again'}. Nothing changed.`,
   },
   [OVERRIDE_ACTION]: {
     who: 'approvers',

@@ -1,15 +1,17 @@
 import type { App, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
+import type { Playbook, PlaybookCommand } from '../jobs/engine/playbook.ts';
+import { PLAYBOOKS } from '../jobs/playbooks/index.ts';
 import {
+  type GuidedForm,
   NODE_MODAL,
   nodePickerModal,
-  type NodeKind,
   readSubmission,
   unticked,
   UPGRADE_MODAL,
   upgradeModal,
-  type UpgradeKind,
   type VersionChoices,
+  type VersionForm,
   offeredTalosVersions,
   INPUT,
   type RunningNow,
@@ -20,7 +22,6 @@ import { allNodes, resolveCluster, type ClusterConfig } from '../src/config/inve
 import { supportTable, type SupportTable } from '../src/talos/compatibility.ts';
 import type { ImageFactory } from '../src/talos/image-factory.ts';
 import type { CommandDeps, Outcome } from './commands/command-context.ts';
-import type { GuidedKind } from './parse-command.ts';
 
 /** What the guided commands need beyond a command's: Image Factory's release list, for the version select. */
 export interface GuidedDeps extends CommandDeps {
@@ -36,13 +37,36 @@ export async function actableClusters(deps: CommandDeps, user: string): Promise<
   return deps.inventory.clusters.filter((_, i) => allowed[i]);
 }
 
-const WHAT: Record<GuidedKind, string> = {
-  'talos-upgrade': 'a Talos upgrade',
-  'k8s-upgrade': 'a Kubernetes upgrade',
-  'node-rollback': 'a node rollback',
-  'node-remove': 'a node removal',
-  'node-replace': 'a node replacement',
-};
+/** The playbooks by kind, as the registry holds them: the guided forms are built from it. */
+export type PlaybookRegistry = Readonly<Record<string, Playbook>>;
+
+/** A command's guided form, as its playbook declares it: a node picker for a node, a version form for a version. */
+export type Guided =
+  { argument: 'node'; command: PlaybookCommand; form: GuidedForm } | { argument: 'version'; command: PlaybookCommand; form: VersionForm };
+
+/** The guided form of the command named `kind`, from its playbook's declaration; undefined when it has none. */
+export function guidedForm(kind: string, playbooks: PlaybookRegistry = PLAYBOOKS): Guided | undefined {
+  const playbook = Object.values(playbooks).find((p) => p.command.name === kind);
+  if (playbook === undefined) return undefined;
+  const { command } = playbook;
+  const { form, argument } = command;
+  if (form === undefined || argument.kind === 'none') return undefined;
+  const typed = `/talos ${command.words.join(' ')} ${argument.kind.toUpperCase()}`;
+  const base = { kind, title: form.title, submit: form.submit };
+  if (argument.kind === 'node') return { argument: 'node', command, form: { ...base, typed } };
+  return {
+    argument: 'version',
+    command,
+    form: {
+      ...base,
+      typed: `${typed} CLUSTER`,
+      releases: argument.releases,
+      // The review is the playbook's own, the one its Start records.
+      reviewItems: playbook.texts.reviewItems,
+      ...(form.rehearsedItem === undefined ? {} : { rehearsedItem: form.rehearsedItem }),
+    },
+  };
+}
 
 /**
  * Opens the modal of a command typed without its version or node. Slack takes `views.open` only
@@ -54,13 +78,17 @@ export async function openGuided(
   triggerId: string,
   user: string,
   channel: string,
-  kind: GuidedKind,
+  kind: string,
   deps: GuidedDeps,
+  playbooks: PlaybookRegistry = PLAYBOOKS,
 ): Promise<string | undefined> {
+  const guided = guidedForm(kind, playbooks);
+  if (guided === undefined) return `\`/talos ${kind}\` has no form: type the command in full (see \`/talos help\`). Nothing was started.`;
+  const what = guided.command.request.what;
   const clusters = await actableClusters(deps, user);
   const here = resolveCluster(deps.inventory, channel, undefined);
   const channelCluster = here.ok ? here.cluster.name : undefined;
-  if (kind === 'node-rollback' || kind === 'node-remove' || kind === 'node-replace') {
+  if (guided.argument === 'node') {
     // The node is asked for in the channel's own cluster: naming a cluster is no way out of a channel of none.
     if (!deps.inventory.clusters.some((c) => c.channel === channel)) {
       const names = deps.inventory.clusters.map((c) => `${c.name} (<#${c.channel}>)`).join(', ');
@@ -68,24 +96,24 @@ export async function openGuided(
     }
     if (!here.ok) return `${here.reason} Nothing was started.`;
     if (!clusters.some((c) => c.name === here.cluster.name)) {
-      return `Only operators of *${here.cluster.name}* may start ${WHAT[kind]}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
+      return `Only operators of *${here.cluster.name}* may start ${what}. Ask one of them, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
     }
     // What the last look saw is read only when the inventory names no node: one Redis read, well within Slack's 3 s.
     const look = allNodes(here.cluster).length === 0 ? await deps.observedEstates?.read(here.cluster.name) : undefined;
-    await client.views.open({ trigger_id: triggerId, view: nodePickerModal(kind as NodeKind, here.cluster, look, deps.now()) as never });
+    await client.views.open({ trigger_id: triggerId, view: nodePickerModal(guided.form, here.cluster, look, deps.now()) as never });
     return undefined;
   }
   if (clusters.length === 0) {
-    return `Only a cluster's operators may start ${WHAT[kind]}, and you are an operator of none. Ask one, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
+    return `Only a cluster's operators may start ${what}, and you are an operator of none. Ask one, or have yourself added to \`operators\` in the inventory. Nothing was started.`;
   }
-  const upgradeKind = kind as UpgradeKind;
-  const needsVersions = upgradeKind === 'talos-upgrade' && deps.factory !== undefined;
+  const { form } = guided;
+  const needsVersions = form.releases === 'talos' && deps.factory !== undefined;
   const first: VersionChoices = needsVersions
     ? { state: 'loading' }
     : { state: 'unavailable', reason: 'The release list is not available' };
   const opened = await client.views.open({
     trigger_id: triggerId,
-    view: upgradeModal({ kind: upgradeKind, clusters, channelCluster, versions: first }) as never,
+    view: upgradeModal({ form, clusters, channelCluster, versions: first }) as never,
   });
   if (!needsVersions || opened.view?.id === undefined) return undefined;
   let versions: VersionChoices;
@@ -95,7 +123,7 @@ export async function openGuided(
     const factoryVersions = await deps.factory!.versions();
     const offered = offeredTalosVersions(factoryVersions, support);
     const here = clusters.find((c) => c.name === channelCluster);
-    const from = here === undefined ? undefined : await runningNow(deps, here, offered, factoryVersions, support);
+    const from = here === undefined ? undefined : await runningNow(deps, kind, here, offered, factoryVersions, support);
     versions =
       from === undefined
         ? { state: 'ready', versions: offered, support }
@@ -106,7 +134,7 @@ export async function openGuided(
   await client.views.update({
     view_id: opened.view.id,
     ...(opened.view.hash === undefined ? {} : { hash: opened.view.hash }),
-    view: upgradeModal({ kind: upgradeKind, clusters, channelCluster, versions }) as never,
+    view: upgradeModal({ form, clusters, channelCluster, versions }) as never,
   });
   return undefined;
 }
@@ -118,6 +146,7 @@ export async function openGuided(
  */
 async function runningNow(
   deps: GuidedDeps,
+  kind: string,
   cluster: ClusterConfig,
   offered: string[],
   factoryVersions: string[],
@@ -134,8 +163,7 @@ async function runningNow(
   const { allowed, refused } =
     versions.length === 1 ? nextTalosTargets(versions[0]!, offered, factoryVersions, support) : { allowed: offered, refused: [] };
   const recommended = versions.length === 1 ? allowed[0] : undefined;
-  const rehearsal =
-    recommended === undefined ? undefined : await findStagingRehearsal(deps, 'talos-upgrade', recommended).catch(() => undefined);
+  const rehearsal = recommended === undefined ? undefined : await findStagingRehearsal(deps, kind, recommended).catch(() => undefined);
   return {
     allowed,
     running: {
@@ -150,25 +178,29 @@ async function runningNow(
 }
 
 /** The typed command a submitted modal stands for, or the errors to show under its inputs. */
-export function typedCommand(view: {
-  private_metadata?: string;
-  state?: { values?: unknown };
-}): { text: string; cluster: string } | { errors: Record<string, string> } {
+export function typedCommand(
+  view: {
+    private_metadata?: string;
+    state?: { values?: unknown };
+  },
+  playbooks: PlaybookRegistry = PLAYBOOKS,
+): { text: string; cluster: string } | { errors: Record<string, string> } {
   const submission = readSubmission(view);
   const { kind, cluster } = submission;
-  if (kind === undefined) return { errors: { [INPUT.cluster]: 'This form is not one the bot opened. Run the command again.' } };
-  if (kind === 'node-rollback' || kind === 'node-remove' || kind === 'node-replace') {
+  const guided = kind === undefined ? undefined : guidedForm(kind, playbooks);
+  if (guided === undefined) return { errors: { [INPUT.cluster]: 'This form is not one the bot opened. Run the command again.' } };
+  const words = guided.command.words.join(' ');
+  if (guided.argument === 'node') {
     if (submission.node === undefined || cluster === undefined) return { errors: { [INPUT.node]: 'Choose a node.' } };
-    const word = { 'node-rollback': 'rollback', 'node-remove': 'remove', 'node-replace': 'replace' }[kind];
-    return { text: `${word} ${submission.node} ${cluster}`, cluster };
+    return { text: `${words} ${submission.node} ${cluster}`, cluster };
   }
   const errors: Record<string, string> = {};
-  const missing = unticked(kind, submission.reviewed);
+  const missing = unticked(guided.form.reviewItems, submission.reviewed);
   if (missing.length > 0) errors[INPUT.review] = `Tick every review item before planning; still open: ${missing.join('; ')}.`;
   if (submission.version === undefined) errors[INPUT.version] = 'Choose the target version.';
   if (cluster === undefined) errors[INPUT.cluster] = 'Choose the cluster.';
   if (Object.keys(errors).length > 0) return { errors };
-  return { text: `upgrade ${kind === 'talos-upgrade' ? 'talos' : 'k8s'} ${submission.version} ${cluster}`, cluster: cluster! };
+  return { text: `${words} ${submission.version} ${cluster}`, cluster: cluster! };
 }
 
 /**

@@ -3,7 +3,7 @@ import { HOME_ACTION } from '../src/chat/buttons.ts';
 import type { ClusterConfig } from '../src/config/inventory.ts';
 import type { Block } from '../src/port/chat-port.ts';
 import { clusterClickRefusal } from './action-permissions.ts';
-import { openGuided, type GuidedDeps } from './guided-commands.ts';
+import { guidedForm, openGuided, type GuidedDeps } from './guided-commands.ts';
 import type { Command } from './parse-command.ts';
 import { runAsCommand } from './talos-command.ts';
 
@@ -82,7 +82,7 @@ export function registerHomeActions(app: App, deps: GuidedDeps): void {
       } catch (error) {
         deps.logger.warn({ kind, err: errorText(error) }, 'guided form not opened from the home tab');
         await say(
-          `The form could not open (${errorText(error)}). Nothing was started; type the command in <#${cluster.channel}> instead, e.g. \`/talos ${kind === 'talos-upgrade' ? 'upgrade talos' : 'upgrade k8s'} VERSION ${cluster.name}\`.`,
+          `The form could not open (${errorText(error)}). Nothing was started; type the command in <#${cluster.channel}> instead, e.g. \`${guidedForm(kind)?.form.typed.replace(/CLUSTER$/, cluster.name) ?? '/talos help'}\`.`,
         );
       }
     });

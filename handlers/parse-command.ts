@@ -4,31 +4,30 @@
  * an operation id), so nothing an operator types can reach a child process unchecked.
  */
 import type { PlaybookCommand } from '../jobs/engine/playbook.ts';
-import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
+import { PLAYBOOK_COMMANDS, type OperationKind } from '../jobs/playbooks/index.ts';
 import { isNodeAddress } from '../src/rules/argument-safety.ts';
 
 export type Command =
   | { kind: 'help' }
   | { kind: 'health'; cluster?: string }
   | { kind: 'gates'; cluster?: string }
-  | { kind: 'terraform-apply'; cluster?: string }
-  | { kind: 'snapshot'; cluster?: string }
-  | { kind: 'talos-upgrade'; version: string; cluster?: string }
-  | { kind: 'k8s-upgrade'; version: string; cluster?: string }
-  | { kind: 'node-rollback'; node: string; cluster?: string }
-  | { kind: 'node-remove'; node: string; cluster?: string }
-  | { kind: 'node-replace'; node: string; cluster?: string }
+  | PlaybookRequestCommand
   | { kind: 'status' }
   | { kind: 'cancel'; op: string }
   | { kind: 'record'; op: string }
-  | { kind: 'guided'; playbook: GuidedKind }
+  | { kind: 'guided'; playbook: OperationKind }
   | { kind: 'doctor' };
 
-/** The commands that open a modal when their version or node is left out. */
-export type GuidedKind = 'talos-upgrade' | 'k8s-upgrade' | 'node-rollback' | 'node-remove' | 'node-replace';
-
-/** The commands a playbook declares (see `PLAYBOOK_COMMANDS`). */
-type PlaybookCommandKind = Exclude<Command['kind'], 'help' | 'health' | 'gates' | 'status' | 'cancel' | 'record' | 'guided' | 'doctor'>;
+/**
+ * A playbook's command, by the name its declaration gives (an operation kind of the registry), with
+ * what its argument declares: a version, a node, or neither.
+ */
+export interface PlaybookRequestCommand {
+  kind: OperationKind;
+  version?: string;
+  node?: string;
+  cluster?: string;
+}
 
 export type ParseResult = { ok: true; command: Command } | { ok: false; reason: string };
 
@@ -133,23 +132,24 @@ function parsePlaybookCommand(commands: readonly PlaybookCommand[], sub: string,
     rest = rest.slice(1);
   }
   const { argument } = command;
-  const kind = command.name as PlaybookCommandKind;
+  // The registry's keys are the names its commands declare.
+  const kind = command.name as OperationKind;
   if (argument.kind === 'none') {
     if (rest.length > 1) return tooMany(usage(command, said));
     const cluster = clusterArg(rest[0]);
-    return cluster.ok ? { ok: true, command: { kind, cluster: cluster.cluster } as Command } : cluster;
+    return cluster.ok ? { ok: true, command: { kind, cluster: cluster.cluster } } : cluster;
   }
   const [value, clusterToken, ...extra] = rest;
+  // Left out, the version or the node is asked for in the command's form; without one, it must be typed.
+  if (value === undefined && command.form !== undefined) return { ok: true, command: { kind: 'guided', playbook: kind } };
+  if (value === undefined) return { ok: false, reason: `Name the ${argument.kind}. Usage: \`${usage(command, said)}\`.` };
   if (argument.kind === 'version') {
-    if (value === undefined) return { ok: true, command: { kind: 'guided', playbook: kind as GuidedKind } };
     if (extra.length > 0) return tooMany(usage(command, said));
     const version = versionArg(value, argument.what, argument.example);
     if (!version.ok) return version;
     const cluster = clusterArg(clusterToken);
-    return cluster.ok ? { ok: true, command: { kind, version: version.version, cluster: cluster.cluster } as Command } : cluster;
+    return cluster.ok ? { ok: true, command: { kind, version: version.version, cluster: cluster.cluster } } : cluster;
   }
-  // Left out, the version or the node is asked for in a modal.
-  if (value === undefined) return { ok: true, command: { kind: 'guided', playbook: kind as GuidedKind } };
   if (extra.length > 0) return tooMany(usage(command, said));
   if (!NODE.test(value) || !isNodeAddress(value))
     return {
@@ -157,10 +157,11 @@ function parsePlaybookCommand(commands: readonly PlaybookCommand[], sub: string,
       reason: `\`${value}\` is not a node address or name. Give the node's name or IP address as listed in the inventory.`,
     };
   const cluster = clusterArg(clusterToken);
-  return cluster.ok ? { ok: true, command: { kind, node: value, cluster: cluster.cluster } as Command } : cluster;
+  return cluster.ok ? { ok: true, command: { kind, node: value, cluster: cluster.cluster } } : cluster;
 }
 
-export function parseCommand(text: string): ParseResult {
+/** `text` parsed; `commands` are the playbooks' commands it knows (the registry's, unless a test extends it). */
+export function parseCommand(text: string, commands: readonly PlaybookCommand[] = PLAYBOOK_COMMANDS): ParseResult {
   if (text.length > MAX_TEXT)
     return { ok: false, reason: `That command is ${text.length} characters long; \`/talos\` commands are short. Try \`/talos help\`.` };
   const tokens = text
@@ -202,9 +203,9 @@ export function parseCommand(text: string): ParseResult {
     }
     default:
       return (
-        parsePlaybookCommand(PLAYBOOK_COMMANDS, sub ?? '', args) ?? {
+        parsePlaybookCommand(commands, sub ?? '', args) ?? {
           ok: false,
-          reason: `\`/talos ${sub}\` is not a command.\n${HELP_TEXT}`,
+          reason: `\`/talos ${sub}\` is not a command.\n${helpText(commands)}`,
         }
       );
   }

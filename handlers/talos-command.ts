@@ -4,7 +4,7 @@ import type { Block } from '../src/port/chat-port.ts';
 import { COMMAND_HANDLERS, IMMEDIATE_HANDLERS } from './commands/index.ts';
 import type { CommandDeps, CommandHandler, ImmediateHandler, Outcome } from './commands/command-context.ts';
 import { MembershipUnknown } from './authorize.ts';
-import { parseCommand, type Command, type GuidedKind } from './parse-command.ts';
+import { parseCommand, type Command } from './parse-command.ts';
 import { PLAYBOOK_COMMANDS } from '../jobs/playbooks/index.ts';
 import { redisLostRefusal } from '../src/chat/redis-lost.ts';
 import { type GuidedDeps, openGuided, registerGuidedSubmissions } from './guided-commands.ts';
@@ -15,14 +15,6 @@ export type { CommandDeps } from './commands/command-context.ts';
 type Say = (text: string, blocks?: Block[]) => Promise<void>;
 
 const ENQUEUE_FAILED = 'The bot could not queue that command (its Redis is unreachable). Nothing was started; try again in a minute.';
-
-const GUIDED_EXAMPLE: Record<GuidedKind, string> = {
-  'talos-upgrade': '/talos upgrade talos v1.13.9',
-  'k8s-upgrade': '/talos upgrade k8s v1.35.2',
-  'node-rollback': '/talos rollback talos-prd-cp-2',
-  'node-remove': '/talos remove 10.0.30.21',
-  'node-replace': '/talos replace talos-prd-cp-2',
-};
 
 /**
  * A command's text run for `slack.user_id` in `slack.channel_id` as `/talos` runs it (parsed,
@@ -59,6 +51,11 @@ function redisLostRefusalOf(command: Command, deps: CommandDeps): string | undef
 function commandName(command: Command): string {
   const declared = PLAYBOOK_COMMANDS.find((c) => c.name === command.kind);
   return `/talos ${declared === undefined ? command.kind : declared.words.join(' ')}`;
+}
+
+/** A playbook command's example as its declaration gives it (`/talos upgrade talos v1.13.9`), for a form that could not open. */
+function exampleOf(kind: string): string {
+  return PLAYBOOK_COMMANDS.find((c) => c.name === kind)?.example ?? '/talos help';
 }
 
 /** The answer of a subcommand that needs no I/O; undefined when the subcommand must read Redis or Slack first. */
@@ -147,7 +144,7 @@ export function registerTalosCommand(app: App, deps: GuidedDeps): void {
       } catch (error) {
         log.warn({ kind: parsed.command.playbook, err: errorText(error) }, 'guided form not opened');
         await say(
-          `The form could not open (${errorText(error)}). Nothing was started; type the command in full instead, e.g. \`${GUIDED_EXAMPLE[parsed.command.playbook]}\`.`,
+          `The form could not open (${errorText(error)}). Nothing was started; type the command in full instead, e.g. \`${exampleOf(parsed.command.playbook)}\`.`,
         );
       }
       return;

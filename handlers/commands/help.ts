@@ -4,21 +4,9 @@ import type { ClusterConfig, Inventory } from '../../src/config/inventory.ts';
 import { usage } from '../parse-command.ts';
 import type { ImmediateHandler } from './command-context.ts';
 
-/** Playbook commands that change a cluster; the others (snapshots) manage it. */
-const CHANGES = new Set([
-  'talos-upgrade',
-  'k8s-upgrade',
-  'node-rollback',
-  'node-remove',
-  'node-replace',
-  'etcd-restore',
-  'terraform-apply',
-]);
-/** Commands that open a form when their version or node is left out. */
-const GUIDED = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'node-replace']);
-
+/** A playbook's help line, with its form when the argument may be left out. */
 function line(c: PlaybookCommand): string {
-  const form = GUIDED.has(c.name) ? ` (leave out the ${c.argument.kind} for a form)` : '';
+  const form = c.form === undefined || c.argument.kind === 'none' ? '' : ` (leave out the ${c.argument.kind} for a form)`;
   return `• \`${usage(c)}\` — ${c.help}${form}`;
 }
 
@@ -44,9 +32,12 @@ export function helpFor(inventory: Inventory, user: string, commands: readonly P
   const roles = inventory.clusters.map((c) => roleOn(c, user));
   const operated = inventory.clusters.find((_, i) => roles[i]!.operator);
   const first = inventory.clusters[0];
+  const versionForm = commands.find((c) => c.form !== undefined && c.argument.kind === 'version');
   const examples = [
     first === undefined ? '`/talos status`' : `\`/talos health ${first.name}\` (in <#${first.channel}>)`,
-    operated === undefined ? '`/talos status`' : `\`/talos upgrade talos\` (in <#${operated.channel}>: a form with the releases)`,
+    operated === undefined || versionForm === undefined
+      ? '`/talos status`'
+      : `\`/talos ${versionForm.words.join(' ')}\` (in <#${operated.channel}>: a form with the releases)`,
   ];
   return [
     "*`/talos` commands* (the cluster defaults to this channel's cluster)",
@@ -56,9 +47,9 @@ export function helpFor(inventory: Inventory, user: string, commands: readonly P
     '• `/talos status` — running and recent operations',
     '• `/talos record <op>` — the maintenance record of an operation',
     '*Change* (operators, in the cluster channel; approvers approve each step):',
-    ...commands.filter((c) => CHANGES.has(c.name)).map(line),
+    ...commands.filter((c) => c.group === 'change').map(line),
     '*Manage*:',
-    ...commands.filter((c) => !CHANGES.has(c.name)).map(line),
+    ...commands.filter((c) => c.group === 'manage').map(line),
     '• `/talos cancel <op>` — stop an operation between steps',
     '• `/talos help` — this list',
     '*You*:',

@@ -1,3 +1,4 @@
+import type { Playbook } from '../../jobs/engine/playbook.ts';
 import { PLAYBOOKS, type OperationKind } from '../../jobs/playbooks/index.ts';
 import type { Command } from '../parse-command.ts';
 import { help } from './help.ts';
@@ -20,19 +21,24 @@ export const IMMEDIATE_HANDLERS: Immediate = {
   gates,
 };
 
-/** Every playbook's command, by the name it declares: each becomes a request for its operation. */
-const PLAYBOOK_HANDLERS = Object.fromEntries(
-  (Object.keys(PLAYBOOKS) as OperationKind[]).map((kind) => {
-    const { request, name } = PLAYBOOKS[kind].command;
-    const handler: CommandHandler<Command['kind']> = (command, slack, deps) =>
-      requestPlaybook(kind, request, command as PlaybookRequest, slack, deps);
-    return [name, handler];
-  }),
-) as Deferred;
+/**
+ * Every playbook's command, by the name it declares: each becomes a request for its operation. Built from
+ * the registry passed in, so a playbook's line in it is all its command needs.
+ */
+export function playbookHandlers(playbooks: Readonly<Record<string, Playbook>>): Deferred {
+  return Object.fromEntries(
+    Object.entries(playbooks).map(([kind, { command }]) => {
+      const handler: CommandHandler<Command['kind']> = (typed, slack, deps) =>
+        // The registry's keys are its operation kinds.
+        requestPlaybook(kind as OperationKind, command.request, typed as PlaybookRequest, slack, deps);
+      return [command.name, handler];
+    }),
+  ) as Deferred;
+}
 
 /** Subcommands that authorize or read state first: acked empty, answered through the response_url. */
 export const COMMAND_HANDLERS: Deferred = {
-  ...PLAYBOOK_HANDLERS,
+  ...playbookHandlers(PLAYBOOKS),
   status,
   cancel,
   record,

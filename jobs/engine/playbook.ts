@@ -111,9 +111,35 @@ export interface PlaybookCommand {
   aliases?: readonly string[];
   /** What follows the words before the optional cluster. */
   argument:
-    { kind: 'none' } | { kind: 'node' } | { kind: 'version'; /** e.g. `Talos` */ what: string; /** e.g. `v1.12.11` */ example: string };
+    | { kind: 'none' }
+    | { kind: 'node' }
+    | {
+        kind: 'version';
+        /** e.g. `Talos` */
+        what: string;
+        /** e.g. `v1.12.11` */
+        example: string;
+        /** The releases its version form offers: Image Factory's Talos releases, or a typed Kubernetes version with the changelogs. */
+        releases: 'talos' | 'kubernetes';
+      };
   /** The help line after the usage, e.g. `rolling Talos upgrade with approvals (operators)`. */
   help: string;
+  /** Where `/talos help` lists it: `change` for what changes the cluster, `manage` for what only keeps it (a snapshot). */
+  group: 'change' | 'manage';
+  /** The command typed in full, e.g. `/talos upgrade talos v1.13.9`: offered when its form cannot open. */
+  example: string;
+  /**
+   * The form that asks for the argument when it is left out: a node picker for a node, a version form
+   * (with the playbook's review items) for a version. Undefined: the argument must be typed.
+   */
+  form?: {
+    /** e.g. `Upgrade Talos` (at most 24 characters) */
+    title: string;
+    /** e.g. `Plan the upgrade` */
+    submit: string;
+    /** A version form's review item the bot's records answer (the target upgraded on staging): ticked when they do. */
+    rehearsedItem?: string;
+  };
   /** How the command becomes a request for the operation: what it checks before the preflight, and its answer. */
   request: CommandRequest;
 }
@@ -232,6 +258,14 @@ export interface Playbook<Data = unknown> {
   retryFrom(step: Step, failure?: StepFailure): string | undefined;
   /** Whether a failure of `step` offers a rollback of its node: it asked the node to change. */
   offersRollback?(step: Step): boolean;
+  /** The operation kind its Rollback button requests for the failed node (see `offersRollback`), e.g. `node-rollback`. */
+  rollbackKind?: string;
+  /**
+   * How an ended operation of this kind is asked for again: `replan` (a Terraform change: a fresh plan once it was
+   * refused, stopped or expired) or `request` (the same request once it was refused: a stopped one has its Retry
+   * and Rollback, and never starts twice). Default `request`.
+   */
+  again?: 'replan' | 'request';
   /** After the root message (plan or refusal) is posted: what goes under it in the thread (a reviewed plan's full text). */
   posted?(deps: OpsJobDeps, op: PostedOperation): Promise<void>;
   /** Once the operation has ended (completed, failed, cancelled, refused, expired): give back what it kept on disk. */

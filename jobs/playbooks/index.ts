@@ -61,6 +61,8 @@ export const KIND_POLICY: LifecyclePolicy = {
   },
   heldByWindows: (kind) => playbookOf(kind)?.heldByWindows ?? true,
   reviewItems: (kind) => [...presentationOf(kind).reviewItems],
+  again: (kind) => playbookOf(kind)?.again ?? 'request',
+  rollbackKind: (kind) => playbookOf(kind)?.rollbackKind,
   cancelRefusal: (op) => playbookOf(op.kind)?.cancelRefusal?.(op),
   presentation: presentationOf,
 };

@@ -1,7 +1,8 @@
 /**
- * The modals of guided commands: `/talos upgrade talos|k8s` without a version and `/talos
- * rollback|remove` without a node. A modal only gathers the words of the typed command; its
- * submission is parsed and run as that command.
+ * The modals of guided commands: a playbook's command typed without its version (a version form) or
+ * its node (a node picker). A modal only gathers the words of the typed command; its submission is
+ * parsed and run as that command. What each form says comes from the playbook's declaration, handed
+ * over as a `GuidedForm` by the handler: nothing here knows a playbook by name.
  */
 import type { ClusterConfig } from '../config/inventory.ts';
 import { allNodes } from '../config/inventory.ts';
@@ -14,28 +15,29 @@ import type { Block } from '../port/chat-port.ts';
 export const UPGRADE_MODAL = 'talos-guided-upgrade';
 export const NODE_MODAL = 'talos-guided-node';
 
-export type UpgradeKind = 'talos-upgrade' | 'k8s-upgrade';
-export type NodeKind = 'node-rollback' | 'node-remove' | 'node-replace';
+/** A guided form, from its playbook's command declaration. */
+export interface GuidedForm {
+  /** The command's name, kept in the view's metadata: the submission is read back by it. */
+  kind: string;
+  /** The modal's title, e.g. `Upgrade Talos`. */
+  title: string;
+  /** The submit button, e.g. `Plan the upgrade`. */
+  submit: string;
+  /** The typed command it stands for, shown so the operator learns it (no `<…>`: Slack reads that as a link). */
+  typed: string;
+}
+
+/** A version form: which releases it offers, and the runbook's review the starter ticks, one checkbox each. */
+export interface VersionForm extends GuidedForm {
+  releases: 'talos' | 'kubernetes';
+  /** The playbook's review items (its texts'), each its own checkbox value. */
+  reviewItems: readonly string[];
+  /** The review item the bot's records answer when the only target offered was upgraded on staging. */
+  rehearsedItem?: string;
+}
 
 /** Block and action ids of the modals' inputs: the submission is read by these. */
 export const INPUT = { cluster: 'cluster', version: 'version', review: 'review', node: 'node', typedNode: 'typed-node' } as const;
-
-/** The runbook's pre-upgrade review (Upgrade Talos 1–2, Upgrade Kubernetes 1–2), one checkbox each. */
-export const REVIEW_ITEMS: Record<UpgradeKind, { value: string; text: string }[]> = {
-  'talos-upgrade': [
-    { value: 'release-notes', text: 'Read the release notes of the target' },
-    { value: 'support-matrix', text: 'Support matrix: the running Kubernetes is supported' },
-    { value: 'cilium', text: 'Cilium compatibility checked' },
-    { value: 'extensions', text: 'System extensions compatible with the target' },
-    { value: 'staging', text: 'The exact target was tested in staging' },
-  ],
-  'k8s-upgrade': [
-    { value: 'health-gate', text: 'Health gate passed and etcd snapshot taken' },
-    { value: 'deprecated-apis', text: 'Removed and deprecated APIs reviewed' },
-    { value: 'support-matrix', text: 'Support matrix: the running Talos supports the target' },
-    { value: 'staging', text: 'The target was tested in staging' },
-  ],
-};
 
 /**
  * What the channel's cluster runs, as its last gate read it, and what that allows: the form then offers
@@ -96,23 +98,6 @@ export type VersionChoices =
   | { state: 'ready'; versions: string[]; support?: SupportTable; from?: RunningNow }
   | { state: 'unavailable'; reason: string };
 
-const TITLES: Record<UpgradeKind | NodeKind, string> = {
-  'talos-upgrade': 'Upgrade Talos',
-  'k8s-upgrade': 'Upgrade Kubernetes',
-  'node-rollback': 'Roll back a node',
-  'node-remove': 'Remove a node',
-  'node-replace': 'Replace a failed node',
-};
-
-/** The typed command each modal stands for, shown in the modal so the operator learns it (no `<…>`: Slack reads that as a link). */
-export const TYPED: Record<UpgradeKind | NodeKind, string> = {
-  'talos-upgrade': '/talos upgrade talos VERSION CLUSTER',
-  'k8s-upgrade': '/talos upgrade k8s VERSION CLUSTER',
-  'node-rollback': '/talos rollback NODE',
-  'node-remove': '/talos remove NODE',
-  'node-replace': '/talos replace NODE',
-};
-
 /** How many releases the version select offers: the newest patch of each supported minor. */
 const MAX_VERSIONS = 8;
 
@@ -172,8 +157,8 @@ function clusterInput(clusters: ClusterConfig[], chosen: string | undefined): Bl
   };
 }
 
-function versionBlocks(kind: UpgradeKind, choices: VersionChoices): Block[] {
-  if (kind === 'k8s-upgrade') {
+function versionBlocks(form: VersionForm, choices: VersionChoices): Block[] {
+  if (form.releases === 'kubernetes') {
     const minors = [...new Set(TALOS_SUPPORT_MATRIX.map((r) => r.kubernetesMax))].slice(-3).reverse();
     return [
       {
@@ -252,7 +237,7 @@ function versionBlocks(kind: UpgradeKind, choices: VersionChoices): Block[] {
 }
 
 export interface UpgradeModalInput {
-  kind: UpgradeKind;
+  form: VersionForm;
   /** The clusters the user may act on (operator), in inventory order. */
   clusters: ClusterConfig[];
   /** The channel's cluster, preselected when the user may act on it. */
@@ -264,34 +249,36 @@ export interface UpgradeModalInput {
  * The review items the bot's records answer, ticked for the starter: "the exact target was tested in
  * staging" when the only target offered was upgraded on staging (the rehearsal line names the operation).
  */
-function answeredByRecords(choices: VersionChoices): string[] {
-  if (choices.state !== 'ready' || choices.from === undefined) return [];
+function answeredByRecords(form: VersionForm, choices: VersionChoices): string[] {
+  if (form.rehearsedItem === undefined || choices.state !== 'ready' || choices.from === undefined) return [];
   const only = choices.versions.length === 1 ? choices.versions[0] : undefined;
-  return only !== undefined && only === choices.from.recommended && choices.from.rehearsal?.stagingOp !== undefined ? ['staging'] : [];
+  return only !== undefined && only === choices.from.recommended && choices.from.rehearsal?.stagingOp !== undefined
+    ? [form.rehearsedItem]
+    : [];
 }
 
-/** The modal of `/talos upgrade talos|k8s` without a version. */
+/** The version form of a command typed without its version (`/talos upgrade talos`). */
 export function upgradeModal(input: UpgradeModalInput): Block {
-  const { kind } = input;
-  const reviewOptions = REVIEW_ITEMS[kind].map((item) => option(item.text, item.value));
-  const answered = answeredByRecords(input.versions);
+  const { form } = input;
+  const reviewOptions = form.reviewItems.map((item) => option(item, item));
+  const answered = answeredByRecords(form, input.versions);
   return {
     type: 'modal',
     callback_id: UPGRADE_MODAL,
-    private_metadata: JSON.stringify({ kind }),
-    title: plain(TITLES[kind]),
-    submit: plain('Plan the upgrade'),
+    private_metadata: JSON.stringify({ kind: form.kind }),
+    title: plain(form.title),
+    submit: plain(form.submit),
     close: plain('Cancel'),
     blocks: [
       {
         type: 'section',
         text: {
           type: 'mrkdwn',
-          text: `Same as \`${TYPED[kind]}\`: the plan appears in the cluster's channel, and nothing changes before its Start.`,
+          text: `Same as \`${form.typed}\`: the plan appears in the cluster's channel, and nothing changes before its Start.`,
         },
       },
       clusterInput(input.clusters, input.channelCluster),
-      ...versionBlocks(kind, input.versions),
+      ...versionBlocks(form, input.versions),
       {
         type: 'input',
         block_id: INPUT.review,
@@ -360,23 +347,21 @@ function nodeInputs(cluster: ClusterConfig, look: LastLook | undefined, now: Dat
 }
 
 /**
- * The modal of `/talos rollback|remove|replace` without a node: the nodes of the channel's cluster by
+ * The node picker of a command typed without its node (`/talos rollback`): the nodes of the channel's cluster by
  * name and address, from the inventory or, when it lists none, from the last look at the cluster.
  */
-export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig, look?: LastLook, now: Date = new Date()): Block {
+export function nodePickerModal(form: GuidedForm, cluster: ClusterConfig, look?: LastLook, now: Date = new Date()): Block {
   return {
     type: 'modal',
     callback_id: NODE_MODAL,
-    private_metadata: JSON.stringify({ kind, cluster: cluster.name }),
-    title: plain(TITLES[kind]),
-    submit: plain(
-      { 'node-rollback': 'Plan the rollback', 'node-remove': 'Plan the removal', 'node-replace': 'Plan the replacement' }[kind],
-    ),
+    private_metadata: JSON.stringify({ kind: form.kind, cluster: cluster.name }),
+    title: plain(form.title),
+    submit: plain(form.submit),
     close: plain('Cancel'),
     blocks: [
       {
         type: 'section',
-        text: { type: 'mrkdwn', text: `Same as \`${TYPED[kind]}\` on *${cluster.name}*: the plan appears in its channel.` },
+        text: { type: 'mrkdwn', text: `Same as \`${form.typed}\` on *${cluster.name}*: the plan appears in its channel.` },
       },
       ...nodeInputs(cluster, look, now),
     ],
@@ -385,7 +370,8 @@ export function nodePickerModal(kind: NodeKind, cluster: ClusterConfig, look?: L
 
 /** What a submitted guided modal asks for, read from its state; undefined fields were left empty. */
 export interface GuidedSubmission {
-  kind: UpgradeKind | NodeKind | undefined;
+  /** The command's name the form was opened for, as its metadata says (checked against the registry by the handler). */
+  kind: string | undefined;
   cluster?: string;
   version?: string;
   node?: string;
@@ -397,8 +383,6 @@ type StateValues = Record<
   string,
   Record<string, { value?: string | null; selected_option?: { value: string } | null; selected_options?: { value: string }[] }>
 >;
-
-const KINDS = new Set(['talos-upgrade', 'k8s-upgrade', 'node-rollback', 'node-remove', 'node-replace']);
 
 /** Reads a submitted view; nothing in it is trusted (the command built from it is parsed and authorized as typed). */
 export function readSubmission(view: { private_metadata?: string; state?: { values?: unknown } }): GuidedSubmission {
@@ -414,14 +398,14 @@ export function readSubmission(view: { private_metadata?: string; state?: { valu
     const value = entry?.selected_option?.value ?? entry?.value ?? undefined;
     return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
   };
-  const kind = typeof meta.kind === 'string' && KINDS.has(meta.kind) ? (meta.kind as GuidedSubmission['kind']) : undefined;
+  const kind = typeof meta.kind === 'string' ? meta.kind : undefined;
   const cluster = field(INPUT.cluster) ?? (typeof meta.cluster === 'string' ? meta.cluster : undefined);
   const reviewed = (values[INPUT.review]?.[INPUT.review]?.selected_options ?? []).map((o) => o.value);
   // A chosen node comes first; the typed address is the way to a node the list does not show.
   return { kind, cluster, version: field(INPUT.version), node: field(INPUT.node) ?? field(INPUT.typedNode), reviewed };
 }
 
-/** The review items of `kind` left unticked. */
-export function unticked(kind: UpgradeKind, reviewed: string[]): string[] {
-  return REVIEW_ITEMS[kind].filter((item) => !reviewed.includes(item.value)).map((item) => item.text);
+/** The review items left unticked. */
+export function unticked(items: readonly string[], reviewed: string[]): string[] {
+  return items.filter((item) => !reviewed.includes(item));
 }

@@ -4,6 +4,7 @@
  * the commands an operator would and prints what the channel shows.
  */
 import { productionShape, stagingShape } from '../sim/index.ts';
+import { REVIEW_ITEMS } from '../../jobs/playbooks/talos-upgrade/texts.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 import {
   approve,
@@ -92,7 +93,7 @@ async function upgradeThroughModal(h: Harness, version: string): Promise<Plan> {
   );
   out('> /talos upgrade talos   (as @alice, in #maint-staging): a form opens');
   out(h.slack.renderModal(modal.viewId).replace(/^/gm, '  '));
-  const review = ['release-notes', 'support-matrix', 'cilium', 'extensions', 'staging'];
+  const review = [...REVIEW_ITEMS];
   const partial = await h.slack.submitView(USERS.alice, modal.viewId, { version, review: review.slice(0, 4) });
   out(`  @alice picks ${version}, ticks four of five review items and clicks [Plan the upgrade]: the form stays open`);
   out(`  ⚠ ${partial.errors.review ?? JSON.stringify(partial.errors)}`);

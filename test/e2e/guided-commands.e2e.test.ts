@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REVIEW_ITEMS } from '../../jobs/playbooks/talos-upgrade/texts.ts';
 import type { JsonObject, OpenedModal } from '../slack-emulator/index.ts';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
 
@@ -18,7 +19,8 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const ALL_REVIEWED = ['release-notes', 'support-matrix', 'cilium', 'extensions', 'staging'];
+/** The Talos upgrade's review as its texts declare it: the form's checkboxes are the items its Start records. */
+const ALL_REVIEWED = [...REVIEW_ITEMS];
 
 /** Sends `/talos <text>` and waits for the modal it opens, with Image Factory's releases in it. */
 async function openUpgradeModal(user: string, channel: string): Promise<OpenedModal> {
@@ -79,7 +81,7 @@ describe('/talos upgrade talos without a version', () => {
 
     // Assert: the modal stays open, naming the open item; nothing was asked of the cluster.
     expect(partial.outcome).toBe('errors');
-    expect(partial.errors.review).toContain('Read the release notes of the target');
+    expect(partial.errors.review).toContain('Talos release notes reviewed');
     expect(operationsIn(CHANNELS.staging)).toBe(before);
 
     // Act: every item ticked.

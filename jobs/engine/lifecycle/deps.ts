@@ -25,6 +25,10 @@ export interface LifecyclePolicy {
   heldByWindows(kind: string): boolean;
   /** What the starter confirms with Start. */
   reviewItems(kind: string): string[];
+  /** How an ended operation of the kind is asked for again: planned afresh (`replan`), or requested again once refused (`request`). */
+  again(kind: string): 'replan' | 'request';
+  /** The kind a Rollback of the kind's failed node requests; undefined when the kind offers none. */
+  rollbackKind(kind: string): string | undefined;
   /** Why the kind refuses a cancel now (a node mid-reboot), before the rules common to every kind. */
   cancelRefusal(op: Operation): string | undefined;
   /** How the kind's messages read (the root message a move edits). */

@@ -6,7 +6,7 @@ import { operationRefById } from '../../../src/chat/operation-link.ts';
 import { retried } from '../../../src/ops/transitions.ts';
 import { enqueuePreflight, enqueueRun } from '../../../src/queue/operation-jobs.ts';
 import { fourEyesRefusal } from '../approvals/four-eyes.ts';
-import { clusterOf, refused, type MoveDeps, type MoveResult } from './deps.ts';
+import { clusterOf, refused, type LifecyclePolicy, type MoveDeps, type MoveResult } from './deps.ts';
 import type { OperationClick } from './start.ts';
 import { windowRefusalFor } from './window.ts';
 
@@ -105,6 +105,9 @@ export async function overrideWindow(deps: MoveDeps, click: OperationClick): Pro
  */
 export async function requestRollback(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
+  // The kind that rolls the node back is the failed playbook's to name; one that names none offers no Rollback.
+  const rollbackKind = deps.policy.rollbackKind(op.kind);
+  if (rollbackKind === undefined) return refused('stale', `\`${op.id}\` offers no rollback. Nothing changed.`);
   const child = newOperationId();
   const entry = {
     actor: user,
@@ -127,7 +130,7 @@ export async function requestRollback(deps: MoveDeps, click: OperationClick): Pr
   await deps.store.create(
     newOperation({
       id: child,
-      kind: 'node-rollback',
+      kind: rollbackKind,
       cluster: op.cluster,
       channel: op.channel,
       requestedBy: user,
@@ -153,8 +156,8 @@ function replannedAs(op: Operation): string | undefined {
  * The states an operation may be asked for again from: a Terraform change refused, stopped or expired gets a fresh plan;
  * any other operation only once refused, since a stopped one has its Retry and Rollback and never started twice.
  */
-function againFrom(op: Operation): readonly Operation['state'][] {
-  return op.kind === 'terraform-apply' ? ENDED_UNDONE : ['refused'];
+function againFrom(op: Operation, policy: LifecyclePolicy): readonly Operation['state'][] {
+  return policy.again(op.kind) === 'replan' ? ENDED_UNDONE : ['refused'];
 }
 
 /**
@@ -164,19 +167,22 @@ function againFrom(op: Operation): readonly Operation['state'][] {
 export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<MoveResult> {
   const { op, user } = click;
   const child = newOperationId();
+  const replan = deps.policy.again(op.kind) === 'replan';
   const { op: after, changed } = await deps.audit.transition(
     op.id,
-    { actor: user, event: op.kind === 'terraform-apply' ? 'planned again' : 'requested again', detail: `operation ${child}` },
-    (o) => (againFrom(o).includes(o.state) && replannedAs(o) === undefined ? { ...o, data: { ...o.data, replannedAs: child } } : undefined),
+    { actor: user, event: replan ? 'planned again' : 'requested again', detail: `operation ${child}` },
+    (o) =>
+      againFrom(o, deps.policy).includes(o.state) && replannedAs(o) === undefined
+        ? { ...o, data: { ...o.data, replannedAs: child } }
+        : undefined,
   );
   if (!changed) {
     const again = replannedAs(after);
-    const terraform = op.kind === 'terraform-apply';
     if (again !== undefined)
-      return refused('already', `\`${op.id}\` was already ${terraform ? 'planned' : 'requested'} again as \`${again}\`. Nothing changed.`);
+      return refused('already', `\`${op.id}\` was already ${replan ? 'planned' : 'requested'} again as \`${again}\`. Nothing changed.`);
     return refused(
       'stale',
-      terraform
+      replan
         ? `\`${op.id}\` is ${after.state}; plan again once it has ended. Nothing changed.`
         : `\`${op.id}\` is ${after.state}; it can be requested again once it was refused. Nothing changed.`,
     );
@@ -200,10 +206,9 @@ export async function planAgain(deps: MoveDeps, click: OperationClick): Promise<
     }),
   );
   await enqueuePreflight(deps.opsQueue, child);
-  const reply =
-    op.kind === 'terraform-apply'
-      ? `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`
-      : `Checking again as \`${child}\`: its preflight runs, and its plan or refusal appears in this channel as a message of its own. Nothing is touched before that.`;
+  const reply = replan
+    ? `Planning again as \`${child}\`: \`tofu plan\` runs, and the plan appears in this channel as a message of its own. Nothing is applied before an approver's Apply.`
+    : `Checking again as \`${child}\`: its preflight runs, and its plan or refusal appears in this channel as a message of its own. Nothing is touched before that.`;
   // The answer first: the old message gets its new look after the person learned where the new one appears.
   const followUp = async (): Promise<void> => {
     if (after.rootTs !== undefined)

@@ -22,6 +22,8 @@ export const etcdRestoreCommand: PlaybookCommand = {
   words: ['rehearse', 'etcd-restore'],
   argument: { kind: 'none' },
   help: 'staging only: etcd restore rehearsal from a fresh, verified snapshot (operators, two approvers)',
+  group: 'change',
+  example: '/talos rehearse etcd-restore staging',
   request: {
     what: 'an etcd restore rehearsal',
     refuseCluster: (cluster, inventory) => restoreClusterRefusal(cluster, stagingClusters(inventory)),

@@ -274,8 +274,11 @@ export const k8sUpgradePlaybook: Playbook = {
     name: 'k8s-upgrade',
     words: ['upgrade', 'k8s'],
     aliases: ['kubernetes'],
-    argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0' },
+    argument: { kind: 'version', what: 'Kubernetes', example: '1.35.0', releases: 'kubernetes' },
     help: 'Kubernetes upgrade, dry run first (operators)',
+    group: 'change',
+    example: '/talos upgrade k8s v1.35.2',
+    form: { title: 'Upgrade Kubernetes', submit: 'Plan the upgrade' },
     request: {
       what: 'a Kubernetes upgrade',
       // Stored as talosctl takes it (no leading v); the plan shows Terraform's form beside it.

@@ -243,6 +243,9 @@ export const removePlaybook: Playbook = {
     words: ['remove'],
     argument: { kind: 'node' },
     help: 'remove a node (operators, approval)',
+    group: 'change',
+    example: '/talos remove 10.0.30.21',
+    form: { title: 'Remove a node', submit: 'Plan the removal' },
     request: {
       what: 'a node removal',
       refuseNode: onlyControlPlane,

@@ -33,6 +33,9 @@ export const replacePlaybook: Playbook<NodeReplaceData> = {
     words: ['replace'],
     argument: { kind: 'node' },
     help: 'replace a failed or retired node: etcd member out (a retired node reset gracefully first), `tofu plan -replace` of its VM, applied after approval (operators, approvals)',
+    group: 'change',
+    example: '/talos replace talos-prd-cp-2',
+    form: { title: 'Replace a failed node', submit: 'Plan the replacement' },
     request: {
       what: 'a node replacement',
       refuseNode: onlyControlPlane,

@@ -222,6 +222,9 @@ export const rollbackPlaybook: Playbook = {
     words: ['rollback'],
     argument: { kind: 'node' },
     help: 'roll one node back (operators, approval)',
+    group: 'change',
+    example: '/talos rollback talos-prd-cp-2',
+    form: { title: 'Roll back a node', submit: 'Plan the rollback' },
     request: {
       what: 'a node rollback',
       refuseAtOnce: { lock: true },

@@ -6,6 +6,8 @@ export const snapshotCommand: PlaybookCommand = {
   words: ['snapshot'],
   argument: { kind: 'none' },
   help: 'etcd snapshot copied off-cluster (operators)',
+  group: 'manage',
+  example: '/talos snapshot production',
   request: {
     what: 'an etcd snapshot',
     refuseAtOnce: {},

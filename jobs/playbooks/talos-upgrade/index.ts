@@ -1,5 +1,5 @@
 import { approvalRequestMessage } from '../../../src/chat/approval-messages.ts';
-import { talosUpgradeStepLabel as stepLabel, talosUpgradeTexts } from './texts.ts';
+import { REHEARSED_ITEM, talosUpgradeStepLabel as stepLabel, talosUpgradeTexts } from './texts.ts';
 import { allNodes } from '../../../src/config/inventory.ts';
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
@@ -215,8 +215,11 @@ export const talosUpgradePlaybook: Playbook = {
   command: {
     name: 'talos-upgrade',
     words: ['upgrade', 'talos'],
-    argument: { kind: 'version', what: 'Talos', example: 'v1.12.11' },
+    argument: { kind: 'version', what: 'Talos', example: 'v1.12.11', releases: 'talos' },
     help: 'rolling Talos upgrade with approvals (operators)',
+    group: 'change',
+    example: '/talos upgrade talos v1.13.9',
+    form: { title: 'Upgrade Talos', submit: 'Plan the upgrade', rehearsedItem: REHEARSED_ITEM },
     request: {
       what: 'a Talos upgrade',
       version: parseTalosVersionInput,
@@ -273,6 +276,7 @@ export const talosUpgradePlaybook: Playbook = {
   // Every step may be retried: the snapshot and the verification only read, and a node step looks at its node
   // first and does only what is still needed (see resume.ts); it never requests an upgrade that may be in flight.
   retryFrom: (step) => step.id,
+  rollbackKind: 'node-rollback',
   offersRollback: (step) => step.kind === 'upgrade-control-plane' || step.kind === 'upgrade-worker',
   quietStart: (step) => step.kind === 'verify',
 };

@@ -9,13 +9,16 @@ import { shortHashes } from '../../../src/chat/short-hashes.ts';
 /** The steps of a Talos upgrade: a snapshot, each node (workers first), the final check. */
 export type TalosUpgradeStepKind = 'snapshot' | 'upgrade-worker' | 'upgrade-control-plane' | 'verify';
 
-/** The runbook's review items the starter confirms; the bot cannot check them itself. */
+/** The review item the bot's records can answer: its guided form ticks it when the only target offered was upgraded on staging. */
+export const REHEARSED_ITEM = 'the exact target tested in staging';
+
+/** The runbook's review items the starter confirms (Upgrade Talos 1–2); the bot cannot check them itself. */
 export const REVIEW_ITEMS = [
   'Talos release notes reviewed',
   'support matrix checked (Talos ⇄ Kubernetes)',
   'Cilium compatibility checked',
   'system-extension compatibility checked',
-  'the exact target tested in staging',
+  REHEARSED_ITEM,
 ];
 
 const role = (step: Step): string => (step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker');

@@ -481,6 +481,8 @@ export const terraformApplyPlaybook: Playbook = {
     words: ['plan'],
     argument: { kind: 'none' },
     help: '`tofu fmt`/`validate`/`plan`, kept for review; an approver applies it exactly as planned (staging first, then production)',
+    group: 'change',
+    example: '/talos plan staging',
     // The plan is kept, reviewed in the cluster's channel, and applied exactly as saved only after an approver's Apply.
     request: {
       what: 'a Terraform plan',
@@ -497,6 +499,8 @@ export const terraformApplyPlaybook: Playbook = {
   checks: { snapshotOffCluster: true },
   start: 'plan',
   lock: 'cluster',
+  // A refused, stopped or expired change is planned afresh: what moved since is in the new plan.
+  again: 'replan',
   // The disagreements its reviewed plan settles: the nodes it declares or configures again, the talosconfig it changes.
   resolves: applyResolves,
   preflight,

@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { helpFor } from '../../../handlers/commands/help.ts';
-import { typedCommand } from '../../../handlers/guided-commands.ts';
+import { guidedForm, typedCommand } from '../../../handlers/guided-commands.ts';
+import { REHEARSED_ITEM, REVIEW_ITEMS } from '../../../jobs/playbooks/talos-upgrade/texts.ts';
+import type { GuidedForm, VersionForm } from '../../../src/chat/guided-modals.ts';
 import { offeredTalosVersions, upgradeModal, nodePickerModal, runningWords } from '../../../src/chat/guided-modals.ts';
 import { nextTalosTargets } from '../../../src/rules/next-talos-targets.ts';
 import { parseInventory } from '../../../src/config/inventory.ts';
 import { mergeSupportTable } from '../../../src/talos/compatibility.ts';
 import { inventory } from '../../support/engine-fixture.ts';
 
-const ALL = ['release-notes', 'support-matrix', 'cilium', 'extensions', 'staging'];
+/** The Talos upgrade's review, from its texts: the form's checkboxes are the items its Start records. */
+const ALL = REVIEW_ITEMS;
+const talosForm = guidedForm('talos-upgrade')!.form as VersionForm;
+const formOf = (kind: string): GuidedForm => guidedForm(kind)!.form;
 
 function submitted(kind: string, fields: { cluster?: string; version?: string; node?: string; review?: string[] }) {
   const values: Record<string, Record<string, unknown>> = {};
@@ -40,7 +45,7 @@ describe('the upgrade modal', () => {
 
     // Act
     const offered = offeredTalosVersions(factory, support);
-    const view = upgradeModal({ kind: 'talos-upgrade', clusters: [production], versions: { state: 'ready', versions: offered, support } });
+    const view = upgradeModal({ form: talosForm, clusters: [production], versions: { state: 'ready', versions: offered, support } });
 
     // Assert
     expect(offeredTalosVersions(factory)).toEqual(['v1.14.3']);
@@ -51,7 +56,7 @@ describe('the upgrade modal', () => {
   it('has the cluster select preselected on the channel cluster, the version select, and one checkbox per review item', () => {
     // Act
     const view = upgradeModal({
-      kind: 'talos-upgrade',
+      form: talosForm,
       clusters: [production],
       channelCluster: 'production',
       versions: { state: 'ready', versions: ['v1.12.11'] },
@@ -75,13 +80,13 @@ describe('the upgrade modal', () => {
 
     // Act
     const rehearsed = upgradeModal({
-      kind: 'talos-upgrade',
+      form: talosForm,
       clusters: [production],
       channelCluster: 'production',
       versions: { state: 'ready', versions: allowed, from: { ...from, rehearsal: { stagingOp: 'op-0000aaaa11' } } },
     });
     const unrehearsed = upgradeModal({
-      kind: 'talos-upgrade',
+      form: talosForm,
       clusters: [production],
       channelCluster: 'production',
       versions: { state: 'ready', versions: allowed, from },
@@ -96,7 +101,7 @@ describe('the upgrade modal', () => {
     expect(byId('versions-refused')).toContain('~v1.13.9~ v1.13.9 skips a minor release');
     expect(byId('version')).toContain('"text":"v1.12.11 (recommended)"');
     expect(byId('version')).not.toContain('v1.13.9');
-    expect(blocks.find((b) => b.block_id === 'review')).toMatchObject({ element: { initial_options: [{ value: 'staging' }] } });
+    expect(blocks.find((b) => b.block_id === 'review')).toMatchObject({ element: { initial_options: [{ value: REHEARSED_ITEM }] } });
     expect(JSON.stringify(unrehearsed.blocks)).toContain('not yet upgraded on staging');
     expect(JSON.stringify(unrehearsed.blocks)).not.toContain('initial_options');
     expect(runningWords({ ...from, versions: ['v1.11.5', 'v1.11.6'] })).toContain('runs mixed Talos versions: v1.11.5, v1.11.6');
@@ -104,7 +109,7 @@ describe('the upgrade modal', () => {
 
   it('lists the nodes by name and address in the node picker', () => {
     // Act
-    const view = nodePickerModal('node-rollback', production);
+    const view = nodePickerModal(formOf('node-rollback'), production);
 
     // Assert
     expect(JSON.stringify(view.blocks)).toContain('"text":"talos-prd-cp-2 (10.0.30.12)"},"value":"10.0.30.12"');
@@ -129,7 +134,7 @@ describe('a submitted modal', () => {
     expect(typed).toEqual({
       errors: {
         review:
-          'Tick every review item before planning; still open: System extensions compatible with the target; The exact target was tested in staging.',
+          'Tick every review item before planning; still open: system-extension compatibility checked; the exact target tested in staging.',
         version: 'Choose the target version.',
       },
     });
@@ -169,7 +174,7 @@ describe('nodes by name', () => {
     ).clusters[0]!;
 
     // Act / Assert
-    expect(JSON.stringify(nodePickerModal('node-remove', unlisted))).toContain('"type":"plain_text_input","action_id":"node"');
+    expect(JSON.stringify(nodePickerModal(formOf('node-remove'), unlisted))).toContain('"type":"plain_text_input","action_id":"node"');
   });
 
   it('without node lists, the picker lists the nodes the last look saw, by name, with a typed address beside', () => {
@@ -186,7 +191,7 @@ describe('nodes by name', () => {
     };
 
     // Act
-    const view = nodePickerModal('node-remove', unlisted, look, new Date('2026-12-05T03:54:00.000Z')) as {
+    const view = nodePickerModal(formOf('node-remove'), unlisted, look, new Date('2026-12-05T03:54:00.000Z')) as {
       blocks: Record<string, unknown>[];
     };
     const typed = {

@@ -65,6 +65,8 @@ function playbook(runStep: Playbook['runStep']): Playbook {
       words: ['test'],
       argument: { kind: 'none' },
       help: 'a test playbook',
+      group: 'change',
+      example: '/talos test',
       request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
     },
     startedBy: 'operators',

@@ -33,6 +33,8 @@ function playbook(ran: string[]): Playbook {
       words: ['test'],
       argument: { kind: 'none' },
       help: 'a test playbook',
+      group: 'change',
+      example: '/talos test',
       request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
     },
     startedBy: 'operators',

@@ -99,6 +99,8 @@ describe('the grammar and the help come from the declarations', () => {
     argument: { kind: 'node' },
     request: { what: 'a drain', refuseAtOnce: {}, queued: (op) => op.id },
     help: 'drain one node (operators)',
+    group: 'change',
+    example: '/talos drain node talos-stg-w-1',
   };
 
   it('lists a declared command with its usage and help line', () => {
