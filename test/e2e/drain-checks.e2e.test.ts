@@ -199,7 +199,7 @@ describe("a removal's final check", () => {
     expect(done.text).toContain('stopped at the first failure');
     const failure = failureReply(harness, plan.root.ts);
     expect(failure).toContain('the final check without 10.0.30.13 failed');
-    expect(failure).toMatch(/Longhorn volume pvc-[^ ]+ \(apps\/postgres-1\): degraded/);
+    expect(failure).toMatch(/Longhorn apps\/postgres-1 \(volume pvc-[^ ]+\): degraded/);
     expect(harness.sim.node('production', '10.0.30.13').k8sRegistered).toBe(false);
   });
 });
