@@ -37,6 +37,21 @@ describe('the thread holds one line per node', () => {
       const versions = h.slack.versions(CHANNELS.production, lines[0]!.ts).map((v) => v.text);
       expect(versions.every((v) => v.startsWith(`⏳ ${node} · `) || v.startsWith(`✅ ${node} · `))).toBe(true);
     }
+    // Tables go in the attached evidence: each control plane's etcd table is a file in the thread, and no reply holds a table.
+    const harness = h;
+    await harness.slack.waitFor(() => harness.slack.uploadedFiles().filter((f) => f.filename.startsWith('etcd-before-')).length === 3);
+    for (const [i, node] of NODES.entries()) {
+      const file = harness.slack.uploadedFiles().find((f) => f.filename.startsWith(`etcd-before-${node}-`));
+      expect(file?.thread_ts).toBe(plan.root.ts);
+      expect(file?.content).toContain(`10.0.30.1${i + 1}`);
+      expect(
+        harness.slack
+          .thread(CHANNELS.production, plan.root.ts)
+          .some((m) => m.text.includes(`etcd before ${node}: the table is in the attached ${file!.filename}`)),
+      ).toBe(true);
+    }
+    const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
+    expect(thread.filter((m) => JSON.stringify(m.blocks ?? []).includes('```')).map((m) => m.text.split('\n')[0])).toEqual([]);
   });
 
   it('a node that stops: ❌, the node, the reason in short; the other nodes have no line', async () => {

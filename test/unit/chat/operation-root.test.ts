@@ -437,7 +437,7 @@ describe('approval and failure messages', () => {
     expect(blockKitProblems(message)).toEqual([]);
   });
 
-  it('puts the full etcd table in its own reply, not on the card', () => {
+  it('puts the full etcd table in the attached file, not on the card', () => {
     // Arrange
     const op = secondOfThree();
 
@@ -452,7 +452,10 @@ describe('approval and failure messages', () => {
     // Assert
     expect(allText(message)).not.toContain('MEMBER  LEADER');
     expect(message.evidence!.event).toBe('etcd before talos-cp-2');
-    expect(JSON.stringify(message.evidence!.message.blocks)).toContain('MEMBER  LEADER\\n10.0.30.11  yes');
+    expect(message.evidence!.file.content).toBe('MEMBER  LEADER\n10.0.30.11  yes\n');
+    expect(message.evidence!.message.text).toMatch(
+      /^etcd before talos-cp-2: the table is in the attached etcd-before-talos-cp-2-\S+\.txt$/,
+    );
     expect(blockKitProblems(message.evidence!.message)).toEqual([]);
   });
 
@@ -684,7 +687,7 @@ describe('approval and failure messages', () => {
     );
   });
 
-  it('escapes etcd evidence that came from the cluster', () => {
+  it('keeps etcd evidence that came from the cluster out of the thread, as it is in the attached file', () => {
     // Arrange
     const op = operation({ state: 'awaiting-approval' });
 
@@ -697,7 +700,8 @@ describe('approval and failure messages', () => {
     );
 
     // Assert
-    expect(JSON.stringify(message.evidence!.message.blocks)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
+    expect(JSON.stringify(message.evidence!.message)).not.toContain('learner');
+    expect(message.evidence!.file.content).toBe('learner <none> & <!here>\n');
   });
 
   it('offers a rollback of the failed node only while one is offered', () => {
