@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHANNELS, startHarness, USERS, type Harness } from '../support/harness.ts';
-import { approveUntilDone, clickStart, requestUpgrade } from '../support/upgrade-flow.ts';
+import { approveUntilDone, auditLines, clickStart, opIdOf, requestUpgrade, type Plan } from '../support/upgrade-flow.ts';
+import { storedOperation } from '../support/stored-operation.ts';
+import { waitForSettled } from '../support/settled.ts';
 
 const TARGET = 'v1.12.11';
 const NODES = ['talos-prd-cp-1', 'talos-prd-cp-2', 'talos-prd-cp-3'];
@@ -18,6 +20,17 @@ function nodeLines(harness: Harness, rootTs: string, node: string): { ts: string
     .flatMap((m) => m.text.split('\n').map((line) => ({ ts: m.ts, line })))
     .filter(({ line }) => new RegExp(`^(⏳|✅|❌) ${node} · `).test(line));
 }
+
+/** The audit numbers the thread shows (each message as it reads now) and the number of entries the bot stored, once the operation has settled. */
+async function numbering(harness: Harness, plan: Plan): Promise<{ shown: number[]; stored: number }> {
+  const opId = opIdOf(plan.root.text);
+  await waitForSettled(harness);
+  const shown = auditLines(harness, plan).map((l) => Number(/^#(\d+) /.exec(l)![1]));
+  return { shown, stored: (await storedOperation(harness, opId)).audit.length };
+}
+
+/** 1 … n. */
+const upTo = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 
 describe('the thread holds one line per node', () => {
   it('a production Talos upgrade: one line for each control plane, edited from its progress to its result', async () => {
@@ -50,6 +63,10 @@ describe('the thread holds one line per node', () => {
           .some((m) => m.text.includes(`etcd before ${node}: the table is in the attached ${file!.filename}`)),
       ).toBe(true);
     }
+    // Every stored entry shows in the thread once, in order, numbered without gaps (docs/operating.md).
+    const { shown, stored } = await numbering(harness, plan);
+    expect(stored).toBeGreaterThan(10);
+    expect(shown).toEqual(upTo(stored));
     const thread = h.slack.thread(CHANNELS.production, plan.root.ts);
     expect(thread.filter((m) => JSON.stringify(m.blocks ?? []).includes('```')).map((m) => m.text.split('\n')[0])).toEqual([]);
   });
@@ -66,5 +83,7 @@ describe('the thread holds one line per node', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]!.line).toMatch(/^❌ talos-prd-cp-1 · talosctl upgrade of 10\.0\.30\.11 failed · (under a minute|\d+ min)$/);
     expect(nodeLines(h, plan.root.ts, 'talos-prd-cp-2')).toEqual([]);
+    const { shown, stored } = await numbering(h, plan);
+    expect(shown).toEqual(upTo(stored));
   });
 });
