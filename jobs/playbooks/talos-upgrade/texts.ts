@@ -1,6 +1,6 @@
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import { positionOf } from '../../../src/chat/approval-messages.ts';
-import { UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
+import { STAGING_REVIEW_ITEM, UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import { continuationOf } from '../../../src/ops/upgrade-continuation.ts';
 import { nodeRef, nodeWithHost, SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
@@ -15,7 +15,7 @@ export const REVIEW_ITEMS = [
   'support matrix checked (Talos ⇄ Kubernetes)',
   'Cilium compatibility checked',
   'system-extension compatibility checked',
-  'the exact target tested in staging',
+  STAGING_REVIEW_ITEM,
 ];
 
 const role = (step: Step): string => (step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker');

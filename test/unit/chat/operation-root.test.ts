@@ -250,6 +250,19 @@ describe('operationRootMessage', () => {
     for (const item of REVIEW_ITEMS) expect(allText(message)).toContain(`☐ ${item}`);
   });
 
+  it('shows the staging item its records answer as checked by the bot, and Start does not make the starter confirm it', () => {
+    // Act
+    const message = operationRootMessage(operation({ rehearsal: { stagingOp: 'op-5a6b7c8d9e' } }), talosUpgradeTexts);
+
+    // Assert
+    const text = allText(message);
+    expect(text).toContain('✓ the exact target tested in staging: checked by the bot (`op-5a6b7c8d9e` completed)');
+    expect(text).not.toContain('☐ the exact target tested in staging');
+    const start = (message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as { confirm: { text: { text: string } } }[])[0]!;
+    expect(start.confirm.text.text).toMatch(/^By starting you confirm: Talos release notes reviewed; .*compatibility checked\.$/);
+    expect(start.confirm.text.text).not.toContain('staging');
+  });
+
   it('offers no buttons once the operation runs', () => {
     // Act
     const message = operationRootMessage(
