@@ -8,7 +8,6 @@ import {
   mention,
   mentionUser,
   plainTime,
-  preformatted,
   section,
   truncate,
   type ButtonSpec,
@@ -35,10 +34,22 @@ export interface ApprovalContext {
 
 /**
  * An approval request as a playbook builds it: the card (question, facts, buttons), and the evidence
- * too long for a phone (the full etcd table), which the thread gets in its own reply before the card.
+ * too long for a phone (the full etcd table): a file attached to the thread, named by one line of the
+ * thread before the card.
  */
 export interface ApprovalRequest extends ChatMessage {
-  evidence?: { event: string; message: ChatMessage };
+  evidence?: { event: string; message: ChatMessage; file: { filename: string; title: string; content: string } };
+}
+
+/** The etcd table seen before `name`'s approval: a line in the thread, the table in the attached file. */
+function etcdEvidence(name: string, lines: readonly string[], at: string): NonNullable<ApprovalRequest['evidence']> {
+  const filename = `etcd-before-${name}-${at.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.txt`;
+  const text = `etcd before ${name}: the table is in the attached ${filename}`;
+  return {
+    event: `etcd before ${name}`,
+    message: { text, blocks: [section(escapeMrkdwn(text))] },
+    file: { filename, title: `etcd before ${name}`, content: `${lines.join('\n')}\n` },
+  };
 }
 
 /** A node as a request names it: `talos-cp-2 (10.0.30.12)`. */
@@ -246,13 +257,7 @@ export function approvalRequestMessage(
       ),
       footer(approval, `\`${escapeMrkdwn(shortImage(step.image))}\``),
     ],
-    evidence: {
-      event: `etcd before ${name}`,
-      message: {
-        text: `etcd before ${name}`,
-        blocks: [section(`*etcd before ${escapeMrkdwn(name)}*`), preformatted(ctx.etcdEvidence)],
-      },
-    },
+    evidence: etcdEvidence(name, ctx.etcdEvidence, approval.requestedAt),
   };
 }
 
@@ -288,13 +293,7 @@ export function nodeApprovalMessage(
     ],
     ...(facts.evidence.length > 0
       ? {
-          evidence: {
-            event: `etcd before ${name}`,
-            message: {
-              text: `etcd before ${name}`,
-              blocks: [section(`*etcd before ${escapeMrkdwn(name)}*`), preformatted(facts.evidence)],
-            },
-          },
+          evidence: etcdEvidence(name, facts.evidence, approval.requestedAt),
         }
       : {}),
   };

@@ -25,7 +25,7 @@ export function maintenanceRecordMarkdown(op: Operation, appendix?: string, pres
     `- Validation: ${op.validation ?? '-'}`,
     ...(op.rehearsal !== undefined
       ? [
-          `- Staging rehearsal: ${op.rehearsal.stagingOp ?? (op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}${op.override.second ? ` and ${op.override.second.by} at ${op.override.second.at}` : ', no second approver'}` : 'none in the records')}`,
+          `- Staging rehearsal: ${op.rehearsal.stagingOp !== undefined ? `${op.rehearsal.stagingOp} (checked by the bot from its records, not by a person)` : op.override ? `none in the records; overridden by ${op.override.by} at ${op.override.at}${op.override.second ? ` and ${op.override.second.by} at ${op.override.second.at}` : ', no second approver'}` : 'none in the records'}`,
         ]
       : []),
     ...outsideWindowLines(op),

@@ -1,6 +1,6 @@
 import type { Operation } from '../ops/operation.ts';
 import type { Block, ChatMessage } from '../port/chat-port.ts';
-import { rehearsalBlocks } from './rehearsal-message.ts';
+import { checkedByBot, rehearsalBlocks } from './rehearsal-message.ts';
 import { actions, context, escapeMrkdwn, fields, formatTime, header, mentionUser, plainTimes, section } from './blocks.ts';
 import { boardBlocks, outcomeLine, stepLines } from './status-board.ts';
 import { ACTION, buttonValue, PLAN_AGAIN_NONCE } from './buttons.ts';
@@ -67,7 +67,16 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
   if (op.notes.length > 0) blocks.push(context(op.notes.map((n) => escapeMrkdwn(n)).join('\n')));
   blocks.push(...rehearsalBlocks(op, presentation.rehearsal));
   if (op.state === 'planned' && op.planNonce) {
-    const confirm = review.length > 0 ? `*Confirm before starting (runbook):*\n${review.map((r) => `☐ ${r}`).join('\n')}` : '';
+    // An item the bot's records answer is shown checked by the bot: Start does not make a person vouch for it.
+    const byBot = checkedByBot(op, review);
+    const toConfirm = review.filter((r) => !byBot.some((b) => b.item === r));
+    const confirm =
+      review.length > 0
+        ? `*Confirm before starting (runbook):*\n${[
+            ...toConfirm.map((r) => `☐ ${r}`),
+            ...byBot.map((b) => `✓ ${b.item}: checked by the bot (\`${b.found}\` completed)`),
+          ].join('\n')}`
+        : '';
     const ticks = presentation.startConfirmations?.(op) ?? [];
     blocks.push(
       section(`*Gates:* ${kind.gates}\n${confirm}`.trimEnd()),
@@ -81,8 +90,8 @@ export function operationRootMessage(op: Operation, presentation: Presentation, 
           confirm: {
             title: kind.startTitle,
             text:
-              review.length > 0
-                ? `By starting you confirm: ${review.join('; ')}.`
+              toConfirm.length > 0
+                ? `By starting you confirm: ${toConfirm.join('; ')}.`
                 : `This applies the reviewed plan to ${op.cluster} exactly as shown.`,
             confirm: kind.startLabel ?? 'Start',
             deny: 'Not yet',

@@ -58,3 +58,15 @@ export const UPGRADE_REHEARSAL: RehearsalWording = {
   missing: (op) => `no staging rehearsal of ${op.target.version ?? 'its target'}`,
   overridden: (op) => `${op.target.version ?? ''} was not upgraded in staging according to the records`,
 };
+
+/** The review item a staging rehearsal in the bot's records answers, in every upgrade kind's list. */
+export const STAGING_REVIEW_ITEM = 'the exact target tested in staging';
+
+/**
+ * The review items the bot checked itself, from its records, with what it found: the staging item
+ * when the plan found the completed staging operation. No person reviewed these; Start confirms the rest.
+ */
+export function checkedByBot(op: Operation, items: readonly string[]): { item: string; found: string }[] {
+  const staging = op.rehearsal?.stagingOp;
+  return items.includes(STAGING_REVIEW_ITEM) && staging !== undefined ? [{ item: STAGING_REVIEW_ITEM, found: staging }] : [];
+}

@@ -12,5 +12,6 @@ export const REQUIRED_BOT_SCOPES: Readonly<Record<string, string>> = {
   'usergroups:read': 'operators and approvers named as user groups (S… or @handle): their members',
   'channels:read': 'channel membership in public channels (Home tab, doctor), and #channel names in the inventory',
   'groups:read': 'channel membership in private channels the bot is in, and their #channel names',
-  'users:read': 'display names in the exported maintenance records, and @handle names in the inventory',
+  'users:read':
+    'display names on approval cards (who asked, who started) and in the exported maintenance records, and @handle names in the inventory',
 };

@@ -52,14 +52,16 @@ describe('Talos upgrade on 1.13 nodes with a 1.13 client', () => {
     expect(h.sim.events.some((e) => e.kind === 'upgrade-rejected')).toBe(false);
     // Each node's progress reply was posted while it ran (before its result) and ends on the node's result.
     const harness = h;
-    const progress = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^(⏳|✅) control plane /.test(m.text));
+    const progress = harness.slack.thread(CHANNELS.production, plan.root.ts).filter((m) => /^(⏳|✅) talos-prd-cp-\d /.test(m.text));
     expect(progress).toHaveLength(3);
     for (const reply of progress) {
       const versions = harness.slack.versions(CHANNELS.production, reply.ts).map((v) => v.text);
       expect(versions[0]).toMatch(/^⏳ /);
       // Edits are paced, so which phases show depends on their speed; at least one shows while the node is worked on.
-      expect(versions.slice(0, -1).some((v) => /^⏳ .*: (budgets for the drain|talosctl upgrade|checks after)/.test(v))).toBe(true);
-      expect(versions.at(-1)).toMatch(/^✅ control plane talos-prd-cp-\d \(10\.0\.30\.1\d, host pve\d\): now v1\.13\.9 and Ready/);
+      expect(versions.slice(0, -1).some((v) => /^⏳ talos-prd-cp-\d · (budgets for the drain|talosctl upgrade|checks after)/.test(v))).toBe(
+        true,
+      );
+      expect(versions.at(-1)).toMatch(/^✅ talos-prd-cp-\d · v1\.13\.9 · Ready · etcd 3\/3 · gate ✓ · (under a minute|\d+ min)$/);
     }
   });
 

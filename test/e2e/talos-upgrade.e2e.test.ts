@@ -88,7 +88,7 @@ describe('Talos upgrade of production (three control planes)', () => {
     // The previous node's result and the etcd table go out in the reply before the request: the request holds only itself.
     const before = thread[thread.findIndex((m) => m.ts === approvals[1]!.ts) - 1]!;
     expect(before.text).toMatch(/^#\d+ upgraded: control plane talos-prd-cp-1 \(10\.0\.30\.11/m);
-    expect(before.text).toMatch(/^#\d+ etcd before talos-prd-cp-2$/m);
+    expect(before.text).toMatch(/^#\d+ etcd before talos-prd-cp-2: the table is in the attached etcd-before-talos-prd-cp-2-\S+\.txt$/m);
     expect(h.slack.versions(CHANNELS.production, approvals[1]!.ts)[0]!.text).not.toContain('upgraded:');
     expect(thread.some((m) => m.text.includes('etcd snapshot taken'))).toBe(true);
     expect(thread.some((m) => m.text.includes(`talos_version = "${TARGET}"`))).toBe(true);

@@ -1,3 +1,4 @@
+import { errorText } from '../../../src/errors.ts';
 import { shownEvidence, withApprovers, withScope, withTakeButton, type ApprovalRequest } from '../../../src/chat/approval-messages.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../../src/queue/jobs.ts';
@@ -83,6 +84,12 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
 async function postBefore(ctx: WalkContext, opId: string, evidence: ApprovalRequest['evidence']): Promise<void> {
   const { deps } = ctx;
   if (evidence !== undefined) {
+    // The table goes in a file, the thread gets the line that names it; best effort: a failed upload costs the file, not the request.
+    const op = await deps.store.get(opId);
+    if (op?.rootTs !== undefined)
+      await deps.chat
+        .upload(op.channel, op.rootTs, evidence.file)
+        .catch((error: unknown) => ctx.log.warn({ err: errorText(error) }, 'etcd evidence not attached'));
     await deps.audit.record(opId, { actor: 'bot', event: evidence.event }, evidence.message);
     return;
   }

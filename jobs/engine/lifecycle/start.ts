@@ -1,3 +1,4 @@
+import { checkedByBot } from '../../../src/chat/rehearsal-message.ts';
 import { operationRootMessage } from '../../../src/chat/operation-root.ts';
 import type { Approval, Operation } from '../../../src/ops/operation.ts';
 import { operationRefById } from '../../../src/chat/operation-link.ts';
@@ -108,14 +109,25 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
       `*${cluster.name}* is held by ${await operationRefById(deps, lock.heldBy)}; one mutating operation at a time. Nothing changed.`,
     );
   const startedAt = deps.now().toISOString();
-  const review = [...deps.policy.reviewItems(op.kind), ...confirmations.map((c) => c.record)];
+  // What the bot's records answered was checked by the bot, not by the person who started: said as such.
+  const items = deps.policy.reviewItems(op.kind);
+  const byBot = checkedByBot(op, items);
+  const review = [...items.filter((i) => !byBot.some((b) => b.item === i)), ...confirmations.map((c) => c.record)];
+  const botWords = byBot.map((b) => `${b.item} (${b.found})`);
   // The start and its entry are one write; the edited root says it started, the entry goes to the thread with the first step's reply.
   const { op: running, changed } = await deps.audit.transition(
     op.id,
     {
       actor: user,
       event: byApprovers ? 'applied' : 'started',
-      ...(review.length > 0 ? { detail: `review confirmed: ${review.join('; ')}` } : {}),
+      ...(review.length + botWords.length > 0
+        ? {
+            detail: [
+              ...(review.length > 0 ? [`review confirmed: ${review.join('; ')}`] : []),
+              ...(botWords.length > 0 ? [`checked by the bot: ${botWords.join('; ')}`] : []),
+            ].join('; '),
+          }
+        : {}),
     },
     (o) =>
       o.state === 'planned' && o.planNonce === click.nonce

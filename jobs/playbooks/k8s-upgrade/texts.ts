@@ -1,5 +1,5 @@
 import type { Presentation } from '../../../src/chat/presentation.ts';
-import { UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
+import { STAGING_REVIEW_ITEM, UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import { SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
 
@@ -7,10 +7,7 @@ import { SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
 export type K8sUpgradeStepKind = 'snapshot' | 'k8s-dry-run' | 'k8s-apply' | 'k8s-verify';
 
 /** The runbook's review items before a Kubernetes upgrade; the dry run shows deprecated APIs, the rest is for people. */
-export const K8S_REVIEW_ITEMS = [
-  'removed and deprecated APIs reviewed (the dry run also lists what it finds)',
-  'the exact target tested in staging',
-];
+export const K8S_REVIEW_ITEMS = ['removed and deprecated APIs reviewed (the dry run also lists what it finds)', STAGING_REVIEW_ITEM];
 
 /** A Kubernetes upgrade's step: `dry run: talosctl upgrade-k8s --dry-run on 10.0.30.11`. */
 export function k8sUpgradeStepLabel(step: Step): string {

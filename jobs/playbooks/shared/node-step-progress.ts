@@ -1,31 +1,55 @@
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { escapeMrkdwn, section } from '../../../src/chat/blocks.ts';
-import { talosUpgradeStepLabel as stepLabel } from '../talos-upgrade/texts.ts';
+import { nodeResultWords } from '../talos-upgrade/texts.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
+import { roughDuration } from '../../../src/time/rough-duration.ts';
 import type { OpsJobDeps } from '../../engine/job-context.ts';
 import { startProgressReply } from './progress-reply.ts';
 
 /** Minimum time between two edits of a node step's progress reply, in ms. */
 const PROGRESS_EDIT_MS = 2000;
 
-/** A node step's live progress in its own thread reply. */
+/** Characters of a stop's reason on the node's line; the whole reason is in the stop's own reply and the record. */
+const REASON_CHARS = 80;
+
+/** A node step's one line in the thread, edited in place as the node progresses. */
 export interface NodeStepProgress {
   /** The newest progress (pull, install, drain, reboot …): posted at the first, then edited. */
   show(detail: string): void;
-  /** The last state of the reply once the step has ended (`detail`: its result, when done); waits for every edit. */
+  /** The node's last line once the step has ended: its result (`detail`, when done) or why it stopped; waits for every edit. */
   close(outcome: 'done' | 'stopped', detail?: string): Promise<void>;
 }
 
-/** What the reply shows: the newest detail, and whether the step still runs. */
+/** What the line shows: the newest detail, whether the step still runs, and how long it took once it ended. */
 interface Shown {
   detail: string;
   state: 'running' | 'done' | 'stopped';
+  tookMs?: number;
 }
 
-function render(step: Step, detail: string, state: Shown['state']): ChatMessage {
-  const icon = state === 'running' ? '⏳' : state === 'done' ? '✅' : '⏹';
-  const text = `${icon} ${stepLabel(step)}: ${detail}${state === 'stopped' ? ' (the step stopped; see the reply below)' : ''}`;
+/** A reason cut to its first clause and a phone's width: the line says why, the stop's reply says everything. */
+function shortReason(reason: string): string {
+  const first = reason.split(/[;:\n]/)[0]!.trim();
+  return first.length > REASON_CHARS ? `${first.slice(0, REASON_CHARS - 1)}…` : first;
+}
+
+/**
+ * `✅ talos-prd-cp-1 · v1.12.11 · Ready · etcd 3/3 · gate ✓ · 6 min`, `⏳ talos-prd-cp-1 · installing …`,
+ * `❌ talos-prd-cp-1 · the health gate after 10.0.30.11 failed · 4 min`.
+ */
+export function nodeLine(step: Step, shown: Shown): string {
+  const name = step.nodeName ?? step.node ?? step.id;
+  const took = shown.tookMs === undefined ? [] : [roughDuration(shown.tookMs)];
+  if (shown.state === 'running') return [`⏳ ${name}`, shown.detail].join(' · ');
+  if (shown.state === 'stopped') return [`❌ ${name}`, shortReason(shown.detail), ...took].join(' · ');
+  const words = nodeResultWords({ ...step, detail: shown.detail });
+  const facts = words === shown.detail ? [shortReason(words)] : words.split(', ').map((w) => (w === 'gate passed' ? 'gate ✓' : w));
+  return [`✅ ${name}`, ...facts, ...took].join(' · ');
+}
+
+function render(step: Step, shown: Shown): ChatMessage {
+  const text = nodeLine(step, shown);
   return { text, blocks: [section(escapeMrkdwn(text))] };
 }
 
@@ -39,12 +63,14 @@ export function nodeStepProgress(
   step: Step,
   log: Logger,
 ): NodeStepProgress {
-  const key = `${op.id}-progress-${step.id}-${Date.parse(step.startedAt ?? deps.now().toISOString())}`;
+  const startedAt = Date.parse(step.startedAt ?? deps.now().toISOString());
+  const key = `${op.id}-progress-${step.id}-${startedAt}`;
+  const onError = (error: unknown): void => log.warn({ err: (error as Error).message }, 'node progress reply failed');
   const reply = startProgressReply<Shown>(deps, op, {
     key,
-    render: (shown) => render(step, shown.detail, shown.state),
+    render: (shown) => render(step, shown),
     minIntervalMs: PROGRESS_EDIT_MS,
-    onError: (error) => log.warn({ err: (error as Error).message }, 'node progress reply failed'),
+    onError,
   });
   let latest: string | undefined;
   return {
@@ -53,8 +79,11 @@ export function nodeStepProgress(
       reply.update({ detail, state: 'running' });
     },
     async close(outcome, detail) {
-      // Nothing shown, nothing posted: there is no reply to close.
-      if (latest !== undefined) await reply.finish({ detail: detail ?? latest, state: outcome });
+      // Durations on the injected clock, from the step's start (a resumed step counts from its first start).
+      const last: Shown = { detail: detail ?? latest ?? 'stopped', state: outcome, tookMs: deps.now().getTime() - startedAt };
+      // A node that showed no progress still gets its line.
+      if (latest === undefined) await reply.open(last).catch(onError);
+      await reply.finish(last);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { errorText } from '../../../src/errors.ts';
 import { approvalRequestMessage } from '../../../src/chat/approval-messages.ts';
 import { REHEARSED_ITEM, talosUpgradeStepLabel as stepLabel, talosUpgradeTexts } from './texts.ts';
 import { allNodes } from '../../../src/config/inventory.ts';
@@ -34,7 +35,7 @@ export function isReinstall(op: Operation): boolean {
 async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Promise<StepResult> {
   const { deps } = ctx;
   const log = ctx.log.child({ node: step.node });
-  // talosctl's progress (pull, install, drain, reboot) in a reply of its own while the node upgrades.
+  // The node's one line in the thread: talosctl's progress (pull, install, drain, reboot) while it upgrades, then its result.
   const live = nodeStepProgress(deps, op, step, log);
   const run = (): ReturnType<typeof upgradeNode> =>
     upgradeNode({
@@ -72,7 +73,7 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
   try {
     measured = await measureWaits(run);
   } catch (error) {
-    await live.close('stopped');
+    await live.close('stopped', errorText(error));
     throw error;
   }
   const outcome = measured.result;

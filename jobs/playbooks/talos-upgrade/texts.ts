@@ -1,6 +1,6 @@
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import { positionOf } from '../../../src/chat/approval-messages.ts';
-import { UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
+import { STAGING_REVIEW_ITEM, UPGRADE_REHEARSAL } from '../../../src/chat/rehearsal-message.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import { continuationOf } from '../../../src/ops/upgrade-continuation.ts';
 import { nodeRef, nodeWithHost, SNAPSHOT_LABEL, snapshotNote } from '../shared/step-texts.ts';
@@ -10,7 +10,7 @@ import { shortHashes } from '../../../src/chat/short-hashes.ts';
 export type TalosUpgradeStepKind = 'snapshot' | 'upgrade-worker' | 'upgrade-control-plane' | 'verify';
 
 /** The review item the bot's records can answer: its guided form ticks it when the only target offered was upgraded on staging. */
-export const REHEARSED_ITEM = 'the exact target tested in staging';
+export const REHEARSED_ITEM = STAGING_REVIEW_ITEM;
 
 /** The runbook's review items the starter confirms (Upgrade Talos 1–2); the bot cannot check them itself. */
 export const REVIEW_ITEMS = [
@@ -18,7 +18,7 @@ export const REVIEW_ITEMS = [
   'support matrix checked (Talos ⇄ Kubernetes)',
   'Cilium compatibility checked',
   'system-extension compatibility checked',
-  REHEARSED_ITEM,
+  STAGING_REVIEW_ITEM,
 ];
 
 const role = (step: Step): string => (step.kind === 'upgrade-control-plane' ? 'control plane' : 'worker');

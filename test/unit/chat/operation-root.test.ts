@@ -250,6 +250,19 @@ describe('operationRootMessage', () => {
     for (const item of REVIEW_ITEMS) expect(allText(message)).toContain(`☐ ${item}`);
   });
 
+  it('shows the staging item its records answer as checked by the bot, and Start does not make the starter confirm it', () => {
+    // Act
+    const message = operationRootMessage(operation({ rehearsal: { stagingOp: 'op-5a6b7c8d9e' } }), talosUpgradeTexts);
+
+    // Assert
+    const text = allText(message);
+    expect(text).toContain('✓ the exact target tested in staging: checked by the bot (`op-5a6b7c8d9e` completed)');
+    expect(text).not.toContain('☐ the exact target tested in staging');
+    const start = (message.blocks!.find((b) => b['type'] === 'actions')!['elements'] as { confirm: { text: { text: string } } }[])[0]!;
+    expect(start.confirm.text.text).toMatch(/^By starting you confirm: Talos release notes reviewed; .*compatibility checked\.$/);
+    expect(start.confirm.text.text).not.toContain('staging');
+  });
+
   it('offers no buttons once the operation runs', () => {
     // Act
     const message = operationRootMessage(
@@ -437,7 +450,7 @@ describe('approval and failure messages', () => {
     expect(blockKitProblems(message)).toEqual([]);
   });
 
-  it('puts the full etcd table in its own reply, not on the card', () => {
+  it('puts the full etcd table in the attached file, not on the card', () => {
     // Arrange
     const op = secondOfThree();
 
@@ -452,7 +465,10 @@ describe('approval and failure messages', () => {
     // Assert
     expect(allText(message)).not.toContain('MEMBER  LEADER');
     expect(message.evidence!.event).toBe('etcd before talos-cp-2');
-    expect(JSON.stringify(message.evidence!.message.blocks)).toContain('MEMBER  LEADER\\n10.0.30.11  yes');
+    expect(message.evidence!.file.content).toBe('MEMBER  LEADER\n10.0.30.11  yes\n');
+    expect(message.evidence!.message.text).toMatch(
+      /^etcd before talos-cp-2: the table is in the attached etcd-before-talos-cp-2-\S+\.txt$/,
+    );
     expect(blockKitProblems(message.evidence!.message)).toEqual([]);
   });
 
@@ -684,7 +700,7 @@ describe('approval and failure messages', () => {
     );
   });
 
-  it('escapes etcd evidence that came from the cluster', () => {
+  it('keeps etcd evidence that came from the cluster out of the thread, as it is in the attached file', () => {
     // Arrange
     const op = operation({ state: 'awaiting-approval' });
 
@@ -697,7 +713,8 @@ describe('approval and failure messages', () => {
     );
 
     // Assert
-    expect(JSON.stringify(message.evidence!.message.blocks)).toContain('learner &lt;none&gt; &amp; &lt;!here&gt;');
+    expect(JSON.stringify(message.evidence!.message)).not.toContain('learner');
+    expect(message.evidence!.file.content).toBe('learner <none> & <!here>\n');
   });
 
   it('offers a rollback of the failed node only while one is offered', () => {
