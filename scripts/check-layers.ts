@@ -179,6 +179,49 @@ function folderCycles(edges: Edge[]): string[] {
   });
 }
 
+/** The playbooks' folder: each folder in it is one playbook, a peer of the others, but `shared/`, which they all may use. */
+const PLAYBOOKS = 'jobs/playbooks';
+const SHARED = `${PLAYBOOKS}/shared`;
+/** The registry: the one file that imports every playbook. */
+const REGISTRY = `${PLAYBOOKS}/index.ts`;
+
+/** The folder of jobs/playbooks a path lies in (`jobs/playbooks/<kind>` or `jobs/playbooks/shared`); none for a file directly in it. */
+function playbookFolder(path: string): string | undefined {
+  if (!path.startsWith(`${PLAYBOOKS}/`)) return undefined;
+  const rest = path.slice(PLAYBOOKS.length + 1);
+  return rest.includes('/') ? `${PLAYBOOKS}/${rest.slice(0, rest.indexOf('/'))}` : undefined;
+}
+
+/** Why a file of jobs/playbooks may not import `to`; none when it may. */
+function peerRefusal(from: string, to: string): string | undefined {
+  const fromFolder = playbookFolder(from);
+  const toFolder = playbookFolder(to);
+  const toPlaybook = toFolder !== undefined && toFolder !== SHARED;
+  if (from === REGISTRY) return undefined;
+  if (fromFolder === SHARED)
+    return toPlaybook || to === REGISTRY
+      ? `${SHARED}/ imports no playbook: move what it needs into ${SHARED}/ as well, or take it as an argument`
+      : undefined;
+  if (fromFolder === undefined)
+    return toPlaybook ? `only ${REGISTRY}, the registry, imports the playbooks: import the registry` : undefined;
+  return to === REGISTRY || (toPlaybook && toFolder !== fromFolder)
+    ? `a playbook imports only its own folder, ${SHARED}/ and the layers below: move what both use to ${SHARED}/`
+    : undefined;
+}
+
+/**
+ * Playbooks are peers: a file of jobs/playbooks/<kind>/ imports its own folder, jobs/playbooks/shared/
+ * and the layers below, never another playbook nor the registry; shared/ imports no playbook; and
+ * the registry is the one file of jobs/playbooks that imports the playbooks. What two playbooks both
+ * need lives in shared/. One line for each import that breaks it.
+ */
+function peerImports(edges: Edge[]): string[] {
+  return edges.flatMap((e) => {
+    const why = e.from.startsWith(`${PLAYBOOKS}/`) ? peerRefusal(e.from, e.to) : undefined;
+    return why === undefined ? [] : [`playbook import: ${e.from} imports ${e.to}: ${why}`];
+  });
+}
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 /** An oxlint override: the files it applies to, and their rules. */
 export type Override = { files: string[]; rules: Record<string, Json> };
@@ -281,6 +324,7 @@ export function checkLayers({ root, allowed, lintConfig }: LayerCheck): string[]
     }
   }
   problems.push(...folderCycles(edges.filter((e) => !isAllowed(e))));
+  problems.push(...peerImports(edges));
   if (lintConfig !== undefined) {
     const config = JSON.parse(readFileSync(lintConfig, 'utf8')) as { rules: Record<string, Json>; overrides?: Override[] };
     if (JSON.stringify(withLayerOverrides(config, allowed)) !== JSON.stringify(config)) {

@@ -3,7 +3,7 @@ import { WALKING } from '../../../src/ops/state-machine.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
-import { operationSnapshot } from '../snapshot/snapshot-step.ts';
+import { operationSnapshot } from '../shared/snapshot-step.ts';
 import { restoreData } from './data.ts';
 
 /**

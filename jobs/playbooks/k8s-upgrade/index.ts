@@ -30,7 +30,7 @@ import { probeSignals, StepFailure } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
-import { snapshotStep } from '../snapshot/snapshot-step.ts';
+import { snapshotStep } from '../shared/snapshot-step.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 import { talosctlFor } from '../../engine/talosctl-client.ts';

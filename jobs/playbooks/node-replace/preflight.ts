@@ -9,7 +9,7 @@ import type { Playbook } from '../../engine/playbook.ts';
 import { talosctlFor } from '../../engine/talosctl-client.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { roleOf, withEndpoints } from '../shared/node-target.ts';
-import { planTree } from '../terraform-apply/index.ts';
+import { planTree } from '../shared/plan-tree.ts';
 import { WORKER_DELETE_NODE, type NodeReplaceData } from './data.ts';
 import { lookUpMember } from './etcd-member.ts';
 import { replaceTargets, planReplacement } from './replace-targets.ts';

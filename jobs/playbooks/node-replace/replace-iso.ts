@@ -4,7 +4,7 @@ import { declaredInState } from '../../../src/tofu/declared-versions.ts';
 import type { PlanReview } from '../../../src/tofu/parse-plan.ts';
 import type { WalkContext } from '../../engine/playbook.ts';
 import { probeSignal } from '../../engine/walk.ts';
-import { isoRefusal, planIso } from '../terraform-apply/iso.ts';
+import { isoRefusal, planIso } from '../shared/boot-iso.ts';
 
 /**
  * The boot ISO the new VM of a reviewed replace plan boots: the same download and full sha256 a Terraform

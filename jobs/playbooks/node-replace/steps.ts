@@ -9,10 +9,13 @@ import { assertPlanSpace, DEFAULT_PLAN_SPACE_BYTES } from '../../../src/tofu/pla
 import { StepFailure } from '../../engine/job-context.ts';
 import type { PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { patchStep, probeSignal } from '../../engine/walk.ts';
-import { attachPlanText, planDirOf, planTree, watchJoin } from '../terraform-apply/index.ts';
+import { watchJoin } from '../shared/node-join.ts';
+import { planDirOf } from '../shared/plan-dir.ts';
+import { attachPlanText } from '../shared/plan-text.ts';
+import { planTree } from '../shared/plan-tree.ts';
 import { replaceData, type NodeReplaceData } from './data.ts';
 import { lookUpMember, type MemberLookup } from './etcd-member.ts';
-import { checkNewNodeImage } from './new-node-image.ts';
+import { checkNewNodeImage } from '../shared/new-node-image.ts';
 import { assertStillFailed } from './observe-node.ts';
 import { planReplacement, replaceTargets } from './replace-targets.ts';
 import { replaceIso } from './replace-iso.ts';

@@ -4,7 +4,7 @@ import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { Block } from '../../../src/port/chat-port.ts';
 import { nodeRef, nodeTitle, SNAPSHOT_LABEL } from '../shared/step-texts.ts';
 import { replaceData, WORKER_DELETE_NODE } from './data.ts';
-import { isoConfirmationsOf } from '../terraform-apply/texts.ts';
+import { isoConfirmationsOf } from '../shared/boot-iso-texts.ts';
 
 /** The steps of a replacement: snapshot, member out, Node out, the reviewed replace plan, its apply, the join, the gate. */
 export type NodeReplaceStepKind =

@@ -6,7 +6,7 @@ import { StepFailure } from '../../engine/job-context.ts';
 import type { Playbook } from '../../engine/playbook.ts';
 import { snapshotCommand } from './command.ts';
 import { snapshotTexts } from './texts.ts';
-import { operationSnapshot } from './snapshot-step.ts';
+import { operationSnapshot } from '../shared/snapshot-step.ts';
 
 /** Its one step: the snapshot taken, copied off-cluster and verified. */
 const STEPS: readonly Step[] = [{ id: 'snapshot', kind: 'snapshot', status: 'pending' }];

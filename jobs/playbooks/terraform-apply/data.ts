@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { FollowUpOf, TerraformPlan, type Operation } from '../../../src/ops/operation.ts';
+import { FollowUpOf, type Operation } from '../../../src/ops/operation.ts';
+import { PlanData } from '../shared/plan-data.ts';
 
-/** A Terraform change's own fields on its operation (`op.data`). */
-export const TerraformApplyData = z.object({
-  /** The reviewed plan, what it changes, and how it relates to earlier operations. */
-  terraform: TerraformPlan.optional(),
+/** A Terraform change's own fields on its operation (`op.data`), beside the reviewed plan every apply keeps. */
+export const TerraformApplyData = PlanData.extend({
   /** The completed upgrades whose declared version this change brings in line: it is their Terraform follow-up. */
   followUpOf: FollowUpOf.optional(),
   /** The operation that planned this change again after its refusal or failure. */

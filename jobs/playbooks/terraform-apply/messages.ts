@@ -1,18 +1,15 @@
 import { declaredNodes, type ClusterConfig } from '../../../src/config/inventory.ts';
 import { inventoryLinesFor, type JoinedNode } from '../../../src/config/inventory-lines.ts';
 import { terraformData } from './data.ts';
-import { isoBlocks } from './texts.ts';
+import { isoBlocks } from '../shared/boot-iso-texts.ts';
 import { startConfirmBlock } from '../../../src/chat/operation-root.ts';
-import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
-import { approvalNotification, approvalQuestion, approveOrStopButtons, WHILE_WAITING } from '../../../src/chat/approval-messages.ts';
+import type { Operation } from '../../../src/ops/operation.ts';
 import type { Presentation } from '../../../src/chat/presentation.ts';
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import {
   actions,
   context,
   escapeMrkdwn,
-  fields,
-  formatDuration,
   formatTime,
   mention,
   mentionUser,
@@ -20,40 +17,7 @@ import {
   preformatted,
   section,
 } from '../../../src/chat/blocks.ts';
-import { shortHashes } from '../../../src/chat/short-hashes.ts';
 import { ACTION, buttonValue } from '../../../src/chat/buttons.ts';
-
-/** Lines of `tofu apply` output shown in the thread; the full log is attached. */
-export const APPLY_TAIL_LINES = 15;
-
-export interface ApplyProgress {
-  cluster: string;
-  outcome: 'running' | 'done' | 'failed';
-  lines: string[];
-  elapsedMs: number;
-  /** `Apply complete! Resources: …`, once tofu printed it. */
-  summary?: string;
-}
-
-/** The one thread message `tofu apply` reports in, edited as it goes: the newest lines, trimmed. */
-export function applyProgressMessage(progress: ApplyProgress): ChatMessage {
-  const head =
-    progress.outcome === 'running'
-      ? `⏳ *tofu apply* of the reviewed plan on ${escapeMrkdwn(progress.cluster)} is running (${formatDuration(progress.elapsedMs)})`
-      : progress.outcome === 'done'
-        ? `✅ *tofu apply* finished on ${escapeMrkdwn(progress.cluster)} in ${formatDuration(progress.elapsedMs)}${progress.summary ? `: ${escapeMrkdwn(progress.summary)}` : ''}`
-        : `❌ *tofu apply* failed on ${escapeMrkdwn(progress.cluster)} after ${formatDuration(progress.elapsedMs)}; nothing is reverted automatically`;
-  // Full hashes (schematic ids in the outputs) stay in the attached log.
-  const tail = progress.lines.slice(-APPLY_TAIL_LINES).map(shortHashes);
-  const trimmed =
-    progress.lines.length > tail.length
-      ? `Last ${tail.length} of ${progress.lines.length} lines; the full log is attached when it ends.`
-      : undefined;
-  const blocks = [section(head)];
-  if (tail.length > 0) blocks.push(preformatted(tail));
-  if (trimmed !== undefined) blocks.push(context(trimmed));
-  return { text: head, blocks };
-}
 
 /** After a Terraform change: the promotion, and the inventory entries new nodes need. */
 export function terraformFollowUpMessage(
@@ -183,42 +147,4 @@ export function applyPagedOutcome(op: Operation): ChatMessage | undefined {
   const outcome = applyOutcomeLine(op);
   if (outcome === undefined) return undefined;
   return { text: plainTimes(outcome), blocks: [section(`*${outcome}*`), context(planLines(op))] };
-}
-
-/**
- * The question before the apply once the Apply that started the change no longer holds (a failure or a
- * Retry spent it, or it waited too long): the same reviewed plan, applied only on a fresh approver's word.
- */
-export function applyAgainRequest(op: Operation, approval: Approval, presentation: Presentation, step: Step): ChatMessage {
-  const tf = terraformData(op).terraform;
-  const text = approvalNotification(op, step, approval, presentation);
-  // What the approver ticks (a replacement's boot ISO against the bot's sha256) sits above the buttons, with what it confirms.
-  const ticks = presentation.approvalConfirmations?.(op, step) ?? [];
-  const confirm = ticks.length > 0 ? [...isoBlocks(tf?.iso, 'Approve'), startConfirmBlock(op.id, approval.nonce, ticks)] : [];
-  const earlier = op.approvals.filter((a) => a.step === approval.step && a.state === 'spent' && a.by !== undefined).at(-1);
-  const why = earlier
-    ? `The Apply by ${mentionUser(earlier.by!)} at ${formatTime(earlier.at ?? earlier.requestedAt)} no longer holds: a failure or a Retry came after it, or it waited too long. Nothing was applied since.`
-    : 'Nothing was applied yet.';
-  return {
-    text,
-    blocks: [
-      section(`*${escapeMrkdwn(approvalQuestion(op, step, presentation))}*`),
-      { ...section(why), block_id: WHILE_WAITING },
-      fields([
-        ['Terraform commit', tf?.commit ? `\`${tf.commit.slice(0, 12)}\`` : '?'],
-        ['Plan', `${escapeMrkdwn(tf?.summary ?? '?')}${tf?.planSha256 ? ` · sha256 \`${tf.planSha256.slice(0, 12)}…\`` : ''}`],
-        ['Snapshot', op.snapshot ? `\`${op.snapshot.id}\`` : 'none yet'],
-        ['Expires', formatTime(approval.expiresAt)],
-      ]),
-      ...confirm,
-      approveOrStopButtons(op, approval, step, presentation, {
-        title: 'Apply the reviewed plan?',
-        text: escapeMrkdwn(
-          `tofu apply of exactly the reviewed plan file on ${op.cluster}; the plan is checked against its hash and commit first.`,
-        ),
-        confirm: 'Approve',
-        deny: 'Not yet',
-      }),
-    ],
-  };
 }

@@ -4,8 +4,9 @@ import type { Block } from '../../../src/port/chat-port.ts';
 import { operationRef } from '../../../src/chat/operation-link.ts';
 import type { Presentation, RehearsalWording, StartConfirmation } from '../../../src/chat/presentation.ts';
 import { overriddenBy, overrideButton } from '../../../src/chat/rehearsal-message.ts';
-import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
-import { ISO_TICK_TEXT, isoTickValue } from './iso.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
+import { isoBlocks, isoConfirmationsOf } from '../shared/boot-iso-texts.ts';
+import { planFileName } from '../shared/plan-text.ts';
 import { SNAPSHOT_LABEL } from '../shared/step-texts.ts';
 import { terraformData } from './data.ts';
 import { NO_CHANGES } from '../../../src/rules/terraform-change.ts';
@@ -16,11 +17,6 @@ export type TerraformApplyStepKind = 'snapshot' | 'tofu-apply' | 'node-join' | '
 /** Diff lines shown in the plan message, and their characters (a section holds 3000); the whole plan is attached in the thread. */
 const LISTED_LINES = 30;
 const LISTED_CHARS = 2600;
-
-/** The file the whole plan text goes to (`tofu show`, sensitive values hidden), attached in the operation's thread. */
-export function planFileName(opId: string): string {
-  return `${opId}-tofu-plan.txt`;
-}
 
 /** The head of the diff that fits one message: whole lines, at most `LISTED_LINES` and `LISTED_CHARS`. */
 function diffHead(listing: readonly string[]): string[] {
@@ -65,35 +61,9 @@ function terraformDetails(op: Operation): Block[] {
   return blocks;
 }
 
-/** The boot ISO the plan relies on: its URL and the full sha256 a person compares with the uploaded file, never shortened. */
-export function isoBlocks(iso: TerraformPlan['iso'], verb = 'Apply'): Block[] {
-  if (iso === undefined) return [];
-  const head = `*Boot ISO* (the plan relies on it: ${escapeMrkdwn(iso.because)})`;
-  if (iso.sha256 === undefined)
-    return [section(`${head}\n${escapeMrkdwn(iso.url)}\n⚠️ No sha256: ${escapeMrkdwn(iso.error ?? 'the download failed')}`)];
-  const size = iso.bytes === undefined ? '' : ` (${iso.bytes} bytes, downloaded by the bot)`;
-  return [
-    section(
-      `${head}\n${escapeMrkdwn(iso.url)}\nsha256${size}:\n\`${iso.sha256}\`\nBefore ${verb}, compare it with the sha256 of \`${iso.file}\` on the Proxmox storage, and tick the box below.`,
-    ),
-  ];
-}
-
 /** The approver's tick that the uploaded ISO is the one the bot hashed, offered while the plan has its sha256. */
 function isoConfirmations(op: Operation): StartConfirmation[] {
   return isoConfirmationsOf(terraformData(op).terraform?.iso);
-}
-
-/** The tick for a plan's boot ISO, bound to its full sha256; none while the plan relies on no ISO or has no sha256. */
-export function isoConfirmationsOf(iso: TerraformPlan['iso']): StartConfirmation[] {
-  if (iso?.sha256 === undefined) return [];
-  return [
-    {
-      value: isoTickValue(iso.sha256),
-      text: ISO_TICK_TEXT,
-      record: `the ISO at ${iso.file} matches sha256 ${iso.sha256} (${iso.url})`,
-    },
-  ];
 }
 
 /** A Terraform change that was refused, stopped or expired offers a fresh plan, once. */

@@ -39,6 +39,18 @@ const CLEAN = {
   'src/main.ts': "import './config/inventory.ts';\nimport { load } from '../handlers/upgrade.ts';\nvoid load;\n",
 };
 
+/** Two playbooks that share a step through shared/, each with its own texts, and the registry that gathers them. */
+const PEERS = {
+  'jobs/playbooks/shared/snapshot-step.ts': "import { blocks } from '../../engine/walk.ts';\nexport const snapshotStep = blocks;\n",
+  'jobs/playbooks/talos-upgrade/texts.ts': 'export const label = 1;\n',
+  'jobs/playbooks/talos-upgrade/index.ts':
+    "import { label } from './texts.ts';\nimport { snapshotStep } from '../shared/snapshot-step.ts';\nexport const upgrade = [label, snapshotStep];\n",
+  'jobs/playbooks/node-replace/index.ts':
+    "import { snapshotStep } from '../shared/snapshot-step.ts';\nexport const replace = snapshotStep;\n",
+  'jobs/playbooks/index.ts':
+    "import { upgrade } from './talos-upgrade/index.ts';\nimport { replace } from './node-replace/index.ts';\nexport const playbooks = [upgrade, replace];\n",
+};
+
 describe('checkLayers', () => {
   it('passes a tree whose imports all run down the layers', () => {
     // Arrange
@@ -106,6 +118,44 @@ describe('checkLayers', () => {
     expect(problems).toEqual([
       'allowed import src/rules/window.ts → src/config/inventory.ts no longer runs up the layers or closes a folder cycle: remove it from ALLOWED',
     ]);
+  });
+
+  it('passes playbooks that import only their own folder, shared/ and the layers below, gathered by the registry', () => {
+    // Arrange
+    tree({ ...CLEAN, ...PEERS });
+
+    // Act
+    const problems = checkLayers({ root, allowed: [] });
+
+    // Assert
+    expect(problems).toEqual([]);
+  });
+
+  it('fails a playbook that imports another, shared/ that imports a playbook, and any file but the registry that gathers them', () => {
+    // Arrange: the replacement borrows the upgrade's texts, shared/ the upgrade's label, a second registry the playbooks,
+    // and the upgrade reaches back into the registry.
+    tree({
+      ...CLEAN,
+      ...PEERS,
+      'jobs/playbooks/node-replace/texts.ts': "import { label } from '../talos-upgrade/texts.ts';\nexport const texts = label;\n",
+      'jobs/playbooks/shared/progress.ts': "import { label } from '../talos-upgrade/texts.ts';\nexport const progress = label;\n",
+      'jobs/playbooks/kinds.ts': "export { replace } from './node-replace/index.ts';\n",
+      'jobs/playbooks/talos-upgrade/others.ts': "import { playbooks } from '../index.ts';\nexport const others = playbooks;\n",
+    });
+
+    // Act
+    const problems = checkLayers({ root, allowed: [] });
+
+    // Assert
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'playbook import: jobs/playbooks/kinds.ts imports jobs/playbooks/node-replace/index.ts: only jobs/playbooks/index.ts, the registry, imports the playbooks: import the registry',
+        'playbook import: jobs/playbooks/node-replace/texts.ts imports jobs/playbooks/talos-upgrade/texts.ts: a playbook imports only its own folder, jobs/playbooks/shared/ and the layers below: move what both use to jobs/playbooks/shared/',
+        'playbook import: jobs/playbooks/shared/progress.ts imports jobs/playbooks/talos-upgrade/texts.ts: jobs/playbooks/shared/ imports no playbook: move what it needs into jobs/playbooks/shared/ as well, or take it as an argument',
+        'playbook import: jobs/playbooks/talos-upgrade/others.ts imports jobs/playbooks/index.ts: a playbook imports only its own folder, jobs/playbooks/shared/ and the layers below: move what both use to jobs/playbooks/shared/',
+      ]),
+    );
+    expect(problems).toHaveLength(4);
   });
 
   it('fails a file that belongs to no layer', () => {

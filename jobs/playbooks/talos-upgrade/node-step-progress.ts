@@ -1,11 +1,11 @@
 import type { ChatMessage } from '../../../src/port/chat-port.ts';
 import { escapeMrkdwn, section } from '../../../src/chat/blocks.ts';
-import { nodeResultWords } from '../talos-upgrade/texts.ts';
+import { nodeResultWords } from './texts.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import { roughDuration } from '../../../src/time/rough-duration.ts';
 import type { OpsJobDeps } from '../../engine/job-context.ts';
-import { startProgressReply } from './progress-reply.ts';
+import { startProgressReply } from '../shared/progress-reply.ts';
 
 /** Minimum time between two edits of a node step's progress reply, in ms. */
 const PROGRESS_EDIT_MS = 2000;

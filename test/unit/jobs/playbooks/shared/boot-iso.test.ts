@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { isoReasons, isoRefusal, planIso } from '../../../../../jobs/playbooks/terraform-apply/iso.ts';
+import { isoReasons, isoRefusal, planIso } from '../../../../../jobs/playbooks/shared/boot-iso.ts';
 import type { ClusterConfig } from '../../../../../src/config/inventory.ts';
 import type { TerraformOutputs } from '../../../../../src/cluster/terraform-outputs.ts';
 import { createImageFactory, type ImageFactory } from '../../../../../src/talos/image-factory.ts';

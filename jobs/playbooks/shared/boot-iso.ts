@@ -6,7 +6,7 @@ import { vmKeys } from '../../../src/tofu/parse-plan.ts';
 import type { ImageFactory } from '../../../src/talos/image-factory.ts';
 import type { TerraformOutputs } from '../../../src/cluster/terraform-outputs.ts';
 import { errorText } from '../../../src/chat/error-text.ts';
-import { ISO_FILE } from '../node-replace/new-node-image.ts';
+import { ISO_FILE } from './new-node-image.ts';
 
 export type PlanIso = NonNullable<TerraformPlan['iso']>;
 

@@ -4,7 +4,7 @@ import { declaredPlanRules } from '../../../src/rules/declared-versions.ts';
 import { judgeDeclared, type VersionJudgement } from '../../../src/health/rules/declared-judgement.ts';
 import type { DeclaredVersions } from '../../../src/tofu/declared-versions.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { terraformData } from './data.ts';
+import { planData } from './plan-data.ts';
 
 /** How the versions a plan declares compare with what every node of the job's (observed) cluster runs now. */
 export async function judgeDeclaredNow(
@@ -22,7 +22,7 @@ export async function judgeDeclaredNow(
  * plan whose declared versions were not read (its plan already said which rule is off).
  */
 export async function declaredAtApply(session: ClusterSession, op: Operation, signal: AbortSignal): Promise<string[]> {
-  const terraform = terraformData(op).terraform;
+  const terraform = planData(op).terraform;
   if (terraform?.declared === undefined) return [];
   return declaredPlanRules(await judgeDeclaredNow(session, terraform.declared, signal), terraform.declaredMoves ?? {}).refusals;
 }
