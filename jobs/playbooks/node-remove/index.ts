@@ -21,7 +21,7 @@ import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { clusterWithout, nodeSteps, nodePreflight, roleOf, withEndpoints } from '../shared/node-target.ts';
 import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { probeSignal, walkGate } from '../../engine/walk.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 
 /** The quorum arithmetic of removing `node` now; for a worker, which is no etcd member, the quorum etcd holds now. */
@@ -104,7 +104,7 @@ export async function reset(ctx: WalkContext, op: Operation, step: Step): Promis
     const gate = await walkGate(ctx, ctx.cluster, { drainNodes: [node], baseline: { baseline: op.baseline, nodes: [] } });
     if (!gate.passed) throw new StepFailure(`the health gate failed before the reset of ${node}; nothing was reset`, gate.stopReasons);
     detail = `checked when approved: etcd ${quorum.summary}; health gate passed (${gate.checks.length} checks${alreadyFailingNote(gate)}); then ${detail}`;
-    await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
+    await ctx.record({ step: { id: step.id, issuedAt: ctx.deps.now().toISOString() } });
     const lines: string[] = [];
     try {
       await ctx.talosctl.run(['reset', '--graceful', '--reboot=false'], [node], {

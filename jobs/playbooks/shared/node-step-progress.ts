@@ -3,7 +3,7 @@ import { escapeMrkdwn, section } from '../../../src/chat/blocks.ts';
 import { talosUpgradeStepLabel as stepLabel } from '../talos-upgrade/texts.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
-import type { OpsJobDeps } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import { startProgressReply } from './progress-reply.ts';
 
 /** Minimum time between two edits of a node step's progress reply, in ms. */
@@ -34,7 +34,7 @@ function render(step: Step, detail: string, state: Shown['state']): ChatMessage 
  * never posts a second one. Best effort: a failed post or edit is logged, never fails the upgrade.
  */
 export function nodeStepProgress(
-  deps: OpsJobDeps,
+  deps: PlaybookDeps,
   op: { id: string; channel: string; rootTs: string },
   step: Step,
   log: Logger,

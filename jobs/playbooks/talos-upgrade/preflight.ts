@@ -10,7 +10,8 @@ import { checkTalosUpgradePath } from '../../../src/rules/versions.ts';
 import { minorOf, supportFor, supportTable, talosSupportsKubernetes, unknownMinorRefusal } from '../../../src/talos/compatibility.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView } from '../../../src/talos/observe.ts';
 import { heldByRefusal } from '../../engine/held-by.ts';
-import { probeSignals, type OpsJobDeps } from '../../engine/job-context.ts';
+import { probeSignals } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import type { Playbook } from '../../engine/playbook.ts';
 import { prefetchTalosctl, talosctlFor } from '../../engine/talosctl-client.ts';
 import { hasOtherEndpoint } from '../shared/node-endpoints.ts';
@@ -19,7 +20,7 @@ import { talosStagingRehearsal } from './staging-rehearsal.ts';
 import { deriveInstallerImages, imageChanges, type InstallerImages } from './installer-images.ts';
 
 /** The bot's record of the node classes; entries that do not parse are logged and left out. */
-export async function recordedClasses(deps: OpsJobDeps, cluster: ClusterConfig): Promise<RecordedNodeClasses> {
+export async function recordedClasses(deps: PlaybookDeps, cluster: ClusterConfig): Promise<RecordedNodeClasses> {
   const recorded = await deps.nodeClasses.read(cluster.name);
   if (recorded.ignored.length > 0)
     deps.logger.warn({ cluster: cluster.name, nodes: recorded.ignored }, "ignored node class records that are not the bot's");
@@ -38,7 +39,7 @@ function nodeClassNote(images: InstallerImages): string {
 }
 
 /** What the plan says about a cluster whose only control plane reboots: talosctl has no other endpoint. */
-function singleControlPlaneNote(deps: OpsJobDeps, cluster: ClusterConfig): string | undefined {
+function singleControlPlaneNote(deps: PlaybookDeps, cluster: ClusterConfig): string | undefined {
   const [only] = cluster.controlPlanes;
   if (only === undefined || hasOtherEndpoint(cluster, only)) return undefined;
   const seconds = (ms: number): number => Math.round(ms / 1000);
@@ -62,7 +63,7 @@ function clientVersionHint(views: Map<string, KubeNodeView>, target: string): st
 }
 
 /** The newest earlier upgrade to `target` whose step upgraded each node, from the bot's records. */
-async function earlierUpgrades(deps: OpsJobDeps, op: Operation, target: string): Promise<Map<string, string>> {
+async function earlierUpgrades(deps: PlaybookDeps, op: Operation, target: string): Promise<Map<string, string>> {
   const history = await deps.store.listForCluster(op.cluster, 500);
   const byNode = new Map<string, string>();
   for (const earlier of history) {

@@ -25,9 +25,10 @@ import { showPlanJson } from '../../../src/tofu/show-plan.ts';
 import { fileSha256, runPlan } from '../../../src/tofu/run-plan.ts';
 import { assertPlanSpace, DEFAULT_PLAN_SPACE_BYTES, planSpaceUsage, PlanSpaceFull } from '../../../src/tofu/plan-space.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
-import { probeSignals, StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { probeSignals, StepFailure } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { probeSignal, walkGate } from '../../engine/walk.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
@@ -36,7 +37,7 @@ import { terraformApplyTexts } from './texts.ts';
 import { isoRefusal, planIso } from './iso.ts';
 import { checkNewNodeImage } from '../node-replace/new-node-image.ts';
 import { terraformData, TerraformApplyData } from './data.ts';
-import { followUpsOf, linkFollowUp } from './follow-up-link.ts';
+import { followUpsOf } from './follow-up-link.ts';
 
 /** At most one edit of the apply's progress message per this many ms. */
 const PROGRESS_EDIT_MS = 2000;
@@ -45,7 +46,7 @@ const HOSTNAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 
 /** The private directory that keeps an operation's reviewed plan until its Apply. */
-export function planDirOf(deps: Pick<OpsJobDeps, 'planDir'>, opId: string): string {
+export function planDirOf(deps: Pick<PlaybookDeps, 'planDir'>, opId: string): string {
   return join(deps.planDir, opId);
 }
 
@@ -78,7 +79,7 @@ async function etcdSettled(
 }
 
 /** The bot's copy of a cluster's `terraformRepo`; a cluster without one has its checkout on a volume. */
-function repoOf(deps: Pick<OpsJobDeps, 'repo'>, cluster: ClusterConfig): NonNullable<OpsJobDeps['repo']> {
+function repoOf(deps: Pick<PlaybookDeps, 'repo'>, cluster: ClusterConfig): NonNullable<PlaybookDeps['repo']> {
   if (deps.repo === undefined)
     throw new StepFailure(`${cluster.name} names a terraformRepo, but this bot fetches none; nothing was applied.`);
   return deps.repo;
@@ -89,7 +90,7 @@ function repoOf(deps: Pick<OpsJobDeps, 'repo'>, cluster: ClusterConfig): NonNull
  * fetched at the ref's newest commit and initialised (`tofu init` keeps the backend and providers in
  * the ignored `.terraform/`, so the copy stays clean). The commit the plan records is the fetched one.
  */
-export async function planTree(deps: OpsJobDeps, cluster: ClusterConfig, signal?: AbortSignal): Promise<string> {
+export async function planTree(deps: PlaybookDeps, cluster: ClusterConfig, signal?: AbortSignal): Promise<string> {
   if (cluster.terraformRepo === undefined) return cluster.terraformDir;
   const { dir } = await repoOf(deps, cluster).fetch(cluster, signal);
   await deps.tofu.run(dir, ['init', '-input=false', '-no-color'], { signal, timeoutMs: deps.timeouts.stepMs });
@@ -193,7 +194,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   const followUpOf = followUpsOf(upgrades, moves);
   // Only a plan that may be applied is the upgrade's follow-up; a refused one brings nothing in line.
   if (judged.refusals.length === 0)
-    await linkFollowUp(deps.store, op, followUpOf, { state: 'planned', commit: tree.commit, at: deps.now().toISOString() });
+    await deps.linkFollowUp(op, followUpOf, { state: 'planned', commit: tree.commit, at: deps.now().toISOString() });
   return {
     refusals: judged.refusals,
     notes: judged.notes,
@@ -300,7 +301,7 @@ export async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Ste
     throw error;
   });
   const issuedAt = deps.now().toISOString();
-  await patchStep(deps, op.id, step.id, { issuedAt });
+  await ctx.record({ step: { id: step.id, issuedAt } });
   const started = deps.clock.now().getTime();
   const progress: ApplyProgress = { cluster: cluster.name, outcome: 'running', lines: [], elapsedMs: 0 };
   const view = (): ApplyProgress => ({ ...progress, lines: [...progress.lines], elapsedMs: deps.clock.now().getTime() - started });
@@ -406,8 +407,8 @@ export async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Pr
     );
   }
   const state = joined.value;
-  await patchStep(deps, op.id, step.id, {
-    joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' },
+  await ctx.record({
+    step: { id: step.id, joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' } },
   });
   // The VM booted the ISO at the static file ID: the node must run the declared Talos version and its class's schematic.
   const image = await checkNewNodeImage(ctx, state.address, name);
@@ -448,7 +449,7 @@ export async function gateAfterApply(ctx: WalkContext, op: Operation): Promise<S
 }
 
 /** The reviewed plan's text (`tofu show -no-color`, sensitive values hidden) attached in the operation's thread; a failed upload is logged. */
-export async function attachPlanText(deps: OpsJobDeps, op: PostedOperation): Promise<void> {
+export async function attachPlanText(deps: PlaybookDeps, op: PostedOperation): Promise<void> {
   const content = await readFile(join(planDirOf(deps, op.id), 'tfplan.txt'), 'utf8').catch(() => undefined);
   if (content === undefined) return;
   await deps.chat
@@ -508,7 +509,7 @@ export const terraformApplyPlaybook: Playbook = {
   },
   async complete(ctx, op) {
     const data = terraformData(op);
-    await linkFollowUp(ctx.deps.store, op, data.followUpOf ?? [], {
+    await ctx.linkFollowUp(op, data.followUpOf ?? [], {
       state: 'applied',
       commit: data.terraform?.commit,
       at: ctx.deps.now().toISOString(),
