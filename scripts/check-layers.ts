@@ -287,6 +287,32 @@ export function withLayerOverrides<T extends { rules: Record<string, Json>; over
   return { ...config, overrides: [...others, ...lintOverrides({ ...config, overrides: others }, allowed)] };
 }
 
+/**
+ * What no playbook file writes or takes: only the engine writes operations, takes and releases the
+ * cluster lock and queues jobs. A playbook records its own fields through `ctx.record`, and the types
+ * give it no write; this catches the write reached around them (an import of the store, a cast).
+ */
+const ENGINE_ONLY: readonly { pattern: RegExp; what: string }[] = [
+  { pattern: /\bstore\s*\.\s*(?:update|create|sweep)\b/, what: 'writes an operation through the store (use ctx.record)' },
+  { pattern: /\bopsQueue\b|\bOpsQueue\b|queue\/job-schemas\.ts/, what: 'reaches the job queue' },
+  { pattern: /\block\s*\.\s*(?:acquire|release|transfer|holds)\b|ops\/cluster-lock\.ts/, what: 'takes or releases the cluster lock' },
+  { pattern: /\brunLease\b|ops\/run-lease\.ts/, what: 'reaches the run lease' },
+  { pattern: /ops\/operation-store\.ts|ops\/transitions\.ts/, what: 'imports the operation store or its state transitions' },
+];
+
+/** Each playbook file's line that does what only the engine does, one problem each. */
+function engineOnlyProblems(root: string, files: readonly string[]): string[] {
+  return files
+    .filter((file) => file.startsWith('jobs/playbooks/'))
+    .flatMap((file) =>
+      readFileSync(join(root, file), 'utf8')
+        .split('\n')
+        .flatMap((line, index) =>
+          ENGINE_ONLY.filter((rule) => rule.pattern.test(line)).map((rule) => `${file}:${index + 1} ${rule.what}: only the engine may`),
+        ),
+    );
+}
+
 export interface LayerCheck {
   /** The repository: where src/, handlers/ and jobs/ are. */
   root: string;
@@ -325,6 +351,7 @@ export function checkLayers({ root, allowed, lintConfig }: LayerCheck): string[]
   }
   problems.push(...folderCycles(edges.filter((e) => !isAllowed(e))));
   problems.push(...peerImports(edges));
+  problems.push(...engineOnlyProblems(root, files));
   if (lintConfig !== undefined) {
     const config = JSON.parse(readFileSync(lintConfig, 'utf8')) as { rules: Record<string, Json>; overrides?: Override[] };
     if (JSON.stringify(withLayerOverrides(config, allowed)) !== JSON.stringify(config)) {

@@ -4,7 +4,7 @@ import type { ClusterStanding, EtcdStanding, NodeStanding } from '../../src/chat
 import { allNodes, type ClusterConfig } from '../../src/config/inventory.ts';
 import { observeEtcdMembership } from '../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, pollTalosVersion } from '../../src/talos/observe.ts';
-import type { WalkContext } from './playbook.ts';
+import type { EngineContext } from './playbook.ts';
 
 /** Every node of the inventory, nothing read: what a stop says when it could not reach the cluster. */
 export function unknownStanding(cluster: ClusterConfig, why: string, node?: string): ClusterStanding {
@@ -17,7 +17,7 @@ export function unknownStanding(cluster: ClusterConfig, why: string, node?: stri
  * stop is about, which may be down), within `signal`. A membership that could not be read is said
  * to be unread, never guessed from the inventory.
  */
-async function observeEtcd(ctx: WalkContext, node: string, signal: AbortSignal): Promise<EtcdStanding> {
+async function observeEtcd(ctx: EngineContext, node: string, signal: AbortSignal): Promise<EtcdStanding> {
   const controlPlanes = ctx.cluster.controlPlanes;
   try {
     const membership = await observeEtcdMembership(ctx.talosctl, controlPlanes, node, signal);
@@ -46,7 +46,7 @@ function kubeFacts(node: V1Node | undefined): Pick<NodeStanding, 'name' | 'ready
  * best effort: what did not answer is left unknown, and nothing here throws, so the stop is always
  * recorded. Only a cancel of the run (its signal) ends the reads early.
  */
-export async function observeStanding(ctx: WalkContext, stoppedAt?: string): Promise<ClusterStanding> {
+export async function observeStanding(ctx: EngineContext, stoppedAt?: string): Promise<ClusterStanding> {
   const probeMs = ctx.deps.timeouts.probeMs;
   const nodes = allNodes(ctx.cluster);
   const bounded = (): AbortSignal =>

@@ -4,7 +4,7 @@ import type { KubeApi } from '../../src/kube/kube-api.ts';
 import type { LockHold } from '../../src/ops/cluster-lock.ts';
 import type { Talosctl } from '../../src/talos/talosctl.ts';
 import { StepFailure } from './job-context.ts';
-import type { WalkContext } from './playbook.ts';
+import type { EngineContext, WalkStart } from './playbook.ts';
 
 /** The stop of an operation whose cluster lock is gone. */
 export const LOCK_GONE = 'the cluster lock is no longer held by this operation: Redis lost it or someone took it; nothing further was run';
@@ -43,7 +43,7 @@ function evidence(hold: Exclude<LockHold, 'held'>, cluster: string, holder: stri
  * Throws the stop when the operation no longer holds its cluster: checked before each step of a
  * playbook that takes the cluster, and again right before each call that changes it.
  */
-export async function assertHoldsCluster(ctx: Pick<WalkContext, 'deps' | 'cluster'>, opId: string): Promise<void> {
+export async function assertHoldsCluster(ctx: Pick<EngineContext, 'deps' | 'cluster'>, opId: string): Promise<void> {
   const hold = await ctx.deps.lock.holds(ctx.cluster.name, opId);
   if (hold === 'held') return;
   const holder = hold === 'lost' ? await ctx.deps.lock.holder(ctx.cluster.name) : undefined;
@@ -71,7 +71,7 @@ function fencedTalosctl(talosctl: Talosctl, fence: () => Promise<void>): Talosct
  * reset or rollback, a `tofu apply`, a Node deletion each first check that the operation still
  * holds its cluster, so a step that lost its lock half-way sends nothing more.
  */
-export function fencedContext(ctx: WalkContext, opId: string): WalkContext {
+export function fencedContext(ctx: WalkStart, opId: string): WalkStart {
   const fence = (): Promise<void> => assertHoldsCluster(ctx, opId);
   const { session, deps } = ctx;
   const kube = over<KubeApi>(session.kube, {

@@ -14,6 +14,9 @@ import type { StoredVersionRules } from '../../src/rules/versions.ts';
 import type { PreflightChecks } from './preflight-checks.ts';
 import type { SetAside } from '../../src/health/gate-setting-aside.ts';
 import type { OpsJobDeps } from './job-context.ts';
+import type { OperationStore } from '../../src/ops/operation-store.ts';
+import type { ClusterLock } from '../../src/ops/cluster-lock.ts';
+import type { FollowUpLinker, Recorder } from './record.ts';
 
 /** An operation whose root message is in Slack: the thread every step reports in exists. */
 export type PostedOperation = Operation & { rootTs: string };
@@ -22,9 +25,30 @@ export function isPosted(op: Operation): op is PostedOperation {
   return op.rootTs !== undefined;
 }
 
+/**
+ * What a playbook is given of the job's dependencies: everything but the ways to write an operation,
+ * take or release a lock, or queue a job. It reads operations (its history, a rehearsal) and asks who
+ * holds a cluster; its own operation it writes only through `WalkContext.record`.
+ */
+export type PlaybookDeps = Omit<OpsJobDeps, 'store' | 'lock' | 'opsQueue' | 'runLease'> & {
+  store: Pick<OperationStore, 'get' | 'listForCluster'>;
+  lock: Pick<ClusterLock, 'holder'>;
+};
+
+/** What a playbook's preflight is given: its dependencies, and the engine's link of a Terraform change to the upgrades it follows up. */
+export type PreflightDeps = PlaybookDeps & {
+  linkFollowUp: FollowUpLinker;
+  /** The link to an operation's thread (the engine keeps it on that operation, so Slack is asked once). */
+  link: (op: Operation) => Promise<string | undefined>;
+};
+
 /** What a playbook's step sees: the cluster, an open session to it, and the run's signal. */
 export interface WalkContext {
-  deps: OpsJobDeps;
+  deps: PlaybookDeps;
+  /** Writes the playbook's own fields of its operation while it walks (see `jobs/engine/record.ts`). */
+  record: Recorder;
+  /** Records this Terraform change on the upgrades it follows up: the one write of another operation, made by the engine. */
+  linkFollowUp: FollowUpLinker;
   cluster: ClusterConfig;
   session: ClusterSession;
   talosctl: Talosctl;
@@ -43,6 +67,12 @@ export interface WalkContext {
    */
   gateDone?: (report: GateReport) => void;
 }
+
+/** The walk's own context: the engine's full dependencies, which it never hands a playbook. */
+export type EngineContext = Omit<WalkContext, 'deps'> & { deps: OpsJobDeps };
+
+/** What starts a walk: the engine adds the operation's recorder. */
+export type WalkStart = Omit<EngineContext, 'record' | 'linkFollowUp'>;
 
 /** What a finished step leaves in the thread. */
 export interface StepResult {
@@ -203,7 +233,7 @@ export interface Playbook<Data = unknown> {
   rootText?(op: Operation): string | undefined;
   /** Every check before anything is touched; refusals are collected, not stopped at the first. */
   preflight(
-    deps: OpsJobDeps,
+    deps: PreflightDeps,
     cluster: ClusterConfig,
     op: Operation,
     session: ClusterSession,
@@ -267,11 +297,11 @@ export interface Playbook<Data = unknown> {
    */
   again?: 'replan' | 'request';
   /** After the root message (plan or refusal) is posted: what goes under it in the thread (a reviewed plan's full text). */
-  posted?(deps: OpsJobDeps, op: PostedOperation): Promise<void>;
+  posted?(deps: PlaybookDeps, op: PostedOperation): Promise<void>;
   /** Once the operation has ended (completed, failed, cancelled, refused, expired): give back what it kept on disk. */
-  ended?(deps: OpsJobDeps, op: Operation): Promise<void>;
+  ended?(deps: PlaybookDeps, op: Operation): Promise<void>;
   /** What the maintenance record adds for this kind (a Terraform apply's plan text). */
-  recordAppendix?(deps: OpsJobDeps, op: Operation): Promise<string | undefined>;
+  recordAppendix?(deps: PlaybookDeps, op: Operation): Promise<string | undefined>;
   /** Why a cancel is refused now (a node mid-reboot the cancel would leave unwatched); undefined when it may be cancelled. */
   cancelRefusal?(op: Operation): string | undefined;
   /** Steps whose start another message already tells (the final check ends in its result): their entry waits for the next reply. */

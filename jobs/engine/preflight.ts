@@ -12,6 +12,8 @@ import { runCommonChecks, snapshotPlacementRefusal } from './preflight-checks.ts
 import { enqueuePlanExpiry } from './plan-expiry.ts';
 import { operationRootMessage } from '../../src/chat/operation-root.ts';
 import { refreshRoot } from './root-message.ts';
+import { followUpLinker, playbookDeps } from './record.ts';
+import { threadLink } from '../../src/ops/thread-link.ts';
 import { describeItem, type Baseline } from '../../src/health/baseline.ts';
 import { namedNodeCheck } from '../../src/rules/node-resolution.ts';
 
@@ -95,7 +97,13 @@ export function createPreflightJob(deps: OpsJobDeps, playbooks: Readonly<Partial
             ? namedNodeCheck(cluster, op.target.node, op.target.namedAs, session.cluster.nodeNames ?? {})
             : {};
         if (named.refusal !== undefined) return { refusals: [named.refusal], notes: [], steps: [], target: {} };
-        const found = await playbook.preflight(deps, session.cluster, op, session, signal);
+        // The playbook reads operations; the engine links the thread of one and records a follow-up on another.
+        const preflightDeps = {
+          ...playbookDeps(deps),
+          linkFollowUp: followUpLinker(deps.store),
+          link: (o: Operation) => threadLink(deps, o),
+        };
+        const found = await playbook.preflight(preflightDeps, session.cluster, op, session, signal);
         const own = named.note === undefined ? found : { ...found, notes: [named.note, ...found.notes] };
         // The refusals every playbook that declares them shares, after its own and in the same words.
         // The operation as its own preflight planned it: what it targets and changes decides which disagreement it resolves.

@@ -28,7 +28,8 @@ import { refreshRoot } from './root-message.ts';
 import { operationTitle } from '../../src/chat/operation-title.ts';
 import { liveBoard, type LiveBoard } from './live-board.ts';
 import { enqueueEnded, enqueueRun, newNonce } from '../../src/queue/operation-jobs.ts';
-import { isPosted, type Playbook, type PostedOperation, type WalkContext } from './playbook.ts';
+import { playbookContext, recordingContext } from './record.ts';
+import { isPosted, type Playbook, type PostedOperation, type EngineContext, type WalkContext, type WalkStart } from './playbook.ts';
 import { assertHoldsCluster, fencedContext } from './lock-fence.ts';
 
 /** A version as the runbook writes it: talosctl and the Kubernetes API get nothing else. */
@@ -193,9 +194,9 @@ function asFailure(error: unknown, log: Logger): StepFailure {
 }
 
 /** Every step done: record the validation, release the cluster, post the follow-up and the maintenance record. */
-async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperation): Promise<void> {
+async function complete(ctx: EngineContext, playbook: Playbook, op: PostedOperation): Promise<void> {
   const { deps, cluster } = ctx;
-  const { validation, followUp } = await playbook.complete(ctx, op);
+  const { validation, followUp } = await playbook.complete(playbookContext(ctx), op);
   const endedAt = deps.now().toISOString();
   const done = await deps.audit.record(op.id, { actor: 'bot', event: 'completed', detail: validation }, toOperator(op, followUp), (o) =>
     o.state === 'running' ? { ...o, state: 'completed', endedAt, validation } : undefined,
@@ -208,7 +209,7 @@ async function complete(ctx: WalkContext, playbook: Playbook, op: PostedOperatio
 }
 
 /** A cancel asked for while a step ran takes effect here, between steps; the cluster is free once it is recorded. */
-async function cancelBetweenSteps(ctx: WalkContext, playbook: Playbook, op: Operation, by: string): Promise<void> {
+async function cancelBetweenSteps(ctx: EngineContext, playbook: Playbook, op: Operation, by: string): Promise<void> {
   const { deps } = ctx;
   const endedAt = deps.now().toISOString();
   const cancelled = await deps.audit.record(
@@ -228,7 +229,7 @@ async function cancelBetweenSteps(ctx: WalkContext, playbook: Playbook, op: Oper
  * waits (the thread says so, with an approver's override), and a run is queued for when the
  * window opens. Returns false when the step may start now.
  */
-async function waitsForWindow(ctx: WalkContext, playbook: Playbook, op: Operation, step: Step): Promise<boolean> {
+async function waitsForWindow(ctx: EngineContext, playbook: Playbook, op: Operation, step: Step): Promise<boolean> {
   const { deps, cluster } = ctx;
   if (!playbook.heldByWindows || step.startedAt !== undefined || step.windowOverride !== undefined) return false;
   const now = deps.now();
@@ -291,7 +292,7 @@ export function withOwnNode(cluster: ClusterConfig, op: Operation, playbook: Pic
  * What Redis gave back, checked against the observed estate, the version grammar and the version rules before it reaches an argv.
  * A removal's or replacement's own node may be gone once the operation has begun: taking it away is what it does.
  */
-function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation, step: Step): string[] {
+function storedFactsProblems(ctx: EngineContext, playbook: Playbook, op: Operation, step: Step): string[] {
   const nodes = allNodes(ctx.cluster);
   const problems: string[] = [];
   const begun = op.steps.some((s) => s.status === 'done' || s.status === 'skipped');
@@ -319,7 +320,7 @@ function storedFactsProblems(ctx: WalkContext, playbook: Playbook, op: Operation
  * commit, which wins in the record; a later fetch (another cluster's plan moving the checkout) never
  * rewrites what this operation used. Kept whatever the ending, so a stopped or cancelled one has it too.
  */
-async function recordCommit(ctx: WalkContext, opId: string): Promise<void> {
+async function recordCommit(ctx: EngineContext, opId: string): Promise<void> {
   const op = await ctx.deps.store.get(opId);
   if (op === undefined || op.commit !== undefined || !WALKING.includes(op.state)) return;
   const commit = await gitHead(terraformWorkDir(ctx.cluster));
@@ -333,7 +334,7 @@ async function recordCommit(ctx: WalkContext, opId: string): Promise<void> {
  * failure, or when done. Every write is a compare-and-set on the state it expects, so a
  * cancelled or stopped operation never moves again.
  */
-export async function walkOperation(walk: WalkContext, opId: string, playbook: Playbook): Promise<void> {
+export async function walkOperation(walk: WalkStart, opId: string, playbook: Playbook): Promise<void> {
   const board = liveBoard(walk.deps, opId, walk.log);
   try {
     await walkSteps(walk, opId, playbook, board);
@@ -342,10 +343,12 @@ export async function walkOperation(walk: WalkContext, opId: string, playbook: P
   }
 }
 
-async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, board: LiveBoard): Promise<void> {
+async function walkSteps(walk: WalkStart, opId: string, playbook: Playbook, board: LiveBoard): Promise<void> {
   const holdsCluster = playbook.lock === 'cluster';
   // Every call that changes the cluster first checks the lock is still this operation's.
-  const ctx = holdsCluster ? fencedContext(walk, opId) : walk;
+  const fenced = holdsCluster ? fencedContext(walk, opId) : walk;
+  // The playbook writes its operation only through `record`, and another one only through `linkFollowUp`.
+  const ctx = recordingContext(fenced, opId);
   const { deps } = ctx;
   await recordCommit(ctx, opId);
   for (;;) {
@@ -401,7 +404,7 @@ async function walkSteps(walk: WalkContext, opId: string, playbook: Playbook, bo
     board.repaint();
     // The step tells the board what it waits on; the board records it on the operation and edits the root.
     const stepCtx: WalkContext = {
-      ...ctx,
+      ...playbookContext(ctx),
       phase: (text, detail) => board.phase(step.id, text, detail),
       gateDone: (report) => deps.gateFinished?.(report, { by: 'operation', opId, title: operationTitle(started, playbook.texts) }),
     };

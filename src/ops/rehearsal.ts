@@ -3,7 +3,13 @@ import type { Operation } from './operation.ts';
 import type { OperationStore } from './operation-store.ts';
 import { threadLink, type ThreadLinkDeps } from './thread-link.ts';
 
-type RehearsalDeps = ThreadLinkDeps & { store: OperationStore; inventory: Inventory };
+/**
+ * Where the staging operations are read, and how their thread is linked: through `threadLink` (which
+ * keeps the link on the operation), or a `link` the caller was given (a playbook, which writes no operation).
+ */
+type RehearsalDeps = { store: Pick<OperationStore, 'listForCluster'>; inventory: Inventory } & (
+  ThreadLinkDeps | { link: (op: Operation) => Promise<string | undefined> }
+);
 
 /**
  * The runbook does everything in staging first. The bot's own records show whether a staging
@@ -19,7 +25,7 @@ export async function findStagingOperation(
     const ops = await deps.store.listForCluster(staging.name, 500);
     const done = ops.find((o) => o.kind === kind && o.state === 'completed' && matches(o));
     if (done === undefined) continue;
-    const link = await threadLink(deps, done);
+    const link = 'link' in deps ? await deps.link(done) : await threadLink(deps, done);
     return {
       stagingOp: done.id,
       ...(link ? { stagingLink: link } : {}),

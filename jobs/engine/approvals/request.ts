@@ -2,12 +2,12 @@ import { errorText } from '../../../src/errors.ts';
 import { shownEvidence, withApprovers, withScope, withTakeButton, type ApprovalRequest } from '../../../src/chat/approval-messages.ts';
 import type { Approval, Operation, Step } from '../../../src/ops/operation.ts';
 import { enqueueApprovalExpiry, enqueueApprovalReminder, newNonce } from '../../../src/queue/jobs.ts';
-import { isPosted, type Playbook, type PostedOperation, type WalkContext } from '../playbook.ts';
+import { isPosted, type Playbook, type PostedOperation, type EngineContext } from '../playbook.ts';
 import { refreshRoot } from '../root-message.ts';
 import { approversToPage } from './four-eyes.ts';
 
 /** Whether the cluster lets one approval cover every later approval-gated step of an operation. */
-function operationScoped(ctx: WalkContext): boolean {
+function operationScoped(ctx: EngineContext): boolean {
   return ctx.cluster.approvalScope === 'operation';
 }
 
@@ -27,7 +27,7 @@ export function coverable(playbook: Playbook, step: Step): boolean {
  * broadcast: the channel shows the question, and Slack notifies the approvers it mentions once.
  * Under `approvalScope: operation` the card says that it covers every step left that asks one.
  */
-async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<void> {
+async function requestApproval(ctx: EngineContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<void> {
   const { deps } = ctx;
   const requestedAt = deps.now();
   const needed = playbook.approvalsNeeded?.(step) ?? 1;
@@ -81,7 +81,7 @@ async function requestApproval(ctx: WalkContext, playbook: Playbook, op: PostedO
  * the held entries before it), or, without any, the held entries alone. So the request's reply
  * holds the request only, and nothing sits below its buttons.
  */
-async function postBefore(ctx: WalkContext, opId: string, evidence: ApprovalRequest['evidence']): Promise<void> {
+async function postBefore(ctx: EngineContext, opId: string, evidence: ApprovalRequest['evidence']): Promise<void> {
   const { deps } = ctx;
   if (evidence !== undefined) {
     // The table goes in a file, the thread gets the line that names it; best effort: a failed upload costs the file, not the request.
@@ -112,7 +112,7 @@ function decisionOf(op: Operation, approval: Approval): Approval | undefined {
  * points to the decision, never to another cover, so covering never makes a decision younger). None when the
  * cluster asks per node, or once someone asked the operation to stop and it goes on only to finish a step.
  */
-function coveringApproval(ctx: WalkContext, op: Operation): { latest: Approval; decision: Approval } | undefined {
+function coveringApproval(ctx: EngineContext, op: Operation): { latest: Approval; decision: Approval } | undefined {
   if (!operationScoped(ctx) || op.cancelRequestedBy !== undefined) return undefined;
   const latest = op.approvals.at(-1);
   if (latest?.state !== 'approved' || latest.scope !== 'operation') return undefined;
@@ -127,7 +127,7 @@ function coveringApproval(ctx: WalkContext, op: Operation): { latest: Approval; 
  * of this step spends it like any other) that names the person's decision: its age is that decision's.
  * True when the step may go.
  */
-async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: { latest: Approval; decision: Approval }): Promise<boolean> {
+async function coverStep(ctx: EngineContext, op: Operation, step: Step, cover: { latest: Approval; decision: Approval }): Promise<boolean> {
   const { deps } = ctx;
   const { latest, decision } = cover;
   const now = deps.now().toISOString();
@@ -168,7 +168,7 @@ async function coverStep(ctx: WalkContext, op: Operation, step: Step, cover: { l
  * An operation-wide decision too old to cover `step`: an entry says so (it goes out with the request that
  * follows), and the operation is returned to ask in; undefined when it moved on meanwhile.
  */
-async function coverTooOld(ctx: WalkContext, op: Operation, step: Step, cover: { latest: Approval; decision: Approval }) {
+async function coverTooOld(ctx: EngineContext, op: Operation, step: Step, cover: { latest: Approval; decision: Approval }) {
   const { deps } = ctx;
   const { decision } = cover;
   const minutes = Math.round(approvalMaxAgeMs(deps.timeouts) / 60_000);
@@ -193,7 +193,7 @@ async function coverTooOld(ctx: WalkContext, op: Operation, step: Step, cover: {
  * Waits on a click only once the request is in Slack: its message is the reply that carries its
  * entry. Until then the run ends with an error and is run again (the reconciler looks for these).
  */
-async function publishApproval(ctx: WalkContext, opId: string, approvalNonce: string): Promise<void> {
+async function publishApproval(ctx: EngineContext, opId: string, approvalNonce: string): Promise<void> {
   const { deps } = ctx;
   const requestOf = (o: Operation | undefined) => {
     const approval = o?.approvals.find((a) => a.nonce === approvalNonce);
@@ -233,7 +233,7 @@ export function approvalMaxAgeMs(timeouts: { approvalTtlMs: number; approvalMaxA
  * Whether a person's decision was given longer ago than a step may start on it. A covered step's age is
  * that of the decision that covers it; a cover whose decision is gone is as old as can be.
  */
-function tooOld(ctx: WalkContext, op: Operation, approval: Approval): boolean {
+function tooOld(ctx: EngineContext, op: Operation, approval: Approval): boolean {
   const decision = decisionOf(op, approval);
   if (decision === undefined) return true;
   const given = Date.parse(decision.at ?? decision.requestedAt);
@@ -244,7 +244,7 @@ function tooOld(ctx: WalkContext, op: Operation, approval: Approval): boolean {
  * Spends an approval its step did not start on in time, with an entry that says so, and returns the
  * operation to ask again in; undefined when the operation moved on meanwhile (another run, a cancel).
  */
-async function spendStale(ctx: WalkContext, opId: string, approval: Approval): Promise<PostedOperation | undefined> {
+async function spendStale(ctx: EngineContext, opId: string, approval: Approval): Promise<PostedOperation | undefined> {
   const { deps } = ctx;
   const minutes = Math.round(approvalMaxAgeMs(deps.timeouts) / 60_000);
   const by = approval.by === undefined ? '' : ` by <@${approval.by}>`;
@@ -270,7 +270,7 @@ async function spendStale(ctx: WalkContext, opId: string, approval: Approval): P
  * step (one spent by a failure or a Retry authorises nothing), or end this run because a
  * request was posted or is still open.
  */
-export async function approvalGate(ctx: WalkContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<'go' | 'wait'> {
+export async function approvalGate(ctx: EngineContext, playbook: Playbook, op: PostedOperation, step: Step): Promise<'go' | 'wait'> {
   const approval = op.approvals.filter((a) => a.step === step.id).at(-1);
   if (approval?.state === 'approved') {
     // A step already under way goes on; one that has yet to start does so only on a recent decision.

@@ -2,8 +2,6 @@ import { errorText } from '../../../src/chat/error-text.ts';
 import type { Operation, Snapshot, Step } from '../../../src/ops/operation.ts';
 import { snapshotIntegrityProblems } from '../../../src/ops/snapshot-integrity.ts';
 import { snapshotPathProblem } from '../../../src/ops/snapshot-path.ts';
-import { WALKING } from '../../../src/ops/state-machine.ts';
-import { withStep } from '../../../src/ops/operation.ts';
 import { observeEtcdStatus } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { StepFailure } from '../../engine/job-context.ts';
@@ -84,11 +82,11 @@ export async function bootstrapOnce(ctx: WalkContext, op: Operation, step: Step)
   if (prior === undefined && step.issuedAt === undefined) {
     refuseUnlessStaging(ctx, op);
     await checkSnapshotAgain(ctx, snap, node);
-    const { op: recorded } = await ctx.deps.store.update(op.id, (o) => {
+    const { op: recorded } = await ctx.record((o) => {
       const current = o.steps.find((s) => s.id === step.id);
       const data = restoreData(o);
-      if (!WALKING.includes(o.state) || current?.issuedAt !== undefined || data.bootstrap !== undefined) return undefined;
-      return { ...withStep(o, step.id, { issuedAt }), data: { ...data, bootstrap: { node, path: snap.path, issuedAt } } };
+      if (current?.issuedAt !== undefined || data.bootstrap !== undefined) return undefined;
+      return { step: { id: step.id, issuedAt }, data: { ...data, bootstrap: { node, path: snap.path, issuedAt } } };
     });
     ours = restoreData(recorded).bootstrap?.issuedAt === issuedAt;
   }
@@ -113,10 +111,10 @@ export async function bootstrapOnce(ctx: WalkContext, op: Operation, step: Step)
         { noRollback: true },
       );
     }
-    await ctx.deps.store.update(op.id, (o) => {
+    await ctx.record((o) => {
       const data = restoreData(o);
       return data.bootstrap?.issuedAt === issuedAt
-        ? { ...o, data: { ...data, bootstrap: { ...data.bootstrap, output: output.slice(0, 500) } } }
+        ? { data: { ...data, bootstrap: { ...data.bootstrap, output: output.slice(0, 500) } } }
         : undefined;
     });
   }

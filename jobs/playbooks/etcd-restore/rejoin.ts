@@ -1,6 +1,5 @@
 import { errorText } from '../../../src/chat/error-text.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { WALKING } from '../../../src/ops/state-machine.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { WalkContext } from '../../engine/playbook.ts';
 import { restoreData } from './data.ts';
@@ -30,10 +29,10 @@ export function rebootCommand(node: string): string {
 export async function resetAgain(ctx: WalkContext, op: Operation, node: string): Promise<string> {
   refuseUnlessStaging(ctx, op);
   const issuedAt = ctx.deps.now().toISOString();
-  const { op: recorded } = await ctx.deps.store.update(op.id, (o) => {
+  const { op: recorded } = await ctx.record((o) => {
     const data = restoreData(o);
-    if (!WALKING.includes(o.state) || data.bootstrap !== undefined) return undefined;
-    return { ...o, data: { ...data, rejoins: { ...data.rejoins, [node]: [...(data.rejoins[node] ?? []), issuedAt] } } };
+    if (data.bootstrap !== undefined) return undefined;
+    return { data: { ...data, rejoins: { ...data.rejoins, [node]: [...(data.rejoins[node] ?? []), issuedAt] } } };
   });
   if (!(restoreData(recorded).rejoins[node] ?? []).includes(issuedAt))
     throw new StepFailure(`the reset of ${node} again could not be recorded, so it was not asked`, [], { noRollback: true });

@@ -1,6 +1,5 @@
 import { errorText } from '../../../src/chat/error-text.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
-import { WALKING } from '../../../src/ops/state-machine.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
 import { restoreClusterRefusal, stagingClusters } from './command.ts';
@@ -46,11 +45,10 @@ export async function resetControlPlanes(ctx: WalkContext, op: Operation, step: 
       // The destructive call: the environment once more from the inventory in force, then the request recorded, then made.
       refuseUnlessStaging(ctx, op);
       const issuedAt = ctx.deps.now().toISOString();
-      const { op: recorded } = await ctx.deps.store.update(op.id, (o) => {
-        if (!WALKING.includes(o.state)) return undefined;
+      const { op: recorded } = await ctx.record((o) => {
         const data = restoreData(o);
         if (data.resets[node]?.attempt === attempt) return undefined;
-        return { ...o, data: { ...data, resets: { ...data.resets, [node]: { issuedAt, attempt } } } };
+        return { data: { ...data, resets: { ...data.resets, [node]: { issuedAt, attempt } } } };
       });
       // Another run recorded it first (two replicas): that run asks; this one only looks.
       if (restoreData(recorded).resets[node]?.issuedAt === issuedAt) {

@@ -1,5 +1,4 @@
 import { snapshotIntegrityProblems } from '../../../src/ops/snapshot-integrity.ts';
-import { WALKING } from '../../../src/ops/state-machine.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
@@ -39,9 +38,7 @@ export async function verifySnapshot(ctx: WalkContext, op: Operation): Promise<S
     });
   }
   const at = ctx.deps.now().toISOString();
-  await ctx.deps.store.update(op.id, (o) =>
-    WALKING.includes(o.state) ? { ...o, data: { ...restoreData(o), verified: { at, totalKeys: snap.totalKeys } } } : undefined,
-  );
+  await ctx.record((o) => ({ data: { ...restoreData(o), verified: { at, totalKeys: snap.totalKeys } } }));
   return {
     event: 'etcd snapshot verified',
     detail: `${snap.id}: ${snap.bytes} bytes as recorded, sha256 as recorded, etcd's trailing sha256 matches; revision ${snap.revision}, ${snap.totalKeys ?? '?'} keys`,

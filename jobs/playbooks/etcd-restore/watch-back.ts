@@ -1,7 +1,6 @@
 import { errorText } from '../../../src/chat/error-text.ts';
 import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
-import { WALKING } from '../../../src/ops/state-machine.ts';
 import { observeEtcdStatus } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { snapshotHost, StepFailure } from '../../engine/job-context.ts';
@@ -15,10 +14,9 @@ import { JOIN_LIMIT, rebootCommand } from './rejoin.ts';
 
 /** Writes a change of the rehearsal's data while the operation still walks. */
 async function patchData(ctx: WalkContext, opId: string, patch: (data: EtcdRestoreData) => EtcdRestoreData | undefined): Promise<void> {
-  await ctx.deps.store.update(opId, (o) => {
-    if (!WALKING.includes(o.state)) return undefined;
+  await ctx.record((o) => {
     const next = patch(restoreData(o));
-    return next === undefined ? undefined : { ...o, data: next };
+    return next === undefined ? undefined : { data: next };
   });
 }
 

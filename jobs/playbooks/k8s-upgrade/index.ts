@@ -28,7 +28,7 @@ import { parseUpgradeK8sOutput } from '../../../src/talos/parse-upgrade-k8s.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { probeSignals, StepFailure } from '../../engine/job-context.ts';
 import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { probeSignal, walkGate } from '../../engine/walk.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { snapshotStep } from '../shared/snapshot-step.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
@@ -86,7 +86,7 @@ async function dryRun(ctx: WalkContext, op: PostedOperation, step: Step): Promis
   const { deps } = ctx;
   const version = op.target.version!;
   const node = await healthyControlPlane(ctx);
-  await patchStep(deps, op.id, step.id, { node });
+  await ctx.record({ step: { id: step.id, node } });
   let result;
   try {
     result = await ctx.talosctl.run(['upgrade-k8s', '--to', version, '--dry-run'], [node], {
@@ -111,7 +111,7 @@ async function dryRun(ctx: WalkContext, op: PostedOperation, step: Step): Promis
   if (warnings.length > 0) {
     // Kept in the plan too, so the warnings stay in sight while the Apply request waits.
     const note = `Dry run warned about deprecated APIs: ${warnings.join('; ')}`;
-    await deps.store.update(op.id, (o) => (o.notes.includes(note) ? undefined : { ...o, notes: [...o.notes, note] }));
+    await ctx.record((o) => (o.notes.includes(note) ? undefined : { notes: [...o.notes, note] }));
   }
   return { event: 'dry run passed', detail: dryRunSummary(report, node), message: dryRunMessage(op, report, node, { lines, file }) };
 }
@@ -126,7 +126,7 @@ async function apply(ctx: WalkContext, op: PostedOperation, step: Step): Promise
   const planned = op.steps.find((s) => s.kind === 'k8s-dry-run')?.node;
   const node = await healthyControlPlane(ctx, planned);
   const issuedAt = deps.now().toISOString();
-  await patchStep(deps, op.id, step.id, { node, issuedAt });
+  await ctx.record({ step: { id: step.id, node, issuedAt } });
   const started = deps.clock.now().getTime();
   const progress: UpgradeProgress = { version, node, milestones: [], updated: 0, lines: 0, outcome: 'running', elapsedMs: 0 };
   const snapshotOf = (): UpgradeProgress => ({

@@ -3,7 +3,7 @@ import { judgeReplacePlan, type ReplacePlanJudgement } from '../../../src/rules/
 import { planRefusals } from '../../../src/rules/terraform-change.ts';
 import { runPlan, type PlanOutcome } from '../../../src/tofu/run-plan.ts';
 import { configApplyOf, vmAddressOf } from '../../../src/tofu/state-address.ts';
-import type { OpsJobDeps } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import type { WorkingTree } from '../../../src/tofu/working-tree.ts';
 
 /** What Terraform replaces for a node, read from its state (`tofu state list`) each time, never from stored data. */
@@ -18,7 +18,7 @@ export interface ReplaceTargets {
 
 /** The VM and configuration apply of `hostname` in the Terraform state of `dir`, or why they cannot be named. */
 export async function replaceTargets(
-  deps: OpsJobDeps,
+  deps: PlaybookDeps,
   cluster: ClusterConfig,
   dir: string,
   hostname: string,
@@ -44,7 +44,7 @@ export interface ReplacePlanOutcome {
  * in the preflight (before anything changes), kept in `saveTo` at the plan step for the apply.
  */
 export async function planReplacement(
-  deps: OpsJobDeps,
+  deps: PlaybookDeps,
   dir: string,
   tree: WorkingTree,
   hostname: string,

@@ -2,13 +2,12 @@ import { rm } from 'node:fs/promises';
 import { errorText } from '../../../src/chat/error-text.ts';
 import { groupedChanges, planCounts } from '../../../src/chat/plan-report.ts';
 import type { Operation, Step, TerraformPlan } from '../../../src/ops/operation.ts';
-import { WALKING } from '../../../src/ops/state-machine.ts';
 import { quorumForReplacement } from '../../../src/rules/quorum.ts';
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { assertPlanSpace, DEFAULT_PLAN_SPACE_BYTES } from '../../../src/tofu/plan-space.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { probeSignal } from '../../engine/walk.ts';
 import { watchJoin } from '../shared/node-join.ts';
 import { planDirOf } from '../shared/plan-dir.ts';
 import { attachPlanText } from '../shared/plan-text.ts';
@@ -26,7 +25,7 @@ export const REPLAN =
 
 /** Writes the replacement's own fields, only while the operation walks: a run that lost its operation writes nothing. */
 export async function patchData(ctx: WalkContext, opId: string, patch: Partial<NodeReplaceData>): Promise<void> {
-  await ctx.deps.store.update(opId, (o) => (WALKING.includes(o.state) ? { ...o, data: { ...o.data, ...patch } } : undefined));
+  await ctx.record((o) => ({ data: { ...o.data, ...patch } }));
 }
 
 /** The control planes other than the replaced node: every read and removal goes through them. */
@@ -115,7 +114,7 @@ export async function removeMember(ctx: WalkContext, op: Operation, step: Step):
   const via = quorum.via;
   const endpoints = ctx.cluster.controlPlanes.filter((cp) => cp !== node);
   await patchData(ctx, op.id, { removing: member });
-  await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
+  await ctx.record({ step: { id: step.id, issuedAt: ctx.deps.now().toISOString() } });
   const result = await ctx.talosctl.run(['etcd', 'remove-member', member.id], [via], {
     signal: ctx.signal,
     endpoints,

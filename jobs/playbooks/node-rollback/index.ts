@@ -8,17 +8,17 @@ import { rollbackFollowUp } from './messages.ts';
 import { allNodes } from '../../../src/config/inventory.ts';
 import { runHealthGate } from '../../../src/health/health-gate.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
-import { threadLink } from '../../../src/ops/thread-link.ts';
 import { observeEtcdMembership, quorumWhileRebooting } from '../../../src/talos/etcd-membership.ts';
 import { findNodeByAddress, kubeNodeView, observeKubeNode, observeTalosVersions, pollTalosVersion } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
-import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { StepFailure } from '../../engine/job-context.ts';
+import type { PreflightDeps } from '../../engine/playbook.ts';
 import { clusterWait } from '../shared/cluster-wait.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { boundText, cordonAndDrain, drainTarget, type DrainTarget } from '../shared/node-drain.ts';
 import { nodeSteps, nodePreflight, roleOf } from '../shared/node-target.ts';
 import type { Playbook, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { probeSignal, walkGate } from '../../engine/walk.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 
 async function etcdFacts(ctx: WalkContext, node: string): Promise<{ ok: boolean; summary: string; evidence: string[] }> {
@@ -54,10 +54,10 @@ async function rollback(ctx: WalkContext, op: Operation, step: Step): Promise<St
   if (target.ready && target.name !== undefined) {
     const name = target.name;
     ctx.phase?.(`draining ${name}`);
-    await ctx.deps.store.update(op.id, (o) => ({ ...o, data: { ...rollbackData(o), cordoned: name } }));
+    await ctx.record((o) => ({ data: { ...rollbackData(o), cordoned: name } }));
     drained = await cordonAndDrain(ctx, node, name, ctx.deps.timeouts.stepMs);
   }
-  await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString(), fromVersion: before.version });
+  await ctx.record({ step: { id: step.id, issuedAt: ctx.deps.now().toISOString(), fromVersion: before.version } });
   try {
     await ctx.talosctl.run(['rollback'], [node], { signal: ctx.signal, endpoints });
   } catch (error) {
@@ -101,7 +101,7 @@ async function waitForNode(ctx: WalkContext, op: Operation, step: Step): Promise
   });
   if (back.ok) {
     const version = back.value;
-    await deps.store.update(op.id, (o) => ({ ...o, target: { ...o.target, version } }));
+    await ctx.record((o) => ({ target: { ...o.target, version } }));
     const nodeName = step.nodeName ?? op.target.nodeName;
     const gate = await walkGate(ctx, cluster, { baseline: { baseline: op.baseline, nodes: [node, ...(nodeName ? [nodeName] : [])] } });
     if (!gate.passed)
@@ -141,7 +141,7 @@ function rollbackWarning(node: string, target: DrainTarget, drainMs: number): st
 
 /** The upgrade that last asked this node to change: what it ran before, and the boot it was asked on. */
 async function lastUpgradeOf(
-  deps: OpsJobDeps,
+  deps: PreflightDeps,
   op: Operation,
   address: string,
 ): Promise<{ opId: string; ref: string; step: Step } | undefined> {
@@ -150,7 +150,7 @@ async function lastUpgradeOf(
   for (const upgrade of candidates) {
     if (upgrade?.kind !== 'talos-upgrade') continue;
     const step = upgrade.steps.find((s) => s.node === address && s.issuedAt !== undefined && s.fromVersion !== undefined);
-    if (step !== undefined) return { opId: upgrade.id, ref: operationRef(upgrade.id, await threadLink(deps, upgrade)), step };
+    if (step !== undefined) return { opId: upgrade.id, ref: operationRef(upgrade.id, await deps.link(upgrade)), step };
   }
   return undefined;
 }

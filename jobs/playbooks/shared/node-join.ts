@@ -5,7 +5,7 @@ import { parseEtcdMembers } from '../../../src/talos/parse-etcd-members.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal } from '../../engine/walk.ts';
+import { probeSignal } from '../../engine/walk.ts';
 import { clusterWait } from './cluster-wait.ts';
 import { checkNewNodeImage } from './new-node-image.ts';
 
@@ -66,8 +66,8 @@ export async function watchJoin(ctx: WalkContext, op: Operation, step: Step): Pr
     );
   }
   const state = joined.value;
-  await patchStep(deps, op.id, step.id, {
-    joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' },
+  await ctx.record({
+    step: { id: step.id, joined: { address: state.address, role: state.role === 'control plane' ? 'controlplane' : 'worker' } },
   });
   // The VM booted the ISO at the static file ID: the node must run the declared Talos version and its class's schematic.
   const image = await checkNewNodeImage(ctx, state.address, name);

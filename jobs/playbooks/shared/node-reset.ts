@@ -6,7 +6,7 @@ import { observeTalosVersions } from '../../../src/talos/observe.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep, probeSignal, walkGate } from '../../engine/walk.ts';
+import { probeSignal, walkGate } from '../../engine/walk.ts';
 import { clusterWait } from './cluster-wait.ts';
 import { endpointsAvoiding } from './node-endpoints.ts';
 import { roleOf } from './node-target.ts';
@@ -73,7 +73,7 @@ export async function reset(ctx: WalkContext, op: Operation, step: Step): Promis
     const gate = await walkGate(ctx, ctx.cluster, { drainNodes: [node], baseline: { baseline: op.baseline, nodes: [] } });
     if (!gate.passed) throw new StepFailure(`the health gate failed before the reset of ${node}; nothing was reset`, gate.stopReasons);
     detail = `checked when approved: etcd ${quorum.summary}; health gate passed (${gate.checks.length} checks${alreadyFailingNote(gate)}); then ${detail}`;
-    await patchStep(ctx.deps, op.id, step.id, { issuedAt: ctx.deps.now().toISOString() });
+    await ctx.record({ step: { id: step.id, issuedAt: ctx.deps.now().toISOString() } });
     const lines: string[] = [];
     try {
       await ctx.talosctl.run(['reset', '--graceful', '--reboot=false'], [node], {

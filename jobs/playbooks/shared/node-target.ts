@@ -4,7 +4,8 @@ import { nodeLabel } from '../../../src/config/node-names.ts';
 import type { ClusterSession } from '../../../src/cluster/cluster-session.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView, type NodeVersion } from '../../../src/talos/observe.ts';
 import type { Operation, Step } from '../../../src/ops/operation.ts';
-import { probeSignals, type OpsJobDeps } from '../../engine/job-context.ts';
+import { probeSignals } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { endpointsAvoiding } from './node-endpoints.ts';
 import type { CommonCheckInput } from '../../engine/playbook.ts';
@@ -111,7 +112,7 @@ export function withEndpoints(talosctl: Talosctl, endpoints: string[]): Talosctl
  * refusals that found, and the plan's notes to add to. `unreachable`: see `observeNodeTarget`.
  */
 export async function nodePreflight(
-  deps: Pick<OpsJobDeps, 'timeouts'>,
+  deps: Pick<PlaybookDeps, 'timeouts'>,
   target: { cluster: ClusterConfig; op: Operation; session: ClusterSession; signal: AbortSignal | undefined },
   unreachable: string,
 ): Promise<{ probe: () => AbortSignal; address: string; node: NodeTarget; refusals: string[]; notes: string[] }> {

@@ -7,7 +7,6 @@ import type { Step } from '../../../src/ops/operation.ts';
 import { tofuErrorLines } from '../../../src/tofu/diagnostics.ts';
 import { StepFailure } from '../../engine/job-context.ts';
 import type { PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
-import { patchStep } from '../../engine/walk.ts';
 import { applyProgressMessage, type ApplyProgress } from './apply-progress.ts';
 import { planData } from './plan-data.ts';
 import { planDirOf } from './plan-dir.ts';
@@ -51,7 +50,7 @@ export async function applyPlan(ctx: WalkContext, op: PostedOperation, step: Ste
     throw error;
   });
   const issuedAt = deps.now().toISOString();
-  await patchStep(deps, op.id, step.id, { issuedAt });
+  await ctx.record({ step: { id: step.id, issuedAt } });
   const started = deps.clock.now().getTime();
   const progress: ApplyProgress = { cluster: cluster.name, outcome: 'running', lines: [], elapsedMs: 0 };
   const view = (): ApplyProgress => ({ ...progress, lines: [...progress.lines], elapsedMs: deps.clock.now().getTime() - started });

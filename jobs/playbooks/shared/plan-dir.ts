@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { OpsJobDeps } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 
 /** The private directory that keeps an operation's reviewed plan until its Apply. */
-export function planDirOf(deps: Pick<OpsJobDeps, 'planDir'>, opId: string): string {
+export function planDirOf(deps: Pick<PlaybookDeps, 'planDir'>, opId: string): string {
   return join(deps.planDir, opId);
 }

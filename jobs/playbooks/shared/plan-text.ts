@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorText } from '../../../src/chat/error-text.ts';
-import type { OpsJobDeps } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import type { PostedOperation } from '../../engine/playbook.ts';
 import { planDirOf } from './plan-dir.ts';
 
@@ -11,7 +11,7 @@ export function planFileName(opId: string): string {
 }
 
 /** The reviewed plan's text (`tofu show -no-color`, sensitive values hidden) attached in the operation's thread; a failed upload is logged. */
-export async function attachPlanText(deps: OpsJobDeps, op: PostedOperation): Promise<void> {
+export async function attachPlanText(deps: PlaybookDeps, op: PostedOperation): Promise<void> {
   const content = await readFile(join(planDirOf(deps, op.id), 'tfplan.txt'), 'utf8').catch(() => undefined);
   if (content === undefined) return;
   await deps.chat

@@ -1,6 +1,5 @@
 import { takeEtcdSnapshot } from '../../../src/ops/etcd-snapshot.ts';
 import type { Operation, Snapshot } from '../../../src/ops/operation.ts';
-import { WALKING } from '../../../src/ops/state-machine.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
 import { snapshotHost, StepFailure } from '../../engine/job-context.ts';
 import type { StepResult, WalkContext } from '../../engine/playbook.ts';
@@ -22,9 +21,7 @@ export async function operationSnapshot(ctx: WalkContext, op: Operation, talosct
     now: deps.now(),
     host: snapshotHost(deps, ctx.session),
   });
-  const { op: stored } = await deps.store.update(op.id, (o) =>
-    WALKING.includes(o.state) && o.snapshot === undefined ? { ...o, snapshot: taken } : undefined,
-  );
+  const { op: stored } = await ctx.record((o) => (o.snapshot === undefined ? { snapshot: taken } : undefined));
   if (stored.snapshot === undefined)
     throw new StepFailure(`the snapshot ${taken.id} was taken, but ${op.id} is ${stored.state} and no longer records it`);
   return stored.snapshot;

@@ -5,19 +5,19 @@ import { allNodes } from '../../../src/config/inventory.ts';
 import { runFinalVerification } from '../../../src/health/final-verification.ts';
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { measureWaits } from '../../../src/time/wait-clock.ts';
-import { withStep, type Operation, type Step } from '../../../src/ops/operation.ts';
+import type { Operation, Step } from '../../../src/ops/operation.ts';
 import type { RecordedNodeClass } from '../../../src/ops/node-class-record.ts';
 import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
 import type { CheckResult } from '../../../src/health/check-result.ts';
 import { observeNodeImages, observeTalosVersions } from '../../../src/talos/observe.ts';
-import { StepFailure, type OpsJobDeps } from '../../engine/job-context.ts';
+import { StepFailure } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import { schematicOfImage } from './installer-images.ts';
 import { storedImageProblems } from './image-check.ts';
 import { endpointsAvoiding } from '../shared/node-endpoints.ts';
 import { upgradeNode } from './node-step.ts';
 import type { Playbook, PostedOperation, StepResult, WalkContext } from '../../engine/playbook.ts';
 import { nodeStepProgress } from './node-step-progress.ts';
-import { patchStep } from '../../engine/walk.ts';
 import { snapshotStep } from '../shared/snapshot-step.ts';
 import { talosUpgradeFollowUp } from './follow-up.ts';
 import { talosUpgradeData, TalosUpgradeData } from './data.ts';
@@ -51,7 +51,7 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
       log,
       signal: ctx.signal,
       markIssued: async (fromVersion, bootId) => {
-        await patchStep(deps, op.id, step.id, { issuedAt: deps.now().toISOString(), fromVersion, issuedBootId: bootId });
+        await ctx.record({ step: { id: step.id, issuedAt: deps.now().toISOString(), fromVersion, issuedBootId: bootId } });
       },
       record: async (event, detail) => {
         await deps.audit.record(op.id, { actor: 'bot', event, detail });
@@ -64,8 +64,8 @@ async function nodeStep(ctx: WalkContext, op: PostedOperation, step: Step): Prom
       progress: async (detail) => {
         live.show(detail);
         // Only while the step runs: a late write of talosctl's progress must not replace a finished step's result.
-        await deps.store.update(op.id, (o) =>
-          o.steps.find((s) => s.id === step.id)?.status === 'running' ? withStep(o, step.id, { detail }) : undefined,
+        await ctx.record((o) =>
+          o.steps.find((s) => s.id === step.id)?.status === 'running' ? { step: { id: step.id, detail } } : undefined,
         );
       },
     });
@@ -145,7 +145,7 @@ async function verify(ctx: WalkContext, op: Operation): Promise<StepResult> {
  * At completion, each node the operation installed keeps its class in the bot's record: the
  * class of the image it installed, Terraform's default schematic or the Longhorn output's.
  */
-async function recordNodeClasses(deps: OpsJobDeps, op: Operation): Promise<void> {
+async function recordNodeClasses(deps: PlaybookDeps, op: Operation): Promise<void> {
   const entries = new Map<string, RecordedNodeClass>();
   const at = deps.now().toISOString();
   for (const step of op.steps) {
@@ -206,7 +206,7 @@ function drainEffects(op: Operation, step: Step): string[] {
 }
 
 /** Who asked for the operation and who started it, by name where Slack says it, else by id (never a mention). */
-async function people(deps: OpsJobDeps, op: Operation): Promise<{ asked: string; started?: string }> {
+async function people(deps: PlaybookDeps, op: Operation): Promise<{ asked: string; started?: string }> {
   const name = async (id: string): Promise<string> => (await deps.userNames?.(id).catch(() => undefined)) ?? id;
   return { asked: await name(op.requestedBy), ...(op.startedBy === undefined ? {} : { started: await name(op.startedBy) }) };
 }

@@ -4,11 +4,11 @@ import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import type { Baseline } from '../../../src/health/baseline.ts';
 import type { Talosctl } from '../../../src/talos/talosctl.ts';
-import { type OpsJobDeps } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import type { WalkContext } from '../../engine/playbook.ts';
 
 export interface NodeStepContext {
-  deps: OpsJobDeps;
+  deps: PlaybookDeps;
   cluster: ClusterConfig;
   session: ClusterSession;
   talosctl: Talosctl;

@@ -4,7 +4,7 @@ import { nodeResultWords } from './texts.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import type { Step } from '../../../src/ops/operation.ts';
 import { roughDuration } from '../../../src/time/rough-duration.ts';
-import type { OpsJobDeps } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import { startProgressReply } from '../shared/progress-reply.ts';
 
 /** Minimum time between two edits of a node step's progress reply, in ms. */
@@ -58,7 +58,7 @@ function render(step: Step, shown: Shown): ChatMessage {
  * never posts a second one. Best effort: a failed post or edit is logged, never fails the upgrade.
  */
 export function nodeStepProgress(
-  deps: OpsJobDeps,
+  deps: PlaybookDeps,
   op: { id: string; channel: string; rootTs: string },
   step: Step,
   log: Logger,

@@ -11,7 +11,8 @@ import { checkTalosUpgradePath } from '../../../src/rules/versions.ts';
 import { minorOf, supportFor, supportTable, talosSupportsKubernetes, unknownMinorRefusal } from '../../../src/talos/compatibility.ts';
 import { findNodeByAddress, kubeNodeView, observeTalosVersions, type KubeNodeView } from '../../../src/talos/observe.ts';
 import { heldByRefusal } from '../../engine/held-by.ts';
-import { probeSignals, type OpsJobDeps } from '../../engine/job-context.ts';
+import { probeSignals } from '../../engine/job-context.ts';
+import type { PlaybookDeps } from '../../engine/playbook.ts';
 import type { Playbook } from '../../engine/playbook.ts';
 import { prefetchTalosctl, talosctlFor } from '../../engine/talosctl-client.ts';
 import { hasOtherEndpoint } from '../shared/node-endpoints.ts';
@@ -20,7 +21,7 @@ import { talosStagingRehearsal } from './staging-rehearsal.ts';
 import { deriveInstallerImages, imageChanges, type InstallerImages } from './installer-images.ts';
 
 /** The bot's record of the node classes; entries that do not parse are logged and left out. */
-export async function recordedClasses(deps: OpsJobDeps, cluster: ClusterConfig): Promise<RecordedNodeClasses> {
+export async function recordedClasses(deps: PlaybookDeps, cluster: ClusterConfig): Promise<RecordedNodeClasses> {
   const recorded = await deps.nodeClasses.read(cluster.name);
   if (recorded.ignored.length > 0)
     deps.logger.warn({ cluster: cluster.name, nodes: recorded.ignored }, "ignored node class records that are not the bot's");
@@ -59,7 +60,7 @@ function lastRebootMinutes(history: readonly Operation[], node: string): number 
  * while it reboots, and for about how long), and how the bot copes, for the record.
  */
 async function singleControlPlane(
-  deps: OpsJobDeps,
+  deps: PlaybookDeps,
   cluster: ClusterConfig,
 ): Promise<{ consequence: string; mechanics: string } | undefined> {
   const [only] = cluster.controlPlanes;
@@ -93,7 +94,7 @@ function clientVersionHint(views: Map<string, KubeNodeView>, target: string): st
 }
 
 /** The newest earlier upgrade to `target` whose step upgraded each node, from the bot's records. */
-async function earlierUpgrades(deps: OpsJobDeps, op: Operation, target: string): Promise<Map<string, string>> {
+async function earlierUpgrades(deps: PlaybookDeps, op: Operation, target: string): Promise<Map<string, string>> {
   const history = await deps.store.listForCluster(op.cluster, 500);
   const byNode = new Map<string, string>();
   for (const earlier of history) {

@@ -1,7 +1,7 @@
 import { findStagingOperation } from '../../../src/ops/rehearsal.ts';
 import type { Operation } from '../../../src/ops/operation.ts';
 import { judgeStagingTarget, unrehearsedNote, type ClassImages } from '../../../src/rules/staging-target.ts';
-import type { OpsJobDeps } from '../../engine/job-context.ts';
+import type { PreflightDeps } from '../../engine/playbook.ts';
 import { talosUpgradeData } from './data.ts';
 
 const classImagesOf = (op: Operation): ClassImages | undefined => {
@@ -15,7 +15,7 @@ const classImagesOf = (op: Operation): ClassImages | undefined => {
  * did not rehearse, and why a staging upgrade to the same version does not count.
  */
 export async function talosStagingRehearsal(
-  deps: OpsJobDeps,
+  deps: PreflightDeps,
   target: string,
   production: ClassImages,
   notes: string[],

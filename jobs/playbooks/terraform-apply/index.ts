@@ -33,7 +33,7 @@ import { planTree } from '../shared/plan-tree.ts';
 import { snapshotStep } from '../shared/snapshot-step.ts';
 import { terraformApplyTexts } from './texts.ts';
 import { terraformData, TerraformApplyData } from './data.ts';
-import { followUpsOf, linkFollowUp } from './follow-up-link.ts';
+import { followUpsOf } from './follow-up-link.ts';
 
 /** A VM's hostname as the runbook's `talos_nodes` keys it: nothing else reaches the Kubernetes API or a message. */
 const HOSTNAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -152,7 +152,7 @@ const preflight: Playbook['preflight'] = async (deps, cluster, op, session, sign
   const followUpOf = followUpsOf(upgrades, moves);
   // Only a plan that may be applied is the upgrade's follow-up; a refused one brings nothing in line.
   if (judged.refusals.length === 0)
-    await linkFollowUp(deps.store, op, followUpOf, { state: 'planned', commit: tree.commit, at: deps.now().toISOString() });
+    await deps.linkFollowUp(op, followUpOf, { state: 'planned', commit: tree.commit, at: deps.now().toISOString() });
   return {
     refusals: judged.refusals,
     notes: judged.notes,
@@ -223,7 +223,7 @@ export const terraformApplyPlaybook: Playbook = {
   },
   async complete(ctx, op) {
     const data = terraformData(op);
-    await linkFollowUp(ctx.deps.store, op, data.followUpOf ?? [], {
+    await ctx.linkFollowUp(op, data.followUpOf ?? [], {
       state: 'applied',
       commit: data.terraform?.commit,
       at: ctx.deps.now().toISOString(),

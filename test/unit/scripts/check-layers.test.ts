@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkLayers, withLayerOverrides, type Override } from '../../../scripts/check-layers.ts';
+import { ALLOWED, checkLayers, withLayerOverrides, type Override } from '../../../scripts/check-layers.ts';
 
 let root: string;
 beforeEach(() => {
@@ -167,6 +167,37 @@ describe('checkLayers', () => {
 
     // Assert
     expect(problems).toEqual(['src/extra/thing.ts belongs to no layer: add its folder to LAYERS in scripts/check-layers.ts']);
+  });
+
+  it('fails a playbook file that writes an operation, queues a job or takes the lock, naming the line', () => {
+    // Arrange: a step that writes its operation around ctx.record, and one that queues a job and takes the lock.
+    tree({
+      ...CLEAN,
+      'jobs/playbooks/writes.ts':
+        "export async function step(ctx) {\n  await ctx.deps.store.update('op-1', (o) => ({ ...o, state: 'completed' }));\n}\n",
+      'jobs/playbooks/queues.ts':
+        "export async function step(deps) {\n  await deps.opsQueue.add('x', {});\n  await deps.lock.acquire('c', 'op');\n}\n",
+      'jobs/playbooks/records.ts':
+        "export async function step(ctx) {\n  await ctx.record({ notes: [] });\n  await ctx.deps.store.get('op-1');\n}\n",
+    });
+
+    // Act
+    const problems = checkLayers({ root, allowed: [] });
+
+    // Assert: the read and the record pass.
+    expect(problems).toEqual([
+      'jobs/playbooks/queues.ts:2 reaches the job queue: only the engine may',
+      'jobs/playbooks/queues.ts:3 takes or releases the cluster lock: only the engine may',
+      'jobs/playbooks/writes.ts:2 writes an operation through the store (use ctx.record): only the engine may',
+    ]);
+  });
+
+  it('passes the repository: no playbook file writes an operation, queues a job or takes the lock', () => {
+    // Act
+    const problems = checkLayers({ root: process.cwd(), allowed: ALLOWED });
+
+    // Assert
+    expect(problems.filter((p) => p.endsWith('only the engine may'))).toEqual([]);
   });
 
   it('fails a lint config whose layer overrides are not the generated ones', () => {

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
 import { createApprovalReminderJob } from '../../../../jobs/engine/approval-reminder.ts';
 import { StepFailure } from '../../../../jobs/engine/job-context.ts';
-import type { Playbook, WalkContext } from '../../../../jobs/engine/playbook.ts';
+import type { Playbook, WalkStart } from '../../../../jobs/engine/playbook.ts';
 import { createPreflightJob } from '../../../../jobs/engine/preflight.ts';
 import { createEndedJob } from '../../../../jobs/engine/ended.ts';
 import { createPlanExpiryJob } from '../../../../jobs/engine/plan-expiry.ts';
@@ -58,7 +58,7 @@ function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
   };
 }
 
-function context(signal?: AbortSignal): WalkContext {
+function context(signal?: AbortSignal): WalkStart {
   const cluster = f.deps.inventory.clusters[0]!;
   return { deps: f.deps, cluster, session: {} as ClusterSession, talosctl: {} as Talosctl, log: f.deps.logger, signal };
 }
@@ -516,7 +516,7 @@ describe('the engine pages the people who must act', () => {
 
 describe('a stop reads where things stand', () => {
   /** A cluster that never answers: every read waits until its signal gives up. */
-  function silentContext(probeMs: number): WalkContext {
+  function silentContext(probeMs: number): WalkStart {
     const hang = (signal?: AbortSignal): Promise<never> =>
       new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new Error('no answer')), { once: true }));
     const talosctl = {

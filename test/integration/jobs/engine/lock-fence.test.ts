@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Playbook, WalkContext } from '../../../../jobs/engine/playbook.ts';
+import type { Playbook, WalkStart } from '../../../../jobs/engine/playbook.ts';
 import { LOCK_GONE } from '../../../../jobs/engine/lock-fence.ts';
 import { walkOperation } from '../../../../jobs/engine/walk.ts';
 import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
@@ -40,7 +40,7 @@ const talosctl: Talosctl = {
   },
 };
 
-function context(deps = f.deps): WalkContext {
+function context(deps = f.deps): WalkStart {
   const kube = {
     deleteNode: (name: string) => {
       sent.push(`kube delete node ${name}`);

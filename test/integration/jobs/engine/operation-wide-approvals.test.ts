@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Playbook, WalkContext } from '../../../../jobs/engine/playbook.ts';
+import type { Playbook, WalkStart } from '../../../../jobs/engine/playbook.ts';
 import { walkOperation } from '../../../../jobs/engine/walk.ts';
 import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
 import { PLAYBOOKS } from '../../../../jobs/playbooks/index.ts';
@@ -57,7 +57,7 @@ function playbook(ran: string[], minutes: number, overrides: Partial<Playbook> =
   };
 }
 
-function context(): WalkContext {
+function context(): WalkStart {
   const cluster = f.deps.inventory.clusters[0]!;
   return { deps: f.deps, cluster, session: {} as ClusterSession, talosctl: {} as Talosctl, log: f.deps.logger };
 }

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StepFailure } from '../../../../jobs/engine/job-context.ts';
 import type { PostedOperation, WalkContext } from '../../../../jobs/engine/playbook.ts';
+import { playbookContext, recordingContext } from '../../../../jobs/engine/record.ts';
 import { etcdRestorePlaybook } from '../../../../jobs/playbooks/etcd-restore/index.ts';
 import type { Operation, Step } from '../../../../src/ops/operation.ts';
 import { productionShape } from '../../../sim/shapes.ts';
@@ -71,7 +72,9 @@ async function issuedBefore(): Promise<PostedOperation> {
 async function runBootstrap(op: Operation): Promise<unknown> {
   const config = f.deps.inventory.clusters.find((c) => c.name === 'staging')!;
   return f.deps.access.withSession(config, AbortSignal.timeout(30_000), async (session) => {
-    const ctx: WalkContext = { deps: f.deps, cluster: config, session, talosctl: await session.talosctl('v1.11.5'), log: f.deps.logger };
+    const ctx: WalkContext = playbookContext(
+      recordingContext({ deps: f.deps, cluster: config, session, talosctl: await session.talosctl('v1.11.5'), log: f.deps.logger }, op.id),
+    );
     return etcdRestorePlaybook.runStep(ctx, op as PostedOperation, bootstrapStep).catch((error: unknown) => error);
   });
 }
@@ -124,7 +127,12 @@ describe('the etcd restore bootstrap, once recorded as issued', () => {
 
     // Act
     const result = await f.deps.access.withSession(config, AbortSignal.timeout(30_000), async (session) => {
-      const ctx: WalkContext = { deps: f.deps, cluster: config, session, talosctl: await session.talosctl('v1.11.5'), log: f.deps.logger };
+      const ctx: WalkContext = playbookContext(
+        recordingContext(
+          { deps: f.deps, cluster: config, session, talosctl: await session.talosctl('v1.11.5'), log: f.deps.logger },
+          op.id,
+        ),
+      );
       return etcdRestorePlaybook.runStep(ctx, op as PostedOperation, step).catch((error: unknown) => error);
     });
 
