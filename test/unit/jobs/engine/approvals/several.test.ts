@@ -27,7 +27,7 @@ function waiting(approval: Approval): Operation {
     state: 'awaiting-approval',
     requestedBy: 'U0ALICE',
     startedBy: 'U0BOB',
-    steps: [{ id: 'reset-10.0.20.11', node: '10.0.20.11', state: 'pending' } as Operation['steps'][number]],
+    steps: [{ id: 'reset-10.0.20.11', kind: 'reset', node: '10.0.20.11', status: 'pending' }],
     approvals: [approval],
   });
 }
