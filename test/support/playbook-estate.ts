@@ -76,7 +76,7 @@ export function playbookMoves(fixture: () => EngineFixture) {
     stored: async (id: string): Promise<Operation> => (await fixture().deps.store.get(id))!,
 
     /** What the Start button does once its checks passed: the lock, then the plan becomes a run. */
-    async start(opId: string, clusterName = 'production'): Promise<void> {
+    start: async (opId: string, clusterName = 'production'): Promise<void> => {
       const f = fixture();
       expect((await f.deps.lock.acquire(clusterName, opId)).ok).toBe(true);
       await f.deps.store.update(opId, (o) =>
@@ -87,7 +87,7 @@ export function playbookMoves(fixture: () => EngineFixture) {
     },
 
     /** What an approver's click does: the pending request approved, the operation running again. */
-    async approve(opId: string): Promise<void> {
+    approve: async (opId: string): Promise<void> => {
       const f = fixture();
       const { changed } = await f.deps.store.update(opId, (o) =>
         o.state === 'awaiting-approval'
@@ -104,7 +104,7 @@ export function playbookMoves(fixture: () => EngineFixture) {
     },
 
     /** The stop in the thread as Slack shows it, the evidence under the reason: what the operator reads. */
-    stopMessage(op: Operation): string {
+    stopMessage: (op: Operation): string => {
       const stop = fixture()
         .chat.posts.filter((p) => p.threadTs === op.rootTs && p.message.text.includes('❌ Stopped'))
         .at(-1);
@@ -112,7 +112,7 @@ export function playbookMoves(fixture: () => EngineFixture) {
     },
 
     /** A stopped Talos upgrade that asked `node` to change: what it ran before, when, and on which boot. */
-    async failedUpgrade(node: string, issuedBootId: string): Promise<Operation> {
+    failedUpgrade: async (node: string, issuedBootId: string): Promise<Operation> => {
       const f = fixture();
       const step: Step = {
         id: `node-${node}`,
