@@ -7,6 +7,7 @@ import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../src
 import type { ClusterAccess, ClusterSession } from '../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../src/cluster/tofu.ts';
 import { parseInventory, type ClusterConfig, type Inventory } from '../../src/config/inventory.ts';
+import { clusterYaml } from './inventory-yaml.ts';
 import { agreeingEstate } from './fake-cluster.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { SecretScrubber } from '../../src/log/secret-scrubber.ts';
@@ -112,17 +113,7 @@ const ANY_TIME = '    maintenanceWindows: always\n';
 export function inventory(overrides = ''): Inventory {
   return parseInventory(
     `clusters:
-  production:
-    environment: production
-    channel: C0MAINTPRD
-    terraformDir: /srv/infra/terraform/production
-    controlPlanes: [10.0.30.11, 10.0.30.12, 10.0.30.13]
-    installerPlatform: nocloud
-    hostLabel: example.org/proxmox-host
-    snapshotDir: /var/backups/talos-etcd
-    operators: [U0ALICE, U0BOB]
-    approvers: [U0CAROL, U0DAVE]
-${overrides.includes('maintenanceWindows:') ? '' : ANY_TIME}${overrides}`,
+${clusterYaml('production', { maintenanceWindows: undefined })}${overrides.includes('maintenanceWindows:') ? '' : ANY_TIME}${overrides}`,
     'engine-test.yaml',
   );
 }

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../../src/port/chat-port.ts';
-import { createAudit, editCarrier, seqsIn } from '../../../jobs/engine/audit.ts';
-import type { Operation } from '../../../src/ops/operation.ts';
-import { createOperationStore, type OperationStore } from '../../../src/ops/operation-store.ts';
-import { createRunLease } from '../../../src/ops/run-lease.ts';
-import { useRedisFixture } from '../../support/redis-fixture.ts';
-import { systemClock } from '../../../src/time/clock.ts';
-import { anOperation } from '../../support/builders.ts';
+import type { ChatMessage, ChatPort, ReplyOptions, ThreadReply } from '../../../../src/port/chat-port.ts';
+import { createAudit, editCarrier, seqsIn } from '../../../../jobs/engine/audit.ts';
+import type { Operation } from '../../../../src/ops/operation.ts';
+import { createOperationStore, type OperationStore } from '../../../../src/ops/operation-store.ts';
+import { createRunLease } from '../../../../src/ops/run-lease.ts';
+import { useRedisFixture } from '../../../support/redis-fixture.ts';
+import { systemClock } from '../../../../src/time/clock.ts';
+import { anOperation } from '../../../support/builders.ts';
 
 const redis = useRedisFixture();
 

@@ -7,22 +7,22 @@ import { join } from 'node:path';
 import { WebClient } from '@slack/web-api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { runDoctor, type DoctorDeps } from '../../../jobs/doctor/doctor.ts';
-import { postDoctorAtStart } from '../../../src/bootstrap/doctor.ts';
-import type { DoctorFinding } from '../../../src/chat/doctor-report.ts';
-import type { ClusterAccess, ClusterSession } from '../../../src/cluster/cluster-session.ts';
-import type { Tofu } from '../../../src/cluster/tofu.ts';
-import { parseInventory } from '../../../src/config/inventory.ts';
-import { createLogger } from '../../../src/log/logger.ts';
-import { SecretScrubber } from '../../../src/log/secret-scrubber.ts';
-import type { ChatPort } from '../../../src/port/chat-port.ts';
-import { REQUIRED_BOT_SCOPES } from '../../../src/slack/required-scopes.ts';
-import { createSlackSelf } from '../../../src/slack/slack-self.ts';
-import { createTalosctlBinaries } from '../../../src/talos/talosctl-binary.ts';
-import { createTalosctlDownloader } from '../../../src/talos/talosctl-download.ts';
-import { useRedisFixture } from '../../support/redis-fixture.ts';
-import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
-import { startSlackEmulator, type SlackEmulator } from '../../slack-emulator/index.ts';
+import { runDoctor, type DoctorDeps } from '../../../../jobs/doctor/doctor.ts';
+import { postDoctorAtStart } from '../../../../src/bootstrap/doctor.ts';
+import type { DoctorFinding } from '../../../../src/chat/doctor-report.ts';
+import type { ClusterAccess, ClusterSession } from '../../../../src/cluster/cluster-session.ts';
+import type { Tofu } from '../../../../src/cluster/tofu.ts';
+import { parseInventory } from '../../../../src/config/inventory.ts';
+import { createLogger } from '../../../../src/log/logger.ts';
+import { SecretScrubber } from '../../../../src/log/secret-scrubber.ts';
+import type { ChatPort } from '../../../../src/port/chat-port.ts';
+import { REQUIRED_BOT_SCOPES } from '../../../../src/slack/required-scopes.ts';
+import { createSlackSelf } from '../../../../src/slack/slack-self.ts';
+import { createTalosctlBinaries } from '../../../../src/talos/talosctl-binary.ts';
+import { createTalosctlDownloader } from '../../../../src/talos/talosctl-download.ts';
+import { useRedisFixture } from '../../../support/redis-fixture.ts';
+import { startRedisServer, type RedisServer } from '../../../support/redis-server.ts';
+import { startSlackEmulator, type SlackEmulator } from '../../../slack-emulator/index.ts';
 
 // The doctor against the real parts: the Slack emulator (auth.test's x-oauth-scopes,
 // conversations.members), a real redis-server, real directories. tofu and the clusters' API are
@@ -176,7 +176,7 @@ describe('runDoctor', () => {
     const membership = find(findings, 'Channel membership', 'staging');
     expect(membership.status).toBe('fail');
     // The bot's name as Slack answers auth.test: the app manifest's bot user.
-    const manifest = parseYaml(readFileSync(new URL('../../../manifests/slack-app.yaml', import.meta.url), 'utf8')) as {
+    const manifest = parseYaml(readFileSync(new URL('../../../../manifests/slack-app.yaml', import.meta.url), 'utf8')) as {
       features: { bot_user: { display_name: string } };
     };
     expect(membership.fix).toContain(`/invite @${manifest.features.bot_user.display_name}\``);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ephemeralLonghornDisks, placeOf, type UserVolumeType } from '../../../src/health/rules/longhorn-disks.ts';
+import { ephemeralLonghornDisks, placeOf, type UserVolumeType } from '../../../../src/health/rules/longhorn-disks.ts';
 
 describe('Longhorn disks and the EPHEMERAL wipe', () => {
   it('puts /var and everything under it on EPHEMERAL, except inside a user volume mounted at /var/mnt/<name>', () => {

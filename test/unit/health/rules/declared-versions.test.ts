@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateDeclaredVersions } from '../../../src/health/rules/declared-versions.ts';
-import type { DeclaredVersions } from '../../../src/tofu/declared-versions.ts';
+import { evaluateDeclaredVersions } from '../../../../src/health/rules/declared-versions.ts';
+import type { DeclaredVersions } from '../../../../src/tofu/declared-versions.ts';
 
 const DECLARED: DeclaredVersions = {
   talos: { version: 'v1.12.11', source: { output: 'talos_version', variable: 'talos_version' } },

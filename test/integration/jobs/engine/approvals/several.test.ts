@@ -4,6 +4,7 @@ import type { OperationClick } from '../../../../../jobs/engine/lifecycle/start.
 import { expireApproval } from '../../../../../jobs/engine/approvals/expire.ts';
 import type { Approval, Operation } from '../../../../../src/ops/operation.ts';
 import { engineFixture, inventory, type EngineFixture } from '../../../../support/engine-fixture.ts';
+import { clusterYaml } from '../../../../support/inventory-yaml.ts';
 import { useRedisFixture } from '../../../../support/redis-fixture.ts';
 
 const redis = useRedisFixture();
@@ -11,17 +12,7 @@ const ROOT = '1700000000.000100';
 const REQUEST_TS = '1700000000.000200';
 
 /** Staging does not ask four eyes of its single approvals; its restore's resets need two approvers all the same. */
-const STAGING = `  staging:
-    environment: staging
-    channel: C0MAINTSTG
-    terraformDir: /srv/infra/terraform/staging
-    controlPlanes: [10.0.20.11, 10.0.20.12, 10.0.20.13]
-    installerPlatform: nocloud
-    hostLabel: example.org/proxmox-host
-    snapshotDir: /var/backups/talos-etcd-staging
-    operators: [U0ALICE, U0BOB]
-    approvers: [U0ALICE, U0CAROL, U0DAVE, U0ERIN]
-`;
+const STAGING = clusterYaml('staging');
 
 let f: EngineFixture;
 let lifecycle: Lifecycle;

@@ -1,12 +1,12 @@
 import type { SlashCommand } from '@slack/bolt';
 import { WebClient } from '@slack/web-api';
 import { describe, expect, it } from 'vitest';
-import { createAuthorizer } from '../../../handlers/authorize.ts';
-import type { CommandDeps } from '../../../handlers/commands/command-context.ts';
-import { doctor } from '../../../handlers/commands/doctor.ts';
-import { parseCommand } from '../../../handlers/parse-command.ts';
-import { parseInventory } from '../../../src/config/inventory.ts';
-import type { DoctorFinding } from '../../../src/chat/doctor-report.ts';
+import { createAuthorizer } from '../../../../handlers/authorize.ts';
+import type { CommandDeps } from '../../../../handlers/commands/command-context.ts';
+import { doctor } from '../../../../handlers/commands/doctor.ts';
+import { parseCommand } from '../../../../handlers/parse-command.ts';
+import { parseInventory } from '../../../../src/config/inventory.ts';
+import type { DoctorFinding } from '../../../../src/chat/doctor-report.ts';
 
 const INVENTORY = parseInventory(
   `clusters:
