@@ -147,6 +147,11 @@ export interface ClusterFaults {
   tofuPlanActions?: Record<string, string[]>;
   /** `tofu apply` fails after its first resource with this error summary; the state is still written (serial + 1). */
   tofuApplyFail?: string;
+  /**
+   * A test's hook, run once `tofu apply` has printed its first line: the apply waits until it
+   * settles. For a test that must see a line while the call is still running, however fast the apply.
+   */
+  tofuApplyFirstLine?: () => Promise<void>;
   /** New control planes (hostnames) that join etcd as learners and are not promoted while this is set. */
   etcdLearnerStuck?: string[];
   /** New nodes (hostnames) whose kubelet registers but never reports Ready. */
