@@ -30,7 +30,7 @@ export interface BotProcess {
   exits(): number;
 }
 
-/** The real bot, `node src/main.ts`, as a child process with only the environment given. */
+/** The real bot, `node src/entry.ts`, as a child process with only the environment given. */
 export function botProcess(env: Record<string, string>, options: { onLine?: (line: string) => void } = {}): BotProcess {
   let child: ChildProcess | undefined;
   let output = '';
@@ -54,7 +54,7 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
           }
         }),
     async start() {
-      const proc = spawn(process.execPath, ['src/main.ts'], {
+      const proc = spawn(process.execPath, ['src/entry.ts'], {
         cwd: ROOT,
         env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
