@@ -65,6 +65,12 @@ export interface ClusterFaults {
   /** Longhorn replicas that failed: PVC name (e.g. `postgres-1`) → nodes whose replica of that volume failed. */
   longhornReplicaFailed?: Record<string, string[]>;
   /**
+   * The rebuild of a node's replicas after it came back later than `since` (epoch ms), reported held
+   * at `percent` (0–99), not complete, while set: for a test that must see a given progress before
+   * the rebuild goes on. Earlier rebuilds are not held: the node's replicas are healthy before it.
+   */
+  longhornRebuildHeld?: { hostname: string; percent: number; since: number };
+  /**
    * talosctl commands that never answer, by command path: `version`, `health`, `service`,
    * `service etcd`, `etcd status`, `etcd members`, `etcd snapshot`, `get members`, `upgrade`, ...
    * A key matches the command and its subcommands (`etcd` hangs every etcd command).
