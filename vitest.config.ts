@@ -1,4 +1,15 @@
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// The compile cache every Node process of this run shares (test/support/compile-cache.ts): one per
+// run, so it never grows from run to run nor is written by two checkouts at once; gone at the end.
+if (process.env.TALOS_TEST_COMPILE_CACHE === undefined) {
+  const dir = join(tmpdir(), `talos-chatops-compile-cache-${process.pid}`);
+  process.env.TALOS_TEST_COMPILE_CACHE = dir;
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+}
 
 export default defineConfig({
   test: {

@@ -19,7 +19,7 @@ export const LAYERS: readonly { name: string; paths: readonly string[] }[] = [
   { name: 'engine', paths: ['jobs', 'jobs/engine'] },
   { name: 'playbooks', paths: ['jobs/playbooks'] },
   { name: 'handlers', paths: ['handlers'] },
-  { name: 'main', paths: ['src/main.ts', 'src/shutdown.ts', 'src/bootstrap'] },
+  { name: 'main', paths: ['src/entry.ts', 'src/main.ts', 'src/shutdown.ts', 'src/bootstrap'] },
 ];
 
 /** One import: the importing file and the file it imports, as repository paths. */

@@ -1,4 +1,3 @@
-import { pathToFileURL } from 'node:url';
 import { buildAdapters, fetchMissingTerraformRepos, recordObservations } from './bootstrap/adapters.ts';
 import { sweepEndedPlans } from '../jobs/plan-sweep.ts';
 import { buildInfrastructure } from './bootstrap/infrastructure.ts';
@@ -16,13 +15,10 @@ import { standardGate } from '../jobs/health-gate-job.ts';
 import { buildDoctor, postDoctorAtStart } from './bootstrap/doctor.ts';
 import { buildSlackIntake } from './bootstrap/slack-intake.ts';
 import type { StartOverrides } from './bootstrap/start-overrides.ts';
-import { ConfigError } from './config/config-error.ts';
 import { opsRoutes } from './http/ops-endpoints.ts';
 import type { Logger } from './log/logger.ts';
 import { createShutdown } from './shutdown.ts';
-import { exitOnStartError, stopOnSignals } from './bootstrap/process-signals.ts';
 import { unhandledRejectionReporter } from './bootstrap/metrics.ts';
-import { takeEnvironment } from './bootstrap/process-env.ts';
 
 export interface RunningBot {
   logger: Logger;
@@ -118,18 +114,4 @@ export async function startBot(env: Record<string, string | undefined>, override
       onDraining: () => (reload.stop(), epochWatch.stop(), core.drain.begin(), core.home.close()),
     }),
   };
-}
-
-async function main(): Promise<void> {
-  // Node ends the process on an unhandled rejection by default, and with it every talosctl or tofu child of a running job.
-  let onRejection = (reason: unknown): void =>
-    void process.stderr.write(`talos-chatops: unhandled promise rejection while starting: ${String(reason)}\n`);
-  process.on('unhandledRejection', (reason) => onRejection(reason));
-  const bot = await startBot(takeEnvironment(process.env)).catch(exitOnStartError((error) => error instanceof ConfigError));
-  onRejection = (reason) => bot.unhandledRejection(reason);
-  stopOnSignals(bot);
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await main();
 }

@@ -68,7 +68,7 @@ describe('the bad-inventory corpus through the real bot', () => {
     output: string;
   }
 
-  /** Starts `node src/main.ts` with the inventory; the rest of its environment is valid and unused. */
+  /** Starts `node src/entry.ts` with the inventory; the rest of its environment is valid and unused. */
   async function startWith(clustersFile: string): Promise<Started> {
     const bot = botProcess({
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -91,7 +91,7 @@ describe('the bad-inventory corpus through the real bot', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'talos-chatops-inventory-'));
-    // Each start loads the whole bot before it reads its inventory: two at a time, one per core.
+    // Two at a time, one per core.
     const queue = [...INVENTORIES.map((f) => f.path), missing()];
     const worker = async (): Promise<void> => {
       for (let path = queue.shift(); path !== undefined; path = queue.shift()) outcomes.set(path, await startWith(path));

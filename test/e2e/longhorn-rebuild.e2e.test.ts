@@ -27,6 +27,12 @@ function threadVersions(h: Harness, rootTs: string): string[] {
     .flatMap((m) => h.slack.versions(CHANNELS.production, m.ts).map((v) => v.text + JSON.stringify(v.blocks ?? [])));
 }
 
+/** The rebuild progress figures the first node's reply has shown (`rebuilding on talos-prd-cp-1: 20%`), across its edits. */
+function cp1Progress(h: Harness, rootTs: string): Set<number> {
+  const shown = threadVersions(h, rootTs).filter((t) => t.includes('Longhorn after 10.0.30.11, up to 60 s'));
+  return new Set(shown.flatMap((t) => [...t.matchAll(/rebuilding on talos-prd-cp-1: (\d+)%/g)].map((m) => Number(m[1]))));
+}
+
 describe('a Longhorn rebuild after each node of a Talos upgrade', () => {
   let h: Harness;
 
@@ -45,8 +51,20 @@ describe('a Longhorn rebuild after each node of a Talos upgrade', () => {
     const plan = await requestUpgrade(h, `upgrade talos ${TARGET}`);
     expect(plan.root.text).toContain('planned');
 
+    // The first node's rebuild is held at 20 %, then at 70 %, each until its reply has shown it: two
+    // progress figures however slowly the bot polls or edits on a loaded machine.
+    const heldSince = Date.now();
     await clickStart(h, plan);
-    const done = await approveUntilDone(h, plan);
+    const finishing = approveUntilDone(h, plan);
+    for (const percent of [20, 70]) {
+      h.sim.faults.set('production', { longhornRebuildHeld: { hostname: 'talos-prd-cp-1', percent, since: heldSince } });
+      await h.slack.waitFor(() => cp1Progress(h, plan.root.ts).has(percent), {
+        timeoutMs: 60_000,
+        description: `the first node's reply showing its rebuild at ${percent} %`,
+      });
+    }
+    h.sim.faults.clear('production', 'longhornRebuildHeld');
+    const done = await finishing;
 
     expect(done.text).toContain('completed');
     expect(upgradeCalls(h, since)).toEqual(['10.0.30.11', '10.0.30.12', '10.0.30.13']);
@@ -54,10 +72,7 @@ describe('a Longhorn rebuild after each node of a Talos upgrade', () => {
     expect(op.state).toBe('completed');
     expect(op.retry).toBeUndefined();
     // The first node's reply showed its volumes rebuilding and how far each was, edited as the rebuild went on.
-    const shown = threadVersions(h, plan.root.ts).filter((t) => t.includes('Longhorn after 10.0.30.11, up to 60 s'));
-    expect(shown.length).toBeGreaterThan(0);
-    const progress = new Set(shown.flatMap((t) => [...t.matchAll(/rebuilding on talos-prd-cp-1: (\d+)%/g)].map((m) => Number(m[1]))));
-    expect(progress.size).toBeGreaterThan(1);
+    expect([...cp1Progress(h, plan.root.ts)]).toEqual(expect.arrayContaining([20, 70]));
   }, 180_000);
 
   it('beyond LONGHORN_REBUILD_TIMEOUT_SECONDS stops after the first node with a Retry that waits again and no Rollback, naming the volumes still rebuilding', async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/redis-server.ts';
+import { compileCacheDir } from '../support/compile-cache.ts';
 
 // A rediss:// REDIS_URL against a real redis-server that only speaks TLS and requires
 // a password, its certificate signed by a private CA: the bot's connection (in a
@@ -33,7 +34,7 @@ async function pingFromBot(url: string, env: Record<string, string> = {}): Promi
     redis.ping().then((answer) => console.log(answer), (error) => console.log('error: ' + error.message)).finally(() => { clearTimeout(timer); redis.disconnect(); });
   `;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    env: { PATH: process.env.PATH ?? '', URL: url, ...env },
+    env: { PATH: process.env.PATH ?? '', URL: url, NODE_COMPILE_CACHE: compileCacheDir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -289,7 +289,7 @@ describe('Dockerfile', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
     const cmd = final.instructions.filter((i) => i.keyword === 'CMD').at(-1);
     const argv = JSON.parse(cmd!.args) as string[];
-    expect(argv).toEqual(['node', 'src/main.ts']);
+    expect(argv).toEqual(['node', 'src/entry.ts']);
     expect(argv.join(' ')).toBe(pkg.scripts.start);
     const env = envOf(final);
     expect(env.get('NODE_ENV')).toBe('production');
@@ -387,7 +387,7 @@ describe('.dockerignore', () => {
   });
 
   it('lets in everything the Dockerfile copies from the context', () => {
-    const paths = ['package.json', 'package-lock.json', 'src/main.ts', 'handlers/slack-app.ts', 'jobs/health-gate-job.ts', 'src/config/env.ts'];
+    const paths = ['package.json', 'package-lock.json', 'src/entry.ts', 'src/main.ts', 'handlers/slack-app.ts', 'jobs/health-gate-job.ts', 'src/config/env.ts'];
     expect(paths.filter((path) => excluded(path))).toEqual([]);
   });
 });

@@ -65,6 +65,12 @@ export interface ClusterFaults {
   /** Longhorn replicas that failed: PVC name (e.g. `postgres-1`) → nodes whose replica of that volume failed. */
   longhornReplicaFailed?: Record<string, string[]>;
   /**
+   * The rebuild of a node's replicas after it came back later than `since` (epoch ms), reported held
+   * at `percent` (0–99), not complete, while set: for a test that must see a given progress before
+   * the rebuild goes on. Earlier rebuilds are not held: the node's replicas are healthy before it.
+   */
+  longhornRebuildHeld?: { hostname: string; percent: number; since: number };
+  /**
    * talosctl commands that never answer, by command path: `version`, `health`, `service`,
    * `service etcd`, `etcd status`, `etcd members`, `etcd snapshot`, `get members`, `upgrade`, ...
    * A key matches the command and its subcommands (`etcd` hangs every etcd command).
@@ -147,6 +153,11 @@ export interface ClusterFaults {
   tofuPlanActions?: Record<string, string[]>;
   /** `tofu apply` fails after its first resource with this error summary; the state is still written (serial + 1). */
   tofuApplyFail?: string;
+  /**
+   * A test's hook, run once `tofu apply` has printed its first line: the apply waits until it
+   * settles. For a test that must see a line while the call is still running, however fast the apply.
+   */
+  tofuApplyFirstLine?: () => Promise<void>;
   /** New control planes (hostnames) that join etcd as learners and are not promoted while this is set. */
   etcdLearnerStuck?: string[];
   /** New nodes (hostnames) whose kubelet registers but never reports Ready. */

@@ -30,6 +30,12 @@ function hasIscsi(state: SimState, node: SimNode): boolean {
   return (state.schematics[node.schematic] ?? []).includes('siderolabs/iscsi-tools');
 }
 
+/** The progress a test holds the rebuild of `node`'s replicas at (`faults.longhornRebuildHeld`), if it does. */
+function heldAt(cluster: SimCluster, node: SimNode): number | undefined {
+  const held = cluster.faults.longhornRebuildHeld;
+  return held !== undefined && held.hostname === node.hostname && node.lastUpAt > held.since ? held.percent : undefined;
+}
+
 /**
  * One replica as Longhorn reports it: failed while its node is away (or a fault says so), rebuilding
  * for `longhornRebuildMs` after the node is back, healthy after that. A detached volume's replicas
@@ -53,7 +59,7 @@ export function replicaView(
   if (nodeReady(cluster, node) !== 'True')
     return { nodeID: hostname, healthyAt: since, failedAt: node.failedAt ?? node.lastUpAt, desireState, currentState: 'error' };
   const rebuiltAt = node.lastUpAt + timing.longhornRebuildMs;
-  if (now < rebuiltAt || !hasIscsi(state, node))
+  if (heldAt(cluster, node) !== undefined || now < rebuiltAt || !hasIscsi(state, node))
     return { nodeID: hostname, healthyAt: undefined, failedAt: undefined, desireState, currentState: 'running' };
   return { nodeID: hostname, healthyAt: Math.max(since, rebuiltAt), failedAt: undefined, desireState, currentState: 'running' };
 }
@@ -77,7 +83,8 @@ export function rebuildView(
   if (node === undefined || replica.currentState !== 'running' || node.lastUpAt < cluster.createdAt) return undefined;
   if (replica.healthyAt !== undefined) return { isRebuilding: false, progress: 100, state: 'complete' };
   // Without iscsi-tools the engine cannot reach the replica: it stays at 0 and never completes.
-  const share = hasIscsi(state, node) ? (now - node.lastUpAt) / timing.longhornRebuildMs : 0;
+  const held = heldAt(cluster, node);
+  const share = held !== undefined ? held / 100 : hasIscsi(state, node) ? (now - node.lastUpAt) / timing.longhornRebuildMs : 0;
   return { isRebuilding: true, progress: Math.max(0, Math.min(99, Math.floor(share * 100))), state: 'in_progress' };
 }
 

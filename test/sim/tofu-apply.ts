@@ -197,6 +197,7 @@ export async function applyPlan(cluster: SimCluster, plan: SimPlan, io: ExecIO, 
   const steps = applyOrder(plan.changes);
   const failAfterFirst = cluster.faults.tofuApplyFail;
   let done = 0;
+  let firstLine = true;
   for (const change of steps) {
     if (failAfterFirst !== undefined && done === 1) {
       cluster.terraform.state.serial += 1;
@@ -216,6 +217,10 @@ export async function applyPlan(cluster: SimCluster, plan: SimPlan, io: ExecIO, 
       if (phase === 'delete' || phase === 'delete-deposed') io.out(`${shown}: Destroying... [id=${String(id)}]\n`);
       else if (phase === 'update') io.out(`${change.address}: Modifying... [id=${String(id)}]\n`);
       else io.out(`${change.address}: Creating...\n`);
+      if (firstLine) {
+        firstLine = false;
+        await cluster.faults.tofuApplyFirstLine?.();
+      }
       stillApplying(io, shown, phase, id, timing.tofuStillLines ?? 0);
       await wait(timing.stepMs, io.signal);
       const newId = record(cluster, change, phase, id === undefined ? undefined : String(id));

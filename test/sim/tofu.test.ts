@@ -413,10 +413,15 @@ describe.concurrent('tofu apply', () => {
     const serial = f.sim.terraform.serial('production');
     const cluster = f.sim.cluster('production');
     const readiness: string[] = [];
+    // The apply waits after its first line until the test has seen it: a fast apply would otherwise end first.
+    let seen = (): void => undefined;
+    const firstLineSeen = new Promise<void>((resolve) => (seen = resolve));
+    f.sim.faults.set('production', { tofuApplyFirstLine: () => firstLineSeen });
     const child = f.spawnTofu('production', ['apply', '-input=false', '-no-color', '-lock-timeout=5m', 'review.tfplan']);
     let runningWhenFirstLine: boolean | undefined;
     child.stdout?.once('data', () => {
       runningWhenFirstLine = f.sim.calls.at(-1)?.endedAt === undefined;
+      seen();
     });
 
     const applied = await child;

@@ -1,16 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compileCacheDir } from './compile-cache.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/**
- * Node's compile cache, shared by every bot a test run starts: a start compiles the whole bot,
- * and hundreds of starts compile the same modules. Keyed by each file's content, so an edit is
- * compiled afresh; a test's own setting wins.
- */
-const COMPILE_CACHE = join(tmpdir(), 'talos-chatops-compile-cache');
 
 export interface BotProcess {
   /** The `HTTP_PORT` it serves `/healthz`, `/readyz` and `/metrics` on. */
@@ -30,7 +22,7 @@ export interface BotProcess {
   exits(): number;
 }
 
-/** The real bot, `node src/main.ts`, as a child process with only the environment given. */
+/** The real bot, `node src/entry.ts`, as a child process with only the environment given. */
 export function botProcess(env: Record<string, string>, options: { onLine?: (line: string) => void } = {}): BotProcess {
   let child: ChildProcess | undefined;
   let output = '';
@@ -54,9 +46,10 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
           }
         }),
     async start() {
-      const proc = spawn(process.execPath, ['src/main.ts'], {
+      const proc = spawn(process.execPath, ['src/entry.ts'], {
         cwd: ROOT,
-        env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
+        // A test's own setting wins.
+        env: { NODE_COMPILE_CACHE: compileCacheDir(), ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child = proc;

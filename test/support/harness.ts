@@ -104,6 +104,24 @@ function responseUrlId(slack: SlackEmulator, envelopeId: string): string {
   throw new Error(`no frame delivered envelope ${envelopeId} with a response_url`);
 }
 
+/**
+ * Starts the bot on `env.HTTP_PORT`. `freePort` frees the port it found, so another run may bind it
+ * before the bot does: then the bot is started again on another free port, written back to `env`.
+ */
+async function startOnFreePort(env: Record<string, string>): Promise<BotProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    const bot = botProcess(env);
+    try {
+      await bot.start();
+      return bot;
+    } catch (error) {
+      if (attempt === 5 || !bot.logs().includes(`EADDRINUSE`) || !bot.logs().includes(`:${env.HTTP_PORT}`)) throw error;
+      await bot.stop();
+      env.HTTP_PORT = String(await freePort());
+    }
+  }
+}
+
 /** Redis, the simulated cluster, the Slack emulator and the real bot as a child process, wired by the runtime contract. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'talos-chatops-e2e-'));
@@ -146,7 +164,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       staging: { ...managed('staging'), ...options.inventory?.extra?.staging },
     },
   });
-  const httpPort = await freePort();
+  let httpPort = await freePort();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: dir,
@@ -175,9 +193,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
   const { mkdir } = await import('node:fs/promises');
   await mkdir(env.CREDENTIALS_DIR!, { recursive: true, mode: 0o700 });
-  const bot = botProcess(env);
+  let bot = botProcess(env);
   if (options.deferStart !== true) {
-    await bot.start();
+    bot = await startOnFreePort(env);
+    httpPort = Number(env.HTTP_PORT);
     if (!options.http) await slack.waitForConnections(1);
     // The bot fetches its copies of the repository after it connects: a test starts once it has, and has initialised them.
     for (const cluster of options.managedTerraform ?? [])

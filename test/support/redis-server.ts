@@ -55,9 +55,13 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port between ${from} and ${to}`);
 }
 
-async function waitForPing(url: string): Promise<void> {
+/** Thrown when redis-server ended before it answered: on its first start, most likely a port another process took first. */
+class EndedBeforeReady extends Error {}
+
+async function waitForPing(url: string, ended: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
+    if (ended()) throw new EndedBeforeReady(`redis-server at ${url} ended before it answered`);
     const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     client.on('error', () => undefined);
     try {
@@ -80,9 +84,10 @@ export interface RedisServerOptions {
 /** A private `redis-server` on a free port with AOF persistence and a password, as production runs it. */
 export async function startRedisServer(dir: string, options: RedisServerOptions = {}): Promise<RedisServer> {
   await mkdir(dir, { recursive: true });
-  const port = await freePort();
+  let port = await freePort();
   const password = options.password === false ? undefined : (options.password ?? randomBytes(16).toString('hex'));
-  const url = password === undefined ? `redis://127.0.0.1:${port}` : `redis://:${password}@127.0.0.1:${port}`;
+  const urlOf = (p: number): string => (password === undefined ? `redis://127.0.0.1:${p}` : `redis://:${password}@127.0.0.1:${p}`);
+  let url = urlOf(port);
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
     child = spawn(
@@ -109,10 +114,11 @@ export async function startRedisServer(dir: string, options: RedisServerOptions 
       ],
       { stdio: 'ignore' },
     );
-    child.on('error', (error) => {
+    const started = child;
+    started.on('error', (error) => {
       throw new Error(`cannot start redis-server (${error.message}); install it, e.g. apt-get install redis-server`);
     });
-    await waitForPing(url);
+    await waitForPing(url, () => started.exitCode !== null || started.signalCode !== null);
   };
   const stop = async (options: { hard?: boolean } = {}): Promise<void> => {
     const running = child;
@@ -122,7 +128,17 @@ export async function startRedisServer(dir: string, options: RedisServerOptions 
     running.kill(options.hard === true ? 'SIGKILL' : 'SIGTERM');
     await exited;
   };
-  await launch();
+  // `freePort` frees the port it found, so another run may take it before redis-server binds it: then another port.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await launch();
+      break;
+    } catch (error) {
+      if (!(error instanceof EndedBeforeReady) || attempt === 5) throw error;
+      port = await freePort();
+      url = urlOf(port);
+    }
+  }
   return {
     url,
     port,

@@ -50,7 +50,7 @@ describe('probeRedisAccess', () => {
   });
 });
 
-describe('start-up with a production cluster (node src/main.ts)', () => {
+describe('start-up with a production cluster (node src/entry.ts)', () => {
   /** The bot's environment; Slack is never reached in these runs. */
   const env = (redisUrl: string, extra: Record<string, string> = {}): Record<string, string> => ({
     PATH: process.env.PATH ?? '/usr/bin:/bin',

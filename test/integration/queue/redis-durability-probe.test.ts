@@ -95,7 +95,7 @@ describe('redisDurabilityRule', () => {
   });
 });
 
-describe('start-up with a production cluster (node src/main.ts)', () => {
+describe('start-up with a production cluster (node src/entry.ts)', () => {
   const env = (redisUrl: string, extra: Record<string, string> = {}): Record<string, string> => ({
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: dir,
