@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MoveDeps } from '../../../../../jobs/engine/lifecycle/deps.ts';
 import { planAgain } from '../../../../../jobs/engine/lifecycle/recover.ts';
+import { KIND_POLICY } from '../../../../../jobs/playbooks/index.ts';
 import type { Operation } from '../../../../../src/ops/operation.ts';
 import { anOperation } from '../../../../support/builders.ts';
 
@@ -32,7 +33,8 @@ function memoryDeps(stored: Operation) {
       },
     },
     chat: { update: () => Promise.resolve() },
-    policy: { presentation: () => ({}) },
+    // The playbooks' own answers (which kinds are planned again, which requested again), with no message texts.
+    policy: { ...KIND_POLICY, presentation: () => ({}) },
   } as unknown as MoveDeps;
   return { deps, state };
 }
