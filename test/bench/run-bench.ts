@@ -194,6 +194,7 @@ const failures: string[] = [];
  */
 async function section(name: string, run: () => Promise<void>): Promise<void> {
   const started = performance.now();
+  const before = rows.length;
   try {
     const outcome = await withDeadline(systemClock, SECTION_BOUND_MS, () => run());
     if (!outcome.ok) failures.push(`${name}: no result within ${SECTION_BOUND_MS / 1000} s`);
@@ -201,6 +202,20 @@ async function section(name: string, run: () => Promise<void>): Promise<void> {
     failures.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
   }
   process.stdout.write(`section ${name}: ${Math.round((performance.now() - started) / 1000)} s\n`);
+  // Each section's rows as it ends: a later section that takes the process down cannot lose them.
+  process.stdout.write(`${tableOf(rows.slice(before))}\n\n`);
+}
+
+/** The rows as a Markdown table, as `docs/performance.md` keeps them. */
+function tableOf(shown: readonly Row[]): string {
+  return [
+    '| figure | value | baseline | ratio | target |',
+    '|---|---|---|---|---|',
+    ...shown.map(
+      (r) =>
+        `| ${r.figure} | ${r.value} ${r.unit} | ${r.baseline === undefined ? '' : `${r.baseline} ${r.unit}`} | ${r.ratio === undefined ? '' : `${r.ratio}x`} | ${r.target ?? ''} |`,
+    ),
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -401,14 +416,7 @@ async function mainSection(): Promise<void> {
 async function report(): Promise<void> {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} at the end`;
   const date = new Date().toISOString();
-  const table = [
-    '| figure | value | baseline | ratio | target |',
-    '|---|---|---|---|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.figure} | ${r.value} ${r.unit} | ${r.baseline === undefined ? '' : `${r.baseline} ${r.unit}`} | ${r.ratio === undefined ? '' : `${r.ratio}x`} | ${r.target ?? ''} |`,
-    ),
-  ].join('\n');
+  const table = tableOf(rows);
   const failed = failures.length === 0 ? '' : `\nSections that did not report:\n${failures.map((f) => `- ${f}`).join('\n')}\n`;
   process.stdout.write(`\nBenchmarks — ${date} — ${machine}\n\n${table}\n${failed}`);
   await mkdir(`${ROOT}bench-results`, { recursive: true });
