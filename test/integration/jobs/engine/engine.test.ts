@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { aTestPlaybook } from '../../../support/test-playbook.ts';
 import type { Job } from 'bullmq';
 import { createApprovalReminderJob } from '../../../../jobs/engine/approval-reminder.ts';
 import { StepFailure } from '../../../../jobs/engine/job-context.ts';
@@ -8,7 +8,6 @@ import { createPreflightJob } from '../../../../jobs/engine/preflight.ts';
 import { createEndedJob } from '../../../../jobs/engine/ended.ts';
 import { createPlanExpiryJob } from '../../../../jobs/engine/plan-expiry.ts';
 import { walkOperation } from '../../../../jobs/engine/walk.ts';
-import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
 import { rollbackCancelRefusal } from '../../../../jobs/playbooks/node-rollback/texts.ts';
 import type { ClusterSession } from '../../../../src/cluster/cluster-session.ts';
 import type { Operation, Step } from '../../../../src/ops/operation.ts';
@@ -28,23 +27,7 @@ const step = (id: string, fields: Partial<Step> = {}): Step => ({ id, kind: 'k8s
 
 /** A playbook whose steps only record that they ran; `gated` needs an approval. */
 function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
-  return {
-    command: {
-      name: 'test',
-      words: ['test'],
-      argument: { kind: 'none' },
-      help: 'a test playbook',
-      group: 'change',
-      example: '/talos test',
-      request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
-    },
-    startedBy: 'operators',
-    heldByWindows: true,
-    texts: k8sUpgradeTexts,
-    data: z.unknown(),
-    checks: {},
-    start: 'plan',
-    lock: 'cluster',
+  return aTestPlaybook({
     preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [step('first'), step('gated')], target: {} }),
     needsApproval: (s) => s.id === 'gated',
     approvalMessage: (_ctx, op, _approval, s) => Promise.resolve({ text: `Approve ${s.id}? (${op.id})` }),
@@ -52,10 +35,8 @@ function playbook(ran: string[], overrides: Partial<Playbook> = {}): Playbook {
       ran.push(s.id);
       return Promise.resolve({ event: `ran ${s.id}`, detail: 'ok' });
     },
-    complete: () => Promise.resolve({ validation: 'all steps ran', followUp: { text: 'follow-up' } }),
-    retryFrom: (s) => s.id,
     ...overrides,
-  };
+  });
 }
 
 function context(signal?: AbortSignal): WalkStart {

@@ -1,8 +1,7 @@
-import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { aTestPlaybook } from '../../../support/test-playbook.ts';
 import type { Playbook, WalkStart } from '../../../../jobs/engine/playbook.ts';
 import { walkOperation } from '../../../../jobs/engine/walk.ts';
-import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
 import { PLAYBOOKS } from '../../../../jobs/playbooks/index.ts';
 import type { ClusterSession } from '../../../../src/cluster/cluster-session.ts';
 import type { Approval, Operation, Step } from '../../../../src/ops/operation.ts';
@@ -26,24 +25,7 @@ const step = (id: string): Step => ({ id, kind: 'k8s-apply', status: 'pending' }
 
 /** Three gated steps; each takes `minutes` of the test's clock. */
 function playbook(ran: string[], minutes: number, overrides: Partial<Playbook> = {}): Playbook {
-  return {
-    command: {
-      name: 'test',
-      words: ['test'],
-      argument: { kind: 'none' },
-      help: 'a test playbook',
-      group: 'change',
-      example: '/talos test',
-      request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
-    },
-    startedBy: 'operators',
-    heldByWindows: true,
-    texts: k8sUpgradeTexts,
-    data: z.unknown(),
-    checks: {},
-    start: 'plan',
-    lock: 'cluster',
-    preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [], target: {} }),
+  return aTestPlaybook({
     needsApproval: () => true,
     approvalMessage: (_ctx, op, _approval, s) => Promise.resolve({ text: `Approve ${s.id}? (${op.id})` }),
     runStep: (_ctx, _op, s) => {
@@ -51,10 +33,8 @@ function playbook(ran: string[], minutes: number, overrides: Partial<Playbook> =
       f.clock.now = new Date(f.clock.now.getTime() + minutes * MIN);
       return Promise.resolve({ event: `ran ${s.id}`, detail: 'ok' });
     },
-    complete: () => Promise.resolve({ validation: 'all steps ran', followUp: { text: 'follow-up' } }),
-    retryFrom: (s) => s.id,
     ...overrides,
-  };
+  });
 }
 
 function context(): WalkStart {

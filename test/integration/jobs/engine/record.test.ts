@@ -1,9 +1,8 @@
-import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { aTestPlaybook } from '../../../support/test-playbook.ts';
 import type { Playbook, StepResult, WalkContext, WalkStart } from '../../../../jobs/engine/playbook.ts';
 import type { Recorded } from '../../../../jobs/engine/record.ts';
 import { walkOperation } from '../../../../jobs/engine/walk.ts';
-import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
 import type { ClusterSession } from '../../../../src/cluster/cluster-session.ts';
 import type { Operation } from '../../../../src/ops/operation.ts';
 import type { Talosctl } from '../../../../src/talos/talosctl.ts';
@@ -19,30 +18,10 @@ beforeEach(() => {
 
 /** A one-step playbook whose step is `run`. */
 function playbook(run: (ctx: WalkContext, op: Operation) => Promise<StepResult>): Playbook {
-  return {
-    command: {
-      name: 'test',
-      words: ['test'],
-      argument: { kind: 'none' },
-      help: 'a test playbook',
-      group: 'change',
-      example: '/talos test',
-      request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
-    },
-    startedBy: 'operators',
-    heldByWindows: true,
-    texts: k8sUpgradeTexts,
-    data: z.unknown(),
-    checks: {},
-    start: 'plan',
-    lock: 'cluster',
-    preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [], target: {} }),
-    needsApproval: () => false,
-    approvalMessage: () => Promise.resolve({ text: 'never asked' }),
+  return aTestPlaybook({
     runStep: (ctx, op) => run(ctx, op),
     complete: () => Promise.resolve({ validation: 'done', followUp: { text: 'follow-up' } }),
-    retryFrom: (s) => s.id,
-  };
+  });
 }
 
 function start(): WalkStart {

@@ -1,11 +1,10 @@
 import type { Job } from 'bullmq';
-import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { aTestPlaybook } from '../../../support/test-playbook.ts';
 import { createLifecycle } from '../../../../jobs/engine/lifecycle/lifecycle.ts';
 import type { Playbook } from '../../../../jobs/engine/playbook.ts';
 import { createPreflightJob } from '../../../../jobs/engine/preflight.ts';
 import { createRunJob } from '../../../../jobs/engine/walk.ts';
-import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
 import { KIND_POLICY } from '../../../../jobs/playbooks/index.ts';
 import { RedisEpochLostError } from '../../../../src/ops/cluster-lock.ts';
 import type { Operation } from '../../../../src/ops/operation.ts';
@@ -27,36 +26,18 @@ beforeEach(() => {
 const job = (opId: string) => ({ id: 'job-1', data: { opId } }) as unknown as Job;
 
 function playbook(ran: string[]): Playbook {
-  return {
-    command: {
-      name: 'test',
-      words: ['test'],
-      argument: { kind: 'none' },
-      help: 'a test playbook',
-      group: 'change',
-      example: '/talos test',
-      request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
-    },
-    startedBy: 'operators',
-    heldByWindows: true,
-    texts: k8sUpgradeTexts,
-    data: z.unknown(),
-    checks: {},
-    start: 'plan',
-    lock: 'cluster',
+  return aTestPlaybook({
     preflight: () => {
       ran.push('preflight');
       return Promise.resolve({ refusals: [], notes: [], steps: [], target: {} });
     },
-    needsApproval: () => false,
     approvalMessage: () => Promise.resolve({ text: 'never' }),
     runStep: (_ctx, _op, s) => {
       ran.push(s.id);
       return Promise.resolve({ event: `ran ${s.id}`, detail: 'ok' });
     },
     complete: () => Promise.resolve({ validation: 'ok', followUp: { text: 'done' } }),
-    retryFrom: (s) => s.id,
-  };
+  });
 }
 
 describe('after Redis lost the bot data', () => {
