@@ -1,10 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runHealthGate } from '../../src/health/health-gate.ts';
 import { parseEtcdMembers } from '../../src/talos/parse-etcd-members.ts';
 import { parseEtcdStatus } from '../../src/talos/parse-etcd-status.ts';
 import { parseServiceInfo } from '../../src/talos/parse-service.ts';
 import { parseTalosVersion } from '../../src/talos/parse-version.ts';
-import { playbookEstate, removeDir, scratchDir, threeControlPlanesAndAWorker } from './playbook-estate.ts';
+import { usePlaybookEstate } from './playbook-estate.ts';
 import type { EngineFixture } from './engine-fixture.ts';
 import { TALOSCONFIG, type FakeCluster } from './fake-cluster.ts';
 import { useRedisFixture } from './redis-fixture.ts';
@@ -12,17 +12,7 @@ import { useRedisFixture } from './redis-fixture.ts';
 const redis = useRedisFixture();
 let f: EngineFixture;
 let cluster: FakeCluster;
-let dir: string;
-
-beforeEach(async () => {
-  dir = await scratchDir();
-  ({ f, cluster } = playbookEstate(redis, threeControlPlanesAndAWorker(), dir));
-});
-
-afterEach(async () => {
-  cluster.close();
-  await removeDir(dir);
-});
+usePlaybookEstate(redis, (e) => ({ f, cluster } = e));
 
 describe('the fake cluster', () => {
   it('runs only the checks asked for, forking no talosctl for Kubernetes-only checks', async () => {

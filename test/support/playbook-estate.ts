@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Job } from 'bullmq';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import { createPreflightJob } from '../../jobs/engine/preflight.ts';
 import { createRunJob } from '../../jobs/engine/walk.ts';
 import { PLAYBOOKS } from '../../jobs/playbooks/index.ts';
@@ -47,7 +47,7 @@ export function playbookEstate(
   redis: RedisFixture,
   shape: ClusterShape,
   dir: string,
-  options: Pick<FakeClusterOptions, 'talosctlBinary' | 'timing'> = {},
+  options: EstateOptions = {},
 ): { f: EngineFixture; cluster: FakeCluster } {
   const cluster = fakeCluster({ shape, terraformDir: TERRAFORM_DIR, ...options });
   const f = engineFixture(redis, {
@@ -55,6 +55,36 @@ export function playbookEstate(
     cluster,
   });
   return { f, cluster };
+}
+
+type EstateOptions = Pick<FakeClusterOptions, 'talosctlBinary' | 'timing'>;
+
+/**
+ * A fresh estate for each test of the file (three control planes and a worker, in a scratch folder that
+ * is removed after it): `use` receives each new estate, and `on` moves the test to another shape.
+ */
+export function usePlaybookEstate(
+  redis: RedisFixture,
+  use: (estate: { f: EngineFixture; cluster: FakeCluster }) => void,
+): { on: (shape: ClusterShape, options?: EstateOptions) => void } {
+  let dir = '';
+  let cluster: FakeCluster | undefined;
+  const on = (shape: ClusterShape, options: EstateOptions = {}): void => {
+    cluster?.close();
+    const estate = playbookEstate(redis, shape, dir, options);
+    cluster = estate.cluster;
+    use(estate);
+  };
+  beforeEach(async () => {
+    dir = await scratchDir();
+    on(threeControlPlanesAndAWorker());
+  });
+  afterEach(async () => {
+    cluster?.close();
+    cluster = undefined;
+    await removeDir(dir);
+  });
+  return { on };
 }
 
 /** Every text of a Block Kit message, in order. */

@@ -1,12 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import {
-  playbookEstate,
-  playbookMoves,
-  removeDir,
-  scratchDir,
-  threeControlPlanesAndAWorker,
-} from '../../../../test/support/playbook-estate.ts';
+import { playbookMoves, usePlaybookEstate } from '../../../../test/support/playbook-estate.ts';
 import type { EngineFixture } from '../../../../test/support/engine-fixture.ts';
 import { TALOSCONFIG, type FakeCluster } from '../../../../test/support/fake-cluster.ts';
 import { useRedisFixture } from '../../../../test/support/redis-fixture.ts';
@@ -14,17 +8,7 @@ import { useRedisFixture } from '../../../../test/support/redis-fixture.ts';
 const redis = useRedisFixture();
 let f: EngineFixture;
 let cluster: FakeCluster;
-let dir: string;
-
-beforeEach(async () => {
-  dir = await scratchDir();
-  ({ f, cluster } = playbookEstate(redis, threeControlPlanesAndAWorker(), dir));
-});
-
-afterEach(async () => {
-  cluster.close();
-  await removeDir(dir);
-});
+usePlaybookEstate(redis, (e) => ({ f, cluster } = e));
 
 const { preflight, run, stored, approve, failedUpgrade } = playbookMoves(() => f);
 

@@ -1,40 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Operation } from '../../../../src/ops/operation.ts';
 import { schematicId } from '../../../sim/schematics.ts';
 import { productionShape, stagingShape } from '../../../sim/shapes.ts';
-import {
-  playbookEstate,
-  playbookMoves,
-  removeDir,
-  scratchDir,
-  threeControlPlanesAndAWorker,
-} from '../../../../test/support/playbook-estate.ts';
+import { playbookMoves, threeControlPlanesAndAWorker, usePlaybookEstate } from '../../../../test/support/playbook-estate.ts';
 import type { EngineFixture } from '../../../../test/support/engine-fixture.ts';
 import { TALOSCONFIG, type FakeCluster } from '../../../../test/support/fake-cluster.ts';
 import { useRedisFixture } from '../../../../test/support/redis-fixture.ts';
-import type { ClusterShape } from '../../../../test/sim/types.ts';
 
 const redis = useRedisFixture();
 let f: EngineFixture;
 let cluster: FakeCluster;
-let dir: string;
-
-beforeEach(async () => {
-  dir = await scratchDir();
-  ({ f, cluster } = playbookEstate(redis, threeControlPlanesAndAWorker(), dir));
-});
-
-afterEach(async () => {
-  cluster.close();
-  await removeDir(dir);
-});
+const estate = usePlaybookEstate(redis, (e) => ({ f, cluster } = e));
 
 /** The engine on another cluster than the default one: `other`, with `options` for its fake cluster. */
-function onCluster(other: ClusterShape, options: { talosctlBinary?: string; timing?: { rebootMs?: number } } = {}): void {
-  cluster.close();
-  ({ f, cluster } = playbookEstate(redis, other, dir, options));
-}
+const onCluster = estate.on;
 
 const { preflight, run, stored, start, approve, stopMessage } = playbookMoves(() => f);
 
