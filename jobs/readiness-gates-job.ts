@@ -178,7 +178,7 @@ async function observeCluster(
   // Node names first: Longhorn names its nodes as Kubernetes does, talosctl asks by address.
   const userVolumes = await within((s) => readUserVolumes(session, cluster, nodes, deps.probeTimeoutMs, s));
   // Only the server leaves the kubeconfig: the endpoint as the cluster really is.
-  const server = await within(() => Promise.resolve(kubeconfigServer(session.credentials.kubeconfig)));
+  const server = await within(() => kubeconfigServer(session.credentials.kubeconfig));
   // Only the virtual IPs leave the machine configuration: it also holds the cluster's keys.
   const controlPlaneVipReads = await within(async (s) =>
     controlPlaneVips(await matchingTalosctl(session, deps.probeTimeoutMs, s), cluster.controlPlanes, s),

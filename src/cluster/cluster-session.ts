@@ -72,7 +72,7 @@ export function createClusterAccess(deps: ClusterAccessDeps): ClusterAccess {
     withSession(cluster, signal, work) {
       const outputs = terraformOutputs({ tofu: deps.tofu, scrubber: deps.scrubber }, cluster);
       return withClusterCredentials({ outputs, baseDir: deps.credentialsDir }, signal, async (credentials) => {
-        const kube = createKubeApi(credentials.kubeconfig);
+        const kube = await createKubeApi(credentials.kubeconfig);
         let endpoints: string[] = [];
         // A downloaded client stays in the cache while the job that asked for it runs.
         const releases: (() => void)[] = [];

@@ -1,6 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { kubernetesClient } from '../kube/client-module.ts';
 import { makePrivateDir } from './private-dir.ts';
 import type { TerraformOutputs } from './terraform-outputs.ts';
 
@@ -51,7 +51,8 @@ export async function withClusterCredentials<T>(
  * `https://10.0.30.10:6443`: what the cluster's Kubernetes endpoint really is. Only this value
  * leaves the file; an unreadable kubeconfig is reported without its text.
  */
-export function kubeconfigServer(kubeconfig: string): string | undefined {
+export async function kubeconfigServer(kubeconfig: string): Promise<string | undefined> {
+  const { KubeConfig } = await kubernetesClient();
   const config = new KubeConfig();
   try {
     config.loadFromString(kubeconfig);

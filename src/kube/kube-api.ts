@@ -1,24 +1,17 @@
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  Observable,
-  PatchStrategy,
-  PolicyV1Api,
-  setHeaderOptions,
-  type ConfigurationOptions,
-  type RequestContext,
-  type ResponseContext,
-  type V1DaemonSet,
-  type V1Deployment,
-  type V1Namespace,
-  type V1Node,
-  type V1Pod,
-  type V1PodDisruptionBudget,
-  type V1StatefulSet,
+import type {
+  ConfigurationOptions,
+  RequestContext,
+  ResponseContext,
+  V1DaemonSet,
+  V1Deployment,
+  V1Namespace,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1StatefulSet,
 } from '@kubernetes/client-node';
 import { waitOn } from '../time/wait-clock.ts';
+import { kubernetesClient, type KubernetesClient } from './client-module.ts';
 
 /** A Flux or Longhorn custom object as the API returns it; rules validate the parts they read. */
 export type CustomObject = Record<string, unknown>;
@@ -104,7 +97,7 @@ function refusalReason(error: unknown): string {
 }
 
 /** Attaches the caller's signal (the object API takes observable-style middleware) to the request so a hanging API server cannot stall a job. */
-function withSignal(signal: AbortSignal): ConfigurationOptions {
+function signalled({ Observable }: KubernetesClient, signal: AbortSignal): ConfigurationOptions {
   return {
     middleware: [
       {
@@ -134,8 +127,8 @@ async function orUndefined<T>(request: Promise<T>): Promise<T | undefined> {
 }
 
 /** Builds the client from the kubeconfig that `tofu output -raw talos_kubeconfig` printed, TLS settings as given. */
-export function createKubeApi(kubeconfig: string): KubeApi {
-  return measured(createRawKubeApi(kubeconfig));
+export async function createKubeApi(kubeconfig: string): Promise<KubeApi> {
+  return measured(createRawKubeApi(await kubernetesClient(), kubeconfig));
 }
 
 /** Every call counts as waiting on the cluster, for the bot's own-overhead figure. */
@@ -147,7 +140,9 @@ function measured(api: KubeApi): KubeApi {
   return wrapped as unknown as KubeApi;
 }
 
-function createRawKubeApi(kubeconfig: string): KubeApi {
+function createRawKubeApi(client: KubernetesClient, kubeconfig: string): KubeApi {
+  const { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, PolicyV1Api, setHeaderOptions } = client;
+  const withSignal = (signal: AbortSignal): ConfigurationOptions => signalled(client, signal);
   const kc = new KubeConfig();
   kc.loadFromString(kubeconfig);
   // A plain-http server has no TLS to verify; client-node refuses it unless told so.

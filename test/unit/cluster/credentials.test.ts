@@ -179,20 +179,20 @@ describe('kubeconfigServer', () => {
     `contexts:\n- name: admin@production\n  context:\n    cluster: production\n    user: admin@production\ncurrent-context: admin@production\n` +
     `users:\n- name: admin@production\n  user:\n    token: ${KUBE_TOKEN}\n`;
 
-  it("gives the server of the current context's cluster", () => {
-    expect(kubeconfigServer(kubeconfig('https://10.0.30.10:6443'))).toBe('https://10.0.30.10:6443');
+  it("gives the server of the current context's cluster", async () => {
+    expect(await kubeconfigServer(kubeconfig('https://10.0.30.10:6443'))).toBe('https://10.0.30.10:6443');
   });
 
-  it('names no server when the current context has no cluster', () => {
-    expect(kubeconfigServer(KUBECONFIG)).toBeUndefined();
+  it('names no server when the current context has no cluster', async () => {
+    expect(await kubeconfigServer(KUBECONFIG)).toBeUndefined();
   });
 
-  it('reports an unreadable kubeconfig without a word of its text', () => {
+  it('reports an unreadable kubeconfig without a word of its text', async () => {
     // client-node's own error would name the broken entry; the bot's names nothing of the file.
     const broken = `clusters:\n- name: ${KUBE_TOKEN}\n  cluster: {}\n`;
     let error: Error | undefined;
     try {
-      kubeconfigServer(broken);
+      await kubeconfigServer(broken);
     } catch (caught) {
       error = caught as Error;
     }
