@@ -7,7 +7,7 @@
  * Debian's 3.4.23 differs from the 3.6 Talos ships and how the caller makes up for it.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EtcdProcess, peerUrl } from './etcd-process.ts';
 import { etcdctl, etcdctlError, hexId, parseJsonWithIds } from './etcdctl.ts';
@@ -56,6 +56,21 @@ interface MemberSlot {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A member process that ended while the cluster waited for it. */
+class MemberExited extends Error {
+  readonly slot: MemberSlot;
+  constructor(slot: MemberSlot) {
+    super(`etcd ${slot.name} exited while starting (log: ${slot.process?.config.logFile})`);
+    this.slot = slot;
+  }
+}
+
+/** Whether the member ended because another process had bound one of its ports first. */
+async function lostItsPort(slot: MemberSlot): Promise<boolean> {
+  const log = slot.process === undefined ? '' : await readFile(slot.process.config.logFile, 'utf8').catch(() => '');
+  return log.includes('address already in use');
+}
 
 export class RealEtcdCluster {
   readonly baseDir: string;
@@ -134,21 +149,34 @@ export class RealEtcdCluster {
 
   /** A new cluster of these members, each started, returning once every one answers with a leader. */
   async bootstrap(names: readonly string[]): Promise<void> {
-    this.#token = randomUUID();
-    const slots: MemberSlot[] = [];
-    for (const name of names) slots.push(await this.#newSlot(name));
-    const initial = slots.map((s) => `${s.name}=${peerUrl(s.peerPort)}`).join(',');
-    for (const slot of slots) this.#start(slot, initial, 'new');
-    await this.#waitFor(
-      async () => {
-        for (const slot of slots) {
-          const status = await this.status(slot.name);
-          if ('error' in status || status.leader === '0000000000000000') return false;
-        }
-        return true;
-      },
-      `etcd members ${names.join(', ')} to elect a leader`,
-    );
+    // A port is free when it is found and taken when etcd binds it; another test file's process
+    // may bind it between the two. The member then exits, and the whole cluster starts again on
+    // new ports and a new data directory.
+    for (let attempt = 1; ; attempt += 1) {
+      this.#token = randomUUID();
+      const slots: MemberSlot[] = [];
+      for (const name of names) slots.push(await this.#newSlot(name));
+      const initial = slots.map((s) => `${s.name}=${peerUrl(s.peerPort)}`).join(',');
+      for (const slot of slots) this.#start(slot, initial, 'new');
+      try {
+        await this.#waitFor(
+          async () => {
+            for (const slot of slots) {
+              // Another cluster's member may answer on a port this one lost: only a running member counts.
+              if (slot.process?.running !== true) throw new MemberExited(slot);
+              const status = await this.status(slot.name);
+              if ('error' in status || status.leader === '0000000000000000') return false;
+            }
+            return true;
+          },
+          `etcd members ${names.join(', ')} to elect a leader`,
+        );
+        return;
+      } catch (error) {
+        if (!(error instanceof MemberExited) || attempt === 3 || !(await lostItsPort(error.slot))) throw error;
+        await Promise.all(slots.map((s) => s.process?.stop('SIGKILL')));
+      }
+    }
   }
 
   /** Polls until `ready` holds; a member process that exits meanwhile ends the wait with its log's path. */
