@@ -127,12 +127,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const dir = await mkdtemp(join(tmpdir(), 'talos-chatops-e2e-'));
   const canary = options.canary ?? `CANARY-${crypto.randomUUID()}`;
   const redis = await startRedisServer(join(dir, 'redis'));
+  // A simulator that cannot start (its real etcd, say) must not leave this redis-server running.
   const sim = await startSimulator({
     dir: join(dir, 'sim'),
     canary,
     timing: options.timing,
     clusters: options.clusters,
     ...(options.etcd ? { etcd: options.etcd } : {}),
+  }).catch(async (error: unknown) => {
+    await redis.stop();
+    throw error;
   });
   const slack = await startSlackEmulator({
     channels: [

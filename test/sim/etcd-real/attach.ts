@@ -24,11 +24,20 @@ export function realEtcdOf(cluster: SimCluster): RealEtcdCluster | undefined {
  */
 export async function attachRealEtcd(cluster: SimCluster, baseDir: string): Promise<RealEtcdCluster> {
   const etcd = await RealEtcdCluster.create({ baseDir });
-  real.set(cluster, etcd);
   const cps = cluster.nodes.filter((n) => n.role === 'controlplane');
-  await etcd.bootstrap(cps.map((n) => n.hostname));
-  const members = await etcd.members(cps[0]!.hostname);
-  if ('error' in members) throw new Error(`real etcd of ${cluster.name}: ${members.error}`);
+  // A start that fails leaves no member running: the caller never gets the cluster to close.
+  const members = await etcd
+    .bootstrap(cps.map((n) => n.hostname))
+    .then(() => etcd.members(cps[0]!.hostname))
+    .catch(async (error: unknown) => {
+      await etcd.close();
+      throw error;
+    });
+  if ('error' in members) {
+    await etcd.close();
+    throw new Error(`real etcd of ${cluster.name}: ${members.error}`);
+  }
+  real.set(cluster, etcd);
   for (const node of cps) {
     const id = members.find((m) => m.name === node.hostname)?.id;
     if (id) node.etcdMemberId = id;
