@@ -1,4 +1,4 @@
-import { observeEtcdStatus } from '../talos/observe.ts';
+import { observeEtcdStatus, type EtcdStatusObservation } from '../talos/observe.ts';
 import type { Talosctl } from '../talos/talosctl.ts';
 import type { CheckResult } from './check-result.ts';
 import { evaluateEtcdStatus } from './rules/etcd-status.ts';
@@ -10,6 +10,10 @@ export async function checkEtcdQuorum(
   signal?: AbortSignal,
   endpoints?: string[],
 ): Promise<CheckResult> {
-  const { rows, nodeErrors } = await observeEtcdStatus(talosctl, controlPlanes, signal, endpoints);
-  return evaluateEtcdStatus(rows, controlPlanes, nodeErrors);
+  return judgeEtcdQuorum(await observeEtcdStatus(talosctl, controlPlanes, signal, endpoints), controlPlanes);
+}
+
+/** The same verdict on an `etcd status` already read, for a caller that needs the rows too and reads them once. */
+export function judgeEtcdQuorum(observation: EtcdStatusObservation, controlPlanes: string[]): CheckResult {
+  return evaluateEtcdStatus(observation.rows, controlPlanes, observation.nodeErrors);
 }

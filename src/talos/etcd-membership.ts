@@ -1,6 +1,5 @@
+import { observeEtcdStatus, type EtcdStatusObservation } from './observe.ts';
 import { parseEtcdMembers } from './parse-etcd-members.ts';
-import { parseEtcdStatus } from './parse-etcd-status.ts';
-import { parseNodeErrors } from './parse-node-errors.ts';
 import type { Talosctl } from './talosctl.ts';
 
 /** The etcd membership as the quorum arithmetic needs it: how many vote, and which control planes are healthy now. */
@@ -27,20 +26,21 @@ export function peerHost(url: string): string {
 
 /**
  * Reads etcd's membership and health through the control planes other than `avoid` (the node
- * about to reboot or leave), so the answer does not depend on that node.
+ * about to reboot or leave), so the answer does not depend on that node. `status` is an `etcd
+ * status` of `controlPlanes` the caller has just read through those same endpoints: it is not read again.
  */
 export async function observeEtcdMembership(
   talosctl: Talosctl,
   controlPlanes: string[],
   avoid: string,
   signal?: AbortSignal,
+  status?: EtcdStatusObservation,
 ): Promise<EtcdMembership> {
   const others = controlPlanes.filter((cp) => cp !== avoid);
   const endpoints = others.length > 0 ? others : controlPlanes;
   const evidence: string[] = [];
 
-  const status = await talosctl.run(['etcd', 'status'], controlPlanes, { signal, okExitCodes: [0, 1], endpoints });
-  const rows = status.stdout.trim() === '' ? [] : parseEtcdStatus(status.stdout);
+  const { rows, nodeErrors } = status ?? (await observeEtcdStatus(talosctl, controlPlanes, signal, endpoints));
   const healthy: string[] = [];
   for (const [index, row] of rows.entries()) {
     const node = row.node ?? (controlPlanes.length === 1 ? controlPlanes[index] : undefined);
@@ -49,7 +49,7 @@ export async function observeEtcdMembership(
     if (ok) healthy.push(node);
     evidence.push(`${node}: member ${row.member}, leader ${row.leader}${row.errors.length > 0 ? `, errors ${row.errors.join(', ')}` : ''}`);
   }
-  for (const error of parseNodeErrors(status.stderr)) evidence.push(`${error.node}: ${error.message}`);
+  for (const error of nodeErrors) evidence.push(`${error.node}: ${error.message}`);
 
   // Ask a healthy member other than the node itself: its view of the membership is the one that stays.
   const asked = healthy.find((n) => n !== avoid) ?? others[0] ?? controlPlanes[0];

@@ -1,7 +1,7 @@
 /**
  * Loaded into a process under benchmark with `NODE_OPTIONS=--import=<this file>`: samples the
  * process's event-loop delay (perf_hooks `monitorEventLoopDelay`) and writes its percentiles to
- * `BENCH_LOOP_DELAY_FILE` every 100 ms, in the bot (`src/main.ts`) or the bare app only. The write is
+ * `BENCH_LOOP_DELAY_FILE` every 100 ms, in the bot (`src/entry.ts`) or the bare app only. The write is
  * asynchronous and one at a time: a synchronous write would block the very loop it measures when the disk is busy. SIGUSR2 starts a new window (the histogram is reset).
  * Does nothing without `BENCH_LOOP_DELAY_FILE`, so the bot runs as it always does.
  */
@@ -13,7 +13,8 @@ export const RESOLUTION_MS = 10;
 
 const file = process.env.BENCH_LOOP_DELAY_FILE;
 // NODE_OPTIONS reaches every Node process the bot starts (the simulator's talosctl and tofu wrappers): only the app samples.
-const app = /(src\/main|bare-bolt-app)\.ts$/.test(process.argv[1] ?? '');
+// The bot starts at src/entry.ts, which loads src/main.ts in the same process. Without this handler SIGUSR2 would end the process.
+const app = /(src\/(entry|main)|bare-bolt-app)\.ts$/.test(process.argv[1] ?? '');
 if (file && app) {
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   histogram.enable();

@@ -22,10 +22,22 @@ export interface BotProcess {
   exits(): number;
 }
 
+/** A log line as an object; a line that is not JSON (cut short, say) is an empty one. */
+function parseLine(line: string): Record<string, unknown> {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
 /** The real bot, `node src/entry.ts`, as a child process with only the environment given. */
 export function botProcess(env: Record<string, string>, options: { onLine?: (line: string) => void } = {}): BotProcess {
   let child: ChildProcess | undefined;
   let output = '';
+  /** The JSON lines of `output` that `logLines` has parsed so far, and the text after them, not parsed yet. */
+  const parsed: Record<string, unknown>[] = [];
+  let unparsed = '';
   let exits = 0;
   const exitOf = (proc: ChildProcess): Promise<number | null> =>
     proc.exitCode !== null || proc.signalCode !== null
@@ -34,17 +46,16 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
   return {
     httpPort: Number(env.HTTP_PORT),
     logs: () => output,
-    logLines: () =>
-      output
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => {
-          try {
-            return JSON.parse(l) as Record<string, unknown>;
-          } catch {
-            return {};
-          }
-        }),
+    logLines: () => {
+      // Complete lines are parsed once and kept: tests and the bench poll this while the bot logs thousands of lines.
+      const end = unparsed.lastIndexOf('\n') + 1;
+      if (end > 0) {
+        for (const line of unparsed.slice(0, end).split('\n')) if (line.startsWith('{')) parsed.push(parseLine(line));
+        unparsed = unparsed.slice(end);
+      }
+      // A line the bot is still writing is read as it stands, and again once it is complete.
+      return unparsed.startsWith('{') ? [...parsed, parseLine(unparsed)] : [...parsed];
+    },
     async start() {
       const proc = spawn(process.execPath, ['src/entry.ts'], {
         cwd: ROOT,
@@ -60,6 +71,7 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
       const collect = (chunk: Buffer): void => {
         const text = chunk.toString('utf8');
         output += text;
+        unparsed += text;
         if (options.onLine) for (const line of text.split('\n')) if (line !== '') options.onLine(line);
       };
       // Only this run's output counts as its start: the log keeps earlier runs too.
@@ -100,7 +112,8 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
       proc.kill('SIGKILL');
       await exitOf(proc);
     },
-    running: () => child !== undefined && child.exitCode === null,
+    // A process ended by a signal has no exit code, only a signal code.
+    running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
     pid: () => child?.pid,
     exits: () => exits,
   };

@@ -2,8 +2,8 @@ import { runFinalVerification } from '../../../src/health/final-verification.ts'
 import { alreadyFailingNote } from '../../../src/health/baseline.ts';
 import { observeEtcdMembership } from '../../../src/talos/etcd-membership.ts';
 import { quorumWhileRebooting } from '../../../src/rules/quorum.ts';
-import { checkEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
-import { observeKubeNode, observeNodeImages, observeTalosVersions } from '../../../src/talos/observe.ts';
+import { judgeEtcdQuorum } from '../../../src/health/etcd-quorum-check.ts';
+import { observeEtcdStatus, observeKubeNode, observeNodeImages, observeTalosVersions } from '../../../src/talos/observe.ts';
 import { endpointsAvoiding, hasOtherEndpoint } from '../shared/node-endpoints.ts';
 import { schematicOfImage } from './installer-images.ts';
 import { StepFailure } from '../../engine/job-context.ts';
@@ -23,9 +23,12 @@ export type { NodeStepContext } from './node-context.ts';
  */
 async function requireQuorumBefore(ctx: NodeStepContext): Promise<void> {
   const node = ctx.step.node!;
-  const check = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx), endpointsAvoiding(ctx.cluster, node));
+  const { controlPlanes } = ctx.cluster;
+  // One `etcd status`, through the other control planes, for both the gate's verdict and the membership: a fork less per node.
+  const status = await observeEtcdStatus(ctx.talosctl, controlPlanes, probeSignal(ctx), endpointsAvoiding(ctx.cluster, node));
+  const check = judgeEtcdQuorum(status, controlPlanes);
   if (check.status === 'failed') throw new StepFailure(`etcd quorum check before ${node} failed: ${check.summary}`, check.evidence);
-  const membership = await observeEtcdMembership(ctx.talosctl, ctx.cluster.controlPlanes, node, probeSignal(ctx));
+  const membership = await observeEtcdMembership(ctx.talosctl, controlPlanes, node, probeSignal(ctx), status);
   const others = membership.healthy.filter((n) => n !== node).length;
   const quorum = quorumWhileRebooting(membership.memberCount, others, node, !hasOtherEndpoint(ctx.cluster, node));
   if (!quorum.ok) {

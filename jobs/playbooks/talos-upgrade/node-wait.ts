@@ -96,10 +96,19 @@ export async function waitForChecksAfter(ctx: NodeStepContext, node: string, isC
       onPending: (pending) => show(`checks after ${node}, up to ${span(bound)}: waiting for ${pending}`),
     },
     async () => {
-      const gate = await runHealthGate(ctx.cluster, { ...gateDeps, only: NODE_CHECKS });
-      failed = gate.checks.filter((c) => c.status === 'failed');
-      if (isControlPlane) {
-        const etcd = await checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx), endpointsAvoiding(ctx.cluster, node));
+      // Both only read: read at once, so the second fork and talosctl run while the first does. Settled in their
+      // order, so a failure of the node's checks still comes first and nothing is left running.
+      const [gateRead, etcdRead] = await Promise.allSettled([
+        runHealthGate(ctx.cluster, { ...gateDeps, only: NODE_CHECKS }),
+        isControlPlane
+          ? checkEtcdQuorum(ctx.talosctl, ctx.cluster.controlPlanes, probeSignal(ctx), endpointsAvoiding(ctx.cluster, node))
+          : undefined,
+      ]);
+      if (gateRead.status === 'rejected') throw gateRead.reason;
+      if (etcdRead.status === 'rejected') throw etcdRead.reason;
+      failed = gateRead.value.checks.filter((c) => c.status === 'failed');
+      const etcd = etcdRead.value;
+      if (etcd !== undefined) {
         if (etcd.status === 'failed') failed.push({ ...etcd, title: 'etcd quorum' });
         else quorum = etcd.summary;
       }
