@@ -174,7 +174,7 @@ export class RealEtcdCluster {
         return;
       } catch (error) {
         if (!(error instanceof MemberExited) || attempt === 3 || !(await lostItsPort(error.slot))) throw error;
-        await Promise.all(slots.map((s) => s.process?.stop('SIGKILL')));
+        await Promise.all(slots.map(async (s) => s.process?.stop('SIGKILL')));
       }
     }
   }
