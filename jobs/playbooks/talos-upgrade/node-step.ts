@@ -61,10 +61,14 @@ async function runningSchematic(ctx: NodeStepContext, node: string): Promise<{ s
 /** What the node shows now, each read bounded and best effort: a read that fails leaves its fact unknown. */
 async function observeNode(ctx: NodeStepContext, node: string, withEtcd: boolean): Promise<NodeSeen> {
   const endpoints = endpointsAvoiding(ctx.cluster, node);
-  const version = (await observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints)).get(node);
+  // Independent reads, at once: talosctl's fork runs while the API answers.
+  const [versions, kube] = await Promise.all([
+    observeTalosVersions(ctx.talosctl, [node], probeSignal(ctx), endpoints),
+    observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx)).catch(() => undefined),
+  ]);
+  const version = versions.get(node);
   const seen: NodeSeen =
     version?.reachable === true ? { reachable: true, version: version.version } : { reachable: false, error: version?.error };
-  const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx)).catch(() => undefined);
   if (kube?.name !== undefined) Object.assign(seen, { bootId: kube.bootId, ready: kube.ready, cordoned: kube.cordoned });
   if (ctx.reinstall === true && seen.reachable) {
     const images = await observeNodeImages(ctx.talosctl, [node], probeSignal(ctx), endpoints).catch(() => undefined);

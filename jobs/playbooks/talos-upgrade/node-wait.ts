@@ -27,22 +27,28 @@ export async function waitForNodeBack(ctx: NodeStepContext, node: string, bootId
   ctx.phase?.(`rebooting, waiting for ${ctx.step.nodeName ?? node} to come back`);
   const onPending = (pending: string): void => ctx.phase?.(`rebooting, waiting for ${ctx.step.nodeName ?? node} to come back`, pending);
   const back = await pollUntil(ctx.deps.clock, { ...clusterWait(ctx.deps, ctx.signal), onPending }, async () => {
-    // Bounded, and "not back yet" on a refused or timed-out call: through its only endpoint a rebooting node may not answer at all.
-    const version = await pollTalosVersion(ctx.talosctl, node, { probeMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, endpoints });
+    // Both only read, so at once: talosctl's fork runs while the API answers. The version read is bounded, and
+    // "not back yet" on a refused or timed-out call: through its only endpoint a rebooting node may not answer at all.
+    const [version, kubeRead] = await Promise.all([
+      pollTalosVersion(ctx.talosctl, node, { probeMs: ctx.deps.timeouts.probeMs, signal: ctx.signal, endpoints }),
+      observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx)).then(
+        (kube) => ({ ok: true as const, kube }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+    ]);
     const seen = `talosctl: ${version.reachable ? version.version : version.error}`;
-    try {
-      const kube = await observeKubeNode(ctx.session.kube, node, ctx.cluster.hostLabel, probeSignal(ctx));
-      const rebooted = bootIdBefore === undefined || kube.bootId !== bootIdBefore;
-      if (rebooted && version.reachable && kube.ready && kube.osVersion === version.version) return { done: true, value: version.version };
-      return {
-        done: false,
-        pending: `${seen}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}`,
-      };
-    } catch (error) {
+    if (!kubeRead.ok) {
       // The only control plane's reboot takes the Kubernetes API down with it.
-      if (ctx.signal?.aborted === true) throw error;
-      return { done: false, pending: `${seen}; Kubernetes: no answer (${(error as Error).message})` };
+      if (ctx.signal?.aborted === true) throw kubeRead.error;
+      return { done: false, pending: `${seen}; Kubernetes: no answer (${(kubeRead.error as Error).message})` };
     }
+    const { kube } = kubeRead;
+    const rebooted = bootIdBefore === undefined || kube.bootId !== bootIdBefore;
+    if (rebooted && version.reachable && kube.ready && kube.osVersion === version.version) return { done: true, value: version.version };
+    return {
+      done: false,
+      pending: `${seen}; Kubernetes: ${kube.ready ? 'Ready' : 'not Ready'}${kube.osVersion ? `, ${kube.osVersion}` : ''}${rebooted ? '' : '; not rebooted since the upgrade was requested'}`,
+    };
   });
   if (!back.ok) {
     throw new StepFailure(`${node} was not back and Ready within ${Math.round(ctx.deps.timeouts.nodeReadyMs / 1000)} s`, [
