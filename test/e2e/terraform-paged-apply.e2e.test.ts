@@ -76,6 +76,35 @@ describe('the paged message carries Apply and Reject and is edited to the outcom
     expect(JSON.stringify(after?.blocks)).toMatch(/✅ Applied by <@U0CAROL> <!date\^\d+\^/);
   }, 180_000);
 
+  it('applies from the paged message clicked before Slack told the bot where it posted it', async () => {
+    // Arrange: Slack shows the paging reply at once and holds its answer to the bot, as a slow answer would.
+    await h.sim.terraform.changePatch('staging');
+    await h.sim.terraform.commit('a second sysctl patch');
+    const before = applies().length;
+    const answer = h.slack.faults.holdAnswer({
+      methods: ['chat.postMessage'],
+      where: (args) => typeof args.text === 'string' && args.text.includes('apply offered to approvers'),
+    });
+
+    // Act: carol clicks Apply on it while the bot has not stored it yet; then Slack's answer arrives.
+    const p = await requestUpgrade(h, 'plan', { channel: CHANNELS.staging });
+    const paged = await pagedMessage(p);
+    await h.slack.waitFor(() => answer.waiting === 1 || undefined, { description: "the paging reply's answer held" });
+    const click = await h.slack.clickButton({ user: USERS.carol, channel: CHANNELS.staging, messageTs: paged.ts, actionId: APPLY });
+    answer.release();
+    const done = await waitForRootState(h, p, /completed|stopped|cancelled/, CHANNELS.staging, 90_000);
+    await waitForSettled(h);
+
+    // Assert: the early click counted, once, as carol's Apply; nobody was told it came from a copy.
+    expect(click.timedOut).toBe(false);
+    expect(done.text).toContain('completed');
+    expect(applies()).toHaveLength(before + 1);
+    const op = await storedOperation(h, p.opId);
+    expect(op?.startedBy).toBe(USERS.carol);
+    expect(op?.audit.filter((e) => e.event === 'applied' && e.actor === USERS.carol)).toHaveLength(1);
+    expect(JSON.stringify(h.slack.ephemerals(CHANNELS.staging, USERS.carol))).not.toContain('not the one the bot keeps');
+  }, 180_000);
+
   it('rejects from the paged message: nothing is applied, and the message says who rejected it', async () => {
     // Arrange
     await h.sim.terraform.changePatch('staging');

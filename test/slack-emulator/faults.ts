@@ -49,6 +49,13 @@ export interface HoldFault {
   methods?: string[];
 }
 
+export interface HoldAnswerFault {
+  methods?: string[];
+  /** Calls whose answer is held; every call of `methods` when omitted. Default 1. */
+  count?: number;
+  where?: CallFilter;
+}
+
 /**
  * Calls stopped by `Faults.hold()`: each stays unanswered until `release()`, so a test can
  * assert what the bot did while a Slack call was outstanding, by order rather than by the clock.
@@ -102,7 +109,8 @@ class HoldGate implements HeldCalls {
 export type FaultReply =
   | { kind: 'rate_limit'; retryAfterSec: number }
   | { kind: 'server_error'; status: 500 | 502 | 503; afterWrite: boolean }
-  | { kind: 'lost_answer'; how: 'hang' | 'cut' };
+  | { kind: 'lost_answer'; how: 'hang' | 'cut' }
+  | { kind: 'held_answer'; gate: HoldGate };
 
 interface Rule {
   methods: string[] | undefined;
@@ -145,6 +153,17 @@ export class Faults {
     return gate;
   }
 
+  /**
+   * Applies matching calls at once and holds their answers until `release()`: the message is in the
+   * channel, where people can see and click it, before the caller learns where Slack posted it (as
+   * when Slack's answer is slow on the way back).
+   */
+  holdAnswer(fault: HoldAnswerFault = {}): HeldCalls {
+    const gate = new HoldGate();
+    this.#add(fault.methods, fault.count ?? 1, { kind: 'held_answer', gate }, fault.where);
+    return gate;
+  }
+
   /** Drops every rule; held calls are released so that none is left hanging. */
   clear(): void {
     this.#releaseHolds();
@@ -170,7 +189,7 @@ export class Faults {
   }
 
   #releaseHolds(): void {
-    for (const rule of this.#rules) if (rule.apply.kind === 'hold') rule.apply.gate.release();
+    for (const rule of this.#rules) if (rule.apply.kind === 'hold' || rule.apply.kind === 'held_answer') rule.apply.gate.release();
   }
 
   #add(methods: string[] | undefined, count: number, apply: Rule['apply'], where?: CallFilter): void {

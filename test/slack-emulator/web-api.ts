@@ -76,6 +76,11 @@ export class WebApi {
         { status: fault.status, headers: { 'content-type': 'text/plain' }, body: text },
       );
     }
+    if (fault?.kind === 'held_answer') {
+      const reply = this.#dispatch(method, args, bearer(req));
+      await fault.gate.pass(method);
+      return this.#send(res, { method, args, at, rawBody }, reply);
+    }
     if (fault?.kind === 'lost_answer') {
       this.#dispatch(method, args, bearer(req));
       // Recorded with status 0: no answer left. A held answer ends when the client gives up (or the emulator closes).

@@ -7,6 +7,7 @@ import { outsideWindowRefusal } from '../../../src/chat/window-refusal.ts';
 import { pollUntil } from '../../../src/time/clock.ts';
 import { refreshPaged } from '../root-message.ts';
 import { fourEyesRefusal } from '../approvals/four-eyes.ts';
+import { awaitsPosting } from '../audit.ts';
 import { clusterOf, refused, type MoveDeps, type MoveResult } from './deps.ts';
 
 /** What a click on an operation's button carries: the operation as loaded, the button's nonce, who clicked, and the message it came from. */
@@ -19,16 +20,32 @@ export interface OperationClick {
   ticked?: readonly string[];
 }
 
-/** How long a click waits for the bot to store where it posted the plan (it does so as soon as Slack answers). */
-const ROOT_SETTLE_MS = 3000;
+/**
+ * How long a click waits for the bot to store where Slack posted the message it came from. Slack
+ * shows a message before its answer reaches the bot, so a click on a fresh plan, or on the reply that
+ * paged the approvers, can come first. A safety bound, not a race: the wait ends as soon as nothing
+ * is being posted any more, whichever way the post ended.
+ */
+const POSTING_SETTLE_MS = 30_000;
 
-/** The plan's message once the bot has stored it: a click on a fresh plan can arrive a few ms before. */
-async function rootOnceStored(deps: MoveDeps, opId: string): Promise<string | undefined> {
-  const seen = await pollUntil(deps.clock, { timeoutMs: ROOT_SETTLE_MS, intervalMs: 50 }, async () => {
-    const rootTs = (await deps.store.get(opId))?.rootTs;
-    return rootTs === undefined ? { done: false, pending: 'the plan message is not stored yet' } : { done: true, value: rootTs };
+/**
+ * Whether `messageTs` is a message the bot keeps up to date for the plan: its root, or a thread
+ * reply the audit keeps (the one that paged the approvers; it adopts a copy Slack wrote). While the
+ * root or a reply is being posted (not a reply held for a later batch), it waits for that post to be
+ * stored before it says no.
+ */
+async function isKeptMessage(deps: MoveDeps, op: Operation, messageTs: string | undefined): Promise<boolean> {
+  const kept = (o: Operation): boolean => o.rootTs === messageTs || o.audit.some((e) => e.ts !== undefined && e.ts === messageTs);
+  const posting = (o: Operation): boolean => o.rootTs === undefined || awaitsPosting(o);
+  if (messageTs === undefined) return false;
+  if (kept(op)) return true;
+  if (!posting(op)) return false;
+  const seen = await pollUntil(deps.clock, { timeoutMs: POSTING_SETTLE_MS, intervalMs: 50 }, async () => {
+    const now = await deps.store.get(op.id);
+    if (now === undefined || kept(now)) return { done: true, value: now !== undefined };
+    return posting(now) ? { done: false, pending: 'the message is not stored yet' } : { done: true, value: false };
   });
-  return seen.ok ? seen.value : undefined;
+  return seen.ok && seen.value;
 }
 
 /**
@@ -66,9 +83,8 @@ export async function start(deps: MoveDeps, click: OperationClick): Promise<Move
   const fourEyes = byApprovers ? fourEyesRefusal(cluster, op, user, 'apply it') : undefined;
   if (fourEyes !== undefined) return refused('four-eyes', fourEyes);
   // Slack can show copies of a plan whose post it answered with a 5xx; a run starts only from the message the bot keeps up to date.
-  // The message that paged the approvers carries the plan's buttons too: a thread reply the audit keeps (it adopts a copy Slack wrote).
-  const paged = op.audit.some((e) => e.ts !== undefined && e.ts === click.messageTs);
-  if (!paged && click.messageTs !== (op.rootTs ?? (await rootOnceStored(deps, op.id)))) {
+  // The message that paged the approvers carries the plan's buttons too: a thread reply the audit keeps.
+  if (!(await isKeptMessage(deps, op, click.messageTs))) {
     return refused(
       'not-kept-copy',
       `This copy of the plan of \`${op.id}\` is not the one the bot keeps up to date; use the latest plan message. Nothing changed.`,
