@@ -123,6 +123,8 @@ interface Rule {
 export class Faults {
   #rules: Rule[] = [];
   readonly #sleeps = new Set<AbortController>();
+  /** Every hold's gate, kept apart from the rules: a held answer's rule is spent once its call arrives, while the call still waits. */
+  readonly #gates = new Set<HoldGate>();
 
   rateLimit(fault: RateLimitFault = {}): void {
     this.#add(fault.methods, fault.count ?? 1, { kind: 'rate_limit', retryAfterSec: fault.retryAfterSec ?? 1 });
@@ -149,6 +151,7 @@ export class Faults {
   /** Holds matching calls unanswered until the returned handle's `release()` (or `clear()`). */
   hold(fault: HoldFault = {}): HeldCalls {
     const gate = new HoldGate();
+    this.#gates.add(gate);
     this.#add(fault.methods, Number.POSITIVE_INFINITY, { kind: 'hold', gate });
     return gate;
   }
@@ -160,6 +163,7 @@ export class Faults {
    */
   holdAnswer(fault: HoldAnswerFault = {}): HeldCalls {
     const gate = new HoldGate();
+    this.#gates.add(gate);
     this.#add(fault.methods, fault.count ?? 1, { kind: 'held_answer', gate }, fault.where);
     return gate;
   }
@@ -189,7 +193,8 @@ export class Faults {
   }
 
   #releaseHolds(): void {
-    for (const rule of this.#rules) if (rule.apply.kind === 'hold' || rule.apply.kind === 'held_answer') rule.apply.gate.release();
+    for (const gate of this.#gates) gate.release();
+    this.#gates.clear();
   }
 
   #add(methods: string[] | undefined, count: number, apply: Rule['apply'], where?: CallFilter): void {

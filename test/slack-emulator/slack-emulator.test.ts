@@ -422,6 +422,40 @@ describe('Web API faults', () => {
     expect(replies.map((r) => r.ok)).toEqual([true, true]);
     expect(emu.channelMessages(CHANNEL).map((m) => m.text)).toEqual(['held']);
   });
+
+  it('writes a message at once and holds only its answer, for the matching call alone', async () => {
+    // Arrange
+    const answer = emu.faults.holdAnswer({ methods: ['chat.postMessage'], where: (args) => args.text === 'slow answer' });
+    const client = webClient();
+
+    // Act
+    const pending = client.chat.postMessage({ channel: CHANNEL, text: 'slow answer' });
+    await emu.waitFor(() => answer.waiting === 1, { description: 'the held answer' });
+    const shownBeforeAnswer = emu.channelMessages(CHANNEL).map((m) => m.text);
+    const other = await client.chat.postMessage({ channel: CHANNEL, text: 'answered at once' });
+    answer.release();
+    const reply = await pending;
+
+    // Assert
+    expect(shownBeforeAnswer).toEqual(['slow answer']);
+    expect(other.ok).toBe(true);
+    expect(reply).toMatchObject({ ok: true, ts: emu.channelMessages(CHANNEL)[0]!.ts });
+  });
+
+  it('releases a held answer on clear(), though its one use is spent', async () => {
+    // Arrange
+    const answer = emu.faults.holdAnswer({ methods: ['chat.postMessage'] });
+
+    // Act
+    const pending = webClient().chat.postMessage({ channel: CHANNEL, text: 'held answer' });
+    await emu.waitFor(() => answer.waiting === 1, { description: 'the held answer' });
+    emu.faults.clear();
+    const reply = await pending;
+
+    // Assert
+    expect(reply.ok).toBe(true);
+    expect(answer).toMatchObject({ waiting: 0, released: true });
+  });
 });
 
 describe('Web API semantics', () => {
