@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileCacheDir } from './compile-cache.ts';
 
@@ -117,4 +118,42 @@ export function botProcess(env: Record<string, string>, options: { onLine?: (lin
     pid: () => child?.pid,
     exits: () => exits,
   };
+}
+
+/**
+ * The environment of a bot that never reaches Slack (its API is a closed port), on `redisUrl`, with
+ * the inventory at `<dir>/clusters.yaml`: for the checks the bot makes at start, before Slack.
+ */
+export function offlineBotEnv(dir: string, redisUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    SLACK_BOT_TOKEN: 'xoxb-offline-test',
+    SLACK_APP_TOKEN: 'xapp-offline-test',
+    SLACK_API_URL: 'http://127.0.0.1:1/api/',
+    REDIS_URL: redisUrl,
+    CLUSTERS_FILE: join(dir, 'clusters.yaml'),
+    HTTP_PORT: '0',
+    CREDENTIALS_DIR: dir,
+    ...extra,
+  };
+}
+
+/**
+ * The first log line that names `text`, parsed, from a bot started with `env` whose start never
+ * completes (Slack is unreachable): a warning it gives on the way. The bot is killed once it has.
+ */
+export async function warningAtStart(env: Record<string, string>, text: string): Promise<Record<string, unknown>> {
+  let warned: (line: string) => void = () => undefined;
+  const warning = new Promise<string>((resolve) => (warned = resolve));
+  const bot = botProcess(env, {
+    onLine: (line) => {
+      if (line.includes(text)) warned(line);
+    },
+  });
+  const starting = bot.start().catch(() => undefined);
+  const line = JSON.parse(await warning) as Record<string, unknown>;
+  await bot.kill();
+  await starting;
+  return line;
 }

@@ -3,21 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeRedisAccess } from '../../../src/queue/redis-access-probe.ts';
-import { botProcess } from '../../support/bot-process.ts';
+import { botProcess, offlineBotEnv, warningAtStart } from '../../support/bot-process.ts';
+import { inventoryYaml } from '../../support/inventory-yaml.ts';
 import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
-
-const INVENTORY = `clusters:
-  production:
-    environment: production
-    channel: C0MAINTPRD
-    terraformDir: /srv/infra/terraform/production
-    controlPlanes: [10.0.30.11, 10.0.30.12, 10.0.30.13]
-    installerPlatform: nocloud
-    hostLabel: example.org/proxmox-host
-    snapshotDir: /var/backups/talos-etcd
-    operators: [U0ALICE]
-    approvers: [U0CAROL]
-`;
 
 const PASSWORD_CANARY = 'redisPasswordCanary-3b9d0c7e5a1f';
 
@@ -28,7 +16,7 @@ let secured: RedisServer;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'redis-start-rule-'));
   [open, secured] = await Promise.all([startRedisServer(join(dir, 'open'), { password: false }), startRedisServer(join(dir, 'secured'))]);
-  await writeFile(join(dir, 'clusters.yaml'), INVENTORY);
+  await writeFile(join(dir, 'clusters.yaml'), inventoryYaml());
 });
 
 afterAll(async () => {
@@ -51,19 +39,7 @@ describe('probeRedisAccess', () => {
 });
 
 describe('start-up with a production cluster (node src/entry.ts)', () => {
-  /** The bot's environment; Slack is never reached in these runs. */
-  const env = (redisUrl: string, extra: Record<string, string> = {}): Record<string, string> => ({
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: dir,
-    SLACK_BOT_TOKEN: 'xoxb-redis-rule-test',
-    SLACK_APP_TOKEN: 'xapp-redis-rule-test',
-    SLACK_API_URL: 'http://127.0.0.1:1/api/',
-    REDIS_URL: redisUrl,
-    CLUSTERS_FILE: join(dir, 'clusters.yaml'),
-    HTTP_PORT: '0',
-    CREDENTIALS_DIR: dir,
-    ...extra,
-  });
+  const env = (redisUrl: string, extra: Record<string, string> = {}): Record<string, string> => offlineBotEnv(dir, redisUrl, extra);
 
   it('refuses a Redis that needs no password, says what to do, and never prints the password of the URL', async () => {
     // Arrange
@@ -85,20 +61,8 @@ describe('start-up with a production cluster (node src/entry.ts)', () => {
   });
 
   it('starts against it with ALLOW_INSECURE_REDIS=true, warning at start', async () => {
-    // Arrange
-    let warned: (line: string) => void = () => undefined;
-    const warning = new Promise<string>((resolve) => (warned = resolve));
-    const bot = botProcess(env(open.url, { ALLOW_INSECURE_REDIS: 'true' }), {
-      onLine: (line) => {
-        if (line.includes('ALLOW_INSECURE_REDIS')) warned(line);
-      },
-    });
-
     // Act: Slack is unreachable here, so the start itself never completes; the warning comes before it
-    const starting = bot.start().catch(() => undefined);
-    const line = JSON.parse(await warning) as Record<string, unknown>;
-    await bot.kill();
-    await starting;
+    const line = await warningAtStart(env(open.url, { ALLOW_INSECURE_REDIS: 'true' }), 'ALLOW_INSECURE_REDIS');
 
     // Assert
     expect(line).toMatchObject({

@@ -6,21 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.ts';
 import { redisDurabilityRule } from '../../../src/config/redis-durability-check.ts';
 import { probeRedisDurability } from '../../../src/queue/redis-durability-probe.ts';
-import { botProcess } from '../../support/bot-process.ts';
+import { botProcess, offlineBotEnv, warningAtStart } from '../../support/bot-process.ts';
+import { inventoryYaml } from '../../support/inventory-yaml.ts';
 import { startRedisServer, type RedisServer } from '../../support/redis-server.ts';
-
-const INVENTORY = `clusters:
-  production:
-    environment: production
-    channel: C0MAINTPRD
-    terraformDir: /srv/infra/terraform/production
-    controlPlanes: [10.0.30.11, 10.0.30.12, 10.0.30.13]
-    installerPlatform: nocloud
-    hostLabel: example.org/proxmox-host
-    snapshotDir: /var/backups/talos-etcd
-    operators: [U0ALICE]
-    approvers: [U0CAROL]
-`;
 
 let dir: string;
 let durable: RedisServer;
@@ -40,7 +28,7 @@ beforeAll(async () => {
   await client(lossy.url).config('SET', 'maxmemory-policy', 'allkeys-lru');
   // An ACL user without @admin, as a managed Redis hands out: CONFIG is refused.
   await client(durable.url).call('ACL', 'SETUSER', 'app', 'on', '>app-secret-1234', '~*', '&*', '+@all', '-@admin');
-  await writeFile(join(dir, 'clusters.yaml'), INVENTORY);
+  await writeFile(join(dir, 'clusters.yaml'), inventoryYaml());
 });
 
 afterAll(async () => {
@@ -96,18 +84,7 @@ describe('redisDurabilityRule', () => {
 });
 
 describe('start-up with a production cluster (node src/entry.ts)', () => {
-  const env = (redisUrl: string, extra: Record<string, string> = {}): Record<string, string> => ({
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: dir,
-    SLACK_BOT_TOKEN: 'xoxb-redis-durability-test',
-    SLACK_APP_TOKEN: 'xapp-redis-durability-test',
-    SLACK_API_URL: 'http://127.0.0.1:1/api/',
-    REDIS_URL: redisUrl,
-    CLUSTERS_FILE: join(dir, 'clusters.yaml'),
-    HTTP_PORT: '0',
-    CREDENTIALS_DIR: dir,
-    ...extra,
-  });
+  const env = (redisUrl: string, extra: Record<string, string> = {}): Record<string, string> => offlineBotEnv(dir, redisUrl, extra);
 
   it('refuses a Redis without AOF that evicts keys, and says what to do', async () => {
     // Arrange
@@ -128,20 +105,8 @@ describe('start-up with a production cluster (node src/entry.ts)', () => {
   });
 
   it('starts against it with REDIS_DURABILITY_CHECK=warn, warning at start', async () => {
-    // Arrange
-    let warned: (line: string) => void = () => undefined;
-    const warning = new Promise<string>((resolve) => (warned = resolve));
-    const bot = botProcess(env(lossy.url, { REDIS_DURABILITY_CHECK: 'warn' }), {
-      onLine: (line) => {
-        if (line.includes('REDIS_DURABILITY_CHECK')) warned(line);
-      },
-    });
-
     // Act: Slack is unreachable here, so the start itself never completes; the warning comes before it
-    const starting = bot.start().catch(() => undefined);
-    const line = JSON.parse(await warning) as Record<string, unknown>;
-    await bot.kill();
-    await starting;
+    const line = await warningAtStart(env(lossy.url, { REDIS_DURABILITY_CHECK: 'warn' }), 'REDIS_DURABILITY_CHECK');
 
     // Assert
     expect(line).toMatchObject({ level: 40, clusters: ['production'] });
