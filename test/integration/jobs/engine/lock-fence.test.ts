@@ -1,9 +1,7 @@
-import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Playbook, WalkStart } from '../../../../jobs/engine/playbook.ts';
 import { LOCK_GONE } from '../../../../jobs/engine/lock-fence.ts';
 import { walkOperation } from '../../../../jobs/engine/walk.ts';
-import { k8sUpgradeTexts } from '../../../../jobs/playbooks/k8s-upgrade/texts.ts';
 import type { ClusterSession } from '../../../../src/cluster/cluster-session.ts';
 import type { Tofu } from '../../../../src/cluster/tofu.ts';
 import type { RunResult } from '../../../../src/exec/process-runner.ts';
@@ -14,6 +12,7 @@ import { EPOCH_KEY, establishEpoch } from '../../../../src/ops/redis-epoch.ts';
 import type { Talosctl } from '../../../../src/talos/talosctl.ts';
 import { engineFixture, type EngineFixture } from '../../../support/engine-fixture.ts';
 import { useRedisFixture } from '../../../support/redis-fixture.ts';
+import { aTestPlaybook } from '../../../support/test-playbook.ts';
 
 const redis = useRedisFixture();
 let f: EngineFixture;
@@ -59,30 +58,7 @@ function context(deps = f.deps): WalkStart {
 
 /** A playbook that takes the cluster; `runStep` does what the test needs of the step. */
 function playbook(runStep: Playbook['runStep']): Playbook {
-  return {
-    command: {
-      name: 'test',
-      words: ['test'],
-      argument: { kind: 'none' },
-      help: 'a test playbook',
-      group: 'change',
-      example: '/talos test',
-      request: { what: 'a test', refuseAtOnce: {}, queued: (op) => op.id },
-    },
-    startedBy: 'operators',
-    heldByWindows: false,
-    texts: k8sUpgradeTexts,
-    data: z.unknown(),
-    checks: {},
-    start: 'plan',
-    lock: 'cluster',
-    preflight: () => Promise.resolve({ refusals: [], notes: [], steps: [], target: {} }),
-    needsApproval: () => false,
-    approvalMessage: () => Promise.resolve({ text: '' }),
-    runStep,
-    complete: () => Promise.resolve({ validation: 'all steps ran', followUp: { text: 'follow-up' } }),
-    retryFrom: (s) => s.id,
-  };
+  return aTestPlaybook({ heldByWindows: false, runStep });
 }
 
 /** Each step upgrades a node, as a node step does: a read, then the call that changes it. */
