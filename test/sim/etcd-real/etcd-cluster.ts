@@ -162,14 +162,13 @@ export class RealEtcdCluster {
         await this.#waitFor(
           async () => {
             for (const slot of slots) {
-              // Another cluster's member may answer on a port this one lost: only a running member counts.
-              if (slot.process?.running !== true) throw new MemberExited(slot);
               const status = await this.status(slot.name);
               if ('error' in status || status.leader === '0000000000000000') return false;
             }
             return true;
           },
           `etcd members ${names.join(', ')} to elect a leader`,
+          slots,
         );
         return;
       } catch (error) {
@@ -179,10 +178,14 @@ export class RealEtcdCluster {
     }
   }
 
-  /** Polls until `ready` holds; a member process that exits meanwhile ends the wait with its log's path. */
-  async #waitFor(ready: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  /** Polls until `ready` holds; a process of `members` that exits meanwhile ends the wait (`MemberExited`, with its log's path). */
+  async #waitFor(ready: () => Promise<boolean>, what: string, members: readonly MemberSlot[] = [], timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!(await ready())) {
+    for (;;) {
+      // Another cluster's member may answer on a port this one lost: only a running member counts.
+      const exited = members.find((slot) => slot.process?.running !== true);
+      if (exited !== undefined) throw new MemberExited(exited);
+      if (await ready()) return;
       if (this.#closed) throw new Error(`etcd cluster closed while waiting for ${what}`);
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (logs in ${this.baseDir})`);
       await sleep(50);
@@ -425,6 +428,7 @@ export class RealEtcdCluster {
         return true;
       },
       `etcd ${name} to see a running leader`,
+      [],
       timeoutMs,
     );
     return leader;
